@@ -1,0 +1,90 @@
+# Makefile - the only build entry: make, make run, make test, make test-asan, make bench, make rules, make deps.
+CC      ?= cc
+BUILD   ?= build
+ARCH    ?= -march=native
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+CPPFLAGS := -std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(ARCH) -fopenmp
+LDLIBS  := -lz3 -lxxhash -lopenblas -lprotobuf-c -lm -lpthread -fopenmp
+SAN     ?=
+ifeq ($(SAN),1)
+  BUILD   := build-asan
+  CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  LDFLAGS += -fsanitize=address,undefined
+endif
+
+DEB_PKGS := libz3-dev libxxhash-dev libopenblas-dev libcmocka-dev libprotobuf-c-dev \
+            protobuf-c-compiler libonnx-dev python3-onnx
+PY := /usr/bin/python3
+
+MODULE_SRCS := $(filter-out src/main.c,$(wildcard src/*.c rules/*.c verifier/*.c search/*.c kernels/*.c))
+GEN_SRCS    := $(BUILD)/gen/onnx.pb-c.c
+OBJS        := $(patsubst %.c,$(BUILD)/%.o,$(MODULE_SRCS)) $(BUILD)/gen/onnx.pb-c.o
+TEST_SRCS   := $(wildcard tests/test_*.c)
+TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+LIB         := $(BUILD)/libsuperopt.a
+
+.PHONY: all deps run test test-unit test-integration test-asan bench rules models clean
+all: $(BUILD)/superopt
+
+# Installs missing Debian packages when run as root; otherwise says what is missing.
+deps:
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "missing Debian packages:$$missing (run 'sudo make deps')"; exit 1; fi; fi
+
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: /usr/include/onnx/onnx.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -I/usr/include/onnx $<
+
+$(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -w -c $< -o $@
+
+$(BUILD)/%.o: %.c $(BUILD)/gen/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+
+$(LIB): $(OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/superopt: $(BUILD)/src/main.o $(LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+
+run: deps all
+	$(BUILD)/superopt data/deepandwide.onnx -o $(BUILD)/deepandwide.opt.onnx
+
+test-unit: $(TEST_BINS)
+	@fail=0; for t in $(TEST_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+
+test-integration: $(BUILD)/superopt
+	@BUILD=$(BUILD) bash tests/integration.sh
+
+# The README's test command. Unit tests (cmocka, one binary per module) then integration tests.
+test: deps
+	$(MAKE) all $(TEST_BINS)
+	$(MAKE) test-unit
+	$(MAKE) test-integration
+
+test-asan:
+	$(MAKE) SAN=1 test
+
+rules: all
+	$(BUILD)/superopt generate --max-ops 3 --seed 1 -o rules/default.rules
+
+models:
+	$(PY) data/export_models.py --set full
+
+bench: all
+	$(BUILD)/superopt bench
+
+clean:
+	rm -rf build build-asan
+
+-include $(OBJS:.o=.d) $(BUILD)/src/main.d $(TEST_BINS:=.d)

@@ -1,0 +1,39 @@
+/* ref.h - reference kernels: plain loops, obviously correct; the oracle for every other stage. */
+#ifndef SO_REF_H
+#define SO_REF_H
+
+#include "../src/graph.h"
+
+/* A tensor view: shape (with dtype) and data (float* or int64_t* per shape.dtype). Not owning. */
+typedef struct so_tensor {
+    so_shape shape;
+    void *data;
+} so_tensor;
+
+/* Kernel contract: in[0..n_in) are the node's inputs, out[0..n_out) have shapes set
+   (from shape inference) and data allocated by the caller. The kernel only writes out[].
+   Errors (e.g. an unsupported attribute combination) set a message naming the node. */
+typedef so_status (*so_kernel_fn)(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out);
+
+/* One reference kernel per operator in ops.def (a missing one fails to link). */
+#define X(e, l, onnx, mi, ma, no, fl) so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out);
+#include "../src/ops.def"
+#undef X
+
+extern const so_kernel_fn so_ref_kernels[SO_OP_COUNT];
+
+/* Applies a fused activation (so_act) in place to n floats. */
+void so_ref_act(int act, float clip_min, float clip_max, float *x, int64_t n);
+
+/* Evaluates the whole graph with the reference kernels, allocating every tensor
+   separately (no planning; simple and slow). inputs: one float buffer per model input
+   in order (shape from the INPUT nodes); outputs: caller-allocated buffers, one per
+   model output, sized from the graph's output shapes. Fails with a message naming
+   the node for opaque operators ("unsupported operator 'Foo' at node 'bar'"). */
+so_status so_ref_run(const so_graph *g, const float *const *inputs, float *const *outputs);
+
+/* Evaluates node i alone on given input tensors into malloc'd outputs (caller frees
+   out[k].data). Used for constant folding. */
+so_status so_ref_eval_node(const so_graph *g, int32_t i, const so_tensor *in, so_tensor *out);
+
+#endif

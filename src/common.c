@@ -1,0 +1,92 @@
+/* common.c - thread-local error messages and checked allocation. */
+#include "common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static _Thread_local char err_buf[1024];
+
+size_t so_max_alloc_bytes = (size_t)8 << 30; /* 8 GiB default */
+
+so_status so_errorf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_buf, sizeof err_buf, fmt, ap);
+    va_end(ap);
+    return SO_ERR;
+}
+
+so_status so_error_prefix(const char *prefix)
+{
+    char tmp[sizeof err_buf];
+    size_t n = strlen(prefix);
+    if (n > sizeof tmp / 2) n = sizeof tmp / 2;
+    memcpy(tmp, prefix, n);
+    memcpy(tmp + n, ": ", 2);
+    size_t m = strlen(err_buf);
+    if (m > sizeof tmp - n - 3) m = sizeof tmp - n - 3;
+    memcpy(tmp + n + 2, err_buf, m);
+    tmp[n + 2 + m] = 0;
+    memcpy(err_buf, tmp, sizeof err_buf);
+    return SO_ERR;
+}
+
+const char *so_error(void) { return err_buf; }
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "superopt: out of memory (allocating %zu bytes)\n", n);
+    exit(1);
+}
+
+void *so_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) oom(n);
+    return p;
+}
+
+void *so_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) oom(n * size);
+    return p;
+}
+
+void *so_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) oom(n);
+    return q;
+}
+
+char *so_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = so_xmalloc(n);
+    memcpy(p, s, n);
+    return p;
+}
+
+int so_size_mul(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a) return 1;
+    *out = a * b;
+    return 0;
+}
+
+int so_i64_mul(int64_t a, int64_t b, int64_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+
+double so_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,41 @@
+/* common.h - status codes, the thread-local error message, small helpers shared by every module. */
+#ifndef SO_COMMON_H
+#define SO_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Every function that can fail returns so_status. On SO_ERR a one-line message
+   (no trailing newline) is kept per thread and read with so_error(). */
+typedef enum so_status { SO_OK = 0, SO_ERR = 1 } so_status;
+
+/* Sets the thread's error message (printf format) and returns SO_ERR. */
+so_status so_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prefixes the current message with "prefix: " (e.g. the file name). Returns SO_ERR. */
+so_status so_error_prefix(const char *prefix);
+/* The last message set on this thread; "" if none. Valid until the next so_errorf. */
+const char *so_error(void);
+
+/* malloc/calloc/realloc that abort with a message on exhaustion of memory.
+   Use for internal bookkeeping only; sizes derived from input must be checked
+   (so_size_mul) and allocated with the plain functions so that failure is an error. */
+void *so_xmalloc(size_t n);
+void *so_xcalloc(size_t n, size_t size);
+void *so_xrealloc(void *p, size_t n);
+char *so_xstrdup(const char *s);
+
+/* Overflow-checked arithmetic: return 0 on success, 1 on overflow. */
+int so_size_mul(size_t a, size_t b, size_t *out);
+int so_i64_mul(int64_t a, int64_t b, int64_t *out);
+
+/* Wall-clock seconds from a monotonic clock. */
+double so_now(void);
+
+/* Largest activation/weight allocation we accept from a model (bytes); set by --max-memory. */
+extern size_t so_max_alloc_bytes;
+
+#define SO_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define SO_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define SO_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif

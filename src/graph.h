@@ -1,0 +1,162 @@
+/* graph.h - the model (weights, names, opaque ops) and the graph IR the whole pipeline works on. */
+#ifndef SO_GRAPH_H
+#define SO_GRAPH_H
+
+#include <stdint.h>
+
+#include "arena.h"
+#include "common.h"
+#include "ops.h"
+
+#define SO_MAX_RANK 8
+#define SO_MAX_INTS 32
+
+/* Element types (values are ONNX TensorProto.DataType codes). Computation is float32;
+   int64 appears only in weights (Gather indices) and in opaque parts of a model. */
+typedef enum so_dtype { SO_F32 = 1, SO_I64 = 7 } so_dtype;
+
+/* Type of one tensor. rank -1 = unknown (only downstream of opaque nodes). */
+typedef struct so_shape {
+    int32_t rank;
+    int32_t dtype; /* so_dtype */
+    int64_t dim[SO_MAX_RANK];
+} so_shape;
+
+/* One operator's attributes. Immutable once interned in the model (so_model_attr);
+   nodes of all clones share them. Unused fields are zero. Layout per op: ops.def. */
+typedef struct so_attr {
+    int32_t kernel[2];   /* pool kernel (h, w); ENLARGE target kernel */
+    int32_t stride[2];
+    int32_t pad[4];      /* top, left, bottom, right */
+    int32_t dilation[2];
+    int32_t group;
+    int32_t axis;        /* normalised to >= 0 */
+    int32_t act;         /* so_act epilogue on SO_F_ACT ops */
+    int32_t trans_a, trans_b;
+    int32_t keepdims, count_include_pad, ceil_mode;
+    int32_t hidden, direction; /* LSTM: hidden size; 0 forward, 1 reverse, 2 bidirectional */
+    int32_t mode;        /* PAD: 0 constant, 1 reflect, 2 edge */
+    int32_t n_ints;
+    int64_t ints[SO_MAX_INTS]; /* perm / axes / split sizes / shape / pads / slice quads */
+    float alpha, beta;   /* GEMM */
+    float clip_min, clip_max; /* CLIP, and act == SO_ACT_CLIP */
+    float epsilon;       /* BATCHNORM, LAYERNORM */
+    float value;         /* PAD constant */
+} so_attr;
+
+/* Reference to output `slot` of node `node`. */
+typedef struct so_edge {
+    int32_t node;
+    int32_t slot;
+} so_edge;
+
+typedef struct so_node {
+    so_op op;
+    int32_t n_in, n_out;
+    so_edge *in;          /* n_in, graph arena */
+    so_shape *out;        /* n_out, graph arena */
+    const so_attr *attr;  /* interned in the model, never NULL */
+    int32_t ref;          /* INPUT: model input index; WEIGHT: weight id; OPAQUE: opaque id; else -1 */
+    const char *name;     /* ONNX node name (model arena) or NULL */
+} so_node;
+
+typedef struct so_weight {
+    const char *name;     /* initializer name (model arena); NULL for weights made by folding */
+    so_shape shape;
+    void *data;           /* malloc'd, owned by the model; float* or int64_t* per shape.dtype */
+    uint64_t hash;        /* XXH3 of the data bytes */
+} so_weight;
+
+typedef struct so_value_info {
+    const char *name;
+    so_shape shape;
+} so_value_info;
+
+/* An operator the optimizer does not understand: kept as the serialized NodeProto
+   (owned by the ONNX module's format; opaque to everyone else). */
+typedef struct so_opaque {
+    const char *op_type, *domain;
+    void *blob;           /* model arena */
+    size_t blob_len;
+} so_opaque;
+
+typedef struct so_graph so_graph;
+
+/* A loaded model. Owns its arena (names, attrs, blobs) and its weights.
+   Every graph derived from it points to it; free the model after its graphs. */
+typedef struct so_model {
+    so_arena arena;
+    const char *path;           /* where it was loaded from (for messages) */
+    int64_t ir_version, opset;  /* default-domain opset */
+    const char *producer_name, *graph_name;
+    void *extra_opsets;         /* ONNX module: other opset imports, serialized */
+    size_t extra_opsets_len;
+    so_value_info *inputs;      /* graph inputs in order (initializers excluded) */
+    int32_t n_inputs;
+    so_value_info *outputs;     /* graph outputs in order */
+    int32_t n_outputs;
+    so_weight *weights;         /* malloc'd, grows; ids are stable */
+    int32_t n_weights, cap_weights;
+    so_opaque *opaque;          /* arena */
+    int32_t n_opaque, cap_opaque;
+    so_attr **attrs;            /* interned attribute sets (for cheap lookup/dedupe) */
+    int32_t n_attrs, cap_attrs;
+    so_graph *graph;            /* the imported graph (owned) */
+} so_model;
+
+struct so_graph {
+    so_model *model;            /* not owned */
+    so_arena arena;             /* owns node in/out arrays */
+    so_node *nodes;             /* malloc'd */
+    int32_t n_nodes, cap_nodes;
+    so_edge *outputs;           /* model->n_outputs entries, malloc'd */
+};
+
+/* ---- model ---- */
+/* New empty model; free with so_model_free (which frees model->graph too). */
+so_model *so_model_new(const char *path);
+void so_model_free(so_model *m);
+/* Interns a copy of *a (identical sets share one pointer). */
+const so_attr *so_model_attr(so_model *m, const so_attr *a);
+/* The all-zero attribute set (act none, no ints). */
+const so_attr *so_model_attr_default(so_model *m);
+/* Adds a weight; takes ownership of malloc'd data. Returns the id. name may be NULL. */
+int32_t so_model_add_weight(so_model *m, const char *name, so_shape shape, void *data);
+
+/* ---- shapes ---- */
+int64_t so_shape_numel(const so_shape *s);   /* product of dims (1 for rank 0); -1 if unknown */
+int so_shape_eq(const so_shape *a, const so_shape *b);
+so_shape so_shape_make(int rank, const int64_t *dims); /* dtype f32 */
+/* Writes "[2,3,4]" into buf (always NUL-terminated). Returns buf. */
+char *so_shape_str(const so_shape *s, char *buf, size_t n);
+
+/* ---- graph ---- */
+/* Empty graph over model m. Free with so_graph_free. */
+so_graph *so_graph_new(so_model *m);
+void so_graph_free(so_graph *g);
+/* Deep copy (nodes, edges, shapes); attrs and weights are shared through the model. */
+so_graph *so_graph_clone(const so_graph *g);
+/* Appends a node; copies `in` into the graph arena, allocates n_out shapes (zeroed).
+   attr may be NULL (default). Returns the node index. Shapes are not inferred. */
+int32_t so_graph_add(so_graph *g, so_op op, const so_edge *in, int n_in, int n_out,
+                     const so_attr *attr, int32_t ref, const char *name);
+/* Runs shape inference on one node (inputs must have shapes). Error names node and op. */
+so_status so_graph_infer(so_graph *g, int32_t node);
+/* Shape inference over the whole graph in topological order. */
+so_status so_graph_infer_all(so_graph *g);
+/* Checks edges in range and acyclicity; reorders nodes topologically (inputs before users),
+   renumbering edges and outputs. Error on a cycle or a dangling edge. */
+so_status so_graph_toposort(so_graph *g);
+/* Removes nodes not reachable from the outputs (keeps all INPUT nodes), compacting
+   indices. Returns the number removed. Keeps topological order. */
+int so_graph_dce(so_graph *g);
+/* Canonical structural hash (XXH3-64): independent of node order. */
+uint64_t so_graph_hash(const so_graph *g);
+/* Per-node structural hashes (array of n_nodes, caller frees). Graph must be topologically sorted. */
+uint64_t *so_graph_node_hashes(const so_graph *g);
+/* Number of uses of each node output: returns malloc'd array [n_nodes] of total uses (outputs count). */
+int32_t *so_graph_use_counts(const so_graph *g);
+/* Human-readable one-line description of node i, e.g. "node 'Conv_3' (Conv)". */
+const char *so_node_desc(const so_graph *g, int32_t i, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,23 @@
+/* onnx_io.h - ONNX import (protobuf-c) into the graph IR, and export back to ONNX. */
+#ifndef SO_ONNX_IO_H
+#define SO_ONNX_IO_H
+
+#include "graph.h"
+
+/* Loads an ONNX model file: weights (raw_data, typed fields, external data relative to
+   the model's directory), graph inputs/outputs, nodes; folds constant subgraphs
+   (Constant, Shape/Gather/Unsqueeze/Concat/Expand... chains, any op whose inputs are all
+   known) into weights or attributes; keeps unknown ops as SO_OP_OPAQUE; infers shapes;
+   toposorts. On success *out owns everything (so_model_free). On failure the message is
+   one line starting with the path. */
+so_status so_onnx_load(const char *path, so_model **out);
+/* Same, from a memory buffer (path used for messages and external data). */
+so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_model **out);
+
+/* Writes graph g (of model g->model) as an ONNX model: same input/output names, opset and
+   producer; weights used by g become initializers (names kept where known); internal ops
+   must have been folded (error otherwise). Written to a temporary file in the same
+   directory and renamed into place: never a half-written file. */
+so_status so_onnx_save(const so_graph *g, const char *path);
+
+#endif

@@ -1,0 +1,26 @@
+/* ops.c - the static operator table built from ops.def. */
+#include "ops.h"
+
+#include <string.h>
+
+const so_op_info so_ops[SO_OP_COUNT] = {
+#define X(e, l, onnx, mi, ma, no, fl) {#l, onnx, mi, ma, no, fl},
+#include "ops.def"
+#undef X
+};
+
+const char *const so_act_names[SO_ACT_COUNT] = {"none", "relu", "sigmoid", "tanh", "clip"};
+
+so_op so_op_from_onnx(const char *op_type)
+{
+    for (int i = 0; i < SO_OP_COUNT; i++)
+        if (so_ops[i].onnx && strcmp(so_ops[i].onnx, op_type) == 0) return (so_op)i;
+    return SO_OP_OPAQUE;
+}
+
+int so_op_from_name(const char *name)
+{
+    for (int i = 0; i < SO_OP_COUNT; i++)
+        if (strcmp(so_ops[i].name, name) == 0) return i;
+    return -1;
+}
