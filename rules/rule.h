@@ -1,0 +1,104 @@
+/* rule.h - the rule language: a substitution (source pattern -> target pattern over the same
+   input variables), shape symbols and preconditions, provenance and proof status; text I/O. */
+#ifndef SO_RULE_H
+#define SO_RULE_H
+
+#include "../src/graph.h"
+
+#define SO_RULE_MAX_NODES   8   /* per pattern */
+#define SO_RULE_MAX_IN      4   /* inputs per pattern node */
+#define SO_RULE_MAX_INPUTS  8   /* tensor variables per rule */
+#define SO_RULE_MAX_OUTPUTS 4
+#define SO_RULE_MAX_SYMS    16  /* dimension symbols per rule */
+#define SO_RULE_MAX_PRE     8
+
+/* A dimension expression: c + sum of symbols sym[0..n_sym). Symbols index so_rule.sym_names.
+   Concrete dims have n_sym == 0. */
+typedef struct so_dimx {
+    int32_t c;
+    int32_t n_sym;
+    int8_t sym[4];
+} so_dimx;
+
+/* A rule input: a tensor variable with a symbolic shape. Repeated symbols are equality
+   constraints on the matched tensors' dims. */
+typedef struct so_rinput {
+    char name[16];
+    int32_t rank;
+    so_dimx dim[SO_MAX_RANK];
+} so_rinput;
+
+/* Reference inside a pattern: node >= 0 -> output `slot` of pattern node `node`;
+   node < 0 -> rule input -(node + 1) (slot 0). */
+typedef struct so_rref {
+    int16_t node, slot;
+} so_rref;
+
+typedef struct so_rnode {
+    so_op op;
+    int32_t n_in, n_out;
+    so_rref in[SO_RULE_MAX_IN];
+    so_attr attr;               /* concrete attribute values (zero where unused) */
+    int32_t n_dx;               /* symbolic int list: SPLIT sizes, CONST_* shape; else 0 */
+    so_dimx dx[SO_MAX_RANK];
+    char name[16];              /* the variable name used in the text (for printing) */
+} so_rnode;
+
+typedef struct so_pattern {
+    int32_t n_nodes;            /* nodes in topological order */
+    so_rnode nodes[SO_RULE_MAX_NODES];
+} so_pattern;
+
+/* Precondition on a symbol: kind GE: sym >= value;  kind DIV: sym % value == 0. */
+typedef enum so_pre_kind { SO_PRE_GE = 1, SO_PRE_DIV = 2 } so_pre_kind;
+typedef struct so_precond {
+    int32_t kind, sym;
+    int64_t value;
+} so_precond;
+
+typedef enum so_rule_status { SO_RULE_UNVERIFIED = 0, SO_RULE_PROVED = 1, SO_RULE_FAILED = 2 } so_rule_status;
+
+typedef struct so_rule {
+    int32_t id;                 /* position in its file, 1-based */
+    int32_t line;               /* line of "rule" in the file, for messages */
+    int32_t n_syms;             /* every symbol is implicitly >= 1 */
+    char sym_names[SO_RULE_MAX_SYMS][12];
+    int32_t n_inputs;
+    so_rinput inputs[SO_RULE_MAX_INPUTS];
+    so_pattern src, dst;
+    int32_t n_outputs;          /* src_out[k] is replaced by dst_out[k] */
+    so_rref src_out[SO_RULE_MAX_OUTPUTS], dst_out[SO_RULE_MAX_OUTPUTS];
+    int32_t n_pre;
+    so_precond pre[SO_RULE_MAX_PRE];
+    int32_t status;             /* so_rule_status */
+    double proof_seconds;
+    char provenance[96];        /* e.g. "generate max-ops=3 seed=1" */
+} so_rule;
+
+typedef struct so_ruleset {
+    so_rule *rules;             /* malloc'd */
+    int32_t n_rules, cap_rules;
+    char header[256];           /* free text from the file's leading comment lines */
+} so_ruleset;
+
+/* Parses rule text. Errors are one line: "PATH:LINE: what is wrong". Every rule is checked
+   for well-formedness (refs in range, arity per ops.def, symbolic shapes type-check).
+   On success *out owns its rules (so_ruleset_free). */
+so_status so_rules_parse(const char *path, const char *text, size_t len, so_ruleset *out);
+/* Reads and parses a file. */
+so_status so_rules_load(const char *path, so_ruleset *out);
+/* Text of one rule (malloc'd, caller frees), exactly the format so_rules_parse reads. */
+char *so_rule_format(const so_rule *r);
+/* Writes a whole set atomically (temporary file + rename). */
+so_status so_rules_save(const so_ruleset *rs, const char *path);
+void so_ruleset_push(so_ruleset *rs, const so_rule *r);
+void so_ruleset_free(so_ruleset *rs);
+
+/* Instantiates the source (which = 0) or target (which = 1) pattern as a concrete graph
+   over model m with every symbol set to sym_vals[s]: INPUT nodes for the rule inputs
+   (m->inputs are replaced by the rule inputs' concrete shapes), pattern nodes, and the
+   mapped outputs as graph outputs. Fails if the preconditions or shapes do not hold.
+   Caller frees the model (which owns the graph in m->graph). */
+so_status so_rule_instantiate(const so_rule *r, int which, const int64_t *sym_vals, so_model **out);
+
+#endif
