@@ -90,3 +90,22 @@ double so_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+uint64_t so_rng_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+float so_rng_uniform(uint64_t *state)
+{
+    /* 24 random bits -> [0,1) exactly representable, then to [-1,1) */
+    return (float)(so_rng_next(state) >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
+}
+
+void so_rng_fill(uint64_t *state, float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = so_rng_uniform(state);
+}

@@ -38,4 +38,11 @@ extern size_t so_max_alloc_bytes;
 #define SO_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SO_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* Deterministic pseudo-random numbers (splitmix64): the same seed gives the same
+   stream on every machine. so_rng_uniform returns a float in [-1, 1). */
+uint64_t so_rng_next(uint64_t *state);
+float so_rng_uniform(uint64_t *state);
+/* Fills n floats with so_rng_uniform from state. */
+void so_rng_fill(uint64_t *state, float *x, size_t n);
+
 #endif
