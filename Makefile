@@ -50,7 +50,8 @@ $(LIB): $(OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/superopt: $(BUILD)/src/main.o $(LIB)
+# Linked from the objects (not the archive) so that every stage's entry point is present.
+$(BUILD)/superopt: $(BUILD)/src/main.o $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
