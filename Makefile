@@ -64,7 +64,13 @@ run: deps all
 test-unit: $(TEST_BINS)
 	@fail=0; for t in $(TEST_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
 
-test-integration: $(BUILD)/superopt
+# ONNX Runtime (CPU library ships in the npm package; its install script only fetches GPU parts).
+ORT := tools/ort/node_modules/onnxruntime-node/package.json
+$(ORT): tools/ort/package.json
+	cd tools/ort && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test-integration: $(BUILD)/superopt $(ORT)
 	@BUILD=$(BUILD) bash tests/integration.sh
 
 # The README's test command. Unit tests (cmocka, one binary per module) then integration tests.

@@ -1,15 +1,322 @@
-/* main.c - the superopt command line: optimize, run, generate, verify, bench, inspect. */
+/* main.c - the superopt command line: dispatches optimize, run, inspect, generate, verify, bench. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../kernels/exec.h"
 #include "common.h"
+#include "graph.h"
+#include "onnx_io.h"
+
+/* Entry points of the other stages' subcommands. Each returns the process exit status
+   (0 ok, 1 failure with a message already printed, 2 usage). Declared weak so that the
+   CLI links while a stage is being built; a missing stage reports itself. */
+int so_optimize_main(int argc, char **argv) __attribute__((weak));
+int so_gen_main(int argc, char **argv) __attribute__((weak));
+int so_rules_main(int argc, char **argv) __attribute__((weak));
+int so_verify_main(int argc, char **argv) __attribute__((weak));
+int so_bench_main(int argc, char **argv) __attribute__((weak));
+
+static const char usage_text[] =
+    "usage:\n"
+    "  superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
+    "           [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
+    "           [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q]\n"
+    "  superopt run MODEL.onnx [--iters N] [--warmup N] [--threads N] [--inputs FILE]\n"
+    "           [--outputs FILE] [--json] [--profile] [--reference] [--seed N]\n"
+    "  superopt generate [--max-ops N] [-o FILE.rules] [--threads N] [--shard I/N] [--seed N] [--json FILE]\n"
+    "  superopt rules merge A.rules B.rules ... -o OUT.rules\n"
+    "  superopt verify FILE.rules [--json]\n"
+    "  superopt bench [MODEL.onnx ...] [--json FILE] [--svg FILE]\n"
+    "  superopt inspect MODEL.onnx\n";
+
+static int usage(const char *msg)
+{
+    if (msg) fprintf(stderr, "superopt: %s\n", msg);
+    fputs(usage_text, stderr);
+    return 2;
+}
+
+static int fail(void)
+{
+    fprintf(stderr, "superopt: %s\n", so_error());
+    return 1;
+}
+
+/* Parses a non-negative integer option value; returns 0 on success. */
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return 1;
+    *out = v;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads exactly `n` bytes of `path` into buf. */
+static so_status read_exact(const char *path, void *buf, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return so_errorf("%s: cannot open: %s", path, strerror(errno));
+    so_status st = SO_OK;
+    if (fseek(f, 0, SEEK_END) != 0) {
+        st = so_errorf("%s: cannot seek", path);
+        goto done;
+    }
+    long size = ftell(f);
+    if (size < 0 || (size_t)size != n) {
+        st = so_errorf("%s: expected %zu bytes (float32 model inputs back to back), file has %ld", path, n, size);
+        goto done;
+    }
+    rewind(f);
+    if (fread(buf, 1, n, f) != n) st = so_errorf("%s: read error", path);
+done:
+    fclose(f);
+    return st;
+}
+
+/* Writes n bytes atomically (temporary file in the same directory, then rename). */
+static so_status write_atomic(const char *path, const void *buf, size_t n)
+{
+    size_t len = strlen(path) + 32;
+    char *tmp = so_xmalloc(len);
+    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    so_status st = SO_OK;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        st = so_errorf("%s: cannot write: %s", path, strerror(errno));
+        goto done;
+    }
+    if (fwrite(buf, 1, n, f) != n || fclose(f) != 0) {
+        remove(tmp);
+        st = so_errorf("%s: write error", path);
+        goto done;
+    }
+    if (rename(tmp, path) != 0) {
+        remove(tmp);
+        st = so_errorf("%s: cannot rename into place: %s", path, strerror(errno));
+    }
+done:
+    free(tmp);
+    return st;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const char *model_path = NULL, *in_path = NULL, *out_path = NULL;
+    long iters = 10, warmup = 2, threads = 1, seed = 1;
+    int json = 0, profile = 0, reference = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--profile")) profile = 1;
+        else if (!strcmp(a, "--reference")) reference = 1;
+        else if (!strcmp(a, "--iters") && v) { if (parse_int(v, 1, 1000000, &iters)) return usage("--iters needs a positive integer"); i++; }
+        else if (!strcmp(a, "--warmup") && v) { if (parse_int(v, 0, 1000000, &warmup)) return usage("--warmup needs an integer >= 0"); i++; }
+        else if (!strcmp(a, "--threads") && v) { if (parse_int(v, 1, 256, &threads)) return usage("--threads needs an integer in 1..256"); i++; }
+        else if (!strcmp(a, "--seed") && v) { if (parse_int(v, 0, 0x7fffffffL, &seed)) return usage("--seed needs an integer >= 0"); i++; }
+        else if (!strcmp(a, "--inputs") && v) { in_path = v; i++; }
+        else if (!strcmp(a, "--outputs") && v) { out_path = v; i++; }
+        else if (a[0] == '-' ) return usage("run: unknown option or missing value");
+        else if (!model_path) model_path = a;
+        else return usage("run: more than one model given");
+    }
+    if (!model_path) return usage("run: no model given");
+
+    int rc = 1;
+    so_model *m = NULL;
+    so_exec *e = NULL;
+    float **ins = NULL, **outs = NULL;
+    double *times = NULL;
+    if (so_onnx_load(model_path, &m) != SO_OK) return fail();
+    so_graph *g = m->graph;
+
+    /* inputs */
+    size_t in_total = 0;
+    ins = so_xcalloc((size_t)m->n_inputs + 1, sizeof *ins);
+    for (int32_t k = 0; k < m->n_inputs; k++) {
+        if (m->inputs[k].shape.dtype != SO_F32) {
+            so_errorf("%s: input '%s' is not float32; superopt run feeds float32 inputs only", model_path, m->inputs[k].name);
+            goto done;
+        }
+        int64_t n = so_shape_numel(&m->inputs[k].shape);
+        ins[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        in_total += (size_t)n;
+    }
+    if (in_path) {
+        float *all = so_xmalloc((in_total ? in_total : 1) * sizeof(float));
+        if (read_exact(in_path, all, in_total * sizeof(float)) != SO_OK) {
+            free(all);
+            goto done;
+        }
+        size_t off = 0;
+        for (int32_t k = 0; k < m->n_inputs; k++) {
+            size_t n = (size_t)so_shape_numel(&m->inputs[k].shape);
+            memcpy(ins[k], all + off, n * sizeof(float));
+            off += n;
+        }
+        free(all);
+    } else {
+        uint64_t st = (uint64_t)seed;
+        for (int32_t k = 0; k < m->n_inputs; k++)
+            so_rng_fill(&st, ins[k], (size_t)so_shape_numel(&m->inputs[k].shape));
+    }
+    /* outputs */
+    size_t out_total = 0;
+    outs = so_xcalloc((size_t)m->n_outputs + 1, sizeof *outs);
+    for (int32_t k = 0; k < m->n_outputs; k++) {
+        const so_shape *s = &g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
+        int64_t n = so_shape_numel(s);
+        if (n < 0) {
+            so_errorf("%s: output '%s' has an unknown shape", model_path, m->outputs[k].name);
+            goto done;
+        }
+        outs[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
+        out_total += (size_t)n;
+    }
+
+    so_exec_opts opts = {.threads = (int)threads, .reference = reference, .profile = profile};
+    if (so_exec_new(g, &opts, &e) != SO_OK) {
+        so_error_prefix(model_path);
+        goto done;
+    }
+    for (long it = 0; it < warmup; it++)
+        if (so_exec_run(e, (const float *const *)ins, outs) != SO_OK) goto run_failed;
+    times = so_xmalloc((size_t)iters * sizeof *times);
+    for (long it = 0; it < iters; it++) {
+        double t0 = so_now();
+        if (so_exec_run(e, (const float *const *)ins, outs) != SO_OK) goto run_failed;
+        times[it] = (so_now() - t0) * 1e3;
+    }
+    qsort(times, (size_t)iters, sizeof *times, cmp_double);
+    double median = iters % 2 ? times[iters / 2] : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
+
+    if (out_path) {
+        float *all = so_xmalloc((out_total ? out_total : 1) * sizeof(float));
+        size_t off = 0;
+        for (int32_t k = 0; k < m->n_outputs; k++) {
+            const so_shape *s = &g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
+            size_t n = (size_t)so_shape_numel(s);
+            memcpy(all + off, outs[k], n * sizeof(float));
+            off += n;
+        }
+        so_status st = write_atomic(out_path, all, out_total * sizeof(float));
+        free(all);
+        if (st != SO_OK) goto done;
+    }
+    if (json) {
+        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %ld, \"peak_activation_bytes\": %zu}\n",
+               median, times[0], iters, so_exec_peak_activation_bytes(e));
+    } else {
+        printf("%s: %d nodes, %ld iterations, %ld thread%s: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
+               model_path, (int)g->n_nodes, iters, threads, threads == 1 ? "" : "s", median, times[0],
+               (double)so_exec_peak_activation_bytes(e) / 1e6);
+        for (int32_t k = 0; k < m->n_outputs; k++) {
+            const so_shape *s = &g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
+            char sb[128];
+            size_t n = (size_t)so_shape_numel(s);
+            printf("  output '%s' %s:", m->outputs[k].name, so_shape_str(s, sb, sizeof sb));
+            for (size_t j = 0; j < n && j < 6; j++) printf(" %.6g", (double)outs[k][j]);
+            printf("%s\n", n > 6 ? " ..." : "");
+        }
+    }
+    if (profile) so_exec_profile_print(e, json ? stderr : stdout);
+    rc = 0;
+    goto done;
+run_failed:
+    so_error_prefix(model_path);
+done:
+    if (rc) fail();
+    so_exec_free(e);
+    if (ins)
+        for (int32_t k = 0; k < m->n_inputs; k++) free(ins[k]);
+    if (outs)
+        for (int32_t k = 0; k < m->n_outputs; k++) free(outs[k]);
+    free(ins);
+    free(outs);
+    free(times);
+    so_model_free(m);
+    return rc;
+}
+
+static int cmd_inspect(int argc, char **argv)
+{
+    if (argc != 2) return usage("inspect: give exactly one model");
+    so_model *m = NULL;
+    if (so_onnx_load(argv[1], &m) != SO_OK) return fail();
+    so_graph *g = m->graph;
+    int64_t count[SO_OP_COUNT] = {0}, flops[SO_OP_COUNT] = {0}, total_flops = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        int64_t f = so_node_flops(g, i);
+        count[g->nodes[i].op]++;
+        flops[g->nodes[i].op] += f;
+        total_flops += f;
+    }
+    size_t param_bytes = 0;
+    int32_t n_params = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].op != SO_OP_WEIGHT) continue;
+        const so_weight *w = &m->weights[g->nodes[i].ref];
+        param_bytes += (size_t)so_shape_numel(&w->shape) * (w->shape.dtype == SO_I64 ? 8 : 4);
+        n_params++;
+    }
+    char sb[128];
+    printf("model %s: ir_version %lld, opset %lld, producer '%s'\n", m->path, (long long)m->ir_version,
+           (long long)m->opset, m->producer_name ? m->producer_name : "");
+    for (int32_t k = 0; k < m->n_inputs; k++)
+        printf("  input  '%s' %s\n", m->inputs[k].name, so_shape_str(&m->inputs[k].shape, sb, sizeof sb));
+    for (int32_t k = 0; k < m->n_outputs; k++)
+        printf("  output '%s' %s\n", m->outputs[k].name,
+               so_shape_str(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot], sb, sizeof sb));
+    printf("  %d nodes, %d weights (%.2f MB), %.3f GFLOP\n", (int)g->n_nodes, (int)n_params, (double)param_bytes / 1e6,
+           (double)total_flops / 1e9);
+    printf("  %-22s %6s %12s\n", "op", "count", "MFLOP");
+    for (int op = 0; op < SO_OP_COUNT; op++) {
+        if (!count[op] || op == SO_OP_WEIGHT || op == SO_OP_INPUT) continue;
+        printf("  %-22s %6lld %12.3f\n", so_ops[op].onnx ? so_ops[op].onnx : so_ops[op].name, (long long)count[op],
+               (double)flops[op] / 1e6);
+    }
+    for (int32_t i = 0; i < m->n_opaque; i++)
+        printf("  opaque operator '%s' (domain '%s') kept verbatim\n", m->opaque[i].op_type,
+               m->opaque[i].domain ? m->opaque[i].domain : "");
+    so_model_free(m);
+    return 0;
+}
+
+static int dispatch(int (*fn)(int, char **), const char *what, int argc, char **argv)
+{
+    if (!fn) {
+        fprintf(stderr, "superopt: '%s' is not available in this build\n", what);
+        return 1;
+    }
+    return fn(argc, argv);
+}
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: superopt MODEL.onnx [options] | run | generate | verify | bench | inspect\n");
-        return 2;
+    if (argc < 2) return usage(NULL);
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        fputs(usage_text, stdout);
+        return 0;
     }
-    (void)argv;
-    return 0;
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "inspect")) return cmd_inspect(argc - 1, argv + 1);
+    if (!strcmp(cmd, "generate")) return dispatch(so_gen_main, "generate", argc - 1, argv + 1);
+    if (!strcmp(cmd, "rules")) return dispatch(so_rules_main, "rules", argc - 1, argv + 1);
+    if (!strcmp(cmd, "verify")) return dispatch(so_verify_main, "verify", argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return dispatch(so_bench_main, "bench", argc - 1, argv + 1);
+    if (cmd[0] == '-' && !strstr(cmd, ".onnx")) return usage("unknown option; the model comes first");
+    /* default: optimize MODEL.onnx [options] */
+    return dispatch(so_optimize_main, "optimize", argc, argv);
 }

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# integration.sh - end-to-end checks on the real models in data/: run vs PyTorch, optimize vs
+# original (our backend and ONNX Runtime), and clean errors on bad input. Prints "N passed, N failed".
+set -u
+BUILD=${BUILD:-build}
+SO=$BUILD/superopt
+PY=/usr/bin/python3
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && sed 's/^/       /' "$2" | head -20; }
+
+# expect_error NAME EXPECTED_SUBSTRING CMD...: exit status 1 and a one-line message containing the substring
+expect_error() {
+    local name=$1 want=$2
+    shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    if [ $rc -eq 1 ] && grep -q -- "$want" "$TMP/err" && [ "$(wc -l <"$TMP/err")" -le 2 ]; then ok "$name"
+    else echo "exit $rc" >>"$TMP/err"; bad "$name (wanted exit 1 and '$want')" "$TMP/err"; fi
+}
+
+MODELS="deepandwide lstm2 nasrnn bert2 squeezenet resnet_small"
+
+# 1. every committed model runs and matches PyTorch within 1e-4 relative
+for m in $MODELS; do
+    if $SO run data/$m.onnx --inputs data/$m.in.bin --outputs "$TMP/$m.out" --iters 1 --warmup 0 >"$TMP/log" 2>&1 &&
+        $PY data/compare_outputs.py "$TMP/$m.out" data/$m.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
+        ok "run $m matches PyTorch"
+    else bad "run $m matches PyTorch" "$TMP/log"; fi
+    if $SO run data/$m.onnx --inputs data/$m.in.bin --outputs "$TMP/$m.ref.out" --reference --iters 1 --warmup 0 >"$TMP/log" 2>&1 &&
+        $PY data/compare_outputs.py "$TMP/$m.ref.out" data/$m.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
+        ok "run --reference $m matches PyTorch"
+    else bad "run --reference $m matches PyTorch" "$TMP/log"; fi
+done
+
+# 2. run --json prints the contract's one line
+if $SO run data/deepandwide.onnx --json --iters 5 >"$TMP/json" 2>"$TMP/log" &&
+    $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert set(d)>={"median_ms","min_ms","iters","peak_activation_bytes"} and d["iters"]==5' "$TMP/json"; then
+    ok "run --json"
+else bad "run --json" "$TMP/json"; fi
+
+# 3. inspect names ops and FLOPs
+if $SO inspect data/squeezenet.onnx >"$TMP/insp" 2>&1 && grep -q "Conv" "$TMP/insp" && grep -q "GFLOP" "$TMP/insp"; then
+    ok "inspect squeezenet"
+else bad "inspect squeezenet" "$TMP/insp"; fi
+
+# 4. optimize each model: the optimized model matches the original on our backend and in ONNX Runtime
+if [ -x "$SO" ] && $SO data/deepandwide.onnx -o "$TMP/probe.onnx" -q --cost flops >/dev/null 2>&1; then
+    for m in $MODELS; do
+        out=$TMP/$m.opt.onnx
+        if $SO data/$m.onnx -o "$out" -q --cost flops --report "$TMP/$m.report.json" >"$TMP/log" 2>&1 &&
+            $SO run "$out" --inputs data/$m.in.bin --outputs "$TMP/$m.opt.out" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
+            $PY data/compare_outputs.py "$TMP/$m.opt.out" data/$m.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
+            ok "optimize $m: optimized model matches PyTorch on our backend"
+        else bad "optimize $m: optimized model matches PyTorch on our backend" "$TMP/log"; fi
+        if node tools/ort/ort_run.js "$out" --inputs data/$m.in.bin --outputs "$TMP/$m.ort.out" --iters 1 --warmup 0 >"$TMP/log" 2>&1 &&
+            $PY data/compare_outputs.py "$TMP/$m.ort.out" data/$m.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
+            ok "optimize $m: optimized model matches PyTorch under ONNX Runtime"
+        else bad "optimize $m: optimized model matches PyTorch under ONNX Runtime" "$TMP/log"; fi
+        if $PY -c 'import onnx,sys; onnx.checker.check_model(onnx.load(sys.argv[1]))' "$out" >"$TMP/log" 2>&1; then
+            ok "optimize $m: output passes onnx.checker"
+        else bad "optimize $m: output passes onnx.checker" "$TMP/log"; fi
+    done
+else
+    bad "optimize command available (superopt MODEL.onnx)" /dev/null
+fi
+
+# 5. bad input: clean one-line errors, exit 1
+head -c 300 data/squeezenet.onnx >"$TMP/trunc.onnx"
+expect_error "truncated model" "trunc.onnx" $SO run "$TMP/trunc.onnx"
+head -c 4096 /dev/urandom >"$TMP/random.onnx"
+expect_error "random bytes" "random.onnx" $SO inspect "$TMP/random.onnx"
+expect_error "missing file" "nope.onnx" $SO run "$TMP/nope.onnx"
+head -c 10 data/deepandwide.in.bin >"$TMP/short.bin"
+expect_error "inputs file of the wrong size" "short.bin" $SO run data/deepandwide.onnx --inputs "$TMP/short.bin"
+$SO run >/dev/null 2>&1
+[ $? -eq 2 ] && ok "usage error exits 2" || bad "usage error exits 2"
+
+echo
+echo "integration: $pass passed, $fail failed"
+[ $fail -eq 0 ]
