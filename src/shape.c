@@ -1,0 +1,749 @@
+/* shape.c - shape inference for every operator of ops.def (one static function per op, table expanded from ops.def). */
+#include "shape.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Everything a per-op shape function needs. in[k] is NULL for an absent optional input
+   (edge node < 0, or k >= n_in). */
+typedef struct ctx {
+    so_graph *g;
+    int32_t i;
+    so_node *n;
+    const so_attr *a;
+    int n_in;
+    const so_shape *in[SO_MAX_IN];
+} ctx;
+
+typedef so_status (*shape_fn)(ctx *c);
+
+#define SHAPE_BUF 200
+/* Shape as text for messages; the buffer lives until the end of the enclosing full expression's block. */
+#define S(s) so_shape_str((s), (char[SHAPE_BUF]){0}, SHAPE_BUF)
+
+static so_status fail(const ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static so_status fail(const ctx *c, const char *fmt, ...)
+{
+    char desc[256], msg[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    so_node_desc(c->g, c->i, desc, sizeof desc);
+    return so_errorf("%s: %s", desc, msg);
+}
+
+static const char *dtype_name(int32_t dt)
+{
+    switch (dt) {
+    case SO_F32: return "float";
+    case SO_I64: return "int64";
+    default: return "unsupported dtype";
+    }
+}
+
+static so_shape mk(int rank, int32_t dtype)
+{
+    so_shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = rank;
+    s.dtype = dtype;
+    return s;
+}
+
+static so_status need_f32(const ctx *c, int k)
+{
+    if (c->in[k] && c->in[k]->dtype != SO_F32)
+        return fail(c, "input %d has dtype %s, expected float", k, dtype_name(c->in[k]->dtype));
+    return SO_OK;
+}
+
+static so_status need_rank(const ctx *c, int k, int rank, const char *what)
+{
+    if (c->in[k]->rank != rank)
+        return fail(c, "%s %s must have rank %d", what, S(c->in[k]), rank);
+    return SO_OK;
+}
+
+static int stride_of(int32_t s) { return s > 0 ? s : 1; }
+
+/* Output length of a sliding window (conv/pool); -1 if the window does not fit.
+   ceil_mode follows PyTorch/ONNX Runtime: the last window must start inside the input
+   or the leading padding. */
+static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode)
+{
+    int64_t eff = d * (k - 1) + 1;
+    int64_t num = in + pb + pe - eff;
+    if (num < 0) return -1;
+    int64_t o = ceil_mode ? (num + s - 1) / s + 1 : num / s + 1;
+    if (ceil_mode && (o - 1) * s >= in + pb) o--;
+    return o;
+}
+
+so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out)
+{
+    int r = SO_MAX(a->rank, b->rank);
+    so_shape o = mk(r, a->dtype);
+    for (int k = 0; k < r; k++) {
+        int ia = k - (r - a->rank), ib = k - (r - b->rank);
+        int64_t da = ia >= 0 ? a->dim[ia] : 1, db = ib >= 0 ? b->dim[ib] : 1;
+        if (da == db || db == 1) o.dim[k] = da;
+        else if (da == 1) o.dim[k] = db;
+        else return so_errorf("cannot broadcast %s with %s", S(a), S(b));
+    }
+    *out = o;
+    return SO_OK;
+}
+
+/* ---------------- sources ---------------- */
+
+static so_status shape_input(ctx *c)
+{
+    so_model *m = c->g->model;
+    if (c->n->ref < 0 || c->n->ref >= m->n_inputs)
+        return fail(c, "refers to graph input #%d, model has %d", (int)c->n->ref, (int)m->n_inputs);
+    const so_value_info *v = &m->inputs[c->n->ref];
+    if (v->shape.rank > SO_MAX_RANK) return fail(c, "graph input '%s' has rank %d > %d", v->name ? v->name : "?", (int)v->shape.rank, SO_MAX_RANK);
+    for (int k = 0; k < v->shape.rank; k++)
+        if (v->shape.dim[k] <= 0)
+            return fail(c, "graph input '%s' has unknown or non-positive dimension %d in %s", v->name ? v->name : "?", k, S(&v->shape));
+    c->n->out[0] = v->shape;
+    return SO_OK;
+}
+
+static so_status shape_weight(ctx *c)
+{
+    so_model *m = c->g->model;
+    if (c->n->ref < 0 || c->n->ref >= m->n_weights)
+        return fail(c, "refers to weight #%d, model has %d", (int)c->n->ref, (int)m->n_weights);
+    const so_weight *w = &m->weights[c->n->ref];
+    if (w->shape.rank < 0 || w->shape.rank > SO_MAX_RANK)
+        return fail(c, "weight '%s' has invalid rank %d", w->name ? w->name : "?", (int)w->shape.rank);
+    for (int k = 0; k < w->shape.rank; k++)
+        if (w->shape.dim[k] < 0) return fail(c, "weight '%s' has negative dimension in %s", w->name ? w->name : "?", S(&w->shape));
+    c->n->out[0] = w->shape;
+    return SO_OK;
+}
+
+static so_status shape_opaque(ctx *c)
+{
+    (void)c; /* shapes were set by the importer (value_info) or are rank -1 */
+    return SO_OK;
+}
+
+/* ---------------- linear algebra ---------------- */
+
+static so_status shape_conv(ctx *c)
+{
+    const so_attr *a = c->a;
+    const so_shape *x = c->in[0], *w = c->in[1], *b = c->in[2];
+    if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
+    if (x->rank != 4) return fail(c, "input %s must have rank 4 [N,C,H,W]", S(x));
+    if (w->rank != 4) return fail(c, "weight %s must have rank 4 [O,C/group,kh,kw]", S(w));
+    int64_t grp = a->group > 0 ? a->group : 1;
+    if (w->dim[0] % grp != 0)
+        return fail(c, "weight %s has %lld output channels, not divisible by group %lld", S(w), (long long)w->dim[0], (long long)grp);
+    if (w->dim[1] * grp != x->dim[1]) {
+        if (grp == 1)
+            return fail(c, "weight %s needs %lld input channels per group, input %s has %lld", S(w),
+                        (long long)w->dim[1], S(x), (long long)x->dim[1]);
+        return fail(c, "weight %s needs %lld input channels per group x %lld groups = %lld, input %s has %lld", S(w),
+                    (long long)w->dim[1], (long long)grp, (long long)(w->dim[1] * grp), S(x), (long long)x->dim[1]);
+    }
+    if (b && (b->rank != 1 || b->dim[0] != w->dim[0]))
+        return fail(c, "bias %s must be [%lld] for weight %s", S(b), (long long)w->dim[0], S(w));
+    for (int k = 0; k < 4; k++)
+        if (a->pad[k] < 0) return fail(c, "negative pad %d", (int)a->pad[k]);
+    if (a->stride[0] < 0 || a->stride[1] < 0 || a->dilation[0] < 0 || a->dilation[1] < 0)
+        return fail(c, "negative stride or dilation");
+    int64_t oh = window_out(x->dim[2], w->dim[2], stride_of(a->stride[0]), a->pad[0], a->pad[2], stride_of(a->dilation[0]), 0);
+    int64_t ow = window_out(x->dim[3], w->dim[3], stride_of(a->stride[1]), a->pad[1], a->pad[3], stride_of(a->dilation[1]), 0);
+    if (oh < 1 || ow < 1)
+        return fail(c, "kernel %lldx%lld (dilation %d,%d, pads %d,%d,%d,%d) does not fit input %s", (long long)w->dim[2], (long long)w->dim[3],
+                    stride_of(a->dilation[0]), stride_of(a->dilation[1]), (int)a->pad[0], (int)a->pad[1], (int)a->pad[2], (int)a->pad[3], S(x));
+    so_shape o = mk(4, SO_F32);
+    o.dim[0] = x->dim[0];
+    o.dim[1] = w->dim[0];
+    o.dim[2] = oh;
+    o.dim[3] = ow;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_matmul(ctx *c)
+{
+    const so_shape *A = c->in[0], *B = c->in[1];
+    if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
+    if (A->rank < 1 || B->rank < 1) return fail(c, "operands %s and %s must have rank >= 1", S(A), S(B));
+    so_shape a = *A, b = *B;
+    int drop_m = 0, drop_n = 0;
+    if (a.rank == 1) { a.rank = 2; a.dim[1] = a.dim[0]; a.dim[0] = 1; drop_m = 1; }
+    if (b.rank == 1) { b.rank = 2; b.dim[1] = 1; drop_n = 1; }
+    int64_t K = a.dim[a.rank - 1];
+    if (b.dim[b.rank - 2] != K)
+        return fail(c, "inner dimensions differ: %s x %s (%lld vs %lld)", S(A), S(B), (long long)K, (long long)b.dim[b.rank - 2]);
+    so_shape ba = a, bb = b, bo;
+    ba.rank -= 2;
+    bb.rank -= 2;
+    if (so_shape_broadcast(&ba, &bb, &bo) != SO_OK)
+        return fail(c, "batch dimensions of %s and %s do not broadcast", S(A), S(B));
+    so_shape o = mk(bo.rank, SO_F32);
+    memcpy(o.dim, bo.dim, sizeof o.dim);
+    if (!drop_m) o.dim[o.rank++] = a.dim[a.rank - 2];
+    if (!drop_n) o.dim[o.rank++] = b.dim[b.rank - 1];
+    if (o.rank > SO_MAX_RANK) return fail(c, "result rank exceeds %d", SO_MAX_RANK);
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* Is s unidirectionally broadcastable to t (numpy, right-aligned)? */
+static int unibroadcastable(const so_shape *s, const so_shape *t)
+{
+    if (s->rank > t->rank) return 0;
+    for (int k = 0; k < s->rank; k++) {
+        int64_t d = s->dim[s->rank - 1 - k];
+        if (d != 1 && d != t->dim[t->rank - 1 - k]) return 0;
+    }
+    return 1;
+}
+
+static so_status shape_gemm(ctx *c)
+{
+    const so_shape *A = c->in[0], *B = c->in[1], *C = c->in[2];
+    if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
+    if (A->rank != 2 || B->rank != 2) return fail(c, "operands %s and %s must have rank 2", S(A), S(B));
+    int64_t M = c->a->trans_a ? A->dim[1] : A->dim[0], K = c->a->trans_a ? A->dim[0] : A->dim[1];
+    int64_t K2 = c->a->trans_b ? B->dim[1] : B->dim[0], N = c->a->trans_b ? B->dim[0] : B->dim[1];
+    if (K != K2)
+        return fail(c, "inner dimensions differ: A %s (trans_a %d) x B %s (trans_b %d)", S(A), (int)c->a->trans_a, S(B), (int)c->a->trans_b);
+    so_shape o = mk(2, SO_F32);
+    o.dim[0] = M;
+    o.dim[1] = N;
+    if (C && !unibroadcastable(C, &o)) return fail(c, "C %s does not broadcast to %s", S(C), S(&o));
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* ---------------- element-wise ---------------- */
+
+static so_status binary(ctx *c, int allow_i64)
+{
+    const so_shape *A = c->in[0], *B = c->in[1];
+    if (A->dtype != B->dtype) return fail(c, "dtypes differ: %s and %s", dtype_name(A->dtype), dtype_name(B->dtype));
+    if (!(A->dtype == SO_F32 || (allow_i64 && A->dtype == SO_I64)))
+        return fail(c, "inputs have dtype %s, expected float", dtype_name(A->dtype));
+    so_shape o;
+    if (so_shape_broadcast(A, B, &o) != SO_OK) return fail(c, "cannot broadcast %s with %s", S(A), S(B));
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status unary(ctx *c)
+{
+    if (need_f32(c, 0)) return SO_ERR;
+    c->n->out[0] = *c->in[0];
+    return SO_OK;
+}
+
+static so_status shape_add(ctx *c) { return binary(c, 1); }
+static so_status shape_sub(ctx *c) { return binary(c, 1); }
+static so_status shape_mul(ctx *c) { return binary(c, 1); }
+static so_status shape_div(ctx *c) { return binary(c, 1); }
+static so_status shape_pow(ctx *c) { return binary(c, 0); }
+static so_status shape_relu(ctx *c) { return unary(c); }
+static so_status shape_sigmoid(ctx *c) { return unary(c); }
+static so_status shape_tanh(ctx *c) { return unary(c); }
+static so_status shape_erf(ctx *c) { return unary(c); }
+static so_status shape_sqrt(ctx *c) { return unary(c); }
+static so_status shape_exp(ctx *c) { return unary(c); }
+static so_status shape_log(ctx *c) { return unary(c); }
+static so_status shape_neg(ctx *c) { return unary(c); }
+static so_status shape_reciprocal(ctx *c) { return unary(c); }
+static so_status shape_clip(ctx *c) { return unary(c); }
+
+/* ---------------- normalisation, pooling ---------------- */
+
+static so_status shape_batchnorm(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    static const char *const names[5] = {"X", "scale", "B", "mean", "var"};
+    for (int k = 0; k < 5; k++)
+        if (need_f32(c, k)) return SO_ERR;
+    if (x->rank < 2) return fail(c, "input %s must have rank >= 2 [N,C,...]", S(x));
+    for (int k = 1; k < 5; k++)
+        if (c->in[k]->rank != 1 || c->in[k]->dim[0] != x->dim[1])
+            return fail(c, "%s %s must be [%lld] for input %s", names[k], S(c->in[k]), (long long)x->dim[1], S(x));
+    c->n->out[0] = *x;
+    return SO_OK;
+}
+
+static so_status pool(ctx *c, int dilated)
+{
+    const so_attr *a = c->a;
+    const so_shape *x = c->in[0];
+    if (need_f32(c, 0) || need_rank(c, 0, 4, "input")) return SO_ERR;
+    if (a->kernel[0] < 1 || a->kernel[1] < 1) return fail(c, "kernel %dx%d must be positive", (int)a->kernel[0], (int)a->kernel[1]);
+    for (int k = 0; k < 4; k++)
+        if (a->pad[k] < 0) return fail(c, "negative pad %d", (int)a->pad[k]);
+    if (a->stride[0] < 0 || a->stride[1] < 0 || a->dilation[0] < 0 || a->dilation[1] < 0)
+        return fail(c, "negative stride or dilation");
+    int d0 = dilated ? stride_of(a->dilation[0]) : 1, d1 = dilated ? stride_of(a->dilation[1]) : 1;
+    if (a->pad[0] >= (int64_t)d0 * (a->kernel[0] - 1) + 1 || a->pad[2] >= (int64_t)d0 * (a->kernel[0] - 1) + 1 ||
+        a->pad[1] >= (int64_t)d1 * (a->kernel[1] - 1) + 1 || a->pad[3] >= (int64_t)d1 * (a->kernel[1] - 1) + 1)
+        return fail(c, "pads %d,%d,%d,%d must be smaller than the kernel %dx%d", (int)a->pad[0], (int)a->pad[1], (int)a->pad[2],
+                    (int)a->pad[3], (int)a->kernel[0], (int)a->kernel[1]);
+    int64_t oh = window_out(x->dim[2], a->kernel[0], stride_of(a->stride[0]), a->pad[0], a->pad[2], d0, a->ceil_mode);
+    int64_t ow = window_out(x->dim[3], a->kernel[1], stride_of(a->stride[1]), a->pad[1], a->pad[3], d1, a->ceil_mode);
+    if (oh < 1 || ow < 1)
+        return fail(c, "kernel %dx%d (pads %d,%d,%d,%d) does not fit input %s", (int)a->kernel[0], (int)a->kernel[1], (int)a->pad[0],
+                    (int)a->pad[1], (int)a->pad[2], (int)a->pad[3], S(x));
+    so_shape o = *x;
+    o.dim[2] = oh;
+    o.dim[3] = ow;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_maxpool(ctx *c) { return pool(c, 1); }
+static so_status shape_avgpool(ctx *c) { return pool(c, 0); }
+
+static so_status shape_globalavgpool(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank < 3) return fail(c, "input %s must have rank >= 3 [N,C,spatial...]", S(x));
+    so_shape o = *x;
+    for (int k = 2; k < o.rank; k++) o.dim[k] = 1;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_softmax(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range for input %s", (int)c->a->axis, S(x));
+    c->n->out[0] = *x;
+    return SO_OK;
+}
+
+/* Checks ints[] as sorted, distinct axes in [0, rank). */
+static so_status check_axes(ctx *c, int rank, const char *what)
+{
+    const so_attr *a = c->a;
+    for (int k = 0; k < a->n_ints; k++) {
+        if (a->ints[k] < 0 || a->ints[k] >= rank)
+            return fail(c, "%s axis %lld out of range for rank %d", what, (long long)a->ints[k], rank);
+        if (k > 0 && a->ints[k] <= a->ints[k - 1]) return fail(c, "%s axes must be sorted and distinct", what);
+    }
+    return SO_OK;
+}
+
+static so_status shape_reducemean(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0) || check_axes(c, x->rank, "reduce")) return SO_ERR;
+    so_shape o = mk(0, SO_F32);
+    for (int d = 0; d < x->rank; d++) {
+        int red = a->n_ints == 0;
+        for (int k = 0; k < a->n_ints; k++)
+            if (a->ints[k] == d) red = 1;
+        if (!red) o.dim[o.rank++] = x->dim[d];
+        else if (a->keepdims) o.dim[o.rank++] = 1;
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_layernorm(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    int axis = c->a->axis;
+    if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
+    if (axis < 0 || axis >= x->rank) return fail(c, "axis %d out of range for input %s", axis, S(x));
+    so_shape norm = mk(x->rank - axis, SO_F32);
+    for (int k = axis; k < x->rank; k++) norm.dim[k - axis] = x->dim[k];
+    for (int k = 1; k < 3; k++)
+        if (c->in[k] && !unibroadcastable(c->in[k], &norm))
+            return fail(c, "%s %s does not broadcast to the normalised shape %s of input %s", k == 1 ? "scale" : "bias", S(c->in[k]),
+                        S(&norm), S(x));
+    c->n->out[0] = *x;
+    return SO_OK;
+}
+
+/* ---------------- data movement ---------------- */
+
+static so_status shape_pad(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (a->n_ints != 2 * x->rank) return fail(c, "has %d pads for input %s of rank %d (need %d)", (int)a->n_ints, S(x), (int)x->rank, 2 * (int)x->rank);
+    if (a->mode < 0 || a->mode > 2) return fail(c, "unknown mode %d", (int)a->mode);
+    if (a->mode != 0 && x->dtype != SO_F32 && x->dtype != SO_I64) return fail(c, "unsupported dtype");
+    so_shape o = *x;
+    for (int k = 0; k < x->rank; k++) {
+        int64_t b = a->ints[k], e = a->ints[x->rank + k];
+        o.dim[k] = x->dim[k] + b + e;
+        if (o.dim[k] <= 0) return fail(c, "pads %lld,%lld on axis %d leave nothing of input %s", (long long)b, (long long)e, k, S(x));
+        if (a->mode == 1 && (b >= x->dim[k] || e >= x->dim[k]))
+            return fail(c, "reflect pads %lld,%lld on axis %d must be smaller than the dimension of input %s", (long long)b, (long long)e, k, S(x));
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_concat(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    int axis = c->a->axis;
+    if (axis < 0 || axis >= x->rank) return fail(c, "axis %d out of range for input %s", axis, S(x));
+    so_shape o = *x;
+    for (int k = 1; k < c->n_in; k++) {
+        const so_shape *y = c->in[k];
+        int ok = y->rank == x->rank && y->dtype == x->dtype;
+        for (int d = 0; ok && d < x->rank; d++)
+            if (d != axis && y->dim[d] != x->dim[d]) ok = 0;
+        if (!ok) return fail(c, "input %d %s does not match input 0 %s outside axis %d", k, S(y), S(x), axis);
+        o.dim[axis] += y->dim[axis];
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_split(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    int axis = a->axis;
+    if (axis < 0 || axis >= x->rank) return fail(c, "axis %d out of range for input %s", axis, S(x));
+    if (a->n_ints != c->n->n_out) return fail(c, "has %d split sizes for %d outputs", (int)a->n_ints, (int)c->n->n_out);
+    int64_t sum = 0;
+    for (int k = 0; k < a->n_ints; k++) {
+        if (a->ints[k] <= 0) return fail(c, "split size %lld must be positive", (long long)a->ints[k]);
+        sum += a->ints[k];
+    }
+    if (sum != x->dim[axis])
+        return fail(c, "split sizes sum to %lld, input %s has %lld on axis %d", (long long)sum, S(x), (long long)x->dim[axis], axis);
+    for (int k = 0; k < a->n_ints; k++) {
+        c->n->out[k] = *x;
+        c->n->out[k].dim[axis] = a->ints[k];
+    }
+    return SO_OK;
+}
+
+static so_status shape_flatten(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    int axis = c->a->axis;
+    if (axis < 0 || axis > x->rank) return fail(c, "axis %d out of range for input %s", axis, S(x));
+    so_shape o = mk(2, x->dtype);
+    o.dim[0] = o.dim[1] = 1;
+    for (int k = 0; k < x->rank; k++) o.dim[k < axis ? 0 : 1] *= x->dim[k];
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_reshape(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (a->n_ints > SO_MAX_RANK) return fail(c, "target rank %d exceeds %d", (int)a->n_ints, SO_MAX_RANK);
+    so_shape o = mk(a->n_ints, x->dtype);
+    int64_t n = 1;
+    for (int k = 0; k < a->n_ints; k++) {
+        o.dim[k] = a->ints[k];
+        if (a->ints[k] <= 0 || so_i64_mul(n, a->ints[k], &n)) return fail(c, "invalid target shape %s", S(&o));
+    }
+    if (n != so_shape_numel(x)) return fail(c, "cannot reshape input %s (%lld elements) to %s", S(x), (long long)so_shape_numel(x), S(&o));
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_transpose(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    so_shape o = *x;
+    if (a->n_ints == 0) {
+        for (int k = 0; k < x->rank; k++) o.dim[k] = x->dim[x->rank - 1 - k];
+    } else {
+        if (a->n_ints != x->rank) return fail(c, "perm has %d entries for input %s", (int)a->n_ints, S(x));
+        int seen[SO_MAX_RANK] = {0};
+        for (int k = 0; k < x->rank; k++) {
+            int64_t p = a->ints[k];
+            if (p < 0 || p >= x->rank || seen[p]) return fail(c, "perm is not a permutation of 0..%d", (int)x->rank - 1);
+            seen[p] = 1;
+            o.dim[k] = x->dim[p];
+        }
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_squeeze(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (check_axes(c, x->rank, "squeeze")) return SO_ERR;
+    so_shape o = mk(0, x->dtype);
+    for (int d = 0; d < x->rank; d++) {
+        int sq = a->n_ints == 0 && x->dim[d] == 1;
+        for (int k = 0; k < a->n_ints; k++)
+            if (a->ints[k] == d) {
+                if (x->dim[d] != 1) return fail(c, "cannot squeeze axis %d of input %s (size %lld)", d, S(x), (long long)x->dim[d]);
+                sq = 1;
+            }
+        if (!sq) o.dim[o.rank++] = x->dim[d];
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_unsqueeze(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    int r = x->rank + a->n_ints;
+    if (r > SO_MAX_RANK) return fail(c, "result rank %d exceeds %d", r, SO_MAX_RANK);
+    if (check_axes(c, r, "unsqueeze")) return SO_ERR;
+    so_shape o = mk(r, x->dtype);
+    int src = 0;
+    for (int d = 0; d < r; d++) {
+        int ins = 0;
+        for (int k = 0; k < a->n_ints; k++)
+            if (a->ints[k] == d) ins = 1;
+        o.dim[d] = ins ? 1 : x->dim[src++];
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_identity(ctx *c)
+{
+    c->n->out[0] = *c->in[0];
+    return SO_OK;
+}
+
+static so_status shape_expand(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (a->n_ints > SO_MAX_RANK) return fail(c, "target rank %d exceeds %d", (int)a->n_ints, SO_MAX_RANK);
+    so_shape t = mk(a->n_ints, x->dtype), o;
+    for (int k = 0; k < a->n_ints; k++) {
+        t.dim[k] = a->ints[k];
+        if (a->ints[k] <= 0) return fail(c, "invalid target shape %s", S(&t));
+    }
+    if (so_shape_broadcast(x, &t, &o) != SO_OK) return fail(c, "cannot expand input %s to %s", S(x), S(&t));
+    o.dtype = x->dtype;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_gather(ctx *c)
+{
+    const so_shape *x = c->in[0], *idx = c->in[1];
+    int axis = c->a->axis;
+    if (idx->dtype != SO_I64) return fail(c, "indices %s have dtype %s, expected int64", S(idx), dtype_name(idx->dtype));
+    if (axis < 0 || axis >= x->rank) return fail(c, "axis %d out of range for data %s", axis, S(x));
+    int r = x->rank + idx->rank - 1;
+    if (r > SO_MAX_RANK) return fail(c, "result rank %d exceeds %d", r, SO_MAX_RANK);
+    so_shape o = mk(r, x->dtype);
+    int k = 0;
+    for (int d = 0; d < axis; d++) o.dim[k++] = x->dim[d];
+    for (int d = 0; d < idx->rank; d++) o.dim[k++] = idx->dim[d];
+    for (int d = axis + 1; d < x->rank; d++) o.dim[k++] = x->dim[d];
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_slice(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (a->n_ints % 4 != 0) return fail(c, "has %d slice ints, expected (axis,start,end,step) quads", (int)a->n_ints);
+    so_shape o = *x;
+    int seen[SO_MAX_RANK] = {0};
+    for (int q = 0; q < a->n_ints; q += 4) {
+        int64_t ax = a->ints[q], st = a->ints[q + 1], en = a->ints[q + 2], sp = a->ints[q + 3];
+        if (ax < 0 || ax >= x->rank || seen[ax]) return fail(c, "slice axis %lld invalid or repeated for input %s", (long long)ax, S(x));
+        seen[ax] = 1;
+        int64_t d = x->dim[ax], cnt;
+        if (sp > 0) {
+            if (st < 0 || st > d || en < 0 || en > d)
+                return fail(c, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, S(x));
+            cnt = en > st ? (en - st + sp - 1) / sp : 0;
+        } else if (sp < 0) {
+            if (st < 0 || st > d - 1 || en < -1 || en > d - 1)
+                return fail(c, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, S(x));
+            cnt = st > en ? (st - en + (-sp) - 1) / (-sp) : 0;
+        } else {
+            return fail(c, "slice step 0 on axis %lld", (long long)ax);
+        }
+        if (cnt <= 0) return fail(c, "slice %lld:%lld:%lld on axis %lld of input %s is empty", (long long)st, (long long)en, (long long)sp, (long long)ax, S(x));
+        o.dim[ax] = cnt;
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* ---------------- recurrent ---------------- */
+
+static so_status shape_lstm(ctx *c)
+{
+    const so_shape *x = c->in[0], *w = c->in[1], *r = c->in[2];
+    const so_attr *a = c->a;
+    for (int k = 0; k < 8; k++)
+        if (k != 4 && k < c->n_in && need_f32(c, k)) return SO_ERR;
+    if (a->direction < 0 || a->direction > 2) return fail(c, "unknown direction %d", (int)a->direction);
+    int64_t D = a->direction == 2 ? 2 : 1;
+    if (need_rank(c, 0, 3, "input X") || need_rank(c, 1, 3, "W") || need_rank(c, 2, 3, "R")) return SO_ERR;
+    int64_t H = a->hidden > 0 ? a->hidden : r->dim[2];
+    int64_t T = x->dim[0], N = x->dim[1], I = x->dim[2];
+    if (w->dim[0] != D || w->dim[1] != 4 * H || w->dim[2] != I)
+        return fail(c, "W %s must be [%lld,%lld,%lld] for input %s, hidden %lld", S(w), (long long)D, (long long)(4 * H), (long long)I, S(x), (long long)H);
+    if (r->dim[0] != D || r->dim[1] != 4 * H || r->dim[2] != H)
+        return fail(c, "R %s must be [%lld,%lld,%lld] for hidden %lld", S(r), (long long)D, (long long)(4 * H), (long long)H, (long long)H);
+    const so_shape *b = c->in[3], *sl = c->in[4], *h0 = c->in[5], *c0 = c->in[6], *p = c->in[7];
+    if (b && (b->rank != 2 || b->dim[0] != D || b->dim[1] != 8 * H))
+        return fail(c, "B %s must be [%lld,%lld]", S(b), (long long)D, (long long)(8 * H));
+    if (sl && (sl->rank != 1 || sl->dim[0] != N)) return fail(c, "sequence_lens %s must be [%lld]", S(sl), (long long)N);
+    if (sl && sl->dtype != SO_I64 && sl->dtype != SO_F32) return fail(c, "sequence_lens has unsupported dtype");
+    const so_shape *hc[2] = {h0, c0};
+    for (int k = 0; k < 2; k++)
+        if (hc[k] && (hc[k]->rank != 3 || hc[k]->dim[0] != D || hc[k]->dim[1] != N || hc[k]->dim[2] != H))
+            return fail(c, "%s %s must be [%lld,%lld,%lld]", k ? "initial_c" : "initial_h", S(hc[k]), (long long)D, (long long)N, (long long)H);
+    if (p && (p->rank != 2 || p->dim[0] != D || p->dim[1] != 3 * H)) return fail(c, "P %s must be [%lld,%lld]", S(p), (long long)D, (long long)(3 * H));
+    if (c->n->n_out < 1 || c->n->n_out > 3) return fail(c, "has %d outputs, expected 1 to 3", (int)c->n->n_out);
+    so_shape y = mk(4, SO_F32), hs = mk(3, SO_F32);
+    y.dim[0] = T;
+    y.dim[1] = D;
+    y.dim[2] = N;
+    y.dim[3] = H;
+    hs.dim[0] = D;
+    hs.dim[1] = N;
+    hs.dim[2] = H;
+    c->n->out[0] = y;
+    for (int k = 1; k < c->n->n_out; k++) c->n->out[k] = hs;
+    return SO_OK;
+}
+
+/* ---------------- internal ---------------- */
+
+static so_status shape_enlarge(ctx *c)
+{
+    const so_shape *w = c->in[0];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0) || need_rank(c, 0, 4, "kernel")) return SO_ERR;
+    for (int k = 0; k < 2; k++)
+        if (a->kernel[k] < w->dim[2 + k] || (a->kernel[k] - w->dim[2 + k]) % 2 != 0)
+            return fail(c, "cannot centre kernel %s in %dx%d", S(w), (int)a->kernel[0], (int)a->kernel[1]);
+    so_shape o = *w;
+    o.dim[2] = a->kernel[0];
+    o.dim[3] = a->kernel[1];
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* Shape from ints (CONST_*); rank must be `rank` (or any if rank < 0). */
+static so_status const_shape(ctx *c, int rank, so_shape *o)
+{
+    const so_attr *a = c->a;
+    if ((rank >= 0 && a->n_ints != rank) || a->n_ints > SO_MAX_RANK) return fail(c, "shape has %d dims, expected %d", (int)a->n_ints, rank);
+    *o = mk(a->n_ints, SO_F32);
+    for (int k = 0; k < a->n_ints; k++) o->dim[k] = a->ints[k];
+    return SO_OK;
+}
+
+static so_status shape_const_pool(ctx *c)
+{
+    so_shape o;
+    if (const_shape(c, 4, &o)) return SO_ERR;
+    if (o.dim[1] != 1) return fail(c, "shape %s must be [C,1,kh,kw]", S(&o));
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_const_idconv(ctx *c)
+{
+    so_shape o;
+    if (const_shape(c, 4, &o)) return SO_ERR;
+    if (o.dim[0] != o.dim[1] || o.dim[2] % 2 == 0 || o.dim[3] % 2 == 0) return fail(c, "shape %s must be [C,C,kh,kw] with odd kh, kw", S(&o));
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_const_idmat(ctx *c)
+{
+    so_shape o;
+    if (const_shape(c, 2, &o)) return SO_ERR;
+    if (o.dim[0] != o.dim[1]) return fail(c, "shape %s must be square", S(&o));
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_const_ones(ctx *c)
+{
+    so_shape o;
+    if (const_shape(c, -1, &o)) return SO_ERR;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* ---------------- driver ---------------- */
+
+static const shape_fn shape_fns[SO_OP_COUNT] = {
+#define X(e, l, onnx, mi, ma, no, fl) [SO_OP_##e] = shape_##l,
+#include "ops.def"
+#undef X
+};
+
+so_status so_shape_infer(so_graph *g, int32_t i)
+{
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.i = i;
+    c.n = &g->nodes[i];
+    c.a = c.n->attr;
+    c.n_in = c.n->n_in;
+    so_node *n = c.n;
+    if ((int)n->op < 0 || n->op >= SO_OP_COUNT) return so_errorf("node #%d has invalid op %d", (int)i, (int)n->op);
+    const so_op_info *info = &so_ops[n->op];
+    if (n->n_in < info->min_in || n->n_in > info->max_in) {
+        if (info->min_in == info->max_in) return fail(&c, "has %d inputs, expected %d", (int)n->n_in, info->min_in);
+        return fail(&c, "has %d inputs, expected %d to %d", (int)n->n_in, info->min_in, info->max_in);
+    }
+    if (info->n_out >= 0 && n->op != SO_OP_LSTM && n->n_out != info->n_out)
+        return fail(&c, "has %d outputs, expected %d", (int)n->n_out, info->n_out);
+    if (n->n_out < 1) return fail(&c, "has no outputs");
+    int unknown = 0;
+    for (int k = 0; k < n->n_in; k++) {
+        so_edge e = n->in[k];
+        if (e.node < 0 && k >= info->min_in) continue; /* absent optional input */
+        if (e.node < 0 || e.node >= g->n_nodes || e.slot < 0 || e.slot >= g->nodes[e.node].n_out)
+            return fail(&c, "input %d refers to a missing tensor", k);
+        c.in[k] = &g->nodes[e.node].out[e.slot];
+        if (c.in[k]->rank < 0) unknown = 1;
+        else if (c.in[k]->rank > SO_MAX_RANK) return fail(&c, "input %d has invalid rank %d", k, (int)c.in[k]->rank);
+    }
+    if (n->op == SO_OP_OPAQUE) return SO_OK;
+    if (unknown) {
+        for (int k = 0; k < n->n_out; k++) n->out[k] = mk(-1, SO_F32);
+        return SO_OK;
+    }
+    if (shape_fns[n->op](&c) != SO_OK) return SO_ERR;
+    if (info->flags & SO_F_SOURCE) return SO_OK;
+    for (int k = 0; k < n->n_out; k++) {
+        const so_shape *o = &n->out[k];
+        int64_t cnt = 1;
+        for (int d = 0; d < o->rank; d++) {
+            if (o->dim[d] <= 0) return fail(&c, "output %d would have non-positive dimension: %s", k, S(o));
+            if (so_i64_mul(cnt, o->dim[d], &cnt) || cnt > INT64_MAX / 8)
+                return fail(&c, "output %d has too many elements: %s", k, S(o));
+        }
+    }
+    return SO_OK;
+}
