@@ -1,0 +1,567 @@
+/* exec.c - the executor: liveness memory plan, kernel selection at load, flat run loop, profiler, FLOP counter. */
+#include "exec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include "fast.h"
+#include "ref.h"
+
+#define ALIGN 64
+#define MAX_SAMPLES 512
+
+/* Where a value (node output) lives. */
+enum { LOC_NONE = 0, LOC_ARENA, LOC_WEIGHT, LOC_INPUT };
+
+typedef struct value {
+    int kind;
+    size_t offset;       /* LOC_ARENA: byte offset in the arena */
+    size_t bytes;
+    void *ptr;           /* LOC_WEIGHT: weight data */
+    int32_t input;       /* LOC_INPUT: model input index */
+    int32_t first, last; /* LOC_ARENA: lifetime in node indices, inclusive */
+} value;
+
+/* A pointer inside a step's tensors that must be set to model input `input` per run. */
+typedef struct patch {
+    void **slot;
+    int32_t input;
+} patch;
+
+typedef struct step {
+    int32_t node;
+    int n_in, n_out;
+    so_tensor *in, *out;   /* malloc'd; data pointers resolved at plan time */
+    so_fast_kernel k;      /* k.run == NULL: reference kernel */
+    double *samples;       /* profile: ms per run, circular */
+    int32_t n_samples;
+} step;
+
+struct so_exec {
+    const so_graph *g;
+    so_exec_opts opts;
+    int32_t n_values;      /* total node outputs */
+    int32_t *value_base;   /* [n_nodes]: index of slot 0 in values */
+    value *values;
+    step *steps;
+    int32_t n_steps;
+    patch *patches;
+    int32_t n_patches;
+    unsigned char *arena;
+    size_t arena_bytes;
+    float *scratch;
+    size_t scratch_bytes;
+    size_t packed_bytes, weight_bytes;
+    int32_t n_runs;
+    /* outputs: source location per model output */
+    so_tensor *out_src;    /* data resolved (input outputs patched per run) */
+    int32_t *out_input;    /* model input index if the output is an input, else -1 */
+};
+
+static int32_t vid(const so_exec *e, so_edge ed) { return e->value_base[ed.node] + ed.slot; }
+
+static size_t shape_bytes(const so_shape *s)
+{
+    int64_t n = so_shape_numel(s);
+    size_t el = s->dtype == SO_I64 ? 8 : 4;
+    return (size_t)n * el;
+}
+
+static void set_threads(int threads)
+{
+    if (threads <= 0) threads = 1;
+    openblas_set_num_threads(threads);
+    omp_set_num_threads(threads);
+}
+
+/* ---- memory planning: greedy by size over lifetimes (inclusive intervals) ---- */
+typedef struct placed {
+    size_t off, end;
+    int32_t first, last;
+} placed;
+
+static int cmp_size_desc(const void *a, const void *b, void *ctx)
+{
+    const value *v = ctx;
+    const value *x = &v[*(const int32_t *)a], *y = &v[*(const int32_t *)b];
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return *(const int32_t *)a - *(const int32_t *)b;
+}
+
+static int cmp_off(const void *a, const void *b)
+{
+    const placed *x = a, *y = b;
+    return (x->off > y->off) - (x->off < y->off);
+}
+
+static size_t plan_arena(value *v, int32_t n)
+{
+    int32_t *order = so_xmalloc(sizeof *order * (size_t)(n + 1));
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (v[i].kind == LOC_ARENA) order[m++] = i;
+    qsort_r(order, (size_t)m, sizeof *order, cmp_size_desc, v);
+    placed *pl = so_xmalloc(sizeof *pl * (size_t)(m + 1));
+    placed *live = so_xmalloc(sizeof *live * (size_t)(m + 1));
+    int32_t n_pl = 0;
+    size_t total = 0;
+    for (int32_t k = 0; k < m; k++) {
+        value *x = &v[order[k]];
+        size_t need = (x->bytes + ALIGN - 1) / ALIGN * ALIGN;
+        if (need == 0) need = ALIGN;
+        int32_t n_live = 0;
+        for (int32_t j = 0; j < n_pl; j++)
+            if (!(pl[j].last < x->first || x->last < pl[j].first)) live[n_live++] = pl[j];
+        qsort(live, (size_t)n_live, sizeof *live, cmp_off);
+        size_t off = 0;
+        for (int32_t j = 0; j < n_live; j++) {
+            if (live[j].off >= off + need) break;
+            if (live[j].end > off) off = live[j].end;
+        }
+        x->offset = off;
+        pl[n_pl++] = (placed){off, off + need, x->first, x->last};
+        if (off + need > total) total = off + need;
+    }
+    free(order);
+    free(pl);
+    free(live);
+    return total;
+}
+
+/* ---- kernels ---- */
+static so_status run_ref(const so_exec *e, const step *s)
+{
+    const so_node *n = &e->g->nodes[s->node];
+    return so_ref_kernels[n->op](e->g, n, s->in, s->out);
+}
+
+static so_status unsupported(const so_graph *g, int32_t i)
+{
+    const so_node *n = &g->nodes[i];
+    const char *type = so_ops[n->op].name;
+    if (n->op == SO_OP_OPAQUE && n->ref >= 0 && n->ref < g->model->n_opaque) type = g->model->opaque[n->ref].op_type;
+    return so_errorf("unsupported operator '%s' at node '%s'", type, n->name ? n->name : "?");
+}
+
+so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out)
+{
+    so_status st = SO_ERR;
+    so_exec *e = so_xcalloc(1, sizeof *e);
+    e->g = g;
+    if (opts) e->opts = *opts;
+    if (e->opts.threads <= 0) e->opts.threads = 1;
+    set_threads(e->opts.threads);
+    char desc[256];
+    const so_model *m = g->model;
+
+    /* values */
+    e->value_base = so_xmalloc(sizeof *e->value_base * (size_t)(g->n_nodes + 1));
+    int32_t nv = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        e->value_base[i] = nv;
+        nv += g->nodes[i].n_out;
+    }
+    e->n_values = nv;
+    e->values = so_xcalloc((size_t)nv + 1, sizeof *e->values);
+
+    /* root of each value: views alias their input */
+    int32_t *root = so_xmalloc(sizeof *root * (size_t)(nv + 1));
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *n = &g->nodes[i];
+        for (int32_t k = 0; k < n->n_in; k++) {
+            if (n->in[k].node < 0 || n->in[k].node >= i || n->in[k].slot < 0 ||
+                n->in[k].slot >= g->nodes[n->in[k].node].n_out) {
+                so_errorf("%s: input %d is not an earlier node (graph not topologically sorted?)",
+                          so_node_desc(g, i, desc, sizeof desc), k);
+                free(root);
+                goto done;
+            }
+        }
+        for (int32_t s = 0; s < n->n_out; s++) {
+            int32_t id = e->value_base[i] + s;
+            value *v = &e->values[id];
+            root[id] = id;
+            if (n->op == SO_OP_OPAQUE) { st = unsupported(g, i); free(root); goto done; }
+            if (n->out[s].rank < 0) {
+                so_errorf("%s: output %d has unknown shape", so_node_desc(g, i, desc, sizeof desc), s);
+                free(root);
+                goto done;
+            }
+            v->bytes = shape_bytes(&n->out[s]);
+            if (n->op == SO_OP_INPUT) {
+                v->kind = LOC_INPUT;
+                v->input = n->ref;
+            } else if (n->op == SO_OP_WEIGHT) {
+                v->kind = LOC_WEIGHT;
+                v->ptr = m->weights[n->ref].data;
+            } else if (so_ops[n->op].flags & SO_F_VIEW) {
+                root[id] = root[vid(e, n->in[0])];
+                v->kind = LOC_NONE;
+            } else {
+                v->kind = LOC_ARENA;
+                v->first = v->last = i;
+            }
+        }
+    }
+    /* lifetimes: uses extend the root's lifetime; outputs live to the end */
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *n = &g->nodes[i];
+        for (int32_t k = 0; k < n->n_in; k++) {
+            value *r = &e->values[root[vid(e, n->in[k])]];
+            if (r->kind == LOC_ARENA && r->last < i) r->last = i;
+        }
+    }
+    for (int32_t o = 0; o < m->n_outputs; o++) {
+        value *r = &e->values[root[vid(e, g->outputs[o])]];
+        if (r->kind == LOC_ARENA) r->last = g->n_nodes;
+    }
+    e->arena_bytes = plan_arena(e->values, nv);
+    if (e->arena_bytes > so_max_alloc_bytes) {
+        so_errorf("activation arena of %zu bytes exceeds the limit", e->arena_bytes);
+        free(root);
+        goto done;
+    }
+    e->arena = aligned_alloc(ALIGN, e->arena_bytes ? e->arena_bytes : ALIGN);
+    if (!e->arena) {
+        so_errorf("cannot allocate %zu bytes of activations", e->arena_bytes);
+        free(root);
+        goto done;
+    }
+    /* views take their root's location */
+    for (int32_t id = 0; id < nv; id++)
+        if (root[id] != id) {
+            const value *r = &e->values[root[id]];
+            value *v = &e->values[id];
+            size_t bytes = v->bytes;
+            *v = *r;
+            v->bytes = bytes;
+        }
+    free(root);
+    for (int32_t i = 0; i < m->n_weights; i++)
+        e->weight_bytes += shape_bytes(&m->weights[i].shape);
+
+    /* steps */
+    e->steps = so_xcalloc((size_t)g->n_nodes + 1, sizeof *e->steps);
+    int32_t cap_patches = 16;
+    e->patches = so_xmalloc(sizeof *e->patches * (size_t)cap_patches);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *n = &g->nodes[i];
+        unsigned fl = so_ops[n->op].flags;
+        if (fl & (SO_F_SOURCE | SO_F_VIEW)) continue;
+        step *s = &e->steps[e->n_steps++];
+        s->node = i;
+        s->n_in = n->n_in;
+        s->n_out = n->n_out;
+        s->in = so_xcalloc((size_t)n->n_in + 1, sizeof *s->in);
+        s->out = so_xcalloc((size_t)n->n_out + 1, sizeof *s->out);
+        for (int32_t k = 0; k < n->n_in; k++) {
+            const so_node *src = &g->nodes[n->in[k].node];
+            const value *v = &e->values[vid(e, n->in[k])];
+            s->in[k].shape = src->out[n->in[k].slot];
+            if (v->kind == LOC_ARENA) s->in[k].data = e->arena + v->offset;
+            else if (v->kind == LOC_WEIGHT) s->in[k].data = v->ptr;
+            else if (v->kind == LOC_INPUT) {
+                if (e->n_patches == cap_patches) {
+                    cap_patches *= 2;
+                    e->patches = so_xrealloc(e->patches, sizeof *e->patches * (size_t)cap_patches);
+                }
+                e->patches[e->n_patches++] = (patch){&s->in[k].data, v->input};
+            }
+        }
+        for (int32_t k = 0; k < n->n_out; k++) {
+            const value *v = &e->values[e->value_base[i] + k];
+            s->out[k].shape = n->out[k];
+            s->out[k].data = e->arena + v->offset;
+        }
+        if (e->opts.profile) s->samples = so_xcalloc(MAX_SAMPLES, sizeof *s->samples);
+        if (!e->opts.reference) {
+            if (so_fast_select(g, i, &s->k) != SO_OK) goto done;
+            e->packed_bytes += s->k.packed_bytes;
+            if (s->k.scratch_bytes > e->scratch_bytes) e->scratch_bytes = s->k.scratch_bytes;
+        }
+    }
+    if (e->scratch_bytes) {
+        e->scratch = aligned_alloc(ALIGN, (e->scratch_bytes + ALIGN - 1) / ALIGN * ALIGN);
+        if (!e->scratch) {
+            so_errorf("cannot allocate %zu bytes of kernel scratch", e->scratch_bytes);
+            goto done;
+        }
+    }
+    /* outputs */
+    e->out_src = so_xcalloc((size_t)m->n_outputs + 1, sizeof *e->out_src);
+    e->out_input = so_xcalloc((size_t)m->n_outputs + 1, sizeof *e->out_input);
+    for (int32_t o = 0; o < m->n_outputs; o++) {
+        so_edge ed = g->outputs[o];
+        const value *v = &e->values[vid(e, ed)];
+        e->out_src[o].shape = g->nodes[ed.node].out[ed.slot];
+        e->out_input[o] = -1;
+        if (v->kind == LOC_ARENA) e->out_src[o].data = e->arena + v->offset;
+        else if (v->kind == LOC_WEIGHT) e->out_src[o].data = v->ptr;
+        else e->out_input[o] = v->input;
+    }
+    st = SO_OK;
+done:
+    if (st != SO_OK) {
+        so_exec_free(e);
+        e = NULL;
+    }
+    *out = e;
+    return st;
+}
+
+so_status so_exec_run(so_exec *e, const float *const *inputs, float *const *outputs)
+{
+    const so_graph *g = e->g;
+    set_threads(e->opts.threads);
+    for (int32_t p = 0; p < e->n_patches; p++) *e->patches[p].slot = (void *)inputs[e->patches[p].input];
+    int prof = e->opts.profile;
+    for (int32_t k = 0; k < e->n_steps; k++) {
+        step *s = &e->steps[k];
+        double t0 = prof ? so_now() : 0;
+        if (s->k.run) {
+            s->k.run(s->k.priv, s->in, s->out, e->scratch);
+        } else if (run_ref(e, s) != SO_OK) {
+            char desc[256];
+            return so_errorf("%s: %s", so_node_desc(g, s->node, desc, sizeof desc), so_error());
+        }
+        if (prof) {
+            s->samples[e->n_runs % MAX_SAMPLES] = (so_now() - t0) * 1e3;
+            if (s->n_samples < MAX_SAMPLES) s->n_samples++;
+        }
+    }
+    if (prof) e->n_runs++;
+    for (int32_t o = 0; o < g->model->n_outputs; o++) {
+        const void *src = e->out_input[o] >= 0 ? (const void *)inputs[e->out_input[o]] : e->out_src[o].data;
+        memcpy(outputs[o], src, shape_bytes(&e->out_src[o].shape));
+    }
+    return SO_OK;
+}
+
+size_t so_exec_peak_activation_bytes(const so_exec *e) { return e->arena_bytes + e->scratch_bytes; }
+size_t so_exec_weight_bytes(const so_exec *e) { return e->weight_bytes + e->packed_bytes; }
+int32_t so_exec_n_steps(const so_exec *e) { return e->n_steps; }
+int32_t so_exec_n_profiled_runs(const so_exec *e) { return e->n_runs; }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int32_t n)
+{
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void so_exec_step(const so_exec *e, int32_t i, so_exec_step_info *info)
+{
+    const step *s = &e->steps[i];
+    info->node = s->node;
+    info->op = e->g->nodes[s->node].op;
+    info->kernel = s->k.run ? s->k.name : "ref";
+    info->flops = so_node_flops(e->g, s->node);
+    info->median_ms = 0;
+    if (s->n_samples > 0) {
+        double tmp[MAX_SAMPLES];
+        memcpy(tmp, s->samples, sizeof *tmp * (size_t)s->n_samples);
+        info->median_ms = median(tmp, s->n_samples);
+    }
+}
+
+void so_exec_profile_print(const so_exec *e, FILE *f)
+{
+    const so_graph *g = e->g;
+    double total = 0;
+    double op_ms[SO_OP_COUNT] = {0};
+    int64_t op_flops[SO_OP_COUNT] = {0};
+    int32_t op_n[SO_OP_COUNT] = {0};
+    so_exec_step_info *inf = so_xcalloc((size_t)e->n_steps + 1, sizeof *inf);
+    for (int32_t i = 0; i < e->n_steps; i++) {
+        so_exec_step(e, i, &inf[i]);
+        total += inf[i].median_ms;
+        op_ms[inf[i].op] += inf[i].median_ms;
+        op_flops[inf[i].op] += inf[i].flops;
+        op_n[inf[i].op]++;
+    }
+    fprintf(f, "profile: %d runs, %d steps, sum of per-node medians %.3f ms\n", e->n_runs, e->n_steps, total);
+    fprintf(f, "%-5s %-40s %-14s %-22s %10s %6s %9s\n", "step", "node", "op", "kernel", "ms", "%", "GFLOP/s");
+    for (int32_t i = 0; i < e->n_steps; i++) {
+        const so_node *n = &g->nodes[inf[i].node];
+        char name[41];
+        snprintf(name, sizeof name, "%s", n->name ? n->name : "?");
+        double gf = inf[i].median_ms > 0 ? inf[i].flops / (inf[i].median_ms * 1e6) : 0;
+        fprintf(f, "%-5d %-40s %-14s %-22s %10.4f %6.2f", i, name, so_ops[inf[i].op].name, inf[i].kernel,
+                inf[i].median_ms, total > 0 ? 100 * inf[i].median_ms / total : 0);
+        if (n->op == SO_OP_CONV || n->op == SO_OP_MATMUL || n->op == SO_OP_GEMM || n->op == SO_OP_LSTM)
+            fprintf(f, " %9.2f", gf);
+        fputc('\n', f);
+    }
+    fprintf(f, "per op kind:\n%-14s %6s %10s %6s %9s\n", "op", "count", "ms", "%", "GFLOP/s");
+    for (int op = 0; op < SO_OP_COUNT; op++) {
+        if (!op_n[op]) continue;
+        fprintf(f, "%-14s %6d %10.4f %6.2f", so_ops[op].name, op_n[op], op_ms[op], total > 0 ? 100 * op_ms[op] / total : 0);
+        if (op == SO_OP_CONV || op == SO_OP_MATMUL || op == SO_OP_GEMM || op == SO_OP_LSTM)
+            fprintf(f, " %9.2f", op_ms[op] > 0 ? op_flops[op] / (op_ms[op] * 1e6) : 0);
+        fputc('\n', f);
+    }
+    free(inf);
+}
+
+void so_exec_free(so_exec *e)
+{
+    if (!e) return;
+    for (int32_t i = 0; i < e->n_steps; i++) {
+        step *s = &e->steps[i];
+        free(s->in);
+        free(s->out);
+        free(s->samples);
+        if (s->k.free_priv) s->k.free_priv(s->k.priv);
+    }
+    free(e->steps);
+    free(e->patches);
+    free(e->values);
+    free(e->value_base);
+    free(e->arena);
+    free(e->scratch);
+    free(e->out_src);
+    free(e->out_input);
+    free(e);
+}
+
+/* ---- single-node timing for the cost model ---- */
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int iters, double *median_ms)
+{
+    so_status st = SO_ERR;
+    const so_node *n = &g->nodes[node];
+    so_tensor in[SO_MAX_IN], outt[8];
+    void *owned[SO_MAX_IN + 8];
+    int n_owned = 0;
+    double *samples = NULL;
+    so_fast_kernel k = {0};
+    float *scratch = NULL;
+    char desc[256];
+    *median_ms = 0;
+    if (so_ops[n->op].flags & (SO_F_SOURCE | SO_F_VIEW)) return SO_OK;
+    if (n->op == SO_OP_OPAQUE) return unsupported(g, node);
+    if (n->n_in > SO_MAX_IN || n->n_out > 8) return so_errorf("%s: too many edges", so_node_desc(g, node, desc, sizeof desc));
+    if (iters < 1) iters = 1;
+    set_threads(threads);
+    uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)node;
+    for (int32_t i = 0; i < n->n_in; i++) {
+        const so_node *src = &g->nodes[n->in[i].node];
+        in[i].shape = src->out[n->in[i].slot];
+        if (src->op == SO_OP_WEIGHT) {
+            in[i].data = g->model->weights[src->ref].data;
+            continue;
+        }
+        if (in[i].shape.rank < 0) {
+            so_errorf("%s: input %d has unknown shape", so_node_desc(g, node, desc, sizeof desc), i);
+            goto done;
+        }
+        size_t bytes = shape_bytes(&in[i].shape);
+        void *p = malloc(bytes ? bytes : 8);
+        if (!p) { so_errorf("out of memory timing %s", so_node_desc(g, node, desc, sizeof desc)); goto done; }
+        owned[n_owned++] = p;
+        in[i].data = p;
+        int64_t cnt = so_shape_numel(&in[i].shape);
+        if (in[i].shape.dtype == SO_I64) {
+            for (int64_t j = 0; j < cnt; j++) ((int64_t *)p)[j] = 0;
+        } else {
+            for (int64_t j = 0; j < cnt; j++)
+                ((float *)p)[j] = (float)((rng_next(&seed) >> 40) * (1.0 / 16777216.0) * 2.0 - 1.0);
+        }
+    }
+    for (int32_t i = 0; i < n->n_out; i++) {
+        outt[i].shape = n->out[i];
+        size_t bytes = shape_bytes(&n->out[i]);
+        void *p = malloc(bytes ? bytes : 8);
+        if (!p) { so_errorf("out of memory timing %s", so_node_desc(g, node, desc, sizeof desc)); goto done; }
+        owned[n_owned++] = p;
+        outt[i].data = p;
+    }
+    if (so_fast_select(g, node, &k) != SO_OK) goto done;
+    if (k.scratch_bytes) {
+        scratch = malloc(k.scratch_bytes);
+        if (!scratch) { so_errorf("out of memory timing %s", so_node_desc(g, node, desc, sizeof desc)); goto done; }
+    }
+    samples = so_xmalloc(sizeof *samples * (size_t)iters);
+    for (int it = -1; it < iters; it++) {
+        double t0 = so_now();
+        if (k.run) k.run(k.priv, in, outt, scratch);
+        else if (so_ref_kernels[n->op](g, n, in, outt) != SO_OK) goto done;
+        if (it >= 0) samples[it] = (so_now() - t0) * 1e3;
+    }
+    *median_ms = median(samples, iters);
+    st = SO_OK;
+done:
+    for (int i = 0; i < n_owned; i++) free(owned[i]);
+    free(samples);
+    free(scratch);
+    if (k.free_priv) k.free_priv(k.priv);
+    return st;
+}
+
+/* ---- FLOP counter ---- */
+int64_t so_node_flops(const so_graph *g, int32_t i)
+{
+    const so_node *n = &g->nodes[i];
+    unsigned fl = so_ops[n->op].flags;
+    if (fl & (SO_F_SOURCE | SO_F_VIEW)) return 0;
+    if (n->n_out < 1 || n->out[0].rank < 0) return 0;
+    int64_t out = so_shape_numel(&n->out[0]);
+    const so_attr *a = n->attr;
+    switch (n->op) {
+    case SO_OP_CONV: {
+        const so_shape *w = &g->nodes[n->in[1].node].out[n->in[1].slot];
+        if (w->rank != 4) return 2 * out;
+        return 2 * out * w->dim[1] * w->dim[2] * w->dim[3];
+    }
+    case SO_OP_MATMUL: {
+        const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];
+        int64_t k = x->rank >= 1 ? x->dim[x->rank - 1] : 1;
+        if (x->rank == 1) k = x->dim[0];
+        return 2 * out * k;
+    }
+    case SO_OP_GEMM: {
+        const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];
+        if (x->rank != 2) return 2 * out;
+        int64_t k = a->trans_a ? x->dim[0] : x->dim[1];
+        return 2 * out * k;
+    }
+    case SO_OP_LSTM: {
+        const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];
+        if (x->rank != 3) return out;
+        int64_t seq = x->dim[0], batch = x->dim[1], in_sz = x->dim[2], h = a->hidden;
+        int64_t dirs = a->direction == 2 ? 2 : 1;
+        return dirs * seq * batch * (2 * 4 * h * (in_sz + h) + 10 * h);
+    }
+    case SO_OP_MAXPOOL:
+    case SO_OP_AVGPOOL:
+        return out * (int64_t)a->kernel[0] * a->kernel[1];
+    case SO_OP_GLOBALAVGPOOL:
+    case SO_OP_REDUCEMEAN:
+    case SO_OP_SOFTMAX:
+    case SO_OP_LAYERNORM: {
+        const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];
+        int64_t nin = so_shape_numel(x);
+        return n->op == SO_OP_SOFTMAX ? 3 * nin : n->op == SO_OP_LAYERNORM ? 5 * nin : nin;
+    }
+    default:
+        return out;
+    }
+}

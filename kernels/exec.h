@@ -1,0 +1,67 @@
+/* exec.h - the executor: plans memory once by liveness, pre-packs weights, picks a kernel per node, then runs a flat list of kernel calls; per-node profiler and FLOP counter. */
+#ifndef SO_EXEC_H
+#define SO_EXEC_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../src/graph.h"
+
+typedef struct so_exec so_exec;
+
+typedef struct so_exec_opts {
+    int threads;   /* OpenBLAS + OpenMP threads; <= 0 means 1 */
+    int reference; /* 1: reference kernels only (still planned memory) */
+    int profile;   /* 1: collect per-node times on every run */
+} so_exec_opts;
+
+/* Plans memory (liveness-based buffer reuse), pre-packs weights, selects a kernel per
+   node. Errors name the node (opaque ops: "unsupported operator 'X' at node 'y'").
+   The graph must be topologically sorted with shapes inferred. The graph and its model
+   must outlive the executor (weights are referenced, not copied, where not packed).
+   opts may be NULL (1 thread, fast kernels, no profile). On success *out is owned by
+   the caller: free with so_exec_free. */
+so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out);
+
+/* inputs: one float buffer per model input (graph input order, shapes of the INPUT nodes);
+   outputs: caller buffers, one per model output, sized from the graph's output shapes.
+   Not reentrant: one run at a time per executor (it owns the activation buffers). */
+so_status so_exec_run(so_exec *e, const float *const *inputs, float *const *outputs);
+
+/* Bytes of the planned activation arena (peak live activation bytes after reuse). */
+size_t so_exec_peak_activation_bytes(const so_exec *e);
+/* Bytes of weights the executor holds (model weights referenced + packed copies). */
+size_t so_exec_weight_bytes(const so_exec *e);
+
+/* ---- profile (when opts.profile) ---- */
+/* Number of kernel steps (nodes that do work; views and sources are not steps). */
+int32_t so_exec_n_steps(const so_exec *e);
+
+typedef struct so_exec_step_info {
+    int32_t node;        /* graph node index */
+    so_op op;
+    const char *kernel;  /* name of the selected kernel, e.g. "conv1x1_sgemm", "ref" */
+    double median_ms;    /* median over profiled runs; 0 if not profiled */
+    int64_t flops;       /* so_node_flops */
+} so_exec_step_info;
+
+/* Fills *info for step i in [0, n_steps). */
+void so_exec_step(const so_exec *e, int32_t i, so_exec_step_info *info);
+/* Number of profiled runs so far. */
+int32_t so_exec_n_profiled_runs(const so_exec *e);
+/* Per node and per op kind: median ms, share of total, GFLOP/s for conv/gemm/matmul. */
+void so_exec_profile_print(const so_exec *e, FILE *f);
+
+void so_exec_free(so_exec *e);
+
+/* Cost-model helper: times node `node` of g in isolation (median ms over iters, after one
+   warm-up run) with the fast kernel the executor would pick, on seeded random inputs
+   (its WEIGHT inputs use the model's weights). Source and view nodes cost 0. */
+so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int iters, double *median_ms);
+
+/* Floating-point operations of node i (multiply-add = 2): conv, matmul, gemm, LSTM exact;
+   element-wise/normalisation/pooling approximately one per output (pool: per window
+   element); 0 for sources and views. */
+int64_t so_node_flops(const so_graph *g, int32_t i);
+
+#endif
