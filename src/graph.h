@@ -78,6 +78,9 @@ typedef struct so_opaque {
     const char *op_type, *domain;
     void *blob;           /* model arena */
     size_t blob_len;
+    int32_t n_out;        /* outputs of the node */
+    so_shape *out;        /* n_out output shapes known at import (value_info or simple
+                             rules; rank -1 = unknown), model arena; shape inference copies these */
 } so_opaque;
 
 typedef struct so_graph so_graph;
