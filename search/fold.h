@@ -1,0 +1,44 @@
+/* fold.h - canonicalisation: constant folding of weight-only nodes into new weights (memoised,
+   deduplicated by content), Identity removal, dead-node removal, topological order. */
+#ifndef SO_FOLD_H
+#define SO_FOLD_H
+
+#include "../src/graph.h"
+#include "hmap.h"
+
+/* Folding state for one model: memo of (op, attributes, input weights) -> result weights and a
+   content index (hash, shape) -> weight id, so that a search that folds the same constant
+   many times adds one weight. Not thread-safe. */
+typedef struct so_fold_ctx {
+    so_model *m;                /* not owned; weights are added to it */
+    so_hmap memo;               /* key -> index into ids[] of the first output */
+    so_hmap content;            /* content key -> weight id */
+    int32_t *ids;               /* result weight ids, n_out consecutive per memo entry */
+    int32_t n_ids, cap_ids;
+    int64_t max_elems;          /* outputs bigger than this are not folded (default 1<<24) */
+    int64_t evaluated;          /* nodes evaluated with the reference kernels */
+    int64_t weights_added;
+} so_fold_ctx;
+
+void so_fold_init(so_fold_ctx *fc, so_model *m);
+void so_fold_free(so_fold_ctx *fc);
+
+/* 1 if node i of g can be folded now: not a source, not opaque, every input a WEIGHT node
+   (or no inputs and a CONST_* op), outputs known and not larger than fc->max_elems. */
+int so_fold_can(const so_fold_ctx *fc, const so_graph *g, int32_t i);
+
+/* Evaluates node i with the reference kernels and stores its outputs as weights;
+   wids[0..n_out) receive the weight ids. Memoised. */
+so_status so_fold_node(so_fold_ctx *fc, const so_graph *g, int32_t i, int32_t *wids);
+
+typedef struct so_canon_stats {
+    int32_t folded, identities, dead;
+} so_canon_stats;
+
+/* Canonicalises g in place: removes Identity nodes, folds every foldable node (repeatedly,
+   so weight-only chains become one weight), toposorts, removes dead nodes. Shapes of
+   existing nodes must be inferred. stats may be NULL. On error g may be partly changed
+   (the caller discards it). */
+so_status so_canonicalize(so_fold_ctx *fc, so_graph *g, so_canon_stats *stats);
+
+#endif
