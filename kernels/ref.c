@@ -1,0 +1,1064 @@
+/* ref.c - reference kernels for every operator of ops.def: plain loops with double accumulators, the oracle for all other stages. */
+#include "ref.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------- helpers ---------------- */
+
+static so_status kfail(const so_graph *g, const so_node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static so_status kfail(const so_graph *g, const so_node *n, const char *fmt, ...)
+{
+    char desc[256], msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (g && n >= g->nodes && n < g->nodes + g->n_nodes)
+        so_node_desc(g, (int32_t)(n - g->nodes), desc, sizeof desc);
+    else
+        snprintf(desc, sizeof desc, "node '%s' (%s)", n->name ? n->name : "?", so_ops[n->op].onnx ? so_ops[n->op].onnx : so_ops[n->op].name);
+    return so_errorf("%s: %s", desc, msg);
+}
+
+static size_t esz(const so_shape *s) { return s->dtype == SO_I64 ? 8 : 4; }
+
+static int64_t numel(const so_shape *s)
+{
+    int64_t n = 1;
+    for (int k = 0; k < s->rank; k++) n *= s->dim[k];
+    return n;
+}
+
+static int one_if0(int32_t v) { return v > 0 ? v : 1; }
+
+/* Product of dims [from, to). */
+static int64_t prod(const so_shape *s, int from, int to)
+{
+    int64_t n = 1;
+    for (int k = from; k < to; k++) n *= s->dim[k];
+    return n;
+}
+
+/* Strides of s (contiguous, row-major) aligned right to rank r, 0 where s broadcasts. */
+static void bstrides(const so_shape *s, int r, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int k = r - 1; k >= 0; k--) {
+        int j = k - (r - s->rank);
+        if (j < 0) { st[k] = 0; continue; }
+        st[k] = s->dim[j] == 1 ? 0 : acc;
+        acc *= s->dim[j];
+    }
+}
+
+static void contiguous_strides(const so_shape *s, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int d = s->rank - 1; d >= 0; d--) {
+        st[d] = acc;
+        acc *= s->dim[d];
+    }
+}
+
+/* Runs `BODY` with E = an unsigned integer type of the element size (4 or 8 bytes). */
+#define BY_ELEM(sz, ...)                                                                                                               \
+    do {                                                                                                                               \
+        if ((sz) == 8) {                                                                                                               \
+            typedef uint64_t E;                                                                                                        \
+            __VA_ARGS__                                                                                                                \
+        } else {                                                                                                                       \
+            typedef uint32_t E;                                                                                                        \
+            __VA_ARGS__                                                                                                                \
+        }                                                                                                                              \
+    } while (0)
+
+void so_ref_act(int act, float clip_min, float clip_max, float *x, int64_t n)
+{
+    switch (act) {
+    case SO_ACT_RELU:
+        for (int64_t i = 0; i < n; i++) x[i] = x[i] < 0.0f ? 0.0f : x[i];
+        break;
+    case SO_ACT_SIGMOID:
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(1.0 / (1.0 + exp(-(double)x[i])));
+        break;
+    case SO_ACT_TANH:
+        for (int64_t i = 0; i < n; i++) x[i] = tanhf(x[i]);
+        break;
+    case SO_ACT_CLIP:
+        for (int64_t i = 0; i < n; i++) x[i] = x[i] < clip_min ? clip_min : x[i] > clip_max ? clip_max : x[i];
+        break;
+    default:
+        break;
+    }
+}
+
+static void act_out(const so_node *n, so_tensor *o)
+{
+    if (n->attr->act != SO_ACT_NONE && o->shape.dtype == SO_F32)
+        so_ref_act(n->attr->act, n->attr->clip_min, n->attr->clip_max, (float *)o->data, numel(&o->shape));
+}
+
+/* ---------------- sources ---------------- */
+
+so_status so_ref_input(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)in;
+    (void)out;
+    return kfail(g, n, "graph input has no kernel (its data comes from the caller)");
+}
+
+so_status so_ref_weight(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)in;
+    if (!g || n->ref < 0 || n->ref >= g->model->n_weights) return kfail(g, n, "refers to a missing weight");
+    const so_weight *w = &g->model->weights[n->ref];
+    if (!so_shape_eq(&w->shape, &out[0].shape)) return kfail(g, n, "output shape differs from the weight's");
+    if (out[0].data != w->data) memcpy(out[0].data, w->data, (size_t)numel(&w->shape) * esz(&w->shape));
+    return SO_OK;
+}
+
+so_status so_ref_opaque(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)in;
+    (void)out;
+    const char *type = "?";
+    if (g && n->ref >= 0 && n->ref < g->model->n_opaque) type = g->model->opaque[n->ref].op_type;
+    if (n->name && n->name[0]) return so_errorf("unsupported operator '%s' at node '%s'", type, n->name);
+    if (g && n >= g->nodes && n < g->nodes + g->n_nodes)
+        return so_errorf("unsupported operator '%s' at node #%d", type, (int)(n - g->nodes));
+    return so_errorf("unsupported operator '%s'", type);
+}
+
+/* ---------------- linear algebra ---------------- */
+
+so_status so_ref_conv(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const float *x = in[0].data, *w = in[1].data, *b = n->n_in > 2 && in[2].data ? in[2].data : NULL;
+    float *y = out[0].data;
+    const int64_t N = in[0].shape.dim[0], C = in[0].shape.dim[1], H = in[0].shape.dim[2], W = in[0].shape.dim[3];
+    const int64_t O = in[1].shape.dim[0], Cg = in[1].shape.dim[1], KH = in[1].shape.dim[2], KW = in[1].shape.dim[3];
+    const int64_t OH = out[0].shape.dim[2], OW = out[0].shape.dim[3];
+    const int64_t G = one_if0(a->group), Og = O / G;
+    const int64_t sh = one_if0(a->stride[0]), sw = one_if0(a->stride[1]), dh = one_if0(a->dilation[0]), dw = one_if0(a->dilation[1]);
+    const int64_t pt = a->pad[0], pl = a->pad[1];
+    for (int64_t nn = 0; nn < N; nn++)
+        for (int64_t o = 0; o < O; o++) {
+            const int64_t gi = o / Og;
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    double acc = b ? b[o] : 0.0;
+                    for (int64_t c = 0; c < Cg; c++) {
+                        const float *xc = x + ((nn * C + gi * Cg + c) * H) * W;
+                        const float *wc = w + ((o * Cg + c) * KH) * KW;
+                        for (int64_t kh = 0; kh < KH; kh++) {
+                            int64_t ih = oh * sh - pt + kh * dh;
+                            if (ih < 0 || ih >= H) continue;
+                            for (int64_t kw = 0; kw < KW; kw++) {
+                                int64_t iw = ow * sw - pl + kw * dw;
+                                if (iw < 0 || iw >= W) continue;
+                                acc += (double)xc[ih * W + iw] * wc[kh * KW + kw];
+                            }
+                        }
+                    }
+                    y[((nn * O + o) * OH + oh) * OW + ow] = (float)acc;
+                }
+        }
+    act_out(n, &out[0]);
+    return SO_OK;
+}
+
+so_status so_ref_matmul(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    so_shape a = in[0].shape, b = in[1].shape;
+    if (a.rank == 1) { a.rank = 2; a.dim[1] = a.dim[0]; a.dim[0] = 1; }
+    if (b.rank == 1) { b.rank = 2; b.dim[1] = 1; }
+    const int64_t M = a.dim[a.rank - 2], K = a.dim[a.rank - 1], N = b.dim[b.rank - 1];
+    /* batch dims */
+    so_shape ba = a, bb = b;
+    ba.rank -= 2;
+    bb.rank -= 2;
+    const int r = SO_MAX(ba.rank, bb.rank);
+    int64_t bd[SO_MAX_RANK], sa[SO_MAX_RANK], sb[SO_MAX_RANK], idx[SO_MAX_RANK] = {0};
+    int64_t nb = 1;
+    for (int k = 0; k < r; k++) {
+        int ia = k - (r - ba.rank), ib = k - (r - bb.rank);
+        int64_t da = ia >= 0 ? ba.dim[ia] : 1, db = ib >= 0 ? bb.dim[ib] : 1;
+        bd[k] = da > db ? da : db;
+        nb *= bd[k];
+    }
+    bstrides(&ba, r, sa);
+    bstrides(&bb, r, sb);
+    const float *A = in[0].data, *B = in[1].data;
+    float *Y = out[0].data;
+    int64_t oa = 0, ob = 0;
+    for (int64_t bi = 0; bi < nb; bi++) {
+        const float *Ab = A + oa * M * K, *Bb = B + ob * K * N;
+        float *Yb = Y + bi * M * N;
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t j = 0; j < N; j++) {
+                double acc = 0.0;
+                for (int64_t k = 0; k < K; k++) acc += (double)Ab[m * K + k] * Bb[k * N + j];
+                Yb[m * N + j] = (float)acc;
+            }
+        for (int k = r - 1; k >= 0; k--) {
+            idx[k]++;
+            oa += sa[k];
+            ob += sb[k];
+            if (idx[k] < bd[k]) break;
+            oa -= sa[k] * bd[k];
+            ob -= sb[k] * bd[k];
+            idx[k] = 0;
+        }
+    }
+    act_out(n, &out[0]);
+    return SO_OK;
+}
+
+so_status so_ref_gemm(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *at = n->attr;
+    const float *A = in[0].data, *B = in[1].data, *C = n->n_in > 2 ? in[2].data : NULL;
+    float *Y = out[0].data;
+    const int64_t M = out[0].shape.dim[0], N = out[0].shape.dim[1];
+    const int64_t K = at->trans_a ? in[0].shape.dim[0] : in[0].shape.dim[1];
+    int64_t cm = 0, cn = 0;
+    if (C) {
+        const so_shape *cs = &in[2].shape;
+        int64_t c0 = cs->rank == 2 ? cs->dim[0] : 1, c1 = cs->rank >= 1 ? cs->dim[cs->rank - 1] : 1;
+        cm = c0 == 1 ? 0 : c1;
+        cn = c1 == 1 ? 0 : 1;
+    }
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t j = 0; j < N; j++) {
+            double acc = 0.0;
+            for (int64_t k = 0; k < K; k++) {
+                double av = at->trans_a ? A[k * M + m] : A[m * K + k];
+                double bv = at->trans_b ? B[j * K + k] : B[k * N + j];
+                acc += av * bv;
+            }
+            acc *= (double)at->alpha;
+            if (C) acc += (double)at->beta * C[m * cm + j * cn];
+            Y[m * N + j] = (float)acc;
+        }
+    act_out(n, &out[0]);
+    return SO_OK;
+}
+
+/* ---------------- element-wise ---------------- */
+
+/* Defines static void NAME(a, b, out shapes...) computing O = EXPR(a, b) with numpy broadcasting. */
+#define DEF_BINARY(NAME, T, EXPR)                                                                                                      \
+    static void NAME(const T *A, const T *B, T *O, const so_shape *sa, const so_shape *sb, const so_shape *so)                       \
+    {                                                                                                                                  \
+        const int64_t n = numel(so), na = numel(sa), nb = numel(sb);                                                                   \
+        if (na == n && nb == n) {                                                                                                      \
+            for (int64_t i = 0; i < n; i++) {                                                                                          \
+                const T a = A[i], b = B[i];                                                                                            \
+                O[i] = (EXPR);                                                                                                         \
+            }                                                                                                                          \
+            return;                                                                                                                    \
+        }                                                                                                                              \
+        if (na == n && nb == 1) {                                                                                                      \
+            const T b = B[0];                                                                                                          \
+            for (int64_t i = 0; i < n; i++) {                                                                                          \
+                const T a = A[i];                                                                                                      \
+                O[i] = (EXPR);                                                                                                         \
+            }                                                                                                                          \
+            return;                                                                                                                    \
+        }                                                                                                                              \
+        if (na == 1 && nb == n) {                                                                                                      \
+            const T a = A[0];                                                                                                          \
+            for (int64_t i = 0; i < n; i++) {                                                                                          \
+                const T b = B[i];                                                                                                      \
+                O[i] = (EXPR);                                                                                                         \
+            }                                                                                                                          \
+            return;                                                                                                                    \
+        }                                                                                                                              \
+        const int r = so->rank;                                                                                                        \
+        int64_t sta[SO_MAX_RANK], stb[SO_MAX_RANK], idx[SO_MAX_RANK] = {0};                                                            \
+        bstrides(sa, r, sta);                                                                                                          \
+        bstrides(sb, r, stb);                                                                                                          \
+        const int64_t last = so->dim[r - 1], la = sta[r - 1], lb = stb[r - 1], outer = n / last;                                       \
+        int64_t oa = 0, ob = 0;                                                                                                        \
+        for (int64_t o = 0; o < outer; o++) {                                                                                          \
+            for (int64_t j = 0; j < last; j++) {                                                                                       \
+                const T a = A[oa + j * la], b = B[ob + j * lb];                                                                        \
+                O[o * last + j] = (EXPR);                                                                                              \
+            }                                                                                                                          \
+            for (int k = r - 2; k >= 0; k--) {                                                                                         \
+                idx[k]++;                                                                                                              \
+                oa += sta[k];                                                                                                          \
+                ob += stb[k];                                                                                                          \
+                if (idx[k] < so->dim[k]) break;                                                                                        \
+                oa -= sta[k] * so->dim[k];                                                                                             \
+                ob -= stb[k] * so->dim[k];                                                                                             \
+                idx[k] = 0;                                                                                                            \
+            }                                                                                                                          \
+        }                                                                                                                              \
+    }
+
+static int64_t idiv(int64_t a, int64_t b) { return (b == 0 || (a == INT64_MIN && b == -1)) ? 0 : a / b; }
+/* wrap-around integer arithmetic without signed-overflow UB */
+static int64_t iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static int64_t imul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
+DEF_BINARY(add_f, float, a + b)
+DEF_BINARY(sub_f, float, a - b)
+DEF_BINARY(mul_f, float, a * b)
+DEF_BINARY(div_f, float, a / b)
+DEF_BINARY(pow_f, float, (float)pow((double)a, (double)b))
+DEF_BINARY(add_i, int64_t, iadd(a, b))
+DEF_BINARY(sub_i, int64_t, isub(a, b))
+DEF_BINARY(mul_i, int64_t, imul(a, b))
+DEF_BINARY(div_i, int64_t, idiv(a, b))
+
+#define BINARY_KERNEL(l, FF, FI)                                                                                                       \
+    so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)                                    \
+    {                                                                                                                                  \
+        (void)g;                                                                                                                       \
+        if (out[0].shape.dtype == SO_I64) {                                                                                            \
+            FI(in[0].data, in[1].data, out[0].data, &in[0].shape, &in[1].shape, &out[0].shape);                                        \
+            return SO_OK;                                                                                                              \
+        }                                                                                                                              \
+        FF(in[0].data, in[1].data, out[0].data, &in[0].shape, &in[1].shape, &out[0].shape);                                            \
+        act_out(n, &out[0]);                                                                                                           \
+        return SO_OK;                                                                                                                  \
+    }
+
+static so_status no_int(const so_graph *g, const so_node *n) { return kfail(g, n, "int64 inputs are not supported"); }
+#define pow_i(...) return no_int(g, n)
+
+BINARY_KERNEL(add, add_f, add_i)
+BINARY_KERNEL(sub, sub_f, sub_i)
+BINARY_KERNEL(mul, mul_f, mul_i)
+BINARY_KERNEL(div, div_f, div_i)
+BINARY_KERNEL(pow, pow_f, pow_i)
+#undef pow_i
+
+#define UNARY_KERNEL(l, EXPR)                                                                                                          \
+    so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)                                    \
+    {                                                                                                                                  \
+        (void)g;                                                                                                                       \
+        (void)n;                                                                                                                       \
+        const float *X = in[0].data;                                                                                                   \
+        float *Y = out[0].data;                                                                                                        \
+        const int64_t cnt = numel(&out[0].shape);                                                                                      \
+        for (int64_t i = 0; i < cnt; i++) {                                                                                            \
+            const float x = X[i];                                                                                                      \
+            Y[i] = (EXPR);                                                                                                             \
+        }                                                                                                                              \
+        return SO_OK;                                                                                                                  \
+    }
+
+UNARY_KERNEL(relu, x < 0.0f ? 0.0f : x)
+UNARY_KERNEL(sigmoid, (float)(1.0 / (1.0 + exp(-(double)x))))
+UNARY_KERNEL(tanh, tanhf(x))
+UNARY_KERNEL(erf, erff(x))
+UNARY_KERNEL(sqrt, sqrtf(x))
+UNARY_KERNEL(exp, expf(x))
+UNARY_KERNEL(log, logf(x))
+UNARY_KERNEL(neg, -x)
+UNARY_KERNEL(reciprocal, 1.0f / x)
+UNARY_KERNEL(clip, x < n->attr->clip_min ? n->attr->clip_min : x > n->attr->clip_max ? n->attr->clip_max : x)
+
+/* ---------------- normalisation, pooling ---------------- */
+
+so_status so_ref_batchnorm(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const float *X = in[0].data, *sc = in[1].data, *bi = in[2].data, *mu = in[3].data, *var = in[4].data;
+    float *Y = out[0].data;
+    const so_shape *s = &in[0].shape;
+    const int64_t N = s->dim[0], C = s->dim[1], inner = prod(s, 2, s->rank);
+    for (int64_t nn = 0; nn < N; nn++)
+        for (int64_t c = 0; c < C; c++) {
+            const double k = (double)sc[c] / sqrt((double)var[c] + (double)n->attr->epsilon), m = mu[c], b = bi[c];
+            const float *x = X + (nn * C + c) * inner;
+            float *y = Y + (nn * C + c) * inner;
+            for (int64_t i = 0; i < inner; i++) y[i] = (float)(((double)x[i] - m) * k + b);
+        }
+    return SO_OK;
+}
+
+so_status so_ref_maxpool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    const int64_t NC = in[0].shape.dim[0] * in[0].shape.dim[1], H = in[0].shape.dim[2], W = in[0].shape.dim[3];
+    const int64_t OH = out[0].shape.dim[2], OW = out[0].shape.dim[3], KH = a->kernel[0], KW = a->kernel[1];
+    const int64_t sh = one_if0(a->stride[0]), sw = one_if0(a->stride[1]), dh = one_if0(a->dilation[0]), dw = one_if0(a->dilation[1]);
+    for (int64_t p = 0; p < NC; p++) {
+        const float *x = X + p * H * W;
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                float m = -INFINITY;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    int64_t ih = oh * sh - a->pad[0] + kh * dh;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        int64_t iw = ow * sw - a->pad[1] + kw * dw;
+                        if (iw < 0 || iw >= W) continue;
+                        float v = x[ih * W + iw];
+                        if (v > m || v != v) m = v;
+                        if (m != m) goto nan; /* NaN propagates */
+                    }
+                }
+            nan:
+                Y[(p * OH + oh) * OW + ow] = m;
+            }
+    }
+    return SO_OK;
+}
+
+so_status so_ref_avgpool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    const int64_t NC = in[0].shape.dim[0] * in[0].shape.dim[1], H = in[0].shape.dim[2], W = in[0].shape.dim[3];
+    const int64_t OH = out[0].shape.dim[2], OW = out[0].shape.dim[3], KH = a->kernel[0], KW = a->kernel[1];
+    const int64_t sh = one_if0(a->stride[0]), sw = one_if0(a->stride[1]);
+    for (int64_t p = 0; p < NC; p++) {
+        const float *x = X + p * H * W;
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                /* window clipped to the padded input, then to the input (PyTorch / ONNX Runtime) */
+                int64_t h0 = oh * sh - a->pad[0], w0 = ow * sw - a->pad[1];
+                int64_t h1 = SO_MIN(h0 + KH, H + a->pad[2]), w1 = SO_MIN(w0 + KW, W + a->pad[3]);
+                const int64_t padded = (h1 - h0) * (w1 - w0);
+                h0 = SO_MAX(h0, 0);
+                w0 = SO_MAX(w0, 0);
+                h1 = SO_MIN(h1, H);
+                w1 = SO_MIN(w1, W);
+                double acc = 0.0;
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++) acc += x[ih * W + iw];
+                const int64_t cnt = a->count_include_pad ? padded : (h1 - h0) * (w1 - w0);
+                Y[(p * OH + oh) * OW + ow] = cnt > 0 ? (float)(acc / (double)cnt) : 0.0f;
+            }
+    }
+    return SO_OK;
+}
+
+so_status so_ref_globalavgpool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    const so_shape *s = &in[0].shape;
+    const int64_t NC = s->dim[0] * s->dim[1], inner = prod(s, 2, s->rank);
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    for (int64_t p = 0; p < NC; p++) {
+        double acc = 0.0;
+        for (int64_t i = 0; i < inner; i++) acc += X[p * inner + i];
+        Y[p] = (float)(acc / (double)inner);
+    }
+    return SO_OK;
+}
+
+so_status so_ref_softmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *s = &in[0].shape;
+    const int axis = n->attr->axis;
+    const int64_t outer = prod(s, 0, axis), D = s->dim[axis], inner = prod(s, axis + 1, s->rank);
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const float *x = X + o * D * inner + i;
+            float *y = Y + o * D * inner + i;
+            float m = -INFINITY;
+            for (int64_t d = 0; d < D; d++)
+                if (x[d * inner] > m) m = x[d * inner];
+            double sum = 0.0;
+            for (int64_t d = 0; d < D; d++) sum += exp((double)x[d * inner] - m);
+            for (int64_t d = 0; d < D; d++) y[d * inner] = (float)(exp((double)x[d * inner] - m) / sum);
+        }
+    return SO_OK;
+}
+
+so_status so_ref_reducemean(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const so_shape *s = &in[0].shape;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    /* split dims into kept (outer odometer) and reduced (inner odometer) */
+    int64_t st[SO_MAX_RANK], kd[SO_MAX_RANK], ks[SO_MAX_RANK], rd[SO_MAX_RANK], rs[SO_MAX_RANK];
+    int nk = 0, nr = 0;
+    contiguous_strides(s, st);
+    for (int d = 0; d < s->rank; d++) {
+        int red = a->n_ints == 0;
+        for (int k = 0; k < a->n_ints; k++)
+            if (a->ints[k] == d) red = 1;
+        if (red) { rd[nr] = s->dim[d]; rs[nr++] = st[d]; }
+        else { kd[nk] = s->dim[d]; ks[nk++] = st[d]; }
+    }
+    int64_t nout = 1, nred = 1;
+    for (int k = 0; k < nk; k++) nout *= kd[k];
+    for (int k = 0; k < nr; k++) nred *= rd[k];
+    int64_t ki[SO_MAX_RANK] = {0}, base = 0;
+    for (int64_t o = 0; o < nout; o++) {
+        int64_t ri[SO_MAX_RANK] = {0}, off = 0;
+        double acc = 0.0;
+        for (int64_t r = 0; r < nred; r++) {
+            acc += X[base + off];
+            for (int k = nr - 1; k >= 0; k--) {
+                ri[k]++;
+                off += rs[k];
+                if (ri[k] < rd[k]) break;
+                off -= rs[k] * rd[k];
+                ri[k] = 0;
+            }
+        }
+        Y[o] = (float)(acc / (double)nred);
+        for (int k = nk - 1; k >= 0; k--) {
+            ki[k]++;
+            base += ks[k];
+            if (ki[k] < kd[k]) break;
+            base -= ks[k] * kd[k];
+            ki[k] = 0;
+        }
+    }
+    return SO_OK;
+}
+
+/* Offset into a tensor of shape p (right-aligned, broadcast) for flat index j over dims `norm` (rank nr). */
+static int64_t bcast_off(const so_shape *p, const int64_t *norm, int nr, int64_t j)
+{
+    int64_t off = 0, st = 1;
+    for (int k = nr - 1; k >= 0; k--) {
+        int64_t ik = j % norm[k];
+        j /= norm[k];
+        int pk = k - (nr - p->rank);
+        if (pk < 0) break;
+        if (p->dim[pk] != 1) off += ik * st;
+        st *= p->dim[pk];
+    }
+    return off;
+}
+
+so_status so_ref_layernorm(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *s = &in[0].shape;
+    const int axis = n->attr->axis;
+    const int64_t outer = prod(s, 0, axis), inner = prod(s, axis, s->rank);
+    const float *X = in[0].data, *sc = in[1].data, *bi = n->n_in > 2 ? in[2].data : NULL;
+    float *Y = out[0].data;
+    const int nr = s->rank - axis;
+    const int full_s = numel(&in[1].shape) == inner, full_b = !bi || numel(&in[2].shape) == inner;
+    for (int64_t o = 0; o < outer; o++) {
+        const float *x = X + o * inner;
+        float *y = Y + o * inner;
+        double mean = 0.0, var = 0.0;
+        for (int64_t j = 0; j < inner; j++) mean += x[j];
+        mean /= (double)inner;
+        for (int64_t j = 0; j < inner; j++) var += ((double)x[j] - mean) * ((double)x[j] - mean);
+        var /= (double)inner;
+        const double inv = 1.0 / sqrt(var + (double)n->attr->epsilon);
+        for (int64_t j = 0; j < inner; j++) {
+            double scale = sc[full_s ? j : bcast_off(&in[1].shape, s->dim + axis, nr, j)];
+            double bias = bi ? bi[full_b ? j : bcast_off(&in[2].shape, s->dim + axis, nr, j)] : 0.0;
+            y[j] = (float)(((double)x[j] - mean) * inv * scale + bias);
+        }
+    }
+    return SO_OK;
+}
+
+/* ---------------- data movement ---------------- */
+
+so_status so_ref_pad(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const so_shape *s = &in[0].shape, *os = &out[0].shape;
+    const int r = s->rank;
+    int64_t st[SO_MAX_RANK];
+    contiguous_strides(s, st);
+    const int64_t total = numel(os);
+    if (r == 0) {
+        memcpy(out[0].data, in[0].data, esz(s));
+        return SO_OK;
+    }
+    BY_ELEM(esz(s), {
+        const E *X = in[0].data;
+        E *Y = out[0].data;
+        E padv;
+        if (sizeof(E) == 8) {
+            int64_t v = (int64_t)a->value;
+            memcpy(&padv, &v, sizeof padv);
+        } else {
+            float v = a->value;
+            memcpy(&padv, &v, sizeof padv);
+        }
+        int64_t idx[SO_MAX_RANK] = {0};
+        for (int64_t i = 0; i < total; i++) {
+            int64_t off = 0;
+            int inside = 1;
+            for (int d = 0; d < r; d++) {
+                int64_t dim = s->dim[d], j = idx[d] - a->ints[d];
+                if (j < 0 || j >= dim) {
+                    if (a->mode == 0) { inside = 0; break; }
+                    if (a->mode == 2) j = j < 0 ? 0 : dim - 1;
+                    else
+                        while (j < 0 || j >= dim) j = j < 0 ? -j : 2 * (dim - 1) - j;
+                }
+                off += j * st[d];
+            }
+            Y[i] = inside ? X[off] : padv;
+            for (int d = r - 1; d >= 0; d--) {
+                if (++idx[d] < os->dim[d]) break;
+                idx[d] = 0;
+            }
+        }
+    });
+    return SO_OK;
+}
+
+so_status so_ref_concat(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *os = &out[0].shape;
+    const int axis = n->attr->axis;
+    const size_t es = esz(os);
+    const int64_t outer = prod(os, 0, axis), inner = prod(os, axis + 1, os->rank);
+    char *Y = out[0].data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int k = 0; k < n->n_in; k++) {
+            size_t chunk = (size_t)(in[k].shape.dim[axis] * inner) * es;
+            memcpy(Y, (const char *)in[k].data + (size_t)o * chunk, chunk);
+            Y += chunk;
+        }
+    return SO_OK;
+}
+
+so_status so_ref_split(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *s = &in[0].shape;
+    const int axis = n->attr->axis;
+    const size_t es = esz(s);
+    const int64_t outer = prod(s, 0, axis), inner = prod(s, axis + 1, s->rank);
+    const char *X = in[0].data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int k = 0; k < n->n_out; k++) {
+            size_t chunk = (size_t)(out[k].shape.dim[axis] * inner) * es;
+            memcpy((char *)out[k].data + (size_t)o * chunk, X, chunk);
+            X += chunk;
+        }
+    return SO_OK;
+}
+
+static so_status view_copy(const so_tensor *in, so_tensor *out)
+{
+    if (out[0].data != in[0].data) memcpy(out[0].data, in[0].data, (size_t)numel(&in[0].shape) * esz(&in[0].shape));
+    return SO_OK;
+}
+
+so_status so_ref_flatten(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
+so_status so_ref_reshape(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
+so_status so_ref_squeeze(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
+so_status so_ref_unsqueeze(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
+so_status so_ref_identity(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
+
+/* out[i] = in[sum idx_d * st[d]] over the output's index space (strides may be 0 or permuted). */
+static void strided_copy(const void *in, void *out, const so_shape *os, const int64_t *st, size_t es)
+{
+    const int r = os->rank;
+    const int64_t total = numel(os);
+    if (r == 0) {
+        memcpy(out, in, es);
+        return;
+    }
+    BY_ELEM(es, {
+        const E *X = in;
+        E *Y = out;
+        const int64_t last = os->dim[r - 1], ls = st[r - 1], outer = total / last;
+        int64_t idx[SO_MAX_RANK] = {0}, off = 0;
+        for (int64_t o = 0; o < outer; o++) {
+            for (int64_t j = 0; j < last; j++) Y[o * last + j] = X[off + j * ls];
+            for (int k = r - 2; k >= 0; k--) {
+                idx[k]++;
+                off += st[k];
+                if (idx[k] < os->dim[k]) break;
+                off -= st[k] * os->dim[k];
+                idx[k] = 0;
+            }
+        }
+    });
+}
+
+so_status so_ref_transpose(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *s = &in[0].shape;
+    int64_t st[SO_MAX_RANK], pst[SO_MAX_RANK];
+    contiguous_strides(s, st);
+    for (int k = 0; k < s->rank; k++) pst[k] = n->attr->n_ints ? st[n->attr->ints[k]] : st[s->rank - 1 - k];
+    strided_copy(in[0].data, out[0].data, &out[0].shape, pst, esz(s));
+    return SO_OK;
+}
+
+so_status so_ref_expand(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    int64_t st[SO_MAX_RANK];
+    bstrides(&in[0].shape, out[0].shape.rank, st);
+    strided_copy(in[0].data, out[0].data, &out[0].shape, st, esz(&in[0].shape));
+    return SO_OK;
+}
+
+so_status so_ref_gather(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape;
+    const int axis = n->attr->axis;
+    const size_t es = esz(s);
+    const int64_t outer = prod(s, 0, axis), D = s->dim[axis], inner = prod(s, axis + 1, s->rank);
+    const int64_t ni = numel(&in[1].shape);
+    const int64_t *I = in[1].data;
+    const char *X = in[0].data;
+    char *Y = out[0].data;
+    for (int64_t j = 0; j < ni; j++)
+        if (I[j] < -D || I[j] >= D) return kfail(g, n, "index %lld out of range [-%lld, %lld)", (long long)I[j], (long long)D, (long long)D);
+    const size_t row = (size_t)inner * es;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < ni; j++) {
+            int64_t ix = I[j] < 0 ? I[j] + D : I[j];
+            memcpy(Y, X + ((size_t)(o * D + ix)) * row, row);
+            Y += row;
+        }
+    return SO_OK;
+}
+
+so_status so_ref_slice(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const so_shape *s = &in[0].shape;
+    int64_t st[SO_MAX_RANK], sst[SO_MAX_RANK], start[SO_MAX_RANK] = {0};
+    contiguous_strides(s, st);
+    memcpy(sst, st, sizeof sst);
+    for (int q = 0; q + 3 < a->n_ints; q += 4) {
+        int ax = (int)a->ints[q];
+        start[ax] = a->ints[q + 1];
+        sst[ax] = st[ax] * a->ints[q + 3];
+    }
+    int64_t base = 0;
+    for (int d = 0; d < s->rank; d++) base += start[d] * st[d];
+    strided_copy((const char *)in[0].data + (size_t)base * esz(s), out[0].data, &out[0].shape, sst, esz(s));
+    return SO_OK;
+}
+
+/* ---------------- recurrent ---------------- */
+
+static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+so_status so_ref_lstm(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_attr *a = n->attr;
+    const int64_t T = in[0].shape.dim[0], NB = in[0].shape.dim[1], I = in[0].shape.dim[2];
+    const int64_t D = a->direction == 2 ? 2 : 1, H = in[2].shape.dim[2];
+#define OPT(k) (n->n_in > (k) && in[k].data ? (const void *)in[k].data : NULL)
+    const float *X = in[0].data, *Wt = in[1].data, *Rt = in[2].data, *Bt = OPT(3), *H0 = OPT(5), *C0 = OPT(6), *Pt = OPT(7);
+    const void *SL = OPT(4);
+    const int sl_i64 = SL && in[4].shape.dtype == SO_I64;
+#undef OPT
+    float *Y = out[0].data, *YH = n->n_out > 1 ? out[1].data : NULL, *YC = n->n_out > 2 ? out[2].data : NULL;
+    double *buf = malloc((size_t)(6 * H) * sizeof *buf);
+    if (!buf) return kfail(g, n, "out of memory");
+    double *gt = buf, *h = buf + 4 * H, *c = buf + 5 * H;
+    memset(Y, 0, (size_t)(T * D * NB * H) * sizeof *Y);
+    for (int64_t d = 0; d < D; d++) {
+        const int reverse = a->direction == 1 || d == 1;
+        const float *W = Wt + d * 4 * H * I, *R = Rt + d * 4 * H * H;
+        const float *B = Bt ? Bt + d * 8 * H : NULL, *P = Pt ? Pt + d * 3 * H : NULL;
+        for (int64_t b = 0; b < NB; b++) {
+            int64_t L = T;
+            if (SL) L = sl_i64 ? ((const int64_t *)SL)[b] : (int64_t)((const float *)SL)[b];
+            if (L < 0) L = 0;
+            if (L > T) L = T;
+            for (int64_t j = 0; j < H; j++) {
+                h[j] = H0 ? H0[(d * NB + b) * H + j] : 0.0;
+                c[j] = C0 ? C0[(d * NB + b) * H + j] : 0.0;
+            }
+            for (int64_t s = 0; s < L; s++) {
+                const int64_t t = reverse ? L - 1 - s : s;
+                const float *x = X + (t * NB + b) * I;
+                for (int64_t r = 0; r < 4 * H; r++) {
+                    double acc = B ? (double)B[r] + (double)B[4 * H + r] : 0.0;
+                    for (int64_t k = 0; k < I; k++) acc += (double)W[r * I + k] * x[k];
+                    for (int64_t k = 0; k < H; k++) acc += (double)R[r * H + k] * h[k];
+                    gt[r] = acc;
+                }
+                for (int64_t j = 0; j < H; j++) {
+                    /* ONNX gate order: i, o, f, c; peepholes P: i, o, f */
+                    double gi = sigm(gt[j] + (P ? P[j] * c[j] : 0.0));
+                    double gf = sigm(gt[2 * H + j] + (P ? P[2 * H + j] * c[j] : 0.0));
+                    double gc = tanh(gt[3 * H + j]);
+                    double cn = gf * c[j] + gi * gc;
+                    double go = sigm(gt[H + j] + (P ? P[H + j] * cn : 0.0));
+                    c[j] = cn;
+                    h[j] = go * tanh(cn);
+                }
+                for (int64_t j = 0; j < H; j++) Y[((t * D + d) * NB + b) * H + j] = (float)h[j];
+            }
+            for (int64_t j = 0; j < H; j++) {
+                if (YH) YH[(d * NB + b) * H + j] = (float)h[j];
+                if (YC) YC[(d * NB + b) * H + j] = (float)c[j];
+            }
+        }
+    }
+    free(buf);
+    return SO_OK;
+}
+
+/* ---------------- internal ---------------- */
+
+so_status so_ref_enlarge(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    const so_shape *s = &in[0].shape, *os = &out[0].shape;
+    const int64_t OI = s->dim[0] * s->dim[1], kh = s->dim[2], kw = s->dim[3], KH = os->dim[2], KW = os->dim[3];
+    const int64_t oh = (KH - kh) / 2, ow = (KW - kw) / 2;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    memset(Y, 0, (size_t)numel(os) * sizeof *Y);
+    for (int64_t p = 0; p < OI; p++)
+        for (int64_t i = 0; i < kh; i++)
+            for (int64_t j = 0; j < kw; j++) Y[(p * KH + i + oh) * KW + j + ow] = X[(p * kh + i) * kw + j];
+    return SO_OK;
+}
+
+so_status so_ref_const_pool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    (void)in;
+    const so_shape *os = &out[0].shape;
+    const float v = (float)(1.0 / (double)(os->dim[2] * os->dim[3]));
+    float *Y = out[0].data;
+    for (int64_t i = 0, m = numel(os); i < m; i++) Y[i] = v;
+    return SO_OK;
+}
+
+so_status so_ref_const_idconv(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    (void)in;
+    const so_shape *os = &out[0].shape;
+    const int64_t C = os->dim[0], KH = os->dim[2], KW = os->dim[3];
+    float *Y = out[0].data;
+    memset(Y, 0, (size_t)numel(os) * sizeof *Y);
+    for (int64_t c = 0; c < C; c++) Y[((c * C + c) * KH + KH / 2) * KW + KW / 2] = 1.0f;
+    return SO_OK;
+}
+
+so_status so_ref_const_idmat(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    (void)in;
+    const int64_t N = out[0].shape.dim[0];
+    float *Y = out[0].data;
+    memset(Y, 0, (size_t)(N * N) * sizeof *Y);
+    for (int64_t i = 0; i < N; i++) Y[i * N + i] = 1.0f;
+    return SO_OK;
+}
+
+so_status so_ref_const_ones(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    (void)in;
+    float *Y = out[0].data;
+    for (int64_t i = 0, m = numel(&out[0].shape); i < m; i++) Y[i] = 1.0f;
+    return SO_OK;
+}
+
+/* ---------------- tables and drivers ---------------- */
+
+const so_kernel_fn so_ref_kernels[SO_OP_COUNT] = {
+#define X(e, l, onnx, mi, ma, no, fl) [SO_OP_##e] = so_ref_##l,
+#include "../src/ops.def"
+#undef X
+};
+
+/* Bytes of a tensor of shape s, or 0 with an error when unknown or too large. */
+static so_status tensor_bytes(const so_graph *g, const so_node *n, const so_shape *s, size_t *bytes)
+{
+    if (s->rank < 0) return kfail(g, n, "output shape is unknown");
+    int64_t cnt = 1;
+    for (int k = 0; k < s->rank; k++)
+        if (s->dim[k] < 0 || so_i64_mul(cnt, s->dim[k], &cnt)) return kfail(g, n, "invalid output shape");
+    size_t b;
+    if (so_size_mul((size_t)cnt, esz(s), &b) || b > so_max_alloc_bytes)
+        return kfail(g, n, "output of %lld elements exceeds the memory limit", (long long)cnt);
+    *bytes = b;
+    return SO_OK;
+}
+
+so_status so_ref_eval_node(const so_graph *g, int32_t i, const so_tensor *in, so_tensor *out)
+{
+    const so_node *n = &g->nodes[i];
+    so_status st = SO_OK;
+    for (int k = 0; k < n->n_out; k++) out[k].data = NULL;
+    if (n->op == SO_OP_INPUT || n->op == SO_OP_OPAQUE) return so_ref_kernels[n->op](g, n, in, out);
+    for (int k = 0; k < n->n_out; k++) {
+        size_t b;
+        out[k].shape = n->out[k];
+        if ((st = tensor_bytes(g, n, &n->out[k], &b)) != SO_OK) goto fail;
+        out[k].data = malloc(b ? b : 1);
+        if (!out[k].data) {
+            st = kfail(g, n, "out of memory");
+            goto fail;
+        }
+    }
+    if ((st = so_ref_kernels[n->op](g, n, in, out)) == SO_OK) return SO_OK;
+fail:
+    for (int k = 0; k < n->n_out; k++) {
+        free(out[k].data);
+        out[k].data = NULL;
+    }
+    return st;
+}
+
+#define RUN_SMALL 64       /* tensors kept on the stack for small graphs */
+#define RUN_ARENA (1 << 20) /* below this many activation bytes, one allocation for all */
+
+so_status so_ref_run(const so_graph *g, const float *const *inputs, float *const *outputs)
+{
+    const int32_t nn = g->n_nodes;
+    so_status st = SO_OK;
+    so_tensor small_t[RUN_SMALL], *t = small_t;
+    int32_t small_off[RUN_SMALL + 1], *off = small_off;
+    int32_t small_last[RUN_SMALL], *last = small_last;
+    char small_own[RUN_SMALL], *own = small_own;
+    char *block = NULL;
+    int32_t total = 0;
+    for (int32_t i = 0; i < nn; i++) total += g->nodes[i].n_out;
+    if (total > RUN_SMALL || nn > RUN_SMALL) {
+        t = so_xcalloc((size_t)total + 1, sizeof *t);
+        off = so_xmalloc(((size_t)nn + 1) * sizeof *off);
+        last = so_xmalloc(((size_t)nn + 1) * sizeof *last);
+        own = so_xcalloc((size_t)total + 1, 1);
+    }
+    memset(t, 0, (size_t)total * sizeof *t);
+    memset(own, 0, (size_t)total);
+    size_t need = 0;
+    off[0] = 0;
+    for (int32_t i = 0; i < nn; i++) {
+        const so_node *n = &g->nodes[i];
+        off[i + 1] = off[i] + n->n_out;
+        last[i] = i;
+        for (int k = 0; k < n->n_out; k++) {
+            size_t b;
+            t[off[i] + k].shape = n->out[k];
+            if (n->op == SO_OP_INPUT || n->op == SO_OP_WEIGHT || n->op == SO_OP_OPAQUE) continue;
+            if ((st = tensor_bytes(g, n, &n->out[k], &b)) != SO_OK) goto done;
+            need += (b + 63) & ~(size_t)63;
+        }
+    }
+    char desc[256];
+    for (int32_t i = 0; i < nn; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++) {
+            int32_t p = g->nodes[i].in[k].node;
+            if (p >= i) {
+                st = so_errorf("%s: graph is not in topological order", so_node_desc(g, i, desc, sizeof desc));
+                goto done;
+            }
+            if (p >= 0) last[p] = i;
+        }
+    for (int32_t o = 0; o < g->model->n_outputs; o++) last[g->outputs[o].node] = nn;
+    if (need <= RUN_ARENA) block = so_xmalloc(need ? need : 1);
+    size_t used = 0;
+    for (int32_t i = 0; i < nn; i++) {
+        const so_node *n = &g->nodes[i];
+        so_tensor *o = &t[off[i]];
+        if (n->op == SO_OP_INPUT) {
+            if (n->ref < 0 || n->ref >= g->model->n_inputs) {
+                st = so_errorf("%s: refers to a missing graph input", so_node_desc(g, i, desc, sizeof desc));
+                goto done;
+            }
+            o->data = (void *)inputs[n->ref];
+            continue;
+        }
+        if (n->op == SO_OP_WEIGHT) {
+            if (n->ref < 0 || n->ref >= g->model->n_weights) {
+                st = so_errorf("%s: refers to a missing weight", so_node_desc(g, i, desc, sizeof desc));
+                goto done;
+            }
+            o->data = g->model->weights[n->ref].data;
+            continue;
+        }
+        if (n->op == SO_OP_OPAQUE) {
+            st = so_ref_opaque(g, n, NULL, o);
+            goto done;
+        }
+        so_tensor ins[SO_MAX_IN];
+        for (int k = 0; k < n->n_in; k++) {
+            so_edge e = n->in[k];
+            if (e.node < 0) memset(&ins[k], 0, sizeof ins[k]); /* absent optional input */
+            else ins[k] = t[off[e.node] + e.slot];
+        }
+        for (int k = 0; k < n->n_out; k++) {
+            size_t b;
+            tensor_bytes(g, n, &o[k].shape, &b);
+            if (block) {
+                o[k].data = block + used;
+                used += (b + 63) & ~(size_t)63;
+            } else {
+                o[k].data = malloc(b ? b : 1);
+                if (!o[k].data) {
+                    st = kfail(g, n, "out of memory");
+                    goto done;
+                }
+                own[off[i] + k] = 1;
+            }
+        }
+        if ((st = so_ref_kernels[n->op](g, n, ins, o)) != SO_OK) goto done;
+        if (!block)
+            for (int k = 0; k < n->n_in; k++) {
+                int32_t p = n->in[k].node;
+                if (p >= 0 && last[p] == i)
+                    for (int s = 0; s < g->nodes[p].n_out; s++)
+                        if (own[off[p] + s]) {
+                            free(t[off[p] + s].data);
+                            t[off[p] + s].data = NULL;
+                            own[off[p] + s] = 0;
+                        }
+            }
+    }
+    for (int32_t o = 0; o < g->model->n_outputs; o++) {
+        const so_tensor *x = &t[off[g->outputs[o].node] + g->outputs[o].slot];
+        memcpy(outputs[o], x->data, (size_t)numel(&x->shape) * esz(&x->shape));
+    }
+done:
+    for (int32_t k = 0; k < total; k++)
+        if (own[k]) free(t[k].data);
+    free(block);
+    if (t != small_t) {
+        free(t);
+        free(off);
+        free(last);
+        free(own);
+    }
+    return st;
+}
