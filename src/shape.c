@@ -128,7 +128,13 @@ static so_status shape_weight(ctx *c)
 
 static so_status shape_opaque(ctx *c)
 {
-    (void)c; /* shapes were set by the importer (value_info) or are rank -1 */
+    /* shapes known at import (value_info; rank -1 = unknown) live in the model's opaque
+       record; without one, keep what is already set on the node */
+    so_model *m = c->g->model;
+    if (c->n->ref < 0 || c->n->ref >= m->n_opaque) return SO_OK;
+    const so_opaque *op = &m->opaque[c->n->ref];
+    if (!op->out) return SO_OK;
+    for (int k = 0; k < c->n->n_out; k++) c->n->out[k] = k < op->n_out ? op->out[k] : mk(-1, SO_F32);
     return SO_OK;
 }
 
@@ -729,7 +735,7 @@ so_status so_shape_infer(so_graph *g, int32_t i)
         if (c.in[k]->rank < 0) unknown = 1;
         else if (c.in[k]->rank > SO_MAX_RANK) return fail(&c, "input %d has invalid rank %d", k, (int)c.in[k]->rank);
     }
-    if (n->op == SO_OP_OPAQUE) return SO_OK;
+    if (n->op == SO_OP_OPAQUE) return shape_opaque(&c);
     if (unknown) {
         for (int k = 0; k < n->n_out; k++) n->out[k] = mk(-1, SO_F32);
         return SO_OK;
