@@ -6,7 +6,7 @@
 #include "../src/graph.h"
 
 #define SO_RULE_MAX_NODES   8   /* per pattern */
-#define SO_RULE_MAX_IN      4   /* inputs per pattern node */
+#define SO_RULE_MAX_IN      6   /* inputs per pattern node (batchnorm has 5) */
 #define SO_RULE_MAX_INPUTS  8   /* tensor variables per rule */
 #define SO_RULE_MAX_OUTPUTS 4
 #define SO_RULE_MAX_SYMS    16  /* dimension symbols per rule */
@@ -100,5 +100,33 @@ void so_ruleset_free(so_ruleset *rs);
    mapped outputs as graph outputs. Fails if the preconditions or shapes do not hold.
    Caller frees the model (which owns the graph in m->graph). */
 so_status so_rule_instantiate(const so_rule *r, int which, const int64_t *sym_vals, so_model **out);
+
+/* ---- helpers (added by gen; see RULES.md) ---- */
+/* Checks a rule: refs in range, arity per ops.def, attributes valid, symbolic shapes
+   type-check on both sides and mapped outputs have equal symbolic shapes. Error text has
+   no file prefix ("rule 3: ..."). so_rules_parse calls it for every rule. */
+so_status so_rule_check(const so_rule *r);
+/* Symbolic output shape of pattern ref `ref` of side `which` (0 src, 1 dst). rank -1 if
+   the shape is not known symbolically (an operator without a symbolic shape rule). */
+typedef struct so_sshape {
+    int32_t rank;
+    so_dimx dim[SO_MAX_RANK];
+} so_sshape;
+so_status so_rule_shape(const so_rule *r, int which, so_rref ref, so_sshape *out);
+/* The same rule with source and target swapped (rules are equivalences; a search may
+   apply either direction). */
+void so_rule_reverse(const so_rule *r, so_rule *out);
+/* Picks symbol values satisfying the preconditions (each >= 1), pseudo-random from seed
+   in [1, max]; variant 0 gives small deterministic values. Returns SO_ERR if impossible. */
+so_status so_rule_pick_syms(const so_rule *r, uint64_t seed, int64_t max, int64_t *vals);
+/* Value of a dimension expression; normalisation (symbols sorted); equality. */
+int64_t so_dimx_eval(const so_dimx *d, const int64_t *sym_vals);
+void so_dimx_norm(so_dimx *d);
+int so_dimx_eq(const so_dimx *a, const so_dimx *b);
+/* Renumbers symbols in order of first appearance in the printed text (inputs first), so
+   that format -> parse reproduces the rule exactly. */
+void so_rule_canon_syms(so_rule *r);
+/* Structural equality of two rules (ignores id, line, proof time). */
+int so_rule_eq(const so_rule *a, const so_rule *b);
 
 #endif

@@ -1,0 +1,1349 @@
+/* rule.c - the rule language: text parse/print (format in rules/RULES.md), symbolic shape check,
+   instantiation of a pattern as a concrete graph. */
+#include "rule.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---------------- attribute fields used per operator ---------------- */
+
+enum {
+    A_KERNEL = 1 << 0, A_STRIDE = 1 << 1, A_PAD = 1 << 2, A_DIL = 1 << 3, A_GROUP = 1 << 4,
+    A_AXIS = 1 << 5, A_ACT = 1 << 6, A_TRANS = 1 << 7, A_KEEPDIMS = 1 << 8, A_CIP = 1 << 9,
+    A_CEIL = 1 << 10, A_HIDDEN = 1 << 11, A_DIR = 1 << 12, A_MODE = 1 << 13, A_INTS = 1 << 14,
+    A_DX = 1 << 15, A_ALPHA = 1 << 16, A_CLIP = 1 << 17, A_EPS = 1 << 18, A_VALUE = 1 << 19,
+};
+
+static unsigned op_fields(so_op op)
+{
+    switch (op) {
+    case SO_OP_CONV: return A_STRIDE | A_PAD | A_DIL | A_GROUP | A_ACT;
+    case SO_OP_MATMUL: return A_ACT;
+    case SO_OP_GEMM: return A_ALPHA | A_TRANS | A_ACT;
+    case SO_OP_ADD: return A_ACT;
+    case SO_OP_CLIP: return A_CLIP;
+    case SO_OP_BATCHNORM: return A_EPS;
+    case SO_OP_MAXPOOL: return A_KERNEL | A_STRIDE | A_PAD | A_DIL | A_CEIL;
+    case SO_OP_AVGPOOL: return A_KERNEL | A_STRIDE | A_PAD | A_CIP | A_CEIL;
+    case SO_OP_SOFTMAX: return A_AXIS;
+    case SO_OP_REDUCEMEAN: return A_INTS | A_KEEPDIMS;
+    case SO_OP_LAYERNORM: return A_AXIS | A_EPS;
+    case SO_OP_PAD: return A_INTS | A_VALUE | A_MODE;
+    case SO_OP_CONCAT: return A_AXIS;
+    case SO_OP_SPLIT: return A_AXIS | A_DX;
+    case SO_OP_FLATTEN: return A_AXIS;
+    case SO_OP_RESHAPE: return A_DX;
+    case SO_OP_TRANSPOSE: return A_INTS;
+    case SO_OP_SQUEEZE: return A_INTS;
+    case SO_OP_UNSQUEEZE: return A_INTS;
+    case SO_OP_EXPAND: return A_DX;
+    case SO_OP_GATHER: return A_AXIS;
+    case SO_OP_SLICE: return A_INTS;
+    case SO_OP_LSTM: return A_HIDDEN | A_DIR;
+    case SO_OP_ENLARGE: return A_KERNEL;
+    case SO_OP_CONST_POOL: case SO_OP_CONST_IDCONV: case SO_OP_CONST_IDMAT: case SO_OP_CONST_ONES: return A_DX;
+    default: return 0;
+    }
+}
+
+static const char *ints_key(so_op op)
+{
+    switch (op) {
+    case SO_OP_TRANSPOSE: return "perm";
+    case SO_OP_SQUEEZE: case SO_OP_UNSQUEEZE: case SO_OP_REDUCEMEAN: return "axes";
+    case SO_OP_PAD: return "pads";
+    default: return "ints";
+    }
+}
+
+static const char *dx_key(so_op op) { return op == SO_OP_SPLIT ? "sizes" : "shape"; }
+
+/* ---------------- dimension expressions ---------------- */
+
+void so_dimx_norm(so_dimx *d)
+{
+    for (int i = 1; i < d->n_sym; i++)
+        for (int j = i; j > 0 && d->sym[j - 1] > d->sym[j]; j--) {
+            int8_t t = d->sym[j];
+            d->sym[j] = d->sym[j - 1];
+            d->sym[j - 1] = t;
+        }
+}
+
+int so_dimx_eq(const so_dimx *a, const so_dimx *b)
+{
+    so_dimx x = *a, y = *b;
+    so_dimx_norm(&x);
+    so_dimx_norm(&y);
+    if (x.c != y.c || x.n_sym != y.n_sym) return 0;
+    for (int i = 0; i < x.n_sym; i++)
+        if (x.sym[i] != y.sym[i]) return 0;
+    return 1;
+}
+
+int64_t so_dimx_eval(const so_dimx *d, const int64_t *sym_vals)
+{
+    int64_t v = d->c;
+    for (int i = 0; i < d->n_sym; i++) v += sym_vals[d->sym[i]];
+    return v;
+}
+
+static so_dimx dx_const(int64_t c)
+{
+    so_dimx d;
+    memset(&d, 0, sizeof d);
+    d.c = (int32_t)c;
+    return d;
+}
+
+/* a + b; returns 0 if the result has too many symbols. */
+static int dx_add(const so_dimx *a, const so_dimx *b, so_dimx *out)
+{
+    if (a->n_sym + b->n_sym > 4) return 0;
+    so_dimx r = *a;
+    r.c += b->c;
+    for (int i = 0; i < b->n_sym; i++) r.sym[r.n_sym++] = b->sym[i];
+    so_dimx_norm(&r);
+    *out = r;
+    return 1;
+}
+
+static void dx_print(char **buf, size_t *len, size_t *cap, const so_dimx *d, const so_rule *r);
+
+/* ---------------- growable string ---------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->len;
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) return;
+        if (b->p && (size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->len + (size_t)n + 1) cap *= 2;
+        b->p = so_xrealloc(b->p, cap);
+        b->cap = cap;
+    }
+}
+
+static void dx_print(char **buf, size_t *len, size_t *cap, const so_dimx *d, const so_rule *r)
+{
+    sbuf b = {*buf, *len, *cap};
+    if (d->n_sym == 0) {
+        sb_printf(&b, "%d", (int)d->c);
+    } else {
+        for (int i = 0; i < d->n_sym; i++) sb_printf(&b, "%s%s", i ? "+" : "", r->sym_names[d->sym[i]]);
+        if (d->c > 0) sb_printf(&b, "+%d", (int)d->c);
+        else if (d->c < 0) sb_printf(&b, "%d", (int)d->c);
+    }
+    *buf = b.p;
+    *len = b.len;
+    *cap = b.cap;
+}
+
+static void sb_dx(sbuf *b, const so_dimx *d, const so_rule *r) { dx_print(&b->p, &b->len, &b->cap, d, r); }
+
+/* ---------------- printing ---------------- */
+
+static void sb_ref(sbuf *b, const so_rule *r, const so_pattern *p, so_rref ref)
+{
+    if (ref.node < 0) {
+        sb_printf(b, "%s", r->inputs[-(ref.node + 1)].name);
+        return;
+    }
+    const so_rnode *n = &p->nodes[ref.node];
+    if (n->n_out == 1) sb_printf(b, "%s", n->name);
+    else sb_printf(b, "%s.%d", n->name, (int)ref.slot);
+}
+
+static void sb_ints(sbuf *b, const char *key, const int32_t *v, int n)
+{
+    sb_printf(b, " %s=", key);
+    for (int i = 0; i < n; i++) sb_printf(b, "%s%d", i ? "," : "", (int)v[i]);
+}
+
+static void sb_node(sbuf *b, const so_rule *r, const so_pattern *p, int i, const char *side)
+{
+    const so_rnode *n = &p->nodes[i];
+    const so_attr *a = &n->attr;
+    sb_printf(b, "  %s %s = %s(", side, n->name, so_ops[n->op].name);
+    for (int k = 0; k < n->n_in; k++) {
+        if (k) sb_printf(b, ", ");
+        sb_ref(b, r, p, n->in[k]);
+    }
+    sb_printf(b, ")");
+    unsigned f = op_fields(n->op);
+    if (f & A_KERNEL) sb_ints(b, "kernel", a->kernel, 2);
+    if (f & A_STRIDE) sb_ints(b, "stride", a->stride, 2);
+    if (f & A_PAD) sb_ints(b, "pad", a->pad, 4);
+    if (f & A_DIL) sb_ints(b, "dilation", a->dilation, 2);
+    if (f & A_GROUP) sb_printf(b, " group=%d", (int)a->group);
+    if (f & A_AXIS) sb_printf(b, " axis=%d", (int)a->axis);
+    if (f & A_TRANS) sb_printf(b, " trans_a=%d trans_b=%d", (int)a->trans_a, (int)a->trans_b);
+    if (f & A_ALPHA) sb_printf(b, " alpha=%.9g beta=%.9g", (double)a->alpha, (double)a->beta);
+    if (f & A_KEEPDIMS) sb_printf(b, " keepdims=%d", (int)a->keepdims);
+    if (f & A_CIP) sb_printf(b, " count_include_pad=%d", (int)a->count_include_pad);
+    if (f & A_CEIL) sb_printf(b, " ceil_mode=%d", (int)a->ceil_mode);
+    if (f & A_HIDDEN) sb_printf(b, " hidden=%d", (int)a->hidden);
+    if (f & A_DIR) sb_printf(b, " direction=%d", (int)a->direction);
+    if (f & A_MODE) sb_printf(b, " mode=%d", (int)a->mode);
+    if (f & A_VALUE) sb_printf(b, " value=%.9g", (double)a->value);
+    if (f & A_EPS) sb_printf(b, " epsilon=%.9g", (double)a->epsilon);
+    if (f & A_INTS) {
+        sb_printf(b, " %s=", ints_key(n->op));
+        for (int k = 0; k < a->n_ints; k++) sb_printf(b, "%s%lld", k ? "," : "", (long long)a->ints[k]);
+    }
+    if (f & A_DX) {
+        sb_printf(b, " %s=", dx_key(n->op));
+        for (int k = 0; k < n->n_dx; k++) {
+            if (k) sb_printf(b, ",");
+            sb_dx(b, &n->dx[k], r);
+        }
+    }
+    if (f & A_ACT) {
+        int act = a->act;
+        sb_printf(b, " act=%s", act >= 0 && act < SO_ACT_COUNT ? so_act_names[act] : "?");
+    }
+    if ((f & A_CLIP) || ((f & A_ACT) && a->act == SO_ACT_CLIP))
+        sb_printf(b, " clip_min=%.9g clip_max=%.9g", (double)a->clip_min, (double)a->clip_max);
+    sb_printf(b, "\n");
+}
+
+char *so_rule_format(const so_rule *r)
+{
+    sbuf b = {0};
+    sb_printf(&b, "rule %d\n", (int)r->id);
+    for (int i = 0; i < r->n_inputs; i++) {
+        const so_rinput *in = &r->inputs[i];
+        sb_printf(&b, "  input %s [", in->name);
+        for (int k = 0; k < in->rank; k++) {
+            if (k) sb_printf(&b, ",");
+            sb_dx(&b, &in->dim[k], r);
+        }
+        sb_printf(&b, "]\n");
+    }
+    for (int i = 0; i < r->src.n_nodes; i++) sb_node(&b, r, &r->src, i, "src");
+    for (int i = 0; i < r->dst.n_nodes; i++) sb_node(&b, r, &r->dst, i, "dst");
+    for (int k = 0; k < r->n_outputs; k++) {
+        sb_printf(&b, "  map ");
+        sb_ref(&b, r, &r->src, r->src_out[k]);
+        sb_printf(&b, " -> ");
+        sb_ref(&b, r, &r->dst, r->dst_out[k]);
+        sb_printf(&b, "\n");
+    }
+    for (int k = 0; k < r->n_pre; k++) {
+        const so_precond *p = &r->pre[k];
+        if (p->kind == SO_PRE_GE) sb_printf(&b, "  where %s >= %lld\n", r->sym_names[p->sym], (long long)p->value);
+        else sb_printf(&b, "  where %s %% %lld == 0\n", r->sym_names[p->sym], (long long)p->value);
+    }
+    if (r->status == SO_RULE_PROVED) sb_printf(&b, "  proof proved %.3f s\n", r->proof_seconds);
+    else if (r->status == SO_RULE_FAILED) sb_printf(&b, "  proof failed %.3f s\n", r->proof_seconds);
+    else sb_printf(&b, "  proof unverified\n");
+    if (r->provenance[0]) sb_printf(&b, "  from %s\n", r->provenance);
+    sb_printf(&b, "end\n");
+    return b.p;
+}
+
+static so_status write_all(FILE *f, const char *s, size_t n)
+{
+    return fwrite(s, 1, n, f) == n ? SO_OK : SO_ERR;
+}
+
+so_status so_rules_save(const so_ruleset *rs, const char *path)
+{
+    so_status st = SO_ERR;
+    size_t plen = strlen(path);
+    char *tmp = so_xmalloc(plen + 32);
+    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        so_errorf("%s: cannot create: %s", tmp, strerror(errno));
+        goto done;
+    }
+    int ok = 1;
+    /* header: one "# " comment line per header line */
+    const char *h = rs->header;
+    while (*h) {
+        const char *e = strchr(h, '\n');
+        size_t n = e ? (size_t)(e - h) : strlen(h);
+        ok &= fprintf(f, "# %.*s\n", (int)n, h) > 0;
+        h += n + (e ? 1 : 0);
+    }
+    if (rs->header[0]) ok &= fputc('\n', f) != EOF;
+    for (int32_t i = 0; i < rs->n_rules && ok; i++) {
+        so_rule r = rs->rules[i];
+        r.id = i + 1;
+        char *s = so_rule_format(&r);
+        ok &= write_all(f, s, strlen(s)) == SO_OK;
+        if (i + 1 < rs->n_rules) ok &= fputc('\n', f) != EOF;
+        free(s);
+    }
+    if (fclose(f) != 0) ok = 0;
+    if (!ok) {
+        so_errorf("%s: write failed: %s", tmp, strerror(errno));
+        remove(tmp);
+        goto done;
+    }
+    if (rename(tmp, path) != 0) {
+        so_errorf("%s: cannot rename %s: %s", path, tmp, strerror(errno));
+        remove(tmp);
+        goto done;
+    }
+    st = SO_OK;
+done:
+    free(tmp);
+    return st;
+}
+
+void so_ruleset_push(so_ruleset *rs, const so_rule *r)
+{
+    if (rs->n_rules == rs->cap_rules) {
+        rs->cap_rules = rs->cap_rules ? rs->cap_rules * 2 : 64;
+        rs->rules = so_xrealloc(rs->rules, (size_t)rs->cap_rules * sizeof *rs->rules);
+    }
+    rs->rules[rs->n_rules++] = *r;
+}
+
+void so_ruleset_free(so_ruleset *rs)
+{
+    free(rs->rules);
+    memset(rs, 0, sizeof *rs);
+}
+
+/* ---------------- parsing ---------------- */
+
+typedef struct lexer {
+    const char *p, *end;
+} lexer;
+
+static void skip_ws(lexer *L)
+{
+    while (L->p < L->end && (*L->p == ' ' || *L->p == '\t' || *L->p == '\r')) L->p++;
+}
+
+static int is_id0(int c) { return isalpha(c) || c == '_'; }
+static int is_id(int c) { return isalnum(c) || c == '_'; }
+
+/* Reads an identifier into buf (n bytes); 0 if none or too long. */
+static int lex_id(lexer *L, char *buf, size_t n)
+{
+    skip_ws(L);
+    const char *s = L->p;
+    if (s >= L->end || !is_id0((unsigned char)*s)) return 0;
+    while (L->p < L->end && is_id((unsigned char)*L->p)) L->p++;
+    size_t len = (size_t)(L->p - s);
+    if (len + 1 > n) return 0;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    return 1;
+}
+
+static int lex_ch(lexer *L, char c)
+{
+    skip_ws(L);
+    if (L->p < L->end && *L->p == c) {
+        L->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static int lex_int(lexer *L, int64_t *v)
+{
+    skip_ws(L);
+    const char *s = L->p;
+    if (s < L->end && (*s == '-' || *s == '+')) s++;
+    if (s >= L->end || !isdigit((unsigned char)*s)) return 0;
+    char tmp[32];
+    size_t n = 0;
+    const char *q = L->p;
+    while (q < L->end && (isdigit((unsigned char)*q) || (q == L->p && (*q == '-' || *q == '+'))) && n < sizeof tmp - 1)
+        tmp[n++] = *q++;
+    tmp[n] = 0;
+    errno = 0;
+    long long x = strtoll(tmp, NULL, 10);
+    if (errno) return 0;
+    *v = x;
+    L->p = q;
+    return 1;
+}
+
+static int lex_double(lexer *L, double *v)
+{
+    skip_ws(L);
+    char tmp[64];
+    size_t n = 0;
+    const char *q = L->p;
+    while (q < L->end && n < sizeof tmp - 1 && (isalnum((unsigned char)*q) || *q == '.' || *q == '-' || *q == '+'))
+        tmp[n++] = *q++;
+    tmp[n] = 0;
+    if (!n) return 0;
+    char *e;
+    errno = 0;
+    double d = strtod(tmp, &e);
+    if (*e || errno) return 0;
+    *v = d;
+    L->p = q;
+    return 1;
+}
+
+static int lex_float(lexer *L, float *v)
+{
+    double d;
+    if (!lex_double(L, &d)) return 0;
+    *v = (float)d;
+    return 1;
+}
+
+static int at_eol(lexer *L)
+{
+    skip_ws(L);
+    return L->p >= L->end;
+}
+
+typedef struct pstate {
+    const char *path;
+    int line;
+    so_rule *r;
+} pstate;
+
+static so_status perr(pstate *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static so_status perr(pstate *S, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return so_errorf("%s:%d: %s", S->path, S->line, msg);
+}
+
+static int find_sym(so_rule *r, const char *name, int create)
+{
+    for (int i = 0; i < r->n_syms; i++)
+        if (strcmp(r->sym_names[i], name) == 0) return i;
+    if (!create || r->n_syms >= SO_RULE_MAX_SYMS || strlen(name) >= sizeof r->sym_names[0]) return -1;
+    snprintf(r->sym_names[r->n_syms], sizeof r->sym_names[0], "%s", name);
+    return r->n_syms++;
+}
+
+/* dimension expression: term ('+' term)* with term = integer | symbol; '-' integer allowed after a symbol */
+static so_status parse_dimx(pstate *S, lexer *L, so_dimx *d)
+{
+    memset(d, 0, sizeof *d);
+    for (int first = 1;; first = 0) {
+        int64_t v;
+        char name[32];
+        skip_ws(L);
+        if (!first && L->p < L->end && *L->p == '-') {
+            if (!lex_int(L, &v)) return perr(S, "bad dimension expression");
+            d->c += (int32_t)v;
+        } else {
+            if (!first && !lex_ch(L, '+')) break;
+            if (lex_int(L, &v)) {
+                d->c += (int32_t)v;
+            } else if (lex_id(L, name, sizeof name)) {
+                int s = find_sym(S->r, name, 1);
+                if (s < 0) return perr(S, "too many dimension symbols or symbol '%s' too long", name);
+                if (d->n_sym >= 4) return perr(S, "dimension expression has more than 4 symbols");
+                d->sym[d->n_sym++] = (int8_t)s;
+            } else {
+                return perr(S, "expected a dimension (integer or symbol)");
+            }
+        }
+        skip_ws(L);
+        if (L->p >= L->end || (*L->p != '+' && *L->p != '-')) break;
+    }
+    so_dimx_norm(d);
+    return SO_OK;
+}
+
+static int name_taken(const so_rule *r, const char *name)
+{
+    for (int i = 0; i < r->n_inputs; i++)
+        if (strcmp(r->inputs[i].name, name) == 0) return 1;
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int i = 0; i < p->n_nodes; i++)
+            if (strcmp(p->nodes[i].name, name) == 0) return 1;
+    }
+    return 0;
+}
+
+static so_status parse_ref(pstate *S, lexer *L, const so_pattern *p, so_rref *ref)
+{
+    char name[32];
+    if (!lex_id(L, name, sizeof name)) return perr(S, "expected a tensor name");
+    int64_t slot = -1;
+    if (L->p < L->end && *L->p == '.') {
+        L->p++;
+        if (!lex_int(L, &slot) || slot < 0) return perr(S, "bad output index after '%s.'", name);
+    }
+    so_rule *r = S->r;
+    for (int i = 0; i < r->n_inputs; i++)
+        if (strcmp(r->inputs[i].name, name) == 0) {
+            if (slot > 0) return perr(S, "input '%s' has one output", name);
+            ref->node = (int16_t)(-(i + 1));
+            ref->slot = 0;
+            return SO_OK;
+        }
+    for (int i = 0; i < p->n_nodes; i++)
+        if (strcmp(p->nodes[i].name, name) == 0) {
+            const so_rnode *n = &p->nodes[i];
+            if (n->n_out > 1 && slot < 0) return perr(S, "'%s' has %d outputs: write %s.K", name, (int)n->n_out, name);
+            if (slot < 0) slot = 0;
+            if (slot >= n->n_out) return perr(S, "'%s' has no output %lld", name, (long long)slot);
+            ref->node = (int16_t)i;
+            ref->slot = (int16_t)slot;
+            return SO_OK;
+        }
+    return perr(S, "unknown tensor '%s' (not an input or an earlier node of this side)", name);
+}
+
+static so_status parse_int_list(pstate *S, lexer *L, const char *key, int32_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t x;
+        if (i && !lex_ch(L, ',')) return perr(S, "%s= needs %d values", key, n);
+        if (!lex_int(L, &x)) return perr(S, "%s= needs %d integers", key, n);
+        v[i] = (int32_t)x;
+    }
+    return SO_OK;
+}
+
+static so_status parse_attr(pstate *S, lexer *L, so_rnode *n, const char *key)
+{
+    unsigned f = op_fields(n->op);
+    so_attr *a = &n->attr;
+    int64_t x;
+#define NEED(bit)                                                                              \
+    if (!(f & (bit))) return perr(S, "attribute '%s' is not used by %s", key, so_ops[n->op].name)
+    if (strcmp(key, "kernel") == 0) { NEED(A_KERNEL); return parse_int_list(S, L, key, a->kernel, 2); }
+    if (strcmp(key, "stride") == 0) { NEED(A_STRIDE); return parse_int_list(S, L, key, a->stride, 2); }
+    if (strcmp(key, "pad") == 0) { NEED(A_PAD); return parse_int_list(S, L, key, a->pad, 4); }
+    if (strcmp(key, "dilation") == 0) { NEED(A_DIL); return parse_int_list(S, L, key, a->dilation, 2); }
+    struct { const char *k; unsigned bit; int32_t *p; } ints[] = {
+        {"group", A_GROUP, &a->group}, {"axis", A_AXIS, &a->axis}, {"trans_a", A_TRANS, &a->trans_a},
+        {"trans_b", A_TRANS, &a->trans_b}, {"keepdims", A_KEEPDIMS, &a->keepdims},
+        {"count_include_pad", A_CIP, &a->count_include_pad}, {"ceil_mode", A_CEIL, &a->ceil_mode},
+        {"hidden", A_HIDDEN, &a->hidden}, {"direction", A_DIR, &a->direction}, {"mode", A_MODE, &a->mode},
+    };
+    for (size_t i = 0; i < SO_ARRAY_LEN(ints); i++)
+        if (strcmp(key, ints[i].k) == 0) {
+            NEED(ints[i].bit);
+            if (!lex_int(L, &x)) return perr(S, "%s= needs an integer", key);
+            *ints[i].p = (int32_t)x;
+            return SO_OK;
+        }
+    struct { const char *k; unsigned bit; float *p; } fl[] = {
+        {"alpha", A_ALPHA, &a->alpha}, {"beta", A_ALPHA, &a->beta}, {"clip_min", A_CLIP, &a->clip_min},
+        {"clip_max", A_CLIP, &a->clip_max}, {"epsilon", A_EPS, &a->epsilon}, {"value", A_VALUE, &a->value},
+    };
+    for (size_t i = 0; i < SO_ARRAY_LEN(fl); i++)
+        if (strcmp(key, fl[i].k) == 0) {
+            unsigned bit = fl[i].bit;
+            if (bit == A_CLIP && (f & A_ACT)) bit = A_ACT;
+            NEED(bit);
+            if (!lex_float(L, fl[i].p)) return perr(S, "%s= needs a number", key);
+            return SO_OK;
+        }
+    if (strcmp(key, "act") == 0) {
+        NEED(A_ACT);
+        char name[32];
+        if (!lex_id(L, name, sizeof name)) return perr(S, "act= needs a name");
+        for (int i = 0; i < SO_ACT_COUNT; i++)
+            if (strcmp(so_act_names[i], name) == 0) {
+                a->act = i;
+                return SO_OK;
+            }
+        return perr(S, "unknown activation '%s'", name);
+    }
+    if ((f & A_INTS) && strcmp(key, ints_key(n->op)) == 0) {
+        a->n_ints = 0;
+        do {
+            if (a->n_ints >= SO_MAX_INTS) return perr(S, "too many values in %s=", key);
+            if (!lex_int(L, &x)) return perr(S, "%s= needs integers", key);
+            a->ints[a->n_ints++] = x;
+        } while (lex_ch(L, ','));
+        return SO_OK;
+    }
+    if ((f & A_DX) && strcmp(key, dx_key(n->op)) == 0) {
+        n->n_dx = 0;
+        do {
+            if (n->n_dx >= SO_MAX_RANK) return perr(S, "too many values in %s=", key);
+            if (parse_dimx(S, L, &n->dx[n->n_dx++]) != SO_OK) return SO_ERR;
+        } while (lex_ch(L, ','));
+        return SO_OK;
+    }
+#undef NEED
+    return perr(S, "attribute '%s' is not used by %s", key, so_ops[n->op].name);
+}
+
+static so_status parse_node(pstate *S, lexer *L, so_pattern *p)
+{
+    so_rule *r = S->r;
+    if (p->n_nodes >= SO_RULE_MAX_NODES) return perr(S, "more than %d nodes in a pattern", SO_RULE_MAX_NODES);
+    so_rnode *n = &p->nodes[p->n_nodes];
+    memset(n, 0, sizeof *n);
+    if (!lex_id(L, n->name, sizeof n->name)) return perr(S, "expected a node name (at most 15 characters)");
+    if (name_taken(r, n->name)) return perr(S, "name '%s' is already used", n->name);
+    if (!lex_ch(L, '=')) return perr(S, "expected '=' after '%s'", n->name);
+    char opname[32];
+    if (!lex_id(L, opname, sizeof opname)) return perr(S, "expected an operator name");
+    int op = so_op_from_name(opname);
+    if (op < 0 || (so_ops[op].flags & (SO_F_SOURCE | SO_F_OPAQUE)))
+        return perr(S, "unknown operator '%s'", opname);
+    n->op = (so_op)op;
+    if (!lex_ch(L, '(')) return perr(S, "expected '(' after %s", opname);
+    if (!lex_ch(L, ')')) {
+        do {
+            if (n->n_in >= SO_RULE_MAX_IN) return perr(S, "more than %d inputs", SO_RULE_MAX_IN);
+            if (parse_ref(S, L, p, &n->in[n->n_in]) != SO_OK) return SO_ERR;
+            n->n_in++;
+        } while (lex_ch(L, ','));
+        if (!lex_ch(L, ')')) return perr(S, "expected ')' or ','");
+    }
+    while (!at_eol(L)) {
+        char key[32];
+        if (!lex_id(L, key, sizeof key)) return perr(S, "expected key=value");
+        if (!lex_ch(L, '=')) return perr(S, "expected '=' after '%s'", key);
+        if (parse_attr(S, L, n, key) != SO_OK) return SO_ERR;
+    }
+    if (n->n_in < so_ops[op].min_in || n->n_in > so_ops[op].max_in)
+        return perr(S, "%s takes %d..%d inputs, got %d", opname, so_ops[op].min_in, so_ops[op].max_in, (int)n->n_in);
+    if (op == SO_OP_SPLIT) {
+        if (n->n_dx < 1) return perr(S, "split needs sizes=");
+        n->n_out = n->n_dx;
+    } else {
+        n->n_out = so_ops[op].n_out > 0 ? so_ops[op].n_out : 1;
+    }
+    p->n_nodes++;
+    return SO_OK;
+}
+
+static so_status parse_rule_line(pstate *S, lexer *L, const char *kw, int *seen_dst, int *seen_map)
+{
+    so_rule *r = S->r;
+    if (strcmp(kw, "input") == 0) {
+        if (r->src.n_nodes || r->dst.n_nodes) return perr(S, "inputs must come before src/dst lines");
+        if (r->n_inputs >= SO_RULE_MAX_INPUTS) return perr(S, "more than %d inputs", SO_RULE_MAX_INPUTS);
+        so_rinput *in = &r->inputs[r->n_inputs];
+        memset(in, 0, sizeof *in);
+        if (!lex_id(L, in->name, sizeof in->name)) return perr(S, "expected an input name (at most 15 characters)");
+        if (name_taken(r, in->name)) return perr(S, "name '%s' is already used", in->name);
+        if (!lex_ch(L, '[')) return perr(S, "expected '[' after input name");
+        if (!lex_ch(L, ']')) {
+            do {
+                if (in->rank >= SO_MAX_RANK) return perr(S, "rank above %d", SO_MAX_RANK);
+                if (parse_dimx(S, L, &in->dim[in->rank++]) != SO_OK) return SO_ERR;
+            } while (lex_ch(L, ','));
+            if (!lex_ch(L, ']')) return perr(S, "expected ']'");
+        }
+        r->n_inputs++;
+    } else if (strcmp(kw, "src") == 0) {
+        if (*seen_dst) return perr(S, "src lines must come before dst lines");
+        if (parse_node(S, L, &r->src) != SO_OK) return SO_ERR;
+    } else if (strcmp(kw, "dst") == 0) {
+        *seen_dst = 1;
+        if (parse_node(S, L, &r->dst) != SO_OK) return SO_ERR;
+    } else if (strcmp(kw, "map") == 0) {
+        *seen_map = 1;
+        if (r->n_outputs >= SO_RULE_MAX_OUTPUTS) return perr(S, "more than %d outputs", SO_RULE_MAX_OUTPUTS);
+        if (parse_ref(S, L, &r->src, &r->src_out[r->n_outputs]) != SO_OK) return SO_ERR;
+        if (r->src_out[r->n_outputs].node < 0) return perr(S, "map source must be a src node");
+        if (!lex_ch(L, '-') || !lex_ch(L, '>')) return perr(S, "expected '->'");
+        if (parse_ref(S, L, &r->dst, &r->dst_out[r->n_outputs]) != SO_OK) return SO_ERR;
+        r->n_outputs++;
+    } else if (strcmp(kw, "where") == 0) {
+        if (r->n_pre >= SO_RULE_MAX_PRE) return perr(S, "more than %d preconditions", SO_RULE_MAX_PRE);
+        char name[32];
+        if (!lex_id(L, name, sizeof name)) return perr(S, "expected a symbol after 'where'");
+        int s = find_sym(r, name, 0);
+        if (s < 0) return perr(S, "unknown symbol '%s'", name);
+        so_precond *p = &r->pre[r->n_pre];
+        int64_t v, z;
+        p->sym = s;
+        if (lex_ch(L, '>')) {
+            if (!lex_ch(L, '=') || !lex_int(L, &v)) return perr(S, "expected 'SYM >= K'");
+            p->kind = SO_PRE_GE;
+            p->value = v;
+        } else if (lex_ch(L, '%')) {
+            if (!lex_int(L, &v) || v < 1 || !lex_ch(L, '=') || !lex_ch(L, '=') || !lex_int(L, &z) || z != 0)
+                return perr(S, "expected 'SYM %% K == 0' with K >= 1");
+            p->kind = SO_PRE_DIV;
+            p->value = v;
+        } else {
+            return perr(S, "expected '>=' or '%%' after '%s'", name);
+        }
+        r->n_pre++;
+    } else if (strcmp(kw, "proof") == 0) {
+        char st[32];
+        if (!lex_id(L, st, sizeof st)) return perr(S, "expected proved, failed or unverified");
+        if (strcmp(st, "unverified") == 0) {
+            r->status = SO_RULE_UNVERIFIED;
+            r->proof_seconds = 0;
+        } else if (strcmp(st, "proved") == 0 || strcmp(st, "failed") == 0) {
+            r->status = st[0] == 'p' ? SO_RULE_PROVED : SO_RULE_FAILED;
+            double secs;
+            char unit[8];
+            if (!lex_double(L, &secs) || secs < 0 || !lex_id(L, unit, sizeof unit) || strcmp(unit, "s") != 0)
+                return perr(S, "expected 'proof %s SECONDS s'", st);
+            r->proof_seconds = secs;
+        } else {
+            return perr(S, "unknown proof status '%s'", st);
+        }
+    } else if (strcmp(kw, "from") == 0) {
+        skip_ws(L);
+        size_t n = (size_t)(L->end - L->p);
+        while (n && (L->p[n - 1] == ' ' || L->p[n - 1] == '\t' || L->p[n - 1] == '\r')) n--;
+        if (n >= sizeof r->provenance) return perr(S, "provenance longer than %d characters", (int)sizeof r->provenance - 1);
+        memcpy(r->provenance, L->p, n);
+        r->provenance[n] = 0;
+        L->p = L->end;
+    } else {
+        return perr(S, "unknown keyword '%s'", kw);
+    }
+    if (!at_eol(L)) return perr(S, "unexpected text at end of line");
+    return SO_OK;
+}
+
+so_status so_rules_parse(const char *path, const char *text, size_t len, so_ruleset *out)
+{
+    so_ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    so_rule cur;
+    pstate S = {path ? path : "<rules>", 0, &cur};
+    int in_rule = 0, seen_dst = 0, seen_map = 0, header_done = 0, rule_line = 0;
+    size_t hlen = 0;
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e) e = end;
+        S.line++;
+        lexer L = {p, e};
+        const char *next = e < end ? e + 1 : end;
+        skip_ws(&L);
+        if (L.p >= L.end) {
+            p = next;
+            continue;
+        }
+        if (*L.p == '#') {
+            if (!header_done && !in_rule) {
+                const char *c = L.p + 1;
+                if (c < e && *c == ' ') c++;
+                size_t n = (size_t)(e - c);
+                while (n && c[n - 1] == '\r') n--;
+                if (hlen + n + 2 < sizeof rs.header) {
+                    if (hlen) rs.header[hlen++] = '\n';
+                    memcpy(rs.header + hlen, c, n);
+                    hlen += n;
+                    rs.header[hlen] = 0;
+                }
+            }
+            p = next;
+            continue;
+        }
+        header_done = 1;
+        char kw[32];
+        if (!lex_id(&L, kw, sizeof kw)) {
+            perr(&S, "expected a keyword");
+            goto fail;
+        }
+        if (!in_rule) {
+            int64_t id;
+            if (strcmp(kw, "rule") != 0) {
+                perr(&S, "expected 'rule N'");
+                goto fail;
+            }
+            if (!lex_int(&L, &id) || !at_eol(&L)) {
+                perr(&S, "expected 'rule N'");
+                goto fail;
+            }
+            memset(&cur, 0, sizeof cur);
+            cur.id = rs.n_rules + 1;
+            cur.line = S.line;
+            rule_line = S.line;
+            in_rule = 1;
+            seen_dst = seen_map = 0;
+        } else if (strcmp(kw, "end") == 0) {
+            if (!at_eol(&L)) {
+                perr(&S, "unexpected text after 'end'");
+                goto fail;
+            }
+            if (cur.src.n_nodes == 0) {
+                perr(&S, "rule has no src nodes");
+                goto fail;
+            }
+            if (cur.n_outputs == 0) {
+                perr(&S, "rule has no map lines");
+                goto fail;
+            }
+            if (so_rule_check(&cur) != SO_OK) {
+                char msg[600];
+                snprintf(msg, sizeof msg, "%s", so_error());
+                so_errorf("%s:%d: %s", S.path, rule_line, msg);
+                goto fail;
+            }
+            so_ruleset_push(&rs, &cur);
+            in_rule = 0;
+        } else if (strcmp(kw, "rule") == 0) {
+            perr(&S, "'rule' inside a rule (missing 'end'?)");
+            goto fail;
+        } else {
+            if (seen_map && (strcmp(kw, "src") == 0 || strcmp(kw, "dst") == 0 || strcmp(kw, "input") == 0)) {
+                perr(&S, "'%s' after 'map'", kw);
+                goto fail;
+            }
+            if (parse_rule_line(&S, &L, kw, &seen_dst, &seen_map) != SO_OK) goto fail;
+        }
+        p = next;
+    }
+    if (in_rule) {
+        S.line = rule_line;
+        perr(&S, "rule is not closed by 'end'");
+        goto fail;
+    }
+    *out = rs;
+    return SO_OK;
+fail:
+    so_ruleset_free(&rs);
+    return SO_ERR;
+}
+
+so_status so_rules_load(const char *path, so_ruleset *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return so_errorf("%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = so_xmalloc(cap);
+    for (;;) {
+        size_t k = fread(buf + n, 1, cap - n, f);
+        n += k;
+        if (n < cap) break;
+        cap *= 2;
+        buf = so_xrealloc(buf, cap);
+    }
+    int err = ferror(f);
+    fclose(f);
+    so_status st;
+    if (err) st = so_errorf("%s: read error", path);
+    else st = so_rules_parse(path, buf, n, out);
+    free(buf);
+    return st;
+}
+
+/* ---------------- symbolic shapes ---------------- */
+
+static so_status sym_bcast(const so_sshape *a, const so_sshape *b, so_sshape *o)
+{
+    int rank = SO_MAX(a->rank, b->rank);
+    o->rank = rank;
+    for (int i = 0; i < rank; i++) {
+        int ia = i - (rank - a->rank), ib = i - (rank - b->rank);
+        const so_dimx *da = ia >= 0 ? &a->dim[ia] : NULL, *db = ib >= 0 ? &b->dim[ib] : NULL;
+        int a1 = !da || (da->n_sym == 0 && da->c == 1), b1 = !db || (db->n_sym == 0 && db->c == 1);
+        if (a1) o->dim[i] = db ? *db : dx_const(1);
+        else if (b1 || so_dimx_eq(da, db)) o->dim[i] = *da;
+        else return so_errorf("dimension %d does not broadcast", i);
+    }
+    return SO_OK;
+}
+
+static int dx_is(const so_dimx *d, int64_t c) { return d->n_sym == 0 && d->c == c; }
+
+/* Output shapes of node n given its inputs' symbolic shapes. */
+static so_status sym_node(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    const so_attr *a = &n->attr;
+    for (int k = 0; k < n->n_in; k++)
+        if (in[k].rank < 0) {
+            for (int j = 0; j < n->n_out; j++) out[j].rank = -1;
+            return SO_OK;
+        }
+    so_sshape *o = &out[0];
+    memset(o, 0, sizeof *o);
+    unsigned fl = so_ops[n->op].flags;
+    if (fl & SO_F_UNARY) {
+        *o = in[0];
+        return SO_OK;
+    }
+    if (fl & SO_F_BINARY) return sym_bcast(&in[0], &in[1], o);
+    switch (n->op) {
+    case SO_OP_IDENTITY:
+        *o = in[0];
+        return SO_OK;
+    case SO_OP_CONV: {
+        const so_sshape *x = &in[0], *w = &in[1];
+        if (x->rank != 4 || w->rank != 4) return so_errorf("conv needs rank-4 input and weight");
+        int g = a->group > 0 ? a->group : 1;
+        if (g == 1) {
+            if (!so_dimx_eq(&x->dim[1], &w->dim[1])) return so_errorf("conv input channels differ from weight");
+        } else {
+            if (x->dim[1].n_sym || w->dim[1].n_sym) {
+                /* grouped conv with symbolic channels: C must be g * Cw; only g==C (depthwise) or concrete supported */
+                if (!(dx_is(&w->dim[1], 1) && so_dimx_eq(&x->dim[1], &w->dim[0]) && 1))
+                    return so_errorf("grouped conv with symbolic channels needs depthwise form");
+            } else if (x->dim[1].c != (int64_t)g * w->dim[1].c) {
+                return so_errorf("grouped conv channels do not match");
+            }
+        }
+        if (n->n_in == 3 && (in[2].rank != 1 || !so_dimx_eq(&in[2].dim[0], &w->dim[0])))
+            return so_errorf("conv bias shape does not match weight");
+        if (w->dim[2].n_sym || w->dim[3].n_sym) return so_errorf("conv kernel dims must be concrete");
+        o->rank = 4;
+        o->dim[0] = x->dim[0];
+        o->dim[1] = w->dim[0];
+        for (int s = 0; s < 2; s++) {
+            int64_t k = w->dim[2 + s].c, st = a->stride[s] > 0 ? a->stride[s] : 1;
+            int64_t dil = a->dilation[s] > 0 ? a->dilation[s] : 1;
+            const so_dimx *h = &x->dim[2 + s];
+            int64_t shift = a->pad[s] + a->pad[s + 2] - dil * (k - 1);
+            if (h->n_sym == 0) {
+                int64_t v = (h->c + shift - 1) / st + 1;
+                if (h->c + shift < 1) return so_errorf("conv output is empty");
+                o->dim[2 + s] = dx_const(v);
+            } else {
+                if (st != 1) return so_errorf("strided conv on a symbolic spatial dim");
+                o->dim[2 + s] = *h;
+                o->dim[2 + s].c += (int32_t)shift;
+            }
+        }
+        return SO_OK;
+    }
+    case SO_OP_MAXPOOL:
+    case SO_OP_AVGPOOL: {
+        const so_sshape *x = &in[0];
+        if (x->rank != 4) return so_errorf("pool needs a rank-4 input");
+        *o = *x;
+        for (int s = 0; s < 2; s++) {
+            int64_t k = a->kernel[s], st = a->stride[s] > 0 ? a->stride[s] : 1;
+            int64_t shift = a->pad[s] + a->pad[s + 2] - k;
+            const so_dimx *h = &x->dim[2 + s];
+            if (h->n_sym == 0) {
+                o->dim[2 + s] = dx_const((h->c + shift) / st + 1);
+            } else {
+                if (st != 1) return so_errorf("strided pool on a symbolic spatial dim");
+                o->dim[2 + s].c += (int32_t)(shift + 1);
+            }
+        }
+        return SO_OK;
+    }
+    case SO_OP_GLOBALAVGPOOL:
+        *o = in[0];
+        if (o->rank < 3) return so_errorf("globalavgpool needs rank >= 3");
+        for (int i = 2; i < o->rank; i++) o->dim[i] = dx_const(1);
+        return SO_OK;
+    case SO_OP_SOFTMAX:
+        *o = in[0];
+        return SO_OK;
+    case SO_OP_BATCHNORM: {
+        if (in[0].rank < 2) return so_errorf("batchnorm needs rank >= 2");
+        for (int k = 1; k < 5; k++)
+            if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[1]))
+                return so_errorf("batchnorm parameter %d does not match the channels", k);
+        *o = in[0];
+        return SO_OK;
+    }
+    case SO_OP_MATMUL: {
+        const so_sshape *x = &in[0], *y = &in[1];
+        if (x->rank < 2 || y->rank < 2) return so_errorf("matmul needs rank >= 2 (symbolic check)");
+        if (!so_dimx_eq(&x->dim[x->rank - 1], &y->dim[y->rank - 2])) return so_errorf("matmul inner dims differ");
+        so_sshape bx = *x, by = *y;
+        bx.rank -= 2;
+        by.rank -= 2;
+        if (sym_bcast(&bx, &by, o) != SO_OK) return SO_ERR;
+        o->dim[o->rank++] = x->dim[x->rank - 2];
+        o->dim[o->rank++] = y->dim[y->rank - 1];
+        return SO_OK;
+    }
+    case SO_OP_TRANSPOSE: {
+        const so_sshape *x = &in[0];
+        if (a->n_ints != x->rank) return so_errorf("transpose perm has %d entries for rank %d", (int)a->n_ints, (int)x->rank);
+        int seen[SO_MAX_RANK] = {0};
+        o->rank = x->rank;
+        for (int i = 0; i < x->rank; i++) {
+            int64_t p = a->ints[i];
+            if (p < 0 || p >= x->rank || seen[p]++) return so_errorf("transpose perm is not a permutation");
+            o->dim[i] = x->dim[p];
+        }
+        return SO_OK;
+    }
+    case SO_OP_CONCAT: {
+        *o = in[0];
+        if (a->axis < 0 || a->axis >= o->rank) return so_errorf("concat axis out of range");
+        for (int k = 1; k < n->n_in; k++) {
+            if (in[k].rank != o->rank) return so_errorf("concat ranks differ");
+            for (int i = 0; i < o->rank; i++) {
+                if (i == a->axis) {
+                    if (!dx_add(&o->dim[i], &in[k].dim[i], &o->dim[i])) return so_errorf("concat dim too long");
+                } else if (!so_dimx_eq(&o->dim[i], &in[k].dim[i])) {
+                    return so_errorf("concat inputs differ on axis %d", i);
+                }
+            }
+        }
+        return SO_OK;
+    }
+    case SO_OP_SPLIT: {
+        const so_sshape *x = &in[0];
+        if (a->axis < 0 || a->axis >= x->rank) return so_errorf("split axis out of range");
+        so_dimx sum = dx_const(0);
+        for (int k = 0; k < n->n_dx; k++) {
+            if (!dx_add(&sum, &n->dx[k], &sum)) return so_errorf("split sizes too long");
+            out[k] = *x;
+            out[k].dim[a->axis] = n->dx[k];
+        }
+        if (!so_dimx_eq(&sum, &x->dim[a->axis])) return so_errorf("split sizes do not sum to the axis dim");
+        return SO_OK;
+    }
+    case SO_OP_ENLARGE: {
+        const so_sshape *x = &in[0];
+        if (x->rank != 4 || x->dim[2].n_sym || x->dim[3].n_sym) return so_errorf("enlarge needs a concrete kernel");
+        if (a->kernel[0] < x->dim[2].c || a->kernel[1] < x->dim[3].c || (a->kernel[0] - x->dim[2].c) % 2 ||
+            (a->kernel[1] - x->dim[3].c) % 2)
+            return so_errorf("enlarge target kernel must be larger by an even amount");
+        *o = *x;
+        o->dim[2] = dx_const(a->kernel[0]);
+        o->dim[3] = dx_const(a->kernel[1]);
+        return SO_OK;
+    }
+    case SO_OP_CONST_POOL:
+    case SO_OP_CONST_IDCONV:
+    case SO_OP_CONST_IDMAT:
+    case SO_OP_CONST_ONES:
+        o->rank = n->n_dx;
+        for (int i = 0; i < n->n_dx; i++) o->dim[i] = n->dx[i];
+        if ((n->op == SO_OP_CONST_POOL || n->op == SO_OP_CONST_IDCONV) && o->rank != 4)
+            return so_errorf("%s needs a rank-4 shape", so_ops[n->op].name);
+        if (n->op == SO_OP_CONST_IDMAT && (o->rank != 2 || !so_dimx_eq(&o->dim[0], &o->dim[1])))
+            return so_errorf("const_idmat needs shape n,n");
+        if (n->op == SO_OP_CONST_IDCONV && !so_dimx_eq(&o->dim[0], &o->dim[1]))
+            return so_errorf("const_idconv needs shape c,c,kh,kw");
+        return SO_OK;
+    case SO_OP_RESHAPE:
+    case SO_OP_EXPAND:
+        o->rank = n->n_dx;
+        for (int i = 0; i < n->n_dx; i++) o->dim[i] = n->dx[i];
+        return SO_OK;
+    default:
+        /* no symbolic rule: unknown shape (accepted; checked at instantiation) */
+        for (int j = 0; j < n->n_out; j++) out[j].rank = -1;
+        return SO_OK;
+    }
+}
+
+static so_status side_shapes(const so_rule *r, int which, so_sshape (*shp)[SO_RULE_MAX_OUTPUTS > 8 ? SO_RULE_MAX_OUTPUTS : 8])
+{
+    const so_pattern *p = which ? &r->dst : &r->src;
+    for (int i = 0; i < p->n_nodes; i++) {
+        const so_rnode *n = &p->nodes[i];
+        so_sshape in[SO_RULE_MAX_IN];
+        for (int k = 0; k < n->n_in; k++) {
+            so_rref ref = n->in[k];
+            if (ref.node < 0) {
+                const so_rinput *ri = &r->inputs[-(ref.node + 1)];
+                in[k].rank = ri->rank;
+                memcpy(in[k].dim, ri->dim, sizeof ri->dim);
+            } else {
+                in[k] = shp[ref.node][ref.slot];
+            }
+        }
+        if (sym_node(n, in, shp[i]) != SO_OK) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s", so_error());
+            return so_errorf("rule %d: %s node '%s' (%s): %s", (int)r->id, which ? "dst" : "src", n->name,
+                             so_ops[n->op].name, msg);
+        }
+    }
+    return SO_OK;
+}
+
+so_status so_rule_shape(const so_rule *r, int which, so_rref ref, so_sshape *out)
+{
+    if (ref.node < 0) {
+        const so_rinput *ri = &r->inputs[-(ref.node + 1)];
+        out->rank = ri->rank;
+        memcpy(out->dim, ri->dim, sizeof ri->dim);
+        return SO_OK;
+    }
+    so_sshape shp[SO_RULE_MAX_NODES][8];
+    if (side_shapes(r, which, shp) != SO_OK) return SO_ERR;
+    *out = shp[ref.node][ref.slot];
+    return SO_OK;
+}
+
+static int ref_ok(const so_rule *r, const so_pattern *p, int upto, so_rref ref)
+{
+    if (ref.node < 0) return -(ref.node + 1) < r->n_inputs && ref.slot == 0;
+    return ref.node < upto && ref.slot >= 0 && ref.slot < p->nodes[ref.node].n_out;
+}
+
+so_status so_rule_check(const so_rule *r)
+{
+    if (r->n_inputs < 0 || r->n_inputs > SO_RULE_MAX_INPUTS || r->src.n_nodes < 1 ||
+        r->src.n_nodes > SO_RULE_MAX_NODES || r->dst.n_nodes < 0 || r->dst.n_nodes > SO_RULE_MAX_NODES ||
+        r->n_outputs < 1 || r->n_outputs > SO_RULE_MAX_OUTPUTS || r->n_syms > SO_RULE_MAX_SYMS ||
+        r->n_pre > SO_RULE_MAX_PRE)
+        return so_errorf("rule %d: counts out of range", (int)r->id);
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int i = 0; i < p->n_nodes; i++) {
+            const so_rnode *n = &p->nodes[i];
+            if ((int)n->op < 0 || n->op >= SO_OP_COUNT || (so_ops[n->op].flags & (SO_F_SOURCE | SO_F_OPAQUE)))
+                return so_errorf("rule %d: %s node '%s' has a bad operator", (int)r->id, w ? "dst" : "src", n->name);
+            if (n->n_in < so_ops[n->op].min_in || n->n_in > so_ops[n->op].max_in || n->n_in > SO_RULE_MAX_IN)
+                return so_errorf("rule %d: node '%s' (%s) has %d inputs", (int)r->id, n->name, so_ops[n->op].name, (int)n->n_in);
+            int want = n->op == SO_OP_SPLIT ? n->n_dx : (so_ops[n->op].n_out > 0 ? so_ops[n->op].n_out : 1);
+            if (n->n_out != want || n->n_out < 1 || n->n_out > 8)
+                return so_errorf("rule %d: node '%s' (%s) has %d outputs", (int)r->id, n->name, so_ops[n->op].name, (int)n->n_out);
+            for (int k = 0; k < n->n_in; k++)
+                if (!ref_ok(r, p, i, n->in[k]))
+                    return so_errorf("rule %d: node '%s' input %d refers to a missing tensor", (int)r->id, n->name, k);
+            if ((so_ops[n->op].flags & SO_F_ACT) && (n->attr.act < 0 || n->attr.act >= SO_ACT_COUNT))
+                return so_errorf("rule %d: node '%s' has a bad activation", (int)r->id, n->name);
+        }
+    }
+    for (int k = 0; k < r->n_outputs; k++) {
+        if (r->src_out[k].node < 0 || !ref_ok(r, &r->src, r->src.n_nodes, r->src_out[k]) ||
+            !ref_ok(r, &r->dst, r->dst.n_nodes, r->dst_out[k]))
+            return so_errorf("rule %d: output %d refers to a missing tensor", (int)r->id, k);
+    }
+    for (int k = 0; k < r->n_pre; k++)
+        if (r->pre[k].sym < 0 || r->pre[k].sym >= r->n_syms || (r->pre[k].kind != SO_PRE_GE && r->pre[k].kind != SO_PRE_DIV) ||
+            (r->pre[k].kind == SO_PRE_DIV && r->pre[k].value < 1))
+            return so_errorf("rule %d: bad precondition %d", (int)r->id, k);
+    so_sshape s[SO_RULE_MAX_NODES][8], d[SO_RULE_MAX_NODES][8];
+    if (side_shapes(r, 0, s) != SO_OK || side_shapes(r, 1, d) != SO_OK) return SO_ERR;
+    for (int k = 0; k < r->n_outputs; k++) {
+        so_sshape a = s[r->src_out[k].node][r->src_out[k].slot], b;
+        so_rref dr = r->dst_out[k];
+        if (dr.node < 0) {
+            const so_rinput *ri = &r->inputs[-(dr.node + 1)];
+            b.rank = ri->rank;
+            memcpy(b.dim, ri->dim, sizeof ri->dim);
+        } else {
+            b = d[dr.node][dr.slot];
+        }
+        if (a.rank < 0 || b.rank < 0) continue;
+        int eq = a.rank == b.rank;
+        for (int i = 0; eq && i < a.rank; i++) eq = so_dimx_eq(&a.dim[i], &b.dim[i]);
+        if (!eq) return so_errorf("rule %d: output %d has different shapes in src and dst", (int)r->id, k);
+    }
+    return SO_OK;
+}
+
+/* ---------------- misc ---------------- */
+
+void so_rule_reverse(const so_rule *r, so_rule *out)
+{
+    so_rule t = *r;
+    t.src = r->dst;
+    t.dst = r->src;
+    for (int k = 0; k < r->n_outputs; k++) {
+        t.src_out[k] = r->dst_out[k];
+        t.dst_out[k] = r->src_out[k];
+    }
+    *out = t;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+so_status so_rule_pick_syms(const so_rule *r, uint64_t seed, int64_t max, int64_t *vals)
+{
+    uint64_t st = seed * 0x2545f4914f6cdd1dULL + 7;
+    for (int s = 0; s < r->n_syms; s++) {
+        int64_t lo = 1, div = 1;
+        for (int k = 0; k < r->n_pre; k++) {
+            if (r->pre[k].sym != s) continue;
+            if (r->pre[k].kind == SO_PRE_GE) lo = SO_MAX(lo, r->pre[k].value);
+            else div = div * r->pre[k].value; /* products: fine for the small moduli used */
+        }
+        int64_t v = seed == 0 ? lo + (s % 3) : lo + (int64_t)(splitmix(&st) % (uint64_t)(max > lo ? max - lo + 1 : 1));
+        if (div > 1) v = ((v + div - 1) / div) * div;
+        if (v < lo) v += div;
+        for (int k = 0; k < r->n_pre; k++)
+            if (r->pre[k].sym == s && r->pre[k].kind == SO_PRE_DIV && v % r->pre[k].value)
+                return so_errorf("rule %d: cannot satisfy the preconditions on '%s'", (int)r->id, r->sym_names[s]);
+        vals[s] = v;
+    }
+    return SO_OK;
+}
+
+void so_rule_canon_syms(so_rule *r)
+{
+    int map[SO_RULE_MAX_SYMS], n = 0;
+    for (int i = 0; i < SO_RULE_MAX_SYMS; i++) map[i] = -1;
+#define VISIT(d)                                                        \
+    do {                                                                \
+        so_dimx *d_ = (d);                                              \
+        for (int q = 0; q < d_->n_sym; q++)                             \
+            if (map[d_->sym[q]] < 0) map[d_->sym[q]] = n++;             \
+    } while (0)
+    /* printed order: inputs, then src nodes, dst nodes (dx lists); within an expression the
+       printed order is sorted by symbol index, so visit after sorting by old index */
+    for (int i = 0; i < r->n_inputs; i++)
+        for (int k = 0; k < r->inputs[i].rank; k++) VISIT(&r->inputs[i].dim[k]);
+    for (int w = 0; w < 2; w++) {
+        so_pattern *p = w ? &r->dst : &r->src;
+        for (int i = 0; i < p->n_nodes; i++)
+            for (int k = 0; k < p->nodes[i].n_dx; k++) VISIT(&p->nodes[i].dx[k]);
+    }
+    for (int s = 0; s < r->n_syms; s++)
+        if (map[s] < 0) map[s] = n++;
+    char names[SO_RULE_MAX_SYMS][12];
+    memcpy(names, r->sym_names, sizeof names);
+    for (int s = 0; s < r->n_syms; s++) memcpy(r->sym_names[map[s]], names[s], sizeof names[s]);
+#define REMAP(d)                                                        \
+    do {                                                                \
+        so_dimx *d_ = (d);                                              \
+        for (int q = 0; q < d_->n_sym; q++) d_->sym[q] = (int8_t)map[d_->sym[q]]; \
+        so_dimx_norm(d_);                                               \
+    } while (0)
+    for (int i = 0; i < r->n_inputs; i++)
+        for (int k = 0; k < r->inputs[i].rank; k++) REMAP(&r->inputs[i].dim[k]);
+    for (int w = 0; w < 2; w++) {
+        so_pattern *p = w ? &r->dst : &r->src;
+        for (int i = 0; i < p->n_nodes; i++)
+            for (int k = 0; k < p->nodes[i].n_dx; k++) REMAP(&p->nodes[i].dx[k]);
+    }
+    for (int k = 0; k < r->n_pre; k++) r->pre[k].sym = map[r->pre[k].sym];
+#undef VISIT
+#undef REMAP
+}
+
+static int dims_eq(const so_dimx *a, const so_dimx *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!so_dimx_eq(&a[i], &b[i])) return 0;
+    return 1;
+}
+
+static int pattern_eq(const so_pattern *a, const so_pattern *b)
+{
+    if (a->n_nodes != b->n_nodes) return 0;
+    for (int i = 0; i < a->n_nodes; i++) {
+        const so_rnode *x = &a->nodes[i], *y = &b->nodes[i];
+        if (x->op != y->op || x->n_in != y->n_in || x->n_out != y->n_out || x->n_dx != y->n_dx) return 0;
+        if (memcmp(x->in, y->in, sizeof(so_rref) * (size_t)x->n_in) != 0) return 0;
+        if (memcmp(&x->attr, &y->attr, sizeof x->attr) != 0) return 0;
+        if (!dims_eq(x->dx, y->dx, x->n_dx) || strcmp(x->name, y->name) != 0) return 0;
+    }
+    return 1;
+}
+
+int so_rule_eq(const so_rule *a, const so_rule *b)
+{
+    if (a->n_syms != b->n_syms || a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs || a->n_pre != b->n_pre ||
+        a->status != b->status || strcmp(a->provenance, b->provenance) != 0)
+        return 0;
+    for (int s = 0; s < a->n_syms; s++)
+        if (strcmp(a->sym_names[s], b->sym_names[s]) != 0) return 0;
+    for (int i = 0; i < a->n_inputs; i++) {
+        const so_rinput *x = &a->inputs[i], *y = &b->inputs[i];
+        if (strcmp(x->name, y->name) != 0 || x->rank != y->rank || !dims_eq(x->dim, y->dim, x->rank)) return 0;
+    }
+    if (!pattern_eq(&a->src, &b->src) || !pattern_eq(&a->dst, &b->dst)) return 0;
+    for (int k = 0; k < a->n_outputs; k++)
+        if (memcmp(&a->src_out[k], &b->src_out[k], sizeof(so_rref)) || memcmp(&a->dst_out[k], &b->dst_out[k], sizeof(so_rref)))
+            return 0;
+    for (int k = 0; k < a->n_pre; k++)
+        if (a->pre[k].kind != b->pre[k].kind || a->pre[k].sym != b->pre[k].sym || a->pre[k].value != b->pre[k].value)
+            return 0;
+    return 1;
+}
+
+/* ---------------- instantiation ---------------- */
+
+so_status so_rule_instantiate(const so_rule *r, int which, const int64_t *sym_vals, so_model **out)
+{
+    *out = NULL;
+    for (int k = 0; k < r->n_pre; k++) {
+        int64_t v = sym_vals[r->pre[k].sym];
+        if (r->pre[k].kind == SO_PRE_GE && v < r->pre[k].value)
+            return so_errorf("rule %d: precondition %s >= %lld does not hold", (int)r->id, r->sym_names[r->pre[k].sym], (long long)r->pre[k].value);
+        if (r->pre[k].kind == SO_PRE_DIV && v % r->pre[k].value)
+            return so_errorf("rule %d: precondition %s %% %lld == 0 does not hold", (int)r->id, r->sym_names[r->pre[k].sym], (long long)r->pre[k].value);
+    }
+    for (int s = 0; s < r->n_syms; s++)
+        if (sym_vals[s] < 1) return so_errorf("rule %d: symbol '%s' must be >= 1", (int)r->id, r->sym_names[s]);
+    so_model *m = so_model_new("<rule>");
+    so_graph *g = so_graph_new(m);
+    m->graph = g;
+    m->n_inputs = r->n_inputs;
+    m->inputs = so_arena_alloc(&m->arena, sizeof *m->inputs * (size_t)(r->n_inputs + 1));
+    int32_t inode[SO_RULE_MAX_INPUTS];
+    for (int i = 0; i < r->n_inputs; i++) {
+        const so_rinput *ri = &r->inputs[i];
+        int64_t dims[SO_MAX_RANK];
+        for (int k = 0; k < ri->rank; k++) {
+            dims[k] = so_dimx_eval(&ri->dim[k], sym_vals);
+            if (dims[k] < 1) {
+                so_model_free(m);
+                return so_errorf("rule %d: input '%s' dim %d is %lld", (int)r->id, ri->name, k, (long long)dims[k]);
+            }
+        }
+        m->inputs[i].name = so_arena_strdup(&m->arena, ri->name);
+        m->inputs[i].shape = so_shape_make(ri->rank, dims);
+        inode[i] = so_graph_add(g, SO_OP_INPUT, NULL, 0, 1, NULL, i, m->inputs[i].name);
+    }
+    const so_pattern *p = which ? &r->dst : &r->src;
+    int32_t pnode[SO_RULE_MAX_NODES];
+    for (int i = 0; i < p->n_nodes; i++) {
+        const so_rnode *n = &p->nodes[i];
+        so_edge in[SO_RULE_MAX_IN];
+        for (int k = 0; k < n->n_in; k++) {
+            so_rref ref = n->in[k];
+            in[k].node = ref.node < 0 ? inode[-(ref.node + 1)] : pnode[ref.node];
+            in[k].slot = ref.node < 0 ? 0 : ref.slot;
+        }
+        so_attr a = n->attr;
+        if (n->n_dx) {
+            a.n_ints = n->n_dx;
+            for (int k = 0; k < n->n_dx; k++) a.ints[k] = so_dimx_eval(&n->dx[k], sym_vals);
+        }
+        pnode[i] = so_graph_add(g, n->op, in, n->n_in, n->n_out, so_model_attr(m, &a), -1,
+                                so_arena_strdup(&m->arena, n->name));
+    }
+    m->n_outputs = r->n_outputs;
+    m->outputs = so_arena_alloc(&m->arena, sizeof *m->outputs * (size_t)r->n_outputs);
+    g->outputs = so_xcalloc((size_t)r->n_outputs, sizeof *g->outputs);
+    for (int k = 0; k < r->n_outputs; k++) {
+        so_rref ref = which ? r->dst_out[k] : r->src_out[k];
+        g->outputs[k].node = ref.node < 0 ? inode[-(ref.node + 1)] : pnode[ref.node];
+        g->outputs[k].slot = ref.node < 0 ? 0 : ref.slot;
+        char nm[16];
+        snprintf(nm, sizeof nm, "out%d", k);
+        m->outputs[k].name = so_arena_strdup(&m->arena, nm);
+    }
+    if (so_graph_infer_all(g) != SO_OK) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s", so_error());
+        so_model_free(m);
+        return so_errorf("rule %d (%s): %s", (int)r->id, which ? "dst" : "src", msg);
+    }
+    for (int k = 0; k < r->n_outputs; k++) m->outputs[k].shape = g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
+    *out = m;
+    return SO_OK;
+}
