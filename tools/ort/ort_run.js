@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+// ONNX Runtime (CPU) reference runner: runs a model on raw float32 inputs, writes raw outputs, times it.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+
+const USAGE = `usage: ort_run.js MODEL.onnx [--inputs FILE] [--outputs FILE] [--iters N] [--warmup N]
+                  [--threads N] [--opt disabled|basic|extended|all] [--seed N] [--json] [-v]
+  --inputs FILE   raw little-endian float32, all graph inputs back to back in graph order
+                  (default: seeded uniform random in [-1, 1), splitmix64 stream as in
+                  superopt run, --seed, default 1)
+  --outputs FILE  write all graph outputs as raw little-endian float32, back to back in graph order
+  --iters N       timed runs (default 1, or 20 with --json)
+  --warmup N      untimed runs before timing (default 0, or 3 with --json)
+  --threads N     intra-op threads (default 1); inter-op threads are 1, execution is sequential
+  --opt LEVEL     graph optimization level (default all)
+  --json          print one line {"median_ms":…,"min_ms":…,"iters":…}
+  -v              print input/output names and shapes on stderr`;
+
+function usage(msg) {
+  if (msg) process.stderr.write(`ort_run.js: ${msg}\n`);
+  process.stderr.write(USAGE + '\n');
+  process.exit(2);
+}
+
+function fail(msg) {
+  process.stderr.write(`ort_run.js: ${msg}\n`);
+  process.exit(1);
+}
+
+function parseArgs(argv) {
+  const a = { model: null, inputs: null, outputs: null, iters: null, warmup: null, threads: 1,
+              opt: 'all', seed: 1, json: false, verbose: false };
+  const intArg = (name, v, min) => {
+    if (v === undefined || !/^\d+$/.test(v) || Number(v) < min) usage(`${name} needs an integer >= ${min}`);
+    return Number(v);
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const x = argv[i];
+    switch (x) {
+      case '--inputs': a.inputs = argv[++i]; if (!a.inputs) usage('--inputs needs a file'); break;
+      case '--outputs': a.outputs = argv[++i]; if (!a.outputs) usage('--outputs needs a file'); break;
+      case '--iters': a.iters = intArg(x, argv[++i], 1); break;
+      case '--warmup': a.warmup = intArg(x, argv[++i], 0); break;
+      case '--threads': a.threads = intArg(x, argv[++i], 1); break;
+      case '--seed': a.seed = intArg(x, argv[++i], 0); break;
+      case '--opt':
+        a.opt = argv[++i];
+        if (!['disabled', 'basic', 'extended', 'all'].includes(a.opt)) usage('--opt must be disabled|basic|extended|all');
+        break;
+      case '--json': a.json = true; break;
+      case '-v': case '--verbose': a.verbose = true; break;
+      case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
+      default:
+        if (x.startsWith('-') || a.model) usage(`unexpected argument '${x}'`);
+        a.model = x;
+    }
+  }
+  if (!a.model) usage('missing MODEL.onnx');
+  if (a.iters === null) a.iters = a.json ? 20 : 1;
+  if (a.warmup === null) a.warmup = a.json ? 3 : 0;
+  return a;
+}
+
+// splitmix64, the same stream as superopt's so_rng_uniform (src/common.c): state starts at the
+// seed and runs on across all inputs in graph order; 24 random bits -> [-1, 1), exact in float32.
+function uniformGen(seed) {
+  const M = (1n << 64n) - 1n;
+  let s = BigInt(seed) & M;
+  return () => {
+    s = (s + 0x9E3779B97F4A7C15n) & M;
+    let z = s;
+    z = ((z ^ (z >> 30n)) * 0xBF58476D1CE4E5B9n) & M;
+    z = ((z ^ (z >> 27n)) * 0x94D049BB133111EBn) & M;
+    z ^= z >> 31n;
+    return Number(z >> 40n) / 16777216 * 2 - 1;
+  };
+}
+
+function median(xs) {
+  const s = xs.slice().sort((p, q) => p - q);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  let ort;
+  try {
+    ort = require('onnxruntime-node');
+  } catch (e) {
+    fail(`cannot load onnxruntime-node (run 'npm install --ignore-scripts' in ${__dirname}): ${e.message}`);
+  }
+  if (!fs.existsSync(args.model)) fail(`${args.model}: no such file`);
+
+  let session;
+  try {
+    session = await ort.InferenceSession.create(args.model, {
+      graphOptimizationLevel: args.opt,
+      intraOpNumThreads: args.threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+    });
+  } catch (e) {
+    fail(`${args.model}: cannot load model: ${e.message}`);
+  }
+
+  // Input shapes and types from the session's metadata (onnxruntime-node >= 1.21).
+  const meta = session.inputMetadata;
+  if (!meta) fail(`${args.model}: this onnxruntime-node has no inputMetadata; need >= 1.21`);
+  const specs = session.inputNames.map((name, i) => {
+    const m = Array.isArray(meta) ? meta[i] : meta[name];
+    if (!m || !m.isTensor) fail(`${args.model}: input '${name}' is not a tensor`);
+    if (m.type !== 'float32') fail(`${args.model}: input '${name}' has type ${m.type}; only float32 inputs are supported`);
+    const shape = m.shape.map((d) => {
+      if (typeof d === 'number' && d >= 0) return d;
+      process.stderr.write(`ort_run.js: ${args.model}: input '${name}' has symbolic dim '${d}', using 1\n`);
+      return 1;
+    });
+    return { name, shape, size: shape.reduce((p, q) => p * q, 1) };
+  });
+  const total = specs.reduce((p, s) => p + s.size, 0);
+
+  let data;
+  if (args.inputs) {
+    let buf;
+    try { buf = fs.readFileSync(args.inputs); } catch (e) { fail(`${args.inputs}: ${e.message}`); }
+    if (buf.length !== total * 4) {
+      fail(`${args.inputs}: has ${buf.length} bytes, model inputs need ${total * 4} (${specs.map((s) => `${s.name}[${s.shape}]`).join(', ')})`);
+    }
+    data = new Float32Array(total);
+    for (let i = 0; i < total; i++) data[i] = buf.readFloatLE(i * 4);
+  } else {
+    const rnd = uniformGen(args.seed);
+    data = new Float32Array(total);
+    for (let i = 0; i < total; i++) data[i] = rnd();
+  }
+
+  const feeds = {};
+  let off = 0;
+  for (const s of specs) {
+    feeds[s.name] = new ort.Tensor('float32', data.subarray(off, off + s.size), s.shape);
+    off += s.size;
+    if (args.verbose) process.stderr.write(`input  ${s.name} [${s.shape}]\n`);
+  }
+
+  let results;
+  try {
+    for (let i = 0; i < args.warmup; i++) await session.run(feeds);
+    const times = [];
+    for (let i = 0; i < args.iters; i++) {
+      const t0 = process.hrtime.bigint();
+      results = await session.run(feeds);
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    if (args.json) {
+      const r = (x) => Math.round(x * 1000) / 1000;
+      process.stdout.write(JSON.stringify({ median_ms: r(median(times)), min_ms: r(Math.min(...times)), iters: args.iters }) + '\n');
+    }
+  } catch (e) {
+    fail(`${args.model}: run failed: ${e.message}`);
+  }
+
+  const chunks = [];
+  for (const name of session.outputNames) {
+    const t = results[name];
+    if (args.verbose) process.stderr.write(`output ${name} [${t.dims}] ${t.type}\n`);
+    const f = t.type === 'float32' ? t.data : Float32Array.from(t.data, Number);
+    if (t.type !== 'float32') process.stderr.write(`ort_run.js: output '${name}' is ${t.type}, written as float32\n`);
+    const b = Buffer.alloc(f.length * 4);
+    for (let i = 0; i < f.length; i++) b.writeFloatLE(f[i], i * 4);
+    chunks.push(b);
+  }
+  if (args.outputs) {
+    try {
+      fs.mkdirSync(path.dirname(path.resolve(args.outputs)), { recursive: true });
+      fs.writeFileSync(args.outputs, Buffer.concat(chunks));
+    } catch (e) {
+      fail(`${args.outputs}: ${e.message}`);
+    }
+  }
+}
+
+main().catch((e) => fail(e.stack || String(e)));
