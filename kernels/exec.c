@@ -33,7 +33,9 @@ typedef struct patch {
 } patch;
 
 typedef struct step {
-    int32_t node;
+    int32_t node;          /* head node (kernel selected for it) */
+    int32_t pos;           /* node index whose outputs the step produces (last fused node) */
+    int32_t *in_vid;       /* root value of each input, -1 if absent */
     int n_in, n_out;
     so_tensor *in, *out;   /* malloc'd; data pointers resolved at plan time */
     so_fast_kernel k;      /* k.run == NULL: reference kernel */
@@ -148,10 +150,28 @@ static so_status unsupported(const so_graph *g, int32_t i)
     return so_errorf("unsupported operator '%s' at node '%s'", type, n->name ? n->name : "?");
 }
 
+static int cmp_step_pos(const void *a, const void *b)
+{
+    const step *x = a, *y = b;
+    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
+    return x->node - y->node;
+}
+
+static void add_patch(so_exec *e, int32_t *cap, void **slot, int32_t input)
+{
+    if (e->n_patches == *cap) {
+        *cap = *cap ? 2 * *cap : 16;
+        e->patches = so_xrealloc(e->patches, sizeof *e->patches * (size_t)*cap);
+    }
+    e->patches[e->n_patches++] = (patch){slot, input};
+}
+
 so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out)
 {
     so_status st = SO_ERR;
     so_exec *e = so_xcalloc(1, sizeof *e);
+    int32_t *root = NULL, *uses = NULL, *user = NULL;
+    char *absorbed = NULL;
     e->g = g;
     if (opts) e->opts = *opts;
     if (e->opts.threads <= 0) e->opts.threads = 1;
@@ -168,28 +188,43 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
     }
     e->n_values = nv;
     e->values = so_xcalloc((size_t)nv + 1, sizeof *e->values);
+    root = so_xmalloc(sizeof *root * (size_t)(nv + 1));
+    uses = so_xcalloc((size_t)g->n_nodes + 1, sizeof *uses);
+    user = so_xmalloc(sizeof *user * (size_t)(g->n_nodes + 1));
+    absorbed = so_xcalloc((size_t)g->n_nodes + 1, 1);
 
     /* root of each value: views alias their input */
-    int32_t *root = so_xmalloc(sizeof *root * (size_t)(nv + 1));
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *n = &g->nodes[i];
+        user[i] = -1;
         for (int32_t k = 0; k < n->n_in; k++) {
-            if (n->in[k].node < 0 || n->in[k].node >= i || n->in[k].slot < 0 ||
-                n->in[k].slot >= g->nodes[n->in[k].node].n_out) {
+            if (n->in[k].node < 0) {
+                if (so_ops[n->op].flags & SO_F_VIEW) {
+                    so_errorf("%s: missing input", so_node_desc(g, i, desc, sizeof desc));
+                    goto done;
+                }
+                continue; /* absent optional input */
+            }
+            if (n->in[k].node >= i || n->in[k].slot < 0 || n->in[k].slot >= g->nodes[n->in[k].node].n_out) {
                 so_errorf("%s: input %d is not an earlier node (graph not topologically sorted?)",
                           so_node_desc(g, i, desc, sizeof desc), k);
-                free(root);
                 goto done;
             }
+            if (n->in[k].slot == 0) {
+                uses[n->in[k].node]++;
+                user[n->in[k].node] = i;
+            }
+        }
+        if (n->op == SO_OP_OPAQUE) {
+            st = unsupported(g, i);
+            goto done;
         }
         for (int32_t s = 0; s < n->n_out; s++) {
             int32_t id = e->value_base[i] + s;
             value *v = &e->values[id];
             root[id] = id;
-            if (n->op == SO_OP_OPAQUE) { st = unsupported(g, i); free(root); goto done; }
             if (n->out[s].rank < 0) {
                 so_errorf("%s: output %d has unknown shape", so_node_desc(g, i, desc, sizeof desc), s);
-                free(root);
                 goto done;
             }
             v->bytes = shape_bytes(&n->out[s]);
@@ -208,12 +243,59 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
             }
         }
     }
-    /* lifetimes: uses extend the root's lifetime; outputs live to the end */
+    for (int32_t o = 0; o < m->n_outputs; o++) {
+        uses[g->outputs[o].node] += 2; /* never absorbed */
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (uses[i] != 1 || g->nodes[i].n_out != 1) user[i] = -1;
+
+    /* steps: select kernels (fusion absorbs successors), then order by position */
+    e->steps = so_xcalloc((size_t)g->n_nodes + 1, sizeof *e->steps);
+    so_fast_ctx fctx = {g, user};
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *n = &g->nodes[i];
-        for (int32_t k = 0; k < n->n_in; k++) {
-            value *r = &e->values[root[vid(e, n->in[k])]];
-            if (r->kind == LOC_ARENA && r->last < i) r->last = i;
+        unsigned fl = so_ops[n->op].flags;
+        if ((fl & (SO_F_SOURCE | SO_F_VIEW)) || absorbed[i]) continue;
+        step *s = &e->steps[e->n_steps++];
+        s->node = i;
+        s->pos = i;
+        if (!e->opts.reference) {
+            if (so_fast_select(&fctx, i, &s->k) != SO_OK) goto done;
+            e->packed_bytes += s->k.packed_bytes;
+            if (s->k.scratch_bytes > e->scratch_bytes) e->scratch_bytes = s->k.scratch_bytes;
+            for (int32_t f = 0; f < s->k.n_fused; f++) absorbed[s->k.fused[f]] = 1;
+            if (s->k.n_fused) s->pos = s->k.fused[s->k.n_fused - 1];
+        }
+    }
+    qsort(e->steps, (size_t)e->n_steps, sizeof *e->steps, cmp_step_pos);
+    /* step inputs and outputs as values; dead intermediates of fused chains get no memory */
+    for (int32_t k = 0; k < e->n_steps; k++) {
+        step *s = &e->steps[k];
+        const so_node *n = &g->nodes[s->node];
+        int32_t last = s->pos;
+        if (s->k.n_fused) {
+            e->values[e->value_base[s->node]].kind = LOC_NONE;
+            for (int32_t f = 0; f + 1 < s->k.n_fused; f++) e->values[e->value_base[s->k.fused[f]]].kind = LOC_NONE;
+        }
+        s->n_in = n->n_in + (s->k.has_extra ? 1 : 0);
+        s->n_out = g->nodes[last].n_out;
+        s->in = so_xcalloc((size_t)s->n_in + 1, sizeof *s->in);
+        s->in_vid = so_xmalloc(sizeof *s->in_vid * (size_t)(s->n_in + 1));
+        s->out = so_xcalloc((size_t)s->n_out + 1, sizeof *s->out);
+        for (int32_t q = 0; q < s->n_in; q++) {
+            so_edge ed = q < n->n_in ? n->in[q] : s->k.extra_in;
+            s->in_vid[q] = ed.node >= 0 ? root[vid(e, ed)] : -1;
+            if (ed.node >= 0) s->in[q].shape = g->nodes[ed.node].out[ed.slot];
+        }
+        for (int32_t q = 0; q < s->n_out; q++) s->out[q].shape = g->nodes[last].out[q];
+    }
+    /* lifetimes over step positions: uses extend the root's lifetime; outputs live to the end */
+    for (int32_t k = 0; k < e->n_steps; k++) {
+        step *s = &e->steps[k];
+        for (int32_t q = 0; q < s->n_in; q++) {
+            if (s->in_vid[q] < 0) continue;
+            value *r = &e->values[s->in_vid[q]];
+            if (r->kind == LOC_ARENA && r->last < s->pos) r->last = s->pos;
         }
     }
     for (int32_t o = 0; o < m->n_outputs; o++) {
@@ -223,13 +305,11 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
     e->arena_bytes = plan_arena(e->values, nv);
     if (e->arena_bytes > so_max_alloc_bytes) {
         so_errorf("activation arena of %zu bytes exceeds the limit", e->arena_bytes);
-        free(root);
         goto done;
     }
     e->arena = aligned_alloc(ALIGN, e->arena_bytes ? e->arena_bytes : ALIGN);
     if (!e->arena) {
         so_errorf("cannot allocate %zu bytes of activations", e->arena_bytes);
-        free(root);
         goto done;
     }
     /* views take their root's location */
@@ -241,49 +321,24 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
             *v = *r;
             v->bytes = bytes;
         }
-    free(root);
-    for (int32_t i = 0; i < m->n_weights; i++)
-        e->weight_bytes += shape_bytes(&m->weights[i].shape);
+    for (int32_t i = 0; i < m->n_weights; i++) e->weight_bytes += shape_bytes(&m->weights[i].shape);
 
-    /* steps */
-    e->steps = so_xcalloc((size_t)g->n_nodes + 1, sizeof *e->steps);
-    int32_t cap_patches = 16;
-    e->patches = so_xmalloc(sizeof *e->patches * (size_t)cap_patches);
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        const so_node *n = &g->nodes[i];
-        unsigned fl = so_ops[n->op].flags;
-        if (fl & (SO_F_SOURCE | SO_F_VIEW)) continue;
-        step *s = &e->steps[e->n_steps++];
-        s->node = i;
-        s->n_in = n->n_in;
-        s->n_out = n->n_out;
-        s->in = so_xcalloc((size_t)n->n_in + 1, sizeof *s->in);
-        s->out = so_xcalloc((size_t)n->n_out + 1, sizeof *s->out);
-        for (int32_t k = 0; k < n->n_in; k++) {
-            const so_node *src = &g->nodes[n->in[k].node];
-            const value *v = &e->values[vid(e, n->in[k])];
-            s->in[k].shape = src->out[n->in[k].slot];
-            if (v->kind == LOC_ARENA) s->in[k].data = e->arena + v->offset;
-            else if (v->kind == LOC_WEIGHT) s->in[k].data = v->ptr;
-            else if (v->kind == LOC_INPUT) {
-                if (e->n_patches == cap_patches) {
-                    cap_patches *= 2;
-                    e->patches = so_xrealloc(e->patches, sizeof *e->patches * (size_t)cap_patches);
-                }
-                e->patches[e->n_patches++] = (patch){&s->in[k].data, v->input};
-            }
+    /* wire step tensors */
+    int32_t cap_patches = 0;
+    for (int32_t k = 0; k < e->n_steps; k++) {
+        step *s = &e->steps[k];
+        for (int32_t q = 0; q < s->n_in; q++) {
+            if (s->in_vid[q] < 0) continue;
+            const value *v = &e->values[s->in_vid[q]];
+            if (v->kind == LOC_ARENA) s->in[q].data = e->arena + v->offset;
+            else if (v->kind == LOC_WEIGHT) s->in[q].data = v->ptr;
+            else if (v->kind == LOC_INPUT) add_patch(e, &cap_patches, &s->in[q].data, v->input);
         }
-        for (int32_t k = 0; k < n->n_out; k++) {
-            const value *v = &e->values[e->value_base[i] + k];
-            s->out[k].shape = n->out[k];
-            s->out[k].data = e->arena + v->offset;
+        for (int32_t q = 0; q < s->n_out; q++) {
+            const value *v = &e->values[e->value_base[s->pos] + q];
+            s->out[q].data = e->arena + v->offset;
         }
         if (e->opts.profile) s->samples = so_xcalloc(MAX_SAMPLES, sizeof *s->samples);
-        if (!e->opts.reference) {
-            if (so_fast_select(g, i, &s->k) != SO_OK) goto done;
-            e->packed_bytes += s->k.packed_bytes;
-            if (s->k.scratch_bytes > e->scratch_bytes) e->scratch_bytes = s->k.scratch_bytes;
-        }
     }
     if (e->scratch_bytes) {
         e->scratch = aligned_alloc(ALIGN, (e->scratch_bytes + ALIGN - 1) / ALIGN * ALIGN);
@@ -306,6 +361,10 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
     }
     st = SO_OK;
 done:
+    free(root);
+    free(uses);
+    free(user);
+    free(absorbed);
     if (st != SO_OK) {
         so_exec_free(e);
         e = NULL;
@@ -420,6 +479,7 @@ void so_exec_free(so_exec *e)
     for (int32_t i = 0; i < e->n_steps; i++) {
         step *s = &e->steps[i];
         free(s->in);
+        free(s->in_vid);
         free(s->out);
         free(s->samples);
         if (s->k.free_priv) s->k.free_priv(s->k.priv);
@@ -463,6 +523,8 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int it
     set_threads(threads);
     uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)node;
     for (int32_t i = 0; i < n->n_in; i++) {
+        memset(&in[i], 0, sizeof in[i]);
+        if (n->in[i].node < 0) continue; /* absent optional input */
         const so_node *src = &g->nodes[n->in[i].node];
         in[i].shape = src->out[n->in[i].slot];
         if (src->op == SO_OP_WEIGHT) {
@@ -494,7 +556,8 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int it
         owned[n_owned++] = p;
         outt[i].data = p;
     }
-    if (so_fast_select(g, node, &k) != SO_OK) goto done;
+    so_fast_ctx fctx = {g, NULL};
+    if (so_fast_select(&fctx, node, &k) != SO_OK) goto done;
     if (k.scratch_bytes) {
         scratch = malloc(k.scratch_bytes);
         if (!scratch) { so_errorf("out of memory timing %s", so_node_desc(g, node, desc, sizeof desc)); goto done; }

@@ -1,12 +1,1111 @@
-/* fast.c - fast kernel selection: dispatch per node at load time to sgemm-based and vectorised kernels. */
+/* fast.c - fast kernel selection and the non-conv fast kernels: sgemm MatMul/Gemm with fused epilogues, broadcasting element-wise, softmax, layernorm, batchnorm, pooling, transpose, concat, split, pad. */
 #include "fast.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-so_status so_fast_select(const so_graph *g, int32_t i, so_fast_kernel *k)
+#include <cblas.h>
+#include <omp.h>
+
+#include "conv.h"
+
+#define PAR_MIN 32768 /* elements below which our loops stay single-threaded */
+
+int so_fast_threads(void) { return omp_get_max_threads(); }
+
+static const so_shape *shape_of(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }
+
+/* Data of a float WEIGHT input, else NULL. */
+static const float *weight_f32(const so_graph *g, so_edge e)
 {
-    (void)g;
-    (void)i;
-    memset(k, 0, sizeof *k);
+    if (e.node < 0) return NULL;
+    const so_node *n = &g->nodes[e.node];
+    if (n->op != SO_OP_WEIGHT) return NULL;
+    const so_weight *w = &g->model->weights[n->ref];
+    return w->shape.dtype == SO_F32 ? w->data : NULL;
+}
+
+static int is_act_op(so_op op)
+{
+    return op == SO_OP_RELU || op == SO_OP_SIGMOID || op == SO_OP_TANH || op == SO_OP_CLIP;
+}
+
+static int act_of_op(so_op op)
+{
+    switch (op) {
+    case SO_OP_RELU: return SO_ACT_RELU;
+    case SO_OP_SIGMOID: return SO_ACT_SIGMOID;
+    case SO_OP_TANH: return SO_ACT_TANH;
+    case SO_OP_CLIP: return SO_ACT_CLIP;
+    default: return SO_ACT_NONE;
+    }
+}
+
+void so_fast_act(int act, float lo, float hi, float *x, int64_t n)
+{
+    switch (act) {
+    case SO_ACT_RELU:
+        for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0.f ? x[i] : 0.f;
+        break;
+    case SO_ACT_SIGMOID:
+        for (int64_t i = 0; i < n; i++) x[i] = 1.f / (1.f + expf(-x[i]));
+        break;
+    case SO_ACT_TANH:
+        for (int64_t i = 0; i < n; i++) x[i] = tanhf(x[i]);
+        break;
+    case SO_ACT_CLIP:
+        for (int64_t i = 0; i < n; i++) {
+            float v = x[i] < lo ? lo : x[i];
+            x[i] = v > hi ? hi : v;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+void so_fast_epi_row(const so_epi *ep, int64_t c, float *y, const float *res, int64_t n)
+{
+    if (ep->scale) {
+        float s = ep->scale[c], t = ep->shift ? ep->shift[c] : 0.f;
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] * s + t;
+    } else if (ep->shift) {
+        float t = ep->shift[c];
+        for (int64_t i = 0; i < n; i++) y[i] += t;
+    }
+    if (ep->act1) so_fast_act(ep->act1, ep->lo1, ep->hi1, y, n);
+    if (res) {
+        for (int64_t i = 0; i < n; i++) y[i] += res[i];
+        if (ep->act2) so_fast_act(ep->act2, ep->lo2, ep->hi2, y, n);
+    }
+}
+
+/* Epilogue with the channel on the last axis: y is [m, n], channel = column. */
+static void epi_cols(const so_epi *ep, float *y, const float *res, int64_t m, int64_t n)
+{
+    if (!ep->scale && !ep->shift && !ep->act1 && !res) return;
+#pragma omp parallel for if (m * n > PAR_MIN)
+    for (int64_t r = 0; r < m; r++) {
+        float *yr = y + r * n;
+        if (ep->scale) {
+            for (int64_t j = 0; j < n; j++) yr[j] = yr[j] * ep->scale[j] + (ep->shift ? ep->shift[j] : 0.f);
+        } else if (ep->shift) {
+            for (int64_t j = 0; j < n; j++) yr[j] += ep->shift[j];
+        }
+        if (ep->act1) so_fast_act(ep->act1, ep->lo1, ep->hi1, yr, n);
+        if (res) {
+            const float *rr = res + r * n;
+            for (int64_t j = 0; j < n; j++) yr[j] += rr[j];
+            if (ep->act2) so_fast_act(ep->act2, ep->lo2, ep->hi2, yr, n);
+        }
+    }
+}
+
+/* ---------------- fusion chains ---------------- */
+
+/* Is w (numel nch or 1) varying only along out axis chan_axis of rank-r output? */
+static int per_channel(const so_shape *w, int r, int chan_axis, int64_t nch)
+{
+    if (w->dtype != SO_F32 || w->rank > r) return 0;
+    int64_t numel = so_shape_numel(w);
+    if (numel == 1) return 1;
+    if (numel != nch) return 0;
+    for (int k = 0; k < w->rank; k++) {
+        int ax = r - w->rank + k;
+        if (ax != chan_axis && w->dim[k] != 1) return 0;
+    }
+    return 1;
+}
+
+static float *ensure(float **p, int64_t n, float init)
+{
+    if (!*p) {
+        *p = so_xmalloc(sizeof **p * (size_t)(n > 0 ? n : 1));
+        for (int64_t j = 0; j < n; j++) (*p)[j] = init;
+    }
+    return *p;
+}
+
+void so_fast_chain_build(const so_fast_ctx *c, int32_t i, int chan_axis, int64_t nch, const float *bias, so_fast_chain *ch)
+{
+    const so_graph *g = c->g;
+    const so_node *h = &g->nodes[i];
+    const so_shape *os = &h->out[0];
+    memset(ch, 0, sizeof *ch);
+    if (bias) {
+        ch->shift = so_xmalloc(sizeof *ch->shift * (size_t)nch);
+        memcpy(ch->shift, bias, sizeof *ch->shift * (size_t)nch);
+    }
+    if (so_ops[h->op].flags & SO_F_ACT) {
+        ch->ep.act1 = h->attr->act;
+        ch->ep.lo1 = h->attr->clip_min;
+        ch->ep.hi1 = h->attr->clip_max;
+    }
+    /* stage 0: per-channel affine; 1: act1; 2: residual add; 3: act2; 4: done */
+    int stage = ch->ep.act1 ? 2 : 0;
+    int32_t cur = i;
+    while (c->user && ch->n_fused < SO_FAST_MAX_FUSED && stage < 4) {
+        int32_t u = c->user[cur];
+        if (u < 0) break;
+        const so_node *un = &g->nodes[u];
+        if (un->n_out != 1 || !so_shape_eq(&un->out[0], os)) break;
+        int ok = 0;
+        if (stage == 0 && un->op == SO_OP_BATCHNORM && chan_axis == 1 && os->rank >= 2 && un->in[0].node == cur &&
+            un->in[0].slot == 0) {
+            const float *sc = weight_f32(g, un->in[1]), *bb = weight_f32(g, un->in[2]), *mean = weight_f32(g, un->in[3]),
+                        *var = weight_f32(g, un->in[4]);
+            if (sc && bb && mean && var) {
+                float *S = ensure(&ch->scale, nch, 1.f), *T = ensure(&ch->shift, nch, 0.f);
+                for (int64_t k = 0; k < nch; k++) {
+                    float s = sc[k] / sqrtf(var[k] + un->attr->epsilon);
+                    S[k] *= s;
+                    T[k] = T[k] * s + (bb[k] - mean[k] * s);
+                }
+                ok = 1;
+            }
+        } else if (un->op == SO_OP_ADD && stage <= 2) {
+            int me = (un->in[0].node == cur && un->in[0].slot == 0) ? 0 : 1;
+            so_edge other = un->in[1 - me];
+            const so_shape *osh = shape_of(g, other);
+            const float *w = weight_f32(g, other);
+            if (stage == 0 && w && per_channel(osh, os->rank, chan_axis, nch)) {
+                float *T = ensure(&ch->shift, nch, 0.f);
+                int64_t numel = so_shape_numel(osh);
+                for (int64_t k = 0; k < nch; k++) T[k] += numel == 1 ? w[0] : w[k];
+                ch->ep.act1 = un->attr->act;
+                ch->ep.lo1 = un->attr->clip_min;
+                ch->ep.hi1 = un->attr->clip_max;
+                if (ch->ep.act1) stage = 2;
+                ok = 1;
+            } else if (so_shape_eq(osh, os) && osh->dtype == SO_F32) {
+                ch->has_extra = 1;
+                ch->extra = other;
+                ch->ep.has_res = 1;
+                ch->ep.act2 = un->attr->act;
+                ch->ep.lo2 = un->attr->clip_min;
+                ch->ep.hi2 = un->attr->clip_max;
+                stage = ch->ep.act2 ? 4 : 3;
+                ok = 1;
+            }
+        } else if (is_act_op(un->op) && (stage <= 1 || stage == 3)) {
+            if (stage <= 1) {
+                ch->ep.act1 = act_of_op(un->op);
+                ch->ep.lo1 = un->attr->clip_min;
+                ch->ep.hi1 = un->attr->clip_max;
+                stage = 2;
+            } else {
+                ch->ep.act2 = act_of_op(un->op);
+                ch->ep.lo2 = un->attr->clip_min;
+                ch->ep.hi2 = un->attr->clip_max;
+                stage = 4;
+            }
+            ok = 1;
+        }
+        if (!ok) break;
+        ch->fused[ch->n_fused++] = u;
+        cur = u;
+    }
+    ch->ep.scale = ch->scale;
+    ch->ep.shift = ch->shift;
+}
+
+void so_fast_chain_apply(const so_fast_chain *ch, so_fast_kernel *k)
+{
+    k->n_fused = ch->n_fused;
+    memcpy(k->fused, ch->fused, sizeof k->fused);
+    k->has_extra = ch->has_extra;
+    k->extra_in = ch->extra;
+}
+
+/* ---------------- MatMul / Gemm ---------------- */
+
+typedef struct mm_plan {
+    int64_t M, N, K, lda, ldb;
+    int ta, tb;
+    float alpha, beta;
+    int64_t nb;           /* batch count */
+    int64_t *aoff, *boff; /* per batch, in floats */
+    so_fast_chain ch;
+    int res_in;           /* index of the residual in in[] or -1 */
+    int c_mode;           /* Gemm C: 0 none or folded, 1 broadcast-fill before sgemm */
+    int64_t cM, cN;       /* C broadcast dims */
+} mm_plan;
+
+static void mm_free(void *p)
+{
+    mm_plan *m = p;
+    free(m->aoff);
+    free(m->boff);
+    free(m->ch.scale);
+    free(m->ch.shift);
+    free(m);
+}
+
+static void mm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const mm_plan *p = priv;
+    const float *A = in[0].data, *B = in[1].data;
+    float *Y = out[0].data;
+    float beta = 0.f;
+    if (p->c_mode == 1) {
+        const float *C = in[2].data;
+        for (int64_t m = 0; m < p->M; m++)
+            for (int64_t n = 0; n < p->N; n++)
+                Y[m * p->N + n] = p->beta * C[(p->cM == 1 ? 0 : m) * p->cN + (p->cN == 1 ? 0 : n)];
+        beta = 1.f;
+    }
+    for (int64_t b = 0; b < p->nb; b++)
+        cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, (int)p->M, (int)p->N,
+                    (int)p->K, p->alpha, A + p->aoff[b], (int)p->lda, B + p->boff[b], (int)p->ldb, beta, Y + b * p->M * p->N,
+                    (int)p->N);
+    epi_cols(&p->ch.ep, Y, p->res_in >= 0 ? in[p->res_in].data : NULL, p->nb * p->M, p->N);
+}
+
+static so_status select_matmul(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    so_shape a = *shape_of(g, n->in[0]), b = *shape_of(g, n->in[1]);
+    const so_shape *o = &n->out[0];
+    if (a.dtype != SO_F32 || b.dtype != SO_F32) return SO_OK;
+    if (a.rank == 1) { a.rank = 2; a.dim[1] = a.dim[0]; a.dim[0] = 1; }
+    if (b.rank == 1) { b.rank = 2; b.dim[1] = 1; }
+    mm_plan *p = so_xcalloc(1, sizeof *p);
+    p->M = a.dim[a.rank - 2];
+    p->K = a.dim[a.rank - 1];
+    p->N = b.dim[b.rank - 1];
+    p->lda = p->K;
+    p->ldb = p->N;
+    p->alpha = 1.f;
+    p->res_in = -1;
+    /* broadcast batch dims */
+    int ra = a.rank - 2, rb = b.rank - 2, r = SO_MAX(ra, rb);
+    int64_t bd[SO_MAX_RANK], sa[SO_MAX_RANK], sb[SO_MAX_RANK];
+    int64_t acc_a = p->M * p->K, acc_b = p->K * p->N;
+    for (int d = r - 1; d >= 0; d--) {
+        int ia = d - (r - ra), ib = d - (r - rb);
+        int64_t da = ia >= 0 ? a.dim[ia] : 1, db = ib >= 0 ? b.dim[ib] : 1;
+        bd[d] = SO_MAX(da, db);
+        sa[d] = da == 1 ? 0 : acc_a;
+        sb[d] = db == 1 ? 0 : acc_b;
+        acc_a *= da;
+        acc_b *= db;
+    }
+    int64_t nb = 1;
+    for (int d = 0; d < r; d++) nb *= bd[d];
+    int b_shared = 1;
+    for (int d = 0; d < r; d++)
+        if (sb[d]) b_shared = 0;
+    int a_full = 1;
+    for (int d = 0; d < r; d++)
+        if (bd[d] > 1 && !sa[d]) a_full = 0;
+    if (b_shared && a_full) { /* fold batch into M */
+        p->M *= nb;
+        nb = 1;
+    }
+    p->nb = nb;
+    p->aoff = so_xcalloc((size_t)nb, sizeof *p->aoff);
+    p->boff = so_xcalloc((size_t)nb, sizeof *p->boff);
+    if (!(b_shared && a_full))
+        for (int64_t t = 0; t < nb; t++) {
+            int64_t rem = t, oa = 0, ob = 0;
+            for (int d = r - 1; d >= 0; d--) {
+                int64_t idx = rem % bd[d];
+                rem /= bd[d];
+                oa += idx * sa[d];
+                ob += idx * sb[d];
+            }
+            p->aoff[t] = oa;
+            p->boff[t] = ob;
+        }
+    if (shape_of(g, n->in[1])->rank >= 2 && o->rank >= 1) {
+        so_fast_chain_build(c, i, o->rank - 1, p->N, NULL, &p->ch);
+    } else {
+        /* vector B drops N: the last axis is not the channel; no per-channel chain */
+        p->ch.ep.act1 = n->attr->act;
+        p->ch.ep.lo1 = n->attr->clip_min;
+        p->ch.ep.hi1 = n->attr->clip_max;
+    }
+    if (p->ch.has_extra) p->res_in = n->n_in;
+    so_fast_chain_apply(&p->ch, k);
+    k->run = mm_run;
+    k->priv = p;
+    k->free_priv = mm_free;
+    k->name = nb > 1 ? "matmul_batched_sgemm" : "matmul_sgemm";
     return SO_OK;
+}
+
+static so_status select_gemm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    const so_attr *at = n->attr;
+    const so_shape *a = shape_of(g, n->in[0]), *b = shape_of(g, n->in[1]);
+    mm_plan *p = so_xcalloc(1, sizeof *p);
+    p->ta = at->trans_a;
+    p->tb = at->trans_b;
+    p->M = p->ta ? a->dim[1] : a->dim[0];
+    p->K = p->ta ? a->dim[0] : a->dim[1];
+    p->N = p->tb ? b->dim[0] : b->dim[1];
+    p->lda = a->dim[1];
+    p->ldb = b->dim[1];
+    p->alpha = at->alpha;
+    p->beta = at->beta;
+    p->nb = 1;
+    p->aoff = so_xcalloc(1, sizeof *p->aoff);
+    p->boff = so_xcalloc(1, sizeof *p->boff);
+    p->res_in = -1;
+    float *bias = NULL;
+    int has_c = n->n_in > 2 && n->in[2].node >= 0;
+    if (has_c) {
+        const so_shape *cs = shape_of(g, n->in[2]);
+        p->cN = cs->rank >= 1 ? cs->dim[cs->rank - 1] : 1;
+        p->cM = cs->rank >= 2 ? cs->dim[cs->rank - 2] : 1;
+        const float *cw = weight_f32(g, n->in[2]);
+        if (cw && p->cM == 1) {
+            bias = so_xmalloc(sizeof *bias * (size_t)p->N);
+            for (int64_t j = 0; j < p->N; j++) bias[j] = p->beta * cw[p->cN == 1 ? 0 : j];
+        } else {
+            p->c_mode = 1;
+        }
+    }
+    so_fast_chain_build(c, i, 1, p->N, bias, &p->ch);
+    free(bias);
+    if (p->ch.has_extra) p->res_in = n->n_in;
+    so_fast_chain_apply(&p->ch, k);
+    k->run = mm_run;
+    k->priv = p;
+    k->free_priv = mm_free;
+    k->name = "gemm_sgemm";
+    return SO_OK;
+}
+
+/* ---------------- element-wise binary with broadcasting ---------------- */
+
+typedef struct bin_plan {
+    so_op op;
+    int act;
+    float lo, hi;
+    int nd;               /* collapsed rank */
+    int64_t dim[SO_MAX_RANK], sa[SO_MAX_RANK], sb[SO_MAX_RANK];
+    int64_t outer, inner, total;
+} bin_plan;
+
+#define BIN_LOOP(EXPR)                                                                                                 \
+    do {                                                                                                               \
+        if (ia == 1 && ib == 1)                                                                                        \
+            for (int64_t j = 0; j < n; j++) { float x = a[j], y = b[j]; o[j] = (EXPR); }                               \
+        else if (ia == 1 && ib == 0) {                                                                                 \
+            float y = b[0];                                                                                            \
+            for (int64_t j = 0; j < n; j++) { float x = a[j]; o[j] = (EXPR); }                                         \
+        } else if (ia == 0 && ib == 1) {                                                                               \
+            float x = a[0];                                                                                            \
+            for (int64_t j = 0; j < n; j++) { float y = b[j]; o[j] = (EXPR); }                                         \
+        } else                                                                                                         \
+            for (int64_t j = 0; j < n; j++) { float x = a[j * ia], y = b[j * ib]; o[j] = (EXPR); }                     \
+    } while (0)
+
+static void bin_inner(so_op op, const float *a, int64_t ia, const float *b, int64_t ib, float *o, int64_t n)
+{
+    switch (op) {
+    case SO_OP_ADD: BIN_LOOP(x + y); break;
+    case SO_OP_SUB: BIN_LOOP(x - y); break;
+    case SO_OP_MUL: BIN_LOOP(x * y); break;
+    case SO_OP_DIV: BIN_LOOP(x / y); break;
+    case SO_OP_POW: BIN_LOOP(powf(x, y)); break;
+    default: break;
+    }
+}
+
+static void bin_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const bin_plan *p = priv;
+    const float *A = in[0].data, *B = in[1].data;
+    float *O = out[0].data;
+    int nd = p->nd;
+    int64_t inner = p->inner;
+    if (p->outer == 1) {
+        bin_inner(p->op, A, p->sa[nd - 1], B, p->sb[nd - 1], O, inner);
+        if (p->act) so_fast_act(p->act, p->lo, p->hi, O, inner);
+        return;
+    }
+#pragma omp parallel for if (p->total > PAR_MIN)
+    for (int64_t r = 0; r < p->outer; r++) {
+        int64_t rem = r, oa = 0, ob = 0;
+        for (int d = nd - 2; d >= 0; d--) {
+            int64_t idx = rem % p->dim[d];
+            rem /= p->dim[d];
+            oa += idx * p->sa[d];
+            ob += idx * p->sb[d];
+        }
+        float *o = O + r * inner;
+        bin_inner(p->op, A + oa, p->sa[nd - 1], B + ob, p->sb[nd - 1], o, inner);
+        if (p->act) so_fast_act(p->act, p->lo, p->hi, o, inner);
+    }
+}
+
+static so_status select_binary(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    const so_shape *A = shape_of(g, n->in[0]), *B = shape_of(g, n->in[1]), *O = &n->out[0];
+    if (A->dtype != SO_F32 || B->dtype != SO_F32) return SO_OK;
+    bin_plan *p = so_xcalloc(1, sizeof *p);
+    p->op = n->op;
+    if (so_ops[n->op].flags & SO_F_ACT) {
+        p->act = n->attr->act;
+        p->lo = n->attr->clip_min;
+        p->hi = n->attr->clip_max;
+    }
+    int r = O->rank;
+    int64_t dim[SO_MAX_RANK], sa[SO_MAX_RANK], sb[SO_MAX_RANK];
+    int64_t acc_a = 1, acc_b = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        int ia = d - (r - A->rank), ib = d - (r - B->rank);
+        int64_t da = ia >= 0 ? A->dim[ia] : 1, db = ib >= 0 ? B->dim[ib] : 1;
+        dim[d] = O->dim[d];
+        sa[d] = da == 1 ? 0 : acc_a;
+        sb[d] = db == 1 ? 0 : acc_b;
+        acc_a *= da;
+        acc_b *= db;
+    }
+    /* drop size-1 axes, collapse mergeable neighbours */
+    int nd = 0;
+    for (int d = 0; d < r; d++) {
+        if (dim[d] == 1) continue;
+        if (nd > 0 && p->sa[nd - 1] == sa[d] * dim[d] && p->sb[nd - 1] == sb[d] * dim[d]) {
+            p->dim[nd - 1] *= dim[d];
+            p->sa[nd - 1] = sa[d];
+            p->sb[nd - 1] = sb[d];
+            continue;
+        }
+        p->dim[nd] = dim[d];
+        p->sa[nd] = sa[d];
+        p->sb[nd] = sb[d];
+        nd++;
+    }
+    if (nd == 0) {
+        p->dim[0] = 1;
+        p->sa[0] = p->sb[0] = 0;
+        nd = 1;
+    }
+    p->nd = nd;
+    p->inner = p->dim[nd - 1];
+    p->total = so_shape_numel(O);
+    p->outer = p->total / p->inner;
+    k->run = bin_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "binary_bcast";
+    return SO_OK;
+}
+
+/* ---------------- element-wise unary ---------------- */
+
+typedef struct un_plan {
+    so_op op;
+    float lo, hi;
+    int64_t n;
+} un_plan;
+
+static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
+{
+    switch (p->op) {
+    case SO_OP_RELU: for (int64_t j = 0; j < n; j++) y[j] = x[j] > 0.f ? x[j] : 0.f; break;
+    case SO_OP_SIGMOID: for (int64_t j = 0; j < n; j++) y[j] = 1.f / (1.f + expf(-x[j])); break;
+    case SO_OP_TANH: for (int64_t j = 0; j < n; j++) y[j] = tanhf(x[j]); break;
+    case SO_OP_ERF: for (int64_t j = 0; j < n; j++) y[j] = erff(x[j]); break;
+    case SO_OP_SQRT: for (int64_t j = 0; j < n; j++) y[j] = sqrtf(x[j]); break;
+    case SO_OP_EXP: for (int64_t j = 0; j < n; j++) y[j] = expf(x[j]); break;
+    case SO_OP_LOG: for (int64_t j = 0; j < n; j++) y[j] = logf(x[j]); break;
+    case SO_OP_NEG: for (int64_t j = 0; j < n; j++) y[j] = -x[j]; break;
+    case SO_OP_RECIPROCAL: for (int64_t j = 0; j < n; j++) y[j] = 1.f / x[j]; break;
+    case SO_OP_CLIP:
+        for (int64_t j = 0; j < n; j++) {
+            float v = x[j] < p->lo ? p->lo : x[j];
+            y[j] = v > p->hi ? p->hi : v;
+        }
+        break;
+    default: break;
+    }
+}
+
+static void un_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const un_plan *p = priv;
+    const float *x = in[0].data;
+    float *y = out[0].data;
+    if (p->n <= PAR_MIN) {
+        un_chunk(p, x, y, p->n);
+        return;
+    }
+    const int64_t CH = 8192;
+    int64_t nch = (p->n + CH - 1) / CH;
+#pragma omp parallel for
+    for (int64_t t = 0; t < nch; t++) {
+        int64_t s = t * CH, e = SO_MIN(p->n, s + CH);
+        un_chunk(p, x + s, y + s, e - s);
+    }
+}
+
+static so_status select_unary(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_node *n = &c->g->nodes[i];
+    if (shape_of(c->g, n->in[0])->dtype != SO_F32) return SO_OK;
+    un_plan *p = so_xcalloc(1, sizeof *p);
+    p->op = n->op;
+    p->lo = n->attr->clip_min;
+    p->hi = n->attr->clip_max;
+    p->n = so_shape_numel(&n->out[0]);
+    k->run = un_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "unary";
+    return SO_OK;
+}
+
+/* ---------------- softmax ---------------- */
+
+typedef struct sm_plan {
+    int64_t outer, len, inner;
+} sm_plan;
+
+static void sm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const sm_plan *p = priv;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    int64_t L = p->len, Inn = p->inner;
+#pragma omp parallel for if (p->outer * L * Inn > PAR_MIN)
+    for (int64_t o = 0; o < p->outer; o++) {
+        for (int64_t t = 0; t < Inn; t++) {
+            const float *x = X + o * L * Inn + t;
+            float *y = Y + o * L * Inn + t;
+            float mx = x[0];
+            for (int64_t j = 1; j < L; j++) mx = x[j * Inn] > mx ? x[j * Inn] : mx;
+            float sum = 0.f;
+            for (int64_t j = 0; j < L; j++) {
+                float e = expf(x[j * Inn] - mx);
+                y[j * Inn] = e;
+                sum += e;
+            }
+            float inv = 1.f / sum;
+            for (int64_t j = 0; j < L; j++) y[j * Inn] *= inv;
+        }
+    }
+}
+
+static so_status select_softmax(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_node *n = &c->g->nodes[i];
+    const so_shape *x = &n->out[0];
+    sm_plan *p = so_xcalloc(1, sizeof *p);
+    p->outer = p->inner = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (d < n->attr->axis) p->outer *= x->dim[d];
+        else if (d > n->attr->axis) p->inner *= x->dim[d];
+    }
+    p->len = x->dim[n->attr->axis];
+    k->run = sm_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "softmax";
+    return SO_OK;
+}
+
+/* ---------------- layer norm ---------------- */
+
+typedef struct ln_plan {
+    int64_t rows, d;
+    float eps;
+    int has_bias;
+} ln_plan;
+
+static void ln_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const ln_plan *p = priv;
+    const float *X = in[0].data, *S = in[1].data, *Bi = p->has_bias ? in[2].data : NULL;
+    float *Y = out[0].data;
+    int64_t D = p->d;
+#pragma omp parallel for if (p->rows * D > PAR_MIN)
+    for (int64_t r = 0; r < p->rows; r++) {
+        const float *x = X + r * D;
+        float *y = Y + r * D;
+        float sum = 0.f;
+        for (int64_t j = 0; j < D; j++) sum += x[j];
+        float mean = sum / (float)D;
+        float sq = 0.f;
+        for (int64_t j = 0; j < D; j++) {
+            float dv = x[j] - mean;
+            sq += dv * dv;
+        }
+        float inv = 1.f / sqrtf(sq / (float)D + p->eps);
+        if (Bi)
+            for (int64_t j = 0; j < D; j++) y[j] = (x[j] - mean) * inv * S[j] + Bi[j];
+        else
+            for (int64_t j = 0; j < D; j++) y[j] = (x[j] - mean) * inv * S[j];
+    }
+}
+
+static so_status select_layernorm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    const so_shape *x = &n->out[0];
+    int64_t D = 1;
+    for (int d = n->attr->axis; d < x->rank; d++) D *= x->dim[d];
+    if (so_shape_numel(shape_of(g, n->in[1])) != D) return SO_OK;
+    int has_bias = n->n_in > 2 && n->in[2].node >= 0;
+    if (has_bias && so_shape_numel(shape_of(g, n->in[2])) != D) return SO_OK;
+    ln_plan *p = so_xcalloc(1, sizeof *p);
+    p->d = D;
+    p->rows = so_shape_numel(x) / (D ? D : 1);
+    p->eps = n->attr->epsilon;
+    p->has_bias = has_bias;
+    k->run = ln_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "layernorm";
+    return SO_OK;
+}
+
+/* ---------------- batchnorm (not fused) ---------------- */
+
+typedef struct bn_plan {
+    int64_t n, c, plane;
+    float *s, *t;
+} bn_plan;
+
+static void bn_free(void *pp)
+{
+    bn_plan *p = pp;
+    free(p->s);
+    free(p->t);
+    free(p);
+}
+
+static void bn_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const bn_plan *p = priv;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+#pragma omp parallel for if (p->n * p->c * p->plane > PAR_MIN)
+    for (int64_t q = 0; q < p->n * p->c; q++) {
+        int64_t ch = q % p->c;
+        const float *x = X + q * p->plane;
+        float *y = Y + q * p->plane;
+        float s = p->s[ch], t = p->t[ch];
+        for (int64_t j = 0; j < p->plane; j++) y[j] = x[j] * s + t;
+    }
+}
+
+static so_status select_batchnorm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    const float *sc = weight_f32(g, n->in[1]), *bb = weight_f32(g, n->in[2]), *mean = weight_f32(g, n->in[3]),
+                *var = weight_f32(g, n->in[4]);
+    if (!sc || !bb || !mean || !var) return SO_OK;
+    const so_shape *x = &n->out[0];
+    bn_plan *p = so_xcalloc(1, sizeof *p);
+    p->n = x->dim[0];
+    p->c = x->dim[1];
+    p->plane = 1;
+    for (int d = 2; d < x->rank; d++) p->plane *= x->dim[d];
+    p->s = so_xmalloc(sizeof *p->s * (size_t)p->c);
+    p->t = so_xmalloc(sizeof *p->t * (size_t)p->c);
+    for (int64_t q = 0; q < p->c; q++) {
+        p->s[q] = sc[q] / sqrtf(var[q] + n->attr->epsilon);
+        p->t[q] = bb[q] - mean[q] * p->s[q];
+    }
+    k->run = bn_run;
+    k->priv = p;
+    k->free_priv = bn_free;
+    k->name = "batchnorm";
+    return SO_OK;
+}
+
+/* ---------------- pooling ---------------- */
+
+typedef struct pool_plan {
+    int64_t planes, H, W, Ho, Wo;
+    int kh, kw, sh, sw, ph, pw, dh, dw;
+    int count_pad;
+} pool_plan;
+
+static void maxpool_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const pool_plan *p = priv;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+#pragma omp parallel for if (p->planes * p->Ho * p->Wo * p->kh * p->kw > PAR_MIN)
+    for (int64_t q = 0; q < p->planes; q++) {
+        const float *x = X + q * p->H * p->W;
+        float *y = Y + q * p->Ho * p->Wo;
+        for (int64_t oh = 0; oh < p->Ho; oh++)
+            for (int64_t ow = 0; ow < p->Wo; ow++) {
+                float m = -INFINITY;
+                for (int i = 0; i < p->kh; i++) {
+                    int64_t ih = oh * p->sh - p->ph + (int64_t)i * p->dh;
+                    if (ih < 0 || ih >= p->H) continue;
+                    for (int j = 0; j < p->kw; j++) {
+                        int64_t iw = ow * p->sw - p->pw + (int64_t)j * p->dw;
+                        if (iw < 0 || iw >= p->W) continue;
+                        float v = x[ih * p->W + iw];
+                        m = v > m ? v : m;
+                    }
+                }
+                y[oh * p->Wo + ow] = m;
+            }
+    }
+}
+
+static void avgpool_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const pool_plan *p = priv;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+#pragma omp parallel for if (p->planes * p->Ho * p->Wo * p->kh * p->kw > PAR_MIN)
+    for (int64_t q = 0; q < p->planes; q++) {
+        const float *x = X + q * p->H * p->W;
+        float *y = Y + q * p->Ho * p->Wo;
+        for (int64_t oh = 0; oh < p->Ho; oh++)
+            for (int64_t ow = 0; ow < p->Wo; ow++) {
+                float s = 0.f;
+                int cnt = 0;
+                for (int i = 0; i < p->kh; i++) {
+                    int64_t ih = oh * p->sh - p->ph + i;
+                    if (ih < 0 || ih >= p->H) continue;
+                    for (int j = 0; j < p->kw; j++) {
+                        int64_t iw = ow * p->sw - p->pw + j;
+                        if (iw < 0 || iw >= p->W) continue;
+                        s += x[ih * p->W + iw];
+                        cnt++;
+                    }
+                }
+                y[oh * p->Wo + ow] = s / (float)(p->count_pad ? p->kh * p->kw : (cnt ? cnt : 1));
+            }
+    }
+}
+
+static so_status select_pool(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    const so_attr *a = n->attr;
+    const so_shape *x = shape_of(g, n->in[0]), *o = &n->out[0];
+    if (n->op == SO_OP_AVGPOOL && a->ceil_mode) return SO_OK; /* reference handles ceil-mode divisors */
+    pool_plan *p = so_xcalloc(1, sizeof *p);
+    p->planes = x->dim[0] * x->dim[1];
+    p->H = x->dim[2];
+    p->W = x->dim[3];
+    p->Ho = o->dim[2];
+    p->Wo = o->dim[3];
+    p->kh = a->kernel[0];
+    p->kw = a->kernel[1];
+    p->sh = a->stride[0] > 0 ? a->stride[0] : 1;
+    p->sw = a->stride[1] > 0 ? a->stride[1] : 1;
+    p->ph = a->pad[0];
+    p->pw = a->pad[1];
+    p->dh = a->dilation[0] > 0 ? a->dilation[0] : 1;
+    p->dw = a->dilation[1] > 0 ? a->dilation[1] : 1;
+    p->count_pad = a->count_include_pad;
+    k->run = n->op == SO_OP_MAXPOOL ? maxpool_run : avgpool_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = n->op == SO_OP_MAXPOOL ? "maxpool" : "avgpool";
+    return SO_OK;
+}
+
+typedef struct gap_plan {
+    int64_t planes, plane;
+} gap_plan;
+
+static void gap_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const gap_plan *p = priv;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+#pragma omp parallel for if (p->planes * p->plane > PAR_MIN)
+    for (int64_t q = 0; q < p->planes; q++) {
+        const float *x = X + q * p->plane;
+        float s = 0.f;
+        for (int64_t j = 0; j < p->plane; j++) s += x[j];
+        Y[q] = s / (float)p->plane;
+    }
+}
+
+static so_status select_gap(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_node *n = &c->g->nodes[i];
+    const so_shape *x = shape_of(c->g, n->in[0]);
+    gap_plan *p = so_xcalloc(1, sizeof *p);
+    p->planes = x->dim[0] * x->dim[1];
+    p->plane = 1;
+    for (int d = 2; d < x->rank; d++) p->plane *= x->dim[d];
+    k->run = gap_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "global_avgpool";
+    return SO_OK;
+}
+
+/* ---------------- transpose ---------------- */
+
+typedef struct tr_plan {
+    int r;
+    int64_t od[SO_MAX_RANK], is[SO_MAX_RANK]; /* output dims, input stride per output axis */
+    int64_t outer, inner, esz;
+} tr_plan;
+
+static void tr_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const tr_plan *p = priv;
+    int r = p->r;
+    int64_t inner = p->inner, st = p->is[r - 1];
+#pragma omp parallel for if (p->outer * inner > PAR_MIN)
+    for (int64_t q = 0; q < p->outer; q++) {
+        int64_t rem = q, off = 0;
+        for (int d = r - 2; d >= 0; d--) {
+            off += (rem % p->od[d]) * p->is[d];
+            rem /= p->od[d];
+        }
+        if (p->esz == 4) {
+            const float *x = (const float *)in[0].data + off;
+            float *y = (float *)out[0].data + q * inner;
+            if (st == 1) memcpy(y, x, sizeof *y * (size_t)inner);
+            else
+                for (int64_t j = 0; j < inner; j++) y[j] = x[j * st];
+        } else {
+            const int64_t *x = (const int64_t *)in[0].data + off;
+            int64_t *y = (int64_t *)out[0].data + q * inner;
+            for (int64_t j = 0; j < inner; j++) y[j] = x[j * st];
+        }
+    }
+}
+
+static so_status select_transpose(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_node *n = &c->g->nodes[i];
+    const so_shape *x = shape_of(c->g, n->in[0]);
+    if (x->rank < 1) return SO_OK;
+    tr_plan *p = so_xcalloc(1, sizeof *p);
+    int64_t st[SO_MAX_RANK];
+    int64_t acc = 1;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        st[d] = acc;
+        acc *= x->dim[d];
+    }
+    /* drop size-1 output axes */
+    int r = 0;
+    for (int d = 0; d < x->rank; d++) {
+        int64_t pd = n->attr->n_ints ? n->attr->ints[d] : x->rank - 1 - d;
+        if (x->dim[pd] == 1) continue;
+        p->od[r] = x->dim[pd];
+        p->is[r] = st[pd];
+        r++;
+    }
+    if (r == 0) {
+        p->od[0] = 1;
+        p->is[0] = 1;
+        r = 1;
+    }
+    p->r = r;
+    p->inner = p->od[r - 1];
+    p->outer = so_shape_numel(x) / p->inner;
+    p->esz = x->dtype == SO_I64 ? 8 : 4;
+    k->run = tr_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "transpose";
+    return SO_OK;
+}
+
+/* ---------------- concat / split ---------------- */
+
+typedef struct cat_plan {
+    int n;              /* inputs (concat) or outputs (split) */
+    int64_t outer;      /* product of dims before axis */
+    int64_t total;      /* bytes per outer row of the concatenated tensor */
+    int64_t *chunk;     /* bytes per outer row of each part */
+} cat_plan;
+
+static void cat_free(void *pp)
+{
+    cat_plan *p = pp;
+    free(p->chunk);
+    free(p);
+}
+
+static void concat_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const cat_plan *p = priv;
+    char *y = out[0].data;
+    int64_t off = 0;
+    for (int k = 0; k < p->n; k++) {
+        const char *x = in[k].data;
+        int64_t ck = p->chunk[k];
+        if (p->outer == 1) memcpy(y + off, x, (size_t)ck);
+        else
+            for (int64_t o = 0; o < p->outer; o++) memcpy(y + o * p->total + off, x + o * ck, (size_t)ck);
+        off += ck;
+    }
+}
+
+static void split_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const cat_plan *p = priv;
+    const char *x = in[0].data;
+    int64_t off = 0;
+    for (int k = 0; k < p->n; k++) {
+        char *y = out[k].data;
+        int64_t ck = p->chunk[k];
+        for (int64_t o = 0; o < p->outer; o++) memcpy(y + o * ck, x + o * p->total + off, (size_t)ck);
+        off += ck;
+    }
+}
+
+static so_status select_concat_split(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    int is_cat = n->op == SO_OP_CONCAT;
+    const so_shape *whole = is_cat ? &n->out[0] : shape_of(g, n->in[0]);
+    int axis = n->attr->axis;
+    int64_t esz = whole->dtype == SO_I64 ? 8 : 4;
+    cat_plan *p = so_xcalloc(1, sizeof *p);
+    p->n = is_cat ? n->n_in : n->n_out;
+    p->chunk = so_xcalloc((size_t)p->n, sizeof *p->chunk);
+    p->outer = 1;
+    int64_t inner = esz;
+    for (int d = 0; d < whole->rank; d++) {
+        if (d < axis) p->outer *= whole->dim[d];
+        else if (d > axis) inner *= whole->dim[d];
+    }
+    p->total = whole->dim[axis] * inner;
+    for (int q = 0; q < p->n; q++) {
+        const so_shape *part = is_cat ? shape_of(g, n->in[q]) : &n->out[q];
+        p->chunk[q] = part->dim[axis] * inner;
+    }
+    k->run = is_cat ? concat_run : split_run;
+    k->priv = p;
+    k->free_priv = cat_free;
+    k->name = is_cat ? "concat" : "split";
+    return SO_OK;
+}
+
+/* ---------------- pad (constant mode) ---------------- */
+
+typedef struct pad_plan {
+    int r;
+    int64_t xd[SO_MAX_RANK], od[SO_MAX_RANK], begin[SO_MAX_RANK];
+    int64_t nx, no;
+    float value;
+} pad_plan;
+
+static void pad_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const pad_plan *p = priv;
+    const float *x = in[0].data;
+    float *y = out[0].data;
+    for (int64_t j = 0; j < p->no; j++) y[j] = p->value;
+    int r = p->r;
+    int64_t inner = p->xd[r - 1], rows = p->nx / (inner ? inner : 1);
+    int64_t ost[SO_MAX_RANK], acc = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        ost[d] = acc;
+        acc *= p->od[d];
+    }
+    for (int64_t q = 0; q < rows; q++) {
+        int64_t rem = q, off = p->begin[r - 1];
+        int skip = 0;
+        for (int d = r - 2; d >= 0; d--) {
+            int64_t idx = rem % p->xd[d] + p->begin[d];
+            rem /= p->xd[d];
+            if (idx < 0 || idx >= p->od[d]) skip = 1;
+            off += idx * ost[d];
+        }
+        if (skip) continue;
+        for (int64_t j = 0; j < inner; j++) {
+            int64_t oj = p->begin[r - 1] + j;
+            if (oj >= 0 && oj < p->od[r - 1]) y[off - p->begin[r - 1] + oj] = x[q * inner + j];
+        }
+    }
+}
+
+static so_status select_pad(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_node *n = &c->g->nodes[i];
+    const so_shape *x = shape_of(c->g, n->in[0]);
+    if (n->attr->mode != 0 || x->dtype != SO_F32 || x->rank < 1) return SO_OK;
+    pad_plan *p = so_xcalloc(1, sizeof *p);
+    p->r = x->rank;
+    for (int d = 0; d < x->rank; d++) {
+        p->xd[d] = x->dim[d];
+        p->od[d] = n->out[0].dim[d];
+        p->begin[d] = n->attr->ints[d];
+    }
+    p->nx = so_shape_numel(x);
+    p->no = so_shape_numel(&n->out[0]);
+    p->value = n->attr->value;
+    k->run = pad_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "pad_constant";
+    return SO_OK;
+}
+
+/* ---------------- dispatch ---------------- */
+
+so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    memset(k, 0, sizeof *k);
+    const so_node *n = &c->g->nodes[i];
+    for (int32_t q = 0; q < n->n_out; q++)
+        if (n->out[q].rank < 0) return SO_OK;
+    switch (n->op) {
+    case SO_OP_CONV: return so_conv_select(c, i, k);
+    case SO_OP_MATMUL: return select_matmul(c, i, k);
+    case SO_OP_GEMM: return select_gemm(c, i, k);
+    case SO_OP_ADD:
+    case SO_OP_SUB:
+    case SO_OP_MUL:
+    case SO_OP_DIV:
+    case SO_OP_POW: return select_binary(c, i, k);
+    case SO_OP_RELU:
+    case SO_OP_SIGMOID:
+    case SO_OP_TANH:
+    case SO_OP_ERF:
+    case SO_OP_SQRT:
+    case SO_OP_EXP:
+    case SO_OP_LOG:
+    case SO_OP_NEG:
+    case SO_OP_RECIPROCAL:
+    case SO_OP_CLIP: return select_unary(c, i, k);
+    case SO_OP_SOFTMAX: return select_softmax(c, i, k);
+    case SO_OP_LAYERNORM: return select_layernorm(c, i, k);
+    case SO_OP_BATCHNORM: return select_batchnorm(c, i, k);
+    case SO_OP_MAXPOOL:
+    case SO_OP_AVGPOOL: return select_pool(c, i, k);
+    case SO_OP_GLOBALAVGPOOL: return select_gap(c, i, k);
+    case SO_OP_TRANSPOSE: return select_transpose(c, i, k);
+    case SO_OP_CONCAT:
+    case SO_OP_SPLIT: return select_concat_split(c, i, k);
+    case SO_OP_PAD: return select_pad(c, i, k);
+    default: return SO_OK;
+    }
 }

@@ -1,13 +1,20 @@
-/* fast.h - fast kernels (OpenBLAS sgemm conv/matmul, vectorised loops) selected per node at load time, with weights pre-packed. */
+/* fast.h - fast kernels (OpenBLAS sgemm conv/matmul, vectorised loops) selected per node at load time, with weights pre-packed and epilogues fused. */
 #ifndef SO_FAST_H
 #define SO_FAST_H
 
 #include "ref.h"
 
-/* A kernel bound to one node: run(priv, in, out, scratch) computes the node's outputs
-   from its inputs (shapes fixed at selection). scratch has at least scratch_bytes
-   (64-byte aligned) and is shared between steps. run == NULL: no fast kernel, use the
-   reference kernel. priv is owned by the kernel: release with free_priv(priv). */
+#define SO_FAST_MAX_FUSED 4
+
+/* A kernel bound to one node (plus the nodes it absorbs): run(priv, in, out, scratch)
+   computes the outputs from the inputs (shapes fixed at selection). scratch has at least
+   scratch_bytes (64-byte aligned) and is shared between steps. run == NULL: no fast
+   kernel, use the reference kernel. priv is owned by the kernel: free_priv(priv).
+
+   Fusion: the kernel may absorb a chain of single-use successors fused[0..n_fused) (e.g.
+   Conv -> BatchNormalization -> Add -> Relu). Then in[] is the head node's inputs
+   followed by extra_in (when has_extra: e.g. the residual of an absorbed Add), and out[]
+   is the outputs of the last absorbed node. The absorbed nodes' own outputs never exist. */
 typedef struct so_fast_kernel {
     void (*run)(void *priv, const so_tensor *in, so_tensor *out, float *scratch);
     void *priv;
@@ -15,10 +22,52 @@ typedef struct so_fast_kernel {
     size_t scratch_bytes;
     size_t packed_bytes; /* bytes of pre-packed weights held in priv */
     const char *name;
+    int32_t n_fused;
+    int32_t fused[SO_FAST_MAX_FUSED];
+    int has_extra;
+    so_edge extra_in;
 } so_fast_kernel;
 
-/* Selects (and prepares: packs WEIGHT inputs) a fast kernel for node i of g. Sets
-   k->run = NULL when the reference kernel should be used. Errors name the node. */
-so_status so_fast_select(const so_graph *g, int32_t i, so_fast_kernel *k);
+/* What the selector may fuse: user[i] is the only consumer node of node i's output 0
+   when that output has exactly one use and is not a graph output, else -1.
+   user == NULL disables fusion. */
+typedef struct so_fast_ctx {
+    const so_graph *g;
+    const int32_t *user;
+} so_fast_ctx;
+
+/* Selects (and prepares: packs WEIGHT inputs) a fast kernel for node i. Sets k->run =
+   NULL when the reference kernel should be used. Errors name the node. */
+so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k);
+
+/* ---- shared helpers for kernel modules ---- */
+/* Epilogue: y = act2(act1(x * scale[c] + shift[c]) + res), per channel c over a row of n. */
+typedef struct so_epi {
+    const float *scale, *shift; /* NULL: 1 / 0 */
+    int act1, act2;             /* so_act */
+    float lo1, hi1, lo2, hi2;   /* clip bounds */
+    int has_res;
+} so_epi;
+
+void so_fast_epi_row(const so_epi *ep, int64_t c, float *y, const float *res, int64_t n);
+/* Applies a so_act to n floats in place. */
+void so_fast_act(int act, float lo, float hi, float *x, int64_t n);
+/* Fusion chain after a head node (Conv/MatMul/Gemm) whose output has nch channels on
+   axis chan_axis: absorbs BatchNormalization (chan_axis 1 only), Add of a per-channel
+   weight, one activation, Add of a same-shape tensor (residual) and its activation.
+   bias (length nch, may be NULL) is folded into the shift. ch->scale/shift are
+   malloc'd (or NULL) and owned by the caller; ep points into them. */
+typedef struct so_fast_chain {
+    so_epi ep;
+    float *scale, *shift;
+    int32_t n_fused, fused[SO_FAST_MAX_FUSED];
+    int has_extra;
+    so_edge extra;
+} so_fast_chain;
+void so_fast_chain_build(const so_fast_ctx *c, int32_t i, int chan_axis, int64_t nch, const float *bias, so_fast_chain *ch);
+/* Copies chain results into k (fused nodes, extra input). */
+void so_fast_chain_apply(const so_fast_chain *ch, so_fast_kernel *k);
+/* Sets OpenMP threads used by our loops' parallel regions (also read by kernels). */
+int so_fast_threads(void);
 
 #endif

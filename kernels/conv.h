@@ -1,0 +1,14 @@
+/* conv.h - fast Conv2d kernels: 1x1 direct sgemm, im2col + sgemm with bounded scratch, depthwise loop; fused per-channel epilogues. */
+#ifndef SO_CONV_H
+#define SO_CONV_H
+
+#include "fast.h"
+
+/* Selects a Conv kernel for CONV node i (absorbing BatchNormalization / Add / activation
+   successors per c->user). Sets k->run = NULL for unsupported configurations. */
+so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k);
+
+/* Largest im2col scratch (floats) a conv kernel uses; larger problems are tiled by columns. */
+#define SO_CONV_SCRATCH_FLOATS ((int64_t)1 << 21)
+
+#endif
