@@ -1,0 +1,44 @@
+/* cost.h - cost models for search: measured (each distinct operator configuration timed once on
+   our kernels, cached on disk per machine and build) and flops (deterministic, for tests). */
+#ifndef SO_COST_H
+#define SO_COST_H
+
+#include "../src/graph.h"
+#include "hmap.h"
+
+typedef enum so_cost_kind { SO_COST_FLOPS = 0, SO_COST_MEASURED = 1 } so_cost_kind;
+
+/* A cost model. Costs are milliseconds (measured) or estimated milliseconds (flops: FLOPs at
+   10 GFLOP/s plus bytes moved at 5 GB/s). A graph's cost is the sum over its nodes; sources,
+   views and opaque nodes cost 0. Not thread-safe. */
+typedef struct so_cost_model {
+    int kind;                   /* so_cost_kind */
+    int threads;                /* kernel threads used when measuring (part of the key) */
+    so_hmap cache;              /* configuration key -> cost (double bits) */
+    char *path;                 /* disk cache file (malloc'd) or NULL */
+    int dirty;                  /* new measurements not yet saved */
+    int64_t loaded, measured, failed; /* entries read from disk, timed now, timing failures */
+    double measure_seconds;     /* wall time spent timing */
+} so_cost_model;
+
+/* Initialises a model. For SO_COST_MEASURED, cache_dir NULL means $XDG_CACHE_HOME/superopt
+   (or ~/.cache/superopt); "" disables the disk cache. The file is
+   cost-<key>.tsv where key hashes the CPU model, core count and the running executable, and
+   the file's header must repeat that key, so a cache from another machine or build is never
+   used. */
+so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const char *cache_dir);
+/* Writes new entries to the disk cache atomically (temporary file + rename). */
+so_status so_cost_save(so_cost_model *cm);
+void so_cost_free(so_cost_model *cm);
+
+/* Key of node i's configuration: op, attributes, input shapes and which inputs are weights,
+   output shapes, thread count. */
+uint64_t so_cost_node_key(const so_graph *g, int32_t i, int threads);
+/* Cost of node i (measured once per configuration, then cached). */
+double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i);
+/* Sum over the nodes of g. */
+double so_cost_graph(so_cost_model *cm, const so_graph *g);
+/* Deterministic flops-model cost of node i (also the fallback when timing fails). */
+double so_cost_flops_node(const so_graph *g, int32_t i);
+
+#endif

@@ -1,0 +1,493 @@
+/* optimize.c - the optimize command: load, canonicalise, search with proven rules, check the result
+   numerically against the original, measure, write atomically, report (summary, JSON, Graphviz). */
+#include "optimize.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../kernels/exec.h"
+#include "../src/onnx_io.h"
+#include "cost.h"
+#include "fold.h"
+#include "match.h"
+#include "search.h"
+
+typedef struct opts {
+    const char *model, *out, *rules, *report, *dot, *cache_dir;
+    int search, cost, quiet, allow_unverified, reverse;
+    double alpha, time_limit;
+    long budget, threads, seed;
+} opts;
+
+static int usage(const char *msg)
+{
+    if (msg) fprintf(stderr, "superopt: %s\n", msg);
+    fputs("usage: superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
+          "         [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
+          "         [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q] [--allow-unverified]\n"
+          "         [--no-reverse] [--cache-dir DIR]\n",
+          stderr);
+    return 2;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return 1;
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) return 1;
+    *out = v;
+    return 0;
+}
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* --rules, else $SUPEROPT_RULES, else rules/default.rules here, else next to the executable. */
+static const char *find_rules(const char *given, char *buf, size_t n)
+{
+    if (given) return given;
+    const char *e = getenv("SUPEROPT_RULES");
+    if (e && e[0]) return e;
+    if (file_exists("rules/default.rules")) return "rules/default.rules";
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = 0;
+        char *s = strrchr(exe, '/');
+        if (s) {
+            *s = 0;
+            snprintf(buf, n, "%s/../rules/default.rules", exe);
+            if (file_exists(buf)) return buf;
+        }
+    }
+    return NULL;
+}
+
+/* ---------------- running graphs ---------------- */
+
+typedef struct io {
+    int32_t n_in, n_out;
+    float **in, **out;
+    size_t *out_n;
+} io;
+
+static void io_free(io *x)
+{
+    for (int32_t k = 0; k < x->n_in; k++) free(x->in[k]);
+    for (int32_t k = 0; k < x->n_out; k++) free(x->out[k]);
+    free(x->in);
+    free(x->out);
+    free(x->out_n);
+    memset(x, 0, sizeof *x);
+}
+
+static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
+{
+    const so_model *m = g->model;
+    memset(x, 0, sizeof *x);
+    x->n_in = m->n_inputs;
+    x->n_out = m->n_outputs;
+    x->in = so_xcalloc((size_t)x->n_in + 1, sizeof *x->in);
+    x->out = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out);
+    x->out_n = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out_n);
+    uint64_t st = seed;
+    for (int32_t k = 0; k < x->n_in; k++) {
+        int64_t n = so_shape_numel(&m->inputs[k].shape);
+        if (n < 0 || m->inputs[k].shape.dtype != SO_F32)
+            return so_errorf("input '%s' is not a float32 tensor of known shape", m->inputs[k].name);
+        x->in[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        so_rng_fill(&st, x->in[k], (size_t)n);
+    }
+    for (int32_t k = 0; k < x->n_out; k++) {
+        int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
+        if (n < 0) return so_errorf("output '%s' has an unknown shape", m->outputs[k].name);
+        x->out[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
+        x->out_n[k] = (size_t)n;
+    }
+    return SO_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Runs g once on x (outputs into x->out), then, if lat_ms != NULL, times it: median over at
+   least 5 runs and about 0.3 s. */
+static so_status run_graph(const so_graph *g, int threads, io *x, double *lat_ms)
+{
+    so_exec *e = NULL;
+    so_exec_opts eo = {.threads = threads, .reference = 0, .profile = 0};
+    if (so_exec_new(g, &eo, &e) != SO_OK) return SO_ERR;
+    so_status st = so_exec_run(e, (const float *const *)x->in, x->out);
+    if (st == SO_OK && lat_ms) {
+        double t[200];
+        int n = 0;
+        double start = so_now();
+        while (n < 200 && (n < 5 || so_now() - start < 0.3)) {
+            double t0 = so_now();
+            if ((st = so_exec_run(e, (const float *const *)x->in, x->out)) != SO_OK) break;
+            t[n++] = (so_now() - t0) * 1e3;
+        }
+        qsort(t, (size_t)n, sizeof *t, cmp_double);
+        *lat_ms = n ? t[n / 2] : 0;
+    }
+    so_exec_free(e);
+    return st;
+}
+
+/* Largest error of b against a relative to a's scale, over all outputs. */
+static double rel_err(const io *a, const io *b)
+{
+    double worst = 0;
+    for (int32_t k = 0; k < a->n_out; k++) {
+        double scale = 0, d = 0;
+        for (size_t j = 0; j < a->out_n[k]; j++) {
+            double v = fabs((double)a->out[k][j]);
+            if (v > scale) scale = v;
+        }
+        for (size_t j = 0; j < a->out_n[k]; j++) {
+            double x = a->out[k][j], y = b->out[k][j];
+            if (isnan(x) != isnan(y)) return INFINITY;
+            if (isnan(x)) continue;
+            double e = fabs(x - y);
+            if (!(e <= d)) d = e;
+        }
+        double r = d / (scale > 1e-6 ? scale : 1e-6);
+        if (r > worst) worst = r;
+    }
+    return worst;
+}
+
+/* ---------------- output files ---------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static so_status write_dot(const so_graph *g, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return so_errorf("%s: cannot write: %s", path, strerror(errno));
+    fprintf(f, "digraph superopt {\n  rankdir=TB;\n  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=10];\n");
+    char sb[96], d[200];
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *n = &g->nodes[i];
+        if (n->op == SO_OP_WEIGHT) continue;
+        so_node_desc(g, i, d, sizeof d);
+        const char *name = so_ops[n->op].name;
+        if (n->op == SO_OP_OPAQUE && n->ref >= 0 && n->ref < g->model->n_opaque) name = g->model->opaque[n->ref].op_type;
+        fprintf(f, "  n%d [label=\"%s%s%s\\n%s\"%s];\n", (int)i, name,
+                (so_ops[n->op].flags & SO_F_ACT) && n->attr->act ? "+" : "",
+                (so_ops[n->op].flags & SO_F_ACT) && n->attr->act ? so_act_names[n->attr->act] : "",
+                n->n_out > 0 ? so_shape_str(&n->out[0], sb, sizeof sb) : "",
+                n->op == SO_OP_INPUT ? ", shape=ellipse" : n->op == SO_OP_OPAQUE ? ", style=dashed" : "");
+        for (int k = 0; k < n->n_in; k++) {
+            const so_node *p = &g->nodes[n->in[k].node];
+            if (p->op == SO_OP_WEIGHT) continue;
+            fprintf(f, "  n%d -> n%d;\n", (int)n->in[k].node, (int)i);
+        }
+    }
+    for (int32_t o = 0; o < g->model->n_outputs; o++) {
+        fprintf(f, "  out%d [shape=ellipse, label=\"output %d\"];\n  n%d -> out%d;\n", (int)o, (int)o,
+                (int)g->outputs[o].node, (int)o);
+    }
+    fprintf(f, "}\n");
+    if (fclose(f) != 0) return so_errorf("%s: write error", path);
+    return SO_OK;
+}
+
+static so_status write_dots(const so_graph *before, const so_graph *after, const char *dir, int quiet)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return so_errorf("%s: cannot create directory: %s", dir, strerror(errno));
+    char p1[4200], p2[4200];
+    snprintf(p1, sizeof p1, "%s/before.dot", dir);
+    snprintf(p2, sizeof p2, "%s/after.dot", dir);
+    if (write_dot(before, p1) != SO_OK || write_dot(after, p2) != SO_OK) return SO_ERR;
+    if (system("command -v dot >/dev/null 2>&1") == 0) {
+        char cmd[9000];
+        snprintf(cmd, sizeof cmd, "dot -Tsvg '%s' -o '%s/before.svg' && dot -Tsvg '%s' -o '%s/after.svg'", p1, dir, p2, dir);
+        if (system(cmd) != 0 && !quiet) fprintf(stderr, "superopt: warning: dot failed to render SVGs in %s\n", dir);
+    }
+    return SO_OK;
+}
+
+/* ---------------- the command ---------------- */
+
+static int count_work_nodes(const so_graph *g)
+{
+    int c = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (!(so_ops[g->nodes[i].op].flags & SO_F_SOURCE)) c++;
+    return c;
+}
+
+static int src_has_const(const so_rule *r)
+{
+    for (int p = 0; p < r->src.n_nodes; p++)
+        if (so_ops[r->src.nodes[p].op].flags & SO_F_CONST) return 1;
+    return r->src.n_nodes == 0;
+}
+
+int so_optimize_main(int argc, char **argv)
+{
+    opts o = {.search = SO_SEARCH_BACKTRACK, .cost = SO_COST_MEASURED, .alpha = 1.05, .time_limit = 8.0,
+              .budget = 1000, .threads = 1, .seed = 1, .reverse = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-q")) o.quiet = 1;
+        else if (!strcmp(a, "--allow-unverified")) o.allow_unverified = 1;
+        else if (!strcmp(a, "--no-reverse")) o.reverse = 0;
+        else if (!strcmp(a, "-o") && v) { o.out = v; i++; }
+        else if (!strcmp(a, "--rules") && v) { o.rules = v; i++; }
+        else if (!strcmp(a, "--report") && v) { o.report = v; i++; }
+        else if (!strcmp(a, "--dot") && v) { o.dot = v; i++; }
+        else if (!strcmp(a, "--cache-dir") && v) { o.cache_dir = v; i++; }
+        else if (!strcmp(a, "--search") && v) {
+            if (!strcmp(v, "backtrack")) o.search = SO_SEARCH_BACKTRACK;
+            else if (!strcmp(v, "greedy")) o.search = SO_SEARCH_GREEDY;
+            else if (!strcmp(v, "none")) o.search = SO_SEARCH_NONE;
+            else return usage("--search takes backtrack, greedy or none");
+            i++;
+        } else if (!strcmp(a, "--cost") && v) {
+            if (!strcmp(v, "measured")) o.cost = SO_COST_MEASURED;
+            else if (!strcmp(v, "flops")) o.cost = SO_COST_FLOPS;
+            else return usage("--cost takes measured or flops");
+            i++;
+        } else if (!strcmp(a, "--alpha") && v) { if (parse_double(v, 1.0, 100.0, &o.alpha)) return usage("--alpha needs a number in [1, 100]"); i++; }
+        else if (!strcmp(a, "--time-limit") && v) { if (parse_double(v, 0.0, 1e7, &o.time_limit)) return usage("--time-limit needs seconds >= 0 (0: none)"); i++; }
+        else if (!strcmp(a, "--budget") && v) { if (parse_long(v, 0, 1L << 40, &o.budget)) return usage("--budget needs an integer >= 0 (0: none)"); i++; }
+        else if (!strcmp(a, "--threads") && v) { if (parse_long(v, 1, 256, &o.threads)) return usage("--threads needs an integer in 1..256"); i++; }
+        else if (!strcmp(a, "--seed") && v) { if (parse_long(v, 0, 0x7fffffffL, &o.seed)) return usage("--seed needs an integer >= 0"); i++; }
+        else if (a[0] == '-') return usage("optimize: unknown option or missing value");
+        else if (!o.model) o.model = a;
+        else return usage("optimize: more than one model given");
+    }
+    if (!o.model) return usage("optimize: no model given");
+
+    int rc = 1;
+    so_ruleset rs = {0};
+    so_model *m = NULL;
+    so_rule *rules = NULL;
+    char (*labels)[24] = NULL;
+    so_graph *start = NULL;
+    so_fold_ctx fc;
+    int fc_init = 0, cm_init = 0;
+    so_cost_model cm;
+    so_search_result res;
+    memset(&res, 0, sizeof res);
+    io xa = {0}, xb = {0};
+    int32_t *counts = NULL;
+    char *out_path = NULL;
+    char rbuf[PATH_MAX + 64];
+
+    /* rules */
+    const char *rules_path = find_rules(o.rules, rbuf, sizeof rbuf);
+    if (!rules_path) {
+        so_errorf("no rule set found (rules/default.rules); pass --rules FILE");
+        goto fail;
+    }
+    if (so_rules_load(rules_path, &rs) != SO_OK) goto fail;
+    for (int32_t i = 0; i < rs.n_rules; i++)
+        if (rs.rules[i].status != SO_RULE_PROVED && !o.allow_unverified) {
+            so_errorf("%s:%d: rule %d is %s; refusing an unproved rule set (prove it with 'superopt verify' or pass --allow-unverified)",
+                      rules_path, (int)rs.rules[i].line, (int)rs.rules[i].id,
+                      rs.rules[i].status == SO_RULE_FAILED ? "not proved (proof failed)" : "unverified");
+            goto fail;
+        }
+    rules = so_xmalloc(((size_t)rs.n_rules * 2 + 1) * sizeof *rules);
+    labels = so_xmalloc(((size_t)rs.n_rules * 2 + 1) * sizeof *labels);
+    int32_t n_rules = 0;
+    for (int32_t i = 0; i < rs.n_rules; i++) {
+        if (!src_has_const(&rs.rules[i])) {
+            rules[n_rules] = rs.rules[i];
+            snprintf(labels[n_rules++], sizeof *labels, "%d", (int)rs.rules[i].id);
+        }
+        if (o.reverse) {
+            so_rule rv;
+            so_rule_reverse(&rs.rules[i], &rv);
+            if (!src_has_const(&rv) && !so_rule_eq(&rv, &rs.rules[i])) {
+                rules[n_rules] = rv;
+                snprintf(labels[n_rules++], sizeof *labels, "%d-rev", (int)rs.rules[i].id);
+            }
+        }
+    }
+
+    /* model */
+    if (so_onnx_load(o.model, &m) != SO_OK) goto fail;
+    if (o.out) {
+        out_path = so_xstrdup(o.out);
+    } else {
+        size_t n = strlen(o.model);
+        out_path = so_xmalloc(n + 16);
+        memcpy(out_path, o.model, n + 1);
+        if (n > 5 && !strcmp(out_path + n - 5, ".onnx")) out_path[n - 5] = 0;
+        strcat(out_path, ".opt.onnx");
+    }
+    so_fold_init(&fc, m);
+    fc_init = 1;
+    start = so_graph_clone(m->graph);
+    so_canon_stats cst = {0, 0, 0};
+    if (so_canonicalize(&fc, start, &cst) != SO_OK) {
+        so_error_prefix(o.model);
+        goto fail;
+    }
+    if (so_cost_init(&cm, (so_cost_kind)o.cost, (int)o.threads, o.cache_dir) != SO_OK) goto fail;
+    cm_init = 1;
+    double cost_orig = so_cost_graph(&cm, m->graph);
+
+    /* search */
+    so_search_opts so = {.kind = o.search, .alpha = o.alpha, .budget = o.budget, .time_limit = o.time_limit,
+                         .progress = !o.quiet && isatty(2), .queue_cap = 0};
+    double t_search = so_now();
+    if (so_search_run(start, rules, n_rules, &cm, &fc, &so, &res) != SO_OK) goto fail;
+    t_search = so_now() - t_search;
+    counts = so_xcalloc((size_t)n_rules + 1, sizeof *counts);
+    for (int32_t k = 0; k < res.n_path; k++) counts[res.path[k]]++;
+
+    /* safety net: same seeded inputs through both graphs */
+    double err = 0, lat_before = -1, lat_after = -1;
+    int checked = 0;
+    if (io_alloc(m->graph, (uint64_t)o.seed, &xa) != SO_OK || io_alloc(res.best, (uint64_t)o.seed, &xb) != SO_OK) {
+        so_error_prefix(o.model);
+        goto fail;
+    }
+    if (run_graph(m->graph, (int)o.threads, &xa, &lat_before) == SO_OK) {
+        if (run_graph(res.best, (int)o.threads, &xb, &lat_after) != SO_OK) {
+            so_error_prefix("optimized graph does not run");
+            goto fail_rules;
+        }
+        checked = 1;
+        err = rel_err(&xa, &xb);
+        if (!(err <= 1e-4)) {
+            so_errorf("optimized graph differs from the original (relative error %.3g > 1e-4); nothing written", err);
+            goto fail_rules;
+        }
+    } else if (!o.quiet) {
+        fprintf(stderr, "superopt: warning: %s: %s; numeric check and latency skipped\n", o.model, so_error());
+    }
+
+    /* write */
+    if (so_onnx_save(res.best, out_path) != SO_OK) goto fail;
+    if (cm_init && so_cost_save(&cm) != SO_OK && !o.quiet) fprintf(stderr, "superopt: warning: %s\n", so_error());
+    if (o.dot && write_dots(m->graph, res.best, o.dot, o.quiet) != SO_OK) goto fail;
+
+    if (o.report) {
+        char tmp[PATH_MAX + 32];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o.report, (long)getpid());
+        FILE *f = fopen(tmp, "w");
+        if (!f) {
+            so_errorf("%s: cannot write: %s", o.report, strerror(errno));
+            goto fail;
+        }
+        const char *sname[] = {"none", "greedy", "backtrack"};
+        fprintf(f, "{\n  \"model\": ");
+        json_str(f, o.model);
+        fprintf(f, ",\n  \"output\": ");
+        json_str(f, out_path);
+        fprintf(f, ",\n  \"rules\": ");
+        json_str(f, rules_path);
+        fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %g,\n  \"budget\": %ld,\n  \"time_limit\": %g,\n",
+                sname[o.search], o.cost == SO_COST_MEASURED ? "measured" : "flops", o.alpha, o.budget, o.time_limit);
+        fprintf(f, "  \"cost_before\": %.9g,\n  \"cost_start\": %.9g,\n  \"cost_after\": %.9g,\n", cost_orig, res.cost_before, res.cost_after);
+        if (checked) fprintf(f, "  \"latency_before_ms\": %.6g,\n  \"latency_after_ms\": %.6g,\n  \"speedup\": %.4f,\n", lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0);
+        else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");
+        fprintf(f, "  \"search_seconds\": %.6g,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
+                   "  \"stopped_by\": \"%s\",\n  \"nodes_before\": %d,\n  \"nodes_after\": %d,\n  \"folded_at_start\": %d,\n"
+                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %.3g,\n",
+                t_search, (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
+                res.stopped_by == 1 ? "budget" : res.stopped_by == 2 ? "time-limit" : "exhausted", count_work_nodes(m->graph),
+                count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", err);
+        fprintf(f, "  \"rules_applied\": {");
+        int first = 1;
+        for (int32_t r = 0; r < n_rules; r++)
+            if (counts[r]) {
+                fprintf(f, "%s\"%s\": %d", first ? "" : ", ", labels[r], (int)counts[r]);
+                first = 0;
+            }
+        fprintf(f, "},\n  \"rules_path\": [");
+        for (int32_t k = 0; k < res.n_path; k++) fprintf(f, "%s\"%s\"", k ? ", " : "", labels[res.path[k]]);
+        fprintf(f, "]\n}\n");
+        if (fclose(f) != 0 || rename(tmp, o.report) != 0) {
+            unlink(tmp);
+            so_errorf("%s: cannot write: %s", o.report, strerror(errno));
+            goto fail;
+        }
+    }
+
+    if (!o.quiet) {
+        fprintf(stderr, "superopt: %s -> %s\n", o.model, out_path);
+        fprintf(stderr, "  cost (%s): %.4g -> %.4g (%.2fx)\n", o.cost == SO_COST_MEASURED ? "measured ms" : "flops model",
+                cost_orig, res.cost_after, res.cost_after > 0 ? cost_orig / res.cost_after : 0);
+        if (checked)
+            fprintf(stderr, "  latency: %.3f ms -> %.3f ms (%.2fx), outputs agree (max rel err %.2g)\n", lat_before, lat_after,
+                    lat_after > 0 ? lat_before / lat_after : 0, err);
+        fprintf(stderr, "  search: %.2f s, %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search,
+                (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
+        fprintf(stderr, "  rules applied:");
+        int any = 0;
+        for (int32_t r = 0; r < n_rules; r++)
+            if (counts[r]) {
+                fprintf(stderr, " %s x%d", labels[r], (int)counts[r]);
+                any = 1;
+            }
+        fprintf(stderr, "%s\n", any ? "" : " none");
+    }
+    rc = 0;
+    goto done;
+
+fail_rules: {
+        /* name the rules on the path from the input to the rejected graph */
+        char msg[1024], list[600] = "";
+        size_t k = 0;
+        for (int32_t i = 0; i < res.n_path && k + 32 < sizeof list; i++)
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? "," : "", labels[res.path[i]]);
+        snprintf(msg, sizeof msg, "%s", so_error());
+        so_errorf("%s: %s; rules on the path: %s", o.model, msg, res.n_path ? list : "none (canonicalisation only)");
+    }
+fail:
+    fprintf(stderr, "superopt: %s\n", so_error());
+done:
+    io_free(&xa);
+    io_free(&xb);
+    free(counts);
+    free(out_path);
+    so_search_result_free(&res);
+    so_graph_free(start);
+    if (cm_init) so_cost_free(&cm);
+    if (fc_init) so_fold_free(&fc);
+    so_model_free(m);
+    free(rules);
+    free(labels);
+    so_ruleset_free(&rs);
+    return rc;
+}

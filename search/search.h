@@ -1,0 +1,42 @@
+/* search.h - graph search over rule rewrites: TASO's cost-ordered backtracking search, a greedy
+   baseline, and "none" (canonicalisation only). */
+#ifndef SO_SEARCH_H
+#define SO_SEARCH_H
+
+#include "../rules/rule.h"
+#include "cost.h"
+#include "fold.h"
+
+typedef enum so_search_kind { SO_SEARCH_NONE = 0, SO_SEARCH_GREEDY = 1, SO_SEARCH_BACKTRACK = 2 } so_search_kind;
+
+typedef struct so_search_opts {
+    int kind;                   /* so_search_kind */
+    double alpha;               /* keep graphs with cost < alpha * best (backtrack); default 1.05 */
+    int64_t budget;             /* most graphs popped from the queue (backtrack) or greedy steps */
+    double time_limit;          /* seconds; <= 0: none */
+    int progress;               /* 1: progress line on stderr at most once a second */
+    int queue_cap;              /* most graphs kept in the queue (the costliest are dropped); 0: 2048 */
+} so_search_opts;
+
+typedef struct so_search_result {
+    so_graph *best;             /* owned by the caller (so_graph_free) */
+    double cost_before, cost_after;
+    int64_t graphs_explored;    /* graphs popped and expanded */
+    int64_t graphs_generated;   /* rewrites applied and costed (new graphs) */
+    int64_t matches;            /* matches found */
+    int64_t rejected;           /* matches whose rewrite did not apply (cycle, shapes) */
+    int64_t duplicates;         /* rewrites yielding an already seen graph */
+    double seconds;
+    int stopped_by;             /* 0 exhausted, 1 budget, 2 time limit */
+    int32_t n_path;             /* rewrites on the path from the input to best */
+    int32_t *path;              /* rule indices (into the rules array), in order; malloc'd */
+} so_search_result;
+
+/* Searches from start (canonicalised, topologically sorted, shapes inferred) using rules[0..n).
+   Rewrites come only from rules; the only other changes are canonicalisations (fc).
+   The result's best graph is never costlier than start under cm. */
+so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
+                        so_fold_ctx *fc, const so_search_opts *opts, so_search_result *res);
+void so_search_result_free(so_search_result *res);
+
+#endif

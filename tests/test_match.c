@@ -1,0 +1,407 @@
+/* test_match.c - pattern matching and rewriting: multi-output patterns, symbols, external uses,
+   cycles, constant folding of weight-only target subgraphs, numeric equivalence after rewrite. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../kernels/ref.h"
+#include "../search/fold.h"
+#include "../search/match.h"
+
+static const char *RULES =
+    "rule 1\n"
+    "  input X [m,k]\n"
+    "  input A [k,n]\n"
+    "  input B [k,n]\n"
+    "  src a = matmul(X, A) act=none\n"
+    "  src b = matmul(X, B) act=none\n"
+    "  src c = add(a, b) act=none\n"
+    "  dst s = add(A, B) act=none\n"
+    "  dst y = matmul(X, s) act=none\n"
+    "  map c -> y\n"
+    "  proof unverified\n"
+    "end\n"
+    "\n"
+    "rule 2\n"
+    "  input X [m,k]\n"
+    "  input A [k,n1]\n"
+    "  input B [k,n2]\n"
+    "  src a = matmul(X, A) act=none\n"
+    "  src b = matmul(X, B) act=none\n"
+    "  dst w = concat(A, B) axis=1\n"
+    "  dst y = matmul(X, w) act=none\n"
+    "  dst p = split(y) axis=1 sizes=n1,n2\n"
+    "  map a -> p.0\n"
+    "  map b -> p.1\n"
+    "  proof unverified\n"
+    "end\n"
+    "\n"
+    "rule 3\n"
+    "  input X [m,k]\n"
+    "  input A [k,n]\n"
+    "  src a = matmul(X, A) act=none\n"
+    "  src r = relu(a)\n"
+    "  dst y = matmul(X, A) act=relu\n"
+    "  map r -> y\n"
+    "  where k >= 3\n"
+    "  proof unverified\n"
+    "end\n";
+
+static so_ruleset rs;
+
+static int setup(void **state)
+{
+    (void)state;
+    return so_rules_parse("test.rules", RULES, strlen(RULES), &rs) == SO_OK ? 0 : (fprintf(stderr, "%s\n", so_error()), -1);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    so_ruleset_free(&rs);
+    return 0;
+}
+
+/* ---- tiny graph builder ---- */
+typedef struct tb {
+    so_model *m;
+    so_graph *g;
+    uint64_t seed;
+} tb;
+
+static void tb_new(tb *t, int n_inputs, const so_shape *in_shapes, int n_outputs)
+{
+    t->m = so_model_new("test");
+    t->seed = 7;
+    t->m->n_inputs = n_inputs;
+    t->m->inputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * (size_t)(n_inputs + 1));
+    for (int i = 0; i < n_inputs; i++) {
+        t->m->inputs[i].name = "in";
+        t->m->inputs[i].shape = in_shapes[i];
+    }
+    t->m->n_outputs = n_outputs;
+    t->m->outputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * (size_t)(n_outputs + 1));
+    t->g = so_graph_new(t->m);
+    t->m->graph = t->g;
+    for (int i = 0; i < n_inputs; i++) {
+        int32_t n = so_graph_add(t->g, SO_OP_INPUT, NULL, 0, 1, NULL, i, NULL);
+        assert_int_equal(so_graph_infer(t->g, n), SO_OK);
+    }
+}
+
+static int32_t tb_weight(tb *t, int r, int64_t d0, int64_t d1)
+{
+    int64_t dims[2] = {d0, d1};
+    so_shape s = so_shape_make(r, dims);
+    int64_t n = so_shape_numel(&s);
+    float *data = malloc(sizeof(float) * (size_t)n);
+    so_rng_fill(&t->seed, data, (size_t)n);
+    int32_t w = so_model_add_weight(t->m, "w", s, data);
+    int32_t node = so_graph_add(t->g, SO_OP_WEIGHT, NULL, 0, 1, NULL, w, NULL);
+    assert_int_equal(so_graph_infer(t->g, node), SO_OK);
+    return node;
+}
+
+static int32_t tb_op(tb *t, so_op op, int32_t a, int32_t b, int act)
+{
+    so_edge in[2] = {{a, 0}, {b, 0}};
+    so_attr at;
+    memset(&at, 0, sizeof at);
+    at.act = act;
+    int32_t n = so_graph_add(t->g, op, in, b >= 0 ? 2 : 1, 1, so_model_attr(t->m, &at), -1, NULL);
+    assert_int_equal(so_graph_infer(t->g, n), SO_OK);
+    return n;
+}
+
+static so_shape shape2(int64_t a, int64_t b)
+{
+    int64_t d[2] = {a, b};
+    return so_shape_make(2, d);
+}
+
+typedef struct collect {
+    so_match m[16];
+    int n;
+} collect;
+
+static int collect_fn(const so_match *m, void *ud)
+{
+    collect *c = ud;
+    if (c->n < 16) c->m[c->n] = *m;
+    c->n++;
+    return 0;
+}
+
+static int count_op(const so_graph *g, so_op op)
+{
+    int c = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) c += g->nodes[i].op == op;
+    return c;
+}
+
+/* Runs both graphs with the reference kernels on the same seeded input; max abs difference. */
+static double max_diff(const so_graph *a, const so_graph *b)
+{
+    so_model *m = a->model;
+    float *ins[4], *oa[4], *ob[4];
+    uint64_t seed = 3;
+    for (int i = 0; i < m->n_inputs; i++) {
+        size_t n = (size_t)so_shape_numel(&m->inputs[i].shape);
+        ins[i] = malloc(n * sizeof(float));
+        so_rng_fill(&seed, ins[i], n);
+    }
+    double d = 0;
+    for (int o = 0; o < m->n_outputs; o++) {
+        const so_shape *s = &a->nodes[a->outputs[o].node].out[a->outputs[o].slot];
+        size_t n = (size_t)so_shape_numel(s);
+        oa[o] = calloc(n, sizeof(float));
+        ob[o] = calloc(n, sizeof(float));
+    }
+    assert_int_equal(so_ref_run(a, (const float *const *)ins, oa), SO_OK);
+    assert_int_equal(so_ref_run(b, (const float *const *)ins, ob), SO_OK);
+    for (int o = 0; o < m->n_outputs; o++) {
+        const so_shape *s = &a->nodes[a->outputs[o].node].out[a->outputs[o].slot];
+        size_t n = (size_t)so_shape_numel(s);
+        for (size_t j = 0; j < n; j++) {
+            double e = oa[o][j] - ob[o][j];
+            if (e < 0) e = -e;
+            if (e > d) d = e;
+        }
+        free(oa[o]);
+        free(ob[o]);
+    }
+    for (int i = 0; i < m->n_inputs; i++) free(ins[i]);
+    return d;
+}
+
+/* Two matmuls sharing X, both graph outputs: rule 2 matches once per order of the pair... the
+   pattern is symmetric so both assignments are matches; the rewrite merges them. */
+static void test_merge_matmuls(void **state)
+{
+    (void)state;
+    tb t;
+    so_shape xs = shape2(4, 6);
+    tb_new(&t, 1, &xs, 2);
+    int32_t wa = tb_weight(&t, 2, 6, 3), wb = tb_weight(&t, 2, 6, 5);
+    int32_t a = tb_op(&t, SO_OP_MATMUL, 0, wa, 0), b = tb_op(&t, SO_OP_MATMUL, 0, wb, 0);
+    t.g->outputs[0] = (so_edge){a, 0};
+    t.g->outputs[1] = (so_edge){b, 0};
+    so_match_index ix;
+    so_match_index_init(&ix, t.g);
+    collect c = {.n = 0};
+    int n = so_match_rule(&ix, &rs.rules[1], 1, collect_fn, &c);
+    assert_int_equal(n, 2);
+    assert_int_equal(c.n, 2);
+    /* symbols bound from the shapes: m k n1 n2 (order of first appearance) */
+    assert_int_equal(c.m[0].sym[0], 4);
+    assert_int_equal(c.m[0].sym[1], 6);
+    assert_true((c.m[0].sym[2] == 3 && c.m[0].sym[3] == 5) || (c.m[0].sym[2] == 5 && c.m[0].sym[3] == 3));
+    so_fold_ctx fc;
+    so_fold_init(&fc, t.m);
+    so_graph *ng = NULL;
+    assert_int_equal(so_rewrite(t.g, &c.m[0], &fc, &ng), SO_OK);
+    assert_int_equal(count_op(ng, SO_OP_MATMUL), 1);
+    assert_int_equal(count_op(ng, SO_OP_SPLIT), 1);
+    assert_int_equal(count_op(ng, SO_OP_CONCAT), 0); /* concat of two weights folded */
+    assert_int_equal(fc.weights_added, 1);
+    assert_true(max_diff(t.g, ng) < 1e-5);
+    /* the same rewrite again reuses the folded weight */
+    so_graph *ng2 = NULL;
+    assert_int_equal(so_rewrite(t.g, &c.m[0], &fc, &ng2), SO_OK);
+    assert_int_equal(fc.weights_added, 1);
+    assert_int_equal(so_graph_hash(ng), so_graph_hash(ng2));
+    /* the reverse rule matches the rewritten graph (split sizes bind n1, n2) */
+    so_rule rev;
+    so_rule_reverse(&rs.rules[1], &rev);
+    so_match_index ix2;
+    so_match_index_init(&ix2, ng);
+    collect c2 = {.n = 0};
+    /* the reverse source contains concat(A, B), which was folded: no match */
+    assert_int_equal(so_match_rule(&ix2, &rev, 0, collect_fn, &c2), 0);
+    so_match_index_free(&ix2);
+    so_graph_free(ng);
+    so_graph_free(ng2);
+    so_fold_free(&fc);
+    so_match_index_free(&ix);
+    so_model_free(t.m);
+}
+
+/* add(matmul(X,A), matmul(X,B)) with A, B of the same shape matches rule 1; when one matmul has
+   another user the match is refused; when n differs (broadcast) it does not match. */
+static void test_distribute_and_external_use(void **state)
+{
+    (void)state;
+    tb t;
+    so_shape xs = shape2(3, 5);
+    tb_new(&t, 1, &xs, 1);
+    int32_t wa = tb_weight(&t, 2, 5, 4), wb = tb_weight(&t, 2, 5, 4);
+    int32_t a = tb_op(&t, SO_OP_MATMUL, 0, wa, 0), b = tb_op(&t, SO_OP_MATMUL, 0, wb, 0);
+    int32_t s = tb_op(&t, SO_OP_ADD, a, b, 0);
+    t.g->outputs[0] = (so_edge){s, 0};
+    so_match_index ix;
+    so_match_index_init(&ix, t.g);
+    collect c = {.n = 0};
+    assert_int_equal(so_match_rule(&ix, &rs.rules[0], 0, collect_fn, &c), 1);
+    assert_int_equal(c.m[0].node[2], s);
+    so_fold_ctx fc;
+    so_fold_init(&fc, t.m);
+    so_graph *ng = NULL;
+    assert_int_equal(so_rewrite(t.g, &c.m[0], &fc, &ng), SO_OK);
+    assert_int_equal(count_op(ng, SO_OP_MATMUL), 1);
+    assert_int_equal(count_op(ng, SO_OP_ADD), 0);
+    assert_true(max_diff(t.g, ng) < 1e-5);
+    so_graph_free(ng);
+    so_match_index_free(&ix);
+    so_fold_free(&fc);
+    so_model_free(t.m);
+
+    /* external use of the intermediate a: relu(a) is a second output */
+    so_shape xs2 = shape2(3, 5);
+    tb_new(&t, 1, &xs2, 2);
+    wa = tb_weight(&t, 2, 5, 4);
+    wb = tb_weight(&t, 2, 5, 4);
+    a = tb_op(&t, SO_OP_MATMUL, 0, wa, 0);
+    b = tb_op(&t, SO_OP_MATMUL, 0, wb, 0);
+    s = tb_op(&t, SO_OP_ADD, a, b, 0);
+    int32_t r = tb_op(&t, SO_OP_RELU, a, -1, 0);
+    t.g->outputs[0] = (so_edge){s, 0};
+    t.g->outputs[1] = (so_edge){r, 0};
+    so_match_index_init(&ix, t.g);
+    assert_int_equal(so_match_rule(&ix, &rs.rules[0], 0, NULL, NULL), 0);
+    /* but rule 3 (matmul+relu, k=5 >= 3) matches relu(a): a's other user is outside, and a is
+       not a mapped output -> refused as well */
+    assert_int_equal(so_match_rule(&ix, &rs.rules[2], 2, NULL, NULL), 0);
+    so_match_index_free(&ix);
+    so_model_free(t.m);
+
+    /* inconsistent symbol n: A [5,1], B [5,4] (add broadcasts) */
+    tb_new(&t, 1, &xs2, 1);
+    wa = tb_weight(&t, 2, 5, 1);
+    wb = tb_weight(&t, 2, 5, 4);
+    a = tb_op(&t, SO_OP_MATMUL, 0, wa, 0);
+    b = tb_op(&t, SO_OP_MATMUL, 0, wb, 0);
+    s = tb_op(&t, SO_OP_ADD, a, b, 0);
+    t.g->outputs[0] = (so_edge){s, 0};
+    so_match_index_init(&ix, t.g);
+    assert_int_equal(so_match_rule(&ix, &rs.rules[0], 0, NULL, NULL), 0);
+    so_match_index_free(&ix);
+    so_model_free(t.m);
+}
+
+/* Preconditions and anchored matching: rule 3 needs k >= 3. */
+static void test_precondition_and_anchor(void **state)
+{
+    (void)state;
+    for (int k = 2; k <= 3; k++) {
+        tb t;
+        so_shape xs = shape2(4, k);
+        tb_new(&t, 1, &xs, 1);
+        int32_t w = tb_weight(&t, 2, k, 2);
+        int32_t a = tb_op(&t, SO_OP_MATMUL, 0, w, 0);
+        int32_t r = tb_op(&t, SO_OP_RELU, a, -1, 0);
+        t.g->outputs[0] = (so_edge){r, 0};
+        so_match_index ix;
+        so_match_index_init(&ix, t.g);
+        assert_int_equal(so_match_rule(&ix, &rs.rules[2], 2, NULL, NULL), k >= 3);
+        assert_int_equal(so_match_rule_at(&ix, &rs.rules[2], 2, a, NULL, NULL), k >= 3);
+        assert_int_equal(so_match_rule_at(&ix, &rs.rules[2], 2, r, NULL, NULL), k >= 3);
+        assert_int_equal(so_match_rule_at(&ix, &rs.rules[2], 2, w, NULL, NULL), 0);
+        if (k >= 3) {
+            collect c = {.n = 0};
+            so_match_rule(&ix, &rs.rules[2], 2, collect_fn, &c);
+            so_fold_ctx fc;
+            so_fold_init(&fc, t.m);
+            so_graph *ng = NULL;
+            assert_int_equal(so_rewrite(t.g, &c.m[0], &fc, &ng), SO_OK);
+            assert_int_equal(ng->n_nodes, 3); /* input, weight, fused matmul */
+            assert_int_equal(count_op(ng, SO_OP_RELU), 0);
+            assert_int_equal(ng->nodes[ng->outputs[0].node].attr->act, SO_ACT_RELU);
+            assert_true(max_diff(t.g, ng) < 1e-6);
+            so_graph_free(ng);
+            so_fold_free(&fc);
+        }
+        so_match_index_free(&ix);
+        so_model_free(t.m);
+    }
+}
+
+/* a = X.A1, b = X.relu(a) with k == m: merging a and b would make b's weight depend on the
+   merged output: the rewrite must be rejected as a cycle. */
+static void test_cycle_rejected(void **state)
+{
+    (void)state;
+    tb t;
+    so_shape xs = shape2(4, 4);
+    tb_new(&t, 1, &xs, 1);
+    int32_t w = tb_weight(&t, 2, 4, 4);
+    int32_t a = tb_op(&t, SO_OP_MATMUL, 0, w, 0);
+    int32_t r = tb_op(&t, SO_OP_RELU, a, -1, 0);
+    int32_t b = tb_op(&t, SO_OP_MATMUL, 0, r, 0);
+    t.g->outputs[0] = (so_edge){b, 0};
+    so_match_index ix;
+    so_match_index_init(&ix, t.g);
+    collect c = {.n = 0};
+    int n = so_match_rule(&ix, &rs.rules[1], 1, collect_fn, &c);
+    assert_true(n >= 1);
+    so_fold_ctx fc;
+    so_fold_init(&fc, t.m);
+    for (int i = 0; i < c.n && i < 16; i++) {
+        so_graph *ng = NULL;
+        assert_int_equal(so_rewrite(t.g, &c.m[i], &fc, &ng), SO_ERR);
+        assert_non_null(strstr(so_error(), "cycle"));
+    }
+    so_fold_free(&fc);
+    so_match_index_free(&ix);
+    so_model_free(t.m);
+}
+
+/* Canonicalisation: identity removed, weight-only chains folded into one weight. */
+static void test_canonicalize(void **state)
+{
+    (void)state;
+    tb t;
+    so_shape xs = shape2(2, 3);
+    tb_new(&t, 1, &xs, 1);
+    int32_t w1 = tb_weight(&t, 2, 2, 3), w2 = tb_weight(&t, 2, 2, 3);
+    int32_t s = tb_op(&t, SO_OP_ADD, w1, w2, 0);
+    int32_t e = tb_op(&t, SO_OP_EXP, s, -1, 0);
+    int32_t id = tb_op(&t, SO_OP_IDENTITY, 0, -1, 0); /* identity of an input is kept */
+    int32_t m = tb_op(&t, SO_OP_MUL, id, e, 0);
+    int32_t id2 = tb_op(&t, SO_OP_IDENTITY, m, -1, 0);
+    int32_t r = tb_op(&t, SO_OP_RELU, id2, -1, 0);
+    t.g->outputs[0] = (so_edge){r, 0};
+    so_graph *g2 = so_graph_clone(t.g);
+    so_fold_ctx fc;
+    so_fold_init(&fc, t.m);
+    so_canon_stats st = {0, 0, 0};
+    assert_int_equal(so_canonicalize(&fc, g2, &st), SO_OK);
+    assert_int_equal(st.folded, 2);
+    assert_int_equal(st.identities, 1);
+    assert_int_equal(count_op(g2, SO_OP_ADD), 0);
+    assert_int_equal(count_op(g2, SO_OP_EXP), 0);
+    assert_int_equal(count_op(g2, SO_OP_IDENTITY), 1);
+    assert_int_equal(count_op(g2, SO_OP_WEIGHT), 1);
+    assert_int_equal(g2->n_nodes, 5); /* input, identity, weight, mul, relu */
+    assert_true(max_diff(t.g, g2) < 1e-6);
+    so_graph_free(g2);
+    so_fold_free(&fc);
+    so_model_free(t.m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_merge_matmuls),
+        cmocka_unit_test(test_distribute_and_external_use),
+        cmocka_unit_test(test_precondition_and_anchor),
+        cmocka_unit_test(test_cycle_rejected),
+        cmocka_unit_test(test_canonicalize),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
