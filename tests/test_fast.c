@@ -1,0 +1,595 @@
+/* test_fast.c - every fast kernel (and fused chain) against the reference kernels on random shapes and edge cases. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../kernels/exec.h"
+#include "../kernels/ref.h"
+#include "shape.h"
+
+#define MAX_IO 8
+
+typedef struct tb {
+    so_model *m;
+    so_graph *g;
+    uint64_t seed;
+} tb;
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+static float frand(uint64_t *s) { return (float)((rnd(s) >> 40) * (1.0 / 16777216.0) * 2.0 - 1.0); }
+static int irand(uint64_t *s, int lo, int hi) { return lo + (int)(rnd(s) % (uint64_t)(hi - lo + 1)); }
+
+static so_shape shp(int rank, ...)
+{
+    va_list ap;
+    va_start(ap, rank);
+    int64_t d[SO_MAX_RANK];
+    for (int k = 0; k < rank; k++) d[k] = va_arg(ap, int);
+    va_end(ap);
+    return so_shape_make(rank, d);
+}
+
+static void tb_begin(tb *t, int n_outputs, uint64_t seed)
+{
+    t->m = so_model_new("test");
+    t->m->inputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * MAX_IO);
+    t->m->n_outputs = n_outputs;
+    t->m->outputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * MAX_IO);
+    t->g = so_graph_new(t->m);
+    t->m->graph = t->g;
+    t->seed = seed * 2654435761u + 12345;
+}
+
+static int32_t tb_input(tb *t, so_shape s)
+{
+    int i = t->m->n_inputs++;
+    t->m->inputs[i].name = "x";
+    t->m->inputs[i].shape = s;
+    int32_t n = so_graph_add(t->g, SO_OP_INPUT, NULL, 0, 1, NULL, i, NULL);
+    assert_int_equal(so_graph_infer(t->g, n), SO_OK);
+    return n;
+}
+
+static int32_t tb_weight_data(tb *t, so_shape s, float *data)
+{
+    int32_t w = so_model_add_weight(t->m, "w", s, data);
+    int32_t n = so_graph_add(t->g, SO_OP_WEIGHT, NULL, 0, 1, NULL, w, NULL);
+    assert_int_equal(so_graph_infer(t->g, n), SO_OK);
+    return n;
+}
+
+static int32_t tb_weight(tb *t, so_shape s)
+{
+    int64_t n = so_shape_numel(&s);
+    float *d = malloc(sizeof *d * (size_t)(n > 0 ? n : 1));
+    for (int64_t j = 0; j < n; j++) d[j] = frand(&t->seed);
+    return tb_weight_data(t, s, d);
+}
+
+/* Positive weight (variances). */
+static int32_t tb_weight_pos(tb *t, so_shape s)
+{
+    int64_t n = so_shape_numel(&s);
+    float *d = malloc(sizeof *d * (size_t)(n > 0 ? n : 1));
+    for (int64_t j = 0; j < n; j++) d[j] = 0.5f + 0.5f * (frand(&t->seed) + 1.f);
+    return tb_weight_data(t, s, d);
+}
+
+static int32_t tb_node_n(tb *t, so_op op, const int32_t *ins, int n_in, int n_out, const so_attr *a)
+{
+    so_edge e[SO_MAX_IN];
+    for (int k = 0; k < n_in; k++) e[k] = (so_edge){ins[k], 0};
+    int32_t n = so_graph_add(t->g, op, e, n_in, n_out, a ? so_model_attr(t->m, a) : NULL, -1, "n");
+    so_status st = so_graph_infer(t->g, n);
+    if (st != SO_OK) fail_msg("infer: %s", so_error());
+    return n;
+}
+
+static int32_t tb_node(tb *t, so_op op, const int32_t *ins, int n_in, const so_attr *a)
+{
+    return tb_node_n(t, op, ins, n_in, 1, a);
+}
+
+static void tb_free(tb *t) { so_model_free(t->m); }
+
+/* Runs the graph with the reference interpreter and with the executor (fast kernels at
+   1 and 2 threads, and reference-only planned mode); asserts agreement. Returns the
+   executor's number of steps (fast, 1 thread). */
+static int check_graph(tb *t, double tol)
+{
+    so_model *m = t->m;
+    so_graph *g = t->g;
+    float *ins[MAX_IO], *ref[MAX_IO], *got[MAX_IO];
+    size_t on[MAX_IO];
+    for (int i = 0; i < m->n_inputs; i++) {
+        int64_t n = so_shape_numel(&m->inputs[i].shape);
+        ins[i] = malloc(sizeof(float) * (size_t)n);
+        for (int64_t j = 0; j < n; j++) ins[i][j] = frand(&t->seed);
+    }
+    for (int o = 0; o < m->n_outputs; o++) {
+        on[o] = (size_t)so_shape_numel(&g->nodes[g->outputs[o].node].out[g->outputs[o].slot]);
+        ref[o] = calloc(on[o] + 1, sizeof(float));
+        got[o] = calloc(on[o] + 1, sizeof(float));
+    }
+    so_status st = so_ref_run(g, (const float *const *)ins, ref);
+    if (st != SO_OK) fail_msg("ref: %s", so_error());
+    int steps = -1;
+    for (int mode = 0; mode < 3; mode++) {
+        so_exec_opts o = {.threads = mode == 1 ? 2 : 1, .reference = mode == 2, .profile = mode == 0};
+        so_exec *e = NULL;
+        st = so_exec_new(g, &o, &e);
+        if (st != SO_OK) fail_msg("exec_new: %s", so_error());
+        for (int rep = 0; rep < 2; rep++) { /* second run: buffers reused, no stale state */
+            for (int q = 0; q < m->n_outputs; q++) memset(got[q], 0xff, sizeof(float) * on[q]);
+            st = so_exec_run(e, (const float *const *)ins, got);
+            if (st != SO_OK) fail_msg("exec_run: %s", so_error());
+            for (int q = 0; q < m->n_outputs; q++) {
+                double mx = 0, err = 0;
+                for (size_t j = 0; j < on[q]; j++) {
+                    double r = ref[q][j], d = got[q][j] - r;
+                    if (fabs(r) > mx) mx = fabs(r);
+                    if (fabs(d) > err || d != d) err = d != d ? INFINITY : fabs(d);
+                }
+                double rel = err / (mx > 1e-6 ? mx : 1e-6);
+                if (!(rel <= (mode == 2 ? 0.0 : tol))) {
+                    so_exec_step_info si;
+                    so_exec_step(e, 0, &si);
+                    fail_msg("mode %d output %d: max error %g relative %g (max |ref| %g), kernel %s", mode, q, err, rel, mx,
+                             si.kernel);
+                }
+            }
+        }
+        if (mode == 0) {
+            steps = so_exec_n_steps(e);
+            assert_int_equal(so_exec_n_profiled_runs(e), 2);
+        }
+        so_exec_free(e);
+    }
+    for (int i = 0; i < m->n_inputs; i++) free(ins[i]);
+    for (int o = 0; o < m->n_outputs; o++) {
+        free(ref[o]);
+        free(got[o]);
+    }
+    return steps;
+}
+
+#define TOL 1e-4
+
+/* ---------------- conv ---------------- */
+
+static void one_conv(uint64_t seed, int N, int C, int H, int W, int O, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr,
+                     int dh, int dw, int group, int bias, int act)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int32_t x = tb_input(&t, shp(4, N, C, H, W));
+    int32_t w = tb_weight(&t, shp(4, O, C / group, kh, kw));
+    so_attr a = {0};
+    a.stride[0] = sh;
+    a.stride[1] = sw;
+    a.pad[0] = pt;
+    a.pad[1] = pl;
+    a.pad[2] = pb;
+    a.pad[3] = pr;
+    a.dilation[0] = dh;
+    a.dilation[1] = dw;
+    a.group = group;
+    a.act = act;
+    a.clip_min = -0.3f;
+    a.clip_max = 0.4f;
+    int32_t ins[3] = {x, w, -1};
+    if (bias) ins[2] = tb_weight(&t, shp(1, O));
+    int32_t c = tb_node(&t, SO_OP_CONV, ins, bias ? 3 : 2, &a);
+    t.g->outputs[0] = (so_edge){c, 0};
+    assert_int_equal(check_graph(&t, TOL), 1);
+    tb_free(&t);
+}
+
+static void test_conv_edge_cases(void **state)
+{
+    (void)state;
+    one_conv(1, 1, 3, 7, 9, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0);    /* 1x1 direct sgemm */
+    one_conv(2, 2, 4, 5, 5, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1);    /* batch 2, bias, relu */
+    one_conv(3, 1, 3, 8, 8, 4, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 0);    /* 1x1 stride 2 */
+    one_conv(4, 1, 3, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);   /* 3x3 pad 1 */
+    one_conv(5, 1, 5, 10, 7, 3, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 1, 1, 2);   /* stride 2, asym pad, sigmoid */
+    one_conv(6, 1, 4, 12, 12, 4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 3);  /* dilation 2, tanh */
+    one_conv(7, 2, 8, 6, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 4);    /* depthwise, clip */
+    one_conv(8, 1, 6, 9, 9, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 1, 1);    /* depthwise stride 2 */
+    one_conv(9, 1, 4, 7, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 1, 0);    /* depthwise multiplier 2 */
+    one_conv(10, 1, 8, 7, 5, 12, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 4, 1, 1);  /* grouped, 3x1 */
+    one_conv(11, 1, 3, 1, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0);   /* 1x1 spatial */
+    one_conv(12, 1, 3, 224 / 4, 224 / 4, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 1); /* stem-like */
+    one_conv(13, 1, 2, 5, 5, 3, 5, 5, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0);   /* kernel = input */
+    one_conv(14, 1, 6, 9, 8, 6, 3, 3, 1, 2, 0, 2, 1, 0, 2, 1, 6, 0, 0);   /* depthwise, mixed stride/dilation */
+}
+
+static void test_conv_random(void **state)
+{
+    (void)state;
+    uint64_t s = 777;
+    for (int it = 0; it < 40; it++) {
+        int G = irand(&s, 0, 3) == 0 ? 0 : 1;
+        int C = irand(&s, 1, 9), group = 1, O = irand(&s, 1, 10);
+        if (G == 0) { /* grouped or depthwise */
+            group = irand(&s, 1, 4);
+            C = group * irand(&s, 1, 3);
+            O = group * irand(&s, 1, 3);
+        }
+        int kh = irand(&s, 1, 4), kw = irand(&s, 1, 4), dh = irand(&s, 1, 2), dw = irand(&s, 1, 2);
+        int H = dh * (kh - 1) + irand(&s, 1, 9), W = dw * (kw - 1) + irand(&s, 1, 9);
+        int pt = irand(&s, 0, kh - 1), pl = irand(&s, 0, kw - 1), pb = irand(&s, 0, kh - 1), pr = irand(&s, 0, kw - 1);
+        one_conv(100 + (uint64_t)it, irand(&s, 1, 2), C, H, W, O, kh, kw, irand(&s, 1, 3), irand(&s, 1, 3), pt, pl, pb, pr, dh, dw,
+                 group, irand(&s, 0, 1), irand(&s, 0, 4));
+    }
+}
+
+/* Conv -> BN -> Relu and Conv -> BN -> Add(residual) -> Relu are fused into one step. */
+static void test_conv_fusion(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 4; variant++) {
+        tb t;
+        tb_begin(&t, 1, 50 + (uint64_t)variant);
+        int C = 6, O = 6;
+        int32_t x = tb_input(&t, shp(4, 1, C, 9, 9));
+        int32_t w = tb_weight(&t, shp(4, O, variant == 3 ? 1 : C, 3, 3));
+        so_attr a = {0};
+        a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = 1;
+        a.group = variant == 3 ? C : 1;
+        int32_t ins[3] = {x, w, tb_weight(&t, shp(1, O))};
+        int32_t c = tb_node(&t, SO_OP_CONV, ins, 3, &a);
+        so_attr bn = {0};
+        bn.epsilon = 1e-5f;
+        int32_t bi[5] = {c, tb_weight(&t, shp(1, O)), tb_weight(&t, shp(1, O)), tb_weight(&t, shp(1, O)), tb_weight_pos(&t, shp(1, O))};
+        int32_t b = tb_node(&t, SO_OP_BATCHNORM, bi, 5, &bn);
+        int32_t last = b;
+        int expect = 1;
+        if (variant == 0) {
+            last = tb_node(&t, SO_OP_RELU, &b, 1, NULL);
+        } else if (variant == 1 || variant == 3) {
+            int32_t r = tb_node(&t, SO_OP_RELU, &x, 1, NULL); /* residual computed by another step */
+            int32_t ai[2] = {r, b};
+            int32_t ad = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+            so_attr cl = {0};
+            cl.clip_min = 0.f;
+            cl.clip_max = 0.5f;
+            last = tb_node(&t, SO_OP_CLIP, &ad, 1, &cl);
+            expect = 2;
+        } else {
+            /* BN output also used elsewhere: BN must not be absorbed */
+            int32_t r = tb_node(&t, SO_OP_RELU, &b, 1, NULL);
+            int32_t ai[2] = {r, b};
+            last = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+            expect = 3; /* conv+? , relu, add */
+        }
+        t.g->outputs[0] = (so_edge){last, 0};
+        int steps = check_graph(&t, TOL);
+        if (variant == 2) assert_true(steps >= 3);
+        else assert_int_equal(steps, expect);
+        tb_free(&t);
+    }
+}
+
+/* ---------------- matmul / gemm ---------------- */
+
+static void one_matmul(uint64_t seed, so_shape a, so_shape b, int b_weight, int act)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int32_t x = tb_input(&t, a);
+    int32_t y = b_weight ? tb_weight(&t, b) : tb_input(&t, b);
+    so_attr at = {0};
+    at.act = act;
+    at.clip_min = -0.2f;
+    at.clip_max = 0.3f;
+    int32_t ins[2] = {x, y};
+    int32_t mm = tb_node(&t, SO_OP_MATMUL, ins, 2, &at);
+    t.g->outputs[0] = (so_edge){mm, 0};
+    assert_int_equal(check_graph(&t, TOL), 1);
+    tb_free(&t);
+}
+
+static void test_matmul(void **state)
+{
+    (void)state;
+    one_matmul(1, shp(2, 5, 7), shp(2, 7, 3), 1, 0);
+    one_matmul(2, shp(3, 2, 5, 7), shp(2, 7, 3), 1, 1);           /* batch folded into M */
+    one_matmul(3, shp(4, 1, 3, 4, 6), shp(4, 1, 3, 6, 5), 0, 0);  /* batched (attention-like) */
+    one_matmul(4, shp(3, 1, 4, 6), shp(3, 3, 6, 5), 0, 2);        /* broadcast A batch */
+    one_matmul(5, shp(4, 2, 1, 4, 6), shp(3, 3, 6, 5), 0, 3);     /* broadcast both */
+    one_matmul(6, shp(1, 7), shp(2, 7, 3), 1, 0);                 /* vector A */
+    one_matmul(7, shp(3, 2, 5, 7), shp(1, 7), 1, 4);              /* vector B */
+    one_matmul(8, shp(1, 9), shp(1, 9), 0, 0);                    /* dot */
+    one_matmul(9, shp(2, 1, 1), shp(2, 1, 1), 1, 0);              /* 1x1 */
+    one_matmul(10, shp(3, 2, 33, 65), shp(2, 65, 17), 1, 1);      /* odd sizes */
+}
+
+static void test_matmul_bias_fusion(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 1, 9);
+    int32_t x = tb_input(&t, shp(3, 1, 6, 8));
+    int32_t ins[2] = {x, tb_weight(&t, shp(2, 8, 5))};
+    int32_t mm = tb_node(&t, SO_OP_MATMUL, ins, 2, NULL);
+    int32_t ai[2] = {tb_weight(&t, shp(1, 5)), mm}; /* bias first operand */
+    int32_t ad = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+    int32_t th = tb_node(&t, SO_OP_TANH, &ad, 1, NULL);
+    int32_t ri[2] = {th, x};
+    (void)ri;
+    t.g->outputs[0] = (so_edge){th, 0};
+    assert_int_equal(check_graph(&t, TOL), 1);
+    tb_free(&t);
+}
+
+static void one_gemm(uint64_t seed, int M, int N, int K, int ta, int tb_, float alpha, float beta, int cmode, int act)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int32_t a = tb_input(&t, ta ? shp(2, K, M) : shp(2, M, K));
+    int32_t b = tb_weight(&t, tb_ ? shp(2, N, K) : shp(2, K, N));
+    so_attr at = {0};
+    at.trans_a = ta;
+    at.trans_b = tb_;
+    at.alpha = alpha;
+    at.beta = beta;
+    at.act = act;
+    at.clip_min = 0.f;
+    at.clip_max = 0.5f;
+    int32_t ins[3] = {a, b, -1};
+    int n_in = 2;
+    switch (cmode) {
+    case 1: ins[2] = tb_weight(&t, shp(1, N)); n_in = 3; break;
+    case 2: ins[2] = tb_weight(&t, shp(2, M, N)); n_in = 3; break;
+    case 3: ins[2] = tb_weight(&t, shp(2, M, 1)); n_in = 3; break;
+    case 4: ins[2] = tb_weight(&t, shp(1, 1)); n_in = 3; break;
+    case 5: ins[2] = tb_input(&t, shp(2, 1, N)); n_in = 3; break;
+    default: break;
+    }
+    int32_t gm = tb_node(&t, SO_OP_GEMM, ins, n_in, &at);
+    t.g->outputs[0] = (so_edge){gm, 0};
+    assert_int_equal(check_graph(&t, TOL), 1);
+    tb_free(&t);
+}
+
+static void test_gemm(void **state)
+{
+    (void)state;
+    one_gemm(1, 4, 5, 6, 0, 0, 1.f, 1.f, 0, 0);
+    one_gemm(2, 4, 5, 6, 1, 0, 0.5f, 2.f, 1, 1);
+    one_gemm(3, 4, 5, 6, 0, 1, 1.f, 1.f, 2, 2);
+    one_gemm(4, 7, 3, 9, 1, 1, 1.5f, -1.f, 3, 4);
+    one_gemm(5, 1, 10, 50, 0, 1, 1.f, 1.f, 4, 3);
+    one_gemm(6, 3, 8, 2, 0, 0, 1.f, 0.5f, 5, 1);
+}
+
+/* ---------------- element-wise ---------------- */
+
+static void one_binary(uint64_t seed, so_op op, so_shape a, so_shape b, int act)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int32_t x = tb_input(&t, a);
+    int32_t y = (seed & 1) ? tb_weight(&t, b) : tb_input(&t, b);
+    if (op == SO_OP_DIV || op == SO_OP_POW) y = tb_weight_pos(&t, b);
+    if (op == SO_OP_POW) x = tb_node(&t, SO_OP_SIGMOID, &x, 1, NULL); /* positive base */
+    so_attr at = {0};
+    at.act = op == SO_OP_ADD ? act : 0;
+    int32_t ins[2] = {x, y};
+    int32_t n = tb_node(&t, op, ins, 2, &at);
+    t.g->outputs[0] = (so_edge){n, 0};
+    check_graph(&t, TOL);
+    tb_free(&t);
+}
+
+static void test_binary_broadcast(void **state)
+{
+    (void)state;
+    so_op ops[5] = {SO_OP_ADD, SO_OP_SUB, SO_OP_MUL, SO_OP_DIV, SO_OP_POW};
+    for (int k = 0; k < 5; k++) {
+        uint64_t s = 10 * (uint64_t)k;
+        one_binary(s + 1, ops[k], shp(4, 2, 3, 4, 5), shp(4, 2, 3, 4, 5), 1);
+        one_binary(s + 2, ops[k], shp(4, 2, 3, 4, 5), shp(1, 5), 0);
+        one_binary(s + 3, ops[k], shp(4, 2, 3, 4, 5), shp(3, 3, 1, 1), 1);
+        one_binary(s + 4, ops[k], shp(1, 1), shp(3, 2, 3, 4), 0);
+        one_binary(s + 5, ops[k], shp(3, 2, 1, 4), shp(3, 1, 3, 1), 0);
+        one_binary(s + 6, ops[k], shp(0), shp(2, 3, 3), 0);
+        one_binary(s + 7, ops[k], shp(4, 1, 3, 1, 5), shp(4, 2, 1, 4, 1), 4);
+        one_binary(s + 8, ops[k], shp(2, 300, 257), shp(2, 300, 1), 0); /* parallel path */
+    }
+}
+
+static void test_unary(void **state)
+{
+    (void)state;
+    so_op ops[10] = {SO_OP_RELU, SO_OP_SIGMOID, SO_OP_TANH, SO_OP_ERF, SO_OP_SQRT, SO_OP_EXP, SO_OP_LOG, SO_OP_NEG, SO_OP_RECIPROCAL, SO_OP_CLIP};
+    for (int k = 0; k < 10; k++)
+        for (int big = 0; big < 2; big++) {
+            tb t;
+            tb_begin(&t, 1, (uint64_t)k);
+            int32_t x = tb_input(&t, big ? shp(2, 301, 257) : shp(3, 2, 3, 5));
+            if (ops[k] == SO_OP_SQRT || ops[k] == SO_OP_LOG || ops[k] == SO_OP_RECIPROCAL) x = tb_node(&t, SO_OP_SIGMOID, &x, 1, NULL);
+            so_attr a = {0};
+            a.clip_min = -0.5f;
+            a.clip_max = 0.25f;
+            int32_t n = tb_node(&t, ops[k], &x, 1, &a);
+            t.g->outputs[0] = (so_edge){n, 0};
+            check_graph(&t, TOL);
+            tb_free(&t);
+        }
+}
+
+/* ---------------- normalisation, pooling, data movement ---------------- */
+
+static void test_softmax_layernorm_batchnorm(void **state)
+{
+    (void)state;
+    for (int axis = 0; axis < 3; axis++) {
+        tb t;
+        tb_begin(&t, 1, (uint64_t)axis);
+        int32_t x = tb_input(&t, shp(3, 3, 5, 7));
+        so_attr a = {0};
+        a.axis = axis;
+        int32_t n = tb_node(&t, SO_OP_SOFTMAX, &x, 1, &a);
+        t.g->outputs[0] = (so_edge){n, 0};
+        check_graph(&t, TOL);
+        tb_free(&t);
+    }
+    for (int axis = 1; axis < 3; axis++)
+        for (int bias = 0; bias < 2; bias++) {
+            tb t;
+            tb_begin(&t, 1, 10 + (uint64_t)axis);
+            int32_t x = tb_input(&t, shp(3, 2, 6, 16));
+            so_attr a = {0};
+            a.axis = axis;
+            a.epsilon = 1e-5f;
+            so_shape ns = axis == 2 ? shp(1, 16) : shp(2, 6, 16);
+            int32_t ins[3] = {x, tb_weight(&t, ns), tb_weight(&t, ns)};
+            int32_t n = tb_node(&t, SO_OP_LAYERNORM, ins, bias ? 3 : 2, &a);
+            t.g->outputs[0] = (so_edge){n, 0};
+            check_graph(&t, TOL);
+            tb_free(&t);
+        }
+    {
+        tb t;
+        tb_begin(&t, 1, 99);
+        int32_t x = tb_input(&t, shp(4, 2, 5, 3, 4));
+        so_attr a = {0};
+        a.epsilon = 1e-3f;
+        int32_t ins[5] = {x, tb_weight(&t, shp(1, 5)), tb_weight(&t, shp(1, 5)), tb_weight(&t, shp(1, 5)), tb_weight_pos(&t, shp(1, 5))};
+        int32_t n = tb_node(&t, SO_OP_BATCHNORM, ins, 5, &a);
+        t.g->outputs[0] = (so_edge){n, 0};
+        check_graph(&t, TOL);
+        tb_free(&t);
+    }
+}
+
+static void one_pool(uint64_t seed, so_op op, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int cip, int ceil)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int32_t x = tb_input(&t, shp(4, 2, 3, H, W));
+    so_attr a = {0};
+    a.kernel[0] = kh;
+    a.kernel[1] = kw;
+    a.stride[0] = sh;
+    a.stride[1] = sw;
+    a.pad[0] = pt;
+    a.pad[1] = pl;
+    a.pad[2] = pb;
+    a.pad[3] = pr;
+    a.count_include_pad = cip;
+    a.ceil_mode = ceil;
+    int32_t n = tb_node(&t, op, &x, 1, &a);
+    t.g->outputs[0] = (so_edge){n, 0};
+    check_graph(&t, TOL);
+    tb_free(&t);
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        so_op op = k ? SO_OP_AVGPOOL : SO_OP_MAXPOOL;
+        one_pool(1, op, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0);
+        one_pool(2, op, 9, 7, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0);
+        one_pool(3, op, 9, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0);
+        one_pool(4, op, 13, 13, 3, 3, 2, 2, 0, 0, 0, 0, 0, 1); /* ceil mode */
+        one_pool(5, op, 10, 6, 3, 2, 1, 1, 1, 0, 2, 1, 1, 0);
+        one_pool(6, op, 35, 35, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0);
+    }
+    tb t;
+    tb_begin(&t, 1, 3);
+    int32_t x = tb_input(&t, shp(4, 2, 7, 5, 3));
+    int32_t n = tb_node(&t, SO_OP_GLOBALAVGPOOL, &x, 1, NULL);
+    t.g->outputs[0] = (so_edge){n, 0};
+    check_graph(&t, TOL);
+    tb_free(&t);
+}
+
+static void test_data_movement(void **state)
+{
+    (void)state;
+    /* transpose: several permutations */
+    int64_t perms[4][4] = {{0, 2, 1, 3}, {0, 1, 3, 2}, {3, 2, 1, 0}, {1, 0, 2, 3}};
+    for (int k = 0; k < 4; k++) {
+        tb t;
+        tb_begin(&t, 1, (uint64_t)k);
+        int32_t x = tb_input(&t, shp(4, 2, 3, 4, 5));
+        so_attr a = {0};
+        a.n_ints = 4;
+        memcpy(a.ints, perms[k], sizeof perms[k]);
+        int32_t n = tb_node(&t, SO_OP_TRANSPOSE, &x, 1, &a);
+        t.g->outputs[0] = (so_edge){n, 0};
+        check_graph(&t, 0);
+        tb_free(&t);
+    }
+    /* concat on each axis, then split back */
+    for (int axis = 0; axis < 3; axis++) {
+        tb t;
+        tb_begin(&t, 2, 20 + (uint64_t)axis);
+        so_shape s1 = shp(3, 2, 3, 4), s2 = s1;
+        s2.dim[axis] = 5;
+        int32_t ins[3] = {tb_input(&t, s1), tb_weight(&t, s2), tb_input(&t, s1)};
+        so_attr a = {0};
+        a.axis = axis;
+        int32_t c = tb_node(&t, SO_OP_CONCAT, ins, 3, &a);
+        so_attr sa = {0};
+        sa.axis = axis;
+        sa.n_ints = 2;
+        sa.ints[0] = 1;
+        sa.ints[1] = s1.dim[axis] * 2 + 5 - 1;
+        int32_t sp = tb_node_n(&t, SO_OP_SPLIT, &c, 1, 2, &sa);
+        t.g->outputs[0] = (so_edge){c, 0};
+        t.g->outputs[1] = (so_edge){sp, 1};
+        check_graph(&t, 0);
+        tb_free(&t);
+    }
+    /* constant pad */
+    {
+        tb t;
+        tb_begin(&t, 1, 33);
+        int32_t x = tb_input(&t, shp(4, 1, 2, 5, 6));
+        so_attr a = {0};
+        a.n_ints = 8;
+        int64_t pads[8] = {0, 0, 1, 2, 0, 1, 0, 3};
+        memcpy(a.ints, pads, sizeof pads);
+        a.value = 0.5f;
+        int32_t n = tb_node(&t, SO_OP_PAD, &x, 1, &a);
+        t.g->outputs[0] = (so_edge){n, 0};
+        check_graph(&t, 0);
+        tb_free(&t);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_edge_cases),
+        cmocka_unit_test(test_conv_random),
+        cmocka_unit_test(test_conv_fusion),
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_matmul_bias_fusion),
+        cmocka_unit_test(test_gemm),
+        cmocka_unit_test(test_binary_broadcast),
+        cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_softmax_layernorm_batchnorm),
+        cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_data_movement),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
