@@ -1,0 +1,218 @@
+/* test_search.c - search modes on a synthetic graph with the dev rules: backtrack <= greedy <= none
+   under the flops model, results equal the original numerically, determinism, budget. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../kernels/ref.h"
+#include "../search/search.h"
+
+static const char *RULES =
+    "rule 1\n"
+    "  input X [m,k]\n"
+    "  input A [k,n]\n"
+    "  input B [k,n]\n"
+    "  src a = matmul(X, A) act=none\n"
+    "  src b = matmul(X, B) act=none\n"
+    "  src c = add(a, b) act=none\n"
+    "  dst s = add(A, B) act=none\n"
+    "  dst y = matmul(X, s) act=none\n"
+    "  map c -> y\n"
+    "  proof unverified\n"
+    "end\n"
+    "\n"
+    "rule 2\n"
+    "  input X [m,k]\n"
+    "  input A [k,n1]\n"
+    "  input B [k,n2]\n"
+    "  src a = matmul(X, A) act=none\n"
+    "  src b = matmul(X, B) act=none\n"
+    "  dst w = concat(A, B) axis=1\n"
+    "  dst y = matmul(X, w) act=none\n"
+    "  dst p = split(y) axis=1 sizes=n1,n2\n"
+    "  map a -> p.0\n"
+    "  map b -> p.1\n"
+    "  proof unverified\n"
+    "end\n"
+    "\n"
+    "rule 3\n"
+    "  input X [m,k]\n"
+    "  input A [k,n]\n"
+    "  src a = matmul(X, A) act=none\n"
+    "  src r = relu(a)\n"
+    "  dst y = matmul(X, A) act=relu\n"
+    "  map r -> y\n"
+    "  proof unverified\n"
+    "end\n";
+
+static so_ruleset rs;
+static so_rule rules[8];
+static int n_rules;
+
+static int setup(void **state)
+{
+    (void)state;
+    if (so_rules_parse("test.rules", RULES, strlen(RULES), &rs) != SO_OK) return -1;
+    for (int i = 0; i < rs.n_rules; i++) {
+        rules[n_rules++] = rs.rules[i];
+        so_rule_reverse(&rs.rules[i], &rules[n_rules++]);
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    so_ruleset_free(&rs);
+    return 0;
+}
+
+/* X[4,8]; a_i = X.W_i (W_i [8,16], i < 4); s0 = a0+a1, s1 = a2+a3; outputs relu(s0), relu(s1),
+   and t = X.V (V [8,5]) as a third output. */
+static so_model *build(void)
+{
+    so_model *m = so_model_new("synthetic");
+    int64_t xd[2] = {4, 8};
+    m->n_inputs = 1;
+    m->inputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
+    m->inputs[0].name = "x";
+    m->inputs[0].shape = so_shape_make(2, xd);
+    m->n_outputs = 3;
+    m->outputs = so_arena_alloc(&m->arena, 3 * sizeof(so_value_info));
+    so_graph *g = so_graph_new(m);
+    m->graph = g;
+    uint64_t seed = 11;
+    so_graph_add(g, SO_OP_INPUT, NULL, 0, 1, NULL, 0, NULL);
+    int32_t mm[5];
+    for (int i = 0; i < 5; i++) {
+        int64_t wd[2] = {8, i < 4 ? 16 : 5};
+        so_shape s = so_shape_make(2, wd);
+        float *d = malloc(sizeof(float) * (size_t)so_shape_numel(&s));
+        so_rng_fill(&seed, d, (size_t)so_shape_numel(&s));
+        int32_t w = so_graph_add(g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(m, NULL, s, d), NULL);
+        so_edge in[2] = {{0, 0}, {w, 0}};
+        mm[i] = so_graph_add(g, SO_OP_MATMUL, in, 2, 1, NULL, -1, NULL);
+    }
+    for (int j = 0; j < 2; j++) {
+        so_edge in[2] = {{mm[2 * j], 0}, {mm[2 * j + 1], 0}};
+        int32_t s = so_graph_add(g, SO_OP_ADD, in, 2, 1, NULL, -1, NULL);
+        so_edge r_in[1] = {{s, 0}};
+        int32_t r = so_graph_add(g, SO_OP_RELU, r_in, 1, 1, NULL, -1, NULL);
+        g->outputs[j] = (so_edge){r, 0};
+    }
+    g->outputs[2] = (so_edge){mm[4], 0};
+    assert_int_equal(so_graph_infer_all(g), SO_OK);
+    assert_int_equal(so_graph_toposort(g), SO_OK);
+    return m;
+}
+
+static double max_diff(const so_graph *a, const so_graph *b)
+{
+    float x[32], oa[3][64], ob[3][64];
+    uint64_t seed = 5;
+    so_rng_fill(&seed, x, 32);
+    const float *ins[1] = {x};
+    float *pa[3] = {oa[0], oa[1], oa[2]}, *pb[3] = {ob[0], ob[1], ob[2]};
+    assert_int_equal(so_ref_run(a, ins, pa), SO_OK);
+    assert_int_equal(so_ref_run(b, ins, pb), SO_OK);
+    double d = 0;
+    int sizes[3] = {64, 64, 20};
+    for (int o = 0; o < 3; o++)
+        for (int j = 0; j < sizes[o]; j++) {
+            double e = oa[o][j] - ob[o][j];
+            if (e < 0) e = -e;
+            if (e > d) d = e;
+        }
+    return d;
+}
+
+static double run_mode(so_model *m, int kind, int64_t budget, uint64_t *hash, int32_t *n_path)
+{
+    so_cost_model cm;
+    so_fold_ctx fc;
+    assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
+    so_fold_init(&fc, m);
+    so_graph *start = so_graph_clone(m->graph);
+    assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+    so_search_opts o = {.kind = kind, .alpha = 1.05, .budget = budget, .time_limit = 0, .progress = 0};
+    so_search_result res;
+    assert_int_equal(so_search_run(start, rules, n_rules, &cm, &fc, &o, &res), SO_OK);
+    assert_true(res.cost_after <= res.cost_before);
+    assert_true(max_diff(m->graph, res.best) < 1e-4);
+    /* the reported cost is the cost of the returned graph */
+    double c = so_cost_graph(&cm, res.best);
+    assert_true(c > res.cost_after * (1 - 1e-9) && c < res.cost_after * (1 + 1e-9));
+    if (hash) *hash = so_graph_hash(res.best);
+    if (n_path) *n_path = res.n_path;
+    double after = res.cost_after;
+    so_search_result_free(&res);
+    so_graph_free(start);
+    so_fold_free(&fc);
+    so_cost_free(&cm);
+    return after;
+}
+
+static void test_modes_ordered(void **state)
+{
+    (void)state;
+    so_model *m = build();
+    int32_t pn = -1, pg = -1, pb = -1;
+    double none = run_mode(m, SO_SEARCH_NONE, 0, NULL, &pn);
+    double greedy = run_mode(m, SO_SEARCH_GREEDY, 0, NULL, &pg);
+    double back = run_mode(m, SO_SEARCH_BACKTRACK, 200, NULL, &pb);
+    assert_int_equal(pn, 0);
+    assert_true(pg > 0);
+    assert_true(greedy < none);
+    assert_true(back <= greedy);
+    /* the matmul-merging + distribution rules must remove work: well below the start */
+    assert_true(back < 0.9 * none);
+    so_model_free(m);
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    so_model *m = build();
+    uint64_t h1, h2;
+    double c1 = run_mode(m, SO_SEARCH_BACKTRACK, 50, &h1, NULL);
+    double c2 = run_mode(m, SO_SEARCH_BACKTRACK, 50, &h2, NULL);
+    assert_true(c1 == c2);
+    assert_true(h1 == h2);
+    so_model_free(m);
+}
+
+static void test_budget_counts(void **state)
+{
+    (void)state;
+    so_model *m = build();
+    so_cost_model cm;
+    so_fold_ctx fc;
+    so_cost_init(&cm, SO_COST_FLOPS, 1, "");
+    so_fold_init(&fc, m);
+    so_search_opts o = {.kind = SO_SEARCH_BACKTRACK, .alpha = 2.0, .budget = 3};
+    so_search_result res;
+    assert_int_equal(so_search_run(m->graph, rules, n_rules, &cm, &fc, &o, &res), SO_OK);
+    assert_int_equal(res.graphs_explored, 3);
+    assert_int_equal(res.stopped_by, 1);
+    assert_true(res.graphs_generated > 3);
+    so_search_result_free(&res);
+    so_fold_free(&fc);
+    so_cost_free(&cm);
+    so_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_modes_ordered),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_budget_counts),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
