@@ -251,7 +251,7 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
 
     /* steps: select kernels (fusion absorbs successors), then order by position */
     e->steps = so_xcalloc((size_t)g->n_nodes + 1, sizeof *e->steps);
-    so_fast_ctx fctx = {g, user};
+    so_fast_ctx fctx = {g, user, absorbed};
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *n = &g->nodes[i];
         unsigned fl = so_ops[n->op].flags;
@@ -556,7 +556,7 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int it
         owned[n_owned++] = p;
         outt[i].data = p;
     }
-    so_fast_ctx fctx = {g, NULL};
+    so_fast_ctx fctx = {g, NULL, NULL};
     if (so_fast_select(&fctx, node, &k) != SO_OK) goto done;
     if (k.scratch_bytes) {
         scratch = malloc(k.scratch_bytes);

@@ -147,7 +147,7 @@ void so_fast_chain_build(const so_fast_ctx *c, int32_t i, int chan_axis, int64_t
     int32_t cur = i;
     while (c->user && ch->n_fused < SO_FAST_MAX_FUSED && stage < 4) {
         int32_t u = c->user[cur];
-        if (u < 0) break;
+        if (u < 0 || (c->absorbed && c->absorbed[u])) break;
         const so_node *un = &g->nodes[u];
         if (un->n_out != 1 || !so_shape_eq(&un->out[0], os)) break;
         int ok = 0;

@@ -30,10 +30,12 @@ typedef struct so_fast_kernel {
 
 /* What the selector may fuse: user[i] is the only consumer node of node i's output 0
    when that output has exactly one use and is not a graph output, else -1.
-   user == NULL disables fusion. */
+   user == NULL disables fusion. absorbed[j] != 0: node j is already fused into another
+   kernel and must not be absorbed again (may be NULL). */
 typedef struct so_fast_ctx {
     const so_graph *g;
     const int32_t *user;
+    const char *absorbed;
 } so_fast_ctx;
 
 /* Selects (and prepares: packs WEIGHT inputs) a fast kernel for node i. Sets k->run =

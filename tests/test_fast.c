@@ -284,6 +284,34 @@ static void test_conv_fusion(void **state)
     }
 }
 
+/* Two heads whose single users are the same Add (x W + h U): only one may absorb it. */
+static void test_shared_add(void **state)
+{
+    (void)state;
+    for (int conv = 0; conv < 2; conv++) {
+        tb t;
+        tb_begin(&t, 1, 61);
+        int32_t a, b;
+        if (conv) {
+            int32_t x = tb_input(&t, shp(4, 1, 3, 6, 6)), h = tb_input(&t, shp(4, 1, 3, 6, 6));
+            int32_t i1[2] = {x, tb_weight(&t, shp(4, 4, 3, 1, 1))}, i2[2] = {h, tb_weight(&t, shp(4, 4, 3, 1, 1))};
+            a = tb_node(&t, SO_OP_CONV, i1, 2, NULL);
+            b = tb_node(&t, SO_OP_CONV, i2, 2, NULL);
+        } else {
+            int32_t x = tb_input(&t, shp(2, 1, 8)), h = tb_input(&t, shp(2, 1, 8));
+            int32_t i1[2] = {x, tb_weight(&t, shp(2, 8, 8))}, i2[2] = {h, tb_weight(&t, shp(2, 8, 8))};
+            a = tb_node(&t, SO_OP_MATMUL, i1, 2, NULL);
+            b = tb_node(&t, SO_OP_MATMUL, i2, 2, NULL);
+        }
+        int32_t ai[2] = {a, b};
+        int32_t ad = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+        int32_t sg = tb_node(&t, SO_OP_SIGMOID, &ad, 1, NULL);
+        t.g->outputs[0] = (so_edge){sg, 0};
+        assert_int_equal(check_graph(&t, TOL), 2);
+        tb_free(&t);
+    }
+}
+
 /* ---------------- matmul / gemm ---------------- */
 
 static void one_matmul(uint64_t seed, so_shape a, so_shape b, int b_weight, int act)
@@ -582,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_conv_edge_cases),
         cmocka_unit_test(test_conv_random),
         cmocka_unit_test(test_conv_fusion),
+        cmocka_unit_test(test_shared_add),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_matmul_bias_fusion),
         cmocka_unit_test(test_gemm),
