@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <cblas.h>
+#include <omp.h>
 
 #define PAR_MIN 32768
 
@@ -15,6 +16,7 @@ typedef struct conv_plan {
     int64_t N, C, H, W, O, Ho, Wo, G, Cg, Og, K;
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
     int64_t tile; /* im2col columns per tile */
+    int64_t Hp, Wp; /* depthwise: zero-bordered input plane */
     int res_in;   /* index of the residual in in[] or -1 */
     so_fast_chain ch;
 } conv_plan;
@@ -97,40 +99,61 @@ static void conv_gemm_run(void *priv, const so_tensor *in, so_tensor *out, float
     }
 }
 
-/* Depthwise (Cg == 1): each output channel o reads input channel o / Og. */
+/* Copies plane x [H, W] into xp [Hp, Wp] with zero borders: xp[r][c] = x[r - pt][c - pl]. */
+static void pad_plane(const float *x, int64_t H, int64_t W, float *xp, int64_t Hp, int64_t Wp, int64_t pt, int64_t pl)
+{
+    for (int64_t r = 0; r < Hp; r++) {
+        float *d = xp + r * Wp;
+        int64_t ir = r - pt;
+        if (ir < 0 || ir >= H) {
+            memset(d, 0, sizeof *d * (size_t)Wp);
+            continue;
+        }
+        int64_t c0 = SO_MIN(pl, Wp), c1 = SO_MIN(Wp, pl + W);
+        for (int64_t c = 0; c < c0; c++) d[c] = 0.f;
+        if (c1 > c0) memcpy(d + c0, x + ir * W + (c0 - pl), sizeof *d * (size_t)(c1 - c0));
+        for (int64_t c = c1 > c0 ? c1 : c0; c < Wp; c++) d[c] = 0.f;
+    }
+}
+
+/* Depthwise (Cg == 1): each output channel o reads input channel o / Og. The input plane is
+   copied once into a zero-bordered per-thread buffer so the inner loops have no bounds
+   checks and vectorise over the output row. */
 static void conv_dw_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
-    (void)scratch;
     const conv_plan *p = priv;
     const float *X = in[0].data, *Wt = in[1].data;
     const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
-    int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo;
+    const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Wo = p->Wo, sw = p->sw, dw = p->dw, kw = p->kw;
+    const int64_t Hp = p->Hp, Wp = p->Wp;
 #pragma omp parallel for if (p->N * p->O * hw * p->kh * p->kw > PAR_MIN)
     for (int64_t q = 0; q < p->N * p->O; q++) {
         int64_t n = q / p->O, o = q % p->O;
-        const float *x = X + (n * p->C + o / p->Og) * hw_in;
-        const float *w = Wt + o * p->kh * p->kw;
+        float *xp = scratch + (int64_t)omp_get_thread_num() * Hp * Wp;
+        pad_plane(X + (n * p->C + o / p->Og) * hw_in, p->H, p->W, xp, Hp, Wp, p->ph, p->pw);
+        const float *w = Wt + o * p->kh * kw;
         float *y = Y + q * hw;
-        memset(y, 0, sizeof *y * (size_t)hw);
         for (int64_t oh = 0; oh < p->Ho; oh++) {
-            float *yr = y + oh * p->Wo;
+            float *restrict yr = y + oh * Wo;
+            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = 0.f;
             for (int64_t i = 0; i < p->kh; i++) {
-                int64_t ih = oh * p->sh - p->ph + i * p->dh;
-                if (ih < 0 || ih >= p->H) continue;
-                const float *xr = x + ih * p->W;
-                for (int64_t j = 0; j < p->kw; j++) {
-                    float wv = w[i * p->kw + j];
-                    int64_t off = j * p->dw - p->pw;
-                    /* valid ow: 0 <= ow*sw + off < W */
-                    int64_t lo = off >= 0 ? 0 : (-off + p->sw - 1) / p->sw;
-                    int64_t hi = (p->W - 1 - off) < 0 ? 0 : (p->W - 1 - off) / p->sw + 1;
-                    if (hi > p->Wo) hi = p->Wo;
-                    if (p->sw == 1) {
-                        const float *xs = xr + off;
-                        for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xs[ow];
-                    } else {
-                        for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * p->sw + off];
+                const float *restrict xr = xp + (oh * p->sh + i * p->dh) * Wp;
+                const float *wi = w + i * kw;
+                if (kw == 3 && sw == 1 && dw == 1) {
+                    float w0 = wi[0], w1 = wi[1], w2 = wi[2];
+#pragma omp simd
+                    for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += w0 * xr[ow] + w1 * xr[ow + 1] + w2 * xr[ow + 2];
+                } else if (kw == 3 && sw == 2 && dw == 1) {
+                    float w0 = wi[0], w1 = wi[1], w2 = wi[2];
+#pragma omp simd
+                    for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += w0 * xr[2 * ow] + w1 * xr[2 * ow + 1] + w2 * xr[2 * ow + 2];
+                } else {
+                    for (int64_t j = 0; j < kw; j++) {
+                        float wv = wi[j];
+                        const float *xs = xr + j * dw;
+#pragma omp simd
+                        for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += wv * xs[ow * sw];
                     }
                 }
             }
@@ -181,6 +204,9 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     int64_t hw = p->Ho * p->Wo;
     if (p->Cg == 1 && p->G > 1) {
         p->kind = CONV_DW;
+        p->Hp = (p->Ho - 1) * p->sh + (p->kh - 1) * p->dh + 1;
+        p->Wp = (p->Wo - 1) * p->sw + (p->kw - 1) * p->dw + 1;
+        k->scratch_bytes = sizeof(float) * (size_t)(p->Hp * p->Wp) * (size_t)omp_get_max_threads();
         k->run = conv_dw_run;
         k->name = "conv_depthwise";
     } else if (p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 &&

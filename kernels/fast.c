@@ -735,66 +735,87 @@ static so_status select_batchnorm(const so_fast_ctx *c, int32_t i, so_fast_kerne
 /* ---------------- pooling ---------------- */
 
 typedef struct pool_plan {
-    int64_t planes, H, W, Ho, Wo;
-    int kh, kw, sh, sw, ph, pw, dh, dw;
-    int count_pad;
+    int64_t planes, H, W, Ho, Wo, Hp, Wp;
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    int is_max;
+    float *div; /* avg: divisor per output position [Ho*Wo] */
 } pool_plan;
 
-static void maxpool_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void pool_free(void *pp)
 {
-    (void)scratch;
+    pool_plan *p = pp;
+    free(p->div);
+    free(p);
+}
+
+/* Separable pooling over a bordered copy of each plane (border -inf for max, 0 for avg):
+   a horizontal pass into tmp [Hp, Wo], then a vertical pass into the output. Max pooling
+   does not propagate NaN. */
+static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
     const pool_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
-#pragma omp parallel for if (p->planes * p->Ho * p->Wo * p->kh * p->kw > PAR_MIN)
+    const int64_t Hp = p->Hp, Wp = p->Wp, Wo = p->Wo, Ho = p->Ho, per = Hp * Wp + Hp * Wo;
+    const float border = p->is_max ? -INFINITY : 0.f;
+#pragma omp parallel for if (p->planes * Ho * Wo * p->kh * p->kw > PAR_MIN)
     for (int64_t q = 0; q < p->planes; q++) {
+        float *xp = scratch + (int64_t)omp_get_thread_num() * per, *tmp = xp + Hp * Wp;
         const float *x = X + q * p->H * p->W;
-        float *y = Y + q * p->Ho * p->Wo;
-        for (int64_t oh = 0; oh < p->Ho; oh++)
-            for (int64_t ow = 0; ow < p->Wo; ow++) {
-                float m = -INFINITY;
-                for (int i = 0; i < p->kh; i++) {
-                    int64_t ih = oh * p->sh - p->ph + (int64_t)i * p->dh;
-                    if (ih < 0 || ih >= p->H) continue;
-                    for (int j = 0; j < p->kw; j++) {
-                        int64_t iw = ow * p->sw - p->pw + (int64_t)j * p->dw;
-                        if (iw < 0 || iw >= p->W) continue;
-                        float v = x[ih * p->W + iw];
-                        m = v > m ? v : m;
-                    }
-                }
-                y[oh * p->Wo + ow] = m;
+        float *y = Y + q * Ho * Wo;
+        for (int64_t r = 0; r < Hp; r++) {
+            float *d = xp + r * Wp;
+            int64_t ir = r - p->ph;
+            if (ir < 0 || ir >= p->H) {
+                for (int64_t c = 0; c < Wp; c++) d[c] = border;
+                continue;
             }
+            int64_t c0 = SO_MIN(p->pw, Wp), c1 = SO_MIN(Wp, p->pw + p->W);
+            for (int64_t c = 0; c < c0; c++) d[c] = border;
+            if (c1 > c0) memcpy(d + c0, x + ir * p->W + (c0 - p->pw), sizeof *d * (size_t)(c1 - c0));
+            for (int64_t c = c1 > c0 ? c1 : c0; c < Wp; c++) d[c] = border;
+        }
+        for (int64_t r = 0; r < Hp; r++) {
+            const float *xr = xp + r * Wp;
+            float *tr = tmp + r * Wo;
+            for (int64_t ow = 0; ow < Wo; ow++) tr[ow] = xr[ow * p->sw];
+            for (int64_t j = 1; j < p->kw; j++) {
+                const float *xs = xr + j * p->dw;
+                if (p->is_max)
+                    for (int64_t ow = 0; ow < Wo; ow++) tr[ow] = xs[ow * p->sw] > tr[ow] ? xs[ow * p->sw] : tr[ow];
+                else
+                    for (int64_t ow = 0; ow < Wo; ow++) tr[ow] += xs[ow * p->sw];
+            }
+        }
+        for (int64_t oh = 0; oh < Ho; oh++) {
+            float *yr = y + oh * Wo;
+            memcpy(yr, tmp + oh * p->sh * Wo, sizeof *yr * (size_t)Wo);
+            for (int64_t i = 1; i < p->kh; i++) {
+                const float *tr = tmp + (oh * p->sh + i * p->dh) * Wo;
+                if (p->is_max)
+                    for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = tr[ow] > yr[ow] ? tr[ow] : yr[ow];
+                else
+                    for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += tr[ow];
+            }
+            if (!p->is_max) {
+                const float *dv = p->div + oh * Wo;
+                for (int64_t ow = 0; ow < Wo; ow++) yr[ow] /= dv[ow];
+            }
+        }
     }
 }
 
-static void avgpool_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+/* Window extent along one axis for average pooling, as the reference counts it: the window
+   clipped to the padded input (begin pad .. size + end pad), then, without
+   count_include_pad, to the input. */
+static int64_t avg_count(int64_t o, int64_t s, int64_t k, int64_t pb, int64_t pe, int64_t size, int cip)
 {
-    (void)scratch;
-    const pool_plan *p = priv;
-    const float *X = in[0].data;
-    float *Y = out[0].data;
-#pragma omp parallel for if (p->planes * p->Ho * p->Wo * p->kh * p->kw > PAR_MIN)
-    for (int64_t q = 0; q < p->planes; q++) {
-        const float *x = X + q * p->H * p->W;
-        float *y = Y + q * p->Ho * p->Wo;
-        for (int64_t oh = 0; oh < p->Ho; oh++)
-            for (int64_t ow = 0; ow < p->Wo; ow++) {
-                float s = 0.f;
-                int cnt = 0;
-                for (int i = 0; i < p->kh; i++) {
-                    int64_t ih = oh * p->sh - p->ph + i;
-                    if (ih < 0 || ih >= p->H) continue;
-                    for (int j = 0; j < p->kw; j++) {
-                        int64_t iw = ow * p->sw - p->pw + j;
-                        if (iw < 0 || iw >= p->W) continue;
-                        s += x[ih * p->W + iw];
-                        cnt++;
-                    }
-                }
-                y[oh * p->Wo + ow] = s / (float)(p->count_pad ? p->kh * p->kw : (cnt ? cnt : 1));
-            }
+    int64_t a = o * s - pb, b = SO_MIN(a + k, size + pe);
+    if (!cip) {
+        a = SO_MAX(a, 0);
+        b = SO_MIN(b, size);
     }
+    return b > a ? b - a : 0;
 }
 
 static so_status select_pool(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -803,8 +824,8 @@ static so_status select_pool(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     const so_node *n = &g->nodes[i];
     const so_attr *a = n->attr;
     const so_shape *x = shape_of(g, n->in[0]), *o = &n->out[0];
-    if (n->op == SO_OP_AVGPOOL && a->ceil_mode) return SO_OK; /* reference handles ceil-mode divisors */
     pool_plan *p = so_xcalloc(1, sizeof *p);
+    p->is_max = n->op == SO_OP_MAXPOOL;
     p->planes = x->dim[0] * x->dim[1];
     p->H = x->dim[2];
     p->W = x->dim[3];
@@ -816,13 +837,24 @@ static so_status select_pool(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     p->sw = a->stride[1] > 0 ? a->stride[1] : 1;
     p->ph = a->pad[0];
     p->pw = a->pad[1];
-    p->dh = a->dilation[0] > 0 ? a->dilation[0] : 1;
-    p->dw = a->dilation[1] > 0 ? a->dilation[1] : 1;
-    p->count_pad = a->count_include_pad;
-    k->run = n->op == SO_OP_MAXPOOL ? maxpool_run : avgpool_run;
+    p->dh = p->is_max && a->dilation[0] > 0 ? a->dilation[0] : 1;
+    p->dw = p->is_max && a->dilation[1] > 0 ? a->dilation[1] : 1;
+    p->Hp = (p->Ho - 1) * p->sh + (p->kh - 1) * p->dh + 1;
+    p->Wp = (p->Wo - 1) * p->sw + (p->kw - 1) * p->dw + 1;
+    if (!p->is_max) {
+        p->div = so_xmalloc(sizeof *p->div * (size_t)(p->Ho * p->Wo));
+        for (int64_t oh = 0; oh < p->Ho; oh++)
+            for (int64_t ow = 0; ow < p->Wo; ow++) {
+                int64_t cnt = avg_count(oh, p->sh, p->kh, a->pad[0], a->pad[2], p->H, a->count_include_pad) *
+                              avg_count(ow, p->sw, p->kw, a->pad[1], a->pad[3], p->W, a->count_include_pad);
+                p->div[oh * p->Wo + ow] = cnt > 0 ? (float)cnt : INFINITY; /* empty window: 0 */
+            }
+    }
+    k->scratch_bytes = sizeof(float) * (size_t)(p->Hp * p->Wp + p->Hp * p->Wo) * (size_t)omp_get_max_threads();
+    k->run = pool_run;
     k->priv = p;
-    k->free_priv = free;
-    k->name = n->op == SO_OP_MAXPOOL ? "maxpool" : "avgpool";
+    k->free_priv = pool_free;
+    k->name = p->is_max ? "maxpool" : "avgpool";
     return SO_OK;
 }
 
