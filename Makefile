@@ -88,8 +88,9 @@ rules: all
 models:
 	$(PY) data/export_models.py --set full
 
-bench: all
-	$(BUILD)/superopt bench
+# The benchmark suite (data/full/, make models): table on stdout, JSON and SVG in $(BUILD). See docs/BENCHMARKS.md.
+bench: all $(ORT)
+	$(BUILD)/superopt bench --json $(BUILD)/bench.json --svg $(BUILD)/bench.svg
 
 clean:
 	rm -rf build build-asan

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "../kernels/exec.h"
+#include "bench.h"
 #include "common.h"
 #include "graph.h"
 #include "onnx_io.h"
@@ -17,7 +18,6 @@ int so_optimize_main(int argc, char **argv) __attribute__((weak));
 int so_gen_main(int argc, char **argv) __attribute__((weak));
 int so_rules_main(int argc, char **argv) __attribute__((weak));
 int so_verify_main(int argc, char **argv) __attribute__((weak));
-int so_bench_main(int argc, char **argv) __attribute__((weak));
 
 static const char usage_text[] =
     "usage:\n"
