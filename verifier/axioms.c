@@ -1,0 +1,697 @@
+/* axioms.c - the axiom table, its s-expression parser, and the numeric self-check against the reference kernels. */
+#include "axioms.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/ref.h"
+#include "../src/graph.h"
+#include "../src/shape.h"
+
+/* Conventions of the intended model (see AXIOMS.md): every operator is total; on inputs that
+   do not type-check (or on an ill-typed input) it returns the error tensor ⊥, whose rank and
+   dims are -1; dim(t, i) is -1 outside [0, rank). Axioms must hold in that model, which is
+   why some carry guards. The self-check tests well-typed instances for equal values and
+   perturbed instances for "both sides ill-typed together". */
+
+#define CONV "sh:1..2 sw:1..2 ph:0..1 pw:0..1"
+#define CONVG CONV " g:1..1"
+#define POOL "kh:1..3 kw:1..3 sh:1..2 sw:1..2 ph:0..1 pw:0..1"
+
+static const so_axiom axiom_table[] = {
+    /* ---- element-wise algebra ---- */
+    {"add-comm", "addition commutes", "a:n,c b:n,c", "", "", "(add a b)", "(add b a)", 0},
+    {"add-assoc", "addition is associative", "a:n,c b:n,c c:n,c", "", "", "(add (add a b) c)", "(add a (add b c))", AXF_BIDIR},
+    {"mul-comm", "element-wise multiplication commutes", "a:n,c b:n,c", "", "", "(mul a b)", "(mul b a)", 0},
+    {"mul-assoc", "element-wise multiplication is associative", "a:n,c b:n,c c:n,c", "", "", "(mul (mul a b) c)", "(mul a (mul b c))", AXF_BIDIR},
+    {"mul-add", "multiplication distributes over addition", "a:n,c b:n,c c:n,c", "", "", "(mul a (add b c))", "(add (mul a b) (mul a c))", AXF_BIDIR},
+    {"relu-idem", "relu is idempotent", "a:n,c", "", "", "(relu (relu a))", "(relu a)", 0},
+    /* ---- transpose ---- */
+    {"tr-tr", "two transposes compose into one (pcomp(p,q)[i] = q[p[i]])", "a:n,c,h", "p:perm3 q:perm3", "", "(tr p (tr q a))", "(tr (pcomp p q) a)", 0},
+    {"tr-id", "the identity permutation is the identity", "a:n,c,h", "p:perm3", "(= p (pid (rank a)))", "(tr p a)", "a", 0},
+    {"tr-relu", "transpose commutes with relu", "a:n,c,h", "p:perm3", "", "(tr p (relu a))", "(relu (tr p a))", AXF_BIDIR},
+    {"tr-sigmoid", "transpose commutes with sigmoid", "a:n,c,h", "p:perm3", "", "(tr p (sigmoid a))", "(sigmoid (tr p a))", AXF_BIDIR},
+    {"tr-tanh", "transpose commutes with tanh", "a:n,c,h", "p:perm3", "", "(tr p (tanh a))", "(tanh (tr p a))", AXF_BIDIR},
+    {"tr-add", "transpose distributes over addition (same rank)", "a:n,c,h b:n,c,h", "p:perm3", "(= (rank a) (rank b))", "(tr p (add a b))", "(add (tr p a) (tr p b))", AXF_BIDIR},
+    {"tr-mul", "transpose distributes over element-wise multiplication (same rank)", "a:n,c,h b:n,c,h", "p:perm3", "(= (rank a) (rank b))", "(tr p (mul a b))", "(mul (tr p a) (tr p b))", AXF_BIDIR},
+    {"tr-matmul", "(AB)^T = B^T A^T, swapping the last two axes", "a:2,n,k b:2,k,m", "p:swap3", "(and (= p (pswap (rank a))) (= (rank a) (rank b)))", "(tr p (matmul a b))", "(matmul (tr p b) (tr p a))", AXF_BIDIR},
+    {"tr-concat", "concat of transposes is a transpose of a concat on the permuted axis", "a:n,c,h b:n,c,h", "p:perm3 ax:0..2", "", "(concat ax (tr p a) (tr p b))", "(tr p (concat (pidx p ax) a b))", 0},
+    {"tr-concat-r", "a transpose of a concat is a concat of transposes on the inverse-permuted axis", "a:n,c,h b:n,c,h", "p:perm3 ax:0..2", "", "(tr p (concat ax a b))", "(concat (pinv p ax) (tr p a) (tr p b))", 0},
+    /* ---- matmul ---- */
+    {"mm-assoc", "matmul is associative (equal ranks >= 2)", "a:n,k b:k,m c:m,p", "", "(and (= (rank a) (rank b)) (= (rank b) (rank c)) (>= (rank a) 2))", "(matmul (matmul a b) c)", "(matmul a (matmul b c))", AXF_BIDIR},
+    {"mm-add-r", "matmul is linear in its right argument", "a:n,k b:k,m c:k,m", "", "(same b c)", "(matmul a (add b c))", "(add (matmul a b) (matmul a c))", AXF_BIDIR},
+    {"mm-add-l", "matmul is linear in its left argument", "a:n,k b:n,k c:k,m", "", "(same a b)", "(matmul (add a b) c)", "(add (matmul a c) (matmul b c))", AXF_BIDIR},
+    {"mm-concat-cols", "matmul with column-concatenated right side concatenates the results' columns", "a:n,k b:k,m c:k,m", "ax:0..1",
+     "(and (= ax (- (rank b) 1)) (= (rank a) (rank b)) (>= (rank a) 2))", "(matmul a (concat ax b c))", "(concat ax (matmul a b) (matmul a c))", AXF_BIDIR},
+    {"mm-concat-rows", "matmul with row-concatenated left side concatenates the results' rows", "a:n,k b:n,k c:k,m", "ax:0..1",
+     "(and (= ax (- (rank a) 2)) (= (rank a) (rank c)) (>= (rank a) 2))", "(matmul (concat ax a b) c)", "(concat ax (matmul a c) (matmul b c))", AXF_BIDIR},
+    {"mm-concat-inner", "matmul of concats along the inner dimension is a sum of matmuls", "a:n,k b:n,k c:k,m d:k,m", "ax:0..1 bx:0..1",
+     "(and (= ax (- (rank a) 1)) (= bx (- (rank c) 2)) (= (rank a) (rank c)) (= (rank a) (rank b)) (= (rank c) (rank d)) (>= (rank a) 2) (= (dim a ax) (dim c bx)))",
+     "(matmul (concat ax a b) (concat bx c d))", "(add (matmul a c) (matmul b d))", 0},
+    {"mm-idmat", "multiplying by the identity matrix on the right is the identity", "a:n,k", "n:1..4", "(and (= n (dim a (- (rank a) 1))) (>= (rank a) 2))", "(matmul a (cidmat n))", "a", 0},
+    /* ---- convolution (ints: stride h w, pad h w, group) ---- */
+    {"conv-add-w", "conv is linear in the kernel", "x:n,c,5,5 w:o,c,k,l v:o,c,k,l", CONVG, "(same w v)", "(conv sh sw ph pw g x (add w v))", "(add (conv sh sw ph pw g x w) (conv sh sw ph pw g x v))", AXF_BIDIR},
+    {"conv-add-x", "conv is linear in the input", "x:n,c,5,5 y:n,c,5,5 w:o,c,k,l", CONVG, "(same x y)", "(conv sh sw ph pw g (add x y) w)", "(add (conv sh sw ph pw g x w) (conv sh sw ph pw g y w))", AXF_BIDIR},
+    {"conv-concat-w", "conv with output-channel-concatenated kernels concatenates the output channels", "x:n,c,5,5 w:o,c,k,l v:o,c,k,l", CONV, "",
+     "(conv sh sw ph pw 1 x (concat 0 w v))", "(concat 1 (conv sh sw ph pw 1 x w) (conv sh sw ph pw 1 x v))", AXF_BIDIR},
+    {"conv-concat-x", "conv of channel-concatenated input and kernel is the sum of the two convs", "x:n,c,5,5 y:n,c,5,5 w:o,c,k,l v:o,c,k,l", CONV, "(and (= (dim x 1) (dim w 1)) (= (dim x 0) (dim y 0)) (= (dim x 2) (dim y 2)) (= (dim x 3) (dim y 3)) (= (dim w 0) (dim v 0)) (= (dim w 2) (dim v 2)) (= (dim w 3) (dim v 3)))",
+     "(conv sh sw ph pw 1 (concat 1 x y) (concat 1 w v))", "(add (conv sh sw ph pw 1 x w) (conv sh sw ph pw 1 y v))", AXF_BIDIR},
+    {"conv-enlarge", "conv with an enlarged (zero-padded) kernel equals conv with the kernel and correspondingly smaller padding", "x:n,c,6,6 w:o,c,k,l", "sh:1..2 sw:1..2 ph:0..2 pw:0..2 g:1..1 kh:1..5 kw:1..5",
+     "(and (ok (enlarge kh kw w)) (>= (- ph (div (- kh (dim w 2)) 2)) 0) (>= (- pw (div (- kw (dim w 3)) 2)) 0))",
+     "(conv sh sw ph pw g x (enlarge kh kw w))", "(conv sh sw (- ph (div (- kh (dim w 2)) 2)) (- pw (div (- kw (dim w 3)) 2)) g x w)", 0},
+    {"conv-idconv", "conv with the identity kernel (stride 1, centred padding) is the identity", "x:n,c,4,4", "c:1..4 kh:1..3 kw:1..3 ph:0..1 pw:0..1",
+     "(and (= (rank x) 4) (= c (dim x 1)) (= (mod kh 2) 1) (= (mod kw 2) 1) (= ph (div kh 2)) (= pw (div kw 2)))", "(conv 1 1 ph pw 1 x (cidconv c kh kw))", "x", 0},
+    {"enlarge-id", "enlarging a kernel to its own size is the identity", "w:o,c,k,l", "kh:1..4 kw:1..4", "(and (= (rank w) 4) (= kh (dim w 2)) (= kw (dim w 3)))", "(enlarge kh kw w)", "w", 0},
+    {"enlarge-enlarge", "enlarging twice is enlarging once to the outer size", "w:o,c,k,l", "kh:1..5 kw:1..5 k2:1..5 l2:1..5", "(ok (enlarge kh kw (enlarge k2 l2 w)))",
+     "(enlarge kh kw (enlarge k2 l2 w))", "(enlarge kh kw w)", 0},
+    {"enlarge-concat", "enlarge distributes over output-channel concat", "w:o,c,k,l v:o,c,k,l", "kh:1..5 kw:1..5", "(and (= (dim w 2) (dim v 2)) (= (dim w 3) (dim v 3)))", "(enlarge kh kw (concat 0 w v))", "(concat 0 (enlarge kh kw w) (enlarge kh kw v))", AXF_BIDIR},
+    /* ---- pooling ---- */
+    {"avgpool-conv", "average pooling (pads counted) is a depthwise conv with the constant 1/(kh*kw) kernel", "x:n,c,5,5", POOL,
+     "(and (= (rank x) 4) (< ph kh) (< pw kw))", "(avgpool kh kw sh sw ph pw x)", "(conv sh sw ph pw (dim x 1) x (cpool (dim x 1) kh kw))", 0},
+    {"conv-cpool", "a depthwise conv with the constant pool kernel is average pooling", "x:n,c,5,5", POOL " c:1..4 g:1..4",
+     "(and (= (rank x) 4) (= c (dim x 1)) (= g c) (< ph kh) (< pw kw))", "(conv sh sw ph pw g x (cpool c kh kw))", "(avgpool kh kw sh sw ph pw x)", 0},
+    {"maxpool-relu", "relu commutes with max pooling", "x:n,c,5,5", POOL, "", "(relu (maxpool kh kw sh sw ph pw x))", "(maxpool kh kw sh sw ph pw (relu x))", AXF_BIDIR},
+    {"avgpool-concat", "average pooling distributes over channel concat", "x:n,c,5,5 y:n,c,5,5", POOL, "", "(avgpool kh kw sh sw ph pw (concat 1 x y))",
+     "(concat 1 (avgpool kh kw sh sw ph pw x) (avgpool kh kw sh sw ph pw y))", AXF_BIDIR},
+    {"maxpool-concat", "max pooling distributes over channel concat", "x:n,c,5,5 y:n,c,5,5", POOL, "", "(maxpool kh kw sh sw ph pw (concat 1 x y))",
+     "(concat 1 (maxpool kh kw sh sw ph pw x) (maxpool kh kw sh sw ph pw y))", AXF_BIDIR},
+    /* ---- concat ---- */
+    {"concat-assoc", "concat on one axis is associative", "a:n,c,h b:n,c,h c:n,c,h", "ax:0..2", "", "(concat ax (concat ax a b) c)", "(concat ax a (concat ax b c))", AXF_BIDIR},
+    {"relu-concat", "relu distributes over concat", "a:n,c,h b:n,c,h", "ax:0..2", "", "(relu (concat ax a b))", "(concat ax (relu a) (relu b))", AXF_BIDIR},
+    {"sigmoid-concat", "sigmoid distributes over concat", "a:n,c,h b:n,c,h", "ax:0..2", "", "(sigmoid (concat ax a b))", "(concat ax (sigmoid a) (sigmoid b))", AXF_BIDIR},
+    {"tanh-concat", "tanh distributes over concat", "a:n,c,h b:n,c,h", "ax:0..2", "", "(tanh (concat ax a b))", "(concat ax (tanh a) (tanh b))", AXF_BIDIR},
+    {"add-concat", "addition of concats is the concat of sums (same-shaped parts)", "a:n,c b:n,c c:n,c d:n,c", "ax:0..1", "(and (same a c) (same b d))",
+     "(add (concat ax a b) (concat ax c d))", "(concat ax (add a c) (add b d))", AXF_BIDIR},
+    {"mul-concat", "multiplication of concats is the concat of products (same-shaped parts)", "a:n,c b:n,c c:n,c d:n,c", "ax:0..1", "(and (same a c) (same b d))",
+     "(mul (concat ax a b) (concat ax c d))", "(concat ax (mul a c) (mul b d))", AXF_BIDIR},
+    {"concat-concat", "concats on two different axes commute (block matrix)", "a:n,c b:n,c c:n,c d:n,c", "ax:0..1 bx:0..1",
+     "(and (not (= ax bx)) (= (dim a bx) (dim c bx)) (= (dim a ax) (dim b ax)))",
+     "(concat ax (concat bx a b) (concat bx c d))", "(concat bx (concat ax a c) (concat ax b d))", AXF_BIDIR},
+    /* ---- split (spl ax start len t: the slice [start, start+len) of axis ax) ---- */
+    {"spl-concat-l", "the first part of a concat is its left operand", "a:n,c b:n,c", "ax:0..1 s:0..0 n:1..4", "(and (= s 0) (= n (dim a ax)) (ok (concat ax a b)))", "(spl ax s n (concat ax a b))", "a", 0},
+    {"spl-concat-r", "the second part of a concat is its right operand", "a:n,c b:n,c", "ax:0..1 s:1..4 n:1..4", "(and (= s (dim a ax)) (= n (dim b ax)) (ok (concat ax a b)))", "(spl ax s n (concat ax a b))", "b", 0},
+    {"spl-concat-in-l", "a slice inside the left operand of a concat is a slice of it", "a:n,c b:n,c", "ax:0..1 s:0..3 n:1..4", "(and (>= s 0) (<= (+ s n) (dim a ax)) (ok (concat ax a b)))",
+     "(spl ax s n (concat ax a b))", "(spl ax s n a)", 0},
+    {"spl-concat-in-r", "a slice inside the right operand of a concat is a slice of it", "a:n,c b:n,c", "ax:0..1 s:0..6 n:1..4", "(and (>= s (dim a ax)) (ok (concat ax a b)))",
+     "(spl ax s n (concat ax a b))", "(spl ax (- s (dim a ax)) n b)", 0},
+    {"concat-spl", "adjacent slices concatenate into one slice", "t:n,c,h", "ax:0..2 s:0..2 n:1..3 s2:1..4 m:1..3", "(and (= s2 (+ s n)) (>= s 0) (>= n 1) (>= m 1))",
+     "(concat ax (spl ax s n t) (spl ax s2 m t))", "(spl ax s (+ n m) t)", 0},
+    {"spl-full", "the full slice is the identity", "t:n,c,h", "ax:0..2 s:0..0 n:1..4", "(and (= s 0) (= n (dim t ax)) (>= ax 0) (< ax (rank t)))", "(spl ax s n t)", "t", 0},
+    {"spl-spl", "a slice of a slice is a slice", "t:n,c,h", "ax:0..2 s:0..2 n:1..3 s2:0..2 n2:1..4", "(and (>= s 0) (>= n 1) (<= (+ s n) n2) (ok (spl ax s2 n2 t)))",
+     "(spl ax s n (spl ax s2 n2 t))", "(spl ax (+ s s2) n t)", 0},
+    {"spl-relu", "slicing commutes with relu", "t:n,c,h", "ax:0..2 s:0..2 n:1..3", "", "(spl ax s n (relu t))", "(relu (spl ax s n t))", AXF_BIDIR},
+    {"spl-sigmoid", "slicing commutes with sigmoid", "t:n,c,h", "ax:0..2 s:0..2 n:1..3", "", "(spl ax s n (sigmoid t))", "(sigmoid (spl ax s n t))", AXF_BIDIR},
+    {"spl-tanh", "slicing commutes with tanh", "t:n,c,h", "ax:0..2 s:0..2 n:1..3", "", "(spl ax s n (tanh t))", "(tanh (spl ax s n t))", AXF_BIDIR},
+    {"spl-add", "slicing distributes over addition of same-shaped tensors", "a:n,c b:n,c", "ax:0..1 s:0..2 n:1..3", "(same a b)", "(spl ax s n (add a b))", "(add (spl ax s n a) (spl ax s n b))", AXF_BIDIR},
+    {"spl-mul", "slicing distributes over multiplication of same-shaped tensors", "a:n,c b:n,c", "ax:0..1 s:0..2 n:1..3", "(same a b)", "(spl ax s n (mul a b))", "(mul (spl ax s n a) (spl ax s n b))", AXF_BIDIR},
+    {"spl-conv", "slicing conv output channels slices the kernel", "x:n,c,5,5 w:o,c,k,l", CONV " s:0..2 n:1..3", "", "(spl 1 s n (conv sh sw ph pw 1 x w))", "(conv sh sw ph pw 1 x (spl 0 s n w))", AXF_BIDIR},
+    {"spl-mm-cols", "slicing matmul columns slices the right operand", "a:n,k b:k,m", "ax:0..1 s:0..2 n:1..3", "(and (= ax (- (rank b) 1)) (= (rank a) (rank b)) (>= (rank a) 2))",
+     "(spl ax s n (matmul a b))", "(matmul a (spl ax s n b))", AXF_BIDIR},
+    {"spl-mm-rows", "slicing matmul rows slices the left operand", "a:n,k b:k,m", "ax:0..1 s:0..2 n:1..3", "(and (= ax (- (rank a) 2)) (= (rank a) (rank b)) (>= (rank a) 2))",
+     "(spl ax s n (matmul a b))", "(matmul (spl ax s n a) b)", AXF_BIDIR},
+    {"spl-tr", "a slice of a transpose is a transpose of a slice on the permuted axis", "t:n,c,h", "p:perm3 ax:0..2 s:0..2 n:1..3", "", "(spl ax s n (tr p t))", "(tr p (spl (pidx p ax) s n t))", 0},
+    {"spl-avgpool", "slicing channels commutes with average pooling", "x:n,c,5,5", POOL " s:0..2 n:1..3", "", "(spl 1 s n (avgpool kh kw sh sw ph pw x))", "(avgpool kh kw sh sw ph pw (spl 1 s n x))", AXF_BIDIR},
+    {"spl-maxpool", "slicing channels commutes with max pooling", "x:n,c,5,5", POOL " s:0..2 n:1..3", "", "(spl 1 s n (maxpool kh kw sh sw ph pw x))", "(maxpool kh kw sh sw ph pw (spl 1 s n x))", AXF_BIDIR},
+    {"spl-enlarge", "slicing output channels commutes with enlarge", "w:o,c,k,l", "kh:1..5 kw:1..5 s:0..2 n:1..3", "", "(spl 0 s n (enlarge kh kw w))", "(enlarge kh kw (spl 0 s n w))", AXF_BIDIR},
+    /* ---- shapes ---- */
+    {"dim-relu", "relu keeps dims", "a:n,c", "i:-1..2", "", "(dim (relu a) i)", "(dim a i)", AXF_SHAPE},
+    {"dim-sigmoid", "sigmoid keeps dims", "a:n,c", "i:-1..2", "", "(dim (sigmoid a) i)", "(dim a i)", AXF_SHAPE},
+    {"dim-tanh", "tanh keeps dims", "a:n,c", "i:-1..2", "", "(dim (tanh a) i)", "(dim a i)", AXF_SHAPE},
+    {"dim-add", "a sum of same-shaped tensors keeps dims", "a:n,c b:n,c", "i:-1..2", "(same a b)", "(dim (add a b) i)", "(dim a i)", AXF_SHAPE},
+    {"dim-mul", "a product of same-shaped tensors keeps dims", "a:n,c b:n,c", "i:-1..2", "(same a b)", "(dim (mul a b) i)", "(dim a i)", AXF_SHAPE},
+    {"dim-concat-ax", "concat adds the dims on its axis", "a:n,c b:n,c", "ax:0..1", "(ok (concat ax a b))", "(dim (concat ax a b) ax)", "(+ (dim a ax) (dim b ax))", AXF_SHAPE},
+    {"dim-concat", "concat keeps the other dims", "a:n,c b:n,c", "ax:0..1 i:-1..2", "(and (ok (concat ax a b)) (not (= i ax)))", "(dim (concat ax a b) i)", "(dim a i)", AXF_SHAPE},
+    {"dim-spl-ax", "a slice has its length on its axis", "t:n,c", "ax:0..1 s:0..2 n:1..3", "(ok (spl ax s n t))", "(dim (spl ax s n t) ax)", "n", AXF_SHAPE},
+    {"dim-spl", "a slice keeps the other dims", "t:n,c", "ax:0..1 s:0..2 n:1..3 i:-1..2", "(and (ok (spl ax s n t)) (not (= i ax)))", "(dim (spl ax s n t) i)", "(dim t i)", AXF_SHAPE},
+    {"dim-conv-o", "conv output channels are the kernel's output channels", "x:n,c,5,5 w:o,c,k,l", CONVG, "(ok (conv sh sw ph pw g x w))", "(dim (conv sh sw ph pw g x w) 1)", "(dim w 0)", AXF_SHAPE},
+    {"dim-conv-n", "conv keeps the batch", "x:n,c,5,5 w:o,c,k,l", CONVG, "(ok (conv sh sw ph pw g x w))", "(dim (conv sh sw ph pw g x w) 0)", "(dim x 0)", AXF_SHAPE},
+    {"dim-mm-cols", "matmul takes its columns from the right operand", "a:n,k b:k,m", "", "(and (ok (matmul a b)) (= (rank a) (rank b)))", "(dim (matmul a b) (- (rank b) 1))", "(dim b (- (rank b) 1))", AXF_SHAPE},
+    {"dim-mm-rows", "matmul takes its rows from the left operand", "a:n,k b:k,m", "", "(and (ok (matmul a b)) (= (rank a) (rank b)) (>= (rank a) 2))", "(dim (matmul a b) (- (rank a) 2))", "(dim a (- (rank a) 2))", AXF_SHAPE},
+    {"rank-relu", "relu keeps the rank", "a:n,c", "", "", "(rank (relu a))", "(rank a)", AXF_SHAPE},
+    {"rank-concat", "concat keeps the rank", "a:n,c b:n,c", "ax:0..1", "(ok (concat ax a b))", "(rank (concat ax a b))", "(rank a)", AXF_SHAPE},
+    {"rank-spl", "a slice keeps the rank", "t:n,c", "ax:0..1 s:0..2 n:1..3", "(ok (spl ax s n t))", "(rank (spl ax s n t))", "(rank t)", AXF_SHAPE},
+    {"rank-add", "a sum of same-shaped tensors keeps the rank", "a:n,c b:n,c", "", "(same a b)", "(rank (add a b))", "(rank a)", AXF_SHAPE},
+};
+
+/* ------------------------------------------------------------------ parsing */
+
+static ax_parsed parsed[SO_ARRAY_LEN(axiom_table)];
+static pthread_once_t parse_once = PTHREAD_ONCE_INIT;
+static so_arena parse_arena;
+
+typedef struct pstate {
+    const char *s;
+    ax_parsed *ap;
+    const char *what;
+} pstate;
+
+static void die(const pstate *p, const char *msg)
+{
+    fprintf(stderr, "superopt: internal error: axiom '%s' %s: %s near \"%.20s\"\n", p->ap->ax->name, p->what, msg, p->s);
+    abort();
+}
+
+static void skip_ws(pstate *p)
+{
+    while (isspace((unsigned char)*p->s)) p->s++;
+}
+
+static ax_term *parse_term(pstate *p)
+{
+    skip_ws(p);
+    ax_term *t = so_arena_alloc(&parse_arena, sizeof *t);
+    if (*p->s == '(') {
+        p->s++;
+        skip_ws(p);
+        size_t k = 0;
+        while (*p->s && !isspace((unsigned char)*p->s) && *p->s != '(' && *p->s != ')') {
+            if (k + 1 >= sizeof t->fn) die(p, "function name too long");
+            t->fn[k++] = *p->s++;
+        }
+        t->kind = AX_APP;
+        for (;;) {
+            skip_ws(p);
+            if (*p->s == ')') {
+                p->s++;
+                break;
+            }
+            if (!*p->s) die(p, "missing ')'");
+            if (t->n >= 8) die(p, "too many arguments");
+            t->arg[t->n++] = parse_term(p);
+        }
+        return t;
+    }
+    char tok[16];
+    size_t k = 0;
+    while (*p->s && !isspace((unsigned char)*p->s) && *p->s != '(' && *p->s != ')') {
+        if (k + 1 >= sizeof tok) die(p, "token too long");
+        tok[k++] = *p->s++;
+    }
+    tok[k] = 0;
+    if (!k) die(p, "empty token");
+    if (isdigit((unsigned char)tok[0]) || tok[0] == '-') {
+        t->kind = AX_INT;
+        t->val = strtoll(tok, NULL, 10);
+        return t;
+    }
+    for (int i = 0; i < p->ap->n_vars; i++)
+        if (!strcmp(tok, p->ap->var_names[i])) {
+            t->kind = AX_TVAR;
+            t->var = i;
+            return t;
+        }
+    for (int i = 0; i < p->ap->n_params; i++)
+        if (!strcmp(tok, p->ap->param_names[i])) {
+            t->kind = AX_IVAR;
+            t->var = i;
+            return t;
+        }
+    die(p, "undeclared variable");
+    return NULL;
+}
+
+static ax_term *parse_str(ax_parsed *ap, const char *s, const char *what)
+{
+    if (!s || !*s) return NULL;
+    pstate p = {s, ap, what};
+    ax_term *t = parse_term(&p);
+    skip_ws(&p);
+    if (*p.s) die(&p, "trailing text");
+    return t;
+}
+
+/* "a:n,c b:k" -> names and shapes; "ax:0..1 p:perm3" -> names and domains. */
+static int parse_decls(const char *s, char names[][8], char vals[][32], size_t val_size)
+{
+    int n = 0;
+    while (s && *s) {
+        while (*s == ' ') s++;
+        if (!*s) break;
+        const char *colon = strchr(s, ':');
+        const char *end = strchr(s, ' ');
+        if (!end) end = s + strlen(s);
+        if (!colon || colon > end || n >= AX_MAX_VARS || (size_t)(colon - s) >= 8 || (size_t)(end - colon - 1) >= val_size) {
+            fprintf(stderr, "superopt: internal error: bad axiom declaration \"%s\"\n", s);
+            abort();
+        }
+        memcpy(names[n], s, (size_t)(colon - s));
+        names[n][colon - s] = 0;
+        memcpy(vals[n], colon + 1, (size_t)(end - colon - 1));
+        vals[n][end - colon - 1] = 0;
+        n++;
+        s = end;
+    }
+    return n;
+}
+
+static void parse_all(void)
+{
+    for (size_t k = 0; k < SO_ARRAY_LEN(axiom_table); k++) {
+        ax_parsed *ap = &parsed[k];
+        ap->ax = &axiom_table[k];
+        ap->n_vars = parse_decls(ap->ax->vars, ap->var_names, ap->var_shape, sizeof ap->var_shape[0]);
+        ap->n_params = parse_decls(ap->ax->params, ap->param_names, ap->param_dom, sizeof ap->param_dom[0]);
+        ap->guard = parse_str(ap, ap->ax->guard, "guard");
+        ap->lhs = parse_str(ap, ap->ax->lhs, "lhs");
+        ap->rhs = parse_str(ap, ap->ax->rhs, "rhs");
+    }
+}
+
+int so_axioms_get(const ax_parsed **out)
+{
+    pthread_once(&parse_once, parse_all);
+    *out = parsed;
+    return (int)SO_ARRAY_LEN(axiom_table);
+}
+
+/* ------------------------------------------------------------------ permutations */
+
+int64_t so_perm_code(int rank, const int64_t *perm)
+{
+    int64_t c = 0, m = 1;
+    for (int i = 0; i < rank; i++, m *= 8) c += perm[i] * m;
+    return (int64_t)rank * 4096 + c;
+}
+
+int so_perm_decode(int64_t code, int64_t *perm)
+{
+    if (code < 4096 || code >= 5 * 4096) return -1;
+    int r = (int)(code / 4096);
+    int64_t c = code % 4096;
+    int seen[4] = {0};
+    for (int i = 0; i < r; i++) {
+        perm[i] = c % 8;
+        c /= 8;
+        if (perm[i] >= r || seen[perm[i]]) return -1;
+        seen[perm[i]] = 1;
+    }
+    return c ? -1 : r;
+}
+
+/* ------------------------------------------------------------------ numeric evaluation */
+
+#define BOT (-1)
+
+typedef struct nval {
+    int is_int;
+    int64_t i;       /* Int / Bool value */
+    int32_t node;    /* tensor: graph node, or BOT */
+} nval;
+
+typedef struct nctx {
+    so_graph *g;
+    const int32_t *var_node;
+    const int64_t *param;
+    int error;       /* internal error (message set) */
+} nctx;
+
+static nval nint(int64_t v) { return (nval){1, v, 0}; }
+static nval nten(int32_t node) { return (nval){0, 0, node}; }
+
+static const so_shape *nshape(nctx *c, int32_t node) { return &c->g->nodes[node].out[0]; }
+
+/* Adds a node; returns its index or BOT if shape inference rejects it. */
+static int32_t add_node(nctx *c, so_op op, const int32_t *in, int n_in, const so_attr *a)
+{
+    so_edge e[4];
+    for (int k = 0; k < n_in; k++) {
+        if (in[k] == BOT) return BOT;
+        e[k] = (so_edge){in[k], 0};
+    }
+    const so_attr *ia = so_model_attr(c->g->model, a);
+    int32_t id = so_graph_add(c->g, op, e, n_in, 1, ia, -1, NULL);
+    if (so_graph_infer(c->g, id) != SO_OK) {
+        c->g->n_nodes--;
+        return BOT;
+    }
+    return id;
+}
+
+static int64_t perm_comp(int64_t p, int64_t q)
+{
+    int64_t a[8], b[8], r[8];
+    int ra = so_perm_decode(p, a), rb = so_perm_decode(q, b);
+    if (ra < 0 || ra != rb) return -1;
+    for (int i = 0; i < ra; i++) r[i] = b[a[i]];
+    return so_perm_code(ra, r);
+}
+
+static int64_t perm_idx(int64_t p, int64_t i)
+{
+    int64_t a[8];
+    int r = so_perm_decode(p, a);
+    if (r < 0 || i < 0 || i >= r) return -1;
+    return a[i];
+}
+
+static int64_t perm_inv_idx(int64_t p, int64_t j)
+{
+    int64_t a[8];
+    int r = so_perm_decode(p, a);
+    for (int i = 0; i < r; i++)
+        if (a[i] == j) return i;
+    return -1;
+}
+
+static int64_t perm_swap(int64_t r)
+{
+    int64_t a[8];
+    if (r < 2 || r > 4) return -1;
+    for (int i = 0; i < r; i++) a[i] = i;
+    a[r - 2] = r - 1;
+    a[r - 1] = r - 2;
+    return so_perm_code((int)r, a);
+}
+
+static int64_t perm_id(int64_t r)
+{
+    int64_t a[8];
+    if (r < 1 || r > 4) return -1;
+    for (int i = 0; i < r; i++) a[i] = i;
+    return so_perm_code((int)r, a);
+}
+
+static int same_shape(nctx *c, int32_t a, int32_t b)
+{
+    if (a == BOT || b == BOT) return a == b;
+    return so_shape_eq(nshape(c, a), nshape(c, b));
+}
+
+static int64_t ndim(nctx *c, int32_t t, int64_t i)
+{
+    if (t == BOT) return -1;
+    const so_shape *s = nshape(c, t);
+    return i >= 0 && i < s->rank ? s->dim[i] : -1;
+}
+
+static nval neval(nctx *c, const ax_term *t)
+{
+    nval a[8];
+    switch (t->kind) {
+    case AX_TVAR: return nten(c->var_node[t->var]);
+    case AX_IVAR: return nint(c->param[t->var]);
+    case AX_INT: return nint(t->val);
+    case AX_APP: break;
+    }
+    const char *f = t->fn;
+    /* lazy connectives first */
+    if (!strcmp(f, "and")) {
+        for (int k = 0; k < t->n; k++)
+            if (!neval(c, t->arg[k]).i) return nint(0);
+        return nint(1);
+    }
+    for (int k = 0; k < t->n; k++) a[k] = neval(c, t->arg[k]);
+    int64_t x = t->n > 0 ? a[0].i : 0, y = t->n > 1 ? a[1].i : 0;
+    if (!strcmp(f, "not")) return nint(!x);
+    if (!strcmp(f, "or")) return nint(x || y);
+    if (!strcmp(f, "=")) return nint(x == y);
+    if (!strcmp(f, ">=")) return nint(x >= y);
+    if (!strcmp(f, "<=")) return nint(x <= y);
+    if (!strcmp(f, ">")) return nint(x > y);
+    if (!strcmp(f, "<")) return nint(x < y);
+    if (!strcmp(f, "+")) return nint(x + y);
+    if (!strcmp(f, "-")) return nint(x - y);
+    if (!strcmp(f, "*")) return nint(x * y);
+    if (!strcmp(f, "div")) return nint(y ? (x - ((x % y) + y) % y) / y : 0); /* floor (Euclidean for y > 0) */
+    if (!strcmp(f, "mod")) return nint(y ? ((x % y) + y) % y : 0);
+    if (!strcmp(f, "ok")) return nint(a[0].node != BOT);
+    if (!strcmp(f, "same")) return nint(same_shape(c, a[0].node, a[1].node));
+    if (!strcmp(f, "rank")) return nint(a[0].node == BOT ? -1 : nshape(c, a[0].node)->rank);
+    if (!strcmp(f, "dim")) return nint(ndim(c, a[0].node, a[1].i));
+    if (!strcmp(f, "pcomp")) return nint(perm_comp(x, y));
+    if (!strcmp(f, "pidx")) return nint(perm_idx(x, y));
+    if (!strcmp(f, "pinv")) return nint(perm_inv_idx(x, y));
+    if (!strcmp(f, "pswap")) return nint(perm_swap(x));
+    if (!strcmp(f, "pid")) return nint(perm_id(x));
+
+    /* tensor operators */
+    so_attr at;
+    memset(&at, 0, sizeof at);
+    int32_t in[4];
+    for (int k = 0; k < t->n; k++) in[k] = a[k].node;
+    so_op op;
+    int n_in;
+    if (!strcmp(f, "add") || !strcmp(f, "mul") || !strcmp(f, "matmul")) {
+        op = f[0] == 'a' ? SO_OP_ADD : f[1] == 'u' ? SO_OP_MUL : SO_OP_MATMUL;
+        n_in = 2;
+    } else if (!strcmp(f, "relu") || !strcmp(f, "sigmoid") || !strcmp(f, "tanh")) {
+        op = f[0] == 'r' ? SO_OP_RELU : f[0] == 's' ? SO_OP_SIGMOID : SO_OP_TANH;
+        n_in = 1;
+    } else if (!strcmp(f, "conv")) {
+        op = SO_OP_CONV;
+        at.stride[0] = (int32_t)a[0].i, at.stride[1] = (int32_t)a[1].i;
+        at.pad[0] = at.pad[2] = (int32_t)a[2].i;
+        at.pad[1] = at.pad[3] = (int32_t)a[3].i;
+        at.dilation[0] = at.dilation[1] = 1;
+        at.group = (int32_t)a[4].i;
+        if (a[0].i < 1 || a[1].i < 1 || a[2].i < 0 || a[3].i < 0 || a[4].i < 1) return nten(BOT);
+        in[0] = a[5].node, in[1] = a[6].node;
+        n_in = 2;
+    } else if (!strcmp(f, "tr")) {
+        op = SO_OP_TRANSPOSE;
+        int r = so_perm_decode(a[0].i, at.ints);
+        if (r < 0) return nten(BOT);
+        at.n_ints = r;
+        in[0] = a[1].node;
+        n_in = 1;
+    } else if (!strcmp(f, "concat")) {
+        op = SO_OP_CONCAT;
+        at.axis = (int32_t)a[0].i;
+        if (a[1].node == BOT || a[0].i < 0 || a[0].i >= nshape(c, a[1].node)->rank) return nten(BOT);
+        in[0] = a[1].node, in[1] = a[2].node;
+        n_in = 2;
+    } else if (!strcmp(f, "spl")) {
+        op = SO_OP_SLICE;
+        if (a[3].node == BOT || a[0].i < 0 || a[0].i >= nshape(c, a[3].node)->rank || a[1].i < 0 || a[2].i < 1 ||
+            a[1].i + a[2].i > ndim(c, a[3].node, a[0].i))
+            return nten(BOT);
+        at.n_ints = 4;
+        at.ints[0] = a[0].i, at.ints[1] = a[1].i, at.ints[2] = a[1].i + a[2].i, at.ints[3] = 1;
+        in[0] = a[3].node;
+        n_in = 1;
+    } else if (!strcmp(f, "enlarge")) {
+        op = SO_OP_ENLARGE;
+        at.kernel[0] = (int32_t)a[0].i, at.kernel[1] = (int32_t)a[1].i;
+        in[0] = a[2].node;
+        n_in = 1;
+    } else if (!strcmp(f, "avgpool") || !strcmp(f, "maxpool")) {
+        op = f[0] == 'a' ? SO_OP_AVGPOOL : SO_OP_MAXPOOL;
+        at.kernel[0] = (int32_t)a[0].i, at.kernel[1] = (int32_t)a[1].i;
+        at.stride[0] = (int32_t)a[2].i, at.stride[1] = (int32_t)a[3].i;
+        at.pad[0] = at.pad[2] = (int32_t)a[4].i;
+        at.pad[1] = at.pad[3] = (int32_t)a[5].i;
+        at.count_include_pad = 1;
+        if (a[2].i < 1 || a[3].i < 1) return nten(BOT);
+        in[0] = a[6].node;
+        n_in = 1;
+    } else if (!strcmp(f, "cpool") || !strcmp(f, "cidconv")) {
+        op = f[1] == 'p' ? SO_OP_CONST_POOL : SO_OP_CONST_IDCONV;
+        for (int k = 0; k < 3; k++)
+            if (a[k].i < 1) return nten(BOT);
+        at.n_ints = 4;
+        at.ints[0] = a[0].i, at.ints[1] = op == SO_OP_CONST_POOL ? 1 : a[0].i, at.ints[2] = a[1].i, at.ints[3] = a[2].i;
+        n_in = 0;
+    } else if (!strcmp(f, "cidmat")) {
+        op = SO_OP_CONST_IDMAT;
+        if (a[0].i < 1) return nten(BOT);
+        at.n_ints = 2;
+        at.ints[0] = at.ints[1] = a[0].i;
+        n_in = 0;
+    } else {
+        c->error = 1;
+        so_errorf("unknown function '%s' in axiom", f);
+        return nten(BOT);
+    }
+    return nten(add_node(c, op, in, n_in, &at));
+}
+
+/* Draws a parameter value from its domain. */
+static int64_t draw_param(const char *dom, uint64_t *rng)
+{
+    int64_t perm[4];
+    if (!strncmp(dom, "perm", 4) || !strncmp(dom, "swap", 4)) {
+        int r = atoi(dom + 4);
+        if (dom[0] == 's') return perm_swap(r);
+        for (int i = 0; i < r; i++) perm[i] = i;
+        for (int i = r - 1; i > 0; i--) {
+            int j = (int)(so_rng_next(rng) % (uint64_t)(i + 1));
+            int64_t tmp = perm[i];
+            perm[i] = perm[j];
+            perm[j] = tmp;
+        }
+        return so_perm_code(r, perm);
+    }
+    const char *dots = strstr(dom, "..");
+    int64_t lo = strtoll(dom, NULL, 10), hi = dots ? strtoll(dots + 2, NULL, 10) : lo;
+    return lo + (int64_t)(so_rng_next(rng) % (uint64_t)(hi - lo + 1));
+}
+
+/* Template shape -> concrete shape; symbols are shared across variables of one trial. */
+static so_shape draw_shape(const char *tmpl, int64_t *sym_val /* [26] */)
+{
+    so_shape s;
+    memset(&s, 0, sizeof s);
+    s.dtype = SO_F32;
+    const char *p = tmpl;
+    while (*p && s.rank < SO_MAX_RANK) {
+        if (isdigit((unsigned char)*p)) {
+            s.dim[s.rank++] = strtoll(p, (char **)&p, 10);
+        } else {
+            s.dim[s.rank++] = sym_val[(*p - 'a') % 26];
+            p++;
+        }
+        if (*p == ',') p++;
+    }
+    return s;
+}
+
+static int close_enough(const float *x, const float *y, int64_t n, int64_t *where)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)x[i] - (double)y[i]);
+        if (!(d <= 1e-4 * (1.0 + fabs((double)x[i])))) {
+            *where = i;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One trial. Returns 0 skipped (guard false), 1 agreed well-typed, 2 agreed both ill-typed,
+   -1 disagreement (why set), -2 internal error (message set). */
+static int trial(const ax_parsed *ap, uint64_t *rng, int perturb, char *why, size_t why_len)
+{
+    int result = -2;
+    int64_t sym[26];
+    for (int i = 0; i < 26; i++) sym[i] = 1 + (int64_t)(so_rng_next(rng) % 4);
+    int64_t param[AX_MAX_VARS];
+    for (int i = 0; i < ap->n_params; i++) param[i] = draw_param(ap->param_dom[i], rng);
+    so_model *m = so_model_new("<axiom>");
+    m->n_inputs = ap->n_vars;
+    m->inputs = so_arena_alloc(&m->arena, sizeof *m->inputs * (size_t)(ap->n_vars ? ap->n_vars : 1));
+    for (int i = 0; i < ap->n_vars; i++) {
+        m->inputs[i].name = ap->var_names[i];
+        m->inputs[i].shape = draw_shape(ap->var_shape[i], sym);
+    }
+    if (perturb && ap->n_vars > 0) {
+        so_shape *s = &m->inputs[so_rng_next(rng) % (uint64_t)ap->n_vars].shape;
+        if (s->rank > 0) s->dim[so_rng_next(rng) % (uint64_t)s->rank] = 1 + (int64_t)(so_rng_next(rng) % 4);
+    }
+    m->n_outputs = 2;
+    so_graph *g = so_graph_new(m);
+    int32_t var_node[AX_MAX_VARS];
+    float *inbuf[AX_MAX_VARS] = {0}, *outbuf[2] = {0};
+    for (int i = 0; i < ap->n_vars; i++) {
+        var_node[i] = so_graph_add(g, SO_OP_INPUT, NULL, 0, 1, NULL, i, NULL);
+        if (so_graph_infer(g, var_node[i]) != SO_OK) goto done;
+        int64_t n = so_shape_numel(&m->inputs[i].shape);
+        inbuf[i] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        so_rng_fill(rng, inbuf[i], (size_t)n);
+    }
+    nctx c = {g, var_node, param, 0};
+    if (ap->guard) {
+        nval gv = neval(&c, ap->guard);
+        if (c.error) goto done;
+        if (!gv.i) {
+            result = 0;
+            goto done;
+        }
+    }
+    nval l = neval(&c, ap->lhs), r = neval(&c, ap->rhs);
+    if (c.error) goto done;
+    char pbuf[160] = "";
+    for (int i = 0; i < ap->n_params; i++) {
+        size_t used = strlen(pbuf);
+        snprintf(pbuf + used, sizeof pbuf - used, "%s%s=%lld", i ? " " : "", ap->param_names[i], (long long)param[i]);
+    }
+    for (int i = 0; i < ap->n_vars; i++) {
+        char sb[64];
+        size_t used = strlen(pbuf);
+        snprintf(pbuf + used, sizeof pbuf - used, " %s%s", ap->var_names[i], so_shape_str(&m->inputs[i].shape, sb, sizeof sb));
+    }
+    if (ap->ax->flags & AXF_SHAPE) {
+        if (l.i != r.i) {
+            snprintf(why, why_len, "%s: %lld vs %lld at %s", ap->ax->name, (long long)l.i, (long long)r.i, pbuf);
+            result = -1;
+        } else {
+            result = 1;
+        }
+        goto done;
+    }
+    if (l.node == BOT || r.node == BOT) {
+        if (l.node == r.node) {
+            result = 2;
+        } else {
+            snprintf(why, why_len, "%s: %s side ill-typed, the other not, at %s", ap->ax->name, l.node == BOT ? "left" : "right", pbuf);
+            result = -1;
+        }
+        goto done;
+    }
+    if (!so_shape_eq(nshape(&c, l.node), nshape(&c, r.node))) {
+        char s1[64], s2[64];
+        snprintf(why, why_len, "%s: shapes %s vs %s at %s", ap->ax->name, so_shape_str(nshape(&c, l.node), s1, sizeof s1),
+                 so_shape_str(nshape(&c, r.node), s2, sizeof s2), pbuf);
+        result = -1;
+        goto done;
+    }
+    g->outputs[0] = (so_edge){l.node, 0};
+    g->outputs[1] = (so_edge){r.node, 0};
+    int64_t n = so_shape_numel(nshape(&c, l.node));
+    outbuf[0] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    outbuf[1] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (so_ref_run(g, (const float *const *)inbuf, outbuf) != SO_OK) goto done;
+    int64_t where = 0;
+    if (!close_enough(outbuf[0], outbuf[1], n, &where)) {
+        snprintf(why, why_len, "%s: values differ at element %lld (%g vs %g) at %s", ap->ax->name, (long long)where,
+                 (double)outbuf[0][where], (double)outbuf[1][where], pbuf);
+        result = -1;
+    } else {
+        result = 1;
+    }
+done:
+    for (int i = 0; i < ap->n_vars; i++) free(inbuf[i]);
+    free(outbuf[0]);
+    free(outbuf[1]);
+    so_graph_free(g);
+    so_model_free(m);
+    return result;
+}
+
+so_status so_axiom_selfcheck(int k, int trials, uint64_t seed, int *ok, int *n_evaluated, char *why, size_t why_len)
+{
+    const ax_parsed *all;
+    int n = so_axioms_get(&all);
+    if (k < 0 || k >= n) return so_errorf("no axiom #%d", k);
+    const ax_parsed *ap = &all[k];
+    uint64_t rng = seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(k + 1));
+    int evaluated = 0;
+    *ok = 1;
+    if (why && why_len) why[0] = 0;
+    char tmp[512];
+    for (int t = 0; t < trials; t++) {
+        int perturb = (t % 4) == 3, r = 0;
+        /* unperturbed trials resample (up to 40 times) until the guard holds and the instance
+           type-checks, so that narrow guards still get evaluated instances */
+        for (int attempt = 0; attempt < (perturb ? 1 : 40); attempt++) {
+            r = trial(ap, &rng, perturb, tmp, sizeof tmp);
+            if (r != 0 && r != 2) break;
+        }
+        if (r == -2) return so_errorf("axiom '%s': %s", ap->ax->name, so_error());
+        if (r == -1) {
+            *ok = 0;
+            if (why) snprintf(why, why_len, "%s", tmp);
+            break;
+        }
+        if (r == 1) evaluated++;
+    }
+    if (*ok && evaluated < 3) {
+        *ok = 0;
+        if (why) snprintf(why, why_len, "%s: only %d of %d instances were well-typed and passed the guard", ap->ax->name, evaluated, trials);
+    }
+    if (n_evaluated) *n_evaluated = evaluated;
+    return SO_OK;
+}
