@@ -600,7 +600,7 @@ so_status so_ref_pad(const so_graph *g, const so_node *n, const so_tensor *in, s
         E *Y = out[0].data;
         E padv;
         if (sizeof(E) == 8) {
-            int64_t v = (int64_t)a->value;
+            int64_t v = isfinite(a->value) && fabsf(a->value) < 9.2e18f ? (int64_t)a->value : 0;
             memcpy(&padv, &v, sizeof padv);
         } else {
             float v = a->value;
@@ -790,7 +790,10 @@ so_status so_ref_lstm(const so_graph *g, const so_node *n, const so_tensor *in, 
         const float *B = Bt ? Bt + d * 8 * H : NULL, *P = Pt ? Pt + d * 3 * H : NULL;
         for (int64_t b = 0; b < NB; b++) {
             int64_t L = T;
-            if (SL) L = sl_i64 ? ((const int64_t *)SL)[b] : (int64_t)((const float *)SL)[b];
+            if (SL) {
+                float lf = sl_i64 ? 0.0f : ((const float *)SL)[b];
+                L = sl_i64 ? ((const int64_t *)SL)[b] : (lf >= 0.0f && lf <= (float)T) ? (int64_t)lf : T;
+            }
             if (L < 0) L = 0;
             if (L > T) L = T;
             for (int64_t j = 0; j < H; j++) {
