@@ -73,11 +73,15 @@ static size_t shape_bytes(const so_shape *s)
     return (size_t)n * el;
 }
 
+static _Thread_local int cur_threads = -1;
+
 static void set_threads(int threads)
 {
     if (threads <= 0) threads = 1;
+    if (threads == cur_threads) return;
     openblas_set_num_threads(threads);
     omp_set_num_threads(threads);
+    cur_threads = threads;
 }
 
 /* ---- memory planning: greedy by size over lifetimes (inclusive intervals) ---- */
@@ -426,6 +430,7 @@ void so_exec_step(const so_exec *e, int32_t i, so_exec_step_info *info)
     info->op = e->g->nodes[s->node].op;
     info->kernel = s->k.run ? s->k.name : "ref";
     info->flops = so_node_flops(e->g, s->node);
+    for (int32_t f = 0; f < s->k.n_fused; f++) info->flops += so_node_flops(e->g, s->k.fused[f]);
     info->median_ms = 0;
     if (s->n_samples > 0) {
         double tmp[MAX_SAMPLES];
@@ -449,14 +454,20 @@ void so_exec_profile_print(const so_exec *e, FILE *f)
         op_flops[inf[i].op] += inf[i].flops;
         op_n[inf[i].op]++;
     }
-    fprintf(f, "profile: %d runs, %d steps, sum of per-node medians %.3f ms\n", e->n_runs, e->n_steps, total);
+    int64_t all_flops = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) all_flops += so_node_flops(g, i);
+    fprintf(f, "profile: %d runs, %d steps, sum of per-node medians %.3f ms, %.4f GFLOP per run\n", e->n_runs, e->n_steps,
+            total, (double)all_flops / 1e9);
     fprintf(f, "%-5s %-40s %-14s %-22s %10s %6s %9s\n", "step", "node", "op", "kernel", "ms", "%", "GFLOP/s");
     for (int32_t i = 0; i < e->n_steps; i++) {
         const so_node *n = &g->nodes[inf[i].node];
         char name[41];
         snprintf(name, sizeof name, "%s", n->name ? n->name : "?");
         double gf = inf[i].median_ms > 0 ? inf[i].flops / (inf[i].median_ms * 1e6) : 0;
-        fprintf(f, "%-5d %-40s %-14s %-22s %10.4f %6.2f", i, name, so_ops[inf[i].op].name, inf[i].kernel,
+        char kname[64];
+        if (e->steps[i].k.n_fused) snprintf(kname, sizeof kname, "%s+%d", inf[i].kernel, (int)e->steps[i].k.n_fused);
+        else snprintf(kname, sizeof kname, "%s", inf[i].kernel);
+        fprintf(f, "%-5d %-40s %-14s %-22s %10.4f %6.2f", i, name, so_ops[inf[i].op].name, kname,
                 inf[i].median_ms, total > 0 ? 100 * inf[i].median_ms / total : 0);
         if (n->op == SO_OP_CONV || n->op == SO_OP_MATMUL || n->op == SO_OP_GEMM || n->op == SO_OP_LSTM)
             fprintf(f, " %9.2f", gf);

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# bench_kernels.sh - backend benchmark: superopt run vs ONNX Runtime (optimizations disabled and all) on the same
+# unoptimized models in the same run, at 1 and 2 threads, with achieved GFLOP/s against cblas_sgemm's 2048^3 peak.
+# Usage: tests/bench_kernels.sh [MODEL.onnx ...]   (default: the data/full models of issue #3)
+# Env: BUILD (build dir with superopt), ROUNDS (interleaved rounds, default 3), ITERS (timed runs per round, 10),
+#      WARMUP (2), THREADS ("1 2"), JSON (file for one JSON line per model and thread count).
+# Each round runs superopt, ORT 'disabled' and ORT 'all' back to back; the figure reported is the median over
+# rounds of each tool's median latency, so load from other processes hits all three alike.
+set -u
+BUILD=${BUILD:-build}
+SO=$BUILD/superopt
+ROUNDS=${ROUNDS:-3}
+ITERS=${ITERS:-10}
+WARMUP=${WARMUP:-2}
+THREADS=${THREADS:-1 2}
+JSON=${JSON:-}
+ORT="node tools/ort/ort_run.js"
+PY=/usr/bin/python3
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+if [ $# -gt 0 ]; then MODELS=("$@"); else
+    MODELS=()
+    for m in resnet50 resnext50_32x4d inception_v3 mobilenet_v2 squeezenet1_1 bert_base4 deepandwide; do
+        [ -f data/full/$m.onnx ] && MODELS+=(data/full/$m.onnx)
+    done
+    if [ ${#MODELS[@]} -eq 0 ]; then echo "bench_kernels: no models in data/full (run 'make models')" >&2; exit 1; fi
+fi
+[ -x "$SO" ] || { echo "bench_kernels: $SO not built" >&2; exit 1; }
+cc -O2 bench/sgemm_peak.c -o "$TMP/sgemm_peak" -lopenblas || exit 1
+have_ort=1
+$ORT "${MODELS[0]}" --iters 1 --warmup 0 --json >/dev/null 2>&1 || have_ort=0
+[ $have_ort -eq 1 ] || echo "bench_kernels: ONNX Runtime (tools/ort/ort_run.js) not usable; ORT columns empty" >&2
+
+# median_ms from one JSON line (or empty)
+field() { $PY -c 'import json,sys
+try: print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])
+except Exception: print("")' "$1"; }
+
+[ -n "$JSON" ] && : >"$JSON"
+printf '%-22s %3s %12s %12s %12s %8s %8s %9s %7s\n' model thr "superopt_ms" "ort_dis_ms" "ort_all_ms" "so/dis" "so/all" "GFLOP/s" "%peak"
+for t in $THREADS; do
+    peak=$("$TMP/sgemm_peak" 2048 "$t" 3 | field gflops)
+    echo "cblas_sgemm 2048^3 peak at $t thread(s): $peak GFLOP/s"
+    for m in "${MODELS[@]}"; do
+        name=$(basename "$m" .onnx)
+        gflop=$($SO run "$m" --iters 1 --warmup 0 --threads "$t" --profile --json 2>&1 >/dev/null |
+            sed -n 's/.*, \([0-9.]*\) GFLOP per run.*/\1/p')
+        so=() dis=() all=() peak_act=""
+        for r in $(seq "$ROUNDS"); do
+            out=$($SO run "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$TMP/err") ||
+                { echo "$name: superopt run failed: $(head -1 "$TMP/err")" >&2; continue 2; }
+            so+=("$(echo "$out" | field median_ms)")
+            peak_act=$(echo "$out" | field peak_activation_bytes)
+            if [ $have_ort -eq 1 ]; then
+                dis+=("$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt disabled --json 2>/dev/null | field median_ms)")
+                all+=("$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt all --json 2>/dev/null | field median_ms)")
+            fi
+        done
+        $PY - "$name" "$t" "${gflop:-0}" "${peak:-0}" "${peak_act:-0}" "${so[*]}" "${dis[*]:-}" "${all[*]:-}" "$JSON" <<'EOF'
+import json, statistics, sys
+name, t, gflop, peak, act, so, dis, al, jf = sys.argv[1:10]
+def med(s):
+    v = [float(x) for x in s.split() if x]
+    return statistics.median(v) if v else None
+s, d, a = med(so), med(dis), med(al)
+gflop, peak = float(gflop), float(peak)
+gfs = gflop / (s / 1e3) if s else 0.0
+fmt = lambda x: "%12.4f" % x if x is not None else "%12s" % "-"
+rat = lambda x, y: "%8.2f" % (x / y) if x and y else "%8s" % "-"
+print("%-22s %3s %s %s %s %s %s %9.2f %6.1f%%" % (name, t, fmt(s), fmt(d), fmt(a), rat(s, d), rat(s, a), gfs,
+      100 * gfs / peak if peak else 0))
+if jf:
+    with open(jf, "a") as f:
+        f.write(json.dumps({"model": name, "threads": int(t), "superopt_ms": s, "ort_disabled_ms": d, "ort_all_ms": a,
+                            "gflop": gflop, "gflops": gfs, "sgemm_peak_gflops": peak,
+                            "peak_activation_bytes": int(float(act))}) + "\n")
+EOF
+    done
+done
