@@ -92,6 +92,10 @@ models:
 bench: all $(ORT)
 	$(BUILD)/superopt bench --json $(BUILD)/bench.json --svg $(BUILD)/bench.svg
 
+# Backend benchmark: superopt run vs ONNX Runtime (disabled/all) at 1 and 2 threads, GFLOP/s vs sgemm peak.
+bench-kernels: all $(ORT)
+	BUILD=$(BUILD) bash tests/bench_kernels.sh
+
 clean:
 	rm -rf build build-asan
 
