@@ -374,6 +374,68 @@ int so_rewrite_node_delta(const so_graph *g, const so_match *m)
     return add - r->src.n_nodes;
 }
 
+so_status so_rewrite_preview(const so_graph *g, const so_match *m, so_fold_ctx *fc, int64_t fold_limit,
+                             so_graph *scratch, int32_t *first)
+{
+    const so_rule *r = m->rule;
+    so_arena_free(&scratch->arena);
+    scratch->n_nodes = 0;
+    so_edge var[SO_RULE_MAX_INPUTS];
+    char desc[160];
+    for (int v = 0; v < r->n_inputs; v++) {
+        so_edge e = m->var[v];
+        const so_node *src = &g->nodes[e.node];
+        int32_t n;
+        if (src->op == SO_OP_WEIGHT) {
+            n = so_graph_add(scratch, SO_OP_WEIGHT, NULL, 0, 1, NULL, src->ref, NULL);
+        } else {
+            n = so_graph_add(scratch, SO_OP_INPUT, NULL, 0, 1, NULL, -1, NULL);
+        }
+        scratch->nodes[n].out[0] = src->out[e.slot];
+        var[v] = (so_edge){n, 0};
+    }
+    *first = scratch->n_nodes;
+    so_edge dmap[SO_RULE_MAX_NODES][SO_MAX_RANK + 1];
+    for (int d = 0; d < r->dst.n_nodes; d++) {
+        const so_rnode *dn = &r->dst.nodes[d];
+        so_edge in[SO_RULE_MAX_IN];
+        for (int k = 0; k < dn->n_in; k++) {
+            so_rref ref = dn->in[k];
+            in[k] = ref.node < 0 ? var[-(ref.node + 1)] : dmap[ref.node][ref.slot];
+        }
+        so_attr a = dn->attr;
+        if (dn->n_dx > 0) {
+            a.n_ints = dn->n_dx;
+            for (int j = 0; j < dn->n_dx; j++) a.ints[j] = so_dimx_eval(&dn->dx[j], m->sym);
+        }
+        int32_t n = so_graph_add(scratch, dn->op, in, dn->n_in, dn->n_out, so_model_attr(g->model, &a), -1, NULL);
+        if (so_graph_infer(scratch, n) != SO_OK)
+            return so_errorf("rule %d: target node %d does not type-check: %s", (int)r->id, d, so_error());
+        for (int s = 0; s < dn->n_out && s <= SO_MAX_RANK; s++) dmap[d][s] = (so_edge){n, s};
+        int64_t tot = 0;
+        for (int s = 0; s < dn->n_out; s++) tot += so_shape_numel(&scratch->nodes[n].out[s]);
+        if (tot <= fold_limit && so_fold_can(fc, scratch, n)) {
+            int32_t wids[SO_MAX_IN];
+            if (so_fold_node(fc, scratch, n, wids) != SO_OK) return SO_ERR;
+            int n_out = dn->n_out;
+            scratch->n_nodes--; /* drop the folded node, add its weights */
+            for (int s = 0; s < n_out && s <= SO_MAX_RANK; s++) {
+                int32_t w = so_graph_add(scratch, SO_OP_WEIGHT, NULL, 0, 1, NULL, wids[s], NULL);
+                scratch->nodes[w].out[0] = g->model->weights[wids[s]].shape;
+                dmap[d][s] = (so_edge){w, 0};
+            }
+        }
+    }
+    for (int k = 0; k < r->n_outputs; k++) {
+        so_edge from = {m->node[r->src_out[k].node], r->src_out[k].slot};
+        so_rref ref = r->dst_out[k];
+        so_edge to = ref.node < 0 ? var[-(ref.node + 1)] : dmap[ref.node][ref.slot];
+        if (!so_shape_eq(&g->nodes[from.node].out[from.slot], &scratch->nodes[to.node].out[to.slot]))
+            return so_errorf("rule %d: output %d changes shape at %s", (int)r->id, k, so_node_desc(g, from.node, desc, sizeof desc));
+    }
+    return SO_OK;
+}
+
 so_status so_rewrite(const so_graph *g, const so_match *m, so_fold_ctx *fc, so_graph **out)
 {
     const so_rule *r = m->rule;

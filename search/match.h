@@ -53,6 +53,18 @@ int so_match_rule_at(const so_match_index *ix, const so_rule *r, int32_t rule_in
    (SO_ERR) the message says why the rewrite does not apply. */
 so_status so_rewrite(const so_graph *g, const so_match *m, so_fold_ctx *fc, so_graph **out);
 
+/* Builds in `scratch` (a graph over g->model; its nodes are discarded first) the target nodes
+   of m as the rewrite would add them, for costing without building the new graph: one
+   placeholder per rule input (a WEIGHT node with the same weight when the bound edge is a
+   weight, else an INPUT-like node with ref -1), then the target nodes with symbols
+   substituted and shapes inferred; target nodes on weights only are folded through fc into
+   WEIGHT nodes when their outputs total at most fold_limit elements (else left as nodes whose
+   inputs are placeholders). *first receives the index of the first target node; nodes
+   from *first on that are not sources are the work the rewrite adds. Fails when a target node
+   does not type-check or a mapped output would change shape. */
+so_status so_rewrite_preview(const so_graph *g, const so_match *m, so_fold_ctx *fc, int64_t fold_limit,
+                             so_graph *scratch, int32_t *first);
+
 /* Estimated change in node count if m were applied: target nodes that are not folded minus
    source nodes. Cheap, no graph built. */
 int so_rewrite_node_delta(const so_graph *g, const so_match *m);

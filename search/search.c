@@ -16,12 +16,31 @@ typedef struct hist {
     struct hist *parent;
 } hist;
 
-typedef struct state {
+/* A materialized graph that lazy states refer to as their parent. */
+typedef struct gref {
     so_graph *g;
     double cost;
-    int64_t seq;                /* tie-break: earlier first */
     hist *h;
+    int32_t refs;
+} gref;
+
+/* A queue entry: either materialized (g != NULL, the start) or lazy: the rewrite m applied to
+   parent->g, built only when popped. cost is exact for materialized states and the preview
+   estimate (parent cost + cost of the added nodes - cost of the matched nodes) for lazy ones. */
+typedef struct state {
+    double cost;
+    int64_t seq;                /* tie-break: earlier first */
+    so_graph *g;
+    gref *parent;
+    hist *h;
+    so_match m;
 } state;
+
+typedef struct cand {
+    double cost;
+    int64_t seq;
+    so_match m;
+} cand;
 
 typedef struct ctx {
     const so_rule *rules;
@@ -34,19 +53,40 @@ typedef struct ctx {
     so_hmap seen;
     state *heap;
     int32_t n_heap, cap_heap;
-    state best;
+    so_graph *best;             /* private copy */
+    double best_cost;
+    hist *best_h;
     double t0, last_progress;
     int64_t seq;
     int timed_out;
+    so_graph *scratch;          /* preview graph */
     /* per expansion */
-    const so_graph *cur;
-    hist *cur_h;
-    state cand_best;            /* greedy: best candidate of this expansion */
+    gref *cur;
+    cand *cands;                /* greedy: all candidates of this expansion */
+    int32_t n_cands, cap_cands;
 } ctx;
+
+#define FOLD_PREVIEW_LIMIT ((int64_t)1 << 18)
+
+static void decref(gref *r)
+{
+    if (r && --r->refs == 0) {
+        so_graph_free(r->g);
+        free(r);
+    }
+}
+
+static void state_drop(state *s)
+{
+    so_graph_free(s->g);
+    decref(s->parent);
+    s->g = NULL;
+    s->parent = NULL;
+}
 
 static int less(const state *a, const state *b) { return a->cost < b->cost || (a->cost == b->cost && a->seq < b->seq); }
 
-static void heap_push(ctx *c, state s)
+static void heap_push(ctx *c, const state *s)
 {
     if (c->n_heap == c->cap_heap) {
         c->cap_heap = c->cap_heap ? c->cap_heap * 2 : 256;
@@ -55,16 +95,17 @@ static void heap_push(ctx *c, state s)
     int32_t i = c->n_heap++;
     while (i > 0) {
         int32_t p = (i - 1) / 2;
-        if (!less(&s, &c->heap[p])) break;
+        if (!less(s, &c->heap[p])) break;
         c->heap[i] = c->heap[p];
         i = p;
     }
-    c->heap[i] = s;
+    c->heap[i] = *s;
 }
 
 static state heap_pop(ctx *c)
 {
-    state top = c->heap[0], last = c->heap[--c->n_heap];
+    state top = c->heap[0];
+    state last = c->heap[--c->n_heap];
     int32_t i = 0, n = c->n_heap;
     for (;;) {
         int32_t l = 2 * i + 1, r = l + 1, m = i;
@@ -88,10 +129,10 @@ static int cmp_state(const void *a, const void *b)
 /* Drops the costliest half of the queue when it exceeds its cap. */
 static void heap_trim(ctx *c)
 {
-    int32_t cap = c->o->queue_cap > 0 ? c->o->queue_cap : 2048;
+    int32_t cap = c->o->queue_cap > 0 ? c->o->queue_cap : 20000;
     if (c->n_heap <= cap) return;
-    qsort(c->heap, (size_t)c->n_heap, sizeof *c->heap, cmp_state); /* sorted array is a heap */
-    for (int32_t i = cap / 2; i < c->n_heap; i++) so_graph_free(c->heap[i].g);
+    qsort(c->heap, (size_t)c->n_heap, sizeof *c->heap, cmp_state); /* a sorted array is a heap */
+    for (int32_t i = cap / 2; i < c->n_heap; i++) state_drop(&c->heap[i]);
     c->n_heap = cap / 2;
 }
 
@@ -109,12 +150,34 @@ static void progress(ctx *c, int final)
     if (!final && now - c->last_progress < 1.0) return;
     c->last_progress = now;
     fprintf(stderr, "\r  search: %lld explored, %lld generated, queue %d, best cost %.4g (start %.4g), %.1f s%s",
-            (long long)c->res->graphs_explored, (long long)c->res->graphs_generated, (int)c->n_heap, c->best.cost,
+            (long long)c->res->graphs_explored, (long long)c->res->graphs_generated, (int)c->n_heap, c->best_cost,
             c->res->cost_before, now - c->t0, final ? "\n" : "   ");
     fflush(stderr);
 }
 
-/* Match callback: applies the rewrite and decides what to keep. */
+/* Cost change of applying m to the current graph, from a preview of the target nodes. */
+static so_status delta_cost(ctx *c, const so_match *m, double *delta)
+{
+    const so_graph *g = c->cur->g;
+    int32_t first;
+    if (so_rewrite_preview(g, m, c->fc, FOLD_PREVIEW_LIMIT, c->scratch, &first) != SO_OK) return SO_ERR;
+    double d = 0;
+    for (int32_t i = first; i < c->scratch->n_nodes; i++) d += so_cost_node(c->cm, c->scratch, i);
+    for (int p = 0; p < m->rule->src.n_nodes; p++) d -= so_cost_node(c->cm, g, m->node[p]);
+    *delta = d;
+    return SO_OK;
+}
+
+static hist *new_hist(ctx *c, int32_t rule, hist *parent)
+{
+    hist *h = so_arena_alloc(&c->hist_arena, sizeof *h);
+    h->rule = rule;
+    h->parent = parent;
+    h->depth = parent ? parent->depth + 1 : 1;
+    return h;
+}
+
+/* Match callback: costs the rewrite by preview and queues it (lazily) or collects it. */
 static int on_match(const so_match *m, void *ud)
 {
     ctx *c = ud;
@@ -124,57 +187,79 @@ static int on_match(const so_match *m, void *ud)
         if (out_of_time(c)) return 1;
         progress(c, 0);
     }
-    so_graph *ng = NULL;
-    if (so_rewrite(c->cur, m, c->fc, &ng) != SO_OK) {
+    double delta;
+    if (delta_cost(c, m, &delta) != SO_OK) {
         res->rejected++;
         return 0;
     }
-    uint64_t h = so_graph_hash(ng);
-    if (!so_hmap_add(&c->seen, h, 1)) {
-        res->duplicates++;
-        so_graph_free(ng);
-        return 0;
-    }
     res->graphs_generated++;
-    double cost = so_cost_graph(c->cm, ng);
-    hist *hh = so_arena_alloc(&c->hist_arena, sizeof *hh);
-    hh->rule = m->rule_index;
-    hh->parent = c->cur_h;
-    hh->depth = c->cur_h ? c->cur_h->depth + 1 : 1;
-    state s = {ng, cost, c->seq++, hh};
+    double est = c->cur->cost + delta;
     if (c->o->kind == SO_SEARCH_GREEDY) {
-        if (!c->cand_best.g || less(&s, &c->cand_best)) {
-            so_graph_free(c->cand_best.g);
-            c->cand_best = s;
-        } else {
-            so_graph_free(ng);
+        if (est >= c->cur->cost * (1 - 1e-9)) return 0;
+        if (c->n_cands == c->cap_cands) {
+            c->cap_cands = c->cap_cands ? c->cap_cands * 2 : 64;
+            c->cands = so_xrealloc(c->cands, (size_t)c->cap_cands * sizeof *c->cands);
         }
+        c->cands[c->n_cands++] = (cand){est, c->seq++, *m};
         return 0;
     }
-    if (cost < c->best.cost) {
-        /* keep a private copy of the best: queue entries are freed when popped */
-        so_graph_free(c->best.g);
-        c->best = s;
-        c->best.g = so_graph_clone(ng);
-    }
-    if (cost < c->o->alpha * c->best.cost) {
-        heap_push(c, s);
+    if (est < c->o->alpha * c->best_cost) {
+        state s;
+        memset(&s, 0, sizeof s);
+        s.cost = est;
+        s.seq = c->seq++;
+        s.parent = c->cur;
+        c->cur->refs++;
+        s.h = new_hist(c, m->rule_index, c->cur->h);
+        s.m = *m;
+        heap_push(c, &s);
         heap_trim(c);
-    } else {
-        so_graph_free(ng);
     }
     return 0;
 }
 
-static void expand(ctx *c, const so_graph *g, hist *h)
+static void expand(ctx *c, gref *cur)
 {
     so_match_index ix;
-    so_match_index_init(&ix, g);
-    c->cur = g;
-    c->cur_h = h;
+    so_match_index_init(&ix, cur->g);
+    c->cur = cur;
     for (int32_t r = 0; r < c->n_rules && !c->timed_out; r++) so_match_rule(&ix, &c->rules[r], r, on_match, c);
     so_match_index_free(&ix);
     c->res->graphs_explored++;
+}
+
+/* Builds, dedupes and costs a popped/chosen rewrite. Returns the new graph or NULL. */
+static so_graph *materialize(ctx *c, const so_graph *parent, const so_match *m, double *cost)
+{
+    so_graph *ng = NULL;
+    if (so_rewrite(parent, m, c->fc, &ng) != SO_OK) {
+        c->res->rejected++;
+        return NULL;
+    }
+    if (!so_hmap_add(&c->seen, so_graph_hash(ng), 1)) {
+        c->res->duplicates++;
+        so_graph_free(ng);
+        return NULL;
+    }
+    *cost = so_cost_graph(c->cm, ng);
+    return ng;
+}
+
+static void note_best(ctx *c, const so_graph *g, double cost, hist *h)
+{
+    if (cost < c->best_cost) {
+        so_graph_free(c->best);
+        c->best = so_graph_clone(g);
+        c->best_cost = cost;
+        c->best_h = h;
+    }
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
@@ -183,45 +268,65 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     ctx c;
     memset(&c, 0, sizeof c);
     memset(res, 0, sizeof *res);
+    so_search_opts o = *opts;
+    if (o.alpha <= 0) o.alpha = 1.05;
     c.rules = rules;
     c.n_rules = n_rules;
     c.cm = cm;
     c.fc = fc;
-    c.o = opts;
+    c.o = &o;
     c.res = res;
     c.t0 = so_now();
     c.last_progress = c.t0;
-    double alpha = opts->alpha > 0 ? opts->alpha : 1.05;
-    so_search_opts o = *opts;
-    o.alpha = alpha;
-    c.o = &o;
+    c.scratch = so_graph_new(start->model);
     res->cost_before = so_cost_graph(cm, start);
-    c.best = (state){so_graph_clone(start), res->cost_before, c.seq++, NULL};
+    c.best = so_graph_clone(start);
+    c.best_cost = res->cost_before;
     so_hmap_add(&c.seen, so_graph_hash(start), 1);
 
     if (o.kind == SO_SEARCH_GREEDY) {
-        state cur = {so_graph_clone(start), res->cost_before, 0, NULL};
-        for (int64_t it = 0; o.budget <= 0 || it < o.budget; it++) {
-            c.cand_best = (state){NULL, 0, 0, NULL};
-            expand(&c, cur.g, cur.h);
-            progress(&c, 0);
-            if (c.cand_best.g && c.cand_best.cost < cur.cost * (1 - 1e-9)) {
-                so_graph_free(cur.g);
-                cur = c.cand_best;
-                so_graph_free(c.best.g);
-                c.best = cur;
-                c.best.g = so_graph_clone(cur.g);
-            } else {
-                so_graph_free(c.cand_best.g);
-                res->stopped_by = 0;
+        gref *cur = so_xcalloc(1, sizeof *cur);
+        cur->g = so_graph_clone(start);
+        cur->cost = res->cost_before;
+        cur->refs = 1;
+        for (;;) {
+            if (o.budget > 0 && res->graphs_explored >= o.budget) {
+                res->stopped_by = 1;
                 break;
             }
-            if (c.timed_out) break;
-            if (o.budget > 0 && it + 1 >= o.budget) res->stopped_by = 1;
+            if (out_of_time(&c)) break;
+            c.n_cands = 0;
+            expand(&c, cur);
+            progress(&c, 0);
+            qsort(c.cands, (size_t)c.n_cands, sizeof *c.cands, cmp_cand);
+            gref *next = NULL;
+            for (int32_t k = 0; k < c.n_cands && k < 16 && !next; k++) {
+                double cost;
+                so_graph *ng = materialize(&c, cur->g, &c.cands[k].m, &cost);
+                if (!ng) continue;
+                if (cost < cur->cost * (1 - 1e-9)) {
+                    next = so_xcalloc(1, sizeof *next);
+                    next->g = ng;
+                    next->cost = cost;
+                    next->h = new_hist(&c, c.cands[k].m.rule_index, cur->h);
+                    next->refs = 1;
+                } else {
+                    so_graph_free(ng);
+                }
+            }
+            if (!next) break;
+            decref(cur);
+            cur = next;
+            note_best(&c, cur->g, cur->cost, cur->h);
         }
-        so_graph_free(cur.g);
+        decref(cur);
     } else if (o.kind == SO_SEARCH_BACKTRACK) {
-        heap_push(&c, (state){so_graph_clone(start), res->cost_before, c.seq++, NULL});
+        state s0;
+        memset(&s0, 0, sizeof s0);
+        s0.cost = res->cost_before;
+        s0.seq = c.seq++;
+        s0.g = so_graph_clone(start);
+        heap_push(&c, &s0);
         while (c.n_heap > 0) {
             if (o.budget > 0 && res->graphs_explored >= o.budget) {
                 res->stopped_by = 1;
@@ -229,29 +334,46 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
             }
             if (out_of_time(&c)) break;
             state s = heap_pop(&c);
-            if (s.cost >= o.alpha * c.best.cost && res->graphs_explored > 0) {
-                so_graph_free(s.g); /* the best improved since it was queued */
+            if (s.cost >= o.alpha * c.best_cost) {
+                state_drop(&s); /* the best improved since it was queued */
                 continue;
             }
-            expand(&c, s.g, s.h);
-            so_graph_free(s.g);
+            so_graph *ng = s.g;
+            double cost = s.cost;
+            if (!ng) ng = materialize(&c, s.parent->g, &s.m, &cost);
+            s.g = NULL;
+            decref(s.parent);
+            if (!ng) continue;
+            note_best(&c, ng, cost, s.h);
+            if (cost >= o.alpha * c.best_cost) {
+                so_graph_free(ng);
+                continue;
+            }
+            gref *cur = so_xcalloc(1, sizeof *cur);
+            cur->g = ng;
+            cur->cost = cost;
+            cur->h = s.h;
+            cur->refs = 1;
+            expand(&c, cur);
+            decref(cur);
             progress(&c, 0);
         }
     }
     if (c.timed_out) res->stopped_by = 2;
-    for (int32_t i = 0; i < c.n_heap; i++) so_graph_free(c.heap[i].g);
+    for (int32_t i = 0; i < c.n_heap; i++) state_drop(&c.heap[i]);
     free(c.heap);
+    free(c.cands);
     so_hmap_free(&c.seen);
+    so_graph_free(c.scratch);
     res->seconds = so_now() - c.t0;
-    res->cost_after = c.best.cost;
+    res->cost_after = c.best_cost;
     progress(&c, 1);
-    /* the path: walk parents, then reverse */
-    int32_t depth = c.best.h ? c.best.h->depth : 0;
+    int32_t depth = c.best_h ? c.best_h->depth : 0;
     res->n_path = depth;
     res->path = so_xmalloc(((size_t)depth + 1) * sizeof *res->path);
     int32_t k = depth;
-    for (hist *h = c.best.h; h; h = h->parent) res->path[--k] = h->rule;
-    res->best = c.best.g;
+    for (hist *h = c.best_h; h; h = h->parent) res->path[--k] = h->rule;
+    res->best = c.best;
     so_arena_free(&c.hist_arena);
     return SO_OK;
 }
