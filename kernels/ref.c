@@ -908,6 +908,7 @@ const so_kernel_fn so_ref_kernels[SO_OP_COUNT] = {
 static so_status tensor_bytes(const so_graph *g, const so_node *n, const so_shape *s, size_t *bytes)
 {
     if (s->rank < 0) return kfail(g, n, "output shape is unknown");
+    if (s->dtype != SO_F32 && s->dtype != SO_I64) return kfail(g, n, "output has unsupported element type %d (float and int64 only)", (int)s->dtype);
     int64_t cnt = 1;
     for (int k = 0; k < s->rank; k++)
         if (s->dim[k] < 0 || so_i64_mul(cnt, s->dim[k], &cnt)) return kfail(g, n, "invalid output shape");

@@ -1029,6 +1029,41 @@ static void test_kernel_table_complete(void **s)
     assert_float_equal(v[2], 1, 0);
 }
 
+
+static void test_eval_node_sources_and_errors(void **s)
+{
+    (void)s;
+    int32_t w = wf(2, D(2, 2), F(1, 2, 3, 4));
+    so_tensor out[1];
+    assert_int_equal(so_ref_eval_node(G, w, NULL, out), SO_OK);
+    assert_int_equal(out[0].shape.rank, 2);
+    assert_float_equal(((float *)out[0].data)[3], 4, 0);
+    free(out[0].data);
+    /* int64 constant pad (shape chains folded at import) */
+    int32_t i = wi(1, D(2), D(5, 6));
+    so_attr p = A0();
+    p.n_ints = 2;
+    p.ints[0] = 1;
+    p.value = -1;
+    int32_t pi = op(SO_OP_PAD, &p, 1, &i, 1);
+    eval(pi);
+    const int64_t *r = R[pi][0].data;
+    assert_int_equal(r[0], -1);
+    assert_int_equal(r[1], 5);
+    assert_int_equal(r[2], 6);
+    /* unknown output shapes and unsupported element types are errors, not crashes */
+    int32_t rl = op(SO_OP_RELU, NULL, 1, &w, 1);
+    G->nodes[rl].out[0].rank = -1;
+    so_tensor in[1] = {{M->weights[G->nodes[w].ref].shape, M->weights[G->nodes[w].ref].data}};
+    assert_int_equal(so_ref_eval_node(G, rl, in, out), SO_ERR);
+    assert_non_null(strstr(so_error(), "output shape is unknown"));
+    G->nodes[rl].out[0] = so_shape_make(2, D(2, 2));
+    G->nodes[rl].out[0].dtype = 9; /* bool */
+    assert_int_equal(so_ref_eval_node(G, rl, in, out), SO_ERR);
+    assert_non_null(strstr(so_error(), "unsupported element type 9"));
+    free_all();
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1063,6 +1098,7 @@ int main(void)
         T(test_run_opaque_fails),
         T(test_run_long_chain),
         T(test_kernel_table_complete),
+        T(test_eval_node_sources_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
