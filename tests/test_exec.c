@@ -1,0 +1,291 @@
+/* test_exec.c - the executor: memory plan (reuse, views alias, outputs), errors, determinism, profiler, FLOP counter, node timing, real models vs PyTorch outputs. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../kernels/exec.h"
+#include "../kernels/ref.h"
+#include "onnx_io.h"
+#include "shape.h"
+
+typedef struct tb {
+    so_model *m;
+    so_graph *g;
+} tb;
+
+static so_shape shp(int rank, ...)
+{
+    va_list ap;
+    va_start(ap, rank);
+    int64_t d[SO_MAX_RANK];
+    for (int k = 0; k < rank; k++) d[k] = va_arg(ap, int);
+    va_end(ap);
+    return so_shape_make(rank, d);
+}
+
+static void tb_begin(tb *t, int n_outputs)
+{
+    t->m = so_model_new("test");
+    t->m->inputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * 8);
+    t->m->n_outputs = n_outputs;
+    t->m->outputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * 8);
+    t->g = so_graph_new(t->m);
+    t->m->graph = t->g;
+}
+
+static int32_t tb_input(tb *t, so_shape s)
+{
+    int i = t->m->n_inputs++;
+    t->m->inputs[i].name = "x";
+    t->m->inputs[i].shape = s;
+    int32_t n = so_graph_add(t->g, SO_OP_INPUT, NULL, 0, 1, NULL, i, NULL);
+    assert_int_equal(so_graph_infer(t->g, n), SO_OK);
+    return n;
+}
+
+static int32_t tb_weight(tb *t, so_shape s, float v)
+{
+    int64_t n = so_shape_numel(&s);
+    float *d = malloc(sizeof *d * (size_t)n);
+    for (int64_t j = 0; j < n; j++) d[j] = v * (float)(j % 7 - 3);
+    int32_t w = so_model_add_weight(t->m, "w", s, d);
+    int32_t node = so_graph_add(t->g, SO_OP_WEIGHT, NULL, 0, 1, NULL, w, NULL);
+    assert_int_equal(so_graph_infer(t->g, node), SO_OK);
+    return node;
+}
+
+static int32_t tb_node(tb *t, so_op op, const int32_t *ins, int n_in, const so_attr *a, const char *name)
+{
+    so_edge e[8];
+    for (int k = 0; k < n_in; k++) e[k] = (so_edge){ins[k], 0};
+    int32_t n = so_graph_add(t->g, op, e, n_in, 1, a ? so_model_attr(t->m, a) : NULL, -1, name);
+    if (so_graph_infer(t->g, n) != SO_OK) fail_msg("infer: %s", so_error());
+    return n;
+}
+
+/* A chain of 12 element-wise ops on a 1000-float tensor: the plan must reuse buffers
+   (peak well below 12 tensors), and the result is exact. */
+static void test_memory_reuse(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 1);
+    int32_t x = tb_input(&t, shp(2, 10, 100));
+    int32_t cur = x;
+    for (int k = 0; k < 12; k++) {
+        int32_t ins[2] = {cur, x};
+        cur = tb_node(&t, k % 2 ? SO_OP_ADD : SO_OP_MUL, ins, 2, NULL, "op");
+    }
+    t.g->outputs[0] = (so_edge){cur, 0};
+    float in[1000], out[1000], ref[1000];
+    for (int j = 0; j < 1000; j++) in[j] = (float)(j % 13) * 0.1f - 0.6f;
+    const float *ins[1] = {in};
+    float *outs[1] = {out}, *refs[1] = {ref};
+    assert_int_equal(so_ref_run(t.g, ins, refs), SO_OK);
+    so_exec *e = NULL;
+    assert_int_equal(so_exec_new(t.g, NULL, &e), SO_OK);
+    assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
+    assert_memory_equal(out, ref, sizeof out);
+    size_t peak = so_exec_peak_activation_bytes(e);
+    assert_true(peak >= 2 * 4000);
+    assert_true(peak <= 3 * 4096);
+    assert_int_equal(so_exec_n_steps(e), 12);
+    so_exec_free(e);
+    so_model_free(t.m);
+}
+
+/* Views alias their input (no step, no memory); outputs may be inputs, weights or views;
+   two outputs of the same value. */
+static void test_views_and_outputs(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 4);
+    int32_t x = tb_input(&t, shp(3, 2, 3, 4));
+    so_attr ra = {0};
+    ra.n_ints = 2;
+    ra.ints[0] = 6;
+    ra.ints[1] = 4;
+    int32_t r = tb_node(&t, SO_OP_RESHAPE, &x, 1, &ra, "reshape");
+    int32_t rl = tb_node(&t, SO_OP_RELU, &r, 1, NULL, "relu");
+    so_attr fa = {0};
+    fa.axis = 1;
+    int32_t fl = tb_node(&t, SO_OP_FLATTEN, &rl, 1, &fa, "flatten");
+    int32_t w = tb_weight(&t, shp(1, 5), 0.5f);
+    t.g->outputs[0] = (so_edge){fl, 0};
+    t.g->outputs[1] = (so_edge){x, 0};
+    t.g->outputs[2] = (so_edge){w, 0};
+    t.g->outputs[3] = (so_edge){rl, 0};
+    float in[24], o0[24], o1[24], o2[5], o3[24];
+    for (int j = 0; j < 24; j++) in[j] = (float)j - 11.5f;
+    const float *ins[1] = {in};
+    float *outs[4] = {o0, o1, o2, o3};
+    so_exec *e = NULL;
+    assert_int_equal(so_exec_new(t.g, NULL, &e), SO_OK);
+    assert_int_equal(so_exec_n_steps(e), 1);
+    assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
+    for (int j = 0; j < 24; j++) {
+        assert_true(o0[j] == (in[j] > 0 ? in[j] : 0.f));
+        assert_true(o3[j] == o0[j]);
+        assert_true(o1[j] == in[j]);
+    }
+    for (int j = 0; j < 5; j++) assert_true(o2[j] == 0.5f * (float)(j % 7 - 3));
+    assert_true(so_exec_peak_activation_bytes(e) <= 128);
+    so_exec_free(e);
+    so_model_free(t.m);
+}
+
+static void test_opaque_error(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 1);
+    int32_t x = tb_input(&t, shp(1, 4));
+    t.m->opaque = so_arena_alloc(&t.m->arena, sizeof(so_opaque));
+    t.m->n_opaque = 1;
+    t.m->opaque[0].op_type = "FancyOp";
+    so_edge e = {x, 0};
+    int32_t op = so_graph_add(t.g, SO_OP_OPAQUE, &e, 1, 1, NULL, 0, "fancy_1");
+    t.g->nodes[op].out[0] = shp(1, 4);
+    t.g->outputs[0] = (so_edge){op, 0};
+    so_exec *e2 = (so_exec *)&t; /* must be reset to NULL on failure */
+    assert_int_equal(so_exec_new(t.g, NULL, &e2), SO_ERR);
+    assert_null(e2);
+    assert_non_null(strstr(so_error(), "unsupported operator 'FancyOp' at node 'fancy_1'"));
+    so_model_free(t.m);
+}
+
+/* Conv graph: FLOP count, profiler, node timing, bitwise determinism at a fixed thread count. */
+static void test_flops_profile_timing(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 1);
+    int32_t x = tb_input(&t, shp(4, 1, 8, 16, 16));
+    int32_t w = tb_weight(&t, shp(4, 16, 8, 3, 3), 0.01f);
+    so_attr a = {0};
+    a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = 1;
+    int32_t ins[2] = {x, w};
+    int32_t c = tb_node(&t, SO_OP_CONV, ins, 2, &a, "conv");
+    int32_t r = tb_node(&t, SO_OP_RELU, &c, 1, NULL, "relu");
+    int32_t mi[2] = {r, r};
+    int32_t m = tb_node(&t, SO_OP_MUL, mi, 2, NULL, "square");
+    t.g->outputs[0] = (so_edge){m, 0};
+    assert_int_equal(so_node_flops(t.g, c), 2LL * 16 * 16 * 16 * 8 * 9);
+    assert_int_equal(so_node_flops(t.g, r), 16 * 16 * 16);
+    assert_int_equal(so_node_flops(t.g, x), 0);
+
+    static float in[8 * 256], o1[16 * 256], o2[16 * 256];
+    for (int j = 0; j < 8 * 256; j++) in[j] = (float)((j * 37) % 101) / 50.f - 1.f;
+    const float *inp[1] = {in};
+    for (int threads = 1; threads <= 2; threads++) {
+        so_exec_opts o = {.threads = threads, .profile = 1};
+        so_exec *e = NULL;
+        assert_int_equal(so_exec_new(t.g, &o, &e), SO_OK);
+        assert_int_equal(so_exec_n_steps(e), 2); /* conv+relu fused, mul */
+        float *out1[1] = {o1}, *out2[1] = {o2};
+        for (int k = 0; k < 3; k++) assert_int_equal(so_exec_run(e, inp, out1), SO_OK);
+        assert_int_equal(so_exec_run(e, inp, out2), SO_OK);
+        assert_memory_equal(o1, o2, sizeof o1);
+        assert_int_equal(so_exec_n_profiled_runs(e), 4);
+        so_exec_step_info si;
+        so_exec_step(e, 0, &si);
+        assert_int_equal(si.node, c);
+        assert_int_equal(si.op, SO_OP_CONV);
+        assert_int_equal(si.flops, so_node_flops(t.g, c) + so_node_flops(t.g, r));
+        assert_true(si.median_ms > 0);
+        char buf[8192] = {0};
+        FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+        so_exec_profile_print(e, f);
+        fclose(f);
+        assert_non_null(strstr(buf, "conv"));
+        assert_non_null(strstr(buf, "per op kind"));
+        so_exec_free(e);
+    }
+    double ms = -1;
+    assert_int_equal(so_exec_time_node(t.g, c, 1, 3, &ms), SO_OK);
+    assert_true(ms > 0);
+    assert_int_equal(so_exec_time_node(t.g, x, 1, 3, &ms), SO_OK);
+    assert_true(ms == 0);
+    so_model_free(t.m);
+}
+
+/* Real models: fast executor vs PyTorch outputs within 1e-4 relative (max-normalised). */
+static void test_models(void **state)
+{
+    (void)state;
+    const char *models[] = {"deepandwide", "lstm2", "nasrnn", "bert2", "squeezenet", "resnet_small"};
+    int ran = 0;
+    for (size_t k = 0; k < sizeof models / sizeof *models; k++) {
+        char path[256], ip[256], op[256];
+        snprintf(path, sizeof path, "data/%s.onnx", models[k]);
+        snprintf(ip, sizeof ip, "data/%s.in.bin", models[k]);
+        snprintf(op, sizeof op, "data/%s.out.bin", models[k]);
+        FILE *fi = fopen(ip, "rb"), *fo = fopen(op, "rb");
+        if (!fi || !fo) {
+            if (fi) fclose(fi);
+            if (fo) fclose(fo);
+            continue;
+        }
+        so_model *m = NULL;
+        if (so_onnx_load(path, &m) != SO_OK) fail_msg("%s", so_error());
+        so_graph *g = m->graph;
+        float **ins = calloc((size_t)m->n_inputs, sizeof *ins), **outs = calloc((size_t)m->n_outputs, sizeof *outs);
+        for (int i = 0; i < m->n_inputs; i++) {
+            size_t n = (size_t)so_shape_numel(&m->inputs[i].shape);
+            ins[i] = malloc(n * sizeof(float));
+            assert_int_equal(fread(ins[i], sizeof(float), n, fi), n);
+        }
+        for (int threads = 1; threads <= 2; threads++) {
+            so_exec_opts o = {.threads = threads};
+            so_exec *e = NULL;
+            if (so_exec_new(g, &o, &e) != SO_OK) fail_msg("%s: %s", path, so_error());
+            for (int q = 0; q < m->n_outputs; q++)
+                outs[q] = realloc(outs[q], (size_t)so_shape_numel(&g->nodes[g->outputs[q].node].out[g->outputs[q].slot]) * sizeof(float));
+            assert_int_equal(so_exec_run(e, (const float *const *)ins, outs), SO_OK);
+            rewind(fo);
+            for (int q = 0; q < m->n_outputs; q++) {
+                size_t n = (size_t)so_shape_numel(&g->nodes[g->outputs[q].node].out[g->outputs[q].slot]);
+                float *want = malloc(n * sizeof(float));
+                assert_int_equal(fread(want, sizeof(float), n, fo), n);
+                double mx = 0, err = 0;
+                for (size_t j = 0; j < n; j++) {
+                    mx = fmax(mx, fabs(want[j]));
+                    double d = fabs((double)outs[q][j] - want[j]);
+                    err = d > err || d != d ? d : err;
+                }
+                if (!(err <= 1e-4 * fmax(mx, 1e-6))) fail_msg("%s output %d: max error %g (max |ref| %g)", path, q, err, mx);
+                free(want);
+            }
+            so_exec_free(e);
+        }
+        for (int i = 0; i < m->n_inputs; i++) free(ins[i]);
+        for (int q = 0; q < m->n_outputs; q++) free(outs[q]);
+        free(ins);
+        free(outs);
+        fclose(fi);
+        fclose(fo);
+        so_model_free(m);
+        ran++;
+    }
+    assert_true(ran >= 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_reuse),
+        cmocka_unit_test(test_views_and_outputs),
+        cmocka_unit_test(test_opaque_error),
+        cmocka_unit_test(test_flops_profile_timing),
+        cmocka_unit_test(test_models),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
