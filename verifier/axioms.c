@@ -117,6 +117,27 @@ static const so_axiom axiom_table[] = {
     {"spl-avgpool", "slicing channels commutes with average pooling", "x:n,c,5,5", POOL " s:0..2 n:1..3", "", "(spl 1 s n (avgpool kh kw sh sw ph pw x))", "(avgpool kh kw sh sw ph pw (spl 1 s n x))", AXF_BIDIR},
     {"spl-maxpool", "slicing channels commutes with max pooling", "x:n,c,5,5", POOL " s:0..2 n:1..3", "", "(spl 1 s n (maxpool kh kw sh sw ph pw x))", "(maxpool kh kw sh sw ph pw (spl 1 s n x))", AXF_BIDIR},
     {"spl-enlarge", "slicing output channels commutes with enlarge", "w:o,c,k,l", "kh:1..5 kw:1..5 s:0..2 n:1..3", "", "(spl 0 s n (enlarge kh kw w))", "(enlarge kh kw (spl 0 s n w))", AXF_BIDIR},
+    /* ---- conv bias (bias t b: add b[c] to channel c of t) and batchnorm (bn e x scale bias mean var, e = epsilon's float bits) ---- */
+    {"spl-bias", "slicing channels of a biased tensor slices the bias", "a:n,c,3,3 b:c", "s:0..2 n:1..3", "(= (dim a 1) (dim b 0))",
+     "(spl 1 s n (bias a b))", "(bias (spl 1 s n a) (spl 0 s n b))", AXF_BIDIR},
+    {"bias-concat", "bias of a channel concat is the concat of the biased parts", "a:n,c,3,3 c:n,d,3,3 b:c d:d", "", "(= (dim a 1) (dim b 0))",
+     "(bias (concat 1 a c) (concat 0 b d))", "(concat 1 (bias a b) (bias c d))", AXF_BIDIR},
+    {"bn-concat", "batchnorm of a channel concat is the concat of batchnorms with the split parameters", "x:n,c,3,3 y:n,d,3,3 s:c b:c m:c v:+c t:d e:d f:d g:+d",
+     "eps:925353388..925353388", "(and (= (dim x 1) (dim s 0)) (= (dim x 1) (dim b 0)) (= (dim x 1) (dim m 0)) (= (dim x 1) (dim v 0)))",
+     "(bn eps (concat 1 x y) (concat 0 s t) (concat 0 b e) (concat 0 m f) (concat 0 v g))", "(concat 1 (bn eps x s b m v) (bn eps y t e f g))", AXF_BIDIR},
+    {"spl-bn", "slicing channels of a batchnorm slices its parameters", "x:n,c,3,3 s:c b:c m:c v:+c", "eps:925353388..925353388 st:0..2 n:1..3",
+     "(and (= (dim x 1) (dim s 0)) (= (dim x 1) (dim b 0)) (= (dim x 1) (dim m 0)) (= (dim x 1) (dim v 0)))",
+     "(spl 1 st n (bn eps x s b m v))", "(bn eps (spl 1 st n x) (spl 0 st n s) (spl 0 st n b) (spl 0 st n m) (spl 0 st n v))", AXF_BIDIR},
+    /* ---- scalars (rank-0 tensors) ---- */
+    {"mm-scalar-l", "a scalar factor moves out of matmul's left operand", "a:n,k b:k,m s:", "", "(= (rank s) 0)", "(matmul (mul a s) b)", "(mul (matmul a b) s)", AXF_BIDIR},
+    {"mm-scalar-r", "a scalar factor moves out of matmul's right operand", "a:n,k b:k,m s:", "", "(= (rank s) 0)", "(matmul a (mul b s))", "(mul (matmul a b) s)", AXF_BIDIR},
+    {"tr-scalar", "a scalar factor commutes with transpose", "a:n,c s:", "p:perm2", "(= (rank s) 0)", "(tr p (mul a s))", "(mul (tr p a) s)", AXF_BIDIR},
+    {"conv-scalar-x", "a scalar factor moves out of conv's input", "x:n,c,5,5 w:o,c,k,l s:", CONVG, "(= (rank s) 0)", "(conv sh sw ph pw g (mul x s) w)", "(mul (conv sh sw ph pw g x w) s)", AXF_BIDIR},
+    {"conv-scalar-w", "a scalar factor moves out of conv's kernel", "x:n,c,5,5 w:o,c,k,l s:", CONVG, "(= (rank s) 0)", "(conv sh sw ph pw g x (mul w s))", "(mul (conv sh sw ph pw g x w) s)", AXF_BIDIR},
+    {"concat-scalar", "a common scalar factor moves out of a concat", "a:n,c b:n,c s:", "ax:0..1", "(= (rank s) 0)", "(concat ax (mul a s) (mul b s))", "(mul (concat ax a b) s)", AXF_BIDIR},
+    {"spl-scalar", "a scalar factor commutes with slicing", "a:n,c s:", "ax:0..1 st:0..2 n:1..3", "(= (rank s) 0)", "(spl ax st n (mul a s))", "(mul (spl ax st n a) s)", AXF_BIDIR},
+    {"avgpool-scalar", "a scalar factor commutes with average pooling", "x:n,c,5,5 s:", POOL, "(= (rank s) 0)", "(avgpool kh kw sh sw ph pw (mul x s))", "(mul (avgpool kh kw sh sw ph pw x) s)", AXF_BIDIR},
+    {"enlarge-scalar", "a scalar factor commutes with enlarge", "w:o,c,k,l s:", "kh:1..5 kw:1..5", "(= (rank s) 0)", "(enlarge kh kw (mul w s))", "(mul (enlarge kh kw w) s)", AXF_BIDIR},
     /* ---- shapes ---- */
     {"dim-relu", "relu keeps dims", "a:n,c", "i:-1..2", "", "(dim (relu a) i)", "(dim a i)", AXF_SHAPE},
     {"dim-sigmoid", "sigmoid keeps dims", "a:n,c", "i:-1..2", "", "(dim (sigmoid a) i)", "(dim a i)", AXF_SHAPE},
@@ -131,6 +152,9 @@ static const so_axiom axiom_table[] = {
     {"dim-conv-n", "conv keeps the batch", "x:n,c,5,5 w:o,c,k,l", CONVG, "(ok (conv sh sw ph pw g x w))", "(dim (conv sh sw ph pw g x w) 0)", "(dim x 0)", AXF_SHAPE},
     {"dim-mm-cols", "matmul takes its columns from the right operand", "a:n,k b:k,m", "", "(and (ok (matmul a b)) (= (rank a) (rank b)))", "(dim (matmul a b) (- (rank b) 1))", "(dim b (- (rank b) 1))", AXF_SHAPE},
     {"dim-mm-rows", "matmul takes its rows from the left operand", "a:n,k b:k,m", "", "(and (ok (matmul a b)) (= (rank a) (rank b)) (>= (rank a) 2))", "(dim (matmul a b) (- (rank a) 2))", "(dim a (- (rank a) 2))", AXF_SHAPE},
+    {"dim-bias", "bias keeps dims", "a:n,c,3,3 b:c", "i:-1..4", "(ok (bias a b))", "(dim (bias a b) i)", "(dim a i)", AXF_SHAPE},
+    {"dim-bn", "batchnorm keeps dims", "x:n,c,3,3 s:c b:c m:c v:+c", "eps:925353388..925353388 i:-1..4", "(ok (bn eps x s b m v))", "(dim (bn eps x s b m v) i)", "(dim x i)", AXF_SHAPE},
+    {"dim-scalar", "multiplying by a scalar keeps dims", "a:n,c s:", "i:-1..2", "(= (rank s) 0)", "(dim (mul a s) i)", "(dim a i)", AXF_SHAPE},
     {"rank-relu", "relu keeps the rank", "a:n,c", "", "", "(rank (relu a))", "(rank a)", AXF_SHAPE},
     {"rank-concat", "concat keeps the rank", "a:n,c b:n,c", "ax:0..1", "(ok (concat ax a b))", "(rank (concat ax a b))", "(rank a)", AXF_SHAPE},
     {"rank-spl", "a slice keeps the rank", "t:n,c", "ax:0..1 s:0..2 n:1..3", "(ok (spl ax s n t))", "(rank (spl ax s n t))", "(rank t)", AXF_SHAPE},
@@ -317,7 +341,7 @@ static const so_shape *nshape(nctx *c, int32_t node) { return &c->g->nodes[node]
 /* Adds a node; returns its index or BOT if shape inference rejects it. */
 static int32_t add_node(nctx *c, so_op op, const int32_t *in, int n_in, const so_attr *a)
 {
-    so_edge e[4];
+    so_edge e[6];
     for (int k = 0; k < n_in; k++) {
         if (in[k] == BOT) return BOT;
         e[k] = (so_edge){in[k], 0};
@@ -431,7 +455,7 @@ static nval neval(nctx *c, const ax_term *t)
     /* tensor operators */
     so_attr at;
     memset(&at, 0, sizeof at);
-    int32_t in[4];
+    int32_t in[8];
     for (int k = 0; k < t->n; k++) in[k] = a[k].node;
     so_op op;
     int n_in;
@@ -495,6 +519,27 @@ static nval neval(nctx *c, const ax_term *t)
         at.n_ints = 4;
         at.ints[0] = a[0].i, at.ints[1] = op == SO_OP_CONST_POOL ? 1 : a[0].i, at.ints[2] = a[1].i, at.ints[3] = a[2].i;
         n_in = 0;
+    } else if (!strcmp(f, "bias")) {
+        /* per-channel bias = conv with the 1x1 identity kernel and that bias */
+        if (a[0].node == BOT || a[1].node == BOT || nshape(c, a[0].node)->rank != 4) return nten(BOT);
+        so_attr ka;
+        memset(&ka, 0, sizeof ka);
+        int64_t C = ndim(c, a[0].node, 1);
+        ka.n_ints = 4;
+        ka.ints[0] = ka.ints[1] = C, ka.ints[2] = ka.ints[3] = 1;
+        int32_t kid = add_node(c, SO_OP_CONST_IDCONV, NULL, 0, &ka);
+        at.stride[0] = at.stride[1] = 1;
+        at.dilation[0] = at.dilation[1] = 1;
+        at.group = 1;
+        in[0] = a[0].node, in[1] = kid, in[2] = a[1].node;
+        op = SO_OP_CONV;
+        n_in = 3;
+    } else if (!strcmp(f, "bn")) {
+        op = SO_OP_BATCHNORM;
+        uint32_t bits = (uint32_t)a[0].i;
+        memcpy(&at.epsilon, &bits, sizeof bits);
+        for (int k = 0; k < 5; k++) in[k] = a[k + 1].node;
+        n_in = 5;
     } else if (!strcmp(f, "cidmat")) {
         op = SO_OP_CONST_IDMAT;
         if (a[0].i < 1) return nten(BOT);
@@ -537,6 +582,7 @@ static so_shape draw_shape(const char *tmpl, int64_t *sym_val /* [26] */)
     memset(&s, 0, sizeof s);
     s.dtype = SO_F32;
     const char *p = tmpl;
+    if (*p == '+') p++; /* positive values (batchnorm variances) */
     while (*p && s.rank < SO_MAX_RANK) {
         if (isdigit((unsigned char)*p)) {
             s.dim[s.rank++] = strtoll(p, (char **)&p, 10);
@@ -591,6 +637,8 @@ static int trial(const ax_parsed *ap, uint64_t *rng, int perturb, char *why, siz
         int64_t n = so_shape_numel(&m->inputs[i].shape);
         inbuf[i] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         so_rng_fill(rng, inbuf[i], (size_t)n);
+        if (ap->var_shape[i][0] == '+')
+            for (int64_t j = 0; j < n; j++) inbuf[i][j] = fabsf(inbuf[i][j]) + 0.1f;
     }
     nctx c = {g, var_node, param, 0};
     if (ap->guard) {

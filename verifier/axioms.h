@@ -11,7 +11,7 @@
    Leaves are tensor variables (declared in so_axiom.vars), integer parameters (declared in
    so_axiom.params) or integer literals; applications name a function of the verifier's
    signature (see AXIOMS.md): tensor operators (add mul relu sigmoid tanh matmul conv tr
-   concat spl enlarge avgpool maxpool cpool cidconv cidmat), shape functions (dim rank),
+   concat spl enlarge avgpool maxpool cpool cidconv cidmat bias bn), shape functions (dim rank),
    permutation helpers (pcomp pidx pswap pid), integer arithmetic (+ - * div mod) and
    guard connectives (and not = >= <= > < ok same). */
 typedef enum ax_kind { AX_TVAR, AX_IVAR, AX_INT, AX_APP } ax_kind;
@@ -25,7 +25,7 @@ typedef struct ax_term {
     struct ax_term *arg[8];
 } ax_term;
 
-#define AX_MAX_VARS 8
+#define AX_MAX_VARS 12
 
 /* One axiom: for all tensor variables and integer parameters, guard => lhs = rhs.
    Self-check template: each tensor variable gets a shape from `vars` ("a:n,c b:c,m":

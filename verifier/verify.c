@@ -26,7 +26,7 @@ static const fsig sigs[] = {
     {"matmul", 0, 2, 0},  {"conv", 5, 2, 0},    {"tr", 1, 1, 0},     {"concat", 1, 2, 0},  {"spl", 3, 1, 0},
     {"enlarge", 2, 1, 0}, {"avgpool", 6, 1, 0}, {"maxpool", 6, 1, 0}, {"cpool", 3, 0, 0}, {"cidconv", 3, 0, 0},
     {"cidmat", 1, 0, 0},  {"pcomp", 2, 0, 1},   {"pidx", 2, 0, 1},   {"pinv", 2, 0, 1},    {"pswap", 1, 0, 1},
-    {"pid", 1, 0, 1},
+    {"pid", 1, 0, 1},     {"bias", 0, 2, 0},    {"bn", 1, 5, 0},
 };
 #define N_SIGS ((int)SO_ARRAY_LEN(sigs))
 
@@ -88,7 +88,7 @@ static Z3_ast mk_ok(so_verifier *v, Z3_ast t)
 static Z3_ast mk_fn(so_verifier *v, const char *name, const Z3_ast *ints, const Z3_ast *ts)
 {
     int k = sig_index(name);
-    Z3_ast a[10];
+    Z3_ast a[12];
     int n = 0;
     for (int i = 0; i < sigs[k].n_int; i++) a[n++] = ints[i];
     for (int i = 0; i < sigs[k].n_t; i++) a[n++] = ts[i];
@@ -463,7 +463,6 @@ static int encode_node(renc *e, int side, int ni, Z3_ast *wf)
         break;
     }
     case SO_OP_CONV: {
-        if (n->n_in != 2) return unsupported(e, "conv with bias");
         if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "conv with asymmetric pads");
         if (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1) return unsupported(e, "dilated conv");
         const gterm *X = x[0], *W = x[1];
@@ -473,6 +472,13 @@ static int encode_node(renc *e, int side, int ni, Z3_ast *wf)
         Z3_ast ints[5] = {mk_int(v, sh), mk_int(v, sw), mk_int(v, a->pad[0]), mk_int(v, a->pad[1]), mk_int(v, g)};
         Z3_ast ts[2] = {X->t, W->t};
         o->t = mk_fn(v, "conv", ints, ts);
+        if (n->n_in == 3) {
+            const gterm *Bv = x[2];
+            if (Bv->rank != 1) return unsupported(e, "conv bias of rank %d", Bv->rank);
+            w = mk_and2(v, w, mk_eq(v, Bv->dim[0], W->dim[0]));
+            Z3_ast bt[2] = {o->t, Bv->t};
+            o->t = mk_fn(v, "bias", NULL, bt);
+        }
         Z3_ast gi = mk_int(v, g);
         w = mk_and2(v, w, mk_eq(v, X->dim[1], Z3_mk_mul(v->ctx, 2, (Z3_ast[]){W->dim[1], gi})));
         w = mk_and2(v, w, mk_eq(v, Z3_mk_mod(v->ctx, W->dim[0], gi), mk_int(v, 0)));
@@ -577,6 +583,22 @@ static int encode_node(renc *e, int side, int ni, Z3_ast *wf)
             w = mk_and2(v, w, Z3_mk_ge(v->ctx, span, mk_int(v, 0)));
             o->dim[2 + k] = mk_add(v, Z3_mk_div(v->ctx, span, mk_int(v, k ? sw : sh)), mk_int(v, 1));
         }
+        break;
+    }
+    case SO_OP_BATCHNORM: {
+        const gterm *X = x[0];
+        if (X->rank < 2) return unsupported(e, "batchnorm of rank %d", X->rank);
+        uint32_t bits;
+        memcpy(&bits, &a->epsilon, sizeof bits);
+        Z3_ast eps = mk_int(v, bits);
+        Z3_ast ts[5];
+        for (int k = 0; k < 5; k++) {
+            ts[k] = x[k]->t;
+            if (k && x[k]->rank != 1) return unsupported(e, "batchnorm parameter of rank %d", x[k]->rank);
+            if (k) w = mk_and2(v, w, mk_eq(v, x[k]->dim[0], X->dim[1]));
+        }
+        *o = *X;
+        o->t = mk_fn(v, "bn", &eps, ts);
         break;
     }
     case SO_OP_CONST_POOL:
@@ -788,6 +810,15 @@ static so_status run_side(const so_rule *r, int which, const int64_t *syms, uint
         int64_t n = so_shape_numel(&m->inputs[i].shape);
         in[i] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         so_rng_fill(&rng, in[i], (size_t)n);
+        /* batchnorm variances must be positive */
+        for (int32_t j = 0; j < m->graph->n_nodes; j++) {
+            const so_node *nd = &m->graph->nodes[j];
+            if (nd->op == SO_OP_BATCHNORM && nd->n_in == 5 && m->graph->nodes[nd->in[4].node].op == SO_OP_INPUT &&
+                m->graph->nodes[nd->in[4].node].ref == i) {
+                for (int64_t q = 0; q < n; q++) in[i][q] = fabsf(in[i][q]) + 0.1f;
+                break;
+            }
+        }
     }
     for (int k = 0; k < m->n_outputs; k++) {
         so_edge o = m->graph->outputs[k];
