@@ -2975,10 +2975,7 @@ static so_status build_and_write(exporter *x, const char *path)
         const so_node *nd = &g->nodes[i];
         so_node_desc(g, i, x->desc, sizeof x->desc);
         if (nd->op == SO_OP_INPUT) continue;
-        if (nd->op == SO_OP_WEIGHT) {
-            emit_weight(x, nd->ref);
-            continue;
-        }
+        if (nd->op == SO_OP_WEIGHT) continue; /* emitted below when referenced */
         so_status r;
         if (nd->op == SO_OP_OPAQUE) r = export_opaque(x, i);
         else if (so_ops[nd->op].flags & SO_F_INTERNAL) r = export_internal(x, i);
@@ -2990,6 +2987,16 @@ static so_status build_and_write(exporter *x, const char *path)
         Onnx__NodeProto *n = mk_node(x, "Identity", m->outputs[o].name);
         n_in(n, tname(x, g->outputs[o]));
         n_out(n, m->outputs[o].name);
+    }
+    {
+        /* initializers for the weights some node reads (an all-full LSTM sequence_lens is not read) */
+        strmap read = {0};
+        for (size_t k = 0; k < x->n_nodes; k++)
+            for (size_t j = 0; j < x->nodes[k]->n_input; j++)
+                if (x->nodes[k]->input[j][0]) map_put(&read, x->nodes[k]->input[j], 1);
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            if (g->nodes[i].op == SO_OP_WEIGHT && map_get(&read, x->wname[g->nodes[i].ref]) >= 0) emit_weight(x, g->nodes[i].ref);
+        map_free(&read);
     }
 
     Onnx__GraphProto *gp = so_arena_alloc(&x->ar, sizeof *gp);

@@ -1,0 +1,699 @@
+/* test_onnx.c - ONNX import/export: round trips, numeric checks against reference outputs, exports
+   that pass onnx.checker, and one clear error per kind of malformed model. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <math.h>
+
+#include "../kernels/ref.h"
+#include "onnx_io.h"
+
+/* ---------------------------------------------------------------------------------------
+   A minimal protobuf writer, enough to build ONNX models (well-formed or not) in the test.
+   --------------------------------------------------------------------------------------- */
+
+typedef struct pb {
+    uint8_t *d;
+    size_t n, cap;
+} pb;
+
+static void pb_put(pb *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 64;
+        b->d = realloc(b->d, b->cap);
+        assert_non_null(b->d);
+    }
+    memcpy(b->d + b->n, p, n);
+    b->n += n;
+}
+
+static void pb_varint(pb *b, uint64_t v)
+{
+    uint8_t c[10];
+    int k = 0;
+    do {
+        c[k] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v) c[k] |= 0x80;
+        k++;
+    } while (v);
+    pb_put(b, c, (size_t)k);
+}
+
+static void pb_int(pb *b, int field, int64_t v)
+{
+    pb_varint(b, (uint64_t)field << 3);
+    pb_varint(b, (uint64_t)v);
+}
+
+static void pb_float(pb *b, int field, float f)
+{
+    pb_varint(b, ((uint64_t)field << 3) | 5);
+    pb_put(b, &f, 4);
+}
+
+static void pb_bytes(pb *b, int field, const void *p, size_t n)
+{
+    pb_varint(b, ((uint64_t)field << 3) | 2);
+    pb_varint(b, n);
+    pb_put(b, p, n);
+}
+
+static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
+
+/* Appends sub as a length-delimited field and frees it. */
+static void pb_msg(pb *b, int field, pb *sub)
+{
+    pb_bytes(b, field, sub->d ? sub->d : (uint8_t *)"", sub->n);
+    free(sub->d);
+    memset(sub, 0, sizeof *sub);
+}
+
+/* ValueInfoProto of a float tensor; sym = name of a symbolic dim replacing dims[0] (or NULL). */
+static void vi(pb *graph, int field, const char *name, int rank, const int64_t *dims, const char *sym)
+{
+    pb v = {0}, tp = {0}, tt = {0}, sh = {0};
+    for (int i = 0; i < rank; i++) {
+        pb dm = {0};
+        if (i == 0 && sym) pb_str(&dm, 2, sym);
+        else pb_int(&dm, 1, dims[i]);
+        pb_msg(&sh, 1, &dm);
+    }
+    pb_int(&tt, 1, 1);
+    pb_msg(&tt, 2, &sh);
+    pb_msg(&tp, 1, &tt);
+    pb_str(&v, 1, name);
+    pb_msg(&v, 2, &tp);
+    pb_msg(graph, field, &v);
+}
+
+/* Float initializer: raw_data with `raw_bytes` bytes (may differ from the shape on purpose),
+   or float_data when raw_bytes < 0. */
+static void init_f32(pb *graph, const char *name, int rank, const int64_t *dims, const float *data, long raw_bytes)
+{
+    pb t = {0};
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) pb_int(&t, 1, dims[i]), n *= dims[i] > 0 ? dims[i] : 1;
+    pb_int(&t, 2, 1);
+    pb_str(&t, 8, name);
+    if (raw_bytes >= 0) pb_bytes(&t, 9, data, (size_t)raw_bytes);
+    else
+        for (int64_t i = 0; i < n; i++) pb_float(&t, 4, data[i]);
+    pb_msg(graph, 5, &t);
+}
+
+/* Float initializer stored as external data at `location`. */
+static void init_external(pb *graph, const char *name, int rank, const int64_t *dims, const char *location)
+{
+    pb t = {0}, kv = {0};
+    for (int i = 0; i < rank; i++) pb_int(&t, 1, dims[i]);
+    pb_int(&t, 2, 1);
+    pb_str(&t, 8, name);
+    pb_str(&kv, 1, "location");
+    pb_str(&kv, 2, location);
+    pb_msg(&t, 13, &kv);
+    pb_int(&t, 14, 1);
+    pb_msg(graph, 5, &t);
+}
+
+static void node(pb *graph, const char *op, const char *name, const char *in0, const char *in1, const char *out)
+{
+    pb n = {0};
+    if (in0) pb_str(&n, 1, in0);
+    if (in1) pb_str(&n, 1, in1);
+    pb_str(&n, 2, out);
+    pb_str(&n, 3, name);
+    pb_str(&n, 4, op);
+    pb_msg(graph, 1, &n);
+}
+
+/* ModelProto around a graph (consumed). */
+static pb model(pb *graph, int64_t opset)
+{
+    pb m = {0}, op = {0};
+    pb_int(&m, 1, 8);
+    pb_str(&m, 2, "test_onnx");
+    pb_str(graph, 2, "g");
+    pb_msg(&m, 7, graph);
+    pb_str(&op, 1, "");
+    pb_int(&op, 2, opset);
+    pb_msg(&m, 8, &op);
+    return m;
+}
+
+/* Variants of the small model y = Relu(x @ W + b), x[2,4] W[4,3] b[3]. */
+enum {
+    V_OK, V_MISSING_INPUT, V_CYCLE, V_NEG_DIM, V_ABSURD_DIM, V_RAW_SIZE, V_EXT_MISSING, V_EXT_ESCAPE,
+    V_EXT_ABSOLUTE, V_SYMBOLIC, V_NEG_INPUT_DIM, V_EXT_OK, V_UNSORTED, V_BAD_SHAPE
+};
+
+static const float Wv[12] = {0.5f, -1, 2, 0.25f, 1, -0.5f, -2, 0.75f, 1.5f, 1, 0, -1};
+static const float bv[3] = {0.1f, -0.2f, 0.3f};
+
+static pb small_model(int variant)
+{
+    pb g = {0};
+    int64_t xd[2] = {2, 4}, wd[2] = {4, 3}, bd[1] = {3}, yd[2] = {2, 3};
+    if (variant == V_UNSORTED) node(&g, "Relu", "relu", "h", NULL, "y");
+    if (variant == V_CYCLE) {
+        node(&g, "MatMul", "mm", "x", "z", "h0");
+        node(&g, "Add", "add", "h0", "b", "h");
+        node(&g, "Relu", "relu", "h", NULL, "z");
+        node(&g, "Identity", "out", "z", NULL, "y");
+    } else {
+        node(&g, "MatMul", "mm", "x", variant == V_MISSING_INPUT ? "foo" : "W", "h0");
+        node(&g, "Add", "add", "h0", "b", "h");
+        if (variant != V_UNSORTED) node(&g, "Relu", "relu", "h", NULL, "y");
+    }
+    if (variant == V_NEG_DIM) wd[0] = -4;
+    if (variant == V_ABSURD_DIM) wd[0] = (int64_t)1 << 40;
+    if (variant == V_BAD_SHAPE) wd[0] = 5, wd[1] = 2;
+    if (variant >= V_EXT_MISSING && variant <= V_EXT_ABSOLUTE) {
+        const char *loc = variant == V_EXT_MISSING ? "no_such_file.bin" : variant == V_EXT_ESCAPE ? "sub/../../secret.bin" : "/etc/passwd";
+        init_external(&g, "W", 2, wd, loc);
+    } else if (variant == V_EXT_OK) {
+        init_external(&g, "W", 2, wd, "weights.bin");
+    } else {
+        init_f32(&g, "W", 2, wd, Wv, (variant == V_RAW_SIZE || variant == V_BAD_SHAPE) ? 40 : 48);
+    }
+    init_f32(&g, "b", 1, bd, bv, -1);
+    if (variant == V_NEG_INPUT_DIM) xd[1] = -4;
+    vi(&g, 11, "x", 2, xd, variant == V_SYMBOLIC ? "batch" : NULL);
+    vi(&g, 12, "y", 2, yd, NULL);
+    return model(&g, 13);
+}
+
+/* ---------------------------------------------------------------------------------------
+   helpers
+   --------------------------------------------------------------------------------------- */
+
+static char tmpdir[256];
+
+static int setup_tmp(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_onnx.XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    return 0;
+}
+
+static int teardown_tmp(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void tpath(char *buf, size_t n, const char *name)
+{
+    if ((size_t)snprintf(buf, n, "%s/%s", tmpdir, name) >= n) fail_msg("path too long");
+}
+
+static void write_file(const char *path, const void *d, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(d, 1, n, f), n);
+    fclose(f);
+}
+
+static void *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    void *d = malloc((size_t)n + 1);
+    if (n > 0 && fread(d, 1, (size_t)n, f) != (size_t)n) {
+        free(d);
+        d = NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return d;
+}
+
+/* Writes the model variant to the temp dir and loads it; returns status, *out the model. */
+static so_status load_variant(int variant, const char *name, so_model **out)
+{
+    char p[512];
+    tpath(p, sizeof p, name);
+    pb m = small_model(variant);
+    write_file(p, m.d, m.n);
+    free(m.d);
+    return so_onnx_load(p, out);
+}
+
+/* Loading must fail with a one-line message that starts with the path and contains `want`. */
+static void expect_load_error(int variant, const char *name, const char *want)
+{
+    char p[512];
+    so_model *m = (so_model *)1;
+    assert_int_equal(load_variant(variant, name, &m), SO_ERR);
+    assert_null(m);
+    tpath(p, sizeof p, name);
+    const char *e = so_error();
+    if (!strstr(e, want) || strncmp(e, p, strlen(p)) != 0 || strchr(e, '\n'))
+        fail_msg("message '%s' does not start with '%s' or lacks '%s'", e, p, want);
+}
+
+static int64_t numel_outputs(const so_model *m)
+{
+    int64_t n = 0;
+    for (int32_t o = 0; o < m->n_outputs; o++) n += so_shape_numel(&m->outputs[o].shape);
+    return n;
+}
+
+/* Runs g with the reference kernels on `in` (all inputs back to back) into `out`. */
+static so_status run_ref(const so_graph *g, const float *in, float *out)
+{
+    const so_model *m = g->model;
+    const float *ins[64];
+    float *outs[64];
+    int64_t off = 0;
+    for (int32_t i = 0; i < m->n_inputs; i++) ins[i] = in + off, off += so_shape_numel(&m->inputs[i].shape);
+    off = 0;
+    for (int32_t o = 0; o < m->n_outputs; o++) {
+        outs[o] = out + off;
+        so_edge e = g->outputs[o];
+        off += so_shape_numel(&g->nodes[e.node].out[e.slot]);
+    }
+    return so_ref_run(g, ins, outs);
+}
+
+static double max_rel_diff(const float *a, const float *b, int64_t n)
+{
+    double md = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]) / (1e-3 + fabs((double)b[i]));
+        if (d > md || d != d) md = d != d ? INFINITY : d;
+    }
+    return md;
+}
+
+static int have_python_onnx(void)
+{
+    static int have = -1;
+    if (have < 0) have = system("/usr/bin/python3 -c 'import onnx' >/dev/null 2>&1") == 0;
+    return have;
+}
+
+/* onnx.checker.check_model(full_check) on a file: 0 passes, 1 fails, 2 skipped (no python3-onnx,
+   or an opset newer than the installed onnx knows). */
+static int onnx_check(const char *path)
+{
+    if (!have_python_onnx()) return 2;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import sys, onnx, onnx.defs\n"
+             "m = onnx.load(sys.argv[1])\n"
+             "v = max([o.version for o in m.opset_import if o.domain in ('', 'ai.onnx')] + [0])\n"
+             "sys.exit(3) if v > onnx.defs.onnx_opset_version() else onnx.checker.check_model(m, full_check=True)\" '%s' 2>%s/check.err",
+             path, tmpdir);
+    int rc = system(cmd);
+    if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 3) return 2;
+    if (rc != 0) {
+        char ep[512];
+        size_t n;
+        tpath(ep, sizeof ep, "check.err");
+        char *e = read_file(ep, &n);
+        print_message("onnx.checker on %s failed: %s\n", path, e ? e : "?");
+        free(e);
+        return 1;
+    }
+    return 0;
+}
+
+/* Export g, reload, and compare canonical hashes; returns the reloaded model. */
+static so_model *roundtrip(const so_graph *g, const char *name)
+{
+    char p[512];
+    tpath(p, sizeof p, name);
+    if (so_onnx_save(g, p) != SO_OK) fail_msg("save: %s", so_error());
+    so_model *m2 = NULL;
+    if (so_onnx_load(p, &m2) != SO_OK) fail_msg("reload: %s", so_error());
+    assert_int_equal(so_graph_hash(g), so_graph_hash(m2->graph));
+    return m2;
+}
+
+/* ---------------------------------------------------------------------------------------
+   tests
+   --------------------------------------------------------------------------------------- */
+
+static void test_small_model(void **state)
+{
+    (void)state;
+    so_model *m = NULL;
+    if (load_variant(V_OK, "small.onnx", &m) != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(m->opset, 13);
+    assert_int_equal(m->n_inputs, 1);
+    assert_string_equal(m->inputs[0].name, "x");
+    assert_int_equal(m->inputs[0].shape.rank, 2);
+    assert_int_equal(m->inputs[0].shape.dim[1], 4);
+    assert_int_equal(m->n_outputs, 1);
+    assert_string_equal(m->outputs[0].name, "y");
+    assert_int_equal(m->outputs[0].shape.dim[0], 2);
+    assert_int_equal(m->outputs[0].shape.dim[1], 3);
+    assert_int_equal(m->n_weights, 2);
+    so_graph *g = m->graph;
+    int cnt[SO_OP_COUNT] = {0};
+    for (int32_t i = 0; i < g->n_nodes; i++) cnt[g->nodes[i].op]++;
+    assert_int_equal(g->n_nodes, 6);
+    assert_int_equal(cnt[SO_OP_MATMUL], 1);
+    assert_int_equal(cnt[SO_OP_ADD], 1);
+    assert_int_equal(cnt[SO_OP_RELU], 1);
+    /* weights decoded from raw_data and float_data */
+    for (int32_t w = 0; w < m->n_weights; w++) {
+        if (!strcmp(m->weights[w].name, "W")) assert_memory_equal(m->weights[w].data, Wv, sizeof Wv);
+        else assert_memory_equal(m->weights[w].data, bv, sizeof bv);
+    }
+    float x[8] = {1, 2, 3, 4, -1, 0.5f, 0, 2}, y[6], want[6];
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 3; c++) {
+            float s = bv[c];
+            for (int k = 0; k < 4; k++) s += x[r * 4 + k] * Wv[k * 3 + c];
+            want[r * 3 + c] = s > 0 ? s : 0;
+        }
+    assert_int_equal(run_ref(g, x, y), SO_OK);
+    for (int i = 0; i < 6; i++) assert_float_equal(y[i], want[i], 1e-5);
+    so_model *m2 = roundtrip(g, "small_rt.onnx");
+    assert_string_equal(m2->inputs[0].name, "x");
+    assert_string_equal(m2->outputs[0].name, "y");
+    so_model_free(m2);
+    so_model_free(m);
+}
+
+static void test_unsorted_and_buffer(void **state)
+{
+    (void)state;
+    pb b = small_model(V_UNSORTED);
+    so_model *m = NULL;
+    if (so_onnx_load_buffer("mem.onnx", b.d, b.n, &m) != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(m->graph->n_nodes, 6);
+    so_model *ref = NULL;
+    assert_int_equal(load_variant(V_OK, "small2.onnx", &ref), SO_OK);
+    assert_int_equal(so_graph_hash(m->graph), so_graph_hash(ref->graph));
+    so_model_free(ref);
+    so_model_free(m);
+    free(b.d);
+}
+
+static void test_external_data(void **state)
+{
+    (void)state;
+    char p[512];
+    tpath(p, sizeof p, "weights.bin");
+    write_file(p, Wv, sizeof Wv);
+    so_model *m = NULL;
+    if (load_variant(V_EXT_OK, "ext.onnx", &m) != SO_OK) fail_msg("%s", so_error());
+    int found = 0;
+    for (int32_t w = 0; w < m->n_weights; w++)
+        if (!strcmp(m->weights[w].name, "W")) found = 1, assert_memory_equal(m->weights[w].data, Wv, sizeof Wv);
+    assert_true(found);
+    so_model_free(m);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    char p[512];
+    so_model *m = NULL;
+
+    tpath(p, sizeof p, "missing.onnx");
+    assert_int_equal(so_onnx_load(p, &m), SO_ERR);
+    assert_non_null(strstr(so_error(), "cannot open"));
+    assert_int_equal(strncmp(so_error(), p, strlen(p)), 0);
+
+    /* truncated: half of a valid model */
+    pb b = small_model(V_OK);
+    tpath(p, sizeof p, "truncated.onnx");
+    write_file(p, b.d, b.n / 2);
+    assert_int_equal(so_onnx_load(p, &m), SO_ERR);
+    assert_null(m);
+    assert_int_equal(strncmp(so_error(), p, strlen(p)), 0);
+    assert_non_null(strstr(so_error(), "protobuf parse failed"));
+    free(b.d);
+
+    /* random bytes */
+    unsigned char rnd[4096];
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < sizeof rnd; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        rnd[i] = (unsigned char)(s >> 56);
+    }
+    tpath(p, sizeof p, "random.onnx");
+    write_file(p, rnd, sizeof rnd);
+    assert_int_equal(so_onnx_load(p, &m), SO_ERR);
+    assert_non_null(strstr(so_error(), "not a valid ONNX model"));
+
+    /* empty file */
+    tpath(p, sizeof p, "empty.onnx");
+    write_file(p, "", 0);
+    assert_int_equal(so_onnx_load(p, &m), SO_ERR);
+    assert_non_null(strstr(so_error(), "not a valid ONNX model"));
+
+    expect_load_error(V_MISSING_INPUT, "missing_input.onnx", "node 'mm' (MatMul): input 'foo' is not produced by any node, initializer or graph input");
+    expect_load_error(V_CYCLE, "cycle.onnx", "graph has a cycle through node");
+    expect_load_error(V_NEG_DIM, "negdim.onnx", "initializer 'W' has a negative dimension -4");
+    expect_load_error(V_ABSURD_DIM, "absurd.onnx", "initializer 'W' has an absurd dimension");
+    expect_load_error(V_RAW_SIZE, "rawsize.onnx", "initializer 'W': raw_data has 40 bytes but shape [4,3] of FLOAT needs 48 bytes");
+    expect_load_error(V_EXT_MISSING, "extmissing.onnx", "no_such_file.bin' cannot be opened");
+    expect_load_error(V_EXT_ESCAPE, "extescape.onnx", "external data path 'sub/../../secret.bin' escapes the model's directory");
+    expect_load_error(V_EXT_ABSOLUTE, "extabs.onnx", "external data path '/etc/passwd' is absolute");
+    expect_load_error(V_SYMBOLIC, "symbolic.onnx", "input 'x' has a symbolic dimension 'batch'; superopt needs fixed shapes");
+    expect_load_error(V_NEG_INPUT_DIM, "neginput.onnx", "input 'x' has a negative dimension -4");
+    /* shape errors from inference carry the path and the node */
+    expect_load_error(V_BAD_SHAPE, "badshape.onnx", "mm");
+}
+
+static void test_too_large(void **state)
+{
+    (void)state;
+    pb b = small_model(V_OK);
+    so_model *m = NULL;
+    size_t saved = so_max_alloc_bytes;
+    so_max_alloc_bytes = 40; /* W needs 48 bytes */
+    so_status st = so_onnx_load_buffer("limit.onnx", b.d, b.n, &m);
+    so_max_alloc_bytes = saved;
+    free(b.d);
+    assert_int_equal(st, SO_ERR);
+    assert_null(m);
+    assert_non_null(strstr(so_error(), "limit.onnx: initializer 'W': 12 elements exceed the allocation limit (40 bytes)"));
+}
+
+/* Fused activations become separate nodes; internal operators are folded into initializers. */
+static void test_export_act_and_internal(void **state)
+{
+    (void)state;
+    so_model *m = NULL;
+    assert_int_equal(load_variant(V_OK, "act.onnx", &m), SO_OK);
+    so_graph *g = so_graph_clone(m->graph);
+    float x[8] = {1, -2, 3, 0.5f, -1, 0.5f, 2, 2}, want[6], got[6];
+    assert_int_equal(run_ref(g, x, want), SO_OK);
+    /* fuse: Add(act=relu) feeding the output directly; drop the Relu node */
+    int32_t add = -1, relu = -1;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].op == SO_OP_ADD) add = i;
+        if (g->nodes[i].op == SO_OP_RELU) relu = i;
+    }
+    assert_true(add >= 0 && relu >= 0);
+    so_attr a = *g->nodes[add].attr;
+    a.act = SO_ACT_RELU;
+    g->nodes[add].attr = so_model_attr(m, &a);
+    g->outputs[0].node = add;
+    so_graph_dce(g);
+    assert_int_equal(run_ref(g, x, got), SO_OK);
+    for (int i = 0; i < 6; i++) assert_float_equal(got[i], want[i], 1e-6);
+    char p[512];
+    tpath(p, sizeof p, "act_out.onnx");
+    if (so_onnx_save(g, p) != SO_OK) fail_msg("%s", so_error());
+    so_model *m2 = NULL;
+    if (so_onnx_load(p, &m2) != SO_OK) fail_msg("%s", so_error());
+    int relus = 0;
+    for (int32_t i = 0; i < m2->graph->n_nodes; i++) relus += m2->graph->nodes[i].op == SO_OP_RELU;
+    assert_int_equal(relus, 1);
+    assert_int_equal(so_graph_hash(m->graph), so_graph_hash(m2->graph));
+    assert_int_not_equal(onnx_check(p), 1);
+    so_model_free(m2);
+
+    /* internal op: W replaced by Add(W, CONST_ONES[4,3]) (an internal constant) must be folded */
+    int32_t mm = -1;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == SO_OP_MATMUL) mm = i;
+    so_attr ca;
+    memset(&ca, 0, sizeof ca);
+    ca.n_ints = 2;
+    ca.ints[0] = 4;
+    ca.ints[1] = 3;
+    int32_t ones = so_graph_add(g, SO_OP_CONST_ONES, NULL, 0, 1, so_model_attr(m, &ca), -1, NULL);
+    assert_int_equal(so_graph_infer(g, ones), SO_OK);
+    so_edge in2[2] = {g->nodes[mm].in[1], {ones, 0}};
+    int32_t sum = so_graph_add(g, SO_OP_ADD, in2, 2, 1, NULL, -1, "wplus1");
+    assert_int_equal(so_graph_infer(g, sum), SO_OK);
+    g->nodes[mm].in[1] = (so_edge){sum, 0};
+    assert_int_equal(so_graph_toposort(g), SO_OK);
+    assert_int_equal(so_graph_infer_all(g), SO_OK);
+    assert_int_equal(run_ref(g, x, want), SO_OK);
+    tpath(p, sizeof p, "internal_out.onnx");
+    if (so_onnx_save(g, p) != SO_OK) fail_msg("%s", so_error());
+    if (so_onnx_load(p, &m2) != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(run_ref(m2->graph, x, got), SO_OK);
+    for (int i = 0; i < 6; i++) assert_float_equal(got[i], want[i], 1e-5);
+    assert_int_not_equal(onnx_check(p), 1);
+    so_model_free(m2);
+
+    /* an internal op with a non-constant input cannot be exported: error, no file, no temp file */
+    so_attr ea;
+    memset(&ea, 0, sizeof ea);
+    ea.kernel[0] = ea.kernel[1] = 3;
+    int32_t inp = -1;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == SO_OP_INPUT) inp = i;
+    so_edge ein = {inp, 0};
+    int32_t bad = so_graph_add(g, SO_OP_ENLARGE, &ein, 1, 1, so_model_attr(m, &ea), -1, "enl");
+    g->nodes[bad].out[0] = g->nodes[inp].out[0];
+    g->outputs[0] = (so_edge){bad, 0};
+    tpath(p, sizeof p, "bad_out.onnx");
+    assert_int_equal(so_onnx_save(g, p), SO_ERR);
+    assert_int_equal(strncmp(so_error(), p, strlen(p)), 0);
+    assert_non_null(strstr(so_error(), "non-constant input"));
+    assert_int_equal(access(p, F_OK), -1);
+    DIR *d = opendir(tmpdir);
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strstr(de->d_name, ".tmp.")) fail_msg("temporary file left behind: %s", de->d_name);
+    closedir(d);
+
+    /* unwritable destination */
+    assert_int_equal(so_onnx_save(m->graph, "/nonexistent_dir_for_test/out.onnx"), SO_ERR);
+    assert_int_equal(strncmp(so_error(), "/nonexistent_dir_for_test/out.onnx: ", 36), 0);
+    so_graph_free(g);
+    so_model_free(m);
+}
+
+/* Loads a model with reference data (NAME.in.bin / NAME.out.bin next to it), compares the
+   reference run with the stored outputs, round-trips it, and checks the export with onnx.checker. */
+static void check_model_file(const char *path, const char *stem, int runnable)
+{
+    so_model *m = NULL;
+    if (so_onnx_load(path, &m) != SO_OK) fail_msg("%s", so_error());
+    if (runnable) {
+        char ip[600], op[600];
+        snprintf(ip, sizeof ip, "%s.in.bin", stem);
+        snprintf(op, sizeof op, "%s.out.bin", stem);
+        size_t ni, no;
+        float *in = read_file(ip, &ni), *want = read_file(op, &no);
+        int64_t n_out = numel_outputs(m);
+        if (in && want) {
+            assert_int_equal(no, (size_t)n_out * 4);
+            float *got = malloc((size_t)n_out * 4 + 4);
+            if (run_ref(m->graph, in, got) != SO_OK) fail_msg("%s: %s", path, so_error());
+            double d = max_rel_diff(got, want, n_out);
+            print_message("  %s: %d nodes, %d weights, max rel diff %.2g\n", path, m->graph->n_nodes, m->n_weights, d);
+            if (d > 1e-3) fail_msg("%s: outputs differ from the reference by %g", path, d);
+            free(got);
+        }
+        free(in);
+        free(want);
+    }
+    const char *base = strrchr(path, '/');
+    char name[300];
+    snprintf(name, sizeof name, "rt_%s", base ? base + 1 : path);
+    so_model *m2 = roundtrip(m->graph, name);
+    assert_int_equal(m2->n_inputs, m->n_inputs);
+    for (int32_t i = 0; i < m->n_inputs; i++) {
+        assert_string_equal(m2->inputs[i].name, m->inputs[i].name);
+        assert_true(so_shape_eq(&m2->inputs[i].shape, &m->inputs[i].shape));
+    }
+    for (int32_t o = 0; o < m->n_outputs; o++) assert_string_equal(m2->outputs[o].name, m->outputs[o].name);
+    char p[512];
+    tpath(p, sizeof p, name);
+    int c = onnx_check(p);
+    if (c == 1) fail_msg("export of %s fails onnx.checker", path);
+    so_model_free(m2);
+    so_model_free(m);
+}
+
+static void test_data_models(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"deepandwide", "lstm2", "nasrnn", "bert2", "squeezenet", "resnet_small"};
+    int found = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[300], stem[200];
+        snprintf(stem, sizeof stem, "data/%s", names[i]);
+        snprintf(path, sizeof path, "%s.onnx", stem);
+        if (access(path, R_OK) != 0) continue;
+        found++;
+        check_model_file(path, stem, 1);
+    }
+    if (!found) skip();
+}
+
+/* Models made by tests/make_onnx_fixtures.py with python3-onnx: folding chains, opset forms,
+   opaque operators, external data, LSTM holes. */
+static void test_python_fixtures(void **state)
+{
+    (void)state;
+    if (!have_python_onnx()) {
+        print_message("  python3-onnx missing: skipping generated fixtures\n");
+        skip();
+    }
+    char dir[512], cmd[1024], lp[600];
+    tpath(dir, sizeof dir, "fx");
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/make_onnx_fixtures.py '%s' >/dev/null", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(lp, sizeof lp, "%s/list.txt", dir);
+    FILE *f = fopen(lp, "r");
+    assert_non_null(f);
+    char line[256];
+    int n = 0, opaque_seen = 0;
+    while (fgets(line, sizeof line, f)) {
+        char name[128], kind[32];
+        if (sscanf(line, "%127s %31s", name, kind) != 2) continue;
+        char path[800], stem[700];
+        snprintf(stem, sizeof stem, "%s/%s", dir, name);
+        snprintf(path, sizeof path, "%s.onnx", stem);
+        int runnable = !strcmp(kind, "runnable");
+        check_model_file(path, stem, runnable);
+        if (!runnable) {
+            so_model *m = NULL;
+            assert_int_equal(so_onnx_load(path, &m), SO_OK);
+            opaque_seen += m->n_opaque;
+            /* every output shape is still known through opaque nodes */
+            for (int32_t o = 0; o < m->n_outputs; o++) assert_true(m->outputs[o].shape.rank >= 0);
+            so_model_free(m);
+        }
+        n++;
+    }
+    fclose(f);
+    assert_true(n >= 10);
+    assert_int_equal(opaque_seen, 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_model),
+        cmocka_unit_test(test_unsorted_and_buffer),
+        cmocka_unit_test(test_external_data),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_too_large),
+        cmocka_unit_test(test_export_act_and_internal),
+        cmocka_unit_test(test_data_models),
+        cmocka_unit_test(test_python_fixtures),
+    };
+    return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+}
