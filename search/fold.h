@@ -20,6 +20,15 @@ typedef struct so_fold_ctx {
     int64_t weights_added;
 } so_fold_ctx;
 
+/* The attribute fields op uses (as the rule language reads and prints them, rules/RULES.md)
+   copied into a zeroed set; others (e.g. Conv's kernel, which importers take from the weight)
+   are dropped. Rule patterns are compared with graph nodes on these fields. */
+so_attr so_attr_used(so_op op, const so_attr *a);
+/* Canonicalisation of attributes: every non-source, non-opaque node gets so_attr_used of its
+   attributes, so that equal operators hash and cost equal whether imported or made by a rule.
+   Returns the number of nodes changed. */
+int so_normalize_attrs(so_graph *g);
+
 void so_fold_init(so_fold_ctx *fc, so_model *m);
 void so_fold_free(so_fold_ctx *fc);
 

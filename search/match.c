@@ -163,16 +163,18 @@ static int is_src_output(const so_rule *r, int p, int slot)
 
 static int attr_match(mstate *s, const so_rnode *pn, const so_node *gn)
 {
-    if (pn->n_dx == 0) return memcmp(&pn->attr, gn->attr, sizeof pn->attr) == 0;
-    if (gn->attr->n_ints != pn->n_dx) return 0;
-    so_attr want = pn->attr;
-    want.n_ints = pn->n_dx;
-    for (int j = 0; j < pn->n_dx; j++) {
-        if (!bind_dim(s, &pn->dx[j], gn->attr->ints[j])) return 0;
-        want.ints[j] = gn->attr->ints[j];
+    if (pn->n_dx == 0 && memcmp(&pn->attr, gn->attr, sizeof pn->attr) == 0) return 1;
+    so_attr have = so_attr_used(pn->op, gn->attr);
+    so_attr want = so_attr_used(pn->op, &pn->attr);
+    if (pn->n_dx > 0) {
+        if (gn->attr->n_ints != pn->n_dx) return 0;
+        want.n_ints = pn->n_dx;
+        for (int j = 0; j < pn->n_dx; j++) {
+            if (!bind_dim(s, &pn->dx[j], gn->attr->ints[j])) return 0;
+            want.ints[j] = gn->attr->ints[j];
+        }
     }
-    for (int j = pn->n_dx; j < SO_MAX_INTS; j++) want.ints[j] = 0;
-    return memcmp(&want, gn->attr, sizeof want) == 0;
+    return memcmp(&want, &have, sizeof want) == 0;
 }
 
 /* Final checks once every pattern node is mapped. */

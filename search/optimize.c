@@ -356,6 +356,7 @@ int so_optimize_main(int argc, char **argv)
     so_fold_init(&fc, m);
     fc_init = 1;
     start = so_graph_clone(m->graph);
+    so_normalize_attrs(start);
     so_canon_stats cst = {0, 0, 0};
     if (so_canonicalize(&fc, start, &cst) != SO_OK) {
         so_error_prefix(o.model);
@@ -363,7 +364,12 @@ int so_optimize_main(int argc, char **argv)
     }
     if (so_cost_init(&cm, (so_cost_kind)o.cost, (int)o.threads, o.cache_dir) != SO_OK) goto fail;
     cm_init = 1;
-    double cost_orig = so_cost_graph(&cm, m->graph);
+    /* the input as imported, attributes normalised so that its nodes share cost keys with the
+       search's graphs (folding and identity removal are not applied here) */
+    so_graph *orig_norm = so_graph_clone(m->graph);
+    so_normalize_attrs(orig_norm);
+    double cost_orig = so_cost_graph(&cm, orig_norm);
+    so_graph_free(orig_norm);
 
     /* search */
     so_search_opts so = {.kind = o.search, .alpha = o.alpha, .budget = o.budget, .time_limit = o.time_limit,

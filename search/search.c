@@ -262,6 +262,49 @@ static int cmp_cand(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Greedy descent from start: repeatedly applies the best improving rewrite (by preview, then
+   checked exactly) until none improves, the budget or the time limit.
+   Returns the final graph (caller decrefs). */
+static gref *greedy(ctx *c, const so_graph *start, double cost0)
+{
+    so_search_result *res = c->res;
+    gref *cur = so_xcalloc(1, sizeof *cur);
+    cur->g = so_graph_clone(start);
+    cur->cost = cost0;
+    cur->refs = 1;
+    for (;;) {
+        if (c->o->budget > 0 && res->graphs_explored >= c->o->budget) {
+            res->stopped_by = 1;
+            break;
+        }
+        if (out_of_time(c)) break;
+        c->n_cands = 0;
+        expand(c, cur);
+        progress(c, 0);
+        qsort(c->cands, (size_t)c->n_cands, sizeof *c->cands, cmp_cand);
+        gref *next = NULL;
+        for (int32_t k = 0; k < c->n_cands && k < 16 && !next; k++) {
+            double cost;
+            so_graph *ng = materialize(c, cur->g, &c->cands[k].m, &cost);
+            if (!ng) continue;
+            if (cost < cur->cost * (1 - 1e-9)) {
+                next = so_xcalloc(1, sizeof *next);
+                next->g = ng;
+                next->cost = cost;
+                next->h = new_hist(c, c->cands[k].m.rule_index, cur->h);
+                next->refs = 1;
+            } else {
+                so_graph_free(ng);
+            }
+        }
+        if (!next) break;
+        decref(cur);
+        cur = next;
+        note_best(c, cur->g, cur->cost, cur->h);
+    }
+    return cur;
+}
+
 so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
                         so_fold_ctx *fc, const so_search_opts *opts, so_search_result *res)
 {
@@ -285,42 +328,32 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     so_hmap_add(&c.seen, so_graph_hash(start), 1);
 
     if (o.kind == SO_SEARCH_GREEDY) {
-        gref *cur = so_xcalloc(1, sizeof *cur);
-        cur->g = so_graph_clone(start);
-        cur->cost = res->cost_before;
-        cur->refs = 1;
-        for (;;) {
-            if (o.budget > 0 && res->graphs_explored >= o.budget) {
-                res->stopped_by = 1;
-                break;
-            }
-            if (out_of_time(&c)) break;
-            c.n_cands = 0;
-            expand(&c, cur);
-            progress(&c, 0);
-            qsort(c.cands, (size_t)c.n_cands, sizeof *c.cands, cmp_cand);
-            gref *next = NULL;
-            for (int32_t k = 0; k < c.n_cands && k < 16 && !next; k++) {
-                double cost;
-                so_graph *ng = materialize(&c, cur->g, &c.cands[k].m, &cost);
-                if (!ng) continue;
-                if (cost < cur->cost * (1 - 1e-9)) {
-                    next = so_xcalloc(1, sizeof *next);
-                    next->g = ng;
-                    next->cost = cost;
-                    next->h = new_hist(&c, c.cands[k].m.rule_index, cur->h);
-                    next->refs = 1;
-                } else {
-                    so_graph_free(ng);
-                }
-            }
-            if (!next) break;
-            decref(cur);
-            cur = next;
-            note_best(&c, cur->g, cur->cost, cur->h);
-        }
-        decref(cur);
+        gref *g = greedy(&c, start, res->cost_before);
+        decref(g);
     } else if (o.kind == SO_SEARCH_BACKTRACK) {
+        /* warm start: a greedy descent first (at most a third of the time limit); its result is
+           queued next to the input, so backtracking never ends worse than greedy */
+        so_search_opts go = o;
+        go.kind = SO_SEARCH_GREEDY;
+        go.time_limit = o.time_limit > 0 ? o.time_limit / 3 : 0;
+        c.o = &go;
+        gref *gs = greedy(&c, start, res->cost_before);
+        c.o = &o;
+        c.timed_out = 0;
+        res->stopped_by = 0;
+        /* graphs greedy built were not expanded into the queue: let backtracking reach them */
+        so_hmap_free(&c.seen);
+        so_hmap_add(&c.seen, so_graph_hash(start), 1);
+        if (gs->h) {
+            state sg;
+            memset(&sg, 0, sizeof sg);
+            sg.cost = gs->cost;
+            sg.seq = c.seq++;
+            sg.g = so_graph_clone(gs->g);
+            sg.h = gs->h;
+            heap_push(&c, &sg);
+        }
+        decref(gs);
         state s0;
         memset(&s0, 0, sizeof s0);
         s0.cost = res->cost_before;
