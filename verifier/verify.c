@@ -202,6 +202,13 @@ static Z3_ast axiom_formula(so_verifier *v, const ax_parsed *ap)
         Z3_ast x = zterm(v, &e, tl);
         pats[np++] = Z3_mk_pattern(c, 1, &x);
     }
+    if (!np && ap->guard) {
+        const ax_term *tg = find_trigger(ap->guard, need_t, need_p);
+        if (tg) {
+            Z3_ast x = zterm(v, &e, tg);
+            pats[np++] = Z3_mk_pattern(c, 1, &x);
+        }
+    }
     if (ap->ax->flags & AXF_BIDIR) {
         const ax_term *tr = find_trigger(ap->rhs, need_t, need_p);
         if (tr) {
@@ -797,11 +804,24 @@ void so_verify_thread_cleanup(void)
 
 /* ------------------------------------------------------------------ numeric guard */
 
-static so_status run_side(const so_rule *r, int which, const int64_t *syms, uint64_t seed, float ***outs, int64_t **lens, so_model **mo)
+/* Marks rule inputs that reach a batchnorm variance (directly or through data movement):
+   their random values are made positive on both sides. */
+static void mark_positive(const so_model *m, int *pos)
 {
-    so_model *m = NULL;
-    if (so_rule_instantiate(r, which, syms, &m) != SO_OK) return SO_ERR;
-    so_status st = SO_ERR;
+    const so_graph *g = m->graph;
+    char *need = so_xcalloc((size_t)g->n_nodes + 1, 1);
+    for (int32_t j = g->n_nodes - 1; j >= 0; j--) {
+        const so_node *nd = &g->nodes[j];
+        if (nd->op == SO_OP_BATCHNORM && nd->n_in == 5) need[nd->in[4].node] = 1;
+        if (need[j] && (nd->op == SO_OP_SPLIT || nd->op == SO_OP_CONCAT || nd->op == SO_OP_SLICE || nd->op == SO_OP_IDENTITY))
+            for (int k = 0; k < nd->n_in; k++) need[nd->in[k].node] = 1;
+        if (need[j] && nd->op == SO_OP_INPUT && nd->ref >= 0 && nd->ref < m->n_inputs) pos[nd->ref] = 1;
+    }
+    free(need);
+}
+
+static so_status run_side(so_model *m, const int *pos, uint64_t seed, float ***outs, int64_t **lens)
+{
     float **in = so_xcalloc((size_t)m->n_inputs + 1, sizeof *in);
     float **out = so_xcalloc((size_t)m->n_outputs + 1, sizeof *out);
     int64_t *len = so_xcalloc((size_t)m->n_outputs + 1, sizeof *len);
@@ -810,27 +830,19 @@ static so_status run_side(const so_rule *r, int which, const int64_t *syms, uint
         int64_t n = so_shape_numel(&m->inputs[i].shape);
         in[i] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         so_rng_fill(&rng, in[i], (size_t)n);
-        /* batchnorm variances must be positive */
-        for (int32_t j = 0; j < m->graph->n_nodes; j++) {
-            const so_node *nd = &m->graph->nodes[j];
-            if (nd->op == SO_OP_BATCHNORM && nd->n_in == 5 && m->graph->nodes[nd->in[4].node].op == SO_OP_INPUT &&
-                m->graph->nodes[nd->in[4].node].ref == i) {
-                for (int64_t q = 0; q < n; q++) in[i][q] = fabsf(in[i][q]) + 0.1f;
-                break;
-            }
-        }
+        if (pos[i])
+            for (int64_t q = 0; q < n; q++) in[i][q] = fabsf(in[i][q]) + 0.1f;
     }
     for (int k = 0; k < m->n_outputs; k++) {
         so_edge o = m->graph->outputs[k];
         len[k] = so_shape_numel(&m->graph->nodes[o.node].out[o.slot]);
         out[k] = so_xmalloc((size_t)(len[k] > 0 ? len[k] : 1) * sizeof(float));
     }
-    st = so_ref_run(m->graph, (const float *const *)in, out);
+    so_status st = so_ref_run(m->graph, (const float *const *)in, out);
     for (int i = 0; i < m->n_inputs; i++) free(in[i]);
     free(in);
     *outs = out;
     *lens = len;
-    *mo = m;
     return st;
 }
 
@@ -857,10 +869,18 @@ so_status so_verify_numeric(const so_rule *r, int n_trials, uint64_t seed, int *
         int64_t *l0 = NULL, *l1 = NULL;
         so_model *m0 = NULL, *m1 = NULL;
         uint64_t dseed = seed * 1000003u + (uint64_t)t;
-        so_status s0 = run_side(r, 0, syms, dseed, &o0, &l0, &m0);
+        so_status s0 = so_rule_instantiate(r, 0, syms, &m0);
         char msg0[300];
         snprintf(msg0, sizeof msg0, "%s", so_error());
-        so_status s1 = s0 == SO_OK ? run_side(r, 1, syms, dseed, &o1, &l1, &m1) : SO_ERR;
+        so_status s1 = s0 == SO_OK ? so_rule_instantiate(r, 1, syms, &m1) : SO_ERR;
+        if (s0 == SO_OK && s1 == SO_OK) {
+            int pos[SO_RULE_MAX_INPUTS] = {0};
+            mark_positive(m0, pos);
+            mark_positive(m1, pos);
+            s0 = run_side(m0, pos, dseed, &o0, &l0);
+            snprintf(msg0, sizeof msg0, "%s", so_error());
+            s1 = s0 == SO_OK ? run_side(m1, pos, dseed, &o1, &l1) : SO_ERR;
+        }
         int nout = r->n_outputs;
         if (s0 != SO_OK || s1 != SO_OK) {
             *ok = 0;
