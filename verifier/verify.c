@@ -1020,10 +1020,19 @@ done:
     return result;
 }
 
-static int axioms_main(int json, int trials, double timeout_s)
+static int axioms_main(int json, int trials, double timeout_s, int md)
 {
     const ax_parsed *all;
     int n = so_axioms_get(&all);
+    if (md) {
+        printf("| # | name | meaning | for all | guard | lhs = rhs |\n|---|---|---|---|---|---|\n");
+        for (int k = 0; k < n; k++) {
+            const so_axiom *a = all[k].ax;
+            printf("| %d | `%s` | %s | `%s%s%s` | %s%s%s | `%s` = `%s` |\n", k + 1, a->name, a->meaning, a->vars, *a->params ? " " : "", a->params,
+                   *a->guard ? "`" : "", *a->guard ? a->guard : "-", *a->guard ? "`" : "", a->lhs, a->rhs);
+        }
+        return 0;
+    }
     int bad = 0, redundant = 0;
     double t0 = so_now();
     for (int k = 0; k < n; k++) {
@@ -1054,20 +1063,21 @@ static int verify_usage(const char *msg)
 {
     if (msg) fprintf(stderr, "superopt verify: %s\n", msg);
     fprintf(stderr, "usage: superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [--write]\n"
-                    "       superopt verify --axioms [--json] [--trials N]\n");
+                    "       superopt verify --axioms [--json] [--trials N] [--timeout S] [--markdown]\n");
     return 2;
 }
 
 int so_verify_main(int argc, char **argv)
 {
     const char *path = NULL;
-    int json = 0, threads = 2, numeric = 0, write = 0, axioms = 0, trials = 40;
+    int json = 0, threads = 2, numeric = 0, write = 0, axioms = 0, trials = 40, md = 0;
     double timeout_s = 2.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--write") || !strcmp(a, "-w")) write = 1;
         else if (!strcmp(a, "--axioms")) axioms = 1;
+        else if (!strcmp(a, "--markdown")) md = 1;
         else if ((!strcmp(a, "--timeout") || !strcmp(a, "--threads") || !strcmp(a, "--numeric") || !strcmp(a, "--trials")) && i + 1 < argc) {
             char *end;
             double x = strtod(argv[++i], &end);
@@ -1080,7 +1090,7 @@ int so_verify_main(int argc, char **argv)
         else if (!path) path = a;
         else return verify_usage("more than one rule file");
     }
-    if (axioms) return axioms_main(json, trials, timeout_s > 0 ? SO_MIN(timeout_s, 2.0) : 1.0);
+    if (axioms) return axioms_main(json, trials, timeout_s > 0 ? SO_MIN(timeout_s, 2.0) : 1.0, md);
     if (!path) return verify_usage("missing FILE.rules");
     so_ruleset rs = {0};
     if (so_rules_load(path, &rs) != SO_OK) {
