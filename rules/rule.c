@@ -253,9 +253,13 @@ char *so_rule_format(const so_rule *r)
         if (p->kind == SO_PRE_GE) sb_printf(&b, "  where %s >= %lld\n", r->sym_names[p->sym], (long long)p->value);
         else sb_printf(&b, "  where %s %% %lld == 0\n", r->sym_names[p->sym], (long long)p->value);
     }
-    if (r->status == SO_RULE_PROVED) sb_printf(&b, "  proof proved %.3f s\n", r->proof_seconds);
-    else if (r->status == SO_RULE_FAILED) sb_printf(&b, "  proof failed %.3f s\n", r->proof_seconds);
-    else sb_printf(&b, "  proof unverified\n");
+    if (r->status == SO_RULE_UNVERIFIED) {
+        sb_printf(&b, "  proof unverified\n");
+    } else {
+        sb_printf(&b, "  proof %s", r->status == SO_RULE_PROVED ? "proved" : "failed");
+        if (r->proof_seconds >= 0) sb_printf(&b, " %.3f s", r->proof_seconds);
+        sb_printf(&b, "\n");
+    }
     if (r->provenance[0]) sb_printf(&b, "  from %s\n", r->provenance);
     sb_printf(&b, "end\n");
     return b.p;
@@ -701,10 +705,10 @@ static so_status parse_rule_line(pstate *S, lexer *L, const char *kw, int *seen_
             r->proof_seconds = 0;
         } else if (strcmp(st, "proved") == 0 || strcmp(st, "failed") == 0) {
             r->status = st[0] == 'p' ? SO_RULE_PROVED : SO_RULE_FAILED;
-            double secs;
+            double secs = -1;
             char unit[8];
-            if (!lex_double(L, &secs) || secs < 0 || !lex_id(L, unit, sizeof unit) || strcmp(unit, "s") != 0)
-                return perr(S, "expected 'proof %s SECONDS s'", st);
+            if (!at_eol(L) && (!lex_double(L, &secs) || secs < 0 || !lex_id(L, unit, sizeof unit) || strcmp(unit, "s") != 0))
+                return perr(S, "expected 'proof %s [SECONDS s]'", st);
             r->proof_seconds = secs;
         } else {
             return perr(S, "unknown proof status '%s'", st);

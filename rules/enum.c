@@ -1,0 +1,948 @@
+/* enum.c - generator operator instances, modular-integer fingerprint semantics, and parallel
+   enumeration of every well-typed graph up to N operators (once per isomorphism class). */
+#include "enum.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+/* ---------------- residue arithmetic ---------------- */
+
+static inline uint32_t mred(uint64_t x)
+{
+    uint64_t r = (x & GEN_P) + (x >> 31);
+    r = (r & GEN_P) + (r >> 31);
+    return r >= GEN_P ? (uint32_t)(r - GEN_P) : (uint32_t)r;
+}
+static inline uint32_t madd(uint32_t a, uint32_t b) { return mred((uint64_t)a + b); }
+static inline uint32_t msub(uint32_t a, uint32_t b) { return mred((uint64_t)a + GEN_P - b); }
+static inline uint32_t mmul(uint32_t a, uint32_t b) { return mred((uint64_t)a * b); }
+static uint32_t mpow(uint32_t a, uint64_t e)
+{
+    uint32_t r = 1;
+    while (e) {
+        if (e & 1) r = mmul(r, a);
+        a = mmul(a, a);
+        e >>= 1;
+    }
+    return r;
+}
+static uint32_t minv(uint32_t a) { return mpow(a, GEN_P - 2); }
+
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Non-linear activations: fixed pseudo-random functions of the residue. */
+static inline uint32_t nonlin(uint32_t x, uint64_t salt) { return (uint32_t)(mix64((uint64_t)x * 0x9e3779b97f4a7c15ULL ^ salt) % GEN_P); }
+#define SALT_RELU 0x52454c55ULL
+#define SALT_SIGM 0x5349474dULL
+#define SALT_TANH 0x54414e48ULL
+#define SALT_BN   0x424e5351ULL
+
+static uint32_t apply_act(int act, uint32_t x)
+{
+    switch (act) {
+    case SO_ACT_RELU: return nonlin(x, SALT_RELU);
+    case SO_ACT_SIGMOID: return nonlin(x, SALT_SIGM);
+    case SO_ACT_TANH: return nonlin(x, SALT_TANH);
+    default: return x;
+    }
+}
+
+int64_t gen_numel(const gen_type *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->dim[i];
+    return n;
+}
+
+static int type_eq(const gen_type *a, const gen_type *b)
+{
+    if (a->rank != b->rank) return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dim[i] != b->dim[i]) return 0;
+    return 1;
+}
+
+static uint64_t default_hash(const uint32_t *v, int64_t n, const gen_type *t)
+{
+    gen_type tt;
+    memset(&tt, 0, sizeof tt);
+    tt.rank = t->rank;
+    for (int i = 0; i < t->rank; i++) tt.dim[i] = t->dim[i];
+    return XXH3_64bits_withSeed(v, (size_t)n * sizeof *v, XXH3_64bits(&tt, sizeof tt));
+}
+uint64_t (*gen_value_hash)(const uint32_t *v, int64_t n, const gen_type *t) = default_hash;
+
+/* ---------------- universe ---------------- */
+
+static gen_type T(int rank, int a, int b, int c, int d)
+{
+    gen_type t;
+    memset(&t, 0, sizeof t);
+    t.rank = (int8_t)rank;
+    t.dim[0] = (int16_t)a;
+    t.dim[1] = (int16_t)b;
+    t.dim[2] = (int16_t)c;
+    t.dim[3] = (int16_t)d;
+    return t;
+}
+
+static void add_var(gen_universe *u, const char *name, gen_type t, int role, int kernel)
+{
+    gen_var *v = &u->vars[u->n_vars++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->t = t;
+    v->role = (int8_t)role;
+    v->kernel = (int8_t)kernel;
+    int64_t n = gen_numel(&t);
+    if (n > u->elems_max) u->elems_max = (int)n;
+}
+
+static void add_inst(gen_universe *u, int kind, int act, int axis, int n_in, int n_out, gen_type ct)
+{
+    gen_inst *g = &u->insts[u->n_insts++];
+    memset(g, 0, sizeof *g);
+    g->kind = (int8_t)kind;
+    g->act = (int8_t)act;
+    g->axis = (int8_t)axis;
+    g->n_in = (int8_t)n_in;
+    g->n_out = (int8_t)n_out;
+    g->ct = ct;
+    int64_t n = gen_numel(&ct);
+    if (n > u->elems_max) u->elems_max = (int)n;
+}
+
+void gen_universe_add_insts(gen_universe *u, uint32_t kinds)
+{
+    gen_type none = T(0, 0, 0, 0, 0);
+    for (int k = 0; k < GK_COUNT; k++) {
+        if (!(kinds & (1u << k))) continue;
+        switch (k) {
+        case GK_ADD: case GK_MUL: add_inst(u, k, 0, 0, 2, 1, none); break;
+        case GK_TRANSPOSE: case GK_ENLARGE: case GK_RELU: case GK_SIGMOID: case GK_TANH:
+        case GK_AVGPOOL: case GK_MAXPOOL: add_inst(u, k, 0, 0, 1, 1, none); break;
+        case GK_MATMUL: case GK_CONV:
+            add_inst(u, k, SO_ACT_NONE, 0, 2, 1, none);
+            add_inst(u, k, SO_ACT_RELU, 0, 2, 1, none);
+            break;
+        case GK_CONVB:
+            add_inst(u, k, SO_ACT_NONE, 0, 3, 1, none);
+            add_inst(u, k, SO_ACT_RELU, 0, 3, 1, none);
+            break;
+        case GK_BN: add_inst(u, k, 0, 0, 5, 1, none); break;
+        case GK_CONCAT:
+            for (int a = 0; a < 4; a++) add_inst(u, k, 0, a, 2, 1, none);
+            break;
+        case GK_SPLIT:
+            for (int a = 0; a < 4; a++) add_inst(u, k, 0, a, 1, 2, none);
+            break;
+        case GK_CONST_POOL: add_inst(u, k, 0, 0, 0, 1, T(4, 2, 1, 3, 3)); break;
+        case GK_CONST_IDCONV: add_inst(u, k, 0, 0, 0, 1, T(4, 2, 2, 3, 3)); break;
+        case GK_CONST_IDMAT: add_inst(u, k, 0, 0, 0, 1, T(2, 4, 4, 0, 0)); break;
+        case GK_CONST_ONES: add_inst(u, k, 0, 0, 0, 1, T(2, 4, 4, 0, 0)); break;
+        default: break;
+        }
+    }
+}
+
+void gen_universe_default(gen_universe *u)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+    /* matrices */
+    add_var(u, "A", T(2, 2, 4, 0, 0), GR_ANY, 0);
+    add_var(u, "B", T(2, 4, 4, 0, 0), GR_ANY, 0);
+    add_var(u, "C", T(2, 4, 4, 0, 0), GR_ANY, 0);
+    add_var(u, "s", T(0, 0, 0, 0, 0), GR_ANY, 0);
+    /* activations and kernels (channels 2: cheap fingerprints; symbols generalise them) */
+    add_var(u, "X", T(4, 2, 2, 4, 5), GR_ANY, 0);
+    add_var(u, "Y", T(4, 2, 2, 4, 5), GR_ANY, 0);
+    add_var(u, "W", T(4, 2, 2, 3, 3), GR_ANY, 1);
+    add_var(u, "V", T(4, 2, 2, 3, 3), GR_ANY, 1);
+    add_var(u, "K", T(4, 2, 2, 1, 1), GR_ANY, 1);
+    add_var(u, "H", T(4, 2, 2, 1, 3), GR_ANY, 1);
+    add_var(u, "U", T(4, 2, 2, 3, 1), GR_ANY, 1);
+    add_var(u, "G", T(4, 2, 1, 3, 3), GR_ANY, 1);
+    /* per-channel parameters */
+    add_var(u, "b", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bs", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bb", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bm", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bv", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = (int8_t)(u->n_vars - 4 + i);
+    uint32_t all = 0;
+    for (int k = 0; k < GK_COUNT; k++) all |= 1u << k;
+    all &= ~(1u << GK_CONST_ONES);
+    gen_universe_add_insts(u, all);
+}
+
+void gen_inputs_make(const gen_universe *u, uint64_t seed, gen_inputs *in)
+{
+    memset(in, 0, sizeof *in);
+    for (int v = 0; v < u->n_vars; v++) {
+        int64_t n = gen_numel(&u->vars[v].t);
+        in->val[v] = so_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+        uint64_t s = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)v * 0x632be59bd9b4e019ULL + 1;
+        for (int64_t i = 0; i < n; i++) in->val[v][i] = (uint32_t)(mix64(s + (uint64_t)i * 0x9e3779b97f4a7c15ULL) % GEN_P);
+    }
+}
+
+void gen_inputs_free(gen_inputs *in)
+{
+    for (int v = 0; v < GEN_MAX_VARS; v++) free(in->val[v]);
+    memset(in, 0, sizeof *in);
+}
+
+/* ---------------- typing ---------------- */
+
+static int is_kernel_type(const gen_type *t) { return t->rank == 4 && t->dim[2] <= 3 && t->dim[3] <= 3; }
+
+int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in, int split_cut, gen_type *out)
+{
+    const gen_inst *g = &u->insts[inst];
+    (void)n_in;
+    switch (g->kind) {
+    case GK_ADD:
+        if (!type_eq(&in[0], &in[1]) || in[0].rank == 0) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_MUL:
+        if (in[0].rank == 0) return 0;
+        if (!type_eq(&in[0], &in[1]) && in[1].rank != 0) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_TRANSPOSE:
+        if (in[0].rank != 2) return 0;
+        out[0] = T(2, in[0].dim[1], in[0].dim[0], 0, 0);
+        return 1;
+    case GK_MATMUL:
+        if (in[0].rank != 2 || in[1].rank != 2 || in[0].dim[1] != in[1].dim[0]) return 0;
+        out[0] = T(2, in[0].dim[0], in[1].dim[1], 0, 0);
+        return 1;
+    case GK_CONV:
+    case GK_CONVB: {
+        const gen_type *x = &in[0], *w = &in[1];
+        if (x->rank != 4 || is_kernel_type(x) || !is_kernel_type(w)) return 0;
+        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || x->dim[1] % w->dim[1]) return 0;
+        int grp = x->dim[1] / w->dim[1];
+        if (w->dim[0] % grp) return 0;
+        if (g->kind == GK_CONVB && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
+        out[0] = T(4, x->dim[0], w->dim[0], x->dim[2], x->dim[3]);
+        return 1;
+    }
+    case GK_ENLARGE:
+        if (!is_kernel_type(&in[0]) || (in[0].dim[2] == 3 && in[0].dim[3] == 3) || in[0].dim[2] % 2 == 0 ||
+            in[0].dim[3] % 2 == 0)
+            return 0;
+        out[0] = T(4, in[0].dim[0], in[0].dim[1], 3, 3);
+        return 1;
+    case GK_RELU:
+    case GK_SIGMOID:
+    case GK_TANH:
+        if (in[0].rank == 0) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_AVGPOOL:
+    case GK_MAXPOOL:
+        if (in[0].rank != 4 || is_kernel_type(&in[0])) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_CONCAT:
+        if (in[0].rank != in[1].rank || g->axis >= in[0].rank) return 0;
+        for (int i = 0; i < in[0].rank; i++)
+            if (i != g->axis && in[0].dim[i] != in[1].dim[i]) return 0;
+        out[0] = in[0];
+        out[0].dim[g->axis] = (int16_t)(in[0].dim[g->axis] + in[1].dim[g->axis]);
+        return 1;
+    case GK_SPLIT:
+        if (g->axis >= in[0].rank || split_cut <= 0 || split_cut >= in[0].dim[g->axis]) return 0;
+        out[0] = out[1] = in[0];
+        out[0].dim[g->axis] = (int16_t)split_cut;
+        out[1].dim[g->axis] = (int16_t)(in[0].dim[g->axis] - split_cut);
+        return 1;
+    case GK_BN:
+        if (in[0].rank != 4 || is_kernel_type(&in[0])) return 0;
+        for (int k = 1; k < 5; k++)
+            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[1]) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_CONST_POOL:
+    case GK_CONST_IDCONV:
+    case GK_CONST_IDMAT:
+    case GK_CONST_ONES:
+        out[0] = g->ct;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Quick filter: may a tensor of type t / role feed argument pos of instance kind? */
+static int arg_ok(int kind, int pos, const gen_type *t, int role)
+{
+    if (role == GR_PARAM) return (kind == GK_CONVB && pos == 2) || (kind == GK_BN && pos >= 1);
+    switch (kind) {
+    case GK_CONV: case GK_CONVB:
+        if (pos == 0) return t->rank == 4 && !is_kernel_type(t);
+        if (pos == 1) return is_kernel_type(t);
+        return t->rank == 1;
+    case GK_MATMUL: case GK_TRANSPOSE: return t->rank == 2;
+    case GK_ENLARGE: return is_kernel_type(t);
+    case GK_AVGPOOL: case GK_MAXPOOL: return t->rank == 4 && !is_kernel_type(t);
+    case GK_BN: return pos == 0 ? t->rank == 4 && !is_kernel_type(t) : 0;
+    case GK_ADD: return t->rank > 0;
+    case GK_MUL: return pos == 0 ? t->rank > 0 : 1;
+    case GK_RELU: case GK_SIGMOID: case GK_TANH: return t->rank > 0;
+    default: return 1;
+    }
+}
+
+/* ---------------- evaluation ---------------- */
+
+static void eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t *const *iv, const gen_type *ot,
+                      uint32_t **ov)
+{
+    const gen_inst *g = &u->insts[inst];
+    int64_t n = gen_numel(&ot[0]);
+    uint32_t *y = ov[0];
+    switch (g->kind) {
+    case GK_ADD:
+        for (int64_t i = 0; i < n; i++) y[i] = madd(iv[0][i], iv[1][i]);
+        break;
+    case GK_MUL:
+        if (it[1].rank == 0)
+            for (int64_t i = 0; i < n; i++) y[i] = mmul(iv[0][i], iv[1][0]);
+        else
+            for (int64_t i = 0; i < n; i++) y[i] = mmul(iv[0][i], iv[1][i]);
+        break;
+    case GK_TRANSPOSE: {
+        int R = it[0].dim[0], C = it[0].dim[1];
+        for (int r = 0; r < R; r++)
+            for (int c = 0; c < C; c++) y[c * R + r] = iv[0][r * C + c];
+        break;
+    }
+    case GK_MATMUL: {
+        int M = it[0].dim[0], K = it[0].dim[1], N = it[1].dim[1];
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                uint64_t acc = 0;
+                for (int k = 0; k < K; k++) acc += (uint64_t)mmul(iv[0][i * K + k], iv[1][k * N + j]);
+                y[i * N + j] = apply_act(g->act, mred(acc));
+            }
+        break;
+    }
+    case GK_CONV:
+    case GK_CONVB: {
+        const gen_type *x = &it[0], *w = &it[1];
+        int N = x->dim[0], C = x->dim[1], H = x->dim[2], W = x->dim[3];
+        int O = w->dim[0], CG = w->dim[1], KH = w->dim[2], KW = w->dim[3];
+        int grp = C / CG, OG = O / grp, ph = KH / 2, pw = KW / 2;
+        for (int b = 0; b < N; b++)
+            for (int o = 0; o < O; o++) {
+                int gi = o / OG;
+                for (int r = 0; r < H; r++)
+                    for (int c = 0; c < W; c++) {
+                        uint64_t acc = g->kind == GK_CONVB ? iv[2][o] : 0;
+                        for (int ci = 0; ci < CG; ci++) {
+                            const uint32_t *xp = iv[0] + ((int64_t)(b * C + gi * CG + ci) * H) * W;
+                            const uint32_t *wp = iv[1] + ((int64_t)(o * CG + ci) * KH) * KW;
+                            for (int ky = 0; ky < KH; ky++) {
+                                int rr = r + ky - ph;
+                                if (rr < 0 || rr >= H) continue;
+                                for (int kx = 0; kx < KW; kx++) {
+                                    int cc = c + kx - pw;
+                                    if (cc < 0 || cc >= W) continue;
+                                    acc += (uint64_t)mmul(xp[rr * W + cc], wp[ky * KW + kx]);
+                                }
+                            }
+                        }
+                        y[((int64_t)(b * O + o) * H + r) * W + c] = apply_act(g->act, mred(acc));
+                    }
+            }
+        break;
+    }
+    case GK_ENLARGE: {
+        int O = it[0].dim[0], I = it[0].dim[1], kh = it[0].dim[2], kw = it[0].dim[3];
+        int oh = (3 - kh) / 2, ow = (3 - kw) / 2;
+        memset(y, 0, (size_t)n * sizeof *y);
+        for (int o = 0; o < O * I; o++)
+            for (int r = 0; r < kh; r++)
+                for (int c = 0; c < kw; c++) y[o * 9 + (r + oh) * 3 + c + ow] = iv[0][(o * kh + r) * kw + c];
+        break;
+    }
+    case GK_RELU:
+        for (int64_t i = 0; i < n; i++) y[i] = nonlin(iv[0][i], SALT_RELU);
+        break;
+    case GK_SIGMOID:
+        for (int64_t i = 0; i < n; i++) y[i] = nonlin(iv[0][i], SALT_SIGM);
+        break;
+    case GK_TANH:
+        for (int64_t i = 0; i < n; i++) y[i] = nonlin(iv[0][i], SALT_TANH);
+        break;
+    case GK_AVGPOOL:
+    case GK_MAXPOOL: {
+        int NC = it[0].dim[0] * it[0].dim[1], H = it[0].dim[2], W = it[0].dim[3];
+        uint32_t inv9 = minv(9);
+        for (int p = 0; p < NC; p++)
+            for (int r = 0; r < H; r++)
+                for (int c = 0; c < W; c++) {
+                    uint64_t acc = 0;
+                    uint32_t mx = 0;
+                    for (int dy = -1; dy <= 1; dy++)
+                        for (int dx = -1; dx <= 1; dx++) {
+                            int rr = r + dy, cc = c + dx;
+                            if (rr < 0 || rr >= H || cc < 0 || cc >= W) continue;
+                            uint32_t v = iv[0][(p * H + rr) * W + cc];
+                            acc += v;
+                            if (v > mx) mx = v;
+                        }
+                    y[(p * H + r) * W + c] = g->kind == GK_AVGPOOL ? mmul(mred(acc), inv9) : mx;
+                }
+        break;
+    }
+    case GK_CONCAT: {
+        int ax = g->axis;
+        int64_t outer = 1, in0 = 1, in1 = 1;
+        for (int i = 0; i < ax; i++) outer *= it[0].dim[i];
+        for (int i = ax; i < it[0].rank; i++) {
+            in0 *= it[0].dim[i];
+            in1 *= it[1].dim[i];
+        }
+        for (int64_t o = 0; o < outer; o++) {
+            memcpy(y + o * (in0 + in1), iv[0] + o * in0, (size_t)in0 * sizeof *y);
+            memcpy(y + o * (in0 + in1) + in0, iv[1] + o * in1, (size_t)in1 * sizeof *y);
+        }
+        break;
+    }
+    case GK_SPLIT: {
+        int ax = g->axis;
+        int64_t outer = 1, o0 = 1, o1 = 1;
+        for (int i = 0; i < ax; i++) outer *= it[0].dim[i];
+        for (int i = ax; i < it[0].rank; i++) {
+            o0 *= ot[0].dim[i];
+            o1 *= ot[1].dim[i];
+        }
+        for (int64_t o = 0; o < outer; o++) {
+            memcpy(ov[0] + o * o0, iv[0] + o * (o0 + o1), (size_t)o0 * sizeof *y);
+            memcpy(ov[1] + o * o1, iv[0] + o * (o0 + o1) + o0, (size_t)o1 * sizeof *y);
+        }
+        break;
+    }
+    case GK_BN: {
+        int N = it[0].dim[0], C = it[0].dim[1];
+        int64_t HW = (int64_t)it[0].dim[2] * it[0].dim[3];
+        for (int c = 0; c < C; c++) {
+            /* y = (x - mean) * scale / R(var) + bias, R a fixed non-zero pseudo-random function */
+            uint32_t r = nonlin(iv[4][c], SALT_BN);
+            if (r == 0) r = 1;
+            uint32_t f = mmul(iv[1][c], minv(r));
+            for (int b = 0; b < N; b++)
+                for (int64_t i = 0; i < HW; i++) {
+                    int64_t k = (int64_t)(b * C + c) * HW + i;
+                    y[k] = madd(mmul(msub(iv[0][k], iv[3][c]), f), iv[2][c]);
+                }
+        }
+        break;
+    }
+    case GK_CONST_POOL: {
+        uint32_t inv = minv((uint32_t)(g->ct.dim[2] * g->ct.dim[3]));
+        for (int64_t i = 0; i < n; i++) y[i] = inv;
+        break;
+    }
+    case GK_CONST_IDCONV: {
+        int C = g->ct.dim[0], KH = g->ct.dim[2], KW = g->ct.dim[3];
+        memset(y, 0, (size_t)n * sizeof *y);
+        for (int c = 0; c < C; c++) y[((c * C + c) * KH + KH / 2) * KW + KW / 2] = 1;
+        break;
+    }
+    case GK_CONST_IDMAT: {
+        int R = g->ct.dim[0];
+        memset(y, 0, (size_t)n * sizeof *y);
+        for (int i = 0; i < R; i++) y[i * R + i] = 1;
+        break;
+    }
+    case GK_CONST_ONES:
+        for (int64_t i = 0; i < n; i++) y[i] = 1;
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---------------- structure ---------------- */
+
+static inline int tid_node(const gen_universe *u, int t) { return t < u->n_vars ? -1 : (t - u->n_vars) / GEN_MAX_OUT; }
+static inline int tid_slot(const gen_universe *u, int t) { return (t - u->n_vars) % GEN_MAX_OUT; }
+
+static uint64_t node_hash(const gen_universe *u, const gen_node *n, const uint64_t *prev)
+{
+    const gen_inst *g = &u->insts[n->inst];
+    uint64_t h = mix64(0x1234567ULL + n->inst * 0x9e3779b97f4a7c15ULL);
+    for (int k = 0; k < g->n_in; k++) {
+        int t = n->in[k];
+        int nd = tid_node(u, t);
+        uint64_t th = nd < 0 ? mix64(0xabcdef00ULL + (uint64_t)t) : mix64(prev[nd] + 0x51ULL * (uint64_t)(tid_slot(u, t) + 1));
+        h = mix64(h ^ (th + (uint64_t)(k + 1) * 0x2545f4914f6cdd1dULL));
+    }
+    return h;
+}
+
+void gen_node_hashes(const gen_universe *u, const gen_graph *g, uint64_t *h)
+{
+    for (int i = 0; i < g->n_nodes; i++) h[i] = node_hash(u, &g->nodes[i], h);
+}
+
+/* Split cut for splitting tensor t (type ty) on axis: the producing concat's cut if t is the
+   output of a concat on the same axis, else half of an even dim, else 0. */
+static int split_cut(const gen_universe *u, const gen_node *nodes, const gen_type *types, int t, int axis)
+{
+    int nd = tid_node(u, t);
+    if (nd >= 0) {
+        const gen_node *p = &nodes[nd];
+        const gen_inst *pi = &u->insts[p->inst];
+        if (pi->kind == GK_CONCAT && pi->axis == axis) return types[p->in[0]].dim[axis];
+    }
+    if (axis >= types[t].rank) return 0;
+    int d = types[t].dim[axis];
+    return d % 2 == 0 ? d / 2 : 0;
+}
+
+/* Is the node sequence the lexicographically smallest topological order by node hash,
+   with all hashes distinct? */
+static int canonical_order(const gen_universe *u, const gen_node *nodes, const uint64_t *h, int k)
+{
+    for (int i = 0; i < k; i++)
+        for (int j = i + 1; j < k; j++)
+            if (h[i] == h[j]) return 0;
+    /* deps as bit masks */
+    uint32_t dep[GEN_MAX_OPS];
+    for (int i = 0; i < k; i++) {
+        dep[i] = 0;
+        for (int a = 0; a < u->insts[nodes[i].inst].n_in; a++) {
+            int nd = tid_node(u, nodes[i].in[a]);
+            if (nd >= 0) dep[i] |= 1u << nd;
+        }
+    }
+    uint32_t placed = 0;
+    for (int i = 0; i < k; i++) {
+        int best = -1;
+        for (int j = 0; j < k; j++)
+            if (!(placed & (1u << j)) && (dep[j] & ~placed) == 0 && (best < 0 || h[j] < h[best])) best = j;
+        if (best != i) return 0;
+        placed |= 1u << i;
+    }
+    return 1;
+}
+
+/* ---------------- enumeration ---------------- */
+
+typedef struct work_item {
+    gen_node node;
+} work_item;
+
+typedef struct shared {
+    const gen_universe *u;
+    const gen_inputs *in;
+    int max_ops;
+    work_item *items;
+    int64_t n_items;
+    atomic_llong next, done, graphs;
+    gen_progress_fn progress;
+    void *pctx;
+    pthread_mutex_t mu;
+} shared;
+
+typedef struct tstate {
+    shared *S;
+    gen_type type[GEN_MAX_T];
+    uint32_t *val[GEN_MAX_T];
+    gen_node nodes[GEN_MAX_OPS];
+    uint64_t h[GEN_MAX_OPS];
+    int k;
+    gen_graph *out;
+    int64_t n_out, cap_out;
+    int64_t graphs;
+} tstate;
+
+static void record(tstate *ts)
+{
+    const gen_universe *u = ts->S->u;
+    ts->graphs++;
+    int k = ts->k;
+    /* outputs: node outputs not consumed */
+    uint32_t used[GEN_MAX_OPS] = {0};
+    uint32_t mask = 0;
+    int comp[GEN_MAX_OPS];
+    for (int i = 0; i < k; i++) comp[i] = i;
+    for (int i = 0; i < k; i++) {
+        const gen_inst *g = &u->insts[ts->nodes[i].inst];
+        for (int a = 0; a < g->n_in; a++) {
+            int t = ts->nodes[i].in[a];
+            int nd = tid_node(u, t);
+            if (nd < 0) mask |= 1u << t;
+            else used[nd] |= 1u << tid_slot(u, t);
+        }
+    }
+    int outs[8], no = 0;
+    for (int i = 0; i < k; i++) {
+        int nout = u->insts[ts->nodes[i].inst].n_out;
+        for (int s = 0; s < nout; s++)
+            if (!(used[i] & (1u << s))) {
+                if (no >= GEN_MAX_OUT) return;
+                outs[no++] = u->n_vars + GEN_MAX_OUT * i + s;
+            }
+    }
+    if (no == 2) {
+        /* connected: union nodes that share a tensor (variable or node) */
+        for (int it = 0; it < k; it++)
+            for (int i = 0; i < k; i++)
+                for (int j = 0; j < k; j++) {
+                    if (comp[i] == comp[j]) continue;
+                    int share = 0;
+                    const gen_inst *gi = &u->insts[ts->nodes[i].inst], *gj = &u->insts[ts->nodes[j].inst];
+                    for (int a = 0; a < gi->n_in && !share; a++) {
+                        int t = ts->nodes[i].in[a];
+                        if (tid_node(u, t) == j) share = 1;
+                        for (int b = 0; b < gj->n_in && !share; b++)
+                            if (ts->nodes[j].in[b] == t) share = 1;
+                    }
+                    if (share) {
+                        int c = comp[i] < comp[j] ? comp[i] : comp[j];
+                        int o1 = comp[i], o2 = comp[j];
+                        for (int q = 0; q < k; q++)
+                            if (comp[q] == o1 || comp[q] == o2) comp[q] = c;
+                    }
+                }
+        for (int i = 0; i < k; i++)
+            if (comp[i] != comp[0]) return;
+    }
+    gen_graph gr;
+    memset(&gr, 0, sizeof gr);
+    gr.n_nodes = (uint8_t)k;
+    gr.n_out = (uint8_t)no;
+    gr.mask = mask;
+    memcpy(gr.nodes, ts->nodes, sizeof(gen_node) * (size_t)k);
+    uint64_t oh[GEN_MAX_OUT];
+    for (int o = 0; o < no; o++) oh[o] = gen_value_hash(ts->val[outs[o]], gen_numel(&ts->type[outs[o]]), &ts->type[outs[o]]);
+    if (no == 2 && oh[1] < oh[0]) {
+        uint64_t t = oh[0];
+        oh[0] = oh[1];
+        oh[1] = t;
+        int q = outs[0];
+        outs[0] = outs[1];
+        outs[1] = q;
+    }
+    for (int o = 0; o < no; o++) {
+        gr.out_hash[o] = oh[o];
+        gr.out[o] = (uint8_t)outs[o];
+    }
+    uint64_t kk[4] = {mask, (uint64_t)no, oh[0], no > 1 ? oh[1] : 0};
+    gr.key = XXH3_64bits(kk, sizeof kk);
+    uint64_t hs[GEN_MAX_OPS];
+    memcpy(hs, ts->h, sizeof(uint64_t) * (size_t)k);
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && hs[j - 1] > hs[j]; j--) {
+            uint64_t t = hs[j];
+            hs[j] = hs[j - 1];
+            hs[j - 1] = t;
+        }
+    gr.canon = XXH3_64bits(hs, sizeof(uint64_t) * (size_t)k);
+    if (ts->n_out == ts->cap_out) {
+        ts->cap_out = ts->cap_out ? ts->cap_out * 2 : 4096;
+        ts->out = so_xrealloc(ts->out, (size_t)ts->cap_out * sizeof *ts->out);
+    }
+    ts->out[ts->n_out++] = gr;
+}
+
+/* Tries node nd as the next node; on success recurses. */
+static void dfs(tstate *ts);
+
+static void try_node(tstate *ts, const gen_node *nd)
+{
+    const gen_universe *u = ts->S->u;
+    const gen_inst *g = &u->insts[nd->inst];
+    int k = ts->k;
+    gen_type it[GEN_MAX_NIN], ot[GEN_MAX_OUT];
+    uint32_t *iv[GEN_MAX_NIN];
+    for (int a = 0; a < g->n_in; a++) {
+        it[a] = ts->type[nd->in[a]];
+        iv[a] = ts->val[nd->in[a]];
+    }
+    int cut = g->kind == GK_SPLIT ? split_cut(u, ts->nodes, ts->type, nd->in[0], g->axis) : 0;
+    if (!gen_typecheck(u, nd->inst, it, g->n_in, cut, ot)) return;
+    ts->nodes[k] = *nd;
+    ts->h[k] = node_hash(u, nd, ts->h);
+    if (!canonical_order(u, ts->nodes, ts->h, k + 1)) return;
+    int base = u->n_vars + GEN_MAX_OUT * k;
+    uint32_t *ov[GEN_MAX_OUT];
+    for (int s = 0; s < g->n_out; s++) {
+        ts->type[base + s] = ot[s];
+        ov[s] = ts->val[base + s];
+    }
+    eval_inst(u, nd->inst, it, iv, ot, ov);
+    ts->k = k + 1;
+    record(ts);
+    if (ts->k < ts->S->max_ops) dfs(ts);
+    ts->k = k;
+}
+
+/* Available tensor ids at depth k. */
+static int avail(const tstate *ts, int *ids)
+{
+    const gen_universe *u = ts->S->u;
+    int n = 0;
+    for (int v = 0; v < u->n_vars; v++) ids[n++] = v;
+    for (int i = 0; i < ts->k; i++) {
+        int nout = u->insts[ts->nodes[i].inst].n_out;
+        for (int s = 0; s < nout; s++) ids[n++] = u->n_vars + GEN_MAX_OUT * i + s;
+    }
+    return n;
+}
+
+static int role_of(const gen_universe *u, int t) { return t < u->n_vars ? u->vars[t].role : GR_ANY; }
+
+/* Enumerates argument tuples for instance inst; calls try_node (or collects first-level items). */
+static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_ids, work_item **items, int64_t *n_items,
+                     int64_t *cap)
+{
+    const gen_universe *u = ts->S->u;
+    const gen_inst *g = &u->insts[nd->inst];
+    if (pos == g->n_in) {
+        if (items) {
+            /* first level: check typing now */
+            gen_type it[GEN_MAX_NIN], ot[GEN_MAX_OUT];
+            for (int a = 0; a < g->n_in; a++) it[a] = ts->type[nd->in[a]];
+            int cut = g->kind == GK_SPLIT ? split_cut(u, ts->nodes, ts->type, nd->in[0], g->axis) : 0;
+            if (!gen_typecheck(u, nd->inst, it, g->n_in, cut, ot)) return;
+            if (*n_items == *cap) {
+                *cap = *cap ? *cap * 2 : 256;
+                *items = so_xrealloc(*items, (size_t)*cap * sizeof **items);
+            }
+            (*items)[(*n_items)++].node = *nd;
+        } else {
+            try_node(ts, nd);
+        }
+        return;
+    }
+    if (g->kind == GK_BN && pos >= 1) {
+        /* parameters: fixed variables (scale, bias, mean, var) */
+        if (u->bn_param[pos - 1] < 0) return;
+        nd->in[pos] = (uint8_t)u->bn_param[pos - 1];
+        args_rec(ts, nd, pos + 1, ids, n_ids, items, n_items, cap);
+        return;
+    }
+    for (int j = 0; j < n_ids; j++) {
+        int t = ids[j];
+        if (!arg_ok(g->kind, pos, &ts->type[t], role_of(u, t))) continue;
+        nd->in[pos] = (uint8_t)t;
+        args_rec(ts, nd, pos + 1, ids, n_ids, items, n_items, cap);
+    }
+}
+
+static void dfs(tstate *ts)
+{
+    const gen_universe *u = ts->S->u;
+    int ids[GEN_MAX_T];
+    int n = avail(ts, ids);
+    for (int i = 0; i < u->n_insts; i++) {
+        gen_node nd;
+        memset(&nd, 0, sizeof nd);
+        nd.inst = (uint8_t)i;
+        args_rec(ts, &nd, 0, ids, n, NULL, NULL, NULL);
+    }
+}
+
+static void tstate_init(tstate *ts, shared *S)
+{
+    memset(ts, 0, sizeof *ts);
+    ts->S = S;
+    const gen_universe *u = S->u;
+    for (int v = 0; v < u->n_vars; v++) {
+        ts->type[v] = u->vars[v].t;
+        ts->val[v] = S->in->val[v];
+    }
+    for (int t = u->n_vars; t < GEN_MAX_T; t++) ts->val[t] = so_xmalloc((size_t)u->elems_max * 8 * sizeof(uint32_t) + 64);
+}
+
+static void tstate_free_bufs(tstate *ts)
+{
+    for (int t = ts->S->u->n_vars; t < GEN_MAX_T; t++) free(ts->val[t]);
+}
+
+static void *worker(void *arg)
+{
+    tstate *ts = arg;
+    shared *S = ts->S;
+    for (;;) {
+        long long i = atomic_fetch_add(&S->next, 1);
+        if (i >= S->n_items) break;
+        int64_t before = ts->graphs;
+        ts->k = 0;
+        try_node(ts, &S->items[i].node);
+        long long d = atomic_fetch_add(&S->done, 1) + 1;
+        long long gsum = atomic_fetch_add(&S->graphs, ts->graphs - before) + (ts->graphs - before);
+        if (S->progress) {
+            pthread_mutex_lock(&S->mu);
+            S->progress(S->pctx, gsum, d, S->n_items);
+            pthread_mutex_unlock(&S->mu);
+        }
+    }
+    return NULL;
+}
+
+static int cmp_graph(const void *a, const void *b)
+{
+    const gen_graph *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->n_nodes != y->n_nodes) return x->n_nodes < y->n_nodes ? -1 : 1;
+    if (x->canon != y->canon) return x->canon < y->canon ? -1 : 1;
+    return memcmp(x->nodes, y->nodes, sizeof x->nodes);
+}
+
+so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops, int threads, gen_graph **out,
+                        int64_t *n_out, gen_enum_stats *st, gen_progress_fn progress, void *pctx)
+{
+    if (max_ops < 1 || max_ops > GEN_MAX_OPS) return so_errorf("--max-ops must be 1..%d", GEN_MAX_OPS);
+    if (u->n_vars > 32 || u->n_insts > 255) return so_errorf("generator universe too large");
+    if (threads < 1) threads = 1;
+    shared S;
+    memset(&S, 0, sizeof S);
+    S.u = u;
+    S.in = in;
+    S.max_ops = max_ops;
+    S.progress = progress;
+    S.pctx = pctx;
+    pthread_mutex_init(&S.mu, NULL);
+    /* first-level work items */
+    tstate t0;
+    tstate_init(&t0, &S);
+    int64_t cap = 0;
+    {
+        int ids[GEN_MAX_T];
+        int n = avail(&t0, ids);
+        for (int i = 0; i < u->n_insts; i++) {
+            gen_node nd;
+            memset(&nd, 0, sizeof nd);
+            nd.inst = (uint8_t)i;
+            args_rec(&t0, &nd, 0, ids, n, &S.items, &S.n_items, &cap);
+        }
+    }
+    tstate *ts = so_xcalloc((size_t)threads, sizeof *ts);
+    pthread_t *th = so_xcalloc((size_t)threads, sizeof *th);
+    for (int i = 0; i < threads; i++) tstate_init(&ts[i], &S);
+    for (int i = 1; i < threads; i++) pthread_create(&th[i], NULL, worker, &ts[i]);
+    worker(&ts[0]);
+    for (int i = 1; i < threads; i++) pthread_join(th[i], NULL);
+    /* 0-node graphs: single variables and ordered pairs of distinct variables of equal type */
+    int64_t total = 0;
+    for (int i = 0; i < threads; i++) total += ts[i].n_out;
+    int64_t nv = u->n_vars, extra = nv + nv * nv;
+    gen_graph *all = so_xmalloc((size_t)(total + extra + 1) * sizeof *all);
+    int64_t m = 0, graphs = 0;
+    for (int i = 0; i < threads; i++) {
+        memcpy(all + m, ts[i].out, (size_t)ts[i].n_out * sizeof *all);
+        m += ts[i].n_out;
+        graphs += ts[i].graphs;
+        free(ts[i].out);
+        tstate_free_bufs(&ts[i]);
+    }
+    for (int a = 0; a < nv; a++)
+        for (int b = -1; b < nv; b++) {
+            if (b == a) continue;
+            if (u->vars[a].role == GR_PARAM || (b >= 0 && u->vars[b].role == GR_PARAM)) continue;
+            gen_graph gr;
+            memset(&gr, 0, sizeof gr);
+            int no = b < 0 ? 1 : 2;
+            int outs[2] = {a, b};
+            uint64_t oh[2] = {gen_value_hash(in->val[a], gen_numel(&u->vars[a].t), &u->vars[a].t), 0};
+            if (no == 2) {
+                oh[1] = gen_value_hash(in->val[b], gen_numel(&u->vars[b].t), &u->vars[b].t);
+                if (oh[1] < oh[0]) continue; /* one order per unordered pair */
+            }
+            gr.n_out = (uint8_t)no;
+            gr.mask = (1u << a) | (b >= 0 ? 1u << b : 0);
+            for (int o = 0; o < no; o++) {
+                gr.out[o] = (uint8_t)outs[o];
+                gr.out_hash[o] = oh[o];
+            }
+            uint64_t kk[4] = {gr.mask, (uint64_t)no, oh[0], no > 1 ? oh[1] : 0};
+            gr.key = XXH3_64bits(kk, sizeof kk);
+            gr.canon = (uint64_t)(a * 64 + b + 1);
+            all[m++] = gr;
+        }
+    qsort(all, (size_t)m, sizeof *all, cmp_graph);
+    tstate_free_bufs(&t0);
+    free(S.items);
+    free(ts);
+    free(th);
+    pthread_mutex_destroy(&S.mu);
+    *out = all;
+    *n_out = m;
+    if (st) {
+        st->graphs = graphs;
+        st->kept = m;
+    }
+    return SO_OK;
+}
+
+/* ---------------- evaluation of a stored graph ---------------- */
+
+int gen_eval_graph(const gen_universe *u, const gen_inputs *in, const gen_graph *g, gen_eval *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    for (int v = 0; v < u->n_vars; v++) ev->type[v] = u->vars[v].t;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const gen_node *nd = &g->nodes[i];
+        const gen_inst *gi = &u->insts[nd->inst];
+        gen_type it[GEN_MAX_NIN], ot[GEN_MAX_OUT];
+        uint32_t *iv[GEN_MAX_NIN];
+        for (int a = 0; a < gi->n_in; a++) {
+            it[a] = ev->type[nd->in[a]];
+            iv[a] = nd->in[a] < u->n_vars ? in->val[nd->in[a]] : ev->val[nd->in[a]];
+        }
+        int cut = gi->kind == GK_SPLIT ? split_cut(u, g->nodes, ev->type, nd->in[0], gi->axis) : 0;
+        if (!gen_typecheck(u, nd->inst, it, gi->n_in, cut, ot)) return 0;
+        int base = u->n_vars + GEN_MAX_OUT * i;
+        uint32_t *ov[GEN_MAX_OUT];
+        for (int s = 0; s < gi->n_out; s++) {
+            ev->type[base + s] = ot[s];
+            int64_t n = gen_numel(&ot[s]);
+            ev->val[base + s] = so_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+            ov[s] = ev->val[base + s];
+        }
+        eval_inst(u, nd->inst, it, iv, ot, ov);
+    }
+    for (int v = 0; v < u->n_vars; v++) {
+        int64_t n = gen_numel(&u->vars[v].t);
+        ev->val[v] = so_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+        memcpy(ev->val[v], in->val[v], (size_t)n * sizeof(uint32_t));
+    }
+    return 1;
+}
+
+void gen_eval_free(gen_eval *ev)
+{
+    for (int t = 0; t < GEN_MAX_T; t++) free(ev->val[t]);
+    memset(ev, 0, sizeof *ev);
+}
+
+void gen_universe_init(gen_universe *u)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+}
+
+void gen_universe_add_var(gen_universe *u, const char *name, int rank, const int *dims, int role, int kernel)
+{
+    gen_type t = T(rank, rank > 0 ? dims[0] : 0, rank > 1 ? dims[1] : 0, rank > 2 ? dims[2] : 0, rank > 3 ? dims[3] : 0);
+    add_var(u, name, t, role, kernel);
+}

@@ -1,0 +1,128 @@
+/* enum.h - the generator's operator instances, input pool, modular-integer fingerprints and
+   graph enumeration (every well-typed graph up to N operators, once up to isomorphism). */
+#ifndef SO_ENUM_H
+#define SO_ENUM_H
+
+#include <stdint.h>
+
+#include "../src/ops.h"
+#include "../src/common.h"
+
+#define GEN_MAX_OPS   4
+#define GEN_MAX_VARS  24
+#define GEN_MAX_OUT   2                      /* outputs per node */
+#define GEN_MAX_T     (GEN_MAX_VARS + GEN_MAX_OUT * GEN_MAX_OPS) /* tensor ids */
+#define GEN_MAX_NIN   5
+#define GEN_P         2147483647u            /* fingerprint modulus 2^31 - 1 */
+
+/* Concrete small shape. */
+typedef struct gen_type {
+    int8_t rank;
+    int16_t dim[4];
+} gen_type;
+
+/* Role of an input variable: which operator inputs it may feed. */
+typedef enum gen_role {
+    GR_ANY = 0,      /* any operator input */
+    GR_PARAM = 1,    /* only batchnorm parameters / conv bias (per-channel vectors) */
+} gen_role;
+
+typedef struct gen_var {
+    char name[8];
+    gen_type t;
+    int8_t role;     /* gen_role */
+    int8_t kernel;   /* rank-4 conv kernel: dims 2,3 stay concrete in rules */
+} gen_var;
+
+/* Operator instance kinds (parameterised instances of ops.def operators). */
+typedef enum gen_kind {
+    GK_ADD, GK_MUL, GK_TRANSPOSE, GK_MATMUL, GK_CONV, GK_CONVB, GK_ENLARGE, GK_RELU, GK_SIGMOID,
+    GK_TANH, GK_AVGPOOL, GK_MAXPOOL, GK_CONCAT, GK_SPLIT, GK_BN,
+    GK_CONST_POOL, GK_CONST_IDCONV, GK_CONST_IDMAT, GK_CONST_ONES,
+    GK_COUNT
+} gen_kind;
+
+typedef struct gen_inst {
+    int8_t kind;     /* gen_kind */
+    int8_t act;      /* so_act for matmul/conv */
+    int8_t axis;     /* concat/split axis */
+    int8_t n_in, n_out;
+    gen_type ct;     /* constants: concrete shape */
+} gen_inst;
+
+/* The enumeration universe: input variables and operator instances. */
+typedef struct gen_universe {
+    int n_vars;
+    gen_var vars[GEN_MAX_VARS];
+    int n_insts;
+    gen_inst insts[64];
+    int elems_max;   /* largest tensor size (elements) */
+    int8_t bn_param[4]; /* batchnorm scale, bias, mean, var variables (-1: none) */
+} gen_universe;
+
+/* Node of an enumerated graph: instance and input tensor ids (var v -> v; output s of
+   node k -> n_vars + GEN_MAX_OUT * k + s). */
+typedef struct gen_node {
+    uint8_t inst;
+    uint8_t in[GEN_MAX_NIN];
+} gen_node;
+
+/* One enumerated graph with its fingerprint key. */
+typedef struct gen_graph {
+    uint64_t key;            /* XXH3 of (input mask, n_out, output hashes) */
+    uint64_t canon;          /* structural hash (sorted node hashes) for ordering */
+    uint64_t out_hash[GEN_MAX_OUT]; /* per output value hash, ascending */
+    uint32_t mask;           /* input variables used */
+    uint8_t n_nodes, n_out;
+    uint8_t out[GEN_MAX_OUT]; /* output tensor ids, in out_hash order */
+    gen_node nodes[GEN_MAX_OPS];
+} gen_graph;
+
+/* An empty universe (no variables, no instances). */
+void gen_universe_init(gen_universe *u);
+void gen_universe_add_var(gen_universe *u, const char *name, int rank, const int *dims, int role, int kernel);
+/* The default universe (TASO-like operator set, see gen.c docs). */
+void gen_universe_default(gen_universe *u);
+/* Instances of every kind in kinds (bit mask of 1u << gen_kind) with acts {none, relu}. */
+void gen_universe_add_insts(gen_universe *u, uint32_t kinds);
+
+/* Seeded random residues for every input variable; values[v] malloc'd arrays. */
+typedef struct gen_inputs {
+    uint32_t *val[GEN_MAX_VARS];
+} gen_inputs;
+void gen_inputs_make(const gen_universe *u, uint64_t seed, gen_inputs *in);
+void gen_inputs_free(gen_inputs *in);
+
+/* Hash of a residue vector with its type; replaceable for tests (forced collisions). */
+extern uint64_t (*gen_value_hash)(const uint32_t *v, int64_t n, const gen_type *t);
+
+/* Enumeration: every graph with 1..max_ops nodes (plus the 0-node graphs of single
+   variables and ordered pairs of distinct variables of equal type group); graphs with
+   1..2 outputs that are connected are kept. Deterministic result order (sorted by key,
+   canon) regardless of threads. *out malloc'd. *n_total counts all graphs visited. */
+typedef struct gen_enum_stats {
+    int64_t graphs;          /* distinct graphs enumerated (all output counts) */
+    int64_t kept;            /* graphs with 1..2 outputs kept for bucketing */
+} gen_enum_stats;
+typedef void (*gen_progress_fn)(void *ctx, int64_t graphs, int64_t done_items, int64_t total_items);
+so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops, int threads,
+                        gen_graph **out, int64_t *n_out, gen_enum_stats *st,
+                        gen_progress_fn progress, void *pctx);
+
+/* Evaluates graph g on the inputs: tensor values and types for every tensor id
+   (vals[t] malloc'd, caller frees with gen_eval_free). Returns 0 if ill-typed. */
+typedef struct gen_eval {
+    gen_type type[GEN_MAX_T];
+    uint32_t *val[GEN_MAX_T];
+} gen_eval;
+int gen_eval_graph(const gen_universe *u, const gen_inputs *in, const gen_graph *g, gen_eval *ev);
+void gen_eval_free(gen_eval *ev);
+
+/* Output types of instance i on input types; 0 if ill-typed. split_cut: cut for split. */
+int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in, int split_cut, gen_type *out);
+int64_t gen_numel(const gen_type *t);
+
+/* Per-node structural hashes of a graph (vars hash by id). */
+void gen_node_hashes(const gen_universe *u, const gen_graph *g, uint64_t *h);
+
+#endif

@@ -1,0 +1,1102 @@
+/* gen.c - the rule generator pipeline (classes, candidates, pruning, shape generalisation,
+   float re-test, verification, deterministic output) and the generate / rules merge CLI. */
+#include "gen.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "../verifier/verify.h"
+
+void so_gen_options_default(so_gen_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_ops = 3;
+    o->threads = 1;
+    o->shard_i = 0;
+    o->shard_n = 1;
+    o->seed = 1;
+    o->verify = 1;
+    o->float_test = 1;
+    o->timeout_s = 10.0;
+}
+
+static inline int tid_node(const gen_universe *u, int t) { return t < u->n_vars ? -1 : (t - u->n_vars) / GEN_MAX_OUT; }
+static inline int tid_slot(const gen_universe *u, int t) { return (t - u->n_vars) % GEN_MAX_OUT; }
+
+/* ---------------- fingerprint classes ---------------- */
+
+static int outputs_equal(const gen_universe *u, const gen_eval *ea, const gen_graph *a, const gen_eval *eb,
+                         const gen_graph *b)
+{
+    (void)u;
+    if (a->n_out != b->n_out || a->mask != b->mask) return 0;
+    for (int o = 0; o < a->n_out; o++) {
+        int ta = a->out[o], tb = b->out[o];
+        const gen_type *x = &ea->type[ta], *y = &eb->type[tb];
+        if (x->rank != y->rank) return 0;
+        for (int i = 0; i < x->rank; i++)
+            if (x->dim[i] != y->dim[i]) return 0;
+        if (memcmp(ea->val[ta], eb->val[tb], (size_t)gen_numel(x) * sizeof(uint32_t)) != 0) return 0;
+    }
+    return 1;
+}
+
+int so_gen_split_bucket(const gen_universe *u, const gen_inputs *in, const gen_graph *g, int n, int *cls)
+{
+    gen_eval *ev = so_xcalloc((size_t)n, sizeof *ev);
+    int *rep = so_xmalloc((size_t)n * sizeof *rep);
+    int nc = 0;
+    for (int i = 0; i < n; i++) {
+        if (!gen_eval_graph(u, in, &g[i], &ev[i])) {
+            cls[i] = -1;
+            continue;
+        }
+        cls[i] = -1;
+        for (int c = 0; c < nc; c++)
+            if (outputs_equal(u, &ev[rep[c]], &g[rep[c]], &ev[i], &g[i])) {
+                cls[i] = c;
+                break;
+            }
+        if (cls[i] < 0) {
+            rep[nc] = i;
+            cls[i] = nc++;
+        }
+    }
+    for (int i = 0; i < n; i++) gen_eval_free(&ev[i]);
+    free(ev);
+    free(rep);
+    return nc;
+}
+
+/* ---------------- pruning predicates ---------------- */
+
+int so_gen_trivial(const gen_universe *u, const gen_graph *a, const gen_graph *b)
+{
+    (void)u;
+    if (a->n_nodes != b->n_nodes) return 0;
+    if (a->n_nodes == 0) return a->out[0] == b->out[0];
+    return a->canon == b->canon;
+}
+
+int so_gen_common_subgraph(const gen_universe *u, const gen_graph *a, const gen_graph *b)
+{
+    uint64_t ha[GEN_MAX_OPS], hb[GEN_MAX_OPS];
+    gen_node_hashes(u, a, ha);
+    gen_node_hashes(u, b, hb);
+    for (int i = 0; i < a->n_nodes; i++)
+        for (int j = 0; j < b->n_nodes; j++)
+            if (ha[i] == hb[j]) return 1;
+    return 0;
+}
+
+/* Interchangeable variable groups: same type, role and kernel flag; BN parameters fixed. */
+static int var_group(const gen_universe *u, int v)
+{
+    for (int k = 0; k < 4; k++)
+        if (u->bn_param[k] == v) return -1;
+    if (u->vars[v].role != GR_ANY) return -1;
+    for (int w = 0; w < v; w++) {
+        int fixed = 0;
+        for (int k = 0; k < 4; k++)
+            if (u->bn_param[k] == w) fixed = 1;
+        if (fixed || u->vars[w].role != GR_ANY) continue;
+        const gen_var *x = &u->vars[v], *y = &u->vars[w];
+        if (x->t.rank == y->t.rank && memcmp(x->t.dim, y->t.dim, sizeof x->t.dim) == 0 && x->kernel == y->kernel)
+            return w;
+    }
+    return v;
+}
+
+static void rename_graph(const gen_universe *u, const gen_graph *g, const int *perm, gen_graph *o)
+{
+    *o = *g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        int nin = u->insts[g->nodes[i].inst].n_in;
+        for (int a = 0; a < nin; a++)
+            if (g->nodes[i].in[a] < u->n_vars) o->nodes[i].in[a] = (uint8_t)perm[g->nodes[i].in[a]];
+    }
+    for (int k = 0; k < g->n_out; k++)
+        if (g->out[k] < u->n_vars) o->out[k] = (uint8_t)perm[g->out[k]];
+}
+
+static uint64_t graph_struct_hash(const gen_universe *u, const gen_graph *g)
+{
+    uint64_t h[GEN_MAX_OPS + 2];
+    int n = g->n_nodes;
+    gen_node_hashes(u, g, h);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && h[j - 1] > h[j]; j--) {
+            uint64_t t = h[j];
+            h[j] = h[j - 1];
+            h[j - 1] = t;
+        }
+    if (n == 0) {
+        h[0] = 0xfeed0000ULL + g->out[0];
+        h[1] = g->n_out > 1 ? 0xfeed0000ULL + g->out[1] : 0;
+        n = 2;
+    }
+    return XXH3_64bits(h, sizeof(uint64_t) * (size_t)n);
+}
+
+static uint64_t pair_hash(uint64_t x, uint64_t y)
+{
+    uint64_t k[2] = {x < y ? x : y, x < y ? y : x};
+    return XXH3_64bits(k, sizeof k);
+}
+
+uint64_t so_gen_orbit_hash(const gen_universe *u, const gen_graph *a, const gen_graph *b, uint64_t *self_hash)
+{
+    int nv = u->n_vars;
+    int grp[GEN_MAX_VARS], members[GEN_MAX_VARS][GEN_MAX_VARS], nm[GEN_MAX_VARS];
+    memset(nm, 0, sizeof nm);
+    for (int v = 0; v < nv; v++) {
+        grp[v] = var_group(u, v);
+        if (grp[v] >= 0) members[grp[v]][nm[grp[v]]++] = v;
+    }
+    /* enumerate the product of permutations of each group (groups of size <= 4) */
+    int gids[GEN_MAX_VARS], ng = 0;
+    for (int v = 0; v < nv; v++)
+        if (grp[v] == v && nm[v] > 1) gids[ng++] = v;
+    int perm[GEN_MAX_VARS];
+    uint64_t best = UINT64_MAX, self = 0;
+    /* mixed-radix counter over permutation indices */
+    int idx[GEN_MAX_VARS] = {0}, fact[GEN_MAX_VARS];
+    for (int q = 0; q < ng; q++) {
+        int f = 1;
+        for (int i = 2; i <= nm[gids[q]]; i++) f *= i;
+        fact[q] = f;
+    }
+    for (;;) {
+        for (int v = 0; v < nv; v++) perm[v] = v;
+        for (int q = 0; q < ng; q++) {
+            /* idx[q]-th permutation of members (Lehmer code) */
+            int m = nm[gids[q]], pool[GEN_MAX_VARS], code = idx[q];
+            for (int i = 0; i < m; i++) pool[i] = members[gids[q]][i];
+            for (int i = 0; i < m; i++) {
+                int f = 1;
+                for (int j = 2; j <= m - 1 - i; j++) f *= j;
+                int pick = code / f;
+                code %= f;
+                perm[members[gids[q]][i]] = pool[pick];
+                for (int j = pick; j < m - 1 - i; j++) pool[j] = pool[j + 1];
+            }
+        }
+        gen_graph ra, rb;
+        rename_graph(u, a, perm, &ra);
+        rename_graph(u, b, perm, &rb);
+        uint64_t h = pair_hash(graph_struct_hash(u, &ra), graph_struct_hash(u, &rb));
+        int identity = 1;
+        for (int v = 0; v < nv; v++)
+            if (perm[v] != v) identity = 0;
+        if (identity) self = h;
+        if (h < best) best = h;
+        int q = 0;
+        while (q < ng && ++idx[q] == fact[q]) idx[q++] = 0;
+        if (q == ng) break;
+    }
+    if (self_hash) *self_hash = self;
+    return best;
+}
+
+/* ---------------- shape generalisation ---------------- */
+
+#define LX_MAX 8
+typedef struct lx {
+    int32_t c;
+    int n;
+    int s[LX_MAX];
+} lx;
+
+typedef struct unif {
+    int n;
+    int64_t val[64];
+    int has_sub[64];
+    lx sub[64];
+    int fail;
+} unif;
+
+static lx lx_c(int64_t c)
+{
+    lx e;
+    memset(&e, 0, sizeof e);
+    e.c = (int32_t)c;
+    return e;
+}
+
+static int new_sym(unif *U, int64_t v)
+{
+    if (U->n >= 64) {
+        U->fail = 1;
+        return 0;
+    }
+    U->val[U->n] = v;
+    U->has_sub[U->n] = 0;
+    return U->n++;
+}
+
+static lx lx_sym(int s)
+{
+    lx e = lx_c(0);
+    e.n = 1;
+    e.s[0] = s;
+    return e;
+}
+
+static void lx_sort(lx *e)
+{
+    for (int i = 1; i < e->n; i++)
+        for (int j = i; j > 0 && e->s[j - 1] > e->s[j]; j--) {
+            int t = e->s[j];
+            e->s[j] = e->s[j - 1];
+            e->s[j - 1] = t;
+        }
+}
+
+static lx lx_add(unif *U, lx a, lx b)
+{
+    if (a.n + b.n > LX_MAX) {
+        U->fail = 1;
+        return a;
+    }
+    for (int i = 0; i < b.n; i++) a.s[a.n++] = b.s[i];
+    a.c += b.c;
+    lx_sort(&a);
+    return a;
+}
+
+static lx resolve(unif *U, lx e)
+{
+    for (int guard = 0; guard < 64; guard++) {
+        int changed = 0;
+        lx r = lx_c(e.c);
+        for (int i = 0; i < e.n; i++) {
+            if (U->has_sub[e.s[i]]) {
+                r = lx_add(U, r, U->sub[e.s[i]]);
+                changed = 1;
+            } else {
+                lx one = lx_sym(e.s[i]);
+                r = lx_add(U, r, one);
+            }
+            if (U->fail) return e;
+        }
+        e = r;
+        if (!changed) break;
+    }
+    lx_sort(&e);
+    return e;
+}
+
+static int64_t lx_val(const unif *U, const lx *e)
+{
+    int64_t v = e->c;
+    for (int i = 0; i < e->n; i++) v += U->val[e->s[i]];
+    return v;
+}
+
+static void unify(unif *U, lx a, lx b)
+{
+    if (U->fail) return;
+    a = resolve(U, a);
+    b = resolve(U, b);
+    if (lx_val(U, &a) != lx_val(U, &b)) {
+        U->fail = 1;
+        return;
+    }
+    /* cancel common symbols */
+    lx da = lx_c(a.c), db = lx_c(b.c);
+    int i = 0, j = 0;
+    while (i < a.n || j < b.n) {
+        if (j >= b.n || (i < a.n && a.s[i] < b.s[j])) da.s[da.n++] = a.s[i++];
+        else if (i >= a.n || b.s[j] < a.s[i]) db.s[db.n++] = b.s[j++];
+        else {
+            i++;
+            j++;
+        }
+    }
+    if (da.n == 0 && db.n == 0) return; /* values equal -> constants equal */
+    if (da.n == 1) {
+        int s = da.s[0];
+        lx r = db;
+        r.c = db.c - da.c;
+        if (r.n == 0 && r.c < 1) {
+            U->fail = 1;
+            return;
+        }
+        U->sub[s] = r;
+        U->has_sub[s] = 1;
+        return;
+    }
+    if (db.n == 1) {
+        int s = db.s[0];
+        lx r = da;
+        r.c = da.c - db.c;
+        if (r.n == 0 && r.c < 1) {
+            U->fail = 1;
+            return;
+        }
+        U->sub[s] = r;
+        U->has_sub[s] = 1;
+        return;
+    }
+    U->fail = 1;
+}
+
+typedef struct sshp {
+    int rank;
+    lx d[4];
+} sshp;
+
+/* Symbolic shapes of one graph's tensors (vars shared through vs). */
+static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const gen_eval *ev, sshp *ts)
+{
+    for (int i = 0; i < g->n_nodes && !U->fail; i++) {
+        const gen_node *nd = &g->nodes[i];
+        const gen_inst *gi = &u->insts[nd->inst];
+        sshp in[GEN_MAX_NIN];
+        const gen_type *it[GEN_MAX_NIN];
+        for (int a = 0; a < gi->n_in; a++) {
+            in[a] = ts[nd->in[a]];
+            it[a] = &ev->type[nd->in[a]];
+        }
+        int base = u->n_vars + GEN_MAX_OUT * i;
+        sshp *o = &ts[base];
+        memset(o, 0, sizeof *o);
+        switch (gi->kind) {
+        case GK_ADD:
+            for (int k = 0; k < in[0].rank; k++) unify(U, in[0].d[k], in[1].d[k]);
+            *o = in[0];
+            break;
+        case GK_MUL:
+            if (in[1].rank) for (int k = 0; k < in[0].rank; k++) unify(U, in[0].d[k], in[1].d[k]);
+            *o = in[0];
+            break;
+        case GK_TRANSPOSE:
+            o->rank = 2;
+            o->d[0] = in[0].d[1];
+            o->d[1] = in[0].d[0];
+            break;
+        case GK_MATMUL:
+            unify(U, in[0].d[1], in[1].d[0]);
+            o->rank = 2;
+            o->d[0] = in[0].d[0];
+            o->d[1] = in[1].d[1];
+            break;
+        case GK_CONV:
+        case GK_CONVB: {
+            int grp = it[0]->dim[1] / it[1]->dim[1];
+            if (grp == 1) {
+                unify(U, in[0].d[1], in[1].d[1]);
+            } else {
+                unify(U, in[0].d[1], lx_c(it[0]->dim[1]));
+                unify(U, in[1].d[1], lx_c(it[1]->dim[1]));
+                unify(U, in[1].d[0], lx_c(it[1]->dim[0]));
+            }
+            unify(U, in[1].d[2], lx_c(it[1]->dim[2]));
+            unify(U, in[1].d[3], lx_c(it[1]->dim[3]));
+            if (gi->kind == GK_CONVB) unify(U, in[2].d[0], in[1].d[0]);
+            o->rank = 4;
+            o->d[0] = in[0].d[0];
+            o->d[1] = in[1].d[0];
+            o->d[2] = in[0].d[2];
+            o->d[3] = in[0].d[3];
+            break;
+        }
+        case GK_ENLARGE:
+            unify(U, in[0].d[2], lx_c(it[0]->dim[2]));
+            unify(U, in[0].d[3], lx_c(it[0]->dim[3]));
+            *o = in[0];
+            o->d[2] = lx_c(3);
+            o->d[3] = lx_c(3);
+            break;
+        case GK_RELU: case GK_SIGMOID: case GK_TANH: case GK_AVGPOOL: case GK_MAXPOOL:
+            *o = in[0];
+            break;
+        case GK_CONCAT:
+            for (int k = 0; k < in[0].rank; k++)
+                if (k != gi->axis) unify(U, in[0].d[k], in[1].d[k]);
+            *o = in[0];
+            o->d[gi->axis] = lx_add(U, in[0].d[gi->axis], in[1].d[gi->axis]);
+            break;
+        case GK_SPLIT: {
+            int ax = gi->axis, t = nd->in[0];
+            int pn = tid_node(u, t);
+            lx s0, s1;
+            const gen_type *ot0 = &ev->type[base];
+            if (pn >= 0 && u->insts[g->nodes[pn].inst].kind == GK_CONCAT && u->insts[g->nodes[pn].inst].axis == ax) {
+                s0 = ts[g->nodes[pn].in[0]].d[ax];
+                s1 = ts[g->nodes[pn].in[1]].d[ax];
+            } else {
+                lx D = resolve(U, in[0].d[ax]);
+                int64_t cut = ot0->dim[ax];
+                if (D.n == 0) {
+                    s0 = lx_c(cut);
+                    s1 = lx_c(D.c - cut);
+                } else if (D.n == 1 && D.c == 0) {
+                    int a = new_sym(U, cut), b = new_sym(U, U->val[D.s[0]] - cut);
+                    lx e = lx_add(U, lx_sym(a), lx_sym(b));
+                    U->sub[D.s[0]] = e;
+                    U->has_sub[D.s[0]] = 1;
+                    s0 = lx_sym(a);
+                    s1 = lx_sym(b);
+                } else {
+                    /* a subset of the terms with value cut */
+                    int found = 0;
+                    for (int m = 1; m < (1 << D.n) && !found; m++) {
+                        int64_t v = 0;
+                        for (int q = 0; q < D.n; q++)
+                            if (m & (1 << q)) v += U->val[D.s[q]];
+                        if (v != cut) continue;
+                        s0 = lx_c(0);
+                        s1 = lx_c(D.c);
+                        for (int q = 0; q < D.n; q++) {
+                            if (m & (1 << q)) s0.s[s0.n++] = D.s[q];
+                            else s1.s[s1.n++] = D.s[q];
+                        }
+                        found = 1;
+                    }
+                    if (!found) {
+                        U->fail = 1;
+                        return;
+                    }
+                }
+            }
+            o[0] = in[0];
+            o[1] = in[0];
+            o[0].d[ax] = s0;
+            o[1].d[ax] = s1;
+            break;
+        }
+        case GK_BN:
+            for (int k = 1; k < 5; k++) unify(U, in[k].d[0], in[0].d[1]);
+            *o = in[0];
+            break;
+        case GK_CONST_POOL:
+            o->rank = 4;
+            for (int k = 0; k < 4; k++) o->d[k] = lx_c(gi->ct.dim[k]);
+            break;
+        case GK_CONST_IDCONV: {
+            int s = new_sym(U, gi->ct.dim[0]);
+            o->rank = 4;
+            o->d[0] = o->d[1] = lx_sym(s);
+            o->d[2] = lx_c(gi->ct.dim[2]);
+            o->d[3] = lx_c(gi->ct.dim[3]);
+            break;
+        }
+        case GK_CONST_IDMAT: {
+            int s = new_sym(U, gi->ct.dim[0]);
+            o->rank = 2;
+            o->d[0] = o->d[1] = lx_sym(s);
+            break;
+        }
+        case GK_CONST_ONES:
+            o->rank = gi->ct.rank;
+            for (int k = 0; k < o->rank; k++) o->d[k] = gi->ct.dim[k] == 1 ? lx_c(1) : lx_sym(new_sym(U, gi->ct.dim[k]));
+            break;
+        default:
+            U->fail = 1;
+            return;
+        }
+    }
+}
+
+static const char *const SYM_NAMES[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "p", "q"};
+
+typedef struct symmap {
+    int map[64];
+    int n;
+} symmap;
+
+static int to_dimx(unif *U, symmap *M, lx e, so_dimx *d)
+{
+    e = resolve(U, e);
+    if (U->fail || e.n > 4) return 0;
+    memset(d, 0, sizeof *d);
+    d->c = e.c;
+    for (int i = 0; i < e.n; i++) {
+        int s = e.s[i];
+        if (M->map[s] < 0) {
+            if (M->n >= SO_RULE_MAX_SYMS) return 0;
+            M->map[s] = M->n++;
+        }
+        d->sym[d->n_sym++] = (int8_t)M->map[s];
+    }
+    so_dimx_norm(d);
+    return 1;
+}
+
+static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_eval *ev, unif *U, symmap *M,
+                         const int *var_idx, so_pattern *p, const char *prefix, sshp *ts, int *ok)
+{
+    memset(p, 0, sizeof *p);
+    p->n_nodes = g->n_nodes;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const gen_node *nd = &g->nodes[i];
+        const gen_inst *gi = &u->insts[nd->inst];
+        so_rnode *rn = &p->nodes[i];
+        snprintf(rn->name, sizeof rn->name, "%s%d", prefix, i);
+        rn->n_in = gi->n_in;
+        rn->n_out = gi->n_out;
+        for (int a = 0; a < gi->n_in; a++) {
+            int t = nd->in[a];
+            if (t < u->n_vars) {
+                rn->in[a].node = (int16_t)(-(var_idx[t] + 1));
+                rn->in[a].slot = 0;
+            } else {
+                rn->in[a].node = (int16_t)tid_node(u, t);
+                rn->in[a].slot = (int16_t)tid_slot(u, t);
+            }
+        }
+        so_attr *at = &rn->attr;
+        const gen_type *it0 = &ev->type[nd->in[0]];
+        switch (gi->kind) {
+        case GK_ADD: rn->op = SO_OP_ADD; break;
+        case GK_MUL: rn->op = SO_OP_MUL; break;
+        case GK_TRANSPOSE:
+            rn->op = SO_OP_TRANSPOSE;
+            at->n_ints = 2;
+            at->ints[0] = 1;
+            at->ints[1] = 0;
+            break;
+        case GK_MATMUL: rn->op = SO_OP_MATMUL; at->act = gi->act; break;
+        case GK_CONV:
+        case GK_CONVB: {
+            const gen_type *w = &ev->type[nd->in[1]];
+            rn->op = SO_OP_CONV;
+            at->stride[0] = at->stride[1] = 1;
+            at->dilation[0] = at->dilation[1] = 1;
+            at->pad[0] = at->pad[2] = w->dim[2] / 2;
+            at->pad[1] = at->pad[3] = w->dim[3] / 2;
+            at->group = it0->dim[1] / w->dim[1];
+            at->act = gi->act;
+            break;
+        }
+        case GK_ENLARGE: rn->op = SO_OP_ENLARGE; at->kernel[0] = at->kernel[1] = 3; break;
+        case GK_RELU: rn->op = SO_OP_RELU; break;
+        case GK_SIGMOID: rn->op = SO_OP_SIGMOID; break;
+        case GK_TANH: rn->op = SO_OP_TANH; break;
+        case GK_AVGPOOL:
+            rn->op = SO_OP_AVGPOOL;
+            at->kernel[0] = at->kernel[1] = 3;
+            at->stride[0] = at->stride[1] = 1;
+            at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = 1;
+            at->count_include_pad = 1;
+            break;
+        case GK_MAXPOOL:
+            rn->op = SO_OP_MAXPOOL;
+            at->kernel[0] = at->kernel[1] = 3;
+            at->stride[0] = at->stride[1] = 1;
+            at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = 1;
+            at->dilation[0] = at->dilation[1] = 1;
+            break;
+        case GK_CONCAT: rn->op = SO_OP_CONCAT; at->axis = gi->axis; break;
+        case GK_SPLIT: {
+            rn->op = SO_OP_SPLIT;
+            at->axis = gi->axis;
+            int base = u->n_vars + GEN_MAX_OUT * i;
+            rn->n_dx = 2;
+            if (!to_dimx(U, M, ts[base].d[gi->axis], &rn->dx[0]) || !to_dimx(U, M, ts[base + 1].d[gi->axis], &rn->dx[1]))
+                *ok = 0;
+            break;
+        }
+        case GK_BN: rn->op = SO_OP_BATCHNORM; at->epsilon = 1e-5f; break;
+        case GK_CONST_POOL: case GK_CONST_IDCONV: case GK_CONST_IDMAT: case GK_CONST_ONES: {
+            rn->op = gi->kind == GK_CONST_POOL ? SO_OP_CONST_POOL : gi->kind == GK_CONST_IDCONV ? SO_OP_CONST_IDCONV
+                     : gi->kind == GK_CONST_IDMAT ? SO_OP_CONST_IDMAT : SO_OP_CONST_ONES;
+            int base = u->n_vars + GEN_MAX_OUT * i;
+            rn->n_dx = ts[base].rank;
+            for (int k = 0; k < ts[base].rank; k++)
+                if (!to_dimx(U, M, ts[base].d[k], &rn->dx[k])) *ok = 0;
+            break;
+        }
+        default: *ok = 0; break;
+        }
+    }
+}
+
+static so_rref out_ref(const gen_universe *u, const gen_graph *g, int k, const int *var_idx)
+{
+    so_rref r;
+    int t = g->out[k];
+    if (t < u->n_vars) {
+        r.node = (int16_t)(-(var_idx[t] + 1));
+        r.slot = 0;
+    } else {
+        r.node = (int16_t)tid_node(u, t);
+        r.slot = (int16_t)tid_slot(u, t);
+    }
+    return r;
+}
+
+/* One fixed set of inputs for generalisation (types only matter). */
+static gen_inputs *shape_inputs(const gen_universe *u)
+{
+    static _Thread_local gen_inputs in;
+    static _Thread_local const gen_universe *for_u;
+    if (for_u != u) {
+        if (for_u) gen_inputs_free(&in);
+        gen_inputs_make(u, 12345, &in);
+        for_u = u;
+    }
+    return &in;
+}
+
+so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src, const gen_graph *dst, so_rule *r)
+{
+    memset(r, 0, sizeof *r);
+    gen_eval es, ed;
+    const gen_inputs *in = shape_inputs(u);
+    if (!gen_eval_graph(u, in, src, &es)) return so_errorf("source graph is ill-typed");
+    if (!gen_eval_graph(u, in, dst, &ed)) {
+        gen_eval_free(&es);
+        return so_errorf("target graph is ill-typed");
+    }
+    so_status st = SO_ERR;
+    unif *U = so_xcalloc(1, sizeof *U);
+    sshp *ts = so_xcalloc(GEN_MAX_T, sizeof *ts), *td = so_xcalloc(GEN_MAX_T, sizeof *td);
+    /* variable dims: fresh symbols, except dims of 1 and conv-kernel spatial dims */
+    uint32_t mask = src->mask | dst->mask;
+    for (int v = 0; v < u->n_vars; v++) {
+        const gen_var *gv = &u->vars[v];
+        ts[v].rank = gv->t.rank;
+        for (int k = 0; k < gv->t.rank; k++) {
+            int64_t d = gv->t.dim[k];
+            if (d == 1 || (gv->kernel && k >= 2) || !(mask & (1u << v))) ts[v].d[k] = lx_c(d);
+            else ts[v].d[k] = lx_sym(new_sym(U, d));
+        }
+        td[v] = ts[v];
+    }
+    sym_graph(U, u, src, &es, ts);
+    sym_graph(U, u, dst, &ed, td);
+    if (U->fail) {
+        so_errorf("shapes do not generalise");
+        goto done;
+    }
+    for (int k = 0; k < src->n_out; k++) {
+        sshp *a = &ts[src->out[k]], *b = &td[dst->out[k]];
+        if (a->rank != b->rank) {
+            U->fail = 1;
+            break;
+        }
+        for (int i = 0; i < a->rank; i++) unify(U, a->d[i], b->d[i]);
+    }
+    if (U->fail) {
+        so_errorf("output shapes do not unify");
+        goto done;
+    }
+    symmap M;
+    for (int i = 0; i < 64; i++) M.map[i] = -1;
+    M.n = 0;
+    int var_idx[GEN_MAX_VARS];
+    int ok = 1;
+    for (int v = 0; v < u->n_vars; v++) {
+        var_idx[v] = -1;
+        if (!(mask & (1u << v))) continue;
+        if (r->n_inputs >= SO_RULE_MAX_INPUTS) {
+            ok = 0;
+            break;
+        }
+        so_rinput *ri = &r->inputs[r->n_inputs];
+        var_idx[v] = r->n_inputs++;
+        snprintf(ri->name, sizeof ri->name, "%s", u->vars[v].name);
+        ri->rank = u->vars[v].t.rank;
+        for (int k = 0; k < ri->rank; k++)
+            if (!to_dimx(U, &M, ts[v].d[k], &ri->dim[k])) ok = 0;
+    }
+    if (ok) fill_pattern(u, src, &es, U, &M, var_idx, &r->src, "s", ts, &ok);
+    if (ok) fill_pattern(u, dst, &ed, U, &M, var_idx, &r->dst, "d", td, &ok);
+    if (!ok || U->fail) {
+        so_errorf("too many symbols or inputs");
+        goto done;
+    }
+    r->n_outputs = src->n_out;
+    for (int k = 0; k < src->n_out; k++) {
+        r->src_out[k] = out_ref(u, src, k, var_idx);
+        r->dst_out[k] = out_ref(u, dst, k, var_idx);
+    }
+    r->n_syms = M.n;
+    for (int s = 0; s < M.n; s++) snprintf(r->sym_names[s], sizeof r->sym_names[s], "%s", SYM_NAMES[s]);
+    so_rule_canon_syms(r);
+    for (int s = 0; s < M.n; s++) snprintf(r->sym_names[s], sizeof r->sym_names[s], "%s", SYM_NAMES[s]);
+    r->status = SO_RULE_UNVERIFIED;
+    r->proof_seconds = -1;
+    r->id = 1;
+    st = so_rule_check(r);
+done:
+    free(U);
+    free(ts);
+    free(td);
+    gen_eval_free(&es);
+    gen_eval_free(&ed);
+    return st;
+}
+
+/* ---------------- pipeline ---------------- */
+
+typedef struct cand {
+    int32_t a, b;        /* src, dst graph indices */
+    uint64_t orbit;
+} cand;
+
+typedef struct progress {
+    int on;
+    double t0, last;
+    const char *stage;
+} progress;
+
+static void prog_enum(void *ctx, int64_t graphs, int64_t done, int64_t total)
+{
+    progress *P = ctx;
+    if (!P->on) return;
+    double now = so_now();
+    if (now - P->last < 1.0) return;
+    P->last = now;
+    double el = now - P->t0, rate = el > 0 ? (double)graphs / el : 0;
+    double eta = done > 0 ? el * (double)(total - done) / (double)done : 0;
+    fprintf(stderr, "\r\033[Kgenerate: %s %lld graphs (%.0f/s), %lld/%lld items, %.0fs elapsed, ETA %.0fs", P->stage,
+            (long long)graphs, rate, (long long)done, (long long)total, el, eta);
+}
+
+static void prog_stage(progress *P, const char *fmt, long long a, long long b)
+{
+    if (!P->on) return;
+    double now = so_now();
+    if (now - P->last < 1.0) return;
+    P->last = now;
+    fprintf(stderr, "\r\033[Kgenerate: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, ", %.0fs elapsed", now - P->t0);
+}
+
+/* Rule sort key: total nodes, outputs, then the printed text without the id line. */
+static int cmp_rule(const void *x, const void *y)
+{
+    const so_rule *a = x, *b = y;
+    int na = a->src.n_nodes + a->dst.n_nodes, nb = b->src.n_nodes + b->dst.n_nodes;
+    if (na != nb) return na < nb ? -1 : 1;
+    if (a->src.n_nodes != b->src.n_nodes) return a->src.n_nodes < b->src.n_nodes ? -1 : 1;
+    if (a->n_outputs != b->n_outputs) return a->n_outputs < b->n_outputs ? -1 : 1;
+    so_rule ca = *a, cb = *b;
+    ca.id = cb.id = 0;
+    ca.proof_seconds = cb.proof_seconds = -1;
+    char *ta = so_rule_format(&ca), *tb = so_rule_format(&cb);
+    int c = strcmp(ta, tb);
+    free(ta);
+    free(tb);
+    return c;
+}
+
+void so_gen_sort(so_ruleset *rs)
+{
+    qsort(rs->rules, (size_t)rs->n_rules, sizeof *rs->rules, cmp_rule);
+    for (int i = 0; i < rs->n_rules; i++) rs->rules[i].id = i + 1;
+}
+
+so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    memset(out, 0, sizeof *out);
+    double t0 = so_now();
+    gen_universe du;
+    const gen_universe *u = o->universe;
+    if (!u) {
+        gen_universe_default(&du);
+        u = &du;
+    }
+    progress P = {!o->quiet && isatty(2), t0, 0, "enumerating"};
+    gen_inputs in;
+    gen_inputs_make(u, o->seed, &in);
+    gen_graph *g = NULL;
+    int64_t ng = 0;
+    gen_enum_stats es;
+    so_status rc = gen_enumerate(u, &in, o->max_ops, o->threads, &g, &ng, &es, prog_enum, &P);
+    if (rc != SO_OK) {
+        gen_inputs_free(&in);
+        return rc;
+    }
+    st->graphs = es.graphs;
+    st->kept = es.kept;
+    st->enum_seconds = so_now() - t0;
+    /* classes and candidates */
+    cand *cs = NULL;
+    int64_t nc = 0, capc = 0;
+    int64_t n_trivial = 0, n_renamed = 0, n_common = 0;
+    int *cls = NULL;
+    int cap_cls = 0;
+    for (int64_t i = 0; i < ng;) {
+        int64_t j = i;
+        while (j < ng && g[j].key == g[i].key) j++;
+        int n = (int)(j - i);
+        if (n >= 2) {
+            if (n > cap_cls) {
+                cap_cls = n;
+                cls = so_xrealloc(cls, (size_t)n * sizeof *cls);
+            }
+            int ncl = so_gen_split_bucket(u, &in, g + i, n, cls);
+            if (ncl > 1) st->collisions++;
+            for (int c = 0; c < ncl; c++) {
+                int members = 0;
+                for (int a = 0; a < n; a++) members += cls[a] == c;
+                if (members < 2) continue;
+                st->classes++;
+                /* all pairs; members are sorted by (n_nodes, canon): dst = earlier, src = later */
+                for (int a = 0; a < n; a++) {
+                    if (cls[a] != c) continue;
+                    for (int b = a + 1; b < n; b++) {
+                        if (cls[b] != c) continue;
+                        const gen_graph *ga = &g[i + b], *gb = &g[i + a]; /* src larger */
+                        if (ga->n_nodes == 0) continue;               /* two variables */
+                        st->candidates++;
+                        if (so_gen_trivial(u, ga, gb)) {
+                            n_trivial++;
+                            continue;
+                        }
+                        uint64_t self;
+                        uint64_t orb = so_gen_orbit_hash(u, ga, gb, &self);
+                        if (orb != self) {
+                            n_renamed++;
+                            continue;
+                        }
+                        if (so_gen_common_subgraph(u, ga, gb)) {
+                            n_common++;
+                            continue;
+                        }
+                        if (nc == capc) {
+                            capc = capc ? capc * 2 : 1024;
+                            cs = so_xrealloc(cs, (size_t)capc * sizeof *cs);
+                        }
+                        cs[nc].a = (int32_t)(i + b);
+                        cs[nc].b = (int32_t)(i + a);
+                        cs[nc].orbit = orb;
+                        nc++;
+                    }
+                }
+            }
+        }
+        prog_stage(&P, "bucketing %lld/%lld graphs", (long long)j, (long long)ng);
+        i = j;
+    }
+    free(cls);
+    st->after_trivial = st->candidates - n_trivial;
+    st->after_renaming = st->after_trivial - n_renamed;
+    st->after_common_subgraph = st->after_renaming - n_common;
+    /* shard, generalise */
+    char prov[96];
+    snprintf(prov, sizeof prov, "generate max-ops=%d seed=%llu", o->max_ops, (unsigned long long)o->seed);
+    so_ruleset rs;
+    memset(&rs, 0, sizeof rs);
+    for (int64_t k = 0; k < nc; k++) {
+        if (o->shard_n > 1 && (int)(cs[k].orbit % (uint64_t)o->shard_n) != o->shard_i) continue;
+        st->in_shard++;
+        so_rule r;
+        if (so_gen_make_rule(u, &g[cs[k].a], &g[cs[k].b], &r) != SO_OK) continue;
+        snprintf(r.provenance, sizeof r.provenance, "%s", prov);
+        so_ruleset_push(&rs, &r);
+        prog_stage(&P, "generalising %lld/%lld candidates", (long long)k, (long long)nc);
+    }
+    st->after_generalise = rs.n_rules;
+    free(cs);
+    free(g);
+    gen_inputs_free(&in);
+    /* float re-test */
+    if (o->float_test) {
+        int32_t w = 0;
+        for (int32_t k = 0; k < rs.n_rules; k++) {
+            int ok = 0;
+            char why[256];
+            if (so_verify_numeric(&rs.rules[k], 2, o->seed + 17, &ok, why, sizeof why) != SO_OK) ok = 0;
+            if (ok) rs.rules[w++] = rs.rules[k];
+            prog_stage(&P, "float re-test %lld/%lld", (long long)k, (long long)rs.n_rules);
+        }
+        rs.n_rules = w;
+    }
+    st->after_float = rs.n_rules;
+    /* verification */
+    if (o->verify && rs.n_rules > 0) {
+        double tv = so_now();
+        if (P.on) fprintf(stderr, "\r\033[Kgenerate: proving %d candidates...", (int)rs.n_rules);
+        so_verify_summary vs;
+        if (so_verify_ruleset(&rs, o->threads > 2 ? 2 : o->threads, o->timeout_s, &vs, NULL) != SO_OK) {
+            so_ruleset_free(&rs);
+            return SO_ERR;
+        }
+        int32_t w = 0;
+        for (int32_t k = 0; k < rs.n_rules; k++)
+            if (rs.rules[k].status == SO_RULE_PROVED) {
+                if (!o->proof_times) rs.rules[k].proof_seconds = -1;
+                rs.rules[w++] = rs.rules[k];
+            }
+        rs.n_rules = w;
+        st->proved = w;
+        st->verify_seconds = so_now() - tv;
+    }
+    if (P.on) fprintf(stderr, "\r\033[K");
+    so_gen_sort(&rs);
+    snprintf(rs.header, sizeof rs.header,
+             "superopt generate --max-ops %d --seed %llu: %s rules (format: rules/RULES.md)", o->max_ops,
+             (unsigned long long)o->seed, o->verify ? "proved" : "unverified");
+    st->rules = rs.n_rules;
+    st->seconds = so_now() - t0;
+    *out = rs;
+    return SO_OK;
+}
+
+/* ---------------- CLI ---------------- */
+
+static int usage_gen(void)
+{
+    fprintf(stderr, "usage: superopt generate [--max-ops N] [-o FILE.rules] [--threads N] [--shard I/N] [--seed N]\n"
+                    "                         [--json FILE] [--no-verify] [--no-float] [--proof-times] [--timeout S] [-q]\n");
+    return 2;
+}
+
+static int parse_int(const char *s, long long lo, long long hi, long long *v)
+{
+    char *e;
+    errno = 0;
+    long long x = strtoll(s, &e, 10);
+    if (errno || *e || e == s || x < lo || x > hi) return 0;
+    *v = x;
+    return 1;
+}
+
+int so_gen_main(int argc, char **argv)
+{
+    so_gen_options o;
+    so_gen_options_default(&o);
+    const char *outp = "rules/generated.rules", *json = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        long long v;
+        if (!strcmp(a, "--max-ops") && i + 1 < argc) {
+            if (!parse_int(argv[++i], 1, GEN_MAX_OPS, &v)) return usage_gen();
+            o.max_ops = (int)v;
+        } else if (!strcmp(a, "-o") && i + 1 < argc) {
+            outp = argv[++i];
+        } else if (!strcmp(a, "--threads") && i + 1 < argc) {
+            if (!parse_int(argv[++i], 1, 256, &v)) return usage_gen();
+            o.threads = (int)v;
+        } else if (!strcmp(a, "--seed") && i + 1 < argc) {
+            if (!parse_int(argv[++i], 0, INT64_MAX, &v)) return usage_gen();
+            o.seed = (uint64_t)v;
+        } else if (!strcmp(a, "--shard") && i + 1 < argc) {
+            int si, sn;
+            char c;
+            if (sscanf(argv[++i], "%d/%d%c", &si, &sn, &c) != 2 || sn < 1 || si < 0 || si >= sn) return usage_gen();
+            o.shard_i = si;
+            o.shard_n = sn;
+        } else if (!strcmp(a, "--json") && i + 1 < argc) {
+            json = argv[++i];
+        } else if (!strcmp(a, "--timeout") && i + 1 < argc) {
+            o.timeout_s = atof(argv[++i]);
+            if (o.timeout_s <= 0) return usage_gen();
+        } else if (!strcmp(a, "--no-verify")) {
+            o.verify = 0;
+        } else if (!strcmp(a, "--no-float")) {
+            o.float_test = 0;
+        } else if (!strcmp(a, "--proof-times")) {
+            o.proof_times = 1;
+        } else if (!strcmp(a, "-q")) {
+            o.quiet = 1;
+        } else {
+            return usage_gen();
+        }
+    }
+    so_ruleset rs;
+    so_gen_stats st;
+    if (so_gen_run(&o, &rs, &st) != SO_OK) {
+        fprintf(stderr, "superopt generate: %s\n", so_error());
+        return 1;
+    }
+    int rc = 0;
+    if (so_rules_save(&rs, outp) != SO_OK) {
+        fprintf(stderr, "superopt generate: %s\n", so_error());
+        rc = 1;
+    }
+    fprintf(stderr,
+            "generate: %lld graphs, %lld candidates, %lld after trivial, %lld after renaming, %lld after common subgraph"
+            ", %lld generalised, %lld after float re-test, %lld proved, %lld rules -> %s (%.1f s)\n",
+            (long long)st.graphs, (long long)st.candidates, (long long)st.after_trivial, (long long)st.after_renaming,
+            (long long)st.after_common_subgraph, (long long)st.after_generalise, (long long)st.after_float,
+            (long long)st.proved, (long long)st.rules, outp, st.seconds);
+    if (json) {
+        FILE *f = fopen(json, "w");
+        if (!f) {
+            fprintf(stderr, "superopt generate: %s: cannot create: %s\n", json, strerror(errno));
+            rc = 1;
+        } else {
+            fprintf(f,
+                    "{\"graphs\": %lld, \"kept\": %lld, \"classes\": %lld, \"collisions\": %lld, \"candidates\": %lld, "
+                    "\"after_trivial\": %lld, \"after_renaming\": %lld, \"after_common_subgraph\": %lld, "
+                    "\"in_shard\": %lld, \"after_generalise\": %lld, \"after_float\": %lld, \"proved\": %lld, "
+                    "\"rules\": %lld, \"enum_seconds\": %.3f, \"verify_seconds\": %.3f, \"seconds\": %.3f}\n",
+                    (long long)st.graphs, (long long)st.kept, (long long)st.classes, (long long)st.collisions,
+                    (long long)st.candidates, (long long)st.after_trivial, (long long)st.after_renaming,
+                    (long long)st.after_common_subgraph, (long long)st.in_shard, (long long)st.after_generalise,
+                    (long long)st.after_float, (long long)st.proved, (long long)st.rules, st.enum_seconds,
+                    st.verify_seconds, st.seconds);
+            fclose(f);
+        }
+    }
+    so_ruleset_free(&rs);
+    return rc;
+}
+
+static int usage_rules(void)
+{
+    fprintf(stderr, "usage: superopt rules merge A.rules B.rules ... -o OUT.rules\n");
+    return 2;
+}
+
+int so_rules_main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "merge") != 0) return usage_rules();
+    const char *outp = NULL;
+    so_ruleset all;
+    memset(&all, 0, sizeof all);
+    int n_files = 0, rc = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "-o")) {
+            if (i + 1 >= argc) return usage_rules();
+            outp = argv[++i];
+            continue;
+        }
+        so_ruleset rs;
+        if (so_rules_load(argv[i], &rs) != SO_OK) {
+            fprintf(stderr, "superopt rules merge: %s\n", so_error());
+            so_ruleset_free(&all);
+            return 1;
+        }
+        if (n_files++ == 0) memcpy(all.header, rs.header, sizeof all.header);
+        for (int k = 0; k < rs.n_rules; k++) so_ruleset_push(&all, &rs.rules[k]);
+        so_ruleset_free(&rs);
+    }
+    if (!outp || n_files == 0) {
+        so_ruleset_free(&all);
+        return usage_rules();
+    }
+    so_gen_sort(&all);
+    /* drop exact duplicates (the same rule in two inputs) */
+    int32_t w = 0;
+    for (int32_t k = 0; k < all.n_rules; k++) {
+        if (w > 0) {
+            so_rule a = all.rules[w - 1], b = all.rules[k];
+            a.id = b.id = 0;
+            if (so_rule_eq(&a, &b)) continue;
+        }
+        all.rules[w++] = all.rules[k];
+    }
+    all.n_rules = w;
+    for (int32_t k = 0; k < w; k++) all.rules[k].id = k + 1;
+    if (so_rules_save(&all, outp) != SO_OK) {
+        fprintf(stderr, "superopt rules merge: %s\n", so_error());
+        rc = 1;
+    } else {
+        fprintf(stderr, "rules merge: %d files, %d rules -> %s\n", n_files, (int)w, outp);
+    }
+    so_ruleset_free(&all);
+    return rc;
+}

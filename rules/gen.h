@@ -1,0 +1,66 @@
+/* gen.h - the rule generator: enumerate graphs, bucket by fingerprint, pair candidates, prune,
+   generalise shapes to symbols, re-test in float, verify, write; `generate` and `rules merge`. */
+#ifndef SO_GEN_H
+#define SO_GEN_H
+
+#include "enum.h"
+#include "rule.h"
+
+typedef struct so_gen_options {
+    int max_ops;            /* default 3 */
+    int threads;            /* default 1 */
+    int shard_i, shard_n;   /* --shard I/N (0/1 = everything) */
+    uint64_t seed;          /* default 1 */
+    int quiet;
+    int verify;             /* 1: prove with Z3 and keep proved rules only; 0: keep unverified */
+    int float_test;         /* 1: re-test candidates in float with the reference kernels */
+    int proof_times;        /* 1: write proof seconds into the file (not byte-reproducible) */
+    double timeout_s;       /* per-rule proof timeout */
+    const gen_universe *universe; /* NULL: gen_universe_default */
+} so_gen_options;
+
+void so_gen_options_default(so_gen_options *o);
+
+typedef struct so_gen_stats {
+    int64_t graphs;              /* distinct graphs enumerated */
+    int64_t kept;                /* graphs with 1..2 outputs, bucketed */
+    int64_t classes;             /* fingerprint classes with >= 2 graphs */
+    int64_t collisions;          /* hash buckets that held graphs with different fingerprints */
+    int64_t candidates;          /* pairs of graphs with equal fingerprints */
+    int64_t after_trivial;
+    int64_t after_renaming;
+    int64_t after_common_subgraph;
+    int64_t in_shard;
+    int64_t after_generalise;
+    int64_t after_float;
+    int64_t proved;
+    int64_t rules;
+    double seconds, enum_seconds, verify_seconds;
+} so_gen_stats;
+
+/* Runs the generator; *out receives the rules (sorted, deterministic). Caller frees. */
+so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st);
+
+/* Sort key order used for every generated file (and by merge): fewer nodes first, then text. */
+void so_gen_sort(so_ruleset *rs);
+
+/* Builds the rule for the candidate (src graph a, dst graph b) of universe u with shape
+   generalisation; returns SO_ERR if the shapes cannot be generalised. Exposed for tests. */
+so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src, const gen_graph *dst, so_rule *r);
+
+/* Pruning predicates on a candidate, exposed for tests. */
+int so_gen_trivial(const gen_universe *u, const gen_graph *a, const gen_graph *b);
+int so_gen_common_subgraph(const gen_universe *u, const gen_graph *a, const gen_graph *b);
+/* Renaming-canonical hash (min over permutations of interchangeable variables). */
+uint64_t so_gen_orbit_hash(const gen_universe *u, const gen_graph *a, const gen_graph *b, uint64_t *self_hash);
+
+/* Fingerprint classes: splits a run of graphs with equal key into classes of equal full
+   fingerprints; cls[i] receives a class id per graph (0-based, in first-seen order).
+   Returns the number of classes. */
+int so_gen_split_bucket(const gen_universe *u, const gen_inputs *in, const gen_graph *g, int n, int *cls);
+
+/* CLI entry points: argv[0] == "generate" / "rules". Return the exit status. */
+int so_gen_main(int argc, char **argv);
+int so_rules_main(int argc, char **argv);
+
+#endif
