@@ -74,6 +74,24 @@ static int is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* 1 if the two files have the same bytes. */
+static int files_equal(const char *a, const char *c)
+{
+    struct stat sa, sc;
+    if (stat(a, &sa) != 0 || stat(c, &sc) != 0 || sa.st_size != sc.st_size) return 0;
+    FILE *fa = fopen(a, "rb"), *fc = fopen(c, "rb");
+    int eq = fa && fc;
+    static char ba[1 << 16], bc[1 << 16];
+    while (eq) {
+        size_t ka = fread(ba, 1, sizeof ba, fa), kc = fread(bc, 1, sizeof bc, fc);
+        if (ka != kc || memcmp(ba, bc, ka)) eq = 0;
+        if (ka == 0) break;
+    }
+    if (fa) fclose(fa);
+    if (fc) fclose(fc);
+    return eq;
+}
+
 static int in_list(const char *name, const char *const *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -584,7 +602,8 @@ typedef struct opt_res {
     double cost_before, cost_after, lat_before, lat_after, search_s, wall_s;
     double alpha, time_limit;
     long long explored, budget;
-    int nodes_before, nodes;
+    int nodes_before, nodes; /* the optimizer's graph (report), -1 if not reported */
+    int onnx_nodes;          /* operators in the written ONNX file (fused epilogues come apart) */
     double gflop;
     int rules_total, rules_distinct;
     char *rules_json;      /* the report's rules_applied object, compact (malloc'd) */
@@ -616,6 +635,7 @@ typedef struct model_res {
     int literature;
     int ablate;
     opt_res *strat[N_STRAT];
+    int same_as[N_STRAT];  /* earliest strategy whose optimized model is byte-identical (itself if none) */
     meas ours[N_STRAT][MAX_THREADS];
     meas ort_orig, ort[N_STRAT];
     double est_ms;
@@ -856,6 +876,7 @@ static so_status parse_report(const char *path, opt_res *r)
     /* optional keys */
     const jv *x;
     r->nodes_before = (x = jget(&v, "nodes_before")) && x->kind == J_NUM ? (int)x->num : -1;
+    r->nodes = (x = jget(&v, "nodes_after")) && x->kind == J_NUM ? (int)x->num : -1;
     r->alpha = (x = jget(&v, "alpha")) && x->kind == J_NUM ? x->num : NAN;
     r->budget = (x = jget(&v, "budget")) && x->kind == J_NUM ? (long long)x->num : -1;
     r->time_limit = (x = jget(&v, "time_limit")) && x->kind == J_NUM ? x->num : NAN;
@@ -900,7 +921,7 @@ static opt_res *optimize(bench *b, model_res *m, const spec *sp)
     opt_res *r = so_xcalloc(1, sizeof *r);
     r->sp = *sp;
     r->cost_before = r->cost_after = r->lat_before = r->lat_after = r->search_s = r->gflop = NAN;
-    r->nodes = r->nodes_before = -1;
+    r->nodes = r->nodes_before = r->onnx_nodes = -1;
     if (m->n_memo < MAX_MEMO) m->memo[m->n_memo++] = r;
     int idx = b->n_opt_runs++;
     char what[200];
@@ -966,11 +987,12 @@ static opt_res *optimize(bench *b, model_res *m, const spec *sp)
         record_failure(b, r->err);
         return r;
     }
-    if (model_stats(r->out, &r->nodes, &r->gflop) != SO_OK) {
+    if (model_stats(r->out, &r->onnx_nodes, &r->gflop) != SO_OK) {
         snprintf(r->err, sizeof r->err, "%s: the optimized model does not load: %s", what, so_error());
         record_failure(b, r->err);
         return r;
     }
+    if (r->nodes < 0) r->nodes = r->onnx_nodes;
     r->ok = 1;
     note(b, "%s: %s%s%s: cost %.4g -> %.4g, %d nodes, search %.2f s (%lld graphs%s%s), %d rewrites, wall %.1f s", m->name,
          strat_name[sp->search], sp->tag[0] && strcmp(sp->tag, strat_name[sp->search]) ? " " : "",
@@ -1050,6 +1072,7 @@ static void pick_iters(const bench *b, double est_ms, int *iters, int *warmup)
     double it = est_ms > 0 ? b->target_s * 1000.0 / est_ms : 10;
     *iters = it < 1 ? 1 : it > 1000 ? 1000 : (int)it;
     *warmup = *iters / 10 < 1 ? 1 : *iters / 10 > 20 ? 20 : *iters / 10;
+    if (est_ms > 2000) *warmup = 0; /* multi-second models: the untimed first run would double the cost */
 }
 
 /* Runs every series in xs once per round, in the same order each round (A B C A B C ...),
@@ -1191,11 +1214,19 @@ static void bench_model(bench *b, model_res *m, char subset_paths[][PATH_MAX], c
     int iters, warmup;
     pick_iters(b, isfinite(m->est_ms) ? m->est_ms : 0, &iters, &warmup);
 
+    /* byte-identical results are measured once (identical graphs, identical figures) */
+    for (int s = 0; s < N_STRAT; s++) {
+        m->same_as[s] = s;
+        for (int t = 0; t < s && m->same_as[s] == s; t++)
+            if (m->strat[s]->ok && m->strat[t]->ok && m->same_as[t] == t && files_equal(m->strat[s]->out, m->strat[t]->out))
+                m->same_as[s] = t;
+    }
+
     meas *xs[N_STRAT * MAX_THREADS + N_STRAT + 1];
     int n = 0;
     for (int t = 0; t < b->n_threads; t++)
         for (int s = 0; s < N_STRAT; s++) {
-            if (!m->strat[s]->ok) continue;
+            if (!m->strat[s]->ok || m->same_as[s] != s) continue;
             char label[64];
             snprintf(label, sizeof label, "ours %s %dT", strat_name[s], b->threads[t]);
             meas_init(&m->ours[s][t], 0, m->strat[s]->out, b->threads[t], label);
@@ -1209,7 +1240,7 @@ static void bench_model(bench *b, model_res *m, char subset_paths[][PATH_MAX], c
         m->ort_orig.warmup = warmup;
         xs[n++] = &m->ort_orig;
         for (int s = S_GREEDY; s < N_STRAT; s++) {
-            if (!m->strat[s]->ok) continue;
+            if (!m->strat[s]->ok || (m->same_as[s] >= S_GREEDY && m->same_as[s] != s)) continue;
             char label[64];
             snprintf(label, sizeof label, "ORT ours %s", strat_name[s]);
             meas_init(&m->ort[s], 1, m->strat[s]->out, b->ort_threads, label);
@@ -1218,9 +1249,17 @@ static void bench_model(bench *b, model_res *m, char subset_paths[][PATH_MAX], c
             xs[n++] = &m->ort[s];
         }
     }
+    for (int s = 1; s < N_STRAT; s++)
+        if (m->same_as[s] != s) note(b, "%s: %s gives the same model as %s: measured once", m->name, strat_name[s], strat_name[m->same_as[s]]);
     note(b, "%s: measuring %d variants x %d rounds, %d iterations + %d warm-up each (estimate %.3g ms per run)", m->name, n,
          b->rounds, iters, warmup, m->est_ms);
     measure_rounds(b, m, xs, n);
+    for (int s = 0; s < N_STRAT; s++) {
+        int t = m->same_as[s];
+        if (t == s) continue;
+        for (int k = 0; k < b->n_threads; k++) m->ours[s][k] = m->ours[t][k];
+        if (t >= S_GREEDY) m->ort[s] = m->ort[t];
+    }
 
     if (!b->keep) /* the optimized models are not needed any more (bert_taso's are 400 MB each) */
         for (int i = 0; i < m->n_memo; i++) unlink(m->memo[i]->out);
@@ -1451,7 +1490,8 @@ static void json_opt(sbuf *o, const opt_res *r)
         sb_printf(o, "}");
         return;
     }
-    sb_printf(o, ", \"nodes\": %d, \"nodes_before\": %d, \"gflop\": ", r->nodes, r->nodes_before);
+    sb_printf(o, ", \"nodes\": %d, \"nodes_before\": %d, \"onnx_nodes\": %d, \"gflop\": ", r->nodes, r->nodes_before,
+              r->onnx_nodes);
     sb_json_num(o, r->gflop);
     sb_printf(o, ", \"cost_before\": ");
     sb_json_num(o, r->cost_before);
@@ -1551,7 +1591,8 @@ static void json_report(const bench *b, sbuf *o)
                   m->literature ? "true" : "false", m->seconds, bt_cheaper(m) ? "true" : "false");
         sb_printf(o, "\n      \"strategies\": {");
         for (int s = 0; s < N_STRAT; s++) {
-            sb_printf(o, "%s\n        \"%s\": {\"optimize\": ", s ? "," : "", strat_name[s]);
+            sb_printf(o, "%s\n        \"%s\": {\"same_model_as\": \"%s\", \"optimize\": ", s ? "," : "", strat_name[s],
+                      strat_name[m->same_as[s]]);
             json_opt(o, m->strat[s]);
             sb_printf(o, ", \"ours\": {");
             for (int t = 0; t < b->n_threads; t++) {
@@ -1613,8 +1654,8 @@ static void svg_report(const bench *b, sbuf *o)
 
     /* ---- panel 1: speedup per model and strategy ---- */
     const int nser = b->no_ort ? 2 : 3;
-    const char *ser_name[3] = {"greedy (our backend, 1st thread count)", "backtrack (our backend)",
-                               "backtrack under ONNX Runtime 'all' (vs original at 'all')"};
+    const char *ser_name[3] = {"greedy (our backend)", "backtrack (our backend)",
+                               "backtrack on ONNX Runtime 'all' (vs original at 'all')"};
     char title[200];
     snprintf(title, sizeof title, "Speedup over no search, %d thread%s (median of %d interleaved rounds)", b->threads[0],
              b->threads[0] == 1 ? "" : "s", b->rounds);
@@ -1664,9 +1705,9 @@ static void svg_report(const bench *b, sbuf *o)
         svg_text(o, px0 + gw * i + gw / 2, py1 + 16, "middle", gw > 100 ? 11 : 9, NULL, m->name);
     }
     for (int k = 0; k < nser; k++) {
-        double lx = px0 + 10 + k * 300, ly = H1 - 28;
+        double lx = px0 + 10 + k * 220, ly = H1 - 28;
         sb_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", lx, ly - 10, colors[k]);
-        svg_text(o, lx + 16, ly, "start", 11, NULL, k == 0 ? "greedy (our backend)" : ser_name[k]);
+        svg_text(o, lx + 16, ly, "start", 11, NULL, ser_name[k]);
     }
 
     /* ---- panel 2: cost against search time (budget sweep) ---- */
