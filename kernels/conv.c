@@ -7,9 +7,14 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "winograd.h"
+
 #define PAR_MIN 32768
 
-enum { CONV_1X1, CONV_IM2COL, CONV_DW };
+enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO };
+
+int64_t so_conv_wino_min_hw = 28 * 28;
+int64_t so_conv_wino_min_ch = 16;
 
 typedef struct conv_plan {
     int kind;
@@ -17,6 +22,8 @@ typedef struct conv_plan {
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
     int64_t tile; /* im2col columns per tile */
     int64_t Hp, Wp; /* depthwise: zero-bordered input plane */
+    so_wino wino;   /* CONV_WINO geometry */
+    float *U;       /* CONV_WINO transformed weights (owned) */
     int res_in;   /* index of the residual in in[] or -1 */
     so_fast_chain ch;
 } conv_plan;
@@ -26,6 +33,7 @@ static void conv_free(void *pp)
     conv_plan *p = pp;
     free(p->ch.scale);
     free(p->ch.shift);
+    free(p->U);
     free(p);
 }
 
@@ -96,6 +104,19 @@ static void conv_gemm_run(void *priv, const so_tensor *in, so_tensor *out, float
             }
         }
         epilogue(p, yn, R ? R + n * p->O * hw : NULL);
+    }
+}
+
+static void conv_wino_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const conv_plan *p = priv;
+    const float *X = in[0].data;
+    const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
+    float *Y = out[0].data;
+    int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo;
+    for (int64_t n = 0; n < p->N; n++) {
+        so_wino_run(&p->wino, X + n * p->C * hw_in, Y + n * p->O * hw, scratch);
+        epilogue(p, Y + n * p->O * hw, R ? R + n * p->O * hw : NULL);
     }
 }
 
@@ -209,6 +230,16 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         k->scratch_bytes = sizeof(float) * (size_t)(p->Hp * p->Wp) * (size_t)omp_get_max_threads();
         k->run = conv_dw_run;
         k->name = "conv_depthwise";
+    } else if (p->G == 1 && p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
+               hw >= so_conv_wino_min_hw && p->C >= so_conv_wino_min_ch && p->O >= so_conv_wino_min_ch &&
+               g->nodes[n->in[1].node].op == SO_OP_WEIGHT) {
+        p->kind = CONV_WINO;
+        p->U = so_wino_pack(g->model->weights[g->nodes[n->in[1].node].ref].data, p->O, p->C);
+        int64_t sc = so_wino_plan(&p->wino, p->C, p->O, p->H, p->W, p->Ho, p->Wo, p->ph, p->pw, p->U);
+        k->scratch_bytes = sizeof(float) * (size_t)sc;
+        k->packed_bytes = sizeof(float) * (size_t)(36 * p->O * p->C);
+        k->run = conv_wino_run;
+        k->name = "conv3x3_winograd_f4";
     } else if (p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 &&
                a->pad[3] == 0) {
         p->kind = CONV_1X1;

@@ -8,6 +8,11 @@
    successors per c->user). Sets k->run = NULL for unsupported configurations. */
 so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k);
 
+/* Winograd F(4x4,3x3) is used for 3x3 stride-1 ungrouped convs with weights, at least
+   so_conv_wino_min_hw output pixels and so_conv_wino_min_ch input and output channels
+   (tests lower them to reach small shapes). */
+extern int64_t so_conv_wino_min_hw, so_conv_wino_min_ch;
+
 /* Largest im2col scratch (floats) a conv kernel uses; larger problems are tiled by columns. */
 #define SO_CONV_SCRATCH_FLOATS ((int64_t)1 << 21)
 

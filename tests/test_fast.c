@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "../kernels/conv.h"
 #include "../kernels/exec.h"
 #include "../kernels/ref.h"
 #include "shape.h"
@@ -235,6 +236,22 @@ static void test_conv_random(void **state)
         one_conv(100 + (uint64_t)it, irand(&s, 1, 2), C, H, W, O, kh, kw, irand(&s, 1, 3), irand(&s, 1, 3), pt, pl, pb, pr, dh, dw,
                  group, irand(&s, 0, 1), irand(&s, 0, 4));
     }
+}
+
+/* Winograd F(4x4,3x3): thresholds lowered so small shapes take it; odd sizes leave partial tiles. */
+static void test_conv_winograd(void **state)
+{
+    (void)state;
+    int64_t hw = so_conv_wino_min_hw, ch = so_conv_wino_min_ch;
+    so_conv_wino_min_hw = 1;
+    so_conv_wino_min_ch = 1;
+    one_conv(201, 1, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+    one_conv(202, 2, 8, 9, 9, 16, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0);
+    one_conv(203, 1, 17, 30, 30, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0);
+    one_conv(204, 1, 4, 6, 11, 4, 3, 3, 1, 1, 2, 0, 1, 2, 1, 1, 1, 1, 2);
+    one_conv(205, 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1); /* ResNet stage 1, several tile blocks */
+    so_conv_wino_min_hw = hw;
+    so_conv_wino_min_ch = ch;
 }
 
 /* Conv -> BN -> Relu and Conv -> BN -> Add(residual) -> Relu are fused into one step. */
@@ -609,6 +626,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_edge_cases),
         cmocka_unit_test(test_conv_random),
+        cmocka_unit_test(test_conv_winograd),
         cmocka_unit_test(test_conv_fusion),
         cmocka_unit_test(test_shared_add),
         cmocka_unit_test(test_matmul),
