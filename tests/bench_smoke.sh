@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# bench_smoke.sh - quick end-to-end check of `superopt bench` on two small models: exit status,
+# Markdown sections, JSON contents, well-formed SVG, and clean one-line errors. Prints "N passed, N failed".
+# Usage: BUILD=build bash tests/bench_smoke.sh   (about a minute; needs tools/ort installed for the ORT part)
+set -u
+BUILD=${BUILD:-build}
+SO=$BUILD/superopt
+PY=/usr/bin/python3
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && sed 's/^/       /' "$2" | tail -20; }
+
+# A proven rule set if there is one, else the search's hand-written development rules.
+RULES=(--rules tests/search_dev.rules --allow-unverified)
+[ -f rules/default.rules ] && RULES=(--rules rules/default.rules)
+ORT=()
+[ -f tools/ort/node_modules/onnxruntime-node/package.json ] && command -v node >/dev/null || ORT=(--no-ort)
+
+# 1. a short bench with ablations on one model
+if $SO bench data/deepandwide.onnx data/nasrnn.onnx "${RULES[@]}" "${ORT[@]}" --time-limit 2 --rounds 2 \
+    --target-seconds 0.2 --ablation-models nasrnn --sizes 2,3 --alphas 1.0,1.05 --sweep 2,20 --sweep-time-limit 2 \
+    --json "$TMP/b.json" --svg "$TMP/b.svg" >"$TMP/b.md" 2>"$TMP/b.err"; then
+    ok "bench runs (exit 0)"
+else
+    bad "bench runs (exit 0)" "$TMP/b.err"
+fi
+if grep -q "^## Search strategies" "$TMP/b.md" && grep -q "^| nasrnn | none |" "$TMP/b.md" &&
+    grep -q "^## Backtracking against greedy" "$TMP/b.md" && grep -q "^### Search budget" "$TMP/b.md" &&
+    grep -q "^## Acceptance checks" "$TMP/b.md"; then
+    ok "Markdown report has its sections and rows"
+else bad "Markdown report has its sections and rows" "$TMP/b.md"; fi
+
+if $PY - "$TMP/b.json" "${#ORT[@]}" <<'EOF' >"$TMP/j.log" 2>&1; then
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+no_ort = sys.argv[2] != "0"
+assert [m["name"] for m in d["models"]] == ["deepandwide", "nasrnn"], d["models"]
+for m in d["models"]:
+    for s in ("none", "greedy", "backtrack"):
+        st = m["strategies"][s]
+        o = st["optimize"]
+        assert o["ok"], o
+        for k in ("cost_before", "cost_after", "search_seconds", "graphs_explored", "nodes", "gflop", "rules_applied"):
+            assert k in o, k
+        assert o["cost_after"] <= o["cost_before"] * (1 + 1e-9), o
+        for t in ("1", "2"):
+            assert st["ours"][t]["median_ms"] > 0, st["ours"]
+        assert abs(st["speedup_over_none"]["1"] * st["ours"]["1"]["median_ms"] - m["strategies"]["none"]["ours"]["1"]["median_ms"]) < 1e-6 * max(1, st["ours"]["1"]["median_ms"])
+        if s != "none" and not no_ort:
+            assert st["ort_all"]["median_ms"] > 0, st
+    if not no_ort:
+        assert m["ort_original_all"]["median_ms"] > 0
+        assert len(m["ort_original_all"]["rounds_ms"]) == 2
+    # backtracking never loses to its own starting point; the flag matches the costs
+    g, b = m["strategies"]["greedy"]["optimize"], m["strategies"]["backtrack"]["optimize"]
+    assert m["backtrack_strictly_cheaper_than_greedy"] == (b["cost_after"] < g["cost_after"])
+a = d["models"][1]["ablations"]
+assert [x["setting"] for x in a["max_rule_size"]] == [2, 3]
+assert [x["setting"] for x in a["alpha"]] == [1.0, 1.05]
+assert [x["setting"] for x in a["budget"]] == [2, 20]
+assert a["budget"][0]["result"]["graphs_explored"] <= 2
+assert "ablations" not in d["models"][0]
+assert d["failures"] == 0
+EOF
+    ok "JSON report holds every model, strategy, measurement and ablation"
+else bad "JSON report holds every model, strategy, measurement and ablation" "$TMP/j.log"; fi
+
+if $PY -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); assert r.tag.endswith("svg"); assert len(r.findall(".//{http://www.w3.org/2000/svg}rect")) > 5; assert r.findall(".//{http://www.w3.org/2000/svg}polyline")' "$TMP/b.svg" 2>"$TMP/s.log"; then
+    ok "SVG is well-formed with bars and a sweep line"
+else bad "SVG is well-formed with bars and a sweep line" "$TMP/s.log"; fi
+
+# 2. clean errors: exit 1 and one line
+expect_error() {
+    local name=$1 want=$2
+    shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    if [ $rc -eq 1 ] && grep -q -- "$want" "$TMP/err" && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then ok "$name"
+    else echo "exit $rc" >>"$TMP/err"; bad "$name (wanted exit 1 and one line with '$want')" "$TMP/err"; fi
+}
+expect_error "missing model" "no such model file" $SO bench "$TMP/nope.onnx" --no-ort
+expect_error "missing node" "node not found" env PATH=/nonexistent "$PWD/$SO" bench data/deepandwide.onnx
+expect_error "missing rules" "no such rule file" $SO bench data/deepandwide.onnx --no-ort --rules "$TMP/nope.rules"
+$SO bench --rounds 0 >/dev/null 2>&1
+[ $? -eq 2 ] && ok "usage error exits 2" || bad "usage error exits 2"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
