@@ -281,7 +281,7 @@ static gref *greedy(ctx *c, const so_graph *start, double cost0)
         c->n_cands = 0;
         expand(c, cur);
         progress(c, 0);
-        qsort(c->cands, (size_t)c->n_cands, sizeof *c->cands, cmp_cand);
+        if (c->n_cands > 1) qsort(c->cands, (size_t)c->n_cands, sizeof *c->cands, cmp_cand);
         gref *next = NULL;
         for (int32_t k = 0; k < c->n_cands && k < 16 && !next; k++) {
             double cost;
