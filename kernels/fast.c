@@ -1101,6 +1101,99 @@ static so_status select_pad(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     return SO_OK;
 }
 
+/* ---------------- LSTM on sgemm ---------------- */
+
+typedef struct lstm_plan {
+    int64_t T, N, In, H, D;
+    int dir;                  /* attr.direction */
+    int has_b, has_h0, has_c0;
+} lstm_plan;
+
+static float sigmoidf(float x) { return 1.f / (1.f + expf(-x)); }
+
+static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const lstm_plan *p = priv;
+    const int64_t T = p->T, N = p->N, In = p->In, H = p->H, G4 = 4 * H;
+    const float *X = in[0].data, *Wt = in[1].data, *Rt = in[2].data;
+    const float *Bt = p->has_b ? in[3].data : NULL, *H0 = p->has_h0 ? in[5].data : NULL, *C0 = p->has_c0 ? in[6].data : NULL;
+    float *Y = out[0].data;
+    float *gates = scratch, *h = gates + T * N * G4, *c = h + N * H;
+    for (int64_t d = 0; d < p->D; d++) {
+        const int reverse = p->dir == 1 || d == 1;
+        const float *W = Wt + d * G4 * In, *R = Rt + d * G4 * H;
+        /* input projection for all steps: gates[T*N, 4H] = X W^T (+ Wb + Rb) */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(T * N), (int)G4, (int)In, 1.f, X, (int)In, W, (int)In, 0.f, gates,
+                    (int)G4);
+        if (Bt) {
+            const float *wb = Bt + d * 8 * H, *rb = wb + G4;
+            for (int64_t r = 0; r < T * N; r++)
+                for (int64_t j = 0; j < G4; j++) gates[r * G4 + j] += wb[j] + rb[j];
+        }
+        for (int64_t j = 0; j < N * H; j++) {
+            h[j] = H0 ? H0[d * N * H + j] : 0.f;
+            c[j] = C0 ? C0[d * N * H + j] : 0.f;
+        }
+        for (int64_t s = 0; s < T; s++) {
+            const int64_t t = reverse ? T - 1 - s : s;
+            float *gt = gates + t * N * G4;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)G4, (int)H, 1.f, h, (int)H, R, (int)H, 1.f, gt, (int)G4);
+            for (int64_t b = 0; b < N; b++) {
+                const float *g = gt + b * G4;
+                float *hb = h + b * H, *cb = c + b * H;
+                float *yb = Y + ((t * p->D + d) * N + b) * H;
+                for (int64_t j = 0; j < H; j++) { /* ONNX gate order i, o, f, c */
+                    float gi = sigmoidf(g[j]), go = sigmoidf(g[H + j]), gf = sigmoidf(g[2 * H + j]), gc = tanhf(g[3 * H + j]);
+                    float cn = gf * cb[j] + gi * gc;
+                    cb[j] = cn;
+                    hb[j] = go * tanhf(cn);
+                    yb[j] = hb[j];
+                }
+            }
+        }
+        for (int64_t j = 0; j < N * H; j++) {
+            if (out[1].data) ((float *)out[1].data)[d * N * H + j] = h[j];
+            if (out[2].data) ((float *)out[2].data)[d * N * H + j] = c[j];
+        }
+    }
+}
+
+static so_status select_lstm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    const so_shape *x = shape_of(g, n->in[0]), *r = shape_of(g, n->in[2]);
+    int present[8] = {0};
+    for (int q = 0; q < n->n_in && q < 8; q++) present[q] = n->in[q].node >= 0;
+    if (present[4]) { /* sequence_lens: only all-full lengths (a weight) are handled here */
+        const so_node *sl = &g->nodes[n->in[4].node];
+        if (sl->op != SO_OP_WEIGHT) return SO_OK;
+        const so_weight *w = &g->model->weights[sl->ref];
+        int64_t cnt = so_shape_numel(&w->shape);
+        for (int64_t j = 0; j < cnt; j++) {
+            double v = w->shape.dtype == SO_I64 ? (double)((const int64_t *)w->data)[j] : (double)((const float *)w->data)[j];
+            if (v < (double)x->dim[0]) return SO_OK;
+        }
+    }
+    if (present[7] || n->n_out != 3) return SO_OK; /* peepholes: reference */
+    lstm_plan *p = so_xcalloc(1, sizeof *p);
+    p->T = x->dim[0];
+    p->N = x->dim[1];
+    p->In = x->dim[2];
+    p->H = r->dim[2];
+    p->dir = n->attr->direction;
+    p->D = p->dir == 2 ? 2 : 1;
+    p->has_b = present[3];
+    p->has_h0 = present[5];
+    p->has_c0 = present[6];
+    k->scratch_bytes = sizeof(float) * (size_t)(p->T * p->N * 4 * p->H + 2 * p->N * p->H);
+    k->run = lstm_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "lstm_sgemm";
+    return SO_OK;
+}
+
 /* ---------------- dispatch ---------------- */
 
 so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -1138,6 +1231,7 @@ so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_CONCAT:
     case SO_OP_SPLIT: return select_concat_split(c, i, k);
     case SO_OP_PAD: return select_pad(c, i, k);
+    case SO_OP_LSTM: return select_lstm(c, i, k);
     default: return SO_OK;
     }
 }

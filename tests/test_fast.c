@@ -621,6 +621,35 @@ static void test_data_movement(void **state)
     }
 }
 
+static void test_lstm(void **state)
+{
+    (void)state;
+    for (int dir = 0; dir < 3; dir++)
+        for (int opt = 0; opt < 2; opt++) {
+            tb t;
+            tb_begin(&t, 3, 70 + (uint64_t)(dir * 2 + opt));
+            int T = 5, N = 3, I = 7, H = 6, D = dir == 2 ? 2 : 1;
+            int32_t ins[7] = {tb_input(&t, shp(3, T, N, I)), tb_weight(&t, shp(3, D, 4 * H, I)), tb_weight(&t, shp(3, D, 4 * H, H)), -1, -1,
+                              -1, -1};
+            int n_in = 3;
+            if (opt) {
+                ins[3] = tb_weight(&t, shp(2, D, 8 * H));
+                ins[5] = tb_input(&t, shp(3, D, N, H));
+                ins[6] = tb_weight(&t, shp(3, D, N, H));
+                n_in = 7;
+            }
+            so_attr a = {0};
+            a.hidden = H;
+            a.direction = dir;
+            int32_t l = tb_node_n(&t, SO_OP_LSTM, ins, n_in, 3, &a);
+            t.g->outputs[0] = (so_edge){l, 0};
+            t.g->outputs[1] = (so_edge){l, 1};
+            t.g->outputs[2] = (so_edge){l, 2};
+            assert_int_equal(check_graph(&t, TOL), 1);
+            tb_free(&t);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -637,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_softmax_layernorm_batchnorm),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_data_movement),
+        cmocka_unit_test(test_lstm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
