@@ -290,6 +290,16 @@ typedef struct imp {
     char desc[600];             /* "node 'x' (Op)" for messages */
 } imp;
 
+/* Keeps the current message on one line: control characters (from names in the file) become '?'. */
+static void one_line_error(void)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", so_error());
+    for (char *c = buf; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    so_errorf("%s", buf);
+}
+
 static so_status node_err(imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static so_status node_err(imp *im, const char *fmt, ...)
 {
@@ -1627,6 +1637,7 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     case SO_OP_BATCHNORM:
         if (att_i(n, "training_mode", 0) != 0) return node_err(im, "training_mode=1 is not supported (export the model in eval mode)"), B_ERR;
         if (dense_inputs(ins, n_in) != 5) return node_err(im, "needs 5 inputs"), B_ERR;
+        if (att_i(n, "spatial", 1) != 1) return B_OPAQUE;
         a.epsilon = att_f(n, "epsilon", 1e-5f);
         return emit(im, op, ins, 5, 1, &a, nm, on, non, NULL);
     case SO_OP_LAYERNORM: {
@@ -2000,6 +2011,7 @@ static so_status import_node(imp *im, const Onnx__NodeProto *n)
         const Onnx__AttributeProto *a = n->attribute[k];
         if (a->g || a->n_graphs) return node_err(im, "operators with subgraphs (control flow) are not supported");
     }
+    if (n->n_output == 0) return SO_OK; /* produces nothing anyone can read */
     if (!is_default_domain(n->domain)) return add_opaque(im, n, ins, n_in);
     const char *t = n->op_type;
     if (!strcmp(t, "Identity") || (!strcmp(t, "Dropout") && !extra_outputs(n, 1))) {
@@ -2174,6 +2186,7 @@ static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, strmap *inits)
     m->inputs = so_arena_alloc(&m->arena, (gp->n_input + 1) * sizeof *m->inputs);
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi->name || !vi->name[0]) return so_errorf("graph input #%zu has no name", i);
         if (map_get(inits, vi->name) >= 0) continue;
         const Onnx__TypeProto *tp = vi->type;
         if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
@@ -2334,6 +2347,7 @@ so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_
 done:
     if (st != SO_OK) {
         so_error_prefix(p);
+        one_line_error();
         so_model_free(m);
         m = NULL;
     }
@@ -3086,7 +3100,10 @@ so_status so_onnx_save(const so_graph *g0, const char *path)
     so_graph_dce(x.g);
     st = build_and_write(&x, path);
 done:
-    if (st != SO_OK) so_error_prefix(path);
+    if (st != SO_OK) {
+        so_error_prefix(path);
+        one_line_error();
+    }
     if (x.fdata)
         for (int32_t i = 0; i < x.g->n_nodes; i++) free(x.fdata[i]);
     for (size_t i = 0; i < x.n_unpacked; i++) onnx__node_proto__free_unpacked(x.unpacked[i], NULL);

@@ -642,6 +642,36 @@ static void test_data_models(void **state)
     if (!found) skip();
 }
 
+/* The larger exports in data/full (git-ignored, made by `make models`) when present: import and
+   round trip (no reference run: too slow for a unit test). */
+static void test_full_models(void **state)
+{
+    (void)state;
+    DIR *d = opendir("data/full");
+    if (!d) skip();
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".onnx") != 0) continue;
+        char path[600], rt[600];
+        struct stat sb;
+        snprintf(path, sizeof path, "data/full/%s", de->d_name);
+        if (stat(path, &sb) != 0 || sb.st_size > 120 * 1000 * 1000) continue;
+        so_model *m = NULL;
+        if (so_onnx_load(path, &m) != SO_OK) fail_msg("%s", so_error());
+        so_model *m2 = roundtrip(m->graph, "rt_full.onnx");
+        print_message("  %s: %d nodes, %d weights, %d opaque: round trip ok\n", path, m->graph->n_nodes, m->n_weights, m->n_opaque);
+        so_model_free(m2);
+        so_model_free(m);
+        tpath(rt, sizeof rt, "rt_full.onnx");
+        unlink(rt);
+        n++;
+    }
+    closedir(d);
+    if (!n) skip();
+}
+
 /* Models made by tests/make_onnx_fixtures.py with python3-onnx: folding chains, opset forms,
    opaque operators, external data, LSTM holes. */
 static void test_python_fixtures(void **state)
@@ -693,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_export_act_and_internal),
         cmocka_unit_test(test_data_models),
+        cmocka_unit_test(test_full_models),
         cmocka_unit_test(test_python_fixtures),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
