@@ -67,6 +67,9 @@ typedef struct ctx {
 } ctx;
 
 #define FOLD_PREVIEW_LIMIT ((int64_t)1 << 18)
+/* A graph counts as cheaper only by more than this relative margin: sums of the same node
+   costs in another node order differ in the last bits. */
+#define IMPROVE_EPS 1e-6
 
 static void decref(gref *r)
 {
@@ -120,20 +123,36 @@ static state heap_pop(ctx *c)
     return top;
 }
 
-static int cmp_state(const void *a, const void *b)
+typedef struct rank {
+    double cost;
+    int64_t seq;
+    int32_t idx;
+} rank;
+
+static int cmp_rank(const void *a, const void *b)
 {
-    const state *x = a, *y = b;
-    return less(x, y) ? -1 : less(y, x) ? 1 : 0;
+    const rank *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Drops the costliest half of the queue when it exceeds its cap. */
+/* Drops the costliest half of the queue when it exceeds its cap (sorting small keys, not
+   the states). */
 static void heap_trim(ctx *c)
 {
     int32_t cap = c->o->queue_cap > 0 ? c->o->queue_cap : 20000;
     if (c->n_heap <= cap) return;
-    qsort(c->heap, (size_t)c->n_heap, sizeof *c->heap, cmp_state); /* a sorted array is a heap */
-    for (int32_t i = cap / 2; i < c->n_heap; i++) state_drop(&c->heap[i]);
-    c->n_heap = cap / 2;
+    int32_t n = c->n_heap, keep = cap / 2;
+    rank *r = so_xmalloc((size_t)n * sizeof *r);
+    for (int32_t i = 0; i < n; i++) r[i] = (rank){c->heap[i].cost, c->heap[i].seq, i};
+    qsort(r, (size_t)n, sizeof *r, cmp_rank);
+    state *h = so_xmalloc((size_t)c->cap_heap * sizeof *h);
+    for (int32_t i = 0; i < keep; i++) h[i] = c->heap[r[i].idx]; /* a sorted array is a heap */
+    for (int32_t i = keep; i < n; i++) state_drop(&c->heap[r[i].idx]);
+    free(c->heap);
+    free(r);
+    c->heap = h;
+    c->n_heap = keep;
 }
 
 static int out_of_time(ctx *c)
@@ -195,7 +214,7 @@ static int on_match(const so_match *m, void *ud)
     res->graphs_generated++;
     double est = c->cur->cost + delta;
     if (c->o->kind == SO_SEARCH_GREEDY) {
-        if (est >= c->cur->cost * (1 - 1e-9)) return 0;
+        if (est >= c->cur->cost * (1 - IMPROVE_EPS)) return 0;
         if (c->n_cands == c->cap_cands) {
             c->cap_cands = c->cap_cands ? c->cap_cands * 2 : 64;
             c->cands = so_xrealloc(c->cands, (size_t)c->cap_cands * sizeof *c->cands);
@@ -247,7 +266,7 @@ static so_graph *materialize(ctx *c, const so_graph *parent, const so_match *m, 
 
 static void note_best(ctx *c, const so_graph *g, double cost, hist *h)
 {
-    if (cost < c->best_cost) {
+    if (cost < c->best_cost * (1 - IMPROVE_EPS)) {
         so_graph_free(c->best);
         c->best = so_graph_clone(g);
         c->best_cost = cost;
@@ -287,7 +306,7 @@ static gref *greedy(ctx *c, const so_graph *start, double cost0)
             double cost;
             so_graph *ng = materialize(c, cur->g, &c->cands[k].m, &cost);
             if (!ng) continue;
-            if (cost < cur->cost * (1 - 1e-9)) {
+            if (cost < cur->cost * (1 - IMPROVE_EPS)) {
                 next = so_xcalloc(1, sizeof *next);
                 next->g = ng;
                 next->cost = cost;
