@@ -96,7 +96,36 @@ bench: all $(ORT)
 bench-kernels: all $(ORT)
 	BUILD=$(BUILD) bash tests/bench_kernels.sh
 
+# Fuzzing (libFuzzer, clang; tests/fuzz/README.md): `make fuzz FUZZ_SECONDS=N` builds each target in
+# build-fuzz/ with -fsanitize=fuzzer,address,undefined, replays its regressions, then fuzzes it N seconds
+# from its seed corpus tests/fuzz/<target>/ (new inputs go to build-fuzz/corpus/<target>/).
+FUZZ_SECONDS  ?= 10
+FUZZ_TARGETS  ?= onnx rules inputs
+FUZZ_DIR      := build-fuzz
+FUZZ_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -Wno-pass-failed
+FUZZ_DEB_PKGS := clang libclang-rt-14-dev libomp-dev
+FUZZ_SRCS     := $(filter-out src/main.c src/bench.c,$(wildcard src/*.c kernels/*.c)) rules/rule.c
+FUZZ_OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(FUZZ_SRCS)) $(BUILD)/gen/onnx.pb-c.o
+.PHONY: fuzz fuzz-build fuzz-deps fuzz-bins
+fuzz-deps:
+	@missing=""; for p in $(FUZZ_DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "missing Debian packages:$$missing (run 'sudo make fuzz-deps')"; exit 1; fi; fi
+
+fuzz-build: fuzz-deps
+	$(MAKE) BUILD=$(FUZZ_DIR) CC=clang CFLAGS="$(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link" fuzz-bins
+
+fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fsanitize=fuzzer -DSO_FUZZ_DATA='"$(CURDIR)/data"' $< $(FUZZ_OBJS) -o $@ $(LDLIBS)
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do FUZZ_DIR=$(FUZZ_DIR) bash tests/fuzz/run_fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+
 clean:
 	rm -rf build build-asan
 
--include $(OBJS:.o=.d) $(BUILD)/src/main.d $(TEST_BINS:=.d)
+-include $(OBJS:.o=.d) $(BUILD)/src/main.d $(TEST_BINS:=.d) $(FUZZ_OBJS:.o=.d)

@@ -1,11 +1,15 @@
 /* common.c - thread-local error messages and checked allocation. */
 #include "common.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static _Thread_local char err_buf[1024];
 
@@ -82,6 +86,59 @@ int so_size_mul(size_t a, size_t b, size_t *out)
 int so_i64_mul(int64_t a, int64_t b, int64_t *out)
 {
     return __builtin_mul_overflow(a, b, out);
+}
+
+so_status so_read_file_exact(const char *path, void *buf, size_t n)
+{
+    /* O_NONBLOCK so that opening a FIFO does not wait for a writer; refused below anyway. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return so_errorf("%s: cannot open: %s", path, strerror(errno));
+    so_status st = SO_OK;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        st = so_errorf("%s: not a regular file", path);
+        goto done;
+    }
+    if (sb.st_size < 0 || (unsigned long long)sb.st_size != (unsigned long long)n) {
+        st = so_errorf("%s: expected %zu bytes (float32 model inputs back to back), file has %lld", path, n,
+                       (long long)sb.st_size);
+        goto done;
+    }
+    for (size_t got = 0; got < n;) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (r <= 0) {
+            st = so_errorf("%s: read error after %zu of %zu bytes: %s", path, got, n, r < 0 ? strerror(errno) : "file shrank");
+            goto done;
+        }
+        got += (size_t)r;
+    }
+done:
+    close(fd);
+    return st;
+}
+
+int so_parse_bytes(const char *s, size_t *out)
+{
+    if (!s || *s < '0' || *s > '9') return 1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || v == 0) return 1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (shift && (end[0] == 'i' || end[0] == 'I') && (end[1] == 'B' || end[1] == 'b')) end += 2;
+    else if (end[0] == 'B' || end[0] == 'b') end++;
+    if (*end) return 1;
+    if (v > (SIZE_MAX >> shift)) return 1;
+    *out = (size_t)v << shift;
+    return 0;
 }
 
 double so_now(void)

@@ -28,6 +28,15 @@ char *so_xstrdup(const char *s);
 int so_size_mul(size_t a, size_t b, size_t *out);
 int so_i64_mul(int64_t a, int64_t b, int64_t *out);
 
+/* Reads exactly n bytes of the regular file `path` into buf (caller owns buf). Fails with a
+   one-line message naming the path if the file cannot be opened, is not a regular file
+   (directory, FIFO, device) or does not hold exactly n bytes. */
+so_status so_read_file_exact(const char *path, void *buf, size_t n);
+
+/* Parses a byte count for --max-memory: a positive integer with an optional K, M, G or T
+   suffix (powers of 1024, optionally followed by "B" or "iB"). Returns 0 on success. */
+int so_parse_bytes(const char *s, size_t *out);
+
 /* Wall-clock seconds from a monotonic clock. */
 double so_now(void);
 

@@ -30,7 +30,8 @@ static const char usage_text[] =
     "  superopt rules merge A.rules B.rules ... -o OUT.rules\n"
     "  superopt verify FILE.rules [--json]\n"
     "  superopt bench [MODEL.onnx ...] [--json FILE] [--svg FILE]\n"
-    "  superopt inspect MODEL.onnx\n";
+    "  superopt inspect MODEL.onnx\n"
+    "  any command: --max-memory BYTES (suffix K/M/G; default 8G) caps each allocation sized by a model\n";
 
 static int usage(const char *msg)
 {
@@ -60,28 +61,6 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
-}
-
-/* Reads exactly `n` bytes of `path` into buf. */
-static so_status read_exact(const char *path, void *buf, size_t n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return so_errorf("%s: cannot open: %s", path, strerror(errno));
-    so_status st = SO_OK;
-    if (fseek(f, 0, SEEK_END) != 0) {
-        st = so_errorf("%s: cannot seek", path);
-        goto done;
-    }
-    long size = ftell(f);
-    if (size < 0 || (size_t)size != n) {
-        st = so_errorf("%s: expected %zu bytes (float32 model inputs back to back), file has %ld", path, n, size);
-        goto done;
-    }
-    rewind(f);
-    if (fread(buf, 1, n, f) != n) st = so_errorf("%s: read error", path);
-done:
-    fclose(f);
-    return st;
 }
 
 /* Writes n bytes atomically (temporary file in the same directory, then rename). */
@@ -153,9 +132,13 @@ static int cmd_run(int argc, char **argv)
         ins[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         in_total += (size_t)n;
     }
+    if (in_total > so_max_alloc_bytes / sizeof(float)) {
+        so_errorf("%s: inputs of %zu elements exceed the allocation limit (%zu bytes; see --max-memory)", model_path, in_total, so_max_alloc_bytes);
+        goto done;
+    }
     if (in_path) {
         float *all = so_xmalloc((in_total ? in_total : 1) * sizeof(float));
-        if (read_exact(in_path, all, in_total * sizeof(float)) != SO_OK) {
+        if (so_read_file_exact(in_path, all, in_total * sizeof(float)) != SO_OK) {
             free(all);
             goto done;
         }
@@ -179,6 +162,10 @@ static int cmd_run(int argc, char **argv)
         int64_t n = so_shape_numel(s);
         if (n < 0) {
             so_errorf("%s: output '%s' has an unknown shape", model_path, m->outputs[k].name);
+            goto done;
+        }
+        if ((size_t)n > so_max_alloc_bytes / sizeof(float) - out_total) {
+            so_errorf("%s: outputs exceed the allocation limit (%zu bytes; see --max-memory)", model_path, so_max_alloc_bytes);
             goto done;
         }
         outs[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
@@ -304,6 +291,22 @@ static int dispatch(int (*fn)(int, char **), const char *what, int argc, char **
 
 int main(int argc, char **argv)
 {
+    /* --max-memory BYTES applies to every command: taken out of argv before dispatch. */
+    int kept = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (!strcmp(argv[i], "--max-memory")) {
+            if (i + 1 >= argc) return usage("--max-memory needs a byte count (e.g. 512M, 2G)");
+            v = argv[++i];
+        } else if (!strncmp(argv[i], "--max-memory=", 13)) v = argv[i] + 13;
+        else {
+            argv[kept++] = argv[i];
+            continue;
+        }
+        if (so_parse_bytes(v, &so_max_alloc_bytes)) return usage("--max-memory needs a byte count (e.g. 512M, 2G)");
+    }
+    argc = kept;
+    argv[argc] = NULL;
     if (argc < 2) return usage(NULL);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {

@@ -1,0 +1,768 @@
+/* test_limits.c - hostile input: overflowing dimensions, absurd allocations (--max-memory), deep and
+   cyclic graphs, enormous attribute lists, unbounded rule files, the raw input reader; and every
+   saved fuzzer finding in tests/fuzz/regressions/ must give a clean result again. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../kernels/exec.h"
+#include "../rules/rule.h"
+#include "onnx_io.h"
+
+/* ---------------- a minimal protobuf writer for hand-made ONNX models ---------------- */
+
+typedef struct pb {
+    uint8_t *p;
+    size_t n, cap;
+} pb;
+
+static void pb_raw(pb *b, const void *d, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 64;
+        b->p = so_xrealloc(b->p, b->cap);
+    }
+    if (n) memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+
+static void pb_varint(pb *b, uint64_t v)
+{
+    uint8_t c[10];
+    int k = 0;
+    do {
+        c[k] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v) c[k] |= 0x80;
+        k++;
+    } while (v);
+    pb_raw(b, c, (size_t)k);
+}
+
+static void pb_int(pb *b, int field, int64_t v)
+{
+    pb_varint(b, (uint64_t)field << 3);
+    pb_varint(b, (uint64_t)v);
+}
+
+static void pb_bytes(pb *b, int field, const void *d, size_t n)
+{
+    pb_varint(b, (uint64_t)field << 3 | 2);
+    pb_varint(b, n);
+    pb_raw(b, d, n);
+}
+
+static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
+
+/* Appends sub as a length-delimited field and frees it. */
+static void pb_msg(pb *b, int field, pb *sub)
+{
+    pb_bytes(b, field, sub->p, sub->n);
+    free(sub->p);
+    memset(sub, 0, sizeof *sub);
+}
+
+/* ValueInfoProto: float tensor of the given dims (rank < 0: no type at all). */
+static void vinfo(pb *graph, int field, const char *name, int rank, const int64_t *dims)
+{
+    pb vi = {0}, tp = {0}, tt = {0}, sh = {0};
+    pb_str(&vi, 1, name);
+    if (rank >= 0) {
+        pb_int(&tt, 1, 1); /* FLOAT */
+        for (int i = 0; i < rank; i++) {
+            pb d = {0};
+            pb_int(&d, 1, dims[i]);
+            pb_msg(&sh, 1, &d);
+        }
+        pb_msg(&tt, 2, &sh);
+        pb_msg(&tp, 1, &tt);
+        pb_msg(&vi, 2, &tp);
+    }
+    pb_msg(graph, field, &vi);
+}
+
+/* NodeProto with inputs/outputs (NULL-terminated lists) and optional prepared attributes. */
+static void node(pb *graph, const char *op, const char *const *ins, const char *const *outs, pb *attrs)
+{
+    pb n = {0};
+    for (; ins && *ins; ins++) pb_str(&n, 1, *ins);
+    for (; outs && *outs; outs++) pb_str(&n, 2, *outs);
+    pb_str(&n, 4, op);
+    if (attrs) pb_raw(&n, attrs->p, attrs->n), free(attrs->p), memset(attrs, 0, sizeof *attrs);
+    pb_msg(graph, 1, &n);
+}
+
+/* AttributeProto INTS appended (as a field of NodeProto) to attrs. */
+static void attr_ints(pb *attrs, const char *name, const int64_t *v, size_t n)
+{
+    pb a = {0};
+    pb_str(&a, 1, name);
+    for (size_t i = 0; i < n; i++) pb_int(&a, 8, v[i]);
+    pb_int(&a, 20, 7); /* INTS */
+    pb_msg(attrs, 5, &a);
+}
+
+/* TensorProto initializer with dims and raw_data (data may be NULL with len 0). */
+static void init_tensor(pb *graph, const char *name, int dtype, int rank, const int64_t *dims, const void *data,
+                        size_t len)
+{
+    pb t = {0};
+    for (int i = 0; i < rank; i++) pb_int(&t, 1, dims[i]);
+    pb_int(&t, 2, dtype);
+    pb_str(&t, 8, name);
+    pb_bytes(&t, 9, data ? data : "", len);
+    pb_msg(graph, 5, &t);
+}
+
+/* ModelProto (ir_version 8, opset 13) around graph; graph is consumed. */
+static pb model(pb *graph)
+{
+    pb m = {0}, op = {0};
+    pb_int(&m, 1, 8);
+    pb_str(graph, 2, "g");
+    pb_msg(&m, 7, graph);
+    pb_str(&op, 1, "");
+    pb_int(&op, 2, 13);
+    pb_msg(&m, 8, &op);
+    return m;
+}
+
+#define D(...) ((const int64_t[]){__VA_ARGS__})
+#define L(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Loads m (freed) and expects an error: one line, starting with the path, containing want. */
+static void expect_load_error(pb *m, const char *want)
+{
+    so_model *mod = (so_model *)1;
+    so_status st = so_onnx_load_buffer("hostile.onnx", m->p, m->n, &mod);
+    free(m->p);
+    if (st == SO_OK) so_model_free(mod);
+    assert_int_equal(st, SO_ERR);
+    assert_null(mod);
+    const char *msg = so_error();
+    if (!strstr(msg, want)) fail_msg("message '%s' does not contain '%s'", msg, want);
+    assert_null(strchr(msg, '\n'));
+    assert_int_equal(strncmp(msg, "hostile.onnx: ", 14), 0);
+}
+
+static so_model *expect_load_ok(pb *m)
+{
+    so_model *mod = NULL;
+    so_status st = so_onnx_load_buffer("hostile.onnx", m->p, m->n, &mod);
+    free(m->p);
+    if (st != SO_OK) fail_msg("load failed: %s", so_error());
+    return mod;
+}
+
+/* ---------------- dimensions and allocation sizes ---------------- */
+
+static void test_input_dims_overflow(void **state)
+{
+    (void)state;
+    pb g = {0};
+    vinfo(&g, 11, "x", 4, D(2147483647, 2147483647, 2147483647, 4));
+    vinfo(&g, 12, "x", -1, NULL);
+    pb m = model(&g);
+    expect_load_error(&m, "element count overflows");
+}
+
+static void test_input_dim_absurd(void **state)
+{
+    (void)state;
+    pb g = {0};
+    vinfo(&g, 11, "x", 2, D(1, (int64_t)1 << 40));
+    vinfo(&g, 12, "x", -1, NULL);
+    pb m = model(&g);
+    expect_load_error(&m, "absurd dimension");
+}
+
+static void test_input_rank_too_high(void **state)
+{
+    (void)state;
+    pb g = {0};
+    vinfo(&g, 11, "x", 9, D(1, 1, 1, 1, 1, 1, 1, 1, 1));
+    vinfo(&g, 12, "x", -1, NULL);
+    pb m = model(&g);
+    expect_load_error(&m, "rank 9");
+}
+
+static void test_initializer_dims_overflow(void **state)
+{
+    (void)state;
+    pb g = {0};
+    vinfo(&g, 11, "x", 1, D(4));
+    init_tensor(&g, "w", 1, 3, D(2147483647, 2147483647, 2147483647), NULL, 0);
+    node(&g, "Add", L("x", "w"), L("y"), NULL);
+    vinfo(&g, 12, "y", -1, NULL);
+    pb m = model(&g);
+    expect_load_error(&m, "overflows");
+}
+
+/* An initializer claims 2^40 floats but stores none: refused before any allocation. */
+static void test_initializer_absurd_allocation(void **state)
+{
+    (void)state;
+    pb g = {0};
+    vinfo(&g, 11, "x", 1, D(4));
+    init_tensor(&g, "w", 1, 2, D(1 << 20, 1 << 20), NULL, 0);
+    node(&g, "Add", L("x", "w"), L("y"), NULL);
+    vinfo(&g, 12, "y", -1, NULL);
+    pb m = model(&g);
+    expect_load_error(&m, "allocation limit");
+}
+
+/* The limit is what --max-memory sets: a 400-byte input is refused under a 100-byte limit. */
+static void test_max_memory_limit_applies(void **state)
+{
+    (void)state;
+    size_t saved = so_max_alloc_bytes;
+    pb g = {0};
+    vinfo(&g, 11, "x", 2, D(10, 10));
+    node(&g, "Relu", L("x"), L("y"), NULL);
+    vinfo(&g, 12, "y", -1, NULL);
+    pb m = model(&g);
+    pb m2 = {0};
+    pb_raw(&m2, m.p, m.n);
+    so_max_alloc_bytes = 100;
+    expect_load_error(&m, "allocation limit");
+    so_max_alloc_bytes = saved;
+    so_model *mod = expect_load_ok(&m2);
+    so_model_free(mod);
+}
+
+/* Expand to 2^31-1 x 2^31-1 x 2^31-1: the output shape overflows int64 - an error, not UB. */
+static void test_expand_shape_overflow(void **state)
+{
+    (void)state;
+    pb g = {0};
+    int64_t shape[3] = {2147483647, 2147483647, 2147483647};
+    vinfo(&g, 11, "x", 1, D(1));
+    init_tensor(&g, "s", 7, 1, D(3), shape, sizeof shape);
+    node(&g, "Expand", L("x", "s"), L("y"), NULL);
+    vinfo(&g, 12, "y", -1, NULL);
+    pb m = model(&g);
+    expect_load_error(&m, "Expand");
+}
+
+/* Expand to 2^20 x 2^12 floats (16 GiB): the model loads (shapes only), but planning its
+   memory is refused under the allocation limit with a clear message. */
+static void test_huge_activation_refused_by_executor(void **state)
+{
+    (void)state;
+    pb g = {0};
+    int64_t shape[2] = {1 << 20, 1 << 12};
+    vinfo(&g, 11, "x", 1, D(1));
+    init_tensor(&g, "s", 7, 1, D(2), shape, sizeof shape);
+    node(&g, "Expand", L("x", "s"), L("e"), NULL);
+    node(&g, "Relu", L("e"), L("y"), NULL);
+    vinfo(&g, 12, "y", -1, NULL);
+    pb m = model(&g);
+    so_model *mod = NULL;
+    so_status st = so_onnx_load_buffer("hostile.onnx", m.p, m.n, &mod);
+    free(m.p);
+    if (st != SO_OK) {
+        /* refusing at load time is as good */
+        assert_non_null(strstr(so_error(), "hostile.onnx: "));
+        return;
+    }
+    so_exec *e = NULL;
+    assert_int_equal(so_exec_new(mod->graph, NULL, &e), SO_ERR);
+    if (!strstr(so_error(), "limit")) fail_msg("message '%s' does not mention the limit", so_error());
+    assert_null(strchr(so_error(), '\n'));
+    so_model_free(mod);
+}
+
+/* ---------------- graph structure ---------------- */
+
+static void test_cycle(void **state)
+{
+    (void)state;
+    pb g = {0};
+    vinfo(&g, 11, "x", 1, D(4));
+    node(&g, "Add", L("x", "b"), L("a"), NULL);
+    node(&g, "Relu", L("a"), L("b"), NULL);
+    vinfo(&g, 12, "b", -1, NULL);
+    pb m = model(&g);
+    expect_load_error(&m, "cycle");
+}
+
+static void test_self_loop(void **state)
+{
+    (void)state;
+    pb g = {0};
+    vinfo(&g, 11, "x", 1, D(4));
+    node(&g, "Relu", L("a"), L("a"), NULL);
+    vinfo(&g, 12, "a", -1, NULL);
+    pb m = model(&g);
+    expect_load_error(&m, "cycle");
+}
+
+static void test_undefined_input(void **state)
+{
+    (void)state;
+    pb g = {0};
+    vinfo(&g, 11, "x", 1, D(4));
+    node(&g, "Relu", L("nowhere"), L("y"), NULL);
+    vinfo(&g, 12, "y", -1, NULL);
+    pb m = model(&g);
+    expect_load_error(&m, "'nowhere' is not produced");
+}
+
+/* A chain of 100000 nodes, written last-to-first so the importer must sort it: loads without
+   recursion blowing the stack, and keeps every node. */
+static void test_deep_chain(void **state)
+{
+    (void)state;
+    enum { DEPTH = 100000 };
+    pb g = {0};
+    vinfo(&g, 11, "t0", 1, D(4));
+    for (int i = DEPTH; i >= 1; i--) {
+        char a[16], b[16];
+        snprintf(a, sizeof a, "t%d", i - 1);
+        snprintf(b, sizeof b, "t%d", i);
+        node(&g, i % 2 ? "Relu" : "Neg", L(a), L(b), NULL);
+    }
+    char last[16];
+    snprintf(last, sizeof last, "t%d", DEPTH);
+    vinfo(&g, 12, last, -1, NULL);
+    pb m = model(&g);
+    so_model *mod = expect_load_ok(&m);
+    assert_int_equal(mod->graph->n_nodes, DEPTH + 1);
+    assert_int_equal(mod->graph->nodes[mod->graph->outputs[0].node].out[0].dim[0], 4);
+    /* structural hashing and cloning walk the whole chain too */
+    uint64_t h = so_graph_hash(mod->graph);
+    so_graph *c = so_graph_clone(mod->graph);
+    assert_true(so_graph_hash(c) == h);
+    so_graph_free(c);
+    so_model_free(mod);
+}
+
+/* One node with 100000 inputs: more than any operator takes; a clear error. */
+static void test_too_many_node_inputs(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    pb g = {0};
+    vinfo(&g, 11, "x", 1, D(4));
+    pb n = {0};
+    for (int i = 0; i < N; i++) pb_str(&n, 1, "x");
+    pb_str(&n, 2, "y");
+    pb_str(&n, 4, "Concat");
+    pb a = {0};
+    pb_str(&a, 1, "axis");
+    pb_int(&a, 3, 0);
+    pb_int(&a, 20, 2); /* INT */
+    pb_msg(&n, 5, &a);
+    pb_msg(&g, 1, &n);
+    vinfo(&g, 12, "y", -1, NULL);
+    pb m = model(&g);
+    so_model *mod = NULL;
+    so_status st = so_onnx_load_buffer("hostile.onnx", m.p, m.n, &mod);
+    free(m.p);
+    if (st == SO_OK) {
+        /* accepted only if it really concatenates all of them */
+        assert_int_equal(mod->graph->nodes[mod->graph->outputs[0].node].out[0].dim[0], 4 * N);
+        so_model_free(mod);
+        return;
+    }
+    assert_null(strchr(so_error(), '\n'));
+    assert_int_equal(strncmp(so_error(), "hostile.onnx: ", 14), 0);
+}
+
+/* ---------------- enormous attribute lists ---------------- */
+
+static void test_huge_perm(void **state)
+{
+    (void)state;
+    enum { N = 1000000 };
+    int64_t *v = so_xmalloc(N * sizeof *v);
+    for (int i = 0; i < N; i++) v[i] = N - 1 - i;
+    pb g = {0}, at = {0};
+    vinfo(&g, 11, "x", 2, D(2, 3));
+    attr_ints(&at, "perm", v, N);
+    node(&g, "Transpose", L("x"), L("y"), &at);
+    vinfo(&g, 12, "y", -1, NULL);
+    free(v);
+    pb m = model(&g);
+    expect_load_error(&m, "perm");
+}
+
+/* 100000 pads on a 2-D conv: not a form the optimizer understands, so the node is kept opaque
+   (exported verbatim); the load neither fails nor reads past the first four. */
+static void test_huge_pads(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    int64_t *v = so_xcalloc(N, sizeof *v);
+    pb g = {0}, at = {0};
+    vinfo(&g, 11, "x", 4, D(1, 1, 4, 4));
+    init_tensor(&g, "w", 1, 4, D(1, 1, 1, 1), (float[]){1.0f}, 4);
+    attr_ints(&at, "pads", v, N);
+    node(&g, "Conv", L("x", "w"), L("y"), &at);
+    vinfo(&g, 12, "y", -1, NULL);
+    free(v);
+    pb m = model(&g);
+    so_model *mod = expect_load_ok(&m);
+    assert_int_equal(mod->graph->nodes[mod->graph->outputs[0].node].op, SO_OP_OPAQUE);
+    so_model_free(mod);
+}
+
+static void test_many_attributes(void **state)
+{
+    (void)state;
+    enum { N = 50000 };
+    pb g = {0}, at = {0};
+    vinfo(&g, 11, "x", 1, D(4));
+    for (int i = 0; i < N; i++) {
+        pb a = {0};
+        char nm[32];
+        snprintf(nm, sizeof nm, "junk%d", i);
+        pb_str(&a, 1, nm);
+        pb_int(&a, 3, i);
+        pb_int(&a, 20, 2);
+        pb_msg(&at, 5, &a);
+    }
+    node(&g, "Relu", L("x"), L("y"), &at);
+    vinfo(&g, 12, "y", -1, NULL);
+    pb m = model(&g);
+    /* unknown attributes are ignored: the model loads, Relu intact */
+    so_model *mod = expect_load_ok(&m);
+    assert_int_equal(mod->graph->nodes[mod->graph->outputs[0].node].op, SO_OP_RELU);
+    so_model_free(mod);
+}
+
+/* Perm values far out of range (and INT64_MIN, whose negation overflows). */
+static void test_perm_values_out_of_range(void **state)
+{
+    (void)state;
+    pb g = {0}, at = {0};
+    vinfo(&g, 11, "x", 2, D(2, 3));
+    attr_ints(&at, "perm", D(INT64_MIN, INT64_MAX), 2);
+    node(&g, "Transpose", L("x"), L("y"), &at);
+    vinfo(&g, 12, "y", -1, NULL);
+    pb m = model(&g);
+    expect_load_error(&m, "perm");
+}
+
+/* A 1 MB node name: the message stays one bounded line. */
+static void test_long_names(void **state)
+{
+    (void)state;
+    enum { N = 1 << 20 };
+    char *big = so_xmalloc(N + 1);
+    memset(big, 'n', N);
+    big[N] = 0;
+    pb g = {0};
+    vinfo(&g, 11, "x", 1, D(4));
+    node(&g, "Relu", L(big), L("y"), NULL);
+    vinfo(&g, 12, "y", -1, NULL);
+    free(big);
+    pb m = model(&g);
+    expect_load_error(&m, "input 'nnnn");
+    assert_true(strlen(so_error()) < 2048);
+}
+
+/* ---------------- rule files ---------------- */
+
+static void expect_rules_error(const char *text, const char *want)
+{
+    so_ruleset rs = {0};
+    so_status st = so_rules_parse("hostile.rules", text, strlen(text), &rs);
+    so_ruleset_free(&rs);
+    assert_int_equal(st, SO_ERR);
+    const char *msg = so_error();
+    if (!strstr(msg, want)) fail_msg("message '%s' does not contain '%s'", msg, want);
+    assert_null(strchr(msg, '\n'));
+    assert_int_equal(strncmp(msg, "hostile.rules:", 14), 0);
+}
+
+/* A rule whose source pattern has n relu nodes chained on X (and target X). */
+static char *chain_rule(int n)
+{
+    size_t cap = 256 + (size_t)n * 64, len = 0;
+    char *s = so_xmalloc(cap);
+    len += (size_t)snprintf(s + len, cap - len, "rule 1\n  input X [n]\n");
+    for (int i = 0; i < n; i++)
+        if (i) len += (size_t)snprintf(s + len, cap - len, "  src s%d = relu(s%d)\n", i, i - 1);
+        else len += (size_t)snprintf(s + len, cap - len, "  src s0 = relu(X)\n");
+    len += (size_t)snprintf(s + len, cap - len, "  dst d = relu(X)\n  map s%d -> d\n  proof unverified\nend\n", n - 1);
+    return s;
+}
+
+static void test_rule_pattern_too_long(void **state)
+{
+    (void)state;
+    char *ok = chain_rule(SO_RULE_MAX_NODES);
+    so_ruleset rs = {0};
+    /* the longest allowed pattern parses (semantics are not checked by the parser) */
+    if (so_rules_parse("hostile.rules", ok, strlen(ok), &rs) != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(rs.n_rules, 1);
+    assert_int_equal(rs.rules[0].src.n_nodes, SO_RULE_MAX_NODES);
+    so_ruleset_free(&rs);
+    free(ok);
+    char *bad = chain_rule(10000);
+    expect_rules_error(bad, "hostile.rules:");
+    free(bad);
+}
+
+static void test_rule_too_many_inputs(void **state)
+{
+    (void)state;
+    char text[4096];
+    size_t len = (size_t)snprintf(text, sizeof text, "rule 1\n");
+    for (int i = 0; i < 40; i++) len += (size_t)snprintf(text + len, sizeof text - len, "  input X%d [n]\n", i);
+    snprintf(text + len, sizeof text - len, "  src a = relu(X0)\n  dst b = relu(X0)\n  map a -> b\nend\n");
+    expect_rules_error(text, "hostile.rules:");
+}
+
+static void test_rule_too_many_symbols(void **state)
+{
+    (void)state;
+    char text[4096];
+    size_t len = (size_t)snprintf(text, sizeof text, "rule 1\n");
+    for (int i = 0; i < 5; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "  input X%d [a%d,b%d,c%d,d%d,e%d]\n", i, i, i, i, i, i);
+    snprintf(text + len, sizeof text - len, "  src a = relu(X0)\n  dst b = relu(X0)\n  map a -> b\nend\n");
+    expect_rules_error(text, "hostile.rules:");
+}
+
+static void test_rule_long_dim_expression(void **state)
+{
+    (void)state;
+    expect_rules_error("rule 1\n  input X [a+b+c+d+e+f+g+h]\n  src a = relu(X)\n  dst b = relu(X)\n  map a -> b\nend\n",
+                       "hostile.rules:2");
+}
+
+static void test_rule_huge_numbers(void **state)
+{
+    (void)state;
+    expect_rules_error("rule 1\n  input X [99999999999999999999999]\n  src a = relu(X)\n  dst b = relu(X)\n  map a -> b\nend\n",
+                       "hostile.rules:2");
+    expect_rules_error("rule 1\n  input X [n]\n  src a = relu(X)\n  dst b = relu(X)\n  map a -> b\n"
+                       "  where n % 0 == 0\nend\n",
+                       "hostile.rules:6");
+}
+
+static void test_rule_long_line_and_names(void **state)
+{
+    (void)state;
+    enum { N = 1 << 20 };
+    char *text = so_xmalloc(N + 128);
+    int len = snprintf(text, 128, "rule 1\n  input ");
+    memset(text + len, 'X', N);
+    strcpy(text + len + N, " [n]\nend\n");
+    expect_rules_error(text, "hostile.rules:2");
+    assert_true(strlen(so_error()) < 2048);
+    free(text);
+}
+
+static void test_rule_unterminated_and_nul(void **state)
+{
+    (void)state;
+    expect_rules_error("rule 1\n  input X [n]\n  src a = relu(X)\n", "hostile.rules:");
+    static const char with_nul[] = "rule 1\n  input X [n]\0\n  src a = relu(X)\n  dst b = relu(X)\n  map a -> b\nend\n";
+    so_ruleset rs = {0};
+    so_status st = so_rules_parse("hostile.rules", with_nul, sizeof with_nul - 1, &rs);
+    so_ruleset_free(&rs);
+    if (st != SO_OK) {
+        assert_null(strchr(so_error(), '\n'));
+        assert_int_equal(strncmp(so_error(), "hostile.rules:", 14), 0);
+    }
+}
+
+/* Many rules are fine: the set grows. */
+static void test_many_rules(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    const char *one = "rule 1\n  input X [n]\n  src a = relu(X)\n  dst b = relu(X)\n  map a -> b\n  proof unverified\nend\n\n";
+    size_t ol = strlen(one);
+    char *text = so_xmalloc(ol * N + 1);
+    for (int i = 0; i < N; i++) memcpy(text + (size_t)i * ol, one, ol);
+    so_ruleset rs = {0};
+    if (so_rules_parse("hostile.rules", text, ol * N, &rs) != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(rs.n_rules, N);
+    assert_int_equal(rs.rules[N - 1].id, N);
+    so_ruleset_free(&rs);
+    free(text);
+}
+
+/* ---------------- raw input reader (superopt run --inputs) ---------------- */
+
+static char tmpdir[64];
+
+static int make_tmpdir(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/so_limits_XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_read_file_exact(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/in.bin", tmpdir);
+    float vals[3] = {1.5f, -2.0f, 3.25f}, got[3] = {0};
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(vals, sizeof vals, 1, f), 1);
+    fclose(f);
+    assert_int_equal(so_read_file_exact(path, got, sizeof got), SO_OK);
+    assert_memory_equal(vals, got, sizeof vals);
+    /* too short and too long requests */
+    assert_int_equal(so_read_file_exact(path, got, sizeof got - 1), SO_ERR);
+    assert_non_null(strstr(so_error(), "expected 11 bytes"));
+    assert_non_null(strstr(so_error(), "file has 12"));
+    assert_int_equal(strncmp(so_error(), path, strlen(path)), 0);
+    float big[4];
+    assert_int_equal(so_read_file_exact(path, big, sizeof big), SO_ERR);
+    /* missing file, directory, FIFO (must not block waiting for a writer) */
+    char missing[160];
+    snprintf(missing, sizeof missing, "%s/missing.bin", tmpdir);
+    assert_int_equal(so_read_file_exact(missing, got, sizeof got), SO_ERR);
+    assert_non_null(strstr(so_error(), "cannot open"));
+    assert_int_equal(so_read_file_exact(tmpdir, got, sizeof got), SO_ERR);
+    assert_non_null(strstr(so_error(), "not a regular file"));
+    char fifo[160];
+    snprintf(fifo, sizeof fifo, "%s/fifo", tmpdir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(so_read_file_exact(fifo, got, sizeof got), SO_ERR);
+    assert_non_null(strstr(so_error(), "not a regular file"));
+    /* empty file for a model without input elements */
+    char empty[160];
+    snprintf(empty, sizeof empty, "%s/empty.bin", tmpdir);
+    f = fopen(empty, "wb");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(so_read_file_exact(empty, got, 0), SO_OK);
+}
+
+static void test_parse_bytes(void **state)
+{
+    (void)state;
+    size_t v = 0;
+    assert_int_equal(so_parse_bytes("1000", &v), 0);
+    assert_int_equal(v, 1000);
+    assert_int_equal(so_parse_bytes("512M", &v), 0);
+    assert_int_equal(v, (size_t)512 << 20);
+    assert_int_equal(so_parse_bytes("2G", &v), 0);
+    assert_int_equal(v, (size_t)2 << 30);
+    assert_int_equal(so_parse_bytes("4KiB", &v), 0);
+    assert_int_equal(v, 4096);
+    assert_int_equal(so_parse_bytes("3GB", &v), 0);
+    assert_int_equal(v, (size_t)3 << 30);
+    assert_int_equal(so_parse_bytes("1t", &v), 0);
+    assert_int_equal(v, (size_t)1 << 40);
+    const char *bad[] = {"", "0", "-1", "G", "12X", "1.5G", "99999999999999999999", "16777216T", " 5", "5 "};
+    for (size_t i = 0; i < SO_ARRAY_LEN(bad); i++)
+        if (so_parse_bytes(bad[i], &v) == 0) fail_msg("'%s' accepted", bad[i]);
+}
+
+/* ---------------- saved fuzzer findings ---------------- */
+
+/* Every file in dir gives SO_OK or a clean SO_ERR from load(path, data, len); returns the count. */
+static int replay_dir(const char *dir, int rules)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int count = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        fseek(f, 0, SEEK_END);
+        long n = ftell(f);
+        rewind(f);
+        char *buf = so_xmalloc((size_t)n + 1);
+        assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+        fclose(f);
+        so_status st;
+        if (rules) {
+            so_ruleset rs = {0};
+            st = so_rules_parse(path, buf, (size_t)n, &rs);
+            so_ruleset_free(&rs);
+        } else {
+            so_model *m = NULL;
+            st = so_onnx_load_buffer(path, buf, (size_t)n, &m);
+            so_model_free(m);
+        }
+        if (st != SO_OK) {
+            const char *msg = so_error();
+            if (!msg[0] || strchr(msg, '\n') || strncmp(msg, path, strlen(path)) != 0)
+                fail_msg("%s: unclean error message '%s'", path, msg);
+        }
+        free(buf);
+        count++;
+    }
+    closedir(d);
+    return count;
+}
+
+static void test_fuzz_regressions(void **state)
+{
+    (void)state;
+    size_t saved = so_max_alloc_bytes;
+    so_max_alloc_bytes = (size_t)64 << 20; /* as in the fuzz target */
+    int n = replay_dir("tests/fuzz/regressions/onnx", 0) + replay_dir("tests/fuzz/regressions/rules", 1);
+    so_max_alloc_bytes = saved;
+    print_message("%d saved fuzzer inputs replayed\n", n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_input_dims_overflow),
+        cmocka_unit_test(test_input_dim_absurd),
+        cmocka_unit_test(test_input_rank_too_high),
+        cmocka_unit_test(test_initializer_dims_overflow),
+        cmocka_unit_test(test_initializer_absurd_allocation),
+        cmocka_unit_test(test_max_memory_limit_applies),
+        cmocka_unit_test(test_expand_shape_overflow),
+        cmocka_unit_test(test_huge_activation_refused_by_executor),
+        cmocka_unit_test(test_cycle),
+        cmocka_unit_test(test_self_loop),
+        cmocka_unit_test(test_undefined_input),
+        cmocka_unit_test(test_deep_chain),
+        cmocka_unit_test(test_too_many_node_inputs),
+        cmocka_unit_test(test_huge_perm),
+        cmocka_unit_test(test_huge_pads),
+        cmocka_unit_test(test_many_attributes),
+        cmocka_unit_test(test_perm_values_out_of_range),
+        cmocka_unit_test(test_long_names),
+        cmocka_unit_test(test_rule_pattern_too_long),
+        cmocka_unit_test(test_rule_too_many_inputs),
+        cmocka_unit_test(test_rule_too_many_symbols),
+        cmocka_unit_test(test_rule_long_dim_expression),
+        cmocka_unit_test(test_rule_huge_numbers),
+        cmocka_unit_test(test_rule_long_line_and_names),
+        cmocka_unit_test(test_rule_unterminated_and_nul),
+        cmocka_unit_test(test_many_rules),
+        cmocka_unit_test_setup_teardown(test_read_file_exact, make_tmpdir, remove_tmpdir),
+        cmocka_unit_test(test_parse_bytes),
+        cmocka_unit_test(test_fuzz_regressions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
