@@ -5,7 +5,8 @@
 # Env: BUILD (build dir with superopt), ROUNDS (interleaved rounds, default 3), ITERS (timed runs per round, 10),
 #      WARMUP (2), THREADS ("1 2"), JSON (file for one JSON line per model and thread count).
 # Each round runs superopt, ORT 'disabled' and ORT 'all' back to back; the figure reported is the median over
-# rounds of each tool's median latency, so load from other processes hits all three alike.
+# rounds of each tool's median latency, so load from other processes hits all three alike; the min columns
+# (fastest single run over all rounds) are less sensitive to a loaded machine.
 set -u
 BUILD=${BUILD:-build}
 SO=$BUILD/superopt
@@ -38,7 +39,7 @@ try: print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])
 except Exception: print("")' "$1"; }
 
 [ -n "$JSON" ] && : >"$JSON"
-printf '%-22s %3s %12s %12s %12s %8s %8s %9s %7s\n' model thr "superopt_ms" "ort_dis_ms" "ort_all_ms" "so/dis" "so/all" "GFLOP/s" "%peak"
+printf '%-16s %3s %10s %10s %10s %7s %7s | %9s %9s %9s %7s %7s | %8s %6s\n' model thr "so_med_ms" "dis_med" "all_med" "so/dis" "so/all" "so_min_ms" "dis_min" "all_min" "so/dis" "so/all" "GFLOP/s" "%peak"
 for t in $THREADS; do
     peak=$("$TMP/sgemm_peak" 2048 "$t" 3 | field gflops)
     echo "cblas_sgemm 2048^3 peak at $t thread(s): $peak GFLOP/s"
@@ -46,33 +47,42 @@ for t in $THREADS; do
         name=$(basename "$m" .onnx)
         gflop=$($SO run "$m" --iters 1 --warmup 0 --threads "$t" --profile --json 2>&1 >/dev/null |
             sed -n 's/.*, \([0-9.]*\) GFLOP per run.*/\1/p')
-        so=() dis=() all=() peak_act=""
+        so=() dis=() all=() somin=() dismin=() allmin=() peak_act=""
         for r in $(seq "$ROUNDS"); do
             out=$($SO run "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$TMP/err") ||
                 { echo "$name: superopt run failed: $(head -1 "$TMP/err")" >&2; continue 2; }
             so+=("$(echo "$out" | field median_ms)")
+            somin+=("$(echo "$out" | field min_ms)")
             peak_act=$(echo "$out" | field peak_activation_bytes)
             if [ $have_ort -eq 1 ]; then
-                dis+=("$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt disabled --json 2>/dev/null | field median_ms)")
-                all+=("$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt all --json 2>/dev/null | field median_ms)")
+                o=$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt disabled --json 2>/dev/null)
+                dis+=("$(echo "$o" | field median_ms)")
+                dismin+=("$(echo "$o" | field min_ms)")
+                o=$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt all --json 2>/dev/null)
+                all+=("$(echo "$o" | field median_ms)")
+                allmin+=("$(echo "$o" | field min_ms)")
             fi
         done
-        $PY - "$name" "$t" "${gflop:-0}" "${peak:-0}" "${peak_act:-0}" "${so[*]}" "${dis[*]:-}" "${all[*]:-}" "$JSON" <<'EOF'
+        $PY - "$name" "$t" "${gflop:-0}" "${peak:-0}" "${peak_act:-0}" "${so[*]}" "${dis[*]:-}" "${all[*]:-}" "$JSON" "${somin[*]}" "${dismin[*]:-}" "${allmin[*]:-}" <<'EOF'
 import json, statistics, sys
-name, t, gflop, peak, act, so, dis, al, jf = sys.argv[1:10]
+name, t, gflop, peak, act, so, dis, al, jf, somin, dismin, allmin = sys.argv[1:13]
 def med(s):
     v = [float(x) for x in s.split() if x]
     return statistics.median(v) if v else None
+def mn(s):
+    v = [float(x) for x in s.split() if x]
+    return min(v) if v else None
 s, d, a = med(so), med(dis), med(al)
+s2, d2, a2 = mn(somin), mn(dismin), mn(allmin)
 gflop, peak = float(gflop), float(peak)
 gfs = gflop / (s / 1e3) if s else 0.0
-fmt = lambda x: "%12.4f" % x if x is not None else "%12s" % "-"
-rat = lambda x, y: "%8.2f" % (x / y) if x and y else "%8s" % "-"
-print("%-22s %3s %s %s %s %s %s %9.2f %6.1f%%" % (name, t, fmt(s), fmt(d), fmt(a), rat(s, d), rat(s, a), gfs,
-      100 * gfs / peak if peak else 0))
+fmt = lambda x, w: ("%" + str(w) + ".4f") % x if x is not None else ("%" + str(w) + "s") % "-"
+rat = lambda x, y: "%7.2f" % (x / y) if x and y else "%7s" % "-"
+print("%-16s %3s %s %s %s %s %s | %s %s %s %s %s | %8.2f %5.1f%%" % (name, t, fmt(s, 10), fmt(d, 10), fmt(a, 10), rat(s, d),
+      rat(s, a), fmt(s2, 9), fmt(d2, 9), fmt(a2, 9), rat(s2, d2), rat(s2, a2), gfs, 100 * gfs / peak if peak else 0))
 if jf:
     with open(jf, "a") as f:
-        f.write(json.dumps({"model": name, "threads": int(t), "superopt_ms": s, "ort_disabled_ms": d, "ort_all_ms": a,
+        f.write(json.dumps({"model": name, "threads": int(t), "superopt_ms": s, "ort_disabled_ms": d, "ort_all_ms": a, "superopt_min_ms": s2, "ort_disabled_min_ms": d2, "ort_all_min_ms": a2,
                             "gflop": gflop, "gflops": gfs, "sgemm_peak_gflops": peak,
                             "peak_activation_bytes": int(float(act))}) + "\n")
 EOF
