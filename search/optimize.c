@@ -472,11 +472,19 @@ int so_optimize_main(int argc, char **argv)
     goto done;
 
 fail_rules: {
-        /* name the rules on the path from the input to the rejected graph */
+        /* name the rules on the path from the input to the rejected graph, with counts */
         char msg[1024], list[600] = "";
         size_t k = 0;
-        for (int32_t i = 0; i < res.n_path && k + 32 < sizeof list; i++)
-            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? "," : "", labels[res.path[i]]);
+        int32_t *cnt = so_xcalloc((size_t)n_rules + 1, sizeof *cnt);
+        for (int32_t i = 0; i < res.n_path; i++) cnt[res.path[i]]++;
+        for (int32_t i = 0, first = 1; i < res.n_path && k + 40 < sizeof list; i++) {
+            int32_t r = res.path[i];
+            if (!cnt[r]) continue;
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s (x%d)", first ? "" : ", ", labels[r], (int)cnt[r]);
+            cnt[r] = 0;
+            first = 0;
+        }
+        free(cnt);
         snprintf(msg, sizeof msg, "%s", so_error());
         so_errorf("%s: %s; rules on the path: %s", o.model, msg, res.n_path ? list : "none (canonicalisation only)");
     }

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "../kernels/ref.h"
+#include "../search/optimize.h"
 #include "../search/search.h"
 
 static const char *RULES =
@@ -207,12 +209,64 @@ static void test_budget_counts(void **state)
     so_model_free(m);
 }
 
+/* The command end to end on a committed model: a report with the contract's keys; and the safety
+   net: a wrong (unverified) rule is refused without --allow-unverified, and with it the
+   numeric check fails, nothing is written and the message names the rule. */
+static void test_optimize_command(void **state)
+{
+    (void)state;
+    FILE *probe = fopen("data/nasrnn.onnx", "rb");
+    if (!probe) {
+        skip(); /* run from the repository root */
+        return;
+    }
+    fclose(probe);
+    char dir[] = "/tmp/so_optimize_test_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[256], rep[256], bad[256];
+    snprintf(out, sizeof out, "%s/out.onnx", dir);
+    snprintf(rep, sizeof rep, "%s/r.json", dir);
+    snprintf(bad, sizeof bad, "%s/bad.rules", dir);
+    char *argv1[] = {"superopt", "data/nasrnn.onnx", "-o", out, "--rules", "tests/search_dev.rules", "--cost", "flops",
+                     "--search", "greedy", "--report", rep, "-q", NULL};
+    assert_int_equal(so_optimize_main(13, argv1), 0);
+    FILE *f = fopen(rep, "r");
+    assert_non_null(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    const char *keys[] = {"\"cost_before\"", "\"cost_after\"", "\"latency_before_ms\"", "\"latency_after_ms\"",
+                          "\"search_seconds\"", "\"graphs_explored\"", "\"rules_applied\""};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) assert_non_null(strstr(buf, keys[k]));
+    assert_non_null(strstr(buf, "\"6\": 10")); /* add+relu fused at each of the 10 relus */
+    assert_int_equal(remove(out), 0);
+
+    /* tanh(X) -> X is false */
+    f = fopen(bad, "w");
+    fputs("rule 1\n  input X [a,b]\n  src t = tanh(X)\n  map t -> X\n  proof unverified\nend\n", f);
+    fclose(f);
+    char *argv2[] = {"superopt", "data/nasrnn.onnx", "-o", out, "--rules", bad, "--cost", "flops", "-q", NULL};
+    assert_int_equal(so_optimize_main(9, argv2), 1);
+    assert_non_null(strstr(so_error(), "unverified"));
+    char *argv3[] = {"superopt", "data/nasrnn.onnx", "-o", out, "--rules", bad, "--cost", "flops", "-q",
+                     "--allow-unverified", "--search", "greedy", NULL};
+    assert_int_equal(so_optimize_main(12, argv3), 1);
+    assert_non_null(strstr(so_error(), "differs from the original"));
+    assert_non_null(strstr(so_error(), "rules on the path: 1 (x"));
+    assert_null(fopen(out, "rb"));
+    remove(bad);
+    remove(rep);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_modes_ordered),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_budget_counts),
+        cmocka_unit_test(test_optimize_command),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
