@@ -636,6 +636,7 @@ typedef struct model_res {
     int ablate;
     opt_res *strat[N_STRAT];
     int same_as[N_STRAT];  /* earliest strategy whose optimized model is byte-identical (itself if none) */
+    int ort_as[N_STRAT];   /* the same among the strategies measured under ONNX Runtime (greedy, backtrack) */
     meas ours[N_STRAT][MAX_THREADS];
     meas ort_orig, ort[N_STRAT];
     double est_ms;
@@ -1220,6 +1221,9 @@ static void bench_model(bench *b, model_res *m, char subset_paths[][PATH_MAX], c
         for (int t = 0; t < s && m->same_as[s] == s; t++)
             if (m->strat[s]->ok && m->strat[t]->ok && m->same_as[t] == t && files_equal(m->strat[s]->out, m->strat[t]->out))
                 m->same_as[s] = t;
+        m->ort_as[s] = s;
+        for (int t = S_GREEDY; t < s && m->ort_as[s] == s; t++)
+            if (m->same_as[t] == m->same_as[s]) m->ort_as[s] = t;
     }
 
     meas *xs[N_STRAT * MAX_THREADS + N_STRAT + 1];
@@ -1240,7 +1244,7 @@ static void bench_model(bench *b, model_res *m, char subset_paths[][PATH_MAX], c
         m->ort_orig.warmup = warmup;
         xs[n++] = &m->ort_orig;
         for (int s = S_GREEDY; s < N_STRAT; s++) {
-            if (!m->strat[s]->ok || (m->same_as[s] >= S_GREEDY && m->same_as[s] != s)) continue;
+            if (!m->strat[s]->ok || m->ort_as[s] != s) continue;
             char label[64];
             snprintf(label, sizeof label, "ORT ours %s", strat_name[s]);
             meas_init(&m->ort[s], 1, m->strat[s]->out, b->ort_threads, label);
@@ -1256,9 +1260,9 @@ static void bench_model(bench *b, model_res *m, char subset_paths[][PATH_MAX], c
     measure_rounds(b, m, xs, n);
     for (int s = 0; s < N_STRAT; s++) {
         int t = m->same_as[s];
-        if (t == s) continue;
-        for (int k = 0; k < b->n_threads; k++) m->ours[s][k] = m->ours[t][k];
-        if (t >= S_GREEDY) m->ort[s] = m->ort[t];
+        if (t != s)
+            for (int k = 0; k < b->n_threads; k++) m->ours[s][k] = m->ours[t][k];
+        if (s >= S_GREEDY && m->ort_as[s] != s) m->ort[s] = m->ort[m->ort_as[s]];
     }
 
     if (!b->keep) /* the optimized models are not needed any more (bert_taso's are 400 MB each) */
