@@ -212,9 +212,14 @@ void so_cost_free(so_cost_model *cm)
     memset(cm, 0, sizeof *cm);
 }
 
+/* An internal operator left unfolded (on an activation) cannot run on the fast path nor be
+   exported: such a graph must never be chosen. */
+#define UNRUNNABLE_COST 1e9
+
 double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
 {
     if (costs_nothing(g, i)) return 0;
+    if (so_ops[g->nodes[i].op].flags & SO_F_INTERNAL) return UNRUNNABLE_COST;
     if (cm->kind == SO_COST_FLOPS) return so_cost_flops_node(g, i);
     uint64_t key = so_cost_node_key(g, i, cm->threads), v;
     if (so_hmap_get(&cm->cache, key, &v)) return u2d(v);

@@ -100,6 +100,7 @@ void so_fold_init(so_fold_ctx *fc, so_model *m)
     memset(fc, 0, sizeof *fc);
     fc->m = m;
     fc->max_elems = (int64_t)1 << 24;
+    fc->max_total_bytes = (int64_t)1 << 30;
     /* index the model's existing weights by content so folds that reproduce one reuse it */
     for (int32_t w = 0; w < m->n_weights; w++) {
         const so_weight *wt = &m->weights[w];
@@ -124,6 +125,8 @@ int so_fold_can(const so_fold_ctx *fc, const so_graph *g, int32_t i)
     if (n->n_in == 0 && !(fl & SO_F_CONST)) return 0;
     for (int k = 0; k < n->n_in; k++)
         if (g->nodes[n->in[k].node].op != SO_OP_WEIGHT) return 0;
+    /* memory guard for long searches; internal ops must always fold (they cannot be exported) */
+    if (fc->bytes_added >= fc->max_total_bytes && !(fl & SO_F_INTERNAL)) return 0;
     for (int s = 0; s < n->n_out; s++) {
         int64_t e = so_shape_numel(&n->out[s]);
         if (e < 0 || e > fc->max_elems) return 0;
@@ -160,6 +163,7 @@ static int32_t intern_weight(so_fold_ctx *fc, so_shape shape, void *data)
     int32_t id = so_model_add_weight(fc->m, NULL, shape, data);
     so_hmap_put(&fc->content, ck, (uint64_t)id);
     fc->weights_added++;
+    fc->bytes_added += (int64_t)bytes;
     return id;
 }
 

@@ -16,6 +16,8 @@ typedef struct so_fold_ctx {
     int32_t *ids;               /* result weight ids, n_out consecutive per memo entry */
     int32_t n_ids, cap_ids;
     int64_t max_elems;          /* outputs bigger than this are not folded (default 1<<24) */
+    int64_t max_total_bytes;    /* no more folding once weights added reach this (default 1 GiB) */
+    int64_t bytes_added;        /* bytes of weights added by folding */
     int64_t evaluated;          /* nodes evaluated with the reference kernels */
     int64_t weights_added;
 } so_fold_ctx;

@@ -180,8 +180,22 @@ static so_status delta_cost(ctx *c, const so_match *m, double *delta)
     const so_graph *g = c->cur->g;
     int32_t first;
     if (so_rewrite_preview(g, m, c->fc, FOLD_PREVIEW_LIMIT, c->scratch, &first) != SO_OK) return SO_ERR;
+    /* target nodes on weights only (directly or through other such nodes) are folded when the
+       rewrite is built, even those the preview left unfolded for size: they cost nothing */
+    const so_graph *sg = c->scratch;
+    char wf[64];
     double d = 0;
-    for (int32_t i = first; i < c->scratch->n_nodes; i++) d += so_cost_node(c->cm, c->scratch, i);
+    for (int32_t i = 0; i < sg->n_nodes; i++) {
+        const so_node *n = &sg->nodes[i];
+        int fold = n->op == SO_OP_WEIGHT;
+        if (i >= first && !(so_ops[n->op].flags & (SO_F_SOURCE | SO_F_OPAQUE)) && (n->n_in > 0 || (so_ops[n->op].flags & SO_F_CONST))) {
+            fold = 1;
+            for (int k = 0; k < n->n_in; k++)
+                if (n->in[k].node >= 64 || !wf[n->in[k].node]) fold = 0;
+        }
+        if (i < 64) wf[i] = (char)fold;
+        if (i >= first && !fold) d += so_cost_node(c->cm, sg, i);
+    }
     for (int p = 0; p < m->rule->src.n_nodes; p++) d -= so_cost_node(c->cm, g, m->node[p]);
     *delta = d;
     return SO_OK;
