@@ -960,8 +960,8 @@ static opt_res *optimize(bench *b, model_res *m, const spec *sp)
     argv[k++] = "--report";
     argv[k++] = r->report;
     argv[k++] = "-q";
-    const char *rules = sp->rules ? sp->rules : b->rules;
-    if (rules) {
+    const char *rules = sp->rules ? sp->rules : b->rules_file;
+    if (rules[0]) {
         argv[k++] = "--rules";
         argv[k++] = (char *)rules;
         snprintf(r->rules_file, sizeof r->rules_file, "%s", rules);
@@ -1334,7 +1334,7 @@ static void md_report(const bench *b, sbuf *o)
     sb_printf(o, "- Search settings: cost model `%s` (one cost cache shared by every run of this bench, so equal operator "
                  "configurations cost the same in every strategy), alpha %g, budget %ld, time limit %g s per search, "
                  "rules %s\n",
-              b->cost, b->alpha, b->budget, b->time_limit, b->rules ? b->rules : "rules/default.rules");
+              b->cost, b->alpha, b->budget, b->time_limit, b->rules_file);
     sb_printf(o, "- Latency: each variant is one process per round (`superopt run --json` / `node tools/ort/ort_run.js --json`), "
                  "the variants of a model interleaved in %d rounds; the figure is the median of the per-round medians. "
                  "ONNX Runtime: %d intra-op thread, sequential execution.\n",
@@ -1581,7 +1581,7 @@ static void json_report(const bench *b, sbuf *o)
     sb_printf(o, ", \"alpha\": %g, \"budget\": %ld, \"time_limit\": %g, \"rounds\": %d, \"target_seconds\": %g, "
                  "\"ort_threads\": %d, \"ort_opt\": \"all\", \"small_set\": %s, \"rules\": ",
               b->alpha, b->budget, b->time_limit, b->rounds, b->target_s, b->ort_threads, b->small_set ? "true" : "false");
-    sb_json_str(o, b->rules ? b->rules : b->rules_file);
+    sb_json_str(o, b->rules_file);
     sb_printf(o, ", \"threads\": [");
     for (int t = 0; t < b->n_threads; t++) sb_printf(o, "%s%d", t ? ", " : "", b->threads[t]);
     sb_printf(o, "]},\n  \"total_seconds\": %.1f,\n  \"failures\": %d,\n  \"models\": [", b->t_total, b->failures);
@@ -2068,6 +2068,10 @@ int so_bench_main(int argc, char **argv)
         fprintf(stderr, "superopt bench: %s: no such rule file\n", b->rules);
         goto done;
     }
+    if (!b->rules_file[0]) {
+        fprintf(stderr, "superopt bench: no rule set found (rules/default.rules): run 'make rules' or pass --rules FILE\n");
+        goto done;
+    }
 
     /* work directory: optimized models, reports, rule subsets, the cost cache */
     if (work_dir) {
@@ -2090,9 +2094,7 @@ int so_bench_main(int argc, char **argv)
     machine_info(b);
 
     if (b->ablations && is_ablation_done(b) && b->n_sizes) {
-        if (!b->rules_file[0]) {
-            fprintf(stderr, "superopt bench: warning: no rule set found for the rule-size ablation; skipped\n");
-        } else if (write_rule_subsets(b, subset_paths, subset_n, &max_size) != SO_OK) {
+        if (write_rule_subsets(b, subset_paths, subset_n, &max_size) != SO_OK) {
             record_failure(b, so_error());
         } else {
             so_ruleset rs = {0};
