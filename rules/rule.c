@@ -737,6 +737,12 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
     int in_rule = 0, seen_dst = 0, seen_map = 0, header_done = 0, rule_line = 0;
     size_t hlen = 0;
     const char *p = text, *end = text + len;
+    const char *nul = memchr(text, 0, len); /* text is not C-string-safe past a NUL (fuzz finding) */
+    if (nul) {
+        int line = 1;
+        for (const char *q = text; q < nul; q++) line += *q == '\n';
+        return so_errorf("%s:%d: NUL byte in rule text", S.path, line);
+    }
     while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         if (!e) e = end;
