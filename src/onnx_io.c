@@ -1913,6 +1913,54 @@ static int opaque_rule_shape(imp *im, const Onnx__NodeProto *n, val **ins, size_
             return 1;
         }
     }
+    if (k == 0 && (!strcmp(t, "Resize") || !strcmp(t, "Upsample"))) {
+        /* output size from constant sizes, or floor(dim * scale) from constant scales */
+        val *sz = !strcmp(t, "Resize") && n_in > 3 ? ins[3] : NULL;
+        val *sc = !strcmp(t, "Resize") ? (n_in > 2 ? ins[2] : NULL) : (n_in > 1 ? ins[1] : NULL);
+        so_shape o = s0;
+        if (att(n, "axes")) return 0;
+        if (sz && sz->is_const && ct_numel(&sz->c) == s0.rank) {
+            for (int i = 0; i < s0.rank; i++) o.dim[i] = ct_geti(&sz->c, i);
+        } else if (sc && sc->is_const && ct_numel(&sc->c) == s0.rank) {
+            for (int i = 0; i < s0.rank; i++) o.dim[i] = (int64_t)floor((double)s0.dim[i] * ct_getf(&sc->c, i));
+        } else {
+            const Onnx__AttributeProto *a = att(n, "scales");
+            if (!a || a->n_floats != (size_t)s0.rank) return 0;
+            for (int i = 0; i < s0.rank; i++) o.dim[i] = (int64_t)floor((double)s0.dim[i] * a->floats[i]);
+        }
+        *out = o;
+        return 1;
+    }
+    if (k == 0 && (!strncmp(t, "Reduce", 6) || !strcmp(t, "ArgMax") || !strcmp(t, "ArgMin"))) {
+        /* reductions: axes from the attribute or a constant input */
+        int64_t ax[SO_MAX_RANK];
+        int na = 0, present = 0, arg = t[0] == 'A';
+        if (arg) {
+            ax[0] = att_i(n, "axis", 0);
+            na = present = 1;
+        } else {
+            int from_input = !strcmp(t, "ReduceSum") ? im->opset >= 13 : im->opset >= 18;
+            if (get_axes(im, n, from_input, ax, &na, &present) != B_OK) return so_errorf("%s", ""), 0;
+        }
+        if (!present || na == 0) {
+            if (att_i(n, "noop_with_empty_axes", 0)) return *out = s0, 1;
+            na = s0.rank;
+            for (int i = 0; i < na; i++) ax[i] = i;
+        } else if (norm_axes(im, ax, na, s0.rank) != B_OK) {
+            return so_errorf("%s", ""), 0;
+        }
+        int keep = (int)att_i(n, "keepdims", 1), red[SO_MAX_RANK] = {0};
+        for (int i = 0; i < na; i++) red[ax[i]] = 1;
+        so_shape o = s0;
+        o.rank = 0;
+        for (int i = 0; i < s0.rank; i++) {
+            if (!red[i]) o.dim[o.rank++] = s0.dim[i];
+            else if (keep) o.dim[o.rank++] = 1;
+        }
+        if (arg) o.dtype = T_INT64;
+        *out = o;
+        return 1;
+    }
     if ((!strcmp(t, "LSTM") || !strcmp(t, "GRU") || !strcmp(t, "RNN")) && s0.rank == 3 && k < 3) {
         char buf[32];
         const char *dir = att_s(n, "direction", buf, sizeof buf);
@@ -2180,6 +2228,68 @@ static void compact_weights(so_model *m, so_graph *g)
     free(map);
 }
 
+typedef struct opq_key {
+    uint64_t h;
+    int32_t node;
+} opq_key;
+
+static int cmp_opq(const void *a, const void *b)
+{
+    const opq_key *x = a, *y = b;
+    if (x->h != y->h) return x->h < y->h ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Numbers the opaque operators of g canonically (by content and position in the graph, not by
+   node order in the file) and drops unused ones, so that equal graphs hash equal. */
+static void canonical_opaque(so_model *m, so_graph *g)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == SO_OP_OPAQUE;
+    opq_key *keys = so_xcalloc((size_t)n + 1, sizeof *keys);
+    int32_t *saved = so_xcalloc((size_t)g->n_nodes + 1, sizeof *saved);
+    n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        so_node *nd = &g->nodes[i];
+        saved[i] = nd->ref;
+        if (nd->op != SO_OP_OPAQUE) continue;
+        const so_opaque *o = &m->opaque[nd->ref];
+        uint64_t h = XXH3_64bits(o->op_type, strlen(o->op_type)) ^ (XXH3_64bits(o->domain, strlen(o->domain)) * 31);
+        Onnx__NodeProto *u = onnx__node_proto__unpack(NULL, o->blob_len, o->blob);
+        if (u) {
+            /* attributes only: names of the node and its tensors are not part of its identity */
+            Onnx__NodeProto c = ONNX__NODE_PROTO__INIT;
+            c.op_type = u->op_type;
+            c.domain = u->domain;
+            c.n_attribute = u->n_attribute;
+            c.attribute = u->attribute;
+            size_t len = onnx__node_proto__get_packed_size(&c);
+            uint8_t *buf = so_xmalloc(len + 1);
+            onnx__node_proto__pack(&c, buf);
+            h ^= XXH3_64bits(buf, len);
+            free(buf);
+            onnx__node_proto__free_unpacked(u, NULL);
+        }
+        nd->ref = (int32_t)(h ^ (h >> 32));
+        keys[n++].node = i;
+    }
+    uint64_t *nh = so_graph_node_hashes(g);
+    for (int32_t k = 0; k < n; k++) keys[k].h = nh[keys[k].node];
+    free(nh);
+    qsort(keys, (size_t)n, sizeof *keys, cmp_opq);
+    so_opaque *no = so_arena_alloc(&m->arena, (size_t)(n ? n : 1) * sizeof *no);
+    for (int32_t i = 0; i < g->n_nodes; i++) g->nodes[i].ref = saved[i];
+    for (int32_t k = 0; k < n; k++) {
+        so_node *nd = &g->nodes[keys[k].node];
+        no[k] = m->opaque[nd->ref];
+        nd->ref = k;
+    }
+    m->opaque = no;
+    m->n_opaque = m->cap_opaque = n;
+    free(keys);
+    free(saved);
+}
+
 static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, strmap *inits)
 {
     so_model *m = im->m;
@@ -2342,6 +2452,7 @@ so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_
     if (so_graph_infer_all(im.g) != SO_OK) goto done;
     so_graph_dce(im.g);
     compact_weights(m, im.g);
+    canonical_opaque(m, im.g);
     for (int32_t o = 0; o < m->n_outputs; o++) m->outputs[o].shape = im.g->nodes[im.g->outputs[o].node].out[im.g->outputs[o].slot];
     st = SO_OK;
 done:

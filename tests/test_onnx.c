@@ -137,6 +137,16 @@ static void node(pb *graph, const char *op, const char *name, const char *in0, c
     pb_msg(graph, 1, &n);
 }
 
+static void node_custom(pb *graph, const char *op, const char *in0, const char *out)
+{
+    pb n = {0};
+    pb_str(&n, 1, in0);
+    pb_str(&n, 2, out);
+    pb_str(&n, 4, op);
+    pb_str(&n, 7, "com.example");
+    pb_msg(graph, 1, &n);
+}
+
 /* ModelProto around a graph (consumed). */
 static pb model(pb *graph, int64_t opset)
 {
@@ -408,6 +418,44 @@ static void test_unsorted_and_buffer(void **state)
     so_model_free(ref);
     so_model_free(m);
     free(b.d);
+}
+
+/* Two custom-domain operators (kept opaque) listed in either order give the same graph hash;
+   their value_info shapes are used, and the export keeps their domain. */
+static pb opaque_model(int swap)
+{
+    pb g = {0};
+    int64_t xd[2] = {2, 3};
+    if (!swap) node_custom(&g, "Foo", "x", "a");
+    node_custom(&g, "Bar", "x", "b");
+    if (swap) node_custom(&g, "Foo", "x", "a");
+    node(&g, "Add", "add", "a", "b", "y");
+    vi(&g, 11, "x", 2, xd, NULL);
+    vi(&g, 12, "y", 2, xd, NULL);
+    vi(&g, 13, "a", 2, xd, NULL);
+    vi(&g, 13, "b", 2, xd, NULL);
+    return model(&g, 13);
+}
+
+static void test_opaque_order(void **state)
+{
+    (void)state;
+    pb b1 = opaque_model(0), b2 = opaque_model(1);
+    so_model *m1 = NULL, *m2 = NULL;
+    if (so_onnx_load_buffer("o1.onnx", b1.d, b1.n, &m1) != SO_OK) fail_msg("%s", so_error());
+    if (so_onnx_load_buffer("o2.onnx", b2.d, b2.n, &m2) != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(m1->n_opaque, 2);
+    assert_int_equal(m1->outputs[0].shape.rank, 2);
+    assert_int_equal(m1->outputs[0].shape.dim[1], 3);
+    assert_int_equal(so_graph_hash(m1->graph), so_graph_hash(m2->graph));
+    so_model *m3 = roundtrip(m2->graph, "opaque_rt.onnx");
+    assert_int_equal(m3->n_opaque, 2);
+    assert_string_equal(m3->opaque[0].domain, "com.example");
+    so_model_free(m3);
+    so_model_free(m1);
+    so_model_free(m2);
+    free(b1.d);
+    free(b2.d);
 }
 
 static void test_external_data(void **state)
@@ -718,6 +766,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_model),
         cmocka_unit_test(test_unsorted_and_buffer),
+        cmocka_unit_test(test_opaque_order),
         cmocka_unit_test(test_external_data),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_too_large),
