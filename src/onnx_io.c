@@ -2328,7 +2328,9 @@ static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, strmap *inits)
     return SO_OK;
 }
 
-so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_model **out)
+/* Imports an unpacked model (mp may be NULL: parse failure). Frees mp; raw initializer bytes
+   are released as soon as they are converted, to keep the peak memory near one model copy. */
+static so_status load_proto(const char *path, Onnx__ModelProto *mp, so_model **out)
 {
     imp im;
     memset(&im, 0, sizeof im);
@@ -2340,12 +2342,11 @@ so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_
     im.path = p;
     *out = NULL;
 
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
     if (!mp) {
         so_errorf("not a valid ONNX model (protobuf parse failed)");
         goto done;
     }
-    const Onnx__GraphProto *gp = mp->graph;
+    Onnx__GraphProto *gp = mp->graph;
     if (!gp) {
         so_errorf("not a valid ONNX model (no graph)");
         goto done;
@@ -2427,12 +2428,17 @@ so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_
         bind_edge(&im, m->inputs[i].name, nd, 0);
     }
     for (size_t i = 0; i < gp->n_initializer; i++) {
-        const Onnx__TensorProto *t = gp->initializer[i];
+        Onnx__TensorProto *t = gp->initializer[i];
         char what[600];
         ctensor c;
         snprintf(what, sizeof what, "initializer '%s'", t->name);
         if (tensor_from_proto(&im, t, what, &c) != SO_OK) goto done;
         bind_const(&im, t->name, &c);
+        if (t->has_raw_data && t->raw_data.data) {
+            free(t->raw_data.data); /* protobuf-c's default allocator is malloc */
+            t->raw_data.data = NULL;
+            t->raw_data.len = 0;
+        }
     }
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *nd = gp->node[order[i]];
@@ -2474,6 +2480,11 @@ done:
     return st;
 }
 
+so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_model **out)
+{
+    return load_proto(path, onnx__model_proto__unpack(NULL, len, buf), out);
+}
+
 so_status so_onnx_load(const char *path, so_model **out)
 {
     *out = NULL;
@@ -2500,10 +2511,15 @@ so_status so_onnx_load(const char *path, so_model **out)
         so_errorf("%s: cannot read: %s", path, strerror(errno ? errno : EIO));
         goto done;
     }
-    st = so_onnx_load_buffer(path, buf, len, out);
+    fclose(f);
+    f = NULL;
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    free(buf);
+    buf = NULL;
+    return load_proto(path, mp, out);
 done:
     free(buf);
-    fclose(f);
+    if (f) fclose(f);
     return st;
 }
 
