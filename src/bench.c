@@ -675,6 +675,7 @@ typedef struct bench {
     char cpu[160], os[160];
     int ncpu;
     double mem_gb;
+    char load_start[64], load_end[64]; /* /proc/loadavg: 1, 5, 15 minutes */
     int n_opt_runs, n_meas_runs;
 } bench;
 
@@ -733,8 +734,20 @@ static int find_in_path(const char *name, char *out, size_t n)
     return 0;
 }
 
+/* The 1/5/15-minute load averages, e.g. "0.52 0.61 0.70". */
+static void load_avg(char *buf, size_t n)
+{
+    char *text = NULL;
+    snprintf(buf, n, "?");
+    if (read_file("/proc/loadavg", &text, NULL) != SO_OK) return;
+    double a = 0, c = 0, d = 0;
+    if (sscanf(text, "%lf %lf %lf", &a, &c, &d) == 3) snprintf(buf, n, "%.2f %.2f %.2f", a, c, d);
+    free(text);
+}
+
 static void machine_info(bench *b)
 {
+    load_avg(b->load_start, sizeof b->load_start);
     snprintf(b->cpu, sizeof b->cpu, "unknown CPU");
     b->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     char *text = NULL;
@@ -1325,7 +1338,8 @@ static void md_report(const bench *b, sbuf *o)
 {
     char x1[32], x2[32], x3[32], x4[32], x5[32], x6[32];
     sb_printf(o, "# superopt bench\n\n");
-    sb_printf(o, "- Machine: %s, %d logical CPUs, %.1f GB RAM, %s\n", b->cpu, b->ncpu, b->mem_gb, b->os);
+    sb_printf(o, "- Machine: %s, %d logical CPUs, %.1f GB RAM, %s; load average (1/5/15 min) %s at the start, %s at the end\n",
+              b->cpu, b->ncpu, b->mem_gb, b->os, b->load_start, b->load_end);
     sb_printf(o, "- superopt commit %s; ONNX Runtime %s (onnxruntime-node, Node.js %s)\n", b->git,
               b->no_ort ? "not run" : b->ort_version, b->no_ort ? "-" : b->node_version);
     sb_printf(o, "- Date: %s; total bench time %.1f min (%d optimize runs, %d timed runs)\n", b->date, b->t_total / 60,
@@ -1563,6 +1577,10 @@ static void json_report(const bench *b, sbuf *o)
     sb_json_str(o, b->cpu);
     sb_printf(o, ", \"logical_cpus\": %d, \"memory_gb\": %.1f, \"os\": ", b->ncpu, b->mem_gb);
     sb_json_str(o, b->os);
+    sb_printf(o, ", \"load_average_start\": ");
+    sb_json_str(o, b->load_start);
+    sb_printf(o, ", \"load_average_end\": ");
+    sb_json_str(o, b->load_end);
     sb_printf(o, "},\n  \"date\": ");
     sb_json_str(o, b->date);
     sb_printf(o, ",\n  \"commit\": ");
@@ -1742,15 +1760,22 @@ static void svg_report(const bench *b, sbuf *o)
         double lt0 = floor(log10(tmin)), lt1 = ceil(log10(tmax));
         if (lt1 <= lt0) lt1 = lt0 + 1;
         cmax = fmax(cmax, 1.0);
-        double cstep = nice_step(fmax(cmax - cmin, 0.01), 5);
-        double c0 = floor(cmin / cstep) * cstep, c1 = ceil(cmax / cstep) * cstep;
+        if (cmax - cmin < 0.01) { /* flat: show a 1% window around the points */
+            double mid = 0.5 * (cmax + cmin);
+            cmin = mid - 0.005;
+            cmax = mid + 0.005;
+        }
+        double cstep = nice_step(cmax - cmin, 5);
+        double c0 = floor(cmin / cstep + 1e-9) * cstep, c1 = ceil(cmax / cstep - 1e-9) * cstep;
         if (c1 <= c0) c1 = c0 + cstep;
+        int dec = cstep >= 1 ? 0 : (int)ceil(-log10(cstep) - 1e-9);
 #define QX(t) (qx0 + (qx1 - qx0) * (log10(t) - lt0) / (lt1 - lt0))
 #define QY(c) (qy1 - (qy1 - qy0) * ((c) - c0) / (c1 - c0))
-        for (double c = c0; c <= c1 + 1e-9; c += cstep) {
+        for (int ci = 0; c0 + ci * cstep <= c1 + cstep * 1e-6; ci++) {
+            double c = c0 + ci * cstep;
             sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", qx0, QY(c), qx1, QY(c));
             char lab[32];
-            snprintf(lab, sizeof lab, "%.3g", c);
+            snprintf(lab, sizeof lab, "%.*f", dec, c);
             svg_text(o, qx0 - 6, QY(c) + 4, "end", 11, NULL, lab);
         }
         for (double l = lt0; l <= lt1 + 1e-9; l += 1) {
@@ -2111,6 +2136,7 @@ int so_bench_main(int argc, char **argv)
         bench_model(b, &b->models[i], have_subsets ? subset_paths : NULL, subset_n, total_rules);
     }
     b->t_total = so_now() - b->t_start;
+    load_avg(b->load_end, sizeof b->load_end);
 
     md_report(b, &md);
     fwrite(md.s, 1, md.n, stdout);
