@@ -2536,6 +2536,7 @@ typedef struct exporter {
     const char **tname;          /* name of each node output: tname[toff[i] + slot] */
     int32_t *toff;
     const char **wname;          /* initializer name per weight id */
+    const char **in_names, **out_names; /* graph input / output names (generated when missing) */
     char *wdone;                 /* initializer emitted per weight id */
     void **fdata;                /* per node: data of a folded internal op (malloc'd) */
     Onnx__NodeProto **nodes;
@@ -2845,10 +2846,12 @@ static so_status export_node(exporter *x, int32_t i)
             so_shape ws = x->g->nodes[nd->in[1].node].out[nd->in[1].slot];
             if (ws.rank == 4) ker[0] = (int32_t)ws.dim[2], ker[1] = (int32_t)ws.dim[3];
         }
+        int32_t st[2] = {a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1};
+        int32_t dl[2] = {a->dilation[0] > 0 ? a->dilation[0] : 1, a->dilation[1] > 0 ? a->dilation[1] : 1};
         a_ints32(x, n, "kernel_shape", ker, 2);
-        a_ints32(x, n, "strides", a->stride, 2);
+        a_ints32(x, n, "strides", st, 2);
         a_ints32(x, n, "pads", a->pad, 4);
-        a_ints32(x, n, "dilations", a->dilation, 2);
+        a_ints32(x, n, "dilations", dl, 2);
         a_int(x, n, "group", a->group ? a->group : 1);
         break;
     }
@@ -2865,9 +2868,10 @@ static so_status export_node(exporter *x, int32_t i)
         a_float(x, n, "epsilon", a->epsilon);
         break;
     case SO_OP_MAXPOOL:
-    case SO_OP_AVGPOOL:
+    case SO_OP_AVGPOOL: {
+        int32_t pst[2] = {a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1};
         a_ints32(x, n, "kernel_shape", a->kernel, 2);
-        a_ints32(x, n, "strides", a->stride, 2);
+        a_ints32(x, n, "strides", pst, 2);
         a_ints32(x, n, "pads", a->pad, 4);
         if (op == SO_OP_MAXPOOL && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
             if (x->opset < 10) return ex_err(x, "MaxPool dilations need opset >= 10");
@@ -2879,6 +2883,7 @@ static so_status export_node(exporter *x, int32_t i)
         }
         if (op == SO_OP_AVGPOOL && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
         break;
+    }
     case SO_OP_SOFTMAX:
     case SO_OP_CONCAT:
     case SO_OP_FLATTEN:
@@ -3068,17 +3073,29 @@ static char *assign_names(exporter *x)
     x->wdone = so_xcalloc((size_t)m->n_weights + 1, 1);
     x->fdata = so_xcalloc((size_t)g->n_nodes + 1, sizeof *x->fdata);
     char *need_id = so_xcalloc((size_t)m->n_outputs + 1, 1);
-    for (int32_t i = 0; i < m->n_inputs; i++) map_put(&x->used, m->inputs[i].name, 1);
-    for (int32_t o = 0; o < m->n_outputs; o++) map_put(&x->used, m->outputs[o].name, 1);
+    x->in_names = so_arena_alloc(&x->ar, ((size_t)m->n_inputs + 1) * sizeof *x->in_names);
+    x->out_names = so_arena_alloc(&x->ar, ((size_t)m->n_outputs + 1) * sizeof *x->out_names);
+    for (int32_t i = 0; i < m->n_inputs; i++) {
+        char b[32];
+        snprintf(b, sizeof b, "input_%d", (int)i);
+        x->in_names[i] = m->inputs[i].name && m->inputs[i].name[0] ? ex_strdup(x, m->inputs[i].name) : ex_strdup(x, b);
+        map_put(&x->used, x->in_names[i], 1);
+    }
+    for (int32_t o = 0; o < m->n_outputs; o++) {
+        char b[32];
+        snprintf(b, sizeof b, "output_%d", (int)o);
+        x->out_names[o] = m->outputs[o].name && m->outputs[o].name[0] ? ex_strdup(x, m->outputs[o].name) : ex_strdup(x, b);
+        map_put(&x->used, x->out_names[o], 1);
+    }
     for (int32_t i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].op == SO_OP_INPUT) x->tname[x->toff[i]] = m->inputs[g->nodes[i].ref].name;
+        if (g->nodes[i].op == SO_OP_INPUT) x->tname[x->toff[i]] = x->in_names[g->nodes[i].ref];
     for (int32_t o = 0; o < m->n_outputs; o++) {
         so_edge e = g->outputs[o];
         const so_node *nd = &g->nodes[e.node];
         const char **slot = &x->tname[x->toff[e.node] + e.slot];
         int is_const = nd->op == SO_OP_WEIGHT || (so_ops[nd->op].flags & SO_F_INTERNAL);
         if (*slot || nd->op == SO_OP_INPUT || is_const) need_id[o] = 1;
-        else *slot = m->outputs[o].name;
+        else *slot = x->out_names[o];
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *nd = &g->nodes[i];
@@ -3107,6 +3124,15 @@ static so_status build_and_write(exporter *x, const char *path)
     so_graph *g = x->g;
     so_model *m = x->m;
     so_status st = SO_ERR;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *nd = &g->nodes[i];
+        int32_t lim = nd->op == SO_OP_INPUT ? m->n_inputs : nd->op == SO_OP_WEIGHT ? m->n_weights : nd->op == SO_OP_OPAQUE ? m->n_opaque : INT32_MAX;
+        if (nd->ref < 0 ? lim != INT32_MAX : nd->ref >= lim) {
+            so_node_desc(g, i, x->desc, sizeof x->desc);
+            return ex_err(x, "refers to a missing model entry %d", nd->ref);
+        }
+    }
+    if (m->n_outputs <= 0) return so_errorf("graph has no outputs");
     char *need_id = assign_names(x);
     Onnx__ModelProto *extra = NULL;
     char *tmp = NULL;
@@ -3125,9 +3151,9 @@ static so_status build_and_write(exporter *x, const char *path)
     }
     for (int32_t o = 0; o < m->n_outputs; o++) {
         if (!need_id[o]) continue;
-        Onnx__NodeProto *n = mk_node(x, "Identity", m->outputs[o].name);
+        Onnx__NodeProto *n = mk_node(x, "Identity", x->out_names[o]);
         n_in(n, tname(x, g->outputs[o]));
-        n_out(n, m->outputs[o].name);
+        n_out(n, x->out_names[o]);
     }
     {
         /* initializers for the weights some node reads (an all-full LSTM sequence_lens is not read) */
@@ -3149,12 +3175,12 @@ static so_status build_and_write(exporter *x, const char *path)
     gp->initializer = x->inits;
     gp->n_input = (size_t)m->n_inputs;
     gp->input = so_arena_alloc(&x->ar, ((size_t)m->n_inputs + 1) * sizeof *gp->input);
-    for (int32_t i = 0; i < m->n_inputs; i++) gp->input[i] = mk_value_info(x, m->inputs[i].name, &m->inputs[i].shape);
+    for (int32_t i = 0; i < m->n_inputs; i++) gp->input[i] = mk_value_info(x, x->in_names[i], &m->inputs[i].shape);
     gp->n_output = (size_t)m->n_outputs;
     gp->output = so_arena_alloc(&x->ar, ((size_t)m->n_outputs + 1) * sizeof *gp->output);
     for (int32_t o = 0; o < m->n_outputs; o++) {
         so_edge e = g->outputs[o];
-        gp->output[o] = mk_value_info(x, m->outputs[o].name, &g->nodes[e.node].out[e.slot]);
+        gp->output[o] = mk_value_info(x, x->out_names[o], &g->nodes[e.node].out[e.slot]);
     }
 
     Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
