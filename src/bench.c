@@ -607,6 +607,7 @@ typedef struct opt_res {
     double gflop;
     int rules_total, rules_distinct;
     char *rules_json;      /* the report's rules_applied object, compact (malloc'd) */
+    char rules_top[96];    /* the most applied rules, e.g. "12x4, 7x2, +3 more" */
     char stopped_by[16];
     char rules_file[PATH_MAX];
 } opt_res;
@@ -857,6 +858,25 @@ static void rules_applied_text(const jv *o, opt_res *r)
     }
     sb_printf(&s, "}");
     r->rules_json = s.s;
+    /* top three by count (ties: file order) */
+    int used[3] = {-1, -1, -1}, n_top = 0;
+    size_t k = 0;
+    r->rules_top[0] = 0;
+    for (int t = 0; t < 3; t++) {
+        int best = -1;
+        for (int i = 0; i < o->n; i++) {
+            if (o->items[i].kind != J_NUM || o->items[i].num <= 0 || i == used[0] || i == used[1]) continue;
+            if (best < 0 || o->items[i].num > o->items[best].num) best = i;
+        }
+        if (best < 0) break;
+        used[t] = best;
+        n_top++;
+        int w = snprintf(r->rules_top + k, sizeof r->rules_top - k, "%s%.24s×%.0f", t ? ", " : "", o->keys[best], o->items[best].num);
+        if (w < 0 || (size_t)w >= sizeof r->rules_top - k) break;
+        k += (size_t)w;
+    }
+    if (r->rules_distinct > n_top && k + 16 < sizeof r->rules_top)
+        snprintf(r->rules_top + k, sizeof r->rules_top - k, ", +%d more", r->rules_distinct - n_top);
 }
 
 /* Reads the optimize report into r (fails naming a missing key). */
@@ -1358,10 +1378,11 @@ static void md_report(const bench *b, sbuf *o)
                      "not the benchmark suite.\n");
     sb_printf(o, "\n## Search strategies (our backend)\n\n");
     sb_printf(o, "Speedup is over `none` (the model as imported and canonicalised, no rewrites), measured side by side.\n\n");
-    sb_printf(o, "| model | search | nodes | cost (%s) | GFLOP | search (s) | graphs | rewrites |", !strcmp(b->cost, "measured") ? "ms" : "est. ms");
+    sb_printf(o, "| model | search | nodes | cost (%s) | GFLOP | search (s) | graphs | rewrites | rules applied (id×count) |",
+              !strcmp(b->cost, "measured") ? "ms" : "est. ms");
     for (int t = 0; t < b->n_threads; t++) sb_printf(o, " ours %dT (ms) |", b->threads[t]);
     for (int t = 0; t < b->n_threads; t++) sb_printf(o, " speedup %dT |", b->threads[t]);
-    sb_printf(o, "\n|---|---|---:|---:|---:|---:|---:|---:|");
+    sb_printf(o, "\n|---|---|---:|---:|---:|---:|---:|---:|---|");
     for (int t = 0; t < 2 * b->n_threads; t++) sb_printf(o, "---:|");
     sb_printf(o, "\n");
     for (int i = 0; i < b->n_models; i++) {
@@ -1371,12 +1392,12 @@ static void md_report(const bench *b, sbuf *o)
             sb_printf(o, "| %s | %s |", s == 0 ? m->name : "", strat_name[s]);
             if (!r->ok) {
                 sb_printf(o, " failed: %s |", r->err);
-                for (int k = 0; k < 5 + 2 * b->n_threads; k++) sb_printf(o, " |");
+                for (int k = 0; k < 6 + 2 * b->n_threads; k++) sb_printf(o, " |");
                 sb_printf(o, "\n");
                 continue;
             }
-            sb_printf(o, " %d | %s | %s | %.2f | %lld | %d |", r->nodes, fms(x1, sizeof x1, r->cost_after),
-                      fms(x2, sizeof x2, r->gflop), r->search_s, r->explored, r->rules_total);
+            sb_printf(o, " %d | %s | %s | %.2f | %lld | %d | %s |", r->nodes, fms(x1, sizeof x1, r->cost_after),
+                      fms(x2, sizeof x2, r->gflop), r->search_s, r->explored, r->rules_total, r->rules_top[0] ? r->rules_top : "–");
             for (int t = 0; t < b->n_threads; t++)
                 sb_printf(o, " %s |", m->ours[s][t].err[0] ? "failed" : fms(x3, sizeof x3, m->ours[s][t].ms));
             for (int t = 0; t < b->n_threads; t++)
