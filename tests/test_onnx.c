@@ -631,6 +631,47 @@ static void test_export_act_and_internal(void **state)
     so_model_free(m);
 }
 
+/* A single-axis softmax on a non-last axis exported into opset 11 (whose Softmax flattens the
+   trailing axes) must keep its meaning: written as Transpose/Softmax/Transpose. */
+static void test_export_softmax_old_opset(void **state)
+{
+    (void)state;
+    pb g = {0};
+    int64_t xd[2] = {2, 3};
+    node(&g, "Softmax", "sm", "x", NULL, "y");
+    vi(&g, 11, "x", 2, xd, NULL);
+    vi(&g, 12, "y", 2, xd, NULL);
+    pb b = model(&g, 11);
+    so_model *m = NULL;
+    if (so_onnx_load_buffer("sm.onnx", b.d, b.n, &m) != SO_OK) fail_msg("%s", so_error());
+    free(b.d);
+    so_graph *gr = m->graph;
+    int32_t sm = -1;
+    for (int32_t i = 0; i < gr->n_nodes; i++)
+        if (gr->nodes[i].op == SO_OP_SOFTMAX) sm = i;
+    assert_true(sm >= 0);
+    assert_int_equal(gr->nodes[sm].attr->axis, 1);
+    so_attr a = *gr->nodes[sm].attr;
+    a.axis = 0;
+    gr->nodes[sm].attr = so_model_attr(m, &a);
+    float x[6] = {1, 2, 3, -1, 0.5f, 4}, want[6], got[6];
+    assert_int_equal(run_ref(gr, x, want), SO_OK);
+    assert_float_equal(want[0] + want[3], 1.0, 1e-6); /* columns sum to one */
+    char p[512];
+    tpath(p, sizeof p, "sm_axis0.onnx");
+    if (so_onnx_save(gr, p) != SO_OK) fail_msg("%s", so_error());
+    so_model *m2 = NULL;
+    if (so_onnx_load(p, &m2) != SO_OK) fail_msg("%s", so_error());
+    int tr = 0;
+    for (int32_t i = 0; i < m2->graph->n_nodes; i++) tr += m2->graph->nodes[i].op == SO_OP_TRANSPOSE;
+    assert_int_equal(tr, 2);
+    assert_int_equal(run_ref(m2->graph, x, got), SO_OK);
+    for (int i = 0; i < 6; i++) assert_float_equal(got[i], want[i], 1e-6);
+    assert_int_not_equal(onnx_check(p), 1);
+    so_model_free(m2);
+    so_model_free(m);
+}
+
 /* Loads a model with reference data (NAME.in.bin / NAME.out.bin next to it), compares the
    reference run with the stored outputs, round-trips it, and checks the export with onnx.checker. */
 static void check_model_file(const char *path, const char *stem, int runnable)
@@ -771,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_export_act_and_internal),
+        cmocka_unit_test(test_export_softmax_old_opset),
         cmocka_unit_test(test_data_models),
         cmocka_unit_test(test_full_models),
         cmocka_unit_test(test_python_fixtures),
