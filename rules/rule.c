@@ -106,7 +106,7 @@ static int dx_add(const so_dimx *a, const so_dimx *b, so_dimx *out)
 {
     if (a->n_sym + b->n_sym > 4) return 0;
     so_dimx r = *a;
-    r.c += b->c;
+    if (__builtin_add_overflow(r.c, b->c, &r.c)) return 0;
     for (int i = 0; i < b->n_sym; i++) r.sym[r.n_sym++] = b->sym[i];
     so_dimx_norm(&r);
     *out = r;
@@ -369,6 +369,10 @@ static int lex_ch(lexer *L, char c)
     return 0;
 }
 
+/* Integers in rule text are bounded so that the int32 shape arithmetic of the symbolic check
+   cannot overflow (fuzz finding: "b-2147483648-2" overflowed a dimension constant). */
+#define RULE_INT_MAX (1 << 24)
+
 static int lex_int(lexer *L, int64_t *v)
 {
     skip_ws(L);
@@ -383,7 +387,7 @@ static int lex_int(lexer *L, int64_t *v)
     tmp[n] = 0;
     errno = 0;
     long long x = strtoll(tmp, NULL, 10);
-    if (errno) return 0;
+    if (errno || x > RULE_INT_MAX || x < -RULE_INT_MAX) return 0;
     *v = x;
     L->p = q;
     return 1;
@@ -458,10 +462,12 @@ static so_status parse_dimx(pstate *S, lexer *L, so_dimx *d)
         skip_ws(L);
         if (!first && L->p < L->end && *L->p == '-') {
             if (!lex_int(L, &v)) return perr(S, "bad dimension expression");
+            if (d->c + v > RULE_INT_MAX || d->c + v < -RULE_INT_MAX) return perr(S, "dimension constant out of range");
             d->c += (int32_t)v;
         } else {
             if (!first && !lex_ch(L, '+')) break;
             if (lex_int(L, &v)) {
+                if (d->c + v > RULE_INT_MAX || d->c + v < -RULE_INT_MAX) return perr(S, "dimension constant out of range");
                 d->c += (int32_t)v;
             } else if (lex_id(L, name, sizeof name)) {
                 int s = find_sym(S->r, name, 1);
@@ -931,6 +937,7 @@ static so_status sym_node(const so_rnode *n, const so_sshape *in, so_sshape *out
                 o->dim[2 + s] = dx_const(v);
             } else {
                 if (st != 1) return so_errorf("strided conv on a symbolic spatial dim");
+                if (shift < -RULE_INT_MAX || shift > RULE_INT_MAX) return so_errorf("conv window out of range");
                 o->dim[2 + s] = *h;
                 o->dim[2 + s].c += (int32_t)shift;
             }

@@ -552,6 +552,15 @@ static void test_rule_huge_numbers(void **state)
     expect_rules_error("rule 1\n  input X [n]\n  src a = relu(X)\n  dst b = relu(X)\n  map a -> b\n"
                        "  where n % 0 == 0\nend\n",
                        "hostile.rules:6");
+    /* fuzz finding: constant terms summing past INT32_MIN were signed overflow */
+    expect_rules_error("rule 1\n  input X [n,b-2147483648-2]\nend\n", "hostile.rules:2");
+    expect_rules_error("rule 1\n  input X [n,b-16777216-16777216]\nend\n", "hostile.rules:2: dimension constant out of range");
+    expect_rules_error("rule 1\n  input X [16777216+16777216]\nend\n", "hostile.rules:2: dimension constant out of range");
+    /* attribute values beyond the bound are refused, not truncated to int32 */
+    expect_rules_error("rule 1\n  input X [n,c,h,w]\n  input W [o,c,3,3]\n"
+                       "  src a = conv(X, W) stride=4294967297,1 pad=1,1,1,1 dilation=1,1 group=1 act=none\n"
+                       "  dst b = conv(X, W) stride=1,1 pad=1,1,1,1 dilation=1,1 group=1 act=none\n  map a -> b\nend\n",
+                       "hostile.rules:4: stride= needs 2 integers");
 }
 
 static void test_rule_long_line_and_names(void **state)
