@@ -92,14 +92,12 @@ static void conv_gemm_run(void *priv, const so_tensor *in, so_tensor *out, float
             const float *xg = xn + g * p->Cg * hw_in;
             float *yg = yn + g * p->Og * hw;
             if (p->kind == CONV_1X1) {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)p->Og, (int)hw, (int)p->K, 1.f, wg, (int)p->K, xg,
-                            (int)hw, 0.f, yg, (int)hw);
+                so_fast_sgemm(0, 0, p->Og, hw, p->K, 1.f, wg, p->K, xg, hw, 0.f, yg, hw);
             } else {
                 for (int64_t p0 = 0; p0 < hw; p0 += p->tile) {
                     int64_t p1 = SO_MIN(hw, p0 + p->tile);
                     im2col(p, xg, scratch, p0, p1);
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)p->Og, (int)(p1 - p0), (int)p->K, 1.f, wg,
-                                (int)p->K, scratch, (int)(p1 - p0), 0.f, yg + p0, (int)hw);
+                    so_fast_sgemm(0, 0, p->Og, p1 - p0, p->K, 1.f, wg, p->K, scratch, p1 - p0, 0.f, yg + p0, hw);
                 }
             }
         }

@@ -14,6 +14,31 @@
 
 int so_fast_threads(void) { return omp_get_max_threads(); }
 
+void so_fast_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                   const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    int nt = omp_get_max_threads();
+    CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
+    if (nt <= 1 || omp_in_parallel() || M * N * K < (int64_t)1 << 18) {
+        cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+        return;
+    }
+    int split_n = N >= M;
+    int64_t len = split_n ? N : M, chunk = (len + nt - 1) / nt;
+    chunk = (chunk + 15) / 16 * 16;
+#pragma omp parallel for schedule(static, 1)
+    for (int t = 0; t < nt; t++) {
+        int64_t s = t * chunk, e = SO_MIN(len, s + chunk);
+        if (s >= e) continue;
+        if (split_n)
+            cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)(e - s), (int)K, alpha, A, (int)lda, trans_b ? B + s * ldb : B + s,
+                        (int)ldb, beta, C + s, (int)ldc);
+        else
+            cblas_sgemm(CblasRowMajor, ta, tb, (int)(e - s), (int)N, (int)K, alpha, trans_a ? A + s : A + s * lda, (int)lda, B,
+                        (int)ldb, beta, C + s * ldc, (int)ldc);
+    }
+}
+
 static const so_shape *shape_of(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }
 
 /* Data of a float WEIGHT input, else NULL. */
@@ -257,9 +282,8 @@ static void mm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
         beta = 1.f;
     }
     for (int64_t b = 0; b < p->nb; b++)
-        cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, (int)p->M, (int)p->N,
-                    (int)p->K, p->alpha, A + p->aoff[b], (int)p->lda, B + p->boff[b], (int)p->ldb, beta, Y + b * p->M * p->N,
-                    (int)p->N);
+        so_fast_sgemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, A + p->aoff[b], p->lda, B + p->boff[b], p->ldb, beta,
+                      Y + b * p->M * p->N, p->N);
     epi_cols(&p->ch.ep, Y, p->res_in >= 0 ? in[p->res_in].data : NULL, p->nb * p->M, p->N);
 }
 
@@ -1123,8 +1147,7 @@ static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
         const int reverse = p->dir == 1 || d == 1;
         const float *W = Wt + d * G4 * In, *R = Rt + d * G4 * H;
         /* input projection for all steps: gates[T*N, 4H] = X W^T (+ Wb + Rb) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(T * N), (int)G4, (int)In, 1.f, X, (int)In, W, (int)In, 0.f, gates,
-                    (int)G4);
+        so_fast_sgemm(0, 1, T * N, G4, In, 1.f, X, In, W, In, 0.f, gates, G4);
         if (Bt) {
             const float *wb = Bt + d * 8 * H, *rb = wb + G4;
             for (int64_t r = 0; r < T * N; r++)
@@ -1137,7 +1160,7 @@ static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
         for (int64_t s = 0; s < T; s++) {
             const int64_t t = reverse ? T - 1 - s : s;
             float *gt = gates + t * N * G4;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)G4, (int)H, 1.f, h, (int)H, R, (int)H, 1.f, gt, (int)G4);
+            so_fast_sgemm(0, 1, N, G4, H, 1.f, h, H, R, H, 1.f, gt, G4);
             for (int64_t b = 0; b < N; b++) {
                 const float *g = gt + b * G4;
                 float *hb = h + b * H, *cb = c + b * H;
