@@ -79,6 +79,15 @@ expect_error "inputs file of the wrong size" "short.bin" $SO run data/deepandwid
 $SO run >/dev/null 2>&1
 [ $? -eq 2 ] && ok "usage error exits 2" || bad "usage error exits 2"
 
+# 6. hostile input (fuzz): --max-memory, non-regular inputs file, and the seeded corpus of 240 mutated
+#    models (tests/mutate_models.py): each exits 0 or 1 with a one-line message naming the file, never a
+#    signal, within 1 s CPU and 1 GB. Failing mutants are kept in $BUILD/mutants-failed/.
+expect_error "--max-memory refuses a model over the limit" "allocation limit" $SO run data/squeezenet.onnx --max-memory 1M
+expect_error "inputs file that is a directory" "not a regular file" $SO run data/deepandwide.onnx --inputs "$TMP"
+if $PY tests/mutate_models.py --superopt "$SO" --keep "$BUILD/mutants-failed" >"$TMP/mut" 2>&1; then
+    ok "mutated models: $(sed -n 's/^mutate: \(.*\) mutants of.*/\1/p' "$TMP/mut") mutants, clean results"
+else bad "mutated models: clean exit or one-line error, no crash, <= 1 s, <= 1 GB" "$TMP/mut"; fi
+
 echo
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]
