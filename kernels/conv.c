@@ -51,7 +51,6 @@ static void epilogue(const conv_plan *p, float *Y, const float *R)
 static void im2col(const conv_plan *p, const float *x, float *col, int64_t p0, int64_t p1)
 {
     int64_t cols = p1 - p0;
-#pragma omp parallel for if (p->K * cols > PAR_MIN)
     for (int64_t r = 0; r < p->K; r++) {
         int64_t c = r / (p->kh * p->kw), ij = r % (p->kh * p->kw), i = ij / p->kw, j = ij % p->kw;
         const float *xc = x + c * p->H * p->W;
@@ -77,31 +76,51 @@ static void im2col(const conv_plan *p, const float *x, float *col, int64_t p0, i
     }
 }
 
+/* One column tile [p0, p1) of one group: im2col (unless 1x1), sgemm, then the epilogue on
+   the tile while it is still in cache. */
+static void conv_tile(const conv_plan *p, const float *xg, const float *wg, float *yg, const float *Rg, int64_t g, int64_t p0,
+                      int64_t p1, float *col)
+{
+    const int64_t hw = p->Ho * p->Wo, cols = p1 - p0;
+    const float *B = xg + p0;
+    int64_t ldb = hw;
+    if (p->kind != CONV_1X1) {
+        im2col(p, xg, col, p0, p1);
+        B = col;
+        ldb = cols;
+    }
+    so_fast_sgemm(0, 0, p->Og, cols, p->K, 1.f, wg, p->K, B, ldb, 0.f, yg + p0, hw);
+    const so_epi *ep = &p->ch.ep;
+    if (!ep->scale && !ep->shift && !ep->act1 && !Rg) return;
+    for (int64_t o = 0; o < p->Og; o++)
+        so_fast_epi_row(ep, g * p->Og + o, yg + o * hw + p0, Rg ? Rg + o * hw + p0 : NULL, cols);
+}
+
 static void conv_gemm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     const conv_plan *p = priv;
     const float *X = in[0].data, *Wt = in[1].data;
     const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
-    int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo;
+    const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, ntiles = (hw + p->tile - 1) / p->tile, nwork = p->G * ntiles;
+    const int nt = omp_get_max_threads();
     for (int64_t n = 0; n < p->N; n++) {
-        const float *xn = X + n * p->C * hw_in;
+        const float *xn = X + n * p->C * hw_in, *Rn = R ? R + n * p->O * hw : NULL;
         float *yn = Y + n * p->O * hw;
-        for (int64_t g = 0; g < p->G; g++) {
-            const float *wg = Wt + g * p->Og * p->K;
-            const float *xg = xn + g * p->Cg * hw_in;
-            float *yg = yn + g * p->Og * hw;
-            if (p->kind == CONV_1X1) {
-                so_fast_sgemm(0, 0, p->Og, hw, p->K, 1.f, wg, p->K, xg, hw, 0.f, yg, hw);
-            } else {
-                for (int64_t p0 = 0; p0 < hw; p0 += p->tile) {
-                    int64_t p1 = SO_MIN(hw, p0 + p->tile);
-                    im2col(p, xg, scratch, p0, p1);
-                    so_fast_sgemm(0, 0, p->Og, p1 - p0, p->K, 1.f, wg, p->K, scratch, p1 - p0, 0.f, yg + p0, hw);
-                }
+        if (nt > 1 && nwork >= nt) {
+#pragma omp parallel for schedule(static)
+            for (int64_t q = 0; q < nwork; q++) {
+                int64_t g = q / ntiles, p0 = (q % ntiles) * p->tile;
+                conv_tile(p, xn + g * p->Cg * hw_in, Wt + g * p->Og * p->K, yn + g * p->Og * hw, Rn ? Rn + g * p->Og * hw : NULL, g,
+                          p0, SO_MIN(hw, p0 + p->tile), scratch + (int64_t)omp_get_thread_num() * p->K * p->tile);
+            }
+        } else {
+            for (int64_t q = 0; q < nwork; q++) { /* sgemm itself is split over the threads */
+                int64_t g = q / ntiles, p0 = (q % ntiles) * p->tile;
+                conv_tile(p, xn + g * p->Cg * hw_in, Wt + g * p->Og * p->K, yn + g * p->Og * hw, Rn ? Rn + g * p->Og * hw : NULL, g,
+                          p0, SO_MIN(hw, p0 + p->tile), scratch);
             }
         }
-        epilogue(p, yn, R ? R + n * p->O * hw : NULL);
     }
 }
 
@@ -245,13 +264,21 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         k->name = "conv1x1_sgemm";
     } else {
         p->kind = CONV_IM2COL;
-        int64_t tile = SO_CONV_SCRATCH_FLOATS / (p->K ? p->K : 1);
-        if (tile < 64) tile = 64;
-        if (tile > hw) tile = hw;
-        p->tile = tile;
-        k->scratch_bytes = sizeof(float) * (size_t)(p->K * tile);
         k->run = conv_gemm_run;
         k->name = "conv_im2col_sgemm";
+    }
+    if (p->kind == CONV_1X1 || p->kind == CONV_IM2COL) {
+        /* column tiles: the output tile (Og x tile) stays in L2 for the epilogue; the im2col
+           tile is bounded; at least one tile per thread when the image is large enough */
+        int nt = omp_get_max_threads();
+        int64_t tile = ((int64_t)1 << 16) / (p->Og ? p->Og : 1);
+        if (p->kind == CONV_IM2COL) tile = SO_MIN(tile, SO_CONV_SCRATCH_FLOATS / (p->K ? p->K : 1));
+        if (nt > 1 && p->G * ((hw + tile - 1) / tile) < nt) tile = (hw + nt - 1) / nt;
+        tile = (tile + 15) / 16 * 16;
+        if (tile < 128) tile = 128;
+        if (tile > hw) tile = hw;
+        p->tile = tile;
+        if (p->kind == CONV_IM2COL) k->scratch_bytes = sizeof(float) * (size_t)(p->K * tile) * (size_t)nt;
     }
     k->priv = p;
     k->free_priv = conv_free;

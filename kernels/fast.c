@@ -71,6 +71,7 @@ void so_fast_act(int act, float lo, float hi, float *x, int64_t n)
 {
     switch (act) {
     case SO_ACT_RELU:
+#pragma omp simd
         for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0.f ? x[i] : 0.f;
         break;
     case SO_ACT_SIGMOID:
@@ -80,6 +81,7 @@ void so_fast_act(int act, float lo, float hi, float *x, int64_t n)
         for (int64_t i = 0; i < n; i++) x[i] = tanhf(x[i]);
         break;
     case SO_ACT_CLIP:
+#pragma omp simd
         for (int64_t i = 0; i < n; i++) {
             float v = x[i] < lo ? lo : x[i];
             x[i] = v > hi ? hi : v;
@@ -90,19 +92,55 @@ void so_fast_act(int act, float lo, float hi, float *x, int64_t n)
     }
 }
 
+/* y = act(y * s + t) in one vectorised pass for the cheap activations. */
+static void affine_act(float *restrict y, int64_t n, float s, float t, int act, float lo, float hi)
+{
+    switch (act) {
+    case SO_ACT_NONE:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] * s + t;
+        break;
+    case SO_ACT_RELU:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            float v = y[i] * s + t;
+            y[i] = v > 0.f ? v : 0.f;
+        }
+        break;
+    case SO_ACT_CLIP:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            float v = y[i] * s + t;
+            v = v < lo ? lo : v;
+            y[i] = v > hi ? hi : v;
+        }
+        break;
+    default:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] * s + t;
+        so_fast_act(act, lo, hi, y, n);
+        break;
+    }
+}
+
 void so_fast_epi_row(const so_epi *ep, int64_t c, float *y, const float *res, int64_t n)
 {
-    if (ep->scale) {
-        float s = ep->scale[c], t = ep->shift ? ep->shift[c] : 0.f;
-        for (int64_t i = 0; i < n; i++) y[i] = y[i] * s + t;
-    } else if (ep->shift) {
-        float t = ep->shift[c];
-        for (int64_t i = 0; i < n; i++) y[i] += t;
-    }
-    if (ep->act1) so_fast_act(ep->act1, ep->lo1, ep->hi1, y, n);
+    float s = ep->scale ? ep->scale[c] : 1.f, t = ep->shift ? ep->shift[c] : 0.f;
+    if (ep->scale || ep->shift || ep->act1) affine_act(y, n, s, t, ep->act1, ep->lo1, ep->hi1);
     if (res) {
-        for (int64_t i = 0; i < n; i++) y[i] += res[i];
-        if (ep->act2) so_fast_act(ep->act2, ep->lo2, ep->hi2, y, n);
+        const float *restrict r = res;
+        float *restrict yy = y;
+        if (ep->act2 == SO_ACT_RELU) {
+#pragma omp simd
+            for (int64_t i = 0; i < n; i++) {
+                float v = yy[i] + r[i];
+                yy[i] = v > 0.f ? v : 0.f;
+            }
+        } else {
+#pragma omp simd
+            for (int64_t i = 0; i < n; i++) yy[i] += r[i];
+            if (ep->act2) so_fast_act(ep->act2, ep->lo2, ep->hi2, y, n);
+        }
     }
 }
 
