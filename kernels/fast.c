@@ -458,13 +458,13 @@ typedef struct bin_plan {
 #define BIN_LOOP(EXPR)                                                                                                 \
     do {                                                                                                               \
         if (ia == 1 && ib == 1)                                                                                        \
-            for (int64_t j = 0; j < n; j++) { float x = a[j], y = b[j]; o[j] = (EXPR); }                               \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++) { float x = a[j], y = b[j]; o[j] = (EXPR); }                               \
         else if (ia == 1 && ib == 0) {                                                                                 \
             float y = b[0];                                                                                            \
-            for (int64_t j = 0; j < n; j++) { float x = a[j]; o[j] = (EXPR); }                                         \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++) { float x = a[j]; o[j] = (EXPR); }                                         \
         } else if (ia == 0 && ib == 1) {                                                                               \
             float x = a[0];                                                                                            \
-            for (int64_t j = 0; j < n; j++) { float y = b[j]; o[j] = (EXPR); }                                         \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++) { float y = b[j]; o[j] = (EXPR); }                                         \
         } else                                                                                                         \
             for (int64_t j = 0; j < n; j++) { float x = a[j * ia], y = b[j * ib]; o[j] = (EXPR); }                     \
     } while (0)
@@ -576,16 +576,17 @@ typedef struct un_plan {
 static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
 {
     switch (p->op) {
-    case SO_OP_RELU: for (int64_t j = 0; j < n; j++) y[j] = x[j] > 0.f ? x[j] : 0.f; break;
+    case SO_OP_RELU: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = x[j] > 0.f ? x[j] : 0.f; break;
     case SO_OP_SIGMOID: for (int64_t j = 0; j < n; j++) y[j] = 1.f / (1.f + expf(-x[j])); break;
     case SO_OP_TANH: for (int64_t j = 0; j < n; j++) y[j] = tanhf(x[j]); break;
     case SO_OP_ERF: for (int64_t j = 0; j < n; j++) y[j] = erff(x[j]); break;
-    case SO_OP_SQRT: for (int64_t j = 0; j < n; j++) y[j] = sqrtf(x[j]); break;
+    case SO_OP_SQRT: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = sqrtf(x[j]); break;
     case SO_OP_EXP: for (int64_t j = 0; j < n; j++) y[j] = expf(x[j]); break;
     case SO_OP_LOG: for (int64_t j = 0; j < n; j++) y[j] = logf(x[j]); break;
-    case SO_OP_NEG: for (int64_t j = 0; j < n; j++) y[j] = -x[j]; break;
-    case SO_OP_RECIPROCAL: for (int64_t j = 0; j < n; j++) y[j] = 1.f / x[j]; break;
+    case SO_OP_NEG: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = -x[j]; break;
+    case SO_OP_RECIPROCAL: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = 1.f / x[j]; break;
     case SO_OP_CLIP:
+#pragma omp simd
         for (int64_t j = 0; j < n; j++) {
             float v = x[j] < p->lo ? p->lo : x[j];
             y[j] = v > p->hi ? p->hi : v;
@@ -709,6 +710,7 @@ static void ln_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
         }
         float inv = 1.f / sqrtf(sq / (float)D + p->eps);
         if (Bi)
+#pragma omp simd
             for (int64_t j = 0; j < D; j++) y[j] = (x[j] - mean) * inv * S[j] + Bi[j];
         else
             for (int64_t j = 0; j < D; j++) y[j] = (x[j] - mean) * inv * S[j];
@@ -764,6 +766,7 @@ static void bn_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
         const float *x = X + q * p->plane;
         float *y = Y + q * p->plane;
         float s = p->s[ch], t = p->t[ch];
+#pragma omp simd
         for (int64_t j = 0; j < p->plane; j++) y[j] = x[j] * s + t;
     }
 }
@@ -854,10 +857,13 @@ static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
             memcpy(yr, tmp + oh * p->sh * Wo, sizeof *yr * (size_t)Wo);
             for (int64_t i = 1; i < p->kh; i++) {
                 const float *tr = tmp + (oh * p->sh + i * p->dh) * Wo;
-                if (p->is_max)
+                if (p->is_max) {
+#pragma omp simd
                     for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = tr[ow] > yr[ow] ? tr[ow] : yr[ow];
-                else
+                } else {
+#pragma omp simd
                     for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += tr[ow];
+                }
             }
             if (!p->is_max) {
                 const float *dv = p->div + oh * Wo;
