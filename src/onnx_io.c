@@ -588,8 +588,9 @@ static const char *att_s(const Onnx__NodeProto *n, const char *name, char *buf, 
 static long att_ints(const Onnx__NodeProto *n, const char *name, const int64_t **p)
 {
     const Onnx__AttributeProto *a = att(n, name);
+    static const int64_t none[1] = {0};
     if (!a) return -1;
-    *p = a->ints;
+    *p = a->ints ? a->ints : none;
     return (long)a->n_ints;
 }
 
@@ -1012,7 +1013,8 @@ static int fold_where(imp *im, const ctensor *c, const ctensor *x, const ctensor
 
 static int fold_cast(imp *im, const Onnx__NodeProto *n, const ctensor *a, ctensor *o)
 {
-    int32_t to = (int32_t)att_i(n, "to", 0);
+    int64_t to64 = att_i(n, "to", 0);
+    int32_t to = to64 > 0 && to64 <= INT32_MAX ? (int32_t)to64 : 0; /* not its low 32 bits */
     int st = storage_of(to);
     if (!st) return B_OPAQUE;
     if (ct_new(im, o, st, to, a->shape.rank, a->shape.dim) != B_OK) return B_ERR;
@@ -1490,11 +1492,15 @@ static int conv_pool_attr(imp *im, const Onnx__NodeProto *n, const so_shape *x, 
     a->dilation[0] = a->dilation[1] = 1;
     if ((k = att_ints(n, "strides", &p)) >= 0) {
         if (k != 2) return B_OPAQUE;
+        if (p[0] <= 0 || p[0] > INT32_MAX || p[1] <= 0 || p[1] > INT32_MAX) /* not truncated to int32 */
+            return node_err(im, "invalid kernel/stride/dilation"), B_ERR;
         a->stride[0] = (int32_t)p[0], a->stride[1] = (int32_t)p[1];
     }
     if ((k = att_ints(n, "dilations", &p)) >= 0) {
         if (k != 2) return B_OPAQUE;
         if (!dilations_ok && (p[0] != 1 || p[1] != 1)) return B_OPAQUE;
+        if (p[0] <= 0 || p[0] > INT32_MAX || p[1] <= 0 || p[1] > INT32_MAX)
+            return node_err(im, "invalid kernel/stride/dilation"), B_ERR;
         a->dilation[0] = (int32_t)p[0], a->dilation[1] = (int32_t)p[1];
     }
     for (int i = 0; i < 2; i++)
@@ -1588,8 +1594,9 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         if ((k = att_ints(n, "kernel_shape", &p)) >= 0 && (k != 2 || p[0] != ker[0] || p[1] != ker[1]))
             return k != 2 ? B_OPAQUE : (node_err(im, "kernel_shape does not match the weight shape"), B_ERR);
         if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != B_OK) return r;
-        a.group = (int32_t)att_i(n, "group", 1);
-        if (a.group <= 0) return node_err(im, "invalid group %d", a.group), B_ERR;
+        int64_t group = att_i(n, "group", 1);
+        if (group <= 0 || group > INT32_MAX) return node_err(im, "invalid group %lld", (long long)group), B_ERR;
+        a.group = (int32_t)group;
         return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_MAXPOOL:
@@ -1599,16 +1606,16 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         ker[0] = p[0], ker[1] = p[1];
         if (att_i(n, "storage_order", 0) != 0) return B_OPAQUE;
         if ((r = conv_pool_attr(im, n, &xs, ker, op == SO_OP_MAXPOOL, &a)) != B_OK) return r;
-        a.ceil_mode = (int32_t)att_i(n, "ceil_mode", 0);
-        if (op == SO_OP_AVGPOOL) a.count_include_pad = (int32_t)att_i(n, "count_include_pad", 0);
+        a.ceil_mode = att_i(n, "ceil_mode", 0) != 0; /* flags: any nonzero int64, not its low 32 bits */
+        if (op == SO_OP_AVGPOOL) a.count_include_pad = att_i(n, "count_include_pad", 0) != 0;
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_GEMM:
         if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? B_OPAQUE : (node_err(im, "needs at least 2 inputs"), B_ERR);
         a.alpha = att_f(n, "alpha", 1.0f);
         a.beta = att_f(n, "beta", 1.0f);
-        a.trans_a = (int32_t)att_i(n, "transA", 0);
-        a.trans_b = (int32_t)att_i(n, "transB", 0);
+        a.trans_a = att_i(n, "transA", 0) != 0;
+        a.trans_b = att_i(n, "transB", 0) != 0;
         return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
     case SO_OP_CLIP: {
         float lo = -INFINITY, hi = INFINITY;
@@ -1686,7 +1693,7 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         } else if (norm_axes(im, ax, nax, xs.rank) != B_OK) return B_ERR;
         a.n_ints = nax;
         memcpy(a.ints, ax, (size_t)nax * 8);
-        a.keepdims = (int32_t)att_i(n, "keepdims", 1);
+        a.keepdims = att_i(n, "keepdims", 1) != 0;
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_PAD: {
@@ -1824,8 +1831,9 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         if (xs.rank != 3) return B_OPAQUE;
         if (!inval(im, n, 1) || !inval(im, n, 2)) return node_err(im, "missing W or R"), B_ERR;
         so_shape rs = vshape(im, inval(im, n, 2));
-        a.hidden = (int32_t)att_i(n, "hidden_size", rs.rank == 3 ? rs.dim[2] : 0);
-        if (a.hidden <= 0) return node_err(im, "missing hidden_size"), B_ERR;
+        int64_t hidden = att_i(n, "hidden_size", rs.rank == 3 ? rs.dim[2] : 0);
+        if (hidden <= 0 || hidden > INT32_MAX) return node_err(im, "missing or invalid hidden_size"), B_ERR;
+        a.hidden = (int32_t)hidden;
         int last = (int)n_in;
         while (last > 0 && !ins[last - 1]) last--;
         if (last > 8) return B_OPAQUE;

@@ -455,6 +455,56 @@ static void test_perm_values_out_of_range(void **state)
     expect_load_error(&m, "perm");
 }
 
+/* Attribute values beyond int32 are refused or read as flags, never truncated to their low
+   32 bits (2^32 + 1 used to become stride 1, 2^32 used to become transB = 0). */
+static void test_int64_attributes_not_truncated(void **state)
+{
+    (void)state;
+    const int64_t big = ((int64_t)1 << 32) + 1;
+    const char *keys[] = {"strides", "dilations"};
+    for (int k = 0; k < 2; k++) {
+        pb g = {0}, at = {0};
+        vinfo(&g, 11, "x", 4, D(1, 1, 4, 4));
+        init_tensor(&g, "w", 1, 4, D(1, 1, 1, 1), (float[]){1.0f}, 4);
+        attr_ints(&at, keys[k], D(big, 1), 2);
+        node(&g, "Conv", L("x", "w"), L("y"), &at);
+        vinfo(&g, 12, "y", -1, NULL);
+        pb m = model(&g);
+        expect_load_error(&m, "invalid kernel/stride/dilation");
+    }
+    {
+        pb g = {0}, at = {0}, a = {0};
+        vinfo(&g, 11, "x", 4, D(1, 2, 4, 4));
+        init_tensor(&g, "w", 1, 4, D(2, 1, 1, 1), (float[]){1.0f, 2.0f}, 8);
+        pb_str(&a, 1, "group");
+        pb_int(&a, 3, ((int64_t)1 << 32) + 2);
+        pb_int(&a, 20, 2);
+        pb_msg(&at, 5, &a);
+        node(&g, "Conv", L("x", "w"), L("y"), &at);
+        vinfo(&g, 12, "y", -1, NULL);
+        pb m = model(&g);
+        expect_load_error(&m, "invalid group 4294967298");
+    }
+    {
+        pb g = {0}, at = {0}, a = {0};
+        vinfo(&g, 11, "x", 2, D(2, 3));
+        init_tensor(&g, "w", 1, 2, D(4, 3), (float[12]){0}, 48);
+        pb_str(&a, 1, "transB");
+        pb_int(&a, 3, (int64_t)1 << 32);
+        pb_int(&a, 20, 2);
+        pb_msg(&at, 5, &a);
+        node(&g, "Gemm", L("x", "w"), L("y"), &at);
+        vinfo(&g, 12, "y", -1, NULL);
+        pb m = model(&g);
+        so_model *mod = expect_load_ok(&m);
+        const so_node *gm = &mod->graph->nodes[mod->graph->outputs[0].node];
+        assert_int_equal(gm->op, SO_OP_GEMM);
+        assert_int_equal(gm->attr->trans_b, 1);
+        assert_int_equal(gm->out[0].dim[1], 4);
+        so_model_free(mod);
+    }
+}
+
 /* A 1 MB node name: the message stays one bounded line. */
 static void test_long_names(void **state)
 {
@@ -769,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_huge_pads),
         cmocka_unit_test(test_many_attributes),
         cmocka_unit_test(test_perm_values_out_of_range),
+        cmocka_unit_test(test_int64_attributes_not_truncated),
         cmocka_unit_test(test_long_names),
         cmocka_unit_test(test_rule_pattern_too_long),
         cmocka_unit_test(test_rule_too_many_inputs),
