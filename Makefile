@@ -83,7 +83,7 @@ test-asan:
 	$(MAKE) SAN=1 test
 
 rules: all
-	$(BUILD)/superopt generate --max-ops 3 --seed 1 -o rules/default.rules
+	$(BUILD)/superopt generate --max-ops 3 --seed 1 --threads 2 -o rules/default.rules
 
 models:
 	$(PY) data/export_models.py --set full

@@ -287,9 +287,19 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
 }
 
 /* Quick filter: may a tensor of type t / role feed argument pos of instance kind? */
-static int arg_ok(int kind, int pos, const gen_type *t, int role)
+static int arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
 {
     if (role == GR_PARAM) return (kind == GK_CONVB && pos == 2) || (kind == GK_BN && pos >= 1);
+    if (is_kernel_type(t)) {
+        /* conv kernels: only the weight arithmetic convs need (linearity, merging, enlarging) */
+        switch (kind) {
+        case GK_CONV: case GK_CONVB: return pos == 1;
+        case GK_ADD: case GK_ENLARGE: return 1;
+        case GK_MUL: return pos == 0;
+        case GK_CONCAT: case GK_SPLIT: return axis <= 1;
+        default: return 0;
+        }
+    }
     switch (kind) {
     case GK_CONV: case GK_CONVB:
         if (pos == 0) return t->rank == 4 && !is_kernel_type(t);
@@ -301,6 +311,7 @@ static int arg_ok(int kind, int pos, const gen_type *t, int role)
     case GK_BN: return pos == 0 ? t->rank == 4 && !is_kernel_type(t) : 0;
     case GK_ADD: return t->rank > 0;
     case GK_MUL: return pos == 0 ? t->rank > 0 : 1;
+    case GK_CONCAT: case GK_SPLIT: return t->rank > 0;
     case GK_RELU: case GK_SIGMOID: case GK_TANH: return t->rank > 0;
     default: return 1;
     }
@@ -524,7 +535,7 @@ static int canonical_order(const gen_universe *u, const gen_node *nodes, const u
         for (int j = i + 1; j < k; j++)
             if (h[i] == h[j]) return 0;
     /* deps as bit masks */
-    uint32_t dep[GEN_MAX_OPS];
+    uint32_t dep[GEN_MAX_NODES];
     for (int i = 0; i < k; i++) {
         dep[i] = 0;
         for (int a = 0; a < u->insts[nodes[i].inst].n_in; a++) {
@@ -565,9 +576,10 @@ typedef struct tstate {
     shared *S;
     gen_type type[GEN_MAX_T];
     uint32_t *val[GEN_MAX_T];
-    gen_node nodes[GEN_MAX_OPS];
-    uint64_t h[GEN_MAX_OPS];
+    gen_node nodes[GEN_MAX_NODES];
+    uint64_t h[GEN_MAX_NODES];
     int k;
+    int n_free;      /* free enlarge nodes in the current graph (0 or 1) */
     gen_graph *out;
     int64_t n_out, cap_out;
     int64_t graphs;
@@ -579,9 +591,9 @@ static void record(tstate *ts)
     ts->graphs++;
     int k = ts->k;
     /* outputs: node outputs not consumed */
-    uint32_t used[GEN_MAX_OPS] = {0};
+    uint32_t used[GEN_MAX_NODES] = {0};
     uint32_t mask = 0;
-    int comp[GEN_MAX_OPS];
+    int comp[GEN_MAX_NODES];
     for (int i = 0; i < k; i++) comp[i] = i;
     for (int i = 0; i < k; i++) {
         const gen_inst *g = &u->insts[ts->nodes[i].inst];
@@ -647,7 +659,7 @@ static void record(tstate *ts)
     }
     uint64_t kk[4] = {mask, (uint64_t)no, oh[0], no > 1 ? oh[1] : 0};
     gr.key = XXH3_64bits(kk, sizeof kk);
-    uint64_t hs[GEN_MAX_OPS];
+    uint64_t hs[GEN_MAX_NODES];
     memcpy(hs, ts->h, sizeof(uint64_t) * (size_t)k);
     for (int i = 1; i < k; i++)
         for (int j = i; j > 0 && hs[j - 1] > hs[j]; j--) {
@@ -679,6 +691,9 @@ static void try_node(tstate *ts, const gen_node *nd)
     }
     int cut = g->kind == GK_SPLIT ? split_cut(u, ts->nodes, ts->type, nd->in[0], g->axis) : 0;
     if (!gen_typecheck(u, nd->inst, it, g->n_in, cut, ot)) return;
+    /* every node counts towards max_ops (n_free is kept for a possible free-op budget) */
+    int is_free = 0;
+    if (k - ts->n_free >= ts->S->max_ops) return;
     ts->nodes[k] = *nd;
     ts->h[k] = node_hash(u, nd, ts->h);
     if (!canonical_order(u, ts->nodes, ts->h, k + 1)) return;
@@ -690,8 +705,10 @@ static void try_node(tstate *ts, const gen_node *nd)
     }
     eval_inst(u, nd->inst, it, iv, ot, ov);
     ts->k = k + 1;
+    ts->n_free += is_free;
     record(ts);
-    if (ts->k < ts->S->max_ops) dfs(ts);
+    if (ts->k < GEN_MAX_NODES && ts->k - ts->n_free < ts->S->max_ops) dfs(ts);
+    ts->n_free -= is_free;
     ts->k = k;
 }
 
@@ -706,6 +723,13 @@ static int avail(const tstate *ts, int *ids)
         for (int s = 0; s < nout; s++) ids[n++] = u->n_vars + GEN_MAX_OUT * i + s;
     }
     return n;
+}
+
+static int is_bn_param(const gen_universe *u, int v)
+{
+    for (int k = 0; k < 4; k++)
+        if (u->bn_param[k] == v) return 1;
+    return 0;
 }
 
 static int role_of(const gen_universe *u, int t) { return t < u->n_vars ? u->vars[t].role : GR_ANY; }
@@ -742,7 +766,11 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
     }
     for (int j = 0; j < n_ids; j++) {
         int t = ids[j];
-        if (!arg_ok(g->kind, pos, &ts->type[t], role_of(u, t))) continue;
+        if (!arg_ok(g->kind, g->axis, pos, &ts->type[t], role_of(u, t))) continue;
+        if (g->kind == GK_MUL && pos == 1 && is_kernel_type(&ts->type[nd->in[0]]) && ts->type[t].rank != 0) continue;
+        /* element-wise binaries and concat take two distinct tensors (x+x, x*x, concat(x,x) only add noise) */
+        if ((g->kind == GK_ADD || g->kind == GK_MUL || g->kind == GK_CONCAT) && pos == 1 && t == nd->in[0]) continue;
+        if (g->kind == GK_CONVB && pos == 2 && t < u->n_vars && is_bn_param(u, t)) continue;
         nd->in[pos] = (uint8_t)t;
         args_rec(ts, nd, pos + 1, ids, n_ids, items, n_items, cap);
     }
@@ -787,6 +815,7 @@ static void *worker(void *arg)
         if (i >= S->n_items) break;
         int64_t before = ts->graphs;
         ts->k = 0;
+        ts->n_free = 0;
         try_node(ts, &S->items[i].node);
         long long d = atomic_fetch_add(&S->done, 1) + 1;
         long long gsum = atomic_fetch_add(&S->graphs, ts->graphs - before) + (ts->graphs - before);

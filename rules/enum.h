@@ -8,10 +8,11 @@
 #include "../src/ops.h"
 #include "../src/common.h"
 
-#define GEN_MAX_OPS   4
+#define GEN_MAX_OPS   4                      /* counted operators per graph (--max-ops) */
+#define GEN_MAX_NODES (GEN_MAX_OPS + 1)      /* + one free enlarge of a kernel variable */
 #define GEN_MAX_VARS  24
 #define GEN_MAX_OUT   2                      /* outputs per node */
-#define GEN_MAX_T     (GEN_MAX_VARS + GEN_MAX_OUT * GEN_MAX_OPS) /* tensor ids */
+#define GEN_MAX_T     (GEN_MAX_VARS + GEN_MAX_OUT * GEN_MAX_NODES) /* tensor ids */
 #define GEN_MAX_NIN   5
 #define GEN_P         2147483647u            /* fingerprint modulus 2^31 - 1 */
 
@@ -75,7 +76,7 @@ typedef struct gen_graph {
     uint32_t mask;           /* input variables used */
     uint8_t n_nodes, n_out;
     uint8_t out[GEN_MAX_OUT]; /* output tensor ids, in out_hash order */
-    gen_node nodes[GEN_MAX_OPS];
+    gen_node nodes[GEN_MAX_NODES];
 } gen_graph;
 
 /* An empty universe (no variables, no instances). */

@@ -84,13 +84,102 @@ int so_gen_trivial(const gen_universe *u, const gen_graph *a, const gen_graph *b
 
 int so_gen_common_subgraph(const gen_universe *u, const gen_graph *a, const gen_graph *b)
 {
-    uint64_t ha[GEN_MAX_OPS], hb[GEN_MAX_OPS];
+    uint64_t ha[GEN_MAX_NODES], hb[GEN_MAX_NODES];
     gen_node_hashes(u, a, ha);
     gen_node_hashes(u, b, hb);
     for (int i = 0; i < a->n_nodes; i++)
         for (int j = 0; j < b->n_nodes; j++)
             if (ha[i] == hb[j]) return 1;
     return 0;
+}
+
+int so_gen_common_suffix(const gen_universe *u, const gen_inputs *in, const gen_graph *a, const gen_graph *b)
+{
+    if (a->n_out != 1 || b->n_out != 1 || a->n_nodes == 0 || b->n_nodes == 0) return 0;
+    int ra = tid_node(u, a->out[0]), rb = tid_node(u, b->out[0]);
+    const gen_node *na = &a->nodes[ra], *nb = &b->nodes[rb];
+    if (na->inst != nb->inst || tid_slot(u, a->out[0]) != tid_slot(u, b->out[0])) return 0;
+    gen_eval ea, eb;
+    int res = 0;
+    if (!gen_eval_graph(u, in, a, &ea)) return 0;
+    if (!gen_eval_graph(u, in, b, &eb)) {
+        gen_eval_free(&ea);
+        return 0;
+    }
+    res = 1;
+    int nin = u->insts[na->inst].n_in;
+    for (int k = 0; k < nin && res; k++) {
+        int ta = na->in[k], tb = nb->in[k];
+        const gen_type *x = &ea.type[ta], *y = &eb.type[tb];
+        if (x->rank != y->rank || memcmp(x->dim, y->dim, sizeof x->dim) != 0 ||
+            memcmp(ea.val[ta], eb.val[tb], (size_t)gen_numel(x) * sizeof(uint32_t)) != 0)
+            res = 0;
+    }
+    /* a split root also needs the same cut: equal output types */
+    if (res && u->insts[na->inst].kind == GK_SPLIT) {
+        const gen_type *x = &ea.type[a->out[0]], *y = &eb.type[b->out[0]];
+        if (memcmp(x->dim, y->dim, sizeof x->dim) != 0) res = 0;
+    }
+    gen_eval_free(&ea);
+    gen_eval_free(&eb);
+    return res;
+}
+
+/* Node ancestors (bit set of nodes) of tensor t. */
+static uint32_t ancestors(const gen_universe *u, const gen_graph *g, int t)
+{
+    int nd = tid_node(u, t);
+    if (nd < 0) return 0;
+    uint32_t m = 1u << nd;
+    for (int a = 0; a < u->insts[g->nodes[nd].inst].n_in; a++) m |= ancestors(u, g, g->nodes[nd].in[a]);
+    return m;
+}
+
+int so_gen_value_redundant(const gen_universe *u, const gen_inputs *in, const gen_graph *a, const gen_graph *b)
+{
+    /* product of independent rules: both graphs compute their two outputs from disjoint nodes */
+    if (a->n_out == 2 && b->n_out == 2 && !(ancestors(u, a, a->out[0]) & ancestors(u, a, a->out[1])) &&
+        !(ancestors(u, b, b->out[0]) & ancestors(u, b, b->out[1])))
+        return 1;
+    gen_eval ea, eb;
+    if (!gen_eval_graph(u, in, a, &ea)) return 0;
+    if (!gen_eval_graph(u, in, b, &eb)) {
+        gen_eval_free(&ea);
+        return 0;
+    }
+    /* every tensor of both graphs (variables used, node outputs) with its value hash */
+    typedef struct tv { uint64_t h; int side, t; } tv;
+    tv list[2 * (GEN_MAX_VARS + GEN_MAX_T)];
+    int n = 0;
+    for (int v = 0; v < u->n_vars; v++)
+        if ((a->mask | b->mask) & (1u << v)) list[n++] = (tv){gen_value_hash(ea.val[v], gen_numel(&ea.type[v]), &ea.type[v]), 2, v};
+    for (int side = 0; side < 2; side++) {
+        const gen_graph *g = side ? b : a;
+        const gen_eval *e = side ? &eb : &ea;
+        for (int i = 0; i < g->n_nodes; i++)
+            for (int s2 = 0; s2 < u->insts[g->nodes[i].inst].n_out; s2++) {
+                int t = u->n_vars + GEN_MAX_OUT * i + s2;
+                list[n++] = (tv){gen_value_hash(e->val[t], gen_numel(&e->type[t]), &e->type[t]), side, t};
+            }
+    }
+    int red = 0;
+    for (int i = 0; i < n && !red; i++)
+        for (int j = i + 1; j < n && !red; j++) {
+            if (list[i].h != list[j].h) continue;
+            if (list[i].side == 2 && list[j].side == 2) continue;
+            /* allowed: a mapped output pair (src out k, dst out k); dst may output a variable */
+            int ok = 0;
+            for (int k = 0; k < a->n_out; k++) {
+                int ta = a->out[k], tb = b->out[k];
+                const tv *x = &list[i], *y = &list[j];
+                if (x->side == 0 && x->t == ta && ((y->side == 1 && y->t == tb) || (y->side == 2 && y->t == tb))) ok = 1;
+                if (y->side == 0 && y->t == ta && ((x->side == 1 && x->t == tb) || (x->side == 2 && x->t == tb))) ok = 1;
+            }
+            if (!ok) red = 1;
+        }
+    gen_eval_free(&ea);
+    gen_eval_free(&eb);
+    return red;
 }
 
 /* Interchangeable variable groups: same type, role and kernel flag; BN parameters fixed. */
@@ -125,7 +214,7 @@ static void rename_graph(const gen_universe *u, const gen_graph *g, const int *p
 
 static uint64_t graph_struct_hash(const gen_universe *u, const gen_graph *g)
 {
-    uint64_t h[GEN_MAX_OPS + 2];
+    uint64_t h[GEN_MAX_NODES + 2];
     int n = g->n_nodes;
     gen_node_hashes(u, g, h);
     for (int i = 1; i < n; i++)
@@ -202,6 +291,12 @@ uint64_t so_gen_orbit_hash(const gen_universe *u, const gen_graph *a, const gen_
     return best;
 }
 
+/* Renaming-invariant structure hash of one graph. */
+static uint64_t graph_orbit_hash(const gen_universe *u, const gen_graph *g)
+{
+    return so_gen_orbit_hash(u, g, g, NULL);
+}
+
 /* ---------------- shape generalisation ---------------- */
 
 #define LX_MAX 8
@@ -256,6 +351,7 @@ static void lx_sort(lx *e)
         }
 }
 
+/* Terms keep their order (concat order), so that a later split can cut at a prefix. */
 static lx lx_add(unif *U, lx a, lx b)
 {
     if (a.n + b.n > LX_MAX) {
@@ -264,7 +360,6 @@ static lx lx_add(unif *U, lx a, lx b)
     }
     for (int i = 0; i < b.n; i++) a.s[a.n++] = b.s[i];
     a.c += b.c;
-    lx_sort(&a);
     return a;
 }
 
@@ -286,7 +381,6 @@ static lx resolve(unif *U, lx e)
         e = r;
         if (!changed) break;
     }
-    lx_sort(&e);
     return e;
 }
 
@@ -302,6 +396,8 @@ static void unify(unif *U, lx a, lx b)
     if (U->fail) return;
     a = resolve(U, a);
     b = resolve(U, b);
+    lx_sort(&a);
+    lx_sort(&b);
     if (lx_val(U, &a) != lx_val(U, &b)) {
         U->fail = 1;
         return;
@@ -443,17 +539,16 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
                     s0 = lx_sym(a);
                     s1 = lx_sym(b);
                 } else {
-                    /* a subset of the terms with value cut */
+                    /* a prefix of the terms (concat order) with value cut */
                     int found = 0;
-                    for (int m = 1; m < (1 << D.n) && !found; m++) {
-                        int64_t v = 0;
-                        for (int q = 0; q < D.n; q++)
-                            if (m & (1 << q)) v += U->val[D.s[q]];
+                    int64_t v = 0;
+                    for (int m = 1; m < D.n && !found; m++) {
+                        v += U->val[D.s[m - 1]];
                         if (v != cut) continue;
                         s0 = lx_c(0);
                         s1 = lx_c(D.c);
                         for (int q = 0; q < D.n; q++) {
-                            if (m & (1 << q)) s0.s[s0.n++] = D.s[q];
+                            if (q < m) s0.s[s0.n++] = D.s[q];
                             else s1.s[s1.n++] = D.s[q];
                         }
                         found = 1;
@@ -692,15 +787,32 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src, const ge
     M.n = 0;
     int var_idx[GEN_MAX_VARS];
     int ok = 1;
-    for (int v = 0; v < u->n_vars; v++) {
-        var_idx[v] = -1;
-        if (!(mask & (1u << v))) continue;
+    /* inputs in order of first use (src nodes, dst nodes, dst outputs) */
+    int order[GEN_MAX_VARS], n_order = 0;
+    for (int v = 0; v < u->n_vars; v++) var_idx[v] = -1;
+    for (int side = 0; side < 2; side++) {
+        const gen_graph *gg = side ? dst : src;
+        for (int i = 0; i < gg->n_nodes; i++)
+            for (int a = 0; a < u->insts[gg->nodes[i].inst].n_in; a++) {
+                int t = gg->nodes[i].in[a];
+                if (t < u->n_vars && var_idx[t] < 0) {
+                    var_idx[t] = n_order;
+                    order[n_order++] = t;
+                }
+            }
+    }
+    for (int k = 0; k < dst->n_out; k++)
+        if (dst->out[k] < u->n_vars && var_idx[dst->out[k]] < 0) {
+            var_idx[dst->out[k]] = n_order;
+            order[n_order++] = dst->out[k];
+        }
+    for (int q = 0; q < n_order; q++) {
+        int v = order[q];
         if (r->n_inputs >= SO_RULE_MAX_INPUTS) {
             ok = 0;
             break;
         }
-        so_rinput *ri = &r->inputs[r->n_inputs];
-        var_idx[v] = r->n_inputs++;
+        so_rinput *ri = &r->inputs[r->n_inputs++];
         snprintf(ri->name, sizeof ri->name, "%s", u->vars[v].name);
         ri->rank = u->vars[v].t.rank;
         for (int k = 0; k < ri->rank; k++)
@@ -732,6 +844,127 @@ done:
     gen_eval_free(&es);
     gen_eval_free(&ed);
     return st;
+}
+
+/* ---------------- subsumption (after generalisation) ---------------- */
+
+/* Structure key: the rule text with input shapes and names made positional. */
+static char *structure_key(const so_rule *r)
+{
+    so_rule c = *r;
+    c.id = 0;
+    c.proof_seconds = -1;
+    c.status = 0;
+    for (int i = 0; i < c.n_inputs; i++) {
+        snprintf(c.inputs[i].name, sizeof c.inputs[i].name, "I%d", i);
+        c.inputs[i].rank = 0;
+    }
+    for (int w = 0; w < 2; w++) {
+        so_pattern *p = w ? &c.dst : &c.src;
+        for (int i = 0; i < p->n_nodes; i++) memset(p->nodes[i].dx, 0, sizeof p->nodes[i].dx);
+    }
+    return so_rule_format(&c);
+}
+
+typedef struct binding {
+    int bound[SO_RULE_MAX_SYMS];
+    so_dimx val[SO_RULE_MAX_SYMS];
+} binding;
+
+static int bind_dim(binding *B, const so_dimx *e1, const so_dimx *e2, int final)
+{
+    if (e1->n_sym == 1 && e1->c == 0 && !final) {
+        int s = e1->sym[0];
+        if (!B->bound[s]) {
+            B->bound[s] = 1;
+            B->val[s] = *e2;
+            return 1;
+        }
+        return so_dimx_eq(&B->val[s], e2);
+    }
+    if (e1->n_sym == 0) return e2->n_sym == 0 && e2->c == e1->c;
+    if (!final) return 1;
+    /* substitute and compare */
+    so_dimx r;
+    memset(&r, 0, sizeof r);
+    r.c = e1->c;
+    for (int q = 0; q < e1->n_sym; q++) {
+        if (!B->bound[e1->sym[q]]) return 0;
+        const so_dimx *v = &B->val[e1->sym[q]];
+        if (r.n_sym + v->n_sym > 4) return 0;
+        r.c += v->c;
+        for (int t = 0; t < v->n_sym; t++) r.sym[r.n_sym++] = v->sym[t];
+    }
+    return so_dimx_eq(&r, e2);
+}
+
+/* Does r1 (more general) have r2 as an instance? Same structure key assumed. */
+static int subsumes(const so_rule *r1, const so_rule *r2)
+{
+    if (r1->n_inputs != r2->n_inputs) return 0;
+    binding B;
+    memset(&B, 0, sizeof B);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < r1->n_inputs; i++) {
+            if (r1->inputs[i].rank != r2->inputs[i].rank) return 0;
+            for (int k = 0; k < r1->inputs[i].rank; k++)
+                if (!bind_dim(&B, &r1->inputs[i].dim[k], &r2->inputs[i].dim[k], pass)) return 0;
+        }
+        for (int w = 0; w < 2; w++) {
+            const so_pattern *p1 = w ? &r1->dst : &r1->src, *p2 = w ? &r2->dst : &r2->src;
+            for (int i = 0; i < p1->n_nodes; i++)
+                for (int k = 0; k < p1->nodes[i].n_dx; k++)
+                    if (!bind_dim(&B, &p1->nodes[i].dx[k], &p2->nodes[i].dx[k], pass)) return 0;
+        }
+    }
+    return r2->n_pre == 0 || r1->n_pre == 0 ? 1 : 0;
+}
+
+typedef struct skey {
+    char *key;
+    int idx;
+} skey;
+
+static int cmp_skey(const void *x, const void *y)
+{
+    const skey *a = x, *b = y;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->idx < b->idx ? -1 : a->idx > b->idx);
+}
+
+/* Drops rules that are instances of another rule with the same structure (e.g. the same
+   identity found on 4-d activations and on conv kernels). Deterministic. Returns the count. */
+static int32_t drop_subsumed(so_ruleset *rs)
+{
+    int n = rs->n_rules;
+    skey *k = so_xmalloc((size_t)(n ? n : 1) * sizeof *k);
+    char *drop = so_xcalloc((size_t)(n ? n : 1), 1);
+    for (int i = 0; i < n; i++) {
+        k[i].key = structure_key(&rs->rules[i]);
+        k[i].idx = i;
+    }
+    qsort(k, (size_t)n, sizeof *k, cmp_skey);
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && strcmp(k[j].key, k[i].key) == 0) j++;
+        for (int x = i; x < j; x++)
+            for (int y = i; y < j; y++) {
+                if (x == y || drop[k[y].idx] || drop[k[x].idx]) continue;
+                const so_rule *a = &rs->rules[k[x].idx], *b = &rs->rules[k[y].idx];
+                /* a subsumes b: drop b, unless they subsume each other and b comes first */
+                if (subsumes(a, b) && !(subsumes(b, a) && k[y].idx < k[x].idx)) drop[k[y].idx] = 1;
+            }
+        i = j;
+    }
+    int32_t w = 0;
+    for (int i = 0; i < n; i++)
+        if (!drop[i]) rs->rules[w++] = rs->rules[i];
+    for (int i = 0; i < n; i++) free(k[i].key);
+    free(k);
+    free(drop);
+    int32_t dropped = rs->n_rules - w;
+    rs->n_rules = w;
+    return dropped;
 }
 
 /* ---------------- pipeline ---------------- */
@@ -771,28 +1004,48 @@ static void prog_stage(progress *P, const char *fmt, long long a, long long b)
     fprintf(stderr, ", %.0fs elapsed", now - P->t0);
 }
 
-/* Rule sort key: total nodes, outputs, then the printed text without the id line. */
-static int cmp_rule(const void *x, const void *y)
+/* Rule sort key: total nodes, source nodes, outputs, then the printed text without the id
+   line and proof time. */
+typedef struct rkey {
+    int na, ns, no;
+    char *text;
+    so_rule *r;
+} rkey;
+
+static int cmp_rkey(const void *x, const void *y)
 {
-    const so_rule *a = x, *b = y;
-    int na = a->src.n_nodes + a->dst.n_nodes, nb = b->src.n_nodes + b->dst.n_nodes;
-    if (na != nb) return na < nb ? -1 : 1;
-    if (a->src.n_nodes != b->src.n_nodes) return a->src.n_nodes < b->src.n_nodes ? -1 : 1;
-    if (a->n_outputs != b->n_outputs) return a->n_outputs < b->n_outputs ? -1 : 1;
-    so_rule ca = *a, cb = *b;
-    ca.id = cb.id = 0;
-    ca.proof_seconds = cb.proof_seconds = -1;
-    char *ta = so_rule_format(&ca), *tb = so_rule_format(&cb);
-    int c = strcmp(ta, tb);
-    free(ta);
-    free(tb);
-    return c;
+    const rkey *a = x, *b = y;
+    if (a->na != b->na) return a->na < b->na ? -1 : 1;
+    if (a->ns != b->ns) return a->ns < b->ns ? -1 : 1;
+    if (a->no != b->no) return a->no < b->no ? -1 : 1;
+    return strcmp(a->text, b->text);
 }
 
 void so_gen_sort(so_ruleset *rs)
 {
-    qsort(rs->rules, (size_t)rs->n_rules, sizeof *rs->rules, cmp_rule);
-    for (int i = 0; i < rs->n_rules; i++) rs->rules[i].id = i + 1;
+    int n = rs->n_rules;
+    rkey *k = so_xmalloc((size_t)(n ? n : 1) * sizeof *k);
+    for (int i = 0; i < n; i++) {
+        so_rule c = rs->rules[i];
+        c.id = 0;
+        c.proof_seconds = -1;
+        k[i].na = c.src.n_nodes + c.dst.n_nodes;
+        k[i].ns = c.src.n_nodes;
+        k[i].no = c.n_outputs;
+        k[i].text = so_rule_format(&c);
+        k[i].r = &rs->rules[i];
+    }
+    qsort(k, (size_t)n, sizeof *k, cmp_rkey);
+    so_rule *out = so_xmalloc((size_t)(n ? n : 1) * sizeof *out);
+    for (int i = 0; i < n; i++) {
+        out[i] = *k[i].r;
+        out[i].id = i + 1;
+        free(k[i].text);
+    }
+    free(k);
+    free(rs->rules);
+    rs->rules = out;
+    rs->cap_rules = n ? n : 1;
 }
 
 so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
@@ -825,6 +1078,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     int64_t nc = 0, capc = 0;
     int64_t n_trivial = 0, n_renamed = 0, n_common = 0;
     int *cls = NULL;
+    uint64_t *inv = NULL;
     int cap_cls = 0;
     for (int64_t i = 0; i < ng;) {
         int64_t j = i;
@@ -834,6 +1088,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
             if (n > cap_cls) {
                 cap_cls = n;
                 cls = so_xrealloc(cls, (size_t)n * sizeof *cls);
+                inv = so_xrealloc(inv, (size_t)n * sizeof *inv);
             }
             int ncl = so_gen_split_bucket(u, &in, g + i, n, cls);
             if (ncl > 1) st->collisions++;
@@ -842,11 +1097,26 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
                 for (int a = 0; a < n; a++) members += cls[a] == c;
                 if (members < 2) continue;
                 st->classes++;
-                /* all pairs; members are sorted by (n_nodes, canon): dst = earlier, src = later */
+                /* representative pairing: R = members with the least (n_nodes, renaming-invariant
+                   structure hash); pairs inside R and every other member with every member of R.
+                   Members are sorted by (n_nodes, canon): src = the later one. */
+                int best_n = 1 << 30;
+                uint64_t best_h = UINT64_MAX;
                 for (int a = 0; a < n; a++) {
                     if (cls[a] != c) continue;
+                    inv[a] = graph_orbit_hash(u, &g[i + a]);
+                    if (g[i + a].n_nodes < best_n || (g[i + a].n_nodes == best_n && inv[a] < best_h)) {
+                        best_n = g[i + a].n_nodes;
+                        best_h = inv[a];
+                    }
+                }
+                for (int a = 0; a < n; a++) {
+                    if (cls[a] != c) continue;
+                    int a_rep = g[i + a].n_nodes == best_n && inv[a] == best_h;
                     for (int b = a + 1; b < n; b++) {
                         if (cls[b] != c) continue;
+                        int b_rep = g[i + b].n_nodes == best_n && inv[b] == best_h;
+                        if (!a_rep && !b_rep) continue;
                         const gen_graph *ga = &g[i + b], *gb = &g[i + a]; /* src larger */
                         if (ga->n_nodes == 0) continue;               /* two variables */
                         st->candidates++;
@@ -860,7 +1130,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
                             n_renamed++;
                             continue;
                         }
-                        if (so_gen_common_subgraph(u, ga, gb)) {
+                        if (so_gen_common_subgraph(u, ga, gb) || so_gen_value_redundant(u, &in, ga, gb)) {
                             n_common++;
                             continue;
                         }
@@ -880,6 +1150,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         i = j;
     }
     free(cls);
+    free(inv);
     st->after_trivial = st->candidates - n_trivial;
     st->after_renaming = st->after_trivial - n_renamed;
     st->after_common_subgraph = st->after_renaming - n_common;
@@ -898,6 +1169,8 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         prog_stage(&P, "generalising %lld/%lld candidates", (long long)k, (long long)nc);
     }
     st->after_generalise = rs.n_rules;
+    drop_subsumed(&rs);
+    st->after_subsumed = rs.n_rules;
     free(cs);
     free(g);
     gen_inputs_free(&in);
@@ -919,9 +1192,23 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         double tv = so_now();
         if (P.on) fprintf(stderr, "\r\033[Kgenerate: proving %d candidates...", (int)rs.n_rules);
         so_verify_summary vs;
-        if (so_verify_ruleset(&rs, o->threads > 2 ? 2 : o->threads, o->timeout_s, &vs, NULL) != SO_OK) {
+        char **why = NULL;
+        if (so_verify_ruleset(&rs, o->threads > 2 ? 2 : o->threads, o->timeout_s, &vs, o->failed_path ? &why : NULL) != SO_OK) {
             so_ruleset_free(&rs);
             return SO_ERR;
+        }
+        if (o->failed_path) {
+            /* development aid: the candidates Z3 did not prove, with the reason */
+            FILE *f = fopen(o->failed_path, "w");
+            for (int32_t k = 0; f && k < rs.n_rules; k++)
+                if (rs.rules[k].status != SO_RULE_PROVED) {
+                    char *t = so_rule_format(&rs.rules[k]);
+                    fprintf(f, "# %s\n%s\n", why[k] ? why[k] : "?", t);
+                    free(t);
+                }
+            if (f) fclose(f);
+            for (int32_t k = 0; k < rs.n_rules; k++) free(why[k]);
+            free(why);
         }
         int32_t w = 0;
         for (int32_t k = 0; k < rs.n_rules; k++)
@@ -993,6 +1280,8 @@ int so_gen_main(int argc, char **argv)
         } else if (!strcmp(a, "--timeout") && i + 1 < argc) {
             o.timeout_s = atof(argv[++i]);
             if (o.timeout_s <= 0) return usage_gen();
+        } else if (!strcmp(a, "--failed") && i + 1 < argc) {
+            o.failed_path = argv[++i];
         } else if (!strcmp(a, "--no-verify")) {
             o.verify = 0;
         } else if (!strcmp(a, "--no-float")) {
@@ -1018,9 +1307,10 @@ int so_gen_main(int argc, char **argv)
     }
     fprintf(stderr,
             "generate: %lld graphs, %lld candidates, %lld after trivial, %lld after renaming, %lld after common subgraph"
-            ", %lld generalised, %lld after float re-test, %lld proved, %lld rules -> %s (%.1f s)\n",
+            ", %lld generalised, %lld after subsumption, %lld after float re-test, %lld proved, %lld rules -> %s (%.1f s)\n",
             (long long)st.graphs, (long long)st.candidates, (long long)st.after_trivial, (long long)st.after_renaming,
-            (long long)st.after_common_subgraph, (long long)st.after_generalise, (long long)st.after_float,
+            (long long)st.after_common_subgraph, (long long)st.after_generalise, (long long)st.after_subsumed,
+            (long long)st.after_float,
             (long long)st.proved, (long long)st.rules, outp, st.seconds);
     if (json) {
         FILE *f = fopen(json, "w");
@@ -1031,11 +1321,11 @@ int so_gen_main(int argc, char **argv)
             fprintf(f,
                     "{\"graphs\": %lld, \"kept\": %lld, \"classes\": %lld, \"collisions\": %lld, \"candidates\": %lld, "
                     "\"after_trivial\": %lld, \"after_renaming\": %lld, \"after_common_subgraph\": %lld, "
-                    "\"in_shard\": %lld, \"after_generalise\": %lld, \"after_float\": %lld, \"proved\": %lld, "
+                    "\"in_shard\": %lld, \"after_generalise\": %lld, \"after_subsumed\": %lld, \"after_float\": %lld, \"proved\": %lld, "
                     "\"rules\": %lld, \"enum_seconds\": %.3f, \"verify_seconds\": %.3f, \"seconds\": %.3f}\n",
                     (long long)st.graphs, (long long)st.kept, (long long)st.classes, (long long)st.collisions,
                     (long long)st.candidates, (long long)st.after_trivial, (long long)st.after_renaming,
-                    (long long)st.after_common_subgraph, (long long)st.in_shard, (long long)st.after_generalise,
+                    (long long)st.after_common_subgraph, (long long)st.in_shard, (long long)st.after_generalise, (long long)st.after_subsumed,
                     (long long)st.after_float, (long long)st.proved, (long long)st.rules, st.enum_seconds,
                     st.verify_seconds, st.seconds);
             fclose(f);

@@ -16,6 +16,7 @@ typedef struct so_gen_options {
     int float_test;         /* 1: re-test candidates in float with the reference kernels */
     int proof_times;        /* 1: write proof seconds into the file (not byte-reproducible) */
     double timeout_s;       /* per-rule proof timeout */
+    const char *failed_path; /* if set, candidates that failed the proof are written there */
     const gen_universe *universe; /* NULL: gen_universe_default */
 } so_gen_options;
 
@@ -32,6 +33,7 @@ typedef struct so_gen_stats {
     int64_t after_common_subgraph;
     int64_t in_shard;
     int64_t after_generalise;
+    int64_t after_subsumed;      /* instances of a more general rule of the same structure dropped */
     int64_t after_float;
     int64_t proved;
     int64_t rules;
@@ -51,6 +53,13 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src, const ge
 /* Pruning predicates on a candidate, exposed for tests. */
 int so_gen_trivial(const gen_universe *u, const gen_graph *a, const gen_graph *b);
 int so_gen_common_subgraph(const gen_universe *u, const gen_graph *a, const gen_graph *b);
+/* Same root operator over operands that are identical or have equal fingerprints: implied by
+   the smaller candidates on the operands (single-output candidates). */
+int so_gen_common_suffix(const gen_universe *u, const gen_inputs *in, const gen_graph *a, const gen_graph *b);
+/* Implied by smaller candidates through common (sub)values: two distinct tensors of the pair
+   (other than a mapped output pair) have equal fingerprints, e.g. the same operand commuted
+   inside both graphs; or both graphs compute their two outputs from disjoint nodes. */
+int so_gen_value_redundant(const gen_universe *u, const gen_inputs *in, const gen_graph *a, const gen_graph *b);
 /* Renaming-canonical hash (min over permutations of interchangeable variables). */
 uint64_t so_gen_orbit_hash(const gen_universe *u, const gen_graph *a, const gen_graph *b, uint64_t *self_hash);
 
