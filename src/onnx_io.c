@@ -1,4 +1,17 @@
 /* onnx_io.c - ONNX import (protobuf-c) into the graph IR with import-time constant folding, and export back to ONNX. */
+
+/* Import walks the NodeProtos in dependency order keeping a table from tensor name to value:
+   either a constant (host data) or an edge of the graph being built, whose shape is inferred as
+   soon as the node is added. Helper ops whose inputs are constants (or, for Shape/Size, whose
+   input shape is known) are evaluated here (try_fold); table ops whose inputs are all constants
+   are evaluated with the reference kernels (emit). Constants become WEIGHT nodes only when a
+   graph node reads them. Parameters given as tensors (Reshape shape, Slice starts, Split sizes,
+   Clip bounds, axes, pads) are resolved into so_attr; when they are not constant the node is kept
+   verbatim as OPAQUE, as are operators the table does not know. Finally: toposort, shape
+   inference, DCE, unused weights dropped, opaque ids numbered canonically.
+
+   Export clones the graph, toposorts it, names every tensor (graph inputs/outputs and
+   initializers keep their names) and writes each node in the ONNX form of the model's opset. */
 #include "onnx_io.h"
 
 #include "../kernels/ref.h"

@@ -10,6 +10,14 @@
    known) into weights or attributes; keeps unknown ops as SO_OP_OPAQUE; infers shapes;
    toposorts. On success *out owns everything (so_model_free). On failure the message is
    one line starting with the path. */
+/* Conventions of the imported graph:
+   - weights are float32 or int64: float16/bfloat16/double initializers become float32, the
+     integer and bool types int64;
+   - LSTM inputs keep the ops.def positions: an absent optional input followed by a present one
+     is filled with its neutral value (B zeros, sequence_lens an int64 weight of full lengths,
+     initial_h/initial_c zeros); export writes an all-full sequence_lens as absent;
+   - opaque operators are numbered canonically, so importing the same model with its nodes in
+     another order gives the same so_graph_hash. */
 so_status so_onnx_load(const char *path, so_model **out);
 /* Same, from a memory buffer (path used for messages and external data). */
 so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_model **out);
