@@ -65,6 +65,9 @@ typedef struct so_weight {
     so_shape shape;
     void *data;           /* malloc'd, owned by the model; float* or int64_t* per shape.dtype */
     uint64_t hash;        /* XXH3 of the data bytes */
+    int32_t onnx_type;    /* element type in the ONNX file when narrower/other than the storage
+                             (BOOL, INT32, FLOAT16, ...; widened to int64/float32 here), else 0.
+                             Set by the importer; the exporter writes the weight back in this type. */
 } so_weight;
 
 typedef struct so_value_info {

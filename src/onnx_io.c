@@ -382,6 +382,8 @@ static so_edge materialize(imp *im, val *v)
 {
     if (v->is_const && v->e.node < 0) {
         int32_t w = so_model_add_weight(im->m, v->name, v->c.shape, v->c.data);
+        int32_t native = v->c.shape.dtype == SO_I64 ? T_INT64 : T_FLOAT;
+        if (v->c.otype && v->c.otype != native) im->m->weights[w].onnx_type = v->c.otype;
         v->owns = 0;
         int32_t nd = so_graph_add(im->g, SO_OP_WEIGHT, NULL, 0, 1, NULL, w, NULL);
         im->g->nodes[nd].out[0] = v->c.shape;
@@ -2729,14 +2731,58 @@ static const void *const_data(exporter *x, int32_t node)
     return x->fdata[node];
 }
 
+static uint16_t float_to_half(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    uint32_t sign = (b >> 16) & 0x8000u, ex = (b >> 23) & 0xffu, man = b & 0x7fffffu;
+    if (ex == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
+    int e = (int)ex - 127 + 15;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) {
+        if (e < -10) return (uint16_t)sign;
+        man |= 0x800000u;
+        uint32_t shift = (uint32_t)(14 - e), half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1))) half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = sign | ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) half++;
+    return (uint16_t)half;
+}
+
+/* Writes weight w as an initializer, in its original ONNX element type when it had one. */
 static void emit_weight(exporter *x, int32_t w)
 {
     if (x->wdone[w]) return;
     x->wdone[w] = 1;
     const so_weight *wt = &x->m->weights[w];
     int64_t cnt = so_shape_numel(&wt->shape);
-    size_t es = wt->shape.dtype == SO_I64 ? 8 : 4;
-    mk_init_named(x, x->wname[w], wt->shape.dtype == SO_I64 ? T_INT64 : T_FLOAT, &wt->shape, wt->data, (size_t)cnt * es);
+    int32_t native = wt->shape.dtype == SO_I64 ? T_INT64 : T_FLOAT, t = wt->onnx_type;
+    if (!t || t == native || storage_of(t) != wt->shape.dtype) {
+        mk_init_named(x, x->wname[w], native, &wt->shape, wt->data, (size_t)cnt * (native == T_INT64 ? 8 : 4));
+        return;
+    }
+    size_t es = onnx_elem_size(t);
+    uint8_t *d = so_arena_alloc(&x->ar, (size_t)cnt * es + 1);
+    for (int64_t i = 0; i < cnt; i++) {
+        uint8_t *o = d + (size_t)i * es;
+        if (native == T_FLOAT) {
+            float f = ((const float *)wt->data)[i];
+            if (t == T_DOUBLE) { double v = f; memcpy(o, &v, 8); }
+            else if (t == T_FLOAT16) { uint16_t h = float_to_half(f); memcpy(o, &h, 2); }
+            else { uint32_t b; memcpy(&b, &f, 4); uint16_t h = (uint16_t)(b >> 16); memcpy(o, &h, 2); }
+        } else {
+            int64_t v = ((const int64_t *)wt->data)[i];
+            switch (es) {
+            case 1: o[0] = (uint8_t)(t == T_BOOL ? v != 0 : v); break;
+            case 2: { uint16_t u = (uint16_t)v; memcpy(o, &u, 2); break; }
+            case 4: { uint32_t u = (uint32_t)v; memcpy(o, &u, 4); break; }
+            default: memcpy(o, &v, 8); break;
+            }
+        }
+    }
+    mk_init_named(x, x->wname[w], t, &wt->shape, d, (size_t)cnt * es);
 }
 
 /* Min/max of a Clip at the model's opset: attributes before 11, optional inputs after. */
