@@ -71,7 +71,7 @@ static int type_eq(const gen_type *a, const gen_type *b)
     return 1;
 }
 
-static uint64_t default_hash(const uint32_t *v, int64_t n, const gen_type *t)
+uint64_t gen_value_hash_default(const uint32_t *v, int64_t n, const gen_type *t)
 {
     gen_type tt;
     memset(&tt, 0, sizeof tt);
@@ -79,7 +79,7 @@ static uint64_t default_hash(const uint32_t *v, int64_t n, const gen_type *t)
     for (int i = 0; i < t->rank; i++) tt.dim[i] = t->dim[i];
     return XXH3_64bits_withSeed(v, (size_t)n * sizeof *v, XXH3_64bits(&tt, sizeof tt));
 }
-uint64_t (*gen_value_hash)(const uint32_t *v, int64_t n, const gen_type *t) = default_hash;
+uint64_t (*gen_value_hash)(const uint32_t *v, int64_t n, const gen_type *t) = gen_value_hash_default;
 
 /* ---------------- universe ---------------- */
 
@@ -585,6 +585,16 @@ typedef struct tstate {
     int64_t graphs;
 } tstate;
 
+/* Total order on two tensors by type then values. */
+static int out_less(const gen_type *type, uint32_t *const *val, int x, int y)
+{
+    const gen_type *a = &type[x], *b = &type[y];
+    if (a->rank != b->rank) return a->rank < b->rank;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dim[i] != b->dim[i]) return a->dim[i] < b->dim[i];
+    return memcmp(val[x], val[y], (size_t)gen_numel(a) * sizeof(uint32_t)) < 0;
+}
+
 static void record(tstate *ts)
 {
     const gen_universe *u = ts->S->u;
@@ -645,7 +655,8 @@ static void record(tstate *ts)
     memcpy(gr.nodes, ts->nodes, sizeof(gen_node) * (size_t)k);
     uint64_t oh[GEN_MAX_OUT];
     for (int o = 0; o < no; o++) oh[o] = gen_value_hash(ts->val[outs[o]], gen_numel(&ts->type[outs[o]]), &ts->type[outs[o]]);
-    if (no == 2 && oh[1] < oh[0]) {
+    /* output order: by type and value (independent of the hash function) */
+    if (no == 2 && out_less(ts->type, ts->val, outs[1], outs[0])) {
         uint64_t t = oh[0];
         oh[0] = oh[1];
         oh[1] = t;
@@ -895,7 +906,9 @@ so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops
             uint64_t oh[2] = {gen_value_hash(in->val[a], gen_numel(&u->vars[a].t), &u->vars[a].t), 0};
             if (no == 2) {
                 oh[1] = gen_value_hash(in->val[b], gen_numel(&u->vars[b].t), &u->vars[b].t);
-                if (oh[1] < oh[0]) continue; /* one order per unordered pair */
+                gen_type ty[GEN_MAX_VARS];
+                for (int v = 0; v < nv; v++) ty[v] = u->vars[v].t;
+                if (out_less(ty, in->val, b, a)) continue; /* one order per unordered pair */
             }
             gr.n_out = (uint8_t)no;
             gr.mask = (1u << a) | (b >= 0 ? 1u << b : 0);

@@ -96,6 +96,7 @@ void gen_inputs_free(gen_inputs *in);
 
 /* Hash of a residue vector with its type; replaceable for tests (forced collisions). */
 extern uint64_t (*gen_value_hash)(const uint32_t *v, int64_t n, const gen_type *t);
+uint64_t gen_value_hash_default(const uint32_t *v, int64_t n, const gen_type *t); /* XXH3 */
 
 /* Enumeration: every graph with 1..max_ops nodes (plus the 0-node graphs of single
    variables and ordered pairs of distinct variables of equal type group); graphs with

@@ -135,6 +135,14 @@ static uint32_t ancestors(const gen_universe *u, const gen_graph *g, int t)
     return m;
 }
 
+/* Private value hash (independent of the gen_value_hash hook, which tests may force to collide). */
+static uint64_t vhash(const uint32_t *v, int64_t n, const gen_type *t)
+{
+    uint64_t seed = (uint64_t)t->rank;
+    for (int i = 0; i < t->rank; i++) seed = seed * 1000003u + (uint64_t)t->dim[i];
+    return XXH3_64bits_withSeed(v, (size_t)n * sizeof *v, seed);
+}
+
 int so_gen_value_redundant(const gen_universe *u, const gen_inputs *in, const gen_graph *a, const gen_graph *b)
 {
     /* product of independent rules: both graphs compute their two outputs from disjoint nodes */
@@ -148,24 +156,26 @@ int so_gen_value_redundant(const gen_universe *u, const gen_inputs *in, const ge
         return 0;
     }
     /* every tensor of both graphs (variables used, node outputs) with its value hash */
-    typedef struct tv { uint64_t h; int side, t; } tv;
+    typedef struct tv { uint64_t h; int side, t; const uint32_t *v; int64_t n; } tv;
     tv list[2 * (GEN_MAX_VARS + GEN_MAX_T)];
     int n = 0;
     for (int v = 0; v < u->n_vars; v++)
-        if ((a->mask | b->mask) & (1u << v)) list[n++] = (tv){gen_value_hash(ea.val[v], gen_numel(&ea.type[v]), &ea.type[v]), 2, v};
+        if ((a->mask | b->mask) & (1u << v)) list[n++] = (tv){vhash(ea.val[v], gen_numel(&ea.type[v]), &ea.type[v]), 2, v, ea.val[v], gen_numel(&ea.type[v])};
     for (int side = 0; side < 2; side++) {
         const gen_graph *g = side ? b : a;
         const gen_eval *e = side ? &eb : &ea;
         for (int i = 0; i < g->n_nodes; i++)
             for (int s2 = 0; s2 < u->insts[g->nodes[i].inst].n_out; s2++) {
                 int t = u->n_vars + GEN_MAX_OUT * i + s2;
-                list[n++] = (tv){gen_value_hash(e->val[t], gen_numel(&e->type[t]), &e->type[t]), side, t};
+                list[n++] = (tv){vhash(e->val[t], gen_numel(&e->type[t]), &e->type[t]), side, t, e->val[t], gen_numel(&e->type[t])};
             }
     }
     int red = 0;
     for (int i = 0; i < n && !red; i++)
         for (int j = i + 1; j < n && !red; j++) {
-            if (list[i].h != list[j].h) continue;
+            if (list[i].h != list[j].h || list[i].n != list[j].n ||
+                memcmp(list[i].v, list[j].v, (size_t)list[i].n * sizeof(uint32_t)) != 0)
+                continue;
             if (list[i].side == 2 && list[j].side == 2) continue;
             /* allowed: a mapped output pair (src out k, dst out k); dst may output a variable */
             int ok = 0;
@@ -726,27 +736,21 @@ static so_rref out_ref(const gen_universe *u, const gen_graph *g, int k, const i
     return r;
 }
 
-/* One fixed set of inputs for generalisation (types only matter). */
-static gen_inputs *shape_inputs(const gen_universe *u)
-{
-    static _Thread_local gen_inputs in;
-    static _Thread_local const gen_universe *for_u;
-    if (for_u != u) {
-        if (for_u) gen_inputs_free(&in);
-        gen_inputs_make(u, 12345, &in);
-        for_u = u;
-    }
-    return &in;
-}
-
 so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src, const gen_graph *dst, so_rule *r)
 {
     memset(r, 0, sizeof *r);
     gen_eval es, ed;
-    const gen_inputs *in = shape_inputs(u);
-    if (!gen_eval_graph(u, in, src, &es)) return so_errorf("source graph is ill-typed");
-    if (!gen_eval_graph(u, in, dst, &ed)) {
+    gen_inputs inb, *in = &inb; /* values are not used, only the types */
+    gen_inputs_make(u, 12345, &inb);
+    int ok_s = gen_eval_graph(u, in, src, &es), ok_d = ok_s && gen_eval_graph(u, in, dst, &ed);
+    gen_inputs_free(&inb);
+    if (!ok_s) {
         gen_eval_free(&es);
+        return so_errorf("source graph is ill-typed");
+    }
+    if (!ok_d) {
+        gen_eval_free(&es);
+        gen_eval_free(&ed);
         return so_errorf("target graph is ill-typed");
     }
     so_status st = SO_ERR;
@@ -1160,15 +1164,21 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     so_ruleset rs;
     memset(&rs, 0, sizeof rs);
     for (int64_t k = 0; k < nc; k++) {
-        if (o->shard_n > 1 && (int)(cs[k].orbit % (uint64_t)o->shard_n) != o->shard_i) continue;
-        st->in_shard++;
         so_rule r;
         if (so_gen_make_rule(u, &g[cs[k].a], &g[cs[k].b], &r) != SO_OK) continue;
         snprintf(r.provenance, sizeof r.provenance, "%s", prov);
+        /* shards split by the structure key, so that subsumption never crosses shards */
+        if (o->shard_n > 1) {
+            char *key = structure_key(&r);
+            uint64_t h = XXH3_64bits(key, strlen(key));
+            free(key);
+            if ((int)(h % (uint64_t)o->shard_n) != o->shard_i) continue;
+        }
         so_ruleset_push(&rs, &r);
         prog_stage(&P, "generalising %lld/%lld candidates", (long long)k, (long long)nc);
     }
     st->after_generalise = rs.n_rules;
+    st->in_shard = rs.n_rules;
     drop_subsumed(&rs);
     st->after_subsumed = rs.n_rules;
     free(cs);
@@ -1335,6 +1345,23 @@ int so_gen_main(int argc, char **argv)
     return rc;
 }
 
+void so_gen_merge(so_ruleset *all)
+{
+    so_gen_sort(all);
+    /* drop exact duplicates (the same rule in two inputs) */
+    int32_t w = 0;
+    for (int32_t k = 0; k < all->n_rules; k++) {
+        if (w > 0) {
+            so_rule a = all->rules[w - 1], b = all->rules[k];
+            a.id = b.id = 0;
+            if (so_rule_eq(&a, &b)) continue;
+        }
+        all->rules[w++] = all->rules[k];
+    }
+    all->n_rules = w;
+    for (int32_t k = 0; k < w; k++) all->rules[k].id = k + 1;
+}
+
 static int usage_rules(void)
 {
     fprintf(stderr, "usage: superopt rules merge A.rules B.rules ... -o OUT.rules\n");
@@ -1368,19 +1395,8 @@ int so_rules_main(int argc, char **argv)
         so_ruleset_free(&all);
         return usage_rules();
     }
-    so_gen_sort(&all);
-    /* drop exact duplicates (the same rule in two inputs) */
-    int32_t w = 0;
-    for (int32_t k = 0; k < all.n_rules; k++) {
-        if (w > 0) {
-            so_rule a = all.rules[w - 1], b = all.rules[k];
-            a.id = b.id = 0;
-            if (so_rule_eq(&a, &b)) continue;
-        }
-        all.rules[w++] = all.rules[k];
-    }
-    all.n_rules = w;
-    for (int32_t k = 0; k < w; k++) all.rules[k].id = k + 1;
+    so_gen_merge(&all);
+    int32_t w = all.n_rules;
     if (so_rules_save(&all, outp) != SO_OK) {
         fprintf(stderr, "superopt rules merge: %s\n", so_error());
         rc = 1;

@@ -31,7 +31,7 @@ typedef struct so_gen_stats {
     int64_t after_trivial;
     int64_t after_renaming;
     int64_t after_common_subgraph;
-    int64_t in_shard;
+    int64_t in_shard;            /* generalised candidates in this shard (structure-key hash) */
     int64_t after_generalise;
     int64_t after_subsumed;      /* instances of a more general rule of the same structure dropped */
     int64_t after_float;
@@ -45,6 +45,9 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
 
 /* Sort key order used for every generated file (and by merge): fewer nodes first, then text. */
 void so_gen_sort(so_ruleset *rs);
+
+/* Merges shards in place: sort (so_gen_sort) and drop exact duplicates; renumbers ids. */
+void so_gen_merge(so_ruleset *all);
 
 /* Builds the rule for the candidate (src graph a, dst graph b) of universe u with shape
    generalisation; returns SO_ERR if the shapes cannot be generalised. Exposed for tests. */
