@@ -272,7 +272,25 @@ onnx.save(model, os.path.join(OUT, "opaque_ops.onnx"))
 x.tofile(os.path.join(OUT, "opaque_ops.in.bin"))
 listing.append("opaque_ops opaque")
 
-# 11. external data next to the model
+# 11. narrow-typed initializers read by kept-verbatim ops (a bool mask for Where, int32 Gather
+#     indices): the export must write them back in their own type (checked by onnx.checker)
+x = f32(1, 4, 4)
+graph = helper.make_graph([
+    helper.make_node("Where", ["mask", "x", "neg"], ["w"]),
+    helper.make_node("Softmax", ["w"], ["y"], axis=-1),
+    helper.make_node("Gather", ["x", "idx"], ["g"], axis=2),
+], "typed", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4]), helper.make_tensor_value_info("g", TensorProto.FLOAT, [1, 4, 2])],
+    [numpy_helper.from_array(np.tril(np.ones((4, 4), bool)), "mask"), numpy_helper.from_array(np.array(-1e9, np.float32), "neg"),
+     numpy_helper.from_array(np.array([3, 0], np.int32), "idx")])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 7
+onnx.checker.check_model(model, full_check=True)
+onnx.save(model, os.path.join(OUT, "typed_consts.onnx"))
+x.tofile(os.path.join(OUT, "typed_consts.in.bin"))
+listing.append("typed_consts opaque")
+
+# 12. external data next to the model
 x = f32(2, 4)
 W = f32(4, 3)
 graph = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"])], "ext",
