@@ -30,6 +30,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+int64_t so_onnx_symbolic_dim = 0;
+
 /* Builder results: done, failed (message set), or "keep this node verbatim as OPAQUE". */
 enum { B_OK = 0, B_ERR = 1, B_OPAQUE = 2 };
 
@@ -2334,14 +2336,18 @@ static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, strmap *inits)
         int64_t numel = 1;
         for (size_t d = 0; d < sp->n_dim; d++) {
             const Onnx__TensorShapeProto__Dimension *dm = sp->dim[d];
-            if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
-                return so_errorf("input '%s' has a symbolic dimension '%s'; superopt needs fixed shapes", vi->name, dm->dim_param);
-            if (dm->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-                return so_errorf("input '%s' has an unknown dimension %zu; superopt needs fixed shapes", vi->name, d);
-            if (dm->dim_value < 0) return so_errorf("input '%s' has a negative dimension %lld", vi->name, (long long)dm->dim_value);
-            if (dm->dim_value > INT32_MAX) return so_errorf("input '%s' has an absurd dimension %lld", vi->name, (long long)dm->dim_value);
-            if (so_i64_mul(numel, dm->dim_value, &numel)) return so_errorf("input '%s': element count overflows", vi->name);
-            v->shape.dim[d] = dm->dim_value;
+            int64_t dv = dm->dim_value;
+            if (dm->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+                if (so_onnx_symbolic_dim > 0) dv = so_onnx_symbolic_dim;
+                else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+                    return so_errorf("input '%s' has a symbolic dimension '%s'; superopt needs fixed shapes", vi->name, dm->dim_param);
+                else
+                    return so_errorf("input '%s' has an unknown dimension %zu; superopt needs fixed shapes", vi->name, d);
+            }
+            if (dv < 0) return so_errorf("input '%s' has a negative dimension %lld", vi->name, (long long)dv);
+            if (dv > INT32_MAX) return so_errorf("input '%s' has an absurd dimension %lld", vi->name, (long long)dv);
+            if (so_i64_mul(numel, dv, &numel)) return so_errorf("input '%s': element count overflows", vi->name);
+            v->shape.dim[d] = dv;
         }
         size_t bytes;
         if (so_size_mul((size_t)numel, 8, &bytes) || bytes / 2 > so_max_alloc_bytes)

@@ -22,6 +22,11 @@ so_status so_onnx_load(const char *path, so_model **out);
 /* Same, from a memory buffer (path used for messages and external data). */
 so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_model **out);
 
+/* Value used for symbolic or unknown input dimensions (dim_param "batch", or no value) instead
+   of failing with "input 'x' has a symbolic dimension ..."; 0 (default) = fail. Meant for a
+   command-line override such as --dim 1. */
+extern int64_t so_onnx_symbolic_dim;
+
 /* Writes graph g (of model g->model) as an ONNX model: same input/output names, opset and
    producer; weights used by g become initializers (names kept where known); internal ops
    must have been folded (error otherwise). Written to a temporary file in the same

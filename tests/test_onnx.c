@@ -521,6 +521,12 @@ static void test_malformed(void **state)
     expect_load_error(V_EXT_ESCAPE, "extescape.onnx", "external data path 'sub/../../secret.bin' escapes the model's directory");
     expect_load_error(V_EXT_ABSOLUTE, "extabs.onnx", "external data path '/etc/passwd' is absolute");
     expect_load_error(V_SYMBOLIC, "symbolic.onnx", "input 'x' has a symbolic dimension 'batch'; superopt needs fixed shapes");
+    so_onnx_symbolic_dim = 2; /* the override fixes 'batch' at 2 */
+    so_status st = load_variant(V_SYMBOLIC, "symbolic2.onnx", &m);
+    so_onnx_symbolic_dim = 0;
+    if (st != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(m->inputs[0].shape.dim[0], 2);
+    so_model_free(m);
     expect_load_error(V_NEG_INPUT_DIM, "neginput.onnx", "input 'x' has a negative dimension -4");
     /* shape errors from inference carry the path and the node */
     expect_load_error(V_BAD_SHAPE, "badshape.onnx", "mm");
