@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <z3.h>
 
 #include "../kernels/ref.h"
@@ -733,6 +734,61 @@ static void set_why(char *why, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+typedef struct watchdog {
+    Z3_context ctx;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    double deadline;
+} watchdog;
+
+static void *watchdog_main(void *arg)
+{
+    watchdog *w = arg;
+    pthread_mutex_lock(&w->mu);
+    while (!w->done) {
+        double now = so_now();
+        if (now >= w->deadline) {
+            Z3_interrupt(w->ctx);
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double wait = SO_MIN(w->deadline - now, 0.25);
+        ts.tv_sec += (time_t)wait;
+        ts.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Z3_solver_check with a watchdog thread that interrupts the context 0.5 s after the
+   timeout: Z3's own timeout is not checked inside every E-matching loop. */
+static Z3_lbool check_with_watchdog(Z3_context c, Z3_solver s, unsigned ms)
+{
+    watchdog wd = {.ctx = c, .done = 0, .deadline = so_now() + (double)ms / 1000.0 + 0.5};
+    pthread_mutex_init(&wd.mu, NULL);
+    pthread_cond_init(&wd.cv, NULL);
+    pthread_t wt;
+    int have_wd = pthread_create(&wt, NULL, watchdog_main, &wd) == 0;
+    Z3_lbool res = Z3_solver_check(c, s);
+    if (have_wd) {
+        pthread_mutex_lock(&wd.mu);
+        wd.done = 1;
+        pthread_cond_signal(&wd.cv);
+        pthread_mutex_unlock(&wd.mu);
+        pthread_join(wt, NULL);
+    }
+    pthread_cond_destroy(&wd.cv);
+    pthread_mutex_destroy(&wd.mu);
+    return res;
+}
+
 so_status so_verifier_prove(so_verifier *v, const so_rule *r, double timeout_s, int *status, double *seconds, char *why, size_t why_len)
 {
     Z3_context c = v->ctx;
@@ -755,7 +811,7 @@ so_status so_verifier_prove(so_verifier *v, const so_rule *r, double timeout_s, 
         Z3_params_set_uint(c, p, Z3_mk_string_symbol(c, "timeout"), ms);
         Z3_solver_set_params(c, v->s, p);
         Z3_params_dec_ref(c, p);
-        Z3_lbool res = Z3_solver_check(c, v->s);
+        Z3_lbool res = check_with_watchdog(c, v->s, ms);
         double dt = so_now() - t0;
         if (res == Z3_L_FALSE) {
             *status = SO_RULE_PROVED;
@@ -1014,7 +1070,7 @@ static int axiom_redundant(int k, double timeout_s)
     Z3_params_set_uint(c, p, Z3_mk_string_symbol(c, "timeout"), (unsigned)(timeout_s * 1000));
     Z3_solver_set_params(c, v->s, p);
     Z3_params_dec_ref(c, p);
-    result = Z3_solver_check(c, v->s) == Z3_L_FALSE;
+    result = check_with_watchdog(c, v->s, (unsigned)(timeout_s * 1000)) == Z3_L_FALSE;
 done:
     so_verifier_free(v);
     return result;
