@@ -103,6 +103,7 @@ static void add_var(gen_universe *u, const char *name, gen_type t, int role, int
     v->t = t;
     v->role = (int8_t)role;
     v->kernel = (int8_t)kernel;
+    v->base = -1;
     int64_t n = gen_numel(&t);
     if (n > u->elems_max) u->elems_max = (int)n;
 }
@@ -179,11 +180,14 @@ void gen_universe_default(gen_universe *u)
     add_var(u, "bm", T(1, 2, 0, 0, 0), GR_PARAM, 0);
     add_var(u, "bv", T(1, 2, 0, 0, 0), GR_PARAM, 0);
     for (int i = 0; i < 4; i++) u->bn_param[i] = (int8_t)(u->n_vars - 4 + i);
+    gen_universe_add_enlarged(u);
     uint32_t all = 0;
     for (int k = 0; k < GK_COUNT; k++) all |= 1u << k;
     all &= ~(1u << GK_CONST_ONES);
     gen_universe_add_insts(u, all);
 }
+
+static void enlarge_vals(const gen_type *t, const uint32_t *x, uint32_t *y);
 
 void gen_inputs_make(const gen_universe *u, uint64_t seed, gen_inputs *in)
 {
@@ -193,6 +197,32 @@ void gen_inputs_make(const gen_universe *u, uint64_t seed, gen_inputs *in)
         in->val[v] = so_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
         uint64_t s = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)v * 0x632be59bd9b4e019ULL + 1;
         for (int64_t i = 0; i < n; i++) in->val[v][i] = (uint32_t)(mix64(s + (uint64_t)i * 0x9e3779b97f4a7c15ULL) % GEN_P);
+    }
+    for (int v = 0; v < u->n_vars; v++)
+        if (u->vars[v].role == GR_ENLARGED) enlarge_vals(&u->vars[u->vars[v].base].t, in->val[u->vars[v].base], in->val[v]);
+}
+
+static void enlarge_vals(const gen_type *t, const uint32_t *x, uint32_t *y)
+{
+    int O = t->dim[0], I = t->dim[1], kh = t->dim[2], kw = t->dim[3];
+    int oh = (3 - kh) / 2, ow = (3 - kw) / 2;
+    memset(y, 0, (size_t)O * I * 9 * sizeof *y);
+    for (int o = 0; o < O * I; o++)
+        for (int r = 0; r < kh; r++)
+            for (int c = 0; c < kw; c++) y[o * 9 + (r + oh) * 3 + c + ow] = x[(o * kh + r) * kw + c];
+}
+
+void gen_universe_add_enlarged(gen_universe *u)
+{
+    int n = u->n_vars;
+    for (int v = 0; v < n; v++) {
+        const gen_var *b = &u->vars[v];
+        if (!b->kernel || b->role != GR_ANY || (b->t.dim[2] == 3 && b->t.dim[3] == 3)) continue;
+        if (u->n_vars >= GEN_MAX_VARS) return;
+        char name[8];
+        snprintf(name, sizeof name, "%s3", b->name);
+        add_var(u, name, T(4, b->t.dim[0], b->t.dim[1], 3, 3), GR_ENLARGED, 1);
+        u->vars[u->n_vars - 1].base = (int8_t)v;
     }
 }
 
@@ -290,6 +320,7 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
 static int arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
 {
     if (role == GR_PARAM) return (kind == GK_CONVB && pos == 2) || (kind == GK_BN && pos >= 1);
+    if (role == GR_ENLARGED) return (kind == GK_CONCAT && axis == 0) || kind == GK_ADD;
     if (is_kernel_type(t)) {
         /* conv kernels: only the weight arithmetic convs need (linearity, merging, enlarging) */
         switch (kind) {
@@ -610,7 +641,7 @@ static void record(tstate *ts)
         for (int a = 0; a < g->n_in; a++) {
             int t = ts->nodes[i].in[a];
             int nd = tid_node(u, t);
-            if (nd < 0) mask |= 1u << t;
+            if (nd < 0) mask |= 1u << (u->vars[t].base >= 0 ? u->vars[t].base : t);
             else used[nd] |= 1u << tid_slot(u, t);
         }
     }
@@ -898,7 +929,7 @@ so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops
     for (int a = 0; a < nv; a++)
         for (int b = -1; b < nv; b++) {
             if (b == a) continue;
-            if (u->vars[a].role == GR_PARAM || (b >= 0 && u->vars[b].role == GR_PARAM)) continue;
+            if (u->vars[a].role != GR_ANY || (b >= 0 && u->vars[b].role != GR_ANY)) continue;
             gen_graph gr;
             memset(&gr, 0, sizeof gr);
             int no = b < 0 ? 1 : 2;

@@ -26,6 +26,8 @@ typedef struct gen_type {
 typedef enum gen_role {
     GR_ANY = 0,      /* any operator input */
     GR_PARAM = 1,    /* only batchnorm parameters / conv bias (per-channel vectors) */
+    GR_ENLARGED = 2, /* enlarge(base): a free derived kernel; only feeds concat (axis 0) and add;
+                        in a rule it becomes an explicit enlarge node on the base variable */
 } gen_role;
 
 typedef struct gen_var {
@@ -33,6 +35,7 @@ typedef struct gen_var {
     gen_type t;
     int8_t role;     /* gen_role */
     int8_t kernel;   /* rank-4 conv kernel: dims 2,3 stay concrete in rules */
+    int8_t base;     /* GR_ENLARGED: the variable it enlarges; else -1 */
 } gen_var;
 
 /* Operator instance kinds (parameterised instances of ops.def operators). */
@@ -82,6 +85,8 @@ typedef struct gen_graph {
 /* An empty universe (no variables, no instances). */
 void gen_universe_init(gen_universe *u);
 void gen_universe_add_var(gen_universe *u, const char *name, int rank, const int *dims, int role, int kernel);
+/* Adds enlarge(v) pseudo-variables (3x3) for every kernel variable smaller than 3x3. */
+void gen_universe_add_enlarged(gen_universe *u);
 /* The default universe (TASO-like operator set, see gen.c docs). */
 void gen_universe_default(gen_universe *u);
 /* Instances of every kind in kinds (bit mask of 1u << gen_kind) with acts {none, relu}. */

@@ -736,9 +736,58 @@ static so_rref out_ref(const gen_universe *u, const gen_graph *g, int k, const i
     return r;
 }
 
-so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src, const gen_graph *dst, so_rule *r)
+/* Replaces enlarged-kernel pseudo-variables by explicit enlarge nodes on their base variables
+   (prepended). Returns 0 if the graph would have too many nodes or there is no enlarge instance. */
+static int expand_pseudo(const gen_universe *u, const gen_graph *g, gen_graph *o)
+{
+    *o = *g;
+    int map[GEN_MAX_VARS], np = 0, pv[GEN_MAX_VARS];
+    for (int v = 0; v < u->n_vars; v++) map[v] = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int a = 0; a < u->insts[g->nodes[i].inst].n_in; a++) {
+            int t = g->nodes[i].in[a];
+            if (t < u->n_vars && u->vars[t].base >= 0 && map[t] < 0) {
+                map[t] = np;
+                pv[np++] = t;
+            }
+        }
+    if (np == 0) return 1;
+    int enl = -1;
+    for (int i = 0; i < u->n_insts; i++)
+        if (u->insts[i].kind == GK_ENLARGE) enl = i;
+    if (enl < 0 || g->n_nodes + np > GEN_MAX_NODES) return 0;
+    o->n_nodes = (uint8_t)(g->n_nodes + np);
+    for (int q = 0; q < np; q++) {
+        memset(&o->nodes[q], 0, sizeof o->nodes[q]);
+        o->nodes[q].inst = (uint8_t)enl;
+        o->nodes[q].in[0] = (uint8_t)u->vars[pv[q]].base;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        gen_node nd = g->nodes[i];
+        for (int a = 0; a < u->insts[nd.inst].n_in; a++) {
+            int t = nd.in[a];
+            if (t < u->n_vars) {
+                if (map[t] >= 0) nd.in[a] = (uint8_t)(u->n_vars + GEN_MAX_OUT * map[t]);
+            } else {
+                nd.in[a] = (uint8_t)(t + GEN_MAX_OUT * np);
+            }
+        }
+        o->nodes[i + np] = nd;
+    }
+    for (int k = 0; k < g->n_out; k++) {
+        int t = g->out[k];
+        if (t >= u->n_vars) o->out[k] = (uint8_t)(t + GEN_MAX_OUT * np);
+        else if (map[t] >= 0) o->out[k] = (uint8_t)(u->n_vars + GEN_MAX_OUT * map[t]);
+    }
+    return 1;
+}
+
+so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const gen_graph *dst0, so_rule *r)
 {
     memset(r, 0, sizeof *r);
+    gen_graph src_x, dst_x;
+    if (!expand_pseudo(u, src0, &src_x) || !expand_pseudo(u, dst0, &dst_x)) return so_errorf("too many nodes");
+    const gen_graph *src = &src_x, *dst = &dst_x;
     gen_eval es, ed;
     gen_inputs inb, *in = &inb; /* values are not used, only the types */
     gen_inputs_make(u, 12345, &inb);
