@@ -245,7 +245,8 @@ static void *read_file(const char *path, size_t *len)
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     rewind(f);
-    void *d = malloc((size_t)n + 1);
+    char *d = malloc((size_t)n + 1);
+    d[n] = 0; /* text files (messages) can be printed */
     if (n > 0 && fread(d, 1, (size_t)n, f) != (size_t)n) {
         free(d);
         d = NULL;
