@@ -595,6 +595,7 @@ typedef struct shared {
     const gen_universe *u;
     const gen_inputs *in;
     int max_ops;
+    int shard_i, shard_n;
     work_item *items;
     int64_t n_items;
     atomic_llong next, done, graphs;
@@ -714,6 +715,7 @@ static void record(tstate *ts)
         ts->cap_out = ts->cap_out ? ts->cap_out * 2 : 4096;
         ts->out = so_xrealloc(ts->out, (size_t)ts->cap_out * sizeof *ts->out);
     }
+    if (ts->S->shard_n > 1 && (int)(gr.key % (uint64_t)ts->S->shard_n) != ts->S->shard_i) return;
     ts->out[ts->n_out++] = gr;
 }
 
@@ -739,6 +741,26 @@ static void try_node(tstate *ts, const gen_node *nd)
     ts->nodes[k] = *nd;
     ts->h[k] = node_hash(u, nd, ts->h);
     if (!canonical_order(u, ts->nodes, ts->h, k + 1)) return;
+    /* outputs after adding the node; a node consumes at most two outputs and adds one, so a
+       graph with more than 2 + (remaining budget) outputs can neither be kept nor extended
+       into one that is: count it, skip its evaluation and its subtree */
+    int n_outs = 0;
+    {
+        uint32_t used[GEN_MAX_NODES] = {0};
+        for (int i = 0; i <= k; i++)
+            for (int a = 0; a < u->insts[ts->nodes[i].inst].n_in; a++) {
+                int t = ts->nodes[i].in[a], p = tid_node(u, t);
+                if (p >= 0) used[p] |= 1u << tid_slot(u, t);
+            }
+        for (int i = 0; i <= k; i++)
+            for (int s2 = 0; s2 < u->insts[ts->nodes[i].inst].n_out; s2++)
+                if (!(used[i] & (1u << s2))) n_outs++;
+    }
+    int remaining = ts->S->max_ops - (k + 1 - ts->n_free - is_free);
+    if (n_outs > 2 + remaining) {
+        ts->graphs++;
+        return;
+    }
     int base = u->n_vars + GEN_MAX_OUT * k;
     uint32_t *ov[GEN_MAX_OUT];
     for (int s = 0; s < g->n_out; s++) {
@@ -882,6 +904,13 @@ static int cmp_graph(const void *a, const void *b)
 so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops, int threads, gen_graph **out,
                         int64_t *n_out, gen_enum_stats *st, gen_progress_fn progress, void *pctx)
 {
+    return gen_enumerate_shard(u, in, max_ops, threads, 0, 1, out, n_out, st, progress, pctx);
+}
+
+so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int max_ops, int threads, int shard_i,
+                              int shard_n, gen_graph **out, int64_t *n_out, gen_enum_stats *st,
+                              gen_progress_fn progress, void *pctx)
+{
     if (max_ops < 1 || max_ops > GEN_MAX_OPS) return so_errorf("--max-ops must be 1..%d", GEN_MAX_OPS);
     if (u->n_vars > 32 || u->n_insts > 255) return so_errorf("generator universe too large");
     if (threads < 1) threads = 1;
@@ -890,6 +919,8 @@ so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops
     S.u = u;
     S.in = in;
     S.max_ops = max_ops;
+    S.shard_i = shard_i;
+    S.shard_n = shard_n > 0 ? shard_n : 1;
     S.progress = progress;
     S.pctx = pctx;
     pthread_mutex_init(&S.mu, NULL);
@@ -950,6 +981,7 @@ so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops
             uint64_t kk[4] = {gr.mask, (uint64_t)no, oh[0], no > 1 ? oh[1] : 0};
             gr.key = XXH3_64bits(kk, sizeof kk);
             gr.canon = (uint64_t)(a * 64 + b + 1);
+            if (S.shard_n > 1 && (int)(gr.key % (uint64_t)S.shard_n) != S.shard_i) continue;
             all[m++] = gr;
         }
     qsort(all, (size_t)m, sizeof *all, cmp_graph);

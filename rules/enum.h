@@ -116,6 +116,12 @@ so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops
                         gen_graph **out, int64_t *n_out, gen_enum_stats *st,
                         gen_progress_fn progress, void *pctx);
 
+/* Same, keeping only the graphs whose key is in shard shard_i of shard_n (key % shard_n):
+   candidates pair graphs of one key, so shards produce disjoint candidate sets. */
+so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int max_ops, int threads, int shard_i,
+                              int shard_n, gen_graph **out, int64_t *n_out, gen_enum_stats *st,
+                              gen_progress_fn progress, void *pctx);
+
 /* Evaluates graph g on the inputs: tensor values and types for every tensor id
    (vals[t] malloc'd, caller frees with gen_eval_free). Returns 0 if ill-typed. */
 typedef struct gen_eval {

@@ -1118,7 +1118,8 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     gen_graph *g = NULL;
     int64_t ng = 0;
     gen_enum_stats es;
-    so_status rc = gen_enumerate(u, &in, o->max_ops, o->threads, &g, &ng, &es, prog_enum, &P);
+    so_status rc = gen_enumerate_shard(u, &in, o->max_ops, o->threads, o->shard_i, o->shard_n, &g, &ng, &es,
+                                       prog_enum, &P);
     if (rc != SO_OK) {
         gen_inputs_free(&in);
         return rc;
@@ -1216,20 +1217,11 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         so_rule r;
         if (so_gen_make_rule(u, &g[cs[k].a], &g[cs[k].b], &r) != SO_OK) continue;
         snprintf(r.provenance, sizeof r.provenance, "%s", prov);
-        /* shards split by the structure key, so that subsumption never crosses shards */
-        if (o->shard_n > 1) {
-            char *key = structure_key(&r);
-            uint64_t h = XXH3_64bits(key, strlen(key));
-            free(key);
-            if ((int)(h % (uint64_t)o->shard_n) != o->shard_i) continue;
-        }
         so_ruleset_push(&rs, &r);
         prog_stage(&P, "generalising %lld/%lld candidates", (long long)k, (long long)nc);
     }
     st->after_generalise = rs.n_rules;
     st->in_shard = rs.n_rules;
-    drop_subsumed(&rs);
-    st->after_subsumed = rs.n_rules;
     free(cs);
     free(g);
     gen_inputs_free(&in);
@@ -1280,7 +1272,9 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         st->verify_seconds = so_now() - tv;
     }
     if (P.on) fprintf(stderr, "\r\033[K");
-    so_gen_sort(&rs);
+    /* subsumption runs last (also in merge), so that shards + merge equal one run */
+    so_gen_merge(&rs);
+    st->after_subsumed = rs.n_rules;
     snprintf(rs.header, sizeof rs.header,
              "superopt generate --max-ops %d --seed %llu: %s rules (format: rules/RULES.md)", o->max_ops,
              (unsigned long long)o->seed, o->verify ? "proved" : "unverified");
@@ -1366,11 +1360,10 @@ int so_gen_main(int argc, char **argv)
     }
     fprintf(stderr,
             "generate: %lld graphs, %lld candidates, %lld after trivial, %lld after renaming, %lld after common subgraph"
-            ", %lld generalised, %lld after subsumption, %lld after float re-test, %lld proved, %lld rules -> %s (%.1f s)\n",
+            ", %lld generalised, %lld after float re-test, %lld proved, %lld after subsumption = %lld rules -> %s (%.1f s)\n",
             (long long)st.graphs, (long long)st.candidates, (long long)st.after_trivial, (long long)st.after_renaming,
-            (long long)st.after_common_subgraph, (long long)st.after_generalise, (long long)st.after_subsumed,
-            (long long)st.after_float,
-            (long long)st.proved, (long long)st.rules, outp, st.seconds);
+            (long long)st.after_common_subgraph, (long long)st.after_generalise, (long long)st.after_float,
+            (long long)st.proved, (long long)st.after_subsumed, (long long)st.rules, outp, st.seconds);
     if (json) {
         FILE *f = fopen(json, "w");
         if (!f) {
@@ -1397,6 +1390,7 @@ int so_gen_main(int argc, char **argv)
 void so_gen_merge(so_ruleset *all)
 {
     so_gen_sort(all);
+    drop_subsumed(all);
     /* drop exact duplicates (the same rule in two inputs) */
     int32_t w = 0;
     for (int32_t k = 0; k < all->n_rules; k++) {

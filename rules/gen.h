@@ -33,7 +33,8 @@ typedef struct so_gen_stats {
     int64_t after_common_subgraph;
     int64_t in_shard;            /* generalised candidates in this shard (structure-key hash) */
     int64_t after_generalise;
-    int64_t after_subsumed;      /* instances of a more general rule of the same structure dropped */
+    int64_t after_subsumed;      /* last stage: instances of a more general rule of the same
+                                    structure dropped (also applied by merge) */
     int64_t after_float;
     int64_t proved;
     int64_t rules;
