@@ -25,7 +25,7 @@ static void test_axioms_selfcheck(void **state)
     for (int k = 0; k < n; k++) {
         int ok = 0, evals = 0;
         char why[512];
-        assert_int_equal(so_axiom_selfcheck(k, 40, 7, &ok, &evals, why, sizeof why), SO_OK);
+        assert_int_equal(so_axiom_selfcheck(k, 100, 7, &ok, &evals, why, sizeof why), SO_OK);
         if (!ok) {
             fprintf(stderr, "axiom self-check failed: %s\n", why);
             failed++;

@@ -19,7 +19,7 @@
    perturbed instances for "both sides ill-typed together". */
 
 #define CONV "sh:1..2 sw:1..2 ph:0..1 pw:0..1"
-#define CONVG CONV " g:1..1"
+#define CONVG CONV " g:1..2"
 #define POOL "kh:1..3 kw:1..3 sh:1..2 sw:1..2 ph:0..1 pw:0..1"
 
 static const so_axiom axiom_table[] = {
@@ -50,14 +50,14 @@ static const so_axiom axiom_table[] = {
     {"mm-concat-rows", "matmul with row-concatenated left side concatenates the results' rows", "a:n,k b:n,k c:k,m", "ax:0..1",
      "(and (= ax (- (rank a) 2)) (= (rank a) (rank c)) (>= (rank a) 2))", "(matmul (concat ax a b) c)", "(concat ax (matmul a c) (matmul b c))", AXF_BIDIR},
     {"mm-concat-inner", "matmul of concats along the inner dimension is a sum of matmuls", "a:n,k b:n,k c:k,m d:k,m", "ax:0..1 bx:0..1",
-     "(and (= ax (- (rank a) 1)) (= bx (- (rank c) 2)) (= (rank a) (rank c)) (= (rank a) (rank b)) (= (rank c) (rank d)) (>= (rank a) 2) (= (dim a ax) (dim c bx)))",
+     "(and (= ax (- (rank a) 1)) (= bx (- (rank c) 2)) (= (rank a) (rank c)) (= (rank a) (rank b)) (= (rank c) (rank d)) (= (rank a) 2) (and (= (dim a ax) (dim c bx)) (= (dim a 0) (dim b 0)) (= (dim c 1) (dim d 1))))",
      "(matmul (concat ax a b) (concat bx c d))", "(add (matmul a c) (matmul b d))", 0},
     {"mm-idmat-l", "multiplying by the identity matrix on the left is the identity", "a:n,k", "n:1..4", "(and (= n (dim a 0)) (= (rank a) 2))", "(matmul (cidmat n) a)", "a", 0},
     {"mm-idmat", "multiplying by the identity matrix on the right is the identity", "a:n,k", "n:1..4", "(and (= n (dim a (- (rank a) 1))) (>= (rank a) 2))", "(matmul a (cidmat n))", "a", 0},
     /* ---- convolution (ints: stride h w, pad h w, group) ---- */
     {"conv-add-w", "conv is linear in the kernel", "x:n,c,5,5 w:o,c,k,l v:o,c,k,l", CONVG, "(same w v)", "(conv sh sw ph pw g x (add w v))", "(add (conv sh sw ph pw g x w) (conv sh sw ph pw g x v))", AXF_BIDIR},
     {"conv-add-x", "conv is linear in the input", "x:n,c,5,5 y:n,c,5,5 w:o,c,k,l", CONVG, "(same x y)", "(conv sh sw ph pw g (add x y) w)", "(add (conv sh sw ph pw g x w) (conv sh sw ph pw g y w))", AXF_BIDIR},
-    {"conv-concat-w", "conv with output-channel-concatenated kernels concatenates the output channels", "x:n,c,5,5 w:o,c,k,l v:o,c,k,l", CONV, "",
+    {"conv-concat-w", "conv with output-channel-concatenated kernels concatenates the output channels", "x:n,c,5,5 w:o,c,k,l v:o,c,k,l", CONV, "(and (= (dim w 1) (dim v 1)) (= (dim w 2) (dim v 2)) (= (dim w 3) (dim v 3)))",
      "(conv sh sw ph pw 1 x (concat 0 w v))", "(concat 1 (conv sh sw ph pw 1 x w) (conv sh sw ph pw 1 x v))", AXF_BIDIR},
     {"conv-concat-x", "conv of channel-concatenated input and kernel is the sum of the two convs", "x:n,c,5,5 y:n,c,5,5 w:o,c,k,l v:o,c,k,l", CONV, "(and (= (dim x 1) (dim w 1)) (= (dim x 0) (dim y 0)) (= (dim x 2) (dim y 2)) (= (dim x 3) (dim y 3)) (= (dim w 0) (dim v 0)) (= (dim w 2) (dim v 2)) (= (dim w 3) (dim v 3)))",
      "(conv sh sw ph pw 1 (concat 1 x y) (concat 1 w v))", "(add (conv sh sw ph pw 1 x w) (conv sh sw ph pw 1 y v))", AXF_BIDIR},
@@ -73,10 +73,28 @@ static const so_axiom axiom_table[] = {
      "(and (>= ax 0) (< ax 2) (= (dim w 2) (dim v 2)) (= (dim w 3) (dim v 3)))", "(enlarge kh kw (concat ax w v))", "(concat ax (enlarge kh kw w) (enlarge kh kw v))", AXF_BIDIR},
     {"enlarge-add", "enlarge distributes over addition of same-shaped kernels", "w:o,c,k,l v:o,c,k,l", "kh:1..5 kw:1..5", "(same w v)", "(enlarge kh kw (add w v))", "(add (enlarge kh kw w) (enlarge kh kw v))", AXF_BIDIR},
     {"enlarge-mul", "enlarge distributes over multiplication of same-shaped kernels (zero padding)", "w:o,c,k,l v:o,c,k,l", "kh:1..5 kw:1..5", "(same w v)", "(enlarge kh kw (mul w v))", "(mul (enlarge kh kw w) (enlarge kh kw v))", AXF_BIDIR},
-    {"conv-concat-n", "conv of a batch concat is the batch concat of the convs", "x:n,c,5,5 y:n,c,5,5 w:o,c,k,l", "sh:1..2 sw:1..2 ph:0..1 pw:0..1 g:1..2", "",
+    {"conv-concat-n", "conv of a batch concat is the batch concat of the convs", "x:n,c,5,5 y:n,c,5,5 w:o,c,k,l", "sh:1..2 sw:1..2 ph:0..1 pw:0..1 g:1..2", "(and (= (dim x 1) (dim y 1)) (= (dim x 2) (dim y 2)) (= (dim x 3) (dim y 3)))",
      "(conv sh sw ph pw g (concat 0 x y) w)", "(concat 0 (conv sh sw ph pw g x w) (conv sh sw ph pw g y w))", AXF_BIDIR},
-    {"bias-concat-n", "bias of a batch concat is the batch concat of the biased parts", "a:n,c,3,3 c:n,c,3,3 b:c", "", "",
-     "(bias (concat 0 a c) b)", "(concat 0 (bias a b) (bias c b))", AXF_BIDIR},
+    {"bias-concat-n", "bias of a batch or spatial concat is the concat of the biased parts", "a:n,c,3,3 c:n,c,3,3 b:c", "ax:0..3", "(not (= ax 1))",
+     "(bias (concat ax a c) b)", "(concat ax (bias a b) (bias c b))", AXF_BIDIR},
+    {"spl-bias-n", "a batch or spatial slice of a biased tensor is the biased slice", "a:n,c,3,3 b:c", "ax:0..3 s:0..2 n:1..3", "(not (= ax 1))",
+     "(spl ax s n (bias a b))", "(bias (spl ax s n a) b)", AXF_BIDIR},
+    {"bias-add", "a bias moves across an addition of same-shaped tensors", "a:n,c,3,3 c:n,c,3,3 b:c", "", "(same a c)",
+     "(add a (bias c b))", "(bias (add a c) b)", AXF_BIDIR},
+    {"spl-conv-n", "a batch slice of a conv is the conv of the batch slice", "x:n,c,5,5 w:o,c,k,l", CONVG " s:0..2 n:1..3", "",
+     "(spl 0 s n (conv sh sw ph pw g x w))", "(conv sh sw ph pw g (spl 0 s n x) w)", AXF_BIDIR},
+    {"conv-concat-h", "a conv with kernel height 1, stride 1, no vertical padding commutes with a concat along height", "x:n,c,h,5 y:n,c,i,5 w:o,c,1,l", "sw:1..2 pw:0..1 g:1..2",
+     "(and (= (dim w 2) 1) (= (dim x 0) (dim y 0)) (= (dim x 1) (dim y 1)) (= (dim x 3) (dim y 3)))", "(conv 1 sw 0 pw g (concat 2 x y) w)", "(concat 2 (conv 1 sw 0 pw g x w) (conv 1 sw 0 pw g y w))", AXF_BIDIR},
+    {"conv-concat-wd", "a conv with kernel width 1, stride 1, no horizontal padding commutes with a concat along width", "x:n,c,5,h y:n,c,5,i w:o,c,k,1", "sh:1..2 ph:0..1 g:1..2",
+     "(and (= (dim w 3) 1) (= (dim x 0) (dim y 0)) (= (dim x 1) (dim y 1)) (= (dim x 2) (dim y 2)))", "(conv sh 1 ph 0 g (concat 3 x y) w)", "(concat 3 (conv sh 1 ph 0 g x w) (conv sh 1 ph 0 g y w))", AXF_BIDIR},
+    {"spl-conv-h", "a height slice of a conv with kernel height 1, stride 1, no vertical padding is the conv of the slice", "x:n,c,h,5 w:o,c,1,l", "sw:1..2 pw:0..1 g:1..2 s:0..2 n:1..3",
+     "(= (dim w 2) 1)", "(spl 2 s n (conv 1 sw 0 pw g x w))", "(conv 1 sw 0 pw g (spl 2 s n x) w)", AXF_BIDIR},
+    {"spl-conv-wd", "a width slice of a conv with kernel width 1, stride 1, no horizontal padding is the conv of the slice", "x:n,c,5,h w:o,c,k,1", "sh:1..2 ph:0..1 g:1..2 s:0..2 n:1..3",
+     "(= (dim w 3) 1)", "(spl 3 s n (conv sh 1 ph 0 g x w))", "(conv sh 1 ph 0 g (spl 3 s n x) w)", AXF_BIDIR},
+    {"bn-concat-n", "batchnorm of a batch or spatial concat is the concat of the batchnorms", "x:n,c,3,3 y:n,c,3,3 s:c b:c m:c v:+c", "eps:925353388..925353388 ax:0..3", "(not (= ax 1))",
+     "(bn eps (concat ax x y) s b m v)", "(concat ax (bn eps x s b m v) (bn eps y s b m v))", AXF_BIDIR},
+    {"spl-bn-n", "a batch or spatial slice of a batchnorm is the batchnorm of the slice", "x:n,c,3,3 s:c b:c m:c v:+c", "eps:925353388..925353388 ax:0..3 st:0..2 n:1..3", "(not (= ax 1))",
+     "(spl ax st n (bn eps x s b m v))", "(bn eps (spl ax st n x) s b m v)", AXF_BIDIR},
     {"avgpool-conv1x1", "average pooling (pads counted) commutes with a 1x1, stride-1, unpadded conv", "x:n,c,5,5 w:o,c,1,1", POOL,
      "(and (= (dim w 2) 1) (= (dim w 3) 1))", "(avgpool kh kw sh sw ph pw (conv 1 1 0 0 1 x w))", "(conv 1 1 0 0 1 (avgpool kh kw sh sw ph pw x) w)", 0},
     /* ---- pooling ---- */
@@ -85,9 +103,9 @@ static const so_axiom axiom_table[] = {
     {"conv-cpool", "a depthwise conv with the constant pool kernel is average pooling", "x:n,c,5,5", POOL " c:1..4 g:1..4",
      "(and (= (rank x) 4) (= c (dim x 1)) (= g c) (< ph kh) (< pw kw))", "(conv sh sw ph pw g x (cpool c kh kw))", "(avgpool kh kw sh sw ph pw x)", 0},
     {"maxpool-relu", "relu commutes with max pooling", "x:n,c,5,5", POOL, "", "(relu (maxpool kh kw sh sw ph pw x))", "(maxpool kh kw sh sw ph pw (relu x))", AXF_BIDIR},
-    {"avgpool-concat", "average pooling distributes over channel concat", "x:n,c,5,5 y:n,c,5,5", POOL, "", "(avgpool kh kw sh sw ph pw (concat 1 x y))",
+    {"avgpool-concat", "average pooling distributes over channel concat", "x:n,c,5,5 y:n,c,5,5", POOL, "(and (= (dim x 0) (dim y 0)) (= (dim x 2) (dim y 2)) (= (dim x 3) (dim y 3)))", "(avgpool kh kw sh sw ph pw (concat 1 x y))",
      "(concat 1 (avgpool kh kw sh sw ph pw x) (avgpool kh kw sh sw ph pw y))", AXF_BIDIR},
-    {"maxpool-concat", "max pooling distributes over channel concat", "x:n,c,5,5 y:n,c,5,5", POOL, "", "(maxpool kh kw sh sw ph pw (concat 1 x y))",
+    {"maxpool-concat", "max pooling distributes over channel concat", "x:n,c,5,5 y:n,c,5,5", POOL, "(and (= (dim x 0) (dim y 0)) (= (dim x 2) (dim y 2)) (= (dim x 3) (dim y 3)))", "(maxpool kh kw sh sw ph pw (concat 1 x y))",
      "(concat 1 (maxpool kh kw sh sw ph pw x) (maxpool kh kw sh sw ph pw y))", AXF_BIDIR},
     /* ---- concat ---- */
     {"concat-assoc", "concat on one axis is associative", "a:n,c,h b:n,c,h c:n,c,h", "ax:0..2", "", "(concat ax (concat ax a b) c)", "(concat ax a (concat ax b c))", AXF_BIDIR},
