@@ -172,6 +172,28 @@ static void conv_dw_run(void *priv, const so_tensor *in, so_tensor *out, float *
         pad_plane(X + (n * p->C + o / p->Og) * hw_in, p->H, p->W, xp, Hp, Wp, p->ph, p->pw);
         const float *w = Wt + o * p->kh * kw;
         float *y = Y + q * hw;
+        if (p->kh == 3 && kw == 3 && p->dh == 1 && dw == 1 && (sw == 1 || sw == 2)) {
+            /* 3x3: all nine taps in one pass per output row, epilogue while the row is in L1 */
+            const float w00 = w[0], w01 = w[1], w02 = w[2], w10 = w[3], w11 = w[4], w12 = w[5], w20 = w[6], w21 = w[7], w22 = w[8];
+            for (int64_t oh = 0; oh < p->Ho; oh++) {
+                float *restrict yr = y + oh * Wo;
+                const float *restrict r0 = xp + oh * p->sh * Wp, *restrict r1 = r0 + Wp, *restrict r2 = r1 + Wp;
+                if (sw == 1) {
+#pragma omp simd
+                    for (int64_t ow = 0; ow < Wo; ow++)
+                        yr[ow] = w00 * r0[ow] + w01 * r0[ow + 1] + w02 * r0[ow + 2] + w10 * r1[ow] + w11 * r1[ow + 1] +
+                                 w12 * r1[ow + 2] + w20 * r2[ow] + w21 * r2[ow + 1] + w22 * r2[ow + 2];
+                } else {
+#pragma omp simd
+                    for (int64_t ow = 0; ow < Wo; ow++)
+                        yr[ow] = w00 * r0[2 * ow] + w01 * r0[2 * ow + 1] + w02 * r0[2 * ow + 2] + w10 * r1[2 * ow] +
+                                 w11 * r1[2 * ow + 1] + w12 * r1[2 * ow + 2] + w20 * r2[2 * ow] + w21 * r2[2 * ow + 1] +
+                                 w22 * r2[2 * ow + 2];
+                }
+                so_fast_epi_row(&p->ch.ep, o, yr, R ? R + q * hw + oh * Wo : NULL, Wo);
+            }
+            continue;
+        }
         for (int64_t oh = 0; oh < p->Ho; oh++) {
             float *restrict yr = y + oh * Wo;
             for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = 0.f;
