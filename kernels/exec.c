@@ -15,7 +15,7 @@
 #define MAX_SAMPLES 512
 
 /* Where a value (node output) lives. */
-enum { LOC_NONE = 0, LOC_ARENA, LOC_WEIGHT, LOC_INPUT };
+enum { LOC_NONE = 0, LOC_ARENA, LOC_WEIGHT, LOC_INPUT, LOC_SUB };
 
 typedef struct value {
     int kind;
@@ -24,6 +24,9 @@ typedef struct value {
     void *ptr;           /* LOC_WEIGHT: weight data */
     int32_t input;       /* LOC_INPUT: model input index */
     int32_t first, last; /* LOC_ARENA: lifetime in node indices, inclusive */
+    int32_t parent;      /* LOC_SUB: the concat output this value is a slice of */
+    size_t sub_off;      /* LOC_SUB: byte offset inside the parent */
+    int is_parent;       /* a zero-copy concat output */
 } value;
 
 /* A pointer inside a step's tensors that must be set to model input `input` per run. */
@@ -174,6 +177,54 @@ static void add_patch(so_exec *e, int32_t *cap, void **slot, int32_t input)
     e->patches[e->n_patches++] = (patch){slot, input};
 }
 
+/* Zero-copy Concat: when the concatenated slices are contiguous (all dims before the axis
+   are 1) and every input is a single-output step's value used by no other zero-copy concat,
+   the producers write straight into their slice of the output and the Concat step is
+   dropped. The output's lifetime grows to cover its inputs'. */
+static void concat_in_place(so_exec *e)
+{
+    const so_graph *g = e->g;
+    int32_t kept = 0;
+    for (int32_t k = 0; k < e->n_steps; k++) {
+        step *s = &e->steps[k];
+        const so_node *n = &g->nodes[s->node];
+        int ok = n->op == SO_OP_CONCAT && s->k.n_fused == 0 && s->n_in == n->n_in;
+        value *V = ok ? &e->values[e->value_base[s->node]] : NULL;
+        if (ok) ok = V->kind == LOC_ARENA && !V->is_parent;
+        if (ok)
+            for (int d = 0; d < n->attr->axis; d++)
+                if (n->out[0].dim[d] != 1) ok = 0;
+        for (int32_t q = 0; ok && q < s->n_in; q++) {
+            int32_t id = s->in_vid[q];
+            if (id < 0 || e->values[id].kind != LOC_ARENA || e->values[id].is_parent) ok = 0;
+            else if (g->nodes[n->in[q].node].n_out != 1 || id != e->value_base[n->in[q].node]) ok = 0; /* not a view */
+            for (int32_t r = 0; ok && r < q; r++)
+                if (s->in_vid[r] == id) ok = 0;
+        }
+        if (!ok) {
+            e->steps[kept++] = *s;
+            continue;
+        }
+        size_t off = 0;
+        for (int32_t q = 0; q < s->n_in; q++) {
+            value *v = &e->values[s->in_vid[q]];
+            v->kind = LOC_SUB;
+            v->parent = e->value_base[s->node];
+            v->sub_off = off;
+            off += v->bytes;
+            if (v->first < V->first) V->first = v->first;
+            if (v->last > V->last) V->last = v->last;
+        }
+        V->is_parent = 1;
+        free(s->in);
+        free(s->in_vid);
+        free(s->out);
+        free(s->samples);
+        if (s->k.free_priv) s->k.free_priv(s->k.priv);
+    }
+    e->n_steps = kept;
+}
+
 so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out)
 {
     so_status st = SO_ERR;
@@ -310,7 +361,13 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
         value *r = &e->values[root[vid(e, g->outputs[o])]];
         if (r->kind == LOC_ARENA) r->last = g->n_nodes;
     }
+    concat_in_place(e);
     e->arena_bytes = plan_arena(e->values, nv);
+    for (int32_t id = 0; id < nv; id++) /* zero-copy concat inputs: slices of their concat output */
+        if (e->values[id].kind == LOC_SUB) {
+            e->values[id].kind = LOC_ARENA;
+            e->values[id].offset = e->values[e->values[id].parent].offset + e->values[id].sub_off;
+        }
     if (e->arena_bytes > so_max_alloc_bytes) {
         so_errorf("activation arena of %zu bytes exceeds the limit", e->arena_bytes);
         goto done;

@@ -142,6 +142,55 @@ static void test_views_and_outputs(void **state)
     so_model_free(t.m);
 }
 
+/* Zero-copy concat: producers write into their slice; a value feeding two concats is
+   aliased into the first only; values also used elsewhere stay readable. */
+static void test_concat_in_place(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 2);
+    int32_t x = tb_input(&t, shp(4, 1, 3, 4, 5));
+    int32_t a = tb_node(&t, SO_OP_RELU, &x, 1, NULL, "a");
+    int32_t b = tb_node(&t, SO_OP_NEG, &x, 1, NULL, "b");
+    int32_t c = tb_node(&t, SO_OP_SIGMOID, &x, 1, NULL, "c");
+    so_attr ax = {0};
+    ax.axis = 1;
+    int32_t i1[3] = {a, b, c};
+    int32_t cat1 = tb_node(&t, SO_OP_CONCAT, i1, 3, &ax, "cat1"); /* in place */
+    int32_t i2[2] = {c, a};
+    int32_t cat2 = tb_node(&t, SO_OP_CONCAT, i2, 2, &ax, "cat2"); /* c, a already slices of cat1: copies */
+    int32_t d = tb_node(&t, SO_OP_TANH, &cat1, 1, NULL, "d");
+    int32_t m[2] = {a, b};
+    int32_t ad = tb_node(&t, SO_OP_ADD, m, 2, NULL, "add"); /* a, b read after the concat */
+    (void)ad;
+    int32_t i3[2] = {d, cat2};
+    int32_t cat3 = tb_node(&t, SO_OP_CONCAT, i3, 2, &ax, "cat3");
+    t.g->outputs[0] = (so_edge){cat3, 0};
+    t.g->outputs[1] = (so_edge){ad, 0};
+    float in[60], ref0[300], ref1[60], out0[300], out1[60];
+    for (int j = 0; j < 60; j++) in[j] = (float)(j % 9) * 0.25f - 1.f;
+    const float *ins[1] = {in};
+    float *refs[2] = {ref0, ref1}, *outs[2] = {out0, out1};
+    assert_int_equal(so_ref_run(t.g, ins, refs), SO_OK);
+    for (int ref = 0; ref < 2; ref++) {
+        so_exec_opts o = {.threads = 1, .reference = ref};
+        so_exec *e = NULL;
+        assert_int_equal(so_exec_new(t.g, &o, &e), SO_OK);
+        /* steps: a b c cat2 d add */
+        assert_int_equal(so_exec_n_steps(e), 6); /* cat1 and cat3 in place, cat2 copies */
+        assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
+        if (ref) { /* same kernels: bitwise */
+            assert_memory_equal(out0, ref0, sizeof out0);
+            assert_memory_equal(out1, ref1, sizeof out1);
+        } else {
+            for (int j = 0; j < 300; j++) assert_true(fabs(out0[j] - ref0[j]) <= 1e-6);
+            for (int j = 0; j < 60; j++) assert_true(fabs(out1[j] - ref1[j]) <= 1e-6);
+        }
+        so_exec_free(e);
+    }
+    so_model_free(t.m);
+}
+
 static void test_opaque_error(void **state)
 {
     (void)state;
@@ -283,6 +332,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_reuse),
         cmocka_unit_test(test_views_and_outputs),
+        cmocka_unit_test(test_concat_in_place),
         cmocka_unit_test(test_opaque_error),
         cmocka_unit_test(test_flops_profile_timing),
         cmocka_unit_test(test_models),
