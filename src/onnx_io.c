@@ -2076,7 +2076,7 @@ static int is_default_domain(const char *d) { return !d || !d[0] || !strcmp(d, "
 
 static so_status import_node(imp *im, const Onnx__NodeProto *n)
 {
-    val *ins[SO_MAX_IN * 2];
+    val *ins[SO_MAX_IN * 2] = {0}; /* ins[0] of a node without inputs reads NULL (fuzz finding) */
     size_t n_in = n->n_input;
     if (n_in > SO_MAX_IN * 2) return node_err(im, "too many inputs (%zu)", n_in);
     for (size_t k = 0; k < n_in; k++) ins[k] = inval(im, n, k);
