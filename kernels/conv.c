@@ -163,62 +163,67 @@ static void conv_dw_run(void *priv, const so_tensor *in, so_tensor *out, float *
     const float *X = in[0].data, *Wt = in[1].data;
     const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
-    const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Wo = p->Wo, sw = p->sw, dw = p->dw, kw = p->kw;
-    const int64_t Hp = p->Hp, Wp = p->Wp;
-#pragma omp parallel for if (p->N * p->O * hw * p->kh * p->kw > PAR_MIN)
-    for (int64_t q = 0; q < p->N * p->O; q++) {
-        int64_t n = q / p->O, o = q % p->O;
-        float *xp = scratch + (int64_t)omp_get_thread_num() * Hp * Wp;
-        pad_plane(X + (n * p->C + o / p->Og) * hw_in, p->H, p->W, xp, Hp, Wp, p->ph, p->pw);
-        const float *w = Wt + o * p->kh * kw;
-        float *y = Y + q * hw;
-        if (p->kh == 3 && kw == 3 && p->dh == 1 && dw == 1 && (sw == 1 || sw == 2)) {
-            /* 3x3: all nine taps in one pass per output row, epilogue while the row is in L1 */
-            const float w00 = w[0], w01 = w[1], w02 = w[2], w10 = w[3], w11 = w[4], w12 = w[5], w20 = w[6], w21 = w[7], w22 = w[8];
+    const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Wo = p->Wo, sw = p->sw, dw = p->dw, kh = p->kh, kw = p->kw;
+    const int64_t Hp = p->Hp, Wp = p->Wp, Cg = p->Cg, Og = p->Og, plane = Hp * Wp;
+    const int fast3 = kh == 3 && kw == 3 && p->dh == 1 && dw == 1 && (sw == 1 || sw == 2);
+#pragma omp parallel for if (p->N * p->O * hw * Cg * kh * kw > PAR_MIN)
+    for (int64_t q = 0; q < p->N * p->G; q++) {
+        int64_t n = q / p->G, g = q % p->G;
+        float *xp = scratch + (int64_t)omp_get_thread_num() * Cg * plane;
+        for (int64_t c = 0; c < Cg; c++)
+            pad_plane(X + (n * p->C + g * Cg + c) * hw_in, p->H, p->W, xp + c * plane, Hp, Wp, p->ph, p->pw);
+        for (int64_t o = g * Og; o < (g + 1) * Og; o++) {
+            const float *w = Wt + o * Cg * kh * kw;
+            float *y = Y + (n * p->O + o) * hw;
+            const float *Ro = R ? R + (n * p->O + o) * hw : NULL;
+            if (fast3) {
+                /* 3x3: nine taps per input channel in one pass per output row; epilogue on the row in L1 */
+                for (int64_t oh = 0; oh < p->Ho; oh++) {
+                    float *restrict yr = y + oh * Wo;
+                    for (int64_t c = 0; c < Cg; c++) {
+                        const float *wc = w + c * 9;
+                        const float w00 = wc[0], w01 = wc[1], w02 = wc[2], w10 = wc[3], w11 = wc[4], w12 = wc[5], w20 = wc[6],
+                                    w21 = wc[7], w22 = wc[8];
+                        const float *restrict r0 = xp + c * plane + oh * p->sh * Wp, *restrict r1 = r0 + Wp, *restrict r2 = r1 + Wp;
+#define TAPS(S)                                                                                                        \
+    (w00 * r0[(S) * ow] + w01 * r0[(S) * ow + 1] + w02 * r0[(S) * ow + 2] + w10 * r1[(S) * ow] + w11 * r1[(S) * ow + 1] + \
+     w12 * r1[(S) * ow + 2] + w20 * r2[(S) * ow] + w21 * r2[(S) * ow + 1] + w22 * r2[(S) * ow + 2])
+                        if (sw == 1 && c == 0) {
+#pragma omp simd
+                            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = TAPS(1);
+                        } else if (sw == 1) {
+#pragma omp simd
+                            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += TAPS(1);
+                        } else if (c == 0) {
+#pragma omp simd
+                            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = TAPS(2);
+                        } else {
+#pragma omp simd
+                            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += TAPS(2);
+                        }
+#undef TAPS
+                    }
+                    so_fast_epi_row(&p->ch.ep, o, yr, Ro ? Ro + oh * Wo : NULL, Wo);
+                }
+                continue;
+            }
             for (int64_t oh = 0; oh < p->Ho; oh++) {
                 float *restrict yr = y + oh * Wo;
-                const float *restrict r0 = xp + oh * p->sh * Wp, *restrict r1 = r0 + Wp, *restrict r2 = r1 + Wp;
-                if (sw == 1) {
+                for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = 0.f;
+                for (int64_t c = 0; c < Cg; c++)
+                    for (int64_t i = 0; i < kh; i++) {
+                        const float *restrict xr = xp + c * plane + (oh * p->sh + i * p->dh) * Wp;
+                        const float *wi = w + (c * kh + i) * kw;
+                        for (int64_t j = 0; j < kw; j++) {
+                            float wv = wi[j];
+                            const float *xs = xr + j * dw;
 #pragma omp simd
-                    for (int64_t ow = 0; ow < Wo; ow++)
-                        yr[ow] = w00 * r0[ow] + w01 * r0[ow + 1] + w02 * r0[ow + 2] + w10 * r1[ow] + w11 * r1[ow + 1] +
-                                 w12 * r1[ow + 2] + w20 * r2[ow] + w21 * r2[ow + 1] + w22 * r2[ow + 2];
-                } else {
-#pragma omp simd
-                    for (int64_t ow = 0; ow < Wo; ow++)
-                        yr[ow] = w00 * r0[2 * ow] + w01 * r0[2 * ow + 1] + w02 * r0[2 * ow + 2] + w10 * r1[2 * ow] +
-                                 w11 * r1[2 * ow + 1] + w12 * r1[2 * ow + 2] + w20 * r2[2 * ow] + w21 * r2[2 * ow + 1] +
-                                 w22 * r2[2 * ow + 2];
-                }
-                so_fast_epi_row(&p->ch.ep, o, yr, R ? R + q * hw + oh * Wo : NULL, Wo);
-            }
-            continue;
-        }
-        for (int64_t oh = 0; oh < p->Ho; oh++) {
-            float *restrict yr = y + oh * Wo;
-            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = 0.f;
-            for (int64_t i = 0; i < p->kh; i++) {
-                const float *restrict xr = xp + (oh * p->sh + i * p->dh) * Wp;
-                const float *wi = w + i * kw;
-                if (kw == 3 && sw == 1 && dw == 1) {
-                    float w0 = wi[0], w1 = wi[1], w2 = wi[2];
-#pragma omp simd
-                    for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += w0 * xr[ow] + w1 * xr[ow + 1] + w2 * xr[ow + 2];
-                } else if (kw == 3 && sw == 2 && dw == 1) {
-                    float w0 = wi[0], w1 = wi[1], w2 = wi[2];
-#pragma omp simd
-                    for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += w0 * xr[2 * ow] + w1 * xr[2 * ow + 1] + w2 * xr[2 * ow + 2];
-                } else {
-                    for (int64_t j = 0; j < kw; j++) {
-                        float wv = wi[j];
-                        const float *xs = xr + j * dw;
-#pragma omp simd
-                        for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += wv * xs[ow * sw];
+                            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += wv * xs[ow * sw];
+                        }
                     }
-                }
             }
+            so_fast_epi_row(&p->ch.ep, o, y, Ro, hw);
         }
-        so_fast_epi_row(&p->ch.ep, o, y, R ? R + q * hw : NULL, hw);
     }
 }
 
@@ -262,13 +267,14 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     if (p->ch.has_extra) p->res_in = n->n_in;
     so_fast_chain_apply(&p->ch, k);
     int64_t hw = p->Ho * p->Wo;
-    if (p->Cg == 1 && p->G > 1) {
+    int small_groups = p->G > 1 && p->Cg <= 8 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && (p->sw == 1 || p->sw == 2);
+    if ((p->Cg == 1 && p->G > 1) || small_groups) {
         p->kind = CONV_DW;
         p->Hp = (p->Ho - 1) * p->sh + (p->kh - 1) * p->dh + 1;
         p->Wp = (p->Wo - 1) * p->sw + (p->kw - 1) * p->dw + 1;
-        k->scratch_bytes = sizeof(float) * (size_t)(p->Hp * p->Wp) * (size_t)omp_get_max_threads();
+        k->scratch_bytes = sizeof(float) * (size_t)(p->Cg * p->Hp * p->Wp) * (size_t)omp_get_max_threads();
         k->run = conv_dw_run;
-        k->name = "conv_depthwise";
+        k->name = p->Cg == 1 ? "conv_depthwise" : "conv_grouped_direct";
     } else if (p->G == 1 && p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
                hw >= so_conv_wino_min_hw && p->C >= so_conv_wino_min_ch && p->O >= so_conv_wino_min_ch &&
                g->nodes[n->in[1].node].op == SO_OP_WEIGHT) {

@@ -216,6 +216,10 @@ static void test_conv_edge_cases(void **state)
     one_conv(12, 1, 3, 224 / 4, 224 / 4, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 1); /* stem-like */
     one_conv(13, 1, 2, 5, 5, 3, 5, 5, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0);   /* kernel = input */
     one_conv(14, 1, 6, 9, 8, 6, 3, 3, 1, 2, 0, 2, 1, 0, 2, 1, 6, 0, 0);   /* depthwise, mixed stride/dilation */
+    one_conv(15, 2, 16, 11, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1); /* grouped direct, Cg 4 */
+    one_conv(16, 1, 16, 12, 13, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 4); /* grouped direct, Cg 8, stride 2 */
+    one_conv(17, 1, 18, 7, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 0);   /* Cg 9: im2col per group */
+    one_conv(18, 1, 12, 8, 8, 12, 3, 3, 2, 1, 0, 1, 2, 1, 1, 1, 3, 0, 0);  /* grouped, stride (2,1), asym pad */
 }
 
 static void test_conv_random(void **state)
