@@ -5,7 +5,7 @@ ARCH    ?= -march=native
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
-CPPFLAGS := -std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(ARCH) -fopenmp
+CPPFLAGS = -std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(ARCH) -fopenmp
 LDLIBS  := -lz3 -lxxhash -lopenblas -lprotobuf-c -lm -lpthread -fopenmp
 SAN     ?=
 ifeq ($(SAN),1)

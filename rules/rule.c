@@ -448,7 +448,7 @@ static int find_sym(so_rule *r, const char *name, int create)
     for (int i = 0; i < r->n_syms; i++)
         if (strcmp(r->sym_names[i], name) == 0) return i;
     if (!create || r->n_syms >= SO_RULE_MAX_SYMS || strlen(name) >= sizeof r->sym_names[0]) return -1;
-    snprintf(r->sym_names[r->n_syms], sizeof r->sym_names[0], "%s", name);
+    memcpy(r->sym_names[r->n_syms], name, strlen(name) + 1); /* length checked above */
     return r->n_syms++;
 }
 
