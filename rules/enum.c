@@ -596,6 +596,8 @@ typedef struct shared {
     const gen_inputs *in;
     int max_ops;
     int shard_i, shard_n;
+    int pass;                /* 0: single pass; 1: count keys only; 2: keep keys seen twice */
+    uint64_t *seen1, *seen2; /* two-pass filter: bit (key mod 2^FILTER_BITS) seen once / twice */
     work_item *items;
     int64_t n_items;
     atomic_llong next, done, graphs;
@@ -626,6 +628,10 @@ static int out_less(const gen_type *type, uint32_t *const *val, int x, int y)
         if (a->dim[i] != b->dim[i]) return a->dim[i] < b->dim[i];
     return memcmp(val[x], val[y], (size_t)gen_numel(a) * sizeof(uint32_t)) < 0;
 }
+
+#define FILTER_BITS 31 /* two-pass filter size: 2 x 2^31 bits = 512 MB */
+
+int gen_two_pass_min_ops = 4;
 
 static void record(tstate *ts)
 {
@@ -716,6 +722,16 @@ static void record(tstate *ts)
         ts->out = so_xrealloc(ts->out, (size_t)ts->cap_out * sizeof *ts->out);
     }
     if (ts->S->shard_n > 1 && (int)(gr.key % (uint64_t)ts->S->shard_n) != ts->S->shard_i) return;
+    if (ts->S->pass) {
+        uint64_t bit = (gr.key >> 7) & ((1ULL << FILTER_BITS) - 1);
+        uint64_t w = bit >> 6, m = 1ULL << (bit & 63);
+        if (ts->S->pass == 1) {
+            uint64_t old = __atomic_fetch_or(&ts->S->seen1[w], m, __ATOMIC_RELAXED);
+            if (old & m) __atomic_fetch_or(&ts->S->seen2[w], m, __ATOMIC_RELAXED);
+            return;
+        }
+        if (!(ts->S->seen2[w] & m)) return; /* a key seen once cannot form a candidate */
+    }
     ts->out[ts->n_out++] = gr;
 }
 
@@ -911,6 +927,7 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
                               int shard_n, gen_graph **out, int64_t *n_out, gen_enum_stats *st,
                               gen_progress_fn progress, void *pctx)
 {
+    int two_pass = max_ops >= gen_two_pass_min_ops;
     if (max_ops < 1 || max_ops > GEN_MAX_OPS) return so_errorf("--max-ops must be 1..%d", GEN_MAX_OPS);
     if (u->n_vars > 32 || u->n_insts > 255) return so_errorf("generator universe too large");
     if (threads < 1) threads = 1;
@@ -941,9 +958,35 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
     tstate *ts = so_xcalloc((size_t)threads, sizeof *ts);
     pthread_t *th = so_xcalloc((size_t)threads, sizeof *th);
     for (int i = 0; i < threads; i++) tstate_init(&ts[i], &S);
+    if (two_pass) {
+        /* pass 1 only marks keys (seen once / twice); pass 2 keeps the graphs whose key was
+           seen at least twice (filter collisions only keep a few extra graphs) */
+        size_t words = ((size_t)1 << FILTER_BITS) / 64;
+        S.seen1 = calloc(words, sizeof(uint64_t));
+        S.seen2 = calloc(words, sizeof(uint64_t));
+        if (!S.seen1 || !S.seen2) {
+            free(S.seen1);
+            free(S.seen2);
+            S.seen1 = S.seen2 = NULL;
+            two_pass = 0;
+        } else {
+            S.pass = 1;
+            for (int i = 1; i < threads; i++) pthread_create(&th[i], NULL, worker, &ts[i]);
+            worker(&ts[0]);
+            for (int i = 1; i < threads; i++) pthread_join(th[i], NULL);
+            free(S.seen1);
+            S.seen1 = NULL;
+            for (int i = 0; i < threads; i++) ts[i].graphs = 0;
+            atomic_store(&S.next, 0);
+            atomic_store(&S.done, 0);
+            atomic_store(&S.graphs, 0);
+            S.pass = 2;
+        }
+    }
     for (int i = 1; i < threads; i++) pthread_create(&th[i], NULL, worker, &ts[i]);
     worker(&ts[0]);
     for (int i = 1; i < threads; i++) pthread_join(th[i], NULL);
+    free(S.seen2);
     /* 0-node graphs: single variables and ordered pairs of distinct variables of equal type */
     int64_t total = 0;
     for (int i = 0; i < threads; i++) total += ts[i].n_out;

@@ -117,7 +117,11 @@ so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops
                         gen_progress_fn progress, void *pctx);
 
 /* Same, keeping only the graphs whose key is in shard shard_i of shard_n (key % shard_n):
-   candidates pair graphs of one key, so shards produce disjoint candidate sets. */
+   candidates pair graphs of one key, so shards produce disjoint candidate sets. With
+   max_ops >= 4 it enumerates twice: the first pass marks keys in a 2 x 2^31-bit filter, the
+   second keeps only graphs whose key was seen at least twice (the result is the same,
+   minus graphs that could not pair; memory drops accordingly). */
+extern int gen_two_pass_min_ops; /* default 4 */
 so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int max_ops, int threads, int shard_i,
                               int shard_n, gen_graph **out, int64_t *n_out, gen_enum_stats *st,
                               gen_progress_fn progress, void *pctx);
