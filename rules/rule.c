@@ -1345,6 +1345,7 @@ so_status so_rule_instantiate(const so_rule *r, int which, const int64_t *sym_va
     }
     m->n_outputs = r->n_outputs;
     m->outputs = so_arena_alloc(&m->arena, sizeof *m->outputs * (size_t)r->n_outputs);
+    free(g->outputs); /* so_graph_new sized it for the model's (then zero) outputs */
     g->outputs = so_xcalloc((size_t)r->n_outputs, sizeof *g->outputs);
     for (int k = 0; k < r->n_outputs; k++) {
         so_rref ref = which ? r->dst_out[k] : r->src_out[k];
