@@ -994,7 +994,7 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
     gen_graph *all = so_xmalloc((size_t)(total + extra + 1) * sizeof *all);
     int64_t m = 0, graphs = 0;
     for (int i = 0; i < threads; i++) {
-        memcpy(all + m, ts[i].out, (size_t)ts[i].n_out * sizeof *all);
+        if (ts[i].n_out) memcpy(all + m, ts[i].out, (size_t)ts[i].n_out * sizeof *all);
         m += ts[i].n_out;
         graphs += ts[i].graphs;
         free(ts[i].out);
