@@ -17,6 +17,13 @@ static inline uint32_t mred(uint64_t x)
     r = (r & GEN_P) + (r >> 31);
     return r >= GEN_P ? (uint32_t)(r - GEN_P) : (uint32_t)r;
 }
+/* Sum of raw products (each < 2^62) in 128 bits, reduced once: 2^64 = 4 (mod 2^31 - 1). */
+typedef unsigned __int128 u128;
+static inline uint32_t mred128(u128 x)
+{
+    uint64_t lo = (uint64_t)x, hi = (uint64_t)(x >> 64);
+    return mred((uint64_t)mred(lo) + (uint64_t)mred(hi) * 4u);
+}
 static inline uint32_t madd(uint32_t a, uint32_t b) { return mred((uint64_t)a + b); }
 static inline uint32_t msub(uint32_t a, uint32_t b) { return mred((uint64_t)a + GEN_P - b); }
 static inline uint32_t mmul(uint32_t a, uint32_t b) { return mred((uint64_t)a * b); }
@@ -376,9 +383,9 @@ static void eval_inst(const gen_universe *u, int inst, const gen_type *it, uint3
         int M = it[0].dim[0], K = it[0].dim[1], N = it[1].dim[1];
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
-                uint64_t acc = 0;
-                for (int k = 0; k < K; k++) acc += (uint64_t)mmul(iv[0][i * K + k], iv[1][k * N + j]);
-                y[i * N + j] = apply_act(g->act, mred(acc));
+                u128 acc = 0;
+                for (int k = 0; k < K; k++) acc += (uint64_t)iv[0][i * K + k] * iv[1][k * N + j];
+                y[i * N + j] = apply_act(g->act, mred128(acc));
             }
         break;
     }
@@ -393,7 +400,7 @@ static void eval_inst(const gen_universe *u, int inst, const gen_type *it, uint3
                 int gi = o / OG;
                 for (int r = 0; r < H; r++)
                     for (int c = 0; c < W; c++) {
-                        uint64_t acc = g->kind == GK_CONVB ? iv[2][o] : 0;
+                        u128 acc = g->kind == GK_CONVB ? iv[2][o] : 0;
                         for (int ci = 0; ci < CG; ci++) {
                             const uint32_t *xp = iv[0] + ((int64_t)(b * C + gi * CG + ci) * H) * W;
                             const uint32_t *wp = iv[1] + ((int64_t)(o * CG + ci) * KH) * KW;
@@ -403,11 +410,11 @@ static void eval_inst(const gen_universe *u, int inst, const gen_type *it, uint3
                                 for (int kx = 0; kx < KW; kx++) {
                                     int cc = c + kx - pw;
                                     if (cc < 0 || cc >= W) continue;
-                                    acc += (uint64_t)mmul(xp[rr * W + cc], wp[ky * KW + kx]);
+                                    acc += (uint64_t)xp[rr * W + cc] * wp[ky * KW + kx];
                                 }
                             }
                         }
-                        y[((int64_t)(b * O + o) * H + r) * W + c] = apply_act(g->act, mred(acc));
+                        y[((int64_t)(b * O + o) * H + r) * W + c] = apply_act(g->act, mred128(acc));
                     }
             }
         break;
