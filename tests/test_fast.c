@@ -482,6 +482,37 @@ static void test_unary(void **state)
         }
 }
 
+/* Vectorised exp/erf/sigmoid approximations: per-element relative error over a wide range. */
+static void test_unary_accuracy(void **state)
+{
+    (void)state;
+    so_op ops[4] = {SO_OP_EXP, SO_OP_ERF, SO_OP_SIGMOID, SO_OP_TANH};
+    enum { NV = 4001 };
+    static float in[NV], ref[NV], got[NV];
+    for (int j = 0; j < NV; j++) in[j] = (float)(j - NV / 2) * 0.02f; /* [-40, 40] */
+    in[NV / 2 + 1] = 1e-6f;
+    in[NV / 2 - 1] = -3e-5f;
+    for (int k = 0; k < 4; k++) {
+        tb t;
+        tb_begin(&t, 1, 5);
+        int32_t x = tb_input(&t, shp(1, NV));
+        int32_t n = tb_node(&t, ops[k], &x, 1, NULL);
+        t.g->outputs[0] = (so_edge){n, 0};
+        const float *ins[1] = {in};
+        float *r[1] = {ref}, *o[1] = {got};
+        assert_int_equal(so_ref_run(t.g, ins, r), SO_OK);
+        so_exec *e = NULL;
+        assert_int_equal(so_exec_new(t.g, NULL, &e), SO_OK);
+        assert_int_equal(so_exec_run(e, ins, o), SO_OK);
+        for (int j = 0; j < NV; j++) {
+            double d = fabs((double)got[j] - ref[j]), lim = 1e-5 * fabs(ref[j]) + 1e-37;
+            if (!(d <= lim)) fail_msg("%s(%g): got %.9g want %.9g", so_ops[ops[k]].name, in[j], got[j], ref[j]);
+        }
+        so_exec_free(e);
+        tb_free(&t);
+    }
+}
+
 /* ---------------- normalisation, pooling, data movement ---------------- */
 
 static void test_softmax_layernorm_batchnorm(void **state)
@@ -667,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_binary_broadcast),
         cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_unary_accuracy),
         cmocka_unit_test(test_softmax_layernorm_batchnorm),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_data_movement),
