@@ -306,12 +306,101 @@ static void test_determinism(void **state)
     free(b);
 }
 
+/* Op multiset of one side, as a sorted comma-separated string of op names. */
+static void side_ops(const so_pattern *p, char *buf, size_t n)
+{
+    const char *names[SO_RULE_MAX_NODES];
+    int k = p->n_nodes;
+    for (int i = 0; i < k; i++) names[i] = so_ops[p->nodes[i].op].name;
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            const char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    buf[0] = 0;
+    for (int i = 0; i < k; i++) {
+        strncat(buf, names[i], n - strlen(buf) - 1);
+        if (i + 1 < k) strncat(buf, ",", n - strlen(buf) - 1);
+    }
+}
+
+static int has_family(const so_ruleset *rs, const char *a, const char *b, int n_out, int (*extra)(const so_rule *))
+{
+    for (int i = 0; i < rs->n_rules; i++) {
+        const so_rule *r = &rs->rules[i];
+        char s[128], d[128];
+        side_ops(&r->src, s, sizeof s);
+        side_ops(&r->dst, d, sizeof d);
+        if (r->n_outputs != n_out || r->status != SO_RULE_PROVED) continue;
+        if (!((strcmp(s, a) == 0 && strcmp(d, b) == 0) || (strcmp(s, b) == 0 && strcmp(d, a) == 0))) continue;
+        if (extra && !extra(r)) continue;
+        return 1;
+    }
+    return 0;
+}
+
+static int no_act(const so_rule *r)
+{
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int i = 0; i < p->n_nodes; i++)
+            if (p->nodes[i].attr.act) return 0;
+    }
+    return 1;
+}
+
+/* add of two activations (input linearity) vs add of two kernels (weight linearity): the add
+   node's operands are rule inputs of rank 4 whose dims 2,3 are symbolic (activations) or
+   concrete (kernels). */
+static int add_of(const so_rule *r, int kernels)
+{
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int i = 0; i < p->n_nodes; i++) {
+            const so_rnode *n = &p->nodes[i];
+            if (n->op != SO_OP_ADD || n->in[0].node >= 0 || n->in[1].node >= 0) continue;
+            const so_rinput *x = &r->inputs[-(n->in[0].node + 1)];
+            if (x->rank == 4 && (x->dim[2].n_sym == 0) == kernels) return 1;
+        }
+    }
+    return 0;
+}
+static int add_of_kernels(const so_rule *r) { return add_of(r, 1); }
+static int add_of_acts(const so_rule *r) { return add_of(r, 0); }
+
+/* The shipped rule set holds every family of the acceptance list (except conv+BN folding,
+   which needs operators the generator does not have yet: see rules/RULES.md). */
+static void test_default_rules_families(void **state)
+{
+    (void)state;
+    so_ruleset rs;
+    if (so_rules_load("rules/default.rules", &rs) != SO_OK) fail_msg("%s", so_error());
+    assert_true(rs.n_rules >= 500);
+    assert_true(has_family(&rs, "matmul,matmul", "matmul,matmul", 1, no_act));              /* associativity */
+    assert_true(has_family(&rs, "add,matmul,matmul", "add,matmul", 1, NULL));               /* distributivity */
+    assert_true(has_family(&rs, "concat,matmul,split", "matmul,matmul", 2, NULL));          /* shared-input merge */
+    assert_true(has_family(&rs, "concat,conv,split", "conv,conv", 2, NULL));                /* conv merge */
+    assert_true(has_family(&rs, "concat,conv,enlarge,split", "conv,conv", 2, NULL));        /* with enlarge */
+    assert_true(has_family(&rs, "add,conv,conv", "add,conv", 1, add_of_acts));              /* linear in input */
+    assert_true(has_family(&rs, "add,conv,conv", "add,conv", 1, add_of_kernels));           /* linear in weight */
+    assert_true(has_family(&rs, "concat,split", "", 2, NULL));                              /* split(concat) */
+    assert_true(has_family(&rs, "concat,split", "", 1, NULL));                              /* concat(split) */
+    assert_true(has_family(&rs, "matmul,transpose", "matmul,transpose,transpose", 1, NULL)); /* transpose */
+    assert_true(has_family(&rs, "concat,relu,relu", "concat,relu", 1, NULL));               /* relu/concat */
+    assert_true(has_family(&rs, "relu,relu,split", "relu,split", 2, NULL));                 /* relu/split */
+    assert_true(has_family(&rs, "avgpool", "const_pool,conv", 1, NULL));                    /* pool as conv */
+    assert_true(has_family(&rs, "conv,relu", "conv", 1, NULL));                             /* fused relu */
+    so_ruleset_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_enum_counts_add),  cmocka_unit_test(test_enum_counts_unary),
         cmocka_unit_test(test_forced_collision), cmocka_unit_test(test_pruning_stages),
         cmocka_unit_test(test_stage_counts),     cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_default_rules_families),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
