@@ -67,13 +67,20 @@ static int act_of_op(so_op op)
     }
 }
 
-/* expf for vectorised loops (omp simd): range reduction x = n ln2 + r, degree-6 polynomial,
-   scaling by 2^n through the exponent bits. Relative error ~2e-7 for |x| < 87; saturates
-   to 0 / +inf outside. */
+/* expf for vectorised loops (omp simd): range reduction x = n ln2 + r (n by the 1.5*2^23
+   rounding trick), degree-6 polynomial (Cephes), 2^n through the exponent bits. The input
+   is clamped to [-87, 88] with integer operations (float compares would keep GCC from
+   if-converting the loop under -ftrapping-math). Relative error ~2e-7; NaN is not
+   propagated. */
 static inline float vexpf(float x)
 {
-    x = x < -87.f ? -87.f : (x > 88.f ? 88.f : x);
-    float n = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
+    union { float f; int32_t i; } ux = {.f = x};
+    int32_t mag = ux.i & 0x7fffffff, lim = ux.i < 0 ? 0x42AE0000 : 0x42B00000; /* 87, 88 */
+    mag = mag > lim ? lim : mag;
+    ux.i = (int32_t)((uint32_t)ux.i & 0x80000000u) | mag;
+    x = ux.f;
+    union { float f; int32_t i; } t = {.f = x * 1.44269504088896341f + 12582912.f};
+    float n = t.f - 12582912.f;
     float r = x - n * 0.693359375f + n * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
@@ -82,8 +89,7 @@ static inline float vexpf(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.f;
-    union { float f; int32_t i; } u;
-    u.i = ((int32_t)n + 127) << 23;
+    union { int32_t i; float f; } u = {.i = (t.i - 0x4B400000 + 127) * (1 << 23)};
     return p * u.f;
 }
 
@@ -91,14 +97,17 @@ static inline float vexpf(float x)
    7.1.26 above (absolute error 1.5e-7, i.e. < 3e-7 relative where erf >= 0.52). */
 static inline float verff(float x)
 {
-    float a = x < 0.f ? -x : x;
+    float a = __builtin_fabsf(x);
     float x2 = x * x;
     float small = x * (1.1283791671f + x2 * (-0.3761263890f + x2 * (0.1128379167f + x2 * (-0.0268661706f + x2 * (0.0052239776f + x2 * -0.0008548327f)))));
     float t = 1.f / (1.f + 0.3275911f * a);
     float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-    float big = 1.f - poly * vexpf(-a * a);
-    big = x < 0.f ? -big : big;
-    return a < 0.5f ? small : big;
+    float big = __builtin_copysignf(1.f - poly * vexpf(-a * a), x);
+    /* select small where a < 0.5 by bit masks (non-negative floats order as integers) */
+    union { float f; int32_t i; } ua = {.f = a}, us = {.f = small}, ub = {.f = big}, r;
+    int32_t m = (ua.i - 0x3F000000) >> 31; /* all ones where a < 0.5 */
+    r.i = (us.i & m) | (ub.i & ~m);
+    return r.f;
 }
 
 static inline float vsigmoidf(float x) { return 1.f / (1.f + vexpf(-x)); }
