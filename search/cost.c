@@ -9,7 +9,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <omp.h>
+
 #include "../kernels/exec.h"
+#include "../kernels/fast.h"
 
 static int costs_nothing(const so_graph *g, int32_t i)
 {
@@ -51,8 +54,15 @@ uint64_t so_cost_node_key(const so_graph *g, int32_t i, int threads)
     int32_t head[4] = {n->op, n->n_in, n->n_out, threads};
     memcpy(buf + c, head, sizeof head);
     c += sizeof head;
-    memcpy(buf + c, n->attr, sizeof *n->attr);
-    c += sizeof *n->attr;
+    /* a cheap epilogue activation (relu, clip) costs what the operator without it costs: one
+       configuration, one measurement (two would differ by timing noise alone) */
+    so_attr at = *n->attr;
+    if ((so_ops[n->op].flags & SO_F_ACT) && (at.act == SO_ACT_RELU || at.act == SO_ACT_CLIP)) {
+        at.act = SO_ACT_NONE;
+        at.clip_min = at.clip_max = 0;
+    }
+    memcpy(buf + c, &at, sizeof at);
+    c += sizeof at;
     for (int k = 0; k < n->n_in && k < MAXE; k++) {
         const so_node *p = &g->nodes[n->in[k].node];
         int32_t w = p->op == SO_OP_WEIGHT;
@@ -212,6 +222,133 @@ void so_cost_free(so_cost_model *cm)
     memset(cm, 0, sizeof *cm);
 }
 
+/* ---------------- timing ---------------- */
+
+#define EVICT_BYTES ((size_t)EVICT_KB << 10)
+
+#ifndef EVICT_KB
+#define EVICT_KB 1024 /* twice the per-core L2 */
+#endif
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Times node i of g alone with the kernel the executor would select (no fusion), as it runs
+   inside a model: before each timed run the caches are overwritten (weights and packed weights
+   come from memory, as they do when a model's weights exceed the caches) and the activation
+   inputs are read back (they were just produced by the previous step). Median over iters runs,
+   after one warm-up. Threads as the executor sets them (OpenBLAS single-threaded, OpenMP team). */
+static so_status time_node(const so_graph *g, int32_t i, int threads, int iters, double *median_ms)
+{
+    so_status st = SO_ERR;
+    const so_node *n = &g->nodes[i];
+    so_tensor in[SO_MAX_IN], out[SO_MAX_IN];
+    void *owned[2 * SO_MAX_IN];
+    int n_owned = 0;
+    double *samples = NULL;
+    so_fast_kernel k;
+    memset(&k, 0, sizeof k);
+    float *scratch = NULL;
+    unsigned char *evict = NULL;
+    char desc[256];
+    *median_ms = 0;
+    if (costs_nothing(g, i)) return SO_OK;
+    if (n->n_in > SO_MAX_IN || n->n_out > SO_MAX_IN) return so_errorf("%s: too many edges", so_node_desc(g, i, desc, sizeof desc));
+    if (iters < 1) iters = 1;
+    omp_set_num_threads(threads > 0 ? threads : 1);
+    omp_set_dynamic(threads > 1);
+    uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)i;
+    for (int32_t q = 0; q < n->n_in; q++) {
+        memset(&in[q], 0, sizeof in[q]);
+        if (n->in[q].node < 0) continue;
+        const so_node *src = &g->nodes[n->in[q].node];
+        in[q].shape = src->out[n->in[q].slot];
+        if (src->op == SO_OP_WEIGHT) {
+            in[q].data = g->model->weights[src->ref].data;
+            continue;
+        }
+        int64_t cnt = so_shape_numel(&in[q].shape);
+        if (cnt < 0) {
+            so_errorf("%s: input %d has unknown shape", so_node_desc(g, i, desc, sizeof desc), q);
+            goto done;
+        }
+        size_t bytes = (size_t)cnt * (in[q].shape.dtype == SO_I64 ? 8 : 4);
+        void *p = malloc(bytes ? bytes : 8);
+        if (!p) goto oom;
+        owned[n_owned++] = p;
+        in[q].data = p;
+        if (in[q].shape.dtype == SO_I64) memset(p, 0, bytes);
+        else
+            for (int64_t j = 0; j < cnt; j++) ((float *)p)[j] = (float)((rng_next(&seed) >> 40) * (1.0 / 16777216.0) * 2.0 - 1.0);
+    }
+    for (int32_t q = 0; q < n->n_out; q++) {
+        out[q].shape = n->out[q];
+        int64_t cnt = so_shape_numel(&n->out[q]);
+        size_t bytes = (size_t)(cnt > 0 ? cnt : 1) * (n->out[q].dtype == SO_I64 ? 8 : 4);
+        void *p = malloc(bytes);
+        if (!p) goto oom;
+        owned[n_owned++] = p;
+        out[q].data = p;
+    }
+    so_fast_ctx fctx = {g, NULL, NULL};
+    if (so_fast_select(&fctx, i, &k) != SO_OK) goto done;
+    if (k.scratch_bytes) {
+        scratch = aligned_alloc(64, (k.scratch_bytes + 63) / 64 * 64);
+        if (!scratch) goto oom;
+    }
+    evict = malloc(EVICT_BYTES);
+    if (!evict) goto oom;
+    memset(evict, 1, EVICT_BYTES);
+    samples = so_xmalloc(sizeof *samples * (size_t)iters);
+    volatile float sink = 0;
+    for (int it = -1; it < iters; it++) {
+        {
+            /* read, not write: no dirty lines left to write back during the timed run */
+            const uint64_t *ev = (const uint64_t *)evict;
+            uint64_t acc = 0;
+            for (size_t j = 0; j < EVICT_BYTES / 8; j += 8) acc += ev[j];
+            sink += (float)(acc & 1);
+        }
+        for (int32_t q = 0; q < n->n_in; q++) {
+            if (!in[q].data || g->nodes[n->in[q].node].op == SO_OP_WEIGHT || in[q].shape.dtype != SO_F32) continue;
+            const float *p = in[q].data;
+            int64_t cnt = so_shape_numel(&in[q].shape);
+            float acc = 0;
+            for (int64_t j = 0; j < cnt; j += 16) acc += p[j];
+            sink += acc;
+        }
+        double t0 = so_now();
+        if (k.run) k.run(k.priv, in, out, scratch);
+        else if (so_ref_kernels[n->op](g, n, in, out) != SO_OK) goto done;
+        if (it >= 0) samples[it] = (so_now() - t0) * 1e3;
+    }
+    (void)sink;
+    qsort(samples, (size_t)iters, sizeof *samples, cmp_dbl);
+    *median_ms = iters % 2 ? samples[iters / 2] : 0.5 * (samples[iters / 2 - 1] + samples[iters / 2]);
+    st = SO_OK;
+    goto done;
+oom:
+    st = so_errorf("out of memory timing %s", so_node_desc(g, i, desc, sizeof desc));
+done:
+    for (int q = 0; q < n_owned; q++) free(owned[q]);
+    free(samples);
+    free(scratch);
+    free(evict);
+    if (k.free_priv) k.free_priv(k.priv);
+    return st;
+}
+
 /* An internal operator left unfolded (on an activation) cannot run on the fast path nor be
    exported: such a graph must never be chosen. */
 #define UNRUNNABLE_COST 1e9
@@ -224,13 +361,13 @@ double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
     uint64_t key = so_cost_node_key(g, i, cm->threads), v;
     if (so_hmap_get(&cm->cache, key, &v)) return u2d(v);
     double t0 = so_now(), ms = 0;
-    if (so_exec_time_node(g, i, cm->threads, 5, &ms) != SO_OK) {
+    if (time_node(g, i, cm->threads, 5, &ms) != SO_OK) {
         ms = so_cost_flops_node(g, i) * 100; /* cannot run on the fast path: discourage */
         cm->failed++;
     } else if (ms < 0.05) {
         /* short kernels: more repetitions for a stable median */
         double ms2;
-        if (so_exec_time_node(g, i, cm->threads, 31, &ms2) == SO_OK) ms = ms2;
+        if (time_node(g, i, cm->threads, 31, &ms2) == SO_OK) ms = ms2;
     }
     cm->measure_seconds += so_now() - t0;
     cm->measured++;
@@ -239,9 +376,170 @@ double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
     return ms;
 }
 
-double so_cost_graph(so_cost_model *cm, const so_graph *g)
+double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g)
 {
     double c = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) c += so_cost_node(cm, g, i);
+    return c;
+}
+
+/* ---------------- executor fusion (mirror) ----------------
+   The executor runs a conv/matmul/gemm with an epilogue absorbing the chain of its sole users:
+   [per-channel affine: batchnorm or bias add] -> [activation] -> [residual add] -> [activation]
+   (kernels/fast.c so_fast_chain_build, at most SO_FAST_MAX_FUSED = 4 nodes), and writes the
+   inputs of a concat whose leading dims are 1 straight into the concat's output
+   (kernels/exec.c concat_in_place). Keep in sync with those two. */
+
+#define MAX_FUSED 4
+
+static const so_shape *eshape(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }
+
+static int is_weight_f32(const so_graph *g, so_edge e)
+{
+    return e.node >= 0 && g->nodes[e.node].op == SO_OP_WEIGHT && g->model->weights[g->nodes[e.node].ref].shape.dtype == SO_F32;
+}
+
+static int is_act(so_op op) { return op == SO_OP_RELU || op == SO_OP_SIGMOID || op == SO_OP_TANH || op == SO_OP_CLIP; }
+
+static int per_channel(const so_shape *w, int r, int chan_axis, int64_t nch)
+{
+    if (w->dtype != SO_F32 || w->rank > r) return 0;
+    int64_t numel = so_shape_numel(w);
+    if (numel == 1) return 1;
+    if (numel != nch) return 0;
+    for (int k = 0; k < w->rank; k++) {
+        int ax = r - w->rank + k;
+        if (ax != chan_axis && w->dim[k] != 1) return 0;
+    }
+    return 1;
+}
+
+/* Producer i's fusion chain: marks the absorbed users in role[]. */
+static void chain(const so_graph *g, const int32_t *user, uint8_t *role, int32_t i, int chan_axis, int64_t nch, int has_act)
+{
+    const so_shape *os = &g->nodes[i].out[0];
+    int stage = has_act ? 2 : 0, n_fused = 0;
+    int32_t cur = i;
+    while (n_fused < MAX_FUSED && stage < 4) {
+        int32_t u = user[cur];
+        if (u < 0 || role[u] == SO_COST_FUSED) break;
+        const so_node *un = &g->nodes[u];
+        if (un->n_out != 1 || !so_shape_eq(&un->out[0], os)) break;
+        int ok = 0;
+        if (stage == 0 && un->op == SO_OP_BATCHNORM && chan_axis == 1 && os->rank >= 2 && un->in[0].node == cur &&
+            un->in[0].slot == 0) {
+            ok = is_weight_f32(g, un->in[1]) && is_weight_f32(g, un->in[2]) && is_weight_f32(g, un->in[3]) &&
+                 is_weight_f32(g, un->in[4]);
+        } else if (un->op == SO_OP_ADD && stage <= 2) {
+            int me = (un->in[0].node == cur && un->in[0].slot == 0) ? 0 : 1;
+            so_edge other = un->in[1 - me];
+            const so_shape *osh = eshape(g, other);
+            if (stage == 0 && is_weight_f32(g, other) && per_channel(osh, os->rank, chan_axis, nch)) {
+                if (un->attr->act) stage = 2;
+                ok = 1;
+            } else if (so_shape_eq(osh, os) && osh->dtype == SO_F32) {
+                stage = un->attr->act ? 4 : 3;
+                ok = 1;
+            }
+        } else if (is_act(un->op) && (stage <= 1 || stage == 3)) {
+            stage = stage <= 1 ? 2 : 4;
+            ok = 1;
+        }
+        if (!ok) break;
+        role[u] = SO_COST_FUSED;
+        n_fused++;
+        cur = u;
+    }
+}
+
+void so_cost_roles(const so_graph *g, uint8_t *role) { so_cost_roles_pinned(g, NULL, role); }
+
+void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *role)
+{
+    int32_t n = g->n_nodes;
+    int32_t *uses = so_xcalloc((size_t)n + 1, sizeof *uses);
+    int32_t *user = so_xmalloc(((size_t)n + 1) * sizeof *user);
+    char *claimed = so_xcalloc((size_t)n + 1, 1), *parent = so_xcalloc((size_t)n + 1, 1);
+    for (int32_t i = 0; i < n; i++) {
+        const so_node *nd = &g->nodes[i];
+        user[i] = -1;
+        role[i] = costs_nothing(g, i) ? SO_COST_FREE : SO_COST_STEP;
+        for (int k = 0; k < nd->n_in; k++)
+            if (nd->in[k].node >= 0 && nd->in[k].slot == 0) {
+                uses[nd->in[k].node]++;
+                user[nd->in[k].node] = i;
+            }
+    }
+    for (int32_t o = 0; o < g->model->n_outputs; o++) uses[g->outputs[o].node] += 2;
+    if (pinned)
+        for (int32_t i = 0; i < n; i++)
+            if (pinned[i]) uses[i] += 2;
+    for (int32_t i = 0; i < n; i++)
+        if (uses[i] != 1 || g->nodes[i].n_out != 1) user[i] = -1;
+    for (int32_t i = 0; i < n; i++) {
+        const so_node *nd = &g->nodes[i];
+        if (role[i] != SO_COST_STEP || nd->n_out < 1) continue;
+        const so_shape *o = &nd->out[0];
+        if (nd->op == SO_OP_CONV) {
+            const so_shape *x = eshape(g, nd->in[0]), *w = eshape(g, nd->in[1]);
+            if (x->rank != 4 || w->rank != 4) continue;
+            if (nd->n_in > 2 && nd->in[2].node >= 0 && g->nodes[nd->in[2].node].op != SO_OP_WEIGHT) continue;
+            chain(g, user, role, i, 1, o->dim[1], nd->attr->act != 0);
+        } else if (nd->op == SO_OP_MATMUL) {
+            const so_shape *a = eshape(g, nd->in[0]), *b = eshape(g, nd->in[1]);
+            if (a->dtype != SO_F32 || b->dtype != SO_F32 || b->rank < 2 || o->rank < 1) continue;
+            chain(g, user, role, i, o->rank - 1, b->dim[b->rank - 1], nd->attr->act != 0);
+        } else if (nd->op == SO_OP_GEMM) {
+            const so_shape *b = eshape(g, nd->in[1]);
+            if (b->rank != 2) continue;
+            chain(g, user, role, i, 1, nd->attr->trans_b ? b->dim[0] : b->dim[1], nd->attr->act != 0);
+        }
+    }
+    /* zero-copy concats, in node order (an input feeds at most one) */
+    for (int32_t i = 0; i < n; i++) {
+        const so_node *nd = &g->nodes[i];
+        if (nd->op != SO_OP_CONCAT || role[i] != SO_COST_STEP || parent[i]) continue;
+        int ok = 1;
+        for (int d = 0; d < nd->attr->axis && ok; d++)
+            if (nd->out[0].dim[d] != 1) ok = 0;
+        for (int k = 0; k < nd->n_in && ok; k++) {
+            int32_t p = nd->in[k].node;
+            const so_node *pn = &g->nodes[p];
+            if (p < 0 || (so_ops[pn->op].flags & (SO_F_SOURCE | SO_F_VIEW | SO_F_OPAQUE)) || pn->n_out != 1 || claimed[p] ||
+                parent[p])
+                ok = 0;
+            for (int j = 0; j < k && ok; j++)
+                if (nd->in[j].node == p) ok = 0;
+        }
+        if (!ok) continue;
+        for (int k = 0; k < nd->n_in; k++) claimed[nd->in[k].node] = 1;
+        parent[i] = 1;
+        role[i] = SO_COST_FREE;
+    }
+    free(uses);
+    free(user);
+    free(claimed);
+    free(parent);
+}
+
+double so_cost_node_role(so_cost_model *cm, const so_graph *g, int32_t i, int role)
+{
+    if (role == SO_COST_FREE) return 0;
+    if (role == SO_COST_FUSED) {
+        so_op op = g->nodes[i].op;
+        if (op != SO_OP_SIGMOID && op != SO_OP_TANH && !(op == SO_OP_ADD && (g->nodes[i].attr->act == SO_ACT_SIGMOID ||
+                                                                              g->nodes[i].attr->act == SO_ACT_TANH)))
+            return 0;
+    }
+    return so_cost_node(cm, g, i);
+}
+
+double so_cost_graph(so_cost_model *cm, const so_graph *g)
+{
+    uint8_t *role = so_xmalloc((size_t)g->n_nodes + 1);
+    so_cost_roles(g, role);
+    double c = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) c += so_cost_node_role(cm, g, i, role[i]);
+    free(role);
     return c;
 }

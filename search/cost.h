@@ -9,8 +9,9 @@
 typedef enum so_cost_kind { SO_COST_FLOPS = 0, SO_COST_MEASURED = 1 } so_cost_kind;
 
 /* A cost model. Costs are milliseconds (measured) or estimated milliseconds (flops: FLOPs at
-   10 GFLOP/s plus bytes moved at 5 GB/s). A graph's cost is the sum over its nodes; sources,
-   views and opaque nodes cost 0. Not thread-safe. */
+   10 GFLOP/s plus bytes moved at 5 GB/s). A graph's cost is the sum over its nodes of their
+   cost as the executor runs them (so_cost_roles: epilogues fused into a producer and zero-copy
+   concats cost nothing); sources, views and opaque nodes cost 0. Not thread-safe. */
 typedef struct so_cost_model {
     int kind;                   /* so_cost_kind */
     int threads;                /* kernel threads used when measuring (part of the key) */
@@ -36,8 +37,29 @@ void so_cost_free(so_cost_model *cm);
 uint64_t so_cost_node_key(const so_graph *g, int32_t i, int threads);
 /* Cost of node i (measured once per configuration, then cached). */
 double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i);
-/* Sum over the nodes of g. */
+/* How the executor runs a node (kernels/exec.c + kernels/fast.c), for a fusion-aware cost. */
+typedef enum so_cost_role {
+    SO_COST_STEP = 0,   /* its own kernel call */
+    SO_COST_FUSED = 1,  /* absorbed into a producer's epilogue (bias, batchnorm, activation,
+                           residual add after a conv/matmul/gemm) */
+    SO_COST_FREE = 2,   /* no work: sources, views, opaque nodes, zero-copy concats */
+} so_cost_role;
+
+/* Fills role[0..g->n_nodes) with each node's so_cost_role, mirroring the executor's fusion
+   chains (so_fast_chain_build) and zero-copy concat (exec.c concat_in_place). The graph
+   must be topologically sorted with shapes inferred. */
+void so_cost_roles(const so_graph *g, uint8_t *role);
+/* Same, with pinned[i] != 0 marking nodes whose outputs also have users outside g (so nothing
+   after them is fused); pinned may be NULL. */
+void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *role);
+/* Cost of node i in the given role: STEP its measured cost; FREE 0; FUSED 0 for the cheap
+   epilogues (bias, batchnorm, residual add, relu, clip) and the node's measured cost for
+   transcendental activations (sigmoid, tanh), which the epilogue computes the same way. */
+double so_cost_node_role(so_cost_model *cm, const so_graph *g, int32_t i, int role);
+/* Fusion-aware cost of g: the sum of so_cost_node_role over its nodes. */
 double so_cost_graph(so_cost_model *cm, const so_graph *g);
+/* Sum of the isolated node costs (so_cost_node), ignoring fusion. */
+double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g);
 /* Deterministic flops-model cost of node i (also the fallback when timing fails). */
 double so_cost_flops_node(const so_graph *g, int32_t i);
 

@@ -1,5 +1,6 @@
 /* fold.c - canonicalisation: folds weight-only nodes into weights with the reference kernels
-   (memoised, content-deduplicated), removes Identity and dead nodes, keeps topological order. */
+   (memoised, content-deduplicated), merges equal nodes (CSE), removes Identity and dead nodes,
+   keeps topological order. */
 #include "fold.h"
 
 #include <stdlib.h>
@@ -206,14 +207,174 @@ so_status so_fold_node(so_fold_ctx *fc, const so_graph *g, int32_t i, int32_t *w
     return SO_OK;
 }
 
+/* Key of node i for common-subexpression elimination: operator, interned attributes, model
+   reference (weights: content) and input edges (already remapped). */
+static uint64_t cse_key(const so_graph *g, const so_node *nd)
+{
+    uint64_t buf[6 + 2 * SO_MAX_IN];
+    int c = 0;
+    buf[c++] = (uint64_t)nd->op;
+    buf[c++] = (uint64_t)nd->n_out;
+    if (nd->op == SO_OP_WEIGHT) {
+        const so_weight *w = &g->model->weights[nd->ref];
+        buf[c++] = w->hash;
+        buf[c++] = XXH3_64bits(&w->shape, sizeof w->shape);
+        buf[c++] = (uint64_t)w->onnx_type;
+    } else {
+        buf[c++] = (uint64_t)(uintptr_t)nd->attr;
+        buf[c++] = (uint64_t)(int64_t)nd->ref;
+        for (int k = 0; k < nd->n_in && k < SO_MAX_IN; k++) {
+            buf[c++] = (uint64_t)(int64_t)nd->in[k].node;
+            buf[c++] = (uint64_t)(int64_t)nd->in[k].slot;
+        }
+    }
+    return XXH3_64bits(buf, (size_t)c * sizeof *buf);
+}
+
+/* Do nodes a and b compute the same value (same operator, attributes, reference or weight
+   content, and input edges)? */
+static int cse_equal(const so_graph *g, const so_node *a, const so_node *b)
+{
+    if (a->op != b->op || a->n_out != b->n_out || a->n_in != b->n_in) return 0;
+    if (a->op == SO_OP_WEIGHT) {
+        if (a->ref == b->ref) return 1;
+        const so_weight *x = &g->model->weights[a->ref], *y = &g->model->weights[b->ref];
+        if (x->hash != y->hash || !so_shape_eq(&x->shape, &y->shape) || x->onnx_type != y->onnx_type) return 0;
+        int64_t n = so_shape_numel(&x->shape);
+        size_t bytes = (size_t)(n > 0 ? n : 0) * (x->shape.dtype == SO_I64 ? 8 : 4);
+        return bytes == 0 || memcmp(x->data, y->data, bytes) == 0;
+    }
+    if (a->attr != b->attr || a->ref != b->ref) return 0;
+    for (int k = 0; k < a->n_in; k++)
+        if (a->in[k].node != b->in[k].node || a->in[k].slot != b->in[k].slot) return 0;
+    return 1;
+}
+
+/* Nodes that may be merged with an equal node: not graph inputs (distinct by definition),
+   not opaque (kept verbatim). Every other operator is a deterministic function of its inputs. */
+static int cse_candidate(const so_node *nd)
+{
+    return nd->op != SO_OP_INPUT && nd->op != SO_OP_OPAQUE;
+}
+
+/* so_graph_toposort (stable Kahn: ready nodes in index order, FIFO) that also permutes origin
+   (may be NULL). */
+static so_status toposort_track(so_graph *g, int32_t *origin)
+{
+    int32_t n = g->n_nodes;
+    char desc[256];
+    for (int32_t i = 0; i < n; i++) {
+        const so_node *nd = &g->nodes[i];
+        for (int k = 0; k < nd->n_in; k++) {
+            so_edge e = nd->in[k];
+            if (e.node < 0 || e.node >= n || e.slot < 0 || e.slot >= g->nodes[e.node].n_out)
+                return so_errorf("%s: input %d refers to a missing tensor", so_node_desc(g, i, desc, sizeof desc), k);
+        }
+    }
+    int32_t *indeg = so_xcalloc((size_t)n + 1, sizeof *indeg);
+    int32_t *start = so_xcalloc((size_t)n + 2, sizeof *start);
+    int32_t total = 0;
+    for (int32_t i = 0; i < n; i++) {
+        indeg[i] = g->nodes[i].n_in;
+        for (int k = 0; k < g->nodes[i].n_in; k++) start[g->nodes[i].in[k].node + 1]++;
+        total += g->nodes[i].n_in;
+    }
+    for (int32_t i = 0; i < n; i++) start[i + 1] += start[i];
+    int32_t *users = so_xmalloc(((size_t)total + 1) * sizeof *users);
+    int32_t *fill = so_xcalloc((size_t)n + 1, sizeof *fill);
+    for (int32_t i = 0; i < n; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++) {
+            int32_t p = g->nodes[i].in[k].node;
+            users[start[p] + fill[p]++] = i;
+        }
+    int32_t *order = so_xmalloc(((size_t)n + 1) * sizeof *order);
+    int32_t head = 0, tail = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (indeg[i] == 0) order[tail++] = i;
+    while (head < tail) {
+        int32_t v = order[head++];
+        for (int32_t u = start[v]; u < start[v + 1]; u++)
+            if (--indeg[users[u]] == 0) order[tail++] = users[u];
+    }
+    so_status st = SO_OK;
+    if (tail != n) {
+        int32_t bad = 0;
+        for (int32_t i = 0; i < n; i++)
+            if (indeg[i] > 0) { bad = i; break; }
+        st = so_errorf("graph has a cycle through %s", so_node_desc(g, bad, desc, sizeof desc));
+        goto done;
+    }
+    int identity = 1;
+    for (int32_t i = 0; i < n && identity; i++)
+        if (order[i] != i) identity = 0;
+    if (!identity) {
+        int32_t *newidx = fill;
+        for (int32_t i = 0; i < n; i++) newidx[order[i]] = i;
+        so_node *nodes = so_xmalloc(((size_t)n + 1) * sizeof *nodes);
+        int32_t *org = origin ? so_xmalloc(((size_t)n + 1) * sizeof *org) : NULL;
+        for (int32_t i = 0; i < n; i++) {
+            nodes[i] = g->nodes[order[i]];
+            if (org) org[i] = origin[order[i]];
+            for (int k = 0; k < nodes[i].n_in; k++) nodes[i].in[k].node = newidx[nodes[i].in[k].node];
+        }
+        memcpy(g->nodes, nodes, (size_t)n * sizeof *nodes);
+        if (org) memcpy(origin, org, (size_t)n * sizeof *org);
+        free(nodes);
+        free(org);
+        for (int32_t o = 0; o < g->model->n_outputs; o++) g->outputs[o].node = newidx[g->outputs[o].node];
+    }
+done:
+    free(indeg);
+    free(start);
+    free(users);
+    free(fill);
+    free(order);
+    return st;
+}
+
+/* so_graph_dce (keeps INPUT nodes and topological order) that also compacts origin (may be NULL). */
+static int dce_track(so_graph *g, int32_t *origin)
+{
+    int32_t n = g->n_nodes;
+    char *live = so_xcalloc((size_t)n + 1, 1);
+    for (int32_t o = 0; o < g->model->n_outputs; o++) live[g->outputs[o].node] = 1;
+    for (int32_t i = 0; i < n; i++)
+        if (g->nodes[i].op == SO_OP_INPUT) live[i] = 1;
+    for (int32_t i = n - 1; i >= 0; i--)
+        if (live[i])
+            for (int k = 0; k < g->nodes[i].n_in; k++) live[g->nodes[i].in[k].node] = 1;
+    int32_t *newidx = so_xmalloc(((size_t)n + 1) * sizeof *newidx);
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (!live[i]) { newidx[i] = -1; continue; }
+        newidx[i] = m;
+        if (origin) origin[m] = origin[i];
+        g->nodes[m++] = g->nodes[i];
+    }
+    if (m < n) {
+        for (int32_t i = 0; i < m; i++)
+            for (int k = 0; k < g->nodes[i].n_in; k++) g->nodes[i].in[k].node = newidx[g->nodes[i].in[k].node];
+        for (int32_t o = 0; o < g->model->n_outputs; o++) g->outputs[o].node = newidx[g->outputs[o].node];
+    }
+    g->n_nodes = m;
+    free(live);
+    free(newidx);
+    return (int)(n - m);
+}
+
 so_status so_canonicalize(so_fold_ctx *fc, so_graph *g, so_canon_stats *stats)
 {
-    so_canon_stats cs = {0, 0, 0};
+    return so_canonicalize_track(fc, g, stats, NULL);
+}
+
+so_status so_canonicalize_track(so_fold_ctx *fc, so_graph *g, so_canon_stats *stats, int32_t **origin)
+{
+    so_canon_stats cs = {0, 0, 0, 0};
     so_status st = SO_OK;
     int32_t *first = NULL;
     so_edge *remap = NULL;
-    so_hmap wnode = {0};
-    if (so_graph_toposort(g) != SO_OK) return SO_ERR;
+    so_hmap wnode = {0}, cse = {0};
+    if (toposort_track(g, origin ? *origin : NULL) != SO_OK) return SO_ERR;
     int32_t n = g->n_nodes;
     first = so_xmalloc(((size_t)n + 1) * sizeof *first);
     int32_t tot = 0;
@@ -239,7 +400,22 @@ so_status so_canonicalize(so_fold_ctx *fc, so_graph *g, so_canon_stats *stats)
             changed = 1;
             continue;
         }
-        if (!so_fold_can(fc, g, i)) continue;
+        if (!so_fold_can(fc, g, i)) {
+            if (!cse_candidate(nd)) continue;
+            uint64_t key = cse_key(g, nd), v;
+            if (so_hmap_get(&cse, key, &v)) {
+                const so_node *rep = &g->nodes[v];
+                if (cse_equal(g, rep, nd)) {
+                    for (int s = 0; s < nd->n_out; s++) remap[first[i] + s] = (so_edge){(int32_t)v, s};
+                    if (nd->op == SO_OP_WEIGHT) so_hmap_put(&wnode, (uint64_t)nd->ref, v); /* folds reuse rep */
+                    cs.cse++;
+                    changed = 1;
+                }
+            } else {
+                so_hmap_put(&cse, key, (uint64_t)i);
+            }
+            continue;
+        }
         int32_t wids[SO_MAX_IN];
         if (so_fold_node(fc, g, i, wids) != SO_OK) {
             char d[160];
@@ -267,17 +443,23 @@ so_status so_canonicalize(so_fold_ctx *fc, so_graph *g, so_canon_stats *stats)
             so_edge e = g->outputs[o];
             if (e.node < n) g->outputs[o] = remap[first[e.node] + e.slot];
         }
-        if (so_graph_toposort(g) != SO_OK) {
+        if (origin && g->n_nodes > n) { /* folded weights appended: no origin */
+            *origin = so_xrealloc(*origin, ((size_t)g->n_nodes + 1) * sizeof **origin);
+            for (int32_t i = n; i < g->n_nodes; i++) (*origin)[i] = -1;
+        }
+        if (toposort_track(g, origin ? *origin : NULL) != SO_OK) {
             st = SO_ERR;
             goto done;
         }
     }
-    cs.dead = so_graph_dce(g);
+    cs.dead = dce_track(g, origin ? *origin : NULL);
 done:
     free(first);
     free(remap);
     so_hmap_free(&wnode);
+    so_hmap_free(&cse);
     if (stats) {
+        stats->cse += cs.cse;
         stats->folded += cs.folded;
         stats->identities += cs.identities;
         stats->dead += cs.dead;

@@ -1,5 +1,6 @@
 /* fold.h - canonicalisation: constant folding of weight-only nodes into new weights (memoised,
-   deduplicated by content), Identity removal, dead-node removal, topological order. */
+   deduplicated by content), common-subexpression elimination, Identity removal, dead-node
+   removal, topological order. */
 #ifndef SO_FOLD_H
 #define SO_FOLD_H
 
@@ -43,13 +44,20 @@ int so_fold_can(const so_fold_ctx *fc, const so_graph *g, int32_t i);
 so_status so_fold_node(so_fold_ctx *fc, const so_graph *g, int32_t i, int32_t *wids);
 
 typedef struct so_canon_stats {
-    int32_t folded, identities, dead;
+    int32_t folded, identities, dead, cse;
 } so_canon_stats;
 
 /* Canonicalises g in place: removes Identity nodes, folds every foldable node (repeatedly,
-   so weight-only chains become one weight), toposorts, removes dead nodes. Shapes of
+   so weight-only chains become one weight), merges nodes that compute the same value (same
+   operator, attributes and inputs; weights with equal content) so that each value exists once,
+   toposorts, removes dead nodes. Shapes of
    existing nodes must be inferred. stats may be NULL. On error g may be partly changed
    (the caller discards it). */
 so_status so_canonicalize(so_fold_ctx *fc, so_graph *g, so_canon_stats *stats);
+/* Same, tracking node identity: *origin (malloc'd, one entry per node of g on entry) is
+   permuted, compacted and reallocated along with the nodes, so that on return (*origin)[j] is
+   the entry of the node that node j was on entry, and -1 for nodes canonicalisation added
+   (folded weights). origin may be NULL. */
+so_status so_canonicalize_track(so_fold_ctx *fc, so_graph *g, so_canon_stats *stats, int32_t **origin);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "../src/shape.h"
 
@@ -337,25 +338,80 @@ int so_match_rule(const so_match_index *ix, const so_rule *r, int32_t rule_index
     return c;
 }
 
+/* Matches with pattern node a on graph node anchor; sets *stop when fn asked to stop. */
+static int match_at(mstate *s, const so_match_index *ix, const so_rule *r, int32_t rule_index, int a, int32_t anchor,
+                    so_match_fn fn, void *ud, int *stop)
+{
+    const so_rnode *pn = &r->src.nodes[a];
+    const so_graph *g = ix->g;
+    const so_node *gn = &g->nodes[anchor];
+    if (pn->op != gn->op || pn->n_in != gn->n_in || pn->n_out != gn->n_out) return 0;
+    /* cheap necessary conditions on the neighbours before the search proper: inputs that are
+       pattern nodes have their operator and slot, consumers in the pattern exist among the
+       anchor's users */
+    for (int k = 0; k < pn->n_in; k++) {
+        so_rref ref = pn->in[k];
+        if (ref.node < 0) continue;
+        so_edge e = gn->in[k];
+        if (e.node < 0 || e.slot != ref.slot || g->nodes[e.node].op != r->src.nodes[ref.node].op) return 0;
+    }
+    for (int q = 0; q < r->src.n_nodes; q++) {
+        const so_rnode *qn = &r->src.nodes[q];
+        for (int k = 0; k < qn->n_in; k++) {
+            if (qn->in[k].node != a) continue;
+            int found = 0;
+            for (int32_t u = ix->use_start[anchor]; u < ix->use_start[anchor + 1] && !found; u++)
+                if (ix->use_k[u] == k && g->nodes[ix->use_node[u]].op == qn->op &&
+                    g->nodes[ix->use_node[u]].in[k].slot == qn->in[k].slot)
+                    found = 1;
+            if (!found) return 0;
+        }
+    }
+    init_state(s, ix, r, rule_index, fn, ud);
+    s->order[s->n_order++] = a;
+    for (int p = r->src.n_nodes - 1; p >= 0; p--)
+        if (p != a) s->order[s->n_order++] = p;
+    /* step() would pick candidates for order[0] by op; restrict to the anchor */
+    try_node(s, 0, a, anchor);
+    if (s->stop) *stop = 1;
+    return s->count;
+}
+
 int so_match_rule_at(const so_match_index *ix, const so_rule *r, int32_t rule_index, int32_t anchor,
                      so_match_fn fn, void *ud)
 {
     if (r->src.n_nodes <= 0 || anchor < 0 || anchor >= ix->g->n_nodes) return 0;
-    mstate *s = so_xmalloc(sizeof *s);
-    int total = 0;
-    for (int a = r->src.n_nodes - 1; a >= 0; a--) {
-        if (r->src.nodes[a].op != ix->g->nodes[anchor].op) continue;
-        init_state(s, ix, r, rule_index, fn, ud);
-        s->order[s->n_order++] = a;
-        for (int p = r->src.n_nodes - 1; p >= 0; p--)
-            if (p != a) s->order[s->n_order++] = p;
-        /* step() would pick candidates for order[0] by op; restrict to the anchor */
-        try_node(s, 0, a, anchor);
-        total += s->count;
-        if (s->stop) break;
-    }
-    free(s);
+    mstate s;
+    int total = 0, stop = 0;
+    for (int a = r->src.n_nodes - 1; a >= 0 && !stop; a--) total += match_at(&s, ix, r, rule_index, a, anchor, fn, ud, &stop);
     return total;
+}
+
+int so_match_rule_at_node(const so_match_index *ix, const so_rule *r, int32_t rule_index, int a, int32_t anchor,
+                          so_match_fn fn, void *ud)
+{
+    if (a < 0 || a >= r->src.n_nodes || anchor < 0 || anchor >= ix->g->n_nodes) return 0;
+    mstate s;
+    int stop = 0;
+    return match_at(&s, ix, r, rule_index, a, anchor, fn, ud, &stop);
+}
+
+uint64_t so_match_node_key(so_op op, int n_in, int n_out, const so_attr *a, int ignore_ints)
+{
+    struct {
+        int32_t op, n_in, n_out, pad;
+        so_attr at;
+    } k;
+    memset(&k, 0, sizeof k);
+    k.op = op;
+    k.n_in = n_in;
+    k.n_out = n_out;
+    k.at = so_attr_used(op, a);
+    if (ignore_ints) {
+        k.at.n_ints = 0;
+        memset(k.at.ints, 0, sizeof k.at.ints);
+    }
+    return XXH3_64bits(&k, sizeof k);
 }
 
 /* ---------------- rewriting ---------------- */
@@ -377,7 +433,7 @@ int so_rewrite_node_delta(const so_graph *g, const so_match *m)
 }
 
 so_status so_rewrite_preview(const so_graph *g, const so_match *m, so_fold_ctx *fc, int64_t fold_limit,
-                             so_graph *scratch, int32_t *first)
+                             so_graph *scratch, int32_t *first, so_edge *outs)
 {
     const so_rule *r = m->rule;
     so_arena_free(&scratch->arena);
@@ -434,14 +490,22 @@ so_status so_rewrite_preview(const so_graph *g, const so_match *m, so_fold_ctx *
         so_edge to = ref.node < 0 ? var[-(ref.node + 1)] : dmap[ref.node][ref.slot];
         if (!so_shape_eq(&g->nodes[from.node].out[from.slot], &scratch->nodes[to.node].out[to.slot]))
             return so_errorf("rule %d: output %d changes shape at %s", (int)r->id, k, so_node_desc(g, from.node, desc, sizeof desc));
+        if (outs) outs[k] = to;
     }
     return SO_OK;
 }
 
 so_status so_rewrite(const so_graph *g, const so_match *m, so_fold_ctx *fc, so_graph **out)
 {
+    return so_rewrite_track(g, m, fc, out, NULL);
+}
+
+so_status so_rewrite_track(const so_graph *g, const so_match *m, so_fold_ctx *fc, so_graph **out, int32_t **origin)
+{
     const so_rule *r = m->rule;
     so_graph *ng = so_graph_clone(g);
+    int32_t *org = NULL;
+    if (origin) *origin = NULL;
     int32_t dst_node[SO_RULE_MAX_NODES];
     so_status st = SO_OK;
     char desc[160];
@@ -477,13 +541,19 @@ so_status so_rewrite(const so_graph *g, const so_match *m, so_fold_ctx *fc, so_g
         for (int32_t o = 0; o < ng->model->n_outputs; o++)
             if (ng->outputs[o].node == from.node && ng->outputs[o].slot == from.slot) ng->outputs[o] = to;
     }
-    if (so_canonicalize(fc, ng, NULL) != SO_OK) {
+    if (origin) {
+        org = so_xmalloc(((size_t)ng->n_nodes + 1) * sizeof *org);
+        for (int32_t i = 0; i < ng->n_nodes; i++) org[i] = i < base ? i : -1;
+    }
+    if (so_canonicalize_track(fc, ng, NULL, origin ? &org : NULL) != SO_OK) {
         st = so_errorf("rule %d: %s", (int)r->id, so_error());
         goto fail;
     }
     *out = ng;
+    if (origin) *origin = org;
     return SO_OK;
 fail:
+    free(org);
     so_graph_free(ng);
     return st;
 }

@@ -45,6 +45,17 @@ int so_match_rule(const so_match_index *ix, const so_rule *r, int32_t rule_index
 int so_match_rule_at(const so_match_index *ix, const so_rule *r, int32_t rule_index, int32_t anchor,
                      so_match_fn fn, void *ud);
 
+/* Same, with the anchor taken as source pattern node a only. */
+int so_match_rule_at_node(const so_match_index *ix, const so_rule *r, int32_t rule_index, int a, int32_t anchor,
+                          so_match_fn fn, void *ud);
+
+/* Filter key of a node for anchored matching: operator, arity, outputs and the attribute
+   fields the operator uses (so_attr_used); with ignore_ints the int list is left out (for
+   pattern nodes whose list is symbolic: split sizes, const shapes). A graph node can match
+   pattern node p only if so_match_node_key(graph node, p->n_dx > 0) equals
+   so_match_node_key(p, p->n_dx > 0). */
+uint64_t so_match_node_key(so_op op, int n_in, int n_out, const so_attr *a, int ignore_ints);
+
 /* Applies match m to g: adds the target nodes (symbols substituted; CONST_* and weight-only
    nodes folded into weights through fc), redirects every use of each mapped source output to
    the target output, toposorts (a cycle rejects the rewrite), removes dead nodes, infers
@@ -52,6 +63,10 @@ int so_match_rule_at(const so_match_index *ix, const so_rule *r, int32_t rule_in
    *out is a new graph over the same model (caller frees); g is unchanged. On failure
    (SO_ERR) the message says why the rewrite does not apply. */
 so_status so_rewrite(const so_graph *g, const so_match *m, so_fold_ctx *fc, so_graph **out);
+/* Same; when origin != NULL, *origin receives (malloc'd, caller frees; NULL on failure) for
+   each node of *out the index of the node of g it is (its inputs may have been redirected),
+   or -1 for nodes the rewrite added (target nodes, folded weights). */
+so_status so_rewrite_track(const so_graph *g, const so_match *m, so_fold_ctx *fc, so_graph **out, int32_t **origin);
 
 /* Builds in `scratch` (a graph over g->model; its nodes are discarded first) the target nodes
    of m as the rewrite would add them, for costing without building the new graph: one
@@ -61,9 +76,10 @@ so_status so_rewrite(const so_graph *g, const so_match *m, so_fold_ctx *fc, so_g
    WEIGHT nodes when their outputs total at most fold_limit elements (else left as nodes whose
    inputs are placeholders). *first receives the index of the first target node; nodes
    from *first on that are not sources are the work the rewrite adds. Fails when a target node
-   does not type-check or a mapped output would change shape. */
+   does not type-check or a mapped output would change shape. outs (may be NULL) receives, per
+   rule output, the scratch edge that replaces it. */
 so_status so_rewrite_preview(const so_graph *g, const so_match *m, so_fold_ctx *fc, int64_t fold_limit,
-                             so_graph *scratch, int32_t *first);
+                             so_graph *scratch, int32_t *first, so_edge *outs);
 
 /* Estimated change in node count if m were applied: target nodes that are not folded minus
    source nodes. Cheap, no graph built. */

@@ -20,7 +20,7 @@
 
 typedef struct opts {
     const char *model, *out, *rules, *report, *dot, *cache_dir;
-    int search, cost, quiet, allow_unverified, reverse;
+    int search, cost, quiet, allow_unverified, reverse, check_incremental;
     double alpha, time_limit;
     long budget, threads, seed;
 } opts;
@@ -31,7 +31,7 @@ static int usage(const char *msg)
     fputs("usage: superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
           "         [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
           "         [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q] [--allow-unverified]\n"
-          "         [--no-reverse] [--cache-dir DIR]\n",
+          "         [--no-reverse] [--cache-dir DIR] [--check-incremental]\n",
           stderr);
     return 2;
 }
@@ -267,6 +267,7 @@ int so_optimize_main(int argc, char **argv)
         if (!strcmp(a, "-q")) o.quiet = 1;
         else if (!strcmp(a, "--allow-unverified")) o.allow_unverified = 1;
         else if (!strcmp(a, "--no-reverse")) o.reverse = 0;
+        else if (!strcmp(a, "--check-incremental")) o.check_incremental = 1;
         else if (!strcmp(a, "-o") && v) { o.out = v; i++; }
         else if (!strcmp(a, "--rules") && v) { o.rules = v; i++; }
         else if (!strcmp(a, "--report") && v) { o.report = v; i++; }
@@ -357,7 +358,7 @@ int so_optimize_main(int argc, char **argv)
     fc_init = 1;
     start = so_graph_clone(m->graph);
     so_normalize_attrs(start);
-    so_canon_stats cst = {0, 0, 0};
+    so_canon_stats cst = {0, 0, 0, 0};
     if (so_canonicalize(&fc, start, &cst) != SO_OK) {
         so_error_prefix(o.model);
         goto fail;
@@ -373,7 +374,7 @@ int so_optimize_main(int argc, char **argv)
 
     /* search */
     so_search_opts so = {.kind = o.search, .alpha = o.alpha, .budget = o.budget, .time_limit = o.time_limit,
-                         .progress = !o.quiet && isatty(2), .queue_cap = 0};
+                         .progress = !o.quiet && isatty(2), .queue_cap = 0, .verify_incremental = o.check_incremental};
     double t_search = so_now();
     if (so_search_run(start, rules, n_rules, &cm, &fc, &so, &res) != SO_OK) goto fail;
     t_search = so_now() - t_search;
@@ -433,6 +434,12 @@ int so_optimize_main(int argc, char **argv)
                 t_search, (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
                 res.stopped_by == 1 ? "budget" : res.stopped_by == 2 ? "time-limit" : "exhausted", count_work_nodes(m->graph),
                 count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", err);
+        fprintf(f, "  \"search_detail\": {\"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
+                   "\"greedy_explored\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
+                   "\"measure_seconds\": %.3f, \"incremental_mismatches\": %lld},\n",
+                (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
+                (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
+                cm.measure_seconds, (long long)res.incremental_mismatches);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)

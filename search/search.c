@@ -1,4 +1,5 @@
-/* search.c - TASO's cost-ordered backtracking search over rule rewrites, a greedy baseline, and none. */
+/* search.c - TASO's cost-ordered backtracking search over rule rewrites, a greedy baseline, and none;
+   incremental: a rewritten graph is re-matched and re-costed only around the rewritten region. */
 #include "search.h"
 
 #include <math.h>
@@ -6,8 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "match.h"
+
+/* Incremental search, in short. A rewrite (so_rewrite_track) reports for each node of the new
+   graph the node of the parent it is (or -1 for nodes it added). A node is dirty when it is
+   new, when one of its input edges now leads elsewhere, or when its users changed (a
+   commutative signature of (user, position, slot) and graph outputs, in parent numbering).
+   A match depends only on its nodes, their attributes, their inputs and their users, so a
+   match of the parent whose nodes all survive clean is still a match (renumbered), and every
+   other match contains a dirty node: those are found by matching only the rules that contain
+   the dirty node's operator, anchored at that node. Likewise a node's cost (in the role the
+   executor's fusion gives it) is copied from the parent unless its inputs or its role
+   changed. So each step does work proportional to the rewritten region plus a few linear
+   passes (clone, toposort, hashes) instead of matching every rule over the whole graph. */
 
 /* Rewrite history: a shared linked list from a graph back to the start. */
 typedef struct hist {
@@ -16,35 +30,55 @@ typedef struct hist {
     struct hist *parent;
 } hist;
 
-/* A materialized graph that lazy states refer to as their parent. */
+/* One rewrite available in a graph. */
+typedef struct cand {
+    so_match m;
+    double est;                 /* preview estimate of the cost change (depends on the match only) */
+    double cur;                 /* in this graph: est, the exact change once built, INFINITY if rejected */
+    uint8_t exact;
+} cand;
+
+/* A materialized graph with its incremental-search data. */
 typedef struct gref {
     so_graph *g;
     double cost;
     hist *h;
     int32_t refs;
+    int32_t *origin;            /* per node: the parent's node it is, -1 if new (NULL: no parent) */
+    uint8_t *inchg;             /* per node: new, or an input edge differs from the parent's */
+    uint64_t *usig;             /* per node: use signature (own numbering) */
+    uint8_t *role;              /* per node: so_cost_role */
+    double *nc;                 /* per node: cost in its role */
+    uint64_t ghash;             /* structural graph hash (dedupe) */
+    cand *cands;                /* every match of the graph, previewed; valid once expanded */
+    int32_t n_cands, cap_cands;
+    int expanded;
 } gref;
 
-/* A queue entry: either materialized (g != NULL, the start) or lazy: the rewrite m applied to
-   parent->g, built only when popped. cost is exact for materialized states and the preview
-   estimate (parent cost + cost of the added nodes - cost of the matched nodes) for lazy ones. */
+/* A queue entry: a materialized graph (g != NULL) or lazy: candidate `m` of parent, built
+   only when popped. cost is exact for materialized states and parent cost + the candidate's
+   estimate for lazy ones. */
 typedef struct state {
     double cost;
     int64_t seq;                /* tie-break: earlier first */
-    so_graph *g;
+    gref *g;
     gref *parent;
     hist *h;
     so_match m;
 } state;
 
-typedef struct cand {
-    double cost;
-    int64_t seq;
-    so_match m;
-} cand;
+/* Anchored matching: one entry per (rule, source pattern node), found by filter key. */
+typedef struct anchor_entry {
+    uint64_t key;               /* so_match_node_key of the pattern node */
+    int32_t rule;
+    int32_t node;
+} anchor_entry;
 
 typedef struct ctx {
     const so_rule *rules;
     int32_t n_rules;
+    struct anchor_entry *ent;   /* (rule, source pattern node) sorted by filter key */
+    int32_t n_ent;
     so_cost_model *cm;
     so_fold_ctx *fc;
     const so_search_opts *o;
@@ -60,28 +94,44 @@ typedef struct ctx {
     int64_t seq;
     int timed_out;
     so_graph *scratch;          /* preview graph */
+    uint8_t *pv;                /* preview scratch arrays */
+    int32_t cap_pv;
     /* per expansion */
     gref *cur;
-    cand *cands;                /* greedy: all candidates of this expansion */
-    int32_t n_cands, cap_cands;
+    const char *dirty;          /* anchored matching: dirty nodes of cur (NULL: full matching) */
+    int32_t anchor;
+    cand *found;                /* matches found by the current expansion */
+    int32_t n_found, cap_found;
 } ctx;
 
 #define FOLD_PREVIEW_LIMIT ((int64_t)1 << 18)
 /* A graph counts as cheaper only by more than this relative margin: sums of the same node
    costs in another node order differ in the last bits. */
 #define IMPROVE_EPS 1e-6
+/* Greedy: most candidates built to check their exact cost per step. */
+#define GREEDY_TRIES 48
+
+static void gref_free(gref *r)
+{
+    if (!r) return;
+    so_graph_free(r->g);
+    free(r->origin);
+    free(r->inchg);
+    free(r->usig);
+    free(r->role);
+    free(r->nc);
+    free(r->cands);
+    free(r);
+}
 
 static void decref(gref *r)
 {
-    if (r && --r->refs == 0) {
-        so_graph_free(r->g);
-        free(r);
-    }
+    if (r && --r->refs == 0) gref_free(r);
 }
 
 static void state_drop(state *s)
 {
-    so_graph_free(s->g);
+    decref(s->g);
     decref(s->parent);
     s->g = NULL;
     s->parent = NULL;
@@ -174,29 +224,161 @@ static void progress(ctx *c, int final)
     fflush(stderr);
 }
 
-/* Cost change of applying m to the current graph, from a preview of the target nodes. */
-static so_status delta_cost(ctx *c, const so_match *m, double *delta)
+static int32_t first_entry(const ctx *c, uint64_t key);
+
+/* ---------------- per-graph data ---------------- */
+
+static inline uint64_t mix64(uint64_t z)
 {
-    const so_graph *g = c->cur->g;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Structural graph hash (g topologically sorted): node hashes from operator, attributes (by
+   their interned pointer: one model per search), reference (weights by content) and input
+   hashes, combined order-independently with the outputs. Equal graphs hash equal. */
+static uint64_t graph_hash(const so_graph *g)
+{
+    uint64_t *h = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *h);
+    uint64_t buf[6 + 2 * SO_MAX_IN], gh = (uint64_t)g->n_nodes;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *nd = &g->nodes[i];
+        int c = 0;
+        buf[c++] = (uint64_t)nd->op;
+        buf[c++] = (uint64_t)nd->n_out;
+        if (nd->op == SO_OP_WEIGHT) {
+            const so_weight *w = &g->model->weights[nd->ref];
+            buf[c++] = w->hash;
+            buf[c++] = XXH3_64bits(&w->shape, sizeof w->shape);
+        } else {
+            buf[c++] = (uint64_t)(uintptr_t)nd->attr;
+            buf[c++] = (uint64_t)(int64_t)nd->ref;
+        }
+        for (int k = 0; k < nd->n_in && k < SO_MAX_IN; k++) {
+            buf[c++] = nd->in[k].node >= 0 ? h[nd->in[k].node] : 0;
+            buf[c++] = (uint64_t)(int64_t)nd->in[k].slot;
+        }
+        h[i] = XXH3_64bits(buf, (size_t)c * sizeof *buf);
+        gh += mix64(h[i]);
+    }
+    for (int32_t o = 0; o < g->model->n_outputs; o++)
+        gh ^= mix64(h[g->outputs[o].node] + mix64(((uint64_t)o << 32) | (uint32_t)g->outputs[o].slot));
+    free(h);
+    return mix64(gh);
+}
+
+/* Use signature term of one use: user `u` (in some numbering), input position k, slot. */
+static inline uint64_t use_term(uint64_t u, int k, int32_t slot) { return mix64(u * 0x9e3779b97f4a7c15ULL + ((uint64_t)k << 40) + (uint32_t)slot); }
+static inline uint64_t out_term(int32_t o, int32_t slot) { return mix64(0x6f75747075740000ULL ^ ((uint64_t)o << 32) ^ (uint32_t)slot); }
+
+/* Use signatures of g's nodes; users numbered by num(u) = num ? num[u] : u. */
+static void use_sigs(const so_graph *g, const int64_t *num, uint64_t *sig)
+{
+    memset(sig, 0, (size_t)g->n_nodes * sizeof *sig);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *nd = &g->nodes[i];
+        uint64_t u = num ? (uint64_t)num[i] : (uint64_t)i;
+        for (int k = 0; k < nd->n_in; k++)
+            if (nd->in[k].node >= 0) sig[nd->in[k].node] += use_term(u, k, nd->in[k].slot);
+    }
+    for (int32_t o = 0; o < g->model->n_outputs; o++) sig[g->outputs[o].node] += out_term(o, g->outputs[o].slot);
+}
+
+/* Fills the use signatures, roles and graph hash of r->g (r->nc left to the caller). */
+static void gref_index(gref *r)
+{
+    const so_graph *g = r->g;
+    int32_t n = g->n_nodes;
+    r->usig = so_xmalloc(((size_t)n + 1) * sizeof *r->usig);
+    use_sigs(g, NULL, r->usig);
+    r->ghash = graph_hash(g);
+    r->role = so_xmalloc((size_t)n + 1);
+    so_cost_roles(g, r->role);
+    r->nc = so_xmalloc(((size_t)n + 1) * sizeof *r->nc);
+}
+
+/* A new state for g (ownership taken), costed from scratch. */
+static gref *gref_new(ctx *c, so_graph *g)
+{
+    gref *r = so_xcalloc(1, sizeof *r);
+    r->g = g;
+    r->refs = 1;
+    gref_index(r);
+    double cost = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) cost += r->nc[i] = so_cost_node_role(c->cm, g, i, r->role[i]);
+    r->cost = cost;
+    return r;
+}
+
+/* A state for g (ownership taken), rewritten from parent p with origin (ownership taken): node
+   costs are copied from p for nodes whose inputs and role are unchanged, looked up for the
+   others. */
+static gref *gref_child(ctx *c, const gref *p, so_graph *g, int32_t *origin)
+{
+    gref *r = so_xcalloc(1, sizeof *r);
+    r->g = g;
+    r->refs = 1;
+    r->origin = origin;
+    gref_index(r);
+    int32_t n = g->n_nodes;
+    r->inchg = so_xmalloc((size_t)n + 1);
+    double cost = 0;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t i = origin[j];
+        int chg = i < 0;
+        if (!chg) {
+            const so_node *a = &g->nodes[j], *b = &p->g->nodes[i];
+            for (int k = 0; k < a->n_in && !chg; k++)
+                if (a->in[k].slot != b->in[k].slot || (a->in[k].node >= 0 ? origin[a->in[k].node] : -1) != b->in[k].node) chg = 1;
+        }
+        r->inchg[j] = (uint8_t)chg;
+        if (!chg && p->role[i] == r->role[j]) r->nc[j] = p->nc[i];
+        else r->nc[j] = so_cost_node_role(c->cm, g, j, r->role[j]);
+        cost += r->nc[j];
+    }
+    r->cost = cost;
+    return r;
+}
+
+/* ---------------- candidates ---------------- */
+
+/* Cost change of applying m to the current graph, from a preview of the target nodes: target
+   nodes not folded cost what they cost as the executor would run them among themselves
+   (fusion inside the target), matched nodes what they cost in the graph now. */
+static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta)
+{
+    const so_graph *g = r->g;
     int32_t first;
-    if (so_rewrite_preview(g, m, c->fc, FOLD_PREVIEW_LIMIT, c->scratch, &first) != SO_OK) return SO_ERR;
+    so_edge outs[SO_RULE_MAX_OUTPUTS];
+    if (so_rewrite_preview(g, m, c->fc, FOLD_PREVIEW_LIMIT, c->scratch, &first, outs) != SO_OK) return SO_ERR;
     /* target nodes on weights only (directly or through other such nodes) are folded when the
        rewrite is built, even those the preview left unfolded for size: they cost nothing */
     const so_graph *sg = c->scratch;
-    char wf[64];
-    double d = 0;
-    for (int32_t i = 0; i < sg->n_nodes; i++) {
-        const so_node *n = &sg->nodes[i];
-        int fold = n->op == SO_OP_WEIGHT;
-        if (i >= first && !(so_ops[n->op].flags & (SO_F_SOURCE | SO_F_OPAQUE)) && (n->n_in > 0 || (so_ops[n->op].flags & SO_F_CONST))) {
-            fold = 1;
-            for (int k = 0; k < n->n_in; k++)
-                if (n->in[k].node >= 64 || !wf[n->in[k].node]) fold = 0;
-        }
-        if (i < 64) wf[i] = (char)fold;
-        if (i >= first && !fold) d += so_cost_node(c->cm, sg, i);
+    int32_t n = sg->n_nodes;
+    if (n > c->cap_pv) {
+        c->cap_pv = n * 2;
+        c->pv = so_xrealloc(c->pv, (size_t)c->cap_pv * 3);
     }
-    for (int p = 0; p < m->rule->src.n_nodes; p++) d -= so_cost_node(c->cm, g, m->node[p]);
+    uint8_t *wf = c->pv, *pinned = c->pv + n, *role = c->pv + 2 * n;
+    memset(pinned, 0, (size_t)n);
+    /* the scratch graph's outputs array is not meaningful: pin the mapped outputs instead (their
+       users are outside the preview, so nothing after them fuses) */
+    for (int k = 0; k < m->rule->n_outputs; k++) pinned[outs[k].node] = 1;
+    so_cost_roles_pinned(sg, pinned, role);
+    double d = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const so_node *nd = &sg->nodes[i];
+        int fold = nd->op == SO_OP_WEIGHT;
+        if (i >= first && !(so_ops[nd->op].flags & (SO_F_SOURCE | SO_F_OPAQUE)) && (nd->n_in > 0 || (so_ops[nd->op].flags & SO_F_CONST))) {
+            fold = 1;
+            for (int k = 0; k < nd->n_in; k++)
+                if (!wf[nd->in[k].node]) fold = 0;
+        }
+        wf[i] = (uint8_t)fold;
+        if (i >= first && !fold) d += so_cost_node_role(c->cm, sg, i, role[i]);
+    }
+    for (int p = 0; p < m->rule->src.n_nodes; p++) d -= r->nc[m->node[p]];
     *delta = d;
     return SO_OK;
 }
@@ -210,72 +392,251 @@ static hist *new_hist(ctx *c, int32_t rule, hist *parent)
     return h;
 }
 
-/* Match callback: costs the rewrite by preview and queues it (lazily) or collects it. */
+static void push_found(ctx *c, const so_match *m)
+{
+    if (c->n_found == c->cap_found) {
+        c->cap_found = c->cap_found ? c->cap_found * 2 : 256;
+        c->found = so_xrealloc(c->found, (size_t)c->cap_found * sizeof *c->found);
+    }
+    cand *k = &c->found[c->n_found++];
+    memset(k, 0, sizeof *k);
+    k->m = *m;
+}
+
+/* Match callback: collects matches (anchored: only those whose smallest dirty node is the
+   anchor, so a match with several dirty nodes is taken once). */
 static int on_match(const so_match *m, void *ud)
 {
     ctx *c = ud;
-    so_search_result *res = c->res;
-    res->matches++;
-    if ((res->matches & 63) == 0) {
-        if (out_of_time(c)) return 1;
-        progress(c, 0);
+    if (c->dirty) {
+        int32_t lo = INT32_MAX;
+        for (int p = 0; p < m->rule->src.n_nodes; p++)
+            if (c->dirty[m->node[p]] && m->node[p] < lo) lo = m->node[p];
+        if (lo != c->anchor) return 0;
     }
-    double delta;
-    if (delta_cost(c, m, &delta) != SO_OK) {
-        res->rejected++;
-        return 0;
-    }
-    res->graphs_generated++;
-    double est = c->cur->cost + delta;
-    if (c->o->kind == SO_SEARCH_GREEDY) {
-        if (est >= c->cur->cost * (1 - IMPROVE_EPS)) return 0;
-        if (c->n_cands == c->cap_cands) {
-            c->cap_cands = c->cap_cands ? c->cap_cands * 2 : 64;
-            c->cands = so_xrealloc(c->cands, (size_t)c->cap_cands * sizeof *c->cands);
-        }
-        c->cands[c->n_cands++] = (cand){est, c->seq++, *m};
-        return 0;
-    }
-    if (est < c->o->alpha * c->best_cost) {
-        state s;
-        memset(&s, 0, sizeof s);
-        s.cost = est;
-        s.seq = c->seq++;
-        s.parent = c->cur;
-        c->cur->refs++;
-        s.h = new_hist(c, m->rule_index, c->cur->h);
-        s.m = *m;
-        heap_push(c, &s);
-        heap_trim(c);
-    }
+    push_found(c, m);
+    if ((c->n_found & 255) == 0 && out_of_time(c)) return 1;
     return 0;
 }
 
-static void expand(ctx *c, gref *cur)
+/* Previews c->found[from..) in r and appends the applicable ones to r's candidates. */
+static void preview_found(ctx *c, gref *r, int32_t from)
+{
+    for (int32_t k = from; k < c->n_found && !c->timed_out; k++) {
+        cand *f = &c->found[k];
+        c->res->matches++;
+        if ((c->res->matches & 63) == 0) {
+            if (out_of_time(c)) break;
+            progress(c, 0);
+        }
+        double d;
+        if (preview(c, r, &f->m, &d) != SO_OK) {
+            c->res->rejected++;
+            continue;
+        }
+        c->res->graphs_generated++;
+        f->est = f->cur = d;
+        f->exact = 0;
+        if (r->n_cands == r->cap_cands) {
+            r->cap_cands = r->cap_cands ? r->cap_cands * 2 : 64;
+            r->cands = so_xrealloc(r->cands, (size_t)r->cap_cands * sizeof *r->cands);
+        }
+        r->cands[r->n_cands++] = *f;
+    }
+}
+
+/* Every match of every rule in r's graph (the start graph). */
+static void expand_full(ctx *c, gref *r)
 {
     so_match_index ix;
-    so_match_index_init(&ix, cur->g);
-    c->cur = cur;
-    for (int32_t r = 0; r < c->n_rules && !c->timed_out; r++) so_match_rule(&ix, &c->rules[r], r, on_match, c);
+    so_match_index_init(&ix, r->g);
+    c->dirty = NULL;
+    c->n_found = 0;
+    for (int32_t k = 0; k < c->n_rules && !c->timed_out; k++) so_match_rule(&ix, &c->rules[k], k, on_match, c);
     so_match_index_free(&ix);
+    preview_found(c, r, 0);
+    r->expanded = !c->timed_out;
+    c->res->full_passes++;
+}
+
+/* The matches of child r (rewritten from parent p, which is expanded): p's matches whose nodes
+   are clean in r, renumbered, plus matches anchored at r's dirty nodes. */
+static void expand_from(ctx *c, const gref *p, gref *r)
+{
+    const so_graph *g = r->g;
+    int32_t n = g->n_nodes, np = p->g->n_nodes;
+    /* users in parent numbering (new users get numbers no parent node has) */
+    int64_t *num = so_xmalloc(((size_t)n + 1) * sizeof *num);
+    for (int32_t j = 0; j < n; j++) num[j] = r->origin[j] >= 0 ? r->origin[j] : (int64_t)np + j;
+    uint64_t *sig = so_xmalloc(((size_t)n + 1) * sizeof *sig);
+    use_sigs(g, num, sig);
+    char *dirty = so_xcalloc((size_t)n + 1, 1);
+    int32_t *inv = so_xmalloc(((size_t)np + 1) * sizeof *inv);
+    for (int32_t i = 0; i < np; i++) inv[i] = -1;
+    for (int32_t j = 0; j < n; j++) {
+        dirty[j] = r->inchg[j] || sig[j] != p->usig[r->origin[j]];
+        if (r->origin[j] >= 0) inv[r->origin[j]] = j;
+    }
+    free(sig);
+    free(num);
+    /* carried */
+    r->cap_cands = p->n_cands + 64;
+    r->cands = so_xmalloc((size_t)r->cap_cands * sizeof *r->cands);
+    for (int32_t k = 0; k < p->n_cands; k++) {
+        const cand *pc = &p->cands[k];
+        cand nc = *pc;
+        int ok = 1;
+        for (int q = 0; q < pc->m.rule->src.n_nodes && ok; q++) {
+            int32_t j = inv[pc->m.node[q]];
+            if (j < 0 || dirty[j]) ok = 0;
+            else nc.m.node[q] = j;
+        }
+        for (int v = 0; v < pc->m.rule->n_inputs && ok; v++) {
+            int32_t j = inv[pc->m.var[v].node];
+            if (j < 0) ok = 0;
+            else nc.m.var[v].node = j;
+        }
+        if (!ok) continue;
+        nc.cur = nc.est;
+        nc.exact = 0;
+        r->cands[r->n_cands++] = nc;
+    }
+    c->res->carried += r->n_cands;
+    free(inv);
+    /* anchored at dirty nodes */
+    so_match_index ix;
+    so_match_index_init(&ix, g);
+    c->dirty = dirty;
+    c->n_found = 0;
+    for (int32_t j = 0; j < n && !c->timed_out; j++) {
+        if (!dirty[j] || (so_ops[g->nodes[j].op].flags & (SO_F_SOURCE | SO_F_OPAQUE))) continue;
+        c->anchor = j;
+        c->res->anchors++;
+        const so_node *nd = &g->nodes[j];
+        uint64_t keys[2] = {so_match_node_key(nd->op, nd->n_in, nd->n_out, nd->attr, 0),
+                            so_match_node_key(nd->op, nd->n_in, nd->n_out, nd->attr, 1)};
+        for (int ig = 0; ig < (keys[0] == keys[1] ? 1 : 2); ig++) {
+            uint64_t key = keys[ig];
+            for (int32_t t = first_entry(c, key); t < c->n_ent && c->ent[t].key == key && !c->timed_out; t++)
+                so_match_rule_at_node(&ix, &c->rules[c->ent[t].rule], c->ent[t].rule, c->ent[t].node, j, on_match, c);
+        }
+    }
+    c->dirty = NULL;
+    so_match_index_free(&ix);
+    preview_found(c, r, 0);
+    free(dirty);
+    r->expanded = !c->timed_out;
+}
+
+/* Matches of r from scratch, compared with its incremental candidates (opts.verify_incremental):
+   counts matches present in one list and not the other. */
+static void verify_incremental(ctx *c, gref *r)
+{
+    gref tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.g = r->g;
+    tmp.nc = r->nc;
+    tmp.role = r->role;
+    int64_t saved[5] = {c->res->matches, c->res->rejected, c->res->graphs_generated, c->res->full_passes, 0};
+    expand_full(c, &tmp);
+    c->res->matches = saved[0];
+    c->res->rejected = saved[1];
+    c->res->graphs_generated = saved[2];
+    c->res->full_passes = saved[3];
+    if (c->timed_out) { /* the pass was cut short: nothing to compare */
+        free(tmp.cands);
+        return;
+    }
+    /* compare as multisets of (rule, nodes, vars) keys */
+    so_hmap a = {0};
+    uint64_t *ka = so_xmalloc(((size_t)r->n_cands + 1) * sizeof *ka);
+    for (int32_t k = 0; k < r->n_cands; k++) {
+        const so_match *m = &r->cands[k].m;
+        uint64_t buf[1 + SO_RULE_MAX_NODES + 2 * SO_RULE_MAX_INPUTS];
+        int q = 0;
+        buf[q++] = (uint64_t)m->rule_index;
+        for (int p = 0; p < m->rule->src.n_nodes; p++) buf[q++] = (uint64_t)m->node[p];
+        for (int v = 0; v < m->rule->n_inputs; v++) buf[q++] = ((uint64_t)m->var[v].node << 8) | (uint64_t)m->var[v].slot;
+        ka[k] = XXH3_64bits(buf, (size_t)q * sizeof *buf);
+        uint64_t v;
+        so_hmap_put(&a, ka[k], so_hmap_get(&a, ka[k], &v) ? v + 1 : 1);
+    }
+    int64_t diff = 0;
+    for (int32_t k = 0; k < tmp.n_cands; k++) {
+        const so_match *m = &tmp.cands[k].m;
+        uint64_t buf[1 + SO_RULE_MAX_NODES + 2 * SO_RULE_MAX_INPUTS];
+        int q = 0;
+        buf[q++] = (uint64_t)m->rule_index;
+        for (int p = 0; p < m->rule->src.n_nodes; p++) buf[q++] = (uint64_t)m->node[p];
+        for (int v = 0; v < m->rule->n_inputs; v++) buf[q++] = ((uint64_t)m->var[v].node << 8) | (uint64_t)m->var[v].slot;
+        uint64_t key = XXH3_64bits(buf, (size_t)q * sizeof *buf), v;
+        if (so_hmap_get(&a, key, &v) && v > 0) so_hmap_put(&a, key, v - 1);
+        else {
+            diff++;
+            if (getenv("SO_DEBUG_INC")) {
+                fprintf(stderr, "missing: rule %d (id %d) nodes", m->rule_index, m->rule->id);
+                for (int p = 0; p < m->rule->src.n_nodes; p++)
+                    fprintf(stderr, " %d(%s%s)", m->node[p], so_ops[r->g->nodes[m->node[p]].op].name,
+                            r->origin && r->origin[m->node[p]] < 0 ? ",new" : "");
+                fprintf(stderr, "\n");
+            }
+        }
+    }
+    for (int32_t k = 0; k < r->n_cands; k++) {
+        uint64_t v;
+        if (so_hmap_get(&a, ka[k], &v) && v > 0) {
+            diff++;
+            so_hmap_put(&a, ka[k], v - 1);
+            if (getenv("SO_DEBUG_INC")) {
+                const so_match *m = &r->cands[k].m;
+                fprintf(stderr, "extra: rule %d (id %d) k=%d nodes", m->rule_index, m->rule->id, (int)k);
+                for (int p = 0; p < m->rule->src.n_nodes; p++)
+                    fprintf(stderr, " %d(%s%s)", m->node[p], so_ops[r->g->nodes[m->node[p]].op].name,
+                            r->origin && r->origin[m->node[p]] < 0 ? ",new" : "");
+                fprintf(stderr, " vars");
+                for (int q = 0; q < m->rule->n_inputs; q++) fprintf(stderr, " %d.%d", m->var[q].node, m->var[q].slot);
+                fprintf(stderr, "\n");
+            }
+        }
+    }
+    c->res->incremental_mismatches += diff;
+    so_hmap_free(&a);
+    free(ka);
+    free(tmp.cands);
+}
+
+/* Candidates of r: from its parent when it has one that is expanded, else from scratch. */
+static void expand(ctx *c, gref *r, const gref *parent)
+{
+    if (r->expanded) return;
+    r->n_cands = 0; /* a pass cut short by the time limit starts over */
+    if (parent && parent->expanded) {
+        expand_from(c, parent, r);
+        if (c->o->verify_incremental && r->expanded) verify_incremental(c, r);
+    } else {
+        expand_full(c, r);
+    }
     c->res->graphs_explored++;
 }
 
-/* Builds, dedupes and costs a popped/chosen rewrite. Returns the new graph or NULL. */
-static so_graph *materialize(ctx *c, const so_graph *parent, const so_match *m, double *cost)
+/* Builds and costs the rewrite m of p (without its candidates). NULL if it does not apply
+   (cycle, shapes) or, with dedupe, when the graph was seen before. */
+static gref *materialize(ctx *c, const gref *p, const so_match *m, int dedupe)
 {
     so_graph *ng = NULL;
-    if (so_rewrite(parent, m, c->fc, &ng) != SO_OK) {
+    int32_t *origin = NULL;
+    if (so_rewrite_track(p->g, m, c->fc, &ng, &origin) != SO_OK) {
         c->res->rejected++;
         return NULL;
     }
-    if (!so_hmap_add(&c->seen, so_graph_hash(ng), 1)) {
+    c->res->materialized++;
+    gref *r = gref_child(c, p, ng, origin);
+    if (dedupe && !so_hmap_add(&c->seen, r->ghash, 1)) {
         c->res->duplicates++;
-        so_graph_free(ng);
+        gref_free(r);
         return NULL;
     }
-    *cost = so_cost_graph(c->cm, ng);
-    return ng;
+    return r;
 }
 
 static void note_best(ctx *c, const so_graph *g, double cost, hist *h)
@@ -288,54 +649,208 @@ static void note_best(ctx *c, const so_graph *g, double cost, hist *h)
     }
 }
 
-static int cmp_cand(const void *a, const void *b)
+/* ---------------- greedy ---------------- */
+
+/* Index of the candidate of r with the smallest current value below `below`, or -1. */
+static int32_t best_cand(const gref *r, double below)
 {
-    const cand *x = a, *y = b;
-    if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    int32_t b = -1;
+    for (int32_t k = 0; k < r->n_cands; k++) {
+        double v = r->cands[k].cur;
+        if (v < below && (b < 0 || v < r->cands[b].cur)) b = k;
+    }
+    return b;
 }
 
-/* Greedy descent from start: repeatedly applies the best improving rewrite (by preview, then
-   checked exactly) until none improves, the budget or the time limit.
-   Returns the final graph (caller decrefs). */
-static gref *greedy(ctx *c, const so_graph *start, double cost0)
+/* Greedy descent from start: repeatedly applies the rewrite with the best exact improvement,
+   building candidates in order of their estimate (an estimate is replaced by the exact change
+   once built) until the best one is exact, at most GREEDY_TRIES per step. Stops when nothing
+   improves, at the budget or the time limit. Returns the final state (caller decrefs). */
+static gref *greedy(ctx *c, gref *start)
 {
     so_search_result *res = c->res;
-    gref *cur = so_xcalloc(1, sizeof *cur);
-    cur->g = so_graph_clone(start);
-    cur->cost = cost0;
-    cur->refs = 1;
+    gref *cur = start;
+    cur->refs++;
+    expand(c, cur, NULL);
     for (;;) {
         if (c->o->budget > 0 && res->graphs_explored >= c->o->budget) {
             res->stopped_by = 1;
             break;
         }
         if (out_of_time(c)) break;
-        c->n_cands = 0;
-        expand(c, cur);
         progress(c, 0);
-        if (c->n_cands > 1) qsort(c->cands, (size_t)c->n_cands, sizeof *c->cands, cmp_cand);
+        double below = -IMPROVE_EPS * cur->cost;
         gref *next = NULL;
-        for (int32_t k = 0; k < c->n_cands && k < 16 && !next; k++) {
-            double cost;
-            so_graph *ng = materialize(c, cur->g, &c->cands[k].m, &cost);
-            if (!ng) continue;
-            if (cost < cur->cost * (1 - IMPROVE_EPS)) {
-                next = so_xcalloc(1, sizeof *next);
-                next->g = ng;
-                next->cost = cost;
-                next->h = new_hist(c, c->cands[k].m.rule_index, cur->h);
-                next->refs = 1;
+        int32_t next_k = -1, tries = 0;
+        for (;;) {
+            int32_t k = best_cand(cur, below);
+            if (k < 0) break;
+            cand *cd = &cur->cands[k];
+            if (cd->exact) { /* the best, and its exact value is known: built below */
+                if (k != next_k) {
+                    decref(next);
+                    next = materialize(c, cur, &cd->m, 0);
+                    next_k = k;
+                }
+                break;
+            }
+            if (tries >= GREEDY_TRIES || out_of_time(c)) break;
+            tries++;
+            gref *ng = materialize(c, cur, &cd->m, 0);
+            cd->exact = 1;
+            if (!ng) {
+                cd->cur = INFINITY;
+                continue;
+            }
+            cd->cur = ng->cost - cur->cost;
+            if (cd->cur < below && (!next || ng->cost < next->cost)) {
+                decref(next);
+                next = ng;
+                next_k = k;
             } else {
-                so_graph_free(ng);
+                decref(ng);
             }
         }
-        if (!next) break;
+        if (!next || next->cost >= cur->cost * (1 - IMPROVE_EPS)) {
+            decref(next);
+            break;
+        }
+        next->h = new_hist(c, cur->cands[next_k].m.rule_index, cur->h);
+        expand(c, next, cur);
         decref(cur);
         cur = next;
         note_best(c, cur->g, cur->cost, cur->h);
     }
     return cur;
+}
+
+/* ---------------- backtracking ---------------- */
+
+static void push_children(ctx *c, gref *r, double alpha)
+{
+    for (int32_t k = 0; k < r->n_cands; k++) {
+        const cand *cd = &r->cands[k];
+        double est = r->cost + cd->cur;
+        if (!(est < alpha * c->best_cost)) continue;
+        state s;
+        memset(&s, 0, sizeof s);
+        s.cost = est;
+        s.seq = c->seq++;
+        s.parent = r;
+        r->refs++;
+        s.h = new_hist(c, cd->m.rule_index, r->h);
+        s.m = cd->m;
+        heap_push(c, &s);
+        heap_trim(c);
+    }
+}
+
+static void backtrack(ctx *c, gref *start, gref *warm)
+{
+    const so_search_opts *o = c->o;
+    so_search_result *res = c->res;
+    so_hmap_add(&c->seen, start->ghash, 1);
+    if (warm) {
+        so_hmap_add(&c->seen, warm->ghash, 1);
+        state s;
+        memset(&s, 0, sizeof s);
+        s.cost = warm->cost;
+        s.seq = c->seq++;
+        s.g = warm;
+        warm->refs++;
+        s.h = warm->h;
+        heap_push(c, &s);
+    }
+    state s0;
+    memset(&s0, 0, sizeof s0);
+    s0.cost = start->cost;
+    s0.seq = c->seq++;
+    s0.g = start;
+    start->refs++;
+    heap_push(c, &s0);
+    while (c->n_heap > 0) {
+        if (o->budget > 0 && res->graphs_explored >= o->budget) {
+            res->stopped_by = 1;
+            break;
+        }
+        if (out_of_time(c)) break;
+        state s = heap_pop(c);
+        if (s.cost >= o->alpha * c->best_cost) {
+            state_drop(&s); /* the best improved since it was queued */
+            continue;
+        }
+        gref *r = s.g;
+        if (!r) {
+            r = materialize(c, s.parent, &s.m, 1);
+            if (!r) {
+                state_drop(&s);
+                continue;
+            }
+            r->h = s.h;
+            note_best(c, r->g, r->cost, r->h);
+            if (r->cost > s.cost * (1 + IMPROVE_EPS) + 1e-12) {
+                /* costlier than estimated: back in the queue at its exact cost */
+                state t = s;
+                t.g = r;
+                t.cost = r->cost;
+                t.seq = c->seq++;
+                if (t.cost < o->alpha * c->best_cost) heap_push(c, &t);
+                else state_drop(&t);
+                continue;
+            }
+        }
+        note_best(c, r->g, r->cost, r->h);
+        if (r->cost >= o->alpha * c->best_cost) {
+            s.g = r;
+            state_drop(&s);
+            continue;
+        }
+        expand(c, r, s.parent);
+        if (r->expanded) push_children(c, r, o->alpha);
+        s.g = r;
+        state_drop(&s);
+        progress(c, 0);
+    }
+}
+
+/* ---------------- entry ---------------- */
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const anchor_entry *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->rule != y->rule) return x->rule < y->rule ? -1 : 1;
+    return x->node - y->node;
+}
+
+/* Index of the first entry with key `key` (or where it would be). */
+static int32_t first_entry(const ctx *c, uint64_t key)
+{
+    int32_t lo = 0, hi = c->n_ent;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (c->ent[mid].key < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Entries (rule, pattern node) keyed by so_match_node_key, symbolic int lists ignored where
+   the pattern node has them. */
+static void index_rules(ctx *c)
+{
+    int32_t n = 0;
+    for (int32_t k = 0; k < c->n_rules; k++) n += c->rules[k].src.n_nodes;
+    c->ent = so_xmalloc(((size_t)n + 1) * sizeof *c->ent);
+    for (int32_t k = 0; k < c->n_rules; k++) {
+        const so_rule *r = &c->rules[k];
+        for (int p = 0; p < r->src.n_nodes; p++) {
+            const so_rnode *pn = &r->src.nodes[p];
+            if (so_ops[pn->op].flags & (SO_F_SOURCE | SO_F_OPAQUE | SO_F_CONST)) continue;
+            c->ent[c->n_ent++] = (anchor_entry){so_match_node_key(pn->op, pn->n_in, pn->n_out, &pn->attr, pn->n_dx > 0), k, p};
+        }
+    }
+    qsort(c->ent, (size_t)c->n_ent, sizeof *c->ent, cmp_entry);
 }
 
 so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
@@ -355,13 +870,14 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     c.t0 = so_now();
     c.last_progress = c.t0;
     c.scratch = so_graph_new(start->model);
-    res->cost_before = so_cost_graph(cm, start);
+    index_rules(&c);
+    gref *g0 = gref_new(&c, so_graph_clone(start));
+    res->cost_before = g0->cost;
     c.best = so_graph_clone(start);
     c.best_cost = res->cost_before;
-    so_hmap_add(&c.seen, so_graph_hash(start), 1);
 
     if (o.kind == SO_SEARCH_GREEDY) {
-        gref *g = greedy(&c, start, res->cost_before);
+        gref *g = greedy(&c, g0);
         decref(g);
     } else if (o.kind == SO_SEARCH_BACKTRACK) {
         /* warm start: a greedy descent first (at most a third of the time limit); its result is
@@ -370,65 +886,21 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
         go.kind = SO_SEARCH_GREEDY;
         go.time_limit = o.time_limit > 0 ? o.time_limit / 3 : 0;
         c.o = &go;
-        gref *gs = greedy(&c, start, res->cost_before);
+        gref *gs = greedy(&c, g0);
         c.o = &o;
         c.timed_out = 0;
         res->stopped_by = 0;
-        /* graphs greedy built were not expanded into the queue: let backtracking reach them */
-        so_hmap_free(&c.seen);
-        so_hmap_add(&c.seen, so_graph_hash(start), 1);
-        if (gs->h) {
-            state sg;
-            memset(&sg, 0, sizeof sg);
-            sg.cost = gs->cost;
-            sg.seq = c.seq++;
-            sg.g = so_graph_clone(gs->g);
-            sg.h = gs->h;
-            heap_push(&c, &sg);
-        }
+        res->greedy_explored = res->graphs_explored;
+        backtrack(&c, g0, gs != g0 ? gs : NULL);
         decref(gs);
-        state s0;
-        memset(&s0, 0, sizeof s0);
-        s0.cost = res->cost_before;
-        s0.seq = c.seq++;
-        s0.g = so_graph_clone(start);
-        heap_push(&c, &s0);
-        while (c.n_heap > 0) {
-            if (o.budget > 0 && res->graphs_explored >= o.budget) {
-                res->stopped_by = 1;
-                break;
-            }
-            if (out_of_time(&c)) break;
-            state s = heap_pop(&c);
-            if (s.cost >= o.alpha * c.best_cost) {
-                state_drop(&s); /* the best improved since it was queued */
-                continue;
-            }
-            so_graph *ng = s.g;
-            double cost = s.cost;
-            if (!ng) ng = materialize(&c, s.parent->g, &s.m, &cost);
-            s.g = NULL;
-            decref(s.parent);
-            if (!ng) continue;
-            note_best(&c, ng, cost, s.h);
-            if (cost >= o.alpha * c.best_cost) {
-                so_graph_free(ng);
-                continue;
-            }
-            gref *cur = so_xcalloc(1, sizeof *cur);
-            cur->g = ng;
-            cur->cost = cost;
-            cur->h = s.h;
-            cur->refs = 1;
-            expand(&c, cur);
-            decref(cur);
-            progress(&c, 0);
-        }
     }
     if (c.timed_out) res->stopped_by = 2;
     for (int32_t i = 0; i < c.n_heap; i++) state_drop(&c.heap[i]);
+    decref(g0);
     free(c.heap);
-    free(c.cands);
+    free(c.found);
+    free(c.pv);
+    free(c.ent);
     so_hmap_free(&c.seen);
     so_graph_free(c.scratch);
     res->seconds = so_now() - c.t0;

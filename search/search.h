@@ -15,7 +15,9 @@ typedef struct so_search_opts {
     int64_t budget;             /* most graphs popped from the queue (backtrack) or greedy steps */
     double time_limit;          /* seconds; <= 0: none */
     int progress;               /* 1: progress line on stderr at most once a second */
-    int queue_cap;              /* most graphs kept in the queue (the costliest are dropped); 0: 2048 */
+    int queue_cap;              /* most graphs kept in the queue (the costliest are dropped); 0: 20000 */
+    int verify_incremental;     /* tests: also match every derived graph from scratch and count
+                                   differences with the incremental matches (slow) */
 } so_search_opts;
 
 typedef struct so_search_result {
@@ -26,6 +28,12 @@ typedef struct so_search_result {
     int64_t matches;            /* matches found */
     int64_t rejected;           /* matches whose rewrite did not apply (cycle, shapes) */
     int64_t duplicates;         /* rewrites yielding an already seen graph */
+    int64_t materialized;       /* rewritten graphs built (exact cost) */
+    int64_t full_passes;        /* whole-graph matching passes (every rule over every node) */
+    int64_t carried;            /* matches carried over from a parent graph unchanged */
+    int64_t anchors;            /* dirty nodes re-matched (rules with that node's operator) */
+    int64_t incremental_mismatches; /* with opts.verify_incremental: matches missing or extra */
+    int64_t greedy_explored;    /* backtrack: graphs explored by the greedy warm start */
     double seconds;
     int stopped_by;             /* 0 exhausted, 1 budget, 2 time limit */
     int32_t n_path;             /* rewrites on the path from the input to best */

@@ -379,7 +379,7 @@ static void test_canonicalize(void **state)
     so_graph *g2 = so_graph_clone(t.g);
     so_fold_ctx fc;
     so_fold_init(&fc, t.m);
-    so_canon_stats st = {0, 0, 0};
+    so_canon_stats st = {0, 0, 0, 0};
     assert_int_equal(so_canonicalize(&fc, g2, &st), SO_OK);
     assert_int_equal(st.folded, 2);
     assert_int_equal(st.identities, 1);

@@ -239,7 +239,9 @@ static void test_optimize_command(void **state)
     const char *keys[] = {"\"cost_before\"", "\"cost_after\"", "\"latency_before_ms\"", "\"latency_after_ms\"",
                           "\"search_seconds\"", "\"graphs_explored\"", "\"rules_applied\""};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) assert_non_null(strstr(buf, keys[k]));
-    assert_non_null(strstr(buf, "\"6\": 10")); /* add+relu fused at each of the 10 relus */
+    /* the executor already fuses nasrnn's adds and activations into the matmuls: the dev
+       rules' fusions (add+relu) gain nothing under the fusion-aware cost and are not applied */
+    assert_null(strstr(buf, "\"6\": "));
     assert_int_equal(remove(out), 0);
 
     /* tanh(X) -> X is false */
