@@ -819,7 +819,7 @@ static void test_fuzz_regressions(void **state)
 {
     (void)state;
     size_t saved = so_max_alloc_bytes;
-    so_max_alloc_bytes = (size_t)64 << 20; /* as in the fuzz target */
+    so_max_alloc_bytes = (size_t)16 << 20; /* as in the fuzz target */
     int n = replay_dir("tests/fuzz/regressions/onnx", 0) + replay_dir("tests/fuzz/regressions/rules", 1);
     so_max_alloc_bytes = saved;
     print_message("%d saved fuzzer inputs replayed\n", n);
