@@ -100,6 +100,7 @@ bench-kernels: all $(ORT)
 # build-fuzz/ with -fsanitize=fuzzer,address,undefined, replays its regressions, then fuzzes it N seconds
 # from its seed corpus tests/fuzz/<target>/ (new inputs go to build-fuzz/corpus/<target>/).
 FUZZ_SECONDS  ?= 10
+FUZZ_SEED     ?= 1
 FUZZ_TARGETS  ?= onnx rules inputs
 FUZZ_DIR      := build-fuzz
 FUZZ_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -Wno-pass-failed
@@ -123,9 +124,11 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fsanitize=fuzzer -DSO_FUZZ_DATA='"$(CURDIR)/data"' $< $(FUZZ_OBJS) -o $@ $(LDLIBS)
 
 fuzz: fuzz-build
-	@for t in $(FUZZ_TARGETS); do FUZZ_DIR=$(FUZZ_DIR) bash tests/fuzz/run_fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+	@pass=0; fail=0; for t in $(FUZZ_TARGETS); do \
+	  if FUZZ_DIR=$(FUZZ_DIR) FUZZ_SEED=$(FUZZ_SEED) bash tests/fuzz/run_fuzz.sh $$t $(FUZZ_SECONDS); then pass=$$((pass+1)); else fail=$$((fail+1)); fi; \
+	done; echo "fuzz: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(OBJS:.o=.d) $(BUILD)/src/main.d $(TEST_BINS:=.d) $(FUZZ_OBJS:.o=.d)

@@ -2,6 +2,7 @@
 # run_fuzz.sh TARGET SECONDS - replays tests/fuzz/regressions/TARGET/*, then runs libFuzzer target
 # $FUZZ_DIR/fuzz/fuzz_TARGET for SECONDS from the seed corpus tests/fuzz/TARGET/ (new inputs are
 # kept in $FUZZ_DIR/corpus/TARGET/, crashes in $FUZZ_DIR/artifacts/TARGET/). Exit 1 on any finding.
+# FUZZ_SEED: libFuzzer's -seed (0 = random, the default here; make fuzz passes 1 for repeatable CI runs).
 set -u
 t=$1
 secs=$2
@@ -26,7 +27,7 @@ if [ ${#regs[@]} -gt 0 ]; then
     fi
     echo "fuzz_$t: ${#regs[@]} regression inputs replayed clean"
 fi
-if ! "$bin" "${opts[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+if ! "$bin" "${opts[@]}" -seed="${FUZZ_SEED:-0}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$dir/artifacts/$t/" "$dir/corpus/$t" "tests/fuzz/$t" >"$dir/fuzz_$t.log" 2>&1; then
     tail -60 "$dir/fuzz_$t.log"
     echo "fuzz_$t: FAILED after fuzzing (crash input in $dir/artifacts/$t/, log $dir/fuzz_$t.log)"
