@@ -247,9 +247,9 @@ static int cmp_dbl(const void *a, const void *b)
 /* Times node i of g alone with the kernel the executor would select (no fusion), as it runs
    inside a model: before each timed run the caches are overwritten (weights and packed weights
    come from memory, as they do when a model's weights exceed the caches) and the activation
-   inputs are read back (they were just produced by the previous step). Median over iters runs,
-   after one warm-up. Threads as the executor sets them (OpenBLAS single-threaded, OpenMP team). */
-static so_status time_node(const so_graph *g, int32_t i, int threads, int iters, double *median_ms)
+   inputs are read back (they were just produced by the previous step). The fastest of iters
+   runs, after one warm-up. Threads as the executor sets them (OpenBLAS single-threaded, OpenMP team). */
+static so_status time_node(const so_graph *g, int32_t i, int threads, int iters, double *min_ms)
 {
     so_status st = SO_ERR;
     const so_node *n = &g->nodes[i];
@@ -262,7 +262,7 @@ static so_status time_node(const so_graph *g, int32_t i, int threads, int iters,
     float *scratch = NULL;
     unsigned char *evict = NULL;
     char desc[256];
-    *median_ms = 0;
+    *min_ms = 0;
     if (costs_nothing(g, i)) return SO_OK;
     if (n->n_in > SO_MAX_IN || n->n_out > SO_MAX_IN) return so_errorf("%s: too many edges", so_node_desc(g, i, desc, sizeof desc));
     if (iters < 1) iters = 1;
@@ -334,8 +334,10 @@ static so_status time_node(const so_graph *g, int32_t i, int threads, int iters,
         if (it >= 0) samples[it] = (so_now() - t0) * 1e3;
     }
     (void)sink;
+    /* the fastest run: other processes only ever add time, and a configuration is timed once
+       for the whole search (a run slowed by a load spike would bias every graph using it) */
     qsort(samples, (size_t)iters, sizeof *samples, cmp_dbl);
-    *median_ms = iters % 2 ? samples[iters / 2] : 0.5 * (samples[iters / 2 - 1] + samples[iters / 2]);
+    *min_ms = samples[0];
     st = SO_OK;
     goto done;
 oom:
