@@ -1200,7 +1200,13 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
                 }
             }
         }
-        prog_stage(&P, "bucketing %lld/%lld graphs", (long long)j, (long long)ng);
+        if (P.on && so_now() - P.last >= 1.0) {
+            double now = so_now(), el = now - P.t0, frac = ng ? (double)j / (double)ng : 1;
+            double tb = now - t0 - st->enum_seconds;
+            P.last = now;
+            fprintf(stderr, "\r\033[Kgenerate: bucketing %lld/%lld graphs, %lld candidates, %.0fs elapsed, ETA %.0fs",
+                    (long long)j, (long long)ng, (long long)st->candidates, el, frac > 0 ? tb * (1 - frac) / frac : 0);
+        }
         i = j;
     }
     free(cls);
