@@ -901,6 +901,8 @@ done:
 
 /* ---------------- subsumption (after generalisation) ---------------- */
 
+static int32_t drop_subsumed(so_ruleset *rs);
+
 /* Structure key: the rule text with input shapes and names made positional. */
 static char *structure_key(const so_rule *r)
 {
@@ -987,6 +989,8 @@ static int cmp_skey(const void *x, const void *y)
 
 /* Drops rules that are instances of another rule with the same structure (e.g. the same
    identity found on 4-d activations and on conv kernels). Deterministic. Returns the count. */
+int32_t so_gen_drop_subsumed(so_ruleset *rs) { return drop_subsumed(rs); }
+
 static int32_t drop_subsumed(so_ruleset *rs)
 {
     int n = rs->n_rules;

@@ -67,6 +67,10 @@ int so_gen_value_redundant(const gen_universe *u, const gen_inputs *in, const ge
 /* Renaming-canonical hash (min over permutations of interchangeable variables). */
 uint64_t so_gen_orbit_hash(const gen_universe *u, const gen_graph *a, const gen_graph *b, uint64_t *self_hash);
 
+/* Drops rules that are instances of another rule of the same structure (positional input
+   names); ties between mutual instances keep the earlier rule. Returns the number dropped. */
+int32_t so_gen_drop_subsumed(so_ruleset *rs);
+
 /* Fingerprint classes: splits a run of graphs with equal key into classes of equal full
    fingerprints; cls[i] receives a class id per graph (0-based, in first-seen order).
    Returns the number of classes. */

@@ -140,6 +140,52 @@ static void test_forced_collision(void **state)
     free(forced);
 }
 
+/* A forced collision inside one bucket: two graphs with different values stay apart. */
+static void test_bucket_split(void **state)
+{
+    (void)state;
+    gen_universe u;
+    two_matrices(&u, (1u << GK_RELU) | (1u << GK_SIGMOID));
+    gen_inputs in;
+    gen_inputs_make(&u, 5, &in);
+    gen_graph g[3];
+    memset(g, 0, sizeof g);
+    for (int i = 0; i < 3; i++) {
+        g[i].n_nodes = 1;
+        g[i].n_out = 1;
+        g[i].out[0] = 2;
+        g[i].mask = 1;
+        g[i].key = 7; /* all in one bucket */
+    }
+    g[0].nodes[0].inst = 0; /* relu(A) */
+    g[1].nodes[0].inst = 1; /* sigmoid(A) */
+    g[2].nodes[0].inst = 0; /* relu(A) again: same fingerprint as g[0] */
+    int cls[3];
+    assert_int_equal(so_gen_split_bucket(&u, &in, g, 3, cls), 2);
+    assert_int_equal(cls[0], cls[2]);
+    assert_int_not_equal(cls[0], cls[1]);
+    gen_inputs_free(&in);
+}
+
+/* Subsumption: the same identity on [a,b,3,3] tensors is an instance of the one on [a,b,c,d]. */
+static void test_subsumption(void **state)
+{
+    (void)state;
+    const char *text = "rule 1\n  input X [a,b,c,d]\n  input Y [a,b,c,d]\n  src s0 = add(X, Y) act=none\n"
+                       "  dst d0 = add(Y, X) act=none\n  map s0 -> d0\n  proof proved\nend\n"
+                       "rule 2\n  input W [a,b,3,3]\n  input V [a,b,3,3]\n  src s0 = add(W, V) act=none\n"
+                       "  dst d0 = add(V, W) act=none\n  map s0 -> d0\n  proof proved\nend\n"
+                       "rule 3\n  input A [a,b]\n  input B [a,b]\n  src s0 = add(A, B) act=none\n"
+                       "  dst d0 = add(B, A) act=none\n  map s0 -> d0\n  proof proved\nend\n";
+    so_ruleset rs;
+    if (so_rules_parse("t.rules", text, strlen(text), &rs) != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(so_gen_drop_subsumed(&rs), 1);
+    assert_int_equal(rs.n_rules, 2);
+    assert_string_equal(rs.rules[0].inputs[0].name, "X");
+    assert_string_equal(rs.rules[1].inputs[0].name, "A"); /* rank 2: a different structure */
+    so_ruleset_free(&rs);
+}
+
 /* gen_graph helpers for hand-made candidates over vars B, C (ids 0, 1) of one type. */
 static int inst_of(const gen_universe *u, int kind, int axis)
 {
@@ -400,7 +446,8 @@ int main(void)
         cmocka_unit_test(test_enum_counts_add),  cmocka_unit_test(test_enum_counts_unary),
         cmocka_unit_test(test_forced_collision), cmocka_unit_test(test_pruning_stages),
         cmocka_unit_test(test_stage_counts),     cmocka_unit_test(test_determinism),
-        cmocka_unit_test(test_default_rules_families),
+        cmocka_unit_test(test_default_rules_families), cmocka_unit_test(test_bucket_split),
+        cmocka_unit_test(test_subsumption),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
