@@ -110,8 +110,20 @@ void so_fold_init(so_fold_ctx *fc, so_model *m)
     }
 }
 
+int32_t so_fold_standin(so_fold_ctx *fc, const so_shape *sh)
+{
+    uint64_t key = XXH3_64bits(sh, sizeof *sh), v;
+    if (so_hmap_get(&fc->standin, key, &v)) return (int32_t)v;
+    int64_t n = so_shape_numel(sh);
+    void *data = so_xcalloc((size_t)(n > 0 ? n : 1), sh->dtype == SO_I64 ? 8 : 4);
+    int32_t id = so_model_add_weight(fc->m, NULL, *sh, data);
+    so_hmap_put(&fc->standin, key, (uint64_t)id);
+    return id;
+}
+
 void so_fold_free(so_fold_ctx *fc)
 {
+    so_hmap_free(&fc->standin);
     so_hmap_free(&fc->memo);
     so_hmap_free(&fc->content);
     free(fc->ids);

@@ -21,12 +21,17 @@ typedef struct so_fold_ctx {
     int64_t bytes_added;        /* bytes of weights added by folding */
     int64_t evaluated;          /* nodes evaluated with the reference kernels */
     int64_t weights_added;
+    so_hmap standin;            /* shape key -> stand-in weight id (so_fold_standin) */
 } so_fold_ctx;
 
 /* The attribute fields op uses (as the rule language reads and prints them, rules/RULES.md)
    copied into a zeroed set; others (e.g. Conv's kernel, which importers take from the weight)
    are dropped. Rule patterns are compared with graph nodes on these fields. */
 so_attr so_attr_used(so_op op, const so_attr *a);
+/* Id of a model weight of shape *sh filled with zeros, one per distinct shape (memoised): a
+   stand-in for a weight a rewrite would fold, where only its shape matters (costing a preview). */
+int32_t so_fold_standin(so_fold_ctx *fc, const so_shape *sh);
+
 /* Canonicalisation of attributes: every non-source, non-opaque node gets so_attr_used of its
    attributes, so that equal operators hash and cost equal whether imported or made by a rule.
    Returns the number of nodes changed. */

@@ -472,9 +472,19 @@ so_status so_rewrite_preview(const so_graph *g, const so_match *m, so_fold_ctx *
         for (int s = 0; s < dn->n_out && s <= SO_MAX_RANK; s++) dmap[d][s] = (so_edge){n, s};
         int64_t tot = 0;
         for (int s = 0; s < dn->n_out; s++) tot += so_shape_numel(&scratch->nodes[n].out[s]);
-        if (tot <= fold_limit && so_fold_can(fc, scratch, n)) {
+        const so_node *sn = &scratch->nodes[n];
+        int weight_only = !(so_ops[sn->op].flags & (SO_F_SOURCE | SO_F_OPAQUE)) && (sn->n_in > 0 || (so_ops[sn->op].flags & SO_F_CONST));
+        for (int k = 0; k < sn->n_in && weight_only; k++)
+            if (scratch->nodes[sn->in[k].node].op != SO_OP_WEIGHT) weight_only = 0;
+        if (weight_only) {
+            /* the rewrite folds it; too big to fold for every preview: a stand-in weight of the
+               same shape (zeros) so that its consumers are costed with the kernel they will get */
             int32_t wids[SO_MAX_IN];
-            if (so_fold_node(fc, scratch, n, wids) != SO_OK) return SO_ERR;
+            if (tot <= fold_limit && so_fold_can(fc, scratch, n)) {
+                if (so_fold_node(fc, scratch, n, wids) != SO_OK) return SO_ERR;
+            } else {
+                for (int s = 0; s < dn->n_out && s < SO_MAX_IN; s++) wids[s] = so_fold_standin(fc, &scratch->nodes[n].out[s]);
+            }
             int n_out = dn->n_out;
             scratch->n_nodes--; /* drop the folded node, add its weights */
             for (int s = 0; s < n_out && s <= SO_MAX_RANK; s++) {
