@@ -1307,6 +1307,69 @@ static so_status select_lstm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     return SO_OK;
 }
 
+/* ---------------- reduce mean ---------------- */
+
+typedef struct rm_plan {
+    int64_t outer, red, inner;
+} rm_plan;
+
+/* Mean over a contiguous block of axes viewed as [outer, red, inner]. */
+static void rm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const rm_plan *p = priv;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    const int64_t R = p->red, Inn = p->inner;
+    const float inv = 1.f / (float)R;
+#pragma omp parallel for if (p->outer * R * Inn > PAR_MIN)
+    for (int64_t o = 0; o < p->outer; o++) {
+        const float *x = X + o * R * Inn;
+        float *y = Y + o * Inn;
+        if (Inn == 1) {
+            float acc = 0.f;
+#pragma omp simd reduction(+ : acc)
+            for (int64_t r = 0; r < R; r++) acc += x[r];
+            y[0] = acc * inv;
+            continue;
+        }
+        for (int64_t i = 0; i < Inn; i++) y[i] = 0.f;
+        for (int64_t r = 0; r < R; r++) {
+            const float *xr = x + r * Inn;
+#pragma omp simd
+            for (int64_t i = 0; i < Inn; i++) y[i] += xr[i];
+        }
+#pragma omp simd
+        for (int64_t i = 0; i < Inn; i++) y[i] *= inv;
+    }
+}
+
+static so_status select_reducemean(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_node *n = &c->g->nodes[i];
+    const so_shape *x = shape_of(c->g, n->in[0]);
+    const so_attr *a = n->attr;
+    if (x->dtype != SO_F32 || x->rank < 1) return SO_OK;
+    int lo = a->n_ints ? (int)a->ints[0] : 0, hi = a->n_ints ? (int)a->ints[a->n_ints - 1] : x->rank - 1;
+    if (a->n_ints && hi - lo + 1 != a->n_ints) return SO_OK; /* not contiguous: reference */
+    rm_plan *p = so_xcalloc(1, sizeof *p);
+    p->outer = p->red = p->inner = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (d < lo) p->outer *= x->dim[d];
+        else if (d > hi) p->inner *= x->dim[d];
+        else p->red *= x->dim[d];
+    }
+    if (p->red == 0) {
+        free(p);
+        return SO_OK;
+    }
+    k->run = rm_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "reducemean";
+    return SO_OK;
+}
+
 /* ---------------- dispatch ---------------- */
 
 so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -1345,6 +1408,7 @@ so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_SPLIT: return select_concat_split(c, i, k);
     case SO_OP_PAD: return select_pad(c, i, k);
     case SO_OP_LSTM: return select_lstm(c, i, k);
+    case SO_OP_REDUCEMEAN: return select_reducemean(c, i, k);
     default: return SO_OK;
     }
 }

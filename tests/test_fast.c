@@ -558,6 +558,34 @@ static void test_softmax_layernorm_batchnorm(void **state)
     }
 }
 
+static void test_reducemean(void **state)
+{
+    (void)state;
+    int64_t axes[6][3] = {{1, 3, 0}, {1, 1, 0}, {2, 0, 1}, {2, 1, 2}, {1, 0, 0}, {2, 0, 2}}; /* n, then axes */
+    for (int k = 0; k < 6; k++)
+        for (int keep = 0; keep < 2; keep++) {
+            tb t;
+            tb_begin(&t, 1, (uint64_t)(k * 2 + keep));
+            int32_t x = tb_input(&t, shp(4, 2, 3, 5, 7));
+            so_attr a = {0};
+            a.n_ints = (int)axes[k][0];
+            for (int q = 0; q < a.n_ints; q++) a.ints[q] = axes[k][1 + q];
+            a.keepdims = keep;
+            int32_t n = tb_node(&t, SO_OP_REDUCEMEAN, &x, 1, &a);
+            t.g->outputs[0] = (so_edge){n, 0};
+            check_graph(&t, TOL);
+            tb_free(&t);
+        }
+    tb t; /* all axes (no ints) */
+    tb_begin(&t, 1, 77);
+    int32_t x = tb_input(&t, shp(2, 300, 301));
+    so_attr a = {0};
+    int32_t n = tb_node(&t, SO_OP_REDUCEMEAN, &x, 1, &a);
+    t.g->outputs[0] = (so_edge){n, 0};
+    check_graph(&t, TOL);
+    tb_free(&t);
+}
+
 static void one_pool(uint64_t seed, so_op op, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int cip, int ceil)
 {
     tb t;
@@ -700,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_unary),
         cmocka_unit_test(test_unary_accuracy),
         cmocka_unit_test(test_softmax_layernorm_batchnorm),
+        cmocka_unit_test(test_reducemean),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_data_movement),
         cmocka_unit_test(test_lstm),
