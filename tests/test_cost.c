@@ -1,5 +1,5 @@
-/* test_cost.c - cost models: flops values, configuration keys, graph sums, the measured-cost disk
-   cache (round trip, and a cache from another machine/build is ignored). */
+/* test_cost.c - cost models: flops values, configuration keys, graph sums, executor fusion roles,
+   the measured-cost disk cache (round trip, and a cache from another machine/build is ignored). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,9 +124,156 @@ static void test_measured_cache(void **state)
     so_model_free(m);
 }
 
+/* ---- fusion roles ---- */
+typedef struct gb {
+    so_model *m;
+    so_graph *g;
+} gb;
+
+static gb gb_new(int n_inputs, so_shape in, int n_outputs)
+{
+    gb b;
+    b.m = so_model_new("roles");
+    b.m->n_inputs = n_inputs;
+    b.m->inputs = so_arena_alloc(&b.m->arena, sizeof(so_value_info) * (size_t)n_inputs);
+    for (int i = 0; i < n_inputs; i++) {
+        b.m->inputs[i].name = "x";
+        b.m->inputs[i].shape = in;
+    }
+    b.m->n_outputs = n_outputs;
+    b.m->outputs = so_arena_alloc(&b.m->arena, sizeof(so_value_info) * (size_t)n_outputs);
+    b.g = so_graph_new(b.m);
+    b.m->graph = b.g;
+    for (int i = 0; i < n_inputs; i++) {
+        int32_t n = so_graph_add(b.g, SO_OP_INPUT, NULL, 0, 1, NULL, i, NULL);
+        assert_int_equal(so_graph_infer(b.g, n), SO_OK);
+    }
+    return b;
+}
+
+static int32_t gb_weight(gb *b, int rank, const int64_t *dims)
+{
+    so_shape s = so_shape_make(rank, dims);
+    float *d = calloc((size_t)so_shape_numel(&s), sizeof(float));
+    int32_t n = so_graph_add(b->g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(b->m, NULL, s, d), NULL);
+    assert_int_equal(so_graph_infer(b->g, n), SO_OK);
+    return n;
+}
+
+static int32_t gb_op(gb *b, so_op op, const int32_t *ins, int n_in, const so_attr *at)
+{
+    so_edge e[8];
+    for (int k = 0; k < n_in; k++) e[k] = (so_edge){ins[k], 0};
+    int32_t n = so_graph_add(b->g, op, e, n_in, 1, at ? so_model_attr(b->m, at) : NULL, -1, NULL);
+    assert_int_equal(so_graph_infer(b->g, n), SO_OK);
+    return n;
+}
+
+/* conv -> batchnorm -> relu -> add(residual) -> relu: the whole chain fuses into the conv;
+   matmul -> bias add -> tanh fuses, a matmul with two users fuses nothing; a concat of step
+   outputs with leading dims 1 is zero-copy, a concat of graph inputs is a copy. */
+static void test_roles(void **state)
+{
+    (void)state;
+    int64_t xd[4] = {1, 4, 5, 5};
+    gb b = gb_new(1, so_shape_make(4, xd), 4);
+    int64_t wd[4] = {4, 4, 3, 3}, cd[1] = {4};
+    int32_t w = gb_weight(&b, 4, wd);
+    so_attr ca;
+    memset(&ca, 0, sizeof ca);
+    ca.stride[0] = ca.stride[1] = 1;
+    ca.pad[0] = ca.pad[1] = ca.pad[2] = ca.pad[3] = 1;
+    ca.dilation[0] = ca.dilation[1] = 1;
+    ca.group = 1;
+    int32_t conv = gb_op(&b, SO_OP_CONV, (int32_t[]){0, w}, 2, &ca);
+    int32_t bn_in[5] = {conv, gb_weight(&b, 1, cd), gb_weight(&b, 1, cd), gb_weight(&b, 1, cd), gb_weight(&b, 1, cd)};
+    so_attr ba;
+    memset(&ba, 0, sizeof ba);
+    ba.epsilon = 1e-5f;
+    int32_t bn = gb_op(&b, SO_OP_BATCHNORM, bn_in, 5, &ba);
+    int32_t r1 = gb_op(&b, SO_OP_RELU, (int32_t[]){bn}, 1, NULL);
+    int32_t res = gb_op(&b, SO_OP_ADD, (int32_t[]){r1, 0}, 2, NULL);
+    int32_t r2 = gb_op(&b, SO_OP_RELU, (int32_t[]){res}, 1, NULL);
+    b.g->outputs[0] = (so_edge){r2, 0};
+    /* matmul [1,8]x[8,6] + bias [6] -> tanh (fused), and a matmul with two users */
+    int64_t md[2] = {1, 8}, mw[2] = {8, 6}, bd[1] = {6};
+    /* a [1,8] activation source: made as a weight node, then turned into an input node (roles
+       read only operators and shapes) */
+    int32_t xin = gb_weight(&b, 2, md);
+    b.g->nodes[xin].op = SO_OP_INPUT;
+    b.g->nodes[xin].ref = 0;
+    int32_t mm = gb_op(&b, SO_OP_MATMUL, (int32_t[]){xin, gb_weight(&b, 2, mw)}, 2, NULL);
+    int32_t bias = gb_op(&b, SO_OP_ADD, (int32_t[]){mm, gb_weight(&b, 1, bd)}, 2, NULL);
+    int32_t th = gb_op(&b, SO_OP_TANH, (int32_t[]){bias}, 1, NULL);
+    int32_t mm2 = gb_op(&b, SO_OP_MATMUL, (int32_t[]){xin, gb_weight(&b, 2, mw)}, 2, NULL);
+    int32_t s1 = gb_op(&b, SO_OP_SIGMOID, (int32_t[]){mm2}, 1, NULL);
+    int32_t s2 = gb_op(&b, SO_OP_RELU, (int32_t[]){mm2}, 1, NULL);
+    so_attr cat;
+    memset(&cat, 0, sizeof cat);
+    cat.axis = 1;
+    int32_t cc = gb_op(&b, SO_OP_CONCAT, (int32_t[]){th, s1, s2}, 3, &cat);
+    int32_t ci = gb_op(&b, SO_OP_CONCAT, (int32_t[]){xin, xin}, 2, &cat); /* inputs: a copy */
+    b.g->outputs[1] = (so_edge){cc, 0};
+    b.g->outputs[2] = (so_edge){ci, 0};
+    b.g->outputs[3] = (so_edge){mm2, 0};
+    uint8_t role[64];
+    assert_true(b.g->n_nodes <= 64);
+    so_cost_roles(b.g, role);
+    assert_int_equal(role[conv], SO_COST_STEP);
+    assert_int_equal(role[bn], SO_COST_FUSED);
+    assert_int_equal(role[r1], SO_COST_FUSED);
+    assert_int_equal(role[res], SO_COST_FUSED);
+    assert_int_equal(role[r2], SO_COST_FUSED);
+    assert_int_equal(role[mm], SO_COST_STEP);
+    assert_int_equal(role[bias], SO_COST_FUSED);
+    assert_int_equal(role[th], SO_COST_FUSED);
+    assert_int_equal(role[mm2], SO_COST_STEP); /* three users: nothing fuses after it */
+    assert_int_equal(role[s1], SO_COST_STEP);
+    assert_int_equal(role[s2], SO_COST_STEP);
+    assert_int_equal(role[cc], SO_COST_FREE);
+    assert_int_equal(role[ci], SO_COST_STEP);
+    assert_int_equal(role[w], SO_COST_FREE);
+    /* pinned: the matmul's output also feeds something outside: its bias add is a step */
+    uint8_t pin[64];
+    memset(pin, 0, sizeof pin);
+    pin[mm] = 1;
+    so_cost_roles_pinned(b.g, pin, role);
+    assert_int_equal(role[bias], SO_COST_STEP);
+    assert_int_equal(role[th], SO_COST_STEP);
+    /* costs: fused relu/bn/add cost nothing, a fused tanh its own cost, free nodes nothing */
+    so_cost_model cm;
+    assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, NULL), SO_OK);
+    assert_true(so_cost_node_role(&cm, b.g, r1, SO_COST_FUSED) == 0);
+    assert_true(so_cost_node_role(&cm, b.g, th, SO_COST_FUSED) == so_cost_flops_node(b.g, th));
+    assert_true(so_cost_node_role(&cm, b.g, cc, SO_COST_FREE) == 0);
+    assert_true(so_cost_graph(&cm, b.g) < so_cost_graph_unfused(&cm, b.g));
+    so_cost_free(&cm);
+    so_model_free(b.m);
+}
+
+/* A cheap epilogue activation does not make another configuration. */
+static void test_key_act(void **state)
+{
+    (void)state;
+    so_model *a = build(16);
+    so_graph *g = so_graph_clone(a->graph);
+    uint64_t k0 = so_cost_node_key(g, 2, 1);
+    so_attr at = *g->nodes[2].attr;
+    at.act = SO_ACT_RELU;
+    g->nodes[2].attr = so_model_attr(a, &at);
+    assert_true(so_cost_node_key(g, 2, 1) == k0);
+    at.act = SO_ACT_TANH;
+    g->nodes[2].attr = so_model_attr(a, &at);
+    assert_true(so_cost_node_key(g, 2, 1) != k0);
+    so_graph_free(g);
+    so_model_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roles),
+        cmocka_unit_test(test_key_act),
         cmocka_unit_test(test_flops_values),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_measured_cache),

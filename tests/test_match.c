@@ -1,5 +1,6 @@
 /* test_match.c - pattern matching and rewriting: multi-output patterns, symbols, external uses,
-   cycles, constant folding of weight-only target subgraphs, numeric equivalence after rewrite. */
+   cycles, constant folding of weight-only target subgraphs, numeric equivalence after rewrite,
+   CSE, node identity through a rewrite, anchored matching keys. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -394,9 +395,151 @@ static void test_canonicalize(void **state)
     so_model_free(t.m);
 }
 
+/* CSE: equal nodes (same op, attributes, inputs) merge, equal-content weights merge, nodes that
+   differ in an attribute or an input do not; graph inputs never merge. */
+static void test_cse(void **state)
+{
+    (void)state;
+    tb t;
+    so_shape xs[2] = {shape2(2, 3), shape2(2, 3)};
+    tb_new(&t, 2, xs, 3);
+    int32_t w1 = tb_weight(&t, 2, 3, 4);
+    /* w2: a second weight with w1's content */
+    const so_weight *src = &t.m->weights[t.g->nodes[w1].ref];
+    float *copy = malloc(12 * sizeof(float));
+    memcpy(copy, src->data, 12 * sizeof(float));
+    int32_t w2 = so_graph_add(t.g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(t.m, "w2", src->shape, copy), NULL);
+    assert_int_equal(so_graph_infer(t.g, w2), SO_OK);
+    int32_t a = tb_op(&t, SO_OP_MATMUL, 0, w1, 0);
+    int32_t b = tb_op(&t, SO_OP_MATMUL, 0, w2, 0);     /* = a once the weights merge */
+    int32_t c = tb_op(&t, SO_OP_MATMUL, 0, w1, SO_ACT_RELU); /* other attributes */
+    int32_t d = tb_op(&t, SO_OP_MATMUL, 1, w1, 0);     /* other input (equal shape) */
+    int32_t ab = tb_op(&t, SO_OP_ADD, a, b, 0);
+    int32_t cd = tb_op(&t, SO_OP_ADD, c, d, 0);
+    int32_t ab2 = tb_op(&t, SO_OP_ADD, a, b, 0);       /* = ab */
+    t.g->outputs[0] = (so_edge){ab, 0};
+    t.g->outputs[1] = (so_edge){cd, 0};
+    t.g->outputs[2] = (so_edge){ab2, 0};
+    so_graph *g2 = so_graph_clone(t.g);
+    so_fold_ctx fc;
+    so_fold_init(&fc, t.m);
+    so_canon_stats st = {0, 0, 0, 0};
+    assert_int_equal(so_canonicalize(&fc, g2, &st), SO_OK);
+    assert_int_equal(st.cse, 3); /* w2, b, ab2 */
+    assert_int_equal(count_op(g2, SO_OP_WEIGHT), 1);
+    assert_int_equal(count_op(g2, SO_OP_MATMUL), 3);
+    assert_int_equal(count_op(g2, SO_OP_ADD), 2);
+    assert_int_equal(count_op(g2, SO_OP_INPUT), 2);
+    assert_true(g2->outputs[0].node == g2->outputs[2].node);
+    assert_true(g2->outputs[0].node != g2->outputs[1].node);
+    assert_true(max_diff(t.g, g2) < 1e-6);
+    so_graph_free(g2);
+    so_fold_free(&fc);
+    so_model_free(t.m);
+}
+
+/* so_rewrite_track: every node of the result names the node of the input it is (inputs may be
+   redirected), -1 for what the rewrite added; the numbering changes (toposort, DCE). */
+static void test_rewrite_origin(void **state)
+{
+    (void)state;
+    tb t;
+    so_shape xs = shape2(4, 6);
+    tb_new(&t, 1, &xs, 1);
+    int32_t wa = tb_weight(&t, 2, 6, 3), wb = tb_weight(&t, 2, 6, 3);
+    int32_t e = tb_op(&t, SO_OP_EXP, 0, -1, 0);
+    int32_t a = tb_op(&t, SO_OP_MATMUL, e, wa, 0), b = tb_op(&t, SO_OP_MATMUL, e, wb, 0);
+    int32_t r = tb_op(&t, SO_OP_ADD, a, b, 0);
+    int32_t th = tb_op(&t, SO_OP_TANH, r, -1, 0);
+    t.g->outputs[0] = (so_edge){th, 0};
+    so_match_index ix;
+    so_match_index_init(&ix, t.g);
+    collect c = {.n = 0};
+    assert_int_equal(so_match_rule(&ix, &rs.rules[0], 0, collect_fn, &c), 1);
+    so_fold_ctx fc;
+    so_fold_init(&fc, t.m);
+    so_graph *g2 = NULL;
+    int32_t *origin = NULL;
+    assert_int_equal(so_rewrite_track(t.g, &c.m[0], &fc, &g2, &origin), SO_OK);
+    assert_non_null(origin);
+    int news = 0, seen_e = 0, seen_th = 0;
+    for (int32_t j = 0; j < g2->n_nodes; j++) {
+        int32_t i = origin[j];
+        if (i < 0) {
+            news++;
+            continue;
+        }
+        assert_true(i < t.g->n_nodes);
+        assert_int_equal(g2->nodes[j].op, t.g->nodes[i].op);
+        assert_true(g2->nodes[j].attr == t.g->nodes[i].attr);
+        assert_int_equal(g2->nodes[j].ref, t.g->nodes[i].ref);
+        seen_e += i == e;
+        seen_th += i == th;
+        assert_true(i != a && i != b && i != r); /* the matched nodes are gone */
+    }
+    /* new: the folded sum of the weights and the matmul */
+    assert_int_equal(news, 2);
+    assert_int_equal(seen_e, 1);
+    assert_int_equal(seen_th, 1);
+    /* the tanh's input was redirected to a new node */
+    int32_t jt = g2->outputs[0].node;
+    assert_int_equal(origin[jt], th);
+    assert_int_equal(origin[g2->nodes[jt].in[0].node], -1);
+    assert_true(max_diff(t.g, g2) < 1e-5);
+    free(origin);
+    so_graph_free(g2);
+    so_fold_free(&fc);
+    so_match_index_free(&ix);
+    so_model_free(t.m);
+}
+
+/* Anchored matching at one pattern node equals the anchored matches of so_match_rule_at
+   restricted to that node; node keys filter on operator, arity and used attributes. */
+static void test_anchor_node_and_keys(void **state)
+{
+    (void)state;
+    tb t;
+    so_shape xs = shape2(4, 6);
+    tb_new(&t, 1, &xs, 2);
+    int32_t wa = tb_weight(&t, 2, 6, 3), wb = tb_weight(&t, 2, 6, 5);
+    int32_t a = tb_op(&t, SO_OP_MATMUL, 0, wa, 0), b = tb_op(&t, SO_OP_MATMUL, 0, wb, 0);
+    t.g->outputs[0] = (so_edge){a, 0};
+    t.g->outputs[1] = (so_edge){b, 0};
+    so_match_index ix;
+    so_match_index_init(&ix, t.g);
+    const so_rule *r2 = &rs.rules[1];
+    int total = 0;
+    for (int p = 0; p < r2->src.n_nodes; p++) total += so_match_rule_at_node(&ix, r2, 1, p, a, NULL, NULL);
+    assert_int_equal(total, so_match_rule_at(&ix, r2, 1, a, NULL, NULL));
+    assert_int_equal(total, 2); /* a as pattern node "a" and as "b" */
+    /* keys: the graph's matmul (act none) has the key of rule 2's matmuls, not of a relu-fused one */
+    const so_node *n = &t.g->nodes[a];
+    uint64_t kg = so_match_node_key(n->op, n->n_in, n->n_out, n->attr, 0);
+    const so_rnode *pn = &r2->src.nodes[0];
+    assert_true(kg == so_match_node_key(pn->op, pn->n_in, pn->n_out, &pn->attr, 0));
+    so_attr relu = pn->attr;
+    relu.act = SO_ACT_RELU;
+    assert_true(kg != so_match_node_key(pn->op, pn->n_in, pn->n_out, &relu, 0));
+    /* ignoring ints: split sizes do not change the key */
+    so_attr s1, s2;
+    memset(&s1, 0, sizeof s1);
+    memset(&s2, 0, sizeof s2);
+    s1.axis = s2.axis = 1;
+    s1.n_ints = s2.n_ints = 2;
+    s1.ints[0] = 3, s1.ints[1] = 5;
+    s2.ints[0] = 4, s2.ints[1] = 4;
+    assert_true(so_match_node_key(SO_OP_SPLIT, 1, 2, &s1, 1) == so_match_node_key(SO_OP_SPLIT, 1, 2, &s2, 1));
+    assert_true(so_match_node_key(SO_OP_SPLIT, 1, 2, &s1, 0) != so_match_node_key(SO_OP_SPLIT, 1, 2, &s2, 0));
+    so_match_index_free(&ix);
+    so_model_free(t.m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cse),
+        cmocka_unit_test(test_rewrite_origin),
+        cmocka_unit_test(test_anchor_node_and_keys),
         cmocka_unit_test(test_merge_matmuls),
         cmocka_unit_test(test_distribute_and_external_use),
         cmocka_unit_test(test_precondition_and_anchor),

@@ -1,5 +1,6 @@
 /* test_search.c - search modes on a synthetic graph with the dev rules: backtrack <= greedy <= none
-   under the flops model, results equal the original numerically, determinism, budget. */
+   under the flops model, results equal the original numerically, determinism, budget;
+   incremental matching equals full matching on every derived graph. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,9 @@
 #include <cmocka.h>
 
 #include "../kernels/ref.h"
+#include "../search/fold.h"
 #include "../search/optimize.h"
+#include "../src/onnx_io.h"
 #include "../search/search.h"
 
 static const char *RULES =
@@ -262,9 +265,72 @@ static void test_optimize_command(void **state)
     rmdir(dir);
 }
 
+/* Incremental matching finds exactly the matches a full pass finds, on every graph a search
+   derives (opts.verify_incremental matches each one from scratch too), and only the start
+   graph is matched in full. */
+static void check_incremental(so_model *m, const so_rule *rl, int32_t n_rl, int kind, int64_t budget)
+{
+    so_cost_model cm;
+    so_fold_ctx fc;
+    assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
+    so_fold_init(&fc, m);
+    so_graph *start = so_graph_clone(m->graph);
+    so_normalize_attrs(start);
+    assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+    so_search_opts o = {.kind = kind, .alpha = 1.05, .budget = budget, .time_limit = 0, .verify_incremental = 1};
+    so_search_result res;
+    assert_int_equal(so_search_run(start, rl, n_rl, &cm, &fc, &o, &res), SO_OK);
+    assert_true(res.graphs_explored > 1);
+    assert_int_equal(res.full_passes, 1);
+    assert_true(res.anchors > 0);
+    assert_true(res.carried > 0);
+    assert_int_equal(res.incremental_mismatches, 0);
+    assert_true(res.cost_after <= res.cost_before);
+    so_search_result_free(&res);
+    so_graph_free(start);
+    so_fold_free(&fc);
+    so_cost_free(&cm);
+}
+
+static void test_incremental_synthetic(void **state)
+{
+    (void)state;
+    so_model *m = build();
+    check_incremental(m, rules, n_rules, SO_SEARCH_GREEDY, 0);
+    check_incremental(m, rules, n_rules, SO_SEARCH_BACKTRACK, 100);
+    so_model_free(m);
+}
+
+/* The same on a real model with the shipped rule set (both directions), when present. */
+static void test_incremental_nasrnn(void **state)
+{
+    (void)state;
+    so_model *m = NULL;
+    so_ruleset drs = {0};
+    if (so_onnx_load("data/nasrnn.onnx", &m) != SO_OK || so_rules_load("rules/default.rules", &drs) != SO_OK) {
+        so_model_free(m);
+        so_ruleset_free(&drs);
+        skip(); /* run from the repository root */
+        return;
+    }
+    so_rule *rl = malloc(sizeof *rl * (size_t)(2 * drs.n_rules + 1));
+    int32_t n = 0;
+    for (int32_t i = 0; i < drs.n_rules; i++) {
+        rl[n++] = drs.rules[i];
+        so_rule_reverse(&drs.rules[i], &rl[n]);
+        if (rl[n].src.n_nodes > 0) n++;
+    }
+    check_incremental(m, rl, n, SO_SEARCH_BACKTRACK, 40);
+    free(rl);
+    so_ruleset_free(&drs);
+    so_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_incremental_synthetic),
+        cmocka_unit_test(test_incremental_nasrnn),
         cmocka_unit_test(test_modes_ordered),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_budget_counts),
