@@ -82,8 +82,22 @@ int so_gen_trivial(const gen_universe *u, const gen_graph *a, const gen_graph *b
     return a->canon == b->canon;
 }
 
+/* Bit set of enlarged-kernel pseudo-variables used by g. */
+static uint32_t pseudo_used(const gen_universe *u, const gen_graph *g)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int a = 0; a < u->insts[g->nodes[i].inst].n_in; a++) {
+            int t = g->nodes[i].in[a];
+            if (t < u->n_vars && u->vars[t].base >= 0) m |= 1u << t;
+        }
+    return m;
+}
+
 int so_gen_common_subgraph(const gen_universe *u, const gen_graph *a, const gen_graph *b)
 {
+    /* a pseudo-variable used on both sides is a common enlarge node once expanded */
+    if (pseudo_used(u, a) & pseudo_used(u, b)) return 1;
     uint64_t ha[GEN_MAX_NODES], hb[GEN_MAX_NODES];
     gen_node_hashes(u, a, ha);
     gen_node_hashes(u, b, hb);
@@ -1215,6 +1229,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     }
     free(cls);
     free(inv);
+    st->bucket_seconds = so_now() - t0 - st->enum_seconds;
     st->after_trivial = st->candidates - n_trivial;
     st->after_renaming = st->after_trivial - n_renamed;
     st->after_common_subgraph = st->after_renaming - n_common;
@@ -1236,6 +1251,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     free(g);
     gen_inputs_free(&in);
     /* float re-test */
+    double tf = so_now();
     if (o->float_test) {
         int32_t w = 0;
         for (int32_t k = 0; k < rs.n_rules; k++) {
@@ -1248,6 +1264,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         rs.n_rules = w;
     }
     st->after_float = rs.n_rules;
+    st->float_seconds = so_now() - tf;
     /* verification */
     if (o->verify && rs.n_rules > 0) {
         double tv = so_now();
@@ -1384,12 +1401,13 @@ int so_gen_main(int argc, char **argv)
                     "{\"graphs\": %lld, \"kept\": %lld, \"classes\": %lld, \"collisions\": %lld, \"candidates\": %lld, "
                     "\"after_trivial\": %lld, \"after_renaming\": %lld, \"after_common_subgraph\": %lld, "
                     "\"in_shard\": %lld, \"after_generalise\": %lld, \"after_subsumed\": %lld, \"after_float\": %lld, \"proved\": %lld, "
-                    "\"rules\": %lld, \"enum_seconds\": %.3f, \"verify_seconds\": %.3f, \"seconds\": %.3f}\n",
+                    "\"rules\": %lld, \"enum_seconds\": %.3f, \"bucket_seconds\": %.3f, \"float_seconds\": %.3f, "
+                    "\"verify_seconds\": %.3f, \"seconds\": %.3f}\n",
                     (long long)st.graphs, (long long)st.kept, (long long)st.classes, (long long)st.collisions,
                     (long long)st.candidates, (long long)st.after_trivial, (long long)st.after_renaming,
                     (long long)st.after_common_subgraph, (long long)st.in_shard, (long long)st.after_generalise, (long long)st.after_subsumed,
                     (long long)st.after_float, (long long)st.proved, (long long)st.rules, st.enum_seconds,
-                    st.verify_seconds, st.seconds);
+                    st.bucket_seconds, st.float_seconds, st.verify_seconds, st.seconds);
             fclose(f);
         }
     }

@@ -38,7 +38,7 @@ typedef struct so_gen_stats {
     int64_t after_float;
     int64_t proved;
     int64_t rules;
-    double seconds, enum_seconds, verify_seconds;
+    double seconds, enum_seconds, bucket_seconds, float_seconds, verify_seconds;
 } so_gen_stats;
 
 /* Runs the generator; *out receives the rules (sorted, deterministic). Caller frees. */
