@@ -762,6 +762,10 @@ static int slice_quads(imp *im, const Onnx__NodeProto *n, const so_shape *in, in
         if (seen[a]++) return node_err(im, "axis %d sliced twice", a), B_ERR;
         int64_t step = np >= 0 ? sp[i] : 1, dim = in->dim[a], s = st[i], e = en[i];
         if (step == 0) return node_err(im, "slice step is 0"), B_ERR;
+        /* |step| > dim selects at most one element either way; clamping keeps the length
+           arithmetic below from overflowing (fuzz finding: step -INT64_MAX) */
+        int64_t lim = dim > 1 ? dim : 1;
+        step = step > lim ? lim : step < -lim ? -lim : step;
         if (s < 0) s = s < INT64_MIN + dim ? INT64_MIN : s + dim;
         if (e < 0) e = e < INT64_MIN + dim ? INT64_MIN : e + dim;
         int64_t len;

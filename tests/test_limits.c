@@ -531,6 +531,32 @@ static void test_int64_attributes_not_truncated(void **state)
     }
 }
 
+/* Slice steps at the ends of int64 (fuzz finding: the length arithmetic overflowed for step
+   -INT64_MAX): a step longer than the axis selects one element. */
+static void test_slice_extreme_steps(void **state)
+{
+    (void)state;
+    const int64_t steps[] = {INT64_MAX, INT64_MIN, -INT64_MAX, 4, -4};
+    for (size_t i = 0; i < SO_ARRAY_LEN(steps); i++) {
+        int64_t st = steps[i] > 0 ? 0 : -1, en = steps[i] > 0 ? INT64_MAX : INT64_MIN, ax = 1, sp = steps[i];
+        pb g = {0};
+        vinfo(&g, 11, "x", 2, D(2, 3));
+        init_tensor(&g, "st", 7, 1, D(1), &st, 8);
+        init_tensor(&g, "en", 7, 1, D(1), &en, 8);
+        init_tensor(&g, "ax", 7, 1, D(1), &ax, 8);
+        init_tensor(&g, "sp", 7, 1, D(1), &sp, 8);
+        node(&g, "Slice", L("x", "st", "en", "ax", "sp"), L("y"), NULL);
+        vinfo(&g, 12, "y", -1, NULL);
+        pb m = model(&g);
+        so_model *mod = expect_load_ok(&m);
+        const so_shape *o = &mod->graph->nodes[mod->graph->outputs[0].node].out[0];
+        assert_int_equal(o->rank, 2);
+        assert_int_equal(o->dim[0], 2);
+        assert_int_equal(o->dim[1], 1);
+        so_model_free(mod);
+    }
+}
+
 /* A 1 MB node name: the message stays one bounded line. */
 static void test_long_names(void **state)
 {
@@ -847,6 +873,7 @@ int main(void)
         cmocka_unit_test(test_many_attributes),
         cmocka_unit_test(test_perm_values_out_of_range),
         cmocka_unit_test(test_int64_attributes_not_truncated),
+        cmocka_unit_test(test_slice_extreme_steps),
         cmocka_unit_test(test_long_names),
         cmocka_unit_test(test_rule_pattern_too_long),
         cmocka_unit_test(test_rule_too_many_inputs),
