@@ -24,7 +24,7 @@ typedef struct value {
     void *ptr;           /* LOC_WEIGHT: weight data */
     int32_t input;       /* LOC_INPUT: model input index */
     int32_t first, last; /* LOC_ARENA: lifetime in node indices, inclusive */
-    int32_t parent;      /* LOC_SUB: the concat output this value is a slice of */
+    int32_t parent;      /* LOC_SUB: the concat output / split input this value is a slice of */
     size_t sub_off;      /* LOC_SUB: byte offset inside the parent */
     int is_parent;       /* a zero-copy concat output */
 } value;
@@ -225,6 +225,51 @@ static void concat_in_place(so_exec *e)
     e->n_steps = kept;
 }
 
+/* Zero-copy Split: when the slices are contiguous (all dims before the axis are 1) and the
+   input is an arena value of its own (not itself a slice), the outputs are views of their
+   slice of the input and the Split step is dropped. The input's lifetime grows to cover its
+   outputs'. Runs after concat_in_place (a Split output never feeds a zero-copy concat: those
+   take single-output producers only). */
+static void split_in_place(so_exec *e)
+{
+    const so_graph *g = e->g;
+    int32_t kept = 0;
+    for (int32_t k = 0; k < e->n_steps; k++) {
+        step *s = &e->steps[k];
+        const so_node *n = &g->nodes[s->node];
+        int ok = n->op == SO_OP_SPLIT && s->k.n_fused == 0 && s->n_in == 1 && s->in_vid[0] >= 0;
+        value *V = ok ? &e->values[s->in_vid[0]] : NULL;
+        if (ok) ok = V->kind == LOC_ARENA;
+        if (ok) {
+            const so_shape *is = &g->nodes[n->in[0].node].out[n->in[0].slot];
+            for (int d = 0; d < n->attr->axis && d < is->rank; d++)
+                if (is->dim[d] != 1) ok = 0;
+        }
+        for (int32_t q = 0; ok && q < n->n_out; q++)
+            if (e->values[e->value_base[s->node] + q].kind != LOC_ARENA) ok = 0;
+        if (!ok) {
+            e->steps[kept++] = *s;
+            continue;
+        }
+        size_t off = 0;
+        for (int32_t q = 0; q < n->n_out; q++) {
+            value *v = &e->values[e->value_base[s->node] + q];
+            v->kind = LOC_SUB;
+            v->parent = s->in_vid[0];
+            v->sub_off = off;
+            off += v->bytes;
+            if (v->first < V->first) V->first = v->first;
+            if (v->last > V->last) V->last = v->last;
+        }
+        free(s->in);
+        free(s->in_vid);
+        free(s->out);
+        free(s->samples);
+        if (s->k.free_priv) s->k.free_priv(s->k.priv);
+    }
+    e->n_steps = kept;
+}
+
 so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out)
 {
     so_status st = SO_ERR;
@@ -362,8 +407,9 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
         if (r->kind == LOC_ARENA) r->last = g->n_nodes;
     }
     concat_in_place(e);
+    split_in_place(e);
     e->arena_bytes = plan_arena(e->values, nv);
-    for (int32_t id = 0; id < nv; id++) /* zero-copy concat inputs: slices of their concat output */
+    for (int32_t id = 0; id < nv; id++) /* zero-copy concat inputs and split outputs: slices of their parent */
         if (e->values[id].kind == LOC_SUB) {
             e->values[id].kind = LOC_ARENA;
             e->values[id].offset = e->values[e->values[id].parent].offset + e->values[id].sub_off;

@@ -191,6 +191,66 @@ static void test_concat_in_place(void **state)
     so_model_free(t.m);
 }
 
+/* Zero-copy split (leading dims 1): the outputs are slices of the input, which stays alive
+   while they are read, even after later steps that could reuse its memory; a split along an
+   axis with a leading dim > 1 copies. */
+static void test_split_in_place(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 2);
+    int32_t x = tb_input(&t, shp(4, 1, 6, 2, 5));
+    int32_t a = tb_node(&t, SO_OP_TANH, &x, 1, NULL, "a");
+    so_attr sp = {0};
+    sp.axis = 1;
+    sp.n_ints = 3;
+    sp.ints[0] = 1, sp.ints[1] = 3, sp.ints[2] = 2;
+    so_edge ae = {a, 0};
+    int32_t s1 = so_graph_add(t.g, SO_OP_SPLIT, &ae, 1, 3, so_model_attr(t.m, &sp), -1, "s1"); /* in place */
+    assert_int_equal(so_graph_infer(t.g, s1), SO_OK);
+    so_edge p0 = {s1, 0}, p1 = {s1, 1}, p2 = {s1, 2};
+    int32_t b = so_graph_add(t.g, SO_OP_NEG, &p2, 1, 1, NULL, -1, "b"); /* the last slice first */
+    assert_int_equal(so_graph_infer(t.g, b), SO_OK);
+    int32_t c = so_graph_add(t.g, SO_OP_RELU, &p1, 1, 1, NULL, -1, "c");
+    assert_int_equal(so_graph_infer(t.g, c), SO_OK);
+    int32_t d = so_graph_add(t.g, SO_OP_SIGMOID, &p0, 1, 1, NULL, -1, "d"); /* read last */
+    assert_int_equal(so_graph_infer(t.g, d), SO_OK);
+    so_attr sp2 = {0};
+    sp2.axis = 2;
+    sp2.n_ints = 2;
+    sp2.ints[0] = 1, sp2.ints[1] = 1;
+    so_edge ce = {c, 0};
+    int32_t s2 = so_graph_add(t.g, SO_OP_SPLIT, &ce, 1, 2, so_model_attr(t.m, &sp2), -1, "s2"); /* dim 1 is 3: copies */
+    assert_int_equal(so_graph_infer(t.g, s2), SO_OK);
+    so_edge m1[2] = {{s2, 1}, {s2, 0}};
+    int32_t e1 = so_graph_add(t.g, SO_OP_MUL, m1, 2, 1, NULL, -1, "e1");
+    assert_int_equal(so_graph_infer(t.g, e1), SO_OK);
+    so_attr ax = {0};
+    ax.axis = 1;
+    so_edge ci[2] = {{d, 0}, {b, 0}};
+    int32_t cat = so_graph_add(t.g, SO_OP_CONCAT, ci, 2, 1, so_model_attr(t.m, &ax), -1, "cat");
+    assert_int_equal(so_graph_infer(t.g, cat), SO_OK);
+    t.g->outputs[0] = (so_edge){cat, 0};
+    t.g->outputs[1] = (so_edge){e1, 0};
+    float in[60], ref0[30], ref1[15], out0[30], out1[15];
+    for (int j = 0; j < 60; j++) in[j] = (float)(j % 11) * 0.2f - 1.f;
+    const float *ins[1] = {in};
+    float *refs[2] = {ref0, ref1}, *outs[2] = {out0, out1};
+    assert_int_equal(so_ref_run(t.g, ins, refs), SO_OK);
+    for (int ref = 0; ref < 2; ref++) {
+        so_exec_opts o = {.threads = 1, .reference = ref};
+        so_exec *e = NULL;
+        assert_int_equal(so_exec_new(t.g, &o, &e), SO_OK);
+        /* steps: a b c d s2 e1 (s1 in place; cat in place of d and b) */
+        assert_int_equal(so_exec_n_steps(e), 6);
+        assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
+        for (int j = 0; j < 30; j++) assert_true(fabs(out0[j] - ref0[j]) <= 1e-6);
+        for (int j = 0; j < 15; j++) assert_true(fabs(out1[j] - ref1[j]) <= 1e-6);
+        so_exec_free(e);
+    }
+    so_model_free(t.m);
+}
+
 static void test_opaque_error(void **state)
 {
     (void)state;
@@ -333,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_memory_reuse),
         cmocka_unit_test(test_views_and_outputs),
         cmocka_unit_test(test_concat_in_place),
+        cmocka_unit_test(test_split_in_place),
         cmocka_unit_test(test_opaque_error),
         cmocka_unit_test(test_flops_profile_timing),
         cmocka_unit_test(test_models),
