@@ -396,9 +396,10 @@ double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g)
 /* ---------------- executor fusion (mirror) ----------------
    The executor runs a conv/matmul/gemm with an epilogue absorbing the chain of its sole users:
    [per-channel affine: batchnorm or bias add] -> [activation] -> [residual add] -> [activation]
-   (kernels/fast.c so_fast_chain_build, at most SO_FAST_MAX_FUSED = 4 nodes), and writes the
+   (kernels/fast.c so_fast_chain_build, at most SO_FAST_MAX_FUSED = 4 nodes), writes the
    inputs of a concat whose leading dims are 1 straight into the concat's output
-   (kernels/exec.c concat_in_place). Keep in sync with those two. */
+   (kernels/exec.c concat_in_place) and reads the outputs of such a split in place
+   (split_in_place). Keep in sync with those. */
 
 #define MAX_FUSED 4
 
@@ -525,6 +526,20 @@ void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *rol
         for (int k = 0; k < nd->n_in; k++) claimed[nd->in[k].node] = 1;
         parent[i] = 1;
         role[i] = SO_COST_FREE;
+    }
+    /* zero-copy splits (kernels/exec.c split_in_place): leading dims 1 and an input that is a
+       step's own value (through views), not a slice of a zero-copy concat */
+    for (int32_t i = 0; i < n; i++) {
+        const so_node *nd = &g->nodes[i];
+        if (nd->op != SO_OP_SPLIT || role[i] != SO_COST_STEP || nd->n_in != 1) continue;
+        const so_shape *is = eshape(g, nd->in[0]);
+        int ok = 1;
+        for (int d = 0; d < nd->attr->axis && d < is->rank; d++)
+            if (is->dim[d] != 1) ok = 0;
+        int32_t r = nd->in[0].node;
+        while (ok && (so_ops[g->nodes[r].op].flags & SO_F_VIEW) && g->nodes[r].n_in > 0) r = g->nodes[r].in[0].node;
+        if (ok && ((so_ops[g->nodes[r].op].flags & (SO_F_SOURCE | SO_F_OPAQUE | SO_F_VIEW)) || claimed[r])) ok = 0;
+        if (ok) role[i] = SO_COST_FREE;
     }
     free(uses);
     free(user);

@@ -42,11 +42,12 @@ typedef enum so_cost_role {
     SO_COST_STEP = 0,   /* its own kernel call */
     SO_COST_FUSED = 1,  /* absorbed into a producer's epilogue (bias, batchnorm, activation,
                            residual add after a conv/matmul/gemm) */
-    SO_COST_FREE = 2,   /* no work: sources, views, opaque nodes, zero-copy concats */
+    SO_COST_FREE = 2,   /* no work: sources, views, opaque nodes, zero-copy concats and splits */
 } so_cost_role;
 
 /* Fills role[0..g->n_nodes) with each node's so_cost_role, mirroring the executor's fusion
-   chains (so_fast_chain_build) and zero-copy concat (exec.c concat_in_place). The graph
+   chains (so_fast_chain_build) and zero-copy concat and split (exec.c concat_in_place,
+   split_in_place). The graph
    must be topologically sorted with shapes inferred. */
 void so_cost_roles(const so_graph *g, uint8_t *role);
 /* Same, with pinned[i] != 0 marking nodes whose outputs also have users outside g (so nothing

@@ -213,8 +213,20 @@ static void test_roles(void **state)
     cat.axis = 1;
     int32_t cc = gb_op(&b, SO_OP_CONCAT, (int32_t[]){th, s1, s2}, 3, &cat);
     int32_t ci = gb_op(&b, SO_OP_CONCAT, (int32_t[]){xin, xin}, 2, &cat); /* inputs: a copy */
-    b.g->outputs[1] = (so_edge){cc, 0};
-    b.g->outputs[2] = (so_edge){ci, 0};
+    /* split of a step's output with leading dim 1: zero-copy; of a graph input: a copy */
+    so_attr spa;
+    memset(&spa, 0, sizeof spa);
+    spa.axis = 1;
+    spa.n_ints = 2;
+    spa.ints[0] = 2, spa.ints[1] = 16;
+    so_edge cce = {cc, 0}, xe = {xin, 0};
+    int32_t sp = so_graph_add(b.g, SO_OP_SPLIT, &cce, 1, 2, so_model_attr(b.m, &spa), -1, NULL);
+    assert_int_equal(so_graph_infer(b.g, sp), SO_OK);
+    spa.ints[0] = 3, spa.ints[1] = 5;
+    int32_t spi = so_graph_add(b.g, SO_OP_SPLIT, &xe, 1, 2, so_model_attr(b.m, &spa), -1, NULL);
+    assert_int_equal(so_graph_infer(b.g, spi), SO_OK);
+    b.g->outputs[1] = (so_edge){sp, 1};
+    b.g->outputs[2] = (so_edge){spi, 1};
     b.g->outputs[3] = (so_edge){mm2, 0};
     uint8_t role[64];
     assert_true(b.g->n_nodes <= 64);
@@ -232,6 +244,8 @@ static void test_roles(void **state)
     assert_int_equal(role[s2], SO_COST_STEP);
     assert_int_equal(role[cc], SO_COST_FREE);
     assert_int_equal(role[ci], SO_COST_STEP);
+    assert_int_equal(role[sp], SO_COST_FREE);
+    assert_int_equal(role[spi], SO_COST_STEP);
     assert_int_equal(role[w], SO_COST_FREE);
     /* pinned: the matmul's output also feeds something outside: its bias add is a step */
     uint8_t pin[64];
