@@ -641,6 +641,7 @@ typedef struct model_res {
     meas ours[N_STRAT][MAX_THREADS];
     meas ort_orig, ort[N_STRAT];
     double est_ms;
+    int rounds;            /* latency rounds for this model */
     abl size[MAX_SIZES], alpha[MAX_ALPHA], budget[MAX_SWEEP];
     int n_size, n_alpha, n_budget;
     opt_res *memo[MAX_MEMO];
@@ -1113,9 +1114,9 @@ static void pick_iters(const bench *b, double est_ms, int *iters, int *warmup)
    and keeps the median of the per-round medians. */
 static void measure_rounds(bench *b, model_res *m, meas **xs, int n)
 {
-    for (int r = 0; r < b->rounds; r++) {
-        for (int i = 0; i < n; i++) {
-            meas *x = xs[i];
+    for (int r = 0; r < m->rounds; r++) {
+        for (int j = 0; j < n; j++) {
+            meas *x = xs[r % 2 ? n - 1 - j : j]; /* A B C, C B A, ...: cancels a linear drift */
             if (x->err[0]) continue;
             double ms;
             if (measure_once(b, x, x->iters, x->warmup, &ms) != SO_OK) {
@@ -1125,7 +1126,7 @@ static void measure_rounds(bench *b, model_res *m, meas **xs, int n)
             }
             x->round_ms[x->n++] = ms;
         }
-        note(b, "%s: measured round %d/%d", m->name, r + 1, b->rounds);
+        note(b, "%s: measured round %d/%d", m->name, r + 1, m->rounds);
     }
     for (int i = 0; i < n; i++) {
         meas *x = xs[i];
@@ -1247,6 +1248,8 @@ static void bench_model(bench *b, model_res *m, char subset_paths[][PATH_MAX], c
     }
     int iters, warmup;
     pick_iters(b, isfinite(m->est_ms) ? m->est_ms : 0, &iters, &warmup);
+    /* rounds: as given, else 5 for models under 1 s per inference and 3 above */
+    m->rounds = b->rounds > 0 ? b->rounds : isfinite(m->est_ms) && m->est_ms > 1000 ? 3 : 5;
 
     /* byte-identical results are measured once (identical graphs, identical figures) */
     for (int s = 0; s < N_STRAT; s++) {
@@ -1289,7 +1292,7 @@ static void bench_model(bench *b, model_res *m, char subset_paths[][PATH_MAX], c
     for (int s = 1; s < N_STRAT; s++)
         if (m->same_as[s] != s) note(b, "%s: %s gives the same model as %s: measured once", m->name, strat_name[s], strat_name[m->same_as[s]]);
     note(b, "%s: measuring %d variants x %d rounds, %d iterations + %d warm-up each (estimate %.3g ms per run)", m->name, n,
-         b->rounds, iters, warmup, m->est_ms);
+         m->rounds, iters, warmup, m->est_ms);
     measure_rounds(b, m, xs, n);
     for (int s = 0; s < N_STRAT; s++) {
         int t = m->same_as[s];
@@ -1321,6 +1324,30 @@ static const char *fms(char *buf, size_t n, double v)
 static double ratio(double a, double c)
 {
     return isfinite(a) && isfinite(c) && c > 0 ? a / c : NAN;
+}
+
+/* a / c per round (the two series ran in the same round), median over the rounds; the ratio of
+   the medians if the series do not have the same rounds. */
+static double paired_ratio(const meas *a, const meas *c)
+{
+    if (!a->used || !c->used || a->err[0] || c->err[0]) return NAN;
+    if (a == c || (a->n == c->n && a->n > 0 && !memcmp(a->round_ms, c->round_ms, (size_t)a->n * sizeof *a->round_ms))) return 1.0;
+    if (a->n != c->n || a->n == 0) return ratio(a->ms, c->ms);
+    double q[MAX_ROUNDS];
+    for (int k = 0; k < a->n; k++) q[k] = ratio(a->round_ms[k], c->round_ms[k]);
+    return median_of(q, a->n);
+}
+
+/* speedup of strategy s over none on our backend at thread index t */
+static double speedup(const model_res *m, int s, int t)
+{
+    return paired_ratio(&m->ours[S_NONE][t], &m->ours[s][t]);
+}
+
+/* ONNX Runtime: our strategy-s model's time over the original's (< 1: ours is faster) */
+static double ort_ratio(const model_res *m, int s)
+{
+    return paired_ratio(&m->ort[s], &m->ort_orig);
 }
 
 static const char *fx(char *buf, size_t n, double v)
@@ -1369,10 +1396,14 @@ static void md_report(const bench *b, sbuf *o)
                  "configurations cost the same in every strategy), alpha %g, budget %ld, time limit %g s per search, "
                  "rules %s\n",
               b->cost, b->alpha, b->budget, b->time_limit, b->rules_file);
+    char rounds_txt[64];
+    if (b->rounds > 0) snprintf(rounds_txt, sizeof rounds_txt, "%d rounds", b->rounds);
+    else snprintf(rounds_txt, sizeof rounds_txt, "5 rounds (3 for models over 1 s per inference)");
     sb_printf(o, "- Latency: each variant is one process per round (`superopt run --json` / `node tools/ort/ort_run.js --json`), "
-                 "the variants of a model interleaved in %d rounds; the figure is the median of the per-round medians. "
-                 "ONNX Runtime: %d intra-op thread, sequential execution.\n",
-              b->rounds, b->ort_threads);
+                 "the variants of a model interleaved in %s, in alternating order (A B C, C B A, ...); a latency is the median "
+                 "of the per-round medians, a speedup or ratio the median of the per-round ratios (both variants measured in "
+                 "the same round). ONNX Runtime: %d intra-op thread, sequential execution.\n",
+              rounds_txt, b->ort_threads);
     if (b->small_set)
         sb_printf(o, "- **Note:** data/full/ is missing (run `make models`): these are the small stand-in models from data/, "
                      "not the benchmark suite.\n");
@@ -1401,7 +1432,7 @@ static void md_report(const bench *b, sbuf *o)
             for (int t = 0; t < b->n_threads; t++)
                 sb_printf(o, " %s |", m->ours[s][t].err[0] ? "failed" : fms(x3, sizeof x3, m->ours[s][t].ms));
             for (int t = 0; t < b->n_threads; t++)
-                sb_printf(o, " %s |", fx(x4, sizeof x4, ratio(m->ours[S_NONE][t].ms, m->ours[s][t].ms)));
+                sb_printf(o, " %s |", fx(x4, sizeof x4, speedup(m, s, t)));
             sb_printf(o, "\n");
         }
     }
@@ -1415,7 +1446,7 @@ static void md_report(const bench *b, sbuf *o)
         sb_printf(o, "|---|---:|---:|---:|---:|---:|---|\n");
         for (int i = 0; i < b->n_models; i++) {
             const model_res *m = &b->models[i];
-            double r = ratio(m->ort[S_BACKTRACK].ms, m->ort_orig.ms);
+            double r = ort_ratio(m, S_BACKTRACK);
             sb_printf(o, "| %s | %s | %s | %s | %s–%s | %s | %s |\n", m->name, fms(x1, sizeof x1, m->ort_orig.ms),
                       fms(x2, sizeof x2, m->ort[S_GREEDY].ms), fms(x3, sizeof x3, m->ort[S_BACKTRACK].ms),
                       fms(x4, sizeof x4, m->ort[S_BACKTRACK].lo), fms(x5, sizeof x5, m->ort[S_BACKTRACK].hi),
@@ -1495,7 +1526,7 @@ static void md_report(const bench *b, sbuf *o)
         sb_printf(&bad, "%s", "");
         for (int i = 0; i < b->n_models; i++) {
             const model_res *m = &b->models[i];
-            double r = ratio(m->ort[S_BACKTRACK].ms, m->ort_orig.ms);
+            double r = ort_ratio(m, S_BACKTRACK);
             n++;
             if (isfinite(r) && r <= 1 + ORT_BAND) ok++;
             else sb_printf(&bad, "%s%s (%s)", bad.n ? ", " : "", m->name, isfinite(r) ? (snprintf(x1, sizeof x1, "%.3f", r), x1) : "not measured");
@@ -1507,7 +1538,7 @@ static void md_report(const bench *b, sbuf *o)
         for (int i = 0; i < b->n_models; i++) {
             const model_res *m = &b->models[i];
             if (strstr(m->name, "nasrnn") || strstr(m->name, "bert")) {
-                double r = ratio(m->ort[S_BACKTRACK].ms, m->ort_orig.ms);
+                double r = ort_ratio(m, S_BACKTRACK);
                 sb_printf(o, "- ONNX Runtime faster on %s: %s (ratio %s)\n", m->name,
                           isfinite(r) && r < 1 - ORT_BAND ? "yes" : "no", isfinite(r) ? (snprintf(x1, sizeof x1, "%.3f", r), x1) : "–");
             }
@@ -1630,6 +1661,7 @@ static void json_report(const bench *b, sbuf *o)
         sb_json_str(o, m->name);
         sb_printf(o, ", \"path\": ");
         sb_json_str(o, m->path);
+        sb_printf(o, ", \"rounds\": %d", m->rounds);
         sb_printf(o, ", \"literature\": %s, \"seconds\": %.1f, \"backtrack_strictly_cheaper_than_greedy\": %s,",
                   m->literature ? "true" : "false", m->seconds, bt_cheaper(m) ? "true" : "false");
         sb_printf(o, "\n      \"strategies\": {");
@@ -1645,7 +1677,7 @@ static void json_report(const bench *b, sbuf *o)
             sb_printf(o, "}, \"speedup_over_none\": {");
             for (int t = 0; t < b->n_threads; t++) {
                 sb_printf(o, "%s\"%d\": ", t ? ", " : "", b->threads[t]);
-                sb_json_num(o, ratio(m->ours[S_NONE][t].ms, m->ours[s][t].ms));
+                sb_json_num(o, speedup(m, s, t));
             }
             sb_printf(o, "}, \"ort_all\": ");
             json_meas(o, s == S_NONE ? &(meas){0} : &m->ort[s]);
@@ -1654,7 +1686,7 @@ static void json_report(const bench *b, sbuf *o)
         sb_printf(o, "},\n      \"ort_original_all\": ");
         json_meas(o, &m->ort_orig);
         sb_printf(o, ",\n      \"ort_backtrack_over_original\": ");
-        sb_json_num(o, ratio(m->ort[S_BACKTRACK].ms, m->ort_orig.ms));
+        sb_json_num(o, ort_ratio(m, S_BACKTRACK));
         if (m->ablate) {
             sb_printf(o, ",\n      \"ablations\": {");
             json_abl(o, "max_rule_size", m->size, m->n_size, 1, 1);
@@ -1700,15 +1732,14 @@ static void svg_report(const bench *b, sbuf *o)
     const char *ser_name[3] = {"greedy (our backend)", "backtrack (our backend)",
                                "backtrack on ONNX Runtime 'all' (vs original at 'all')"};
     char title[200];
-    snprintf(title, sizeof title, "Speedup over no search, %d thread%s (median of %d interleaved rounds)", b->threads[0],
-             b->threads[0] == 1 ? "" : "s", b->rounds);
+    snprintf(title, sizeof title, "Speedup over no search, %d thread%s (median of per-round ratios)", b->threads[0],
+             b->threads[0] == 1 ? "" : "s");
     svg_text(o, W / 2, 26, "middle", 16, "font-weight=\"bold\"", title);
     double px0 = 70, px1 = W - 20, py0 = 50, py1 = H1 - 70;
     double vmax = 1.2;
     for (int i = 0; i < b->n_models; i++) {
         const model_res *m = &b->models[i];
-        double v[3] = {ratio(m->ours[S_NONE][0].ms, m->ours[S_GREEDY][0].ms), ratio(m->ours[S_NONE][0].ms, m->ours[S_BACKTRACK][0].ms),
-                       ratio(m->ort_orig.ms, m->ort[S_BACKTRACK].ms)};
+        double v[3] = {speedup(m, S_GREEDY, 0), speedup(m, S_BACKTRACK, 0), 1.0 / ort_ratio(m, S_BACKTRACK)};
         for (int k = 0; k < nser; k++)
             if (isfinite(v[k]) && v[k] > vmax) vmax = v[k];
     }
@@ -1729,8 +1760,7 @@ static void svg_report(const bench *b, sbuf *o)
     double gw = b->n_models ? (px1 - px0) / b->n_models : 1, bw = gw * 0.75 / nser;
     for (int i = 0; i < b->n_models; i++) {
         const model_res *m = &b->models[i];
-        double v[3] = {ratio(m->ours[S_NONE][0].ms, m->ours[S_GREEDY][0].ms), ratio(m->ours[S_NONE][0].ms, m->ours[S_BACKTRACK][0].ms),
-                       ratio(m->ort_orig.ms, m->ort[S_BACKTRACK].ms)};
+        double v[3] = {speedup(m, S_GREEDY, 0), speedup(m, S_BACKTRACK, 0), 1.0 / ort_ratio(m, S_BACKTRACK)};
         double gx = px0 + gw * i + gw * 0.125;
         for (int k = 0; k < nser; k++) {
             double x = gx + bw * k;
@@ -1912,7 +1942,7 @@ int so_bench_main(int argc, char **argv)
     memset(&B, 0, sizeof B);
     bench *b = &B;
     b->t_start = so_now();
-    b->rounds = 3;
+    b->rounds = 0; /* auto */
     b->target_s = 1.0;
     b->threads[0] = 1;
     b->threads[1] = 2;
