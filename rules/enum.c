@@ -603,6 +603,7 @@ typedef struct shared {
     const gen_inputs *in;
     int max_ops;
     int shard_i, shard_n;
+    int max_reduce;          /* most outputs one node can remove: max (inputs - 1) */
     int pass;                /* 0: single pass; 1: count keys only; 2: keep keys seen twice */
     uint64_t *seen1, *seen2; /* two-pass filter: bit (key mod 2^FILTER_BITS) seen once / twice */
     work_item *items;
@@ -762,11 +763,10 @@ static void try_node(tstate *ts, const gen_node *nd)
     int is_free = 0;
     if (k - ts->n_free >= ts->S->max_ops) return;
     ts->nodes[k] = *nd;
-    ts->h[k] = node_hash(u, nd, ts->h);
-    if (!canonical_order(u, ts->nodes, ts->h, k + 1)) return;
-    /* outputs after adding the node; a node consumes at most two outputs and adds one, so a
-       graph with more than 2 + (remaining budget) outputs can neither be kept nor extended
-       into one that is: count it, skip its evaluation and its subtree */
+    /* outputs after adding the node; one more node lowers the output count by at most
+       max_reduce (inputs - 1), so a graph with more than 2 + max_reduce * (remaining budget)
+       outputs can neither be kept nor extended into one that is: skip it (uncounted) before
+       hashing and evaluating it */
     int n_outs = 0;
     {
         uint32_t used[GEN_MAX_NODES] = {0};
@@ -780,10 +780,9 @@ static void try_node(tstate *ts, const gen_node *nd)
                 if (!(used[i] & (1u << s2))) n_outs++;
     }
     int remaining = ts->S->max_ops - (k + 1 - ts->n_free - is_free);
-    if (n_outs > 2 + remaining) {
-        ts->graphs++;
-        return;
-    }
+    if (n_outs > 2 + ts->S->max_reduce * remaining) return;
+    ts->h[k] = node_hash(u, nd, ts->h);
+    if (!canonical_order(u, ts->nodes, ts->h, k + 1)) return;
     int base = u->n_vars + GEN_MAX_OUT * k;
     uint32_t *ov[GEN_MAX_OUT];
     for (int s = 0; s < g->n_out; s++) {
@@ -945,6 +944,10 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
     S.max_ops = max_ops;
     S.shard_i = shard_i;
     S.shard_n = shard_n > 0 ? shard_n : 1;
+    for (int i = 0; i < u->n_insts; i++) {
+        int r = u->insts[i].kind == GK_BN ? 0 : u->insts[i].n_in - 1;
+        if (r > S.max_reduce) S.max_reduce = r;
+    }
     S.progress = progress;
     S.pctx = pctx;
     pthread_mutex_init(&S.mu, NULL);
