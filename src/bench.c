@@ -1,6 +1,7 @@
 /* bench.c - the bench command: search strategies, our backend and ONNX Runtime measured side by side. */
 #include "bench.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -36,7 +37,7 @@
 #define MAX_SWEEP 12
 #define MAX_ALPHA 8
 #define MAX_SIZES 6
-#define MAX_MEMO 64
+#define MAX_MEMO 64 /* > 3 + MAX_SIZES + MAX_ALPHA + MAX_SWEEP */
 
 enum { S_NONE = 0, S_GREEDY = 1, S_BACKTRACK = 2, N_STRAT = 3 };
 static const char *const strat_name[N_STRAT] = {"none", "greedy", "backtrack"};
@@ -456,6 +457,15 @@ static so_status jnum(const jv *o, const char *key, const char *what, int allow_
    subprocesses
    ====================================================================================== */
 
+/* Set by SIGINT/SIGTERM: the running child is killed, no new step starts, the work directory is removed. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
 typedef struct proc {
     int code;          /* exit status; -1 if killed by a signal */
     int timed_out;
@@ -516,6 +526,8 @@ static so_status run_proc(char *const *argv, double timeout_s, proc *r)
         return so_errorf("cannot start '%s': %s", argv[0], strerror(errno));
     }
     if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
         int nul = open("/dev/null", O_RDONLY);
         if (nul >= 0) dup2(nul, 0);
         dup2(po[1], 1);
@@ -536,8 +548,8 @@ static so_status run_proc(char *const *argv, double timeout_s, proc *r)
     int oo = 1, eo = 1;
     while (oo || eo) {
         double left = timeout_s - (so_now() - t0);
-        if (left <= 0) {
-            r->timed_out = 1;
+        if (left <= 0 || interrupted) {
+            r->timed_out = !interrupted;
             kill(pid, SIGKILL);
             break;
         }
@@ -953,11 +965,20 @@ static opt_res *optimize(bench *b, model_res *m, const spec *sp)
 {
     for (int i = 0; i < m->n_memo; i++)
         if (spec_eq(&m->memo[i]->sp, sp)) return m->memo[i];
+    if (interrupted) {
+        opt_res *x = so_xcalloc(1, sizeof *x);
+        x->sp = *sp;
+        snprintf(x->err, sizeof x->err, "interrupted");
+        assert(m->n_memo < MAX_MEMO);
+        m->memo[m->n_memo++] = x;
+        return x;
+    }
     opt_res *r = so_xcalloc(1, sizeof *r);
     r->sp = *sp;
     r->cost_before = r->cost_after = r->lat_before = r->lat_after = r->search_s = r->gflop = NAN;
     r->nodes = r->nodes_before = r->onnx_nodes = -1;
-    if (m->n_memo < MAX_MEMO) m->memo[m->n_memo++] = r;
+    assert(m->n_memo < MAX_MEMO); /* 3 strategies + at most MAX_SIZES + MAX_ALPHA + MAX_SWEEP ablation runs */
+    m->memo[m->n_memo++] = r;
     int idx = b->n_opt_runs++;
     char what[200];
     snprintf(what, sizeof what, "%s: optimize --search %s (%s)", m->name, strat_name[sp->search], sp->tag);
@@ -1117,7 +1138,7 @@ static void measure_rounds(bench *b, model_res *m, meas **xs, int n)
     for (int r = 0; r < m->rounds; r++) {
         for (int j = 0; j < n; j++) {
             meas *x = xs[r % 2 ? n - 1 - j : j]; /* A B C, C B A, ...: cancels a linear drift */
-            if (x->err[0]) continue;
+            if (x->err[0] || interrupted) continue;
             double ms;
             if (measure_once(b, x, x->iters, x->warmup, &ms) != SO_OK) {
                 snprintf(x->err, sizeof x->err, "%s: %s: %s", m->name, x->label, so_error());
@@ -2182,9 +2203,19 @@ int so_bench_main(int argc, char **argv)
     }
 
     note(b, "%d models, work directory %s", b->n_models, b->work);
-    for (int i = 0; i < b->n_models; i++) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: poll() returns at once */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    for (int i = 0; i < b->n_models && !interrupted; i++) {
         note(b, "[%d/%d]", i + 1, b->n_models);
         bench_model(b, &b->models[i], have_subsets ? subset_paths : NULL, subset_n, total_rules);
+    }
+    if (interrupted) {
+        fprintf(stderr, "superopt bench: interrupted; nothing written\n");
+        goto done;
     }
     b->t_total = so_now() - b->t_start;
     load_avg(b->load_end, sizeof b->load_end);
