@@ -103,23 +103,13 @@ static void conv_gemm_run(void *priv, const so_tensor *in, so_tensor *out, float
     const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
     const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, ntiles = (hw + p->tile - 1) / p->tile, nwork = p->G * ntiles;
-    const int nt = omp_get_max_threads();
     for (int64_t n = 0; n < p->N; n++) {
         const float *xn = X + n * p->C * hw_in, *Rn = R ? R + n * p->O * hw : NULL;
         float *yn = Y + n * p->O * hw;
-        if (nt > 1 && nwork >= nt) {
-#pragma omp parallel for schedule(static)
-            for (int64_t q = 0; q < nwork; q++) {
-                int64_t g = q / ntiles, p0 = (q % ntiles) * p->tile;
-                conv_tile(p, xn + g * p->Cg * hw_in, Wt + g * p->Og * p->K, yn + g * p->Og * hw, Rn ? Rn + g * p->Og * hw : NULL, g,
-                          p0, SO_MIN(hw, p0 + p->tile), scratch + (int64_t)omp_get_thread_num() * p->K * p->tile);
-            }
-        } else {
-            for (int64_t q = 0; q < nwork; q++) { /* sgemm itself is split over the threads */
-                int64_t g = q / ntiles, p0 = (q % ntiles) * p->tile;
-                conv_tile(p, xn + g * p->Cg * hw_in, Wt + g * p->Og * p->K, yn + g * p->Og * hw, Rn ? Rn + g * p->Og * hw : NULL, g,
-                          p0, SO_MIN(hw, p0 + p->tile), scratch);
-            }
+        for (int64_t q = 0; q < nwork; q++) { /* sgemm threads itself */
+            int64_t g = q / ntiles, p0 = (q % ntiles) * p->tile;
+            conv_tile(p, xn + g * p->Cg * hw_in, Wt + g * p->Og * p->K, yn + g * p->Og * hw, Rn ? Rn + g * p->Og * hw : NULL, g, p0,
+                      SO_MIN(hw, p0 + p->tile), scratch);
         }
     }
 }
@@ -297,16 +287,14 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     }
     if (p->kind == CONV_1X1 || p->kind == CONV_IM2COL) {
         /* column tiles: the output tile (Og x tile) stays in L2 for the epilogue; the im2col
-           tile is bounded; at least one tile per thread when the image is large enough */
-        int nt = omp_get_max_threads();
+           tile is bounded */
         int64_t tile = ((int64_t)1 << 16) / (p->Og ? p->Og : 1);
         if (p->kind == CONV_IM2COL) tile = SO_MIN(tile, SO_CONV_SCRATCH_FLOATS / (p->K ? p->K : 1));
-        if (nt > 1 && p->G * ((hw + tile - 1) / tile) < nt) tile = (hw + nt - 1) / nt;
         tile = (tile + 15) / 16 * 16;
         if (tile < 128) tile = 128;
         if (tile > hw) tile = hw;
         p->tile = tile;
-        if (p->kind == CONV_IM2COL) k->scratch_bytes = sizeof(float) * (size_t)(p->K * tile) * (size_t)nt;
+        if (p->kind == CONV_IM2COL) k->scratch_bytes = sizeof(float) * (size_t)(p->K * tile);
     }
     k->priv = p;
     k->free_priv = conv_free;

@@ -82,8 +82,8 @@ static void set_threads(int threads)
 {
     if (threads <= 0) threads = 1;
     if (threads == cur_threads) return;
-    openblas_set_num_threads(1); /* parallel sgemm is split over our OpenMP team (so_fast_sgemm) */
-    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads); /* sgemm: OpenBLAS's own threads */
+    omp_set_num_threads(threads);       /* our loops: OpenMP, never around an sgemm call */
     /* On an oversubscribed machine a team barrier waits for descheduled workers; dynamic
        teams shrink with the load average. Results do not depend on the team size: every
        parallel loop has fixed, independent chunks. */

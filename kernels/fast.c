@@ -17,26 +17,8 @@ int so_fast_threads(void) { return omp_get_max_threads(); }
 void so_fast_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
-    int nt = omp_get_max_threads();
-    CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
-    if (nt <= 1 || omp_in_parallel() || M * N * K < (int64_t)1 << 18) {
-        cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
-        return;
-    }
-    int split_n = N >= M;
-    int64_t len = split_n ? N : M, chunk = (len + nt - 1) / nt;
-    chunk = (chunk + 15) / 16 * 16;
-#pragma omp parallel for schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        int64_t s = t * chunk, e = SO_MIN(len, s + chunk);
-        if (s >= e) continue;
-        if (split_n)
-            cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)(e - s), (int)K, alpha, A, (int)lda, trans_b ? B + s * ldb : B + s,
-                        (int)ldb, beta, C + s, (int)ldc);
-        else
-            cblas_sgemm(CblasRowMajor, ta, tb, (int)(e - s), (int)N, (int)K, alpha, trans_a ? A + s : A + s * lda, (int)lda, B,
-                        (int)ldb, beta, C + s * ldc, (int)ldc);
-    }
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
 
 static const so_shape *shape_of(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }

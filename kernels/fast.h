@@ -69,10 +69,9 @@ typedef struct so_fast_chain {
 void so_fast_chain_build(const so_fast_ctx *c, int32_t i, int chan_axis, int64_t nch, const float *bias, so_fast_chain *ch);
 /* Copies chain results into k (fused nodes, extra input). */
 void so_fast_chain_apply(const so_fast_chain *ch, so_fast_kernel *k);
-/* Row-major C = alpha op(A) op(B) + beta C on the calling thread team: OpenBLAS itself runs
-   single-threaded and, when OpenMP has more than one thread and the product is large,
-   the larger of M and N is split into one fixed chunk per thread (deterministic for a
-   given thread count; one thread pool instead of two competing ones). */
+/* Row-major C = alpha op(A) op(B) + beta C. OpenBLAS threads itself (opts.threads); never
+   call it from inside an OpenMP parallel region: this OpenBLAS (pthreads build) serialises
+   concurrent callers behind a lock, which made per-thread sgemm chunks 25x slower. */
 void so_fast_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 /* Sets OpenMP threads used by our loops' parallel regions (also read by kernels). */

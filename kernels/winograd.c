@@ -113,8 +113,7 @@ void so_wino_run(const so_wino *p, const float *x, float *y, float *scratch)
                 for (int xi = 0; xi < 36; xi++) vt[xi * vs] = v[xi];
             }
         }
-#pragma omp parallel for schedule(static) if (O * nb * C > PAR_MIN)
-        for (int xi = 0; xi < 36; xi++)
+        for (int xi = 0; xi < 36; xi++) /* OpenBLAS threads each product */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)O, (int)nb, (int)C, 1.f, p->U + xi * O * C, (int)C,
                         V + xi * vs, (int)nb, 0.f, M + xi * ms, (int)nb);
 #pragma omp parallel for if (O * nb * 36 > PAR_MIN)
