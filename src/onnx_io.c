@@ -618,10 +618,10 @@ static val *inval(imp *im, const Onnx__NodeProto *n, size_t k)
     return lookup(im, n->input[k]);
 }
 
-/* Integer list from a constant input. B_OPAQUE when the input is not constant. */
+/* Integer list from a constant input. B_OPAQUE when the input is absent or not constant. */
 static int const_ints(imp *im, const val *v, int64_t *out, int max, int *count, const char *what)
 {
-    if (!v->is_const) return B_OPAQUE;
+    if (!v || !v->is_const) return B_OPAQUE; /* fuzz finding: ConstantOfShape without input */
     if (v->c.shape.rank > 1) return node_err(im, "%s must be a 1-D tensor", what), B_ERR;
     int64_t n = ct_numel(&v->c);
     if (n > max) return B_OPAQUE;

@@ -385,7 +385,9 @@ static void test_too_many_node_inputs(void **state)
 static void test_nodes_without_inputs(void **state)
 {
     (void)state;
-    const char *ops[] = {"Shape", "Size", "Identity", "Relu", "Reshape", "Gather", "Concat", "LSTM", "Dropout"};
+    const char *ops[] = {"Shape", "Size", "Identity", "Relu", "Reshape", "Gather", "Concat", "LSTM", "Dropout",
+                         "ConstantOfShape", "Expand", "Tile", "Slice", "Split", "Range", "Where", "Cast", "Squeeze",
+                         "Unsqueeze", "ReduceMean", "ReduceSum", "Pad", "Clip", "Conv", "Gemm", "MatMul", "Transpose"};
     for (size_t i = 0; i < SO_ARRAY_LEN(ops); i++) {
         pb g = {0};
         vinfo(&g, 11, "x", 1, D(4));
