@@ -89,8 +89,18 @@ static void conv_tile(const conv_plan *p, const float *xg, const float *wg, floa
         B = col;
         ldb = cols;
     }
-    so_fast_sgemm(0, 0, p->Og, cols, p->K, 1.f, wg, p->K, B, ldb, 0.f, yg + p0, hw);
-    const so_epi *ep = &p->ch.ep;
+    so_epi local = p->ch.ep;
+    const so_epi *ep = &local;
+    float beta = 0.f;
+    if (!ep->scale && ep->shift) { /* bias only: start the accumulator at the bias (no beta pass, no add pass) */
+        for (int64_t o = 0; o < p->Og; o++) {
+            float t = ep->shift[g * p->Og + o], *y = yg + o * hw + p0;
+            for (int64_t j = 0; j < cols; j++) y[j] = t;
+        }
+        local.shift = NULL;
+        beta = 1.f;
+    }
+    so_fast_sgemm(0, 0, p->Og, cols, p->K, 1.f, wg, p->K, B, ldb, beta, yg + p0, hw);
     if (!ep->scale && !ep->shift && !ep->act1 && !Rg) return;
     for (int64_t o = 0; o < p->Og; o++)
         so_fast_epi_row(ep, g * p->Og + o, yg + o * hw + p0, Rg ? Rg + o * hw + p0 : NULL, cols);

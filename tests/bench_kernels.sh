@@ -41,7 +41,7 @@ except Exception: print("")' "$1"; }
 [ -n "$JSON" ] && : >"$JSON"
 printf '%-16s %3s %10s %10s %10s %7s %7s | %9s %9s %9s %7s %7s | %8s %6s\n' model thr "so_med_ms" "dis_med" "all_med" "so/dis" "so/all" "so_min_ms" "dis_min" "all_min" "so/dis" "so/all" "GFLOP/s" "%peak"
 for t in $THREADS; do
-    peak=$("$TMP/sgemm_peak" 2048 "$t" 3 | field gflops)
+    peak=$("$TMP/sgemm_peak" 2048 "$t" 10 | field gflops) # best of 10: robust to load spikes
     echo "cblas_sgemm 2048^3 peak at $t thread(s): $peak GFLOP/s"
     for m in "${MODELS[@]}"; do
         name=$(basename "$m" .onnx)
