@@ -269,8 +269,42 @@ static int cse_candidate(const so_node *nd)
     return nd->op != SO_OP_INPUT && nd->op != SO_OP_OPAQUE;
 }
 
-/* so_graph_toposort (stable Kahn: ready nodes in index order, FIFO) that also permutes origin
-   (may be NULL). */
+/* Ready-node heap ordered by (key, index). */
+static int heap_less(const int32_t *key, int32_t a, int32_t b) { return key[a] < key[b] || (key[a] == key[b] && a < b); }
+
+static void heap_up(int32_t *h, int32_t n, const int32_t *key)
+{
+    int32_t i = n - 1, v = h[i];
+    while (i > 0 && heap_less(key, v, h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static int32_t heap_take(int32_t *h, int32_t n, const int32_t *key)
+{
+    int32_t top = h[0], v = h[n - 1], i = 0;
+    n--;
+    for (;;) {
+        int32_t l = 2 * i + 1, r = l + 1, m = i;
+        int32_t best = v;
+        if (l < n && heap_less(key, h[l], best)) { m = l; best = h[l]; }
+        if (r < n && heap_less(key, h[r], best)) m = r;
+        if (m == i) break;
+        h[i] = h[m];
+        i = m;
+    }
+    if (n > 0) h[i] = v;
+    return top;
+}
+
+/* Topological order that keeps the existing order wherever it is valid, permuting origin (may
+   be NULL) along. Each node's key is the smallest index among itself and its transitive users,
+   and the ready node with the smallest (key, index) goes next: an already sorted graph keeps
+   its order exactly (the executor runs nodes in this order: a breadth-first reordering
+   interleaves independent branches and costs locality and memory), and a node appended by a
+   rewrite or a fold is placed just before its first user. */
 static so_status toposort_track(so_graph *g, int32_t *origin)
 {
     int32_t n = g->n_nodes;
@@ -299,14 +333,34 @@ static so_status toposort_track(so_graph *g, int32_t *origin)
             int32_t p = g->nodes[i].in[k].node;
             users[start[p] + fill[p]++] = i;
         }
+    /* keys: min over self and users, relaxed to a fixpoint (a few sweeps; bounded for a cycle) */
+    int32_t *key = so_xmalloc(((size_t)n + 1) * sizeof *key);
+    for (int32_t i = 0; i < n; i++) key[i] = i;
+    for (int32_t sweep = 0, changed = 1; changed && sweep <= n; sweep++) {
+        changed = 0;
+        for (int32_t i = n - 1; i >= 0; i--)
+            for (int32_t u = start[i]; u < start[i + 1]; u++)
+                if (key[users[u]] < key[i]) {
+                    key[i] = key[users[u]];
+                    changed = 1;
+                }
+    }
     int32_t *order = so_xmalloc(((size_t)n + 1) * sizeof *order);
-    int32_t head = 0, tail = 0;
+    int32_t *heap = so_xmalloc(((size_t)n + 1) * sizeof *heap);
+    int32_t n_heap = 0, tail = 0;
     for (int32_t i = 0; i < n; i++)
-        if (indeg[i] == 0) order[tail++] = i;
-    while (head < tail) {
-        int32_t v = order[head++];
+        if (indeg[i] == 0) {
+            heap[n_heap++] = i;
+            heap_up(heap, n_heap, key);
+        }
+    while (n_heap > 0) {
+        int32_t v = heap_take(heap, n_heap--, key);
+        order[tail++] = v;
         for (int32_t u = start[v]; u < start[v + 1]; u++)
-            if (--indeg[users[u]] == 0) order[tail++] = users[u];
+            if (--indeg[users[u]] == 0) {
+                heap[n_heap++] = users[u];
+                heap_up(heap, n_heap, key);
+            }
     }
     so_status st = SO_OK;
     if (tail != n) {
@@ -340,6 +394,8 @@ done:
     free(start);
     free(users);
     free(fill);
+    free(key);
+    free(heap);
     free(order);
     return st;
 }

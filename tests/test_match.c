@@ -534,9 +534,45 @@ static void test_anchor_node_and_keys(void **state)
     so_model_free(t.m);
 }
 
+/* Canonicalisation keeps a valid node order (the executor's order): two independent branches
+   stay one after the other instead of being interleaved; a node a rewrite appends lands just
+   before its first user. */
+static void test_order_kept(void **state)
+{
+    (void)state;
+    tb t;
+    so_shape xs = shape2(2, 3);
+    tb_new(&t, 1, &xs, 1);
+    int32_t a1 = tb_op(&t, SO_OP_EXP, 0, -1, 0), a2 = tb_op(&t, SO_OP_TANH, a1, -1, 0);
+    int32_t b1 = tb_op(&t, SO_OP_NEG, 0, -1, 0), b2 = tb_op(&t, SO_OP_RELU, b1, -1, 0);
+    int32_t s = tb_op(&t, SO_OP_ADD, a2, b2, 0);
+    t.g->outputs[0] = (so_edge){s, 0};
+    so_graph *g2 = so_graph_clone(t.g);
+    so_fold_ctx fc;
+    so_fold_init(&fc, t.m);
+    assert_int_equal(so_canonicalize(&fc, g2, NULL), SO_OK);
+    so_op want[6] = {SO_OP_INPUT, SO_OP_EXP, SO_OP_TANH, SO_OP_NEG, SO_OP_RELU, SO_OP_ADD};
+    assert_int_equal(g2->n_nodes, 6);
+    for (int i = 0; i < 6; i++) assert_int_equal(g2->nodes[i].op, want[i]);
+    /* append sigmoid(b1) and make the add read it instead of b2: it must come right after b1's
+       branch position, before the add, not at the end */
+    so_edge in = {3, 0};
+    int32_t sg = so_graph_add(g2, SO_OP_SIGMOID, &in, 1, 1, NULL, -1, NULL);
+    assert_int_equal(so_graph_infer(g2, sg), SO_OK);
+    g2->nodes[5].in[1] = (so_edge){sg, 0};
+    assert_int_equal(so_canonicalize(&fc, g2, NULL), SO_OK);
+    so_op want2[6] = {SO_OP_INPUT, SO_OP_EXP, SO_OP_TANH, SO_OP_NEG, SO_OP_SIGMOID, SO_OP_ADD};
+    assert_int_equal(g2->n_nodes, 6); /* the relu is dead */
+    for (int i = 0; i < 6; i++) assert_int_equal(g2->nodes[i].op, want2[i]);
+    so_graph_free(g2);
+    so_fold_free(&fc);
+    so_model_free(t.m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_order_kept),
         cmocka_unit_test(test_cse),
         cmocka_unit_test(test_rewrite_origin),
         cmocka_unit_test(test_anchor_node_and_keys),
