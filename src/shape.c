@@ -73,8 +73,11 @@ static int stride_of(int32_t s) { return s > 0 ? s : 1; }
    or the leading padding. */
 static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode)
 {
-    int64_t eff = d * (k - 1) + 1;
-    int64_t num = in + pb + pe - eff;
+    int64_t eff, num; /* overflow (hostile dims/attributes) counts as "does not fit" */
+    if (__builtin_mul_overflow(d, k - 1, &eff) || __builtin_add_overflow(eff, 1, &eff) ||
+        __builtin_add_overflow(in, pb, &num) || __builtin_add_overflow(num, pe, &num) || s <= 0 || s > INT32_MAX)
+        return -1;
+    if (__builtin_sub_overflow(num, eff, &num)) return -1;
     if (num < 0) return -1;
     int64_t o = ceil_mode ? (num + s - 1) / s + 1 : num / s + 1;
     if (ceil_mode && (o - 1) * s >= in + pb) o--;
@@ -150,7 +153,8 @@ static so_status shape_conv(ctx *c)
     int64_t grp = a->group > 0 ? a->group : 1;
     if (w->dim[0] % grp != 0)
         return fail(c, "weight %s has %lld output channels, not divisible by group %lld", S(w), (long long)w->dim[0], (long long)grp);
-    if (w->dim[1] * grp != x->dim[1]) {
+    int64_t cin;
+    if (so_i64_mul(w->dim[1], grp, &cin) || cin != x->dim[1]) {
         if (grp == 1)
             return fail(c, "weight %s needs %lld input channels per group, input %s has %lld", S(w),
                         (long long)w->dim[1], S(x), (long long)x->dim[1]);
@@ -390,7 +394,8 @@ static so_status shape_pad(ctx *c)
     so_shape o = *x;
     for (int k = 0; k < x->rank; k++) {
         int64_t b = a->ints[k], e = a->ints[x->rank + k];
-        o.dim[k] = x->dim[k] + b + e;
+        if (__builtin_add_overflow(x->dim[k], b, &o.dim[k]) || __builtin_add_overflow(o.dim[k], e, &o.dim[k]))
+            return fail(c, "pads %lld,%lld on axis %d overflow", (long long)b, (long long)e, k); /* fuzz finding */
         if (o.dim[k] <= 0) return fail(c, "pads %lld,%lld on axis %d leave nothing of input %s", (long long)b, (long long)e, k, S(x));
         if (a->mode == 1 && (b >= x->dim[k] || e >= x->dim[k]))
             return fail(c, "reflect pads %lld,%lld on axis %d must be smaller than the dimension of input %s", (long long)b, (long long)e, k, S(x));
@@ -411,7 +416,8 @@ static so_status shape_concat(ctx *c)
         for (int d = 0; ok && d < x->rank; d++)
             if (d != axis && y->dim[d] != x->dim[d]) ok = 0;
         if (!ok) return fail(c, "input %d %s does not match input 0 %s outside axis %d", k, S(y), S(x), axis);
-        o.dim[axis] += y->dim[axis];
+        if (__builtin_add_overflow(o.dim[axis], y->dim[axis], &o.dim[axis]))
+            return fail(c, "concatenated axis %d overflows", axis);
     }
     c->n->out[0] = o;
     return SO_OK;
@@ -427,7 +433,7 @@ static so_status shape_split(ctx *c)
     int64_t sum = 0;
     for (int k = 0; k < a->n_ints; k++) {
         if (a->ints[k] <= 0) return fail(c, "split size %lld must be positive", (long long)a->ints[k]);
-        sum += a->ints[k];
+        if (__builtin_add_overflow(sum, a->ints[k], &sum)) return fail(c, "split sizes overflow");
     }
     if (sum != x->dim[axis])
         return fail(c, "split sizes sum to %lld, input %s has %lld on axis %d", (long long)sum, S(x), (long long)x->dim[axis], axis);
@@ -576,6 +582,8 @@ static so_status shape_slice(ctx *c)
         if (ax < 0 || ax >= x->rank || seen[ax]) return fail(c, "slice axis %lld invalid or repeated for input %s", (long long)ax, S(x));
         seen[ax] = 1;
         int64_t d = x->dim[ax], cnt;
+        if (sp > d) sp = d > 1 ? d : 1; /* same count; keeps the arithmetic below in range */
+        if (sp < -d) sp = d > 1 ? -d : -1;
         if (sp > 0) {
             if (st < 0 || st > d || en < 0 || en > d)
                 return fail(c, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, S(x));

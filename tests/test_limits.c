@@ -19,6 +19,7 @@
 #include "../kernels/exec.h"
 #include "../rules/rule.h"
 #include "onnx_io.h"
+#include "shape.h"
 
 /* ---------------- a minimal protobuf writer for hand-made ONNX models ---------------- */
 
@@ -559,6 +560,58 @@ static void test_slice_extreme_steps(void **state)
     }
 }
 
+/* ---------------- shape inference on hostile attributes and dims ---------------- */
+
+/* Infers node `op` over weights of the given shapes (no data: shapes only) and expects an error
+   containing want (fuzz finding: Pad's output dim overflowed int64; the same arithmetic in
+   Concat, Split, Slice, Conv channel and window checks). Run under make test-asan for the UB. */
+static void shape_err(so_op op, const so_attr *a, int n_in, const int64_t (*dims)[4], const int *ranks, int n_out,
+                      const char *want)
+{
+    so_model *m = so_model_new("hostile");
+    so_graph *g = so_graph_new(m);
+    m->graph = g;
+    so_edge e[SO_MAX_IN];
+    for (int k = 0; k < n_in; k++) {
+        int32_t w = so_model_add_weight(m, NULL, so_shape_make(ranks[k], dims[k]), NULL);
+        e[k] = (so_edge){so_graph_add(g, SO_OP_WEIGHT, NULL, 0, 1, NULL, w, NULL), 0};
+        assert_int_equal(so_graph_infer(g, e[k].node), SO_OK);
+    }
+    int32_t n = so_graph_add(g, op, e, n_in, n_out, so_model_attr(m, a), -1, "hostile");
+    assert_int_equal(so_graph_infer(g, n), SO_ERR);
+    if (!strstr(so_error(), want)) fail_msg("message '%s' does not contain '%s'", so_error(), want);
+    so_model_free(m);
+}
+
+static void test_shape_overflows(void **state)
+{
+    (void)state;
+    so_attr a;
+    /* Pad by INT64_MAX on both sides */
+    memset(&a, 0, sizeof a);
+    a.n_ints = 2;
+    a.ints[0] = a.ints[1] = INT64_MAX - 1;
+    shape_err(SO_OP_PAD, &a, 1, (const int64_t[][4]){{4}}, (const int[]){1}, 1, "overflow");
+    /* Concat of 17 axes of 2^59 */
+    memset(&a, 0, sizeof a);
+    int64_t big[SO_MAX_IN][4];
+    int ranks[SO_MAX_IN];
+    for (int k = 0; k < 17; k++) big[k][0] = (int64_t)1 << 59, ranks[k] = 1;
+    shape_err(SO_OP_CONCAT, &a, 17, (const int64_t(*)[4])big, ranks, 1, "overflows");
+    /* Split sizes summing past INT64_MAX */
+    memset(&a, 0, sizeof a);
+    a.n_ints = 2;
+    a.ints[0] = a.ints[1] = INT64_MAX - 1;
+    shape_err(SO_OP_SPLIT, &a, 1, (const int64_t[][4]){{4}}, (const int[]){1}, 2, "overflow");
+    /* Conv window: dilation 2^30 x kernel 2^40 */
+    memset(&a, 0, sizeof a);
+    a.group = 1;
+    a.stride[0] = a.stride[1] = 1;
+    a.dilation[0] = a.dilation[1] = 1 << 30;
+    shape_err(SO_OP_CONV, &a, 2, (const int64_t[][4]){{1, 1, 4, 4}, {1, 1, (int64_t)1 << 40, 1}}, (const int[]){4, 4}, 1,
+              "hostile");
+}
+
 /* A 1 MB node name: the message stays one bounded line. */
 static void test_long_names(void **state)
 {
@@ -876,6 +929,7 @@ int main(void)
         cmocka_unit_test(test_perm_values_out_of_range),
         cmocka_unit_test(test_int64_attributes_not_truncated),
         cmocka_unit_test(test_slice_extreme_steps),
+        cmocka_unit_test(test_shape_overflows),
         cmocka_unit_test(test_long_names),
         cmocka_unit_test(test_rule_pattern_too_long),
         cmocka_unit_test(test_rule_too_many_inputs),
