@@ -302,9 +302,10 @@ static int32_t heap_take(int32_t *h, int32_t n, const int32_t *key)
 /* Topological order that keeps the existing order wherever it is valid, permuting origin (may
    be NULL) along. Each node's key is the smallest index among itself and its transitive users,
    and the ready node with the smallest (key, index) goes next: an already sorted graph keeps
-   its order exactly (the executor runs nodes in this order: a breadth-first reordering
-   interleaves independent branches and costs locality and memory), and a node appended by a
-   rewrite or a fold is placed just before its first user. */
+   its order exactly (the executor runs nodes in this order), and a node appended by a rewrite
+   or a fold is placed just before its first user instead of wherever a breadth-first queue
+   puts it. (The importer's so_graph_toposort is breadth-first already, so imported graphs
+   keep that order.) */
 static so_status toposort_track(so_graph *g, int32_t *origin)
 {
     int32_t n = g->n_nodes;
