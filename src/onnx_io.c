@@ -1373,11 +1373,12 @@ static int try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
         double s0 = ct_getf(a, 0), s1 = ct_getf(l, 0), d = ct_getf(dl, 0);
         if (d == 0) return node_err(im, "delta is 0"), B_ERR;
         double cnt = ceil((s1 - s0) / d);
+        if (cnt > 1e12) return node_err(im, "range too long"), B_ERR; /* before the cast (fuzz finding) */
         int64_t len = cnt > 0 ? (int64_t)cnt : 0;
-        if (cnt > 1e12) return node_err(im, "range too long"), B_ERR;
         if (ct_new(im, &o, a->shape.dtype, a->otype, 1, &len) != B_OK) return B_ERR;
         for (int64_t i = 0; i < len; i++) {
-            if (ct_isint(a)) ((int64_t *)o.data)[i] = ct_geti(a, 0) + i * ct_geti(dl, 0);
+            if (ct_isint(a)) /* wraps instead of overflowing for extreme start/delta */
+                ((int64_t *)o.data)[i] = (int64_t)((uint64_t)ct_geti(a, 0) + (uint64_t)i * (uint64_t)ct_geti(dl, 0));
             else ((float *)o.data)[i] = (float)(s0 + (double)i * d);
         }
         r = B_OK;

@@ -560,6 +560,43 @@ static void test_slice_extreme_steps(void **state)
     }
 }
 
+/* Range over the whole int64 line (fuzz finding: the element count 1.5e19 was converted to
+   int64 before the length check, UB) and a short range with a huge delta (no overflow). */
+static void test_range_extremes(void **state)
+{
+    (void)state;
+    int64_t vals[2][3] = {{INT64_MIN + 1, INT64_MAX, 1}, {INT64_MAX - 5, INT64_MIN, -(INT64_MAX / 2)}};
+    for (int k = 0; k < 2; k++) {
+        pb g = {0};
+        vinfo(&g, 11, "x", 1, D(4));
+        init_tensor(&g, "r0", 7, 0, NULL, &vals[k][0], 8);
+        init_tensor(&g, "r1", 7, 0, NULL, &vals[k][1], 8);
+        init_tensor(&g, "r2", 7, 0, NULL, &vals[k][2], 8);
+        node(&g, "Range", L("r0", "r1", "r2"), L("r"), NULL);
+        pb at = {0}, a = {0};
+        pb_str(&a, 1, "to");
+        pb_int(&a, 3, 1);
+        pb_int(&a, 20, 2);
+        pb_msg(&at, 5, &a);
+        node(&g, "Cast", L("r"), L("rf"), &at);
+        node(&g, "Add", L("x", "rf"), L("y"), NULL);
+        vinfo(&g, 12, "y", -1, NULL);
+        pb m = model(&g);
+        so_model *mod = NULL;
+        so_status st = so_onnx_load_buffer("hostile.onnx", m.p, m.n, &mod);
+        free(m.p);
+        if (k == 0) {
+            assert_int_equal(st, SO_ERR);
+            if (!strstr(so_error(), "range too long")) fail_msg("'%s'", so_error());
+        } else {
+            /* ceil((MIN - (MAX - 5)) / (-MAX / 2)) = 4 elements, computed without overflow */
+            if (st != SO_OK) fail_msg("%s", so_error());
+            assert_int_equal(mod->graph->nodes[mod->graph->outputs[0].node].out[0].dim[0], 4);
+            so_model_free(mod);
+        }
+    }
+}
+
 /* ---------------- shape inference on hostile attributes and dims ---------------- */
 
 /* Infers node `op` over weights of the given shapes (no data: shapes only) and expects an error
@@ -929,6 +966,7 @@ int main(void)
         cmocka_unit_test(test_perm_values_out_of_range),
         cmocka_unit_test(test_int64_attributes_not_truncated),
         cmocka_unit_test(test_slice_extreme_steps),
+        cmocka_unit_test(test_range_extremes),
         cmocka_unit_test(test_shape_overflows),
         cmocka_unit_test(test_long_names),
         cmocka_unit_test(test_rule_pattern_too_long),
