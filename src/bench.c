@@ -598,6 +598,7 @@ static void proc_failure(const proc *r, const char *what, double timeout_s, char
 /* One optimize invocation. */
 typedef struct spec {
     int search;
+    int flops;             /* 1: --cost flops whatever the bench's cost model (the deterministic cross-check) */
     double alpha;
     long budget;
     double time_limit;
@@ -648,6 +649,7 @@ typedef struct model_res {
     int literature;
     int ablate;
     opt_res *strat[N_STRAT];
+    opt_res *fstrat[N_STRAT]; /* greedy and backtrack under the flops cost model (NULL if not run) */
     int same_as[N_STRAT];  /* earliest strategy whose optimized model is byte-identical (itself if none) */
     int ort_as[N_STRAT];   /* the same among the strategies measured under ONNX Runtime (greedy, backtrack) */
     meas ours[N_STRAT][MAX_THREADS];
@@ -671,6 +673,7 @@ typedef struct bench {
     int rounds;
     double target_s, proc_timeout;
     int threads[MAX_THREADS], n_threads, ort_threads, no_ort, allow_unverified, quiet, ablations;
+    int flops_check;             /* also search greedy/backtrack with --cost flops */
     double alpha, time_limit, sweep_time_limit;
     long budget;
     long sweep[MAX_SWEEP];
@@ -851,7 +854,7 @@ static void opt_free(opt_res *r)
 
 static int spec_eq(const spec *a, const spec *c)
 {
-    return a->search == c->search && a->alpha == c->alpha && a->budget == c->budget && a->time_limit == c->time_limit &&
+    return a->search == c->search && a->flops == c->flops && a->alpha == c->alpha && a->budget == c->budget && a->time_limit == c->time_limit &&
            !strcmp(a->rules_id, c->rules_id);
 }
 
@@ -999,7 +1002,7 @@ static opt_res *optimize(bench *b, model_res *m, const spec *sp)
     argv[k++] = "--search";
     argv[k++] = (char *)strat_name[sp->search];
     argv[k++] = "--cost";
-    argv[k++] = (char *)b->cost;
+    argv[k++] = sp->flops ? "flops" : (char *)b->cost;
     argv[k++] = "--alpha";
     argv[k++] = a_alpha;
     argv[k++] = "--budget";
@@ -1255,6 +1258,13 @@ static void bench_model(bench *b, model_res *m, char subset_paths[][PATH_MAX], c
         snprintf(sp.tag, sizeof sp.tag, "%s", strat_name[s]);
         m->strat[s] = optimize(b, m, &sp);
     }
+    if (b->flops_check)
+        for (int s = S_GREEDY; s < N_STRAT; s++) {
+            spec sp = {.search = s, .flops = 1, .alpha = b->alpha, .budget = b->budget, .time_limit = b->time_limit};
+            snprintf(sp.rules_id, sizeof sp.rules_id, "all");
+            snprintf(sp.tag, sizeof sp.tag, "flops-%s", strat_name[s]);
+            m->fstrat[s] = optimize(b, m, &sp);
+        }
     if (m->ablate) run_ablations(b, m, subset_paths, subset_n, total_rules);
 
     /* iterations per measurement from the optimizer's own latency of the original */
@@ -1389,10 +1399,19 @@ static const char *ort_verdict(double r)
 }
 
 /* backtracking's cost strictly below greedy's (both under the same cost table) */
+static int cheaper(const opt_res *g, const opt_res *t)
+{
+    return g && t && g->ok && t->ok && t->cost_after < g->cost_after;
+}
+
 static int bt_cheaper(const model_res *m)
 {
-    const opt_res *g = m->strat[S_GREEDY], *t = m->strat[S_BACKTRACK];
-    return g->ok && t->ok && t->cost_after < g->cost_after;
+    return cheaper(m->strat[S_GREEDY], m->strat[S_BACKTRACK]);
+}
+
+static int bt_cheaper_flops(const model_res *m)
+{
+    return cheaper(m->fstrat[S_GREEDY], m->fstrat[S_BACKTRACK]);
 }
 
 static int is_ablation_done(const bench *b)
@@ -1475,12 +1494,17 @@ static void md_report(const bench *b, sbuf *o)
         }
     }
 
-    sb_printf(o, "\n## Backtracking against greedy (cost model `%s`)\n\n", b->cost);
-    sb_printf(o, "| model | original cost | greedy cost | backtrack cost | backtrack / greedy | strictly cheaper |\n");
-    sb_printf(o, "|---|---:|---:|---:|---:|---|\n");
-    int n_lit = 0, n_cheaper = 0;
-    sbuf which = {0};
+    sb_printf(o, "\n## Backtracking against greedy\n\n");
+    sb_printf(o, "Final cost of each search under the cost model it searched with (`%s`: the runs above%s).\n\n", b->cost,
+              b->flops_check ? "; `flops`: the same searches with the deterministic FLOP/byte model, which no timing noise "
+                               "can sway" : "");
+    sb_printf(o, "| model | original (%s) | greedy | backtrack | backtrack / greedy | strictly cheaper |", b->cost);
+    if (b->flops_check) sb_printf(o, " original (flops) | greedy | backtrack | backtrack / greedy | strictly cheaper |");
+    sb_printf(o, "\n|---|---:|---:|---:|---:|---|%s\n", b->flops_check ? "---:|---:|---:|---:|---|" : "");
+    int n_lit = 0, n_cheaper = 0, n_cheaper_f = 0;
+    sbuf which = {0}, which_f = {0};
     sb_printf(&which, "%s", "");
+    sb_printf(&which_f, "%s", "");
     for (int i = 0; i < b->n_models; i++) {
         const model_res *m = &b->models[i];
         const opt_res *g = m->strat[S_GREEDY], *t = m->strat[S_BACKTRACK];
@@ -1492,14 +1516,30 @@ static void md_report(const bench *b, sbuf *o)
                 sb_printf(&which, "%s%s", which.n ? ", " : "", m->name);
             }
         }
-        sb_printf(o, "| %s%s | %s | %s | %s | %s | %s |\n", m->name, m->literature ? "" : " (not counted)",
+        sb_printf(o, "| %s%s | %s | %s | %s | %s | %s |", m->name, m->literature ? "" : " (not counted)",
                   fms(x1, sizeof x1, m->strat[S_NONE]->cost_before), g->ok ? fms(x2, sizeof x2, g->cost_after) : "failed",
                   t->ok ? fms(x3, sizeof x3, t->cost_after) : "failed",
                   g->ok && t->ok ? (snprintf(x4, sizeof x4, "%.4f", ratio(t->cost_after, g->cost_after)), x4) : "–",
                   c ? "**yes**" : "no");
+        if (b->flops_check) {
+            const opt_res *fg = m->fstrat[S_GREEDY], *ft = m->fstrat[S_BACKTRACK];
+            int cf = bt_cheaper_flops(m);
+            if (m->literature && cf) {
+                n_cheaper_f++;
+                sb_printf(&which_f, "%s%s", which_f.n ? ", " : "", m->name);
+            }
+            sb_printf(o, " %s | %s | %s | %s | %s |", fg->ok ? fms(x1, sizeof x1, fg->cost_before) : "–",
+                      fg->ok ? fms(x2, sizeof x2, fg->cost_after) : "failed", ft->ok ? fms(x3, sizeof x3, ft->cost_after) : "failed",
+                      fg->ok && ft->ok ? (snprintf(x4, sizeof x4, "%.4f", ratio(ft->cost_after, fg->cost_after)), x4) : "–",
+                      cf ? "**yes**" : "no");
+        }
+        sb_printf(o, "\n");
     }
-    sb_printf(o, "\nBacktracking finds a strictly cheaper graph than greedy on %d of %d literature models%s%s.\n", n_cheaper,
-              n_lit, n_cheaper ? ": " : "", which.s);
+    sb_printf(o, "\nBacktracking finds a strictly cheaper graph than greedy on %d of %d literature models under `%s`%s%s",
+              n_cheaper, n_lit, b->cost, n_cheaper ? ": " : "", which.s);
+    if (b->flops_check)
+        sb_printf(o, "; on %d of %d under `flops`%s%s", n_cheaper_f, n_lit, n_cheaper_f ? ": " : "", which_f.s);
+    sb_printf(o, ".\n");
 
     if (is_ablation_done(b)) {
         sb_printf(o, "\n## Ablations (backtracking; only on ");
@@ -1565,11 +1605,15 @@ static void md_report(const bench *b, sbuf *o)
             }
         }
     }
-    sb_printf(o, "- Backtracking strictly cheaper than greedy on at least 3 of the 7 literature models: %s (%d of %d%s%s)\n",
-              n_cheaper >= 3 ? "met" : "NOT met", n_cheaper, n_lit, n_cheaper ? ": " : "", which.s);
+    sb_printf(o, "- Backtracking strictly cheaper than greedy on at least 3 of the 7 literature models (`%s`): %s (%d of %d%s%s)\n",
+              b->cost, n_cheaper >= 3 ? "met" : "NOT met", n_cheaper, n_lit, n_cheaper ? ": " : "", which.s);
+    if (b->flops_check)
+        sb_printf(o, "- The same under the deterministic `flops` model: %s (%d of %d%s%s)\n", n_cheaper_f >= 3 ? "met" : "NOT met",
+                  n_cheaper_f, n_lit, n_cheaper_f ? ": " : "", which_f.s);
     if (b->failures) sb_printf(o, "- %d run%s failed; first: %s\n", b->failures, b->failures == 1 ? "" : "s", b->first_failure);
     else sb_printf(o, "- No run failed.\n");
     free(which.s);
+    free(which_f.s);
 }
 
 static void json_opt(sbuf *o, const opt_res *r)
@@ -1670,8 +1714,9 @@ static void json_report(const bench *b, sbuf *o)
     sb_printf(o, ",\n  \"settings\": {\"cost\": ");
     sb_json_str(o, b->cost);
     sb_printf(o, ", \"alpha\": %g, \"budget\": %ld, \"time_limit\": %g, \"rounds\": %d, \"target_seconds\": %g, "
-                 "\"ort_threads\": %d, \"ort_opt\": \"all\", \"small_set\": %s, \"rules\": ",
-              b->alpha, b->budget, b->time_limit, b->rounds, b->target_s, b->ort_threads, b->small_set ? "true" : "false");
+                 "\"ort_threads\": %d, \"ort_opt\": \"all\", \"flops_check\": %s, \"small_set\": %s, \"rules\": ",
+              b->alpha, b->budget, b->time_limit, b->rounds, b->target_s, b->ort_threads, b->flops_check ? "true" : "false",
+              b->small_set ? "true" : "false");
     sb_json_str(o, b->rules_file);
     sb_printf(o, ", \"threads\": [");
     for (int t = 0; t < b->n_threads; t++) sb_printf(o, "%s%d", t ? ", " : "", b->threads[t]);
@@ -1708,6 +1753,13 @@ static void json_report(const bench *b, sbuf *o)
         json_meas(o, &m->ort_orig);
         sb_printf(o, ",\n      \"ort_backtrack_over_original\": ");
         sb_json_num(o, ort_ratio(m, S_BACKTRACK));
+        if (m->fstrat[S_GREEDY]) {
+            sb_printf(o, ",\n      \"flops_check\": {\"greedy\": ");
+            json_opt(o, m->fstrat[S_GREEDY]);
+            sb_printf(o, ",\n        \"backtrack\": ");
+            json_opt(o, m->fstrat[S_BACKTRACK]);
+            sb_printf(o, ",\n        \"backtrack_strictly_cheaper_than_greedy\": %s}", bt_cheaper_flops(m) ? "true" : "false");
+        }
         if (m->ablate) {
             sb_printf(o, ",\n      \"ablations\": {");
             json_abl(o, "max_rule_size", m->size, m->n_size, 1, 1);
@@ -1910,7 +1962,7 @@ static void svg_report(const bench *b, sbuf *o)
 static const char bench_usage[] =
     "usage: superopt bench [MODEL.onnx ...] [--json FILE] [--svg FILE] [-q]\n"
     "         [--rounds N] [--target-seconds S] [--threads LIST] [--ort-threads N] [--no-ort]\n"
-    "         [--cost measured|flops] [--rules FILE] [--allow-unverified]\n"
+    "         [--cost measured|flops] [--no-flops-check] [--rules FILE] [--allow-unverified]\n"
     "         [--alpha A] [--budget N] [--time-limit S]\n"
     "         [--ablation-models NAME,... | --no-ablations] [--sizes LIST] [--alphas LIST]\n"
     "         [--sweep LIST] [--sweep-time-limit S] [--work-dir DIR] [--timeout S]\n"
@@ -1975,6 +2027,7 @@ int so_bench_main(int argc, char **argv)
     b->time_limit = 30;
     b->sweep_time_limit = 30;
     b->ablations = 1;
+    b->flops_check = 1;
     b->proc_timeout = 1800;
     long def_sweep[] = {10, 30, 100, 300, 1000};
     b->n_sweep = (int)SO_ARRAY_LEN(def_sweep);
@@ -2004,6 +2057,7 @@ int so_bench_main(int argc, char **argv)
         } else if (!strcmp(a, "-q")) b->quiet = 1;
         else if (!strcmp(a, "--no-ort")) b->no_ort = 1;
         else if (!strcmp(a, "--no-ablations")) b->ablations = 0;
+        else if (!strcmp(a, "--no-flops-check")) b->flops_check = 0;
         else if (!strcmp(a, "--allow-unverified")) b->allow_unverified = 1;
         else if (!strcmp(a, "--json") && v) { b->json_path = v; i++; }
         else if (!strcmp(a, "--svg") && v) { b->svg_path = v; i++; }
@@ -2156,6 +2210,7 @@ int so_bench_main(int argc, char **argv)
         }
     }
 
+    if (!strcmp(b->cost, "flops")) b->flops_check = 0; /* the main runs are the flops runs */
     /* tools */
     if (!b->no_ort && find_ort(b) != SO_OK) goto fail;
     if (b->rules) snprintf(b->rules_file, sizeof b->rules_file, "%s", b->rules);

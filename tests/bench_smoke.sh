@@ -28,7 +28,7 @@ else
     bad "bench runs (exit 0)" "$TMP/b.err"
 fi
 if grep -q "^## Search strategies" "$TMP/b.md" && grep -q "^| nasrnn | none |" "$TMP/b.md" &&
-    grep -q "^## Backtracking against greedy" "$TMP/b.md" && grep -q "^### Search budget" "$TMP/b.md" &&
+    grep -q "^## Backtracking against greedy" "$TMP/b.md" && grep -q "original (flops)" "$TMP/b.md" && grep -q "^### Search budget" "$TMP/b.md" &&
     grep -q "^## Acceptance checks" "$TMP/b.md"; then
     ok "Markdown report has its sections and rows"
 else bad "Markdown report has its sections and rows" "$TMP/b.md"; fi
@@ -62,6 +62,11 @@ for m in d["models"]:
     # backtracking never loses to its own starting point; the flag matches the costs
     g, b = m["strategies"]["greedy"]["optimize"], m["strategies"]["backtrack"]["optimize"]
     assert m["backtrack_strictly_cheaper_than_greedy"] == (b["cost_after"] < g["cost_after"])
+    # the deterministic cross-check: the same searches under the flops cost model
+    f = m["flops_check"]
+    assert f["greedy"]["ok"] and f["backtrack"]["ok"], f
+    assert f["backtrack_strictly_cheaper_than_greedy"] == (f["backtrack"]["cost_after"] < f["greedy"]["cost_after"])
+    assert f["greedy"]["cost_after"] <= f["greedy"]["cost_before"] * (1 + 1e-9)
 a = d["models"][1]["ablations"]
 assert [x["setting"] for x in a["max_rule_size"]] == [2, 3]
 assert [x["setting"] for x in a["alpha"]] == [1.0, 1.05]
