@@ -976,7 +976,7 @@ static int fold_binary(imp *im, const Onnx__NodeProto *n, const ctensor *a, cons
                 }
             } else if (!strcmp(t, "Max")) z = x > y ? x : y;
             else if (!strcmp(t, "Min")) z = x < y ? x : y;
-            else if (!strcmp(t, "Mean")) z = (x + y) / 2;
+            else if (!strcmp(t, "Mean")) z = (int64_t)(((__int128)x + y) / 2);
             else z = f2i(pow((double)x, (double)y));
             ((int64_t *)o->data)[i] = z;
             continue;
@@ -1952,11 +1952,11 @@ static int opaque_rule_shape(imp *im, const Onnx__NodeProto *n, val **ins, size_
         if (sz && sz->is_const && ct_numel(&sz->c) == s0.rank) {
             for (int i = 0; i < s0.rank; i++) o.dim[i] = ct_geti(&sz->c, i);
         } else if (sc && sc->is_const && ct_numel(&sc->c) == s0.rank) {
-            for (int i = 0; i < s0.rank; i++) o.dim[i] = (int64_t)floor((double)s0.dim[i] * ct_getf(&sc->c, i));
+            for (int i = 0; i < s0.rank; i++) o.dim[i] = f2i(floor((double)s0.dim[i] * ct_getf(&sc->c, i)));
         } else {
             const Onnx__AttributeProto *a = att(n, "scales");
             if (!a || a->n_floats != (size_t)s0.rank) return 0;
-            for (int i = 0; i < s0.rank; i++) o.dim[i] = (int64_t)floor((double)s0.dim[i] * a->floats[i]);
+            for (int i = 0; i < s0.rank; i++) o.dim[i] = f2i(floor((double)s0.dim[i] * a->floats[i]));
         }
         *out = o;
         return 1;

@@ -742,7 +742,18 @@ so_status so_shape_infer(so_graph *g, int32_t i)
         if (c.in[k]->rank < 0) unknown = 1;
         else if (c.in[k]->rank > SO_MAX_RANK) return fail(&c, "input %d has invalid rank %d", k, (int)c.in[k]->rank);
     }
-    if (n->op == SO_OP_OPAQUE) return shape_opaque(&c);
+    if (n->op == SO_OP_OPAQUE) {
+        if (shape_opaque(&c) != SO_OK) return SO_ERR;
+        /* shapes from the file (value_info, Resize scales): same bounds as inferred ones */
+        for (int k = 0; k < n->n_out; k++) {
+            const so_shape *o = &n->out[k];
+            int64_t cnt = 1;
+            for (int d = 0; d < o->rank && d < SO_MAX_RANK; d++)
+                if (o->dim[d] < 0 || so_i64_mul(cnt, o->dim[d], &cnt) || cnt > INT64_MAX / 8)
+                    return fail(&c, "output %d has an invalid or too large shape %s", k, S(o));
+        }
+        return SO_OK;
+    }
     if (unknown) {
         for (int k = 0; k < n->n_out; k++) n->out[k] = mk(-1, SO_F32);
         return SO_OK;

@@ -597,6 +597,40 @@ static void test_range_extremes(void **state)
     }
 }
 
+/* Shapes of opaque operators come from the file (value_info) or from Resize scales: they get the
+   same bounds as inferred shapes instead of flowing into downstream arithmetic. */
+static void test_opaque_shapes_bounded(void **state)
+{
+    (void)state;
+    {
+        pb g = {0};
+        vinfo(&g, 11, "x", 1, D(4));
+        pb n = {0};
+        pb_str(&n, 1, "x");
+        pb_str(&n, 2, "v");
+        pb_str(&n, 4, "FancyOp");
+        pb_str(&n, 7, "com.example");
+        pb_msg(&g, 1, &n);
+        node(&g, "Relu", L("v"), L("y"), NULL);
+        vinfo(&g, 13, "v", 2, D(INT64_MAX, 2)); /* value_info */
+        vinfo(&g, 12, "y", -1, NULL);
+        pb m = model(&g);
+        expect_load_error(&m, "9223372036854775807,2]");
+    }
+    {
+        pb g = {0};
+        float scales[4] = {1.0f, 1.0f, 1e30f, 1e30f};
+        vinfo(&g, 11, "x", 4, D(1, 1, 2, 2));
+        init_tensor(&g, "roi", 1, 1, D(0), NULL, 0);
+        init_tensor(&g, "sc", 1, 1, D(4), scales, sizeof scales);
+        node(&g, "Resize", L("x", "roi", "sc"), L("v"), NULL);
+        node(&g, "Relu", L("v"), L("y"), NULL);
+        vinfo(&g, 12, "y", -1, NULL);
+        pb m = model(&g);
+        expect_load_error(&m, "hostile.onnx: ");
+    }
+}
+
 /* ---------------- shape inference on hostile attributes and dims ---------------- */
 
 /* Infers node `op` over weights of the given shapes (no data: shapes only) and expects an error
@@ -967,6 +1001,7 @@ int main(void)
         cmocka_unit_test(test_int64_attributes_not_truncated),
         cmocka_unit_test(test_slice_extreme_steps),
         cmocka_unit_test(test_range_extremes),
+        cmocka_unit_test(test_opaque_shapes_bounded),
         cmocka_unit_test(test_shape_overflows),
         cmocka_unit_test(test_long_names),
         cmocka_unit_test(test_rule_pattern_too_long),
