@@ -55,10 +55,12 @@ for t in $THREADS; do
             somin+=("$(echo "$out" | field min_ms)")
             peak_act=$(echo "$out" | field peak_activation_bytes)
             if [ $have_ort -eq 1 ]; then
-                o=$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt disabled --json 2>/dev/null)
+                o=$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt disabled --json 2>"$TMP/ort_err") ||
+                    echo "$name: ONNX Runtime (disabled) failed: $(head -1 "$TMP/ort_err")" >&2
                 dis+=("$(echo "$o" | field median_ms)")
                 dismin+=("$(echo "$o" | field min_ms)")
-                o=$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt all --json 2>/dev/null)
+                o=$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt all --json 2>"$TMP/ort_err") ||
+                    echo "$name: ONNX Runtime (all) failed: $(head -1 "$TMP/ort_err")" >&2
                 all+=("$(echo "$o" | field median_ms)")
                 allmin+=("$(echo "$o" | field min_ms)")
             fi
