@@ -552,15 +552,48 @@ void gen_node_hashes(const gen_universe *u, const gen_graph *g, uint64_t *h)
 
 /* Split cut for splitting tensor t (type ty) on axis: the producing concat's cut if t is the
    output of a concat on the same axis, else half of an even dim, else 0. */
-static int split_cut(const gen_universe *u, const gen_node *nodes, const gen_type *types, int t, int axis)
+/* Cut of a concat that axis `axis` of tensor t carries through, traced back through operators
+   that map that axis to an axis of one operand (matmul rows / columns, element-wise and
+   unary operators, pools, batchnorm, conv batch / output channels, transpose); 0: none. So
+   split(matmul(concat(A, C), B)) cuts at A's rows, whatever the shapes. */
+static int traced_cut(const gen_universe *u, const gen_node *nodes, const gen_type *types, int t, int axis, int depth)
 {
     int nd = tid_node(u, t);
-    if (nd >= 0) {
-        const gen_node *p = &nodes[nd];
-        const gen_inst *pi = &u->insts[p->inst];
-        if (pi->kind == GK_CONCAT && pi->axis == axis) return types[p->in[0]].dim[axis];
+    if (nd < 0 || depth > GEN_MAX_NODES || axis >= types[t].rank) return 0;
+    const gen_node *p = &nodes[nd];
+    const gen_inst *pi = &u->insts[p->inst];
+    int r;
+    switch (pi->kind) {
+    case GK_CONCAT:
+        if (pi->axis == axis) return types[p->in[0]].dim[axis];
+        return traced_cut(u, nodes, types, p->in[0], axis, depth + 1);
+    case GK_MATMUL: {
+        int rank = types[t].rank;
+        if (axis == rank - 1) return traced_cut(u, nodes, types, p->in[1], types[p->in[1]].rank - 1, depth + 1);
+        return traced_cut(u, nodes, types, p->in[0], axis - (rank - types[p->in[0]].rank), depth + 1);
     }
+    case GK_ADD: case GK_MUL:
+        r = traced_cut(u, nodes, types, p->in[0], axis, depth + 1);
+        if (!r && types[p->in[1]].rank == types[t].rank) r = traced_cut(u, nodes, types, p->in[1], axis, depth + 1);
+        return r;
+    case GK_RELU: case GK_SIGMOID: case GK_TANH: case GK_AVGPOOL: case GK_MAXPOOL: case GK_BN:
+        return traced_cut(u, nodes, types, p->in[0], axis, depth + 1);
+    case GK_CONV: case GK_CONVB:
+        if (axis == 0) return traced_cut(u, nodes, types, p->in[0], 0, depth + 1);
+        if (axis == 1) return traced_cut(u, nodes, types, p->in[1], 0, depth + 1);
+        return 0;
+    case GK_TRANSPOSE:
+        return traced_cut(u, nodes, types, p->in[0], 1 - axis, depth + 1);
+    default:
+        return 0;
+    }
+}
+
+static int split_cut(const gen_universe *u, const gen_node *nodes, const gen_type *types, int t, int axis)
+{
     if (axis >= types[t].rank) return 0;
+    int c = traced_cut(u, nodes, types, t, axis, 0);
+    if (c > 0 && c < types[t].dim[axis]) return c;
     int d = types[t].dim[axis];
     return d % 2 == 0 ? d / 2 : 0;
 }

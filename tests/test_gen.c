@@ -415,6 +415,23 @@ static int add_of(const so_rule *r, int kernels)
 static int add_of_kernels(const so_rule *r) { return add_of(r, 1); }
 static int add_of_acts(const so_rule *r) { return add_of(r, 0); }
 
+/* General row merge: three distinct inputs (A, C concatenated on axis 0, B the shared right
+   operand, not one of the concatenated ones). */
+static int row_merge_3(const so_rule *r)
+{
+    if (r->n_inputs != 3) return 0;
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int i = 0; i < p->n_nodes; i++) {
+            const so_rnode *n = &p->nodes[i];
+            if (n->op == SO_OP_CONCAT && n->attr.axis == 0 && n->in[0].node < 0 && n->in[1].node < 0 &&
+                n->in[0].node != n->in[1].node)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* The shipped rule set holds every family of the acceptance list (except conv+BN folding,
    which needs operators the generator does not have yet: see rules/RULES.md). */
 static void test_default_rules_families(void **state)
@@ -426,6 +443,7 @@ static void test_default_rules_families(void **state)
     assert_true(has_family(&rs, "matmul,matmul", "matmul,matmul", 1, no_act));              /* associativity */
     assert_true(has_family(&rs, "add,matmul,matmul", "add,matmul", 1, NULL));               /* distributivity */
     assert_true(has_family(&rs, "concat,matmul,split", "matmul,matmul", 2, NULL));          /* shared-input merge */
+    assert_true(has_family(&rs, "concat,matmul,split", "matmul,matmul", 2, row_merge_3));   /* row merge */
     assert_true(has_family(&rs, "concat,conv,split", "conv,conv", 2, NULL));                /* conv merge */
     assert_true(has_family(&rs, "concat,conv,enlarge,split", "conv,conv", 2, NULL));        /* with enlarge */
     assert_true(has_family(&rs, "add,conv,conv", "add,conv", 1, add_of_acts));              /* linear in input */
