@@ -94,6 +94,20 @@ static inline float verff(float x)
 
 static inline float vsigmoidf(float x) { return 1.f / (1.f + vexpf(-x)); }
 
+/* tanh: odd Cephes polynomial for |x| < 0.625 (relative accuracy near 0), 1 - 2/(e^{2|x|}+1)
+   above (vexpf clamps, so large |x| gives exactly +-1); selected by bit masks like verff. */
+static inline float vtanhf(float x)
+{
+    float a = __builtin_fabsf(x);
+    float z = x * x;
+    float small = x + x * z * ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z - 3.33332819422e-1f);
+    float big = __builtin_copysignf(1.f - 2.f / (vexpf(2.f * a) + 1.f), x);
+    union { float f; int32_t i; } ua = {.f = a}, us = {.f = small}, ub = {.f = big}, r;
+    int32_t m = (ua.i - 0x3F200000) >> 31; /* all ones where a < 0.625 */
+    r.i = (us.i & m) | (ub.i & ~m);
+    return r.f;
+}
+
 void so_fast_act(int act, float lo, float hi, float *x, int64_t n)
 {
     switch (act) {
@@ -106,7 +120,8 @@ void so_fast_act(int act, float lo, float hi, float *x, int64_t n)
         for (int64_t i = 0; i < n; i++) x[i] = vsigmoidf(x[i]);
         break;
     case SO_ACT_TANH:
-        for (int64_t i = 0; i < n; i++) x[i] = tanhf(x[i]);
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) x[i] = vtanhf(x[i]);
         break;
     case SO_ACT_CLIP:
 #pragma omp simd
@@ -606,7 +621,7 @@ static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
     switch (p->op) {
     case SO_OP_RELU: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = x[j] > 0.f ? x[j] : 0.f; break;
     case SO_OP_SIGMOID: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = vsigmoidf(x[j]); break;
-    case SO_OP_TANH: for (int64_t j = 0; j < n; j++) y[j] = tanhf(x[j]); break;
+    case SO_OP_TANH: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = vtanhf(x[j]); break;
     case SO_OP_ERF: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = verff(x[j]); break;
     case SO_OP_SQRT: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = sqrtf(x[j]); break;
     case SO_OP_EXP: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = vexpf(x[j]); break;

@@ -482,7 +482,8 @@ static void test_unary(void **state)
         }
 }
 
-/* Vectorised exp/erf/sigmoid approximations: per-element relative error over a wide range. */
+/* Vectorised exp/erf/sigmoid/tanh approximations, standalone and as a fused epilogue:
+   per-element relative error over a wide range. */
 static void test_unary_accuracy(void **state)
 {
     (void)state;
@@ -492,11 +493,19 @@ static void test_unary_accuracy(void **state)
     for (int j = 0; j < NV; j++) in[j] = (float)(j - NV / 2) * 0.02f; /* [-40, 40] */
     in[NV / 2 + 1] = 1e-6f;
     in[NV / 2 - 1] = -3e-5f;
-    for (int k = 0; k < 4; k++) {
+    /* k >= 4: Sigmoid/Tanh fused into a MatMul epilogue; x [NV,1] x [1,1] of 1.0 is exact */
+    for (int k = 0; k < 6; k++) {
         tb t;
         tb_begin(&t, 1, 5);
-        int32_t x = tb_input(&t, shp(1, NV));
-        int32_t n = tb_node(&t, ops[k], &x, 1, NULL);
+        so_op op = k < 4 ? ops[k] : ops[k - 2];
+        int32_t x = tb_input(&t, k < 4 ? shp(1, NV) : shp(2, NV, 1));
+        if (k >= 4) {
+            float *one = malloc(sizeof *one);
+            one[0] = 1.f;
+            int32_t ins[2] = {x, tb_weight_data(&t, shp(2, 1, 1), one)};
+            x = tb_node(&t, SO_OP_MATMUL, ins, 2, NULL);
+        }
+        int32_t n = tb_node(&t, op, &x, 1, NULL);
         t.g->outputs[0] = (so_edge){n, 0};
         const float *ins[1] = {in};
         float *r[1] = {ref}, *o[1] = {got};
@@ -504,9 +513,10 @@ static void test_unary_accuracy(void **state)
         so_exec *e = NULL;
         assert_int_equal(so_exec_new(t.g, NULL, &e), SO_OK);
         assert_int_equal(so_exec_run(e, ins, o), SO_OK);
+        if (k >= 4) assert_int_equal(so_exec_n_steps(e), 1); /* fused */
         for (int j = 0; j < NV; j++) {
             double d = fabs((double)got[j] - ref[j]), lim = 1e-5 * fabs(ref[j]) + 1e-37;
-            if (!(d <= lim)) fail_msg("%s(%g): got %.9g want %.9g", so_ops[ops[k]].name, in[j], got[j], ref[j]);
+            if (!(d <= lim)) fail_msg("%s%s(%g): got %.9g want %.9g", k >= 4 ? "fused " : "", so_ops[op].name, in[j], got[j], ref[j]);
         }
         so_exec_free(e);
         tb_free(&t);
