@@ -17,6 +17,28 @@ int so_fast_threads(void) { return omp_get_max_threads(); }
 void so_fast_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
+    /* M = 1 or N = 1: sgemv (measured 3-4x faster than this OpenBLAS's sgemm for
+       [1,512]x[512,2048] and [1,64]x[64,256]). y is zeroed first when beta = 0 so stale
+       arena contents (NaN/Inf) cannot leak through a 0 * y scaling. */
+    if ((M == 1 || N == 1) && K > 0) {
+        int64_t len = M == 1 ? N : M, incy = M == 1 ? 1 : ldc;
+        if (beta == 0.f)
+            for (int64_t i = 0; i < len; i++) C[i * incy] = 0.f;
+        if (M == 1) { /* y[N] = op(B)^T x, x = row 0 of op(A) */
+            int64_t incx = trans_a ? lda : 1;
+            if (trans_b)
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)N, (int)K, alpha, B, (int)ldb, A, (int)incx, beta, C, (int)incy);
+            else
+                cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)N, alpha, B, (int)ldb, A, (int)incx, beta, C, (int)incy);
+        } else { /* y[M] = op(A) x, x = column 0 of op(B) */
+            int64_t incx = trans_b ? 1 : ldb;
+            if (trans_a)
+                cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)M, alpha, A, (int)lda, B, (int)incx, beta, C, (int)incy);
+            else
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)M, (int)K, alpha, A, (int)lda, B, (int)incx, beta, C, (int)incy);
+        }
+        return;
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
                 alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }

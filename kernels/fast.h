@@ -71,7 +71,8 @@ void so_fast_chain_build(const so_fast_ctx *c, int32_t i, int chan_axis, int64_t
 void so_fast_chain_apply(const so_fast_chain *ch, so_fast_kernel *k);
 /* Row-major C = alpha op(A) op(B) + beta C. OpenBLAS threads itself (opts.threads); never
    call it from inside an OpenMP parallel region: this OpenBLAS (pthreads build) serialises
-   concurrent callers behind a lock, which made per-thread sgemm chunks 25x slower. */
+   concurrent callers behind a lock, which made per-thread sgemm chunks 25x slower.
+   M = 1 or N = 1 (K > 0) goes to sgemv. */
 void so_fast_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 /* Sets OpenMP threads used by our loops' parallel regions (also read by kernels). */

@@ -424,6 +424,15 @@ static void test_gemm(void **state)
     one_gemm(4, 7, 3, 9, 1, 1, 1.5f, -1.f, 3, 4);
     one_gemm(5, 1, 10, 50, 0, 1, 1.f, 1.f, 4, 3);
     one_gemm(6, 3, 8, 2, 0, 0, 1.f, 0.5f, 5, 1);
+    /* M = 1 and N = 1 go to sgemv: every transpose combination, with and without C */
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb_ = 0; tb_ < 2; tb_++) {
+            uint64_t sd = 10 + (uint64_t)(ta * 2 + tb_) * 4;
+            one_gemm(sd, 1, 37, 29, ta, tb_, 0.7f, -0.5f, 2, 0);
+            one_gemm(sd + 1, 1, 37, 29, ta, tb_, 1.f, 1.f, 0, 2);
+            one_gemm(sd + 2, 23, 1, 31, ta, tb_, 0.7f, 2.f, 3, 0);
+            one_gemm(sd + 3, 1, 1, 31, ta, tb_, 1.f, 1.f, 1, 1);
+        }
 }
 
 /* ---------------- element-wise ---------------- */
