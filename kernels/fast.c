@@ -1242,8 +1242,6 @@ typedef struct lstm_plan {
     int has_b, has_h0, has_c0;
 } lstm_plan;
 
-static float sigmoidf(float x) { return 1.f / (1.f + expf(-x)); }
-
 static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     const lstm_plan *p = priv;
@@ -1274,11 +1272,12 @@ static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
                 const float *g = gt + b * G4;
                 float *hb = h + b * H, *cb = c + b * H;
                 float *yb = Y + ((t * p->D + d) * N + b) * H;
+#pragma omp simd
                 for (int64_t j = 0; j < H; j++) { /* ONNX gate order i, o, f, c */
-                    float gi = sigmoidf(g[j]), go = sigmoidf(g[H + j]), gf = sigmoidf(g[2 * H + j]), gc = tanhf(g[3 * H + j]);
+                    float gi = vsigmoidf(g[j]), go = vsigmoidf(g[H + j]), gf = vsigmoidf(g[2 * H + j]), gc = vtanhf(g[3 * H + j]);
                     float cn = gf * cb[j] + gi * gc;
                     cb[j] = cn;
-                    hb[j] = go * tanhf(cn);
+                    hb[j] = go * vtanhf(cn);
                     yb[j] = hb[j];
                 }
             }
