@@ -533,6 +533,111 @@ static void test_malformed(void **state)
     expect_load_error(V_BAD_SHAPE, "badshape.onnx", "mm");
 }
 
+/* Initializer raw_data in the wire forms protobuf-c accepts (kept out of the unpack by the
+   loader, see strip_model): repeated raw_data (the last wins), non-minimal length prefixes, a
+   graph field given twice (protobuf-c merges: the loader falls back to a plain unpack), and
+   multi-page initializers side by side (their pages are released after conversion; the
+   neighbours must keep their bytes). Loaded from a file and from a buffer, values checked. */
+enum { RW_PLAIN, RW_ODD, RW_SPLIT };
+#define RW_K 3000
+
+/* Length-delimited field whose length prefix takes 5 bytes (non-minimal, still valid). */
+static void pb_bytes_long_prefix(pb *b, int field, const void *p, size_t n)
+{
+    pb_varint(b, ((uint64_t)field << 3) | 2);
+    uint8_t c[5] = {(uint8_t)(0x80 | (n & 0x7f)), (uint8_t)(0x80 | ((n >> 7) & 0x7f)), (uint8_t)(0x80 | ((n >> 14) & 0x7f)),
+                    (uint8_t)(0x80 | ((n >> 21) & 0x7f)), (uint8_t)((n >> 28) & 0x7f)};
+    pb_put(b, c, 5);
+    pb_put(b, p, n);
+}
+
+static void rw_values(float *w1, float *w2, float *bias)
+{
+    for (int i = 0; i < RW_K * 3; i++) w1[i] = (float)(i % 97) * 0.25f - 3.0f, w2[i] = (float)(i % 89) * -0.5f + 1.0f;
+    bias[0] = 0.1f, bias[1] = -0.2f, bias[2] = 0.3f;
+}
+
+/* y = x @ W1 + x @ W2 + b, x[1,K]. */
+static pb raw_wire_model(int form)
+{
+    static float w1[RW_K * 3], w2[RW_K * 3];
+    float bias[3], junk[3] = {9, 9, 9};
+    rw_values(w1, w2, bias);
+    pb g = {0}, g2 = {0}, t = {0};
+    int64_t xd[2] = {1, RW_K}, wd[2] = {RW_K, 3}, yd[2] = {1, 3};
+    node(&g, "MatMul", "mm1", "x", "W1", "h1");
+    node(&g, "MatMul", "mm2", "x", "W2", "h2");
+    node(&g, "Add", "add1", "h1", "h2", "h");
+    node(&g, "Add", "add2", "h", "b", "y");
+    init_f32(&g, "W1", 2, wd, w1, (long)sizeof w1);
+    pb *rest = form == RW_SPLIT ? &g2 : &g;
+    /* W2: raw_data first holding junk, then the real bytes */
+    pb_int(&t, 1, RW_K), pb_int(&t, 1, 3), pb_int(&t, 2, 1);
+    if (form == RW_ODD) pb_bytes_long_prefix(&t, 9, junk, sizeof junk);
+    pb_str(&t, 8, "W2");
+    if (form == RW_ODD) pb_bytes_long_prefix(&t, 9, w2, sizeof w2);
+    else pb_bytes(&t, 9, w2, sizeof w2);
+    if (form == RW_ODD) pb_bytes_long_prefix(rest, 5, t.d, t.n), free(t.d);
+    else pb_msg(rest, 5, &t);
+    init_f32(rest, "b", 1, &yd[1], bias, form == RW_ODD ? -1 : (long)sizeof bias);
+    vi(rest, 11, "x", 2, xd, NULL);
+    vi(rest, 12, "y", 2, yd, NULL);
+    pb m = model(&g, 13);
+    if (form == RW_SPLIT) pb_msg(&m, 7, &g2); /* second graph field: merged into the first */
+    return m;
+}
+
+static const so_weight *weight_named(const so_model *m, const char *name)
+{
+    for (int32_t i = 0; i < m->n_weights; i++)
+        if (m->weights[i].name && !strcmp(m->weights[i].name, name)) return &m->weights[i];
+    fail_msg("no weight '%s'", name);
+    return NULL;
+}
+
+static void check_raw_wire(const so_model *m)
+{
+    static float w1[RW_K * 3], w2[RW_K * 3];
+    float bias[3];
+    rw_values(w1, w2, bias);
+    assert_int_equal(m->graph->n_nodes, 8); /* x, W1, W2, b, 2 MatMul, 2 Add */
+    const so_weight *a = weight_named(m, "W1"), *c = weight_named(m, "W2"), *d = weight_named(m, "b");
+    assert_int_equal(so_shape_numel(&a->shape), RW_K * 3);
+    assert_int_equal(so_shape_numel(&c->shape), RW_K * 3);
+    assert_int_equal(so_shape_numel(&d->shape), 3);
+    assert_memory_equal(a->data, w1, sizeof w1);
+    assert_memory_equal(c->data, w2, sizeof w2);
+    assert_memory_equal(d->data, bias, sizeof bias);
+}
+
+static void test_raw_data_wire_forms(void **state)
+{
+    (void)state;
+    uint64_t hash = 0;
+    for (int form = RW_PLAIN; form <= RW_SPLIT; form++) {
+        pb b = raw_wire_model(form);
+        char p[512], name[32];
+        snprintf(name, sizeof name, "raw%d.onnx", form);
+        tpath(p, sizeof p, name);
+        write_file(p, b.d, b.n);
+        so_model *mf = NULL, *mb = NULL;
+        if (so_onnx_load(p, &mf) != SO_OK) fail_msg("form %d: %s", form, so_error());
+        if (so_onnx_load_buffer(name, b.d, b.n, &mb) != SO_OK) fail_msg("form %d: %s", form, so_error());
+        check_raw_wire(mf);
+        check_raw_wire(mb);
+        assert_int_equal(so_graph_hash(mf->graph), so_graph_hash(mb->graph));
+        if (form == RW_PLAIN) hash = so_graph_hash(mf->graph);
+        else assert_int_equal(so_graph_hash(mf->graph), hash);
+        so_model_free(mf);
+        so_model_free(mb);
+        /* the same model cut short inside W2's raw_data is refused on both paths */
+        so_model *mt = (so_model *)1;
+        assert_int_equal(so_onnx_load_buffer(name, b.d, b.n / 2, &mt), SO_ERR);
+        assert_null(mt);
+        free(b.d);
+    }
+}
+
 static void test_too_large(void **state)
 {
     (void)state;
@@ -821,6 +926,7 @@ int main(void)
         cmocka_unit_test(test_export_act_and_internal),
         cmocka_unit_test(test_export_softmax_old_opset),
         cmocka_unit_test(test_data_models),
+        cmocka_unit_test(test_raw_data_wire_forms),
         cmocka_unit_test(test_full_models),
         cmocka_unit_test(test_python_fixtures),
     };
