@@ -198,19 +198,16 @@ so_status so_cost_save(so_cost_model *cm)
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
     if (mkdir_p(dir) != 0) return so_errorf("%s: cannot create cache directory: %s", dir, strerror(errno));
-    char tmp[4200], desc[512];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", cm->path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return so_errorf("%s: cannot write: %s", tmp, strerror(errno));
+    char desc[512];
+    so_atomic out;
+    if (so_atomic_open(&out, cm->path, "w") != SO_OK) return SO_ERR;
+    FILE *f = out.f;
     machine_build_key(desc, sizeof desc);
     fprintf(f, "# superopt cost cache %s\n", desc);
     for (uint64_t i = 0; i < cm->cache.cap; i++)
         if (cm->cache.keys[i])
             fprintf(f, "%016llx\t%.9g\n", (unsigned long long)cm->cache.keys[i], u2d(cm->cache.vals[i]));
-    if (fclose(f) != 0 || rename(tmp, cm->path) != 0) {
-        unlink(tmp);
-        return so_errorf("%s: cannot write: %s", cm->path, strerror(errno));
-    }
+    if (so_atomic_commit(&out, cm->path, 1) != SO_OK) return SO_ERR;
     cm->dirty = 0;
     return SO_OK;
 }

@@ -409,13 +409,9 @@ int so_optimize_main(int argc, char **argv)
     if (o.dot && write_dots(m->graph, res.best, o.dot, o.quiet) != SO_OK) goto fail;
 
     if (o.report) {
-        char tmp[PATH_MAX + 32];
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o.report, (long)getpid());
-        FILE *f = fopen(tmp, "w");
-        if (!f) {
-            so_errorf("%s: cannot write: %s", o.report, strerror(errno));
-            goto fail;
-        }
+        so_atomic out;
+        if (so_atomic_open(&out, o.report, "w") != SO_OK) goto fail;
+        FILE *f = out.f;
         const char *sname[] = {"none", "greedy", "backtrack"};
         fprintf(f, "{\n  \"model\": ");
         json_str(f, o.model);
@@ -450,11 +446,7 @@ int so_optimize_main(int argc, char **argv)
         fprintf(f, "},\n  \"rules_path\": [");
         for (int32_t k = 0; k < res.n_path; k++) fprintf(f, "%s\"%s\"", k ? ", " : "", labels[res.path[k]]);
         fprintf(f, "]\n}\n");
-        if (fclose(f) != 0 || rename(tmp, o.report) != 0) {
-            unlink(tmp);
-            so_errorf("%s: cannot write: %s", o.report, strerror(errno));
-            goto fail;
-        }
+        if (so_atomic_commit(&out, o.report, 1) != SO_OK) goto fail;
     }
 
     if (!o.quiet) {

@@ -166,3 +166,40 @@ void so_rng_fill(uint64_t *state, float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) x[i] = so_rng_uniform(state);
 }
+
+so_status so_atomic_open(so_atomic *a, const char *path, const char *mode)
+{
+    a->f = NULL;
+    if (snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof a->tmp)
+        return so_errorf("%s: path too long", path);
+    a->f = fopen(a->tmp, mode);
+    if (!a->f) return so_errorf("%s: cannot write: %s", path, strerror(errno));
+    return SO_OK;
+}
+
+so_status so_atomic_commit(so_atomic *a, const char *path, int ok)
+{
+    if (!a->f) return so_errorf("%s: not open for writing", path);
+    if (ferror(a->f)) ok = 0;
+    int saved = errno;
+    if (fclose(a->f) != 0) ok = 0, saved = errno;
+    a->f = NULL;
+    if (!ok) {
+        remove(a->tmp);
+        return so_errorf("%s: write error: %s", path, strerror(saved));
+    }
+    if (rename(a->tmp, path) != 0) {
+        saved = errno;
+        remove(a->tmp);
+        return so_errorf("%s: cannot rename into place: %s", path, strerror(saved));
+    }
+    return SO_OK;
+}
+
+so_status so_write_file_atomic(const char *path, const void *data, size_t n)
+{
+    so_atomic a;
+    if (so_atomic_open(&a, path, "wb") != SO_OK) return SO_ERR;
+    int ok = fwrite(data, 1, n, a.f) == n;
+    return so_atomic_commit(&a, path, ok);
+}

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Every function that can fail returns so_status. On SO_ERR a one-line message
    (no trailing newline) is kept per thread and read with so_error(). */
@@ -32,6 +33,20 @@ int so_i64_mul(int64_t a, int64_t b, int64_t *out);
    one-line message naming the path if the file cannot be opened, is not a regular file
    (directory, FIFO, device) or does not hold exactly n bytes. */
 so_status so_read_file_exact(const char *path, void *buf, size_t n);
+
+/* Atomic output: every file superopt writes goes to "<path>.tmp.<pid>" in the same
+   directory and is renamed into place, so a reader sees the old file or the new one.
+   so_atomic_open returns the open temporary (mode "w" or "wb") or NULL with a message;
+   so_atomic_commit closes it, and renames it over `path` if nothing failed (ok != 0, no
+   write or close error), else removes it. Both free nothing the caller owns. */
+typedef struct so_atomic {
+    FILE *f;
+    char tmp[4096 + 32];
+} so_atomic;
+so_status so_atomic_open(so_atomic *a, const char *path, const char *mode);
+so_status so_atomic_commit(so_atomic *a, const char *path, int ok);
+/* Writes n bytes to path atomically (so_atomic_open + fwrite + so_atomic_commit). */
+so_status so_write_file_atomic(const char *path, const void *data, size_t n);
 
 /* Parses a byte count for --max-memory: a positive integer with an optional K, M, G or T
    suffix (powers of 1024, optionally followed by "B" or "iB"). Returns 0 on success. */

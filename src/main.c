@@ -63,32 +63,6 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Writes n bytes atomically (temporary file in the same directory, then rename). */
-static so_status write_atomic(const char *path, const void *buf, size_t n)
-{
-    size_t len = strlen(path) + 32;
-    char *tmp = so_xmalloc(len);
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    so_status st = SO_OK;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        st = so_errorf("%s: cannot write: %s", path, strerror(errno));
-        goto done;
-    }
-    if (fwrite(buf, 1, n, f) != n || fclose(f) != 0) {
-        remove(tmp);
-        st = so_errorf("%s: write error", path);
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        remove(tmp);
-        st = so_errorf("%s: cannot rename into place: %s", path, strerror(errno));
-    }
-done:
-    free(tmp);
-    return st;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     const char *model_path = NULL, *in_path = NULL, *out_path = NULL;
@@ -197,7 +171,7 @@ static int cmd_run(int argc, char **argv)
             memcpy(all + off, outs[k], n * sizeof(float));
             off += n;
         }
-        so_status st = write_atomic(out_path, all, out_total * sizeof(float));
+        so_status st = so_write_file_atomic(out_path, all, out_total * sizeof(float));
         free(all);
         if (st != SO_OK) goto done;
     }
