@@ -187,6 +187,8 @@ void gen_universe_default(gen_universe *u)
     add_var(u, "bm", T(1, 2, 0, 0, 0), GR_PARAM, 0);
     add_var(u, "bv", T(1, 2, 0, 0, 0), GR_PARAM, 0);
     for (int i = 0; i < 4; i++) u->bn_param[i] = (int8_t)(u->n_vars - 4 + i);
+    /* rank-3 activation (PyTorch Linear on [s0,s1,h]: matmul by a 2-D weight) */
+    add_var(u, "Z", T(3, 2, 3, 4, 0), GR_ANY, 0);
     gen_universe_add_enlarged(u);
     uint32_t all = 0;
     for (int k = 0; k < GK_COUNT; k++) all |= 1u << k;
@@ -262,8 +264,10 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
         out[0] = T(2, in[0].dim[1], in[0].dim[0], 0, 0);
         return 1;
     case GK_MATMUL:
-        if (in[0].rank != 2 || in[1].rank != 2 || in[0].dim[1] != in[1].dim[0]) return 0;
-        out[0] = T(2, in[0].dim[0], in[1].dim[1], 0, 0);
+        /* [m,k] @ [k,n], or a rank-3 activation [s0,s1,k] @ [k,n] (numpy broadcasting) */
+        if (in[0].rank < 2 || in[0].rank > 3 || in[1].rank != 2 || in[0].dim[in[0].rank - 1] != in[1].dim[0]) return 0;
+        out[0] = in[0];
+        out[0].dim[in[0].rank - 1] = in[1].dim[1];
         return 1;
     case GK_CONV:
     case GK_CONVB: {
@@ -338,12 +342,15 @@ static int arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
         default: return 0;
         }
     }
+    if (t->rank == 3) /* rank-3 activations: matmul left operand, add, concat/split only (noise control) */
+        return (kind == GK_MATMUL && pos == 0) || kind == GK_ADD || kind == GK_CONCAT || kind == GK_SPLIT;
     switch (kind) {
     case GK_CONV: case GK_CONVB:
         if (pos == 0) return t->rank == 4 && !is_kernel_type(t);
         if (pos == 1) return is_kernel_type(t);
         return t->rank == 1;
-    case GK_MATMUL: case GK_TRANSPOSE: return t->rank == 2;
+    case GK_MATMUL: return t->rank == 2 || (pos == 0 && t->rank == 3);
+    case GK_TRANSPOSE: return t->rank == 2;
     case GK_ENLARGE: return is_kernel_type(t);
     case GK_AVGPOOL: case GK_MAXPOOL: return t->rank == 4 && !is_kernel_type(t);
     case GK_BN: return pos == 0 ? t->rank == 4 && !is_kernel_type(t) : 0;
@@ -380,7 +387,7 @@ static void eval_inst(const gen_universe *u, int inst, const gen_type *it, uint3
         break;
     }
     case GK_MATMUL: {
-        int M = it[0].dim[0], K = it[0].dim[1], N = it[1].dim[1];
+        int K = it[0].dim[it[0].rank - 1], N = it[1].dim[1], M = (int)(gen_numel(&it[0]) / K);
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
                 u128 acc = 0;

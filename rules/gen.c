@@ -499,12 +499,13 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             o->d[0] = in[0].d[1];
             o->d[1] = in[0].d[0];
             break;
-        case GK_MATMUL:
-            unify(U, in[0].d[1], in[1].d[0]);
-            o->rank = 2;
-            o->d[0] = in[0].d[0];
-            o->d[1] = in[1].d[1];
+        case GK_MATMUL: {
+            int r = in[0].rank; /* 2, or 3: rank-3 activation @ matrix */
+            unify(U, in[0].d[r - 1], in[1].d[0]);
+            *o = in[0];
+            o->d[r - 1] = in[1].d[1];
             break;
+        }
         case GK_CONV:
         case GK_CONVB: {
             int grp = it[0]->dim[1] / it[1]->dim[1];

@@ -432,6 +432,14 @@ static int row_merge_3(const so_rule *r)
     return 0;
 }
 
+/* Some input is a rank-3 activation (PyTorch Linear on [s0,s1,h]). */
+static int has_rank3_input(const so_rule *r)
+{
+    for (int i = 0; i < r->n_inputs; i++)
+        if (r->inputs[i].rank == 3) return 1;
+    return 0;
+}
+
 /* The shipped rule set holds every family of the acceptance list (except conv+BN folding,
    which needs operators the generator does not have yet: see rules/RULES.md). */
 static void test_default_rules_families(void **state)
@@ -444,6 +452,8 @@ static void test_default_rules_families(void **state)
     assert_true(has_family(&rs, "add,matmul,matmul", "add,matmul", 1, NULL));               /* distributivity */
     assert_true(has_family(&rs, "concat,matmul,split", "matmul,matmul", 2, NULL));          /* shared-input merge */
     assert_true(has_family(&rs, "concat,matmul,split", "matmul,matmul", 2, row_merge_3));   /* row merge */
+    assert_true(has_family(&rs, "concat,matmul,split", "matmul,matmul", 2, has_rank3_input)); /* Q/K/V merge (rank 3) */
+    assert_true(has_family(&rs, "matmul,matmul", "matmul,matmul", 1, has_rank3_input));    /* rank-3 associativity */
     assert_true(has_family(&rs, "concat,conv,split", "conv,conv", 2, NULL));                /* conv merge */
     assert_true(has_family(&rs, "concat,conv,enlarge,split", "conv,conv", 2, NULL));        /* with enlarge */
     assert_true(has_family(&rs, "add,conv,conv", "add,conv", 1, add_of_acts));              /* linear in input */

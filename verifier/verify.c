@@ -446,9 +446,20 @@ static int encode_node(renc *e, int side, int ni, Z3_ast *wf)
     }
     case SO_OP_MATMUL: {
         const gterm *A = x[0], *Bt = x[1];
+        Z3_ast ts[2] = {A->t, Bt->t};
+        if (A->rank == 3 && Bt->rank == 2) {
+            /* numpy matmul of a rank-3 activation by a matrix: [s0,s1,k] @ [k,m] = [s0,s1,m] (axioms mm3-*) */
+            o->t = mk_fn(v, "matmul", NULL, ts);
+            o->rank = 3;
+            w = mk_and2(v, w, mk_eq(v, A->dim[2], Bt->dim[0]));
+            o->dim[0] = A->dim[0];
+            o->dim[1] = A->dim[1];
+            o->dim[2] = Bt->dim[1];
+            if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "matmul with activation %d", a->act);
+            break;
+        }
         if (A->rank < 2 || A->rank != Bt->rank) return unsupported(e, "matmul of ranks %d and %d", A->rank, Bt->rank);
         int r = A->rank;
-        Z3_ast ts[2] = {A->t, Bt->t};
         o->t = mk_fn(v, "matmul", NULL, ts);
         o->rank = r;
         for (int i = 0; i < r - 2; i++) {
