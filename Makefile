@@ -25,7 +25,7 @@ TEST_SRCS   := $(wildcard tests/test_*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 LIB         := $(BUILD)/libsuperopt.a
 
-.PHONY: all deps run test test-unit test-integration test-asan bench bench-kernels rules models clean
+.PHONY: all deps run test test-core test-unit test-integration test-asan bench bench-kernels rules models clean
 all: $(BUILD)/superopt
 
 # Installs missing Debian packages when run as root; otherwise says what is missing.
@@ -75,12 +75,19 @@ test-integration: $(BUILD)/superopt $(ORT)
 
 # The README's test command. Unit tests (cmocka, one binary per module) then integration tests.
 test: deps
+	$(MAKE) test-core
+	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+
+test-core:
 	$(MAKE) all $(TEST_BINS)
 	$(MAKE) test-unit
 	$(MAKE) test-integration
 
-test-asan:
-	$(MAKE) SAN=1 test
+# The fuzz smoke run inside `make test` (replays every saved finding, then fuzzes each target briefly).
+TEST_FUZZ_SECONDS ?= 5
+
+test-asan: deps
+	$(MAKE) SAN=1 test-core
 
 rules: all
 	$(BUILD)/superopt generate --max-ops 3 --seed 1 --threads 2 -o rules/default.rules
