@@ -272,15 +272,9 @@ static so_status write_all(FILE *f, const char *s, size_t n)
 
 so_status so_rules_save(const so_ruleset *rs, const char *path)
 {
-    so_status st = SO_ERR;
-    size_t plen = strlen(path);
-    char *tmp = so_xmalloc(plen + 32);
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        so_errorf("%s: cannot create: %s", tmp, strerror(errno));
-        goto done;
-    }
+    so_atomic out;
+    if (so_atomic_open(&out, path, "wb") != SO_OK) return SO_ERR;
+    FILE *f = out.f;
     int ok = 1;
     /* header: one "# " comment line per header line */
     const char *h = rs->header;
@@ -299,21 +293,7 @@ so_status so_rules_save(const so_ruleset *rs, const char *path)
         if (i + 1 < rs->n_rules) ok &= fputc('\n', f) != EOF;
         free(s);
     }
-    if (fclose(f) != 0) ok = 0;
-    if (!ok) {
-        so_errorf("%s: write failed: %s", tmp, strerror(errno));
-        remove(tmp);
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        so_errorf("%s: cannot rename %s: %s", path, tmp, strerror(errno));
-        remove(tmp);
-        goto done;
-    }
-    st = SO_OK;
-done:
-    free(tmp);
-    return st;
+    return so_atomic_commit(&out, path, ok);
 }
 
 void so_ruleset_push(so_ruleset *rs, const so_rule *r)

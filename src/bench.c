@@ -196,34 +196,6 @@ static void sb_json_num(sbuf *b, double v)
     else sb_printf(b, "null");
 }
 
-/* Writes bytes atomically: temporary file in the same directory, then rename. */
-static so_status write_atomic(const char *path, const char *data, size_t n)
-{
-    size_t len = strlen(path) + 32;
-    char *tmp = so_xmalloc(len);
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    so_status st = SO_OK;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        st = so_errorf("%s: cannot write: %s", path, strerror(errno));
-        goto done;
-    }
-    int bad = fwrite(data, 1, n, f) != n;
-    if (fclose(f) != 0) bad = 1;
-    if (bad) {
-        remove(tmp);
-        st = so_errorf("%s: write error", path);
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        remove(tmp);
-        st = so_errorf("%s: cannot rename into place: %s", path, strerror(errno));
-    }
-done:
-    free(tmp);
-    return st;
-}
-
 /* Removes a directory tree that this command created (files and subdirectories). */
 static void rm_tree(const char *path)
 {
@@ -2316,11 +2288,11 @@ int so_bench_main(int argc, char **argv)
     fflush(stdout);
     if (b->json_path) {
         json_report(b, &js);
-        if (write_atomic(b->json_path, js.s, js.n) != SO_OK) goto fail;
+        if (so_write_file_atomic(b->json_path, js.s, js.n) != SO_OK) goto fail;
     }
     if (b->svg_path) {
         svg_report(b, &sv);
-        if (write_atomic(b->svg_path, sv.s, sv.n) != SO_OK) goto fail;
+        if (so_write_file_atomic(b->svg_path, sv.s, sv.n) != SO_OK) goto fail;
     }
     if (b->failures) {
         fprintf(stderr, "superopt bench: %d run%s failed (first: %s)\n", b->failures, b->failures == 1 ? "" : "s", b->first_failure);
