@@ -18,6 +18,10 @@ typedef struct so_gen_options {
     double timeout_s;       /* per-rule proof timeout */
     const char *failed_path; /* if set, candidates that failed the proof are written there */
     const gen_universe *universe; /* NULL: gen_universe_default */
+    const char *ckpt_path;  /* if set, verification progress is checkpointed there (atomically,
+                               at most every SO_GEN_CKPT_INTERVAL seconds, default 2) */
+    int resume;             /* 1: continue from ckpt_path if it exists; a checkpoint of other
+                               options, seed, candidates or binary is refused (SO_ERR) */
 } so_gen_options;
 
 void so_gen_options_default(so_gen_options *o);
