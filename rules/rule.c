@@ -567,6 +567,9 @@ static so_status parse_attr(pstate *S, lexer *L, so_rnode *n, const char *key)
     }
     if ((f & A_INTS) && strcmp(key, ints_key(n->op)) == 0) {
         a->n_ints = 0;
+        /* an empty list ("ints=" then a blank or the end of the line) is what so_rule_format
+           prints for zero values (fuzz finding: format -> parse failed on it) */
+        if (L->p >= L->end || *L->p == ' ' || *L->p == '\t' || *L->p == '\r') return SO_OK;
         do {
             if (a->n_ints >= SO_MAX_INTS) return perr(S, "too many values in %s=", key);
             if (!lex_int(L, &x)) return perr(S, "%s= needs integers", key);
@@ -576,6 +579,7 @@ static so_status parse_attr(pstate *S, lexer *L, so_rnode *n, const char *key)
     }
     if ((f & A_DX) && strcmp(key, dx_key(n->op)) == 0) {
         n->n_dx = 0;
+        if (L->p >= L->end || *L->p == ' ' || *L->p == '\t' || *L->p == '\r') return SO_OK; /* empty, as above */
         do {
             if (n->n_dx >= SO_MAX_RANK) return perr(S, "too many values in %s=", key);
             if (parse_dimx(S, L, &n->dx[n->n_dx++]) != SO_OK) return SO_ERR;

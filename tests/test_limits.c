@@ -817,6 +817,25 @@ static void test_rule_unterminated_and_nul(void **state)
     assert_int_equal(rs.n_rules, 0);
 }
 
+/* An attribute list with no values prints as "ints=" and must parse back (fuzz finding). */
+static void test_rule_empty_list_round_trip(void **state)
+{
+    (void)state;
+    const char *text = "rule 1\n  input X [n,c,h,w]\n  src a = slice(X)\n  dst b = slice(X) ints=\n  map a -> b\nend\n";
+    so_ruleset rs = {0};
+    if (so_rules_parse("hostile.rules", text, strlen(text), &rs) != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(rs.rules[0].src.nodes[0].attr.n_ints, 0);
+    assert_int_equal(rs.rules[0].dst.nodes[0].attr.n_ints, 0);
+    char *f = so_rule_format(&rs.rules[0]);
+    assert_non_null(strstr(f, "slice(X) ints=\n"));
+    so_ruleset again = {0};
+    if (so_rules_parse("formatted.rules", f, strlen(f), &again) != SO_OK) fail_msg("%s", so_error());
+    assert_true(so_rule_eq(&rs.rules[0], &again.rules[0]));
+    so_ruleset_free(&again);
+    so_ruleset_free(&rs);
+    free(f);
+}
+
 /* Many rules are fine: the set grows. */
 static void test_many_rules(void **state)
 {
@@ -1011,6 +1030,7 @@ int main(void)
         cmocka_unit_test(test_rule_huge_numbers),
         cmocka_unit_test(test_rule_long_line_and_names),
         cmocka_unit_test(test_rule_unterminated_and_nul),
+        cmocka_unit_test(test_rule_empty_list_round_trip),
         cmocka_unit_test(test_many_rules),
         cmocka_unit_test_setup_teardown(test_read_file_exact, make_tmpdir, remove_tmpdir),
         cmocka_unit_test(test_parse_bytes),
