@@ -620,6 +620,9 @@ static so_status parse_node(pstate *S, lexer *L, so_pattern *p)
         if (!lex_ch(L, '=')) return perr(S, "expected '=' after '%s'", key);
         if (parse_attr(S, L, n, key) != SO_OK) return SO_ERR;
     }
+    /* printed only with act=clip, so accepted only with it (fuzz finding: lost in format -> parse) */
+    if (!(op_fields(op) & A_CLIP) && n->attr.act != SO_ACT_CLIP && (n->attr.clip_min != 0 || n->attr.clip_max != 0))
+        return perr(S, "clip_min/clip_max need act=clip");
     if (n->n_in < so_ops[op].min_in || n->n_in > so_ops[op].max_in)
         return perr(S, "%s takes %d..%d inputs, got %d", opname, so_ops[op].min_in, so_ops[op].max_in, (int)n->n_in);
     if (op == SO_OP_SPLIT) {

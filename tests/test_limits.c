@@ -836,6 +836,22 @@ static void test_rule_empty_list_round_trip(void **state)
     free(f);
 }
 
+/* clip_min/clip_max on an op with an activation are only printed with act=clip, so they are
+   refused otherwise instead of being lost through format -> parse (fuzz finding). */
+static void test_rule_clip_needs_act(void **state)
+{
+    (void)state;
+    expect_rules_error("rule 1\n  input A [m,k]\n  input B [k,n]\n  src a = matmul(A, B) clip_min=1 act=none\n"
+                       "  dst b = matmul(A, B) act=none\n  map a -> b\nend\n",
+                       "hostile.rules:4: clip_min/clip_max need act=clip");
+    const char *ok = "rule 1\n  input A [m,k]\n  input B [k,n]\n  src a = matmul(A, B) clip_max=6 act=clip\n"
+                     "  dst b = matmul(A, B) act=clip clip_min=0 clip_max=6\n  map a -> b\nend\n";
+    so_ruleset rs = {0};
+    if (so_rules_parse("hostile.rules", ok, strlen(ok), &rs) != SO_OK) fail_msg("%s", so_error());
+    assert_true(rs.rules[0].src.nodes[0].attr.clip_max == 6.0f);
+    so_ruleset_free(&rs);
+}
+
 /* Many rules are fine: the set grows. */
 static void test_many_rules(void **state)
 {
@@ -1031,6 +1047,7 @@ int main(void)
         cmocka_unit_test(test_rule_long_line_and_names),
         cmocka_unit_test(test_rule_unterminated_and_nul),
         cmocka_unit_test(test_rule_empty_list_round_trip),
+        cmocka_unit_test(test_rule_clip_needs_act),
         cmocka_unit_test(test_many_rules),
         cmocka_unit_test_setup_teardown(test_read_file_exact, make_tmpdir, remove_tmpdir),
         cmocka_unit_test(test_parse_bytes),
