@@ -614,9 +614,15 @@ static so_status parse_node(pstate *S, lexer *L, so_pattern *p)
         } while (lex_ch(L, ','));
         if (!lex_ch(L, ')')) return perr(S, "expected ')' or ','");
     }
+    char seen[24][32]; /* keys given on this line: a repeated key is an error (fuzz finding: an
+                          overridden shape= left a symbol behind that format -> parse dropped) */
+    int n_seen = 0;
     while (!at_eol(L)) {
         char key[32];
         if (!lex_id(L, key, sizeof key)) return perr(S, "expected key=value");
+        for (int i = 0; i < n_seen; i++)
+            if (strcmp(seen[i], key) == 0) return perr(S, "attribute '%s' given twice", key);
+        if (n_seen < 24) memcpy(seen[n_seen++], key, sizeof key);
         if (!lex_ch(L, '=')) return perr(S, "expected '=' after '%s'", key);
         if (parse_attr(S, L, n, key) != SO_OK) return SO_ERR;
     }

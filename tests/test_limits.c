@@ -852,6 +852,16 @@ static void test_rule_clip_needs_act(void **state)
     so_ruleset_free(&rs);
 }
 
+/* A key given twice on one line is an error (fuzz finding: "shape=at shape=n,n" left the
+   symbol 'at' in the rule, and format -> parse dropped it). */
+static void test_rule_repeated_attribute(void **state)
+{
+    (void)state;
+    expect_rules_error("rule 1\n  input X [n,n]\n  src k = const_idmat() shape=at shape=n,n\n  src y = flatten(k)\n"
+                       "  map y -> X\nend\n",
+                       "hostile.rules:3: attribute 'shape' given twice");
+}
+
 /* Many rules are fine: the set grows. */
 static void test_many_rules(void **state)
 {
@@ -1048,6 +1058,7 @@ int main(void)
         cmocka_unit_test(test_rule_unterminated_and_nul),
         cmocka_unit_test(test_rule_empty_list_round_trip),
         cmocka_unit_test(test_rule_clip_needs_act),
+        cmocka_unit_test(test_rule_repeated_attribute),
         cmocka_unit_test(test_many_rules),
         cmocka_unit_test_setup_teardown(test_read_file_exact, make_tmpdir, remove_tmpdir),
         cmocka_unit_test(test_parse_bytes),
