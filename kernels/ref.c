@@ -896,6 +896,33 @@ so_status so_ref_const_ones(const so_graph *g, const so_node *n, const so_tensor
     return SO_OK;
 }
 
+so_status so_ref_bnfold_w(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const float *W = in[0].data, *sc = in[1].data, *var = in[2].data;
+    float *Y = out[0].data;
+    const so_shape *s = &in[0].shape;
+    const int64_t O = s->dim[0], inner = prod(s, 1, s->rank);
+    for (int64_t o = 0; o < O; o++) {
+        const double k = (double)sc[o] / sqrt((double)var[o] + (double)n->attr->epsilon);
+        for (int64_t i = 0; i < inner; i++) Y[o * inner + i] = (float)((double)W[o * inner + i] * k);
+    }
+    return SO_OK;
+}
+
+so_status so_ref_bnfold_b(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const float *sc = in[0].data, *bi = in[1].data, *mu = in[2].data, *var = in[3].data;
+    const float *cb = n->n_in > 4 && n->in[4].node >= 0 ? in[4].data : NULL;
+    float *Y = out[0].data;
+    for (int64_t o = 0, O = in[0].shape.dim[0]; o < O; o++) {
+        const double k = (double)sc[o] / sqrt((double)var[o] + (double)n->attr->epsilon);
+        Y[o] = (float)((double)bi[o] + ((cb ? (double)cb[o] : 0.0) - (double)mu[o]) * k);
+    }
+    return SO_OK;
+}
+
 /* ---------------- tables and drivers ---------------- */
 
 const so_kernel_fn so_ref_kernels[SO_OP_COUNT] = {

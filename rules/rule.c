@@ -27,7 +27,7 @@ static unsigned op_fields(so_op op)
     case SO_OP_GEMM: return A_ALPHA | A_TRANS | A_ACT;
     case SO_OP_ADD: return A_ACT;
     case SO_OP_CLIP: return A_CLIP;
-    case SO_OP_BATCHNORM: return A_EPS;
+    case SO_OP_BATCHNORM: case SO_OP_BNFOLD_W: case SO_OP_BNFOLD_B: return A_EPS;
     case SO_OP_MAXPOOL: return A_KERNEL | A_STRIDE | A_PAD | A_DIL | A_CEIL;
     case SO_OP_AVGPOOL: return A_KERNEL | A_STRIDE | A_PAD | A_CIP | A_CEIL;
     case SO_OP_SOFTMAX: return A_AXIS;

@@ -27,7 +27,7 @@ static unsigned used_fields(so_op op)
     case SO_OP_GEMM: return F_ALPHA | F_TRANS | F_ACT;
     case SO_OP_ADD: return F_ACT;
     case SO_OP_CLIP: return F_CLIP;
-    case SO_OP_BATCHNORM: return F_EPS;
+    case SO_OP_BATCHNORM: case SO_OP_BNFOLD_W: case SO_OP_BNFOLD_B: return F_EPS;
     case SO_OP_MAXPOOL: return F_KERNEL | F_STRIDE | F_PAD | F_DIL | F_CEIL;
     case SO_OP_AVGPOOL: return F_KERNEL | F_STRIDE | F_PAD | F_CIP | F_CEIL;
     case SO_OP_SOFTMAX: return F_AXIS;

@@ -660,6 +660,34 @@ static so_status shape_enlarge(ctx *c)
     return SO_OK;
 }
 
+/* Conv+BN folding weights: bnfold_w(W[O,...], scale[O], var[O]) -> W's shape;
+   bnfold_b(scale, B, mean, var [, cbias]) -> [O], all inputs [O]. */
+static so_status shape_bnfold_w(ctx *c)
+{
+    const so_shape *w = c->in[0];
+    for (int k = 0; k < 3; k++)
+        if (need_f32(c, k)) return SO_ERR;
+    if (w->rank < 1) return fail(c, "weight %s must have rank >= 1 [O,...]", S(w));
+    for (int k = 1; k < 3; k++)
+        if (c->in[k]->rank != 1 || c->in[k]->dim[0] != w->dim[0])
+            return fail(c, "%s %s must be [%lld] for weight %s", k == 1 ? "scale" : "var", S(c->in[k]), (long long)w->dim[0], S(w));
+    c->n->out[0] = *w;
+    return SO_OK;
+}
+
+static so_status shape_bnfold_b(ctx *c)
+{
+    const so_shape *s = c->in[0];
+    for (int k = 0; k < c->n_in; k++) {
+        if (!c->in[k]) continue;
+        if (need_f32(c, k)) return SO_ERR;
+        if (c->in[k]->rank != 1 || c->in[k]->dim[0] != s->dim[0] || s->rank != 1)
+            return fail(c, "input %d %s must be a vector like scale %s", k, S(c->in[k]), S(s));
+    }
+    c->n->out[0] = *s;
+    return SO_OK;
+}
+
 /* Shape from ints (CONST_*); rank must be `rank` (or any if rank < 0). */
 static so_status const_shape(ctx *c, int rank, so_shape *o)
 {
