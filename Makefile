@@ -15,7 +15,11 @@ ifeq ($(SAN),1)
 endif
 
 DEB_PKGS := libz3-dev libxxhash-dev libopenblas-dev libcmocka-dev libprotobuf-c-dev \
-            protobuf-c-compiler libonnx-dev python3-onnx
+            protobuf-c-compiler libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind
+# OpenMPI (generate --mpi, rules/gen_mpi.c only): flags from its compiler wrapper, headers as system headers.
+MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell mpicc --showme:compile 2>/dev/null))
+MPI_LIBS   := $(shell mpicc --showme:link 2>/dev/null)
+LDLIBS     += $(MPI_LIBS)
 PY := /usr/bin/python3
 
 MODULE_SRCS := $(filter-out src/main.c,$(wildcard src/*.c rules/*.c verifier/*.c search/*.c kernels/*.c))
@@ -45,6 +49,8 @@ $(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 $(BUILD)/%.o: %.c $(BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+
+$(BUILD)/rules/gen_mpi.o: CPPFLAGS += $(MPI_CFLAGS)
 
 $(LIB): $(OBJS)
 	rm -f $@

@@ -1,6 +1,7 @@
 /* gen.c - the rule generator pipeline (classes, candidates, pruning, shape generalisation,
    float re-test, verification, deterministic output) and the generate / rules merge CLI. */
 #include "gen.h"
+#include "gen_mpi.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -1481,7 +1482,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
 static int usage_gen(void)
 {
     fprintf(stderr, "usage: superopt generate [--max-ops N] [-o FILE.rules] [--threads N] [--shard I/N] [--seed N]\n"
-                    "                         [--json FILE] [--no-verify] [--no-float] [--proof-times] [--timeout S] [-q] [--resume]\n");
+                    "                         [--json FILE] [--no-verify] [--no-float] [--proof-times] [--timeout S] [-q] [--resume] [--mpi]\n");
     return 2;
 }
 
@@ -1500,6 +1501,7 @@ int so_gen_main(int argc, char **argv)
     so_gen_options o;
     so_gen_options_default(&o);
     const char *outp = "rules/generated.rules", *json = NULL;
+    int mpi = 0, mpi_rank = 0; /* --mpi: rules/gen_mpi.h (shard per rank, merged at rank 0, which writes) */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         long long v;
@@ -1537,6 +1539,8 @@ int so_gen_main(int argc, char **argv)
             o.quiet = 1;
         } else if (!strcmp(a, "--resume")) {
             o.resume = 1;
+        } else if (!strcmp(a, "--mpi")) {
+            mpi = 1;
         } else {
             return usage_gen();
         }
@@ -1546,10 +1550,11 @@ int so_gen_main(int argc, char **argv)
     o.ckpt_path = ckpt_path;
     so_ruleset rs;
     so_gen_stats st;
-    if (so_gen_run(&o, &rs, &st) != SO_OK) {
+    if ((mpi ? so_gen_mpi_run(&o, &rs, &st, &mpi_rank) : so_gen_run(&o, &rs, &st)) != SO_OK) {
         fprintf(stderr, "superopt generate: %s\n", so_error());
         return 1;
     }
+    if (mpi_rank != 0) return so_gen_mpi_finish(0);
     int rc = 0;
     if (so_rules_save(&rs, outp) != SO_OK) {
         fprintf(stderr, "superopt generate: %s\n", so_error());
@@ -1557,6 +1562,7 @@ int so_gen_main(int argc, char **argv)
     } else {
         remove(ckpt_path); /* done: the checkpoint is no longer needed (absent if never written) */
     }
+    if (mpi) rc = so_gen_mpi_finish(rc);
     fprintf(stderr,
             "generate: %lld graphs, %lld candidates, %lld after trivial, %lld after renaming, %lld after common subgraph"
             ", %lld generalised, %lld after float re-test, %lld proved, %lld after subsumption = %lld rules -> %s (%.1f s)\n",

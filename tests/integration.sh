@@ -92,6 +92,10 @@ else bad "mutated models: clean exit or one-line error, no crash, <= 1 s, <= 1 G
 if tests/gen_resume.sh "$SO" 1 >"$TMP/resume" 2>&1; then ok "generate --resume after SIGKILL: $(tail -1 "$TMP/resume" | sed 's/^ok - //')"
 else bad "generate --resume after SIGKILL" "$TMP/resume"; fi
 
+# 8. generate --mpi: mpirun -np 2 == single process, errors abort all ranks, resume (tests/gen_mpi.sh)
+if tests/gen_mpi.sh "$SO" >"$TMP/mpi" 2>&1; then ok "generate --mpi: $(grep -c '^ok' "$TMP/mpi") checks ($(head -1 "$TMP/mpi" | sed 's/^ok - //'))"
+else bad "generate --mpi (tests/gen_mpi.sh)" "$TMP/mpi"; fi
+
 echo
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]
