@@ -147,6 +147,9 @@ void gen_universe_add_insts(gen_universe *u, uint32_t kinds)
             add_inst(u, k, SO_ACT_RELU, 0, 3, 1, none);
             break;
         case GK_BN: add_inst(u, k, 0, 0, 5, 1, none); break;
+        case GK_BNFOLD_W: add_inst(u, k, 0, 0, 3, 1, none); break;
+        case GK_BNFOLD_B: add_inst(u, k, 0, 0, 4, 1, none); break;
+        case GK_BNFOLD_BC: add_inst(u, k, 0, 0, 5, 1, none); break;
         case GK_CONCAT:
             for (int a = 0; a < 4; a++) add_inst(u, k, 0, a, 2, 1, none);
             break;
@@ -322,6 +325,18 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
     case GK_CONST_ONES:
         out[0] = g->ct;
         return 1;
+    case GK_BNFOLD_W:
+        if (!is_kernel_type(&in[0])) return 0;
+        for (int k = 1; k < 3; k++)
+            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[0]) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_BNFOLD_B:
+    case GK_BNFOLD_BC:
+        for (int k = 0; k < g->n_in; k++)
+            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[0]) return 0;
+        out[0] = in[0];
+        return 1;
     default:
         return 0;
     }
@@ -330,13 +345,16 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
 /* Quick filter: may a tensor of type t / role feed argument pos of instance kind? */
 static int arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
 {
-    if (role == GR_PARAM) return (kind == GK_CONVB && pos == 2) || (kind == GK_BN && pos >= 1);
+    if (role == GR_PARAM)
+        return (kind == GK_CONVB && pos == 2) || (kind == GK_BN && pos >= 1) || (kind == GK_BNFOLD_W && pos >= 1) ||
+               kind == GK_BNFOLD_B || kind == GK_BNFOLD_BC;
     if (role == GR_ENLARGED) return (kind == GK_CONCAT && axis == 0) || kind == GK_ADD;
     if (is_kernel_type(t)) {
         /* conv kernels: only the weight arithmetic convs need (linearity, merging, enlarging) */
         switch (kind) {
         case GK_CONV: case GK_CONVB: return pos == 1;
         case GK_ADD: case GK_ENLARGE: return 1;
+        case GK_BNFOLD_W: return pos == 0;
         case GK_MUL: return pos == 0;
         case GK_CONCAT: case GK_SPLIT: return axis <= 1;
         default: return 0;
@@ -529,6 +547,30 @@ static void eval_inst(const gen_universe *u, int inst, const gen_type *it, uint3
     case GK_CONST_ONES:
         for (int64_t i = 0; i < n; i++) y[i] = 1;
         break;
+    case GK_BNFOLD_W: {
+        /* W[o] * scale[o] / R(var[o]), R as in GK_BN */
+        int O = it[0].dim[0];
+        int64_t inner = n / O;
+        for (int o = 0; o < O; o++) {
+            uint32_t r = nonlin(iv[2][o], SALT_BN);
+            if (r == 0) r = 1;
+            uint32_t f = mmul(iv[1][o], minv(r));
+            for (int64_t i = 0; i < inner; i++) y[o * inner + i] = mmul(iv[0][o * inner + i], f);
+        }
+        break;
+    }
+    case GK_BNFOLD_B:
+    case GK_BNFOLD_BC: {
+        /* bias + (cbias - mean) * scale / R(var) */
+        for (int64_t o = 0; o < n; o++) {
+            uint32_t r = nonlin(iv[3][o], SALT_BN);
+            if (r == 0) r = 1;
+            uint32_t f = mmul(iv[0][o], minv(r));
+            uint32_t cb = g->kind == GK_BNFOLD_BC ? iv[4][o] : 0;
+            y[o] = madd(iv[1][o], mmul(msub(cb, iv[2][o]), f));
+        }
+        break;
+    }
     default:
         break;
     }
@@ -883,12 +925,18 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
         }
         return;
     }
-    if (g->kind == GK_BN && pos >= 1) {
-        /* parameters: fixed variables (scale, bias, mean, var) */
-        if (u->bn_param[pos - 1] < 0) return;
-        nd->in[pos] = (uint8_t)u->bn_param[pos - 1];
-        args_rec(ts, nd, pos + 1, ids, n_ids, items, n_items, cap);
-        return;
+    {
+        /* batchnorm / bnfold parameters: fixed variables (scale, bias, mean, var) */
+        int q = -1;
+        if (g->kind == GK_BN && pos >= 1) q = pos - 1;
+        else if (g->kind == GK_BNFOLD_W && pos >= 1) q = pos == 1 ? 0 : 3;
+        else if ((g->kind == GK_BNFOLD_B || g->kind == GK_BNFOLD_BC) && pos < 4) q = pos;
+        if (q >= 0) {
+            if (u->bn_param[q] < 0) return;
+            nd->in[pos] = (uint8_t)u->bn_param[q];
+            args_rec(ts, nd, pos + 1, ids, n_ids, items, n_items, cap);
+            return;
+        }
     }
     for (int j = 0; j < n_ids; j++) {
         int t = ids[j];
@@ -896,7 +944,17 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
         if (g->kind == GK_MUL && pos == 1 && is_kernel_type(&ts->type[nd->in[0]]) && ts->type[t].rank != 0) continue;
         /* element-wise binaries and concat take two distinct tensors (x+x, x*x, concat(x,x) only add noise) */
         if ((g->kind == GK_ADD || g->kind == GK_MUL || g->kind == GK_CONCAT) && pos == 1 && t == nd->in[0]) continue;
-        if (g->kind == GK_CONVB && pos == 2 && t < u->n_vars && is_bn_param(u, t)) continue;
+        if ((g->kind == GK_CONVB && pos == 2) || g->kind == GK_BNFOLD_BC) {
+            if (t < u->n_vars && is_bn_param(u, t)) continue;
+        }
+        /* bnfold_w folds a kernel variable (noise control) */
+        if (g->kind == GK_BNFOLD_W && (t >= u->n_vars || u->vars[t].role != GR_ANY)) continue;
+        /* bnfold outputs only feed a conv: the folded kernel as its weight, the folded bias as its bias */
+        if (t >= u->n_vars) {
+            int pk = u->insts[ts->nodes[tid_node(u, t)].inst].kind;
+            if (pk == GK_BNFOLD_W && !((g->kind == GK_CONV || g->kind == GK_CONVB) && pos == 1)) continue;
+            if ((pk == GK_BNFOLD_B || pk == GK_BNFOLD_BC) && !(g->kind == GK_CONVB && pos == 2)) continue;
+        }
         nd->in[pos] = (uint8_t)t;
         args_rec(ts, nd, pos + 1, ids, n_ids, items, n_items, cap);
     }
@@ -985,7 +1043,9 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
     S.shard_i = shard_i;
     S.shard_n = shard_n > 0 ? shard_n : 1;
     for (int i = 0; i < u->n_insts; i++) {
-        int r = u->insts[i].kind == GK_BN ? 0 : u->insts[i].n_in - 1;
+        int kd = u->insts[i].kind;
+        /* batchnorm / bnfold parameters are fixed variables: they consume no graph output */
+        int r = kd == GK_BN || kd == GK_BNFOLD_W || kd == GK_BNFOLD_B || kd == GK_BNFOLD_BC ? 0 : u->insts[i].n_in - 1;
         if (r > S.max_reduce) S.max_reduce = r;
     }
     S.progress = progress;

@@ -25,7 +25,7 @@ typedef struct gen_type {
 /* Role of an input variable: which operator inputs it may feed. */
 typedef enum gen_role {
     GR_ANY = 0,      /* any operator input */
-    GR_PARAM = 1,    /* only batchnorm parameters / conv bias (per-channel vectors) */
+    GR_PARAM = 1,    /* only batchnorm / bnfold parameters and conv bias (per-channel vectors) */
     GR_ENLARGED = 2, /* enlarge(base): a free derived kernel; only feeds concat (axis 0) and add;
                         in a rule it becomes an explicit enlarge node on the base variable */
 } gen_role;
@@ -43,6 +43,9 @@ typedef enum gen_kind {
     GK_ADD, GK_MUL, GK_TRANSPOSE, GK_MATMUL, GK_CONV, GK_CONVB, GK_ENLARGE, GK_RELU, GK_SIGMOID,
     GK_TANH, GK_AVGPOOL, GK_MAXPOOL, GK_CONCAT, GK_SPLIT, GK_BN,
     GK_CONST_POOL, GK_CONST_IDCONV, GK_CONST_IDMAT, GK_CONST_ONES,
+    GK_BNFOLD_W,     /* bnfold_w(kernel variable, bn scale, bn var): conv+BN folded kernel */
+    GK_BNFOLD_B,     /* bnfold_b(bn scale, bias, mean, var): folded conv bias */
+    GK_BNFOLD_BC,    /* bnfold_b(bn scale, bias, mean, var, conv bias variable) */
     GK_COUNT
 } gen_kind;
 

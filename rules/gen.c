@@ -595,6 +595,15 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             for (int k = 1; k < 5; k++) unify(U, in[k].d[0], in[0].d[1]);
             *o = in[0];
             break;
+        case GK_BNFOLD_W:
+            for (int k = 1; k < 3; k++) unify(U, in[k].d[0], in[0].d[0]);
+            *o = in[0];
+            break;
+        case GK_BNFOLD_B:
+        case GK_BNFOLD_BC:
+            for (int k = 1; k < gi->n_in; k++) unify(U, in[k].d[0], in[0].d[0]);
+            *o = in[0];
+            break;
         case GK_CONST_POOL:
             o->rank = 4;
             for (int k = 0; k < 4; k++) o->d[k] = lx_c(gi->ct.dim[k]);
@@ -724,6 +733,8 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
             break;
         }
         case GK_BN: rn->op = SO_OP_BATCHNORM; at->epsilon = 1e-5f; break;
+        case GK_BNFOLD_W: rn->op = SO_OP_BNFOLD_W; at->epsilon = 1e-5f; break;
+        case GK_BNFOLD_B: case GK_BNFOLD_BC: rn->op = SO_OP_BNFOLD_B; at->epsilon = 1e-5f; break;
         case GK_CONST_POOL: case GK_CONST_IDCONV: case GK_CONST_IDMAT: case GK_CONST_ONES: {
             rn->op = gi->kind == GK_CONST_POOL ? SO_OP_CONST_POOL : gi->kind == GK_CONST_IDCONV ? SO_OP_CONST_IDCONV
                      : gi->kind == GK_CONST_IDMAT ? SO_OP_CONST_IDMAT : SO_OP_CONST_ONES;

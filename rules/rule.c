@@ -971,6 +971,21 @@ static so_status sym_node(const so_rnode *n, const so_sshape *in, so_sshape *out
         *o = in[0];
         return SO_OK;
     }
+    case SO_OP_BNFOLD_W: {
+        if (in[0].rank < 1) return so_errorf("bnfold_w needs a weight of rank >= 1");
+        for (int k = 1; k < 3; k++)
+            if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[0]))
+                return so_errorf("bnfold_w parameter %d does not match the output channels", k);
+        *o = in[0];
+        return SO_OK;
+    }
+    case SO_OP_BNFOLD_B: {
+        for (int k = 0; k < n->n_in; k++)
+            if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[0]))
+                return so_errorf("bnfold_b input %d is not a vector like the scale", k);
+        *o = in[0];
+        return SO_OK;
+    }
     case SO_OP_MATMUL: {
         const so_sshape *x = &in[0], *y = &in[1];
         if (x->rank < 2 || y->rank < 2) return so_errorf("matmul needs rank >= 2 (symbolic check)");

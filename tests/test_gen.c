@@ -440,8 +440,23 @@ static int has_rank3_input(const so_rule *r)
     return 0;
 }
 
-/* The shipped rule set holds every family of the acceptance list (except conv+BN folding,
-   which needs operators the generator does not have yet: see rules/RULES.md). */
+/* Conv+BN folding: the batchnorm side's conv (group 1) has a bias (3 inputs) or not. */
+static int bn_conv_bias(const so_rule *r, int n_in)
+{
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        int has_bn = 0;
+        for (int i = 0; i < p->n_nodes; i++) has_bn |= p->nodes[i].op == SO_OP_BATCHNORM;
+        if (!has_bn) continue;
+        for (int i = 0; i < p->n_nodes; i++)
+            if (p->nodes[i].op == SO_OP_CONV && p->nodes[i].n_in == n_in && p->nodes[i].attr.group == 1) return 1;
+    }
+    return 0;
+}
+static int bn_conv_plain(const so_rule *r) { return bn_conv_bias(r, 2); }
+static int bn_conv_biased(const so_rule *r) { return bn_conv_bias(r, 3); }
+
+/* The shipped rule set holds every family of the acceptance list. */
 static void test_default_rules_families(void **state)
 {
     (void)state;
@@ -465,6 +480,9 @@ static void test_default_rules_families(void **state)
     assert_true(has_family(&rs, "relu,relu,split", "relu,split", 2, NULL));                 /* relu/split */
     assert_true(has_family(&rs, "avgpool", "const_pool,conv", 1, NULL));                    /* pool as conv */
     assert_true(has_family(&rs, "conv,relu", "conv", 1, NULL));                             /* fused relu */
+    assert_true(has_family(&rs, "batchnorm,conv", "bnfold_b,bnfold_w,conv", 1, bn_conv_plain));  /* conv+BN folding */
+    assert_true(has_family(&rs, "batchnorm,conv", "bnfold_b,bnfold_w,conv", 1, bn_conv_biased)); /* conv+bias+BN */
+    assert_true(has_family(&rs, "batchnorm,conv,relu", "bnfold_b,bnfold_w,conv", 1, NULL));      /* + fused relu */
     so_ruleset_free(&rs);
 }
 

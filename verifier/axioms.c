@@ -167,6 +167,14 @@ static const so_axiom axiom_table[] = {
     {"spl-bn", "slicing channels of a batchnorm slices its parameters", "x:n,c,3,3 s:c b:c m:c v:+c", "eps:925353388..925353388 st:0..2 n:1..3",
      "(and (= (dim x 1) (dim s 0)) (= (dim x 1) (dim b 0)) (= (dim x 1) (dim m 0)) (= (dim x 1) (dim v 0)))",
      "(spl 1 st n (bn eps x s b m v))", "(bn eps (spl 1 st n x) (spl 0 st n s) (spl 0 st n b) (spl 0 st n m) (spl 0 st n v))", AXF_BIDIR},
+    /* conv+BN folding: the definition of the internal weight operators bnfold_w (bnfw) and
+       bnfold_b (bnfb; bnfbc with a conv bias): bn(conv(x, w) [+ c]) = conv(x, bnfw(w), bnfb) */
+    {"bn-fold", "batchnorm of a conv is the conv with folded kernel and bias (bnfold_w, bnfold_b)",
+     "x:n,c,5,5 w:o,c,k,l s:o b:o m:o v:+o", CONVG " eps:925353388..925353388", "(ok (bn eps (conv sh sw ph pw g x w) s b m v))",
+     "(bn eps (conv sh sw ph pw g x w) s b m v)", "(bias (conv sh sw ph pw g x (bnfw eps w s v)) (bnfb eps s b m v))", 0},
+    {"bn-fold-bias", "batchnorm of a biased conv is the conv with folded kernel and folded bias",
+     "x:n,c,5,5 w:o,c,k,l s:o b:o m:o v:+o d:o", CONVG " eps:925353388..925353388", "(ok (bn eps (bias (conv sh sw ph pw g x w) d) s b m v))",
+     "(bn eps (bias (conv sh sw ph pw g x w) d) s b m v)", "(bias (conv sh sw ph pw g x (bnfw eps w s v)) (bnfbc eps s b m v d))", 0},
     /* ---- scalars (rank-0 tensors) ---- */
     {"mm-scalar-l", "a scalar factor moves out of matmul's left operand", "a:n,k b:k,m s:", "", "(= (rank s) 0)", "(matmul (mul a s) b)", "(mul (matmul a b) s)", AXF_BIDIR},
     {"mm-scalar-r", "a scalar factor moves out of matmul's right operand", "a:n,k b:k,m s:", "", "(= (rank s) 0)", "(matmul a (mul b s))", "(mul (matmul a b) s)", AXF_BIDIR},
@@ -590,6 +598,12 @@ static nval neval(nctx *c, const ax_term *t)
         memcpy(&at.epsilon, &bits, sizeof bits);
         for (int k = 0; k < 5; k++) in[k] = a[k + 1].node;
         n_in = 5;
+    } else if (!strcmp(f, "bnfw") || !strcmp(f, "bnfb") || !strcmp(f, "bnfbc")) {
+        op = f[3] == 'w' ? SO_OP_BNFOLD_W : SO_OP_BNFOLD_B;
+        uint32_t bits = (uint32_t)a[0].i;
+        memcpy(&at.epsilon, &bits, sizeof bits);
+        n_in = t->n - 1;
+        for (int k = 0; k < n_in; k++) in[k] = a[k + 1].node;
     } else if (!strcmp(f, "cidmat")) {
         op = SO_OP_CONST_IDMAT;
         if (a[0].i < 1) return nten(BOT);

@@ -27,7 +27,8 @@ static const fsig sigs[] = {
     {"matmul", 0, 2, 0},  {"conv", 5, 2, 0},    {"tr", 1, 1, 0},     {"concat", 1, 2, 0},  {"spl", 3, 1, 0},
     {"enlarge", 2, 1, 0}, {"avgpool", 6, 1, 0}, {"maxpool", 6, 1, 0}, {"cpool", 3, 0, 0}, {"cidconv", 3, 0, 0},
     {"cidmat", 1, 0, 0},  {"pcomp", 2, 0, 1},   {"pidx", 2, 0, 1},   {"pinv", 2, 0, 1},    {"pswap", 1, 0, 1},
-    {"pid", 1, 0, 1},     {"bias", 0, 2, 0},    {"bn", 1, 5, 0},
+    {"pid", 1, 0, 1},     {"bias", 0, 2, 0},    {"bn", 1, 5, 0},     {"bnfw", 1, 3, 0},   {"bnfb", 1, 4, 0},
+    {"bnfbc", 1, 5, 0},
 };
 #define N_SIGS ((int)SO_ARRAY_LEN(sigs))
 
@@ -618,6 +619,24 @@ static int encode_node(renc *e, int side, int ni, Z3_ast *wf)
         }
         *o = *X;
         o->t = mk_fn(v, "bn", &eps, ts);
+        break;
+    }
+    case SO_OP_BNFOLD_W:
+    case SO_OP_BNFOLD_B: {
+        /* conv+BN folding weights: bnfw eps W scale var; bnfb eps scale B mean var; bnfbc ... cbias */
+        uint32_t bits;
+        memcpy(&bits, &a->epsilon, sizeof bits);
+        Z3_ast eps = mk_int(v, bits);
+        Z3_ast ts[5];
+        int wop = n->op == SO_OP_BNFOLD_W;
+        if (wop && x[0]->rank < 1) return unsupported(e, "bnfold_w of rank %d", x[0]->rank);
+        for (int k = 0; k < n->n_in; k++) {
+            ts[k] = x[k]->t;
+            if ((k || !wop) && x[k]->rank != 1) return unsupported(e, "%s vector of rank %d", opname, x[k]->rank);
+            if (k) w = mk_and2(v, w, mk_eq(v, x[k]->dim[0], x[0]->dim[0]));
+        }
+        *o = *x[0];
+        o->t = mk_fn(v, wop ? "bnfw" : n->n_in == 5 ? "bnfbc" : "bnfb", &eps, ts);
         break;
     }
     case SO_OP_CONST_POOL:
