@@ -17,10 +17,13 @@ size_t so_max_alloc_bytes = (size_t)8 << 30; /* 8 GiB default */
 
 so_status so_errorf(const char *fmt, ...)
 {
+    /* formatted aside first: callers pass so_error() (err_buf itself) as an argument */
+    char tmp[sizeof err_buf];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err_buf, sizeof err_buf, fmt, ap);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
+    memcpy(err_buf, tmp, sizeof tmp);
     return SO_ERR;
 }
 
