@@ -6,11 +6,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "../kernels/ref.h"
 #include "../rules/gen.h"
+#include "../search/match.h"
+#include "../src/onnx_io.h"
 
 static void two_matrices(gen_universe *u, uint32_t kinds)
 {
@@ -486,6 +490,112 @@ static void test_default_rules_families(void **state)
     so_ruleset_free(&rs);
 }
 
+static int grab_first(const so_match *m, void *ud)
+{
+    *(so_match *)ud = *m;
+    return 1;
+}
+
+static int count_op(const so_graph *g, so_op op)
+{
+    int n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == op;
+    return n;
+}
+
+/* Runs g with the reference kernels on seeded inputs; returns the malloc'd outputs concatenated. */
+static float *run_ref(const so_graph *g, int64_t *n_out)
+{
+    const so_model *m = g->model;
+    float *in[8] = {0}, *out[8] = {0};
+    assert_true(m->n_inputs <= 8 && m->n_outputs <= 8);
+    uint64_t rng = 7;
+    for (int32_t i = 0; i < m->n_inputs; i++) {
+        int64_t n = so_shape_numel(&m->inputs[i].shape);
+        in[i] = malloc((size_t)n * sizeof(float));
+        for (int64_t k = 0; k < n; k++) {
+            rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+            in[i][k] = (float)((double)(rng >> 40) / (double)(1ULL << 24)) * 2.0f - 1.0f;
+        }
+    }
+    int64_t total = 0, off = 0;
+    for (int32_t o = 0; o < m->n_outputs; o++) total += so_shape_numel(&g->nodes[g->outputs[o].node].out[g->outputs[o].slot]);
+    float *all = malloc((size_t)total * sizeof(float));
+    for (int32_t o = 0; o < m->n_outputs; o++) {
+        out[o] = all + off;
+        off += so_shape_numel(&g->nodes[g->outputs[o].node].out[g->outputs[o].slot]);
+    }
+    if (so_ref_run(g, (const float *const *)in, out) != SO_OK) fail_msg("%s", so_error());
+    for (int32_t i = 0; i < m->n_inputs; i++) free(in[i]);
+    *n_out = total;
+    return all;
+}
+
+/* Conv+BN folding applies where the imported graph has BatchNormalization nodes (the importer
+   keeps them; data/resnet_small.onnx is exported with BN kept): every generated folding rule,
+   read backwards (batchnorm(conv) -> conv(bnfold_w, bnfold_b)), is matched and applied until
+   none matches; the bnfold_* nodes are folded into weights, one batchnorm disappears per
+   application, and the folded graph computes what the original does. */
+static void test_bn_fold_applies(void **state)
+{
+    (void)state;
+    so_model *m = NULL;
+    so_ruleset rs;
+    if (so_onnx_load("data/resnet_small.onnx", &m) != SO_OK) {
+        skip(); /* run from the repository root */
+        return;
+    }
+    if (so_rules_load("rules/default.rules", &rs) != SO_OK) fail_msg("%s", so_error());
+    so_fold_ctx fc;
+    so_fold_init(&fc, m);
+    so_graph *g = so_graph_clone(m->graph);
+    int bn0 = count_op(g, SO_OP_BATCHNORM), applied = 0, n_fold_rules = 0, n_fold_rules_seen = 0;
+    assert_true(bn0 > 0);
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (int32_t i = 0; i < rs.n_rules && !progress; i++) {
+            const so_rule *r = &rs.rules[i];
+            int has_fold = 0, has_bn = 0;
+            for (int k = 0; k < r->src.n_nodes; k++) has_fold |= r->src.nodes[k].op == SO_OP_BNFOLD_W;
+            for (int k = 0; k < r->dst.n_nodes; k++) has_bn |= r->dst.nodes[k].op == SO_OP_BATCHNORM;
+            if (!has_fold || !has_bn) continue;
+            n_fold_rules += i >= n_fold_rules_seen;
+            if (i >= n_fold_rules_seen) n_fold_rules_seen = i + 1;
+            so_rule rv;
+            so_rule_reverse(r, &rv);
+            so_match_index ix;
+            so_match_index_init(&ix, g);
+            so_match mt;
+            if (so_match_rule(&ix, &rv, i, grab_first, &mt) > 0) {
+                mt.rule = &rv;
+                so_graph *ng = NULL;
+                if (so_rewrite(g, &mt, &fc, &ng) != SO_OK) fail_msg("rule %d: %s", (int)r->id, so_error());
+                so_graph_free(g);
+                g = ng;
+                applied++;
+                progress = 1;
+            }
+            so_match_index_free(&ix);
+        }
+    }
+    print_message("conv+BN folding: %d folding rules, %d of %d batchnorms folded\n", n_fold_rules, applied, bn0);
+    assert_true(n_fold_rules >= 4);
+    assert_true(applied >= 1);
+    assert_int_equal(count_op(g, SO_OP_BATCHNORM), bn0 - applied);
+    assert_int_equal(count_op(g, SO_OP_BNFOLD_W) + count_op(g, SO_OP_BNFOLD_B), 0); /* folded into weights */
+    int64_t na, nb;
+    float *a = run_ref(m->graph, &na), *b = run_ref(g, &nb);
+    assert_int_equal(na, nb);
+    for (int64_t k = 0; k < na; k++)
+        if (fabsf(a[k] - b[k]) > 1e-4f * (1.0f + fabsf(a[k]))) fail_msg("output %lld: %g vs %g", (long long)k, a[k], b[k]);
+    free(a);
+    free(b);
+    so_graph_free(g);
+    so_fold_free(&fc);
+    so_ruleset_free(&rs);
+    so_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,7 +603,7 @@ int main(void)
         cmocka_unit_test(test_forced_collision), cmocka_unit_test(test_pruning_stages),
         cmocka_unit_test(test_stage_counts),     cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_default_rules_families), cmocka_unit_test(test_bucket_split),
-        cmocka_unit_test(test_subsumption),
+        cmocka_unit_test(test_subsumption),      cmocka_unit_test(test_bn_fold_applies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
