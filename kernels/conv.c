@@ -6,6 +6,9 @@
 
 #include <cblas.h>
 #include <omp.h>
+#if defined(__FMA__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "winograd.h"
 
@@ -15,13 +18,16 @@ enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO };
 
 int64_t so_conv_wino_min_hw = 28 * 28;
 int64_t so_conv_wino_min_ch = 16;
+int64_t so_conv_direct_max_cg = 32;
 
 typedef struct conv_plan {
     int kind;
     int64_t N, C, H, W, O, Ho, Wo, G, Cg, Og, K;
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
     int64_t tile; /* im2col columns per tile */
-    int64_t Hp, Wp; /* depthwise: zero-bordered input plane */
+    int64_t Hp, Wp; /* CONV_DW: phase plane rows (Hh) and row length (Wh) */
+    int64_t ps, band; /* CONV_DW: floats per phase plane (flat outputs + DC_CHUNK + largest tap offset), rows per band */
+    int32_t *toff;  /* CONV_DW: per tap, offset into a channel's phase planes (owned) */
     so_wino wino;   /* CONV_WINO geometry */
     float *U;       /* CONV_WINO transformed weights (owned) */
     int res_in;   /* index of the residual in in[] or -1 */
@@ -34,6 +40,7 @@ static void conv_free(void *pp)
     free(p->ch.scale);
     free(p->ch.shift);
     free(p->U);
+    free(p->toff);
     free(p);
 }
 
@@ -137,92 +144,169 @@ static void conv_wino_run(void *priv, const so_tensor *in, so_tensor *out, float
     }
 }
 
-/* Copies plane x [H, W] into xp [Hp, Wp] with zero borders: xp[r][c] = x[r - pt][c - pl]. */
-static void pad_plane(const float *x, int64_t H, int64_t W, float *xp, int64_t Hp, int64_t Wp, int64_t pt, int64_t pl)
+/* ---- direct conv for depthwise and small-group convs ----
+   Each input channel of a group is split into sh*sw phase planes of Hh x Wh (stride
+   phases), zero-bordered: phase (a, b) row r col q = x[r*sh + a - pt][q*sw + b - pl]. Tap
+   (i, j) of output (oh, ow) then reads phase (i*dh % sh, j*dw % sw) at the flat index
+   k + (i*dh / sh) * Wh + (j*dw / sw) with k = oh * Wh + ow: every tap is a contiguous,
+   unit-stride run over the whole output plane (Wh - Wo garbage columns per row, dropped
+   when the block is copied out), so the loops vectorise over Ho * Wh instead of one short
+   row, for any stride and dilation. Outputs are computed OB at a time, the accumulators
+   in registers, each input load shared by the OB outputs of the group. */
+typedef float v8 __attribute__((vector_size(32)));
+
+static inline v8 ld8(const float *p)
 {
-    for (int64_t r = 0; r < Hp; r++) {
-        float *d = xp + r * Wp;
-        int64_t ir = r - pt;
-        if (ir < 0 || ir >= H) {
-            memset(d, 0, sizeof *d * (size_t)Wp);
-            continue;
+    v8 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void st8(float *p, v8 v) { memcpy(p, &v, sizeof v); }
+
+static inline v8 splat8(float w) { return (v8){w, w, w, w, w, w, w, w}; }
+
+static inline v8 fma8(v8 a, v8 b, v8 c)
+{
+#ifdef __FMA__
+    return (v8)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#else
+    return a * b + c;
+#endif
+}
+
+#define DC_CHUNK 32 /* flat outputs per register block (Lr is a multiple) */
+
+/* OB outputs (weights w, output stride ws between outputs) over planes xp (Cg channels of
+   cs floats, tap offsets toff[T]) into z [OB][Lr]. NV vectors of 8 per block. */
+static inline __attribute__((always_inline)) void dc_block(int OB, int NV, const float *xp, int64_t Cg, int64_t cs,
+                                                          const int32_t *toff, int64_t T, const float *w, int64_t ws, float *z,
+                                                          int64_t Lr)
+{
+    for (int64_t k0 = 0; k0 < Lr; k0 += 8 * NV) {
+        v8 acc[4][4];
+#pragma GCC unroll 4
+        for (int ob = 0; ob < OB; ob++)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++) acc[ob][v] = splat8(0.f);
+        for (int64_t c = 0; c < Cg; c++) {
+            const float *xc = xp + c * cs + k0, *wc = w + c * T;
+            for (int64_t t = 0; t < T; t++) {
+                const float *xt = xc + toff[t];
+                v8 x[4];
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++) x[v] = ld8(xt + 8 * v);
+#pragma GCC unroll 4
+                for (int ob = 0; ob < OB; ob++) {
+                    v8 wv = splat8(wc[ob * ws + t]);
+#pragma GCC unroll 4
+                    for (int v = 0; v < NV; v++) acc[ob][v] = fma8(wv, x[v], acc[ob][v]);
+                }
+            }
         }
-        int64_t c0 = SO_MIN(pl, Wp), c1 = SO_MIN(Wp, pl + W);
-        for (int64_t c = 0; c < c0; c++) d[c] = 0.f;
-        if (c1 > c0) memcpy(d + c0, x + ir * W + (c0 - pl), sizeof *d * (size_t)(c1 - c0));
-        for (int64_t c = c1 > c0 ? c1 : c0; c < Wp; c++) d[c] = 0.f;
+#pragma GCC unroll 4
+        for (int ob = 0; ob < OB; ob++)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++) st8(z + ob * Lr + k0 + 8 * v, acc[ob][v]);
     }
 }
 
-/* Depthwise (Cg == 1): each output channel o reads input channel o / Og. The input plane is
-   copied once into a zero-bordered per-thread buffer so the inner loops have no bounds
-   checks and vectorise over the output row. */
+/* d[q] = src[q + off] where 0 <= q + off < n, else 0, for q in [0, len). */
+static void fill_row(float *d, int64_t len, const float *src, int64_t n, int64_t off)
+{
+    int64_t q0 = SO_MIN(len, SO_MAX(0, -off)), q1 = SO_MAX(q0, SO_MIN(len, n - off));
+    for (int64_t q = 0; q < q0; q++) d[q] = 0.f;
+    if (q1 > q0) memcpy(d + q0, src + q0 + off, sizeof *d * (size_t)(q1 - q0));
+    for (int64_t q = q1; q < len; q++) d[q] = 0.f;
+}
+
+static int64_t floor_div2(int64_t a) { return a >= 0 ? a / 2 : -((-a + 1) / 2); }
+
+#define DC_ROW_MAX 4096 /* widest input row deinterleaved on the stack (stride 2) */
+
+/* Fills the sh*sw phase planes (each ps floats, Hh x Wh used, the rest zero) of plane x [H, W]. */
+static void dc_phases(const conv_plan *p, const float *x, float *xp)
+{
+    const int64_t Hh = p->Hp, Wh = p->Wp, W = p->W;
+    for (int64_t a = 0; a < p->sh; a++) {
+        for (int64_t r = 0; r < Hh; r++) {
+            int64_t ir = r * p->sh + a - p->ph;
+            const float *xr = x + ir * W;
+            if (ir < 0 || ir >= p->H) {
+                for (int64_t b = 0; b < p->sw; b++) memset(xp + (a * p->sw + b) * p->ps + r * Wh, 0, sizeof(float) * (size_t)Wh);
+            } else if (p->sw == 1) {
+                fill_row(xp + a * p->ps + r * Wh, Wh, xr, W, -p->pw);
+            } else if (p->sw == 2 && W <= DC_ROW_MAX) { /* deinterleave the row once, then shifted copies */
+                float ev[DC_ROW_MAX / 2 + 8], od[DC_ROW_MAX / 2 + 8];
+                int64_t i = 0;
+#ifdef __AVX2__
+                for (; i + 16 <= W; i += 16) {
+                    __m256 lo = _mm256_loadu_ps(xr + i), hi = _mm256_loadu_ps(xr + i + 8);
+                    __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+                    _mm256_storeu_ps(ev + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
+                    _mm256_storeu_ps(od + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8)));
+                }
+#endif
+                for (; i < W; i++) (i % 2 ? od : ev)[i / 2] = xr[i];
+                for (int64_t b = 0; b < 2; b++) {
+                    int64_t t = b - p->pw; /* iw = 2q + t */
+                    float *d = xp + (a * 2 + b) * p->ps + r * Wh;
+                    if (t % 2 == 0)
+                        fill_row(d, Wh, ev, (W + 1) / 2, floor_div2(t));
+                    else
+                        fill_row(d, Wh, od, W / 2, floor_div2(t - 1));
+                }
+            } else {
+                for (int64_t b = 0; b < p->sw; b++) {
+                    float *d = xp + (a * p->sw + b) * p->ps + r * Wh;
+                    int64_t off = b - p->pw; /* iw = q*sw + off */
+                    for (int64_t q = 0; q < Wh; q++) {
+                        int64_t iw = q * p->sw + off;
+                        d[q] = (iw >= 0 && iw < W) ? xr[iw] : 0.f;
+                    }
+                }
+            }
+        }
+        for (int64_t b = 0; b < p->sw; b++) {
+            float *d = xp + (a * p->sw + b) * p->ps + Hh * Wh;
+            memset(d, 0, sizeof *d * (size_t)(p->ps - Hh * Wh));
+        }
+    }
+}
+
 static void conv_dw_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     const conv_plan *p = priv;
     const float *X = in[0].data, *Wt = in[1].data;
     const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
-    const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Wo = p->Wo, sw = p->sw, dw = p->dw, kh = p->kh, kw = p->kw;
-    const int64_t Hp = p->Hp, Wp = p->Wp, Cg = p->Cg, Og = p->Og, plane = Hp * Wp;
-    const int fast3 = kh == 3 && kw == 3 && p->dh == 1 && dw == 1 && (sw == 1 || sw == 2);
-#pragma omp parallel for if (p->N * p->O * hw * Cg * kh * kw > PAR_MIN)
+    const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Cg = p->Cg, Og = p->Og, T = p->kh * p->kw;
+    const int64_t cs = p->sh * p->sw * p->ps, Wh = p->Wp;
+    const int64_t per_thread = Cg * cs + 4 * (p->band * Wh + DC_CHUNK);
+#pragma omp parallel for if (p->N * p->O * hw * Cg * T > PAR_MIN)
     for (int64_t q = 0; q < p->N * p->G; q++) {
         int64_t n = q / p->G, g = q % p->G;
-        float *xp = scratch + (int64_t)omp_get_thread_num() * Cg * plane;
-        for (int64_t c = 0; c < Cg; c++)
-            pad_plane(X + (n * p->C + g * Cg + c) * hw_in, p->H, p->W, xp + c * plane, Hp, Wp, p->ph, p->pw);
-        for (int64_t o = g * Og; o < (g + 1) * Og; o++) {
-            const float *w = Wt + o * Cg * kh * kw;
-            float *y = Y + (n * p->O + o) * hw;
-            const float *Ro = R ? R + (n * p->O + o) * hw : NULL;
-            if (fast3) {
-                /* 3x3: nine taps per input channel in one pass per output row; epilogue on the row in L1 */
-                for (int64_t oh = 0; oh < p->Ho; oh++) {
-                    float *restrict yr = y + oh * Wo;
-                    for (int64_t c = 0; c < Cg; c++) {
-                        const float *wc = w + c * 9;
-                        const float w00 = wc[0], w01 = wc[1], w02 = wc[2], w10 = wc[3], w11 = wc[4], w12 = wc[5], w20 = wc[6],
-                                    w21 = wc[7], w22 = wc[8];
-                        const float *restrict r0 = xp + c * plane + oh * p->sh * Wp, *restrict r1 = r0 + Wp, *restrict r2 = r1 + Wp;
-#define TAPS(S)                                                                                                        \
-    (w00 * r0[(S) * ow] + w01 * r0[(S) * ow + 1] + w02 * r0[(S) * ow + 2] + w10 * r1[(S) * ow] + w11 * r1[(S) * ow + 1] + \
-     w12 * r1[(S) * ow + 2] + w20 * r2[(S) * ow] + w21 * r2[(S) * ow + 1] + w22 * r2[(S) * ow + 2])
-                        if (sw == 1 && c == 0) {
-#pragma omp simd
-                            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = TAPS(1);
-                        } else if (sw == 1) {
-#pragma omp simd
-                            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += TAPS(1);
-                        } else if (c == 0) {
-#pragma omp simd
-                            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = TAPS(2);
-                        } else {
-#pragma omp simd
-                            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += TAPS(2);
-                        }
-#undef TAPS
-                    }
-                    so_fast_epi_row(&p->ch.ep, o, yr, Ro ? Ro + oh * Wo : NULL, Wo);
+        float *xp = scratch + (int64_t)omp_get_thread_num() * per_thread, *z = xp + Cg * cs;
+        for (int64_t c = 0; c < Cg; c++) dc_phases(p, X + (n * p->C + g * Cg + c) * hw_in, xp + c * cs);
+        for (int64_t o = g * Og; o < (g + 1) * Og;) {
+            int ob = Og - (o - g * Og) >= 4 ? 4 : 1;
+            const float *w = Wt + o * Cg * T;
+            for (int64_t oh0 = 0; oh0 < p->Ho; oh0 += p->band) { /* row bands: z stays in L1 */
+                int64_t oh1 = SO_MIN(p->Ho, oh0 + p->band), kb = oh0 * Wh;
+                int64_t len = ((oh1 - oh0) * Wh + DC_CHUNK - 1) / DC_CHUNK * DC_CHUNK;
+                if (ob == 4)
+                    dc_block(4, 2, xp + kb, Cg, cs, p->toff, T, w, Cg * T, z, len);
+                else
+                    dc_block(1, 4, xp + kb, Cg, cs, p->toff, T, w, Cg * T, z, len);
+                for (int b = 0; b < ob; b++) {
+                    float *y = Y + (n * p->O + o + b) * hw + oh0 * p->Wo;
+                    for (int64_t oh = oh0; oh < oh1; oh++)
+                        memcpy(y + (oh - oh0) * p->Wo, z + b * len + (oh - oh0) * Wh, sizeof *y * (size_t)p->Wo);
+                    so_fast_epi_row(&p->ch.ep, o + b, y, R ? R + (n * p->O + o + b) * hw + oh0 * p->Wo : NULL,
+                                    (oh1 - oh0) * p->Wo);
                 }
-                continue;
             }
-            for (int64_t oh = 0; oh < p->Ho; oh++) {
-                float *restrict yr = y + oh * Wo;
-                for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = 0.f;
-                for (int64_t c = 0; c < Cg; c++)
-                    for (int64_t i = 0; i < kh; i++) {
-                        const float *restrict xr = xp + c * plane + (oh * p->sh + i * p->dh) * Wp;
-                        const float *wi = w + (c * kh + i) * kw;
-                        for (int64_t j = 0; j < kw; j++) {
-                            float wv = wi[j];
-                            const float *xs = xr + j * dw;
-#pragma omp simd
-                            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += wv * xs[ow * sw];
-                        }
-                    }
-            }
-            so_fast_epi_row(&p->ch.ep, o, y, Ro, hw);
+            o += ob;
         }
     }
 }
@@ -267,12 +351,20 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     if (p->ch.has_extra) p->res_in = n->n_in;
     so_fast_chain_apply(&p->ch, k);
     int64_t hw = p->Ho * p->Wo;
-    int small_groups = p->G > 1 && p->Cg <= 8 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && (p->sw == 1 || p->sw == 2);
-    if ((p->Cg == 1 && p->G > 1) || small_groups) {
+    if (p->G > 1 && p->Cg <= so_conv_direct_max_cg && p->kh * p->kw <= 64) {
         p->kind = CONV_DW;
-        p->Hp = (p->Ho - 1) * p->sh + (p->kh - 1) * p->dh + 1;
-        p->Wp = (p->Wo - 1) * p->sw + (p->kw - 1) * p->dw + 1;
-        k->scratch_bytes = sizeof(float) * (size_t)(p->Cg * p->Hp * p->Wp) * (size_t)omp_get_max_threads();
+        p->Hp = p->Ho + (p->kh - 1) * p->dh / p->sh;
+        p->Wp = p->Wo + (p->kw - 1) * p->dw / p->sw;
+        p->band = SO_MAX(1, 1024 / p->Wp);
+        p->ps = (p->Ho * p->Wp + DC_CHUNK + (p->kh - 1) * p->dh / p->sh * p->Wp + (p->kw - 1) * p->dw / p->sw + 7) / 8 * 8;
+        p->toff = so_xmalloc(sizeof *p->toff * (size_t)(p->kh * p->kw));
+        for (int64_t ti = 0; ti < p->kh; ti++)
+            for (int64_t tj = 0; tj < p->kw; tj++) {
+                int64_t pa = ti * p->dh % p->sh, pb = tj * p->dw % p->sw;
+                p->toff[ti * p->kw + tj] = (int32_t)((pa * p->sw + pb) * p->ps + ti * p->dh / p->sh * p->Wp + tj * p->dw / p->sw);
+            }
+        k->scratch_bytes =
+            sizeof(float) * (size_t)(p->Cg * p->sh * p->sw * p->ps + 4 * (p->band * p->Wp + DC_CHUNK)) * (size_t)omp_get_max_threads();
         k->run = conv_dw_run;
         k->name = p->Cg == 1 ? "conv_depthwise" : "conv_grouped_direct";
     } else if (p->G == 1 && p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&

@@ -13,6 +13,10 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k);
    (tests lower them to reach small shapes). */
 extern int64_t so_conv_wino_min_hw, so_conv_wino_min_ch;
 
+/* Grouped convs (group > 1) with at most so_conv_direct_max_cg input channels per group
+   (depthwise included) use the direct kernel instead of im2col + sgemm per group. */
+extern int64_t so_conv_direct_max_cg;
+
 /* Largest im2col scratch (floats) a conv kernel uses; larger problems are tiled by columns. */
 #define SO_CONV_SCRATCH_FLOATS ((int64_t)1 << 21)
 
