@@ -218,7 +218,14 @@ static void test_conv_edge_cases(void **state)
     one_conv(14, 1, 6, 9, 8, 6, 3, 3, 1, 2, 0, 2, 1, 0, 2, 1, 6, 0, 0);   /* depthwise, mixed stride/dilation */
     one_conv(15, 2, 16, 11, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1); /* grouped direct, Cg 4 */
     one_conv(16, 1, 16, 12, 13, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 4); /* grouped direct, Cg 8, stride 2 */
-    one_conv(17, 1, 18, 7, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 0);   /* Cg 9: im2col per group */
+    one_conv(17, 1, 18, 7, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 0);   /* grouped direct, Cg 9, Og 3 (no 4-block) */
+    one_conv(19, 1, 66, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1);   /* Cg 33: im2col per group */
+    one_conv(20, 1, 64, 9, 9, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1);  /* grouped direct, Cg 32, stride 2 */
+    one_conv(21, 1, 32, 14, 14, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 0, 0); /* grouped direct, Cg 16, Og 20 (4-blocks + rest) */
+    one_conv(22, 1, 3, 45, 131, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 1);  /* depthwise, many row bands */
+    one_conv(23, 1, 4, 60, 97, 4, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 4, 1, 0);  /* depthwise stride 2, bands, asym pad */
+    one_conv(24, 1, 4, 17, 19, 8, 5, 5, 3, 2, 2, 2, 1, 2, 2, 1, 4, 1, 1);  /* grouped 5x5, stride (3,2), dilation (2,1) */
+    one_conv(25, 2, 6, 8, 9, 6, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1, 6, 1, 0);    /* depthwise 1x7 */
     one_conv(18, 1, 12, 8, 8, 12, 3, 3, 2, 1, 0, 1, 2, 1, 1, 1, 3, 0, 0);  /* grouped, stride (2,1), asym pad */
 }
 
