@@ -2,15 +2,18 @@
 # bench_kernels.sh - backend benchmark: superopt run vs ONNX Runtime (optimizations disabled and all) on the same
 # unoptimized models in the same run, at 1 and 2 threads, with achieved GFLOP/s against cblas_sgemm's 2048^3 peak.
 # Usage: tests/bench_kernels.sh [MODEL.onnx ...]   (default: the data/full models of issue #3)
-# Env: BUILD (build dir with superopt), ROUNDS (interleaved rounds, default 3), ITERS (timed runs per round, 10),
+# Env: BUILD (build dir with superopt), ROUNDS (interleaved rounds, default 5), ITERS (timed runs per round, 10),
 #      WARMUP (2), THREADS ("1 2"), JSON (file for one JSON line per model and thread count).
-# Each round runs superopt, ORT 'disabled' and ORT 'all' back to back; the figure reported is the median over
-# rounds of each tool's median latency, so load from other processes hits all three alike; the min columns
-# (fastest single run over all rounds) are less sensitive to a loaded machine.
+# Each round runs superopt, ORT 'disabled' and ORT 'all' back to back (the order rotates from round to round);
+# the latency columns are the median over rounds of each tool's median latency, and the ratio columns are
+# the MEDIAN OF THE PER-ROUND (PAIRED) RATIOS, so load from other processes hits both sides of a ratio alike.
+# The min columns (fastest single run over all rounds) are less sensitive to a loaded machine. 'acc' is the
+# issue-3 acceptance per row: so/dis <= 1 and so/all <= 1.25 (paired medians). The load average is printed
+# before each thread count and at the end.
 set -u
 BUILD=${BUILD:-build}
 SO=$BUILD/superopt
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 ITERS=${ITERS:-10}
 WARMUP=${WARMUP:-2}
 THREADS=${THREADS:-1 2}
@@ -39,54 +42,78 @@ try: print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])
 except Exception: print("")' "$1"; }
 
 [ -n "$JSON" ] && : >"$JSON"
-printf '%-16s %3s %10s %10s %10s %7s %7s | %9s %9s %9s %7s %7s | %8s %6s\n' model thr "so_med_ms" "dis_med" "all_med" "so/dis" "so/all" "so_min_ms" "dis_min" "all_min" "so/dis" "so/all" "GFLOP/s" "%peak"
+printf '%-16s %3s %10s %10s %10s %7s %7s %4s | %9s %9s %9s %7s %7s | %8s %6s\n' model thr "so_med_ms" "dis_med" "all_med" "so/dis" "so/all" "acc" "so_min_ms" "dis_min" "all_min" "so/dis" "so/all" "GFLOP/s" "%peak"
 for t in $THREADS; do
     peak=$("$TMP/sgemm_peak" 2048 "$t" 10 | field gflops) # best of 10: robust to load spikes
-    echo "cblas_sgemm 2048^3 peak at $t thread(s): $peak GFLOP/s"
+    echo "cblas_sgemm 2048^3 peak at $t thread(s): $peak GFLOP/s; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
     for m in "${MODELS[@]}"; do
         name=$(basename "$m" .onnx)
         gflop=$($SO run "$m" --iters 1 --warmup 0 --threads "$t" --profile --json 2>&1 >/dev/null |
             sed -n 's/.*, \([0-9.]*\) GFLOP per run.*/\1/p')
         so=() dis=() all=() somin=() dismin=() allmin=() peak_act=""
         for r in $(seq "$ROUNDS"); do
-            out=$($SO run "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$TMP/err") ||
-                { echo "$name: superopt run failed: $(head -1 "$TMP/err")" >&2; continue 2; }
-            so+=("$(echo "$out" | field median_ms)")
-            somin+=("$(echo "$out" | field min_ms)")
-            peak_act=$(echo "$out" | field peak_activation_bytes)
-            if [ $have_ort -eq 1 ]; then
-                o=$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt disabled --json 2>"$TMP/ort_err") ||
-                    echo "$name: ONNX Runtime (disabled) failed: $(head -1 "$TMP/ort_err")" >&2
-                dis+=("$(echo "$o" | field median_ms)")
-                dismin+=("$(echo "$o" | field min_ms)")
-                o=$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt all --json 2>"$TMP/ort_err") ||
-                    echo "$name: ONNX Runtime (all) failed: $(head -1 "$TMP/ort_err")" >&2
-                all+=("$(echo "$o" | field median_ms)")
-                allmin+=("$(echo "$o" | field min_ms)")
-            fi
+            for k in 0 1 2; do
+                case $(((k + r) % 3)) in
+                0)
+                    out=$($SO run "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$TMP/err") ||
+                        { echo "$name: superopt run failed: $(head -1 "$TMP/err")" >&2; continue 3; }
+                    so+=("$(echo "$out" | field median_ms)")
+                    somin+=("$(echo "$out" | field min_ms)")
+                    peak_act=$(echo "$out" | field peak_activation_bytes)
+                    ;;
+                1)
+                    [ $have_ort -eq 1 ] || continue
+                    o=$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt disabled --json 2>"$TMP/ort_err") ||
+                        echo "$name: ONNX Runtime (disabled) failed: $(head -1 "$TMP/ort_err")" >&2
+                    v=$(echo "$o" | field median_ms)
+                    dis+=("${v:-x}")
+                    dismin+=("$(echo "$o" | field min_ms)")
+                    ;;
+                2)
+                    [ $have_ort -eq 1 ] || continue
+                    o=$($ORT "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --opt all --json 2>"$TMP/ort_err") ||
+                        echo "$name: ONNX Runtime (all) failed: $(head -1 "$TMP/ort_err")" >&2
+                    v=$(echo "$o" | field median_ms)
+                    all+=("${v:-x}")
+                    allmin+=("$(echo "$o" | field min_ms)")
+                    ;;
+                esac
+            done
         done
         $PY - "$name" "$t" "${gflop:-0}" "${peak:-0}" "${peak_act:-0}" "${so[*]}" "${dis[*]:-}" "${all[*]:-}" "$JSON" "${somin[*]}" "${dismin[*]:-}" "${allmin[*]:-}" <<'EOF'
 import json, statistics, sys
 name, t, gflop, peak, act, so, dis, al, jf, somin, dismin, allmin = sys.argv[1:13]
-def med(s):
-    v = [float(x) for x in s.split() if x]
+def vals(s): # per round, None for a failed run ('x')
+    return [float(x) if x not in ("x", "") else None for x in s.split()]
+def med(v):
+    v = [x for x in v if x is not None]
     return statistics.median(v) if v else None
-def mn(s):
-    v = [float(x) for x in s.split() if x]
-    return min(v) if v else None
-s, d, a = med(so), med(dis), med(al)
-s2, d2, a2 = mn(somin), mn(dismin), mn(allmin)
+def paired(a, b): # median over rounds of a[r] / b[r]
+    r = [x / y for x, y in zip(a, b) if x and y]
+    return statistics.median(r) if r else None
+S, D, A = vals(so), vals(dis), vals(al)
+s, d, a = med(S), med(D), med(A)
+rd, ra = paired(S, D), paired(S, A)
+s2, d2, a2 = med([min(vals(somin))] if somin.split() else []), None, None
+dm, am = [x for x in vals(dismin) if x is not None], [x for x in vals(allmin) if x is not None]
+d2, a2 = (min(dm) if dm else None), (min(am) if am else None)
 gflop, peak = float(gflop), float(peak)
 gfs = gflop / (s / 1e3) if s else 0.0
 fmt = lambda x, w: ("%" + str(w) + ".4f") % x if x is not None else ("%" + str(w) + "s") % "-"
-rat = lambda x, y: "%7.2f" % (x / y) if x and y else "%7s" % "-"
-print("%-16s %3s %s %s %s %s %s | %s %s %s %s %s | %8.2f %5.1f%%" % (name, t, fmt(s, 10), fmt(d, 10), fmt(a, 10), rat(s, d),
-      rat(s, a), fmt(s2, 9), fmt(d2, 9), fmt(a2, 9), rat(s2, d2), rat(s2, a2), gfs, 100 * gfs / peak if peak else 0))
+rat = lambda x: "%7.2f" % x if x is not None else "%7s" % "-"
+rat2 = lambda x, y: "%7.2f" % (x / y) if x and y else "%7s" % "-"
+acc = "-" if rd is None or ra is None else ("ok" if rd <= 1.0 and ra <= 1.25 else "no")
+print("%-16s %3s %s %s %s %s %s %4s | %s %s %s %s %s | %8.2f %5.1f%%" % (name, t, fmt(s, 10), fmt(d, 10), fmt(a, 10), rat(rd),
+      rat(ra), acc, fmt(s2, 9), fmt(d2, 9), fmt(a2, 9), rat2(s2, d2), rat2(s2, a2), gfs, 100 * gfs / peak if peak else 0))
+sys.stdout.flush()
 if jf:
     with open(jf, "a") as f:
-        f.write(json.dumps({"model": name, "threads": int(t), "superopt_ms": s, "ort_disabled_ms": d, "ort_all_ms": a, "superopt_min_ms": s2, "ort_disabled_min_ms": d2, "ort_all_min_ms": a2,
+        f.write(json.dumps({"model": name, "threads": int(t), "superopt_ms": s, "ort_disabled_ms": d, "ort_all_ms": a,
+                            "ratio_disabled_paired": rd, "ratio_all_paired": ra, "rounds": len(S),
+                            "superopt_min_ms": s2, "ort_disabled_min_ms": d2, "ort_all_min_ms": a2,
                             "gflop": gflop, "gflops": gfs, "sgemm_peak_gflops": peak,
                             "peak_activation_bytes": int(float(act))}) + "\n")
 EOF
     done
 done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
