@@ -19,6 +19,8 @@ enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO };
 int64_t so_conv_wino_min_hw = 28 * 28;
 int64_t so_conv_wino_min_ch = 16;
 int64_t so_conv_direct_max_cg = 32;
+int64_t so_conv_direct_max_c = 4;
+int64_t so_conv_min_tile = 512;
 
 typedef struct conv_plan {
     int kind;
@@ -450,7 +452,8 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         k->scratch_bytes = sizeof(float) * (size_t)(p->Cg * p->Hq * p->Wq) * (size_t)omp_get_max_threads();
         k->run = conv_dw3s2_run;
         k->name = "conv_depthwise_s2";
-    } else if (p->G > 1 && p->Cg <= so_conv_direct_max_cg && p->kh * p->kw <= 64) {
+    } else if (((p->G > 1 && p->Cg <= so_conv_direct_max_cg) || (p->G == 1 && p->C <= so_conv_direct_max_c && p->kh * p->kw >= 9)) &&
+               p->kh * p->kw <= 64) {
         p->kind = CONV_DW;
         p->Hp = p->Ho + (p->kh - 1) * p->dh / p->sh;
         p->Wp = p->Wo + (p->kw - 1) * p->dw / p->sw;
@@ -465,7 +468,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         k->scratch_bytes =
             sizeof(float) * (size_t)(p->Cg * p->sh * p->sw * p->ps + 4 * (p->band * p->Wp + DC_CHUNK)) * (size_t)omp_get_max_threads();
         k->run = conv_dw_run;
-        k->name = p->Cg == 1 ? "conv_depthwise" : "conv_grouped_direct";
+        k->name = p->Cg == 1 ? "conv_depthwise" : p->G > 1 ? "conv_grouped_direct" : "conv_direct";
     } else if (p->G == 1 && p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
                hw >= so_conv_wino_min_hw && p->C >= so_conv_wino_min_ch && p->O >= so_conv_wino_min_ch &&
                g->nodes[n->in[1].node].op == SO_OP_WEIGHT) {
@@ -492,7 +495,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         int64_t tile = ((int64_t)1 << 16) / (p->Og ? p->Og : 1);
         if (p->kind == CONV_IM2COL) tile = SO_MIN(tile, SO_CONV_SCRATCH_FLOATS / (p->K ? p->K : 1));
         tile = (tile + 15) / 16 * 16;
-        if (tile < 128) tile = 128;
+        if (tile < so_conv_min_tile) tile = so_conv_min_tile;
         if (tile > hw) tile = hw;
         p->tile = tile;
         if (p->kind == CONV_IM2COL) k->scratch_bytes = sizeof(float) * (size_t)(p->K * tile);
