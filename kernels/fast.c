@@ -7,6 +7,9 @@
 
 #include <cblas.h>
 #include <omp.h>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
 
 #include "conv.h"
 
@@ -878,6 +881,40 @@ static void pool_free(void *pp)
     free(p);
 }
 
+/* ev[i] = x[2i], od[i] = x[2i+1] for the n floats of x. */
+static void deinterleave2(const float *restrict x, int64_t n, float *restrict ev, float *restrict od)
+{
+    int64_t i = 0;
+#ifdef __AVX2__
+    for (; i + 16 <= n; i += 16) {
+        __m256 lo = _mm256_loadu_ps(x + i), hi = _mm256_loadu_ps(x + i + 8);
+        __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+        _mm256_storeu_ps(ev + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
+        _mm256_storeu_ps(od + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8)));
+    }
+#endif
+    for (; i < n; i++) {
+        if (i % 2)
+            od[i / 2] = x[i];
+        else
+            ev[i / 2] = x[i];
+    }
+}
+
+/* tr = first ? xs : max(tr, xs) (or sum) over n floats. */
+static inline void pool_row(float *restrict tr, const float *restrict xs, int64_t n, int is_max, int first)
+{
+    if (first) {
+        memcpy(tr, xs, sizeof *tr * (size_t)n);
+    } else if (is_max) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) tr[i] = xs[i] > tr[i] ? xs[i] : tr[i];
+    } else {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) tr[i] += xs[i];
+    }
+}
+
 /* Separable pooling over a bordered copy of each plane (border -inf for max, 0 for avg):
    a horizontal pass into tmp [Hp, Wo], then a vertical pass into the output. Max pooling
    does not propagate NaN. */
@@ -886,7 +923,7 @@ static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     const pool_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
-    const int64_t Hp = p->Hp, Wp = p->Wp, Wo = p->Wo, Ho = p->Ho, per = Hp * Wp + Hp * Wo;
+    const int64_t Hp = p->Hp, Wp = p->Wp, Wo = p->Wo, Ho = p->Ho, per = Hp * Wp + Hp * Wo + Wp + 2;
     const float border = p->is_max ? -INFINITY : 0.f;
 #pragma omp parallel for if (p->planes * Ho * Wo * p->kh * p->kw > PAR_MIN)
     for (int64_t q = 0; q < p->planes; q++) {
@@ -907,7 +944,21 @@ static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
         }
         for (int64_t r = 0; r < Hp; r++) {
             const float *xr = xp + r * Wp;
-            float *tr = tmp + r * Wo;
+            float *restrict tr = tmp + r * Wo;
+            if (p->sw == 2) { /* deinterleave the row, then every tap is a unit-stride run */
+                float *ev = tmp + Hp * Wo, *od = ev + (Wp + 1) / 2;
+                deinterleave2(xr, Wp, ev, od);
+                for (int64_t j = 0; j < p->kw; j++) {
+                    int64_t t = j * p->dw;
+                    const float *restrict xs = (t % 2 ? od : ev) + t / 2;
+                    pool_row(tr, xs, Wo, p->is_max, j == 0);
+                }
+                continue;
+            }
+            if (p->sw == 1) {
+                for (int64_t j = 0; j < p->kw; j++) pool_row(tr, xr + j * p->dw, Wo, p->is_max, j == 0);
+                continue;
+            }
             for (int64_t ow = 0; ow < Wo; ow++) tr[ow] = xr[ow * p->sw];
             for (int64_t j = 1; j < p->kw; j++) {
                 const float *xs = xr + j * p->dw;
@@ -983,7 +1034,7 @@ static so_status select_pool(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
                 p->div[oh * p->Wo + ow] = cnt > 0 ? (float)cnt : INFINITY; /* empty window: 0 */
             }
     }
-    k->scratch_bytes = sizeof(float) * (size_t)(p->Hp * p->Wp + p->Hp * p->Wo) * (size_t)omp_get_max_threads();
+    k->scratch_bytes = sizeof(float) * (size_t)(p->Hp * p->Wp + p->Hp * p->Wo + p->Wp + 2) * (size_t)omp_get_max_threads();
     k->run = pool_run;
     k->priv = p;
     k->free_priv = pool_free;

@@ -645,6 +645,10 @@ static void test_pool(void **state)
         one_pool(4, op, 13, 13, 3, 3, 2, 2, 0, 0, 0, 0, 0, 1); /* ceil mode */
         one_pool(5, op, 10, 6, 3, 2, 1, 1, 1, 0, 2, 1, 1, 0);
         one_pool(6, op, 35, 35, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0);
+        one_pool(7, op, 40, 111, 3, 3, 2, 2, 0, 0, 0, 0, 0, 1); /* stride 2, wide rows (vector deinterleave), ceil */
+        one_pool(8, op, 11, 37, 4, 4, 2, 2, 1, 2, 1, 1, 0, 0);  /* stride 2, even kernel */
+        one_pool(9, op, 12, 29, 3, 5, 1, 3, 1, 2, 1, 2, 1, 0);  /* stride (1, 3) */
+        one_pool(10, op, 9, 33, 2, 3, 3, 2, 0, 1, 0, 1, 0, 1); /* stride (3, 2) */
     }
     tb t;
     tb_begin(&t, 1, 3);
