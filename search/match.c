@@ -87,7 +87,22 @@ typedef struct mstate {
     so_match_fn fn;
     void *ud;
     int count, stop;
+    uint32_t tries;                    /* candidate nodes tried (deadline checks) */
 } mstate;
+
+/* Checks ix->deadline every DEADLINE_EVERY candidate nodes: the enumeration of a rule whose
+   pattern has unconnected parts (two nodes sharing only a weight) is quadratic in the graph. */
+#define DEADLINE_EVERY 4096u
+
+static int past_deadline(mstate *s)
+{
+    const so_match_index *ix = s->ix;
+    if (ix->deadline <= 0 || (++s->tries % DEADLINE_EVERY) != 0) return 0;
+    if (so_now() < ix->deadline) return 0;
+    s->stop = 1;
+    if (ix->expired) *ix->expired = 1;
+    return 1;
+}
 
 /* Binds the symbols of d so that d == val, or defers when several symbols are unbound.
    Returns 1 if consistent so far. */
@@ -218,6 +233,7 @@ static void try_node(mstate *s, int oi, int p, int32_t c)
 {
     const so_rnode *pn = &s->r->src.nodes[p];
     const so_node *gn = &s->g->nodes[c];
+    if (s->stop || past_deadline(s)) return;
     if (gn->op != pn->op || gn->n_in != pn->n_in || gn->n_out != pn->n_out) return;
     if (is_mapped_node(s, c)) return;
     /* save binding state */
@@ -329,6 +345,10 @@ static void init_state(mstate *s, const so_match_index *ix, const so_rule *r, in
 int so_match_rule(const so_match_index *ix, const so_rule *r, int32_t rule_index, so_match_fn fn, void *ud)
 {
     if (r->src.n_nodes <= 0) return 0;
+    if (ix->deadline > 0 && so_now() >= ix->deadline) {
+        if (ix->expired) *ix->expired = 1;
+        return 0;
+    }
     mstate *s = so_xmalloc(sizeof *s);
     init_state(s, ix, r, rule_index, fn, ud);
     for (int p = r->src.n_nodes - 1; p >= 0; p--) s->order[s->n_order++] = p;
@@ -346,6 +366,10 @@ static int match_at(mstate *s, const so_match_index *ix, const so_rule *r, int32
     const so_graph *g = ix->g;
     const so_node *gn = &g->nodes[anchor];
     if (pn->op != gn->op || pn->n_in != gn->n_in || pn->n_out != gn->n_out) return 0;
+    if (ix->deadline > 0 && ix->expired && *ix->expired) {
+        *stop = 1;
+        return 0;
+    }
     /* cheap necessary conditions on the neighbours before the search proper: inputs that are
        pattern nodes have their operator and slot, consumers in the pattern exist among the
        anchor's users */

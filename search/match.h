@@ -24,6 +24,11 @@ typedef struct so_match_index {
     int32_t *use_node, *use_k;             /* user node and its input position */
     int32_t *n_uses;                       /* uses of node i (node inputs + graph outputs) */
     char *is_output;                       /* node i feeds a graph output */
+    double deadline;                       /* so_now() time after which enumerations stop early
+                                              (0, as so_match_index_init leaves it: none);
+                                              checked every few thousand candidate nodes */
+    int *expired;                          /* if not NULL, set to 1 when the deadline cut an
+                                              enumeration short (its count is then partial) */
 } so_match_index;
 
 /* Builds the index of g (caller frees with so_match_index_free). */
@@ -38,7 +43,8 @@ typedef int (*so_match_fn)(const so_match *m, void *ud);
    symbols (consistent across inputs and list attributes), preconditions; injective on nodes;
    intermediate pattern outputs not in the output map have no users outside the match; no
    rule input is bound to an output of a matched node; opaque nodes are never matched.
-   Returns the number of matches reported. */
+   Returns the number of matches reported; stops early (fewer matches) once ix->deadline has
+   passed. */
 int so_match_rule(const so_match_index *ix, const so_rule *r, int32_t rule_index, so_match_fn fn, void *ud);
 
 /* Same, restricted to matches that include graph node `anchor` (the incremental form). */

@@ -212,6 +212,16 @@ static int out_of_time(ctx *c)
     return c->timed_out;
 }
 
+/* Arms the matcher's deadline with the search's time limit (so_match_rule checks it inside
+   the enumeration; c->timed_out is set when it cuts one short). */
+static void arm_deadline(ctx *c, so_match_index *ix)
+{
+    if (c->o->time_limit > 0) {
+        ix->deadline = c->t0 + c->o->time_limit;
+        ix->expired = &c->timed_out;
+    }
+}
+
 static void progress(ctx *c, int final)
 {
     if (!c->o->progress) return;
@@ -450,6 +460,7 @@ static void expand_full(ctx *c, gref *r)
 {
     so_match_index ix;
     so_match_index_init(&ix, r->g);
+    arm_deadline(c, &ix);
     c->dirty = NULL;
     c->n_found = 0;
     for (int32_t k = 0; k < c->n_rules && !c->timed_out; k++) so_match_rule(&ix, &c->rules[k], k, on_match, c);
@@ -506,10 +517,12 @@ static void expand_from(ctx *c, const gref *p, gref *r)
     /* anchored at dirty nodes */
     so_match_index ix;
     so_match_index_init(&ix, g);
+    arm_deadline(c, &ix);
     c->dirty = dirty;
     c->n_found = 0;
     for (int32_t j = 0; j < n && !c->timed_out; j++) {
         if (!dirty[j] || (so_ops[g->nodes[j].op].flags & (SO_F_SOURCE | SO_F_OPAQUE))) continue;
+        if ((c->res->anchors & 63) == 63 && out_of_time(c)) break;
         c->anchor = j;
         c->res->anchors++;
         const so_node *nd = &g->nodes[j];

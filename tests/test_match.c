@@ -569,6 +569,47 @@ static void test_order_kept(void **state)
     so_model_free(t.m);
 }
 
+/* The matcher's deadline: rule 2 (two matmuls sharing X) has k*(k-1) matches among k matmuls of
+   one X; with a deadline already past, the enumeration stops at once, reports fewer matches and
+   sets the expired flag; with a far deadline it finds them all and leaves the flag alone. */
+static int count_fn(const so_match *m, void *ud)
+{
+    (void)m;
+    (*(int64_t *)ud)++;
+    return 0;
+}
+
+static void test_deadline(void **state)
+{
+    (void)state;
+    tb t;
+    so_shape xs = shape2(2, 4);
+    tb_new(&t, 1, &xs, 1);
+    enum { K = 300 };
+    int32_t w = tb_weight(&t, 2, 4, 3), last = -1;
+    for (int i = 0; i < K; i++) last = tb_op(&t, SO_OP_MATMUL, 0, w, 0);
+    t.g->outputs[0] = (so_edge){last, 0};
+    so_match_index ix;
+    so_match_index_init(&ix, t.g);
+    int expired = 0;
+    ix.expired = &expired;
+    int64_t seen = 0;
+    ix.deadline = so_now() + 3600;
+    assert_int_equal(so_match_rule(&ix, &rs.rules[1], 1, count_fn, &seen), K * (K - 1));
+    assert_int_equal(seen, K * (K - 1));
+    assert_int_equal(expired, 0);
+    seen = 0;
+    ix.deadline = so_now() - 1; /* already past */
+    int n = so_match_rule(&ix, &rs.rules[1], 1, count_fn, &seen);
+    assert_true(n < K * (K - 1));
+    assert_int_equal(n, seen);
+    assert_int_equal(expired, 1);
+    /* anchored matching stops too once the deadline has expired */
+    assert_int_equal(so_match_rule_at(&ix, &rs.rules[1], 1, last, count_fn, &seen), 0);
+    so_match_index_free(&ix);
+    so_model_free(t.m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -577,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_rewrite_origin),
         cmocka_unit_test(test_anchor_node_and_keys),
         cmocka_unit_test(test_merge_matmuls),
+        cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_distribute_and_external_use),
         cmocka_unit_test(test_precondition_and_anchor),
         cmocka_unit_test(test_cycle_rejected),

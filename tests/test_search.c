@@ -212,6 +212,82 @@ static void test_budget_counts(void **state)
     so_model_free(m);
 }
 
+/* The time limit reaches inside the matcher: among 20000 matmuls sharing X, a rule pairing two
+   matmuls of X whose precondition never holds tries 400 million pairs and finds no match (no
+   match callback ever runs, so only a check inside the enumeration can stop it: without one
+   this test runs for minutes); with a time limit that has already expired when matching
+   starts, the search returns at once, stopped by time, with the input. */
+static const char *PAIR_RULE =
+    "rule 1\n"
+    "  input X [m,k]\n"
+    "  input A [k,n]\n"
+    "  input B [k,n]\n"
+    "  src a = matmul(X, A) act=none\n"
+    "  src b = matmul(X, B) act=none\n"
+    "  dst c = matmul(X, A) act=none\n"
+    "  dst d = matmul(X, B) act=none\n"
+    "  map a -> c\n"
+    "  map b -> d\n"
+    "  where n >= 1000\n"
+    "  proof unverified\n"
+    "end\n";
+
+static void test_time_limit_in_matcher(void **state)
+{
+    (void)state;
+    so_model *m = so_model_new("wide");
+    int64_t xd[2] = {2, 4};
+    m->n_inputs = 1;
+    m->inputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
+    m->inputs[0].name = "x";
+    m->inputs[0].shape = so_shape_make(2, xd);
+    m->n_outputs = 1;
+    m->outputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
+    so_graph *g = so_graph_new(m);
+    m->graph = g;
+    so_graph_add(g, SO_OP_INPUT, NULL, 0, 1, NULL, 0, NULL);
+    uint64_t seed = 3;
+    int32_t acc = -1;
+    for (int i = 0; i < 20000; i++) {
+        int64_t wd[2] = {4, 4};
+        so_shape ws = so_shape_make(2, wd);
+        float *d = malloc(sizeof(float) * 16);
+        so_rng_fill(&seed, d, 16);
+        int32_t w = so_graph_add(g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(m, NULL, ws, d), NULL);
+        so_edge in[2] = {{0, 0}, {w, 0}};
+        int32_t mm = so_graph_add(g, SO_OP_MATMUL, in, 2, 1, NULL, -1, NULL);
+        if (acc < 0) {
+            acc = mm;
+        } else {
+            so_edge ain[2] = {{acc, 0}, {mm, 0}};
+            acc = so_graph_add(g, SO_OP_ADD, ain, 2, 1, NULL, -1, NULL);
+        }
+    }
+    g->outputs[0] = (so_edge){acc, 0};
+    assert_int_equal(so_graph_infer_all(g), SO_OK);
+    assert_int_equal(so_graph_toposort(g), SO_OK);
+    so_cost_model cm;
+    so_fold_ctx fc;
+    so_cost_init(&cm, SO_COST_FLOPS, 1, "");
+    so_fold_init(&fc, m);
+    so_ruleset prs;
+    assert_int_equal(so_rules_parse("pair.rules", PAIR_RULE, strlen(PAIR_RULE), &prs), SO_OK);
+    for (int kind = SO_SEARCH_GREEDY; kind <= SO_SEARCH_BACKTRACK; kind++) {
+        so_search_opts o = {.kind = kind, .alpha = 1.05, .budget = 1000, .time_limit = 1e-9};
+        so_search_result res;
+        assert_int_equal(so_search_run(g, prs.rules, prs.n_rules, &cm, &fc, &o, &res), SO_OK);
+        assert_int_equal(res.stopped_by, 2);
+        assert_true(res.cost_after == res.cost_before);
+        assert_int_equal(res.n_path, 0);
+        assert_int_equal(res.matches, 0);
+        so_search_result_free(&res);
+    }
+    so_ruleset_free(&prs);
+    so_fold_free(&fc);
+    so_cost_free(&cm);
+    so_model_free(m);
+}
+
 /* The command end to end on a committed model: a report with the contract's keys; and the safety
    net: a wrong (unverified) rule is refused without --allow-unverified, and with it the
    numeric check fails, nothing is written and the message names the rule. */
@@ -334,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_modes_ordered),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_budget_counts),
+        cmocka_unit_test(test_time_limit_in_matcher),
         cmocka_unit_test(test_optimize_command),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
