@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 /* ---------------- residue arithmetic ---------------- */
@@ -686,8 +687,7 @@ typedef struct shared {
     int max_ops;
     int shard_i, shard_n;
     int max_reduce;          /* most outputs one node can remove: max (inputs - 1) */
-    int pass;                /* 0: single pass; 1: count keys only; 2: keep keys seen twice */
-    uint64_t *seen1, *seen2; /* two-pass filter: bit (key mod 2^FILTER_BITS) seen once / twice */
+    int n_parts;             /* key partitions of the recorded graphs */
     work_item *items;
     int64_t n_items;
     atomic_llong next, done, graphs;
@@ -704,10 +704,68 @@ typedef struct tstate {
     uint64_t h[GEN_MAX_NODES];
     int k;
     int n_free;      /* free enlarge nodes in the current graph (0 or 1) */
-    gen_graph *out;
-    int64_t n_out, cap_out;
+    struct pbuf *pb; /* [n_parts]: this thread's recorded graphs per key partition */
+    int64_t mem_recs; /* records held in memory (spilled beyond gen_spill_bytes) */
     int64_t graphs;
 } tstate;
+
+/* A recorded graph, compact (canon and mask are recomputed from the nodes at load). */
+typedef struct gen_rec {
+    uint64_t key;
+    gen_node nodes[GEN_MAX_NODES];
+    uint8_t n_nodes, n_out, out[GEN_MAX_OUT];
+} gen_rec;
+
+/* One thread's records of one partition: in memory, and spilled to an unlinked temp file. */
+typedef struct pbuf {
+    gen_rec *mem;
+    int64_t n, cap;
+    FILE *f;
+    int64_t n_file;
+} pbuf;
+
+struct gen_parts {
+    const gen_universe *u;
+    int n_parts, n_threads;
+    pbuf *pb;        /* [thread * n_parts + part] */
+    int64_t total;
+};
+
+int64_t gen_spill_bytes = (int64_t)256 << 20;
+int gen_n_parts = 0;
+
+static int part_of(const shared *S, uint64_t key) { return (int)((key >> 40) % (uint64_t)S->n_parts); }
+
+/* Writes every in-memory record of ts to its partition's temp file (kept in memory if no temp
+   file can be created). */
+static void spill(tstate *ts)
+{
+    for (int k = 0; k < ts->S->n_parts; k++) {
+        pbuf *b = &ts->pb[k];
+        if (!b->n) continue;
+        if (!b->f) b->f = tmpfile();
+        if (!b->f || fwrite(b->mem, sizeof *b->mem, (size_t)b->n, b->f) != (size_t)b->n) {
+            if (b->f) fclose(b->f);
+            b->f = NULL; /* fall back to memory (a partial write is discarded with the file) */
+            b->n_file = 0;
+            continue;
+        }
+        b->n_file += b->n;
+        ts->mem_recs -= b->n;
+        b->n = 0;
+    }
+}
+
+static void push_rec(tstate *ts, const gen_rec *r)
+{
+    pbuf *b = &ts->pb[part_of(ts->S, r->key)];
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 1024;
+        b->mem = so_xrealloc(b->mem, (size_t)b->cap * sizeof *b->mem);
+    }
+    b->mem[b->n++] = *r;
+    if (++ts->mem_recs * (int64_t)sizeof *r > gen_spill_bytes) spill(ts);
+}
 
 /* Total order on two tensors by type then values. */
 static int out_less(const gen_type *type, uint32_t *const *val, int x, int y)
@@ -718,10 +776,6 @@ static int out_less(const gen_type *type, uint32_t *const *val, int x, int y)
         if (a->dim[i] != b->dim[i]) return a->dim[i] < b->dim[i];
     return memcmp(val[x], val[y], (size_t)gen_numel(a) * sizeof(uint32_t)) < 0;
 }
-
-#define FILTER_BITS 31 /* two-pass filter size: 2 x 2^31 bits = 512 MB */
-
-int gen_two_pass_min_ops = 4;
 
 static void record(tstate *ts)
 {
@@ -775,11 +829,10 @@ static void record(tstate *ts)
         for (int i = 0; i < k; i++)
             if (comp[i] != comp[0]) return;
     }
-    gen_graph gr;
+    gen_rec gr;
     memset(&gr, 0, sizeof gr);
     gr.n_nodes = (uint8_t)k;
     gr.n_out = (uint8_t)no;
-    gr.mask = mask;
     memcpy(gr.nodes, ts->nodes, sizeof(gen_node) * (size_t)k);
     uint64_t oh[GEN_MAX_OUT];
     for (int o = 0; o < no; o++) oh[o] = gen_value_hash(ts->val[outs[o]], gen_numel(&ts->type[outs[o]]), &ts->type[outs[o]]);
@@ -792,37 +845,11 @@ static void record(tstate *ts)
         outs[0] = outs[1];
         outs[1] = q;
     }
-    for (int o = 0; o < no; o++) {
-        gr.out_hash[o] = oh[o];
-        gr.out[o] = (uint8_t)outs[o];
-    }
+    for (int o = 0; o < no; o++) gr.out[o] = (uint8_t)outs[o];
     uint64_t kk[4] = {mask, (uint64_t)no, oh[0], no > 1 ? oh[1] : 0};
     gr.key = XXH3_64bits(kk, sizeof kk);
-    uint64_t hs[GEN_MAX_NODES];
-    memcpy(hs, ts->h, sizeof(uint64_t) * (size_t)k);
-    for (int i = 1; i < k; i++)
-        for (int j = i; j > 0 && hs[j - 1] > hs[j]; j--) {
-            uint64_t t = hs[j];
-            hs[j] = hs[j - 1];
-            hs[j - 1] = t;
-        }
-    gr.canon = XXH3_64bits(hs, sizeof(uint64_t) * (size_t)k);
-    if (ts->n_out == ts->cap_out) {
-        ts->cap_out = ts->cap_out ? ts->cap_out * 2 : 4096;
-        ts->out = so_xrealloc(ts->out, (size_t)ts->cap_out * sizeof *ts->out);
-    }
     if (ts->S->shard_n > 1 && (int)(gr.key % (uint64_t)ts->S->shard_n) != ts->S->shard_i) return;
-    if (ts->S->pass) {
-        uint64_t bit = (gr.key >> 7) & ((1ULL << FILTER_BITS) - 1);
-        uint64_t w = bit >> 6, m = 1ULL << (bit & 63);
-        if (ts->S->pass == 1) {
-            uint64_t old = __atomic_fetch_or(&ts->S->seen1[w], m, __ATOMIC_RELAXED);
-            if (old & m) __atomic_fetch_or(&ts->S->seen2[w], m, __ATOMIC_RELAXED);
-            return;
-        }
-        if (!(ts->S->seen2[w] & m)) return; /* a key seen once cannot form a candidate */
-    }
-    ts->out[ts->n_out++] = gr;
+    push_rec(ts, &gr);
 }
 
 /* Tries node nd as the next node; on success recurses. */
@@ -1021,6 +1048,46 @@ static int cmp_graph(const void *a, const void *b)
     return memcmp(x->nodes, y->nodes, sizeof x->nodes);
 }
 
+static int cmp_rec_key(const void *a, const void *b)
+{
+    const gen_rec *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The full graph of a record: mask and canonical structure hash from the nodes. */
+static void rec_to_graph(const gen_universe *u, const gen_rec *r, gen_graph *g)
+{
+    memset(g, 0, sizeof *g);
+    g->key = r->key;
+    g->n_nodes = r->n_nodes;
+    g->n_out = r->n_out;
+    memcpy(g->out, r->out, sizeof g->out);
+    memcpy(g->nodes, r->nodes, sizeof g->nodes);
+    int k = r->n_nodes;
+    if (k == 0) {
+        int a = r->out[0], b = r->n_out > 1 ? r->out[1] : -1;
+        g->mask = (1u << a) | (b >= 0 ? 1u << b : 0);
+        g->canon = (uint64_t)(a * 64 + b + 1);
+        return;
+    }
+    for (int i = 0; i < k; i++) {
+        const gen_inst *gi = &u->insts[g->nodes[i].inst];
+        for (int a = 0; a < gi->n_in; a++) {
+            int t = g->nodes[i].in[a];
+            if (t < u->n_vars) g->mask |= 1u << (u->vars[t].base >= 0 ? u->vars[t].base : t);
+        }
+    }
+    uint64_t hs[GEN_MAX_NODES];
+    gen_node_hashes(u, g, hs);
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && hs[j - 1] > hs[j]; j--) {
+            uint64_t t = hs[j];
+            hs[j] = hs[j - 1];
+            hs[j - 1] = t;
+        }
+    g->canon = XXH3_64bits(hs, sizeof(uint64_t) * (size_t)k);
+}
+
 so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops, int threads, gen_graph **out,
                         int64_t *n_out, gen_enum_stats *st, gen_progress_fn progress, void *pctx)
 {
@@ -1031,7 +1098,32 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
                               int shard_n, gen_graph **out, int64_t *n_out, gen_enum_stats *st,
                               gen_progress_fn progress, void *pctx)
 {
-    int two_pass = max_ops >= gen_two_pass_min_ops;
+    gen_parts *P = NULL;
+    if (gen_enumerate_parts(u, in, max_ops, threads, shard_i, shard_n, &P, st, progress, pctx) != SO_OK) return SO_ERR;
+    gen_graph *all = so_xmalloc((size_t)(P->total + 1) * sizeof *all);
+    int64_t m = 0;
+    for (int k = 0; k < P->n_parts; k++) {
+        gen_graph *g = NULL;
+        int64_t n = 0;
+        if (gen_parts_load(P, k, 0, &g, &n) != SO_OK) {
+            free(all);
+            gen_parts_free(P);
+            return SO_ERR;
+        }
+        if (n) memcpy(all + m, g, (size_t)n * sizeof *g);
+        m += n;
+        free(g);
+    }
+    gen_parts_free(P);
+    qsort(all, (size_t)m, sizeof *all, cmp_graph);
+    *out = all;
+    *n_out = m;
+    return SO_OK;
+}
+
+so_status gen_enumerate_parts(const gen_universe *u, const gen_inputs *in, int max_ops, int threads, int shard_i,
+                              int shard_n, gen_parts **out, gen_enum_stats *st, gen_progress_fn progress, void *pctx)
+{
     if (max_ops < 1 || max_ops > GEN_MAX_OPS) return so_errorf("--max-ops must be 1..%d", GEN_MAX_OPS);
     if (u->n_vars > 32 || u->n_insts > 255) return so_errorf("generator universe too large");
     if (threads < 1) threads = 1;
@@ -1042,6 +1134,7 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
     S.max_ops = max_ops;
     S.shard_i = shard_i;
     S.shard_n = shard_n > 0 ? shard_n : 1;
+    S.n_parts = gen_n_parts > 0 ? gen_n_parts : max_ops >= 4 ? 64 : 8;
     for (int i = 0; i < u->n_insts; i++) {
         int kd = u->insts[i].kind;
         /* batchnorm / bnfold parameters are fixed variables: they consume no graph output */
@@ -1051,6 +1144,11 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
     S.progress = progress;
     S.pctx = pctx;
     pthread_mutex_init(&S.mu, NULL);
+    gen_parts *P = so_xcalloc(1, sizeof *P);
+    P->u = u;
+    P->n_parts = S.n_parts;
+    P->n_threads = threads;
+    P->pb = so_xcalloc((size_t)threads * (size_t)S.n_parts, sizeof *P->pb);
     /* first-level work items */
     tstate t0;
     tstate_init(&t0, &S);
@@ -1067,54 +1165,22 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
     }
     tstate *ts = so_xcalloc((size_t)threads, sizeof *ts);
     pthread_t *th = so_xcalloc((size_t)threads, sizeof *th);
-    for (int i = 0; i < threads; i++) tstate_init(&ts[i], &S);
-    if (two_pass) {
-        /* pass 1 only marks keys (seen once / twice); pass 2 keeps the graphs whose key was
-           seen at least twice (filter collisions only keep a few extra graphs) */
-        size_t words = ((size_t)1 << FILTER_BITS) / 64;
-        S.seen1 = calloc(words, sizeof(uint64_t));
-        S.seen2 = calloc(words, sizeof(uint64_t));
-        if (!S.seen1 || !S.seen2) {
-            free(S.seen1);
-            free(S.seen2);
-            S.seen1 = S.seen2 = NULL;
-            two_pass = 0;
-        } else {
-            S.pass = 1;
-            for (int i = 1; i < threads; i++) pthread_create(&th[i], NULL, worker, &ts[i]);
-            worker(&ts[0]);
-            for (int i = 1; i < threads; i++) pthread_join(th[i], NULL);
-            free(S.seen1);
-            S.seen1 = NULL;
-            for (int i = 0; i < threads; i++) ts[i].graphs = 0;
-            atomic_store(&S.next, 0);
-            atomic_store(&S.done, 0);
-            atomic_store(&S.graphs, 0);
-            S.pass = 2;
-        }
+    for (int i = 0; i < threads; i++) {
+        tstate_init(&ts[i], &S);
+        ts[i].pb = P->pb + (size_t)i * (size_t)S.n_parts;
     }
     for (int i = 1; i < threads; i++) pthread_create(&th[i], NULL, worker, &ts[i]);
     worker(&ts[0]);
     for (int i = 1; i < threads; i++) pthread_join(th[i], NULL);
-    free(S.seen2);
     /* 0-node graphs: single variables and ordered pairs of distinct variables of equal type */
-    int64_t total = 0;
-    for (int i = 0; i < threads; i++) total += ts[i].n_out;
-    int64_t nv = u->n_vars, extra = nv + nv * nv;
-    gen_graph *all = so_xmalloc((size_t)(total + extra + 1) * sizeof *all);
-    int64_t m = 0, graphs = 0;
-    for (int i = 0; i < threads; i++) {
-        if (ts[i].n_out) memcpy(all + m, ts[i].out, (size_t)ts[i].n_out * sizeof *all);
-        m += ts[i].n_out;
-        graphs += ts[i].graphs;
-        free(ts[i].out);
-        tstate_free_bufs(&ts[i]);
-    }
+    int64_t graphs = 0;
+    for (int i = 0; i < threads; i++) graphs += ts[i].graphs;
+    int nv = u->n_vars;
     for (int a = 0; a < nv; a++)
         for (int b = -1; b < nv; b++) {
             if (b == a) continue;
             if (u->vars[a].role != GR_ANY || (b >= 0 && u->vars[b].role != GR_ANY)) continue;
-            gen_graph gr;
+            gen_rec gr;
             memset(&gr, 0, sizeof gr);
             int no = b < 0 ? 1 : 2;
             int outs[2] = {a, b};
@@ -1126,30 +1192,95 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
                 if (out_less(ty, in->val, b, a)) continue; /* one order per unordered pair */
             }
             gr.n_out = (uint8_t)no;
-            gr.mask = (1u << a) | (b >= 0 ? 1u << b : 0);
-            for (int o = 0; o < no; o++) {
-                gr.out[o] = (uint8_t)outs[o];
-                gr.out_hash[o] = oh[o];
-            }
-            uint64_t kk[4] = {gr.mask, (uint64_t)no, oh[0], no > 1 ? oh[1] : 0};
+            for (int o = 0; o < no; o++) gr.out[o] = (uint8_t)outs[o];
+            uint32_t mask = (1u << a) | (b >= 0 ? 1u << b : 0);
+            uint64_t kk[4] = {mask, (uint64_t)no, oh[0], no > 1 ? oh[1] : 0};
             gr.key = XXH3_64bits(kk, sizeof kk);
-            gr.canon = (uint64_t)(a * 64 + b + 1);
             if (S.shard_n > 1 && (int)(gr.key % (uint64_t)S.shard_n) != S.shard_i) continue;
-            all[m++] = gr;
+            push_rec(&ts[0], &gr);
         }
-    qsort(all, (size_t)m, sizeof *all, cmp_graph);
+    int64_t total = 0;
+    for (int i = 0; i < threads; i++) {
+        for (int k = 0; k < S.n_parts; k++) {
+            pbuf *b = &ts[i].pb[k];
+            total += b->n + b->n_file;
+            if (b->f) fflush(b->f); /* loads read the files with pread */
+        }
+        tstate_free_bufs(&ts[i]);
+    }
+    P->total = total;
     tstate_free_bufs(&t0);
     free(S.items);
     free(ts);
     free(th);
     pthread_mutex_destroy(&S.mu);
-    *out = all;
-    *n_out = m;
+    *out = P;
     if (st) {
         st->graphs = graphs;
-        st->kept = m;
+        st->kept = total;
     }
     return SO_OK;
+}
+
+int gen_parts_count(const gen_parts *P) { return P->n_parts; }
+
+so_status gen_parts_load(const gen_parts *P, int k, int drop_single, gen_graph **out, int64_t *n_out)
+{
+    int64_t n = 0;
+    for (int t = 0; t < P->n_threads; t++) {
+        const pbuf *b = &P->pb[(size_t)t * (size_t)P->n_parts + (size_t)k];
+        n += b->n + b->n_file;
+    }
+    gen_rec *r = so_xmalloc((size_t)(n ? n : 1) * sizeof *r);
+    int64_t m = 0;
+    for (int t = 0; t < P->n_threads; t++) {
+        const pbuf *b = &P->pb[(size_t)t * (size_t)P->n_parts + (size_t)k];
+        if (b->n_file) {
+            size_t want = (size_t)b->n_file * sizeof *r, got = 0;
+            while (got < want) {
+                ssize_t x = pread(fileno(b->f), (char *)(r + m) + got, want - got, (off_t)got);
+                if (x <= 0) {
+                    free(r);
+                    return so_errorf("generator partition %d: cannot read its temporary file", k);
+                }
+                got += (size_t)x;
+            }
+            m += b->n_file;
+        }
+        if (b->n) memcpy(r + m, b->mem, (size_t)b->n * sizeof *r);
+        m += b->n;
+    }
+    if (drop_single) {
+        /* a key seen once cannot form a candidate */
+        qsort(r, (size_t)n, sizeof *r, cmp_rec_key);
+        int64_t w = 0;
+        for (int64_t i = 0; i < n;) {
+            int64_t j = i;
+            while (j < n && r[j].key == r[i].key) j++;
+            if (j - i >= 2)
+                for (int64_t q = i; q < j; q++) r[w++] = r[q];
+            i = j;
+        }
+        n = w;
+    }
+    gen_graph *g = so_xmalloc((size_t)(n ? n : 1) * sizeof *g);
+    for (int64_t i = 0; i < n; i++) rec_to_graph(P->u, &r[i], &g[i]);
+    free(r);
+    qsort(g, (size_t)n, sizeof *g, cmp_graph);
+    *out = g;
+    *n_out = n;
+    return SO_OK;
+}
+
+void gen_parts_free(gen_parts *P)
+{
+    if (!P) return;
+    for (int i = 0; i < P->n_threads * P->n_parts; i++) {
+        free(P->pb[i].mem);
+        if (P->pb[i].f) fclose(P->pb[i].f);
+    }
+    free(P->pb);
+    free(P);
 }
 
 /* ---------------- evaluation of a stored graph ---------------- */
@@ -1157,39 +1288,50 @@ so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int m
 int gen_eval_graph(const gen_universe *u, const gen_inputs *in, const gen_graph *g, gen_eval *ev)
 {
     memset(ev, 0, sizeof *ev);
-    for (int v = 0; v < u->n_vars; v++) ev->type[v] = u->vars[v].t;
+    for (int v = 0; v < u->n_vars; v++) {
+        ev->type[v] = u->vars[v].t;
+        ev->val[v] = in->val[v]; /* borrowed */
+    }
+    /* types first (one block for every node output), then values */
+    int64_t off[GEN_MAX_NODES * GEN_MAX_OUT], total = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const gen_node *nd = &g->nodes[i];
         const gen_inst *gi = &u->insts[nd->inst];
         gen_type it[GEN_MAX_NIN], ot[GEN_MAX_OUT];
-        uint32_t *iv[GEN_MAX_NIN];
+        for (int a = 0; a < gi->n_in; a++) it[a] = ev->type[nd->in[a]];
+        int cut = gi->kind == GK_SPLIT ? split_cut(u, g->nodes, ev->type, nd->in[0], gi->axis) : 0;
+        if (!gen_typecheck(u, nd->inst, it, gi->n_in, cut, ot)) {
+            memset(ev->val, 0, sizeof ev->val);
+            return 0;
+        }
+        int base = u->n_vars + GEN_MAX_OUT * i;
+        for (int s2 = 0; s2 < gi->n_out; s2++) {
+            ev->type[base + s2] = ot[s2];
+            off[i * GEN_MAX_OUT + s2] = total;
+            int64_t n = gen_numel(&ot[s2]);
+            total += n ? n : 1;
+        }
+    }
+    ev->block = so_xmalloc((size_t)(total ? total : 1) * sizeof(uint32_t));
+    for (int i = 0; i < g->n_nodes; i++) {
+        const gen_node *nd = &g->nodes[i];
+        const gen_inst *gi = &u->insts[nd->inst];
+        gen_type it[GEN_MAX_NIN];
+        uint32_t *iv[GEN_MAX_NIN], *ov[GEN_MAX_OUT];
         for (int a = 0; a < gi->n_in; a++) {
             it[a] = ev->type[nd->in[a]];
-            iv[a] = nd->in[a] < u->n_vars ? in->val[nd->in[a]] : ev->val[nd->in[a]];
+            iv[a] = ev->val[nd->in[a]];
         }
-        int cut = gi->kind == GK_SPLIT ? split_cut(u, g->nodes, ev->type, nd->in[0], gi->axis) : 0;
-        if (!gen_typecheck(u, nd->inst, it, gi->n_in, cut, ot)) return 0;
         int base = u->n_vars + GEN_MAX_OUT * i;
-        uint32_t *ov[GEN_MAX_OUT];
-        for (int s = 0; s < gi->n_out; s++) {
-            ev->type[base + s] = ot[s];
-            int64_t n = gen_numel(&ot[s]);
-            ev->val[base + s] = so_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
-            ov[s] = ev->val[base + s];
-        }
-        eval_inst(u, nd->inst, it, iv, ot, ov);
-    }
-    for (int v = 0; v < u->n_vars; v++) {
-        int64_t n = gen_numel(&u->vars[v].t);
-        ev->val[v] = so_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
-        memcpy(ev->val[v], in->val[v], (size_t)n * sizeof(uint32_t));
+        for (int s2 = 0; s2 < gi->n_out; s2++) ov[s2] = ev->val[base + s2] = ev->block + off[i * GEN_MAX_OUT + s2];
+        eval_inst(u, nd->inst, it, iv, &ev->type[base], ov);
     }
     return 1;
 }
 
 void gen_eval_free(gen_eval *ev)
 {
-    for (int t = 0; t < GEN_MAX_T; t++) free(ev->val[t]);
+    free(ev->block);
     memset(ev, 0, sizeof *ev);
 }
 

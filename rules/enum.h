@@ -78,10 +78,9 @@ typedef struct gen_node {
 typedef struct gen_graph {
     uint64_t key;            /* XXH3 of (input mask, n_out, output hashes) */
     uint64_t canon;          /* structural hash (sorted node hashes) for ordering */
-    uint64_t out_hash[GEN_MAX_OUT]; /* per output value hash, ascending */
     uint32_t mask;           /* input variables used */
     uint8_t n_nodes, n_out;
-    uint8_t out[GEN_MAX_OUT]; /* output tensor ids, in out_hash order */
+    uint8_t out[GEN_MAX_OUT]; /* output tensor ids, ordered by type then values */
     gen_node nodes[GEN_MAX_NODES];
 } gen_graph;
 
@@ -120,20 +119,35 @@ so_status gen_enumerate(const gen_universe *u, const gen_inputs *in, int max_ops
                         gen_progress_fn progress, void *pctx);
 
 /* Same, keeping only the graphs whose key is in shard shard_i of shard_n (key % shard_n):
-   candidates pair graphs of one key, so shards produce disjoint candidate sets. With
-   max_ops >= 4 it enumerates twice: the first pass marks keys in a 2 x 2^31-bit filter, the
-   second keeps only graphs whose key was seen at least twice (the result is the same,
-   minus graphs that could not pair; memory drops accordingly). */
-extern int gen_two_pass_min_ops; /* default 4 */
+   candidates pair graphs of one key, so shards produce disjoint candidate sets. */
 so_status gen_enumerate_shard(const gen_universe *u, const gen_inputs *in, int max_ops, int threads, int shard_i,
                               int shard_n, gen_graph **out, int64_t *n_out, gen_enum_stats *st,
                               gen_progress_fn progress, void *pctx);
 
-/* Evaluates graph g on the inputs: tensor values and types for every tensor id
-   (vals[t] malloc'd, caller frees with gen_eval_free). Returns 0 if ill-typed. */
+/* The enumeration's output partitioned by key (one pass, every graph evaluated once): each
+   thread appends compact records (48 bytes) to per-partition buffers, spilled to unlinked temp
+   files whenever a thread holds more than gen_spill_bytes, so memory stays bounded whatever the
+   graph count. Partitions are disjoint in keys, so candidates never cross them and they can be
+   bucketed independently (in parallel). gen_n_parts (0: 64 from 4 ops, else 8) and
+   gen_spill_bytes (default 256 MB per thread) do not change any result. */
+typedef struct gen_parts gen_parts;
+extern int gen_n_parts;
+extern int64_t gen_spill_bytes;
+so_status gen_enumerate_parts(const gen_universe *u, const gen_inputs *in, int max_ops, int threads, int shard_i,
+                              int shard_n, gen_parts **out, gen_enum_stats *st, gen_progress_fn progress, void *pctx);
+int gen_parts_count(const gen_parts *P);
+/* The graphs of partition k, sorted by (key, nodes, structure hash, nodes); drop_single drops
+   graphs whose key occurs once (they cannot pair). Thread-safe for distinct k. *out malloc'd. */
+so_status gen_parts_load(const gen_parts *P, int k, int drop_single, gen_graph **out, int64_t *n_out);
+void gen_parts_free(gen_parts *P);
+
+/* Evaluates graph g on the inputs: tensor values and types for every tensor id (variables'
+   values are borrowed from in; node outputs live in one block; free with gen_eval_free, also
+   after a 0 return). Returns 0 if ill-typed. */
 typedef struct gen_eval {
     gen_type type[GEN_MAX_T];
     uint32_t *val[GEN_MAX_T];
+    uint32_t *block;
 } gen_eval;
 int gen_eval_graph(const gen_universe *u, const gen_inputs *in, const gen_graph *g, gen_eval *ev);
 void gen_eval_free(gen_eval *ev);

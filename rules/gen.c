@@ -4,6 +4,8 @@
 #include "gen_mpi.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +48,10 @@ static int outputs_equal(const gen_universe *u, const gen_eval *ea, const gen_gr
     return 1;
 }
 
-int so_gen_split_bucket(const gen_universe *u, const gen_inputs *in, const gen_graph *g, int n, int *cls)
+/* Classes of a bucket (see so_gen_split_bucket); ev[n] receives every graph's evaluation
+   (caller frees each with gen_eval_free). */
+static int split_bucket_ev(const gen_universe *u, const gen_inputs *in, const gen_graph *g, int n, int *cls, gen_eval *ev)
 {
-    gen_eval *ev = so_xcalloc((size_t)n, sizeof *ev);
     int *rep = so_xmalloc((size_t)n * sizeof *rep);
     int nc = 0;
     for (int i = 0; i < n; i++) {
@@ -67,9 +70,16 @@ int so_gen_split_bucket(const gen_universe *u, const gen_inputs *in, const gen_g
             cls[i] = nc++;
         }
     }
+    free(rep);
+    return nc;
+}
+
+int so_gen_split_bucket(const gen_universe *u, const gen_inputs *in, const gen_graph *g, int n, int *cls)
+{
+    gen_eval *ev = so_xcalloc((size_t)n, sizeof *ev);
+    int nc = split_bucket_ev(u, in, g, n, cls, ev);
     for (int i = 0; i < n; i++) gen_eval_free(&ev[i]);
     free(ev);
-    free(rep);
     return nc;
 }
 
@@ -158,18 +168,15 @@ static uint64_t vhash(const uint32_t *v, int64_t n, const gen_type *t)
     return XXH3_64bits_withSeed(v, (size_t)n * sizeof *v, seed);
 }
 
-int so_gen_value_redundant(const gen_universe *u, const gen_inputs *in, const gen_graph *a, const gen_graph *b)
+/* so_gen_value_redundant on evaluated graphs. */
+static int value_redundant_ev(const gen_universe *u, const gen_graph *a, const gen_eval *pa, const gen_graph *b,
+                              const gen_eval *pb)
 {
     /* product of independent rules: both graphs compute their two outputs from disjoint nodes */
     if (a->n_out == 2 && b->n_out == 2 && !(ancestors(u, a, a->out[0]) & ancestors(u, a, a->out[1])) &&
         !(ancestors(u, b, b->out[0]) & ancestors(u, b, b->out[1])))
         return 1;
-    gen_eval ea, eb;
-    if (!gen_eval_graph(u, in, a, &ea)) return 0;
-    if (!gen_eval_graph(u, in, b, &eb)) {
-        gen_eval_free(&ea);
-        return 0;
-    }
+    const gen_eval ea = *pa, eb = *pb;
     /* every tensor of both graphs (variables used, node outputs) with its value hash */
     typedef struct tv { uint64_t h; int side, t; const uint32_t *v; int64_t n; } tv;
     tv list[2 * (GEN_MAX_VARS + GEN_MAX_T)];
@@ -202,8 +209,18 @@ int so_gen_value_redundant(const gen_universe *u, const gen_inputs *in, const ge
             }
             if (!ok) red = 1;
         }
+    return red;
+}
+
+int so_gen_value_redundant(const gen_universe *u, const gen_inputs *in, const gen_graph *a, const gen_graph *b)
+{
+    gen_eval ea, eb;
+    int red = 0;
+    if (gen_eval_graph(u, in, a, &ea) && gen_eval_graph(u, in, b, &eb)) {
+        red = value_redundant_ev(u, a, &ea, b, &eb);
+        gen_eval_free(&eb);
+    }
     gen_eval_free(&ea);
-    gen_eval_free(&eb);
     return red;
 }
 
@@ -262,9 +279,22 @@ static uint64_t pair_hash(uint64_t x, uint64_t y)
     return XXH3_64bits(k, sizeof k);
 }
 
+/* Variable ids a graph mentions (node inputs and outputs), as a bit set. */
+static uint32_t vars_used(const gen_universe *u, const gen_graph *g)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int a = 0; a < u->insts[g->nodes[i].inst].n_in; a++)
+            if (g->nodes[i].in[a] < u->n_vars) m |= 1u << g->nodes[i].in[a];
+    for (int k = 0; k < g->n_out; k++)
+        if (g->out[k] < u->n_vars) m |= 1u << g->out[k];
+    return m;
+}
+
 uint64_t so_gen_orbit_hash(const gen_universe *u, const gen_graph *a, const gen_graph *b, uint64_t *self_hash)
 {
     int nv = u->n_vars;
+    uint32_t used = vars_used(u, a) | vars_used(u, b);
     int grp[GEN_MAX_VARS], members[GEN_MAX_VARS][GEN_MAX_VARS], nm[GEN_MAX_VARS];
     memset(nm, 0, sizeof nm);
     for (int v = 0; v < nv; v++) {
@@ -273,8 +303,13 @@ uint64_t so_gen_orbit_hash(const gen_universe *u, const gen_graph *a, const gen_
     }
     /* enumerate the product of permutations of each group (groups of size <= 4) */
     int gids[GEN_MAX_VARS], ng = 0;
-    for (int v = 0; v < nv; v++)
-        if (grp[v] == v && nm[v] > 1) gids[ng++] = v;
+    for (int v = 0; v < nv; v++) {
+        if (grp[v] != v || nm[v] < 2) continue;
+        /* permuting variables neither graph mentions changes nothing: skip such groups */
+        int any = 0;
+        for (int i = 0; i < nm[v]; i++) any |= (used >> members[v][i]) & 1;
+        if (any) gids[ng++] = v;
+    }
     int perm[GEN_MAX_VARS];
     uint64_t best = UINT64_MAX, self = 0;
     /* mixed-radix counter over permutation indices */
@@ -301,8 +336,12 @@ uint64_t so_gen_orbit_hash(const gen_universe *u, const gen_graph *a, const gen_
         }
         gen_graph ra, rb;
         rename_graph(u, a, perm, &ra);
-        rename_graph(u, b, perm, &rb);
-        uint64_t h = pair_hash(graph_struct_hash(u, &ra), graph_struct_hash(u, &rb));
+        uint64_t ha = graph_struct_hash(u, &ra), hb = ha;
+        if (b != a) {
+            rename_graph(u, b, perm, &rb);
+            hb = graph_struct_hash(u, &rb);
+        }
+        uint64_t h = pair_hash(ha, hb);
         int identity = 1;
         for (int v = 0; v < nv; v++)
             if (perm[v] != v) identity = 0;
@@ -488,6 +527,11 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
         memset(o, 0, sizeof *o);
         switch (gi->kind) {
         case GK_ADD:
+            if (in[0].rank == 1 && in[1].rank == 3) { /* bias add on the last axis (enum.c) */
+                unify(U, in[0].d[0], in[1].d[2]);
+                *o = in[1];
+                break;
+            }
             for (int k = 0; k < in[0].rank; k++) unify(U, in[0].d[k], in[1].d[k]);
             *o = in[0];
             break;
@@ -1293,6 +1337,148 @@ done:
     return rc;
 }
 
+/* Bucketing of one key partition: classes, candidates, pruning and generalisation. */
+typedef struct part_res {
+    so_ruleset rs;          /* generalised candidates of the partition, in bucket order */
+    int64_t bucketed, classes, collisions, candidates, n_trivial, n_renamed, n_common;
+    so_status rc;
+    char err[256];
+} part_res;
+
+typedef struct bucket_job {
+    const gen_universe *u;
+    const gen_inputs *in;
+    const gen_parts *parts;
+    part_res *res;
+    int n_parts;
+    const char *prov;
+    progress *P;
+    atomic_int next, done;
+    atomic_llong candidates;
+    pthread_mutex_t mu;       /* progress line */
+} bucket_job;
+
+/* Candidates of one bucket g[0..n) (equal keys): classes on full fingerprints, representative
+   pairing, pruning; survivors are generalised into r->rs. */
+static void bucket_one(const bucket_job *J, const gen_graph *g, int n, int *cls, uint64_t *inv, gen_eval *ev,
+                       part_res *r)
+{
+    const gen_universe *u = J->u;
+    int ncl = split_bucket_ev(u, J->in, g, n, cls, ev);
+    if (ncl > 1) r->collisions++;
+    for (int c = 0; c < ncl; c++) {
+        int members = 0;
+        for (int a = 0; a < n; a++) members += cls[a] == c;
+        if (members < 2) continue;
+        r->classes++;
+        /* representative pairing: R = members with the least (n_nodes, renaming-invariant
+           structure hash); pairs inside R and every other member with every member of R.
+           Members are sorted by (n_nodes, canon): src = the later one. */
+        int best_n = 1 << 30;
+        uint64_t best_h = UINT64_MAX;
+        for (int a = 0; a < n; a++) {
+            if (cls[a] != c) continue;
+            inv[a] = graph_orbit_hash(u, &g[a]);
+            if (g[a].n_nodes < best_n || (g[a].n_nodes == best_n && inv[a] < best_h)) {
+                best_n = g[a].n_nodes;
+                best_h = inv[a];
+            }
+        }
+        for (int a = 0; a < n; a++) {
+            if (cls[a] != c) continue;
+            int a_rep = g[a].n_nodes == best_n && inv[a] == best_h;
+            for (int b = a + 1; b < n; b++) {
+                if (cls[b] != c) continue;
+                int b_rep = g[b].n_nodes == best_n && inv[b] == best_h;
+                if (!a_rep && !b_rep) continue;
+                const gen_graph *ga = &g[b], *gb = &g[a]; /* src larger */
+                if (ga->n_nodes == 0) continue;           /* two variables */
+                r->candidates++;
+                if (so_gen_trivial(u, ga, gb)) {
+                    r->n_trivial++;
+                    continue;
+                }
+                uint64_t self;
+                uint64_t orb = so_gen_orbit_hash(u, ga, gb, &self);
+                if (orb != self) {
+                    r->n_renamed++;
+                    continue;
+                }
+                if (so_gen_common_subgraph(u, ga, gb) || value_redundant_ev(u, ga, &ev[b], gb, &ev[a])) {
+                    r->n_common++;
+                    continue;
+                }
+                so_rule rule;
+                if (so_gen_make_rule(u, ga, gb, &rule) != SO_OK) continue;
+                snprintf(rule.provenance, sizeof rule.provenance, "%s", J->prov);
+                so_ruleset_push(&r->rs, &rule);
+            }
+        }
+    }
+}
+
+static void bucket_part(bucket_job *J, int k)
+{
+    part_res *r = &J->res[k];
+    gen_graph *g = NULL;
+    int64_t ng = 0;
+    r->rc = gen_parts_load(J->parts, k, 1, &g, &ng);
+    if (r->rc != SO_OK) {
+        snprintf(r->err, sizeof r->err, "%s", so_error());
+        return;
+    }
+    r->bucketed = ng;
+    int cap = 0;
+    int *cls = NULL;
+    uint64_t *inv = NULL;
+    gen_eval *ev = NULL;
+    for (int64_t i = 0; i < ng;) {
+        int64_t j = i;
+        while (j < ng && g[j].key == g[i].key) j++;
+        int n = (int)(j - i);
+        if (n >= 2) {
+            if (n > cap) {
+                cap = n;
+                cls = so_xrealloc(cls, (size_t)n * sizeof *cls);
+                inv = so_xrealloc(inv, (size_t)n * sizeof *inv);
+                ev = so_xrealloc(ev, (size_t)n * sizeof *ev);
+            }
+            int64_t before = r->candidates;
+            bucket_one(J, g + i, n, cls, inv, ev, r);
+            for (int a = 0; a < n; a++) gen_eval_free(&ev[a]);
+            atomic_fetch_add(&J->candidates, r->candidates - before);
+        }
+        i = j;
+    }
+    free(cls);
+    free(inv);
+    free(ev);
+    free(g);
+}
+
+static void *bucket_worker(void *arg)
+{
+    bucket_job *J = arg;
+    for (;;) {
+        int k = atomic_fetch_add(&J->next, 1);
+        if (k >= J->n_parts) break;
+        bucket_part(J, k);
+        int d = atomic_fetch_add(&J->done, 1) + 1;
+        progress *P = J->P;
+        if (P->on) {
+            pthread_mutex_lock(&J->mu);
+            double now = so_now();
+            if (now - P->last >= 1.0) {
+                P->last = now;
+                fprintf(stderr, "\r\033[Kgenerate: bucketing %d/%d partitions, %lld candidates, %.0fs elapsed", d, J->n_parts,
+                        (long long)atomic_load(&J->candidates), now - P->t0);
+            }
+            pthread_mutex_unlock(&J->mu);
+        }
+    }
+    return NULL;
+}
+
 so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
 {
     memset(st, 0, sizeof *st);
@@ -1307,11 +1493,9 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     progress P = {!o->quiet && isatty(2), t0, 0, "enumerating"};
     gen_inputs in;
     gen_inputs_make(u, o->seed, &in);
-    gen_graph *g = NULL;
-    int64_t ng = 0;
+    gen_parts *parts = NULL;
     gen_enum_stats es;
-    so_status rc = gen_enumerate_shard(u, &in, o->max_ops, o->threads, o->shard_i, o->shard_n, &g, &ng, &es,
-                                       prog_enum, &P);
+    so_status rc = gen_enumerate_parts(u, &in, o->max_ops, o->threads, o->shard_i, o->shard_n, &parts, &es, prog_enum, &P);
     if (rc != SO_OK) {
         gen_inputs_free(&in);
         return rc;
@@ -1319,110 +1503,62 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     st->graphs = es.graphs;
     st->kept = es.kept;
     st->enum_seconds = so_now() - t0;
-    /* classes and candidates */
-    cand *cs = NULL;
-    int64_t nc = 0, capc = 0;
+    /* classes, candidates, pruning, generalisation: key partitions in parallel; the results are
+       concatenated in partition order, so they do not depend on the thread count */
+    char prov[96];
+    snprintf(prov, sizeof prov, "generate max-ops=%d seed=%llu", o->max_ops, (unsigned long long)o->seed);
+    bucket_job J;
+    memset(&J, 0, sizeof J);
+    J.u = u;
+    J.in = &in;
+    J.parts = parts;
+    J.n_parts = gen_parts_count(parts);
+    J.res = so_xcalloc((size_t)J.n_parts, sizeof *J.res);
+    J.prov = prov;
+    J.P = &P;
+    atomic_init(&J.next, 0);
+    atomic_init(&J.done, 0);
+    atomic_init(&J.candidates, 0);
+    pthread_mutex_init(&J.mu, NULL);
+    int nt = o->threads < 1 ? 1 : o->threads > J.n_parts ? J.n_parts : o->threads;
+    pthread_t *th = so_xcalloc((size_t)nt, sizeof *th);
+    for (int i = 1; i < nt; i++) pthread_create(&th[i], NULL, bucket_worker, &J);
+    bucket_worker(&J);
+    for (int i = 1; i < nt; i++) pthread_join(th[i], NULL);
+    free(th);
+    pthread_mutex_destroy(&J.mu);
+    gen_parts_free(parts);
+    so_ruleset rs;
+    memset(&rs, 0, sizeof rs);
     int64_t n_trivial = 0, n_renamed = 0, n_common = 0;
-    int *cls = NULL;
-    uint64_t *inv = NULL;
-    int cap_cls = 0;
-    for (int64_t i = 0; i < ng;) {
-        int64_t j = i;
-        while (j < ng && g[j].key == g[i].key) j++;
-        int n = (int)(j - i);
-        if (n >= 2) {
-            if (n > cap_cls) {
-                cap_cls = n;
-                cls = so_xrealloc(cls, (size_t)n * sizeof *cls);
-                inv = so_xrealloc(inv, (size_t)n * sizeof *inv);
-            }
-            int ncl = so_gen_split_bucket(u, &in, g + i, n, cls);
-            if (ncl > 1) st->collisions++;
-            for (int c = 0; c < ncl; c++) {
-                int members = 0;
-                for (int a = 0; a < n; a++) members += cls[a] == c;
-                if (members < 2) continue;
-                st->classes++;
-                /* representative pairing: R = members with the least (n_nodes, renaming-invariant
-                   structure hash); pairs inside R and every other member with every member of R.
-                   Members are sorted by (n_nodes, canon): src = the later one. */
-                int best_n = 1 << 30;
-                uint64_t best_h = UINT64_MAX;
-                for (int a = 0; a < n; a++) {
-                    if (cls[a] != c) continue;
-                    inv[a] = graph_orbit_hash(u, &g[i + a]);
-                    if (g[i + a].n_nodes < best_n || (g[i + a].n_nodes == best_n && inv[a] < best_h)) {
-                        best_n = g[i + a].n_nodes;
-                        best_h = inv[a];
-                    }
-                }
-                for (int a = 0; a < n; a++) {
-                    if (cls[a] != c) continue;
-                    int a_rep = g[i + a].n_nodes == best_n && inv[a] == best_h;
-                    for (int b = a + 1; b < n; b++) {
-                        if (cls[b] != c) continue;
-                        int b_rep = g[i + b].n_nodes == best_n && inv[b] == best_h;
-                        if (!a_rep && !b_rep) continue;
-                        const gen_graph *ga = &g[i + b], *gb = &g[i + a]; /* src larger */
-                        if (ga->n_nodes == 0) continue;               /* two variables */
-                        st->candidates++;
-                        if (so_gen_trivial(u, ga, gb)) {
-                            n_trivial++;
-                            continue;
-                        }
-                        uint64_t self;
-                        uint64_t orb = so_gen_orbit_hash(u, ga, gb, &self);
-                        if (orb != self) {
-                            n_renamed++;
-                            continue;
-                        }
-                        if (so_gen_common_subgraph(u, ga, gb) || so_gen_value_redundant(u, &in, ga, gb)) {
-                            n_common++;
-                            continue;
-                        }
-                        if (nc == capc) {
-                            capc = capc ? capc * 2 : 1024;
-                            cs = so_xrealloc(cs, (size_t)capc * sizeof *cs);
-                        }
-                        cs[nc].a = (int32_t)(i + b);
-                        cs[nc].b = (int32_t)(i + a);
-                        cs[nc].orbit = orb;
-                        nc++;
-                    }
-                }
-            }
+    rc = SO_OK;
+    for (int k = 0; k < J.n_parts; k++) {
+        part_res *r = &J.res[k];
+        if (r->rc != SO_OK && rc == SO_OK) {
+            so_errorf("%s", r->err);
+            rc = SO_ERR;
         }
-        if (P.on && so_now() - P.last >= 1.0) {
-            double now = so_now(), el = now - P.t0, frac = ng ? (double)j / (double)ng : 1;
-            double tb = now - t0 - st->enum_seconds;
-            P.last = now;
-            fprintf(stderr, "\r\033[Kgenerate: bucketing %lld/%lld graphs, %lld candidates, %.0fs elapsed, ETA %.0fs",
-                    (long long)j, (long long)ng, (long long)st->candidates, el, frac > 0 ? tb * (1 - frac) / frac : 0);
-        }
-        i = j;
+        st->classes += r->classes;
+        st->collisions += r->collisions;
+        st->candidates += r->candidates;
+        n_trivial += r->n_trivial;
+        n_renamed += r->n_renamed;
+        n_common += r->n_common;
+        for (int32_t q = 0; q < r->rs.n_rules; q++) so_ruleset_push(&rs, &r->rs.rules[q]);
+        so_ruleset_free(&r->rs);
     }
-    free(cls);
-    free(inv);
+    free(J.res);
+    if (rc != SO_OK) {
+        so_ruleset_free(&rs);
+        gen_inputs_free(&in);
+        return rc;
+    }
     st->bucket_seconds = so_now() - t0 - st->enum_seconds;
     st->after_trivial = st->candidates - n_trivial;
     st->after_renaming = st->after_trivial - n_renamed;
     st->after_common_subgraph = st->after_renaming - n_common;
-    /* shard, generalise */
-    char prov[96];
-    snprintf(prov, sizeof prov, "generate max-ops=%d seed=%llu", o->max_ops, (unsigned long long)o->seed);
-    so_ruleset rs;
-    memset(&rs, 0, sizeof rs);
-    for (int64_t k = 0; k < nc; k++) {
-        so_rule r;
-        if (so_gen_make_rule(u, &g[cs[k].a], &g[cs[k].b], &r) != SO_OK) continue;
-        snprintf(r.provenance, sizeof r.provenance, "%s", prov);
-        so_ruleset_push(&rs, &r);
-        prog_stage(&P, "generalising %lld/%lld candidates", (long long)k, (long long)nc);
-    }
     st->after_generalise = rs.n_rules;
     st->in_shard = rs.n_rules;
-    free(cs);
-    free(g);
     gen_inputs_free(&in);
     /* float re-test */
     double tf = so_now();

@@ -337,12 +337,18 @@ static void test_determinism(void **state)
         so_ruleset_free(&rs);
     }
     so_gen_merge(&all);
-    /* the two-pass enumeration (used from 4 ops) gives the same rules */
-    gen_two_pass_min_ops = 2;
+    /* the partitioned enumeration: any partition count, records spilled to temp files or not */
+    gen_n_parts = 1;
     char *c = run_text(&u, 2, 2, 0, 1, 0);
-    gen_two_pass_min_ops = 4;
+    gen_n_parts = 64;
+    gen_spill_bytes = 1; /* every record goes through a temp file */
+    char *d = run_text(&u, 2, 2, 0, 1, 0);
+    gen_n_parts = 0;
+    gen_spill_bytes = (int64_t)256 << 20;
     assert_string_equal(a, c);
+    assert_string_equal(a, d);
     free(c);
+    free(d);
     size_t len = 0;
     for (int i = 0; i < all.n_rules; i++) {
         char *t = so_rule_format(&all.rules[i]);
