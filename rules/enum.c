@@ -424,24 +424,23 @@ static void eval_inst(const gen_universe *u, int inst, const gen_type *it, uint3
         for (int b = 0; b < N; b++)
             for (int o = 0; o < O; o++) {
                 int gi = o / OG;
-                for (int r = 0; r < H; r++)
+                const uint32_t *xb = iv[0] + (int64_t)(b * C + gi * CG) * H * W;
+                const uint32_t *wb = iv[1] + (int64_t)o * CG * KH * KW;
+                for (int r = 0; r < H; r++) {
+                    /* taps inside the image: ky in [ky0, ky1), kx in [kx0, kx1) (same padding) */
+                    int ky0 = ph - r > 0 ? ph - r : 0, ky1 = H + ph - r < KH ? H + ph - r : KH;
                     for (int c = 0; c < W; c++) {
+                        int kx0 = pw - c > 0 ? pw - c : 0, kx1 = W + pw - c < KW ? W + pw - c : KW;
                         u128 acc = g->kind == GK_CONVB ? iv[2][o] : 0;
                         for (int ci = 0; ci < CG; ci++) {
-                            const uint32_t *xp = iv[0] + ((int64_t)(b * C + gi * CG + ci) * H) * W;
-                            const uint32_t *wp = iv[1] + ((int64_t)(o * CG + ci) * KH) * KW;
-                            for (int ky = 0; ky < KH; ky++) {
-                                int rr = r + ky - ph;
-                                if (rr < 0 || rr >= H) continue;
-                                for (int kx = 0; kx < KW; kx++) {
-                                    int cc = c + kx - pw;
-                                    if (cc < 0 || cc >= W) continue;
-                                    acc += (uint64_t)xp[rr * W + cc] * wp[ky * KW + kx];
-                                }
-                            }
+                            int64_t x0 = (int64_t)ci * H * W + (int64_t)(r - ph) * W + (c - pw); /* + ky*W + kx >= 0 */
+                            const uint32_t *wp = wb + (int64_t)ci * KH * KW;
+                            for (int ky = ky0; ky < ky1; ky++)
+                                for (int kx = kx0; kx < kx1; kx++) acc += (uint64_t)xb[x0 + ky * W + kx] * wp[ky * KW + kx];
                         }
                         y[((int64_t)(b * O + o) * H + r) * W + c] = apply_act(g->act, mred128(acc));
                     }
+                }
             }
         break;
     }
@@ -706,6 +705,8 @@ typedef struct tstate {
     int n_free;      /* free enlarge nodes in the current graph (0 or 1) */
     struct pbuf *pb; /* [n_parts]: this thread's recorded graphs per key partition */
     int64_t mem_recs; /* records held in memory (spilled beyond gen_spill_bytes) */
+    uint64_t unused; /* dfs level: node outputs not consumed yet (bit per tensor id) */
+    int n_unused;
     int64_t graphs;
 } tstate;
 
@@ -935,6 +936,17 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
 {
     const gen_universe *u = ts->S->u;
     const gen_inst *g = &u->insts[nd->inst];
+    if (!items && pos < g->n_in && ts->n_unused) {
+        /* the output bound of try_node, early: after this node at most 2 + max_reduce x
+           (remaining budget) outputs may be left, so its inputs must consume enough of the
+           current outputs; the positions left can consume at most one each */
+        int need = ts->n_unused + g->n_out - 2 - ts->S->max_reduce * (ts->S->max_ops - (ts->k + 1 - ts->n_free));
+        if (need > 0) {
+            uint64_t m = 0;
+            for (int a = 0; a < pos; a++) m |= ts->unused & (1ULL << nd->in[a]);
+            if (__builtin_popcountll(m) + (g->n_in - pos) < need) return;
+        }
+    }
     if (pos == g->n_in) {
         if (items) {
             /* first level: check typing now */
@@ -992,12 +1004,24 @@ static void dfs(tstate *ts)
     const gen_universe *u = ts->S->u;
     int ids[GEN_MAX_T];
     int n = avail(ts, ids);
+    uint64_t prod = 0, used = 0;
+    for (int i = 0; i < ts->k; i++) {
+        const gen_inst *gi = &u->insts[ts->nodes[i].inst];
+        for (int s2 = 0; s2 < gi->n_out; s2++) prod |= 1ULL << (u->n_vars + GEN_MAX_OUT * i + s2);
+        for (int a = 0; a < gi->n_in; a++) used |= 1ULL << ts->nodes[i].in[a];
+    }
+    uint64_t saved = ts->unused;
+    int saved_n = ts->n_unused;
+    ts->unused = prod & ~used;
+    ts->n_unused = __builtin_popcountll(ts->unused);
     for (int i = 0; i < u->n_insts; i++) {
         gen_node nd;
         memset(&nd, 0, sizeof nd);
         nd.inst = (uint8_t)i;
         args_rec(ts, &nd, 0, ids, n, NULL, NULL, NULL);
     }
+    ts->unused = saved;
+    ts->n_unused = saved_n;
 }
 
 static void tstate_init(tstate *ts, shared *S)

@@ -154,6 +154,8 @@ static const so_axiom axiom_table[] = {
      "(and (>= ax 0) (<= ax 1) (= (rank a) 3) (= (rank c) 2))", "(matmul (concat ax a b) c)", "(concat ax (matmul a c) (matmul b c))", AXF_BIDIR},
     {"spl-mm3-rows", "slicing a leading axis of a rank-3 activation times a matrix slices the activation", "a:n,r,k b:k,m", "ax:0..1 st:0..2 l:1..3",
      "(and (>= ax 0) (<= ax 1) (= (rank a) 3) (= (rank b) 2))", "(spl ax st l (matmul a b))", "(matmul (spl ax st l a) b)", AXF_BIDIR},
+    {"spl-bias3", "slicing the last axis of a bias-added rank-3 activation slices the bias vector and the activation", "b:k a:n,r,k", "st:0..2 l:1..3",
+     "(and (= (rank a) 3) (= (rank b) 1) (= (dim b 0) (dim a 2)))", "(spl 2 st l (add b a))", "(add (spl 0 st l b) (spl 2 st l a))", AXF_BIDIR},
     {"mm3-assoc", "a rank-3 activation times two matrices associates", "a:n,r,k b:k,m c:m,p", "",
      "(and (= (rank a) 3) (= (rank b) 2) (= (rank c) 2))", "(matmul (matmul a b) c)", "(matmul a (matmul b c))", AXF_BIDIR},
     /* ---- conv bias (bias t b: add b[c] to channel c of t) and batchnorm (bn e x scale bias mean var, e = epsilon's float bits) ---- */
@@ -202,6 +204,8 @@ static const so_axiom axiom_table[] = {
     {"dim-mm3", "a rank-3 activation times a matrix keeps the leading dims", "a:n,r,k b:k,m", "i:0..1", "(and (ok (matmul a b)) (= (rank a) 3) (= (rank b) 2) (>= i 0) (<= i 1))", "(dim (matmul a b) i)", "(dim a i)", AXF_SHAPE},
     {"dim-mm3-cols", "a rank-3 activation times a matrix takes its last dim from the matrix", "a:n,r,k b:k,m", "", "(and (ok (matmul a b)) (= (rank a) 3) (= (rank b) 2))", "(dim (matmul a b) 2)", "(dim b 1)", AXF_SHAPE},
     {"rank-mm3", "a rank-3 activation times a matrix has rank 3", "a:n,r,k b:k,m", "", "(and (ok (matmul a b)) (= (rank a) 3) (= (rank b) 2))", "(rank (matmul a b))", "3", AXF_SHAPE},
+    {"dim-bias3", "a bias vector added to a rank-3 activation keeps the activation's dims", "b:k a:n,r,k", "i:-1..3", "(and (= (rank a) 3) (= (rank b) 1) (= (dim b 0) (dim a 2)))", "(dim (add b a) i)", "(dim a i)", AXF_SHAPE},
+    {"rank-bias3", "a bias vector added to a rank-3 activation has rank 3", "b:k a:n,r,k", "", "(and (= (rank a) 3) (= (rank b) 1) (= (dim b 0) (dim a 2)))", "(rank (add b a))", "3", AXF_SHAPE},
     {"dim-bias", "bias keeps dims", "a:n,c,3,3 b:c", "i:-1..4", "(ok (bias a b))", "(dim (bias a b) i)", "(dim a i)", AXF_SHAPE},
     {"dim-bn", "batchnorm keeps dims", "x:n,c,3,3 s:c b:c m:c v:+c", "eps:925353388..925353388 i:-1..4", "(ok (bn eps x s b m v))", "(dim (bn eps x s b m v) i)", "(dim x i)", AXF_SHAPE},
     {"dim-scalar", "multiplying by a scalar keeps dims", "a:n,c s:", "i:-1..2", "(= (rank s) 0)", "(dim (mul a s) i)", "(dim a i)", AXF_SHAPE},
