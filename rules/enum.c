@@ -255,6 +255,12 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
     (void)n_in;
     switch (g->kind) {
     case GK_ADD:
+        /* bias add: a vector [k] + a rank-3 activation [s0,s1,k] (numpy broadcasting on the last
+           axis, the bias-first form PyTorch exports for Linear on 3-D input) */
+        if (in[0].rank == 1 && in[1].rank == 3 && in[0].dim[0] == in[1].dim[2]) {
+            out[0] = in[1];
+            return 1;
+        }
         if (!type_eq(&in[0], &in[1]) || in[0].rank == 0) return 0;
         out[0] = in[0];
         return 1;
@@ -348,7 +354,8 @@ static int arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
 {
     if (role == GR_PARAM)
         return (kind == GK_CONVB && pos == 2) || (kind == GK_BN && pos >= 1) || (kind == GK_BNFOLD_W && pos >= 1) ||
-               kind == GK_BNFOLD_B || kind == GK_BNFOLD_BC;
+               kind == GK_BNFOLD_B || kind == GK_BNFOLD_BC ||
+               (kind == GK_ADD && pos == 0) || (kind == GK_CONCAT && axis == 0); /* bias add, merged biases */
     if (role == GR_ENLARGED) return (kind == GK_CONCAT && axis == 0) || kind == GK_ADD;
     if (is_kernel_type(t)) {
         /* conv kernels: only the weight arithmetic convs need (linearity, merging, enlarging) */
@@ -391,6 +398,11 @@ static void eval_inst(const gen_universe *u, int inst, const gen_type *it, uint3
     uint32_t *y = ov[0];
     switch (g->kind) {
     case GK_ADD:
+        if (it[0].rank == 1 && it[1].rank > 1) { /* bias add on the last axis */
+            int64_t k = it[0].dim[0];
+            for (int64_t i = 0; i < n; i++) y[i] = madd(iv[1][i], iv[0][i % k]);
+            break;
+        }
         for (int64_t i = 0; i < n; i++) y[i] = madd(iv[0][i], iv[1][i]);
         break;
     case GK_MUL:
@@ -622,6 +634,10 @@ static int traced_cut(const gen_universe *u, const gen_node *nodes, const gen_ty
         return traced_cut(u, nodes, types, p->in[0], axis - (rank - types[p->in[0]].rank), depth + 1);
     }
     case GK_ADD: case GK_MUL:
+        if (types[p->in[0]].rank == 1 && types[t].rank > 1) { /* bias add: the vector is the last axis */
+            r = axis == types[t].rank - 1 ? traced_cut(u, nodes, types, p->in[0], 0, depth + 1) : 0;
+            return r ? r : traced_cut(u, nodes, types, p->in[1], axis, depth + 1);
+        }
         r = traced_cut(u, nodes, types, p->in[0], axis, depth + 1);
         if (!r && types[p->in[1]].rank == types[t].rank) r = traced_cut(u, nodes, types, p->in[1], axis, depth + 1);
         return r;
@@ -983,6 +999,14 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
         if (g->kind == GK_MUL && pos == 1 && is_kernel_type(&ts->type[nd->in[0]]) && ts->type[t].rank != 0) continue;
         /* element-wise binaries and concat take two distinct tensors (x+x, x*x, concat(x,x) only add noise) */
         if ((g->kind == GK_ADD || g->kind == GK_MUL || g->kind == GK_CONCAT) && pos == 1 && t == nd->in[0]) continue;
+        /* bias adds (noise control): two bias vectors (b and the first batchnorm parameter) feed add
+           and concat; a concat of vectors feeds only a bias add (no rank-1 concat algebra) */
+        if ((g->kind == GK_ADD || g->kind == GK_CONCAT) && t < u->n_vars && u->vars[t].role == GR_PARAM && is_bn_param(u, t) &&
+            t != u->bn_param[0])
+            continue;
+        if (t >= u->n_vars && ts->type[t].rank == 1 && u->insts[ts->nodes[tid_node(u, t)].inst].kind == GK_CONCAT &&
+            !(g->kind == GK_ADD && pos == 0))
+            continue;
         if ((g->kind == GK_CONVB && pos == 2) || g->kind == GK_BNFOLD_BC) {
             if (t < u->n_vars && is_bn_param(u, t)) continue;
         }
