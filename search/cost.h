@@ -20,6 +20,10 @@ typedef struct so_cost_model {
     int dirty;                  /* new measurements not yet saved */
     int64_t loaded, measured, failed; /* entries read from disk, timed now, timing failures */
     double measure_seconds;     /* wall time spent timing */
+    int cold_weights;           /* measured: -1 (so_cost_init) decided at the first measurement
+                                   from that graph's model: 1 when its weights total over 8 MB,
+                                   then weights are flushed from the caches before each timed run
+                                   (part of the key) */
 } so_cost_model;
 
 /* Initialises a model. For SO_COST_MEASURED, cache_dir NULL means $XDG_CACHE_HOME/superopt
