@@ -17,7 +17,7 @@
 enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO };
 
 int64_t so_conv_wino_min_hw = 28 * 28;
-int64_t so_conv_wino_min_ch = 16;
+int64_t so_conv_wino_min_ch = 32;
 int64_t so_conv_direct_max_cg = 32;
 int64_t so_conv_direct_max_c = 4;
 int64_t so_conv_min_tile = 512;
@@ -76,10 +76,16 @@ static void im2col(const conv_plan *p, const float *x, float *col, int64_t p0, i
             } else {
                 const float *xr = xc + ih * p->W;
                 int64_t off = j * p->dw - p->pw; /* iw = ow*sw + off */
-                for (int64_t ow = ow0; ow < ow1; ow++) {
-                    int64_t iw = ow * p->sw + off;
-                    d[ow - ow0] = (iw >= 0 && iw < p->W) ? xr[iw] : 0.f;
+                /* valid ow: 0 <= ow*sw + off < W, i.e. [va, vb); zeros outside, no per-element test inside */
+                int64_t va = off >= 0 ? 0 : (-off + p->sw - 1) / p->sw, vb = p->W - off > 0 ? (p->W - off + p->sw - 1) / p->sw : 0;
+                int64_t a = SO_MIN(SO_MAX(va, ow0), ow1), b = SO_MAX(a, SO_MIN(vb, ow1));
+                for (int64_t ow = ow0; ow < a; ow++) d[ow - ow0] = 0.f;
+                if (p->sw == 1) {
+                    if (b > a) memcpy(d + (a - ow0), xr + a + off, sizeof *d * (size_t)(b - a));
+                } else {
+                    for (int64_t ow = a; ow < b; ow++) d[ow - ow0] = xr[ow * p->sw + off];
                 }
+                for (int64_t ow = b; ow < ow1; ow++) d[ow - ow0] = 0.f;
             }
             q += ow1 - ow0;
         }
