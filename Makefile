@@ -29,7 +29,7 @@ TEST_SRCS   := $(wildcard tests/test_*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 LIB         := $(BUILD)/libsuperopt.a
 
-.PHONY: all deps run test test-core test-unit test-integration test-asan bench bench-kernels rules models clean
+.PHONY: all deps run test test-core test-unit test-integration test-valgrind test-asan bench bench-kernels rules models clean
 all: $(BUILD)/superopt
 
 # Installs missing Debian packages when run as root; otherwise says what is missing.
@@ -82,12 +82,18 @@ test-integration: $(BUILD)/superopt $(ORT)
 # The README's test command. Unit tests (cmocka, one binary per module) then integration tests.
 test: deps
 	$(MAKE) test-core
+	$(MAKE) test-valgrind
 	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 
 test-core:
 	$(MAKE) all $(TEST_BINS)
 	$(MAKE) test-unit
 	$(MAKE) test-integration
+
+# Memcheck over the fast unit tests and superopt run/optimize/inspect/generate on the small models
+# (tests/valgrind.sh, suppressions in tests/valgrind.supp); part of `make test`.
+test-valgrind: all $(TEST_BINS)
+	@BUILD=$(BUILD) bash tests/valgrind.sh
 
 # The fuzz smoke run inside `make test` (replays every saved finding, then fuzzes each target briefly).
 TEST_FUZZ_SECONDS ?= 5
