@@ -32,6 +32,7 @@
 #include <xxhash.h>
 
 int64_t so_onnx_symbolic_dim = 0;
+int64_t so_onnx_fold_max_elems = (int64_t)1 << 24;
 
 /* Builder results: done, failed (message set), or "keep this node verbatim as OPAQUE". */
 enum { B_OK = 0, B_ERR = 1, B_OPAQUE = 2 };
@@ -43,7 +44,6 @@ enum {
     T_BFLOAT16 = 16
 };
 
-#define MAX_FOLD_ELEMS ((int64_t)1 << 24) /* largest float result folded with the reference kernels */
 
 /* ======================================================================
    string -> int map (open addressing; keys are borrowed)
@@ -304,6 +304,8 @@ typedef struct imp {
     size_t n_vis;
     const Onnx__NodeProto *cur; /* node being imported */
     char desc[600];             /* "node 'x' (Op)" for messages */
+    int64_t fold_cap;           /* > 0 while try_fold runs: largest constant it may create */
+    int fold_over;              /* set when try_fold wanted a constant above fold_cap */
 } imp;
 
 /* Keeps the current message on one line: control characters (from names in the file) become '?'. */
@@ -420,6 +422,10 @@ static int ct_new(imp *im, ctensor *c, int storage, int32_t otype, int rank, con
         if (dims[i] < 0) return node_err(im, "constant with negative dimension %lld", (long long)dims[i]), B_ERR;
         if (so_i64_mul(n, dims[i], &n)) return node_err(im, "constant size overflows"), B_ERR;
         c->shape.dim[i] = dims[i];
+    }
+    if (im->fold_cap > 0 && n > im->fold_cap) {
+        im->fold_over = 1; /* not an error: the caller keeps the node unfolded */
+        return node_err(im, "constant of %lld elements is too large to fold", (long long)n), B_ERR;
     }
     size_t bytes;
     if (so_size_mul((size_t)n, storage == SO_I64 ? 8 : 4, &bytes) || bytes > so_max_alloc_bytes)
@@ -1475,7 +1481,7 @@ static int emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr
         for (int k = 0; k < n_out && ok; k++) {
             so_shape s = im->g->nodes[i].out[k];
             int64_t c = so_shape_numel(&s);
-            if (c < 0 || c > MAX_FOLD_ELEMS || (s.dtype != SO_F32 && s.dtype != SO_I64)) ok = 0;
+            if (c < 0 || c > so_onnx_fold_max_elems || (s.dtype != SO_F32 && s.dtype != SO_I64)) ok = 0;
             tout[k].shape = s;
             tout[k].data = NULL;
         }
@@ -2130,7 +2136,17 @@ static so_status import_node(imp *im, const Onnx__NodeProto *n)
         bind_const(im, n->output[0], &c);
         return SO_OK;
     }
+    /* folding may not create a constant larger than so_onnx_fold_max_elems and its largest input */
+    im->fold_cap = so_onnx_fold_max_elems > 0 ? so_onnx_fold_max_elems : 1;
+    for (size_t k = 0; k < n_in; k++)
+        if (ins[k] && ins[k]->is_const && ct_numel(&ins[k]->c) > im->fold_cap) im->fold_cap = ct_numel(&ins[k]->c);
+    im->fold_over = 0;
     int r = try_fold(im, n, ins, n_in);
+    im->fold_cap = 0;
+    if (r == B_ERR && im->fold_over) {
+        r = B_OPAQUE; /* too large to fold: keep the node */
+        so_errorf("%s", "");
+    }
     if (r == B_OK) return SO_OK;
     if (r == B_ERR) return SO_ERR;
     so_op op = so_op_from_onnx(t);

@@ -27,6 +27,13 @@ so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_
    command-line override such as --dim 1. */
 extern int64_t so_onnx_symbolic_dim;
 
+/* Import-time folding of helper ops (ConstantOfShape, Expand, Tile, Concat, Range, broadcasting
+   arithmetic...) produces a constant only up to this many elements, or the size of its largest
+   constant input if that is larger (a Cast or Transpose of a big weight still folds); above it
+   the node stays in the graph unfolded. Bounds import time and memory on hostile models
+   independently of --max-memory. Default 2^24. */
+extern int64_t so_onnx_fold_max_elems;
+
 /* Writes graph g (of model g->model) as an ONNX model: same input/output names, opset and
    producer; weights used by g become initializers (names kept where known); internal ops
    must have been folded (error otherwise). Written to a temporary file in the same

@@ -631,6 +631,73 @@ static void test_opaque_shapes_bounded(void **state)
     }
 }
 
+/* ---------------- import-time constant folding is bounded ---------------- */
+
+static int count_ops(const so_model *mod, so_op op)
+{
+    int c = 0;
+    for (int32_t i = 0; i < mod->graph->n_nodes; i++) c += mod->graph->nodes[i].op == op;
+    return c;
+}
+
+/* y = ReduceSum(op(...)) where op builds a constant of n floats: ConstantOfShape [n], or
+   Expand of a 1-element weight to [n]. */
+static pb big_const_model(const char *op, int64_t n)
+{
+    pb g = {0};
+    float one = 1.0f;
+    init_tensor(&g, "s", 7, 1, D(1), &n, sizeof n);
+    init_tensor(&g, "one", 1, 1, D(1), &one, sizeof one);
+    if (!strcmp(op, "Expand")) node(&g, "Expand", L("one", "s"), L("c"), NULL);
+    else node(&g, "ConstantOfShape", L("s"), L("c"), NULL);
+    node(&g, "ReduceSum", L("c"), L("y"), NULL);
+    vinfo(&g, 12, "y", 1, D(1));
+    return model(&g);
+}
+
+/* Fuzz finding: a hostile chain built a constant as large as --max-memory allowed and folding a
+   Reduce over it took 5 s of CPU. Folding now stops at so_onnx_fold_max_elems elements (or the
+   largest constant input, so that a Neg of a big weight still folds): above it the node stays in
+   the graph. Same models below the cap fold completely (only weights left). */
+static void test_fold_size_capped(void **state)
+{
+    (void)state;
+    int64_t saved = so_onnx_fold_max_elems;
+    so_onnx_fold_max_elems = 1000;
+    const char *ops[] = {"ConstantOfShape", "Expand"};
+    for (int k = 0; k < 2; k++) {
+        pb m = big_const_model(ops[k], 4096);
+        so_model *mod = NULL;
+        so_status st = so_onnx_load_buffer("hostile.onnx", m.p, m.n, &mod);
+        free(m.p);
+        if (st != SO_OK) fail_msg("%s: load failed: %s", ops[k], so_error());
+        /* not folded: something other than weights computes y */
+        assert_true(count_ops(mod, SO_OP_WEIGHT) < mod->graph->n_nodes);
+        so_model_free(mod);
+        m = big_const_model(ops[k], 512); /* below the cap: folded to one weight */
+        mod = expect_load_ok(&m);
+        assert_int_equal(mod->graph->n_nodes, 1);
+        assert_int_equal(count_ops(mod, SO_OP_WEIGHT), 1);
+        /* ConstantOfShape without a value attribute is zeros */
+        assert_true(((const float *)mod->weights[mod->graph->nodes[0].ref].data)[0] == (k == 0 ? 0.0f : 512.0f));
+        so_model_free(mod);
+    }
+    { /* Neg of a weight of 2048 > 1000 elements does not grow: folded */
+        pb g = {0};
+        float w[2048];
+        for (int i = 0; i < 2048; i++) w[i] = (float)i;
+        init_tensor(&g, "w", 1, 1, D(2048), w, sizeof w);
+        node(&g, "Neg", L("w"), L("y"), NULL);
+        vinfo(&g, 12, "y", 1, D(2048));
+        pb m = model(&g);
+        so_model *mod = expect_load_ok(&m);
+        assert_int_equal(mod->graph->n_nodes, 1);
+        assert_true(((const float *)mod->weights[mod->graph->nodes[0].ref].data)[7] == -7.0f);
+        so_model_free(mod);
+    }
+    so_onnx_fold_max_elems = saved;
+}
+
 /* ---------------- shape inference on hostile attributes and dims ---------------- */
 
 /* Infers node `op` over weights of the given shapes (no data: shapes only) and expects an error
@@ -1032,6 +1099,7 @@ int main(void)
         cmocka_unit_test(test_initializer_absurd_allocation),
         cmocka_unit_test(test_max_memory_limit_applies),
         cmocka_unit_test(test_expand_shape_overflow),
+        cmocka_unit_test(test_fold_size_capped),
         cmocka_unit_test(test_huge_activation_refused_by_executor),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_self_loop),
