@@ -1256,10 +1256,8 @@ static void pad_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
             off += idx * ost[d];
         }
         if (skip) continue;
-        for (int64_t j = 0; j < inner; j++) {
-            int64_t oj = p->begin[r - 1] + j;
-            if (oj >= 0 && oj < p->od[r - 1]) y[off - p->begin[r - 1] + oj] = x[q * inner + j];
-        }
+        int64_t b = p->begin[r - 1], j0 = SO_MAX(0, -b), j1 = SO_MIN(inner, p->od[r - 1] - b); /* in-range inner run */
+        if (j1 > j0) memcpy(y + off + j0, x + q * inner + j0, sizeof *y * (size_t)(j1 - j0));
     }
 }
 

@@ -697,15 +697,15 @@ static void test_data_movement(void **state)
         check_graph(&t, 0);
         tb_free(&t);
     }
-    /* constant pad */
-    {
+    /* constant pad; negative pads crop (last axis: in-range run copied) */
+    for (int v = 0; v < 3; v++) {
         tb t;
         tb_begin(&t, 1, 33);
         int32_t x = tb_input(&t, shp(4, 1, 2, 5, 6));
         so_attr a = {0};
         a.n_ints = 8;
-        int64_t pads[8] = {0, 0, 1, 2, 0, 1, 0, 3};
-        memcpy(a.ints, pads, sizeof pads);
+        int64_t pads[3][8] = {{0, 0, 1, 2, 0, 1, 0, 3}, {0, 0, -1, -2, 0, 1, 0, 3}, {0, 0, 2, 1, 0, 0, -1, -4}};
+        memcpy(a.ints, pads[v], sizeof pads[v]);
         a.value = 0.5f;
         int32_t n = tb_node(&t, SO_OP_PAD, &x, 1, &a);
         t.g->outputs[0] = (so_edge){n, 0};
