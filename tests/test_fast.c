@@ -440,6 +440,11 @@ static void test_gemm(void **state)
             one_gemm(sd + 2, 23, 1, 31, ta, tb_, 0.7f, 2.f, 3, 0);
             one_gemm(sd + 3, 1, 1, 31, ta, tb_, 1.f, 1.f, 1, 1);
         }
+    /* 2 <= M <= 8 with large K and N: the row-streaming path (NB-column blocks, ragged end) */
+    one_gemm(40, 2, 300, 130, 0, 0, 1.f, 1.f, 0, 0);
+    one_gemm(41, 5, 515, 200, 0, 0, 0.5f, 2.f, 2, 1);
+    one_gemm(42, 8, 256, 128, 0, 0, 1.f, 1.f, 3, 0);
+    one_gemm(43, 3, 140, 150, 1, 0, 1.f, 1.f, 0, 2); /* transposed A: sgemm */
 }
 
 /* ---------------- element-wise ---------------- */
@@ -659,6 +664,43 @@ static void test_pool(void **state)
     tb_free(&t);
 }
 
+/* Pad(0) -> AveragePool (Inception's branch_pool) runs as one avgpool step with the pads
+   counted in the divisor; a non-zero pad value or a pool with pads of its own is not fused. */
+static void test_pad_avgpool(void **state)
+{
+    (void)state;
+    struct {
+        int64_t pads[8];
+        float value;
+        int k, s, ceil, pool_pad, steps;
+    } cs[] = {
+        {{0, 0, 1, 1, 0, 0, 1, 1}, 0.f, 3, 1, 0, 0, 1},
+        {{0, 0, 0, 2, 0, 0, 1, 1}, 0.f, 3, 2, 1, 0, 1}, /* asymmetric, stride 2, ceil */
+        {{0, 0, 1, 1, 0, 0, 1, 1}, 0.5f, 3, 1, 0, 0, 2},
+        {{0, 0, 1, 1, 0, 0, 1, 1}, 0.f, 3, 1, 0, 1, 2},
+        {{0, 1, 1, 1, 0, 0, 1, 1}, 0.f, 3, 1, 0, 0, 2}, /* channel pad */
+    };
+    for (size_t v = 0; v < sizeof cs / sizeof cs[0]; v++) {
+        tb t;
+        tb_begin(&t, 1, 50 + v);
+        int32_t x = tb_input(&t, shp(4, 2, 3, 9, 11));
+        so_attr a = {0};
+        a.n_ints = 8;
+        memcpy(a.ints, cs[v].pads, sizeof cs[v].pads);
+        a.value = cs[v].value;
+        int32_t pd = tb_node(&t, SO_OP_PAD, &x, 1, &a);
+        so_attr pa = {0};
+        pa.kernel[0] = pa.kernel[1] = cs[v].k;
+        pa.stride[0] = pa.stride[1] = cs[v].s;
+        pa.ceil_mode = cs[v].ceil;
+        for (int j = 0; j < 4; j++) pa.pad[j] = cs[v].pool_pad;
+        int32_t n = tb_node(&t, SO_OP_AVGPOOL, &pd, 1, &pa);
+        t.g->outputs[0] = (so_edge){n, 0};
+        assert_int_equal(check_graph(&t, TOL), cs[v].steps);
+        tb_free(&t);
+    }
+}
+
 static void test_data_movement(void **state)
 {
     (void)state;
@@ -760,6 +802,7 @@ int main(void)
         cmocka_unit_test(test_softmax_layernorm_batchnorm),
         cmocka_unit_test(test_reducemean),
         cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_pad_avgpool),
         cmocka_unit_test(test_data_movement),
         cmocka_unit_test(test_lstm),
     };
