@@ -292,13 +292,18 @@ static void conv_dw_run(void *priv, const so_tensor *in, so_tensor *out, float *
     const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Cg = p->Cg, Og = p->Og, T = p->kh * p->kw;
     const int64_t cs = p->sh * p->sw * p->ps, Wh = p->Wp;
     const int64_t per_thread = Cg * cs + 4 * (p->band * Wh + DC_CHUNK);
+    /* few groups (stems: one): each group's outputs split into parts of a multiple of 4 so
+       threads share the work; every output is computed the same way whatever the split */
+    const int64_t ns = p->N * p->G >= 8 ? 1 : SO_MAX(1, SO_MIN(Og / 16, (8 + p->N * p->G - 1) / (p->N * p->G)));
+    const int64_t per = ((Og + ns - 1) / ns + 3) / 4 * 4;
 #pragma omp parallel for if (p->N * p->O * hw * Cg * T > PAR_MIN)
-    for (int64_t q = 0; q < p->N * p->G; q++) {
-        int64_t n = q / p->G, g = q % p->G;
+    for (int64_t q = 0; q < p->N * p->G * ns; q++) {
+        int64_t n = q / (p->G * ns), g = q / ns % p->G, o0 = g * Og + q % ns * per, o1 = SO_MIN((g + 1) * Og, o0 + per);
+        if (o0 >= o1) continue;
         float *xp = scratch + (int64_t)omp_get_thread_num() * per_thread, *z = xp + Cg * cs;
         for (int64_t c = 0; c < Cg; c++) dc_phases(p, X + (n * p->C + g * Cg + c) * hw_in, xp + c * cs);
-        for (int64_t o = g * Og; o < (g + 1) * Og;) {
-            int ob = Og - (o - g * Og) >= 4 ? 4 : 1;
+        for (int64_t o = o0; o < o1;) {
+            int ob = o1 - o >= 4 ? 4 : 1;
             const float *w = Wt + o * Cg * T;
             for (int64_t oh0 = 0; oh0 < p->Ho; oh0 += p->band) { /* row bands: z stays in L1 */
                 int64_t oh1 = SO_MIN(p->Ho, oh0 + p->band), kb = oh0 * Wh;
