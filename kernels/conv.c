@@ -456,6 +456,9 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     if (p->ch.has_extra) p->res_in = n->n_in;
     so_fast_chain_apply(&p->ch, k);
     int64_t hw = p->Ho * p->Wo;
+    const int wino = p->G == 1 && p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
+                     hw >= so_conv_wino_min_hw && p->C >= so_conv_wino_min_ch && p->O >= so_conv_wino_min_ch &&
+                     g->nodes[n->in[1].node].op == SO_OP_WEIGHT;
     if (p->G > 1 && p->Cg == 1 && p->kh == 3 && p->kw == 3 && p->sh == 2 && p->sw == 2 && p->dh == 1 && p->dw == 1) {
         p->kind = CONV_DW;
         p->Hq = (p->Ho - 1) * p->sh + (p->kh - 1) * p->dh + 1;
@@ -463,7 +466,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         k->scratch_bytes = sizeof(float) * (size_t)(p->Cg * p->Hq * p->Wq) * (size_t)omp_get_max_threads();
         k->run = conv_dw3s2_run;
         k->name = "conv_depthwise_s2";
-    } else if (((p->G > 1 && p->Cg <= so_conv_direct_max_cg) || (p->G == 1 && p->C <= so_conv_direct_max_c && p->kh * p->kw >= 9)) &&
+    } else if (((p->G > 1 && p->Cg <= so_conv_direct_max_cg) || (p->G == 1 && !wino && p->C <= so_conv_direct_max_c && p->kh * p->kw >= 9)) &&
                p->kh * p->kw <= 64) {
         p->kind = CONV_DW;
         p->Hp = p->Ho + (p->kh - 1) * p->dh / p->sh;
@@ -480,9 +483,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             sizeof(float) * (size_t)(p->Cg * p->sh * p->sw * p->ps + 4 * (p->band * p->Wp + DC_CHUNK)) * (size_t)omp_get_max_threads();
         k->run = conv_dw_run;
         k->name = p->Cg == 1 ? "conv_depthwise" : p->G > 1 ? "conv_grouped_direct" : "conv_direct";
-    } else if (p->G == 1 && p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
-               hw >= so_conv_wino_min_hw && p->C >= so_conv_wino_min_ch && p->O >= so_conv_wino_min_ch &&
-               g->nodes[n->in[1].node].op == SO_OP_WEIGHT) {
+    } else if (wino) {
         p->kind = CONV_WINO;
         p->U = so_wino_pack(g->model->weights[g->nodes[n->in[1].node].ref].data, p->O, p->C);
         int64_t sc = so_wino_plan(&p->wino, p->C, p->O, p->H, p->W, p->Ho, p->Wo, p->ph, p->pw, p->U);
