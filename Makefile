@@ -16,9 +16,10 @@ endif
 
 DEB_PKGS := libz3-dev libxxhash-dev libopenblas-dev libcmocka-dev libprotobuf-c-dev \
             protobuf-c-compiler libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind
-# OpenMPI (generate --mpi, rules/gen_mpi.c only): flags from its compiler wrapper, headers as system headers.
-MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell mpicc --showme:compile 2>/dev/null))
-MPI_LIBS   := $(shell mpicc --showme:link 2>/dev/null)
+# OpenMPI (generate --mpi, rules/gen_mpi.c only): flags from its compiler wrapper, headers as system headers;
+# before `make deps` has installed it (make run on a fresh machine), Debian's default locations.
+MPI_CFLAGS := $(patsubst -I%,-isystem %,$(or $(shell mpicc --showme:compile 2>/dev/null),-I/usr/include/$(shell $(CC) -print-multiarch)/mpi))
+MPI_LIBS   := $(or $(shell mpicc --showme:link 2>/dev/null),-lmpi)
 LDLIBS     += $(MPI_LIBS)
 PY := /usr/bin/python3
 
