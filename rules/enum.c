@@ -703,6 +703,7 @@ typedef struct shared {
     int shard_i, shard_n;
     int max_reduce;          /* most outputs one node can remove: max (inputs - 1) */
     int n_parts;             /* key partitions of the recorded graphs */
+    uint32_t var_ok[256][GEN_MAX_NIN]; /* arg_ok of every variable, per instance and position */
     work_item *items;
     int64_t n_items;
     atomic_llong next, done, graphs;
@@ -802,8 +803,6 @@ static void record(tstate *ts)
     /* outputs: node outputs not consumed */
     uint32_t used[GEN_MAX_NODES] = {0};
     uint32_t mask = 0;
-    int comp[GEN_MAX_NODES];
-    for (int i = 0; i < k; i++) comp[i] = i;
     for (int i = 0; i < k; i++) {
         const gen_inst *g = &u->insts[ts->nodes[i].inst];
         for (int a = 0; a < g->n_in; a++) {
@@ -823,28 +822,27 @@ static void record(tstate *ts)
             }
     }
     if (no == 2) {
-        /* connected: union nodes that share a tensor (variable or node) */
-        for (int it = 0; it < k; it++)
-            for (int i = 0; i < k; i++)
-                for (int j = 0; j < k; j++) {
-                    if (comp[i] == comp[j]) continue;
-                    int share = 0;
-                    const gen_inst *gi = &u->insts[ts->nodes[i].inst], *gj = &u->insts[ts->nodes[j].inst];
-                    for (int a = 0; a < gi->n_in && !share; a++) {
-                        int t = ts->nodes[i].in[a];
-                        if (tid_node(u, t) == j) share = 1;
-                        for (int b = 0; b < gj->n_in && !share; b++)
-                            if (ts->nodes[j].in[b] == t) share = 1;
-                    }
-                    if (share) {
-                        int c = comp[i] < comp[j] ? comp[i] : comp[j];
-                        int o1 = comp[i], o2 = comp[j];
-                        for (int q = 0; q < k; q++)
-                            if (comp[q] == o1 || comp[q] == o2) comp[q] = c;
-                    }
+        /* connected: nodes that share a tensor (a common input, or one consumes the other's
+           output) are adjacent; a node's tensors = its inputs and its own outputs */
+        uint64_t tm[GEN_MAX_NODES];
+        for (int i = 0; i < k; i++) {
+            const gen_inst *gi = &u->insts[ts->nodes[i].inst];
+            tm[i] = 0;
+            for (int a = 0; a < gi->n_in; a++) tm[i] |= 1ULL << ts->nodes[i].in[a];
+            for (int s2 = 0; s2 < gi->n_out; s2++) tm[i] |= 1ULL << (u->n_vars + GEN_MAX_OUT * i + s2);
+        }
+        uint64_t reach = tm[0];
+        uint32_t in_comp = 1;
+        for (int grown = 1; grown;) {
+            grown = 0;
+            for (int i = 1; i < k; i++)
+                if (!(in_comp & (1u << i)) && (tm[i] & reach)) {
+                    in_comp |= 1u << i;
+                    reach |= tm[i];
+                    grown = 1;
                 }
-        for (int i = 0; i < k; i++)
-            if (comp[i] != comp[0]) return;
+        }
+        if (in_comp != (1u << k) - 1) return;
     }
     gen_rec gr;
     memset(&gr, 0, sizeof gr);
@@ -893,17 +891,12 @@ static void try_node(tstate *ts, const gen_node *nd)
        max_reduce (inputs - 1), so a graph with more than 2 + max_reduce * (remaining budget)
        outputs can neither be kept nor extended into one that is: skip it (uncounted) before
        hashing and evaluating it */
-    int n_outs = 0;
+    int n_outs;
     {
-        uint32_t used[GEN_MAX_NODES] = {0};
-        for (int i = 0; i <= k; i++)
-            for (int a = 0; a < u->insts[ts->nodes[i].inst].n_in; a++) {
-                int t = ts->nodes[i].in[a], p = tid_node(u, t);
-                if (p >= 0) used[p] |= 1u << tid_slot(u, t);
-            }
-        for (int i = 0; i <= k; i++)
-            for (int s2 = 0; s2 < u->insts[ts->nodes[i].inst].n_out; s2++)
-                if (!(used[i] & (1u << s2))) n_outs++;
+        /* ts->unused: outputs of nodes 0..k-1 not consumed yet (set by dfs for this level) */
+        uint64_t m = 0;
+        for (int a = 0; a < g->n_in; a++) m |= ts->unused & (1ULL << nd->in[a]);
+        n_outs = ts->n_unused - __builtin_popcountll(m) + g->n_out;
     }
     int remaining = ts->S->max_ops - (k + 1 - ts->n_free - is_free);
     if (n_outs > 2 + ts->S->max_reduce * remaining) return;
@@ -944,7 +937,6 @@ static int is_bn_param(const gen_universe *u, int v)
     return 0;
 }
 
-static int role_of(const gen_universe *u, int t) { return t < u->n_vars ? u->vars[t].role : GR_ANY; }
 
 /* Enumerates argument tuples for instance inst; calls try_node (or collects first-level items). */
 static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_ids, work_item **items, int64_t *n_items,
@@ -995,7 +987,7 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
     }
     for (int j = 0; j < n_ids; j++) {
         int t = ids[j];
-        if (!arg_ok(g->kind, g->axis, pos, &ts->type[t], role_of(u, t))) continue;
+        if (t < u->n_vars ? !((ts->S->var_ok[nd->inst][pos] >> t) & 1) : !arg_ok(g->kind, g->axis, pos, &ts->type[t], GR_ANY)) continue;
         if (g->kind == GK_MUL && pos == 1 && is_kernel_type(&ts->type[nd->in[0]]) && ts->type[t].rank != 0) continue;
         /* element-wise binaries and concat take two distinct tensors (x+x, x*x, concat(x,x) only add noise) */
         if ((g->kind == GK_ADD || g->kind == GK_MUL || g->kind == GK_CONCAT) && pos == 1 && t == nd->in[0]) continue;
@@ -1183,6 +1175,10 @@ so_status gen_enumerate_parts(const gen_universe *u, const gen_inputs *in, int m
     S.shard_i = shard_i;
     S.shard_n = shard_n > 0 ? shard_n : 1;
     S.n_parts = gen_n_parts > 0 ? gen_n_parts : max_ops >= 4 ? 64 : 8;
+    for (int i = 0; i < u->n_insts; i++)
+        for (int pos = 0; pos < u->insts[i].n_in && pos < GEN_MAX_NIN; pos++)
+            for (int v = 0; v < u->n_vars; v++)
+                if (arg_ok(u->insts[i].kind, u->insts[i].axis, pos, &u->vars[v].t, u->vars[v].role)) S.var_ok[i][pos] |= 1u << v;
     for (int i = 0; i < u->n_insts; i++) {
         int kd = u->insts[i].kind;
         /* batchnorm / bnfold parameters are fixed variables: they consume no graph output */
