@@ -966,70 +966,58 @@ static inline void pool_row(float *restrict tr, const float *restrict xs, int64_
     }
 }
 
-/* Separable pooling over a bordered copy of each plane (border -inf for max, 0 for avg):
-   a horizontal pass into tmp [Hp, Wo], then a vertical pass into the output. Max pooling
+/* Pooling one output row at a time: the window's input rows are combined (max / sum) into
+   a bordered row trow [Wp] (border -inf for max, 0 for avg; padding rows skipped), then the
+   horizontal pass writes the output row (stride 1/2: unit-stride vector loops, stride 2 on
+   the deinterleaved row). One pass over the input, nothing but a row in scratch. Max pooling
    does not propagate NaN. */
 static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     const pool_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
-    const int64_t Hp = p->Hp, Wp = p->Wp, Wo = p->Wo, Ho = p->Ho, per = Hp * Wp + Hp * Wo + Wp + 2;
+    const int64_t Wp = p->Wp, Wo = p->Wo, Ho = p->Ho, W = p->W, per = 2 * Wp + 2;
+    const int64_t c0 = SO_MIN(p->pw, Wp), c1 = SO_MAX(c0, SO_MIN(Wp, p->pw + W)); /* trow columns from the input */
     const float border = p->is_max ? -INFINITY : 0.f;
 #pragma omp parallel for if (p->planes * Ho * Wo * p->kh * p->kw > PAR_MIN)
     for (int64_t q = 0; q < p->planes; q++) {
-        float *xp = scratch + (int64_t)omp_get_thread_num() * per, *tmp = xp + Hp * Wp;
-        const float *x = X + q * p->H * p->W;
+        float *restrict trow = scratch + (int64_t)omp_get_thread_num() * per, *ev = trow + Wp, *od = ev + (Wp + 1) / 2;
+        const float *x = X + q * p->H * W;
         float *y = Y + q * Ho * Wo;
-        for (int64_t r = 0; r < Hp; r++) {
-            float *d = xp + r * Wp;
-            int64_t ir = r - p->ph;
-            if (ir < 0 || ir >= p->H) {
-                for (int64_t c = 0; c < Wp; c++) d[c] = border;
-                continue;
+        for (int64_t oh = 0; oh < Ho; oh++) {
+            int rows = 0;
+            for (int64_t i = 0; i < p->kh; i++) {
+                int64_t ir = oh * p->sh - p->ph + i * p->dh;
+                if (ir < 0 || ir >= p->H) continue;
+                const float *restrict xr = x + ir * W + (c0 - p->pw);
+                if (!rows) {
+                    for (int64_t c = 0; c < c0; c++) trow[c] = border;
+                    memcpy(trow + c0, xr, sizeof *trow * (size_t)(c1 - c0));
+                    for (int64_t c = c1; c < Wp; c++) trow[c] = border;
+                } else {
+                    pool_row(trow + c0, xr, c1 - c0, p->is_max, 0);
+                }
+                rows++;
             }
-            int64_t c0 = SO_MIN(p->pw, Wp), c1 = SO_MIN(Wp, p->pw + p->W);
-            for (int64_t c = 0; c < c0; c++) d[c] = border;
-            if (c1 > c0) memcpy(d + c0, x + ir * p->W + (c0 - p->pw), sizeof *d * (size_t)(c1 - c0));
-            for (int64_t c = c1 > c0 ? c1 : c0; c < Wp; c++) d[c] = border;
-        }
-        for (int64_t r = 0; r < Hp; r++) {
-            const float *xr = xp + r * Wp;
-            float *restrict tr = tmp + r * Wo;
+            if (!rows)
+                for (int64_t c = 0; c < Wp; c++) trow[c] = border;
+            float *restrict yr = y + oh * Wo;
             if (p->sw == 2) { /* deinterleave the row, then every tap is a unit-stride run */
-                float *ev = tmp + Hp * Wo, *od = ev + (Wp + 1) / 2;
-                deinterleave2(xr, Wp, ev, od);
+                deinterleave2(trow, Wp, ev, od);
                 for (int64_t j = 0; j < p->kw; j++) {
                     int64_t t = j * p->dw;
-                    const float *restrict xs = (t % 2 ? od : ev) + t / 2;
-                    pool_row(tr, xs, Wo, p->is_max, j == 0);
+                    pool_row(yr, (t % 2 ? od : ev) + t / 2, Wo, p->is_max, j == 0);
                 }
-                continue;
-            }
-            if (p->sw == 1) {
-                for (int64_t j = 0; j < p->kw; j++) pool_row(tr, xr + j * p->dw, Wo, p->is_max, j == 0);
-                continue;
-            }
-            for (int64_t ow = 0; ow < Wo; ow++) tr[ow] = xr[ow * p->sw];
-            for (int64_t j = 1; j < p->kw; j++) {
-                const float *xs = xr + j * p->dw;
-                if (p->is_max)
-                    for (int64_t ow = 0; ow < Wo; ow++) tr[ow] = xs[ow * p->sw] > tr[ow] ? xs[ow * p->sw] : tr[ow];
-                else
-                    for (int64_t ow = 0; ow < Wo; ow++) tr[ow] += xs[ow * p->sw];
-            }
-        }
-        for (int64_t oh = 0; oh < Ho; oh++) {
-            float *yr = y + oh * Wo;
-            memcpy(yr, tmp + oh * p->sh * Wo, sizeof *yr * (size_t)Wo);
-            for (int64_t i = 1; i < p->kh; i++) {
-                const float *tr = tmp + (oh * p->sh + i * p->dh) * Wo;
-                if (p->is_max) {
-#pragma omp simd
-                    for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = tr[ow] > yr[ow] ? tr[ow] : yr[ow];
-                } else {
-#pragma omp simd
-                    for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += tr[ow];
+            } else if (p->sw == 1) {
+                for (int64_t j = 0; j < p->kw; j++) pool_row(yr, trow + j * p->dw, Wo, p->is_max, j == 0);
+            } else {
+                for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = trow[ow * p->sw];
+                for (int64_t j = 1; j < p->kw; j++) {
+                    const float *xs = trow + j * p->dw;
+                    if (p->is_max)
+                        for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = xs[ow * p->sw] > yr[ow] ? xs[ow * p->sw] : yr[ow];
+                    else
+                        for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += xs[ow * p->sw];
                 }
             }
             if (!p->is_max) {
@@ -1087,7 +1075,7 @@ static pool_plan *pool_plan_new(const so_attr *a, int is_max, const so_shape *x,
 
 static void pool_kernel(pool_plan *p, so_fast_kernel *k)
 {
-    k->scratch_bytes = sizeof(float) * (size_t)(p->Hp * p->Wp + p->Hp * p->Wo + p->Wp + 2) * (size_t)omp_get_max_threads();
+    k->scratch_bytes = sizeof(float) * (size_t)(2 * p->Wp + 2) * (size_t)omp_get_max_threads();
     k->run = pool_run;
     k->priv = p;
     k->free_priv = pool_free;
