@@ -291,16 +291,35 @@ static uint32_t vars_used(const gen_universe *u, const gen_graph *g)
     return m;
 }
 
+/* Variable groups of a universe (var_group), cached per thread by a hash of the variables. */
+typedef struct grp_cache {
+    uint64_t sig;
+    int grp[GEN_MAX_VARS], members[GEN_MAX_VARS][GEN_MAX_VARS], nm[GEN_MAX_VARS];
+} grp_cache;
+static _Thread_local grp_cache gcache;
+
+static const grp_cache *var_groups(const gen_universe *u)
+{
+    uint64_t sig = XXH3_64bits_withSeed(u->vars, sizeof(gen_var) * (size_t)u->n_vars,
+                                        XXH3_64bits(u->bn_param, sizeof u->bn_param) + (uint64_t)u->n_vars);
+    grp_cache *c = &gcache;
+    if (c->sig == sig && sig != 0) return c;
+    memset(c, 0, sizeof *c);
+    for (int v = 0; v < u->n_vars; v++) {
+        c->grp[v] = var_group(u, v);
+        if (c->grp[v] >= 0) c->members[c->grp[v]][c->nm[c->grp[v]]++] = v;
+    }
+    c->sig = sig;
+    return c;
+}
+
 uint64_t so_gen_orbit_hash(const gen_universe *u, const gen_graph *a, const gen_graph *b, uint64_t *self_hash)
 {
     int nv = u->n_vars;
     uint32_t used = vars_used(u, a) | vars_used(u, b);
-    int grp[GEN_MAX_VARS], members[GEN_MAX_VARS][GEN_MAX_VARS], nm[GEN_MAX_VARS];
-    memset(nm, 0, sizeof nm);
-    for (int v = 0; v < nv; v++) {
-        grp[v] = var_group(u, v);
-        if (grp[v] >= 0) members[grp[v]][nm[grp[v]]++] = v;
-    }
+    const grp_cache *gc = var_groups(u);
+    const int *grp = gc->grp, *nm = gc->nm;
+    const int(*members)[GEN_MAX_VARS] = gc->members;
     /* enumerate the product of permutations of each group (groups of size <= 4) */
     int gids[GEN_MAX_VARS], ng = 0;
     for (int v = 0; v < nv; v++) {
@@ -1476,6 +1495,7 @@ static void *bucket_worker(void *arg)
             pthread_mutex_unlock(&J->mu);
         }
     }
+    gen_memo_release();
     return NULL;
 }
 
@@ -1620,6 +1640,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
              (unsigned long long)o->seed, o->verify ? "proved" : "unverified");
     st->rules = rs.n_rules;
     st->seconds = so_now() - t0;
+    gen_memo_release();
     *out = rs;
     return SO_OK;
 }
