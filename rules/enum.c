@@ -393,8 +393,8 @@ static int arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
 /* Conv results are memoised per thread (the same conv of the same tensors recurs under every
    prefix the enumeration extends): a direct-mapped table keyed by XXH3 of the instance and the
    input types and values, hits confirmed by comparing the stored inputs in full (exact). */
-#define CONV_MEMO_SLOTS 4096
-#define CONV_MEMO_WORDS 512 /* inputs + output, uint32 */
+#define CONV_MEMO_SLOTS 16384
+#define CONV_MEMO_WORDS 320 /* inputs + output, uint32 */
 typedef struct conv_memo_entry {
     uint64_t h;
     int valid, n_key;
@@ -928,22 +928,13 @@ static void try_node(tstate *ts, const gen_node *nd)
     const gen_universe *u = ts->S->u;
     const gen_inst *g = &u->insts[nd->inst];
     int k = ts->k;
-    gen_type it[GEN_MAX_NIN], ot[GEN_MAX_OUT];
-    uint32_t *iv[GEN_MAX_NIN];
-    for (int a = 0; a < g->n_in; a++) {
-        it[a] = ts->type[nd->in[a]];
-        iv[a] = ts->val[nd->in[a]];
-    }
-    int cut = g->kind == GK_SPLIT ? split_cut(u, ts->nodes, ts->type, nd->in[0], g->axis) : 0;
-    if (!gen_typecheck(u, nd->inst, it, g->n_in, cut, ot)) return;
     /* every node counts towards max_ops (n_free is kept for a possible free-op budget) */
     int is_free = 0;
     if (k - ts->n_free >= ts->S->max_ops) return;
-    ts->nodes[k] = *nd;
     /* outputs after adding the node; one more node lowers the output count by at most
        max_reduce (inputs - 1), so a graph with more than 2 + max_reduce * (remaining budget)
        outputs can neither be kept nor extended into one that is: skip it (uncounted) before
-       hashing and evaluating it */
+       typechecking, hashing and evaluating it */
     int n_outs;
     {
         /* ts->unused: outputs of nodes 0..k-1 not consumed yet (set by dfs for this level) */
@@ -953,6 +944,15 @@ static void try_node(tstate *ts, const gen_node *nd)
     }
     int remaining = ts->S->max_ops - (k + 1 - ts->n_free - is_free);
     if (n_outs > 2 + ts->S->max_reduce * remaining) return;
+    gen_type it[GEN_MAX_NIN], ot[GEN_MAX_OUT];
+    uint32_t *iv[GEN_MAX_NIN];
+    for (int a = 0; a < g->n_in; a++) {
+        it[a] = ts->type[nd->in[a]];
+        iv[a] = ts->val[nd->in[a]];
+    }
+    int cut = g->kind == GK_SPLIT ? split_cut(u, ts->nodes, ts->type, nd->in[0], g->axis) : 0;
+    if (!gen_typecheck(u, nd->inst, it, g->n_in, cut, ot)) return;
+    ts->nodes[k] = *nd;
     ts->h[k] = node_hash(u, nd, ts->h);
     if (!canonical_order(u, ts->nodes, ts->h, k + 1)) return;
     int base = u->n_vars + GEN_MAX_OUT * k;

@@ -151,7 +151,7 @@ typedef struct gen_eval {
 } gen_eval;
 int gen_eval_graph(const gen_universe *u, const gen_inputs *in, const gen_graph *g, gen_eval *ev);
 void gen_eval_free(gen_eval *ev);
-/* Evaluation memoises conv results in a per-thread table (8 MB, allocated on first use); a
+/* Evaluation memoises conv results in a per-thread table (21 MB, allocated on first use); a
    thread that evaluated frees it with gen_memo_release before it exits (the enumeration and
    so_gen_run do so for their threads). */
 void gen_memo_release(void);
