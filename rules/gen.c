@@ -1558,6 +1558,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
             so_errorf("%s", r->err);
             rc = SO_ERR;
         }
+        st->bucketed += r->bucketed;
         st->classes += r->classes;
         st->collisions += r->collisions;
         st->candidates += r->candidates;
@@ -1744,12 +1745,12 @@ int so_gen_main(int argc, char **argv)
             rc = 1;
         } else {
             fprintf(f,
-                    "{\"graphs\": %lld, \"kept\": %lld, \"classes\": %lld, \"collisions\": %lld, \"candidates\": %lld, "
+                    "{\"graphs\": %lld, \"kept\": %lld, \"bucketed\": %lld, \"classes\": %lld, \"collisions\": %lld, \"candidates\": %lld, "
                     "\"after_trivial\": %lld, \"after_renaming\": %lld, \"after_common_subgraph\": %lld, "
                     "\"in_shard\": %lld, \"after_generalise\": %lld, \"after_subsumed\": %lld, \"after_float\": %lld, \"proved\": %lld, "
                     "\"rules\": %lld, \"enum_seconds\": %.3f, \"bucket_seconds\": %.3f, \"float_seconds\": %.3f, "
                     "\"verify_seconds\": %.3f, \"seconds\": %.3f}\n",
-                    (long long)st.graphs, (long long)st.kept, (long long)st.classes, (long long)st.collisions,
+                    (long long)st.graphs, (long long)st.kept, (long long)st.bucketed, (long long)st.classes, (long long)st.collisions,
                     (long long)st.candidates, (long long)st.after_trivial, (long long)st.after_renaming,
                     (long long)st.after_common_subgraph, (long long)st.in_shard, (long long)st.after_generalise, (long long)st.after_subsumed,
                     (long long)st.after_float, (long long)st.proved, (long long)st.rules, st.enum_seconds,

@@ -28,7 +28,8 @@ void so_gen_options_default(so_gen_options *o);
 
 typedef struct so_gen_stats {
     int64_t graphs;              /* distinct graphs enumerated */
-    int64_t kept;                /* graphs with 1..2 outputs, bucketed */
+    int64_t kept;                /* graphs with 1..2 outputs (connected), recorded */
+    int64_t bucketed;            /* of those, graphs whose key occurs more than once */
     int64_t classes;             /* fingerprint classes with >= 2 graphs */
     int64_t collisions;          /* hash buckets that held graphs with different fingerprints */
     int64_t candidates;          /* pairs of graphs with equal fingerprints */
