@@ -479,6 +479,7 @@ static void test_default_rules_families(void **state)
     assert_true(has_family(&rs, "concat,matmul,split", "matmul,matmul", 2, row_merge_3));   /* row merge */
     assert_true(has_family(&rs, "concat,matmul,split", "matmul,matmul", 2, has_rank3_input)); /* Q/K/V merge (rank 3) */
     assert_true(has_family(&rs, "matmul,matmul", "matmul,matmul", 1, has_rank3_input));    /* rank-3 associativity */
+    assert_true(has_family(&rs, "add,add,split", "add,concat,split", 2, has_rank3_input));  /* merged bias (Q/K/V) */
     assert_true(has_family(&rs, "concat,conv,split", "conv,conv", 2, NULL));                /* conv merge */
     assert_true(has_family(&rs, "concat,conv,enlarge,split", "conv,conv", 2, NULL));        /* with enlarge */
     assert_true(has_family(&rs, "add,conv,conv", "add,conv", 1, add_of_acts));              /* linear in input */
