@@ -90,7 +90,18 @@ void so_fast_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, fl
        (smallm_sgemm). This OpenBLAS's sgemm took as long for [5,512]x[512,4096] (1.03 ms) as
        five sgemvs. */
     if (!trans_a && !trans_b && M >= 2 && M <= 8 && K >= 128 && N >= 128) {
-        smallm_sgemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        /* with several threads (and enough work), contiguous column ranges of 16-multiples,
+           one per thread: each streams its own columns of B */
+        int T = so_fast_threads();
+        if (T > 1 && M * N * K >= ((int64_t)1 << 21) && N >= 64 * T) {
+#pragma omp parallel for num_threads(T) schedule(static)
+            for (int t = 0; t < T; t++) {
+                int64_t j0 = (N * t / T) & ~(int64_t)15, j1 = t == T - 1 ? N : (N * (t + 1) / T) & ~(int64_t)15;
+                if (j1 > j0) smallm_sgemm(M, j1 - j0, K, alpha, A, lda, B + j0, ldb, beta, C + j0, ldc);
+            }
+        } else {
+            smallm_sgemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        }
         return;
     }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,

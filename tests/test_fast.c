@@ -447,6 +447,9 @@ static void test_gemm(void **state)
     one_gemm(41, 5, 515, 200, 0, 0, 0.5f, 2.f, 2, 1);
     one_gemm(42, 8, 256, 128, 0, 0, 1.f, 1.f, 3, 0);
     one_gemm(43, 3, 140, 150, 1, 0, 1.f, 1.f, 0, 2); /* transposed A: sgemm */
+    /* large enough for column ranges split over threads when check_graph runs 2 threads (N
+       not a multiple of 16 * T) */
+    one_gemm(44, 6, 1001, 700, 0, 0, 1.f, 1.f, 1, 0);
 }
 
 /* ---------------- element-wise ---------------- */
