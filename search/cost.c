@@ -209,7 +209,9 @@ so_status so_cost_save(so_cost_model *cm)
     fprintf(f, "# superopt cost cache %s\n", desc);
     for (uint64_t i = 0; i < cm->cache.cap; i++)
         if (cm->cache.keys[i])
-            fprintf(f, "%016llx\t%.9g\n", (unsigned long long)cm->cache.keys[i], u2d(cm->cache.vals[i]));
+            /* 17 digits: the exact double back (with 9, a search re-run on the saved cache broke
+               ties between near-equal graphs differently from the run that measured them) */
+            fprintf(f, "%016llx\t%.17g\n", (unsigned long long)cm->cache.keys[i], u2d(cm->cache.vals[i]));
     if (so_atomic_commit(&out, cm->path, 1) != SO_OK) return SO_ERR;
     cm->dirty = 0;
     return SO_OK;
