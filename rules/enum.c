@@ -1364,7 +1364,18 @@ so_status gen_parts_load(const gen_parts *P, int k, int drop_single, gen_graph *
     gen_graph *g = so_xmalloc((size_t)(n ? n : 1) * sizeof *g);
     for (int64_t i = 0; i < n; i++) rec_to_graph(P->u, &r[i], &g[i]);
     free(r);
-    qsort(g, (size_t)n, sizeof *g, cmp_graph);
+    if (drop_single) {
+        /* already grouped by key: order each key's run (cmp_graph orders by key first) */
+        for (int64_t i = 0; i < n;) {
+            int64_t j = i;
+            while (j < n && g[j].key == g[i].key) j++;
+            qsort(g + i, (size_t)(j - i), sizeof *g, cmp_graph);
+            i = j;
+        }
+        /* runs in ascending key order: the result is sorted by cmp_graph */
+    } else {
+        qsort(g, (size_t)n, sizeof *g, cmp_graph);
+    }
     *out = g;
     *n_out = n;
     return SO_OK;

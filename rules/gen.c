@@ -1395,13 +1395,12 @@ static void bucket_one(const bucket_job *J, const gen_graph *g, int n, int *cls,
            Members are sorted by (n_nodes, canon): src = the later one. */
         int best_n = 1 << 30;
         uint64_t best_h = UINT64_MAX;
-        for (int a = 0; a < n; a++) {
-            if (cls[a] != c) continue;
+        for (int a = 0; a < n; a++)
+            if (cls[a] == c && g[a].n_nodes < best_n) best_n = g[a].n_nodes;
+        for (int a = 0; a < n; a++) { /* only members with the fewest nodes can be in R */
+            if (cls[a] != c || g[a].n_nodes != best_n) continue;
             inv[a] = graph_orbit_hash(u, &g[a]);
-            if (g[a].n_nodes < best_n || (g[a].n_nodes == best_n && inv[a] < best_h)) {
-                best_n = g[a].n_nodes;
-                best_h = inv[a];
-            }
+            if (inv[a] < best_h) best_h = inv[a];
         }
         for (int a = 0; a < n; a++) {
             if (cls[a] != c) continue;
