@@ -1,4 +1,4 @@
-/* conv.c - fast Conv2d: 1x1 stride-1 as sgemm on the NCHW buffer, general conv as im2col (column-tiled, bounded scratch) + sgemm per group, depthwise as a direct loop; per-channel epilogue (bias, folded BatchNorm, activation, residual). */
+/* conv.c - fast Conv2d: 1x1 stride-1 as sgemm on the NCHW buffer, general conv as im2col (column-tiled, bounded scratch) + sgemm per group, grouped/depthwise/stem convs as a direct register-blocked kernel over stride-phase planes, depthwise 3x3 stride 2 as a row loop, Winograd via winograd.c; per-channel epilogue (bias, folded BatchNorm, activation, residual). */
 #include "conv.h"
 
 #include <stdlib.h>
@@ -184,10 +184,11 @@ static inline v8 fma8(v8 a, v8 b, v8 c)
 #endif
 }
 
-#define DC_CHUNK 32 /* flat outputs per register block (Lr is a multiple) */
+#define DC_CHUNK 32 /* band lengths (flat outputs) are rounded up to a multiple: both register blocks divide it */
 
 /* OB outputs (weights w, output stride ws between outputs) over planes xp (Cg channels of
-   cs floats, tap offsets toff[T]) into z [OB][Lr]. NV vectors of 8 per block. */
+   cs floats, tap offsets toff[T]) into z [OB][Lr] (Lr flat outputs, a multiple of 8 * NV).
+   NV vectors of 8 per block; OB * NV accumulators live in registers. */
 static inline __attribute__((always_inline)) void dc_block(int OB, int NV, const float *xp, int64_t Cg, int64_t cs,
                                                           const int32_t *toff, int64_t T, const float *w, int64_t ws, float *z,
                                                           int64_t Lr)
