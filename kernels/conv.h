@@ -18,9 +18,6 @@ extern int64_t so_conv_wino_min_hw, so_conv_wino_min_ch;
 extern int64_t so_conv_direct_max_cg;
 /* Ungrouped convs with at most so_conv_direct_max_c input channels and >= 3x3 kernels (stems) also use it. */
 extern int64_t so_conv_direct_max_c;
-/* Fewest output columns per sgemm tile of the 1x1 / im2col convs (tiles keep the epilogue in cache but
-   repack the weights each time). */
-extern int64_t so_conv_min_tile;
 
 /* Largest im2col scratch (floats) a conv kernel uses; larger problems are tiled by columns. */
 #define SO_CONV_SCRATCH_FLOATS ((int64_t)1 << 21)

@@ -228,6 +228,7 @@ static void test_conv_edge_cases(void **state)
     one_conv(25, 2, 6, 8, 9, 6, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1, 6, 1, 0);    /* depthwise 1x7 */
     one_conv(26, 1, 3, 23, 29, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1); /* stem on the direct kernel, outputs split in 2 parts */
     one_conv(27, 2, 4, 12, 10, 64, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 0); /* direct stem, batch 2, 4 parts */
+    one_conv(28, 1, 256, 32, 32, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1); /* im2col K 2304 x 1024 columns: 2 scratch-bounded tiles */
     one_conv(18, 1, 12, 8, 8, 12, 3, 3, 2, 1, 0, 1, 2, 1, 1, 1, 3, 0, 0);  /* grouped, stride (2,1), asym pad */
 }
 
