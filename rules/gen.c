@@ -1318,7 +1318,9 @@ static so_status verify_ckpt(const so_gen_options *o, so_ruleset *rs, int thread
     so_status rc = SO_ERR;
     if (o->resume && ckpt_load(&c) != SO_OK) goto done;
     c.last = so_now();
-    const int32_t chunk = 32;
+    /* each so_verify_ruleset call builds a fresh Z3 context per thread (all axioms asserted,
+       ~30 ms): chunks of n/16 rules, 32..512, amortise that and still checkpoint often */
+    const int32_t chunk = c.n / 16 < 32 ? 32 : c.n / 16 > 512 ? 512 : c.n / 16;
     for (int32_t k = 0; k < c.n;) {
         /* next run of pending rules, at most chunk long */
         while (k < c.n && c.st[k] != '.') {
