@@ -2844,6 +2844,7 @@ typedef struct exporter {
     Onnx__NodeProto **unpacked;  /* opaque nodes unpacked from their blobs */
     size_t n_unpacked;
     char desc[300];              /* node being exported, for messages */
+    int io_err;                  /* the message is so_atomic's, which names the path already */
 } exporter;
 
 static char *ex_strdup(exporter *x, const char *s) { return so_arena_strdup(&x->ar, s); }
@@ -3477,8 +3478,7 @@ static so_status build_and_write(exporter *x, const char *path)
     if (m->n_outputs <= 0) return so_errorf("graph has no outputs");
     char *need_id = assign_names(x);
     Onnx__ModelProto *extra = NULL;
-    char *tmp = NULL;
-    FILE *f = NULL;
+    so_atomic out;
 
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *nd = &g->nodes[i];
@@ -3544,40 +3544,17 @@ static so_status build_and_write(exporter *x, const char *path)
     mp.opset_import[mp.n_opset_import++] = def;
     for (size_t i = 0; i < n_extra; i++) mp.opset_import[mp.n_opset_import++] = extra->opset_import[i];
 
-    size_t tl = strlen(path) + 32;
-    tmp = so_xmalloc(tl);
-    snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
-    f = fopen(tmp, "wb");
-    if (!f) {
-        so_errorf("cannot write '%s': %s", tmp, strerror(errno));
-        goto done;
-    }
+    x->io_err = 1;
+    if (so_atomic_open(&out, path, "wb") != SO_OK) goto done;
     filebuf fb;
     memset(&fb, 0, sizeof fb);
     fb.base.append = filebuf_append;
-    fb.f = f;
+    fb.f = out.f;
     errno = 0;
     protobuf_c_message_pack_to_buffer(&mp.base, &fb.base);
-    if (fflush(f) != 0 && !fb.err) fb.err = errno ? errno : EIO;
-    if (fclose(f) != 0 && !fb.err) fb.err = errno ? errno : EIO;
-    f = NULL;
-    if (fb.err) {
-        so_errorf("cannot write '%s': %s", tmp, strerror(fb.err));
-        unlink(tmp);
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        so_errorf("cannot rename '%s' into place: %s", tmp, strerror(errno));
-        unlink(tmp);
-        goto done;
-    }
-    st = SO_OK;
+    if (fb.err) errno = fb.err; /* so_atomic_commit reports errno */
+    st = so_atomic_commit(&out, path, !fb.err);
 done:
-    if (f) {
-        fclose(f);
-        unlink(tmp);
-    }
-    free(tmp);
     free(need_id);
     if (extra) onnx__model_proto__free_unpacked(extra, NULL);
     return st;
@@ -3596,7 +3573,7 @@ so_status so_onnx_save(const so_graph *g0, const char *path)
     st = build_and_write(&x, path);
 done:
     if (st != SO_OK) {
-        so_error_prefix(path);
+        if (!x.io_err) so_error_prefix(path);
         one_line_error();
     }
     if (x.fdata)
