@@ -196,8 +196,9 @@ static void json_str(FILE *f, const char *s)
 
 static so_status write_dot(const so_graph *g, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return so_errorf("%s: cannot write: %s", path, strerror(errno));
+    so_atomic out;
+    if (so_atomic_open(&out, path, "w") != SO_OK) return SO_ERR;
+    FILE *f = out.f;
     fprintf(f, "digraph superopt {\n  rankdir=TB;\n  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=10];\n");
     char sb[96], d[200];
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -222,8 +223,7 @@ static so_status write_dot(const so_graph *g, const char *path)
                 (int)g->outputs[o].node, (int)o);
     }
     fprintf(f, "}\n");
-    if (fclose(f) != 0) return so_errorf("%s: write error", path);
-    return SO_OK;
+    return so_atomic_commit(&out, path, 1);
 }
 
 static so_status write_dots(const so_graph *before, const so_graph *after, const char *dir, int quiet)
