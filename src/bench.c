@@ -196,6 +196,20 @@ static void sb_json_num(sbuf *b, double v)
     else sb_printf(b, "null");
 }
 
+/* One JSON member: sep (the text before the key: "", ", ", ",\n  ") "\"key\": " value. Keys are
+   plain identifiers (not escaped). */
+static void sb_json_kstr(sbuf *b, const char *sep, const char *key, const char *s)
+{
+    sb_printf(b, "%s\"%s\": ", sep, key);
+    sb_json_str(b, s);
+}
+
+static void sb_json_knum(sbuf *b, const char *sep, const char *key, double v)
+{
+    sb_printf(b, "%s\"%s\": ", sep, key);
+    sb_json_num(b, v);
+}
+
 /* Removes a directory tree that this command created (files and subdirectories). */
 static void rm_tree(const char *path)
 {
@@ -1619,32 +1633,23 @@ static void json_opt(sbuf *o, const opt_res *r)
 {
     sb_printf(o, "{\"ok\": %s", r->ok ? "true" : "false");
     if (!r->ok) {
-        sb_printf(o, ", \"error\": ");
-        sb_json_str(o, r->err);
+        sb_json_kstr(o, ", ", "error", r->err);
         sb_printf(o, "}");
         return;
     }
-    sb_printf(o, ", \"nodes\": %d, \"nodes_before\": %d, \"onnx_nodes\": %d, \"gflop\": ", r->nodes, r->nodes_before,
-              r->onnx_nodes);
-    sb_json_num(o, r->gflop);
-    sb_printf(o, ", \"cost_before\": ");
-    sb_json_num(o, r->cost_before);
-    sb_printf(o, ", \"cost_after\": ");
-    sb_json_num(o, r->cost_after);
-    sb_printf(o, ", \"latency_before_ms\": ");
-    sb_json_num(o, r->lat_before);
-    sb_printf(o, ", \"latency_after_ms\": ");
-    sb_json_num(o, r->lat_after);
-    sb_printf(o, ", \"search_seconds\": ");
-    sb_json_num(o, r->search_s);
-    sb_printf(o, ", \"wall_seconds\": ");
-    sb_json_num(o, r->wall_s);
-    sb_printf(o, ", \"graphs_explored\": %lld, \"stopped_by\": ", r->explored);
-    sb_json_str(o, r->stopped_by);
-    sb_printf(o, ", \"alpha\": ");
-    sb_json_num(o, r->alpha);
-    sb_printf(o, ", \"budget\": %lld, \"time_limit\": ", r->budget);
-    sb_json_num(o, r->time_limit);
+    sb_printf(o, ", \"nodes\": %d, \"nodes_before\": %d, \"onnx_nodes\": %d", r->nodes, r->nodes_before, r->onnx_nodes);
+    sb_json_knum(o, ", ", "gflop", r->gflop);
+    sb_json_knum(o, ", ", "cost_before", r->cost_before);
+    sb_json_knum(o, ", ", "cost_after", r->cost_after);
+    sb_json_knum(o, ", ", "latency_before_ms", r->lat_before);
+    sb_json_knum(o, ", ", "latency_after_ms", r->lat_after);
+    sb_json_knum(o, ", ", "search_seconds", r->search_s);
+    sb_json_knum(o, ", ", "wall_seconds", r->wall_s);
+    sb_printf(o, ", \"graphs_explored\": %lld", r->explored);
+    sb_json_kstr(o, ", ", "stopped_by", r->stopped_by);
+    sb_json_knum(o, ", ", "alpha", r->alpha);
+    sb_printf(o, ", \"budget\": %lld", r->budget);
+    sb_json_knum(o, ", ", "time_limit", r->time_limit);
     sb_printf(o, ", \"rewrites\": %d, \"rules_applied\": %s}", r->rules_total, r->rules_json ? r->rules_json : "{}");
 }
 
@@ -1654,22 +1659,16 @@ static void json_meas(sbuf *o, const meas *x)
         sb_printf(o, "null");
         return;
     }
-    sb_printf(o, "{\"median_ms\": ");
-    sb_json_num(o, x->ms);
-    sb_printf(o, ", \"min_round_ms\": ");
-    sb_json_num(o, x->lo);
-    sb_printf(o, ", \"max_round_ms\": ");
-    sb_json_num(o, x->hi);
+    sb_json_knum(o, "{", "median_ms", x->ms);
+    sb_json_knum(o, ", ", "min_round_ms", x->lo);
+    sb_json_knum(o, ", ", "max_round_ms", x->hi);
     sb_printf(o, ", \"iters\": %d, \"warmup\": %d, \"threads\": %d, \"rounds_ms\": [", x->iters, x->warmup, x->threads);
     for (int k = 0; k < x->n; k++) {
         sb_printf(o, "%s", k ? ", " : "");
         sb_json_num(o, x->round_ms[k]);
     }
     sb_printf(o, "]");
-    if (x->err[0]) {
-        sb_printf(o, ", \"error\": ");
-        sb_json_str(o, x->err);
-    }
+    if (x->err[0]) sb_json_kstr(o, ", ", "error", x->err);
     sb_printf(o, "}");
 }
 
@@ -1677,8 +1676,7 @@ static void json_abl(sbuf *o, const char *key, const abl *as, int n, int with_ru
 {
     sb_printf(o, "%s\n        \"%s\": [", first ? "" : ",", key);
     for (int k = 0; k < n; k++) {
-        sb_printf(o, "%s\n        {\"setting\": ", k ? "," : "");
-        sb_json_num(o, as[k].x);
+        sb_json_knum(o, k ? ",\n        {" : "\n        {", "setting", as[k].x);
         if (with_rules) sb_printf(o, ", \"rules\": %d", as[k].n_rules);
         sb_printf(o, ", \"result\": ");
         json_opt(o, as[k].r);
@@ -1689,43 +1687,32 @@ static void json_abl(sbuf *o, const char *key, const abl *as, int n, int with_ru
 
 static void json_report(const bench *b, sbuf *o)
 {
-    sb_printf(o, "{\n  \"machine\": {\"cpu\": ");
-    sb_json_str(o, b->cpu);
-    sb_printf(o, ", \"logical_cpus\": %d, \"memory_gb\": %.1f, \"os\": ", b->ncpu, b->mem_gb);
-    sb_json_str(o, b->os);
-    sb_printf(o, ", \"load_average_start\": ");
-    sb_json_str(o, b->load_start);
-    sb_printf(o, ", \"load_average_end\": ");
-    sb_json_str(o, b->load_end);
-    sb_printf(o, "},\n  \"date\": ");
-    sb_json_str(o, b->date);
-    sb_printf(o, ",\n  \"commit\": ");
-    sb_json_str(o, b->git);
-    sb_printf(o, ",\n  \"command\": ");
-    sb_json_str(o, b->cmdline);
-    sb_printf(o, ",\n  \"onnxruntime\": ");
-    if (b->no_ort) sb_printf(o, "null");
+    sb_json_kstr(o, "{\n  \"machine\": {", "cpu", b->cpu);
+    sb_printf(o, ", \"logical_cpus\": %d, \"memory_gb\": %.1f", b->ncpu, b->mem_gb);
+    sb_json_kstr(o, ", ", "os", b->os);
+    sb_json_kstr(o, ", ", "load_average_start", b->load_start);
+    sb_json_kstr(o, ", ", "load_average_end", b->load_end);
+    sb_json_kstr(o, "},\n  ", "date", b->date);
+    sb_json_kstr(o, ",\n  ", "commit", b->git);
+    sb_json_kstr(o, ",\n  ", "command", b->cmdline);
+    if (b->no_ort) sb_printf(o, ",\n  \"onnxruntime\": null");
     else {
-        sb_json_str(o, b->ort_version);
-        sb_printf(o, ",\n  \"node\": ");
-        sb_json_str(o, b->node_version);
+        sb_json_kstr(o, ",\n  ", "onnxruntime", b->ort_version);
+        sb_json_kstr(o, ",\n  ", "node", b->node_version);
     }
-    sb_printf(o, ",\n  \"settings\": {\"cost\": ");
-    sb_json_str(o, b->cost);
+    sb_json_kstr(o, ",\n  \"settings\": {", "cost", b->cost);
     sb_printf(o, ", \"alpha\": %g, \"budget\": %ld, \"time_limit\": %g, \"rounds\": %d, \"target_seconds\": %g, "
-                 "\"ort_threads\": %d, \"ort_opt\": \"all\", \"flops_check\": %s, \"small_set\": %s, \"rules\": ",
+                 "\"ort_threads\": %d, \"ort_opt\": \"all\", \"flops_check\": %s, \"small_set\": %s",
               b->alpha, b->budget, b->time_limit, b->rounds, b->target_s, b->ort_threads, b->flops_check ? "true" : "false",
               b->small_set ? "true" : "false");
-    sb_json_str(o, b->rules_file);
+    sb_json_kstr(o, ", ", "rules", b->rules_file);
     sb_printf(o, ", \"threads\": [");
     for (int t = 0; t < b->n_threads; t++) sb_printf(o, "%s%d", t ? ", " : "", b->threads[t]);
     sb_printf(o, "]},\n  \"total_seconds\": %.1f,\n  \"failures\": %d,\n  \"models\": [", b->t_total, b->failures);
     for (int i = 0; i < b->n_models; i++) {
         const model_res *m = &b->models[i];
-        sb_printf(o, "%s\n    {\"name\": ", i ? "," : "");
-        sb_json_str(o, m->name);
-        sb_printf(o, ", \"path\": ");
-        sb_json_str(o, m->path);
+        sb_json_kstr(o, i ? ",\n    {" : "\n    {", "name", m->name);
+        sb_json_kstr(o, ", ", "path", m->path);
         sb_printf(o, ", \"rounds\": %d", m->rounds);
         sb_printf(o, ", \"literature\": %s, \"seconds\": %.1f, \"backtrack_strictly_cheaper_than_greedy\": %s,",
                   m->literature ? "true" : "false", m->seconds, bt_cheaper(m) ? "true" : "false");
@@ -1750,8 +1737,7 @@ static void json_report(const bench *b, sbuf *o)
         }
         sb_printf(o, "},\n      \"ort_original_all\": ");
         json_meas(o, &m->ort_orig);
-        sb_printf(o, ",\n      \"ort_backtrack_over_original\": ");
-        sb_json_num(o, ort_ratio(m, S_BACKTRACK));
+        sb_json_knum(o, ",\n      ", "ort_backtrack_over_original", ort_ratio(m, S_BACKTRACK));
         {
             double lo, hi;
             paired_range(&m->ort[S_BACKTRACK], &m->ort_orig, &lo, &hi);
