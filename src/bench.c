@@ -1426,6 +1426,50 @@ static int is_ablation_done(const bench *b)
     return 0;
 }
 
+/* A Markdown table's header row and alignment row, built together so that they always agree;
+   n counts the columns (failed rows are padded to it). */
+typedef struct mdhead {
+    sbuf names, align;
+    int n;
+} mdhead;
+
+/* Appends columns: titles (printf format) separated by '|', a leading '>' right-aligns
+   a column (numbers). */
+static void md_cols(mdhead *h, const char *titles, ...) __attribute__((format(printf, 2, 3)));
+static void md_cols(mdhead *h, const char *titles, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, titles);
+    vsnprintf(buf, sizeof buf, titles, ap);
+    va_end(ap);
+    for (char *c = buf, *end; c; c = end ? end + 1 : NULL) {
+        end = strchr(c, '|');
+        if (end) *end = 0;
+        int right = *c == '>';
+        sb_printf(&h->names, "%s %s |", h->n ? "" : "|", c + right);
+        sb_printf(&h->align, "%s%s|", h->n ? "" : "|", right ? "---:" : "---");
+        h->n++;
+    }
+}
+
+/* Writes the two header rows (each ending in a newline) and frees them; n stays. */
+static void md_head_end(sbuf *o, mdhead *h)
+{
+    sb_printf(o, "%s\n%s\n", h->names.s, h->align.s);
+    free(h->names.s);
+    free(h->align.s);
+    h->names = h->align = (sbuf){0};
+}
+
+/* The rest of a row whose first `done` cells are written: a failure message, empty cells. */
+static void md_failed(sbuf *o, const mdhead *h, int done, const char *err)
+{
+    sb_printf(o, " failed: %s |", err);
+    for (int k = done + 1; k < h->n; k++) sb_printf(o, " |");
+    sb_printf(o, "\n");
+}
+
 static void md_report(const bench *b, sbuf *o)
 {
     char x1[32], x2[32], x3[32], x4[32], x6[32];
@@ -1454,22 +1498,19 @@ static void md_report(const bench *b, sbuf *o)
                      "not the benchmark suite.\n");
     sb_printf(o, "\n## Search strategies (our backend)\n\n");
     sb_printf(o, "Speedup is over `none` (the model as imported and canonicalised, no rewrites), measured side by side.\n\n");
-    sb_printf(o, "| model | search | nodes | cost (%s) | GFLOP | search (s) | graphs | rewrites | rules applied (id×count) |",
-              !strcmp(b->cost, "measured") ? "ms" : "est. ms");
-    for (int t = 0; t < b->n_threads; t++) sb_printf(o, " ours %dT (ms) |", b->threads[t]);
-    for (int t = 0; t < b->n_threads; t++) sb_printf(o, " speedup %dT |", b->threads[t]);
-    sb_printf(o, "\n|---|---|---:|---:|---:|---:|---:|---:|---|");
-    for (int t = 0; t < 2 * b->n_threads; t++) sb_printf(o, "---:|");
-    sb_printf(o, "\n");
+    mdhead h = {0};
+    md_cols(&h, "model|search|>nodes|>cost (%s)|>GFLOP|>search (s)|>graphs|>rewrites|rules applied (id×count)",
+            !strcmp(b->cost, "measured") ? "ms" : "est. ms");
+    for (int t = 0; t < b->n_threads; t++) md_cols(&h, ">ours %dT (ms)", b->threads[t]);
+    for (int t = 0; t < b->n_threads; t++) md_cols(&h, ">speedup %dT", b->threads[t]);
+    md_head_end(o, &h);
     for (int i = 0; i < b->n_models; i++) {
         const model_res *m = &b->models[i];
         for (int s = 0; s < N_STRAT; s++) {
             const opt_res *r = m->strat[s];
             sb_printf(o, "| %s | %s |", s == 0 ? m->name : "", strat_name[s]);
             if (!r->ok) {
-                sb_printf(o, " failed: %s |", r->err);
-                for (int k = 0; k < 6 + 2 * b->n_threads; k++) sb_printf(o, " |");
-                sb_printf(o, "\n");
+                md_failed(o, &h, 2, r->err);
                 continue;
             }
             sb_printf(o, " %d | %s | %s | %.2f | %lld | %d | %s |", r->nodes, fms(x1, sizeof x1, r->cost_after),
@@ -1487,8 +1528,9 @@ static void md_report(const bench *b, sbuf *o)
         sb_printf(o, "The original model and our optimized models, each under ONNX Runtime's own optimizer at 'all'. "
                      "Ratio = ours (backtrack) / original, the median of the per-round ratios; the verdict is a sign test "
                      "over the rounds.\n\n");
-        sb_printf(o, "| model | original (ms) | ours greedy (ms) | ours backtrack (ms) | ratio | per-round ratios | verdict |\n");
-        sb_printf(o, "|---|---:|---:|---:|---:|---:|---|\n");
+        h = (mdhead){0};
+        md_cols(&h, "model|>original (ms)|>ours greedy (ms)|>ours backtrack (ms)|>ratio|>per-round ratios|verdict");
+        md_head_end(o, &h);
         for (int i = 0; i < b->n_models; i++) {
             const model_res *m = &b->models[i];
             double r = ort_ratio(m, S_BACKTRACK), lo, hi;
@@ -1506,9 +1548,10 @@ static void md_report(const bench *b, sbuf *o)
     sb_printf(o, "Final cost of each search under the cost model it searched with (`%s`: the runs above%s).\n\n", b->cost,
               b->flops_check ? "; `flops`: the same searches with the deterministic FLOP/byte model, which no timing noise "
                                "can sway" : "");
-    sb_printf(o, "| model | original (%s) | greedy | backtrack | backtrack / greedy | strictly cheaper |", b->cost);
-    if (b->flops_check) sb_printf(o, " original (flops) | greedy | backtrack | backtrack / greedy | strictly cheaper |");
-    sb_printf(o, "\n|---|---:|---:|---:|---:|---|%s\n", b->flops_check ? "---:|---:|---:|---:|---|" : "");
+    h = (mdhead){0};
+    md_cols(&h, "model|>original (%s)|>greedy|>backtrack|>backtrack / greedy|strictly cheaper", b->cost);
+    if (b->flops_check) md_cols(&h, ">original (flops)|>greedy|>backtrack|>backtrack / greedy|strictly cheaper");
+    md_head_end(o, &h);
     int n_lit = 0, n_cheaper = 0, n_cheaper_f = 0;
     sbuf which = {0}, which_f = {0};
     sb_printf(&which, "%s", "");
@@ -1563,9 +1606,10 @@ static void md_report(const bench *b, sbuf *o)
             if (kind == 0) sb_printf(o, "### Maximum rule size (operators per pattern, either side)");
             else if (kind == 1) sb_printf(o, "### Alpha (keep graphs costing less than alpha x best)");
             else sb_printf(o, "### Search budget (graphs expanded; time limit %g s)", b->sweep_time_limit);
-            sb_printf(o, "\n\n| model | setting |%s cost | vs original | search (s) | graphs | stopped by |\n",
-                      kind == 0 ? " rules |" : "");
-            sb_printf(o, "|---|---|%s---:|---:|---:|---:|---|\n", kind == 0 ? "---:|" : "");
+            sb_printf(o, "\n\n");
+            h = (mdhead){0};
+            md_cols(&h, "model|setting%s|>cost|>vs original|>search (s)|>graphs|stopped by", kind == 0 ? "|>rules" : "");
+            md_head_end(o, &h);
             for (int i = 0; i < b->n_models; i++) {
                 const model_res *m = &b->models[i];
                 const abl *as = kind == 0 ? m->size : kind == 1 ? m->alpha : m->budget;
@@ -1575,7 +1619,7 @@ static void md_report(const bench *b, sbuf *o)
                     sb_printf(o, "| %s | %s |", k == 0 ? m->name : "", as[k].label);
                     if (kind == 0) sb_printf(o, " %d |", as[k].n_rules);
                     if (!r->ok) {
-                        sb_printf(o, " failed: %s | | | | |\n", r->err);
+                        md_failed(o, &h, kind == 0 ? 3 : 2, r->err);
                         continue;
                     }
                     sb_printf(o, " %s | %.4f | %.2f | %lld | %s |\n", fms(x1, sizeof x1, r->cost_after),
