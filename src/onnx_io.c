@@ -2831,6 +2831,7 @@ typedef struct exporter {
     so_model *m;
     int64_t opset;
     strmap used, used_nodes;     /* tensor / node names taken */
+    strmap next_used, next_nodes; /* per base name: first suffix ex_unique tries */
     const char **tname;          /* name of each node output: tname[toff[i] + slot] */
     int32_t *toff;
     const char **wname;          /* initializer name per weight id */
@@ -2849,25 +2850,30 @@ typedef struct exporter {
 
 static char *ex_strdup(exporter *x, const char *s) { return so_arena_strdup(&x->ar, s); }
 
-/* Unique name from base in map `used`. */
-static const char *ex_unique(exporter *x, strmap *used, const char *base)
+/* Unique name from base in map `used`: base itself, else base_K with the smallest free K >= 1.
+   `next` remembers per base the K to try first: names are never released, so every smaller K is
+   still taken, and n names from one base cost O(n) instead of O(n^2). */
+static const char *ex_unique(exporter *x, strmap *used, strmap *next, const char *base)
 {
     if (map_get(used, base) < 0) {
         char *s = ex_strdup(x, base);
         map_put(used, s, 1);
         return s;
     }
+    int32_t k0 = map_get(next, base);
     size_t len = strlen(base) + 24;
     char *s = so_arena_alloc(&x->ar, len);
-    for (long k = 1;; k++) {
+    long k = k0 > 0 ? k0 : 1;
+    for (;; k++) {
         snprintf(s, len, "%s_%ld", base, k);
         if (map_get(used, s) < 0) break;
     }
     map_put(used, s, 1);
+    if (k < INT32_MAX) map_put(next, k0 > 0 ? base : ex_strdup(x, base), (int32_t)(k + 1)); /* key kept when present */
     return s;
 }
 
-static const char *ex_name(exporter *x, const char *base) { return ex_unique(x, &x->used, base); }
+static const char *ex_name(exporter *x, const char *base) { return ex_unique(x, &x->used, &x->next_used, base); }
 
 static const char *ex_name2(exporter *x, const char *base, const char *suffix)
 {
@@ -2894,7 +2900,7 @@ static Onnx__NodeProto *mk_node(exporter *x, const char *op_type, const char *na
     Onnx__NodeProto *n = so_arena_alloc(&x->ar, sizeof *n);
     onnx__node_proto__init(n);
     n->op_type = ex_strdup(x, op_type);
-    n->name = (char *)ex_unique(x, &x->used_nodes, name && name[0] ? name : op_type);
+    n->name = (char *)ex_unique(x, &x->used_nodes, &x->next_nodes, name && name[0] ? name : op_type);
     n->input = so_arena_alloc(&x->ar, (SO_MAX_IN + 8) * sizeof *n->input);
     n->output = so_arena_alloc(&x->ar, (SO_MAX_INTS + 4) * sizeof *n->output);
     n->attribute = so_arena_alloc(&x->ar, 16 * sizeof *n->attribute);
@@ -3093,7 +3099,7 @@ static so_status export_opaque(exporter *x, int32_t i)
     n->op_type = u->op_type;
     n->domain = u->domain;
     n->doc_string = u->doc_string;
-    n->name = (char *)ex_unique(x, &x->used_nodes, u->name && u->name[0] ? u->name : u->op_type);
+    n->name = (char *)ex_unique(x, &x->used_nodes, &x->next_nodes, u->name && u->name[0] ? u->name : u->op_type);
     n->n_attribute = u->n_attribute;
     n->attribute = u->attribute;
     n->input = so_arena_alloc(&x->ar, (u->n_input + 1) * sizeof *n->input);
@@ -3589,6 +3595,8 @@ done:
     free(x.inits);
     map_free(&x.used);
     map_free(&x.used_nodes);
+    map_free(&x.next_used);
+    map_free(&x.next_nodes);
     so_graph_free(x.g);
     so_arena_free(&x.ar);
     return st;
