@@ -91,10 +91,14 @@ static void set_threads(int threads)
     cur_threads = threads;
 }
 
-/* ---- memory planning: greedy by size over lifetimes (inclusive intervals) ---- */
+/* ---- memory planning: greedy by size over lifetimes (inclusive intervals) ----
+   Values are placed largest first, each at the lowest offset free of every placed value whose
+   lifetime overlaps its own. Those values are found with a max-tree over the arena values sorted
+   by first use (leaf: last use once placed, else empty), so a plan costs
+   O(sum over values of (overlapping placed values + 1) * log n) rather than a scan of every
+   placed value per value; the offsets are the same as the scan's. */
 typedef struct placed {
     size_t off, end;
-    int32_t first, last;
 } placed;
 
 static int cmp_size_desc(const void *a, const void *b, void *ctx)
@@ -106,30 +110,79 @@ static int cmp_size_desc(const void *a, const void *b, void *ctx)
     return *(const int32_t *)a - *(const int32_t *)b;
 }
 
+static int cmp_first(const void *a, const void *b, void *ctx)
+{
+    const value *v = ctx;
+    const value *x = &v[*(const int32_t *)a], *y = &v[*(const int32_t *)b];
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return *(const int32_t *)a - *(const int32_t *)b;
+}
+
 static int cmp_off(const void *a, const void *b)
 {
     const placed *x = a, *y = b;
     return (x->off > y->off) - (x->off < y->off);
 }
 
+static size_t arena_need(size_t bytes)
+{
+    size_t need = (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    return need ? need : ALIGN;
+}
+
+/* Max-tree over values sorted by first use: tree node t covers sorted positions [lo, hi). */
+typedef struct plan_tree {
+    const value *v;
+    const int32_t *byfirst; /* value indices sorted by (first, index) */
+    int32_t *mx;            /* [2 * leaves]: max last use of the placed values below, INT32_MIN: none */
+    int32_t leaves;
+} plan_tree;
+
+/* Appends to live the placed values at sorted positions < lim (first use <= the query's last)
+   whose last use is >= first. */
+static void plan_collect(const plan_tree *t, int32_t node, int32_t lo, int32_t hi, int32_t lim, int32_t first,
+                         placed *live, int32_t *n_live)
+{
+    if (lo >= lim || t->mx[node] < first) return;
+    if (hi - lo == 1) {
+        const value *y = &t->v[t->byfirst[lo]];
+        live[(*n_live)++] = (placed){y->offset, y->offset + arena_need(y->bytes)};
+        return;
+    }
+    int32_t mid = lo + (hi - lo) / 2;
+    plan_collect(t, 2 * node, lo, mid, lim, first, live, n_live);
+    plan_collect(t, 2 * node + 1, mid, hi, lim, first, live, n_live);
+}
+
 static size_t plan_arena(value *v, int32_t n)
 {
     int32_t *order = so_xmalloc(sizeof *order * (size_t)(n + 1));
+    int32_t *byfirst = so_xmalloc(sizeof *byfirst * (size_t)(n + 1));
+    int32_t *pos = so_xmalloc(sizeof *pos * (size_t)(n + 1));
     int32_t m = 0;
     for (int32_t i = 0; i < n; i++)
         if (v[i].kind == LOC_ARENA) order[m++] = i;
+    memcpy(byfirst, order, sizeof *order * (size_t)m);
     qsort_r(order, (size_t)m, sizeof *order, cmp_size_desc, v);
-    placed *pl = so_xmalloc(sizeof *pl * (size_t)(m + 1));
+    qsort_r(byfirst, (size_t)m, sizeof *byfirst, cmp_first, v);
+    for (int32_t k = 0; k < m; k++) pos[byfirst[k]] = k;
+    plan_tree t = {v, byfirst, NULL, 1};
+    while (t.leaves < m) t.leaves *= 2;
+    t.mx = so_xmalloc(sizeof *t.mx * 2 * (size_t)t.leaves);
+    for (int32_t k = 0; k < 2 * t.leaves; k++) t.mx[k] = INT32_MIN;
     placed *live = so_xmalloc(sizeof *live * (size_t)(m + 1));
-    int32_t n_pl = 0;
     size_t total = 0;
     for (int32_t k = 0; k < m; k++) {
         value *x = &v[order[k]];
-        size_t need = (x->bytes + ALIGN - 1) / ALIGN * ALIGN;
-        if (need == 0) need = ALIGN;
+        size_t need = arena_need(x->bytes);
+        int32_t lo = 0, hi = m; /* lim: sorted positions whose first use is <= x->last */
+        while (lo < hi) {
+            int32_t mid = lo + (hi - lo) / 2;
+            if (v[byfirst[mid]].first <= x->last) lo = mid + 1;
+            else hi = mid;
+        }
         int32_t n_live = 0;
-        for (int32_t j = 0; j < n_pl; j++)
-            if (!(pl[j].last < x->first || x->last < pl[j].first)) live[n_live++] = pl[j];
+        plan_collect(&t, 1, 0, t.leaves, lo, x->first, live, &n_live);
         qsort(live, (size_t)n_live, sizeof *live, cmp_off);
         size_t off = 0;
         for (int32_t j = 0; j < n_live; j++) {
@@ -137,11 +190,14 @@ static size_t plan_arena(value *v, int32_t n)
             if (live[j].end > off) off = live[j].end;
         }
         x->offset = off;
-        pl[n_pl++] = (placed){off, off + need, x->first, x->last};
+        for (int32_t u = t.leaves + pos[order[k]]; u >= 1; u /= 2)
+            if (t.mx[u] < x->last) t.mx[u] = x->last;
         if (off + need > total) total = off + need;
     }
     free(order);
-    free(pl);
+    free(byfirst);
+    free(pos);
+    free(t.mx);
     free(live);
     return total;
 }
