@@ -274,168 +274,11 @@ static int cse_candidate(const so_node *nd)
     return nd->op != SO_OP_INPUT && nd->op != SO_OP_OPAQUE;
 }
 
-/* Ready-node heap ordered by (key, index). */
-static int heap_less(const int32_t *key, int32_t a, int32_t b) { return key[a] < key[b] || (key[a] == key[b] && a < b); }
-
-static void heap_up(int32_t *h, int32_t n, const int32_t *key)
-{
-    int32_t i = n - 1, v = h[i];
-    while (i > 0 && heap_less(key, v, h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = v;
-}
-
-static int32_t heap_take(int32_t *h, int32_t n, const int32_t *key)
-{
-    int32_t top = h[0], v = h[n - 1], i = 0;
-    n--;
-    for (;;) {
-        int32_t l = 2 * i + 1, r = l + 1, m = i;
-        int32_t best = v;
-        if (l < n && heap_less(key, h[l], best)) { m = l; best = h[l]; }
-        if (r < n && heap_less(key, h[r], best)) m = r;
-        if (m == i) break;
-        h[i] = h[m];
-        i = m;
-    }
-    if (n > 0) h[i] = v;
-    return top;
-}
-
-/* Topological order that keeps the existing order wherever it is valid, permuting origin (may
-   be NULL) along. Each node's key is the smallest index among itself and its transitive users,
-   and the ready node with the smallest (key, index) goes next: an already sorted graph keeps
-   its order exactly (the executor runs nodes in this order), and a node appended by a rewrite
-   or a fold is placed just before its first user instead of wherever a breadth-first queue
-   puts it. (The importer's so_graph_toposort is breadth-first already, so imported graphs
-   keep that order.) */
-static so_status toposort_track(so_graph *g, int32_t *origin)
-{
-    int32_t n = g->n_nodes;
-    char desc[256];
-    for (int32_t i = 0; i < n; i++) {
-        const so_node *nd = &g->nodes[i];
-        for (int k = 0; k < nd->n_in; k++) {
-            so_edge e = nd->in[k];
-            if (e.node < 0 || e.node >= n || e.slot < 0 || e.slot >= g->nodes[e.node].n_out)
-                return so_errorf("%s: input %d refers to a missing tensor", so_node_desc(g, i, desc, sizeof desc), k);
-        }
-    }
-    int32_t *indeg = so_xcalloc((size_t)n + 1, sizeof *indeg);
-    int32_t *start = so_xcalloc((size_t)n + 2, sizeof *start);
-    int32_t total = 0;
-    for (int32_t i = 0; i < n; i++) {
-        indeg[i] = g->nodes[i].n_in;
-        for (int k = 0; k < g->nodes[i].n_in; k++) start[g->nodes[i].in[k].node + 1]++;
-        total += g->nodes[i].n_in;
-    }
-    for (int32_t i = 0; i < n; i++) start[i + 1] += start[i];
-    int32_t *users = so_xmalloc(((size_t)total + 1) * sizeof *users);
-    int32_t *fill = so_xcalloc((size_t)n + 1, sizeof *fill);
-    for (int32_t i = 0; i < n; i++)
-        for (int k = 0; k < g->nodes[i].n_in; k++) {
-            int32_t p = g->nodes[i].in[k].node;
-            users[start[p] + fill[p]++] = i;
-        }
-    /* keys: min over self and users, relaxed to a fixpoint (a few sweeps; bounded for a cycle) */
-    int32_t *key = so_xmalloc(((size_t)n + 1) * sizeof *key);
-    for (int32_t i = 0; i < n; i++) key[i] = i;
-    for (int32_t sweep = 0, changed = 1; changed && sweep <= n; sweep++) {
-        changed = 0;
-        for (int32_t i = n - 1; i >= 0; i--)
-            for (int32_t u = start[i]; u < start[i + 1]; u++)
-                if (key[users[u]] < key[i]) {
-                    key[i] = key[users[u]];
-                    changed = 1;
-                }
-    }
-    int32_t *order = so_xmalloc(((size_t)n + 1) * sizeof *order);
-    int32_t *heap = so_xmalloc(((size_t)n + 1) * sizeof *heap);
-    int32_t n_heap = 0, tail = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (indeg[i] == 0) {
-            heap[n_heap++] = i;
-            heap_up(heap, n_heap, key);
-        }
-    while (n_heap > 0) {
-        int32_t v = heap_take(heap, n_heap--, key);
-        order[tail++] = v;
-        for (int32_t u = start[v]; u < start[v + 1]; u++)
-            if (--indeg[users[u]] == 0) {
-                heap[n_heap++] = users[u];
-                heap_up(heap, n_heap, key);
-            }
-    }
-    so_status st = SO_OK;
-    if (tail != n) {
-        int32_t bad = 0;
-        for (int32_t i = 0; i < n; i++)
-            if (indeg[i] > 0) { bad = i; break; }
-        st = so_errorf("graph has a cycle through %s", so_node_desc(g, bad, desc, sizeof desc));
-        goto done;
-    }
-    int identity = 1;
-    for (int32_t i = 0; i < n && identity; i++)
-        if (order[i] != i) identity = 0;
-    if (!identity) {
-        int32_t *newidx = fill;
-        for (int32_t i = 0; i < n; i++) newidx[order[i]] = i;
-        so_node *nodes = so_xmalloc(((size_t)n + 1) * sizeof *nodes);
-        int32_t *org = origin ? so_xmalloc(((size_t)n + 1) * sizeof *org) : NULL;
-        for (int32_t i = 0; i < n; i++) {
-            nodes[i] = g->nodes[order[i]];
-            if (org) org[i] = origin[order[i]];
-            for (int k = 0; k < nodes[i].n_in; k++) nodes[i].in[k].node = newidx[nodes[i].in[k].node];
-        }
-        memcpy(g->nodes, nodes, (size_t)n * sizeof *nodes);
-        if (org) memcpy(origin, org, (size_t)n * sizeof *org);
-        free(nodes);
-        free(org);
-        for (int32_t o = 0; o < g->model->n_outputs; o++) g->outputs[o].node = newidx[g->outputs[o].node];
-    }
-done:
-    free(indeg);
-    free(start);
-    free(users);
-    free(fill);
-    free(key);
-    free(heap);
-    free(order);
-    return st;
-}
-
-/* so_graph_dce (keeps INPUT nodes and topological order) that also compacts origin (may be NULL). */
-static int dce_track(so_graph *g, int32_t *origin)
-{
-    int32_t n = g->n_nodes;
-    char *live = so_xcalloc((size_t)n + 1, 1);
-    for (int32_t o = 0; o < g->model->n_outputs; o++) live[g->outputs[o].node] = 1;
-    for (int32_t i = 0; i < n; i++)
-        if (g->nodes[i].op == SO_OP_INPUT) live[i] = 1;
-    for (int32_t i = n - 1; i >= 0; i--)
-        if (live[i])
-            for (int k = 0; k < g->nodes[i].n_in; k++) live[g->nodes[i].in[k].node] = 1;
-    int32_t *newidx = so_xmalloc(((size_t)n + 1) * sizeof *newidx);
-    int32_t m = 0;
-    for (int32_t i = 0; i < n; i++) {
-        if (!live[i]) { newidx[i] = -1; continue; }
-        newidx[i] = m;
-        if (origin) origin[m] = origin[i];
-        g->nodes[m++] = g->nodes[i];
-    }
-    if (m < n) {
-        for (int32_t i = 0; i < m; i++)
-            for (int k = 0; k < g->nodes[i].n_in; k++) g->nodes[i].in[k].node = newidx[g->nodes[i].in[k].node];
-        for (int32_t o = 0; o < g->model->n_outputs; o++) g->outputs[o].node = newidx[g->outputs[o].node];
-    }
-    g->n_nodes = m;
-    free(live);
-    free(newidx);
-    return (int)(n - m);
-}
-
+/* Canonicalisation sorts with so_graph_toposort_track's keep_order: an already sorted graph
+   keeps its order exactly (the executor runs nodes in this order), and a node appended by a
+   rewrite or a fold is placed just before its first user instead of wherever a breadth-first
+   queue puts it. (The importer's so_graph_toposort is breadth-first already, so imported
+   graphs keep that order.) */
 so_status so_canonicalize(so_fold_ctx *fc, so_graph *g, so_canon_stats *stats)
 {
     return so_canonicalize_track(fc, g, stats, NULL);
@@ -448,7 +291,7 @@ so_status so_canonicalize_track(so_fold_ctx *fc, so_graph *g, so_canon_stats *st
     int32_t *first = NULL;
     so_edge *remap = NULL;
     so_hmap wnode = {0}, cse = {0};
-    if (toposort_track(g, origin ? *origin : NULL) != SO_OK) return SO_ERR;
+    if (so_graph_toposort_track(g, 1, origin ? *origin : NULL) != SO_OK) return SO_ERR;
     int32_t n = g->n_nodes;
     first = so_xmalloc(((size_t)n + 1) * sizeof *first);
     int32_t tot = 0;
@@ -521,12 +364,12 @@ so_status so_canonicalize_track(so_fold_ctx *fc, so_graph *g, so_canon_stats *st
             *origin = so_xrealloc(*origin, ((size_t)g->n_nodes + 1) * sizeof **origin);
             for (int32_t i = n; i < g->n_nodes; i++) (*origin)[i] = -1;
         }
-        if (toposort_track(g, origin ? *origin : NULL) != SO_OK) {
+        if (so_graph_toposort_track(g, 1, origin ? *origin : NULL) != SO_OK) {
             st = SO_ERR;
             goto done;
         }
     }
-    cs.dead = dce_track(g, origin ? *origin : NULL);
+    cs.dead = so_graph_dce_track(g, origin ? *origin : NULL);
 done:
     free(first);
     free(remap);

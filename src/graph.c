@@ -210,7 +210,91 @@ so_status so_graph_infer_all(so_graph *g)
     return SO_OK;
 }
 
-so_status so_graph_toposort(so_graph *g)
+/* Ready-node heap ordered by (key, index). */
+static int heap_less(const int32_t *key, int32_t a, int32_t b) { return key[a] < key[b] || (key[a] == key[b] && a < b); }
+
+static void heap_up(int32_t *h, int32_t n, const int32_t *key)
+{
+    int32_t i = n - 1, v = h[i];
+    while (i > 0 && heap_less(key, v, h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static int32_t heap_take(int32_t *h, int32_t n, const int32_t *key)
+{
+    int32_t top = h[0], v = h[n - 1], i = 0;
+    n--;
+    for (;;) {
+        int32_t l = 2 * i + 1, r = l + 1, m = i;
+        int32_t best = v;
+        if (l < n && heap_less(key, h[l], best)) { m = l; best = h[l]; }
+        if (r < n && heap_less(key, h[r], best)) m = r;
+        if (m == i) break;
+        h[i] = h[m];
+        i = m;
+    }
+    if (n > 0) h[i] = v;
+    return top;
+}
+
+/* Kahn's algorithm over the users lists (CSR: users[start[v] .. start[v+1]) of node v).
+   Breadth-first: ready nodes leave in the order they became ready (a FIFO over a scan in
+   index order). keep_order: each node's key is the smallest index among itself and its
+   transitive users, and the ready node with the smallest (key, index) goes next. Returns the
+   number of nodes placed in order (< n: a cycle; indeg then is > 0 on it). */
+static int32_t kahn(int32_t n, int32_t *indeg, const int32_t *start, const int32_t *users, int keep_order, int32_t *order)
+{
+    int32_t tail = 0;
+    if (!keep_order) {
+        int32_t head = 0;
+        for (int32_t i = 0; i < n; i++)
+            if (indeg[i] == 0) order[tail++] = i;
+        while (head < tail) {
+            int32_t v = order[head++];
+            for (int32_t u = start[v]; u < start[v + 1]; u++)
+                if (--indeg[users[u]] == 0) order[tail++] = users[u];
+        }
+        return tail;
+    }
+    /* keys: min over self and users, relaxed to a fixpoint (a few sweeps; bounded for a cycle) */
+    int32_t *key = so_xmalloc(((size_t)n + 1) * sizeof *key);
+    for (int32_t i = 0; i < n; i++) key[i] = i;
+    for (int32_t sweep = 0, changed = 1; changed && sweep <= n; sweep++) {
+        changed = 0;
+        for (int32_t i = n - 1; i >= 0; i--)
+            for (int32_t u = start[i]; u < start[i + 1]; u++)
+                if (key[users[u]] < key[i]) {
+                    key[i] = key[users[u]];
+                    changed = 1;
+                }
+    }
+    int32_t *heap = so_xmalloc(((size_t)n + 1) * sizeof *heap);
+    int32_t n_heap = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (indeg[i] == 0) {
+            heap[n_heap++] = i;
+            heap_up(heap, n_heap, key);
+        }
+    while (n_heap > 0) {
+        int32_t v = heap_take(heap, n_heap--, key);
+        order[tail++] = v;
+        for (int32_t u = start[v]; u < start[v + 1]; u++)
+            if (--indeg[users[u]] == 0) {
+                heap[n_heap++] = users[u];
+                heap_up(heap, n_heap, key);
+            }
+    }
+    free(key);
+    free(heap);
+    return tail;
+}
+
+so_status so_graph_toposort(so_graph *g) { return so_graph_toposort_track(g, 0, NULL); }
+
+so_status so_graph_toposort_track(so_graph *g, int keep_order, int32_t *origin)
 {
     int32_t n = g->n_nodes;
     char desc[256];
@@ -222,25 +306,17 @@ so_status so_graph_toposort(so_graph *g)
                 return so_errorf("%s: input %d refers to a missing tensor", so_node_desc(g, i, desc, sizeof desc), k);
         }
     }
-    /* Kahn's algorithm, stable: among ready nodes keep original order (ready queue is FIFO
-       over a scan in index order). */
+    /* users adjacency (CSR) */
     int32_t *indeg = so_xcalloc((size_t)n + 1, sizeof *indeg);
-    int32_t *start = so_xcalloc((size_t)n + 1, sizeof *start);
+    int32_t *start = so_xcalloc((size_t)n + 2, sizeof *start);
     int32_t total = 0;
     for (int32_t i = 0; i < n; i++) {
         indeg[i] = g->nodes[i].n_in;
-        for (int k = 0; k < g->nodes[i].n_in; k++) start[g->nodes[i].in[k].node]++;
+        for (int k = 0; k < g->nodes[i].n_in; k++) start[g->nodes[i].in[k].node + 1]++;
         total += g->nodes[i].n_in;
     }
-    /* users adjacency (CSR) */
+    for (int32_t i = 0; i < n; i++) start[i + 1] += start[i];
     int32_t *users = so_xmalloc(((size_t)total + 1) * sizeof *users);
-    int32_t acc = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t c = start[i];
-        start[i] = acc;
-        acc += c;
-    }
-    start[n] = acc;
     int32_t *fill = so_xcalloc((size_t)n + 1, sizeof *fill);
     for (int32_t i = 0; i < n; i++)
         for (int k = 0; k < g->nodes[i].n_in; k++) {
@@ -248,33 +324,33 @@ so_status so_graph_toposort(so_graph *g)
             users[start[p] + fill[p]++] = i;
         }
     int32_t *order = so_xmalloc(((size_t)n + 1) * sizeof *order);
-    int32_t head = 0, tail = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (indeg[i] == 0) order[tail++] = i;
-    while (head < tail) {
-        int32_t v = order[head++];
-        for (int32_t u = start[v]; u < start[v + 1]; u++)
-            if (--indeg[users[u]] == 0) order[tail++] = users[u];
-    }
     so_status st = SO_OK;
-    if (tail != n) {
+    if (kahn(n, indeg, start, users, keep_order, order) != n) {
         int32_t bad = 0;
         for (int32_t i = 0; i < n; i++)
             if (indeg[i] > 0) { bad = i; break; }
         st = so_errorf("graph has a cycle through %s", so_node_desc(g, bad, desc, sizeof desc));
         goto done;
     }
-    /* apply the permutation: newidx[old] */
-    int32_t *newidx = fill; /* reuse */
-    for (int32_t i = 0; i < n; i++) newidx[order[i]] = i;
-    so_node *nodes = so_xmalloc(((size_t)n + 1) * sizeof *nodes);
-    for (int32_t i = 0; i < n; i++) {
-        nodes[i] = g->nodes[order[i]];
-        for (int k = 0; k < nodes[i].n_in; k++) nodes[i].in[k].node = newidx[nodes[i].in[k].node];
+    int identity = 1;
+    for (int32_t i = 0; i < n && identity; i++)
+        if (order[i] != i) identity = 0;
+    if (!identity) { /* apply the permutation: newidx[old] */
+        int32_t *newidx = fill; /* reuse */
+        for (int32_t i = 0; i < n; i++) newidx[order[i]] = i;
+        so_node *nodes = so_xmalloc(((size_t)n + 1) * sizeof *nodes);
+        int32_t *org = origin ? so_xmalloc(((size_t)n + 1) * sizeof *org) : NULL;
+        for (int32_t i = 0; i < n; i++) {
+            nodes[i] = g->nodes[order[i]];
+            if (org) org[i] = origin[order[i]];
+            for (int k = 0; k < nodes[i].n_in; k++) nodes[i].in[k].node = newidx[nodes[i].in[k].node];
+        }
+        memcpy(g->nodes, nodes, (size_t)n * sizeof *nodes);
+        if (org) memcpy(origin, org, (size_t)n * sizeof *org);
+        free(nodes);
+        free(org);
+        for (int32_t o = 0; o < g->model->n_outputs; o++) g->outputs[o].node = newidx[g->outputs[o].node];
     }
-    memcpy(g->nodes, nodes, (size_t)n * sizeof *nodes);
-    free(nodes);
-    for (int32_t o = 0; o < g->model->n_outputs; o++) g->outputs[o].node = newidx[g->outputs[o].node];
 done:
     free(indeg);
     free(start);
@@ -284,7 +360,9 @@ done:
     return st;
 }
 
-int so_graph_dce(so_graph *g)
+int so_graph_dce(so_graph *g) { return so_graph_dce_track(g, NULL); }
+
+int so_graph_dce_track(so_graph *g, int32_t *origin)
 {
     int32_t n = g->n_nodes;
     char *live = so_xcalloc((size_t)n + 1, 1);
@@ -300,11 +378,14 @@ int so_graph_dce(so_graph *g)
     for (int32_t i = 0; i < n; i++) {
         if (!live[i]) { newidx[i] = -1; continue; }
         newidx[i] = m;
+        if (origin) origin[m] = origin[i];
         g->nodes[m++] = g->nodes[i];
     }
-    for (int32_t i = 0; i < m; i++)
-        for (int k = 0; k < g->nodes[i].n_in; k++) g->nodes[i].in[k].node = newidx[g->nodes[i].in[k].node];
-    for (int32_t o = 0; o < g->model->n_outputs; o++) g->outputs[o].node = newidx[g->outputs[o].node];
+    if (m < n) {
+        for (int32_t i = 0; i < m; i++)
+            for (int k = 0; k < g->nodes[i].n_in; k++) g->nodes[i].in[k].node = newidx[g->nodes[i].in[k].node];
+        for (int32_t o = 0; o < g->model->n_outputs; o++) g->outputs[o].node = newidx[g->outputs[o].node];
+    }
     g->n_nodes = m;
     free(live);
     free(newidx);

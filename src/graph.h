@@ -153,9 +153,16 @@ so_status so_graph_infer_all(so_graph *g);
 /* Checks edges in range and acyclicity; reorders nodes topologically (inputs before users),
    renumbering edges and outputs. Error on a cycle or a dangling edge. */
 so_status so_graph_toposort(so_graph *g);
+/* so_graph_toposort (breadth-first) or, with keep_order, the order that keeps the existing one
+   wherever it is valid: an already sorted graph keeps its order exactly and a node appended
+   by a rewrite lands just before its first user. origin (may be NULL): an array per node,
+   permuted along with the nodes. */
+so_status so_graph_toposort_track(so_graph *g, int keep_order, int32_t *origin);
 /* Removes nodes not reachable from the outputs (keeps all INPUT nodes), compacting
    indices. Returns the number removed. Keeps topological order. */
 int so_graph_dce(so_graph *g);
+/* so_graph_dce that also compacts origin (an array per node; may be NULL) along. */
+int so_graph_dce_track(so_graph *g, int32_t *origin);
 /* Canonical structural hash (XXH3-64): independent of node order. */
 uint64_t so_graph_hash(const so_graph *g);
 /* Per-node structural hashes (array of n_nodes, caller frees). Graph must be topologically sorted. */
