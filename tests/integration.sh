@@ -96,6 +96,20 @@ else bad "generate --resume after SIGKILL" "$TMP/resume"; fi
 if tests/gen_mpi.sh "$SO" >"$TMP/mpi" 2>&1; then ok "generate --mpi: $(grep -c '^ok' "$TMP/mpi") checks ($(head -1 "$TMP/mpi" | sed 's/^ok - //'))"
 else bad "generate --mpi (tests/gen_mpi.sh)" "$TMP/mpi"; fi
 
+# 9. deep graph (issue 8): a 100,000-node chain (tests/make_chain.py) imports, optimizes under
+#    --time-limit 1, passes the numeric check and exports a valid model (unique names, onnx.checker)
+#    that runs again. `timeout 120` is a hang guard for quadratic stages, not a speed assertion.
+if $PY tests/make_chain.py 100000 "$TMP/chain.onnx" >"$TMP/log" 2>&1 &&
+    timeout 120 $SO "$TMP/chain.onnx" -o "$TMP/chain.opt.onnx" --search greedy --time-limit 1 --cost flops -q \
+        --report "$TMP/chain.json" >>"$TMP/log" 2>&1 &&
+    $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["nodes_before"]==100000 and d["numeric_check"] is True and d["max_rel_err"]<=1e-4, d' \
+        "$TMP/chain.json" >>"$TMP/log" 2>&1 &&
+    $PY -c 'import onnx,sys; m=onnx.load(sys.argv[1]); onnx.checker.check_model(m); o=[t for n in m.graph.node for t in n.output]; nm=[n.name for n in m.graph.node]; assert len(o)>=90000 and len(set(o))==len(o) and len(set(nm))==len(nm), len(o)' \
+        "$TMP/chain.opt.onnx" >>"$TMP/log" 2>&1 &&
+    timeout 120 $SO run "$TMP/chain.opt.onnx" --iters 1 --warmup 0 >>"$TMP/log" 2>&1; then
+    ok "100,000-node chain: import, optimize --time-limit 1, numeric check, export (valid, unique names), run"
+else bad "100,000-node chain: import, optimize --time-limit 1, numeric check, export, run (timeout 120 s each)" "$TMP/log"; fi
+
 echo
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]
