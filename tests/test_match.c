@@ -14,35 +14,10 @@
 #include "../kernels/ref.h"
 #include "../search/fold.h"
 #include "../search/match.h"
+#include "test_util.h"
 
 static const char *RULES =
-    "rule 1\n"
-    "  input X [m,k]\n"
-    "  input A [k,n]\n"
-    "  input B [k,n]\n"
-    "  src a = matmul(X, A) act=none\n"
-    "  src b = matmul(X, B) act=none\n"
-    "  src c = add(a, b) act=none\n"
-    "  dst s = add(A, B) act=none\n"
-    "  dst y = matmul(X, s) act=none\n"
-    "  map c -> y\n"
-    "  proof unverified\n"
-    "end\n"
-    "\n"
-    "rule 2\n"
-    "  input X [m,k]\n"
-    "  input A [k,n1]\n"
-    "  input B [k,n2]\n"
-    "  src a = matmul(X, A) act=none\n"
-    "  src b = matmul(X, B) act=none\n"
-    "  dst w = concat(A, B) axis=1\n"
-    "  dst y = matmul(X, w) act=none\n"
-    "  dst p = split(y) axis=1 sizes=n1,n2\n"
-    "  map a -> p.0\n"
-    "  map b -> p.1\n"
-    "  proof unverified\n"
-    "end\n"
-    "\n"
+    TEST_RULES_1_2
     "rule 3\n"
     "  input X [m,k]\n"
     "  input A [k,n]\n"
@@ -69,63 +44,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* ---- tiny graph builder ---- */
-typedef struct tb {
-    so_model *m;
-    so_graph *g;
-    uint64_t seed;
-} tb;
-
-static void tb_new(tb *t, int n_inputs, const so_shape *in_shapes, int n_outputs)
-{
-    t->m = so_model_new("test");
-    t->seed = 7;
-    t->m->n_inputs = n_inputs;
-    t->m->inputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * (size_t)(n_inputs + 1));
-    for (int i = 0; i < n_inputs; i++) {
-        t->m->inputs[i].name = "in";
-        t->m->inputs[i].shape = in_shapes[i];
-    }
-    t->m->n_outputs = n_outputs;
-    t->m->outputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * (size_t)(n_outputs + 1));
-    t->g = so_graph_new(t->m);
-    t->m->graph = t->g;
-    for (int i = 0; i < n_inputs; i++) {
-        int32_t n = so_graph_add(t->g, SO_OP_INPUT, NULL, 0, 1, NULL, i, NULL);
-        assert_int_equal(so_graph_infer(t->g, n), SO_OK);
-    }
-}
-
-static int32_t tb_weight(tb *t, int r, int64_t d0, int64_t d1)
-{
-    int64_t dims[2] = {d0, d1};
-    so_shape s = so_shape_make(r, dims);
-    int64_t n = so_shape_numel(&s);
-    float *data = malloc(sizeof(float) * (size_t)n);
-    so_rng_fill(&t->seed, data, (size_t)n);
-    int32_t w = so_model_add_weight(t->m, "w", s, data);
-    int32_t node = so_graph_add(t->g, SO_OP_WEIGHT, NULL, 0, 1, NULL, w, NULL);
-    assert_int_equal(so_graph_infer(t->g, node), SO_OK);
-    return node;
-}
-
-static int32_t tb_op(tb *t, so_op op, int32_t a, int32_t b, int act)
-{
-    so_edge in[2] = {{a, 0}, {b, 0}};
-    so_attr at;
-    memset(&at, 0, sizeof at);
-    at.act = act;
-    int32_t n = so_graph_add(t->g, op, in, b >= 0 ? 2 : 1, 1, so_model_attr(t->m, &at), -1, NULL);
-    assert_int_equal(so_graph_infer(t->g, n), SO_OK);
-    return n;
-}
-
-static so_shape shape2(int64_t a, int64_t b)
-{
-    int64_t d[2] = {a, b};
-    return so_shape_make(2, d);
-}
-
 typedef struct collect {
     so_match m[16];
     int n;
@@ -144,41 +62,6 @@ static int count_op(const so_graph *g, so_op op)
     int c = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) c += g->nodes[i].op == op;
     return c;
-}
-
-/* Runs both graphs with the reference kernels on the same seeded input; max abs difference. */
-static double max_diff(const so_graph *a, const so_graph *b)
-{
-    so_model *m = a->model;
-    float *ins[4], *oa[4], *ob[4];
-    uint64_t seed = 3;
-    for (int i = 0; i < m->n_inputs; i++) {
-        size_t n = (size_t)so_shape_numel(&m->inputs[i].shape);
-        ins[i] = malloc(n * sizeof(float));
-        so_rng_fill(&seed, ins[i], n);
-    }
-    double d = 0;
-    for (int o = 0; o < m->n_outputs; o++) {
-        const so_shape *s = &a->nodes[a->outputs[o].node].out[a->outputs[o].slot];
-        size_t n = (size_t)so_shape_numel(s);
-        oa[o] = calloc(n, sizeof(float));
-        ob[o] = calloc(n, sizeof(float));
-    }
-    assert_int_equal(so_ref_run(a, (const float *const *)ins, oa), SO_OK);
-    assert_int_equal(so_ref_run(b, (const float *const *)ins, ob), SO_OK);
-    for (int o = 0; o < m->n_outputs; o++) {
-        const so_shape *s = &a->nodes[a->outputs[o].node].out[a->outputs[o].slot];
-        size_t n = (size_t)so_shape_numel(s);
-        for (size_t j = 0; j < n; j++) {
-            double e = oa[o][j] - ob[o][j];
-            if (e < 0) e = -e;
-            if (e > d) d = e;
-        }
-        free(oa[o]);
-        free(ob[o]);
-    }
-    for (int i = 0; i < m->n_inputs; i++) free(ins[i]);
-    return d;
 }
 
 /* Two matmuls sharing X, both graph outputs: rule 2 matches once per order of the pair... the

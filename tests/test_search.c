@@ -17,35 +17,10 @@
 #include "../search/optimize.h"
 #include "../src/onnx_io.h"
 #include "../search/search.h"
+#include "test_util.h"
 
 static const char *RULES =
-    "rule 1\n"
-    "  input X [m,k]\n"
-    "  input A [k,n]\n"
-    "  input B [k,n]\n"
-    "  src a = matmul(X, A) act=none\n"
-    "  src b = matmul(X, B) act=none\n"
-    "  src c = add(a, b) act=none\n"
-    "  dst s = add(A, B) act=none\n"
-    "  dst y = matmul(X, s) act=none\n"
-    "  map c -> y\n"
-    "  proof unverified\n"
-    "end\n"
-    "\n"
-    "rule 2\n"
-    "  input X [m,k]\n"
-    "  input A [k,n1]\n"
-    "  input B [k,n2]\n"
-    "  src a = matmul(X, A) act=none\n"
-    "  src b = matmul(X, B) act=none\n"
-    "  dst w = concat(A, B) axis=1\n"
-    "  dst y = matmul(X, w) act=none\n"
-    "  dst p = split(y) axis=1 sizes=n1,n2\n"
-    "  map a -> p.0\n"
-    "  map b -> p.1\n"
-    "  proof unverified\n"
-    "end\n"
-    "\n"
+    TEST_RULES_1_2
     "rule 3\n"
     "  input X [m,k]\n"
     "  input A [k,n]\n"
@@ -82,59 +57,16 @@ static int teardown(void **state)
    and t = X.V (V [8,5]) as a third output. */
 static so_model *build(void)
 {
-    so_model *m = so_model_new("synthetic");
-    int64_t xd[2] = {4, 8};
-    m->n_inputs = 1;
-    m->inputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
-    m->inputs[0].name = "x";
-    m->inputs[0].shape = so_shape_make(2, xd);
-    m->n_outputs = 3;
-    m->outputs = so_arena_alloc(&m->arena, 3 * sizeof(so_value_info));
-    so_graph *g = so_graph_new(m);
-    m->graph = g;
-    uint64_t seed = 11;
-    so_graph_add(g, SO_OP_INPUT, NULL, 0, 1, NULL, 0, NULL);
+    tb t;
+    so_shape xs = shape2(4, 8);
+    tb_new(&t, 1, &xs, 3);
+    t.seed = 11;
     int32_t mm[5];
-    for (int i = 0; i < 5; i++) {
-        int64_t wd[2] = {8, i < 4 ? 16 : 5};
-        so_shape s = so_shape_make(2, wd);
-        float *d = malloc(sizeof(float) * (size_t)so_shape_numel(&s));
-        so_rng_fill(&seed, d, (size_t)so_shape_numel(&s));
-        int32_t w = so_graph_add(g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(m, NULL, s, d), NULL);
-        so_edge in[2] = {{0, 0}, {w, 0}};
-        mm[i] = so_graph_add(g, SO_OP_MATMUL, in, 2, 1, NULL, -1, NULL);
-    }
-    for (int j = 0; j < 2; j++) {
-        so_edge in[2] = {{mm[2 * j], 0}, {mm[2 * j + 1], 0}};
-        int32_t s = so_graph_add(g, SO_OP_ADD, in, 2, 1, NULL, -1, NULL);
-        so_edge r_in[1] = {{s, 0}};
-        int32_t r = so_graph_add(g, SO_OP_RELU, r_in, 1, 1, NULL, -1, NULL);
-        g->outputs[j] = (so_edge){r, 0};
-    }
-    g->outputs[2] = (so_edge){mm[4], 0};
-    assert_int_equal(so_graph_infer_all(g), SO_OK);
-    assert_int_equal(so_graph_toposort(g), SO_OK);
-    return m;
-}
-
-static double max_diff(const so_graph *a, const so_graph *b)
-{
-    float x[32], oa[3][64], ob[3][64];
-    uint64_t seed = 5;
-    so_rng_fill(&seed, x, 32);
-    const float *ins[1] = {x};
-    float *pa[3] = {oa[0], oa[1], oa[2]}, *pb[3] = {ob[0], ob[1], ob[2]};
-    assert_int_equal(so_ref_run(a, ins, pa), SO_OK);
-    assert_int_equal(so_ref_run(b, ins, pb), SO_OK);
-    double d = 0;
-    int sizes[3] = {64, 64, 20};
-    for (int o = 0; o < 3; o++)
-        for (int j = 0; j < sizes[o]; j++) {
-            double e = oa[o][j] - ob[o][j];
-            if (e < 0) e = -e;
-            if (e > d) d = e;
-        }
-    return d;
+    for (int i = 0; i < 5; i++) mm[i] = tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 8, i < 4 ? 16 : 5), 0);
+    for (int j = 0; j < 2; j++)
+        t.g->outputs[j] = (so_edge){tb_op(&t, SO_OP_RELU, tb_op(&t, SO_OP_ADD, mm[2 * j], mm[2 * j + 1], 0), -1, 0), 0};
+    t.g->outputs[2] = (so_edge){mm[4], 0};
+    return t.m;
 }
 
 static double run_mode(so_model *m, int kind, int64_t budget, uint64_t *hash, int32_t *n_path)
@@ -235,37 +167,18 @@ static const char *PAIR_RULE =
 static void test_time_limit_in_matcher(void **state)
 {
     (void)state;
-    so_model *m = so_model_new("wide");
-    int64_t xd[2] = {2, 4};
-    m->n_inputs = 1;
-    m->inputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
-    m->inputs[0].name = "x";
-    m->inputs[0].shape = so_shape_make(2, xd);
-    m->n_outputs = 1;
-    m->outputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
-    so_graph *g = so_graph_new(m);
-    m->graph = g;
-    so_graph_add(g, SO_OP_INPUT, NULL, 0, 1, NULL, 0, NULL);
-    uint64_t seed = 3;
+    tb t;
+    so_shape xs = shape2(2, 4);
+    tb_new(&t, 1, &xs, 1);
+    t.seed = 3;
     int32_t acc = -1;
     for (int i = 0; i < 20000; i++) {
-        int64_t wd[2] = {4, 4};
-        so_shape ws = so_shape_make(2, wd);
-        float *d = malloc(sizeof(float) * 16);
-        so_rng_fill(&seed, d, 16);
-        int32_t w = so_graph_add(g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(m, NULL, ws, d), NULL);
-        so_edge in[2] = {{0, 0}, {w, 0}};
-        int32_t mm = so_graph_add(g, SO_OP_MATMUL, in, 2, 1, NULL, -1, NULL);
-        if (acc < 0) {
-            acc = mm;
-        } else {
-            so_edge ain[2] = {{acc, 0}, {mm, 0}};
-            acc = so_graph_add(g, SO_OP_ADD, ain, 2, 1, NULL, -1, NULL);
-        }
+        int32_t mm = tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 4, 4), 0);
+        acc = acc < 0 ? mm : tb_op(&t, SO_OP_ADD, acc, mm, 0);
     }
-    g->outputs[0] = (so_edge){acc, 0};
-    assert_int_equal(so_graph_infer_all(g), SO_OK);
-    assert_int_equal(so_graph_toposort(g), SO_OK);
+    t.g->outputs[0] = (so_edge){acc, 0};
+    so_model *m = t.m;
+    so_graph *g = t.g;
     so_cost_model cm;
     so_fold_ctx fc;
     so_cost_init(&cm, SO_COST_FLOPS, 1, "");
