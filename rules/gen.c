@@ -993,6 +993,36 @@ done:
 
 static int32_t drop_subsumed(so_ruleset *rs);
 
+/* Epsilon instances: the generator's batchnorm-family operators carry epsilon 1e-5 (PyTorch's
+   default); a rule's attributes must match exactly, so models exported with another epsilon
+   (Inception-v3 / TensorFlow-style 1e-3) would get no batchnorm rule. Every candidate that
+   holds batchnorm / bnfold nodes is instantiated once more per extra epsilon below (all such
+   nodes of the rule get the same value); the copies go through the float re-test and the Z3
+   proof like any candidate. Appended in order after the originals, so output stays deterministic. */
+static const float extra_eps[] = {1e-3f};
+
+static void add_eps_instances(so_ruleset *rs)
+{
+    int32_t n0 = rs->n_rules;
+    for (size_t e = 0; e < sizeof extra_eps / sizeof extra_eps[0]; e++)
+        for (int32_t k = 0; k < n0; k++) {
+            so_rule c = rs->rules[k];
+            int hit = 0;
+            for (int w = 0; w < 2; w++) {
+                so_pattern *p = w ? &c.dst : &c.src;
+                for (int i = 0; i < p->n_nodes; i++) {
+                    so_op op = p->nodes[i].op;
+                    if (op == SO_OP_BATCHNORM || op == SO_OP_BNFOLD_W || op == SO_OP_BNFOLD_B) {
+                        p->nodes[i].attr.epsilon = extra_eps[e];
+                        hit = 1;
+                    }
+                }
+            }
+            if (hit) so_ruleset_push(rs, &c);
+        }
+}
+
+
 /* Structure key: the rule text with input shapes and names made positional. */
 static char *structure_key(const so_rule *r)
 {
@@ -1579,6 +1609,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     st->after_trivial = st->candidates - n_trivial;
     st->after_renaming = st->after_trivial - n_renamed;
     st->after_common_subgraph = st->after_renaming - n_common;
+    add_eps_instances(&rs);
     st->after_generalise = rs.n_rules;
     st->in_shard = rs.n_rules;
     gen_inputs_free(&in);
