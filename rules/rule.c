@@ -838,22 +838,10 @@ fail:
 
 so_status so_rules_load(const char *path, so_ruleset *out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return so_errorf("%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = so_xmalloc(cap);
-    for (;;) {
-        size_t k = fread(buf + n, 1, cap - n, f);
-        n += k;
-        if (n < cap) break;
-        cap *= 2;
-        buf = so_xrealloc(buf, cap);
-    }
-    int err = ferror(f);
-    fclose(f);
-    so_status st;
-    if (err) st = so_errorf("%s: read error", path);
-    else st = so_rules_parse(path, buf, n, out);
+    char *buf;
+    size_t n;
+    if (so_read_file(path, &buf, &n) != SO_OK) return SO_ERR;
+    so_status st = so_rules_parse(path, buf, n, out);
     free(buf);
     return st;
 }

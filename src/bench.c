@@ -115,32 +115,6 @@ static double median_of(const double *v, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-/* Reads a whole file (NUL-terminated, malloc'd). */
-static so_status read_file(const char *path, char **out, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return so_errorf("%s: cannot open: %s", path, strerror(errno));
-    so_status st = SO_OK;
-    size_t cap = 4096, n = 0;
-    char *buf = so_xmalloc(cap);
-    for (;;) {
-        if (n + 1 >= cap) buf = so_xrealloc(buf, cap *= 2);
-        size_t k = fread(buf + n, 1, cap - n - 1, f);
-        n += k;
-        if (k == 0) break;
-    }
-    if (ferror(f)) st = so_errorf("%s: read error", path);
-    fclose(f);
-    buf[n] = 0;
-    if (st != SO_OK) {
-        free(buf);
-        return st;
-    }
-    *out = buf;
-    if (len) *len = n;
-    return SO_OK;
-}
-
 /* A growing text buffer for building the report files. */
 typedef struct sbuf {
     char *s;
@@ -742,7 +716,7 @@ static void load_avg(char *buf, size_t n)
 {
     char *text = NULL;
     snprintf(buf, n, "?");
-    if (read_file("/proc/loadavg", &text, NULL) != SO_OK) return;
+    if (so_read_file("/proc/loadavg", &text, NULL) != SO_OK) return;
     double a = 0, c = 0, d = 0;
     if (sscanf(text, "%lf %lf %lf", &a, &c, &d) == 3) snprintf(buf, n, "%.2f %.2f %.2f", a, c, d);
     free(text);
@@ -754,7 +728,7 @@ static void machine_info(bench *b)
     snprintf(b->cpu, sizeof b->cpu, "unknown CPU");
     b->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     char *text = NULL;
-    if (read_file("/proc/cpuinfo", &text, NULL) == SO_OK) {
+    if (so_read_file("/proc/cpuinfo", &text, NULL) == SO_OK) {
         char *p = strstr(text, "model name");
         if (p && (p = strchr(p, ':'))) {
             p++;
@@ -764,7 +738,7 @@ static void machine_info(bench *b)
         }
         free(text);
     }
-    if (read_file("/proc/meminfo", &text, NULL) == SO_OK) {
+    if (so_read_file("/proc/meminfo", &text, NULL) == SO_OK) {
         char *p = strstr(text, "MemTotal:");
         if (p) b->mem_gb = strtod(p + 9, NULL) / 1048576.0;
         free(text);
@@ -806,7 +780,7 @@ static so_status find_ort(bench *b)
     if (s) *s = 0;
     if (sfmt(pkg, sizeof pkg, "%s/node_modules/onnxruntime-node/package.json", dir) != SO_OK) return SO_ERR;
     char *text = NULL;
-    if (read_file(pkg, &text, NULL) != SO_OK)
+    if (so_read_file(pkg, &text, NULL) != SO_OK)
         return so_errorf("%s: ONNX Runtime is not installed (run 'make %s' or 'cd %s && npm ci --ignore-scripts'; or pass --no-ort)",
                          pkg, "tools/ort/node_modules/onnxruntime-node/package.json", dir);
     jv v;
@@ -887,7 +861,7 @@ static so_status parse_report(const char *path, opt_res *r)
     char *text = NULL;
     jv v = {0};
     so_status st = SO_ERR;
-    if (read_file(path, &text, NULL) != SO_OK) goto done;
+    if (so_read_file(path, &text, NULL) != SO_OK) goto done;
     if (jparse(text, path, &v) != SO_OK) goto done;
     if (v.kind != J_OBJ) {
         so_errorf("%s: not a JSON object", path);

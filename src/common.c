@@ -121,6 +121,30 @@ done:
     return st;
 }
 
+so_status so_read_file(const char *path, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return so_errorf("%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = so_xmalloc(cap);
+    for (;;) {
+        if (n + 1 >= cap) buf = so_xrealloc(buf, cap *= 2);
+        size_t k = fread(buf + n, 1, cap - n - 1, f);
+        n += k;
+        if (k == 0) break;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        return so_errorf("%s: read error", path);
+    }
+    buf[n] = 0;
+    *out = buf;
+    if (len) *len = n;
+    return SO_OK;
+}
+
 int so_parse_bytes(const char *s, size_t *out)
 {
     if (!s || *s < '0' || *s > '9') return 1;

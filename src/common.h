@@ -33,6 +33,9 @@ int so_i64_mul(int64_t a, int64_t b, int64_t *out);
    one-line message naming the path if the file cannot be opened, is not a regular file
    (directory, FIFO, device) or does not hold exactly n bytes. */
 so_status so_read_file_exact(const char *path, void *buf, size_t n);
+/* Reads the whole file `path` into *out (malloc'd, NUL-terminated, caller frees); *len (may be
+   NULL) is its length without the NUL. Message: "<path>: cannot open: ..." or "<path>: read error". */
+so_status so_read_file(const char *path, char **out, size_t *len);
 
 /* Atomic output: every file superopt writes goes to "<path>.tmp.<pid>" in the same
    directory and is renamed into place, so a reader sees the old file or the new one.
