@@ -20,59 +20,7 @@
 #include "../rules/rule.h"
 #include "onnx_io.h"
 #include "shape.h"
-
-/* ---------------- a minimal protobuf writer for hand-made ONNX models ---------------- */
-
-typedef struct pb {
-    uint8_t *p;
-    size_t n, cap;
-} pb;
-
-static void pb_raw(pb *b, const void *d, size_t n)
-{
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 64;
-        b->p = so_xrealloc(b->p, b->cap);
-    }
-    if (n) memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-
-static void pb_varint(pb *b, uint64_t v)
-{
-    uint8_t c[10];
-    int k = 0;
-    do {
-        c[k] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v) c[k] |= 0x80;
-        k++;
-    } while (v);
-    pb_raw(b, c, (size_t)k);
-}
-
-static void pb_int(pb *b, int field, int64_t v)
-{
-    pb_varint(b, (uint64_t)field << 3);
-    pb_varint(b, (uint64_t)v);
-}
-
-static void pb_bytes(pb *b, int field, const void *d, size_t n)
-{
-    pb_varint(b, (uint64_t)field << 3 | 2);
-    pb_varint(b, n);
-    pb_raw(b, d, n);
-}
-
-static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-
-/* Appends sub as a length-delimited field and frees it. */
-static void pb_msg(pb *b, int field, pb *sub)
-{
-    pb_bytes(b, field, sub->p, sub->n);
-    free(sub->p);
-    memset(sub, 0, sizeof *sub);
-}
+#include "test_pb.h"
 
 /* ValueInfoProto: float tensor of the given dims (rank < 0: no type at all). */
 static void vinfo(pb *graph, int field, const char *name, int rank, const int64_t *dims)
@@ -100,7 +48,7 @@ static void node(pb *graph, const char *op, const char *const *ins, const char *
     for (; ins && *ins; ins++) pb_str(&n, 1, *ins);
     for (; outs && *outs; outs++) pb_str(&n, 2, *outs);
     pb_str(&n, 4, op);
-    if (attrs) pb_raw(&n, attrs->p, attrs->n), free(attrs->p), memset(attrs, 0, sizeof *attrs);
+    if (attrs) pb_put(&n, attrs->d, attrs->n), free(attrs->d), memset(attrs, 0, sizeof *attrs);
     pb_msg(graph, 1, &n);
 }
 
@@ -146,8 +94,8 @@ static pb model(pb *graph)
 static void expect_load_error(pb *m, const char *want)
 {
     so_model *mod = (so_model *)1;
-    so_status st = so_onnx_load_buffer("hostile.onnx", m->p, m->n, &mod);
-    free(m->p);
+    so_status st = so_onnx_load_buffer("hostile.onnx", m->d, m->n, &mod);
+    free(m->d);
     if (st == SO_OK) so_model_free(mod);
     assert_int_equal(st, SO_ERR);
     assert_null(mod);
@@ -160,8 +108,8 @@ static void expect_load_error(pb *m, const char *want)
 static so_model *expect_load_ok(pb *m)
 {
     so_model *mod = NULL;
-    so_status st = so_onnx_load_buffer("hostile.onnx", m->p, m->n, &mod);
-    free(m->p);
+    so_status st = so_onnx_load_buffer("hostile.onnx", m->d, m->n, &mod);
+    free(m->d);
     if (st != SO_OK) fail_msg("load failed: %s", so_error());
     return mod;
 }
@@ -234,7 +182,7 @@ static void test_max_memory_limit_applies(void **state)
     vinfo(&g, 12, "y", -1, NULL);
     pb m = model(&g);
     pb m2 = {0};
-    pb_raw(&m2, m.p, m.n);
+    pb_put(&m2, m.d, m.n);
     so_max_alloc_bytes = 100;
     expect_load_error(&m, "allocation limit");
     so_max_alloc_bytes = saved;
@@ -270,8 +218,8 @@ static void test_huge_activation_refused_by_executor(void **state)
     vinfo(&g, 12, "y", -1, NULL);
     pb m = model(&g);
     so_model *mod = NULL;
-    so_status st = so_onnx_load_buffer("hostile.onnx", m.p, m.n, &mod);
-    free(m.p);
+    so_status st = so_onnx_load_buffer("hostile.onnx", m.d, m.n, &mod);
+    free(m.d);
     if (st != SO_OK) {
         /* refusing at load time is as good */
         assert_non_null(strstr(so_error(), "hostile.onnx: "));
@@ -369,8 +317,8 @@ static void test_too_many_node_inputs(void **state)
     vinfo(&g, 12, "y", -1, NULL);
     pb m = model(&g);
     so_model *mod = NULL;
-    so_status st = so_onnx_load_buffer("hostile.onnx", m.p, m.n, &mod);
-    free(m.p);
+    so_status st = so_onnx_load_buffer("hostile.onnx", m.d, m.n, &mod);
+    free(m.d);
     if (st == SO_OK) {
         /* accepted only if it really concatenates all of them */
         assert_int_equal(mod->graph->nodes[mod->graph->outputs[0].node].out[0].dim[0], 4 * N);
@@ -397,8 +345,8 @@ static void test_nodes_without_inputs(void **state)
         vinfo(&g, 12, "y", -1, NULL);
         pb m = model(&g);
         so_model *mod = NULL;
-        so_status st = so_onnx_load_buffer("hostile.onnx", m.p, m.n, &mod);
-        free(m.p);
+        so_status st = so_onnx_load_buffer("hostile.onnx", m.d, m.n, &mod);
+        free(m.d);
         /* Concat of nothing may be kept opaque (its shape unknown); anything else is an error */
         if (st == SO_OK) {
             so_model_free(mod);
@@ -583,8 +531,8 @@ static void test_range_extremes(void **state)
         vinfo(&g, 12, "y", -1, NULL);
         pb m = model(&g);
         so_model *mod = NULL;
-        so_status st = so_onnx_load_buffer("hostile.onnx", m.p, m.n, &mod);
-        free(m.p);
+        so_status st = so_onnx_load_buffer("hostile.onnx", m.d, m.n, &mod);
+        free(m.d);
         if (k == 0) {
             assert_int_equal(st, SO_ERR);
             if (!strstr(so_error(), "range too long")) fail_msg("'%s'", so_error());
@@ -668,8 +616,8 @@ static void test_fold_size_capped(void **state)
     for (int k = 0; k < 2; k++) {
         pb m = big_const_model(ops[k], 4096);
         so_model *mod = NULL;
-        so_status st = so_onnx_load_buffer("hostile.onnx", m.p, m.n, &mod);
-        free(m.p);
+        so_status st = so_onnx_load_buffer("hostile.onnx", m.d, m.n, &mod);
+        free(m.d);
         if (st != SO_OK) fail_msg("%s: load failed: %s", ops[k], so_error());
         /* not folded: something other than weights computes y */
         assert_true(count_ops(mod, SO_OP_WEIGHT) < mod->graph->n_nodes);

@@ -16,68 +16,11 @@
 
 #include "../kernels/ref.h"
 #include "onnx_io.h"
+#include "test_pb.h"
 
 /* ---------------------------------------------------------------------------------------
-   A minimal protobuf writer, enough to build ONNX models (well-formed or not) in the test.
+   Hand-made ONNX models (well-formed or not), written with test_pb.h.
    --------------------------------------------------------------------------------------- */
-
-typedef struct pb {
-    uint8_t *d;
-    size_t n, cap;
-} pb;
-
-static void pb_put(pb *b, const void *p, size_t n)
-{
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 64;
-        b->d = realloc(b->d, b->cap);
-        assert_non_null(b->d);
-    }
-    memcpy(b->d + b->n, p, n);
-    b->n += n;
-}
-
-static void pb_varint(pb *b, uint64_t v)
-{
-    uint8_t c[10];
-    int k = 0;
-    do {
-        c[k] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v) c[k] |= 0x80;
-        k++;
-    } while (v);
-    pb_put(b, c, (size_t)k);
-}
-
-static void pb_int(pb *b, int field, int64_t v)
-{
-    pb_varint(b, (uint64_t)field << 3);
-    pb_varint(b, (uint64_t)v);
-}
-
-static void pb_float(pb *b, int field, float f)
-{
-    pb_varint(b, ((uint64_t)field << 3) | 5);
-    pb_put(b, &f, 4);
-}
-
-static void pb_bytes(pb *b, int field, const void *p, size_t n)
-{
-    pb_varint(b, ((uint64_t)field << 3) | 2);
-    pb_varint(b, n);
-    pb_put(b, p, n);
-}
-
-static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-
-/* Appends sub as a length-delimited field and frees it. */
-static void pb_msg(pb *b, int field, pb *sub)
-{
-    pb_bytes(b, field, sub->d ? sub->d : (uint8_t *)"", sub->n);
-    free(sub->d);
-    memset(sub, 0, sizeof *sub);
-}
 
 /* ValueInfoProto of a float tensor; sym = name of a symbolic dim replacing dims[0] (or NULL). */
 static void vi(pb *graph, int field, const char *name, int rank, const int64_t *dims, const char *sym)
