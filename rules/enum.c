@@ -194,6 +194,12 @@ void gen_universe_default(gen_universe *u)
     /* rank-3 activation (PyTorch Linear on [s0,s1,h]: matmul by a 2-D weight) */
     add_var(u, "Z", T(3, 2, 3, 4, 0), GR_ANY, 0);
     gen_universe_add_enlarged(u);
+    /* sibling 1x1 conv with a bias (after the enlarged pseudo-variables: L has none), for the
+       merge of sibling convs with biases: split(conv(X, concat(K, L), concat(b, c))) */
+    add_var(u, "L", T(4, 2, 2, 1, 1), GR_ANY, 1);
+    u->sib[0] = (int8_t)u->n_vars;
+    add_var(u, "c", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    u->sib[1] = (int8_t)u->n_vars;
     uint32_t all = 0;
     for (int k = 0; k < GK_COUNT; k++) all |= 1u << k;
     all &= ~(1u << GK_CONST_ONES);
@@ -923,14 +929,32 @@ static void record(tstate *ts)
 /* Tries node nd as the next node; on success recurses. */
 static void dfs(tstate *ts);
 
+#define GEN_MAX_FREE 2 /* weight-side (free) nodes per graph */
+
+/* A free weight-side node: an axis-0 concat of two variables, one of them the sibling kernel L or
+   its bias c (concat(K, L), concat(b, c)): folded into a weight before anything runs. */
+static int is_free_node(const gen_universe *u, const gen_node *nd)
+{
+    const gen_inst *g = &u->insts[nd->inst];
+    if (g->kind != GK_CONCAT || g->axis != 0 || !u->sib[0]) return 0;
+    int a = nd->in[0], b = nd->in[1];
+    if (a >= u->n_vars || b >= u->n_vars) return 0;
+    for (int q = 0; q < 2; q++)
+        if (a == u->sib[q] - 1 || b == u->sib[q] - 1) return 1;
+    return 0;
+}
+
 static void try_node(tstate *ts, const gen_node *nd)
 {
     const gen_universe *u = ts->S->u;
     const gen_inst *g = &u->insts[nd->inst];
     int k = ts->k;
-    /* every node counts towards max_ops (n_free is kept for a possible free-op budget) */
-    int is_free = 0;
-    if (k - ts->n_free >= ts->S->max_ops) return;
+    /* weight-side nodes (an axis-0 concat of two variables involving the sibling L or c) are
+       free: they do not count towards max_ops; at most GEN_MAX_FREE of them, and a graph holds at
+       most max_ops + 1 nodes */
+    int is_free = is_free_node(u, nd) && ts->n_free < GEN_MAX_FREE;
+    int nf = ts->n_free + is_free;
+    if (k + 1 - nf > ts->S->max_ops || k + 1 > ts->S->max_ops + (nf > 0)) return;
     /* outputs after adding the node; one more node lowers the output count by at most
        max_reduce (inputs - 1), so a graph with more than 2 + max_reduce * (remaining budget)
        outputs can neither be kept nor extended into one that is: skip it (uncounted) before
@@ -965,7 +989,7 @@ static void try_node(tstate *ts, const gen_node *nd)
     ts->k = k + 1;
     ts->n_free += is_free;
     record(ts);
-    if (ts->k < GEN_MAX_NODES && ts->k - ts->n_free < ts->S->max_ops) dfs(ts);
+    if (ts->k < GEN_MAX_NODES && ts->k - ts->n_free < ts->S->max_ops && ts->k <= ts->S->max_ops) dfs(ts);
     ts->n_free -= is_free;
     ts->k = k;
 }
@@ -990,6 +1014,34 @@ static int is_bn_param(const gen_universe *u, int v)
     return 0;
 }
 
+
+/* Noise control for the sibling variables (gen_universe.sib): L feeds only conv weights and an
+   axis-0 concat with K; c only the bias of a conv on L and an axis-0 concat with b; the free
+   concat of K and L only feeds conv weights, that of b and c only conv biases. */
+static int sib_arg_ok(const gen_universe *u, const tstate *ts, const gen_inst *g, const gen_node *nd, int pos, int t)
+{
+    int L = u->sib[0] - 1, c = u->sib[1] - 1, K = -1, B = -1;
+    /* K: the other 1x1 kernel variable; B: the conv bias variable (a per-channel vector that is no
+       batchnorm parameter) */
+    for (int v = 0; v < u->n_vars; v++) {
+        if (v != L && u->vars[v].kernel && u->vars[v].role == GR_ANY && u->vars[v].t.dim[2] == 1 && u->vars[v].t.dim[3] == 1) K = v;
+        if (v != c && u->vars[v].role == GR_PARAM && !is_bn_param(u, v) && B < 0) B = v;
+    }
+    if (t == L) {
+        /* sibling convs read the same input: a variable */
+        if ((g->kind == GK_CONV || g->kind == GK_CONVB) && pos == 1) return nd->in[0] < u->n_vars;
+        return g->kind == GK_CONCAT && g->axis == 0 && pos == 1 && nd->in[0] == K; /* one order: concat(K, L) */
+    }
+    if (t == c) {
+        if (g->kind == GK_CONVB && pos == 2) return nd->in[1] == L;
+        return g->kind == GK_CONCAT && g->axis == 0 && pos == 1 && nd->in[0] == B; /* concat(b, c) */
+    }
+    if (t >= u->n_vars && is_free_node(u, &ts->nodes[tid_node(u, t)])) {
+        int kt = ts->type[t].rank == 4;
+        return kt ? (g->kind == GK_CONV || g->kind == GK_CONVB) && pos == 1 && nd->in[0] < u->n_vars : g->kind == GK_CONVB && pos == 2;
+    }
+    return 1;
+}
 
 /* Enumerates argument tuples for instance inst; calls try_node (or collects first-level items). */
 static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_ids, work_item **items, int64_t *n_items,
@@ -1050,7 +1102,7 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
             t != u->bn_param[0])
             continue;
         if (t >= u->n_vars && ts->type[t].rank == 1 && u->insts[ts->nodes[tid_node(u, t)].inst].kind == GK_CONCAT &&
-            !(g->kind == GK_ADD && pos == 0))
+            !(g->kind == GK_ADD && pos == 0) && !(g->kind == GK_CONVB && pos == 2 && is_free_node(u, &ts->nodes[tid_node(u, t)])))
             continue;
         if ((g->kind == GK_CONVB && pos == 2) || g->kind == GK_BNFOLD_BC) {
             if (t < u->n_vars && is_bn_param(u, t)) continue;
@@ -1063,6 +1115,7 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
             if (pk == GK_BNFOLD_W && !((g->kind == GK_CONV || g->kind == GK_CONVB) && pos == 1)) continue;
             if ((pk == GK_BNFOLD_B || pk == GK_BNFOLD_BC) && !(g->kind == GK_CONVB && pos == 2)) continue;
         }
+        if (u->sib[0] && !sib_arg_ok(u, ts, g, nd, pos, t)) continue;
         nd->in[pos] = (uint8_t)t;
         args_rec(ts, nd, pos + 1, ids, n_ids, items, n_items, cap);
     }

@@ -9,7 +9,7 @@
 #include "../src/common.h"
 
 #define GEN_MAX_OPS   4                      /* counted operators per graph (--max-ops) */
-#define GEN_MAX_NODES (GEN_MAX_OPS + 1)      /* + one free enlarge of a kernel variable */
+#define GEN_MAX_NODES (GEN_MAX_OPS + 1)      /* + one free node (weight-side concat, or an enlarge of a pseudo-variable) */
 #define GEN_MAX_VARS  24
 #define GEN_MAX_OUT   2                      /* outputs per node */
 #define GEN_MAX_T     (GEN_MAX_VARS + GEN_MAX_OUT * GEN_MAX_NODES) /* tensor ids */
@@ -65,6 +65,10 @@ typedef struct gen_universe {
     gen_inst insts[64];
     int elems_max;   /* largest tensor size (elements) */
     int8_t bn_param[4]; /* batchnorm scale, bias, mean, var variables (-1: none) */
+    int8_t sib[2];      /* 1 + index of the sibling 1x1 kernel L and of its conv bias c (0: none): L
+                           feeds only conv weights and an axis-0 concat with K, c only L's conv bias
+                           and an axis-0 concat with b; such concats of two variables are weight-side
+                           ("free") nodes outside --max-ops (at most GEN_MAX_FREE, enum.c) */
 } gen_universe;
 
 /* Node of an enumerated graph: instance and input tensor ids (var v -> v; output s of

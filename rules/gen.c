@@ -230,8 +230,11 @@ static int var_group(const gen_universe *u, int v)
     for (int k = 0; k < 4; k++)
         if (u->bn_param[k] == v) return -1;
     if (u->vars[v].role != GR_ANY) return -1;
+    /* the sibling kernel L (gen_universe.sib) feeds fewer operators than K: not interchangeable */
+    if (u->sib[0] && v == u->sib[0] - 1) return -1;
     for (int w = 0; w < v; w++) {
         int fixed = 0;
+        if (u->sib[0] && w == u->sib[0] - 1) continue;
         for (int k = 0; k < 4; k++)
             if (u->bn_param[k] == w) fixed = 1;
         if (fixed || u->vars[w].role != GR_ANY) continue;
@@ -895,8 +898,17 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const g
     so_status st = SO_ERR;
     unif *U = so_xcalloc(1, sizeof *U);
     sshp *ts = so_xcalloc(GEN_MAX_T, sizeof *ts), *td = so_xcalloc(GEN_MAX_T, sizeof *td);
-    /* variable dims: fresh symbols, except dims of 1 and conv-kernel spatial dims */
+    /* variable dims: fresh symbols, except dims of 1 and conv-kernel spatial dims. Unification is
+       greedy (a sum equated with a sum of two other symbols fails), so if source-then-target fails,
+       target-then-source is tried (e.g. conv(X, concat(K, L), concat(b, c)): the source's convs
+       bind b to K's and c to L's output channels first) */
     uint32_t mask = src->mask | dst->mask;
+    for (int order = 0; order < 2; order++) {
+    if (order) {
+        memset(U, 0, sizeof *U);
+        memset(ts, 0, GEN_MAX_T * sizeof *ts);
+        memset(td, 0, GEN_MAX_T * sizeof *td);
+    }
     for (int v = 0; v < u->n_vars; v++) {
         const gen_var *gv = &u->vars[v];
         ts[v].rank = gv->t.rank;
@@ -907,8 +919,15 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const g
         }
         td[v] = ts[v];
     }
-    sym_graph(U, u, src, &es, ts);
-    sym_graph(U, u, dst, &ed, td);
+    if (order == 0) {
+        sym_graph(U, u, src, &es, ts);
+        sym_graph(U, u, dst, &ed, td);
+    } else {
+        sym_graph(U, u, dst, &ed, td);
+        sym_graph(U, u, src, &es, ts);
+    }
+    if (!U->fail) break;
+    }
     if (U->fail) {
         so_errorf("shapes do not generalise");
         goto done;
