@@ -466,6 +466,50 @@ static int bn_conv_bias(const so_rule *r, int n_in)
 static int bn_conv_plain(const so_rule *r) { return bn_conv_bias(r, 2); }
 static int bn_conv_biased(const so_rule *r) { return bn_conv_bias(r, 3); }
 
+/* Sibling convs with biases merged: a conv (3 inputs) whose weight and bias are both axis-0
+   concats of two rule inputs (weight-side nodes the search folds into new weights); act as given. */
+static int conv_merged_bias(const so_rule *r, int act)
+{
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int i = 0; i < p->n_nodes; i++) {
+            const so_rnode *n = &p->nodes[i];
+            if (n->op != SO_OP_CONV || n->n_in != 3 || n->attr.act != act) continue;
+            int ok = 1;
+            for (int a = 1; a <= 2; a++) {
+                if (n->in[a].node < 0) {
+                    ok = 0;
+                    break;
+                }
+                const so_rnode *c = &p->nodes[n->in[a].node];
+                ok &= c->op == SO_OP_CONCAT && c->attr.axis == 0 && c->in[0].node < 0 && c->in[1].node < 0;
+            }
+            if (ok) return 1;
+        }
+    }
+    return 0;
+}
+static int conv_merged_bias_none(const so_rule *r) { return conv_merged_bias(r, SO_ACT_NONE); }
+static int conv_merged_bias_relu(const so_rule *r) { return conv_merged_bias(r, SO_ACT_RELU); }
+
+/* Every batchnorm-family node of the rule has epsilon e (and there is one). */
+static int eps_is(const so_rule *r, float e)
+{
+    int n = 0;
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int i = 0; i < p->n_nodes; i++) {
+            so_op op = p->nodes[i].op;
+            if (op != SO_OP_BATCHNORM && op != SO_OP_BNFOLD_W && op != SO_OP_BNFOLD_B) continue;
+            if (p->nodes[i].attr.epsilon != e) return 0;
+            n++;
+        }
+    }
+    return n > 0;
+}
+static int eps_1e3_plain(const so_rule *r) { return eps_is(r, 1e-3f) && bn_conv_bias(r, 2); }
+static int eps_1e3_biased(const so_rule *r) { return eps_is(r, 1e-3f) && bn_conv_bias(r, 3); }
+
 /* The shipped rule set holds every family of the acceptance list. */
 static void test_default_rules_families(void **state)
 {
@@ -494,6 +538,14 @@ static void test_default_rules_families(void **state)
     assert_true(has_family(&rs, "batchnorm,conv", "bnfold_b,bnfold_w,conv", 1, bn_conv_plain));  /* conv+BN folding */
     assert_true(has_family(&rs, "batchnorm,conv", "bnfold_b,bnfold_w,conv", 1, bn_conv_biased)); /* conv+bias+BN */
     assert_true(has_family(&rs, "batchnorm,conv,relu", "bnfold_b,bnfold_w,conv", 1, NULL));      /* + fused relu */
+    /* conv+BN folding at epsilon 1e-3 (Inception-v3), the epsilon instances */
+    assert_true(has_family(&rs, "batchnorm,conv", "bnfold_b,bnfold_w,conv", 1, eps_1e3_plain));
+    assert_true(has_family(&rs, "batchnorm,conv", "bnfold_b,bnfold_w,conv", 1, eps_1e3_biased));
+    /* sibling convs with biases merged over concatenated weights and biases (two free weight-side
+       concats), with and without a fused relu; and the output-concat form */
+    assert_true(has_family(&rs, "concat,concat,conv,split", "conv,conv", 2, conv_merged_bias_none));
+    assert_true(has_family(&rs, "concat,concat,conv,split", "conv,conv", 2, conv_merged_bias_relu));
+    assert_true(has_family(&rs, "concat,concat,conv", "concat,conv,conv", 1, conv_merged_bias_relu));
     so_ruleset_free(&rs);
 }
 
