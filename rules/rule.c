@@ -706,8 +706,9 @@ static so_status parse_rule_line(pstate *S, lexer *L, const char *kw, int *seen_
             r->status = st[0] == 'p' ? SO_RULE_PROVED : SO_RULE_FAILED;
             double secs = -1;
             char unit[8];
-            if (!at_eol(L) && (!lex_double(L, &secs) || secs < 0 || !lex_id(L, unit, sizeof unit) || strcmp(unit, "s") != 0))
-                return perr(S, "expected 'proof %s [SECONDS s]'", st);
+            /* a proof time is bounded (1e9 s, ~31 years) so that it prints back as a short number */
+            if (!at_eol(L) && (!lex_double(L, &secs) || !(secs >= 0 && secs <= 1e9) || !lex_id(L, unit, sizeof unit) || strcmp(unit, "s") != 0))
+                return perr(S, "expected 'proof %s [SECONDS s]' with 0 <= SECONDS <= 1e9", st);
             r->proof_seconds = secs;
         } else {
             return perr(S, "unknown proof status '%s'", st);
