@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #endif
 
+#include "fast.h"
 #include "winograd.h"
 
 #define PAR_MIN 32768
@@ -247,16 +248,7 @@ static void dc_phases(const conv_plan *p, const float *x, float *xp)
                 fill_row(xp + a * p->ps + r * Wh, Wh, xr, W, -p->pw);
             } else if (p->sw == 2 && W <= DC_ROW_MAX) { /* deinterleave the row once, then shifted copies */
                 float ev[DC_ROW_MAX / 2 + 8], od[DC_ROW_MAX / 2 + 8];
-                int64_t i = 0;
-#ifdef __AVX2__
-                for (; i + 16 <= W; i += 16) {
-                    __m256 lo = _mm256_loadu_ps(xr + i), hi = _mm256_loadu_ps(xr + i + 8);
-                    __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
-                    _mm256_storeu_ps(ev + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
-                    _mm256_storeu_ps(od + i / 2, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8)));
-                }
-#endif
-                for (; i < W; i++) (i % 2 ? od : ev)[i / 2] = xr[i];
+                so_fast_deinterleave2(xr, W, ev, od);
                 for (int64_t b = 0; b < 2; b++) {
                     int64_t t = b - p->pw; /* iw = 2q + t */
                     float *d = xp + (a * 2 + b) * p->ps + r * Wh;

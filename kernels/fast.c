@@ -944,7 +944,7 @@ static void pool_free(void *pp)
 }
 
 /* ev[i] = x[2i], od[i] = x[2i+1] for the n floats of x. */
-static void deinterleave2(const float *restrict x, int64_t n, float *restrict ev, float *restrict od)
+void so_fast_deinterleave2(const float *restrict x, int64_t n, float *restrict ev, float *restrict od)
 {
     int64_t i = 0;
 #ifdef __AVX2__
@@ -1014,7 +1014,7 @@ static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
                 for (int64_t c = 0; c < Wp; c++) trow[c] = border;
             float *restrict yr = y + oh * Wo;
             if (p->sw == 2) { /* deinterleave the row, then every tap is a unit-stride run */
-                deinterleave2(trow, Wp, ev, od);
+                so_fast_deinterleave2(trow, Wp, ev, od);
                 for (int64_t j = 0; j < p->kw; j++) {
                     int64_t t = j * p->dw;
                     pool_row(yr, (t % 2 ? od : ev) + t / 2, Wo, p->is_max, j == 0);

@@ -78,4 +78,7 @@ void so_fast_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, fl
 /* Sets OpenMP threads used by our loops' parallel regions (also read by kernels). */
 int so_fast_threads(void);
 
+/* Splits x[0..n) into its even (ev[i/2] = x[i], i even) and odd elements; ev and od hold (n+1)/2 floats. */
+void so_fast_deinterleave2(const float *restrict x, int64_t n, float *restrict ev, float *restrict od);
+
 #endif
