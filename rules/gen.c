@@ -1662,16 +1662,21 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         }
         if (o->failed_path) {
             /* development aid: the candidates Z3 did not prove, with the reason */
-            FILE *f = fopen(o->failed_path, "w");
-            for (int32_t k = 0; f && k < rs.n_rules; k++)
+            so_atomic fa;
+            so_status fst = so_atomic_open(&fa, o->failed_path, "w");
+            for (int32_t k = 0; fst == SO_OK && k < rs.n_rules; k++)
                 if (rs.rules[k].status != SO_RULE_PROVED) {
                     char *t = so_rule_format(&rs.rules[k]);
-                    fprintf(f, "# %s\n%s\n", why[k] ? why[k] : "?", t);
+                    fprintf(fa.f, "# %s\n%s\n", why[k] ? why[k] : "?", t);
                     free(t);
                 }
-            if (f) fclose(f);
+            if (fst == SO_OK) fst = so_atomic_commit(&fa, o->failed_path, 1);
             for (int32_t k = 0; k < rs.n_rules; k++) free(why[k]);
             free(why);
+            if (fst != SO_OK) {
+                so_ruleset_free(&rs);
+                return SO_ERR;
+            }
         }
         int32_t w = 0;
         for (int32_t k = 0; k < rs.n_rules; k++)
@@ -1790,11 +1795,12 @@ int so_gen_main(int argc, char **argv)
             (long long)st.after_common_subgraph, (long long)st.after_generalise, (long long)st.after_float,
             (long long)st.proved, (long long)st.after_subsumed, (long long)st.rules, outp, st.seconds);
     if (json) {
-        FILE *f = fopen(json, "w");
-        if (!f) {
-            fprintf(stderr, "superopt generate: %s: cannot create: %s\n", json, strerror(errno));
+        so_atomic ja;
+        if (so_atomic_open(&ja, json, "w") != SO_OK) {
+            fprintf(stderr, "superopt generate: %s\n", so_error());
             rc = 1;
         } else {
+            FILE *f = ja.f;
             fprintf(f,
                     "{\"graphs\": %lld, \"kept\": %lld, \"bucketed\": %lld, \"classes\": %lld, \"collisions\": %lld, \"candidates\": %lld, "
                     "\"after_trivial\": %lld, \"after_renaming\": %lld, \"after_common_subgraph\": %lld, "
@@ -1806,7 +1812,10 @@ int so_gen_main(int argc, char **argv)
                     (long long)st.after_common_subgraph, (long long)st.in_shard, (long long)st.after_generalise, (long long)st.after_subsumed,
                     (long long)st.after_float, (long long)st.proved, (long long)st.rules, st.enum_seconds,
                     st.bucket_seconds, st.float_seconds, st.verify_seconds, st.seconds);
-            fclose(f);
+            if (so_atomic_commit(&ja, json, 1) != SO_OK) {
+                fprintf(stderr, "superopt generate: %s\n", so_error());
+                rc = 1;
+            }
         }
     }
     so_ruleset_free(&rs);

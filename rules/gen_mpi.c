@@ -68,6 +68,7 @@ static void add_shard(so_ruleset *all, const char *text, size_t len, int r)
 static void add_stats(so_gen_stats *a, const so_gen_stats *b)
 {
     a->kept += b->kept;
+    a->bucketed += b->bucketed;
     a->classes += b->classes;
     a->collisions += b->collisions;
     a->candidates += b->candidates;
