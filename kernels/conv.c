@@ -1,6 +1,7 @@
 /* conv.c - fast Conv2d: 1x1 stride-1 as sgemm on the NCHW buffer, general conv as im2col (column-tiled, bounded scratch) + sgemm per group, grouped/depthwise/stem convs as a direct register-blocked kernel over stride-phase planes, depthwise 3x3 stride 2 as a row loop, Winograd via winograd.c; per-channel epilogue (bias, folded BatchNorm, activation, residual). */
 #include "conv.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,7 @@
 
 #define PAR_MIN 32768
 
-enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO };
+enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO, CONV_DW3 };
 
 int64_t so_conv_wino_min_hw = 28 * 28;
 int64_t so_conv_wino_min_ch = 32;
@@ -408,6 +409,151 @@ static void conv_dw3s2_run(void *priv, const so_tensor *in, so_tensor *out, floa
     }
 }
 
+#ifdef __AVX2__
+/* ---- depthwise 3x3, stride 1 or 2 (CONV_DW3) ----
+   Straight from the NCHW input, no padded copy: R output rows per pass, vectorised along W
+   (8 output columns per vector). Each input row's three tap vectors are loaded once and feed
+   the (up to 3) output rows that use them; the nine weights stay in registers. Rows outside
+   the input read a static zero row; column vectors that reach past either edge use masked
+   loads (masked-off lanes read as 0 = the padding), interior vectors plain loads. Stride 2:
+   the 16 (+2) input floats of 8 outputs are split by in-lane shuffles into even / odd taps,
+   which leaves the outputs in the lane order [0 1 4 5 | 2 3 6 7]: one permute per stored
+   vector puts them back. Bias / folded BatchNorm / Relu / Clip are applied in registers
+   before the one store (other epilogues and residuals: a row pass afterwards). */
+typedef struct dw3_epi {
+    __m256 s, t, lo, hi;
+} dw3_epi;
+
+static const float dw3_zeros[DC_ROW_MAX + 64];
+static const int32_t dw3_mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* Lanes l with 0 <= q + l < W. */
+static inline __m256i dw3_mask(int64_t q, int64_t W)
+{
+    __m256i idx = _mm256_add_epi32(_mm256_set1_epi32((int)q), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(-1)), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)W), idx));
+}
+
+static inline __attribute__((always_inline)) __m256 dw3_ld(int EDGE, const float *p, __m256i m)
+{
+    return EDGE ? _mm256_maskload_ps(p, m) : _mm256_loadu_ps(p);
+}
+
+/* R output rows (row i at y + i * Wo, columns [ow, ow + 8)) from input rows rows[k],
+   k in [0, S*(R-1)+3), reading from column b = ow*S - pl on; mk: the load masks (EDGE). */
+static inline __attribute__((always_inline)) void dw3_block(int R, int S, int EDGE, const float *const *rows, int64_t b,
+                                                           const __m256i *mk, const __m256 *wv, const dw3_epi *e, float *y,
+                                                           int64_t Wo, int64_t ow, int partial)
+{
+    __m256 acc[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < R; i++) acc[i] = _mm256_setzero_ps();
+#pragma GCC unroll 9
+    for (int k = 0; k < S * (R - 1) + 3; k++) {
+        const float *xr = rows[k] + b;
+        __m256 a0, a1, a2;
+        if (S == 1) {
+            a0 = dw3_ld(EDGE, xr, mk[0]);
+            a1 = dw3_ld(EDGE, xr + 1, mk[1]);
+            a2 = dw3_ld(EDGE, xr + 2, mk[2]);
+        } else {
+            __m256 l0 = dw3_ld(EDGE, xr, mk[0]), l1 = dw3_ld(EDGE, xr + 8, mk[1]);
+            __m256 l2 = dw3_ld(EDGE, xr + 2, mk[2]), l3 = dw3_ld(EDGE, xr + 10, mk[3]);
+            a0 = _mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(2, 0, 2, 0));
+            a1 = _mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(3, 1, 3, 1));
+            a2 = _mm256_shuffle_ps(l2, l3, _MM_SHUFFLE(2, 0, 2, 0));
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < R; i++) {
+            int ti = k - S * i;
+            if (ti < 0 || ti > 2) continue;
+            acc[i] = _mm256_fmadd_ps(wv[ti * 3], a0, acc[i]);
+            acc[i] = _mm256_fmadd_ps(wv[ti * 3 + 1], a1, acc[i]);
+            acc[i] = _mm256_fmadd_ps(wv[ti * 3 + 2], a2, acc[i]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < R; i++) {
+        __m256 v = _mm256_min_ps(e->hi, _mm256_max_ps(e->lo, _mm256_fmadd_ps(acc[i], e->s, e->t)));
+        if (S == 2) v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
+        if (!partial)
+            _mm256_storeu_ps(y + i * Wo + ow, v);
+        else
+            _mm256_maskstore_ps(y + i * Wo + ow, _mm256_loadu_si256((const __m256i *)(dw3_mask_tab + 8 - (Wo - ow))), v);
+    }
+}
+
+/* R output rows from oh on, all column vectors: full vectors at 0, 8, ..., the last one
+   overlapping at Wo - 8 (outputs recomputed identically), a masked store when Wo < 8. */
+static inline __attribute__((always_inline)) void dw3_rows(int R, int S, const conv_plan *p, const float *x, int64_t oh,
+                                                          const __m256 *wv, const dw3_epi *e, float *y)
+{
+    const int64_t W = p->W, Wo = p->Wo, span = S == 1 ? 10 : 18;
+    const float *rows[9];
+#pragma GCC unroll 9
+    for (int k = 0; k < S * (R - 1) + 3; k++) {
+        int64_t ir = oh * S - p->ph + k;
+        rows[k] = ir >= 0 && ir < p->H ? x + ir * W : dw3_zeros;
+    }
+    y += oh * Wo;
+    for (int64_t ow = 0; ow < Wo; ow += 8) {
+        if (ow + 8 > Wo && Wo >= 8) ow = Wo - 8;
+        int64_t b = ow * S - p->pw;
+        if (b >= 0 && b + span <= W) {
+            dw3_block(R, S, 0, rows, b, NULL, wv, e, y, Wo, ow, 0);
+        } else {
+            __m256i mk[4];
+            if (S == 1) {
+                for (int j = 0; j < 3; j++) mk[j] = dw3_mask(b + j, W);
+            } else {
+                mk[0] = dw3_mask(b, W);
+                mk[1] = dw3_mask(b + 8, W);
+                mk[2] = dw3_mask(b + 2, W);
+                mk[3] = dw3_mask(b + 10, W);
+            }
+            dw3_block(R, S, 1, rows, b, mk, wv, e, y, Wo, ow, Wo < 8);
+        }
+    }
+}
+
+#define DW3_R1 4 /* output rows per pass, stride 1 */
+#define DW3_R2 2 /* stride 2 */
+
+static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const conv_plan *p = priv;
+    const float *X = in[0].data, *Wt = in[1].data;
+    const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
+    float *Y = out[0].data;
+    const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Ho = p->Ho;
+    const so_epi *ep = &p->ch.ep;
+    const int inreg = !R && (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP);
+#pragma omp parallel for schedule(static) if (p->N * p->O * hw * 9 > PAR_MIN)
+    for (int64_t q = 0; q < p->N * p->O; q++) {
+        int64_t n = q / p->O, o = q % p->O;
+        const float *x = X + (n * p->C + o / p->Og) * hw_in, *w = Wt + o * 9;
+        __m256 wv[9];
+        for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
+        dw3_epi e;
+        e.s = _mm256_set1_ps(inreg && ep->scale ? ep->scale[o] : 1.f);
+        e.t = _mm256_set1_ps(inreg && ep->shift ? ep->shift[o] : 0.f);
+        e.lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
+        e.hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
+        float *y = Y + q * hw;
+        int64_t oh = 0;
+        if (p->sw == 1) {
+            for (; oh + DW3_R1 <= Ho; oh += DW3_R1) dw3_rows(DW3_R1, 1, p, x, oh, wv, &e, y);
+            for (; oh < Ho; oh++) dw3_rows(1, 1, p, x, oh, wv, &e, y);
+        } else {
+            for (; oh + DW3_R2 <= Ho; oh += DW3_R2) dw3_rows(DW3_R2, 2, p, x, oh, wv, &e, y);
+            for (; oh < Ho; oh++) dw3_rows(1, 2, p, x, oh, wv, &e, y);
+        }
+        if (!inreg) so_fast_epi_row(ep, o, y, R ? R + q * hw : NULL, hw);
+    }
+}
+#endif
+
 so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_graph *g = c->g;
@@ -451,6 +597,14 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     const int wino = p->G == 1 && p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
                      hw >= so_conv_wino_min_hw && p->C >= so_conv_wino_min_ch && p->O >= so_conv_wino_min_ch &&
                      g->nodes[n->in[1].node].op == SO_OP_WEIGHT;
+#ifdef __AVX2__
+    if (p->G > 1 && p->Cg == 1 && p->kh == 3 && p->kw == 3 && p->sh == p->sw && (p->sw == 1 || p->sw == 2) && p->dh == 1 &&
+        p->dw == 1 && p->W <= DC_ROW_MAX) {
+        p->kind = CONV_DW3;
+        k->run = conv_dw3_run;
+        k->name = p->sw == 1 ? "conv_dw3x3" : "conv_dw3x3_s2";
+    } else
+#endif
     if (p->G > 1 && p->Cg == 1 && p->kh == 3 && p->kw == 3 && p->sh == 2 && p->sw == 2 && p->dh == 1 && p->dw == 1) {
         p->kind = CONV_DW;
         p->Hq = (p->Ho - 1) * p->sh + (p->kh - 1) * p->dh + 1;

@@ -252,6 +252,75 @@ static void test_conv_random(void **state)
     }
 }
 
+/* Depthwise 3x3 conv (stride 1 and 2) followed by BatchNormalization, an activation and
+   optionally a residual Add + Relu: the MobileNet-v2 chain on the depthwise kernel. */
+static void one_dw_bn(uint64_t seed, int N, int C, int mult, int H, int W, int s, int pt, int pl, int pb, int pr, int act, int res)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int O = C * mult;
+    int32_t x = tb_input(&t, shp(4, N, C, H, W));
+    so_attr a = {0};
+    a.stride[0] = a.stride[1] = s;
+    a.pad[0] = pt;
+    a.pad[1] = pl;
+    a.pad[2] = pb;
+    a.pad[3] = pr;
+    a.group = C;
+    int32_t ins[3] = {x, tb_weight(&t, shp(4, O, 1, 3, 3)), -1};
+    int32_t c = tb_node(&t, SO_OP_CONV, ins, 2, &a);
+    so_attr bn = {0};
+    bn.epsilon = 1e-5f;
+    int32_t bi[5] = {c, tb_weight(&t, shp(1, O)), tb_weight(&t, shp(1, O)), tb_weight(&t, shp(1, O)), tb_weight_pos(&t, shp(1, O))};
+    int32_t last = tb_node(&t, SO_OP_BATCHNORM, bi, 5, &bn);
+    so_attr cl = {0};
+    cl.clip_min = 0.f;
+    cl.clip_max = 0.6f;
+    if (act == SO_ACT_RELU) last = tb_node(&t, SO_OP_RELU, &last, 1, NULL);
+    else if (act == SO_ACT_CLIP) last = tb_node(&t, SO_OP_CLIP, &last, 1, &cl);
+    else if (act == SO_ACT_SIGMOID) last = tb_node(&t, SO_OP_SIGMOID, &last, 1, NULL);
+    else if (act == SO_ACT_TANH) last = tb_node(&t, SO_OP_TANH, &last, 1, NULL);
+    if (res) { /* residual: same shape as the conv output, computed by another step */
+        const so_shape *os = &t.g->nodes[c].out[0];
+        int32_t r = tb_input(&t, shp(4, (int)os->dim[0], (int)os->dim[1], (int)os->dim[2], (int)os->dim[3]));
+        int32_t ai[2] = {r, last};
+        last = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+        last = tb_node(&t, SO_OP_RELU, &last, 1, NULL);
+    }
+    t.g->outputs[0] = (so_edge){last, 0};
+    assert_int_equal(check_graph(&t, TOL), 1);
+    tb_free(&t);
+}
+
+/* The depthwise 3x3 kernel (conv_dw3x3 / _s2): row blocks and their tails, column vectors
+   at both edges, overlapping last vectors, widths below one vector, zero rows, every
+   epilogue (in registers and as a row pass), multiplier 2, batch 2. */
+static void test_conv_depthwise3(void **state)
+{
+    (void)state;
+    for (int s = 1; s <= 2; s++) {
+        one_dw_bn(300 + s, 1, 4, 1, 1, 1, s, 1, 1, 1, 1, SO_ACT_CLIP, 0);    /* 1x1 spatial */
+        one_dw_bn(302 + s, 1, 3, 1, 7, 7, s, 1, 1, 1, 1, SO_ACT_CLIP, 0);    /* W < 8 */
+        one_dw_bn(304 + s, 2, 5, 1, 14, 14, s, 1, 1, 1, 1, SO_ACT_RELU, 0);  /* batch 2 */
+        one_dw_bn(306 + s, 1, 3, 1, 9, 8, s, 1, 1, 1, 1, SO_ACT_NONE, 0);
+        one_dw_bn(308 + s, 1, 3, 1, 13, 17, s, 1, 1, 1, 1, SO_ACT_CLIP, 1);  /* residual: row pass */
+        one_dw_bn(310 + s, 1, 2, 2, 11, 37, s, 1, 1, 1, 1, SO_ACT_SIGMOID, 0); /* multiplier 2, row-pass activation */
+        one_dw_bn(312 + s, 1, 2, 1, 23, 61, s, 0, 0, 0, 0, SO_ACT_TANH, 0);  /* no padding */
+        one_dw_bn(314 + s, 1, 3, 1, 10, 19, s, 2, 0, 1, 2, SO_ACT_CLIP, 0);  /* asymmetric padding */
+        one_dw_bn(316 + s, 1, 2, 1, 30, 112, s, 1, 1, 1, 1, SO_ACT_CLIP, 0); /* MobileNet rows: interior vectors */
+        one_dw_bn(318 + s, 1, 2, 1, 6, 3, s, 2, 2, 2, 2, SO_ACT_RELU, 0);    /* rows and columns entirely padding */
+    }
+    uint64_t r = 4242;
+    for (int it = 0; it < 40; it++) {
+        int s = irand(&r, 1, 2), H = irand(&r, 1, 40), W = irand(&r, 1, 70);
+        int pt = irand(&r, 0, 2), pl = irand(&r, 0, 2), pb = irand(&r, 0, 2), pr = irand(&r, 0, 2);
+        if (H + pt + pb < 3) pb = 3 - H - pt;
+        if (W + pl + pr < 3) pr = 3 - W - pl;
+        one_dw_bn(400 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 1, 5), irand(&r, 1, 2), H, W, s, pt, pl, pb, pr, irand(&r, 0, 4),
+                  irand(&r, 0, 3) == 0);
+    }
+}
+
 /* Winograd F(4x4,3x3): thresholds lowered so small shapes take it; odd sizes leave partial tiles. */
 static void test_conv_winograd(void **state)
 {
@@ -796,6 +865,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_edge_cases),
         cmocka_unit_test(test_conv_random),
+        cmocka_unit_test(test_conv_depthwise3),
         cmocka_unit_test(test_conv_winograd),
         cmocka_unit_test(test_conv_fusion),
         cmocka_unit_test(test_shared_add),
