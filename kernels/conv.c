@@ -16,7 +16,7 @@
 
 #define PAR_MIN 32768
 
-enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO, CONV_DW3 };
+enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO, CONV_DW3, CONV_STEM };
 
 int64_t so_conv_wino_min_hw = 28 * 28;
 int64_t so_conv_wino_min_ch = 32;
@@ -554,6 +554,105 @@ static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float 
 }
 #endif
 
+#ifdef __AVX2__
+/* ---- stems: ungrouped conv with few input channels (CONV_STEM) ----
+   Each input channel is split once per image into its stride-phase planes (dc_phases, all
+   threads), so every tap is a unit-stride load. Then per output row, STEM_OB output
+   channels x NV vectors of 8 columns are accumulated in registers over all Cin * kh * kw
+   taps (weights packed at load as [O/STEM_OB][Cin*kh*kw][STEM_OB], zero-padded channels
+   not stored), the epilogue applied in registers, and stored straight into the output row:
+   no intermediate buffer. The last column block overlaps the previous one (its outputs are
+   recomputed identically); rows narrower than 8 use a masked store. */
+#define STEM_OB 4
+
+static inline __attribute__((always_inline)) void stem_block(int NV, const conv_plan *p, const float *xp, const float *wpk,
+                                                            const dw3_epi *e, float *y, int64_t hw, int64_t ow, int nob, int partial)
+{
+    const int64_t T = p->kh * p->kw, cs = p->sh * p->sw * p->ps;
+    __m256 acc[STEM_OB][3];
+#pragma GCC unroll 4
+    for (int b = 0; b < STEM_OB; b++)
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) acc[b][v] = _mm256_setzero_ps();
+    for (int64_t c = 0; c < p->Cg; c++)
+        for (int64_t t = 0; t < T; t++) {
+            const float *xt = xp + c * cs + p->toff[t] + ow;
+            const float *wt = wpk + (c * T + t) * STEM_OB;
+            __m256 xv[3];
+#pragma GCC unroll 3
+            for (int v = 0; v < NV; v++) xv[v] = _mm256_loadu_ps(xt + 8 * v);
+#pragma GCC unroll 4
+            for (int b = 0; b < STEM_OB; b++) {
+                __m256 wv = _mm256_broadcast_ss(wt + b);
+#pragma GCC unroll 3
+                for (int v = 0; v < NV; v++) acc[b][v] = _mm256_fmadd_ps(wv, xv[v], acc[b][v]);
+            }
+        }
+#pragma GCC unroll 4
+    for (int b = 0; b < STEM_OB; b++) {
+        if (b >= nob) break;
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) {
+            __m256 r = _mm256_min_ps(e[b].hi, _mm256_max_ps(e[b].lo, _mm256_fmadd_ps(acc[b][v], e[b].s, e[b].t)));
+            float *d = y + b * hw + ow + 8 * v;
+            if (!partial)
+                _mm256_storeu_ps(d, r);
+            else
+                _mm256_maskstore_ps(d, _mm256_loadu_si256((const __m256i *)(dw3_mask_tab + 8 - (p->Wo - ow))), r);
+        }
+    }
+}
+
+static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const conv_plan *p = priv;
+    const float *X = in[0].data;
+    const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
+    float *Y = out[0].data;
+    const so_epi *ep = &p->ch.ep;
+    const int inreg = !R && (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP);
+    const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Wo = p->Wo, Wh = p->Wp, cs = p->sh * p->sw * p->ps;
+    const int64_t nbo = (p->O + STEM_OB - 1) / STEM_OB, T = p->kh * p->kw;
+    const int par = p->O * hw * p->C * T > PAR_MIN;
+    for (int64_t n = 0; n < p->N; n++) {
+#pragma omp parallel for if (par)
+        for (int64_t c = 0; c < p->C; c++) dc_phases(p, X + (n * p->C + c) * hw_in, scratch + c * cs);
+#pragma omp parallel for schedule(static) if (par)
+        for (int64_t q = 0; q < nbo * p->Ho; q++) {
+            int64_t bo = q / p->Ho, oh = q % p->Ho, o0 = bo * STEM_OB;
+            int nob = (int)SO_MIN(STEM_OB, p->O - o0);
+            dw3_epi e[STEM_OB];
+            for (int b = 0; b < STEM_OB; b++) {
+                int64_t o = SO_MIN(o0 + b, p->O - 1);
+                e[b].s = _mm256_set1_ps(inreg && ep->scale ? ep->scale[o] : 1.f);
+                e[b].t = _mm256_set1_ps(inreg && ep->shift ? ep->shift[o] : 0.f);
+                e[b].lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
+                e[b].hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
+            }
+            const float *xp = scratch + oh * Wh, *wpk = p->U + bo * p->C * T * STEM_OB;
+            float *y = Y + (n * p->O + o0) * hw + oh * Wo;
+            int64_t ow = 0;
+            if (Wo >= 24) {
+                for (;; ow += 24) {
+                    if (ow + 24 > Wo) ow = Wo - 24;
+                    stem_block(3, p, xp, wpk, e, y, hw, ow, nob, 0);
+                    if (ow + 24 >= Wo) break;
+                }
+            } else {
+                for (;; ow += 8) {
+                    if (ow + 8 > Wo && Wo >= 8) ow = Wo - 8;
+                    stem_block(1, p, xp, wpk, e, y, hw, ow, nob, Wo < 8);
+                    if (ow + 8 >= Wo) break;
+                }
+            }
+            if (!inreg)
+                for (int b = 0; b < nob; b++)
+                    so_fast_epi_row(ep, o0 + b, y + b * hw, R ? R + (n * p->O + o0 + b) * hw + oh * Wo : NULL, Wo);
+        }
+    }
+}
+#endif
+
 so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_graph *g = c->g;
@@ -629,6 +728,22 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             sizeof(float) * (size_t)(p->Cg * p->sh * p->sw * p->ps + 4 * (p->band * p->Wp + DC_CHUNK)) * (size_t)omp_get_max_threads();
         k->run = conv_dw_run;
         k->name = p->Cg == 1 ? "conv_depthwise" : p->G > 1 ? "conv_grouped_direct" : "conv_direct";
+#ifdef __AVX2__
+        if (p->G == 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT) { /* stem: packed weights, output rows in registers */
+            p->kind = CONV_STEM;
+            const float *wsrc = g->model->weights[g->nodes[n->in[1].node].ref].data;
+            int64_t T = p->kh * p->kw, nbo = (p->O + STEM_OB - 1) / STEM_OB;
+            p->U = so_xcalloc((size_t)(nbo * STEM_OB * p->C * T), sizeof *p->U);
+            for (int64_t oc = 0; oc < p->O; oc++)
+                for (int64_t r = 0; r < p->C * T; r++)
+                    p->U[(oc / STEM_OB * p->C * T + r) * STEM_OB + oc % STEM_OB] = wsrc[oc * p->C * T + r];
+            k->packed_bytes = sizeof(float) * (size_t)(nbo * STEM_OB * p->C * T);
+            k->scratch_bytes = sizeof(float) * (size_t)(p->C * p->sh * p->sw * p->ps);
+            k->run = conv_stem_run;
+            k->name = "conv_stem";
+        }
+#endif
+
     } else if (wino) {
         p->kind = CONV_WINO;
         p->U = so_wino_pack(g->model->weights[g->nodes[n->in[1].node].ref].data, p->O, p->C);

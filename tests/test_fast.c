@@ -252,22 +252,23 @@ static void test_conv_random(void **state)
     }
 }
 
-/* Depthwise 3x3 conv (stride 1 and 2) followed by BatchNormalization, an activation and
-   optionally a residual Add + Relu: the MobileNet-v2 chain on the depthwise kernel. */
-static void one_dw_bn(uint64_t seed, int N, int C, int mult, int H, int W, int s, int pt, int pl, int pb, int pr, int act, int res)
+/* Conv (kh x kw, stride s, dilation d) followed by BatchNormalization, an activation and
+   optionally a residual Add + Relu: the MobileNet-v2 / ResNet chains. */
+static void one_conv_bn(uint64_t seed, int N, int C, int O, int group, int H, int W, int kh, int kw, int s, int d, int pt, int pl, int pb,
+                        int pr, int act, int res)
 {
     tb t;
     tb_begin(&t, 1, seed);
-    int O = C * mult;
     int32_t x = tb_input(&t, shp(4, N, C, H, W));
     so_attr a = {0};
     a.stride[0] = a.stride[1] = s;
+    a.dilation[0] = a.dilation[1] = d;
     a.pad[0] = pt;
     a.pad[1] = pl;
     a.pad[2] = pb;
     a.pad[3] = pr;
-    a.group = C;
-    int32_t ins[3] = {x, tb_weight(&t, shp(4, O, 1, 3, 3)), -1};
+    a.group = group;
+    int32_t ins[3] = {x, tb_weight(&t, shp(4, O, C / group, kh, kw)), -1};
     int32_t c = tb_node(&t, SO_OP_CONV, ins, 2, &a);
     so_attr bn = {0};
     bn.epsilon = 1e-5f;
@@ -290,6 +291,12 @@ static void one_dw_bn(uint64_t seed, int N, int C, int mult, int H, int W, int s
     t.g->outputs[0] = (so_edge){last, 0};
     assert_int_equal(check_graph(&t, TOL), 1);
     tb_free(&t);
+}
+
+/* Depthwise 3x3 (stride s, channel multiplier mult) + BN + activation (+ residual). */
+static void one_dw_bn(uint64_t seed, int N, int C, int mult, int H, int W, int s, int pt, int pl, int pb, int pr, int act, int res)
+{
+    one_conv_bn(seed, N, C, C * mult, C, H, W, 3, 3, s, 1, pt, pl, pb, pr, act, res);
 }
 
 /* The depthwise 3x3 kernel (conv_dw3x3 / _s2): row blocks and their tails, column vectors
@@ -318,6 +325,28 @@ static void test_conv_depthwise3(void **state)
         if (W + pl + pr < 3) pr = 3 - W - pl;
         one_dw_bn(400 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 1, 5), irand(&r, 1, 2), H, W, s, pt, pl, pb, pr, irand(&r, 0, 4),
                   irand(&r, 0, 3) == 0);
+    }
+}
+
+/* Stems (ungrouped, <= 4 input channels, >= 3x3: conv_stem): output-channel blocks with
+   a partial last block, column blocks of 24 / 8 with overlapping last blocks, rows below
+   8 columns, strides 1-3, dilation, padding, every epilogue, residuals, batch 2. */
+static void test_conv_stem(void **state)
+{
+    (void)state;
+    one_conv_bn(500, 1, 3, 32, 1, 224, 224, 3, 3, 2, 1, 1, 1, 1, 1, SO_ACT_CLIP, 0); /* MobileNet-v2 */
+    one_conv_bn(501, 1, 3, 64, 1, 224, 224, 3, 3, 2, 1, 0, 0, 0, 0, SO_ACT_RELU, 0); /* SqueezeNet 1.1 */
+    one_conv_bn(502, 1, 3, 8, 1, 64, 70, 7, 7, 2, 1, 3, 3, 3, 3, SO_ACT_RELU, 0);    /* ResNet-like 7x7 */
+    one_conv_bn(503, 2, 3, 6, 1, 9, 9, 3, 3, 2, 1, 0, 0, 0, 0, SO_ACT_NONE, 1);     /* Wo 4: masked stores, residual */
+    one_conv_bn(504, 1, 1, 5, 1, 30, 31, 3, 3, 1, 1, 1, 1, 1, 1, SO_ACT_SIGMOID, 0); /* Wo 31: 24 + overlapping 24 */
+    one_conv_bn(505, 1, 4, 13, 1, 20, 20, 3, 5, 1, 2, 2, 4, 0, 1, SO_ACT_TANH, 0);   /* dilation 2, asymmetric pads */
+    one_conv_bn(506, 1, 2, 3, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, SO_ACT_CLIP, 0);     /* 3x3 outputs, 3 channels */
+    uint64_t r = 5151;
+    for (int it = 0; it < 30; it++) {
+        int kh = irand(&r, 3, 5), kw = irand(&r, 3, 5), d = irand(&r, 1, 2), s = irand(&r, 1, 3);
+        int H = d * (kh - 1) + irand(&r, 1, 40), W = d * (kw - 1) + irand(&r, 1, 60);
+        one_conv_bn(510 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 1, 4), irand(&r, 1, 13), 1, H, W, kh, kw, s, d, irand(&r, 0, kh - 1),
+                    irand(&r, 0, kw - 1), irand(&r, 0, kh - 1), irand(&r, 0, kw - 1), irand(&r, 0, 4), irand(&r, 0, 3) == 0);
     }
 }
 
@@ -866,6 +895,7 @@ int main(void)
         cmocka_unit_test(test_conv_edge_cases),
         cmocka_unit_test(test_conv_random),
         cmocka_unit_test(test_conv_depthwise3),
+        cmocka_unit_test(test_conv_stem),
         cmocka_unit_test(test_conv_winograd),
         cmocka_unit_test(test_conv_fusion),
         cmocka_unit_test(test_shared_add),
