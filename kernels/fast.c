@@ -12,10 +12,13 @@
 #endif
 
 #include "conv.h"
+#include "gemm.h"
 
 #define PAR_MIN 32768 /* elements below which our loops stay single-threaded */
 
 int so_fast_threads(void) { return omp_get_max_threads(); }
+
+int so_fast_use_gemm = 1;
 
 /* C[M,N] = alpha A[M,K] B[K,N] + beta C for a small M: B is streamed once, by rows, four rows
    at a time, into an M x NB block of C that stays in L2 (each load and store of C carries
@@ -423,6 +426,10 @@ typedef struct mm_plan {
     int res_in;           /* index of the residual in in[] or -1 */
     int c_mode;           /* Gemm C: 0 none or folded, 1 broadcast-fill before sgemm */
     int64_t cM, cN;       /* C broadcast dims */
+    float *bp;            /* so_gemm: B (a weight) packed at load, or NULL */
+    int gemm_batched;     /* so_gemm per batch with B packed per call (activations) */
+    int T;                /* threads the so_gemm scratch was sized for */
+    size_t slice;         /* so_gemm scratch floats per thread (batched) */
 } mm_plan;
 
 static void mm_free(void *p)
@@ -432,6 +439,7 @@ static void mm_free(void *p)
     free(m->boff);
     free(m->ch.scale);
     free(m->ch.shift);
+    free(m->bp);
     free(m);
 }
 
@@ -449,10 +457,48 @@ static void mm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
                 Y[m * p->N + n] = p->beta * C[(p->cM == 1 ? 0 : m) * p->cN + (p->cN == 1 ? 0 : n)];
         beta = 1.f;
     }
+    const float *res = p->res_in >= 0 ? in[p->res_in].data : NULL;
+    int T = so_fast_threads() < p->T ? so_fast_threads() : p->T;
+    if (p->bp) { /* our GEMM, weight packed at load, epilogue on each finished tile */
+        so_gemm_epi ge = {.ep = &p->ch.ep, .per_row = 0, .res = res, .ldr = p->N};
+        so_gemm_packed(p->ta, p->M, p->N, p->K, p->alpha, A, p->lda, p->bp, beta, Y, p->N, &ge, scratch, T);
+        return;
+    }
+    if (p->gemm_batched) { /* batches over the threads, one single-threaded so_gemm each */
+        const int64_t nb = p->nb;
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+        for (int64_t b = 0; b < nb; b++) {
+            so_gemm_epi ge = {.ep = &p->ch.ep, .per_row = 0, .res = res ? res + b * p->M * p->N : NULL, .ldr = p->N};
+            so_gemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, A + p->aoff[b], p->lda, B + p->boff[b], p->ldb, beta,
+                    Y + b * p->M * p->N, p->N, &ge, scratch + (size_t)omp_get_thread_num() * p->slice, 1);
+        }
+        return;
+    }
     for (int64_t b = 0; b < p->nb; b++)
         so_fast_sgemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, A + p->aoff[b], p->lda, B + p->boff[b], p->ldb, beta,
                       Y + b * p->M * p->N, p->N);
-    epi_cols(&p->ch.ep, Y, p->res_in >= 0 ? in[p->res_in].data : NULL, p->nb * p->M, p->N);
+    epi_cols(&p->ch.ep, Y, res, p->nb * p->M, p->N);
+}
+
+/* Our GEMM (gemm.c) instead of sgemm when both dims are >= 2 (M = 1 / N = 1 stay on
+   sgemv): a weight B is packed once here; a batched product of activations packs B per
+   batch into the scratch. Measured against this OpenBLAS in bench/gemm_bench.c. */
+static void mm_use_gemm(const so_graph *g, const so_node *n, mm_plan *p, so_fast_kernel *k)
+{
+    if (!so_fast_use_gemm || p->M < 2 || p->N < 2 || p->K < 1) return;
+    p->T = so_fast_threads() < 1 ? 1 : so_fast_threads();
+    const float *w = weight_f32(g, n->in[1]);
+    if (p->nb == 1 && w) {
+        p->bp = aligned_alloc(64, (so_gemm_packed_b_floats(p->K, p->N) * sizeof(float) + 63) / 64 * 64);
+        if (!p->bp) return; /* stays on sgemm */
+        so_gemm_pack_b(p->tb, p->K, p->N, w, p->ldb, p->bp);
+        k->packed_bytes = so_gemm_packed_b_floats(p->K, p->N) * sizeof(float);
+        k->scratch_bytes = so_gemm_scratch_floats(p->M, p->K, p->T) * sizeof(float);
+    } else if (p->nb > 1) {
+        p->gemm_batched = 1;
+        p->slice = (so_gemm_full_scratch_floats(p->M, p->N, p->K, 1) + 15) / 16 * 16;
+        k->scratch_bytes = p->slice * (size_t)p->T * sizeof(float);
+    }
 }
 
 static so_status select_matmul(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -525,7 +571,8 @@ static so_status select_matmul(const so_fast_ctx *c, int32_t i, so_fast_kernel *
     k->run = mm_run;
     k->priv = p;
     k->free_priv = mm_free;
-    k->name = nb > 1 ? "matmul_batched_sgemm" : "matmul_sgemm";
+    mm_use_gemm(g, n, p, k);
+    k->name = p->bp ? "matmul_so_gemm" : p->gemm_batched ? "matmul_batched_so_gemm" : nb > 1 ? "matmul_batched_sgemm" : "matmul_sgemm";
     return SO_OK;
 }
 
@@ -570,7 +617,8 @@ static so_status select_gemm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     k->run = mm_run;
     k->priv = p;
     k->free_priv = mm_free;
-    k->name = "gemm_sgemm";
+    mm_use_gemm(g, n, p, k);
+    k->name = p->bp ? "gemm_so_gemm" : "gemm_sgemm";
     return SO_OK;
 }
 
@@ -1039,6 +1087,86 @@ static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     }
 }
 
+#ifdef __AVX2__
+/* Max pooling 3x3 stride 2 (dilation 1, any padding, ceil mode) straight from the input,
+   vectorised along W with the window in registers: per 8 outputs, the 16 (+2) input floats
+   of each window row are loaded, combined over the (up to 3) in-range rows, and split by
+   in-lane shuffles into the three column taps (outputs in lane order [0 1 4 5 | 2 3 6 7],
+   one permute before the store). Vectors reaching past either edge use masked loads with
+   -inf in the masked-off lanes; the last vector overlaps the previous one (Wo >= 8) or is
+   stored masked (Wo < 8). Like pool_run, does not propagate NaN. */
+static const int32_t mp_mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+static inline __m256i mp_mask(int64_t q, int64_t W)
+{
+    __m256i idx = _mm256_add_epi32(_mm256_set1_epi32((int)q), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(-1)), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)W), idx));
+}
+
+static inline __attribute__((always_inline)) __m256 mp_ld(int EDGE, const float *p, __m256i m)
+{
+    if (!EDGE) return _mm256_loadu_ps(p);
+    return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+}
+
+static inline __attribute__((always_inline)) void mp3s2_vec(int EDGE, const float *const *rows, int nr, int64_t b, const __m256i *mk,
+                                                           float *y, int partial, int64_t n)
+{
+    __m256 l0 = mp_ld(EDGE, rows[0] + b, mk[0]), l1 = mp_ld(EDGE, rows[0] + b + 8, mk[1]);
+    __m256 l2 = mp_ld(EDGE, rows[0] + b + 2, mk[2]), l3 = mp_ld(EDGE, rows[0] + b + 10, mk[3]);
+    for (int r = 1; r < nr; r++) {
+        l0 = _mm256_max_ps(l0, mp_ld(EDGE, rows[r] + b, mk[0]));
+        l1 = _mm256_max_ps(l1, mp_ld(EDGE, rows[r] + b + 8, mk[1]));
+        l2 = _mm256_max_ps(l2, mp_ld(EDGE, rows[r] + b + 2, mk[2]));
+        l3 = _mm256_max_ps(l3, mp_ld(EDGE, rows[r] + b + 10, mk[3]));
+    }
+    __m256 v = _mm256_max_ps(_mm256_max_ps(_mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(3, 1, 3, 1))),
+                             _mm256_shuffle_ps(l2, l3, _MM_SHUFFLE(2, 0, 2, 0)));
+    v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
+    if (!partial)
+        _mm256_storeu_ps(y, v);
+    else
+        _mm256_maskstore_ps(y, _mm256_loadu_si256((const __m256i *)(mp_mask_tab + 8 - n)), v);
+}
+
+static void maxpool3s2_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const pool_plan *p = priv;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    const int64_t Wo = p->Wo, Ho = p->Ho, W = p->W, H = p->H;
+#pragma omp parallel for schedule(static) if (p->planes * Ho * Wo * 9 > PAR_MIN)
+    for (int64_t q = 0; q < p->planes; q++) {
+        const float *x = X + q * H * W;
+        float *y = Y + q * Ho * Wo;
+        for (int64_t oh = 0; oh < Ho; oh++) {
+            const float *rows[3];
+            int nr = 0;
+            for (int64_t i = 0; i < 3; i++) {
+                int64_t ir = oh * 2 - p->ph + i;
+                if (ir >= 0 && ir < H) rows[nr++] = x + ir * W;
+            }
+            float *yr = y + oh * Wo;
+            if (!nr) {
+                for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = -INFINITY;
+                continue;
+            }
+            for (int64_t ow = 0; ow < Wo; ow += 8) {
+                if (ow + 8 > Wo && Wo >= 8) ow = Wo - 8;
+                int64_t b = ow * 2 - p->pw;
+                if (b >= 0 && b + 18 <= W) {
+                    mp3s2_vec(0, rows, nr, b, NULL, yr + ow, 0, 8);
+                } else {
+                    __m256i mk[4] = {mp_mask(b, W), mp_mask(b + 8, W), mp_mask(b + 2, W), mp_mask(b + 10, W)};
+                    mp3s2_vec(1, rows, nr, b, mk, yr + ow, Wo < 8, Wo - ow);
+                }
+            }
+        }
+    }
+}
+#endif
+
 /* Window extent along one axis for average pooling, as the reference counts it: the window
    clipped to the padded input (begin pad .. size + end pad), then, without
    count_include_pad, to the input. */
@@ -1091,6 +1219,13 @@ static void pool_kernel(pool_plan *p, so_fast_kernel *k)
     k->priv = p;
     k->free_priv = pool_free;
     k->name = p->is_max ? "maxpool" : "avgpool";
+#ifdef __AVX2__
+    if (p->is_max && p->kh == 3 && p->kw == 3 && p->sh == 2 && p->sw == 2 && p->dh == 1 && p->dw == 1) {
+        k->scratch_bytes = 0;
+        k->run = maxpool3s2_run;
+        k->name = "maxpool3x3_s2";
+    }
+#endif
 }
 
 static so_status select_pool(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)

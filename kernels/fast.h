@@ -75,6 +75,9 @@ void so_fast_chain_apply(const so_fast_chain *ch, so_fast_kernel *k);
    M = 1 or N = 1 (K > 0) goes to sgemv. */
 void so_fast_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* MatMul/Gemm on our GEMM (gemm.c) instead of sgemm where selected (default 1; 0: sgemm
+   everywhere, for A/B measurements). Read at kernel selection. */
+extern int so_fast_use_gemm;
 /* Sets OpenMP threads used by our loops' parallel regions (also read by kernels). */
 int so_fast_threads(void);
 

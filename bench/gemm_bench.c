@@ -1,0 +1,109 @@
+/* gemm_bench.c - so_gemm (B packed once, as at load) vs cblas_sgemm on BERT's shapes and 2048^3: paired, interleaved rounds, median GFLOP/s and median per-round ratio. Build: bash bench/gemm_bench.sh */
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gemm.h"
+
+
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct shape {
+    const char *name;
+    int M, N, K, batch;
+} shape;
+
+int main(int argc, char **argv)
+{
+    int threads = argc > 1 ? atoi(argv[1]) : 1, rounds = argc > 2 ? atoi(argv[2]) : 7;
+    const char *only = argc > 3 ? argv[3] : NULL;
+    if (getenv("GEMM_KC")) so_gemm_kc = atoll(getenv("GEMM_KC"));
+    if (getenv("GEMM_MC")) so_gemm_mc = atoll(getenv("GEMM_MC"));
+    openblas_set_num_threads(threads);
+    omp_set_num_threads(threads);
+    static const shape shapes[] = {
+        {"qkvo [64,768]x[768,768]", 64, 768, 768, 1},
+        {"ff1 [64,768]x[768,3072]", 64, 3072, 768, 1},
+        {"ff2 [64,3072]x[3072,768]", 64, 768, 3072, 1},
+        {"attn 12x[64,64]x[64,64]", 64, 64, 64, 12},
+        {"cls [1..] [5,512]x[512,4096]", 5, 4096, 512, 1},
+        {"odd [67,1001]x[1001,333]", 67, 333, 1001, 1},
+        {"sq 2048^3", 2048, 2048, 2048, 1},
+    };
+    printf("threads %d, rounds %d, KC %lld, MC %lld\n", threads, rounds, (long long)so_gemm_kc, (long long)so_gemm_mc);
+    printf("%-30s %12s %12s %8s %10s\n", "shape", "openblas", "so_gemm", "ratio", "maxrel");
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        const shape *sh = &shapes[s];
+        if (only && !strstr(sh->name, only)) continue;
+        int64_t M = sh->M, N = sh->N, K = sh->K, nb = sh->batch;
+        float *A = malloc(sizeof *A * (size_t)(M * K * nb)), *B = malloc(sizeof *B * (size_t)(K * N * nb));
+        float *C1 = malloc(sizeof *C1 * (size_t)(M * N * nb)), *C2 = malloc(sizeof *C2 * (size_t)(M * N * nb));
+        for (int64_t i = 0; i < M * K * nb; i++) A[i] = (float)((i * 7919) % 1001) / 1001.f - 0.5f;
+        for (int64_t i = 0; i < K * N * nb; i++) B[i] = (float)((i * 104729) % 997) / 997.f - 0.5f;
+        size_t pbf = so_gemm_packed_b_floats(K, N);
+        float *Bp = aligned_alloc(64, (pbf * (size_t)nb * 4 + 63) / 64 * 64);
+        for (int64_t b = 0; b < nb; b++) so_gemm_pack_b(0, K, N, B + b * K * N, N, Bp + b * pbf);
+        size_t scf = so_gemm_scratch_floats(M, K, threads);
+        float *scr = aligned_alloc(64, (scf * 4 + 63) / 64 * 64);
+        double flop = 2.0 * (double)M * N * K * nb;
+        int reps = (int)(1e9 / flop) + 3; /* timed calls of each per round */
+        double *g1 = malloc(sizeof(double) * (size_t)rounds), *g2 = malloc(sizeof(double) * (size_t)rounds),
+               *rat = malloc(sizeof(double) * (size_t)rounds);
+        for (int r = -1; r < rounds; r++) {
+            /* one call of each, alternating, reps times: the per-round minimum of each (robust to
+               preemption on the shared machine) */
+            double t1 = 1e30, t2 = 1e30;
+            for (int q = 0; q < 2 * reps; q++) {
+                int which = (q + r) & 1;
+                double t0 = now();
+                if (which == 0) {
+                    for (int64_t b = 0; b < nb; b++)
+                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.f, A + b * M * K,
+                                    (int)K, B + b * K * N, (int)N, 0.f, C1 + b * M * N, (int)N);
+                } else {
+                    for (int64_t b = 0; b < nb; b++)
+                        so_gemm_packed(0, M, N, K, 1.f, A + b * M * K, K, Bp + b * pbf, 0.f, C2 + b * M * N, N, NULL, scr,
+                                       threads);
+                }
+                double dt = now() - t0;
+                if (which == 0) { if (dt < t1) t1 = dt; } else if (dt < t2) t2 = dt;
+            }
+            if (r < 0) continue;
+            g1[r] = flop / t1 / 1e9;
+            g2[r] = flop / t2 / 1e9;
+            rat[r] = t1 / t2;
+        }
+        double maxrel = 0;
+        for (int64_t i = 0; i < M * N * nb; i++) {
+            double d = fabs((double)C1[i] - C2[i]) / (fabs((double)C1[i]) + 1e-3);
+            if (d > maxrel) maxrel = d;
+        }
+        printf("%-30s %9.1f GF %9.1f GF %7.3fx %10.2e\n", sh->name, median(g1, rounds), median(g2, rounds), median(rat, rounds),
+               maxrel);
+        fflush(stdout);
+        free(A); free(B); free(C1); free(C2); free(Bp); free(scr); free(g1); free(g2); free(rat);
+    }
+    return 0;
+}

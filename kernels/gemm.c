@@ -1,0 +1,285 @@
+/* gemm.c - our packed single-precision GEMM (AVX2+FMA): 6x16 register-blocked micro-kernel, KC/MC cache blocking, packed A per call and B packed once at load, fused epilogues on each finished tile, static column-panel split over threads. */
+#include "gemm.h"
+
+#include <string.h>
+
+#include <omp.h>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
+#define MR SO_GEMM_MR
+#define NR SO_GEMM_NR
+
+/* Cache blocking (L1d 32 KB, L2 512 KB per core): a KC x NR packed B micro-panel (16 KB at
+   KC = 256) stays in L1 while the MC x KC packed A block (at most 144 KB) stays in L2 and
+   its MR-row micro-panels stream through the micro-kernel. Tunable for the benchmark. */
+int64_t so_gemm_kc = 256;
+int64_t so_gemm_mc = 144; /* multiple of MR */
+
+static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+size_t so_gemm_packed_b_floats(int64_t K, int64_t N)
+{
+    int64_t np = (N + NR - 1) / NR;
+    return (size_t)(np * K * NR);
+}
+
+void so_gemm_pack_b(int trans_b, int64_t K, int64_t N, const float *B, int64_t ldb, float *dst)
+{
+    int64_t np = (N + NR - 1) / NR;
+    for (int64_t p = 0; p < np; p++) {
+        int64_t j0 = p * NR, nr = imin(NR, N - j0);
+        float *d = dst + p * K * NR;
+        for (int64_t k = 0; k < K; k++, d += NR) {
+            if (!trans_b) {
+                const float *s = B + k * ldb + j0;
+                for (int64_t j = 0; j < nr; j++) d[j] = s[j];
+            } else {
+                for (int64_t j = 0; j < nr; j++) d[j] = B[(j0 + j) * ldb + k];
+            }
+            for (int64_t j = nr; j < NR; j++) d[j] = 0.f;
+        }
+    }
+}
+
+/* Packs rows [i0, i0 + mc) x columns [k0, k0 + kc) of op(A) into ceil(mc / MR) micro-panels,
+   each kc groups of MR floats (rows past mc zero). */
+static void pack_a(int trans_a, const float *A, int64_t lda, int64_t i0, int64_t mc, int64_t k0, int64_t kc, float *dst)
+{
+    for (int64_t ir = 0; ir < mc; ir += MR) {
+        int64_t mr = imin(MR, mc - ir);
+        float *d = dst + ir * kc;
+        if (trans_a) {
+            for (int64_t k = 0; k < kc; k++) {
+                const float *s = A + (k0 + k) * lda + i0 + ir;
+                int64_t r = 0;
+                for (; r < mr; r++) d[k * MR + r] = s[r];
+                for (; r < MR; r++) d[k * MR + r] = 0.f;
+            }
+        } else if (mr == MR) {
+            const float *s0 = A + (i0 + ir) * lda + k0, *s1 = s0 + lda, *s2 = s1 + lda, *s3 = s2 + lda, *s4 = s3 + lda,
+                        *s5 = s4 + lda;
+            for (int64_t k = 0; k < kc; k++) {
+                float *dk = d + k * MR;
+                dk[0] = s0[k];
+                dk[1] = s1[k];
+                dk[2] = s2[k];
+                dk[3] = s3[k];
+                dk[4] = s4[k];
+                dk[5] = s5[k];
+            }
+        } else {
+            for (int64_t k = 0; k < kc; k++) {
+                int64_t r = 0;
+                for (; r < mr; r++) d[k * MR + r] = A[(i0 + ir + r) * lda + k0 + k];
+                for (; r < MR; r++) d[k * MR + r] = 0.f;
+            }
+        }
+    }
+}
+
+/* C tile (mr x nr at c) = alpha * acc + beta * C (beta = 0: C not read). t: the MR x NR
+   accumulator tile, row-major. */
+static void store_tile_slow(const float *t, float *c, int64_t ldc, int mr, int nr, float alpha, float beta)
+{
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nr; j++) {
+            float v = alpha * t[r * NR + j];
+            c[r * ldc + j] = beta == 0.f ? v : v + beta * c[r * ldc + j];
+        }
+}
+
+#ifdef __AVX2__
+#define ROW_FMA(r)                                                                                                     \
+    do {                                                                                                               \
+        const __m256 av = _mm256_broadcast_ss(a + (r));                                                                \
+        c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);                                                                    \
+        c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);                                                                    \
+    } while (0)
+
+#define ROW_SPILL(r)                                                                                                   \
+    do {                                                                                                               \
+        _mm256_store_ps(t + (r) * NR, c##r##0);                                                                        \
+        _mm256_store_ps(t + (r) * NR + 8, c##r##1);                                                                    \
+    } while (0)
+
+/* The micro-kernel: t[MR x NR] = sum over kc of a (kc x MR packed) times b (kc x NR packed),
+   accumulated in 12 ymm registers (nothing else live in the loop: alpha/beta are applied by
+   store_tile, so nothing spills). */
+static void __attribute__((noinline)) ukernel_acc(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+           c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; k++) {
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        ROW_FMA(0);
+        ROW_FMA(1);
+        ROW_FMA(2);
+        ROW_FMA(3);
+        ROW_FMA(4);
+        ROW_FMA(5);
+        a += MR;
+        b += NR;
+    }
+    ROW_SPILL(0);
+    ROW_SPILL(1);
+    ROW_SPILL(2);
+    ROW_SPILL(3);
+    ROW_SPILL(4);
+    ROW_SPILL(5);
+}
+
+static void ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c, int64_t ldc, int mr,
+                    int nr, float alpha, float beta)
+{
+    _Alignas(32) float t[MR * NR];
+    ukernel_acc(kc, a, b, t);
+    if (mr == MR && nr == NR) {
+        const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+        for (int r = 0; r < MR; r++) {
+            float *cr = c + r * ldc;
+            __m256 v0 = _mm256_mul_ps(va, _mm256_load_ps(t + r * NR)), v1 = _mm256_mul_ps(va, _mm256_load_ps(t + r * NR + 8));
+            if (beta != 0.f) {
+                v0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr), v0);
+                v1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr + 8), v1);
+            }
+            _mm256_storeu_ps(cr, v0);
+            _mm256_storeu_ps(cr + 8, v1);
+        }
+    } else {
+        store_tile_slow(t, c, ldc, mr, nr, alpha, beta);
+    }
+}
+#else
+static void ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c, int64_t ldc, int mr,
+                    int nr, float alpha, float beta)
+{
+    float t[MR * NR] = {0};
+    for (int64_t k = 0; k < kc; k++, a += MR, b += NR)
+        for (int r = 0; r < MR; r++)
+            for (int j = 0; j < NR; j++) t[r * NR + j] += a[r] * b[j];
+    store_tile_slow(t, c, ldc, mr, nr, alpha, beta);
+}
+#endif
+
+/* The epilogue on the finished mr x nr tile at row i0, column j0 of C. */
+static void epi_tile(const so_gemm_epi *e, float *c, int64_t ldc, int64_t i0, int64_t j0, int mr, int nr)
+{
+    const so_epi *ep = e->ep;
+    for (int r = 0; r < mr; r++) {
+        float *y = c + r * ldc;
+        if (ep) {
+            if (e->per_row) {
+                int64_t ch = i0 + r;
+                float s = ep->scale ? ep->scale[ch] : 1.f, t = ep->shift ? ep->shift[ch] : 0.f;
+                if (ep->scale || ep->shift)
+                    for (int j = 0; j < nr; j++) y[j] = y[j] * s + t;
+            } else if (ep->scale) {
+                const float *s = ep->scale + j0, *t = ep->shift ? ep->shift + j0 : NULL;
+                for (int j = 0; j < nr; j++) y[j] = y[j] * s[j] + (t ? t[j] : 0.f);
+            } else if (ep->shift) {
+                const float *t = ep->shift + j0;
+                for (int j = 0; j < nr; j++) y[j] += t[j];
+            }
+            if (ep->act1) so_fast_act(ep->act1, ep->lo1, ep->hi1, y, nr);
+        }
+        if (e->res) {
+            const float *rr = e->res + (i0 + r) * e->ldr + j0;
+            for (int j = 0; j < nr; j++) y[j] += rr[j];
+            if (ep && ep->act2) so_fast_act(ep->act2, ep->lo2, ep->hi2, y, nr);
+        }
+    }
+}
+
+static int64_t mc_block(int64_t M)
+{
+    int64_t mc = so_gemm_mc < MR ? MR : so_gemm_mc / MR * MR;
+    return imin(mc, (M + MR - 1) / MR * MR);
+}
+
+static int64_t kc_block(void) { return so_gemm_kc < 1 ? 1 : so_gemm_kc; }
+
+size_t so_gemm_scratch_floats(int64_t M, int64_t K, int threads)
+{
+    if (threads < 1) threads = 1;
+    int64_t per = mc_block(M) * imin(kc_block(), K < 1 ? 1 : K);
+    per = (per + 15) / 16 * 16; /* 64-byte aligned slices */
+    return (size_t)(per * threads);
+}
+
+/* One thread: column panels [p0, p1) of C, all rows, all of K. */
+static void worker(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const float *Bp,
+                   float beta, float *C, int64_t ldc, const so_gemm_epi *epi, int64_t p0, int64_t p1, float *abuf)
+{
+    const int64_t KC = kc_block(), MC = mc_block(M);
+    for (int64_t pc = 0; pc < K; pc += KC) {
+        int64_t kc = imin(KC, K - pc);
+        float bk = pc == 0 ? beta : 1.f;
+        int last = pc + kc == K;
+        for (int64_t ic = 0; ic < M; ic += MC) {
+            int64_t mc = imin(MC, M - ic);
+            pack_a(trans_a, A, lda, ic, mc, pc, kc, abuf);
+            for (int64_t jp = p0; jp < p1; jp++) {
+                const float *bp = Bp + jp * K * NR + pc * NR;
+                int64_t j0 = jp * NR;
+                int nr = (int)imin(NR, N - j0);
+                for (int64_t ir = 0; ir < mc; ir += MR) {
+                    int mr = (int)imin(MR, mc - ir);
+                    float *c = C + (ic + ir) * ldc + j0;
+                    ukernel(kc, abuf + ir * kc, bp, c, ldc, mr, nr, alpha, bk);
+                    if (last && epi) epi_tile(epi, c, ldc, ic + ir, j0, mr, nr);
+                }
+            }
+        }
+    }
+}
+
+void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                    const float *Bp, float beta, float *C, int64_t ldc, const so_gemm_epi *epi, float *scratch, int threads)
+{
+    if (M <= 0 || N <= 0) return;
+    if (epi && !epi->ep && !epi->res) epi = NULL;
+    if (K <= 0) { /* C = beta C, then the epilogue */
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0.f ? 0.f : beta * C[i * ldc + j];
+        if (epi)
+            for (int64_t i = 0; i < M; i += MR)
+                for (int64_t j = 0; j < N; j += NR)
+                    epi_tile(epi, C + i * ldc + j, ldc, i, j, (int)imin(MR, M - i), (int)imin(NR, N - j));
+        return;
+    }
+    if (threads <= 0) threads = so_fast_threads();
+    int64_t np = (N + NR - 1) / NR;
+    if (threads > np) threads = (int)np;
+    /* below ~1 MFLOP the team start-up costs more than the second thread saves */
+    if (threads > 1 && M * N * K < ((int64_t)1 << 19)) threads = 1;
+    size_t per = so_gemm_scratch_floats(M, K, 1);
+    if (threads <= 1) {
+        worker(trans_a, M, N, K, alpha, A, lda, Bp, beta, C, ldc, epi, 0, np, scratch);
+        return;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+        int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+        int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
+        if (p1 > p0) worker(trans_a, M, N, K, alpha, A, lda, Bp, beta, C, ldc, epi, p0, p1, scratch + (size_t)t * per);
+    }
+}
+
+size_t so_gemm_full_scratch_floats(int64_t M, int64_t N, int64_t K, int threads)
+{
+    size_t pb = (so_gemm_packed_b_floats(K, N) + 15) / 16 * 16;
+    return pb + so_gemm_scratch_floats(M, K, threads < 1 ? 1 : threads);
+}
+
+void so_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+             const float *B, int64_t ldb, float beta, float *C, int64_t ldc, const so_gemm_epi *epi, float *scratch,
+             int threads)
+{
+    if (M <= 0 || N <= 0) return;
+    size_t pb = (so_gemm_packed_b_floats(K, N) + 15) / 16 * 16;
+    so_gemm_pack_b(trans_b, K, N, B, ldb, scratch);
+    so_gemm_packed(trans_a, M, N, K, alpha, A, lda, scratch, beta, C, ldc, epi, scratch + pb, threads);
+}

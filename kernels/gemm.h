@@ -1,0 +1,56 @@
+/* gemm.h - our packed single-precision GEMM (AVX2+FMA): 6x16 register-blocked micro-kernel, KC/MC/NC cache blocking, packed A and B (B packed once at load for constant weights), fused per-row/per-column epilogues, 1..T threads over column panels. */
+#ifndef SO_GEMM_H
+#define SO_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fast.h"
+
+#define SO_GEMM_MR 6  /* micro-tile rows */
+#define SO_GEMM_NR 16 /* micro-tile columns (= packed B panel width) */
+
+/* Cache blocking: K block (default 256) and M block (default 144, rounded down to a multiple
+   of MR). Tunables for tests and benchmarks; set before packing nothing (B's layout does not
+   depend on them), but never while a so_gemm call runs. */
+extern int64_t so_gemm_kc, so_gemm_mc;
+
+/* Packed B: ceil(N / NR) column panels, panel p holds rows k = 0..K-1 of columns
+   [p*NR, p*NR + NR) as K consecutive groups of NR floats (zero-padded past N). Any K block
+   [k0, k0 + kc) of a panel is then one contiguous run at p*K*NR + k0*NR. */
+size_t so_gemm_packed_b_floats(int64_t K, int64_t N);
+/* Packs op(B) (K x N; trans_b: B is N x K, row-major with leading dimension ldb) into dst,
+   which holds so_gemm_packed_b_floats(K, N) floats (32-byte aligned). */
+void so_gemm_pack_b(int trans_b, int64_t K, int64_t N, const float *B, int64_t ldb, float *dst);
+
+/* Fused epilogue applied to each finished tile of C: with ep, y = act2(act1(y*scale[ch] +
+   shift[ch]) + res) where ch is the column (per_row = 0, MatMul/Gemm) or the row (per_row =
+   1, conv: output channel = row of C); res (may be NULL) has C's layout with leading
+   dimension ldr. ep->has_res is ignored: res decides. */
+typedef struct so_gemm_epi {
+    const so_epi *ep; /* NULL: no scale/shift/activations */
+    int per_row;
+    const float *res;
+    int64_t ldr;
+} so_gemm_epi;
+
+/* Scratch floats so_gemm_packed needs for threads threads (per-thread packed A blocks). */
+size_t so_gemm_scratch_floats(int64_t M, int64_t K, int threads);
+
+/* C[M,N] = epi(alpha op(A) B + beta C) with B packed by so_gemm_pack_b (K, N). op(A) is
+   M x K: A row-major [M, lda] (trans_a = 0) or [K, lda] transposed. beta = 0 never reads C.
+   threads <= 0: so_fast_threads(). Column panels are split statically over the threads, and
+   every element of C is computed in the same order whatever the thread count (results are
+   bitwise identical for 1 and 2 threads). Call from outside any OpenMP parallel region (or
+   with threads = 1). scratch: so_gemm_scratch_floats(M, K, threads) floats, 32-byte aligned. */
+void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                    const float *Bp, float beta, float *C, int64_t ldc, const so_gemm_epi *epi, float *scratch, int threads);
+
+/* Unpacked B: packs op(B) into scratch first, then so_gemm_packed. scratch holds
+   so_gemm_full_scratch_floats(M, N, K, threads) floats, 32-byte aligned. */
+size_t so_gemm_full_scratch_floats(int64_t M, int64_t N, int64_t K, int threads);
+void so_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+             const float *B, int64_t ldb, float beta, float *C, int64_t ldc, const so_gemm_epi *epi, float *scratch,
+             int threads);
+
+#endif

@@ -1,0 +1,205 @@
+/* test_gemm.c - so_gemm (kernels/gemm.c) against a naive double-precision reference: random and edge shapes, transposes, alpha/beta, every epilogue, small and default blocking, 1 and 2 threads (bitwise equal). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <omp.h>
+
+#include "../kernels/gemm.h"
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+static float frand(uint64_t *s) { return (float)((rnd(s) >> 40) * (1.0 / 16777216.0) * 2.0 - 1.0); }
+static int irand(uint64_t *s, int lo, int hi) { return lo + (int)(rnd(s) % (uint64_t)(hi - lo + 1)); }
+
+static double act_ref(int act, double x, double lo, double hi)
+{
+    switch (act) {
+    case SO_ACT_RELU: return x > 0 ? x : 0;
+    case SO_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case SO_ACT_TANH: return tanh(x);
+    case SO_ACT_CLIP: return x < lo ? lo : x > hi ? hi : x;
+    default: return x;
+    }
+}
+
+typedef struct gcase {
+    int64_t M, N, K;
+    int ta, tb;
+    float alpha, beta;
+    int use_ep, per_row, use_scale, use_shift, act1, act2, use_res;
+} gcase;
+
+static void *xalloc(size_t floats)
+{
+    void *p = aligned_alloc(64, (floats * sizeof(float) + 64) / 64 * 64);
+    assert_non_null(p);
+    return p;
+}
+
+/* Runs one case through both entry points (packed B, unpacked B) at 1 and 2 threads and
+   checks each against the reference; the 2-thread results must equal the 1-thread ones. */
+static void run_case(const gcase *c, uint64_t *seed)
+{
+    int64_t M = c->M, N = c->N, K = c->K;
+    int64_t lda = (c->ta ? M : K) + (rnd(seed) % 3), ldb = (c->tb ? K : N) + (rnd(seed) % 3), ldc = N + (rnd(seed) % 3);
+    size_t na = (size_t)((c->ta ? K : M) * lda), nbf = (size_t)((c->tb ? N : K) * ldb), nc = (size_t)(M * ldc);
+    float *A = xalloc(na + 1), *B = xalloc(nbf + 1), *C0 = xalloc(nc + 1), *R = xalloc(nc + 1);
+    float *scale = xalloc((size_t)(M > N ? M : N)), *shift = xalloc((size_t)(M > N ? M : N));
+    for (size_t i = 0; i < na; i++) A[i] = frand(seed);
+    for (size_t i = 0; i < nbf; i++) B[i] = frand(seed);
+    for (size_t i = 0; i < nc; i++) C0[i] = frand(seed), R[i] = frand(seed);
+    for (int64_t i = 0; i < (M > N ? M : N); i++) scale[i] = 0.5f + frand(seed), shift[i] = frand(seed);
+    so_epi ep = {.scale = c->use_scale ? scale : NULL, .shift = c->use_shift ? shift : NULL, .act1 = c->act1, .act2 = c->act2,
+                 .lo1 = -0.3f, .hi1 = 0.4f, .lo2 = -0.2f, .hi2 = 0.5f, .has_res = c->use_res};
+    so_gemm_epi ge = {.ep = c->use_ep ? &ep : NULL, .per_row = c->per_row, .res = c->use_res ? R : NULL, .ldr = ldc};
+    /* reference */
+    double *ref = calloc((size_t)(M * N) + 1, sizeof *ref);
+    double maxabs = 0;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double a = c->ta ? A[k * lda + i] : A[i * lda + k], b = c->tb ? B[j * ldb + k] : B[k * ldb + j];
+                s += a * b;
+            }
+            double y = c->alpha * s + (c->beta != 0.f ? (double)c->beta * C0[i * ldc + j] : 0.0);
+            if (c->use_ep) {
+                int64_t ch = c->per_row ? i : j;
+                y = y * (ep.scale ? ep.scale[ch] : 1.0) + (ep.shift ? ep.shift[ch] : 0.0);
+                y = act_ref(ep.act1, y, ep.lo1, ep.hi1);
+            }
+            if (c->use_res) {
+                y += R[i * ldc + j];
+                if (c->use_ep) y = act_ref(ep.act2, y, ep.lo2, ep.hi2);
+            }
+            ref[i * N + j] = y;
+            if (fabs(y) > maxabs) maxabs = fabs(y);
+        }
+    float *C1 = xalloc(nc + 1), *C2 = xalloc(nc + 1);
+    size_t pbf = so_gemm_packed_b_floats(K, N);
+    float *Bp = xalloc(pbf + 1);
+    so_gemm_pack_b(c->tb, K, N, B, ldb, Bp);
+    float *scr = xalloc(so_gemm_full_scratch_floats(M, N, K, 2) + 16);
+    for (int path = 0; path < 2; path++) {
+        for (int threads = 1; threads <= 2; threads++) {
+            float *C = threads == 1 ? C1 : C2;
+            memcpy(C, C0, nc * sizeof *C);
+            if (c->beta == 0.f) /* stale NaN must not leak through beta = 0 */
+                for (size_t i = 0; i < nc; i++) C[i] = NAN;
+            if (path == 0)
+                so_gemm_packed(c->ta, M, N, K, c->alpha, A, lda, Bp, c->beta, C, ldc, &ge, scr, threads);
+            else
+                so_gemm(c->ta, c->tb, M, N, K, c->alpha, A, lda, B, ldb, c->beta, C, ldc, &ge, scr, threads);
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    double d = fabs(C[i * ldc + j] - ref[i * N + j]);
+                    double tol = 1e-4 * (fabs(ref[i * N + j]) + 1e-2 * maxabs) + 1e-6 * (double)(K + 1) / 64;
+                    if (!(d <= tol)) {
+                        fail_msg("M=%lld N=%lld K=%lld ta=%d tb=%d path=%d threads=%d: C[%lld,%lld] = %g, ref %g", (long long)M,
+                                 (long long)N, (long long)K, c->ta, c->tb, path, threads, (long long)i, (long long)j,
+                                 (double)C[i * ldc + j], ref[i * N + j]);
+                    }
+                }
+        }
+        for (int64_t i = 0; i < M; i++) /* 1 and 2 threads: bitwise equal */
+            assert_memory_equal(C1 + i * ldc, C2 + i * ldc, (size_t)N * sizeof(float));
+    }
+    free(A); free(B); free(C0); free(R); free(scale); free(shift); free(ref); free(C1); free(C2); free(Bp); free(scr);
+}
+
+static void test_edge_shapes(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x1234567ull;
+    static const int64_t dims[] = {1, 2, 5, 6, 7, 15, 16, 17, 33};
+    for (size_t a = 0; a < sizeof dims / sizeof *dims; a++)
+        for (size_t b = 0; b < sizeof dims / sizeof *dims; b++)
+            for (size_t k = 0; k < sizeof dims / sizeof *dims; k++) {
+                gcase c = {.M = dims[a], .N = dims[b], .K = dims[k], .ta = (int)((a + k) & 1), .tb = (int)((b + k) & 1),
+                           .alpha = 1.f, .beta = (k % 3) == 0 ? 0.f : 1.f};
+                run_case(&c, &seed);
+            }
+}
+
+static void test_blocking(void **state)
+{
+    (void)state;
+    uint64_t seed = 0xfeedull;
+    int64_t kc0 = so_gemm_kc, mc0 = so_gemm_mc;
+    /* several K and M blocks (small KC/MC) and the default blocking on sizes past both */
+    static const int64_t blk[][2] = {{7, 6}, {16, 12}, {1, 1}, {256, 144}};
+    for (size_t q = 0; q < sizeof blk / sizeof *blk; q++) {
+        so_gemm_kc = blk[q][0];
+        so_gemm_mc = blk[q][1];
+        for (int it = 0; it < 6; it++) {
+            gcase c = {.M = irand(&seed, 1, 160), .N = irand(&seed, 1, 90), .K = irand(&seed, 1, 300), .ta = it & 1,
+                       .tb = (it >> 1) & 1, .alpha = it == 3 ? 0.5f : 1.f, .beta = it % 3 == 0 ? 0.f : it % 3 == 1 ? 1.f : -0.7f};
+            run_case(&c, &seed);
+        }
+    }
+    so_gemm_kc = 256;
+    so_gemm_mc = 144;
+    gcase big = {.M = 301, .N = 77, .K = 600, .alpha = 1.f, .beta = 0.f};
+    run_case(&big, &seed);
+    gcase bert = {.M = 64, .N = 200, .K = 768, .alpha = 1.f, .beta = 0.f, .use_ep = 1, .use_shift = 1, .act1 = SO_ACT_RELU};
+    run_case(&bert, &seed);
+    so_gemm_kc = kc0;
+    so_gemm_mc = mc0;
+}
+
+static void test_epilogues(void **state)
+{
+    (void)state;
+    uint64_t seed = 0xabcdefull;
+    for (int per_row = 0; per_row < 2; per_row++)
+        for (int act1 = 0; act1 < SO_ACT_COUNT; act1++)
+            for (int v = 0; v < 4; v++) {
+                gcase c = {.M = irand(&seed, 1, 40), .N = irand(&seed, 1, 70), .K = irand(&seed, 1, 50), .ta = v & 1,
+                           .tb = per_row, .alpha = 1.f, .beta = v == 2 ? 1.f : 0.f, .use_ep = 1, .per_row = per_row,
+                           .use_scale = v & 1, .use_shift = v != 0, .act1 = act1, .act2 = v == 3 ? (act1 + 1) % SO_ACT_COUNT : 0,
+                           .use_res = v >= 2};
+                run_case(&c, &seed);
+            }
+    /* residual without scale/shift/activations; K = 0 (C = beta C, then the epilogue) */
+    gcase r = {.M = 13, .N = 29, .K = 40, .alpha = 1.f, .use_res = 1};
+    run_case(&r, &seed);
+    gcase k0 = {.M = 9, .N = 18, .K = 0, .alpha = 1.f, .beta = 0.5f, .use_ep = 1, .use_shift = 1, .act1 = SO_ACT_TANH};
+    run_case(&k0, &seed);
+}
+
+static void test_random(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x5eed5eedull;
+    for (int it = 0; it < 40; it++) {
+        gcase c = {.M = irand(&seed, 1, 130), .N = irand(&seed, 1, 130), .K = irand(&seed, 1, 400), .ta = irand(&seed, 0, 1),
+                   .tb = irand(&seed, 0, 1), .alpha = it % 5 == 0 ? 1.5f : 1.f, .beta = it % 4 == 0 ? 0.25f : 0.f,
+                   .use_ep = it & 1, .per_row = (it >> 1) & 1, .use_scale = (it >> 2) & 1, .use_shift = 1,
+                   .act1 = it % SO_ACT_COUNT, .use_res = (it >> 3) & 1};
+        run_case(&c, &seed);
+    }
+}
+
+int main(void)
+{
+    omp_set_dynamic(0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_edge_shapes),
+        cmocka_unit_test(test_blocking),
+        cmocka_unit_test(test_epilogues),
+        cmocka_unit_test(test_random),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
