@@ -759,6 +759,16 @@ static void test_pool(void **state)
         one_pool(9, op, 12, 29, 3, 5, 1, 3, 1, 2, 1, 2, 1, 0);  /* stride (1, 3) */
         one_pool(10, op, 9, 33, 2, 3, 3, 2, 0, 1, 0, 1, 0, 1); /* stride (3, 2) */
     }
+    /* max pooling 3x3 stride 2 (maxpool3x3_s2): edges, widths below one vector, overlapping last vectors, ceil mode */
+    one_pool(20, SO_OP_MAXPOOL, 111, 111, 3, 3, 2, 2, 0, 0, 0, 0, 0, 1); /* SqueezeNet */
+    one_pool(21, SO_OP_MAXPOOL, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0); /* ResNet-50 */
+    one_pool(22, SO_OP_MAXPOOL, 1, 1, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0);
+    uint64_t s = 9090;
+    for (int it = 0; it < 40; it++) {
+        int pt = irand(&s, 0, 2), pl = irand(&s, 0, 2), pb = irand(&s, 0, 2), pr = irand(&s, 0, 2);
+        int H = irand(&s, SO_MAX(1, 3 - pt - pb), 30), W = irand(&s, SO_MAX(1, 3 - pl - pr), 70);
+        one_pool(30 + (uint64_t)it, SO_OP_MAXPOOL, H, W, 3, 3, 2, 2, pt, pl, pb, pr, 0, irand(&s, 0, 1));
+    }
     tb t;
     tb_begin(&t, 1, 3);
     int32_t x = tb_input(&t, shp(4, 2, 7, 5, 3));
