@@ -22,6 +22,7 @@ int64_t so_conv_wino_min_hw = 27 * 27; /* SqueezeNet 27x27, 32 -> 128: 0.63 vs 0
 int64_t so_conv_wino_min_ch = 32;
 int64_t so_conv_direct_max_cg = 32;
 int64_t so_conv_direct_max_c = 4;
+int64_t so_conv_dw_c8_max_hw = 7 * 7; /* 7x7: 0.52x the row kernel's time (960 ch), 14x14 stride 1: same, 28x28 -> 14x14: 1.15x */
 
 typedef struct conv_plan {
     int kind;
@@ -32,6 +33,7 @@ typedef struct conv_plan {
     int64_t ps, band; /* CONV_DW: floats per phase plane (flat outputs + DC_CHUNK + largest tap offset), rows per band */
     int64_t Hq, Wq; /* conv_dw3s2_run: zero-bordered input plane */
     int32_t *toff;  /* CONV_DW: per tap, offset into a channel's phase planes (owned) */
+    int32_t *ioff, *ooff; /* CONV_DW3 small planes: input pixel -> padded pixel, output pixel -> top-left tap pixel (owned) */
     so_wino wino;   /* CONV_WINO geometry */
     float *U;       /* CONV_WINO transformed weights (owned) */
     int res_in;   /* index of the residual in in[] or -1 */
@@ -45,6 +47,8 @@ static void conv_free(void *pp)
     free(p->ch.shift);
     free(p->U);
     free(p->toff);
+    free(p->ioff);
+    free(p->ooff);
     free(p);
 }
 
@@ -516,40 +520,145 @@ static inline __attribute__((always_inline)) void dw3_rows(int R, int S, const c
     }
 }
 
+/* ---- depthwise 3x3 on small planes, 8 channels per vector ----
+   For planes of at most so_conv_dw_c8_max_hw outputs the row kernel's vectors are mostly
+   edges. Instead 8 channels are transposed (8x8 in registers) into a zero-bordered
+   per-thread buffer of [Hp][Wp][8] floats (pixel-major, the 8 channels in one vector), every
+   tap of every output is then one aligned load and one FMA with no edge cases, and 8
+   consecutive outputs of the 8 channels are transposed back and stored as 8 unit-stride
+   runs. The border is zeroed once per run per thread (only pixel positions are rewritten). */
+static inline void tr8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]), t2 = _mm256_unpacklo_ps(r[2], r[3]),
+           t3 = _mm256_unpackhi_ps(r[2], r[3]), t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]),
+           t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+           s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
+           s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
+           s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+/* Channels [o, o + 8) of image n (multiplier 1: input channel = output channel). */
+static void dw3_c8(const conv_plan *p, const float *x, const float *w, const so_epi *ep, int inreg, int64_t o, float *y, float *T)
+{
+    const int64_t P = p->H * p->W, Q = p->Ho * p->Wo, Wp = p->Wq, hw_in = P, hw = Q;
+    const int32_t *ioff = p->ioff, *ooff = p->ooff;
+    int64_t p0 = 0;
+    for (; p0 + 8 <= P; p0 += 8) {
+        __m256 r[8];
+        for (int c = 0; c < 8; c++) r[c] = _mm256_loadu_ps(x + c * hw_in + p0);
+        tr8(r);
+        for (int k = 0; k < 8; k++) _mm256_store_ps(T + (int64_t)ioff[p0 + k] * 8, r[k]);
+    }
+    for (; p0 < P; p0++)
+        for (int c = 0; c < 8; c++) T[(int64_t)ioff[p0] * 8 + c] = x[c * hw_in + p0];
+    __m256 wv[9];
+    for (int t = 0; t < 9; t++)
+        wv[t] = _mm256_setr_ps(w[t], w[9 + t], w[18 + t], w[27 + t], w[36 + t], w[45 + t], w[54 + t], w[63 + t]);
+    const __m256 one = _mm256_set1_ps(1.f);
+    __m256 s = inreg && ep->scale ? _mm256_loadu_ps(ep->scale + o) : one;
+    __m256 t = inreg && ep->shift ? _mm256_loadu_ps(ep->shift + o) : _mm256_setzero_ps();
+    __m256 lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
+    __m256 hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
+    const int64_t r1 = Wp * 8, r2 = 2 * Wp * 8;
+    for (int64_t q0 = 0; q0 < Q; q0 += 8) {
+        int cnt = (int)SO_MIN(8, Q - q0);
+        __m256 r[8];
+        for (int k = 0; k < 8; k++) {
+            if (k >= cnt) {
+                r[k] = _mm256_setzero_ps();
+                continue;
+            }
+            const float *b = T + (int64_t)ooff[q0 + k] * 8;
+            __m256 a = _mm256_mul_ps(wv[0], _mm256_load_ps(b));
+            a = _mm256_fmadd_ps(wv[1], _mm256_load_ps(b + 8), a);
+            a = _mm256_fmadd_ps(wv[2], _mm256_load_ps(b + 16), a);
+            a = _mm256_fmadd_ps(wv[3], _mm256_load_ps(b + r1), a);
+            a = _mm256_fmadd_ps(wv[4], _mm256_load_ps(b + r1 + 8), a);
+            a = _mm256_fmadd_ps(wv[5], _mm256_load_ps(b + r1 + 16), a);
+            a = _mm256_fmadd_ps(wv[6], _mm256_load_ps(b + r2), a);
+            a = _mm256_fmadd_ps(wv[7], _mm256_load_ps(b + r2 + 8), a);
+            a = _mm256_fmadd_ps(wv[8], _mm256_load_ps(b + r2 + 16), a);
+            r[k] = _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(a, s, t)));
+        }
+        tr8(r);
+        if (cnt == 8) {
+            for (int c = 0; c < 8; c++) _mm256_storeu_ps(y + c * hw + q0, r[c]);
+        } else {
+            float tmp[8];
+            for (int c = 0; c < 8; c++) {
+                _mm256_storeu_ps(tmp, r[c]);
+                memcpy(y + c * hw + q0, tmp, sizeof(float) * (size_t)cnt);
+            }
+        }
+    }
+}
+
 #define DW3_R1 4 /* output rows per pass, stride 1 */
 #define DW3_R2 2 /* stride 2 */
 
+/* One channel q (= n * O + o) on the row kernel. */
+static void dw3_channel(const conv_plan *p, const float *X, const float *Wt, const float *R, float *Y, int inreg, int64_t q)
+{
+    const so_epi *ep = &p->ch.ep;
+    const int64_t hw = p->Ho * p->Wo, Ho = p->Ho;
+    int64_t n = q / p->O, o = q % p->O;
+    const float *x = X + (n * p->C + o / p->Og) * p->H * p->W, *w = Wt + o * 9;
+    __m256 wv[9];
+    for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
+    dw3_epi e;
+    e.s = _mm256_set1_ps(inreg && ep->scale ? ep->scale[o] : 1.f);
+    e.t = _mm256_set1_ps(inreg && ep->shift ? ep->shift[o] : 0.f);
+    e.lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
+    e.hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
+    float *y = Y + q * hw;
+    int64_t oh = 0;
+    if (p->sw == 1) {
+        for (; oh + DW3_R1 <= Ho; oh += DW3_R1) dw3_rows(DW3_R1, 1, p, x, oh, wv, &e, y);
+        for (; oh < Ho; oh++) dw3_rows(1, 1, p, x, oh, wv, &e, y);
+    } else {
+        for (; oh + DW3_R2 <= Ho; oh += DW3_R2) dw3_rows(DW3_R2, 2, p, x, oh, wv, &e, y);
+        for (; oh < Ho; oh++) dw3_rows(1, 2, p, x, oh, wv, &e, y);
+    }
+    if (!inreg) so_fast_epi_row(ep, o, y, R ? R + q * hw : NULL, hw);
+}
+
+/* Per image: groups of 8 channels on the small-plane kernel (p->ioff set), then the
+   remaining channels one by one on the row kernel. */
 static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
-    (void)scratch;
     const conv_plan *p = priv;
     const float *X = in[0].data, *Wt = in[1].data;
     const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
-    const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Ho = p->Ho;
+    const int64_t hw = p->Ho * p->Wo, n8 = p->ioff ? p->O / 8 : 0, per_img = n8 + p->O - 8 * n8, tb = p->Hq * p->Wq * 8;
     const so_epi *ep = &p->ch.ep;
     const int inreg = !R && (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP);
-#pragma omp parallel for schedule(static) if (p->N * p->O * hw * 9 > PAR_MIN)
-    for (int64_t q = 0; q < p->N * p->O; q++) {
-        int64_t n = q / p->O, o = q % p->O;
-        const float *x = X + (n * p->C + o / p->Og) * hw_in, *w = Wt + o * 9;
-        __m256 wv[9];
-        for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
-        dw3_epi e;
-        e.s = _mm256_set1_ps(inreg && ep->scale ? ep->scale[o] : 1.f);
-        e.t = _mm256_set1_ps(inreg && ep->shift ? ep->shift[o] : 0.f);
-        e.lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
-        e.hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
-        float *y = Y + q * hw;
-        int64_t oh = 0;
-        if (p->sw == 1) {
-            for (; oh + DW3_R1 <= Ho; oh += DW3_R1) dw3_rows(DW3_R1, 1, p, x, oh, wv, &e, y);
-            for (; oh < Ho; oh++) dw3_rows(1, 1, p, x, oh, wv, &e, y);
-        } else {
-            for (; oh + DW3_R2 <= Ho; oh += DW3_R2) dw3_rows(DW3_R2, 2, p, x, oh, wv, &e, y);
-            for (; oh < Ho; oh++) dw3_rows(1, 2, p, x, oh, wv, &e, y);
+#pragma omp parallel if (p->N * p->O * hw * 9 > PAR_MIN)
+    {
+        float *T = scratch + (int64_t)omp_get_thread_num() * tb;
+        if (n8) memset(T, 0, sizeof *T * (size_t)tb);
+#pragma omp for schedule(static)
+        for (int64_t q = 0; q < p->N * per_img; q++) {
+            int64_t n = q / per_img, r = q % per_img;
+            if (r < n8) {
+                int64_t o = 8 * r;
+                dw3_c8(p, X + (n * p->C + o) * p->H * p->W, Wt + o * 9, ep, inreg, o, Y + (n * p->O + o) * hw, T);
+                if (!inreg)
+                    for (int64_t c = o; c < o + 8; c++)
+                        so_fast_epi_row(ep, c, Y + (n * p->O + c) * hw, R ? R + (n * p->O + c) * hw : NULL, hw);
+            } else {
+                dw3_channel(p, X, Wt, R, Y, inreg, n * p->O + 8 * n8 + (r - n8));
+            }
         }
-        if (!inreg) so_fast_epi_row(ep, o, y, R ? R + q * hw : NULL, hw);
     }
 }
 #endif
@@ -700,6 +809,15 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     if (p->G > 1 && p->Cg == 1 && p->kh == 3 && p->kw == 3 && p->sh == p->sw && (p->sw == 1 || p->sw == 2) && p->dh == 1 &&
         p->dw == 1 && p->W <= DC_ROW_MAX) {
         p->kind = CONV_DW3;
+        if (p->Og == 1 && p->O >= 8 && p->Ho * p->Wo <= so_conv_dw_c8_max_hw) { /* small planes: 8 channels per vector */
+            p->Hq = SO_MAX((p->Ho - 1) * p->sh + 3, p->H + p->ph);
+            p->Wq = SO_MAX((p->Wo - 1) * p->sw + 3, p->W + p->pw);
+            p->ioff = so_xmalloc(sizeof *p->ioff * (size_t)(p->H * p->W));
+            p->ooff = so_xmalloc(sizeof *p->ooff * (size_t)(p->Ho * p->Wo));
+            for (int64_t r = 0; r < p->H * p->W; r++) p->ioff[r] = (int32_t)((r / p->W + p->ph) * p->Wq + r % p->W + p->pw);
+            for (int64_t r = 0; r < p->Ho * p->Wo; r++) p->ooff[r] = (int32_t)(r / p->Wo * p->sh * p->Wq + r % p->Wo * p->sw);
+            k->scratch_bytes = sizeof(float) * (size_t)(p->Hq * p->Wq * 8) * (size_t)omp_get_max_threads();
+        }
         k->run = conv_dw3_run;
         k->name = p->sw == 1 ? "conv_dw3x3" : "conv_dw3x3_s2";
     } else

@@ -19,6 +19,10 @@ extern int64_t so_conv_direct_max_cg;
 /* Ungrouped convs with at most so_conv_direct_max_c input channels and >= 3x3 kernels (stems) also use it. */
 extern int64_t so_conv_direct_max_c;
 
+/* Depthwise 3x3 convs (multiplier 1, >= 8 channels) with at most so_conv_dw_c8_max_hw output
+   pixels run 8 channels per vector (transposed in and out); larger planes along W. */
+extern int64_t so_conv_dw_c8_max_hw;
+
 /* Largest im2col scratch (floats) a conv kernel uses; larger problems are tiled by columns. */
 #define SO_CONV_SCRATCH_FLOATS ((int64_t)1 << 21)
 

@@ -317,7 +317,25 @@ static void test_conv_depthwise3(void **state)
         one_dw_bn(316 + s, 1, 2, 1, 30, 112, s, 1, 1, 1, 1, SO_ACT_CLIP, 0); /* MobileNet rows: interior vectors */
         one_dw_bn(318 + s, 1, 2, 1, 6, 3, s, 2, 2, 2, 2, SO_ACT_RELU, 0);    /* rows and columns entirely padding */
     }
+    /* small planes, 8 channels per vector (conv_dw3x3 with <= so_conv_dw_c8_max_hw outputs): groups of 8 and the rest */
+    one_dw_bn(320, 1, 16, 1, 7, 7, 1, 1, 1, 1, 1, SO_ACT_CLIP, 0);  /* MobileNet 7x7 */
+    one_dw_bn(321, 2, 24, 1, 14, 14, 2, 1, 1, 1, 1, SO_ACT_CLIP, 0); /* 14x14 -> 7x7, batch 2 */
+    one_dw_bn(322, 1, 13, 1, 5, 6, 1, 0, 2, 1, 0, SO_ACT_RELU, 1);  /* 8 + 5 channels, residual, asymmetric pads */
+    one_dw_bn(323, 1, 9, 1, 1, 1, 1, 1, 1, 1, 1, SO_ACT_SIGMOID, 0);
+    one_dw_bn(324, 1, 8, 1, 6, 6, 2, 0, 0, 0, 0, SO_ACT_NONE, 0);   /* stride 2 without padding: last input row/col unused */
+    int64_t c8 = so_conv_dw_c8_max_hw;
+    so_conv_dw_c8_max_hw = 1 << 30; /* every plane on the 8-channel kernel */
+    one_dw_bn(325, 1, 16, 1, 30, 41, 1, 1, 1, 1, 1, SO_ACT_CLIP, 0);
+    one_dw_bn(326, 1, 16, 1, 29, 40, 2, 1, 1, 1, 1, SO_ACT_TANH, 1);
+    so_conv_dw_c8_max_hw = c8;
     uint64_t r = 4242;
+    for (int it = 0; it < 30; it++) {
+        int s = irand(&r, 1, 2), H = irand(&r, 1, 12), W = irand(&r, 1, 12);
+        int pt = irand(&r, 0, 2), pl = irand(&r, 0, 2), pb = irand(&r, 0, 2), pr = irand(&r, 0, 2);
+        if (H + pt + pb < 3) pb = 3 - H - pt;
+        if (W + pl + pr < 3) pr = 3 - W - pl;
+        one_dw_bn(340 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 8, 20), 1, H, W, s, pt, pl, pb, pr, irand(&r, 0, 4), irand(&r, 0, 3) == 0);
+    }
     for (int it = 0; it < 40; it++) {
         int s = irand(&r, 1, 2), H = irand(&r, 1, 40), W = irand(&r, 1, 70);
         int pt = irand(&r, 0, 2), pl = irand(&r, 0, 2), pb = irand(&r, 0, 2), pr = irand(&r, 0, 2);
