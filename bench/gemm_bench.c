@@ -39,8 +39,12 @@ int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1, rounds = argc > 2 ? atoi(argv[2]) : 7;
     const char *only = argc > 3 ? argv[3] : NULL;
+    /* COLD=1: each call reads a different copy of B (copies spanning > 64 MB, twice L3), as in a
+       model whose weights do not fit in L3 */
+    int cold = getenv("COLD") && atoi(getenv("COLD"));
     if (getenv("GEMM_KC")) so_gemm_kc = atoll(getenv("GEMM_KC"));
     if (getenv("GEMM_MC")) so_gemm_mc = atoll(getenv("GEMM_MC"));
+    if (getenv("GEMM_NC")) so_gemm_nc_bytes = atoll(getenv("GEMM_NC"));
     openblas_set_num_threads(threads);
     omp_set_num_threads(threads);
     static const shape shapes[] = {
@@ -52,19 +56,23 @@ int main(int argc, char **argv)
         {"odd [67,1001]x[1001,333]", 67, 333, 1001, 1},
         {"sq 2048^3", 2048, 2048, 2048, 1},
     };
-    printf("threads %d, rounds %d, KC %lld, MC %lld\n", threads, rounds, (long long)so_gemm_kc, (long long)so_gemm_mc);
+    printf("threads %d, rounds %d, KC %lld, MC %lld, NC bytes %lld, %s B\n", threads, rounds, (long long)so_gemm_kc,
+           (long long)so_gemm_mc, (long long)so_gemm_nc_bytes,
+           cold ? "cold (> 64 MB of copies)" : "warm");
     printf("%-30s %12s %12s %8s %10s\n", "shape", "openblas", "so_gemm", "ratio", "maxrel");
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         const shape *sh = &shapes[s];
         if (only && !strstr(sh->name, only)) continue;
         int64_t M = sh->M, N = sh->N, K = sh->K, nb = sh->batch;
-        float *A = malloc(sizeof *A * (size_t)(M * K * nb)), *B = malloc(sizeof *B * (size_t)(K * N * nb));
+        int64_t ncp = cold ? ((int64_t)64 << 20) / (K * N * nb * 4) + 1 : 1, cp = 0;
+        float *A = malloc(sizeof *A * (size_t)(M * K * nb)), *B = malloc(sizeof *B * (size_t)(K * N * nb * ncp));
         float *C1 = malloc(sizeof *C1 * (size_t)(M * N * nb)), *C2 = malloc(sizeof *C2 * (size_t)(M * N * nb));
         for (int64_t i = 0; i < M * K * nb; i++) A[i] = (float)((i * 7919) % 1001) / 1001.f - 0.5f;
         for (int64_t i = 0; i < K * N * nb; i++) B[i] = (float)((i * 104729) % 997) / 997.f - 0.5f;
+        for (int64_t q = 1; q < ncp; q++) memcpy(B + q * K * N * nb, B, sizeof *B * (size_t)(K * N * nb));
         size_t pbf = so_gemm_packed_b_floats(K, N);
-        float *Bp = aligned_alloc(64, (pbf * (size_t)nb * 4 + 63) / 64 * 64);
-        for (int64_t b = 0; b < nb; b++) so_gemm_pack_b(0, K, N, B + b * K * N, N, Bp + b * pbf);
+        float *Bp = aligned_alloc(64, (pbf * (size_t)(nb * ncp) * 4 + 63) / 64 * 64);
+        for (int64_t b = 0; b < nb * ncp; b++) so_gemm_pack_b(0, K, N, B + b * K * N, N, Bp + b * pbf);
         size_t scf = so_gemm_scratch_floats(M, K, threads);
         float *scr = aligned_alloc(64, (scf * 4 + 63) / 64 * 64);
         double flop = 2.0 * (double)M * N * K * nb;
@@ -77,14 +85,16 @@ int main(int argc, char **argv)
             double t1 = 1e30, t2 = 1e30;
             for (int q = 0; q < 2 * reps; q++) {
                 int which = (q + r) & 1;
+                float *Bq = B + cp * K * N * nb, *Bpq = Bp + cp * pbf * nb;
+                if (which) cp = (cp + 1) % ncp;
                 double t0 = now();
                 if (which == 0) {
                     for (int64_t b = 0; b < nb; b++)
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.f, A + b * M * K,
-                                    (int)K, B + b * K * N, (int)N, 0.f, C1 + b * M * N, (int)N);
+                                    (int)K, Bq + b * K * N, (int)N, 0.f, C1 + b * M * N, (int)N);
                 } else {
                     for (int64_t b = 0; b < nb; b++)
-                        so_gemm_packed(0, M, N, K, 1.f, A + b * M * K, K, Bp + b * pbf, 0.f, C2 + b * M * N, N, NULL, scr,
+                        so_gemm_packed(0, M, N, K, 1.f, A + b * M * K, K, Bpq + b * pbf, 0.f, C2 + b * M * N, N, NULL, scr,
                                        threads);
                 }
                 double dt = now() - t0;

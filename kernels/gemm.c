@@ -12,10 +12,14 @@
 #define NR SO_GEMM_NR
 
 /* Cache blocking (L1d 32 KB, L2 512 KB per core): a KC x NR packed B micro-panel (16 KB at
-   KC = 256) stays in L1 while the MC x KC packed A block (at most 144 KB) stays in L2 and
+   KC = 384: 24 KB) stays in L1 while the MC x KC packed A block (at most 216 KB) stays in L2 and
    its MR-row micro-panels stream through the micro-kernel. Tunable for the benchmark. */
-int64_t so_gemm_kc = 256;
+int64_t so_gemm_kc = 384;
 int64_t so_gemm_mc = 144; /* multiple of MR */
+/* Small M (M <= MC): all of op(A) is packed once per call (shared by the threads) and the
+   column panels are walked in blocks whose C block (M x NC) stays in L2 over the K blocks
+   (C is written back once instead of re-read from L3 per K block). */
+int64_t so_gemm_nc_bytes = 192 << 10;
 
 static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -106,14 +110,19 @@ static void store_tile_slow(const float *t, float *c, int64_t ldc, int mr, int n
 
 /* The micro-kernel: t[MR x NR] = sum over kc of a (kc x MR packed) times b (kc x NR packed),
    accumulated in 12 ymm registers (nothing else live in the loop: alpha/beta are applied by
-   store_tile, so nothing spills). */
-static void __attribute__((noinline)) ukernel_acc(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t)
+   store_tile, so nothing spills). pf: kc lines of 64 bytes (the next B micro-panel) to bring
+   into L2, one per iteration: the first tile of each column panel fetches the next panel
+   while it computes, so no tile waits on memory for its B. */
+static void __attribute__((noinline)) ukernel_acc(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t,
+                                                  const float *pf)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
            c40 = c00, c41 = c00, c50 = c00, c51 = c00;
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; k++) {
         const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        _mm_prefetch((const char *)pf, _MM_HINT_T1);
+        pf += NR;
         ROW_FMA(0);
         ROW_FMA(1);
         ROW_FMA(2);
@@ -131,31 +140,75 @@ static void __attribute__((noinline)) ukernel_acc(int64_t kc, const float *restr
     ROW_SPILL(5);
 }
 
-static void ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c, int64_t ldc, int mr,
-                    int nr, float alpha, float beta)
+#define ROW_OUT(r)                                                                                                     \
+    do {                                                                                                               \
+        float *cr = c + (r) * ldc;                                                                                     \
+        if (ab[0] != 1.f) {                                                                                            \
+            c##r##0 = _mm256_mul_ps(_mm256_broadcast_ss(ab), c##r##0);                                                 \
+            c##r##1 = _mm256_mul_ps(_mm256_broadcast_ss(ab), c##r##1);                                                 \
+        }                                                                                                              \
+        if (ab[1] == 1.f) {                                                                                            \
+            c##r##0 = _mm256_add_ps(_mm256_loadu_ps(cr), c##r##0);                                                     \
+            c##r##1 = _mm256_add_ps(_mm256_loadu_ps(cr + 8), c##r##1);                                                 \
+        } else if (ab[1] != 0.f) {                                                                                     \
+            c##r##0 = _mm256_fmadd_ps(_mm256_broadcast_ss(ab + 1), _mm256_loadu_ps(cr), c##r##0);                      \
+            c##r##1 = _mm256_fmadd_ps(_mm256_broadcast_ss(ab + 1), _mm256_loadu_ps(cr + 8), c##r##1);                  \
+        }                                                                                                              \
+        _mm256_storeu_ps(cr, c##r##0);                                                                                 \
+        _mm256_storeu_ps(cr + 8, c##r##1);                                                                             \
+    } while (0)
+
+/* The full-tile micro-kernel: as ukernel_acc, then C = alpha acc + beta C straight from the
+   registers (ab = {alpha, beta} in memory, read only after the loop, so the loop keeps its 12
+   accumulators without spills; beta = 0: C not read). */
+static void __attribute__((noinline)) ukernel_full(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c,
+                                                   int64_t ldc, const float *ab, const float *pf)
 {
-    _Alignas(32) float t[MR * NR];
-    ukernel_acc(kc, a, b, t);
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+           c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    for (int r = 0; r < MR; r++) {
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + r * ldc + NR - 1), _MM_HINT_T0);
+    }
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; k++) {
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        _mm_prefetch((const char *)pf, _MM_HINT_T1);
+        pf += NR;
+        ROW_FMA(0);
+        ROW_FMA(1);
+        ROW_FMA(2);
+        ROW_FMA(3);
+        ROW_FMA(4);
+        ROW_FMA(5);
+        a += MR;
+        b += NR;
+    }
+    ROW_OUT(0);
+    ROW_OUT(1);
+    ROW_OUT(2);
+    ROW_OUT(3);
+    ROW_OUT(4);
+    ROW_OUT(5);
+}
+
+static void ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c, int64_t ldc, int mr,
+                    int nr, float alpha, float beta, const float *pf)
+{
     if (mr == MR && nr == NR) {
-        const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-        for (int r = 0; r < MR; r++) {
-            float *cr = c + r * ldc;
-            __m256 v0 = _mm256_mul_ps(va, _mm256_load_ps(t + r * NR)), v1 = _mm256_mul_ps(va, _mm256_load_ps(t + r * NR + 8));
-            if (beta != 0.f) {
-                v0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr), v0);
-                v1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr + 8), v1);
-            }
-            _mm256_storeu_ps(cr, v0);
-            _mm256_storeu_ps(cr + 8, v1);
-        }
+        const float ab[2] = {alpha, beta};
+        ukernel_full(kc, a, b, c, ldc, ab, pf);
     } else {
+        _Alignas(32) float t[MR * NR];
+        ukernel_acc(kc, a, b, t, pf);
         store_tile_slow(t, c, ldc, mr, nr, alpha, beta);
     }
 }
 #else
 static void ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c, int64_t ldc, int mr,
-                    int nr, float alpha, float beta)
+                    int nr, float alpha, float beta, const float *pf)
 {
+    (void)pf;
     float t[MR * NR] = {0};
     for (int64_t k = 0; k < kc; k++, a += MR, b += NR)
         for (int r = 0; r < MR; r++)
@@ -204,6 +257,8 @@ static int64_t kc_block(void) { return so_gemm_kc < 1 ? 1 : so_gemm_kc; }
 size_t so_gemm_scratch_floats(int64_t M, int64_t K, int threads)
 {
     if (threads < 1) threads = 1;
+    if (M <= mc_block(M) && M <= so_gemm_mc) /* one shared full packed A */
+        return (size_t)(((M + MR - 1) / MR * MR * (K < 1 ? 1 : K) + 15) / 16 * 16);
     int64_t per = mc_block(M) * imin(kc_block(), K < 1 ? 1 : K);
     per = (per + 15) / 16 * 16; /* 64-byte aligned slices */
     return (size_t)(per * threads);
@@ -228,8 +283,39 @@ static void worker(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, co
                 for (int64_t ir = 0; ir < mc; ir += MR) {
                     int mr = (int)imin(MR, mc - ir);
                     float *c = C + (ic + ir) * ldc + j0;
-                    ukernel(kc, abuf + ir * kc, bp, c, ldc, mr, nr, alpha, bk);
+                    ukernel(kc, abuf + ir * kc, bp, c, ldc, mr, nr, alpha, bk, ir == 0 && jp + 1 < p1 ? bp + K * NR : bp);
                     if (last && epi) epi_tile(epi, c, ldc, ic + ir, j0, mr, nr);
+                }
+            }
+        }
+    }
+}
+
+/* Small M: one thread's column panels [p0, p1) against the fully packed A (ap: ceil(M/MR)
+   micro-panels of K x MR), in NC blocks. */
+static void worker_small(int64_t M, int64_t N, int64_t K, float alpha, const float *ap, const float *Bp, float beta, float *C,
+                         int64_t ldc, const so_gemm_epi *epi, int64_t p0, int64_t p1)
+{
+    const int64_t KC = kc_block();
+    int64_t ncp = so_gemm_nc_bytes / (M * NR * (int64_t)sizeof(float));
+    if (ncp < 1) ncp = 1;
+    for (int64_t jc = p0; jc < p1; jc += ncp) {
+        int64_t je = imin(jc + ncp, p1);
+        for (int64_t pc = 0; pc < K; pc += KC) {
+            int64_t kc = imin(KC, K - pc);
+            float bk = pc == 0 ? beta : 1.f;
+            int last = pc + kc == K;
+            for (int64_t jp = jc; jp < je; jp++) {
+                const float *bp = Bp + jp * K * NR + pc * NR;
+                /* the B micro-panel needed after this one */
+                const float *nx = jp + 1 < je ? bp + K * NR : !last ? Bp + jc * K * NR + (pc + kc) * NR : je < p1 ? Bp + je * K * NR : bp;
+                int64_t j0 = jp * NR;
+                int nr = (int)imin(NR, N - j0);
+                for (int64_t ir = 0; ir < M; ir += MR) {
+                    int mr = (int)imin(MR, M - ir);
+                    float *c = C + ir * ldc + j0;
+                    ukernel(kc, ap + ir * K + pc * MR, bp, c, ldc, mr, nr, alpha, bk, ir == 0 ? nx : bp);
+                    if (last && epi) epi_tile(epi, c, ldc, ir, j0, mr, nr);
                 }
             }
         }
@@ -255,6 +341,24 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
     if (threads > np) threads = (int)np;
     /* below ~1 MFLOP the team start-up costs more than the second thread saves */
     if (threads > 1 && M * N * K < ((int64_t)1 << 19)) threads = 1;
+    if (M <= mc_block(M) && M <= so_gemm_mc) { /* small M: A packed once, shared */
+        int64_t npa = (M + MR - 1) / MR;
+        if (threads <= 1) {
+            pack_a(trans_a, A, lda, 0, M, 0, K, scratch);
+            worker_small(M, N, K, alpha, scratch, Bp, beta, C, ldc, epi, 0, np);
+            return;
+        }
+#pragma omp parallel num_threads(threads)
+        {
+            int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+            int64_t a0 = npa * t / T, a1 = npa * (t + 1) / T;
+            if (a1 > a0) pack_a(trans_a, A, lda, a0 * MR, imin(M, a1 * MR) - a0 * MR, 0, K, scratch + a0 * MR * K);
+#pragma omp barrier
+            int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
+            if (p1 > p0) worker_small(M, N, K, alpha, scratch, Bp, beta, C, ldc, epi, p0, p1);
+        }
+        return;
+    }
     size_t per = so_gemm_scratch_floats(M, K, 1);
     if (threads <= 1) {
         worker(trans_a, M, N, K, alpha, A, lda, Bp, beta, C, ldc, epi, 0, np, scratch);

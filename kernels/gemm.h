@@ -10,10 +10,12 @@
 #define SO_GEMM_MR 6  /* micro-tile rows */
 #define SO_GEMM_NR 16 /* micro-tile columns (= packed B panel width) */
 
-/* Cache blocking: K block (default 256) and M block (default 144, rounded down to a multiple
-   of MR). Tunables for tests and benchmarks; set before packing nothing (B's layout does not
-   depend on them), but never while a so_gemm call runs. */
-extern int64_t so_gemm_kc, so_gemm_mc;
+/* Cache blocking: K block (default 384), M block (default 144, rounded down to a multiple
+   of MR) and, for M <= MC (A packed whole, once per call), the C block's bytes that set the
+   column-block width (default 192 KB). Tunables for tests and benchmarks: B's packed layout
+   does not depend on them, but scratch sizes do: never change them between sizing a scratch
+   and using it, or while a so_gemm call runs. */
+extern int64_t so_gemm_kc, so_gemm_mc, so_gemm_nc_bytes;
 
 /* Packed B: ceil(N / NR) column panels, panel p holds rows k = 0..K-1 of columns
    [p*NR, p*NR + NR) as K consecutive groups of NR floats (zero-padded past N). Any K block

@@ -137,26 +137,27 @@ static void test_blocking(void **state)
 {
     (void)state;
     uint64_t seed = 0xfeedull;
-    int64_t kc0 = so_gemm_kc, mc0 = so_gemm_mc;
-    /* several K and M blocks (small KC/MC) and the default blocking on sizes past both */
-    static const int64_t blk[][2] = {{7, 6}, {16, 12}, {1, 1}, {256, 144}};
+    int64_t kc0 = so_gemm_kc, mc0 = so_gemm_mc, nc0 = so_gemm_nc_bytes;
+    /* several K, M and column blocks (small KC/MC/NC), then the default blocking on sizes past
+       them; M <= MC takes the whole-A path, M > MC the blocked one */
+    static const int64_t blk[][3] = {{7, 6, 1}, {16, 12, 2048}, {1, 1, 4096}, {256, 144, 192 << 10}, {40, 200, 5000}};
     for (size_t q = 0; q < sizeof blk / sizeof *blk; q++) {
         so_gemm_kc = blk[q][0];
         so_gemm_mc = blk[q][1];
+        so_gemm_nc_bytes = blk[q][2];
         for (int it = 0; it < 6; it++) {
             gcase c = {.M = irand(&seed, 1, 160), .N = irand(&seed, 1, 90), .K = irand(&seed, 1, 300), .ta = it & 1,
                        .tb = (it >> 1) & 1, .alpha = it == 3 ? 0.5f : 1.f, .beta = it % 3 == 0 ? 0.f : it % 3 == 1 ? 1.f : -0.7f};
             run_case(&c, &seed);
         }
     }
-    so_gemm_kc = 256;
-    so_gemm_mc = 144;
+    so_gemm_kc = kc0;
+    so_gemm_mc = mc0;
+    so_gemm_nc_bytes = nc0;
     gcase big = {.M = 301, .N = 77, .K = 600, .alpha = 1.f, .beta = 0.f};
     run_case(&big, &seed);
     gcase bert = {.M = 64, .N = 200, .K = 768, .alpha = 1.f, .beta = 0.f, .use_ep = 1, .use_shift = 1, .act1 = SO_ACT_RELU};
     run_case(&bert, &seed);
-    so_gemm_kc = kc0;
-    so_gemm_mc = mc0;
 }
 
 static void test_epilogues(void **state)
