@@ -21,7 +21,11 @@ enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO, CONV_DW3, CONV_STEM };
 int64_t so_conv_wino_min_hw = 27 * 27; /* SqueezeNet 27x27, 32 -> 128: 0.63 vs 0.745 ms im2col (paired, 1 thread) */
 int64_t so_conv_wino_min_ch = 32;
 int64_t so_conv_direct_max_cg = 32;
+#ifdef __AVX2__
+int64_t so_conv_direct_max_c = 16; /* conv_stem: SqueezeNet's 16 -> 64 3x3 at 55x55 0.74 vs 0.81 ms im2col (1 thread) */
+#else
 int64_t so_conv_direct_max_c = 4;
+#endif
 int64_t so_conv_dw_c8_max_hw = 7 * 7; /* 7x7: 0.52x the row kernel's time (960 ch), 14x14 stride 1: same, 28x28 -> 14x14: 1.15x */
 
 typedef struct conv_plan {
@@ -670,8 +674,9 @@ static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float 
    channels x NV vectors of 8 columns are accumulated in registers over all Cin * kh * kw
    taps (weights packed at load as [O/STEM_OB][Cin*kh*kw][STEM_OB], zero-padded channels
    not stored), the epilogue applied in registers, and stored straight into the output row:
-   no intermediate buffer. The last column block overlaps the previous one (its outputs are
-   recomputed identically); rows narrower than 8 use a masked store. */
+   no intermediate buffer. Column blocks of 24, then a rest of >= 16 as one 24-block
+   overlapping the previous one (its outputs are recomputed identically), a smaller rest as
+   blocks of 8 (the last overlapping); rows narrower than 8 use a masked store. */
 #define STEM_OB 4
 
 static inline __attribute__((always_inline)) void stem_block(int NV, const conv_plan *p, const float *xp, const float *wpk,
@@ -740,19 +745,15 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
             }
             const float *xp = scratch + oh * Wh, *wpk = p->U + bo * p->C * T * STEM_OB;
             float *y = Y + (n * p->O + o0) * hw + oh * Wo;
+            /* blocks of 24 columns; a rest of >= 16 as one more overlapping 24-block, a smaller
+               one as blocks of 8, the last overlapping (or masked below 8 columns) */
             int64_t ow = 0;
-            if (Wo >= 24) {
-                for (;; ow += 24) {
-                    if (ow + 24 > Wo) ow = Wo - 24;
-                    stem_block(3, p, xp, wpk, e, y, hw, ow, nob, 0);
-                    if (ow + 24 >= Wo) break;
-                }
+            for (; ow + 24 <= Wo; ow += 24) stem_block(3, p, xp, wpk, e, y, hw, ow, nob, 0);
+            if (Wo - ow >= 16 && Wo >= 24) {
+                stem_block(3, p, xp, wpk, e, y, hw, Wo - 24, nob, 0);
             } else {
-                for (;; ow += 8) {
-                    if (ow + 8 > Wo && Wo >= 8) ow = Wo - 8;
-                    stem_block(1, p, xp, wpk, e, y, hw, ow, nob, Wo < 8);
-                    if (ow + 8 >= Wo) break;
-                }
+                for (; ow + 8 <= Wo; ow += 8) stem_block(1, p, xp, wpk, e, y, hw, ow, nob, 0);
+                if (ow < Wo) stem_block(1, p, xp, wpk, e, y, hw, Wo >= 8 ? Wo - 8 : 0, nob, Wo < 8);
             }
             if (!inreg)
                 for (int b = 0; b < nob; b++)

@@ -16,7 +16,8 @@ extern int64_t so_conv_wino_min_hw, so_conv_wino_min_ch;
 /* Grouped convs (group > 1) with at most so_conv_direct_max_cg input channels per group
    (depthwise included) use the direct kernel instead of im2col + sgemm per group. */
 extern int64_t so_conv_direct_max_cg;
-/* Ungrouped convs with at most so_conv_direct_max_c input channels and >= 3x3 kernels (stems) also use it. */
+/* Ungrouped convs with at most so_conv_direct_max_c input channels and >= 3x3 kernels (stems; with AVX2 the
+   register-blocked conv_stem kernel when the weights are constant) also use it. */
 extern int64_t so_conv_direct_max_c;
 
 /* Depthwise 3x3 convs (multiplier 1, >= 8 channels) with at most so_conv_dw_c8_max_hw output
