@@ -36,8 +36,11 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
 so_status so_cost_save(so_cost_model *cm);
 void so_cost_free(so_cost_model *cm);
 
-/* Key of node i's configuration: op, attributes, input shapes and which inputs are weights,
-   output shapes, thread count. */
+/* 1 if node i is a conv whose bias input is a per-channel f32 weight: the executor adds it in
+   the conv's epilogue pass, as it does a fused batchnorm's scale and shift. */
+int so_cost_conv_bias_epilogue(const so_graph *g, int32_t i);
+/* Key of node i's configuration: op, attributes (a relu/clip epilogue dropped), input shapes and
+   which inputs are weights (an epilogue conv bias dropped), output shapes, thread count. */
 uint64_t so_cost_node_key(const so_graph *g, int32_t i, int threads);
 /* Cost of node i (measured once per configuration, then cached). */
 double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i);

@@ -36,6 +36,7 @@ typedef struct cand {
     double est;                 /* preview estimate of the cost change (depends on the match only) */
     double cur;                 /* in this graph: est, the exact change once built, INFINITY if rejected */
     uint8_t exact;
+    int32_t dnodes;             /* change in operator nodes (weights and folded nodes not counted) */
 } cand;
 
 /* A materialized graph with its incremental-search data. */
@@ -44,6 +45,7 @@ typedef struct gref {
     double cost;
     hist *h;
     int32_t refs;
+    int32_t n_ops;              /* operator nodes (not weights, inputs, constants) */
     int32_t *origin;            /* per node: the parent's node it is, -1 if new (NULL: no parent) */
     uint8_t *inchg;             /* per node: new, or an input edge differs from the parent's */
     uint64_t *usig;             /* per node: use signature (own numbering) */
@@ -60,7 +62,9 @@ typedef struct gref {
    estimate for lazy ones. */
 typedef struct state {
     double cost;
-    int64_t seq;                /* tie-break: earlier first */
+    int64_t tie;                /* cost in ticks (ctx.tick): equal ticks are a tie */
+    int32_t nodes;              /* operator nodes (estimated for lazy states): fewer first among ties */
+    int64_t seq;                /* then the latest first (depth-first along a plateau) */
     gref *g;
     gref *parent;
     hist *h;
@@ -92,6 +96,7 @@ typedef struct ctx {
     hist *best_h;
     double t0, last_progress;
     int64_t seq;
+    double tick;                /* costs within one tick tie: 1e-9 of the start cost */
     int timed_out;
     so_graph *scratch;          /* preview graph */
     uint8_t *pv;                /* preview scratch arrays */
@@ -137,10 +142,30 @@ static void state_drop(state *s)
     s->parent = NULL;
 }
 
-static int less(const state *a, const state *b) { return a->cost < b->cost || (a->cost == b->cost && a->seq < b->seq); }
-
-static void heap_push(ctx *c, const state *s)
+/* Queue order: cheapest first; among graphs of equal cost (within a tick: sums of the same node
+   costs in another order differ in the last bits), the one with fewer operator nodes, then the
+   latest queued. Cost-neutral rewrites (conv+BN folds and conv+relu fusions: the executor fuses
+   both already) form plateaus of 2^n graphs; breadth-first (oldest first, as before) a budget of
+   1000 graphs only reached pairs of them, so the downhill rewrite that two folds enable (merging
+   two folded sibling convs) was never found. Fewer nodes first descends the plateau by the
+   node-removing rewrites (depth-first), node-adding neutral ones (unfusing a relu) come after. */
+static int less(const state *a, const state *b)
 {
+    if (a->tie != b->tie) return a->tie < b->tie;
+    if (a->nodes != b->nodes) return a->nodes < b->nodes;
+    return a->seq > b->seq;
+}
+
+static int64_t ticks(const ctx *c, double cost)
+{
+    double q = floor(cost / c->tick + 0.5);
+    return q > 9e18 ? (int64_t)9e18 : q < -9e18 ? (int64_t)-9e18 : (int64_t)q;
+}
+
+static void heap_push(ctx *c, const state *in)
+{
+    state v = *in, *s = &v;
+    v.tie = ticks(c, v.cost);
     if (c->n_heap == c->cap_heap) {
         c->cap_heap = c->cap_heap ? c->cap_heap * 2 : 256;
         c->heap = so_xrealloc(c->heap, (size_t)c->cap_heap * sizeof *c->heap);
@@ -174,16 +199,17 @@ static state heap_pop(ctx *c)
 }
 
 typedef struct rank {
-    double cost;
+    int64_t tie;
     int64_t seq;
-    int32_t idx;
+    int32_t nodes, idx;
 } rank;
 
 static int cmp_rank(const void *a, const void *b)
 {
     const rank *x = a, *y = b;
-    if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    if (x->tie != y->tie) return x->tie < y->tie ? -1 : 1; /* as less() */
+    if (x->nodes != y->nodes) return x->nodes < y->nodes ? -1 : 1;
+    return x->seq > y->seq ? -1 : x->seq < y->seq;
 }
 
 /* Drops the costliest half of the queue when it exceeds its cap (sorting small keys, not
@@ -194,7 +220,7 @@ static void heap_trim(ctx *c)
     if (c->n_heap <= cap) return;
     int32_t n = c->n_heap, keep = cap / 2;
     rank *r = so_xmalloc((size_t)n * sizeof *r);
-    for (int32_t i = 0; i < n; i++) r[i] = (rank){c->heap[i].cost, c->heap[i].seq, i};
+    for (int32_t i = 0; i < n; i++) r[i] = (rank){c->heap[i].tie, c->heap[i].seq, c->heap[i].nodes, i};
     qsort(r, (size_t)n, sizeof *r, cmp_rank);
     state *h = so_xmalloc((size_t)c->cap_heap * sizeof *h);
     for (int32_t i = 0; i < keep; i++) h[i] = c->heap[r[i].idx]; /* a sorted array is a heap */
@@ -306,6 +332,8 @@ static void gref_index(gref *r)
     r->role = so_xmalloc((size_t)n + 1);
     so_cost_roles(g, r->role);
     r->nc = so_xmalloc(((size_t)n + 1) * sizeof *r->nc);
+    r->n_ops = 0;
+    for (int32_t i = 0; i < n; i++) r->n_ops += !(so_ops[g->nodes[i].op].flags & SO_F_SOURCE);
 }
 
 /* A new state for g (ownership taken), costed from scratch. */
@@ -356,7 +384,7 @@ static gref *gref_child(ctx *c, const gref *p, so_graph *g, int32_t *origin)
 /* Cost change of applying m to the current graph, from a preview of the target nodes: target
    nodes not folded cost what they cost as the executor would run them among themselves
    (fusion inside the target), matched nodes what they cost in the graph now. */
-static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta)
+static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta, int32_t *dnodes)
 {
     const so_graph *g = r->g;
     int32_t first;
@@ -377,6 +405,7 @@ static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta
     for (int k = 0; k < m->rule->n_outputs; k++) pinned[outs[k].node] = 1;
     so_cost_roles_pinned(sg, pinned, role);
     double d = 0;
+    int32_t dn = -m->rule->src.n_nodes;
     for (int32_t i = 0; i < n; i++) {
         const so_node *nd = &sg->nodes[i];
         int fold = nd->op == SO_OP_WEIGHT;
@@ -386,10 +415,14 @@ static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta
                 if (!wf[nd->in[k].node]) fold = 0;
         }
         wf[i] = (uint8_t)fold;
-        if (i >= first && !fold) d += so_cost_node_role(c->cm, sg, i, role[i]);
+        if (i >= first && !fold) {
+            d += so_cost_node_role(c->cm, sg, i, role[i]);
+            dn += !(so_ops[nd->op].flags & SO_F_SOURCE);
+        }
     }
     for (int p = 0; p < m->rule->src.n_nodes; p++) d -= r->nc[m->node[p]];
     *delta = d;
+    *dnodes = dn;
     return SO_OK;
 }
 
@@ -441,12 +474,14 @@ static void preview_found(ctx *c, gref *r, int32_t from)
         if (out_of_time(c)) break;
         if ((c->res->matches & 63) == 0) progress(c, 0);
         double d;
-        if (preview(c, r, &f->m, &d) != SO_OK) {
+        int32_t dn;
+        if (preview(c, r, &f->m, &d, &dn) != SO_OK) {
             c->res->rejected++;
             continue;
         }
         c->res->graphs_generated++;
         f->est = f->cur = d;
+        f->dnodes = dn;
         f->exact = 0;
         if (r->n_cands == r->cap_cands) {
             r->cap_cands = r->cap_cands ? r->cap_cands * 2 : 64;
@@ -749,6 +784,7 @@ static void push_children(ctx *c, gref *r, double alpha)
         state s;
         memset(&s, 0, sizeof s);
         s.cost = est;
+        s.nodes = r->n_ops + cd->dnodes;
         s.seq = c->seq++;
         s.parent = r;
         r->refs++;
@@ -769,6 +805,7 @@ static void backtrack(ctx *c, gref *start, gref *warm)
         state s;
         memset(&s, 0, sizeof s);
         s.cost = warm->cost;
+        s.nodes = warm->n_ops;
         s.seq = c->seq++;
         s.g = warm;
         warm->refs++;
@@ -778,6 +815,7 @@ static void backtrack(ctx *c, gref *start, gref *warm)
     state s0;
     memset(&s0, 0, sizeof s0);
     s0.cost = start->cost;
+    s0.nodes = start->n_ops;
     s0.seq = c->seq++;
     s0.g = start;
     start->refs++;
@@ -789,6 +827,9 @@ static void backtrack(ctx *c, gref *start, gref *warm)
         }
         if (out_of_time(c)) break;
         state s = heap_pop(c);
+        if (getenv("SO_DEBUG_POP"))
+            fprintf(stderr, "pop %.9g tie %lld depth %d rule %d%s best %.9g\n", s.cost, (long long)s.tie, s.h ? s.h->depth : 0,
+                    s.h ? c->rules[s.h->rule].id : 0, s.g ? "" : " lazy", c->best_cost);
         if (s.cost >= o->alpha * c->best_cost) {
             state_drop(&s); /* the best improved since it was queued */
             continue;
@@ -807,6 +848,7 @@ static void backtrack(ctx *c, gref *start, gref *warm)
                 state t = s;
                 t.g = r;
                 t.cost = r->cost;
+                t.nodes = r->n_ops;
                 t.seq = c->seq++;
                 if (t.cost < o->alpha * c->best_cost) heap_push(c, &t);
                 else state_drop(&t);
@@ -887,6 +929,7 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     index_rules(&c);
     gref *g0 = gref_new(&c, so_graph_clone(start));
     res->cost_before = g0->cost;
+    c.tick = g0->cost > 0 ? g0->cost * 1e-9 : 1e-12;
     c.best = so_graph_clone(start);
     c.best_cost = res->cost_before;
 

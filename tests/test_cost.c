@@ -169,6 +169,44 @@ static int32_t gb_op(gb *b, so_op op, const int32_t *ins, int n_in, const so_att
     return n;
 }
 
+/* A conv's per-channel weight bias runs in the epilogue pass a fused batchnorm takes: conv(X, W),
+   conv(X, W, b) are one configuration (same key) and cost the same under flops, so folding a
+   batchnorm into a conv is neutral under both models; a bias of another length, or one that is
+   an activation, keeps its own key. */
+static void test_conv_bias_epilogue(void **state)
+{
+    (void)state;
+    int64_t xd[4] = {1, 4, 5, 5};
+    gb b = gb_new(1, so_shape_make(4, xd), 3);
+    int64_t wd[4] = {6, 4, 1, 1}, cd[1] = {6};
+    int32_t w = gb_weight(&b, 4, wd);
+    so_attr ca;
+    memset(&ca, 0, sizeof ca);
+    ca.stride[0] = ca.stride[1] = 1;
+    ca.dilation[0] = ca.dilation[1] = 1;
+    ca.group = 1;
+    int32_t bare = gb_op(&b, SO_OP_CONV, (int32_t[]){0, w}, 2, &ca);
+    int32_t biased = gb_op(&b, SO_OP_CONV, (int32_t[]){0, w, gb_weight(&b, 1, cd)}, 3, &ca);
+    int32_t bact = gb_weight(&b, 1, cd);
+    b.g->nodes[bact].op = SO_OP_INPUT; /* a bias that is an activation (only keys are computed) */
+    b.g->nodes[bact].ref = 0;
+    int32_t actbias = gb_op(&b, SO_OP_CONV, (int32_t[]){0, w, bact}, 3, &ca);
+    b.g->outputs[0] = (so_edge){bare, 0};
+    b.g->outputs[1] = (so_edge){biased, 0};
+    b.g->outputs[2] = (so_edge){actbias, 0};
+    assert_int_equal(so_cost_conv_bias_epilogue(b.g, bare), 0);
+    assert_int_equal(so_cost_conv_bias_epilogue(b.g, biased), 1);
+    assert_int_equal(so_cost_conv_bias_epilogue(b.g, actbias), 0);
+    assert_true(so_cost_node_key(b.g, bare, 1) == so_cost_node_key(b.g, biased, 1));
+    assert_true(so_cost_node_key(b.g, bare, 1) != so_cost_node_key(b.g, actbias, 1));
+    /* 2*6*25*4 flops; bytes 4*(100 input + 24 kernel + 150 output), the bias not counted */
+    double want = 1200 / 1e7 + 4.0 * (100 + 24 + 150) / 5e6 + 1e-4;
+    assert_float_equal(so_cost_flops_node(b.g, bare), want, 1e-12);
+    assert_float_equal(so_cost_flops_node(b.g, biased), want, 1e-12);
+    assert_float_equal(so_cost_flops_node(b.g, actbias), want + 4.0 * 6 / 5e6, 1e-12);
+    so_model_free(b.m);
+}
+
 /* conv -> batchnorm -> relu -> add(residual) -> relu: the whole chain fuses into the conv;
    matmul -> bias add -> tanh fuses, a matmul with two users fuses nothing; a concat of step
    outputs with leading dims 1 is zero-copy, a concat of graph inputs is a copy. */
@@ -290,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_key_act),
         cmocka_unit_test(test_flops_values),
         cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_conv_bias_epilogue),
         cmocka_unit_test(test_measured_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

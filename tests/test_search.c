@@ -315,6 +315,127 @@ static void test_incremental_nasrnn(void **state)
     so_model_free(m);
 }
 
+/* ---- a plateau of cost-neutral rewrites in front of a downhill one ---- */
+
+/* A random weight of any rank times `scale`; positive values when `positive` (batchnorm
+   variances and scales). */
+static int32_t wt(tb *t, int rank, const int64_t *dims, int positive, float scale)
+{
+    so_shape sh = so_shape_make(rank, dims);
+    size_t n = (size_t)so_shape_numel(&sh);
+    float *d = malloc(sizeof(float) * n);
+    so_rng_fill(&t->seed, d, n);
+    for (size_t j = 0; j < n; j++) d[j] = scale * (positive ? 0.5f + (d[j] < 0 ? -d[j] : d[j]) : d[j]);
+    int32_t node = so_graph_add(t->g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(t->m, "w", sh, d), NULL);
+    assert_int_equal(so_graph_infer(t->g, node), SO_OK);
+    return node;
+}
+
+/* relu(batchnorm(conv(x, W k x k, same padding))), epsilon 1e-5, c -> o channels. */
+static int32_t conv_bn_relu(tb *t, int32_t x, int64_t c, int64_t o, int k)
+{
+    int64_t wd[4] = {o, c, k, k}, vd[1] = {o};
+    so_attr ca;
+    memset(&ca, 0, sizeof ca);
+    ca.stride[0] = ca.stride[1] = 1;
+    ca.dilation[0] = ca.dilation[1] = 1;
+    ca.pad[0] = ca.pad[1] = ca.pad[2] = ca.pad[3] = k / 2;
+    ca.group = 1;
+    so_edge ci[2] = {{x, 0}, {wt(t, 4, wd, 0, 1.0f / (float)(c * k * k)), 0}}; /* values stay near 1 */
+    int32_t cv = so_graph_add(t->g, SO_OP_CONV, ci, 2, 1, so_model_attr(t->m, &ca), -1, NULL);
+    assert_int_equal(so_graph_infer(t->g, cv), SO_OK);
+    so_attr ba;
+    memset(&ba, 0, sizeof ba);
+    ba.epsilon = 1e-5f;
+    so_edge bi[5] = {{cv, 0}, {wt(t, 1, vd, 1, 1), 0}, {wt(t, 1, vd, 0, 1), 0}, {wt(t, 1, vd, 0, 1), 0}, {wt(t, 1, vd, 1, 1), 0}};
+    int32_t bn = so_graph_add(t->g, SO_OP_BATCHNORM, bi, 5, 1, so_model_attr(t->m, &ba), -1, NULL);
+    assert_int_equal(so_graph_infer(t->g, bn), SO_OK);
+    return tb_op(t, SO_OP_RELU, bn, -1, 0);
+}
+
+/* Two sibling 1x1 conv+BN+relu on X (merging them is the only downhill rewrite, and needs both
+   folded first) behind a chain of `depth` 3x3 conv+BN+relu (folding each is cost-neutral: the
+   executor fuses batchnorm and relu already). */
+static so_model *build_plateau(int depth)
+{
+    tb t;
+    int64_t xd[4] = {1, 8, 6, 6};
+    so_shape xs = so_shape_make(4, xd);
+    tb_new(&t, 1, &xs, 3);
+    t.seed = 5;
+    int32_t h = 0;
+    for (int i = 0; i < depth; i++) h = conv_bn_relu(&t, h, 8, 8, 3);
+    t.g->outputs[0] = (so_edge){h, 0};
+    t.g->outputs[1] = (so_edge){conv_bn_relu(&t, 0, 8, 6, 1), 0};
+    t.g->outputs[2] = (so_edge){conv_bn_relu(&t, 0, 8, 10, 1), 0};
+    return t.m;
+}
+
+static int count_op(const so_graph *g, so_op op)
+{
+    int n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == op;
+    return n;
+}
+
+/* The neutral folds form a plateau of 2^(depth+2) graphs (and more with relu fusions undone);
+   the queue's tie order (equal cost: fewer operator nodes, then the latest) walks down it and
+   reaches the merge of the two folded siblings within a budget of a few graphs per fold, where
+   breadth-first order did not; greedy, which only takes improving steps, applies nothing. Under
+   flops, folds are exactly neutral (a conv's epilogue bias is not counted) and the merge saves
+   one read of X and a launch. */
+static void test_plateau_merge(void **state)
+{
+    (void)state;
+    so_model *m = NULL;
+    so_ruleset drs = {0};
+    if (so_rules_load("rules/default.rules", &drs) != SO_OK) {
+        skip(); /* run from the repository root */
+        return;
+    }
+    so_rule *rl = malloc(sizeof *rl * (size_t)(2 * drs.n_rules + 1));
+    int32_t n = 0;
+    for (int32_t i = 0; i < drs.n_rules; i++) {
+        rl[n++] = drs.rules[i];
+        so_rule_reverse(&drs.rules[i], &rl[n]);
+        if (rl[n].src.n_nodes > 0) n++;
+    }
+    const int depth = 12;
+    m = build_plateau(depth);
+    double cost[3];
+    so_graph *best[3];
+    for (int kind = SO_SEARCH_NONE; kind <= SO_SEARCH_BACKTRACK; kind++) {
+        so_cost_model cm;
+        so_fold_ctx fc;
+        assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
+        so_fold_init(&fc, m);
+        so_graph *start = so_graph_clone(m->graph);
+        so_normalize_attrs(start);
+        assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+        so_search_opts o = {.kind = kind, .alpha = 1.05, .budget = 4 * (depth + 2), .time_limit = 0};
+        so_search_result res;
+        assert_int_equal(so_search_run(start, rl, n, &cm, &fc, &o, &res), SO_OK);
+        cost[kind] = res.cost_after;
+        best[kind] = res.best;
+        res.best = NULL;
+        assert_true(max_diff(m->graph, best[kind]) < 1e-4);
+        so_search_result_free(&res);
+        so_graph_free(start);
+        so_fold_free(&fc);
+        so_cost_free(&cm);
+    }
+    assert_true(cost[SO_SEARCH_GREEDY] == cost[SO_SEARCH_NONE]);
+    assert_int_equal(count_op(best[SO_SEARCH_GREEDY], SO_OP_CONV), depth + 2);
+    /* the merge: one conv fewer, the siblings' batchnorms folded, strictly cheaper */
+    assert_true(cost[SO_SEARCH_BACKTRACK] < cost[SO_SEARCH_GREEDY] * (1 - 1e-6));
+    assert_int_equal(count_op(best[SO_SEARCH_BACKTRACK], SO_OP_CONV), depth + 1);
+    assert_int_equal(count_op(best[SO_SEARCH_BACKTRACK], SO_OP_SPLIT), 1);
+    for (int k = 0; k < 3; k++) so_graph_free(best[k]);
+    free(rl);
+    so_ruleset_free(&drs);
+    so_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_budget_counts),
         cmocka_unit_test(test_time_limit_in_matcher),
         cmocka_unit_test(test_optimize_command),
+        cmocka_unit_test(test_plateau_merge),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
