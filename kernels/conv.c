@@ -442,9 +442,10 @@ static inline __m256i dw3_mask(int64_t q, int64_t W)
     return _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(-1)), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)W), idx));
 }
 
-static inline __attribute__((always_inline)) __m256 dw3_ld(int EDGE, const float *p, __m256i m)
+/* m: the mask, read only for EDGE loads (NULL otherwise). */
+static inline __attribute__((always_inline)) __m256 dw3_ld(int EDGE, const float *p, const __m256i *m)
 {
-    return EDGE ? _mm256_maskload_ps(p, m) : _mm256_loadu_ps(p);
+    return EDGE ? _mm256_maskload_ps(p, *m) : _mm256_loadu_ps(p);
 }
 
 /* R output rows (row i at y + i * Wo, columns [ow, ow + 8)) from input rows rows[k],
@@ -461,12 +462,12 @@ static inline __attribute__((always_inline)) void dw3_block(int R, int S, int ED
         const float *xr = rows[k] + b;
         __m256 a0, a1, a2;
         if (S == 1) {
-            a0 = dw3_ld(EDGE, xr, mk[0]);
-            a1 = dw3_ld(EDGE, xr + 1, mk[1]);
-            a2 = dw3_ld(EDGE, xr + 2, mk[2]);
+            a0 = dw3_ld(EDGE, xr, mk + 0);
+            a1 = dw3_ld(EDGE, xr + 1, mk + 1);
+            a2 = dw3_ld(EDGE, xr + 2, mk + 2);
         } else {
-            __m256 l0 = dw3_ld(EDGE, xr, mk[0]), l1 = dw3_ld(EDGE, xr + 8, mk[1]);
-            __m256 l2 = dw3_ld(EDGE, xr + 2, mk[2]), l3 = dw3_ld(EDGE, xr + 10, mk[3]);
+            __m256 l0 = dw3_ld(EDGE, xr, mk + 0), l1 = dw3_ld(EDGE, xr + 8, mk + 1);
+            __m256 l2 = dw3_ld(EDGE, xr + 2, mk + 2), l3 = dw3_ld(EDGE, xr + 10, mk + 3);
             a0 = _mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(2, 0, 2, 0));
             a1 = _mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(3, 1, 3, 1));
             a2 = _mm256_shuffle_ps(l2, l3, _MM_SHUFFLE(2, 0, 2, 0));

@@ -1104,22 +1104,23 @@ static inline __m256i mp_mask(int64_t q, int64_t W)
     return _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(-1)), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)W), idx));
 }
 
-static inline __attribute__((always_inline)) __m256 mp_ld(int EDGE, const float *p, __m256i m)
+/* m: the mask, read only for EDGE loads (NULL otherwise). */
+static inline __attribute__((always_inline)) __m256 mp_ld(int EDGE, const float *p, const __m256i *m)
 {
     if (!EDGE) return _mm256_loadu_ps(p);
-    return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+    return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(p, *m), _mm256_castsi256_ps(*m));
 }
 
 static inline __attribute__((always_inline)) void mp3s2_vec(int EDGE, const float *const *rows, int nr, int64_t b, const __m256i *mk,
                                                            float *y, int partial, int64_t n)
 {
-    __m256 l0 = mp_ld(EDGE, rows[0] + b, mk[0]), l1 = mp_ld(EDGE, rows[0] + b + 8, mk[1]);
-    __m256 l2 = mp_ld(EDGE, rows[0] + b + 2, mk[2]), l3 = mp_ld(EDGE, rows[0] + b + 10, mk[3]);
+    __m256 l0 = mp_ld(EDGE, rows[0] + b, mk + 0), l1 = mp_ld(EDGE, rows[0] + b + 8, mk + 1);
+    __m256 l2 = mp_ld(EDGE, rows[0] + b + 2, mk + 2), l3 = mp_ld(EDGE, rows[0] + b + 10, mk + 3);
     for (int r = 1; r < nr; r++) {
-        l0 = _mm256_max_ps(l0, mp_ld(EDGE, rows[r] + b, mk[0]));
-        l1 = _mm256_max_ps(l1, mp_ld(EDGE, rows[r] + b + 8, mk[1]));
-        l2 = _mm256_max_ps(l2, mp_ld(EDGE, rows[r] + b + 2, mk[2]));
-        l3 = _mm256_max_ps(l3, mp_ld(EDGE, rows[r] + b + 10, mk[3]));
+        l0 = _mm256_max_ps(l0, mp_ld(EDGE, rows[r] + b, mk + 0));
+        l1 = _mm256_max_ps(l1, mp_ld(EDGE, rows[r] + b + 8, mk + 1));
+        l2 = _mm256_max_ps(l2, mp_ld(EDGE, rows[r] + b + 2, mk + 2));
+        l3 = _mm256_max_ps(l3, mp_ld(EDGE, rows[r] + b + 10, mk + 3));
     }
     __m256 v = _mm256_max_ps(_mm256_max_ps(_mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(3, 1, 3, 1))),
                              _mm256_shuffle_ps(l2, l3, _MM_SHUFFLE(2, 0, 2, 0)));
