@@ -1277,7 +1277,8 @@ static void gap_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
 #pragma omp parallel for if (p->planes * p->plane > PAR_MIN)
     for (int64_t q = 0; q < p->planes; q++) {
         const float *x = X + q * p->plane;
-        float s = 0.f;
+        float s = 0.f; /* lane-wise partial sums (was one serial add chain: 0.13 ms for SqueezeNet's 1000 x 13 x 13) */
+#pragma omp simd reduction(+ : s)
         for (int64_t j = 0; j < p->plane; j++) s += x[j];
         Y[q] = s / (float)p->plane;
     }

@@ -787,13 +787,16 @@ static void test_pool(void **state)
         int H = irand(&s, SO_MAX(1, 3 - pt - pb), 30), W = irand(&s, SO_MAX(1, 3 - pl - pr), 70);
         one_pool(30 + (uint64_t)it, SO_OP_MAXPOOL, H, W, 3, 3, 2, 2, pt, pl, pb, pr, 0, irand(&s, 0, 1));
     }
-    tb t;
-    tb_begin(&t, 1, 3);
-    int32_t x = tb_input(&t, shp(4, 2, 7, 5, 3));
-    int32_t n = tb_node(&t, SO_OP_GLOBALAVGPOOL, &x, 1, NULL);
-    t.g->outputs[0] = (so_edge){n, 0};
-    check_graph(&t, TOL);
-    tb_free(&t);
+    const int gap[4][3] = {{7, 5, 3}, {24, 13, 13}, {5, 1, 1}, {3, 56, 57}}; /* global average pool: C, H, W (vectorised sums) */
+    for (int k = 0; k < 4; k++) {
+        tb t;
+        tb_begin(&t, 1, 3 + (uint64_t)k);
+        int32_t x = tb_input(&t, shp(4, 2, gap[k][0], gap[k][1], gap[k][2]));
+        int32_t n = tb_node(&t, SO_OP_GLOBALAVGPOOL, &x, 1, NULL);
+        t.g->outputs[0] = (so_edge){n, 0};
+        check_graph(&t, TOL);
+        tb_free(&t);
+    }
 }
 
 /* Pad(0) -> AveragePool (Inception's branch_pool) runs as one avgpool step with the pads
