@@ -22,6 +22,7 @@ int64_t so_gemm_mc = 144; /* multiple of MR */
 int64_t so_gemm_nc_bytes = 192 << 10;
 
 static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
 size_t so_gemm_packed_b_floats(int64_t K, int64_t N)
 {
@@ -386,4 +387,151 @@ void so_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float al
     size_t pb = (so_gemm_packed_b_floats(K, N) + 15) / 16 * 16;
     so_gemm_pack_b(trans_b, K, N, B, ldb, scratch);
     so_gemm_packed(trans_a, M, N, K, alpha, A, lda, scratch, beta, C, ldc, epi, scratch + pb, threads);
+}
+
+/* ---------------- weights as A ---------------- */
+
+/* Column block of the per-thread packed B (weights-as-A path): KC x NC floats (NC = 384:
+   576 KB at KC = 384, L3-resident; each KC x NR micro-panel is reused from L1 over an MC
+   block of rows). */
+int64_t so_gemm_ap_nc = 384;
+
+size_t so_gemm_packed_a_floats(int64_t M, int64_t K) { return (size_t)((M + MR - 1) / MR * MR * K); }
+
+void so_gemm_pack_a(int64_t M, int64_t K, const float *A, int64_t lda, float *dst) { pack_a(0, A, lda, 0, M, 0, K, dst); }
+
+/* n consecutive columns of one B row (values src[0], src[sw], ..., or zeros when src is
+   NULL) into the panel layout from column offset t of the block, row kk. */
+static void put_run(float *dst, int64_t kc, int64_t kk, int64_t t, const float *src, int64_t sw, int64_t n)
+{
+    while (n > 0) {
+        int64_t lane = t % NR, cnt = imin(NR - lane, n);
+        float *d = dst + (t / NR) * kc * NR + kk * NR + lane;
+        if (!src)
+            for (int64_t e = 0; e < cnt; e++) d[e] = 0.f;
+        else if (sw == 1)
+            memcpy(d, src, sizeof *d * (size_t)cnt);
+        else
+            for (int64_t e = 0; e < cnt; e++) d[e] = src[e * sw];
+        if (src) src += cnt * sw;
+        t += cnt;
+        n -= cnt;
+    }
+}
+
+/* Packs rows [k0, k0 + kc) x columns [j0, j0 + nc) of B into ceil(nc / NR) panels of kc x NR
+   (lanes past nc zero). */
+static void pack_b_block(const so_gemm_bsrc *s, int64_t k0, int64_t kc, int64_t j0, int64_t nc, float *dst)
+{
+    int64_t np = (nc + NR - 1) / NR, tail = nc % NR;
+    if (tail)
+        for (int64_t kk = 0; kk < kc; kk++)
+            for (int64_t l = tail; l < NR; l++) dst[(np - 1) * kc * NR + kk * NR + l] = 0.f;
+    if (!s->conv) {
+        for (int64_t kk = 0; kk < kc; kk++) put_run(dst, kc, kk, 0, s->B + (k0 + kk) * s->ldb + j0, 1, nc);
+        return;
+    }
+    const so_gemm_conv *cv = s->conv;
+    const int64_t khw = cv->kh * cv->kw, Wo = cv->Wo;
+    for (int64_t kk = 0; kk < kc; kk++) {
+        int64_t k = k0 + kk, c = k / khw, i = (k % khw) / cv->kw, j = k % cv->kw;
+        const float *xc = s->B + c * cv->H * cv->W;
+        int64_t off = j * cv->dw - cv->pw; /* iw = ow * sw + off */
+        /* valid ow: 0 <= ow * sw + off < W */
+        int64_t va = off >= 0 ? 0 : (-off + cv->sw - 1) / cv->sw;
+        int64_t vb = cv->W - off > 0 ? (cv->W - off + cv->sw - 1) / cv->sw : 0;
+        for (int64_t q = j0; q < j0 + nc;) {
+            int64_t oh = q / Wo, ow0 = q % Wo, ow1 = imin(Wo, ow0 + (j0 + nc - q));
+            int64_t ih = oh * cv->sh - cv->ph + i * cv->dh, t = q - j0;
+            if (ih < 0 || ih >= cv->H) {
+                put_run(dst, kc, kk, t, NULL, 1, ow1 - ow0);
+            } else {
+                int64_t a = imin(imax(va, ow0), ow1), b = imax(a, imin(vb, ow1));
+                const float *xr = xc + ih * cv->W;
+                put_run(dst, kc, kk, t, NULL, 1, a - ow0);
+                put_run(dst, kc, kk, t + a - ow0, xr + a * cv->sw + off, cv->sw, b - a);
+                put_run(dst, kc, kk, t + b - ow0, NULL, 1, ow1 - b);
+            }
+            q += ow1 - ow0;
+        }
+    }
+}
+
+static int64_t ap_nc(int64_t N)
+{
+    int64_t nc = so_gemm_ap_nc < NR ? NR : so_gemm_ap_nc / NR * NR;
+    return imin(nc, (N + NR - 1) / NR * NR);
+}
+
+size_t so_gemm_apacked_scratch_floats(int64_t M, int64_t N, int64_t K, int threads)
+{
+    (void)M;
+    if (threads < 1) threads = 1;
+    int64_t per = imin(kc_block(), K < 1 ? 1 : K) * ap_nc(N < 1 ? 1 : N);
+    per = (per + 15) / 16 * 16;
+    return (size_t)(per * threads);
+}
+
+/* One thread: columns [j0, j1) x rows [i0, i1) (i0, and i1 unless = M, multiples of MR). */
+static void worker_ap(int64_t M, int64_t N, int64_t K, const float *Ap, const so_gemm_bsrc *src, float beta, float *C,
+                      int64_t ldc, const so_gemm_epi *epi, int64_t j0, int64_t j1, int64_t i0, int64_t i1, float *bbuf)
+{
+    const int64_t KC = kc_block(), MC = mc_block(M), NC = ap_nc(N);
+    for (int64_t jc = j0; jc < j1; jc += NC) {
+        int64_t nc = imin(NC, j1 - jc);
+        for (int64_t pc = 0; pc < K; pc += KC) {
+            int64_t kc = imin(KC, K - pc);
+            float bk = pc == 0 ? beta : 1.f;
+            int last = pc + kc == K;
+            pack_b_block(src, pc, kc, jc, nc, bbuf);
+            for (int64_t ic = i0; ic < i1; ic += MC) {
+                int64_t me = imin(ic + MC, i1);
+                for (int64_t jr = 0; jr < nc; jr += NR) {
+                    const float *bp = bbuf + jr * kc;
+                    int nr = (int)imin(NR, nc - jr);
+                    for (int64_t ir = ic; ir < me; ir += MR) {
+                        int mr = (int)imin(MR, M - ir);
+                        float *c = C + ir * ldc + jc + jr;
+                        const float *ap = Ap + ir * K + pc * MR;
+                        /* the first column panel streams A from memory: fetch the next rows' A */
+                        ukernel(kc, ap, bp, c, ldc, mr, nr, 1.f, bk, jr == 0 && ir + MR < me ? ap + MR * K : bp);
+                        if (last && epi) epi_tile(epi, c, ldc, ir, jc + jr, mr, nr);
+                    }
+                }
+            }
+        }
+    }
+}
+
+void so_gemm_apacked(int64_t M, int64_t N, int64_t K, const float *Ap, const so_gemm_bsrc *B, float beta, float *C, int64_t ldc,
+                     const so_gemm_epi *epi, float *scratch, int threads)
+{
+    if (M <= 0 || N <= 0) return;
+    if (epi && !epi->ep && !epi->res) epi = NULL;
+    if (K <= 0) {
+        so_gemm_packed(0, M, N, 0, 1.f, NULL, 0, NULL, beta, C, ldc, epi, NULL, 1);
+        return;
+    }
+    if (threads <= 0) threads = so_fast_threads();
+    int64_t np = (N + NR - 1) / NR, mp = (M + MR - 1) / MR;
+    if (threads > 1 && M * N * K < ((int64_t)1 << 19)) threads = 1;
+    if (threads > 1 && np < 2 * threads && mp < 2 * threads) threads = 1;
+    if (threads <= 1) {
+        worker_ap(M, N, K, Ap, B, beta, C, ldc, epi, 0, N, 0, M, scratch);
+        return;
+    }
+    size_t per = so_gemm_apacked_scratch_floats(M, N, K, 1);
+    const int by_cols = np >= 2 * threads;
+#pragma omp parallel num_threads(threads)
+    {
+        int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+        float *bb = scratch + (size_t)t * per;
+        if (by_cols) {
+            int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
+            if (p1 > p0) worker_ap(M, N, K, Ap, B, beta, C, ldc, epi, p0 * NR, imin(N, p1 * NR), 0, M, bb);
+        } else {
+            int64_t q0 = mp * t / T, q1 = mp * (t + 1) / T;
+            if (q1 > q0) worker_ap(M, N, K, Ap, B, beta, C, ldc, epi, 0, N, q0 * MR, imin(M, q1 * MR), bb);
+        }
+    }
 }

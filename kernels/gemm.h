@@ -16,6 +16,8 @@
    does not depend on them, but scratch sizes do: never change them between sizing a scratch
    and using it, or while a so_gemm call runs. */
 extern int64_t so_gemm_kc, so_gemm_mc, so_gemm_nc_bytes;
+/* Column block of the weights-as-A path (default 384 columns). */
+extern int64_t so_gemm_ap_nc;
 
 /* Packed B: ceil(N / NR) column panels, panel p holds rows k = 0..K-1 of columns
    [p*NR, p*NR + NR) as K consecutive groups of NR floats (zero-padded past N). Any K block
@@ -54,5 +56,32 @@ size_t so_gemm_full_scratch_floats(int64_t M, int64_t N, int64_t K, int threads)
 void so_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
              const float *B, int64_t ldb, float beta, float *C, int64_t ldc, const so_gemm_epi *epi, float *scratch,
              int threads);
+
+/* ---- weights as A (conv: Y[O, HW] = W[O, K] B[K, HW]) ----
+   Packed A: ceil(M / MR) row micro-panels, panel i holds rows [i*MR, i*MR + MR) as K groups of
+   MR floats (zero-padded past M); the K block [k0, k0 + kc) of a panel is at i*MR*K + k0*MR. */
+size_t so_gemm_packed_a_floats(int64_t M, int64_t K);
+void so_gemm_pack_a(int64_t M, int64_t K, const float *A, int64_t lda, float *dst);
+
+/* Where B comes from for so_gemm_apacked: a row-major matrix (B, ldb), or (conv != NULL) the
+   implicit im2col of one image X [C, H, W] for a kh x kw convolution: row k = (c*kh + i)*kw + j,
+   column q = oh*Wo + ow holds X[c, oh*sh - ph + i*dh, ow*sw - pw + j*dw] (0 outside), packed
+   straight from the image (no im2col buffer). */
+typedef struct so_gemm_conv {
+    int64_t C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, Ho, Wo;
+} so_gemm_conv;
+typedef struct so_gemm_bsrc {
+    const float *B; /* B, or the image X */
+    int64_t ldb;
+    const so_gemm_conv *conv;
+} so_gemm_bsrc;
+
+/* Scratch floats for so_gemm_apacked (per-thread packed B blocks). */
+size_t so_gemm_apacked_scratch_floats(int64_t M, int64_t N, int64_t K, int threads);
+/* C[M,N] = epi(A B + beta C), A packed by so_gemm_pack_a. Threads split the columns (or the
+   rows when there are too few column panels); results do not depend on the thread count.
+   Same calling rules as so_gemm_packed. */
+void so_gemm_apacked(int64_t M, int64_t N, int64_t K, const float *Ap, const so_gemm_bsrc *B, float beta, float *C, int64_t ldc,
+                     const so_gemm_epi *epi, float *scratch, int threads);
 
 #endif

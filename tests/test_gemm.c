@@ -91,16 +91,24 @@ static void run_case(const gcase *c, uint64_t *seed)
     size_t pbf = so_gemm_packed_b_floats(K, N);
     float *Bp = xalloc(pbf + 1);
     so_gemm_pack_b(c->tb, K, N, B, ldb, Bp);
-    float *scr = xalloc(so_gemm_full_scratch_floats(M, N, K, 2) + 16);
-    for (int path = 0; path < 2; path++) {
+    float *scr = xalloc(so_gemm_full_scratch_floats(M, N, K, 2) + so_gemm_apacked_scratch_floats(M, N, K, 2) + 16);
+    float *Ap = xalloc(so_gemm_packed_a_floats(M, K) + 1);
+    so_gemm_pack_a(M, K, A, lda, Ap);
+    /* path 0: B packed ahead; 1: B packed per call; 2: A packed ahead (weights-as-A, no
+       transposes, alpha 1) */
+    int npath = !c->ta && !c->tb && c->alpha == 1.f ? 3 : 2;
+    for (int path = 0; path < npath; path++) {
         for (int threads = 1; threads <= 2; threads++) {
             float *C = threads == 1 ? C1 : C2;
             memcpy(C, C0, nc * sizeof *C);
             if (c->beta == 0.f) /* stale NaN must not leak through beta = 0 */
                 for (size_t i = 0; i < nc; i++) C[i] = NAN;
-            if (path == 0)
+            if (path == 0) {
                 so_gemm_packed(c->ta, M, N, K, c->alpha, A, lda, Bp, c->beta, C, ldc, &ge, scr, threads);
-            else
+            } else if (path == 2) {
+                so_gemm_bsrc src = {.B = B, .ldb = ldb};
+                so_gemm_apacked(M, N, K, Ap, &src, c->beta, C, ldc, &ge, scr, threads);
+            } else
                 so_gemm(c->ta, c->tb, M, N, K, c->alpha, A, lda, B, ldb, c->beta, C, ldc, &ge, scr, threads);
             for (int64_t i = 0; i < M; i++)
                 for (int64_t j = 0; j < N; j++) {
@@ -116,7 +124,7 @@ static void run_case(const gcase *c, uint64_t *seed)
         for (int64_t i = 0; i < M; i++) /* 1 and 2 threads: bitwise equal */
             assert_memory_equal(C1 + i * ldc, C2 + i * ldc, (size_t)N * sizeof(float));
     }
-    free(A); free(B); free(C0); free(R); free(scale); free(shift); free(ref); free(C1); free(C2); free(Bp); free(scr);
+    free(A); free(B); free(C0); free(R); free(scale); free(shift); free(ref); free(C1); free(C2); free(Bp); free(scr); free(Ap);
 }
 
 static void test_edge_shapes(void **state)
@@ -158,6 +166,10 @@ static void test_blocking(void **state)
     run_case(&big, &seed);
     gcase bert = {.M = 64, .N = 200, .K = 768, .alpha = 1.f, .beta = 0.f, .use_ep = 1, .use_shift = 1, .act1 = SO_ACT_RELU};
     run_case(&bert, &seed);
+    /* few column panels, many rows: the weights-as-A path splits the rows over the threads */
+    gcase rows = {.M = 130, .N = 40, .K = 300, .alpha = 1.f, .beta = 0.f, .use_ep = 1, .per_row = 1, .use_shift = 1,
+                  .act1 = SO_ACT_CLIP, .use_res = 1};
+    run_case(&rows, &seed);
 }
 
 static void test_epilogues(void **state)
@@ -193,6 +205,68 @@ static void test_random(void **state)
     }
 }
 
+/* Implicit im2col (weights as A, B packed from the image) against a direct convolution. */
+static void test_conv(void **state)
+{
+    (void)state;
+    uint64_t seed = 0xc0ffeeull;
+    int64_t kc0 = so_gemm_kc, nc0 = so_gemm_ap_nc, mc0 = so_gemm_mc;
+    for (int it = 0; it < 60; it++) {
+        so_gemm_conv cv = {.C = irand(&seed, 1, 9), .H = irand(&seed, 1, 13), .W = irand(&seed, 1, 13), .kh = irand(&seed, 1, 3),
+                           .kw = irand(&seed, 1, 3), .sh = irand(&seed, 1, 2), .sw = irand(&seed, 1, 3), .ph = irand(&seed, 0, 2),
+                           .pw = irand(&seed, 0, 2), .dh = irand(&seed, 1, 2), .dw = irand(&seed, 1, 2)};
+        if (it == 0) cv = (so_gemm_conv){.C = 37, .H = 14, .W = 14, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1};
+        int64_t ekh = (cv.kh - 1) * cv.dh + 1, ekw = (cv.kw - 1) * cv.dw + 1;
+        if (cv.H + 2 * cv.ph < ekh || cv.W + 2 * cv.pw < ekw) continue;
+        cv.Ho = (cv.H + 2 * cv.ph - ekh) / cv.sh + 1;
+        cv.Wo = (cv.W + 2 * cv.pw - ekw) / cv.sw + 1;
+        int64_t O = it == 0 ? 70 : irand(&seed, 1, 20), K = cv.C * cv.kh * cv.kw, hw = cv.Ho * cv.Wo;
+        so_gemm_kc = it % 3 == 1 ? 5 : kc0; /* several K blocks */
+        so_gemm_ap_nc = it % 4 == 2 ? 16 : nc0; /* several column blocks */
+        so_gemm_mc = it % 5 == 3 ? 6 : mc0;
+        float *X = xalloc((size_t)(cv.C * cv.H * cv.W)), *Wt = xalloc((size_t)(O * K)), *bias = xalloc((size_t)O);
+        for (int64_t i = 0; i < cv.C * cv.H * cv.W; i++) X[i] = frand(&seed);
+        for (int64_t i = 0; i < O * K; i++) Wt[i] = frand(&seed);
+        for (int64_t i = 0; i < O; i++) bias[i] = frand(&seed);
+        float *Ap = xalloc(so_gemm_packed_a_floats(O, K)), *Y = xalloc((size_t)(O * hw)), *Y1 = xalloc((size_t)(O * hw));
+        float *scr = xalloc(so_gemm_apacked_scratch_floats(O, hw, K, 2));
+        so_gemm_pack_a(O, K, Wt, K, Ap);
+        so_epi ep = {.shift = bias, .act1 = SO_ACT_RELU};
+        so_gemm_epi ge = {.ep = &ep, .per_row = 1};
+        so_gemm_bsrc src = {.B = X, .conv = &cv};
+        for (int threads = 1; threads <= 2; threads++) {
+            float *y = threads == 1 ? Y1 : Y;
+            for (int64_t i = 0; i < O * hw; i++) y[i] = NAN;
+            so_gemm_apacked(O, hw, K, Ap, &src, 0.f, y, hw, &ge, scr, threads);
+        }
+        assert_memory_equal(Y, Y1, sizeof *Y * (size_t)(O * hw));
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t oh = 0; oh < cv.Ho; oh++)
+                for (int64_t ow = 0; ow < cv.Wo; ow++) {
+                    double s = bias[o], sa = fabs(bias[o]);
+                    for (int64_t c = 0; c < cv.C; c++)
+                        for (int64_t i = 0; i < cv.kh; i++)
+                            for (int64_t j = 0; j < cv.kw; j++) {
+                                int64_t ih = oh * cv.sh - cv.ph + i * cv.dh, iw = ow * cv.sw - cv.pw + j * cv.dw;
+                                if (ih < 0 || ih >= cv.H || iw < 0 || iw >= cv.W) continue;
+                                double v = (double)Wt[(o * cv.C + c) * cv.kh * cv.kw + i * cv.kw + j] * X[(c * cv.H + ih) * cv.W + iw];
+                                s += v;
+                                sa += fabs(v);
+                            }
+                    double ref = s > 0 ? s : 0, got = Y[o * hw + oh * cv.Wo + ow];
+                    if (!(fabs(got - ref) <= 1e-5 * sa + 1e-6))
+                        fail_msg("conv it %d C%lld %lldx%lld k%lldx%lld s%lld,%lld p%lld,%lld d%lld,%lld O%lld: y[%lld,%lld,%lld] = %g, ref %g",
+                                 it, (long long)cv.C, (long long)cv.H, (long long)cv.W, (long long)cv.kh, (long long)cv.kw,
+                                 (long long)cv.sh, (long long)cv.sw, (long long)cv.ph, (long long)cv.pw, (long long)cv.dh,
+                                 (long long)cv.dw, (long long)O, (long long)o, (long long)oh, (long long)ow, got, ref);
+                }
+        free(X); free(Wt); free(bias); free(Ap); free(Y); free(Y1); free(scr);
+    }
+    so_gemm_kc = kc0;
+    so_gemm_ap_nc = nc0;
+    so_gemm_mc = mc0;
+}
+
 int main(void)
 {
     omp_set_dynamic(0);
@@ -201,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_blocking),
         cmocka_unit_test(test_epilogues),
         cmocka_unit_test(test_random),
+        cmocka_unit_test(test_conv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
