@@ -608,7 +608,7 @@ static void dw3_c8(const conv_plan *p, const float *x, const float *w, const so_
 }
 
 #define DW3_R1 4 /* output rows per pass, stride 1 */
-#define DW3_R2 2 /* stride 2 */
+#define DW3_R2 4 /* stride 2 */
 
 /* One channel q (= n * O + o) on the row kernel. */
 static void dw3_channel(const conv_plan *p, const float *X, const float *Wt, const float *R, float *Y, int inreg, int64_t q)
