@@ -26,7 +26,7 @@ int64_t so_conv_direct_max_c = 16; /* conv_stem: SqueezeNet's 16 -> 64 3x3 at 55
 #else
 int64_t so_conv_direct_max_c = 4;
 #endif
-int64_t so_conv_dw_c8_max_hw = 7 * 7; /* 7x7: 0.52x the row kernel's time (960 ch), 14x14 stride 1: same, 28x28 -> 14x14: 1.15x */
+int64_t so_conv_dw_c8_max_hw = 14 * 14; /* vs the row kernel: 14x14 s1 0.86x, 7x7 0.45x, 14x14 -> 7x7 0.64x; 28x28 s1 1.18x, 28x28 -> 14x14 1.12x */
 
 typedef struct conv_plan {
     int kind;
@@ -37,7 +37,7 @@ typedef struct conv_plan {
     int64_t ps, band; /* CONV_DW: floats per phase plane (flat outputs + DC_CHUNK + largest tap offset), rows per band */
     int64_t Hq, Wq; /* conv_dw3s2_run: zero-bordered input plane */
     int32_t *toff;  /* CONV_DW: per tap, offset into a channel's phase planes (owned) */
-    int32_t *ioff, *ooff; /* CONV_DW3 small planes: input pixel -> padded pixel, output pixel -> top-left tap pixel (owned) */
+    int32_t *ioff; /* CONV_DW3 small planes: input pixel -> padded pixel (owned) */
     so_wino wino;   /* CONV_WINO geometry */
     float *U;       /* CONV_WINO transformed weights (owned) */
     int res_in;   /* index of the residual in in[] or -1 */
@@ -52,7 +52,6 @@ static void conv_free(void *pp)
     free(p->U);
     free(p->toff);
     free(p->ioff);
-    free(p->ooff);
     free(p);
 }
 
@@ -526,12 +525,14 @@ static inline __attribute__((always_inline)) void dw3_rows(int R, int S, const c
 }
 
 /* ---- depthwise 3x3 on small planes, 8 channels per vector ----
-   For planes of at most so_conv_dw_c8_max_hw outputs the row kernel's vectors are mostly
-   edges. Instead 8 channels are transposed (8x8 in registers) into a zero-bordered
-   per-thread buffer of [Hp][Wp][8] floats (pixel-major, the 8 channels in one vector), every
-   tap of every output is then one aligned load and one FMA with no edge cases, and 8
-   consecutive outputs of the 8 channels are transposed back and stored as 8 unit-stride
-   runs. The border is zeroed once per run per thread (only pixel positions are rewritten). */
+   For planes of at most so_conv_dw_c8_max_hw input pixels the row kernel's vectors are
+   mostly edges. Instead 8 channels are transposed (8x8 in registers) into a zero-bordered
+   per-thread buffer of [Hq][Wq][8] floats (pixel-major, the 8 channels in one vector), so
+   every tap is an aligned load with no edge cases; 4 adjacent outputs of a row share their
+   tap columns (stride 1: 6 loads per tap row for 12 FMAs), go pixel-major into a second
+   buffer with the epilogue applied, and every 8 consecutive outputs of the 8 channels are
+   transposed back and stored as 8 unit-stride runs. The border is zeroed once per run per
+   thread (only pixel positions are rewritten). */
 static inline void tr8(__m256 *r)
 {
     __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]), t2 = _mm256_unpacklo_ps(r[2], r[3]),
@@ -555,7 +556,7 @@ static inline void tr8(__m256 *r)
 static void dw3_c8(const conv_plan *p, const float *x, const float *w, const so_epi *ep, int inreg, int64_t o, float *y, float *T)
 {
     const int64_t P = p->H * p->W, Q = p->Ho * p->Wo, Wp = p->Wq, hw_in = P, hw = Q;
-    const int32_t *ioff = p->ioff, *ooff = p->ooff;
+    const int32_t *ioff = p->ioff;
     int64_t p0 = 0;
     for (; p0 + 8 <= P; p0 += 8) {
         __m256 r[8];
@@ -573,27 +574,70 @@ static void dw3_c8(const conv_plan *p, const float *x, const float *w, const so_
     __m256 t = inreg && ep->shift ? _mm256_loadu_ps(ep->shift + o) : _mm256_setzero_ps();
     __m256 lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
     __m256 hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
-    const int64_t r1 = Wp * 8, r2 = 2 * Wp * 8;
+    /* outputs pixel-major into O (after the input buffer): per output row, blocks of 4
+       pixels sharing their tap columns (stride 1: 6 loads per tap row for 12 FMAs) */
+    float *O = T + p->Hq * Wp * 8;
+    const int64_t S = p->sw, Wo = p->Wo;
+    for (int64_t oh = 0; oh < p->Ho; oh++) {
+        int64_t ow = 0;
+        for (; ow + 4 <= Wo; ow += 4) {
+            __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (int i = 0; i < 3; i++) {
+                const float *b = T + ((oh * S + i) * Wp + ow * S) * 8;
+                if (S == 1) {
+                    __m256 c0 = _mm256_load_ps(b), c1 = _mm256_load_ps(b + 8), c2 = _mm256_load_ps(b + 16);
+                    a0 = _mm256_fmadd_ps(wv[3 * i], c0, a0);
+                    a0 = _mm256_fmadd_ps(wv[3 * i + 1], c1, a0);
+                    a1 = _mm256_fmadd_ps(wv[3 * i], c1, a1);
+                    a0 = _mm256_fmadd_ps(wv[3 * i + 2], c2, a0);
+                    a1 = _mm256_fmadd_ps(wv[3 * i + 1], c2, a1);
+                    a2 = _mm256_fmadd_ps(wv[3 * i], c2, a2);
+                    __m256 c3 = _mm256_load_ps(b + 24), c4 = _mm256_load_ps(b + 32), c5 = _mm256_load_ps(b + 40);
+                    a1 = _mm256_fmadd_ps(wv[3 * i + 2], c3, a1);
+                    a2 = _mm256_fmadd_ps(wv[3 * i + 1], c3, a2);
+                    a3 = _mm256_fmadd_ps(wv[3 * i], c3, a3);
+                    a2 = _mm256_fmadd_ps(wv[3 * i + 2], c4, a2);
+                    a3 = _mm256_fmadd_ps(wv[3 * i + 1], c4, a3);
+                    a3 = _mm256_fmadd_ps(wv[3 * i + 2], c5, a3);
+                } else {
+                    __m256 c0 = _mm256_load_ps(b), c1 = _mm256_load_ps(b + 8), c2 = _mm256_load_ps(b + 16);
+                    a0 = _mm256_fmadd_ps(wv[3 * i], c0, a0);
+                    a0 = _mm256_fmadd_ps(wv[3 * i + 1], c1, a0);
+                    a0 = _mm256_fmadd_ps(wv[3 * i + 2], c2, a0);
+                    a1 = _mm256_fmadd_ps(wv[3 * i], c2, a1);
+                    __m256 c3 = _mm256_load_ps(b + 24), c4 = _mm256_load_ps(b + 32), c5 = _mm256_load_ps(b + 40);
+                    a1 = _mm256_fmadd_ps(wv[3 * i + 1], c3, a1);
+                    a1 = _mm256_fmadd_ps(wv[3 * i + 2], c4, a1);
+                    a2 = _mm256_fmadd_ps(wv[3 * i], c4, a2);
+                    a2 = _mm256_fmadd_ps(wv[3 * i + 1], c5, a2);
+                    __m256 c6 = _mm256_load_ps(b + 48), c7 = _mm256_load_ps(b + 56), c8 = _mm256_load_ps(b + 64);
+                    a2 = _mm256_fmadd_ps(wv[3 * i + 2], c6, a2);
+                    a3 = _mm256_fmadd_ps(wv[3 * i], c6, a3);
+                    a3 = _mm256_fmadd_ps(wv[3 * i + 1], c7, a3);
+                    a3 = _mm256_fmadd_ps(wv[3 * i + 2], c8, a3);
+                }
+            }
+            float *d = O + (oh * Wo + ow) * 8;
+            _mm256_store_ps(d, _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(a0, s, t))));
+            _mm256_store_ps(d + 8, _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(a1, s, t))));
+            _mm256_store_ps(d + 16, _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(a2, s, t))));
+            _mm256_store_ps(d + 24, _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(a3, s, t))));
+        }
+        for (; ow < Wo; ow++) {
+            __m256 a = _mm256_setzero_ps();
+            for (int i = 0; i < 3; i++) {
+                const float *b = T + ((oh * S + i) * Wp + ow * S) * 8;
+                a = _mm256_fmadd_ps(wv[3 * i], _mm256_load_ps(b), a);
+                a = _mm256_fmadd_ps(wv[3 * i + 1], _mm256_load_ps(b + 8), a);
+                a = _mm256_fmadd_ps(wv[3 * i + 2], _mm256_load_ps(b + 16), a);
+            }
+            _mm256_store_ps(O + (oh * Wo + ow) * 8, _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(a, s, t))));
+        }
+    }
     for (int64_t q0 = 0; q0 < Q; q0 += 8) {
         int cnt = (int)SO_MIN(8, Q - q0);
         __m256 r[8];
-        for (int k = 0; k < 8; k++) {
-            if (k >= cnt) {
-                r[k] = _mm256_setzero_ps();
-                continue;
-            }
-            const float *b = T + (int64_t)ooff[q0 + k] * 8;
-            __m256 a = _mm256_mul_ps(wv[0], _mm256_load_ps(b));
-            a = _mm256_fmadd_ps(wv[1], _mm256_load_ps(b + 8), a);
-            a = _mm256_fmadd_ps(wv[2], _mm256_load_ps(b + 16), a);
-            a = _mm256_fmadd_ps(wv[3], _mm256_load_ps(b + r1), a);
-            a = _mm256_fmadd_ps(wv[4], _mm256_load_ps(b + r1 + 8), a);
-            a = _mm256_fmadd_ps(wv[5], _mm256_load_ps(b + r1 + 16), a);
-            a = _mm256_fmadd_ps(wv[6], _mm256_load_ps(b + r2), a);
-            a = _mm256_fmadd_ps(wv[7], _mm256_load_ps(b + r2 + 8), a);
-            a = _mm256_fmadd_ps(wv[8], _mm256_load_ps(b + r2 + 16), a);
-            r[k] = _mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_fmadd_ps(a, s, t)));
-        }
+        for (int k = 0; k < 8; k++) r[k] = k < cnt ? _mm256_load_ps(O + (q0 + k) * 8) : _mm256_setzero_ps();
         tr8(r);
         if (cnt == 8) {
             for (int c = 0; c < 8; c++) _mm256_storeu_ps(y + c * hw + q0, r[c]);
@@ -644,13 +688,13 @@ static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float 
     const float *X = in[0].data, *Wt = in[1].data;
     const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
-    const int64_t hw = p->Ho * p->Wo, n8 = p->ioff ? p->O / 8 : 0, per_img = n8 + p->O - 8 * n8, tb = p->Hq * p->Wq * 8;
+    const int64_t hw = p->Ho * p->Wo, n8 = p->ioff ? p->O / 8 : 0, per_img = n8 + p->O - 8 * n8, tb = (p->Hq * p->Wq + hw) * 8;
     const so_epi *ep = &p->ch.ep;
     const int inreg = !R && (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP);
 #pragma omp parallel if (p->N * p->O * hw * 9 > PAR_MIN)
     {
         float *T = scratch + (int64_t)omp_get_thread_num() * tb;
-        if (n8) memset(T, 0, sizeof *T * (size_t)tb);
+        if (n8) memset(T, 0, sizeof *T * (size_t)(p->Hq * p->Wq * 8));
 #pragma omp for schedule(static)
         for (int64_t q = 0; q < p->N * per_img; q++) {
             int64_t n = q / per_img, r = q % per_img;
@@ -811,14 +855,12 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     if (p->G > 1 && p->Cg == 1 && p->kh == 3 && p->kw == 3 && p->sh == p->sw && (p->sw == 1 || p->sw == 2) && p->dh == 1 &&
         p->dw == 1 && p->W <= DC_ROW_MAX) {
         p->kind = CONV_DW3;
-        if (p->Og == 1 && p->O >= 8 && p->Ho * p->Wo <= so_conv_dw_c8_max_hw) { /* small planes: 8 channels per vector */
+        if (p->Og == 1 && p->O >= 8 && p->H * p->W <= so_conv_dw_c8_max_hw) { /* small planes: 8 channels per vector */
             p->Hq = SO_MAX((p->Ho - 1) * p->sh + 3, p->H + p->ph);
             p->Wq = SO_MAX((p->Wo - 1) * p->sw + 3, p->W + p->pw);
             p->ioff = so_xmalloc(sizeof *p->ioff * (size_t)(p->H * p->W));
-            p->ooff = so_xmalloc(sizeof *p->ooff * (size_t)(p->Ho * p->Wo));
             for (int64_t r = 0; r < p->H * p->W; r++) p->ioff[r] = (int32_t)((r / p->W + p->ph) * p->Wq + r % p->W + p->pw);
-            for (int64_t r = 0; r < p->Ho * p->Wo; r++) p->ooff[r] = (int32_t)(r / p->Wo * p->sh * p->Wq + r % p->Wo * p->sw);
-            k->scratch_bytes = sizeof(float) * (size_t)(p->Hq * p->Wq * 8) * (size_t)omp_get_max_threads();
+            k->scratch_bytes = sizeof(float) * (size_t)((p->Hq * p->Wq + p->Ho * p->Wo) * 8) * (size_t)omp_get_max_threads();
         }
         k->run = conv_dw3_run;
         k->name = p->sw == 1 ? "conv_dw3x3" : "conv_dw3x3_s2";

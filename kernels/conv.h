@@ -20,7 +20,7 @@ extern int64_t so_conv_direct_max_cg;
    register-blocked conv_stem kernel when the weights are constant) also use it. */
 extern int64_t so_conv_direct_max_c;
 
-/* Depthwise 3x3 convs (multiplier 1, >= 8 channels) with at most so_conv_dw_c8_max_hw output
+/* Depthwise 3x3 convs (multiplier 1, >= 8 channels) with at most so_conv_dw_c8_max_hw input
    pixels run 8 channels per vector (transposed in and out); larger planes along W. */
 extern int64_t so_conv_dw_c8_max_hw;
 
