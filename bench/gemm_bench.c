@@ -35,6 +35,91 @@ typedef struct shape {
     int M, N, K, batch;
 } shape;
 
+/* Conv shapes (ResNet-50's 1x1 and im2col convs): cblas_sgemm on the image (1x1) or after an
+   im2col into a buffer, against so_gemm_apacked with the weights packed ahead and B packed
+   from the image. */
+typedef struct cshape {
+    const char *name;
+    int O, C, H, k, s, p;
+} cshape;
+
+static void im2col_ref(const so_gemm_conv *cv, const float *X, float *col)
+{
+    int64_t hw = cv->Ho * cv->Wo;
+    for (int64_t c = 0; c < cv->C; c++)
+        for (int64_t i = 0; i < cv->kh; i++)
+            for (int64_t j = 0; j < cv->kw; j++) {
+                float *d = col + ((c * cv->kh + i) * cv->kw + j) * hw;
+                for (int64_t oh = 0; oh < cv->Ho; oh++)
+                    for (int64_t ow = 0; ow < cv->Wo; ow++) {
+                        int64_t ih = oh * cv->sh - cv->ph + i, iw = ow * cv->sw - cv->pw + j;
+                        d[oh * cv->Wo + ow] = ih >= 0 && ih < cv->H && iw >= 0 && iw < cv->W ? X[(c * cv->H + ih) * cv->W + iw] : 0.f;
+                    }
+            }
+}
+
+static void conv_bench(int threads, int rounds, const char *only)
+{
+    static const cshape cs[] = {
+        {"1x1 64<-256 56x56", 64, 256, 56, 1, 1, 0},    {"1x1 256<-64 56x56", 256, 64, 56, 1, 1, 0},
+        {"1x1 128<-512 28x28", 128, 512, 28, 1, 1, 0},  {"1x1 512<-128 28x28", 512, 128, 28, 1, 1, 0},
+        {"1x1 256<-1024 14x14", 256, 1024, 14, 1, 1, 0}, {"1x1 1024<-256 14x14", 1024, 256, 14, 1, 1, 0},
+        {"1x1 512<-2048 7x7", 512, 2048, 7, 1, 1, 0},   {"1x1 2048<-512 7x7", 2048, 512, 7, 1, 1, 0},
+        {"3x3 256 14x14", 256, 256, 14, 3, 1, 1},       {"3x3 512 7x7", 512, 512, 7, 3, 1, 1},
+        {"3x3 s2 128 56->28", 128, 128, 56, 3, 2, 1},   {"3x3 s2 256 28->14", 256, 256, 28, 3, 2, 1},
+    };
+    printf("conv: cblas_sgemm (+ im2col buffer) vs so_gemm_apacked (weights packed ahead, B from the image)\n");
+    for (size_t q = 0; q < sizeof cs / sizeof *cs; q++) {
+        const cshape *c = &cs[q];
+        if (only && !strstr(c->name, only)) continue;
+        so_gemm_conv cv = {.C = c->C, .H = c->H, .W = c->H, .kh = c->k, .kw = c->k, .sh = c->s, .sw = c->s, .ph = c->p, .pw = c->p,
+                           .dh = 1, .dw = 1};
+        cv.Ho = (c->H + 2 * c->p - c->k) / c->s + 1;
+        cv.Wo = cv.Ho;
+        int64_t M = c->O, N = cv.Ho * cv.Wo, K = c->C * c->k * c->k;
+        float *X = malloc(sizeof *X * (size_t)(c->C * c->H * c->H)), *Wt = malloc(sizeof *Wt * (size_t)(M * K));
+        float *col = malloc(sizeof *col * (size_t)(K * N)), *Y1 = malloc(sizeof *Y1 * (size_t)(M * N)), *Y2 = malloc(sizeof *Y2 * (size_t)(M * N));
+        for (int64_t i = 0; i < c->C * c->H * c->H; i++) X[i] = (float)((i * 7919) % 1001) / 1001.f - 0.5f;
+        for (int64_t i = 0; i < M * K; i++) Wt[i] = (float)((i * 104729) % 997) / 997.f - 0.5f;
+        float *Ap = aligned_alloc(64, (so_gemm_packed_a_floats(M, K) * 4 + 63) / 64 * 64);
+        so_gemm_pack_a(M, K, Wt, K, Ap);
+        float *scr = aligned_alloc(64, (so_gemm_apacked_scratch_floats(M, N, K, threads) * 4 + 63) / 64 * 64);
+        so_gemm_bsrc src = {.B = X, .ldb = N, .conv = c->k == 1 && c->s == 1 ? NULL : &cv};
+        double flop = 2.0 * (double)M * N * K;
+        int reps = (int)(1e9 / flop) + 3;
+        double *g1 = malloc(sizeof(double) * (size_t)rounds), *g2 = malloc(sizeof(double) * (size_t)rounds),
+               *rat = malloc(sizeof(double) * (size_t)rounds);
+        for (int r = -1; r < rounds; r++) {
+            double t1 = 1e30, t2 = 1e30;
+            for (int qq = 0; qq < 2 * reps; qq++) {
+                int which = (qq + r) & 1;
+                double t0 = now();
+                if (which == 0) {
+                    const float *B = X;
+                    if (src.conv) { im2col_ref(&cv, X, col); B = col; }
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.f, Wt, (int)K, B, (int)N, 0.f, Y1, (int)N);
+                } else {
+                    so_gemm_apacked(M, N, K, Ap, &src, 0.f, Y2, N, NULL, scr, threads);
+                }
+                double dt = now() - t0;
+                if (which == 0) { if (dt < t1) t1 = dt; } else if (dt < t2) t2 = dt;
+            }
+            if (r < 0) continue;
+            g1[r] = flop / t1 / 1e9;
+            g2[r] = flop / t2 / 1e9;
+            rat[r] = t1 / t2;
+        }
+        double maxrel = 0;
+        for (int64_t i = 0; i < M * N; i++) {
+            double d = fabs((double)Y1[i] - Y2[i]) / (fabs((double)Y1[i]) + 1e-3);
+            if (d > maxrel) maxrel = d;
+        }
+        printf("%-30s %9.1f GF %9.1f GF %7.3fx %10.2e\n", c->name, median(g1, rounds), median(g2, rounds), median(rat, rounds), maxrel);
+        fflush(stdout);
+        free(X); free(Wt); free(col); free(Y1); free(Y2); free(Ap); free(scr); free(g1); free(g2); free(rat);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1, rounds = argc > 2 ? atoi(argv[2]) : 7;
@@ -45,6 +130,7 @@ int main(int argc, char **argv)
     if (getenv("GEMM_KC")) so_gemm_kc = atoll(getenv("GEMM_KC"));
     if (getenv("GEMM_MC")) so_gemm_mc = atoll(getenv("GEMM_MC"));
     if (getenv("GEMM_NC")) so_gemm_nc_bytes = atoll(getenv("GEMM_NC"));
+    if (getenv("GEMM_APNC")) so_gemm_ap_nc = atoll(getenv("GEMM_APNC"));
     openblas_set_num_threads(threads);
     omp_set_num_threads(threads);
     static const shape shapes[] = {
@@ -119,5 +205,6 @@ int main(int argc, char **argv)
         fflush(stdout);
         free(A); free(B); free(C1); free(C2); free(Bp); free(scr); free(g1); free(g2); free(rat);
     }
+    if (!only || !strcmp(only, "conv") || strstr(only, "x")) conv_bench(threads, rounds, only && strcmp(only, "conv") ? only : NULL);
     return 0;
 }

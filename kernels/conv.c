@@ -13,6 +13,7 @@
 
 #include "fast.h"
 #include "winograd.h"
+#include "gemm.h"
 
 #define PAR_MIN 32768
 
@@ -40,6 +41,8 @@ typedef struct conv_plan {
     int32_t *ioff; /* CONV_DW3 small planes: input pixel -> padded pixel (owned) */
     so_wino wino;   /* CONV_WINO geometry */
     float *U;       /* CONV_WINO transformed weights (owned) */
+    float *Ap;      /* CONV_1X1 on so_gemm: weights packed at load (owned), scratch sized for gT threads */
+    int gT;
     int res_in;   /* index of the residual in in[] or -1 */
     so_fast_chain ch;
 } conv_plan;
@@ -50,6 +53,7 @@ static void conv_free(void *pp)
     free(p->ch.scale);
     free(p->ch.shift);
     free(p->U);
+    free(p->Ap);
     free(p->toff);
     free(p->ioff);
     free(p);
@@ -128,6 +132,22 @@ static void conv_tile(const conv_plan *p, const float *xg, const float *wg, floa
     if (!ep->scale && !ep->shift && !ep->act1 && !Rg) return;
     for (int64_t o = 0; o < p->Og; o++)
         so_fast_epi_row(ep, g * p->Og + o, yg + o * hw + p0, Rg ? Rg + o * hw + p0 : NULL, cols);
+}
+
+/* 1x1 stride-1 group-1 conv on our GEMM (gemm.c): weights packed at load as A, the image read
+   as B, the per-channel epilogue applied to each finished tile. */
+static void conv_1x1_gemm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const conv_plan *p = priv;
+    const float *X = in[0].data, *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
+    float *Y = out[0].data;
+    const int64_t hw = p->Ho * p->Wo;
+    const int T = so_fast_threads() < p->gT ? so_fast_threads() : p->gT;
+    for (int64_t n = 0; n < p->N; n++) {
+        so_gemm_bsrc src = {.B = X + n * p->C * hw, .ldb = hw};
+        so_gemm_epi ge = {.ep = &p->ch.ep, .per_row = 1, .res = R ? R + n * p->O * hw : NULL, .ldr = hw};
+        so_gemm_apacked(p->O, hw, p->K, p->Ap, &src, 0.f, Y + n * p->O * hw, hw, &ge, scratch, T);
+    }
 }
 
 static void conv_gemm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
@@ -919,6 +939,15 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         p->kind = CONV_1X1;
         k->run = conv_gemm_run;
         k->name = "conv1x1_sgemm";
+        if (p->G == 1 && so_fast_use_gemm && g->nodes[n->in[1].node].op == SO_OP_WEIGHT &&
+            (p->Ap = aligned_alloc(64, (so_gemm_packed_a_floats(p->O, p->K) * sizeof(float) + 63) / 64 * 64))) {
+            so_gemm_pack_a(p->O, p->K, g->model->weights[g->nodes[n->in[1].node].ref].data, p->K, p->Ap);
+            p->gT = so_fast_threads() < 1 ? 1 : so_fast_threads();
+            k->packed_bytes = sizeof(float) * so_gemm_packed_a_floats(p->O, p->K);
+            k->scratch_bytes = sizeof(float) * so_gemm_apacked_scratch_floats(p->O, hw, p->K, p->gT);
+            k->run = conv_1x1_gemm_run;
+            k->name = "conv1x1_so_gemm";
+        }
     } else {
         p->kind = CONV_IM2COL;
         k->run = conv_gemm_run;

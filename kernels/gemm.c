@@ -218,10 +218,64 @@ static void ukernel(int64_t kc, const float *restrict a, const float *restrict b
 }
 #endif
 
+#ifdef __AVX2__
+static inline __m256 act_v(int act, __m256 v, __m256 lo, __m256 hi)
+{
+    if (act == SO_ACT_RELU) return _mm256_max_ps(v, _mm256_setzero_ps());
+    if (act == SO_ACT_CLIP) return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    return v;
+}
+
+/* Full-width tile rows with cheap activations (none/relu/clip), in registers: the per-tile
+   cost must stay small next to a short-K tile's compute (ResNet's 1x1 convs have K = 64). */
+static void epi_tile_fast(const so_gemm_epi *e, float *c, int64_t ldc, int64_t i0, int64_t j0, int mr)
+{
+    const so_epi *ep = e->ep;
+    const int a1 = ep ? ep->act1 : 0, a2 = ep ? ep->act2 : 0;
+    const __m256 lo1 = _mm256_set1_ps(ep ? ep->lo1 : 0.f), hi1 = _mm256_set1_ps(ep ? ep->hi1 : 0.f);
+    const __m256 lo2 = _mm256_set1_ps(ep ? ep->lo2 : 0.f), hi2 = _mm256_set1_ps(ep ? ep->hi2 : 0.f);
+    __m256 s0 = _mm256_set1_ps(1.f), s1 = s0, t0 = _mm256_setzero_ps(), t1 = t0;
+    if (ep && !e->per_row) {
+        if (ep->scale) s0 = _mm256_loadu_ps(ep->scale + j0), s1 = _mm256_loadu_ps(ep->scale + j0 + 8);
+        if (ep->shift) t0 = _mm256_loadu_ps(ep->shift + j0), t1 = _mm256_loadu_ps(ep->shift + j0 + 8);
+    }
+    for (int r = 0; r < mr; r++) {
+        float *y = c + r * ldc;
+        __m256 v0 = _mm256_loadu_ps(y), v1 = _mm256_loadu_ps(y + 8);
+        if (ep) {
+            if (e->per_row) {
+                int64_t ch = i0 + r;
+                s0 = s1 = _mm256_set1_ps(ep->scale ? ep->scale[ch] : 1.f);
+                t0 = t1 = _mm256_set1_ps(ep->shift ? ep->shift[ch] : 0.f);
+            }
+            v0 = _mm256_fmadd_ps(v0, s0, t0);
+            v1 = _mm256_fmadd_ps(v1, s1, t1);
+            v0 = act_v(a1, v0, lo1, hi1);
+            v1 = act_v(a1, v1, lo1, hi1);
+        }
+        if (e->res) {
+            const float *rr = e->res + (i0 + r) * e->ldr + j0;
+            v0 = act_v(a2, _mm256_add_ps(v0, _mm256_loadu_ps(rr)), lo2, hi2);
+            v1 = act_v(a2, _mm256_add_ps(v1, _mm256_loadu_ps(rr + 8)), lo2, hi2);
+        }
+        _mm256_storeu_ps(y, v0);
+        _mm256_storeu_ps(y + 8, v1);
+    }
+}
+#endif
+
+static int cheap_act(int act) { return act == SO_ACT_NONE || act == SO_ACT_RELU || act == SO_ACT_CLIP; }
+
 /* The epilogue on the finished mr x nr tile at row i0, column j0 of C. */
 static void epi_tile(const so_gemm_epi *e, float *c, int64_t ldc, int64_t i0, int64_t j0, int mr, int nr)
 {
     const so_epi *ep = e->ep;
+#ifdef __AVX2__
+    if (nr == NR && (!ep || (cheap_act(ep->act1) && (!e->res || cheap_act(ep->act2))))) {
+        epi_tile_fast(e, c, ldc, i0, j0, mr);
+        return;
+    }
+#endif
     for (int r = 0; r < mr; r++) {
         float *y = c + r * ldc;
         if (ep) {
@@ -409,8 +463,14 @@ static void put_run(float *dst, int64_t kc, int64_t kk, int64_t t, const float *
         float *d = dst + (t / NR) * kc * NR + kk * NR + lane;
         if (!src)
             for (int64_t e = 0; e < cnt; e++) d[e] = 0.f;
+#ifdef __AVX2__
+        else if (sw == 1 && cnt == NR) {
+            _mm256_storeu_ps(d, _mm256_loadu_ps(src));
+            _mm256_storeu_ps(d + 8, _mm256_loadu_ps(src + 8));
+        }
+#endif
         else if (sw == 1)
-            memcpy(d, src, sizeof *d * (size_t)cnt);
+            for (int64_t e = 0; e < cnt; e++) d[e] = src[e];
         else
             for (int64_t e = 0; e < cnt; e++) d[e] = src[e * sw];
         if (src) src += cnt * sw;
@@ -427,8 +487,23 @@ static void pack_b_block(const so_gemm_bsrc *s, int64_t k0, int64_t kc, int64_t 
     if (tail)
         for (int64_t kk = 0; kk < kc; kk++)
             for (int64_t l = tail; l < NR; l++) dst[(np - 1) * kc * NR + kk * NR + l] = 0.f;
-    if (!s->conv) {
-        for (int64_t kk = 0; kk < kc; kk++) put_run(dst, kc, kk, 0, s->B + (k0 + kk) * s->ldb + j0, 1, nc);
+    if (!s->conv) { /* panel by panel: rows of NR floats read at stride ldb, written contiguously */
+        for (int64_t p = 0; p < np; p++) {
+            const float *src = s->B + k0 * s->ldb + j0 + p * NR;
+            float *d = dst + p * kc * NR;
+            if (p * NR + NR <= nc) {
+                for (int64_t kk = 0; kk < kc; kk++, src += s->ldb, d += NR) {
+#ifdef __AVX2__
+                    _mm256_storeu_ps(d, _mm256_loadu_ps(src));
+                    _mm256_storeu_ps(d + 8, _mm256_loadu_ps(src + 8));
+#else
+                    memcpy(d, src, sizeof *d * NR);
+#endif
+                }
+            } else {
+                for (int64_t kk = 0; kk < kc; kk++, src += s->ldb, d += NR) memcpy(d, src, sizeof *d * (size_t)tail);
+            }
+        }
         return;
     }
     const so_gemm_conv *cv = s->conv;
