@@ -92,11 +92,11 @@ static void run_case(const gcase *c, uint64_t *seed)
     float *Bp = xalloc(pbf + 1);
     so_gemm_pack_b(c->tb, K, N, B, ldb, Bp);
     float *scr = xalloc(so_gemm_full_scratch_floats(M, N, K, 2) + so_gemm_apacked_scratch_floats(M, N, K, 2) + 16);
-    float *Ap = xalloc(so_gemm_packed_a_floats(M, K) + 1);
-    so_gemm_pack_a(M, K, A, lda, Ap);
     /* path 0: B packed ahead; 1: B packed per call; 2: A packed ahead (weights-as-A, no
        transposes, alpha 1) */
     int npath = !c->ta && !c->tb && c->alpha == 1.f ? 3 : 2;
+    float *Ap = xalloc(so_gemm_packed_a_floats(M, K) + 1);
+    if (npath == 3) so_gemm_pack_a(M, K, A, lda, Ap);
     for (int path = 0; path < npath; path++) {
         for (int threads = 1; threads <= 2; threads++) {
             float *C = threads == 1 ? C1 : C2;
