@@ -193,12 +193,40 @@ static void __attribute__((noinline)) ukernel_full(int64_t kc, const float *rest
     ROW_OUT(5);
 }
 
+/* Rows 0..3 only (an M edge of at most 4 rows, e.g. M = 64 = 10 x 6 + 4: the full kernel
+   would spend a third of that tile's multiply-adds on zero rows); rows 4, 5 of t undefined. */
+static void __attribute__((noinline)) ukernel_acc4(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t,
+                                                   const float *pf)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; k++) {
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        _mm_prefetch((const char *)pf, _MM_HINT_T1);
+        pf += NR;
+        ROW_FMA(0);
+        ROW_FMA(1);
+        ROW_FMA(2);
+        ROW_FMA(3);
+        a += MR;
+        b += NR;
+    }
+    ROW_SPILL(0);
+    ROW_SPILL(1);
+    ROW_SPILL(2);
+    ROW_SPILL(3);
+}
+
 static void ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c, int64_t ldc, int mr,
                     int nr, float alpha, float beta, const float *pf)
 {
     if (mr == MR && nr == NR) {
         const float ab[2] = {alpha, beta};
         ukernel_full(kc, a, b, c, ldc, ab, pf);
+    } else if (mr <= 4) {
+        _Alignas(32) float t[MR * NR];
+        ukernel_acc4(kc, a, b, t, pf);
+        store_tile_slow(t, c, ldc, mr, nr, alpha, beta);
     } else {
         _Alignas(32) float t[MR * NR];
         ukernel_acc(kc, a, b, t, pf);
