@@ -850,11 +850,12 @@ static inline __attribute__((always_inline)) void pw_block(int NV, const float *
     for (int b = 0; b < STEM_OB; b++)
 #pragma GCC unroll 3
         for (int v = 0; v < NV; v++) acc[b][v] = _mm256_setzero_ps();
+    const __m256i lm = _mm256_loadu_si256((const __m256i *)(dw3_mask_tab + 8 - (partial ? n : 8))); /* partial: n < 8 pixels */
     for (int64_t c = 0; c < K; c++) {
         const float *xc = x + c * hw_in, *wc = wpk + c * STEM_OB;
         __m256 xv[3];
 #pragma GCC unroll 3
-        for (int v = 0; v < NV; v++) xv[v] = _mm256_loadu_ps(xc + 8 * v);
+        for (int v = 0; v < NV; v++) xv[v] = partial ? _mm256_maskload_ps(xc + 8 * v, lm) : _mm256_loadu_ps(xc + 8 * v);
 #pragma GCC unroll 4
         for (int b = 0; b < STEM_OB; b++) {
             __m256 wv = _mm256_broadcast_ss(wc + b);
@@ -868,16 +869,15 @@ static inline __attribute__((always_inline)) void pw_block(int NV, const float *
 #pragma GCC unroll 3
         for (int v = 0; v < NV; v++) {
             __m256 r = _mm256_min_ps(e[b].hi, _mm256_max_ps(e[b].lo, _mm256_fmadd_ps(acc[b][v], e[b].s, e[b].t)));
-            __m256i m = _mm256_loadu_si256((const __m256i *)(dw3_mask_tab + 8 - (partial ? n : 8)));
             if (res) {
-                __m256 rv = partial ? _mm256_maskload_ps(res + b * hw + 8 * v, m) : _mm256_loadu_ps(res + b * hw + 8 * v);
+                __m256 rv = partial ? _mm256_maskload_ps(res + b * hw + 8 * v, lm) : _mm256_loadu_ps(res + b * hw + 8 * v);
                 r = _mm256_add_ps(r, rv);
                 if (act2 == SO_ACT_RELU) r = _mm256_max_ps(r, _mm256_setzero_ps());
             }
             if (!partial)
                 _mm256_storeu_ps(y + b * hw + 8 * v, r);
             else
-                _mm256_maskstore_ps(y + b * hw + 8 * v, m, r);
+                _mm256_maskstore_ps(y + b * hw + 8 * v, lm, r);
         }
     }
 }
