@@ -825,6 +825,23 @@ static void sm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
     int64_t L = p->len, Inn = p->inner;
 #pragma omp parallel for if (p->outer * L * Inn > PAR_MIN)
     for (int64_t o = 0; o < p->outer; o++) {
+        if (Inn == 1) { /* contiguous rows (the last axis): vectorised max, exp + sum, scale */
+            const float *x = X + o * L;
+            float *y = Y + o * L;
+            float mx = x[0], sum = 0.f;
+#pragma omp simd reduction(max : mx)
+            for (int64_t j = 1; j < L; j++) mx = x[j] > mx ? x[j] : mx;
+#pragma omp simd reduction(+ : sum)
+            for (int64_t j = 0; j < L; j++) {
+                float e = vexpf(x[j] - mx);
+                y[j] = e;
+                sum += e;
+            }
+            float inv = 1.f / sum;
+#pragma omp simd
+            for (int64_t j = 0; j < L; j++) y[j] *= inv;
+            continue;
+        }
         for (int64_t t = 0; t < Inn; t++) {
             const float *x = X + o * L * Inn + t;
             float *y = Y + o * L * Inn + t;
@@ -880,9 +897,11 @@ static void ln_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
         const float *x = X + r * D;
         float *y = Y + r * D;
         float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
         for (int64_t j = 0; j < D; j++) sum += x[j];
         float mean = sum / (float)D;
         float sq = 0.f;
+#pragma omp simd reduction(+ : sq)
         for (int64_t j = 0; j < D; j++) {
             float dv = x[j] - mean;
             sq += dv * dv;
