@@ -62,17 +62,10 @@ static void pack_a(int trans_a, const float *A, int64_t lda, int64_t i0, int64_t
                 for (; r < mr; r++) d[k * MR + r] = s[r];
                 for (; r < MR; r++) d[k * MR + r] = 0.f;
             }
-        } else if (mr == MR) {
-            const float *s0 = A + (i0 + ir) * lda + k0, *s1 = s0 + lda, *s2 = s1 + lda, *s3 = s2 + lda, *s4 = s3 + lda,
-                        *s5 = s4 + lda;
-            for (int64_t k = 0; k < kc; k++) {
-                float *dk = d + k * MR;
-                dk[0] = s0[k];
-                dk[1] = s1[k];
-                dk[2] = s2[k];
-                dk[3] = s3[k];
-                dk[4] = s4[k];
-                dk[5] = s5[k];
+        } else if (mr == MR) { /* row after row: sequential reads (A is often cold in DRAM) */
+            for (int64_t r = 0; r < MR; r++) {
+                const float *sr = A + (i0 + ir + r) * lda + k0;
+                for (int64_t k = 0; k < kc; k++) d[k * MR + r] = sr[k];
             }
         } else {
             for (int64_t k = 0; k < kc; k++) {
@@ -98,7 +91,7 @@ static void store_tile_slow(const float *t, float *c, int64_t ldc, int mr, int n
 #ifdef __AVX2__
 #define ROW_FMA(r)                                                                                                     \
     do {                                                                                                               \
-        const __m256 av = _mm256_broadcast_ss(a + (r));                                                                \
+        const __m256 av = _mm256_broadcast_ss(a + (r) * rs);                                                           \
         c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0);                                                                    \
         c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);                                                                    \
     } while (0)
@@ -114,8 +107,8 @@ static void store_tile_slow(const float *t, float *c, int64_t ldc, int mr, int n
    store_tile, so nothing spills). pf: kc lines of 64 bytes (the next B micro-panel) to bring
    into L2, one per iteration: the first tile of each column panel fetches the next panel
    while it computes, so no tile waits on memory for its B. */
-static void __attribute__((noinline)) ukernel_acc(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t,
-                                                  const float *pf)
+static void __attribute__((noinline)) ukernel_acc(int64_t kc, const float *restrict a, int64_t rs, int64_t ks,
+                                                  const float *restrict b, float *restrict t, const float *pf)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
            c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -130,7 +123,7 @@ static void __attribute__((noinline)) ukernel_acc(int64_t kc, const float *restr
         ROW_FMA(3);
         ROW_FMA(4);
         ROW_FMA(5);
-        a += MR;
+        a += ks;
         b += NR;
     }
     ROW_SPILL(0);
@@ -162,8 +155,9 @@ static void __attribute__((noinline)) ukernel_acc(int64_t kc, const float *restr
 /* The full-tile micro-kernel: as ukernel_acc, then C = alpha acc + beta C straight from the
    registers (ab = {alpha, beta} in memory, read only after the loop, so the loop keeps its 12
    accumulators without spills; beta = 0: C not read). */
-static void __attribute__((noinline)) ukernel_full(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c,
-                                                   int64_t ldc, const float *ab, const float *pf)
+static void __attribute__((noinline)) ukernel_full(int64_t kc, const float *restrict a, int64_t rs, int64_t ks,
+                                                   const float *restrict b, float *restrict c, int64_t ldc, const float *ab,
+                                                   const float *pf)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
            c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -182,7 +176,7 @@ static void __attribute__((noinline)) ukernel_full(int64_t kc, const float *rest
         ROW_FMA(3);
         ROW_FMA(4);
         ROW_FMA(5);
-        a += MR;
+        a += ks;
         b += NR;
     }
     ROW_OUT(0);
@@ -195,8 +189,8 @@ static void __attribute__((noinline)) ukernel_full(int64_t kc, const float *rest
 
 /* Rows 0..3 only (an M edge of at most 4 rows, e.g. M = 64 = 10 x 6 + 4: the full kernel
    would spend a third of that tile's multiply-adds on zero rows); rows 4, 5 of t undefined. */
-static void __attribute__((noinline)) ukernel_acc4(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t,
-                                                   const float *pf)
+static void __attribute__((noinline)) ukernel_acc4(int64_t kc, const float *restrict a, int64_t rs, int64_t ks,
+                                                   const float *restrict b, float *restrict t, const float *pf)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
 #pragma GCC unroll 4
@@ -208,7 +202,7 @@ static void __attribute__((noinline)) ukernel_acc4(int64_t kc, const float *rest
         ROW_FMA(1);
         ROW_FMA(2);
         ROW_FMA(3);
-        a += MR;
+        a += ks;
         b += NR;
     }
     ROW_SPILL(0);
@@ -217,34 +211,44 @@ static void __attribute__((noinline)) ukernel_acc4(int64_t kc, const float *rest
     ROW_SPILL(3);
 }
 
-static void ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c, int64_t ldc, int mr,
-                    int nr, float alpha, float beta, const float *pf)
+/* a: A's micro-panel, element (r, k) at a[r*rs + k*ks]: packed (rs 1, ks MR) or read in place
+   from a row-major A (rs lda, ks 1; then rows past mr are never read: only full tiles and
+   the 4-row kernel for mr = 4 may take it). */
+static void ukernel_s(int64_t kc, const float *restrict a, int64_t rs, int64_t ks, const float *restrict b, float *restrict c,
+                      int64_t ldc, int mr, int nr, float alpha, float beta, const float *pf)
 {
     if (mr == MR && nr == NR) {
         const float ab[2] = {alpha, beta};
-        ukernel_full(kc, a, b, c, ldc, ab, pf);
+        ukernel_full(kc, a, rs, ks, b, c, ldc, ab, pf);
     } else if (mr <= 4) {
         _Alignas(32) float t[MR * NR];
-        ukernel_acc4(kc, a, b, t, pf);
+        ukernel_acc4(kc, a, rs, ks, b, t, pf);
         store_tile_slow(t, c, ldc, mr, nr, alpha, beta);
     } else {
         _Alignas(32) float t[MR * NR];
-        ukernel_acc(kc, a, b, t, pf);
+        ukernel_acc(kc, a, rs, ks, b, t, pf);
         store_tile_slow(t, c, ldc, mr, nr, alpha, beta);
     }
 }
 #else
-static void ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c, int64_t ldc, int mr,
-                    int nr, float alpha, float beta, const float *pf)
+static void ukernel_s(int64_t kc, const float *restrict a, int64_t rs, int64_t ks, const float *restrict b, float *restrict c,
+                      int64_t ldc, int mr, int nr, float alpha, float beta, const float *pf)
 {
     (void)pf;
     float t[MR * NR] = {0};
-    for (int64_t k = 0; k < kc; k++, a += MR, b += NR)
-        for (int r = 0; r < MR; r++)
-            for (int j = 0; j < NR; j++) t[r * NR + j] += a[r] * b[j];
+    for (int64_t k = 0; k < kc; k++, a += ks, b += NR)
+        for (int r = 0; r < mr; r++)
+            for (int j = 0; j < NR; j++) t[r * NR + j] += a[r * rs] * b[j];
     store_tile_slow(t, c, ldc, mr, nr, alpha, beta);
 }
 #endif
+
+/* Packed A micro-panel (kc x MR). */
+static void ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c, int64_t ldc, int mr,
+                    int nr, float alpha, float beta, const float *pf)
+{
+    ukernel_s(kc, a, 1, MR, b, c, ldc, mr, nr, alpha, beta, pf);
+}
 
 #ifdef __AVX2__
 static inline __m256 act_v(int act, __m256 v, __m256 lo, __m256 hi)
@@ -477,6 +481,7 @@ void so_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float al
    576 KB at KC = 384, L3-resident; each KC x NR micro-panel is reused from L1 over an MC
    block of rows). */
 int64_t so_gemm_ap_nc = 384;
+int64_t so_gemm_conv_max_w = (int64_t)1 << 18;
 
 size_t so_gemm_packed_a_floats(int64_t M, int64_t K) { return (size_t)((M + MR - 1) / MR * MR * K); }
 

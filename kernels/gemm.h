@@ -18,6 +18,8 @@
 extern int64_t so_gemm_kc, so_gemm_mc, so_gemm_nc_bytes;
 /* Column block of the weights-as-A path (default 384 columns). */
 extern int64_t so_gemm_ap_nc;
+/* Largest weight (M x K floats) a conv packs for the weights-as-A path (default 2^18 = 1 MB). */
+extern int64_t so_gemm_conv_max_w;
 
 /* Packed B: ceil(N / NR) column panels, panel p holds rows k = 0..K-1 of columns
    [p*NR, p*NR + NR) as K consecutive groups of NR floats (zero-padded past N). Any K block
