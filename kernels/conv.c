@@ -27,7 +27,7 @@ int64_t so_conv_direct_max_c = 16; /* conv_stem: SqueezeNet's 16 -> 64 3x3 at 55
 #else
 int64_t so_conv_direct_max_c = 4;
 #endif
-int64_t so_conv_pw_max_k = 32, so_conv_pw_min_hw = 96 * 96;
+int64_t so_conv_pw_max_ko = 8192, so_conv_pw_max_hw = 14 * 14, so_conv_pw_max_k_small = 64;
 int64_t so_conv_dw_c8_max_hw = 14 * 14; /* vs the row kernel: 14x14 s1 0.86x, 7x7 0.45x, 14x14 -> 7x7 0.64x; 28x28 s1 1.18x, 28x28 -> 14x14 1.12x */
 
 typedef struct conv_plan {
@@ -830,21 +830,27 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
 #endif
 
 #ifdef __AVX2__
-/* ---- 1x1 stride-1 convs with few input channels (CONV_PW) ----
+/* ---- 1x1 stride-1 convs on small planes or with small weights (CONV_PW) ----
    Y[o, p] = sum_c W[o, c] X[c, p] straight on the NCHW planes, without sgemm's packing:
    the pixels are cut into chunks whose K input rows stay in L1 (PW_L1 floats), and per
    chunk every block of STEM_OB output channels x 24 pixels is accumulated in registers over
-   the K channels (weights packed at load as [O/STEM_OB][K][STEM_OB]), the epilogue (bias,
+   the K channels (weights read in place, no packed copy), the epilogue (bias,
    folded BatchNorm, Relu/Clip, residual + Relu) applied in registers, stored once. The last
    block of a chunk overlaps the previous one (identical outputs recomputed); chunks below
-   24 pixels use blocks of 8, masked below 8. Chosen only where it measured faster than
-   so_gemm: few input channels on large planes (MobileNet-v2's 112x112 1x1 convs). */
+   24 pixels use blocks of 8, masked below 8. Few chunks (small planes): the output-channel
+   blocks are split too, so threads share the work. Chosen where it measured faster than
+   so_gemm (see so_conv_select). */
 #define PW_L1 4096
 
-static inline __attribute__((always_inline)) void pw_block(int NV, const float *x, int64_t hw_in, int64_t K, const float *wpk,
+static inline __attribute__((always_inline)) void pw_block(int NV, const float *x, int64_t hw_in, int64_t K, const float *w,
                                                           const dw3_epi *e, int act2, const float *res, float *y, int64_t hw,
                                                           int nob, int partial, int64_t n)
 {
+    /* the weights in place, W[o][c]: one row per output channel of the block (rows past the last
+       channel repeat it; their outputs are not stored) */
+    const float *wr[STEM_OB];
+#pragma GCC unroll 4
+    for (int b = 0; b < STEM_OB; b++) wr[b] = w + (b < nob ? b : nob - 1) * K;
     __m256 acc[STEM_OB][3];
 #pragma GCC unroll 4
     for (int b = 0; b < STEM_OB; b++)
@@ -852,7 +858,7 @@ static inline __attribute__((always_inline)) void pw_block(int NV, const float *
         for (int v = 0; v < NV; v++) acc[b][v] = _mm256_setzero_ps();
     const __m256i lm = _mm256_loadu_si256((const __m256i *)(dw3_mask_tab + 8 - (partial ? n : 8))); /* partial: n < 8 pixels */
     for (int64_t c = 0; c < K; c++) {
-        const float *xc = x + c * hw_in, *wc = wpk + c * STEM_OB;
+        const float *xc = x + c * hw_in;
         __m256 xv[3];
 #pragma GCC unroll 3
         for (int v = 0; v < NV; v++) {
@@ -861,7 +867,7 @@ static inline __attribute__((always_inline)) void pw_block(int NV, const float *
         }
 #pragma GCC unroll 4
         for (int b = 0; b < STEM_OB; b++) {
-            __m256 wv = _mm256_broadcast_ss(wc + b);
+            __m256 wv = _mm256_broadcast_ss(wr[b] + c);
 #pragma GCC unroll 3
             for (int v = 0; v < NV; v++) acc[b][v] = _mm256_fmadd_ps(wv, xv[v], acc[b][v]);
         }
@@ -889,7 +895,7 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
 {
     (void)scratch;
     const conv_plan *p = priv;
-    const float *X = in[0].data;
+    const float *X = in[0].data, *Wt = in[1].data;
     const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
     const so_epi *ep = &p->ch.ep;
@@ -897,12 +903,12 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
     const int inreg = (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP) &&
                       (!R || ep->act2 == SO_ACT_NONE || ep->act2 == SO_ACT_RELU);
     const int64_t hw = p->Ho * p->Wo, K = p->C, nbo = (p->O + STEM_OB - 1) / STEM_OB, pc = p->tile;
-    const int64_t nch = (hw + pc - 1) / pc;
+    const int64_t nch = (hw + pc - 1) / pc, nog = p->N * nch >= 8 ? 1 : SO_MIN(nbo, (8 + p->N * nch - 1) / (p->N * nch));
 #pragma omp parallel for schedule(static) if (p->N * p->O * hw * K > PAR_MIN)
-    for (int64_t q = 0; q < p->N * nch; q++) {
-        int64_t n = q / nch, p0 = q % nch * pc, p1 = SO_MIN(hw, p0 + pc), len = p1 - p0;
+    for (int64_t q = 0; q < p->N * nch * nog; q++) {
+        int64_t n = q / (nch * nog), ch = q / nog % nch, og = q % nog, p0 = ch * pc, p1 = SO_MIN(hw, p0 + pc), len = p1 - p0;
         const float *x = X + n * K * hw + p0;
-        for (int64_t bo = 0; bo < nbo; bo++) {
+        for (int64_t bo = og * nbo / nog; bo < (og + 1) * nbo / nog; bo++) {
             int64_t o0 = bo * STEM_OB;
             int nob = (int)SO_MIN(STEM_OB, p->O - o0);
             dw3_epi e[STEM_OB];
@@ -913,18 +919,18 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
                 e[b].lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
                 e[b].hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
             }
-            const float *wpk = p->U + bo * K * STEM_OB, *res = inreg && R ? R + (n * p->O + o0) * hw + p0 : NULL;
+            const float *wo = Wt + o0 * K, *res = inreg && R ? R + (n * p->O + o0) * hw + p0 : NULL;
             float *y = Y + (n * p->O + o0) * hw + p0;
             if (len >= 24) {
                 for (int64_t j = 0;; j += 24) {
                     if (j + 24 > len) j = len - 24;
-                    pw_block(3, x + j, hw, K, wpk, e, ep->act2, res ? res + j : NULL, y + j, hw, nob, 0, 8);
+                    pw_block(3, x + j, hw, K, wo, e, ep->act2, res ? res + j : NULL, y + j, hw, nob, 0, 8);
                     if (j + 24 >= len) break;
                 }
             } else {
                 for (int64_t j = 0;; j += 8) {
                     if (j + 8 > len && len >= 8) j = len - 8;
-                    pw_block(1, x + j, hw, K, wpk, e, ep->act2, res ? res + j : NULL, y + j, hw, nob, len < 8, len - j);
+                    pw_block(1, x + j, hw, K, wo, e, ep->act2, res ? res + j : NULL, y + j, hw, nob, len < 8, len - j);
                     if (j + 8 >= len) break;
                 }
             }
@@ -1064,18 +1070,16 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             k->name = "conv1x1_so_gemm";
         }
 #ifdef __AVX2__
-        /* few input channels on a large plane: the direct kernel (MobileNet-v2 112x112, 1 thread, same runs:
-           16 -> 96 0.78 vs 0.95-1.0 ms, 32 -> 16 0.26 vs 0.33 ms so_gemm; at 56x56 and below so_gemm ties or wins) */
-        if (p->G == 1 && p->C <= so_conv_pw_max_k && hw >= so_conv_pw_min_hw && g->nodes[n->in[1].node].op == SO_OP_WEIGHT) {
+        /* the direct kernel where it measured faster (MobileNet-v2 in-model, 1 thread, 5 alternating runs, paired
+           per-node ratios direct / the so_gemm or OpenBLAS choice): small weight matrices, K*O <= 8192: 0.63-0.95 on
+           all 12 (1x1 total 4.9 -> 4.2 ms; SqueezeNet's 8: 0.61-0.95 but one 1.18; ResNet-50 56x56 64->64 0.72), and
+           on <= 14x14 planes K <= 64: 0.90-0.95. Larger K lose: 14x14 / 7x7 K 160-960 1.06-1.21, ResNet-50 1.1-1.3,
+           Inception-v3 8x8 1.3-1.6, so they keep so_gemm / OpenBLAS. */
+        if (p->G == 1 && (p->C * p->O <= so_conv_pw_max_ko || (hw <= so_conv_pw_max_hw && p->C <= so_conv_pw_max_k_small))) {
             p->kind = CONV_PW;
             free(p->Ap);
             p->Ap = NULL;
-            const float *wsrc = g->model->weights[g->nodes[n->in[1].node].ref].data;
-            int64_t nbo = (p->O + STEM_OB - 1) / STEM_OB;
-            p->U = so_xcalloc((size_t)(nbo * STEM_OB * p->C), sizeof *p->U);
-            for (int64_t oc = 0; oc < p->O; oc++)
-                for (int64_t r = 0; r < p->C; r++) p->U[(oc / STEM_OB * p->C + r) * STEM_OB + oc % STEM_OB] = wsrc[oc * p->C + r];
-            k->packed_bytes = sizeof(float) * (size_t)(nbo * STEM_OB * p->C);
+            k->packed_bytes = 0; /* weights read in place */
             k->scratch_bytes = 0;
             p->tile = SO_MAX(24, PW_L1 / p->C / 24 * 24); /* pixels per chunk: K rows of it in L1 */
             k->run = conv_pw_run;

@@ -368,14 +368,14 @@ static void test_conv_stem(void **state)
     }
 }
 
-/* 1x1 convs on the direct kernel (conv1x1_direct; the plane threshold lowered so small
-   shapes take it): output-channel blocks with a partial last block, pixel chunks with
+/* 1x1 convs on the direct kernel (conv1x1_direct; the weight-size threshold raised so
+   every shape takes it): output-channel blocks with a partial last block, pixel chunks with
    24-, 8- and masked blocks, residual + Relu / none in registers, row-pass epilogues, batch 2. */
 static void test_conv_pw(void **state)
 {
     (void)state;
-    int64_t mh = so_conv_pw_min_hw;
-    so_conv_pw_min_hw = 1;
+    int64_t mk = so_conv_pw_max_ko;
+    so_conv_pw_max_ko = 1 << 30;
     one_conv_bn(600, 1, 16, 96, 1, 40, 41, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_CLIP, 0); /* several chunks */
     one_conv_bn(601, 2, 32, 13, 1, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_RELU, 1);   /* 25 pixels, residual */
     one_conv_bn(602, 1, 3, 6, 1, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_NONE, 1);     /* 6 pixels: masked */
@@ -385,7 +385,7 @@ static void test_conv_pw(void **state)
     for (int it = 0; it < 30; it++)
         one_conv_bn(610 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 1, 32), irand(&r, 1, 20), 1, irand(&r, 1, 30), irand(&r, 1, 30), 1, 1,
                     1, 1, 0, 0, 0, 0, irand(&r, 0, 4), irand(&r, 0, 2) == 0);
-    so_conv_pw_min_hw = mh;
+    so_conv_pw_max_ko = mk;
 }
 
 /* Winograd F(4x4,3x3): thresholds lowered so small shapes take it; odd sizes leave partial tiles. */
