@@ -27,7 +27,7 @@ int64_t so_conv_direct_max_c = 16; /* conv_stem: SqueezeNet's 16 -> 64 3x3 at 55
 #else
 int64_t so_conv_direct_max_c = 4;
 #endif
-int64_t so_conv_pw_max_ko = 8192, so_conv_pw_max_hw = 14 * 14, so_conv_pw_max_k_small = 64;
+int64_t so_conv_pw_max_ko = 8192, so_conv_pw_max_hw = 28 * 28, so_conv_pw_max_k_small = 96;
 int64_t so_conv_dw_c8_max_hw = 14 * 14; /* vs the row kernel: 14x14 s1 0.86x, 7x7 0.45x, 14x14 -> 7x7 0.64x; 28x28 s1 1.18x, 28x28 -> 14x14 1.12x */
 
 typedef struct conv_plan {
@@ -832,7 +832,8 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
 #ifdef __AVX2__
 /* ---- 1x1 stride-1 convs on small planes or with small weights (CONV_PW) ----
    Y[o, p] = sum_c W[o, c] X[c, p] straight on the NCHW planes, without sgemm's packing:
-   the pixels are cut into chunks whose K input rows stay in L1 (PW_L1 floats), and per
+   the pixels are cut into equal chunks of about PW_CHUNK / K pixels (their K input rows stay
+   in L2), and per
    chunk every block of STEM_OB output channels x 24 pixels is accumulated in registers over
    the K channels (weights read in place, no packed copy), the epilogue (bias,
    folded BatchNorm, Relu/Clip, residual + Relu) applied in registers, stored once. The last
@@ -840,7 +841,7 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
    24 pixels use blocks of 8, masked below 8. Few chunks (small planes): the output-channel
    blocks are split too, so threads share the work. Chosen where it measured faster than
    so_gemm (see so_conv_select). */
-#define PW_L1 4096
+#define PW_CHUNK 16384 /* floats of input per pixel chunk (64 KB: 0.6-0.8x the time of 4096 on MobileNet-v2) */
 
 static inline __attribute__((always_inline)) void pw_block(int NV, const float *x, int64_t hw_in, int64_t K, const float *w,
                                                           const dw3_epi *e, int act2, const float *res, float *y, int64_t hw,
@@ -903,10 +904,10 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
     const int inreg = (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP) &&
                       (!R || ep->act2 == SO_ACT_NONE || ep->act2 == SO_ACT_RELU);
     const int64_t hw = p->Ho * p->Wo, K = p->C, nbo = (p->O + STEM_OB - 1) / STEM_OB, pc = p->tile;
-    const int64_t nch = (hw + pc - 1) / pc, nog = p->N * nch >= 8 ? 1 : SO_MIN(nbo, (8 + p->N * nch - 1) / (p->N * nch));
+    const int64_t nch = SO_MAX(1, hw / pc), nog = p->N * nch >= 8 ? 1 : SO_MIN(nbo, (8 + p->N * nch - 1) / (p->N * nch));
 #pragma omp parallel for schedule(static) if (p->N * p->O * hw * K > PAR_MIN)
     for (int64_t q = 0; q < p->N * nch * nog; q++) {
-        int64_t n = q / (nch * nog), ch = q / nog % nch, og = q % nog, p0 = ch * pc, p1 = SO_MIN(hw, p0 + pc), len = p1 - p0;
+        int64_t n = q / (nch * nog), ch = q / nog % nch, og = q % nog, p0 = ch * hw / nch, p1 = (ch + 1) * hw / nch, len = p1 - p0;
         const float *x = X + n * K * hw + p0;
         for (int64_t bo = og * nbo / nog; bo < (og + 1) * nbo / nog; bo++) {
             int64_t o0 = bo * STEM_OB;
@@ -921,17 +922,17 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
             }
             const float *wo = Wt + o0 * K, *res = inreg && R ? R + (n * p->O + o0) * hw + p0 : NULL;
             float *y = Y + (n * p->O + o0) * hw + p0;
-            if (len >= 24) {
-                for (int64_t j = 0;; j += 24) {
-                    if (j + 24 > len) j = len - 24;
-                    pw_block(3, x + j, hw, K, wo, e, ep->act2, res ? res + j : NULL, y + j, hw, nob, 0, 8);
-                    if (j + 24 >= len) break;
-                }
+            /* blocks of 24 pixels; a rest >= 16 as one more 24-block overlapping the previous one, a smaller
+               rest as blocks of 8 (the last overlapping, masked below 8 pixels) */
+            int64_t j = 0;
+            for (; j + 24 <= len; j += 24) pw_block(3, x + j, hw, K, wo, e, ep->act2, res ? res + j : NULL, y + j, hw, nob, 0, 8);
+            if (len - j >= 16 && len >= 24) {
+                pw_block(3, x + len - 24, hw, K, wo, e, ep->act2, res ? res + len - 24 : NULL, y + len - 24, hw, nob, 0, 8);
             } else {
-                for (int64_t j = 0;; j += 8) {
-                    if (j + 8 > len && len >= 8) j = len - 8;
-                    pw_block(1, x + j, hw, K, wo, e, ep->act2, res ? res + j : NULL, y + j, hw, nob, len < 8, len - j);
-                    if (j + 8 >= len) break;
+                for (; j + 8 <= len; j += 8) pw_block(1, x + j, hw, K, wo, e, ep->act2, res ? res + j : NULL, y + j, hw, nob, 0, 8);
+                if (j < len) {
+                    int64_t j0 = len >= 8 ? len - 8 : 0;
+                    pw_block(1, x + j0, hw, K, wo, e, ep->act2, res ? res + j0 : NULL, y + j0, hw, nob, len < 8, len - j0);
                 }
             }
             if (!inreg)
@@ -1070,18 +1071,18 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             k->name = "conv1x1_so_gemm";
         }
 #ifdef __AVX2__
-        /* the direct kernel where it measured faster (MobileNet-v2 in-model, 1 thread, 5 alternating runs, paired
-           per-node ratios direct / the so_gemm or OpenBLAS choice): small weight matrices, K*O <= 8192: 0.63-0.95 on
-           all 12 (1x1 total 4.9 -> 4.2 ms; SqueezeNet's 8: 0.61-0.95 but one 1.18; ResNet-50 56x56 64->64 0.72), and
-           on <= 14x14 planes K <= 64: 0.90-0.95. Larger K lose: 14x14 / 7x7 K 160-960 1.06-1.21, ResNet-50 1.1-1.3,
-           Inception-v3 8x8 1.3-1.6, so they keep so_gemm / OpenBLAS. */
+        /* the direct kernel where it measured faster (MobileNet-v2 in-model, 1 thread, 4 alternating runs, paired
+           per-node ratios direct / the so_gemm or OpenBLAS choice): small weight matrices, K*O <= 8192: 0.60-1.01 on
+           the 12 (SqueezeNet's 8 earlier 0.61-0.95 but one 1.18; ResNet-50 56x56 64->64 0.72), and on <= 28x28
+           planes K <= 96: 0.76-0.80. Larger K lose: 14x14 / 7x7 K 384-960 1.06-1.38, ResNet-50 1.1-1.3,
+           Inception-v3 8x8 1.3-1.6 (K 144-192 about 1.0), so they keep so_gemm / OpenBLAS. */
         if (p->G == 1 && (p->C * p->O <= so_conv_pw_max_ko || (hw <= so_conv_pw_max_hw && p->C <= so_conv_pw_max_k_small))) {
             p->kind = CONV_PW;
             free(p->Ap);
             p->Ap = NULL;
             k->packed_bytes = 0; /* weights read in place */
             k->scratch_bytes = 0;
-            p->tile = SO_MAX(24, PW_L1 / p->C / 24 * 24); /* pixels per chunk: K rows of it in L1 */
+            p->tile = SO_MAX(24, PW_CHUNK / p->C); /* pixels per chunk (at least): K rows of it in L2 */
             k->run = conv_pw_run;
             k->name = "conv1x1_direct";
         }

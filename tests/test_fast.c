@@ -381,6 +381,8 @@ static void test_conv_pw(void **state)
     one_conv_bn(602, 1, 3, 6, 1, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_NONE, 1);     /* 6 pixels: masked */
     one_conv_bn(603, 1, 1, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_SIGMOID, 0);  /* 1x1 spatial */
     one_conv_bn(604, 1, 24, 7, 1, 3, 5, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_TANH, 1);    /* 15 pixels, row-pass epilogue + residual */
+    one_conv_bn(605, 1, 64, 13, 1, 50, 50, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_CLIP, 1); /* 9 unequal pixel chunks, residual */
+    one_conv_bn(606, 2, 96, 6, 1, 47, 53, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_RELU, 0);  /* 14 chunks, batch 2 */
     uint64_t r = 6161;
     for (int it = 0; it < 30; it++)
         one_conv_bn(610 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 1, 32), irand(&r, 1, 20), 1, irand(&r, 1, 30), irand(&r, 1, 30), 1, 1,
