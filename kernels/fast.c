@@ -427,9 +427,7 @@ typedef struct mm_plan {
     int c_mode;           /* Gemm C: 0 none or folded, 1 broadcast-fill before sgemm */
     int64_t cM, cN;       /* C broadcast dims */
     float *bp;            /* so_gemm: B (a weight) packed at load, or NULL */
-    int gemm_batched;     /* so_gemm per batch with B packed per call (activations) */
     int T;                /* threads the so_gemm scratch was sized for */
-    size_t slice;         /* so_gemm scratch floats per thread (batched) */
 } mm_plan;
 
 static void mm_free(void *p)
@@ -464,25 +462,17 @@ static void mm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
         so_gemm_packed(p->ta, p->M, p->N, p->K, p->alpha, A, p->lda, p->bp, beta, Y, p->N, &ge, scratch, T);
         return;
     }
-    if (p->gemm_batched) { /* batches over the threads, one single-threaded so_gemm each */
-        const int64_t nb = p->nb;
-#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
-        for (int64_t b = 0; b < nb; b++) {
-            so_gemm_epi ge = {.ep = &p->ch.ep, .per_row = 0, .res = res ? res + b * p->M * p->N : NULL, .ldr = p->N};
-            so_gemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, A + p->aoff[b], p->lda, B + p->boff[b], p->ldb, beta,
-                    Y + b * p->M * p->N, p->N, &ge, scratch + (size_t)omp_get_thread_num() * p->slice, 1);
-        }
-        return;
-    }
     for (int64_t b = 0; b < p->nb; b++)
         so_fast_sgemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, A + p->aoff[b], p->lda, B + p->boff[b], p->ldb, beta,
                       Y + b * p->M * p->N, p->N);
     epi_cols(&p->ch.ep, Y, res, p->nb * p->M, p->N);
 }
 
-/* Our GEMM (gemm.c) instead of sgemm when both dims are >= 2 (M = 1 / N = 1 stay on
-   sgemv) and M <= 1024 (rows per batch): a weight B is packed once here; a batched product of activations packs B per
-   batch into the scratch. Measured against this OpenBLAS in bench/gemm_bench.c. */
+/* Our GEMM (gemm.c) instead of sgemm for a weight B (packed once here) when both dims are
+   >= 2 (M = 1 / N = 1 stay on sgemv) and M <= 1024. Batched products of activations stay on
+   OpenBLAS: BERT's 12 x [64,64]x[64,64] attention products with B packed per batch
+   (so_gemm, batches over threads) took 1.05-1.6x OpenBLAS's time in-model. Measured
+   against this OpenBLAS in bench/gemm_bench.c. */
 static void mm_use_gemm(const so_graph *g, const so_node *n, mm_plan *p, so_fast_kernel *k)
 {
     /* M > 1024: this OpenBLAS is as fast or faster (2048^3: 0.88x ours) */
@@ -495,10 +485,6 @@ static void mm_use_gemm(const so_graph *g, const so_node *n, mm_plan *p, so_fast
         so_gemm_pack_b(p->tb, p->K, p->N, w, p->ldb, p->bp);
         k->packed_bytes = so_gemm_packed_b_floats(p->K, p->N) * sizeof(float);
         k->scratch_bytes = so_gemm_scratch_floats(p->M, p->K, p->T) * sizeof(float);
-    } else if (p->nb > 1) {
-        p->gemm_batched = 1;
-        p->slice = (so_gemm_full_scratch_floats(p->M, p->N, p->K, 1) + 15) / 16 * 16;
-        k->scratch_bytes = p->slice * (size_t)p->T * sizeof(float);
     }
 }
 
@@ -573,7 +559,7 @@ static so_status select_matmul(const so_fast_ctx *c, int32_t i, so_fast_kernel *
     k->priv = p;
     k->free_priv = mm_free;
     mm_use_gemm(g, n, p, k);
-    k->name = p->bp ? "matmul_so_gemm" : p->gemm_batched ? "matmul_batched_so_gemm" : nb > 1 ? "matmul_batched_sgemm" : "matmul_sgemm";
+    k->name = p->bp ? "matmul_so_gemm" : nb > 1 ? "matmul_batched_sgemm" : "matmul_sgemm";
     return SO_OK;
 }
 
