@@ -27,7 +27,7 @@ int64_t so_conv_direct_max_c = 16; /* conv_stem: SqueezeNet's 16 -> 64 3x3 at 55
 #else
 int64_t so_conv_direct_max_c = 4;
 #endif
-int64_t so_conv_pw_max_ko = 8192, so_conv_pw_max_hw = 28 * 28, so_conv_pw_max_k_small = 96;
+int64_t so_conv_pw_max_k = 96, so_conv_pw_max_ko = 8192, so_conv_pw_max_hw = 28 * 28;
 int64_t so_conv_dw_c8_max_hw = 14 * 14; /* vs the row kernel: 14x14 s1 0.86x, 7x7 0.45x, 14x14 -> 7x7 0.64x; 28x28 s1 1.18x, 28x28 -> 14x14 1.12x */
 
 typedef struct conv_plan {
@@ -1072,11 +1072,11 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         }
 #ifdef __AVX2__
         /* the direct kernel where it measured faster (MobileNet-v2 in-model, 1 thread, 4 alternating runs, paired
-           per-node ratios direct / the so_gemm or OpenBLAS choice): small weight matrices, K*O <= 8192: 0.60-1.01 on
-           the 12 (SqueezeNet's 8 earlier 0.61-0.95 but one 1.18; ResNet-50 56x56 64->64 0.72), and on <= 28x28
-           planes K <= 96: 0.76-0.80. Larger K lose: 14x14 / 7x7 K 384-960 1.06-1.38, ResNet-50 1.1-1.3,
-           Inception-v3 8x8 1.3-1.6 (K 144-192 about 1.0), so they keep so_gemm / OpenBLAS. */
-        if (p->G == 1 && (p->C * p->O <= so_conv_pw_max_ko || (hw <= so_conv_pw_max_hw && p->C <= so_conv_pw_max_k_small))) {
+           per-node ratios direct / the so_gemm or OpenBLAS choice), K <= 96 and a small weight matrix (K*O <= 8192)
+           or a <= 28x28 plane: 0.61-0.89 (MobileNet-v2 15 convs, SqueezeNet 0.56-0.93; ResNet-50's 56x56 64->64 and
+           Inception-v3's 73x73 64->80 1.00-1.02). K 128-256 measured 0.99-1.26 (Inception-v3 35x35 192->32 1.26),
+           K 384-960 on 14x14 / 7x7 1.06-1.38, ResNet-50 / Inception-v3 large K 1.1-1.6: those keep so_gemm / OpenBLAS. */
+        if (p->G == 1 && p->C <= so_conv_pw_max_k && (p->C * p->O <= so_conv_pw_max_ko || hw <= so_conv_pw_max_hw)) {
             p->kind = CONV_PW;
             free(p->Ap);
             p->Ap = NULL;

@@ -24,10 +24,10 @@ extern int64_t so_conv_direct_max_c;
    pixels run 8 channels per vector (transposed in and out); larger planes along W. */
 extern int64_t so_conv_dw_c8_max_hw;
 
-/* 1x1 stride-1 ungrouped convs with at most so_conv_pw_max_ko input x output channels, or with at
-   most so_conv_pw_max_hw output pixels and so_conv_pw_max_k_small input channels, run a direct
-   register-blocked kernel (weights read in place). */
-extern int64_t so_conv_pw_max_ko, so_conv_pw_max_hw, so_conv_pw_max_k_small;
+/* 1x1 stride-1 ungrouped convs with at most so_conv_pw_max_k input channels and either at most
+   so_conv_pw_max_ko input x output channels or at most so_conv_pw_max_hw output pixels run a
+   direct register-blocked kernel (weights read in place). */
+extern int64_t so_conv_pw_max_k, so_conv_pw_max_ko, so_conv_pw_max_hw;
 
 /* Largest im2col scratch (floats) a conv kernel uses; larger problems are tiled by columns. */
 #define SO_CONV_SCRATCH_FLOATS ((int64_t)1 << 21)

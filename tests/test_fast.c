@@ -374,8 +374,8 @@ static void test_conv_stem(void **state)
 static void test_conv_pw(void **state)
 {
     (void)state;
-    int64_t mk = so_conv_pw_max_ko;
-    so_conv_pw_max_ko = 1 << 30;
+    int64_t mk = so_conv_pw_max_ko, mk2 = so_conv_pw_max_k;
+    so_conv_pw_max_ko = so_conv_pw_max_k = 1 << 30;
     one_conv_bn(600, 1, 16, 96, 1, 40, 41, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_CLIP, 0); /* several chunks */
     one_conv_bn(601, 2, 32, 13, 1, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_RELU, 1);   /* 25 pixels, residual */
     one_conv_bn(602, 1, 3, 6, 1, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_NONE, 1);     /* 6 pixels: masked */
@@ -388,6 +388,7 @@ static void test_conv_pw(void **state)
         one_conv_bn(610 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 1, 32), irand(&r, 1, 20), 1, irand(&r, 1, 30), irand(&r, 1, 30), 1, 1,
                     1, 1, 0, 0, 0, 0, irand(&r, 0, 4), irand(&r, 0, 2) == 0);
     so_conv_pw_max_ko = mk;
+    so_conv_pw_max_k = mk2;
 }
 
 /* Winograd F(4x4,3x3): thresholds lowered so small shapes take it; odd sizes leave partial tiles. */
