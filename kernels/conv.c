@@ -37,7 +37,7 @@ typedef struct conv_plan {
     int64_t tile; /* im2col columns per tile */
     int64_t Hp, Wp; /* CONV_DW: phase plane rows (Hh) and row length (Wh) */
     int64_t ps, band; /* CONV_DW: floats per phase plane (flat outputs + DC_CHUNK + largest tap offset), rows per band */
-    int64_t Hq, Wq; /* conv_dw3s2_run: zero-bordered input plane */
+    int64_t Hq, Wq; /* conv_dw3s2_run, dw3_c8: zero-bordered input plane (dw3_c8: pixels of 8 channels) */
     int32_t *toff;  /* CONV_DW: per tap, offset into a channel's phase planes (owned) */
     int32_t *ioff; /* CONV_DW3 small planes: input pixel -> padded pixel (owned) */
     so_wino wino;   /* CONV_WINO geometry */
