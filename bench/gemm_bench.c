@@ -130,6 +130,7 @@ int main(int argc, char **argv)
     if (getenv("GEMM_KC")) so_gemm_kc = atoll(getenv("GEMM_KC"));
     if (getenv("GEMM_MC")) so_gemm_mc = atoll(getenv("GEMM_MC"));
     if (getenv("GEMM_NC")) so_gemm_nc_bytes = atoll(getenv("GEMM_NC"));
+    if (getenv("GEMM_DIRECT_A")) so_gemm_direct_a = atoi(getenv("GEMM_DIRECT_A"));
     if (getenv("GEMM_APNC")) so_gemm_ap_nc = atoll(getenv("GEMM_APNC"));
     openblas_set_num_threads(threads);
     omp_set_num_threads(threads);

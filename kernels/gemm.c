@@ -20,6 +20,8 @@ int64_t so_gemm_mc = 144; /* multiple of MR */
    column panels are walked in blocks whose C block (M x NC) stays in L2 over the K blocks
    (C is written back once instead of re-read from L3 per K block). */
 int64_t so_gemm_nc_bytes = 192 << 10;
+/* Small M, A not transposed: full row panels read A in place (no packing pass). */
+int so_gemm_direct_a = 1;
 
 static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -380,8 +382,8 @@ static void worker(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, co
 
 /* Small M: one thread's column panels [p0, p1) against the fully packed A (ap: ceil(M/MR)
    micro-panels of K x MR), in NC blocks. */
-static void worker_small(int64_t M, int64_t N, int64_t K, float alpha, const float *ap, const float *Bp, float beta, float *C,
-                         int64_t ldc, const so_gemm_epi *epi, int64_t p0, int64_t p1)
+static void worker_small(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const float *ap, const float *Bp,
+                         float beta, float *C, int64_t ldc, const so_gemm_epi *epi, int64_t p0, int64_t p1)
 {
     const int64_t KC = kc_block();
     int64_t ncp = so_gemm_nc_bytes / (M * NR * (int64_t)sizeof(float));
@@ -401,7 +403,12 @@ static void worker_small(int64_t M, int64_t N, int64_t K, float alpha, const flo
                 for (int64_t ir = 0; ir < M; ir += MR) {
                     int mr = (int)imin(MR, M - ir);
                     float *c = C + ir * ldc + j0;
-                    ukernel(kc, ap + ir * K + pc * MR, bp, c, ldc, mr, nr, alpha, bk, ir == 0 ? nx : bp);
+                    if (A && mr == MR) /* full row panel read in place */
+                        ukernel_s(kc, A + ir * lda + pc, lda, 1, bp, c, ldc, mr, nr, alpha, bk, ir == 0 ? nx : bp);
+                    else if (A) /* the packed edge panel */
+                        ukernel(kc, ap + pc * MR, bp, c, ldc, mr, nr, alpha, bk, ir == 0 ? nx : bp);
+                    else
+                        ukernel(kc, ap + ir * K + pc * MR, bp, c, ldc, mr, nr, alpha, bk, ir == 0 ? nx : bp);
                     if (last && epi) epi_tile(epi, c, ldc, ir, j0, mr, nr);
                 }
             }
@@ -430,9 +437,25 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
     if (threads > 1 && M * N * K < ((int64_t)1 << 19)) threads = 1;
     if (M <= mc_block(M) && M <= so_gemm_mc) { /* small M: A packed once, shared */
         int64_t npa = (M + MR - 1) / MR;
+        if (!trans_a && so_gemm_direct_a) {
+            /* A (activations, hot in cache) read in place by full row panels; only the edge
+               panel (M % MR rows) is packed */
+            if (M % MR) pack_a(0, A, lda, M / MR * MR, M % MR, 0, K, scratch);
+            if (threads <= 1) {
+                worker_small(M, N, K, alpha, A, lda, scratch, Bp, beta, C, ldc, epi, 0, np);
+                return;
+            }
+#pragma omp parallel num_threads(threads)
+            {
+                int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+                int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
+                if (p1 > p0) worker_small(M, N, K, alpha, A, lda, scratch, Bp, beta, C, ldc, epi, p0, p1);
+            }
+            return;
+        }
         if (threads <= 1) {
             pack_a(trans_a, A, lda, 0, M, 0, K, scratch);
-            worker_small(M, N, K, alpha, scratch, Bp, beta, C, ldc, epi, 0, np);
+            worker_small(M, N, K, alpha, NULL, 0, scratch, Bp, beta, C, ldc, epi, 0, np);
             return;
         }
 #pragma omp parallel num_threads(threads)
@@ -442,7 +465,7 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
             if (a1 > a0) pack_a(trans_a, A, lda, a0 * MR, imin(M, a1 * MR) - a0 * MR, 0, K, scratch + a0 * MR * K);
 #pragma omp barrier
             int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
-            if (p1 > p0) worker_small(M, N, K, alpha, scratch, Bp, beta, C, ldc, epi, p0, p1);
+            if (p1 > p0) worker_small(M, N, K, alpha, NULL, 0, scratch, Bp, beta, C, ldc, epi, p0, p1);
         }
         return;
     }

@@ -16,6 +16,9 @@
    does not depend on them, but scratch sizes do: never change them between sizing a scratch
    and using it, or while a so_gemm call runs. */
 extern int64_t so_gemm_kc, so_gemm_mc, so_gemm_nc_bytes;
+/* Small M (M <= MC), A not transposed: the micro-kernel reads full MR-row panels of A in
+   place and only the edge panel is packed (default 1; 0: A packed whole, for A/B runs). */
+extern int so_gemm_direct_a;
 /* Column block of the weights-as-A path (default 384 columns). */
 extern int64_t so_gemm_ap_nc;
 /* Largest weight (M x K floats) a conv packs for the weights-as-A path (default 2^18 = 1 MB). */
