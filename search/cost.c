@@ -456,6 +456,24 @@ double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
     return ms;
 }
 
+so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, double *ms)
+{
+    *ms = 0;
+    if (costs_nothing(g, i)) return SO_OK;
+    if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
+    double t0 = so_now();
+    so_status st = time_node(g, i, cm->threads, cm->cold_weights, 400, ms);
+    cm->measure_seconds += so_now() - t0;
+    return st;
+}
+
+uint64_t so_cost_config(so_cost_model *cm, const so_graph *g, int32_t i)
+{
+    uint64_t key = so_cost_node_key(g, i, cm->threads);
+    if (cm->cold_weights > 0) key = XXH3_64bits_withSeed(&key, sizeof key, 0xC01D);
+    return key;
+}
+
 double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g)
 {
     double c = 0;

@@ -66,6 +66,11 @@ void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *rol
 double so_cost_node_role(so_cost_model *cm, const so_graph *g, int32_t i, int role);
 /* Fusion-aware cost of g: the sum of so_cost_node_role over its nodes. */
 double so_cost_graph(so_cost_model *cm, const so_graph *g);
+/* Times node i's configuration now, as so_cost_node would (measured models), without reading
+   or writing the cache: *ms. Sources, views and opaque nodes: 0. */
+so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, double *ms);
+/* The cache key so_cost_node uses for node i (the configuration key, cold or warm weights). */
+uint64_t so_cost_config(so_cost_model *cm, const so_graph *g, int32_t i);
 /* Sum of the isolated node costs (so_cost_node), ignoring fusion. */
 double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g);
 /* Deterministic flops-model cost of node i (also the fallback when timing fails). */

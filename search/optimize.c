@@ -432,10 +432,10 @@ int so_optimize_main(int argc, char **argv)
                 count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", err);
         fprintf(f, "  \"search_detail\": {\"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
                    "\"greedy_explored\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
-                   "\"measure_seconds\": %.3f, \"incremental_mismatches\": %lld},\n",
+                   "\"measure_seconds\": %.3f, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
                 (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
-                cm.measure_seconds, (long long)res.incremental_mismatches);
+                cm.measure_seconds, (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)

@@ -34,6 +34,9 @@ typedef struct so_search_result {
     int64_t anchors;            /* dirty nodes re-matched (rules with that node's operator) */
     int64_t incremental_mismatches; /* with opts.verify_incremental: matches missing or extra */
     int64_t greedy_explored;    /* backtrack: graphs explored by the greedy warm start */
+    int64_t confirm_timed;      /* backtrack, measured: configurations re-timed to confirm that
+                                   the best graph beats greedy's (0: no confirmation needed) */
+    int confirm_vetoed;         /* 1: it did not, greedy's graph was returned */
     double seconds;
     int stopped_by;             /* 0 exhausted, 1 budget, 2 time limit */
     int32_t n_path;             /* rewrites on the path from the input to best */

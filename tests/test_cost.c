@@ -98,6 +98,19 @@ static void test_measured_cache(void **state)
     assert_int_equal(cm.measured, 1);
     assert_true(so_cost_node(&cm, m->graph, 1) == 0); /* weights cost nothing, never timed */
     assert_int_equal(cm.measured, 1);
+    /* so_cost_config is the key so_cost_node cached under; so_cost_time_node times again
+       without touching the cache; weights cost nothing */
+    uint64_t v;
+    assert_true(so_hmap_get(&cm.cache, so_cost_config(&cm, m->graph, 2), &v));
+    uint64_t n_cached = cm.cache.n;
+    double t = -1;
+    assert_int_equal(so_cost_time_node(&cm, m->graph, 2, &t), SO_OK);
+    assert_true(t > 0);
+    assert_int_equal(so_cost_time_node(&cm, m->graph, 1, &t), SO_OK);
+    assert_true(t == 0);
+    assert_int_equal(cm.measured, 1);
+    assert_true(cm.cache.n == n_cached);
+    assert_true(so_cost_node(&cm, m->graph, 2) == c1);
     assert_int_equal(so_cost_save(&cm), SO_OK);
     char path[512];
     snprintf(path, sizeof path, "%s", cm.path);

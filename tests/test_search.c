@@ -416,6 +416,7 @@ static void test_plateau_merge(void **state)
         so_search_result res;
         assert_int_equal(so_search_run(start, rl, n, &cm, &fc, &o, &res), SO_OK);
         cost[kind] = res.cost_after;
+        assert_true(res.confirm_timed == 0 && res.confirm_vetoed == 0); /* flops: nothing to confirm */
         best[kind] = res.best;
         res.best = NULL;
         assert_true(max_diff(m->graph, best[kind]) < 1e-4);
