@@ -796,6 +796,84 @@ static so_status select_unary(const so_fast_ctx *c, int32_t i, so_fast_kernel *k
     return SO_OK;
 }
 
+/* ---------------- GELU, erf form: x * (erf(x / c) + 1) * 0.5 ---------------- */
+/* Div(x, c) -> Erf -> Add(., a) -> Mul(x, .) -> Mul(., h) with scalar weights c, a, h (BERT's
+   exported GELU) in one pass instead of five: the same float operations in the same order as
+   the five unfused kernels (binary_bcast, verff), so the results are identical. BERT-base4:
+   the five steps took 2.0 ms per run (1 thread), about twice ORT 'disabled'. */
+typedef struct gelu_plan {
+    int64_t n;
+    float c, a, h;
+} gelu_plan;
+
+static void gelu_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const gelu_plan *p = priv;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    const float c = p->c, a = p->a, h = p->h;
+    const int64_t n = p->n, nb = (n + 4095) / 4096;
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+    for (int64_t b = 0; b < nb; b++) {
+        const int64_t j0 = b * 4096, j1 = j0 + 4096 < n ? j0 + 4096 : n;
+#pragma omp simd
+        for (int64_t j = j0; j < j1; j++) Y[j] = X[j] * (verff(X[j] / c) + a) * h;
+    }
+}
+
+/* Scalar f32 weight at edge e into *v. */
+static int scalar_weight(const so_graph *g, so_edge e, float *v)
+{
+    const float *w = weight_f32(g, e);
+    if (!w || so_shape_numel(shape_of(g, e)) != 1) return 0;
+    *v = w[0];
+    return 1;
+}
+
+/* The other input of binary node j (the one that is not node `from`'s output), or -1 slot. */
+static int other_in(const so_node *nj, int32_t from, so_edge *o)
+{
+    if (nj->n_in != 2) return 0;
+    if (nj->in[0].node == from && nj->in[0].slot == 0) { *o = nj->in[1]; return 1; }
+    if (nj->in[1].node == from && nj->in[1].slot == 0) { *o = nj->in[0]; return 1; }
+    return 0;
+}
+
+static int select_gelu(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    if (!c->user || n->n_in != 2) return 0;
+    const so_shape *xs = shape_of(g, n->in[0]);
+    float cv, av, hv;
+    if (xs->dtype != SO_F32 || so_shape_numel(&n->out[0]) != so_shape_numel(xs) || !scalar_weight(g, n->in[1], &cv)) return 0;
+    int32_t u[4], prev = i;
+    static const so_op want[4] = {SO_OP_ERF, SO_OP_ADD, SO_OP_MUL, SO_OP_MUL};
+    for (int q = 0; q < 4; q++) {
+        u[q] = c->user[prev];
+        if (u[q] < 0 || g->nodes[u[q]].op != want[q] || (c->absorbed && c->absorbed[u[q]])) return 0;
+        if (so_shape_numel(&g->nodes[u[q]].out[0]) != so_shape_numel(xs)) return 0;
+        prev = u[q];
+    }
+    so_edge o;
+    if (!other_in(&g->nodes[u[1]], u[0], &o) || !scalar_weight(g, o, &av)) return 0;
+    if (!other_in(&g->nodes[u[2]], u[1], &o) || o.node != n->in[0].node || o.slot != n->in[0].slot) return 0;
+    if (!other_in(&g->nodes[u[3]], u[2], &o) || !scalar_weight(g, o, &hv)) return 0;
+    gelu_plan *p = so_xcalloc(1, sizeof *p);
+    p->n = so_shape_numel(xs);
+    p->c = cv;
+    p->a = av;
+    p->h = hv;
+    k->n_fused = 4;
+    memcpy(k->fused, u, sizeof u);
+    k->run = gelu_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "gelu_erf";
+    return 1;
+}
+
 /* ---------------- softmax ---------------- */
 
 typedef struct sm_plan {
@@ -1681,8 +1759,8 @@ so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_ADD:
     case SO_OP_SUB:
     case SO_OP_MUL:
-    case SO_OP_DIV:
     case SO_OP_POW: return select_binary(c, i, k);
+    case SO_OP_DIV: return select_gelu(c, i, k) ? SO_OK : select_binary(c, i, k);
     case SO_OP_RELU:
     case SO_OP_SIGMOID:
     case SO_OP_TANH:
