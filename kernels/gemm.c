@@ -26,6 +26,23 @@ int so_gemm_direct_a = 1;
 static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* The executor runs OpenMP with dynamic teams (they shrink with the load average; libgomp
+   grants 1 thread once the load average reaches the core count, which on this shared
+   machine is most of the time). The GEMM splits its work statically and is the bulk of the
+   run, so its regions ask for exactly `threads` threads, as OpenBLAS's own threads do:
+   dynamic adjustment off for the region (the ICV of the calling thread), then restored. */
+static int dyn_off(void)
+{
+    int d = omp_get_dynamic();
+    if (d) omp_set_dynamic(0);
+    return d;
+}
+
+static void dyn_restore(int d)
+{
+    if (d) omp_set_dynamic(1);
+}
+
 size_t so_gemm_packed_b_floats(int64_t K, int64_t N)
 {
     int64_t np = (N + NR - 1) / NR;
@@ -445,11 +462,15 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
                 worker_small(M, N, K, alpha, A, lda, scratch, Bp, beta, C, ldc, epi, 0, np);
                 return;
             }
-#pragma omp parallel num_threads(threads)
             {
-                int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
-                int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
-                if (p1 > p0) worker_small(M, N, K, alpha, A, lda, scratch, Bp, beta, C, ldc, epi, p0, p1);
+                const int dyn = dyn_off();
+#pragma omp parallel num_threads(threads)
+                {
+                    int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+                    int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
+                    if (p1 > p0) worker_small(M, N, K, alpha, A, lda, scratch, Bp, beta, C, ldc, epi, p0, p1);
+                }
+                dyn_restore(dyn);
             }
             return;
         }
@@ -458,14 +479,18 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
             worker_small(M, N, K, alpha, NULL, 0, scratch, Bp, beta, C, ldc, epi, 0, np);
             return;
         }
-#pragma omp parallel num_threads(threads)
         {
-            int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
-            int64_t a0 = npa * t / T, a1 = npa * (t + 1) / T;
-            if (a1 > a0) pack_a(trans_a, A, lda, a0 * MR, imin(M, a1 * MR) - a0 * MR, 0, K, scratch + a0 * MR * K);
+            const int dyn = dyn_off();
+#pragma omp parallel num_threads(threads)
+            {
+                int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+                int64_t a0 = npa * t / T, a1 = npa * (t + 1) / T;
+                if (a1 > a0) pack_a(trans_a, A, lda, a0 * MR, imin(M, a1 * MR) - a0 * MR, 0, K, scratch + a0 * MR * K);
 #pragma omp barrier
-            int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
-            if (p1 > p0) worker_small(M, N, K, alpha, NULL, 0, scratch, Bp, beta, C, ldc, epi, p0, p1);
+                int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
+                if (p1 > p0) worker_small(M, N, K, alpha, NULL, 0, scratch, Bp, beta, C, ldc, epi, p0, p1);
+            }
+            dyn_restore(dyn);
         }
         return;
     }
@@ -474,11 +499,15 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
         worker(trans_a, M, N, K, alpha, A, lda, Bp, beta, C, ldc, epi, 0, np, scratch);
         return;
     }
-#pragma omp parallel num_threads(threads)
     {
-        int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
-        int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
-        if (p1 > p0) worker(trans_a, M, N, K, alpha, A, lda, Bp, beta, C, ldc, epi, p0, p1, scratch + (size_t)t * per);
+        const int dyn = dyn_off();
+#pragma omp parallel num_threads(threads)
+        {
+            int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+            int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
+            if (p1 > p0) worker(trans_a, M, N, K, alpha, A, lda, Bp, beta, C, ldc, epi, p0, p1, scratch + (size_t)t * per);
+        }
+        dyn_restore(dyn);
     }
 }
 
@@ -653,16 +682,20 @@ void so_gemm_apacked(int64_t M, int64_t N, int64_t K, const float *Ap, const so_
     }
     size_t per = so_gemm_apacked_scratch_floats(M, N, K, 1);
     const int by_cols = np >= 2 * threads;
-#pragma omp parallel num_threads(threads)
     {
-        int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
-        float *bb = scratch + (size_t)t * per;
-        if (by_cols) {
-            int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
-            if (p1 > p0) worker_ap(M, N, K, Ap, B, beta, C, ldc, epi, p0 * NR, imin(N, p1 * NR), 0, M, bb);
-        } else {
-            int64_t q0 = mp * t / T, q1 = mp * (t + 1) / T;
-            if (q1 > q0) worker_ap(M, N, K, Ap, B, beta, C, ldc, epi, 0, N, q0 * MR, imin(M, q1 * MR), bb);
+        const int dyn = dyn_off();
+#pragma omp parallel num_threads(threads)
+        {
+            int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+            float *bb = scratch + (size_t)t * per;
+            if (by_cols) {
+                int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
+                if (p1 > p0) worker_ap(M, N, K, Ap, B, beta, C, ldc, epi, p0 * NR, imin(N, p1 * NR), 0, M, bb);
+            } else {
+                int64_t q0 = mp * t / T, q1 = mp * (t + 1) / T;
+                if (q1 > q0) worker_ap(M, N, K, Ap, B, beta, C, ldc, epi, 0, N, q0 * MR, imin(M, q1 * MR), bb);
+            }
         }
+        dyn_restore(dyn);
     }
 }
