@@ -3,6 +3,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 #include <cblas.h>
@@ -61,6 +64,8 @@ struct so_exec {
     float *scratch;
     size_t scratch_bytes;
     size_t packed_bytes, weight_bytes;
+    size_t released_bytes;  /* model weights freed at load (opts.consume_weights) */
+    int32_t n_released;
     int32_t n_runs;
     /* outputs: source location per model output */
     so_tensor *out_src;    /* data resolved (input outputs patched per run) */
@@ -326,12 +331,63 @@ static void split_in_place(so_exec *e)
     e->n_steps = kept;
 }
 
+/* Kernels (by name) whose run() never reads input 1, a WEIGHT they packed or transformed into
+   their priv at selection (fast.c mm_use_gemm, conv.c CONV_WINO / CONV_STEM / so_gemm 1x1). */
+static int uses_packed_copy(const step *s, int32_t q)
+{
+    static const char *const names[] = {"matmul_so_gemm", "gemm_so_gemm", "conv3x3_winograd_f4", "conv_stem",
+                                        "conv1x1_so_gemm"};
+    if (!s->k.run || !s->k.packed_bytes || !s->k.name || q != 1) return 0;
+    for (size_t j = 0; j < sizeof names / sizeof *names; j++)
+        if (!strcmp(s->k.name, names[j])) return 1;
+    return 0;
+}
+
+/* opts.consume_weights: readers[w] = uses of weight id w by any graph node input (duplicate
+   WEIGHT nodes of one id all count), + 2 when a graph output is one of its WEIGHT nodes. */
+static int32_t *count_weight_readers(const so_graph *g)
+{
+    const so_model *m = g->model;
+    int32_t *readers = so_xcalloc((size_t)m->n_weights + 1, sizeof *readers);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *n = &g->nodes[i];
+        for (int32_t k = 0; k < n->n_in; k++)
+            if (n->in[k].node >= 0 && g->nodes[n->in[k].node].op == SO_OP_WEIGHT) readers[g->nodes[n->in[k].node].ref]++;
+    }
+    for (int32_t o = 0; o < m->n_outputs; o++)
+        if (g->outputs[o].node >= 0 && g->nodes[g->outputs[o].node].op == SO_OP_WEIGHT) readers[g->nodes[g->outputs[o].node].ref] += 2;
+    return readers;
+}
+
+/* Right after step s's kernel is selected (so the peak holds one weight twice at most, not all):
+   when s uses the packed copy of its input-1 weight w and that was w's last reader, frees w's
+   data, sets it NULL in the model and in w's WEIGHT values (step tensors are wired from those
+   later, so they get NULL too). Returns 1 when it released a weight. */
+static int release_if_packed(so_exec *e, const step *s, const int32_t *readers, int32_t *packed)
+{
+    const so_graph *g = e->g;
+    const so_node *n = &g->nodes[s->node];
+    if (n->n_in < 2 || n->in[1].node < 0 || g->nodes[n->in[1].node].op != SO_OP_WEIGHT || !uses_packed_copy(s, 1)) return 0;
+    int32_t w = g->nodes[n->in[1].node].ref;
+    so_weight *wt = &g->model->weights[w];
+    if (++packed[w] != readers[w] || wt->shape.dtype != SO_F32 || !wt->data) return 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == SO_OP_WEIGHT && g->nodes[i].ref == w) e->values[e->value_base[i]].ptr = NULL;
+    free(wt->data);
+    wt->data = NULL;
+    e->released_bytes += shape_bytes(&wt->shape);
+    e->n_released++;
+    return 1;
+}
+
 so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out)
 {
     so_status st = SO_ERR;
     so_exec *e = so_xcalloc(1, sizeof *e);
     int32_t *root = NULL, *uses = NULL, *user = NULL;
     char *absorbed = NULL;
+    int32_t *readers = NULL, *packed = NULL; /* opts.consume_weights */
+    int released = 0;
     e->g = g;
     if (opts) e->opts = *opts;
     if (e->opts.threads <= 0) e->opts.threads = 1;
@@ -412,6 +468,10 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
     /* steps: select kernels (fusion absorbs successors), then order by position */
     e->steps = so_xcalloc((size_t)g->n_nodes + 1, sizeof *e->steps);
     so_fast_ctx fctx = {g, user, absorbed};
+    if (e->opts.consume_weights && !e->opts.reference) {
+        readers = count_weight_readers(g);
+        packed = so_xcalloc((size_t)m->n_weights + 1, sizeof *packed);
+    }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *n = &g->nodes[i];
         unsigned fl = so_ops[n->op].flags;
@@ -425,8 +485,12 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
             if (s->k.scratch_bytes > e->scratch_bytes) e->scratch_bytes = s->k.scratch_bytes;
             for (int32_t f = 0; f < s->k.n_fused; f++) absorbed[s->k.fused[f]] = 1;
             if (s->k.n_fused) s->pos = s->k.fused[s->k.n_fused - 1];
+            if (readers) released += release_if_packed(e, s, readers, packed);
         }
     }
+#ifdef __GLIBC__
+    if (released) (void)malloc_trim(0); /* freed blocks inside the heap go back to the OS too */
+#endif
     qsort(e->steps, (size_t)e->n_steps, sizeof *e->steps, cmp_step_pos);
     /* step inputs and outputs as values; dead intermediates of fused chains get no memory */
     for (int32_t k = 0; k < e->n_steps; k++) {
@@ -532,6 +596,8 @@ done:
     free(uses);
     free(user);
     free(absorbed);
+    free(readers);
+    free(packed);
     if (st != SO_OK) {
         so_exec_free(e);
         e = NULL;
@@ -569,7 +635,9 @@ so_status so_exec_run(so_exec *e, const float *const *inputs, float *const *outp
 }
 
 size_t so_exec_peak_activation_bytes(const so_exec *e) { return e->arena_bytes + e->scratch_bytes; }
-size_t so_exec_weight_bytes(const so_exec *e) { return e->weight_bytes + e->packed_bytes; }
+size_t so_exec_weight_bytes(const so_exec *e) { return e->weight_bytes - e->released_bytes + e->packed_bytes; }
+size_t so_exec_released_weight_bytes(const so_exec *e) { return e->released_bytes; }
+int32_t so_exec_n_released_weights(const so_exec *e) { return e->n_released; }
 int32_t so_exec_n_steps(const so_exec *e) { return e->n_steps; }
 int32_t so_exec_n_profiled_runs(const so_exec *e) { return e->n_runs; }
 

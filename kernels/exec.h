@@ -13,6 +13,15 @@ typedef struct so_exec_opts {
     int threads;   /* OpenBLAS + OpenMP threads; <= 0 means 1 */
     int reference; /* 1: reference kernels only (still planned memory) */
     int profile;   /* 1: collect per-node times on every run */
+    int consume_weights; /* 1: the caller gives up the model's weights to this executor: a float
+                            weight read only as the packed/transformed operand of kernels that
+                            keep their own copy (so_gemm MatMul/Gemm B, Winograd, stem and
+                            so_gemm 1x1 conv weights; not a graph output, no other reader) is
+                            freed at so_exec_new and its so_weight.data set to NULL, so any later
+                            read of it faults instead of seeing stale data. Only for a caller that
+                            runs this executor and then frees the model (superopt run): never
+                            when the model is exported, optimized, re-planned or timed later.
+                            0 (default): weights untouched. */
 } so_exec_opts;
 
 /* Plans memory (liveness-based buffer reuse), pre-packs weights, selects a kernel per
@@ -30,8 +39,11 @@ so_status so_exec_run(so_exec *e, const float *const *inputs, float *const *outp
 
 /* Bytes of the planned activation arena (peak live activation bytes after reuse). */
 size_t so_exec_peak_activation_bytes(const so_exec *e);
-/* Bytes of weights the executor holds (model weights referenced + packed copies). */
+/* Bytes of weights the executor holds (model weights referenced + packed copies, less released). */
 size_t so_exec_weight_bytes(const so_exec *e);
+/* Bytes of model weights released at so_exec_new (opts.consume_weights), and how many. */
+size_t so_exec_released_weight_bytes(const so_exec *e);
+int32_t so_exec_n_released_weights(const so_exec *e);
 
 /* ---- profile (when opts.profile) ---- */
 /* Number of kernel steps (nodes that do work; views and sources are not steps). */

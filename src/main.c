@@ -146,7 +146,8 @@ static int cmd_run(int argc, char **argv)
         out_total += (size_t)n;
     }
 
-    so_exec_opts opts = {.threads = (int)threads, .reference = reference, .profile = profile};
+    /* the model is only run, then freed: weights the fast kernels packed need not stay resident */
+    so_exec_opts opts = {.threads = (int)threads, .reference = reference, .profile = profile, .consume_weights = !reference};
     if (so_exec_new(g, &opts, &e) != SO_OK) {
         so_error_prefix(model_path);
         goto done;

@@ -387,6 +387,141 @@ static void test_models(void **state)
     assert_true(ran >= 1);
 }
 
+/* x[8,64] -> MatMul(W1) -> MatMul(W1) -> MatMul(W2) = y, MatMul(W3) = z; Relu(W2) and W3 itself are
+   outputs too. W1 is read only by packed so_gemm MatMuls (twice): the only releasable weight.
+   w_nodes: W1, W2, W3, then the two W1 MatMuls. */
+static void consume_graph(tb *t, int32_t *w_nodes)
+{
+    tb_begin(t, 4);
+    int32_t x = tb_input(t, shp(2, 8, 64));
+    w_nodes[0] = tb_weight(t, shp(2, 64, 64), 0.01f);
+    w_nodes[1] = tb_weight(t, shp(2, 64, 16), 0.02f);
+    w_nodes[2] = tb_weight(t, shp(2, 64, 16), 0.03f);
+    int32_t a[2] = {x, w_nodes[0]};
+    int32_t h1 = tb_node(t, SO_OP_MATMUL, a, 2, NULL, "h1");
+    int32_t b[2] = {h1, w_nodes[0]};
+    int32_t h2 = tb_node(t, SO_OP_MATMUL, b, 2, NULL, "h2");
+    int32_t c[2] = {h2, w_nodes[1]};
+    int32_t y = tb_node(t, SO_OP_MATMUL, c, 2, NULL, "y");
+    int32_t d[2] = {h2, w_nodes[2]};
+    int32_t z = tb_node(t, SO_OP_MATMUL, d, 2, NULL, "z");
+    w_nodes[3] = h1;
+    w_nodes[4] = h2;
+    int32_t r = tb_node(t, SO_OP_RELU, &w_nodes[1], 1, NULL, "r");
+    t->g->outputs[0] = (so_edge){y, 0};
+    t->g->outputs[1] = (so_edge){z, 0};
+    t->g->outputs[2] = (so_edge){r, 0};
+    t->g->outputs[3] = (so_edge){w_nodes[2], 0};
+}
+
+/* opts.consume_weights: off leaves every weight intact; on frees exactly the weights only packed
+   kernels read (model data NULL), keeps shared/output weights, and gives bit-identical outputs. */
+static void test_consume_weights(void **state)
+{
+    (void)state;
+    float in[8 * 64];
+    for (int j = 0; j < 8 * 64; j++) in[j] = (float)(j % 11) * 0.1f - 0.5f;
+    const float *ins[1] = {in};
+    static float out[2][4][64 * 16]; /* largest output: W3, Relu(W2) */
+    size_t wbytes[3] = {64 * 64 * 4, 64 * 16 * 4, 64 * 16 * 4};
+    for (int consume = 0; consume <= 1; consume++) {
+        tb t;
+        int32_t wn[5];
+        consume_graph(&t, wn);
+        float *copy[3];
+        for (int k = 0; k < 3; k++) {
+            copy[k] = malloc(wbytes[k]);
+            memcpy(copy[k], t.m->weights[t.g->nodes[wn[k]].ref].data, wbytes[k]);
+        }
+        so_exec_opts o = {.threads = 1, .consume_weights = consume};
+        so_exec *e = NULL;
+        assert_int_equal(so_exec_new(t.g, &o, &e), SO_OK);
+        for (int32_t k = 0; k < so_exec_n_steps(e); k++) { /* h1, h2 must be on the packed GEMM, or nothing is tested */
+            so_exec_step_info si;
+            so_exec_step(e, k, &si);
+            if (si.node == wn[3] || si.node == wn[4]) assert_string_equal(si.kernel, "matmul_so_gemm");
+        }
+        float *outs[4] = {out[consume][0], out[consume][1], out[consume][2], out[consume][3]};
+        assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
+        assert_int_equal(so_exec_run(e, ins, outs), SO_OK); /* a second run reads nothing released either */
+        assert_int_equal(so_exec_n_released_weights(e), consume ? 1 : 0);
+        assert_int_equal(so_exec_released_weight_bytes(e), consume ? wbytes[0] : 0);
+        for (int k = 0; k < 3; k++) {
+            const void *d = t.m->weights[t.g->nodes[wn[k]].ref].data;
+            if (consume && k == 0) {
+                assert_null(d);
+            } else {
+                assert_non_null(d);
+                assert_memory_equal(d, copy[k], wbytes[k]);
+            }
+            free(copy[k]);
+        }
+        so_exec_free(e);
+        so_model_free(t.m);
+    }
+    assert_memory_equal(out[0][0], out[1][0], 8 * 16 * sizeof(float));
+    assert_memory_equal(out[0][1], out[1][1], 8 * 16 * sizeof(float));
+    assert_memory_equal(out[0][2], out[1][2], 64 * 16 * sizeof(float));
+    assert_memory_equal(out[0][3], out[1][3], 64 * 16 * sizeof(float));
+}
+
+/* Real models: with consume_weights the outputs are bit-identical to the run without (same
+   thread count), and some weights are actually released (BERT's MatMuls, the CNN's convs). */
+static void test_consume_weights_models(void **state)
+{
+    (void)state;
+    const char *models[] = {"bert2", "resnet_small", "squeezenet"};
+    int ran = 0;
+    for (size_t k = 0; k < sizeof models / sizeof *models; k++) {
+        char path[256];
+        snprintf(path, sizeof path, "data/%s.onnx", models[k]);
+        FILE *f = fopen(path, "rb");
+        if (!f) continue;
+        fclose(f);
+        so_model *m = NULL;
+        if (so_onnx_load(path, &m) != SO_OK) fail_msg("%s", so_error());
+        so_graph *g = m->graph;
+        float **ins = calloc((size_t)m->n_inputs, sizeof *ins), *outs[2][8] = {{0}};
+        assert_true(m->n_outputs <= 8);
+        for (int i = 0; i < m->n_inputs; i++) {
+            size_t n = (size_t)so_shape_numel(&m->inputs[i].shape);
+            ins[i] = malloc(n * sizeof(float));
+            for (size_t j = 0; j < n; j++) ins[i][j] = (float)((j * 7 + (size_t)i) % 17) * 0.05f - 0.4f;
+        }
+        size_t before = 0;
+        for (int32_t w = 0; w < m->n_weights; w++) before += m->weights[w].data != NULL;
+        for (int consume = 0; consume <= 1; consume++) {
+            so_exec_opts o = {.threads = 1, .consume_weights = consume};
+            so_exec *e = NULL;
+            if (so_exec_new(g, &o, &e) != SO_OK) fail_msg("%s: %s", path, so_error());
+            for (int q = 0; q < m->n_outputs; q++)
+                outs[consume][q] = malloc((size_t)so_shape_numel(&g->nodes[g->outputs[q].node].out[g->outputs[q].slot]) * sizeof(float));
+            assert_int_equal(so_exec_run(e, (const float *const *)ins, outs[consume]), SO_OK);
+            size_t present = 0;
+            for (int32_t w = 0; w < m->n_weights; w++) present += m->weights[w].data != NULL;
+            if (consume) {
+                if (so_exec_n_released_weights(e) < 1) fail_msg("%s: no weight released", path);
+                assert_int_equal(present, before - (size_t)so_exec_n_released_weights(e));
+            } else {
+                assert_int_equal(so_exec_n_released_weights(e), 0);
+                assert_int_equal(present, before);
+            }
+            so_exec_free(e);
+        }
+        for (int q = 0; q < m->n_outputs; q++) {
+            size_t n = (size_t)so_shape_numel(&g->nodes[g->outputs[q].node].out[g->outputs[q].slot]);
+            if (memcmp(outs[0][q], outs[1][q], n * sizeof(float))) fail_msg("%s output %d differs with consume_weights", path, q);
+            free(outs[0][q]);
+            free(outs[1][q]);
+        }
+        for (int i = 0; i < m->n_inputs; i++) free(ins[i]);
+        free(ins);
+        so_model_free(m);
+        ran++;
+    }
+    assert_true(ran >= 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +532,8 @@ int main(void)
         cmocka_unit_test(test_opaque_error),
         cmocka_unit_test(test_flops_profile_timing),
         cmocka_unit_test(test_models),
+        cmocka_unit_test(test_consume_weights),
+        cmocka_unit_test(test_consume_weights_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
