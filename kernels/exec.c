@@ -87,12 +87,16 @@ static void set_threads(int threads)
 {
     if (threads <= 0) threads = 1;
     if (threads == cur_threads) return;
-    openblas_set_num_threads(threads); /* sgemm: OpenBLAS's own threads */
-    omp_set_num_threads(threads);       /* our loops: OpenMP, never around an sgemm call */
-    /* On an oversubscribed machine a team barrier waits for descheduled workers; dynamic
-       teams shrink with the load average. Results do not depend on the team size: every
-       parallel loop has fixed, independent chunks. */
-    omp_set_dynamic(threads > 1);
+    /* One thread pool: OpenMP teams of exactly `threads` run our loops, and sgemm runs
+       single-threaded inside them (so_fast_sgemm splits a product over the team; Winograd's 36
+       products are shared out). Measured at --threads 2 on a quiet machine: OpenBLAS's own
+       threads next to OpenMP's made the two spinning pools fight (ResNet-50 204 ms), and
+       dynamic teams, which libgomp shrinks by the load average (this process included), ran
+       our loops on one thread (111 ms); one pool: 76 ms. Results depend on the thread count
+       only through the fixed split of each loop and product. */
+    openblas_set_num_threads(1);
+    omp_set_num_threads(threads);
+    omp_set_dynamic(0);
     cur_threads = threads;
 }
 

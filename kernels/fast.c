@@ -107,6 +107,33 @@ void so_fast_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, fl
         }
         return;
     }
+    /* OpenBLAS runs single-threaded (exec.c): with T threads, the product is split here into T
+       contiguous column ranges (16-multiples) or, when N is narrow, row ranges, one
+       single-threaded sgemm each, on the executor's OpenMP team, so one thread pool serves both
+       our loops and sgemm (two spinning pools on the same cores fought each other). */
+    int T = so_fast_threads();
+    if (T > 1 && M * N * K >= ((int64_t)1 << 20)) {
+        int by_cols = N >= 32 * T;
+        if (by_cols || M >= 8 * T) {
+#pragma omp parallel for num_threads(T) schedule(static)
+            for (int t = 0; t < T; t++) {
+                if (by_cols) {
+                    int64_t j0 = (N * t / T) & ~(int64_t)15, j1 = t == T - 1 ? N : (N * (t + 1) / T) & ~(int64_t)15;
+                    if (j1 > j0)
+                        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                                    (int)M, (int)(j1 - j0), (int)K, alpha, A, (int)lda, trans_b ? B + j0 * ldb : B + j0,
+                                    (int)ldb, beta, C + j0, (int)ldc);
+                } else {
+                    int64_t i0 = M * t / T, i1 = M * (t + 1) / T;
+                    if (i1 > i0)
+                        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                                    (int)(i1 - i0), (int)N, (int)K, alpha, trans_a ? A + i0 : A + i0 * lda, (int)lda, B,
+                                    (int)ldb, beta, C + i0 * ldc, (int)ldc);
+                }
+            }
+            return;
+        }
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
                 alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }

@@ -29,7 +29,8 @@ int so_gemm_direct_a = 1;
 static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
-/* The executor runs OpenMP with dynamic teams: libgomp sizes a team by the cores minus the
+/* (The executor now runs fixed teams, omp_set_dynamic(0), with OpenBLAS single-threaded, so
+   this check only acts for a caller that turned dynamic teams on.) With dynamic teams, libgomp sizes a team by the cores minus the
    1-minute load average, which counts this process itself, so on 2 cores a team of 2 is
    almost never granted (BERT at --threads 2 ran as fast as at 1: 47.8 ms vs ORT's 26).
    Forcing the team instead (as OpenBLAS's own threads do) made it 26.98 ms on a quiet

@@ -113,7 +113,8 @@ void so_wino_run(const so_wino *p, const float *x, float *y, float *scratch)
                 for (int xi = 0; xi < 36; xi++) vt[xi * vs] = v[xi];
             }
         }
-        for (int xi = 0; xi < 36; xi++) /* OpenBLAS threads each product */
+#pragma omp parallel for schedule(static) /* 36 single-threaded products over the team */
+        for (int xi = 0; xi < 36; xi++)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)O, (int)nb, (int)C, 1.f, p->U + xi * O * C, (int)C,
                         V + xi * vs, (int)nb, 0.f, M + xi * ms, (int)nb);
 #pragma omp parallel for if (O * nb * 36 > PAR_MIN)

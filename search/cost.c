@@ -297,9 +297,9 @@ static so_status time_node(const so_graph *g, int32_t i, int threads, int cold, 
     /* as kernels/exec.c sets them: OpenBLAS's own threads too (left at its default, 2 here, a
        gemv was split over both cores and timed twice as slow whenever the other core was busy,
        while the model runs it on one thread) */
-    openblas_set_num_threads(threads > 0 ? threads : 1);
+    openblas_set_num_threads(1);
     omp_set_num_threads(threads > 0 ? threads : 1);
-    omp_set_dynamic(threads > 1);
+    omp_set_dynamic(0);
     uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)i;
     for (int32_t q = 0; q < n->n_in; q++) {
         memset(&in[q], 0, sizeof in[q]);

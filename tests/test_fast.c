@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <omp.h>
 
 #include "../kernels/conv.h"
 #include "../kernels/exec.h"
+#include "../kernels/fast.h"
 #include "../kernels/ref.h"
 #include "shape.h"
 
@@ -943,9 +945,55 @@ static void test_lstm(void **state)
         }
 }
 
+/* so_fast_sgemm with an OpenMP team of 2 (OpenBLAS single-threaded, as the executor sets it):
+   the product is split over the team by column or row ranges; every shape, both transposes and
+   beta 0/1 must equal a double-precision product within 1e-4 relative. */
+void openblas_set_num_threads(int num_threads); /* OpenBLAS (cblas.h would define I) */
+
+static void test_sgemm_team_split(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{64, 768, 96}, {300, 40, 200}, {7, 2000, 100}, {129, 129, 129}, {1000, 17, 300}, {16, 33, 2048}};
+    openblas_set_num_threads(1);
+    omp_set_dynamic(0);
+    uint64_t rng = 99;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int tr = 0; tr < 4; tr++)
+            for (int threads = 1; threads <= 2; threads++) {
+                int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+                int ta = tr & 1, tbt = tr >> 1;
+                int64_t lda = ta ? M : K, ldb = tbt ? K : N;
+                float *A = malloc(sizeof *A * (size_t)(M * K)), *B = malloc(sizeof *B * (size_t)(K * N));
+                float *C = malloc(sizeof *C * (size_t)(M * N));
+                for (int64_t i = 0; i < M * K; i++) A[i] = (float)so_rng_uniform(&rng) - 0.5f;
+                for (int64_t i = 0; i < K * N; i++) B[i] = (float)so_rng_uniform(&rng) - 0.5f;
+                for (int64_t i = 0; i < M * N; i++) C[i] = (float)so_rng_uniform(&rng);
+                float beta = (float)(tr & 1);
+                double *ref = malloc(sizeof *ref * (size_t)(M * N));
+                for (int64_t m = 0; m < M; m++)
+                    for (int64_t n = 0; n < N; n++) {
+                        double acc = beta * (double)C[m * N + n];
+                        for (int64_t k = 0; k < K; k++)
+                            acc += (double)(ta ? A[k * lda + m] : A[m * lda + k]) * (tbt ? B[n * ldb + k] : B[k * ldb + n]);
+                        ref[m * N + n] = acc;
+                    }
+                omp_set_num_threads(threads);
+                so_fast_sgemm(ta, tbt, M, N, K, 1.f, A, lda, B, ldb, beta, C, N);
+                for (int64_t i = 0; i < M * N; i++) {
+                    double tol = 1e-4 * (fabs(ref[i]) + 1.0);
+                    if (fabs((double)C[i] - ref[i]) > tol)
+                        fail_msg("shape %zu trans %d threads %d: C[%lld] = %g, want %g", si, tr, threads, (long long)i,
+                                 (double)C[i], ref[i]);
+                }
+                free(A), free(B), free(C), free(ref);
+            }
+    omp_set_num_threads(1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sgemm_team_split),
         cmocka_unit_test(test_conv_edge_cases),
         cmocka_unit_test(test_conv_random),
         cmocka_unit_test(test_conv_depthwise3),
