@@ -150,6 +150,21 @@ static void store_tile_slow(const float *t, float *c, int64_t ldc, int mr, int n
         c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1);                                                                    \
     } while (0)
 
+/* The k loop every micro-kernel shares: one B row (NR floats) against ROWS rows of A (ROWS:
+   a ROW_FMA list), prefetching one line of the next B panel per step. */
+#define K_LOOP(ROWS)                                                                                                   \
+    _Pragma("GCC unroll 4") for (int64_t k = 0; k < kc; k++)                                                          \
+    {                                                                                                                  \
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);                                             \
+        _mm_prefetch((const char *)pf, _MM_HINT_T1);                                                                   \
+        pf += NR;                                                                                                      \
+        ROWS;                                                                                                          \
+        a += ks;                                                                                                       \
+        b += NR;                                                                                                       \
+    }
+#define ROWS6 ROW_FMA(0); ROW_FMA(1); ROW_FMA(2); ROW_FMA(3); ROW_FMA(4); ROW_FMA(5)
+#define ROWS4 ROW_FMA(0); ROW_FMA(1); ROW_FMA(2); ROW_FMA(3)
+
 #define ROW_SPILL(r)                                                                                                   \
     do {                                                                                                               \
         _mm256_store_ps(t + (r) * NR, c##r##0);                                                                        \
@@ -166,20 +181,7 @@ static void __attribute__((noinline)) ukernel_acc(int64_t kc, const float *restr
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
            c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < kc; k++) {
-        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-        _mm_prefetch((const char *)pf, _MM_HINT_T1);
-        pf += NR;
-        ROW_FMA(0);
-        ROW_FMA(1);
-        ROW_FMA(2);
-        ROW_FMA(3);
-        ROW_FMA(4);
-        ROW_FMA(5);
-        a += ks;
-        b += NR;
-    }
+    K_LOOP(ROWS6)
     ROW_SPILL(0);
     ROW_SPILL(1);
     ROW_SPILL(2);
@@ -219,20 +221,7 @@ static void __attribute__((noinline)) ukernel_full(int64_t kc, const float *rest
         _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
         _mm_prefetch((const char *)(c + r * ldc + NR - 1), _MM_HINT_T0);
     }
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < kc; k++) {
-        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-        _mm_prefetch((const char *)pf, _MM_HINT_T1);
-        pf += NR;
-        ROW_FMA(0);
-        ROW_FMA(1);
-        ROW_FMA(2);
-        ROW_FMA(3);
-        ROW_FMA(4);
-        ROW_FMA(5);
-        a += ks;
-        b += NR;
-    }
+    K_LOOP(ROWS6)
     ROW_OUT(0);
     ROW_OUT(1);
     ROW_OUT(2);
@@ -247,18 +236,7 @@ static void __attribute__((noinline)) ukernel_acc4(int64_t kc, const float *rest
                                                    const float *restrict b, float *restrict t, const float *pf)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < kc; k++) {
-        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-        _mm_prefetch((const char *)pf, _MM_HINT_T1);
-        pf += NR;
-        ROW_FMA(0);
-        ROW_FMA(1);
-        ROW_FMA(2);
-        ROW_FMA(3);
-        a += ks;
-        b += NR;
-    }
+    K_LOOP(ROWS4)
     ROW_SPILL(0);
     ROW_SPILL(1);
     ROW_SPILL(2);
