@@ -745,6 +745,32 @@ static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float 
    blocks of 8 (the last overlapping); rows narrower than 8 use a masked store. */
 #define STEM_OB 4
 
+/* Shared by the stem and the 1x1 kernels: the epilogue of a STEM_OB x NV register block
+   (scale/shift, clamp, optional residual + Relu) and its store, one output channel per row
+   of y (hw apart); partial: masked (lm) loads and stores of the pixels lm selects. */
+static inline __attribute__((always_inline)) void ob_epilogue_store(int NV, __m256 acc[][3], const dw3_epi *e, int nob,
+                                                                   const float *res, int act2, float *y, int64_t hw,
+                                                                   int partial, __m256i lm)
+{
+#pragma GCC unroll 4
+    for (int b = 0; b < STEM_OB; b++) {
+        if (b >= nob) break;
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) {
+            __m256 r = _mm256_min_ps(e[b].hi, _mm256_max_ps(e[b].lo, _mm256_fmadd_ps(acc[b][v], e[b].s, e[b].t)));
+            if (res) {
+                __m256 rv = partial ? _mm256_maskload_ps(res + b * hw + 8 * v, lm) : _mm256_loadu_ps(res + b * hw + 8 * v);
+                r = _mm256_add_ps(r, rv);
+                if (act2 == SO_ACT_RELU) r = _mm256_max_ps(r, _mm256_setzero_ps());
+            }
+            if (!partial)
+                _mm256_storeu_ps(y + b * hw + 8 * v, r);
+            else
+                _mm256_maskstore_ps(y + b * hw + 8 * v, lm, r);
+        }
+    }
+}
+
 static inline __attribute__((always_inline)) void stem_block(int NV, const conv_plan *p, const float *xp, const float *wpk,
                                                             const dw3_epi *e, float *y, int64_t hw, int64_t ow, int nob, int partial)
 {
@@ -768,19 +794,8 @@ static inline __attribute__((always_inline)) void stem_block(int NV, const conv_
                 for (int v = 0; v < NV; v++) acc[b][v] = _mm256_fmadd_ps(wv, xv[v], acc[b][v]);
             }
         }
-#pragma GCC unroll 4
-    for (int b = 0; b < STEM_OB; b++) {
-        if (b >= nob) break;
-#pragma GCC unroll 3
-        for (int v = 0; v < NV; v++) {
-            __m256 r = _mm256_min_ps(e[b].hi, _mm256_max_ps(e[b].lo, _mm256_fmadd_ps(acc[b][v], e[b].s, e[b].t)));
-            float *d = y + b * hw + ow + 8 * v;
-            if (!partial)
-                _mm256_storeu_ps(d, r);
-            else
-                _mm256_maskstore_ps(d, _mm256_loadu_si256((const __m256i *)(dw3_mask_tab + 8 - (p->Wo - ow))), r);
-        }
-    }
+    ob_epilogue_store(NV, acc, e, nob, NULL, SO_ACT_NONE, y + ow, hw, partial,
+                      _mm256_loadu_si256((const __m256i *)(dw3_mask_tab + 8 - (partial ? p->Wo - ow : 8))));
 }
 
 static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
@@ -873,23 +888,7 @@ static inline __attribute__((always_inline)) void pw_block(int NV, const float *
             for (int v = 0; v < NV; v++) acc[b][v] = _mm256_fmadd_ps(wv, xv[v], acc[b][v]);
         }
     }
-#pragma GCC unroll 4
-    for (int b = 0; b < STEM_OB; b++) {
-        if (b >= nob) break;
-#pragma GCC unroll 3
-        for (int v = 0; v < NV; v++) {
-            __m256 r = _mm256_min_ps(e[b].hi, _mm256_max_ps(e[b].lo, _mm256_fmadd_ps(acc[b][v], e[b].s, e[b].t)));
-            if (res) {
-                __m256 rv = partial ? _mm256_maskload_ps(res + b * hw + 8 * v, lm) : _mm256_loadu_ps(res + b * hw + 8 * v);
-                r = _mm256_add_ps(r, rv);
-                if (act2 == SO_ACT_RELU) r = _mm256_max_ps(r, _mm256_setzero_ps());
-            }
-            if (!partial)
-                _mm256_storeu_ps(y + b * hw + 8 * v, r);
-            else
-                _mm256_maskstore_ps(y + b * hw + 8 * v, lm, r);
-        }
-    }
+    ob_epilogue_store(NV, acc, e, nob, res, act2, y, hw, partial, lm);
 }
 
 static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
