@@ -43,6 +43,20 @@ typedef struct cshape {
     int O, C, H, k, s, p;
 } cshape;
 
+/* One result line: median GFLOP/s of each side, median per-round ratio, and the largest
+   relative difference between the two outputs (n floats). */
+static void report(const char *name, double *g1, double *g2, double *rat, int rounds, const float *y1, const float *y2,
+                   int64_t n)
+{
+    double maxrel = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)y1[i] - y2[i]) / (fabs((double)y1[i]) + 1e-3);
+        if (d > maxrel) maxrel = d;
+    }
+    printf("%-30s %9.1f GF %9.1f GF %7.3fx %10.2e\n", name, median(g1, rounds), median(g2, rounds), median(rat, rounds), maxrel);
+    fflush(stdout);
+}
+
 static void im2col_ref(const so_gemm_conv *cv, const float *X, float *col)
 {
     int64_t hw = cv->Ho * cv->Wo;
@@ -109,13 +123,7 @@ static void conv_bench(int threads, int rounds, const char *only)
             g2[r] = flop / t2 / 1e9;
             rat[r] = t1 / t2;
         }
-        double maxrel = 0;
-        for (int64_t i = 0; i < M * N; i++) {
-            double d = fabs((double)Y1[i] - Y2[i]) / (fabs((double)Y1[i]) + 1e-3);
-            if (d > maxrel) maxrel = d;
-        }
-        printf("%-30s %9.1f GF %9.1f GF %7.3fx %10.2e\n", c->name, median(g1, rounds), median(g2, rounds), median(rat, rounds), maxrel);
-        fflush(stdout);
+        report(c->name, g1, g2, rat, rounds, Y1, Y2, M * N);
         free(X); free(Wt); free(col); free(Y1); free(Y2); free(Ap); free(scr); free(g1); free(g2); free(rat);
     }
 }
@@ -196,14 +204,7 @@ int main(int argc, char **argv)
             g2[r] = flop / t2 / 1e9;
             rat[r] = t1 / t2;
         }
-        double maxrel = 0;
-        for (int64_t i = 0; i < M * N * nb; i++) {
-            double d = fabs((double)C1[i] - C2[i]) / (fabs((double)C1[i]) + 1e-3);
-            if (d > maxrel) maxrel = d;
-        }
-        printf("%-30s %9.1f GF %9.1f GF %7.3fx %10.2e\n", sh->name, median(g1, rounds), median(g2, rounds), median(rat, rounds),
-               maxrel);
-        fflush(stdout);
+        report(sh->name, g1, g2, rat, rounds, C1, C2, M * N * nb);
         free(A); free(B); free(C1); free(C2); free(Bp); free(scr); free(g1); free(g2); free(rat);
     }
     if (!only || !strcmp(only, "conv") || strstr(only, "x")) conv_bench(threads, rounds, only && strcmp(only, "conv") ? only : NULL);
