@@ -290,6 +290,21 @@ static void test_incremental_synthetic(void **state)
     so_model_free(m);
 }
 
+/* Every rule of set in both directions (a reversed rule whose source is empty dropped), as the
+   search is given them; caller frees the array (the rules' storage stays set's). */
+static so_rule *both_ways(const so_ruleset *set, int32_t *n)
+{
+    so_rule *rl = malloc(sizeof *rl * (size_t)(2 * set->n_rules + 1));
+    assert_non_null(rl);
+    *n = 0;
+    for (int32_t i = 0; i < set->n_rules; i++) {
+        rl[(*n)++] = set->rules[i];
+        so_rule_reverse(&set->rules[i], &rl[*n]);
+        if (rl[*n].src.n_nodes > 0) (*n)++;
+    }
+    return rl;
+}
+
 /* The same on a real model with the shipped rule set (both directions), when present. */
 static void test_incremental_nasrnn(void **state)
 {
@@ -302,13 +317,8 @@ static void test_incremental_nasrnn(void **state)
         skip(); /* run from the repository root */
         return;
     }
-    so_rule *rl = malloc(sizeof *rl * (size_t)(2 * drs.n_rules + 1));
     int32_t n = 0;
-    for (int32_t i = 0; i < drs.n_rules; i++) {
-        rl[n++] = drs.rules[i];
-        so_rule_reverse(&drs.rules[i], &rl[n]);
-        if (rl[n].src.n_nodes > 0) n++;
-    }
+    so_rule *rl = both_ways(&drs, &n);
     check_incremental(m, rl, n, SO_SEARCH_BACKTRACK, 40);
     free(rl);
     so_ruleset_free(&drs);
@@ -393,13 +403,8 @@ static void test_plateau_merge(void **state)
         skip(); /* run from the repository root */
         return;
     }
-    so_rule *rl = malloc(sizeof *rl * (size_t)(2 * drs.n_rules + 1));
     int32_t n = 0;
-    for (int32_t i = 0; i < drs.n_rules; i++) {
-        rl[n++] = drs.rules[i];
-        so_rule_reverse(&drs.rules[i], &rl[n]);
-        if (rl[n].src.n_nodes > 0) n++;
-    }
+    so_rule *rl = both_ways(&drs, &n);
     const int depth = 12;
     m = build_plateau(depth);
     double cost[3];
