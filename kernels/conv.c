@@ -1034,6 +1034,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
                 for (int64_t r = 0; r < p->C * T; r++)
                     p->U[(oc / STEM_OB * p->C * T + r) * STEM_OB + oc % STEM_OB] = wsrc[oc * p->C * T + r];
             k->packed_bytes = sizeof(float) * (size_t)(nbo * STEM_OB * p->C * T);
+            k->in1_copied = 1;
             k->scratch_bytes = sizeof(float) * (size_t)(p->C * p->sh * p->sw * p->ps);
             k->run = conv_stem_run;
             k->name = "conv_stem";
@@ -1046,6 +1047,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         int64_t sc = so_wino_plan(&p->wino, p->C, p->O, p->H, p->W, p->Ho, p->Wo, p->ph, p->pw, p->U);
         k->scratch_bytes = sizeof(float) * (size_t)sc;
         k->packed_bytes = sizeof(float) * (size_t)(36 * p->O * p->C);
+        k->in1_copied = 1;
         k->run = conv_wino_run;
         k->name = "conv3x3_winograd_f4";
     } else if (p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 &&
@@ -1065,6 +1067,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             so_gemm_pack_a(p->O, p->K, g->model->weights[g->nodes[n->in[1].node].ref].data, p->K, p->Ap);
             p->gT = so_fast_threads() < 1 ? 1 : so_fast_threads();
             k->packed_bytes = sizeof(float) * so_gemm_packed_a_floats(p->O, p->K);
+            k->in1_copied = 1;
             k->scratch_bytes = sizeof(float) * so_gemm_apacked_scratch_floats(p->O, hw, p->K, p->gT);
             k->run = conv_1x1_gemm_run;
             k->name = "conv1x1_so_gemm";
@@ -1080,6 +1083,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             free(p->Ap);
             p->Ap = NULL;
             k->packed_bytes = 0; /* weights read in place */
+            k->in1_copied = 0;
             k->scratch_bytes = 0;
             p->tile = SO_MAX(24, PW_CHUNK / p->C); /* pixels per chunk (at least): K rows of it in L2 */
             k->run = conv_pw_run;

@@ -335,17 +335,10 @@ static void split_in_place(so_exec *e)
     e->n_steps = kept;
 }
 
-/* Kernels (by name) whose run() never reads input 1, a WEIGHT they packed or transformed into
-   their priv at selection (fast.c mm_use_gemm, conv.c CONV_WINO / CONV_STEM / so_gemm 1x1). */
-static int uses_packed_copy(const step *s, int32_t q)
-{
-    static const char *const names[] = {"matmul_so_gemm", "gemm_so_gemm", "conv3x3_winograd_f4", "conv_stem",
-                                        "conv1x1_so_gemm"};
-    if (!s->k.run || !s->k.packed_bytes || !s->k.name || q != 1) return 0;
-    for (size_t j = 0; j < sizeof names / sizeof *names; j++)
-        if (!strcmp(s->k.name, names[j])) return 1;
-    return 0;
-}
+/* Whether step s's kernel never reads input q: only input 1, a WEIGHT its selector packed or
+   transformed into priv (so_fast_kernel.in1_copied: fast.c mm_use_gemm, conv.c CONV_WINO /
+   CONV_STEM / so_gemm 1x1). */
+static int uses_packed_copy(const step *s, int32_t q) { return s->k.run && s->k.in1_copied && q == 1; }
 
 /* opts.consume_weights: readers[w] = uses of weight id w by any graph node input (duplicate
    WEIGHT nodes of one id all count), + 2 when a graph output is one of its WEIGHT nodes. */

@@ -21,6 +21,7 @@ typedef struct so_fast_kernel {
     void (*free_priv)(void *priv);
     size_t scratch_bytes;
     size_t packed_bytes; /* bytes of pre-packed weights held in priv */
+    int in1_copied;      /* run() never reads input 1: a weight packed/transformed into priv at selection */
     const char *name;
     int32_t n_fused;
     int32_t fused[SO_FAST_MAX_FUSED];
