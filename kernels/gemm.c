@@ -29,54 +29,9 @@ int so_gemm_direct_a = 1;
 static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
-/* (The executor now runs fixed teams, omp_set_dynamic(0), with OpenBLAS single-threaded, so
-   this check only acts for a caller that turned dynamic teams on.) With dynamic teams, libgomp sizes a team by the cores minus the
-   1-minute load average, which counts this process itself, so on 2 cores a team of 2 is
-   almost never granted (BERT at --threads 2 ran as fast as at 1: 47.8 ms vs ORT's 26).
-   Forcing the team instead (as OpenBLAS's own threads do) made it 26.98 ms on a quiet
-   machine, but 3x slower than OpenBLAS on an oversubscribed one (a second thread that is
-   descheduled stalls every region's end, and libgomp's idle spinning takes the other core
-   from the rest of the run). So the GEMM forces its team only while the cores are free right
-   now: the instantaneous count of runnable tasks (/proc/loadavg, re-read at most every
-   20 ms) minus this thread must leave room for the extra threads; otherwise libgomp's
-   dynamic choice stands. Results never depend on the team size. */
-static int cores_free_for(int threads)
-{
-    static _Atomic long long last_ns;
-    static _Atomic int ok;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    long long now = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-    if (now - last_ns > 20000000LL) {
-        int running = 1 << 20;
-        FILE *f = fopen("/proc/loadavg", "r");
-        if (f) {
-            double l1, l5, l15;
-            int total;
-            if (fscanf(f, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total) != 5) running = 1 << 20;
-            fclose(f);
-        }
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        ok = running - 1 + threads <= (int)(ncpu > 0 ? ncpu : 1);
-        last_ns = now;
-    }
-    return ok;
-}
-
-static int dyn_off(int threads)
-{
-    int d = omp_get_dynamic();
-    if (d && cores_free_for(threads)) {
-        omp_set_dynamic(0);
-        return 1;
-    }
-    return 0;
-}
-
-static void dyn_restore(int d)
-{
-    if (d) omp_set_dynamic(1);
-}
+/* Threads: every parallel region below asks for exactly `threads` (the executor runs fixed
+   OpenMP teams, omp_set_dynamic(0), kernels/exec.c); each thread's share is a fixed range,
+   so results depend on the team size only, never on timing. */
 
 size_t so_gemm_packed_b_floats(int64_t K, int64_t N)
 {
@@ -476,14 +431,12 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
                 return;
             }
             {
-                const int dyn = dyn_off(threads);
 #pragma omp parallel num_threads(threads)
                 {
                     int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
                     int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
                     if (p1 > p0) worker_small(M, N, K, alpha, A, lda, scratch, Bp, beta, C, ldc, epi, p0, p1);
                 }
-                dyn_restore(dyn);
             }
             return;
         }
@@ -493,7 +446,6 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
             return;
         }
         {
-            const int dyn = dyn_off(threads);
 #pragma omp parallel num_threads(threads)
             {
                 int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
@@ -503,7 +455,6 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
                 int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
                 if (p1 > p0) worker_small(M, N, K, alpha, NULL, 0, scratch, Bp, beta, C, ldc, epi, p0, p1);
             }
-            dyn_restore(dyn);
         }
         return;
     }
@@ -513,14 +464,12 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
         return;
     }
     {
-        const int dyn = dyn_off(threads);
 #pragma omp parallel num_threads(threads)
         {
             int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
             int64_t p0 = np * t / T, p1 = np * (t + 1) / T;
             if (p1 > p0) worker(trans_a, M, N, K, alpha, A, lda, Bp, beta, C, ldc, epi, p0, p1, scratch + (size_t)t * per);
         }
-        dyn_restore(dyn);
     }
 }
 
@@ -696,7 +645,6 @@ void so_gemm_apacked(int64_t M, int64_t N, int64_t K, const float *Ap, const so_
     size_t per = so_gemm_apacked_scratch_floats(M, N, K, 1);
     const int by_cols = np >= 2 * threads;
     {
-        const int dyn = dyn_off(threads);
 #pragma omp parallel num_threads(threads)
         {
             int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
@@ -709,6 +657,5 @@ void so_gemm_apacked(int64_t M, int64_t N, int64_t K, const float *Ap, const so_
                 if (q1 > q0) worker_ap(M, N, K, Ap, B, beta, C, ldc, epi, 0, N, q0 * MR, imin(M, q1 * MR), bb);
             }
         }
-        dyn_restore(dyn);
     }
 }
