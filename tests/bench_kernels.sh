@@ -2,8 +2,10 @@
 # bench_kernels.sh - backend benchmark: superopt run vs ONNX Runtime (optimizations disabled and all) on the same
 # unoptimized models in the same run, at 1 and 2 threads, with achieved GFLOP/s against cblas_sgemm's 2048^3 peak.
 # Usage: tests/bench_kernels.sh [MODEL.onnx ...]   (default: the data/full models of issue #3)
-# Env: BUILD (build dir with superopt), ROUNDS (interleaved rounds, default 5), ITERS (timed runs per round, 10),
-#      WARMUP (2), THREADS ("1 2"), JSON (file for one JSON line per model and thread count).
+# Env: BUILD (build dir with superopt), ROUNDS (interleaved rounds, default 5), ITERS (timed runs per round; default
+#      per model: enough for ~1 s of superopt per round, 10..200, so a 10 ms model is not timed over 0.1 s windows
+#      that one burst of load on the shared machine covers whole), WARMUP (default ITERS/5, at least 2), THREADS
+#      ("1 2"), JSON (file for one JSON line per model and thread count).
 # Each round runs superopt, ORT 'disabled' and ORT 'all' back to back (the order rotates from round to round);
 # the latency columns are the median over rounds of each tool's median latency, and the ratio columns are
 # the MEDIAN OF THE PER-ROUND (PAIRED) RATIOS, so load from other processes hits both sides of a ratio alike.
@@ -14,8 +16,8 @@ set -u
 BUILD=${BUILD:-build}
 SO=$BUILD/superopt
 ROUNDS=${ROUNDS:-5}
-ITERS=${ITERS:-10}
-WARMUP=${WARMUP:-2}
+ITERS_SET=${ITERS:-}
+WARMUP_SET=${WARMUP:-}
 THREADS=${THREADS:-1 2}
 JSON=${JSON:-}
 ORT="node tools/ort/ort_run.js"
@@ -48,8 +50,13 @@ for t in $THREADS; do
     echo "cblas_sgemm 2048^3 peak at $t thread(s): $peak GFLOP/s; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
     for m in "${MODELS[@]}"; do
         name=$(basename "$m" .onnx)
-        gflop=$($SO run "$m" --iters 1 --warmup 0 --threads "$t" --profile --json 2>&1 >/dev/null |
-            sed -n 's/.*, \([0-9.]*\) GFLOP per run.*/\1/p')
+        est=$($SO run "$m" --iters 3 --warmup 1 --threads "$t" --profile --json 2>"$TMP/prof") || est=""
+        gflop=$(sed -n 's/.*, \([0-9.]*\) GFLOP per run.*/\1/p' "$TMP/prof")
+        est=$(echo "$est" | field median_ms)
+        ITERS=${ITERS_SET:-$($PY -c 'import math,sys
+try: print(max(10, min(200, math.ceil(1000 / float(sys.argv[1])))))
+except Exception: print(10)' "${est:-0}")}
+        WARMUP=${WARMUP_SET:-$((ITERS / 5 > 2 ? ITERS / 5 : 2))}
         so=() dis=() all=() somin=() dismin=() allmin=() peak_act=""
         for r in $(seq "$ROUNDS"); do
             for k in 0 1 2; do
@@ -80,9 +87,9 @@ for t in $THREADS; do
                 esac
             done
         done
-        $PY - "$name" "$t" "${gflop:-0}" "${peak:-0}" "${peak_act:-0}" "${so[*]}" "${dis[*]:-}" "${all[*]:-}" "$JSON" "${somin[*]}" "${dismin[*]:-}" "${allmin[*]:-}" <<'EOF'
+        $PY - "$name" "$t" "${gflop:-0}" "${peak:-0}" "${peak_act:-0}" "${so[*]}" "${dis[*]:-}" "${all[*]:-}" "$JSON" "${somin[*]}" "${dismin[*]:-}" "${allmin[*]:-}" "$ITERS" <<'EOF'
 import json, statistics, sys
-name, t, gflop, peak, act, so, dis, al, jf, somin, dismin, allmin = sys.argv[1:13]
+name, t, gflop, peak, act, so, dis, al, jf, somin, dismin, allmin, iters = sys.argv[1:14]
 def vals(s): # per round, None for a failed run ('x')
     return [float(x) if x not in ("x", "") else None for x in s.split()]
 def med(v):
@@ -109,7 +116,7 @@ sys.stdout.flush()
 if jf:
     with open(jf, "a") as f:
         f.write(json.dumps({"model": name, "threads": int(t), "superopt_ms": s, "ort_disabled_ms": d, "ort_all_ms": a,
-                            "ratio_disabled_paired": rd, "ratio_all_paired": ra, "rounds": len(S),
+                            "ratio_disabled_paired": rd, "ratio_all_paired": ra, "rounds": len(S), "iters_per_round": int(iters),
                             "superopt_min_ms": s2, "ort_disabled_min_ms": d2, "ort_all_min_ms": a2,
                             "gflop": gflop, "gflops": gfs, "sgemm_peak_gflops": peak,
                             "peak_activation_bytes": int(float(act))}) + "\n")
