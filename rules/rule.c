@@ -113,156 +113,122 @@ static int dx_add(const so_dimx *a, const so_dimx *b, so_dimx *out)
     return 1;
 }
 
-static void dx_print(char **buf, size_t *len, size_t *cap, const so_dimx *d, const so_rule *r);
+static void dx_print(so_sbuf *b, const so_dimx *d, const so_rule *r);
 
-/* ---------------- growable string ---------------- */
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
+static void dx_print(so_sbuf *b, const so_dimx *d, const so_rule *r)
 {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) return;
-        if (b->p && (size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->len + (size_t)n + 1) cap *= 2;
-        b->p = so_xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-}
-
-static void dx_print(char **buf, size_t *len, size_t *cap, const so_dimx *d, const so_rule *r)
-{
-    sbuf b = {*buf, *len, *cap};
     if (d->n_sym == 0) {
-        sb_printf(&b, "%d", (int)d->c);
+        so_sbuf_printf(b, "%d", (int)d->c);
     } else {
-        for (int i = 0; i < d->n_sym; i++) sb_printf(&b, "%s%s", i ? "+" : "", r->sym_names[d->sym[i]]);
-        if (d->c > 0) sb_printf(&b, "+%d", (int)d->c);
-        else if (d->c < 0) sb_printf(&b, "%d", (int)d->c);
+        for (int i = 0; i < d->n_sym; i++) so_sbuf_printf(b, "%s%s", i ? "+" : "", r->sym_names[d->sym[i]]);
+        if (d->c > 0) so_sbuf_printf(b, "+%d", (int)d->c);
+        else if (d->c < 0) so_sbuf_printf(b, "%d", (int)d->c);
     }
-    *buf = b.p;
-    *len = b.len;
-    *cap = b.cap;
 }
-
-static void sb_dx(sbuf *b, const so_dimx *d, const so_rule *r) { dx_print(&b->p, &b->len, &b->cap, d, r); }
 
 /* ---------------- printing ---------------- */
 
-static void sb_ref(sbuf *b, const so_rule *r, const so_pattern *p, so_rref ref)
+static void sb_ref(so_sbuf *b, const so_rule *r, const so_pattern *p, so_rref ref)
 {
     if (ref.node < 0) {
-        sb_printf(b, "%s", r->inputs[-(ref.node + 1)].name);
+        so_sbuf_printf(b, "%s", r->inputs[-(ref.node + 1)].name);
         return;
     }
     const so_rnode *n = &p->nodes[ref.node];
-    if (n->n_out == 1) sb_printf(b, "%s", n->name);
-    else sb_printf(b, "%s.%d", n->name, (int)ref.slot);
+    if (n->n_out == 1) so_sbuf_printf(b, "%s", n->name);
+    else so_sbuf_printf(b, "%s.%d", n->name, (int)ref.slot);
 }
 
-static void sb_ints(sbuf *b, const char *key, const int32_t *v, int n)
+static void sb_ints(so_sbuf *b, const char *key, const int32_t *v, int n)
 {
-    sb_printf(b, " %s=", key);
-    for (int i = 0; i < n; i++) sb_printf(b, "%s%d", i ? "," : "", (int)v[i]);
+    so_sbuf_printf(b, " %s=", key);
+    for (int i = 0; i < n; i++) so_sbuf_printf(b, "%s%d", i ? "," : "", (int)v[i]);
 }
 
-static void sb_node(sbuf *b, const so_rule *r, const so_pattern *p, int i, const char *side)
+static void sb_node(so_sbuf *b, const so_rule *r, const so_pattern *p, int i, const char *side)
 {
     const so_rnode *n = &p->nodes[i];
     const so_attr *a = &n->attr;
-    sb_printf(b, "  %s %s = %s(", side, n->name, so_ops[n->op].name);
+    so_sbuf_printf(b, "  %s %s = %s(", side, n->name, so_ops[n->op].name);
     for (int k = 0; k < n->n_in; k++) {
-        if (k) sb_printf(b, ", ");
+        if (k) so_sbuf_printf(b, ", ");
         sb_ref(b, r, p, n->in[k]);
     }
-    sb_printf(b, ")");
+    so_sbuf_printf(b, ")");
     unsigned f = op_fields(n->op);
     if (f & A_KERNEL) sb_ints(b, "kernel", a->kernel, 2);
     if (f & A_STRIDE) sb_ints(b, "stride", a->stride, 2);
     if (f & A_PAD) sb_ints(b, "pad", a->pad, 4);
     if (f & A_DIL) sb_ints(b, "dilation", a->dilation, 2);
-    if (f & A_GROUP) sb_printf(b, " group=%d", (int)a->group);
-    if (f & A_AXIS) sb_printf(b, " axis=%d", (int)a->axis);
-    if (f & A_TRANS) sb_printf(b, " trans_a=%d trans_b=%d", (int)a->trans_a, (int)a->trans_b);
-    if (f & A_ALPHA) sb_printf(b, " alpha=%.9g beta=%.9g", (double)a->alpha, (double)a->beta);
-    if (f & A_KEEPDIMS) sb_printf(b, " keepdims=%d", (int)a->keepdims);
-    if (f & A_CIP) sb_printf(b, " count_include_pad=%d", (int)a->count_include_pad);
-    if (f & A_CEIL) sb_printf(b, " ceil_mode=%d", (int)a->ceil_mode);
-    if (f & A_HIDDEN) sb_printf(b, " hidden=%d", (int)a->hidden);
-    if (f & A_DIR) sb_printf(b, " direction=%d", (int)a->direction);
-    if (f & A_MODE) sb_printf(b, " mode=%d", (int)a->mode);
-    if (f & A_VALUE) sb_printf(b, " value=%.9g", (double)a->value);
-    if (f & A_EPS) sb_printf(b, " epsilon=%.9g", (double)a->epsilon);
+    if (f & A_GROUP) so_sbuf_printf(b, " group=%d", (int)a->group);
+    if (f & A_AXIS) so_sbuf_printf(b, " axis=%d", (int)a->axis);
+    if (f & A_TRANS) so_sbuf_printf(b, " trans_a=%d trans_b=%d", (int)a->trans_a, (int)a->trans_b);
+    if (f & A_ALPHA) so_sbuf_printf(b, " alpha=%.9g beta=%.9g", (double)a->alpha, (double)a->beta);
+    if (f & A_KEEPDIMS) so_sbuf_printf(b, " keepdims=%d", (int)a->keepdims);
+    if (f & A_CIP) so_sbuf_printf(b, " count_include_pad=%d", (int)a->count_include_pad);
+    if (f & A_CEIL) so_sbuf_printf(b, " ceil_mode=%d", (int)a->ceil_mode);
+    if (f & A_HIDDEN) so_sbuf_printf(b, " hidden=%d", (int)a->hidden);
+    if (f & A_DIR) so_sbuf_printf(b, " direction=%d", (int)a->direction);
+    if (f & A_MODE) so_sbuf_printf(b, " mode=%d", (int)a->mode);
+    if (f & A_VALUE) so_sbuf_printf(b, " value=%.9g", (double)a->value);
+    if (f & A_EPS) so_sbuf_printf(b, " epsilon=%.9g", (double)a->epsilon);
     if (f & A_INTS) {
-        sb_printf(b, " %s=", ints_key(n->op));
-        for (int k = 0; k < a->n_ints; k++) sb_printf(b, "%s%lld", k ? "," : "", (long long)a->ints[k]);
+        so_sbuf_printf(b, " %s=", ints_key(n->op));
+        for (int k = 0; k < a->n_ints; k++) so_sbuf_printf(b, "%s%lld", k ? "," : "", (long long)a->ints[k]);
     }
     if (f & A_DX) {
-        sb_printf(b, " %s=", dx_key(n->op));
+        so_sbuf_printf(b, " %s=", dx_key(n->op));
         for (int k = 0; k < n->n_dx; k++) {
-            if (k) sb_printf(b, ",");
-            sb_dx(b, &n->dx[k], r);
+            if (k) so_sbuf_printf(b, ",");
+            dx_print(b, &n->dx[k], r);
         }
     }
     if (f & A_ACT) {
         int act = a->act;
-        sb_printf(b, " act=%s", act >= 0 && act < SO_ACT_COUNT ? so_act_names[act] : "?");
+        so_sbuf_printf(b, " act=%s", act >= 0 && act < SO_ACT_COUNT ? so_act_names[act] : "?");
     }
     if ((f & A_CLIP) || ((f & A_ACT) && a->act == SO_ACT_CLIP))
-        sb_printf(b, " clip_min=%.9g clip_max=%.9g", (double)a->clip_min, (double)a->clip_max);
-    sb_printf(b, "\n");
+        so_sbuf_printf(b, " clip_min=%.9g clip_max=%.9g", (double)a->clip_min, (double)a->clip_max);
+    so_sbuf_printf(b, "\n");
 }
 
 char *so_rule_format(const so_rule *r)
 {
-    sbuf b = {0};
-    sb_printf(&b, "rule %d\n", (int)r->id);
+    so_sbuf b = {0};
+    so_sbuf_printf(&b, "rule %d\n", (int)r->id);
     for (int i = 0; i < r->n_inputs; i++) {
         const so_rinput *in = &r->inputs[i];
-        sb_printf(&b, "  input %s [", in->name);
+        so_sbuf_printf(&b, "  input %s [", in->name);
         for (int k = 0; k < in->rank; k++) {
-            if (k) sb_printf(&b, ",");
-            sb_dx(&b, &in->dim[k], r);
+            if (k) so_sbuf_printf(&b, ",");
+            dx_print(&b, &in->dim[k], r);
         }
-        sb_printf(&b, "]\n");
+        so_sbuf_printf(&b, "]\n");
     }
     for (int i = 0; i < r->src.n_nodes; i++) sb_node(&b, r, &r->src, i, "src");
     for (int i = 0; i < r->dst.n_nodes; i++) sb_node(&b, r, &r->dst, i, "dst");
     for (int k = 0; k < r->n_outputs; k++) {
-        sb_printf(&b, "  map ");
+        so_sbuf_printf(&b, "  map ");
         sb_ref(&b, r, &r->src, r->src_out[k]);
-        sb_printf(&b, " -> ");
+        so_sbuf_printf(&b, " -> ");
         sb_ref(&b, r, &r->dst, r->dst_out[k]);
-        sb_printf(&b, "\n");
+        so_sbuf_printf(&b, "\n");
     }
     for (int k = 0; k < r->n_pre; k++) {
         const so_precond *p = &r->pre[k];
-        if (p->kind == SO_PRE_GE) sb_printf(&b, "  where %s >= %lld\n", r->sym_names[p->sym], (long long)p->value);
-        else sb_printf(&b, "  where %s %% %lld == 0\n", r->sym_names[p->sym], (long long)p->value);
+        if (p->kind == SO_PRE_GE) so_sbuf_printf(&b, "  where %s >= %lld\n", r->sym_names[p->sym], (long long)p->value);
+        else so_sbuf_printf(&b, "  where %s %% %lld == 0\n", r->sym_names[p->sym], (long long)p->value);
     }
     if (r->status == SO_RULE_UNVERIFIED) {
-        sb_printf(&b, "  proof unverified\n");
+        so_sbuf_printf(&b, "  proof unverified\n");
     } else {
-        sb_printf(&b, "  proof %s", r->status == SO_RULE_PROVED ? "proved" : "failed");
-        if (r->proof_seconds >= 0) sb_printf(&b, " %.3f s", r->proof_seconds);
-        sb_printf(&b, "\n");
+        so_sbuf_printf(&b, "  proof %s", r->status == SO_RULE_PROVED ? "proved" : "failed");
+        if (r->proof_seconds >= 0) so_sbuf_printf(&b, " %.3f s", r->proof_seconds);
+        so_sbuf_printf(&b, "\n");
     }
-    if (r->provenance[0]) sb_printf(&b, "  from %s\n", r->provenance);
-    sb_printf(&b, "end\n");
-    return b.p;
+    if (r->provenance[0]) so_sbuf_printf(&b, "  from %s\n", r->provenance);
+    so_sbuf_printf(&b, "end\n");
+    return b.s;
 }
 
 static so_status write_all(FILE *f, const char *s, size_t n)

@@ -115,72 +115,47 @@ static double median_of(const double *v, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-/* A growing text buffer for building the report files. */
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
+static void sb_json_str(so_sbuf *b, const char *s)
 {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->n;
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? room : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) return;
-        if (b->s && (size_t)k < room) {
-            b->n += (size_t)k;
-            return;
-        }
-        b->cap = (b->cap ? b->cap : 1024) * 2 + (size_t)k;
-        b->s = so_xrealloc(b->s, b->cap);
-    }
-}
-
-static void sb_json_str(sbuf *b, const char *s)
-{
-    sb_printf(b, "\"");
+    so_sbuf_printf(b, "\"");
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') sb_printf(b, "\\%c", c);
-        else if (c < 0x20) sb_printf(b, "\\u%04x", c);
-        else sb_printf(b, "%c", c);
+        if (c == '"' || c == '\\') so_sbuf_printf(b, "\\%c", c);
+        else if (c < 0x20) so_sbuf_printf(b, "\\u%04x", c);
+        else so_sbuf_printf(b, "%c", c);
     }
-    sb_printf(b, "\"");
+    so_sbuf_printf(b, "\"");
 }
 
-static void sb_xml_str(sbuf *b, const char *s)
+static void sb_xml_str(so_sbuf *b, const char *s)
 {
     for (; s && *s; s++) {
-        if (*s == '&') sb_printf(b, "&amp;");
-        else if (*s == '<') sb_printf(b, "&lt;");
-        else if (*s == '>') sb_printf(b, "&gt;");
-        else if (*s == '"') sb_printf(b, "&quot;");
-        else sb_printf(b, "%c", *s);
+        if (*s == '&') so_sbuf_printf(b, "&amp;");
+        else if (*s == '<') so_sbuf_printf(b, "&lt;");
+        else if (*s == '>') so_sbuf_printf(b, "&gt;");
+        else if (*s == '"') so_sbuf_printf(b, "&quot;");
+        else so_sbuf_printf(b, "%c", *s);
     }
 }
 
 /* A JSON number, or null for NaN/inf. */
-static void sb_json_num(sbuf *b, double v)
+static void sb_json_num(so_sbuf *b, double v)
 {
-    if (isfinite(v)) sb_printf(b, "%.6g", v);
-    else sb_printf(b, "null");
+    if (isfinite(v)) so_sbuf_printf(b, "%.6g", v);
+    else so_sbuf_printf(b, "null");
 }
 
 /* One JSON member: sep (the text before the key: "", ", ", ",\n  ") "\"key\": " value. Keys are
    plain identifiers (not escaped). */
-static void sb_json_kstr(sbuf *b, const char *sep, const char *key, const char *s)
+static void sb_json_kstr(so_sbuf *b, const char *sep, const char *key, const char *s)
 {
-    sb_printf(b, "%s\"%s\": ", sep, key);
+    so_sbuf_printf(b, "%s\"%s\": ", sep, key);
     sb_json_str(b, s);
 }
 
-static void sb_json_knum(sbuf *b, const char *sep, const char *key, double v)
+static void sb_json_knum(so_sbuf *b, const char *sep, const char *key, double v)
 {
-    sb_printf(b, "%s\"%s\": ", sep, key);
+    so_sbuf_printf(b, "%s\"%s\": ", sep, key);
     sb_json_num(b, v);
 }
 
@@ -258,32 +233,32 @@ static int jstring(jp *p, char **out)
 {
     if (p->p >= p->end || *p->p != '"') return -1;
     p->p++;
-    sbuf b = {0};
-    sb_printf(&b, "%s", "");
+    so_sbuf b = {0};
+    so_sbuf_printf(&b, "%s", "");
     while (p->p < p->end && *p->p != '"') {
         char c = *p->p++;
         if (c != '\\') {
-            sb_printf(&b, "%c", c);
+            so_sbuf_printf(&b, "%c", c);
             continue;
         }
         if (p->p >= p->end) break;
         c = *p->p++;
         switch (c) {
-        case 'n': sb_printf(&b, "\n"); break;
-        case 't': sb_printf(&b, "\t"); break;
-        case 'r': sb_printf(&b, "\r"); break;
-        case 'b': sb_printf(&b, "\b"); break;
-        case 'f': sb_printf(&b, "\f"); break;
+        case 'n': so_sbuf_printf(&b, "\n"); break;
+        case 't': so_sbuf_printf(&b, "\t"); break;
+        case 'r': so_sbuf_printf(&b, "\r"); break;
+        case 'b': so_sbuf_printf(&b, "\b"); break;
+        case 'f': so_sbuf_printf(&b, "\f"); break;
         case 'u': {
             unsigned u;
             if (p->end - p->p < 4 || jhex(p->p, &u)) goto bad;
             p->p += 4;
-            if (u < 0x80) sb_printf(&b, "%c", (char)u);
-            else if (u < 0x800) sb_printf(&b, "%c%c", (char)(0xc0 | (u >> 6)), (char)(0x80 | (u & 0x3f)));
-            else sb_printf(&b, "%c%c%c", (char)(0xe0 | (u >> 12)), (char)(0x80 | ((u >> 6) & 0x3f)), (char)(0x80 | (u & 0x3f)));
+            if (u < 0x80) so_sbuf_printf(&b, "%c", (char)u);
+            else if (u < 0x800) so_sbuf_printf(&b, "%c%c", (char)(0xc0 | (u >> 6)), (char)(0x80 | (u & 0x3f)));
+            else so_sbuf_printf(&b, "%c%c%c", (char)(0xe0 | (u >> 12)), (char)(0x80 | ((u >> 6) & 0x3f)), (char)(0x80 | (u & 0x3f)));
             break;
         }
-        default: sb_printf(&b, "%c", c); break; /* \" \\ \/ */
+        default: so_sbuf_printf(&b, "%c", c); break; /* \" \\ \/ */
         }
     }
     if (p->p >= p->end) goto bad;
@@ -452,11 +427,11 @@ static void last_line(const char *s, char *buf, size_t n)
     snprintf(buf, n, "%.*s", (int)(end - beg), beg);
 }
 
-static void drain(int fd, sbuf *b, int *open_)
+static void drain(int fd, so_sbuf *b, int *open_)
 {
     char tmp[8192];
     ssize_t k = read(fd, tmp, sizeof tmp);
-    if (k > 0) sb_printf(b, "%.*s", (int)k, tmp);
+    if (k > 0) so_sbuf_printf(b, "%.*s", (int)k, tmp);
     else if (k == 0 || (errno != EINTR && errno != EAGAIN)) *open_ = 0;
 }
 
@@ -502,9 +477,9 @@ static so_status run_proc(char *const *argv, double timeout_s, proc *r)
     }
     close(po[1]);
     close(pe[1]);
-    sbuf out = {0}, err = {0};
-    sb_printf(&out, "%s", "");
-    sb_printf(&err, "%s", "");
+    so_sbuf out = {0}, err = {0};
+    so_sbuf_printf(&out, "%s", "");
+    so_sbuf_printf(&err, "%s", "");
     int oo = 1, eo = 1;
     while (oo || eo) {
         double left = timeout_s - (so_now() - t0);
@@ -821,18 +796,18 @@ static int spec_eq(const spec *a, const spec *c)
 /* Compact text of a JSON object {"k": n, ...} and its totals. */
 static void rules_applied_text(const jv *o, opt_res *r)
 {
-    sbuf s = {0};
-    sb_printf(&s, "{");
+    so_sbuf s = {0};
+    so_sbuf_printf(&s, "{");
     r->rules_total = r->rules_distinct = 0;
     for (int i = 0; i < o->n; i++) {
         double c = o->items[i].kind == J_NUM ? o->items[i].num : 0;
-        sb_printf(&s, "%s", i ? ", " : "");
+        so_sbuf_printf(&s, "%s", i ? ", " : "");
         sb_json_str(&s, o->keys[i]);
-        sb_printf(&s, ": %.0f", c);
+        so_sbuf_printf(&s, ": %.0f", c);
         r->rules_total += (int)c;
         r->rules_distinct += c > 0;
     }
-    sb_printf(&s, "}");
+    so_sbuf_printf(&s, "}");
     r->rules_json = s.s;
     /* top three by count (ties: file order) */
     int used[3] = {-1, -1, -1}, n_top = 0;
@@ -1403,7 +1378,7 @@ static int is_ablation_done(const bench *b)
 /* A Markdown table's header row and alignment row, built together so that they always agree;
    n counts the columns (failed rows are padded to it). */
 typedef struct mdhead {
-    sbuf names, align;
+    so_sbuf names, align;
     int n;
 } mdhead;
 
@@ -1421,57 +1396,57 @@ static void md_cols(mdhead *h, const char *titles, ...)
         end = strchr(c, '|');
         if (end) *end = 0;
         int right = *c == '>';
-        sb_printf(&h->names, "%s %s |", h->n ? "" : "|", c + right);
-        sb_printf(&h->align, "%s%s|", h->n ? "" : "|", right ? "---:" : "---");
+        so_sbuf_printf(&h->names, "%s %s |", h->n ? "" : "|", c + right);
+        so_sbuf_printf(&h->align, "%s%s|", h->n ? "" : "|", right ? "---:" : "---");
         h->n++;
     }
 }
 
 /* Writes the two header rows (each ending in a newline) and frees them; n stays. */
-static void md_head_end(sbuf *o, mdhead *h)
+static void md_head_end(so_sbuf *o, mdhead *h)
 {
-    sb_printf(o, "%s\n%s\n", h->names.s, h->align.s);
+    so_sbuf_printf(o, "%s\n%s\n", h->names.s, h->align.s);
     free(h->names.s);
     free(h->align.s);
-    h->names = h->align = (sbuf){0};
+    h->names = h->align = (so_sbuf){0};
 }
 
 /* The rest of a row whose first `done` cells are written: a failure message, empty cells. */
-static void md_failed(sbuf *o, const mdhead *h, int done, const char *err)
+static void md_failed(so_sbuf *o, const mdhead *h, int done, const char *err)
 {
-    sb_printf(o, " failed: %s |", err);
-    for (int k = done + 1; k < h->n; k++) sb_printf(o, " |");
-    sb_printf(o, "\n");
+    so_sbuf_printf(o, " failed: %s |", err);
+    for (int k = done + 1; k < h->n; k++) so_sbuf_printf(o, " |");
+    so_sbuf_printf(o, "\n");
 }
 
-static void md_report(const bench *b, sbuf *o)
+static void md_report(const bench *b, so_sbuf *o)
 {
     char x1[32], x2[32], x3[32], x4[32], x6[32];
-    sb_printf(o, "# superopt bench\n\n");
-    sb_printf(o, "- Machine: %s, %d logical CPUs, %.1f GB RAM, %s; load average (1/5/15 min) %s at the start, %s at the end\n",
+    so_sbuf_printf(o, "# superopt bench\n\n");
+    so_sbuf_printf(o, "- Machine: %s, %d logical CPUs, %.1f GB RAM, %s; load average (1/5/15 min) %s at the start, %s at the end\n",
               b->cpu, b->ncpu, b->mem_gb, b->os, b->load_start, b->load_end);
-    sb_printf(o, "- superopt commit %s; ONNX Runtime %s (onnxruntime-node, Node.js %s)\n", b->git,
+    so_sbuf_printf(o, "- superopt commit %s; ONNX Runtime %s (onnxruntime-node, Node.js %s)\n", b->git,
               b->no_ort ? "not run" : b->ort_version, b->no_ort ? "-" : b->node_version);
-    sb_printf(o, "- Date: %s; total bench time %.1f min (%d optimize runs, %d timed runs)\n", b->date, b->t_total / 60,
+    so_sbuf_printf(o, "- Date: %s; total bench time %.1f min (%d optimize runs, %d timed runs)\n", b->date, b->t_total / 60,
               b->n_opt_runs, b->n_meas_runs);
-    sb_printf(o, "- Command: `%s`\n", b->cmdline);
-    sb_printf(o, "- Search settings: cost model `%s` (one cost cache shared by every run of this bench, so equal operator "
+    so_sbuf_printf(o, "- Command: `%s`\n", b->cmdline);
+    so_sbuf_printf(o, "- Search settings: cost model `%s` (one cost cache shared by every run of this bench, so equal operator "
                  "configurations cost the same in every strategy), alpha %g, budget %ld, time limit %g s per search, "
                  "rules %s\n",
               b->cost, b->alpha, b->budget, b->time_limit, b->rules_file);
     char rounds_txt[64];
     if (b->rounds > 0) snprintf(rounds_txt, sizeof rounds_txt, "%d rounds", b->rounds);
     else snprintf(rounds_txt, sizeof rounds_txt, "5 rounds (3 for models over 1 s per inference)");
-    sb_printf(o, "- Latency: each variant is one process per round (`superopt run --json` / `node tools/ort/ort_run.js --json`), "
+    so_sbuf_printf(o, "- Latency: each variant is one process per round (`superopt run --json` / `node tools/ort/ort_run.js --json`), "
                  "the variants of a model interleaved in %s, in alternating order (A B C, C B A, ...); a latency is the median "
                  "of the per-round medians, a speedup or ratio the median of the per-round ratios (both variants measured in "
                  "the same round). ONNX Runtime: %d intra-op thread, sequential execution.\n",
               rounds_txt, b->ort_threads);
     if (b->small_set)
-        sb_printf(o, "- **Note:** data/full/ is missing (run `make models`): these are the small stand-in models from data/, "
+        so_sbuf_printf(o, "- **Note:** data/full/ is missing (run `make models`): these are the small stand-in models from data/, "
                      "not the benchmark suite.\n");
-    sb_printf(o, "\n## Search strategies (our backend)\n\n");
-    sb_printf(o, "Speedup is over `none` (the model as imported and canonicalised, no rewrites), measured side by side.\n\n");
+    so_sbuf_printf(o, "\n## Search strategies (our backend)\n\n");
+    so_sbuf_printf(o, "Speedup is over `none` (the model as imported and canonicalised, no rewrites), measured side by side.\n\n");
     mdhead h = {0};
     md_cols(&h, "model|search|>nodes|>cost (%s)|>GFLOP|>search (s)|>graphs|>rewrites|rules applied (id×count)",
             !strcmp(b->cost, "measured") ? "ms" : "est. ms");
@@ -1482,24 +1457,24 @@ static void md_report(const bench *b, sbuf *o)
         const model_res *m = &b->models[i];
         for (int s = 0; s < N_STRAT; s++) {
             const opt_res *r = m->strat[s];
-            sb_printf(o, "| %s | %s |", s == 0 ? m->name : "", strat_name[s]);
+            so_sbuf_printf(o, "| %s | %s |", s == 0 ? m->name : "", strat_name[s]);
             if (!r->ok) {
                 md_failed(o, &h, 2, r->err);
                 continue;
             }
-            sb_printf(o, " %d | %s | %s | %.2f | %lld | %d | %s |", r->nodes, fms(x1, sizeof x1, r->cost_after),
+            so_sbuf_printf(o, " %d | %s | %s | %.2f | %lld | %d | %s |", r->nodes, fms(x1, sizeof x1, r->cost_after),
                       fms(x2, sizeof x2, r->gflop), r->search_s, r->explored, r->rules_total, r->rules_top[0] ? r->rules_top : "–");
             for (int t = 0; t < b->n_threads; t++)
-                sb_printf(o, " %s |", m->ours[s][t].err[0] ? "failed" : fms(x3, sizeof x3, m->ours[s][t].ms));
+                so_sbuf_printf(o, " %s |", m->ours[s][t].err[0] ? "failed" : fms(x3, sizeof x3, m->ours[s][t].ms));
             for (int t = 0; t < b->n_threads; t++)
-                sb_printf(o, " %s |", fx(x4, sizeof x4, speedup(m, s, t)));
-            sb_printf(o, "\n");
+                so_sbuf_printf(o, " %s |", fx(x4, sizeof x4, speedup(m, s, t)));
+            so_sbuf_printf(o, "\n");
         }
     }
 
     if (!b->no_ort) {
-        sb_printf(o, "\n## ONNX Runtime %s at graph optimization level 'all' (%d thread)\n\n", b->ort_version, b->ort_threads);
-        sb_printf(o, "The original model and our optimized models, each under ONNX Runtime's own optimizer at 'all'. "
+        so_sbuf_printf(o, "\n## ONNX Runtime %s at graph optimization level 'all' (%d thread)\n\n", b->ort_version, b->ort_threads);
+        so_sbuf_printf(o, "The original model and our optimized models, each under ONNX Runtime's own optimizer at 'all'. "
                      "Ratio = ours (backtrack) / original, the median of the per-round ratios; the verdict is a sign test "
                      "over the rounds.\n\n");
         h = (mdhead){0};
@@ -1509,17 +1484,17 @@ static void md_report(const bench *b, sbuf *o)
             const model_res *m = &b->models[i];
             double r = ort_ratio(m, S_BACKTRACK), lo, hi;
             paired_range(&m->ort[S_BACKTRACK], &m->ort_orig, &lo, &hi);
-            sb_printf(o, "| %s | %s | %s | %s | %s | ", m->name, fms(x1, sizeof x1, m->ort_orig.ms),
+            so_sbuf_printf(o, "| %s | %s | %s | %s | %s | ", m->name, fms(x1, sizeof x1, m->ort_orig.ms),
                       fms(x2, sizeof x2, m->ort[S_GREEDY].ms), fms(x3, sizeof x3, m->ort[S_BACKTRACK].ms),
                       isfinite(r) ? (snprintf(x6, sizeof x6, "%.3f", r), x6) : "–");
-            if (isfinite(lo)) sb_printf(o, "%.3f–%.3f", lo, hi);
-            else sb_printf(o, "–");
-            sb_printf(o, " | %s |\n", verdict_name[ort_verdict(m, S_BACKTRACK)]);
+            if (isfinite(lo)) so_sbuf_printf(o, "%.3f–%.3f", lo, hi);
+            else so_sbuf_printf(o, "–");
+            so_sbuf_printf(o, " | %s |\n", verdict_name[ort_verdict(m, S_BACKTRACK)]);
         }
     }
 
-    sb_printf(o, "\n## Backtracking against greedy\n\n");
-    sb_printf(o, "Final cost of each search under the cost model it searched with (`%s`: the runs above%s).\n\n", b->cost,
+    so_sbuf_printf(o, "\n## Backtracking against greedy\n\n");
+    so_sbuf_printf(o, "Final cost of each search under the cost model it searched with (`%s`: the runs above%s).\n\n", b->cost,
               b->flops_check ? "; `flops`: the same searches with the deterministic FLOP/byte model, which no timing noise "
                                "can sway" : "");
     h = (mdhead){0};
@@ -1527,9 +1502,9 @@ static void md_report(const bench *b, sbuf *o)
     if (b->flops_check) md_cols(&h, ">original (flops)|>greedy|>backtrack|>backtrack / greedy|strictly cheaper");
     md_head_end(o, &h);
     int n_lit = 0, n_cheaper = 0, n_cheaper_f = 0;
-    sbuf which = {0}, which_f = {0};
-    sb_printf(&which, "%s", "");
-    sb_printf(&which_f, "%s", "");
+    so_sbuf which = {0}, which_f = {0};
+    so_sbuf_printf(&which, "%s", "");
+    so_sbuf_printf(&which_f, "%s", "");
     for (int i = 0; i < b->n_models; i++) {
         const model_res *m = &b->models[i];
         const opt_res *g = m->strat[S_GREEDY], *t = m->strat[S_BACKTRACK];
@@ -1538,10 +1513,10 @@ static void md_report(const bench *b, sbuf *o)
             n_lit++;
             if (c) {
                 n_cheaper++;
-                sb_printf(&which, "%s%s", which.n ? ", " : "", m->name);
+                so_sbuf_printf(&which, "%s%s", which.n ? ", " : "", m->name);
             }
         }
-        sb_printf(o, "| %s%s | %s | %s | %s | %s | %s |", m->name, m->literature ? "" : " (not counted)",
+        so_sbuf_printf(o, "| %s%s | %s | %s | %s | %s | %s |", m->name, m->literature ? "" : " (not counted)",
                   fms(x1, sizeof x1, m->strat[S_NONE]->cost_before), g->ok ? fms(x2, sizeof x2, g->cost_after) : "failed",
                   t->ok ? fms(x3, sizeof x3, t->cost_after) : "failed",
                   g->ok && t->ok ? (snprintf(x4, sizeof x4, "%.4f", ratio(t->cost_after, g->cost_after)), x4) : "–",
@@ -1551,36 +1526,36 @@ static void md_report(const bench *b, sbuf *o)
             int cf = bt_cheaper_flops(m);
             if (m->literature && cf) {
                 n_cheaper_f++;
-                sb_printf(&which_f, "%s%s", which_f.n ? ", " : "", m->name);
+                so_sbuf_printf(&which_f, "%s%s", which_f.n ? ", " : "", m->name);
             }
-            sb_printf(o, " %s | %s | %s | %s | %s |", fg->ok ? fms(x1, sizeof x1, fg->cost_before) : "–",
+            so_sbuf_printf(o, " %s | %s | %s | %s | %s |", fg->ok ? fms(x1, sizeof x1, fg->cost_before) : "–",
                       fg->ok ? fms(x2, sizeof x2, fg->cost_after) : "failed", ft->ok ? fms(x3, sizeof x3, ft->cost_after) : "failed",
                       fg->ok && ft->ok ? (snprintf(x4, sizeof x4, "%.4f", ratio(ft->cost_after, fg->cost_after)), x4) : "–",
                       cf ? "**yes**" : "no");
         }
-        sb_printf(o, "\n");
+        so_sbuf_printf(o, "\n");
     }
-    sb_printf(o, "\nBacktracking finds a strictly cheaper graph than greedy on %d of %d literature models under `%s`%s%s",
+    so_sbuf_printf(o, "\nBacktracking finds a strictly cheaper graph than greedy on %d of %d literature models under `%s`%s%s",
               n_cheaper, n_lit, b->cost, n_cheaper ? ": " : "", which.s);
     if (b->flops_check)
-        sb_printf(o, "; on %d of %d under `flops`%s%s", n_cheaper_f, n_lit, n_cheaper_f ? ": " : "", which_f.s);
-    sb_printf(o, ".\n");
+        so_sbuf_printf(o, "; on %d of %d under `flops`%s%s", n_cheaper_f, n_lit, n_cheaper_f ? ": " : "", which_f.s);
+    so_sbuf_printf(o, ".\n");
 
     if (is_ablation_done(b)) {
-        sb_printf(o, "\n## Ablations (backtracking; only on ");
+        so_sbuf_printf(o, "\n## Ablations (backtracking; only on ");
         int first = 1;
         for (int i = 0; i < b->n_models; i++)
             if (b->models[i].ablate) {
-                sb_printf(o, "%s%s", first ? "" : ", ", b->models[i].name);
+                so_sbuf_printf(o, "%s%s", first ? "" : ", ", b->models[i].name);
                 first = 0;
             }
-        sb_printf(o, ", to keep `make bench` within its time budget)\n\n");
-        sb_printf(o, "Cost relative to the original model; every other setting as in the main runs.\n\n");
+        so_sbuf_printf(o, ", to keep `make bench` within its time budget)\n\n");
+        so_sbuf_printf(o, "Cost relative to the original model; every other setting as in the main runs.\n\n");
         for (int kind = 0; kind < 3; kind++) {
-            if (kind == 0) sb_printf(o, "### Maximum rule size (operators per pattern, either side)");
-            else if (kind == 1) sb_printf(o, "### Alpha (keep graphs costing less than alpha x best)");
-            else sb_printf(o, "### Search budget (graphs expanded; time limit %g s)", b->sweep_time_limit);
-            sb_printf(o, "\n\n");
+            if (kind == 0) so_sbuf_printf(o, "### Maximum rule size (operators per pattern, either side)");
+            else if (kind == 1) so_sbuf_printf(o, "### Alpha (keep graphs costing less than alpha x best)");
+            else so_sbuf_printf(o, "### Search budget (graphs expanded; time limit %g s)", b->sweep_time_limit);
+            so_sbuf_printf(o, "\n\n");
             h = (mdhead){0};
             md_cols(&h, "model|setting%s|>cost|>vs original|>search (s)|>graphs|stopped by", kind == 0 ? "|>rules" : "");
             md_head_end(o, &h);
@@ -1590,38 +1565,38 @@ static void md_report(const bench *b, sbuf *o)
                 int na = kind == 0 ? m->n_size : kind == 1 ? m->n_alpha : m->n_budget;
                 for (int k = 0; k < na; k++) {
                     const opt_res *r = as[k].r;
-                    sb_printf(o, "| %s | %s |", k == 0 ? m->name : "", as[k].label);
-                    if (kind == 0) sb_printf(o, " %d |", as[k].n_rules);
+                    so_sbuf_printf(o, "| %s | %s |", k == 0 ? m->name : "", as[k].label);
+                    if (kind == 0) so_sbuf_printf(o, " %d |", as[k].n_rules);
                     if (!r->ok) {
                         md_failed(o, &h, kind == 0 ? 3 : 2, r->err);
                         continue;
                     }
-                    sb_printf(o, " %s | %.4f | %.2f | %lld | %s |\n", fms(x1, sizeof x1, r->cost_after),
+                    so_sbuf_printf(o, " %s | %.4f | %.2f | %lld | %s |\n", fms(x1, sizeof x1, r->cost_after),
                               ratio(r->cost_after, r->cost_before), r->search_s, r->explored,
                               r->stopped_by[0] ? r->stopped_by : "?");
                 }
             }
-            sb_printf(o, "\n");
+            so_sbuf_printf(o, "\n");
         }
     }
 
     /* acceptance summary */
-    sb_printf(o, "## Acceptance checks\n\n");
+    so_sbuf_printf(o, "## Acceptance checks\n\n");
     if (!b->no_ort) {
         int n = 0, ok = 0;
-        sbuf bad = {0}, noise = {0};
-        sb_printf(&bad, "%s", "");
-        sb_printf(&noise, "%s", "");
+        so_sbuf bad = {0}, noise = {0};
+        so_sbuf_printf(&bad, "%s", "");
+        so_sbuf_printf(&noise, "%s", "");
         for (int i = 0; i < b->n_models; i++) {
             const model_res *m = &b->models[i];
             int v = ort_verdict(m, S_BACKTRACK);
             double r = ort_ratio(m, S_BACKTRACK);
             n++;
             if (v == V_FASTER || v == V_NOISE) ok++;
-            else sb_printf(&bad, "%s%s (%s)", bad.n ? ", " : "", m->name, v == V_NONE ? "not measured" : (snprintf(x1, sizeof x1, "%.3f", r), x1));
-            if (v == V_NOISE) sb_printf(&noise, "%s%s %.3f", noise.n ? ", " : "", m->name, r);
+            else so_sbuf_printf(&bad, "%s%s (%s)", bad.n ? ", " : "", m->name, v == V_NONE ? "not measured" : (snprintf(x1, sizeof x1, "%.3f", r), x1));
+            if (v == V_NOISE) so_sbuf_printf(&noise, "%s%s %.3f", noise.n ? ", " : "", m->name, r);
         }
-        sb_printf(o, "- ONNX Runtime runs our backtracking result at least as fast as the original (not slower in every round): "
+        so_sbuf_printf(o, "- ONNX Runtime runs our backtracking result at least as fast as the original (not slower in every round): "
                      "%d of %d models%s%s%s%s.\n",
                   ok, n, bad.n ? "; slower on " : "", bad.s, noise.n ? "; within the noise (median ratio): " : "", noise.s);
         free(bad.s);
@@ -1630,32 +1605,32 @@ static void md_report(const bench *b, sbuf *o)
             const model_res *m = &b->models[i];
             if (strstr(m->name, "nasrnn") || strstr(m->name, "bert")) {
                 double r = ort_ratio(m, S_BACKTRACK);
-                sb_printf(o, "- ONNX Runtime faster on %s (every round): %s (median ratio %s)\n", m->name,
+                so_sbuf_printf(o, "- ONNX Runtime faster on %s (every round): %s (median ratio %s)\n", m->name,
                           ort_verdict(m, S_BACKTRACK) == V_FASTER ? "yes" : "no",
                           isfinite(r) ? (snprintf(x1, sizeof x1, "%.3f", r), x1) : "–");
             }
         }
     }
-    sb_printf(o, "- Backtracking strictly cheaper than greedy on at least 3 of the 7 literature models (`%s`): %s (%d of %d%s%s)\n",
+    so_sbuf_printf(o, "- Backtracking strictly cheaper than greedy on at least 3 of the 7 literature models (`%s`): %s (%d of %d%s%s)\n",
               b->cost, n_cheaper >= 3 ? "met" : "NOT met", n_cheaper, n_lit, n_cheaper ? ": " : "", which.s);
     if (b->flops_check)
-        sb_printf(o, "- The same under the deterministic `flops` model: %s (%d of %d%s%s)\n", n_cheaper_f >= 3 ? "met" : "NOT met",
+        so_sbuf_printf(o, "- The same under the deterministic `flops` model: %s (%d of %d%s%s)\n", n_cheaper_f >= 3 ? "met" : "NOT met",
                   n_cheaper_f, n_lit, n_cheaper_f ? ": " : "", which_f.s);
-    if (b->failures) sb_printf(o, "- %d run%s failed; first: %s\n", b->failures, b->failures == 1 ? "" : "s", b->first_failure);
-    else sb_printf(o, "- No run failed.\n");
+    if (b->failures) so_sbuf_printf(o, "- %d run%s failed; first: %s\n", b->failures, b->failures == 1 ? "" : "s", b->first_failure);
+    else so_sbuf_printf(o, "- No run failed.\n");
     free(which.s);
     free(which_f.s);
 }
 
-static void json_opt(sbuf *o, const opt_res *r)
+static void json_opt(so_sbuf *o, const opt_res *r)
 {
-    sb_printf(o, "{\"ok\": %s", r->ok ? "true" : "false");
+    so_sbuf_printf(o, "{\"ok\": %s", r->ok ? "true" : "false");
     if (!r->ok) {
         sb_json_kstr(o, ", ", "error", r->err);
-        sb_printf(o, "}");
+        so_sbuf_printf(o, "}");
         return;
     }
-    sb_printf(o, ", \"nodes\": %d, \"nodes_before\": %d, \"onnx_nodes\": %d", r->nodes, r->nodes_before, r->onnx_nodes);
+    so_sbuf_printf(o, ", \"nodes\": %d, \"nodes_before\": %d, \"onnx_nodes\": %d", r->nodes, r->nodes_before, r->onnx_nodes);
     sb_json_knum(o, ", ", "gflop", r->gflop);
     sb_json_knum(o, ", ", "cost_before", r->cost_before);
     sb_json_knum(o, ", ", "cost_after", r->cost_after);
@@ -1663,125 +1638,125 @@ static void json_opt(sbuf *o, const opt_res *r)
     sb_json_knum(o, ", ", "latency_after_ms", r->lat_after);
     sb_json_knum(o, ", ", "search_seconds", r->search_s);
     sb_json_knum(o, ", ", "wall_seconds", r->wall_s);
-    sb_printf(o, ", \"graphs_explored\": %lld", r->explored);
+    so_sbuf_printf(o, ", \"graphs_explored\": %lld", r->explored);
     sb_json_kstr(o, ", ", "stopped_by", r->stopped_by);
     sb_json_knum(o, ", ", "alpha", r->alpha);
-    sb_printf(o, ", \"budget\": %lld", r->budget);
+    so_sbuf_printf(o, ", \"budget\": %lld", r->budget);
     sb_json_knum(o, ", ", "time_limit", r->time_limit);
-    sb_printf(o, ", \"rewrites\": %d, \"rules_applied\": %s}", r->rules_total, r->rules_json ? r->rules_json : "{}");
+    so_sbuf_printf(o, ", \"rewrites\": %d, \"rules_applied\": %s}", r->rules_total, r->rules_json ? r->rules_json : "{}");
 }
 
-static void json_meas(sbuf *o, const meas *x)
+static void json_meas(so_sbuf *o, const meas *x)
 {
     if (!x->used) {
-        sb_printf(o, "null");
+        so_sbuf_printf(o, "null");
         return;
     }
     sb_json_knum(o, "{", "median_ms", x->ms);
     sb_json_knum(o, ", ", "min_round_ms", x->lo);
     sb_json_knum(o, ", ", "max_round_ms", x->hi);
-    sb_printf(o, ", \"iters\": %d, \"warmup\": %d, \"threads\": %d, \"rounds_ms\": [", x->iters, x->warmup, x->threads);
+    so_sbuf_printf(o, ", \"iters\": %d, \"warmup\": %d, \"threads\": %d, \"rounds_ms\": [", x->iters, x->warmup, x->threads);
     for (int k = 0; k < x->n; k++) {
-        sb_printf(o, "%s", k ? ", " : "");
+        so_sbuf_printf(o, "%s", k ? ", " : "");
         sb_json_num(o, x->round_ms[k]);
     }
-    sb_printf(o, "]");
+    so_sbuf_printf(o, "]");
     if (x->err[0]) sb_json_kstr(o, ", ", "error", x->err);
-    sb_printf(o, "}");
+    so_sbuf_printf(o, "}");
 }
 
-static void json_abl(sbuf *o, const char *key, const abl *as, int n, int with_rules, int first)
+static void json_abl(so_sbuf *o, const char *key, const abl *as, int n, int with_rules, int first)
 {
-    sb_printf(o, "%s\n        \"%s\": [", first ? "" : ",", key);
+    so_sbuf_printf(o, "%s\n        \"%s\": [", first ? "" : ",", key);
     for (int k = 0; k < n; k++) {
         sb_json_knum(o, k ? ",\n        {" : "\n        {", "setting", as[k].x);
-        if (with_rules) sb_printf(o, ", \"rules\": %d", as[k].n_rules);
-        sb_printf(o, ", \"result\": ");
+        if (with_rules) so_sbuf_printf(o, ", \"rules\": %d", as[k].n_rules);
+        so_sbuf_printf(o, ", \"result\": ");
         json_opt(o, as[k].r);
-        sb_printf(o, "}");
+        so_sbuf_printf(o, "}");
     }
-    sb_printf(o, "]");
+    so_sbuf_printf(o, "]");
 }
 
-static void json_report(const bench *b, sbuf *o)
+static void json_report(const bench *b, so_sbuf *o)
 {
     sb_json_kstr(o, "{\n  \"machine\": {", "cpu", b->cpu);
-    sb_printf(o, ", \"logical_cpus\": %d, \"memory_gb\": %.1f", b->ncpu, b->mem_gb);
+    so_sbuf_printf(o, ", \"logical_cpus\": %d, \"memory_gb\": %.1f", b->ncpu, b->mem_gb);
     sb_json_kstr(o, ", ", "os", b->os);
     sb_json_kstr(o, ", ", "load_average_start", b->load_start);
     sb_json_kstr(o, ", ", "load_average_end", b->load_end);
     sb_json_kstr(o, "},\n  ", "date", b->date);
     sb_json_kstr(o, ",\n  ", "commit", b->git);
     sb_json_kstr(o, ",\n  ", "command", b->cmdline);
-    if (b->no_ort) sb_printf(o, ",\n  \"onnxruntime\": null");
+    if (b->no_ort) so_sbuf_printf(o, ",\n  \"onnxruntime\": null");
     else {
         sb_json_kstr(o, ",\n  ", "onnxruntime", b->ort_version);
         sb_json_kstr(o, ",\n  ", "node", b->node_version);
     }
     sb_json_kstr(o, ",\n  \"settings\": {", "cost", b->cost);
-    sb_printf(o, ", \"alpha\": %g, \"budget\": %ld, \"time_limit\": %g, \"rounds\": %d, \"target_seconds\": %g, "
+    so_sbuf_printf(o, ", \"alpha\": %g, \"budget\": %ld, \"time_limit\": %g, \"rounds\": %d, \"target_seconds\": %g, "
                  "\"ort_threads\": %d, \"ort_opt\": \"all\", \"flops_check\": %s, \"small_set\": %s",
               b->alpha, b->budget, b->time_limit, b->rounds, b->target_s, b->ort_threads, b->flops_check ? "true" : "false",
               b->small_set ? "true" : "false");
     sb_json_kstr(o, ", ", "rules", b->rules_file);
-    sb_printf(o, ", \"threads\": [");
-    for (int t = 0; t < b->n_threads; t++) sb_printf(o, "%s%d", t ? ", " : "", b->threads[t]);
-    sb_printf(o, "]},\n  \"total_seconds\": %.1f,\n  \"failures\": %d,\n  \"models\": [", b->t_total, b->failures);
+    so_sbuf_printf(o, ", \"threads\": [");
+    for (int t = 0; t < b->n_threads; t++) so_sbuf_printf(o, "%s%d", t ? ", " : "", b->threads[t]);
+    so_sbuf_printf(o, "]},\n  \"total_seconds\": %.1f,\n  \"failures\": %d,\n  \"models\": [", b->t_total, b->failures);
     for (int i = 0; i < b->n_models; i++) {
         const model_res *m = &b->models[i];
         sb_json_kstr(o, i ? ",\n    {" : "\n    {", "name", m->name);
         sb_json_kstr(o, ", ", "path", m->path);
-        sb_printf(o, ", \"rounds\": %d", m->rounds);
-        sb_printf(o, ", \"literature\": %s, \"seconds\": %.1f, \"backtrack_strictly_cheaper_than_greedy\": %s,",
+        so_sbuf_printf(o, ", \"rounds\": %d", m->rounds);
+        so_sbuf_printf(o, ", \"literature\": %s, \"seconds\": %.1f, \"backtrack_strictly_cheaper_than_greedy\": %s,",
                   m->literature ? "true" : "false", m->seconds, bt_cheaper(m) ? "true" : "false");
-        sb_printf(o, "\n      \"strategies\": {");
+        so_sbuf_printf(o, "\n      \"strategies\": {");
         for (int s = 0; s < N_STRAT; s++) {
-            sb_printf(o, "%s\n        \"%s\": {\"same_model_as\": \"%s\", \"optimize\": ", s ? "," : "", strat_name[s],
+            so_sbuf_printf(o, "%s\n        \"%s\": {\"same_model_as\": \"%s\", \"optimize\": ", s ? "," : "", strat_name[s],
                       strat_name[m->same_as[s]]);
             json_opt(o, m->strat[s]);
-            sb_printf(o, ", \"ours\": {");
+            so_sbuf_printf(o, ", \"ours\": {");
             for (int t = 0; t < b->n_threads; t++) {
-                sb_printf(o, "%s\"%d\": ", t ? ", " : "", b->threads[t]);
+                so_sbuf_printf(o, "%s\"%d\": ", t ? ", " : "", b->threads[t]);
                 json_meas(o, &m->ours[s][t]);
             }
-            sb_printf(o, "}, \"speedup_over_none\": {");
+            so_sbuf_printf(o, "}, \"speedup_over_none\": {");
             for (int t = 0; t < b->n_threads; t++) {
-                sb_printf(o, "%s\"%d\": ", t ? ", " : "", b->threads[t]);
+                so_sbuf_printf(o, "%s\"%d\": ", t ? ", " : "", b->threads[t]);
                 sb_json_num(o, speedup(m, s, t));
             }
-            sb_printf(o, "}, \"ort_all\": ");
+            so_sbuf_printf(o, "}, \"ort_all\": ");
             json_meas(o, s == S_NONE ? &(meas){0} : &m->ort[s]);
-            sb_printf(o, "}");
+            so_sbuf_printf(o, "}");
         }
-        sb_printf(o, "},\n      \"ort_original_all\": ");
+        so_sbuf_printf(o, "},\n      \"ort_original_all\": ");
         json_meas(o, &m->ort_orig);
         sb_json_knum(o, ",\n      ", "ort_backtrack_over_original", ort_ratio(m, S_BACKTRACK));
         {
             double lo, hi;
             paired_range(&m->ort[S_BACKTRACK], &m->ort_orig, &lo, &hi);
-            sb_printf(o, ", \"ort_backtrack_over_original_rounds\": [");
+            so_sbuf_printf(o, ", \"ort_backtrack_over_original_rounds\": [");
             sb_json_num(o, lo);
-            sb_printf(o, ", ");
+            so_sbuf_printf(o, ", ");
             sb_json_num(o, hi);
-            sb_printf(o, "], \"ort_verdict\": \"%s\"", verdict_name[ort_verdict(m, S_BACKTRACK)]);
+            so_sbuf_printf(o, "], \"ort_verdict\": \"%s\"", verdict_name[ort_verdict(m, S_BACKTRACK)]);
         }
         if (m->fstrat[S_GREEDY]) {
-            sb_printf(o, ",\n      \"flops_check\": {\"greedy\": ");
+            so_sbuf_printf(o, ",\n      \"flops_check\": {\"greedy\": ");
             json_opt(o, m->fstrat[S_GREEDY]);
-            sb_printf(o, ",\n        \"backtrack\": ");
+            so_sbuf_printf(o, ",\n        \"backtrack\": ");
             json_opt(o, m->fstrat[S_BACKTRACK]);
-            sb_printf(o, ",\n        \"backtrack_strictly_cheaper_than_greedy\": %s}", bt_cheaper_flops(m) ? "true" : "false");
+            so_sbuf_printf(o, ",\n        \"backtrack_strictly_cheaper_than_greedy\": %s}", bt_cheaper_flops(m) ? "true" : "false");
         }
         if (m->ablate) {
-            sb_printf(o, ",\n      \"ablations\": {");
+            so_sbuf_printf(o, ",\n      \"ablations\": {");
             json_abl(o, "max_rule_size", m->size, m->n_size, 1, 1);
             json_abl(o, "alpha", m->alpha, m->n_alpha, 0, 0);
             json_abl(o, "budget", m->budget, m->n_budget, 0, 0);
-            sb_printf(o, "}");
+            so_sbuf_printf(o, "}");
         }
-        sb_printf(o, "}");
+        so_sbuf_printf(o, "}");
     }
-    sb_printf(o, "\n  ]\n}\n");
+    so_sbuf_printf(o, "\n  ]\n}\n");
 }
 
 /* ---- SVG ---- */
@@ -1794,23 +1769,23 @@ static double nice_step(double range, int ticks)
     return (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * p;
 }
 
-static void svg_text(sbuf *o, double x, double y, const char *anchor, int size, const char *extra, const char *text)
+static void svg_text(so_sbuf *o, double x, double y, const char *anchor, int size, const char *extra, const char *text)
 {
-    sb_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"%d\"%s%s>", x, y, anchor, size, extra ? " " : "",
+    so_sbuf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"%d\"%s%s>", x, y, anchor, size, extra ? " " : "",
               extra ? extra : "");
     sb_xml_str(o, text);
-    sb_printf(o, "</text>\n");
+    so_sbuf_printf(o, "</text>\n");
 }
 
-static void svg_report(const bench *b, sbuf *o)
+static void svg_report(const bench *b, so_sbuf *o)
 {
     const double W = 960, H1 = 400, H2 = 380;
     double H = H1 + H2 + 40;
-    sb_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    sb_printf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+    so_sbuf_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    so_sbuf_printf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
                  "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
               W, H, W, H);
-    sb_printf(o, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    so_sbuf_printf(o, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 
     /* ---- panel 1: speedup per model and strategy ---- */
     const int nser = b->no_ort ? 2 : 3;
@@ -1832,15 +1807,15 @@ static void svg_report(const bench *b, sbuf *o)
     vmax = ceil(vmax * 1.08 / step) * step;
     for (double t = 0; t <= vmax + 1e-9; t += step) {
         double y = py1 - (py1 - py0) * t / vmax;
-        sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", px0, y, px1, y);
+        so_sbuf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", px0, y, px1, y);
         char lab[32];
         snprintf(lab, sizeof lab, "%g×", t);
         svg_text(o, px0 - 6, y + 4, "end", 11, NULL, lab);
     }
     double y1 = py1 - (py1 - py0) * 1.0 / vmax;
-    sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"5,4\"/>\n", px0, y1, px1, y1);
-    sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", px0, py1, px1, py1);
-    sb_printf(o, "<text x=\"18\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 %.1f)\">speedup</text>\n",
+    so_sbuf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"5,4\"/>\n", px0, y1, px1, y1);
+    so_sbuf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", px0, py1, px1, py1);
+    so_sbuf_printf(o, "<text x=\"18\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 18 %.1f)\">speedup</text>\n",
               (py0 + py1) / 2, (py0 + py1) / 2);
     double gw = b->n_models ? (px1 - px0) / b->n_models : 1, bw = gw * 0.75 / nser;
     for (int i = 0; i < b->n_models; i++) {
@@ -1854,7 +1829,7 @@ static void svg_report(const bench *b, sbuf *o)
                 continue;
             }
             double h = (py1 - py0) * v[k] / vmax;
-            sb_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", x, py1 - h, bw - 1, h,
+            so_sbuf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", x, py1 - h, bw - 1, h,
                       colors[k]);
             char lab[32];
             snprintf(lab, sizeof lab, "%.2f", v[k]);
@@ -1864,7 +1839,7 @@ static void svg_report(const bench *b, sbuf *o)
     }
     for (int k = 0; k < nser; k++) {
         double lx = px0 + 10 + k * 220, ly = H1 - 28;
-        sb_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", lx, ly - 10, colors[k]);
+        so_sbuf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", lx, ly - 10, colors[k]);
         svg_text(o, lx + 16, ly, "start", 11, NULL, ser_name[k]);
     }
 
@@ -1909,22 +1884,22 @@ static void svg_report(const bench *b, sbuf *o)
 #define QY(c) (qy1 - (qy1 - qy0) * ((c) - c0) / (c1 - c0))
         for (int ci = 0; c0 + ci * cstep <= c1 + cstep * 1e-6; ci++) {
             double c = c0 + ci * cstep;
-            sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", qx0, QY(c), qx1, QY(c));
+            so_sbuf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", qx0, QY(c), qx1, QY(c));
             char lab[32];
             snprintf(lab, sizeof lab, "%.*f", dec, c);
             svg_text(o, qx0 - 6, QY(c) + 4, "end", 11, NULL, lab);
         }
         for (double l = lt0; l <= lt1 + 1e-9; l += 1) {
             double x = QX(pow(10, l));
-            sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x, qy0, x, qy1);
+            so_sbuf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x, qy0, x, qy1);
             char lab[32];
             snprintf(lab, sizeof lab, "%g s", pow(10, l));
             svg_text(o, x, qy1 + 16, "middle", 11, NULL, lab);
         }
-        sb_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", qx0, qy0,
+        so_sbuf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", qx0, qy0,
                   qx1 - qx0, qy1 - qy0);
         svg_text(o, (qx0 + qx1) / 2, qy1 + 34, "middle", 12, NULL, "search time (s, log scale)");
-        sb_printf(o, "<text x=\"22\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 22 %.1f)\">"
+        so_sbuf_printf(o, "<text x=\"22\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 22 %.1f)\">"
                      "cost / original cost</text>\n",
                   (qy0 + qy1) / 2, (qy0 + qy1) / 2);
         int series = 0;
@@ -1932,30 +1907,30 @@ static void svg_report(const bench *b, sbuf *o)
             const model_res *m = &b->models[i];
             if (!m->ablate) continue;
             const char *col = colors[series % (int)SO_ARRAY_LEN(colors)];
-            sbuf pts = {0};
-            sb_printf(&pts, "%s", "");
+            so_sbuf pts = {0};
+            so_sbuf_printf(&pts, "%s", "");
             for (int k = 0; k < m->n_budget; k++) {
                 const opt_res *r = m->budget[k].r;
                 double c = r->ok ? ratio(r->cost_after, r->cost_before) : NAN;
                 if (!isfinite(c)) continue;
                 double t = r->search_s > 1e-3 ? r->search_s : 1e-3;
-                sb_printf(&pts, "%.1f,%.1f ", QX(t), QY(c));
-                sb_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", QX(t), QY(c), col);
+                so_sbuf_printf(&pts, "%.1f,%.1f ", QX(t), QY(c));
+                so_sbuf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", QX(t), QY(c), col);
                 char lab[32];
                 snprintf(lab, sizeof lab, "%.0f", m->budget[k].x);
                 svg_text(o, QX(t) + 5, QY(c) - 6, "start", 9, "fill=\"#555\"", lab);
             }
-            sb_printf(o, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", pts.s, col);
+            so_sbuf_printf(o, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", pts.s, col);
             free(pts.s);
             const opt_res *g = m->strat[S_GREEDY];
             double gc = g->ok ? ratio(g->cost_after, g->cost_before) : NAN;
             if (isfinite(gc)) {
                 double t = g->search_s > 1e-3 ? g->search_s : 1e-3;
-                sb_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" fill=\"white\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+                so_sbuf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" fill=\"white\" stroke=\"%s\" stroke-width=\"2\"/>\n",
                           QX(t) - 4.5, QY(gc) - 4.5, col);
             }
             double ly = qy0 + 14 + series * 20;
-            sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n", qx1 + 14, ly - 4,
+            so_sbuf_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n", qx1 + 14, ly - 4,
                       qx1 + 38, ly - 4, col);
             svg_text(o, qx1 + 44, ly, "start", 11, NULL, m->name);
             series++;
@@ -1964,7 +1939,7 @@ static void svg_report(const bench *b, sbuf *o)
 #undef QX
 #undef QY
     }
-    sb_printf(o, "</svg>\n");
+    so_sbuf_printf(o, "</svg>\n");
 }
 
 /* ======================================================================================
@@ -2142,7 +2117,7 @@ int so_bench_main(int argc, char **argv)
     int rc = 1;
     char subset_paths[MAX_SIZES][PATH_MAX];
     int subset_n[MAX_SIZES] = {0}, total_rules = 0, max_size = 0, have_subsets = 0;
-    sbuf md = {0}, js = {0}, sv = {0};
+    so_sbuf md = {0}, js = {0}, sv = {0};
     int made_work = 0;
 
     ssize_t k = readlink("/proc/self/exe", b->self, sizeof b->self - 1);

@@ -1,4 +1,4 @@
-/* common.c - thread-local error messages and checked allocation. */
+/* common.c - thread-local error messages, checked allocation and a growing text buffer. */
 #include "common.h"
 
 #include <errno.h>
@@ -77,6 +77,26 @@ char *so_xstrdup(const char *s)
     char *p = so_xmalloc(n);
     memcpy(p, s, n);
     return p;
+}
+
+void so_sbuf_printf(so_sbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->n;
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? room : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) return;
+        if (b->s && (size_t)k < room) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->n + (size_t)k + 1) cap *= 2;
+        b->s = so_xrealloc(b->s, cap);
+        b->cap = cap;
+    }
 }
 
 int so_size_mul(size_t a, size_t b, size_t *out)

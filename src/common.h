@@ -25,6 +25,14 @@ void *so_xcalloc(size_t n, size_t size);
 void *so_xrealloc(void *p, size_t n);
 char *so_xstrdup(const char *s);
 
+/* A growing text buffer: zero-initialise it ({0}); s is NUL-terminated once anything has been
+   printed, n is its length; the owner frees s. Aborts (as so_xrealloc) when memory runs out. */
+typedef struct so_sbuf {
+    char *s;
+    size_t n, cap;
+} so_sbuf;
+void so_sbuf_printf(so_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Overflow-checked arithmetic: return 0 on success, 1 on overflow. */
 int so_size_mul(size_t a, size_t b, size_t *out);
 int so_i64_mul(int64_t a, int64_t b, int64_t *out);
