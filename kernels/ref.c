@@ -369,6 +369,12 @@ UNARY_KERNEL(log, logf(x))
 UNARY_KERNEL(neg, -x)
 UNARY_KERNEL(reciprocal, 1.0f / x)
 UNARY_KERNEL(clip, x < n->attr->clip_min ? n->attr->clip_min : x > n->attr->clip_max ? n->attr->clip_max : x)
+/* clamp01 by comparisons, not fmaxf/fminf (library calls without -ffinite-math-only: 4 ns per
+   element); a NaN passes through both comparisons unchanged. */
+static inline float clamp01(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t; }
+UNARY_KERNEL(hardsigmoid, clamp01(n->attr->alpha * x + n->attr->beta))
+UNARY_KERNEL(hardswish, x * clamp01(x / 6.0f + 0.5f))
+UNARY_KERNEL(leakyrelu, x < 0.0f ? n->attr->alpha * x : x)
 
 /* ---------------- normalisation, pooling ---------------- */
 

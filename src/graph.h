@@ -38,7 +38,7 @@ typedef struct so_attr {
     int32_t mode;        /* PAD: 0 constant, 1 reflect, 2 edge */
     int32_t n_ints;
     int64_t ints[SO_MAX_INTS]; /* perm / axes / split sizes / shape / pads / slice quads */
-    float alpha, beta;   /* GEMM */
+    float alpha, beta;   /* GEMM; HARDSIGMOID (alpha, beta), LEAKYRELU (alpha) */
     float clip_min, clip_max; /* CLIP, and act == SO_ACT_CLIP */
     float epsilon;       /* BATCHNORM, LAYERNORM */
     float value;         /* PAD constant */

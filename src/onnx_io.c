@@ -1892,6 +1892,12 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         }
         return emit(im, op, args, last, 3, &a, nm, on, non, NULL);
     }
+    case SO_OP_HARDSIGMOID:
+    case SO_OP_LEAKYRELU:
+        if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? B_OPAQUE : (node_err(im, "has %d inputs", na), B_ERR);
+        a.alpha = att_f(n, "alpha", op == SO_OP_LEAKYRELU ? 0.01f : 0.2f);
+        if (op == SO_OP_HARDSIGMOID) a.beta = att_f(n, "beta", 0.5f);
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     case SO_OP_INPUT:
     case SO_OP_WEIGHT:
     case SO_OP_OPAQUE:
@@ -3212,6 +3218,13 @@ static so_status export_node(exporter *x, int32_t i)
         break;
     case SO_OP_CLIP:
         clip_params(x, n, base, a->clip_min, a->clip_max);
+        break;
+    case SO_OP_HARDSIGMOID:
+        a_float(x, n, "alpha", a->alpha);
+        a_float(x, n, "beta", a->beta);
+        break;
+    case SO_OP_LEAKYRELU:
+        a_float(x, n, "alpha", a->alpha);
         break;
     case SO_OP_BATCHNORM:
         a_float(x, n, "epsilon", a->epsilon);

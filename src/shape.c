@@ -271,6 +271,9 @@ static so_status shape_log(ctx *c) { return unary(c); }
 static so_status shape_neg(ctx *c) { return unary(c); }
 static so_status shape_reciprocal(ctx *c) { return unary(c); }
 static so_status shape_clip(ctx *c) { return unary(c); }
+static so_status shape_hardsigmoid(ctx *c) { return unary(c); }
+static so_status shape_hardswish(ctx *c) { return unary(c); }
+static so_status shape_leakyrelu(ctx *c) { return unary(c); }
 
 /* ---------------- normalisation, pooling ---------------- */
 

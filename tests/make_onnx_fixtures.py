@@ -253,13 +253,28 @@ save("dtypes", [
 ], [("x", [2, 3])], [("y", [3, 2])], {"wd": wd, "wh": wh, "sh32": np.array([3, 2], np.int32)}, 13, {"x": x},
     [((x + wd.astype(np.float32)) * wh.astype(np.float32)).reshape(3, 2)])
 
+# 9b. activations of MobileNet-v3 / detection models with their attributes (LeakyRelu alpha, HardSigmoid
+#     alpha and beta, HardSwish; opset 14), values on both sides of every kink
+x = np.array([[-8, -3, -1.5, -0.2, 0, 0.3, 1, 2.5, 3, 7]], np.float32)
+hs = np.clip(0.25 * x + 0.4, 0, 1)
+lr = np.where(x < 0, 0.1 * x, x)
+hw = x * np.clip(x / 6 + 0.5, 0, 1)
+save("activations", [
+    helper.make_node("LeakyRelu", ["x"], ["l"], alpha=0.1),
+    helper.make_node("HardSigmoid", ["x"], ["h"], alpha=0.25, beta=0.4),
+    helper.make_node("HardSwish", ["x"], ["w"]),
+    helper.make_node("LeakyRelu", ["x"], ["d"]),
+    helper.make_node("HardSigmoid", ["x"], ["e"]),
+], [("x", [1, 10])], [("l", [1, 10]), ("h", [1, 10]), ("w", [1, 10]), ("d", [1, 10]), ("e", [1, 10])], {}, 14, {"x": x},
+    [lr, hs, hw, np.where(x < 0, 0.01 * x, x), np.clip(0.2 * x + 0.5, 0, 1)])
+
 # 10. operators the optimizer does not know: kept verbatim (one with value_info, one by rule, one
 #     from a custom domain with a value_info shape)
 x = f32(2, 3)
 nodes = [
-    helper.make_node("LeakyRelu", ["x"], ["l"], alpha=0.1),
+    helper.make_node("Elu", ["x"], ["l"], alpha=0.1),
     helper.make_node("Relu", ["l"], ["r"]),
-    helper.make_node("HardSigmoid", ["r"], ["h"]),
+    helper.make_node("Softplus", ["r"], ["h"]),
     helper.make_node("Foo", ["h"], ["f"], domain="com.example", scale=2.0),
     helper.make_node("Add", ["f", "r"], ["y"]),
 ]
