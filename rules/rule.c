@@ -12,44 +12,8 @@
 
 /* ---------------- attribute fields used per operator ---------------- */
 
-enum {
-    A_KERNEL = 1 << 0, A_STRIDE = 1 << 1, A_PAD = 1 << 2, A_DIL = 1 << 3, A_GROUP = 1 << 4,
-    A_AXIS = 1 << 5, A_ACT = 1 << 6, A_TRANS = 1 << 7, A_KEEPDIMS = 1 << 8, A_CIP = 1 << 9,
-    A_CEIL = 1 << 10, A_HIDDEN = 1 << 11, A_DIR = 1 << 12, A_MODE = 1 << 13, A_INTS = 1 << 14,
-    A_DX = 1 << 15, A_ALPHA = 1 << 16, A_CLIP = 1 << 17, A_EPS = 1 << 18, A_VALUE = 1 << 19,
-};
-
-static unsigned op_fields(so_op op)
-{
-    switch (op) {
-    case SO_OP_CONV: return A_STRIDE | A_PAD | A_DIL | A_GROUP | A_ACT;
-    case SO_OP_MATMUL: return A_ACT;
-    case SO_OP_GEMM: return A_ALPHA | A_TRANS | A_ACT;
-    case SO_OP_ADD: return A_ACT;
-    case SO_OP_CLIP: return A_CLIP;
-    case SO_OP_BATCHNORM: case SO_OP_BNFOLD_W: case SO_OP_BNFOLD_B: return A_EPS;
-    case SO_OP_MAXPOOL: return A_KERNEL | A_STRIDE | A_PAD | A_DIL | A_CEIL;
-    case SO_OP_AVGPOOL: return A_KERNEL | A_STRIDE | A_PAD | A_CIP | A_CEIL;
-    case SO_OP_SOFTMAX: return A_AXIS;
-    case SO_OP_REDUCEMEAN: return A_INTS | A_KEEPDIMS;
-    case SO_OP_LAYERNORM: return A_AXIS | A_EPS;
-    case SO_OP_PAD: return A_INTS | A_VALUE | A_MODE;
-    case SO_OP_CONCAT: return A_AXIS;
-    case SO_OP_SPLIT: return A_AXIS | A_DX;
-    case SO_OP_FLATTEN: return A_AXIS;
-    case SO_OP_RESHAPE: return A_DX;
-    case SO_OP_TRANSPOSE: return A_INTS;
-    case SO_OP_SQUEEZE: return A_INTS;
-    case SO_OP_UNSQUEEZE: return A_INTS;
-    case SO_OP_EXPAND: return A_DX;
-    case SO_OP_GATHER: return A_AXIS;
-    case SO_OP_SLICE: return A_INTS;
-    case SO_OP_LSTM: return A_HIDDEN | A_DIR;
-    case SO_OP_ENLARGE: return A_KERNEL;
-    case SO_OP_CONST_POOL: case SO_OP_CONST_IDCONV: case SO_OP_CONST_IDMAT: case SO_OP_CONST_ONES: return A_DX;
-    default: return 0;
-    }
-}
+/* ops.def's attrs column (SO_A_*): the fields printed and accepted per operator. */
+static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 
 static const char *ints_key(so_op op)
 {
@@ -156,38 +120,38 @@ static void sb_node(so_sbuf *b, const so_rule *r, const so_pattern *p, int i, co
     }
     so_sbuf_printf(b, ")");
     unsigned f = op_fields(n->op);
-    if (f & A_KERNEL) sb_ints(b, "kernel", a->kernel, 2);
-    if (f & A_STRIDE) sb_ints(b, "stride", a->stride, 2);
-    if (f & A_PAD) sb_ints(b, "pad", a->pad, 4);
-    if (f & A_DIL) sb_ints(b, "dilation", a->dilation, 2);
-    if (f & A_GROUP) so_sbuf_printf(b, " group=%d", (int)a->group);
-    if (f & A_AXIS) so_sbuf_printf(b, " axis=%d", (int)a->axis);
-    if (f & A_TRANS) so_sbuf_printf(b, " trans_a=%d trans_b=%d", (int)a->trans_a, (int)a->trans_b);
-    if (f & A_ALPHA) so_sbuf_printf(b, " alpha=%.9g beta=%.9g", (double)a->alpha, (double)a->beta);
-    if (f & A_KEEPDIMS) so_sbuf_printf(b, " keepdims=%d", (int)a->keepdims);
-    if (f & A_CIP) so_sbuf_printf(b, " count_include_pad=%d", (int)a->count_include_pad);
-    if (f & A_CEIL) so_sbuf_printf(b, " ceil_mode=%d", (int)a->ceil_mode);
-    if (f & A_HIDDEN) so_sbuf_printf(b, " hidden=%d", (int)a->hidden);
-    if (f & A_DIR) so_sbuf_printf(b, " direction=%d", (int)a->direction);
-    if (f & A_MODE) so_sbuf_printf(b, " mode=%d", (int)a->mode);
-    if (f & A_VALUE) so_sbuf_printf(b, " value=%.9g", (double)a->value);
-    if (f & A_EPS) so_sbuf_printf(b, " epsilon=%.9g", (double)a->epsilon);
-    if (f & A_INTS) {
+    if (f & SO_A_KERNEL) sb_ints(b, "kernel", a->kernel, 2);
+    if (f & SO_A_STRIDE) sb_ints(b, "stride", a->stride, 2);
+    if (f & SO_A_PAD) sb_ints(b, "pad", a->pad, 4);
+    if (f & SO_A_DIL) sb_ints(b, "dilation", a->dilation, 2);
+    if (f & SO_A_GROUP) so_sbuf_printf(b, " group=%d", (int)a->group);
+    if (f & SO_A_AXIS) so_sbuf_printf(b, " axis=%d", (int)a->axis);
+    if (f & SO_A_TRANS) so_sbuf_printf(b, " trans_a=%d trans_b=%d", (int)a->trans_a, (int)a->trans_b);
+    if (f & SO_A_ALPHA) so_sbuf_printf(b, " alpha=%.9g beta=%.9g", (double)a->alpha, (double)a->beta);
+    if (f & SO_A_KEEPDIMS) so_sbuf_printf(b, " keepdims=%d", (int)a->keepdims);
+    if (f & SO_A_CIP) so_sbuf_printf(b, " count_include_pad=%d", (int)a->count_include_pad);
+    if (f & SO_A_CEIL) so_sbuf_printf(b, " ceil_mode=%d", (int)a->ceil_mode);
+    if (f & SO_A_HIDDEN) so_sbuf_printf(b, " hidden=%d", (int)a->hidden);
+    if (f & SO_A_DIR) so_sbuf_printf(b, " direction=%d", (int)a->direction);
+    if (f & SO_A_MODE) so_sbuf_printf(b, " mode=%d", (int)a->mode);
+    if (f & SO_A_VALUE) so_sbuf_printf(b, " value=%.9g", (double)a->value);
+    if (f & SO_A_EPS) so_sbuf_printf(b, " epsilon=%.9g", (double)a->epsilon);
+    if (f & SO_A_INTS) {
         so_sbuf_printf(b, " %s=", ints_key(n->op));
         for (int k = 0; k < a->n_ints; k++) so_sbuf_printf(b, "%s%lld", k ? "," : "", (long long)a->ints[k]);
     }
-    if (f & A_DX) {
+    if (f & SO_A_DIMS) {
         so_sbuf_printf(b, " %s=", dx_key(n->op));
         for (int k = 0; k < n->n_dx; k++) {
             if (k) so_sbuf_printf(b, ",");
             dx_print(b, &n->dx[k], r);
         }
     }
-    if (f & A_ACT) {
+    if (f & SO_A_ACT) {
         int act = a->act;
         so_sbuf_printf(b, " act=%s", act >= 0 && act < SO_ACT_COUNT ? so_act_names[act] : "?");
     }
-    if ((f & A_CLIP) || ((f & A_ACT) && a->act == SO_ACT_CLIP))
+    if ((f & SO_A_CLIP) || ((f & SO_A_ACT) && a->act == SO_ACT_CLIP))
         so_sbuf_printf(b, " clip_min=%.9g clip_max=%.9g", (double)a->clip_min, (double)a->clip_max);
     so_sbuf_printf(b, "\n");
 }
@@ -491,15 +455,15 @@ static so_status parse_attr(pstate *S, lexer *L, so_rnode *n, const char *key)
     int64_t x;
 #define NEED(bit)                                                                              \
     if (!(f & (bit))) return perr(S, "attribute '%s' is not used by %s", key, so_ops[n->op].name)
-    if (strcmp(key, "kernel") == 0) { NEED(A_KERNEL); return parse_int_list(S, L, key, a->kernel, 2); }
-    if (strcmp(key, "stride") == 0) { NEED(A_STRIDE); return parse_int_list(S, L, key, a->stride, 2); }
-    if (strcmp(key, "pad") == 0) { NEED(A_PAD); return parse_int_list(S, L, key, a->pad, 4); }
-    if (strcmp(key, "dilation") == 0) { NEED(A_DIL); return parse_int_list(S, L, key, a->dilation, 2); }
+    if (strcmp(key, "kernel") == 0) { NEED(SO_A_KERNEL); return parse_int_list(S, L, key, a->kernel, 2); }
+    if (strcmp(key, "stride") == 0) { NEED(SO_A_STRIDE); return parse_int_list(S, L, key, a->stride, 2); }
+    if (strcmp(key, "pad") == 0) { NEED(SO_A_PAD); return parse_int_list(S, L, key, a->pad, 4); }
+    if (strcmp(key, "dilation") == 0) { NEED(SO_A_DIL); return parse_int_list(S, L, key, a->dilation, 2); }
     struct { const char *k; unsigned bit; int32_t *p; } ints[] = {
-        {"group", A_GROUP, &a->group}, {"axis", A_AXIS, &a->axis}, {"trans_a", A_TRANS, &a->trans_a},
-        {"trans_b", A_TRANS, &a->trans_b}, {"keepdims", A_KEEPDIMS, &a->keepdims},
-        {"count_include_pad", A_CIP, &a->count_include_pad}, {"ceil_mode", A_CEIL, &a->ceil_mode},
-        {"hidden", A_HIDDEN, &a->hidden}, {"direction", A_DIR, &a->direction}, {"mode", A_MODE, &a->mode},
+        {"group", SO_A_GROUP, &a->group}, {"axis", SO_A_AXIS, &a->axis}, {"trans_a", SO_A_TRANS, &a->trans_a},
+        {"trans_b", SO_A_TRANS, &a->trans_b}, {"keepdims", SO_A_KEEPDIMS, &a->keepdims},
+        {"count_include_pad", SO_A_CIP, &a->count_include_pad}, {"ceil_mode", SO_A_CEIL, &a->ceil_mode},
+        {"hidden", SO_A_HIDDEN, &a->hidden}, {"direction", SO_A_DIR, &a->direction}, {"mode", SO_A_MODE, &a->mode},
     };
     for (size_t i = 0; i < SO_ARRAY_LEN(ints); i++)
         if (strcmp(key, ints[i].k) == 0) {
@@ -509,19 +473,19 @@ static so_status parse_attr(pstate *S, lexer *L, so_rnode *n, const char *key)
             return SO_OK;
         }
     struct { const char *k; unsigned bit; float *p; } fl[] = {
-        {"alpha", A_ALPHA, &a->alpha}, {"beta", A_ALPHA, &a->beta}, {"clip_min", A_CLIP, &a->clip_min},
-        {"clip_max", A_CLIP, &a->clip_max}, {"epsilon", A_EPS, &a->epsilon}, {"value", A_VALUE, &a->value},
+        {"alpha", SO_A_ALPHA, &a->alpha}, {"beta", SO_A_ALPHA, &a->beta}, {"clip_min", SO_A_CLIP, &a->clip_min},
+        {"clip_max", SO_A_CLIP, &a->clip_max}, {"epsilon", SO_A_EPS, &a->epsilon}, {"value", SO_A_VALUE, &a->value},
     };
     for (size_t i = 0; i < SO_ARRAY_LEN(fl); i++)
         if (strcmp(key, fl[i].k) == 0) {
             unsigned bit = fl[i].bit;
-            if (bit == A_CLIP && (f & A_ACT)) bit = A_ACT;
+            if (bit == SO_A_CLIP && (f & SO_A_ACT)) bit = SO_A_ACT;
             NEED(bit);
             if (!lex_float(L, fl[i].p)) return perr(S, "%s= needs a number", key);
             return SO_OK;
         }
     if (strcmp(key, "act") == 0) {
-        NEED(A_ACT);
+        NEED(SO_A_ACT);
         char name[32];
         if (!lex_id(L, name, sizeof name)) return perr(S, "act= needs a name");
         for (int i = 0; i < SO_ACT_COUNT; i++)
@@ -531,7 +495,7 @@ static so_status parse_attr(pstate *S, lexer *L, so_rnode *n, const char *key)
             }
         return perr(S, "unknown activation '%s'", name);
     }
-    if ((f & A_INTS) && strcmp(key, ints_key(n->op)) == 0) {
+    if ((f & SO_A_INTS) && strcmp(key, ints_key(n->op)) == 0) {
         a->n_ints = 0;
         /* an empty list ("ints=" then a blank or the end of the line) is what so_rule_format
            prints for zero values (fuzz finding: format -> parse failed on it) */
@@ -543,7 +507,7 @@ static so_status parse_attr(pstate *S, lexer *L, so_rnode *n, const char *key)
         } while (lex_ch(L, ','));
         return SO_OK;
     }
-    if ((f & A_DX) && strcmp(key, dx_key(n->op)) == 0) {
+    if ((f & SO_A_DIMS) && strcmp(key, dx_key(n->op)) == 0) {
         n->n_dx = 0;
         if (L->p >= L->end || *L->p == ' ' || *L->p == '\t' || *L->p == '\r') return SO_OK; /* empty, as above */
         do {
@@ -593,7 +557,7 @@ static so_status parse_node(pstate *S, lexer *L, so_pattern *p)
         if (parse_attr(S, L, n, key) != SO_OK) return SO_ERR;
     }
     /* printed only with act=clip, so accepted only with it (fuzz finding: lost in format -> parse) */
-    if (!(op_fields(op) & A_CLIP) && n->attr.act != SO_ACT_CLIP && (n->attr.clip_min != 0 || n->attr.clip_max != 0))
+    if (!(op_fields(op) & SO_A_CLIP) && n->attr.act != SO_ACT_CLIP && (n->attr.clip_min != 0 || n->attr.clip_max != 0))
         return perr(S, "clip_min/clip_max need act=clip");
     if (n->n_in < so_ops[op].min_in || n->n_in > so_ops[op].max_in)
         return perr(S, "%s takes %d..%d inputs, got %d", opname, so_ops[op].min_in, so_ops[op].max_in, (int)n->n_in);

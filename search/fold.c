@@ -9,75 +9,34 @@
 
 #include "../kernels/ref.h"
 
-/* The attribute fields an operator uses, as the rule language prints them (rules/RULES.md).
-   Importers may fill fields an op ignores (e.g. Conv's kernel, taken from the weight), so a
-   graph node's attributes are compared on these fields only. */
-enum {
-    F_KERNEL = 1 << 0, F_STRIDE = 1 << 1, F_PAD = 1 << 2, F_DIL = 1 << 3, F_GROUP = 1 << 4, F_AXIS = 1 << 5,
-    F_ACT = 1 << 6, F_TRANS = 1 << 7, F_KEEPDIMS = 1 << 8, F_CIP = 1 << 9, F_CEIL = 1 << 10, F_HIDDEN = 1 << 11,
-    F_DIR = 1 << 12, F_MODE = 1 << 13, F_INTS = 1 << 14, F_ALPHA = 1 << 15, F_CLIP = 1 << 16, F_EPS = 1 << 17,
-    F_VALUE = 1 << 18,
-};
-
-static unsigned used_fields(so_op op)
-{
-    switch (op) {
-    case SO_OP_CONV: return F_STRIDE | F_PAD | F_DIL | F_GROUP | F_ACT;
-    case SO_OP_MATMUL: return F_ACT;
-    case SO_OP_GEMM: return F_ALPHA | F_TRANS | F_ACT;
-    case SO_OP_ADD: return F_ACT;
-    case SO_OP_CLIP: return F_CLIP;
-    case SO_OP_BATCHNORM: case SO_OP_BNFOLD_W: case SO_OP_BNFOLD_B: return F_EPS;
-    case SO_OP_MAXPOOL: return F_KERNEL | F_STRIDE | F_PAD | F_DIL | F_CEIL;
-    case SO_OP_AVGPOOL: return F_KERNEL | F_STRIDE | F_PAD | F_CIP | F_CEIL;
-    case SO_OP_SOFTMAX: return F_AXIS;
-    case SO_OP_REDUCEMEAN: return F_INTS | F_KEEPDIMS;
-    case SO_OP_LAYERNORM: return F_AXIS | F_EPS;
-    case SO_OP_PAD: return F_INTS | F_VALUE | F_MODE;
-    case SO_OP_CONCAT: return F_AXIS;
-    case SO_OP_SPLIT: return F_AXIS | F_INTS;
-    case SO_OP_FLATTEN: return F_AXIS;
-    case SO_OP_RESHAPE: return F_INTS;
-    case SO_OP_TRANSPOSE: return F_INTS;
-    case SO_OP_SQUEEZE: return F_INTS;
-    case SO_OP_UNSQUEEZE: return F_INTS;
-    case SO_OP_EXPAND: return F_INTS;
-    case SO_OP_GATHER: return F_AXIS;
-    case SO_OP_SLICE: return F_INTS;
-    case SO_OP_LSTM: return F_HIDDEN | F_DIR;
-    case SO_OP_ENLARGE: return F_KERNEL;
-    case SO_OP_CONST_POOL: case SO_OP_CONST_IDCONV: case SO_OP_CONST_IDMAT: case SO_OP_CONST_ONES: return F_INTS;
-    default: return 0;
-    }
-}
-
 so_attr so_attr_used(so_op op, const so_attr *a)
 {
     so_attr z;
     memset(&z, 0, sizeof z);
-    unsigned f = used_fields(op);
-    if (f & F_KERNEL) memcpy(z.kernel, a->kernel, sizeof z.kernel);
-    if (f & F_STRIDE) memcpy(z.stride, a->stride, sizeof z.stride);
-    if (f & F_PAD) memcpy(z.pad, a->pad, sizeof z.pad);
-    if (f & F_DIL) memcpy(z.dilation, a->dilation, sizeof z.dilation);
-    if (f & F_GROUP) z.group = a->group;
-    if (f & F_AXIS) z.axis = a->axis;
-    if (f & F_ACT) z.act = a->act;
-    if (f & F_TRANS) z.trans_a = a->trans_a, z.trans_b = a->trans_b;
-    if (f & F_KEEPDIMS) z.keepdims = a->keepdims;
-    if (f & F_CIP) z.count_include_pad = a->count_include_pad;
-    if (f & F_CEIL) z.ceil_mode = a->ceil_mode;
-    if (f & F_HIDDEN) z.hidden = a->hidden;
-    if (f & F_DIR) z.direction = a->direction;
-    if (f & F_MODE) z.mode = a->mode;
-    if (f & F_INTS) {
+    unsigned f = so_ops[op].attrs; /* ops.def's attrs column; symbolic dims are a plain int list here */
+    if (f & SO_A_DIMS) f = (f & ~(unsigned)SO_A_DIMS) | SO_A_INTS;
+    if (f & SO_A_KERNEL) memcpy(z.kernel, a->kernel, sizeof z.kernel);
+    if (f & SO_A_STRIDE) memcpy(z.stride, a->stride, sizeof z.stride);
+    if (f & SO_A_PAD) memcpy(z.pad, a->pad, sizeof z.pad);
+    if (f & SO_A_DIL) memcpy(z.dilation, a->dilation, sizeof z.dilation);
+    if (f & SO_A_GROUP) z.group = a->group;
+    if (f & SO_A_AXIS) z.axis = a->axis;
+    if (f & SO_A_ACT) z.act = a->act;
+    if (f & SO_A_TRANS) z.trans_a = a->trans_a, z.trans_b = a->trans_b;
+    if (f & SO_A_KEEPDIMS) z.keepdims = a->keepdims;
+    if (f & SO_A_CIP) z.count_include_pad = a->count_include_pad;
+    if (f & SO_A_CEIL) z.ceil_mode = a->ceil_mode;
+    if (f & SO_A_HIDDEN) z.hidden = a->hidden;
+    if (f & SO_A_DIR) z.direction = a->direction;
+    if (f & SO_A_MODE) z.mode = a->mode;
+    if (f & SO_A_INTS) {
         z.n_ints = a->n_ints;
         for (int j = 0; j < a->n_ints && j < SO_MAX_INTS; j++) z.ints[j] = a->ints[j];
     }
-    if (f & F_ALPHA) z.alpha = a->alpha, z.beta = a->beta;
-    if (f & (F_CLIP) || ((f & F_ACT) && a->act == SO_ACT_CLIP)) z.clip_min = a->clip_min, z.clip_max = a->clip_max;
-    if (f & F_EPS) z.epsilon = a->epsilon;
-    if (f & F_VALUE) z.value = a->value;
+    if (f & SO_A_ALPHA) z.alpha = a->alpha, z.beta = a->beta;
+    if (f & (SO_A_CLIP) || ((f & SO_A_ACT) && a->act == SO_ACT_CLIP)) z.clip_min = a->clip_min, z.clip_max = a->clip_max;
+    if (f & SO_A_EPS) z.epsilon = a->epsilon;
+    if (f & SO_A_VALUE) z.value = a->value;
     return z;
 }
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 const so_op_info so_ops[SO_OP_COUNT] = {
-#define X(e, l, onnx, mi, ma, no, fl) {#l, onnx, mi, ma, no, fl},
+#define X(e, l, onnx, mi, ma, no, fl, at) {#l, onnx, mi, ma, no, fl, at},
 #include "ops.def"
 #undef X
 };

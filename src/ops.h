@@ -15,8 +15,19 @@ enum {
     SO_F_CONST    = 1 << 7, /* produces a constant from attributes alone */
 };
 
+/* The attribute fields (of so_attr, graph.h) an operator uses: ops.def's attrs column. */
+enum {
+    SO_A_KERNEL = 1 << 0, SO_A_STRIDE = 1 << 1, SO_A_PAD = 1 << 2, SO_A_DIL = 1 << 3, SO_A_GROUP = 1 << 4,
+    SO_A_AXIS = 1 << 5, SO_A_ACT = 1 << 6, SO_A_TRANS = 1 << 7, SO_A_KEEPDIMS = 1 << 8, SO_A_CIP = 1 << 9,
+    SO_A_CEIL = 1 << 10, SO_A_HIDDEN = 1 << 11, SO_A_DIR = 1 << 12, SO_A_MODE = 1 << 13,
+    SO_A_INTS = 1 << 14,  /* the int list (perm, axes, pads, slice quads) */
+    SO_A_DIMS = 1 << 15,  /* the int list holds shape dims (target shape, split sizes): symbolic in rule files */
+    SO_A_ALPHA = 1 << 16, /* alpha and beta */
+    SO_A_CLIP = 1 << 17, SO_A_EPS = 1 << 18, SO_A_VALUE = 1 << 19,
+};
+
 typedef enum so_op {
-#define X(e, l, onnx, mi, ma, no, fl) SO_OP_##e,
+#define X(e, l, onnx, mi, ma, no, fl, at) SO_OP_##e,
 #include "ops.def"
 #undef X
     SO_OP_COUNT
@@ -27,6 +38,7 @@ typedef struct so_op_info {
     const char *onnx; /* ONNX op_type or NULL */
     int min_in, max_in, n_out;
     unsigned flags;
+    unsigned attrs; /* SO_A_* */
 } so_op_info;
 
 extern const so_op_info so_ops[SO_OP_COUNT];
