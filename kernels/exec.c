@@ -857,6 +857,7 @@ int64_t so_node_flops(const so_graph *g, int32_t i)
         return out * (int64_t)a->kernel[0] * a->kernel[1];
     case SO_OP_GLOBALAVGPOOL:
     case SO_OP_REDUCEMEAN:
+    case SO_OP_REDUCESUM:
     case SO_OP_SOFTMAX:
     case SO_OP_LAYERNORM: {
         const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];

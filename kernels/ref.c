@@ -496,9 +496,9 @@ so_status so_ref_softmax(const so_graph *g, const so_node *n, const so_tensor *i
     return SO_OK;
 }
 
-so_status so_ref_reducemean(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+/* Sum (mean: divided by the count) over the axes in attr.ints (all when none). */
+static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, int mean)
 {
-    (void)g;
     const so_attr *a = n->attr;
     const so_shape *s = &in[0].shape;
     const float *X = in[0].data;
@@ -531,7 +531,7 @@ so_status so_ref_reducemean(const so_graph *g, const so_node *n, const so_tensor
                 ri[k] = 0;
             }
         }
-        Y[o] = (float)(acc / (double)nred);
+        Y[o] = (float)(mean ? acc / (double)nred : acc);
         for (int k = nk - 1; k >= 0; k--) {
             ki[k]++;
             base += ks[k];
@@ -541,6 +541,18 @@ so_status so_ref_reducemean(const so_graph *g, const so_node *n, const so_tensor
         }
     }
     return SO_OK;
+}
+
+so_status so_ref_reducemean(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    return reduce(n, in, out, 1);
+}
+
+so_status so_ref_reducesum(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    return reduce(n, in, out, 0);
 }
 
 /* Offset into a tensor of shape p (right-aligned, broadcast) for flat index j over dims `norm` (rank nr). */
@@ -587,6 +599,71 @@ so_status so_ref_layernorm(const so_graph *g, const so_node *n, const so_tensor 
 }
 
 /* ---------------- data movement ---------------- */
+
+/* Resize: the source coordinate of output index x (ONNX coordinate_transformation_mode), in
+   float arithmetic as ONNX Runtime computes it: nearest rounding at exact halves depends on it
+   (1.5f / 0.6f - 0.5f is just below 2). */
+static float resize_src(int cm, int64_t x, int64_t len_out, int64_t len_in, float scale)
+{
+    switch (cm) {
+    case SO_RESIZE_HALF_PIXEL: return ((float)x + 0.5f) / scale - 0.5f;
+    case SO_RESIZE_PYTORCH_HALF_PIXEL: return len_out > 1 ? ((float)x + 0.5f) / scale - 0.5f : 0.0f;
+    case SO_RESIZE_ALIGN_CORNERS: return len_out > 1 ? (float)x * (float)(len_in - 1) / (float)(len_out - 1) : 0.0f;
+    default: return (float)x / scale; /* asymmetric */
+    }
+}
+
+/* Nearest mode: the source index (rounded per nearest_mode, clamped to the input). Linear: the
+   two neighbours and the weight of the second, the coordinate clamped to [0, len_in - 1]. */
+static void resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t len_in, float scale, int64_t *i0, int64_t *i1, double *w)
+{
+    float v = resize_src((int)a->ints[0], x, len_out, len_in, scale);
+    if (a->mode == 0) {
+        float f = floorf(v), r;
+        switch (a->ints[1]) {
+        case 0: r = v - f == 0.5f ? f : roundf(v); break; /* round_prefer_floor */
+        case 1: r = roundf(v); break;                     /* round_prefer_ceil: halves away from zero */
+        case 2: r = f; break;
+        default: r = ceilf(v); break;
+        }
+        *i0 = *i1 = r < 0 ? 0 : r > (float)(len_in - 1) ? len_in - 1 : (int64_t)r;
+        *w = 0;
+        return;
+    }
+    v = v < 0 ? 0 : v > (float)(len_in - 1) ? (float)(len_in - 1) : v;
+    *i0 = (int64_t)v;
+    *i1 = *i0 + 1 < len_in ? *i0 + 1 : len_in - 1;
+    *w = v - (float)*i0;
+}
+
+so_status so_ref_resize(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const so_shape *xs = &in[0].shape, *ys = &out[0].shape;
+    const int64_t H = xs->dim[2], W = xs->dim[3], Ho = ys->dim[2], Wo = ys->dim[3], planes = xs->dim[0] * xs->dim[1];
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    for (int64_t p = 0; p < planes; p++)
+        for (int64_t oy = 0; oy < Ho; oy++) {
+            int64_t y0, y1;
+            double wy;
+            resize_taps(a, oy, Ho, H, a->alpha, &y0, &y1, &wy);
+            const float *r0 = X + (p * H + y0) * W, *r1 = X + (p * H + y1) * W;
+            for (int64_t ox = 0; ox < Wo; ox++) {
+                int64_t x0, x1;
+                double wx;
+                resize_taps(a, ox, Wo, W, a->beta, &x0, &x1, &wx);
+                if (a->mode == 0) {
+                    Y[(p * Ho + oy) * Wo + ox] = r0[x0];
+                    continue;
+                }
+                double top = r0[x0] + wx * ((double)r0[x1] - r0[x0]), bot = r1[x0] + wx * ((double)r1[x1] - r1[x0]);
+                Y[(p * Ho + oy) * Wo + ox] = (float)(top + wy * (bot - top));
+            }
+        }
+    return SO_OK;
+}
 
 so_status so_ref_pad(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {

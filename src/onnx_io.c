@@ -608,6 +608,14 @@ static const char *att_s(const Onnx__NodeProto *n, const char *name, char *buf, 
     return buf;
 }
 
+/* Index of s in names[0..n), or -1. */
+static int name_index(const char *s, const char *const *names, int n)
+{
+    for (int j = 0; j < n; j++)
+        if (!strcmp(s, names[j])) return j;
+    return -1;
+}
+
 /* INTS attribute: count (or -1 if absent) and pointer. */
 static long att_ints(const Onnx__NodeProto *n, const char *name, const int64_t **p)
 {
@@ -1707,10 +1715,11 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         for (int i = 0; i < xs.rank; i++) ra.ints[i] = xs.dim[i];
         return emit(im, SO_OP_RESHAPE, &sv, 1, 1, &ra, node_name(im, n, "/reshape"), on, non, NULL);
     }
-    case SO_OP_REDUCEMEAN: {
+    case SO_OP_REDUCEMEAN:
+    case SO_OP_REDUCESUM: {
         int64_t ax[SO_MAX_RANK];
         int nax, present;
-        if ((r = get_axes(im, n, im->opset >= 18, ax, &nax, &present)) != B_OK) return r;
+        if ((r = get_axes(im, n, im->opset >= (op == SO_OP_REDUCESUM ? 13 : 18), ax, &nax, &present)) != B_OK) return r;
         if (xs.rank < 0) return B_OPAQUE;
         if (!present || nax == 0) {
             if (att_i(n, "noop_with_empty_axes", 0)) {
@@ -1891,6 +1900,58 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
             args[i] = bind_const(im, NULL, &c);
         }
         return emit(im, op, args, last, 3, &a, nm, on, non, NULL);
+    }
+    case SO_OP_RESIZE: {
+        /* 4-D inputs resized in H and W by constant scales or sizes; nearest or linear with the
+           half_pixel / pytorch_half_pixel / align_corners / asymmetric transforms. Anything else
+           (cubic, antialias, axes, tf_crop_and_resize, computed scales) is kept verbatim. */
+        char buf[64];
+        const char *s;
+        if (xs.rank != 4 || !x) return B_OPAQUE;
+        s = att_s(n, "mode", buf, sizeof buf);
+        if (!s || !strcmp(s, "nearest")) a.mode = 0;
+        else if (!strcmp(s, "linear")) a.mode = 1;
+        else return B_OPAQUE;
+        a.n_ints = 5;
+        a.ints[0] = SO_RESIZE_ASYMMETRIC; /* opset 10 */
+        a.ints[1] = 0;
+        if (im->opset >= 11) {
+            s = att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
+            if ((a.ints[0] = s ? name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return B_OPAQUE;
+            s = att_s(n, "nearest_mode", buf, sizeof buf);
+            if ((a.ints[1] = s ? name_index(s, so_resize_nearest_names, 4) : 0) < 0) return B_OPAQUE;
+            if (att_i(n, "antialias", 0) != 0 || att_ints(n, "axes", &p) >= 0) return B_OPAQUE;
+            if ((s = att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return B_OPAQUE;
+        }
+        val *sc = inval(im, n, im->opset >= 11 ? 2 : 1), *sz = im->opset >= 11 ? inval(im, n, 3) : NULL;
+        if (sc && sc->is_const && ct_numel(&sc->c) == 0) sc = NULL; /* empty scales beside sizes (opset 11-12) */
+        float scale[4];
+        int64_t out[4];
+        if (sc) {
+            if (!sc->is_const) return B_OPAQUE;
+            if (ct_numel(&sc->c) != 4) return node_err(im, "has %lld scales for a 4-D input", (long long)ct_numel(&sc->c)), B_ERR;
+            for (int d = 0; d < 4; d++) {
+                scale[d] = (float)ct_getf(&sc->c, d);
+                if (!(scale[d] > 0) || scale[d] > 1e6f) return node_err(im, "invalid scale %g", (double)scale[d]), B_ERR;
+                out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
+            }
+            a.ints[2] = 0;
+        } else if (sz) {
+            int cnt = 0;
+            if ((r = const_ints(im, sz, out, 4, &cnt, "sizes")) != B_OK) return r;
+            if (cnt != 4) return node_err(im, "has %d sizes for a 4-D input", cnt), B_ERR;
+            for (int d = 0; d < 4; d++) scale[d] = (float)out[d] / (float)xs.dim[d];
+            a.ints[2] = 1;
+        } else
+            return node_err(im, "needs scales or sizes"), B_ERR;
+        if (out[0] != xs.dim[0] || out[1] != xs.dim[1]) return B_OPAQUE; /* resizing N or C */
+        if (out[2] <= 0 || out[3] <= 0 || out[2] > INT32_MAX || out[3] > INT32_MAX)
+            return node_err(im, "invalid output size %lldx%lld", (long long)out[2], (long long)out[3]), B_ERR;
+        a.ints[3] = out[2];
+        a.ints[4] = out[3];
+        a.alpha = scale[2];
+        a.beta = scale[3];
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_HARDSIGMOID:
     case SO_OP_LEAKYRELU:
@@ -2998,6 +3059,16 @@ static const char *init_f32(exporter *x, const char *base, const char *suffix, f
     return mk_init_named(x, ex_name2(x, base, suffix), T_FLOAT, &s, data, 4);
 }
 
+/* A 1-D float initializer of cnt values (cnt may be 0: an empty tensor). */
+static const char *init_f32v(exporter *x, const char *base, const char *suffix, const float *v, int cnt)
+{
+    int64_t d = cnt;
+    so_shape s = so_shape_make(1, &d);
+    float *data = so_arena_alloc(&x->ar, sizeof *data * (size_t)(cnt ? cnt : 1));
+    if (cnt) memcpy(data, v, sizeof *data * (size_t)cnt);
+    return mk_init_named(x, ex_name2(x, base, suffix), T_FLOAT, &s, data, (size_t)cnt * 4);
+}
+
 static const char *tname(exporter *x, so_edge e) { return x->tname[x->toff[e.node] + e.slot]; }
 
 static so_status ex_err(exporter *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -3219,6 +3290,27 @@ static so_status export_node(exporter *x, int32_t i)
     case SO_OP_CLIP:
         clip_params(x, n, base, a->clip_min, a->clip_max);
         break;
+    case SO_OP_RESIZE: {
+        a_str(x, n, "mode", a->mode ? "linear" : "nearest");
+        const float sc[4] = {1, 1, a->alpha, a->beta};
+        if (x->opset < 11) {
+            if (a->ints[0] != SO_RESIZE_ASYMMETRIC || a->ints[2])
+                return ex_err(x, "Resize with coordinate_transformation_mode %s or sizes needs opset >= 11",
+                              so_resize_coord_names[a->ints[0]]);
+            n_in(n, init_f32v(x, base, "_scales", sc, 4));
+            break;
+        }
+        a_str(x, n, "coordinate_transformation_mode", so_resize_coord_names[a->ints[0]]);
+        if (a->mode == 0) a_str(x, n, "nearest_mode", so_resize_nearest_names[a->ints[1]]);
+        n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
+        if (a->ints[2]) {
+            const so_shape *o = &x->g->nodes[i].out[0];
+            n_in(n, x->opset < 13 ? init_f32v(x, base, "_scales", NULL, 0) : "");
+            n_in(n, init_i64(x, base, "_sizes", o->dim, 4));
+        } else
+            n_in(n, init_f32v(x, base, "_scales", sc, 4));
+        break;
+    }
     case SO_OP_HARDSIGMOID:
         a_float(x, n, "alpha", a->alpha);
         a_float(x, n, "beta", a->beta);
@@ -3253,7 +3345,8 @@ static so_status export_node(exporter *x, int32_t i)
         a_int(x, n, "axis", a->axis);
         break;
     case SO_OP_REDUCEMEAN:
-        axes_param(x, n, base, a->ints, a->n_ints, 18);
+    case SO_OP_REDUCESUM:
+        axes_param(x, n, base, a->ints, a->n_ints, op == SO_OP_REDUCESUM ? 13 : 18);
         a_int(x, n, "keepdims", a->keepdims);
         break;
     case SO_OP_LAYERNORM:

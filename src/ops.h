@@ -48,6 +48,11 @@ so_op so_op_from_onnx(const char *op_type);
 /* Op for a lower-case name (rule files); returns -1 if unknown. */
 int so_op_from_name(const char *name);
 
+/* Resize's coordinate transformation modes (attr.ints[0] of SO_OP_RESIZE), ONNX names in order. */
+enum { SO_RESIZE_HALF_PIXEL, SO_RESIZE_PYTORCH_HALF_PIXEL, SO_RESIZE_ALIGN_CORNERS, SO_RESIZE_ASYMMETRIC, SO_RESIZE_COORD_COUNT };
+extern const char *const so_resize_coord_names[SO_RESIZE_COORD_COUNT];
+extern const char *const so_resize_nearest_names[4];
+
 /* Fused activation epilogues (attr.act). */
 typedef enum so_act { SO_ACT_NONE = 0, SO_ACT_RELU, SO_ACT_SIGMOID, SO_ACT_TANH, SO_ACT_CLIP, SO_ACT_COUNT } so_act;
 extern const char *const so_act_names[SO_ACT_COUNT];

@@ -370,6 +370,8 @@ static so_status shape_reducemean(ctx *c)
     return SO_OK;
 }
 
+static so_status shape_reducesum(ctx *c) { return shape_reducemean(c); }
+
 static so_status shape_layernorm(ctx *c)
 {
     const so_shape *x = c->in[0];
@@ -552,6 +554,21 @@ static so_status shape_expand(ctx *c)
     }
     if (so_shape_broadcast(x, &t, &o) != SO_OK) return fail(c, "cannot expand input %s to %s", S(x), S(&t));
     o.dtype = x->dtype;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_resize(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (x->rank != 4) return fail(c, "input %s is not 4-D", S(x));
+    if (a->n_ints != 5 || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
+        a->mode < 0 || a->mode > 1 || a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
+        return fail(c, "invalid resize attributes");
+    so_shape o = *x;
+    o.dim[2] = a->ints[3];
+    o.dim[3] = a->ints[4];
     c->n->out[0] = o;
     return SO_OK;
 }

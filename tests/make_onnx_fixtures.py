@@ -268,6 +268,37 @@ save("activations", [
 ], [("x", [1, 10])], [("l", [1, 10]), ("h", [1, 10]), ("w", [1, 10]), ("d", [1, 10]), ("e", [1, 10])], {}, 14, {"x": x},
     [lr, hs, hw, np.where(x < 0, 0.01 * x, x), np.clip(0.2 * x + 0.5, 0, 1)])
 
+# 9c. Resize (H and W of a 4-D input) with hand-checked values: nearest asymmetric floor by scales
+#     (rows doubled, columns x/0.5), linear half_pixel (coordinates (x+0.5)/2-0.5 clamped to [0,3]),
+#     align_corners (x*3/6), nearest half_pixel at exact halves (0.5, 2.5) with both preferences,
+#     and a 1-pixel output: pytorch_half_pixel samples 0, half_pixel samples 1.5.
+x = np.array([10, 20, 30, 40], np.float32).reshape(1, 1, 1, 4)
+def rs(out, mode, cm, sizes=None, scales=None, nm="round_prefer_floor"):
+    ins = ["x", "roi", out + "_sc" if scales else "", out + "_sz" if sizes else ""]
+    return helper.make_node("Resize", ins, [out], mode=mode, coordinate_transformation_mode=cm, nearest_mode=nm)
+inits = {"roi": np.array([], np.float32), "a_sc": np.array([1, 1, 2, 0.5], np.float32)}
+for o, n in [("b", 8), ("c", 7), ("d", 2), ("e", 2), ("f", 1), ("g", 1)]:
+    inits[o + "_sz"] = np.array([1, 1, 1, n], np.int64)
+save("resize", [
+    rs("a", "nearest", "asymmetric", scales=True, nm="floor"),
+    rs("b", "linear", "half_pixel", sizes=True),
+    rs("c", "linear", "align_corners", sizes=True),
+    rs("d", "nearest", "half_pixel", sizes=True, nm="round_prefer_ceil"),
+    rs("e", "nearest", "half_pixel", sizes=True, nm="round_prefer_floor"),
+    rs("f", "linear", "pytorch_half_pixel", sizes=True),
+    rs("g", "linear", "half_pixel", sizes=True),
+], [("x", [1, 1, 1, 4])], [("a", [1, 1, 2, 2]), ("b", [1, 1, 1, 8]), ("c", [1, 1, 1, 7]), ("d", [1, 1, 1, 2]),
+                           ("e", [1, 1, 1, 2]), ("f", [1, 1, 1, 1]), ("g", [1, 1, 1, 1])], inits, 13, {"x": x},
+    [[10, 30, 10, 30], [10, 12.5, 17.5, 22.5, 27.5, 32.5, 37.5, 40], [10, 15, 20, 25, 30, 35, 40], [20, 40], [10, 30], [10], [25]])
+
+# 9d. ReduceSum (opset 13: axes as an input) over one axis without keepdims, and over all axes
+x = f32(2, 3, 4)
+save("reducesum", [
+    helper.make_node("ReduceSum", ["x", "ax"], ["a"], keepdims=0),
+    helper.make_node("ReduceSum", ["x"], ["b"]),
+], [("x", [2, 3, 4])], [("a", [2, 4]), ("b", [1, 1, 1])], {"ax": np.array([-2], np.int64)}, 13, {"x": x},
+    [x.sum(axis=1), x.sum(keepdims=True)])
+
 # 10. operators the optimizer does not know: kept verbatim (one with value_info, one by rule, one
 #     from a custom domain with a value_info shape)
 x = f32(2, 3)

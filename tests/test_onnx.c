@@ -417,6 +417,25 @@ static void test_external_data(void **state)
     so_model_free(m);
 }
 
+/* Resize of a [1,1,2,2] input with n_scales scales as its third input (0: neither scales nor sizes). */
+static pb resize_model(int n_scales)
+{
+    pb g = {0}, n = {0};
+    int64_t xd[4] = {1, 1, 2, 2}, yd[4] = {1, 1, 4, 4}, sd[1] = {n_scales};
+    static const float sc[4] = {1, 1, 2, 2};
+    pb_str(&n, 1, "x");
+    pb_str(&n, 1, ""); /* roi */
+    if (n_scales) pb_str(&n, 1, "sc");
+    pb_str(&n, 2, "y");
+    pb_str(&n, 3, "rs");
+    pb_str(&n, 4, "Resize");
+    pb_msg(&g, 1, &n);
+    if (n_scales) init_f32(&g, "sc", 1, sd, sc, -1);
+    vi(&g, 11, "x", 4, xd, NULL);
+    vi(&g, 12, "y", 4, yd, NULL);
+    return model(&g, 13);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -474,6 +493,18 @@ static void test_malformed(void **state)
     expect_load_error(V_NEG_INPUT_DIM, "neginput.onnx", "input 'x' has a negative dimension -4");
     /* shape errors from inference carry the path and the node */
     expect_load_error(V_BAD_SHAPE, "badshape.onnx", "mm");
+
+    /* Resize without scales or sizes, and with 3 scales for a 4-D input */
+    for (int ns = 0; ns <= 3; ns += 3) {
+        pb r = resize_model(ns);
+        tpath(p, sizeof p, "resize_bad.onnx");
+        write_file(p, r.d, r.n);
+        free(r.d);
+        assert_int_equal(so_onnx_load(p, &m), SO_ERR);
+        assert_null(m);
+        assert_int_equal(strncmp(so_error(), p, strlen(p)), 0);
+        assert_non_null(strstr(so_error(), ns ? "has 3 scales for a 4-D input" : "needs scales or sizes"));
+    }
 }
 
 /* Initializer raw_data in the wire forms protobuf-c accepts (kept out of the unpack by the
