@@ -228,6 +228,30 @@ class ResNetSmall(nn.Module):
         return self.fc(torch.flatten(self.gap(x), 1))
 
 
+class TinySeg(nn.Module):
+    """MobileNet-v3-style segmentation head in miniature: Hardswish stem, depthwise block with a
+    squeeze-excite (ReLU, Hardsigmoid, Mul), LeakyReLU, bilinear upsampling to the input size
+    (Resize, sizes) plus a nearest 2x branch (Resize, scales), and a ReduceSum output."""
+
+    def __init__(self, classes=5):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.Hardswish())
+        self.dw = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1, groups=16, bias=False), nn.BatchNorm2d(16), nn.ReLU())
+        self.se = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(16, 8, 1), nn.ReLU(), nn.Conv2d(8, 16, 1),
+                                nn.Hardsigmoid())
+        self.down = nn.Sequential(nn.Conv2d(16, 32, 3, 2, 1), nn.LeakyReLU(0.1))
+        self.head = nn.Conv2d(32, classes, 1)
+        self.skip = nn.Conv2d(16, classes, 1)
+
+    def forward(self, x):
+        h = self.dw(self.stem(x))                                        # 32 -> 16
+        h = h * self.se(h)
+        y = self.head(self.down(h))                                      # 16 -> 8
+        y = nn.functional.interpolate(y, scale_factor=2, mode="nearest") + self.skip(h)
+        y = nn.functional.interpolate(y, size=x.shape[2:], mode="bilinear", align_corners=False)
+        return y, y.sum(dim=1)
+
+
 # --- NasNet-A-like CIFAR network ---------------------------------------------------------------
 
 class SepConv(nn.Module):
@@ -391,6 +415,9 @@ MODELS = {
                   "with erf GELU, seq 16, batch 1. Input is hidden states (no embeddings/mask)."),
     "squeezenet": Spec(tv("squeezenet1_1"), [(1, 3, 224, 224)], ["input"], ["logits"],
                        "torchvision squeezenet1_1, random weights, 1000 classes."),
+    "tinyseg": Spec(TinySeg, [(1, 3, 32, 32)], ["input"], ["logits", "class_sum"],
+                    "Tiny MobileNet-v3-style segmentation net: Hardswish, squeeze-excite with "
+                    "Hardsigmoid, LeakyReLU, nearest 2x and bilinear Resize, ReduceSum."),
     "resnet_small": Spec(ResNetSmall, [(1, 3, 64, 64)], ["input"], ["logits"],
                          "Small ResNeXt-style net: stem conv3x3/2+BN+ReLU, maxpool3x3/2, two "
                          "bottlenecks (1x1, grouped 3x3 g=4, 1x1, BN, residual add, ReLU; the "
@@ -426,7 +453,7 @@ MODELS = {
                      "factorized reduction uses Slice + two 1x1/2 convs."),
 }
 
-SMALL = ["deepandwide", "lstm2", "nasrnn", "bert2", "squeezenet", "resnet_small"]
+SMALL = ["deepandwide", "lstm2", "nasrnn", "bert2", "squeezenet", "resnet_small", "tinyseg"]
 FULL = ["resnet50", "resnext50_32x4d", "inception_v3", "mobilenet_v2", "densenet121",
         "squeezenet1_1", "bert_base4", "bert_taso", "nasrnn_512", "nasnet_a", "deepandwide"]
 

@@ -22,7 +22,7 @@ expect_error() {
     else echo "exit $rc" >>"$TMP/err"; bad "$name (wanted exit 1 and '$want')" "$TMP/err"; fi
 }
 
-MODELS="deepandwide lstm2 nasrnn bert2 squeezenet resnet_small"
+MODELS="deepandwide lstm2 nasrnn bert2 squeezenet resnet_small tinyseg"
 
 # 1. every committed model runs and matches PyTorch within 1e-4 relative
 for m in $MODELS; do

@@ -330,7 +330,7 @@ static void test_flops_profile_timing(void **state)
 static void test_models(void **state)
 {
     (void)state;
-    const char *models[] = {"deepandwide", "lstm2", "nasrnn", "bert2", "squeezenet", "resnet_small"};
+    const char *models[] = {"deepandwide", "lstm2", "nasrnn", "bert2", "squeezenet", "resnet_small", "tinyseg"};
     int ran = 0;
     for (size_t k = 0; k < sizeof models / sizeof *models; k++) {
         char path[256], ip[256], op[256];
