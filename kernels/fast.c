@@ -1093,13 +1093,15 @@ typedef struct pool_plan {
     int64_t planes, H, W, Ho, Wo, Hp, Wp;
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
     int is_max;
-    float *div; /* avg: divisor per output position [Ho*Wo] */
+    float *div;  /* avg: divisor per output position [Ho*Wo] */
+    float *rdiv; /* avg 3x3 stride 1: 1 / div (0 for an empty window) */
 } pool_plan;
 
 static void pool_free(void *pp)
 {
     pool_plan *p = pp;
     free(p->div);
+    free(p->rdiv);
     free(p);
 }
 
@@ -1278,6 +1280,68 @@ static void maxpool3s2_run(void *priv, const so_tensor *in, so_tensor *out, floa
         }
     }
 }
+
+/* Average pooling 3x3 stride 1 (any padding; Inception-v3's branch_pool planes 35x35 ..
+   8x8) straight from the input, separable in registers: per plane and block of 8 output
+   columns (column-block outer: the edge masks are made once per block and plane), walking
+   down the rows, each input row's 3-tap horizontal sum is computed once (3 loads, 2 adds)
+   and the last three are kept in registers for the vertical sum; times the reciprocal of
+   the reference divisor (p->rdiv), one store. Loads reaching past either edge are masked
+   (masked-off lanes read 0 = the padding); the last block overlaps the previous one
+   (Wo >= 8) or is stored masked (Wo < 8). */
+static inline __attribute__((always_inline)) __m256 ap3_hsum(int EDGE, const float *x, int64_t r, int64_t H, int64_t W, int64_t b,
+                                                            const __m256i *mk)
+{
+    if (r < 0 || r >= H) return _mm256_setzero_ps();
+    const float *xr = x + r * W + b;
+    if (EDGE)
+        return _mm256_add_ps(_mm256_add_ps(_mm256_maskload_ps(xr, mk[0]), _mm256_maskload_ps(xr + 1, mk[1])),
+                             _mm256_maskload_ps(xr + 2, mk[2]));
+    return _mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(xr), _mm256_loadu_ps(xr + 1)), _mm256_loadu_ps(xr + 2));
+}
+
+static inline __attribute__((always_inline)) void ap3s1_col(int EDGE, const pool_plan *p, const float *x, float *y, int64_t ow)
+{
+    const int64_t W = p->W, H = p->H, Wo = p->Wo, Ho = p->Ho, b = ow - p->pw, r0 = -p->ph;
+    const __m256i mk[3] = {mp_mask(b, W), mp_mask(b + 1, W), mp_mask(b + 2, W)};
+    const int partial = Wo < 8;
+    const __m256i ms = _mm256_loadu_si256((const __m256i *)(mp_mask_tab + 8 - (partial ? Wo : 8)));
+    __m256 h0 = ap3_hsum(EDGE, x, r0, H, W, b, mk), h1 = ap3_hsum(EDGE, x, r0 + 1, H, W, b, mk);
+    for (int64_t oh = 0; oh < Ho; oh++) {
+        __m256 h2 = ap3_hsum(EDGE, x, r0 + oh + 2, H, W, b, mk);
+        __m256 v = _mm256_add_ps(_mm256_add_ps(h0, h1), h2);
+        h0 = h1;
+        h1 = h2;
+        const float *rd = p->rdiv + oh * Wo + ow;
+        float *yr = y + oh * Wo + ow;
+        if (!partial)
+            _mm256_storeu_ps(yr, _mm256_mul_ps(v, _mm256_loadu_ps(rd)));
+        else
+            _mm256_maskstore_ps(yr, ms, _mm256_mul_ps(v, _mm256_maskload_ps(rd, ms)));
+    }
+}
+
+static void avgpool3s1_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const pool_plan *p = priv;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    const int64_t Wo = p->Wo, Ho = p->Ho, W = p->W, H = p->H;
+#pragma omp parallel for schedule(static) if (p->planes * Ho * Wo * 9 > PAR_MIN)
+    for (int64_t q = 0; q < p->planes; q++) {
+        const float *x = X + q * H * W;
+        float *y = Y + q * Ho * Wo;
+        for (int64_t ow = 0; ow < Wo; ow += 8) {
+            if (ow + 8 > Wo && Wo >= 8) ow = Wo - 8;
+            int64_t b = ow - p->pw;
+            if (b >= 0 && b + 10 <= W)
+                ap3s1_col(0, p, x, y, ow);
+            else
+                ap3s1_col(1, p, x, y, ow);
+        }
+    }
+}
 #endif
 
 /* Window extent along one axis for average pooling, as the reference counts it: the window
@@ -1338,6 +1402,13 @@ static void pool_kernel(pool_plan *p, so_fast_kernel *k)
         k->run = maxpool3s2_run;
         k->name = "maxpool3x3_s2";
     }
+    if (!p->is_max && p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1) {
+        k->scratch_bytes = 0;
+        k->run = avgpool3s1_run;
+        k->name = "avgpool3x3_s1";
+        p->rdiv = so_xmalloc(sizeof *p->rdiv * (size_t)(p->Ho * p->Wo));
+        for (int64_t j = 0; j < p->Ho * p->Wo; j++) p->rdiv[j] = 1.f / p->div[j];
+    }
 #endif
 }
 
@@ -1369,7 +1440,7 @@ static int pad_avgpool_fuse(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     if (q[0] || q[1] || q[4] || q[5] || q[2] < 0 || q[3] < 0 || q[6] < 0 || q[7] < 0) return 0;
     int64_t pads[4] = {q[2], q[3], q[6], q[7]};
     pool_kernel(pool_plan_new(pa, 0, x, &pn->out[0], pads, 1), k);
-    k->name = "pad_avgpool";
+    k->name = strcmp(k->name, "avgpool3x3_s1") ? "pad_avgpool" : "pad_avgpool3x3_s1";
     k->n_fused = 1;
     k->fused[0] = u;
     return 1;

@@ -764,7 +764,20 @@ static void test_reducemean(void **state)
     tb_free(&t);
 }
 
-static void one_pool(uint64_t seed, so_op op, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int cip, int ceil)
+/* Asserts that the executor (1 thread) runs step 0 of t's graph with kernel `name`. */
+static void assert_kernel(tb *t, const char *name)
+{
+    so_exec_opts o = {.threads = 1};
+    so_exec *e = NULL;
+    assert_int_equal(so_exec_new(t->g, &o, &e), SO_OK);
+    so_exec_step_info si;
+    so_exec_step(e, 0, &si);
+    assert_string_equal(si.kernel, name);
+    so_exec_free(e);
+}
+
+static void one_pool_k(uint64_t seed, so_op op, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int cip,
+                       int ceil, const char *kernel)
 {
     tb t;
     tb_begin(&t, 1, seed);
@@ -783,8 +796,20 @@ static void one_pool(uint64_t seed, so_op op, int H, int W, int kh, int kw, int 
     int32_t n = tb_node(&t, op, &x, 1, &a);
     t.g->outputs[0] = (so_edge){n, 0};
     check_graph(&t, TOL);
+    if (kernel) assert_kernel(&t, kernel);
     tb_free(&t);
 }
+
+static void one_pool(uint64_t seed, so_op op, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int cip, int ceil)
+{
+    one_pool_k(seed, op, H, W, kh, kw, sh, sw, pt, pl, pb, pr, cip, ceil, NULL);
+}
+
+#ifdef __AVX2__
+#define AP3S1 "avgpool3x3_s1"
+#else
+#define AP3S1 NULL
+#endif
 
 static void test_pool(void **state)
 {
@@ -812,6 +837,15 @@ static void test_pool(void **state)
         int H = irand(&s, SO_MAX(1, 3 - pt - pb), 30), W = irand(&s, SO_MAX(1, 3 - pl - pr), 70);
         one_pool(30 + (uint64_t)it, SO_OP_MAXPOOL, H, W, 3, 3, 2, 2, pt, pl, pb, pr, 0, irand(&s, 0, 1));
     }
+    /* average pooling 3x3 stride 1 (avgpool3x3_s1): planes 1x1 .. wider than a vector, pads 0..2 per side
+       (incl. windows entirely in the padding), with and without count_include_pad, ceil mode */
+    for (int it = 0; it < 60; it++) {
+        int pt = irand(&s, 0, 2), pl = irand(&s, 0, 2), pb = irand(&s, 0, 2), pr = irand(&s, 0, 2);
+        int H = irand(&s, SO_MAX(1, 3 - pt - pb), it < 30 ? 9 : 40), W = irand(&s, SO_MAX(1, 3 - pl - pr), it < 30 ? 10 : 40);
+        one_pool_k(100 + (uint64_t)it, SO_OP_AVGPOOL, H, W, 3, 3, 1, 1, pt, pl, pb, pr, irand(&s, 0, 1), irand(&s, 0, 1), AP3S1);
+    }
+    const int ap[6][2] = {{1, 1}, {2, 2}, {8, 8}, {17, 17}, {35, 35}, {7, 9}};
+    for (int k = 0; k < 6; k++) one_pool_k(200 + (uint64_t)k, SO_OP_AVGPOOL, ap[k][0], ap[k][1], 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, AP3S1);
     const int gap[4][3] = {{7, 5, 3}, {24, 13, 13}, {5, 1, 1}, {3, 56, 57}}; /* global average pool: C, H, W (vectorised sums) */
     for (int k = 0; k < 4; k++) {
         tb t;
@@ -857,6 +891,9 @@ static void test_pad_avgpool(void **state)
         int32_t n = tb_node(&t, SO_OP_AVGPOOL, &pd, 1, &pa);
         t.g->outputs[0] = (so_edge){n, 0};
         assert_int_equal(check_graph(&t, TOL), cs[v].steps);
+#ifdef __AVX2__
+        if (v == 0) assert_kernel(&t, "pad_avgpool3x3_s1");
+#endif
         tb_free(&t);
     }
 }
