@@ -827,8 +827,52 @@ static so_status select_unary(const so_fast_ctx *c, int32_t i, so_fast_kernel *k
 /* ---------------- GELU, erf form: x * (erf(x / c) + 1) * 0.5 ---------------- */
 /* Div(x, c) -> Erf -> Add(., a) -> Mul(x, .) -> Mul(., h) with scalar weights c, a, h (BERT's
    exported GELU) in one pass instead of five: the same float operations in the same order as
-   the five unfused kernels (binary_bcast, verff), so the results are identical. BERT-base4:
-   the five steps took 2.0 ms per run (1 thread), about twice ORT 'disabled'. */
+   the five unfused kernels (binary_bcast, verff; the five steps took 2.0 ms per run on
+   BERT-base4, 1 thread, about twice ORT 'disabled'). With AVX2, erf8: verff in intrinsics
+   with a Newton-refined reciprocal estimate for its one divide (~1e-7 relative from verff):
+   BERT-base4's 4 gelu steps 1.46-1.49 -> 0.89-0.93 ms per run (3 alternating runs). */
+#ifdef __AVX2__
+/* vexpf on 8 lanes for x <= 0 (clamped at -87): the same reduction and polynomial. */
+static inline __m256 exp8_neg(__m256 x)
+{
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.f));
+    const __m256 magic = _mm256_set1_ps(12582912.f);
+    __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), magic), n = _mm256_sub_ps(t, magic);
+    __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x));
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f), r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(p, r), r, r), _mm256_set1_ps(1.f));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(0x4B400000)), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* verff on 8 lanes: the same Taylor / Abramowitz-Stegun split, with 1/(1 + p|x|) as a
+   reciprocal estimate refined by one Newton step (relative error ~1e-7) instead of a divide. */
+static inline __m256 erf8(__m256 x)
+{
+    const __m256 sign = _mm256_set1_ps(-0.f), one = _mm256_set1_ps(1.f);
+    __m256 a = _mm256_andnot_ps(sign, x), x2 = _mm256_mul_ps(x, x);
+    __m256 sm = _mm256_fmadd_ps(x2, _mm256_set1_ps(-0.0008548327f), _mm256_set1_ps(0.0052239776f));
+    sm = _mm256_fmadd_ps(sm, x2, _mm256_set1_ps(-0.0268661706f));
+    sm = _mm256_fmadd_ps(sm, x2, _mm256_set1_ps(0.1128379167f));
+    sm = _mm256_fmadd_ps(sm, x2, _mm256_set1_ps(-0.3761263890f));
+    sm = _mm256_mul_ps(x, _mm256_fmadd_ps(sm, x2, _mm256_set1_ps(1.1283791671f)));
+    __m256 d = _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), a, one), t = _mm256_rcp_ps(d);
+    t = _mm256_mul_ps(t, _mm256_fnmadd_ps(d, t, _mm256_set1_ps(2.f)));
+    __m256 po = _mm256_fmadd_ps(t, _mm256_set1_ps(1.061405429f), _mm256_set1_ps(-1.453152027f));
+    po = _mm256_fmadd_ps(po, t, _mm256_set1_ps(1.421413741f));
+    po = _mm256_fmadd_ps(po, t, _mm256_set1_ps(-0.284496736f));
+    po = _mm256_fmadd_ps(po, t, _mm256_set1_ps(0.254829592f));
+    po = _mm256_mul_ps(po, t);
+    __m256 big = _mm256_fnmadd_ps(po, exp8_neg(_mm256_mul_ps(_mm256_xor_ps(a, sign), a)), one);
+    big = _mm256_or_ps(big, _mm256_and_ps(x, sign)); /* big >= 0: copysign */
+    return _mm256_blendv_ps(big, sm, _mm256_cmp_ps(a, _mm256_set1_ps(0.5f), _CMP_LT_OQ));
+}
+#endif
+
 typedef struct gelu_plan {
     int64_t n;
     float c, a, h;
@@ -845,8 +889,15 @@ static void gelu_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
 #pragma omp parallel for schedule(static) if (n > PAR_MIN)
     for (int64_t b = 0; b < nb; b++) {
         const int64_t j0 = b * 4096, j1 = j0 + 4096 < n ? j0 + 4096 : n;
-#pragma omp simd
-        for (int64_t j = j0; j < j1; j++) Y[j] = X[j] * (verff(X[j] / c) + a) * h;
+        int64_t j = j0;
+#ifdef __AVX2__
+        const __m256 vc = _mm256_set1_ps(c), va = _mm256_set1_ps(a), vh = _mm256_set1_ps(h);
+        for (; j + 8 <= j1; j += 8) {
+            __m256 x = _mm256_loadu_ps(X + j);
+            _mm256_storeu_ps(Y + j, _mm256_mul_ps(_mm256_mul_ps(x, _mm256_add_ps(erf8(_mm256_div_ps(x, vc)), va)), vh));
+        }
+#endif
+        for (; j < j1; j++) Y[j] = X[j] * (verff(X[j] / c) + a) * h;
     }
 }
 

@@ -691,6 +691,80 @@ static void test_unary_accuracy(void **state)
     }
 }
 
+/* Asserts that the executor (1 thread) runs step 0 of t's graph with kernel `name`. */
+static void assert_kernel(tb *t, const char *name)
+{
+    so_exec_opts o = {.threads = 1};
+    so_exec *e = NULL;
+    assert_int_equal(so_exec_new(t->g, &o, &e), SO_OK);
+    so_exec_step_info si;
+    so_exec_step(e, 0, &si);
+    assert_string_equal(si.kernel, name);
+    so_exec_free(e);
+}
+
+/* GELU in erf form, Div(x, c) -> Erf -> Add(a) -> Mul(x) -> Mul(h), runs as one gelu_erf step:
+   arguments of erf over both branches (|x/c| below and above 0.5, up to 10), a != 1, odd sizes. */
+static void test_gelu(void **state)
+{
+    (void)state;
+    const float cs[4][3] = {{1.41421356f, 1.f, 0.5f}, {0.1f, 1.f, 0.5f}, {0.25f, 0.3f, 2.f}, {1.41421356f, 1.f, 0.5f}};
+    const int shapes[4][2] = {{64, 96}, {7, 333}, {3, 5}, {1, 1}};
+    for (int k = 0; k < 4; k++) {
+        tb t;
+        tb_begin(&t, 1, 600 + (uint64_t)k);
+        int32_t x = tb_input(&t, shp(2, shapes[k][0], shapes[k][1]));
+        int32_t w[3];
+        for (int q = 0; q < 3; q++) {
+            float *v = malloc(sizeof *v);
+            v[0] = cs[k][q];
+            w[q] = tb_weight_data(&t, shp(1, 1), v);
+        }
+        int32_t i0[2] = {x, w[0]}, d = tb_node(&t, SO_OP_DIV, i0, 2, NULL);
+        int32_t e = tb_node(&t, SO_OP_ERF, &d, 1, NULL);
+        int32_t i1[2] = {e, w[1]}, ad = tb_node(&t, SO_OP_ADD, i1, 2, NULL);
+        int32_t i2[2] = {x, ad}, m1 = tb_node(&t, SO_OP_MUL, i2, 2, NULL);
+        int32_t i3[2] = {m1, w[2]}, m2 = tb_node(&t, SO_OP_MUL, i3, 2, NULL);
+        t.g->outputs[0] = (so_edge){m2, 0};
+        assert_int_equal(check_graph(&t, TOL), 1);
+        assert_kernel(&t, "gelu_erf");
+        if (k == 3) { /* per element over [-40, 40]: erf's absolute error (<= 3e-7) times |x h| */
+            enum { NV = 4001 };
+            static float in[NV], ref[NV], got[NV];
+            for (int j = 0; j < NV; j++) in[j] = (float)(j - NV / 2) * 0.02f;
+            in[NV / 2 + 1] = 1e-6f;
+            const float *ins[1] = {in};
+            float *r[1] = {ref}, *o[1] = {got};
+            tb t2;
+            tb_begin(&t2, 1, 700);
+            int32_t x2 = tb_input(&t2, shp(2, 1, NV)), w2[3];
+            for (int q = 0; q < 3; q++) {
+                float *v = malloc(sizeof *v);
+                v[0] = cs[k][q];
+                w2[q] = tb_weight_data(&t2, shp(1, 1), v);
+            }
+            int32_t j0[2] = {x2, w2[0]}, d2 = tb_node(&t2, SO_OP_DIV, j0, 2, NULL);
+            int32_t e2 = tb_node(&t2, SO_OP_ERF, &d2, 1, NULL);
+            int32_t j1[2] = {e2, w2[1]}, a2 = tb_node(&t2, SO_OP_ADD, j1, 2, NULL);
+            int32_t j2[2] = {x2, a2}, n2 = tb_node(&t2, SO_OP_MUL, j2, 2, NULL);
+            int32_t j3[2] = {n2, w2[2]}, y2 = tb_node(&t2, SO_OP_MUL, j3, 2, NULL);
+            t2.g->outputs[0] = (so_edge){y2, 0};
+            assert_int_equal(so_ref_run(t2.g, ins, r), SO_OK);
+            so_exec *ex = NULL;
+            assert_int_equal(so_exec_new(t2.g, NULL, &ex), SO_OK);
+            assert_int_equal(so_exec_run(ex, ins, o), SO_OK);
+            assert_int_equal(so_exec_n_steps(ex), 1);
+            for (int j = 0; j < NV; j++) {
+                double dd = fabs((double)got[j] - ref[j]), lim = 1e-6 * fabs(in[j]) * 0.5 + 1e-37;
+                if (!(dd <= lim)) fail_msg("gelu(%g): got %.9g want %.9g", in[j], got[j], ref[j]);
+            }
+            so_exec_free(ex);
+            tb_free(&t2);
+        }
+        tb_free(&t);
+    }
+}
+
 /* ---------------- normalisation, pooling, data movement ---------------- */
 
 static void test_softmax_layernorm_batchnorm(void **state)
@@ -762,18 +836,6 @@ static void test_reducemean(void **state)
     t.g->outputs[0] = (so_edge){n, 0};
     check_graph(&t, TOL);
     tb_free(&t);
-}
-
-/* Asserts that the executor (1 thread) runs step 0 of t's graph with kernel `name`. */
-static void assert_kernel(tb *t, const char *name)
-{
-    so_exec_opts o = {.threads = 1};
-    so_exec *e = NULL;
-    assert_int_equal(so_exec_new(t->g, &o, &e), SO_OK);
-    so_exec_step_info si;
-    so_exec_step(e, 0, &si);
-    assert_string_equal(si.kernel, name);
-    so_exec_free(e);
 }
 
 static void one_pool_k(uint64_t seed, so_op op, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int cip,
@@ -1048,6 +1110,7 @@ int main(void)
         cmocka_unit_test(test_softmax_layernorm_batchnorm),
         cmocka_unit_test(test_reducemean),
         cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_gelu),
         cmocka_unit_test(test_pad_avgpool),
         cmocka_unit_test(test_data_movement),
         cmocka_unit_test(test_lstm),
