@@ -150,6 +150,24 @@ static const float *weight_f32(const so_graph *g, so_edge e)
     return w->shape.dtype == SO_F32 ? w->data : NULL;
 }
 
+/* Scalar f32 weight at edge e into *v. */
+static int scalar_weight(const so_graph *g, so_edge e, float *v)
+{
+    const float *w = weight_f32(g, e);
+    if (!w || so_shape_numel(shape_of(g, e)) != 1) return 0;
+    *v = w[0];
+    return 1;
+}
+
+/* The other input of binary node j (the one that is not node `from`'s output), or -1 slot. */
+static int other_in(const so_node *nj, int32_t from, so_edge *o)
+{
+    if (nj->n_in != 2) return 0;
+    if (nj->in[0].node == from && nj->in[0].slot == 0) { *o = nj->in[1]; return 1; }
+    if (nj->in[1].node == from && nj->in[1].slot == 0) { *o = nj->in[0]; return 1; }
+    return 0;
+}
+
 static int is_act_op(so_op op)
 {
     return op == SO_OP_RELU || op == SO_OP_SIGMOID || op == SO_OP_TANH || op == SO_OP_CLIP;
@@ -516,6 +534,122 @@ static void mm_use_gemm(const so_graph *g, const so_node *n, mm_plan *p, so_fast
     }
 }
 
+/* ---------------- attention ---------------- */
+/* MatMul(Q, Kt) -> Div (or Mul) by a scalar weight -> Softmax over the last axis -> MatMul(., V)
+   [-> Transpose (0, 2, 1, 3)]: BERT's per-head attention, Q [.., S, D], Kt [.., D, S2],
+   V [.., S2, Dv] with the same batch dims (no broadcast). One step: per batch (head), on one
+   thread, the S x S2 scores by our GEMM into a thread-private block (L1/L2), scaled and
+   softmaxed in place (same operations as the Div and softmax kernels), then times V by our
+   GEMM straight into the output, transposed by the output's leading dimension. Pure kernel
+   selection: the absorbed nodes' outputs never exist. */
+typedef struct attn_plan {
+    int64_t nb, S, D, S2, Dv;
+    int64_t heads;  /* transposed output [B, S, heads, Dv]: batch b = b0 * heads + h; else 1 */
+    float c;
+    int mul;        /* scores * c (Mul) instead of / c (Div) */
+    int64_t per;    /* scratch floats per thread */
+} attn_plan;
+
+static void attn_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const attn_plan *p = priv;
+    const float *Q = in[0].data, *Kt = in[1].data, *V = in[2].data;
+    float *Y = out[0].data;
+    const int64_t S = p->S, D = p->D, S2 = p->S2, Dv = p->Dv, H = p->heads;
+    const float cv = p->c;
+#pragma omp parallel for schedule(static) if (p->nb * S * S2 * (D + Dv) > PAR_MIN)
+    for (int64_t b = 0; b < p->nb; b++) {
+        float *sc = scratch + (int64_t)omp_get_thread_num() * p->per;
+        so_gemm_small(S, S2, D, Q + b * S * D, D, Kt + b * D * S2, S2, sc, S2);
+        for (int64_t r = 0; r < S; r++) {
+            float *x = sc + r * S2;
+            if (p->mul) {
+#pragma omp simd
+                for (int64_t j = 0; j < S2; j++) x[j] *= cv;
+            } else {
+#pragma omp simd
+                for (int64_t j = 0; j < S2; j++) x[j] /= cv;
+            }
+            float mx = x[0], sum = 0.f;
+#pragma omp simd reduction(max : mx)
+            for (int64_t j = 1; j < S2; j++) mx = x[j] > mx ? x[j] : mx;
+#pragma omp simd reduction(+ : sum)
+            for (int64_t j = 0; j < S2; j++) {
+                float e = vexpf(x[j] - mx);
+                x[j] = e;
+                sum += e;
+            }
+            float inv = 1.f / sum;
+#pragma omp simd
+            for (int64_t j = 0; j < S2; j++) x[j] *= inv;
+        }
+        float *y = H > 1 ? Y + (b / H) * S * H * Dv + (b % H) * Dv : Y + b * S * Dv;
+        so_gemm_small(S, Dv, S2, sc, S2, V + b * S2 * Dv, Dv, y, H * Dv);
+    }
+}
+
+static int select_attention(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    if (!c->user || !so_fast_use_gemm || n->n_in != 2 || weight_f32(g, n->in[0]) || weight_f32(g, n->in[1])) return 0;
+    const so_shape *q = shape_of(g, n->in[0]), *kt = shape_of(g, n->in[1]);
+    const int r = q->rank;
+    if (r < 3 || kt->rank != r || q->dtype != SO_F32 || kt->dtype != SO_F32) return 0;
+    for (int d = 0; d < r - 2; d++)
+        if (q->dim[d] != kt->dim[d]) return 0;
+    if (q->dim[r - 1] != kt->dim[r - 2]) return 0;
+    int32_t u[4], prev = i;
+    static const so_op want[3] = {SO_OP_DIV, SO_OP_SOFTMAX, SO_OP_MATMUL};
+    for (int t = 0; t < 4; t++) {
+        u[t] = c->user[prev];
+        if (t == 3) break;
+        if (u[t] < 0 || (c->absorbed && c->absorbed[u[t]])) return 0;
+        so_op op = g->nodes[u[t]].op;
+        if (op != want[t] && !(t == 0 && op == SO_OP_MUL)) return 0;
+        prev = u[t];
+    }
+    const so_node *dv = &g->nodes[u[0]], *sm = &g->nodes[u[1]], *m2 = &g->nodes[u[2]];
+    float cv;
+    so_edge o;
+    if (dv->in[0].node != i || dv->in[0].slot != 0 || !other_in(dv, i, &o) || !scalar_weight(g, o, &cv)) return 0;
+    if (so_shape_numel(&dv->out[0]) != so_shape_numel(&n->out[0]) || sm->attr->axis != r - 1) return 0;
+    if (m2->n_in != 2 || m2->in[0].node != u[1] || m2->in[0].slot != 0 || m2->in[1].node == u[1]) return 0;
+    const so_shape *v = shape_of(g, m2->in[1]);
+    if (v->rank != r || v->dtype != SO_F32 || v->dim[r - 2] != kt->dim[r - 1] || weight_f32(g, m2->in[1])) return 0;
+    for (int d = 0; d < r - 2; d++)
+        if (v->dim[d] != q->dim[d]) return 0;
+    attn_plan *p = so_xcalloc(1, sizeof *p);
+    p->S = q->dim[r - 2];
+    p->D = q->dim[r - 1];
+    p->S2 = kt->dim[r - 1];
+    p->Dv = v->dim[r - 1];
+    p->nb = 1;
+    for (int d = 0; d < r - 2; d++) p->nb *= q->dim[d];
+    p->heads = 1;
+    p->c = cv;
+    p->mul = dv->op == SO_OP_MUL;
+    int nf = 3;
+    const so_node *tr = u[3] >= 0 && !(c->absorbed && c->absorbed[u[3]]) ? &g->nodes[u[3]] : NULL;
+    if (tr && tr->op == SO_OP_TRANSPOSE && r == 4 && tr->attr->n_ints == 4 && tr->attr->ints[0] == 0 && tr->attr->ints[1] == 2 &&
+        tr->attr->ints[2] == 1 && tr->attr->ints[3] == 3) {
+        p->heads = q->dim[1];
+        nf = 4;
+    }
+    const int T = omp_get_max_threads() < 1 ? 1 : omp_get_max_threads();
+    p->per = (p->S * p->S2 + 15) / 16 * 16;
+    k->scratch_bytes = sizeof(float) * (size_t)p->per * (size_t)T;
+    k->n_fused = nf;
+    memcpy(k->fused, u, sizeof(int32_t) * (size_t)nf);
+    k->has_extra = 1;
+    k->extra_in = m2->in[1];
+    k->run = attn_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "attention";
+    return 1;
+}
+
 static so_status select_matmul(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_graph *g = c->g;
@@ -523,6 +657,7 @@ static so_status select_matmul(const so_fast_ctx *c, int32_t i, so_fast_kernel *
     so_shape a = *shape_of(g, n->in[0]), b = *shape_of(g, n->in[1]);
     const so_shape *o = &n->out[0];
     if (a.dtype != SO_F32 || b.dtype != SO_F32) return SO_OK;
+    if (select_attention(c, i, k)) return SO_OK;
     if (a.rank == 1) { a.rank = 2; a.dim[1] = a.dim[0]; a.dim[0] = 1; }
     if (b.rank == 1) { b.rank = 2; b.dim[1] = 1; }
     mm_plan *p = so_xcalloc(1, sizeof *p);
@@ -899,24 +1034,6 @@ static void gelu_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
 #endif
         for (; j < j1; j++) Y[j] = X[j] * (verff(X[j] / c) + a) * h;
     }
-}
-
-/* Scalar f32 weight at edge e into *v. */
-static int scalar_weight(const so_graph *g, so_edge e, float *v)
-{
-    const float *w = weight_f32(g, e);
-    if (!w || so_shape_numel(shape_of(g, e)) != 1) return 0;
-    *v = w[0];
-    return 1;
-}
-
-/* The other input of binary node j (the one that is not node `from`'s output), or -1 slot. */
-static int other_in(const so_node *nj, int32_t from, so_edge *o)
-{
-    if (nj->n_in != 2) return 0;
-    if (nj->in[0].node == from && nj->in[0].slot == 0) { *o = nj->in[1]; return 1; }
-    if (nj->in[1].node == from && nj->in[1].slot == 0) { *o = nj->in[0]; return 1; }
-    return 0;
 }
 
 static int select_gelu(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)

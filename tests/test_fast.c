@@ -703,6 +703,67 @@ static void assert_kernel(tb *t, const char *name)
     so_exec_free(e);
 }
 
+/* MatMul(Q, Kt) -> Div/Mul(scalar) -> Softmax(last axis) -> MatMul(., V) [-> Transpose(0,2,1,3)] runs as
+   one attention step (so_gemm_small, nothing packed): BERT's head shape, odd sizes (N edges below 8 and
+   16 columns, M edges of 1..5 rows), rank 3 without the transpose; a softmax over another axis is not
+   fused. */
+static void attn_case(uint64_t seed, int rank, int B, int S, int D, int S2, int Dv, int mul, int transpose, int sm_axis)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int32_t q, kt, v;
+    if (rank == 4) {
+        q = tb_input(&t, shp(4, 1, B, S, D));
+        kt = tb_input(&t, shp(4, 1, B, D, S2));
+        v = tb_input(&t, shp(4, 1, B, S2, Dv));
+    } else {
+        q = tb_input(&t, shp(3, B, S, D));
+        kt = tb_input(&t, shp(3, B, D, S2));
+        v = tb_input(&t, shp(3, B, S2, Dv));
+    }
+    float *cv = malloc(sizeof *cv);
+    cv[0] = mul ? 0.125f : 2.5f;
+    int32_t w = tb_weight_data(&t, shp(1, 1), cv);
+    int32_t i0[2] = {q, kt}, mm = tb_node(&t, SO_OP_MATMUL, i0, 2, NULL);
+    int32_t i1[2] = {mm, w}, dv = tb_node(&t, mul ? SO_OP_MUL : SO_OP_DIV, i1, 2, NULL);
+    so_attr sa = {0};
+    sa.axis = sm_axis;
+    int32_t sm = tb_node(&t, SO_OP_SOFTMAX, &dv, 1, &sa);
+    int32_t i2[2] = {sm, v}, m2 = tb_node(&t, SO_OP_MATMUL, i2, 2, NULL), y = m2;
+    if (transpose) {
+        so_attr ta = {0};
+        ta.n_ints = 4;
+        int64_t perm[4] = {0, 2, 1, 3};
+        memcpy(ta.ints, perm, sizeof perm);
+        y = tb_node(&t, SO_OP_TRANSPOSE, &m2, 1, &ta);
+    }
+    t.g->outputs[0] = (so_edge){y, 0};
+    int steps = check_graph(&t, TOL);
+    if (sm_axis == rank - 1) {
+        assert_int_equal(steps, 1);
+        assert_kernel(&t, "attention");
+    } else {
+        assert_true(steps > 1);
+    }
+    tb_free(&t);
+}
+
+static void test_attention(void **state)
+{
+    (void)state;
+    attn_case(1, 4, 12, 64, 64, 64, 64, 0, 1, 3); /* BERT-base */
+    attn_case(2, 4, 2, 7, 5, 9, 3, 0, 1, 3);
+    attn_case(3, 4, 3, 17, 13, 33, 20, 1, 1, 3);
+    attn_case(4, 4, 1, 1, 1, 1, 1, 0, 1, 3);
+    attn_case(5, 3, 5, 23, 16, 31, 17, 0, 0, 2); /* rank 3, no transpose */
+    attn_case(6, 4, 2, 8, 8, 8, 8, 0, 0, 3);     /* rank 4 without the transpose */
+    attn_case(7, 4, 2, 8, 8, 8, 8, 0, 1, 2);     /* softmax over another axis: not fused */
+    uint64_t s = 4242;
+    for (int it = 0; it < 12; it++)
+        attn_case(10 + (uint64_t)it, 4, irand(&s, 1, 4), irand(&s, 1, 40), irand(&s, 1, 40), irand(&s, 1, 40), irand(&s, 1, 40),
+                  irand(&s, 0, 1), irand(&s, 0, 1), 3);
+}
+
 /* GELU in erf form, Div(x, c) -> Erf -> Add(a) -> Mul(x) -> Mul(h), runs as one gelu_erf step:
    arguments of erf over both branches (|x/c| below and above 0.5, up to 10), a != 1, odd sizes. */
 static void test_gelu(void **state)
@@ -1111,6 +1172,7 @@ int main(void)
         cmocka_unit_test(test_reducemean),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_gelu),
+        cmocka_unit_test(test_attention),
         cmocka_unit_test(test_pad_avgpool),
         cmocka_unit_test(test_data_movement),
         cmocka_unit_test(test_lstm),
