@@ -1684,6 +1684,76 @@ static void tr_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
     }
 }
 
+#ifdef __AVX2__
+/* out[j*ost + i] = in[i*ist + j] for i, j < 8, in registers. */
+static inline void tr8x8(const float *in, int64_t ist, float *out, int64_t ost)
+{
+    __m256 r0 = _mm256_loadu_ps(in), r1 = _mm256_loadu_ps(in + ist), r2 = _mm256_loadu_ps(in + 2 * ist), r3 = _mm256_loadu_ps(in + 3 * ist);
+    __m256 r4 = _mm256_loadu_ps(in + 4 * ist), r5 = _mm256_loadu_ps(in + 5 * ist), r6 = _mm256_loadu_ps(in + 6 * ist), r7 = _mm256_loadu_ps(in + 7 * ist);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5), t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+    _mm256_storeu_ps(out, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(out + ost, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(out + 2 * ost, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(out + 3 * ost, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(out + 4 * ost, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(out + 5 * ost, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(out + 6 * ost, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(out + 7 * ost, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* Float transposes whose last output axis L is strided in the input while another output
+   axis a is the input's unit-stride axis (BERT's K^T, perm (0,2,3,1)): per index of the
+   other axes, the (a, L) plane in 8 x 8 register transposes (contiguous 8-float loads along
+   a, stores along L), edges element by element. The row-copy kernel read one float per
+   cache line there. */
+typedef struct trt_plan {
+    tr_plan t;
+    int a;             /* the output axis with input stride 1 */
+    int64_t osa;       /* its output stride */
+    int64_t n2;        /* product of the other axes (not a, not L) */
+} trt_plan;
+
+static void trt_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const trt_plan *p = priv;
+    const tr_plan *t = &p->t;
+    const int r = t->r, a = p->a;
+    const int64_t na = t->od[a], nl = t->od[r - 1], st = t->is[r - 1], osa = p->osa;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+#pragma omp parallel for schedule(static) if (p->n2 * na * nl > PAR_MIN)
+    for (int64_t q = 0; q < p->n2; q++) {
+        int64_t rem = q, ioff = 0, ooff = 0, ost = nl;
+        for (int d = r - 2; d >= 0; d--) { /* output strides grow from the last axis */
+            if (d != a) {
+                int64_t idx = rem % t->od[d];
+                rem /= t->od[d];
+                ioff += idx * t->is[d];
+                ooff += idx * ost;
+            }
+            ost *= t->od[d];
+        }
+        const float *x = X + ioff;
+        float *y = Y + ooff;
+        int64_t i0 = 0;
+        for (; i0 + 8 <= na; i0 += 8) {
+            int64_t l0 = 0;
+            for (; l0 + 8 <= nl; l0 += 8) tr8x8(x + l0 * st + i0, st, y + i0 * osa + l0, osa);
+            for (int64_t i = i0; i < i0 + 8; i++)
+                for (int64_t l = l0; l < nl; l++) y[i * osa + l] = x[l * st + i];
+        }
+        for (int64_t i = i0; i < na; i++)
+            for (int64_t l = 0; l < nl; l++) y[i * osa + l] = x[l * st + i];
+    }
+}
+#endif
+
 static so_status select_transpose(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_node *n = &c->g->nodes[i];
@@ -1718,6 +1788,23 @@ static so_status select_transpose(const so_fast_ctx *c, int32_t i, so_fast_kerne
     k->priv = p;
     k->free_priv = free;
     k->name = "transpose";
+#ifdef __AVX2__
+    int a = -1;
+    for (int d = 0; d + 1 < r; d++)
+        if (p->is[d] == 1) a = d;
+    if (p->esz == 4 && r >= 2 && p->is[r - 1] > 1 && a >= 0 && p->od[a] >= 8 && p->inner >= 8) {
+        trt_plan *tp = so_xcalloc(1, sizeof *tp);
+        tp->t = *p;
+        tp->a = a;
+        tp->osa = 1;
+        for (int d = a + 1; d < r; d++) tp->osa *= p->od[d];
+        tp->n2 = p->outer / p->od[a];
+        free(p);
+        k->run = trt_run;
+        k->priv = tp;
+        k->name = "transpose_tiled";
+    }
+#endif
     return SO_OK;
 }
 

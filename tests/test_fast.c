@@ -1024,6 +1024,37 @@ static void test_pad_avgpool(void **state)
 static void test_data_movement(void **state)
 {
     (void)state;
+    /* tiled float transposes (the last output axis strided, another one unit-stride): BERT's K^T,
+       edges that are not multiples of 8, 2-D, rank 5, an axis below 8 (row kernel) */
+    struct {
+        int rank;
+        int d[5];
+        int64_t perm[5];
+        const char *kernel;
+    } tt[] = {
+        {4, {1, 64, 12, 64}, {0, 2, 3, 1}, "transpose_tiled"}, {4, {2, 19, 3, 21}, {0, 2, 3, 1}, "transpose_tiled"},
+        {2, {13, 29}, {1, 0}, "transpose_tiled"},              {2, {8, 8}, {1, 0}, "transpose_tiled"},
+        {3, {9, 16, 11}, {2, 0, 1}, "transpose_tiled"},        {5, {2, 9, 3, 10, 2}, {4, 3, 0, 2, 1}, NULL},
+        {5, {3, 10, 2, 9, 2}, {0, 3, 2, 4, 1}, NULL},          {2, {5, 30}, {1, 0}, "transpose"},
+        {3, {4, 9, 17}, {1, 2, 0}, "transpose"},
+    };
+    for (size_t v = 0; v < sizeof tt / sizeof tt[0]; v++) {
+        tb t;
+        tb_begin(&t, 1, 900 + v);
+        int64_t dd[5];
+        for (int q = 0; q < tt[v].rank; q++) dd[q] = tt[v].d[q];
+        int32_t x = tb_input(&t, so_shape_make(tt[v].rank, dd));
+        so_attr a = {0};
+        a.n_ints = tt[v].rank;
+        memcpy(a.ints, tt[v].perm, sizeof(int64_t) * (size_t)tt[v].rank);
+        int32_t n = tb_node(&t, SO_OP_TRANSPOSE, &x, 1, &a);
+        t.g->outputs[0] = (so_edge){n, 0};
+        check_graph(&t, 0);
+#ifdef __AVX2__
+        if (tt[v].kernel) assert_kernel(&t, tt[v].kernel);
+#endif
+        tb_free(&t);
+    }
     /* transpose: several permutations */
     int64_t perms[4][4] = {{0, 2, 1, 3}, {0, 1, 3, 2}, {3, 2, 1, 0}, {1, 0, 2, 3}};
     for (int k = 0; k < 4; k++) {
