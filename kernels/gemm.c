@@ -489,6 +489,86 @@ void so_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float al
     so_gemm_packed(trans_a, M, N, K, alpha, A, lda, scratch, beta, C, ldc, epi, scratch + pb, threads);
 }
 
+/* ---------------- small products, nothing packed ---------------- */
+
+#ifdef __AVX2__
+/* One R x 16 tile (R <= MR) of C = A B with B read in place (row k at b + k*ldb); MASKED:
+   only the columns in masks m0/m1 (N edge) are loaded and stored. R is a constant at every
+   call, so the accumulators stay in registers. */
+static inline __attribute__((always_inline)) void small_tile(int R, int MASKED, int64_t K, const float *restrict a, int64_t lda,
+                                                            const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc,
+                                                            __m256i m0, __m256i m1)
+{
+    __m256 acc[MR][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < K; k++, b += ldb) {
+        const __m256 b0 = MASKED ? _mm256_maskload_ps(b, m0) : _mm256_loadu_ps(b);
+        const __m256 b1 = MASKED ? _mm256_maskload_ps(b + 8, m1) : _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; r++) {
+            const __m256 av = _mm256_broadcast_ss(a + r * lda + k);
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+        if (MASKED) {
+            _mm256_maskstore_ps(c + r * ldc, m0, acc[r][0]);
+            _mm256_maskstore_ps(c + r * ldc + 8, m1, acc[r][1]);
+        } else {
+            _mm256_storeu_ps(c + r * ldc, acc[r][0]);
+            _mm256_storeu_ps(c + r * ldc + 8, acc[r][1]);
+        }
+    }
+}
+
+static void small_tile_m(int MASKED, int rows, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+                         int64_t ldc, __m256i m0, __m256i m1)
+{
+    switch (rows) {
+    case 6: small_tile(6, MASKED, K, a, lda, b, ldb, c, ldc, m0, m1); break;
+    case 5: small_tile(5, MASKED, K, a, lda, b, ldb, c, ldc, m0, m1); break;
+    case 4: small_tile(4, MASKED, K, a, lda, b, ldb, c, ldc, m0, m1); break;
+    case 3: small_tile(3, MASKED, K, a, lda, b, ldb, c, ldc, m0, m1); break;
+    case 2: small_tile(2, MASKED, K, a, lda, b, ldb, c, ldc, m0, m1); break;
+    default: small_tile(1, MASKED, K, a, lda, b, ldb, c, ldc, m0, m1); break;
+    }
+}
+#endif
+
+void so_gemm_small(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc)
+{
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof *C * (size_t)N);
+        return;
+    }
+#ifdef __AVX2__
+    for (int64_t j0 = 0; j0 < N; j0 += NR) {
+        const int64_t nr = imin(NR, N - j0);
+        const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nr), idx);
+        const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nr - 8), idx);
+        for (int64_t i0 = 0; i0 < M; i0 += MR) {
+            const int rows = (int)imin(MR, M - i0);
+            if (nr == NR)
+                small_tile_m(0, rows, K, A + i0 * lda, lda, B + j0, ldb, C + i0 * ldc + j0, ldc, m0, m1);
+            else
+                small_tile_m(1, rows, K, A + i0 * lda, lda, B + j0, ldb, C + i0 * ldc + j0, ldc, m0, m1);
+        }
+    }
+#else
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            float acc = 0.f;
+            for (int64_t k = 0; k < K; k++) acc += A[i * lda + k] * B[k * ldb + j];
+            C[i * ldc + j] = acc;
+        }
+#endif
+}
+
 /* ---------------- weights as A ---------------- */
 
 /* Column block of the per-thread packed B (weights-as-A path): KC x NC floats (NC = 384:

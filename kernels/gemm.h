@@ -62,6 +62,11 @@ void so_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float al
              const float *B, int64_t ldb, float beta, float *C, int64_t ldc, const so_gemm_epi *epi, float *scratch,
              int threads);
 
+/* C[M,N] = A[M,K] B[K,N], all row-major and read in place (nothing packed, no scratch): for
+   small products whose operands sit in L1/L2 (attention heads, 64 x 64 x 64), where packing
+   B per call costs more than it saves. One thread; callable inside a parallel region. */
+void so_gemm_small(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc);
+
 /* ---- weights as A (conv: Y[O, HW] = W[O, K] B[K, HW]) ----
    Packed A: ceil(M / MR) row micro-panels, panel i holds rows [i*MR, i*MR + MR) as K groups of
    MR floats (zero-padded past M); the K block [k0, k0 + kc) of a panel is at i*MR*K + k0*MR. */

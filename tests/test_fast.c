@@ -691,6 +691,141 @@ static void test_unary_accuracy(void **state)
     }
 }
 
+/* Asserts that the executor (1 thread) runs step 0 of t's graph with kernel `name`. */
+static void assert_kernel(tb *t, const char *name)
+{
+    so_exec_opts o = {.threads = 1};
+    so_exec *e = NULL;
+    assert_int_equal(so_exec_new(t->g, &o, &e), SO_OK);
+    so_exec_step_info si;
+    so_exec_step(e, 0, &si);
+    assert_string_equal(si.kernel, name);
+    so_exec_free(e);
+}
+
+/* MatMul(Q, Kt) -> Div/Mul(scalar) -> Softmax(last axis) -> MatMul(., V) [-> Transpose(0,2,1,3)] runs as
+   one attention step (so_gemm_small, nothing packed): BERT's head shape, odd sizes (N edges below 8 and
+   16 columns, M edges of 1..5 rows), rank 3 without the transpose; a softmax over another axis is not
+   fused. */
+static void attn_case(uint64_t seed, int rank, int B, int S, int D, int S2, int Dv, int mul, int transpose, int sm_axis)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int32_t q, kt, v;
+    if (rank == 4) {
+        q = tb_input(&t, shp(4, 1, B, S, D));
+        kt = tb_input(&t, shp(4, 1, B, D, S2));
+        v = tb_input(&t, shp(4, 1, B, S2, Dv));
+    } else {
+        q = tb_input(&t, shp(3, B, S, D));
+        kt = tb_input(&t, shp(3, B, D, S2));
+        v = tb_input(&t, shp(3, B, S2, Dv));
+    }
+    float *cv = malloc(sizeof *cv);
+    cv[0] = mul ? 0.125f : 2.5f;
+    int32_t w = tb_weight_data(&t, shp(1, 1), cv);
+    int32_t i0[2] = {q, kt}, mm = tb_node(&t, SO_OP_MATMUL, i0, 2, NULL);
+    int32_t i1[2] = {mm, w}, dv = tb_node(&t, mul ? SO_OP_MUL : SO_OP_DIV, i1, 2, NULL);
+    so_attr sa = {0};
+    sa.axis = sm_axis;
+    int32_t sm = tb_node(&t, SO_OP_SOFTMAX, &dv, 1, &sa);
+    int32_t i2[2] = {sm, v}, m2 = tb_node(&t, SO_OP_MATMUL, i2, 2, NULL), y = m2;
+    if (transpose) {
+        so_attr ta = {0};
+        ta.n_ints = 4;
+        int64_t perm[4] = {0, 2, 1, 3};
+        memcpy(ta.ints, perm, sizeof perm);
+        y = tb_node(&t, SO_OP_TRANSPOSE, &m2, 1, &ta);
+    }
+    t.g->outputs[0] = (so_edge){y, 0};
+    int steps = check_graph(&t, TOL);
+    if (sm_axis == rank - 1) {
+        assert_int_equal(steps, 1);
+        assert_kernel(&t, "attention");
+    } else {
+        assert_true(steps > 1);
+    }
+    tb_free(&t);
+}
+
+static void test_attention(void **state)
+{
+    (void)state;
+    attn_case(1, 4, 12, 64, 64, 64, 64, 0, 1, 3); /* BERT-base */
+    attn_case(2, 4, 2, 7, 5, 9, 3, 0, 1, 3);
+    attn_case(3, 4, 3, 17, 13, 33, 20, 1, 1, 3);
+    attn_case(4, 4, 1, 1, 1, 1, 1, 0, 1, 3);
+    attn_case(5, 3, 5, 23, 16, 31, 17, 0, 0, 2); /* rank 3, no transpose */
+    attn_case(6, 4, 2, 8, 8, 8, 8, 0, 0, 3);     /* rank 4 without the transpose */
+    attn_case(7, 4, 2, 8, 8, 8, 8, 0, 1, 2);     /* softmax over another axis: not fused */
+    uint64_t s = 4242;
+    for (int it = 0; it < 12; it++)
+        attn_case(10 + (uint64_t)it, 4, irand(&s, 1, 4), irand(&s, 1, 40), irand(&s, 1, 40), irand(&s, 1, 40), irand(&s, 1, 40),
+                  irand(&s, 0, 1), irand(&s, 0, 1), 3);
+}
+
+/* GELU in erf form, Div(x, c) -> Erf -> Add(a) -> Mul(x) -> Mul(h), runs as one gelu_erf step:
+   arguments of erf over both branches (|x/c| below and above 0.5, up to 10), a != 1, odd sizes. */
+static void test_gelu(void **state)
+{
+    (void)state;
+    const float cs[4][3] = {{1.41421356f, 1.f, 0.5f}, {0.1f, 1.f, 0.5f}, {0.25f, 0.3f, 2.f}, {1.41421356f, 1.f, 0.5f}};
+    const int shapes[4][2] = {{64, 96}, {7, 333}, {3, 5}, {1, 1}};
+    for (int k = 0; k < 4; k++) {
+        tb t;
+        tb_begin(&t, 1, 600 + (uint64_t)k);
+        int32_t x = tb_input(&t, shp(2, shapes[k][0], shapes[k][1]));
+        int32_t w[3];
+        for (int q = 0; q < 3; q++) {
+            float *v = malloc(sizeof *v);
+            v[0] = cs[k][q];
+            w[q] = tb_weight_data(&t, shp(1, 1), v);
+        }
+        int32_t i0[2] = {x, w[0]}, d = tb_node(&t, SO_OP_DIV, i0, 2, NULL);
+        int32_t e = tb_node(&t, SO_OP_ERF, &d, 1, NULL);
+        int32_t i1[2] = {e, w[1]}, ad = tb_node(&t, SO_OP_ADD, i1, 2, NULL);
+        int32_t i2[2] = {x, ad}, m1 = tb_node(&t, SO_OP_MUL, i2, 2, NULL);
+        int32_t i3[2] = {m1, w[2]}, m2 = tb_node(&t, SO_OP_MUL, i3, 2, NULL);
+        t.g->outputs[0] = (so_edge){m2, 0};
+        assert_int_equal(check_graph(&t, TOL), 1);
+        assert_kernel(&t, "gelu_erf");
+        if (k == 3) { /* per element over [-40, 40]: erf's absolute error (<= 3e-7) times |x h| */
+            enum { NV = 4001 };
+            static float in[NV], ref[NV], got[NV];
+            for (int j = 0; j < NV; j++) in[j] = (float)(j - NV / 2) * 0.02f;
+            in[NV / 2 + 1] = 1e-6f;
+            const float *ins[1] = {in};
+            float *r[1] = {ref}, *o[1] = {got};
+            tb t2;
+            tb_begin(&t2, 1, 700);
+            int32_t x2 = tb_input(&t2, shp(2, 1, NV)), w2[3];
+            for (int q = 0; q < 3; q++) {
+                float *v = malloc(sizeof *v);
+                v[0] = cs[k][q];
+                w2[q] = tb_weight_data(&t2, shp(1, 1), v);
+            }
+            int32_t j0[2] = {x2, w2[0]}, d2 = tb_node(&t2, SO_OP_DIV, j0, 2, NULL);
+            int32_t e2 = tb_node(&t2, SO_OP_ERF, &d2, 1, NULL);
+            int32_t j1[2] = {e2, w2[1]}, a2 = tb_node(&t2, SO_OP_ADD, j1, 2, NULL);
+            int32_t j2[2] = {x2, a2}, n2 = tb_node(&t2, SO_OP_MUL, j2, 2, NULL);
+            int32_t j3[2] = {n2, w2[2]}, y2 = tb_node(&t2, SO_OP_MUL, j3, 2, NULL);
+            t2.g->outputs[0] = (so_edge){y2, 0};
+            assert_int_equal(so_ref_run(t2.g, ins, r), SO_OK);
+            so_exec *ex = NULL;
+            assert_int_equal(so_exec_new(t2.g, NULL, &ex), SO_OK);
+            assert_int_equal(so_exec_run(ex, ins, o), SO_OK);
+            assert_int_equal(so_exec_n_steps(ex), 1);
+            for (int j = 0; j < NV; j++) {
+                double dd = fabs((double)got[j] - ref[j]), lim = 1e-6 * fabs(in[j]) * 0.5 + 1e-37;
+                if (!(dd <= lim)) fail_msg("gelu(%g): got %.9g want %.9g", in[j], got[j], ref[j]);
+            }
+            so_exec_free(ex);
+            tb_free(&t2);
+        }
+        tb_free(&t);
+    }
+}
+
 /* ---------------- normalisation, pooling, data movement ---------------- */
 
 static void test_softmax_layernorm_batchnorm(void **state)
@@ -764,7 +899,8 @@ static void test_reducemean(void **state)
     tb_free(&t);
 }
 
-static void one_pool(uint64_t seed, so_op op, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int cip, int ceil)
+static void one_pool_k(uint64_t seed, so_op op, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int cip,
+                       int ceil, const char *kernel)
 {
     tb t;
     tb_begin(&t, 1, seed);
@@ -783,8 +919,20 @@ static void one_pool(uint64_t seed, so_op op, int H, int W, int kh, int kw, int 
     int32_t n = tb_node(&t, op, &x, 1, &a);
     t.g->outputs[0] = (so_edge){n, 0};
     check_graph(&t, TOL);
+    if (kernel) assert_kernel(&t, kernel);
     tb_free(&t);
 }
+
+static void one_pool(uint64_t seed, so_op op, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int cip, int ceil)
+{
+    one_pool_k(seed, op, H, W, kh, kw, sh, sw, pt, pl, pb, pr, cip, ceil, NULL);
+}
+
+#ifdef __AVX2__
+#define AP3S1 "avgpool3x3_s1"
+#else
+#define AP3S1 NULL
+#endif
 
 static void test_pool(void **state)
 {
@@ -812,6 +960,15 @@ static void test_pool(void **state)
         int H = irand(&s, SO_MAX(1, 3 - pt - pb), 30), W = irand(&s, SO_MAX(1, 3 - pl - pr), 70);
         one_pool(30 + (uint64_t)it, SO_OP_MAXPOOL, H, W, 3, 3, 2, 2, pt, pl, pb, pr, 0, irand(&s, 0, 1));
     }
+    /* average pooling 3x3 stride 1 (avgpool3x3_s1): planes 1x1 .. wider than a vector, pads 0..2 per side
+       (incl. windows entirely in the padding), with and without count_include_pad, ceil mode */
+    for (int it = 0; it < 60; it++) {
+        int pt = irand(&s, 0, 2), pl = irand(&s, 0, 2), pb = irand(&s, 0, 2), pr = irand(&s, 0, 2);
+        int H = irand(&s, SO_MAX(1, 3 - pt - pb), it < 30 ? 9 : 40), W = irand(&s, SO_MAX(1, 3 - pl - pr), it < 30 ? 10 : 40);
+        one_pool_k(100 + (uint64_t)it, SO_OP_AVGPOOL, H, W, 3, 3, 1, 1, pt, pl, pb, pr, irand(&s, 0, 1), irand(&s, 0, 1), AP3S1);
+    }
+    const int ap[6][2] = {{1, 1}, {2, 2}, {8, 8}, {17, 17}, {35, 35}, {7, 9}};
+    for (int k = 0; k < 6; k++) one_pool_k(200 + (uint64_t)k, SO_OP_AVGPOOL, ap[k][0], ap[k][1], 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, AP3S1);
     const int gap[4][3] = {{7, 5, 3}, {24, 13, 13}, {5, 1, 1}, {3, 56, 57}}; /* global average pool: C, H, W (vectorised sums) */
     for (int k = 0; k < 4; k++) {
         tb t;
@@ -857,6 +1014,9 @@ static void test_pad_avgpool(void **state)
         int32_t n = tb_node(&t, SO_OP_AVGPOOL, &pd, 1, &pa);
         t.g->outputs[0] = (so_edge){n, 0};
         assert_int_equal(check_graph(&t, TOL), cs[v].steps);
+#ifdef __AVX2__
+        if (v == 0) assert_kernel(&t, "pad_avgpool3x3_s1");
+#endif
         tb_free(&t);
     }
 }
@@ -864,6 +1024,37 @@ static void test_pad_avgpool(void **state)
 static void test_data_movement(void **state)
 {
     (void)state;
+    /* tiled float transposes (the last output axis strided, another one unit-stride): BERT's K^T,
+       edges that are not multiples of 8, 2-D, rank 5, an axis below 8 (row kernel) */
+    struct {
+        int rank;
+        int d[5];
+        int64_t perm[5];
+        const char *kernel;
+    } tt[] = {
+        {4, {1, 64, 12, 64}, {0, 2, 3, 1}, "transpose_tiled"}, {4, {2, 19, 3, 21}, {0, 2, 3, 1}, "transpose_tiled"},
+        {2, {13, 29}, {1, 0}, "transpose_tiled"},              {2, {8, 8}, {1, 0}, "transpose_tiled"},
+        {3, {9, 16, 11}, {2, 0, 1}, "transpose_tiled"},        {5, {2, 9, 3, 10, 2}, {4, 3, 0, 2, 1}, NULL},
+        {5, {3, 10, 2, 9, 2}, {0, 3, 2, 4, 1}, NULL},          {2, {5, 30}, {1, 0}, "transpose"},
+        {3, {4, 9, 17}, {1, 2, 0}, "transpose"},
+    };
+    for (size_t v = 0; v < sizeof tt / sizeof tt[0]; v++) {
+        tb t;
+        tb_begin(&t, 1, 900 + v);
+        int64_t dd[5];
+        for (int q = 0; q < tt[v].rank; q++) dd[q] = tt[v].d[q];
+        int32_t x = tb_input(&t, so_shape_make(tt[v].rank, dd));
+        so_attr a = {0};
+        a.n_ints = tt[v].rank;
+        memcpy(a.ints, tt[v].perm, sizeof(int64_t) * (size_t)tt[v].rank);
+        int32_t n = tb_node(&t, SO_OP_TRANSPOSE, &x, 1, &a);
+        t.g->outputs[0] = (so_edge){n, 0};
+        check_graph(&t, 0);
+#ifdef __AVX2__
+        if (tt[v].kernel) assert_kernel(&t, tt[v].kernel);
+#endif
+        tb_free(&t);
+    }
     /* transpose: several permutations */
     int64_t perms[4][4] = {{0, 2, 1, 3}, {0, 1, 3, 2}, {3, 2, 1, 0}, {1, 0, 2, 3}};
     for (int k = 0; k < 4; k++) {
@@ -1011,6 +1202,8 @@ int main(void)
         cmocka_unit_test(test_softmax_layernorm_batchnorm),
         cmocka_unit_test(test_reducemean),
         cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_gelu),
+        cmocka_unit_test(test_attention),
         cmocka_unit_test(test_pad_avgpool),
         cmocka_unit_test(test_data_movement),
         cmocka_unit_test(test_lstm),
