@@ -999,7 +999,7 @@ static void __attribute__((noinline)) pk_kernel(int mr, int64_t kc, const float 
 
 static inline __m256 pk_ld6(const float *p)
 {
-    return _mm256_set_m128(_mm_castpd_ps(_mm_load_sd((const double *)(p + 4))), _mm_loadu_ps(p));
+    return _mm256_set_m128(_mm_castsi128_ps(_mm_loadu_si64(p + 4)), _mm_loadu_ps(p));
 }
 
 /* The tile t[6][16] (pixels x channels o0..o0+15, nob of them real) out to rows y + j*hw,
@@ -1031,7 +1031,7 @@ static void pk_out(const float *t, int nob, int mr, int accum, int fin, const so
                     }
                 }
                 _mm_storeu_ps(yr, _mm256_castps256_ps128(x));
-                _mm_store_sd((double *)(yr + 4), _mm_castps_pd(_mm256_extractf128_ps(x, 1)));
+                _mm_storeu_si64(yr + 4, _mm_castps_si128(_mm256_extractf128_ps(x, 1)));
             } else {
                 _Alignas(32) float s[8];
                 _mm256_store_ps(s, x);
@@ -1088,7 +1088,7 @@ static void conv_pk_run(void *priv, const so_tensor *in, so_tensor *out, float *
                 } else if (m == 6) {
                     for (xr += p0 + j; xr < X + (n * K + kb + kc) * hw_in; xr += hw_in, d += 6) {
                         _mm_storeu_ps(d, _mm_loadu_ps(xr));
-                        _mm_storel_pi((__m64 *)(d + 4), _mm_castpd_ps(_mm_load_sd((const double *)(xr + 4))));
+                        _mm_storeu_si64(d + 4, _mm_loadu_si64(xr + 4));
                     }
                 } else {
                     for (int64_t k = 0; k < kc; k++, d += 6)
