@@ -1,4 +1,4 @@
-/* conv.c - fast Conv2d: 1x1 stride-1 as sgemm on the NCHW buffer, general conv as im2col (column-tiled, bounded scratch) + sgemm per group, grouped/depthwise/stem convs as a direct register-blocked kernel over stride-phase planes, depthwise 3x3 stride 2 as a row loop, Winograd via winograd.c; per-channel epilogue (bias, folded BatchNorm, activation, residual). */
+/* conv.c - fast Conv2d: 1x1 stride-1 as sgemm on the NCHW buffer or a packed-weight 6x16 GEMM kernel (small planes, any stride), general conv as im2col (column-tiled, bounded scratch) + sgemm per group, grouped/depthwise/stem convs as a direct register-blocked kernel over stride-phase planes, depthwise 3x3 stride 2 as a row loop, Winograd via winograd.c; per-channel epilogue (bias, folded BatchNorm, activation, residual). */
 #include "conv.h"
 
 #include <math.h>
@@ -1115,6 +1115,9 @@ static void conv_pk_run(void *priv, const so_tensor *in, so_tensor *out, float *
 #endif
 
 #ifdef __AVX2__
+/* Measured (1 thread, Conv+BN+Relu alone, paired ratios packed / so_gemm or OpenBLAS): 7x7 planes 0.75-0.99
+   whatever the channels (OpenBLAS's N = 49 edges); 14x14 with >= 2^18 weights 0.89-0.98 (ResNet-50 layer 3,
+   SqueezeNet's 13x13 512->1000 0.95-1.00), with fewer 0.99-1.04 (MobileNet-v2); 28x28 0.95-1.09, 56x56 O = 24 1.2-1.4. */
 static int pk_wanted(int64_t hw, int64_t ko)
 {
     return hw <= so_conv_pk_all_hw || (hw <= so_conv_pk_max_hw && ko >= so_conv_pk_min_ko);
@@ -1292,13 +1295,18 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             k->run = conv_pw_run;
             k->name = "conv1x1_direct";
         }
+        /* the packed 6x16 kernel where it measured faster than so_gemm / OpenBLAS (see pk_wanted) */
         if (p->kind != CONV_PW && p->G == 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw, p->C * p->O))
             pk_setup(p, k, g->model->weights[g->nodes[n->in[1].node].ref].data);
 #endif
 #ifdef __AVX2__
     } else if (p->kh == 1 && p->kw == 1 && a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 && a->pad[3] == 0 && p->G == 1 &&
                g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw, p->C * p->O)) {
-        /* strided 1x1 (ResNet's downsampling): the packed kernel gathers the input pixels, no im2col */
+        /* strided 1x1 (ResNet's downsampling): the packed kernel gathers the input pixels, no im2col
+           (1024->2048 14x14 -> 7x7 0.78, 512->1024 -> 14x14 0.97 the im2col + sgemm time; -> 28x28 1.23: not taken) */
+        p->kind = CONV_IM2COL; /* if pk_setup runs out of memory */
+        k->run = conv_gemm_run;
+        k->name = "conv_im2col_sgemm";
         p->ioff = so_xmalloc(sizeof *p->ioff * (size_t)hw);
         for (int64_t q = 0; q < hw; q++) p->ioff[q] = (int32_t)(q / p->Wo * p->sh * p->W + q % p->Wo * p->sw);
         pk_setup(p, k, g->model->weights[g->nodes[n->in[1].node].ref].data);
