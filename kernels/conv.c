@@ -955,7 +955,7 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
    Relu) applied there and stored once; other epilogues: a row pass per chunk. A chunk's last
    tile of fewer than 6 pixels runs a kernel of as many rows. Every output is accumulated in the same order whatever the
    thread count. */
-int64_t so_conv_pk_kc = 1024, so_conv_pk_np = 96, so_conv_pk_all_hw = 8 * 8, so_conv_pk_max_hw = 14 * 14, so_conv_pk_min_ko = 1 << 18;
+int64_t so_conv_pk_kc = 1024, so_conv_pk_np = 96, so_conv_pk_max_hw = 8 * 8;
 
 /* t[r][0..15] = sum over kc of a[k*6 + r] * b[k*16 + 0..15] for the MR rows r < MR (a: a packed
    micro-panel of 6 pixels per k); rows past MR are not read nor written. */
@@ -1115,13 +1115,12 @@ static void conv_pk_run(void *priv, const so_tensor *in, so_tensor *out, float *
 #endif
 
 #ifdef __AVX2__
-/* Measured (1 thread, Conv+BN+Relu alone, paired ratios packed / so_gemm or OpenBLAS): 7x7 planes 0.75-0.99
-   whatever the channels (OpenBLAS's N = 49 edges); 14x14 with >= 2^18 weights 0.89-0.98 (ResNet-50 layer 3,
-   SqueezeNet's 13x13 512->1000 0.95-1.00), with fewer 0.99-1.04 (MobileNet-v2); 28x28 0.95-1.09, 56x56 O = 24 1.2-1.4. */
-static int pk_wanted(int64_t hw, int64_t ko)
-{
-    return hw <= so_conv_pk_all_hw || (hw <= so_conv_pk_max_hw && ko >= so_conv_pk_min_ko);
-}
+/* Measured (1 thread, paired ratios packed / so_gemm or OpenBLAS): 7x7 planes 0.75-0.99 whatever the channels
+   (OpenBLAS's N = 49 edges; in-model MobileNet-v2 0.80-0.88, ResNet-50 layer 4 0.73-0.96, Inception-v3 8x8
+   0.85-0.98). 14x14 with >= 2^18 weights measured 0.89-0.98 alone with warm caches but 0.94-1.29 in ResNet-50
+   (layer 3, the 256->1024 + residual ones 1.09-1.29), SqueezeNet's 13x13 512->1000 0.95-1.01, MobileNet-v2's 14x14
+   0.99-1.04, 28x28 0.95-1.09, 56x56 O = 24 1.2-1.4: those keep so_gemm / OpenBLAS / im2col. */
+static int pk_wanted(int64_t hw) { return hw <= so_conv_pk_max_hw; }
 
 /* CONV_PK for a 1x1 ungrouped conv with constant weights wsrc [O][C]: packs them as [O/16][C][16]
    (zero-padded), the original given back by exec (in1_copied). Out of memory: k unchanged. */
@@ -1296,14 +1295,15 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             k->name = "conv1x1_direct";
         }
         /* the packed 6x16 kernel where it measured faster than so_gemm / OpenBLAS (see pk_wanted) */
-        if (p->kind != CONV_PW && p->G == 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw, p->C * p->O))
+        if (p->kind != CONV_PW && p->G == 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw))
             pk_setup(p, k, g->model->weights[g->nodes[n->in[1].node].ref].data);
 #endif
 #ifdef __AVX2__
     } else if (p->kh == 1 && p->kw == 1 && a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 && a->pad[3] == 0 && p->G == 1 &&
-               g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw, p->C * p->O)) {
+               g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw)) {
         /* strided 1x1 (ResNet's downsampling): the packed kernel gathers the input pixels, no im2col
-           (1024->2048 14x14 -> 7x7 0.78, 512->1024 -> 14x14 0.97 the im2col + sgemm time; -> 28x28 1.23: not taken) */
+           (1024->2048 14x14 -> 7x7 0.78 alone, 0.84-0.90 in ResNet-50, the im2col + sgemm time; -> 14x14 0.97 alone,
+           1.03-1.14 in-model, -> 28x28 1.23: not taken) */
         p->kind = CONV_IM2COL; /* if pk_setup runs out of memory */
         k->run = conv_gemm_run;
         k->name = "conv_im2col_sgemm";

@@ -408,11 +408,10 @@ static void test_conv_pw(void **state)
 static void test_conv_packed(void **state)
 {
     (void)state;
-    const int64_t pk[5] = {so_conv_pk_kc, so_conv_pk_np, so_conv_pk_all_hw, so_conv_pk_max_hw, so_conv_pk_min_ko};
+    const int64_t pk[3] = {so_conv_pk_kc, so_conv_pk_np, so_conv_pk_max_hw};
     const int64_t pwk = so_conv_pw_max_k;
     so_conv_pw_max_k = 0;
-    so_conv_pk_all_hw = so_conv_pk_max_hw = INT64_MAX;
-    so_conv_pk_min_ko = 0;
+    so_conv_pk_max_hw = INT64_MAX;
     expect_kernel = "conv1x1_packed";
     for (int cfg = 0; cfg < 3; cfg++) {
         so_conv_pk_kc = cfg == 0 ? pk[0] : cfg == 1 ? 16 : 7; /* one K block / several (the last partial) */
@@ -436,9 +435,7 @@ static void test_conv_packed(void **state)
     expect_kernel = NULL;
     so_conv_pk_kc = pk[0];
     so_conv_pk_np = pk[1];
-    so_conv_pk_all_hw = pk[2];
-    so_conv_pk_max_hw = pk[3];
-    so_conv_pk_min_ko = pk[4];
+    so_conv_pk_max_hw = pk[2];
     so_conv_pw_max_k = pwk;
 }
 
