@@ -1,4 +1,4 @@
-/* conv.c - fast Conv2d: 1x1 stride-1 as sgemm on the NCHW buffer, general conv as im2col (column-tiled, bounded scratch) + sgemm per group, grouped/depthwise/stem convs as a direct register-blocked kernel over stride-phase planes, depthwise 3x3 stride 2 as a row loop, Winograd via winograd.c; per-channel epilogue (bias, folded BatchNorm, activation, residual). */
+/* conv.c - fast Conv2d: 1x1 stride-1 as sgemm on the NCHW buffer or a packed-weight 6x16 GEMM kernel (small planes, any stride), general conv as im2col (column-tiled, bounded scratch) + sgemm per group, grouped/depthwise/stem convs as a direct register-blocked kernel over stride-phase planes, depthwise 3x3 stride 2 as a row loop, Winograd via winograd.c; per-channel epilogue (bias, folded BatchNorm, activation, residual). */
 #include "conv.h"
 
 #include <math.h>
@@ -17,7 +17,7 @@
 
 #define PAR_MIN 32768
 
-enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO, CONV_DW3, CONV_STEM, CONV_PW };
+enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO, CONV_DW3, CONV_STEM, CONV_PW, CONV_PK };
 
 int64_t so_conv_wino_min_hw = 27 * 27; /* SqueezeNet 27x27, 32 -> 128: 0.63 vs 0.745 ms im2col (paired, 1 thread) */
 int64_t so_conv_wino_min_ch = 32;
@@ -34,7 +34,8 @@ typedef struct conv_plan {
     int kind;
     int64_t N, C, H, W, O, Ho, Wo, G, Cg, Og, K;
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-    int64_t tile; /* im2col columns per tile */
+    int64_t tile; /* im2col columns per tile; CONV_PW, CONV_PK: pixels per chunk */
+    int64_t kc;   /* CONV_PK: K block */
     int64_t Hp, Wp; /* CONV_DW: phase plane rows (Hh) and row length (Wh) */
     int64_t ps, band; /* CONV_DW: floats per phase plane (flat outputs + DC_CHUNK + largest tap offset), rows per band */
     int64_t Hq, Wq; /* conv_dw3s2_run, dw3_c8: zero-bordered input plane (dw3_c8: pixels of 8 channels) */
@@ -940,6 +941,210 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
         }
     }
 }
+
+/* ---- 1x1 stride-1 convs with the weights packed as the GEMM's B operand (CONV_PK) ----
+   Y[o, p] = sum_k W[o, k] X[k, p] as a GEMM whose rows are pixels: the weights are packed once
+   at load into panels of 16 output channels, [O/16][K][16] (zero-padded), and the image is the
+   A operand read in place: a tile of 6 pixels x 16 output channels is accumulated in 12 ymm
+   registers, per k two weight loads (L1-resident panel) and six broadcasts of X[k][p..p+5]
+   (consecutive floats of one input row). Pixels are cut into chunks of so_conv_pk_np (the
+   chunk's input rows stay in L2 over all output panels), K into blocks of so_conv_pk_kc (a
+   kc x 16 weight panel stays in L1 over the chunk's tiles); partial sums of earlier K blocks
+   are kept in Y and added back. The tile is transposed in registers (8x8, two padding rows)
+   into 16 output rows of 6 pixels, the epilogue (bias, folded BatchNorm, Relu/Clip, residual +
+   Relu) applied there and stored once; other epilogues: a row pass per chunk. A chunk's last
+   tile of fewer than 6 pixels runs a kernel of as many rows. Every output is accumulated in the same order whatever the
+   thread count. */
+int64_t so_conv_pk_kc = 1024, so_conv_pk_np = 96, so_conv_pk_max_hw = 8 * 8;
+
+/* t[r][0..15] = sum over kc of a[k*6 + r] * b[k*16 + 0..15] for the MR rows r < MR (a: a packed
+   micro-panel of 6 pixels per k); rows past MR are not read nor written. */
+static inline __attribute__((always_inline)) void pk_kern(int MR, int64_t kc, const float *restrict a, const float *restrict b,
+                                                         float *restrict t)
+{
+    __m256 c[6][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; r++) c[r][0] = c[r][1] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; k++) {
+        const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < MR; r++) {
+            const __m256 av = _mm256_broadcast_ss(a + r);
+            c[r][0] = _mm256_fmadd_ps(av, b0, c[r][0]);
+            c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
+        }
+        a += 6;
+        b += 16;
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; r++) {
+        _mm256_store_ps(t + 16 * r, c[r][0]);
+        _mm256_store_ps(t + 16 * r + 8, c[r][1]);
+    }
+}
+
+static void __attribute__((noinline)) pk_kernel(int mr, int64_t kc, const float *restrict a, const float *restrict b,
+                                                float *restrict t)
+{
+    switch (mr) {
+    case 6: pk_kern(6, kc, a, b, t); break;
+    case 5: pk_kern(5, kc, a, b, t); break;
+    case 4: pk_kern(4, kc, a, b, t); break;
+    case 3: pk_kern(3, kc, a, b, t); break;
+    case 2: pk_kern(2, kc, a, b, t); break;
+    default: pk_kern(1, kc, a, b, t); break;
+    }
+}
+
+static inline __m256 pk_ld6(const float *p)
+{
+    return _mm256_set_m128(_mm_castsi128_ps(_mm_loadu_si64(p + 4)), _mm_loadu_ps(p));
+}
+
+/* The tile t[6][16] (pixels x channels o0..o0+15, nob of them real) out to rows y + j*hw,
+   pixels [0, mr): added to what is there (accum), then the in-register epilogue (fin). */
+static void pk_out(const float *t, int nob, int mr, int accum, int fin, const so_epi *ep, int inreg, int64_t o0, float *y,
+                   const float *res, int64_t hw)
+{
+    for (int v = 0; v < 2 && 8 * v < nob; v++) {
+        __m256 r[8];
+        for (int i = 0; i < 8; i++) r[i] = i < mr ? _mm256_load_ps(t + 16 * i + 8 * v) : _mm256_setzero_ps();
+        tr8(r);
+        for (int j = 0; j < 8 && 8 * v + j < nob; j++) {
+            const int64_t o = o0 + 8 * v + j;
+            float *yr = y + (8 * v + j) * hw;
+            const float *rr = res ? res + (8 * v + j) * hw : NULL;
+            __m256 x = r[j];
+            if (mr == 6) {
+                if (accum) x = _mm256_add_ps(x, pk_ld6(yr));
+                if (fin && inreg) {
+                    dw3_epi e;
+                    e.s = _mm256_set1_ps(ep->scale ? ep->scale[o] : 1.f);
+                    e.t = _mm256_set1_ps(ep->shift ? ep->shift[o] : 0.f);
+                    e.lo = _mm256_set1_ps(ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
+                    e.hi = _mm256_set1_ps(ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
+                    x = _mm256_min_ps(e.hi, _mm256_max_ps(e.lo, _mm256_fmadd_ps(x, e.s, e.t)));
+                    if (rr) {
+                        x = _mm256_add_ps(x, pk_ld6(rr));
+                        if (ep->act2 == SO_ACT_RELU) x = _mm256_max_ps(x, _mm256_setzero_ps());
+                    }
+                }
+                _mm_storeu_ps(yr, _mm256_castps256_ps128(x));
+                _mm_storeu_si64(yr + 4, _mm_castps_si128(_mm256_extractf128_ps(x, 1)));
+            } else {
+                _Alignas(32) float s[8];
+                _mm256_store_ps(s, x);
+                for (int i = 0; i < mr; i++) {
+                    float u = s[i] + (accum ? yr[i] : 0.f);
+                    if (fin && inreg) {
+                        u = u * (ep->scale ? ep->scale[o] : 1.f) + (ep->shift ? ep->shift[o] : 0.f);
+                        if (ep->act1 == SO_ACT_RELU) u = u > 0.f ? u : 0.f;
+                        if (ep->act1 == SO_ACT_CLIP) u = u < ep->lo1 ? ep->lo1 : u > ep->hi1 ? ep->hi1 : u;
+                        if (rr) {
+                            u += rr[i];
+                            if (ep->act2 == SO_ACT_RELU) u = u > 0.f ? u : 0.f;
+                        }
+                    }
+                    yr[i] = u;
+                }
+            }
+        }
+    }
+}
+
+static void conv_pk_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const conv_plan *p = priv;
+    const float *X = in[0].data;
+    const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
+    float *Y = out[0].data;
+    const so_epi *ep = &p->ch.ep;
+    const int inreg = (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP) &&
+                      (!R || ep->act2 == SO_ACT_NONE || ep->act2 == SO_ACT_RELU);
+    const int64_t hw = p->Ho * p->Wo, hw_in = p->H * p->W, K = p->C, O = p->O, nbo = (O + 15) / 16, KC = p->kc;
+    /* fewer chunks than 2 per thread: the output panels are split too (each part packs its chunk) */
+    const int64_t T = so_fast_threads(), nt = (hw + 5) / 6, nch = (hw + p->tile - 1) / p->tile,
+                  nog = T <= 1 || p->N * nch >= 2 * T ? 1 : SO_MIN(nbo, (2 * T + p->N * nch - 1) / (p->N * nch));
+#pragma omp parallel for schedule(static) if (p->N * O * hw * K > PAR_MIN)
+    for (int64_t q = 0; q < p->N * nch * nog; q++) {
+        /* equal chunks of whole 6-pixel tiles */
+        const int64_t n = q / (nch * nog), ch = q / nog % nch, og = q % nog, p0 = ch * nt / nch * 6,
+                      len = SO_MIN(hw, (ch + 1) * nt / nch * 6) - p0, b0 = og * nbo / nog, b1 = (og + 1) * nbo / nog;
+        _Alignas(32) float t[96];
+        float *xp = scratch + (int64_t)omp_get_thread_num() * p->Wq;
+        for (int64_t kb = 0; kb < K; kb += KC) {
+            const int64_t kc = SO_MIN(KC, K - kb);
+            const int accum = kb > 0, fin = kb + kc == K;
+            /* the chunk's kc input rows as contiguous 6-pixel micro-panels [tile][kc][6] */
+            for (int64_t j = 0; j < len; j += 6) {
+                const int m = (int)SO_MIN(6, len - j);
+                const float *xr = X + (n * K + kb) * hw_in;
+                float *d = xp + j * kc;
+                if (p->ioff) { /* strided: the tile's input pixels gathered */
+                    const int32_t *io = p->ioff + p0 + j;
+                    for (int64_t k = 0; k < kc; k++, xr += hw_in, d += 6)
+                        for (int i = 0; i < m; i++) d[i] = xr[io[i]];
+                } else if (m == 6) {
+                    for (xr += p0 + j; xr < X + (n * K + kb + kc) * hw_in; xr += hw_in, d += 6) {
+                        _mm_storeu_ps(d, _mm_loadu_ps(xr));
+                        _mm_storeu_si64(d + 4, _mm_loadu_si64(xr + 4));
+                    }
+                } else {
+                    for (int64_t k = 0; k < kc; k++, d += 6)
+                        for (int i = 0; i < m; i++) d[i] = xr[k * hw_in + p0 + j + i];
+                }
+            }
+            for (int64_t bo = b0; bo < b1; bo++) {
+                const float *w = p->Ap + (bo * K + kb) * 16;
+                const int nob = (int)SO_MIN(16, O - bo * 16);
+                float *y = Y + (n * O + bo * 16) * hw + p0;
+                const float *res = R && inreg ? R + (n * O + bo * 16) * hw + p0 : NULL;
+                for (int64_t j = 0; j < len; j += 6) {
+                    const int mr = (int)SO_MIN(6, len - j);
+                    pk_kernel(mr, kc, xp + j * kc, w, t);
+                    pk_out(t, nob, mr, accum, fin, ep, inreg, bo * 16, y + j, res ? res + j : NULL, hw);
+                }
+            }
+        }
+        if (!inreg)
+            for (int64_t o = b0 * 16; o < SO_MIN(O, b1 * 16); o++)
+                so_fast_epi_row(ep, o, Y + (n * O + o) * hw + p0, R ? R + (n * O + o) * hw + p0 : NULL, len);
+    }
+}
+#endif
+
+#ifdef __AVX2__
+/* Measured (1 thread, paired ratios packed / so_gemm or OpenBLAS): 7x7 planes 0.75-0.99 whatever the channels
+   (OpenBLAS's N = 49 edges; in-model MobileNet-v2 0.80-0.88, ResNet-50 layer 4 0.73-0.96, Inception-v3 8x8
+   0.85-0.98). 14x14 with >= 2^18 weights measured 0.89-0.98 alone with warm caches but 0.94-1.29 in ResNet-50
+   (layer 3, the 256->1024 + residual ones 1.09-1.29), SqueezeNet's 13x13 512->1000 0.95-1.01, MobileNet-v2's 14x14
+   0.99-1.04, 28x28 0.95-1.09, 56x56 O = 24 1.2-1.4: those keep so_gemm / OpenBLAS / im2col. */
+static int pk_wanted(int64_t hw) { return hw <= so_conv_pk_max_hw; }
+
+/* CONV_PK for a 1x1 ungrouped conv with constant weights wsrc [O][C]: packs them as [O/16][C][16]
+   (zero-padded), the original given back by exec (in1_copied). Out of memory: k unchanged. */
+static void pk_setup(conv_plan *p, so_fast_kernel *k, const float *wsrc)
+{
+    const int64_t nbo = (p->O + 15) / 16, K = p->C;
+    float *ap = aligned_alloc(64, sizeof(float) * (size_t)(nbo * 16 * K)); /* a multiple of 64 bytes */
+    if (!ap) return; /* keep the kernel chosen before */
+    p->kind = CONV_PK;
+    free(p->Ap);
+    p->Ap = ap;
+    for (int64_t bo = 0; bo < nbo; bo++)
+        for (int64_t kk = 0; kk < K; kk++)
+            for (int64_t j = 0; j < 16; j++)
+                p->Ap[(bo * K + kk) * 16 + j] = bo * 16 + j < p->O ? wsrc[(bo * 16 + j) * K + kk] : 0.f;
+    p->kc = so_conv_pk_kc;
+    p->tile = SO_MAX(6, so_conv_pk_np / 6 * 6);
+    p->Wq = (p->tile + 6) * SO_MIN(p->kc, K); /* floats of packed input per thread (a chunk may have one tile more) */
+    k->packed_bytes = sizeof(float) * (size_t)(nbo * 16 * K);
+    k->in1_copied = 1;
+    k->scratch_bytes = sizeof(float) * (size_t)p->Wq * (size_t)omp_get_max_threads();
+    k->run = conv_pk_run;
+    k->name = "conv1x1_packed";
+}
 #endif
 
 so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -1089,6 +1294,22 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             k->run = conv_pw_run;
             k->name = "conv1x1_direct";
         }
+        /* the packed 6x16 kernel where it measured faster than so_gemm / OpenBLAS (see pk_wanted) */
+        if (p->kind != CONV_PW && p->G == 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw))
+            pk_setup(p, k, g->model->weights[g->nodes[n->in[1].node].ref].data);
+#endif
+#ifdef __AVX2__
+    } else if (p->kh == 1 && p->kw == 1 && a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 && a->pad[3] == 0 && p->G == 1 &&
+               g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw)) {
+        /* strided 1x1 (ResNet's downsampling): the packed kernel gathers the input pixels, no im2col
+           (1024->2048 14x14 -> 7x7 0.78 alone, 0.84-0.90 in ResNet-50, the im2col + sgemm time; -> 14x14 0.97 alone,
+           1.03-1.14 in-model, -> 28x28 1.23: not taken) */
+        p->kind = CONV_IM2COL; /* if pk_setup runs out of memory */
+        k->run = conv_gemm_run;
+        k->name = "conv_im2col_sgemm";
+        p->ioff = so_xmalloc(sizeof *p->ioff * (size_t)hw);
+        for (int64_t q = 0; q < hw; q++) p->ioff[q] = (int32_t)(q / p->Wo * p->sh * p->W + q % p->Wo * p->sw);
+        pk_setup(p, k, g->model->weights[g->nodes[n->in[1].node].ref].data);
 #endif
     } else {
         p->kind = CONV_IM2COL;

@@ -29,6 +29,11 @@ extern int64_t so_conv_dw_c8_max_hw;
    direct register-blocked kernel (weights read in place). */
 extern int64_t so_conv_pw_max_k, so_conv_pw_max_ko, so_conv_pw_max_hw;
 
+/* Other 1x1 ungrouped convs (any stride, no padding) with constant weights and at most so_conv_pk_max_hw
+   output pixels run conv1x1_packed:
+   weights packed as 16-channel panels, pixel chunks of so_conv_pk_np packed per call, K blocks of so_conv_pk_kc. */
+extern int64_t so_conv_pk_kc, so_conv_pk_np, so_conv_pk_max_hw;
+
 /* Largest im2col scratch (floats) a conv kernel uses; larger problems are tiled by columns. */
 #define SO_CONV_SCRATCH_FLOATS ((int64_t)1 << 21)
 

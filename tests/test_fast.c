@@ -108,6 +108,9 @@ static int32_t tb_node(tb *t, so_op op, const int32_t *ins, int n_in, const so_a
 
 static void tb_free(tb *t) { so_model_free(t->m); }
 
+/* When set, check_graph asserts that the first step runs this kernel. */
+static const char *expect_kernel;
+
 /* Runs the graph with the reference interpreter and with the executor (fast kernels at
    1 and 2 threads, and reference-only planned mode); asserts agreement. Returns the
    executor's number of steps (fast, 1 thread). */
@@ -156,6 +159,11 @@ static int check_graph(tb *t, double tol)
             }
         }
         if (mode == 0) {
+            if (expect_kernel) { /* the path under test was really taken */
+                so_exec_step_info si;
+                so_exec_step(e, 0, &si);
+                if (strcmp(si.kernel, expect_kernel)) fail_msg("kernel %s, expected %s", si.kernel, expect_kernel);
+            }
             steps = so_exec_n_steps(e);
             assert_int_equal(so_exec_n_profiled_runs(e), 2);
         }
@@ -391,6 +399,44 @@ static void test_conv_pw(void **state)
                     1, 1, 0, 0, 0, 0, irand(&r, 0, 4), irand(&r, 0, 2) == 0);
     so_conv_pw_max_ko = mk;
     so_conv_pw_max_k = mk2;
+}
+
+/* 1x1 convs on conv1x1_packed (thresholds lifted so every shape takes it; small K blocks and
+   pixel chunks so several of each are crossed): K and O not multiples of 16 / 6, 1 to
+   thousands of pixels, stride 2 (gathered pixels), every epilogue (bias, BN, Relu, Clip,
+   Sigmoid/Tanh as a row pass, residual + Relu), batch 2; check_graph runs 1 and 2 threads. */
+static void test_conv_packed(void **state)
+{
+    (void)state;
+    const int64_t pk[3] = {so_conv_pk_kc, so_conv_pk_np, so_conv_pk_max_hw};
+    const int64_t pwk = so_conv_pw_max_k;
+    so_conv_pw_max_k = 0;
+    so_conv_pk_max_hw = INT64_MAX;
+    expect_kernel = "conv1x1_packed";
+    for (int cfg = 0; cfg < 3; cfg++) {
+        so_conv_pk_kc = cfg == 0 ? pk[0] : cfg == 1 ? 16 : 7; /* one K block / several (the last partial) */
+        so_conv_pk_np = cfg == 0 ? pk[1] : cfg == 1 ? 30 : 6; /* pixel chunks */
+        one_conv_bn(700 + cfg, 1, 40, 33, 1, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_RELU, 0);  /* 49 pixels: 1-row edge tile */
+        one_conv_bn(710 + cfg, 2, 37, 17, 1, 9, 11, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_CLIP, 1); /* batch 2, residual + Relu */
+        one_conv_bn(720 + cfg, 1, 33, 48, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_NONE, 1);  /* one pixel */
+        one_conv_bn(730 + cfg, 1, 50, 20, 1, 5, 1, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_SIGMOID, 1); /* row-pass epilogue */
+        one_conv_bn(740 + cfg, 1, 21, 70, 1, 14, 13, 1, 1, 2, 1, 0, 0, 0, 0, SO_ACT_RELU, 1); /* stride 2: gathered pixels */
+        one_conv_bn(750 + cfg, 1, 9, 5, 1, 50, 61, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_TANH, 0);   /* 3050 pixels */
+        one_conv(760 + cfg, 1, 19, 6, 7, 23, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, SO_ACT_NONE);  /* bias only */
+        one_conv(770 + cfg, 1, 100, 5, 5, 16, 1, 1, 3, 3, 0, 0, 0, 0, 1, 1, 1, 0, SO_ACT_RELU); /* stride 3, no epilogue but Relu */
+    }
+    uint64_t r = 7171;
+    for (int it = 0; it < 30; it++) {
+        so_conv_pk_kc = irand(&r, 1, 4) * 16 + irand(&r, 0, 15);
+        so_conv_pk_np = irand(&r, 6, 120);
+        one_conv_bn(780 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 1, 90), irand(&r, 1, 40), 1, irand(&r, 1, 30), irand(&r, 1, 30), 1, 1,
+                    irand(&r, 1, 2), 1, 0, 0, 0, 0, irand(&r, 0, 4), irand(&r, 0, 2) == 0);
+    }
+    expect_kernel = NULL;
+    so_conv_pk_kc = pk[0];
+    so_conv_pk_np = pk[1];
+    so_conv_pk_max_hw = pk[2];
+    so_conv_pw_max_k = pwk;
 }
 
 /* Winograd F(4x4,3x3): thresholds lowered so small shapes take it; odd sizes leave partial tiles. */
@@ -1190,6 +1236,7 @@ int main(void)
         cmocka_unit_test(test_conv_depthwise3),
         cmocka_unit_test(test_conv_stem),
         cmocka_unit_test(test_conv_pw),
+        cmocka_unit_test(test_conv_packed),
         cmocka_unit_test(test_conv_winograd),
         cmocka_unit_test(test_conv_fusion),
         cmocka_unit_test(test_shared_add),
