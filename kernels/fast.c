@@ -229,6 +229,23 @@ static inline float verff(float x)
 
 static inline float vsigmoidf(float x) { return 1.f / (1.f + vexpf(-x)); }
 
+/* Softmax of one contiguous row x[0..L) into y (y may be x): vectorised max, exp + sum, scale. */
+static inline void softmax_row(const float *x, float *y, int64_t L)
+{
+    float mx = x[0], sum = 0.f;
+#pragma omp simd reduction(max : mx)
+    for (int64_t j = 1; j < L; j++) mx = x[j] > mx ? x[j] : mx;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < L; j++) {
+        float e = vexpf(x[j] - mx);
+        y[j] = e;
+        sum += e;
+    }
+    float inv = 1.f / sum;
+#pragma omp simd
+    for (int64_t j = 0; j < L; j++) y[j] *= inv;
+}
+
 /* tanh: odd Cephes polynomial for |x| < 0.625 (relative accuracy near 0), 1 - 2/(e^{2|x|}+1)
    above (vexpf clamps, so large |x| gives exactly +-1); selected by bit masks like verff. */
 static inline float vtanhf(float x)
@@ -570,18 +587,7 @@ static void attn_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
 #pragma omp simd
                 for (int64_t j = 0; j < S2; j++) x[j] /= cv;
             }
-            float mx = x[0], sum = 0.f;
-#pragma omp simd reduction(max : mx)
-            for (int64_t j = 1; j < S2; j++) mx = x[j] > mx ? x[j] : mx;
-#pragma omp simd reduction(+ : sum)
-            for (int64_t j = 0; j < S2; j++) {
-                float e = vexpf(x[j] - mx);
-                x[j] = e;
-                sum += e;
-            }
-            float inv = 1.f / sum;
-#pragma omp simd
-            for (int64_t j = 0; j < S2; j++) x[j] *= inv;
+            softmax_row(x, x, S2);
         }
         float *y = H > 1 ? Y + (b / H) * S * H * Dv + (b % H) * Dv : Y + b * S * Dv;
         so_gemm_small(S, Dv, S2, sc, S2, V + b * S2 * Dv, Dv, y, H * Dv);
@@ -1086,20 +1092,7 @@ static void sm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
 #pragma omp parallel for if (p->outer * L * Inn > PAR_MIN)
     for (int64_t o = 0; o < p->outer; o++) {
         if (Inn == 1) { /* contiguous rows (the last axis): vectorised max, exp + sum, scale */
-            const float *x = X + o * L;
-            float *y = Y + o * L;
-            float mx = x[0], sum = 0.f;
-#pragma omp simd reduction(max : mx)
-            for (int64_t j = 1; j < L; j++) mx = x[j] > mx ? x[j] : mx;
-#pragma omp simd reduction(+ : sum)
-            for (int64_t j = 0; j < L; j++) {
-                float e = vexpf(x[j] - mx);
-                y[j] = e;
-                sum += e;
-            }
-            float inv = 1.f / sum;
-#pragma omp simd
-            for (int64_t j = 0; j < L; j++) y[j] *= inv;
+            softmax_row(X + o * L, Y + o * L, L);
             continue;
         }
         for (int64_t t = 0; t < Inn; t++) {

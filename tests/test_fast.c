@@ -810,6 +810,23 @@ static void test_attention(void **state)
                   irand(&s, 0, 1), irand(&s, 0, 1), 3);
 }
 
+/* The exported erf GELU: x * (erf(x / c0) + c1) * c2, constants as scalar weights. */
+static int32_t gelu_chain(tb *t, int32_t x, const float c[3])
+{
+    int32_t w[3];
+    for (int q = 0; q < 3; q++) {
+        float *v = malloc(sizeof *v);
+        v[0] = c[q];
+        w[q] = tb_weight_data(t, shp(1, 1), v);
+    }
+    int32_t i0[2] = {x, w[0]}, d = tb_node(t, SO_OP_DIV, i0, 2, NULL);
+    int32_t e = tb_node(t, SO_OP_ERF, &d, 1, NULL);
+    int32_t i1[2] = {e, w[1]}, ad = tb_node(t, SO_OP_ADD, i1, 2, NULL);
+    int32_t i2[2] = {x, ad}, m1 = tb_node(t, SO_OP_MUL, i2, 2, NULL);
+    int32_t i3[2] = {m1, w[2]};
+    return tb_node(t, SO_OP_MUL, i3, 2, NULL);
+}
+
 /* GELU in erf form, Div(x, c) -> Erf -> Add(a) -> Mul(x) -> Mul(h), runs as one gelu_erf step:
    arguments of erf over both branches (|x/c| below and above 0.5, up to 10), a != 1, odd sizes. */
 static void test_gelu(void **state)
@@ -821,18 +838,7 @@ static void test_gelu(void **state)
         tb t;
         tb_begin(&t, 1, 600 + (uint64_t)k);
         int32_t x = tb_input(&t, shp(2, shapes[k][0], shapes[k][1]));
-        int32_t w[3];
-        for (int q = 0; q < 3; q++) {
-            float *v = malloc(sizeof *v);
-            v[0] = cs[k][q];
-            w[q] = tb_weight_data(&t, shp(1, 1), v);
-        }
-        int32_t i0[2] = {x, w[0]}, d = tb_node(&t, SO_OP_DIV, i0, 2, NULL);
-        int32_t e = tb_node(&t, SO_OP_ERF, &d, 1, NULL);
-        int32_t i1[2] = {e, w[1]}, ad = tb_node(&t, SO_OP_ADD, i1, 2, NULL);
-        int32_t i2[2] = {x, ad}, m1 = tb_node(&t, SO_OP_MUL, i2, 2, NULL);
-        int32_t i3[2] = {m1, w[2]}, m2 = tb_node(&t, SO_OP_MUL, i3, 2, NULL);
-        t.g->outputs[0] = (so_edge){m2, 0};
+        t.g->outputs[0] = (so_edge){gelu_chain(&t, x, cs[k]), 0};
         assert_int_equal(check_graph(&t, TOL), 1);
         assert_kernel(&t, "gelu_erf");
         if (k == 3) { /* per element over [-40, 40]: erf's absolute error (<= 3e-7) times |x h| */
@@ -844,18 +850,8 @@ static void test_gelu(void **state)
             float *r[1] = {ref}, *o[1] = {got};
             tb t2;
             tb_begin(&t2, 1, 700);
-            int32_t x2 = tb_input(&t2, shp(2, 1, NV)), w2[3];
-            for (int q = 0; q < 3; q++) {
-                float *v = malloc(sizeof *v);
-                v[0] = cs[k][q];
-                w2[q] = tb_weight_data(&t2, shp(1, 1), v);
-            }
-            int32_t j0[2] = {x2, w2[0]}, d2 = tb_node(&t2, SO_OP_DIV, j0, 2, NULL);
-            int32_t e2 = tb_node(&t2, SO_OP_ERF, &d2, 1, NULL);
-            int32_t j1[2] = {e2, w2[1]}, a2 = tb_node(&t2, SO_OP_ADD, j1, 2, NULL);
-            int32_t j2[2] = {x2, a2}, n2 = tb_node(&t2, SO_OP_MUL, j2, 2, NULL);
-            int32_t j3[2] = {n2, w2[2]}, y2 = tb_node(&t2, SO_OP_MUL, j3, 2, NULL);
-            t2.g->outputs[0] = (so_edge){y2, 0};
+            int32_t x2 = tb_input(&t2, shp(2, 1, NV));
+            t2.g->outputs[0] = (so_edge){gelu_chain(&t2, x2, cs[k]), 0};
             assert_int_equal(so_ref_run(t2.g, ins, r), SO_OK);
             so_exec *ex = NULL;
             assert_int_equal(so_exec_new(t2.g, NULL, &ex), SO_OK);
