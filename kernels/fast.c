@@ -903,7 +903,8 @@ static so_status select_binary(const so_fast_ctx *c, int32_t i, so_fast_kernel *
 
 typedef struct un_plan {
     so_op op;
-    float lo, hi;
+    float lo, hi;       /* CLIP */
+    float alpha, beta;  /* HARDSIGMOID, LEAKYRELU */
     int64_t n;
 } un_plan;
 
@@ -926,6 +927,38 @@ static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
             y[j] = v > p->hi ? p->hi : v;
         }
         break;
+    case SO_OP_HARDSIGMOID: /* the reference's float expressions, vectorised */
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) {
+            float t = p->alpha * x[j] + p->beta;
+            y[j] = t < 0.f ? 0.f : t > 1.f ? 1.f : t;
+        }
+        break;
+    case SO_OP_HARDSWISH:
+    case SO_OP_LEAKYRELU: {
+        /* GCC does not if-convert these loops (it did the Clip one), so AVX2 by hand: the same
+           float operations as the reference; max/min with the constant first and a LT_OQ
+           blend let a NaN through as the reference's comparisons do */
+        int64_t j = 0;
+#ifdef __AVX2__
+        const __m256 six = _mm256_set1_ps(6.f), half = _mm256_set1_ps(0.5f), zero = _mm256_setzero_ps(),
+                     one = _mm256_set1_ps(1.f), al = _mm256_set1_ps(p->alpha);
+        for (; j + 8 <= n; j += 8) {
+            __m256 v = _mm256_loadu_ps(x + j), r;
+            if (p->op == SO_OP_HARDSWISH)
+                r = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero, _mm256_add_ps(_mm256_div_ps(v, six), half))));
+            else
+                r = _mm256_blendv_ps(v, _mm256_mul_ps(al, v), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+            _mm256_storeu_ps(y + j, r);
+        }
+#endif
+        for (; j < n; j++) {
+            float t = x[j] / 6.f + 0.5f, v = x[j];
+            t = t < 0.f ? 0.f : t > 1.f ? 1.f : t;
+            y[j] = p->op == SO_OP_HARDSWISH ? v * t : v < 0.f ? p->alpha * v : v;
+        }
+        break;
+    }
     default: break;
     }
 }
@@ -957,6 +990,8 @@ static so_status select_unary(const so_fast_ctx *c, int32_t i, so_fast_kernel *k
     p->op = n->op;
     p->lo = n->attr->clip_min;
     p->hi = n->attr->clip_max;
+    p->alpha = n->attr->alpha;
+    p->beta = n->attr->beta;
     p->n = so_shape_numel(&n->out[0]);
     k->run = un_run;
     k->priv = p;
@@ -2117,6 +2152,9 @@ so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_LOG:
     case SO_OP_NEG:
     case SO_OP_RECIPROCAL:
+    case SO_OP_HARDSIGMOID:
+    case SO_OP_HARDSWISH:
+    case SO_OP_LEAKYRELU:
     case SO_OP_CLIP: return select_unary(c, i, k);
     case SO_OP_SOFTMAX: return select_softmax(c, i, k);
     case SO_OP_LAYERNORM: return select_layernorm(c, i, k);

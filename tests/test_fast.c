@@ -676,22 +676,46 @@ static void test_binary_broadcast(void **state)
     }
 }
 
+/* Asserts that the executor (1 thread) runs step `step` of t's graph with kernel `name`. */
+static void assert_step_kernel(tb *t, int32_t step, const char *name)
+{
+    so_exec_opts o = {.threads = 1};
+    so_exec *e = NULL;
+    assert_int_equal(so_exec_new(t->g, &o, &e), SO_OK);
+    so_exec_step_info si;
+    so_exec_step(e, step, &si);
+    assert_string_equal(si.kernel, name);
+    so_exec_free(e);
+}
+
+static void assert_kernel(tb *t, const char *name) { assert_step_kernel(t, 0, name); }
+
 static void test_unary(void **state)
 {
     (void)state;
-    so_op ops[10] = {SO_OP_RELU, SO_OP_SIGMOID, SO_OP_TANH, SO_OP_ERF, SO_OP_SQRT, SO_OP_EXP, SO_OP_LOG, SO_OP_NEG, SO_OP_RECIPROCAL, SO_OP_CLIP};
-    for (int k = 0; k < 10; k++)
+    so_op ops[13] = {SO_OP_RELU, SO_OP_SIGMOID, SO_OP_TANH, SO_OP_ERF, SO_OP_SQRT, SO_OP_EXP, SO_OP_LOG, SO_OP_NEG, SO_OP_RECIPROCAL, SO_OP_CLIP,
+                     SO_OP_HARDSIGMOID, SO_OP_HARDSWISH, SO_OP_LEAKYRELU};
+    for (int k = 0; k < 13; k++)
         for (int big = 0; big < 2; big++) {
             tb t;
             tb_begin(&t, 1, (uint64_t)k);
             int32_t x = tb_input(&t, big ? shp(2, 301, 257) : shp(3, 2, 3, 5));
             if (ops[k] == SO_OP_SQRT || ops[k] == SO_OP_LOG || ops[k] == SO_OP_RECIPROCAL) x = tb_node(&t, SO_OP_SIGMOID, &x, 1, NULL);
+            if (k >= 10) { /* inputs over [-6, 6]: both kinks of the hard activations */
+                float *v = malloc(sizeof *v);
+                v[0] = 6.f;
+                int32_t mi[2] = {x, tb_weight_data(&t, shp(1, 1), v)};
+                x = tb_node(&t, SO_OP_MUL, mi, 2, NULL);
+            }
             so_attr a = {0};
             a.clip_min = -0.5f;
             a.clip_max = 0.25f;
+            a.alpha = 0.3f;
+            a.beta = 0.4f;
             int32_t n = tb_node(&t, ops[k], &x, 1, &a);
             t.g->outputs[0] = (so_edge){n, 0};
-            check_graph(&t, TOL);
+            check_graph(&t, TOL); /* asserts agreement with the reference */
+            if (k >= 10) assert_step_kernel(&t, 1, "unary"); /* after the Mul */
             tb_free(&t);
         }
 }
@@ -735,18 +759,6 @@ static void test_unary_accuracy(void **state)
         so_exec_free(e);
         tb_free(&t);
     }
-}
-
-/* Asserts that the executor (1 thread) runs step 0 of t's graph with kernel `name`. */
-static void assert_kernel(tb *t, const char *name)
-{
-    so_exec_opts o = {.threads = 1};
-    so_exec *e = NULL;
-    assert_int_equal(so_exec_new(t->g, &o, &e), SO_OK);
-    so_exec_step_info si;
-    so_exec_step(e, 0, &si);
-    assert_string_equal(si.kernel, name);
-    so_exec_free(e);
 }
 
 /* MatMul(Q, Kt) -> Div/Mul(scalar) -> Softmax(last axis) -> MatMul(., V) [-> Transpose(0,2,1,3)] runs as
