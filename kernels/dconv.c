@@ -30,9 +30,12 @@ int64_t so_dconv_plan(so_dconv *d, int64_t C, int64_t H, int64_t W, int64_t O, i
     d->nob = (O + 15) / 16;
     int64_t npb = (Ho * Wo + DC_PB - 1) / DC_PB;
     d->pb = ((Ho * Wo + npb - 1) / npb + 5) / 6 * 6; /* equal blocks, whole tiles */
-    int64_t og = SO_MAX(1, SO_MIN(d->nob, DC_TB / (d->pb * 16))), nog = (d->nob + og - 1) / og;
-    d->og = (d->nob + nog - 1) / nog; /* equal groups */
     d->T = threads < 1 ? 1 : threads;
+    /* groups of og channel blocks; with several threads at least 4 work items per thread where the
+       channel blocks allow (small planes: one pixel block) */
+    int64_t og = SO_MAX(1, SO_MIN(d->nob, DC_TB / (d->pb * 16))), nog = (d->nob + og - 1) / og;
+    if (d->T > 1) nog = SO_MAX(nog, SO_MIN(d->nob, (4 * d->T + npb - 1) / npb));
+    d->og = (d->nob + nog - 1) / nog; /* equal groups */
     size_t wb = (so_dconv_packed_bytes(d) + 63) / 64 * 64;
     d->wp = aligned_alloc(64, wb); /* aligned vector loads */
     if (!d->wp) abort();
