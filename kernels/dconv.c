@@ -78,45 +78,37 @@ static void pad_copy(const float *x, int64_t H, int64_t W, float *xp, int64_t Hp
     }
 }
 
-/* One tile: 6 pixels (window corners b[0..6)) x 16 output channels over kn k steps (offsets
-   koff, weights w [kn][16]); t [6][16] holds the partial sums (first: starts from zero). */
+/* One tile: NP pixels (window corners b[0..NP)) x 16 output channels over kn k steps (offsets
+   koff, weights w [kn][16]); t [NP][16] holds the partial sums (first: starts from zero). Per k
+   step two weight loads, NP broadcasts, 2*NP FMAs (NP = 6: 12 accumulators). */
 #ifdef __AVX2__
-static inline void tile6x16(const float *const *b, const int32_t *koff, int64_t kn, const float *w, float *t, int first)
+static inline __attribute__((always_inline)) void tile_x16(int NP, const float *const *b, const int32_t *koff, int64_t kn,
+                                                          const float *w, float *t, int first)
 {
-    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
-    if (first) {
-        c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
-    } else {
-        c00 = _mm256_load_ps(t), c01 = _mm256_load_ps(t + 8), c10 = _mm256_load_ps(t + 16), c11 = _mm256_load_ps(t + 24);
-        c20 = _mm256_load_ps(t + 32), c21 = _mm256_load_ps(t + 40), c30 = _mm256_load_ps(t + 48), c31 = _mm256_load_ps(t + 56);
-        c40 = _mm256_load_ps(t + 64), c41 = _mm256_load_ps(t + 72), c50 = _mm256_load_ps(t + 80), c51 = _mm256_load_ps(t + 88);
+    __m256 c[6][2];
+    const float *bp[6];
+#pragma GCC unroll 6
+    for (int u = 0; u < NP; u++) {
+        bp[u] = b[u];
+        c[u][0] = first ? _mm256_setzero_ps() : _mm256_load_ps(t + 16 * u);
+        c[u][1] = first ? _mm256_setzero_ps() : _mm256_load_ps(t + 16 * u + 8);
     }
-    const float *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3], *b4 = b[4], *b5 = b[5];
     for (int64_t k = 0; k < kn; k++) {
-        const __m256 w0 = _mm256_load_ps(w + 16 * k), w1 = _mm256_load_ps(w + 16 * k + 8);
+        __m256 w0 = _mm256_load_ps(w + 16 * k), w1 = _mm256_load_ps(w + 16 * k + 8);
+        __asm__("" : "+x"(w0), "+x"(w1)); /* in registers: GCC folded them into every FMA of the small tiles */
         const int64_t o = koff[k];
-        __m256 a = _mm256_broadcast_ss(b0 + o);
-        c00 = _mm256_fmadd_ps(a, w0, c00);
-        c01 = _mm256_fmadd_ps(a, w1, c01);
-        a = _mm256_broadcast_ss(b1 + o);
-        c10 = _mm256_fmadd_ps(a, w0, c10);
-        c11 = _mm256_fmadd_ps(a, w1, c11);
-        a = _mm256_broadcast_ss(b2 + o);
-        c20 = _mm256_fmadd_ps(a, w0, c20);
-        c21 = _mm256_fmadd_ps(a, w1, c21);
-        a = _mm256_broadcast_ss(b3 + o);
-        c30 = _mm256_fmadd_ps(a, w0, c30);
-        c31 = _mm256_fmadd_ps(a, w1, c31);
-        a = _mm256_broadcast_ss(b4 + o);
-        c40 = _mm256_fmadd_ps(a, w0, c40);
-        c41 = _mm256_fmadd_ps(a, w1, c41);
-        a = _mm256_broadcast_ss(b5 + o);
-        c50 = _mm256_fmadd_ps(a, w0, c50);
-        c51 = _mm256_fmadd_ps(a, w1, c51);
+#pragma GCC unroll 6
+        for (int u = 0; u < NP; u++) {
+            __m256 a = _mm256_broadcast_ss(bp[u] + o);
+            c[u][0] = _mm256_fmadd_ps(a, w0, c[u][0]);
+            c[u][1] = _mm256_fmadd_ps(a, w1, c[u][1]);
+        }
     }
-    _mm256_store_ps(t, c00), _mm256_store_ps(t + 8, c01), _mm256_store_ps(t + 16, c10), _mm256_store_ps(t + 24, c11);
-    _mm256_store_ps(t + 32, c20), _mm256_store_ps(t + 40, c21), _mm256_store_ps(t + 48, c30), _mm256_store_ps(t + 56, c31);
-    _mm256_store_ps(t + 64, c40), _mm256_store_ps(t + 72, c41), _mm256_store_ps(t + 80, c50), _mm256_store_ps(t + 88, c51);
+#pragma GCC unroll 6
+    for (int u = 0; u < NP; u++) {
+        _mm256_store_ps(t + 16 * u, c[u][0]);
+        _mm256_store_ps(t + 16 * u + 8, c[u][1]);
+    }
 }
 
 /* In-register 8x8 transpose: r[i][j] -> r[j][i]. */
@@ -139,11 +131,11 @@ static inline void tr8x8(__m256 *r)
     r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
 }
 #else
-static inline void tile6x16(const float *const *b, const int32_t *koff, int64_t kn, const float *w, float *t, int first)
+static inline void tile_x16(int NP, const float *const *b, const int32_t *koff, int64_t kn, const float *w, float *t, int first)
 {
-    if (first) memset(t, 0, sizeof(float) * 96);
+    if (first) memset(t, 0, sizeof(float) * 16 * (size_t)NP);
     for (int64_t k = 0; k < kn; k++)
-        for (int j = 0; j < 6; j++) {
+        for (int j = 0; j < NP; j++) {
             float a = b[j][koff[k]];
             for (int l = 0; l < 16; l++) t[j * 16 + l] += a * w[16 * k + l];
         }
@@ -184,11 +176,10 @@ void so_dconv_run(const so_dconv *d, const float *x, float *y, const so_epi *ep,
     /* work items: (pixel block, group of og channel blocks); inside, K blocks outer so the input
        window of a K block is reused by all channel blocks of the group, partial sums in t [og][pb][16] */
     const int64_t nog = (d->nob + d->og - 1) / d->og;
-#pragma omp parallel for schedule(static) if (par)
+    const int nt = SO_MIN(d->T, omp_get_max_threads()); /* the scratch holds d->T threads' partial sums */
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
     for (int64_t q = 0; q < npb * nog; q++) {
-        int tid = omp_get_thread_num();
-        if (tid >= d->T) tid = d->T - 1; /* cannot happen: the team is fixed at selection */
-        float *t = tb + (int64_t)tid * d->og * d->pb * 16;
+        float *t = tb + (int64_t)omp_get_thread_num() * d->og * d->pb * 16;
         const int64_t pbi = q / nog, ob0 = q % nog * d->og, ob1 = SO_MIN(d->nob, ob0 + d->og), p0 = pbi * d->pb,
                       np = SO_MIN(d->pb, hw - p0);
         for (int64_t k0 = 0; k0 < K; k0 += d->kc) {
@@ -199,7 +190,13 @@ void so_dconv_run(const so_dconv *d, const float *x, float *y, const so_epi *ep,
                 for (int64_t j = 0; j < np; j += 6) {
                     const float *b[6];
                     for (int u = 0; u < 6; u++) b[u] = xp + d->poff[p0 + SO_MIN(j + u, np - 1)]; /* past the end: repeat the last pixel */
-                    tile6x16(b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
+                    /* a last tile of 1-2 / 3-4 pixels on the 2- / 4-pixel variant */
+                    if (np - j > 4)
+                        tile_x16(6, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
+                    else if (np - j > 2)
+                        tile_x16(4, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
+                    else
+                        tile_x16(2, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
                 }
             }
         }
