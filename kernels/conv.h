@@ -22,7 +22,8 @@ extern int64_t so_conv_dconv_min_c, so_conv_dconv_max_wino_c;
    (depthwise included) use the direct kernel instead of im2col + sgemm per group. */
 extern int64_t so_conv_direct_max_cg;
 /* Ungrouped convs with at most so_conv_direct_max_c input channels and >= 3x3 kernels (stems; with AVX2 the
-   register-blocked conv_stem kernel when the weights are constant) also use it. */
+   register-blocked conv_stem kernel when the weights are constant, and only up to so_conv_dconv_min_c
+   channels: above it dconv.c) also use it. */
 extern int64_t so_conv_direct_max_c;
 
 /* Depthwise 3x3 convs (multiplier 1, >= 8 channels) with at most so_conv_dw_c8_max_hw input
