@@ -1,4 +1,4 @@
-/* conv.c - fast Conv2d: 1x1 stride-1 as sgemm on the NCHW buffer or a packed-weight 6x16 GEMM kernel (small planes, any stride), general conv as im2col (column-tiled, bounded scratch) + sgemm per group, grouped/depthwise/stem convs as a direct register-blocked kernel over stride-phase planes, depthwise 3x3 stride 2 as a row loop, Winograd via winograd.c; per-channel epilogue (bias, folded BatchNorm, activation, residual). */
+/* conv.c - fast Conv2d: 1x1 stride-1 as sgemm on the NCHW buffer or a packed-weight 6x16 GEMM kernel (small planes, any stride), general conv as im2col (column-tiled, bounded scratch) + sgemm per group, grouped/depthwise/stem convs as a direct register-blocked kernel over stride-phase planes, depthwise 3x3 stride 2 as a row loop, Winograd via winograd.c, other ungrouped convs > 1x1 via dconv.c; per-channel epilogue (bias, folded BatchNorm, activation, residual). */
 #include "conv.h"
 
 #include <math.h>
@@ -13,11 +13,12 @@
 
 #include "fast.h"
 #include "winograd.h"
+#include "dconv.h"
 #include "gemm.h"
 
 #define PAR_MIN 32768
 
-enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO, CONV_DW3, CONV_STEM, CONV_PW, CONV_PK };
+enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO, CONV_DW3, CONV_STEM, CONV_PW, CONV_PK, CONV_DCONV };
 
 int64_t so_conv_wino_min_hw = 27 * 27; /* SqueezeNet 27x27, 32 -> 128: 0.63 vs 0.745 ms im2col (paired, 1 thread) */
 int64_t so_conv_wino_min_ch = 32;
@@ -27,6 +28,7 @@ int64_t so_conv_direct_max_c = 16; /* conv_stem: SqueezeNet's 16 -> 64 3x3 at 55
 #else
 int64_t so_conv_direct_max_c = 4;
 #endif
+int64_t so_conv_dconv_min_c = 4, so_conv_dconv_max_wino_c = 32;
 int64_t so_conv_pw_max_k = 96, so_conv_pw_max_ko = 8192, so_conv_pw_max_hw = 28 * 28;
 int64_t so_conv_dw_c8_max_hw = 14 * 14; /* vs the row kernel: 14x14 s1 0.86x, 7x7 0.45x, 14x14 -> 7x7 0.64x; 28x28 s1 1.18x, 28x28 -> 14x14 1.12x */
 
@@ -42,6 +44,7 @@ typedef struct conv_plan {
     int32_t *toff;  /* CONV_DW: per tap, offset into a channel's phase planes (owned) */
     int32_t *ioff; /* CONV_DW3 small planes: input pixel -> padded pixel (owned) */
     so_wino wino;   /* CONV_WINO geometry */
+    so_dconv dc;    /* CONV_DCONV plan and packed weights (owned) */
     float *U;       /* CONV_WINO transformed weights (owned) */
     float *Ap;      /* CONV_1X1 on so_gemm: weights packed at load (owned), scratch sized for gT threads */
     int gT;
@@ -58,6 +61,7 @@ static void conv_free(void *pp)
     free(p->Ap);
     free(p->toff);
     free(p->ioff);
+    so_dconv_free(&p->dc);
     free(p);
 }
 
@@ -181,6 +185,18 @@ static void conv_wino_run(void *priv, const so_tensor *in, so_tensor *out, float
         so_wino_run(&p->wino, X + n * p->C * hw_in, Y + n * p->O * hw, scratch);
         epilogue(p, Y + n * p->O * hw, R ? R + n * p->O * hw : NULL);
     }
+}
+
+/* Ungrouped conv on dconv.c (weights packed at load), epilogue fused per tile. */
+static void conv_dconv_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const conv_plan *p = priv;
+    const float *X = in[0].data;
+    const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
+    float *Y = out[0].data;
+    const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo;
+    for (int64_t n = 0; n < p->N; n++)
+        so_dconv_run(&p->dc, X + n * p->C * hw_in, Y + n * p->O * hw, &p->ch.ep, R ? R + n * p->O * hw : NULL, scratch);
 }
 
 /* ---- direct conv for depthwise and small-group convs ----
@@ -1147,6 +1163,20 @@ static void pk_setup(conv_plan *p, so_fast_kernel *k, const float *wsrc)
 }
 #endif
 
+/* Ungrouped convs with a constant kh x kw > 1 weight that run faster on dconv.c than on the
+   choice below (in-model, 1 thread, per-node time dconv / previous kernel, old and new build
+   alternating): vs im2col + sgemm 0.55-0.97 on every Inception-v3 / ResNet-50 / SqueezeNet
+   shape but Inception-v3's 3x3/2 288->384 (1.00-1.05); vs Winograd only with <= 32 input
+   channels (147x147 32->32 0.63-0.75, 32->64 0.87-1.02, 27x27 32->128 0.97-1.02; 35x35
+   64/96->96 1.3-1.45x and 71x71 80->192 1.6x slower); vs conv_stem not for 3-channel stems
+   (1.3x slower), SqueezeNet's 16-channel expand3x3 0.79-0.91. */
+static int dconv_wins(const conv_plan *p, int wino)
+{
+    if (p->C <= so_conv_dconv_min_c) return 0; /* conv_stem or im2col */
+    if (p->C * (p->H + p->Ho * p->sh + p->kh * p->dh) * (p->W + p->Wo * p->sw + p->kw * p->dw) > INT32_MAX) return 0; /* int32 offsets */
+    return !wino || p->C <= so_conv_dconv_max_wino_c;
+}
+
 so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_graph *g = c->g;
@@ -1190,6 +1220,18 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     const int wino = p->G == 1 && p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
                      hw >= so_conv_wino_min_hw && p->C >= so_conv_wino_min_ch && p->O >= so_conv_wino_min_ch &&
                      g->nodes[n->in[1].node].op == SO_OP_WEIGHT;
+#ifdef __AVX2__
+    if (p->G == 1 && p->kh * p->kw > 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && dconv_wins(p, wino)) {
+        p->kind = CONV_DCONV;
+        int64_t sc = so_dconv_plan(&p->dc, p->C, p->H, p->W, p->O, p->Ho, p->Wo, p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, p->dh, p->dw,
+                                   g->model->weights[g->nodes[n->in[1].node].ref].data, omp_get_max_threads());
+        k->scratch_bytes = sizeof(float) * (size_t)sc;
+        k->packed_bytes = so_dconv_packed_bytes(&p->dc);
+        k->in1_copied = 1;
+        k->run = conv_dconv_run;
+        k->name = "conv_direct_packed";
+    } else
+#endif
 #ifdef __AVX2__
     if (p->G > 1 && p->Cg == 1 && p->kh == 3 && p->kw == 3 && p->sh == p->sw && (p->sw == 1 || p->sw == 2) && p->dh == 1 &&
         p->dw == 1 && p->W <= DC_ROW_MAX) {

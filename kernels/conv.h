@@ -13,11 +13,17 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k);
    (tests lower them to reach small shapes). */
 extern int64_t so_conv_wino_min_hw, so_conv_wino_min_ch;
 
+/* Ungrouped convs with constant kh x kw > 1 weights and more than so_conv_dconv_min_c input channels
+   run on dconv.c (direct, packed weights), except Winograd candidates with more than
+   so_conv_dconv_max_wino_c input channels (those keep Winograd). */
+extern int64_t so_conv_dconv_min_c, so_conv_dconv_max_wino_c;
+
 /* Grouped convs (group > 1) with at most so_conv_direct_max_cg input channels per group
    (depthwise included) use the direct kernel instead of im2col + sgemm per group. */
 extern int64_t so_conv_direct_max_cg;
 /* Ungrouped convs with at most so_conv_direct_max_c input channels and >= 3x3 kernels (stems; with AVX2 the
-   register-blocked conv_stem kernel when the weights are constant) also use it. */
+   register-blocked conv_stem kernel when the weights are constant, and only up to so_conv_dconv_min_c
+   channels: above it dconv.c) also use it. */
 extern int64_t so_conv_direct_max_c;
 
 /* Depthwise 3x3 convs (multiplier 1, >= 8 channels) with at most so_conv_dw_c8_max_hw input

@@ -12,6 +12,7 @@
 #include <omp.h>
 
 #include "../kernels/conv.h"
+#include "../kernels/dconv.h"
 #include "../kernels/exec.h"
 #include "../kernels/fast.h"
 #include "../kernels/ref.h"
@@ -238,7 +239,10 @@ static void test_conv_edge_cases(void **state)
     one_conv(25, 2, 6, 8, 9, 6, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1, 6, 1, 0);    /* depthwise 1x7 */
     one_conv(26, 1, 3, 23, 29, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1); /* stem on the direct kernel, outputs split in 2 parts */
     one_conv(27, 2, 4, 12, 10, 64, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 0); /* direct stem, batch 2, 4 parts */
+    int64_t dmin = so_conv_dconv_min_c;
+    so_conv_dconv_min_c = 1 << 30; /* im2col, not dconv */
     one_conv(28, 1, 256, 32, 32, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1); /* im2col K 2304 x 1024 columns: 2 scratch-bounded tiles */
+    so_conv_dconv_min_c = dmin;
     one_conv(18, 1, 12, 8, 8, 12, 3, 3, 2, 1, 0, 1, 2, 1, 1, 1, 3, 0, 0);  /* grouped, stride (2,1), asym pad */
 }
 
@@ -437,6 +441,90 @@ static void test_conv_packed(void **state)
     so_conv_pk_np = pk[1];
     so_conv_pk_max_hw = pk[2];
     so_conv_pw_max_k = pwk;
+}
+
+/* so_dconv straight: x [C][H][W] (stride s, dilation d, pads pt/pl, bottom/right implied by Ho/Wo) with a BN-like
+   scale/shift + Relu and optionally a residual + Relu, against a plain loop; 1 and 2 threads bitwise equal. */
+static void one_dconv_direct(uint64_t seed, int C, int H, int W, int O, int kh, int kw, int s, int d, int pt, int pl, int pb, int pr, int res)
+{
+    int Ho = (H + pt + pb - d * (kh - 1) - 1) / s + 1, Wo = (W + pl + pr - d * (kw - 1) - 1) / s + 1, hw = Ho * Wo;
+    float *x = malloc(sizeof(float) * (size_t)(C * H * W)), *w = malloc(sizeof(float) * (size_t)(O * C * kh * kw));
+    float *sc = malloc(sizeof(float) * (size_t)O), *sh = malloc(sizeof(float) * (size_t)O), *r = malloc(sizeof(float) * (size_t)(O * hw));
+    float *y1 = malloc(sizeof(float) * (size_t)(O * hw)), *y2 = malloc(sizeof(float) * (size_t)(O * hw));
+    for (int i = 0; i < C * H * W; i++) x[i] = frand(&seed);
+    for (int i = 0; i < O * C * kh * kw; i++) w[i] = frand(&seed);
+    for (int i = 0; i < O; i++) sc[i] = frand(&seed), sh[i] = frand(&seed);
+    for (int i = 0; i < O * hw; i++) r[i] = frand(&seed);
+    so_dconv dc;
+    int64_t nsc = so_dconv_plan(&dc, C, H, W, O, Ho, Wo, kh, kw, s, s, pt, pl, d, d, w, 2);
+    float *scratch = aligned_alloc(64, (sizeof(float) * (size_t)nsc + 63) / 64 * 64);
+    so_epi ep = {.scale = sc, .shift = sh, .act1 = SO_ACT_RELU, .act2 = SO_ACT_RELU, .has_res = res};
+    omp_set_num_threads(1);
+    so_dconv_run(&dc, x, y1, &ep, res ? r : NULL, scratch);
+    omp_set_num_threads(2);
+    so_dconv_run(&dc, x, y2, &ep, res ? r : NULL, scratch);
+    omp_set_num_threads(1);
+    assert_memory_equal(y1, y2, sizeof(float) * (size_t)(O * hw));
+    double mx = 1e-6, err = 0;
+    for (int o = 0; o < O; o++)
+        for (int oh = 0; oh < Ho; oh++)
+            for (int ow = 0; ow < Wo; ow++) {
+                double a = 0;
+                for (int c = 0; c < C; c++)
+                    for (int i = 0; i < kh; i++)
+                        for (int j = 0; j < kw; j++) {
+                            int ih = oh * s - pt + i * d, iw = ow * s - pl + j * d;
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < W) a += (double)x[(c * H + ih) * W + iw] * w[((o * C + c) * kh + i) * kw + j];
+                        }
+                a = a * sc[o] + sh[o];
+                a = a > 0 ? a : 0;
+                if (res) a = a + r[o * hw + oh * Wo + ow], a = a > 0 ? a : 0;
+                mx = fmax(mx, fabs(a));
+                err = fmax(err, fabs(a - y1[o * hw + oh * Wo + ow]));
+            }
+    if (!(err / mx <= TOL)) fail_msg("dconv C%d %dx%d O%d %dx%d s%d d%d: relative error %g", C, H, W, O, kh, kw, s, d, err / mx);
+    so_dconv_free(&dc);
+    free(scratch);
+    free(x), free(w), free(sc), free(sh), free(r), free(y1), free(y2);
+}
+
+/* Ungrouped convs > 1x1 on dconv.c (conv_direct_packed; thresholds lowered so every shape takes it): 5x5, 1x7,
+   7x1, stride 2, dilation 2, asymmetric pads, planes narrower than a 6-pixel tile and of 1 pixel, output channels
+   not a multiple of 16, K over several K blocks, every epilogue, residuals, batch 2; plus the kernel called
+   directly (1 and 2 threads bitwise equal, several pixel blocks and channel-block groups). */
+static void test_conv_dconv(void **state)
+{
+    (void)state;
+    int64_t mc = so_conv_dconv_min_c, mw = so_conv_dconv_max_wino_c;
+    so_conv_dconv_min_c = 0;
+    so_conv_dconv_max_wino_c = 1 << 30;
+    one_conv_bn(700, 1, 48, 64, 1, 35, 35, 5, 5, 1, 1, 2, 2, 2, 2, SO_ACT_RELU, 0);   /* Inception 5x5 */
+    one_conv_bn(701, 1, 160, 20, 1, 17, 17, 1, 7, 1, 1, 0, 3, 0, 3, SO_ACT_RELU, 0);  /* 1x7, K 1120: 5 K blocks */
+    one_conv_bn(702, 1, 37, 33, 1, 17, 13, 7, 1, 1, 1, 3, 0, 3, 0, SO_ACT_NONE, 1);   /* 7x1, residual */
+    one_conv_bn(703, 1, 24, 17, 1, 15, 13, 3, 3, 2, 1, 0, 0, 0, 0, SO_ACT_CLIP, 0);   /* stride 2 */
+    one_conv_bn(704, 1, 9, 5, 1, 12, 11, 3, 3, 1, 2, 2, 1, 0, 2, SO_ACT_SIGMOID, 0);  /* dilation 2, asymmetric pads */
+    one_conv_bn(705, 1, 8, 16, 1, 9, 3, 3, 3, 1, 1, 1, 1, 1, 1, SO_ACT_TANH, 1);      /* W 3 < 6, residual */
+    one_conv_bn(706, 1, 64, 40, 1, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, SO_ACT_RELU, 1);     /* one output pixel */
+    one_conv_bn(707, 1, 12, 7, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, SO_ACT_NONE, 0);      /* 1x1 input, padded */
+    one_conv_bn(708, 2, 20, 48, 1, 10, 10, 5, 5, 2, 1, 2, 2, 2, 2, SO_ACT_RELU, 1);   /* batch 2, 5x5 stride 2 */
+    one_conv_bn(709, 1, 32, 24, 1, 61, 67, 3, 3, 1, 1, 1, 1, 1, 1, SO_ACT_CLIP, 0);   /* many pixel blocks */
+    one_conv(710, 1, 11, 13, 14, 19, 3, 5, 2, 1, 1, 2, 0, 1, 1, 2, 1, 1, 1);          /* bias + Relu, stride (2,1), dilation (1,2) */
+    one_conv(711, 2, 7, 9, 8, 3, 2, 2, 1, 2, 0, 0, 1, 1, 2, 1, 1, 1, 4);              /* 2x2, bias + Clip */
+    uint64_t r = 7171;
+    for (int it = 0; it < 25; it++) {
+        static const int ks[5][2] = {{3, 3}, {5, 5}, {1, 7}, {7, 1}, {1, 3}};
+        int kk = irand(&r, 0, 4), kh = ks[kk][0], kw = ks[kk][1], d = irand(&r, 1, 2), s = irand(&r, 1, 2);
+        int H = d * (kh - 1) + irand(&r, 1, 20), W = d * (kw - 1) + irand(&r, 1, 20);
+        one_conv_bn(720 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 1, 70), irand(&r, 1, 40), 1, H, W, kh, kw, s, d, irand(&r, 0, kh - 1),
+                    irand(&r, 0, kw - 1), irand(&r, 0, kh - 1), irand(&r, 0, kw - 1), irand(&r, 0, 4), irand(&r, 0, 2) == 0);
+    }
+    so_conv_dconv_min_c = mc;
+    so_conv_dconv_max_wino_c = mw;
+    one_dconv_direct(750, 5, 7, 9, 3, 3, 3, 1, 1, 1, 1, 1, 1, 0);
+    one_dconv_direct(751, 40, 23, 29, 70, 3, 3, 2, 1, 1, 0, 1, 1, 1);  /* 5 channel blocks, several pixel blocks */
+    one_dconv_direct(752, 96, 17, 17, 200, 1, 7, 1, 1, 0, 3, 0, 3, 1); /* 13 channel blocks in groups, 3 pixel blocks */
+    one_dconv_direct(753, 9, 30, 31, 17, 3, 3, 1, 2, 2, 2, 2, 2, 0);   /* dilation 2 */
+    one_dconv_direct(754, 300, 4, 5, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1);   /* K 2700: 11 K blocks */
 }
 
 /* Winograd F(4x4,3x3): thresholds lowered so small shapes take it; odd sizes leave partial tiles. */
@@ -1246,6 +1334,7 @@ int main(void)
         cmocka_unit_test(test_conv_pw),
         cmocka_unit_test(test_conv_packed),
         cmocka_unit_test(test_conv_winograd),
+        cmocka_unit_test(test_conv_dconv),
         cmocka_unit_test(test_conv_fusion),
         cmocka_unit_test(test_shared_add),
         cmocka_unit_test(test_matmul),

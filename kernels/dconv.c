@@ -1,0 +1,208 @@
+/* dconv.c - direct convolution for ungrouped convs with kernels larger than 1x1: a GEMM over the implicit im2col of a zero-padded image (6 pixels x 16 output channels in registers) with weights packed once at load. */
+#include "dconv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
+#define DC_PAR_MIN 32768 /* multiply-adds below which the run stays on one thread */
+/* Block sizes (measured in isolation, 1 thread, best of 4 interleaved rounds: K blocks of 128-512 and pixel
+   blocks of 48-144 all reach 80-92 GFLOP/s on Inception-v3's shapes; the machine's noise hides finer differences) */
+#define DC_KC 256 /* k steps per K block: a [256][16] weight micro-panel is 16 KB (L1 32 KB) */
+#define DC_PB 160 /* output pixels per work item at most (equal blocks of whole 6-pixel tiles); vs 96: in-model 1 thread,
+                     10 alternating runs, summed node medians of the dconv convs Inception-v3 0.94x, ResNet-50 0.99x (fewer
+                     passes over cold weights); a 128 KB partial-sum bound as well: Inception-v3 0.94x, ResNet-50 1.06x */
+#define DC_TB 12288 /* floats of partial sums per work item at most: [og][pb][16] (48 KB, L2) */
+
+int64_t so_dconv_plan(so_dconv *d, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw, int64_t sh,
+                      int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw, const float *w, int threads)
+{
+    memset(d, 0, sizeof *d);
+    d->C = C, d->H = H, d->W = W, d->O = O, d->Ho = Ho, d->Wo = Wo, d->kh = kh, d->kw = kw;
+    d->sh = sh, d->sw = sw, d->pt = pt, d->pl = pl, d->dh = dh, d->dw = dw;
+    d->Hp = SO_MAX(H + pt, (Ho - 1) * sh + (kh - 1) * dh + 1);
+    d->Wp = SO_MAX(W + pl, (Wo - 1) * sw + (kw - 1) * dw + 1);
+    d->K = C * kh * kw;
+    int64_t nkb = (d->K + DC_KC - 1) / DC_KC;
+    d->kc = (d->K + nkb - 1) / nkb; /* equal K blocks */
+    d->nob = (O + 15) / 16;
+    int64_t npb = (Ho * Wo + DC_PB - 1) / DC_PB;
+    d->pb = ((Ho * Wo + npb - 1) / npb + 5) / 6 * 6; /* equal blocks, whole tiles */
+    d->T = threads < 1 ? 1 : threads;
+    /* groups of og channel blocks; with several threads at least 4 work items per thread where the
+       channel blocks allow (small planes: one pixel block) */
+    int64_t og = SO_MAX(1, SO_MIN(d->nob, DC_TB / (d->pb * 16))), nog = (d->nob + og - 1) / og;
+    if (d->T > 1) nog = SO_MAX(nog, SO_MIN(d->nob, (4 * d->T + npb - 1) / npb));
+    d->og = (d->nob + nog - 1) / nog; /* equal groups */
+    size_t wb = (so_dconv_packed_bytes(d) + 63) / 64 * 64;
+    d->wp = aligned_alloc(64, wb); /* aligned vector loads */
+    if (!d->wp) abort();
+    memset(d->wp, 0, wb);
+    for (int64_t o = 0; o < O; o++)
+        for (int64_t k = 0; k < d->K; k++) d->wp[((o / 16) * d->K + k) * 16 + o % 16] = w[o * d->K + k];
+    d->koff = so_xmalloc(sizeof *d->koff * (size_t)d->K);
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t i = 0; i < kh; i++)
+            for (int64_t j = 0; j < kw; j++) d->koff[(c * kh + i) * kw + j] = (int32_t)(c * d->Hp * d->Wp + i * dh * d->Wp + j * dw);
+    d->poff = so_xmalloc(sizeof *d->poff * (size_t)(Ho * Wo));
+    for (int64_t q = 0; q < Ho * Wo; q++) d->poff[q] = (int32_t)(q / Wo * sh * d->Wp + q % Wo * sw);
+    return (C * d->Hp * d->Wp + 15) / 16 * 16 + (int64_t)d->T * d->og * d->pb * 16;
+}
+
+size_t so_dconv_packed_bytes(const so_dconv *d) { return sizeof(float) * (size_t)(d->nob * 16 * d->K); }
+
+void so_dconv_free(so_dconv *d)
+{
+    free(d->wp);
+    free(d->koff);
+    free(d->poff);
+    d->wp = NULL;
+    d->koff = d->poff = NULL;
+}
+
+/* Copies plane x [H][W] into xp [Hp][Wp] with zero borders: xp[r][c] = x[r - pt][c - pl]. */
+static void pad_copy(const float *x, int64_t H, int64_t W, float *xp, int64_t Hp, int64_t Wp, int64_t pt, int64_t pl)
+{
+    for (int64_t r = 0; r < Hp; r++) {
+        float *dst = xp + r * Wp;
+        int64_t ir = r - pt;
+        if (ir < 0 || ir >= H) {
+            memset(dst, 0, sizeof *dst * (size_t)Wp);
+            continue;
+        }
+        memset(dst, 0, sizeof *dst * (size_t)pl);
+        memcpy(dst + pl, x + ir * W, sizeof *dst * (size_t)W);
+        memset(dst + pl + W, 0, sizeof *dst * (size_t)(Wp - pl - W));
+    }
+}
+
+/* One tile: NP pixels (window corners b[0..NP)) x 16 output channels over kn k steps (offsets
+   koff, weights w [kn][16]); t [NP][16] holds the partial sums (first: starts from zero). Per k
+   step two weight loads, NP broadcasts, 2*NP FMAs (NP = 6: 12 accumulators). */
+#ifdef __AVX2__
+static inline __attribute__((always_inline)) void tile_x16(int NP, const float *const *b, const int32_t *koff, int64_t kn,
+                                                          const float *w, float *t, int first)
+{
+    __m256 c[6][2];
+    const float *bp[6];
+#pragma GCC unroll 6
+    for (int u = 0; u < NP; u++) {
+        bp[u] = b[u];
+        c[u][0] = first ? _mm256_setzero_ps() : _mm256_load_ps(t + 16 * u);
+        c[u][1] = first ? _mm256_setzero_ps() : _mm256_load_ps(t + 16 * u + 8);
+    }
+    for (int64_t k = 0; k < kn; k++) {
+        __m256 w0 = _mm256_load_ps(w + 16 * k), w1 = _mm256_load_ps(w + 16 * k + 8);
+        __asm__("" : "+x"(w0), "+x"(w1)); /* in registers: GCC folded them into every FMA of the small tiles */
+        const int64_t o = koff[k];
+#pragma GCC unroll 6
+        for (int u = 0; u < NP; u++) {
+            __m256 a = _mm256_broadcast_ss(bp[u] + o);
+            c[u][0] = _mm256_fmadd_ps(a, w0, c[u][0]);
+            c[u][1] = _mm256_fmadd_ps(a, w1, c[u][1]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int u = 0; u < NP; u++) {
+        _mm256_store_ps(t + 16 * u, c[u][0]);
+        _mm256_store_ps(t + 16 * u + 8, c[u][1]);
+    }
+}
+
+/* In-register 8x8 transpose: r[i][j] -> r[j][i]. */
+static inline void tr8x8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]), t2 = _mm256_unpacklo_ps(r[2], r[3]),
+           t3 = _mm256_unpackhi_ps(r[2], r[3]), t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]),
+           t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+           s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
+           s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
+           s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+#else
+static inline void tile_x16(int NP, const float *const *b, const int32_t *koff, int64_t kn, const float *w, float *t, int first)
+{
+    if (first) memset(t, 0, sizeof(float) * 16 * (size_t)NP);
+    for (int64_t k = 0; k < kn; k++)
+        for (int j = 0; j < NP; j++) {
+            float a = b[j][koff[k]];
+            for (int l = 0; l < 16; l++) t[j * 16 + l] += a * w[16 * k + l];
+        }
+}
+#endif
+
+/* Pixels [p0, p0 + np) x output channels [o0, o0 + no) from the pixel-major partial sums
+   t [np][16] into y (NCHW, hw apart), then the epilogue on each row. */
+static void store_block(const float *t, int64_t np, int64_t o0, int64_t no, float *y, int64_t hw, int64_t p0, const so_epi *ep,
+                        const float *res)
+{
+    int64_t j0 = 0;
+#ifdef __AVX2__
+    if (no == 16)
+        for (; j0 + 8 <= np; j0 += 8)
+            for (int h = 0; h < 2; h++) {
+                __m256 r[8];
+                for (int k = 0; k < 8; k++) r[k] = _mm256_load_ps(t + (j0 + k) * 16 + 8 * h);
+                tr8x8(r);
+                for (int c = 0; c < 8; c++) _mm256_storeu_ps(y + (o0 + 8 * h + c) * hw + p0 + j0, r[c]);
+            }
+#endif
+    for (int64_t l = 0; l < no; l++)
+        for (int64_t j = j0; j < np; j++) y[(o0 + l) * hw + p0 + j] = t[j * 16 + l];
+    if (!ep->scale && !ep->shift && !ep->act1 && !res) return;
+    for (int64_t l = 0; l < no; l++)
+        so_fast_epi_row(ep, o0 + l, y + (o0 + l) * hw + p0, res ? res + (o0 + l) * hw + p0 : NULL, np);
+}
+
+void so_dconv_run(const so_dconv *d, const float *x, float *y, const so_epi *ep, const float *res, float *scratch)
+{
+    const int64_t hw = d->Ho * d->Wo, npb = (hw + d->pb - 1) / d->pb, plane = d->Hp * d->Wp, K = d->K;
+    const int par = d->O * hw * K > DC_PAR_MIN;
+    float *xp = scratch;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t c = 0; c < d->C; c++) pad_copy(x + c * d->H * d->W, d->H, d->W, xp + c * plane, d->Hp, d->Wp, d->pt, d->pl);
+    float *tb = scratch + (d->C * plane + 15) / 16 * 16; /* 64-byte aligned: scratch is */
+    /* work items: (pixel block, group of og channel blocks); inside, K blocks outer so the input
+       window of a K block is reused by all channel blocks of the group, partial sums in t [og][pb][16] */
+    const int64_t nog = (d->nob + d->og - 1) / d->og;
+    const int nt = SO_MIN(d->T, omp_get_max_threads()); /* the scratch holds d->T threads' partial sums */
+#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+    for (int64_t q = 0; q < npb * nog; q++) {
+        float *t = tb + (int64_t)omp_get_thread_num() * d->og * d->pb * 16;
+        const int64_t pbi = q / nog, ob0 = q % nog * d->og, ob1 = SO_MIN(d->nob, ob0 + d->og), p0 = pbi * d->pb,
+                      np = SO_MIN(d->pb, hw - p0);
+        for (int64_t k0 = 0; k0 < K; k0 += d->kc) {
+            const int64_t kn = SO_MIN(d->kc, K - k0);
+            for (int64_t ob = ob0; ob < ob1; ob++) {
+                const float *w = d->wp + (ob * K + k0) * 16;
+                float *tob = t + (ob - ob0) * d->pb * 16;
+                for (int64_t j = 0; j < np; j += 6) {
+                    const float *b[6];
+                    for (int u = 0; u < 6; u++) b[u] = xp + d->poff[p0 + SO_MIN(j + u, np - 1)]; /* past the end: repeat the last pixel */
+                    /* a last tile of 1-2 / 3-4 pixels on the 2- / 4-pixel variant */
+                    if (np - j > 4)
+                        tile_x16(6, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
+                    else if (np - j > 2)
+                        tile_x16(4, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
+                    else
+                        tile_x16(2, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
+                }
+            }
+        }
+        for (int64_t ob = ob0; ob < ob1; ob++)
+            store_block(t + (ob - ob0) * d->pb * 16, np, ob * 16, SO_MIN(16, d->O - ob * 16), y, hw, p0, ep, res);
+    }
+}
