@@ -1172,7 +1172,7 @@ static void pk_setup(conv_plan *p, so_fast_kernel *k, const float *wsrc)
    (1.3x slower), SqueezeNet's 16-channel expand3x3 0.79-0.91. */
 static int dconv_wins(const conv_plan *p, int wino)
 {
-    if (p->C <= so_conv_dconv_min_c) return 0; /* conv_stem or im2col */
+    if (p->C <= so_conv_dconv_min_c || p->kh * p->kw > SO_DCONV_MAX_TAPS) return 0; /* conv_stem or im2col */
     if (p->C * (p->H + p->Ho * p->sh + p->kh * p->dh) * (p->W + p->Wo * p->sw + p->kw * p->dw) > INT32_MAX) return 0; /* int32 offsets */
     return !wino || p->C <= so_conv_dconv_max_wino_c;
 }

@@ -18,15 +18,42 @@
                      passes over cold weights); a 128 KB partial-sum bound as well: Inception-v3 0.94x, ResNet-50 1.06x */
 #define DC_TB 12288 /* floats of partial sums per work item at most: [og][pb][16] (48 KB, L2) */
 
+/* Whether a tap at offset off (= tap index * dilation - pad) reads an input row/column in [0, len) for some of
+   the n outputs at stride s. */
+static int tap_reads_input(int64_t off, int64_t s, int64_t n, int64_t len)
+{
+    int64_t o0 = off >= 0 ? 0 : (-off + s - 1) / s; /* first output whose position is >= 0 */
+    return o0 < n && o0 * s + off < len;
+}
+
 int64_t so_dconv_plan(so_dconv *d, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw, int64_t sh,
                       int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw, const float *w, int threads)
 {
     memset(d, 0, sizeof *d);
     d->C = C, d->H = H, d->W = W, d->O = O, d->Ho = Ho, d->Wo = Wo, d->kh = kh, d->kw = kw;
-    d->sh = sh, d->sw = sw, d->pt = pt, d->pl = pl, d->dh = dh, d->dw = dw;
-    d->Hp = SO_MAX(H + pt, (Ho - 1) * sh + (kh - 1) * dh + 1);
-    d->Wp = SO_MAX(W + pl, (Wo - 1) * sw + (kw - 1) * dw + 1);
-    d->K = C * kh * kw;
+    d->sh = sh, d->sw = sw, d->dh = dh, d->dw = dw;
+    /* taps that read only zero padding for every output pixel are left out of K (large dilations on small
+       planes, e.g. DeepLabV3's ASPP rates 12-36 on 28x28: rate 36 keeps only the centre tap) */
+    int tap[SO_DCONV_MAX_TAPS], ntap = 0;
+    for (int64_t i = 0; i < kh; i++)
+        for (int64_t j = 0; j < kw; j++)
+            if (tap_reads_input(i * dh - pt, sh, Ho, H) && tap_reads_input(j * dw - pl, sw, Wo, W)) tap[ntap++] = (int)(i * kw + j);
+    if (ntap == 0) /* every tap in the padding: keep them all (the output is the epilogue of zeros) */
+        for (int64_t t = 0; t < kh * kw; t++) tap[ntap++] = (int)t;
+    d->K = C * ntap;
+    /* the padded image only needs the rows/columns the kept taps read: tap row i reads input row
+       oh*sh + i*dh - pt; with i0..i1 the kept tap rows, pad the top by what the first one reaches above
+       the input and shift the rest (er) down; likewise for columns */
+    int64_t i0 = kh, i1 = -1, j0 = kw, j1 = -1;
+    for (int t = 0; t < ntap; t++) {
+        i0 = SO_MIN(i0, tap[t] / kw), i1 = SO_MAX(i1, tap[t] / kw);
+        j0 = SO_MIN(j0, tap[t] % kw), j1 = SO_MAX(j1, tap[t] % kw);
+    }
+    int64_t r0 = i0 * dh - pt, c0 = j0 * dw - pl;
+    d->pt = r0 < 0 ? -r0 : 0, d->pl = c0 < 0 ? -c0 : 0;
+    int64_t er = r0 + d->pt, ec = c0 + d->pl; /* >= 0 */
+    d->Hp = SO_MAX(H + d->pt, (Ho - 1) * sh + (i1 - i0) * dh + er + 1);
+    d->Wp = SO_MAX(W + d->pl, (Wo - 1) * sw + (j1 - j0) * dw + ec + 1);
     int64_t nkb = (d->K + DC_KC - 1) / DC_KC;
     d->kc = (d->K + nkb - 1) / nkb; /* equal K blocks */
     d->nob = (O + 15) / 16;
@@ -42,12 +69,14 @@ int64_t so_dconv_plan(so_dconv *d, int64_t C, int64_t H, int64_t W, int64_t O, i
     d->wp = aligned_alloc(64, wb); /* aligned vector loads */
     if (!d->wp) abort();
     memset(d->wp, 0, wb);
+    const int64_t T = kh * kw;
     for (int64_t o = 0; o < O; o++)
-        for (int64_t k = 0; k < d->K; k++) d->wp[((o / 16) * d->K + k) * 16 + o % 16] = w[o * d->K + k];
+        for (int64_t c = 0; c < C; c++)
+            for (int t = 0; t < ntap; t++) d->wp[((o / 16) * d->K + c * ntap + t) * 16 + o % 16] = w[(o * C + c) * T + tap[t]];
     d->koff = so_xmalloc(sizeof *d->koff * (size_t)d->K);
     for (int64_t c = 0; c < C; c++)
-        for (int64_t i = 0; i < kh; i++)
-            for (int64_t j = 0; j < kw; j++) d->koff[(c * kh + i) * kw + j] = (int32_t)(c * d->Hp * d->Wp + i * dh * d->Wp + j * dw);
+        for (int t = 0; t < ntap; t++)
+            d->koff[c * ntap + t] = (int32_t)(c * d->Hp * d->Wp + ((tap[t] / kw - i0) * dh + er) * d->Wp + (tap[t] % kw - j0) * dw + ec);
     d->poff = so_xmalloc(sizeof *d->poff * (size_t)(Ho * Wo));
     for (int64_t q = 0; q < Ho * Wo; q++) d->poff[q] = (int32_t)(q / Wo * sh * d->Wp + q % Wo * sw);
     return (C * d->Hp * d->Wp + 15) / 16 * 16 + (int64_t)d->T * d->og * d->pb * 16;

@@ -7,15 +7,17 @@
 
 #include "fast.h"
 
+#define SO_DCONV_MAX_TAPS 4096 /* kh * kw at most (the selection checks it) */
+
 typedef struct so_dconv {
     int64_t C, H, W, O, Ho, Wo, kh, kw, sh, sw, pt, pl, dh, dw;
-    int64_t Hp, Wp;   /* zero-bordered input plane */
-    int64_t K, kc;    /* K = C*kh*kw; k steps per K block (weight micro-panel [kc][16] in L1) */
+    int64_t Hp, Wp;   /* zero-bordered input plane (pt, pl: its top/left border, only as wide as the kept taps need) */
+    int64_t K, kc;    /* K = C * (taps that read the input); k steps per K block (weight micro-panel [kc][16] in L1) */
     int64_t nob, pb;  /* 16-channel output blocks; output pixels per work item (whole 6-pixel tiles) */
     int64_t og;       /* output blocks per work item */
     int T;            /* threads the scratch is sized for */
     float *wp;        /* [nob][K][16] packed weights, zero-padded channels (owned) */
-    int32_t *koff;    /* [K]: offset of step k = (c, i, j) in the padded image: c*Hp*Wp + i*dh*Wp + j*dw (owned) */
+    int32_t *koff;    /* [K]: offset of step k = (c, tap (i, j)) in the padded image: c*Hp*Wp + i*dh*Wp + j*dw (owned) */
     int32_t *poff;    /* [Ho*Wo]: offset of each output pixel's window corner in the padded plane (owned) */
 } so_dconv;
 

@@ -525,6 +525,27 @@ static void test_conv_dconv(void **state)
     one_dconv_direct(752, 96, 17, 17, 200, 1, 7, 1, 1, 0, 3, 0, 3, 1); /* 13 channel blocks in groups, 3 pixel blocks */
     one_dconv_direct(753, 9, 30, 31, 17, 3, 3, 1, 2, 2, 2, 2, 2, 0);   /* dilation 2 */
     one_dconv_direct(754, 300, 4, 5, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1);   /* K 2700: 11 K blocks */
+    /* taps that only ever read padding are left out of K: dilation 12 on 8x8 keeps the centre tap, dilation 5
+       on 9x7 keeps all nine (each reaches some output), dilation 4 on 5x5 with pads (6, 2) keeps the 2x2 taps
+       whose rows and columns land inside */
+    one_dconv_direct(755, 20, 8, 8, 24, 3, 3, 1, 12, 12, 12, 12, 12, 1);
+    one_dconv_direct(756, 20, 9, 7, 17, 3, 3, 1, 5, 5, 5, 5, 5, 0);
+    one_dconv_direct(757, 7, 5, 5, 9, 3, 3, 1, 4, 6, 6, 2, 2, 1);
+    one_dconv_direct(758, 6, 6, 6, 5, 5, 5, 2, 4, 8, 8, 8, 8, 0);
+    {
+        /* K, and the padded plane only as tall as the kept taps read */
+        static const struct { int H, d, pt, pb; int64_t K, Hp; } kc[] = {{8, 12, 12, 12, 20, 8}, {9, 5, 5, 5, 180, 19}, {5, 4, 6, 2, 80, 9}};
+        float *w = calloc(20 * 20 * 9, sizeof(float));
+        for (size_t q = 0; q < sizeof kc / sizeof *kc; q++) {
+            so_dconv dc;
+            int Ho = kc[q].H + kc[q].pt + kc[q].pb - 2 * kc[q].d;
+            so_dconv_plan(&dc, 20, kc[q].H, kc[q].H, 20, Ho, Ho, 3, 3, 1, 1, kc[q].pt, kc[q].pt, kc[q].d, kc[q].d, w, 1);
+            assert_int_equal(dc.K, kc[q].K);
+            assert_int_equal(dc.Hp, kc[q].Hp);
+            so_dconv_free(&dc);
+        }
+        free(w);
+    }
 }
 
 /* Winograd F(4x4,3x3): thresholds lowered so small shapes take it; odd sizes leave partial tiles. */
