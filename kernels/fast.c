@@ -1000,6 +1000,69 @@ static so_status select_unary(const so_fast_ctx *c, int32_t i, so_fast_kernel *k
     return SO_OK;
 }
 
+/* ---------------- Resize (4-D, H and W) ---------------- */
+/* The reference's taps (so_ref_resize_taps) computed once at load per output row and column instead
+   of per element, then the same double blend per element: bitwise the reference's results. torchvision
+   DeepLabV3-MobileNet-v3's two bilinear upsamplings (to 21 x 224 x 224) 13.4 -> 2.8 ms, 1 thread. */
+typedef struct rs_plan {
+    int64_t planes, H, W, Ho, Wo;
+    int nearest;
+    int64_t *y0, *y1, *x0, *x1; /* [Ho], [Ho], [Wo], [Wo] */
+    double *wy, *wx;
+} rs_plan;
+
+static void rs_free(void *pp)
+{
+    rs_plan *p = pp;
+    free(p->y0), free(p->y1), free(p->x0), free(p->x1), free(p->wy), free(p->wx);
+    free(p);
+}
+
+static void rs_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const rs_plan *p = priv;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+#pragma omp parallel for if (p->planes * p->Ho * p->Wo > PAR_MIN)
+    for (int64_t q = 0; q < p->planes; q++)
+        for (int64_t oy = 0; oy < p->Ho; oy++) {
+            const float *r0 = X + (q * p->H + p->y0[oy]) * p->W, *r1 = X + (q * p->H + p->y1[oy]) * p->W;
+            float *y = Y + (q * p->Ho + oy) * p->Wo;
+            const double wy = p->wy[oy];
+            if (p->nearest) {
+                for (int64_t ox = 0; ox < p->Wo; ox++) y[ox] = r0[p->x0[ox]];
+                continue;
+            }
+            for (int64_t ox = 0; ox < p->Wo; ox++) {
+                const int64_t a = p->x0[ox], b = p->x1[ox];
+                const double wx = p->wx[ox], top = r0[a] + wx * ((double)r0[b] - r0[a]), bot = r1[a] + wx * ((double)r1[b] - r1[a]);
+                y[ox] = (float)(top + wy * (bot - top));
+            }
+        }
+}
+
+static so_status select_resize(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_node *n = &c->g->nodes[i];
+    const so_shape *x = shape_of(c->g, n->in[0]), *o = &n->out[0];
+    if (x->dtype != SO_F32 || x->rank != 4) return SO_OK;
+    rs_plan *p = so_xcalloc(1, sizeof *p);
+    p->planes = x->dim[0] * x->dim[1], p->H = x->dim[2], p->W = x->dim[3], p->Ho = o->dim[2], p->Wo = o->dim[3];
+    p->nearest = n->attr->mode == 0;
+    p->y0 = so_xmalloc(sizeof *p->y0 * (size_t)p->Ho), p->y1 = so_xmalloc(sizeof *p->y1 * (size_t)p->Ho);
+    p->wy = so_xmalloc(sizeof *p->wy * (size_t)p->Ho);
+    p->x0 = so_xmalloc(sizeof *p->x0 * (size_t)p->Wo), p->x1 = so_xmalloc(sizeof *p->x1 * (size_t)p->Wo);
+    p->wx = so_xmalloc(sizeof *p->wx * (size_t)p->Wo);
+    for (int64_t t = 0; t < p->Ho; t++) so_ref_resize_taps(n->attr, t, p->Ho, p->H, n->attr->alpha, &p->y0[t], &p->y1[t], &p->wy[t]);
+    for (int64_t t = 0; t < p->Wo; t++) so_ref_resize_taps(n->attr, t, p->Wo, p->W, n->attr->beta, &p->x0[t], &p->x1[t], &p->wx[t]);
+    k->run = rs_run;
+    k->priv = p;
+    k->free_priv = rs_free;
+    k->name = "resize";
+    return SO_OK;
+}
+
 /* ---------------- GELU, erf form: x * (erf(x / c) + 1) * 0.5 ---------------- */
 /* Div(x, c) -> Erf -> Add(., a) -> Mul(x, .) -> Mul(., h) with scalar weights c, a, h (BERT's
    exported GELU) in one pass instead of five: the same float operations in the same order as
@@ -2168,6 +2231,7 @@ so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_PAD: return select_pad(c, i, k);
     case SO_OP_LSTM: return select_lstm(c, i, k);
     case SO_OP_REDUCEMEAN: return select_reducemean(c, i, k);
+    case SO_OP_RESIZE: return select_resize(c, i, k);
     default: return SO_OK;
     }
 }

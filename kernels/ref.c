@@ -613,9 +613,7 @@ static float resize_src(int cm, int64_t x, int64_t len_out, int64_t len_in, floa
     }
 }
 
-/* Nearest mode: the source index (rounded per nearest_mode, clamped to the input). Linear: the
-   two neighbours and the weight of the second, the coordinate clamped to [0, len_in - 1]. */
-static void resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t len_in, float scale, int64_t *i0, int64_t *i1, double *w)
+void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t len_in, float scale, int64_t *i0, int64_t *i1, double *w)
 {
     float v = resize_src((int)a->ints[0], x, len_out, len_in, scale);
     if (a->mode == 0) {
@@ -648,12 +646,12 @@ so_status so_ref_resize(const so_graph *g, const so_node *n, const so_tensor *in
         for (int64_t oy = 0; oy < Ho; oy++) {
             int64_t y0, y1;
             double wy;
-            resize_taps(a, oy, Ho, H, a->alpha, &y0, &y1, &wy);
+            so_ref_resize_taps(a, oy, Ho, H, a->alpha, &y0, &y1, &wy);
             const float *r0 = X + (p * H + y0) * W, *r1 = X + (p * H + y1) * W;
             for (int64_t ox = 0; ox < Wo; ox++) {
                 int64_t x0, x1;
                 double wx;
-                resize_taps(a, ox, Wo, W, a->beta, &x0, &x1, &wx);
+                so_ref_resize_taps(a, ox, Wo, W, a->beta, &x0, &x1, &wx);
                 if (a->mode == 0) {
                     Y[(p * Ho + oy) * Wo + ox] = r0[x0];
                     continue;

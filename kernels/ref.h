@@ -25,6 +25,11 @@ extern const so_kernel_fn so_ref_kernels[SO_OP_COUNT];
 /* Applies a fused activation (so_act) in place to n floats. */
 void so_ref_act(int act, float clip_min, float clip_max, float *x, int64_t n);
 
+/* Resize (attr of a SO_OP_RESIZE node) along one axis: for output index x of len_out, nearest mode gives the
+   source index (rounded per nearest_mode, clamped to the input) in i0 = i1 with w = 0; linear mode the two
+   neighbours and the weight w of i1 (the coordinate clamped to [0, len_in - 1]). scale: the axis's scale. */
+void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t len_in, float scale, int64_t *i0, int64_t *i1, double *w);
+
 /* Evaluates the whole graph with the reference kernels, allocating every tensor
    separately (no planning; simple and slow). inputs: one float buffer per model input
    in order (shape from the INPUT nodes); outputs: caller-allocated buffers, one per
