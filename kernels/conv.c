@@ -363,23 +363,6 @@ static void conv_dw_run(void *priv, const so_tensor *in, so_tensor *out, float *
     }
 }
 
-/* Copies plane x [H, W] into xp [Hp, Wp] with zero borders: xp[r][c] = x[r - pt][c - pl]. */
-static void pad_plane(const float *x, int64_t H, int64_t W, float *xp, int64_t Hp, int64_t Wp, int64_t pt, int64_t pl)
-{
-    for (int64_t r = 0; r < Hp; r++) {
-        float *d = xp + r * Wp;
-        int64_t ir = r - pt;
-        if (ir < 0 || ir >= H) {
-            memset(d, 0, sizeof *d * (size_t)Wp);
-            continue;
-        }
-        int64_t c0 = SO_MIN(pl, Wp), c1 = SO_MIN(Wp, pl + W);
-        for (int64_t c = 0; c < c0; c++) d[c] = 0.f;
-        if (c1 > c0) memcpy(d + c0, x + ir * W + (c0 - pl), sizeof *d * (size_t)(c1 - c0));
-        for (int64_t c = c1 > c0 ? c1 : c0; c < Wp; c++) d[c] = 0.f;
-    }
-}
-
 /* Depthwise 3x3 stride 2 (measured faster than the phase-plane kernel on MobileNet-v2's
    stride-2 layers): the input plane is copied once into a zero-bordered per-thread buffer
    [Hq, Wq]; nine taps per channel in one vectorised pass per output row, epilogue on the
@@ -398,7 +381,7 @@ static void conv_dw3s2_run(void *priv, const so_tensor *in, so_tensor *out, floa
         int64_t n = q / p->G, g = q % p->G;
         float *xp = scratch + (int64_t)omp_get_thread_num() * Cg * plane;
         for (int64_t c = 0; c < Cg; c++)
-            pad_plane(X + (n * p->C + g * Cg + c) * hw_in, p->H, p->W, xp + c * plane, Hp, Wp, p->ph, p->pw);
+            so_dconv_pad_plane(X + (n * p->C + g * Cg + c) * hw_in, p->H, p->W, xp + c * plane, Hp, Wp, p->ph, p->pw);
         for (int64_t o = g * Og; o < (g + 1) * Og; o++) {
             const float *w = Wt + o * Cg * kh * kw;
             float *y = Y + (n * p->O + o) * hw;
@@ -571,24 +554,6 @@ static inline __attribute__((always_inline)) void dw3_rows(int R, int S, const c
    buffer with the epilogue applied, and every 8 consecutive outputs of the 8 channels are
    transposed back and stored as 8 unit-stride runs. The border is zeroed once per run per
    thread (only pixel positions are rewritten). */
-static inline void tr8(__m256 *r)
-{
-    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]), t2 = _mm256_unpacklo_ps(r[2], r[3]),
-           t3 = _mm256_unpackhi_ps(r[2], r[3]), t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]),
-           t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
-           s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
-           s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
-           s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-    r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-    r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
 
 /* Channels [o, o + 8) of image n (multiplier 1: input channel = output channel). */
 static void dw3_c8(const conv_plan *p, const float *x, const float *w, const so_epi *ep, int inreg, int64_t o, float *y, float *T)
@@ -599,7 +564,7 @@ static void dw3_c8(const conv_plan *p, const float *x, const float *w, const so_
     for (; p0 + 8 <= P; p0 += 8) {
         __m256 r[8];
         for (int c = 0; c < 8; c++) r[c] = _mm256_loadu_ps(x + c * hw_in + p0);
-        tr8(r);
+        so_tr8x8(r);
         for (int k = 0; k < 8; k++) _mm256_store_ps(T + (int64_t)ioff[p0 + k] * 8, r[k]);
     }
     for (; p0 < P; p0++)
@@ -676,7 +641,7 @@ static void dw3_c8(const conv_plan *p, const float *x, const float *w, const so_
         int cnt = (int)SO_MIN(8, Q - q0);
         __m256 r[8];
         for (int k = 0; k < 8; k++) r[k] = k < cnt ? _mm256_load_ps(O + (q0 + k) * 8) : _mm256_setzero_ps();
-        tr8(r);
+        so_tr8x8(r);
         if (cnt == 8) {
             for (int c = 0; c < 8; c++) _mm256_storeu_ps(y + c * hw + q0, r[c]);
         } else {
@@ -1026,7 +991,7 @@ static void pk_out(const float *t, int nob, int mr, int accum, int fin, const so
     for (int v = 0; v < 2 && 8 * v < nob; v++) {
         __m256 r[8];
         for (int i = 0; i < 8; i++) r[i] = i < mr ? _mm256_load_ps(t + 16 * i + 8 * v) : _mm256_setzero_ps();
-        tr8(r);
+        so_tr8x8(r);
         for (int j = 0; j < 8 && 8 * v + j < nob; j++) {
             const int64_t o = o0 + 8 * v + j;
             float *yr = y + (8 * v + j) * hw;

@@ -93,19 +93,19 @@ void so_dconv_free(so_dconv *d)
     d->koff = d->poff = NULL;
 }
 
-/* Copies plane x [H][W] into xp [Hp][Wp] with zero borders: xp[r][c] = x[r - pt][c - pl]. */
-static void pad_copy(const float *x, int64_t H, int64_t W, float *xp, int64_t Hp, int64_t Wp, int64_t pt, int64_t pl)
+void so_dconv_pad_plane(const float *x, int64_t H, int64_t W, float *xp, int64_t Hp, int64_t Wp, int64_t pt, int64_t pl)
 {
     for (int64_t r = 0; r < Hp; r++) {
-        float *dst = xp + r * Wp;
+        float *d = xp + r * Wp;
         int64_t ir = r - pt;
         if (ir < 0 || ir >= H) {
-            memset(dst, 0, sizeof *dst * (size_t)Wp);
+            memset(d, 0, sizeof *d * (size_t)Wp);
             continue;
         }
-        memset(dst, 0, sizeof *dst * (size_t)pl);
-        memcpy(dst + pl, x + ir * W, sizeof *dst * (size_t)W);
-        memset(dst + pl + W, 0, sizeof *dst * (size_t)(Wp - pl - W));
+        int64_t c0 = SO_MIN(pl, Wp), c1 = SO_MIN(Wp, pl + W);
+        for (int64_t c = 0; c < c0; c++) d[c] = 0.f;
+        if (c1 > c0) memcpy(d + c0, x + ir * W + (c0 - pl), sizeof *d * (size_t)(c1 - c0));
+        for (int64_t c = c1 > c0 ? c1 : c0; c < Wp; c++) d[c] = 0.f;
     }
 }
 
@@ -142,25 +142,6 @@ static inline __attribute__((always_inline)) void tile_x16(int NP, const float *
     }
 }
 
-/* In-register 8x8 transpose: r[i][j] -> r[j][i]. */
-static inline void tr8x8(__m256 *r)
-{
-    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]), t2 = _mm256_unpacklo_ps(r[2], r[3]),
-           t3 = _mm256_unpackhi_ps(r[2], r[3]), t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]),
-           t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
-           s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
-           s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
-           s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-    r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-    r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
 #else
 static inline void tile_x16(int NP, const float *const *b, const int32_t *koff, int64_t kn, const float *w, float *t, int first)
 {
@@ -185,7 +166,7 @@ static void store_block(const float *t, int64_t np, int64_t o0, int64_t no, floa
             for (int h = 0; h < 2; h++) {
                 __m256 r[8];
                 for (int k = 0; k < 8; k++) r[k] = _mm256_load_ps(t + (j0 + k) * 16 + 8 * h);
-                tr8x8(r);
+                so_tr8x8(r);
                 for (int c = 0; c < 8; c++) _mm256_storeu_ps(y + (o0 + 8 * h + c) * hw + p0 + j0, r[c]);
             }
 #endif
@@ -202,7 +183,7 @@ void so_dconv_run(const so_dconv *d, const float *x, float *y, const so_epi *ep,
     const int par = d->O * hw * K > DC_PAR_MIN;
     float *xp = scratch;
 #pragma omp parallel for schedule(static) if (par)
-    for (int64_t c = 0; c < d->C; c++) pad_copy(x + c * d->H * d->W, d->H, d->W, xp + c * plane, d->Hp, d->Wp, d->pt, d->pl);
+    for (int64_t c = 0; c < d->C; c++) so_dconv_pad_plane(x + c * d->H * d->W, d->H, d->W, xp + c * plane, d->Hp, d->Wp, d->pt, d->pl);
     float *tb = scratch + (d->C * plane + 15) / 16 * 16; /* 64-byte aligned: scratch is */
     /* work items: (pixel block, group of og channel blocks); inside, K blocks outer so the input
        window of a K block is reused by all channel blocks of the group, partial sums in t [og][pb][16] */

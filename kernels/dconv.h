@@ -35,4 +35,8 @@ size_t so_dconv_packed_bytes(const so_dconv *d);
 void so_dconv_run(const so_dconv *d, const float *x, float *y, const so_epi *ep, const float *res, float *scratch);
 void so_dconv_free(so_dconv *d);
 
+/* Copies plane x [H][W] into xp [Hp][Wp] with zero borders: xp[r][c] = x[r - pt][c - pl] where that is
+   inside x, else 0 (Wp may crop the right edge). Also the grouped/depthwise direct conv's padding. */
+void so_dconv_pad_plane(const float *x, int64_t H, int64_t W, float *xp, int64_t Hp, int64_t Wp, int64_t pt, int64_t pl);
+
 #endif

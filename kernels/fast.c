@@ -1779,22 +1779,10 @@ static void tr_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
 /* out[j*ost + i] = in[i*ist + j] for i, j < 8, in registers. */
 static inline void tr8x8(const float *in, int64_t ist, float *out, int64_t ost)
 {
-    __m256 r0 = _mm256_loadu_ps(in), r1 = _mm256_loadu_ps(in + ist), r2 = _mm256_loadu_ps(in + 2 * ist), r3 = _mm256_loadu_ps(in + 3 * ist);
-    __m256 r4 = _mm256_loadu_ps(in + 4 * ist), r5 = _mm256_loadu_ps(in + 5 * ist), r6 = _mm256_loadu_ps(in + 6 * ist), r7 = _mm256_loadu_ps(in + 7 * ist);
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5), t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-    __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-    __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-    __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-    _mm256_storeu_ps(out, _mm256_permute2f128_ps(u0, u4, 0x20));
-    _mm256_storeu_ps(out + ost, _mm256_permute2f128_ps(u1, u5, 0x20));
-    _mm256_storeu_ps(out + 2 * ost, _mm256_permute2f128_ps(u2, u6, 0x20));
-    _mm256_storeu_ps(out + 3 * ost, _mm256_permute2f128_ps(u3, u7, 0x20));
-    _mm256_storeu_ps(out + 4 * ost, _mm256_permute2f128_ps(u0, u4, 0x31));
-    _mm256_storeu_ps(out + 5 * ost, _mm256_permute2f128_ps(u1, u5, 0x31));
-    _mm256_storeu_ps(out + 6 * ost, _mm256_permute2f128_ps(u2, u6, 0x31));
-    _mm256_storeu_ps(out + 7 * ost, _mm256_permute2f128_ps(u3, u7, 0x31));
+    __m256 r[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(in + i * ist);
+    so_tr8x8(r);
+    for (int i = 0; i < 8; i++) _mm256_storeu_ps(out + i * ost, r[i]);
 }
 
 /* Float transposes whose last output axis L is strided in the input while another output
