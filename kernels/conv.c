@@ -187,6 +187,7 @@ static void conv_wino_run(void *priv, const so_tensor *in, so_tensor *out, float
     }
 }
 
+#ifdef __AVX2__
 /* Ungrouped conv on dconv.c (weights packed at load), epilogue fused per tile. */
 static void conv_dconv_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
@@ -198,6 +199,7 @@ static void conv_dconv_run(void *priv, const so_tensor *in, so_tensor *out, floa
     for (int64_t n = 0; n < p->N; n++)
         so_dconv_run(&p->dc, X + n * p->C * hw_in, Y + n * p->O * hw, &p->ch.ep, R ? R + n * p->O * hw : NULL, scratch);
 }
+#endif
 
 /* ---- direct conv for depthwise and small-group convs ----
    Each input channel of a group is split into sh*sw phase planes of Hh x Wh (stride
@@ -452,6 +454,18 @@ typedef struct dw3_epi {
     __m256 s, t, lo, hi;
 } dw3_epi;
 
+/* Output channel o's epilogue broadcast into registers: scale/shift and the clamp of act1
+   (none / Relu / Clip) when it is applied in registers (inreg), else the identity. */
+static inline dw3_epi dw3_epi_of(const so_epi *ep, int inreg, int64_t o)
+{
+    dw3_epi e;
+    e.s = _mm256_set1_ps(inreg && ep->scale ? ep->scale[o] : 1.f);
+    e.t = _mm256_set1_ps(inreg && ep->shift ? ep->shift[o] : 0.f);
+    e.lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
+    e.hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
+    return e;
+}
+
 static const float dw3_zeros[DC_ROW_MAX + 64];
 static const int32_t dw3_mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
@@ -666,11 +680,7 @@ static void dw3_channel(const conv_plan *p, const float *X, const float *Wt, con
     const float *x = X + (n * p->C + o / p->Og) * p->H * p->W, *w = Wt + o * 9;
     __m256 wv[9];
     for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
-    dw3_epi e;
-    e.s = _mm256_set1_ps(inreg && ep->scale ? ep->scale[o] : 1.f);
-    e.t = _mm256_set1_ps(inreg && ep->shift ? ep->shift[o] : 0.f);
-    e.lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
-    e.hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
+    const dw3_epi e = dw3_epi_of(ep, inreg, o);
     float *y = Y + q * hw;
     int64_t oh = 0;
     if (p->sw == 1) {
@@ -799,13 +809,7 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
             int64_t bo = q / p->Ho, oh = q % p->Ho, o0 = bo * STEM_OB;
             int nob = (int)SO_MIN(STEM_OB, p->O - o0);
             dw3_epi e[STEM_OB];
-            for (int b = 0; b < STEM_OB; b++) {
-                int64_t o = SO_MIN(o0 + b, p->O - 1);
-                e[b].s = _mm256_set1_ps(inreg && ep->scale ? ep->scale[o] : 1.f);
-                e[b].t = _mm256_set1_ps(inreg && ep->shift ? ep->shift[o] : 0.f);
-                e[b].lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
-                e[b].hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
-            }
+            for (int b = 0; b < STEM_OB; b++) e[b] = dw3_epi_of(ep, inreg, SO_MIN(o0 + b, p->O - 1));
             const float *xp = scratch + oh * Wh, *wpk = p->U + bo * p->C * T * STEM_OB;
             float *y = Y + (n * p->O + o0) * hw + oh * Wo;
             /* blocks of 24 columns; a rest of >= 16 as one more overlapping 24-block, a smaller
@@ -894,13 +898,7 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
             int64_t o0 = bo * STEM_OB;
             int nob = (int)SO_MIN(STEM_OB, p->O - o0);
             dw3_epi e[STEM_OB];
-            for (int b = 0; b < STEM_OB; b++) {
-                int64_t o = SO_MIN(o0 + b, p->O - 1);
-                e[b].s = _mm256_set1_ps(inreg && ep->scale ? ep->scale[o] : 1.f);
-                e[b].t = _mm256_set1_ps(inreg && ep->shift ? ep->shift[o] : 0.f);
-                e[b].lo = _mm256_set1_ps(!inreg || ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
-                e[b].hi = _mm256_set1_ps(inreg && ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
-            }
+            for (int b = 0; b < STEM_OB; b++) e[b] = dw3_epi_of(ep, inreg, SO_MIN(o0 + b, p->O - 1));
             const float *wo = Wt + o0 * K, *res = inreg && R ? R + (n * p->O + o0) * hw + p0 : NULL;
             float *y = Y + (n * p->O + o0) * hw + p0;
             /* blocks of 24 pixels; a rest >= 16 as one more 24-block overlapping the previous one, a smaller
@@ -1000,11 +998,7 @@ static void pk_out(const float *t, int nob, int mr, int accum, int fin, const so
             if (mr == 6) {
                 if (accum) x = _mm256_add_ps(x, pk_ld6(yr));
                 if (fin && inreg) {
-                    dw3_epi e;
-                    e.s = _mm256_set1_ps(ep->scale ? ep->scale[o] : 1.f);
-                    e.t = _mm256_set1_ps(ep->shift ? ep->shift[o] : 0.f);
-                    e.lo = _mm256_set1_ps(ep->act1 == SO_ACT_NONE ? -INFINITY : ep->act1 == SO_ACT_RELU ? 0.f : ep->lo1);
-                    e.hi = _mm256_set1_ps(ep->act1 == SO_ACT_CLIP ? ep->hi1 : INFINITY);
+                    const dw3_epi e = dw3_epi_of(ep, 1, o);
                     x = _mm256_min_ps(e.hi, _mm256_max_ps(e.lo, _mm256_fmadd_ps(x, e.s, e.t)));
                     if (rr) {
                         x = _mm256_add_ps(x, pk_ld6(rr));
@@ -1128,6 +1122,7 @@ static void pk_setup(conv_plan *p, so_fast_kernel *k, const float *wsrc)
 }
 #endif
 
+#ifdef __AVX2__
 /* Ungrouped convs with a constant kh x kw > 1 weight that run faster on dconv.c than on the
    choice below (in-model, 1 thread, per-node time dconv / previous kernel, old and new build
    alternating): vs im2col + sgemm 0.55-0.97 on every Inception-v3 / ResNet-50 / SqueezeNet
@@ -1141,6 +1136,7 @@ static int dconv_wins(const conv_plan *p, int wino)
     if (p->C * (p->H + p->Ho * p->sh + p->kh * p->dh) * (p->W + p->Wo * p->sw + p->kw * p->dw) > INT32_MAX) return 0; /* int32 offsets */
     return !wino || p->C <= so_conv_dconv_max_wino_c;
 }
+#endif
 
 so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
@@ -1185,11 +1181,12 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     const int wino = p->G == 1 && p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 &&
                      hw >= so_conv_wino_min_hw && p->C >= so_conv_wino_min_ch && p->O >= so_conv_wino_min_ch &&
                      g->nodes[n->in[1].node].op == SO_OP_WEIGHT;
+    int64_t sc = 0; /* scratch floats of the dconv / Winograd plan */
 #ifdef __AVX2__
-    if (p->G == 1 && p->kh * p->kw > 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && dconv_wins(p, wino)) {
+    if (p->G == 1 && p->kh * p->kw > 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && dconv_wins(p, wino) &&
+        (sc = so_dconv_plan(&p->dc, p->C, p->H, p->W, p->O, p->Ho, p->Wo, p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, p->dh, p->dw,
+                            g->model->weights[g->nodes[n->in[1].node].ref].data, omp_get_max_threads())) >= 0) {
         p->kind = CONV_DCONV;
-        int64_t sc = so_dconv_plan(&p->dc, p->C, p->H, p->W, p->O, p->Ho, p->Wo, p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, p->dh, p->dw,
-                                   g->model->weights[g->nodes[n->in[1].node].ref].data, omp_get_max_threads());
         k->scratch_bytes = sizeof(float) * (size_t)sc;
         k->packed_bytes = so_dconv_packed_bytes(&p->dc);
         k->in1_copied = 1;
@@ -1256,7 +1253,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     } else if (wino) {
         p->kind = CONV_WINO;
         p->U = so_wino_pack(g->model->weights[g->nodes[n->in[1].node].ref].data, p->O, p->C);
-        int64_t sc = so_wino_plan(&p->wino, p->C, p->O, p->H, p->W, p->Ho, p->Wo, p->ph, p->pw, p->U);
+        sc = so_wino_plan(&p->wino, p->C, p->O, p->H, p->W, p->Ho, p->Wo, p->ph, p->pw, p->U);
         k->scratch_bytes = sizeof(float) * (size_t)sc;
         k->packed_bytes = sizeof(float) * (size_t)(36 * p->O * p->C);
         k->in1_copied = 1;

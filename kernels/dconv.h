@@ -23,7 +23,8 @@ typedef struct so_dconv {
 
 /* Plans a conv of x [C][H][W] -> y [O][Ho][Wo] (kernel kh x kw, strides, top/left pads,
    dilations) and packs its weights w [O][C][kh][kw] (read only here). Returns the scratch
-   floats so_dconv_run needs for up to `threads` OpenMP threads. */
+   floats so_dconv_run needs for up to `threads` OpenMP threads, or -1 when the packed weights
+   cannot be allocated (d then holds nothing). */
 int64_t so_dconv_plan(so_dconv *d, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw, int64_t sh,
                       int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw, const float *w, int threads);
 /* Bytes of packed weights held by d. */

@@ -952,10 +952,9 @@ static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
             _mm256_storeu_ps(y + j, r);
         }
 #endif
-        for (; j < n; j++) {
-            float t = x[j] / 6.f + 0.5f, v = x[j];
-            t = t < 0.f ? 0.f : t > 1.f ? 1.f : t;
-            y[j] = p->op == SO_OP_HARDSWISH ? v * t : v < 0.f ? p->alpha * v : v;
+        for (; j < n; j++) { /* the rest (and everything without AVX2) */
+            float v = x[j], t = v / 6.f + 0.5f;
+            y[j] = p->op == SO_OP_LEAKYRELU ? (v < 0.f ? p->alpha * v : v) : v * (t < 0.f ? 0.f : t > 1.f ? 1.f : t);
         }
         break;
     }
@@ -1503,41 +1502,47 @@ static inline __attribute__((always_inline)) void mp3s2_vec(int EDGE, const floa
         _mm256_maskstore_ps(y, _mm256_loadu_si256((const __m256i *)(mp_mask_tab + 8 - n)), v);
 }
 
-static void maxpool3s2_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+/* Runs plane(p, x, y) for every input plane x [H][W] and output plane y [Ho][Wo], planes split over the team. */
+static void pool_planes(const pool_plan *p, const so_tensor *in, so_tensor *out, void (*plane)(const pool_plan *, const float *, float *))
 {
-    (void)scratch;
-    const pool_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
+#pragma omp parallel for schedule(static) if (p->planes * p->Ho * p->Wo * 9 > PAR_MIN)
+    for (int64_t q = 0; q < p->planes; q++) plane(p, X + q * p->H * p->W, Y + q * p->Ho * p->Wo);
+}
+
+static void maxpool3s2_plane(const pool_plan *p, const float *x, float *y)
+{
     const int64_t Wo = p->Wo, Ho = p->Ho, W = p->W, H = p->H;
-#pragma omp parallel for schedule(static) if (p->planes * Ho * Wo * 9 > PAR_MIN)
-    for (int64_t q = 0; q < p->planes; q++) {
-        const float *x = X + q * H * W;
-        float *y = Y + q * Ho * Wo;
-        for (int64_t oh = 0; oh < Ho; oh++) {
-            const float *rows[3];
-            int nr = 0;
-            for (int64_t i = 0; i < 3; i++) {
-                int64_t ir = oh * 2 - p->ph + i;
-                if (ir >= 0 && ir < H) rows[nr++] = x + ir * W;
-            }
-            float *yr = y + oh * Wo;
-            if (!nr) {
-                for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = -INFINITY;
-                continue;
-            }
-            for (int64_t ow = 0; ow < Wo; ow += 8) {
-                if (ow + 8 > Wo && Wo >= 8) ow = Wo - 8;
-                int64_t b = ow * 2 - p->pw;
-                if (b >= 0 && b + 18 <= W) {
-                    mp3s2_vec(0, rows, nr, b, NULL, yr + ow, 0, 8);
-                } else {
-                    __m256i mk[4] = {mp_mask(b, W), mp_mask(b + 8, W), mp_mask(b + 2, W), mp_mask(b + 10, W)};
-                    mp3s2_vec(1, rows, nr, b, mk, yr + ow, Wo < 8, Wo - ow);
-                }
+    for (int64_t oh = 0; oh < Ho; oh++) {
+        const float *rows[3];
+        int nr = 0;
+        for (int64_t i = 0; i < 3; i++) {
+            int64_t ir = oh * 2 - p->ph + i;
+            if (ir >= 0 && ir < H) rows[nr++] = x + ir * W;
+        }
+        float *yr = y + oh * Wo;
+        if (!nr) {
+            for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = -INFINITY;
+            continue;
+        }
+        for (int64_t ow = 0; ow < Wo; ow += 8) {
+            if (ow + 8 > Wo && Wo >= 8) ow = Wo - 8;
+            int64_t b = ow * 2 - p->pw;
+            if (b >= 0 && b + 18 <= W) {
+                mp3s2_vec(0, rows, nr, b, NULL, yr + ow, 0, 8);
+            } else {
+                __m256i mk[4] = {mp_mask(b, W), mp_mask(b + 8, W), mp_mask(b + 2, W), mp_mask(b + 10, W)};
+                mp3s2_vec(1, rows, nr, b, mk, yr + ow, Wo < 8, Wo - ow);
             }
         }
     }
+}
+
+static void maxpool3s2_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    pool_planes(priv, in, out, maxpool3s2_plane);
 }
 
 /* Average pooling 3x3 stride 1 (any padding; Inception-v3's branch_pool planes 35x35 ..
@@ -1580,26 +1585,22 @@ static inline __attribute__((always_inline)) void ap3s1_col(int EDGE, const pool
     }
 }
 
+static void avgpool3s1_plane(const pool_plan *p, const float *x, float *y)
+{
+    for (int64_t ow = 0; ow < p->Wo; ow += 8) {
+        if (ow + 8 > p->Wo && p->Wo >= 8) ow = p->Wo - 8;
+        int64_t b = ow - p->pw;
+        if (b >= 0 && b + 10 <= p->W)
+            ap3s1_col(0, p, x, y, ow);
+        else
+            ap3s1_col(1, p, x, y, ow);
+    }
+}
+
 static void avgpool3s1_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
-    const pool_plan *p = priv;
-    const float *X = in[0].data;
-    float *Y = out[0].data;
-    const int64_t Wo = p->Wo, Ho = p->Ho, W = p->W, H = p->H;
-#pragma omp parallel for schedule(static) if (p->planes * Ho * Wo * 9 > PAR_MIN)
-    for (int64_t q = 0; q < p->planes; q++) {
-        const float *x = X + q * H * W;
-        float *y = Y + q * Ho * Wo;
-        for (int64_t ow = 0; ow < Wo; ow += 8) {
-            if (ow + 8 > Wo && Wo >= 8) ow = Wo - 8;
-            int64_t b = ow - p->pw;
-            if (b >= 0 && b + 10 <= W)
-                ap3s1_col(0, p, x, y, ow);
-            else
-                ap3s1_col(1, p, x, y, ow);
-        }
-    }
+    pool_planes(priv, in, out, avgpool3s1_plane);
 }
 #endif
 

@@ -281,9 +281,9 @@ static void epi_tile_fast(const so_gemm_epi *e, float *c, int64_t ldc, int64_t i
         _mm256_storeu_ps(y + 8, v1);
     }
 }
-#endif
 
 static int cheap_act(int act) { return act == SO_ACT_NONE || act == SO_ACT_RELU || act == SO_ACT_CLIP; }
+#endif
 
 /* The epilogue on the finished mr x nr tile at row i0, column j0 of C. */
 static void epi_tile(const so_gemm_epi *e, float *c, int64_t ldc, int64_t i0, int64_t j0, int mr, int nr)
