@@ -1,7 +1,7 @@
 # Makefile - the only build entry: make, make run, make test, make test-asan, make bench, make rules, make deps.
 CC      ?= cc
 BUILD   ?= build
-ARCH    ?= -march=native
+ARCH    ?= -march=x86-64-v3
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
