@@ -107,6 +107,7 @@ rules: all
 
 models:
 	$(PY) data/export_models.py --set full
+	$(PY) data/export_models.py --set cnn
 
 # The benchmark suite (data/full/, make models): table on stdout, JSON and SVG in $(BUILD). See docs/BENCHMARKS.md.
 bench: all $(ORT)
