@@ -16,6 +16,7 @@
 #include "../kernels/exec.h"
 #include "../kernels/fast.h"
 #include "../kernels/ref.h"
+#include "isa_levels.h"
 #include "shape.h"
 
 #define MAX_IO 8
@@ -416,7 +417,7 @@ static void test_conv_packed(void **state)
     const int64_t pwk = so_conv_pw_max_k;
     so_conv_pw_max_k = 0;
     so_conv_pk_max_hw = INT64_MAX;
-    expect_kernel = "conv1x1_packed";
+    expect_kernel = kernel_from(SO_ISA_AVX2, "conv1x1_packed");
     for (int cfg = 0; cfg < 3; cfg++) {
         so_conv_pk_kc = cfg == 0 ? pk[0] : cfg == 1 ? 16 : 7; /* one K block / several (the last partial) */
         so_conv_pk_np = cfg == 0 ? pk[1] : cfg == 1 ? 30 : 6; /* pixel chunks */
@@ -1120,11 +1121,7 @@ static void one_pool(uint64_t seed, so_op op, int H, int W, int kh, int kw, int 
     one_pool_k(seed, op, H, W, kh, kw, sh, sw, pt, pl, pb, pr, cip, ceil, NULL);
 }
 
-#ifdef __AVX2__
-#define AP3S1 "avgpool3x3_s1"
-#else
-#define AP3S1 NULL
-#endif
+#define AP3S1 kernel_from(SO_ISA_AVX2, "avgpool3x3_s1")
 
 static void test_pool(void **state)
 {
@@ -1206,9 +1203,7 @@ static void test_pad_avgpool(void **state)
         int32_t n = tb_node(&t, SO_OP_AVGPOOL, &pd, 1, &pa);
         t.g->outputs[0] = (so_edge){n, 0};
         assert_int_equal(check_graph(&t, TOL), cs[v].steps);
-#ifdef __AVX2__
-        if (v == 0) assert_kernel(&t, "pad_avgpool3x3_s1");
-#endif
+        if (v == 0 && test_level >= SO_ISA_AVX2) assert_kernel(&t, "pad_avgpool3x3_s1");
         tb_free(&t);
     }
 }
@@ -1242,9 +1237,7 @@ static void test_data_movement(void **state)
         int32_t n = tb_node(&t, SO_OP_TRANSPOSE, &x, 1, &a);
         t.g->outputs[0] = (so_edge){n, 0};
         check_graph(&t, 0);
-#ifdef __AVX2__
-        if (tt[v].kernel) assert_kernel(&t, tt[v].kernel);
-#endif
+        if (tt[v].kernel && test_level >= SO_ISA_AVX2) assert_kernel(&t, tt[v].kernel);
         tb_free(&t);
     }
     /* transpose: several permutations */
@@ -1373,35 +1366,43 @@ static void test_sgemm_team_split(void **state)
     omp_set_num_threads(1);
 }
 
+/* A failed check leaves expect_kernel set: every test starts without one. */
+static int reset_expect(void **state)
+{
+    (void)state;
+    expect_kernel = NULL;
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sgemm_team_split),
-        cmocka_unit_test(test_conv_edge_cases),
-        cmocka_unit_test(test_conv_random),
-        cmocka_unit_test(test_conv_depthwise3),
-        cmocka_unit_test(test_conv_stem),
-        cmocka_unit_test(test_conv_pw),
-        cmocka_unit_test(test_conv_packed),
-        cmocka_unit_test(test_conv_winograd),
-        cmocka_unit_test(test_conv_dconv),
-        cmocka_unit_test(test_conv_fusion),
-        cmocka_unit_test(test_shared_add),
-        cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_matmul_bias_fusion),
-        cmocka_unit_test(test_gemm),
-        cmocka_unit_test(test_binary_broadcast),
-        cmocka_unit_test(test_unary),
-        cmocka_unit_test(test_resize),
-        cmocka_unit_test(test_unary_accuracy),
-        cmocka_unit_test(test_softmax_layernorm_batchnorm),
-        cmocka_unit_test(test_reducemean),
-        cmocka_unit_test(test_pool),
-        cmocka_unit_test(test_gelu),
-        cmocka_unit_test(test_attention),
-        cmocka_unit_test(test_pad_avgpool),
-        cmocka_unit_test(test_data_movement),
-        cmocka_unit_test(test_lstm),
+        cmocka_unit_test_setup(test_sgemm_team_split, reset_expect),
+        cmocka_unit_test_setup(test_conv_edge_cases, reset_expect),
+        cmocka_unit_test_setup(test_conv_random, reset_expect),
+        cmocka_unit_test_setup(test_conv_depthwise3, reset_expect),
+        cmocka_unit_test_setup(test_conv_stem, reset_expect),
+        cmocka_unit_test_setup(test_conv_pw, reset_expect),
+        cmocka_unit_test_setup(test_conv_packed, reset_expect),
+        cmocka_unit_test_setup(test_conv_winograd, reset_expect),
+        cmocka_unit_test_setup(test_conv_dconv, reset_expect),
+        cmocka_unit_test_setup(test_conv_fusion, reset_expect),
+        cmocka_unit_test_setup(test_shared_add, reset_expect),
+        cmocka_unit_test_setup(test_matmul, reset_expect),
+        cmocka_unit_test_setup(test_matmul_bias_fusion, reset_expect),
+        cmocka_unit_test_setup(test_gemm, reset_expect),
+        cmocka_unit_test_setup(test_binary_broadcast, reset_expect),
+        cmocka_unit_test_setup(test_unary, reset_expect),
+        cmocka_unit_test_setup(test_resize, reset_expect),
+        cmocka_unit_test_setup(test_unary_accuracy, reset_expect),
+        cmocka_unit_test_setup(test_softmax_layernorm_batchnorm, reset_expect),
+        cmocka_unit_test_setup(test_reducemean, reset_expect),
+        cmocka_unit_test_setup(test_pool, reset_expect),
+        cmocka_unit_test_setup(test_gelu, reset_expect),
+        cmocka_unit_test_setup(test_attention, reset_expect),
+        cmocka_unit_test_setup(test_pad_avgpool, reset_expect),
+        cmocka_unit_test_setup(test_data_movement, reset_expect),
+        cmocka_unit_test_setup(test_lstm, reset_expect),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return run_at_levels("test_fast", tests, sizeof tests / sizeof tests[0]);
 }
