@@ -5,9 +5,12 @@ BUILD   ?= build
 # warnings on every machine. Wider kernels are per-level files chosen at run time (kernels/isa.h):
 # kernels/*_avx2.c get AVX2+FMA, kernels/*_avx512.c AVX-512 F/BW/VL/DQ+FMA. `make ARCH=-march=native`
 # is an opt-in for a binary that only runs where it was built (the scalar level is then not scalar).
-ARCH    ?= -march=x86-64-v2
-ISA_AVX2   := -mavx2 -mfma
-ISA_AVX512 := -mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -mavx512dq
+# Elsewhere (not x86): the compiler's default target, and only the scalar level.
+ifneq ($(filter x86_64% i686% i386%,$(shell $(CC) -dumpmachine)),)
+  ARCH       ?= -march=x86-64-v2
+  ISA_AVX2   := -mavx2 -mfma
+  ISA_AVX512 := -mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -mavx512dq
+endif
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror

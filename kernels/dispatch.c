@@ -3,7 +3,11 @@
 
 const so_kset *so_kset_at(so_isa l)
 {
+#if defined(__x86_64__) || defined(__i386__)
     static const so_kset *const sets[SO_ISA_COUNT] = {&so_kset_scalar, &so_kset_avx2, &so_kset_avx512};
+#else
+    static const so_kset *const sets[SO_ISA_COUNT] = {&so_kset_scalar, NULL, NULL}; /* so_isa_cpu() is scalar */
+#endif
     return sets[l];
 }
 

@@ -1,7 +1,10 @@
 /* isa.c - CPU level detection (once, at load), the SUPEROPT_ISA / --isa override, level names. */
 #include "isa.h"
 
+#if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#define ISA_X86 1
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +29,9 @@ so_status so_isa_parse(const char *s, so_isa *out)
 
 static so_isa detect(void)
 {
+#ifndef ISA_X86
+    return SO_ISA_SCALAR; /* the portable C path only */
+#else
     __builtin_cpu_init();
     /* __builtin_cpu_supports also checks that the OS saves the YMM/ZMM state (XCR0). */
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return SO_ISA_SCALAR;
@@ -33,10 +39,12 @@ static so_isa detect(void)
         __builtin_cpu_supports("avx512dq"))
         return SO_ISA_AVX512;
     return SO_ISA_AVX2;
+#endif
 }
 
 static void read_model(void)
 {
+#ifdef ISA_X86
     unsigned r[12];
     if (__get_cpuid_max(0x80000000u, NULL) < 0x80000004u) return;
     for (unsigned i = 0; i < 3; i++) __get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
@@ -48,6 +56,7 @@ static void read_model(void)
     while (e > b && e[-1] == ' ') e--;
     *e = 0;
     if (*b) memcpy(cpu_model, b, (size_t)(e - b) + 1);
+#endif
 }
 
 /* Once, at load: the CPU's level, then SUPEROPT_ISA. */
