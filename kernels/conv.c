@@ -756,7 +756,7 @@ static inline __attribute__((always_inline)) void ob_epilogue_store(int NV, __m2
             if (res) {
                 __m256 rv = partial ? _mm256_maskload_ps(res + b * hw + 8 * v, lm) : _mm256_loadu_ps(res + b * hw + 8 * v);
                 r = _mm256_add_ps(r, rv);
-                if (act2 == SO_ACT_RELU) r = _mm256_max_ps(r, _mm256_setzero_ps());
+                if (act2 == SO_ACT_RELU) r = _mm256_max_ps(_mm256_setzero_ps(), r); /* r second: NaN passes */
             }
             if (!partial)
                 _mm256_storeu_ps(y + b * hw + 8 * v, r);
@@ -1004,7 +1004,7 @@ static void pk_out(const float *t, int nob, int mr, int accum, int fin, const so
                     x = _mm256_min_ps(e.hi, _mm256_max_ps(e.lo, _mm256_fmadd_ps(x, e.s, e.t)));
                     if (rr) {
                         x = _mm256_add_ps(x, pk_ld6(rr));
-                        if (ep->act2 == SO_ACT_RELU) x = _mm256_max_ps(x, _mm256_setzero_ps());
+                        if (ep->act2 == SO_ACT_RELU) x = _mm256_max_ps(_mm256_setzero_ps(), x); /* x second: NaN passes */
                     }
                 }
                 _mm_storeu_ps(yr, _mm256_castps256_ps128(x));
@@ -1016,11 +1016,11 @@ static void pk_out(const float *t, int nob, int mr, int accum, int fin, const so
                     float u = s[i] + (accum ? yr[i] : 0.f);
                     if (fin && inreg) {
                         u = u * (ep->scale ? ep->scale[o] : 1.f) + (ep->shift ? ep->shift[o] : 0.f);
-                        if (ep->act1 == SO_ACT_RELU) u = u > 0.f ? u : 0.f;
+                        if (ep->act1 == SO_ACT_RELU) u = u < 0.f ? 0.f : u;
                         if (ep->act1 == SO_ACT_CLIP) u = u < ep->lo1 ? ep->lo1 : u > ep->hi1 ? ep->hi1 : u;
                         if (rr) {
                             u += rr[i];
-                            if (ep->act2 == SO_ACT_RELU) u = u > 0.f ? u : 0.f;
+                            if (ep->act2 == SO_ACT_RELU) u = u < 0.f ? 0.f : u;
                         }
                     }
                     yr[i] = u;
@@ -1257,7 +1257,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         p->U = so_wino_pack(g->model->weights[g->nodes[n->in[1].node].ref].data, p->O, p->C);
         sc = so_wino_plan(&p->wino, p->C, p->O, p->H, p->W, p->Ho, p->Wo, p->ph, p->pw, p->U);
         k->scratch_bytes = sizeof(float) * (size_t)sc;
-        k->packed_bytes = sizeof(float) * (size_t)(36 * p->O * p->C);
+        k->packed_bytes = sizeof(float) * (size_t)(45 * p->O * p->C);
         k->in1_copied = 1;
         k->run = conv_wino_run;
         k->name = "conv3x3_winograd_f4";

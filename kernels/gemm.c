@@ -233,8 +233,10 @@ static void ukernel(int64_t kc, const float *restrict a, const float *restrict b
 #ifdef __AVX2__
 static inline __m256 act_v(int act, __m256 v, __m256 lo, __m256 hi)
 {
-    if (act == SO_ACT_RELU) return _mm256_max_ps(v, _mm256_setzero_ps());
-    if (act == SO_ACT_CLIP) return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    /* v second: _mm256_max_ps/_min_ps return the second operand when either is NaN, so a NaN
+       passes as in the reference */
+    if (act == SO_ACT_RELU) return _mm256_max_ps(_mm256_setzero_ps(), v);
+    if (act == SO_ACT_CLIP) return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
     return v;
 }
 

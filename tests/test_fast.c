@@ -113,6 +113,41 @@ static void tb_free(tb *t) { so_model_free(t->m); }
 /* When set, check_graph asserts that the first step runs this kernel. */
 static const char *expect_kernel;
 
+/* When set (test_nonfinite), check_graph also plants NaN, +inf and -inf in every input and
+   requires each output element to match the reference's class: NaN where the reference has
+   NaN, the same infinity where it has one, finite (within tolerance) elsewhere. */
+static int nonfinite;
+
+/* Plants 1 + n/200 each of NaN, +inf, -inf at seeded positions of x[0..n). */
+static void plant_nonfinite(float *x, int64_t n, uint64_t *s)
+{
+    const float sp[3] = {NAN, INFINITY, -INFINITY};
+    for (int k = 0; k < 3; k++)
+        for (int64_t c = 0; c < 1 + n / 200; c++) x[rnd(s) % (uint64_t)n] = sp[k];
+}
+
+/* Largest error of got against ref over n floats, relative to max |ref| over the finite
+   reference values; INFINITY when a non-finite element differs in class (NaN vs not, or a
+   different infinity) or got is not finite where ref is. *at: index of the worst element. */
+static double compare_out(const float *ref, const float *got, size_t n, size_t *at)
+{
+    double mx = 0, err = 0;
+    *at = 0;
+    for (size_t j = 0; j < n; j++)
+        if (isfinite(ref[j]) && fabs(ref[j]) > mx) mx = fabs(ref[j]);
+    for (size_t j = 0; j < n; j++) {
+        double r = ref[j], g = got[j], d;
+        if (isnan(r)) d = isnan(g) ? 0 : INFINITY;
+        else if (isinf(r)) d = g == r ? 0 : INFINITY;
+        else d = isfinite(g) ? fabs(g - r) : INFINITY;
+        if (d > err) {
+            err = d;
+            *at = j;
+        }
+    }
+    return err / (mx > 1e-6 ? mx : 1e-6);
+}
+
 /* Runs the graph with the reference interpreter and with the executor (fast kernels at
    1 and 2 threads, and reference-only planned mode); asserts agreement. Returns the
    executor's number of steps (fast, 1 thread). */
@@ -126,6 +161,7 @@ static int check_graph(tb *t, double tol)
         int64_t n = so_shape_numel(&m->inputs[i].shape);
         ins[i] = malloc(sizeof(float) * (size_t)n);
         for (int64_t j = 0; j < n; j++) ins[i][j] = frand(&t->seed);
+        if (nonfinite && n > 0) plant_nonfinite(ins[i], n, &t->seed);
     }
     for (int o = 0; o < m->n_outputs; o++) {
         on[o] = (size_t)so_shape_numel(&g->nodes[g->outputs[o].node].out[g->outputs[o].slot]);
@@ -145,18 +181,13 @@ static int check_graph(tb *t, double tol)
             st = so_exec_run(e, (const float *const *)ins, got);
             if (st != SO_OK) fail_msg("exec_run: %s", so_error());
             for (int q = 0; q < m->n_outputs; q++) {
-                double mx = 0, err = 0;
-                for (size_t j = 0; j < on[q]; j++) {
-                    double r = ref[q][j], d = got[q][j] - r;
-                    if (fabs(r) > mx) mx = fabs(r);
-                    if (fabs(d) > err || d != d) err = d != d ? INFINITY : fabs(d);
-                }
-                double rel = err / (mx > 1e-6 ? mx : 1e-6);
+                size_t at;
+                double rel = compare_out(ref[q], got[q], on[q], &at);
                 if (!(rel <= (mode == 2 ? 0.0 : tol))) {
                     so_exec_step_info si;
                     so_exec_step(e, 0, &si);
-                    fail_msg("mode %d output %d: max error %g relative %g (max |ref| %g), kernel %s", mode, q, err, rel, mx,
-                             si.kernel);
+                    fail_msg("%smode %d output %d: relative error %g at element %zu: got %g, reference %g, kernel %s",
+                             nonfinite ? "non-finite inputs: " : "", mode, q, rel, at, got[q][at], ref[q][at], si.kernel);
                 }
             }
         }
@@ -1374,6 +1405,27 @@ static int reset_expect(void **state)
     return 0;
 }
 
+/* Every fast kernel family (each test above that goes through check_graph: conv paths and
+   their fused epilogues, MatMul/Gemm with epilogues, attention, GELU, element-wise unary and
+   binary, softmax, norms, pools, reductions, data movement, LSTM) again with NaN, +inf and
+   -inf planted in every input: each output element must be NaN / the same infinity / finite
+   exactly where the reference's is (issue 20, item 6: Relu(NaN) was 0, Sigmoid/Tanh(NaN) 1,
+   a Softmax row with a NaN one-hot, a MatMul+Relu epilogue 0).
+   Per ISA level: main runs the whole group, this test included, once per level (run_at_levels). */
+
+static void test_nonfinite(void **state)
+{
+    void (*const fams[])(void **) = {test_conv_edge_cases, test_conv_random,    test_conv_depthwise3, test_conv_stem,
+                                     test_conv_pw,         test_conv_packed,    test_conv_winograd,   test_conv_dconv,
+                                     test_conv_fusion,     test_shared_add,     test_matmul,          test_matmul_bias_fusion,
+                                     test_gemm,            test_binary_broadcast, test_unary,         test_resize,
+                                     test_softmax_layernorm_batchnorm, test_reducemean, test_pool,    test_gelu,
+                                     test_attention,       test_pad_avgpool,    test_data_movement,   test_lstm};
+    nonfinite = 1;
+    for (size_t k = 0; k < sizeof fams / sizeof *fams; k++) fams[k](state);
+    nonfinite = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1403,6 +1455,7 @@ int main(void)
         cmocka_unit_test_setup(test_pad_avgpool, reset_expect),
         cmocka_unit_test_setup(test_data_movement, reset_expect),
         cmocka_unit_test_setup(test_lstm, reset_expect),
+        cmocka_unit_test_setup(test_nonfinite, reset_expect),
     };
     return run_at_levels("test_fast", tests, sizeof tests / sizeof tests[0]);
 }
