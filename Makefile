@@ -23,7 +23,7 @@ MPI_LIBS   := $(or $(shell mpicc --showme:link 2>/dev/null),-lmpi)
 LDLIBS     += $(MPI_LIBS)
 PY := /usr/bin/python3
 
-MODULE_SRCS := $(filter-out src/main.c,$(wildcard src/*.c rules/*.c verifier/*.c search/*.c kernels/*.c))
+MODULE_SRCS := $(filter-out cli/main.c,$(wildcard src/*.c rules/*.c verifier/*.c search/*.c kernels/*.c cli/*.c))
 GEN_SRCS    := $(BUILD)/gen/onnx.pb-c.c
 OBJS        := $(patsubst %.c,$(BUILD)/%.o,$(MODULE_SRCS)) $(BUILD)/gen/onnx.pb-c.o
 TEST_SRCS   := $(wildcard tests/test_*.c)
@@ -58,7 +58,7 @@ $(LIB): $(OBJS)
 	ar rcs $@ $^
 
 # Linked from the objects (not the archive) so that every stage's entry point is present.
-$(BUILD)/superopt: $(BUILD)/src/main.o $(OBJS)
+$(BUILD)/superopt: $(BUILD)/cli/main.o $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
@@ -155,4 +155,4 @@ fuzz: fuzz-build
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(OBJS:.o=.d) $(BUILD)/src/main.d $(TEST_BINS:=.d) $(FUZZ_OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(BUILD)/cli/main.d $(TEST_BINS:=.d) $(FUZZ_OBJS:.o=.d)

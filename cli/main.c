@@ -7,9 +7,9 @@
 
 #include "../kernels/exec.h"
 #include "bench.h"
-#include "common.h"
-#include "graph.h"
-#include "onnx_io.h"
+#include "../src/common.h"
+#include "../src/graph.h"
+#include "../src/onnx_io.h"
 
 /* Entry points of the other stages' subcommands. Each returns the process exit status
    (0 ok, 1 failure with a message already printed, 2 usage). Declared weak so that the
