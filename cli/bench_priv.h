@@ -2,7 +2,7 @@
 #ifndef SO_BENCH_PRIV_H
 #define SO_BENCH_PRIV_H
 
-#include "bench.h"
+#include "commands.h"
 #include "../src/common.h"
 #include "../src/json.h"
 #include <limits.h>

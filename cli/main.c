@@ -6,18 +6,10 @@
 #include <unistd.h>
 
 #include "../kernels/exec.h"
-#include "bench.h"
+#include "commands.h"
 #include "../src/common.h"
 #include "../src/graph.h"
 #include "../src/onnx_io.h"
-
-/* Entry points of the other stages' subcommands. Each returns the process exit status
-   (0 ok, 1 failure with a message already printed, 2 usage). Declared weak so that the
-   CLI links while a stage is being built; a missing stage reports itself. */
-int so_optimize_main(int argc, char **argv) __attribute__((weak));
-int so_gen_main(int argc, char **argv) __attribute__((weak));
-int so_rules_main(int argc, char **argv) __attribute__((weak));
-int so_verify_main(int argc, char **argv) __attribute__((weak));
 
 static const char usage_text[] =
     "usage:\n"
@@ -255,15 +247,6 @@ static int cmd_inspect(int argc, char **argv)
     return 0;
 }
 
-static int dispatch(int (*fn)(int, char **), const char *what, int argc, char **argv)
-{
-    if (!fn) {
-        fprintf(stderr, "superopt: '%s' is not available in this build\n", what);
-        return 1;
-    }
-    return fn(argc, argv);
-}
-
 int main(int argc, char **argv)
 {
     /* --max-memory BYTES applies to every command: taken out of argv before dispatch. */
@@ -290,11 +273,11 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "inspect")) return cmd_inspect(argc - 1, argv + 1);
-    if (!strcmp(cmd, "generate")) return dispatch(so_gen_main, "generate", argc - 1, argv + 1);
-    if (!strcmp(cmd, "rules")) return dispatch(so_rules_main, "rules", argc - 1, argv + 1);
-    if (!strcmp(cmd, "verify")) return dispatch(so_verify_main, "verify", argc - 1, argv + 1);
-    if (!strcmp(cmd, "bench")) return dispatch(so_bench_main, "bench", argc - 1, argv + 1);
+    if (!strcmp(cmd, "generate")) return so_gen_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "rules")) return so_rules_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "verify")) return so_verify_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return so_bench_main(argc - 1, argv + 1);
     if (cmd[0] == '-' && !strstr(cmd, ".onnx")) return usage("unknown option; the model comes first");
     /* default: optimize MODEL.onnx [options] */
-    return dispatch(so_optimize_main, "optimize", argc, argv);
+    return so_optimize_main(argc, argv);
 }

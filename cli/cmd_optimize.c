@@ -1,6 +1,6 @@
-/* optimize.c - the optimize command: load, canonicalise, search with proven rules, check the result
+/* cmd_optimize.c - the optimize command: load, canonicalise, search with proven rules, check the result
    numerically against the original, measure, write atomically, report (summary, JSON, Graphviz). */
-#include "optimize.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include "../kernels/exec.h"
+#include "../search/cost.h"
+#include "../search/fold.h"
+#include "../search/match.h"
+#include "../search/search.h"
 #include "../src/onnx_io.h"
-#include "cost.h"
-#include "fold.h"
-#include "match.h"
-#include "search.h"
 
 typedef struct opts {
     const char *model, *out, *rules, *report, *dot, *cache_dir;
