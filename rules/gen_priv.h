@@ -2,11 +2,8 @@
 #ifndef SO_GEN_PRIV_H
 #define SO_GEN_PRIV_H
 
+#include "enum_priv.h"
 #include "gen.h"
-
-/* Node / output slot of tensor id t of a generator graph (variables first, then GEN_MAX_OUT per node). */
-static inline int genp_tid_node(const gen_universe *u, int t) { return t < u->n_vars ? -1 : (t - u->n_vars) / GEN_MAX_OUT; }
-static inline int genp_tid_slot(const gen_universe *u, int t) { return (t - u->n_vars) % GEN_MAX_OUT; }
 
 
 /* gen_prune.c */

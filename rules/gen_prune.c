@@ -102,9 +102,9 @@ int so_gen_common_subgraph(const gen_universe *u, const gen_graph *a, const gen_
 int so_gen_common_suffix(const gen_universe *u, const gen_inputs *in, const gen_graph *a, const gen_graph *b)
 {
     if (a->n_out != 1 || b->n_out != 1 || a->n_nodes == 0 || b->n_nodes == 0) return 0;
-    int ra = genp_tid_node(u, a->out[0]), rb = genp_tid_node(u, b->out[0]);
+    int ra = tid_node(u, a->out[0]), rb = tid_node(u, b->out[0]);
     const gen_node *na = &a->nodes[ra], *nb = &b->nodes[rb];
-    if (na->inst != nb->inst || genp_tid_slot(u, a->out[0]) != genp_tid_slot(u, b->out[0])) return 0;
+    if (na->inst != nb->inst || tid_slot(u, a->out[0]) != tid_slot(u, b->out[0])) return 0;
     gen_eval ea, eb;
     int res = 0;
     if (!gen_eval_graph(u, in, a, &ea)) return 0;
@@ -134,7 +134,7 @@ int so_gen_common_suffix(const gen_universe *u, const gen_inputs *in, const gen_
 /* Node ancestors (bit set of nodes) of tensor t. */
 static uint32_t ancestors(const gen_universe *u, const gen_graph *g, int t)
 {
-    int nd = genp_tid_node(u, t);
+    int nd = tid_node(u, t);
     if (nd < 0) return 0;
     uint32_t m = 1u << nd;
     for (int a = 0; a < u->insts[g->nodes[nd].inst].n_in; a++) m |= ancestors(u, g, g->nodes[nd].in[a]);

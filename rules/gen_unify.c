@@ -238,7 +238,7 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             break;
         case GK_SPLIT: {
             int ax = gi->axis, t = nd->in[0];
-            int pn = genp_tid_node(u, t);
+            int pn = tid_node(u, t);
             lx s0, s1;
             const gen_type *ot0 = &ev->type[base];
             if (pn >= 0 && u->insts[g->nodes[pn].inst].kind == GK_CONCAT && u->insts[g->nodes[pn].inst].axis == ax) {
@@ -369,8 +369,8 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
                 rn->in[a].node = (int16_t)(-(var_idx[t] + 1));
                 rn->in[a].slot = 0;
             } else {
-                rn->in[a].node = (int16_t)genp_tid_node(u, t);
-                rn->in[a].slot = (int16_t)genp_tid_slot(u, t);
+                rn->in[a].node = (int16_t)tid_node(u, t);
+                rn->in[a].slot = (int16_t)tid_slot(u, t);
             }
         }
         so_attr *at = &rn->attr;
@@ -450,8 +450,8 @@ static so_rref out_ref(const gen_universe *u, const gen_graph *g, int k, const i
         r.node = (int16_t)(-(var_idx[t] + 1));
         r.slot = 0;
     } else {
-        r.node = (int16_t)genp_tid_node(u, t);
-        r.slot = (int16_t)genp_tid_slot(u, t);
+        r.node = (int16_t)tid_node(u, t);
+        r.slot = (int16_t)tid_slot(u, t);
     }
     return r;
 }
