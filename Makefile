@@ -61,9 +61,10 @@ $(LIB): $(OBJS)
 $(BUILD)/superopt: $(BUILD)/cli/main.o $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
+# The whole archive: kernels/ref.c registers the core's node evaluator at load (src/nodeeval.h).
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+	$(CC) $(LDFLAGS) $< -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive -o $@ $(LDLIBS) -lcmocka
 
 run: deps all
 	$(BUILD)/superopt data/deepandwide.onnx -o $(BUILD)/deepandwide.opt.onnx
@@ -87,6 +88,7 @@ test: deps
 	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 
 test-core:
+	bash tests/check_layers.sh
 	$(MAKE) all $(TEST_BINS)
 	$(MAKE) test-unit
 	$(MAKE) test-integration

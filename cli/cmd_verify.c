@@ -3,13 +3,9 @@
 #include "../verifier/verify.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <z3.h>
 
 /* ------------------------------------------------------------------ CLI */
 

@@ -1027,6 +1027,9 @@ static so_status tensor_bytes(const so_graph *g, const so_node *n, const so_shap
     return SO_OK;
 }
 
+/* The core folds constants (ONNX import and export) through this evaluator: registered at load. */
+__attribute__((constructor)) static void register_node_eval(void) { so_node_eval_register(so_ref_eval_node); }
+
 so_status so_ref_eval_node(const so_graph *g, int32_t i, const so_tensor *in, so_tensor *out)
 {
     const so_node *n = &g->nodes[i];

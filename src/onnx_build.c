@@ -57,7 +57,7 @@ static int emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr
             tin[k].shape = ins[k]->c.shape;
             tin[k].data = ins[k]->c.data;
         }
-        if (ok && so_ref_eval_node(im->g, i, tin, tout) == SO_OK) {
+        if (ok && so_node_eval(im->g, i, tin, tout) == SO_OK) {
             for (int k = 0; k < n_out; k++) {
                 ctensor c;
                 c.shape = tout[k].shape;

@@ -341,7 +341,7 @@ static so_status export_internal(exporter *x, int32_t i)
     }
     out[0].shape = nd->out[0];
     out[0].data = NULL;
-    if (so_ref_eval_node(x->g, i, in, out) != SO_OK) return ex_err(x, "cannot fold internal operator: %s", so_error());
+    if (so_node_eval(x->g, i, in, out) != SO_OK) return ex_err(x, "cannot fold internal operator: %s", so_error());
     x->fdata[i] = out[0].data;
     int64_t cnt = so_shape_numel(&nd->out[0]);
     size_t es = nd->out[0].dtype == SO_I64 ? 8 : 4;

@@ -6,7 +6,7 @@
 #include "onnx.pb-c.h"
 #include "shape.h"
 #include "strmap.h"
-#include "../kernels/ref.h"
+#include "nodeeval.h"
 #include <stddef.h>
 #include <stdint.h>
 
