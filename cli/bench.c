@@ -53,30 +53,6 @@ static int busage(const char *msg)
     return 2;
 }
 
-static int parse_dlist(const char *s, double *out, int max, double lo, double hi)
-{
-    int n = 0;
-    while (*s) {
-        char *e;
-        errno = 0;
-        double v = strtod(s, &e);
-        if (errno || e == s || !(v >= lo && v <= hi) || n == max) return -1;
-        out[n++] = v;
-        if (*e == ',') e++;
-        else if (*e) return -1;
-        s = e;
-    }
-    return n;
-}
-
-static int parse_d(const char *s, double lo, double hi, double *out)
-{
-    double v[1];
-    if (parse_dlist(s, v, 1, lo, hi) != 1) return 1;
-    *out = v[0];
-    return 0;
-}
-
 static void model_name(const char *path, char *out, size_t n)
 {
     const char *s = strrchr(path, '/');
@@ -146,18 +122,18 @@ int so_bench_main(int argc, char **argv)
             b->cost = v;
             i++;
         } else if (!strcmp(a, "--rounds") && v) {
-            if (parse_d(v, 1, MAX_ROUNDS, &d) || d != floor(d)) return busage("--rounds needs an integer in 1..15");
+            if (so_parse_double(v, 1, MAX_ROUNDS, &d) || d != floor(d)) return busage("--rounds needs an integer in 1..15");
             b->rounds = (int)d;
             i++;
         } else if (!strcmp(a, "--target-seconds") && v) {
-            if (parse_d(v, 0.001, 60, &b->target_s)) return busage("--target-seconds needs a number in (0, 60]");
+            if (so_parse_double(v, 0.001, 60, &b->target_s)) return busage("--target-seconds needs a number in (0, 60]");
             i++;
         } else if (!strcmp(a, "--timeout") && v) {
-            if (parse_d(v, 1, 1e6, &b->proc_timeout)) return busage("--timeout needs seconds >= 1");
+            if (so_parse_double(v, 1, 1e6, &b->proc_timeout)) return busage("--timeout needs seconds >= 1");
             i++;
         } else if (!strcmp(a, "--threads") && v) {
             double t[MAX_THREADS];
-            int n = parse_dlist(v, t, MAX_THREADS, 1, 256);
+            int n = so_parse_doubles(v, t, MAX_THREADS, 1, 256);
             if (n < 1) return busage("--threads needs a list of 1 to 4 thread counts, e.g. 1,2");
             b->n_threads = n;
             for (int k = 0; k < n; k++) {
@@ -166,35 +142,35 @@ int so_bench_main(int argc, char **argv)
             }
             i++;
         } else if (!strcmp(a, "--ort-threads") && v) {
-            if (parse_d(v, 1, 256, &d) || d != floor(d)) return busage("--ort-threads needs an integer in 1..256");
+            if (so_parse_double(v, 1, 256, &d) || d != floor(d)) return busage("--ort-threads needs an integer in 1..256");
             b->ort_threads = (int)d;
             i++;
         } else if (!strcmp(a, "--alpha") && v) {
-            if (parse_d(v, 1, 100, &b->alpha)) return busage("--alpha needs a number in [1, 100]");
+            if (so_parse_double(v, 1, 100, &b->alpha)) return busage("--alpha needs a number in [1, 100]");
             i++;
         } else if (!strcmp(a, "--budget") && v) {
-            if (parse_d(v, 0, 1e12, &d) || d != floor(d)) return busage("--budget needs an integer >= 0");
+            if (so_parse_double(v, 0, 1e12, &d) || d != floor(d)) return busage("--budget needs an integer >= 0");
             b->budget = (long)d;
             i++;
         } else if (!strcmp(a, "--time-limit") && v) {
-            if (parse_d(v, 0, 1e6, &b->time_limit)) return busage("--time-limit needs seconds >= 0");
+            if (so_parse_double(v, 0, 1e6, &b->time_limit)) return busage("--time-limit needs seconds >= 0");
             i++;
         } else if (!strcmp(a, "--sweep-time-limit") && v) {
-            if (parse_d(v, 0, 1e6, &b->sweep_time_limit)) return busage("--sweep-time-limit needs seconds >= 0");
+            if (so_parse_double(v, 0, 1e6, &b->sweep_time_limit)) return busage("--sweep-time-limit needs seconds >= 0");
             i++;
         } else if (!strcmp(a, "--alphas") && v) {
-            if ((b->n_alphas = parse_dlist(v, b->alphas, MAX_ALPHA, 1, 100)) < 1) return busage("--alphas needs a list of numbers >= 1");
+            if ((b->n_alphas = so_parse_doubles(v, b->alphas, MAX_ALPHA, 1, 100)) < 1) return busage("--alphas needs a list of numbers >= 1");
             i++;
         } else if (!strcmp(a, "--sizes") && v) {
             double t[MAX_SIZES];
-            int n = parse_dlist(v, t, MAX_SIZES, 1, SO_RULE_MAX_NODES);
+            int n = so_parse_doubles(v, t, MAX_SIZES, 1, SO_RULE_MAX_NODES);
             if (n < 1) return busage("--sizes needs a list of operator counts, e.g. 2,3,4");
             b->n_sizes = n;
             for (int k = 0; k < n; k++) b->sizes[k] = (int)t[k];
             i++;
         } else if (!strcmp(a, "--sweep") && v) {
             double t[MAX_SWEEP];
-            int n = parse_dlist(v, t, MAX_SWEEP, 1, 1e12);
+            int n = so_parse_doubles(v, t, MAX_SWEEP, 1, 1e12);
             if (n < 1) return busage("--sweep needs a list of budgets, e.g. 10,100,1000");
             b->n_sweep = n;
             for (int k = 0; k < n; k++) b->sweep[k] = (long)t[k];

@@ -116,7 +116,7 @@ void bn_measure_rounds(bench *b, model_res *m, meas **xs, int n)
     for (int i = 0; i < n; i++) {
         meas *x = xs[i];
         if (x->err[0] || !x->n) continue;
-        x->ms = bn_median_of(x->round_ms, x->n);
+        x->ms = (x->n > 0 ? so_median(x->round_ms, (size_t)(x->n)) : NAN);
         x->lo = x->hi = x->round_ms[0];
         for (int k = 1; k < x->n; k++) {
             if (x->round_ms[k] < x->lo) x->lo = x->round_ms[k];

@@ -139,7 +139,6 @@ int bn_is_file(const char *p);
 int bn_is_dir(const char *p);
 int bn_files_equal(const char *a, const char *c);
 int bn_in_list(const char *name, const char *const *list, size_t n);
-double bn_median_of(const double *v, int n);
 void bn_sb_xml_str(so_sbuf *b, const char *s);
 void bn_rm_tree(const char *path);
 void bn_note(const bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -49,7 +49,7 @@ static double paired_ratio(const meas *a, const meas *c)
     if (a->n != c->n || a->n == 0) return ratio(a->ms, c->ms);
     double q[MAX_ROUNDS];
     for (int k = 0; k < a->n; k++) q[k] = ratio(a->round_ms[k], c->round_ms[k]);
-    return bn_median_of(q, a->n);
+    return (a->n > 0 ? so_median(q, (size_t)(a->n)) : NAN);
 }
 
 /* speedup of strategy s over none on our backend at thread index t */

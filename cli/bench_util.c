@@ -71,21 +71,6 @@ int bn_in_list(const char *name, const char *const *list, size_t n)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double bn_median_of(const double *v, int n)
-{
-    if (n <= 0) return NAN;
-    double t[MAX_ROUNDS];
-    memcpy(t, v, (size_t)n * sizeof *t);
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
 void bn_sb_xml_str(so_sbuf *b, const char *s)
 {
     for (; s && *s; s++) {

@@ -21,16 +21,6 @@ static int usage_gen(void)
     return 2;
 }
 
-static int parse_int(const char *s, long long lo, long long hi, long long *v)
-{
-    char *e;
-    errno = 0;
-    long long x = strtoll(s, &e, 10);
-    if (errno || *e || e == s || x < lo || x > hi) return 0;
-    *v = x;
-    return 1;
-}
-
 int so_gen_main(int argc, char **argv)
 {
     so_gen_options o;
@@ -41,15 +31,15 @@ int so_gen_main(int argc, char **argv)
         const char *a = argv[i];
         long long v;
         if (!strcmp(a, "--max-ops") && i + 1 < argc) {
-            if (!parse_int(argv[++i], 1, GEN_MAX_OPS, &v)) return usage_gen();
+            if (so_parse_int(argv[++i], 1, GEN_MAX_OPS, &v)) return usage_gen();
             o.max_ops = (int)v;
         } else if (!strcmp(a, "-o") && i + 1 < argc) {
             outp = argv[++i];
         } else if (!strcmp(a, "--threads") && i + 1 < argc) {
-            if (!parse_int(argv[++i], 1, 256, &v)) return usage_gen();
+            if (so_parse_int(argv[++i], 1, 256, &v)) return usage_gen();
             o.threads = (int)v;
         } else if (!strcmp(a, "--seed") && i + 1 < argc) {
-            if (!parse_int(argv[++i], 0, INT64_MAX, &v)) return usage_gen();
+            if (so_parse_int(argv[++i], 0, INT64_MAX, &v)) return usage_gen();
             o.seed = (uint64_t)v;
         } else if (!strcmp(a, "--shard") && i + 1 < argc) {
             int si, sn;

@@ -38,27 +38,10 @@ static int fail(void)
     return 1;
 }
 
-/* Parses a non-negative integer option value; returns 0 on success. */
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return 1;
-    *out = v;
-    return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     const char *model_path = NULL, *in_path = NULL, *out_path = NULL;
-    long iters = 10, warmup = 2, threads = 1, seed = 1;
+    long long iters = 10, warmup = 2, threads = 1, seed = 1;
     int json = 0, profile = 0, reference = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -66,10 +49,10 @@ static int cmd_run(int argc, char **argv)
         if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--profile")) profile = 1;
         else if (!strcmp(a, "--reference")) reference = 1;
-        else if (!strcmp(a, "--iters") && v) { if (parse_int(v, 1, 1000000, &iters)) return usage("--iters needs a positive integer"); i++; }
-        else if (!strcmp(a, "--warmup") && v) { if (parse_int(v, 0, 1000000, &warmup)) return usage("--warmup needs an integer >= 0"); i++; }
-        else if (!strcmp(a, "--threads") && v) { if (parse_int(v, 1, 256, &threads)) return usage("--threads needs an integer in 1..256"); i++; }
-        else if (!strcmp(a, "--seed") && v) { if (parse_int(v, 0, 0x7fffffffL, &seed)) return usage("--seed needs an integer >= 0"); i++; }
+        else if (!strcmp(a, "--iters") && v) { if (so_parse_int(v, 1, 1000000, &iters)) return usage("--iters needs a positive integer"); i++; }
+        else if (!strcmp(a, "--warmup") && v) { if (so_parse_int(v, 0, 1000000, &warmup)) return usage("--warmup needs an integer >= 0"); i++; }
+        else if (!strcmp(a, "--threads") && v) { if (so_parse_int(v, 1, 256, &threads)) return usage("--threads needs an integer in 1..256"); i++; }
+        else if (!strcmp(a, "--seed") && v) { if (so_parse_int(v, 0, 0x7fffffffL, &seed)) return usage("--seed needs an integer >= 0"); i++; }
         else if (!strcmp(a, "--inputs") && v) { in_path = v; i++; }
         else if (!strcmp(a, "--outputs") && v) { out_path = v; i++; }
         else if (a[0] == '-' ) return usage("run: unknown option or missing value");
@@ -152,8 +135,8 @@ static int cmd_run(int argc, char **argv)
         if (so_exec_run(e, (const float *const *)ins, outs) != SO_OK) goto run_failed;
         times[it] = (so_now() - t0) * 1e3;
     }
-    qsort(times, (size_t)iters, sizeof *times, cmp_double);
-    double median = iters % 2 ? times[iters / 2] : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
+    double median = so_median(times, (size_t)iters);
+    so_sort_doubles(times, (size_t)iters); /* times[0]: the fastest run */
 
     if (out_path) {
         float *all = so_xmalloc((out_total ? out_total : 1) * sizeof(float));
@@ -169,10 +152,10 @@ static int cmd_run(int argc, char **argv)
         if (st != SO_OK) goto done;
     }
     if (json) {
-        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %ld, \"peak_activation_bytes\": %zu}\n",
+        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %zu}\n",
                median, times[0], iters, so_exec_peak_activation_bytes(e));
     } else {
-        printf("%s: %d nodes, %ld iterations, %ld thread%s: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
+        printf("%s: %d nodes, %lld iterations, %lld thread%s: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
                model_path, (int)g->n_nodes, iters, threads, threads == 1 ? "" : "s", median, times[0],
                (double)so_exec_peak_activation_bytes(e) / 1e6);
         for (int32_t k = 0; k < m->n_outputs; k++) {

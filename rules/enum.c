@@ -15,12 +15,12 @@
 static uint64_t node_hash(const gen_universe *u, const gen_node *n, const uint64_t *prev)
 {
     const gen_inst *g = &u->insts[n->inst];
-    uint64_t h = mix64(0x1234567ULL + n->inst * 0x9e3779b97f4a7c15ULL);
+    uint64_t h = so_mix64(0x1234567ULL + n->inst * 0x9e3779b97f4a7c15ULL);
     for (int k = 0; k < g->n_in; k++) {
         int t = n->in[k];
         int nd = tid_node(u, t);
-        uint64_t th = nd < 0 ? mix64(0xabcdef00ULL + (uint64_t)t) : mix64(prev[nd] + 0x51ULL * (uint64_t)(tid_slot(u, t) + 1));
-        h = mix64(h ^ (th + (uint64_t)(k + 1) * 0x2545f4914f6cdd1dULL));
+        uint64_t th = nd < 0 ? so_mix64(0xabcdef00ULL + (uint64_t)t) : so_mix64(prev[nd] + 0x51ULL * (uint64_t)(tid_slot(u, t) + 1));
+        h = so_mix64(h ^ (th + (uint64_t)(k + 1) * 0x2545f4914f6cdd1dULL));
     }
     return h;
 }

@@ -35,15 +35,8 @@ static inline uint32_t mpow(uint32_t a, uint64_t e)
 }
 static inline uint32_t minv(uint32_t a) { return mpow(a, GEN_P - 2); }
 
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* Non-linear activations: fixed pseudo-random functions of the residue. */
-static inline uint32_t nonlin(uint32_t x, uint64_t salt) { return mred(mix64((uint64_t)x * 0x9e3779b97f4a7c15ULL ^ salt)); } /* mred = % GEN_P */
+static inline uint32_t nonlin(uint32_t x, uint64_t salt) { return mred(so_mix64((uint64_t)x * 0x9e3779b97f4a7c15ULL ^ salt)); } /* mred = % GEN_P */
 #define SALT_RELU 0x52454c55ULL
 #define SALT_SIGM 0x5349474dULL
 #define SALT_TANH 0x54414e48ULL

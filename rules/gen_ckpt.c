@@ -17,21 +17,6 @@
    that reaches the prover (identified by an XXH3 of its printed rules), the proof status of
    every rule proved so far, plus the options and an XXH3 of the running binary. */
 
-static uint64_t binary_hash(void)
-{
-    FILE *f = fopen("/proc/self/exe", "rb");
-    if (!f) return 0;
-    XXH3_state_t *s = XXH3_createState();
-    XXH3_64bits_reset(s);
-    static char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) XXH3_64bits_update(s, buf, n);
-    uint64_t h = XXH3_64bits_digest(s);
-    XXH3_freeState(s);
-    fclose(f);
-    return h;
-}
-
 typedef struct ckpt {
     const char *path;
     char opts[192];
@@ -114,7 +99,7 @@ so_status genp_verify_ckpt(const so_gen_options *o, so_ruleset *rs, int threads,
     c.n = rs->n_rules;
     snprintf(c.opts, sizeof c.opts, "options max-ops=%d seed=%llu shard=%d/%d float=%d timeout=%g", o->max_ops,
              (unsigned long long)o->seed, o->shard_i, o->shard_n, o->float_test, o->timeout_s);
-    c.bin = binary_hash();
+    c.bin = so_exe_hash();
     XXH3_state_t *hs = XXH3_createState();
     XXH3_64bits_reset(hs);
     for (int32_t k = 0; k < rs->n_rules; k++) {

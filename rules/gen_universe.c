@@ -135,7 +135,7 @@ void gen_inputs_make(const gen_universe *u, uint64_t seed, gen_inputs *in)
         int64_t n = gen_numel(&u->vars[v].t);
         in->val[v] = so_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
         uint64_t s = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)v * 0x632be59bd9b4e019ULL + 1;
-        for (int64_t i = 0; i < n; i++) in->val[v][i] = (uint32_t)(mix64(s + (uint64_t)i * 0x9e3779b97f4a7c15ULL) % GEN_P);
+        for (int64_t i = 0; i < n; i++) in->val[v][i] = (uint32_t)(so_mix64(s + (uint64_t)i * 0x9e3779b97f4a7c15ULL) % GEN_P);
     }
     for (int v = 0; v < u->n_vars; v++)
         if (u->vars[v].role == GR_ENLARGED) enlarge_vals(&u->vars[u->vars[v].base].t, in->val[u->vars[v].base], in->val[v]);

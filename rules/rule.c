@@ -1106,14 +1106,6 @@ void so_rule_reverse(const so_rule *r, so_rule *out)
     *out = t;
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 so_status so_rule_pick_syms(const so_rule *r, uint64_t seed, int64_t max, int64_t *vals)
 {
     uint64_t st = seed * 0x2545f4914f6cdd1dULL + 7;
@@ -1124,7 +1116,7 @@ so_status so_rule_pick_syms(const so_rule *r, uint64_t seed, int64_t max, int64_
             if (r->pre[k].kind == SO_PRE_GE) lo = SO_MAX(lo, r->pre[k].value);
             else div = div * r->pre[k].value; /* products: fine for the small moduli used */
         }
-        int64_t v = seed == 0 ? lo + (s % 3) : lo + (int64_t)(splitmix(&st) % (uint64_t)(max > lo ? max - lo + 1 : 1));
+        int64_t v = seed == 0 ? lo + (s % 3) : lo + (int64_t)(so_rng_next(&st) % (uint64_t)(max > lo ? max - lo + 1 : 1));
         if (div > 1) v = ((v + div - 1) / div) * div;
         if (v < lo) v += div;
         for (int k = 0; k < r->n_pre; k++)

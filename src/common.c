@@ -2,14 +2,17 @@
 #include "common.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 static _Thread_local char err_buf[1024];
 
@@ -195,12 +198,28 @@ double so_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-uint64_t so_rng_next(uint64_t *state)
+uint64_t so_rng_next(uint64_t *state) { return so_mix64(*state += 0x9E3779B97F4A7C15ull); }
+
+static int cmp_double(const void *a, const void *b)
 {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void so_sort_doubles(double *v, size_t n)
+{
+    if (n > 1) qsort(v, n, sizeof *v, cmp_double);
+}
+
+double so_median(const double *v, size_t n)
+{
+    if (!n) return NAN;
+    double *t = so_xmalloc(n * sizeof *t);
+    memcpy(t, v, n * sizeof *t);
+    so_sort_doubles(t, n);
+    double m = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    free(t);
+    return m;
 }
 
 float so_rng_uniform(uint64_t *state)
@@ -249,4 +268,62 @@ so_status so_write_file_atomic(const char *path, const void *data, size_t n)
     if (so_atomic_open(&a, path, "wb") != SO_OK) return SO_ERR;
     int ok = fwrite(data, 1, n, a.f) == n;
     return so_atomic_commit(&a, path, ok);
+}
+
+static uint64_t exe_hash;
+static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
+
+static void exe_hash_init(void)
+{
+    FILE *f = fopen("/proc/self/exe", "rb");
+    if (!f) return;
+    XXH3_state_t *s = XXH3_createState();
+    XXH3_64bits_reset(s);
+    char *buf = so_xmalloc(65536);
+    size_t n;
+    while ((n = fread(buf, 1, 65536, f)) > 0) XXH3_64bits_update(s, buf, n);
+    exe_hash = XXH3_64bits_digest(s);
+    XXH3_freeState(s);
+    free(buf);
+    fclose(f);
+}
+
+uint64_t so_exe_hash(void)
+{
+    pthread_once(&exe_once, exe_hash_init);
+    return exe_hash;
+}
+
+int so_parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return 1;
+    *out = v;
+    return 0;
+}
+
+int so_parse_doubles(const char *s, double *out, int max, double lo, double hi)
+{
+    int n = 0;
+    while (*s) {
+        char *e;
+        errno = 0;
+        double v = strtod(s, &e);
+        if (errno || e == s || !(v >= lo && v <= hi) || n == max) return -1;
+        out[n++] = v;
+        if (*e == ',') e++;
+        else if (*e) return -1;
+        s = e;
+    }
+    return n;
+}
+
+int so_parse_double(const char *s, double lo, double hi, double *out)
+{
+    double v;
+    if (strchr(s, ',') || so_parse_doubles(s, &v, 1, lo, hi) != 1) return 1;
+    *out = v;
+    return 0;
 }

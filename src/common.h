@@ -62,6 +62,22 @@ so_status so_write_file_atomic(const char *path, const void *data, size_t n);
 /* Parses a byte count for --max-memory: a positive integer with an optional K, M, G or T
    suffix (powers of 1024, optionally followed by "B" or "iB"). Returns 0 on success. */
 int so_parse_bytes(const char *s, size_t *out);
+/* The number parsers of every command line and file reader. Each accepts the whole string (no
+   trailing characters) and returns 0 on success, 1 if s is not a number in [lo, hi] (out
+   untouched). so_parse_doubles reads a comma-separated list of at most max numbers and returns
+   their count, or -1. */
+int so_parse_int(const char *s, long long lo, long long hi, long long *out);
+int so_parse_double(const char *s, double lo, double hi, double *out);
+int so_parse_doubles(const char *s, double *out, int max, double lo, double hi);
+
+/* Sorts v[0..n) ascending in place. */
+void so_sort_doubles(double *v, size_t n);
+/* Median of v[0..n) (the mean of the middle two for even n), v left unchanged; NaN when n == 0. */
+double so_median(const double *v, size_t n);
+
+/* XXH3 of the running executable (/proc/self/exe), computed once; 0 if it cannot be read.
+   Keys what depends on the build: measured costs, generator checkpoints. */
+uint64_t so_exe_hash(void);
 
 /* Wall-clock seconds from a monotonic clock. */
 double so_now(void);
@@ -76,6 +92,13 @@ extern size_t so_max_alloc_bytes;
 /* Deterministic pseudo-random numbers (splitmix64): the same seed gives the same
    stream on every machine. so_rng_uniform returns a float in [-1, 1). */
 uint64_t so_rng_next(uint64_t *state);
+/* splitmix64's output function: a bijective 64-bit mixer (hashing small integers). */
+static inline uint64_t so_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
 float so_rng_uniform(uint64_t *state);
 /* Fills n floats with so_rng_uniform from state. */
 void so_rng_fill(uint64_t *state, float *x, size_t n);

@@ -19,6 +19,14 @@ void so_json_str(so_sbuf *b, const char *s)
     so_sbuf_printf(b, "\"");
 }
 
+void so_json_fstr(FILE *f, const char *s)
+{
+    so_sbuf b = {0};
+    so_json_str(&b, s);
+    fputs(b.s, f);
+    free(b.s);
+}
+
 /* A JSON number, or null for NaN/inf. */
 void so_json_num(so_sbuf *b, double v)
 {

@@ -11,6 +11,8 @@ void so_json_str(so_sbuf *b, const char *s);
 void so_json_num(so_sbuf *b, double v);
 void so_json_kstr(so_sbuf *b, const char *sep, const char *key, const char *s);
 void so_json_knum(so_sbuf *b, const char *sep, const char *key, double v);
+/* so_json_str written to a stream. */
+void so_json_fstr(FILE *f, const char *s);
 
 /* A parsed JSON value (tree); every pointer malloc'd and owned by the value. */
 typedef enum so_json_kind { SO_JSON_NULL, SO_JSON_BOOL, SO_JSON_NUM, SO_JSON_STR, SO_JSON_ARR, SO_JSON_OBJ } so_json_kind;
