@@ -350,7 +350,7 @@ static so_status perr(pstate *S, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return so_errorf("%s:%d: %s", S->path, S->line, msg);
+    return so_errorc(SO_ERR_PARSE, "%s:%d: %s", S->path, S->line, msg);
 }
 
 static int find_sym(so_rule *r, const char *name, int create)
@@ -671,7 +671,7 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
     if (nul) {
         int line = 1;
         for (const char *q = text; q < nul; q++) line += *q == '\n';
-        return so_errorf("%s:%d: NUL byte in rule text", S.path, line);
+        return so_errorc(SO_ERR_PARSE, "%s:%d: NUL byte in rule text", S.path, line);
     }
     while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
@@ -738,7 +738,7 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
             if (so_rule_check(&cur) != SO_OK) {
                 char msg[600];
                 snprintf(msg, sizeof msg, "%s", so_error());
-                so_errorf("%s:%d: %s", S.path, rule_line, msg);
+                so_errorc(SO_ERR_PARSE, "%s:%d: %s", S.path, rule_line, msg);
                 goto fail;
             }
             so_ruleset_push(&rs, &cur);
@@ -764,14 +764,14 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
     return SO_OK;
 fail:
     so_ruleset_free(&rs);
-    return SO_ERR;
+    return SO_ERR_PARSE;
 }
 
 so_status so_rules_load(const char *path, so_ruleset *out)
 {
     char *buf;
     size_t n;
-    if (so_read_file(path, &buf, &n) != SO_OK) return SO_ERR;
+    if (so_read_file(path, &buf, &n) != SO_OK) return SO_ERR_IO;
     so_status st = so_rules_parse(path, buf, n, out);
     free(buf);
     return st;

@@ -6,13 +6,28 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Every function that can fail returns so_status. On SO_ERR a one-line message
-   (no trailing newline) is kept per thread and read with so_error(). */
-typedef enum so_status { SO_OK = 0, SO_ERR = 1 } so_status;
+/* Every function that can fail returns so_status: SO_OK, or a code that says what happened,
+   with a one-line message (no trailing newline) kept per thread and read with so_error().
+   Callers that only need "failed" test != SO_OK; every code but SO_OK is a failure. */
+typedef enum so_status {
+    SO_OK = 0,
+    SO_ERR = 1,             /* failure without a more specific code (invalid model, internal error) */
+    SO_ERR_UNSUPPORTED = 2, /* valid input we do not handle: an operator, a form, a dtype */
+    SO_ERR_PARSE = 3,       /* malformed input text or bytes: rule files, protobuf, JSON */
+    SO_ERR_LIMIT = 4,       /* over a limit: --max-memory, sizes, counts */
+    SO_ERR_IO = 5,          /* a file could not be opened, read, written or renamed */
+    SO_STATUS_COUNT
+} so_status;
 
 /* Sets the thread's error message (printf format) and returns SO_ERR. */
 so_status so_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Prefixes the current message with "prefix: " (e.g. the file name). Returns SO_ERR. */
+/* Same with a specific code: sets the message and returns code. */
+so_status so_errorc(so_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The code of the thread's last message (SO_ERR after so_errorf); SO_OK if none was set. */
+so_status so_error_code(void);
+/* Name of a code: "ok", "error", "unsupported", "parse error", "over a limit", "i/o error". */
+const char *so_status_name(so_status st);
+/* Prefixes the current message with "prefix: " (e.g. the file name). Returns its code. */
 so_status so_error_prefix(const char *prefix);
 /* The last message set on this thread; "" if none. Valid until the next so_errorf. */
 const char *so_error(void);

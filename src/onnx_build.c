@@ -42,7 +42,7 @@ static int emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr
     }
     int32_t i = so_graph_add(im->g, op, e, n_in, n_out, a ? so_model_attr(im->m, a) : NULL, -1, name);
     if (idx) *idx = i;
-    if (so_graph_infer(im->g, i) != SO_OK) return B_ERR;
+    if (so_graph_infer(im->g, i) != SO_OK) return SO_ERR;
     if (all_const && !(so_ops[op].flags & (SO_F_SOURCE | SO_F_OPAQUE))) {
         so_tensor tin[SO_MAX_IN], tout[8];
         int ok = n_out <= 8;
@@ -66,13 +66,13 @@ static int emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr
                 if (k < n_onames && onames[k] && onames[k][0]) onx_bind_const(im, onames[k], &c);
                 else free(c.data);
             }
-            return B_OK; /* the node is left unused; DCE removes it */
+            return SO_OK; /* the node is left unused; DCE removes it */
         }
         so_errorf("%s", ""); /* not foldable: keep the node */
     }
     for (int k = 0; k < n_out && k < n_onames; k++)
         if (onames[k] && onames[k][0]) onx_bind_edge(im, onames[k], i, k);
-    return B_OK;
+    return SO_OK;
 }
 
 static val *anon_edge(imp *im, int32_t node, int32_t slot) { return onx_bind_edge(im, NULL, node, slot); }
@@ -82,34 +82,34 @@ static int conv_pool_attr(imp *im, const Onnx__NodeProto *n, const so_shape *x, 
 {
     const int64_t *p;
     long k;
-    if (x->rank != 4) return B_OPAQUE;
+    if (x->rank != 4) return SO_ERR_UNSUPPORTED;
     a->kernel[0] = (int32_t)kernel[0];
     a->kernel[1] = (int32_t)kernel[1];
     a->stride[0] = a->stride[1] = 1;
     a->dilation[0] = a->dilation[1] = 1;
     if ((k = onx_att_ints(n, "strides", &p)) >= 0) {
-        if (k != 2) return B_OPAQUE;
+        if (k != 2) return SO_ERR_UNSUPPORTED;
         if (p[0] <= 0 || p[0] > INT32_MAX || p[1] <= 0 || p[1] > INT32_MAX) /* not truncated to int32 */
-            return onx_node_err(im, "invalid kernel/stride/dilation"), B_ERR;
+            return onx_node_err(im, "invalid kernel/stride/dilation"), SO_ERR;
         a->stride[0] = (int32_t)p[0], a->stride[1] = (int32_t)p[1];
     }
     if ((k = onx_att_ints(n, "dilations", &p)) >= 0) {
-        if (k != 2) return B_OPAQUE;
-        if (!dilations_ok && (p[0] != 1 || p[1] != 1)) return B_OPAQUE;
+        if (k != 2) return SO_ERR_UNSUPPORTED;
+        if (!dilations_ok && (p[0] != 1 || p[1] != 1)) return SO_ERR_UNSUPPORTED;
         if (p[0] <= 0 || p[0] > INT32_MAX || p[1] <= 0 || p[1] > INT32_MAX)
-            return onx_node_err(im, "invalid kernel/stride/dilation"), B_ERR;
+            return onx_node_err(im, "invalid kernel/stride/dilation"), SO_ERR;
         a->dilation[0] = (int32_t)p[0], a->dilation[1] = (int32_t)p[1];
     }
     for (int i = 0; i < 2; i++)
         if (a->stride[i] <= 0 || a->dilation[i] <= 0 || kernel[i] <= 0 || kernel[i] > INT32_MAX)
-            return onx_node_err(im, "invalid kernel/stride/dilation"), B_ERR;
+            return onx_node_err(im, "invalid kernel/stride/dilation"), SO_ERR;
     char buf[32];
     const char *ap = onx_att_s(n, "auto_pad", buf, sizeof buf);
     if (!ap || !ap[0] || !strcmp(ap, "NOTSET")) {
         if ((k = onx_att_ints(n, "pads", &p)) >= 0) {
-            if (k != 4) return B_OPAQUE;
+            if (k != 4) return SO_ERR_UNSUPPORTED;
             for (int i = 0; i < 4; i++) {
-                if (p[i] < 0 || p[i] > INT32_MAX) return onx_node_err(im, "invalid pad %lld", (long long)p[i]), B_ERR;
+                if (p[i] < 0 || p[i] > INT32_MAX) return onx_node_err(im, "invalid pad %lld", (long long)p[i]), SO_ERR;
                 a->pad[i] = (int32_t)p[i];
             }
         }
@@ -125,9 +125,9 @@ static int conv_pool_attr(imp *im, const Onnx__NodeProto *n, const so_shape *x, 
             a->pad[2 + i] = (int32_t)(total - lo);
         }
     } else {
-        return onx_node_err(im, "unknown auto_pad '%s'", ap), B_ERR;
+        return onx_node_err(im, "unknown auto_pad '%s'", ap), SO_ERR;
     }
-    return B_OK;
+    return SO_OK;
 }
 
 /* Inputs 0..n-1 present without holes; returns the count after trimming absent trailing ones,
@@ -162,13 +162,13 @@ static int lstm_default_acts(const Onnx__NodeProto *n, int dirs)
     return 1;
 }
 
-/* Maps one ONNX node onto table op `op`. B_OPAQUE: keep it verbatim instead. */
+/* Maps one ONNX node onto table op `op`. SO_ERR_UNSUPPORTED: keep it verbatim instead. */
 static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
 {
     so_attr a;
     memset(&a, 0, sizeof a);
     val *x = n_in > 0 ? ins[0] : NULL;
-    if (!x && so_ops[op].min_in > 0) return onx_node_err(im, "missing input 0"), B_ERR;
+    if (!x && so_ops[op].min_in > 0) return onx_node_err(im, "missing input 0"), SO_ERR;
     so_shape xs = x ? onx_vshape(im, x) : (so_shape){.rank = -1};
     const char *nm = node_name(im, n, NULL);
     char *const *on = n->output;
@@ -178,37 +178,37 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     const int64_t *p;
     long k;
     int nout = so_ops[op].n_out;
-    if (nout > 0 && extra_outputs(n, (size_t)nout)) return B_OPAQUE;
+    if (nout > 0 && extra_outputs(n, (size_t)nout)) return SO_ERR_UNSUPPORTED;
 
     switch (op) {
     case SO_OP_CONV: {
-        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? B_OPAQUE : (onx_node_err(im, "needs at least 2 inputs"), B_ERR);
+        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
         so_shape ws = onx_vshape(im, ins[1]);
         int64_t ker[2];
         if (ws.rank == 4) ker[0] = ws.dim[2], ker[1] = ws.dim[3];
         else if ((k = onx_att_ints(n, "kernel_shape", &p)) == 2) ker[0] = p[0], ker[1] = p[1];
-        else return B_OPAQUE;
+        else return SO_ERR_UNSUPPORTED;
         if ((k = onx_att_ints(n, "kernel_shape", &p)) >= 0 && (k != 2 || p[0] != ker[0] || p[1] != ker[1]))
-            return k != 2 ? B_OPAQUE : (onx_node_err(im, "kernel_shape does not match the weight shape"), B_ERR);
-        if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != B_OK) return r;
+            return k != 2 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "kernel_shape does not match the weight shape"), SO_ERR);
+        if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != SO_OK) return r;
         int64_t group = onx_att_i(n, "group", 1);
-        if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), B_ERR;
+        if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), SO_ERR;
         a.group = (int32_t)group;
         return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_MAXPOOL:
     case SO_OP_AVGPOOL: {
         int64_t ker[2];
-        if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), B_ERR) : B_OPAQUE;
+        if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
         ker[0] = p[0], ker[1] = p[1];
-        if (onx_att_i(n, "storage_order", 0) != 0) return B_OPAQUE;
-        if ((r = conv_pool_attr(im, n, &xs, ker, op == SO_OP_MAXPOOL, &a)) != B_OK) return r;
+        if (onx_att_i(n, "storage_order", 0) != 0) return SO_ERR_UNSUPPORTED;
+        if ((r = conv_pool_attr(im, n, &xs, ker, op == SO_OP_MAXPOOL, &a)) != SO_OK) return r;
         a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0; /* flags: any nonzero int64, not its low 32 bits */
         if (op == SO_OP_AVGPOOL) a.count_include_pad = onx_att_i(n, "count_include_pad", 0) != 0;
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_GEMM:
-        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? B_OPAQUE : (onx_node_err(im, "needs at least 2 inputs"), B_ERR);
+        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
         a.alpha = onx_att_f(n, "alpha", 1.0f);
         a.beta = onx_att_f(n, "beta", 1.0f);
         a.trans_a = onx_att_i(n, "transA", 0) != 0;
@@ -224,13 +224,13 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         } else {
             val *v;
             if ((v = onx_inval(im, n, 1))) {
-                if (!v->is_const) return B_OPAQUE;
-                if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "min must be a scalar"), B_ERR;
+                if (!v->is_const) return SO_ERR_UNSUPPORTED;
+                if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "min must be a scalar"), SO_ERR;
                 lo = (float)onx_ct_getf(&v->c, 0);
             }
             if ((v = onx_inval(im, n, 2))) {
-                if (!v->is_const) return B_OPAQUE;
-                if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "max must be a scalar"), B_ERR;
+                if (!v->is_const) return SO_ERR_UNSUPPORTED;
+                if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "max must be a scalar"), SO_ERR;
                 hi = (float)onx_ct_getf(&v->c, 0);
             }
         }
@@ -239,22 +239,22 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_BATCHNORM:
-        if (onx_att_i(n, "training_mode", 0) != 0) return onx_node_err(im, "training_mode=1 is not supported (export the model in eval mode)"), B_ERR;
-        if (dense_inputs(ins, n_in) != 5) return onx_node_err(im, "needs 5 inputs"), B_ERR;
-        if (onx_att_i(n, "spatial", 1) != 1) return B_OPAQUE;
+        if (onx_att_i(n, "training_mode", 0) != 0) return onx_node_err(im, "training_mode=1 is not supported (export the model in eval mode)"), SO_ERR;
+        if (dense_inputs(ins, n_in) != 5) return onx_node_err(im, "needs 5 inputs"), SO_ERR;
+        if (onx_att_i(n, "spatial", 1) != 1) return SO_ERR_UNSUPPORTED;
         a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
         return emit(im, op, ins, 5, 1, &a, nm, on, non, NULL);
     case SO_OP_LAYERNORM: {
-        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? B_OPAQUE : (onx_node_err(im, "needs at least 2 inputs"), B_ERR);
-        if (xs.rank < 0) return B_OPAQUE;
-        if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &a.axis) != B_OK) return B_ERR;
+        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &a.axis) != SO_OK) return SO_ERR;
         a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
         return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_SOFTMAX: {
-        if (xs.rank < 0) return B_OPAQUE;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
         int32_t ax;
-        if (onx_norm_axis(im, onx_att_i(n, "axis", im->opset >= 13 ? -1 : 1), xs.rank, &ax) != B_OK) return B_ERR;
+        if (onx_norm_axis(im, onx_att_i(n, "axis", im->opset >= 13 ? -1 : 1), xs.rank, &ax) != SO_OK) return SO_ERR;
         if (im->opset >= 13 || ax == xs.rank - 1) {
             a.axis = ax;
             return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
@@ -264,10 +264,10 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         so_attr fa;
         memset(&fa, 0, sizeof fa);
         fa.axis = ax;
-        if ((r = emit(im, SO_OP_FLATTEN, ins, 1, 1, &fa, node_name(im, n, "/flatten"), NULL, 0, &f)) != B_OK) return r;
+        if ((r = emit(im, SO_OP_FLATTEN, ins, 1, 1, &fa, node_name(im, n, "/flatten"), NULL, 0, &f)) != SO_OK) return r;
         val *fv = anon_edge(im, f, 0);
         a.axis = 1;
-        if ((r = emit(im, SO_OP_SOFTMAX, &fv, 1, 1, &a, nm, NULL, 0, &s)) != B_OK) return r;
+        if ((r = emit(im, SO_OP_SOFTMAX, &fv, 1, 1, &a, nm, NULL, 0, &s)) != SO_OK) return r;
         val *sv = anon_edge(im, s, 0);
         so_attr ra;
         memset(&ra, 0, sizeof ra);
@@ -279,16 +279,16 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     case SO_OP_REDUCESUM: {
         int64_t ax[SO_MAX_RANK];
         int nax, present;
-        if ((r = onx_get_axes(im, n, im->opset >= (op == SO_OP_REDUCESUM ? 13 : 18), ax, &nax, &present)) != B_OK) return r;
-        if (xs.rank < 0) return B_OPAQUE;
+        if ((r = onx_get_axes(im, n, im->opset >= (op == SO_OP_REDUCESUM ? 13 : 18), ax, &nax, &present)) != SO_OK) return r;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
         if (!present || nax == 0) {
             if (onx_att_i(n, "noop_with_empty_axes", 0)) {
                 so_strmap_put(&im->names, on[0], so_strmap_get(&im->names, n->input[0]));
-                return B_OK;
+                return SO_OK;
             }
             nax = xs.rank;
             for (int i = 0; i < nax; i++) ax[i] = i;
-        } else if (onx_norm_axes(im, ax, nax, xs.rank) != B_OK) return B_ERR;
+        } else if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
         a.n_ints = nax;
         memcpy(a.ints, ax, (size_t)nax * 8);
         a.keepdims = onx_att_i(n, "keepdims", 1) != 0;
@@ -296,49 +296,49 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     }
     case SO_OP_PAD: {
         int64_t pads[2 * SO_MAX_RANK];
-        if ((r = onx_pad_params(im, n, &xs, pads, &a.value, &a.mode)) != B_OK) return r;
+        if ((r = onx_pad_params(im, n, &xs, pads, &a.value, &a.mode)) != SO_OK) return r;
         a.n_ints = 2 * xs.rank;
         memcpy(a.ints, pads, (size_t)a.n_ints * 8);
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_CONCAT: {
-        if ((na = dense_inputs(ins, n_in)) < 1 || na > SO_MAX_IN) return na == 0 ? (onx_node_err(im, "no inputs"), B_ERR) : B_OPAQUE;
-        if (xs.rank < 0) return B_OPAQUE;
-        if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != B_OK) return B_ERR;
+        if ((na = dense_inputs(ins, n_in)) < 1 || na > SO_MAX_IN) return na == 0 ? (onx_node_err(im, "no inputs"), SO_ERR) : SO_ERR_UNSUPPORTED;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
         return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_SPLIT: {
         int64_t sz[SO_MAX_INTS];
         int cnt;
-        if ((r = onx_split_sizes(im, n, &xs, &a.axis, sz, &cnt)) != B_OK) return r;
+        if ((r = onx_split_sizes(im, n, &xs, &a.axis, sz, &cnt)) != SO_OK) return r;
         a.n_ints = cnt;
         memcpy(a.ints, sz, (size_t)cnt * 8);
         return emit(im, op, ins, 1, cnt, &a, nm, on, non, NULL);
     }
     case SO_OP_FLATTEN: {
-        if (xs.rank < 0) return B_OPAQUE;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
         int64_t axv = onx_att_i(n, "axis", 1);
         if (axv < 0) axv += xs.rank;
-        if (axv < 0 || axv > xs.rank) return onx_node_err(im, "axis %lld out of range for rank %d", (long long)onx_att_i(n, "axis", 1), xs.rank), B_ERR;
+        if (axv < 0 || axv > xs.rank) return onx_node_err(im, "axis %lld out of range for rank %d", (long long)onx_att_i(n, "axis", 1), xs.rank), SO_ERR;
         a.axis = (int32_t)axv;
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_RESHAPE: {
         so_shape t;
-        if ((r = onx_reshape_target(im, n, &xs, onx_inval(im, n, 1), &t)) != B_OK) return r;
+        if ((r = onx_reshape_target(im, n, &xs, onx_inval(im, n, 1), &t)) != SO_OK) return r;
         a.n_ints = t.rank;
         for (int i = 0; i < t.rank; i++) a.ints[i] = t.dim[i];
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_TRANSPOSE: {
-        if (xs.rank < 0) return B_OPAQUE;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
         int seen[SO_MAX_RANK] = {0};
         k = onx_att_ints(n, "perm", &p);
-        if (k >= 0 && k != xs.rank) return onx_node_err(im, "perm has %ld entries for rank %d", k, xs.rank), B_ERR;
+        if (k >= 0 && k != xs.rank) return onx_node_err(im, "perm has %ld entries for rank %d", k, xs.rank), SO_ERR;
         a.n_ints = xs.rank;
         for (int i = 0; i < xs.rank; i++) {
             a.ints[i] = k >= 0 ? p[i] : xs.rank - 1 - i;
-            if (a.ints[i] < 0 || a.ints[i] >= xs.rank || seen[a.ints[i]]++) return onx_node_err(im, "perm is not a permutation"), B_ERR;
+            if (a.ints[i] < 0 || a.ints[i] >= xs.rank || seen[a.ints[i]]++) return onx_node_err(im, "perm is not a permutation"), SO_ERR;
         }
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
@@ -346,20 +346,20 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     case SO_OP_UNSQUEEZE: {
         int64_t ax[SO_MAX_RANK];
         int nax, present;
-        if ((r = onx_get_axes(im, n, im->opset >= 13, ax, &nax, &present)) != B_OK) return r;
-        if (xs.rank < 0) return B_OPAQUE;
+        if ((r = onx_get_axes(im, n, im->opset >= 13, ax, &nax, &present)) != SO_OK) return r;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
         if (op == SO_OP_UNSQUEEZE) {
-            if (!present) return onx_node_err(im, "missing axes"), B_ERR;
-            if (xs.rank + nax > SO_MAX_RANK) return B_OPAQUE;
-            if (onx_norm_axes(im, ax, nax, xs.rank + nax) != B_OK) return B_ERR;
+            if (!present) return onx_node_err(im, "missing axes"), SO_ERR;
+            if (xs.rank + nax > SO_MAX_RANK) return SO_ERR_UNSUPPORTED;
+            if (onx_norm_axes(im, ax, nax, xs.rank + nax) != SO_OK) return SO_ERR;
         } else if (!present) {
             nax = 0;
             for (int i = 0; i < xs.rank; i++)
                 if (xs.dim[i] == 1) ax[nax++] = i;
         } else {
-            if (onx_norm_axes(im, ax, nax, xs.rank) != B_OK) return B_ERR;
+            if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
             for (int i = 0; i < nax; i++)
-                if (xs.dim[ax[i]] != 1) return onx_node_err(im, "cannot squeeze axis %lld of size %lld", (long long)ax[i], (long long)xs.dim[ax[i]]), B_ERR;
+                if (xs.dim[ax[i]] != 1) return onx_node_err(im, "cannot squeeze axis %lld of size %lld", (long long)ax[i], (long long)xs.dim[ax[i]]), SO_ERR;
         }
         a.n_ints = nax;
         memcpy(a.ints, ax, (size_t)nax * 8);
@@ -369,22 +369,22 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         int64_t d[SO_MAX_RANK];
         int cnt;
         val *sv = onx_inval(im, n, 1);
-        if (!sv) return onx_node_err(im, "missing shape input"), B_ERR;
-        if ((r = onx_const_ints(im, sv, d, SO_MAX_RANK, &cnt, "shape")) != B_OK) return r;
-        if (xs.rank < 0) return B_OPAQUE;
+        if (!sv) return onx_node_err(im, "missing shape input"), SO_ERR;
+        if ((r = onx_const_ints(im, sv, d, SO_MAX_RANK, &cnt, "shape")) != SO_OK) return r;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
         so_shape s = so_shape_make(cnt, d), os;
         if (onx_bshape(&xs, &s, &os)) {
             char b1[128], b2[128];
-            return onx_node_err(im, "cannot expand %s to %s", so_shape_str(&xs, b1, sizeof b1), so_shape_str(&s, b2, sizeof b2)), B_ERR;
+            return onx_node_err(im, "cannot expand %s to %s", so_shape_str(&xs, b1, sizeof b1), so_shape_str(&s, b2, sizeof b2)), SO_ERR;
         }
         a.n_ints = os.rank;
         for (int i = 0; i < os.rank; i++) a.ints[i] = os.dim[i];
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
     case SO_OP_GATHER: {
-        if (dense_inputs(ins, n_in) != 2) return onx_node_err(im, "needs 2 inputs"), B_ERR;
-        if (xs.rank < 0) return B_OPAQUE;
-        if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != B_OK) return B_ERR;
+        if (dense_inputs(ins, n_in) != 2) return onx_node_err(im, "needs 2 inputs"), SO_ERR;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
         args[0] = x;
         args[1] = ins[1];
         if (ins[1]->is_const) {
@@ -394,12 +394,12 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
             int need = !onx_ct_isint(ic);
             for (int64_t i = 0; i < cnt; i++) {
                 int64_t v = onx_ct_geti(ic, i);
-                if (v < -dim || v >= dim) return onx_node_err(im, "index %lld out of range for dimension %lld", (long long)v, (long long)dim), B_ERR;
+                if (v < -dim || v >= dim) return onx_node_err(im, "index %lld out of range for dimension %lld", (long long)v, (long long)dim), SO_ERR;
                 if (v < 0) need = 1;
             }
             if (need) {
                 ctensor c;
-                if (onx_ct_new(im, &c, SO_I64, T_INT64, ic->shape.rank, ic->shape.dim) != B_OK) return B_ERR;
+                if (onx_ct_new(im, &c, SO_I64, T_INT64, ic->shape.rank, ic->shape.dim) != SO_OK) return SO_ERR;
                 for (int64_t i = 0; i < cnt; i++) {
                     int64_t v = onx_ct_geti(ic, i);
                     ((int64_t *)c.data)[i] = v < 0 ? v + dim : v;
@@ -411,7 +411,7 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     }
     case SO_OP_SLICE: {
         int nq;
-        if ((r = onx_slice_quads(im, n, &xs, a.ints, &nq, NULL)) != B_OK) return r;
+        if ((r = onx_slice_quads(im, n, &xs, a.ints, &nq, NULL)) != SO_OK) return r;
         a.n_ints = 4 * nq;
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
@@ -421,20 +421,20 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         if (!dir || !strcmp(dir, "forward")) a.direction = 0;
         else if (!strcmp(dir, "reverse")) a.direction = 1;
         else if (!strcmp(dir, "bidirectional")) a.direction = 2;
-        else return onx_node_err(im, "unknown direction '%s'", dir), B_ERR;
+        else return onx_node_err(im, "unknown direction '%s'", dir), SO_ERR;
         int dirs = a.direction == 2 ? 2 : 1;
         if (!lstm_default_acts(n, dirs) || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
             onx_att_i(n, "input_forget", 0) != 0 || onx_att_i(n, "layout", 0) != 0)
-            return B_OPAQUE;
-        if (xs.rank != 3) return B_OPAQUE;
-        if (!onx_inval(im, n, 1) || !onx_inval(im, n, 2)) return onx_node_err(im, "missing W or R"), B_ERR;
+            return SO_ERR_UNSUPPORTED;
+        if (xs.rank != 3) return SO_ERR_UNSUPPORTED;
+        if (!onx_inval(im, n, 1) || !onx_inval(im, n, 2)) return onx_node_err(im, "missing W or R"), SO_ERR;
         so_shape rs = onx_vshape(im, onx_inval(im, n, 2));
         int64_t hidden = onx_att_i(n, "hidden_size", rs.rank == 3 ? rs.dim[2] : 0);
-        if (hidden <= 0 || hidden > INT32_MAX) return onx_node_err(im, "missing or invalid hidden_size"), B_ERR;
+        if (hidden <= 0 || hidden > INT32_MAX) return onx_node_err(im, "missing or invalid hidden_size"), SO_ERR;
         a.hidden = (int32_t)hidden;
         int last = (int)n_in;
         while (last > 0 && !ins[last - 1]) last--;
-        if (last > 8) return B_OPAQUE;
+        if (last > 8) return SO_ERR_UNSUPPORTED;
         int64_t T = xs.dim[0], Bt = xs.dim[1], H = a.hidden;
         for (int i = 0; i < last; i++) {
             if (ins[i]) {
@@ -446,16 +446,16 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
             int64_t d[3];
             if (i == 3) {
                 d[0] = dirs, d[1] = 8 * H;
-                if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 2, d) != B_OK) return B_ERR;
+                if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 2, d) != SO_OK) return SO_ERR;
             } else if (i == 4) {
                 d[0] = Bt;
-                if (onx_ct_new(im, &c, SO_I64, T_INT32, 1, d) != B_OK) return B_ERR;
+                if (onx_ct_new(im, &c, SO_I64, T_INT32, 1, d) != SO_OK) return SO_ERR;
                 for (int64_t b = 0; b < Bt; b++) ((int64_t *)c.data)[b] = T;
             } else if (i == 5 || i == 6) {
                 d[0] = dirs, d[1] = Bt, d[2] = H;
-                if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 3, d) != B_OK) return B_ERR;
+                if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 3, d) != SO_OK) return SO_ERR;
             } else {
-                return onx_node_err(im, "missing input %d", i), B_ERR;
+                return onx_node_err(im, "missing input %d", i), SO_ERR;
             }
             args[i] = onx_bind_const(im, NULL, &c);
         }
@@ -467,46 +467,46 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
            (cubic, antialias, axes, tf_crop_and_resize, computed scales) is kept verbatim. */
         char buf[64];
         const char *s;
-        if (xs.rank != 4 || !x) return B_OPAQUE;
+        if (xs.rank != 4 || !x) return SO_ERR_UNSUPPORTED;
         s = onx_att_s(n, "mode", buf, sizeof buf);
         if (!s || !strcmp(s, "nearest")) a.mode = 0;
         else if (!strcmp(s, "linear")) a.mode = 1;
-        else return B_OPAQUE;
+        else return SO_ERR_UNSUPPORTED;
         a.n_ints = 5;
         a.ints[0] = SO_RESIZE_ASYMMETRIC; /* opset 10 */
         a.ints[1] = 0;
         if (im->opset >= 11) {
             s = onx_att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
-            if ((a.ints[0] = s ? onx_name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return B_OPAQUE;
+            if ((a.ints[0] = s ? onx_name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return SO_ERR_UNSUPPORTED;
             s = onx_att_s(n, "nearest_mode", buf, sizeof buf);
-            if ((a.ints[1] = s ? onx_name_index(s, so_resize_nearest_names, 4) : 0) < 0) return B_OPAQUE;
-            if (onx_att_i(n, "antialias", 0) != 0 || onx_att_ints(n, "axes", &p) >= 0) return B_OPAQUE;
-            if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return B_OPAQUE;
+            if ((a.ints[1] = s ? onx_name_index(s, so_resize_nearest_names, 4) : 0) < 0) return SO_ERR_UNSUPPORTED;
+            if (onx_att_i(n, "antialias", 0) != 0 || onx_att_ints(n, "axes", &p) >= 0) return SO_ERR_UNSUPPORTED;
+            if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
         }
         val *sc = onx_inval(im, n, im->opset >= 11 ? 2 : 1), *sz = im->opset >= 11 ? onx_inval(im, n, 3) : NULL;
         if (sc && sc->is_const && onx_ct_numel(&sc->c) == 0) sc = NULL; /* empty scales beside sizes (opset 11-12) */
         float scale[4];
         int64_t out[4];
         if (sc) {
-            if (!sc->is_const) return B_OPAQUE;
-            if (onx_ct_numel(&sc->c) != 4) return onx_node_err(im, "has %lld scales for a 4-D input", (long long)onx_ct_numel(&sc->c)), B_ERR;
+            if (!sc->is_const) return SO_ERR_UNSUPPORTED;
+            if (onx_ct_numel(&sc->c) != 4) return onx_node_err(im, "has %lld scales for a 4-D input", (long long)onx_ct_numel(&sc->c)), SO_ERR;
             for (int d = 0; d < 4; d++) {
                 scale[d] = (float)onx_ct_getf(&sc->c, d);
-                if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), B_ERR;
+                if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
                 out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
             }
             a.ints[2] = 0;
         } else if (sz) {
             int cnt = 0;
-            if ((r = onx_const_ints(im, sz, out, 4, &cnt, "sizes")) != B_OK) return r;
-            if (cnt != 4) return onx_node_err(im, "has %d sizes for a 4-D input", cnt), B_ERR;
+            if ((r = onx_const_ints(im, sz, out, 4, &cnt, "sizes")) != SO_OK) return r;
+            if (cnt != 4) return onx_node_err(im, "has %d sizes for a 4-D input", cnt), SO_ERR;
             for (int d = 0; d < 4; d++) scale[d] = (float)out[d] / (float)xs.dim[d];
             a.ints[2] = 1;
         } else
-            return onx_node_err(im, "needs scales or sizes"), B_ERR;
-        if (out[0] != xs.dim[0] || out[1] != xs.dim[1]) return B_OPAQUE; /* resizing N or C */
+            return onx_node_err(im, "needs scales or sizes"), SO_ERR;
+        if (out[0] != xs.dim[0] || out[1] != xs.dim[1]) return SO_ERR_UNSUPPORTED; /* resizing N or C */
         if (out[2] <= 0 || out[3] <= 0 || out[2] > INT32_MAX || out[3] > INT32_MAX)
-            return onx_node_err(im, "invalid output size %lldx%lld", (long long)out[2], (long long)out[3]), B_ERR;
+            return onx_node_err(im, "invalid output size %lldx%lld", (long long)out[2], (long long)out[3]), SO_ERR;
         a.ints[3] = out[2];
         a.ints[4] = out[3];
         a.alpha = scale[2];
@@ -515,18 +515,18 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     }
     case SO_OP_HARDSIGMOID:
     case SO_OP_LEAKYRELU:
-        if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? B_OPAQUE : (onx_node_err(im, "has %d inputs", na), B_ERR);
+        if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
         a.alpha = onx_att_f(n, "alpha", op == SO_OP_LEAKYRELU ? 0.01f : 0.2f);
         if (op == SO_OP_HARDSIGMOID) a.beta = onx_att_f(n, "beta", 0.5f);
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     case SO_OP_INPUT:
     case SO_OP_WEIGHT:
     case SO_OP_OPAQUE:
-        return B_OPAQUE;
+        return SO_ERR_UNSUPPORTED;
     default:
         /* element-wise and MatMul: inputs as given */
-        if ((na = dense_inputs(ins, n_in)) < so_ops[op].min_in || na > so_ops[op].max_in) return na < 0 ? B_OPAQUE : (onx_node_err(im, "has %d inputs", na), B_ERR);
-        if (so_ops[op].flags & SO_F_INTERNAL) return B_OPAQUE;
+        if ((na = dense_inputs(ins, n_in)) < so_ops[op].min_in || na > so_ops[op].max_in) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+        if (so_ops[op].flags & SO_F_INTERNAL) return SO_ERR_UNSUPPORTED;
         return emit(im, op, ins, na, nout, &a, nm, on, non, NULL);
     }
 }
@@ -604,13 +604,13 @@ static int opaque_rule_shape(imp *im, const Onnx__NodeProto *n, val **ins, size_
             na = present = 1;
         } else {
             int from_input = !strcmp(t, "ReduceSum") ? im->opset >= 13 : im->opset >= 18;
-            if (onx_get_axes(im, n, from_input, ax, &na, &present) != B_OK) return so_errorf("%s", ""), 0;
+            if (onx_get_axes(im, n, from_input, ax, &na, &present) != SO_OK) return so_errorf("%s", ""), 0;
         }
         if (!present || na == 0) {
             if (onx_att_i(n, "noop_with_empty_axes", 0)) return *out = s0, 1;
             na = s0.rank;
             for (int i = 0; i < na; i++) ax[i] = i;
-        } else if (onx_norm_axes(im, ax, na, s0.rank) != B_OK) {
+        } else if (onx_norm_axes(im, ax, na, s0.rank) != SO_OK) {
             return so_errorf("%s", ""), 0;
         }
         int keep = (int)onx_att_i(n, "keepdims", 1), red[SO_MAX_RANK] = {0};
@@ -742,18 +742,18 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
             snprintf(what, sizeof what, "%s: attribute 'value'", im->desc);
             if (onx_tensor_from_proto(im, a->t, what, &c) != SO_OK) return SO_ERR;
         } else if ((a = onx_att(n, "value_float"))) {
-            if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != B_OK) return SO_ERR;
+            if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
             ((float *)c.data)[0] = a->f;
         } else if ((a = onx_att(n, "value_int"))) {
-            if (onx_ct_new(im, &c, SO_I64, T_INT64, 0, NULL) != B_OK) return SO_ERR;
+            if (onx_ct_new(im, &c, SO_I64, T_INT64, 0, NULL) != SO_OK) return SO_ERR;
             ((int64_t *)c.data)[0] = a->i;
         } else if ((a = onx_att(n, "value_floats"))) {
             int64_t d = (int64_t)a->n_floats;
-            if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 1, &d) != B_OK) return SO_ERR;
+            if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 1, &d) != SO_OK) return SO_ERR;
             if (d) memcpy(c.data, a->floats, (size_t)d * 4);
         } else if ((a = onx_att(n, "value_ints"))) {
             int64_t d = (int64_t)a->n_ints;
-            if (onx_ct_new(im, &c, SO_I64, T_INT64, 1, &d) != B_OK) return SO_ERR;
+            if (onx_ct_new(im, &c, SO_I64, T_INT64, 1, &d) != SO_OK) return SO_ERR;
             if (d) memcpy(c.data, a->ints, (size_t)d * 8);
         } else if (onx_att(n, "sparse_value")) {
             return onx_node_err(im, "sparse constants are not supported");
@@ -770,17 +770,17 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
     im->fold_over = 0;
     int r = onx_try_fold(im, n, ins, n_in);
     im->fold_cap = 0;
-    if (r == B_ERR && im->fold_over) {
-        r = B_OPAQUE; /* too large to fold: keep the node */
+    if (r == SO_ERR && im->fold_over) {
+        r = SO_ERR_UNSUPPORTED; /* too large to fold: keep the node */
         so_errorf("%s", "");
     }
-    if (r == B_OK) return SO_OK;
-    if (r == B_ERR) return SO_ERR;
+    if (r == SO_OK) return SO_OK;
+    if (r == SO_ERR) return SO_ERR;
     so_op op = so_op_from_onnx(t);
     if (op != SO_OP_OPAQUE) {
         r = build_op(im, n, op, ins, n_in);
-        if (r == B_OK) return SO_OK;
-        if (r == B_ERR) return SO_ERR;
+        if (r == SO_OK) return SO_OK;
+        if (r == SO_ERR) return SO_ERR;
     }
     return add_opaque(im, n, ins, n_in);
 }

@@ -37,7 +37,7 @@ void onx_one_line_error(void)
     snprintf(buf, sizeof buf, "%s", so_error());
     for (char *c = buf; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
-    so_errorf("%s", buf);
+    so_errorc(so_error_code(), "%s", buf); /* keeps the code */
 }
 
 so_status onx_node_err(imp *im, const char *fmt, ...)
@@ -134,26 +134,26 @@ static void free_vals(imp *im)
 int onx_ct_new(imp *im, ctensor *c, int storage, int32_t otype, int rank, const int64_t *dims)
 {
     memset(c, 0, sizeof *c);
-    if (rank < 0 || rank > SO_MAX_RANK) return onx_node_err(im, "constant of rank %d (at most %d supported)", rank, SO_MAX_RANK), B_ERR;
+    if (rank < 0 || rank > SO_MAX_RANK) return onx_node_err(im, "constant of rank %d (at most %d supported)", rank, SO_MAX_RANK), SO_ERR;
     c->shape.rank = rank;
     c->shape.dtype = storage;
     c->otype = otype;
     int64_t n = 1;
     for (int i = 0; i < rank; i++) {
-        if (dims[i] < 0) return onx_node_err(im, "constant with negative dimension %lld", (long long)dims[i]), B_ERR;
-        if (so_i64_mul(n, dims[i], &n)) return onx_node_err(im, "constant size overflows"), B_ERR;
+        if (dims[i] < 0) return onx_node_err(im, "constant with negative dimension %lld", (long long)dims[i]), SO_ERR;
+        if (so_i64_mul(n, dims[i], &n)) return onx_node_err(im, "constant size overflows"), SO_ERR;
         c->shape.dim[i] = dims[i];
     }
     if (im->fold_cap > 0 && n > im->fold_cap) {
         im->fold_over = 1; /* not an error: the caller keeps the node unfolded */
-        return onx_node_err(im, "constant of %lld elements is too large to fold", (long long)n), B_ERR;
+        return onx_node_err(im, "constant of %lld elements is too large to fold", (long long)n), SO_ERR;
     }
     size_t bytes;
     if (so_size_mul((size_t)n, storage == SO_I64 ? 8 : 4, &bytes) || bytes > so_max_alloc_bytes)
-        return onx_node_err(im, "constant of %lld elements exceeds the allocation limit (%zu bytes)", (long long)n, so_max_alloc_bytes), B_ERR;
+        return onx_node_err(im, "constant of %lld elements exceeds the allocation limit (%zu bytes)", (long long)n, so_max_alloc_bytes), SO_ERR;
     c->data = calloc(bytes ? bytes : 1, 1);
-    if (!c->data) return onx_node_err(im, "out of memory allocating %zu bytes", bytes), B_ERR;
-    return B_OK;
+    if (!c->data) return onx_node_err(im, "out of memory allocating %zu bytes", bytes), SO_ERR;
+    return SO_OK;
 }
 
 /* ======================================================================
@@ -371,7 +371,7 @@ static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, so_strmap *ini
         }
         size_t bytes;
         if (so_size_mul((size_t)numel, 8, &bytes) || bytes / 2 > so_max_alloc_bytes)
-            return so_errorf("input '%s': %lld elements exceed the allocation limit (%zu bytes)", vi->name, (long long)numel, so_max_alloc_bytes);
+            return so_errorc(SO_ERR_LIMIT, "input '%s': %lld elements exceed the allocation limit (%zu bytes)", vi->name, (long long)numel, so_max_alloc_bytes);
         m->n_inputs++;
     }
     return SO_OK;
@@ -390,12 +390,12 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
     *out = NULL;
 
     if (!mp) {
-        so_errorf("not a valid ONNX model (protobuf parse failed)");
+        so_errorc(SO_ERR_PARSE, "not a valid ONNX model (protobuf parse failed)");
         goto done;
     }
     Onnx__GraphProto *gp = mp->graph;
     if (!gp) {
-        so_errorf("not a valid ONNX model (no graph)");
+        so_errorc(SO_ERR_PARSE, "not a valid ONNX model (no graph)");
         goto done;
     }
     {
@@ -522,7 +522,7 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
     st = SO_OK;
 done:
     if (st != SO_OK) {
-        so_error_prefix(p);
+        st = so_error_prefix(p); /* the code of the failure: parse error, over a limit, unsupported... */
         onx_one_line_error();
         so_model_free(m);
         m = NULL;
@@ -554,31 +554,31 @@ so_status so_onnx_load(const char *path, so_model **out)
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) return so_errorf("%s: cannot open: %s", path, strerror(errno));
+    if (!f) return so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     so_status st = SO_ERR;
     rawset rs = {0};
     uint8_t *buf = NULL;
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        so_errorf("%s: cannot open: not a regular file", path);
+        st = so_errorc(SO_ERR_IO, "%s: cannot open: not a regular file", path);
         goto done;
     }
     size_t len = (size_t)sb.st_size;
     if (len > so_max_alloc_bytes) {
-        so_errorf("%s: file of %zu bytes exceeds the allocation limit (%zu bytes)", path, len, so_max_alloc_bytes);
+        st = so_errorc(SO_ERR_LIMIT, "%s: file of %zu bytes exceeds the allocation limit (%zu bytes)", path, len, so_max_alloc_bytes);
         goto done;
     }
     if (len) {
         void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED) {
-            so_errorf("%s: out of memory reading %zu bytes", path, len);
+            st = so_errorc(SO_ERR_LIMIT, "%s: out of memory reading %zu bytes", path, len);
             goto done;
         }
         buf = rs.map = m;
         rs.map_len = len;
     }
     if (len && fread(buf, 1, len, f) != len) {
-        so_errorf("%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+        st = so_errorc(SO_ERR_IO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
         goto done;
     }
     fclose(f);

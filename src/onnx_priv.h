@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Builder results: done, failed (message set), or "keep this node verbatim as OPAQUE". */
-enum { B_OK = 0, B_ERR = 1, B_OPAQUE = 2 };
+/* Builder results (so_status): SO_OK, SO_ERR (failed, message set), or SO_ERR_UNSUPPORTED: "keep this
+   node verbatim as OPAQUE" (a form the table operator does not cover; no message needed). */
 
 /* ONNX TensorProto.DataType codes used here. */
 enum {

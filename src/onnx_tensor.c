@@ -91,7 +91,7 @@ so_status onx_tensor_from_proto(imp *im, const Onnx__TensorProto *t, const char 
     }
     size_t es = onx_onnx_elem_size(type), sbytes = st == SO_I64 ? 8 : 4, bytes, need;
     if (so_size_mul((size_t)numel, SO_MAX(es, sbytes), &bytes) || bytes > so_max_alloc_bytes)
-        return so_errorf("%s: %lld elements exceed the allocation limit (%zu bytes)", what, (long long)numel, so_max_alloc_bytes);
+        return so_errorc(SO_ERR_LIMIT, "%s: %lld elements exceed the allocation limit (%zu bytes)", what, (long long)numel, so_max_alloc_bytes);
     need = (size_t)numel * es;
     out->shape.rank = (int32_t)t->n_dims;
     out->shape.dtype = st;

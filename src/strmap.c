@@ -1,4 +1,4 @@
-/* strmap.c - string -> int32 map (open addressing, borrowed keys): names during ONNX import and export. */
+/* strmap.c - string -> int32 map over the core hash table (so_hmap, keyed by XXH3 of the string; keys compared in full). */
 #include "strmap.h"
 
 #include <stdlib.h>
@@ -7,48 +7,39 @@
 
 #include "common.h"
 
-static size_t str_hash(const char *s) { return (size_t)XXH3_64bits(s, strlen(s)); }
+static uint64_t str_hash(const char *s) { return XXH3_64bits(s, strlen(s)); }
+
+/* index of k in m->keys, or -1 */
+static int64_t find(const so_strmap *m, const char *k, uint64_t h)
+{
+    uint64_t it = 0, v;
+    while (so_hmap_next(&m->index, h, &it, &v))
+        if (strcmp(m->keys[v], k) == 0) return (int64_t)v;
+    return -1;
+}
 
 int32_t so_strmap_get(const so_strmap *m, const char *k)
 {
-    if (!m->cap) return -1;
-    size_t mask = m->cap - 1, h = str_hash(k) & mask;
-    while (m->keys[h]) {
-        if (strcmp(m->keys[h], k) == 0) return m->vals[h];
-        h = (h + 1) & mask;
-    }
-    return -1;
+    int64_t i = find(m, k, str_hash(k));
+    return i < 0 ? -1 : m->vals[i];
 }
 
 void so_strmap_put(so_strmap *m, const char *k, int32_t v)
 {
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        const char **keys = so_xcalloc(cap, sizeof *keys);
-        int32_t *vals = so_xcalloc(cap, sizeof *vals);
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i]) continue;
-            size_t h = str_hash(m->keys[i]) & (cap - 1);
-            while (keys[h]) h = (h + 1) & (cap - 1);
-            keys[h] = m->keys[i];
-            vals[h] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = keys;
-        m->vals = vals;
-        m->cap = cap;
+    uint64_t h = str_hash(k);
+    int64_t i = find(m, k, h);
+    if (i >= 0) {
+        m->vals[i] = v;
+        return;
     }
-    size_t mask = m->cap - 1, h = str_hash(k) & mask;
-    while (m->keys[h]) {
-        if (strcmp(m->keys[h], k) == 0) {
-            m->vals[h] = v;
-            return;
-        }
-        h = (h + 1) & mask;
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 32;
+        m->keys = so_xrealloc(m->keys, m->cap * sizeof *m->keys);
+        m->vals = so_xrealloc(m->vals, m->cap * sizeof *m->vals);
     }
-    m->keys[h] = k;
-    m->vals[h] = v;
+    m->keys[m->n] = k;
+    m->vals[m->n] = v;
+    so_hmap_add_multi(&m->index, h, m->n);
     m->n++;
 }
 
@@ -56,5 +47,6 @@ void so_strmap_free(so_strmap *m)
 {
     free(m->keys);
     free(m->vals);
+    so_hmap_free(&m->index);
     memset(m, 0, sizeof *m);
 }
