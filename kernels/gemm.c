@@ -13,6 +13,8 @@
 #include <immintrin.h>
 #endif
 
+#include "sgemm.h"
+
 #define MR SO_GEMM_MR
 #define NR SO_GEMM_NR
 
@@ -305,12 +307,12 @@ static void epi_tile(const so_gemm_epi *e, float *c, int64_t ldc, int64_t i0, in
                 const float *t = ep->shift + j0;
                 for (int j = 0; j < nr; j++) y[j] += t[j];
             }
-            if (ep->act1) so_fast_act(ep->act1, ep->lo1, ep->hi1, y, nr);
+            if (ep->act1) so_epi_act(ep->act1, ep->lo1, ep->hi1, y, nr);
         }
         if (e->res) {
             const float *rr = e->res + (i0 + r) * e->ldr + j0;
             for (int j = 0; j < nr; j++) y[j] += rr[j];
-            if (ep && ep->act2) so_fast_act(ep->act2, ep->lo2, ep->hi2, y, nr);
+            if (ep && ep->act2) so_epi_act(ep->act2, ep->lo2, ep->hi2, y, nr);
         }
     }
 }
@@ -410,7 +412,7 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
                     epi_tile(epi, C + i * ldc + j, ldc, i, j, (int)imin(MR, M - i), (int)imin(NR, N - j));
         return;
     }
-    if (threads <= 0) threads = so_fast_threads();
+    if (threads <= 0) threads = so_sgemm_threads();
     int64_t np = (N + NR - 1) / NR;
     if (threads > np) threads = (int)np;
     /* below ~1 MFLOP the team start-up costs more than the second thread saves */
@@ -703,7 +705,7 @@ void so_gemm_apacked(int64_t M, int64_t N, int64_t K, const float *Ap, const so_
         so_gemm_packed(0, M, N, 0, 1.f, NULL, 0, NULL, beta, C, ldc, epi, NULL, 1);
         return;
     }
-    if (threads <= 0) threads = so_fast_threads();
+    if (threads <= 0) threads = so_sgemm_threads();
     int64_t np = (N + NR - 1) / NR, mp = (M + MR - 1) / MR;
     if (threads > 1 && M * N * K < ((int64_t)1 << 19)) threads = 1;
     if (threads > 1 && np < 2 * threads && mp < 2 * threads) threads = 1;
