@@ -52,6 +52,8 @@ $(BUILD)/%.o: %.c $(BUILD)/gen/onnx.pb-c.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
 
 $(BUILD)/rules/gen_mpi.o: CPPFLAGS += $(MPI_CFLAGS)
+$(BUILD)/kernels/%_avx2.o: CFLAGS += -mavx2 -mfma
+$(BUILD)/kernels/%_avx512.o: CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma
 
 $(LIB): $(OBJS)
 	rm -f $@
