@@ -91,7 +91,7 @@ static inline vf8 s_nan(vf8 a)
 #define VNAN(a) s_nan(a)
 #define CONV_OBK 1
 #define CONV_PX 6 /* conv_row uses tiles of 1..5 and CONV_PX pixels: at least 6 */
-#define DW_PX 4
+#define DW_PX 8
 #define NCHWC_TABLE so_nchwc_scalar
 #define NCHWC_ISA "scalar"
 #include "nchwc_body.h"

@@ -10,8 +10,8 @@
      VMAX(a, b) VMIN(a, b)   a > b ? a : b / a < b ? a : b per lane (a NaN in either gives b: x86's maxps/minps)
      VAND(a, m) VOR(a, b)    bitwise
      VNAN(v)            all-ones bits in the NaN lanes of v, zero elsewhere
-     CONV_OBK CONV_PX   register tile of the direct conv: output blocks x pixels (accumulators CONV_OBK*CONV_PX)
-     DW_PX              pixels per depthwise tile
+     CONV_OBK CONV_PX   register tile of the direct conv: output blocks (1..4) x pixels (>= 6: conv_row also uses 1..5)
+     DW_PX              pixels per depthwise tile (8: dw_tile_any has cases 1..7 below it)
      NCHWC_TABLE NCHWC_ISA   the name of the so_nchwc_impl to define and its level's name */
 
 #include <math.h>
@@ -269,7 +269,18 @@ static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p
     const int64_t W = p->W, kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) acc[q] = VZERO;
-    for (int64_t i = i0; i < i1; i++) {
+    if (p->kw == 3 && p->sw == 1 && p->dw == 1 && j0 == 0 && j1 == 3) { /* 3 wide, stride 1: each input vector loaded once per row */
+        for (int64_t i = i0; i < i1; i++) {
+            const float *xr = x + ((ih0 + i * p->dh) * W + iw0) * NB;
+            const VF w0 = VLD(w + i * 3 * NB), w1 = VLD(w + (i * 3 + 1) * NB), w2 = VLD(w + (i * 3 + 2) * NB);
+            VF xv[DW_PX + 2];
+#pragma GCC unroll 16
+            for (int q = 0; q < npx + 2; q++) xv[q] = VLD(xr + q * NB);
+#pragma GCC unroll 16
+            for (int q = 0; q < npx; q++) acc[q] = VFMA(xv[q + 2], w2, VFMA(xv[q + 1], w1, VFMA(xv[q], w0, acc[q])));
+        }
+    } else
+        for (int64_t i = i0; i < i1; i++) {
         const float *xr = x + ((ih0 + i * p->dh) * W + iw0) * NB;
         for (int64_t j = j0; j < j1; j++) {
             const VF wv = VLD(w + (i * kw + j) * NB);
@@ -282,6 +293,27 @@ static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p
     for (int q = 0; q < npx; q++) epi_store(p, cb, acc[q], y + q * NB, res ? res + q * NB : NULL);
 }
 
+/* dw_tile with run-time npx in 1..DW_PX. */
+static void dw_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0,
+                        int64_t j1, int npx, float *y, const float *res, int64_t cb)
+{
+    switch (npx) {
+#define DW_CASE(n)                                                                                                                     \
+    case n: dw_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, n, y, res, cb); break;
+        DW_CASE(1)
+        DW_CASE(2)
+        DW_CASE(3)
+        DW_CASE(4)
+        DW_CASE(5)
+        DW_CASE(6)
+        DW_CASE(7)
+#undef DW_CASE
+    default: dw_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, DW_PX, y, res, cb); break;
+    }
+}
+
+/* One output row of block cb: interior pixels in tiles of up to DW_PX, border pixels one at a time with their own
+   tap columns. */
 static void dw_row(const so_nchwc_conv *p, const float *x, const float *w, int64_t oh, float *y, const float *res, int64_t cb)
 {
     const int64_t ih0 = oh * p->sh - p->pt;
@@ -290,15 +322,14 @@ static void dw_row(const so_nchwc_conv *p, const float *x, const float *w, int64
     interior_cols(p->Wo, p->sw, p->pl, p->kw, p->dw, p->W, &owL, &owR);
     for (int64_t ow = 0; ow < p->Wo;) {
         const int64_t iw0 = ow * p->sw - p->pl, off = ow * NB;
-        if (ow >= owL && ow + DW_PX <= owR) {
-            dw_tile(p, x, w, ih0, i0, i1, iw0, 0, p->kw, DW_PX, y + off, res ? res + off : NULL, cb);
-            ow += DW_PX;
-        } else {
-            int64_t j0 = 0, j1 = p->kw;
+        int npx = 1;
+        int64_t j0 = 0, j1 = p->kw;
+        if (ow >= owL && ow < owR)
+            npx = (int)min64(DW_PX, owR - ow);
+        else
             tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
-            dw_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, 1, y + off, res ? res + off : NULL, cb);
-            ow += 1;
-        }
+        dw_tile_any(p, x, w, ih0, i0, i1, iw0, j0, j1, npx, y + off, res ? res + off : NULL, cb);
+        ow += npx;
     }
 }
 
