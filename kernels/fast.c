@@ -13,6 +13,7 @@
 
 #include "conv.h"
 #include "gemm.h"
+#include "nchwc.h"
 
 #define PAR_MIN 32768 /* elements below which our loops stay single-threaded */
 
@@ -2221,6 +2222,12 @@ so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_LSTM: return select_lstm(c, i, k);
     case SO_OP_REDUCEMEAN: return select_reducemean(c, i, k);
     case SO_OP_RESIZE: return select_resize(c, i, k);
+    case SO_OP_NCHWC_IN:
+    case SO_OP_NCHWC_OUT:
+    case SO_OP_CONV_NCHWC:
+    case SO_OP_MAXPOOL_NCHWC:
+    case SO_OP_AVGPOOL_NCHWC:
+    case SO_OP_GLOBALAVGPOOL_NCHWC: return so_nchwc_select(c, i, k);
     default: return SO_OK;
     }
 }

@@ -192,3 +192,158 @@ size_t so_nchwc_conv_bytes(const so_nchwc_conv *p)
     const int64_t wfl = p->wofs[last] + (p->depthwise ? 1 : p->nic[last]) * p->kh * p->kw * p->b;
     return sizeof(float) * (size_t)(wfl + 2 * Ob * p->b);
 }
+
+/* ---------------- executor glue ---------------- */
+
+const so_nchwc_impl *so_nchwc_level(int b)
+{
+    __builtin_cpu_init();
+    if (b == 16 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq"))
+        return &so_nchwc_avx512;
+    if (b == 8) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? &so_nchwc_avx2 : &so_nchwc_scalar;
+    return NULL;
+}
+
+int so_nchwc_block(void) { return so_nchwc_level(16) ? 16 : 8; }
+
+/* What one layout step runs: the op, its level, its plans. */
+typedef struct nchwc_step {
+    so_op op;
+    const so_nchwc_impl *L;
+    int64_t N, C, HW;   /* reorders, global pool */
+    so_nchwc_conv conv;
+    so_nchwc_pool pool;
+    int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
+} nchwc_step;
+
+static void step_free(void *priv)
+{
+    nchwc_step *s = priv;
+    if (s->op == SO_OP_CONV_NCHWC) so_nchwc_conv_free(&s->conv);
+    free(s);
+}
+
+static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const nchwc_step *s = priv;
+    const int T = so_fast_threads();
+    switch (s->op) {
+    case SO_OP_NCHWC_IN: s->L->to_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
+    case SO_OP_NCHWC_OUT: s->L->from_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
+    case SO_OP_CONV_NCHWC: s->L->conv(&s->conv, s->N, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, T); break;
+    case SO_OP_MAXPOOL_NCHWC:
+    case SO_OP_AVGPOOL_NCHWC: s->L->pool(&s->pool, s->N, in[0].data, out[0].data, T); break;
+    case SO_OP_GLOBALAVGPOOL_NCHWC: s->L->global_pool(0, s->N, s->C, s->HW, in[0].data, out[0].data, T); break;
+    default: break;
+    }
+}
+
+static int act_of(so_op op)
+{
+    switch (op) {
+    case SO_OP_RELU: return SO_ACT_RELU;
+    case SO_OP_CLIP: return SO_ACT_CLIP;
+    case SO_OP_SIGMOID: return SO_ACT_SIGMOID;
+    case SO_OP_TANH: return SO_ACT_TANH;
+    default: return SO_ACT_NONE;
+    }
+}
+
+/* The epilogue chain after CONV_NCHWC node i: act1 (its own or a following activation), a residual Add of a
+   same-shape tensor, act2. Records the absorbed nodes in k. */
+static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *h = &g->nodes[i];
+    ep->act1 = h->attr->act, ep->lo1 = h->attr->clip_min, ep->hi1 = h->attr->clip_max;
+    int stage = ep->act1 ? 1 : 0; /* 0: act1 open; 1: residual open; 2: act2 open; 3: done */
+    int32_t cur = i;
+    while (c->user && k->n_fused < SO_FAST_MAX_FUSED && stage < 3) {
+        const int32_t u = c->user[cur];
+        if (u < 0 || (c->absorbed && c->absorbed[u])) break;
+        const so_node *un = &g->nodes[u];
+        if (un->n_out != 1 || !so_shape_eq(&un->out[0], &h->out[0])) break;
+        const int a = act_of(un->op);
+        if (a && stage != 1) {
+            if (stage == 0) ep->act1 = a, ep->lo1 = un->attr->clip_min, ep->hi1 = un->attr->clip_max, stage = 1;
+            else ep->act2 = a, ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max, stage = 3;
+        } else if (un->op == SO_OP_ADD && stage <= 1) {
+            const int me = un->in[0].node == cur && un->in[0].slot == 0 ? 0 : 1;
+            const so_edge other = un->in[1 - me];
+            const so_shape *os = &g->nodes[other.node].out[other.slot];
+            if (other.node == cur || !so_shape_eq(os, &h->out[0])) break;
+            k->has_extra = 1, k->extra_in = other, ep->has_res = 1;
+            ep->act2 = un->attr->act, ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max;
+            stage = ep->act2 ? 3 : 2;
+        } else
+            break;
+        k->fused[k->n_fused++] = u;
+        cur = u;
+    }
+}
+
+so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot], *o = &n->out[0];
+    const so_shape *blk = n->op == SO_OP_NCHWC_IN ? o : x; /* the blocked side */
+    if (blk->rank != 5) return SO_OK;
+    const so_nchwc_impl *L = so_nchwc_level((int)blk->dim[4]);
+    if (!L) return SO_OK;
+    nchwc_step *s = calloc(1, sizeof *s);
+    if (!s) return SO_OK; /* the reference kernel runs */
+    s->op = n->op, s->L = L, s->N = x->dim[0], s->res_in = -1;
+    const so_attr *a = n->attr;
+    switch (n->op) {
+    case SO_OP_NCHWC_IN: s->C = x->dim[1], s->HW = x->dim[2] * x->dim[3]; break;
+    case SO_OP_NCHWC_OUT: s->C = o->dim[1], s->HW = o->dim[2] * o->dim[3]; break;
+    case SO_OP_GLOBALAVGPOOL_NCHWC: s->C = x->dim[1] * x->dim[4], s->HW = x->dim[2] * x->dim[3]; break;
+    case SO_OP_MAXPOOL_NCHWC:
+    case SO_OP_AVGPOOL_NCHWC: {
+        const int mx = n->op == SO_OP_MAXPOOL_NCHWC;
+        s->pool = (so_nchwc_pool){.C = x->dim[1] * x->dim[4], .H = x->dim[2], .W = x->dim[3], .Ho = o->dim[2], .Wo = o->dim[3],
+                                  .kh = a->kernel[0], .kw = a->kernel[1], .sh = a->stride[0] > 0 ? a->stride[0] : 1,
+                                  .sw = a->stride[1] > 0 ? a->stride[1] : 1, .pt = a->pad[0], .pl = a->pad[1], .pb = a->pad[2],
+                                  .pr = a->pad[3], .dh = mx && a->dilation[0] > 0 ? a->dilation[0] : 1,
+                                  .dw = mx && a->dilation[1] > 0 ? a->dilation[1] : 1, .is_max = mx, .count_include_pad = a->count_include_pad};
+        break;
+    }
+    case SO_OP_CONV_NCHWC: {
+        const so_node *wn = &g->nodes[n->in[1].node];
+        const so_node *bn = n->n_in > 2 && n->in[2].node >= 0 ? &g->nodes[n->in[2].node] : NULL;
+        if (wn->op != SO_OP_WEIGHT || !g->model->weights[wn->ref].data || (bn && bn->op != SO_OP_WEIGHT)) {
+            free(s);
+            return SO_OK; /* weights computed at run time: reference */
+        }
+        const so_shape *w = &wn->out[0];
+        const int64_t grp = a->group > 0 ? a->group : 1;
+        so_epi ep = {0};
+        ep.shift = bn ? g->model->weights[bn->ref].data : NULL;
+        conv_chain(c, i, &ep, k);
+        if (so_nchwc_conv_plan(&s->conv, L->b, w->dim[1] * grp, x->dim[2], x->dim[3], w->dim[0], o->dim[2], o->dim[3], w->dim[2], w->dim[3],
+                               a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1, a->pad[0], a->pad[1],
+                               a->dilation[0] > 0 ? a->dilation[0] : 1, a->dilation[1] > 0 ? a->dilation[1] : 1, grp,
+                               g->model->weights[wn->ref].data, &ep)) {
+            free(s);
+            memset(k, 0, sizeof *k);
+            return SO_OK;
+        }
+        if (k->has_extra) s->res_in = n->n_in;
+        k->packed_bytes = so_nchwc_conv_bytes(&s->conv);
+        k->in1_copied = 1;
+        break;
+    }
+    default: free(s); return SO_OK;
+    }
+    static const char *const names[][3] = {{"nchwc_in_scalar", "nchwc_in_avx2", "nchwc_in_avx512"},
+                                           {"nchwc_out_scalar", "nchwc_out_avx2", "nchwc_out_avx512"},
+                                           {"conv_nchwc_scalar", "conv_nchwc_avx2", "conv_nchwc_avx512"},
+                                           {"pool_nchwc_scalar", "pool_nchwc_avx2", "pool_nchwc_avx512"}};
+    const int li = L == &so_nchwc_scalar ? 0 : L == &so_nchwc_avx2 ? 1 : 2;
+    const int oi = n->op == SO_OP_NCHWC_IN ? 0 : n->op == SO_OP_NCHWC_OUT ? 1 : n->op == SO_OP_CONV_NCHWC ? 2 : 3;
+    k->run = step_run, k->priv = s, k->free_priv = step_free, k->name = names[oi][li];
+    return SO_OK;
+}

@@ -90,4 +90,15 @@ int64_t so_nchwc_numel(int b, int64_t N, int64_t C, int64_t HW);
    no vector form). */
 float so_nchwc_unary1(const so_nchwc_unary *u, float x);
 
+
+/* The level whose kernels use block b on this CPU, or NULL (the reference kernels then run). Until the
+   run-time ISA dispatch lands this asks cpuid itself. */
+const so_nchwc_impl *so_nchwc_level(int b);
+/* The block size the layout rewrite should use on this CPU: 16 with AVX-512, else 8. */
+int so_nchwc_block(void);
+/* so_fast_select for the layout operators (ops.def NCHWC_IN ... GLOBALAVGPOOL_NCHWC): CONV_NCHWC with constant
+   weights absorbs a chain of single-use successors (Relu/Clip/Sigmoid/Tanh, an Add of a same-shape residual, its
+   activation). Leaves k->run NULL (reference kernel) when no level has the block size. */
+so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k);
+
 #endif

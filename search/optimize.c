@@ -12,15 +12,19 @@
 #include <unistd.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/nchwc.h"
 #include "../src/onnx_io.h"
 #include "cost.h"
 #include "fold.h"
+#include "layout.h"
 #include "match.h"
 #include "search.h"
 
+enum { LAYOUT_NONE = 0, LAYOUT_AUTO, LAYOUT_NCHWC };
+
 typedef struct opts {
     const char *model, *out, *rules, *report, *dot, *cache_dir;
-    int search, cost, quiet, allow_unverified, reverse, check_incremental;
+    int search, cost, quiet, allow_unverified, reverse, check_incremental, layout;
     double alpha, time_limit;
     long budget, threads, seed;
 } opts;
@@ -31,7 +35,7 @@ static int usage(const char *msg)
     fputs("usage: superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
           "         [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
           "         [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q] [--allow-unverified]\n"
-          "         [--no-reverse] [--cache-dir DIR] [--check-incremental]\n",
+          "         [--no-reverse] [--cache-dir DIR] [--check-incremental] [--layout auto|nchwc|none]\n",
           stderr);
     return 2;
 }
@@ -273,6 +277,13 @@ int so_optimize_main(int argc, char **argv)
         else if (!strcmp(a, "--report") && v) { o.report = v; i++; }
         else if (!strcmp(a, "--dot") && v) { o.dot = v; i++; }
         else if (!strcmp(a, "--cache-dir") && v) { o.cache_dir = v; i++; }
+        else if (!strcmp(a, "--layout") && v) {
+            if (!strcmp(v, "auto")) o.layout = LAYOUT_AUTO;
+            else if (!strcmp(v, "nchwc")) o.layout = LAYOUT_NCHWC;
+            else if (!strcmp(v, "none")) o.layout = LAYOUT_NONE;
+            else return usage("--layout takes auto, nchwc or none");
+            i++;
+        }
         else if (!strcmp(a, "--search") && v) {
             if (!strcmp(v, "backtrack")) o.search = SO_SEARCH_BACKTRACK;
             else if (!strcmp(v, "greedy")) o.search = SO_SEARCH_GREEDY;
@@ -381,6 +392,27 @@ int so_optimize_main(int argc, char **argv)
     counts = so_xcalloc((size_t)n_rules + 1, sizeof *counts);
     for (int32_t k = 0; k < res.n_path; k++) counts[res.path[k]]++;
 
+    /* layout: the blocked-channel rewrite of the searched graph, kept when the cost model prices it lower
+       (auto) or always (nchwc) */
+    so_layout_stats lst;
+    memset(&lst, 0, sizeof lst);
+    double cost_plain = res.cost_after, cost_blocked = -1;
+    int layout_applied = 0, layout_b = 0;
+    if (o.layout != LAYOUT_NONE) {
+        layout_b = so_nchwc_block();
+        so_graph *lg = NULL;
+        if (so_layout_nchwc(res.best, layout_b, NULL, &lg, &lst) != SO_OK) goto fail;
+        cost_plain = so_cost_graph(&cm, res.best);
+        cost_blocked = so_cost_graph(&cm, lg);
+        if (lst.convs > 0 && (o.layout == LAYOUT_NCHWC || cost_blocked < cost_plain)) {
+            so_graph_free(res.best);
+            res.best = lg;
+            res.cost_after = cost_blocked;
+            layout_applied = 1;
+        } else
+            so_graph_free(lg);
+    }
+
     /* safety net: same seeded inputs through both graphs */
     double err = 0, lat_before = -1, lat_after = -1;
     int checked = 0;
@@ -436,6 +468,10 @@ int so_optimize_main(int argc, char **argv)
                 (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 cm.measure_seconds, (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+        fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %.9g, \"cost_blocked\": %.9g, "
+                   "\"convs\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"reorders\": %d},\n",
+                o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : "nchwc", layout_b, layout_applied ? "true" : "false",
+                cost_plain, cost_blocked, (int)lst.convs, (int)lst.bn_folded, (int)lst.pools, (int)lst.elementwise, (int)lst.reorders);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)
@@ -458,6 +494,10 @@ int so_optimize_main(int argc, char **argv)
                     lat_after > 0 ? lat_before / lat_after : 0, err);
         fprintf(stderr, "  search: %.2f s, %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search,
                 (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
+        if (o.layout != LAYOUT_NONE)
+            fprintf(stderr, "  layout nchwc (b=%d): cost %.4g -> %.4g, %s (%d convs, %d batchnorms folded, %d pools, %d element-wise, %d reorders)\n",
+                    layout_b, cost_plain, cost_blocked, layout_applied ? "applied" : "not applied", (int)lst.convs, (int)lst.bn_folded,
+                    (int)lst.pools, (int)lst.elementwise, (int)lst.reorders);
         fprintf(stderr, "  rules applied:");
         int any = 0;
         for (int32_t r = 0; r < n_rules; r++)

@@ -2153,6 +2153,50 @@ static so_status add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t
 
 static int is_default_domain(const char *d) { return !d || !d[0] || !strcmp(d, "ai.onnx"); }
 
+/* An int list attribute of a layout node into dst (count entries, each in [lo, 1 << 20]); absent: def. */
+static so_status layout_ints(imp *im, const Onnx__NodeProto *n, const char *name, int32_t *dst, long count, int32_t lo, int32_t def)
+{
+    const int64_t *p;
+    long k = att_ints(n, name, &p);
+    for (long j = 0; j < count; j++) dst[j] = def;
+    if (k < 0) return SO_OK;
+    if (k != count) return node_err(im, "attribute '%s' needs %ld values", name, count);
+    for (long j = 0; j < count; j++) {
+        if (p[j] < lo || p[j] > (1 << 20)) return node_err(im, "attribute '%s' value %lld is out of range", name, (long long)p[j]);
+        dst[j] = (int32_t)p[j];
+    }
+    return SO_OK;
+}
+
+/* A node of superopt's layout domain (SO_ONNX_LAYOUT_DOMAIN, written by the optimizer): the ops.def operator
+   of that name with its attributes; shapes are checked by shape inference as for any node. */
+static so_status build_layout_op(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    const int o = so_op_from_name(n->op_type);
+    if (o < 0 || !(so_ops[o].flags & SO_F_LAYOUT)) return node_err(im, "unknown operator '%s' in domain %s", n->op_type, SO_ONNX_LAYOUT_DOMAIN);
+    so_attr a;
+    memset(&a, 0, sizeof a);
+    if (o == SO_OP_NCHWC_IN || o == SO_OP_NCHWC_OUT) {
+        const int64_t b = att_i(n, "block", 0), c = att_i(n, "channels", 0);
+        if (b < 1 || b > 64 || (o == SO_OP_NCHWC_OUT && (c < 1 || c > INT32_MAX))) return node_err(im, "invalid block or channels attribute");
+        a.n_ints = o == SO_OP_NCHWC_OUT ? 2 : 1, a.ints[0] = b, a.ints[1] = o == SO_OP_NCHWC_OUT ? c : 0;
+    } else if (o != SO_OP_GLOBALAVGPOOL_NCHWC) {
+        if ((o != SO_OP_CONV_NCHWC && layout_ints(im, n, "kernel_shape", a.kernel, 2, 1, 0) != SO_OK) ||
+            layout_ints(im, n, "strides", a.stride, 2, 1, 1) != SO_OK || layout_ints(im, n, "pads", a.pad, 4, 0, 0) != SO_OK ||
+            (o != SO_OP_AVGPOOL_NCHWC && layout_ints(im, n, "dilations", a.dilation, 2, 1, 1) != SO_OK))
+            return SO_ERR;
+        if (o != SO_OP_CONV_NCHWC && a.kernel[0] < 1) return node_err(im, "missing kernel_shape");
+        const int64_t grp = att_i(n, "group", 1);
+        if (grp < 1 || grp > INT32_MAX) return node_err(im, "invalid group %lld", (long long)grp);
+        if (o == SO_OP_CONV_NCHWC) a.group = (int32_t)grp;
+        if (o != SO_OP_CONV_NCHWC) a.ceil_mode = att_i(n, "ceil_mode", 0) != 0;
+        if (o == SO_OP_AVGPOOL_NCHWC) a.count_include_pad = att_i(n, "count_include_pad", 0) != 0;
+    }
+    const int na = dense_inputs(ins, n_in);
+    if (na < so_ops[o].min_in || na > so_ops[o].max_in) return node_err(im, "has %d inputs", na);
+    return emit(im, (so_op)o, ins, na, 1, &a, node_name(im, n, NULL), n->output, (int)n->n_output, NULL) == B_OK ? SO_OK : SO_ERR;
+}
+
 static so_status import_node(imp *im, const Onnx__NodeProto *n)
 {
     val *ins[SO_MAX_IN * 2] = {0}; /* ins[0] of a node without inputs reads NULL (fuzz finding) */
@@ -2164,6 +2208,7 @@ static so_status import_node(imp *im, const Onnx__NodeProto *n)
         if (a->g || a->n_graphs) return node_err(im, "operators with subgraphs (control flow) are not supported");
     }
     if (n->n_output == 0) return SO_OK; /* produces nothing anyone can read */
+    if (n->domain && !strcmp(n->domain, SO_ONNX_LAYOUT_DOMAIN)) return build_layout_op(im, n, ins, n_in);
     if (!is_default_domain(n->domain)) return add_opaque(im, n, ins, n_in);
     const char *t = n->op_type;
     if (!strcmp(t, "Identity") || (!strcmp(t, "Dropout") && !extra_outputs(n, 1))) {
@@ -2897,6 +2942,7 @@ typedef struct exporter {
     so_graph *g;                 /* clone of the graph: toposorted, dead nodes removed */
     so_model *m;
     int64_t opset;
+    int layout_ops;              /* a node of SO_ONNX_LAYOUT_DOMAIN was written: import that domain */
     strmap used, used_nodes;     /* tensor / node names taken */
     strmap next_used, next_nodes; /* per base name: first suffix ex_unique tries */
     const char **tname;          /* name of each node output: tname[toff[i] + slot] */
@@ -3228,7 +3274,8 @@ static so_status export_node(exporter *x, int32_t i)
     const so_node *nd = &x->g->nodes[i];
     const so_attr *a = nd->attr;
     so_op op = nd->op;
-    const char *ot = so_ops[op].onnx;
+    const int layout = (so_ops[op].flags & SO_F_LAYOUT) != 0; /* our blocked-layout ops: custom domain, table name */
+    const char *ot = layout ? so_ops[op].name : so_ops[op].onnx;
     const char *base = nd->name && nd->name[0] ? nd->name : so_ops[op].name;
     so_shape xs = nd->n_in ? x->g->nodes[nd->in[0].node].out[nd->in[0].slot] : (so_shape){.rank = -1};
     int act = (so_ops[op].flags & SO_F_ACT) && a->act != SO_ACT_NONE;
@@ -3260,12 +3307,22 @@ static so_status export_node(exporter *x, int32_t i)
     }
 
     n = mk_node(x, ot, nd->name);
+    if (layout) {
+        n->domain = ex_strdup(x, SO_ONNX_LAYOUT_DOMAIN);
+        x->layout_ops = 1;
+    }
     int data_inputs = nd->n_in;
     if (op == SO_OP_LSTM) data_inputs = nd->n_in < 4 ? nd->n_in : 4;
     for (int k = 0; k < data_inputs; k++) n_in(n, tname(x, nd->in[k]));
     for (int k = 0; k < nd->n_out; k++) n_out(n, k == 0 ? main0 : tname(x, (so_edge){i, k}));
 
     switch (op) {
+    case SO_OP_NCHWC_IN:
+    case SO_OP_NCHWC_OUT:
+        a_int(x, n, "block", a->ints[0]);
+        if (op == SO_OP_NCHWC_OUT) a_int(x, n, "channels", a->ints[1]);
+        break;
+    case SO_OP_CONV_NCHWC:
     case SO_OP_CONV: {
         int32_t ker[2] = {a->kernel[0], a->kernel[1]};
         if (nd->n_in > 1) {
@@ -3321,13 +3378,15 @@ static so_status export_node(exporter *x, int32_t i)
     case SO_OP_BATCHNORM:
         a_float(x, n, "epsilon", a->epsilon);
         break;
+    case SO_OP_MAXPOOL_NCHWC:
+    case SO_OP_AVGPOOL_NCHWC:
     case SO_OP_MAXPOOL:
     case SO_OP_AVGPOOL: {
         int32_t pst[2] = {a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1};
         a_ints32(x, n, "kernel_shape", a->kernel, 2);
         a_ints32(x, n, "strides", pst, 2);
         a_ints32(x, n, "pads", a->pad, 4);
-        if (op == SO_OP_MAXPOOL && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
+        if ((op == SO_OP_MAXPOOL || op == SO_OP_MAXPOOL_NCHWC) && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
             if (x->opset < 10) return ex_err(x, "MaxPool dilations need opset >= 10");
             a_ints32(x, n, "dilations", a->dilation, 2);
         }
@@ -3335,7 +3394,7 @@ static so_status export_node(exporter *x, int32_t i)
             if (x->opset < 10) return ex_err(x, "ceil_mode needs opset >= 10");
             a_int(x, n, "ceil_mode", 1);
         }
-        if (op == SO_OP_AVGPOOL && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
+        if ((op == SO_OP_AVGPOOL || op == SO_OP_AVGPOOL_NCHWC) && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
         break;
     }
     case SO_OP_SOFTMAX:
@@ -3548,7 +3607,7 @@ static char *assign_names(exporter *x)
         so_edge e = g->outputs[o];
         const so_node *nd = &g->nodes[e.node];
         const char **slot = &x->tname[x->toff[e.node] + e.slot];
-        int is_const = nd->op == SO_OP_WEIGHT || (so_ops[nd->op].flags & SO_F_INTERNAL);
+        int is_const = nd->op == SO_OP_WEIGHT || (so_ops[nd->op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL;
         if (*slot || nd->op == SO_OP_INPUT || is_const) need_id[o] = 1;
         else *slot = x->out_names[o];
     }
@@ -3599,7 +3658,7 @@ static so_status build_and_write(exporter *x, const char *path)
         if (nd->op == SO_OP_WEIGHT) continue; /* emitted below when referenced */
         so_status r;
         if (nd->op == SO_OP_OPAQUE) r = export_opaque(x, i);
-        else if (so_ops[nd->op].flags & SO_F_INTERNAL) r = export_internal(x, i);
+        else if ((so_ops[nd->op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL) r = export_internal(x, i);
         else r = export_node(x, i);
         if (r != SO_OK) goto done;
     }
@@ -3647,7 +3706,7 @@ static so_status build_and_write(exporter *x, const char *path)
         extra = onnx__model_proto__unpack(NULL, m->extra_opsets_len, m->extra_opsets);
         if (extra) n_extra = extra->n_opset_import;
     }
-    mp.opset_import = so_arena_alloc(&x->ar, (n_extra + 1) * sizeof *mp.opset_import);
+    mp.opset_import = so_arena_alloc(&x->ar, (n_extra + 2) * sizeof *mp.opset_import);
     Onnx__OperatorSetIdProto *def = so_arena_alloc(&x->ar, sizeof *def);
     onnx__operator_set_id_proto__init(def);
     def->domain = ex_strdup(x, "");
@@ -3655,6 +3714,14 @@ static so_status build_and_write(exporter *x, const char *path)
     def->version = x->opset;
     mp.opset_import[mp.n_opset_import++] = def;
     for (size_t i = 0; i < n_extra; i++) mp.opset_import[mp.n_opset_import++] = extra->opset_import[i];
+    if (x->layout_ops) {
+        Onnx__OperatorSetIdProto *lo = so_arena_alloc(&x->ar, sizeof *lo);
+        onnx__operator_set_id_proto__init(lo);
+        lo->domain = ex_strdup(x, SO_ONNX_LAYOUT_DOMAIN);
+        lo->has_version = 1;
+        lo->version = 1;
+        mp.opset_import[mp.n_opset_import++] = lo;
+    }
 
     x->io_err = 1;
     if (so_atomic_open(&out, path, "wb") != SO_OK) goto done;
