@@ -195,17 +195,19 @@ size_t so_nchwc_conv_bytes(const so_nchwc_conv *p)
 
 /* ---------------- executor glue ---------------- */
 
-const so_nchwc_impl *so_nchwc_level(int b)
+const so_nchwc_impl *so_nchwc_level(int b, so_isa l)
 {
-    __builtin_cpu_init();
-    if (b == 16 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq"))
-        return &so_nchwc_avx512;
-    if (b == 8) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? &so_nchwc_avx2 : &so_nchwc_scalar;
+    if (b == 16) return l >= SO_ISA_AVX512 ? &so_nchwc_avx512 : NULL;
+    if (b == 8) return l >= SO_ISA_AVX2 ? &so_nchwc_avx2 : &so_nchwc_scalar;
     return NULL;
 }
 
-int so_nchwc_block(void) { return so_nchwc_level(16) ? 16 : 8; }
+int so_nchwc_block(void)
+{
+    so_isa l = SO_ISA_SCALAR;
+    if (so_isa_current(&l) != SO_OK) l = SO_ISA_SCALAR;
+    return l >= SO_ISA_AVX512 ? 16 : 8;
+}
 
 /* What one layout step runs: the op, its level, its plans. */
 typedef struct nchwc_step {
@@ -284,14 +286,14 @@ static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kern
     }
 }
 
-so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l)
 {
     const so_graph *g = c->g;
     const so_node *n = &g->nodes[i];
     const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot], *o = &n->out[0];
     const so_shape *blk = n->op == SO_OP_NCHWC_IN ? o : x; /* the blocked side */
     if (blk->rank != 5) return SO_OK;
-    const so_nchwc_impl *L = so_nchwc_level((int)blk->dim[4]);
+    const so_nchwc_impl *L = so_nchwc_level((int)blk->dim[4], l);
     if (!L) return SO_OK;
     nchwc_step *s = calloc(1, sizeof *s);
     if (!s) return SO_OK; /* the reference kernel runs */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "fast.h"
+#include "isa.h"
 
 /* Layout contract (every kernel below, every level): a blocked value of C channels and H x W pixels per
    image holds Cb = ceil(C/b) blocks of [H][W][b] floats; channel c of pixel p is at
@@ -78,8 +79,8 @@ typedef struct so_nchwc_impl {
 } so_nchwc_impl;
 
 /* The levels. so_nchwc_scalar (b = 8, portable C) runs everywhere; so_nchwc_avx2 (b = 8) and
-   so_nchwc_avx512 (b = 16) are compiled for their ISA and may only be called after the run-time dispatch
-   selected that level. */
+   so_nchwc_avx512 (b = 16) are compiled for their ISA (nchwc_avx2.c, nchwc_avx512.c) and are reached through
+   so_nchwc_level, which only returns a level up to the one the dispatch allows (kernels/isa.h). */
 extern const so_nchwc_impl so_nchwc_scalar;
 extern const so_nchwc_impl so_nchwc_avx2;
 extern const so_nchwc_impl so_nchwc_avx512;
@@ -91,14 +92,15 @@ int64_t so_nchwc_numel(int b, int64_t N, int64_t C, int64_t HW);
 float so_nchwc_unary1(const so_nchwc_unary *u, float x);
 
 
-/* The level whose kernels use block b on this CPU, or NULL (the reference kernels then run). Until the
-   run-time ISA dispatch lands this asks cpuid itself. */
-const so_nchwc_impl *so_nchwc_level(int b);
-/* The block size the layout rewrite should use on this CPU: 16 with AVX-512, else 8. */
+/* The kernels for block b at ISA level l or below (b = 16: AVX-512; b = 8: AVX2, else the portable level), or
+   NULL (the reference kernels then run). l must not exceed so_isa_cpu() (so_isa_current guarantees it). */
+const so_nchwc_impl *so_nchwc_level(int b, so_isa l);
+/* The block size the layout rewrite uses at the current level (so_isa_current): 16 at AVX-512, else 8. */
 int so_nchwc_block(void);
-/* so_fast_select for the layout operators (ops.def NCHWC_IN ... GLOBALAVGPOOL_NCHWC): CONV_NCHWC with constant
-   weights absorbs a chain of single-use successors (Relu/Clip/Sigmoid/Tanh, an Add of a same-shape residual, its
-   activation). Leaves k->run NULL (reference kernel) when no level has the block size. */
-so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k);
+/* so_fast_select for the layout operators (ops.def NCHWC_IN ... GLOBALAVGPOOL_NCHWC) at level l (the kernel set
+   being selected from): CONV_NCHWC with constant weights absorbs a chain of single-use successors
+   (Relu/Clip/Sigmoid/Tanh, an Add of a same-shape residual, its activation). Leaves k->run NULL (reference
+   kernel) when level l has no kernels for the block size. */
+so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l);
 
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/isa.h"
 #include "../kernels/nchwc.h"
 #include "../src/onnx_io.h"
 #include "cost.h"
@@ -265,7 +266,7 @@ static int src_has_const(const so_rule *r)
 int so_optimize_main(int argc, char **argv)
 {
     opts o = {.search = SO_SEARCH_BACKTRACK, .cost = SO_COST_MEASURED, .alpha = 1.05, .time_limit = 8.0,
-              .budget = 1000, .threads = 1, .seed = 1, .reverse = 1};
+              .budget = 1000, .threads = 1, .seed = 1, .reverse = 1, .layout = LAYOUT_AUTO};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-q")) o.quiet = 1;
@@ -398,6 +399,8 @@ int so_optimize_main(int argc, char **argv)
     memset(&lst, 0, sizeof lst);
     double cost_plain = res.cost_after, cost_blocked = -1;
     int layout_applied = 0, layout_b = 0;
+    /* auto under the FLOP/byte model: off (that model prices layout as neutral at best: it cannot see it) */
+    if (o.layout == LAYOUT_AUTO && o.cost != SO_COST_MEASURED) o.layout = LAYOUT_NONE;
     if (o.layout != LAYOUT_NONE) {
         layout_b = so_nchwc_block();
         so_graph *lg = NULL;
@@ -453,6 +456,11 @@ int so_optimize_main(int argc, char **argv)
         json_str(f, rules_path);
         fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %g,\n  \"budget\": %ld,\n  \"time_limit\": %g,\n",
                 sname[o.search], o.cost == SO_COST_MEASURED ? "measured" : "flops", o.alpha, o.budget, o.time_limit);
+        so_isa isa = SO_ISA_SCALAR;
+        (void)so_isa_current(&isa); /* checked at start (main.c) */
+        fprintf(f, "  \"isa\": \"%s\",\n  \"cpu\": ", so_isa_name(isa));
+        json_str(f, so_isa_cpu_model());
+        fprintf(f, ",\n");
         fprintf(f, "  \"cost_before\": %.9g,\n  \"cost_start\": %.9g,\n  \"cost_after\": %.9g,\n", cost_orig, res.cost_before, res.cost_after);
         if (checked) fprintf(f, "  \"latency_before_ms\": %.6g,\n  \"latency_after_ms\": %.6g,\n  \"speedup\": %.4f,\n", lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0);
         else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");

@@ -51,12 +51,13 @@ int main(int argc, char **argv)
 {
     const int rounds = argc > 1 ? atoi(argv[1]) : 7, iters = argc > 2 ? atoi(argv[2]) : 10, T = argc > 3 ? atoi(argv[3]) : 1;
     const char *isa = argc > 4 ? argv[4] : "avx512";
-    const so_nchwc_impl *L = !strcmp(isa, "avx2") ? &so_nchwc_avx2 : !strcmp(isa, "scalar") ? &so_nchwc_scalar : &so_nchwc_avx512;
-    __builtin_cpu_init();
-    if ((L == &so_nchwc_avx512 && !__builtin_cpu_supports("avx512f")) || (L == &so_nchwc_avx2 && !__builtin_cpu_supports("avx2"))) {
-        fprintf(stderr, "bench_nchwc: this CPU lacks %s\n", isa);
+    so_isa lvl;
+    if (so_isa_parse(isa, &lvl) != SO_OK || lvl > so_isa_cpu()) {
+        fprintf(stderr, "bench_nchwc: %s is not a level this CPU has\n", isa);
         return 1;
     }
+    const so_nchwc_impl *L = so_nchwc_level(lvl == SO_ISA_AVX512 ? 16 : 8, lvl);
+    if (so_isa_set(lvl) != SO_OK) return 1; /* the NCHW executor at the same level: a fair pairing */
     printf("NCHWc (%s, b=%d) / NCHW executor, one conv+bias+relu, %d threads; medians of %d paired interleaved rounds of %d runs\n", L->isa,
            L->b, T, rounds, iters);
     printf("%-24s %9s %9s %7s %13s\n", "layer", "nchw ms", "nchwc ms", "ratio", "ratio range");

@@ -74,7 +74,9 @@ static void check_model(so_model *m, int b, int expect_convs)
             so_exec_step(e, s, &si);
             blocked_steps += strstr(si.kernel, "nchwc") != NULL;
         }
-        if (so_nchwc_level(b)) assert_true(blocked_steps >= st.convs); /* the blocked kernels really ran */
+        so_isa lv;
+        assert_int_equal(so_isa_current(&lv), SO_OK);
+        if (so_nchwc_level(b, lv)) assert_true(blocked_steps >= st.convs); /* the blocked kernels really ran */
         assert_int_equal(so_exec_run(e, (const float *const *)ins, got), SO_OK);
         for (int o = 0; o < m->n_outputs; o++)
             if (!(rel_err(ref[o], got[o], on[o]) <= 1e-4)) fail_msg("b=%d executor %d threads: output %d differs by %g", b, T, o, rel_err(ref[o], got[o], on[o]));

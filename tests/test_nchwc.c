@@ -15,16 +15,14 @@
 
 #define TOL 1e-4
 
-/* The levels this CPU can run (the scalar one always). Until the run-time dispatch exists, cpuid here. */
+/* The levels this CPU can run (the portable one always), through the dispatch (kernels/isa.h). */
 static int n_levels(const so_nchwc_impl **lv)
 {
     int n = 0;
     lv[n++] = &so_nchwc_scalar;
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) lv[n++] = &so_nchwc_avx2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq"))
-        lv[n++] = &so_nchwc_avx512;
+    const so_isa cpu = so_isa_cpu();
+    if (cpu >= SO_ISA_AVX2) lv[n++] = so_nchwc_level(8, cpu);
+    if (cpu >= SO_ISA_AVX512) lv[n++] = so_nchwc_level(16, cpu);
     return n;
 }
 
