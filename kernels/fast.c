@@ -2247,7 +2247,8 @@ so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_CONV_NCHWC:
     case SO_OP_MAXPOOL_NCHWC:
     case SO_OP_AVGPOOL_NCHWC:
-    case SO_OP_GLOBALAVGPOOL_NCHWC: return so_nchwc_select(c, i, k, SO_NCHWC_LEVEL);
+    case SO_OP_GLOBALAVGPOOL_NCHWC:
+    case SO_OP_CONCAT_NCHWC: return so_nchwc_select(c, i, k, SO_NCHWC_LEVEL);
     default: return SO_OK;
     }
 }

@@ -217,6 +217,8 @@ typedef struct nchwc_step {
     so_nchwc_conv conv;
     so_nchwc_pool pool;
     int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
+    int n_cat;          /* CONCAT_NCHWC: inputs and their channels */
+    int64_t cat_c[SO_MAX_INTS];
 } nchwc_step;
 
 static void step_free(void *priv)
@@ -238,6 +240,12 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     case SO_OP_MAXPOOL_NCHWC:
     case SO_OP_AVGPOOL_NCHWC: s->L->pool(&s->pool, s->N, in[0].data, out[0].data, T); break;
     case SO_OP_GLOBALAVGPOOL_NCHWC: s->L->global_pool(0, s->N, s->C, s->HW, in[0].data, out[0].data, T); break;
+    case SO_OP_CONCAT_NCHWC: {
+        const float *xs[SO_MAX_INTS];
+        for (int k = 0; k < s->n_cat; k++) xs[k] = in[k].data;
+        s->L->concat(s->n_cat, s->cat_c, s->N, s->HW, xs, out[0].data, T);
+        break;
+    }
     default: break;
     }
 }
@@ -303,6 +311,10 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
     case SO_OP_NCHWC_IN: s->C = x->dim[1], s->HW = x->dim[2] * x->dim[3]; break;
     case SO_OP_NCHWC_OUT: s->C = o->dim[1], s->HW = o->dim[2] * o->dim[3]; break;
     case SO_OP_GLOBALAVGPOOL_NCHWC: s->C = x->dim[1] * x->dim[4], s->HW = x->dim[2] * x->dim[3]; break;
+    case SO_OP_CONCAT_NCHWC:
+        s->n_cat = n->n_in, s->HW = x->dim[2] * x->dim[3];
+        for (int q = 0; q < n->n_in; q++) s->cat_c[q] = a->ints[q + 1];
+        break;
     case SO_OP_MAXPOOL_NCHWC:
     case SO_OP_AVGPOOL_NCHWC: {
         const int mx = n->op == SO_OP_MAXPOOL_NCHWC;
@@ -343,9 +355,14 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
     static const char *const names[][3] = {{"nchwc_in_scalar", "nchwc_in_avx2", "nchwc_in_avx512"},
                                            {"nchwc_out_scalar", "nchwc_out_avx2", "nchwc_out_avx512"},
                                            {"conv_nchwc_scalar", "conv_nchwc_avx2", "conv_nchwc_avx512"},
-                                           {"pool_nchwc_scalar", "pool_nchwc_avx2", "pool_nchwc_avx512"}};
+                                           {"pool_nchwc_scalar", "pool_nchwc_avx2", "pool_nchwc_avx512"},
+                                           {"concat_nchwc_scalar", "concat_nchwc_avx2", "concat_nchwc_avx512"}};
     const int li = L == &so_nchwc_scalar ? 0 : L == &so_nchwc_avx2 ? 1 : 2;
-    const int oi = n->op == SO_OP_NCHWC_IN ? 0 : n->op == SO_OP_NCHWC_OUT ? 1 : n->op == SO_OP_CONV_NCHWC ? 2 : 3;
+    const int oi = n->op == SO_OP_NCHWC_IN       ? 0
+                   : n->op == SO_OP_NCHWC_OUT    ? 1
+                   : n->op == SO_OP_CONV_NCHWC   ? 2
+                   : n->op == SO_OP_CONCAT_NCHWC ? 4
+                                                 : 3;
     k->run = step_run, k->priv = s, k->free_priv = step_free, k->name = names[oi][li];
     return SO_OK;
 }

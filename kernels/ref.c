@@ -1078,6 +1078,24 @@ static so_status nchwc_pool(const so_graph *g, const so_node *n, const so_tensor
 }
 so_status so_ref_maxpool_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { return nchwc_pool(g, n, in, out, so_ref_maxpool); }
 so_status so_ref_avgpool_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { return nchwc_pool(g, n, in, out, so_ref_avgpool); }
+so_status so_ref_concat_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *ys = &out[0].shape;
+    const int64_t N = ys->dim[0], b = ys->dim[4], HW = ys->dim[2] * ys->dim[3], Cb = ys->dim[1];
+    float *y = out[0].data;
+    memset(y, 0, sizeof(float) * (size_t)(N * Cb * HW * b));
+    for (int64_t nn = 0, off = 0; nn < N; nn++, off = 0)
+        for (int k = 0; k < n->n_in; k++) {
+            const int64_t ck = n->attr->ints[k + 1], cbk = (ck + b - 1) / b;
+            const float *x = in[k].data;
+            for (int64_t c = 0; c < ck; c++, off++)
+                for (int64_t p = 0; p < HW; p++)
+                    y[((nn * Cb + off / b) * HW + p) * b + off % b] = x[((nn * cbk + c / b) * HW + p) * b + c % b];
+        }
+    (void)g;
+    return SO_OK;
+}
+
 so_status so_ref_globalavgpool_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     return nchwc_pool(g, n, in, out, so_ref_globalavgpool);

@@ -115,6 +115,33 @@ static void fold_bn(lctx *c, int32_t i, int32_t u, so_edge *w_out, so_edge *b_ou
     *b_out = (so_edge){id, 0};
 }
 
+/* A BatchNormalization (inference form, constant parameters) on a blocked value as x * S + T with S, T new
+   blocked weights [1, Cb, 1, 1, b] (zero in the padding lanes). */
+static so_status blocked_bn(lctx *c, const so_node *bn, so_edge x, int32_t *id)
+{
+    const so_graph *g = c->g;
+    for (int q = 1; q < 5; q++)
+        if (!is_weight(g, bn->in[q]) || !wdata(g, bn->in[q])) return SO_ERR;
+    const int64_t C = bn->out[0].dim[1], b = c->b, Cb = (C + b - 1) / b;
+    const float *sc = wdata(g, bn->in[1]), *be = wdata(g, bn->in[2]), *mu = wdata(g, bn->in[3]), *var = wdata(g, bn->in[4]);
+    float *S = so_xcalloc((size_t)(Cb * b), sizeof *S), *T = so_xcalloc((size_t)(Cb * b), sizeof *T);
+    for (int64_t k = 0; k < C; k++) {
+        const double s = (double)sc[k] / sqrt((double)var[k] + (double)bn->attr->epsilon);
+        S[k] = (float)s;
+        T[k] = (float)(be[k] - mu[k] * s);
+    }
+    const int64_t d[5] = {1, Cb, 1, 1, b};
+    so_model *m = c->ng->model;
+    int32_t sid = so_model_add_weight(m, NULL, so_shape_make(5, d), S), tid = so_model_add_weight(m, NULL, so_shape_make(5, d), T), ws, wt;
+    so_edge in[2];
+    if (add_node(c, SO_OP_WEIGHT, NULL, 0, 1, NULL, sid, NULL, &ws) != SO_OK || add_node(c, SO_OP_WEIGHT, NULL, 0, 1, NULL, tid, NULL, &wt) != SO_OK)
+        return SO_ERR;
+    in[0] = x, in[1] = (so_edge){ws, 0};
+    if (add_node(c, SO_OP_MUL, in, 2, 1, NULL, -1, bn->name, id) != SO_OK) return SO_ERR;
+    in[0] = (so_edge){*id, 0}, in[1] = (so_edge){wt, 0};
+    return add_node(c, SO_OP_ADD, in, 2, 1, NULL, -1, bn->name, id);
+}
+
 /* Same-shape element-wise op whose output can stay blocked: every input rank 4 and equal to the output. */
 static int elementwise_blockable(const so_graph *g, const so_node *n)
 {
@@ -188,6 +215,34 @@ so_status so_layout_nchwc(const so_graph *g, int b, const char *keep, so_graph *
             c.chans[i] = n->out[0].dim[1];
             st->pools++;
             continue;
+        }
+        if (n->op == SO_OP_CONCAT && n->attr->axis == 1 && n->out[0].rank == 4 && n->n_in < SO_MAX_INTS && n->out[0].dtype == SO_F32) {
+            int any = 0;
+            for (int k = 0; k < n->n_in; k++) any |= n->in[k].slot == 0 && c.blk[n->in[k].node].node >= 0;
+            if (any) {
+                so_attr a = {0};
+                a.n_ints = n->n_in + 1, a.ints[0] = b;
+                for (int k = 0; k < n->n_in; k++) {
+                    if (get_blk(&c, n->in[k], &in[k]) != SO_OK) goto done;
+                    a.ints[k + 1] = shape_of(g, n->in[k])->dim[1];
+                }
+                if (add_node(&c, SO_OP_CONCAT_NCHWC, in, n->n_in, 1, so_model_attr(c.ng->model, &a), -1, n->name, &id) != SO_OK) goto done;
+                c.blk[i] = (so_edge){id, 0};
+                c.chans[i] = n->out[0].dim[1];
+                st->concats++;
+                continue;
+            }
+        }
+        if (blocked_in && n->op == SO_OP_BATCHNORM && n->out[0].rank == 4 && n->in[0].slot == 0) {
+            int ok = 1;
+            for (int q = 1; q < 5; q++) ok = ok && is_weight(g, n->in[q]) && wdata(g, n->in[q]);
+            if (ok) {
+                if (get_blk(&c, n->in[0], &in[0]) != SO_OK || blocked_bn(&c, n, in[0], &id) != SO_OK) goto done;
+                c.blk[i] = (so_edge){id, 0};
+                c.chans[i] = n->out[0].dim[1];
+                st->elementwise++;
+                continue;
+            }
         }
         if (blocked_in && elementwise_blockable(g, n)) {
             for (int k = 0; k < n->n_in; k++)

@@ -10,6 +10,7 @@ typedef struct so_layout_stats {
     int32_t bn_folded;
     int32_t pools;      /* MAXPOOL / AVGPOOL / GLOBALAVGPOOL -> blocked forms */
     int32_t elementwise; /* element-wise ops run on blocked values */
+    int32_t concats;    /* channel CONCAT -> CONCAT_NCHWC */
     int32_t reorders;   /* NCHWC_IN + NCHWC_OUT inserted */
 } so_layout_stats;
 

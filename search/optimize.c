@@ -477,9 +477,9 @@ int so_optimize_main(int argc, char **argv)
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 cm.measure_seconds, (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %.9g, \"cost_blocked\": %.9g, "
-                   "\"convs\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"reorders\": %d},\n",
+                   "\"convs\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d},\n",
                 o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : "nchwc", layout_b, layout_applied ? "true" : "false",
-                cost_plain, cost_blocked, (int)lst.convs, (int)lst.bn_folded, (int)lst.pools, (int)lst.elementwise, (int)lst.reorders);
+                cost_plain, cost_blocked, (int)lst.convs, (int)lst.bn_folded, (int)lst.pools, (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)
@@ -503,9 +503,9 @@ int so_optimize_main(int argc, char **argv)
         fprintf(stderr, "  search: %.2f s, %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search,
                 (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
         if (o.layout != LAYOUT_NONE)
-            fprintf(stderr, "  layout nchwc (b=%d): cost %.4g -> %.4g, %s (%d convs, %d batchnorms folded, %d pools, %d element-wise, %d reorders)\n",
+            fprintf(stderr, "  layout nchwc (b=%d): cost %.4g -> %.4g, %s (%d convs, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",
                     layout_b, cost_plain, cost_blocked, layout_applied ? "applied" : "not applied", (int)lst.convs, (int)lst.bn_folded,
-                    (int)lst.pools, (int)lst.elementwise, (int)lst.reorders);
+                    (int)lst.pools, (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
         fprintf(stderr, "  rules applied:");
         int any = 0;
         for (int32_t r = 0; r < n_rules; r++)

@@ -2176,7 +2176,17 @@ static so_status build_layout_op(imp *im, const Onnx__NodeProto *n, val **ins, s
     if (o < 0 || !(so_ops[o].flags & SO_F_LAYOUT)) return node_err(im, "unknown operator '%s' in domain %s", n->op_type, SO_ONNX_LAYOUT_DOMAIN);
     so_attr a;
     memset(&a, 0, sizeof a);
-    if (o == SO_OP_NCHWC_IN || o == SO_OP_NCHWC_OUT) {
+    if (o == SO_OP_CONCAT_NCHWC) {
+        const int64_t *p;
+        const long k = att_ints(n, "channels", &p);
+        a.ints[0] = att_i(n, "block", 0);
+        if (k < 1 || k >= SO_MAX_INTS || a.ints[0] < 1 || a.ints[0] > 64) return node_err(im, "invalid block or channels attribute");
+        a.n_ints = (int32_t)k + 1;
+        for (long j = 0; j < k; j++) {
+            if (p[j] < 1 || p[j] > INT32_MAX) return node_err(im, "invalid channels attribute");
+            a.ints[j + 1] = p[j];
+        }
+    } else if (o == SO_OP_NCHWC_IN || o == SO_OP_NCHWC_OUT) {
         const int64_t b = att_i(n, "block", 0), c = att_i(n, "channels", 0);
         if (b < 1 || b > 64 || (o == SO_OP_NCHWC_OUT && (c < 1 || c > INT32_MAX))) return node_err(im, "invalid block or channels attribute");
         a.n_ints = o == SO_OP_NCHWC_OUT ? 2 : 1, a.ints[0] = b, a.ints[1] = o == SO_OP_NCHWC_OUT ? c : 0;
@@ -3321,6 +3331,10 @@ static so_status export_node(exporter *x, int32_t i)
     case SO_OP_NCHWC_OUT:
         a_int(x, n, "block", a->ints[0]);
         if (op == SO_OP_NCHWC_OUT) a_int(x, n, "channels", a->ints[1]);
+        break;
+    case SO_OP_CONCAT_NCHWC:
+        a_int(x, n, "block", a->ints[0]);
+        a_ints(x, n, "channels", a->ints + 1, a->n_ints - 1);
         break;
     case SO_OP_CONV_NCHWC:
     case SO_OP_CONV: {

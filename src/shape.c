@@ -829,6 +829,25 @@ static so_status shape_conv_nchwc(ctx *c)
 static so_status shape_maxpool_nchwc(ctx *c) { return blocked_in(c, 0) ? blocked_as(c, shape_maxpool, c->in[0]->dim[1], 1) : SO_ERR; }
 static so_status shape_avgpool_nchwc(ctx *c) { return blocked_in(c, 0) ? blocked_as(c, shape_avgpool, c->in[0]->dim[1], 1) : SO_ERR; }
 
+static so_status shape_concat_nchwc(ctx *c)
+{
+    const int64_t b = blocked_in(c, 0);
+    if (!b) return SO_ERR;
+    if (c->a->n_ints != c->n_in + 1 || c->a->ints[0] != b) return fail(c, "needs ints=(b, C0, ..., C%d) with b = %lld", c->n_in - 1, (long long)b);
+    int64_t C = 0;
+    for (int k = 0; k < c->n_in; k++) {
+        const so_shape *x = c->in[k];
+        const int64_t ck = c->a->ints[k + 1];
+        if (k && !blocked_in(c, k)) return SO_ERR;
+        if (x->dim[4] != b || ck < 1 || (ck + b - 1) / b != x->dim[1] || x->dim[0] != c->in[0]->dim[0] || x->dim[2] != c->in[0]->dim[2] ||
+            x->dim[3] != c->in[0]->dim[3])
+            return fail(c, "input %d %s is not a blocked value of %lld channels matching input 0 %s", k, S(x), (long long)ck, S(c->in[0]));
+        if (so_i64_mul(1, C + ck, &C) || C > INT32_MAX) return fail(c, "too many channels");
+    }
+    c->n->out[0] = blocked_shape(c->in[0]->dim[0], C, c->in[0]->dim[2], c->in[0]->dim[3], b);
+    return SO_OK;
+}
+
 static so_status shape_globalavgpool_nchwc(ctx *c)
 {
     if (!blocked_in(c, 0)) return SO_ERR;
