@@ -152,6 +152,53 @@ static int elementwise_blockable(const so_graph *g, const so_node *n)
     return 1;
 }
 
+so_status so_layout_fold_bn(const so_graph *g, int b, so_graph **out, int32_t *n_folded)
+{
+    lctx c = {.g = g, .b = b};
+    so_layout_stats st;
+    memset(&st, 0, sizeof st);
+    c.st = &st;
+    c.ng = so_graph_new(g->model);
+    so_edge *map = so_xmalloc(sizeof *map * (size_t)(g->n_nodes + 1)); /* output 0 of each node (multi-output: slot kept) */
+    int32_t *uses = so_graph_use_counts(g), *bn_of = so_xmalloc(sizeof *bn_of * (size_t)(g->n_nodes + 1));
+    for (int32_t i = 0; i < g->n_nodes; i++) bn_of[i] = -1;
+    *n_folded = 0;
+    so_status rc = SO_ERR;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *n = &g->nodes[i];
+        so_edge in[SO_MAX_IN];
+        int32_t id, u;
+        if (bn_of[i] >= 0) {
+            map[i] = map[bn_of[i]];
+            continue;
+        }
+        for (int k = 0; k < n->n_in; k++)
+            in[k] = n->in[k].node < 0 ? n->in[k] : (so_edge){map[n->in[k].node].node, n->in[k].slot};
+        if (n->op == SO_OP_CONV && conv_qualifies(g, i, b) && (u = foldable_bn(g, uses, i)) >= 0) {
+            fold_bn(&c, i, u, &in[1], &in[2]);
+            if (add_node(&c, SO_OP_CONV, in, 3, 1, n->attr, -1, n->name, &id) != SO_OK) goto done;
+            bn_of[u] = i;
+            (*n_folded)++;
+        } else {
+            id = so_graph_add(c.ng, n->op, in, n->n_in, n->n_out, n->attr, n->ref, n->name);
+            for (int k = 0; k < n->n_out; k++) c.ng->nodes[id].out[k] = n->out[k];
+            if (so_graph_infer(c.ng, id) != SO_OK) goto done;
+        }
+        map[i] = (so_edge){id, 0};
+    }
+    for (int32_t o = 0; o < g->model->n_outputs; o++) c.ng->outputs[o] = (so_edge){map[g->outputs[o].node].node, g->outputs[o].slot};
+    so_graph_dce(c.ng);
+    *out = c.ng;
+    c.ng = NULL;
+    rc = SO_OK;
+done:
+    if (c.ng) so_graph_free(c.ng);
+    free(map);
+    free(uses);
+    free(bn_of);
+    return rc;
+}
+
 so_status so_layout_nchwc(const so_graph *g, int b, const char *keep, so_graph **out, so_layout_stats *st)
 {
     so_layout_stats dummy;

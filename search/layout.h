@@ -23,4 +23,9 @@ typedef struct so_layout_stats {
    g must be topologically sorted with shapes inferred. *out is owned by the caller (so_graph_free). */
 so_status so_layout_nchwc(const so_graph *g, int b, const char *keep, so_graph **out, so_layout_stats *st);
 
+/* *out = g with every BatchNormalization that is the only user of a conv so_layout_nchwc could block (block b)
+   folded into new conv weights and bias (added to g's model once), in NCHW. so_layout_nchwc on the result
+   adds no large weights, so a caller trying several `keep` sets folds once. *n_folded: how many. */
+so_status so_layout_fold_bn(const so_graph *g, int b, so_graph **out, int32_t *n_folded);
+
 #endif

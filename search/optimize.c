@@ -401,12 +401,46 @@ int so_optimize_main(int argc, char **argv)
     int layout_applied = 0, layout_b = 0;
     /* auto under the FLOP/byte model: off (that model prices layout as neutral at best: it cannot see it) */
     if (o.layout == LAYOUT_AUTO && o.cost != SO_COST_MEASURED) o.layout = LAYOUT_NONE;
+    int32_t layout_kept = 0; /* convs the refinement left in NCHW */
     if (o.layout != LAYOUT_NONE) {
         layout_b = so_nchwc_block();
-        so_graph *lg = NULL;
-        if (so_layout_nchwc(res.best, layout_b, NULL, &lg, &lst) != SO_OK) goto fail;
+        so_graph *fg = NULL, *lg = NULL;
+        int32_t nf = 0;
+        if (so_layout_fold_bn(res.best, layout_b, &fg, &nf) != SO_OK || so_layout_nchwc(fg, layout_b, NULL, &lg, &lst) != SO_OK) {
+            so_graph_free(fg);
+            goto fail;
+        }
+        lst.bn_folded = nf;
         cost_plain = so_cost_graph(&cm, res.best);
         cost_blocked = so_cost_graph(&cm, lg);
+        if (lst.convs > 0 && o.layout == LAYOUT_AUTO) {
+            /* refinement, one greedy pass in graph order: a conv stays in NCHW when the whole graph then prices
+               lower (its reorders included); the folded graph's weights are shared, so a try adds none */
+            char *keep = so_xcalloc((size_t)fg->n_nodes + 1, 1);
+            for (int32_t i = 0; i < fg->n_nodes; i++) {
+                if (fg->nodes[i].op != SO_OP_CONV) continue;
+                keep[i] = 1;
+                so_graph *cand = NULL;
+                so_layout_stats cs;
+                if (so_layout_nchwc(fg, layout_b, keep, &cand, &cs) != SO_OK) {
+                    free(keep);
+                    so_graph_free(fg);
+                    so_graph_free(lg);
+                    goto fail;
+                }
+                const double cc = so_cost_graph(&cm, cand);
+                if (cc < cost_blocked) {
+                    so_graph_free(lg);
+                    lg = cand, cost_blocked = cc, lst = cs, lst.bn_folded = nf;
+                    layout_kept++;
+                } else {
+                    so_graph_free(cand);
+                    keep[i] = 0;
+                }
+            }
+            free(keep);
+        }
+        so_graph_free(fg);
         if (lst.convs > 0 && (o.layout == LAYOUT_NCHWC || cost_blocked < cost_plain)) {
             so_graph_free(res.best);
             res.best = lg;
@@ -477,9 +511,10 @@ int so_optimize_main(int argc, char **argv)
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 cm.measure_seconds, (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %.9g, \"cost_blocked\": %.9g, "
-                   "\"convs\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d},\n",
+                   "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d},\n",
                 o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : "nchwc", layout_b, layout_applied ? "true" : "false",
-                cost_plain, cost_blocked, (int)lst.convs, (int)lst.bn_folded, (int)lst.pools, (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
+                cost_plain, cost_blocked, (int)lst.convs, (int)layout_kept, (int)lst.bn_folded, (int)lst.pools, (int)lst.elementwise, (int)lst.concats,
+                (int)lst.reorders);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)
@@ -503,8 +538,8 @@ int so_optimize_main(int argc, char **argv)
         fprintf(stderr, "  search: %.2f s, %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search,
                 (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
         if (o.layout != LAYOUT_NONE)
-            fprintf(stderr, "  layout nchwc (b=%d): cost %.4g -> %.4g, %s (%d convs, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",
-                    layout_b, cost_plain, cost_blocked, layout_applied ? "applied" : "not applied", (int)lst.convs, (int)lst.bn_folded,
+            fprintf(stderr, "  layout nchwc (b=%d): cost %.4g -> %.4g, %s (%d convs blocked, %d kept in NCHW, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",
+                    layout_b, cost_plain, cost_blocked, layout_applied ? "applied" : "not applied", (int)lst.convs, (int)layout_kept, (int)lst.bn_folded,
                     (int)lst.pools, (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
         fprintf(stderr, "  rules applied:");
         int any = 0;
