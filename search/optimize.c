@@ -194,6 +194,15 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* A JSON number: v printed with `prec` significant digits, or null when v is NaN or
+   infinite (JSON has no such numbers). b holds at least 32 chars; returns b. */
+static const char *jnum(char *b, double v, int prec)
+{
+    if (!isfinite(v)) return strcpy(b, "null");
+    snprintf(b, 32, "%.*g", prec, v);
+    return b;
+}
+
 static so_status write_dot(const so_graph *g, const char *path)
 {
     so_atomic out;
@@ -419,23 +428,27 @@ int so_optimize_main(int argc, char **argv)
         json_str(f, out_path);
         fprintf(f, ",\n  \"rules\": ");
         json_str(f, rules_path);
-        fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %g,\n  \"budget\": %ld,\n  \"time_limit\": %g,\n",
-                sname[o.search], o.cost == SO_COST_MEASURED ? "measured" : "flops", o.alpha, o.budget, o.time_limit);
-        fprintf(f, "  \"cost_before\": %.9g,\n  \"cost_start\": %.9g,\n  \"cost_after\": %.9g,\n", cost_orig, res.cost_before, res.cost_after);
-        if (checked) fprintf(f, "  \"latency_before_ms\": %.6g,\n  \"latency_after_ms\": %.6g,\n  \"speedup\": %.4f,\n", lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0);
+        char b0[32], b1[32], b2[32]; /* every double through jnum: never a bare inf or nan */
+        fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %s,\n  \"budget\": %ld,\n  \"time_limit\": %s,\n",
+                sname[o.search], o.cost == SO_COST_MEASURED ? "measured" : "flops", jnum(b0, o.alpha, 6), o.budget, jnum(b1, o.time_limit, 6));
+        fprintf(f, "  \"cost_before\": %s,\n  \"cost_start\": %s,\n  \"cost_after\": %s,\n", jnum(b0, cost_orig, 9), jnum(b1, res.cost_before, 9),
+                jnum(b2, res.cost_after, 9));
+        if (checked)
+            fprintf(f, "  \"latency_before_ms\": %s,\n  \"latency_after_ms\": %s,\n  \"speedup\": %s,\n", jnum(b0, lat_before, 6), jnum(b1, lat_after, 6),
+                    jnum(b2, lat_after > 0 ? lat_before / lat_after : 0, 5));
         else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");
-        fprintf(f, "  \"search_seconds\": %.6g,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
+        fprintf(f, "  \"search_seconds\": %s,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
                    "  \"stopped_by\": \"%s\",\n  \"nodes_before\": %d,\n  \"nodes_after\": %d,\n  \"folded_at_start\": %d,\n"
-                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %.3g,\n",
-                t_search, (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
+                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n",
+                jnum(b0, t_search, 6), (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
                 res.stopped_by == 1 ? "budget" : res.stopped_by == 2 ? "time-limit" : "exhausted", count_work_nodes(m->graph),
-                count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", err);
+                count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", jnum(b1, err, 3));
         fprintf(f, "  \"search_detail\": {\"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
                    "\"greedy_explored\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
-                   "\"measure_seconds\": %.3f, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
+                   "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
                 (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
-                cm.measure_seconds, (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+                jnum(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)

@@ -41,17 +41,43 @@ int so_i64_mul(int64_t a, int64_t b, int64_t *out);
    one-line message naming the path if the file cannot be opened, is not a regular file
    (directory, FIFO, device) or does not hold exactly n bytes. */
 so_status so_read_file_exact(const char *path, void *buf, size_t n);
-/* Reads the whole file `path` into *out (malloc'd, NUL-terminated, caller frees); *len (may be
-   NULL) is its length without the NUL. Message: "<path>: cannot open: ..." or "<path>: read error". */
+/* Opens `path` for reading if it is a regular file: opened non-blocking (a FIFO never hangs
+   the open), refused unless fstat says regular (FIFO, device, directory, socket), then
+   switched back to blocking reads. *sb (may be NULL) receives the fstat. Returns the stream
+   (caller fcloses) or NULL with "<path>: cannot open: ..." set. Every input file that must be
+   a regular file (model, rules, external data, cost cache) is opened through this. */
+struct stat;
+FILE *so_open_regular(const char *path, struct stat *sb);
+/* Reads the whole regular file `path` (so_open_regular) into *out (malloc'd, NUL-terminated,
+   caller frees); *len (may be NULL) is its length without the NUL. At most `max` bytes
+   (so_read_file: so_max_alloc_bytes); a larger file is refused. Message: "<path>: cannot
+   open: ...", "<path>: file ... exceeds the limit ..." or "<path>: read error". */
 so_status so_read_file(const char *path, char **out, size_t *len);
+so_status so_read_file_max(const char *path, size_t max, char **out, size_t *len);
 
-/* Atomic output: every file superopt writes goes to "<path>.tmp.<pid>" in the same
-   directory and is renamed into place, so a reader sees the old file or the new one.
-   so_atomic_open returns the open temporary (mode "w" or "wb") or NULL with a message;
-   so_atomic_commit closes it, and renames it over `path` if nothing failed (ok != 0, no
-   write or close error), else removes it. Both free nothing the caller owns. */
+/* Output files. What `path` is decides how it is written:
+   - a new path or a regular file: atomically, to "<path>.tmp.<pid>" in the same directory,
+     renamed into place on commit (a reader sees the old file or the new one; the replaced
+     file's permission bits are kept);
+   - a symbolic link: followed. A link to a regular file has its target replaced atomically
+     as above (the link stays a link, the target stays a regular file); a link to a
+     character device or pipe is written straight through; a dangling link is refused;
+   - a character device (/dev/null, /dev/full, a terminal) or a pipe/FIFO (/dev/stdout on a
+     pipe): opened and written straight, never replaced. A FIFO nobody reads is refused
+     (no hang);
+   - a directory, socket or block device: refused.
+   so_atomic_open returns the open stream (mode "w" or "wb") in a->f, or SO_ERR with a
+   message naming `path`; so_atomic_commit closes it and, for the atomic case, renames the
+   temporary into place if nothing failed (ok != 0, no write or close error), else removes
+   it. A temporary that exists is also removed if SIGINT, SIGTERM or SIGHUP arrives (the
+   handler is installed on the first so_atomic_open unless the signal is already handled or
+   ignored; it unlinks, then re-raises with the default action). Both free nothing the
+   caller owns. */
 typedef struct so_atomic {
     FILE *f;
+    int direct; /* written straight to a device or pipe: nothing to rename */
+    int slot;   /* the temporary's slot in the signal-cleanup table, or -1 */
+    char dest[4096];
     char tmp[4096 + 32];
 } so_atomic;
 so_status so_atomic_open(so_atomic *a, const char *path, const char *mode);

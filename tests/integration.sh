@@ -88,6 +88,11 @@ if $PY tests/mutate_models.py --superopt "$SO" --keep "$BUILD/mutants-failed" >"
     ok "mutated models: $(sed -n 's/^mutate: \(.*\) mutants of.*/\1/p' "$TMP/mut") mutants, clean results"
 else bad "mutated models: clean exit or one-line error, no crash, <= 1 s, <= 1 GB" "$TMP/mut"; fi
 
+# 6b. hostile files and paths (issue 20): outputs to devices/pipes/symlinks, non-regular inputs, poisoned
+#     cost cache (tests/hostile.sh, one ok line per case)
+if BUILD=$BUILD tests/hostile.sh >"$TMP/hostile" 2>&1; then ok "hostile files and paths: $(tail -1 "$TMP/hostile" | sed 's/^hostile: //')"
+else grep -A6 '^FAIL' "$TMP/hostile" >"$TMP/hostile.fail"; bad "hostile files and paths (tests/hostile.sh)" "$TMP/hostile.fail"; fi
+
 # 7. resumable generate: SIGKILL + --resume gives the uninterrupted file (tests/gen_resume.sh)
 if tests/gen_resume.sh "$SO" 1 >"$TMP/resume" 2>&1; then ok "generate --resume after SIGKILL: $(tail -1 "$TMP/resume" | sed 's/^ok - //')"
 else bad "generate --resume after SIGKILL" "$TMP/resume"; fi
