@@ -64,6 +64,7 @@ struct so_exec {
     float *scratch;
     size_t scratch_bytes;
     size_t packed_bytes, weight_bytes;
+    size_t charged;         /* so_mem_charge'd for arena, scratch and packed weights; released by so_exec_free */
     size_t released_bytes;  /* model weights freed at load (opts.consume_weights) */
     int32_t n_released;
     int32_t n_runs;
@@ -535,6 +536,11 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
         so_errorf("activation arena of %zu bytes exceeds the limit", e->arena_bytes);
         goto done;
     }
+    {
+        size_t total = e->arena_bytes + e->scratch_bytes + e->packed_bytes; /* each <= the limit: no overflow */
+        if (so_mem_charge(total, "activations, scratch and packed weights") != SO_OK) goto done;
+        e->charged = total;
+    }
     e->arena = aligned_alloc(ALIGN, e->arena_bytes ? e->arena_bytes : ALIGN);
     if (!e->arena) {
         so_errorf("cannot allocate %zu bytes of activations", e->arena_bytes);
@@ -731,6 +737,7 @@ void so_exec_free(so_exec *e)
     free(e->scratch);
     free(e->out_src);
     free(e->out_input);
+    so_mem_release(e->charged);
     free(e);
 }
 
@@ -750,6 +757,7 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int it
     so_tensor in[SO_MAX_IN], outt[8];
     void *owned[SO_MAX_IN + 8];
     int n_owned = 0;
+    size_t charged = 0; /* so_mem_charge'd for the buffers below */
     double *samples = NULL;
     so_fast_kernel k = {0};
     float *scratch = NULL;
@@ -775,6 +783,8 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int it
             goto done;
         }
         size_t bytes = shape_bytes(&in[i].shape);
+        if (so_mem_charge(bytes, "timing buffers") != SO_OK) goto done;
+        charged += bytes;
         void *p = malloc(bytes ? bytes : 8);
         if (!p) { so_errorf("out of memory timing %s", so_node_desc(g, node, desc, sizeof desc)); goto done; }
         owned[n_owned++] = p;
@@ -790,6 +800,8 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int it
     for (int32_t i = 0; i < n->n_out; i++) {
         outt[i].shape = n->out[i];
         size_t bytes = shape_bytes(&n->out[i]);
+        if (so_mem_charge(bytes, "timing buffers") != SO_OK) goto done;
+        charged += bytes;
         void *p = malloc(bytes ? bytes : 8);
         if (!p) { so_errorf("out of memory timing %s", so_node_desc(g, node, desc, sizeof desc)); goto done; }
         owned[n_owned++] = p;
@@ -798,6 +810,8 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int it
     so_fast_ctx fctx = {g, NULL, NULL};
     if (so_fast_select(&fctx, node, &k) != SO_OK) goto done;
     if (k.scratch_bytes) {
+        if (so_mem_charge(k.scratch_bytes, "timing scratch") != SO_OK) goto done;
+        charged += k.scratch_bytes;
         scratch = malloc(k.scratch_bytes);
         if (!scratch) { so_errorf("out of memory timing %s", so_node_desc(g, node, desc, sizeof desc)); goto done; }
     }
@@ -812,6 +826,7 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int it
     st = SO_OK;
 done:
     for (int i = 0; i < n_owned; i++) free(owned[i]);
+    so_mem_release(charged);
     free(samples);
     free(scratch);
     if (k.free_priv) k.free_priv(k.priv);

@@ -289,6 +289,7 @@ static so_status time_node(const so_graph *g, int32_t i, int threads, int cold, 
     so_tensor in[SO_MAX_IN], out[SO_MAX_IN];
     void *owned[2 * SO_MAX_IN];
     int n_owned = 0;
+    size_t charged = 0; /* so_mem_charge'd for the buffers below */
     double *samples = NULL;
     so_fast_kernel k;
     memset(&k, 0, sizeof k);
@@ -321,6 +322,8 @@ static so_status time_node(const so_graph *g, int32_t i, int threads, int cold, 
             goto done;
         }
         size_t bytes = (size_t)cnt * (in[q].shape.dtype == SO_I64 ? 8 : 4);
+        if (so_mem_charge(bytes, "timing buffers") != SO_OK) goto done;
+        charged += bytes;
         void *p = malloc(bytes ? bytes : 8);
         if (!p) goto oom;
         owned[n_owned++] = p;
@@ -333,6 +336,8 @@ static so_status time_node(const so_graph *g, int32_t i, int threads, int cold, 
         out[q].shape = n->out[q];
         int64_t cnt = so_shape_numel(&n->out[q]);
         size_t bytes = (size_t)(cnt > 0 ? cnt : 1) * (n->out[q].dtype == SO_I64 ? 8 : 4);
+        if (so_mem_charge(bytes, "timing buffers") != SO_OK) goto done;
+        charged += bytes;
         void *p = malloc(bytes);
         if (!p) goto oom;
         owned[n_owned++] = p;
@@ -341,6 +346,8 @@ static so_status time_node(const so_graph *g, int32_t i, int threads, int cold, 
     so_fast_ctx fctx = {g, NULL, NULL};
     if (so_fast_select(&fctx, i, &k) != SO_OK) goto done;
     if (k.scratch_bytes) {
+        if (so_mem_charge(k.scratch_bytes, "timing scratch") != SO_OK) goto done;
+        charged += k.scratch_bytes;
         scratch = aligned_alloc(64, (k.scratch_bytes + 63) / 64 * 64);
         if (!scratch) goto oom;
     }
@@ -405,6 +412,7 @@ oom:
     st = so_errorf("out of memory timing %s", so_node_desc(g, i, desc, sizeof desc));
 done:
     for (int q = 0; q < n_owned; q++) free(owned[q]);
+    so_mem_release(charged);
     free(samples);
     free(scratch);
     free(evict);

@@ -89,6 +89,7 @@ typedef struct io {
     int32_t n_in, n_out;
     float **in, **out;
     size_t *out_n;
+    size_t charged; /* so_mem_charge'd for in/out; released by io_free */
 } io;
 
 static void io_free(io *x)
@@ -98,6 +99,7 @@ static void io_free(io *x)
     free(x->in);
     free(x->out);
     free(x->out_n);
+    so_mem_release(x->charged);
     memset(x, 0, sizeof *x);
 }
 
@@ -115,12 +117,16 @@ static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
         int64_t n = so_shape_numel(&m->inputs[k].shape);
         if (n < 0 || m->inputs[k].shape.dtype != SO_F32)
             return so_errorf("input '%s' is not a float32 tensor of known shape", m->inputs[k].name);
+        if (so_mem_charge((size_t)n * sizeof(float), "numeric-check inputs") != SO_OK) return SO_ERR;
+        x->charged += (size_t)n * sizeof(float);
         x->in[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         so_rng_fill(&st, x->in[k], (size_t)n);
     }
     for (int32_t k = 0; k < x->n_out; k++) {
         int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
         if (n < 0) return so_errorf("output '%s' has an unknown shape", m->outputs[k].name);
+        if (so_mem_charge((size_t)n * sizeof(float), "numeric-check outputs") != SO_OK) return SO_ERR;
+        x->charged += (size_t)n * sizeof(float);
         x->out[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
         x->out_n[k] = (size_t)n;
     }

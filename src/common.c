@@ -18,6 +18,22 @@
 static _Thread_local char err_buf[1024];
 
 size_t so_max_alloc_bytes = (size_t)8 << 30; /* 8 GiB default */
+static atomic_size_t mem_charged;
+
+so_status so_mem_charge(size_t bytes, const char *what)
+{
+    size_t cur = atomic_load(&mem_charged);
+    do {
+        if (bytes > so_max_alloc_bytes || cur > so_max_alloc_bytes - bytes)
+            return so_errorf("%s: %zu more bytes would bring the memory held for the model to %.0f bytes, over the --max-memory limit of %zu bytes",
+                             what, bytes, (double)cur + (double)bytes, so_max_alloc_bytes);
+    } while (!atomic_compare_exchange_weak(&mem_charged, &cur, cur + bytes));
+    return SO_OK;
+}
+
+void so_mem_release(size_t bytes) { atomic_fetch_sub(&mem_charged, bytes); }
+
+size_t so_mem_charged(void) { return atomic_load(&mem_charged); }
 
 so_status so_errorf(const char *fmt, ...)
 {

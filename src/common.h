@@ -92,8 +92,21 @@ int so_parse_bytes(const char *s, size_t *out);
 /* Wall-clock seconds from a monotonic clock. */
 double so_now(void);
 
-/* Largest activation/weight allocation we accept from a model (bytes); set by --max-memory. */
+/* --max-memory (bytes, default 8 GiB): the limit on the memory a model makes the process hold.
+   It bounds each allocation sized by a model (checked where it is made) and, through
+   so_mem_charge, the total held at once: the executor's activation arena, kernel scratch and
+   packed weights, the numeric check's inputs and outputs, the cost model's timing buffers
+   (and, once charged at import, the weights). Bookkeeping that does not grow with the model's
+   tensors is not counted. */
 extern size_t so_max_alloc_bytes;
+/* Adds `bytes` to the total held for the model; SO_ERR (total unchanged) with "<what>: N more
+   bytes would bring the memory held for the model to T bytes, over the --max-memory limit of
+   L bytes" if the total would exceed so_max_alloc_bytes. so_mem_release gives back what a
+   successful charge took, after the free. Thread-safe (an atomic counter). so_mem_charged: the
+   current total. */
+so_status so_mem_charge(size_t bytes, const char *what);
+void so_mem_release(size_t bytes);
+size_t so_mem_charged(void);
 
 #define SO_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define SO_MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -65,3 +65,25 @@ EOF
     rm -f "$f" && mkfifo "$f"
     expect_error "cost cache that is a FIFO: refused, no hang" "not a regular file" $SO $M -o "$TMP/o5.onnx" -q --cost measured --cache-dir "$C" --time-limit 1
 else bad "optimize --cost measured --cache-dir" "$TMP/log"; fi
+
+# ---- item 10: --max-memory bounds the total held, not each allocation: 8 inputs of 16 MB (128 MB in all,
+# each under the limit) under --max-memory 64M fail with the limit named; the process stays near the limit
+# (before: exit 0 at ~410 MB peak). The bound on the peak leaves ~160 MB for the binary, OpenBLAS and the
+# model's bookkeeping (deepandwide optimizes at ~85 MB).
+$PY - "$TMP/mid8.onnx" <<'EOF'
+import sys
+from onnx import TensorProto, helper, save
+n = 4 * 1024 * 1024
+ins = [helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, [n]) for i in range(8)]
+nodes, prev = [], "x0"
+for i in range(1, 8):
+    nodes.append(helper.make_node("Add", [prev, f"x{i}"], [f"s{i}"]))
+    prev = f"s{i}"
+g = helper.make_graph(nodes, "g", ins, [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [n])])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+EOF
+expect_error "--max-memory 64M with 128 MB of inputs: refused, the limit named" "over the --max-memory limit of 67108864" \
+    /usr/bin/time -o "$TMP/rss" -f "%M" $SO "$TMP/mid8.onnx" --max-memory 64M -o "$TMP/o6.onnx" -q
+rss=$(tail -1 "$TMP/rss")
+if [ "${rss:-999999999}" -lt $((224 * 1024)) ]; then ok "--max-memory 64M: peak RSS ${rss} KB < 224 MB"
+else bad "--max-memory 64M: peak RSS ${rss:-?} KB < 224 MB"; fi

@@ -1,4 +1,4 @@
-/* test_io.c - output files (atomic replacement, devices and pipes written straight, symlinks, temporaries removed on SIGINT/SIGTERM) and input files (non-regular refused without blocking, size bound): issue 20 items 3, 8, 9. */
+/* test_io.c - output files (atomic replacement, devices and pipes written straight, symlinks, temporaries removed on SIGINT/SIGTERM), input files (non-regular refused without blocking, size bound) and the --max-memory total: issue 20 items 3, 8, 9, 10. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -249,11 +249,35 @@ static void test_input_files(void **state)
     free(buf);
 }
 
+/* --max-memory as a total (item 10): charges add up to the limit and no further; a refused charge
+   leaves the total unchanged and names what asked; releases give it back. */
+static void test_mem_budget(void **state)
+{
+    (void)state;
+    size_t saved = so_max_alloc_bytes, base = so_mem_charged();
+    so_max_alloc_bytes = base + 1000;
+    assert_int_equal(so_mem_charge(600, "first"), SO_OK);
+    assert_int_equal(so_mem_charge(500, "second"), SO_ERR);
+    assert_non_null(strstr(so_error(), "second: 500 more bytes"));
+    assert_non_null(strstr(so_error(), "over the --max-memory limit"));
+    assert_int_equal(so_mem_charged(), base + 600);
+    assert_int_equal(so_mem_charge(400, "third"), SO_OK);
+    assert_int_equal(so_mem_charged(), base + 1000);
+    so_mem_release(600);
+    assert_int_equal(so_mem_charge(500, "fourth"), SO_OK);
+    so_mem_release(500);
+    so_mem_release(400);
+    assert_int_equal(so_mem_charged(), base);
+    assert_int_equal(so_mem_charge((size_t)-1, "huge"), SO_ERR); /* no wrap-around */
+    so_max_alloc_bytes = saved;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_regular_and_new),  cmocka_unit_test(test_symlinks_and_dirs), cmocka_unit_test(test_char_devices),
         cmocka_unit_test(test_fifo_output),      cmocka_unit_test(test_signal_removes_tmp), cmocka_unit_test(test_input_files),
+        cmocka_unit_test(test_mem_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
