@@ -1,4 +1,6 @@
 /* fast.c - fast kernel selection and the non-conv fast kernels: sgemm MatMul/Gemm with fused epilogues, broadcasting element-wise, softmax, layernorm, batchnorm, pooling, transpose, concat, split, pad. */
+#include "kset_names.h"
+
 #include "fast.h"
 
 #include <math.h>
@@ -17,8 +19,6 @@
 #define PAR_MIN 32768 /* elements below which our loops stay single-threaded */
 
 int so_fast_threads(void) { return omp_get_max_threads(); }
-
-int so_fast_use_gemm = 1;
 
 /* C[M,N] = alpha A[M,K] B[K,N] + beta C for a small M: B is streamed once, by rows, four rows
    at a time, into an M x NB block of C that stays in L2 (each load and store of C carries

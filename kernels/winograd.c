@@ -1,4 +1,6 @@
 /* winograd.c - Winograd F(4x4, 3x3) (Lavin & Gray): input tiles 6x6 -> V [36][C][tiles], 36 sgemms with the pre-transformed weights U [36][O][C], output transform to 4x4 tiles. */
+#include "kset_names.h"
+
 #include "winograd.h"
 
 #include <stdlib.h>
@@ -8,7 +10,7 @@
 
 #include "../src/common.h"
 
-#define PAR_MIN 16384
+#define WINO_PAR_MIN 16384
 
 /* B^T d for one column/row of 6 values (stride s). */
 static inline void bt6(const float *d, int s, float *o, int so)
@@ -113,7 +115,7 @@ void so_wino_run(const so_wino *p, const float *x, float *y, float *scratch)
         const int64_t nb = SO_MIN(p->tb, p->T - b0);
         float *V = scratch, *M = scratch + 36 * C * nb;
         const int64_t vs = C * nb, ms = O * nb;
-#pragma omp parallel for if (C * nb * 36 > PAR_MIN)
+#pragma omp parallel for if (C * nb * 36 > WINO_PAR_MIN)
         for (int64_t c = 0; c < C; c++) {
             const float *xc = x + c * H * W;
             float d[36], t1[36], v[36];
@@ -138,7 +140,7 @@ void so_wino_run(const so_wino *p, const float *x, float *y, float *scratch)
         for (int xi = 0; xi < 36; xi++)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)O, (int)nb, (int)C, 1.f, p->U + xi * O * C, (int)C,
                         V + xi * vs, (int)nb, 0.f, M + xi * ms, (int)nb);
-#pragma omp parallel for if (O * nb * 36 > PAR_MIN)
+#pragma omp parallel for if (O * nb * 36 > WINO_PAR_MIN)
         for (int64_t o = 0; o < O; o++) {
             float m[36], t1[24], r[16];
             float *yo = y + o * Ho * Wo;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/isa.h"
 #include "../src/onnx_io.h"
 #include "cost.h"
 #include "fold.h"
@@ -437,6 +438,11 @@ int so_optimize_main(int argc, char **argv)
         char b0[32], b1[32], b2[32]; /* every double through jnum: never a bare inf or nan */
         fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %s,\n  \"budget\": %ld,\n  \"time_limit\": %s,\n",
                 sname[o.search], o.cost == SO_COST_MEASURED ? "measured" : "flops", jnum(b0, o.alpha, 6), o.budget, jnum(b1, o.time_limit, 6));
+        so_isa isa = SO_ISA_SCALAR;
+        (void)so_isa_current(&isa); /* checked at start (main.c) */
+        fprintf(f, "  \"isa\": \"%s\",\n  \"cpu\": ", so_isa_name(isa));
+        json_str(f, so_isa_cpu_model());
+        fprintf(f, ",\n");
         fprintf(f, "  \"cost_before\": %s,\n  \"cost_start\": %s,\n  \"cost_after\": %s,\n", jnum(b0, cost_orig, 9), jnum(b1, res.cost_before, 9),
                 jnum(b2, res.cost_after, 9));
         if (checked)
