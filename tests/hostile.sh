@@ -88,3 +88,16 @@ rss=$(tail -1 "$TMP/rss")
 if nm -an "$SO" 2>/dev/null | grep -q __asan_init; then echo "skip - peak RSS under ASan (shadow memory and quarantine)"
 elif [ "${rss:-999999999}" -lt $((224 * 1024)) ]; then ok "--max-memory 64M: peak RSS ${rss} KB < 224 MB"
 else bad "--max-memory 64M: peak RSS ${rss:-?} KB < 224 MB"; fi
+
+# ---- item 6: one NaN pixel in SqueezeNet's input: every score NaN on the fast kernels, as on the reference
+# kernels (and in ONNX Runtime and PyTorch); was 1,000 finite scores
+$PY -c 'import numpy as np, sys; x = np.fromfile(sys.argv[1], dtype=np.float32); x[1234] = np.nan; x.tofile(sys.argv[2])' \
+    data/squeezenet.in.bin "$TMP/sq_nan.bin"
+if $SO run data/squeezenet.onnx --inputs "$TMP/sq_nan.bin" --outputs "$TMP/sq_nan.out" --iters 1 --warmup 0 >"$TMP/log" 2>&1 &&
+    $SO run data/squeezenet.onnx --inputs "$TMP/sq_nan.bin" --outputs "$TMP/sq_nan.ref" --iters 1 --warmup 0 --reference >>"$TMP/log" 2>&1 &&
+    $PY -c 'import numpy as np, sys
+a, b = (np.fromfile(f, dtype=np.float32) for f in sys.argv[1:3])
+assert a.size == b.size == 1000 and np.isnan(a).all() and np.isnan(b).all(), (np.isnan(a).sum(), np.isnan(b).sum())' \
+        "$TMP/sq_nan.out" "$TMP/sq_nan.ref" >>"$TMP/log" 2>&1; then
+    ok "squeezenet with one NaN pixel: all 1000 scores NaN (fast = reference)"
+else bad "squeezenet with one NaN pixel: all 1000 scores NaN (fast = reference)" "$TMP/log"; fi
