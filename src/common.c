@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -9,11 +10,13 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 static _Thread_local char err_buf[1024];
 
@@ -25,7 +28,7 @@ so_status so_mem_charge(size_t bytes, const char *what)
     size_t cur = atomic_load(&mem_charged);
     do {
         if (bytes > so_max_alloc_bytes || cur > so_max_alloc_bytes - bytes)
-            return so_errorf("%s: %zu more bytes would bring the memory held for the model to %.0f bytes, over the --max-memory limit of %zu bytes",
+            return so_errorc(SO_ERR_LIMIT, "%s: %zu more bytes would bring the memory held for the model to %.0f bytes, over the --max-memory limit of %zu bytes",
                              what, bytes, (double)cur + (double)bytes, so_max_alloc_bytes);
     } while (!atomic_compare_exchange_weak(&mem_charged, &cur, cur + bytes));
     return SO_OK;
@@ -35,16 +38,42 @@ void so_mem_release(size_t bytes) { atomic_fetch_sub(&mem_charged, bytes); }
 
 size_t so_mem_charged(void) { return atomic_load(&mem_charged); }
 
-so_status so_errorf(const char *fmt, ...)
+static _Thread_local so_status err_code;
+
+static so_status set_error(so_status code, const char *fmt, va_list ap)
 {
     /* formatted aside first: callers pass so_error() (err_buf itself) as an argument */
     char tmp[sizeof err_buf];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    memcpy(err_buf, tmp, sizeof tmp);
+    err_code = code;
+    return code;
+}
+
+so_status so_errorf(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    so_status st = set_error(SO_ERR, fmt, ap);
     va_end(ap);
-    memcpy(err_buf, tmp, sizeof tmp);
-    return SO_ERR;
+    return st;
+}
+
+so_status so_errorc(so_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    so_status st = set_error(code == SO_OK ? SO_ERR : code, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+so_status so_error_code(void) { return err_code; }
+
+const char *so_status_name(so_status st)
+{
+    static const char *const names[SO_STATUS_COUNT] = {"ok", "error", "unsupported", "parse error", "over a limit", "i/o error"};
+    return (unsigned)st < SO_STATUS_COUNT ? names[st] : "unknown status";
 }
 
 so_status so_error_prefix(const char *prefix)
@@ -59,7 +88,7 @@ so_status so_error_prefix(const char *prefix)
     memcpy(tmp + n + 2, err_buf, m);
     tmp[n + 2 + m] = 0;
     memcpy(err_buf, tmp, sizeof err_buf);
-    return SO_ERR;
+    return err_code == SO_OK ? SO_ERR : err_code;
 }
 
 const char *so_error(void) { return err_buf; }
@@ -135,11 +164,11 @@ so_status so_read_file_exact(const char *path, void *buf, size_t n)
 {
     /* O_NONBLOCK so that opening a FIFO does not wait for a writer; refused below anyway. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return so_errorf("%s: cannot open: %s", path, strerror(errno));
+    if (fd < 0) return so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     so_status st = SO_OK;
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = so_errorf("%s: not a regular file", path);
+        st = so_errorc(SO_ERR_IO, "%s: not a regular file", path);
         goto done;
     }
     if (sb.st_size < 0 || (unsigned long long)sb.st_size != (unsigned long long)n) {
@@ -151,7 +180,7 @@ so_status so_read_file_exact(const char *path, void *buf, size_t n)
         ssize_t r = read(fd, (char *)buf + got, n - got);
         if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (r <= 0) {
-            st = so_errorf("%s: read error after %zu of %zu bytes: %s", path, got, n, r < 0 ? strerror(errno) : "file shrank");
+            st = so_errorc(SO_ERR_IO, "%s: read error after %zu of %zu bytes: %s", path, got, n, r < 0 ? strerror(errno) : "file shrank");
             goto done;
         }
         got += (size_t)r;
@@ -167,14 +196,14 @@ FILE *so_open_regular(const char *path, struct stat *sb)
        on a regular file the flag changes nothing, it is cleared all the same */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
-        so_errorf("%s: cannot open: %s", path, strerror(errno));
+        so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     struct stat st;
     if (!sb) sb = &st;
     if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
         close(fd);
-        so_errorf("%s: cannot open: not a regular file", path);
+        so_errorc(SO_ERR_IO, "%s: cannot open: not a regular file", path);
         return NULL;
     }
     int fl = fcntl(fd, F_GETFL);
@@ -183,7 +212,7 @@ FILE *so_open_regular(const char *path, struct stat *sb)
     if (!f) {
         int e = errno;
         close(fd);
-        so_errorf("%s: cannot open: %s", path, strerror(e));
+        so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(e));
     }
     return f;
 }
@@ -194,10 +223,10 @@ so_status so_read_file_max(const char *path, size_t max, char **out, size_t *len
 {
     struct stat sb;
     FILE *f = so_open_regular(path, &sb);
-    if (!f) return SO_ERR;
+    if (!f) return so_error_code();
     if (sb.st_size > 0 && (unsigned long long)sb.st_size > max) {
         fclose(f);
-        return so_errorf("%s: file of %lld bytes exceeds the limit of %zu bytes", path, (long long)sb.st_size, max);
+        return so_errorc(SO_ERR_LIMIT, "%s: file of %lld bytes exceeds the limit of %zu bytes", path, (long long)sb.st_size, max);
     }
     size_t cap = 4096, n = 0;
     char *buf = so_xmalloc(cap);
@@ -209,14 +238,14 @@ so_status so_read_file_max(const char *path, size_t max, char **out, size_t *len
         if (n > max) { /* grew while read, or a size-0 /proc-style file */
             fclose(f);
             free(buf);
-            return so_errorf("%s: file exceeds the limit of %zu bytes", path, max);
+            return so_errorc(SO_ERR_LIMIT, "%s: file exceeds the limit of %zu bytes", path, max);
         }
     }
     int err = ferror(f);
     fclose(f);
     if (err) {
         free(buf);
-        return so_errorf("%s: read error", path);
+        return so_errorc(SO_ERR_IO, "%s: read error", path);
     }
     buf[n] = 0;
     *out = buf;
@@ -254,12 +283,28 @@ double so_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-uint64_t so_rng_next(uint64_t *state)
+uint64_t so_rng_next(uint64_t *state) { return so_mix64(*state += 0x9E3779B97F4A7C15ull); }
+
+static int cmp_double(const void *a, const void *b)
 {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void so_sort_doubles(double *v, size_t n)
+{
+    if (n > 1) qsort(v, n, sizeof *v, cmp_double);
+}
+
+double so_median(const double *v, size_t n)
+{
+    if (!n) return NAN;
+    double *t = so_xmalloc(n * sizeof *t);
+    memcpy(t, v, n * sizeof *t);
+    so_sort_doubles(t, n);
+    double m = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    free(t);
+    return m;
 }
 
 float so_rng_uniform(uint64_t *state)
@@ -341,36 +386,36 @@ so_status so_atomic_open(so_atomic *a, const char *path, const char *mode)
     mode_t keep_mode = 0;
     if (lstat(path, &sb) == 0) {
         int link = S_ISLNK(sb.st_mode);
-        if (link && stat(path, &sb) != 0) return so_errorf("%s: cannot write through symbolic link: %s", path, strerror(errno));
+        if (link && stat(path, &sb) != 0) return so_errorc(SO_ERR_IO, "%s: cannot write through symbolic link: %s", path, strerror(errno));
         if (S_ISCHR(sb.st_mode) || S_ISFIFO(sb.st_mode)) {
             /* straight to the device or pipe; O_NONBLOCK so that a FIFO without a reader fails
                (ENXIO) instead of waiting, then cleared for the writes */
             fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
             if (fd < 0)
-                return so_errorf("%s: cannot write: %s", path, errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
+                return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
             int fl = fcntl(fd, F_GETFL);
             if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
             a->f = fdopen(fd, mode);
             if (!a->f) {
                 int e = errno;
                 close(fd);
-                return so_errorf("%s: cannot write: %s", path, strerror(e));
+                return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, strerror(e));
             }
             a->direct = 1;
             snprintf(a->dest, sizeof a->dest, "%s", path);
             return SO_OK;
         }
-        if (S_ISDIR(sb.st_mode)) return so_errorf("%s: cannot write: is a directory", path);
-        if (!S_ISREG(sb.st_mode)) return so_errorf("%s: cannot write: not a regular file, character device or pipe", path);
+        if (S_ISDIR(sb.st_mode)) return so_errorc(SO_ERR_IO, "%s: cannot write: is a directory", path);
+        if (!S_ISREG(sb.st_mode)) return so_errorc(SO_ERR_IO, "%s: cannot write: not a regular file, character device or pipe", path);
         keep_mode = sb.st_mode & 07777;
         if (link) { /* replace the link's target, not the link */
             char real[PATH_MAX];
-            if (!realpath(path, real)) return so_errorf("%s: cannot resolve symbolic link: %s", path, strerror(errno));
+            if (!realpath(path, real)) return so_errorc(SO_ERR_IO, "%s: cannot resolve symbolic link: %s", path, strerror(errno));
             if (snprintf(a->dest, sizeof a->dest, "%s", real) >= (int)sizeof a->dest) return so_errorf("%s: path too long", path);
             dest = a->dest;
         }
     } else if (errno != ENOENT) {
-        return so_errorf("%s: cannot write: %s", path, strerror(errno));
+        return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
     }
     if (dest != a->dest && snprintf(a->dest, sizeof a->dest, "%s", path) >= (int)sizeof a->dest) return so_errorf("%s: path too long", path);
     if (snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", a->dest, (long)getpid()) >= (int)sizeof a->tmp)
@@ -382,7 +427,7 @@ so_status so_atomic_open(so_atomic *a, const char *path, const char *mode)
         int e = errno;
         tmp_unregister(a->slot);
         a->slot = -1;
-        return so_errorf("%s: cannot write: %s", path, strerror(e));
+        return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, strerror(e));
     }
     if (keep_mode) fchmod(fd, keep_mode); /* best effort: the replaced file's permissions */
     a->f = fdopen(fd, mode);
@@ -392,30 +437,30 @@ so_status so_atomic_open(so_atomic *a, const char *path, const char *mode)
         unlink(a->tmp);
         tmp_unregister(a->slot);
         a->slot = -1;
-        return so_errorf("%s: cannot write: %s", path, strerror(e));
+        return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, strerror(e));
     }
     return SO_OK;
 }
 
 so_status so_atomic_commit(so_atomic *a, const char *path, int ok)
 {
-    if (!a->f) return so_errorf("%s: not open for writing", path);
+    if (!a->f) return so_errorc(SO_ERR_IO, "%s: not open for writing", path);
     if (ferror(a->f)) ok = 0;
     int saved = errno;
     if (fclose(a->f) != 0) ok = 0, saved = errno;
     a->f = NULL;
     if (a->direct) {
-        if (!ok) return so_errorf("%s: write error: %s", path, strerror(saved));
+        if (!ok) return so_errorc(SO_ERR_IO, "%s: write error: %s", path, strerror(saved));
         return SO_OK;
     }
     so_status st = SO_OK;
     if (!ok) {
         unlink(a->tmp);
-        st = so_errorf("%s: write error: %s", path, strerror(saved));
+        st = so_errorc(SO_ERR_IO, "%s: write error: %s", path, strerror(saved));
     } else if (rename(a->tmp, a->dest) != 0) {
         saved = errno;
         unlink(a->tmp);
-        st = so_errorf("%s: cannot rename into place: %s", path, strerror(saved));
+        st = so_errorc(SO_ERR_IO, "%s: cannot rename into place: %s", path, strerror(saved));
     }
     tmp_unregister(a->slot);
     a->slot = -1;
@@ -425,7 +470,66 @@ so_status so_atomic_commit(so_atomic *a, const char *path, int ok)
 so_status so_write_file_atomic(const char *path, const void *data, size_t n)
 {
     so_atomic a;
-    if (so_atomic_open(&a, path, "wb") != SO_OK) return SO_ERR;
+    so_status st = so_atomic_open(&a, path, "wb");
+    if (st != SO_OK) return st;
     int ok = fwrite(data, 1, n, a.f) == n;
     return so_atomic_commit(&a, path, ok);
+}
+
+static uint64_t exe_hash;
+static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
+
+static void exe_hash_init(void)
+{
+    FILE *f = fopen("/proc/self/exe", "rb");
+    if (!f) return;
+    XXH3_state_t *s = XXH3_createState();
+    XXH3_64bits_reset(s);
+    char *buf = so_xmalloc(65536);
+    size_t n;
+    while ((n = fread(buf, 1, 65536, f)) > 0) XXH3_64bits_update(s, buf, n);
+    exe_hash = XXH3_64bits_digest(s);
+    XXH3_freeState(s);
+    free(buf);
+    fclose(f);
+}
+
+uint64_t so_exe_hash(void)
+{
+    pthread_once(&exe_once, exe_hash_init);
+    return exe_hash;
+}
+
+int so_parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return 1;
+    *out = v;
+    return 0;
+}
+
+int so_parse_doubles(const char *s, double *out, int max, double lo, double hi)
+{
+    int n = 0;
+    while (*s) {
+        char *e;
+        errno = 0;
+        double v = strtod(s, &e);
+        if (errno || e == s || !(v >= lo && v <= hi) || n == max) return -1;
+        out[n++] = v;
+        if (*e == ',') e++;
+        else if (*e) return -1;
+        s = e;
+    }
+    return n;
+}
+
+int so_parse_double(const char *s, double lo, double hi, double *out)
+{
+    double v;
+    if (strchr(s, ',') || so_parse_doubles(s, &v, 1, lo, hi) != 1) return 1;
+    *out = v;
+    return 0;
 }

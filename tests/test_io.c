@@ -85,7 +85,7 @@ static void test_regular_and_new(void **state)
     so_atomic a;
     assert_int_equal(so_atomic_open(&a, p, "w"), SO_OK);
     fputs("half", a.f);
-    assert_int_equal(so_atomic_commit(&a, p, 0), SO_ERR);
+    assert_int_equal(so_atomic_commit(&a, p, 0), SO_ERR_IO);
     slurp(p, buf, sizeof buf);
     assert_string_equal(buf, "two");
     assert_no_tmp();
@@ -109,10 +109,10 @@ static void test_symlinks_and_dirs(void **state)
     slurp(target, buf, sizeof buf);
     assert_string_equal(buf, "new");
     assert_int_equal(symlink("nowhere/x", dangling), 0);
-    assert_int_equal(write_text(dangling, "x"), SO_ERR);
+    assert_int_equal(write_text(dangling, "x"), SO_ERR_IO);
     assert_non_null(strstr(so_error(), dangling));
     assert_non_null(strstr(so_error(), "symbolic link"));
-    assert_int_equal(write_text(dir, "x"), SO_ERR);
+    assert_int_equal(write_text(dir, "x"), SO_ERR_IO);
     assert_non_null(strstr(so_error(), "is a directory"));
     assert_no_tmp();
 }
@@ -136,7 +136,7 @@ static void test_char_devices(void **state)
     assert_int_equal(write_text(null, "discarded"), SO_OK);
     assert_int_equal(lstat(null, &sb), 0);
     assert_true(S_ISCHR(sb.st_mode));
-    assert_int_equal(write_text(full, "no room"), SO_ERR);
+    assert_int_equal(write_text(full, "no room"), SO_ERR_IO);
     assert_non_null(strstr(so_error(), full));
     assert_non_null(strstr(so_error(), strerror(ENOSPC)));
     assert_int_equal(lstat(full, &sb), 0);
@@ -163,7 +163,7 @@ static void test_fifo_output(void **state)
     pathf(fifo, sizeof fifo, "out.fifo");
     assert_int_equal(mkfifo(fifo, 0600), 0);
     alarm(20); /* a hang fails the test instead of stalling make test */
-    assert_int_equal(write_text(fifo, "x"), SO_ERR);
+    assert_int_equal(write_text(fifo, "x"), SO_ERR_IO);
     assert_non_null(strstr(so_error(), "no reader"));
     int fd = open(fifo, O_RDONLY | O_NONBLOCK); /* the reader */
     assert_true(fd >= 0);
@@ -231,17 +231,17 @@ static void test_input_files(void **state)
     pathf(fifo, sizeof fifo, "in.fifo");
     assert_int_equal(mkfifo(fifo, 0600), 0);
     alarm(20);
-    assert_int_equal(so_read_file(fifo, &buf, &n), SO_ERR);
+    assert_int_equal(so_read_file(fifo, &buf, &n), SO_ERR_IO);
     alarm(0);
     assert_non_null(strstr(so_error(), "not a regular file"));
     assert_non_null(strstr(so_error(), fifo));
-    assert_int_equal(so_read_file("/dev/zero", &buf, &n), SO_ERR);
+    assert_int_equal(so_read_file("/dev/zero", &buf, &n), SO_ERR_IO);
     assert_non_null(strstr(so_error(), "not a regular file"));
-    assert_int_equal(so_read_file(dir, &buf, &n), SO_ERR);
+    assert_int_equal(so_read_file(dir, &buf, &n), SO_ERR_IO);
     assert_non_null(strstr(so_error(), "not a regular file"));
     pathf(p, sizeof p, "ten.txt");
     assert_int_equal(write_text(p, "0123456789"), SO_OK);
-    assert_int_equal(so_read_file_max(p, 9, &buf, &n), SO_ERR);
+    assert_int_equal(so_read_file_max(p, 9, &buf, &n), SO_ERR_LIMIT);
     assert_non_null(strstr(so_error(), "exceeds the limit of 9 bytes"));
     assert_int_equal(so_read_file_max(p, 10, &buf, &n), SO_OK);
     assert_int_equal(n, 10);
@@ -257,7 +257,7 @@ static void test_mem_budget(void **state)
     size_t saved = so_max_alloc_bytes, base = so_mem_charged();
     so_max_alloc_bytes = base + 1000;
     assert_int_equal(so_mem_charge(600, "first"), SO_OK);
-    assert_int_equal(so_mem_charge(500, "second"), SO_ERR);
+    assert_int_equal(so_mem_charge(500, "second"), SO_ERR_LIMIT);
     assert_non_null(strstr(so_error(), "second: 500 more bytes"));
     assert_non_null(strstr(so_error(), "over the --max-memory limit"));
     assert_int_equal(so_mem_charged(), base + 600);
@@ -268,7 +268,7 @@ static void test_mem_budget(void **state)
     so_mem_release(500);
     so_mem_release(400);
     assert_int_equal(so_mem_charged(), base);
-    assert_int_equal(so_mem_charge((size_t)-1, "huge"), SO_ERR); /* no wrap-around */
+    assert_int_equal(so_mem_charge((size_t)-1, "huge"), SO_ERR_LIMIT); /* no wrap-around */
     so_max_alloc_bytes = saved;
 }
 
