@@ -1109,7 +1109,7 @@ static int gemm_1x1_wanted(const conv_plan *p, int64_t hw)
 {
 #ifdef __AVX512F__
     (void)hw;
-    return p->O * p->K <= 4 * so_gemm_conv_max_w;
+    return !so_sgemm_onednn() && p->O * p->K <= 4 * so_gemm_conv_max_w;
 #else
     return p->O * p->K <= so_gemm_conv_max_w && p->O >= 2 * p->C && hw >= 28 * 28;
 #endif

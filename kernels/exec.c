@@ -803,7 +803,7 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int it
     so_fast_ctx fctx = {g, NULL, NULL};
     if (so_fast_select(&fctx, node, &k) != SO_OK) goto done;
     if (k.scratch_bytes) {
-        scratch = malloc(k.scratch_bytes);
+        scratch = aligned_alloc(ALIGN, (k.scratch_bytes + ALIGN - 1) / ALIGN * ALIGN); /* the kernels' contract: 64-byte aligned */
         if (!scratch) { so_errorf("out of memory timing %s", so_node_desc(g, node, desc, sizeof desc)); goto done; }
     }
     samples = so_xmalloc(sizeof *samples * (size_t)iters);
