@@ -1307,7 +1307,11 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
            or a <= 28x28 plane: 0.61-0.89 (MobileNet-v2 15 convs, SqueezeNet 0.56-0.93; ResNet-50's 56x56 64->64 and
            Inception-v3's 73x73 64->80 1.00-1.02). K 128-256 measured 0.99-1.26 (Inception-v3 35x35 192->32 1.26),
            K 384-960 on 14x14 / 7x7 1.06-1.38, ResNet-50 / Inception-v3 large K 1.1-1.6: those keep so_gemm / OpenBLAS. */
-        if (p->G == 1 && p->C <= so_conv_pw_max_k && (p->C * p->O <= so_conv_pw_max_ko || hw <= so_conv_pw_max_hw)) {
+        /* with oneDNN's sgemm (avx512 level) neither the direct nor the packed kernel below: MobileNet-v2 in-model,
+           1 thread, 3 alternating rounds (loaded machine), summed node medians: its 15 conv1x1_direct convs 2.21-2.30
+           -> 1.33-1.47 ms on oneDNN, its 8 conv1x1_packed convs 1.67-1.73 -> 1.15-1.18 ms; all 34 1x1s 4.67 -> 3.20 ms */
+        const int lib1x1 = so_sgemm_onednn();
+        if (!lib1x1 && p->G == 1 && p->C <= so_conv_pw_max_k && (p->C * p->O <= so_conv_pw_max_ko || hw <= so_conv_pw_max_hw)) {
             p->kind = CONV_PW;
             free(p->Ap);
             p->Ap = NULL;
@@ -1319,7 +1323,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             k->name = "conv1x1_direct";
         }
         /* the packed 6x16 kernel where it measured faster than so_gemm / OpenBLAS (see pk_wanted) */
-        if (p->kind != CONV_PW && p->G == 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw))
+        if (!lib1x1 && p->kind != CONV_PW && p->G == 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw))
             pk_setup(p, k, g->model->weights[g->nodes[n->in[1].node].ref].data);
 #endif
 #ifdef __AVX2__

@@ -3,6 +3,8 @@
 
 #include "sgemm.h"
 
+#include "fast.h"
+
 #include <cblas.h>
 #include <omp.h>
 #ifdef __AVX512F__
@@ -79,6 +81,7 @@ static void dnnl_load(void)
 
 int so_sgemm_onednn(void)
 {
+    if (!so_fast_use_onednn) return 0;
     pthread_once(&dnnl_once, dnnl_load);
     return dnnl_sgemm_p != NULL;
 }
