@@ -32,7 +32,7 @@ MPI_LIBS   := $(or $(shell mpicc --showme:link 2>/dev/null),-lmpi)
 LDLIBS     += $(MPI_LIBS)
 PY := /usr/bin/python3
 
-MODULE_SRCS := $(filter-out src/main.c,$(wildcard src/*.c rules/*.c verifier/*.c search/*.c kernels/*.c))
+MODULE_SRCS := $(filter-out cli/main.c,$(wildcard src/*.c rules/*.c verifier/*.c search/*.c kernels/*.c cli/*.c))
 GEN_SRCS    := $(BUILD)/gen/onnx.pb-c.c
 OBJS        := $(patsubst %.c,$(BUILD)/%.o,$(MODULE_SRCS)) $(BUILD)/gen/onnx.pb-c.o
 TEST_SRCS   := $(wildcard tests/test_*.c)
@@ -71,12 +71,13 @@ $(LIB): $(OBJS)
 	ar rcs $@ $^
 
 # Linked from the objects (not the archive) so that every stage's entry point is present.
-$(BUILD)/superopt: $(BUILD)/src/main.o $(OBJS)
+$(BUILD)/superopt: $(BUILD)/cli/main.o $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
+# The whole archive: kernels/ref.c registers the core's node evaluator at load (src/nodeeval.h).
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+	$(CC) $(LDFLAGS) $< -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive -o $@ $(LDLIBS) -lcmocka
 
 run: deps all
 	$(BUILD)/superopt data/deepandwide.onnx -o $(BUILD)/deepandwide.opt.onnx
@@ -100,6 +101,7 @@ test: deps
 	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 
 test-core:
+	bash tests/check_layers.sh
 	$(MAKE) all $(TEST_BINS)
 	$(MAKE) test-unit
 	$(MAKE) test-integration
@@ -120,6 +122,7 @@ rules: all
 
 models:
 	$(PY) data/export_models.py --set full
+	$(PY) data/export_models.py --set cnn
 
 # The benchmark suite (data/full/, make models): table on stdout, JSON and SVG in $(BUILD). See docs/BENCHMARKS.md.
 bench: all $(ORT)
@@ -173,4 +176,4 @@ fuzz: fuzz-build
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(OBJS:.o=.d) $(BUILD)/src/main.d $(TEST_BINS:=.d) $(FUZZ_OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(BUILD)/cli/main.d $(TEST_BINS:=.d) $(FUZZ_OBJS:.o=.d)

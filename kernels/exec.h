@@ -69,10 +69,13 @@ void so_exec_profile_print(const so_exec *e, FILE *f);
 
 void so_exec_free(so_exec *e);
 
-/* Cost-model helper: times node `node` of g in isolation (median ms over iters, after one
-   warm-up run) with the fast kernel the executor would pick, on seeded random inputs
-   (its WEIGHT inputs use the model's weights). Source and view nodes cost 0. */
-so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int iters, double *median_ms);
+/* The one single-node timer (the measured cost model's): times node `node` of g alone with the
+   kernel the executor would select (no fusion), on seeded random inputs (WEIGHT inputs are the
+   model's weights), as it runs inside a model: caches overwritten before each run, weights
+   flushed from the caches when `cold`. After one warm-up, at least 2 runs and more until 4 ms
+   of kernel time (at most iters); *ms is the lower quartile of the runs. Source, view and
+   opaque nodes cost 0. */
+so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int cold, int iters, double *ms);
 
 /* Floating-point operations of node i (multiply-add = 2): conv, matmul, gemm, LSTM exact;
    element-wise/normalisation/pooling approximately one per output (pool: per window

@@ -127,10 +127,10 @@ so_status so_ref_opaque(const so_graph *g, const so_node *n, const so_tensor *in
     (void)out;
     const char *type = "?";
     if (g && n->ref >= 0 && n->ref < g->model->n_opaque) type = g->model->opaque[n->ref].op_type;
-    if (n->name && n->name[0]) return so_errorf("unsupported operator '%s' at node '%s'", type, n->name);
+    if (n->name && n->name[0]) return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node '%s'", type, n->name);
     if (g && n >= g->nodes && n < g->nodes + g->n_nodes)
-        return so_errorf("unsupported operator '%s' at node #%d", type, (int)(n - g->nodes));
-    return so_errorf("unsupported operator '%s'", type);
+        return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node #%d", type, (int)(n - g->nodes));
+    return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s'", type);
 }
 
 /* ---------------- linear algebra ---------------- */
@@ -1026,6 +1026,9 @@ static so_status tensor_bytes(const so_graph *g, const so_node *n, const so_shap
     *bytes = b;
     return SO_OK;
 }
+
+/* The core folds constants (ONNX import and export) through this evaluator: registered at load. */
+__attribute__((constructor)) static void register_node_eval(void) { so_node_eval_register(so_ref_eval_node); }
 
 so_status so_ref_eval_node(const so_graph *g, int32_t i, const so_tensor *in, so_tensor *out)
 {

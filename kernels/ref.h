@@ -3,12 +3,7 @@
 #define SO_REF_H
 
 #include "../src/graph.h"
-
-/* A tensor view: shape (with dtype) and data (float* or int64_t* per shape.dtype). Not owning. */
-typedef struct so_tensor {
-    so_shape shape;
-    void *data;
-} so_tensor;
+#include "../src/nodeeval.h"
 
 /* Kernel contract: in[0..n_in) are the node's inputs, out[0..n_out) have shapes set
    (from shape inference) and data allocated by the caller. The kernel only writes out[].
@@ -38,7 +33,8 @@ void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t le
 so_status so_ref_run(const so_graph *g, const float *const *inputs, float *const *outputs);
 
 /* Evaluates node i alone on given input tensors into malloc'd outputs (caller frees
-   out[k].data). Used for constant folding. */
+   out[k].data). Used for constant folding; registered as the core's node evaluator
+   (src/nodeeval.h) when this file is linked. */
 so_status so_ref_eval_node(const so_graph *g, int32_t i, const so_tensor *in, so_tensor *out);
 
 #endif

@@ -1,5 +1,5 @@
 /* gen.h - the rule generator: enumerate graphs, bucket by fingerprint, pair candidates, prune,
-   generalise shapes to symbols, re-test in float, verify, write; `generate` and `rules merge`. */
+   generalise shapes to symbols, re-test in float, verify, write (commands in cli/cmd_generate.c). */
 #ifndef SO_GEN_H
 #define SO_GEN_H
 
@@ -80,9 +80,5 @@ int32_t so_gen_drop_subsumed(so_ruleset *rs);
    fingerprints; cls[i] receives a class id per graph (0-based, in first-seen order).
    Returns the number of classes. */
 int so_gen_split_bucket(const gen_universe *u, const gen_inputs *in, const gen_graph *g, int n, int *cls);
-
-/* CLI entry points: argv[0] == "generate" / "rules". Return the exit status. */
-int so_gen_main(int argc, char **argv);
-int so_rules_main(int argc, char **argv);
 
 #endif

@@ -350,7 +350,7 @@ static so_status perr(pstate *S, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return so_errorf("%s:%d: %s", S->path, S->line, msg);
+    return so_errorc(SO_ERR_PARSE, "%s:%d: %s", S->path, S->line, msg);
 }
 
 static int find_sym(so_rule *r, const char *name, int create)
@@ -671,7 +671,7 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
     if (nul) {
         int line = 1;
         for (const char *q = text; q < nul; q++) line += *q == '\n';
-        return so_errorf("%s:%d: NUL byte in rule text", S.path, line);
+        return so_errorc(SO_ERR_PARSE, "%s:%d: NUL byte in rule text", S.path, line);
     }
     while (p < end) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
@@ -738,7 +738,7 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
             if (so_rule_check(&cur) != SO_OK) {
                 char msg[600];
                 snprintf(msg, sizeof msg, "%s", so_error());
-                so_errorf("%s:%d: %s", S.path, rule_line, msg);
+                so_errorc(SO_ERR_PARSE, "%s:%d: %s", S.path, rule_line, msg);
                 goto fail;
             }
             so_ruleset_push(&rs, &cur);
@@ -764,14 +764,14 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
     return SO_OK;
 fail:
     so_ruleset_free(&rs);
-    return SO_ERR;
+    return SO_ERR_PARSE;
 }
 
 so_status so_rules_load(const char *path, so_ruleset *out)
 {
     char *buf;
     size_t n;
-    if (so_read_file(path, &buf, &n) != SO_OK) return SO_ERR;
+    if (so_read_file(path, &buf, &n) != SO_OK) return SO_ERR_IO;
     so_status st = so_rules_parse(path, buf, n, out);
     free(buf);
     return st;
@@ -1106,14 +1106,6 @@ void so_rule_reverse(const so_rule *r, so_rule *out)
     *out = t;
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 so_status so_rule_pick_syms(const so_rule *r, uint64_t seed, int64_t max, int64_t *vals)
 {
     uint64_t st = seed * 0x2545f4914f6cdd1dULL + 7;
@@ -1124,7 +1116,7 @@ so_status so_rule_pick_syms(const so_rule *r, uint64_t seed, int64_t max, int64_
             if (r->pre[k].kind == SO_PRE_GE) lo = SO_MAX(lo, r->pre[k].value);
             else div = div * r->pre[k].value; /* products: fine for the small moduli used */
         }
-        int64_t v = seed == 0 ? lo + (s % 3) : lo + (int64_t)(splitmix(&st) % (uint64_t)(max > lo ? max - lo + 1 : 1));
+        int64_t v = seed == 0 ? lo + (s % 3) : lo + (int64_t)(so_rng_next(&st) % (uint64_t)(max > lo ? max - lo + 1 : 1));
         if (div > 1) v = ((v + div - 1) / div) * div;
         if (v < lo) v += div;
         for (int k = 0; k < r->n_pre; k++)

@@ -137,18 +137,7 @@ static uint64_t machine_build_key(char *desc, size_t n, so_isa isa)
         fclose(f);
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    uint64_t exe = 0;
-    f = fopen("/proc/self/exe", "rb");
-    if (f) {
-        XXH3_state_t *st = XXH3_createState();
-        XXH3_64bits_reset(st);
-        char buf[65536];
-        size_t r;
-        while ((r = fread(buf, 1, sizeof buf, f)) > 0) XXH3_64bits_update(st, buf, r);
-        exe = XXH3_64bits_digest(st);
-        XXH3_freeState(st);
-        fclose(f);
-    }
+    uint64_t exe = so_exe_hash();
     snprintf(desc, n, "cpu=%s cores=%ld exe=%016llx isa=%s", cpu, cores, (unsigned long long)exe, so_isa_name(isa));
     return XXH3_64bits(desc, strlen(desc));
 }
@@ -249,169 +238,6 @@ void so_cost_free(so_cost_model *cm)
     memset(cm, 0, sizeof *cm);
 }
 
-/* ---------------- timing ---------------- */
-
-#define EVICT_BYTES ((size_t)EVICT_KB << 10)
-
-/* per configuration: at least MIN_RUNS timed runs, and more (up to the cap) until TARGET_MS of
-   kernel time has been timed */
-#define MIN_RUNS 2
-#define TARGET_MS 4.0
-
-#ifndef EVICT_KB
-#define EVICT_KB 1024 /* twice the per-core L2 */
-#endif
-
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Times node i of g alone with the kernel the executor would select (no fusion), as it runs
-   inside a model: before each timed run the caches are overwritten (weights and packed weights
-   come from memory, as they do when a model's weights exceed the caches) and the activation
-   inputs are read back (they were just produced by the previous step). After one warm-up,
-   at least MIN_RUNS runs and more until TARGET_MS of kernel time (at most iters; 3 for kernels
-   over 5 ms, 2 over 20 ms); the result is the lower quartile of the runs. Threads as the
-   executor sets them (OpenBLAS single-threaded, OpenMP team). */
-static so_status time_node(const so_graph *g, int32_t i, int threads, int cold, int iters, double *min_ms)
-{
-    so_status st = SO_ERR;
-    const so_node *n = &g->nodes[i];
-    so_tensor in[SO_MAX_IN], out[SO_MAX_IN];
-    void *owned[2 * SO_MAX_IN];
-    int n_owned = 0;
-    double *samples = NULL;
-    so_fast_kernel k;
-    memset(&k, 0, sizeof k);
-    float *scratch = NULL;
-    unsigned char *evict = NULL;
-    char desc[256];
-    *min_ms = 0;
-    if (costs_nothing(g, i)) return SO_OK;
-    if (n->n_in > SO_MAX_IN || n->n_out > SO_MAX_IN) return so_errorf("%s: too many edges", so_node_desc(g, i, desc, sizeof desc));
-    if (iters < 1) iters = 1;
-    /* as kernels/exec.c sets them: OpenBLAS's own threads too (left at its default, 2 here, a
-       gemv was split over both cores and timed twice as slow whenever the other core was busy,
-       while the model runs it on one thread) */
-    openblas_set_num_threads(1);
-    omp_set_num_threads(threads > 0 ? threads : 1);
-    omp_set_dynamic(0);
-    uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)i;
-    for (int32_t q = 0; q < n->n_in; q++) {
-        memset(&in[q], 0, sizeof in[q]);
-        if (n->in[q].node < 0) continue;
-        const so_node *src = &g->nodes[n->in[q].node];
-        in[q].shape = src->out[n->in[q].slot];
-        if (src->op == SO_OP_WEIGHT) {
-            in[q].data = g->model->weights[src->ref].data;
-            continue;
-        }
-        int64_t cnt = so_shape_numel(&in[q].shape);
-        if (cnt < 0) {
-            so_errorf("%s: input %d has unknown shape", so_node_desc(g, i, desc, sizeof desc), q);
-            goto done;
-        }
-        size_t bytes = (size_t)cnt * (in[q].shape.dtype == SO_I64 ? 8 : 4);
-        void *p = malloc(bytes ? bytes : 8);
-        if (!p) goto oom;
-        owned[n_owned++] = p;
-        in[q].data = p;
-        if (in[q].shape.dtype == SO_I64) memset(p, 0, bytes);
-        else
-            for (int64_t j = 0; j < cnt; j++) ((float *)p)[j] = (float)((rng_next(&seed) >> 40) * (1.0 / 16777216.0) * 2.0 - 1.0);
-    }
-    for (int32_t q = 0; q < n->n_out; q++) {
-        out[q].shape = n->out[q];
-        int64_t cnt = so_shape_numel(&n->out[q]);
-        size_t bytes = (size_t)(cnt > 0 ? cnt : 1) * (n->out[q].dtype == SO_I64 ? 8 : 4);
-        void *p = malloc(bytes);
-        if (!p) goto oom;
-        owned[n_owned++] = p;
-        out[q].data = p;
-    }
-    so_fast_ctx fctx = {g, NULL, NULL};
-    if (so_fast_select(&fctx, i, &k) != SO_OK) goto done;
-    if (k.scratch_bytes) {
-        scratch = aligned_alloc(64, (k.scratch_bytes + 63) / 64 * 64);
-        if (!scratch) goto oom;
-    }
-    evict = malloc(EVICT_BYTES);
-    if (!evict) goto oom;
-    memset(evict, 1, EVICT_BYTES);
-    int cap = iters;
-    samples = so_xmalloc(sizeof *samples * (size_t)cap);
-    volatile float sink = 0;
-    double fastest = 0;
-    int done_iters = 0;
-    for (int it = -1; it < cap; it++) {
-        {
-            /* read, not write: no dirty lines left to write back during the timed run */
-            const uint64_t *ev = (const uint64_t *)evict;
-            uint64_t acc = 0;
-            for (size_t j = 0; j < EVICT_BYTES / 8; j += 8) acc += ev[j];
-            sink += (float)(acc & 1);
-        }
-        if (cold) /* weights from memory, as in a model whose weights do not stay in the caches */
-            for (int32_t q = 0; q < n->n_in; q++) {
-                if (!in[q].data || g->nodes[n->in[q].node].op != SO_OP_WEIGHT) continue;
-                const char *wp = in[q].data;
-                size_t nb = (size_t)so_shape_numel(&in[q].shape) * (in[q].shape.dtype == SO_I64 ? 8 : 4);
-                for (size_t j = 0; j < nb; j += 64) _mm_clflush(wp + j);
-                if (nb) _mm_clflush(wp + nb - 1);
-            }
-        _mm_mfence();
-        for (int32_t q = 0; q < n->n_in; q++) {
-            if (!in[q].data || g->nodes[n->in[q].node].op == SO_OP_WEIGHT || in[q].shape.dtype != SO_F32) continue;
-            const float *p = in[q].data;
-            int64_t cnt = so_shape_numel(&in[q].shape);
-            float acc = 0;
-            for (int64_t j = 0; j < cnt; j += 16) acc += p[j];
-            sink += acc;
-        }
-        double t0 = so_now();
-        if (k.run) k.run(k.priv, in, out, scratch);
-        else if (so_ref_kernels[n->op](g, n, in, out) != SO_OK) goto done;
-        double ms = (so_now() - t0) * 1e3;
-        if (it < 0) {
-            if (ms > 20 && cap > 2) cap = 2; /* long kernels: timer and load noise are small */
-            else if (ms > 5 && cap > 3) cap = 3;
-            continue;
-        }
-        samples[done_iters++] = ms;
-        if (done_iters == 1 || ms < fastest) fastest = ms;
-        /* enough: at least MIN_RUNS runs and TARGET_MS of work, counted at the fastest run's
-           time (a run preempted for a time slice must not end the series) */
-        if (done_iters >= MIN_RUNS && fastest * done_iters >= TARGET_MS) break;
-    }
-    (void)sink;
-    /* a low quantile of the runs: other processes only ever add time (the median would follow
-       the load of the moment), while the very fastest run is an outlier of its own (a run
-       that happened to find the weights still cached); a configuration is timed once for the
-       whole search, so its figure must not hang on one run */
-    qsort(samples, (size_t)done_iters, sizeof *samples, cmp_dbl);
-    *min_ms = samples[(done_iters - 1) / 4];
-    st = SO_OK;
-    goto done;
-oom:
-    st = so_errorf("out of memory timing %s", so_node_desc(g, i, desc, sizeof desc));
-done:
-    for (int q = 0; q < n_owned; q++) free(owned[q]);
-    free(samples);
-    free(scratch);
-    free(evict);
-    if (k.free_priv) k.free_priv(k.priv);
-    return st;
-}
 
 /* Weights of a model above this size are timed cold (flushed from the caches before each
    run): the caches hold a few MB of them at best (L2 512 KB per core, an L3 shared with the other
@@ -446,7 +272,7 @@ double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
     if (cm->cold_weights) key = XXH3_64bits_withSeed(&key, sizeof key, 0xC01D);
     if (so_hmap_get(&cm->cache, key, &v)) return u2d(v);
     double t0 = so_now(), ms = 0;
-    if (time_node(g, i, cm->threads, cm->cold_weights, 400, &ms) != SO_OK) {
+    if (so_exec_time_node(g, i, cm->threads, cm->cold_weights, 400, &ms) != SO_OK) {
         ms = so_cost_flops_node(g, i) * 100; /* cannot run on the fast path: discourage */
         cm->failed++;
     }
@@ -468,7 +294,7 @@ so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, dou
     if (costs_nothing(g, i)) return SO_OK;
     if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
     double t0 = so_now();
-    so_status st = time_node(g, i, cm->threads, cm->cold_weights, 400, ms);
+    so_status st = so_exec_time_node(g, i, cm->threads, cm->cold_weights, 400, ms);
     cm->measure_seconds += so_now() - t0;
     return st;
 }

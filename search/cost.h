@@ -4,7 +4,7 @@
 #define SO_COST_H
 
 #include "../src/graph.h"
-#include "hmap.h"
+#include "../src/hmap.h"
 
 typedef enum so_cost_kind { SO_COST_FLOPS = 0, SO_COST_MEASURED = 1 } so_cost_kind;
 

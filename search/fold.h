@@ -5,7 +5,7 @@
 #define SO_FOLD_H
 
 #include "../src/graph.h"
-#include "hmap.h"
+#include "../src/hmap.h"
 
 /* Folding state for one model: memo of (op, attributes, input weights) -> result weights and a
    content index (hash, shape) -> weight id, so that a search that folds the same constant

@@ -264,13 +264,6 @@ static int32_t first_entry(const ctx *c, uint64_t key);
 
 /* ---------------- per-graph data ---------------- */
 
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* Structural graph hash (g topologically sorted): node hashes from operator, attributes (by
    their interned pointer: one model per search), reference (weights by content) and input
    hashes, combined order-independently with the outputs. Equal graphs hash equal. */
@@ -296,17 +289,17 @@ static uint64_t graph_hash(const so_graph *g)
             buf[c++] = (uint64_t)(int64_t)nd->in[k].slot;
         }
         h[i] = XXH3_64bits(buf, (size_t)c * sizeof *buf);
-        gh += mix64(h[i]);
+        gh += so_mix64(h[i]);
     }
     for (int32_t o = 0; o < g->model->n_outputs; o++)
-        gh ^= mix64(h[g->outputs[o].node] + mix64(((uint64_t)o << 32) | (uint32_t)g->outputs[o].slot));
+        gh ^= so_mix64(h[g->outputs[o].node] + so_mix64(((uint64_t)o << 32) | (uint32_t)g->outputs[o].slot));
     free(h);
-    return mix64(gh);
+    return so_mix64(gh);
 }
 
 /* Use signature term of one use: user `u` (in some numbering), input position k, slot. */
-static inline uint64_t use_term(uint64_t u, int k, int32_t slot) { return mix64(u * 0x9e3779b97f4a7c15ULL + ((uint64_t)k << 40) + (uint32_t)slot); }
-static inline uint64_t out_term(int32_t o, int32_t slot) { return mix64(0x6f75747075740000ULL ^ ((uint64_t)o << 32) ^ (uint32_t)slot); }
+static inline uint64_t use_term(uint64_t u, int k, int32_t slot) { return so_mix64(u * 0x9e3779b97f4a7c15ULL + ((uint64_t)k << 40) + (uint32_t)slot); }
+static inline uint64_t out_term(int32_t o, int32_t slot) { return so_mix64(0x6f75747075740000ULL ^ ((uint64_t)o << 32) ^ (uint32_t)slot); }
 
 /* Use signatures of g's nodes; users numbered by num(u) = num ? num[u] : u. */
 static void use_sigs(const so_graph *g, const int64_t *num, uint64_t *sig)

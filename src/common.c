@@ -2,29 +2,58 @@
 #include "common.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 static _Thread_local char err_buf[1024];
 
 size_t so_max_alloc_bytes = (size_t)8 << 30; /* 8 GiB default */
 
-so_status so_errorf(const char *fmt, ...)
+static _Thread_local so_status err_code;
+
+static so_status set_error(so_status code, const char *fmt, va_list ap)
 {
     /* formatted aside first: callers pass so_error() (err_buf itself) as an argument */
     char tmp[sizeof err_buf];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    memcpy(err_buf, tmp, sizeof tmp);
+    err_code = code;
+    return code;
+}
+
+so_status so_errorf(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    so_status st = set_error(SO_ERR, fmt, ap);
     va_end(ap);
-    memcpy(err_buf, tmp, sizeof tmp);
-    return SO_ERR;
+    return st;
+}
+
+so_status so_errorc(so_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    so_status st = set_error(code == SO_OK ? SO_ERR : code, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+so_status so_error_code(void) { return err_code; }
+
+const char *so_status_name(so_status st)
+{
+    static const char *const names[SO_STATUS_COUNT] = {"ok", "error", "unsupported", "parse error", "over a limit", "i/o error"};
+    return (unsigned)st < SO_STATUS_COUNT ? names[st] : "unknown status";
 }
 
 so_status so_error_prefix(const char *prefix)
@@ -39,7 +68,7 @@ so_status so_error_prefix(const char *prefix)
     memcpy(tmp + n + 2, err_buf, m);
     tmp[n + 2 + m] = 0;
     memcpy(err_buf, tmp, sizeof err_buf);
-    return SO_ERR;
+    return err_code == SO_OK ? SO_ERR : err_code;
 }
 
 const char *so_error(void) { return err_buf; }
@@ -115,11 +144,11 @@ so_status so_read_file_exact(const char *path, void *buf, size_t n)
 {
     /* O_NONBLOCK so that opening a FIFO does not wait for a writer; refused below anyway. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return so_errorf("%s: cannot open: %s", path, strerror(errno));
+    if (fd < 0) return so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     so_status st = SO_OK;
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = so_errorf("%s: not a regular file", path);
+        st = so_errorc(SO_ERR_IO, "%s: not a regular file", path);
         goto done;
     }
     if (sb.st_size < 0 || (unsigned long long)sb.st_size != (unsigned long long)n) {
@@ -131,7 +160,7 @@ so_status so_read_file_exact(const char *path, void *buf, size_t n)
         ssize_t r = read(fd, (char *)buf + got, n - got);
         if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (r <= 0) {
-            st = so_errorf("%s: read error after %zu of %zu bytes: %s", path, got, n, r < 0 ? strerror(errno) : "file shrank");
+            st = so_errorc(SO_ERR_IO, "%s: read error after %zu of %zu bytes: %s", path, got, n, r < 0 ? strerror(errno) : "file shrank");
             goto done;
         }
         got += (size_t)r;
@@ -144,7 +173,7 @@ done:
 so_status so_read_file(const char *path, char **out, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return so_errorf("%s: cannot open: %s", path, strerror(errno));
+    if (!f) return so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 4096, n = 0;
     char *buf = so_xmalloc(cap);
     for (;;) {
@@ -157,7 +186,7 @@ so_status so_read_file(const char *path, char **out, size_t *len)
     fclose(f);
     if (err) {
         free(buf);
-        return so_errorf("%s: read error", path);
+        return so_errorc(SO_ERR_IO, "%s: read error", path);
     }
     buf[n] = 0;
     *out = buf;
@@ -195,12 +224,28 @@ double so_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-uint64_t so_rng_next(uint64_t *state)
+uint64_t so_rng_next(uint64_t *state) { return so_mix64(*state += 0x9E3779B97F4A7C15ull); }
+
+static int cmp_double(const void *a, const void *b)
 {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void so_sort_doubles(double *v, size_t n)
+{
+    if (n > 1) qsort(v, n, sizeof *v, cmp_double);
+}
+
+double so_median(const double *v, size_t n)
+{
+    if (!n) return NAN;
+    double *t = so_xmalloc(n * sizeof *t);
+    memcpy(t, v, n * sizeof *t);
+    so_sort_doubles(t, n);
+    double m = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    free(t);
+    return m;
 }
 
 float so_rng_uniform(uint64_t *state)
@@ -220,7 +265,7 @@ so_status so_atomic_open(so_atomic *a, const char *path, const char *mode)
     if (snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof a->tmp)
         return so_errorf("%s: path too long", path);
     a->f = fopen(a->tmp, mode);
-    if (!a->f) return so_errorf("%s: cannot write: %s", path, strerror(errno));
+    if (!a->f) return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
     return SO_OK;
 }
 
@@ -233,12 +278,12 @@ so_status so_atomic_commit(so_atomic *a, const char *path, int ok)
     a->f = NULL;
     if (!ok) {
         remove(a->tmp);
-        return so_errorf("%s: write error: %s", path, strerror(saved));
+        return so_errorc(SO_ERR_IO, "%s: write error: %s", path, strerror(saved));
     }
     if (rename(a->tmp, path) != 0) {
         saved = errno;
         remove(a->tmp);
-        return so_errorf("%s: cannot rename into place: %s", path, strerror(saved));
+        return so_errorc(SO_ERR_IO, "%s: cannot rename into place: %s", path, strerror(saved));
     }
     return SO_OK;
 }
@@ -249,4 +294,62 @@ so_status so_write_file_atomic(const char *path, const void *data, size_t n)
     if (so_atomic_open(&a, path, "wb") != SO_OK) return SO_ERR;
     int ok = fwrite(data, 1, n, a.f) == n;
     return so_atomic_commit(&a, path, ok);
+}
+
+static uint64_t exe_hash;
+static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
+
+static void exe_hash_init(void)
+{
+    FILE *f = fopen("/proc/self/exe", "rb");
+    if (!f) return;
+    XXH3_state_t *s = XXH3_createState();
+    XXH3_64bits_reset(s);
+    char *buf = so_xmalloc(65536);
+    size_t n;
+    while ((n = fread(buf, 1, 65536, f)) > 0) XXH3_64bits_update(s, buf, n);
+    exe_hash = XXH3_64bits_digest(s);
+    XXH3_freeState(s);
+    free(buf);
+    fclose(f);
+}
+
+uint64_t so_exe_hash(void)
+{
+    pthread_once(&exe_once, exe_hash_init);
+    return exe_hash;
+}
+
+int so_parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return 1;
+    *out = v;
+    return 0;
+}
+
+int so_parse_doubles(const char *s, double *out, int max, double lo, double hi)
+{
+    int n = 0;
+    while (*s) {
+        char *e;
+        errno = 0;
+        double v = strtod(s, &e);
+        if (errno || e == s || !(v >= lo && v <= hi) || n == max) return -1;
+        out[n++] = v;
+        if (*e == ',') e++;
+        else if (*e) return -1;
+        s = e;
+    }
+    return n;
+}
+
+int so_parse_double(const char *s, double lo, double hi, double *out)
+{
+    double v;
+    if (strchr(s, ',') || so_parse_doubles(s, &v, 1, lo, hi) != 1) return 1;
+    *out = v;
+    return 0;
 }

@@ -6,13 +6,28 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Every function that can fail returns so_status. On SO_ERR a one-line message
-   (no trailing newline) is kept per thread and read with so_error(). */
-typedef enum so_status { SO_OK = 0, SO_ERR = 1 } so_status;
+/* Every function that can fail returns so_status: SO_OK, or a code that says what happened,
+   with a one-line message (no trailing newline) kept per thread and read with so_error().
+   Callers that only need "failed" test != SO_OK; every code but SO_OK is a failure. */
+typedef enum so_status {
+    SO_OK = 0,
+    SO_ERR = 1,             /* failure without a more specific code (invalid model, internal error) */
+    SO_ERR_UNSUPPORTED = 2, /* valid input we do not handle: an operator, a form, a dtype */
+    SO_ERR_PARSE = 3,       /* malformed input text or bytes: rule files, protobuf, JSON */
+    SO_ERR_LIMIT = 4,       /* over a limit: --max-memory, sizes, counts */
+    SO_ERR_IO = 5,          /* a file could not be opened, read, written or renamed */
+    SO_STATUS_COUNT
+} so_status;
 
 /* Sets the thread's error message (printf format) and returns SO_ERR. */
 so_status so_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Prefixes the current message with "prefix: " (e.g. the file name). Returns SO_ERR. */
+/* Same with a specific code: sets the message and returns code. */
+so_status so_errorc(so_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The code of the thread's last message (SO_ERR after so_errorf); SO_OK if none was set. */
+so_status so_error_code(void);
+/* Name of a code: "ok", "error", "unsupported", "parse error", "over a limit", "i/o error". */
+const char *so_status_name(so_status st);
+/* Prefixes the current message with "prefix: " (e.g. the file name). Returns its code. */
 so_status so_error_prefix(const char *prefix);
 /* The last message set on this thread; "" if none. Valid until the next so_errorf. */
 const char *so_error(void);
@@ -62,6 +77,22 @@ so_status so_write_file_atomic(const char *path, const void *data, size_t n);
 /* Parses a byte count for --max-memory: a positive integer with an optional K, M, G or T
    suffix (powers of 1024, optionally followed by "B" or "iB"). Returns 0 on success. */
 int so_parse_bytes(const char *s, size_t *out);
+/* The number parsers of every command line and file reader. Each accepts the whole string (no
+   trailing characters) and returns 0 on success, 1 if s is not a number in [lo, hi] (out
+   untouched). so_parse_doubles reads a comma-separated list of at most max numbers and returns
+   their count, or -1. */
+int so_parse_int(const char *s, long long lo, long long hi, long long *out);
+int so_parse_double(const char *s, double lo, double hi, double *out);
+int so_parse_doubles(const char *s, double *out, int max, double lo, double hi);
+
+/* Sorts v[0..n) ascending in place. */
+void so_sort_doubles(double *v, size_t n);
+/* Median of v[0..n) (the mean of the middle two for even n), v left unchanged; NaN when n == 0. */
+double so_median(const double *v, size_t n);
+
+/* XXH3 of the running executable (/proc/self/exe), computed once; 0 if it cannot be read.
+   Keys what depends on the build: measured costs, generator checkpoints. */
+uint64_t so_exe_hash(void);
 
 /* Wall-clock seconds from a monotonic clock. */
 double so_now(void);
@@ -76,6 +107,13 @@ extern size_t so_max_alloc_bytes;
 /* Deterministic pseudo-random numbers (splitmix64): the same seed gives the same
    stream on every machine. so_rng_uniform returns a float in [-1, 1). */
 uint64_t so_rng_next(uint64_t *state);
+/* splitmix64's output function: a bijective 64-bit mixer (hashing small integers). */
+static inline uint64_t so_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
 float so_rng_uniform(uint64_t *state);
 /* Fills n floats with so_rng_uniform from state. */
 void so_rng_fill(uint64_t *state, float *x, size_t n);

@@ -25,6 +25,7 @@ void so_model_free(so_model *m)
     for (int32_t i = 0; i < m->n_weights; i++) free(m->weights[i].data);
     free(m->weights);
     free(m->attrs);
+    so_hmap_free(&m->attr_index);
     so_arena_free(&m->arena);
     free(m);
 }
@@ -33,29 +34,16 @@ static uint64_t attr_hash(const so_attr *a) { return XXH3_64bits(a, sizeof *a); 
 
 const so_attr *so_model_attr(so_model *m, const so_attr *a)
 {
-    /* open addressing, capacity a power of two, load <= 1/2 */
-    if ((m->n_attrs + 1) * 2 > m->cap_attrs) {
-        int32_t cap = m->cap_attrs ? m->cap_attrs * 2 : 256;
-        so_attr **t = so_xcalloc((size_t)cap, sizeof *t);
-        for (int32_t i = 0; i < m->cap_attrs; i++) {
-            so_attr *x = m->attrs[i];
-            if (!x) continue;
-            uint64_t h = attr_hash(x) & (uint64_t)(cap - 1);
-            while (t[h]) h = (h + 1) & (uint64_t)(cap - 1);
-            t[h] = x;
-        }
-        free(m->attrs);
-        m->attrs = t;
-        m->cap_attrs = cap;
-    }
-    uint64_t mask = (uint64_t)(m->cap_attrs - 1), h = attr_hash(a) & mask;
-    while (m->attrs[h]) {
-        if (memcmp(m->attrs[h], a, sizeof *a) == 0) return m->attrs[h];
-        h = (h + 1) & mask;
+    uint64_t h = attr_hash(a), it = 0, v;
+    while (so_hmap_next(&m->attr_index, h, &it, &v))
+        if (memcmp(m->attrs[v], a, sizeof *a) == 0) return m->attrs[v];
+    if (m->n_attrs == m->cap_attrs) {
+        m->cap_attrs = m->cap_attrs ? m->cap_attrs * 2 : 256;
+        m->attrs = so_xrealloc(m->attrs, (size_t)m->cap_attrs * sizeof *m->attrs);
     }
     so_attr *x = so_arena_dup(&m->arena, a, sizeof *a);
-    m->attrs[h] = x;
-    m->n_attrs++;
+    so_hmap_add_multi(&m->attr_index, h, (uint64_t)m->n_attrs);
+    m->attrs[m->n_attrs++] = x;
     return x;
 }
 

@@ -6,6 +6,7 @@
 
 #include "arena.h"
 #include "common.h"
+#include "hmap.h"
 #include "ops.h"
 
 #define SO_MAX_RANK 8
@@ -105,8 +106,9 @@ typedef struct so_model {
     int32_t n_weights, cap_weights;
     so_opaque *opaque;          /* arena */
     int32_t n_opaque, cap_opaque;
-    so_attr **attrs;            /* interned attribute sets (for cheap lookup/dedupe) */
+    so_attr **attrs;            /* interned attribute sets (for cheap lookup/dedupe), in insertion order */
     int32_t n_attrs, cap_attrs;
+    so_hmap attr_index;         /* XXH3 of an so_attr -> its position in attrs */
     so_graph *graph;            /* the imported graph (owned) */
 } so_model;
 

@@ -1,4 +1,4 @@
-/* onnx_io.h - ONNX import (protobuf-c) into the graph IR, and export back to ONNX. */
+/* onnx_io.h - ONNX import (protobuf-c) into the graph IR, and export back to ONNX: the public API of src/onnx_*.c. */
 #ifndef SO_ONNX_IO_H
 #define SO_ONNX_IO_H
 

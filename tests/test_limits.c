@@ -90,14 +90,14 @@ static pb model(pb *graph)
 #define D(...) ((const int64_t[]){__VA_ARGS__})
 #define L(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-/* Loads m (freed) and expects an error: one line, starting with the path, containing want. */
-static void expect_load_error(pb *m, const char *want)
+/* Loads m (freed) and expects an error with status `code`: one line, starting with the path, containing want. */
+static void expect_load_error_code(pb *m, so_status code, const char *want)
 {
     so_model *mod = (so_model *)1;
     so_status st = so_onnx_load_buffer("hostile.onnx", m->d, m->n, &mod);
     free(m->d);
     if (st == SO_OK) so_model_free(mod);
-    assert_int_equal(st, SO_ERR);
+    assert_int_equal(st, code);
     assert_null(mod);
     const char *msg = so_error();
     if (!strstr(msg, want)) fail_msg("message '%s' does not contain '%s'", msg, want);
@@ -123,7 +123,7 @@ static void test_input_dims_overflow(void **state)
     vinfo(&g, 11, "x", 4, D(2147483647, 2147483647, 2147483647, 4));
     vinfo(&g, 12, "x", -1, NULL);
     pb m = model(&g);
-    expect_load_error(&m, "element count overflows");
+    expect_load_error_code(&m, SO_ERR, "element count overflows");
 }
 
 static void test_input_dim_absurd(void **state)
@@ -133,7 +133,7 @@ static void test_input_dim_absurd(void **state)
     vinfo(&g, 11, "x", 2, D(1, (int64_t)1 << 40));
     vinfo(&g, 12, "x", -1, NULL);
     pb m = model(&g);
-    expect_load_error(&m, "absurd dimension");
+    expect_load_error_code(&m, SO_ERR, "absurd dimension");
 }
 
 static void test_input_rank_too_high(void **state)
@@ -143,7 +143,7 @@ static void test_input_rank_too_high(void **state)
     vinfo(&g, 11, "x", 9, D(1, 1, 1, 1, 1, 1, 1, 1, 1));
     vinfo(&g, 12, "x", -1, NULL);
     pb m = model(&g);
-    expect_load_error(&m, "rank 9");
+    expect_load_error_code(&m, SO_ERR, "rank 9");
 }
 
 static void test_initializer_dims_overflow(void **state)
@@ -155,7 +155,7 @@ static void test_initializer_dims_overflow(void **state)
     node(&g, "Add", L("x", "w"), L("y"), NULL);
     vinfo(&g, 12, "y", -1, NULL);
     pb m = model(&g);
-    expect_load_error(&m, "overflows");
+    expect_load_error_code(&m, SO_ERR, "overflows");
 }
 
 /* An initializer claims 2^40 floats but stores none: refused before any allocation. */
@@ -168,7 +168,7 @@ static void test_initializer_absurd_allocation(void **state)
     node(&g, "Add", L("x", "w"), L("y"), NULL);
     vinfo(&g, 12, "y", -1, NULL);
     pb m = model(&g);
-    expect_load_error(&m, "allocation limit");
+    expect_load_error_code(&m, SO_ERR_LIMIT, "allocation limit");
 }
 
 /* The limit is what --max-memory sets: a 400-byte input is refused under a 100-byte limit. */
@@ -184,7 +184,7 @@ static void test_max_memory_limit_applies(void **state)
     pb m2 = {0};
     pb_put(&m2, m.d, m.n);
     so_max_alloc_bytes = 100;
-    expect_load_error(&m, "allocation limit");
+    expect_load_error_code(&m, SO_ERR_LIMIT, "allocation limit");
     so_max_alloc_bytes = saved;
     so_model *mod = expect_load_ok(&m2);
     so_model_free(mod);
@@ -201,7 +201,7 @@ static void test_expand_shape_overflow(void **state)
     node(&g, "Expand", L("x", "s"), L("y"), NULL);
     vinfo(&g, 12, "y", -1, NULL);
     pb m = model(&g);
-    expect_load_error(&m, "Expand");
+    expect_load_error_code(&m, SO_ERR, "Expand");
 }
 
 /* Expand to 2^20 x 2^12 floats (16 GiB): the model loads (shapes only), but planning its
@@ -243,7 +243,7 @@ static void test_cycle(void **state)
     node(&g, "Relu", L("a"), L("b"), NULL);
     vinfo(&g, 12, "b", -1, NULL);
     pb m = model(&g);
-    expect_load_error(&m, "cycle");
+    expect_load_error_code(&m, SO_ERR, "cycle");
 }
 
 static void test_self_loop(void **state)
@@ -254,7 +254,7 @@ static void test_self_loop(void **state)
     node(&g, "Relu", L("a"), L("a"), NULL);
     vinfo(&g, 12, "a", -1, NULL);
     pb m = model(&g);
-    expect_load_error(&m, "cycle");
+    expect_load_error_code(&m, SO_ERR, "cycle");
 }
 
 static void test_undefined_input(void **state)
@@ -265,7 +265,7 @@ static void test_undefined_input(void **state)
     node(&g, "Relu", L("nowhere"), L("y"), NULL);
     vinfo(&g, 12, "y", -1, NULL);
     pb m = model(&g);
-    expect_load_error(&m, "'nowhere' is not produced");
+    expect_load_error_code(&m, SO_ERR, "'nowhere' is not produced");
 }
 
 /* A chain of 100000 nodes, written last-to-first so the importer must sort it: loads without
@@ -372,7 +372,7 @@ static void test_huge_perm(void **state)
     vinfo(&g, 12, "y", -1, NULL);
     free(v);
     pb m = model(&g);
-    expect_load_error(&m, "perm");
+    expect_load_error_code(&m, SO_ERR, "perm");
 }
 
 /* 100000 pads on a 2-D conv: not a form the optimizer understands, so the node is kept opaque
@@ -429,7 +429,7 @@ static void test_perm_values_out_of_range(void **state)
     node(&g, "Transpose", L("x"), L("y"), &at);
     vinfo(&g, 12, "y", -1, NULL);
     pb m = model(&g);
-    expect_load_error(&m, "perm");
+    expect_load_error_code(&m, SO_ERR, "perm");
 }
 
 /* Attribute values beyond int32 are refused or read as flags, never truncated to their low
@@ -447,7 +447,7 @@ static void test_int64_attributes_not_truncated(void **state)
         node(&g, "Conv", L("x", "w"), L("y"), &at);
         vinfo(&g, 12, "y", -1, NULL);
         pb m = model(&g);
-        expect_load_error(&m, "invalid kernel/stride/dilation");
+        expect_load_error_code(&m, SO_ERR, "invalid kernel/stride/dilation");
     }
     {
         pb g = {0}, at = {0}, a = {0};
@@ -460,7 +460,7 @@ static void test_int64_attributes_not_truncated(void **state)
         node(&g, "Conv", L("x", "w"), L("y"), &at);
         vinfo(&g, 12, "y", -1, NULL);
         pb m = model(&g);
-        expect_load_error(&m, "invalid group 4294967298");
+        expect_load_error_code(&m, SO_ERR, "invalid group 4294967298");
     }
     {
         pb g = {0}, at = {0}, a = {0};
@@ -563,7 +563,7 @@ static void test_opaque_shapes_bounded(void **state)
         vinfo(&g, 13, "v", 2, D(INT64_MAX, 2)); /* value_info */
         vinfo(&g, 12, "y", -1, NULL);
         pb m = model(&g);
-        expect_load_error(&m, "9223372036854775807,2]");
+        expect_load_error_code(&m, SO_ERR, "9223372036854775807,2]");
     }
     {
         pb g = {0};
@@ -575,7 +575,7 @@ static void test_opaque_shapes_bounded(void **state)
         node(&g, "Relu", L("v"), L("y"), NULL);
         vinfo(&g, 12, "y", -1, NULL);
         pb m = model(&g);
-        expect_load_error(&m, "hostile.onnx: ");
+        expect_load_error_code(&m, SO_ERR, "hostile.onnx: ");
     }
 }
 
@@ -712,7 +712,7 @@ static void test_long_names(void **state)
     vinfo(&g, 12, "y", -1, NULL);
     free(big);
     pb m = model(&g);
-    expect_load_error(&m, "input 'nnnn");
+    expect_load_error_code(&m, SO_ERR, "input 'nnnn");
     assert_true(strlen(so_error()) < 2048);
 }
 
@@ -723,7 +723,7 @@ static void expect_rules_error(const char *text, const char *want)
     so_ruleset rs = {0};
     so_status st = so_rules_parse("hostile.rules", text, strlen(text), &rs);
     so_ruleset_free(&rs);
-    assert_int_equal(st, SO_ERR);
+    assert_int_equal(st, SO_ERR_PARSE); /* a rule file over a limit is refused as malformed */
     const char *msg = so_error();
     if (!strstr(msg, want)) fail_msg("message '%s' does not contain '%s'", msg, want);
     assert_null(strchr(msg, '\n'));
@@ -827,7 +827,7 @@ static void test_rule_unterminated_and_nul(void **state)
     so_ruleset rs = {0};
     /* a NUL byte would cut strings copied from the line (fuzz finding: provenance changed
        through format -> parse); it is an error naming its line */
-    assert_int_equal(so_rules_parse("hostile.rules", with_nul, sizeof with_nul - 1, &rs), SO_ERR);
+    assert_int_equal(so_rules_parse("hostile.rules", with_nul, sizeof with_nul - 1, &rs), SO_ERR_PARSE);
     assert_string_equal(so_error(), "hostile.rules:2: NUL byte in rule text");
     assert_int_equal(rs.n_rules, 0);
 }
@@ -935,14 +935,14 @@ static void test_read_file_exact(void **state)
     /* missing file, directory, FIFO (must not block waiting for a writer) */
     char missing[160];
     snprintf(missing, sizeof missing, "%s/missing.bin", tmpdir);
-    assert_int_equal(so_read_file_exact(missing, got, sizeof got), SO_ERR);
+    assert_int_equal(so_read_file_exact(missing, got, sizeof got), SO_ERR_IO);
     assert_non_null(strstr(so_error(), "cannot open"));
-    assert_int_equal(so_read_file_exact(tmpdir, got, sizeof got), SO_ERR);
+    assert_int_equal(so_read_file_exact(tmpdir, got, sizeof got), SO_ERR_IO);
     assert_non_null(strstr(so_error(), "not a regular file"));
     char fifo[160];
     snprintf(fifo, sizeof fifo, "%s/fifo", tmpdir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
-    assert_int_equal(so_read_file_exact(fifo, got, sizeof got), SO_ERR);
+    assert_int_equal(so_read_file_exact(fifo, got, sizeof got), SO_ERR_IO);
     assert_non_null(strstr(so_error(), "not a regular file"));
     /* empty file for a model without input elements */
     char empty[160];

@@ -443,7 +443,7 @@ static void test_malformed(void **state)
     so_model *m = NULL;
 
     tpath(p, sizeof p, "missing.onnx");
-    assert_int_equal(so_onnx_load(p, &m), SO_ERR);
+    assert_int_equal(so_onnx_load(p, &m), SO_ERR_IO);
     assert_non_null(strstr(so_error(), "cannot open"));
     assert_int_equal(strncmp(so_error(), p, strlen(p)), 0);
 
@@ -451,7 +451,7 @@ static void test_malformed(void **state)
     pb b = small_model(V_OK);
     tpath(p, sizeof p, "truncated.onnx");
     write_file(p, b.d, b.n / 2);
-    assert_int_equal(so_onnx_load(p, &m), SO_ERR);
+    assert_int_equal(so_onnx_load(p, &m), SO_ERR_PARSE);
     assert_null(m);
     assert_int_equal(strncmp(so_error(), p, strlen(p)), 0);
     assert_non_null(strstr(so_error(), "protobuf parse failed"));
@@ -466,13 +466,13 @@ static void test_malformed(void **state)
     }
     tpath(p, sizeof p, "random.onnx");
     write_file(p, rnd, sizeof rnd);
-    assert_int_equal(so_onnx_load(p, &m), SO_ERR);
+    assert_int_equal(so_onnx_load(p, &m), SO_ERR_PARSE);
     assert_non_null(strstr(so_error(), "not a valid ONNX model"));
 
     /* empty file */
     tpath(p, sizeof p, "empty.onnx");
     write_file(p, "", 0);
-    assert_int_equal(so_onnx_load(p, &m), SO_ERR);
+    assert_int_equal(so_onnx_load(p, &m), SO_ERR_PARSE);
     assert_non_null(strstr(so_error(), "not a valid ONNX model"));
 
     expect_load_error(V_MISSING_INPUT, "missing_input.onnx", "node 'mm' (MatMul): input 'foo' is not produced by any node, initializer or graph input");
@@ -606,7 +606,7 @@ static void test_raw_data_wire_forms(void **state)
         so_model_free(mb);
         /* the same model cut short inside W2's raw_data is refused on both paths */
         so_model *mt = (so_model *)1;
-        assert_int_equal(so_onnx_load_buffer(name, b.d, b.n / 2, &mt), SO_ERR);
+        assert_int_equal(so_onnx_load_buffer(name, b.d, b.n / 2, &mt), SO_ERR_PARSE);
         assert_null(mt);
         free(b.d);
     }
@@ -622,7 +622,7 @@ static void test_too_large(void **state)
     so_status st = so_onnx_load_buffer("limit.onnx", b.d, b.n, &m);
     so_max_alloc_bytes = saved;
     free(b.d);
-    assert_int_equal(st, SO_ERR);
+    assert_int_equal(st, SO_ERR_LIMIT);
     assert_null(m);
     assert_non_null(strstr(so_error(), "limit.onnx: initializer 'W': 12 elements exceed the allocation limit (40 bytes)"));
 }

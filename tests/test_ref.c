@@ -990,7 +990,7 @@ static void test_run_opaque_fails(void **s)
     float out[2];
     const float *ins[1] = {xin};
     float *outs[1] = {out};
-    assert_int_equal(so_ref_run(G, ins, outs), SO_ERR);
+    assert_int_equal(so_ref_run(G, ins, outs), SO_ERR_UNSUPPORTED);
     assert_string_equal(so_error(), "unsupported operator 'Foo' at node 'bar'");
 }
 

@@ -148,7 +148,7 @@ static void test_round_trip(void **state)
 static void expect_error(const char *text, const char *want)
 {
     so_ruleset rs;
-    assert_int_equal(so_rules_parse("bad.rules", text, strlen(text), &rs), SO_ERR);
+    assert_int_equal(so_rules_parse("bad.rules", text, strlen(text), &rs), SO_ERR_PARSE);
     if (!strstr(so_error(), want)) fail_msg("error '%s' does not contain '%s'", so_error(), want);
 }
 

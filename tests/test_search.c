@@ -14,7 +14,7 @@
 
 #include "../kernels/ref.h"
 #include "../search/fold.h"
-#include "../search/optimize.h"
+#include "../cli/commands.h"
 #include "../src/onnx_io.h"
 #include "../search/search.h"
 #include "test_util.h"

@@ -47,9 +47,9 @@ typedef struct so_verify_summary {
 so_status so_verify_ruleset(so_ruleset *rs, int threads, double timeout_s,
                             so_verify_summary *sum, char ***reasons);
 
-/* `superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [-w]` and
-   `superopt verify --axioms` (axiom self-check and redundancy report). argv[1] == "verify".
-   Returns the process exit status (0 all proved, 1 failure, 2 usage). */
-int so_verify_main(int argc, char **argv);
+/* Axiom report (verify --axioms): every axiom's numeric self-check against the kernels on
+   `trials` random cases, and whether it follows from the others within timeout_s; printed as
+   text, one JSON line (json) or a Markdown table (md). Returns 0 if all pass, else 1. */
+int so_verify_axiom_report(int json, int trials, double timeout_s, int md);
 
 #endif

@@ -73,6 +73,36 @@ static int insert(so_hmap *h, uint64_t key, uint64_t val, int overwrite)
 void so_hmap_put(so_hmap *h, uint64_t key, uint64_t val) { (void)insert(h, key, val, 1); }
 int so_hmap_add(so_hmap *h, uint64_t key, uint64_t val) { return insert(h, key, val, 0); }
 
+void so_hmap_add_multi(so_hmap *h, uint64_t key, uint64_t val)
+{
+    if ((h->n + 1) * 2 > h->cap) grow(h);
+    key = fix(key);
+    uint64_t mask = h->cap - 1, s = slot_of(key, mask);
+    while (h->keys[s]) s = (s + 1) & mask;
+    h->keys[s] = key;
+    h->vals[s] = val;
+    h->n++;
+}
+
+int so_hmap_next(const so_hmap *h, uint64_t key, uint64_t *iter, uint64_t *val)
+{
+    if (!h->cap) return 0;
+    key = fix(key);
+    uint64_t mask = h->cap - 1, home = slot_of(key, mask);
+    /* *iter: offset from the key's home slot of the next slot to examine */
+    for (uint64_t off = *iter; off < h->cap; off++) {
+        uint64_t s = (home + off) & mask;
+        if (!h->keys[s]) break;
+        if (h->keys[s] == key) {
+            *val = h->vals[s];
+            *iter = off + 1;
+            return 1;
+        }
+    }
+    *iter = h->cap;
+    return 0;
+}
+
 void so_hmap_free(so_hmap *h)
 {
     free(h->keys);

@@ -7,18 +7,10 @@
 
 #include "../kernels/exec.h"
 #include "../kernels/isa.h"
-#include "bench.h"
-#include "common.h"
-#include "graph.h"
-#include "onnx_io.h"
-
-/* Entry points of the other stages' subcommands. Each returns the process exit status
-   (0 ok, 1 failure with a message already printed, 2 usage). Declared weak so that the
-   CLI links while a stage is being built; a missing stage reports itself. */
-int so_optimize_main(int argc, char **argv) __attribute__((weak));
-int so_gen_main(int argc, char **argv) __attribute__((weak));
-int so_rules_main(int argc, char **argv) __attribute__((weak));
-int so_verify_main(int argc, char **argv) __attribute__((weak));
+#include "commands.h"
+#include "../src/common.h"
+#include "../src/graph.h"
+#include "../src/onnx_io.h"
 
 static const char usage_text[] =
     "usage:\n"
@@ -48,27 +40,10 @@ static int fail(void)
     return 1;
 }
 
-/* Parses a non-negative integer option value; returns 0 on success. */
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return 1;
-    *out = v;
-    return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     const char *model_path = NULL, *in_path = NULL, *out_path = NULL;
-    long iters = 10, warmup = 2, threads = 1, seed = 1;
+    long long iters = 10, warmup = 2, threads = 1, seed = 1;
     int json = 0, profile = 0, reference = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -76,10 +51,10 @@ static int cmd_run(int argc, char **argv)
         if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--profile")) profile = 1;
         else if (!strcmp(a, "--reference")) reference = 1;
-        else if (!strcmp(a, "--iters") && v) { if (parse_int(v, 1, 1000000, &iters)) return usage("--iters needs a positive integer"); i++; }
-        else if (!strcmp(a, "--warmup") && v) { if (parse_int(v, 0, 1000000, &warmup)) return usage("--warmup needs an integer >= 0"); i++; }
-        else if (!strcmp(a, "--threads") && v) { if (parse_int(v, 1, 256, &threads)) return usage("--threads needs an integer in 1..256"); i++; }
-        else if (!strcmp(a, "--seed") && v) { if (parse_int(v, 0, 0x7fffffffL, &seed)) return usage("--seed needs an integer >= 0"); i++; }
+        else if (!strcmp(a, "--iters") && v) { if (so_parse_int(v, 1, 1000000, &iters)) return usage("--iters needs a positive integer"); i++; }
+        else if (!strcmp(a, "--warmup") && v) { if (so_parse_int(v, 0, 1000000, &warmup)) return usage("--warmup needs an integer >= 0"); i++; }
+        else if (!strcmp(a, "--threads") && v) { if (so_parse_int(v, 1, 256, &threads)) return usage("--threads needs an integer in 1..256"); i++; }
+        else if (!strcmp(a, "--seed") && v) { if (so_parse_int(v, 0, 0x7fffffffL, &seed)) return usage("--seed needs an integer >= 0"); i++; }
         else if (!strcmp(a, "--inputs") && v) { in_path = v; i++; }
         else if (!strcmp(a, "--outputs") && v) { out_path = v; i++; }
         else if (a[0] == '-' ) return usage("run: unknown option or missing value");
@@ -162,8 +137,8 @@ static int cmd_run(int argc, char **argv)
         if (so_exec_run(e, (const float *const *)ins, outs) != SO_OK) goto run_failed;
         times[it] = (so_now() - t0) * 1e3;
     }
-    qsort(times, (size_t)iters, sizeof *times, cmp_double);
-    double median = iters % 2 ? times[iters / 2] : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
+    double median = so_median(times, (size_t)iters);
+    so_sort_doubles(times, (size_t)iters); /* times[0]: the fastest run */
 
     if (out_path) {
         float *all = so_xmalloc((out_total ? out_total : 1) * sizeof(float));
@@ -179,10 +154,10 @@ static int cmd_run(int argc, char **argv)
         if (st != SO_OK) goto done;
     }
     if (json) {
-        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %ld, \"peak_activation_bytes\": %zu, \"isa\": \"%s\"}\n",
+        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %zu, \"isa\": \"%s\"}\n",
                median, times[0], iters, so_exec_peak_activation_bytes(e), so_exec_isa_name(e));
     } else {
-        printf("%s: %d nodes, %ld iterations, %ld thread%s, %s kernels: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
+        printf("%s: %d nodes, %lld iterations, %lld thread%s, %s kernels: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
                model_path, (int)g->n_nodes, iters, threads, threads == 1 ? "" : "s", so_exec_isa_name(e), median, times[0],
                (double)so_exec_peak_activation_bytes(e) / 1e6);
         for (int32_t k = 0; k < m->n_outputs; k++) {
@@ -257,15 +232,6 @@ static int cmd_inspect(int argc, char **argv)
     return 0;
 }
 
-static int dispatch(int (*fn)(int, char **), const char *what, int argc, char **argv)
-{
-    if (!fn) {
-        fprintf(stderr, "superopt: '%s' is not available in this build\n", what);
-        return 1;
-    }
-    return fn(argc, argv);
-}
-
 int main(int argc, char **argv)
 {
     /* --max-memory BYTES and --isa LEVEL apply to every command: taken out of argv before dispatch. */
@@ -310,11 +276,11 @@ int main(int argc, char **argv)
         return fail();
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "inspect")) return cmd_inspect(argc - 1, argv + 1);
-    if (!strcmp(cmd, "generate")) return dispatch(so_gen_main, "generate", argc - 1, argv + 1);
-    if (!strcmp(cmd, "rules")) return dispatch(so_rules_main, "rules", argc - 1, argv + 1);
-    if (!strcmp(cmd, "verify")) return dispatch(so_verify_main, "verify", argc - 1, argv + 1);
-    if (!strcmp(cmd, "bench")) return dispatch(so_bench_main, "bench", argc - 1, argv + 1);
+    if (!strcmp(cmd, "generate")) return so_gen_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "rules")) return so_rules_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "verify")) return so_verify_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return so_bench_main(argc - 1, argv + 1);
     if (cmd[0] == '-' && !strstr(cmd, ".onnx")) return usage("unknown option; the model comes first");
     /* default: optimize MODEL.onnx [options] */
-    return dispatch(so_optimize_main, "optimize", argc, argv);
+    return so_optimize_main(argc, argv);
 }

@@ -1,6 +1,6 @@
-/* optimize.c - the optimize command: load, canonicalise, search with proven rules, check the result
+/* cmd_optimize.c - the optimize command: load, canonicalise, search with proven rules, check the result
    numerically against the original, measure, write atomically, report (summary, JSON, Graphviz). */
-#include "optimize.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,17 +13,18 @@
 
 #include "../kernels/exec.h"
 #include "../kernels/isa.h"
+#include "../search/cost.h"
+#include "../search/fold.h"
+#include "../search/match.h"
+#include "../search/search.h"
+#include "../src/json.h"
 #include "../src/onnx_io.h"
-#include "cost.h"
-#include "fold.h"
-#include "match.h"
-#include "search.h"
 
 typedef struct opts {
     const char *model, *out, *rules, *report, *dot, *cache_dir;
     int search, cost, quiet, allow_unverified, reverse, check_incremental;
     double alpha, time_limit;
-    long budget, threads, seed;
+    long long budget, threads, seed;
 } opts;
 
 static int usage(const char *msg)
@@ -35,26 +36,6 @@ static int usage(const char *msg)
           "         [--no-reverse] [--cache-dir DIR] [--check-incremental]\n",
           stderr);
     return 2;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return 1;
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi)) return 1;
-    *out = v;
-    return 0;
 }
 
 static int file_exists(const char *p)
@@ -128,12 +109,6 @@ static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
     return SO_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Runs g once on x (outputs into x->out), then, if lat_ms != NULL, times it: median over at
    least 5 runs and about 0.3 s. */
 static so_status run_graph(const so_graph *g, int threads, io *x, double *lat_ms)
@@ -151,8 +126,7 @@ static so_status run_graph(const so_graph *g, int threads, io *x, double *lat_ms
             if ((st = so_exec_run(e, (const float *const *)x->in, x->out)) != SO_OK) break;
             t[n++] = (so_now() - t0) * 1e3;
         }
-        qsort(t, (size_t)n, sizeof *t, cmp_double);
-        *lat_ms = n ? t[n / 2] : 0;
+        *lat_ms = n ? so_median(t, (size_t)n) : 0;
     }
     so_exec_free(e);
     return st;
@@ -182,18 +156,6 @@ static double rel_err(const io *a, const io *b)
 }
 
 /* ---------------- output files ---------------- */
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 static so_status write_dot(const so_graph *g, const char *path)
 {
@@ -285,11 +247,11 @@ int so_optimize_main(int argc, char **argv)
             else if (!strcmp(v, "flops")) o.cost = SO_COST_FLOPS;
             else return usage("--cost takes measured or flops");
             i++;
-        } else if (!strcmp(a, "--alpha") && v) { if (parse_double(v, 1.0, 100.0, &o.alpha)) return usage("--alpha needs a number in [1, 100]"); i++; }
-        else if (!strcmp(a, "--time-limit") && v) { if (parse_double(v, 0.0, 1e7, &o.time_limit)) return usage("--time-limit needs seconds >= 0 (0: none)"); i++; }
-        else if (!strcmp(a, "--budget") && v) { if (parse_long(v, 0, 1L << 40, &o.budget)) return usage("--budget needs an integer >= 0 (0: none)"); i++; }
-        else if (!strcmp(a, "--threads") && v) { if (parse_long(v, 1, 256, &o.threads)) return usage("--threads needs an integer in 1..256"); i++; }
-        else if (!strcmp(a, "--seed") && v) { if (parse_long(v, 0, 0x7fffffffL, &o.seed)) return usage("--seed needs an integer >= 0"); i++; }
+        } else if (!strcmp(a, "--alpha") && v) { if (so_parse_double(v, 1.0, 100.0, &o.alpha)) return usage("--alpha needs a number in [1, 100]"); i++; }
+        else if (!strcmp(a, "--time-limit") && v) { if (so_parse_double(v, 0.0, 1e7, &o.time_limit)) return usage("--time-limit needs seconds >= 0 (0: none)"); i++; }
+        else if (!strcmp(a, "--budget") && v) { if (so_parse_int(v, 0, 1L << 40, &o.budget)) return usage("--budget needs an integer >= 0 (0: none)"); i++; }
+        else if (!strcmp(a, "--threads") && v) { if (so_parse_int(v, 1, 256, &o.threads)) return usage("--threads needs an integer in 1..256"); i++; }
+        else if (!strcmp(a, "--seed") && v) { if (so_parse_int(v, 0, 0x7fffffffL, &o.seed)) return usage("--seed needs an integer >= 0"); i++; }
         else if (a[0] == '-') return usage("optimize: unknown option or missing value");
         else if (!o.model) o.model = a;
         else return usage("optimize: more than one model given");
@@ -415,17 +377,17 @@ int so_optimize_main(int argc, char **argv)
         FILE *f = out.f;
         const char *sname[] = {"none", "greedy", "backtrack"};
         fprintf(f, "{\n  \"model\": ");
-        json_str(f, o.model);
+        so_json_fstr(f, o.model);
         fprintf(f, ",\n  \"output\": ");
-        json_str(f, out_path);
+        so_json_fstr(f, out_path);
         fprintf(f, ",\n  \"rules\": ");
-        json_str(f, rules_path);
-        fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %g,\n  \"budget\": %ld,\n  \"time_limit\": %g,\n",
+        so_json_fstr(f, rules_path);
+        fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %g,\n  \"budget\": %lld,\n  \"time_limit\": %g,\n",
                 sname[o.search], o.cost == SO_COST_MEASURED ? "measured" : "flops", o.alpha, o.budget, o.time_limit);
         so_isa isa = SO_ISA_SCALAR;
         (void)so_isa_current(&isa); /* checked at start (main.c) */
         fprintf(f, "  \"isa\": \"%s\",\n  \"cpu\": ", so_isa_name(isa));
-        json_str(f, so_isa_cpu_model());
+        so_json_fstr(f, so_isa_cpu_model());
         fprintf(f, ",\n");
         fprintf(f, "  \"cost_before\": %.9g,\n  \"cost_start\": %.9g,\n  \"cost_after\": %.9g,\n", cost_orig, res.cost_before, res.cost_after);
         if (checked) fprintf(f, "  \"latency_before_ms\": %.6g,\n  \"latency_after_ms\": %.6g,\n  \"speedup\": %.4f,\n", lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0);

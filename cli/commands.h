@@ -1,0 +1,32 @@
+/* commands.h - entry points of the superopt subcommands (cli/cmd_*.c, cli/bench.c), dispatched by cli/main.c. */
+#ifndef SO_COMMANDS_H
+#define SO_COMMANDS_H
+
+/* Each takes the subcommand's argv (argv[0] is the subcommand name; for optimize argv[1] is the
+   model) and returns the process exit status: 0 ok, 1 failure with a one-line message already
+   printed on stderr, 2 usage error. */
+
+/* `superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none] [--alpha A]
+   [--budget N] [--time-limit S] [--cost measured|flops] [--report FILE.json] [--dot DIR]
+   [--threads N] [--seed N] [-q] [--allow-unverified] [--no-reverse] [--cache-dir DIR]
+   [--check-incremental]` (the last: debugging, every incrementally matched graph is also
+   matched from scratch and differences are counted in the report). cli/cmd_optimize.c */
+int so_optimize_main(int argc, char **argv);
+/* `superopt generate ...` and `superopt rules merge ...` (cli/cmd_generate.c). */
+int so_gen_main(int argc, char **argv);
+int so_rules_main(int argc, char **argv);
+/* `superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [-w]` and
+   `superopt verify --axioms` (cli/cmd_verify.c). */
+int so_verify_main(int argc, char **argv);
+/* `superopt bench [MODEL.onnx ...] [--json FILE] [--svg FILE] [options]` (argv[0] is "bench"; cli/bench.c).
+   Runs per model the optimize command (as a subprocess of this executable) with --search none,
+   greedy and backtrack; measures each result on our backend (`superopt run`, 1 and 2 threads)
+   and under ONNX Runtime (`node tools/ort/ort_run.js`, the original and our results at 'all'),
+   interleaving the variants in rounds; runs the ablations (rule size, alpha, budget sweep) on a
+   few models. Prints a Markdown report on stdout; --json and --svg write files atomically.
+   Options are documented in docs/BENCHMARKS.md and by `superopt bench --help`.
+   Returns the exit status: 0 ok, 1 failure (one-line message on stderr; with results written
+   when some runs failed), 2 usage. */
+int so_bench_main(int argc, char **argv);
+
+#endif

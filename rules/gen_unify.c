@@ -1,0 +1,636 @@
+/* gen_unify.c - generator shape generalisation: symbolic dimensions unified over a candidate pair, the rule built from it (so_gen_make_rule). */
+#include "gen_priv.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+/* ---------------- shape generalisation ---------------- */
+
+#define LX_MAX 8
+typedef struct lx {
+    int32_t c;
+    int n;
+    int s[LX_MAX];
+} lx;
+
+typedef struct unif {
+    int n;
+    int64_t val[64];
+    int has_sub[64];
+    lx sub[64];
+    int fail;
+} unif;
+
+static lx lx_c(int64_t c)
+{
+    lx e;
+    memset(&e, 0, sizeof e);
+    e.c = (int32_t)c;
+    return e;
+}
+
+static int new_sym(unif *U, int64_t v)
+{
+    if (U->n >= 64) {
+        U->fail = 1;
+        return 0;
+    }
+    U->val[U->n] = v;
+    U->has_sub[U->n] = 0;
+    return U->n++;
+}
+
+static lx lx_sym(int s)
+{
+    lx e = lx_c(0);
+    e.n = 1;
+    e.s[0] = s;
+    return e;
+}
+
+static void lx_sort(lx *e)
+{
+    for (int i = 1; i < e->n; i++)
+        for (int j = i; j > 0 && e->s[j - 1] > e->s[j]; j--) {
+            int t = e->s[j];
+            e->s[j] = e->s[j - 1];
+            e->s[j - 1] = t;
+        }
+}
+
+/* Terms keep their order (concat order), so that a later split can cut at a prefix. */
+static lx lx_add(unif *U, lx a, lx b)
+{
+    if (a.n + b.n > LX_MAX) {
+        U->fail = 1;
+        return a;
+    }
+    for (int i = 0; i < b.n; i++) a.s[a.n++] = b.s[i];
+    a.c += b.c;
+    return a;
+}
+
+static lx resolve(unif *U, lx e)
+{
+    for (int guard = 0; guard < 64; guard++) {
+        int changed = 0;
+        lx r = lx_c(e.c);
+        for (int i = 0; i < e.n; i++) {
+            if (U->has_sub[e.s[i]]) {
+                r = lx_add(U, r, U->sub[e.s[i]]);
+                changed = 1;
+            } else {
+                lx one = lx_sym(e.s[i]);
+                r = lx_add(U, r, one);
+            }
+            if (U->fail) return e;
+        }
+        e = r;
+        if (!changed) break;
+    }
+    return e;
+}
+
+static int64_t lx_val(const unif *U, const lx *e)
+{
+    int64_t v = e->c;
+    for (int i = 0; i < e->n; i++) v += U->val[e->s[i]];
+    return v;
+}
+
+static void unify(unif *U, lx a, lx b)
+{
+    if (U->fail) return;
+    a = resolve(U, a);
+    b = resolve(U, b);
+    lx_sort(&a);
+    lx_sort(&b);
+    if (lx_val(U, &a) != lx_val(U, &b)) {
+        U->fail = 1;
+        return;
+    }
+    /* cancel common symbols */
+    lx da = lx_c(a.c), db = lx_c(b.c);
+    int i = 0, j = 0;
+    while (i < a.n || j < b.n) {
+        if (j >= b.n || (i < a.n && a.s[i] < b.s[j])) da.s[da.n++] = a.s[i++];
+        else if (i >= a.n || b.s[j] < a.s[i]) db.s[db.n++] = b.s[j++];
+        else {
+            i++;
+            j++;
+        }
+    }
+    if (da.n == 0 && db.n == 0) return; /* values equal -> constants equal */
+    if (da.n == 1) {
+        int s = da.s[0];
+        lx r = db;
+        r.c = db.c - da.c;
+        if (r.n == 0 && r.c < 1) {
+            U->fail = 1;
+            return;
+        }
+        U->sub[s] = r;
+        U->has_sub[s] = 1;
+        return;
+    }
+    if (db.n == 1) {
+        int s = db.s[0];
+        lx r = da;
+        r.c = da.c - db.c;
+        if (r.n == 0 && r.c < 1) {
+            U->fail = 1;
+            return;
+        }
+        U->sub[s] = r;
+        U->has_sub[s] = 1;
+        return;
+    }
+    U->fail = 1;
+}
+
+typedef struct sshp {
+    int rank;
+    lx d[4];
+} sshp;
+
+/* Symbolic shapes of one graph's tensors (vars shared through vs). */
+static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const gen_eval *ev, sshp *ts)
+{
+    for (int i = 0; i < g->n_nodes && !U->fail; i++) {
+        const gen_node *nd = &g->nodes[i];
+        const gen_inst *gi = &u->insts[nd->inst];
+        sshp in[GEN_MAX_NIN];
+        const gen_type *it[GEN_MAX_NIN];
+        for (int a = 0; a < gi->n_in; a++) {
+            in[a] = ts[nd->in[a]];
+            it[a] = &ev->type[nd->in[a]];
+        }
+        int base = u->n_vars + GEN_MAX_OUT * i;
+        sshp *o = &ts[base];
+        memset(o, 0, sizeof *o);
+        switch (gi->kind) {
+        case GK_ADD:
+            if (in[0].rank == 1 && in[1].rank == 3) { /* bias add on the last axis (enum.c) */
+                unify(U, in[0].d[0], in[1].d[2]);
+                *o = in[1];
+                break;
+            }
+            for (int k = 0; k < in[0].rank; k++) unify(U, in[0].d[k], in[1].d[k]);
+            *o = in[0];
+            break;
+        case GK_MUL:
+            if (in[1].rank) for (int k = 0; k < in[0].rank; k++) unify(U, in[0].d[k], in[1].d[k]);
+            *o = in[0];
+            break;
+        case GK_TRANSPOSE:
+            o->rank = 2;
+            o->d[0] = in[0].d[1];
+            o->d[1] = in[0].d[0];
+            break;
+        case GK_MATMUL: {
+            int r = in[0].rank; /* 2, or 3: rank-3 activation @ matrix */
+            unify(U, in[0].d[r - 1], in[1].d[0]);
+            *o = in[0];
+            o->d[r - 1] = in[1].d[1];
+            break;
+        }
+        case GK_CONV:
+        case GK_CONVB: {
+            int grp = it[0]->dim[1] / it[1]->dim[1];
+            if (grp == 1) {
+                unify(U, in[0].d[1], in[1].d[1]);
+            } else {
+                unify(U, in[0].d[1], lx_c(it[0]->dim[1]));
+                unify(U, in[1].d[1], lx_c(it[1]->dim[1]));
+                unify(U, in[1].d[0], lx_c(it[1]->dim[0]));
+            }
+            unify(U, in[1].d[2], lx_c(it[1]->dim[2]));
+            unify(U, in[1].d[3], lx_c(it[1]->dim[3]));
+            if (gi->kind == GK_CONVB) unify(U, in[2].d[0], in[1].d[0]);
+            o->rank = 4;
+            o->d[0] = in[0].d[0];
+            o->d[1] = in[1].d[0];
+            o->d[2] = in[0].d[2];
+            o->d[3] = in[0].d[3];
+            break;
+        }
+        case GK_ENLARGE:
+            unify(U, in[0].d[2], lx_c(it[0]->dim[2]));
+            unify(U, in[0].d[3], lx_c(it[0]->dim[3]));
+            *o = in[0];
+            o->d[2] = lx_c(3);
+            o->d[3] = lx_c(3);
+            break;
+        case GK_RELU: case GK_SIGMOID: case GK_TANH: case GK_AVGPOOL: case GK_MAXPOOL:
+            *o = in[0];
+            break;
+        case GK_CONCAT:
+            for (int k = 0; k < in[0].rank; k++)
+                if (k != gi->axis) unify(U, in[0].d[k], in[1].d[k]);
+            *o = in[0];
+            o->d[gi->axis] = lx_add(U, in[0].d[gi->axis], in[1].d[gi->axis]);
+            break;
+        case GK_SPLIT: {
+            int ax = gi->axis, t = nd->in[0];
+            int pn = tid_node(u, t);
+            lx s0, s1;
+            const gen_type *ot0 = &ev->type[base];
+            if (pn >= 0 && u->insts[g->nodes[pn].inst].kind == GK_CONCAT && u->insts[g->nodes[pn].inst].axis == ax) {
+                s0 = ts[g->nodes[pn].in[0]].d[ax];
+                s1 = ts[g->nodes[pn].in[1]].d[ax];
+            } else {
+                lx D = resolve(U, in[0].d[ax]);
+                int64_t cut = ot0->dim[ax];
+                if (D.n == 0) {
+                    s0 = lx_c(cut);
+                    s1 = lx_c(D.c - cut);
+                } else if (D.n == 1 && D.c == 0) {
+                    int a = new_sym(U, cut), b = new_sym(U, U->val[D.s[0]] - cut);
+                    lx e = lx_add(U, lx_sym(a), lx_sym(b));
+                    U->sub[D.s[0]] = e;
+                    U->has_sub[D.s[0]] = 1;
+                    s0 = lx_sym(a);
+                    s1 = lx_sym(b);
+                } else {
+                    /* a prefix of the terms (concat order) with value cut */
+                    int found = 0;
+                    int64_t v = 0;
+                    for (int m = 1; m < D.n && !found; m++) {
+                        v += U->val[D.s[m - 1]];
+                        if (v != cut) continue;
+                        s0 = lx_c(0);
+                        s1 = lx_c(D.c);
+                        for (int q = 0; q < D.n; q++) {
+                            if (q < m) s0.s[s0.n++] = D.s[q];
+                            else s1.s[s1.n++] = D.s[q];
+                        }
+                        found = 1;
+                    }
+                    if (!found) {
+                        U->fail = 1;
+                        return;
+                    }
+                }
+            }
+            o[0] = in[0];
+            o[1] = in[0];
+            o[0].d[ax] = s0;
+            o[1].d[ax] = s1;
+            break;
+        }
+        case GK_BN:
+            for (int k = 1; k < 5; k++) unify(U, in[k].d[0], in[0].d[1]);
+            *o = in[0];
+            break;
+        case GK_BNFOLD_W:
+            for (int k = 1; k < 3; k++) unify(U, in[k].d[0], in[0].d[0]);
+            *o = in[0];
+            break;
+        case GK_BNFOLD_B:
+        case GK_BNFOLD_BC:
+            for (int k = 1; k < gi->n_in; k++) unify(U, in[k].d[0], in[0].d[0]);
+            *o = in[0];
+            break;
+        case GK_CONST_POOL:
+            o->rank = 4;
+            for (int k = 0; k < 4; k++) o->d[k] = lx_c(gi->ct.dim[k]);
+            break;
+        case GK_CONST_IDCONV: {
+            int s = new_sym(U, gi->ct.dim[0]);
+            o->rank = 4;
+            o->d[0] = o->d[1] = lx_sym(s);
+            o->d[2] = lx_c(gi->ct.dim[2]);
+            o->d[3] = lx_c(gi->ct.dim[3]);
+            break;
+        }
+        case GK_CONST_IDMAT: {
+            int s = new_sym(U, gi->ct.dim[0]);
+            o->rank = 2;
+            o->d[0] = o->d[1] = lx_sym(s);
+            break;
+        }
+        case GK_CONST_ONES:
+            o->rank = gi->ct.rank;
+            for (int k = 0; k < o->rank; k++) o->d[k] = gi->ct.dim[k] == 1 ? lx_c(1) : lx_sym(new_sym(U, gi->ct.dim[k]));
+            break;
+        default:
+            U->fail = 1;
+            return;
+        }
+    }
+}
+
+static const char *const SYM_NAMES[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "p", "q"};
+
+typedef struct symmap {
+    int map[64];
+    int n;
+} symmap;
+
+static int to_dimx(unif *U, symmap *M, lx e, so_dimx *d)
+{
+    e = resolve(U, e);
+    if (U->fail || e.n > 4) return 0;
+    memset(d, 0, sizeof *d);
+    d->c = e.c;
+    for (int i = 0; i < e.n; i++) {
+        int s = e.s[i];
+        if (M->map[s] < 0) {
+            if (M->n >= SO_RULE_MAX_SYMS) return 0;
+            M->map[s] = M->n++;
+        }
+        d->sym[d->n_sym++] = (int8_t)M->map[s];
+    }
+    so_dimx_norm(d);
+    return 1;
+}
+
+static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_eval *ev, unif *U, symmap *M,
+                         const int *var_idx, so_pattern *p, const char *prefix, sshp *ts, int *ok)
+{
+    memset(p, 0, sizeof *p);
+    p->n_nodes = g->n_nodes;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const gen_node *nd = &g->nodes[i];
+        const gen_inst *gi = &u->insts[nd->inst];
+        so_rnode *rn = &p->nodes[i];
+        snprintf(rn->name, sizeof rn->name, "%s%d", prefix, i);
+        rn->n_in = gi->n_in;
+        rn->n_out = gi->n_out;
+        for (int a = 0; a < gi->n_in; a++) {
+            int t = nd->in[a];
+            if (t < u->n_vars) {
+                rn->in[a].node = (int16_t)(-(var_idx[t] + 1));
+                rn->in[a].slot = 0;
+            } else {
+                rn->in[a].node = (int16_t)tid_node(u, t);
+                rn->in[a].slot = (int16_t)tid_slot(u, t);
+            }
+        }
+        so_attr *at = &rn->attr;
+        const gen_type *it0 = &ev->type[nd->in[0]];
+        switch (gi->kind) {
+        case GK_ADD: rn->op = SO_OP_ADD; break;
+        case GK_MUL: rn->op = SO_OP_MUL; break;
+        case GK_TRANSPOSE:
+            rn->op = SO_OP_TRANSPOSE;
+            at->n_ints = 2;
+            at->ints[0] = 1;
+            at->ints[1] = 0;
+            break;
+        case GK_MATMUL: rn->op = SO_OP_MATMUL; at->act = gi->act; break;
+        case GK_CONV:
+        case GK_CONVB: {
+            const gen_type *w = &ev->type[nd->in[1]];
+            rn->op = SO_OP_CONV;
+            at->stride[0] = at->stride[1] = 1;
+            at->dilation[0] = at->dilation[1] = 1;
+            at->pad[0] = at->pad[2] = w->dim[2] / 2;
+            at->pad[1] = at->pad[3] = w->dim[3] / 2;
+            at->group = it0->dim[1] / w->dim[1];
+            at->act = gi->act;
+            break;
+        }
+        case GK_ENLARGE: rn->op = SO_OP_ENLARGE; at->kernel[0] = at->kernel[1] = 3; break;
+        case GK_RELU: rn->op = SO_OP_RELU; break;
+        case GK_SIGMOID: rn->op = SO_OP_SIGMOID; break;
+        case GK_TANH: rn->op = SO_OP_TANH; break;
+        case GK_AVGPOOL:
+            rn->op = SO_OP_AVGPOOL;
+            at->kernel[0] = at->kernel[1] = 3;
+            at->stride[0] = at->stride[1] = 1;
+            at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = 1;
+            at->count_include_pad = 1;
+            break;
+        case GK_MAXPOOL:
+            rn->op = SO_OP_MAXPOOL;
+            at->kernel[0] = at->kernel[1] = 3;
+            at->stride[0] = at->stride[1] = 1;
+            at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = 1;
+            at->dilation[0] = at->dilation[1] = 1;
+            break;
+        case GK_CONCAT: rn->op = SO_OP_CONCAT; at->axis = gi->axis; break;
+        case GK_SPLIT: {
+            rn->op = SO_OP_SPLIT;
+            at->axis = gi->axis;
+            int base = u->n_vars + GEN_MAX_OUT * i;
+            rn->n_dx = 2;
+            if (!to_dimx(U, M, ts[base].d[gi->axis], &rn->dx[0]) || !to_dimx(U, M, ts[base + 1].d[gi->axis], &rn->dx[1]))
+                *ok = 0;
+            break;
+        }
+        case GK_BN: rn->op = SO_OP_BATCHNORM; at->epsilon = 1e-5f; break;
+        case GK_BNFOLD_W: rn->op = SO_OP_BNFOLD_W; at->epsilon = 1e-5f; break;
+        case GK_BNFOLD_B: case GK_BNFOLD_BC: rn->op = SO_OP_BNFOLD_B; at->epsilon = 1e-5f; break;
+        case GK_CONST_POOL: case GK_CONST_IDCONV: case GK_CONST_IDMAT: case GK_CONST_ONES: {
+            rn->op = gi->kind == GK_CONST_POOL ? SO_OP_CONST_POOL : gi->kind == GK_CONST_IDCONV ? SO_OP_CONST_IDCONV
+                     : gi->kind == GK_CONST_IDMAT ? SO_OP_CONST_IDMAT : SO_OP_CONST_ONES;
+            int base = u->n_vars + GEN_MAX_OUT * i;
+            rn->n_dx = ts[base].rank;
+            for (int k = 0; k < ts[base].rank; k++)
+                if (!to_dimx(U, M, ts[base].d[k], &rn->dx[k])) *ok = 0;
+            break;
+        }
+        default: *ok = 0; break;
+        }
+    }
+}
+
+static so_rref out_ref(const gen_universe *u, const gen_graph *g, int k, const int *var_idx)
+{
+    so_rref r;
+    int t = g->out[k];
+    if (t < u->n_vars) {
+        r.node = (int16_t)(-(var_idx[t] + 1));
+        r.slot = 0;
+    } else {
+        r.node = (int16_t)tid_node(u, t);
+        r.slot = (int16_t)tid_slot(u, t);
+    }
+    return r;
+}
+
+/* Replaces enlarged-kernel pseudo-variables by explicit enlarge nodes on their base variables
+   (prepended). Returns 0 if the graph would have too many nodes or there is no enlarge instance. */
+static int expand_pseudo(const gen_universe *u, const gen_graph *g, gen_graph *o)
+{
+    *o = *g;
+    int map[GEN_MAX_VARS], np = 0, pv[GEN_MAX_VARS];
+    for (int v = 0; v < u->n_vars; v++) map[v] = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int a = 0; a < u->insts[g->nodes[i].inst].n_in; a++) {
+            int t = g->nodes[i].in[a];
+            if (t < u->n_vars && u->vars[t].base >= 0 && map[t] < 0) {
+                map[t] = np;
+                pv[np++] = t;
+            }
+        }
+    if (np == 0) return 1;
+    int enl = -1;
+    for (int i = 0; i < u->n_insts; i++)
+        if (u->insts[i].kind == GK_ENLARGE) enl = i;
+    if (enl < 0 || g->n_nodes + np > GEN_MAX_NODES) return 0;
+    o->n_nodes = (uint8_t)(g->n_nodes + np);
+    for (int q = 0; q < np; q++) {
+        memset(&o->nodes[q], 0, sizeof o->nodes[q]);
+        o->nodes[q].inst = (uint8_t)enl;
+        o->nodes[q].in[0] = (uint8_t)u->vars[pv[q]].base;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        gen_node nd = g->nodes[i];
+        for (int a = 0; a < u->insts[nd.inst].n_in; a++) {
+            int t = nd.in[a];
+            if (t < u->n_vars) {
+                if (map[t] >= 0) nd.in[a] = (uint8_t)(u->n_vars + GEN_MAX_OUT * map[t]);
+            } else {
+                nd.in[a] = (uint8_t)(t + GEN_MAX_OUT * np);
+            }
+        }
+        o->nodes[i + np] = nd;
+    }
+    for (int k = 0; k < g->n_out; k++) {
+        int t = g->out[k];
+        if (t >= u->n_vars) o->out[k] = (uint8_t)(t + GEN_MAX_OUT * np);
+        else if (map[t] >= 0) o->out[k] = (uint8_t)(u->n_vars + GEN_MAX_OUT * map[t]);
+    }
+    return 1;
+}
+
+so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const gen_graph *dst0, so_rule *r)
+{
+    memset(r, 0, sizeof *r);
+    gen_graph src_x, dst_x;
+    if (!expand_pseudo(u, src0, &src_x) || !expand_pseudo(u, dst0, &dst_x)) return so_errorf("too many nodes");
+    const gen_graph *src = &src_x, *dst = &dst_x;
+    gen_eval es, ed;
+    gen_inputs inb, *in = &inb; /* values are not used, only the types */
+    gen_inputs_make(u, 12345, &inb);
+    int ok_s = gen_eval_graph(u, in, src, &es), ok_d = ok_s && gen_eval_graph(u, in, dst, &ed);
+    gen_inputs_free(&inb);
+    if (!ok_s) {
+        gen_eval_free(&es);
+        return so_errorf("source graph is ill-typed");
+    }
+    if (!ok_d) {
+        gen_eval_free(&es);
+        gen_eval_free(&ed);
+        return so_errorf("target graph is ill-typed");
+    }
+    so_status st = SO_ERR;
+    unif *U = so_xcalloc(1, sizeof *U);
+    sshp *ts = so_xcalloc(GEN_MAX_T, sizeof *ts), *td = so_xcalloc(GEN_MAX_T, sizeof *td);
+    /* variable dims: fresh symbols, except dims of 1 and conv-kernel spatial dims. Unification is
+       greedy (a sum equated with a sum of two other symbols fails), so if source-then-target fails,
+       target-then-source is tried (e.g. conv(X, concat(K, L), concat(b, c)): the source's convs
+       bind b to K's and c to L's output channels first) */
+    uint32_t mask = src->mask | dst->mask;
+    for (int order = 0; order < 2; order++) {
+    if (order) {
+        memset(U, 0, sizeof *U);
+        memset(ts, 0, GEN_MAX_T * sizeof *ts);
+        memset(td, 0, GEN_MAX_T * sizeof *td);
+    }
+    for (int v = 0; v < u->n_vars; v++) {
+        const gen_var *gv = &u->vars[v];
+        ts[v].rank = gv->t.rank;
+        for (int k = 0; k < gv->t.rank; k++) {
+            int64_t d = gv->t.dim[k];
+            if (d == 1 || (gv->kernel && k >= 2) || !(mask & (1u << v))) ts[v].d[k] = lx_c(d);
+            else ts[v].d[k] = lx_sym(new_sym(U, d));
+        }
+        td[v] = ts[v];
+    }
+    if (order == 0) {
+        sym_graph(U, u, src, &es, ts);
+        sym_graph(U, u, dst, &ed, td);
+    } else {
+        sym_graph(U, u, dst, &ed, td);
+        sym_graph(U, u, src, &es, ts);
+    }
+    if (!U->fail) break;
+    }
+    if (U->fail) {
+        so_errorf("shapes do not generalise");
+        goto done;
+    }
+    for (int k = 0; k < src->n_out; k++) {
+        sshp *a = &ts[src->out[k]], *b = &td[dst->out[k]];
+        if (a->rank != b->rank) {
+            U->fail = 1;
+            break;
+        }
+        for (int i = 0; i < a->rank; i++) unify(U, a->d[i], b->d[i]);
+    }
+    if (U->fail) {
+        so_errorf("output shapes do not unify");
+        goto done;
+    }
+    symmap M;
+    for (int i = 0; i < 64; i++) M.map[i] = -1;
+    M.n = 0;
+    int var_idx[GEN_MAX_VARS];
+    int ok = 1;
+    /* inputs in order of first use (src nodes, dst nodes, dst outputs) */
+    int order[GEN_MAX_VARS], n_order = 0;
+    for (int v = 0; v < u->n_vars; v++) var_idx[v] = -1;
+    for (int side = 0; side < 2; side++) {
+        const gen_graph *gg = side ? dst : src;
+        for (int i = 0; i < gg->n_nodes; i++)
+            for (int a = 0; a < u->insts[gg->nodes[i].inst].n_in; a++) {
+                int t = gg->nodes[i].in[a];
+                if (t < u->n_vars && var_idx[t] < 0) {
+                    var_idx[t] = n_order;
+                    order[n_order++] = t;
+                }
+            }
+    }
+    for (int k = 0; k < dst->n_out; k++)
+        if (dst->out[k] < u->n_vars && var_idx[dst->out[k]] < 0) {
+            var_idx[dst->out[k]] = n_order;
+            order[n_order++] = dst->out[k];
+        }
+    for (int q = 0; q < n_order; q++) {
+        int v = order[q];
+        if (r->n_inputs >= SO_RULE_MAX_INPUTS) {
+            ok = 0;
+            break;
+        }
+        so_rinput *ri = &r->inputs[r->n_inputs++];
+        snprintf(ri->name, sizeof ri->name, "%s", u->vars[v].name);
+        ri->rank = u->vars[v].t.rank;
+        for (int k = 0; k < ri->rank; k++)
+            if (!to_dimx(U, &M, ts[v].d[k], &ri->dim[k])) ok = 0;
+    }
+    if (ok) fill_pattern(u, src, &es, U, &M, var_idx, &r->src, "s", ts, &ok);
+    if (ok) fill_pattern(u, dst, &ed, U, &M, var_idx, &r->dst, "d", td, &ok);
+    if (!ok || U->fail) {
+        so_errorf("too many symbols or inputs");
+        goto done;
+    }
+    r->n_outputs = src->n_out;
+    for (int k = 0; k < src->n_out; k++) {
+        r->src_out[k] = out_ref(u, src, k, var_idx);
+        r->dst_out[k] = out_ref(u, dst, k, var_idx);
+    }
+    r->n_syms = M.n;
+    for (int s = 0; s < M.n; s++) snprintf(r->sym_names[s], sizeof r->sym_names[s], "%s", SYM_NAMES[s]);
+    so_rule_canon_syms(r);
+    for (int s = 0; s < M.n; s++) snprintf(r->sym_names[s], sizeof r->sym_names[s], "%s", SYM_NAMES[s]);
+    r->status = SO_RULE_UNVERIFIED;
+    r->proof_seconds = -1;
+    r->id = 1;
+    st = so_rule_check(r);
+done:
+    free(U);
+    free(ts);
+    free(td);
+    gen_eval_free(&es);
+    gen_eval_free(&ed);
+    return st;
+}

@@ -1,0 +1,327 @@
+/* gen_universe.c - generator universe: operator instances, variables and their seeded inputs, typing of an instance on argument types. */
+#include "enum_priv.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+/* ---------------- universe ---------------- */
+
+static gen_type T(int rank, int a, int b, int c, int d)
+{
+    gen_type t;
+    memset(&t, 0, sizeof t);
+    t.rank = (int8_t)rank;
+    t.dim[0] = (int16_t)a;
+    t.dim[1] = (int16_t)b;
+    t.dim[2] = (int16_t)c;
+    t.dim[3] = (int16_t)d;
+    return t;
+}
+
+static void add_var(gen_universe *u, const char *name, gen_type t, int role, int kernel)
+{
+    gen_var *v = &u->vars[u->n_vars++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->t = t;
+    v->role = (int8_t)role;
+    v->kernel = (int8_t)kernel;
+    v->base = -1;
+    int64_t n = gen_numel(&t);
+    if (n > u->elems_max) u->elems_max = (int)n;
+}
+
+static void add_inst(gen_universe *u, int kind, int act, int axis, int n_in, int n_out, gen_type ct)
+{
+    gen_inst *g = &u->insts[u->n_insts++];
+    memset(g, 0, sizeof *g);
+    g->kind = (int8_t)kind;
+    g->act = (int8_t)act;
+    g->axis = (int8_t)axis;
+    g->n_in = (int8_t)n_in;
+    g->n_out = (int8_t)n_out;
+    g->ct = ct;
+    int64_t n = gen_numel(&ct);
+    if (n > u->elems_max) u->elems_max = (int)n;
+}
+
+void gen_universe_add_insts(gen_universe *u, uint32_t kinds)
+{
+    gen_type none = T(0, 0, 0, 0, 0);
+    for (int k = 0; k < GK_COUNT; k++) {
+        if (!(kinds & (1u << k))) continue;
+        switch (k) {
+        case GK_ADD: case GK_MUL: add_inst(u, k, 0, 0, 2, 1, none); break;
+        case GK_TRANSPOSE: case GK_ENLARGE: case GK_RELU: case GK_SIGMOID: case GK_TANH:
+        case GK_AVGPOOL: case GK_MAXPOOL: add_inst(u, k, 0, 0, 1, 1, none); break;
+        case GK_MATMUL: case GK_CONV:
+            add_inst(u, k, SO_ACT_NONE, 0, 2, 1, none);
+            add_inst(u, k, SO_ACT_RELU, 0, 2, 1, none);
+            break;
+        case GK_CONVB:
+            add_inst(u, k, SO_ACT_NONE, 0, 3, 1, none);
+            add_inst(u, k, SO_ACT_RELU, 0, 3, 1, none);
+            break;
+        case GK_BN: add_inst(u, k, 0, 0, 5, 1, none); break;
+        case GK_BNFOLD_W: add_inst(u, k, 0, 0, 3, 1, none); break;
+        case GK_BNFOLD_B: add_inst(u, k, 0, 0, 4, 1, none); break;
+        case GK_BNFOLD_BC: add_inst(u, k, 0, 0, 5, 1, none); break;
+        case GK_CONCAT:
+            for (int a = 0; a < 4; a++) add_inst(u, k, 0, a, 2, 1, none);
+            break;
+        case GK_SPLIT:
+            for (int a = 0; a < 4; a++) add_inst(u, k, 0, a, 1, 2, none);
+            break;
+        case GK_CONST_POOL: add_inst(u, k, 0, 0, 0, 1, T(4, 2, 1, 3, 3)); break;
+        case GK_CONST_IDCONV: add_inst(u, k, 0, 0, 0, 1, T(4, 2, 2, 3, 3)); break;
+        case GK_CONST_IDMAT: add_inst(u, k, 0, 0, 0, 1, T(2, 4, 4, 0, 0)); break;
+        case GK_CONST_ONES: add_inst(u, k, 0, 0, 0, 1, T(2, 4, 4, 0, 0)); break;
+        default: break;
+        }
+    }
+}
+
+void gen_universe_default(gen_universe *u)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+    /* matrices */
+    add_var(u, "A", T(2, 2, 4, 0, 0), GR_ANY, 0);
+    add_var(u, "B", T(2, 4, 4, 0, 0), GR_ANY, 0);
+    add_var(u, "C", T(2, 4, 4, 0, 0), GR_ANY, 0);
+    add_var(u, "s", T(0, 0, 0, 0, 0), GR_ANY, 0);
+    /* activations and kernels (channels 2: cheap fingerprints; symbols generalise them) */
+    add_var(u, "X", T(4, 2, 2, 4, 5), GR_ANY, 0);
+    add_var(u, "Y", T(4, 2, 2, 4, 5), GR_ANY, 0);
+    add_var(u, "W", T(4, 2, 2, 3, 3), GR_ANY, 1);
+    add_var(u, "V", T(4, 2, 2, 3, 3), GR_ANY, 1);
+    add_var(u, "K", T(4, 2, 2, 1, 1), GR_ANY, 1);
+    add_var(u, "H", T(4, 2, 2, 1, 3), GR_ANY, 1);
+    add_var(u, "U", T(4, 2, 2, 3, 1), GR_ANY, 1);
+    add_var(u, "G", T(4, 2, 1, 3, 3), GR_ANY, 1);
+    /* per-channel parameters */
+    add_var(u, "b", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bs", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bb", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bm", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bv", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = (int8_t)(u->n_vars - 4 + i);
+    /* rank-3 activation (PyTorch Linear on [s0,s1,h]: matmul by a 2-D weight) */
+    add_var(u, "Z", T(3, 2, 3, 4, 0), GR_ANY, 0);
+    gen_universe_add_enlarged(u);
+    /* sibling 1x1 conv with a bias (after the enlarged pseudo-variables: L has none), for the
+       merge of sibling convs with biases: split(conv(X, concat(K, L), concat(b, c))) */
+    add_var(u, "L", T(4, 2, 2, 1, 1), GR_ANY, 1);
+    u->sib[0] = (int8_t)u->n_vars;
+    add_var(u, "c", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    u->sib[1] = (int8_t)u->n_vars;
+    uint32_t all = 0;
+    for (int k = 0; k < GK_COUNT; k++) all |= 1u << k;
+    all &= ~(1u << GK_CONST_ONES);
+    gen_universe_add_insts(u, all);
+}
+
+static void enlarge_vals(const gen_type *t, const uint32_t *x, uint32_t *y);
+
+void gen_inputs_make(const gen_universe *u, uint64_t seed, gen_inputs *in)
+{
+    memset(in, 0, sizeof *in);
+    for (int v = 0; v < u->n_vars; v++) {
+        int64_t n = gen_numel(&u->vars[v].t);
+        in->val[v] = so_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+        uint64_t s = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)v * 0x632be59bd9b4e019ULL + 1;
+        for (int64_t i = 0; i < n; i++) in->val[v][i] = (uint32_t)(so_mix64(s + (uint64_t)i * 0x9e3779b97f4a7c15ULL) % GEN_P);
+    }
+    for (int v = 0; v < u->n_vars; v++)
+        if (u->vars[v].role == GR_ENLARGED) enlarge_vals(&u->vars[u->vars[v].base].t, in->val[u->vars[v].base], in->val[v]);
+}
+
+static void enlarge_vals(const gen_type *t, const uint32_t *x, uint32_t *y)
+{
+    int O = t->dim[0], I = t->dim[1], kh = t->dim[2], kw = t->dim[3];
+    int oh = (3 - kh) / 2, ow = (3 - kw) / 2;
+    memset(y, 0, (size_t)O * I * 9 * sizeof *y);
+    for (int o = 0; o < O * I; o++)
+        for (int r = 0; r < kh; r++)
+            for (int c = 0; c < kw; c++) y[o * 9 + (r + oh) * 3 + c + ow] = x[(o * kh + r) * kw + c];
+}
+
+void gen_universe_add_enlarged(gen_universe *u)
+{
+    int n = u->n_vars;
+    for (int v = 0; v < n; v++) {
+        const gen_var *b = &u->vars[v];
+        if (!b->kernel || b->role != GR_ANY || (b->t.dim[2] == 3 && b->t.dim[3] == 3)) continue;
+        if (u->n_vars >= GEN_MAX_VARS) return;
+        char name[8];
+        snprintf(name, sizeof name, "%s3", b->name);
+        add_var(u, name, T(4, b->t.dim[0], b->t.dim[1], 3, 3), GR_ENLARGED, 1);
+        u->vars[u->n_vars - 1].base = (int8_t)v;
+    }
+}
+
+void gen_inputs_free(gen_inputs *in)
+{
+    for (int v = 0; v < GEN_MAX_VARS; v++) free(in->val[v]);
+    memset(in, 0, sizeof *in);
+}
+
+/* ---------------- typing ---------------- */
+
+int enp_is_kernel_type(const gen_type *t) { return t->rank == 4 && t->dim[2] <= 3 && t->dim[3] <= 3; }
+
+int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in, int split_cut, gen_type *out)
+{
+    const gen_inst *g = &u->insts[inst];
+    (void)n_in;
+    switch (g->kind) {
+    case GK_ADD:
+        /* bias add: a vector [k] + a rank-3 activation [s0,s1,k] (numpy broadcasting on the last
+           axis, the bias-first form PyTorch exports for Linear on 3-D input) */
+        if (in[0].rank == 1 && in[1].rank == 3 && in[0].dim[0] == in[1].dim[2]) {
+            out[0] = in[1];
+            return 1;
+        }
+        if (!enp_type_eq(&in[0], &in[1]) || in[0].rank == 0) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_MUL:
+        if (in[0].rank == 0) return 0;
+        if (!enp_type_eq(&in[0], &in[1]) && in[1].rank != 0) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_TRANSPOSE:
+        if (in[0].rank != 2) return 0;
+        out[0] = T(2, in[0].dim[1], in[0].dim[0], 0, 0);
+        return 1;
+    case GK_MATMUL:
+        /* [m,k] @ [k,n], or a rank-3 activation [s0,s1,k] @ [k,n] (numpy broadcasting) */
+        if (in[0].rank < 2 || in[0].rank > 3 || in[1].rank != 2 || in[0].dim[in[0].rank - 1] != in[1].dim[0]) return 0;
+        out[0] = in[0];
+        out[0].dim[in[0].rank - 1] = in[1].dim[1];
+        return 1;
+    case GK_CONV:
+    case GK_CONVB: {
+        const gen_type *x = &in[0], *w = &in[1];
+        if (x->rank != 4 || enp_is_kernel_type(x) || !enp_is_kernel_type(w)) return 0;
+        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || x->dim[1] % w->dim[1]) return 0;
+        int grp = x->dim[1] / w->dim[1];
+        if (w->dim[0] % grp) return 0;
+        if (g->kind == GK_CONVB && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
+        out[0] = T(4, x->dim[0], w->dim[0], x->dim[2], x->dim[3]);
+        return 1;
+    }
+    case GK_ENLARGE:
+        if (!enp_is_kernel_type(&in[0]) || (in[0].dim[2] == 3 && in[0].dim[3] == 3) || in[0].dim[2] % 2 == 0 ||
+            in[0].dim[3] % 2 == 0)
+            return 0;
+        out[0] = T(4, in[0].dim[0], in[0].dim[1], 3, 3);
+        return 1;
+    case GK_RELU:
+    case GK_SIGMOID:
+    case GK_TANH:
+        if (in[0].rank == 0) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_AVGPOOL:
+    case GK_MAXPOOL:
+        if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_CONCAT:
+        if (in[0].rank != in[1].rank || g->axis >= in[0].rank) return 0;
+        for (int i = 0; i < in[0].rank; i++)
+            if (i != g->axis && in[0].dim[i] != in[1].dim[i]) return 0;
+        out[0] = in[0];
+        out[0].dim[g->axis] = (int16_t)(in[0].dim[g->axis] + in[1].dim[g->axis]);
+        return 1;
+    case GK_SPLIT:
+        if (g->axis >= in[0].rank || split_cut <= 0 || split_cut >= in[0].dim[g->axis]) return 0;
+        out[0] = out[1] = in[0];
+        out[0].dim[g->axis] = (int16_t)split_cut;
+        out[1].dim[g->axis] = (int16_t)(in[0].dim[g->axis] - split_cut);
+        return 1;
+    case GK_BN:
+        if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
+        for (int k = 1; k < 5; k++)
+            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[1]) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_CONST_POOL:
+    case GK_CONST_IDCONV:
+    case GK_CONST_IDMAT:
+    case GK_CONST_ONES:
+        out[0] = g->ct;
+        return 1;
+    case GK_BNFOLD_W:
+        if (!enp_is_kernel_type(&in[0])) return 0;
+        for (int k = 1; k < 3; k++)
+            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[0]) return 0;
+        out[0] = in[0];
+        return 1;
+    case GK_BNFOLD_B:
+    case GK_BNFOLD_BC:
+        for (int k = 0; k < g->n_in; k++)
+            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[0]) return 0;
+        out[0] = in[0];
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Quick filter: may a tensor of type t / role feed argument pos of instance kind? */
+int enp_arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
+{
+    if (role == GR_PARAM)
+        return (kind == GK_CONVB && pos == 2) || (kind == GK_BN && pos >= 1) || (kind == GK_BNFOLD_W && pos >= 1) ||
+               kind == GK_BNFOLD_B || kind == GK_BNFOLD_BC ||
+               (kind == GK_ADD && pos == 0) || (kind == GK_CONCAT && axis == 0); /* bias add, merged biases */
+    if (role == GR_ENLARGED) return (kind == GK_CONCAT && axis == 0) || kind == GK_ADD;
+    if (enp_is_kernel_type(t)) {
+        /* conv kernels: only the weight arithmetic convs need (linearity, merging, enlarging) */
+        switch (kind) {
+        case GK_CONV: case GK_CONVB: return pos == 1;
+        case GK_ADD: case GK_ENLARGE: return 1;
+        case GK_BNFOLD_W: return pos == 0;
+        case GK_MUL: return pos == 0;
+        case GK_CONCAT: case GK_SPLIT: return axis <= 1;
+        default: return 0;
+        }
+    }
+    if (t->rank == 3) /* rank-3 activations: matmul left operand, add, concat/split only (noise control) */
+        return (kind == GK_MATMUL && pos == 0) || kind == GK_ADD || kind == GK_CONCAT || kind == GK_SPLIT;
+    switch (kind) {
+    case GK_CONV: case GK_CONVB:
+        if (pos == 0) return t->rank == 4 && !enp_is_kernel_type(t);
+        if (pos == 1) return enp_is_kernel_type(t);
+        return t->rank == 1;
+    case GK_MATMUL: return t->rank == 2 || (pos == 0 && t->rank == 3);
+    case GK_TRANSPOSE: return t->rank == 2;
+    case GK_ENLARGE: return enp_is_kernel_type(t);
+    case GK_AVGPOOL: case GK_MAXPOOL: return t->rank == 4 && !enp_is_kernel_type(t);
+    case GK_BN: return pos == 0 ? t->rank == 4 && !enp_is_kernel_type(t) : 0;
+    case GK_ADD: return t->rank > 0;
+    case GK_MUL: return pos == 0 ? t->rank > 0 : 1;
+    case GK_CONCAT: case GK_SPLIT: return t->rank > 0;
+    case GK_RELU: case GK_SIGMOID: case GK_TANH: return t->rank > 0;
+    default: return 1;
+    }
+}
+
+void gen_universe_init(gen_universe *u)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+}
+
+void gen_universe_add_var(gen_universe *u, const char *name, int rank, const int *dims, int role, int kernel)
+{
+    gen_type t = T(rank, rank > 0 ? dims[0] : 0, rank > 1 ? dims[1] : 0, rank > 2 ? dims[2] : 0, rank > 3 ? dims[3] : 0);
+    add_var(u, name, t, role, kernel);
+}

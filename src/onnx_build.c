@@ -1,0 +1,786 @@
+/* onnx_build.c - ONNX node builders: one NodeProto into graph nodes with so_attr (or an opaque node). */
+#include "onnx_priv.h"
+
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+/* ======================================================================
+   graph nodes
+   ====================================================================== */
+
+static const char *node_name(imp *im, const Onnx__NodeProto *n, const char *suffix)
+{
+    if (!n->name || !n->name[0]) return NULL;
+    if (!suffix) return so_arena_strdup(&im->m->arena, n->name);
+    size_t len = strlen(n->name) + strlen(suffix) + 1;
+    char *s = so_arena_alloc(&im->m->arena, len);
+    snprintf(s, len, "%s%s", n->name, suffix);
+    return s;
+}
+
+/* Adds table op `op` over the values `ins`, infers its shapes and binds output names
+   (onames[k] NULL or "" = unbound). When every input is constant, evaluates it with the
+   reference kernels and binds constants instead. *idx = the node. */
+static int emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr *a, const char *name,
+                char *const *onames, int n_onames, int32_t *idx)
+{
+    so_edge e[SO_MAX_IN];
+    int all_const = n_in > 0;
+    for (int k = 0; k < n_in; k++) {
+        e[k] = onx_materialize(im, ins[k]);
+        if (!ins[k]->is_const) all_const = 0;
+    }
+    int32_t i = so_graph_add(im->g, op, e, n_in, n_out, a ? so_model_attr(im->m, a) : NULL, -1, name);
+    if (idx) *idx = i;
+    if (so_graph_infer(im->g, i) != SO_OK) return SO_ERR;
+    if (all_const && !(so_ops[op].flags & (SO_F_SOURCE | SO_F_OPAQUE))) {
+        so_tensor tin[SO_MAX_IN], tout[8];
+        int ok = n_out <= 8;
+        for (int k = 0; k < n_out && ok; k++) {
+            so_shape s = im->g->nodes[i].out[k];
+            int64_t c = so_shape_numel(&s);
+            if (c < 0 || c > so_onnx_fold_max_elems || (s.dtype != SO_F32 && s.dtype != SO_I64)) ok = 0;
+            tout[k].shape = s;
+            tout[k].data = NULL;
+        }
+        for (int k = 0; k < n_in && ok; k++) {
+            tin[k].shape = ins[k]->c.shape;
+            tin[k].data = ins[k]->c.data;
+        }
+        if (ok && so_node_eval(im->g, i, tin, tout) == SO_OK) {
+            for (int k = 0; k < n_out; k++) {
+                ctensor c;
+                c.shape = tout[k].shape;
+                c.otype = c.shape.dtype == SO_I64 ? T_INT64 : T_FLOAT;
+                c.data = tout[k].data;
+                if (k < n_onames && onames[k] && onames[k][0]) onx_bind_const(im, onames[k], &c);
+                else free(c.data);
+            }
+            return SO_OK; /* the node is left unused; DCE removes it */
+        }
+        so_errorf("%s", ""); /* not foldable: keep the node */
+    }
+    for (int k = 0; k < n_out && k < n_onames; k++)
+        if (onames[k] && onames[k][0]) onx_bind_edge(im, onames[k], i, k);
+    return SO_OK;
+}
+
+static val *anon_edge(imp *im, int32_t node, int32_t slot) { return onx_bind_edge(im, NULL, node, slot); }
+
+/* Stride/pad/dilation of Conv and pools (2-D only); explicit pads from auto_pad. */
+static int conv_pool_attr(imp *im, const Onnx__NodeProto *n, const so_shape *x, const int64_t *kernel, int dilations_ok, so_attr *a)
+{
+    const int64_t *p;
+    long k;
+    if (x->rank != 4) return SO_ERR_UNSUPPORTED;
+    a->kernel[0] = (int32_t)kernel[0];
+    a->kernel[1] = (int32_t)kernel[1];
+    a->stride[0] = a->stride[1] = 1;
+    a->dilation[0] = a->dilation[1] = 1;
+    if ((k = onx_att_ints(n, "strides", &p)) >= 0) {
+        if (k != 2) return SO_ERR_UNSUPPORTED;
+        if (p[0] <= 0 || p[0] > INT32_MAX || p[1] <= 0 || p[1] > INT32_MAX) /* not truncated to int32 */
+            return onx_node_err(im, "invalid kernel/stride/dilation"), SO_ERR;
+        a->stride[0] = (int32_t)p[0], a->stride[1] = (int32_t)p[1];
+    }
+    if ((k = onx_att_ints(n, "dilations", &p)) >= 0) {
+        if (k != 2) return SO_ERR_UNSUPPORTED;
+        if (!dilations_ok && (p[0] != 1 || p[1] != 1)) return SO_ERR_UNSUPPORTED;
+        if (p[0] <= 0 || p[0] > INT32_MAX || p[1] <= 0 || p[1] > INT32_MAX)
+            return onx_node_err(im, "invalid kernel/stride/dilation"), SO_ERR;
+        a->dilation[0] = (int32_t)p[0], a->dilation[1] = (int32_t)p[1];
+    }
+    for (int i = 0; i < 2; i++)
+        if (a->stride[i] <= 0 || a->dilation[i] <= 0 || kernel[i] <= 0 || kernel[i] > INT32_MAX)
+            return onx_node_err(im, "invalid kernel/stride/dilation"), SO_ERR;
+    char buf[32];
+    const char *ap = onx_att_s(n, "auto_pad", buf, sizeof buf);
+    if (!ap || !ap[0] || !strcmp(ap, "NOTSET")) {
+        if ((k = onx_att_ints(n, "pads", &p)) >= 0) {
+            if (k != 4) return SO_ERR_UNSUPPORTED;
+            for (int i = 0; i < 4; i++) {
+                if (p[i] < 0 || p[i] > INT32_MAX) return onx_node_err(im, "invalid pad %lld", (long long)p[i]), SO_ERR;
+                a->pad[i] = (int32_t)p[i];
+            }
+        }
+    } else if (!strcmp(ap, "VALID")) {
+        /* no padding */
+    } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+        for (int i = 0; i < 2; i++) {
+            int64_t in = x->dim[2 + i], s = a->stride[i], ext = (kernel[i] - 1) * a->dilation[i] + 1;
+            int64_t out = (in + s - 1) / s, total = (out - 1) * s + ext - in;
+            if (total < 0) total = 0;
+            int64_t lo = ap[5] == 'U' ? total / 2 : total - total / 2;
+            a->pad[i] = (int32_t)lo;
+            a->pad[2 + i] = (int32_t)(total - lo);
+        }
+    } else {
+        return onx_node_err(im, "unknown auto_pad '%s'", ap), SO_ERR;
+    }
+    return SO_OK;
+}
+
+/* Inputs 0..n-1 present without holes; returns the count after trimming absent trailing ones,
+   or -1 when there is a hole. */
+static int dense_inputs(val **ins, size_t n_in)
+{
+    int n = (int)n_in;
+    while (n > 0 && !ins[n - 1]) n--;
+    for (int k = 0; k < n; k++)
+        if (!ins[k]) return -1;
+    return n;
+}
+
+/* Outputs beyond `keep` must be absent. */
+static int extra_outputs(const Onnx__NodeProto *n, size_t keep)
+{
+    for (size_t k = keep; k < n->n_output; k++)
+        if (n->output[k][0]) return 1;
+    return 0;
+}
+
+static int lstm_default_acts(const Onnx__NodeProto *n, int dirs)
+{
+    const Onnx__AttributeProto *a = onx_att(n, "activations");
+    if (!a) return 1;
+    static const char *const def[3] = {"Sigmoid", "Tanh", "Tanh"};
+    if (a->n_strings != (size_t)(3 * dirs)) return 0;
+    for (size_t i = 0; i < a->n_strings; i++) {
+        const char *d = def[i % 3];
+        if (a->strings[i].len != strlen(d) || strncasecmp((const char *)a->strings[i].data, d, strlen(d)) != 0) return 0;
+    }
+    return 1;
+}
+
+/* Maps one ONNX node onto table op `op`. SO_ERR_UNSUPPORTED: keep it verbatim instead. */
+static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
+{
+    so_attr a;
+    memset(&a, 0, sizeof a);
+    val *x = n_in > 0 ? ins[0] : NULL;
+    if (!x && so_ops[op].min_in > 0) return onx_node_err(im, "missing input 0"), SO_ERR;
+    so_shape xs = x ? onx_vshape(im, x) : (so_shape){.rank = -1};
+    const char *nm = node_name(im, n, NULL);
+    char *const *on = n->output;
+    int non = (int)n->n_output;
+    val *args[SO_MAX_IN];
+    int na = 0, r;
+    const int64_t *p;
+    long k;
+    int nout = so_ops[op].n_out;
+    if (nout > 0 && extra_outputs(n, (size_t)nout)) return SO_ERR_UNSUPPORTED;
+
+    switch (op) {
+    case SO_OP_CONV: {
+        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+        so_shape ws = onx_vshape(im, ins[1]);
+        int64_t ker[2];
+        if (ws.rank == 4) ker[0] = ws.dim[2], ker[1] = ws.dim[3];
+        else if ((k = onx_att_ints(n, "kernel_shape", &p)) == 2) ker[0] = p[0], ker[1] = p[1];
+        else return SO_ERR_UNSUPPORTED;
+        if ((k = onx_att_ints(n, "kernel_shape", &p)) >= 0 && (k != 2 || p[0] != ker[0] || p[1] != ker[1]))
+            return k != 2 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "kernel_shape does not match the weight shape"), SO_ERR);
+        if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != SO_OK) return r;
+        int64_t group = onx_att_i(n, "group", 1);
+        if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), SO_ERR;
+        a.group = (int32_t)group;
+        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_MAXPOOL:
+    case SO_OP_AVGPOOL: {
+        int64_t ker[2];
+        if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
+        ker[0] = p[0], ker[1] = p[1];
+        if (onx_att_i(n, "storage_order", 0) != 0) return SO_ERR_UNSUPPORTED;
+        if ((r = conv_pool_attr(im, n, &xs, ker, op == SO_OP_MAXPOOL, &a)) != SO_OK) return r;
+        a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0; /* flags: any nonzero int64, not its low 32 bits */
+        if (op == SO_OP_AVGPOOL) a.count_include_pad = onx_att_i(n, "count_include_pad", 0) != 0;
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_GEMM:
+        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+        a.alpha = onx_att_f(n, "alpha", 1.0f);
+        a.beta = onx_att_f(n, "beta", 1.0f);
+        a.trans_a = onx_att_i(n, "transA", 0) != 0;
+        a.trans_b = onx_att_i(n, "transB", 0) != 0;
+        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    case SO_OP_CLIP: {
+        float lo = -INFINITY, hi = INFINITY;
+        if (im->opset < 11) {
+            lo = onx_att_f(n, "min", -FLT_MAX);
+            hi = onx_att_f(n, "max", FLT_MAX);
+            if (lo == -FLT_MAX) lo = -INFINITY;
+            if (hi == FLT_MAX) hi = INFINITY;
+        } else {
+            val *v;
+            if ((v = onx_inval(im, n, 1))) {
+                if (!v->is_const) return SO_ERR_UNSUPPORTED;
+                if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "min must be a scalar"), SO_ERR;
+                lo = (float)onx_ct_getf(&v->c, 0);
+            }
+            if ((v = onx_inval(im, n, 2))) {
+                if (!v->is_const) return SO_ERR_UNSUPPORTED;
+                if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "max must be a scalar"), SO_ERR;
+                hi = (float)onx_ct_getf(&v->c, 0);
+            }
+        }
+        a.clip_min = lo;
+        a.clip_max = hi;
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_BATCHNORM:
+        if (onx_att_i(n, "training_mode", 0) != 0) return onx_node_err(im, "training_mode=1 is not supported (export the model in eval mode)"), SO_ERR;
+        if (dense_inputs(ins, n_in) != 5) return onx_node_err(im, "needs 5 inputs"), SO_ERR;
+        if (onx_att_i(n, "spatial", 1) != 1) return SO_ERR_UNSUPPORTED;
+        a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
+        return emit(im, op, ins, 5, 1, &a, nm, on, non, NULL);
+    case SO_OP_LAYERNORM: {
+        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+        a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
+        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_SOFTMAX: {
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        int32_t ax;
+        if (onx_norm_axis(im, onx_att_i(n, "axis", im->opset >= 13 ? -1 : 1), xs.rank, &ax) != SO_OK) return SO_ERR;
+        if (im->opset >= 13 || ax == xs.rank - 1) {
+            a.axis = ax;
+            return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+        }
+        /* opset < 13: softmax over the flattened trailing dims: Flatten -> Softmax -> Reshape */
+        int32_t f, s;
+        so_attr fa;
+        memset(&fa, 0, sizeof fa);
+        fa.axis = ax;
+        if ((r = emit(im, SO_OP_FLATTEN, ins, 1, 1, &fa, node_name(im, n, "/flatten"), NULL, 0, &f)) != SO_OK) return r;
+        val *fv = anon_edge(im, f, 0);
+        a.axis = 1;
+        if ((r = emit(im, SO_OP_SOFTMAX, &fv, 1, 1, &a, nm, NULL, 0, &s)) != SO_OK) return r;
+        val *sv = anon_edge(im, s, 0);
+        so_attr ra;
+        memset(&ra, 0, sizeof ra);
+        ra.n_ints = xs.rank;
+        for (int i = 0; i < xs.rank; i++) ra.ints[i] = xs.dim[i];
+        return emit(im, SO_OP_RESHAPE, &sv, 1, 1, &ra, node_name(im, n, "/reshape"), on, non, NULL);
+    }
+    case SO_OP_REDUCEMEAN:
+    case SO_OP_REDUCESUM: {
+        int64_t ax[SO_MAX_RANK];
+        int nax, present;
+        if ((r = onx_get_axes(im, n, im->opset >= (op == SO_OP_REDUCESUM ? 13 : 18), ax, &nax, &present)) != SO_OK) return r;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        if (!present || nax == 0) {
+            if (onx_att_i(n, "noop_with_empty_axes", 0)) {
+                so_strmap_put(&im->names, on[0], so_strmap_get(&im->names, n->input[0]));
+                return SO_OK;
+            }
+            nax = xs.rank;
+            for (int i = 0; i < nax; i++) ax[i] = i;
+        } else if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
+        a.n_ints = nax;
+        memcpy(a.ints, ax, (size_t)nax * 8);
+        a.keepdims = onx_att_i(n, "keepdims", 1) != 0;
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_PAD: {
+        int64_t pads[2 * SO_MAX_RANK];
+        if ((r = onx_pad_params(im, n, &xs, pads, &a.value, &a.mode)) != SO_OK) return r;
+        a.n_ints = 2 * xs.rank;
+        memcpy(a.ints, pads, (size_t)a.n_ints * 8);
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_CONCAT: {
+        if ((na = dense_inputs(ins, n_in)) < 1 || na > SO_MAX_IN) return na == 0 ? (onx_node_err(im, "no inputs"), SO_ERR) : SO_ERR_UNSUPPORTED;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_SPLIT: {
+        int64_t sz[SO_MAX_INTS];
+        int cnt;
+        if ((r = onx_split_sizes(im, n, &xs, &a.axis, sz, &cnt)) != SO_OK) return r;
+        a.n_ints = cnt;
+        memcpy(a.ints, sz, (size_t)cnt * 8);
+        return emit(im, op, ins, 1, cnt, &a, nm, on, non, NULL);
+    }
+    case SO_OP_FLATTEN: {
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        int64_t axv = onx_att_i(n, "axis", 1);
+        if (axv < 0) axv += xs.rank;
+        if (axv < 0 || axv > xs.rank) return onx_node_err(im, "axis %lld out of range for rank %d", (long long)onx_att_i(n, "axis", 1), xs.rank), SO_ERR;
+        a.axis = (int32_t)axv;
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_RESHAPE: {
+        so_shape t;
+        if ((r = onx_reshape_target(im, n, &xs, onx_inval(im, n, 1), &t)) != SO_OK) return r;
+        a.n_ints = t.rank;
+        for (int i = 0; i < t.rank; i++) a.ints[i] = t.dim[i];
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_TRANSPOSE: {
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        int seen[SO_MAX_RANK] = {0};
+        k = onx_att_ints(n, "perm", &p);
+        if (k >= 0 && k != xs.rank) return onx_node_err(im, "perm has %ld entries for rank %d", k, xs.rank), SO_ERR;
+        a.n_ints = xs.rank;
+        for (int i = 0; i < xs.rank; i++) {
+            a.ints[i] = k >= 0 ? p[i] : xs.rank - 1 - i;
+            if (a.ints[i] < 0 || a.ints[i] >= xs.rank || seen[a.ints[i]]++) return onx_node_err(im, "perm is not a permutation"), SO_ERR;
+        }
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_SQUEEZE:
+    case SO_OP_UNSQUEEZE: {
+        int64_t ax[SO_MAX_RANK];
+        int nax, present;
+        if ((r = onx_get_axes(im, n, im->opset >= 13, ax, &nax, &present)) != SO_OK) return r;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        if (op == SO_OP_UNSQUEEZE) {
+            if (!present) return onx_node_err(im, "missing axes"), SO_ERR;
+            if (xs.rank + nax > SO_MAX_RANK) return SO_ERR_UNSUPPORTED;
+            if (onx_norm_axes(im, ax, nax, xs.rank + nax) != SO_OK) return SO_ERR;
+        } else if (!present) {
+            nax = 0;
+            for (int i = 0; i < xs.rank; i++)
+                if (xs.dim[i] == 1) ax[nax++] = i;
+        } else {
+            if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
+            for (int i = 0; i < nax; i++)
+                if (xs.dim[ax[i]] != 1) return onx_node_err(im, "cannot squeeze axis %lld of size %lld", (long long)ax[i], (long long)xs.dim[ax[i]]), SO_ERR;
+        }
+        a.n_ints = nax;
+        memcpy(a.ints, ax, (size_t)nax * 8);
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_EXPAND: {
+        int64_t d[SO_MAX_RANK];
+        int cnt;
+        val *sv = onx_inval(im, n, 1);
+        if (!sv) return onx_node_err(im, "missing shape input"), SO_ERR;
+        if ((r = onx_const_ints(im, sv, d, SO_MAX_RANK, &cnt, "shape")) != SO_OK) return r;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        so_shape s = so_shape_make(cnt, d), os;
+        if (onx_bshape(&xs, &s, &os)) {
+            char b1[128], b2[128];
+            return onx_node_err(im, "cannot expand %s to %s", so_shape_str(&xs, b1, sizeof b1), so_shape_str(&s, b2, sizeof b2)), SO_ERR;
+        }
+        a.n_ints = os.rank;
+        for (int i = 0; i < os.rank; i++) a.ints[i] = os.dim[i];
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_GATHER: {
+        if (dense_inputs(ins, n_in) != 2) return onx_node_err(im, "needs 2 inputs"), SO_ERR;
+        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+        if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+        args[0] = x;
+        args[1] = ins[1];
+        if (ins[1]->is_const) {
+            /* constant indices: int64, negatives resolved, range-checked */
+            const ctensor *ic = &ins[1]->c;
+            int64_t dim = xs.dim[a.axis], cnt = onx_ct_numel(ic);
+            int need = !onx_ct_isint(ic);
+            for (int64_t i = 0; i < cnt; i++) {
+                int64_t v = onx_ct_geti(ic, i);
+                if (v < -dim || v >= dim) return onx_node_err(im, "index %lld out of range for dimension %lld", (long long)v, (long long)dim), SO_ERR;
+                if (v < 0) need = 1;
+            }
+            if (need) {
+                ctensor c;
+                if (onx_ct_new(im, &c, SO_I64, T_INT64, ic->shape.rank, ic->shape.dim) != SO_OK) return SO_ERR;
+                for (int64_t i = 0; i < cnt; i++) {
+                    int64_t v = onx_ct_geti(ic, i);
+                    ((int64_t *)c.data)[i] = v < 0 ? v + dim : v;
+                }
+                args[1] = onx_bind_const(im, NULL, &c);
+            }
+        }
+        return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_SLICE: {
+        int nq;
+        if ((r = onx_slice_quads(im, n, &xs, a.ints, &nq, NULL)) != SO_OK) return r;
+        a.n_ints = 4 * nq;
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_LSTM: {
+        char buf[32];
+        const char *dir = onx_att_s(n, "direction", buf, sizeof buf);
+        if (!dir || !strcmp(dir, "forward")) a.direction = 0;
+        else if (!strcmp(dir, "reverse")) a.direction = 1;
+        else if (!strcmp(dir, "bidirectional")) a.direction = 2;
+        else return onx_node_err(im, "unknown direction '%s'", dir), SO_ERR;
+        int dirs = a.direction == 2 ? 2 : 1;
+        if (!lstm_default_acts(n, dirs) || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
+            onx_att_i(n, "input_forget", 0) != 0 || onx_att_i(n, "layout", 0) != 0)
+            return SO_ERR_UNSUPPORTED;
+        if (xs.rank != 3) return SO_ERR_UNSUPPORTED;
+        if (!onx_inval(im, n, 1) || !onx_inval(im, n, 2)) return onx_node_err(im, "missing W or R"), SO_ERR;
+        so_shape rs = onx_vshape(im, onx_inval(im, n, 2));
+        int64_t hidden = onx_att_i(n, "hidden_size", rs.rank == 3 ? rs.dim[2] : 0);
+        if (hidden <= 0 || hidden > INT32_MAX) return onx_node_err(im, "missing or invalid hidden_size"), SO_ERR;
+        a.hidden = (int32_t)hidden;
+        int last = (int)n_in;
+        while (last > 0 && !ins[last - 1]) last--;
+        if (last > 8) return SO_ERR_UNSUPPORTED;
+        int64_t T = xs.dim[0], Bt = xs.dim[1], H = a.hidden;
+        for (int i = 0; i < last; i++) {
+            if (ins[i]) {
+                args[i] = ins[i];
+                continue;
+            }
+            /* a hole before a later optional input: fill it with its neutral value */
+            ctensor c;
+            int64_t d[3];
+            if (i == 3) {
+                d[0] = dirs, d[1] = 8 * H;
+                if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 2, d) != SO_OK) return SO_ERR;
+            } else if (i == 4) {
+                d[0] = Bt;
+                if (onx_ct_new(im, &c, SO_I64, T_INT32, 1, d) != SO_OK) return SO_ERR;
+                for (int64_t b = 0; b < Bt; b++) ((int64_t *)c.data)[b] = T;
+            } else if (i == 5 || i == 6) {
+                d[0] = dirs, d[1] = Bt, d[2] = H;
+                if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 3, d) != SO_OK) return SO_ERR;
+            } else {
+                return onx_node_err(im, "missing input %d", i), SO_ERR;
+            }
+            args[i] = onx_bind_const(im, NULL, &c);
+        }
+        return emit(im, op, args, last, 3, &a, nm, on, non, NULL);
+    }
+    case SO_OP_RESIZE: {
+        /* 4-D inputs resized in H and W by constant scales or sizes; nearest or linear with the
+           half_pixel / pytorch_half_pixel / align_corners / asymmetric transforms. Anything else
+           (cubic, antialias, axes, tf_crop_and_resize, computed scales) is kept verbatim. */
+        char buf[64];
+        const char *s;
+        if (xs.rank != 4 || !x) return SO_ERR_UNSUPPORTED;
+        s = onx_att_s(n, "mode", buf, sizeof buf);
+        if (!s || !strcmp(s, "nearest")) a.mode = 0;
+        else if (!strcmp(s, "linear")) a.mode = 1;
+        else return SO_ERR_UNSUPPORTED;
+        a.n_ints = 5;
+        a.ints[0] = SO_RESIZE_ASYMMETRIC; /* opset 10 */
+        a.ints[1] = 0;
+        if (im->opset >= 11) {
+            s = onx_att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
+            if ((a.ints[0] = s ? onx_name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return SO_ERR_UNSUPPORTED;
+            s = onx_att_s(n, "nearest_mode", buf, sizeof buf);
+            if ((a.ints[1] = s ? onx_name_index(s, so_resize_nearest_names, 4) : 0) < 0) return SO_ERR_UNSUPPORTED;
+            if (onx_att_i(n, "antialias", 0) != 0 || onx_att_ints(n, "axes", &p) >= 0) return SO_ERR_UNSUPPORTED;
+            if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
+        }
+        val *sc = onx_inval(im, n, im->opset >= 11 ? 2 : 1), *sz = im->opset >= 11 ? onx_inval(im, n, 3) : NULL;
+        if (sc && sc->is_const && onx_ct_numel(&sc->c) == 0) sc = NULL; /* empty scales beside sizes (opset 11-12) */
+        float scale[4];
+        int64_t out[4];
+        if (sc) {
+            if (!sc->is_const) return SO_ERR_UNSUPPORTED;
+            if (onx_ct_numel(&sc->c) != 4) return onx_node_err(im, "has %lld scales for a 4-D input", (long long)onx_ct_numel(&sc->c)), SO_ERR;
+            for (int d = 0; d < 4; d++) {
+                scale[d] = (float)onx_ct_getf(&sc->c, d);
+                if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
+                out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
+            }
+            a.ints[2] = 0;
+        } else if (sz) {
+            int cnt = 0;
+            if ((r = onx_const_ints(im, sz, out, 4, &cnt, "sizes")) != SO_OK) return r;
+            if (cnt != 4) return onx_node_err(im, "has %d sizes for a 4-D input", cnt), SO_ERR;
+            for (int d = 0; d < 4; d++) scale[d] = (float)out[d] / (float)xs.dim[d];
+            a.ints[2] = 1;
+        } else
+            return onx_node_err(im, "needs scales or sizes"), SO_ERR;
+        if (out[0] != xs.dim[0] || out[1] != xs.dim[1]) return SO_ERR_UNSUPPORTED; /* resizing N or C */
+        if (out[2] <= 0 || out[3] <= 0 || out[2] > INT32_MAX || out[3] > INT32_MAX)
+            return onx_node_err(im, "invalid output size %lldx%lld", (long long)out[2], (long long)out[3]), SO_ERR;
+        a.ints[3] = out[2];
+        a.ints[4] = out[3];
+        a.alpha = scale[2];
+        a.beta = scale[3];
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    }
+    case SO_OP_HARDSIGMOID:
+    case SO_OP_LEAKYRELU:
+        if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+        a.alpha = onx_att_f(n, "alpha", op == SO_OP_LEAKYRELU ? 0.01f : 0.2f);
+        if (op == SO_OP_HARDSIGMOID) a.beta = onx_att_f(n, "beta", 0.5f);
+        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    case SO_OP_INPUT:
+    case SO_OP_WEIGHT:
+    case SO_OP_OPAQUE:
+        return SO_ERR_UNSUPPORTED;
+    default:
+        /* element-wise and MatMul: inputs as given */
+        if ((na = dense_inputs(ins, n_in)) < so_ops[op].min_in || na > so_ops[op].max_in) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+        if (so_ops[op].flags & SO_F_INTERNAL) return SO_ERR_UNSUPPORTED;
+        return emit(im, op, ins, na, nout, &a, nm, on, non, NULL);
+    }
+}
+
+/* Output shapes of a few common ops the optimizer does not know (used when value_info is silent). */
+static int opaque_rule_shape(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, int k, so_shape *out)
+{
+    static const char *const same[] = {"LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Softplus",
+                                       "Softsign", "Abs", "Floor", "Ceil", "Round", "Sign", "Not", "Mish", "Gelu",
+                                       "ThresholdedRelu", "LogSoftmax", "Hardmax", "Sin", "Cos", "IsNaN", "IsInf",
+                                       "InstanceNormalization", "LpNormalization", "LRN", "Shrink", "CumSum",
+                                       "Cast", "Identity", "Dropout", "Softmax", "Clip", "Relu", "Sigmoid", "Tanh",
+                                       "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Erf", "BatchNormalization"};
+    static const char *const bcast[] = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or",
+                                        "Xor", "Mod", "PRelu", "Max", "Min", "Sum", "Mean", "Add", "Sub", "Mul",
+                                        "Div", "Pow", "BitShift"};
+    const char *t = n->op_type;
+    if (n_in == 0 || !ins[0]) return 0;
+    so_shape s0 = onx_vshape(im, ins[0]);
+    if (s0.rank < 0) return 0;
+    int dflt = n->domain == NULL || !n->domain[0] || !strcmp(n->domain, "ai.onnx");
+    if (!dflt) return 0;
+    if (k == 0) {
+        for (size_t i = 0; i < SO_ARRAY_LEN(same); i++)
+            if (!strcmp(t, same[i])) {
+                *out = s0;
+                if (!strcmp(t, "Cast")) out->dtype = (int32_t)onx_att_i(n, "to", s0.dtype);
+                if (!strncmp(t, "Is", 2) || !strcmp(t, "Not")) out->dtype = T_BOOL;
+                return 1;
+            }
+        for (size_t i = 0; i < SO_ARRAY_LEN(bcast); i++)
+            if (!strcmp(t, bcast[i])) {
+                so_shape o = s0;
+                for (size_t j = 1; j < n_in; j++) {
+                    if (!ins[j]) continue;
+                    so_shape sj = onx_vshape(im, ins[j]);
+                    if (sj.rank < 0 || onx_bshape(&o, &sj, &o)) return 0;
+                }
+                if (onx_is_cmp(t) || onx_is_logic(t)) o.dtype = T_BOOL;
+                *out = o;
+                return 1;
+            }
+        if (!strcmp(t, "Where") && n_in == 3 && ins[1] && ins[2]) {
+            so_shape s1 = onx_vshape(im, ins[1]), s2 = onx_vshape(im, ins[2]), o;
+            if (s1.rank < 0 || s2.rank < 0 || onx_bshape(&s1, &s2, &o) || onx_bshape(&s0, &o, &o)) return 0;
+            o.dtype = s1.dtype;
+            *out = o;
+            return 1;
+        }
+    }
+    if (k == 0 && (!strcmp(t, "Resize") || !strcmp(t, "Upsample"))) {
+        /* output size from constant sizes, or floor(dim * scale) from constant scales */
+        val *sz = !strcmp(t, "Resize") && n_in > 3 ? ins[3] : NULL;
+        val *sc = !strcmp(t, "Resize") ? (n_in > 2 ? ins[2] : NULL) : (n_in > 1 ? ins[1] : NULL);
+        so_shape o = s0;
+        if (onx_att(n, "axes")) return 0;
+        if (sz && sz->is_const && onx_ct_numel(&sz->c) == s0.rank) {
+            for (int i = 0; i < s0.rank; i++) o.dim[i] = onx_ct_geti(&sz->c, i);
+        } else if (sc && sc->is_const && onx_ct_numel(&sc->c) == s0.rank) {
+            for (int i = 0; i < s0.rank; i++) o.dim[i] = onx_f2i(floor((double)s0.dim[i] * onx_ct_getf(&sc->c, i)));
+        } else {
+            const Onnx__AttributeProto *a = onx_att(n, "scales");
+            if (!a || a->n_floats != (size_t)s0.rank) return 0;
+            for (int i = 0; i < s0.rank; i++) o.dim[i] = onx_f2i(floor((double)s0.dim[i] * a->floats[i]));
+        }
+        *out = o;
+        return 1;
+    }
+    if (k == 0 && (!strncmp(t, "Reduce", 6) || !strcmp(t, "ArgMax") || !strcmp(t, "ArgMin"))) {
+        /* reductions: axes from the attribute or a constant input */
+        int64_t ax[SO_MAX_RANK];
+        int na = 0, present = 0, arg = t[0] == 'A';
+        if (arg) {
+            ax[0] = onx_att_i(n, "axis", 0);
+            na = present = 1;
+        } else {
+            int from_input = !strcmp(t, "ReduceSum") ? im->opset >= 13 : im->opset >= 18;
+            if (onx_get_axes(im, n, from_input, ax, &na, &present) != SO_OK) return so_errorf("%s", ""), 0;
+        }
+        if (!present || na == 0) {
+            if (onx_att_i(n, "noop_with_empty_axes", 0)) return *out = s0, 1;
+            na = s0.rank;
+            for (int i = 0; i < na; i++) ax[i] = i;
+        } else if (onx_norm_axes(im, ax, na, s0.rank) != SO_OK) {
+            return so_errorf("%s", ""), 0;
+        }
+        int keep = (int)onx_att_i(n, "keepdims", 1), red[SO_MAX_RANK] = {0};
+        for (int i = 0; i < na; i++) red[ax[i]] = 1;
+        so_shape o = s0;
+        o.rank = 0;
+        for (int i = 0; i < s0.rank; i++) {
+            if (!red[i]) o.dim[o.rank++] = s0.dim[i];
+            else if (keep) o.dim[o.rank++] = 1;
+        }
+        if (arg) o.dtype = T_INT64;
+        *out = o;
+        return 1;
+    }
+    if ((!strcmp(t, "LSTM") || !strcmp(t, "GRU") || !strcmp(t, "RNN")) && s0.rank == 3 && k < 3) {
+        char buf[32];
+        const char *dir = onx_att_s(n, "direction", buf, sizeof buf);
+        int64_t D = dir && !strcmp(dir, "bidirectional") ? 2 : 1, H = onx_att_i(n, "hidden_size", 0);
+        int layout = (int)onx_att_i(n, "layout", 0);
+        int64_t T = layout ? s0.dim[1] : s0.dim[0], B = layout ? s0.dim[0] : s0.dim[1];
+        if (H <= 0) return 0;
+        memset(out, 0, sizeof *out);
+        out->dtype = s0.dtype;
+        if (k == 0) {
+            out->rank = 4;
+            int64_t d0[4] = {T, D, B, H}, d1[4] = {B, T, D, H};
+            memcpy(out->dim, layout ? d1 : d0, sizeof d0);
+        } else {
+            out->rank = 3;
+            int64_t d0[3] = {D, B, H}, d1[3] = {B, D, H};
+            memcpy(out->dim, layout ? d1 : d0, sizeof d0);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* Shape of tensor `name` from value_info / graph outputs; 0 if not known with fixed dims. */
+static int vinfo_shape(imp *im, const char *name, so_shape *out)
+{
+    int32_t i = so_strmap_get(&im->vinfo, name);
+    if (i < 0) return 0;
+    const Onnx__TypeProto *tp = im->vis[i]->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type || !tp->tensor_type->shape) return 0;
+    const Onnx__TensorShapeProto *sp = tp->tensor_type->shape;
+    if (sp->n_dim > SO_MAX_RANK) return 0;
+    so_shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = (int32_t)sp->n_dim;
+    s.dtype = tp->tensor_type->elem_type;
+    for (size_t d = 0; d < sp->n_dim; d++) {
+        if (sp->dim[d]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || sp->dim[d]->dim_value < 0) return 0;
+        s.dim[d] = sp->dim[d]->dim_value;
+    }
+    *out = s;
+    return 1;
+}
+
+/* Keeps node n verbatim: serialized NodeProto in the model, output shapes from value_info or rules. */
+static so_status add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    so_model *m = im->m;
+    so_edge e[SO_MAX_IN];
+    int ne = 0;
+    for (size_t k = 0; k < n_in; k++) {
+        if (!ins[k]) continue;
+        if (ne == SO_MAX_IN) return onx_node_err(im, "more than %d inputs", SO_MAX_IN);
+        e[ne++] = onx_materialize(im, ins[k]);
+    }
+    if (m->n_opaque == m->cap_opaque) {
+        int32_t cap = m->cap_opaque ? m->cap_opaque * 2 : 16;
+        so_opaque *o = so_arena_alloc(&m->arena, (size_t)cap * sizeof *o);
+        if (m->n_opaque) memcpy(o, m->opaque, (size_t)m->n_opaque * sizeof *o);
+        m->opaque = o;
+        m->cap_opaque = cap;
+    }
+    so_opaque *op = &m->opaque[m->n_opaque];
+    memset(op, 0, sizeof *op);
+    op->op_type = so_arena_strdup(&m->arena, n->op_type);
+    op->domain = so_arena_strdup(&m->arena, n->domain ? n->domain : "");
+    op->blob_len = onnx__node_proto__get_packed_size(n);
+    op->blob = so_arena_alloc(&m->arena, op->blob_len + 1);
+    onnx__node_proto__pack(n, op->blob);
+    op->n_out = (int32_t)n->n_output;
+    op->out = so_arena_alloc(&m->arena, (size_t)(op->n_out ? op->n_out : 1) * sizeof *op->out);
+    for (int k = 0; k < op->n_out; k++) {
+        op->out[k].rank = -1;
+        if (!n->output[k][0]) continue;
+        if (!vinfo_shape(im, n->output[k], &op->out[k]) && !opaque_rule_shape(im, n, ins, n_in, k, &op->out[k]))
+            op->out[k].rank = -1;
+    }
+    int32_t id = m->n_opaque++;
+    int32_t i = so_graph_add(im->g, SO_OP_OPAQUE, e, ne, op->n_out, NULL, id, node_name(im, n, NULL));
+    for (int k = 0; k < op->n_out; k++) {
+        im->g->nodes[i].out[k] = op->out[k];
+        if (n->output[k][0]) onx_bind_edge(im, n->output[k], i, k);
+    }
+    return SO_OK;
+}
+
+int onx_is_default_domain(const char *d) { return !d || !d[0] || !strcmp(d, "ai.onnx"); }
+
+so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
+{
+    val *ins[SO_MAX_IN * 2] = {0}; /* ins[0] of a node without inputs reads NULL (fuzz finding) */
+    size_t n_in = n->n_input;
+    if (n_in > SO_MAX_IN * 2) return onx_node_err(im, "too many inputs (%zu)", n_in);
+    for (size_t k = 0; k < n_in; k++) ins[k] = onx_inval(im, n, k);
+    for (size_t k = 0; k < n->n_attribute; k++) {
+        const Onnx__AttributeProto *a = n->attribute[k];
+        if (a->g || a->n_graphs) return onx_node_err(im, "operators with subgraphs (control flow) are not supported");
+    }
+    if (n->n_output == 0) return SO_OK; /* produces nothing anyone can read */
+    if (!onx_is_default_domain(n->domain)) return add_opaque(im, n, ins, n_in);
+    const char *t = n->op_type;
+    if (!strcmp(t, "Identity") || (!strcmp(t, "Dropout") && !extra_outputs(n, 1))) {
+        if (!ins[0]) return onx_node_err(im, "missing input 0");
+        if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
+        so_strmap_put(&im->names, n->output[0], so_strmap_get(&im->names, n->input[0]));
+        return SO_OK;
+    }
+    if (!strcmp(t, "Constant")) {
+        ctensor c;
+        memset(&c, 0, sizeof c);
+        const Onnx__AttributeProto *a;
+        if (n->n_output < 1) return SO_OK;
+        if ((a = onx_att(n, "value")) && a->t) {
+            char what[700];
+            snprintf(what, sizeof what, "%s: attribute 'value'", im->desc);
+            if (onx_tensor_from_proto(im, a->t, what, &c) != SO_OK) return SO_ERR;
+        } else if ((a = onx_att(n, "value_float"))) {
+            if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+            ((float *)c.data)[0] = a->f;
+        } else if ((a = onx_att(n, "value_int"))) {
+            if (onx_ct_new(im, &c, SO_I64, T_INT64, 0, NULL) != SO_OK) return SO_ERR;
+            ((int64_t *)c.data)[0] = a->i;
+        } else if ((a = onx_att(n, "value_floats"))) {
+            int64_t d = (int64_t)a->n_floats;
+            if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 1, &d) != SO_OK) return SO_ERR;
+            if (d) memcpy(c.data, a->floats, (size_t)d * 4);
+        } else if ((a = onx_att(n, "value_ints"))) {
+            int64_t d = (int64_t)a->n_ints;
+            if (onx_ct_new(im, &c, SO_I64, T_INT64, 1, &d) != SO_OK) return SO_ERR;
+            if (d) memcpy(c.data, a->ints, (size_t)d * 8);
+        } else if (onx_att(n, "sparse_value")) {
+            return onx_node_err(im, "sparse constants are not supported");
+        } else {
+            return add_opaque(im, n, ins, n_in); /* strings */
+        }
+        onx_bind_const(im, n->output[0], &c);
+        return SO_OK;
+    }
+    /* folding may not create a constant larger than so_onnx_fold_max_elems and its largest input */
+    im->fold_cap = so_onnx_fold_max_elems > 0 ? so_onnx_fold_max_elems : 1;
+    for (size_t k = 0; k < n_in; k++)
+        if (ins[k] && ins[k]->is_const && onx_ct_numel(&ins[k]->c) > im->fold_cap) im->fold_cap = onx_ct_numel(&ins[k]->c);
+    im->fold_over = 0;
+    int r = onx_try_fold(im, n, ins, n_in);
+    im->fold_cap = 0;
+    if (r == SO_ERR && im->fold_over) {
+        r = SO_ERR_UNSUPPORTED; /* too large to fold: keep the node */
+        so_errorf("%s", "");
+    }
+    if (r == SO_OK) return SO_OK;
+    if (r == SO_ERR) return SO_ERR;
+    so_op op = so_op_from_onnx(t);
+    if (op != SO_OP_OPAQUE) {
+        r = build_op(im, n, op, ins, n_in);
+        if (r == SO_OK) return SO_OK;
+        if (r == SO_ERR) return SO_ERR;
+    }
+    return add_opaque(im, n, ins, n_in);
+}
