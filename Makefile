@@ -39,7 +39,7 @@ TEST_SRCS   := $(wildcard tests/test_*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 LIB         := $(BUILD)/libsuperopt.a
 
-.PHONY: all deps run test test-core test-unit test-integration test-valgrind test-asan bench bench-kernels rules models clean
+.PHONY: all deps run test test-core test-unit test-integration test-valgrind test-asan bench bench-kernels bench-isa rules models clean
 all: $(BUILD)/superopt
 
 # Installs missing Debian packages when run as root; otherwise says what is missing.
@@ -131,6 +131,11 @@ bench: all $(ORT)
 # Backend benchmark: superopt run vs ONNX Runtime (disabled/all) at 1 and 2 threads, GFLOP/s vs sgemm peak.
 bench-kernels: all $(ORT)
 	BUILD=$(BUILD) bash tests/bench_kernels.sh
+
+# Kernels per ISA level (bench/isa_levels.sh): hot-kernel GFLOP/s and model latency at scalar/avx2/avx512 against
+# the machine's best sgemm 2048^3 (docs/BENCHMARKS.md, "Kernel ISA levels"). Long: run it on a quiet machine.
+bench-isa: all
+	BUILD=$(BUILD) bash bench/isa_levels.sh
 
 # Fuzzing (libFuzzer, clang; tests/fuzz/README.md): `make fuzz FUZZ_SECONDS=N` builds each target in
 # build-fuzz/ with -fsanitize=fuzzer,address,undefined, replays its regressions, then fuzzes it N seconds

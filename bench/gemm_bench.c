@@ -1,4 +1,4 @@
-/* gemm_bench.c - so_gemm (B packed once, as at load) vs cblas_sgemm on BERT's shapes and 2048^3: paired, interleaved rounds, median GFLOP/s and median per-round ratio. Build: bash bench/gemm_bench.sh */
+/* gemm_bench.c - so_gemm (B packed once, as at load) vs a library sgemm (OpenBLAS's cblas_sgemm, or oneDNN's dnnl_sgemm with GEMM_REF=onednn) on BERT's and ResNet-50's shapes and 2048^3: paired, interleaved rounds, median GFLOP/s and median per-round ratio. Build: bash bench/gemm_bench.sh */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -8,6 +8,22 @@
 #include <time.h>
 
 #include "gemm.h"
+#ifdef SO_BENCH_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+/* The library side of each comparison: row-major C = A B (no transposes). */
+static int use_dnnl;
+static void ref_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc)
+{
+#ifdef SO_BENCH_DNNL
+    if (use_dnnl) {
+        dnnl_sgemm('N', 'N', M, N, K, 1.f, A, lda, B, ldb, 0.f, C, ldc);
+        return;
+    }
+#endif
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.f, A, (int)lda, B, (int)ldb, 0.f, C, (int)ldc);
+}
 
 
 
@@ -82,7 +98,7 @@ static void conv_bench(int threads, int rounds, const char *only)
         {"3x3 256 14x14", 256, 256, 14, 3, 1, 1},       {"3x3 512 7x7", 512, 512, 7, 3, 1, 1},
         {"3x3 s2 128 56->28", 128, 128, 56, 3, 2, 1},   {"3x3 s2 256 28->14", 256, 256, 28, 3, 2, 1},
     };
-    printf("conv: cblas_sgemm (+ im2col buffer) vs so_gemm_apacked (weights packed ahead, B from the image)\n");
+    printf("conv: %s sgemm (+ im2col buffer) vs so_gemm_apacked (weights packed ahead, B from the image)\n", use_dnnl ? "oneDNN" : "OpenBLAS");
     for (size_t q = 0; q < sizeof cs / sizeof *cs; q++) {
         const cshape *c = &cs[q];
         if (only && !strstr(c->name, only)) continue;
@@ -111,7 +127,7 @@ static void conv_bench(int threads, int rounds, const char *only)
                 if (which == 0) {
                     const float *B = X;
                     if (src.conv) { im2col_ref(&cv, X, col); B = col; }
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.f, Wt, (int)K, B, (int)N, 0.f, Y1, (int)N);
+                    ref_sgemm(M, N, K, Wt, K, B, N, Y1, N);
                 } else {
                     so_gemm_apacked(M, N, K, Ap, &src, 0.f, Y2, N, NULL, scr, threads);
                 }
@@ -140,6 +156,14 @@ int main(int argc, char **argv)
     if (getenv("GEMM_NC")) so_gemm_nc_bytes = atoll(getenv("GEMM_NC"));
     if (getenv("GEMM_DIRECT_A")) so_gemm_direct_a = atoi(getenv("GEMM_DIRECT_A"));
     if (getenv("GEMM_APNC")) so_gemm_ap_nc = atoll(getenv("GEMM_APNC"));
+    if (getenv("GEMM_REF") && !strcmp(getenv("GEMM_REF"), "onednn")) {
+#ifdef SO_BENCH_DNNL
+        use_dnnl = 1;
+#else
+        fprintf(stderr, "gemm_bench: built without oneDNN (libdnnl-dev's oneapi/dnnl/dnnl.h not found)\n");
+        return 1;
+#endif
+    }
     openblas_set_num_threads(threads);
     omp_set_num_threads(threads);
     static const shape shapes[] = {
@@ -158,7 +182,7 @@ int main(int argc, char **argv)
     printf("threads %d, rounds %d, KC %lld, MC %lld, NC bytes %lld, %s B\n", threads, rounds, (long long)so_gemm_kc,
            (long long)so_gemm_mc, (long long)so_gemm_nc_bytes,
            cold ? "cold (> 64 MB of copies)" : "warm");
-    printf("%-30s %12s %12s %8s %10s\n", "shape", "openblas", "so_gemm", "ratio", "maxrel");
+    printf("%-30s %12s %12s %8s %10s\n", "shape", use_dnnl ? "onednn" : "openblas", "so_gemm", "ratio", "maxrel");
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         const shape *sh = &shapes[s];
         if (only && !strstr(sh->name, only)) continue;
@@ -189,8 +213,7 @@ int main(int argc, char **argv)
                 double t0 = now();
                 if (which == 0) {
                     for (int64_t b = 0; b < nb; b++)
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.f, A + b * M * K,
-                                    (int)K, Bq + b * K * N, (int)N, 0.f, C1 + b * M * N, (int)N);
+                        ref_sgemm(M, N, K, A + b * M * K, K, Bq + b * K * N, N, C1 + b * M * N, N);
                 } else {
                     for (int64_t b = 0; b < nb; b++)
                         so_gemm_packed(0, M, N, K, 1.f, A + b * M * K, K, Bpq + b * pbf, 0.f, C2 + b * M * N, N, NULL, scr,

@@ -1095,6 +1095,26 @@ static void conv_pk_run(void *priv, const so_tensor *in, so_tensor *out, float *
 }
 #endif
 
+/* Whether a 1x1 stride-1 conv with constant weights runs on our GEMM (weights packed as A at load) rather than
+   OpenBLAS. AVX2: expanding 1x1 convs (O >= 2C) on planes of >= 28x28 only: there so_gemm measured ~10% faster
+   than OpenBLAS in ResNet-50 (256<-64 56x56, 512<-128 28x28, with residual epilogues); reducing ones (K = C
+   large, 64<-256, 256<-1024) and 14x14 / 7x7 planes measured 5-15% slower (same-run profiles, 1 thread).
+   AVX-512: the 16-row zmm kernel measured 1.25-1.48x this OpenBLAS (Haswell kernels) on all eight ResNet-50 1x1
+   shapes (bench/gemm_bench.sh 1 5 1x1: paired, 5 rounds, 1 thread, machine loaded: load average 5-7), so every
+   such conv up to 4 so_gemm_conv_max_w weights (1M floats: ResNet-50's largest 1x1 and SqueezeNet's
+   classifier). Weights up to so_gemm_conv_max_w (AVX2): the packed copy must keep ResNet-50's peak RSS within
+   1.5x weights + activations (all its 1x1 weights packed: +37 MB, over; superopt run now gives the originals
+   back: ResNet-50 peak RSS 131 -> 145 MB with every 1x1 packed, measured at the avx512 level). */
+static int gemm_1x1_wanted(const conv_plan *p, int64_t hw)
+{
+#ifdef __AVX512F__
+    (void)hw;
+    return !so_sgemm_onednn() && p->O * p->K <= 4 * so_gemm_conv_max_w;
+#else
+    return p->O * p->K <= so_gemm_conv_max_w && p->O >= 2 * p->C && hw >= 28 * 28;
+#endif
+}
+
 #ifdef __AVX2__
 /* Measured (1 thread, paired ratios packed / so_gemm or OpenBLAS): 7x7 planes 0.75-0.99 whatever the channels
    (OpenBLAS's N = 49 edges; in-model MobileNet-v2 0.80-0.88, ResNet-50 layer 4 0.73-0.96, Inception-v3 8x8
@@ -1270,14 +1290,8 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         p->kind = CONV_1X1;
         k->run = conv_gemm_run;
         k->name = "conv1x1_sgemm";
-        /* expanding 1x1 convs (O >= 2C) on planes of >= 28x28 only: there so_gemm measured ~10%
-           faster than OpenBLAS in ResNet-50 (256<-64 56x56, 512<-128 28x28, with residual
-           epilogues); reducing ones (K = C large, 64<-256, 256<-1024) and 14x14 / 7x7 planes
-           measured 5-15% slower (same-run profiles, 1 thread). Weights up to so_gemm_conv_max_w
-           floats: the packed copy must keep ResNet-50's peak RSS within 1.5x weights +
-           activations (all its 1x1 weights packed: +37 MB, over). */
-        if (p->G == 1 && so_fast_use_gemm && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && p->O * p->K <= so_gemm_conv_max_w &&
-            p->O >= 2 * p->C && hw >= 28 * 28 &&
+        /* our GEMM where gemm_1x1_wanted (measured per level) */
+        if (p->G == 1 && so_fast_use_gemm && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && gemm_1x1_wanted(p, hw) &&
             (p->Ap = aligned_alloc(64, (so_gemm_packed_a_floats(p->O, p->K) * sizeof(float) + 63) / 64 * 64))) {
             so_gemm_pack_a(p->O, p->K, g->model->weights[g->nodes[n->in[1].node].ref].data, p->K, p->Ap);
             p->gT = so_sgemm_threads() < 1 ? 1 : so_sgemm_threads();
@@ -1293,7 +1307,11 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
            or a <= 28x28 plane: 0.61-0.89 (MobileNet-v2 15 convs, SqueezeNet 0.56-0.93; ResNet-50's 56x56 64->64 and
            Inception-v3's 73x73 64->80 1.00-1.02). K 128-256 measured 0.99-1.26 (Inception-v3 35x35 192->32 1.26),
            K 384-960 on 14x14 / 7x7 1.06-1.38, ResNet-50 / Inception-v3 large K 1.1-1.6: those keep so_gemm / OpenBLAS. */
-        if (p->G == 1 && p->C <= so_conv_pw_max_k && (p->C * p->O <= so_conv_pw_max_ko || hw <= so_conv_pw_max_hw)) {
+        /* with oneDNN's sgemm (avx512 level) neither the direct nor the packed kernel below: MobileNet-v2 in-model,
+           1 thread, 3 alternating rounds (loaded machine), summed node medians: its 15 conv1x1_direct convs 2.21-2.30
+           -> 1.33-1.47 ms on oneDNN, its 8 conv1x1_packed convs 1.67-1.73 -> 1.15-1.18 ms; all 34 1x1s 4.67 -> 3.20 ms */
+        const int lib1x1 = so_sgemm_onednn();
+        if (!lib1x1 && p->G == 1 && p->C <= so_conv_pw_max_k && (p->C * p->O <= so_conv_pw_max_ko || hw <= so_conv_pw_max_hw)) {
             p->kind = CONV_PW;
             free(p->Ap);
             p->Ap = NULL;
@@ -1305,7 +1323,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             k->name = "conv1x1_direct";
         }
         /* the packed 6x16 kernel where it measured faster than so_gemm / OpenBLAS (see pk_wanted) */
-        if (p->kind != CONV_PW && p->G == 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw))
+        if (!lib1x1 && p->kind != CONV_PW && p->G == 1 && g->nodes[n->in[1].node].op == SO_OP_WEIGHT && pk_wanted(hw))
             pk_setup(p, k, g->model->weights[g->nodes[n->in[1].node].ref].data);
 #endif
 #ifdef __AVX2__

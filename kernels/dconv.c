@@ -22,6 +22,13 @@
 #define DC_PB 160 /* output pixels per work item at most (equal blocks of whole 6-pixel tiles); vs 96: in-model 1 thread,
                      10 alternating runs, summed node medians of the dconv convs Inception-v3 0.94x, ResNet-50 0.99x (fewer
                      passes over cold weights); a 128 KB partial-sum bound as well: Inception-v3 0.94x, ResNet-50 1.06x */
+/* Output pixels per register tile: AVX-512 12 (one zmm of 16 channels each: 12 accumulators, per k step
+   one weight load and 12 broadcast FMAs), otherwise 6 (two ymm each: 12 accumulators). */
+#ifdef __AVX512F__
+#define DC_TP 12
+#else
+#define DC_TP 6
+#endif
 #define DC_TB 12288 /* floats of partial sums per work item at most: [og][pb][16] (48 KB, L2) */
 
 /* Whether a tap at offset off (= tap index * dilation - pad) reads an input row/column in [0, len) for some of
@@ -64,7 +71,7 @@ int64_t so_dconv_plan(so_dconv *d, int64_t C, int64_t H, int64_t W, int64_t O, i
     d->kc = (d->K + nkb - 1) / nkb; /* equal K blocks */
     d->nob = (O + 15) / 16;
     int64_t npb = (Ho * Wo + DC_PB - 1) / DC_PB;
-    d->pb = ((Ho * Wo + npb - 1) / npb + 5) / 6 * 6; /* equal blocks, whole tiles */
+    d->pb = ((Ho * Wo + npb - 1) / npb + DC_TP - 1) / DC_TP * DC_TP; /* equal blocks, whole tiles */
     d->T = threads < 1 ? 1 : threads;
     /* groups of og channel blocks; with several threads at least 4 work items per thread where the
        channel blocks allow (small planes: one pixel block) */
@@ -117,8 +124,31 @@ void so_dconv_pad_plane(const float *x, int64_t H, int64_t W, float *xp, int64_t
 
 /* One tile: NP pixels (window corners b[0..NP)) x 16 output channels over kn k steps (offsets
    koff, weights w [kn][16]); t [NP][16] holds the partial sums (first: starts from zero). Per k
-   step two weight loads, NP broadcasts, 2*NP FMAs (NP = 6: 12 accumulators). */
-#ifdef __AVX2__
+   step (AVX2) two weight loads, NP broadcasts, 2*NP FMAs (NP = 6: 12 accumulators); AVX-512 one
+   weight load and NP embedded-broadcast FMAs (NP = 12: 12 accumulators). */
+#ifdef __AVX512F__
+static inline __attribute__((always_inline)) void tile_x16(int NP, const float *const *b, const int32_t *koff, int64_t kn,
+                                                          const float *w, float *t, int first)
+{
+    __m512 c[DC_TP];
+    const float *bp[DC_TP];
+#pragma GCC unroll 12
+    for (int u = 0; u < NP; u++) {
+        bp[u] = b[u];
+        c[u] = first ? _mm512_setzero_ps() : _mm512_load_ps(t + 16 * u);
+    }
+    for (int64_t k = 0; k < kn; k++) {
+        __m512 w0 = _mm512_load_ps(w + 16 * k);
+        __asm__("" : "+v"(w0)); /* in a register, as in the AVX2 kernel */
+        const int64_t o = koff[k];
+#pragma GCC unroll 12
+        for (int u = 0; u < NP; u++) c[u] = _mm512_fmadd_ps(_mm512_set1_ps(bp[u][o]), w0, c[u]);
+    }
+#pragma GCC unroll 12
+    for (int u = 0; u < NP; u++) _mm512_store_ps(t + 16 * u, c[u]);
+}
+
+#elif defined(__AVX2__)
 static inline __attribute__((always_inline)) void tile_x16(int NP, const float *const *b, const int32_t *koff, int64_t kn,
                                                           const float *w, float *t, int first)
 {
@@ -205,16 +235,16 @@ void so_dconv_run(const so_dconv *d, const float *x, float *y, const so_epi *ep,
             for (int64_t ob = ob0; ob < ob1; ob++) {
                 const float *w = d->wp + (ob * K + k0) * 16;
                 float *tob = t + (ob - ob0) * d->pb * 16;
-                for (int64_t j = 0; j < np; j += 6) {
-                    const float *b[6];
-                    for (int u = 0; u < 6; u++) b[u] = xp + d->poff[p0 + SO_MIN(j + u, np - 1)]; /* past the end: repeat the last pixel */
-                    /* a last tile of 1-2 / 3-4 pixels on the 2- / 4-pixel variant */
-                    if (np - j > 4)
-                        tile_x16(6, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
-                    else if (np - j > 2)
-                        tile_x16(4, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
+                for (int64_t j = 0; j < np; j += DC_TP) {
+                    const float *b[DC_TP];
+                    for (int u = 0; u < DC_TP; u++) b[u] = xp + d->poff[p0 + SO_MIN(j + u, np - 1)]; /* past the end: repeat the last pixel */
+                    /* a last tile of at most a third / two thirds of DC_TP pixels on the smaller variants */
+                    if (np - j > DC_TP * 2 / 3)
+                        tile_x16(DC_TP, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
+                    else if (np - j > DC_TP / 3)
+                        tile_x16(DC_TP * 2 / 3, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
                     else
-                        tile_x16(2, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
+                        tile_x16(DC_TP / 3, b, d->koff + k0, kn, w, tob + j * 16, k0 == 0);
                 }
             }
         }

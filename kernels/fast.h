@@ -46,5 +46,9 @@ so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k);
 /* MatMul/Gemm on our GEMM (gemm.c) instead of sgemm where selected (default 1; 0: sgemm
    everywhere, for A/B measurements). Read at kernel selection. */
 extern int so_fast_use_gemm;
+/* At the avx512 level, oneDNN's sgemm for so_sgemm (and the selection that prefers it) when libdnnl.so.2
+   loads (default 1; 0: OpenBLAS and our kernels, for A/B runs and tests of the kernels it displaces).
+   Read at kernel selection and at each sgemm. */
+extern int so_fast_use_onednn;
 
 #endif

@@ -38,6 +38,7 @@
 #define so_epi_row SO_KN(so_epi_row)
 #define so_epi_act SO_KN(so_epi_act)
 #define so_sgemm_threads SO_KN(so_sgemm_threads)
+#define so_sgemm_onednn SO_KN(so_sgemm_onednn)
 #define so_pool_deinterleave2 SO_KN(so_pool_deinterleave2)
 #define so_pool_fuse_pad SO_KN(so_pool_fuse_pad)
 #define so_conv_select SO_KN(so_conv_select)

@@ -104,6 +104,7 @@ static void mm_use_gemm(const so_graph *g, const so_node *n, mm_plan *p, so_fast
 {
     /* M > 1024: this OpenBLAS is as fast or faster (2048^3: 0.88x ours) */
     if (!so_fast_use_gemm || p->M < 2 || p->N < 2 || p->K < 1 || p->M > 1024) return;
+    if (so_sgemm_onednn()) return; /* oneDNN's sgemm: faster than ours on every shape measured */
     p->T = so_sgemm_threads() < 1 ? 1 : so_sgemm_threads();
     const float *w = weight_f32(g, n->in[1]);
     if (p->nb == 1 && w) {

@@ -1,10 +1,18 @@
-/* sgemm.c - the OpenBLAS sgemm wrapper every sgemm-based kernel calls: sgemv for vectors, a streaming small-M path, and a static split of a product over the executor's OpenMP team. */
+/* sgemm.c - the library sgemm every sgemm-based kernel calls: sgemv for vectors, a streaming small-M path, then oneDNN's dnnl_sgemm at the avx512 level (when libdnnl loads) or OpenBLAS split statically over the executor's OpenMP team. */
 #include "kset_names.h"
 
 #include "sgemm.h"
 
+#include "fast.h"
+
 #include <cblas.h>
 #include <omp.h>
+#ifdef __AVX512F__
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#endif
 
 int so_sgemm_threads(void) { return omp_get_max_threads(); }
 
@@ -51,6 +59,36 @@ static void smallm_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const flo
     }
 }
 
+#ifdef __AVX512F__
+/* oneDNN's sgemm (Debian libdnnl2), loaded at the first use (dlopen: an optional run-time dependency,
+   never loaded below the avx512 level, so valgrind's avx2 runs never see its JIT code).
+   SUPEROPT_ONEDNN=0 keeps OpenBLAS (A/B measurements). Row-major, like cblas_sgemm; oneDNN threads
+   itself on the caller's OpenMP team (libgomp, the executor's fixed team). */
+typedef int (*dnnl_sgemm_fn)(char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                             const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+static dnnl_sgemm_fn dnnl_sgemm_p;
+static pthread_once_t dnnl_once = PTHREAD_ONCE_INIT;
+
+static void dnnl_load(void)
+{
+    const char *e = getenv("SUPEROPT_ONEDNN");
+    if (e && !strcmp(e, "0")) return;
+    void *h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    void *f = dlsym(h, "dnnl_sgemm");
+    if (f) memcpy(&dnnl_sgemm_p, &f, sizeof f); /* (object pointer to function pointer without a cast warning) */
+}
+
+int so_sgemm_onednn(void)
+{
+    if (!so_fast_use_onednn) return 0;
+    pthread_once(&dnnl_once, dnnl_load);
+    return dnnl_sgemm_p != NULL;
+}
+#else
+int so_sgemm_onednn(void) { return 0; }
+#endif
+
 void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
@@ -95,6 +133,14 @@ void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
         }
         return;
     }
+#ifdef __AVX512F__
+    /* oneDNN: 1.3-1.5x our AVX-512 GEMM and ~2x this OpenBLAS (Haswell kernels) on every shape measured
+       (kernels/README, "oneDNN or ours") */
+    if (so_sgemm_onednn()) {
+        dnnl_sgemm_p(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#endif
     /* OpenBLAS runs single-threaded (exec.c): with T threads, the product is split here into T
        contiguous column ranges (16-multiples) or, when N is narrow, row ranges, one
        single-threaded sgemm each, on the executor's OpenMP team, so one thread pool serves both

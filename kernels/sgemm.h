@@ -10,6 +10,10 @@
    M = 1 or N = 1 (K > 0) goes to sgemv. */
 void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
               const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* 1 when so_sgemm runs oneDNN's sgemm (the avx512 level, libdnnl.so.2 loadable, SUPEROPT_ONEDNN not 0,
+   so_fast_use_onednn):
+   then kernel selection prefers it to our GEMM. */
+int so_sgemm_onednn(void);
 /* Threads of the team our kernels' parallel regions use (omp_get_max_threads: the executor's fixed team). */
 int so_sgemm_threads(void);
 

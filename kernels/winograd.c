@@ -9,6 +9,7 @@
 #include <cblas.h>
 
 #include "../src/common.h"
+#include "sgemm.h"
 
 #define WINO_PAR_MIN 16384
 
@@ -138,6 +139,11 @@ void so_wino_run(const so_wino *p, const float *x, float *y, float *scratch)
         }
 #pragma omp parallel for schedule(static) /* 36 single-threaded products over the team */
         for (int xi = 0; xi < 36; xi++)
+#ifdef __AVX512F__
+            if (so_sgemm_onednn()) /* oneDNN (single-threaded inside the team's region) */
+                so_sgemm(0, 0, O, nb, C, 1.f, p->U + xi * O * C, C, V + xi * vs, nb, 0.f, M + xi * ms, nb);
+            else
+#endif
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)O, (int)nb, (int)C, 1.f, p->U + xi * O * C, (int)C,
                         V + xi * vs, (int)nb, 0.f, M + xi * ms, (int)nb);
 #pragma omp parallel for if (O * nb * 36 > WINO_PAR_MIN)

@@ -17,6 +17,7 @@
 #include "../kernels/exec.h"
 #include "../kernels/chain.h"
 #include "../kernels/fast.h"
+#include "../kernels/isa.h"
 
 static int costs_nothing(const so_graph *g, int32_t i)
 {
@@ -115,8 +116,9 @@ static uint64_t d2u(double d)
     return u;
 }
 
-/* Identity of this machine and build: CPU model, online cores, the executable's bytes. */
-static uint64_t machine_build_key(char *desc, size_t n)
+/* Identity of this machine, build and kernel level: CPU model, online cores, the executable's bytes,
+   the ISA level the kernels are selected at (a table measured at avx512 is not applied at avx2). */
+static uint64_t machine_build_key(char *desc, size_t n, so_isa isa)
 {
     char cpu[256] = "unknown";
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -137,7 +139,7 @@ static uint64_t machine_build_key(char *desc, size_t n)
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t exe = so_exe_hash();
-    snprintf(desc, n, "cpu=%s cores=%ld exe=%016llx", cpu, cores, (unsigned long long)exe);
+    snprintf(desc, n, "cpu=%s cores=%ld exe=%016llx isa=%s", cpu, cores, (unsigned long long)exe, so_isa_name(isa));
     return XXH3_64bits(desc, strlen(desc));
 }
 
@@ -166,7 +168,10 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
     cm->cold_weights = -1;
     if (kind != SO_COST_MEASURED || (cache_dir && !cache_dir[0])) return SO_OK;
     char desc[512];
-    uint64_t key = machine_build_key(desc, sizeof desc);
+    so_isa isa;
+    if (so_isa_current(&isa) != SO_OK) return SO_ERR;
+    cm->isa = (int)isa;
+    uint64_t key = machine_build_key(desc, sizeof desc, isa);
     cm->path = cache_path(cache_dir, key);
     if (!cm->path) return SO_OK;
     struct stat sb;
@@ -219,7 +224,7 @@ so_status so_cost_save(so_cost_model *cm)
     so_atomic out;
     if (so_atomic_open(&out, cm->path, "w") != SO_OK) return SO_ERR;
     FILE *f = out.f;
-    machine_build_key(desc, sizeof desc);
+    machine_build_key(desc, sizeof desc, (so_isa)cm->isa);
     fprintf(f, "# superopt cost cache %s\n", desc);
     for (uint64_t i = 0; i < cm->cache.cap; i++)
         if (cm->cache.keys[i])

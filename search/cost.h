@@ -17,6 +17,7 @@ typedef struct so_cost_model {
     int threads;                /* kernel threads used when measuring (part of the key) */
     so_hmap cache;              /* configuration key -> cost (double bits) */
     char *path;                 /* disk cache file (malloc'd) or NULL */
+    int isa;                    /* so_isa the measurements are for (the level at so_cost_init) */
     int dirty;                  /* new measurements not yet saved */
     int64_t loaded, measured, failed; /* entries read from disk, timed now, timing failures */
     double measure_seconds;     /* wall time spent timing */
@@ -28,9 +29,9 @@ typedef struct so_cost_model {
 
 /* Initialises a model. For SO_COST_MEASURED, cache_dir NULL means $XDG_CACHE_HOME/superopt
    (or ~/.cache/superopt); "" disables the disk cache. The file is
-   cost-<key>.tsv where key hashes the CPU model, core count and the running executable, and
-   the file's header must repeat that key, so a cache from another machine or build is never
-   used. */
+   cost-<key>.tsv where key hashes the CPU model, core count, the running executable and the
+   kernels' ISA level (kernels/isa.h), and the file's header must repeat that key, so a cache
+   from another machine, build or level is never used. SO_ERR when SUPEROPT_ISA is invalid. */
 so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const char *cache_dir);
 /* Writes new entries to the disk cache atomically (temporary file + rename). */
 so_status so_cost_save(so_cost_model *cm);

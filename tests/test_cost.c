@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "../kernels/isa.h"
 #include "../search/cost.h"
 
 /* X[4,8] . W[8,16] -> relu; second graph with W[8,32]. */
@@ -123,6 +124,21 @@ static void test_measured_cache(void **state)
     assert_int_equal(cm.measured, 0);
     assert_float_equal(c2, c1, 1e-9 * (c1 + 1));
     so_cost_free(&cm);
+
+    /* the cache is keyed by the kernels' ISA level: measured at another level, it is not applied */
+    so_isa top;
+    assert_int_equal(so_isa_current(&top), SO_OK);
+    if (top > SO_ISA_SCALAR) {
+        assert_int_equal(so_isa_set(SO_ISA_SCALAR), SO_OK);
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+        assert_int_equal(cm.loaded, 0);
+        assert_true(strcmp(cm.path, path) != 0);
+        so_cost_free(&cm);
+        assert_int_equal(so_isa_set(top), SO_OK);
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+        assert_int_equal(cm.loaded, 1);
+        so_cost_free(&cm);
+    }
 
     /* a file whose header names another machine/build is ignored */
     FILE *f = fopen(path, "r+");

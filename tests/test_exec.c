@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/isa.h"
 #include "../kernels/ref.h"
 #include "onnx_io.h"
 #include "shape.h"
@@ -416,9 +417,21 @@ static void consume_graph(tb *t, int32_t *w_nodes)
 
 /* opts.consume_weights: off leaves every weight intact; on frees exactly the weights only packed
    kernels read (model data NULL), keeps shared/output weights, and gives bit-identical outputs. */
+/* The consume tests name kernels that keep their own copy of a weight (so_gemm's packed B): at the
+   avx512 level MatMul runs oneDNN's sgemm on the weight in place, so they run at most at avx2. Returns
+   the level to restore. */
+static so_isa at_most_avx2(void)
+{
+    so_isa cur;
+    assert_int_equal(so_isa_current(&cur), SO_OK);
+    if (cur > SO_ISA_AVX2) assert_int_equal(so_isa_set(SO_ISA_AVX2), SO_OK);
+    return cur;
+}
+
 static void test_consume_weights(void **state)
 {
     (void)state;
+    const so_isa prev_isa = at_most_avx2();
     float in[8 * 64];
     for (int j = 0; j < 8 * 64; j++) in[j] = (float)(j % 11) * 0.1f - 0.5f;
     const float *ins[1] = {in};
@@ -463,6 +476,7 @@ static void test_consume_weights(void **state)
     assert_memory_equal(out[0][1], out[1][1], 8 * 16 * sizeof(float));
     assert_memory_equal(out[0][2], out[1][2], 64 * 16 * sizeof(float));
     assert_memory_equal(out[0][3], out[1][3], 64 * 16 * sizeof(float));
+    assert_int_equal(so_isa_set(prev_isa), SO_OK);
 }
 
 /* Real models: with consume_weights the outputs are bit-identical to the run without (same
@@ -470,6 +484,7 @@ static void test_consume_weights(void **state)
 static void test_consume_weights_models(void **state)
 {
     (void)state;
+    const so_isa prev_isa = at_most_avx2();
     const char *models[] = {"bert2", "resnet_small", "squeezenet"};
     int ran = 0;
     for (size_t k = 0; k < sizeof models / sizeof *models; k++) {
@@ -520,6 +535,7 @@ static void test_consume_weights_models(void **state)
         ran++;
     }
     assert_true(ran >= 1);
+    assert_int_equal(so_isa_set(prev_isa), SO_OK);
 }
 
 int main(void)

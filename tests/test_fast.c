@@ -422,7 +422,10 @@ static void test_conv_pw(void **state)
 {
     (void)state;
     int64_t mk = so_conv_pw_max_ko, mk2 = so_conv_pw_max_k;
+    const int onednn = so_fast_use_onednn;
     so_conv_pw_max_ko = so_conv_pw_max_k = 1 << 30;
+    so_fast_use_onednn = 0; /* at avx512 oneDNN's sgemm displaces the direct kernel */
+    expect_kernel = kernel_from(SO_ISA_AVX2, "conv1x1_direct");
     one_conv_bn(600, 1, 16, 96, 1, 40, 41, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_CLIP, 0); /* several chunks */
     one_conv_bn(601, 2, 32, 13, 1, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_RELU, 1);   /* 25 pixels, residual */
     one_conv_bn(602, 1, 3, 6, 1, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_NONE, 1);     /* 6 pixels: masked */
@@ -436,6 +439,8 @@ static void test_conv_pw(void **state)
                     1, 1, 0, 0, 0, 0, irand(&r, 0, 4), irand(&r, 0, 2) == 0);
     so_conv_pw_max_ko = mk;
     so_conv_pw_max_k = mk2;
+    so_fast_use_onednn = onednn;
+    expect_kernel = NULL;
 }
 
 /* 1x1 convs on conv1x1_packed (thresholds lifted so every shape takes it; small K blocks and
@@ -449,6 +454,8 @@ static void test_conv_packed(void **state)
     const int64_t pwk = so_conv_pw_max_k;
     so_conv_pw_max_k = 0;
     so_conv_pk_max_hw = INT64_MAX;
+    const int onednn = so_fast_use_onednn;
+    so_fast_use_onednn = 0; /* at avx512 oneDNN's sgemm displaces the packed kernel */
     expect_kernel = kernel_from(SO_ISA_AVX2, "conv1x1_packed");
     for (int cfg = 0; cfg < 3; cfg++) {
         so_conv_pk_kc = cfg == 0 ? pk[0] : cfg == 1 ? 16 : 7; /* one K block / several (the last partial) */
@@ -469,6 +476,7 @@ static void test_conv_packed(void **state)
         one_conv_bn(780 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 1, 90), irand(&r, 1, 40), 1, irand(&r, 1, 30), irand(&r, 1, 30), 1, 1,
                     irand(&r, 1, 2), 1, 0, 0, 0, 0, irand(&r, 0, 4), irand(&r, 0, 2) == 0);
     }
+    so_fast_use_onednn = onednn;
     expect_kernel = NULL;
     so_conv_pk_kc = pk[0];
     so_conv_pk_np = pk[1];
