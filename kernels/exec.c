@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include "fast.h"
+#include "fuse.h"
 #include "ref.h"
 
 #define ALIGN 64
@@ -382,7 +383,7 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
 {
     so_status st = SO_ERR;
     so_exec *e = so_xcalloc(1, sizeof *e);
-    int32_t *root = NULL, *uses = NULL, *user = NULL;
+    int32_t *root = NULL, *user = NULL;
     char *absorbed = NULL;
     int32_t *readers = NULL, *packed = NULL; /* opts.consume_weights */
     int released = 0;
@@ -403,14 +404,11 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
     e->n_values = nv;
     e->values = so_xcalloc((size_t)nv + 1, sizeof *e->values);
     root = so_xmalloc(sizeof *root * (size_t)(nv + 1));
-    uses = so_xcalloc((size_t)g->n_nodes + 1, sizeof *uses);
-    user = so_xmalloc(sizeof *user * (size_t)(g->n_nodes + 1));
     absorbed = so_xcalloc((size_t)g->n_nodes + 1, 1);
 
     /* root of each value: views alias their input */
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *n = &g->nodes[i];
-        user[i] = -1;
         for (int32_t k = 0; k < n->n_in; k++) {
             if (n->in[k].node < 0) {
                 if (so_ops[n->op].flags & SO_F_VIEW) {
@@ -423,10 +421,6 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
                 so_errorf("%s: input %d is not an earlier node (graph not topologically sorted?)",
                           so_node_desc(g, i, desc, sizeof desc), k);
                 goto done;
-            }
-            if (n->in[k].slot == 0) {
-                uses[n->in[k].node]++;
-                user[n->in[k].node] = i;
             }
         }
         if (n->op == SO_OP_OPAQUE) {
@@ -457,11 +451,7 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
             }
         }
     }
-    for (int32_t o = 0; o < m->n_outputs; o++) {
-        uses[g->outputs[o].node] += 2; /* never absorbed */
-    }
-    for (int32_t i = 0; i < g->n_nodes; i++)
-        if (uses[i] != 1 || g->nodes[i].n_out != 1) user[i] = -1;
+    user = so_fuse_users(g, NULL); /* who may be absorbed: kernels/fuse.c, as the cost model sees it */
 
     /* steps: select kernels (fusion absorbs successors), then order by position */
     e->steps = so_xcalloc((size_t)g->n_nodes + 1, sizeof *e->steps);
@@ -591,7 +581,6 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
     st = SO_OK;
 done:
     free(root);
-    free(uses);
     free(user);
     free(absorbed);
     free(readers);
@@ -647,6 +636,8 @@ void so_exec_step(const so_exec *e, int32_t i, so_exec_step_info *info)
     info->kernel = s->k.run ? s->k.name : "ref";
     info->flops = so_node_flops(e->g, s->node);
     for (int32_t f = 0; f < s->k.n_fused; f++) info->flops += so_node_flops(e->g, s->k.fused[f]);
+    info->n_fused = s->k.n_fused;
+    for (int32_t f = 0; f < s->k.n_fused && f < 4; f++) info->fused[f] = s->k.fused[f];
     info->median_ms = s->n_samples > 0 ? so_median(s->samples, (size_t)s->n_samples) : 0;
 }
 

@@ -1007,7 +1007,7 @@ so_status so_ref_bnfold_b(const so_graph *g, const so_node *n, const so_tensor *
 /* ---------------- tables and drivers ---------------- */
 
 const so_kernel_fn so_ref_kernels[SO_OP_COUNT] = {
-#define X(e, l, onnx, mi, ma, no, fl, at) [SO_OP_##e] = so_ref_##l,
+#define X(e, l, ...) [SO_OP_##e] = so_ref_##l,
 #include "../src/ops.def"
 #undef X
 };
