@@ -962,6 +962,12 @@ static const flops_fn flops_table[SO_OP_COUNT] = {
 #undef X
 };
 
+const char *so_flops_rule(so_op op)
+{
+    flops_fn f = flops_table[op];
+    return f == flops_none ? "none" : f == flops_per_output ? "per output element" : f == flops_per_input ? "per input element" : "counted";
+}
+
 int64_t so_node_flops(const so_graph *g, int32_t i)
 {
     const so_node *n = &g->nodes[i];

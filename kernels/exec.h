@@ -80,5 +80,8 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int co
    element-wise/normalisation/pooling approximately one per output (pool: per window
    element); 0 for sources and views. */
 int64_t so_node_flops(const so_graph *g, int32_t i);
+/* ops.def's FLOP decision for op, in words: "none", "per output element", "per input element",
+   or "counted" (an operator-specific count: conv, matmul, pooling windows...). */
+const char *so_flops_rule(so_op op);
 
 #endif
