@@ -934,6 +934,7 @@ static int64_t flops_layernorm(const so_graph *g, const so_node *n, int64_t out)
 #define flops_hardsigmoid flops_per_output
 #define flops_hardswish flops_per_output
 #define flops_leakyrelu flops_per_output
+#define flops_elu flops_per_output
 #define flops_batchnorm flops_per_output
 #define flops_maxpool flops_pool
 #define flops_avgpool flops_pool

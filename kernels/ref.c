@@ -375,6 +375,7 @@ static inline float clamp01(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f 
 UNARY_KERNEL(hardsigmoid, clamp01(n->attr->alpha * x + n->attr->beta))
 UNARY_KERNEL(hardswish, x * clamp01(x / 6.0f + 0.5f))
 UNARY_KERNEL(leakyrelu, x < 0.0f ? n->attr->alpha * x : x)
+UNARY_KERNEL(elu, x < 0.0f ? n->attr->alpha * (expf(x) - 1.0f) : x)
 
 /* ---------------- normalisation, pooling ---------------- */
 

@@ -393,6 +393,7 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_hardsigmoid GEN_NOT_IN_RULES
 #define gen_hardswish GEN_NOT_IN_RULES
 #define gen_leakyrelu GEN_NOT_IN_RULES
+#define gen_elu GEN_NOT_IN_RULES
 #define gen_resize GEN_NOT_IN_RULES
 #define gen_reducesum GEN_NOT_IN_RULES
 

@@ -73,6 +73,7 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_hardsigmoid key_none
 #define key_hardswish key_none
 #define key_leakyrelu key_none
+#define key_elu key_none
 #define key_resize key_ints
 #define key_reducesum key_axes
 
@@ -1127,6 +1128,7 @@ static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *
 #define sym_hardsigmoid sym_unary
 #define sym_hardswish sym_unary
 #define sym_leakyrelu sym_unary
+#define sym_elu sym_unary
 #define sym_avgpool sym_maxpool
 #define sym_const_idconv sym_const_pool
 #define sym_const_idmat sym_const_pool

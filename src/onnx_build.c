@@ -604,6 +604,14 @@ static int imp_hardsigmoid(bctx *cx)
     return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
+static int imp_elu(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    a.alpha = onx_att_f(n, "alpha", 1.0f);
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
 static int imp_leakyrelu(bctx *cx)
 {
     IMP_LOCALS;
@@ -682,7 +690,7 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
 /* Output shapes of a few common ops the optimizer does not know (used when value_info is silent). */
 static int opaque_rule_shape(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, int k, so_shape *out)
 {
-    static const char *const same[] = {"LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Softplus",
+    static const char *const same[] = {"LeakyRelu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Softplus",
                                        "Softsign", "Abs", "Floor", "Ceil", "Round", "Sign", "Not", "Mish", "Gelu",
                                        "ThresholdedRelu", "LogSoftmax", "Hardmax", "Sin", "Cos", "IsNaN", "IsInf",
                                        "InstanceNormalization", "LpNormalization", "LRN", "Shrink", "CumSum",

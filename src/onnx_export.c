@@ -442,6 +442,13 @@ static so_status exp_hardsigmoid(ectx *cx)
     return SO_OK;
 }
 
+static so_status exp_elu(ectx *cx)
+{
+    EXP_LOCALS;
+    a_float(x, n, "alpha", a->alpha);
+    return SO_OK;
+}
+
 static so_status exp_leakyrelu(ectx *cx)
 {
     EXP_LOCALS;

@@ -274,6 +274,7 @@ static so_status shape_clip(ctx *c) { return unary(c); }
 static so_status shape_hardsigmoid(ctx *c) { return unary(c); }
 static so_status shape_hardswish(ctx *c) { return unary(c); }
 static so_status shape_leakyrelu(ctx *c) { return unary(c); }
+static so_status shape_elu(ctx *c) { return unary(c); }
 
 /* ---------------- normalisation, pooling ---------------- */
 

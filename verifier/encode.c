@@ -418,6 +418,7 @@ static int z3_const_idmat(zctx *cx)
 #define z3_hardsigmoid Z3_NOT_IN_RULES
 #define z3_hardswish Z3_NOT_IN_RULES
 #define z3_leakyrelu Z3_NOT_IN_RULES
+#define z3_elu Z3_NOT_IN_RULES
 #define z3_resize Z3_NOT_IN_RULES
 #define z3_reducesum Z3_NOT_IN_RULES
 #define z3_sigmoid z3_relu
