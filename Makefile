@@ -1,7 +1,16 @@
 # Makefile - the only build entry: make, make run, make test, make test-asan, make bench, make rules, make deps.
 CC      ?= cc
 BUILD   ?= build
-ARCH    ?= -march=x86-64-v3
+# Baseline of every file: x86-64-v2 (SSE4.2/POPCNT, every x86-64 CPU since ~2009), the same flags and
+# warnings on every machine. Wider kernels are per-level files chosen at run time (kernels/isa.h):
+# kernels/*_avx2.c get AVX2+FMA, kernels/*_avx512.c AVX-512 F/BW/VL/DQ+FMA. `make ARCH=-march=native`
+# is an opt-in for a binary that only runs where it was built (the scalar level is then not scalar).
+# Elsewhere (not x86): the compiler's default target, and only the scalar level.
+ifneq ($(filter x86_64% i686% i386%,$(shell $(CC) -dumpmachine)),)
+  ARCH       ?= -march=x86-64-v2
+  ISA_AVX2   := -mavx2 -mfma
+  ISA_AVX512 := -mavx2 -mfma -mavx512f -mavx512bw -mavx512vl -mavx512dq
+endif
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
@@ -49,7 +58,11 @@ $(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 
 $(BUILD)/%.o: %.c $(BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(ISAFLAGS) $(WARN) -MMD -MP -c $< -o $@
+
+# Per-level kernel files (run only after the cpuid dispatch chose their level).
+$(BUILD)/kernels/%_avx2.o: ISAFLAGS = $(ISA_AVX2)
+$(BUILD)/kernels/%_avx512.o: ISAFLAGS = $(ISA_AVX512)
 
 $(BUILD)/rules/gen_mpi.o: CPPFLAGS += $(MPI_CFLAGS)
 
@@ -113,6 +126,7 @@ operators: $(BUILD)/tests/test_ops
 
 models:
 	$(PY) data/export_models.py --set full
+	$(PY) data/export_models.py --set cnn
 
 # The benchmark suite (data/full/, make models): table on stdout, JSON and SVG in $(BUILD). See docs/BENCHMARKS.md.
 bench: all $(ORT)

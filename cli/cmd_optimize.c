@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/isa.h"
 #include "../search/cost.h"
 #include "../search/fold.h"
 #include "../search/match.h"
@@ -383,6 +384,11 @@ int so_optimize_main(int argc, char **argv)
         so_json_fstr(f, rules_path);
         fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %g,\n  \"budget\": %lld,\n  \"time_limit\": %g,\n",
                 sname[o.search], o.cost == SO_COST_MEASURED ? "measured" : "flops", o.alpha, o.budget, o.time_limit);
+        so_isa isa = SO_ISA_SCALAR;
+        (void)so_isa_current(&isa); /* checked at start (main.c) */
+        fprintf(f, "  \"isa\": \"%s\",\n  \"cpu\": ", so_isa_name(isa));
+        so_json_fstr(f, so_isa_cpu_model());
+        fprintf(f, ",\n");
         fprintf(f, "  \"cost_before\": %.9g,\n  \"cost_start\": %.9g,\n  \"cost_after\": %.9g,\n", cost_orig, res.cost_before, res.cost_after);
         if (checked) fprintf(f, "  \"latency_before_ms\": %.6g,\n  \"latency_after_ms\": %.6g,\n  \"speedup\": %.4f,\n", lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0);
         else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");

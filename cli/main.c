@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/isa.h"
 #include "commands.h"
 #include "../src/common.h"
 #include "../src/graph.h"
@@ -23,7 +24,8 @@ static const char usage_text[] =
     "  superopt verify FILE.rules [--json]\n"
     "  superopt bench [MODEL.onnx ...] [--json FILE] [--svg FILE]\n"
     "  superopt inspect MODEL.onnx\n"
-    "  any command: --max-memory BYTES (suffix K/M/G; default 8G) caps each allocation sized by a model\n";
+    "  any command: --max-memory BYTES (suffix K/M/G; default 8G) caps each allocation sized by a model\n"
+    "  any command: --isa scalar|avx2|avx512 (or SUPEROPT_ISA) runs the kernels of that level, at most the CPU's\n";
 
 static int usage(const char *msg)
 {
@@ -152,11 +154,11 @@ static int cmd_run(int argc, char **argv)
         if (st != SO_OK) goto done;
     }
     if (json) {
-        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %zu}\n",
-               median, times[0], iters, so_exec_peak_activation_bytes(e));
+        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %zu, \"isa\": \"%s\"}\n",
+               median, times[0], iters, so_exec_peak_activation_bytes(e), so_exec_isa_name(e));
     } else {
-        printf("%s: %d nodes, %lld iterations, %lld thread%s: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
-               model_path, (int)g->n_nodes, iters, threads, threads == 1 ? "" : "s", median, times[0],
+        printf("%s: %d nodes, %lld iterations, %lld thread%s, %s kernels: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
+               model_path, (int)g->n_nodes, iters, threads, threads == 1 ? "" : "s", so_exec_isa_name(e), median, times[0],
                (double)so_exec_peak_activation_bytes(e) / 1e6);
         for (int32_t k = 0; k < m->n_outputs; k++) {
             const so_shape *s = &g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
@@ -232,11 +234,19 @@ static int cmd_inspect(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    /* --max-memory BYTES applies to every command: taken out of argv before dispatch. */
+    /* --max-memory BYTES and --isa LEVEL apply to every command: taken out of argv before dispatch. */
     int kept = 1;
+    const char *isa = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
-        if (!strcmp(argv[i], "--max-memory")) {
+        if (!strcmp(argv[i], "--isa")) {
+            if (i + 1 >= argc) return usage("--isa needs a level: scalar, avx2 or avx512");
+            isa = argv[++i];
+            continue;
+        } else if (!strncmp(argv[i], "--isa=", 6)) {
+            isa = argv[i] + 6;
+            continue;
+        } else if (!strcmp(argv[i], "--max-memory")) {
             if (i + 1 >= argc) return usage("--max-memory needs a byte count (e.g. 512M, 2G)");
             v = argv[++i];
         } else if (!strncmp(argv[i], "--max-memory=", 13)) v = argv[i] + 13;
@@ -254,6 +264,16 @@ int main(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
+    /* the kernels' ISA level: --isa, else SUPEROPT_ISA, else the CPU's; a level above the CPU's fails */
+    so_isa level;
+    if (isa) {
+        if (so_isa_parse(isa, &level) != SO_OK) return usage("--isa needs a level: scalar, avx2 or avx512");
+        if (so_isa_set(level) != SO_OK) {
+            fprintf(stderr, "superopt: --isa %s: %s\n", isa, so_error());
+            return 1;
+        }
+    } else if (so_isa_current(&level) != SO_OK)
+        return fail();
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "inspect")) return cmd_inspect(argc - 1, argv + 1);
     if (!strcmp(cmd, "generate")) return so_gen_main(argc - 1, argv + 1);

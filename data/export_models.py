@@ -436,6 +436,21 @@ MODELS = {
                         "torchvision densenet121, random weights."),
     "squeezenet1_1": Spec(tv("squeezenet1_1"), [(1, 3, 224, 224)], ["input"], ["logits"],
                           "torchvision squeezenet1_1, random weights (same graph as 'squeezenet')."),
+    "efficientnet_b0": Spec(tv("efficientnet_b0"), [(1, 3, 224, 224)], ["input"], ["logits"],
+                            "torchvision efficientnet_b0, random weights."),
+    "regnet_y_400mf": Spec(tv("regnet_y_400mf"), [(1, 3, 224, 224)], ["input"], ["logits"],
+                           "torchvision regnet_y_400mf, random weights."),
+    "mnasnet1_0": Spec(tv("mnasnet1_0"), [(1, 3, 224, 224)], ["input"], ["logits"],
+                       "torchvision mnasnet1_0, random weights."),
+    "mobilenet_v3_large": Spec(tv("mobilenet_v3_large"), [(1, 3, 224, 224)], ["input"], ["logits"],
+                               "torchvision mobilenet_v3_large, random weights."),
+    "googlenet": Spec(tv("googlenet", aux_logits=False, init_weights=False), [(1, 3, 224, 224)],
+                      ["input"], ["logits"],
+                      "torchvision googlenet (aux_logits=False, init_weights=False)."),
+    "shufflenet_v2_x1_0": Spec(tv("shufflenet_v2_x1_0"), [(1, 3, 224, 224)], ["input"], ["logits"],
+                               "torchvision shufflenet_v2_x1_0, random weights."),
+    "convnext_tiny": Spec(tv("convnext_tiny"), [(1, 3, 224, 224)], ["input"], ["logits"],
+                          "torchvision convnext_tiny, random weights."),
     "bert_base4": Spec(bert(4, 1, 64, 768, 12, 3072), [(1, 64, 768)], ["hidden_states"], ["output"],
                        "4-layer BERT-base encoder op by op: hidden 768, 12 heads, FFN 3072, seq 64, "
                        "batch 1."),
@@ -456,6 +471,9 @@ MODELS = {
 SMALL = ["deepandwide", "lstm2", "nasrnn", "bert2", "squeezenet", "resnet_small", "tinyseg"]
 FULL = ["resnet50", "resnext50_32x4d", "inception_v3", "mobilenet_v2", "densenet121",
         "squeezenet1_1", "bert_base4", "bert_taso", "nasrnn_512", "nasnet_a", "deepandwide"]
+# The other torchvision CNNs of issue 15's acceptance set (make models-cnn -> data/full/).
+CNN = ["efficientnet_b0", "regnet_y_400mf", "mnasnet1_0", "mobilenet_v3_large", "googlenet",
+       "shufflenet_v2_x1_0", "convnext_tiny"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -572,8 +590,9 @@ def export_one(name, outdir, opset, fold_bn):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--set", choices=["small", "full"], default="small",
-                    help="small: committed models into data/; full: benchmark models into data/full/")
+    ap.add_argument("--set", choices=["small", "full", "cnn"], default="small",
+                    help="small: committed models into data/; full: benchmark models into data/full/; cnn: the "
+                         "other torchvision CNNs into data/full/")
     ap.add_argument("--only", metavar="NAME", action="append",
                     help="export only this model (repeatable); any registered name: "
                          + ", ".join(MODELS))
@@ -586,7 +605,7 @@ def main(argv=None):
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    names = args.only or (SMALL if args.set == "small" else FULL)
+    names = args.only or {"small": SMALL, "full": FULL, "cnn": CNN}[args.set]
     for n in names:
         if n not in MODELS:
             ap.error("unknown model %r (known: %s)" % (n, ", ".join(MODELS)))

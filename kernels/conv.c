@@ -1,4 +1,6 @@
 /* conv.c - fast Conv2d: 1x1 stride-1 as sgemm on the NCHW buffer or a packed-weight 6x16 GEMM kernel (small planes, any stride), general conv as im2col (column-tiled, bounded scratch) + sgemm per group, grouped/depthwise/stem convs as a direct register-blocked kernel over stride-phase planes, depthwise 3x3 stride 2 as a row loop, Winograd via winograd.c, other ungrouped convs > 1x1 via dconv.c; per-channel epilogue (bias, folded BatchNorm, activation, residual). */
+#include "kset_names.h"
+
 #include "conv.h"
 
 #include <math.h>
@@ -16,21 +18,18 @@
 #include "dconv.h"
 #include "gemm.h"
 
-#define PAR_MIN 32768
+#define CONV_PAR_MIN 32768
 
 enum { CONV_1X1, CONV_IM2COL, CONV_DW, CONV_WINO, CONV_DW3, CONV_STEM, CONV_PW, CONV_PK, CONV_DCONV };
 
-int64_t so_conv_wino_min_hw = 27 * 27; /* SqueezeNet 27x27, 32 -> 128: 0.63 vs 0.745 ms im2col (paired, 1 thread) */
-int64_t so_conv_wino_min_ch = 32;
-int64_t so_conv_direct_max_cg = 32;
+/* Ungrouped convs with at most direct_max_c input channels and >= 3x3 kernels use the direct kernel (stems;
+   with AVX2 the register-blocked conv_stem kernel when the weights are constant, and only up to
+   so_conv_dconv_min_c channels: above it dconv.c). */
 #ifdef __AVX2__
-int64_t so_conv_direct_max_c = 16; /* conv_stem: SqueezeNet's 16 -> 64 3x3 at 55x55 0.74 vs 0.81 ms im2col (1 thread) */
+static const int64_t direct_max_c = 16; /* conv_stem: SqueezeNet's 16 -> 64 3x3 at 55x55 0.74 vs 0.81 ms im2col (1 thread) */
 #else
-int64_t so_conv_direct_max_c = 4;
+static const int64_t direct_max_c = 4;
 #endif
-int64_t so_conv_dconv_min_c = 4, so_conv_dconv_max_wino_c = 32;
-int64_t so_conv_pw_max_k = 96, so_conv_pw_max_ko = 8192, so_conv_pw_max_hw = 28 * 28;
-int64_t so_conv_dw_c8_max_hw = 14 * 14; /* vs the row kernel: 14x14 s1 0.86x, 7x7 0.45x, 14x14 -> 7x7 0.64x; 28x28 s1 1.18x, 28x28 -> 14x14 1.12x */
 
 typedef struct conv_plan {
     int kind;
@@ -71,7 +70,7 @@ static void epilogue(const conv_plan *p, float *Y, const float *R)
     const so_epi *ep = &p->ch.ep;
     if (!ep->scale && !ep->shift && !ep->act1 && !R) return;
     int64_t hw = p->Ho * p->Wo;
-#pragma omp parallel for if (p->O * hw > PAR_MIN)
+#pragma omp parallel for if (p->O * hw > CONV_PAR_MIN)
     for (int64_t o = 0; o < p->O; o++) so_fast_epi_row(ep, o, Y + o * hw, R ? R + o * hw : NULL, hw);
 }
 
@@ -211,6 +210,10 @@ static void conv_dconv_run(void *priv, const so_tensor *in, so_tensor *out, floa
    row, for any stride and dilation. Outputs are computed OB at a time, the accumulators
    in registers, each input load shared by the OB outputs of the group. */
 typedef float v8 __attribute__((vector_size(32)));
+/* Below AVX (the scalar level) GCC notes that returning a 32-byte vector changes the ABI; these helpers
+   are static and inlined into static functions, and nothing in this file exports a vector type, so no call
+   crosses that ABI (GCC reports it where the inlined calls end up: for the rest of the file). */
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 static inline v8 ld8(const float *p)
 {
@@ -336,7 +339,7 @@ static void conv_dw_run(void *priv, const so_tensor *in, so_tensor *out, float *
        threads share the work; every output is computed the same way whatever the split */
     const int64_t ns = p->N * p->G >= 8 ? 1 : SO_MAX(1, SO_MIN(Og / 16, (8 + p->N * p->G - 1) / (p->N * p->G)));
     const int64_t per = ((Og + ns - 1) / ns + 3) / 4 * 4;
-#pragma omp parallel for if (p->N * p->O * hw * Cg * T > PAR_MIN)
+#pragma omp parallel for if (p->N * p->O * hw * Cg * T > CONV_PAR_MIN)
     for (int64_t q = 0; q < p->N * p->G * ns; q++) {
         int64_t n = q / (p->G * ns), g = q / ns % p->G, o0 = g * Og + q % ns * per, o1 = SO_MIN((g + 1) * Og, o0 + per);
         if (o0 >= o1) continue;
@@ -378,7 +381,7 @@ static void conv_dw3s2_run(void *priv, const so_tensor *in, so_tensor *out, floa
     const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Wo = p->Wo, sw = p->sw, dw = p->dw, kh = p->kh, kw = p->kw;
     const int64_t Hp = p->Hq, Wp = p->Wq, Cg = p->Cg, Og = p->Og, plane = Hp * Wp;
     const int fast3 = kh == 3 && kw == 3 && p->dh == 1 && dw == 1 && (sw == 1 || sw == 2);
-#pragma omp parallel for if (p->N * p->O * hw * Cg * kh * kw > PAR_MIN)
+#pragma omp parallel for if (p->N * p->O * hw * Cg * kh * kw > CONV_PAR_MIN)
     for (int64_t q = 0; q < p->N * p->G; q++) {
         int64_t n = q / p->G, g = q % p->G;
         float *xp = scratch + (int64_t)omp_get_thread_num() * Cg * plane;
@@ -704,7 +707,7 @@ static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float 
     const int64_t hw = p->Ho * p->Wo, n8 = p->ioff ? p->O / 8 : 0, per_img = n8 + p->O - 8 * n8, tb = (p->Hq * p->Wq + hw) * 8;
     const so_epi *ep = &p->ch.ep;
     const int inreg = !R && (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP);
-#pragma omp parallel if (p->N * p->O * hw * 9 > PAR_MIN)
+#pragma omp parallel if (p->N * p->O * hw * 9 > CONV_PAR_MIN)
     {
         float *T = scratch + (int64_t)omp_get_thread_num() * tb;
         if (n8) memset(T, 0, sizeof *T * (size_t)(p->Hq * p->Wq * 8));
@@ -753,7 +756,7 @@ static inline __attribute__((always_inline)) void ob_epilogue_store(int NV, __m2
             if (res) {
                 __m256 rv = partial ? _mm256_maskload_ps(res + b * hw + 8 * v, lm) : _mm256_loadu_ps(res + b * hw + 8 * v);
                 r = _mm256_add_ps(r, rv);
-                if (act2 == SO_ACT_RELU) r = _mm256_max_ps(r, _mm256_setzero_ps());
+                if (act2 == SO_ACT_RELU) r = _mm256_max_ps(_mm256_setzero_ps(), r); /* r second: NaN passes */
             }
             if (!partial)
                 _mm256_storeu_ps(y + b * hw + 8 * v, r);
@@ -800,7 +803,7 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
     const int inreg = !R && (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP);
     const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Wo = p->Wo, Wh = p->Wp, cs = p->sh * p->sw * p->ps;
     const int64_t nbo = (p->O + STEM_OB - 1) / STEM_OB, T = p->kh * p->kw;
-    const int par = p->O * hw * p->C * T > PAR_MIN;
+    const int par = p->O * hw * p->C * T > CONV_PAR_MIN;
     for (int64_t n = 0; n < p->N; n++) {
 #pragma omp parallel for if (par)
         for (int64_t c = 0; c < p->C; c++) dc_phases(p, X + (n * p->C + c) * hw_in, scratch + c * cs);
@@ -890,7 +893,7 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
                       (!R || ep->act2 == SO_ACT_NONE || ep->act2 == SO_ACT_RELU);
     const int64_t hw = p->Ho * p->Wo, K = p->C, nbo = (p->O + STEM_OB - 1) / STEM_OB, pc = p->tile;
     const int64_t nch = SO_MAX(1, hw / pc), nog = p->N * nch >= 8 ? 1 : SO_MIN(nbo, (8 + p->N * nch - 1) / (p->N * nch));
-#pragma omp parallel for schedule(static) if (p->N * p->O * hw * K > PAR_MIN)
+#pragma omp parallel for schedule(static) if (p->N * p->O * hw * K > CONV_PAR_MIN)
     for (int64_t q = 0; q < p->N * nch * nog; q++) {
         int64_t n = q / (nch * nog), ch = q / nog % nch, og = q % nog, p0 = ch * hw / nch, p1 = (ch + 1) * hw / nch, len = p1 - p0;
         const float *x = X + n * K * hw + p0;
@@ -934,7 +937,6 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
    Relu) applied there and stored once; other epilogues: a row pass per chunk. A chunk's last
    tile of fewer than 6 pixels runs a kernel of as many rows. Every output is accumulated in the same order whatever the
    thread count. */
-int64_t so_conv_pk_kc = 1024, so_conv_pk_np = 96, so_conv_pk_max_hw = 8 * 8;
 
 /* t[r][0..15] = sum over kc of a[k*6 + r] * b[k*16 + 0..15] for the MR rows r < MR (a: a packed
    micro-panel of 6 pixels per k); rows past MR are not read nor written. */
@@ -1002,7 +1004,7 @@ static void pk_out(const float *t, int nob, int mr, int accum, int fin, const so
                     x = _mm256_min_ps(e.hi, _mm256_max_ps(e.lo, _mm256_fmadd_ps(x, e.s, e.t)));
                     if (rr) {
                         x = _mm256_add_ps(x, pk_ld6(rr));
-                        if (ep->act2 == SO_ACT_RELU) x = _mm256_max_ps(x, _mm256_setzero_ps());
+                        if (ep->act2 == SO_ACT_RELU) x = _mm256_max_ps(_mm256_setzero_ps(), x); /* x second: NaN passes */
                     }
                 }
                 _mm_storeu_ps(yr, _mm256_castps256_ps128(x));
@@ -1014,11 +1016,11 @@ static void pk_out(const float *t, int nob, int mr, int accum, int fin, const so
                     float u = s[i] + (accum ? yr[i] : 0.f);
                     if (fin && inreg) {
                         u = u * (ep->scale ? ep->scale[o] : 1.f) + (ep->shift ? ep->shift[o] : 0.f);
-                        if (ep->act1 == SO_ACT_RELU) u = u > 0.f ? u : 0.f;
+                        if (ep->act1 == SO_ACT_RELU) u = u < 0.f ? 0.f : u;
                         if (ep->act1 == SO_ACT_CLIP) u = u < ep->lo1 ? ep->lo1 : u > ep->hi1 ? ep->hi1 : u;
                         if (rr) {
                             u += rr[i];
-                            if (ep->act2 == SO_ACT_RELU) u = u > 0.f ? u : 0.f;
+                            if (ep->act2 == SO_ACT_RELU) u = u < 0.f ? 0.f : u;
                         }
                     }
                     yr[i] = u;
@@ -1041,7 +1043,7 @@ static void conv_pk_run(void *priv, const so_tensor *in, so_tensor *out, float *
     /* fewer chunks than 2 per thread: the output panels are split too (each part packs its chunk) */
     const int64_t T = so_fast_threads(), nt = (hw + 5) / 6, nch = (hw + p->tile - 1) / p->tile,
                   nog = T <= 1 || p->N * nch >= 2 * T ? 1 : SO_MIN(nbo, (2 * T + p->N * nch - 1) / (p->N * nch));
-#pragma omp parallel for schedule(static) if (p->N * O * hw * K > PAR_MIN)
+#pragma omp parallel for schedule(static) if (p->N * O * hw * K > CONV_PAR_MIN)
     for (int64_t q = 0; q < p->N * nch * nog; q++) {
         /* equal chunks of whole 6-pixel tiles */
         const int64_t n = q / (nch * nog), ch = q / nog % nch, og = q % nog, p0 = ch * nt / nch * 6,
@@ -1216,7 +1218,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         k->scratch_bytes = sizeof(float) * (size_t)(p->Cg * p->Hq * p->Wq) * (size_t)omp_get_max_threads();
         k->run = conv_dw3s2_run;
         k->name = "conv_depthwise_s2";
-    } else if (((p->G > 1 && p->Cg <= so_conv_direct_max_cg) || (p->G == 1 && !wino && p->C <= so_conv_direct_max_c && p->kh * p->kw >= 9)) &&
+    } else if (((p->G > 1 && p->Cg <= so_conv_direct_max_cg) || (p->G == 1 && !wino && p->C <= direct_max_c && p->kh * p->kw >= 9)) &&
                p->kh * p->kw <= 64) {
         p->kind = CONV_DW;
         p->Hp = p->Ho + (p->kh - 1) * p->dh / p->sh;
@@ -1255,7 +1257,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         p->U = so_wino_pack(g->model->weights[g->nodes[n->in[1].node].ref].data, p->O, p->C);
         sc = so_wino_plan(&p->wino, p->C, p->O, p->H, p->W, p->Ho, p->Wo, p->ph, p->pw, p->U);
         k->scratch_bytes = sizeof(float) * (size_t)sc;
-        k->packed_bytes = sizeof(float) * (size_t)(36 * p->O * p->C);
+        k->packed_bytes = sizeof(float) * (size_t)(45 * p->O * p->C);
         k->in1_copied = 1;
         k->run = conv_wino_run;
         k->name = "conv3x3_winograd_f4";

@@ -21,10 +21,7 @@ extern int64_t so_conv_dconv_min_c, so_conv_dconv_max_wino_c;
 /* Grouped convs (group > 1) with at most so_conv_direct_max_cg input channels per group
    (depthwise included) use the direct kernel instead of im2col + sgemm per group. */
 extern int64_t so_conv_direct_max_cg;
-/* Ungrouped convs with at most so_conv_direct_max_c input channels and >= 3x3 kernels (stems; with AVX2 the
-   register-blocked conv_stem kernel when the weights are constant, and only up to so_conv_dconv_min_c
-   channels: above it dconv.c) also use it. */
-extern int64_t so_conv_direct_max_c;
+/* Ungrouped stems (few input channels, >= 3x3) also use it: conv.c's direct_max_c, per level. */
 
 /* Depthwise 3x3 convs (multiplier 1, >= 8 channels) with at most so_conv_dw_c8_max_hw input
    pixels run 8 channels per vector (transposed in and out); larger planes along W. */

@@ -1,4 +1,6 @@
 /* dconv.c - direct convolution for ungrouped convs with kernels larger than 1x1: a GEMM over the implicit im2col of a zero-padded image (6 pixels x 16 output channels in registers) with weights packed once at load. */
+#include "kset_names.h"
+
 #include "dconv.h"
 
 #include <stdlib.h>

@@ -39,6 +39,9 @@ so_status so_exec_run(so_exec *e, const float *const *inputs, float *const *outp
 
 /* Bytes of the planned activation arena (peak live activation bytes after reuse). */
 size_t so_exec_peak_activation_bytes(const so_exec *e);
+/* The ISA level its fast kernels were selected at (kernels/isa.h: so_isa_current at so_exec_new):
+   "scalar", "avx2", "avx512"; "reference" with opts.reference. */
+const char *so_exec_isa_name(const so_exec *e);
 /* Bytes of weights the executor holds (model weights referenced + packed copies, less released). */
 size_t so_exec_weight_bytes(const so_exec *e);
 /* Bytes of model weights released at so_exec_new (opts.consume_weights), and how many. */

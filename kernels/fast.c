@@ -1,4 +1,6 @@
 /* fast.c - fast kernel selection and the non-conv fast kernels: sgemm MatMul/Gemm with fused epilogues, broadcasting element-wise, softmax, layernorm, batchnorm, pooling, transpose, concat, split, pad. */
+#include "kset_names.h"
+
 #include "fast.h"
 
 #include <math.h>
@@ -18,8 +20,6 @@
 #define PAR_MIN 32768 /* elements below which our loops stay single-threaded */
 
 int so_fast_threads(void) { return omp_get_max_threads(); }
-
-int so_fast_use_gemm = 1;
 
 /* C[M,N] = alpha A[M,K] B[K,N] + beta C for a small M: B is streamed once, by rows, four rows
    at a time, into an M x NB block of C that stays in L2 (each load and store of C carries
@@ -156,12 +156,14 @@ static int act_of_op(so_op op) { return so_ops[op].act; }
 /* expf for vectorised loops (omp simd): range reduction x = n ln2 + r (n by the 1.5*2^23
    rounding trick), degree-6 polynomial (Cephes), 2^n through the exponent bits. The input
    is clamped to [-87, 88] with integer operations (float compares would keep GCC from
-   if-converting the loop under -ftrapping-math). Relative error ~2e-7; NaN is not
-   propagated. */
+   if-converting the loop under -ftrapping-math). Relative error ~2e-7. Like expf, NaN gives
+   NaN, +inf gives +inf and -inf gives 0 (selected by the same integer masks at the end). */
 static inline float vexpf(float x)
 {
     union { float f; int32_t i; } ux = {.f = x};
+    const int32_t in = ux.i;
     int32_t mag = ux.i & 0x7fffffff, lim = ux.i < 0 ? 0x42AE0000 : 0x42B00000; /* 87, 88 */
+    const int32_t nonfin = (0x7f7fffff - mag) >> 31; /* all ones where x is NaN or +-inf */
     mag = mag > lim ? lim : mag;
     ux.i = (int32_t)((uint32_t)ux.i & 0x80000000u) | mag;
     x = ux.f;
@@ -175,8 +177,11 @@ static inline float vexpf(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.f;
-    union { int32_t i; float f; } u = {.i = (t.i - 0x4B400000 + 127) * (1 << 23)};
-    return p * u.f;
+    union { int32_t i; float f; } u = {.i = (t.i - 0x4B400000 + 127) * (1 << 23)}, res = {.f = p * u.f};
+    /* non-finite x: x itself (NaN, +inf), or 0 for -inf */
+    const int32_t special = in == (int32_t)0xff800000u ? 0 : in;
+    res.i = (res.i & ~nonfin) | (special & nonfin);
+    return res.f;
 }
 
 /* erf: odd Taylor series for |x| < 0.5 (relative accuracy near 0), Abramowitz-Stegun
@@ -234,7 +239,7 @@ void so_fast_act(int act, float lo, float hi, float *x, int64_t n)
     switch (act) {
     case SO_ACT_RELU:
 #pragma omp simd
-        for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0.f ? x[i] : 0.f;
+        for (int64_t i = 0; i < n; i++) x[i] = x[i] < 0.f ? 0.f : x[i]; /* NaN passes, as in the reference */
         break;
     case SO_ACT_SIGMOID:
 #pragma omp simd
@@ -268,7 +273,7 @@ static void affine_act(float *restrict y, int64_t n, float s, float t, int act, 
 #pragma omp simd
         for (int64_t i = 0; i < n; i++) {
             float v = y[i] * s + t;
-            y[i] = v > 0.f ? v : 0.f;
+            y[i] = v < 0.f ? 0.f : v;
         }
         break;
     case SO_ACT_CLIP:
@@ -298,7 +303,7 @@ void so_fast_epi_row(const so_epi *ep, int64_t c, float *y, const float *res, in
 #pragma omp simd
             for (int64_t i = 0; i < n; i++) {
                 float v = yy[i] + r[i];
-                yy[i] = v > 0.f ? v : 0.f;
+                yy[i] = v < 0.f ? 0.f : v;
             }
         } else {
 #pragma omp simd
@@ -830,7 +835,7 @@ typedef struct un_plan {
 static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
 {
     switch (p->op) {
-    case SO_OP_RELU: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = x[j] > 0.f ? x[j] : 0.f; break;
+    case SO_OP_RELU: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = x[j] < 0.f ? 0.f : x[j]; break;
     case SO_OP_SIGMOID: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = vsigmoidf(x[j]); break;
     case SO_OP_TANH: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = vtanhf(x[j]); break;
     case SO_OP_ERF: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = verff(x[j]); break;
@@ -992,7 +997,7 @@ static so_status select_resize(const so_fast_ctx *c, int32_t i, so_fast_kernel *
 /* vexpf on 8 lanes for x <= 0 (clamped at -87): the same reduction and polynomial. */
 static inline __m256 exp8_neg(__m256 x)
 {
-    x = _mm256_max_ps(x, _mm256_set1_ps(-87.f));
+    x = _mm256_max_ps(_mm256_set1_ps(-87.f), x); /* x second: a NaN passes */
     const __m256 magic = _mm256_set1_ps(12582912.f);
     __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), magic), n = _mm256_sub_ps(t, magic);
     __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x));
@@ -1017,7 +1022,9 @@ static inline __m256 erf8(__m256 x)
     sm = _mm256_fmadd_ps(sm, x2, _mm256_set1_ps(0.1128379167f));
     sm = _mm256_fmadd_ps(sm, x2, _mm256_set1_ps(-0.3761263890f));
     sm = _mm256_mul_ps(x, _mm256_fmadd_ps(sm, x2, _mm256_set1_ps(1.1283791671f)));
-    __m256 d = _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), a, one), t = _mm256_rcp_ps(d);
+    /* |x| capped at 10 (erf is 1 there) so that the Newton step below sees no inf * 0 when
+       x = +-inf; min with a second lets a NaN through */
+    __m256 d = _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), _mm256_min_ps(_mm256_set1_ps(10.f), a), one), t = _mm256_rcp_ps(d);
     t = _mm256_mul_ps(t, _mm256_fnmadd_ps(d, t, _mm256_set1_ps(2.f)));
     __m256 po = _mm256_fmadd_ps(t, _mm256_set1_ps(1.061405429f), _mm256_set1_ps(-1.453152027f));
     po = _mm256_fmadd_ps(po, t, _mm256_set1_ps(1.421413741f));
@@ -1297,14 +1304,15 @@ void so_fast_deinterleave2(const float *restrict x, int64_t n, float *restrict e
     }
 }
 
-/* tr = first ? xs : max(tr, xs) (or sum) over n floats. */
+/* tr = first ? xs : max(tr, xs) (or sum) over n floats; a NaN on either side wins, as in the
+   reference. */
 static inline void pool_row(float *restrict tr, const float *restrict xs, int64_t n, int is_max, int first)
 {
     if (first) {
         memcpy(tr, xs, sizeof *tr * (size_t)n);
     } else if (is_max) {
 #pragma omp simd
-        for (int64_t i = 0; i < n; i++) tr[i] = xs[i] > tr[i] ? xs[i] : tr[i];
+        for (int64_t i = 0; i < n; i++) tr[i] = xs[i] > tr[i] || xs[i] != xs[i] ? xs[i] : tr[i];
     } else {
 #pragma omp simd
         for (int64_t i = 0; i < n; i++) tr[i] += xs[i];
@@ -1315,7 +1323,7 @@ static inline void pool_row(float *restrict tr, const float *restrict xs, int64_
    a bordered row trow [Wp] (border -inf for max, 0 for avg; padding rows skipped), then the
    horizontal pass writes the output row (stride 1/2: unit-stride vector loops, stride 2 on
    the deinterleaved row). One pass over the input, nothing but a row in scratch. Max pooling
-   does not propagate NaN. */
+   propagates NaN like the reference. */
 static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     const pool_plan *p = priv;
@@ -1360,7 +1368,10 @@ static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
                 for (int64_t j = 1; j < p->kw; j++) {
                     const float *xs = trow + j * p->dw;
                     if (p->is_max)
-                        for (int64_t ow = 0; ow < Wo; ow++) yr[ow] = xs[ow * p->sw] > yr[ow] ? xs[ow * p->sw] : yr[ow];
+                        for (int64_t ow = 0; ow < Wo; ow++) {
+                            float v = xs[ow * p->sw];
+                            yr[ow] = v > yr[ow] || v != v ? v : yr[ow];
+                        }
                     else
                         for (int64_t ow = 0; ow < Wo; ow++) yr[ow] += xs[ow * p->sw];
                 }
@@ -1380,7 +1391,7 @@ static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
    in-lane shuffles into the three column taps (outputs in lane order [0 1 4 5 | 2 3 6 7],
    one permute before the store). Vectors reaching past either edge use masked loads with
    -inf in the masked-off lanes; the last vector overlaps the previous one (Wo >= 8) or is
-   stored masked (Wo < 8). Like pool_run, does not propagate NaN. */
+   stored masked (Wo < 8). Like pool_run, propagates NaN (max8n). */
 static const int32_t mp_mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 static inline __m256i mp_mask(int64_t q, int64_t W)
@@ -1388,6 +1399,10 @@ static inline __m256i mp_mask(int64_t q, int64_t W)
     __m256i idx = _mm256_add_epi32(_mm256_set1_epi32((int)q), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     return _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(-1)), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)W), idx));
 }
+
+/* max(a, b) where a NaN in either wins: _mm256_max_ps returns b when either is NaN, so a NaN
+   in a is or'ed back in (all ones is a NaN). */
+static inline __m256 max8n(__m256 a, __m256 b) { return _mm256_or_ps(_mm256_max_ps(a, b), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)); }
 
 /* m: the mask, read only for EDGE loads (NULL otherwise). */
 static inline __attribute__((always_inline)) __m256 mp_ld(int EDGE, const float *p, const __m256i *m)
@@ -1402,12 +1417,12 @@ static inline __attribute__((always_inline)) void mp3s2_vec(int EDGE, const floa
     __m256 l0 = mp_ld(EDGE, rows[0] + b, mk + 0), l1 = mp_ld(EDGE, rows[0] + b + 8, mk + 1);
     __m256 l2 = mp_ld(EDGE, rows[0] + b + 2, mk + 2), l3 = mp_ld(EDGE, rows[0] + b + 10, mk + 3);
     for (int r = 1; r < nr; r++) {
-        l0 = _mm256_max_ps(l0, mp_ld(EDGE, rows[r] + b, mk + 0));
-        l1 = _mm256_max_ps(l1, mp_ld(EDGE, rows[r] + b + 8, mk + 1));
-        l2 = _mm256_max_ps(l2, mp_ld(EDGE, rows[r] + b + 2, mk + 2));
-        l3 = _mm256_max_ps(l3, mp_ld(EDGE, rows[r] + b + 10, mk + 3));
+        l0 = max8n(l0, mp_ld(EDGE, rows[r] + b, mk + 0));
+        l1 = max8n(l1, mp_ld(EDGE, rows[r] + b + 8, mk + 1));
+        l2 = max8n(l2, mp_ld(EDGE, rows[r] + b + 2, mk + 2));
+        l3 = max8n(l3, mp_ld(EDGE, rows[r] + b + 10, mk + 3));
     }
-    __m256 v = _mm256_max_ps(_mm256_max_ps(_mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(3, 1, 3, 1))),
+    __m256 v = max8n(max8n(_mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(l0, l1, _MM_SHUFFLE(3, 1, 3, 1))),
                              _mm256_shuffle_ps(l2, l3, _MM_SHUFFLE(2, 0, 2, 0)));
     v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
     if (!partial)

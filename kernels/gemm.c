@@ -1,4 +1,6 @@
 /* gemm.c - our packed single-precision GEMM (AVX2+FMA): 6x16 register-blocked micro-kernel, KC/MC cache blocking, packed A per call and B packed once at load, fused epilogues on each finished tile, static column-panel split over threads. */
+#include "kset_names.h"
+
 #include "gemm.h"
 
 #include <stdio.h>
@@ -14,17 +16,8 @@
 #define MR SO_GEMM_MR
 #define NR SO_GEMM_NR
 
-/* Cache blocking (L1d 32 KB, L2 512 KB per core): a KC x NR packed B micro-panel (16 KB at
-   KC = 384: 24 KB) stays in L1 while the MC x KC packed A block (at most 216 KB) stays in L2 and
-   its MR-row micro-panels stream through the micro-kernel. Tunable for the benchmark. */
-int64_t so_gemm_kc = 384;
-int64_t so_gemm_mc = 144; /* multiple of MR */
-/* Small M (M <= MC): all of op(A) is packed once per call (shared by the threads) and the
-   column panels are walked in blocks whose C block (M x NC) stays in L2 over the K blocks
-   (C is written back once instead of re-read from L3 per K block). */
-int64_t so_gemm_nc_bytes = 192 << 10;
-/* Small M, A not transposed: full row panels read A in place (no packing pass). */
-int so_gemm_direct_a = 1;
+/* The blocking tunables (so_gemm_kc, _mc, _nc_bytes, _direct_a, _ap_nc, _conv_max_w) are defined once
+   for every level in tune.c, with the reasons for their defaults. */
 
 static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -240,8 +233,10 @@ static void ukernel(int64_t kc, const float *restrict a, const float *restrict b
 #ifdef __AVX2__
 static inline __m256 act_v(int act, __m256 v, __m256 lo, __m256 hi)
 {
-    if (act == SO_ACT_RELU) return _mm256_max_ps(v, _mm256_setzero_ps());
-    if (act == SO_ACT_CLIP) return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    /* v second: _mm256_max_ps/_min_ps return the second operand when either is NaN, so a NaN
+       passes as in the reference */
+    if (act == SO_ACT_RELU) return _mm256_max_ps(_mm256_setzero_ps(), v);
+    if (act == SO_ACT_CLIP) return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
     return v;
 }
 
@@ -570,12 +565,6 @@ void so_gemm_small(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 }
 
 /* ---------------- weights as A ---------------- */
-
-/* Column block of the per-thread packed B (weights-as-A path): KC x NC floats (NC = 384:
-   576 KB at KC = 384, L3-resident; each KC x NR micro-panel is reused from L1 over an MC
-   block of rows). */
-int64_t so_gemm_ap_nc = 384;
-int64_t so_gemm_conv_max_w = (int64_t)1 << 18;
 
 size_t so_gemm_packed_a_floats(int64_t M, int64_t K) { return (size_t)((M + MR - 1) / MR * MR * K); }
 

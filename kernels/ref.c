@@ -833,7 +833,7 @@ so_status so_ref_slice(const so_graph *g, const so_node *n, const so_tensor *in,
     (void)g;
     const so_attr *a = n->attr;
     const so_shape *s = &in[0].shape;
-    int64_t st[SO_MAX_RANK], sst[SO_MAX_RANK], start[SO_MAX_RANK] = {0};
+    int64_t st[SO_MAX_RANK] = {0}, sst[SO_MAX_RANK], start[SO_MAX_RANK] = {0}; /* st zeroed past the rank: the memcpy below reads it all */
     contiguous_strides(s, st);
     memcpy(sst, st, sizeof sst);
     for (int q = 0; q + 3 < a->n_ints; q += 4) {

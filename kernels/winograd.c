@@ -1,4 +1,6 @@
 /* winograd.c - Winograd F(4x4, 3x3) (Lavin & Gray): input tiles 6x6 -> V [36][C][tiles], 36 sgemms with the pre-transformed weights U [36][O][C], output transform to 4x4 tiles. */
+#include "kset_names.h"
+
 #include "winograd.h"
 
 #include <stdlib.h>
@@ -8,7 +10,7 @@
 
 #include "../src/common.h"
 
-#define PAR_MIN 16384
+#define WINO_PAR_MIN 16384
 
 /* B^T d for one column/row of 6 values (stride s). */
 static inline void bt6(const float *d, int s, float *o, int so)
@@ -35,7 +37,8 @@ static inline void at6(const float *m, int s, float *o, int so)
 
 float *so_wino_pack(const float *w, int64_t O, int64_t C)
 {
-    float *U = so_xmalloc(sizeof *U * (size_t)(36 * O * C));
+    float *U = so_xmalloc(sizeof *U * (size_t)(45 * O * C));
+    memcpy(U + 36 * O * C, w, sizeof *U * (size_t)(9 * O * C));
     for (int64_t o = 0; o < O; o++)
         for (int64_t c = 0; c < C; c++) {
             const float *g = w + (o * C + c) * 9;
@@ -85,6 +88,26 @@ int64_t so_wino_plan(so_wino *p, int64_t C, int64_t O, int64_t H, int64_t W, int
     return 36 * (C + O) * tb;
 }
 
+/* Output tile (oy, ox) [nr][nc] of channel o by direct convolution (the non-finite case). */
+static void direct_tile(const so_wino *p, const float *x, int64_t o, int64_t oy, int64_t ox, int64_t nr, int64_t nc, float *yo)
+{
+    const float *w = p->U + 36 * p->O * p->C + o * p->C * 9;
+    for (int64_t i = 0; i < nr; i++)
+        for (int64_t j = 0; j < nc; j++) {
+            double acc = 0.0;
+            for (int64_t c = 0; c < p->C; c++)
+                for (int kh = 0; kh < 3; kh++) {
+                    int64_t r = oy + i - p->pt + kh;
+                    if (r < 0 || r >= p->H) continue;
+                    for (int kw = 0; kw < 3; kw++) {
+                        int64_t cc = ox + j - p->pl + kw;
+                        if (cc >= 0 && cc < p->W) acc += (double)x[(c * p->H + r) * p->W + cc] * w[c * 9 + kh * 3 + kw];
+                    }
+                }
+            yo[(oy + i) * p->Wo + ox + j] = (float)acc;
+        }
+}
+
 void so_wino_run(const so_wino *p, const float *x, float *y, float *scratch)
 {
     const int64_t C = p->C, O = p->O, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo, tw = p->tw;
@@ -92,7 +115,7 @@ void so_wino_run(const so_wino *p, const float *x, float *y, float *scratch)
         const int64_t nb = SO_MIN(p->tb, p->T - b0);
         float *V = scratch, *M = scratch + 36 * C * nb;
         const int64_t vs = C * nb, ms = O * nb;
-#pragma omp parallel for if (C * nb * 36 > PAR_MIN)
+#pragma omp parallel for if (C * nb * 36 > WINO_PAR_MIN)
         for (int64_t c = 0; c < C; c++) {
             const float *xc = x + c * H * W;
             float d[36], t1[36], v[36];
@@ -117,7 +140,7 @@ void so_wino_run(const so_wino *p, const float *x, float *y, float *scratch)
         for (int xi = 0; xi < 36; xi++)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)O, (int)nb, (int)C, 1.f, p->U + xi * O * C, (int)C,
                         V + xi * vs, (int)nb, 0.f, M + xi * ms, (int)nb);
-#pragma omp parallel for if (O * nb * 36 > PAR_MIN)
+#pragma omp parallel for if (O * nb * 36 > WINO_PAR_MIN)
         for (int64_t o = 0; o < O; o++) {
             float m[36], t1[24], r[16];
             float *yo = y + o * Ho * Wo;
@@ -128,6 +151,12 @@ void so_wino_run(const so_wino *p, const float *x, float *y, float *scratch)
                 for (int i = 0; i < 4; i++) at6(t1 + 6 * i, 1, r + 4 * i, 1); /* rows: r = t1 A */
                 int64_t idx = b0 + t, oy = (idx / tw) * 4, ox = (idx % tw) * 4;
                 int64_t nr = SO_MIN(4, Ho - oy), nc = SO_MIN(4, Wo - ox);
+                float z = 0.f; /* NaN iff some r is NaN or inf */
+                for (int i = 0; i < 16; i++) z += r[i] * 0.f;
+                if (z != z) {
+                    direct_tile(p, x, o, oy, ox, nr, nc, yo);
+                    continue;
+                }
                 for (int64_t i = 0; i < nr; i++)
                     for (int64_t j = 0; j < nc; j++) yo[(oy + i) * Wo + ox + j] = r[4 * i + j];
             }

@@ -5,7 +5,9 @@
 # Env: BUILD (build dir with superopt), ROUNDS (interleaved rounds, default 5), ITERS (timed runs per round; default
 #      per model: enough for ~1 s of superopt per round, 10..200, so a 10 ms model is not timed over 0.1 s windows
 #      that one burst of load on the shared machine covers whole), WARMUP (default ITERS/5, at least 2), THREADS
-#      ("1 2"), JSON (file for one JSON line per model and thread count).
+#      ("1 2"), JSON (file for one JSON line per model and thread count), OPTIMIZE=1 (superopt's column runs the
+#      model `superopt MODEL` writes — the issue-15/22 comparison — while ORT runs the original; OPT_ARGS adds
+#      optimize options), TORCH=1 (a PyTorch eager column, bench/torch_run.py, same rounds; data/ model names only).
 # Each round runs superopt, ORT 'disabled' and ORT 'all' back to back (the order rotates from round to round);
 # the latency columns are the median over rounds of each tool's median latency, and the ratio columns are
 # the MEDIAN OF THE PER-ROUND (PAIRED) RATIOS, so load from other processes hits both sides of a ratio alike.
@@ -20,6 +22,9 @@ ITERS_SET=${ITERS:-}
 WARMUP_SET=${WARMUP:-}
 THREADS=${THREADS:-1 2}
 JSON=${JSON:-}
+OPTIMIZE=${OPTIMIZE:-0}
+OPT_ARGS=${OPT_ARGS:-}
+TORCH=${TORCH:-0}
 ORT="node tools/ort/ort_run.js"
 PY=/usr/bin/python3
 TMP=$(mktemp -d)
@@ -44,25 +49,34 @@ try: print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])
 except Exception: print("")' "$1"; }
 
 [ -n "$JSON" ] && : >"$JSON"
-printf '%-16s %3s %10s %10s %10s %7s %7s %4s | %9s %9s %9s %7s %7s | %8s %6s\n' model thr "so_med_ms" "dis_med" "all_med" "so/dis" "so/all" "acc" "so_min_ms" "dis_min" "all_min" "so/dis" "so/all" "GFLOP/s" "%peak"
+printf '%-16s %3s %10s %10s %10s %7s %7s %4s | %9s %9s %9s %7s %7s | %8s %6s | %9s %7s\n' model thr "so_med_ms" "dis_med" "all_med" "so/dis" "so/all" "acc" "so_min_ms" "dis_min" "all_min" "so/dis" "so/all" "GFLOP/s" "%peak" "torch_med" "so/tch"
+NK=3; [ "$TORCH" = 1 ] && NK=4
+[ "$OPTIMIZE" = 1 ] && echo "superopt column: the model written by 'superopt MODEL $OPT_ARGS'; ORT and PyTorch run the original"
 for t in $THREADS; do
     peak=$("$TMP/sgemm_peak" 2048 "$t" 10 | field gflops) # best of 10: robust to load spikes
     echo "cblas_sgemm 2048^3 peak at $t thread(s): $peak GFLOP/s; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
     for m in "${MODELS[@]}"; do
         name=$(basename "$m" .onnx)
-        est=$($SO run "$m" --iters 3 --warmup 1 --threads "$t" --profile --json 2>"$TMP/prof") || est=""
+        sm=$m
+        if [ "$OPTIMIZE" = 1 ]; then
+            sm=$TMP/$name.opt.onnx
+            # shellcheck disable=SC2086
+            [ -f "$sm" ] || $SO "$m" -o "$sm" -q --threads "$t" $OPT_ARGS 2>"$TMP/err" ||
+                { echo "$name: superopt optimize failed: $(head -1 "$TMP/err")" >&2; continue; }
+        fi
+        est=$($SO run "$sm" --iters 3 --warmup 1 --threads "$t" --profile --json 2>"$TMP/prof") || est=""
         gflop=$(sed -n 's/.*, \([0-9.]*\) GFLOP per run.*/\1/p' "$TMP/prof")
         est=$(echo "$est" | field median_ms)
         ITERS=${ITERS_SET:-$($PY -c 'import math,sys
 try: print(max(10, min(200, math.ceil(1000 / float(sys.argv[1])))))
 except Exception: print(10)' "${est:-0}")}
         WARMUP=${WARMUP_SET:-$((ITERS / 5 > 2 ? ITERS / 5 : 2))}
-        so=() dis=() all=() somin=() dismin=() allmin=() peak_act=""
+        so=() dis=() all=() somin=() dismin=() allmin=() tch=() peak_act=""
         for r in $(seq "$ROUNDS"); do
-            for k in 0 1 2; do
-                case $(((k + r) % 3)) in
+            for k in $(seq 0 $((NK - 1))); do
+                case $(((k + r) % NK)) in
                 0)
-                    out=$($SO run "$m" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$TMP/err") ||
+                    out=$($SO run "$sm" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$TMP/err") ||
                         { echo "$name: superopt run failed: $(head -1 "$TMP/err")" >&2; continue 3; }
                     so+=("$(echo "$out" | field median_ms)")
                     somin+=("$(echo "$out" | field min_ms)")
@@ -84,12 +98,18 @@ except Exception: print(10)' "${est:-0}")}
                     all+=("${v:-x}")
                     allmin+=("$(echo "$o" | field min_ms)")
                     ;;
+                3)
+                    o=$($PY bench/torch_run.py "$name" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$TMP/tch_err") ||
+                        echo "$name: PyTorch failed: $(head -1 "$TMP/tch_err")" >&2
+                    v=$(echo "$o" | field median_ms)
+                    tch+=("${v:-x}")
+                    ;;
                 esac
             done
         done
-        $PY - "$name" "$t" "${gflop:-0}" "${peak:-0}" "${peak_act:-0}" "${so[*]}" "${dis[*]:-}" "${all[*]:-}" "$JSON" "${somin[*]}" "${dismin[*]:-}" "${allmin[*]:-}" "$ITERS" <<'EOF'
+        $PY - "$name" "$t" "${gflop:-0}" "${peak:-0}" "${peak_act:-0}" "${so[*]}" "${dis[*]:-}" "${all[*]:-}" "$JSON" "${somin[*]}" "${dismin[*]:-}" "${allmin[*]:-}" "$ITERS" "${tch[*]:-}" "$OPTIMIZE" <<'EOF'
 import json, statistics, sys
-name, t, gflop, peak, act, so, dis, al, jf, somin, dismin, allmin, iters = sys.argv[1:14]
+name, t, gflop, peak, act, so, dis, al, jf, somin, dismin, allmin, iters, tc, optimized = sys.argv[1:16]
 def vals(s): # per round, None for a failed run ('x')
     return [float(x) if x not in ("x", "") else None for x in s.split()]
 def med(v):
@@ -98,9 +118,10 @@ def med(v):
 def paired(a, b): # median over rounds of a[r] / b[r]
     r = [x / y for x, y in zip(a, b) if x and y]
     return statistics.median(r) if r else None
-S, D, A = vals(so), vals(dis), vals(al)
+S, D, A, T = vals(so), vals(dis), vals(al), vals(tc)
 s, d, a = med(S), med(D), med(A)
-rd, ra = paired(S, D), paired(S, A)
+rd, ra, rt = paired(S, D), paired(S, A), paired(S, T)
+tm = med(T)
 s2, d2, a2 = med([min(vals(somin))] if somin.split() else []), None, None
 dm, am = [x for x in vals(dismin) if x is not None], [x for x in vals(allmin) if x is not None]
 d2, a2 = (min(dm) if dm else None), (min(am) if am else None)
@@ -110,8 +131,10 @@ fmt = lambda x, w: ("%" + str(w) + ".4f") % x if x is not None else ("%" + str(w
 rat = lambda x: "%7.2f" % x if x is not None else "%7s" % "-"
 rat2 = lambda x, y: "%7.2f" % (x / y) if x and y else "%7s" % "-"
 acc = "-" if rd is None or ra is None else ("ok" if rd <= 1.0 and ra <= 1.25 else "no")
-print("%-16s %3s %s %s %s %s %s %4s | %s %s %s %s %s | %8.2f %5.1f%%" % (name, t, fmt(s, 10), fmt(d, 10), fmt(a, 10), rat(rd),
-      rat(ra), acc, fmt(s2, 9), fmt(d2, 9), fmt(a2, 9), rat2(s2, d2), rat2(s2, a2), gfs, 100 * gfs / peak if peak else 0))
+print("%-16s %3s %s %s %s %s %s %4s | %s %s %s %s %s | %8.2f %5.1f%% | %s %s" % (name, t, fmt(s, 10), fmt(d, 10), fmt(a, 10), rat(rd),
+      rat(ra), acc, fmt(s2, 9), fmt(d2, 9), fmt(a2, 9), rat2(s2, d2), rat2(s2, a2), gfs, 100 * gfs / peak if peak else 0,
+      fmt(tm, 9), rat(rt)))
+print("   per-round superopt/ORT-all: " + " ".join("%.3f" % (x / y) for x, y in zip(S, A) if x and y))
 sys.stdout.flush()
 if jf:
     with open(jf, "a") as f:
@@ -119,7 +142,9 @@ if jf:
                             "ratio_disabled_paired": rd, "ratio_all_paired": ra, "rounds": len(S), "iters_per_round": int(iters),
                             "superopt_min_ms": s2, "ort_disabled_min_ms": d2, "ort_all_min_ms": a2,
                             "gflop": gflop, "gflops": gfs, "sgemm_peak_gflops": peak,
-                            "peak_activation_bytes": int(float(act))}) + "\n")
+                            "peak_activation_bytes": int(float(act)), "optimized": optimized == "1",
+                            "per_round_superopt_ms": S, "per_round_ort_all_ms": A, "per_round_torch_ms": T,
+                            "torch_ms": tm, "ratio_torch_paired": rt}) + "\n")
 EOF
     done
 done

@@ -16,6 +16,7 @@
 #include "../kernels/exec.h"
 #include "../kernels/fast.h"
 #include "../kernels/ref.h"
+#include "isa_levels.h"
 #include "shape.h"
 
 #define MAX_IO 8
@@ -112,6 +113,41 @@ static void tb_free(tb *t) { so_model_free(t->m); }
 /* When set, check_graph asserts that the first step runs this kernel. */
 static const char *expect_kernel;
 
+/* When set (test_nonfinite), check_graph also plants NaN, +inf and -inf in every input and
+   requires each output element to match the reference's class: NaN where the reference has
+   NaN, the same infinity where it has one, finite (within tolerance) elsewhere. */
+static int nonfinite;
+
+/* Plants 1 + n/200 each of NaN, +inf, -inf at seeded positions of x[0..n). */
+static void plant_nonfinite(float *x, int64_t n, uint64_t *s)
+{
+    const float sp[3] = {NAN, INFINITY, -INFINITY};
+    for (int k = 0; k < 3; k++)
+        for (int64_t c = 0; c < 1 + n / 200; c++) x[rnd(s) % (uint64_t)n] = sp[k];
+}
+
+/* Largest error of got against ref over n floats, relative to max |ref| over the finite
+   reference values; INFINITY when a non-finite element differs in class (NaN vs not, or a
+   different infinity) or got is not finite where ref is. *at: index of the worst element. */
+static double compare_out(const float *ref, const float *got, size_t n, size_t *at)
+{
+    double mx = 0, err = 0;
+    *at = 0;
+    for (size_t j = 0; j < n; j++)
+        if (isfinite(ref[j]) && fabs(ref[j]) > mx) mx = fabs(ref[j]);
+    for (size_t j = 0; j < n; j++) {
+        double r = ref[j], g = got[j], d;
+        if (isnan(r)) d = isnan(g) ? 0 : INFINITY;
+        else if (isinf(r)) d = g == r ? 0 : INFINITY;
+        else d = isfinite(g) ? fabs(g - r) : INFINITY;
+        if (d > err) {
+            err = d;
+            *at = j;
+        }
+    }
+    return err / (mx > 1e-6 ? mx : 1e-6);
+}
+
 /* Runs the graph with the reference interpreter and with the executor (fast kernels at
    1 and 2 threads, and reference-only planned mode); asserts agreement. Returns the
    executor's number of steps (fast, 1 thread). */
@@ -125,6 +161,7 @@ static int check_graph(tb *t, double tol)
         int64_t n = so_shape_numel(&m->inputs[i].shape);
         ins[i] = malloc(sizeof(float) * (size_t)n);
         for (int64_t j = 0; j < n; j++) ins[i][j] = frand(&t->seed);
+        if (nonfinite && n > 0) plant_nonfinite(ins[i], n, &t->seed);
     }
     for (int o = 0; o < m->n_outputs; o++) {
         on[o] = (size_t)so_shape_numel(&g->nodes[g->outputs[o].node].out[g->outputs[o].slot]);
@@ -144,18 +181,13 @@ static int check_graph(tb *t, double tol)
             st = so_exec_run(e, (const float *const *)ins, got);
             if (st != SO_OK) fail_msg("exec_run: %s", so_error());
             for (int q = 0; q < m->n_outputs; q++) {
-                double mx = 0, err = 0;
-                for (size_t j = 0; j < on[q]; j++) {
-                    double r = ref[q][j], d = got[q][j] - r;
-                    if (fabs(r) > mx) mx = fabs(r);
-                    if (fabs(d) > err || d != d) err = d != d ? INFINITY : fabs(d);
-                }
-                double rel = err / (mx > 1e-6 ? mx : 1e-6);
+                size_t at;
+                double rel = compare_out(ref[q], got[q], on[q], &at);
                 if (!(rel <= (mode == 2 ? 0.0 : tol))) {
                     so_exec_step_info si;
                     so_exec_step(e, 0, &si);
-                    fail_msg("mode %d output %d: max error %g relative %g (max |ref| %g), kernel %s", mode, q, err, rel, mx,
-                             si.kernel);
+                    fail_msg("%smode %d output %d: relative error %g at element %zu: got %g, reference %g, kernel %s",
+                             nonfinite ? "non-finite inputs: " : "", mode, q, rel, at, got[q][at], ref[q][at], si.kernel);
                 }
             }
         }
@@ -416,7 +448,7 @@ static void test_conv_packed(void **state)
     const int64_t pwk = so_conv_pw_max_k;
     so_conv_pw_max_k = 0;
     so_conv_pk_max_hw = INT64_MAX;
-    expect_kernel = "conv1x1_packed";
+    expect_kernel = kernel_from(SO_ISA_AVX2, "conv1x1_packed");
     for (int cfg = 0; cfg < 3; cfg++) {
         so_conv_pk_kc = cfg == 0 ? pk[0] : cfg == 1 ? 16 : 7; /* one K block / several (the last partial) */
         so_conv_pk_np = cfg == 0 ? pk[1] : cfg == 1 ? 30 : 6; /* pixel chunks */
@@ -1120,11 +1152,7 @@ static void one_pool(uint64_t seed, so_op op, int H, int W, int kh, int kw, int 
     one_pool_k(seed, op, H, W, kh, kw, sh, sw, pt, pl, pb, pr, cip, ceil, NULL);
 }
 
-#ifdef __AVX2__
-#define AP3S1 "avgpool3x3_s1"
-#else
-#define AP3S1 NULL
-#endif
+#define AP3S1 kernel_from(SO_ISA_AVX2, "avgpool3x3_s1")
 
 static void test_pool(void **state)
 {
@@ -1206,9 +1234,7 @@ static void test_pad_avgpool(void **state)
         int32_t n = tb_node(&t, SO_OP_AVGPOOL, &pd, 1, &pa);
         t.g->outputs[0] = (so_edge){n, 0};
         assert_int_equal(check_graph(&t, TOL), cs[v].steps);
-#ifdef __AVX2__
-        if (v == 0) assert_kernel(&t, "pad_avgpool3x3_s1");
-#endif
+        if (v == 0 && test_level >= SO_ISA_AVX2) assert_kernel(&t, "pad_avgpool3x3_s1");
         tb_free(&t);
     }
 }
@@ -1242,9 +1268,7 @@ static void test_data_movement(void **state)
         int32_t n = tb_node(&t, SO_OP_TRANSPOSE, &x, 1, &a);
         t.g->outputs[0] = (so_edge){n, 0};
         check_graph(&t, 0);
-#ifdef __AVX2__
-        if (tt[v].kernel) assert_kernel(&t, tt[v].kernel);
-#endif
+        if (tt[v].kernel && test_level >= SO_ISA_AVX2) assert_kernel(&t, tt[v].kernel);
         tb_free(&t);
     }
     /* transpose: several permutations */
@@ -1373,35 +1397,65 @@ static void test_sgemm_team_split(void **state)
     omp_set_num_threads(1);
 }
 
+/* A failed check leaves expect_kernel set: every test starts without one. */
+static int reset_expect(void **state)
+{
+    (void)state;
+    expect_kernel = NULL;
+    return 0;
+}
+
+/* Every fast kernel family (each test above that goes through check_graph: conv paths and
+   their fused epilogues, MatMul/Gemm with epilogues, attention, GELU, element-wise unary and
+   binary, softmax, norms, pools, reductions, data movement, LSTM) again with NaN, +inf and
+   -inf planted in every input: each output element must be NaN / the same infinity / finite
+   exactly where the reference's is (issue 20, item 6: Relu(NaN) was 0, Sigmoid/Tanh(NaN) 1,
+   a Softmax row with a NaN one-hot, a MatMul+Relu epilogue 0).
+   Per ISA level: main runs the whole group, this test included, once per level (run_at_levels). */
+
+static void test_nonfinite(void **state)
+{
+    void (*const fams[])(void **) = {test_conv_edge_cases, test_conv_random,    test_conv_depthwise3, test_conv_stem,
+                                     test_conv_pw,         test_conv_packed,    test_conv_winograd,   test_conv_dconv,
+                                     test_conv_fusion,     test_shared_add,     test_matmul,          test_matmul_bias_fusion,
+                                     test_gemm,            test_binary_broadcast, test_unary,         test_resize,
+                                     test_softmax_layernorm_batchnorm, test_reducemean, test_pool,    test_gelu,
+                                     test_attention,       test_pad_avgpool,    test_data_movement,   test_lstm};
+    nonfinite = 1;
+    for (size_t k = 0; k < sizeof fams / sizeof *fams; k++) fams[k](state);
+    nonfinite = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sgemm_team_split),
-        cmocka_unit_test(test_conv_edge_cases),
-        cmocka_unit_test(test_conv_random),
-        cmocka_unit_test(test_conv_depthwise3),
-        cmocka_unit_test(test_conv_stem),
-        cmocka_unit_test(test_conv_pw),
-        cmocka_unit_test(test_conv_packed),
-        cmocka_unit_test(test_conv_winograd),
-        cmocka_unit_test(test_conv_dconv),
-        cmocka_unit_test(test_conv_fusion),
-        cmocka_unit_test(test_shared_add),
-        cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_matmul_bias_fusion),
-        cmocka_unit_test(test_gemm),
-        cmocka_unit_test(test_binary_broadcast),
-        cmocka_unit_test(test_unary),
-        cmocka_unit_test(test_resize),
-        cmocka_unit_test(test_unary_accuracy),
-        cmocka_unit_test(test_softmax_layernorm_batchnorm),
-        cmocka_unit_test(test_reducemean),
-        cmocka_unit_test(test_pool),
-        cmocka_unit_test(test_gelu),
-        cmocka_unit_test(test_attention),
-        cmocka_unit_test(test_pad_avgpool),
-        cmocka_unit_test(test_data_movement),
-        cmocka_unit_test(test_lstm),
+        cmocka_unit_test_setup(test_sgemm_team_split, reset_expect),
+        cmocka_unit_test_setup(test_conv_edge_cases, reset_expect),
+        cmocka_unit_test_setup(test_conv_random, reset_expect),
+        cmocka_unit_test_setup(test_conv_depthwise3, reset_expect),
+        cmocka_unit_test_setup(test_conv_stem, reset_expect),
+        cmocka_unit_test_setup(test_conv_pw, reset_expect),
+        cmocka_unit_test_setup(test_conv_packed, reset_expect),
+        cmocka_unit_test_setup(test_conv_winograd, reset_expect),
+        cmocka_unit_test_setup(test_conv_dconv, reset_expect),
+        cmocka_unit_test_setup(test_conv_fusion, reset_expect),
+        cmocka_unit_test_setup(test_shared_add, reset_expect),
+        cmocka_unit_test_setup(test_matmul, reset_expect),
+        cmocka_unit_test_setup(test_matmul_bias_fusion, reset_expect),
+        cmocka_unit_test_setup(test_gemm, reset_expect),
+        cmocka_unit_test_setup(test_binary_broadcast, reset_expect),
+        cmocka_unit_test_setup(test_unary, reset_expect),
+        cmocka_unit_test_setup(test_resize, reset_expect),
+        cmocka_unit_test_setup(test_unary_accuracy, reset_expect),
+        cmocka_unit_test_setup(test_softmax_layernorm_batchnorm, reset_expect),
+        cmocka_unit_test_setup(test_reducemean, reset_expect),
+        cmocka_unit_test_setup(test_pool, reset_expect),
+        cmocka_unit_test_setup(test_gelu, reset_expect),
+        cmocka_unit_test_setup(test_attention, reset_expect),
+        cmocka_unit_test_setup(test_pad_avgpool, reset_expect),
+        cmocka_unit_test_setup(test_data_movement, reset_expect),
+        cmocka_unit_test_setup(test_lstm, reset_expect),
+        cmocka_unit_test_setup(test_nonfinite, reset_expect),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return run_at_levels("test_fast", tests, sizeof tests / sizeof tests[0]);
 }

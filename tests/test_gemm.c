@@ -12,6 +12,7 @@
 #include <omp.h>
 
 #include "../kernels/gemm.h"
+#include "isa_levels.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -277,5 +278,5 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_conv),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return run_at_levels("test_gemm", tests, sizeof tests / sizeof tests[0]);
 }
