@@ -1,6 +1,7 @@
 /* fuse.c - the executor's fusion decisions (see fuse.h): epilogue chains, attention, GELU, pad+pool. */
 #include "fuse.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "fast.h"
