@@ -38,7 +38,12 @@ int so_args_parse(const so_arg *opts, int argc, char **argv, const char **pos, i
         int bad = 0;
         if (o->kind == SO_ARG_INT) bad = so_parse_int(v, o->ilo, o->ihi, (long long *)o->dst);
         else if (o->kind == SO_ARG_DOUBLE) bad = so_parse_double(v, o->dlo, o->dhi, (double *)o->dst);
-        else *(const char **)o->dst = v;
+        else if (o->kind == SO_ARG_CHOICE) {
+            int k = 0;
+            while (o->choices[k] && strcmp(o->choices[k], v)) k++;
+            if (o->choices[k]) *(int *)o->dst = k;
+            else bad = 1;
+        } else *(const char **)o->dst = v;
         if (bad) {
             snprintf(msg, sizeof msg, "%s: bad value '%.60s'", o->name, v);
             return usage(o->bad ? o->bad : msg);
