@@ -46,10 +46,14 @@ static int emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr
     if (all_const && !(so_ops[op].flags & (SO_F_SOURCE | SO_F_OPAQUE))) {
         so_tensor tin[SO_MAX_IN], tout[8];
         int ok = n_out <= 8;
+        /* as for helper operators (onnx_io.h): up to so_onnx_fold_max_elems, or the largest input */
+        int64_t cap = so_onnx_fold_max_elems;
+        for (int k = 0; k < n_in; k++)
+            if (onx_ct_numel(&ins[k]->c) > cap) cap = onx_ct_numel(&ins[k]->c);
         for (int k = 0; k < n_out && ok; k++) {
             so_shape s = im->g->nodes[i].out[k];
             int64_t c = so_shape_numel(&s);
-            if (c < 0 || c > so_onnx_fold_max_elems || (s.dtype != SO_F32 && s.dtype != SO_I64)) ok = 0;
+            if (c < 0 || c > cap || (s.dtype != SO_F32 && s.dtype != SO_I64)) ok = 0;
             tout[k].shape = s;
             tout[k].data = NULL;
         }
