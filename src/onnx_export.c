@@ -739,9 +739,12 @@ static so_status export_node(exporter *x, int32_t i)
     so_status st = exporters[op](&cx);
     if (st != SO_OK) return st;
     if (act) {
-        static const char *const acts[SO_ACT_COUNT] = {NULL, "Relu", "Sigmoid", "Tanh", "Clip"};
-        if (a->act <= 0 || a->act >= SO_ACT_COUNT) return ex_err(x, "unknown fused activation %d", a->act);
-        Onnx__NodeProto *an = mk_node(x, acts[a->act], ex_name2(x, base, "_act"));
+        /* the operator whose activation role (ops.def) is this epilogue */
+        const char *act_type = NULL;
+        for (int k = 0; k < SO_OP_COUNT && !act_type; k++)
+            if (so_ops[k].act == a->act) act_type = so_ops[k].onnx;
+        if (!act_type) return ex_err(x, "unknown fused activation %d", a->act);
+        Onnx__NodeProto *an = mk_node(x, act_type, ex_name2(x, base, "_act"));
         n_in(an, main0);
         if (a->act == SO_ACT_CLIP) clip_params(x, an, base, a->clip_min, a->clip_max);
         n_out(an, final0);
