@@ -442,14 +442,8 @@ static so_status exp_hardsigmoid(ectx *cx)
     return SO_OK;
 }
 
-static so_status exp_elu(ectx *cx)
-{
-    EXP_LOCALS;
-    a_float(x, n, "alpha", a->alpha);
-    return SO_OK;
-}
-
-static so_status exp_leakyrelu(ectx *cx)
+/* the operators whose one attribute is alpha */
+static so_status exp_alpha(ectx *cx)
 {
     EXP_LOCALS;
     a_float(x, n, "alpha", a->alpha);
@@ -678,6 +672,8 @@ static so_status exp_plain(ectx *cx)
 #define exp_reducesum exp_reducemean
 #define exp_unsqueeze exp_squeeze
 #define exp_softmax exp_axis
+#define exp_leakyrelu exp_alpha
+#define exp_elu exp_alpha
 #define exp_concat exp_axis
 #define exp_flatten exp_axis
 #define exp_gather exp_axis
