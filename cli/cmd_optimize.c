@@ -248,7 +248,7 @@ int so_optimize_main(int argc, char **argv)
         SO_ARG_END,
     };
     int n_pos, rc_args = so_args_parse(args, argc, argv, &o.model, 1, &n_pos, usage);
-    if (rc_args) return rc_args;
+    if (rc_args) return rc_args < 0 ? 0 : rc_args; /* -1: --help */
     o.search = search == 0 ? SO_SEARCH_BACKTRACK : search == 1 ? SO_SEARCH_GREEDY : SO_SEARCH_NONE;
     o.cost = cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS;
     if (no_reverse) o.reverse = 0;
