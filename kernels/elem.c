@@ -321,29 +321,24 @@ static int select_gelu(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_graph *g = c->g;
     const so_node *n = &g->nodes[i];
-    if (!c->user || n->n_in != 2) return 0;
+    so_fuse f;
+    if (!so_fuse_gelu(g, c->user, c->absorbed, i, &f)) return 0; /* the decision: kernels/fuse.c */
+    const int32_t *u = f.node;
     const so_shape *xs = shape_of(g, n->in[0]);
     float cv, av, hv;
-    if (xs->dtype != SO_F32 || so_shape_numel(&n->out[0]) != so_shape_numel(xs) || !scalar_weight(g, n->in[1], &cv)) return 0;
-    int32_t u[4], prev = i;
-    static const so_op want[4] = {SO_OP_ERF, SO_OP_ADD, SO_OP_MUL, SO_OP_MUL};
-    for (int q = 0; q < 4; q++) {
-        u[q] = c->user[prev];
-        if (u[q] < 0 || g->nodes[u[q]].op != want[q] || (c->absorbed && c->absorbed[u[q]])) return 0;
-        if (so_shape_numel(&g->nodes[u[q]].out[0]) != so_shape_numel(xs)) return 0;
-        prev = u[q];
-    }
     so_edge o;
-    if (!other_in(&g->nodes[u[1]], u[0], &o) || !scalar_weight(g, o, &av)) return 0;
-    if (!other_in(&g->nodes[u[2]], u[1], &o) || o.node != n->in[0].node || o.slot != n->in[0].slot) return 0;
-    if (!other_in(&g->nodes[u[3]], u[2], &o) || !scalar_weight(g, o, &hv)) return 0;
+    scalar_weight(g, n->in[1], &cv);
+    other_in(&g->nodes[u[1]], u[0], &o);
+    scalar_weight(g, o, &av);
+    other_in(&g->nodes[u[3]], u[2], &o);
+    scalar_weight(g, o, &hv);
     gelu_plan *p = so_xcalloc(1, sizeof *p);
     p->n = so_shape_numel(xs);
     p->c = cv;
     p->a = av;
     p->h = hv;
     k->n_fused = 4;
-    memcpy(k->fused, u, sizeof u);
+    memcpy(k->fused, u, sizeof(int32_t) * 4);
     k->run = gelu_run;
     k->priv = p;
     k->free_priv = free;

@@ -164,33 +164,16 @@ static int select_attention(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_graph *g = c->g;
     const so_node *n = &g->nodes[i];
-    if (!c->user || !so_fast_use_gemm || n->n_in != 2 || weight_f32(g, n->in[0]) || weight_f32(g, n->in[1])) return 0;
-    const so_shape *q = shape_of(g, n->in[0]), *kt = shape_of(g, n->in[1]);
+    so_fuse f;
+    if (!so_fuse_attention(g, c->user, c->absorbed, i, &f)) return 0; /* the decision: kernels/fuse.c */
+    const int32_t *u = f.node;
+    const so_shape *q = shape_of(g, n->in[0]), *kt = shape_of(g, n->in[1]), *v = shape_of(g, f.extra);
     const int r = q->rank;
-    if (r < 3 || kt->rank != r || q->dtype != SO_F32 || kt->dtype != SO_F32) return 0;
-    for (int d = 0; d < r - 2; d++)
-        if (q->dim[d] != kt->dim[d]) return 0;
-    if (q->dim[r - 1] != kt->dim[r - 2]) return 0;
-    int32_t u[4], prev = i;
-    static const so_op want[3] = {SO_OP_DIV, SO_OP_SOFTMAX, SO_OP_MATMUL};
-    for (int t = 0; t < 4; t++) {
-        u[t] = c->user[prev];
-        if (t == 3) break;
-        if (u[t] < 0 || (c->absorbed && c->absorbed[u[t]])) return 0;
-        so_op op = g->nodes[u[t]].op;
-        if (op != want[t] && !(t == 0 && op == SO_OP_MUL)) return 0;
-        prev = u[t];
-    }
-    const so_node *dv = &g->nodes[u[0]], *sm = &g->nodes[u[1]], *m2 = &g->nodes[u[2]];
+    const so_node *dv = &g->nodes[u[0]];
     float cv;
     so_edge o;
-    if (dv->in[0].node != i || dv->in[0].slot != 0 || !other_in(dv, i, &o) || !scalar_weight(g, o, &cv)) return 0;
-    if (so_shape_numel(&dv->out[0]) != so_shape_numel(&n->out[0]) || sm->attr->axis != r - 1) return 0;
-    if (m2->n_in != 2 || m2->in[0].node != u[1] || m2->in[0].slot != 0 || m2->in[1].node == u[1]) return 0;
-    const so_shape *v = shape_of(g, m2->in[1]);
-    if (v->rank != r || v->dtype != SO_F32 || v->dim[r - 2] != kt->dim[r - 1] || weight_f32(g, m2->in[1])) return 0;
-    for (int d = 0; d < r - 2; d++)
-        if (v->dim[d] != q->dim[d]) return 0;
+    other_in(dv, i, &o);
+    scalar_weight(g, o, &cv);
     attn_plan *p = so_xcalloc(1, sizeof *p);
     p->S = q->dim[r - 2];
     p->D = q->dim[r - 1];
@@ -198,23 +181,17 @@ static int select_attention(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     p->Dv = v->dim[r - 1];
     p->nb = 1;
     for (int d = 0; d < r - 2; d++) p->nb *= q->dim[d];
-    p->heads = 1;
+    p->heads = f.n == 4 ? q->dim[1] : 1;
     p->c = cv;
     p->mul = dv->op == SO_OP_MUL;
-    int nf = 3;
-    const so_node *tr = u[3] >= 0 && !(c->absorbed && c->absorbed[u[3]]) ? &g->nodes[u[3]] : NULL;
-    if (tr && tr->op == SO_OP_TRANSPOSE && r == 4 && tr->attr->n_ints == 4 && tr->attr->ints[0] == 0 && tr->attr->ints[1] == 2 &&
-        tr->attr->ints[2] == 1 && tr->attr->ints[3] == 3) {
-        p->heads = q->dim[1];
-        nf = 4;
-    }
+    int nf = f.n;
     const int T = omp_get_max_threads() < 1 ? 1 : omp_get_max_threads();
     p->per = (p->S * p->S2 + 15) / 16 * 16;
     k->scratch_bytes = sizeof(float) * (size_t)p->per * (size_t)T;
     k->n_fused = nf;
     memcpy(k->fused, u, sizeof(int32_t) * (size_t)nf);
     k->has_extra = 1;
-    k->extra_in = m2->in[1];
+    k->extra_in = f.extra;
     k->run = attn_run;
     k->priv = p;
     k->free_priv = free;

@@ -1,5 +1,6 @@
 /* nchwc.c - NCHWc conv planning (weight packing), the scalar element function, and the portable-C level (b = 8) of the blocked kernels. */
 #include "nchwc.h"
+#include "fuse.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -270,29 +271,18 @@ static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kern
     const so_graph *g = c->g;
     const so_node *h = &g->nodes[i];
     ep->act1 = h->attr->act, ep->lo1 = h->attr->clip_min, ep->hi1 = h->attr->clip_max;
-    int stage = ep->act1 ? 1 : 0; /* 0: act1 open; 1: residual open; 2: act2 open; 3: done */
-    int32_t cur = i;
-    while (c->user && k->n_fused < SO_FAST_MAX_FUSED && stage < 3) {
-        const int32_t u = c->user[cur];
-        if (u < 0 || (c->absorbed && c->absorbed[u])) break;
-        const so_node *un = &g->nodes[u];
-        if (un->n_out != 1 || !so_shape_eq(&un->out[0], &h->out[0])) break;
-        const int a = act_of(un->op);
-        if (a && stage != 1) {
-            if (stage == 0) ep->act1 = a, ep->lo1 = un->attr->clip_min, ep->hi1 = un->attr->clip_max, stage = 1;
-            else ep->act2 = a, ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max, stage = 3;
-        } else if (un->op == SO_OP_ADD && stage <= 1) {
-            const int me = un->in[0].node == cur && un->in[0].slot == 0 ? 0 : 1;
-            const so_edge other = un->in[1 - me];
-            const so_shape *os = &g->nodes[other.node].out[other.slot];
-            if (other.node == cur || !so_shape_eq(os, &h->out[0])) break;
-            k->has_extra = 1, k->extra_in = other, ep->has_res = 1;
+    /* the decision: kernels/fuse.c, a chain without per-channel steps (no channel axis in a blocked value) */
+    so_fuse f;
+    so_fuse_chain(g, c->user, c->absorbed, i, -1, 0, ep->act1 != 0, &f);
+    for (int s = 0; s < f.n && k->n_fused < SO_FAST_MAX_FUSED; s++) {
+        const so_node *un = &g->nodes[f.node[s]];
+        if (f.step[s] == SO_FUSE_ACT1) ep->act1 = act_of(un->op), ep->lo1 = un->attr->clip_min, ep->hi1 = un->attr->clip_max;
+        else if (f.step[s] == SO_FUSE_ACT2) ep->act2 = act_of(un->op), ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max;
+        else { /* SO_FUSE_RESIDUAL */
+            k->has_extra = 1, k->extra_in = f.extra, ep->has_res = 1;
             ep->act2 = un->attr->act, ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max;
-            stage = ep->act2 ? 3 : 2;
-        } else
-            break;
-        k->fused[k->n_fused++] = u;
-        cur = u;
+        }
+        k->fused[k->n_fused++] = f.node[s];
     }
 }
 

@@ -368,15 +368,13 @@ int so_pool_fuse_pad(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_graph *g = c->g;
     const so_node *n = &g->nodes[i];
+    so_fuse f;
+    if (!so_fuse_pad_pool(g, c->user, c->absorbed, i, &f)) return 0; /* the decision: kernels/fuse.c */
+    int32_t u = f.node[0];
     const so_shape *x = shape_of(g, n->in[0]);
-    if (!c->user || x->rank != 4 || n->attr->value != 0.f) return 0;
-    int32_t u = c->user[i];
-    if (u < 0 || (c->absorbed && c->absorbed[u]) || g->nodes[u].op != SO_OP_AVGPOOL) return 0;
     const so_node *pn = &g->nodes[u];
     const so_attr *pa = pn->attr;
-    if (pn->in[0].node != i || pn->out[0].rank != 4 || pa->pad[0] || pa->pad[1] || pa->pad[2] || pa->pad[3]) return 0;
     const int64_t *q = n->attr->ints; /* begin[0..3], end[0..3] */
-    if (q[0] || q[1] || q[4] || q[5] || q[2] < 0 || q[3] < 0 || q[6] < 0 || q[7] < 0) return 0;
     int64_t pads[4] = {q[2], q[3], q[6], q[7]};
     pool_kernel(pool_plan_new(pa, 0, x, &pn->out[0], pads, 1), k);
     k->name = strcmp(k->name, "avgpool3x3_s1") ? "pad_avgpool" : "pad_avgpool3x3_s1";
