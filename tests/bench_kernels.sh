@@ -7,7 +7,7 @@
 #      that one burst of load on the shared machine covers whole), WARMUP (default ITERS/5, at least 2), THREADS
 #      ("1 2"), JSON (file for one JSON line per model and thread count), OPTIMIZE=1 (superopt's column runs the
 #      model `superopt MODEL` writes — the issue-15/22 comparison — while ORT runs the original; OPT_ARGS adds
-#      optimize options), TORCH=1 (a PyTorch eager column, bench/torch_run.py, same rounds; data/ model names only).
+#      optimize options), ORT_DISABLED=0 (leave out the ORT 'disabled' column), TORCH=1 (a PyTorch eager column, bench/torch_run.py, same rounds; data/ model names only).
 # Each round runs superopt, ORT 'disabled' and ORT 'all' back to back (the order rotates from round to round);
 # the latency columns are the median over rounds of each tool's median latency, and the ratio columns are
 # the MEDIAN OF THE PER-ROUND (PAIRED) RATIOS, so load from other processes hits both sides of a ratio alike.
@@ -25,6 +25,7 @@ JSON=${JSON:-}
 OPTIMIZE=${OPTIMIZE:-0}
 OPT_ARGS=${OPT_ARGS:-}
 TORCH=${TORCH:-0}
+ORT_DISABLED=${ORT_DISABLED:-1}
 ORT="node tools/ort/ort_run.js"
 PY=/usr/bin/python3
 TMP=$(mktemp -d)
@@ -50,7 +51,8 @@ except Exception: print("")' "$1"; }
 
 [ -n "$JSON" ] && : >"$JSON"
 printf '%-16s %3s %10s %10s %10s %7s %7s %4s | %9s %9s %9s %7s %7s | %8s %6s | %9s %7s\n' model thr "so_med_ms" "dis_med" "all_med" "so/dis" "so/all" "acc" "so_min_ms" "dis_min" "all_min" "so/dis" "so/all" "GFLOP/s" "%peak" "torch_med" "so/tch"
-NK=3; [ "$TORCH" = 1 ] && NK=4
+CONT=(0 2); [ "$ORT_DISABLED" = 1 ] && CONT+=(1); [ "$TORCH" = 1 ] && CONT+=(3) # contenders, rotated per round
+NK=${#CONT[@]}
 [ "$OPTIMIZE" = 1 ] && echo "superopt column: the model written by 'superopt MODEL $OPT_ARGS'; ORT and PyTorch run the original"
 for t in $THREADS; do
     peak=$("$TMP/sgemm_peak" 2048 "$t" 10 | field gflops) # best of 10: robust to load spikes
@@ -74,7 +76,7 @@ except Exception: print(10)' "${est:-0}")}
         so=() dis=() all=() somin=() dismin=() allmin=() tch=() peak_act=""
         for r in $(seq "$ROUNDS"); do
             for k in $(seq 0 $((NK - 1))); do
-                case $(((k + r) % NK)) in
+                case ${CONT[$(((k + r) % NK))]} in
                 0)
                     out=$($SO run "$sm" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$TMP/err") ||
                         { echo "$name: superopt run failed: $(head -1 "$TMP/err")" >&2; continue 3; }
