@@ -1,5 +1,6 @@
 /* onnx_import.c - ONNX import driver: importer state, input/initializer reading, node ordering, the so_onnx_load entry points. */
 #include "onnx_priv.h"
+#include "onnx_scan.h"
 
 #include <errno.h>
 #include <float.h>
@@ -533,14 +534,33 @@ done:
     so_strmap_free(&inits);
     free(im.vis);
     free(im.dir);
+    free(im.realdir);
     free(order);
     if (mp) onnx__model_proto__free_unpacked(mp, NULL);
     *out = m;
     return st;
 }
 
+/* protobuf-c unpacks nested messages by recursion, one stack frame chain per level: a model
+   whose subgraphs (If/Loop bodies) or types nest thousands deep overflowed the stack before any
+   check ran (issue 20). The wire-format pre-scan measures the depth without recursion first. */
+static so_status check_nesting(const char *path, const uint8_t *buf, size_t len)
+{
+    size_t at = 0;
+    switch (so_onnx_scan_nesting(buf, len, SO_ONNX_MAX_NESTING, &at)) {
+    case SO_ONNX_SCAN_TOO_DEEP:
+        return so_errorc(SO_ERR_LIMIT, "%s: messages nest more than %d levels deep (subgraphs or types; at byte %zu)", path ? path : "<memory>",
+                         SO_ONNX_MAX_NESTING, at);
+    case SO_ONNX_SCAN_MALFORMED:
+        return so_errorc(SO_ERR_PARSE, "%s: not a valid ONNX model (protobuf parse failed at byte %zu)", path ? path : "<memory>", at);
+    default: return SO_OK;
+    }
+}
+
 so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_model **out)
 {
+    *out = NULL;
+    if (check_nesting(path, buf, len) != SO_OK) return so_error_code();
     rawset rs = {0};
     so_status st = load_proto(path, onx_unpack_model(buf, len, &rs), &rs, out);
     free(rs.r);
@@ -553,16 +573,12 @@ so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_
 so_status so_onnx_load(const char *path, so_model **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    FILE *f = so_open_regular(path, &sb); /* a FIFO or device is refused, never waited on */
+    if (!f) return so_error_code();
     so_status st = SO_ERR;
     rawset rs = {0};
     uint8_t *buf = NULL;
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = so_errorc(SO_ERR_IO, "%s: cannot open: not a regular file", path);
-        goto done;
-    }
     size_t len = (size_t)sb.st_size;
     if (len > so_max_alloc_bytes) {
         st = so_errorc(SO_ERR_LIMIT, "%s: file of %zu bytes exceeds the allocation limit (%zu bytes)", path, len, so_max_alloc_bytes);
@@ -583,6 +599,10 @@ so_status so_onnx_load(const char *path, so_model **out)
     }
     fclose(f);
     f = NULL;
+    if (check_nesting(path, buf, len) != SO_OK) {
+        st = so_error_code();
+        goto done;
+    }
     Onnx__ModelProto *mp = onx_unpack_model(buf ? buf : (const uint8_t *)"", len, &rs);
     if (!rs.r && rs.map) { /* unpacked whole: protobuf-c has its own copies */
         munmap(rs.map, rs.map_len);

@@ -101,3 +101,53 @@ assert a.size == b.size == 1000 and np.isnan(a).all() and np.isnan(b).all(), (np
         "$TMP/sq_nan.out" "$TMP/sq_nan.ref" >>"$TMP/log" 2>&1; then
     ok "squeezenet with one NaN pixel: all 1000 scores NaN (fast = reference)"
 else bad "squeezenet with one NaN pixel: all 1000 scores NaN (fast = reference)" "$TMP/log"; fi
+
+# ---- items 4 and 8: external data resolved with realpath and kept inside the model's folder; a FIFO is never
+# waited on. The model adds an initializer w [2,3] kept in external data at LOCATION (first argument).
+ext_model() {
+    $PY - "$1" "$2" <<'PYEOF'
+import sys, numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+out, loc = sys.argv[1], sys.argv[2]
+t = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
+t.ClearField("raw_data")
+t.data_location = TensorProto.EXTERNAL
+for k, v in (("location", loc), ("offset", "0"), ("length", "24")):
+    e = t.external_data.add()
+    e.key, e.value = k, v
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "ext", [x], [y], initializer=[t])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), out)
+PYEOF
+}
+E=$TMP/ext
+mkdir -p "$E/m/sub" "$E/outside"
+$PY -c 'import numpy as np, sys; np.arange(6, dtype=np.float32).tofile(sys.argv[1])' "$E/m/sub/w.bin"
+head -c 24 /dev/urandom >"$E/outside/secret.bin"
+ln -s ../outside "$E/m/linkdir"             # a folder symlink leading out
+ln -s ../outside/secret.bin "$E/m/wlink.bin" # a file symlink leading out
+ln -s sub/w.bin "$E/m/inside.bin"           # a file symlink that stays inside
+mkfifo "$E/m/w.fifo"
+ext_model "$E/m/plain.onnx" sub/w.bin
+ext_model "$E/m/inside.onnx" inside.bin
+ext_model "$E/m/dirlink.onnx" linkdir/secret.bin
+ext_model "$E/m/filelink.onnx" wlink.bin
+ext_model "$E/m/fifo.onnx" w.fifo
+if $SO inspect "$E/m/plain.onnx" >"$TMP/log" 2>&1 && $SO inspect "$E/m/inside.onnx" >>"$TMP/log" 2>&1; then
+    ok "external data inside the folder (plain, and through a symlink that stays inside): loads"
+else bad "external data inside the folder (plain, and through a symlink that stays inside): loads" "$TMP/log"; fi
+expect_error "external data through a folder symlink leading out: refused" "outside the model's folder" $SO inspect "$E/m/dirlink.onnx"
+expect_error "external data through a file symlink leading out: refused" "outside the model's folder" $SO "$E/m/filelink.onnx" -o "$TMP/o7.onnx" -q --cost flops
+if [ ! -e "$TMP/o7.onnx" ]; then ok "nothing written for the model reading outside its folder"; else bad "nothing written for the model reading outside its folder"; fi
+expect_error "external data that is a FIFO: refused, no hang" "is not a regular file" $SO inspect "$E/m/fifo.onnx"
+mkfifo "$TMP/model.fifo"
+expect_error "a model that is a FIFO: refused, no hang" "not a regular file" $SO inspect "$TMP/model.fifo"
+
+# ---- item 1: an If nested 3,000 deep (tests/make_nested_if.py, 600 KB, generated here) overflowed the stack
+# in protobuf-c's recursive unpack (SIGSEGV in inspect, run and optimize); now one line, exit 1
+$PY tests/make_nested_if.py "$TMP/if3000.onnx" 3000
+for c in inspect run; do
+    expect_error "$c on an If nested 3000 deep: refused before unpacking" "nest more than 256 levels deep" $SO $c "$TMP/if3000.onnx"
+done
+expect_error "optimize on an If nested 3000 deep: refused before unpacking" "nest more than 256 levels deep" $SO "$TMP/if3000.onnx" -o "$TMP/o8.onnx" -q
