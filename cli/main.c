@@ -280,7 +280,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "rules")) return so_rules_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "verify")) return so_verify_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return so_bench_main(argc - 1, argv + 1);
-    if (cmd[0] == '-' && !strstr(cmd, ".onnx")) return usage("unknown option; the model comes first");
-    /* default: optimize MODEL.onnx [options] */
+    /* default: optimize MODEL.onnx [options]; options may also come first (superopt -q M.onnx):
+       the optimize parser takes the model wherever it stands and refuses unknown options */
     return so_optimize_main(argc, argv);
 }

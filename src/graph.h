@@ -96,7 +96,8 @@ typedef struct so_model {
     const char *path;           /* where it was loaded from (for messages) */
     int64_t ir_version, opset;  /* default-domain opset */
     const char *producer_name, *graph_name;
-    void *extra_opsets;         /* ONNX module: other opset imports, serialized */
+    void *extra_opsets;         /* ONNX module: a ModelProto, serialized, of what export writes back as it came: the other
+                                   opset imports, model-local functions, metadata_props, model_version, doc_string, domain */
     size_t extra_opsets_len;
     so_value_info *inputs;      /* graph inputs in order (initializers excluded) */
     int32_t n_inputs;

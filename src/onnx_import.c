@@ -419,7 +419,18 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
             else ex[extra.n_opset_import++] = o;
         }
         extra.opset_import = ex;
-        if (extra.n_opset_import) {
+        /* what export writes back verbatim: model-local functions (opaque nodes may call them),
+           metadata_props, model_version, doc_string, domain */
+        extra.n_functions = mp->n_functions;
+        extra.functions = mp->functions;
+        extra.n_metadata_props = mp->n_metadata_props;
+        extra.metadata_props = mp->metadata_props;
+        extra.has_model_version = mp->has_model_version;
+        extra.model_version = mp->model_version;
+        extra.doc_string = mp->doc_string;
+        extra.domain = mp->domain;
+        if (extra.n_opset_import || extra.n_functions || extra.n_metadata_props || extra.has_model_version || extra.doc_string ||
+            extra.domain) {
             m->extra_opsets_len = onnx__model_proto__get_packed_size(&extra);
             m->extra_opsets = so_arena_alloc(&m->arena, m->extra_opsets_len + 1);
             onnx__model_proto__pack(&extra, m->extra_opsets);
@@ -432,6 +443,11 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
     }
     if (m->opset < 7) {
         so_errorf("opset %lld is too old (superopt reads opset 7 and later)", (long long)m->opset);
+        goto done;
+    }
+    if (m->opset > SO_ONNX_MAX_OPSET) { /* operators would be read with older meanings, silently */
+        so_errorc(SO_ERR_UNSUPPORTED, "opset %lld is newer than any superopt knows (opset %d and earlier)", (long long)m->opset,
+                  SO_ONNX_MAX_OPSET);
         goto done;
     }
     im.opset = m->opset;
