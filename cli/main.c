@@ -68,6 +68,7 @@ static int cmd_run(int argc, char **argv)
     so_exec *e = NULL;
     float **ins = NULL, **outs = NULL;
     double *times = NULL;
+    size_t charged = 0; /* so_mem_charge'd for ins and outs */
     if (so_onnx_load(model_path, &m) != SO_OK) return fail();
     so_graph *g = m->graph;
 
@@ -80,6 +81,11 @@ static int cmd_run(int argc, char **argv)
             goto done;
         }
         int64_t n = so_shape_numel(&m->inputs[k].shape);
+        if (so_mem_charge((size_t)n * sizeof(float), "run's input buffers") != SO_OK) { /* --max-memory counts the total */
+            so_error_prefix(model_path);
+            goto done;
+        }
+        charged += (size_t)n * sizeof(float);
         ins[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         in_total += (size_t)n;
     }
@@ -119,6 +125,11 @@ static int cmd_run(int argc, char **argv)
             so_errorf("%s: outputs exceed the allocation limit (%zu bytes; see --max-memory)", model_path, so_max_alloc_bytes);
             goto done;
         }
+        if (so_mem_charge((size_t)n * sizeof(float), "run's output buffers") != SO_OK) {
+            so_error_prefix(model_path);
+            goto done;
+        }
+        charged += (size_t)n * sizeof(float);
         outs[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
         out_total += (size_t)n;
     }
@@ -183,6 +194,7 @@ done:
         for (int32_t k = 0; k < m->n_outputs; k++) free(outs[k]);
     free(ins);
     free(outs);
+    so_mem_release(charged);
     free(times);
     so_model_free(m);
     return rc;

@@ -111,6 +111,7 @@ typedef struct so_model {
     int32_t n_attrs, cap_attrs;
     so_hmap attr_index;         /* XXH3 of an so_attr -> its position in attrs */
     so_graph *graph;            /* the imported graph (owned) */
+    size_t mem_charged;         /* so_mem_charge'd by the importer for the weights; released by so_model_free */
 } so_model;
 
 struct so_graph {

@@ -536,6 +536,17 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
     compact_weights(m, im.g);
     canonical_opaque(m, im.g);
     for (int32_t o = 0; o < m->n_outputs; o++) m->outputs[o].shape = im.g->nodes[im.g->outputs[o].node].out[im.g->outputs[o].slot];
+    {
+        /* the weights count against --max-memory's total for as long as the model lives
+           (so_model_free gives them back); during the import each tensor was bounded alone */
+        size_t wb = 0;
+        for (int32_t i = 0; i < m->n_weights; i++) {
+            int64_t n = so_shape_numel(&m->weights[i].shape);
+            if (n > 0 && m->weights[i].data) wb += (size_t)n * (m->weights[i].shape.dtype == SO_I64 ? 8 : 4);
+        }
+        if (so_mem_charge(wb, "the model's weights") != SO_OK) goto done;
+        m->mem_charged = wb;
+    }
     st = SO_OK;
 done:
     if (st != SO_OK) {
