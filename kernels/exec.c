@@ -92,7 +92,7 @@ static void set_threads(int threads)
     if (threads <= 0) threads = 1;
     if (threads == cur_threads) return;
     /* One thread pool: OpenMP teams of exactly `threads` run our loops, and sgemm runs
-       single-threaded inside them (so_fast_sgemm splits a product over the team; Winograd's 36
+       single-threaded inside them (so_sgemm splits a product over the team; Winograd's 36
        products are shared out). Measured at --threads 2 on a quiet machine: OpenBLAS's own
        threads next to OpenMP's made the two spinning pools fight (ResNet-50 204 ms), and
        dynamic teams, which libgomp shrinks by the load average (this process included), ran
@@ -899,6 +899,11 @@ int64_t so_node_flops(const so_graph *g, int32_t i)
         if (w->rank != 4) return 2 * out;
         return 2 * out * w->dim[1] * w->dim[2] * w->dim[3];
     }
+    case SO_OP_CONV_NCHWC: { /* the real channels, not the padding lanes */
+        const so_shape *w = &g->nodes[n->in[1].node].out[n->in[1].slot], *o = &n->out[0];
+        if (w->rank != 4 || o->rank != 5) return 2 * out;
+        return 2 * o->dim[0] * w->dim[0] * o->dim[2] * o->dim[3] * w->dim[1] * w->dim[2] * w->dim[3];
+    }
     case SO_OP_MATMUL: {
         const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];
         int64_t k = x->rank >= 1 ? x->dim[x->rank - 1] : 1;
@@ -920,6 +925,8 @@ int64_t so_node_flops(const so_graph *g, int32_t i)
     }
     case SO_OP_MAXPOOL:
     case SO_OP_AVGPOOL:
+    case SO_OP_MAXPOOL_NCHWC:
+    case SO_OP_AVGPOOL_NCHWC:
         return out * (int64_t)a->kernel[0] * a->kernel[1];
     case SO_OP_GLOBALAVGPOOL:
     case SO_OP_REDUCEMEAN:

@@ -15,6 +15,7 @@
 #include <omp.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/chain.h"
 #include "../kernels/fast.h"
 
 static int costs_nothing(const so_graph *g, int32_t i)
@@ -56,7 +57,7 @@ double so_cost_flops_node(const so_graph *g, int32_t i)
     double ms = flops / 1e7 + bytes / 5e6 + 1e-4; /* + a fixed per-op launch cost */
     /* internal operators only make sense on weights (they are folded); elsewhere they would run
        on the slow reference path */
-    if ((so_ops[n->op].flags & SO_F_INTERNAL) && internal_on_activation) ms *= 100;
+    if ((so_ops[n->op].flags & SO_F_INTERNAL) && !(so_ops[n->op].flags & SO_F_LAYOUT) && internal_on_activation) ms *= 100;
     return ms;
 }
 
@@ -264,7 +265,7 @@ static int64_t model_weight_bytes(const so_model *m)
 double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
 {
     if (costs_nothing(g, i)) return 0;
-    if (so_ops[g->nodes[i].op].flags & SO_F_INTERNAL) return UNRUNNABLE_COST;
+    if ((so_ops[g->nodes[i].op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL) return UNRUNNABLE_COST;
     if (cm->kind == SO_COST_FLOPS) return so_cost_flops_node(g, i);
     if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
     uint64_t key = so_cost_node_key(g, i, cm->threads), v;
@@ -333,7 +334,7 @@ static int is_act(so_op op) { return op == SO_OP_RELU || op == SO_OP_SIGMOID || 
 
 static int per_channel(const so_shape *w, int r, int chan_axis, int64_t nch)
 {
-    if (w->dtype != SO_F32 || w->rank > r) return 0;
+    if (chan_axis < 0 || w->dtype != SO_F32 || w->rank > r) return 0;
     int64_t numel = so_shape_numel(w);
     if (numel == 1) return 1;
     if (numel != nch) return 0;
@@ -415,6 +416,9 @@ void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *rol
             if (x->rank != 4 || w->rank != 4) continue;
             if (nd->n_in > 2 && nd->in[2].node >= 0 && g->nodes[nd->in[2].node].op != SO_OP_WEIGHT) continue;
             chain(g, user, role, i, 1, o->dim[1], nd->attr->act != 0);
+        } else if (nd->op == SO_OP_CONV_NCHWC) { /* kernels/nchwc.c conv_chain: activation, residual add, activation */
+            if (g->nodes[nd->in[1].node].op != SO_OP_WEIGHT) continue;
+            chain(g, user, role, i, -1, 0, nd->attr->act != 0);
         } else if (nd->op == SO_OP_MATMUL) {
             const so_shape *a = eshape(g, nd->in[0]), *b = eshape(g, nd->in[1]);
             if (a->dtype != SO_F32 || b->dtype != SO_F32 || b->rank < 2 || o->rank < 1) continue;

@@ -23,6 +23,7 @@ typedef struct exporter {
     so_graph *g;                 /* clone of the graph: toposorted, dead nodes removed */
     so_model *m;
     int64_t opset;
+    int layout_ops;              /* a node of SO_ONNX_LAYOUT_DOMAIN was written: import that domain */
     so_strmap used, used_nodes;     /* tensor / node names taken */
     so_strmap next_used, next_nodes; /* per base name: first suffix ex_unique tries */
     const char **tname;          /* name of each node output: tname[toff[i] + slot] */
@@ -354,7 +355,8 @@ static so_status export_node(exporter *x, int32_t i)
     const so_node *nd = &x->g->nodes[i];
     const so_attr *a = nd->attr;
     so_op op = nd->op;
-    const char *ot = so_ops[op].onnx;
+    const int layout = (so_ops[op].flags & SO_F_LAYOUT) != 0; /* our blocked-layout ops: custom domain, table name */
+    const char *ot = layout ? so_ops[op].name : so_ops[op].onnx;
     const char *base = nd->name && nd->name[0] ? nd->name : so_ops[op].name;
     so_shape xs = nd->n_in ? x->g->nodes[nd->in[0].node].out[nd->in[0].slot] : (so_shape){.rank = -1};
     int act = (so_ops[op].flags & SO_F_ACT) && a->act != SO_ACT_NONE;
@@ -386,12 +388,26 @@ static so_status export_node(exporter *x, int32_t i)
     }
 
     n = mk_node(x, ot, nd->name);
+    if (layout) {
+        n->domain = ex_strdup(x, SO_ONNX_LAYOUT_DOMAIN);
+        x->layout_ops = 1;
+    }
     int data_inputs = nd->n_in;
     if (op == SO_OP_LSTM) data_inputs = nd->n_in < 4 ? nd->n_in : 4;
     for (int k = 0; k < data_inputs; k++) n_in(n, tname(x, nd->in[k]));
     for (int k = 0; k < nd->n_out; k++) n_out(n, k == 0 ? main0 : tname(x, (so_edge){i, k}));
 
     switch (op) {
+    case SO_OP_NCHWC_IN:
+    case SO_OP_NCHWC_OUT:
+        a_int(x, n, "block", a->ints[0]);
+        if (op == SO_OP_NCHWC_OUT) a_int(x, n, "channels", a->ints[1]);
+        break;
+    case SO_OP_CONCAT_NCHWC:
+        a_int(x, n, "block", a->ints[0]);
+        a_ints(x, n, "channels", a->ints + 1, a->n_ints - 1);
+        break;
+    case SO_OP_CONV_NCHWC:
     case SO_OP_CONV: {
         int32_t ker[2] = {a->kernel[0], a->kernel[1]};
         if (nd->n_in > 1) {
@@ -447,13 +463,15 @@ static so_status export_node(exporter *x, int32_t i)
     case SO_OP_BATCHNORM:
         a_float(x, n, "epsilon", a->epsilon);
         break;
+    case SO_OP_MAXPOOL_NCHWC:
+    case SO_OP_AVGPOOL_NCHWC:
     case SO_OP_MAXPOOL:
     case SO_OP_AVGPOOL: {
         int32_t pst[2] = {a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1};
         a_ints32(x, n, "kernel_shape", a->kernel, 2);
         a_ints32(x, n, "strides", pst, 2);
         a_ints32(x, n, "pads", a->pad, 4);
-        if (op == SO_OP_MAXPOOL && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
+        if ((op == SO_OP_MAXPOOL || op == SO_OP_MAXPOOL_NCHWC) && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
             if (x->opset < 10) return ex_err(x, "MaxPool dilations need opset >= 10");
             a_ints32(x, n, "dilations", a->dilation, 2);
         }
@@ -461,7 +479,7 @@ static so_status export_node(exporter *x, int32_t i)
             if (x->opset < 10) return ex_err(x, "ceil_mode needs opset >= 10");
             a_int(x, n, "ceil_mode", 1);
         }
-        if (op == SO_OP_AVGPOOL && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
+        if ((op == SO_OP_AVGPOOL || op == SO_OP_AVGPOOL_NCHWC) && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
         break;
     }
     case SO_OP_SOFTMAX:
@@ -674,7 +692,7 @@ static char *assign_names(exporter *x)
         so_edge e = g->outputs[o];
         const so_node *nd = &g->nodes[e.node];
         const char **slot = &x->tname[x->toff[e.node] + e.slot];
-        int is_const = nd->op == SO_OP_WEIGHT || (so_ops[nd->op].flags & SO_F_INTERNAL);
+        int is_const = nd->op == SO_OP_WEIGHT || (so_ops[nd->op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL;
         if (*slot || nd->op == SO_OP_INPUT || is_const) need_id[o] = 1;
         else *slot = x->out_names[o];
         /* a graph output that is a graph input of the same name, or listed twice: the tensor
@@ -728,7 +746,7 @@ static so_status build_and_write(exporter *x, const char *path)
         if (nd->op == SO_OP_WEIGHT) continue; /* emitted below when referenced */
         so_status r;
         if (nd->op == SO_OP_OPAQUE) r = export_opaque(x, i);
-        else if (so_ops[nd->op].flags & SO_F_INTERNAL) r = export_internal(x, i);
+        else if ((so_ops[nd->op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL) r = export_internal(x, i);
         else r = export_node(x, i);
         if (r != SO_OK) goto done;
     }
@@ -776,7 +794,7 @@ static so_status build_and_write(exporter *x, const char *path)
         extra = onnx__model_proto__unpack(NULL, m->extra_opsets_len, m->extra_opsets);
         if (extra) n_extra = extra->n_opset_import;
     }
-    mp.opset_import = so_arena_alloc(&x->ar, (n_extra + 1) * sizeof *mp.opset_import);
+    mp.opset_import = so_arena_alloc(&x->ar, (n_extra + 2) * sizeof *mp.opset_import);
     Onnx__OperatorSetIdProto *def = so_arena_alloc(&x->ar, sizeof *def);
     onnx__operator_set_id_proto__init(def);
     def->domain = ex_strdup(x, "");
@@ -793,6 +811,14 @@ static so_status build_and_write(exporter *x, const char *path)
         mp.model_version = extra->model_version;
         mp.doc_string = extra->doc_string;
         mp.domain = extra->domain;
+    }
+    if (x->layout_ops) {
+        Onnx__OperatorSetIdProto *lo = so_arena_alloc(&x->ar, sizeof *lo);
+        onnx__operator_set_id_proto__init(lo);
+        lo->domain = ex_strdup(x, SO_ONNX_LAYOUT_DOMAIN);
+        lo->has_version = 1;
+        lo->version = 1;
+        mp.opset_import[mp.n_opset_import++] = lo;
     }
 
     x->io_err = 1;
