@@ -146,7 +146,7 @@ bench-isa: all
 # from its seed corpus tests/fuzz/<target>/ (new inputs go to build-fuzz/corpus/<target>/).
 FUZZ_SECONDS  ?= 10
 FUZZ_SEED     ?= 1
-FUZZ_TARGETS  ?= onnx rules inputs
+FUZZ_TARGETS  ?= onnx onnx_dir rules inputs
 FUZZ_DIR      := build-fuzz
 FUZZ_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -Wno-pass-failed
 FUZZ_DEB_PKGS := clang libclang-rt-14-dev libomp-dev

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../kernels/exec.h"
@@ -200,6 +202,33 @@ static so_status write_dot(const so_graph *g, const char *path)
     return so_atomic_commit(&out, path, 1);
 }
 
+/* Runs `dot -Tsvg IN -o OUT` (found on PATH) and waits: 0 done, 1 dot failed, -1 no dot. */
+static int run_dot(const char *in, const char *out)
+{
+    char *const argv[] = {"dot", "-Tsvg", (char *)in, "-o", (char *)out, NULL};
+    pid_t pid;
+    int err = posix_spawnp(&pid, "dot", NULL, NULL, argv, environ);
+    if (err) return err == ENOENT ? -1 : 1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return 1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+/* Do paths a and b name the same file? Existing files: the same device and inode (links,
+   "./x" and "x" alike); otherwise the same real folder and the same last component. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+    snprintf(da, sizeof da, "%.*s", ba ? (int)(ba - a) + (ba == a) : 1, ba ? a : ".");
+    snprintf(db, sizeof db, "%.*s", bb ? (int)(bb - b) + (bb == b) : 1, bb ? b : ".");
+    if (!realpath(da, ra) || !realpath(db, rb)) return 0;
+    return !strcmp(ra, rb) && !strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b);
+}
+
 static so_status write_dots(const so_graph *before, const so_graph *after, const char *dir, int quiet)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) return so_errorf("%s: cannot create directory: %s", dir, strerror(errno));
@@ -207,11 +236,16 @@ static so_status write_dots(const so_graph *before, const so_graph *after, const
     snprintf(p1, sizeof p1, "%s/before.dot", dir);
     snprintf(p2, sizeof p2, "%s/after.dot", dir);
     if (write_dot(before, p1) != SO_OK || write_dot(after, p2) != SO_OK) return SO_ERR;
-    if (system("command -v dot >/dev/null 2>&1") == 0) {
-        char cmd[9000];
-        snprintf(cmd, sizeof cmd, "dot -Tsvg '%s' -o '%s/before.svg' && dot -Tsvg '%s' -o '%s/after.svg'", p1, dir, p2, dir);
-        if (system(cmd) != 0 && !quiet) fprintf(stderr, "superopt: warning: dot failed to render SVGs in %s\n", dir);
-    }
+    /* SVGs when Graphviz is installed: dot run with an argument vector, no shell (the folder name
+       is data, never code); a path starting with '-' gets "./" so dot cannot read it as an option */
+    const char *pre = dir[0] == '-' ? "./" : "";
+    char s1[4300], s2[4300], d1[4300], d2[4300];
+    snprintf(d1, sizeof d1, "%s%s", pre, p1);
+    snprintf(d2, sizeof d2, "%s%s", pre, p2);
+    snprintf(s1, sizeof s1, "%s%s/before.svg", pre, dir);
+    snprintf(s2, sizeof s2, "%s%s/after.svg", pre, dir);
+    int r1 = run_dot(d1, s1), r2 = r1 < 0 ? -1 : run_dot(d2, s2);
+    if ((r1 > 0 || r2 > 0) && !quiet) fprintf(stderr, "superopt: warning: dot failed to render SVGs in %s\n", dir);
     return SO_OK;
 }
 
@@ -282,6 +316,29 @@ int so_optimize_main(int argc, char **argv)
     int32_t *counts = NULL;
     char *out_path = NULL;
     char rbuf[PATH_MAX + 64];
+    so_atomic rep; /* --report, open from before the model is written until after */
+    int rep_open = 0;
+
+    if (o.out) {
+        out_path = so_xstrdup(o.out);
+    } else {
+        size_t n = strlen(o.model);
+        out_path = so_xmalloc(n + 16);
+        memcpy(out_path, o.model, n + 1);
+        if (n > 5 && !strcmp(out_path + n - 5, ".onnx")) out_path[n - 5] = 0;
+        strcat(out_path, ".opt.onnx");
+    }
+    /* a report written over the model it describes (or over the input) is refused before anything
+       is read or written */
+    if (o.report && (same_file(o.report, out_path) || same_file(o.report, o.model))) {
+        so_errorf("--report %s names the %s; give the report its own file", o.report,
+                  same_file(o.report, o.model) ? "input model" : "output model");
+        goto fail;
+    }
+    if (o.dot && (same_file(o.dot, out_path) || same_file(o.dot, o.model))) {
+        so_errorf("--dot %s names a model file; give it a folder", o.dot);
+        goto fail;
+    }
 
     /* rules */
     const char *rules_path = find_rules(o.rules, rbuf, sizeof rbuf);
@@ -297,35 +354,36 @@ int so_optimize_main(int argc, char **argv)
                       rs.rules[i].status == SO_RULE_FAILED ? "not proved (proof failed)" : "unverified");
             goto fail;
         }
-    rules = so_xmalloc(((size_t)rs.n_rules * 2 + 1) * sizeof *rules);
-    labels = so_xmalloc(((size_t)rs.n_rules * 2 + 1) * sizeof *labels);
+    /* the rules to search with (each, then its reverse) built in the rule set's own array: a
+       rule is ~10 KB, and a second array of them was a third of the memory of a large set
+       (100,000 rules: 2.9 GB). The array is doubled, the read rules moved to its back half, and
+       rule i is read (copied out) before its slots are written: writes reach at most 2i+1,
+       below rule i+1's place n+i+1. */
+    const size_t nr = (size_t)rs.n_rules;
+    rs.rules = so_xrealloc(rs.rules, (2 * nr + 1) * sizeof *rs.rules);
+    rs.cap_rules = (int32_t)(2 * nr + 1);
+    memmove(rs.rules + nr, rs.rules, nr * sizeof *rs.rules);
+    rules = rs.rules; /* owned by rs */
+    labels = so_xmalloc((2 * nr + 1) * sizeof *labels);
     int32_t n_rules = 0;
-    for (int32_t i = 0; i < rs.n_rules; i++) {
-        if (!src_has_const(&rs.rules[i])) {
-            rules[n_rules] = rs.rules[i];
-            snprintf(labels[n_rules++], sizeof *labels, "%d", (int)rs.rules[i].id);
+    for (size_t i = 0; i < nr; i++) {
+        so_rule cur = rs.rules[nr + i], rv;
+        if (!src_has_const(&cur)) {
+            rules[n_rules] = cur;
+            snprintf(labels[n_rules++], sizeof *labels, "%d", (int)cur.id);
         }
         if (o.reverse) {
-            so_rule rv;
-            so_rule_reverse(&rs.rules[i], &rv);
-            if (!src_has_const(&rv) && !so_rule_eq(&rv, &rs.rules[i])) {
+            so_rule_reverse(&cur, &rv);
+            if (!src_has_const(&rv) && !so_rule_eq(&rv, &cur)) {
                 rules[n_rules] = rv;
-                snprintf(labels[n_rules++], sizeof *labels, "%d-rev", (int)rs.rules[i].id);
+                snprintf(labels[n_rules++], sizeof *labels, "%d-rev", (int)cur.id);
             }
         }
     }
+    rs.n_rules = n_rules; /* rs now holds exactly the search's rules */
 
     /* model */
     if (so_onnx_load(o.model, &m) != SO_OK) goto fail;
-    if (o.out) {
-        out_path = so_xstrdup(o.out);
-    } else {
-        size_t n = strlen(o.model);
-        out_path = so_xmalloc(n + 16);
-        memcpy(out_path, o.model, n + 1);
-        if (n > 5 && !strcmp(out_path + n - 5, ".onnx")) out_path[n - 5] = 0;
-        strcat(out_path, ".opt.onnx");
-    }
     so_fold_init(&fc, m);
     fc_init = 1;
     start = so_graph_clone(m->graph);
@@ -432,15 +490,15 @@ int so_optimize_main(int argc, char **argv)
         fprintf(stderr, "superopt: warning: %s: %s; numeric check and latency skipped\n", o.model, so_error());
     }
 
-    /* write */
-    if (so_onnx_save(res.best, out_path) != SO_OK) goto fail;
-    if (cm_init && so_cost_save(&cm) != SO_OK && !o.quiet) fprintf(stderr, "superopt: warning: %s\n", so_error());
+    /* write. Whatever can fail on a path comes before the model, so that a --dot or --report
+       failure never ends in exit 1 with the model written: the dot files, then the report into
+       its temporary (flushed: a full disk shows here), then the model, then the report renamed
+       into place. */
     if (o.dot && write_dots(m->graph, res.best, o.dot, o.quiet) != SO_OK) goto fail;
-
     if (o.report) {
-        so_atomic out;
-        if (so_atomic_open(&out, o.report, "w") != SO_OK) goto fail;
-        FILE *f = out.f;
+        if (so_atomic_open(&rep, o.report, "w") != SO_OK) goto fail;
+        rep_open = 1;
+        FILE *f = rep.f;
         const char *sname[] = {"none", "greedy", "backtrack"};
         fprintf(f, "{\n  \"model\": ");
         so_json_fstr(f, o.model);
@@ -489,8 +547,18 @@ int so_optimize_main(int argc, char **argv)
         fprintf(f, "},\n  \"rules_path\": [");
         for (int32_t k = 0; k < res.n_path; k++) fprintf(f, "%s\"%s\"", k ? ", " : "", labels[res.path[k]]);
         fprintf(f, "]\n}\n");
-        if (so_atomic_commit(&out, o.report, 1) != SO_OK) goto fail;
+        if (fflush(f) != 0 || ferror(f)) {
+            rep_open = 0;
+            so_atomic_commit(&rep, o.report, 0); /* the message names the report and the errno */
+            goto fail;
+        }
     }
+    if (so_onnx_save(res.best, out_path) != SO_OK) goto fail;
+    if (rep_open) {
+        rep_open = 0;
+        if (so_atomic_commit(&rep, o.report, 1) != SO_OK) goto fail;
+    }
+    if (cm_init && so_cost_save(&cm) != SO_OK && !o.quiet) fprintf(stderr, "superopt: warning: %s\n", so_error());
 
     if (!o.quiet) {
         fprintf(stderr, "superopt: %s -> %s\n", o.model, out_path);
@@ -536,6 +604,12 @@ fail_rules: {
     }
 fail:
     fprintf(stderr, "superopt: %s\n", so_error());
+    if (rep_open) { /* the model was not written: neither is the report */
+        char keep[1024];
+        snprintf(keep, sizeof keep, "%s", so_error());
+        so_atomic_commit(&rep, o.report, 0);
+        so_errorf("%s", keep);
+    }
 done:
     io_free(&xa);
     io_free(&xb);
@@ -546,8 +620,7 @@ done:
     if (cm_init) so_cost_free(&cm);
     if (fc_init) so_fold_free(&fc);
     so_model_free(m);
-    free(rules);
     free(labels);
-    so_ruleset_free(&rs);
+    so_ruleset_free(&rs); /* also `rules` */
     return rc;
 }

@@ -67,6 +67,7 @@ static int cmd_run(int argc, char **argv)
     so_exec *e = NULL;
     float **ins = NULL, **outs = NULL;
     double *times = NULL;
+    size_t charged = 0; /* so_mem_charge'd for ins and outs */
     if (so_onnx_load(model_path, &m) != SO_OK) return fail();
     so_graph *g = m->graph;
 
@@ -79,6 +80,11 @@ static int cmd_run(int argc, char **argv)
             goto done;
         }
         int64_t n = so_shape_numel(&m->inputs[k].shape);
+        if (so_mem_charge((size_t)n * sizeof(float), "run's input buffers") != SO_OK) { /* --max-memory counts the total */
+            so_error_prefix(model_path);
+            goto done;
+        }
+        charged += (size_t)n * sizeof(float);
         ins[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         in_total += (size_t)n;
     }
@@ -118,6 +124,11 @@ static int cmd_run(int argc, char **argv)
             so_errorf("%s: outputs exceed the allocation limit (%zu bytes; see --max-memory)", model_path, so_max_alloc_bytes);
             goto done;
         }
+        if (so_mem_charge((size_t)n * sizeof(float), "run's output buffers") != SO_OK) {
+            so_error_prefix(model_path);
+            goto done;
+        }
+        charged += (size_t)n * sizeof(float);
         outs[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
         out_total += (size_t)n;
     }
@@ -182,6 +193,7 @@ done:
         for (int32_t k = 0; k < m->n_outputs; k++) free(outs[k]);
     free(ins);
     free(outs);
+    so_mem_release(charged);
     free(times);
     so_model_free(m);
     return rc;
@@ -279,7 +291,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "rules")) return so_rules_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "verify")) return so_verify_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return so_bench_main(argc - 1, argv + 1);
-    if (cmd[0] == '-' && !strstr(cmd, ".onnx")) return usage("unknown option; the model comes first");
-    /* default: optimize MODEL.onnx [options] */
+    /* default: optimize MODEL.onnx [options]; options may also come first (superopt -q M.onnx):
+       the optimize parser takes the model wherever it stands and refuses unknown options */
     return so_optimize_main(argc, argv);
 }

@@ -838,7 +838,8 @@ so_status so_rules_load(const char *path, so_ruleset *out)
 {
     char *buf;
     size_t n;
-    if (so_read_file(path, &buf, &n) != SO_OK) return SO_ERR_IO;
+    /* a regular file (a FIFO or /dev/zero is refused without reading) of at most SO_RULES_MAX_BYTES */
+    if (so_read_file_max(path, SO_RULES_MAX_BYTES, &buf, &n) != SO_OK) return so_error_code();
     so_status st = so_rules_parse(path, buf, n, out);
     free(buf);
     return st;

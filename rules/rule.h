@@ -85,7 +85,11 @@ typedef struct so_ruleset {
    for well-formedness (refs in range, arity per ops.def, symbolic shapes type-check).
    On success *out owns its rules (so_ruleset_free). */
 so_status so_rules_parse(const char *path, const char *text, size_t len, so_ruleset *out);
-/* Reads and parses a file. */
+/* Largest rule file read (bytes): ~180,000 rules of ~370 bytes of text. A rule holds ~10 KB in
+   memory (fixed-size patterns), so this also bounds the rule set near 2 GB. */
+#define SO_RULES_MAX_BYTES ((size_t)64 << 20)
+/* Reads and parses a file: a regular file of at most SO_RULES_MAX_BYTES (FIFOs and devices are
+   refused without waiting or reading). */
 so_status so_rules_load(const char *path, so_ruleset *out);
 /* Text of one rule (malloc'd, caller frees), exactly the format so_rules_parse reads. */
 char *so_rule_format(const so_rule *r);

@@ -178,7 +178,11 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
     struct stat sb;
     if (stat(cm->path, &sb) != 0) return SO_OK; /* no cache yet */
     FILE *f = so_open_regular(cm->path, NULL);  /* a FIFO or device: refused, never waited on */
-    if (!f) return so_error_prefix("cost cache");
+    if (!f) {
+        free(cm->path); /* the caller frees nothing after a failed init */
+        cm->path = NULL;
+        return so_error_prefix("cost cache");
+    }
     char line[1024], want[600];
     snprintf(want, sizeof want, "# superopt cost cache %s\n", desc);
     if (!fgets(line, sizeof line, f) || strcmp(line, want) != 0) {

@@ -125,10 +125,10 @@ double so_now(void);
 
 /* --max-memory (bytes, default 8 GiB): the limit on the memory a model makes the process hold.
    It bounds each allocation sized by a model (checked where it is made) and, through
-   so_mem_charge, the total held at once: the executor's activation arena, kernel scratch and
-   packed weights, the numeric check's inputs and outputs, the cost model's timing buffers
-   (and, once charged at import, the weights). Bookkeeping that does not grow with the model's
-   tensors is not counted. */
+   so_mem_charge, the total held at once: the imported weights, run's input/output buffers, the
+   executor's activation arena, kernel scratch and packed weights, the numeric check's inputs
+   and outputs, the cost model's timing buffers. Bookkeeping that does not grow with the
+   model's tensors is not counted. */
 extern size_t so_max_alloc_bytes;
 /* Adds `bytes` to the total held for the model; SO_ERR (total unchanged) with "<what>: N more
    bytes would bring the memory held for the model to T bytes, over the --max-memory limit of

@@ -27,6 +27,7 @@ void so_model_free(so_model *m)
     free(m->attrs);
     so_hmap_free(&m->attr_index);
     so_arena_free(&m->arena);
+    so_mem_release(m->mem_charged);
     free(m);
 }
 

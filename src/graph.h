@@ -96,7 +96,8 @@ typedef struct so_model {
     const char *path;           /* where it was loaded from (for messages) */
     int64_t ir_version, opset;  /* default-domain opset */
     const char *producer_name, *graph_name;
-    void *extra_opsets;         /* ONNX module: other opset imports, serialized */
+    void *extra_opsets;         /* ONNX module: a ModelProto, serialized, of what export writes back as it came: the other
+                                   opset imports, model-local functions, metadata_props, model_version, doc_string, domain */
     size_t extra_opsets_len;
     so_value_info *inputs;      /* graph inputs in order (initializers excluded) */
     int32_t n_inputs;
@@ -110,6 +111,7 @@ typedef struct so_model {
     int32_t n_attrs, cap_attrs;
     so_hmap attr_index;         /* XXH3 of an so_attr -> its position in attrs */
     so_graph *graph;            /* the imported graph (owned) */
+    size_t mem_charged;         /* so_mem_charge'd by the importer for the weights; released by so_model_free */
 } so_model;
 
 struct so_graph {

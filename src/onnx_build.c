@@ -213,6 +213,9 @@ static int imp_conv(bctx *cx)
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
     so_shape ws = onx_vshape(im, ins[1]);
+    if (xs.rank >= 0 && ws.rank >= 0 && xs.rank != ws.rank) /* invalid ONNX, not an unsupported form */
+        return onx_node_err(im, "input of rank %d and weight of rank %d: Conv needs the same rank (N, C, spatial... / M, C/group, kernel...)",
+                            xs.rank, ws.rank), SO_ERR;
     int64_t ker[2];
     if (ws.rank == 4) ker[0] = ws.dim[2], ker[1] = ws.dim[3];
     else if ((k = onx_att_ints(n, "kernel_shape", &p)) == 2) ker[0] = p[0], ker[1] = p[1];

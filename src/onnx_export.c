@@ -859,6 +859,9 @@ static char *assign_names(exporter *x)
         int is_const = nd->op == SO_OP_WEIGHT || (so_ops[nd->op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL;
         if (*slot || nd->op == SO_OP_INPUT || is_const) need_id[o] = 1;
         else *slot = x->out_names[o];
+        /* a graph output that is a graph input of the same name, or listed twice: the tensor
+           already has the output's name, and Identity(x) -> x would define x twice */
+        if (need_id[o] && *slot && !strcmp(*slot, x->out_names[o])) need_id[o] = 0;
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *nd = &g->nodes[i];
@@ -963,6 +966,16 @@ static so_status build_and_write(exporter *x, const char *path)
     def->version = x->opset;
     mp.opset_import[mp.n_opset_import++] = def;
     for (size_t i = 0; i < n_extra; i++) mp.opset_import[mp.n_opset_import++] = extra->opset_import[i];
+    if (extra) { /* kept from the input model (onnx_import.c) */
+        mp.n_functions = extra->n_functions;
+        mp.functions = extra->functions;
+        mp.n_metadata_props = extra->n_metadata_props;
+        mp.metadata_props = extra->metadata_props;
+        mp.has_model_version = extra->has_model_version;
+        mp.model_version = extra->model_version;
+        mp.doc_string = extra->doc_string;
+        mp.domain = extra->domain;
+    }
     if (x->layout_ops) {
         Onnx__OperatorSetIdProto *lo = so_arena_alloc(&x->ar, sizeof *lo);
         onnx__operator_set_id_proto__init(lo);

@@ -1,5 +1,6 @@
 /* onnx_import.c - ONNX import driver: importer state, input/initializer reading, node ordering, the so_onnx_load entry points. */
 #include "onnx_priv.h"
+#include "onnx_scan.h"
 
 #include <errno.h>
 #include <float.h>
@@ -418,7 +419,18 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
             else ex[extra.n_opset_import++] = o;
         }
         extra.opset_import = ex;
-        if (extra.n_opset_import) {
+        /* what export writes back verbatim: model-local functions (opaque nodes may call them),
+           metadata_props, model_version, doc_string, domain */
+        extra.n_functions = mp->n_functions;
+        extra.functions = mp->functions;
+        extra.n_metadata_props = mp->n_metadata_props;
+        extra.metadata_props = mp->metadata_props;
+        extra.has_model_version = mp->has_model_version;
+        extra.model_version = mp->model_version;
+        extra.doc_string = mp->doc_string;
+        extra.domain = mp->domain;
+        if (extra.n_opset_import || extra.n_functions || extra.n_metadata_props || extra.has_model_version || extra.doc_string ||
+            extra.domain) {
             m->extra_opsets_len = onnx__model_proto__get_packed_size(&extra);
             m->extra_opsets = so_arena_alloc(&m->arena, m->extra_opsets_len + 1);
             onnx__model_proto__pack(&extra, m->extra_opsets);
@@ -431,6 +443,11 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
     }
     if (m->opset < 7) {
         so_errorf("opset %lld is too old (superopt reads opset 7 and later)", (long long)m->opset);
+        goto done;
+    }
+    if (m->opset > SO_ONNX_MAX_OPSET) { /* operators would be read with older meanings, silently */
+        so_errorc(SO_ERR_UNSUPPORTED, "opset %lld is newer than any superopt knows (opset %d and earlier)", (long long)m->opset,
+                  SO_ONNX_MAX_OPSET);
         goto done;
     }
     im.opset = m->opset;
@@ -519,6 +536,17 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
     compact_weights(m, im.g);
     canonical_opaque(m, im.g);
     for (int32_t o = 0; o < m->n_outputs; o++) m->outputs[o].shape = im.g->nodes[im.g->outputs[o].node].out[im.g->outputs[o].slot];
+    {
+        /* the weights count against --max-memory's total for as long as the model lives
+           (so_model_free gives them back); during the import each tensor was bounded alone */
+        size_t wb = 0;
+        for (int32_t i = 0; i < m->n_weights; i++) {
+            int64_t n = so_shape_numel(&m->weights[i].shape);
+            if (n > 0 && m->weights[i].data) wb += (size_t)n * (m->weights[i].shape.dtype == SO_I64 ? 8 : 4);
+        }
+        if (so_mem_charge(wb, "the model's weights") != SO_OK) goto done;
+        m->mem_charged = wb;
+    }
     st = SO_OK;
 done:
     if (st != SO_OK) {
@@ -533,14 +561,33 @@ done:
     so_strmap_free(&inits);
     free(im.vis);
     free(im.dir);
+    free(im.realdir);
     free(order);
     if (mp) onnx__model_proto__free_unpacked(mp, NULL);
     *out = m;
     return st;
 }
 
+/* protobuf-c unpacks nested messages by recursion, one stack frame chain per level: a model
+   whose subgraphs (If/Loop bodies) or types nest thousands deep overflowed the stack before any
+   check ran (issue 20). The wire-format pre-scan measures the depth without recursion first. */
+static so_status check_nesting(const char *path, const uint8_t *buf, size_t len)
+{
+    size_t at = 0;
+    switch (so_onnx_scan_nesting(buf, len, SO_ONNX_MAX_NESTING, &at)) {
+    case SO_ONNX_SCAN_TOO_DEEP:
+        return so_errorc(SO_ERR_LIMIT, "%s: messages nest more than %d levels deep (subgraphs or types; at byte %zu)", path ? path : "<memory>",
+                         SO_ONNX_MAX_NESTING, at);
+    case SO_ONNX_SCAN_MALFORMED:
+        return so_errorc(SO_ERR_PARSE, "%s: not a valid ONNX model (protobuf parse failed at byte %zu)", path ? path : "<memory>", at);
+    default: return SO_OK;
+    }
+}
+
 so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_model **out)
 {
+    *out = NULL;
+    if (check_nesting(path, buf, len) != SO_OK) return so_error_code();
     rawset rs = {0};
     so_status st = load_proto(path, onx_unpack_model(buf, len, &rs), &rs, out);
     free(rs.r);
@@ -553,16 +600,12 @@ so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_
 so_status so_onnx_load(const char *path, so_model **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    FILE *f = so_open_regular(path, &sb); /* a FIFO or device is refused, never waited on */
+    if (!f) return so_error_code();
     so_status st = SO_ERR;
     rawset rs = {0};
     uint8_t *buf = NULL;
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = so_errorc(SO_ERR_IO, "%s: cannot open: not a regular file", path);
-        goto done;
-    }
     size_t len = (size_t)sb.st_size;
     if (len > so_max_alloc_bytes) {
         st = so_errorc(SO_ERR_LIMIT, "%s: file of %zu bytes exceeds the allocation limit (%zu bytes)", path, len, so_max_alloc_bytes);
@@ -583,6 +626,10 @@ so_status so_onnx_load(const char *path, so_model **out)
     }
     fclose(f);
     f = NULL;
+    if (check_nesting(path, buf, len) != SO_OK) {
+        st = so_error_code();
+        goto done;
+    }
     Onnx__ModelProto *mp = onx_unpack_model(buf ? buf : (const uint8_t *)"", len, &rs);
     if (!rs.r && rs.map) { /* unpacked whole: protobuf-c has its own copies */
         munmap(rs.map, rs.map_len);

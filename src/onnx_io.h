@@ -24,6 +24,9 @@
    - opaque operators are numbered canonically, so importing the same model with its nodes in
      another order gives the same so_graph_hash. */
 so_status so_onnx_load(const char *path, so_model **out);
+/* Newest default-domain opset read: a later one is refused (its operators might mean something
+   the importer does not know). 23 is ONNX 1.18's. */
+#define SO_ONNX_MAX_OPSET 23
 /* Same, from a memory buffer (path used for messages and external data). */
 so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_model **out);
 

@@ -45,6 +45,7 @@ typedef struct val {
 typedef struct imp {
     const char *path;
     char *dir;                  /* directory of the model, for external data */
+    char *realdir;              /* its realpath (malloc'd on first use), what external files must lie in */
     so_model *m;
     so_graph *g;
     int64_t opset;

@@ -47,17 +47,31 @@ static so_status read_external(imp *im, const Onnx__TensorProto *t, const char *
     if (len >= 0 && (unsigned long long)len != need)
         return so_errorf("%s: external data length %lld does not match the %zu bytes its shape needs", what, len, need);
     size_t plen = strlen(im->dir) + strlen(loc) + 2;
-    char *full = so_xmalloc(plen);
+    char *full = so_xmalloc(plen), *real = NULL;
     snprintf(full, plen, "%s/%s", im->dir, loc);
     so_status st = SO_OK;
-    FILE *f = fopen(full, "rb");
-    if (!f) {
+    FILE *f = NULL;
+    /* The text checks above see only the path as written; a symlink (file or folder) can still
+       lead out. So the file is resolved (realpath) and must lie inside the real path of the
+       model's folder, and the resolved path is what is opened: non-blocking (a FIFO never
+       hangs the import) and regular files only. */
+    if (!im->realdir && !(im->realdir = realpath(im->dir, NULL))) {
+        st = so_errorf("%s: the model's folder '%s' cannot be resolved: %s", what, im->dir, strerror(errno));
+        goto done;
+    }
+    if (!(real = realpath(full, NULL))) {
         st = so_errorf("%s: external data file '%s' cannot be opened: %s", what, full, strerror(errno));
         goto done;
     }
+    size_t dl = strlen(im->realdir);
+    if (strncmp(real, im->realdir, dl) != 0 || (real[dl] != '/' && !(dl == 1 && im->realdir[0] == '/'))) {
+        st = so_errorf("%s: external data file '%s' resolves to '%s', outside the model's folder '%s'", what, full, real, im->realdir);
+        goto done;
+    }
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = so_errorf("%s: external data file '%s' is not a regular file", what, full);
+    if (!(f = so_open_regular(real, &sb))) {
+        st = so_errorf("%s: external data file '%s' %s", what, full,
+                       strstr(so_error(), "not a regular file") ? "is not a regular file" : "cannot be opened");
         goto done;
     }
     if ((unsigned long long)off > (unsigned long long)sb.st_size || need > (unsigned long long)sb.st_size - (unsigned long long)off) {
@@ -71,6 +85,7 @@ static so_status read_external(imp *im, const Onnx__TensorProto *t, const char *
 done:
     if (f) fclose(f);
     free(full);
+    free(real);
     return st;
 }
 

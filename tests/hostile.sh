@@ -101,3 +101,149 @@ assert a.size == b.size == 1000 and np.isnan(a).all() and np.isnan(b).all(), (np
         "$TMP/sq_nan.out" "$TMP/sq_nan.ref" >>"$TMP/log" 2>&1; then
     ok "squeezenet with one NaN pixel: all 1000 scores NaN (fast = reference)"
 else bad "squeezenet with one NaN pixel: all 1000 scores NaN (fast = reference)" "$TMP/log"; fi
+
+# ---- items 4 and 8: external data resolved with realpath and kept inside the model's folder; a FIFO is never
+# waited on. The model adds an initializer w [2,3] kept in external data at LOCATION (first argument).
+ext_model() {
+    $PY - "$1" "$2" <<'PYEOF'
+import sys, numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+out, loc = sys.argv[1], sys.argv[2]
+t = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
+t.ClearField("raw_data")
+t.data_location = TensorProto.EXTERNAL
+for k, v in (("location", loc), ("offset", "0"), ("length", "24")):
+    e = t.external_data.add()
+    e.key, e.value = k, v
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "ext", [x], [y], initializer=[t])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), out)
+PYEOF
+}
+E=$TMP/ext
+mkdir -p "$E/m/sub" "$E/outside"
+$PY -c 'import numpy as np, sys; np.arange(6, dtype=np.float32).tofile(sys.argv[1])' "$E/m/sub/w.bin"
+head -c 24 /dev/urandom >"$E/outside/secret.bin"
+ln -s ../outside "$E/m/linkdir"             # a folder symlink leading out
+ln -s ../outside/secret.bin "$E/m/wlink.bin" # a file symlink leading out
+ln -s sub/w.bin "$E/m/inside.bin"           # a file symlink that stays inside
+mkfifo "$E/m/w.fifo"
+ext_model "$E/m/plain.onnx" sub/w.bin
+ext_model "$E/m/inside.onnx" inside.bin
+ext_model "$E/m/dirlink.onnx" linkdir/secret.bin
+ext_model "$E/m/filelink.onnx" wlink.bin
+ext_model "$E/m/fifo.onnx" w.fifo
+if $SO inspect "$E/m/plain.onnx" >"$TMP/log" 2>&1 && $SO inspect "$E/m/inside.onnx" >>"$TMP/log" 2>&1; then
+    ok "external data inside the folder (plain, and through a symlink that stays inside): loads"
+else bad "external data inside the folder (plain, and through a symlink that stays inside): loads" "$TMP/log"; fi
+expect_error "external data through a folder symlink leading out: refused" "outside the model's folder" $SO inspect "$E/m/dirlink.onnx"
+expect_error "external data through a file symlink leading out: refused" "outside the model's folder" $SO "$E/m/filelink.onnx" -o "$TMP/o7.onnx" -q --cost flops
+if [ ! -e "$TMP/o7.onnx" ]; then ok "nothing written for the model reading outside its folder"; else bad "nothing written for the model reading outside its folder"; fi
+expect_error "external data that is a FIFO: refused, no hang" "is not a regular file" $SO inspect "$E/m/fifo.onnx"
+mkfifo "$TMP/model.fifo"
+expect_error "a model that is a FIFO: refused, no hang" "not a regular file" $SO inspect "$TMP/model.fifo"
+
+# ---- item 1: an If nested 3,000 deep (tests/make_nested_if.py, 600 KB, generated here) overflowed the stack
+# in protobuf-c's recursive unpack (SIGSEGV in inspect, run and optimize); now one line, exit 1
+$PY tests/make_nested_if.py "$TMP/if3000.onnx" 3000
+for c in inspect run; do
+    expect_error "$c on an If nested 3000 deep: refused before unpacking" "nest more than 256 levels deep" $SO $c "$TMP/if3000.onnx"
+done
+expect_error "optimize on an If nested 3000 deep: refused before unpacking" "nest more than 256 levels deep" $SO "$TMP/if3000.onnx" -o "$TMP/o8.onnx" -q
+
+# ---- item 5: valid model in, valid model out. A graph output that is also a graph input, a graph output listed
+# twice (both were exported as Identity(x) -> x, which ONNX Runtime rejects), and a model with a model-local function,
+# metadata_props, model_version and doc_string (all dropped before): the optimized model passes onnx.checker, loads
+# in ONNX Runtime and gives the original's outputs there; the kept fields are equal.
+$PY - "$TMP" <<'PYEOF'
+import os, sys
+import onnx
+from onnx import TensorProto as T, helper as h
+d = sys.argv[1]
+x, y = h.make_tensor_value_info("x", T.FLOAT, [2, 3]), h.make_tensor_value_info("y", T.FLOAT, [2, 3])
+def save(name, g, **kw):
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)] + kw.pop("extra_opsets", []), **kw)
+    m.ir_version = 8
+    return m
+m = save("out_is_in", h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [x], [y, h.make_tensor_value_info("x", T.FLOAT, [2, 3])]))
+onnx.save(m, os.path.join(d, "out_is_in.onnx"))
+m = save("dup_out", h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [x], [y, h.make_tensor_value_info("y", T.FLOAT, [2, 3])]))
+onnx.save(m, os.path.join(d, "dup_out.onnx"))
+f = h.make_function("local", "MyRelu", ["a"], ["b"], [h.make_node("Relu", ["a"], ["b"])], [h.make_opsetid("", 13)])
+g = h.make_graph([h.make_node("MyRelu", ["x"], ["t"], domain="local"), h.make_node("Neg", ["t"], ["y"])], "g", [x], [y],
+                 value_info=[h.make_tensor_value_info("t", T.FLOAT, [2, 3])])
+m = save("func", g, functions=[f], extra_opsets=[h.make_opsetid("local", 1)])
+m.model_version = 7
+m.doc_string = "kept"
+h.set_model_props(m, {"author": "me", "k": "v"})
+onnx.checker.check_model(m)
+onnx.save(m, os.path.join(d, "func.onnx"))
+PYEOF
+for f in out_is_in dup_out func; do
+    if $SO "$TMP/$f.onnx" -o "$TMP/$f.opt.onnx" -q --cost flops >"$TMP/log" 2>&1 &&
+        node tools/ort/ort_run.js "$TMP/$f.onnx" --outputs "$TMP/$f.ort0" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
+        node tools/ort/ort_run.js "$TMP/$f.opt.onnx" --outputs "$TMP/$f.ort1" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
+        cmp -s "$TMP/$f.ort0" "$TMP/$f.ort1" &&
+        $PY - "$TMP/$f.onnx" "$TMP/$f.opt.onnx" >>"$TMP/log" 2>&1 <<'PYEOF'
+import sys, onnx
+a, b = onnx.load(sys.argv[1]), onnx.load(sys.argv[2])
+onnx.checker.check_model(b)
+assert [o.name for o in a.graph.output] == [o.name for o in b.graph.output]
+for fld in ("functions", "metadata_props"):
+    assert [x.SerializeToString() for x in getattr(a, fld)] == [x.SerializeToString() for x in getattr(b, fld)], fld
+assert (a.model_version, a.doc_string, a.domain) == (b.model_version, b.doc_string, b.domain)
+PYEOF
+    then ok "export of $f: onnx.checker, ONNX Runtime loads it and gives the original's outputs, fields kept"
+    else bad "export of $f: onnx.checker, ONNX Runtime loads it and gives the original's outputs, fields kept" "$TMP/log"; fi
+done
+
+# ---- item 2: --dot runs no shell. A stand-in `dot` first on PATH records its arguments: the folder name, full of
+# shell syntax, reaches it as data inside single arguments, and nothing else runs (was: PWNED created).
+mkdir -p "$TMP/bin" "$TMP/dotcase"
+printf '#!/bin/sh\nfor a in "$@"; do printf "%%s\\n" "$a"; done >>"%s/dot.args"\nwhile [ $# -gt 1 ]; do [ "$1" = -o ] && : >"$2"; shift; done\n' "$TMP" >"$TMP/bin/dot"
+chmod +x "$TMP/bin/dot"
+evil="x';touch PWNED;echo '"
+if (cd "$TMP/dotcase" && PATH="$TMP/bin:$PATH" "$OLDPWD/$SO" "$OLDPWD/$M" -o m.onnx --dot "$evil" -q --cost flops) >"$TMP/log" 2>&1 &&
+    [ ! -e "$TMP/dotcase/PWNED" ] && [ -f "$TMP/dotcase/$evil/before.svg" ] && [ -f "$TMP/dotcase/$evil/after.svg" ] &&
+    grep -qxF "$evil/before.dot" "$TMP/dot.args"; then
+    ok "--dot with shell syntax in the folder name: dot gets it as one argument, no shell, no PWNED"
+else bad "--dot with shell syntax in the folder name: dot gets it as one argument, no shell, no PWNED" "$TMP/log"; fi
+if grep -rn --include=*.c -E '\b(system|popen)\(' src cli search kernels rules verifier >"$TMP/log"; then
+    bad "no system()/popen() in the sources" "$TMP/log"
+else ok "no system()/popen() in the sources"; fi
+
+# ---- item 11: --report naming -o or the input is refused before anything is written; --dot/--report failures come
+# before the model is written; opset 99 and a rank-3 Conv input with a rank-4 weight get clear errors; options may
+# come before the model.
+mkdir -p "$TMP/r11"
+cp $M "$TMP/r11/m.onnx"
+expect_error "--report equal to -o: refused" "names the output model" $SO "$TMP/r11/m.onnx" -o "$TMP/r11/o.onnx" --report "$TMP/r11/o.onnx" -q --cost flops
+expect_error "--report equal to the input (another spelling): refused" "names the input model" $SO "$TMP/r11/m.onnx" -o "$TMP/r11/o.onnx" --report "$TMP/r11/./m.onnx" -q --cost flops
+expect_error "--report equal to the default output: refused" "names the output model" $SO "$TMP/r11/m.onnx" --report "$TMP/r11/m.opt.onnx" -q --cost flops
+if cmp -s "$TMP/r11/m.onnx" $M && [ ! -e "$TMP/r11/o.onnx" ] && [ ! -e "$TMP/r11/m.opt.onnx" ]; then ok "input intact, nothing written"
+else bad "input intact, nothing written"; fi
+: >"$TMP/r11/afile"
+expect_error "--dot under a regular file: fails" "afile" $SO "$TMP/r11/m.onnx" -o "$TMP/r11/o2.onnx" --dot "$TMP/r11/afile/d" -q --cost flops
+expect_error "--report in a missing folder: fails" "nofolder" $SO "$TMP/r11/m.onnx" -o "$TMP/r11/o3.onnx" --report "$TMP/r11/nofolder/r.json" -q --cost flops
+if [ ! -e "$TMP/r11/o2.onnx" ] && [ ! -e "$TMP/r11/o3.onnx" ]; then ok "a --dot or --report failure leaves no model written"
+else bad "a --dot or --report failure leaves no model written"; fi
+$PY - "$TMP/r11" <<'PYEOF'
+import sys, numpy as np
+from onnx import TensorProto as T, helper as h, numpy_helper as nh, save
+d = sys.argv[1]
+x, y = h.make_tensor_value_info("x", T.FLOAT, [2, 3]), h.make_tensor_value_info("y", T.FLOAT, [2, 3])
+m = h.make_model(h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [x], [y]), opset_imports=[h.make_opsetid("", 99)])
+m.ir_version = 8
+save(m, d + "/opset99.onnx")
+x3 = h.make_tensor_value_info("x", T.FLOAT, [1, 2, 8])
+w = nh.from_array(np.ones((3, 2, 3, 3), np.float32), "w")
+m = h.make_model(h.make_graph([h.make_node("Conv", ["x", "w"], ["y"])], "g", [x3], [h.make_tensor_value_info("y", T.FLOAT, None)],
+                              initializer=[w]), opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+save(m, d + "/conv3d4.onnx")
+PYEOF
+expect_error "opset 99: refused, named" "opset 99 is newer than any superopt knows" $SO inspect "$TMP/r11/opset99.onnx"
+expect_error "Conv with a rank-3 input and a rank-4 weight: a clear error" "input of rank 3 and weight of rank 4" $SO run "$TMP/r11/conv3d4.onnx"
+if $SO -q --cost flops "$TMP/r11/m.onnx" -o "$TMP/r11/o4.onnx" >"$TMP/log" 2>&1 && [ -s "$TMP/r11/o4.onnx" ]; then ok "options before the model (superopt -q --cost flops M.onnx)"
+else bad "options before the model (superopt -q --cost flops M.onnx)" "$TMP/log"; fi
