@@ -53,41 +53,30 @@ static inline VF act_v(int a, VF v, VF lo, VF hi)
 
 /* ---------------- reorders ---------------- */
 
-static void to_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T)
+/* NCHW x <-> blocked y, tiles of 64 pixels: to_blk copies x into y with zero padding lanes, else y back into x
+   (padding dropped). */
+static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T, int to_blk)
 {
     const int64_t Cb = cdiv(C, NB);
 #pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
     for (int64_t n = 0; n < N; n++)
         for (int64_t cb = 0; cb < Cb; cb++) {
             const int64_t nc = min64(NB, C - cb * NB);
-            const float *xs = x + (n * C + cb * NB) * HW;
-            float *yb = y + (n * Cb + cb) * HW * NB;
+            float *xs = x + (n * C + cb * NB) * HW, *yb = y + (n * Cb + cb) * HW * NB;
             for (int64_t p0 = 0; p0 < HW; p0 += 64) {
                 const int64_t pe = min64(HW, p0 + 64);
                 for (int64_t l = 0; l < nc; l++)
-                    for (int64_t q = p0; q < pe; q++) yb[q * NB + l] = xs[l * HW + q];
-                for (int64_t l = nc; l < NB; l++)
+                    for (int64_t q = p0; q < pe; q++) {
+                        if (to_blk) yb[q * NB + l] = xs[l * HW + q];
+                        else xs[l * HW + q] = yb[q * NB + l];
+                    }
+                for (int64_t l = nc; l < NB && to_blk; l++)
                     for (int64_t q = p0; q < pe; q++) yb[q * NB + l] = 0.0f;
             }
         }
 }
-
-static void from_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T)
-{
-    const int64_t Cb = cdiv(C, NB);
-#pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t cb = 0; cb < Cb; cb++) {
-            const int64_t nc = min64(NB, C - cb * NB);
-            const float *xb = x + (n * Cb + cb) * HW * NB;
-            float *ys = y + (n * C + cb * NB) * HW;
-            for (int64_t p0 = 0; p0 < HW; p0 += 64) {
-                const int64_t pe = min64(HW, p0 + 64);
-                for (int64_t l = 0; l < nc; l++)
-                    for (int64_t q = p0; q < pe; q++) ys[l * HW + q] = xb[q * NB + l];
-            }
-        }
-}
+static void to_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T) { reorder((float *)x, y, N, C, HW, T, 1); }
+static void from_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T) { reorder(y, (float *)x, N, C, HW, T, 0); }
 
 /* ---------------- epilogue ---------------- */
 
