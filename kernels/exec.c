@@ -91,7 +91,7 @@ static void set_threads(int threads)
     if (threads <= 0) threads = 1;
     if (threads == cur_threads) return;
     /* One thread pool: OpenMP teams of exactly `threads` run our loops, and sgemm runs
-       single-threaded inside them (so_fast_sgemm splits a product over the team; Winograd's 36
+       single-threaded inside them (so_sgemm splits a product over the team; Winograd's 36
        products are shared out). Measured at --threads 2 on a quiet machine: OpenBLAS's own
        threads next to OpenMP's made the two spinning pools fight (ResNet-50 204 ms), and
        dynamic teams, which libgomp shrinks by the load average (this process included), ran

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "../src/ops.h"
 
 /* ---------------- the portable level: a vector is a struct of 8 floats ---------------- */
@@ -234,7 +236,7 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
 {
     (void)scratch;
     const nchwc_step *s = priv;
-    const int T = so_fast_threads();
+    const int T = omp_get_max_threads(); /* the executor's fixed team */
     switch (s->op) {
     case SO_OP_NCHWC_IN: s->L->to_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
     case SO_OP_NCHWC_OUT: s->L->from_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;

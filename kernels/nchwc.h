@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "epi.h"
 #include "fast.h"
 #include "isa.h"
 

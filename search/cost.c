@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/chain.h"
 #include "../kernels/fast.h"
 
 static int costs_nothing(const so_graph *g, int32_t i)
