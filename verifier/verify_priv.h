@@ -21,7 +21,7 @@ static const fsig sigs[] = {
     {"enlarge", 2, 1, 0}, {"avgpool", 6, 1, 0}, {"maxpool", 6, 1, 0}, {"cpool", 3, 0, 0}, {"cidconv", 3, 0, 0},
     {"cidmat", 1, 0, 0},  {"pcomp", 2, 0, 1},   {"pidx", 2, 0, 1},   {"pinv", 2, 0, 1},    {"pswap", 1, 0, 1},
     {"pid", 1, 0, 1},     {"bias", 0, 2, 0},    {"bn", 1, 5, 0},     {"bnfw", 1, 3, 0},   {"bnfb", 1, 4, 0},
-    {"bnfbc", 1, 5, 0},
+    {"bnfbc", 1, 5, 0},   {"blk", 1, 1, 0},     {"unblk", 2, 1, 0},  {"convb", 5, 2, 0},
 };
 #define N_SIGS ((int)SO_ARRAY_LEN(sigs))
 
