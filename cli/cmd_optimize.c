@@ -75,6 +75,7 @@ typedef struct io {
     int32_t n_in, n_out;
     float **in, **out;
     size_t *out_n;
+    size_t charged; /* so_mem_charge'd for in/out; released by io_free */
 } io;
 
 static void io_free(io *x)
@@ -84,6 +85,7 @@ static void io_free(io *x)
     free(x->in);
     free(x->out);
     free(x->out_n);
+    so_mem_release(x->charged);
     memset(x, 0, sizeof *x);
 }
 
@@ -101,12 +103,16 @@ static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
         int64_t n = so_shape_numel(&m->inputs[k].shape);
         if (n < 0 || m->inputs[k].shape.dtype != SO_F32)
             return so_errorf("input '%s' is not a float32 tensor of known shape", m->inputs[k].name);
+        if (so_mem_charge((size_t)n * sizeof(float), "numeric-check inputs") != SO_OK) return SO_ERR;
+        x->charged += (size_t)n * sizeof(float);
         x->in[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         so_rng_fill(&st, x->in[k], (size_t)n);
     }
     for (int32_t k = 0; k < x->n_out; k++) {
         int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
         if (n < 0) return so_errorf("output '%s' has an unknown shape", m->outputs[k].name);
+        if (so_mem_charge((size_t)n * sizeof(float), "numeric-check outputs") != SO_OK) return SO_ERR;
+        x->charged += (size_t)n * sizeof(float);
         x->out[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
         x->out_n[k] = (size_t)n;
     }
@@ -450,33 +456,37 @@ int so_optimize_main(int argc, char **argv)
         so_json_fstr(f, out_path);
         fprintf(f, ",\n  \"rules\": ");
         so_json_fstr(f, rules_path);
-        fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %g,\n  \"budget\": %lld,\n  \"time_limit\": %g,\n",
-                sname[o.search], o.cost == SO_COST_MEASURED ? "measured" : "flops", o.alpha, o.budget, o.time_limit);
+        char b0[SO_JSON_NUM_CHARS], b1[SO_JSON_NUM_CHARS], b2[SO_JSON_NUM_CHARS]; /* every double through so_json_fmt: never a bare inf or nan */
+        fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %s,\n  \"budget\": %lld,\n  \"time_limit\": %s,\n",
+                sname[o.search], o.cost == SO_COST_MEASURED ? "measured" : "flops", so_json_fmt(b0, o.alpha, 6), o.budget, so_json_fmt(b1, o.time_limit, 6));
         so_isa isa = SO_ISA_SCALAR;
         (void)so_isa_current(&isa); /* checked at start (main.c) */
         fprintf(f, "  \"isa\": \"%s\",\n  \"cpu\": ", so_isa_name(isa));
         so_json_fstr(f, so_isa_cpu_model());
         fprintf(f, ",\n");
-        fprintf(f, "  \"cost_before\": %.9g,\n  \"cost_start\": %.9g,\n  \"cost_after\": %.9g,\n", cost_orig, res.cost_before, res.cost_after);
-        if (checked) fprintf(f, "  \"latency_before_ms\": %.6g,\n  \"latency_after_ms\": %.6g,\n  \"speedup\": %.4f,\n", lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0);
+        fprintf(f, "  \"cost_before\": %s,\n  \"cost_start\": %s,\n  \"cost_after\": %s,\n", so_json_fmt(b0, cost_orig, 9), so_json_fmt(b1, res.cost_before, 9),
+                so_json_fmt(b2, res.cost_after, 9));
+        if (checked)
+            fprintf(f, "  \"latency_before_ms\": %s,\n  \"latency_after_ms\": %s,\n  \"speedup\": %s,\n", so_json_fmt(b0, lat_before, 6), so_json_fmt(b1, lat_after, 6),
+                    so_json_fmt(b2, lat_after > 0 ? lat_before / lat_after : 0, 5));
         else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");
-        fprintf(f, "  \"search_seconds\": %.6g,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
+        fprintf(f, "  \"search_seconds\": %s,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
                    "  \"stopped_by\": \"%s\",\n  \"nodes_before\": %d,\n  \"nodes_after\": %d,\n  \"folded_at_start\": %d,\n"
-                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %.3g,\n",
-                t_search, (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
+                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n",
+                so_json_fmt(b0, t_search, 6), (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
                 res.stopped_by == 1 ? "budget" : res.stopped_by == 2 ? "time-limit" : "exhausted", count_work_nodes(m->graph),
-                count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", err);
+                count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3));
         fprintf(f, "  \"search_detail\": {\"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
                    "\"greedy_explored\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
-                   "\"measure_seconds\": %.3f, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
+                   "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
                 (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
-                cm.measure_seconds, (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
-        fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %.9g, \"cost_blocked\": %.9g, "
+                so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+        fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %s, \"cost_blocked\": %s, "
                    "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d},\n",
                 o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : "nchwc", layout_b, layout_applied ? "true" : "false",
-                cost_plain, cost_blocked, (int)lst.convs, (int)layout_kept, (int)lst.bn_folded, (int)lst.pools, (int)lst.elementwise, (int)lst.concats,
-                (int)lst.reorders);
+                so_json_fmt(b1, cost_plain, 9), so_json_fmt(b2, cost_blocked, 9), (int)lst.convs, (int)layout_kept, (int)lst.bn_folded, (int)lst.pools,
+                (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)

@@ -67,6 +67,7 @@ struct so_exec {
     float *scratch;
     size_t scratch_bytes;
     size_t packed_bytes, weight_bytes;
+    size_t charged;         /* so_mem_charge'd for arena, scratch and packed weights; released by so_exec_free */
     size_t released_bytes;  /* model weights freed at load (opts.consume_weights) */
     int32_t n_released;
     int32_t n_runs;
@@ -539,6 +540,11 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
         so_errorf("activation arena of %zu bytes exceeds the limit", e->arena_bytes);
         goto done;
     }
+    {
+        size_t total = e->arena_bytes + e->scratch_bytes + e->packed_bytes; /* each <= the limit: no overflow */
+        if (so_mem_charge(total, "activations, scratch and packed weights") != SO_OK) goto done;
+        e->charged = total;
+    }
     e->arena = aligned_alloc(ALIGN, e->arena_bytes ? e->arena_bytes : ALIGN);
     if (!e->arena) {
         so_errorf("cannot allocate %zu bytes of activations", e->arena_bytes);
@@ -719,6 +725,7 @@ void so_exec_free(so_exec *e)
     free(e->scratch);
     free(e->out_src);
     free(e->out_input);
+    so_mem_release(e->charged);
     free(e);
 }
 
@@ -749,6 +756,7 @@ so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold,
     so_tensor in[SO_MAX_IN], out[SO_MAX_IN];
     void *owned[2 * SO_MAX_IN];
     int n_owned = 0;
+    size_t charged = 0; /* so_mem_charge'd for the buffers below */
     double *samples = NULL;
     so_fast_kernel k;
     memset(&k, 0, sizeof k);
@@ -779,6 +787,8 @@ so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold,
             goto done;
         }
         size_t bytes = (size_t)cnt * (in[q].shape.dtype == SO_I64 ? 8 : 4);
+        if (so_mem_charge(bytes, "timing buffers") != SO_OK) goto done;
+        charged += bytes;
         void *p = malloc(bytes ? bytes : 8);
         if (!p) goto oom;
         owned[n_owned++] = p;
@@ -790,6 +800,8 @@ so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold,
         out[q].shape = n->out[q];
         int64_t cnt = so_shape_numel(&n->out[q]);
         size_t bytes = (size_t)(cnt > 0 ? cnt : 1) * (n->out[q].dtype == SO_I64 ? 8 : 4);
+        if (so_mem_charge(bytes, "timing buffers") != SO_OK) goto done;
+        charged += bytes;
         void *p = malloc(bytes);
         if (!p) goto oom;
         owned[n_owned++] = p;
@@ -798,6 +810,8 @@ so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold,
     so_fast_ctx fctx = {g, NULL, NULL};
     if (so_fast_select(&fctx, i, &k) != SO_OK) goto done;
     if (k.scratch_bytes) {
+        if (so_mem_charge(k.scratch_bytes, "timing scratch") != SO_OK) goto done;
+        charged += k.scratch_bytes;
         scratch = aligned_alloc(64, (k.scratch_bytes + 63) / 64 * 64);
         if (!scratch) goto oom;
     }
@@ -862,6 +876,7 @@ oom:
     st = so_errorf("out of memory timing %s", so_node_desc(g, i, desc, sizeof desc));
 done:
     for (int q = 0; q < n_owned; q++) free(owned[q]);
+    so_mem_release(charged);
     free(samples);
     free(scratch);
     free(evict);

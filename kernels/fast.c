@@ -24,10 +24,10 @@ static so_status conv_module(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     return c->g->nodes[i].op == SO_OP_CONV ? so_conv_select(c, i, k) : SO_OK;
 }
 
-/* The blocked-layout operators (ops.def SO_F_LAYOUT), at this kernel set's level. */
+/* the blocked-layout operators (kernels/nchwc.c, one set per level chosen by the level argument) */
 static so_status nchwc_module(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
-    return (so_ops[c->g->nodes[i].op].flags & SO_F_LAYOUT) ? so_nchwc_select(c, i, k, SO_NCHWC_LEVEL) : SO_OK;
+    return so_ops[c->g->nodes[i].op].flags & SO_F_LAYOUT ? so_nchwc_select(c, i, k, SO_NCHWC_LEVEL) : SO_OK;
 }
 
 /* Each module handles its own operators (returns with k->run == NULL on any other node): the first

@@ -2,6 +2,7 @@
 #include "cost.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,8 +169,10 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
     uint64_t key = machine_build_key(desc, sizeof desc);
     cm->path = cache_path(cache_dir, key);
     if (!cm->path) return SO_OK;
-    FILE *f = fopen(cm->path, "r");
-    if (!f) return SO_OK;
+    struct stat sb;
+    if (stat(cm->path, &sb) != 0) return SO_OK; /* no cache yet */
+    FILE *f = so_open_regular(cm->path, NULL);  /* a FIFO or device: refused, never waited on */
+    if (!f) return so_error_prefix("cost cache");
     char line[1024], want[600];
     snprintf(want, sizeof want, "# superopt cost cache %s\n", desc);
     if (!fgets(line, sizeof line, f) || strcmp(line, want) != 0) {
@@ -179,7 +182,9 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
     while (fgets(line, sizeof line, f)) {
         unsigned long long k;
         double ms;
-        if (sscanf(line, "%llx\t%lf", &k, &ms) == 2 && ms >= 0) {
+        /* a measured time is finite, positive and below an hour; anything else (inf, nan, 0,
+           1e300: a damaged or hand-edited cache) is dropped and measured again */
+        if (sscanf(line, "%llx\t%lf", &k, &ms) == 2 && isfinite(ms) && ms > 0 && ms < 3.6e6) {
             so_hmap_put(&cm->cache, (uint64_t)k, d2u(ms));
             cm->loaded++;
         }

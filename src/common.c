@@ -4,7 +4,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -17,6 +21,22 @@
 static _Thread_local char err_buf[1024];
 
 size_t so_max_alloc_bytes = (size_t)8 << 30; /* 8 GiB default */
+static atomic_size_t mem_charged;
+
+so_status so_mem_charge(size_t bytes, const char *what)
+{
+    size_t cur = atomic_load(&mem_charged);
+    do {
+        if (bytes > so_max_alloc_bytes || cur > so_max_alloc_bytes - bytes)
+            return so_errorc(SO_ERR_LIMIT, "%s: %zu more bytes would bring the memory held for the model to %.0f bytes, over the --max-memory limit of %zu bytes",
+                             what, bytes, (double)cur + (double)bytes, so_max_alloc_bytes);
+    } while (!atomic_compare_exchange_weak(&mem_charged, &cur, cur + bytes));
+    return SO_OK;
+}
+
+void so_mem_release(size_t bytes) { atomic_fetch_sub(&mem_charged, bytes); }
+
+size_t so_mem_charged(void) { return atomic_load(&mem_charged); }
 
 static _Thread_local so_status err_code;
 
@@ -170,10 +190,44 @@ done:
     return st;
 }
 
-so_status so_read_file(const char *path, char **out, size_t *len)
+FILE *so_open_regular(const char *path, struct stat *sb)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below anyway);
+       on a regular file the flag changes nothing, it is cleared all the same */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (!sb) sb = &st;
+    if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
+        close(fd);
+        so_errorc(SO_ERR_IO, "%s: cannot open: not a regular file", path);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        so_errorc(SO_ERR_IO, "%s: cannot open: %s", path, strerror(e));
+    }
+    return f;
+}
+
+so_status so_read_file(const char *path, char **out, size_t *len) { return so_read_file_max(path, so_max_alloc_bytes, out, len); }
+
+so_status so_read_file_max(const char *path, size_t max, char **out, size_t *len)
+{
+    struct stat sb;
+    FILE *f = so_open_regular(path, &sb);
+    if (!f) return so_error_code();
+    if (sb.st_size > 0 && (unsigned long long)sb.st_size > max) {
+        fclose(f);
+        return so_errorc(SO_ERR_LIMIT, "%s: file of %lld bytes exceeds the limit of %zu bytes", path, (long long)sb.st_size, max);
+    }
     size_t cap = 4096, n = 0;
     char *buf = so_xmalloc(cap);
     for (;;) {
@@ -181,6 +235,11 @@ so_status so_read_file(const char *path, char **out, size_t *len)
         size_t k = fread(buf + n, 1, cap - n - 1, f);
         n += k;
         if (k == 0) break;
+        if (n > max) { /* grew while read, or a size-0 /proc-style file */
+            fclose(f);
+            free(buf);
+            return so_errorc(SO_ERR_LIMIT, "%s: file exceeds the limit of %zu bytes", path, max);
+        }
     }
     int err = ferror(f);
     fclose(f);
@@ -259,39 +318,160 @@ void so_rng_fill(uint64_t *state, float *x, size_t n)
     for (size_t i = 0; i < n; i++) x[i] = so_rng_uniform(state);
 }
 
+/* ---- output files (see common.h) ---- */
+
+/* Temporaries that exist right now, for the signal handler: tmp_paths[i] is valid while
+   tmp_used[i] is 1. Slots are claimed under tmp_lock (ordinary code); the handler only reads
+   the flags and calls unlink, which is async-signal-safe. */
+enum { TMP_SLOTS = 16 };
+static char tmp_paths[TMP_SLOTS][sizeof ((so_atomic *)0)->tmp];
+static atomic_int tmp_used[TMP_SLOTS];
+static pthread_mutex_t tmp_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t tmp_once = PTHREAD_ONCE_INIT;
+
+static void tmp_cleanup_signal(int sig)
+{
+    int saved = errno;
+    for (int i = 0; i < TMP_SLOTS; i++)
+        if (atomic_load(&tmp_used[i])) unlink(tmp_paths[i]);
+    errno = saved;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void tmp_install_handlers(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t k = 0; k < SO_ARRAY_LEN(sigs); k++) {
+        struct sigaction old;
+        if (sigaction(sigs[k], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue; /* handled or ignored: leave it */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = tmp_cleanup_signal;
+        sigfillset(&sa.sa_mask);
+        sigaction(sigs[k], &sa, NULL);
+    }
+}
+
+static int tmp_register(const char *tmp)
+{
+    pthread_once(&tmp_once, tmp_install_handlers);
+    int slot = -1;
+    pthread_mutex_lock(&tmp_lock);
+    for (int i = 0; i < TMP_SLOTS && slot < 0; i++)
+        if (!atomic_load(&tmp_used[i])) {
+            snprintf(tmp_paths[i], sizeof tmp_paths[i], "%s", tmp);
+            atomic_store(&tmp_used[i], 1); /* seq_cst: the path is written before the flag */
+            slot = i;
+        }
+    pthread_mutex_unlock(&tmp_lock);
+    return slot; /* -1 (table full): still written, just not cleaned up on a signal */
+}
+
+static void tmp_unregister(int slot)
+{
+    if (slot >= 0) atomic_store(&tmp_used[slot], 0);
+}
+
 so_status so_atomic_open(so_atomic *a, const char *path, const char *mode)
 {
     a->f = NULL;
-    if (snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof a->tmp)
+    a->direct = 0;
+    a->slot = -1;
+    a->dest[0] = a->tmp[0] = 0;
+    if (!path[0]) return so_errorf("output path is empty");
+    const char *dest = path;
+    struct stat sb;
+    int fd = -1;
+    mode_t keep_mode = 0;
+    if (lstat(path, &sb) == 0) {
+        int link = S_ISLNK(sb.st_mode);
+        if (link && stat(path, &sb) != 0) return so_errorc(SO_ERR_IO, "%s: cannot write through symbolic link: %s", path, strerror(errno));
+        if (S_ISCHR(sb.st_mode) || S_ISFIFO(sb.st_mode)) {
+            /* straight to the device or pipe; O_NONBLOCK so that a FIFO without a reader fails
+               (ENXIO) instead of waiting, then cleared for the writes */
+            fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+            if (fd < 0)
+                return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
+            int fl = fcntl(fd, F_GETFL);
+            if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+            a->f = fdopen(fd, mode);
+            if (!a->f) {
+                int e = errno;
+                close(fd);
+                return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, strerror(e));
+            }
+            a->direct = 1;
+            snprintf(a->dest, sizeof a->dest, "%s", path);
+            return SO_OK;
+        }
+        if (S_ISDIR(sb.st_mode)) return so_errorc(SO_ERR_IO, "%s: cannot write: is a directory", path);
+        if (!S_ISREG(sb.st_mode)) return so_errorc(SO_ERR_IO, "%s: cannot write: not a regular file, character device or pipe", path);
+        keep_mode = sb.st_mode & 07777;
+        if (link) { /* replace the link's target, not the link */
+            char real[PATH_MAX];
+            if (!realpath(path, real)) return so_errorc(SO_ERR_IO, "%s: cannot resolve symbolic link: %s", path, strerror(errno));
+            if (snprintf(a->dest, sizeof a->dest, "%s", real) >= (int)sizeof a->dest) return so_errorf("%s: path too long", path);
+            dest = a->dest;
+        }
+    } else if (errno != ENOENT) {
+        return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    if (dest != a->dest && snprintf(a->dest, sizeof a->dest, "%s", path) >= (int)sizeof a->dest) return so_errorf("%s: path too long", path);
+    if (snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", a->dest, (long)getpid()) >= (int)sizeof a->tmp)
         return so_errorf("%s: path too long", path);
-    a->f = fopen(a->tmp, mode);
-    if (!a->f) return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    a->slot = tmp_register(a->tmp);
+    unlink(a->tmp); /* a leftover of an earlier process with this pid */
+    fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int e = errno;
+        tmp_unregister(a->slot);
+        a->slot = -1;
+        return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, strerror(e));
+    }
+    if (keep_mode) fchmod(fd, keep_mode); /* best effort: the replaced file's permissions */
+    a->f = fdopen(fd, mode);
+    if (!a->f) {
+        int e = errno;
+        close(fd);
+        unlink(a->tmp);
+        tmp_unregister(a->slot);
+        a->slot = -1;
+        return so_errorc(SO_ERR_IO, "%s: cannot write: %s", path, strerror(e));
+    }
     return SO_OK;
 }
 
 so_status so_atomic_commit(so_atomic *a, const char *path, int ok)
 {
-    if (!a->f) return so_errorf("%s: not open for writing", path);
+    if (!a->f) return so_errorc(SO_ERR_IO, "%s: not open for writing", path);
     if (ferror(a->f)) ok = 0;
     int saved = errno;
     if (fclose(a->f) != 0) ok = 0, saved = errno;
     a->f = NULL;
+    if (a->direct) {
+        if (!ok) return so_errorc(SO_ERR_IO, "%s: write error: %s", path, strerror(saved));
+        return SO_OK;
+    }
+    so_status st = SO_OK;
     if (!ok) {
-        remove(a->tmp);
-        return so_errorc(SO_ERR_IO, "%s: write error: %s", path, strerror(saved));
-    }
-    if (rename(a->tmp, path) != 0) {
+        unlink(a->tmp);
+        st = so_errorc(SO_ERR_IO, "%s: write error: %s", path, strerror(saved));
+    } else if (rename(a->tmp, a->dest) != 0) {
         saved = errno;
-        remove(a->tmp);
-        return so_errorc(SO_ERR_IO, "%s: cannot rename into place: %s", path, strerror(saved));
+        unlink(a->tmp);
+        st = so_errorc(SO_ERR_IO, "%s: cannot rename into place: %s", path, strerror(saved));
     }
-    return SO_OK;
+    tmp_unregister(a->slot);
+    a->slot = -1;
+    return st;
 }
 
 so_status so_write_file_atomic(const char *path, const void *data, size_t n)
 {
     so_atomic a;
-    if (so_atomic_open(&a, path, "wb") != SO_OK) return SO_ERR;
+    so_status st = so_atomic_open(&a, path, "wb");
+    if (st != SO_OK) return st;
     int ok = fwrite(data, 1, n, a.f) == n;
     return so_atomic_commit(&a, path, ok);
 }

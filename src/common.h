@@ -56,17 +56,43 @@ int so_i64_mul(int64_t a, int64_t b, int64_t *out);
    one-line message naming the path if the file cannot be opened, is not a regular file
    (directory, FIFO, device) or does not hold exactly n bytes. */
 so_status so_read_file_exact(const char *path, void *buf, size_t n);
-/* Reads the whole file `path` into *out (malloc'd, NUL-terminated, caller frees); *len (may be
-   NULL) is its length without the NUL. Message: "<path>: cannot open: ..." or "<path>: read error". */
+/* Opens `path` for reading if it is a regular file: opened non-blocking (a FIFO never hangs
+   the open), refused unless fstat says regular (FIFO, device, directory, socket), then
+   switched back to blocking reads. *sb (may be NULL) receives the fstat. Returns the stream
+   (caller fcloses) or NULL with "<path>: cannot open: ..." set. Every input file that must be
+   a regular file (model, rules, external data, cost cache) is opened through this. */
+struct stat;
+FILE *so_open_regular(const char *path, struct stat *sb);
+/* Reads the whole regular file `path` (so_open_regular) into *out (malloc'd, NUL-terminated,
+   caller frees); *len (may be NULL) is its length without the NUL. At most `max` bytes
+   (so_read_file: so_max_alloc_bytes); a larger file is refused. Message: "<path>: cannot
+   open: ...", "<path>: file ... exceeds the limit ..." or "<path>: read error". */
 so_status so_read_file(const char *path, char **out, size_t *len);
+so_status so_read_file_max(const char *path, size_t max, char **out, size_t *len);
 
-/* Atomic output: every file superopt writes goes to "<path>.tmp.<pid>" in the same
-   directory and is renamed into place, so a reader sees the old file or the new one.
-   so_atomic_open returns the open temporary (mode "w" or "wb") or NULL with a message;
-   so_atomic_commit closes it, and renames it over `path` if nothing failed (ok != 0, no
-   write or close error), else removes it. Both free nothing the caller owns. */
+/* Output files. What `path` is decides how it is written:
+   - a new path or a regular file: atomically, to "<path>.tmp.<pid>" in the same directory,
+     renamed into place on commit (a reader sees the old file or the new one; the replaced
+     file's permission bits are kept);
+   - a symbolic link: followed. A link to a regular file has its target replaced atomically
+     as above (the link stays a link, the target stays a regular file); a link to a
+     character device or pipe is written straight through; a dangling link is refused;
+   - a character device (/dev/null, /dev/full, a terminal) or a pipe/FIFO (/dev/stdout on a
+     pipe): opened and written straight, never replaced. A FIFO nobody reads is refused
+     (no hang);
+   - a directory, socket or block device: refused.
+   so_atomic_open returns the open stream (mode "w" or "wb") in a->f, or SO_ERR with a
+   message naming `path`; so_atomic_commit closes it and, for the atomic case, renames the
+   temporary into place if nothing failed (ok != 0, no write or close error), else removes
+   it. A temporary that exists is also removed if SIGINT, SIGTERM or SIGHUP arrives (the
+   handler is installed on the first so_atomic_open unless the signal is already handled or
+   ignored; it unlinks, then re-raises with the default action). Both free nothing the
+   caller owns. */
 typedef struct so_atomic {
     FILE *f;
+    int direct; /* written straight to a device or pipe: nothing to rename */
+    int slot;   /* the temporary's slot in the signal-cleanup table, or -1 */
+    char dest[4096];
     char tmp[4096 + 32];
 } so_atomic;
 so_status so_atomic_open(so_atomic *a, const char *path, const char *mode);
@@ -97,8 +123,21 @@ uint64_t so_exe_hash(void);
 /* Wall-clock seconds from a monotonic clock. */
 double so_now(void);
 
-/* Largest activation/weight allocation we accept from a model (bytes); set by --max-memory. */
+/* --max-memory (bytes, default 8 GiB): the limit on the memory a model makes the process hold.
+   It bounds each allocation sized by a model (checked where it is made) and, through
+   so_mem_charge, the total held at once: the executor's activation arena, kernel scratch and
+   packed weights, the numeric check's inputs and outputs, the cost model's timing buffers
+   (and, once charged at import, the weights). Bookkeeping that does not grow with the model's
+   tensors is not counted. */
 extern size_t so_max_alloc_bytes;
+/* Adds `bytes` to the total held for the model; SO_ERR (total unchanged) with "<what>: N more
+   bytes would bring the memory held for the model to T bytes, over the --max-memory limit of
+   L bytes" if the total would exceed so_max_alloc_bytes. so_mem_release gives back what a
+   successful charge took, after the free. Thread-safe (an atomic counter). so_mem_charged: the
+   current total. */
+so_status so_mem_charge(size_t bytes, const char *what);
+void so_mem_release(size_t bytes);
+size_t so_mem_charged(void);
 
 #define SO_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define SO_MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -27,6 +27,13 @@ void so_json_fstr(FILE *f, const char *s)
     free(b.s);
 }
 
+const char *so_json_fmt(char *buf, double v, int digits)
+{
+    if (isfinite(v)) snprintf(buf, SO_JSON_NUM_CHARS, "%.*g", digits, v);
+    else snprintf(buf, SO_JSON_NUM_CHARS, "null");
+    return buf;
+}
+
 /* A JSON number, or null for NaN/inf. */
 void so_json_num(so_sbuf *b, double v)
 {

@@ -11,6 +11,10 @@ void so_json_str(so_sbuf *b, const char *s);
 void so_json_num(so_sbuf *b, double v);
 void so_json_kstr(so_sbuf *b, const char *sep, const char *key, const char *s);
 void so_json_knum(so_sbuf *b, const char *sep, const char *key, double v);
+/* v as JSON number text into buf (SO_JSON_NUM_CHARS chars): `digits` significant digits, or
+   "null" for NaN/inf (JSON has no such numbers). Returns buf, for printf's %s. */
+#define SO_JSON_NUM_CHARS 32
+const char *so_json_fmt(char *buf, double v, int digits);
 /* so_json_str written to a stream. */
 void so_json_fstr(FILE *f, const char *s);
 

@@ -12,11 +12,12 @@ fail=0
 ok() { pass=$((pass + 1)); echo "ok   - $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && sed 's/^/       /' "$2" | head -20; }
 
-# expect_error NAME EXPECTED_SUBSTRING CMD...: exit status 1 and a one-line message containing the substring
+# expect_error NAME EXPECTED_SUBSTRING CMD...: exit status 1 within 60 s (a hang fails) and a one-line
+# message containing the substring
 expect_error() {
     local name=$1 want=$2
     shift 2
-    "$@" >"$TMP/out" 2>"$TMP/err"
+    timeout 60 "$@" >"$TMP/out" 2>"$TMP/err"
     local rc=$?
     if [ $rc -eq 1 ] && grep -q -- "$want" "$TMP/err" && [ "$(wc -l <"$TMP/err")" -le 2 ]; then ok "$name"
     else echo "exit $rc" >>"$TMP/err"; bad "$name (wanted exit 1 and '$want')" "$TMP/err"; fi
@@ -116,6 +117,10 @@ expect_error "inputs file that is a directory" "not a regular file" $SO run data
 if $PY tests/mutate_models.py --superopt "$SO" --keep "$BUILD/mutants-failed" >"$TMP/mut" 2>&1; then
     ok "mutated models: $(sed -n 's/^mutate: \(.*\) mutants of.*/\1/p' "$TMP/mut") mutants, clean results"
 else bad "mutated models: clean exit or one-line error, no crash, <= 1 s, <= 1 GB" "$TMP/mut"; fi
+
+# 6b. hostile files and paths (issue 20): outputs to devices/pipes/symlinks, non-regular inputs, poisoned
+#     cost cache (tests/hostile.sh, sourced: one ok line per case)
+. tests/hostile.sh
 
 # 7. resumable generate: SIGKILL + --resume gives the uninterrupted file (tests/gen_resume.sh)
 if tests/gen_resume.sh "$SO" 1 >"$TMP/resume" 2>&1; then ok "generate --resume after SIGKILL: $(tail -1 "$TMP/resume" | sed 's/^ok - //')"

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """make_onnx_seeds.py - writes tiny ONNX models into tests/fuzz/onnx/ as seeds for fuzz_onnx: one or
 two nodes of each imported operator family, constant-folding chains (Shape/Gather/Concat/Reshape),
-opaque operators and optional inputs, so that the fuzzer starts with every importer path reachable
-in a few hundred bytes. Deterministic: rerunning rewrites identical files."""
+opaque operators and optional inputs, nested subgraphs (If in If, Loop), so that the fuzzer starts with
+every importer path reachable in a few hundred bytes; and into tests/fuzz/onnx_dir/ the seeds of
+fuzz_onnx_dir (4-byte little-endian model length, model, external-data bytes): initializers in external
+data inside and outside the model's folder (plain, sub/, through a file symlink and a folder symlink,
+'..', absolute, a FIFO), in a subgraph too. Deterministic: rerunning rewrites identical files."""
 import os
 import sys
 
@@ -13,6 +16,7 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onnx")
+OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onnx_dir")
 
 
 def vi(name, shape, t=T.FLOAT):
@@ -132,7 +136,86 @@ def main():
     w16 = h.make_tensor("w16", T.FLOAT16, [3], np.float16([1, 2, 3]).view(np.uint16).tolist())
     save("typed_fields", [h.make_node("Cast", ["w16"], ["wf"], to=T.FLOAT), h.make_node("Add", ["x", "w"], ["t"]),
                           h.make_node("Mul", ["t", "wf"], ["y"])], [x2], [y], [w, w16])
-    print(f"wrote {len([n for n in os.listdir(OUT) if n.startswith('seed_')])} seeds into {OUT}")
+    nested_seeds()
+    dir_seeds()
+    print(f"wrote {len([n for n in os.listdir(OUT) if n.startswith('seed_')])} seeds into {OUT}, "
+          f"{len(os.listdir(OUT_DIR))} into {OUT_DIR}")
+
+
+def if_node(depth, out):
+    """If whose then-branch holds an If ... `depth` deep; each branch yields a [2] float."""
+    def branch(d, tag):
+        o = f"{tag}{d}"
+        if d == 0:
+            return h.make_graph([h.make_node("Constant", [], [o], value=init(o + "v", f32(2, seed=d)))], o, [],
+                                [vi(o, [2])])
+        inner = if_node(d - 1, o)
+        return h.make_graph([h.make_node("Constant", [], [o + "c"], value=init(o + "cv", np.array(True))), inner], o,
+                            [], [vi(o, [2])])
+    return h.make_node("If", [out + "c"] if depth else ["cond"], [out], then_branch=branch(depth, out + "t"),
+                       else_branch=branch(0, out + "e"))
+
+
+def nested_seeds():
+    """Subgraphs: If nested 3 deep (each level's condition a Constant in the enclosing graph), and a
+    Loop whose body adds a weight of the outer graph (an outer-scope reference)."""
+    x = vi("x", [2])
+    y = vi("y", None)
+    top = if_node(3, "r")
+    top.input[0] = "cond"
+    save("if_nested", [h.make_node("Constant", [], ["cond"], value=init("cv", np.array(False))), top,
+                       h.make_node("Add", ["x", "r"], ["y"])], [x], [y])
+    body = h.make_graph([h.make_node("Identity", ["c_in"], ["c_out"]), h.make_node("Add", ["v_in", "w"], ["v_out"])],
+                        "body", [vi("i", [], T.INT64), vi("c_in", [], T.BOOL), vi("v_in", [2])],
+                        [vi("c_out", [], T.BOOL), vi("v_out", [2])])
+    save("loop", [h.make_node("Loop", ["n", "", "x"], ["y"], body=body)], [x], [y],
+         [init("n", np.int64(3)), init("w", f32(2))])
+
+
+def ext_tensor(name, arr, location, offset=0):
+    from onnx.external_data_helper import set_external_data
+    t = nh.from_array(np.asarray(arr), name)
+    raw = t.raw_data
+    set_external_data(t, location, offset=offset or None, length=len(raw))
+    t.data_location = T.EXTERNAL
+    t.ClearField("raw_data")
+    return t, raw
+
+
+def dir_seed(name, model, data):
+    b = model.SerializeToString()
+    with open(os.path.join(OUT_DIR, f"seed_{name}.bin"), "wb") as f:
+        f.write(len(b).to_bytes(4, "little") + b + data)
+
+
+def dir_seeds():
+    os.makedirs(OUT_DIR, exist_ok=True)
+    w = f32(2, 3, seed=7)
+    x2 = vi("x", [2, 3])
+    y = vi("y", None)
+    for name, loc in [("plain", "w.bin"), ("sub", "sub/w.bin"), ("file_symlink", "wlink.bin"),
+                      ("dir_symlink", "link/outside.bin"), ("dotdot", "../outside.bin"), ("absolute", "/etc/passwd"),
+                      ("fifo", "fifo"), ("dot_sub", "./sub/../w.bin")]:
+        t, raw = ext_tensor("w", w, loc)
+        g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"])], name, [x2], [y], initializer=[t])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+        m.ir_version = 8
+        dir_seed(name, m, raw)
+    # external data at an offset, and an initializer in external data inside a nested subgraph
+    t, raw = ext_tensor("w", w, "w.bin", offset=16)
+    g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"])], "offset", [x2], [y], initializer=[t])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    dir_seed("offset", m, bytes(16) + raw)
+    t, raw = ext_tensor("sw", w, "w.bin")
+    then_g = h.make_graph([h.make_node("Identity", ["sw"], ["o"])], "then", [], [vi("o", [2, 3])], initializer=[t])
+    else_g = h.make_graph([h.make_node("Identity", ["x"], ["o2"])], "else", [], [vi("o2", [2, 3])])
+    g = h.make_graph([h.make_node("Constant", [], ["c"], value=init("cv", np.array(True))),
+                      h.make_node("If", ["c"], ["r"], then_branch=then_g, else_branch=else_g),
+                      h.make_node("Add", ["x", "r"], ["y"])], "sub_ext", [x2], [y])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    dir_seed("subgraph_ext", m, raw)
 
 
 if __name__ == "__main__":

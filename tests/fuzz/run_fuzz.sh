@@ -9,7 +9,8 @@ secs=$2
 dir=${FUZZ_DIR:-build-fuzz}
 bin=$dir/fuzz/fuzz_$t
 case $t in
-onnx) opts=(-max_len=131072) ;;
+onnx) opts=(-max_len=131072 -dict=tests/fuzz/onnx.dict) ;;
+onnx_dir) opts=(-max_len=65536 -dict=tests/fuzz/onnx.dict) ;;
 rules) opts=(-max_len=16384 -dict=tests/fuzz/rules.dict) ;;
 inputs) opts=(-max_len=1400) ;;
 *) echo "run_fuzz.sh: unknown target '$t'" >&2; exit 2 ;;
