@@ -133,6 +133,8 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
     p->b = b, p->C = C, p->H = H, p->W = W, p->O = O, p->Ho = Ho, p->Wo = Wo, p->kh = kh, p->kw = kw;
     p->sh = sh, p->sw = sw, p->pt = pt, p->pl = pl, p->dh = dh, p->dw = dw, p->group = group;
     p->Cb = (C + b - 1) / b, p->Ob = (O + b - 1) / b;
+    if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && Ho == H && Wo == W) /* one row of H*W pixels: no row ends */
+        p->W = p->Wo = H * W, p->H = p->Ho = 1;
     p->depthwise = group > 1 && group == C && O == C;
     const int64_t KK = kh * kw, Cg = C / group, Og = O / group, Ob = p->Ob;
     p->ic0 = calloc((size_t)Ob, sizeof *p->ic0);

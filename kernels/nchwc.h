@@ -23,7 +23,8 @@
    with blocks reads the union with zero weights), per-channel epilogue y = act2(act1(acc*scale + shift) + res). */
 typedef struct so_nchwc_conv {
     int b;
-    int64_t C, H, W, O, Ho, Wo, kh, kw, sh, sw, pt, pl, dh, dw, group;
+    int64_t C, H, W, O, Ho, Wo, kh, kw, sh, sw, pt, pl, dh, dw, group; /* a 1x1, stride-1, unpadded conv is planned as
+                                                                         one row: H = Ho = 1, W = Wo = H*W */
     int64_t Cb, Ob;
     int depthwise;       /* group == C == O: per-lane taps, weights [Cb][kh][kw][b] */
     int64_t *ic0, *nic;  /* [Ob]: first input channel and count read by each output block (owned) */

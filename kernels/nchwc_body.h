@@ -53,41 +53,30 @@ static inline VF act_v(int a, VF v, VF lo, VF hi)
 
 /* ---------------- reorders ---------------- */
 
-static void to_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T)
+/* NCHW x <-> blocked y, tiles of 64 pixels: to_blk copies x into y with zero padding lanes, else y back into x
+   (padding dropped). */
+static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T, int to_blk)
 {
     const int64_t Cb = cdiv(C, NB);
 #pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
     for (int64_t n = 0; n < N; n++)
         for (int64_t cb = 0; cb < Cb; cb++) {
             const int64_t nc = min64(NB, C - cb * NB);
-            const float *xs = x + (n * C + cb * NB) * HW;
-            float *yb = y + (n * Cb + cb) * HW * NB;
+            float *xs = x + (n * C + cb * NB) * HW, *yb = y + (n * Cb + cb) * HW * NB;
             for (int64_t p0 = 0; p0 < HW; p0 += 64) {
                 const int64_t pe = min64(HW, p0 + 64);
                 for (int64_t l = 0; l < nc; l++)
-                    for (int64_t q = p0; q < pe; q++) yb[q * NB + l] = xs[l * HW + q];
-                for (int64_t l = nc; l < NB; l++)
+                    for (int64_t q = p0; q < pe; q++) {
+                        if (to_blk) yb[q * NB + l] = xs[l * HW + q];
+                        else xs[l * HW + q] = yb[q * NB + l];
+                    }
+                for (int64_t l = nc; l < NB && to_blk; l++)
                     for (int64_t q = p0; q < pe; q++) yb[q * NB + l] = 0.0f;
             }
         }
 }
-
-static void from_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T)
-{
-    const int64_t Cb = cdiv(C, NB);
-#pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t cb = 0; cb < Cb; cb++) {
-            const int64_t nc = min64(NB, C - cb * NB);
-            const float *xb = x + (n * Cb + cb) * HW * NB;
-            float *ys = y + (n * C + cb * NB) * HW;
-            for (int64_t p0 = 0; p0 < HW; p0 += 64) {
-                const int64_t pe = min64(HW, p0 + 64);
-                for (int64_t l = 0; l < nc; l++)
-                    for (int64_t q = p0; q < pe; q++) ys[l * HW + q] = xb[q * NB + l];
-            }
-        }
-}
+static void to_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T) { reorder((float *)x, y, N, C, HW, T, 1); }
+static void from_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T) { reorder(y, (float *)x, N, C, HW, T, 0); }
 
 /* ---------------- epilogue ---------------- */
 
@@ -236,14 +225,15 @@ static void conv_tile_any(const so_nchwc_conv *p, const float *x, const float *w
 
 /* One output row oh of obk blocks from ob: interior pixels in tiles of up to CONV_PX (CONV_PX or 1..5 at a
    time), border pixels one at a time with their own tap columns. */
-static void conv_row(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t c0, int64_t c1, int64_t oh, int obk,
-                     int64_t ob, float *y, int64_t yst, const float *res, int first, int last)
+static void conv_row(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t c0, int64_t c1, int64_t oh, int64_t owa,
+                     int64_t owb, int obk, int64_t ob, float *y, int64_t yst, const float *res, int first, int last)
 {
     const int64_t ih0 = oh * p->sh - p->pt, ic0 = p->ic0[ob];
     int64_t i0, i1, owL, owR;
     tap_range(ih0, p->dh, p->kh, p->H, &i0, &i1);
     interior_cols(p->Wo, p->sw, p->pl, p->kw, p->dw, p->W, &owL, &owR);
-    for (int64_t ow = 0; ow < p->Wo;) {
+    owR = min64(owR, owb);
+    for (int64_t ow = owa; ow < owb;) {
         const int64_t iw0 = ow * p->sw - p->pl;
         int npx = 1;
         int64_t j0 = 0, j1 = p->kw;
@@ -357,11 +347,14 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     const int64_t Ob = p->Ob, KK = p->kh * p->kw, OHW = p->Ho * p->Wo, yst = OHW * NB;
     const int obk_max = p->group == 1 ? CONV_OBK : 1; /* blocks sharing one input-channel range */
     const int64_t nobg = cdiv(Ob, obk_max);
-    const int64_t rows = max64(1, min64(p->Ho, NCHWC_PSUM_FLOATS / (obk_max * NB * max64(1, p->Wo))));
-    int64_t nband = cdiv(p->Ho, rows);
-    if (T > 1 && N * nobg * nband < 4 * T) nband = min64(p->Ho, cdiv(4 * T, N * nobg)); /* enough work items */
-    const int64_t bandrows = cdiv(p->Ho, nband);
-    nband = cdiv(p->Ho, bandrows);
+    /* work items: output-block groups x bands of rows, or of columns when there is one row (a flattened 1x1);
+       a band's partial sums stay within NCHWC_PSUM_FLOATS; with several threads at least 4 items per thread */
+    const int64_t Lb = p->Ho > 1 ? p->Ho : cdiv(p->Wo, CONV_PX), unit = p->Ho > 1 ? p->Wo : CONV_PX; /* band units, pixels per unit */
+    const int64_t per = max64(1, min64(Lb, NCHWC_PSUM_FLOATS / (obk_max * NB * unit)));
+    int64_t nband = cdiv(Lb, per);
+    if (T > 1 && N * nobg * nband < 4 * T) nband = min64(Lb, cdiv(4 * T, N * nobg));
+    const int64_t bandu = cdiv(Lb, nband);
+    nband = cdiv(Lb, bandu);
     const int64_t items = N * nobg * nband;
     const int vact = vec_act(p->act1) && vec_act(p->act2);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
@@ -369,7 +362,10 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
         const int64_t n = it / (nobg * nband), g = it % (nobg * nband) / nband, band = it % nband;
         const int64_t ob = g * obk_max;
         const int obk = (int)min64(obk_max, Ob - ob);
-        const int64_t oh0 = band * bandrows, oh1 = min64(p->Ho, oh0 + bandrows);
+        /* rows [oh0, oh1) x columns [owa, owb): output pixels [q0, q1) of the flattened plane */
+        const int64_t oh0 = p->Ho > 1 ? band * bandu : 0, oh1 = p->Ho > 1 ? min64(p->Ho, oh0 + bandu) : 1;
+        const int64_t owa = p->Ho > 1 ? 0 : band * bandu * CONV_PX, owb = p->Ho > 1 ? p->Wo : min64(p->Wo, owa + bandu * CONV_PX);
+        const int64_t q0 = oh0 * p->Wo + owa, q1 = (oh1 - 1) * p->Wo + owb;
         const float *xi = x + n * p->Cb * p->H * p->W * NB;
         float *yi = y + (n * Ob + ob) * yst;
         const float *ri = res ? res + (n * Ob + ob) * yst : NULL;
@@ -378,12 +374,12 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
         const int64_t icc = max64(1, NCHWC_WFLOATS / (KK * obk * NB));
         for (int64_t c0 = 0; c0 < nic || c0 == 0; c0 += icc) {
             const int64_t c1 = min64(nic, c0 + icc);
-            for (int64_t oh = oh0; oh < oh1; oh++) conv_row(p, xi, w, wst, c0, c1, oh, obk, ob, yi, yst, ri, c0 == 0, c1 == nic);
+            for (int64_t oh = oh0; oh < oh1; oh++) conv_row(p, xi, w, wst, c0, c1, oh, owa, owb, obk, ob, yi, yst, ri, c0 == 0, c1 == nic);
             if (c1 >= nic) break;
         }
         if (!vact)
             for (int k = 0; k < obk; k++)
-                epi_rows(p, ob + k, yi + k * yst + oh0 * p->Wo * NB, ri ? ri + k * yst + oh0 * p->Wo * NB : NULL, (oh1 - oh0) * p->Wo);
+                epi_rows(p, ob + k, yi + k * yst + q0 * NB, ri ? ri + k * yst + q0 * NB : NULL, q1 - q0);
     }
 }
 

@@ -142,13 +142,18 @@ static so_status blocked_bn(lctx *c, const so_node *bn, so_edge x, int32_t *id)
     return add_node(c, SO_OP_ADD, in, 2, 1, NULL, -1, bn->name, id);
 }
 
-/* Same-shape element-wise op whose output can stay blocked: every input rank 4 and equal to the output. */
+/* Element-wise op whose output can stay blocked: every input rank 4 and equal to the output, or [N, C, 1, 1] of
+   the output's N and C (a squeeze-excitation scale: its blocked [N, Cb, 1, 1, b] broadcasts the same way). */
 static int elementwise_blockable(const so_graph *g, const so_node *n)
 {
     const unsigned f = so_ops[n->op].flags;
-    if (!(f & (SO_F_UNARY | SO_F_BINARY)) || n->n_out != 1 || n->out[0].rank != 4 || n->out[0].dtype != SO_F32) return 0;
-    for (int k = 0; k < n->n_in; k++)
-        if (n->in[k].slot != 0 || !so_shape_eq(shape_of(g, n->in[k]), &n->out[0])) return 0;
+    const so_shape *o = &n->out[0];
+    if (!(f & (SO_F_UNARY | SO_F_BINARY)) || n->n_out != 1 || o->rank != 4 || o->dtype != SO_F32) return 0;
+    for (int k = 0; k < n->n_in; k++) {
+        const so_shape *s = shape_of(g, n->in[k]);
+        const int per_image_channel = s->rank == 4 && s->dim[0] == o->dim[0] && s->dim[1] == o->dim[1] && s->dim[2] == 1 && s->dim[3] == 1;
+        if (n->in[k].slot != 0 || g->nodes[n->in[k].node].op == SO_OP_WEIGHT || !(so_shape_eq(s, o) || per_image_channel)) return 0;
+    }
     return 1;
 }
 

@@ -188,6 +188,17 @@ static const so_axiom axiom_table[] = {
     {"avgpool-scalar", "a scalar factor commutes with average pooling", "x:n,c,5,5 s:", POOL, "(= (rank s) 0)", "(avgpool kh kw sh sw ph pw (mul x s))", "(mul (avgpool kh kw sh sw ph pw x) s)", AXF_BIDIR},
     {"enlarge-scalar", "a scalar factor commutes with enlarge", "w:o,c,k,l s:", "kh:1..5 kw:1..5", "(= (rank s) 0)", "(enlarge kh kw (mul w s))", "(mul (enlarge kh kw w) s)", AXF_BIDIR},
     /* ---- shapes ---- */
+    /* ---- blocked-channel layout (NCHWc): blk b x = nchwc_in (zero padding lanes), unblk b c y = nchwc_out, convb = conv_nchwc ---- */
+    {"unblk-blk", "unblocking a blocked tensor gives it back", "x:n,c,3,3", "b:1..4 c:1..4", "(and (= (rank x) 4) (= c (dim x 1)))", "(unblk b c (blk b x))", "x", 0},
+    {"ok-blk", "a blocked tensor is well-typed when its rank-4 source is", "x:n,c,3,3", "b:1..4", "", "(ok (blk b x))", "(and (ok x) (= (rank x) 4))", AXF_SHAPE},
+    {"blk-relu", "relu commutes with blocking (relu keeps the zero padding lanes)", "x:n,c,3,3", "b:1..4", "", "(blk b (relu x))", "(relu (blk b x))", AXF_BIDIR},
+    {"unblk-sigmoid-blk", "sigmoid on a blocked tensor, unblocked, is sigmoid (the padding lanes it changes are dropped)", "x:n,c,3,3", "b:1..4",
+     "(= (rank x) 4)", "(unblk b (dim x 1) (sigmoid (blk b x)))", "(sigmoid x)", 0},
+    {"unblk-tanh-blk", "tanh on a blocked tensor, unblocked, is tanh", "x:n,c,3,3", "b:1..4", "(= (rank x) 4)", "(unblk b (dim x 1) (tanh (blk b x)))", "(tanh x)", 0},
+    {"blk-add", "addition commutes with blocking (same shapes)", "x:n,c,3,3 y:n,c,3,3", "b:1..4", "(same x y)", "(add (blk b x) (blk b y))", "(blk b (add x y))", AXF_BIDIR},
+    {"blk-mul", "element-wise multiplication commutes with blocking (same shapes)", "x:n,c,3,3 y:n,c,3,3", "b:1..4", "(same x y)", "(mul (blk b x) (blk b y))", "(blk b (mul x y))", AXF_BIDIR},
+    {"convb-def", "a conv on a blocked input is the blocked conv", "x:n,c,5,5 w:o,c,k,l", CONVG " b:1..4", "(= (dim x 1) (* (dim w 1) g))",
+     "(convb sh sw ph pw g (blk b x) w)", "(blk b (conv sh sw ph pw g x w))", AXF_BIDIR},
     {"dim-relu", "relu keeps dims", "a:n,c", "i:-1..2", "", "(dim (relu a) i)", "(dim a i)", AXF_SHAPE},
     {"dim-sigmoid", "sigmoid keeps dims", "a:n,c", "i:-1..2", "", "(dim (sigmoid a) i)", "(dim a i)", AXF_SHAPE},
     {"dim-tanh", "tanh keeps dims", "a:n,c", "i:-1..2", "", "(dim (tanh a) i)", "(dim a i)", AXF_SHAPE},
@@ -608,6 +619,23 @@ static nval neval(nctx *c, const ax_term *t)
         memcpy(&at.epsilon, &bits, sizeof bits);
         n_in = t->n - 1;
         for (int k = 0; k < n_in; k++) in[k] = a[k + 1].node;
+    } else if (!strcmp(f, "blk") || !strcmp(f, "unblk")) { /* blocked layout: block b (, channels C) */
+        op = f[0] == 'b' ? SO_OP_NCHWC_IN : SO_OP_NCHWC_OUT;
+        if (a[0].i < 1 || a[0].i > 64 || (op == SO_OP_NCHWC_OUT && a[1].i < 1)) return nten(BOT);
+        at.n_ints = op == SO_OP_NCHWC_IN ? 1 : 2;
+        at.ints[0] = a[0].i, at.ints[1] = op == SO_OP_NCHWC_OUT ? a[1].i : 0;
+        in[0] = a[at.n_ints].node;
+        n_in = 1;
+    } else if (!strcmp(f, "convb")) { /* conv on a blocked input, as conv */
+        op = SO_OP_CONV_NCHWC;
+        at.stride[0] = (int32_t)a[0].i, at.stride[1] = (int32_t)a[1].i;
+        at.pad[0] = at.pad[2] = (int32_t)a[2].i;
+        at.pad[1] = at.pad[3] = (int32_t)a[3].i;
+        at.dilation[0] = at.dilation[1] = 1;
+        at.group = (int32_t)a[4].i;
+        if (a[0].i < 1 || a[1].i < 1 || a[2].i < 0 || a[3].i < 0 || a[4].i < 1) return nten(BOT);
+        in[0] = a[5].node, in[1] = a[6].node;
+        n_in = 2;
     } else if (!strcmp(f, "cidmat")) {
         op = SO_OP_CONST_IDMAT;
         if (a[0].i < 1) return nten(BOT);

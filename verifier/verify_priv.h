@@ -18,7 +18,7 @@ typedef struct fsig {
 typedef enum zfn {
     ZF_ADD, ZF_MUL, ZF_RELU, ZF_SIGMOID, ZF_TANH, ZF_MATMUL, ZF_CONV, ZF_TR, ZF_CONCAT, ZF_SPL,
     ZF_ENLARGE, ZF_AVGPOOL, ZF_MAXPOOL, ZF_CPOOL, ZF_CIDCONV, ZF_CIDMAT, ZF_PCOMP, ZF_PIDX, ZF_PINV,
-    ZF_PSWAP, ZF_PID, ZF_BIAS, ZF_BN, ZF_BNFW, ZF_BNFB, ZF_BNFBC,
+    ZF_PSWAP, ZF_PID, ZF_BIAS, ZF_BN, ZF_BNFW, ZF_BNFB, ZF_BNFBC, ZF_BLK, ZF_UNBLK, ZF_CONVB,
     ZF_COUNT
 } zfn;
 
@@ -51,6 +51,9 @@ static const fsig sigs[ZF_COUNT] = {
     [ZF_BNFW] = {"bnfw", 1, 3, 0},
     [ZF_BNFB] = {"bnfb", 1, 4, 0},
     [ZF_BNFBC] = {"bnfbc", 1, 5, 0},
+    [ZF_BLK] = {"blk", 1, 1, 0},     /* nchwc_in: block b */
+    [ZF_UNBLK] = {"unblk", 2, 1, 0}, /* nchwc_out: block b, channels c */
+    [ZF_CONVB] = {"convb", 5, 2, 0}, /* conv_nchwc: as conv */
 };
 #define N_SIGS ZF_COUNT
 
