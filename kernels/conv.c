@@ -797,6 +797,65 @@ static inline __attribute__((always_inline)) void stem_block(int NV, const conv_
                       _mm256_loadu_si256((const __m256i *)(dw3_mask_tab + 8 - (partial ? p->Wo - ow : 8))));
 }
 
+#ifdef __AVX512F__
+/* AVX-512: STEM_OB output channels x NV vectors of 16 columns (12 zmm accumulators at NV = 3), the
+   same taps and epilogue as stem_block; m selects the columns of a block narrower than 16 (loads and
+   stores masked, so nothing past the row is touched). */
+static inline __attribute__((always_inline)) void stem512_block(int NV, const conv_plan *p, const float *xp, const float *wpk,
+                                                               const dw3_epi *e, float *y, int64_t hw, int64_t ow, int nob,
+                                                               __mmask16 m)
+{
+    const int64_t T = p->kh * p->kw, cs = p->sh * p->sw * p->ps;
+    __m512 acc[STEM_OB][3];
+#pragma GCC unroll 4
+    for (int b = 0; b < STEM_OB; b++)
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) acc[b][v] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < p->Cg; c++)
+        for (int64_t t = 0; t < T; t++) {
+            const float *xt = xp + c * cs + p->toff[t] + ow;
+            const float *wt = wpk + (c * T + t) * STEM_OB;
+            __m512 xv[3];
+#pragma GCC unroll 3
+            for (int v = 0; v < NV; v++) xv[v] = _mm512_maskz_loadu_ps(m, xt + 16 * v);
+#pragma GCC unroll 4
+            for (int b = 0; b < STEM_OB; b++) {
+                const __m512 wv = _mm512_set1_ps(wt[b]);
+#pragma GCC unroll 3
+                for (int v = 0; v < NV; v++) acc[b][v] = _mm512_fmadd_ps(wv, xv[v], acc[b][v]);
+            }
+        }
+#pragma GCC unroll 4
+    for (int b = 0; b < STEM_OB; b++) {
+        if (b >= nob) break;
+        const __m512 sv = _mm512_broadcast_f32x8(e[b].s), tv = _mm512_broadcast_f32x8(e[b].t), lo = _mm512_broadcast_f32x8(e[b].lo),
+                     hi = _mm512_broadcast_f32x8(e[b].hi);
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) /* the value second in max/min: NaN passes, as in the AVX2 store */
+            _mm512_mask_storeu_ps(y + b * hw + ow + 16 * v, m, _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_fmadd_ps(acc[b][v], sv, tv))));
+    }
+}
+
+/* One output row of the stem at AVX-512: blocks of 48 columns, a rest of >= 32 as one more 48-block
+   overlapping the previous one (its outputs recomputed identically), a smaller rest as blocks of 16, the
+   last overlapping, or masked when the row is narrower than 16. */
+static void stem512_row(const conv_plan *p, const float *xp, const float *wpk, const dw3_epi *e, float *y, int64_t hw, int nob)
+{
+    const int64_t Wo = p->Wo;
+    int64_t ow = 0;
+    for (; ow + 48 <= Wo; ow += 48) stem512_block(3, p, xp, wpk, e, y, hw, ow, nob, 0xFFFF);
+    if (Wo - ow >= 32 && Wo >= 48) {
+        stem512_block(3, p, xp, wpk, e, y, hw, Wo - 48, nob, 0xFFFF);
+        return;
+    }
+    for (; ow + 16 <= Wo; ow += 16) stem512_block(1, p, xp, wpk, e, y, hw, ow, nob, 0xFFFF);
+    if (ow < Wo) {
+        if (Wo >= 16) stem512_block(1, p, xp, wpk, e, y, hw, Wo - 16, nob, 0xFFFF);
+        else stem512_block(1, p, xp, wpk, e, y, hw, 0, nob, (__mmask16)((1u << Wo) - 1));
+    }
+}
+#endif
+
 static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     const conv_plan *p = priv;
@@ -819,6 +878,9 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
             for (int b = 0; b < STEM_OB; b++) e[b] = dw3_epi_of(ep, inreg, SO_MIN(o0 + b, p->O - 1));
             const float *xp = scratch + oh * Wh, *wpk = p->U + bo * p->C * T * STEM_OB;
             float *y = Y + (n * p->O + o0) * hw + oh * Wo;
+#ifdef __AVX512F__
+            stem512_row(p, xp, wpk, e, y, hw, nob);
+#else
             /* blocks of 24 columns; a rest of >= 16 as one more overlapping 24-block, a smaller
                one as blocks of 8, the last overlapping (or masked below 8 columns) */
             int64_t ow = 0;
@@ -829,6 +891,7 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
                 for (; ow + 8 <= Wo; ow += 8) stem_block(1, p, xp, wpk, e, y, hw, ow, nob, 0);
                 if (ow < Wo) stem_block(1, p, xp, wpk, e, y, hw, Wo >= 8 ? Wo - 8 : 0, nob, Wo < 8);
             }
+#endif
             if (!inreg)
                 for (int b = 0; b < nob; b++)
                     so_epi_row(ep, o0 + b, y + b * hw, R ? R + (n * p->O + o0 + b) * hw + oh * Wo : NULL, Wo);
