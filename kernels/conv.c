@@ -770,31 +770,76 @@ static inline __attribute__((always_inline)) void ob_epilogue_store(int NV, __m2
     }
 }
 
+/* The stem's vectors: 16 columns (zmm) at AVX-512, else 8 (ymm). A block narrower than one vector (a row
+   narrower than the vector) loads and stores only the columns its mask selects. */
+#ifdef __AVX512F__
+#define STEM_VW 16
+typedef __m512 stem_v;
+typedef __mmask16 stem_m;
+static inline stem_m stem_mask(int64_t n) { return (stem_m)((1u << n) - 1); }
+static inline stem_v stem_zero(void) { return _mm512_setzero_ps(); }
+static inline stem_v stem_load(int partial, stem_m m, const float *x) { return partial ? _mm512_maskz_loadu_ps(m, x) : _mm512_loadu_ps(x); }
+static inline stem_v stem_set1(float w) { return _mm512_set1_ps(w); }
+static inline stem_v stem_fma(stem_v a, stem_v b, stem_v c) { return _mm512_fmadd_ps(a, b, c); }
+#else
+#define STEM_VW 8
+typedef __m256 stem_v;
+typedef __m256i stem_m;
+static inline stem_m stem_mask(int64_t n) { return _mm256_loadu_si256((const __m256i *)(dw3_mask_tab + 8 - n)); }
+static inline stem_v stem_zero(void) { return _mm256_setzero_ps(); }
+static inline stem_v stem_load(int partial, stem_m m, const float *x) { return partial ? _mm256_maskload_ps(x, m) : _mm256_loadu_ps(x); }
+static inline stem_v stem_set1(float w) { return _mm256_set1_ps(w); }
+static inline stem_v stem_fma(stem_v a, stem_v b, stem_v c) { return _mm256_fmadd_ps(a, b, c); }
+#endif
+
+/* The epilogue of a STEM_OB x NV block (scale/shift, clamp of act1 in registers) and its store. */
+static inline __attribute__((always_inline)) void stem_store(int NV, stem_v acc[][3], const dw3_epi *e, int nob, float *y, int64_t hw,
+                                                            int partial, stem_m m)
+{
+#ifdef __AVX512F__
+#pragma GCC unroll 4
+    for (int b = 0; b < STEM_OB; b++) {
+        if (b >= nob) break;
+        const __m512 sv = _mm512_broadcast_f32x8(e[b].s), tv = _mm512_broadcast_f32x8(e[b].t), lo = _mm512_broadcast_f32x8(e[b].lo),
+                     hi = _mm512_broadcast_f32x8(e[b].hi);
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) { /* the value second in max/min: NaN passes, as in ob_epilogue_store */
+            const __m512 r = _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_fmadd_ps(acc[b][v], sv, tv)));
+            if (partial) _mm512_mask_storeu_ps(y + b * hw + 16 * v, m, r);
+            else _mm512_storeu_ps(y + b * hw + 16 * v, r);
+        }
+    }
+#else
+    ob_epilogue_store(NV, acc, e, nob, NULL, SO_ACT_NONE, y, hw, partial, m);
+#endif
+}
+
+/* STEM_OB output channels x NV vectors of columns from ow, accumulated in registers over all taps. */
 static inline __attribute__((always_inline)) void stem_block(int NV, const conv_plan *p, const float *xp, const float *wpk,
                                                             const dw3_epi *e, float *y, int64_t hw, int64_t ow, int nob, int partial)
 {
     const int64_t T = p->kh * p->kw, cs = p->sh * p->sw * p->ps;
-    __m256 acc[STEM_OB][3];
+    const stem_m m = stem_mask(partial ? p->Wo - ow : STEM_VW);
+    stem_v acc[STEM_OB][3];
 #pragma GCC unroll 4
     for (int b = 0; b < STEM_OB; b++)
 #pragma GCC unroll 3
-        for (int v = 0; v < NV; v++) acc[b][v] = _mm256_setzero_ps();
+        for (int v = 0; v < NV; v++) acc[b][v] = stem_zero();
     for (int64_t c = 0; c < p->Cg; c++)
         for (int64_t t = 0; t < T; t++) {
             const float *xt = xp + c * cs + p->toff[t] + ow;
             const float *wt = wpk + (c * T + t) * STEM_OB;
-            __m256 xv[3];
+            stem_v xv[3];
 #pragma GCC unroll 3
-            for (int v = 0; v < NV; v++) xv[v] = _mm256_loadu_ps(xt + 8 * v);
+            for (int v = 0; v < NV; v++) xv[v] = stem_load(partial, m, xt + STEM_VW * v);
 #pragma GCC unroll 4
             for (int b = 0; b < STEM_OB; b++) {
-                __m256 wv = _mm256_broadcast_ss(wt + b);
+                const stem_v wv = stem_set1(wt[b]);
 #pragma GCC unroll 3
-                for (int v = 0; v < NV; v++) acc[b][v] = _mm256_fmadd_ps(wv, xv[v], acc[b][v]);
+                for (int v = 0; v < NV; v++) acc[b][v] = stem_fma(wv, xv[v], acc[b][v]);
             }
         }
-    ob_epilogue_store(NV, acc, e, nob, NULL, SO_ACT_NONE, y + ow, hw, partial,
-                      _mm256_loadu_si256((const __m256i *)(dw3_mask_tab + 8 - (partial ? p->Wo - ow : 8))));
+    stem_store(NV, acc, e, nob, y + ow, hw, partial, m);
 }
 
 static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
@@ -819,15 +864,17 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
             for (int b = 0; b < STEM_OB; b++) e[b] = dw3_epi_of(ep, inreg, SO_MIN(o0 + b, p->O - 1));
             const float *xp = scratch + oh * Wh, *wpk = p->U + bo * p->C * T * STEM_OB;
             float *y = Y + (n * p->O + o0) * hw + oh * Wo;
-            /* blocks of 24 columns; a rest of >= 16 as one more overlapping 24-block, a smaller
-               one as blocks of 8, the last overlapping (or masked below 8 columns) */
+            /* blocks of 3 vectors; a rest of >= 2 vectors as one more 3-vector block overlapping the previous
+               one (its outputs are recomputed identically), a smaller one as blocks of one vector, the last
+               overlapping (or masked when the row is narrower than a vector) */
+            const int64_t V = STEM_VW;
             int64_t ow = 0;
-            for (; ow + 24 <= Wo; ow += 24) stem_block(3, p, xp, wpk, e, y, hw, ow, nob, 0);
-            if (Wo - ow >= 16 && Wo >= 24) {
-                stem_block(3, p, xp, wpk, e, y, hw, Wo - 24, nob, 0);
+            for (; ow + 3 * V <= Wo; ow += 3 * V) stem_block(3, p, xp, wpk, e, y, hw, ow, nob, 0);
+            if (Wo - ow >= 2 * V && Wo >= 3 * V) {
+                stem_block(3, p, xp, wpk, e, y, hw, Wo - 3 * V, nob, 0);
             } else {
-                for (; ow + 8 <= Wo; ow += 8) stem_block(1, p, xp, wpk, e, y, hw, ow, nob, 0);
-                if (ow < Wo) stem_block(1, p, xp, wpk, e, y, hw, Wo >= 8 ? Wo - 8 : 0, nob, Wo < 8);
+                for (; ow + V <= Wo; ow += V) stem_block(1, p, xp, wpk, e, y, hw, ow, nob, 0);
+                if (ow < Wo) stem_block(1, p, xp, wpk, e, y, hw, Wo >= V ? Wo - V : 0, nob, Wo < V);
             }
             if (!inreg)
                 for (int b = 0; b < nob; b++)

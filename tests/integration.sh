@@ -37,6 +37,32 @@ for m in $MODELS; do
     else bad "run --reference $m matches PyTorch" "$TMP/log"; fi
 done
 
+# 1b. every kernel ISA level from scalar up to the current one (the CPU's, or SUPEROPT_ISA's): each model
+#     matches PyTorch at that level, and a second run at the same level gives bitwise identical outputs
+cur=$($SO run data/deepandwide.onnx --json --iters 1 --warmup 0 2>/dev/null | $PY -c 'import json,sys; print(json.loads(sys.stdin.read())["isa"])')
+levels=""
+for l in scalar avx2 avx512; do
+    levels="$levels $l"
+    [ "$l" = "$cur" ] && break
+done
+for l in $levels; do
+    for m in $MODELS; do
+        if $SO run data/$m.onnx --isa $l --inputs data/$m.in.bin --outputs "$TMP/$m.$l.out" --iters 1 --warmup 0 >"$TMP/log" 2>&1 &&
+            $SO run data/$m.onnx --isa $l --inputs data/$m.in.bin --outputs "$TMP/$m.$l.out2" --iters 2 --warmup 0 >>"$TMP/log" 2>&1 &&
+            cmp "$TMP/$m.$l.out" "$TMP/$m.$l.out2" >>"$TMP/log" 2>&1 &&
+            $PY data/compare_outputs.py "$TMP/$m.$l.out" data/$m.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
+            ok "run --isa $l $m matches PyTorch, identical run to run"
+        else bad "run --isa $l $m matches PyTorch, identical run to run" "$TMP/log"; fi
+    done
+done
+# the level is named in run --json; an unknown level is a usage error (2), an invalid SUPEROPT_ISA a failure (1)
+if [ "$cur" = scalar ] || [ "$cur" = avx2 ] || [ "$cur" = avx512 ]; then ok "run --json names the ISA level ($cur)"
+else bad "run --json names the ISA level (got '$cur')"; fi
+$SO run data/deepandwide.onnx --isa avx9 >"$TMP/out" 2>"$TMP/err"
+if [ $? -eq 2 ] && grep -q -- "--isa" "$TMP/err"; then ok "--isa with an unknown level exits 2"
+else bad "--isa with an unknown level exits 2" "$TMP/err"; fi
+expect_error "SUPEROPT_ISA with an unknown level" "SUPEROPT_ISA=avx9" env SUPEROPT_ISA=avx9 $SO run data/deepandwide.onnx
+
 # 2. run --json prints the contract's one line
 if $SO run data/deepandwide.onnx --json --iters 5 >"$TMP/json" 2>"$TMP/log" &&
     $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert set(d)>={"median_ms","min_ms","iters","peak_activation_bytes"} and d["iters"]==5' "$TMP/json"; then

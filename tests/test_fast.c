@@ -410,6 +410,7 @@ static void test_conv_depthwise3(void **state)
 static void test_conv_stem(void **state)
 {
     (void)state;
+    expect_kernel = kernel_from(SO_ISA_AVX2, "conv_stem"); /* AVX2 and AVX-512 (48/16-column and masked blocks) */
     one_conv_bn(500, 1, 3, 32, 1, 224, 224, 3, 3, 2, 1, 1, 1, 1, 1, SO_ACT_CLIP, 0); /* MobileNet-v2 */
     one_conv_bn(501, 1, 3, 64, 1, 224, 224, 3, 3, 2, 1, 0, 0, 0, 0, SO_ACT_RELU, 0); /* SqueezeNet 1.1 */
     one_conv_bn(502, 1, 3, 8, 1, 64, 70, 7, 7, 2, 1, 3, 3, 3, 3, SO_ACT_RELU, 0);    /* ResNet-like 7x7 */
@@ -424,6 +425,7 @@ static void test_conv_stem(void **state)
         one_conv_bn(510 + (uint64_t)it, irand(&r, 1, 2), irand(&r, 1, 4), irand(&r, 1, 13), 1, H, W, kh, kw, s, d, irand(&r, 0, kh - 1),
                     irand(&r, 0, kw - 1), irand(&r, 0, kh - 1), irand(&r, 0, kw - 1), irand(&r, 0, 4), irand(&r, 0, 3) == 0);
     }
+    expect_kernel = NULL;
 }
 
 /* 1x1 convs on the direct kernel (conv1x1_direct; the weight-size threshold raised so
