@@ -102,7 +102,7 @@ static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
     }
     for (int32_t k = 0; k < x->n_out; k++) {
         int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
-        if (n < 0) return so_errorf("output '%s' has an unknown shape", m->outputs[k].name);
+        if (n < 0) return so_graph_unknown_shape_error(g, g->outputs[k], m->outputs[k].name);
         x->out[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
         x->out_n[k] = (size_t)n;
     }
@@ -389,6 +389,17 @@ int so_optimize_main(int argc, char **argv)
         fprintf(f, "  \"isa\": \"%s\",\n  \"cpu\": ", so_isa_name(isa));
         so_json_fstr(f, so_isa_cpu_model());
         fprintf(f, ",\n");
+        /* the shapes the written model is specialised for (inputs whose file shape had symbolic
+           or unknown dimensions that --dim / --input-shape fixed carry "pinned": true) */
+        fprintf(f, "  \"input_shapes\": {");
+        for (int32_t k = 0; k < m->n_inputs; k++) {
+            fprintf(f, "%s", k ? ", " : "");
+            so_json_fstr(f, m->inputs[k].name);
+            fprintf(f, ": {\"shape\": [");
+            for (int d = 0; d < m->inputs[k].shape.rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)m->inputs[k].shape.dim[d]);
+            fprintf(f, "], \"pinned\": %s}", m->inputs[k].pinned ? "true" : "false");
+        }
+        fprintf(f, "},\n");
         fprintf(f, "  \"cost_before\": %.9g,\n  \"cost_start\": %.9g,\n  \"cost_after\": %.9g,\n", cost_orig, res.cost_before, res.cost_after);
         if (checked) fprintf(f, "  \"latency_before_ms\": %.6g,\n  \"latency_after_ms\": %.6g,\n  \"speedup\": %.4f,\n", lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0);
         else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");
@@ -419,6 +430,12 @@ int so_optimize_main(int argc, char **argv)
 
     if (!o.quiet) {
         fprintf(stderr, "superopt: %s -> %s\n", o.model, out_path);
+        for (int32_t k = 0; k < m->n_inputs; k++)
+            if (m->inputs[k].pinned) {
+                char sb[160];
+                fprintf(stderr, "  specialised for input '%s' %s (symbolic dimensions pinned by --dim / --input-shape)\n",
+                        m->inputs[k].name, so_shape_str(&m->inputs[k].shape, sb, sizeof sb));
+            }
         fprintf(stderr, "  cost (%s): %.4g -> %.4g (%.2fx)\n", o.cost == SO_COST_MEASURED ? "measured ms" : "flops model",
                 cost_orig, res.cost_after, res.cost_after > 0 ? cost_orig / res.cost_after : 0);
         if (checked)

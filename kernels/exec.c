@@ -226,7 +226,8 @@ static so_status unsupported(const so_graph *g, int32_t i)
     const so_node *n = &g->nodes[i];
     const char *type = so_ops[n->op].name;
     if (n->op == SO_OP_OPAQUE && n->ref >= 0 && n->ref < g->model->n_opaque) type = g->model->opaque[n->ref].op_type;
-    return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node '%s'", type, n->name ? n->name : "?");
+    if (n->name && n->name[0]) return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node '%s'", type, n->name);
+    return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node #%d", type, (int)i);
 }
 
 static int cmp_step_pos(const void *a, const void *b)

@@ -662,8 +662,10 @@ static int vinfo_shape(imp *im, const char *name, so_shape *out)
     s.rank = (int32_t)sp->n_dim;
     s.dtype = tp->tensor_type->elem_type;
     for (size_t d = 0; d < sp->n_dim; d++) {
-        if (sp->dim[d]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || sp->dim[d]->dim_value < 0) return 0;
-        s.dim[d] = sp->dim[d]->dim_value;
+        const Onnx__TensorShapeProto__Dimension *dm = sp->dim[d];
+        if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && onx_sym_value(im, dm->dim_param, &s.dim[d])) continue;
+        if (dm->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || dm->dim_value < 0) return 0;
+        s.dim[d] = dm->dim_value;
     }
     *out = s;
     return 1;
@@ -726,6 +728,15 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
     if (n->n_output == 0) return SO_OK; /* produces nothing anyone can read */
     if (!onx_is_default_domain(n->domain)) return add_opaque(im, n, ins, n_in);
     const char *t = n->op_type;
+    if (!strcmp(t, "Dropout") && n_in >= 3 && ins[2]) {
+        /* training_mode given: only a constant false (or ratio 0) is the inference no-op; otherwise
+           the output is random and the node is kept verbatim */
+        int64_t mode = 1, nm = 0;
+        double ratio = 0.5;
+        if (ins[2]->is_const && onx_ct_numel(&ins[2]->c) == 1) mode = onx_ct_geti(&ins[2]->c, 0), nm = 1;
+        if (n_in >= 2 && ins[1] && ins[1]->is_const && onx_ct_numel(&ins[1]->c) == 1) ratio = onx_ct_getf(&ins[1]->c, 0);
+        if (!nm || (mode && ratio != 0)) return add_opaque(im, n, ins, n_in);
+    }
     if (!strcmp(t, "Identity") || (!strcmp(t, "Dropout") && !extra_outputs(n, 1))) {
         if (!ins[0]) return onx_node_err(im, "missing input 0");
         if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
