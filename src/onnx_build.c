@@ -475,7 +475,9 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         a.n_ints = 5;
         a.ints[0] = SO_RESIZE_ASYMMETRIC; /* opset 10 */
         a.ints[1] = 0;
-        if (im->opset >= 11) {
+        int upsample = !strcmp(n->op_type, "Upsample"); /* opset 7-9: asymmetric, nearest rounds down */
+        if (upsample) a.ints[1] = 2; /* floor */
+        if (!upsample && im->opset >= 11) {
             s = onx_att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
             if ((a.ints[0] = s ? onx_name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return SO_ERR_UNSUPPORTED;
             s = onx_att_s(n, "nearest_mode", buf, sizeof buf);
@@ -483,11 +485,20 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
             if (onx_att_i(n, "antialias", 0) != 0 || onx_att_ints(n, "axes", &p) >= 0) return SO_ERR_UNSUPPORTED;
             if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
         }
-        val *sc = onx_inval(im, n, im->opset >= 11 ? 2 : 1), *sz = im->opset >= 11 ? onx_inval(im, n, 3) : NULL;
+        val *sc = onx_inval(im, n, im->opset >= 11 && !upsample ? 2 : 1), *sz = im->opset >= 11 && !upsample ? onx_inval(im, n, 3) : NULL;
         if (sc && sc->is_const && onx_ct_numel(&sc->c) == 0) sc = NULL; /* empty scales beside sizes (opset 11-12) */
         float scale[4];
         int64_t out[4];
-        if (sc) {
+        const Onnx__AttributeProto *sa = upsample ? onx_att(n, "scales") : NULL; /* Upsample-7 */
+        if (sa) {
+            if (sa->n_floats != 4) return onx_node_err(im, "has %zu scales for a 4-D input", sa->n_floats), SO_ERR;
+            for (int d = 0; d < 4; d++) {
+                scale[d] = sa->floats[d];
+                if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
+                out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
+            }
+            a.ints[2] = 0;
+        } else if (sc) {
             if (!sc->is_const) return SO_ERR_UNSUPPORTED;
             if (onx_ct_numel(&sc->c) != 4) return onx_node_err(im, "has %lld scales for a 4-D input", (long long)onx_ct_numel(&sc->c)), SO_ERR;
             for (int d = 0; d < 4; d++) {
@@ -788,6 +799,7 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
     if (r == SO_OK) return SO_OK;
     if (r == SO_ERR) return SO_ERR;
     so_op op = so_op_from_onnx(t);
+    if (!strcmp(t, "Upsample")) op = SO_OP_RESIZE; /* opset 7-9 form of Resize */
     if (op != SO_OP_OPAQUE) {
         r = build_op(im, n, op, ins, n_in);
         if (r == SO_OK) return SO_OK;

@@ -124,6 +124,14 @@ static void a_float(exporter *x, Onnx__NodeProto *n, const char *name, float v)
     n->attribute[n->n_attribute++] = a;
 }
 
+static void a_floats(exporter *x, Onnx__NodeProto *n, const char *name, const float *v, int cnt)
+{
+    Onnx__AttributeProto *a = mk_attr(x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    a->n_floats = (size_t)cnt;
+    a->floats = so_arena_dup(&x->ar, v, (size_t)cnt * sizeof *v);
+    n->attribute[n->n_attribute++] = a;
+}
+
 static void a_ints(exporter *x, Onnx__NodeProto *n, const char *name, const int64_t *v, int cnt)
 {
     Onnx__AttributeProto *a = mk_attr(x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
@@ -355,6 +363,7 @@ static so_status export_node(exporter *x, int32_t i)
     const so_attr *a = nd->attr;
     so_op op = nd->op;
     const char *ot = so_ops[op].onnx;
+    if (op == SO_OP_RESIZE && x->opset < 10) ot = "Upsample"; /* Resize exists from opset 10 */
     const char *base = nd->name && nd->name[0] ? nd->name : so_ops[op].name;
     so_shape xs = nd->n_in ? x->g->nodes[nd->in[0].node].out[nd->in[0].slot] : (so_shape){.rank = -1};
     int act = (so_ops[op].flags & SO_F_ACT) && a->act != SO_ACT_NONE;
@@ -419,6 +428,12 @@ static so_status export_node(exporter *x, int32_t i)
     case SO_OP_RESIZE: {
         a_str(x, n, "mode", a->mode ? "linear" : "nearest");
         const float sc[4] = {1, 1, a->alpha, a->beta};
+        if (x->opset < 10 && (a->ints[0] != SO_RESIZE_ASYMMETRIC || a->ints[2] || (a->mode == 0 && a->ints[1] != 2)))
+            return ex_err(x, "Resize other than Upsample's (asymmetric, nearest rounding down, scales) needs opset >= 10");
+        if (x->opset < 9) {
+            a_floats(x, n, "scales", sc, 4);
+            break;
+        }
         if (x->opset < 11) {
             if (a->ints[0] != SO_RESIZE_ASYMMETRIC || a->ints[2])
                 return ex_err(x, "Resize with coordinate_transformation_mode %s or sizes needs opset >= 11",

@@ -144,6 +144,12 @@ if $PY tests/make_chain.py 100000 "$TMP/chain.onnx" >"$TMP/log" 2>&1 &&
     ok "100,000-node chain: import, optimize --time-limit 1, numeric check, export (valid, unique names), run"
 else bad "100,000-node chain: import, optimize --time-limit 1, numeric check, export, run (timeout 120 s each)" "$TMP/log"; fi
 
+# 10. other exporters' styles (issue 16): Paddle2ONNX (opsets 9-11), tf2onnx (NHWC, auto_pad) and PyTorch
+#     opset-18+ models with symbolic dimensions pinned by --dim match ONNX Runtime under `superopt run`,
+#     and the optimized models run in ONNX Runtime with the same outputs (tests/exporter_fixtures.sh)
+if bash tests/exporter_fixtures.sh "$SO" >"$TMP/exp" 2>&1; then ok "$(tail -1 "$TMP/exp")"
+else bad "exporter-style fixtures vs ONNX Runtime" "$TMP/exp"; fi
+
 echo
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]
