@@ -141,7 +141,6 @@ static int cmd_run(int argc, char **argv)
     }
     so_onnx_bind_inputs(given, n_given, in_dir);
     so_status ls = so_onnx_load(model_path, &m);
-    so_onnx_bind_inputs(NULL, 0, 0);
     if (ls != SO_OK) {
         rc = fail();
         goto free_given;
@@ -168,20 +167,21 @@ static int cmd_run(int argc, char **argv)
     if (in_dir) {
         /* float tensors fill the model's inputs in order (the importer checked types and shapes;
            the others became constants) */
+        /* tensors fill the model's inputs in order; those the importer bound as constants are the
+           ones whose position no model input has (it checked the types and shapes) */
         int32_t k = 0;
         for (int j = 0; j < n_given; j++) {
-            if (given[j].shape.dtype != SO_F32) continue;
-            memcpy(ins[k], given[j].data, (size_t)so_shape_numel(&given[j].shape) * sizeof(float));
-            k++;
+            if (!so_onnx_input_bound_const(j) && k < m->n_inputs) {
+                memcpy(ins[k], given[j].data, (size_t)so_shape_numel(&given[j].shape) * sizeof(float));
+                k++;
+            } else if (!json)
+                fprintf(stderr, "superopt: note: input #%d (%s) of %s is bound as a constant; the graph is specialised to its value\n", j,
+                        so_dtype_name(given[j].onnx_type), in_path);
         }
         if (k < m->n_inputs) {
             so_errorf("%s: inputs of %s: fewer float32 tensors than the model's float32 inputs", model_path, in_path);
             goto done;
         }
-        for (int j = 0; j < n_given; j++)
-            if (given[j].shape.dtype != SO_F32 && !json)
-                fprintf(stderr, "superopt: note: input #%d (%s) of %s is bound as a constant; the graph is specialised to its value\n", j,
-                        so_dtype_name(given[j].onnx_type), in_path);
     } else if (in_path) {
         float *all = so_xmalloc((in_total ? in_total : 1) * sizeof(float));
         if (so_read_file_exact(in_path, all, in_total * sizeof(float)) != SO_OK) {
@@ -297,6 +297,7 @@ done:
     free(times);
     so_model_free(m);
 free_given:
+    so_onnx_bind_inputs(NULL, 0, 0);
     for (int j = 0; j < n_given; j++) free(given[j].data);
     free(given);
     return rc;

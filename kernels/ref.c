@@ -603,8 +603,14 @@ so_status so_ref_layernorm(const so_graph *g, const so_node *n, const so_tensor 
 /* Resize: the source coordinate of output index x (ONNX coordinate_transformation_mode), in
    float arithmetic as ONNX Runtime computes it: nearest rounding at exact halves depends on it
    (1.5f / 0.6f - 0.5f is just below 2). */
-static float resize_src(int cm, int64_t x, int64_t len_out, int64_t len_in, float scale)
+static float resize_src(int cm, int from_sizes, int64_t x, int64_t len_out, int64_t len_in, float scale)
 {
+    /* align_corners with scales divides by the unrounded output length in * scale - 1 (ONNX's
+       reference and ONNX Runtime), with sizes by out - 1 */
+    if (cm == SO_RESIZE_ALIGN_CORNERS && !from_sizes) {
+        float lr = (float)len_in * scale;
+        return lr > 1.0f ? (float)x * (float)(len_in - 1) / (lr - 1.0f) : 0.0f;
+    }
     switch (cm) {
     case SO_RESIZE_HALF_PIXEL: return ((float)x + 0.5f) / scale - 0.5f;
     case SO_RESIZE_PYTORCH_HALF_PIXEL: return len_out > 1 ? ((float)x + 0.5f) / scale - 0.5f : 0.0f;
@@ -615,7 +621,7 @@ static float resize_src(int cm, int64_t x, int64_t len_out, int64_t len_in, floa
 
 void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t len_in, float scale, int64_t *i0, int64_t *i1, double *w)
 {
-    float v = resize_src((int)a->ints[0], x, len_out, len_in, scale);
+    float v = resize_src((int)a->ints[0], a->ints[2] != 0, x, len_out, len_in, scale);
     if (a->mode == 0) {
         float f = floorf(v), r;
         switch (a->ints[1]) {

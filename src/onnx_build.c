@@ -162,6 +162,70 @@ static int lstm_default_acts(const Onnx__NodeProto *n, int dirs)
     return 1;
 }
 
+/* One step of an expansion: op on ins, attribute a (NULL: default); *out = the new value. */
+static int step(imp *im, so_op op, val **ins, int n_in, const so_attr *a, const char *nm, val **out)
+{
+    int32_t i;
+    int r = emit(im, op, ins, n_in, 1, a, nm, NULL, 0, &i);
+    if (r == SO_OK) *out = anon_edge(im, i, 0);
+    return r;
+}
+
+/* LayerNormalization with its Mean / InvStdDev outputs, as ONNX's function body defines it:
+   mean = ReduceMean(X, axes = axis..rank-1), D = X - mean, inv = 1 / sqrt(ReduceMean(D * D) + eps),
+   Y = D * inv * scale (+ B). Table operators only; names bound to the node's outputs. */
+static int layernorm_expanded(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, so_shape xs)
+{
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    int32_t axis;
+    int r;
+    if (xs.rank < 1 || onx_att_i(n, "stash_type", 1) != 1) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &axis) != SO_OK) return SO_ERR;
+    for (int d = axis; d < xs.rank; d++) ra.ints[ra.n_ints++] = d;
+    ra.keepdims = 1;
+    ctensor c;
+    if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+    ((float *)c.data)[0] = onx_att_f(n, "epsilon", 1e-5f);
+    val *eps = onx_bind_const(im, NULL, &c), *mean, *d, *sq, *var, *ve, *sd, *inv, *y0, *y1, *y;
+    const char *nm = node_name(im, n, NULL);
+    val *a2[2];
+    if ((r = step(im, SO_OP_REDUCEMEAN, &ins[0], 1, &ra, nm, &mean)) != SO_OK) return r;
+    a2[0] = ins[0], a2[1] = mean;
+    if ((r = step(im, SO_OP_SUB, a2, 2, NULL, nm, &d)) != SO_OK) return r;
+    a2[0] = d, a2[1] = d;
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &sq)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_REDUCEMEAN, &sq, 1, &ra, nm, &var)) != SO_OK) return r;
+    a2[0] = var, a2[1] = eps;
+    if ((r = step(im, SO_OP_ADD, a2, 2, NULL, nm, &ve)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_SQRT, &ve, 1, NULL, nm, &sd)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_RECIPROCAL, &sd, 1, NULL, nm, &inv)) != SO_OK) return r;
+    a2[0] = d, a2[1] = inv;
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &y0)) != SO_OK) return r;
+    a2[0] = y0, a2[1] = ins[1];
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &y1)) != SO_OK) return r;
+    y = y1;
+    if (n_in > 2 && ins[2]) {
+        a2[0] = y1, a2[1] = ins[2];
+        if ((r = step(im, SO_OP_ADD, a2, 2, NULL, nm, &y)) != SO_OK) return r;
+    }
+    val *res[3] = {y, mean, inv};
+    for (size_t k = 0; k < n->n_output && k < 3; k++) {
+        if (!n->output[k][0]) continue;
+        /* the output name refers to the same value (constant or edge) */
+        val *v = res[k];
+        if (v->is_const) {
+            ctensor cc = v->c;
+            size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
+            cc.data = so_xmalloc(bytes + 1);
+            memcpy(cc.data, v->c.data, bytes);
+            onx_bind_const(im, n->output[k], &cc);
+        } else
+            onx_bind_edge(im, n->output[k], v->e.node, v->e.slot);
+    }
+    return SO_OK;
+}
+
 /* Maps one ONNX node onto table op `op`. SO_ERR_UNSUPPORTED: keep it verbatim instead. */
 static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
 {
@@ -178,6 +242,7 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     const int64_t *p;
     long k;
     int nout = so_ops[op].n_out;
+    if (op == SO_OP_LAYERNORM && extra_outputs(n, 1) && dense_inputs(ins, n_in) >= 2) return layernorm_expanded(im, n, ins, n_in, xs);
     if (nout > 0 && extra_outputs(n, (size_t)nout)) return SO_ERR_UNSUPPORTED;
 
     switch (op) {
@@ -530,6 +595,19 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
         a.alpha = onx_att_f(n, "alpha", op == SO_OP_LEAKYRELU ? 0.01f : 0.2f);
         if (op == SO_OP_HARDSIGMOID) a.beta = onx_att_f(n, "beta", 0.5f);
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    case SO_OP_POW:
+        /* Pow-12+: a float base with an integer exponent constant (the output has the base's type) */
+        if (dense_inputs(ins, n_in) == 2 && xs.dtype == SO_F32 && ins[1]->is_const && ins[1]->c.shape.dtype == SO_I64) {
+            ctensor c;
+            const ctensor *e = &ins[1]->c;
+            if (onx_ct_new(im, &c, SO_F32, T_FLOAT, e->shape.rank, e->shape.dim) != SO_OK) return SO_ERR;
+            for (int64_t i = 0; i < onx_ct_numel(e); i++) ((float *)c.data)[i] = (float)onx_ct_geti(e, i);
+            args[0] = ins[0];
+            args[1] = onx_bind_const(im, NULL, &c);
+            return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
+        }
+        if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
     case SO_OP_INPUT:
     case SO_OP_WEIGHT:
     case SO_OP_OPAQUE:
@@ -748,7 +826,9 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
         if (n_in >= 2 && ins[1] && ins[1]->is_const && onx_ct_numel(&ins[1]->c) == 1) ratio = onx_ct_getf(&ins[1]->c, 0);
         if (!nm || (mode && ratio != 0)) return add_opaque(im, n, ins, n_in);
     }
-    if (!strcmp(t, "Identity") || (!strcmp(t, "Dropout") && !extra_outputs(n, 1))) {
+    int same_type_cast = !strcmp(t, "Cast") && n_in == 1 && ins[0] && !ins[0]->is_const &&
+                         onx_vshape(im, ins[0]).dtype == SO_F32 && onx_att_i(n, "to", 0) == T_FLOAT;
+    if (!strcmp(t, "Identity") || same_type_cast || (!strcmp(t, "Dropout") && !extra_outputs(n, 1))) {
         if (!ins[0]) return onx_node_err(im, "missing input 0");
         if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
         so_strmap_put(&im->names, n->output[0], so_strmap_get(&im->names, n->input[0]));

@@ -426,6 +426,35 @@ static const pin *input_pin(const char *name)
     return NULL;
 }
 
+/* Input k of an operator that is a parameter (scales, bounds, a pad value, a ratio) rather than
+   data: its value is needed at import. */
+static int is_param_use(const char *op, size_t k)
+{
+    static const struct { const char *op; size_t from; } p[] = {
+        {"Resize", 1}, {"Upsample", 1}, {"Clip", 1}, {"Pad", 1}, {"Dropout", 1}, {"Range", 0},
+    };
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++)
+        if (!strcmp(op, p[i].op)) return k >= p[i].from;
+    return 0;
+}
+
+/* A float input every use of which is a parameter position. */
+static int param_only_input(const Onnx__GraphProto *gp, const char *name)
+{
+    int uses = 0;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *nd = gp->node[i];
+        for (size_t k = 0; k < nd->n_input; k++) {
+            if (strcmp(nd->input[k], name)) continue;
+            if (!onx_is_default_domain(nd->domain) || !is_param_use(nd->op_type, k)) return 0;
+            uses++;
+        }
+    }
+    for (size_t i = 0; i < gp->n_output; i++)
+        if (gp->output[i]->name && !strcmp(gp->output[i]->name, name)) return 0;
+    return uses > 0;
+}
+
 static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, so_strmap *inits)
 {
     so_model *m = im->m;
@@ -472,11 +501,12 @@ static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, so_strmap *ini
                 if (sp->dim[d]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && sp->dim[d]->dim_value != bv->shape.dim[d])
                     return so_errorf("input '%s' (#%d): dimension %zu is %lld in the model, %lld in the given tensor", vi->name, position - 1,
                                      d, (long long)sp->dim[d]->dim_value, (long long)bv->shape.dim[d]);
-            if (et != T_FLOAT) { /* the graph is specialised to this value */
+            if (et != T_FLOAT || param_only_input(gp, vi->name)) { /* the graph is specialised to this value */
                 ctensor c;
                 if (onx_ct_new(im, &c, bv->shape.dtype, et, bv->shape.rank, bv->shape.dim) != SO_OK) return SO_ERR;
-                memcpy(c.data, bv->data, (size_t)onx_ct_numel(&c) * 8);
+                memcpy(c.data, bv->data, (size_t)onx_ct_numel(&c) * (bv->shape.dtype == SO_I64 ? 8 : 4));
                 onx_bind_const(im, vi->name, &c);
+                onx_mark_const_input(position - 1);
                 continue;
             }
             memset(&from_value, 0, sizeof from_value);

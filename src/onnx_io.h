@@ -56,9 +56,13 @@ so_status so_onnx_tensor_write(const char *path, const char *name, const so_tfil
    initializers (the test_data_set order); active 0 clears (values may be NULL when n is 0). Borrowed: values must outlive the loads.
    The count must equal the model's. A float32 input takes the value's shape (its symbolic
    dimensions pinned from it; fixed ones must agree) and stays an input; an int64 / int32 / bool
-   input becomes a constant of that value (the graph is specialised to it: shape, index and mask
-   chains fold) and is no longer among model->inputs. Types must agree with the model's. */
+   input, and a float32 input used only as a parameter (Resize / Upsample scales and roi, Clip
+   bounds, a Pad value, a Dropout ratio, Range bounds), becomes a constant of that value (the graph
+   is specialised to it: shape, index and mask chains fold) and is no longer among model->inputs. Types must agree with the model's. */
 void so_onnx_bind_inputs(const so_tfile *values, int n, int active);
+/* After a load with bound values: 1 if the value at `position` became a constant. Valid until
+   the next so_onnx_bind_inputs. */
+int so_onnx_input_bound_const(int position);
 
 /* Import-time folding of helper ops (ConstantOfShape, Expand, Tile, Concat, Range, broadcasting
    arithmetic...) produces a constant only up to this many elements, or the size of its largest

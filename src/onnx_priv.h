@@ -138,6 +138,7 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n);
 /* onnx_tfile.c */
 const so_tfile *onx_bound_input(int position);
 int onx_bound_count(void); /* -1 when no values are bound */
+void onx_mark_const_input(int position);
 
 /* onnx_wire.c */
 Onnx__ModelProto *onx_unpack_model(const uint8_t *buf, size_t len, rawset *rs);

@@ -105,13 +105,23 @@ so_status so_onnx_tensor_write(const char *path, const char *name, const so_tfil
 
 static const so_tfile *bound;
 static int n_bound, bind_active;
+static unsigned char *as_const; /* [n_bound]: the last load made value k a constant */
 
 void so_onnx_bind_inputs(const so_tfile *values, int n, int active)
 {
     bound = values;
     n_bound = active ? n : 0;
     bind_active = active;
+    free(as_const);
+    as_const = n_bound ? so_xcalloc((size_t)n_bound, 1) : NULL;
 }
+
+void onx_mark_const_input(int position)
+{
+    if (position < n_bound) as_const[position] = 1;
+}
+
+int so_onnx_input_bound_const(int position) { return position < n_bound && as_const[position]; }
 
 const so_tfile *onx_bound_input(int position) { return position < n_bound ? &bound[position] : NULL; }
 
