@@ -39,7 +39,7 @@ TEST_SRCS   := $(wildcard tests/test_*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 LIB         := $(BUILD)/libsuperopt.a
 
-.PHONY: all deps run test test-core test-unit test-integration test-onnx test-valgrind test-asan bench bench-kernels rules models clean
+.PHONY: all deps run test test-core test-unit test-integration test-onnx test-valgrind test-asan bench bench-kernels rules operators models clean
 all: $(BUILD)/superopt
 
 # Installs missing Debian packages when run as root; otherwise says what is missing.
@@ -125,6 +125,10 @@ test-asan: deps
 
 rules: all
 	$(BUILD)/superopt generate --max-ops 3 --seed 1 --threads 2 -o rules/default.rules
+
+# docs/OPERATORS.md: per operator, each stage's decision (generated from src/ops.def; test_ops checks it is current).
+operators: $(BUILD)/tests/test_ops
+	$(BUILD)/tests/test_ops --markdown > docs/OPERATORS.md.tmp && mv docs/OPERATORS.md.tmp docs/OPERATORS.md
 
 models:
 	$(PY) data/export_models.py --set full

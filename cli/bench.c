@@ -1,4 +1,5 @@
 /* bench.c - the bench command: command line of the harness that measures search strategies, our backend and ONNX Runtime side by side. */
+#include "args.h"
 #include "bench_priv.h"
 #include "../src/graph.h"
 #include "../src/onnx_io.h"
@@ -101,83 +102,74 @@ int so_bench_main(int argc, char **argv)
     for (int i = 0; i < argc && cl < sizeof b->cmdline; i++)
         cl += (size_t)snprintf(b->cmdline + cl, sizeof b->cmdline - cl, " %s", argv[i]);
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double d;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(bench_usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "-q")) b->quiet = 1;
-        else if (!strcmp(a, "--no-ort")) b->no_ort = 1;
-        else if (!strcmp(a, "--no-ablations")) b->ablations = 0;
-        else if (!strcmp(a, "--no-flops-check")) b->flops_check = 0;
-        else if (!strcmp(a, "--allow-unverified")) b->allow_unverified = 1;
-        else if (!strcmp(a, "--json") && v) { b->json_path = v; i++; }
-        else if (!strcmp(a, "--svg") && v) { b->svg_path = v; i++; }
-        else if (!strcmp(a, "--rules") && v) { b->rules = v; i++; }
-        else if (!strcmp(a, "--work-dir") && v) { work_dir = v; i++; }
-        else if (!strcmp(a, "--ablation-models") && v) { b->abl_names = v; i++; }
-        else if (!strcmp(a, "--cost") && v) {
-            if (strcmp(v, "measured") && strcmp(v, "flops")) return busage("--cost takes measured or flops");
-            b->cost = v;
-            i++;
-        } else if (!strcmp(a, "--rounds") && v) {
-            if (so_parse_double(v, 1, MAX_ROUNDS, &d) || d != floor(d)) return busage("--rounds needs an integer in 1..15");
-            b->rounds = (int)d;
-            i++;
-        } else if (!strcmp(a, "--target-seconds") && v) {
-            if (so_parse_double(v, 0.001, 60, &b->target_s)) return busage("--target-seconds needs a number in (0, 60]");
-            i++;
-        } else if (!strcmp(a, "--timeout") && v) {
-            if (so_parse_double(v, 1, 1e6, &b->proc_timeout)) return busage("--timeout needs seconds >= 1");
-            i++;
-        } else if (!strcmp(a, "--threads") && v) {
-            double t[MAX_THREADS];
-            int n = so_parse_doubles(v, t, MAX_THREADS, 1, 256);
-            if (n < 1) return busage("--threads needs a list of 1 to 4 thread counts, e.g. 1,2");
-            b->n_threads = n;
-            for (int k = 0; k < n; k++) {
-                if (t[k] != floor(t[k])) return busage("--threads needs integers");
-                b->threads[k] = (int)t[k];
-            }
-            i++;
-        } else if (!strcmp(a, "--ort-threads") && v) {
-            if (so_parse_double(v, 1, 256, &d) || d != floor(d)) return busage("--ort-threads needs an integer in 1..256");
-            b->ort_threads = (int)d;
-            i++;
-        } else if (!strcmp(a, "--alpha") && v) {
-            if (so_parse_double(v, 1, 100, &b->alpha)) return busage("--alpha needs a number in [1, 100]");
-            i++;
-        } else if (!strcmp(a, "--budget") && v) {
-            if (so_parse_double(v, 0, 1e12, &d) || d != floor(d)) return busage("--budget needs an integer >= 0");
-            b->budget = (long)d;
-            i++;
-        } else if (!strcmp(a, "--time-limit") && v) {
-            if (so_parse_double(v, 0, 1e6, &b->time_limit)) return busage("--time-limit needs seconds >= 0");
-            i++;
-        } else if (!strcmp(a, "--sweep-time-limit") && v) {
-            if (so_parse_double(v, 0, 1e6, &b->sweep_time_limit)) return busage("--sweep-time-limit needs seconds >= 0");
-            i++;
-        } else if (!strcmp(a, "--alphas") && v) {
-            if ((b->n_alphas = so_parse_doubles(v, b->alphas, MAX_ALPHA, 1, 100)) < 1) return busage("--alphas needs a list of numbers >= 1");
-            i++;
-        } else if (!strcmp(a, "--sizes") && v) {
-            double t[MAX_SIZES];
-            int n = so_parse_doubles(v, t, MAX_SIZES, 1, SO_RULE_MAX_NODES);
-            if (n < 1) return busage("--sizes needs a list of operator counts, e.g. 2,3,4");
-            b->n_sizes = n;
-            for (int k = 0; k < n; k++) b->sizes[k] = (int)t[k];
-            i++;
-        } else if (!strcmp(a, "--sweep") && v) {
-            double t[MAX_SWEEP];
-            int n = so_parse_doubles(v, t, MAX_SWEEP, 1, 1e12);
-            if (n < 1) return busage("--sweep needs a list of budgets, e.g. 10,100,1000");
-            b->n_sweep = n;
-            for (int k = 0; k < n; k++) b->sweep[k] = (long)t[k];
-            i++;
-        } else if (a[0] == '-') return busage("unknown option or missing value");
-        else if (n_given == MAX_MODELS) return busage("too many models");
-        else given[n_given++] = a;
+    static const char *const costs[] = {"measured", "flops", NULL};
+    int help = 0, h = 0, no_ablations = 0, no_flops_check = 0, cost = 0;
+    long long rounds = b->rounds, ort_threads = b->ort_threads, budget = b->budget;
+    const char *threads = NULL, *alphas = NULL, *sizes = NULL, *sweep = NULL;
+    const so_arg args[] = {
+        SO_ARG_FLAG_("--help", &help),
+        SO_ARG_FLAG_("-h", &h),
+        SO_ARG_FLAG_("-q", &b->quiet),
+        SO_ARG_FLAG_("--no-ort", &b->no_ort),
+        SO_ARG_FLAG_("--no-ablations", &no_ablations),
+        SO_ARG_FLAG_("--no-flops-check", &no_flops_check),
+        SO_ARG_FLAG_("--allow-unverified", &b->allow_unverified),
+        SO_ARG_STR_("--json", &b->json_path),
+        SO_ARG_STR_("--svg", &b->svg_path),
+        SO_ARG_STR_("--rules", &b->rules),
+        SO_ARG_STR_("--work-dir", &work_dir),
+        SO_ARG_STR_("--ablation-models", &b->abl_names),
+        SO_ARG_CHOICE_("--cost", &cost, costs, "--cost takes measured or flops"),
+        SO_ARG_INT_("--rounds", &rounds, 1, MAX_ROUNDS, "--rounds needs an integer in 1..15"),
+        SO_ARG_DOUBLE_("--target-seconds", &b->target_s, 0.001, 60, "--target-seconds needs a number in (0, 60]"),
+        SO_ARG_DOUBLE_("--timeout", &b->proc_timeout, 1, 1e6, "--timeout needs seconds >= 1"),
+        SO_ARG_STR_("--threads", &threads),
+        SO_ARG_INT_("--ort-threads", &ort_threads, 1, 256, "--ort-threads needs an integer in 1..256"),
+        SO_ARG_DOUBLE_("--alpha", &b->alpha, 1, 100, "--alpha needs a number in [1, 100]"),
+        SO_ARG_INT_("--budget", &budget, 0, 1000000000000LL, "--budget needs an integer >= 0"),
+        SO_ARG_DOUBLE_("--time-limit", &b->time_limit, 0, 1e6, "--time-limit needs seconds >= 0"),
+        SO_ARG_DOUBLE_("--sweep-time-limit", &b->sweep_time_limit, 0, 1e6, "--sweep-time-limit needs seconds >= 0"),
+        SO_ARG_STR_("--alphas", &alphas),
+        SO_ARG_STR_("--sizes", &sizes),
+        SO_ARG_STR_("--sweep", &sweep),
+        SO_ARG_END,
+    };
+    int rc_args = so_args_parse(args, argc, argv, given, MAX_MODELS, &n_given, busage);
+    if (help || h) {
+        fputs(bench_usage, stdout);
+        return 0;
+    }
+    if (rc_args) return rc_args;
+    if (no_ablations) b->ablations = 0;
+    if (no_flops_check) b->flops_check = 0;
+    b->cost = costs[cost];
+    b->rounds = (int)rounds;
+    b->ort_threads = (int)ort_threads;
+    b->budget = (long)budget;
+    if (threads) { /* lists: comma-separated numbers */
+        double t[MAX_THREADS];
+        int n = so_parse_doubles(threads, t, MAX_THREADS, 1, 256);
+        if (n < 1) return busage("--threads needs a list of 1 to 4 thread counts, e.g. 1,2");
+        b->n_threads = n;
+        for (int k = 0; k < n; k++) {
+            if (t[k] != floor(t[k])) return busage("--threads needs integers");
+            b->threads[k] = (int)t[k];
+        }
+    }
+    if (alphas && (b->n_alphas = so_parse_doubles(alphas, b->alphas, MAX_ALPHA, 1, 100)) < 1) return busage("--alphas needs a list of numbers >= 1");
+    if (sizes) {
+        double t[MAX_SIZES];
+        int n = so_parse_doubles(sizes, t, MAX_SIZES, 1, SO_RULE_MAX_NODES);
+        if (n < 1) return busage("--sizes needs a list of operator counts, e.g. 2,3,4");
+        b->n_sizes = n;
+        for (int k = 0; k < n; k++) b->sizes[k] = (int)t[k];
+    }
+    if (sweep) {
+        double t[MAX_SWEEP];
+        int n = so_parse_doubles(sweep, t, MAX_SWEEP, 1, 1e12);
+        if (n < 1) return busage("--sweep needs a list of budgets, e.g. 10,100,1000");
+        b->n_sweep = n;
+        for (int k = 0; k < n; k++) b->sweep[k] = (long)t[k];
     }
 
     int rc = 1;

@@ -1,4 +1,5 @@
 /* cmd_generate.c - the generate and rules merge commands: command lines over the rule generator (rules/gen.h). */
+#include "args.h"
 #include "commands.h"
 #include "../rules/gen.h"
 #include "../rules/gen_mpi.h"
@@ -21,54 +22,51 @@ static int usage_gen(void)
     return 2;
 }
 
+static int gen_usage(const char *msg)
+{
+    if (msg) fprintf(stderr, "superopt generate: %s\n", msg);
+    return usage_gen();
+}
+
 int so_gen_main(int argc, char **argv)
 {
     so_gen_options o;
     so_gen_options_default(&o);
     const char *outp = "rules/generated.rules", *json = NULL;
     int mpi = 0, mpi_rank = 0; /* --mpi: rules/gen_mpi.h (shard per rank, merged at rank 0, which writes) */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        long long v;
-        if (!strcmp(a, "--max-ops") && i + 1 < argc) {
-            if (so_parse_int(argv[++i], 1, GEN_MAX_OPS, &v)) return usage_gen();
-            o.max_ops = (int)v;
-        } else if (!strcmp(a, "-o") && i + 1 < argc) {
-            outp = argv[++i];
-        } else if (!strcmp(a, "--threads") && i + 1 < argc) {
-            if (so_parse_int(argv[++i], 1, 256, &v)) return usage_gen();
-            o.threads = (int)v;
-        } else if (!strcmp(a, "--seed") && i + 1 < argc) {
-            if (so_parse_int(argv[++i], 0, INT64_MAX, &v)) return usage_gen();
-            o.seed = (uint64_t)v;
-        } else if (!strcmp(a, "--shard") && i + 1 < argc) {
-            int si, sn;
-            char c;
-            if (sscanf(argv[++i], "%d/%d%c", &si, &sn, &c) != 2 || sn < 1 || si < 0 || si >= sn) return usage_gen();
-            o.shard_i = si;
-            o.shard_n = sn;
-        } else if (!strcmp(a, "--json") && i + 1 < argc) {
-            json = argv[++i];
-        } else if (!strcmp(a, "--timeout") && i + 1 < argc) {
-            o.timeout_s = atof(argv[++i]);
-            if (o.timeout_s <= 0) return usage_gen();
-        } else if (!strcmp(a, "--failed") && i + 1 < argc) {
-            o.failed_path = argv[++i];
-        } else if (!strcmp(a, "--no-verify")) {
-            o.verify = 0;
-        } else if (!strcmp(a, "--no-float")) {
-            o.float_test = 0;
-        } else if (!strcmp(a, "--proof-times")) {
-            o.proof_times = 1;
-        } else if (!strcmp(a, "-q")) {
-            o.quiet = 1;
-        } else if (!strcmp(a, "--resume")) {
-            o.resume = 1;
-        } else if (!strcmp(a, "--mpi")) {
-            mpi = 1;
-        } else {
-            return usage_gen();
-        }
+    long long max_ops = o.max_ops, threads = o.threads, seed = (long long)o.seed;
+    const char *shard = NULL;
+    int no_verify = 0, no_float = 0;
+    const so_arg args[] = {
+        SO_ARG_INT_("--max-ops", &max_ops, 1, GEN_MAX_OPS, NULL),
+        SO_ARG_STR_("-o", &outp),
+        SO_ARG_INT_("--threads", &threads, 1, 256, NULL),
+        SO_ARG_INT_("--seed", &seed, 0, INT64_MAX, NULL),
+        SO_ARG_STR_("--shard", &shard),
+        SO_ARG_STR_("--json", &json),
+        SO_ARG_DOUBLE_("--timeout", &o.timeout_s, 1e-9, 1e9, "--timeout needs seconds > 0"),
+        SO_ARG_STR_("--failed", &o.failed_path),
+        SO_ARG_FLAG_("--no-verify", &no_verify),
+        SO_ARG_FLAG_("--no-float", &no_float),
+        SO_ARG_FLAG_("--proof-times", &o.proof_times),
+        SO_ARG_FLAG_("-q", &o.quiet),
+        SO_ARG_FLAG_("--resume", &o.resume),
+        SO_ARG_FLAG_("--mpi", &mpi),
+        SO_ARG_END,
+    };
+    int n_pos, rc_args = so_args_parse(args, argc, argv, NULL, 0, &n_pos, gen_usage);
+    if (rc_args) return rc_args;
+    o.max_ops = (int)max_ops;
+    o.threads = (int)threads;
+    o.seed = (uint64_t)seed;
+    if (no_verify) o.verify = 0;
+    if (no_float) o.float_test = 0;
+    if (shard) {
+        int si, sn;
+        char c;
+        if (sscanf(shard, "%d/%d%c", &si, &sn, &c) != 2 || sn < 1 || si < 0 || si >= sn) return gen_usage("--shard needs I/N with 0 <= I < N");
+        o.shard_i = si;
+        o.shard_n = sn;
     }
     char ckpt_path[4096 + 8];
     snprintf(ckpt_path, sizeof ckpt_path, "%s.ckpt", outp);

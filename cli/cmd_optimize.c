@@ -1,5 +1,6 @@
 /* cmd_optimize.c - the optimize command: load, canonicalise, search with proven rules, check the result
    numerically against the original, measure, write atomically, report (summary, JSON, Graphviz). */
+#include "args.h"
 #include "commands.h"
 
 #include <errno.h>
@@ -225,37 +226,32 @@ int so_optimize_main(int argc, char **argv)
 {
     opts o = {.search = SO_SEARCH_BACKTRACK, .cost = SO_COST_MEASURED, .alpha = 1.05, .time_limit = 8.0,
               .budget = 1000, .threads = 1, .seed = 1, .reverse = 1};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-q")) o.quiet = 1;
-        else if (!strcmp(a, "--allow-unverified")) o.allow_unverified = 1;
-        else if (!strcmp(a, "--no-reverse")) o.reverse = 0;
-        else if (!strcmp(a, "--check-incremental")) o.check_incremental = 1;
-        else if (!strcmp(a, "-o") && v) { o.out = v; i++; }
-        else if (!strcmp(a, "--rules") && v) { o.rules = v; i++; }
-        else if (!strcmp(a, "--report") && v) { o.report = v; i++; }
-        else if (!strcmp(a, "--dot") && v) { o.dot = v; i++; }
-        else if (!strcmp(a, "--cache-dir") && v) { o.cache_dir = v; i++; }
-        else if (!strcmp(a, "--search") && v) {
-            if (!strcmp(v, "backtrack")) o.search = SO_SEARCH_BACKTRACK;
-            else if (!strcmp(v, "greedy")) o.search = SO_SEARCH_GREEDY;
-            else if (!strcmp(v, "none")) o.search = SO_SEARCH_NONE;
-            else return usage("--search takes backtrack, greedy or none");
-            i++;
-        } else if (!strcmp(a, "--cost") && v) {
-            if (!strcmp(v, "measured")) o.cost = SO_COST_MEASURED;
-            else if (!strcmp(v, "flops")) o.cost = SO_COST_FLOPS;
-            else return usage("--cost takes measured or flops");
-            i++;
-        } else if (!strcmp(a, "--alpha") && v) { if (so_parse_double(v, 1.0, 100.0, &o.alpha)) return usage("--alpha needs a number in [1, 100]"); i++; }
-        else if (!strcmp(a, "--time-limit") && v) { if (so_parse_double(v, 0.0, 1e7, &o.time_limit)) return usage("--time-limit needs seconds >= 0 (0: none)"); i++; }
-        else if (!strcmp(a, "--budget") && v) { if (so_parse_int(v, 0, 1L << 40, &o.budget)) return usage("--budget needs an integer >= 0 (0: none)"); i++; }
-        else if (!strcmp(a, "--threads") && v) { if (so_parse_int(v, 1, 256, &o.threads)) return usage("--threads needs an integer in 1..256"); i++; }
-        else if (!strcmp(a, "--seed") && v) { if (so_parse_int(v, 0, 0x7fffffffL, &o.seed)) return usage("--seed needs an integer >= 0"); i++; }
-        else if (a[0] == '-') return usage("optimize: unknown option or missing value");
-        else if (!o.model) o.model = a;
-        else return usage("optimize: more than one model given");
-    }
+    static const char *const searches[] = {"backtrack", "greedy", "none", NULL}, *const costs[] = {"measured", "flops", NULL};
+    int search = 0, cost = 0, no_reverse = 0;
+    const so_arg args[] = {
+        SO_ARG_FLAG_("-q", &o.quiet),
+        SO_ARG_FLAG_("--allow-unverified", &o.allow_unverified),
+        SO_ARG_FLAG_("--no-reverse", &no_reverse),
+        SO_ARG_FLAG_("--check-incremental", &o.check_incremental),
+        SO_ARG_STR_("-o", &o.out),
+        SO_ARG_STR_("--rules", &o.rules),
+        SO_ARG_STR_("--report", &o.report),
+        SO_ARG_STR_("--dot", &o.dot),
+        SO_ARG_STR_("--cache-dir", &o.cache_dir),
+        SO_ARG_CHOICE_("--search", &search, searches, "--search takes backtrack, greedy or none"),
+        SO_ARG_CHOICE_("--cost", &cost, costs, "--cost takes measured or flops"),
+        SO_ARG_DOUBLE_("--alpha", &o.alpha, 1.0, 100.0, "--alpha needs a number in [1, 100]"),
+        SO_ARG_DOUBLE_("--time-limit", &o.time_limit, 0.0, 1e7, "--time-limit needs seconds >= 0 (0: none)"),
+        SO_ARG_INT_("--budget", &o.budget, 0, 1LL << 40, "--budget needs an integer >= 0 (0: none)"),
+        SO_ARG_INT_("--threads", &o.threads, 1, 256, "--threads needs an integer in 1..256"),
+        SO_ARG_INT_("--seed", &o.seed, 0, 0x7fffffffL, "--seed needs an integer >= 0"),
+        SO_ARG_END,
+    };
+    int n_pos, rc_args = so_args_parse(args, argc, argv, &o.model, 1, &n_pos, usage);
+    if (rc_args) return rc_args;
+    o.search = search == 0 ? SO_SEARCH_BACKTRACK : search == 1 ? SO_SEARCH_GREEDY : SO_SEARCH_NONE;
+    o.cost = cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS;
+    if (no_reverse) o.reverse = 0;
     if (!o.model) return usage("optimize: no model given");
 
     int rc = 1;

@@ -1,4 +1,5 @@
 /* cmd_verify.c - the verify command: command line over the verifier (verifier/verify.h). */
+#include "args.h"
 #include "commands.h"
 #include "../verifier/verify.h"
 
@@ -20,27 +21,24 @@ static int verify_usage(const char *msg)
 int so_verify_main(int argc, char **argv)
 {
     const char *path = NULL;
-    int json = 0, threads = 2, numeric = 0, write = 0, axioms = 0, trials = 40, md = 0;
+    int json = 0, write = 0, axioms = 0, md = 0;
+    long long threads = 2, numeric = 0, trials = 40;
     double timeout_s = 2.0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--write") || !strcmp(a, "-w")) write = 1;
-        else if (!strcmp(a, "--axioms")) axioms = 1;
-        else if (!strcmp(a, "--markdown")) md = 1;
-        else if ((!strcmp(a, "--timeout") || !strcmp(a, "--threads") || !strcmp(a, "--numeric") || !strcmp(a, "--trials")) && i + 1 < argc) {
-            char *end;
-            double x = strtod(argv[++i], &end);
-            if (*end || x < 0 || x > 1e6) return verify_usage("bad option value");
-            if (!strcmp(a, "--timeout")) timeout_s = x;
-            else if (!strcmp(a, "--threads")) threads = (int)x;
-            else if (!strcmp(a, "--numeric")) numeric = (int)x;
-            else trials = (int)x;
-        } else if (a[0] == '-') return verify_usage("unknown option");
-        else if (!path) path = a;
-        else return verify_usage("more than one rule file");
-    }
-    if (axioms) return so_verify_axiom_report(json, trials, timeout_s > 0 ? SO_MIN(timeout_s, 2.0) : 1.0, md);
+    const so_arg opts[] = {
+        SO_ARG_FLAG_("--json", &json),
+        SO_ARG_FLAG_("--write", &write),
+        SO_ARG_FLAG_("-w", &write),
+        SO_ARG_FLAG_("--axioms", &axioms),
+        SO_ARG_FLAG_("--markdown", &md),
+        SO_ARG_DOUBLE_("--timeout", &timeout_s, 0, 1e6, "--timeout needs seconds in [0, 1e6]"),
+        SO_ARG_INT_("--threads", &threads, 1, 256, "--threads needs an integer in 1..256"),
+        SO_ARG_INT_("--numeric", &numeric, 0, 1000000, "--numeric needs a number of trials >= 0"),
+        SO_ARG_INT_("--trials", &trials, 0, 1000000, "--trials needs a number >= 0"),
+        SO_ARG_END,
+    };
+    int n_pos, rc_args = so_args_parse(opts, argc, argv, &path, 1, &n_pos, verify_usage);
+    if (rc_args) return rc_args;
+    if (axioms) return so_verify_axiom_report(json, (int)trials, timeout_s > 0 ? SO_MIN(timeout_s, 2.0) : 1.0, md);
     if (!path) return verify_usage("missing FILE.rules");
     so_ruleset rs = {0};
     if (so_rules_load(path, &rs) != SO_OK) {
@@ -49,7 +47,7 @@ int so_verify_main(int argc, char **argv)
     }
     so_verify_summary sum;
     char **why = NULL;
-    if (so_verify_ruleset(&rs, threads, timeout_s, &sum, &why) != SO_OK) {
+    if (so_verify_ruleset(&rs, (int)threads, timeout_s, &sum, &why) != SO_OK) {
         fprintf(stderr, "superopt: %s: %s\n", path, so_error());
         so_ruleset_free(&rs);
         return 1;
@@ -60,7 +58,7 @@ int so_verify_main(int argc, char **argv)
         char nwhy[200] = "";
         int nok = 1;
         if (numeric > 0) {
-            if (so_verify_numeric(r, numeric, 1, &nok, nwhy, sizeof nwhy) != SO_OK) {
+            if (so_verify_numeric(r, (int)numeric, 1, &nok, nwhy, sizeof nwhy) != SO_OK) {
                 nok = 0;
                 snprintf(nwhy, sizeof nwhy, "%s", so_error());
             }

@@ -9,6 +9,7 @@
 
 #include "../kernels/exec.h"
 #include "../kernels/isa.h"
+#include "args.h"
 #include "commands.h"
 #include "../src/common.h"
 #include "../src/graph.h"
@@ -106,22 +107,20 @@ static int cmd_run(int argc, char **argv)
     const char *model_path = NULL, *in_path = NULL, *out_path = NULL;
     long long iters = 10, warmup = 2, threads = 1, seed = 1;
     int json = 0, profile = 0, reference = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--profile")) profile = 1;
-        else if (!strcmp(a, "--reference")) reference = 1;
-        else if (!strcmp(a, "--iters") && v) { if (so_parse_int(v, 1, 1000000, &iters)) return usage("--iters needs a positive integer"); i++; }
-        else if (!strcmp(a, "--warmup") && v) { if (so_parse_int(v, 0, 1000000, &warmup)) return usage("--warmup needs an integer >= 0"); i++; }
-        else if (!strcmp(a, "--threads") && v) { if (so_parse_int(v, 1, 256, &threads)) return usage("--threads needs an integer in 1..256"); i++; }
-        else if (!strcmp(a, "--seed") && v) { if (so_parse_int(v, 0, 0x7fffffffL, &seed)) return usage("--seed needs an integer >= 0"); i++; }
-        else if (!strcmp(a, "--inputs") && v) { in_path = v; i++; }
-        else if (!strcmp(a, "--outputs") && v) { out_path = v; i++; }
-        else if (a[0] == '-' ) return usage("run: unknown option or missing value");
-        else if (!model_path) model_path = a;
-        else return usage("run: more than one model given");
-    }
+    const so_arg args[] = {
+        SO_ARG_FLAG_("--json", &json),
+        SO_ARG_FLAG_("--profile", &profile),
+        SO_ARG_FLAG_("--reference", &reference),
+        SO_ARG_INT_("--iters", &iters, 1, 1000000, "--iters needs a positive integer"),
+        SO_ARG_INT_("--warmup", &warmup, 0, 1000000, "--warmup needs an integer >= 0"),
+        SO_ARG_INT_("--threads", &threads, 1, 256, "--threads needs an integer in 1..256"),
+        SO_ARG_INT_("--seed", &seed, 0, 0x7fffffffL, "--seed needs an integer >= 0"),
+        SO_ARG_STR_("--inputs", &in_path),
+        SO_ARG_STR_("--outputs", &out_path),
+        SO_ARG_END,
+    };
+    int n_pos, rc_args = so_args_parse(args, argc, argv, &model_path, 1, &n_pos, usage);
+    if (rc_args) return rc_args;
     if (!model_path) return usage("run: no model given");
 
     int rc = 1;

@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include "fast.h"
+#include "fuse.h"
 #include "isa.h"
 #include "ref.h"
 
@@ -385,7 +386,7 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
 {
     so_status st = SO_ERR;
     so_exec *e = so_xcalloc(1, sizeof *e);
-    int32_t *root = NULL, *uses = NULL, *user = NULL;
+    int32_t *root = NULL, *user = NULL;
     char *absorbed = NULL;
     int32_t *readers = NULL, *packed = NULL; /* opts.consume_weights */
     int released = 0;
@@ -407,14 +408,11 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
     e->n_values = nv;
     e->values = so_xcalloc((size_t)nv + 1, sizeof *e->values);
     root = so_xmalloc(sizeof *root * (size_t)(nv + 1));
-    uses = so_xcalloc((size_t)g->n_nodes + 1, sizeof *uses);
-    user = so_xmalloc(sizeof *user * (size_t)(g->n_nodes + 1));
     absorbed = so_xcalloc((size_t)g->n_nodes + 1, 1);
 
     /* root of each value: views alias their input */
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *n = &g->nodes[i];
-        user[i] = -1;
         for (int32_t k = 0; k < n->n_in; k++) {
             if (n->in[k].node < 0) {
                 if (so_ops[n->op].flags & SO_F_VIEW) {
@@ -427,10 +425,6 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
                 so_errorf("%s: input %d is not an earlier node (graph not topologically sorted?)",
                           so_node_desc(g, i, desc, sizeof desc), k);
                 goto done;
-            }
-            if (n->in[k].slot == 0) {
-                uses[n->in[k].node]++;
-                user[n->in[k].node] = i;
             }
         }
         if (n->op == SO_OP_OPAQUE) {
@@ -461,11 +455,7 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
             }
         }
     }
-    for (int32_t o = 0; o < m->n_outputs; o++) {
-        uses[g->outputs[o].node] += 2; /* never absorbed */
-    }
-    for (int32_t i = 0; i < g->n_nodes; i++)
-        if (uses[i] != 1 || g->nodes[i].n_out != 1) user[i] = -1;
+    user = so_fuse_users(g, NULL); /* who may be absorbed: kernels/fuse.c, as the cost model sees it */
 
     /* steps: select kernels (fusion absorbs successors), then order by position */
     e->steps = so_xcalloc((size_t)g->n_nodes + 1, sizeof *e->steps);
@@ -595,7 +585,6 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
     st = SO_OK;
 done:
     free(root);
-    free(uses);
     free(user);
     free(absorbed);
     free(readers);
@@ -653,6 +642,8 @@ void so_exec_step(const so_exec *e, int32_t i, so_exec_step_info *info)
     info->kernel = s->k.run ? s->k.name : "ref";
     info->flops = so_node_flops(e->g, s->node);
     for (int32_t f = 0; f < s->k.n_fused; f++) info->flops += so_node_flops(e->g, s->k.fused[f]);
+    info->n_fused = s->k.n_fused;
+    for (int32_t f = 0; f < s->k.n_fused && f < 4; f++) info->fused[f] = s->k.fused[f];
     info->median_ms = s->n_samples > 0 ? so_median(s->samples, (size_t)s->n_samples) : 0;
 }
 
@@ -870,53 +861,125 @@ done:
     return st;
 }
 
-/* ---- FLOP counter ---- */
+/* ---- FLOP counter: one decision per operator (ops.def), flops_<op> ---- */
+typedef int64_t (*flops_fn)(const so_graph *g, const so_node *n, int64_t out);
+
+static const so_shape *in_shape(const so_graph *g, const so_node *n, int k) { return &g->nodes[n->in[k].node].out[n->in[k].slot]; }
+
+static int64_t flops_none(const so_graph *g, const so_node *n, int64_t out) { (void)g, (void)n, (void)out; return 0; }
+/* element-wise: one operation per output element */
+static int64_t flops_per_output(const so_graph *g, const so_node *n, int64_t out) { (void)g, (void)n; return out; }
+
+static int64_t flops_conv(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *w = in_shape(g, n, 1);
+    if (w->rank != 4) return 2 * out;
+    return 2 * out * w->dim[1] * w->dim[2] * w->dim[3];
+}
+
+static int64_t flops_matmul(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *x = in_shape(g, n, 0);
+    int64_t k = x->rank >= 1 ? x->dim[x->rank - 1] : 1;
+    if (x->rank == 1) k = x->dim[0];
+    return 2 * out * k;
+}
+
+static int64_t flops_gemm(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *x = in_shape(g, n, 0);
+    if (x->rank != 2) return 2 * out;
+    return 2 * out * (n->attr->trans_a ? x->dim[0] : x->dim[1]);
+}
+
+static int64_t flops_lstm(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *x = in_shape(g, n, 0);
+    if (x->rank != 3) return out;
+    int64_t seq = x->dim[0], batch = x->dim[1], in_sz = x->dim[2], h = n->attr->hidden;
+    int64_t dirs = n->attr->direction == 2 ? 2 : 1;
+    return dirs * seq * batch * (2 * 4 * h * (in_sz + h) + 10 * h);
+}
+
+/* pooling: per window element */
+static int64_t flops_pool(const so_graph *g, const so_node *n, int64_t out)
+{
+    (void)g;
+    return out * (int64_t)n->attr->kernel[0] * n->attr->kernel[1];
+}
+
+/* reductions: one per input element; softmax three (max, exp, divide), layernorm five */
+static int64_t flops_per_input(const so_graph *g, const so_node *n, int64_t out) { (void)out; return so_shape_numel(in_shape(g, n, 0)); }
+static int64_t flops_softmax(const so_graph *g, const so_node *n, int64_t out) { return 3 * flops_per_input(g, n, out); }
+static int64_t flops_layernorm(const so_graph *g, const so_node *n, int64_t out) { return 5 * flops_per_input(g, n, out); }
+
+/* the decisions (a missing one is an undeclared identifier: the build fails) */
+#define flops_input flops_none           /* sources and views move nothing */
+#define flops_weight flops_none
+#define flops_opaque flops_per_output /* never runs; counted as element-wise, as before */
+#define flops_flatten flops_none
+#define flops_reshape flops_none
+#define flops_squeeze flops_none
+#define flops_unsqueeze flops_none
+#define flops_identity flops_none
+#define flops_add flops_per_output
+#define flops_sub flops_per_output
+#define flops_mul flops_per_output
+#define flops_div flops_per_output
+#define flops_pow flops_per_output
+#define flops_relu flops_per_output
+#define flops_sigmoid flops_per_output
+#define flops_tanh flops_per_output
+#define flops_erf flops_per_output
+#define flops_sqrt flops_per_output
+#define flops_exp flops_per_output
+#define flops_log flops_per_output
+#define flops_neg flops_per_output
+#define flops_reciprocal flops_per_output
+#define flops_clip flops_per_output
+#define flops_hardsigmoid flops_per_output
+#define flops_hardswish flops_per_output
+#define flops_leakyrelu flops_per_output
+#define flops_elu flops_per_output
+#define flops_batchnorm flops_per_output
+#define flops_maxpool flops_pool
+#define flops_avgpool flops_pool
+#define flops_globalavgpool flops_per_input
+#define flops_reducemean flops_per_input
+#define flops_reducesum flops_per_input
+#define flops_pad flops_per_output       /* data movement: one per element written */
+#define flops_concat flops_per_output
+#define flops_split flops_per_output
+#define flops_transpose flops_per_output
+#define flops_expand flops_per_output
+#define flops_gather flops_per_output
+#define flops_slice flops_per_output
+#define flops_resize flops_per_output
+#define flops_enlarge flops_per_output   /* internal operators: folded on weights */
+#define flops_const_pool flops_per_output
+#define flops_const_idconv flops_per_output
+#define flops_const_idmat flops_per_output
+#define flops_const_ones flops_per_output
+#define flops_bnfold_w flops_per_output
+#define flops_bnfold_b flops_per_output
+
+static const flops_fn flops_table[SO_OP_COUNT] = {
+#define X(e, l, ...) [SO_OP_##e] = flops_##l,
+#include "../src/ops.def"
+#undef X
+};
+
+const char *so_flops_rule(so_op op)
+{
+    flops_fn f = flops_table[op];
+    return f == flops_none ? "none" : f == flops_per_output ? "per output element" : f == flops_per_input ? "per input element" : "counted";
+}
+
 int64_t so_node_flops(const so_graph *g, int32_t i)
 {
     const so_node *n = &g->nodes[i];
     unsigned fl = so_ops[n->op].flags;
     if (fl & (SO_F_SOURCE | SO_F_VIEW)) return 0;
     if (n->n_out < 1 || n->out[0].rank < 0) return 0;
-    int64_t out = so_shape_numel(&n->out[0]);
-    const so_attr *a = n->attr;
-    switch (n->op) {
-    case SO_OP_CONV: {
-        const so_shape *w = &g->nodes[n->in[1].node].out[n->in[1].slot];
-        if (w->rank != 4) return 2 * out;
-        return 2 * out * w->dim[1] * w->dim[2] * w->dim[3];
-    }
-    case SO_OP_MATMUL: {
-        const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];
-        int64_t k = x->rank >= 1 ? x->dim[x->rank - 1] : 1;
-        if (x->rank == 1) k = x->dim[0];
-        return 2 * out * k;
-    }
-    case SO_OP_GEMM: {
-        const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];
-        if (x->rank != 2) return 2 * out;
-        int64_t k = a->trans_a ? x->dim[0] : x->dim[1];
-        return 2 * out * k;
-    }
-    case SO_OP_LSTM: {
-        const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];
-        if (x->rank != 3) return out;
-        int64_t seq = x->dim[0], batch = x->dim[1], in_sz = x->dim[2], h = a->hidden;
-        int64_t dirs = a->direction == 2 ? 2 : 1;
-        return dirs * seq * batch * (2 * 4 * h * (in_sz + h) + 10 * h);
-    }
-    case SO_OP_MAXPOOL:
-    case SO_OP_AVGPOOL:
-        return out * (int64_t)a->kernel[0] * a->kernel[1];
-    case SO_OP_GLOBALAVGPOOL:
-    case SO_OP_REDUCEMEAN:
-    case SO_OP_REDUCESUM:
-    case SO_OP_SOFTMAX:
-    case SO_OP_LAYERNORM: {
-        const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];
-        int64_t nin = so_shape_numel(x);
-        return n->op == SO_OP_SOFTMAX ? 3 * nin : n->op == SO_OP_LAYERNORM ? 5 * nin : nin;
-    }
-    default:
-        return out;
-    }
+    return flops_table[n->op](g, n, so_shape_numel(&n->out[0]));
 }

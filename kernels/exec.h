@@ -57,7 +57,9 @@ typedef struct so_exec_step_info {
     so_op op;
     const char *kernel;  /* name of the selected kernel, e.g. "conv1x1_sgemm", "ref" */
     double median_ms;    /* median over profiled runs; 0 if not profiled */
-    int64_t flops;       /* so_node_flops */
+    int64_t flops;       /* so_node_flops, the absorbed nodes' included */
+    int32_t n_fused;     /* nodes the step's kernel absorbed (kernels/fuse.h decisions), in order */
+    int32_t fused[4];
 } so_exec_step_info;
 
 /* Fills *info for step i in [0, n_steps). */
@@ -81,5 +83,8 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int co
    element-wise/normalisation/pooling approximately one per output (pool: per window
    element); 0 for sources and views. */
 int64_t so_node_flops(const so_graph *g, int32_t i);
+/* ops.def's FLOP decision for op, in words: "none", "per output element", "per input element",
+   or "counted" (an operator-specific count: conv, matmul, pooling windows...). */
+const char *so_flops_rule(so_op op);
 
 #endif

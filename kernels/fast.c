@@ -14,6 +14,7 @@
 #endif
 
 #include "conv.h"
+#include "fuse.h"
 #include "gemm.h"
 
 #define PAR_MIN 32768 /* elements below which our loops stay single-threaded */
@@ -141,48 +142,16 @@ void so_fast_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, fl
 static const so_shape *shape_of(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }
 
 /* Data of a float WEIGHT input, else NULL. */
-static const float *weight_f32(const so_graph *g, so_edge e)
-{
-    if (e.node < 0) return NULL;
-    const so_node *n = &g->nodes[e.node];
-    if (n->op != SO_OP_WEIGHT) return NULL;
-    const so_weight *w = &g->model->weights[n->ref];
-    return w->shape.dtype == SO_F32 ? w->data : NULL;
-}
+static const float *weight_f32(const so_graph *g, so_edge e) { return so_fuse_weight_f32(g, e); }
 
 /* Scalar f32 weight at edge e into *v. */
-static int scalar_weight(const so_graph *g, so_edge e, float *v)
-{
-    const float *w = weight_f32(g, e);
-    if (!w || so_shape_numel(shape_of(g, e)) != 1) return 0;
-    *v = w[0];
-    return 1;
-}
+static int scalar_weight(const so_graph *g, so_edge e, float *v) { return so_fuse_scalar_weight(g, e, v); }
 
-/* The other input of binary node j (the one that is not node `from`'s output), or -1 slot. */
-static int other_in(const so_node *nj, int32_t from, so_edge *o)
-{
-    if (nj->n_in != 2) return 0;
-    if (nj->in[0].node == from && nj->in[0].slot == 0) { *o = nj->in[1]; return 1; }
-    if (nj->in[1].node == from && nj->in[1].slot == 0) { *o = nj->in[0]; return 1; }
-    return 0;
-}
+/* The other input of binary node j (the one that is not node `from`'s output). */
+static int other_in(const so_node *nj, int32_t from, so_edge *o) { return so_fuse_other_in(nj, from, o); }
 
-static int is_act_op(so_op op)
-{
-    return op == SO_OP_RELU || op == SO_OP_SIGMOID || op == SO_OP_TANH || op == SO_OP_CLIP;
-}
-
-static int act_of_op(so_op op)
-{
-    switch (op) {
-    case SO_OP_RELU: return SO_ACT_RELU;
-    case SO_OP_SIGMOID: return SO_ACT_SIGMOID;
-    case SO_OP_TANH: return SO_ACT_TANH;
-    case SO_OP_CLIP: return SO_ACT_CLIP;
-    default: return SO_ACT_NONE;
-    }
-}
+/* activation role (ops.def column) */
+static int act_of_op(so_op op) { return so_ops[op].act; }
 
 /* expf for vectorised loops (omp simd): range reduction x = n ln2 + r (n by the 1.5*2^23
    rounding trick), degree-6 polynomial (Cephes), 2^n through the exponent bits. The input
@@ -367,20 +336,6 @@ static void epi_cols(const so_epi *ep, float *y, const float *res, int64_t m, in
 
 /* ---------------- fusion chains ---------------- */
 
-/* Is w (numel nch or 1) varying only along out axis chan_axis of rank-r output? */
-static int per_channel(const so_shape *w, int r, int chan_axis, int64_t nch)
-{
-    if (w->dtype != SO_F32 || w->rank > r) return 0;
-    int64_t numel = so_shape_numel(w);
-    if (numel == 1) return 1;
-    if (numel != nch) return 0;
-    for (int k = 0; k < w->rank; k++) {
-        int ax = r - w->rank + k;
-        if (ax != chan_axis && w->dim[k] != 1) return 0;
-    }
-    return 1;
-}
-
 static float *ensure(float **p, int64_t n, float init)
 {
     if (!*p) {
@@ -394,7 +349,6 @@ void so_fast_chain_build(const so_fast_ctx *c, int32_t i, int chan_axis, int64_t
 {
     const so_graph *g = c->g;
     const so_node *h = &g->nodes[i];
-    const so_shape *os = &h->out[0];
     memset(ch, 0, sizeof *ch);
     if (bias) {
         ch->shift = so_xmalloc(sizeof *ch->shift * (size_t)nch);
@@ -405,69 +359,57 @@ void so_fast_chain_build(const so_fast_ctx *c, int32_t i, int chan_axis, int64_t
         ch->ep.lo1 = h->attr->clip_min;
         ch->ep.hi1 = h->attr->clip_max;
     }
-    /* stage 0: per-channel affine; 1: act1; 2: residual add; 3: act2; 4: done */
-    int stage = ch->ep.act1 ? 2 : 0;
-    int32_t cur = i;
-    while (c->user && ch->n_fused < SO_FAST_MAX_FUSED && stage < 4) {
-        int32_t u = c->user[cur];
-        if (u < 0 || (c->absorbed && c->absorbed[u])) break;
+    /* which users are absorbed is decided once, in kernels/fuse.c (the cost model asks the same) */
+    so_fuse f;
+    so_fuse_chain(g, c->user, c->absorbed, i, chan_axis, nch, ch->ep.act1 != 0, &f);
+    for (int s = 0; s < f.n; s++) {
+        int32_t u = f.node[s];
         const so_node *un = &g->nodes[u];
-        if (un->n_out != 1 || !so_shape_eq(&un->out[0], os)) break;
-        int ok = 0;
-        if (stage == 0 && un->op == SO_OP_BATCHNORM && chan_axis == 1 && os->rank >= 2 && un->in[0].node == cur &&
-            un->in[0].slot == 0) {
+        switch (f.step[s]) {
+        case SO_FUSE_BN: {
             const float *sc = weight_f32(g, un->in[1]), *bb = weight_f32(g, un->in[2]), *mean = weight_f32(g, un->in[3]),
                         *var = weight_f32(g, un->in[4]);
-            if (sc && bb && mean && var) {
-                float *S = ensure(&ch->scale, nch, 1.f), *T = ensure(&ch->shift, nch, 0.f);
-                for (int64_t k = 0; k < nch; k++) {
-                    float s = sc[k] / sqrtf(var[k] + un->attr->epsilon);
-                    S[k] *= s;
-                    T[k] = T[k] * s + (bb[k] - mean[k] * s);
-                }
-                ok = 1;
+            float *S = ensure(&ch->scale, nch, 1.f), *T = ensure(&ch->shift, nch, 0.f);
+            for (int64_t k = 0; k < nch; k++) {
+                float sv = sc[k] / sqrtf(var[k] + un->attr->epsilon);
+                S[k] *= sv;
+                T[k] = T[k] * sv + (bb[k] - mean[k] * sv);
             }
-        } else if (un->op == SO_OP_ADD && stage <= 2) {
+            break;
+        }
+        case SO_FUSE_BIAS: {
+            int32_t cur = s ? f.node[s - 1] : i;
             int me = (un->in[0].node == cur && un->in[0].slot == 0) ? 0 : 1;
             so_edge other = un->in[1 - me];
-            const so_shape *osh = shape_of(g, other);
             const float *w = weight_f32(g, other);
-            if (stage == 0 && w && per_channel(osh, os->rank, chan_axis, nch)) {
-                float *T = ensure(&ch->shift, nch, 0.f);
-                int64_t numel = so_shape_numel(osh);
-                for (int64_t k = 0; k < nch; k++) T[k] += numel == 1 ? w[0] : w[k];
-                ch->ep.act1 = un->attr->act;
-                ch->ep.lo1 = un->attr->clip_min;
-                ch->ep.hi1 = un->attr->clip_max;
-                if (ch->ep.act1) stage = 2;
-                ok = 1;
-            } else if (so_shape_eq(osh, os) && osh->dtype == SO_F32) {
-                ch->has_extra = 1;
-                ch->extra = other;
-                ch->ep.has_res = 1;
-                ch->ep.act2 = un->attr->act;
-                ch->ep.lo2 = un->attr->clip_min;
-                ch->ep.hi2 = un->attr->clip_max;
-                stage = ch->ep.act2 ? 4 : 3;
-                ok = 1;
-            }
-        } else if (is_act_op(un->op) && (stage <= 1 || stage == 3)) {
-            if (stage <= 1) {
-                ch->ep.act1 = act_of_op(un->op);
-                ch->ep.lo1 = un->attr->clip_min;
-                ch->ep.hi1 = un->attr->clip_max;
-                stage = 2;
-            } else {
-                ch->ep.act2 = act_of_op(un->op);
-                ch->ep.lo2 = un->attr->clip_min;
-                ch->ep.hi2 = un->attr->clip_max;
-                stage = 4;
-            }
-            ok = 1;
+            int64_t numel = so_shape_numel(shape_of(g, other));
+            float *T = ensure(&ch->shift, nch, 0.f);
+            for (int64_t k = 0; k < nch; k++) T[k] += numel == 1 ? w[0] : w[k];
+            ch->ep.act1 = un->attr->act;
+            ch->ep.lo1 = un->attr->clip_min;
+            ch->ep.hi1 = un->attr->clip_max;
+            break;
         }
-        if (!ok) break;
+        case SO_FUSE_RESIDUAL:
+            ch->has_extra = 1;
+            ch->extra = f.extra;
+            ch->ep.has_res = 1;
+            ch->ep.act2 = un->attr->act;
+            ch->ep.lo2 = un->attr->clip_min;
+            ch->ep.hi2 = un->attr->clip_max;
+            break;
+        case SO_FUSE_ACT1:
+            ch->ep.act1 = act_of_op(un->op);
+            ch->ep.lo1 = un->attr->clip_min;
+            ch->ep.hi1 = un->attr->clip_max;
+            break;
+        default: /* SO_FUSE_ACT2 */
+            ch->ep.act2 = act_of_op(un->op);
+            ch->ep.lo2 = un->attr->clip_min;
+            ch->ep.hi2 = un->attr->clip_max;
+            break;
+        }
         ch->fused[ch->n_fused++] = u;
-        cur = u;
     }
     ch->ep.scale = ch->scale;
     ch->ep.shift = ch->shift;
@@ -603,33 +545,16 @@ static int select_attention(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_graph *g = c->g;
     const so_node *n = &g->nodes[i];
-    if (!c->user || !so_fast_use_gemm || n->n_in != 2 || weight_f32(g, n->in[0]) || weight_f32(g, n->in[1])) return 0;
-    const so_shape *q = shape_of(g, n->in[0]), *kt = shape_of(g, n->in[1]);
+    so_fuse f;
+    if (!so_fuse_attention(g, c->user, c->absorbed, i, &f)) return 0; /* the decision: kernels/fuse.c */
+    const int32_t *u = f.node;
+    const so_shape *q = shape_of(g, n->in[0]), *kt = shape_of(g, n->in[1]), *v = shape_of(g, f.extra);
     const int r = q->rank;
-    if (r < 3 || kt->rank != r || q->dtype != SO_F32 || kt->dtype != SO_F32) return 0;
-    for (int d = 0; d < r - 2; d++)
-        if (q->dim[d] != kt->dim[d]) return 0;
-    if (q->dim[r - 1] != kt->dim[r - 2]) return 0;
-    int32_t u[4], prev = i;
-    static const so_op want[3] = {SO_OP_DIV, SO_OP_SOFTMAX, SO_OP_MATMUL};
-    for (int t = 0; t < 4; t++) {
-        u[t] = c->user[prev];
-        if (t == 3) break;
-        if (u[t] < 0 || (c->absorbed && c->absorbed[u[t]])) return 0;
-        so_op op = g->nodes[u[t]].op;
-        if (op != want[t] && !(t == 0 && op == SO_OP_MUL)) return 0;
-        prev = u[t];
-    }
-    const so_node *dv = &g->nodes[u[0]], *sm = &g->nodes[u[1]], *m2 = &g->nodes[u[2]];
+    const so_node *dv = &g->nodes[u[0]];
     float cv;
     so_edge o;
-    if (dv->in[0].node != i || dv->in[0].slot != 0 || !other_in(dv, i, &o) || !scalar_weight(g, o, &cv)) return 0;
-    if (so_shape_numel(&dv->out[0]) != so_shape_numel(&n->out[0]) || sm->attr->axis != r - 1) return 0;
-    if (m2->n_in != 2 || m2->in[0].node != u[1] || m2->in[0].slot != 0 || m2->in[1].node == u[1]) return 0;
-    const so_shape *v = shape_of(g, m2->in[1]);
-    if (v->rank != r || v->dtype != SO_F32 || v->dim[r - 2] != kt->dim[r - 1] || weight_f32(g, m2->in[1])) return 0;
-    for (int d = 0; d < r - 2; d++)
-        if (v->dim[d] != q->dim[d]) return 0;
+    other_in(dv, i, &o);
+    scalar_weight(g, o, &cv);
     attn_plan *p = so_xcalloc(1, sizeof *p);
     p->S = q->dim[r - 2];
     p->D = q->dim[r - 1];
@@ -637,23 +562,17 @@ static int select_attention(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     p->Dv = v->dim[r - 1];
     p->nb = 1;
     for (int d = 0; d < r - 2; d++) p->nb *= q->dim[d];
-    p->heads = 1;
+    p->heads = f.n == 4 ? q->dim[1] : 1;
     p->c = cv;
     p->mul = dv->op == SO_OP_MUL;
-    int nf = 3;
-    const so_node *tr = u[3] >= 0 && !(c->absorbed && c->absorbed[u[3]]) ? &g->nodes[u[3]] : NULL;
-    if (tr && tr->op == SO_OP_TRANSPOSE && r == 4 && tr->attr->n_ints == 4 && tr->attr->ints[0] == 0 && tr->attr->ints[1] == 2 &&
-        tr->attr->ints[2] == 1 && tr->attr->ints[3] == 3) {
-        p->heads = q->dim[1];
-        nf = 4;
-    }
+    int nf = f.n;
     const int T = omp_get_max_threads() < 1 ? 1 : omp_get_max_threads();
     p->per = (p->S * p->S2 + 15) / 16 * 16;
     k->scratch_bytes = sizeof(float) * (size_t)p->per * (size_t)T;
     k->n_fused = nf;
     memcpy(k->fused, u, sizeof(int32_t) * (size_t)nf);
     k->has_extra = 1;
-    k->extra_in = m2->in[1];
+    k->extra_in = f.extra;
     k->run = attn_run;
     k->priv = p;
     k->free_priv = free;
@@ -1150,29 +1069,24 @@ static int select_gelu(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_graph *g = c->g;
     const so_node *n = &g->nodes[i];
-    if (!c->user || n->n_in != 2) return 0;
+    so_fuse f;
+    if (!so_fuse_gelu(g, c->user, c->absorbed, i, &f)) return 0; /* the decision: kernels/fuse.c */
+    const int32_t *u = f.node;
     const so_shape *xs = shape_of(g, n->in[0]);
     float cv, av, hv;
-    if (xs->dtype != SO_F32 || so_shape_numel(&n->out[0]) != so_shape_numel(xs) || !scalar_weight(g, n->in[1], &cv)) return 0;
-    int32_t u[4], prev = i;
-    static const so_op want[4] = {SO_OP_ERF, SO_OP_ADD, SO_OP_MUL, SO_OP_MUL};
-    for (int q = 0; q < 4; q++) {
-        u[q] = c->user[prev];
-        if (u[q] < 0 || g->nodes[u[q]].op != want[q] || (c->absorbed && c->absorbed[u[q]])) return 0;
-        if (so_shape_numel(&g->nodes[u[q]].out[0]) != so_shape_numel(xs)) return 0;
-        prev = u[q];
-    }
     so_edge o;
-    if (!other_in(&g->nodes[u[1]], u[0], &o) || !scalar_weight(g, o, &av)) return 0;
-    if (!other_in(&g->nodes[u[2]], u[1], &o) || o.node != n->in[0].node || o.slot != n->in[0].slot) return 0;
-    if (!other_in(&g->nodes[u[3]], u[2], &o) || !scalar_weight(g, o, &hv)) return 0;
+    scalar_weight(g, n->in[1], &cv);
+    other_in(&g->nodes[u[1]], u[0], &o);
+    scalar_weight(g, o, &av);
+    other_in(&g->nodes[u[3]], u[2], &o);
+    scalar_weight(g, o, &hv);
     gelu_plan *p = so_xcalloc(1, sizeof *p);
     p->n = so_shape_numel(xs);
     p->c = cv;
     p->a = av;
     p->h = hv;
     k->n_fused = 4;
-    memcpy(k->fused, u, sizeof u);
+    memcpy(k->fused, u, sizeof(int32_t) * 4);
     k->run = gelu_run;
     k->priv = p;
     k->free_priv = free;
@@ -1704,15 +1618,13 @@ static int pad_avgpool_fuse(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_graph *g = c->g;
     const so_node *n = &g->nodes[i];
+    so_fuse f;
+    if (!so_fuse_pad_pool(g, c->user, c->absorbed, i, &f)) return 0; /* the decision: kernels/fuse.c */
+    int32_t u = f.node[0];
     const so_shape *x = shape_of(g, n->in[0]);
-    if (!c->user || x->rank != 4 || n->attr->value != 0.f) return 0;
-    int32_t u = c->user[i];
-    if (u < 0 || (c->absorbed && c->absorbed[u]) || g->nodes[u].op != SO_OP_AVGPOOL) return 0;
     const so_node *pn = &g->nodes[u];
     const so_attr *pa = pn->attr;
-    if (pn->in[0].node != i || pn->out[0].rank != 4 || pa->pad[0] || pa->pad[1] || pa->pad[2] || pa->pad[3]) return 0;
     const int64_t *q = n->attr->ints; /* begin[0..3], end[0..3] */
-    if (q[0] || q[1] || q[4] || q[5] || q[2] < 0 || q[3] < 0 || q[6] < 0 || q[7] < 0) return 0;
     int64_t pads[4] = {q[2], q[3], q[6], q[7]};
     pool_kernel(pool_plan_new(pa, 0, x, &pn->out[0], pads, 1), k);
     k->name = strcmp(k->name, "avgpool3x3_s1") ? "pad_avgpool" : "pad_avgpool3x3_s1";

@@ -375,6 +375,7 @@ static inline float clamp01(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f 
 UNARY_KERNEL(hardsigmoid, clamp01(n->attr->alpha * x + n->attr->beta))
 UNARY_KERNEL(hardswish, x * clamp01(x / 6.0f + 0.5f))
 UNARY_KERNEL(leakyrelu, x < 0.0f ? n->attr->alpha * x : x)
+UNARY_KERNEL(elu, x < 0.0f ? n->attr->alpha * (expf(x) - 1.0f) : x)
 
 /* ---------------- normalisation, pooling ---------------- */
 
@@ -1013,7 +1014,7 @@ so_status so_ref_bnfold_b(const so_graph *g, const so_node *n, const so_tensor *
 /* ---------------- tables and drivers ---------------- */
 
 const so_kernel_fn so_ref_kernels[SO_OP_COUNT] = {
-#define X(e, l, onnx, mi, ma, no, fl, at) [SO_OP_##e] = so_ref_##l,
+#define X(e, l, ...) [SO_OP_##e] = so_ref_##l,
 #include "../src/ops.def"
 #undef X
 };

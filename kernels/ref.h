@@ -11,7 +11,7 @@
 typedef so_status (*so_kernel_fn)(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out);
 
 /* One reference kernel per operator in ops.def (a missing one fails to link). */
-#define X(e, l, onnx, mi, ma, no, fl, at) so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out);
+#define X(e, l, ...) so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out);
 #include "../src/ops.def"
 #undef X
 

@@ -49,6 +49,13 @@ typedef enum gen_kind {
     GK_COUNT
 } gen_kind;
 
+/* The table operator each instance kind is an instance of. */
+extern const so_op gen_kind_op[GK_COUNT];
+/* ops.def's generator decision for op: 1 if the default universe enumerates it, 2 if an instance
+   kind exists but the default universe leaves it out, 0 if it is marked "not in rules" (never
+   enumerated: no rule will mention it). The coverage test checks this agrees with gen_kind_op. */
+int gen_enumerates(so_op op);
+
 typedef struct gen_inst {
     int8_t kind;     /* gen_kind */
     int8_t act;      /* so_act for matmul/conv */

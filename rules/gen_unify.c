@@ -375,20 +375,18 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
         }
         so_attr *at = &rn->attr;
         const gen_type *it0 = &ev->type[nd->in[0]];
+        rn->op = gen_kind_op[gi->kind]; /* the table operator of the instance kind (gen_universe.c) */
         switch (gi->kind) {
-        case GK_ADD: rn->op = SO_OP_ADD; break;
-        case GK_MUL: rn->op = SO_OP_MUL; break;
+        case GK_ADD: case GK_MUL: case GK_RELU: case GK_SIGMOID: case GK_TANH: break; /* no attributes */
         case GK_TRANSPOSE:
-            rn->op = SO_OP_TRANSPOSE;
             at->n_ints = 2;
             at->ints[0] = 1;
             at->ints[1] = 0;
             break;
-        case GK_MATMUL: rn->op = SO_OP_MATMUL; at->act = gi->act; break;
+        case GK_MATMUL: at->act = gi->act; break;
         case GK_CONV:
         case GK_CONVB: {
             const gen_type *w = &ev->type[nd->in[1]];
-            rn->op = SO_OP_CONV;
             at->stride[0] = at->stride[1] = 1;
             at->dilation[0] = at->dilation[1] = 1;
             at->pad[0] = at->pad[2] = w->dim[2] / 2;
@@ -397,27 +395,21 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
             at->act = gi->act;
             break;
         }
-        case GK_ENLARGE: rn->op = SO_OP_ENLARGE; at->kernel[0] = at->kernel[1] = 3; break;
-        case GK_RELU: rn->op = SO_OP_RELU; break;
-        case GK_SIGMOID: rn->op = SO_OP_SIGMOID; break;
-        case GK_TANH: rn->op = SO_OP_TANH; break;
+        case GK_ENLARGE: at->kernel[0] = at->kernel[1] = 3; break;
         case GK_AVGPOOL:
-            rn->op = SO_OP_AVGPOOL;
             at->kernel[0] = at->kernel[1] = 3;
             at->stride[0] = at->stride[1] = 1;
             at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = 1;
             at->count_include_pad = 1;
             break;
         case GK_MAXPOOL:
-            rn->op = SO_OP_MAXPOOL;
             at->kernel[0] = at->kernel[1] = 3;
             at->stride[0] = at->stride[1] = 1;
             at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = 1;
             at->dilation[0] = at->dilation[1] = 1;
             break;
-        case GK_CONCAT: rn->op = SO_OP_CONCAT; at->axis = gi->axis; break;
+        case GK_CONCAT: at->axis = gi->axis; break;
         case GK_SPLIT: {
-            rn->op = SO_OP_SPLIT;
             at->axis = gi->axis;
             int base = u->n_vars + GEN_MAX_OUT * i;
             rn->n_dx = 2;
@@ -425,12 +417,10 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
                 *ok = 0;
             break;
         }
-        case GK_BN: rn->op = SO_OP_BATCHNORM; at->epsilon = 1e-5f; break;
-        case GK_BNFOLD_W: rn->op = SO_OP_BNFOLD_W; at->epsilon = 1e-5f; break;
-        case GK_BNFOLD_B: case GK_BNFOLD_BC: rn->op = SO_OP_BNFOLD_B; at->epsilon = 1e-5f; break;
+        case GK_BN: at->epsilon = 1e-5f; break;
+        case GK_BNFOLD_W: at->epsilon = 1e-5f; break;
+        case GK_BNFOLD_B: case GK_BNFOLD_BC: at->epsilon = 1e-5f; break;
         case GK_CONST_POOL: case GK_CONST_IDCONV: case GK_CONST_IDMAT: case GK_CONST_ONES: {
-            rn->op = gi->kind == GK_CONST_POOL ? SO_OP_CONST_POOL : gi->kind == GK_CONST_IDCONV ? SO_OP_CONST_IDCONV
-                     : gi->kind == GK_CONST_IDMAT ? SO_OP_CONST_IDMAT : SO_OP_CONST_ONES;
             int base = u->n_vars + GEN_MAX_OUT * i;
             rn->n_dx = ts[base].rank;
             for (int k = 0; k < ts[base].rank; k++)

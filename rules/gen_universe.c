@@ -325,3 +325,82 @@ void gen_universe_add_var(gen_universe *u, const char *name, int rank, const int
     gen_type t = T(rank, rank > 0 ? dims[0] : 0, rank > 1 ? dims[1] : 0, rank > 2 ? dims[2] : 0, rank > 3 ? dims[3] : 0);
     add_var(u, name, t, role, kernel);
 }
+
+const so_op gen_kind_op[GK_COUNT] = {
+    [GK_ADD] = SO_OP_ADD, [GK_MUL] = SO_OP_MUL, [GK_TRANSPOSE] = SO_OP_TRANSPOSE, [GK_MATMUL] = SO_OP_MATMUL,
+    [GK_CONV] = SO_OP_CONV, [GK_CONVB] = SO_OP_CONV, [GK_ENLARGE] = SO_OP_ENLARGE, [GK_RELU] = SO_OP_RELU,
+    [GK_SIGMOID] = SO_OP_SIGMOID, [GK_TANH] = SO_OP_TANH, [GK_AVGPOOL] = SO_OP_AVGPOOL, [GK_MAXPOOL] = SO_OP_MAXPOOL,
+    [GK_CONCAT] = SO_OP_CONCAT, [GK_SPLIT] = SO_OP_SPLIT, [GK_BN] = SO_OP_BATCHNORM, [GK_CONST_POOL] = SO_OP_CONST_POOL,
+    [GK_CONST_IDCONV] = SO_OP_CONST_IDCONV, [GK_CONST_IDMAT] = SO_OP_CONST_IDMAT, [GK_CONST_ONES] = SO_OP_CONST_ONES,
+    [GK_BNFOLD_W] = SO_OP_BNFOLD_W, [GK_BNFOLD_B] = SO_OP_BNFOLD_B, [GK_BNFOLD_BC] = SO_OP_BNFOLD_B,
+};
+
+/* The generator decision of every operator (ops.def): GEN_ENUMERATED (instance kinds in enum.h
+   evaluate it in residue arithmetic, gen_eval.c, and the default universe uses them),
+   GEN_OUTSIDE_DEFAULT (an instance kind exists, but the default universe leaves it out: no Z3
+   semantics yet) or GEN_NOT_IN_RULES. An operator without a decision is an undeclared identifier. */
+#define GEN_ENUMERATED 1
+#define GEN_OUTSIDE_DEFAULT 2
+#define GEN_NOT_IN_RULES 0
+#define gen_input GEN_NOT_IN_RULES
+#define gen_weight GEN_NOT_IN_RULES
+#define gen_opaque GEN_NOT_IN_RULES
+#define gen_conv GEN_ENUMERATED
+#define gen_matmul GEN_ENUMERATED
+#define gen_gemm GEN_NOT_IN_RULES
+#define gen_add GEN_ENUMERATED
+#define gen_sub GEN_NOT_IN_RULES
+#define gen_mul GEN_ENUMERATED
+#define gen_div GEN_NOT_IN_RULES
+#define gen_pow GEN_NOT_IN_RULES
+#define gen_relu GEN_ENUMERATED
+#define gen_sigmoid GEN_ENUMERATED
+#define gen_tanh GEN_ENUMERATED
+#define gen_erf GEN_NOT_IN_RULES
+#define gen_sqrt GEN_NOT_IN_RULES
+#define gen_exp GEN_NOT_IN_RULES
+#define gen_log GEN_NOT_IN_RULES
+#define gen_neg GEN_NOT_IN_RULES
+#define gen_reciprocal GEN_NOT_IN_RULES
+#define gen_clip GEN_NOT_IN_RULES
+#define gen_batchnorm GEN_ENUMERATED
+#define gen_maxpool GEN_ENUMERATED
+#define gen_avgpool GEN_ENUMERATED
+#define gen_globalavgpool GEN_NOT_IN_RULES
+#define gen_softmax GEN_NOT_IN_RULES
+#define gen_reducemean GEN_NOT_IN_RULES
+#define gen_layernorm GEN_NOT_IN_RULES
+#define gen_pad GEN_NOT_IN_RULES
+#define gen_concat GEN_ENUMERATED
+#define gen_split GEN_ENUMERATED
+#define gen_flatten GEN_NOT_IN_RULES
+#define gen_reshape GEN_NOT_IN_RULES
+#define gen_transpose GEN_ENUMERATED
+#define gen_squeeze GEN_NOT_IN_RULES
+#define gen_unsqueeze GEN_NOT_IN_RULES
+#define gen_identity GEN_NOT_IN_RULES
+#define gen_expand GEN_NOT_IN_RULES
+#define gen_gather GEN_NOT_IN_RULES
+#define gen_slice GEN_NOT_IN_RULES
+#define gen_lstm GEN_NOT_IN_RULES
+#define gen_enlarge GEN_ENUMERATED
+#define gen_const_pool GEN_ENUMERATED
+#define gen_const_idconv GEN_ENUMERATED
+#define gen_const_idmat GEN_ENUMERATED
+#define gen_const_ones GEN_OUTSIDE_DEFAULT
+#define gen_bnfold_w GEN_ENUMERATED
+#define gen_bnfold_b GEN_ENUMERATED
+#define gen_hardsigmoid GEN_NOT_IN_RULES
+#define gen_hardswish GEN_NOT_IN_RULES
+#define gen_leakyrelu GEN_NOT_IN_RULES
+#define gen_elu GEN_NOT_IN_RULES
+#define gen_resize GEN_NOT_IN_RULES
+#define gen_reducesum GEN_NOT_IN_RULES
+
+static const unsigned char gen_decision[SO_OP_COUNT] = {
+#define X(e, l, ...) [SO_OP_##e] = gen_##l,
+#include "../src/ops.def"
+#undef X
+};
+
+int gen_enumerates(so_op op) { return gen_decision[op]; }

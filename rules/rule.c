@@ -15,15 +15,75 @@
 /* ops.def's attrs column (SO_A_*): the fields printed and accepted per operator. */
 static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 
-static const char *ints_key(so_op op)
-{
-    switch (op) {
-    case SO_OP_TRANSPOSE: return "perm";
-    case SO_OP_SQUEEZE: case SO_OP_UNSQUEEZE: case SO_OP_REDUCEMEAN: return "axes";
-    case SO_OP_PAD: return "pads";
-    default: return "ints";
-    }
-}
+/* The rule-file key of each operator's int list (ops.def's SO_A_INTS): what the list means.
+   One decision per operator; an operator without one is an undeclared identifier. */
+#define key_perm "perm"
+#define key_axes "axes"
+#define key_pads "pads"
+#define key_ints "ints"     /* slice quads, resize parameters: no better name */
+#define key_none NULL       /* the operator has no int list (SO_A_INTS not in its attrs) */
+#define key_input key_none
+#define key_weight key_none
+#define key_opaque key_none
+#define key_conv key_none
+#define key_matmul key_none
+#define key_gemm key_none
+#define key_add key_none
+#define key_sub key_none
+#define key_mul key_none
+#define key_div key_none
+#define key_pow key_none
+#define key_relu key_none
+#define key_sigmoid key_none
+#define key_tanh key_none
+#define key_erf key_none
+#define key_sqrt key_none
+#define key_exp key_none
+#define key_log key_none
+#define key_neg key_none
+#define key_reciprocal key_none
+#define key_clip key_none
+#define key_batchnorm key_none
+#define key_maxpool key_none
+#define key_avgpool key_none
+#define key_globalavgpool key_none
+#define key_softmax key_none
+#define key_reducemean key_axes
+#define key_layernorm key_none
+#define key_pad key_pads
+#define key_concat key_none
+#define key_split key_none
+#define key_flatten key_none
+#define key_reshape key_none
+#define key_transpose key_perm
+#define key_squeeze key_axes
+#define key_unsqueeze key_axes
+#define key_identity key_none
+#define key_expand key_none
+#define key_gather key_none
+#define key_slice key_ints
+#define key_lstm key_none
+#define key_enlarge key_none
+#define key_const_pool key_none
+#define key_const_idconv key_none
+#define key_const_idmat key_none
+#define key_const_ones key_none
+#define key_bnfold_w key_none
+#define key_bnfold_b key_none
+#define key_hardsigmoid key_none
+#define key_hardswish key_none
+#define key_leakyrelu key_none
+#define key_elu key_none
+#define key_resize key_ints
+#define key_reducesum key_axes
+
+static const char *const ints_keys[SO_OP_COUNT] = {
+#define X(e, l, ...) [SO_OP_##e] = key_##l,
+#include "../src/ops.def"
+#undef X
+};
+
+static const char *ints_key(so_op op) { return ints_keys[op] ? ints_keys[op] : "ints"; }
 
 static const char *dx_key(so_op op) { return op == SO_OP_SPLIT ? "sizes" : "shape"; }
 
@@ -797,199 +857,311 @@ static so_status sym_bcast(const so_sshape *a, const so_sshape *b, so_sshape *o)
 static int dx_is(const so_dimx *d, int64_t c) { return d->n_sym == 0 && d->c == c; }
 
 /* Output shapes of node n given its inputs' symbolic shapes. */
+/* ---------------- symbolic shapes, one rule per operator (ops.def) ----------------
+   sym_<op> computes the output shapes of rule node n from its inputs' symbolic shapes (every
+   input shape known), or fails with a message. */
+
+#define SYM_LOCALS                       \
+    const so_attr *a = &n->attr;         \
+    so_sshape *o = &out[0];              \
+    (void)a, (void)o, (void)in
+
+static so_status sym_unary(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    (void)n;
+    out[0] = in[0];
+    return SO_OK;
+}
+
+static so_status sym_binary(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    (void)n;
+    return sym_bcast(&in[0], &in[1], &out[0]);
+}
+
+static so_status sym_identity(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    *o = in[0];
+    return SO_OK;
+}
+
+static so_status sym_conv(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    const so_sshape *x = &in[0], *w = &in[1];
+    if (x->rank != 4 || w->rank != 4) return so_errorf("conv needs rank-4 input and weight");
+    int g = a->group > 0 ? a->group : 1;
+    if (g == 1) {
+        if (!so_dimx_eq(&x->dim[1], &w->dim[1])) return so_errorf("conv input channels differ from weight");
+    } else {
+        if (x->dim[1].n_sym || w->dim[1].n_sym) {
+            /* grouped conv with symbolic channels: C must be g * Cw; only g==C (depthwise) or concrete supported */
+            if (!(dx_is(&w->dim[1], 1) && so_dimx_eq(&x->dim[1], &w->dim[0]) && 1))
+                return so_errorf("grouped conv with symbolic channels needs depthwise form");
+        } else if (x->dim[1].c != (int64_t)g * w->dim[1].c) {
+            return so_errorf("grouped conv channels do not match");
+        }
+    }
+    if (n->n_in == 3 && (in[2].rank != 1 || !so_dimx_eq(&in[2].dim[0], &w->dim[0])))
+        return so_errorf("conv bias shape does not match weight");
+    if (w->dim[2].n_sym || w->dim[3].n_sym) return so_errorf("conv kernel dims must be concrete");
+    o->rank = 4;
+    o->dim[0] = x->dim[0];
+    o->dim[1] = w->dim[0];
+    for (int s = 0; s < 2; s++) {
+        int64_t k = w->dim[2 + s].c, st = a->stride[s] > 0 ? a->stride[s] : 1;
+        int64_t dil = a->dilation[s] > 0 ? a->dilation[s] : 1;
+        const so_dimx *h = &x->dim[2 + s];
+        int64_t shift = a->pad[s] + a->pad[s + 2] - dil * (k - 1);
+        if (h->n_sym == 0) {
+            int64_t v = (h->c + shift - 1) / st + 1;
+            if (h->c + shift < 1) return so_errorf("conv output is empty");
+            o->dim[2 + s] = dx_const(v);
+        } else {
+            if (st != 1) return so_errorf("strided conv on a symbolic spatial dim");
+            if (shift < -RULE_INT_MAX || shift > RULE_INT_MAX) return so_errorf("conv window out of range");
+            o->dim[2 + s] = *h;
+            o->dim[2 + s].c += (int32_t)shift;
+        }
+    }
+    return SO_OK;
+}
+
+static so_status sym_maxpool(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    const so_sshape *x = &in[0];
+    if (x->rank != 4) return so_errorf("pool needs a rank-4 input");
+    *o = *x;
+    for (int s = 0; s < 2; s++) {
+        int64_t k = a->kernel[s], st = a->stride[s] > 0 ? a->stride[s] : 1;
+        int64_t shift = a->pad[s] + a->pad[s + 2] - k;
+        const so_dimx *h = &x->dim[2 + s];
+        if (h->n_sym == 0) {
+            o->dim[2 + s] = dx_const((h->c + shift) / st + 1);
+        } else {
+            if (st != 1) return so_errorf("strided pool on a symbolic spatial dim");
+            o->dim[2 + s].c += (int32_t)(shift + 1);
+        }
+    }
+    return SO_OK;
+}
+
+static so_status sym_globalavgpool(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    *o = in[0];
+    if (o->rank < 3) return so_errorf("globalavgpool needs rank >= 3");
+    for (int i = 2; i < o->rank; i++) o->dim[i] = dx_const(1);
+    return SO_OK;
+}
+
+static so_status sym_softmax(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    *o = in[0];
+    return SO_OK;
+}
+
+static so_status sym_batchnorm(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    if (in[0].rank < 2) return so_errorf("batchnorm needs rank >= 2");
+    for (int k = 1; k < 5; k++)
+        if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[1]))
+            return so_errorf("batchnorm parameter %d does not match the channels", k);
+    *o = in[0];
+    return SO_OK;
+}
+
+static so_status sym_bnfold_w(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    if (in[0].rank < 1) return so_errorf("bnfold_w needs a weight of rank >= 1");
+    for (int k = 1; k < 3; k++)
+        if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[0]))
+            return so_errorf("bnfold_w parameter %d does not match the output channels", k);
+    *o = in[0];
+    return SO_OK;
+}
+
+static so_status sym_bnfold_b(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    for (int k = 0; k < n->n_in; k++)
+        if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[0]))
+            return so_errorf("bnfold_b input %d is not a vector like the scale", k);
+    *o = in[0];
+    return SO_OK;
+}
+
+static so_status sym_matmul(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    const so_sshape *x = &in[0], *y = &in[1];
+    if (x->rank < 2 || y->rank < 2) return so_errorf("matmul needs rank >= 2 (symbolic check)");
+    if (!so_dimx_eq(&x->dim[x->rank - 1], &y->dim[y->rank - 2])) return so_errorf("matmul inner dims differ");
+    so_sshape bx = *x, by = *y;
+    bx.rank -= 2;
+    by.rank -= 2;
+    if (sym_bcast(&bx, &by, o) != SO_OK) return SO_ERR;
+    o->dim[o->rank++] = x->dim[x->rank - 2];
+    o->dim[o->rank++] = y->dim[y->rank - 1];
+    return SO_OK;
+}
+
+static so_status sym_transpose(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    const so_sshape *x = &in[0];
+    if (a->n_ints != x->rank) return so_errorf("transpose perm has %d entries for rank %d", (int)a->n_ints, (int)x->rank);
+    int seen[SO_MAX_RANK] = {0};
+    o->rank = x->rank;
+    for (int i = 0; i < x->rank; i++) {
+        int64_t p = a->ints[i];
+        if (p < 0 || p >= x->rank || seen[p]++) return so_errorf("transpose perm is not a permutation");
+        o->dim[i] = x->dim[p];
+    }
+    return SO_OK;
+}
+
+static so_status sym_concat(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    *o = in[0];
+    if (a->axis < 0 || a->axis >= o->rank) return so_errorf("concat axis out of range");
+    for (int k = 1; k < n->n_in; k++) {
+        if (in[k].rank != o->rank) return so_errorf("concat ranks differ");
+        for (int i = 0; i < o->rank; i++) {
+            if (i == a->axis) {
+                if (!dx_add(&o->dim[i], &in[k].dim[i], &o->dim[i])) return so_errorf("concat dim too long");
+            } else if (!so_dimx_eq(&o->dim[i], &in[k].dim[i])) {
+                return so_errorf("concat inputs differ on axis %d", i);
+            }
+        }
+    }
+    return SO_OK;
+}
+
+static so_status sym_split(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    const so_sshape *x = &in[0];
+    if (a->axis < 0 || a->axis >= x->rank) return so_errorf("split axis out of range");
+    so_dimx sum = dx_const(0);
+    for (int k = 0; k < n->n_dx; k++) {
+        if (!dx_add(&sum, &n->dx[k], &sum)) return so_errorf("split sizes too long");
+        out[k] = *x;
+        out[k].dim[a->axis] = n->dx[k];
+    }
+    if (!so_dimx_eq(&sum, &x->dim[a->axis])) return so_errorf("split sizes do not sum to the axis dim");
+    return SO_OK;
+}
+
+static so_status sym_enlarge(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    const so_sshape *x = &in[0];
+    if (x->rank != 4 || x->dim[2].n_sym || x->dim[3].n_sym) return so_errorf("enlarge needs a concrete kernel");
+    if (a->kernel[0] < x->dim[2].c || a->kernel[1] < x->dim[3].c || (a->kernel[0] - x->dim[2].c) % 2 ||
+        (a->kernel[1] - x->dim[3].c) % 2)
+        return so_errorf("enlarge target kernel must be larger by an even amount");
+    *o = *x;
+    o->dim[2] = dx_const(a->kernel[0]);
+    o->dim[3] = dx_const(a->kernel[1]);
+    return SO_OK;
+}
+
+static so_status sym_const_pool(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    o->rank = n->n_dx;
+    for (int i = 0; i < n->n_dx; i++) o->dim[i] = n->dx[i];
+    if ((n->op == SO_OP_CONST_POOL || n->op == SO_OP_CONST_IDCONV) && o->rank != 4)
+        return so_errorf("%s needs a rank-4 shape", so_ops[n->op].name);
+    if (n->op == SO_OP_CONST_IDMAT && (o->rank != 2 || !so_dimx_eq(&o->dim[0], &o->dim[1])))
+        return so_errorf("const_idmat needs shape n,n");
+    if (n->op == SO_OP_CONST_IDCONV && !so_dimx_eq(&o->dim[0], &o->dim[1]))
+        return so_errorf("const_idconv needs shape c,c,kh,kw");
+    return SO_OK;
+}
+
+static so_status sym_reshape(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    o->rank = n->n_dx;
+    for (int i = 0; i < n->n_dx; i++) o->dim[i] = n->dx[i];
+    return SO_OK;
+}
+
+/* operators the rule language has no symbolic shape rule for: unknown shape, accepted here and
+   checked when the rule is instantiated on a graph */
+static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    (void)in;
+    for (int j = 0; j < n->n_out; j++) out[j].rank = -1;
+    return SO_OK;
+}
+
+/* The rule-shape decision of every operator: its rule, or sym_unknown (shape left unknown in the
+   rule check, checked at instantiation). An operator without a decision is an undeclared identifier. */
+#define sym_input sym_unknown
+#define sym_weight sym_unknown
+#define sym_opaque sym_unknown
+#define sym_gemm sym_unknown
+#define sym_add sym_binary
+#define sym_sub sym_binary
+#define sym_mul sym_binary
+#define sym_div sym_binary
+#define sym_pow sym_binary
+#define sym_relu sym_unary
+#define sym_sigmoid sym_unary
+#define sym_tanh sym_unary
+#define sym_erf sym_unary
+#define sym_sqrt sym_unary
+#define sym_exp sym_unary
+#define sym_log sym_unary
+#define sym_neg sym_unary
+#define sym_reciprocal sym_unary
+#define sym_clip sym_unary
+#define sym_hardsigmoid sym_unary
+#define sym_hardswish sym_unary
+#define sym_leakyrelu sym_unary
+#define sym_elu sym_unary
+#define sym_avgpool sym_maxpool
+#define sym_const_idconv sym_const_pool
+#define sym_const_idmat sym_const_pool
+#define sym_const_ones sym_const_pool
+#define sym_expand sym_reshape
+#define sym_reducemean sym_unknown
+#define sym_reducesum sym_unknown
+#define sym_layernorm sym_unknown
+#define sym_pad sym_unknown
+#define sym_flatten sym_unknown
+#define sym_squeeze sym_unknown
+#define sym_unsqueeze sym_unknown
+#define sym_gather sym_unknown
+#define sym_slice sym_unknown
+#define sym_lstm sym_unknown
+#define sym_resize sym_unknown
+
+typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *out);
+static const sym_fn sym_rules[SO_OP_COUNT] = {
+#define X(e, l, ...) [SO_OP_##e] = sym_##l,
+#include "../src/ops.def"
+#undef X
+};
+
 static so_status sym_node(const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    const so_attr *a = &n->attr;
     for (int k = 0; k < n->n_in; k++)
         if (in[k].rank < 0) {
             for (int j = 0; j < n->n_out; j++) out[j].rank = -1;
             return SO_OK;
         }
-    so_sshape *o = &out[0];
-    memset(o, 0, sizeof *o);
-    unsigned fl = so_ops[n->op].flags;
-    if (fl & SO_F_UNARY) {
-        *o = in[0];
-        return SO_OK;
-    }
-    if (fl & SO_F_BINARY) return sym_bcast(&in[0], &in[1], o);
-    switch (n->op) {
-    case SO_OP_IDENTITY:
-        *o = in[0];
-        return SO_OK;
-    case SO_OP_CONV: {
-        const so_sshape *x = &in[0], *w = &in[1];
-        if (x->rank != 4 || w->rank != 4) return so_errorf("conv needs rank-4 input and weight");
-        int g = a->group > 0 ? a->group : 1;
-        if (g == 1) {
-            if (!so_dimx_eq(&x->dim[1], &w->dim[1])) return so_errorf("conv input channels differ from weight");
-        } else {
-            if (x->dim[1].n_sym || w->dim[1].n_sym) {
-                /* grouped conv with symbolic channels: C must be g * Cw; only g==C (depthwise) or concrete supported */
-                if (!(dx_is(&w->dim[1], 1) && so_dimx_eq(&x->dim[1], &w->dim[0]) && 1))
-                    return so_errorf("grouped conv with symbolic channels needs depthwise form");
-            } else if (x->dim[1].c != (int64_t)g * w->dim[1].c) {
-                return so_errorf("grouped conv channels do not match");
-            }
-        }
-        if (n->n_in == 3 && (in[2].rank != 1 || !so_dimx_eq(&in[2].dim[0], &w->dim[0])))
-            return so_errorf("conv bias shape does not match weight");
-        if (w->dim[2].n_sym || w->dim[3].n_sym) return so_errorf("conv kernel dims must be concrete");
-        o->rank = 4;
-        o->dim[0] = x->dim[0];
-        o->dim[1] = w->dim[0];
-        for (int s = 0; s < 2; s++) {
-            int64_t k = w->dim[2 + s].c, st = a->stride[s] > 0 ? a->stride[s] : 1;
-            int64_t dil = a->dilation[s] > 0 ? a->dilation[s] : 1;
-            const so_dimx *h = &x->dim[2 + s];
-            int64_t shift = a->pad[s] + a->pad[s + 2] - dil * (k - 1);
-            if (h->n_sym == 0) {
-                int64_t v = (h->c + shift - 1) / st + 1;
-                if (h->c + shift < 1) return so_errorf("conv output is empty");
-                o->dim[2 + s] = dx_const(v);
-            } else {
-                if (st != 1) return so_errorf("strided conv on a symbolic spatial dim");
-                if (shift < -RULE_INT_MAX || shift > RULE_INT_MAX) return so_errorf("conv window out of range");
-                o->dim[2 + s] = *h;
-                o->dim[2 + s].c += (int32_t)shift;
-            }
-        }
-        return SO_OK;
-    }
-    case SO_OP_MAXPOOL:
-    case SO_OP_AVGPOOL: {
-        const so_sshape *x = &in[0];
-        if (x->rank != 4) return so_errorf("pool needs a rank-4 input");
-        *o = *x;
-        for (int s = 0; s < 2; s++) {
-            int64_t k = a->kernel[s], st = a->stride[s] > 0 ? a->stride[s] : 1;
-            int64_t shift = a->pad[s] + a->pad[s + 2] - k;
-            const so_dimx *h = &x->dim[2 + s];
-            if (h->n_sym == 0) {
-                o->dim[2 + s] = dx_const((h->c + shift) / st + 1);
-            } else {
-                if (st != 1) return so_errorf("strided pool on a symbolic spatial dim");
-                o->dim[2 + s].c += (int32_t)(shift + 1);
-            }
-        }
-        return SO_OK;
-    }
-    case SO_OP_GLOBALAVGPOOL:
-        *o = in[0];
-        if (o->rank < 3) return so_errorf("globalavgpool needs rank >= 3");
-        for (int i = 2; i < o->rank; i++) o->dim[i] = dx_const(1);
-        return SO_OK;
-    case SO_OP_SOFTMAX:
-        *o = in[0];
-        return SO_OK;
-    case SO_OP_BATCHNORM: {
-        if (in[0].rank < 2) return so_errorf("batchnorm needs rank >= 2");
-        for (int k = 1; k < 5; k++)
-            if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[1]))
-                return so_errorf("batchnorm parameter %d does not match the channels", k);
-        *o = in[0];
-        return SO_OK;
-    }
-    case SO_OP_BNFOLD_W: {
-        if (in[0].rank < 1) return so_errorf("bnfold_w needs a weight of rank >= 1");
-        for (int k = 1; k < 3; k++)
-            if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[0]))
-                return so_errorf("bnfold_w parameter %d does not match the output channels", k);
-        *o = in[0];
-        return SO_OK;
-    }
-    case SO_OP_BNFOLD_B: {
-        for (int k = 0; k < n->n_in; k++)
-            if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[0]))
-                return so_errorf("bnfold_b input %d is not a vector like the scale", k);
-        *o = in[0];
-        return SO_OK;
-    }
-    case SO_OP_MATMUL: {
-        const so_sshape *x = &in[0], *y = &in[1];
-        if (x->rank < 2 || y->rank < 2) return so_errorf("matmul needs rank >= 2 (symbolic check)");
-        if (!so_dimx_eq(&x->dim[x->rank - 1], &y->dim[y->rank - 2])) return so_errorf("matmul inner dims differ");
-        so_sshape bx = *x, by = *y;
-        bx.rank -= 2;
-        by.rank -= 2;
-        if (sym_bcast(&bx, &by, o) != SO_OK) return SO_ERR;
-        o->dim[o->rank++] = x->dim[x->rank - 2];
-        o->dim[o->rank++] = y->dim[y->rank - 1];
-        return SO_OK;
-    }
-    case SO_OP_TRANSPOSE: {
-        const so_sshape *x = &in[0];
-        if (a->n_ints != x->rank) return so_errorf("transpose perm has %d entries for rank %d", (int)a->n_ints, (int)x->rank);
-        int seen[SO_MAX_RANK] = {0};
-        o->rank = x->rank;
-        for (int i = 0; i < x->rank; i++) {
-            int64_t p = a->ints[i];
-            if (p < 0 || p >= x->rank || seen[p]++) return so_errorf("transpose perm is not a permutation");
-            o->dim[i] = x->dim[p];
-        }
-        return SO_OK;
-    }
-    case SO_OP_CONCAT: {
-        *o = in[0];
-        if (a->axis < 0 || a->axis >= o->rank) return so_errorf("concat axis out of range");
-        for (int k = 1; k < n->n_in; k++) {
-            if (in[k].rank != o->rank) return so_errorf("concat ranks differ");
-            for (int i = 0; i < o->rank; i++) {
-                if (i == a->axis) {
-                    if (!dx_add(&o->dim[i], &in[k].dim[i], &o->dim[i])) return so_errorf("concat dim too long");
-                } else if (!so_dimx_eq(&o->dim[i], &in[k].dim[i])) {
-                    return so_errorf("concat inputs differ on axis %d", i);
-                }
-            }
-        }
-        return SO_OK;
-    }
-    case SO_OP_SPLIT: {
-        const so_sshape *x = &in[0];
-        if (a->axis < 0 || a->axis >= x->rank) return so_errorf("split axis out of range");
-        so_dimx sum = dx_const(0);
-        for (int k = 0; k < n->n_dx; k++) {
-            if (!dx_add(&sum, &n->dx[k], &sum)) return so_errorf("split sizes too long");
-            out[k] = *x;
-            out[k].dim[a->axis] = n->dx[k];
-        }
-        if (!so_dimx_eq(&sum, &x->dim[a->axis])) return so_errorf("split sizes do not sum to the axis dim");
-        return SO_OK;
-    }
-    case SO_OP_ENLARGE: {
-        const so_sshape *x = &in[0];
-        if (x->rank != 4 || x->dim[2].n_sym || x->dim[3].n_sym) return so_errorf("enlarge needs a concrete kernel");
-        if (a->kernel[0] < x->dim[2].c || a->kernel[1] < x->dim[3].c || (a->kernel[0] - x->dim[2].c) % 2 ||
-            (a->kernel[1] - x->dim[3].c) % 2)
-            return so_errorf("enlarge target kernel must be larger by an even amount");
-        *o = *x;
-        o->dim[2] = dx_const(a->kernel[0]);
-        o->dim[3] = dx_const(a->kernel[1]);
-        return SO_OK;
-    }
-    case SO_OP_CONST_POOL:
-    case SO_OP_CONST_IDCONV:
-    case SO_OP_CONST_IDMAT:
-    case SO_OP_CONST_ONES:
-        o->rank = n->n_dx;
-        for (int i = 0; i < n->n_dx; i++) o->dim[i] = n->dx[i];
-        if ((n->op == SO_OP_CONST_POOL || n->op == SO_OP_CONST_IDCONV) && o->rank != 4)
-            return so_errorf("%s needs a rank-4 shape", so_ops[n->op].name);
-        if (n->op == SO_OP_CONST_IDMAT && (o->rank != 2 || !so_dimx_eq(&o->dim[0], &o->dim[1])))
-            return so_errorf("const_idmat needs shape n,n");
-        if (n->op == SO_OP_CONST_IDCONV && !so_dimx_eq(&o->dim[0], &o->dim[1]))
-            return so_errorf("const_idconv needs shape c,c,kh,kw");
-        return SO_OK;
-    case SO_OP_RESHAPE:
-    case SO_OP_EXPAND:
-        o->rank = n->n_dx;
-        for (int i = 0; i < n->n_dx; i++) o->dim[i] = n->dx[i];
-        return SO_OK;
-    default:
-        /* no symbolic rule: unknown shape (accepted; checked at instantiation) */
-        for (int j = 0; j < n->n_out; j++) out[j].rank = -1;
-        return SO_OK;
-    }
+    memset(&out[0], 0, sizeof out[0]);
+    return sym_rules[n->op](n, in, out);
 }
 
 static so_status side_shapes(const so_rule *r, int which, so_sshape (*shp)[SO_RULE_MAX_OUTPUTS > 8 ? SO_RULE_MAX_OUTPUTS : 8])
@@ -1284,3 +1456,7 @@ so_status so_rule_instantiate(const so_rule *r, int which, const int64_t *sym_va
     *out = m;
     return SO_OK;
 }
+
+const char *so_rule_ints_key(so_op op) { return ints_keys[op]; }
+
+int so_rule_has_shape_rule(so_op op) { return sym_rules[op] != sym_unknown; }

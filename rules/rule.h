@@ -129,4 +129,11 @@ void so_rule_canon_syms(so_rule *r);
 /* Structural equality of two rules (ignores id, line, proof time). */
 int so_rule_eq(const so_rule *a, const so_rule *b);
 
+/* ops.def decisions of the rule language, for the coverage test and docs/OPERATORS.md: the key
+   of op's int list in rule files ("perm", "axes", "pads", "ints"; NULL if it has none), and
+   whether the rule check has a symbolic shape rule for op (else its shape is checked only when
+   a rule is instantiated). */
+const char *so_rule_ints_key(so_op op);
+int so_rule_has_shape_rule(so_op op);
+
 #endif

@@ -15,6 +15,7 @@
 
 #include "../kernels/exec.h"
 #include "../kernels/fast.h"
+#include "../kernels/fuse.h"
 
 static int costs_nothing(const so_graph *g, int32_t i)
 {
@@ -307,117 +308,30 @@ double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g)
     return c;
 }
 
-/* ---------------- executor fusion (mirror) ----------------
-   The executor runs a conv/matmul/gemm with an epilogue absorbing the chain of its sole users:
-   [per-channel affine: batchnorm or bias add] -> [activation] -> [residual add] -> [activation]
-   (kernels/fast.c so_fast_chain_build, at most SO_FAST_MAX_FUSED = 4 nodes), writes the
-   inputs of a concat whose leading dims are 1 straight into the concat's output
-   (kernels/exec.c concat_in_place) and reads the outputs of such a split in place
-   (split_in_place). Keep in sync with those. */
-
-#define MAX_FUSED 4
+/* ---------------- executor fusion ----------------
+   Which nodes a kernel absorbs is the executor's decision, asked of kernels/fuse.c (the same
+   functions kernels/fast.c builds its kernels from): epilogue chains after conv/matmul/gemm,
+   attention, GELU, pad+avgpool. The zero-copy concats and splits below follow kernels/exec.c
+   concat_in_place and split_in_place. */
 
 static const so_shape *eshape(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }
-
-static int is_weight_f32(const so_graph *g, so_edge e)
-{
-    return e.node >= 0 && g->nodes[e.node].op == SO_OP_WEIGHT && g->model->weights[g->nodes[e.node].ref].shape.dtype == SO_F32;
-}
-
-static int is_act(so_op op) { return op == SO_OP_RELU || op == SO_OP_SIGMOID || op == SO_OP_TANH || op == SO_OP_CLIP; }
-
-static int per_channel(const so_shape *w, int r, int chan_axis, int64_t nch)
-{
-    if (w->dtype != SO_F32 || w->rank > r) return 0;
-    int64_t numel = so_shape_numel(w);
-    if (numel == 1) return 1;
-    if (numel != nch) return 0;
-    for (int k = 0; k < w->rank; k++) {
-        int ax = r - w->rank + k;
-        if (ax != chan_axis && w->dim[k] != 1) return 0;
-    }
-    return 1;
-}
-
-/* Producer i's fusion chain: marks the absorbed users in role[]. */
-static void chain(const so_graph *g, const int32_t *user, uint8_t *role, int32_t i, int chan_axis, int64_t nch, int has_act)
-{
-    const so_shape *os = &g->nodes[i].out[0];
-    int stage = has_act ? 2 : 0, n_fused = 0;
-    int32_t cur = i;
-    while (n_fused < MAX_FUSED && stage < 4) {
-        int32_t u = user[cur];
-        if (u < 0 || role[u] == SO_COST_FUSED) break;
-        const so_node *un = &g->nodes[u];
-        if (un->n_out != 1 || !so_shape_eq(&un->out[0], os)) break;
-        int ok = 0;
-        if (stage == 0 && un->op == SO_OP_BATCHNORM && chan_axis == 1 && os->rank >= 2 && un->in[0].node == cur &&
-            un->in[0].slot == 0) {
-            ok = is_weight_f32(g, un->in[1]) && is_weight_f32(g, un->in[2]) && is_weight_f32(g, un->in[3]) &&
-                 is_weight_f32(g, un->in[4]);
-        } else if (un->op == SO_OP_ADD && stage <= 2) {
-            int me = (un->in[0].node == cur && un->in[0].slot == 0) ? 0 : 1;
-            so_edge other = un->in[1 - me];
-            const so_shape *osh = eshape(g, other);
-            if (stage == 0 && is_weight_f32(g, other) && per_channel(osh, os->rank, chan_axis, nch)) {
-                if (un->attr->act) stage = 2;
-                ok = 1;
-            } else if (so_shape_eq(osh, os) && osh->dtype == SO_F32) {
-                stage = un->attr->act ? 4 : 3;
-                ok = 1;
-            }
-        } else if (is_act(un->op) && (stage <= 1 || stage == 3)) {
-            stage = stage <= 1 ? 2 : 4;
-            ok = 1;
-        }
-        if (!ok) break;
-        role[u] = SO_COST_FUSED;
-        n_fused++;
-        cur = u;
-    }
-}
 
 void so_cost_roles(const so_graph *g, uint8_t *role) { so_cost_roles_pinned(g, NULL, role); }
 
 void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *role)
 {
     int32_t n = g->n_nodes;
-    int32_t *uses = so_xcalloc((size_t)n + 1, sizeof *uses);
-    int32_t *user = so_xmalloc(((size_t)n + 1) * sizeof *user);
-    char *claimed = so_xcalloc((size_t)n + 1, 1), *parent = so_xcalloc((size_t)n + 1, 1);
+    int32_t *user = so_fuse_users(g, pinned);
+    char *claimed = so_xcalloc((size_t)n + 1, 1), *parent = so_xcalloc((size_t)n + 1, 1), *absorbed = so_xcalloc((size_t)n + 1, 1);
+    for (int32_t i = 0; i < n; i++) role[i] = costs_nothing(g, i) ? SO_COST_FREE : SO_COST_STEP;
+    /* the kernels' decisions, in node order as the executor makes them */
     for (int32_t i = 0; i < n; i++) {
-        const so_node *nd = &g->nodes[i];
-        user[i] = -1;
-        role[i] = costs_nothing(g, i) ? SO_COST_FREE : SO_COST_STEP;
-        for (int k = 0; k < nd->n_in; k++)
-            if (nd->in[k].node >= 0 && nd->in[k].slot == 0) {
-                uses[nd->in[k].node]++;
-                user[nd->in[k].node] = i;
-            }
-    }
-    for (int32_t o = 0; o < g->model->n_outputs; o++) uses[g->outputs[o].node] += 2;
-    if (pinned)
-        for (int32_t i = 0; i < n; i++)
-            if (pinned[i]) uses[i] += 2;
-    for (int32_t i = 0; i < n; i++)
-        if (uses[i] != 1 || g->nodes[i].n_out != 1) user[i] = -1;
-    for (int32_t i = 0; i < n; i++) {
-        const so_node *nd = &g->nodes[i];
-        if (role[i] != SO_COST_STEP || nd->n_out < 1) continue;
-        const so_shape *o = &nd->out[0];
-        if (nd->op == SO_OP_CONV) {
-            const so_shape *x = eshape(g, nd->in[0]), *w = eshape(g, nd->in[1]);
-            if (x->rank != 4 || w->rank != 4) continue;
-            if (nd->n_in > 2 && nd->in[2].node >= 0 && g->nodes[nd->in[2].node].op != SO_OP_WEIGHT) continue;
-            chain(g, user, role, i, 1, o->dim[1], nd->attr->act != 0);
-        } else if (nd->op == SO_OP_MATMUL) {
-            const so_shape *a = eshape(g, nd->in[0]), *b = eshape(g, nd->in[1]);
-            if (a->dtype != SO_F32 || b->dtype != SO_F32 || b->rank < 2 || o->rank < 1) continue;
-            chain(g, user, role, i, o->rank - 1, b->dim[b->rank - 1], nd->attr->act != 0);
-        } else if (nd->op == SO_OP_GEMM) {
-            const so_shape *b = eshape(g, nd->in[1]);
-            if (b->rank != 2) continue;
-            chain(g, user, role, i, 1, nd->attr->trans_b ? b->dim[0] : b->dim[1], nd->attr->act != 0);
+        if (role[i] != SO_COST_STEP || absorbed[i]) continue;
+        so_fuse f;
+        so_fuse_decide(g, user, absorbed, i, &f);
+        for (int k = 0; k < f.n; k++) {
+            absorbed[f.node[k]] = 1;
+            role[f.node[k]] = f.kind == SO_FUSE_CHAIN ? SO_COST_FUSED : SO_COST_INNER;
         }
     }
     /* zero-copy concats, in node order (an input feeds at most one) */
@@ -455,15 +369,18 @@ void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *rol
         if (ok && ((so_ops[g->nodes[r].op].flags & (SO_F_SOURCE | SO_F_OPAQUE | SO_F_VIEW)) || claimed[r])) ok = 0;
         if (ok) role[i] = SO_COST_FREE;
     }
-    free(uses);
     free(user);
     free(claimed);
     free(parent);
+    free(absorbed);
 }
 
 double so_cost_node_role(so_cost_model *cm, const so_graph *g, int32_t i, int role)
 {
     if (role == SO_COST_FREE) return 0;
+    /* inside a fused kernel (attention, GELU, pad+pool): its arithmetic still runs, but not as a
+       kernel call of its own: no launch, no round trip of its output through memory */
+    if (role == SO_COST_INNER) return (double)so_node_flops(g, i) / 1e7;
     if (role == SO_COST_FUSED) {
         so_op op = g->nodes[i].op;
         if (op != SO_OP_SIGMOID && op != SO_OP_TANH && !(op == SO_OP_ADD && (g->nodes[i].attr->act == SO_ACT_SIGMOID ||

@@ -50,11 +50,14 @@ typedef enum so_cost_role {
     SO_COST_FUSED = 1,  /* absorbed into a producer's epilogue (bias, batchnorm, activation,
                            residual add after a conv/matmul/gemm) */
     SO_COST_FREE = 2,   /* no work: sources, views, opaque nodes, zero-copy concats and splits */
+    SO_COST_INNER = 3,  /* absorbed into a fused kernel that still computes it (attention, GELU,
+                           pad+avgpool): priced by its arithmetic alone (FLOPs at the flops
+                           model's rate), no kernel call or memory round trip of its own */
 } so_cost_role;
 
-/* Fills role[0..g->n_nodes) with each node's so_cost_role, mirroring the executor's fusion
-   chains (so_fast_chain_build) and zero-copy concat and split (exec.c concat_in_place,
-   split_in_place). The graph
+/* Fills role[0..g->n_nodes) with each node's so_cost_role: the executor's fusion decisions,
+   asked of the kernels (kernels/fuse.h so_fuse_decide), and its zero-copy concat and split
+   (exec.c concat_in_place, split_in_place). The graph
    must be topologically sorted with shapes inferred. */
 void so_cost_roles(const so_graph *g, uint8_t *role);
 /* Same, with pinned[i] != 0 marking nodes whose outputs also have users outside g (so nothing

@@ -46,10 +46,14 @@ static int emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr
     if (all_const && !(so_ops[op].flags & (SO_F_SOURCE | SO_F_OPAQUE))) {
         so_tensor tin[SO_MAX_IN], tout[8];
         int ok = n_out <= 8;
+        /* as for helper operators (onnx_io.h): up to so_onnx_fold_max_elems, or the largest input */
+        int64_t cap = so_onnx_fold_max_elems;
+        for (int k = 0; k < n_in; k++)
+            if (onx_ct_numel(&ins[k]->c) > cap) cap = onx_ct_numel(&ins[k]->c);
         for (int k = 0; k < n_out && ok; k++) {
             so_shape s = im->g->nodes[i].out[k];
             int64_t c = so_shape_numel(&s);
-            if (c < 0 || c > so_onnx_fold_max_elems || (s.dtype != SO_F32 && s.dtype != SO_I64)) ok = 0;
+            if (c < 0 || c > cap || (s.dtype != SO_F32 && s.dtype != SO_I64)) ok = 0;
             tout[k].shape = s;
             tout[k].data = NULL;
         }
@@ -227,403 +231,562 @@ static int layernorm_expanded(imp *im, const Onnx__NodeProto *n, val **ins, size
 }
 
 /* Maps one ONNX node onto table op `op`. SO_ERR_UNSUPPORTED: keep it verbatim instead. */
-static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
-{
-    so_attr a;
-    memset(&a, 0, sizeof a);
-    val *x = n_in > 0 ? ins[0] : NULL;
-    if (!x && so_ops[op].min_in > 0) return onx_node_err(im, "missing input 0"), SO_ERR;
-    so_shape xs = x ? onx_vshape(im, x) : (so_shape){.rank = -1};
-    const char *nm = node_name(im, n, NULL);
-    char *const *on = n->output;
-    int non = (int)n->n_output;
-    val *args[SO_MAX_IN];
-    int na = 0, r;
-    const int64_t *p;
-    long k;
-    int nout = so_ops[op].n_out;
-    if (op == SO_OP_LAYERNORM && extra_outputs(n, 1) && dense_inputs(ins, n_in) >= 2) return layernorm_expanded(im, n, ins, n_in, xs);
-    if (nout > 0 && extra_outputs(n, (size_t)nout)) return SO_ERR_UNSUPPORTED;
+/* ---------------- one importer per operator (ops.def) ----------------
+   imp_<op> maps a NodeProto onto table operator <op> with its attributes; it returns SO_OK,
+   SO_ERR (message set) or SO_ERR_UNSUPPORTED (a form we do not cover: the node is kept verbatim as
+   an opaque operator). */
 
-    switch (op) {
-    case SO_OP_CONV: {
-        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
-        so_shape ws = onx_vshape(im, ins[1]);
-        int64_t ker[2];
-        if (ws.rank == 4) ker[0] = ws.dim[2], ker[1] = ws.dim[3];
-        else if ((k = onx_att_ints(n, "kernel_shape", &p)) == 2) ker[0] = p[0], ker[1] = p[1];
-        else return SO_ERR_UNSUPPORTED;
-        if ((k = onx_att_ints(n, "kernel_shape", &p)) >= 0 && (k != 2 || p[0] != ker[0] || p[1] != ker[1]))
-            return k != 2 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "kernel_shape does not match the weight shape"), SO_ERR);
-        if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != SO_OK) return r;
-        int64_t group = onx_att_i(n, "group", 1);
-        if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), SO_ERR;
-        a.group = (int32_t)group;
-        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_MAXPOOL:
-    case SO_OP_AVGPOOL: {
-        int64_t ker[2];
-        if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
-        ker[0] = p[0], ker[1] = p[1];
-        if (onx_att_i(n, "storage_order", 0) != 0) return SO_ERR_UNSUPPORTED;
-        if ((r = conv_pool_attr(im, n, &xs, ker, op == SO_OP_MAXPOOL, &a)) != SO_OK) return r;
-        a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0; /* flags: any nonzero int64, not its low 32 bits */
-        if (op == SO_OP_AVGPOOL) a.count_include_pad = onx_att_i(n, "count_include_pad", 0) != 0;
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_GEMM:
-        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
-        a.alpha = onx_att_f(n, "alpha", 1.0f);
-        a.beta = onx_att_f(n, "beta", 1.0f);
-        a.trans_a = onx_att_i(n, "transA", 0) != 0;
-        a.trans_b = onx_att_i(n, "transB", 0) != 0;
-        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
-    case SO_OP_CLIP: {
-        float lo = -INFINITY, hi = INFINITY;
-        if (im->opset < 11) {
-            lo = onx_att_f(n, "min", -FLT_MAX);
-            hi = onx_att_f(n, "max", FLT_MAX);
-            if (lo == -FLT_MAX) lo = -INFINITY;
-            if (hi == FLT_MAX) hi = INFINITY;
-        } else {
-            val *v;
-            if ((v = onx_inval(im, n, 1))) {
-                if (!v->is_const) return SO_ERR_UNSUPPORTED;
-                if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "min must be a scalar"), SO_ERR;
-                lo = (float)onx_ct_getf(&v->c, 0);
-            }
-            if ((v = onx_inval(im, n, 2))) {
-                if (!v->is_const) return SO_ERR_UNSUPPORTED;
-                if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "max must be a scalar"), SO_ERR;
-                hi = (float)onx_ct_getf(&v->c, 0);
-            }
+/* What every importer gets. */
+typedef struct bctx {
+    imp *im;
+    const Onnx__NodeProto *n;
+    so_op op;
+    val **ins;          /* inputs (NULL: absent optional input) */
+    size_t n_in;
+    val *x;             /* ins[0] or NULL */
+    so_shape xs;        /* its shape (rank -1 if absent or unknown) */
+    const char *nm;     /* the graph node's name */
+    char *const *on;    /* ONNX output names */
+    int non;
+    int nout;           /* ops.def n_out */
+} bctx;
+
+/* Unpacks the context and the scratch every importer starts from (attributes zeroed). */
+#define IMP_LOCALS                                                                                               \
+    imp *im = cx->im;                                                                                             \
+    const Onnx__NodeProto *n = cx->n;                                                                             \
+    so_op op = cx->op;                                                                                            \
+    val **ins = cx->ins;                                                                                          \
+    size_t n_in = cx->n_in;                                                                                       \
+    val *x = cx->x;                                                                                               \
+    so_shape xs = cx->xs;                                                                                         \
+    const char *nm = cx->nm;                                                                                      \
+    char *const *on = cx->on;                                                                                     \
+    int non = cx->non, nout = cx->nout;                                                                            \
+    so_attr a;                                                                                                   \
+    memset(&a, 0, sizeof a);                                                                                     \
+    val *args[SO_MAX_IN];                                                                                        \
+    int na = 0, r = 0;                                                                                           \
+    const int64_t *p = NULL;                                                                                     \
+    long k = 0;                                                                                                  \
+    (void)im, (void)n, (void)op, (void)ins, (void)n_in, (void)x, (void)xs, (void)nm, (void)on, (void)non, (void)nout, \
+        (void)args, (void)na, (void)r, (void)p, (void)k
+
+static int imp_conv(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    so_shape ws = onx_vshape(im, ins[1]);
+    int64_t ker[2];
+    if (ws.rank == 4) ker[0] = ws.dim[2], ker[1] = ws.dim[3];
+    else if ((k = onx_att_ints(n, "kernel_shape", &p)) == 2) ker[0] = p[0], ker[1] = p[1];
+    else return SO_ERR_UNSUPPORTED;
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) >= 0 && (k != 2 || p[0] != ker[0] || p[1] != ker[1]))
+        return k != 2 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "kernel_shape does not match the weight shape"), SO_ERR);
+    if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != SO_OK) return r;
+    int64_t group = onx_att_i(n, "group", 1);
+    if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), SO_ERR;
+    a.group = (int32_t)group;
+    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_maxpool(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t ker[2];
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
+    ker[0] = p[0], ker[1] = p[1];
+    if (onx_att_i(n, "storage_order", 0) != 0) return SO_ERR_UNSUPPORTED;
+    if ((r = conv_pool_attr(im, n, &xs, ker, op == SO_OP_MAXPOOL, &a)) != SO_OK) return r;
+    a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0; /* flags: any nonzero int64, not its low 32 bits */
+    if (op == SO_OP_AVGPOOL) a.count_include_pad = onx_att_i(n, "count_include_pad", 0) != 0;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_gemm(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    a.alpha = onx_att_f(n, "alpha", 1.0f);
+    a.beta = onx_att_f(n, "beta", 1.0f);
+    a.trans_a = onx_att_i(n, "transA", 0) != 0;
+    a.trans_b = onx_att_i(n, "transB", 0) != 0;
+    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_clip(bctx *cx)
+{
+    IMP_LOCALS;
+    float lo = -INFINITY, hi = INFINITY;
+    if (im->opset < 11) {
+        lo = onx_att_f(n, "min", -FLT_MAX);
+        hi = onx_att_f(n, "max", FLT_MAX);
+        if (lo == -FLT_MAX) lo = -INFINITY;
+        if (hi == FLT_MAX) hi = INFINITY;
+    } else {
+        val *v;
+        if ((v = onx_inval(im, n, 1))) {
+            if (!v->is_const) return SO_ERR_UNSUPPORTED;
+            if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "min must be a scalar"), SO_ERR;
+            lo = (float)onx_ct_getf(&v->c, 0);
         }
-        a.clip_min = lo;
-        a.clip_max = hi;
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_BATCHNORM:
-        if (onx_att_i(n, "training_mode", 0) != 0) return onx_node_err(im, "training_mode=1 is not supported (export the model in eval mode)"), SO_ERR;
-        if (dense_inputs(ins, n_in) != 5) return onx_node_err(im, "needs 5 inputs"), SO_ERR;
-        if (onx_att_i(n, "spatial", 1) != 1) return SO_ERR_UNSUPPORTED;
-        a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
-        return emit(im, op, ins, 5, 1, &a, nm, on, non, NULL);
-    case SO_OP_LAYERNORM: {
-        if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
-        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
-        if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &a.axis) != SO_OK) return SO_ERR;
-        a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
-        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_SOFTMAX: {
-        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
-        int32_t ax;
-        if (onx_norm_axis(im, onx_att_i(n, "axis", im->opset >= 13 ? -1 : 1), xs.rank, &ax) != SO_OK) return SO_ERR;
-        if (im->opset >= 13 || ax == xs.rank - 1) {
-            a.axis = ax;
-            return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+        if ((v = onx_inval(im, n, 2))) {
+            if (!v->is_const) return SO_ERR_UNSUPPORTED;
+            if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "max must be a scalar"), SO_ERR;
+            hi = (float)onx_ct_getf(&v->c, 0);
         }
-        /* opset < 13: softmax over the flattened trailing dims: Flatten -> Softmax -> Reshape */
-        int32_t f, s;
-        so_attr fa;
-        memset(&fa, 0, sizeof fa);
-        fa.axis = ax;
-        if ((r = emit(im, SO_OP_FLATTEN, ins, 1, 1, &fa, node_name(im, n, "/flatten"), NULL, 0, &f)) != SO_OK) return r;
-        val *fv = anon_edge(im, f, 0);
-        a.axis = 1;
-        if ((r = emit(im, SO_OP_SOFTMAX, &fv, 1, 1, &a, nm, NULL, 0, &s)) != SO_OK) return r;
-        val *sv = anon_edge(im, s, 0);
-        so_attr ra;
-        memset(&ra, 0, sizeof ra);
-        ra.n_ints = xs.rank;
-        for (int i = 0; i < xs.rank; i++) ra.ints[i] = xs.dim[i];
-        return emit(im, SO_OP_RESHAPE, &sv, 1, 1, &ra, node_name(im, n, "/reshape"), on, non, NULL);
     }
-    case SO_OP_REDUCEMEAN:
-    case SO_OP_REDUCESUM: {
-        int64_t ax[SO_MAX_RANK];
-        int nax, present;
-        if ((r = onx_get_axes(im, n, im->opset >= (op == SO_OP_REDUCESUM ? 13 : 18), ax, &nax, &present)) != SO_OK) return r;
-        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
-        if (!present || nax == 0) {
-            if (onx_att_i(n, "noop_with_empty_axes", 0)) {
-                so_strmap_put(&im->names, on[0], so_strmap_get(&im->names, n->input[0]));
-                return SO_OK;
-            }
-            nax = xs.rank;
-            for (int i = 0; i < nax; i++) ax[i] = i;
-        } else if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
-        a.n_ints = nax;
-        memcpy(a.ints, ax, (size_t)nax * 8);
-        a.keepdims = onx_att_i(n, "keepdims", 1) != 0;
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_PAD: {
-        int64_t pads[2 * SO_MAX_RANK];
-        if ((r = onx_pad_params(im, n, &xs, pads, &a.value, &a.mode)) != SO_OK) return r;
-        a.n_ints = 2 * xs.rank;
-        memcpy(a.ints, pads, (size_t)a.n_ints * 8);
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_CONCAT: {
-        if ((na = dense_inputs(ins, n_in)) < 1 || na > SO_MAX_IN) return na == 0 ? (onx_node_err(im, "no inputs"), SO_ERR) : SO_ERR_UNSUPPORTED;
-        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
-        if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
-        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_SPLIT: {
-        int64_t sz[SO_MAX_INTS];
-        int cnt;
-        if ((r = onx_split_sizes(im, n, &xs, &a.axis, sz, &cnt)) != SO_OK) return r;
-        a.n_ints = cnt;
-        memcpy(a.ints, sz, (size_t)cnt * 8);
-        return emit(im, op, ins, 1, cnt, &a, nm, on, non, NULL);
-    }
-    case SO_OP_FLATTEN: {
-        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
-        int64_t axv = onx_att_i(n, "axis", 1);
-        if (axv < 0) axv += xs.rank;
-        if (axv < 0 || axv > xs.rank) return onx_node_err(im, "axis %lld out of range for rank %d", (long long)onx_att_i(n, "axis", 1), xs.rank), SO_ERR;
-        a.axis = (int32_t)axv;
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_RESHAPE: {
-        so_shape t;
-        if ((r = onx_reshape_target(im, n, &xs, onx_inval(im, n, 1), &t)) != SO_OK) return r;
-        a.n_ints = t.rank;
-        for (int i = 0; i < t.rank; i++) a.ints[i] = t.dim[i];
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_TRANSPOSE: {
-        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
-        int seen[SO_MAX_RANK] = {0};
-        k = onx_att_ints(n, "perm", &p);
-        if (k >= 0 && k != xs.rank) return onx_node_err(im, "perm has %ld entries for rank %d", k, xs.rank), SO_ERR;
-        a.n_ints = xs.rank;
-        for (int i = 0; i < xs.rank; i++) {
-            a.ints[i] = k >= 0 ? p[i] : xs.rank - 1 - i;
-            if (a.ints[i] < 0 || a.ints[i] >= xs.rank || seen[a.ints[i]]++) return onx_node_err(im, "perm is not a permutation"), SO_ERR;
-        }
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_SQUEEZE:
-    case SO_OP_UNSQUEEZE: {
-        int64_t ax[SO_MAX_RANK];
-        int nax, present;
-        if ((r = onx_get_axes(im, n, im->opset >= 13, ax, &nax, &present)) != SO_OK) return r;
-        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
-        if (op == SO_OP_UNSQUEEZE) {
-            if (!present) return onx_node_err(im, "missing axes"), SO_ERR;
-            if (xs.rank + nax > SO_MAX_RANK) return SO_ERR_UNSUPPORTED;
-            if (onx_norm_axes(im, ax, nax, xs.rank + nax) != SO_OK) return SO_ERR;
-        } else if (!present) {
-            nax = 0;
-            for (int i = 0; i < xs.rank; i++)
-                if (xs.dim[i] == 1) ax[nax++] = i;
-        } else {
-            if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
-            for (int i = 0; i < nax; i++)
-                if (xs.dim[ax[i]] != 1) return onx_node_err(im, "cannot squeeze axis %lld of size %lld", (long long)ax[i], (long long)xs.dim[ax[i]]), SO_ERR;
-        }
-        a.n_ints = nax;
-        memcpy(a.ints, ax, (size_t)nax * 8);
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_EXPAND: {
-        int64_t d[SO_MAX_RANK];
-        int cnt;
-        val *sv = onx_inval(im, n, 1);
-        if (!sv) return onx_node_err(im, "missing shape input"), SO_ERR;
-        if ((r = onx_const_ints(im, sv, d, SO_MAX_RANK, &cnt, "shape")) != SO_OK) return r;
-        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
-        so_shape s = so_shape_make(cnt, d), os;
-        if (onx_bshape(&xs, &s, &os)) {
-            char b1[128], b2[128];
-            return onx_node_err(im, "cannot expand %s to %s", so_shape_str(&xs, b1, sizeof b1), so_shape_str(&s, b2, sizeof b2)), SO_ERR;
-        }
-        a.n_ints = os.rank;
-        for (int i = 0; i < os.rank; i++) a.ints[i] = os.dim[i];
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_GATHER: {
-        if (dense_inputs(ins, n_in) != 2) return onx_node_err(im, "needs 2 inputs"), SO_ERR;
-        if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
-        if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
-        args[0] = x;
-        args[1] = ins[1];
-        if (ins[1]->is_const) {
-            /* constant indices: int64, negatives resolved, range-checked */
-            const ctensor *ic = &ins[1]->c;
-            int64_t dim = xs.dim[a.axis], cnt = onx_ct_numel(ic);
-            int need = !onx_ct_isint(ic);
-            for (int64_t i = 0; i < cnt; i++) {
-                int64_t v = onx_ct_geti(ic, i);
-                if (v < -dim || v >= dim) return onx_node_err(im, "index %lld out of range for dimension %lld", (long long)v, (long long)dim), SO_ERR;
-                if (v < 0) need = 1;
-            }
-            if (need) {
-                ctensor c;
-                if (onx_ct_new(im, &c, SO_I64, T_INT64, ic->shape.rank, ic->shape.dim) != SO_OK) return SO_ERR;
-                for (int64_t i = 0; i < cnt; i++) {
-                    int64_t v = onx_ct_geti(ic, i);
-                    ((int64_t *)c.data)[i] = v < 0 ? v + dim : v;
-                }
-                args[1] = onx_bind_const(im, NULL, &c);
-            }
-        }
+    a.clip_min = lo;
+    a.clip_max = hi;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_batchnorm(bctx *cx)
+{
+    IMP_LOCALS;
+    if (onx_att_i(n, "training_mode", 0) != 0) return onx_node_err(im, "training_mode=1 is not supported (export the model in eval mode)"), SO_ERR;
+    if (dense_inputs(ins, n_in) != 5) return onx_node_err(im, "needs 5 inputs"), SO_ERR;
+    if (onx_att_i(n, "spatial", 1) != 1) return SO_ERR_UNSUPPORTED;
+    a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
+    return emit(im, op, ins, 5, 1, &a, nm, on, non, NULL);
+}
+
+/* Pow-12+: a float base with an integer exponent constant (the output has the base's type) */
+static int imp_pow(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (xs.dtype == SO_F32 && ins[1]->is_const && ins[1]->c.shape.dtype == SO_I64) {
+        ctensor c;
+        const ctensor *e = &ins[1]->c;
+        if (onx_ct_new(im, &c, SO_F32, T_FLOAT, e->shape.rank, e->shape.dim) != SO_OK) return SO_ERR;
+        for (int64_t i = 0; i < onx_ct_numel(e); i++) ((float *)c.data)[i] = (float)onx_ct_geti(e, i);
+        args[0] = ins[0];
+        args[1] = onx_bind_const(im, NULL, &c);
         return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
     }
-    case SO_OP_SLICE: {
-        int nq;
-        if ((r = onx_slice_quads(im, n, &xs, a.ints, &nq, NULL)) != SO_OK) return r;
-        a.n_ints = 4 * nq;
+    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_layernorm(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    if (extra_outputs(n, 1)) return layernorm_expanded(im, n, ins, n_in, xs); /* Mean / InvStdDev wanted */
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
+    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_softmax(bctx *cx)
+{
+    IMP_LOCALS;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    int32_t ax;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", im->opset >= 13 ? -1 : 1), xs.rank, &ax) != SO_OK) return SO_ERR;
+    if (im->opset >= 13 || ax == xs.rank - 1) {
+        a.axis = ax;
         return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
-    case SO_OP_LSTM: {
-        char buf[32];
-        const char *dir = onx_att_s(n, "direction", buf, sizeof buf);
-        if (!dir || !strcmp(dir, "forward")) a.direction = 0;
-        else if (!strcmp(dir, "reverse")) a.direction = 1;
-        else if (!strcmp(dir, "bidirectional")) a.direction = 2;
-        else return onx_node_err(im, "unknown direction '%s'", dir), SO_ERR;
-        int dirs = a.direction == 2 ? 2 : 1;
-        if (!lstm_default_acts(n, dirs) || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
-            onx_att_i(n, "input_forget", 0) != 0 || onx_att_i(n, "layout", 0) != 0)
-            return SO_ERR_UNSUPPORTED;
-        if (xs.rank != 3) return SO_ERR_UNSUPPORTED;
-        if (!onx_inval(im, n, 1) || !onx_inval(im, n, 2)) return onx_node_err(im, "missing W or R"), SO_ERR;
-        so_shape rs = onx_vshape(im, onx_inval(im, n, 2));
-        int64_t hidden = onx_att_i(n, "hidden_size", rs.rank == 3 ? rs.dim[2] : 0);
-        if (hidden <= 0 || hidden > INT32_MAX) return onx_node_err(im, "missing or invalid hidden_size"), SO_ERR;
-        a.hidden = (int32_t)hidden;
-        int last = (int)n_in;
-        while (last > 0 && !ins[last - 1]) last--;
-        if (last > 8) return SO_ERR_UNSUPPORTED;
-        int64_t T = xs.dim[0], Bt = xs.dim[1], H = a.hidden;
-        for (int i = 0; i < last; i++) {
-            if (ins[i]) {
-                args[i] = ins[i];
-                continue;
-            }
-            /* a hole before a later optional input: fill it with its neutral value */
-            ctensor c;
-            int64_t d[3];
-            if (i == 3) {
-                d[0] = dirs, d[1] = 8 * H;
-                if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 2, d) != SO_OK) return SO_ERR;
-            } else if (i == 4) {
-                d[0] = Bt;
-                if (onx_ct_new(im, &c, SO_I64, T_INT32, 1, d) != SO_OK) return SO_ERR;
-                for (int64_t b = 0; b < Bt; b++) ((int64_t *)c.data)[b] = T;
-            } else if (i == 5 || i == 6) {
-                d[0] = dirs, d[1] = Bt, d[2] = H;
-                if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 3, d) != SO_OK) return SO_ERR;
-            } else {
-                return onx_node_err(im, "missing input %d", i), SO_ERR;
-            }
-            args[i] = onx_bind_const(im, NULL, &c);
+    /* opset < 13: softmax over the flattened trailing dims: Flatten -> Softmax -> Reshape */
+    int32_t f, s;
+    so_attr fa;
+    memset(&fa, 0, sizeof fa);
+    fa.axis = ax;
+    if ((r = emit(im, SO_OP_FLATTEN, ins, 1, 1, &fa, node_name(im, n, "/flatten"), NULL, 0, &f)) != SO_OK) return r;
+    val *fv = anon_edge(im, f, 0);
+    a.axis = 1;
+    if ((r = emit(im, SO_OP_SOFTMAX, &fv, 1, 1, &a, nm, NULL, 0, &s)) != SO_OK) return r;
+    val *sv = anon_edge(im, s, 0);
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    ra.n_ints = xs.rank;
+    for (int i = 0; i < xs.rank; i++) ra.ints[i] = xs.dim[i];
+    return emit(im, SO_OP_RESHAPE, &sv, 1, 1, &ra, node_name(im, n, "/reshape"), on, non, NULL);
+}
+
+static int imp_reducemean(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t ax[SO_MAX_RANK];
+    int nax, present;
+    if ((r = onx_get_axes(im, n, im->opset >= (op == SO_OP_REDUCESUM ? 13 : 18), ax, &nax, &present)) != SO_OK) return r;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    if (!present || nax == 0) {
+        if (onx_att_i(n, "noop_with_empty_axes", 0)) {
+            so_strmap_put(&im->names, on[0], so_strmap_get(&im->names, n->input[0]));
+            return SO_OK;
         }
-        return emit(im, op, args, last, 3, &a, nm, on, non, NULL);
+        nax = xs.rank;
+        for (int i = 0; i < nax; i++) ax[i] = i;
+    } else if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
+    a.n_ints = nax;
+    memcpy(a.ints, ax, (size_t)nax * 8);
+    a.keepdims = onx_att_i(n, "keepdims", 1) != 0;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_pad(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t pads[2 * SO_MAX_RANK];
+    if ((r = onx_pad_params(im, n, &xs, pads, &a.value, &a.mode)) != SO_OK) return r;
+    a.n_ints = 2 * xs.rank;
+    memcpy(a.ints, pads, (size_t)a.n_ints * 8);
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_concat(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) < 1 || na > SO_MAX_IN) return na == 0 ? (onx_node_err(im, "no inputs"), SO_ERR) : SO_ERR_UNSUPPORTED;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_split(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t sz[SO_MAX_INTS];
+    int cnt;
+    if ((r = onx_split_sizes(im, n, &xs, &a.axis, sz, &cnt)) != SO_OK) return r;
+    a.n_ints = cnt;
+    memcpy(a.ints, sz, (size_t)cnt * 8);
+    return emit(im, op, ins, 1, cnt, &a, nm, on, non, NULL);
+}
+
+static int imp_flatten(bctx *cx)
+{
+    IMP_LOCALS;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    int64_t axv = onx_att_i(n, "axis", 1);
+    if (axv < 0) axv += xs.rank;
+    if (axv < 0 || axv > xs.rank) return onx_node_err(im, "axis %lld out of range for rank %d", (long long)onx_att_i(n, "axis", 1), xs.rank), SO_ERR;
+    a.axis = (int32_t)axv;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_reshape(bctx *cx)
+{
+    IMP_LOCALS;
+    so_shape t;
+    if ((r = onx_reshape_target(im, n, &xs, onx_inval(im, n, 1), &t)) != SO_OK) return r;
+    a.n_ints = t.rank;
+    for (int i = 0; i < t.rank; i++) a.ints[i] = t.dim[i];
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_transpose(bctx *cx)
+{
+    IMP_LOCALS;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    int seen[SO_MAX_RANK] = {0};
+    k = onx_att_ints(n, "perm", &p);
+    if (k >= 0 && k != xs.rank) return onx_node_err(im, "perm has %ld entries for rank %d", k, xs.rank), SO_ERR;
+    a.n_ints = xs.rank;
+    for (int i = 0; i < xs.rank; i++) {
+        a.ints[i] = k >= 0 ? p[i] : xs.rank - 1 - i;
+        if (a.ints[i] < 0 || a.ints[i] >= xs.rank || seen[a.ints[i]]++) return onx_node_err(im, "perm is not a permutation"), SO_ERR;
     }
-    case SO_OP_RESIZE: {
-        /* 4-D inputs resized in H and W by constant scales or sizes; nearest or linear with the
-           half_pixel / pytorch_half_pixel / align_corners / asymmetric transforms. Anything else
-           (cubic, antialias, axes, tf_crop_and_resize, computed scales) is kept verbatim. */
-        char buf[64];
-        const char *s;
-        if (xs.rank != 4 || !x) return SO_ERR_UNSUPPORTED;
-        s = onx_att_s(n, "mode", buf, sizeof buf);
-        if (!s || !strcmp(s, "nearest")) a.mode = 0;
-        else if (!strcmp(s, "linear")) a.mode = 1;
-        else return SO_ERR_UNSUPPORTED;
-        a.n_ints = 5;
-        a.ints[0] = SO_RESIZE_ASYMMETRIC; /* opset 10 */
-        a.ints[1] = 0;
-        int upsample = !strcmp(n->op_type, "Upsample"); /* opset 7-9: asymmetric, nearest rounds down */
-        if (upsample) a.ints[1] = 2; /* floor */
-        if (!upsample && im->opset >= 11) {
-            s = onx_att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
-            if ((a.ints[0] = s ? onx_name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return SO_ERR_UNSUPPORTED;
-            s = onx_att_s(n, "nearest_mode", buf, sizeof buf);
-            if ((a.ints[1] = s ? onx_name_index(s, so_resize_nearest_names, 4) : 0) < 0) return SO_ERR_UNSUPPORTED;
-            if (onx_att_i(n, "antialias", 0) != 0 || onx_att_ints(n, "axes", &p) >= 0) return SO_ERR_UNSUPPORTED;
-            if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_squeeze(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t ax[SO_MAX_RANK];
+    int nax, present;
+    if ((r = onx_get_axes(im, n, im->opset >= 13, ax, &nax, &present)) != SO_OK) return r;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    if (op == SO_OP_UNSQUEEZE) {
+        if (!present) return onx_node_err(im, "missing axes"), SO_ERR;
+        if (xs.rank + nax > SO_MAX_RANK) return SO_ERR_UNSUPPORTED;
+        if (onx_norm_axes(im, ax, nax, xs.rank + nax) != SO_OK) return SO_ERR;
+    } else if (!present) {
+        nax = 0;
+        for (int i = 0; i < xs.rank; i++)
+            if (xs.dim[i] == 1) ax[nax++] = i;
+    } else {
+        if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
+        for (int i = 0; i < nax; i++)
+            if (xs.dim[ax[i]] != 1) return onx_node_err(im, "cannot squeeze axis %lld of size %lld", (long long)ax[i], (long long)xs.dim[ax[i]]), SO_ERR;
+    }
+    a.n_ints = nax;
+    memcpy(a.ints, ax, (size_t)nax * 8);
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_expand(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t d[SO_MAX_RANK];
+    int cnt;
+    val *sv = onx_inval(im, n, 1);
+    if (!sv) return onx_node_err(im, "missing shape input"), SO_ERR;
+    if ((r = onx_const_ints(im, sv, d, SO_MAX_RANK, &cnt, "shape")) != SO_OK) return r;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    so_shape s = so_shape_make(cnt, d), os;
+    if (onx_bshape(&xs, &s, &os)) {
+        char b1[128], b2[128];
+        return onx_node_err(im, "cannot expand %s to %s", so_shape_str(&xs, b1, sizeof b1), so_shape_str(&s, b2, sizeof b2)), SO_ERR;
+    }
+    a.n_ints = os.rank;
+    for (int i = 0; i < os.rank; i++) a.ints[i] = os.dim[i];
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_gather(bctx *cx)
+{
+    IMP_LOCALS;
+    if (dense_inputs(ins, n_in) != 2) return onx_node_err(im, "needs 2 inputs"), SO_ERR;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    args[0] = x;
+    args[1] = ins[1];
+    if (ins[1]->is_const) {
+        /* constant indices: int64, negatives resolved, range-checked */
+        const ctensor *ic = &ins[1]->c;
+        int64_t dim = xs.dim[a.axis], cnt = onx_ct_numel(ic);
+        int need = !onx_ct_isint(ic);
+        for (int64_t i = 0; i < cnt; i++) {
+            int64_t v = onx_ct_geti(ic, i);
+            if (v < -dim || v >= dim) return onx_node_err(im, "index %lld out of range for dimension %lld", (long long)v, (long long)dim), SO_ERR;
+            if (v < 0) need = 1;
         }
-        val *sc = onx_inval(im, n, im->opset >= 11 && !upsample ? 2 : 1), *sz = im->opset >= 11 && !upsample ? onx_inval(im, n, 3) : NULL;
-        if (sc && sc->is_const && onx_ct_numel(&sc->c) == 0) sc = NULL; /* empty scales beside sizes (opset 11-12) */
-        float scale[4];
-        int64_t out[4];
-        const Onnx__AttributeProto *sa = upsample ? onx_att(n, "scales") : NULL; /* Upsample-7 */
-        if (sa) {
-            if (sa->n_floats != 4) return onx_node_err(im, "has %zu scales for a 4-D input", sa->n_floats), SO_ERR;
-            for (int d = 0; d < 4; d++) {
-                scale[d] = sa->floats[d];
-                if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
-                out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
-            }
-            a.ints[2] = 0;
-        } else if (sc) {
-            if (!sc->is_const) return SO_ERR_UNSUPPORTED;
-            if (onx_ct_numel(&sc->c) != 4) return onx_node_err(im, "has %lld scales for a 4-D input", (long long)onx_ct_numel(&sc->c)), SO_ERR;
-            for (int d = 0; d < 4; d++) {
-                scale[d] = (float)onx_ct_getf(&sc->c, d);
-                if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
-                out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
-            }
-            a.ints[2] = 0;
-        } else if (sz) {
-            int cnt = 0;
-            if ((r = onx_const_ints(im, sz, out, 4, &cnt, "sizes")) != SO_OK) return r;
-            if (cnt != 4) return onx_node_err(im, "has %d sizes for a 4-D input", cnt), SO_ERR;
-            for (int d = 0; d < 4; d++) scale[d] = (float)out[d] / (float)xs.dim[d];
-            a.ints[2] = 1;
-        } else
-            return onx_node_err(im, "needs scales or sizes"), SO_ERR;
-        if (out[0] != xs.dim[0] || out[1] != xs.dim[1]) return SO_ERR_UNSUPPORTED; /* resizing N or C */
-        if (out[2] <= 0 || out[3] <= 0 || out[2] > INT32_MAX || out[3] > INT32_MAX)
-            return onx_node_err(im, "invalid output size %lldx%lld", (long long)out[2], (long long)out[3]), SO_ERR;
-        a.ints[3] = out[2];
-        a.ints[4] = out[3];
-        a.alpha = scale[2];
-        a.beta = scale[3];
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    }
-    case SO_OP_HARDSIGMOID:
-    case SO_OP_LEAKYRELU:
-        if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-        a.alpha = onx_att_f(n, "alpha", op == SO_OP_LEAKYRELU ? 0.01f : 0.2f);
-        if (op == SO_OP_HARDSIGMOID) a.beta = onx_att_f(n, "beta", 0.5f);
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
-    case SO_OP_POW:
-        /* Pow-12+: a float base with an integer exponent constant (the output has the base's type) */
-        if (dense_inputs(ins, n_in) == 2 && xs.dtype == SO_F32 && ins[1]->is_const && ins[1]->c.shape.dtype == SO_I64) {
+        if (need) {
             ctensor c;
-            const ctensor *e = &ins[1]->c;
-            if (onx_ct_new(im, &c, SO_F32, T_FLOAT, e->shape.rank, e->shape.dim) != SO_OK) return SO_ERR;
-            for (int64_t i = 0; i < onx_ct_numel(e); i++) ((float *)c.data)[i] = (float)onx_ct_geti(e, i);
-            args[0] = ins[0];
+            if (onx_ct_new(im, &c, SO_I64, T_INT64, ic->shape.rank, ic->shape.dim) != SO_OK) return SO_ERR;
+            for (int64_t i = 0; i < cnt; i++) {
+                int64_t v = onx_ct_geti(ic, i);
+                ((int64_t *)c.data)[i] = v < 0 ? v + dim : v;
+            }
             args[1] = onx_bind_const(im, NULL, &c);
-            return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
         }
-        if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
-    case SO_OP_INPUT:
-    case SO_OP_WEIGHT:
-    case SO_OP_OPAQUE:
-        return SO_ERR_UNSUPPORTED;
-    default:
-        /* element-wise and MatMul: inputs as given */
-        if ((na = dense_inputs(ins, n_in)) < so_ops[op].min_in || na > so_ops[op].max_in) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-        if (so_ops[op].flags & SO_F_INTERNAL) return SO_ERR_UNSUPPORTED;
-        return emit(im, op, ins, na, nout, &a, nm, on, non, NULL);
     }
+    return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_slice(bctx *cx)
+{
+    IMP_LOCALS;
+    int nq;
+    if ((r = onx_slice_quads(im, n, &xs, a.ints, &nq, NULL)) != SO_OK) return r;
+    a.n_ints = 4 * nq;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_lstm(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[32];
+    const char *dir = onx_att_s(n, "direction", buf, sizeof buf);
+    if (!dir || !strcmp(dir, "forward")) a.direction = 0;
+    else if (!strcmp(dir, "reverse")) a.direction = 1;
+    else if (!strcmp(dir, "bidirectional")) a.direction = 2;
+    else return onx_node_err(im, "unknown direction '%s'", dir), SO_ERR;
+    int dirs = a.direction == 2 ? 2 : 1;
+    if (!lstm_default_acts(n, dirs) || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
+        onx_att_i(n, "input_forget", 0) != 0 || onx_att_i(n, "layout", 0) != 0)
+        return SO_ERR_UNSUPPORTED;
+    if (xs.rank != 3) return SO_ERR_UNSUPPORTED;
+    if (!onx_inval(im, n, 1) || !onx_inval(im, n, 2)) return onx_node_err(im, "missing W or R"), SO_ERR;
+    so_shape rs = onx_vshape(im, onx_inval(im, n, 2));
+    int64_t hidden = onx_att_i(n, "hidden_size", rs.rank == 3 ? rs.dim[2] : 0);
+    if (hidden <= 0 || hidden > INT32_MAX) return onx_node_err(im, "missing or invalid hidden_size"), SO_ERR;
+    a.hidden = (int32_t)hidden;
+    int last = (int)n_in;
+    while (last > 0 && !ins[last - 1]) last--;
+    if (last > 8) return SO_ERR_UNSUPPORTED;
+    int64_t T = xs.dim[0], Bt = xs.dim[1], H = a.hidden;
+    for (int i = 0; i < last; i++) {
+        if (ins[i]) {
+            args[i] = ins[i];
+            continue;
+        }
+        /* a hole before a later optional input: fill it with its neutral value */
+        ctensor c;
+        int64_t d[3];
+        if (i == 3) {
+            d[0] = dirs, d[1] = 8 * H;
+            if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 2, d) != SO_OK) return SO_ERR;
+        } else if (i == 4) {
+            d[0] = Bt;
+            if (onx_ct_new(im, &c, SO_I64, T_INT32, 1, d) != SO_OK) return SO_ERR;
+            for (int64_t b = 0; b < Bt; b++) ((int64_t *)c.data)[b] = T;
+        } else if (i == 5 || i == 6) {
+            d[0] = dirs, d[1] = Bt, d[2] = H;
+            if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 3, d) != SO_OK) return SO_ERR;
+        } else {
+            return onx_node_err(im, "missing input %d", i), SO_ERR;
+        }
+        args[i] = onx_bind_const(im, NULL, &c);
+    }
+    return emit(im, op, args, last, 3, &a, nm, on, non, NULL);
+}
+
+static int imp_resize(bctx *cx)
+{
+    IMP_LOCALS;
+    /* 4-D inputs resized in H and W by constant scales or sizes; nearest or linear with the
+       half_pixel / pytorch_half_pixel / align_corners / asymmetric transforms. Anything else
+       (cubic, antialias, axes, tf_crop_and_resize, computed scales) is kept verbatim. */
+    char buf[64];
+    const char *s;
+    if (xs.rank != 4 || !x) return SO_ERR_UNSUPPORTED;
+    s = onx_att_s(n, "mode", buf, sizeof buf);
+    if (!s || !strcmp(s, "nearest")) a.mode = 0;
+    else if (!strcmp(s, "linear")) a.mode = 1;
+    else return SO_ERR_UNSUPPORTED;
+    a.n_ints = 5;
+    a.ints[0] = SO_RESIZE_ASYMMETRIC; /* opset 10 */
+    a.ints[1] = 0;
+    int upsample = !strcmp(n->op_type, "Upsample"); /* opset 7-9: asymmetric, nearest rounds down */
+    if (upsample) a.ints[1] = 2;                     /* floor */
+    if (!upsample && im->opset >= 11) {
+        s = onx_att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
+        if ((a.ints[0] = s ? onx_name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return SO_ERR_UNSUPPORTED;
+        s = onx_att_s(n, "nearest_mode", buf, sizeof buf);
+        if ((a.ints[1] = s ? onx_name_index(s, so_resize_nearest_names, 4) : 0) < 0) return SO_ERR_UNSUPPORTED;
+        if (onx_att_i(n, "antialias", 0) != 0 || onx_att_ints(n, "axes", &p) >= 0) return SO_ERR_UNSUPPORTED;
+        if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
+    }
+    val *sc = onx_inval(im, n, im->opset >= 11 && !upsample ? 2 : 1), *sz = im->opset >= 11 && !upsample ? onx_inval(im, n, 3) : NULL;
+    if (sc && sc->is_const && onx_ct_numel(&sc->c) == 0) sc = NULL; /* empty scales beside sizes (opset 11-12) */
+    float scale[4];
+    int64_t out[4];
+    const Onnx__AttributeProto *sa = upsample ? onx_att(n, "scales") : NULL; /* Upsample-7 */
+    if (sa) {
+        if (sa->n_floats != 4) return onx_node_err(im, "has %zu scales for a 4-D input", sa->n_floats), SO_ERR;
+        for (int d = 0; d < 4; d++) {
+            scale[d] = sa->floats[d];
+            if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
+            out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
+        }
+        a.ints[2] = 0;
+    } else if (sc) {
+        if (!sc->is_const) return SO_ERR_UNSUPPORTED;
+        if (onx_ct_numel(&sc->c) != 4) return onx_node_err(im, "has %lld scales for a 4-D input", (long long)onx_ct_numel(&sc->c)), SO_ERR;
+        for (int d = 0; d < 4; d++) {
+            scale[d] = (float)onx_ct_getf(&sc->c, d);
+            if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
+            out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
+        }
+        a.ints[2] = 0;
+    } else if (sz) {
+        int cnt = 0;
+        if ((r = onx_const_ints(im, sz, out, 4, &cnt, "sizes")) != SO_OK) return r;
+        if (cnt != 4) return onx_node_err(im, "has %d sizes for a 4-D input", cnt), SO_ERR;
+        for (int d = 0; d < 4; d++) scale[d] = (float)out[d] / (float)xs.dim[d];
+        a.ints[2] = 1;
+    } else
+        return onx_node_err(im, "needs scales or sizes"), SO_ERR;
+    if (out[0] != xs.dim[0] || out[1] != xs.dim[1]) return SO_ERR_UNSUPPORTED; /* resizing N or C */
+    if (out[2] <= 0 || out[3] <= 0 || out[2] > INT32_MAX || out[3] > INT32_MAX)
+        return onx_node_err(im, "invalid output size %lldx%lld", (long long)out[2], (long long)out[3]), SO_ERR;
+    a.ints[3] = out[2];
+    a.ints[4] = out[3];
+    a.alpha = scale[2];
+    a.beta = scale[3];
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_hardsigmoid(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    a.alpha = onx_att_f(n, "alpha", 0.2f);
+    a.beta = onx_att_f(n, "beta", 0.5f);
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_elu(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    a.alpha = onx_att_f(n, "alpha", 1.0f);
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_leakyrelu(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    a.alpha = onx_att_f(n, "alpha", 0.01f);
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_plain(bctx *cx)
+{
+    IMP_LOCALS;
+    /* operators without attributes (element-wise, MatMul): inputs as given */
+    if ((na = dense_inputs(ins, n_in)) < so_ops[op].min_in || na > so_ops[op].max_in) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    return emit(im, op, ins, na, nout, &a, nm, on, non, NULL);
+}
+
+/* The import decision of every operator: its importer, or IMP_NONE for operators that have no
+   ONNX form (sources, opaque, the rule language's internal operators). An operator without a
+   decision here is an undeclared identifier: the build fails. */
+#define IMP_NONE NULL
+#define imp_input IMP_NONE
+#define imp_weight IMP_NONE
+#define imp_opaque IMP_NONE
+#define imp_enlarge IMP_NONE
+#define imp_const_pool IMP_NONE
+#define imp_const_idconv IMP_NONE
+#define imp_const_idmat IMP_NONE
+#define imp_const_ones IMP_NONE
+#define imp_bnfold_w IMP_NONE
+#define imp_bnfold_b IMP_NONE
+#define imp_matmul imp_plain
+#define imp_add imp_plain
+#define imp_sub imp_plain
+#define imp_mul imp_plain
+#define imp_div imp_plain
+#define imp_relu imp_plain
+#define imp_sigmoid imp_plain
+#define imp_tanh imp_plain
+#define imp_erf imp_plain
+#define imp_sqrt imp_plain
+#define imp_exp imp_plain
+#define imp_log imp_plain
+#define imp_neg imp_plain
+#define imp_reciprocal imp_plain
+#define imp_hardswish imp_plain
+#define imp_globalavgpool imp_plain
+#define imp_identity imp_plain
+#define imp_avgpool imp_maxpool
+#define imp_reducesum imp_reducemean
+#define imp_unsqueeze imp_squeeze
+
+typedef int (*import_fn)(bctx *cx);
+static const import_fn importers[SO_OP_COUNT] = {
+#define X(e, l, ...) [SO_OP_##e] = imp_##l,
+#include "ops.def"
+#undef X
+};
+
+int so_onnx_imports(so_op op) { return importers[op] != IMP_NONE; }
+
+int so_onnx_import_drops_attrs(so_op op) { return importers[op] == imp_plain && (so_ops[op].attrs & ~(unsigned)SO_A_ACT) != 0; }
+
+/* Maps one ONNX node onto table op `op` through its importer. SO_ERR_UNSUPPORTED: keep it verbatim instead. */
+static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
+{
+    if (importers[op] == IMP_NONE) return SO_ERR_UNSUPPORTED; /* never reached: such operators have no ONNX name */
+    val *x = n_in > 0 ? ins[0] : NULL;
+    if (!x && so_ops[op].min_in > 0) return onx_node_err(im, "missing input 0"), SO_ERR;
+    int nout = so_ops[op].n_out;
+    if (nout > 0 && extra_outputs(n, (size_t)nout) && op != SO_OP_LAYERNORM) return SO_ERR_UNSUPPORTED;
+    bctx cx = {im, n, op, ins, n_in, x, x ? onx_vshape(im, x) : (so_shape){.rank = -1}, node_name(im, n, NULL), n->output, (int)n->n_output, nout};
+    return importers[op](&cx);
 }
 
 /* Output shapes of a few common ops the optimizer does not know (used when value_info is silent). */
 static int opaque_rule_shape(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, int k, so_shape *out)
 {
-    static const char *const same[] = {"LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Softplus",
+    static const char *const same[] = {"LeakyRelu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Softplus",
                                        "Softsign", "Abs", "Floor", "Ceil", "Round", "Sign", "Not", "Mish", "Gelu",
                                        "ThresholdedRelu", "LogSoftmax", "Hardmax", "Sin", "Cos", "IsNaN", "IsInf",
                                        "InstanceNormalization", "LpNormalization", "LRN", "Shrink", "CumSum",

@@ -357,6 +357,352 @@ static so_status export_internal(exporter *x, int32_t i)
     return SO_OK;
 }
 
+/* ---------------- one exporter per operator (ops.def) ----------------
+   exp_<op> writes the attributes (and attribute inputs) of graph node i, whose NodeProto n
+   export_node has made with its data inputs and outputs, in the model's opset. */
+
+typedef struct ectx {
+    exporter *x;
+    int32_t i;
+    const so_node *nd;
+    const so_attr *a;
+    so_op op;
+    const char *base;      /* name base for generated initializers */
+    so_shape xs;           /* shape of input 0 (rank -1 if none) */
+    Onnx__NodeProto *n;
+} ectx;
+
+#define EXP_LOCALS                                                                              \
+    exporter *x = cx->x;                                                                        \
+    int32_t i = cx->i;                                                                          \
+    const so_node *nd = cx->nd;                                                                 \
+    const so_attr *a = cx->a;                                                                   \
+    so_op op = cx->op;                                                                          \
+    const char *base = cx->base;                                                                \
+    so_shape xs = cx->xs;                                                                       \
+    Onnx__NodeProto *n = cx->n;                                                                 \
+    (void)x, (void)i, (void)nd, (void)a, (void)op, (void)base, (void)xs, (void)n
+
+static so_status exp_conv(ectx *cx)
+{
+    EXP_LOCALS;
+    int32_t ker[2] = {a->kernel[0], a->kernel[1]};
+    if (nd->n_in > 1) {
+        so_shape ws = x->g->nodes[nd->in[1].node].out[nd->in[1].slot];
+        if (ws.rank == 4) ker[0] = (int32_t)ws.dim[2], ker[1] = (int32_t)ws.dim[3];
+    }
+    int32_t st[2] = {a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1};
+    int32_t dl[2] = {a->dilation[0] > 0 ? a->dilation[0] : 1, a->dilation[1] > 0 ? a->dilation[1] : 1};
+    a_ints32(x, n, "kernel_shape", ker, 2);
+    a_ints32(x, n, "strides", st, 2);
+    a_ints32(x, n, "pads", a->pad, 4);
+    a_ints32(x, n, "dilations", dl, 2);
+    a_int(x, n, "group", a->group ? a->group : 1);
+    return SO_OK;
+}
+
+static so_status exp_gemm(ectx *cx)
+{
+    EXP_LOCALS;
+    a_float(x, n, "alpha", a->alpha);
+    a_float(x, n, "beta", a->beta);
+    if (a->trans_a) a_int(x, n, "transA", 1);
+    if (a->trans_b) a_int(x, n, "transB", 1);
+    return SO_OK;
+}
+
+static so_status exp_clip(ectx *cx)
+{
+    EXP_LOCALS;
+    clip_params(x, n, base, a->clip_min, a->clip_max);
+    return SO_OK;
+}
+
+static so_status exp_resize(ectx *cx)
+{
+    EXP_LOCALS;
+    a_str(x, n, "mode", a->mode ? "linear" : "nearest");
+    const float sc[4] = {1, 1, a->alpha, a->beta};
+    if (x->opset < 10 && (a->ints[0] != SO_RESIZE_ASYMMETRIC || a->ints[2] || (a->mode == 0 && a->ints[1] != 2)))
+        return ex_err(x, "Resize other than Upsample's (asymmetric, nearest rounding down, scales) needs opset >= 10");
+    if (x->opset < 9) { /* Upsample-7: scales attribute */
+        a_floats(x, n, "scales", sc, 4);
+        return SO_OK;
+    }
+    if (x->opset < 11) {
+        if (a->ints[0] != SO_RESIZE_ASYMMETRIC || a->ints[2])
+            return ex_err(x, "Resize with coordinate_transformation_mode %s or sizes needs opset >= 11",
+                          so_resize_coord_names[a->ints[0]]);
+        n_in(n, init_f32v(x, base, "_scales", sc, 4));
+        return SO_OK;
+    }
+    a_str(x, n, "coordinate_transformation_mode", so_resize_coord_names[a->ints[0]]);
+    if (a->mode == 0) a_str(x, n, "nearest_mode", so_resize_nearest_names[a->ints[1]]);
+    n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
+    if (a->ints[2]) {
+        const so_shape *o = &x->g->nodes[i].out[0];
+        n_in(n, x->opset < 13 ? init_f32v(x, base, "_scales", NULL, 0) : "");
+        n_in(n, init_i64(x, base, "_sizes", o->dim, 4));
+    } else
+        n_in(n, init_f32v(x, base, "_scales", sc, 4));
+    return SO_OK;
+}
+
+static so_status exp_hardsigmoid(ectx *cx)
+{
+    EXP_LOCALS;
+    a_float(x, n, "alpha", a->alpha);
+    a_float(x, n, "beta", a->beta);
+    return SO_OK;
+}
+
+/* the operators whose one attribute is alpha */
+static so_status exp_alpha(ectx *cx)
+{
+    EXP_LOCALS;
+    a_float(x, n, "alpha", a->alpha);
+    return SO_OK;
+}
+
+static so_status exp_batchnorm(ectx *cx)
+{
+    EXP_LOCALS;
+    a_float(x, n, "epsilon", a->epsilon);
+    return SO_OK;
+}
+
+static so_status exp_maxpool(ectx *cx)
+{
+    EXP_LOCALS;
+    int32_t pst[2] = {a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1};
+    a_ints32(x, n, "kernel_shape", a->kernel, 2);
+    a_ints32(x, n, "strides", pst, 2);
+    a_ints32(x, n, "pads", a->pad, 4);
+    if (op == SO_OP_MAXPOOL && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
+        if (x->opset < 10) return ex_err(x, "MaxPool dilations need opset >= 10");
+        a_ints32(x, n, "dilations", a->dilation, 2);
+    }
+    if (a->ceil_mode) {
+        if (x->opset < 10) return ex_err(x, "ceil_mode needs opset >= 10");
+        a_int(x, n, "ceil_mode", 1);
+    }
+    if (op == SO_OP_AVGPOOL && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
+    return SO_OK;
+}
+
+/* the one-axis operators */
+static so_status exp_axis(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "axis", a->axis);
+    return SO_OK;
+}
+
+static so_status exp_reducemean(ectx *cx)
+{
+    EXP_LOCALS;
+    axes_param(x, n, base, a->ints, a->n_ints, op == SO_OP_REDUCESUM ? 13 : 18);
+    a_int(x, n, "keepdims", a->keepdims);
+    return SO_OK;
+}
+
+static so_status exp_layernorm(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 17) return ex_err(x, "LayerNormalization needs opset >= 17 (model has opset %lld)", (long long)x->opset);
+    a_int(x, n, "axis", a->axis);
+    a_float(x, n, "epsilon", a->epsilon);
+    return SO_OK;
+}
+
+static so_status exp_pad(ectx *cx)
+{
+    EXP_LOCALS;
+    static const char *const modes[3] = {"constant", "reflect", "edge"};
+    if (a->mode < 0 || a->mode > 2) return ex_err(x, "unknown pad mode %d", a->mode);
+    if (x->opset < 11) {
+        a_str(x, n, "mode", modes[a->mode]);
+        a_ints(x, n, "pads", a->ints, a->n_ints);
+        if (a->value != 0) a_float(x, n, "value", a->value);
+    } else {
+        n_in(n, init_i64(x, base, "_pads", a->ints, a->n_ints));
+        if (a->mode == 0 && a->value != 0) n_in(n, init_f32(x, base, "_value", a->value));
+        if (a->mode != 0) a_str(x, n, "mode", modes[a->mode]);
+    }
+    return SO_OK;
+}
+
+static so_status exp_split(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "axis", a->axis);
+    if (x->opset >= 13) n_in(n, init_i64(x, base, "_split", a->ints, a->n_ints));
+    else a_ints(x, n, "split", a->ints, a->n_ints);
+    return SO_OK;
+}
+
+static so_status exp_reshape(ectx *cx)
+{
+    EXP_LOCALS;
+    int zero = 0;
+    for (int k = 0; k < a->n_ints; k++) zero |= a->ints[k] == 0;
+    if (zero && x->opset < 14) return ex_err(x, "Reshape to a shape with a zero dimension needs opset >= 14");
+    n_in(n, init_i64(x, base, "_shape", a->ints, a->n_ints));
+    if (zero) a_int(x, n, "allowzero", 1);
+    return SO_OK;
+}
+
+static so_status exp_transpose(ectx *cx)
+{
+    EXP_LOCALS;
+    a_ints(x, n, "perm", a->ints, a->n_ints);
+    return SO_OK;
+}
+
+static so_status exp_squeeze(ectx *cx)
+{
+    EXP_LOCALS;
+    axes_param(x, n, base, a->ints, a->n_ints, 13);
+    return SO_OK;
+}
+
+static so_status exp_expand(ectx *cx)
+{
+    EXP_LOCALS;
+    n_in(n, init_i64(x, base, "_shape", a->ints, a->n_ints));
+    return SO_OK;
+}
+
+static so_status exp_slice(ectx *cx)
+{
+    EXP_LOCALS;
+    int nq = a->n_ints / 4;
+    int64_t st[8], en[8], ax[8], sp[8];
+    for (int k = 0; k < nq; k++) {
+        ax[k] = a->ints[4 * k];
+        st[k] = a->ints[4 * k + 1];
+        en[k] = a->ints[4 * k + 2];
+        sp[k] = a->ints[4 * k + 3];
+        if (en[k] < 0) en[k] = INT64_MIN; /* "before index 0" of a negative-step slice */
+    }
+    if (x->opset < 10) {
+        for (int k = 0; k < nq; k++)
+            if (sp[k] != 1) return ex_err(x, "Slice steps need opset >= 10");
+        a_ints(x, n, "starts", st, nq);
+        a_ints(x, n, "ends", en, nq);
+        a_ints(x, n, "axes", ax, nq);
+    } else {
+        n_in(n, init_i64(x, base, "_starts", st, nq));
+        n_in(n, init_i64(x, base, "_ends", en, nq));
+        n_in(n, init_i64(x, base, "_axes", ax, nq));
+        n_in(n, init_i64(x, base, "_steps", sp, nq));
+    }
+    return SO_OK;
+}
+
+static so_status exp_lstm(ectx *cx)
+{
+    EXP_LOCALS;
+    static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
+    a_int(x, n, "hidden_size", a->hidden);
+    if (a->direction) a_str(x, n, "direction", dirs[a->direction == 1 ? 1 : 2]);
+    for (int k = 4; k < nd->n_in; k++) {
+        so_edge e = nd->in[k];
+        if (k != 4) {
+            n_in(n, tname(x, e));
+            continue;
+        }
+        /* sequence_lens is int32 in ONNX; all-full lengths are written as absent */
+        const so_node *pn = &x->g->nodes[e.node];
+        const void *d = const_data(x, e.node);
+        so_shape s = pn->out[e.slot];
+        int64_t cnt = so_shape_numel(&s);
+        if (d && s.dtype == SO_I64) {
+            int full = xs.rank == 3;
+            for (int64_t b = 0; b < cnt && full; b++) full = ((const int64_t *)d)[b] == xs.dim[0];
+            if (full) {
+                n_in(n, "");
+                continue;
+            }
+            int32_t *v = so_arena_alloc(&x->ar, (size_t)(cnt ? cnt : 1) * 4);
+            for (int64_t b = 0; b < cnt; b++) v[b] = (int32_t)((const int64_t *)d)[b];
+            n_in(n, mk_init_named(x, ex_name2(x, base, "_seq_lens"), T_INT32, &s, v, (size_t)cnt * 4));
+        } else {
+            const char *c = ex_name2(x, tname(x, e), "_i32");
+            Onnx__NodeProto *cn = mk_node(x, "Cast", NULL);
+            n_in(cn, tname(x, e));
+            n_out(cn, c);
+            a_int(x, cn, "to", T_INT32);
+            /* the Cast must precede the LSTM: swap the two last nodes */
+            x->nodes[x->n_nodes - 1] = n;
+            x->nodes[x->n_nodes - 2] = cn;
+            n_in(n, c);
+        }
+    }
+    return SO_OK;
+}
+
+/* operators without attributes (element-wise, MatMul...): inputs and outputs only */
+static so_status exp_plain(ectx *cx)
+{
+    (void)cx;
+    return SO_OK;
+}
+
+
+/* The export decision of every operator: its exporter, or EXP_NONE for operators without an
+   ONNX form (sources and opaque operators are written elsewhere; internal operators are folded
+   into initializers first). An operator without a decision is an undeclared identifier. */
+#define EXP_NONE NULL
+#define exp_input EXP_NONE
+#define exp_weight EXP_NONE
+#define exp_opaque EXP_NONE
+#define exp_enlarge EXP_NONE
+#define exp_const_pool EXP_NONE
+#define exp_const_idconv EXP_NONE
+#define exp_const_idmat EXP_NONE
+#define exp_const_ones EXP_NONE
+#define exp_bnfold_w EXP_NONE
+#define exp_bnfold_b EXP_NONE
+#define exp_matmul exp_plain
+#define exp_add exp_plain
+#define exp_sub exp_plain
+#define exp_mul exp_plain
+#define exp_div exp_plain
+#define exp_pow exp_plain
+#define exp_relu exp_plain
+#define exp_sigmoid exp_plain
+#define exp_tanh exp_plain
+#define exp_erf exp_plain
+#define exp_sqrt exp_plain
+#define exp_exp exp_plain
+#define exp_log exp_plain
+#define exp_neg exp_plain
+#define exp_reciprocal exp_plain
+#define exp_hardswish exp_plain
+#define exp_globalavgpool exp_plain
+#define exp_identity exp_plain
+#define exp_avgpool exp_maxpool
+#define exp_reducesum exp_reducemean
+#define exp_unsqueeze exp_squeeze
+#define exp_softmax exp_axis
+#define exp_leakyrelu exp_alpha
+#define exp_elu exp_alpha
+#define exp_concat exp_axis
+#define exp_flatten exp_axis
+#define exp_gather exp_axis
+
+typedef so_status (*export_fn)(ectx *cx);
+static const export_fn exporters[SO_OP_COUNT] = {
+#define X(e, l, ...) [SO_OP_##e] = exp_##l,
+#include "ops.def"
+#undef X
+};
+
+int so_onnx_exports(so_op op) { return exporters[op] != EXP_NONE; }
+
+int so_onnx_export_drops_attrs(so_op op) { return exporters[op] == exp_plain && (so_ops[op].attrs & ~(unsigned)SO_A_ACT) != 0; }
+
 static so_status export_node(exporter *x, int32_t i)
 {
     const so_node *nd = &x->g->nodes[i];
@@ -399,209 +745,17 @@ static so_status export_node(exporter *x, int32_t i)
     if (op == SO_OP_LSTM) data_inputs = nd->n_in < 4 ? nd->n_in : 4;
     for (int k = 0; k < data_inputs; k++) n_in(n, tname(x, nd->in[k]));
     for (int k = 0; k < nd->n_out; k++) n_out(n, k == 0 ? main0 : tname(x, (so_edge){i, k}));
-
-    switch (op) {
-    case SO_OP_CONV: {
-        int32_t ker[2] = {a->kernel[0], a->kernel[1]};
-        if (nd->n_in > 1) {
-            so_shape ws = x->g->nodes[nd->in[1].node].out[nd->in[1].slot];
-            if (ws.rank == 4) ker[0] = (int32_t)ws.dim[2], ker[1] = (int32_t)ws.dim[3];
-        }
-        int32_t st[2] = {a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1};
-        int32_t dl[2] = {a->dilation[0] > 0 ? a->dilation[0] : 1, a->dilation[1] > 0 ? a->dilation[1] : 1};
-        a_ints32(x, n, "kernel_shape", ker, 2);
-        a_ints32(x, n, "strides", st, 2);
-        a_ints32(x, n, "pads", a->pad, 4);
-        a_ints32(x, n, "dilations", dl, 2);
-        a_int(x, n, "group", a->group ? a->group : 1);
-        break;
-    }
-    case SO_OP_GEMM:
-        a_float(x, n, "alpha", a->alpha);
-        a_float(x, n, "beta", a->beta);
-        if (a->trans_a) a_int(x, n, "transA", 1);
-        if (a->trans_b) a_int(x, n, "transB", 1);
-        break;
-    case SO_OP_CLIP:
-        clip_params(x, n, base, a->clip_min, a->clip_max);
-        break;
-    case SO_OP_RESIZE: {
-        a_str(x, n, "mode", a->mode ? "linear" : "nearest");
-        const float sc[4] = {1, 1, a->alpha, a->beta};
-        if (x->opset < 10 && (a->ints[0] != SO_RESIZE_ASYMMETRIC || a->ints[2] || (a->mode == 0 && a->ints[1] != 2)))
-            return ex_err(x, "Resize other than Upsample's (asymmetric, nearest rounding down, scales) needs opset >= 10");
-        if (x->opset < 9) {
-            a_floats(x, n, "scales", sc, 4);
-            break;
-        }
-        if (x->opset < 11) {
-            if (a->ints[0] != SO_RESIZE_ASYMMETRIC || a->ints[2])
-                return ex_err(x, "Resize with coordinate_transformation_mode %s or sizes needs opset >= 11",
-                              so_resize_coord_names[a->ints[0]]);
-            n_in(n, init_f32v(x, base, "_scales", sc, 4));
-            break;
-        }
-        a_str(x, n, "coordinate_transformation_mode", so_resize_coord_names[a->ints[0]]);
-        if (a->mode == 0) a_str(x, n, "nearest_mode", so_resize_nearest_names[a->ints[1]]);
-        n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
-        if (a->ints[2]) {
-            const so_shape *o = &x->g->nodes[i].out[0];
-            n_in(n, x->opset < 13 ? init_f32v(x, base, "_scales", NULL, 0) : "");
-            n_in(n, init_i64(x, base, "_sizes", o->dim, 4));
-        } else
-            n_in(n, init_f32v(x, base, "_scales", sc, 4));
-        break;
-    }
-    case SO_OP_HARDSIGMOID:
-        a_float(x, n, "alpha", a->alpha);
-        a_float(x, n, "beta", a->beta);
-        break;
-    case SO_OP_LEAKYRELU:
-        a_float(x, n, "alpha", a->alpha);
-        break;
-    case SO_OP_BATCHNORM:
-        a_float(x, n, "epsilon", a->epsilon);
-        break;
-    case SO_OP_MAXPOOL:
-    case SO_OP_AVGPOOL: {
-        int32_t pst[2] = {a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1};
-        a_ints32(x, n, "kernel_shape", a->kernel, 2);
-        a_ints32(x, n, "strides", pst, 2);
-        a_ints32(x, n, "pads", a->pad, 4);
-        if (op == SO_OP_MAXPOOL && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
-            if (x->opset < 10) return ex_err(x, "MaxPool dilations need opset >= 10");
-            a_ints32(x, n, "dilations", a->dilation, 2);
-        }
-        if (a->ceil_mode) {
-            if (x->opset < 10) return ex_err(x, "ceil_mode needs opset >= 10");
-            a_int(x, n, "ceil_mode", 1);
-        }
-        if (op == SO_OP_AVGPOOL && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
-        break;
-    }
-    case SO_OP_SOFTMAX:
-    case SO_OP_CONCAT:
-    case SO_OP_FLATTEN:
-    case SO_OP_GATHER:
-        a_int(x, n, "axis", a->axis);
-        break;
-    case SO_OP_REDUCEMEAN:
-    case SO_OP_REDUCESUM:
-        axes_param(x, n, base, a->ints, a->n_ints, op == SO_OP_REDUCESUM ? 13 : 18);
-        a_int(x, n, "keepdims", a->keepdims);
-        break;
-    case SO_OP_LAYERNORM:
-        if (x->opset < 17) return ex_err(x, "LayerNormalization needs opset >= 17 (model has opset %lld)", (long long)x->opset);
-        a_int(x, n, "axis", a->axis);
-        a_float(x, n, "epsilon", a->epsilon);
-        break;
-    case SO_OP_PAD: {
-        static const char *const modes[3] = {"constant", "reflect", "edge"};
-        if (a->mode < 0 || a->mode > 2) return ex_err(x, "unknown pad mode %d", a->mode);
-        if (x->opset < 11) {
-            a_str(x, n, "mode", modes[a->mode]);
-            a_ints(x, n, "pads", a->ints, a->n_ints);
-            if (a->value != 0) a_float(x, n, "value", a->value);
-        } else {
-            n_in(n, init_i64(x, base, "_pads", a->ints, a->n_ints));
-            if (a->mode == 0 && a->value != 0) n_in(n, init_f32(x, base, "_value", a->value));
-            if (a->mode != 0) a_str(x, n, "mode", modes[a->mode]);
-        }
-        break;
-    }
-    case SO_OP_SPLIT:
-        a_int(x, n, "axis", a->axis);
-        if (x->opset >= 13) n_in(n, init_i64(x, base, "_split", a->ints, a->n_ints));
-        else a_ints(x, n, "split", a->ints, a->n_ints);
-        break;
-    case SO_OP_RESHAPE: {
-        int zero = 0;
-        for (int k = 0; k < a->n_ints; k++) zero |= a->ints[k] == 0;
-        if (zero && x->opset < 14) return ex_err(x, "Reshape to a shape with a zero dimension needs opset >= 14");
-        n_in(n, init_i64(x, base, "_shape", a->ints, a->n_ints));
-        if (zero) a_int(x, n, "allowzero", 1);
-        break;
-    }
-    case SO_OP_TRANSPOSE:
-        a_ints(x, n, "perm", a->ints, a->n_ints);
-        break;
-    case SO_OP_SQUEEZE:
-    case SO_OP_UNSQUEEZE:
-        axes_param(x, n, base, a->ints, a->n_ints, 13);
-        break;
-    case SO_OP_EXPAND:
-        n_in(n, init_i64(x, base, "_shape", a->ints, a->n_ints));
-        break;
-    case SO_OP_SLICE: {
-        int nq = a->n_ints / 4;
-        int64_t st[8], en[8], ax[8], sp[8];
-        for (int k = 0; k < nq; k++) {
-            ax[k] = a->ints[4 * k];
-            st[k] = a->ints[4 * k + 1];
-            en[k] = a->ints[4 * k + 2];
-            sp[k] = a->ints[4 * k + 3];
-            if (en[k] < 0) en[k] = INT64_MIN; /* "before index 0" of a negative-step slice */
-        }
-        if (x->opset < 10) {
-            for (int k = 0; k < nq; k++)
-                if (sp[k] != 1) return ex_err(x, "Slice steps need opset >= 10");
-            a_ints(x, n, "starts", st, nq);
-            a_ints(x, n, "ends", en, nq);
-            a_ints(x, n, "axes", ax, nq);
-        } else {
-            n_in(n, init_i64(x, base, "_starts", st, nq));
-            n_in(n, init_i64(x, base, "_ends", en, nq));
-            n_in(n, init_i64(x, base, "_axes", ax, nq));
-            n_in(n, init_i64(x, base, "_steps", sp, nq));
-        }
-        break;
-    }
-    case SO_OP_LSTM: {
-        static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
-        a_int(x, n, "hidden_size", a->hidden);
-        if (a->direction) a_str(x, n, "direction", dirs[a->direction == 1 ? 1 : 2]);
-        for (int k = 4; k < nd->n_in; k++) {
-            so_edge e = nd->in[k];
-            if (k != 4) {
-                n_in(n, tname(x, e));
-                continue;
-            }
-            /* sequence_lens is int32 in ONNX; all-full lengths are written as absent */
-            const so_node *pn = &x->g->nodes[e.node];
-            const void *d = const_data(x, e.node);
-            so_shape s = pn->out[e.slot];
-            int64_t cnt = so_shape_numel(&s);
-            if (d && s.dtype == SO_I64) {
-                int full = xs.rank == 3;
-                for (int64_t b = 0; b < cnt && full; b++) full = ((const int64_t *)d)[b] == xs.dim[0];
-                if (full) {
-                    n_in(n, "");
-                    continue;
-                }
-                int32_t *v = so_arena_alloc(&x->ar, (size_t)(cnt ? cnt : 1) * 4);
-                for (int64_t b = 0; b < cnt; b++) v[b] = (int32_t)((const int64_t *)d)[b];
-                n_in(n, mk_init_named(x, ex_name2(x, base, "_seq_lens"), T_INT32, &s, v, (size_t)cnt * 4));
-            } else {
-                const char *c = ex_name2(x, tname(x, e), "_i32");
-                Onnx__NodeProto *cn = mk_node(x, "Cast", NULL);
-                n_in(cn, tname(x, e));
-                n_out(cn, c);
-                a_int(x, cn, "to", T_INT32);
-                /* the Cast must precede the LSTM: swap the two last nodes */
-                x->nodes[x->n_nodes - 1] = n;
-                x->nodes[x->n_nodes - 2] = cn;
-                n_in(n, c);
-            }
-        }
-        break;
-    }
-    default:
-        break;
-    }
+    if (exporters[op] == EXP_NONE) return ex_err(x, "operator '%s' has no exporter", so_ops[op].name);
+    ectx cx = {x, i, nd, a, op, base, xs, n};
+    so_status st = exporters[op](&cx);
+    if (st != SO_OK) return st;
     if (act) {
-        static const char *const acts[SO_ACT_COUNT] = {NULL, "Relu", "Sigmoid", "Tanh", "Clip"};
-        if (a->act <= 0 || a->act >= SO_ACT_COUNT) return ex_err(x, "unknown fused activation %d", a->act);
-        Onnx__NodeProto *an = mk_node(x, acts[a->act], ex_name2(x, base, "_act"));
+        /* the operator whose activation role (ops.def) is this epilogue */
+        const char *act_type = NULL;
+        for (int k = 0; k < SO_OP_COUNT && !act_type; k++)
+            if (so_ops[k].act == a->act) act_type = so_ops[k].onnx;
+        if (!act_type) return ex_err(x, "unknown fused activation %d", a->act);
+        Onnx__NodeProto *an = mk_node(x, act_type, ex_name2(x, base, "_act"));
         n_in(an, main0);
         if (a->act == SO_ACT_CLIP) clip_params(x, an, base, a->clip_min, a->clip_max);
         n_out(an, final0);

@@ -390,6 +390,17 @@ int onx_try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
         if (strcmp(t, "ConstantOfShape") != 0 || n_in == 0) return SO_ERR_UNSUPPORTED;
     }
     const ctensor *a = ins[0] ? &ins[0]->c : NULL;
+    /* An element-wise operator of the table (ops.def) on float32 constants is not evaluated here:
+       the importer adds it as a node and folds it with the reference kernels through the table
+       (emit -> so_node_eval). What stays here is the integer and boolean arithmetic of shape
+       chains and the ONNX operators the table does not have (Cast, Where, Range, ...). */
+    so_op top = so_op_from_onnx(t);
+    if (top != SO_OP_OPAQUE && (so_ops[top].flags & (SO_F_UNARY | SO_F_BINARY))) {
+        int all_float = 1;
+        for (size_t k = 0; k < n_in; k++)
+            if (ins[k] && (onx_ct_isint(&ins[k]->c) || ins[k]->c.otype != T_FLOAT)) all_float = 0;
+        if (all_float) return SO_ERR_UNSUPPORTED;
+    }
     if (!strcmp(t, "Cast")) {
         r = fold_cast(im, n, a, &o);
     } else if ((is_arith(t) || onx_is_cmp(t) || onx_is_logic(t)) && n_in == 2 && ins[1]) {

@@ -64,6 +64,17 @@ void so_onnx_bind_inputs(const so_tfile *values, int n, int active);
    the next so_onnx_bind_inputs. */
 int so_onnx_input_bound_const(int position);
 
+/* 1 if the importer maps ONNX nodes onto table operator op (ops.def's import decision), 0 for
+   operators without an ONNX form (sources, opaque, internal). */
+int so_onnx_imports(so_op op);
+/* Table self-checks (the coverage test asserts 0 for every operator): 1 if op's importer is the
+   attribute-less one although ops.def says op has attributes (they would import zeroed), or its
+   exporter writes no attributes although it has some. */
+int so_onnx_import_drops_attrs(so_op op);
+int so_onnx_export_drops_attrs(so_op op);
+/* 1 if the exporter writes op (ops.def's export decision); internal operators are folded first. */
+int so_onnx_exports(so_op op);
+
 /* Import-time folding of helper ops (ConstantOfShape, Expand, Tile, Concat, Range, broadcasting
    arithmetic...) produces a constant only up to this many elements, or the size of its largest
    constant input if that is larger (a Cast or Transpose of a big weight still folds); above it

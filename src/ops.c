@@ -4,7 +4,7 @@
 #include <string.h>
 
 const so_op_info so_ops[SO_OP_COUNT] = {
-#define X(e, l, onnx, mi, ma, no, fl, at) {#l, onnx, mi, ma, no, fl, at},
+#define X(e, l, onnx, mi, ma, no, fl, at, act) {#l, onnx, mi, ma, no, fl, at, SO_##act},
 #include "ops.def"
 #undef X
 };

@@ -26,8 +26,12 @@ enum {
     SO_A_CLIP = 1 << 17, SO_A_EPS = 1 << 18, SO_A_VALUE = 1 << 19,
 };
 
+/* Fused activation epilogues (attr.act). */
+typedef enum so_act { SO_ACT_NONE = 0, SO_ACT_RELU, SO_ACT_SIGMOID, SO_ACT_TANH, SO_ACT_CLIP, SO_ACT_COUNT } so_act;
+extern const char *const so_act_names[SO_ACT_COUNT];
+
 typedef enum so_op {
-#define X(e, l, onnx, mi, ma, no, fl, at) SO_OP_##e,
+#define X(e, l, ...) SO_OP_##e,
 #include "ops.def"
 #undef X
     SO_OP_COUNT
@@ -39,6 +43,7 @@ typedef struct so_op_info {
     int min_in, max_in, n_out;
     unsigned flags;
     unsigned attrs; /* SO_A_* */
+    int act;        /* activation role: the so_act an epilogue applies for it, SO_ACT_NONE if none */
 } so_op_info;
 
 extern const so_op_info so_ops[SO_OP_COUNT];
@@ -53,8 +58,5 @@ enum { SO_RESIZE_HALF_PIXEL, SO_RESIZE_PYTORCH_HALF_PIXEL, SO_RESIZE_ALIGN_CORNE
 extern const char *const so_resize_coord_names[SO_RESIZE_COORD_COUNT];
 extern const char *const so_resize_nearest_names[4];
 
-/* Fused activation epilogues (attr.act). */
-typedef enum so_act { SO_ACT_NONE = 0, SO_ACT_RELU, SO_ACT_SIGMOID, SO_ACT_TANH, SO_ACT_CLIP, SO_ACT_COUNT } so_act;
-extern const char *const so_act_names[SO_ACT_COUNT];
 
 #endif

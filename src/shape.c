@@ -274,6 +274,7 @@ static so_status shape_clip(ctx *c) { return unary(c); }
 static so_status shape_hardsigmoid(ctx *c) { return unary(c); }
 static so_status shape_hardswish(ctx *c) { return unary(c); }
 static so_status shape_leakyrelu(ctx *c) { return unary(c); }
+static so_status shape_elu(ctx *c) { return unary(c); }
 
 /* ---------------- normalisation, pooling ---------------- */
 
@@ -756,7 +757,7 @@ static so_status shape_const_ones(ctx *c)
 /* ---------------- driver ---------------- */
 
 static const shape_fn shape_fns[SO_OP_COUNT] = {
-#define X(e, l, onnx, mi, ma, no, fl, at) [SO_OP_##e] = shape_##l,
+#define X(e, l, ...) [SO_OP_##e] = shape_##l,
 #include "ops.def"
 #undef X
 };

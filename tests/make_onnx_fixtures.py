@@ -303,7 +303,7 @@ save("reducesum", [
 #     from a custom domain with a value_info shape)
 x = f32(2, 3)
 nodes = [
-    helper.make_node("Elu", ["x"], ["l"], alpha=0.1),
+    helper.make_node("Selu", ["x"], ["l"], alpha=0.1),
     helper.make_node("Relu", ["l"], ["r"]),
     helper.make_node("Softplus", ["r"], ["h"]),
     helper.make_node("Foo", ["h"], ["f"], domain="com.example", scale=2.0),
@@ -350,6 +350,11 @@ onnx.save(model, os.path.join(OUT, "external.onnx"), save_as_external_data=True,
 x.tofile(os.path.join(OUT, "external.in.bin"))
 (x @ W).astype(np.float32).tofile(os.path.join(OUT, "external.out.bin"))
 listing.append("external runnable")
+
+# Elu, a table operator (ops.def): its alpha is imported, run by the reference kernel and exported
+x = f32(2, 3, 4)
+save("elu", [helper.make_node("Elu", ["x"], ["y"], alpha=0.5)], [("x", [2, 3, 4])], [("y", [2, 3, 4])], {}, 13,
+     {"x": x}, [np.where(x < 0, 0.5 * (np.exp(x) - 1), x).astype(np.float32)])
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

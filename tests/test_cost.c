@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "../kernels/exec.h"
 #include "../search/cost.h"
 
 /* X[4,8] . W[8,16] -> relu; second graph with W[8,32]. */
@@ -316,6 +317,85 @@ static void test_roles(void **state)
     so_model_free(b.m);
 }
 
+/* The cost model's roles are the executor's steps: every node the executor runs as a step is
+   SO_COST_STEP, every node a kernel absorbs is FUSED (epilogue) or INNER (attention, GELU,
+   pad+pool). BERT's attention block (MatMul, Div, Softmax, MatMul, Transpose) is one step, as the
+   executor runs it, not five; so is the exported GELU (Div, Erf, Add, Mul, Mul). */
+static void test_roles_match_executor(void **state)
+{
+    (void)state;
+    int64_t xd[4] = {1, 2, 4, 4};
+    gb b = gb_new(3, so_shape_make(4, xd), 3); /* Q, Kt, V */
+    int64_t sd[1] = {1};
+    int32_t mm1 = gb_op(&b, SO_OP_MATMUL, (int32_t[]){0, 1}, 2, NULL);
+    int32_t dv = gb_op(&b, SO_OP_DIV, (int32_t[]){mm1, gb_weight(&b, 1, sd)}, 2, NULL);
+    so_attr sa;
+    memset(&sa, 0, sizeof sa);
+    sa.axis = 3;
+    int32_t sm = gb_op(&b, SO_OP_SOFTMAX, (int32_t[]){dv}, 1, &sa);
+    int32_t mm2 = gb_op(&b, SO_OP_MATMUL, (int32_t[]){sm, 2}, 2, NULL);
+    so_attr ta;
+    memset(&ta, 0, sizeof ta);
+    ta.n_ints = 4;
+    ta.ints[0] = 0, ta.ints[1] = 2, ta.ints[2] = 1, ta.ints[3] = 3;
+    int32_t tr = gb_op(&b, SO_OP_TRANSPOSE, (int32_t[]){mm2}, 1, &ta);
+    /* GELU on V: x * (erf(x / c) + a) * h */
+    int32_t gd = gb_op(&b, SO_OP_DIV, (int32_t[]){2, gb_weight(&b, 1, sd)}, 2, NULL);
+    int32_t ge = gb_op(&b, SO_OP_ERF, (int32_t[]){gd}, 1, NULL);
+    int32_t ga = gb_op(&b, SO_OP_ADD, (int32_t[]){ge, gb_weight(&b, 1, sd)}, 2, NULL);
+    int32_t gm = gb_op(&b, SO_OP_MUL, (int32_t[]){2, ga}, 2, NULL);
+    int32_t gh = gb_op(&b, SO_OP_MUL, (int32_t[]){gm, gb_weight(&b, 1, sd)}, 2, NULL);
+    /* Q's matmul by a weight with a bias add and a relu: an epilogue chain */
+    int64_t wd[2] = {4, 4}, bd[1] = {4};
+    int32_t lin = gb_op(&b, SO_OP_MATMUL, (int32_t[]){0, gb_weight(&b, 2, wd)}, 2, NULL);
+    int32_t lb = gb_op(&b, SO_OP_ADD, (int32_t[]){lin, gb_weight(&b, 1, bd)}, 2, NULL);
+    int32_t lr = gb_op(&b, SO_OP_RELU, (int32_t[]){lb}, 1, NULL);
+    b.g->outputs[0] = (so_edge){tr, 0};
+    b.g->outputs[1] = (so_edge){gh, 0};
+    b.g->outputs[2] = (so_edge){lr, 0};
+    int32_t n = b.g->n_nodes;
+    uint8_t role[64];
+    assert_true(n <= 64);
+    so_cost_roles(b.g, role);
+    assert_int_equal(role[mm1], SO_COST_STEP);
+    int32_t inner[] = {dv, sm, mm2, tr, ge, ga, gm, gh};
+    for (size_t k = 0; k < sizeof inner / sizeof *inner; k++) assert_int_equal(role[inner[k]], SO_COST_INNER);
+    assert_int_equal(role[gd], SO_COST_STEP);
+    assert_int_equal(role[lb], SO_COST_FUSED);
+    assert_int_equal(role[lr], SO_COST_FUSED);
+    /* the executor: its steps and what their kernels absorbed */
+    so_exec *e = NULL;
+    so_exec_opts eo = {.threads = 1, .reference = 0, .profile = 0};
+    assert_int_equal(so_exec_new(b.g, &eo, &e), SO_OK);
+    uint8_t seen[64];
+    memset(seen, 0, sizeof seen); /* 1: a step, 2: absorbed */
+    for (int32_t s = 0; s < so_exec_n_steps(e); s++) {
+        so_exec_step_info si;
+        so_exec_step(e, s, &si);
+        seen[si.node] = 1;
+        for (int32_t f = 0; f < si.n_fused; f++) seen[si.fused[f]] = 2;
+    }
+    so_exec_free(e);
+    for (int32_t i = 0; i < n; i++) {
+        if (role[i] == SO_COST_STEP) assert_int_equal(seen[i], 1);
+        else if (role[i] == SO_COST_FUSED || role[i] == SO_COST_INNER) assert_int_equal(seen[i], 2);
+        else assert_int_equal(seen[i], 0); /* free: sources */
+    }
+    /* priced as what runs: the block is cheaper than its five separate steps */
+    so_cost_model cm;
+    assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, NULL), SO_OK);
+    double block = 0, steps = 0;
+    int32_t att[] = {mm1, dv, sm, mm2, tr};
+    for (int k = 0; k < 5; k++) {
+        block += so_cost_node_role(&cm, b.g, att[k], role[att[k]]);
+        steps += so_cost_node(&cm, b.g, att[k]);
+    }
+    assert_true(block > so_cost_node(&cm, b.g, mm1)); /* the softmax and second product still run */
+    assert_true(block < steps);
+    so_cost_free(&cm);
+    so_model_free(b.m);
+}
+
 /* A cheap epilogue activation does not make another configuration. */
 static void test_key_act(void **state)
 {
@@ -338,6 +418,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roles),
+        cmocka_unit_test(test_roles_match_executor),
         cmocka_unit_test(test_key_act),
         cmocka_unit_test(test_flops_values),
         cmocka_unit_test(test_keys),

@@ -49,9 +49,9 @@ static Z3_ast apply_act(renc *e, Z3_ast t, int act)
 {
     switch (act) {
     case SO_ACT_NONE: return t;
-    case SO_ACT_RELU: return vp_mk_fn(e->v, "relu", NULL, &t);
-    case SO_ACT_SIGMOID: return vp_mk_fn(e->v, "sigmoid", NULL, &t);
-    case SO_ACT_TANH: return vp_mk_fn(e->v, "tanh", NULL, &t);
+    case SO_ACT_RELU: return vp_mk_fn(e->v, ZF_RELU, NULL, &t);
+    case SO_ACT_SIGMOID: return vp_mk_fn(e->v, ZF_SIGMOID, NULL, &t);
+    case SO_ACT_TANH: return vp_mk_fn(e->v, ZF_TANH, NULL, &t);
     default: return NULL;
     }
 }
@@ -60,274 +60,393 @@ static int stride_of(int s) { return s > 0 ? s : 1; }
 
 /* Encodes pattern node `ni` of side `side`: terms, shapes, and well-typedness (wf, without
    the inputs' own ok). Returns 0, or 1 if the node has no Z3 semantics (e->unsupported set). */
+/* ---------------- Z3 semantics, one encoder per operator (ops.def) ----------------
+   z3_<op> encodes pattern node ni of one side of a rule: its term(s), shape, and well-typedness
+   (w, without the inputs' own ok). Returns 0, or 1 if this instance has no Z3 semantics
+   (e->unsupported set, e.g. a conv with asymmetric pads). */
+
+typedef struct zctx {
+    renc *e;
+    int side, ni;
+    const so_rnode *n;
+    const gterm *const *x; /* the inputs' terms */
+    gterm *o;              /* output 0's term (split: all outputs, e->node[side][ni][k]) */
+    Z3_ast *wf;
+} zctx;
+
+#define Z3_LOCALS                                                                             \
+    renc *e = cx->e;                                                                          \
+    so_verifier *v = e->v;                                                                    \
+    int side = cx->side, ni = cx->ni;                                                         \
+    const so_rnode *n = cx->n;                                                                \
+    const so_attr *a = &n->attr;                                                              \
+    const gterm *const *x = cx->x;                                                            \
+    gterm *o = cx->o;                                                                         \
+    Z3_ast w = Z3_mk_true(v->ctx);                                                            \
+    const char *opname = so_ops[n->op].name;                                                  \
+    (void)e, (void)v, (void)side, (void)ni, (void)n, (void)a, (void)x, (void)o, (void)w, (void)opname
+
+static int zdone(zctx *cx, Z3_ast w)
+{
+    *cx->wf = w;
+    return 0;
+}
+
+static int z3_identity(zctx *cx)
+{
+    Z3_LOCALS;
+    *o = *x[0]; return zdone(cx, w);
+}
+
+static int z3_relu(zctx *cx)
+{
+    Z3_LOCALS;
+    *o = *x[0];
+    o->t = vp_mk_fn(v, n->op == SO_OP_RELU ? ZF_RELU : n->op == SO_OP_SIGMOID ? ZF_SIGMOID : ZF_TANH, NULL, &x[0]->t);
+    return zdone(cx, w);
+}
+
+static int z3_add(zctx *cx)
+{
+    Z3_LOCALS;
+    const gterm *A = x[0], *Bt = x[1];
+    Z3_ast ts[2] = {A->t, Bt->t};
+    o->t = vp_mk_fn(v, n->op == SO_OP_ADD ? ZF_ADD : ZF_MUL, NULL, ts);
+    /* numpy broadcasting, right-aligned */
+    int r = SO_MAX(A->rank, Bt->rank);
+    o->rank = r;
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - A->rank), ib = i - (r - Bt->rank);
+        Z3_ast da = ia >= 0 ? A->dim[ia] : NULL, db = ib >= 0 ? Bt->dim[ib] : NULL;
+        if (!da) o->dim[i] = db;
+        else if (!db) o->dim[i] = da;
+        else {
+            Z3_ast one = vp_mk_int(v, 1);
+            Z3_ast alts[3] = {vp_mk_eq(v, da, db), vp_mk_eq(v, da, one), vp_mk_eq(v, db, one)};
+            w = vp_mk_and2(v, w, Z3_mk_or(v->ctx, 3, alts));
+            o->dim[i] = Z3_mk_ite(v->ctx, vp_mk_eq(v, da, one), db, da);
+        }
+    }
+    if (n->op == SO_OP_ADD && !(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "add with activation %d", a->act);
+    return zdone(cx, w);
+}
+
+static int z3_matmul(zctx *cx)
+{
+    Z3_LOCALS;
+    const gterm *A = x[0], *Bt = x[1];
+    Z3_ast ts[2] = {A->t, Bt->t};
+    if (A->rank == 3 && Bt->rank == 2) {
+        /* numpy matmul of a rank-3 activation by a matrix: [s0,s1,k] @ [k,m] = [s0,s1,m] (axioms mm3-*) */
+        o->t = vp_mk_fn(v, ZF_MATMUL, NULL, ts);
+        o->rank = 3;
+        w = vp_mk_and2(v, w, vp_mk_eq(v, A->dim[2], Bt->dim[0]));
+        o->dim[0] = A->dim[0];
+        o->dim[1] = A->dim[1];
+        o->dim[2] = Bt->dim[1];
+        if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "matmul with activation %d", a->act);
+        return zdone(cx, w);
+    }
+    if (A->rank < 2 || A->rank != Bt->rank) return unsupported(e, "matmul of ranks %d and %d", A->rank, Bt->rank);
+    int r = A->rank;
+    o->t = vp_mk_fn(v, ZF_MATMUL, NULL, ts);
+    o->rank = r;
+    for (int i = 0; i < r - 2; i++) {
+        w = vp_mk_and2(v, w, vp_mk_eq(v, A->dim[i], Bt->dim[i])); /* batch dims: broadcasting only when equal */
+        o->dim[i] = A->dim[i];
+    }
+    w = vp_mk_and2(v, w, vp_mk_eq(v, A->dim[r - 1], Bt->dim[r - 2]));
+    o->dim[r - 2] = A->dim[r - 2];
+    o->dim[r - 1] = Bt->dim[r - 1];
+    if (r > 2) {
+        /* batch broadcasting (a dim 1 against n) is real semantics we do not model: refuse unless the
+           batch dims are equal for every symbol value, which the condition above only assumes */
+        for (int i = 0; i < r - 2; i++) {
+            Z3_ast d = Z3_simplify(v->ctx, vp_mk_sub(v, A->dim[i], Bt->dim[i]));
+            int64_t val;
+            if (!Z3_get_numeral_int64(v->ctx, d, &val) || val != 0) return unsupported(e, "matmul with batch broadcasting");
+        }
+    }
+    if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "matmul with activation %d", a->act);
+    return zdone(cx, w);
+}
+
+static int z3_conv(zctx *cx)
+{
+    Z3_LOCALS;
+    if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "conv with asymmetric pads");
+    if (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1) return unsupported(e, "dilated conv");
+    const gterm *X = x[0], *W = x[1];
+    if (X->rank != 4 || W->rank != 4) return unsupported(e, "conv of rank %d/%d", X->rank, W->rank);
+    int g = a->group > 0 ? a->group : 1;
+    int sh = stride_of(a->stride[0]), sw = stride_of(a->stride[1]);
+    Z3_ast ints[5] = {vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1]), vp_mk_int(v, g)};
+    Z3_ast ts[2] = {X->t, W->t};
+    o->t = vp_mk_fn(v, ZF_CONV, ints, ts);
+    if (n->n_in == 3) {
+        const gterm *Bv = x[2];
+        if (Bv->rank != 1) return unsupported(e, "conv bias of rank %d", Bv->rank);
+        w = vp_mk_and2(v, w, vp_mk_eq(v, Bv->dim[0], W->dim[0]));
+        Z3_ast bt[2] = {o->t, Bv->t};
+        o->t = vp_mk_fn(v, ZF_BIAS, NULL, bt);
+    }
+    Z3_ast gi = vp_mk_int(v, g);
+    w = vp_mk_and2(v, w, vp_mk_eq(v, X->dim[1], Z3_mk_mul(v->ctx, 2, (Z3_ast[]){W->dim[1], gi})));
+    w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, W->dim[0], gi), vp_mk_int(v, 0)));
+    o->rank = 4;
+    o->dim[0] = X->dim[0];
+    o->dim[1] = W->dim[0];
+    for (int k = 0; k < 2; k++) {
+        Z3_ast padded = vp_mk_add(v, X->dim[2 + k], vp_mk_int(v, 2 * a->pad[k]));
+        Z3_ast span = vp_mk_sub(v, padded, W->dim[2 + k]);
+        w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, span, vp_mk_int(v, 0)));
+        o->dim[2 + k] = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, k ? sw : sh)), vp_mk_int(v, 1));
+    }
+    if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "conv with activation %d", a->act);
+    return zdone(cx, w);
+}
+
+static int z3_transpose(zctx *cx)
+{
+    Z3_LOCALS;
+    const gterm *X = x[0];
+    if (a->n_ints != X->rank || X->rank > 4 || X->rank < 1) return unsupported(e, "transpose perm of %d ints on rank %d", a->n_ints, X->rank);
+    int64_t p[4];
+    int seen = 0;
+    for (int i = 0; i < X->rank; i++) {
+        p[i] = a->ints[i];
+        if (p[i] < 0 || p[i] >= X->rank || (seen & (1 << p[i]))) return unsupported(e, "invalid transpose perm");
+        seen |= 1 << p[i];
+    }
+    Z3_ast code = vp_mk_int(v, so_perm_code(X->rank, p));
+    o->t = vp_mk_fn(v, ZF_TR, &code, &X->t);
+    o->rank = X->rank;
+    for (int i = 0; i < X->rank; i++) o->dim[i] = X->dim[p[i]];
+    return zdone(cx, w);
+}
+
+static int z3_concat(zctx *cx)
+{
+    Z3_LOCALS;
+    int ax = a->axis, r = x[0]->rank;
+    if (ax < 0 || ax >= r) return unsupported(e, "concat axis %d on rank %d", ax, r);
+    for (int k = 1; k < n->n_in; k++) {
+        if (x[k]->rank != r) return unsupported(e, "concat of different ranks");
+        w = vp_mk_and2(v, w, all_dims_eq(v, x[0], x[k], ax));
+    }
+    Z3_ast axi = vp_mk_int(v, ax);
+    Z3_ast t = x[n->n_in - 1]->t, sum = x[n->n_in - 1]->dim[ax];
+    for (int k = n->n_in - 2; k >= 0; k--) {
+        Z3_ast ts[2] = {x[k]->t, t};
+        t = vp_mk_fn(v, ZF_CONCAT, &axi, ts);
+        sum = vp_mk_add(v, x[k]->dim[ax], sum);
+    }
+    *o = *x[0];
+    o->t = t;
+    o->dim[ax] = sum;
+    return zdone(cx, w);
+}
+
+static int z3_split(zctx *cx)
+{
+    Z3_LOCALS;
+    const gterm *X = x[0];
+    int ax = a->axis;
+    if (ax < 0 || ax >= X->rank) return unsupported(e, "split axis %d on rank %d", ax, X->rank);
+    if (n->n_dx != n->n_out || n->n_out > SO_RULE_MAX_OUTPUTS) return unsupported(e, "split with %d sizes for %d outputs", n->n_dx, n->n_out);
+    Z3_ast off = vp_mk_int(v, 0);
+    for (int k = 0; k < n->n_out; k++) {
+        Z3_ast sz = dimx_ast(e, &n->dx[k]);
+        gterm *ok = &e->node[side][ni][k];
+        *ok = *X;
+        Z3_ast ints[3] = {vp_mk_int(v, ax), off, sz};
+        ok->t = vp_mk_fn(v, ZF_SPL, ints, &X->t);
+        ok->dim[ax] = sz;
+        w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, sz, vp_mk_int(v, 1)));
+        off = vp_mk_add(v, off, sz);
+    }
+    w = vp_mk_and2(v, w, vp_mk_eq(v, off, X->dim[ax]));
+    return zdone(cx, w);
+}
+
+static int z3_enlarge(zctx *cx)
+{
+    Z3_LOCALS;
+    const gterm *W = x[0];
+    if (W->rank != 4) return unsupported(e, "enlarge of rank %d", W->rank);
+    Z3_ast ints[2] = {vp_mk_int(v, a->kernel[0]), vp_mk_int(v, a->kernel[1])};
+    o->t = vp_mk_fn(v, ZF_ENLARGE, ints, &W->t);
+    *o = (gterm){o->t, NULL, 4, {W->dim[0], W->dim[1], ints[0], ints[1]}};
+    for (int k = 0; k < 2; k++) {
+        Z3_ast diff = vp_mk_sub(v, ints[k], W->dim[2 + k]);
+        w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, diff, vp_mk_int(v, 0)));
+        w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, diff, vp_mk_int(v, 2)), vp_mk_int(v, 0)));
+    }
+    return zdone(cx, w);
+}
+
+static int z3_avgpool(zctx *cx)
+{
+    Z3_LOCALS;
+    const gterm *X = x[0];
+    if (X->rank != 4) return unsupported(e, "pool of rank %d", X->rank);
+    if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "pool with asymmetric pads");
+    if (a->ceil_mode) return unsupported(e, "pool with ceil_mode");
+    if (n->op == SO_OP_MAXPOOL && (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1)) return unsupported(e, "dilated maxpool");
+    if (n->op == SO_OP_AVGPOOL && !a->count_include_pad && (a->pad[0] || a->pad[1]))
+        return unsupported(e, "avgpool with pads not counted (count_include_pad=0)");
+    int sh = stride_of(a->stride[0]), sw = stride_of(a->stride[1]);
+    if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->pad[0] >= a->kernel[0] || a->pad[1] >= a->kernel[1] || a->pad[0] < 0 || a->pad[1] < 0)
+        return unsupported(e, "pool with invalid kernel/pads");
+    Z3_ast ints[6] = {vp_mk_int(v, a->kernel[0]), vp_mk_int(v, a->kernel[1]), vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1])};
+    o->t = vp_mk_fn(v, n->op == SO_OP_AVGPOOL ? ZF_AVGPOOL : ZF_MAXPOOL, ints, &X->t);
+    o->rank = 4;
+    o->dim[0] = X->dim[0];
+    o->dim[1] = X->dim[1];
+    for (int k = 0; k < 2; k++) {
+        Z3_ast span = vp_mk_sub(v, vp_mk_add(v, X->dim[2 + k], vp_mk_int(v, 2 * a->pad[k])), vp_mk_int(v, a->kernel[k]));
+        w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, span, vp_mk_int(v, 0)));
+        o->dim[2 + k] = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, k ? sw : sh)), vp_mk_int(v, 1));
+    }
+    return zdone(cx, w);
+}
+
+static int z3_batchnorm(zctx *cx)
+{
+    Z3_LOCALS;
+    const gterm *X = x[0];
+    if (X->rank < 2) return unsupported(e, "batchnorm of rank %d", X->rank);
+    uint32_t bits;
+    memcpy(&bits, &a->epsilon, sizeof bits);
+    Z3_ast eps = vp_mk_int(v, bits);
+    Z3_ast ts[5];
+    for (int k = 0; k < 5; k++) {
+        ts[k] = x[k]->t;
+        if (k && x[k]->rank != 1) return unsupported(e, "batchnorm parameter of rank %d", x[k]->rank);
+        if (k) w = vp_mk_and2(v, w, vp_mk_eq(v, x[k]->dim[0], X->dim[1]));
+    }
+    *o = *X;
+    o->t = vp_mk_fn(v, ZF_BN, &eps, ts);
+    return zdone(cx, w);
+}
+
+static int z3_bnfold_w(zctx *cx)
+{
+    Z3_LOCALS;
+    /* conv+BN folding weights: bnfw eps W scale var; bnfb eps scale B mean var; bnfbc ... cbias */
+    uint32_t bits;
+    memcpy(&bits, &a->epsilon, sizeof bits);
+    Z3_ast eps = vp_mk_int(v, bits);
+    Z3_ast ts[5];
+    int wop = n->op == SO_OP_BNFOLD_W;
+    if (wop && x[0]->rank < 1) return unsupported(e, "bnfold_w of rank %d", x[0]->rank);
+    for (int k = 0; k < n->n_in; k++) {
+        ts[k] = x[k]->t;
+        if ((k || !wop) && x[k]->rank != 1) return unsupported(e, "%s vector of rank %d", opname, x[k]->rank);
+        if (k) w = vp_mk_and2(v, w, vp_mk_eq(v, x[k]->dim[0], x[0]->dim[0]));
+    }
+    *o = *x[0];
+    o->t = vp_mk_fn(v, wop ? ZF_BNFW : n->n_in == 5 ? ZF_BNFBC : ZF_BNFB, &eps, ts);
+    return zdone(cx, w);
+}
+
+static int z3_const_pool(zctx *cx)
+{
+    Z3_LOCALS;
+    if (n->n_dx != 4) return unsupported(e, "%s with %d dims", opname, n->n_dx);
+    Z3_ast d[4];
+    for (int k = 0; k < 4; k++) d[k] = dimx_ast(e, &n->dx[k]);
+    Z3_ast ints[3] = {d[0], d[2], d[3]};
+    o->t = vp_mk_fn(v, n->op == SO_OP_CONST_POOL ? ZF_CPOOL : ZF_CIDCONV, ints, NULL);
+    o->rank = 4;
+    for (int k = 0; k < 4; k++) o->dim[k] = d[k];
+    if (n->op == SO_OP_CONST_POOL) {
+        w = vp_mk_and2(v, w, vp_mk_eq(v, d[1], vp_mk_int(v, 1)));
+    } else {
+        w = vp_mk_and2(v, w, vp_mk_eq(v, d[0], d[1]));
+        for (int k = 2; k < 4; k++) w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, d[k], vp_mk_int(v, 2)), vp_mk_int(v, 1)));
+    }
+    return zdone(cx, w);
+}
+
+static int z3_const_idmat(zctx *cx)
+{
+    Z3_LOCALS;
+    if (n->n_dx != 2) return unsupported(e, "const_idmat with %d dims", n->n_dx);
+    Z3_ast d0 = dimx_ast(e, &n->dx[0]), d1 = dimx_ast(e, &n->dx[1]);
+    o->t = vp_mk_fn(v, ZF_CIDMAT, &d0, NULL);
+    o->rank = 2;
+    o->dim[0] = d0;
+    o->dim[1] = d1;
+    w = vp_mk_and2(v, w, vp_mk_eq(v, d0, d1));
+    return zdone(cx, w);
+}
+
+
+/* The Z3 decision of every operator: its encoder, or Z3_NOT_IN_RULES for operators outside the
+   rule language (the generator never produces them; a hand-written rule that uses one is refused
+   with "no Z3 semantics"). An operator without a decision is an undeclared identifier. */
+#define Z3_NOT_IN_RULES NULL
+#define z3_input Z3_NOT_IN_RULES
+#define z3_weight Z3_NOT_IN_RULES
+#define z3_opaque Z3_NOT_IN_RULES
+#define z3_gemm Z3_NOT_IN_RULES
+#define z3_sub Z3_NOT_IN_RULES
+#define z3_div Z3_NOT_IN_RULES
+#define z3_pow Z3_NOT_IN_RULES
+#define z3_erf Z3_NOT_IN_RULES
+#define z3_sqrt Z3_NOT_IN_RULES
+#define z3_exp Z3_NOT_IN_RULES
+#define z3_log Z3_NOT_IN_RULES
+#define z3_neg Z3_NOT_IN_RULES
+#define z3_reciprocal Z3_NOT_IN_RULES
+#define z3_clip Z3_NOT_IN_RULES
+#define z3_globalavgpool Z3_NOT_IN_RULES
+#define z3_softmax Z3_NOT_IN_RULES
+#define z3_reducemean Z3_NOT_IN_RULES
+#define z3_layernorm Z3_NOT_IN_RULES
+#define z3_pad Z3_NOT_IN_RULES
+#define z3_flatten Z3_NOT_IN_RULES
+#define z3_reshape Z3_NOT_IN_RULES
+#define z3_squeeze Z3_NOT_IN_RULES
+#define z3_unsqueeze Z3_NOT_IN_RULES
+#define z3_expand Z3_NOT_IN_RULES
+#define z3_gather Z3_NOT_IN_RULES
+#define z3_slice Z3_NOT_IN_RULES
+#define z3_lstm Z3_NOT_IN_RULES
+#define z3_const_ones Z3_NOT_IN_RULES
+#define z3_hardsigmoid Z3_NOT_IN_RULES
+#define z3_hardswish Z3_NOT_IN_RULES
+#define z3_leakyrelu Z3_NOT_IN_RULES
+#define z3_elu Z3_NOT_IN_RULES
+#define z3_resize Z3_NOT_IN_RULES
+#define z3_reducesum Z3_NOT_IN_RULES
+#define z3_sigmoid z3_relu
+#define z3_tanh z3_relu
+#define z3_mul z3_add
+#define z3_maxpool z3_avgpool
+#define z3_bnfold_b z3_bnfold_w
+#define z3_const_idconv z3_const_pool
+
+typedef int (*z3_fn)(zctx *cx);
+static const z3_fn z3_encoders[SO_OP_COUNT] = {
+#define X(e, l, ...) [SO_OP_##e] = z3_##l,
+#include "../src/ops.def"
+#undef X
+};
+
+int so_verify_has_semantics(so_op op) { return z3_encoders[op] != Z3_NOT_IN_RULES; }
+
 static int encode_node(renc *e, int side, int ni, Z3_ast *wf)
 {
-    so_verifier *v = e->v;
     const so_rnode *n = &(side ? &e->r->dst : &e->r->src)->nodes[ni];
-    const so_attr *a = &n->attr;
+    if (z3_encoders[n->op] == Z3_NOT_IN_RULES) return unsupported(e, "no Z3 semantics for '%s' (not in the rule language)", so_ops[n->op].name);
     const gterm *x[SO_RULE_MAX_IN];
     for (int k = 0; k < n->n_in; k++) x[k] = ref_term(e, side, n->in[k]);
     gterm *o = &e->node[side][ni][0];
-    Z3_ast w = Z3_mk_true(v->ctx);
-    const char *opname = so_ops[n->op].name;
     o->rank = 0;
-    switch (n->op) {
-    case SO_OP_IDENTITY: *o = *x[0]; break;
-    case SO_OP_RELU:
-    case SO_OP_SIGMOID:
-    case SO_OP_TANH: {
-        *o = *x[0];
-        o->t = vp_mk_fn(v, opname, NULL, &x[0]->t);
-        break;
-    }
-    case SO_OP_ADD:
-    case SO_OP_MUL: {
-        const gterm *A = x[0], *Bt = x[1];
-        Z3_ast ts[2] = {A->t, Bt->t};
-        o->t = vp_mk_fn(v, n->op == SO_OP_ADD ? "add" : "mul", NULL, ts);
-        /* numpy broadcasting, right-aligned */
-        int r = SO_MAX(A->rank, Bt->rank);
-        o->rank = r;
-        for (int i = 0; i < r; i++) {
-            int ia = i - (r - A->rank), ib = i - (r - Bt->rank);
-            Z3_ast da = ia >= 0 ? A->dim[ia] : NULL, db = ib >= 0 ? Bt->dim[ib] : NULL;
-            if (!da) o->dim[i] = db;
-            else if (!db) o->dim[i] = da;
-            else {
-                Z3_ast one = vp_mk_int(v, 1);
-                Z3_ast alts[3] = {vp_mk_eq(v, da, db), vp_mk_eq(v, da, one), vp_mk_eq(v, db, one)};
-                w = vp_mk_and2(v, w, Z3_mk_or(v->ctx, 3, alts));
-                o->dim[i] = Z3_mk_ite(v->ctx, vp_mk_eq(v, da, one), db, da);
-            }
-        }
-        if (n->op == SO_OP_ADD && !(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "add with activation %d", a->act);
-        break;
-    }
-    case SO_OP_MATMUL: {
-        const gterm *A = x[0], *Bt = x[1];
-        Z3_ast ts[2] = {A->t, Bt->t};
-        if (A->rank == 3 && Bt->rank == 2) {
-            /* numpy matmul of a rank-3 activation by a matrix: [s0,s1,k] @ [k,m] = [s0,s1,m] (axioms mm3-*) */
-            o->t = vp_mk_fn(v, "matmul", NULL, ts);
-            o->rank = 3;
-            w = vp_mk_and2(v, w, vp_mk_eq(v, A->dim[2], Bt->dim[0]));
-            o->dim[0] = A->dim[0];
-            o->dim[1] = A->dim[1];
-            o->dim[2] = Bt->dim[1];
-            if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "matmul with activation %d", a->act);
-            break;
-        }
-        if (A->rank < 2 || A->rank != Bt->rank) return unsupported(e, "matmul of ranks %d and %d", A->rank, Bt->rank);
-        int r = A->rank;
-        o->t = vp_mk_fn(v, "matmul", NULL, ts);
-        o->rank = r;
-        for (int i = 0; i < r - 2; i++) {
-            w = vp_mk_and2(v, w, vp_mk_eq(v, A->dim[i], Bt->dim[i])); /* batch dims: broadcasting only when equal */
-            o->dim[i] = A->dim[i];
-        }
-        w = vp_mk_and2(v, w, vp_mk_eq(v, A->dim[r - 1], Bt->dim[r - 2]));
-        o->dim[r - 2] = A->dim[r - 2];
-        o->dim[r - 1] = Bt->dim[r - 1];
-        if (r > 2) {
-            /* batch broadcasting (a dim 1 against n) is real semantics we do not model: refuse unless the
-               batch dims are equal for every symbol value, which the condition above only assumes */
-            for (int i = 0; i < r - 2; i++) {
-                Z3_ast d = Z3_simplify(v->ctx, vp_mk_sub(v, A->dim[i], Bt->dim[i]));
-                int64_t val;
-                if (!Z3_get_numeral_int64(v->ctx, d, &val) || val != 0) return unsupported(e, "matmul with batch broadcasting");
-            }
-        }
-        if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "matmul with activation %d", a->act);
-        break;
-    }
-    case SO_OP_CONV: {
-        if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "conv with asymmetric pads");
-        if (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1) return unsupported(e, "dilated conv");
-        const gterm *X = x[0], *W = x[1];
-        if (X->rank != 4 || W->rank != 4) return unsupported(e, "conv of rank %d/%d", X->rank, W->rank);
-        int g = a->group > 0 ? a->group : 1;
-        int sh = stride_of(a->stride[0]), sw = stride_of(a->stride[1]);
-        Z3_ast ints[5] = {vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1]), vp_mk_int(v, g)};
-        Z3_ast ts[2] = {X->t, W->t};
-        o->t = vp_mk_fn(v, "conv", ints, ts);
-        if (n->n_in == 3) {
-            const gterm *Bv = x[2];
-            if (Bv->rank != 1) return unsupported(e, "conv bias of rank %d", Bv->rank);
-            w = vp_mk_and2(v, w, vp_mk_eq(v, Bv->dim[0], W->dim[0]));
-            Z3_ast bt[2] = {o->t, Bv->t};
-            o->t = vp_mk_fn(v, "bias", NULL, bt);
-        }
-        Z3_ast gi = vp_mk_int(v, g);
-        w = vp_mk_and2(v, w, vp_mk_eq(v, X->dim[1], Z3_mk_mul(v->ctx, 2, (Z3_ast[]){W->dim[1], gi})));
-        w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, W->dim[0], gi), vp_mk_int(v, 0)));
-        o->rank = 4;
-        o->dim[0] = X->dim[0];
-        o->dim[1] = W->dim[0];
-        for (int k = 0; k < 2; k++) {
-            Z3_ast padded = vp_mk_add(v, X->dim[2 + k], vp_mk_int(v, 2 * a->pad[k]));
-            Z3_ast span = vp_mk_sub(v, padded, W->dim[2 + k]);
-            w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, span, vp_mk_int(v, 0)));
-            o->dim[2 + k] = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, k ? sw : sh)), vp_mk_int(v, 1));
-        }
-        if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "conv with activation %d", a->act);
-        break;
-    }
-    case SO_OP_TRANSPOSE: {
-        const gterm *X = x[0];
-        if (a->n_ints != X->rank || X->rank > 4 || X->rank < 1) return unsupported(e, "transpose perm of %d ints on rank %d", a->n_ints, X->rank);
-        int64_t p[4];
-        int seen = 0;
-        for (int i = 0; i < X->rank; i++) {
-            p[i] = a->ints[i];
-            if (p[i] < 0 || p[i] >= X->rank || (seen & (1 << p[i]))) return unsupported(e, "invalid transpose perm");
-            seen |= 1 << p[i];
-        }
-        Z3_ast code = vp_mk_int(v, so_perm_code(X->rank, p));
-        o->t = vp_mk_fn(v, "tr", &code, &X->t);
-        o->rank = X->rank;
-        for (int i = 0; i < X->rank; i++) o->dim[i] = X->dim[p[i]];
-        break;
-    }
-    case SO_OP_CONCAT: {
-        int ax = a->axis, r = x[0]->rank;
-        if (ax < 0 || ax >= r) return unsupported(e, "concat axis %d on rank %d", ax, r);
-        for (int k = 1; k < n->n_in; k++) {
-            if (x[k]->rank != r) return unsupported(e, "concat of different ranks");
-            w = vp_mk_and2(v, w, all_dims_eq(v, x[0], x[k], ax));
-        }
-        Z3_ast axi = vp_mk_int(v, ax);
-        Z3_ast t = x[n->n_in - 1]->t, sum = x[n->n_in - 1]->dim[ax];
-        for (int k = n->n_in - 2; k >= 0; k--) {
-            Z3_ast ts[2] = {x[k]->t, t};
-            t = vp_mk_fn(v, "concat", &axi, ts);
-            sum = vp_mk_add(v, x[k]->dim[ax], sum);
-        }
-        *o = *x[0];
-        o->t = t;
-        o->dim[ax] = sum;
-        break;
-    }
-    case SO_OP_SPLIT: {
-        const gterm *X = x[0];
-        int ax = a->axis;
-        if (ax < 0 || ax >= X->rank) return unsupported(e, "split axis %d on rank %d", ax, X->rank);
-        if (n->n_dx != n->n_out || n->n_out > SO_RULE_MAX_OUTPUTS) return unsupported(e, "split with %d sizes for %d outputs", n->n_dx, n->n_out);
-        Z3_ast off = vp_mk_int(v, 0);
-        for (int k = 0; k < n->n_out; k++) {
-            Z3_ast sz = dimx_ast(e, &n->dx[k]);
-            gterm *ok = &e->node[side][ni][k];
-            *ok = *X;
-            Z3_ast ints[3] = {vp_mk_int(v, ax), off, sz};
-            ok->t = vp_mk_fn(v, "spl", ints, &X->t);
-            ok->dim[ax] = sz;
-            w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, sz, vp_mk_int(v, 1)));
-            off = vp_mk_add(v, off, sz);
-        }
-        w = vp_mk_and2(v, w, vp_mk_eq(v, off, X->dim[ax]));
-        break;
-    }
-    case SO_OP_ENLARGE: {
-        const gterm *W = x[0];
-        if (W->rank != 4) return unsupported(e, "enlarge of rank %d", W->rank);
-        Z3_ast ints[2] = {vp_mk_int(v, a->kernel[0]), vp_mk_int(v, a->kernel[1])};
-        o->t = vp_mk_fn(v, "enlarge", ints, &W->t);
-        *o = (gterm){o->t, NULL, 4, {W->dim[0], W->dim[1], ints[0], ints[1]}};
-        for (int k = 0; k < 2; k++) {
-            Z3_ast diff = vp_mk_sub(v, ints[k], W->dim[2 + k]);
-            w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, diff, vp_mk_int(v, 0)));
-            w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, diff, vp_mk_int(v, 2)), vp_mk_int(v, 0)));
-        }
-        break;
-    }
-    case SO_OP_AVGPOOL:
-    case SO_OP_MAXPOOL: {
-        const gterm *X = x[0];
-        if (X->rank != 4) return unsupported(e, "pool of rank %d", X->rank);
-        if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "pool with asymmetric pads");
-        if (a->ceil_mode) return unsupported(e, "pool with ceil_mode");
-        if (n->op == SO_OP_MAXPOOL && (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1)) return unsupported(e, "dilated maxpool");
-        if (n->op == SO_OP_AVGPOOL && !a->count_include_pad && (a->pad[0] || a->pad[1]))
-            return unsupported(e, "avgpool with pads not counted (count_include_pad=0)");
-        int sh = stride_of(a->stride[0]), sw = stride_of(a->stride[1]);
-        if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->pad[0] >= a->kernel[0] || a->pad[1] >= a->kernel[1] || a->pad[0] < 0 || a->pad[1] < 0)
-            return unsupported(e, "pool with invalid kernel/pads");
-        Z3_ast ints[6] = {vp_mk_int(v, a->kernel[0]), vp_mk_int(v, a->kernel[1]), vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1])};
-        o->t = vp_mk_fn(v, n->op == SO_OP_AVGPOOL ? "avgpool" : "maxpool", ints, &X->t);
-        o->rank = 4;
-        o->dim[0] = X->dim[0];
-        o->dim[1] = X->dim[1];
-        for (int k = 0; k < 2; k++) {
-            Z3_ast span = vp_mk_sub(v, vp_mk_add(v, X->dim[2 + k], vp_mk_int(v, 2 * a->pad[k])), vp_mk_int(v, a->kernel[k]));
-            w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, span, vp_mk_int(v, 0)));
-            o->dim[2 + k] = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, k ? sw : sh)), vp_mk_int(v, 1));
-        }
-        break;
-    }
-    case SO_OP_BATCHNORM: {
-        const gterm *X = x[0];
-        if (X->rank < 2) return unsupported(e, "batchnorm of rank %d", X->rank);
-        uint32_t bits;
-        memcpy(&bits, &a->epsilon, sizeof bits);
-        Z3_ast eps = vp_mk_int(v, bits);
-        Z3_ast ts[5];
-        for (int k = 0; k < 5; k++) {
-            ts[k] = x[k]->t;
-            if (k && x[k]->rank != 1) return unsupported(e, "batchnorm parameter of rank %d", x[k]->rank);
-            if (k) w = vp_mk_and2(v, w, vp_mk_eq(v, x[k]->dim[0], X->dim[1]));
-        }
-        *o = *X;
-        o->t = vp_mk_fn(v, "bn", &eps, ts);
-        break;
-    }
-    case SO_OP_BNFOLD_W:
-    case SO_OP_BNFOLD_B: {
-        /* conv+BN folding weights: bnfw eps W scale var; bnfb eps scale B mean var; bnfbc ... cbias */
-        uint32_t bits;
-        memcpy(&bits, &a->epsilon, sizeof bits);
-        Z3_ast eps = vp_mk_int(v, bits);
-        Z3_ast ts[5];
-        int wop = n->op == SO_OP_BNFOLD_W;
-        if (wop && x[0]->rank < 1) return unsupported(e, "bnfold_w of rank %d", x[0]->rank);
-        for (int k = 0; k < n->n_in; k++) {
-            ts[k] = x[k]->t;
-            if ((k || !wop) && x[k]->rank != 1) return unsupported(e, "%s vector of rank %d", opname, x[k]->rank);
-            if (k) w = vp_mk_and2(v, w, vp_mk_eq(v, x[k]->dim[0], x[0]->dim[0]));
-        }
-        *o = *x[0];
-        o->t = vp_mk_fn(v, wop ? "bnfw" : n->n_in == 5 ? "bnfbc" : "bnfb", &eps, ts);
-        break;
-    }
-    case SO_OP_CONST_POOL:
-    case SO_OP_CONST_IDCONV: {
-        if (n->n_dx != 4) return unsupported(e, "%s with %d dims", opname, n->n_dx);
-        Z3_ast d[4];
-        for (int k = 0; k < 4; k++) d[k] = dimx_ast(e, &n->dx[k]);
-        Z3_ast ints[3] = {d[0], d[2], d[3]};
-        o->t = vp_mk_fn(v, n->op == SO_OP_CONST_POOL ? "cpool" : "cidconv", ints, NULL);
-        o->rank = 4;
-        for (int k = 0; k < 4; k++) o->dim[k] = d[k];
-        if (n->op == SO_OP_CONST_POOL) {
-            w = vp_mk_and2(v, w, vp_mk_eq(v, d[1], vp_mk_int(v, 1)));
-        } else {
-            w = vp_mk_and2(v, w, vp_mk_eq(v, d[0], d[1]));
-            for (int k = 2; k < 4; k++) w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, d[k], vp_mk_int(v, 2)), vp_mk_int(v, 1)));
-        }
-        break;
-    }
-    case SO_OP_CONST_IDMAT: {
-        if (n->n_dx != 2) return unsupported(e, "const_idmat with %d dims", n->n_dx);
-        Z3_ast d0 = dimx_ast(e, &n->dx[0]), d1 = dimx_ast(e, &n->dx[1]);
-        o->t = vp_mk_fn(v, "cidmat", &d0, NULL);
-        o->rank = 2;
-        o->dim[0] = d0;
-        o->dim[1] = d1;
-        w = vp_mk_and2(v, w, vp_mk_eq(v, d0, d1));
-        break;
-    }
-    default: return unsupported(e, "no Z3 semantics for '%s'", opname);
-    }
-    *wf = w;
-    return 0;
+    zctx cx = {e, side, ni, n, x, o, wf};
+    return z3_encoders[n->op](&cx);
 }
 
 /* Encodes the whole rule into the solver (inside a push). Returns 0 ok, 1 unsupported. */

@@ -52,4 +52,8 @@ so_status so_verify_ruleset(so_ruleset *rs, int threads, double timeout_s,
    text, one JSON line (json) or a Markdown table (md). Returns 0 if all pass, else 1. */
 int so_verify_axiom_report(int json, int trials, double timeout_s, int md);
 
+/* 1 if operator op has Z3 semantics (ops.def's Z3 decision; verifier/encode.c), 0 if it is
+   outside the rule language. */
+int so_verify_has_semantics(so_op op);
+
 #endif

@@ -14,16 +14,45 @@ typedef struct fsig {
     int int_result; /* 0: Tensor, 1: Int */
 } fsig;
 
-/* Tensor operators (integer attributes first), then permutation helpers. */
-static const fsig sigs[] = {
-    {"add", 0, 2, 0},     {"mul", 0, 2, 0},     {"relu", 0, 1, 0},   {"sigmoid", 0, 1, 0}, {"tanh", 0, 1, 0},
-    {"matmul", 0, 2, 0},  {"conv", 5, 2, 0},    {"tr", 1, 1, 0},     {"concat", 1, 2, 0},  {"spl", 3, 1, 0},
-    {"enlarge", 2, 1, 0}, {"avgpool", 6, 1, 0}, {"maxpool", 6, 1, 0}, {"cpool", 3, 0, 0}, {"cidconv", 3, 0, 0},
-    {"cidmat", 1, 0, 0},  {"pcomp", 2, 0, 1},   {"pidx", 2, 0, 1},   {"pinv", 2, 0, 1},    {"pswap", 1, 0, 1},
-    {"pid", 1, 0, 1},     {"bias", 0, 2, 0},    {"bn", 1, 5, 0},     {"bnfw", 1, 3, 0},   {"bnfb", 1, 4, 0},
-    {"bnfbc", 1, 5, 0},
+/* The uninterpreted functions of the encoding. */
+typedef enum zfn {
+    ZF_ADD, ZF_MUL, ZF_RELU, ZF_SIGMOID, ZF_TANH, ZF_MATMUL, ZF_CONV, ZF_TR, ZF_CONCAT, ZF_SPL,
+    ZF_ENLARGE, ZF_AVGPOOL, ZF_MAXPOOL, ZF_CPOOL, ZF_CIDCONV, ZF_CIDMAT, ZF_PCOMP, ZF_PIDX, ZF_PINV,
+    ZF_PSWAP, ZF_PID, ZF_BIAS, ZF_BN, ZF_BNFW, ZF_BNFB, ZF_BNFBC,
+    ZF_COUNT
+} zfn;
+
+/* Tensor operators (integer attributes first), then permutation helpers; indexed by zfn, so a
+   function is named by its enum and a renamed or missing one fails to compile. */
+static const fsig sigs[ZF_COUNT] = {
+    [ZF_ADD] = {"add", 0, 2, 0},
+    [ZF_MUL] = {"mul", 0, 2, 0},
+    [ZF_RELU] = {"relu", 0, 1, 0},
+    [ZF_SIGMOID] = {"sigmoid", 0, 1, 0},
+    [ZF_TANH] = {"tanh", 0, 1, 0},
+    [ZF_MATMUL] = {"matmul", 0, 2, 0},
+    [ZF_CONV] = {"conv", 5, 2, 0},
+    [ZF_TR] = {"tr", 1, 1, 0},
+    [ZF_CONCAT] = {"concat", 1, 2, 0},
+    [ZF_SPL] = {"spl", 3, 1, 0},
+    [ZF_ENLARGE] = {"enlarge", 2, 1, 0},
+    [ZF_AVGPOOL] = {"avgpool", 6, 1, 0},
+    [ZF_MAXPOOL] = {"maxpool", 6, 1, 0},
+    [ZF_CPOOL] = {"cpool", 3, 0, 0},
+    [ZF_CIDCONV] = {"cidconv", 3, 0, 0},
+    [ZF_CIDMAT] = {"cidmat", 1, 0, 0},
+    [ZF_PCOMP] = {"pcomp", 2, 0, 1},
+    [ZF_PIDX] = {"pidx", 2, 0, 1},
+    [ZF_PINV] = {"pinv", 2, 0, 1},
+    [ZF_PSWAP] = {"pswap", 1, 0, 1},
+    [ZF_PID] = {"pid", 1, 0, 1},
+    [ZF_BIAS] = {"bias", 0, 2, 0},
+    [ZF_BN] = {"bn", 1, 5, 0},
+    [ZF_BNFW] = {"bnfw", 1, 3, 0},
+    [ZF_BNFB] = {"bnfb", 1, 4, 0},
+    [ZF_BNFBC] = {"bnfbc", 1, 5, 0},
 };
-#define N_SIGS ((int)SO_ARRAY_LEN(sigs))
+#define N_SIGS ZF_COUNT
 
 struct so_verifier {
     Z3_context ctx;
@@ -65,7 +94,7 @@ Z3_ast vp_mk_shp(so_verifier *v, Z3_ast t);
 Z3_ast vp_mk_rank(so_verifier *v, Z3_ast t);
 Z3_ast vp_mk_dim(so_verifier *v, Z3_ast t, Z3_ast i);
 Z3_ast vp_mk_ok(so_verifier *v, Z3_ast t);
-Z3_ast vp_mk_fn(so_verifier *v, const char *name, const Z3_ast *ints, const Z3_ast *ts);
+Z3_ast vp_mk_fn(so_verifier *v, zfn k, const Z3_ast *ints, const Z3_ast *ts);
 Z3_ast vp_zterm(so_verifier *v, const zenv *e, const ax_term *t);
 so_status vp_verifier_init(so_verifier *v, int skip_axiom);
 

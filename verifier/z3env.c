@@ -56,9 +56,8 @@ Z3_ast vp_mk_ok(so_verifier *v, Z3_ast t)
     Z3_ast s = vp_mk_shp(v, t);
     return Z3_mk_app(v->ctx, v->okf, 1, &s);
 }
-Z3_ast vp_mk_fn(so_verifier *v, const char *name, const Z3_ast *ints, const Z3_ast *ts)
+Z3_ast vp_mk_fn(so_verifier *v, zfn k, const Z3_ast *ints, const Z3_ast *ts)
 {
-    int k = sig_index(name);
     Z3_ast a[12];
     int n = 0;
     for (int i = 0; i < sigs[k].n_int; i++) a[n++] = ints[i];
@@ -212,7 +211,7 @@ static void assert_perm_facts(so_verifier *v)
         }
     }
     Z3_context c = v->ctx;
-    int kc = sig_index("pcomp"), ki = sig_index("pidx"), kv = sig_index("pinv"), ks = sig_index("pswap"), kd = sig_index("pid");
+    int kc = ZF_PCOMP, ki = ZF_PIDX, kv = ZF_PINV, ks = ZF_PSWAP, kd = ZF_PID;
     for (int r = 1; r <= 4; r++) {
         int64_t idp[4] = {0, 1, 2, 3}, sw[4] = {0, 1, 2, 3};
         Z3_ast rr = vp_mk_int(v, r);

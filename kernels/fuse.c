@@ -1,0 +1,244 @@
+/* fuse.c - the executor's fusion decisions (see fuse.h): epilogue chains, attention, GELU, pad+pool. */
+#include "fuse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fast.h"
+
+static const so_shape *shape_of(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }
+
+const float *so_fuse_weight_f32(const so_graph *g, so_edge e)
+{
+    if (e.node < 0) return NULL;
+    const so_node *n = &g->nodes[e.node];
+    if (n->op != SO_OP_WEIGHT) return NULL;
+    const so_weight *w = &g->model->weights[n->ref];
+    return w->shape.dtype == SO_F32 ? w->data : NULL;
+}
+
+int so_fuse_scalar_weight(const so_graph *g, so_edge e, float *v)
+{
+    const float *w = so_fuse_weight_f32(g, e);
+    if (!w || so_shape_numel(shape_of(g, e)) != 1) return 0;
+    *v = w[0];
+    return 1;
+}
+
+int so_fuse_other_in(const so_node *nj, int32_t from, so_edge *o)
+{
+    if (nj->n_in != 2) return 0;
+    if (nj->in[0].node == from && nj->in[0].slot == 0) { *o = nj->in[1]; return 1; }
+    if (nj->in[1].node == from && nj->in[1].slot == 0) { *o = nj->in[0]; return 1; }
+    return 0;
+}
+
+int so_fuse_per_channel(const so_shape *w, int r, int chan_axis, int64_t nch)
+{
+    if (w->dtype != SO_F32 || w->rank > r) return 0;
+    int64_t numel = so_shape_numel(w);
+    if (numel == 1) return 1;
+    if (numel != nch) return 0;
+    for (int k = 0; k < w->rank; k++) {
+        int ax = r - w->rank + k;
+        if (ax != chan_axis && w->dim[k] != 1) return 0;
+    }
+    return 1;
+}
+
+int32_t *so_fuse_users(const so_graph *g, const uint8_t *pinned)
+{
+    int32_t n = g->n_nodes;
+    int32_t *uses = so_xcalloc((size_t)n + 1, sizeof *uses);
+    int32_t *user = so_xmalloc(((size_t)n + 1) * sizeof *user);
+    for (int32_t i = 0; i < n; i++) {
+        const so_node *nd = &g->nodes[i];
+        user[i] = -1;
+        for (int k = 0; k < nd->n_in; k++)
+            if (nd->in[k].node >= 0 && nd->in[k].slot == 0) {
+                uses[nd->in[k].node]++;
+                user[nd->in[k].node] = i;
+            }
+    }
+    for (int32_t o = 0; o < g->model->n_outputs; o++) uses[g->outputs[o].node] += 2; /* never absorbed */
+    if (pinned)
+        for (int32_t i = 0; i < n; i++)
+            if (pinned[i]) uses[i] += 2;
+    for (int32_t i = 0; i < n; i++)
+        if (uses[i] != 1 || g->nodes[i].n_out != 1) user[i] = -1;
+    free(uses);
+    return user;
+}
+
+static int taken(const char *absorbed, int32_t u) { return u < 0 || (absorbed && absorbed[u]); }
+
+void so_fuse_chain(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, int chan_axis, int64_t nch,
+                   int has_act, so_fuse *f)
+{
+    memset(f, 0, sizeof *f);
+    const so_shape *os = &g->nodes[i].out[0];
+    /* stage 0: per-channel affine; 1: act1; 2: residual add; 3: act2; 4: done */
+    int stage = has_act ? 2 : 0;
+    int32_t cur = i;
+    while (user && f->n < SO_FUSE_MAX && stage < 4) {
+        int32_t u = user[cur];
+        if (taken(absorbed, u)) break;
+        const so_node *un = &g->nodes[u];
+        if (un->n_out != 1 || !so_shape_eq(&un->out[0], os)) break;
+        int step = -1;
+        if (stage == 0 && un->op == SO_OP_BATCHNORM && chan_axis == 1 && os->rank >= 2 && un->in[0].node == cur &&
+            un->in[0].slot == 0) {
+            if (so_fuse_weight_f32(g, un->in[1]) && so_fuse_weight_f32(g, un->in[2]) && so_fuse_weight_f32(g, un->in[3]) &&
+                so_fuse_weight_f32(g, un->in[4]))
+                step = SO_FUSE_BN;
+        } else if (un->op == SO_OP_ADD && stage <= 2) {
+            int me = (un->in[0].node == cur && un->in[0].slot == 0) ? 0 : 1;
+            so_edge other = un->in[1 - me];
+            const so_shape *osh = shape_of(g, other);
+            if (stage == 0 && so_fuse_weight_f32(g, other) && so_fuse_per_channel(osh, os->rank, chan_axis, nch)) {
+                step = SO_FUSE_BIAS;
+                if (un->attr->act) stage = 2;
+            } else if (so_shape_eq(osh, os) && osh->dtype == SO_F32) {
+                step = SO_FUSE_RESIDUAL;
+                f->has_extra = 1;
+                f->extra = other;
+                stage = un->attr->act ? 4 : 3;
+            }
+        } else if (so_ops[un->op].act != SO_ACT_NONE && (stage <= 1 || stage == 3)) {
+            step = stage <= 1 ? SO_FUSE_ACT1 : SO_FUSE_ACT2;
+            stage = stage <= 1 ? 2 : 4;
+        }
+        if (step < 0) break;
+        f->kind = SO_FUSE_CHAIN;
+        f->step[f->n] = (uint8_t)step;
+        f->node[f->n++] = u;
+        cur = u;
+    }
+}
+
+int so_fuse_attention(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f)
+{
+    memset(f, 0, sizeof *f);
+    const so_node *n = &g->nodes[i];
+    if (!user || !so_fast_use_gemm || n->op != SO_OP_MATMUL || n->n_in != 2 || so_fuse_weight_f32(g, n->in[0]) ||
+        so_fuse_weight_f32(g, n->in[1]))
+        return 0;
+    const so_shape *q = shape_of(g, n->in[0]), *kt = shape_of(g, n->in[1]);
+    const int r = q->rank;
+    if (r < 3 || kt->rank != r || q->dtype != SO_F32 || kt->dtype != SO_F32) return 0;
+    for (int d = 0; d < r - 2; d++)
+        if (q->dim[d] != kt->dim[d]) return 0;
+    if (q->dim[r - 1] != kt->dim[r - 2]) return 0;
+    int32_t u[4], prev = i;
+    static const so_op want[3] = {SO_OP_DIV, SO_OP_SOFTMAX, SO_OP_MATMUL};
+    for (int t = 0; t < 4; t++) {
+        u[t] = user[prev];
+        if (t == 3) break;
+        if (taken(absorbed, u[t])) return 0;
+        so_op op = g->nodes[u[t]].op;
+        if (op != want[t] && !(t == 0 && op == SO_OP_MUL)) return 0;
+        prev = u[t];
+    }
+    const so_node *dv = &g->nodes[u[0]], *sm = &g->nodes[u[1]], *m2 = &g->nodes[u[2]];
+    float cv;
+    so_edge o;
+    if (dv->in[0].node != i || dv->in[0].slot != 0 || !so_fuse_other_in(dv, i, &o) || !so_fuse_scalar_weight(g, o, &cv)) return 0;
+    if (so_shape_numel(&dv->out[0]) != so_shape_numel(&n->out[0]) || sm->attr->axis != r - 1) return 0;
+    if (m2->n_in != 2 || m2->in[0].node != u[1] || m2->in[0].slot != 0 || m2->in[1].node == u[1]) return 0;
+    const so_shape *v = shape_of(g, m2->in[1]);
+    if (v->rank != r || v->dtype != SO_F32 || v->dim[r - 2] != kt->dim[r - 1] || so_fuse_weight_f32(g, m2->in[1])) return 0;
+    for (int d = 0; d < r - 2; d++)
+        if (v->dim[d] != q->dim[d]) return 0;
+    int nf = 3;
+    const so_node *tr = !taken(absorbed, u[3]) ? &g->nodes[u[3]] : NULL;
+    if (tr && tr->op == SO_OP_TRANSPOSE && r == 4 && tr->attr->n_ints == 4 && tr->attr->ints[0] == 0 && tr->attr->ints[1] == 2 &&
+        tr->attr->ints[2] == 1 && tr->attr->ints[3] == 3)
+        nf = 4;
+    f->kind = SO_FUSE_ATTENTION;
+    f->n = nf;
+    memcpy(f->node, u, sizeof(int32_t) * (size_t)nf);
+    f->has_extra = 1;
+    f->extra = m2->in[1];
+    return 1;
+}
+
+int so_fuse_gelu(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f)
+{
+    memset(f, 0, sizeof *f);
+    const so_node *n = &g->nodes[i];
+    if (!user || n->op != SO_OP_DIV || n->n_in != 2) return 0;
+    const so_shape *xs = shape_of(g, n->in[0]);
+    float v;
+    if (xs->dtype != SO_F32 || so_shape_numel(&n->out[0]) != so_shape_numel(xs) || !so_fuse_scalar_weight(g, n->in[1], &v)) return 0;
+    int32_t u[4], prev = i;
+    static const so_op want[4] = {SO_OP_ERF, SO_OP_ADD, SO_OP_MUL, SO_OP_MUL};
+    for (int q = 0; q < 4; q++) {
+        u[q] = user[prev];
+        if (taken(absorbed, u[q]) || g->nodes[u[q]].op != want[q]) return 0;
+        if (so_shape_numel(&g->nodes[u[q]].out[0]) != so_shape_numel(xs)) return 0;
+        prev = u[q];
+    }
+    so_edge o;
+    if (!so_fuse_other_in(&g->nodes[u[1]], u[0], &o) || !so_fuse_scalar_weight(g, o, &v)) return 0;
+    if (!so_fuse_other_in(&g->nodes[u[2]], u[1], &o) || o.node != n->in[0].node || o.slot != n->in[0].slot) return 0;
+    if (!so_fuse_other_in(&g->nodes[u[3]], u[2], &o) || !so_fuse_scalar_weight(g, o, &v)) return 0;
+    f->kind = SO_FUSE_GELU;
+    f->n = 4;
+    memcpy(f->node, u, sizeof u);
+    return 1;
+}
+
+int so_fuse_pad_pool(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f)
+{
+    memset(f, 0, sizeof *f);
+    const so_node *n = &g->nodes[i];
+    if (!user || n->op != SO_OP_PAD) return 0;
+    const so_shape *x = shape_of(g, n->in[0]);
+    if (x->rank != 4 || n->attr->value != 0.f) return 0;
+    int32_t u = user[i];
+    if (taken(absorbed, u) || g->nodes[u].op != SO_OP_AVGPOOL) return 0;
+    const so_node *pn = &g->nodes[u];
+    const so_attr *pa = pn->attr;
+    if (pn->in[0].node != i || pn->out[0].rank != 4 || pa->pad[0] || pa->pad[1] || pa->pad[2] || pa->pad[3]) return 0;
+    const int64_t *q = n->attr->ints; /* begin[0..3], end[0..3] */
+    if (q[0] || q[1] || q[4] || q[5] || q[2] < 0 || q[3] < 0 || q[6] < 0 || q[7] < 0) return 0;
+    f->kind = SO_FUSE_PAD_POOL;
+    f->n = 1;
+    f->node[0] = u;
+    return 1;
+}
+
+void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f)
+{
+    memset(f, 0, sizeof *f);
+    const so_node *nd = &g->nodes[i];
+    if (nd->n_out < 1 || (so_ops[nd->op].flags & (SO_F_SOURCE | SO_F_VIEW | SO_F_OPAQUE))) return;
+    for (int32_t q = 0; q < nd->n_out; q++)
+        if (nd->out[q].rank < 0) return; /* fast.c so_fast_select: reference kernel, nothing fused */
+    const so_shape *o = &nd->out[0];
+    switch (nd->op) {
+    case SO_OP_CONV: { /* kernels/conv.c so_conv_select */
+        const so_shape *x = shape_of(g, nd->in[0]), *w = shape_of(g, nd->in[1]);
+        if (x->rank != 4 || w->rank != 4) return;
+        if (nd->n_in > 2 && nd->in[2].node >= 0 && g->nodes[nd->in[2].node].op != SO_OP_WEIGHT) return;
+        so_fuse_chain(g, user, absorbed, i, 1, o->dim[1], nd->attr->act != 0, f);
+        return;
+    }
+    case SO_OP_MATMUL: { /* fast.c select_matmul */
+        const so_shape *a = shape_of(g, nd->in[0]), *b = shape_of(g, nd->in[1]);
+        if (a->dtype != SO_F32 || b->dtype != SO_F32) return;
+        if (so_fuse_attention(g, user, absorbed, i, f)) return;
+        if (b->rank >= 2 && o->rank >= 1) so_fuse_chain(g, user, absorbed, i, o->rank - 1, b->dim[b->rank - 1], nd->attr->act != 0, f);
+        return;
+    }
+    case SO_OP_GEMM: { /* fast.c select_gemm */
+        const so_shape *b = shape_of(g, nd->in[1]);
+        if (b->rank != 2) return;
+        so_fuse_chain(g, user, absorbed, i, 1, nd->attr->trans_b ? b->dim[0] : b->dim[1], nd->attr->act != 0, f);
+        return;
+    }
+    case SO_OP_DIV: so_fuse_gelu(g, user, absorbed, i, f); return;
+    case SO_OP_PAD: so_fuse_pad_pool(g, user, absorbed, i, f); return;
+    default: return;
+    }
+}

@@ -1,0 +1,62 @@
+/* fuse.h - the executor's fusion decisions, made once: which users a node's kernel absorbs (epilogue chains, attention, GELU, pad+pool); kernels/fast.c builds its kernels from them, search/cost.c prices graphs by them. */
+#ifndef SO_FUSE_H
+#define SO_FUSE_H
+
+#include "../src/graph.h"
+
+#define SO_FUSE_MAX 4 /* nodes one kernel absorbs at most (SO_FAST_MAX_FUSED) */
+
+typedef enum so_fuse_kind {
+    SO_FUSE_NONE = 0,
+    SO_FUSE_CHAIN,     /* conv / matmul / gemm epilogue: per-channel affine, activations, residual add */
+    SO_FUSE_ATTENTION, /* MatMul(Q,Kt) -> Div|Mul scalar -> Softmax(last) -> MatMul(.,V) [-> Transpose 0,2,1,3] */
+    SO_FUSE_GELU,      /* Div(x,c) -> Erf -> Add(a) -> Mul(x) -> Mul(h), scalar weights */
+    SO_FUSE_PAD_POOL,  /* Pad (zeros, spatial) -> AveragePool without pads */
+} so_fuse_kind;
+
+/* What each absorbed node of an epilogue chain is. */
+typedef enum so_fuse_step {
+    SO_FUSE_BN,       /* batchnorm with float weight parameters: per-channel scale and shift */
+    SO_FUSE_BIAS,     /* add of a per-channel float weight (its own fused activation becomes act1) */
+    SO_FUSE_RESIDUAL, /* add of a same-shape float tensor (the kernel's extra input; its activation: act2) */
+    SO_FUSE_ACT1,     /* activation operator before the residual add */
+    SO_FUSE_ACT2,     /* activation operator after it */
+} so_fuse_step;
+
+typedef struct so_fuse {
+    so_fuse_kind kind;
+    int n;                     /* absorbed nodes, in execution order */
+    int32_t node[SO_FUSE_MAX];
+    uint8_t step[SO_FUSE_MAX]; /* SO_FUSE_CHAIN: so_fuse_step of each node */
+    int has_extra;             /* the kernel reads one more tensor: residual addend (chain), V (attention) */
+    so_edge extra;
+} so_fuse;
+
+/* user[i] = the one consumer of node i's output when node i has one output, read exactly once
+   (through slot 0), and is neither a graph output nor pinned (pinned may be NULL); else -1.
+   Only such a user can be absorbed. Returns a malloc'd array of g->n_nodes + 1 (caller frees). */
+int32_t *so_fuse_users(const so_graph *g, const uint8_t *pinned);
+
+/* The decision for node i: what its kernel absorbs, given user[] (so_fuse_users) and the nodes
+   already absorbed by earlier decisions (absorbed[j] != 0; may be NULL). Made for every node in
+   node order, marking each decision's nodes absorbed before the next, this is exactly what the
+   executor runs (kernels/exec.c plans so; its kernels call the same functions). f->kind is
+   SO_FUSE_NONE and f->n 0 when nothing is absorbed. */
+void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
+
+/* The parts so_fuse_decide dispatches to (fast.c's kernel builders call them directly).
+   so_fuse_chain: producer i whose output channels lie on chan_axis (nch of them); has_act: i's
+   own fused activation already fills act1. The others return 1 when the pattern matches. */
+void so_fuse_chain(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, int chan_axis, int64_t nch,
+                   int has_act, so_fuse *f);
+int so_fuse_attention(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
+int so_fuse_gelu(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
+int so_fuse_pad_pool(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
+
+/* Small queries the decisions are made of. */
+const float *so_fuse_weight_f32(const so_graph *g, so_edge e);         /* data of a float WEIGHT input, else NULL */
+int so_fuse_scalar_weight(const so_graph *g, so_edge e, float *v);     /* one-element float weight */
+int so_fuse_other_in(const so_node *nj, int32_t from, so_edge *o);     /* binary nj's input that is not from:0 */
+int so_fuse_per_channel(const so_shape *w, int r, int chan_axis, int64_t nch); /* w varies along chan_axis only */
+
+#endif
