@@ -72,6 +72,7 @@ typedef struct io {
     int32_t n_in, n_out;
     float **in, **out;
     size_t *out_n;
+    unsigned char *out_exact; /* per output: int64 values, compared bit for bit */
 } io;
 
 static void io_free(io *x)
@@ -81,6 +82,7 @@ static void io_free(io *x)
     free(x->in);
     free(x->out);
     free(x->out_n);
+    free(x->out_exact);
     memset(x, 0, sizeof *x);
 }
 
@@ -93,6 +95,7 @@ static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
     x->in = so_xcalloc((size_t)x->n_in + 1, sizeof *x->in);
     x->out = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out);
     x->out_n = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out_n);
+    x->out_exact = so_xcalloc((size_t)x->n_out + 1, 1);
     uint64_t st = seed;
     for (int32_t k = 0; k < x->n_in; k++) {
         int64_t n = so_shape_numel(&m->inputs[k].shape);
@@ -104,8 +107,12 @@ static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
     for (int32_t k = 0; k < x->n_out; k++) {
         int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
         if (n < 0) return so_graph_unknown_shape_error(g, g->outputs[k], m->outputs[k].name);
-        x->out[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
-        x->out_n[k] = (size_t)n;
+        /* an int64 output (ArgMax...) takes 8 bytes per element: out_n counts float-sized words,
+           and rel_err compares those words bit for bit */
+        int wide = g->nodes[g->outputs[k].node].out[g->outputs[k].slot].dtype == SO_I64;
+        x->out[k] = so_xcalloc((size_t)(n > 0 ? n : 1), wide ? 8 : sizeof(float));
+        x->out_n[k] = (size_t)n * (wide ? 2 : 1);
+        x->out_exact[k] = wide;
     }
     return SO_OK;
 }
@@ -142,6 +149,10 @@ static double rel_err(const io *a, const io *b)
         for (size_t j = 0; j < a->out_n[k]; j++) {
             double v = fabs((double)a->out[k][j]);
             if (v > scale) scale = v;
+        }
+        if (a->out_exact[k]) {
+            if (memcmp(a->out[k], b->out[k], a->out_n[k] * sizeof(float))) return INFINITY;
+            continue;
         }
         for (size_t j = 0; j < a->out_n[k]; j++) {
             double x = a->out[k][j], y = b->out[k][j];

@@ -963,6 +963,50 @@ static int64_t flops_layernorm(const so_graph *g, const so_node *n, int64_t out)
 #define flops_bnfold_w flops_per_output
 #define flops_bnfold_b flops_per_output
 
+#define flops_abs flops_per_output
+#define flops_floor flops_per_output
+#define flops_ceil flops_per_output
+#define flops_round flops_per_output
+#define flops_sign flops_per_output
+#define flops_softplus flops_per_output
+#define flops_softsign flops_per_output
+#define flops_sin flops_per_output
+#define flops_cos flops_per_output
+#define flops_tan flops_per_output
+#define flops_asin flops_per_output
+#define flops_acos flops_per_output
+#define flops_atan flops_per_output
+#define flops_sinh flops_per_output
+#define flops_cosh flops_per_output
+#define flops_asinh flops_per_output
+#define flops_acosh flops_per_output
+#define flops_atanh flops_per_output
+#define flops_mish flops_per_output
+#define flops_selu flops_per_output
+#define flops_celu flops_per_output
+#define flops_thresholdedrelu flops_per_output
+#define flops_shrink flops_per_output
+#define flops_gelu flops_per_output
+#define flops_max flops_per_output
+#define flops_min flops_per_output
+#define flops_prelu flops_per_output
+#define flops_reducemax flops_per_input
+#define flops_reducemin flops_per_input
+#define flops_reduceprod flops_per_input
+#define flops_reducel1 flops_per_input
+#define flops_reducel2 flops_per_input
+#define flops_reducesumsquare flops_per_input
+#define flops_reducelogsum flops_per_input
+#define flops_reducelogsumexp flops_per_input
+#define flops_logsoftmax flops_softmax
+#define flops_hardmax flops_softmax
+#define flops_argmax flops_per_input
+#define flops_argmin flops_per_input
+#define flops_trilu flops_per_output
+#define flops_gatherelements flops_per_output
+#define flops_depthtospace flops_per_output
+#define flops_spacetodepth flops_per_output
+
 static const flops_fn flops_table[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = flops_##l,
 #include "../src/ops.def"

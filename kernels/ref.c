@@ -497,8 +497,9 @@ so_status so_ref_softmax(const so_graph *g, const so_node *n, const so_tensor *i
     return SO_OK;
 }
 
-/* Sum (mean: divided by the count) over the axes in attr.ints (all when none). */
-static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, int mean)
+/* Reductions over the axes in attr.ints (all when none), accumulated in double. */
+enum { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_PROD, RED_L1, RED_L2, RED_SUMSQ, RED_LOGSUM, RED_LOGSUMEXP };
+static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, int mode)
 {
     const so_attr *a = n->attr;
     const so_shape *s = &in[0].shape;
@@ -521,9 +522,18 @@ static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, i
     int64_t ki[SO_MAX_RANK] = {0}, base = 0;
     for (int64_t o = 0; o < nout; o++) {
         int64_t ri[SO_MAX_RANK] = {0}, off = 0;
-        double acc = 0.0;
+        double acc = mode == RED_MAX ? -INFINITY : mode == RED_MIN ? INFINITY : mode == RED_PROD ? 1.0 : 0.0;
         for (int64_t r = 0; r < nred; r++) {
-            acc += X[base + off];
+            const double v = X[base + off];
+            switch (mode) {
+            case RED_MAX: acc = (v != v || v > acc) ? v : acc; break;
+            case RED_MIN: acc = (v != v || v < acc) ? v : acc; break;
+            case RED_PROD: acc *= v; break;
+            case RED_L1: acc += fabs(v); break;
+            case RED_L2: case RED_SUMSQ: acc += v * v; break;
+            case RED_LOGSUMEXP: acc += exp(v); break;
+            default: acc += v; break;
+            }
             for (int k = nr - 1; k >= 0; k--) {
                 ri[k]++;
                 off += rs[k];
@@ -532,7 +542,7 @@ static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, i
                 ri[k] = 0;
             }
         }
-        Y[o] = (float)(mean ? acc / (double)nred : acc);
+        Y[o] = (float)(mode == RED_MEAN ? acc / (double)nred : mode == RED_L2 ? sqrt(acc) : (mode == RED_LOGSUM || mode == RED_LOGSUMEXP) ? log(acc) : acc);
         for (int k = nk - 1; k >= 0; k--) {
             ki[k]++;
             base += ks[k];
@@ -547,13 +557,13 @@ static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, i
 so_status so_ref_reducemean(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     (void)g;
-    return reduce(n, in, out, 1);
+    return reduce(n, in, out, RED_MEAN);
 }
 
 so_status so_ref_reducesum(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     (void)g;
-    return reduce(n, in, out, 0);
+    return reduce(n, in, out, RED_SUM);
 }
 
 /* Offset into a tensor of shape p (right-aligned, broadcast) for flat index j over dims `norm` (rank nr). */
@@ -1012,6 +1022,211 @@ so_status so_ref_bnfold_b(const so_graph *g, const so_node *n, const so_tensor *
 }
 
 /* ---------------- tables and drivers ---------------- */
+
+/* ---------------- operators of other exporters and of the conformance suite ---------------- */
+
+UNARY_KERNEL(abs, fabsf(x))
+UNARY_KERNEL(floor, floorf(x))
+UNARY_KERNEL(ceil, ceilf(x))
+UNARY_KERNEL(round, nearbyintf(x))
+UNARY_KERNEL(sign, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x)
+UNARY_KERNEL(softplus, x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)))
+UNARY_KERNEL(softsign, x / (1.0f + fabsf(x)))
+UNARY_KERNEL(sin, sinf(x))
+UNARY_KERNEL(cos, cosf(x))
+UNARY_KERNEL(tan, tanf(x))
+UNARY_KERNEL(asin, asinf(x))
+UNARY_KERNEL(acos, acosf(x))
+UNARY_KERNEL(atan, atanf(x))
+UNARY_KERNEL(sinh, sinhf(x))
+UNARY_KERNEL(cosh, coshf(x))
+UNARY_KERNEL(asinh, asinhf(x))
+UNARY_KERNEL(acosh, acoshf(x))
+UNARY_KERNEL(atanh, atanhf(x))
+UNARY_KERNEL(mish, x * tanhf(x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x))))
+UNARY_KERNEL(selu, x > 0.0f ? n->attr->beta * x : n->attr->beta * n->attr->alpha * (expf(x) - 1.0f))
+UNARY_KERNEL(celu, x > 0.0f ? x : n->attr->alpha * (expf(x / n->attr->alpha) - 1.0f))
+UNARY_KERNEL(thresholdedrelu, x > n->attr->alpha ? x : 0.0f)
+UNARY_KERNEL(shrink, x < -n->attr->alpha ? x + n->attr->beta : x > n->attr->alpha ? x - n->attr->beta : 0.0f)
+UNARY_KERNEL(gelu, n->attr->mode ? 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x))) : (float)(0.5 * x * (1.0 + erf(x * 0.7071067811865476))))
+
+/* NaN from either side propagates (numpy maximum / minimum) */
+DEF_BINARY(max_f, float, (a != a || a > b) ? a : b)
+DEF_BINARY(min_f, float, (a != a || a < b) ? a : b)
+DEF_BINARY(max_i, int64_t, a > b ? a : b)
+DEF_BINARY(min_i, int64_t, a < b ? a : b)
+DEF_BINARY(prelu_f, float, a < 0.0f ? b * a : a)
+#define prelu_i(...) return no_int(g, n)
+BINARY_KERNEL(max, max_f, max_i)
+BINARY_KERNEL(min, min_f, min_i)
+BINARY_KERNEL(prelu, prelu_f, prelu_i)
+#undef prelu_i
+
+so_status so_ref_reducemax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_MAX); }
+so_status so_ref_reducemin(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_MIN); }
+so_status so_ref_reduceprod(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_PROD); }
+so_status so_ref_reducel1(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_L1); }
+so_status so_ref_reducel2(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_L2); }
+so_status so_ref_reducesumsquare(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_SUMSQ); }
+so_status so_ref_reducelogsum(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_LOGSUM); }
+so_status so_ref_reducelogsumexp(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_LOGSUMEXP); }
+
+/* LogSoftmax (log of Softmax, computed as x - max - log(sum(exp(x - max)))) and Hardmax (1 at the
+   first maximum) along attr.axis */
+static void softmax_like(const so_node *n, const so_tensor *in, so_tensor *out, int hard)
+{
+    const so_shape *s = &in[0].shape;
+    const int axis = n->attr->axis;
+    const int64_t outer = prod(s, 0, axis), D = s->dim[axis], inner = prod(s, axis + 1, s->rank);
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const float *x = X + o * D * inner + i;
+            float *y = Y + o * D * inner + i;
+            float m = -INFINITY;
+            int64_t am = 0;
+            for (int64_t d = 0; d < D; d++)
+                if (x[d * inner] > m) m = x[d * inner], am = d;
+            if (hard) {
+                for (int64_t d = 0; d < D; d++) y[d * inner] = d == am ? 1.0f : 0.0f;
+                continue;
+            }
+            double sum = 0.0;
+            for (int64_t d = 0; d < D; d++) sum += exp((double)x[d * inner] - m);
+            const double ls = log(sum);
+            for (int64_t d = 0; d < D; d++) y[d * inner] = (float)((double)x[d * inner] - m - ls);
+        }
+}
+
+so_status so_ref_logsoftmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    softmax_like(n, in, out, 0);
+    return SO_OK;
+}
+
+so_status so_ref_hardmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    softmax_like(n, in, out, 1);
+    return SO_OK;
+}
+
+/* ArgMax / ArgMin along attr.axis into int64; attr.mode = select_last_index. NaN counts as larger
+   than everything for ArgMax and smaller for ArgMin (the first NaN wins), as numpy. */
+static void arg_extreme(const so_node *n, const so_tensor *in, so_tensor *out, int want_min)
+{
+    const so_shape *s = &in[0].shape;
+    const int axis = n->attr->axis, last = n->attr->mode;
+    const int64_t outer = prod(s, 0, axis), D = s->dim[axis], inner = prod(s, axis + 1, s->rank);
+    const float *X = in[0].data;
+    int64_t *Y = out[0].data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const float *x = X + o * D * inner + i;
+            int64_t best = 0;
+            for (int64_t d = 1; d < D; d++) {
+                const float v = x[d * inner], b = x[best * inner];
+                if (b != b) break;
+                int better = v != v || (want_min ? v < b : v > b) || (last && v == b);
+                if (better) best = d;
+            }
+            Y[o * inner + i] = best;
+        }
+}
+
+so_status so_ref_argmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    arg_extreme(n, in, out, 0);
+    return SO_OK;
+}
+
+so_status so_ref_argmin(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    arg_extreme(n, in, out, 1);
+    return SO_OK;
+}
+
+/* Trilu over the last two dims: keeps j - i >= k (upper) or j - i <= k (lower); any element type. */
+so_status so_ref_trilu(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *s = &in[0].shape;
+    const int64_t R = s->dim[s->rank - 2], C = s->dim[s->rank - 1], mats = prod(s, 0, s->rank - 2), k = n->attr->ints[0];
+    const size_t es = s->dtype == SO_I64 ? 8 : 4;
+    const unsigned char *X = in[0].data;
+    unsigned char *Y = out[0].data;
+    for (int64_t m = 0; m < mats; m++)
+        for (int64_t i = 0; i < R; i++)
+            for (int64_t j = 0; j < C; j++) {
+                const int64_t off = (m * R + i) * C + j;
+                const int keep = n->attr->mode ? j - i >= k : j - i <= k;
+                if (keep) memcpy(Y + off * es, X + off * es, es);
+                else memset(Y + off * es, 0, es);
+            }
+    return SO_OK;
+}
+
+/* GatherElements: out[i...] = data[i... with index[i...] on axis]; negative indices count from the end. */
+so_status so_ref_gatherelements(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape, *is = &in[1].shape;
+    const int axis = n->attr->axis;
+    const float *X = in[0].data;
+    const int64_t *I = in[1].data;
+    float *Y = out[0].data;
+    int64_t st[SO_MAX_RANK], idx[SO_MAX_RANK] = {0};
+    contiguous_strides(s, st);
+    const int64_t cnt = numel(is);
+    for (int64_t e = 0; e < cnt; e++) {
+        int64_t v = I[e];
+        if (v < 0) v += s->dim[axis];
+        if (v < 0 || v >= s->dim[axis]) return kfail(g, n, "index %lld out of range for axis %d of size %lld", (long long)I[e], axis, (long long)s->dim[axis]);
+        int64_t off = 0;
+        for (int d = 0; d < s->rank; d++) off += (d == axis ? v : idx[d]) * st[d];
+        Y[e] = X[off];
+        for (int d = is->rank - 1; d >= 0; d--) {
+            if (++idx[d] < is->dim[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return SO_OK;
+}
+
+/* DepthToSpace (DCR: channel = (by*b + bx)*C' + c; CRD: c*b*b + by*b + bx) and SpaceToDepth (DCR). */
+static void depth_space(const so_node *n, const float *X, float *Y, const so_shape *big, int to_space)
+{
+    /* big: the [N, C', H*b, W*b] side; the depth side is [N, C'*b*b, H, W] */
+    const int64_t b = n->attr->kernel[0], N = big->dim[0], Cs = big->dim[1], Hb = big->dim[2], Wb = big->dim[3];
+    const int64_t H = Hb / b, W = Wb / b, Cd = Cs * b * b;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t c = 0; c < Cs; c++)
+            for (int64_t y = 0; y < Hb; y++)
+                for (int64_t x = 0; x < Wb; x++) {
+                    const int64_t by = y % b, bx = x % b;
+                    const int64_t cd = n->attr->mode ? (c * b + by) * b + bx : (by * b + bx) * Cs + c;
+                    const int64_t so = ((i * Cs + c) * Hb + y) * Wb + x, dof = ((i * Cd + cd) * H + y / b) * W + x / b;
+                    if (to_space) Y[so] = X[dof];
+                    else Y[dof] = X[so];
+                }
+}
+
+so_status so_ref_depthtospace(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    depth_space(n, in[0].data, out[0].data, &out[0].shape, 1);
+    return SO_OK;
+}
+
+so_status so_ref_spacetodepth(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    depth_space(n, in[0].data, out[0].data, &in[0].shape, 0);
+    return SO_OK;
+}
 
 const so_kernel_fn so_ref_kernels[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = so_ref_##l,

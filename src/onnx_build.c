@@ -397,7 +397,7 @@ static int imp_softmax(bctx *cx)
     if ((r = emit(im, SO_OP_FLATTEN, ins, 1, 1, &fa, node_name(im, n, "/flatten"), NULL, 0, &f)) != SO_OK) return r;
     val *fv = anon_edge(im, f, 0);
     a.axis = 1;
-    if ((r = emit(im, SO_OP_SOFTMAX, &fv, 1, 1, &a, nm, NULL, 0, &s)) != SO_OK) return r;
+    if ((r = emit(im, op, &fv, 1, 1, &a, nm, NULL, 0, &s)) != SO_OK) return r;
     val *sv = anon_edge(im, s, 0);
     so_attr ra;
     memset(&ra, 0, sizeof ra);
@@ -759,6 +759,154 @@ static int imp_plain(bctx *cx)
 #define imp_avgpool imp_maxpool
 #define imp_reducesum imp_reducemean
 #define imp_unsqueeze imp_squeeze
+
+/* ---- operators of other exporters and of the conformance suite ---- */
+
+/* Element-wise with attributes (defaults from the ONNX spec). */
+static int imp_unary_attr(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    char buf[32];
+    const char *s;
+    switch (op) {
+    case SO_OP_SELU:
+        a.alpha = onx_att_f(n, "alpha", 1.67326319217681884765625f);
+        a.beta = onx_att_f(n, "gamma", 1.05070102214813232421875f);
+        break;
+    case SO_OP_CELU:
+        a.alpha = onx_att_f(n, "alpha", 1.0f);
+        if (a.alpha == 0.0f) return onx_node_err(im, "alpha must not be 0"), SO_ERR;
+        break;
+    case SO_OP_THRESHOLDEDRELU: a.alpha = onx_att_f(n, "alpha", 1.0f); break;
+    case SO_OP_SHRINK:
+        a.alpha = onx_att_f(n, "lambd", 0.5f);
+        a.beta = onx_att_f(n, "bias", 0.0f);
+        break;
+    case SO_OP_GELU:
+        s = onx_att_s(n, "approximate", buf, sizeof buf);
+        if (s && strcmp(s, "none") && strcmp(s, "tanh")) return onx_node_err(im, "unknown approximate '%s'", s), SO_ERR;
+        a.mode = s && !strcmp(s, "tanh");
+        break;
+    default: break;
+    }
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+/* Max / Min of one or more inputs: a chain of the binary operator (one input: the identity). */
+static int imp_variadic(bctx *cx)
+{
+    IMP_LOCALS;
+    val *acc = NULL;
+    for (size_t j = 0; j < n_in; j++) {
+        if (!ins[j]) continue;
+        if (!acc) {
+            acc = ins[j];
+            continue;
+        }
+        val *pair[2] = {acc, ins[j]};
+        int last = 1;
+        for (size_t q = j + 1; q < n_in; q++) last &= !ins[q];
+        int32_t idx;
+        if ((r = emit(im, op, pair, 2, 1, &a, nm, last ? on : NULL, last ? non : 0, &idx)) != SO_OK) return r;
+        if (last) return SO_OK;
+        acc = anon_edge(im, idx, 0);
+    }
+    if (!acc) return onx_node_err(im, "has no inputs"), SO_ERR;
+    so_strmap_put(&im->names, on[0], so_strmap_get(&im->names, n->input[0])); /* one input: itself */
+    return SO_OK;
+}
+
+static int imp_argmax(bctx *cx)
+{
+    IMP_LOCALS;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    a.keepdims = onx_att_i(n, "keepdims", 1) != 0;
+    a.mode = onx_att_i(n, "select_last_index", 0) != 0;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+/* Trilu: k from the optional second input (a constant), upper attribute */
+static int imp_trilu(bctx *cx)
+{
+    IMP_LOCALS;
+    a.mode = onx_att_i(n, "upper", 1) != 0;
+    a.n_ints = 1;
+    a.ints[0] = 0;
+    val *kv = onx_inval(im, n, 1);
+    if (kv) {
+        int cnt = 0;
+        if (!kv->is_const) return SO_ERR_UNSUPPORTED;
+        if ((r = onx_const_ints(im, kv, a.ints, 1, &cnt, "k")) != SO_OK) return r;
+        if (cnt != 1) return onx_node_err(im, "k must be a scalar"), SO_ERR;
+    }
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_gatherelements(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (xs.rank < 0 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED; /* computed indices */
+    if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_depthtospace(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[16];
+    int64_t b = onx_att_i(n, "blocksize", 0);
+    if (b < 1 || b > 4096) return onx_node_err(im, "invalid blocksize %lld", (long long)b), SO_ERR;
+    a.kernel[0] = (int32_t)b;
+    if (op == SO_OP_DEPTHTOSPACE) {
+        const char *s = onx_att_s(n, "mode", buf, sizeof buf);
+        if (s && strcmp(s, "DCR") && strcmp(s, "CRD")) return onx_node_err(im, "unknown mode '%s'", s), SO_ERR;
+        a.mode = s && !strcmp(s, "CRD");
+    }
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+#define imp_abs imp_plain
+#define imp_floor imp_plain
+#define imp_ceil imp_plain
+#define imp_round imp_plain
+#define imp_sign imp_plain
+#define imp_softplus imp_plain
+#define imp_softsign imp_plain
+#define imp_sin imp_plain
+#define imp_cos imp_plain
+#define imp_tan imp_plain
+#define imp_asin imp_plain
+#define imp_acos imp_plain
+#define imp_atan imp_plain
+#define imp_sinh imp_plain
+#define imp_cosh imp_plain
+#define imp_asinh imp_plain
+#define imp_acosh imp_plain
+#define imp_atanh imp_plain
+#define imp_mish imp_plain
+#define imp_prelu imp_plain
+#define imp_selu imp_unary_attr
+#define imp_celu imp_unary_attr
+#define imp_thresholdedrelu imp_unary_attr
+#define imp_shrink imp_unary_attr
+#define imp_gelu imp_unary_attr
+#define imp_max imp_variadic
+#define imp_min imp_variadic
+#define imp_reducemax imp_reducemean
+#define imp_reducemin imp_reducemean
+#define imp_reduceprod imp_reducemean
+#define imp_reducel1 imp_reducemean
+#define imp_reducel2 imp_reducemean
+#define imp_reducesumsquare imp_reducemean
+#define imp_reducelogsum imp_reducemean
+#define imp_reducelogsumexp imp_reducemean
+#define imp_logsoftmax imp_softmax
+#define imp_hardmax imp_softmax
+#define imp_argmin imp_argmax
+#define imp_spacetodepth imp_depthtospace
 
 typedef int (*import_fn)(bctx *cx);
 static const import_fn importers[SO_OP_COUNT] = {

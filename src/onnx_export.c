@@ -693,6 +693,112 @@ static so_status exp_plain(ectx *cx)
 #define exp_gather exp_axis
 
 typedef so_status (*export_fn)(ectx *cx);
+/* ---- operators of other exporters and of the conformance suite ---- */
+
+static so_status exp_selu(ectx *cx)
+{
+    EXP_LOCALS;
+    a_float(x, n, "alpha", a->alpha);
+    a_float(x, n, "gamma", a->beta);
+    return SO_OK;
+}
+
+static so_status exp_shrink(ectx *cx)
+{
+    EXP_LOCALS;
+    a_float(x, n, "lambd", a->alpha);
+    a_float(x, n, "bias", a->beta);
+    return SO_OK;
+}
+
+static so_status exp_gelu(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 20) return ex_err(x, "Gelu needs opset >= 20 (model has opset %lld)", (long long)x->opset);
+    if (a->mode) a_str(x, n, "approximate", "tanh");
+    return SO_OK;
+}
+
+static so_status exp_argmax(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "axis", a->axis);
+    a_int(x, n, "keepdims", a->keepdims);
+    if (a->mode) {
+        if (x->opset < 12) return ex_err(x, "select_last_index needs opset >= 12");
+        a_int(x, n, "select_last_index", 1);
+    }
+    return SO_OK;
+}
+
+static so_status exp_trilu(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 14) return ex_err(x, "Trilu needs opset >= 14 (model has opset %lld)", (long long)x->opset);
+    a_int(x, n, "upper", a->mode);
+    if (a->ints[0]) { /* k: a 0-D int64 initializer */
+        so_shape ks = so_shape_make(0, NULL);
+        n_in(n, mk_init_named(x, ex_name2(x, base, "_k"), T_INT64, &ks, so_arena_dup(&x->ar, a->ints, 8), 8));
+    }
+    return SO_OK;
+}
+
+static so_status exp_gatherelements(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 11) return ex_err(x, "GatherElements needs opset >= 11 (model has opset %lld)", (long long)x->opset);
+    a_int(x, n, "axis", a->axis);
+    return SO_OK;
+}
+
+static so_status exp_depthtospace(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "blocksize", a->kernel[0]);
+    if (op == SO_OP_DEPTHTOSPACE && a->mode) {
+        if (x->opset < 11) return ex_err(x, "DepthToSpace mode CRD needs opset >= 11");
+        a_str(x, n, "mode", "CRD");
+    }
+    return SO_OK;
+}
+
+#define exp_abs exp_plain
+#define exp_floor exp_plain
+#define exp_ceil exp_plain
+#define exp_round exp_plain
+#define exp_sign exp_plain
+#define exp_softplus exp_plain
+#define exp_softsign exp_plain
+#define exp_sin exp_plain
+#define exp_cos exp_plain
+#define exp_tan exp_plain
+#define exp_asin exp_plain
+#define exp_acos exp_plain
+#define exp_atan exp_plain
+#define exp_sinh exp_plain
+#define exp_cosh exp_plain
+#define exp_asinh exp_plain
+#define exp_acosh exp_plain
+#define exp_atanh exp_plain
+#define exp_mish exp_plain
+#define exp_max exp_plain
+#define exp_min exp_plain
+#define exp_prelu exp_plain
+#define exp_celu exp_alpha
+#define exp_thresholdedrelu exp_alpha
+#define exp_reducemax exp_reducemean
+#define exp_reducemin exp_reducemean
+#define exp_reduceprod exp_reducemean
+#define exp_reducel1 exp_reducemean
+#define exp_reducel2 exp_reducemean
+#define exp_reducesumsquare exp_reducemean
+#define exp_reducelogsum exp_reducemean
+#define exp_reducelogsumexp exp_reducemean
+#define exp_logsoftmax exp_axis
+#define exp_hardmax exp_axis
+#define exp_argmin exp_argmax
+#define exp_spacetodepth exp_depthtospace
+
 static const export_fn exporters[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = exp_##l,
 #include "ops.def"
@@ -718,7 +824,7 @@ static so_status export_node(exporter *x, int32_t i)
     Onnx__NodeProto *n;
 
     if (!ot) return ex_err(x, "operator '%s' has no ONNX form", so_ops[op].name);
-    if (op == SO_OP_SOFTMAX && x->opset < 13 && xs.rank >= 0 && a->axis != xs.rank - 1) {
+    if ((op == SO_OP_SOFTMAX || op == SO_OP_LOGSOFTMAX || op == SO_OP_HARDMAX) && x->opset < 13 && xs.rank >= 0 && a->axis != xs.rank - 1) {
         /* single-axis softmax under the old flattening semantics: move the axis last */
         int64_t perm[SO_MAX_RANK];
         for (int k = 0; k < xs.rank; k++) perm[k] = k;
@@ -729,7 +835,7 @@ static so_status export_node(exporter *x, int32_t i)
         n_in(n, tname(x, nd->in[0]));
         n_out(n, t1);
         a_ints(x, n, "perm", perm, xs.rank);
-        n = mk_node(x, "Softmax", base);
+        n = mk_node(x, ot, base);
         n_in(n, t1);
         n_out(n, t2);
         a_int(x, n, "axis", xs.rank - 1);

@@ -756,6 +756,110 @@ static so_status shape_const_ones(ctx *c)
 
 /* ---------------- driver ---------------- */
 
+/* ---- operators of other exporters and of the conformance suite ---- */
+static so_status shape_abs(ctx *c) { return unary(c); }
+static so_status shape_floor(ctx *c) { return unary(c); }
+static so_status shape_ceil(ctx *c) { return unary(c); }
+static so_status shape_round(ctx *c) { return unary(c); }
+static so_status shape_sign(ctx *c) { return unary(c); }
+static so_status shape_softplus(ctx *c) { return unary(c); }
+static so_status shape_softsign(ctx *c) { return unary(c); }
+static so_status shape_sin(ctx *c) { return unary(c); }
+static so_status shape_cos(ctx *c) { return unary(c); }
+static so_status shape_tan(ctx *c) { return unary(c); }
+static so_status shape_asin(ctx *c) { return unary(c); }
+static so_status shape_acos(ctx *c) { return unary(c); }
+static so_status shape_atan(ctx *c) { return unary(c); }
+static so_status shape_sinh(ctx *c) { return unary(c); }
+static so_status shape_cosh(ctx *c) { return unary(c); }
+static so_status shape_asinh(ctx *c) { return unary(c); }
+static so_status shape_acosh(ctx *c) { return unary(c); }
+static so_status shape_atanh(ctx *c) { return unary(c); }
+static so_status shape_mish(ctx *c) { return unary(c); }
+static so_status shape_selu(ctx *c) { return unary(c); }
+static so_status shape_celu(ctx *c) { return unary(c); }
+static so_status shape_thresholdedrelu(ctx *c) { return unary(c); }
+static so_status shape_shrink(ctx *c) { return unary(c); }
+static so_status shape_gelu(ctx *c) { return unary(c); }
+static so_status shape_max(ctx *c) { return binary(c, 1); }
+static so_status shape_min(ctx *c) { return binary(c, 1); }
+static so_status shape_prelu(ctx *c)
+{
+    if (binary(c, 0)) return SO_ERR;
+    if (!so_shape_eq(&c->n->out[0], c->in[0])) return fail(c, "slope %s does not broadcast to X %s", S(c->in[1]), S(c->in[0]));
+    return SO_OK;
+}
+static so_status shape_reducemax(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducemin(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reduceprod(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducel1(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducel2(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducesumsquare(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducelogsum(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducelogsumexp(ctx *c) { return shape_reducemean(c); }
+static so_status shape_logsoftmax(ctx *c) { return shape_softmax(c); }
+static so_status shape_hardmax(ctx *c) { return shape_softmax(c); }
+
+/* ArgMax / ArgMin: the reduced shape over one axis, int64 */
+static so_status shape_argmax(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0)) return SO_ERR;
+    if (a->axis < 0 || a->axis >= x->rank) return fail(c, "axis %d out of range for input %s", (int)a->axis, S(x));
+    so_shape o = mk(0, SO_I64);
+    for (int d = 0; d < x->rank; d++)
+        if (d != a->axis) o.dim[o.rank++] = x->dim[d];
+        else if (a->keepdims) o.dim[o.rank++] = 1;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+static so_status shape_argmin(ctx *c) { return shape_argmax(c); }
+
+static so_status shape_trilu(ctx *c)
+{
+    if (c->in[0]->rank < 2) return fail(c, "input %s has rank < 2", S(c->in[0]));
+    c->n->out[0] = *c->in[0];
+    return SO_OK;
+}
+
+static so_status shape_gatherelements(ctx *c)
+{
+    const so_shape *x = c->in[0], *ix = c->in[1];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (ix->dtype != SO_I64) return fail(c, "indices are not int64");
+    if (ix->rank != x->rank) return fail(c, "indices %s and data %s differ in rank", S(ix), S(x));
+    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range for input %s", (int)c->a->axis, S(x));
+    so_shape o = *ix;
+    o.dtype = SO_F32;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_depthtospace(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    int64_t b = c->a->kernel[0];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank != 4 || b < 1 || x->dim[1] % (b * b)) return fail(c, "input %s is not [N,C,H,W] with C divisible by blocksize^2 = %lld", S(x), (long long)(b * b));
+    so_shape o = *x;
+    o.dim[1] /= b * b, o.dim[2] *= b, o.dim[3] *= b;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_spacetodepth(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    int64_t b = c->a->kernel[0];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank != 4 || b < 1 || x->dim[2] % b || x->dim[3] % b) return fail(c, "input %s is not [N,C,H,W] with H, W divisible by blocksize %lld", S(x), (long long)b);
+    so_shape o = *x;
+    o.dim[1] *= b * b, o.dim[2] /= b, o.dim[3] /= b;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
 static const shape_fn shape_fns[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = shape_##l,
 #include "ops.def"
