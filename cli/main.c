@@ -94,12 +94,15 @@ fail:
     return SO_ERR;
 }
 
-/* ONNX element type of graph output k: a constant keeps the type it had in the file. */
+/* ONNX element type of graph output k: integer values (int64 storage) are written in the type the
+   file declares for the output (bool, int32) or, for a constant, had in the file. */
 static int32_t output_type(const so_graph *g, int32_t k)
 {
     const so_node *nd = &g->nodes[g->outputs[k].node];
+    int32_t storage = nd->out[g->outputs[k].slot].dtype, decl = g->model->outputs[k].declared_type;
+    if (storage == SO_I64 && (decl == 6 || decl == 7 || decl == 9)) return decl;
     if (nd->op == SO_OP_WEIGHT && g->model->weights[nd->ref].onnx_type) return g->model->weights[nd->ref].onnx_type;
-    return nd->out[g->outputs[k].slot].dtype;
+    return storage;
 }
 
 static int cmd_run(int argc, char **argv)

@@ -1007,6 +1007,17 @@ static int64_t flops_layernorm(const so_graph *g, const so_node *n, int64_t out)
 #define flops_depthtospace flops_per_output
 #define flops_spacetodepth flops_per_output
 
+#define flops_nllloss flops_per_input
+#define flops_where flops_per_output
+
+#define flops_equal flops_per_output
+#define flops_less flops_per_output
+#define flops_greater flops_per_output
+#define flops_lessorequal flops_per_output
+#define flops_greaterorequal flops_per_output
+#define flops_isinf flops_per_output
+#define flops_isnan flops_per_output
+
 static const flops_fn flops_table[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = flops_##l,
 #include "../src/ops.def"

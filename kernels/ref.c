@@ -1228,6 +1228,97 @@ so_status so_ref_spacetodepth(const so_graph *g, const so_node *n, const so_tens
     return SO_OK;
 }
 
+/* NegativeLogLikelihoodLoss: loss[n,d] = -input[n, t, d] * w[t] (0 where t == ignore_index); mean
+   divides the sum by the sum of the weights used. */
+so_status so_ref_nllloss(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *xs = &in[0].shape;
+    const float *X = in[0].data, *Wt = n->n_in > 2 ? in[2].data : NULL;
+    const int64_t *T = in[1].data;
+    float *Y = out[0].data;
+    const int64_t N = xs->dim[0], C = xs->dim[1], D = prod(xs, 2, xs->rank);
+    const int has_ignore = n->attr->ints[0] != 0;
+    const int64_t ignore = n->attr->ints[1];
+    double sum = 0.0, wsum = 0.0;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t d = 0; d < D; d++) {
+            const int64_t t = T[i * D + d];
+            double l = 0.0, w = 0.0;
+            if (!(has_ignore && t == ignore)) {
+                if (t < 0 || t >= C) return kfail(g, n, "target %lld out of range for %lld classes", (long long)t, (long long)C);
+                w = Wt ? Wt[t] : 1.0;
+                l = -(double)X[(i * C + t) * D + d] * w;
+            }
+            if (n->attr->mode == 0) Y[i * D + d] = (float)l;
+            sum += l;
+            wsum += w;
+        }
+    if (n->attr->mode == 1) Y[0] = (float)sum;
+    if (n->attr->mode == 2) Y[0] = (float)(sum / wsum);
+    return SO_OK;
+}
+
+/* Where with numpy broadcasting of condition, X and Y (any element size). */
+so_status so_ref_where(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    const so_shape *o = &out[0].shape;
+    const size_t es = o->dtype == SO_I64 ? 8 : 4;
+    const int64_t cnt = numel(o);
+    const int64_t *Cn = in[0].data;
+    const unsigned char *X = in[1].data, *Yv = in[2].data;
+    unsigned char *Out = out[0].data;
+    for (int64_t j = 0; j < cnt; j++) {
+        const int64_t c = Cn[bcast_off(&in[0].shape, o->dim, o->rank, j)];
+        const unsigned char *src = c ? X + es * bcast_off(&in[1].shape, o->dim, o->rank, j) : Yv + es * bcast_off(&in[2].shape, o->dim, o->rank, j);
+        memcpy(Out + es * j, src, es);
+    }
+    return SO_OK;
+}
+
+/* Comparisons into int64 0/1, float or int64 operands, numpy broadcasting. */
+#define COMPARE_KERNEL(l, OP)                                                                                                          \
+    so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)                                    \
+    {                                                                                                                                  \
+        (void)g;                                                                                                                       \
+        (void)n;                                                                                                                       \
+        const so_shape *o = &out[0].shape;                                                                                             \
+        int64_t *Y = out[0].data;                                                                                                      \
+        const int64_t cnt = numel(o);                                                                                                  \
+        for (int64_t j = 0; j < cnt; j++) {                                                                                            \
+            const int64_t ia = bcast_off(&in[0].shape, o->dim, o->rank, j), ib = bcast_off(&in[1].shape, o->dim, o->rank, j);        \
+            if (in[0].shape.dtype == SO_I64) Y[j] = ((const int64_t *)in[0].data)[ia] OP((const int64_t *)in[1].data)[ib];           \
+            else Y[j] = ((const float *)in[0].data)[ia] OP((const float *)in[1].data)[ib];                                           \
+        }                                                                                                                              \
+        return SO_OK;                                                                                                                  \
+    }
+COMPARE_KERNEL(equal, ==)
+COMPARE_KERNEL(less, <)
+COMPARE_KERNEL(greater, >)
+COMPARE_KERNEL(lessorequal, <=)
+COMPARE_KERNEL(greaterorequal, >=)
+
+so_status so_ref_isinf(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const float *X = in[0].data;
+    int64_t *Y = out[0].data;
+    const int neg = n->attr->mode & 1, pos = (n->attr->mode >> 1) & 1;
+    for (int64_t j = 0; j < numel(&out[0].shape); j++) Y[j] = isinf(X[j]) && (X[j] < 0 ? neg : pos);
+    return SO_OK;
+}
+
+so_status so_ref_isnan(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    const float *X = in[0].data;
+    int64_t *Y = out[0].data;
+    for (int64_t j = 0; j < numel(&out[0].shape); j++) Y[j] = X[j] != X[j];
+    return SO_OK;
+}
+
 const so_kernel_fn so_ref_kernels[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = so_ref_##l,
 #include "../src/ops.def"

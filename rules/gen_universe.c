@@ -442,6 +442,17 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_depthtospace GEN_NOT_IN_RULES
 #define gen_spacetodepth GEN_NOT_IN_RULES
 
+#define gen_nllloss GEN_NOT_IN_RULES
+#define gen_where GEN_NOT_IN_RULES
+
+#define gen_equal GEN_NOT_IN_RULES
+#define gen_less GEN_NOT_IN_RULES
+#define gen_greater GEN_NOT_IN_RULES
+#define gen_lessorequal GEN_NOT_IN_RULES
+#define gen_greaterorequal GEN_NOT_IN_RULES
+#define gen_isinf GEN_NOT_IN_RULES
+#define gen_isnan GEN_NOT_IN_RULES
+
 static const unsigned char gen_decision[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = gen_##l,
 #include "../src/ops.def"

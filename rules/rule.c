@@ -121,6 +121,17 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_depthtospace key_none
 #define key_spacetodepth key_none
 
+#define key_nllloss key_ints
+#define key_where key_none
+
+#define key_equal key_none
+#define key_less key_none
+#define key_greater key_none
+#define key_lessorequal key_none
+#define key_greaterorequal key_none
+#define key_isinf key_none
+#define key_isnan key_none
+
 static const char *const ints_keys[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = key_##l,
 #include "../src/ops.def"
@@ -1234,6 +1245,17 @@ typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *o
 #define sym_gatherelements sym_unknown
 #define sym_depthtospace sym_unknown
 #define sym_spacetodepth sym_unknown
+
+#define sym_nllloss sym_unknown
+#define sym_where sym_unknown
+
+#define sym_equal sym_unknown
+#define sym_less sym_unknown
+#define sym_greater sym_unknown
+#define sym_lessorequal sym_unknown
+#define sym_greaterorequal sym_unknown
+#define sym_isinf sym_unknown
+#define sym_isnan sym_unknown
 
 static const sym_fn sym_rules[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = sym_##l,

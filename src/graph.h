@@ -76,6 +76,8 @@ typedef struct so_value_info {
     so_shape shape;
     uint32_t pinned;      /* inputs: bit d set when dimension d was symbolic/unknown in the file and
                              fixed by --dim / --input-shape (so_onnx_pin_*) */
+    int32_t declared_type; /* outputs: the element type the file declares (ONNX code; 0 if none):
+                             boolean and int32 values are computed as int64 and written back in it */
 } so_value_info;
 
 /* An operator the optimizer does not understand: kept as the serialized NodeProto

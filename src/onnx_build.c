@@ -908,6 +908,64 @@ static int imp_depthtospace(bctx *cx)
 #define imp_argmin imp_argmax
 #define imp_spacetodepth imp_depthtospace
 
+/* NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss as LogSoftmax (axis 1) + it: the target
+   must be a constant (an initializer, or a value given with run --inputs DIR) */
+static int imp_nllloss(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[16];
+    int sce = !strcmp(n->op_type, "SoftmaxCrossEntropyLoss");
+    if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    if (xs.rank < 2 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
+    if (!s || !strcmp(s, "mean")) a.mode = 2;
+    else if (!strcmp(s, "sum")) a.mode = 1;
+    else if (!strcmp(s, "none")) a.mode = 0;
+    else return onx_node_err(im, "unknown reduction '%s'", s), SO_ERR;
+    a.n_ints = 2;
+    const Onnx__AttributeProto *ig = onx_att(n, "ignore_index");
+    a.ints[0] = ig != NULL;
+    a.ints[1] = ig ? ig->i : 0;
+    if (!sce) {
+        if (extra_outputs(n, 1)) return SO_ERR_UNSUPPORTED;
+        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    }
+    if (extra_outputs(n, 2)) return SO_ERR_UNSUPPORTED;
+    so_attr la;
+    memset(&la, 0, sizeof la);
+    la.axis = 1;
+    int32_t lsi;
+    char *const lp_name[1] = {non > 1 ? on[1] : (char *)""};
+    if ((r = emit(im, SO_OP_LOGSOFTMAX, ins, 1, 1, &la, nm, lp_name, 1, &lsi)) != SO_OK) return r;
+    args[0] = non > 1 && on[1][0] ? onx_lookup(im, on[1]) : anon_edge(im, lsi, 0);
+    args[1] = ins[1];
+    if (na > 2) args[2] = ins[2];
+    return emit(im, op, args, na, 1, &a, nm, on, 1, NULL);
+}
+
+/* Where: the condition must be a constant (else the node is kept verbatim) */
+static int imp_where(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (!ins[0]->is_const || ins[0]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_isinf(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    a.mode = (onx_att_i(n, "detect_negative", 1) != 0) | (onx_att_i(n, "detect_positive", 1) != 0) << 1;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+#define imp_equal imp_plain
+#define imp_less imp_plain
+#define imp_greater imp_plain
+#define imp_lessorequal imp_plain
+#define imp_greaterorequal imp_plain
+#define imp_isnan imp_plain
+
 typedef int (*import_fn)(bctx *cx);
 static const import_fn importers[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = imp_##l,
@@ -926,9 +984,50 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     val *x = n_in > 0 ? ins[0] : NULL;
     if (!x && so_ops[op].min_in > 0) return onx_node_err(im, "missing input 0"), SO_ERR;
     int nout = so_ops[op].n_out;
-    if (nout > 0 && extra_outputs(n, (size_t)nout) && op != SO_OP_LAYERNORM) return SO_ERR_UNSUPPORTED;
+    if (nout > 0 && extra_outputs(n, (size_t)nout) && op != SO_OP_LAYERNORM && op != SO_OP_NLLLOSS) return SO_ERR_UNSUPPORTED;
     bctx cx = {im, n, op, ins, n_in, x, x ? onx_vshape(im, x) : (so_shape){.rank = -1}, node_name(im, n, NULL), n->output, (int)n->n_output, nout};
     return importers[op](&cx);
+}
+
+/* Sum / Mean of one or more inputs: a chain of Add (Mean: then divided by the count). */
+static so_status sum_mean(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    val *acc = NULL;
+    int cnt = 0, r;
+    const char *nm = node_name(im, n, NULL);
+    int mean = !strcmp(n->op_type, "Mean");
+    for (size_t j = 0; j < n_in; j++) {
+        if (!ins[j]) continue;
+        cnt++;
+        if (!acc) {
+            acc = ins[j];
+            continue;
+        }
+        val *pair[2] = {acc, ins[j]};
+        int32_t idx;
+        if ((r = emit(im, SO_OP_ADD, pair, 2, 1, NULL, nm, NULL, 0, &idx)) != SO_OK) return r;
+        acc = anon_edge(im, idx, 0);
+    }
+    if (!acc) return onx_node_err(im, "has no inputs");
+    if (mean && cnt > 1) {
+        ctensor c;
+        if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+        ((float *)c.data)[0] = (float)cnt;
+        val *pair[2] = {acc, onx_bind_const(im, NULL, &c)};
+        int32_t idx;
+        if ((r = emit(im, SO_OP_DIV, pair, 2, 1, NULL, nm, NULL, 0, &idx)) != SO_OK) return r;
+        acc = anon_edge(im, idx, 0);
+    }
+    if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
+    if (acc->is_const) {
+        ctensor cc = acc->c;
+        size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
+        cc.data = so_xmalloc(bytes + 1);
+        memcpy(cc.data, acc->c.data, bytes);
+        onx_bind_const(im, n->output[0], &cc);
+    } else
+        onx_bind_edge(im, n->output[0], acc->e.node, acc->e.slot);
+    return SO_OK;
 }
 
 /* Output shapes of a few common ops the optimizer does not know (used when value_info is silent). */
@@ -1191,6 +1290,8 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
     if (r == SO_ERR) return SO_ERR;
     so_op op = so_op_from_onnx(t);
     if (!strcmp(t, "Upsample")) op = SO_OP_RESIZE; /* opset 7-9 form of Resize */
+    if (!strcmp(t, "SoftmaxCrossEntropyLoss")) op = SO_OP_NLLLOSS; /* LogSoftmax + NLL */
+    if (!strcmp(t, "Sum") || !strcmp(t, "Mean")) return sum_mean(im, n, ins, n_in);
     if (op != SO_OP_OPAQUE) {
         r = build_op(im, n, op, ins, n_in);
         if (r == SO_OK) return SO_OK;

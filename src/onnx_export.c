@@ -799,6 +799,31 @@ static so_status exp_depthtospace(ectx *cx)
 #define exp_argmin exp_argmax
 #define exp_spacetodepth exp_depthtospace
 
+static so_status exp_nllloss(ectx *cx)
+{
+    EXP_LOCALS;
+    static const char *const red[3] = {"none", "sum", "mean"};
+    if (x->opset < 12) return ex_err(x, "NegativeLogLikelihoodLoss needs opset >= 12 (model has opset %lld)", (long long)x->opset);
+    a_str(x, n, "reduction", red[a->mode]);
+    if (a->ints[0]) a_int(x, n, "ignore_index", a->ints[1]);
+    return SO_OK;
+}
+#define exp_where exp_plain
+
+static so_status exp_isinf(ectx *cx)
+{
+    EXP_LOCALS;
+    if (!(a->mode & 1)) a_int(x, n, "detect_negative", 0);
+    if (!(a->mode & 2)) a_int(x, n, "detect_positive", 0);
+    return SO_OK;
+}
+#define exp_equal exp_plain
+#define exp_less exp_plain
+#define exp_greater exp_plain
+#define exp_lessorequal exp_plain
+#define exp_greaterorequal exp_plain
+#define exp_isnan exp_plain
+
 static const export_fn exporters[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = exp_##l,
 #include "ops.def"
@@ -1035,7 +1060,10 @@ static so_status build_and_write(exporter *x, const char *path)
     gp->output = so_arena_alloc(&x->ar, ((size_t)m->n_outputs + 1) * sizeof *gp->output);
     for (int32_t o = 0; o < m->n_outputs; o++) {
         so_edge e = g->outputs[o];
-        gp->output[o] = mk_value_info(x, x->out_names[o], &g->nodes[e.node].out[e.slot]);
+        so_shape os = g->nodes[e.node].out[e.slot];
+        int32_t decl = m->outputs[o].declared_type;
+        if (os.dtype == SO_I64 && (decl == T_BOOL || decl == T_INT32)) os.dtype = decl; /* computed as int64, declared narrower */
+        gp->output[o] = mk_value_info(x, x->out_names[o], &os);
     }
 
     Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;

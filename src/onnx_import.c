@@ -645,7 +645,11 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
 
     m->n_outputs = (int32_t)gp->n_output;
     m->outputs = so_arena_alloc(&m->arena, (gp->n_output + 1) * sizeof *m->outputs);
-    for (size_t i = 0; i < gp->n_output; i++) m->outputs[i].name = so_arena_strdup(&m->arena, gp->output[i]->name);
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const Onnx__TypeProto *tp = gp->output[i]->type;
+        m->outputs[i].name = so_arena_strdup(&m->arena, gp->output[i]->name);
+        if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type) m->outputs[i].declared_type = tp->tensor_type->elem_type;
+    }
     if (m->n_outputs == 0) {
         so_errorf("graph has no outputs");
         goto done;

@@ -860,6 +860,63 @@ static so_status shape_spacetodepth(ctx *c)
     return SO_OK;
 }
 
+/* NegativeLogLikelihoodLoss: input [N,C,d...], target [N,d...] int64, weight [C]; reduction none keeps
+   the target's shape, sum and mean give a scalar */
+static so_status shape_nllloss(ctx *c)
+{
+    const so_shape *x = c->in[0], *t = c->in[1];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank < 2 || t->dtype != SO_I64 || t->rank != x->rank - 1) return fail(c, "input %s and int64 target %s do not fit", S(x), S(t));
+    if (t->dim[0] != x->dim[0]) return fail(c, "target %s and input %s differ in N", S(t), S(x));
+    for (int d = 1; d < t->rank; d++)
+        if (t->dim[d] != x->dim[d + 1]) return fail(c, "target %s and input %s differ in dimension %d", S(t), S(x), d + 1);
+    if (c->n->n_in > 2 && c->in[2] && (need_f32(c, 2) || c->in[2]->rank != 1 || c->in[2]->dim[0] != x->dim[1]))
+        return fail(c, "weight %s is not [C] for input %s", S(c->in[2]), S(x));
+    so_shape o = *t;
+    o.dtype = SO_F32;
+    if (c->a->mode != 0) o.rank = 0;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_where(ctx *c)
+{
+    const so_shape *cnd = c->in[0], *x = c->in[1], *y = c->in[2];
+    if (cnd->dtype != SO_I64) return fail(c, "condition is not a boolean (int64) tensor");
+    if (x->dtype != y->dtype) return fail(c, "X and Y differ in type");
+    so_shape o;
+    if (so_shape_broadcast(x, y, &o) != SO_OK || so_shape_broadcast(&o, cnd, &o) != SO_OK)
+        return fail(c, "cannot broadcast %s, %s and %s", S(cnd), S(x), S(y));
+    o.dtype = x->dtype;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* comparisons: broadcast shape, boolean (int64 0/1) output */
+static so_status compare(ctx *c)
+{
+    const so_shape *A = c->in[0], *B = c->in[1];
+    if (A->dtype != B->dtype) return fail(c, "dtypes differ: %s and %s", dtype_name(A->dtype), dtype_name(B->dtype));
+    so_shape o;
+    if (so_shape_broadcast(A, B, &o) != SO_OK) return fail(c, "cannot broadcast %s with %s", S(A), S(B));
+    o.dtype = SO_I64;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+static so_status shape_equal(ctx *c) { return compare(c); }
+static so_status shape_less(ctx *c) { return compare(c); }
+static so_status shape_greater(ctx *c) { return compare(c); }
+static so_status shape_lessorequal(ctx *c) { return compare(c); }
+static so_status shape_greaterorequal(ctx *c) { return compare(c); }
+static so_status shape_isinf(ctx *c)
+{
+    if (need_f32(c, 0)) return SO_ERR;
+    c->n->out[0] = *c->in[0];
+    c->n->out[0].dtype = SO_I64;
+    return SO_OK;
+}
+static so_status shape_isnan(ctx *c) { return shape_isinf(c); }
+
 static const shape_fn shape_fns[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = shape_##l,
 #include "ops.def"

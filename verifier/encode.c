@@ -474,6 +474,17 @@ typedef int (*z3_fn)(zctx *cx);
 #define z3_depthtospace Z3_NOT_IN_RULES
 #define z3_spacetodepth Z3_NOT_IN_RULES
 
+#define z3_nllloss Z3_NOT_IN_RULES
+#define z3_where Z3_NOT_IN_RULES
+
+#define z3_equal Z3_NOT_IN_RULES
+#define z3_less Z3_NOT_IN_RULES
+#define z3_greater Z3_NOT_IN_RULES
+#define z3_lessorequal Z3_NOT_IN_RULES
+#define z3_greaterorequal Z3_NOT_IN_RULES
+#define z3_isinf Z3_NOT_IN_RULES
+#define z3_isnan Z3_NOT_IN_RULES
+
 static const z3_fn z3_encoders[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = z3_##l,
 #include "../src/ops.def"
