@@ -989,6 +989,45 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     return importers[op](&cx);
 }
 
+static so_status add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+
+/* Tile of a computed tensor by constant repeats: per axis, a Concat of that many copies. */
+static so_status tile_concat(imp *im, const Onnx__NodeProto *n, val **ins)
+{
+    so_shape xs = onx_vshape(im, ins[0]);
+    int64_t rep[SO_MAX_RANK];
+    int cnt = 0, r;
+    if (xs.rank < 0) return add_opaque(im, n, ins, 2);
+    if ((r = onx_const_ints(im, ins[1], rep, SO_MAX_RANK, &cnt, "repeats")) != SO_OK) return r;
+    if (cnt != xs.rank) return onx_node_err(im, "repeats has %d entries for rank %d", cnt, xs.rank);
+    val *acc = ins[0];
+    for (int d = 0; d < xs.rank; d++) {
+        if (rep[d] < 1 || rep[d] > SO_MAX_IN) {
+            if (rep[d] == 1) continue;
+            return add_opaque(im, n, ins, 2); /* 0 (empty) or more copies than a Concat takes */
+        }
+        if (rep[d] == 1) continue;
+        val *copies[SO_MAX_IN];
+        for (int64_t k = 0; k < rep[d]; k++) copies[k] = acc;
+        so_attr ca;
+        memset(&ca, 0, sizeof ca);
+        ca.axis = d;
+        int32_t idx;
+        if ((r = emit(im, SO_OP_CONCAT, copies, (int)rep[d], 1, &ca, node_name(im, n, NULL), NULL, 0, &idx)) != SO_OK) return r;
+        acc = anon_edge(im, idx, 0);
+    }
+    if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
+    if (acc->is_const) {
+        ctensor cc = acc->c;
+        size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
+        cc.data = so_xmalloc(bytes + 1);
+        memcpy(cc.data, acc->c.data, bytes);
+        onx_bind_const(im, n->output[0], &cc);
+    } else
+        onx_bind_edge(im, n->output[0], acc->e.node, acc->e.slot);
+    return SO_OK;
+}
+
 /* Sum / Mean of one or more inputs: a chain of Add (Mean: then divided by the count). */
 static so_status sum_mean(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
 {
@@ -1238,8 +1277,17 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
     }
     int same_type_cast = !strcmp(t, "Cast") && n_in == 1 && ins[0] && !ins[0]->is_const &&
                          onx_vshape(im, ins[0]).dtype == SO_F32 && onx_att_i(n, "to", 0) == T_FLOAT;
-    if (!strcmp(t, "Identity") || same_type_cast || (!strcmp(t, "Dropout") && !extra_outputs(n, 1))) {
+    int dropout_mask = !strcmp(t, "Dropout") && n->n_output == 2 && n->output[1][0]; /* inference: the mask is all true */
+    if (!strcmp(t, "Identity") || same_type_cast || (!strcmp(t, "Dropout") && (dropout_mask || !extra_outputs(n, 1)))) {
         if (!ins[0]) return onx_node_err(im, "missing input 0");
+        if (dropout_mask) {
+            so_shape xs = onx_vshape(im, ins[0]);
+            ctensor mc;
+            if (xs.rank < 0) return add_opaque(im, n, ins, n_in);
+            if (onx_ct_new(im, &mc, SO_I64, T_BOOL, xs.rank, xs.dim) != SO_OK) return SO_ERR;
+            for (int64_t i = 0; i < onx_ct_numel(&mc); i++) ((int64_t *)mc.data)[i] = 1;
+            onx_bind_const(im, n->output[1], &mc);
+        }
         if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
         so_strmap_put(&im->names, n->output[0], so_strmap_get(&im->names, n->input[0]));
         return SO_OK;
@@ -1292,6 +1340,7 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
     if (!strcmp(t, "Upsample")) op = SO_OP_RESIZE; /* opset 7-9 form of Resize */
     if (!strcmp(t, "SoftmaxCrossEntropyLoss")) op = SO_OP_NLLLOSS; /* LogSoftmax + NLL */
     if (!strcmp(t, "Sum") || !strcmp(t, "Mean")) return sum_mean(im, n, ins, n_in);
+    if (!strcmp(t, "Tile") && n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return tile_concat(im, n, ins);
     if (op != SO_OP_OPAQUE) {
         r = build_op(im, n, op, ins, n_in);
         if (r == SO_OK) return SO_OK;

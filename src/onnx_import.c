@@ -431,7 +431,7 @@ static const pin *input_pin(const char *name)
 static int is_param_use(const char *op, size_t k)
 {
     static const struct { const char *op; size_t from; } p[] = {
-        {"Resize", 1}, {"Upsample", 1}, {"Clip", 1}, {"Pad", 1}, {"Dropout", 1}, {"Range", 0},
+        {"Resize", 1}, {"Upsample", 1}, {"Clip", 1}, {"Pad", 1}, {"Dropout", 1}, {"Range", 0}, {"OneHot", 1},
     };
     for (size_t i = 0; i < sizeof p / sizeof *p; i++)
         if (!strcmp(op, p[i].op)) return k >= p[i].from;

@@ -57,7 +57,7 @@ so_status so_onnx_tensor_write(const char *path, const char *name, const so_tfil
    The count must equal the model's. A float32 input takes the value's shape (its symbolic
    dimensions pinned from it; fixed ones must agree) and stays an input; an int64 / int32 / bool
    input, and a float32 input used only as a parameter (Resize / Upsample scales and roi, Clip
-   bounds, a Pad value, a Dropout ratio, Range bounds), becomes a constant of that value (the graph
+   bounds, a Pad value, a Dropout ratio, Range bounds, OneHot depth and values), becomes a constant of that value (the graph
    is specialised to it: shape, index and mask chains fold) and is no longer among model->inputs. Types must agree with the model's. */
 void so_onnx_bind_inputs(const so_tfile *values, int n, int active);
 /* After a load with bound values: 1 if the value at `position` became a constant. Valid until
