@@ -1018,6 +1018,14 @@ static int64_t flops_layernorm(const so_graph *g, const so_node *n, int64_t out)
 #define flops_isinf flops_per_output
 #define flops_isnan flops_per_output
 
+/* each input element meets Co/g * kh * kw weights */
+static int64_t flops_convtranspose(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *w = in_shape(g, n, 1);
+    if (w->rank != 4) return 2 * out;
+    return 2 * so_shape_numel(in_shape(g, n, 0)) * w->dim[1] * w->dim[2] * w->dim[3];
+}
+
 static const flops_fn flops_table[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = flops_##l,
 #include "../src/ops.def"

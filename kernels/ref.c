@@ -1319,6 +1319,43 @@ so_status so_ref_isnan(const so_graph *g, const so_node *n, const so_tensor *in,
     return SO_OK;
 }
 
+/* ConvTranspose as the scatter of each input element through its group's weights, accumulated in
+   double, then the bias. */
+so_status so_ref_convtranspose(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const so_shape *xs = &in[0].shape, *ws = &in[1].shape, *ys = &out[0].shape;
+    const float *X = in[0].data, *Wt = in[1].data, *B = n->n_in > 2 ? in[2].data : NULL;
+    float *Y = out[0].data;
+    const int64_t N = xs->dim[0], Ci = xs->dim[1], H = xs->dim[2], Wd = xs->dim[3], G = a->group;
+    const int64_t Cog = ws->dim[1], KH = ws->dim[2], KW = ws->dim[3], Co = ys->dim[1], Ho = ys->dim[2], Wo = ys->dim[3], Cig = Ci / G;
+    const int64_t total = numel(ys);
+    double *acc = calloc((size_t)(total ? total : 1), sizeof *acc);
+    if (!acc) return kfail(g, n, "out of memory");
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t ci = 0; ci < Ci; ci++) {
+            const int64_t gr = ci / Cig;
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t w = 0; w < Wd; w++) {
+                    const double xv = X[((i * Ci + ci) * H + h) * Wd + w];
+                    for (int64_t co = 0; co < Cog; co++)
+                        for (int64_t kh = 0; kh < KH; kh++) {
+                            const int64_t oh = h * a->stride[0] - a->pad[0] + kh * a->dilation[0];
+                            if (oh < 0 || oh >= Ho) continue;
+                            for (int64_t kw = 0; kw < KW; kw++) {
+                                const int64_t ow = w * a->stride[1] - a->pad[1] + kw * a->dilation[1];
+                                if (ow < 0 || ow >= Wo) continue;
+                                acc[((i * Co + gr * Cog + co) * Ho + oh) * Wo + ow] += xv * Wt[((ci * Cog + co) * KH + kh) * KW + kw];
+                            }
+                        }
+                }
+        }
+    for (int64_t j = 0; j < total; j++) Y[j] = (float)(acc[j] + (B ? B[(j / (Ho * Wo)) % Co] : 0.0f));
+    free(acc);
+    return SO_OK;
+}
+
 const so_kernel_fn so_ref_kernels[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = so_ref_##l,
 #include "../src/ops.def"

@@ -453,6 +453,8 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_isinf GEN_NOT_IN_RULES
 #define gen_isnan GEN_NOT_IN_RULES
 
+#define gen_convtranspose GEN_NOT_IN_RULES
+
 static const unsigned char gen_decision[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = gen_##l,
 #include "../src/ops.def"

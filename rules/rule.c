@@ -132,6 +132,8 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_isinf key_none
 #define key_isnan key_none
 
+#define key_convtranspose key_ints
+
 static const char *const ints_keys[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = key_##l,
 #include "../src/ops.def"
@@ -1256,6 +1258,8 @@ typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *o
 #define sym_greaterorequal sym_unknown
 #define sym_isinf sym_unknown
 #define sym_isnan sym_unknown
+
+#define sym_convtranspose sym_unknown
 
 static const sym_fn sym_rules[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = sym_##l,

@@ -966,6 +966,53 @@ static int imp_isinf(bctx *cx)
 #define imp_greaterorequal imp_plain
 #define imp_isnan imp_plain
 
+/* ConvTranspose (2-D): output_padding, and output_shape / auto_pad resolved into explicit pads */
+static int imp_convtranspose(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    so_shape ws = onx_vshape(im, ins[1]);
+    if (xs.rank != 4 || ws.rank != 4) return SO_ERR_UNSUPPORTED;
+    int64_t ker[2] = {ws.dim[2], ws.dim[3]};
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) >= 0 && (k != 2 || p[0] != ker[0] || p[1] != ker[1]))
+        return k != 2 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "kernel_shape does not match the weight shape"), SO_ERR);
+    /* strides, dilations and explicit pads as for Conv (auto_pad handled below) */
+    char buf[32];
+    const char *ap = onx_att_s(n, "auto_pad", buf, sizeof buf);
+    int same = ap && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"));
+    if (ap && ap[0] && strcmp(ap, "NOTSET") && strcmp(ap, "VALID") && !same) return onx_node_err(im, "unknown auto_pad '%s'", ap), SO_ERR;
+    if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != SO_OK && !same) return r;
+    if (same) memset(a.pad, 0, sizeof a.pad);
+    int64_t group = onx_att_i(n, "group", 1);
+    if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), SO_ERR;
+    a.group = (int32_t)group;
+    a.n_ints = 2;
+    if ((k = onx_att_ints(n, "output_padding", &p)) >= 0) {
+        if (k != 2) return SO_ERR_UNSUPPORTED;
+        for (int i = 0; i < 2; i++) {
+            if (p[i] < 0 || p[i] >= (a.stride[i] > a.dilation[i] ? a.stride[i] : a.dilation[i])) return onx_node_err(im, "invalid output_padding"), SO_ERR;
+            a.ints[i] = p[i];
+        }
+    }
+    const int64_t *os = NULL;
+    if ((k = onx_att_ints(n, "output_shape", &os)) >= 0 && k != 2 && k != 4) return SO_ERR_UNSUPPORTED;
+    if (os || same) {
+        for (int i = 0; i < 2; i++) {
+            int64_t in = xs.dim[2 + i], ext = (ker[i] - 1) * a.dilation[i] + 1;
+            int64_t want = os ? os[k - 2 + i] : in * a.stride[i];
+            int64_t tot = a.stride[i] * (in - 1) + a.ints[i] + ext - want;
+            if (tot < 0) { /* a larger output than the pads can give: the extra goes into output_padding */
+                a.ints[i] -= tot;
+                tot = 0;
+            }
+            int64_t lo = same && !strcmp(ap, "SAME_LOWER") ? tot - tot / 2 : tot / 2;
+            a.pad[i] = (int32_t)lo;
+            a.pad[2 + i] = (int32_t)(tot - lo);
+        }
+    }
+    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
 typedef int (*import_fn)(bctx *cx);
 static const import_fn importers[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = imp_##l,

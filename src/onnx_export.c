@@ -824,6 +824,20 @@ static so_status exp_isinf(ectx *cx)
 #define exp_greaterorequal exp_plain
 #define exp_isnan exp_plain
 
+static so_status exp_convtranspose(ectx *cx)
+{
+    EXP_LOCALS;
+    so_shape ws = x->g->nodes[nd->in[1].node].out[nd->in[1].slot];
+    int32_t ker[2] = {(int32_t)ws.dim[2], (int32_t)ws.dim[3]};
+    a_ints32(x, n, "kernel_shape", ker, 2);
+    a_ints32(x, n, "strides", a->stride, 2);
+    a_ints32(x, n, "pads", a->pad, 4);
+    a_ints32(x, n, "dilations", a->dilation, 2);
+    a_int(x, n, "group", a->group);
+    if (a->ints[0] || a->ints[1]) a_ints(x, n, "output_padding", a->ints, 2);
+    return SO_OK;
+}
+
 static const export_fn exporters[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = exp_##l,
 #include "ops.def"

@@ -917,6 +917,25 @@ static so_status shape_isinf(ctx *c)
 }
 static so_status shape_isnan(ctx *c) { return shape_isinf(c); }
 
+static so_status shape_convtranspose(ctx *c)
+{
+    const so_shape *x = c->in[0], *w = c->in[1];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
+    if (x->rank != 4 || w->rank != 4) return fail(c, "input %s and weight %s must be 4-D", S(x), S(w));
+    if (a->group < 1 || x->dim[1] != w->dim[0] || x->dim[1] % a->group) return fail(c, "input %s, weight %s and group %d do not fit", S(x), S(w), (int)a->group);
+    so_shape o = mk(4, SO_F32);
+    o.dim[0] = x->dim[0];
+    o.dim[1] = w->dim[1] * a->group;
+    for (int i = 0; i < 2; i++) {
+        o.dim[2 + i] = (int64_t)a->stride[i] * (x->dim[2 + i] - 1) + a->ints[i] + (w->dim[2 + i] - 1) * a->dilation[i] + 1 - a->pad[i] - a->pad[2 + i];
+        if (o.dim[2 + i] <= 0) return fail(c, "output would be empty");
+    }
+    if (c->n->n_in > 2 && c->in[2] && (c->in[2]->rank != 1 || c->in[2]->dim[0] != o.dim[1])) return fail(c, "bias %s is not [%lld]", S(c->in[2]), (long long)o.dim[1]);
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
 static const shape_fn shape_fns[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = shape_##l,
 #include "ops.def"

@@ -7,7 +7,8 @@ Writes OUTDIR/NAME.onnx and OUTDIR/list.txt, one line per model: "NAME STYLE OPT
 are the --dim / --input-shape pins its symbolic dimensions need (the same options work for
 tools/ort/ort_run.js). Styles:
   paddle   Paddle2ONNX: opsets 9-11, weights and shape tensors as Constant nodes, attribute forms of
-           Clip / Pad (opset < 11), Upsample (opset 9) or Resize, symbolic dims named p2o.DynamicDimension.K
+           Clip / Pad (opset < 11), Upsample (opset 9) or Resize, a ConvTranspose head (one model),
+           symbolic dims named p2o.DynamicDimension.K
   tf2onnx  NHWC input with a Transpose around every Conv / pool, auto_pad SAME_UPPER / VALID, bias as
            an Add on the channel-last tensor, ReduceMean over H, W, symbolic batch unk__N
   pt18     PyTorch at opset 18+: axes as inputs (ReduceMean, Unsqueeze, Squeeze), Split num_outputs,
@@ -94,6 +95,13 @@ def paddle(idx, opset, act, up, cin, mid):
     r = nm("relu")
     nodes.append(helper.make_node("Relu", [mp], [r]))
     feat = r
+    if idx == 9:  # a detector's upsampling head: ConvTranspose (stride 2, groups, output_padding)
+        wt = const(nodes, nm, f32(mid, mid // 2, 3, 3))
+        bt = const(nodes, nm, f32(mid, scale=0.1))
+        ct = nm("deconv")
+        nodes.append(helper.make_node("ConvTranspose", [r, wt, bt], [ct], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                                      output_padding=[1, 1], group=2))
+        feat = ct
     if up:
         u = nm("up")
         if opset == 9:
