@@ -1026,6 +1026,12 @@ static int64_t flops_convtranspose(const so_graph *g, const so_node *n, int64_t 
     return 2 * so_shape_numel(in_shape(g, n, 0)) * w->dim[1] * w->dim[2] * w->dim[3];
 }
 
+#define flops_lrn flops_per_output
+#define flops_scatterelements flops_per_output
+#define flops_gathernd flops_per_output
+#define flops_topk flops_per_input
+#define flops_det flops_per_input
+
 static const flops_fn flops_table[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = flops_##l,
 #include "../src/ops.def"

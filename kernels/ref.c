@@ -1356,6 +1356,161 @@ so_status so_ref_convtranspose(const so_graph *g, const so_node *n, const so_ten
     return SO_OK;
 }
 
+so_status so_ref_lrn(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const so_shape *s = &in[0].shape;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    const int64_t N = s->dim[0], C = s->dim[1], inner = prod(s, 2, s->rank), size = a->kernel[0];
+    const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t ch = 0; ch < C; ch++)
+            for (int64_t q = 0; q < inner; q++) {
+                double sq = 0.0;
+                for (int64_t cc = ch - lo; cc <= ch + hi; cc++)
+                    if (cc >= 0 && cc < C) {
+                        const double v = X[(i * C + cc) * inner + q];
+                        sq += v * v;
+                    }
+                const int64_t o = (i * C + ch) * inner + q;
+                Y[o] = (float)(X[o] / pow((double)a->value + (double)a->alpha / (double)size * sq, (double)a->beta));
+            }
+    return SO_OK;
+}
+
+/* ScatterElements: a copy of data, then each update written (or combined) at its index along axis. */
+so_status so_ref_scatterelements(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape, *is = &in[1].shape;
+    const int axis = n->attr->axis, mode = n->attr->mode;
+    const int64_t *I = in[1].data;
+    const int64_t cnt = numel(is);
+    const int wide = s->dtype == SO_I64;
+    memcpy(out[0].data, in[0].data, (size_t)numel(s) * (wide ? 8 : 4));
+    int64_t st[SO_MAX_RANK], idx[SO_MAX_RANK] = {0};
+    contiguous_strides(s, st);
+    for (int64_t e = 0; e < cnt; e++) {
+        int64_t v = I[e];
+        if (v < 0) v += s->dim[axis];
+        if (v < 0 || v >= s->dim[axis]) return kfail(g, n, "index %lld out of range for axis %d of size %lld", (long long)I[e], axis, (long long)s->dim[axis]);
+        int64_t off = 0;
+        for (int d = 0; d < s->rank; d++) off += (d == axis ? v : idx[d]) * st[d];
+        if (wide) {
+            int64_t *o = (int64_t *)out[0].data + off, u = ((const int64_t *)in[2].data)[e];
+            *o = mode == 1 ? (int64_t)((uint64_t)*o + (uint64_t)u) : mode == 2 ? (int64_t)((uint64_t)*o * (uint64_t)u) : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
+        } else {
+            float *o = (float *)out[0].data + off, u = ((const float *)in[2].data)[e];
+            *o = mode == 1 ? *o + u : mode == 2 ? *o * u : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
+        }
+        for (int d = is->rank - 1; d >= 0; d--) {
+            if (++idx[d] < is->dim[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return SO_OK;
+}
+
+/* GatherND with batch_dims (attr.axis): slices of data addressed by the last axis of indices. */
+so_status so_ref_gathernd(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape, *is = &in[1].shape;
+    const int b = n->attr->axis;
+    const int64_t last = is->dim[is->rank - 1], batch = prod(s, 0, b), per_batch = prod(is, b, is->rank - 1);
+    const int64_t slice = prod(s, b + (int)last, s->rank), data_batch = prod(s, b, s->rank);
+    const size_t es = s->dtype == SO_I64 ? 8 : 4;
+    const int64_t *I = in[1].data;
+    const unsigned char *X = in[0].data;
+    unsigned char *Y = out[0].data;
+    for (int64_t bi = 0; bi < batch; bi++)
+        for (int64_t q = 0; q < per_batch; q++) {
+            const int64_t *ix = I + (bi * per_batch + q) * last;
+            int64_t off = 0;
+            for (int64_t k = 0; k < last; k++) {
+                int64_t dimk = s->dim[b + k], v = ix[k] < 0 ? ix[k] + dimk : ix[k];
+                if (v < 0 || v >= dimk) return kfail(g, n, "index %lld out of range for a dimension of size %lld", (long long)ix[k], (long long)dimk);
+                off = off * dimk + v;
+            }
+            memcpy(Y + (size_t)((bi * per_batch + q) * slice) * es, X + (size_t)(bi * data_batch + off * slice) * es, (size_t)slice * es);
+        }
+    return SO_OK;
+}
+
+/* TopK: the k largest (mode bit 0) or smallest along axis, sorted by value (ties: lower index
+   first), with their int64 indices. */
+so_status so_ref_topk(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape;
+    const int axis = n->attr->axis, largest = n->attr->mode & 1;
+    const int64_t outer = prod(s, 0, axis), D = s->dim[axis], inner = prod(s, axis + 1, s->rank), K = n->attr->ints[0];
+    const float *X = in[0].data;
+    float *V = out[0].data;
+    int64_t *I = out[1].data;
+    int64_t *ord = malloc((size_t)(D ? D : 1) * sizeof *ord);
+    if (!ord) return kfail(g, n, "out of memory");
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t q = 0; q < inner; q++) {
+            const float *x = X + o * D * inner + q;
+            for (int64_t d = 0; d < D; d++) ord[d] = d;
+            for (int64_t i = 0; i < K; i++) { /* selection: K passes */
+                int64_t best = i;
+                for (int64_t j = i + 1; j < D; j++) {
+                    const float vj = x[ord[j] * inner], vb = x[ord[best] * inner];
+                    int better = largest ? vj > vb : vj < vb;
+                    if (vj == vb && ord[j] < ord[best]) better = 1;
+                    if (better) best = j;
+                }
+                const int64_t t = ord[i];
+                ord[i] = ord[best];
+                ord[best] = t;
+                V[(o * K + i) * inner + q] = x[ord[i] * inner];
+                I[(o * K + i) * inner + q] = ord[i];
+            }
+        }
+    free(ord);
+    return SO_OK;
+}
+
+so_status so_ref_det(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape;
+    const int64_t M = s->dim[s->rank - 1], mats = prod(s, 0, s->rank - 2);
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    double *A = malloc((size_t)(M > 0 ? M * M : 1) * sizeof *A);
+    if (!A) return kfail(g, n, "out of memory");
+    for (int64_t m = 0; m < mats; m++) {
+        for (int64_t i = 0; i < M * M; i++) A[i] = X[m * M * M + i];
+        double det = 1.0;
+        for (int64_t c = 0; c < M; c++) {
+            int64_t p = c;
+            for (int64_t r = c + 1; r < M; r++)
+                if (fabs(A[r * M + c]) > fabs(A[p * M + c])) p = r;
+            if (A[p * M + c] == 0.0) {
+                det = 0.0;
+                break;
+            }
+            if (p != c) {
+                for (int64_t k = 0; k < M; k++) {
+                    const double t = A[c * M + k];
+                    A[c * M + k] = A[p * M + k];
+                    A[p * M + k] = t;
+                }
+                det = -det;
+            }
+            det *= A[c * M + c];
+            for (int64_t r = c + 1; r < M; r++) {
+                const double f = A[r * M + c] / A[c * M + c];
+                for (int64_t k = c; k < M; k++) A[r * M + k] -= f * A[c * M + k];
+            }
+        }
+        Y[m] = (float)det;
+    }
+    free(A);
+    return SO_OK;
+}
+
 const so_kernel_fn so_ref_kernels[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = so_ref_##l,
 #include "../src/ops.def"

@@ -455,6 +455,12 @@ const so_op gen_kind_op[GK_COUNT] = {
 
 #define gen_convtranspose GEN_NOT_IN_RULES
 
+#define gen_lrn GEN_NOT_IN_RULES
+#define gen_scatterelements GEN_NOT_IN_RULES
+#define gen_gathernd GEN_NOT_IN_RULES
+#define gen_topk GEN_NOT_IN_RULES
+#define gen_det GEN_NOT_IN_RULES
+
 static const unsigned char gen_decision[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = gen_##l,
 #include "../src/ops.def"

@@ -134,6 +134,12 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 
 #define key_convtranspose key_ints
 
+#define key_lrn key_none
+#define key_scatterelements key_none
+#define key_gathernd key_none
+#define key_topk key_ints
+#define key_det key_none
+
 static const char *const ints_keys[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = key_##l,
 #include "../src/ops.def"
@@ -1260,6 +1266,12 @@ typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *o
 #define sym_isnan sym_unknown
 
 #define sym_convtranspose sym_unknown
+
+#define sym_lrn sym_unary
+#define sym_scatterelements sym_unknown
+#define sym_gathernd sym_unknown
+#define sym_topk sym_unknown
+#define sym_det sym_unknown
 
 static const sym_fn sym_rules[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = sym_##l,

@@ -1013,6 +1013,66 @@ static int imp_convtranspose(bctx *cx)
     return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
+static int imp_lrn(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t size = onx_att_i(n, "size", 0);
+    if (size < 1 || size > INT32_MAX) return onx_node_err(im, "invalid size %lld", (long long)size), SO_ERR;
+    a.kernel[0] = (int32_t)size;
+    a.alpha = onx_att_f(n, "alpha", 1e-4f);
+    a.beta = onx_att_f(n, "beta", 0.75f);
+    a.value = onx_att_f(n, "bias", 1.0f);
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+/* ScatterElements (and Scatter-9/11): the indices must be a constant */
+static int imp_scatterelements(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[16];
+    if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (xs.rank < 0 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
+    static const char *const red[5] = {"none", "add", "mul", "max", "min"};
+    a.mode = s ? onx_name_index(s, red, 5) : 0;
+    if (a.mode < 0) return onx_node_err(im, "unknown reduction '%s'", s), SO_ERR;
+    return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_gathernd(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (!ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    int64_t b = onx_att_i(n, "batch_dims", 0);
+    if (b < 0 || b >= SO_MAX_RANK) return onx_node_err(im, "invalid batch_dims %lld", (long long)b), SO_ERR;
+    a.axis = (int32_t)b;
+    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
+/* TopK: k from the second input (opset 10+, a constant) or the attribute (opset 1-9) */
+static int imp_topk(bctx *cx)
+{
+    IMP_LOCALS;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    a.n_ints = 1;
+    val *kv = onx_inval(im, n, 1);
+    if (kv) {
+        int cnt = 0;
+        if (!kv->is_const) return SO_ERR_UNSUPPORTED;
+        if ((r = onx_const_ints(im, kv, a.ints, 1, &cnt, "k")) != SO_OK) return r;
+        if (cnt != 1) return onx_node_err(im, "k must have one element"), SO_ERR;
+    } else
+        a.ints[0] = onx_att_i(n, "k", -1);
+    if (a.ints[0] < 0) return onx_node_err(im, "missing or negative k"), SO_ERR;
+    a.mode = (onx_att_i(n, "largest", 1) != 0) | 2; /* the values come out sorted either way */
+    return emit(im, op, ins, 1, 2, &a, nm, on, non, NULL);
+}
+
+#define imp_det imp_plain
+
 typedef int (*import_fn)(bctx *cx);
 static const import_fn importers[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = imp_##l,
@@ -1386,6 +1446,7 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
     so_op op = so_op_from_onnx(t);
     if (!strcmp(t, "Upsample")) op = SO_OP_RESIZE; /* opset 7-9 form of Resize */
     if (!strcmp(t, "SoftmaxCrossEntropyLoss")) op = SO_OP_NLLLOSS; /* LogSoftmax + NLL */
+    if (!strcmp(t, "Scatter")) op = SO_OP_SCATTERELEMENTS;        /* Scatter-9/11: the same operator */
     if (!strcmp(t, "Sum") || !strcmp(t, "Mean")) return sum_mean(im, n, ins, n_in);
     if (!strcmp(t, "Tile") && n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return tile_concat(im, n, ins);
     if (op != SO_OP_OPAQUE) {

@@ -838,6 +838,58 @@ static so_status exp_convtranspose(ectx *cx)
     return SO_OK;
 }
 
+static so_status exp_lrn(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "size", a->kernel[0]);
+    a_float(x, n, "alpha", a->alpha);
+    a_float(x, n, "beta", a->beta);
+    a_float(x, n, "bias", a->value);
+    return SO_OK;
+}
+
+static so_status exp_scatterelements(ectx *cx)
+{
+    EXP_LOCALS;
+    static const char *const red[5] = {"none", "add", "mul", "max", "min"};
+    if (x->opset < 11) return ex_err(x, "ScatterElements needs opset >= 11 (model has opset %lld)", (long long)x->opset);
+    a_int(x, n, "axis", a->axis);
+    if (a->mode) {
+        if (x->opset < (a->mode >= 3 ? 18 : 16)) return ex_err(x, "ScatterElements reduction '%s' needs a newer opset", red[a->mode]);
+        a_str(x, n, "reduction", red[a->mode]);
+    }
+    return SO_OK;
+}
+
+static so_status exp_gathernd(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 11) return ex_err(x, "GatherND needs opset >= 11 (model has opset %lld)", (long long)x->opset);
+    if (a->axis) {
+        if (x->opset < 12) return ex_err(x, "GatherND batch_dims needs opset >= 12");
+        a_int(x, n, "batch_dims", a->axis);
+    }
+    return SO_OK;
+}
+
+static so_status exp_topk(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "axis", a->axis);
+    if (x->opset < 10) {
+        a_int(x, n, "k", a->ints[0]);
+        return (a->mode & 1) ? SO_OK : ex_err(x, "TopK smallest needs opset >= 11");
+    }
+    n_in(n, init_i64(x, base, "_k", a->ints, 1));
+    if (!(a->mode & 1)) {
+        if (x->opset < 11) return ex_err(x, "TopK smallest needs opset >= 11");
+        a_int(x, n, "largest", 0);
+    }
+    return SO_OK;
+}
+
+#define exp_det exp_plain
+
 static const export_fn exporters[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = exp_##l,
 #include "ops.def"

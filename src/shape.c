@@ -936,6 +936,70 @@ static so_status shape_convtranspose(ctx *c)
     return SO_OK;
 }
 
+static so_status shape_lrn(ctx *c)
+{
+    if (need_f32(c, 0)) return SO_ERR;
+    if (c->in[0]->rank < 2 || c->a->kernel[0] < 1) return fail(c, "input %s needs a channel axis and size >= 1", S(c->in[0]));
+    c->n->out[0] = *c->in[0];
+    return SO_OK;
+}
+
+static so_status shape_scatterelements(ctx *c)
+{
+    const so_shape *x = c->in[0], *ix = c->in[1], *u = c->in[2];
+    so_shape ut = *u;
+    ut.dtype = SO_I64;
+    if (ix->dtype != SO_I64 || !so_shape_eq(ix, &ut) || ix->rank != x->rank || u->dtype != x->dtype)
+        return fail(c, "data %s, int64 indices %s and updates %s do not fit", S(x), S(ix), S(u));
+    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range", (int)c->a->axis);
+    c->n->out[0] = *x;
+    return SO_OK;
+}
+
+static so_status shape_gathernd(ctx *c)
+{
+    const so_shape *x = c->in[0], *ix = c->in[1];
+    int b = c->a->axis;
+    if (ix->dtype != SO_I64 || ix->rank < 1) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
+    int64_t last = ix->dim[ix->rank - 1];
+    if (b < 0 || b >= ix->rank || b >= x->rank || last < 1 || b + last > x->rank) return fail(c, "data %s and indices %s do not fit", S(x), S(ix));
+    for (int d = 0; d < b; d++)
+        if (x->dim[d] != ix->dim[d]) return fail(c, "batch dimensions of %s and %s differ", S(x), S(ix));
+    so_shape o = mk(0, x->dtype);
+    for (int d = 0; d < ix->rank - 1; d++) o.dim[o.rank++] = ix->dim[d];
+    for (int d = b + (int)last; d < x->rank; d++) {
+        if (o.rank == SO_MAX_RANK) return fail(c, "output rank over %d", SO_MAX_RANK);
+        o.dim[o.rank++] = x->dim[d];
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_topk(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range", (int)c->a->axis);
+    if (c->a->ints[0] < 0 || c->a->ints[0] > x->dim[c->a->axis]) return fail(c, "k = %lld out of range for %s", (long long)c->a->ints[0], S(x));
+    so_shape o = *x;
+    o.dim[c->a->axis] = c->a->ints[0];
+    c->n->out[0] = o;
+    o.dtype = SO_I64;
+    c->n->out[1] = o;
+    return SO_OK;
+}
+
+static so_status shape_det(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank < 2 || x->dim[x->rank - 1] != x->dim[x->rank - 2]) return fail(c, "input %s is not a stack of square matrices", S(x));
+    so_shape o = *x;
+    o.rank -= 2;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
 static const shape_fn shape_fns[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = shape_##l,
 #include "ops.def"

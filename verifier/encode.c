@@ -487,6 +487,12 @@ typedef int (*z3_fn)(zctx *cx);
 
 #define z3_convtranspose Z3_NOT_IN_RULES
 
+#define z3_lrn Z3_NOT_IN_RULES
+#define z3_scatterelements Z3_NOT_IN_RULES
+#define z3_gathernd Z3_NOT_IN_RULES
+#define z3_topk Z3_NOT_IN_RULES
+#define z3_det Z3_NOT_IN_RULES
+
 static const z3_fn z3_encoders[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = z3_##l,
 #include "../src/ops.def"
