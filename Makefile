@@ -39,7 +39,7 @@ TEST_SRCS   := $(wildcard tests/test_*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 LIB         := $(BUILD)/libsuperopt.a
 
-.PHONY: all deps run test test-core test-unit test-integration test-onnx test-valgrind test-asan bench bench-kernels rules operators models clean
+.PHONY: all deps run test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-kernels rules operators models clean
 all: $(BUILD)/superopt
 
 # Installs missing Debian packages when run as root; otherwise says what is missing.
@@ -98,6 +98,10 @@ test-integration: $(BUILD)/superopt $(ORT)
 # must be listed with their reason in tests/onnx_expected_refusals.txt (tests/onnx_conformance.py).
 test-onnx: $(BUILD)/superopt
 	/usr/bin/python3 tests/onnx_conformance.py --superopt $(BUILD)/superopt
+
+# docs/CONFORMANCE.md: the per-operator results of the same run
+conformance: $(BUILD)/superopt
+	/usr/bin/python3 tests/onnx_conformance.py --superopt $(BUILD)/superopt --markdown docs/CONFORMANCE.md
 
 # The README's test command. Unit tests (cmocka, one binary per module) then integration tests.
 test: deps
