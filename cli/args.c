@@ -22,6 +22,10 @@ int so_args_parse(const so_arg *opts, int argc, char **argv, const char **pos, i
         }
         const so_arg *o = opts;
         while (o->name && strcmp(o->name, a)) o++;
+        if (!o->name && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+            usage(NULL);
+            return -1;
+        }
         if (!o->name) {
             snprintf(msg, sizeof msg, "unknown option '%.60s'", a);
             return usage(msg);

@@ -31,7 +31,8 @@ typedef struct so_arg {
 /* Parses argv[1..argc) against opts. Arguments that do not start with '-' (or are exactly "-")
    are positional and go to pos[0..max_pos) in order; *n_pos receives their count. On a usage
    error (unknown option, bad value, too many positional arguments) returns usage(message), the
-   command's own usage printer (it returns the exit status, 2); else returns 0. */
+   command's own usage printer (it returns the exit status, 2); for --help or -h (unless the table
+   has them) prints usage(NULL) and returns -1: the caller exits 0. Else returns 0. */
 int so_args_parse(const so_arg *opts, int argc, char **argv, const char **pos, int max_pos, int *n_pos, int (*usage)(const char *msg));
 
 #endif

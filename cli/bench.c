@@ -139,7 +139,7 @@ int so_bench_main(int argc, char **argv)
         fputs(bench_usage, stdout);
         return 0;
     }
-    if (rc_args) return rc_args;
+    if (rc_args) return rc_args < 0 ? 0 : rc_args; /* -1: --help */
     if (no_ablations) b->ablations = 0;
     if (no_flops_check) b->flops_check = 0;
     b->cost = costs[cost];

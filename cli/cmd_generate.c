@@ -55,7 +55,7 @@ int so_gen_main(int argc, char **argv)
         SO_ARG_END,
     };
     int n_pos, rc_args = so_args_parse(args, argc, argv, NULL, 0, &n_pos, gen_usage);
-    if (rc_args) return rc_args;
+    if (rc_args) return rc_args < 0 ? 0 : rc_args; /* -1: --help */
     o.max_ops = (int)max_ops;
     o.threads = (int)threads;
     o.seed = (uint64_t)seed;

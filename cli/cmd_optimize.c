@@ -14,16 +14,20 @@
 
 #include "../kernels/exec.h"
 #include "../kernels/isa.h"
+#include "../kernels/nchwc.h"
 #include "../search/cost.h"
 #include "../search/fold.h"
+#include "../search/layout.h"
 #include "../search/match.h"
 #include "../search/search.h"
 #include "../src/json.h"
 #include "../src/onnx_io.h"
 
+enum { LAYOUT_NONE = 0, LAYOUT_AUTO, LAYOUT_NCHWC };
+
 typedef struct opts {
     const char *model, *out, *rules, *report, *dot, *cache_dir;
-    int search, cost, quiet, allow_unverified, reverse, check_incremental;
+    int search, cost, quiet, allow_unverified, reverse, check_incremental, layout;
     double alpha, time_limit;
     long long budget, threads, seed;
 } opts;
@@ -34,7 +38,7 @@ static int usage(const char *msg)
     fputs("usage: superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
           "         [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
           "         [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q] [--allow-unverified]\n"
-          "         [--no-reverse] [--cache-dir DIR] [--check-incremental]\n",
+          "         [--no-reverse] [--cache-dir DIR] [--check-incremental] [--layout auto|nchwc|none]\n",
           stderr);
     return 2;
 }
@@ -236,9 +240,10 @@ static int src_has_const(const so_rule *r)
 int so_optimize_main(int argc, char **argv)
 {
     opts o = {.search = SO_SEARCH_BACKTRACK, .cost = SO_COST_MEASURED, .alpha = 1.05, .time_limit = 8.0,
-              .budget = 1000, .threads = 1, .seed = 1, .reverse = 1};
+              .budget = 1000, .threads = 1, .seed = 1, .reverse = 1, .layout = LAYOUT_AUTO};
     static const char *const searches[] = {"backtrack", "greedy", "none", NULL}, *const costs[] = {"measured", "flops", NULL};
-    int search = 0, cost = 0, no_reverse = 0;
+    static const char *const layouts[] = {"auto", "nchwc", "none", NULL};
+    int search = 0, cost = 0, layout = 0, no_reverse = 0;
     const so_arg args[] = {
         SO_ARG_FLAG_("-q", &o.quiet),
         SO_ARG_FLAG_("--allow-unverified", &o.allow_unverified),
@@ -249,6 +254,7 @@ int so_optimize_main(int argc, char **argv)
         SO_ARG_STR_("--report", &o.report),
         SO_ARG_STR_("--dot", &o.dot),
         SO_ARG_STR_("--cache-dir", &o.cache_dir),
+        SO_ARG_CHOICE_("--layout", &layout, layouts, "--layout takes auto, nchwc or none"),
         SO_ARG_CHOICE_("--search", &search, searches, "--search takes backtrack, greedy or none"),
         SO_ARG_CHOICE_("--cost", &cost, costs, "--cost takes measured or flops"),
         SO_ARG_DOUBLE_("--alpha", &o.alpha, 1.0, 100.0, "--alpha needs a number in [1, 100]"),
@@ -259,10 +265,11 @@ int so_optimize_main(int argc, char **argv)
         SO_ARG_END,
     };
     int n_pos, rc_args = so_args_parse(args, argc, argv, &o.model, 1, &n_pos, usage);
-    if (rc_args) return rc_args;
+    if (rc_args) return rc_args < 0 ? 0 : rc_args; /* -1: --help */
     o.search = search == 0 ? SO_SEARCH_BACKTRACK : search == 1 ? SO_SEARCH_GREEDY : SO_SEARCH_NONE;
     o.cost = cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS;
     if (no_reverse) o.reverse = 0;
+    o.layout = layout == 0 ? LAYOUT_AUTO : layout == 1 ? LAYOUT_NCHWC : LAYOUT_NONE;
     if (!o.model) return usage("optimize: no model given");
 
     int rc = 1;
@@ -351,6 +358,63 @@ int so_optimize_main(int argc, char **argv)
     counts = so_xcalloc((size_t)n_rules + 1, sizeof *counts);
     for (int32_t k = 0; k < res.n_path; k++) counts[res.path[k]]++;
 
+    /* layout: the blocked-channel rewrite of the searched graph, kept when the cost model prices it lower
+       (auto) or always (nchwc) */
+    so_layout_stats lst;
+    memset(&lst, 0, sizeof lst);
+    double cost_plain = res.cost_after, cost_blocked = -1;
+    int layout_applied = 0, layout_b = 0;
+    /* auto under the FLOP/byte model: off (that model prices layout as neutral at best: it cannot see it) */
+    if (o.layout == LAYOUT_AUTO && o.cost != SO_COST_MEASURED) o.layout = LAYOUT_NONE;
+    int32_t layout_kept = 0; /* convs the refinement left in NCHW */
+    if (o.layout != LAYOUT_NONE) {
+        layout_b = so_nchwc_block();
+        so_graph *fg = NULL, *lg = NULL;
+        int32_t nf = 0;
+        if (so_layout_fold_bn(res.best, layout_b, &fg, &nf) != SO_OK || so_layout_nchwc(fg, layout_b, NULL, &lg, &lst) != SO_OK) {
+            so_graph_free(fg);
+            goto fail;
+        }
+        lst.bn_folded = nf;
+        cost_plain = so_cost_graph(&cm, res.best);
+        cost_blocked = so_cost_graph(&cm, lg);
+        if (lst.convs > 0 && o.layout == LAYOUT_AUTO) {
+            /* refinement, one greedy pass in graph order: a conv stays in NCHW when the whole graph then prices
+               lower (its reorders included); the folded graph's weights are shared, so a try adds none */
+            char *keep = so_xcalloc((size_t)fg->n_nodes + 1, 1);
+            for (int32_t i = 0; i < fg->n_nodes; i++) {
+                if (fg->nodes[i].op != SO_OP_CONV) continue;
+                keep[i] = 1;
+                so_graph *cand = NULL;
+                so_layout_stats cs;
+                if (so_layout_nchwc(fg, layout_b, keep, &cand, &cs) != SO_OK) {
+                    free(keep);
+                    so_graph_free(fg);
+                    so_graph_free(lg);
+                    goto fail;
+                }
+                const double cc = so_cost_graph(&cm, cand);
+                if (cc < cost_blocked) {
+                    so_graph_free(lg);
+                    lg = cand, cost_blocked = cc, lst = cs, lst.bn_folded = nf;
+                    layout_kept++;
+                } else {
+                    so_graph_free(cand);
+                    keep[i] = 0;
+                }
+            }
+            free(keep);
+        }
+        so_graph_free(fg);
+        if (lst.convs > 0 && (o.layout == LAYOUT_NCHWC || cost_blocked < cost_plain)) {
+            so_graph_free(res.best);
+            res.best = lg;
+            res.cost_after = cost_blocked;
+            layout_applied = 1;
+        } else
+            so_graph_free(lg);
+    }
+
     /* safety net: same seeded inputs through both graphs */
     double err = 0, lat_before = -1, lat_after = -1;
     int checked = 0;
@@ -422,6 +486,11 @@ int so_optimize_main(int argc, char **argv)
                 (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 cm.measure_seconds, (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+        fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %.9g, \"cost_blocked\": %.9g, "
+                   "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d},\n",
+                o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : "nchwc", layout_b, layout_applied ? "true" : "false",
+                cost_plain, cost_blocked, (int)lst.convs, (int)layout_kept, (int)lst.bn_folded, (int)lst.pools, (int)lst.elementwise, (int)lst.concats,
+                (int)lst.reorders);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)
@@ -450,6 +519,10 @@ int so_optimize_main(int argc, char **argv)
                     lat_after > 0 ? lat_before / lat_after : 0, err);
         fprintf(stderr, "  search: %.2f s, %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search,
                 (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
+        if (o.layout != LAYOUT_NONE)
+            fprintf(stderr, "  layout nchwc (b=%d): cost %.4g -> %.4g, %s (%d convs blocked, %d kept in NCHW, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",
+                    layout_b, cost_plain, cost_blocked, layout_applied ? "applied" : "not applied", (int)lst.convs, (int)layout_kept, (int)lst.bn_folded,
+                    (int)lst.pools, (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
         fprintf(stderr, "  rules applied:");
         int any = 0;
         for (int32_t r = 0; r < n_rules; r++)

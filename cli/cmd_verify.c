@@ -37,7 +37,7 @@ int so_verify_main(int argc, char **argv)
         SO_ARG_END,
     };
     int n_pos, rc_args = so_args_parse(opts, argc, argv, &path, 1, &n_pos, verify_usage);
-    if (rc_args) return rc_args;
+    if (rc_args) return rc_args < 0 ? 0 : rc_args; /* -1: --help */
     if (axioms) return so_verify_axiom_report(json, (int)trials, timeout_s > 0 ? SO_MIN(timeout_s, 2.0) : 1.0, md);
     if (!path) return verify_usage("missing FILE.rules");
     so_ruleset rs = {0};

@@ -123,7 +123,7 @@ static int cmd_run(int argc, char **argv)
         SO_ARG_END,
     };
     int n_pos, rc_args = so_args_parse(args, argc, argv, &model_path, 1, &n_pos, usage);
-    if (rc_args) return rc_args;
+    if (rc_args) return rc_args < 0 ? 0 : rc_args; /* -1: --help */
     if (!model_path) return usage("run: no model given");
 
     int rc = 1;

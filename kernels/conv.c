@@ -13,10 +13,14 @@
 #include <immintrin.h>
 #endif
 
-#include "fast.h"
-#include "winograd.h"
+#include "chain.h"
 #include "dconv.h"
+#include "epi.h"
 #include "gemm.h"
+#include "pool.h"
+#include "sgemm.h"
+#include "vmath.h"
+#include "winograd.h"
 
 #define CONV_PAR_MIN 32768
 
@@ -71,7 +75,7 @@ static void epilogue(const conv_plan *p, float *Y, const float *R)
     if (!ep->scale && !ep->shift && !ep->act1 && !R) return;
     int64_t hw = p->Ho * p->Wo;
 #pragma omp parallel for if (p->O * hw > CONV_PAR_MIN)
-    for (int64_t o = 0; o < p->O; o++) so_fast_epi_row(ep, o, Y + o * hw, R ? R + o * hw : NULL, hw);
+    for (int64_t o = 0; o < p->O; o++) so_epi_row(ep, o, Y + o * hw, R ? R + o * hw : NULL, hw);
 }
 
 /* im2col of group input x (Cg channels of H*W) for output columns [p0, p1) into col [K, p1-p0]. */
@@ -133,10 +137,10 @@ static void conv_tile(const conv_plan *p, const float *xg, const float *wg, floa
         local.shift = NULL;
         beta = 1.f;
     }
-    so_fast_sgemm(0, 0, p->Og, cols, p->K, 1.f, wg, p->K, B, ldb, beta, yg + p0, hw);
+    so_sgemm(0, 0, p->Og, cols, p->K, 1.f, wg, p->K, B, ldb, beta, yg + p0, hw);
     if (!ep->scale && !ep->shift && !ep->act1 && !Rg) return;
     for (int64_t o = 0; o < p->Og; o++)
-        so_fast_epi_row(ep, g * p->Og + o, yg + o * hw + p0, Rg ? Rg + o * hw + p0 : NULL, cols);
+        so_epi_row(ep, g * p->Og + o, yg + o * hw + p0, Rg ? Rg + o * hw + p0 : NULL, cols);
 }
 
 /* 1x1 stride-1 group-1 conv on our GEMM (gemm.c): weights packed at load as A, the image read
@@ -147,7 +151,7 @@ static void conv_1x1_gemm_run(void *priv, const so_tensor *in, so_tensor *out, f
     const float *X = in[0].data, *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
     const int64_t hw = p->Ho * p->Wo;
-    const int T = so_fast_threads() < p->gT ? so_fast_threads() : p->gT;
+    const int T = so_sgemm_threads() < p->gT ? so_sgemm_threads() : p->gT;
     for (int64_t n = 0; n < p->N; n++) {
         so_gemm_bsrc src = {.B = X + n * p->C * hw, .ldb = hw};
         so_gemm_epi ge = {.ep = &p->ch.ep, .per_row = 1, .res = R ? R + n * p->O * hw : NULL, .ldr = hw};
@@ -299,7 +303,7 @@ static void dc_phases(const conv_plan *p, const float *x, float *xp)
                 fill_row(xp + a * p->ps + r * Wh, Wh, xr, W, -p->pw);
             } else if (p->sw == 2 && W <= DC_ROW_MAX) { /* deinterleave the row once, then shifted copies */
                 float ev[DC_ROW_MAX / 2 + 8], od[DC_ROW_MAX / 2 + 8];
-                so_fast_deinterleave2(xr, W, ev, od);
+                so_pool_deinterleave2(xr, W, ev, od);
                 for (int64_t b = 0; b < 2; b++) {
                     int64_t t = b - p->pw; /* iw = 2q + t */
                     float *d = xp + (a * 2 + b) * p->ps + r * Wh;
@@ -359,7 +363,7 @@ static void conv_dw_run(void *priv, const so_tensor *in, so_tensor *out, float *
                     float *y = Y + (n * p->O + o + b) * hw + oh0 * p->Wo;
                     for (int64_t oh = oh0; oh < oh1; oh++)
                         memcpy(y + (oh - oh0) * p->Wo, z + b * len + (oh - oh0) * Wh, sizeof *y * (size_t)p->Wo);
-                    so_fast_epi_row(&p->ch.ep, o + b, y, R ? R + (n * p->O + o + b) * hw + oh0 * p->Wo : NULL,
+                    so_epi_row(&p->ch.ep, o + b, y, R ? R + (n * p->O + o + b) * hw + oh0 * p->Wo : NULL,
                                     (oh1 - oh0) * p->Wo);
                 }
             }
@@ -418,7 +422,7 @@ static void conv_dw3s2_run(void *priv, const so_tensor *in, so_tensor *out, floa
                         }
 #undef TAPS
                     }
-                    so_fast_epi_row(&p->ch.ep, o, yr, Ro ? Ro + oh * Wo : NULL, Wo);
+                    so_epi_row(&p->ch.ep, o, yr, Ro ? Ro + oh * Wo : NULL, Wo);
                 }
                 continue;
             }
@@ -437,7 +441,7 @@ static void conv_dw3s2_run(void *priv, const so_tensor *in, so_tensor *out, floa
                         }
                     }
             }
-            so_fast_epi_row(&p->ch.ep, o, y, Ro, hw);
+            so_epi_row(&p->ch.ep, o, y, Ro, hw);
         }
     }
 }
@@ -693,7 +697,7 @@ static void dw3_channel(const conv_plan *p, const float *X, const float *Wt, con
         for (; oh + DW3_R2 <= Ho; oh += DW3_R2) dw3_rows(DW3_R2, 2, p, x, oh, wv, &e, y);
         for (; oh < Ho; oh++) dw3_rows(1, 2, p, x, oh, wv, &e, y);
     }
-    if (!inreg) so_fast_epi_row(ep, o, y, R ? R + q * hw : NULL, hw);
+    if (!inreg) so_epi_row(ep, o, y, R ? R + q * hw : NULL, hw);
 }
 
 /* Per image: groups of 8 channels on the small-plane kernel (p->ioff set), then the
@@ -719,7 +723,7 @@ static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float 
                 dw3_c8(p, X + (n * p->C + o) * p->H * p->W, Wt + o * 9, ep, inreg, o, Y + (n * p->O + o) * hw, T);
                 if (!inreg)
                     for (int64_t c = o; c < o + 8; c++)
-                        so_fast_epi_row(ep, c, Y + (n * p->O + c) * hw, R ? R + (n * p->O + c) * hw : NULL, hw);
+                        so_epi_row(ep, c, Y + (n * p->O + c) * hw, R ? R + (n * p->O + c) * hw : NULL, hw);
             } else {
                 dw3_channel(p, X, Wt, R, Y, inreg, n * p->O + 8 * n8 + (r - n8));
             }
@@ -827,7 +831,7 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
             }
             if (!inreg)
                 for (int b = 0; b < nob; b++)
-                    so_fast_epi_row(ep, o0 + b, y + b * hw, R ? R + (n * p->O + o0 + b) * hw + oh * Wo : NULL, Wo);
+                    so_epi_row(ep, o0 + b, y + b * hw, R ? R + (n * p->O + o0 + b) * hw + oh * Wo : NULL, Wo);
         }
     }
 }
@@ -919,7 +923,7 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
             }
             if (!inreg)
                 for (int b = 0; b < nob; b++)
-                    so_fast_epi_row(ep, o0 + b, y + b * hw, R ? R + (n * p->O + o0 + b) * hw + p0 : NULL, len);
+                    so_epi_row(ep, o0 + b, y + b * hw, R ? R + (n * p->O + o0 + b) * hw + p0 : NULL, len);
         }
     }
 }
@@ -1041,7 +1045,7 @@ static void conv_pk_run(void *priv, const so_tensor *in, so_tensor *out, float *
                       (!R || ep->act2 == SO_ACT_NONE || ep->act2 == SO_ACT_RELU);
     const int64_t hw = p->Ho * p->Wo, hw_in = p->H * p->W, K = p->C, O = p->O, nbo = (O + 15) / 16, KC = p->kc;
     /* fewer chunks than 2 per thread: the output panels are split too (each part packs its chunk) */
-    const int64_t T = so_fast_threads(), nt = (hw + 5) / 6, nch = (hw + p->tile - 1) / p->tile,
+    const int64_t T = so_sgemm_threads(), nt = (hw + 5) / 6, nch = (hw + p->tile - 1) / p->tile,
                   nog = T <= 1 || p->N * nch >= 2 * T ? 1 : SO_MIN(nbo, (2 * T + p->N * nch - 1) / (p->N * nch));
 #pragma omp parallel for schedule(static) if (p->N * O * hw * K > CONV_PAR_MIN)
     for (int64_t q = 0; q < p->N * nch * nog; q++) {
@@ -1086,7 +1090,7 @@ static void conv_pk_run(void *priv, const so_tensor *in, so_tensor *out, float *
         }
         if (!inreg)
             for (int64_t o = b0 * 16; o < SO_MIN(O, b1 * 16); o++)
-                so_fast_epi_row(ep, o, Y + (n * O + o) * hw + p0, R ? R + (n * O + o) * hw + p0 : NULL, len);
+                so_epi_row(ep, o, Y + (n * O + o) * hw + p0, R ? R + (n * O + o) * hw + p0 : NULL, len);
     }
 }
 #endif
@@ -1276,7 +1280,7 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             p->O >= 2 * p->C && hw >= 28 * 28 &&
             (p->Ap = aligned_alloc(64, (so_gemm_packed_a_floats(p->O, p->K) * sizeof(float) + 63) / 64 * 64))) {
             so_gemm_pack_a(p->O, p->K, g->model->weights[g->nodes[n->in[1].node].ref].data, p->K, p->Ap);
-            p->gT = so_fast_threads() < 1 ? 1 : so_fast_threads();
+            p->gT = so_sgemm_threads() < 1 ? 1 : so_sgemm_threads();
             k->packed_bytes = sizeof(float) * so_gemm_packed_a_floats(p->O, p->K);
             k->in1_copied = 1;
             k->scratch_bytes = sizeof(float) * so_gemm_apacked_scratch_floats(p->O, hw, p->K, p->gT);

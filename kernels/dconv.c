@@ -11,6 +11,10 @@
 #include <immintrin.h>
 #endif
 
+#include "../src/common.h"
+#include "sgemm.h"
+#include "vmath.h"
+
 #define DC_PAR_MIN 32768 /* multiply-adds below which the run stays on one thread */
 /* Block sizes (measured in isolation, 1 thread, best of 4 interleaved rounds: K blocks of 128-512 and pixel
    blocks of 48-144 all reach 80-92 GFLOP/s on Inception-v3's shapes; the machine's noise hides finer differences) */
@@ -176,7 +180,7 @@ static void store_block(const float *t, int64_t np, int64_t o0, int64_t no, floa
         for (int64_t j = j0; j < np; j++) y[(o0 + l) * hw + p0 + j] = t[j * 16 + l];
     if (!ep->scale && !ep->shift && !ep->act1 && !res) return;
     for (int64_t l = 0; l < no; l++)
-        so_fast_epi_row(ep, o0 + l, y + (o0 + l) * hw + p0, res ? res + (o0 + l) * hw + p0 : NULL, np);
+        so_epi_row(ep, o0 + l, y + (o0 + l) * hw + p0, res ? res + (o0 + l) * hw + p0 : NULL, np);
 }
 
 void so_dconv_run(const so_dconv *d, const float *x, float *y, const so_epi *ep, const float *res, float *scratch)

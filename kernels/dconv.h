@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fast.h"
+#include "epi.h"
 
 #define SO_DCONV_MAX_TAPS 4096 /* kh * kw at most (the selection checks it) */
 

@@ -92,7 +92,7 @@ static void set_threads(int threads)
     if (threads <= 0) threads = 1;
     if (threads == cur_threads) return;
     /* One thread pool: OpenMP teams of exactly `threads` run our loops, and sgemm runs
-       single-threaded inside them (so_fast_sgemm splits a product over the team; Winograd's 36
+       single-threaded inside them (so_sgemm splits a product over the team; Winograd's 36
        products are shared out). Measured at --threads 2 on a quiet machine: OpenBLAS's own
        threads next to OpenMP's made the two spinning pools fight (ResNet-50 204 ms), and
        dynamic teams, which libgomp shrinks by the load average (this process included), ran
@@ -901,6 +901,14 @@ static int64_t flops_lstm(const so_graph *g, const so_node *n, int64_t out)
     return dirs * seq * batch * (2 * 4 * h * (in_sz + h) + 10 * h);
 }
 
+/* the real channels, not the padding lanes of the blocked output */
+static int64_t flops_conv_nchwc(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *w = in_shape(g, n, 1), *o = &n->out[0];
+    if (w->rank != 4 || o->rank != 5) return 2 * out;
+    return 2 * o->dim[0] * w->dim[0] * o->dim[2] * o->dim[3] * w->dim[1] * w->dim[2] * w->dim[3];
+}
+
 /* pooling: per window element */
 static int64_t flops_pool(const so_graph *g, const so_node *n, int64_t out)
 {
@@ -941,6 +949,12 @@ static int64_t flops_layernorm(const so_graph *g, const so_node *n, int64_t out)
 #define flops_hardswish flops_per_output
 #define flops_leakyrelu flops_per_output
 #define flops_elu flops_per_output
+#define flops_nchwc_in flops_per_output      /* reorders: one per element written */
+#define flops_nchwc_out flops_per_output
+#define flops_concat_nchwc flops_per_output
+#define flops_maxpool_nchwc flops_pool
+#define flops_avgpool_nchwc flops_pool
+#define flops_globalavgpool_nchwc flops_per_input
 #define flops_batchnorm flops_per_output
 #define flops_maxpool flops_pool
 #define flops_avgpool flops_pool

@@ -35,7 +35,7 @@ int so_fuse_other_in(const so_node *nj, int32_t from, so_edge *o)
 
 int so_fuse_per_channel(const so_shape *w, int r, int chan_axis, int64_t nch)
 {
-    if (w->dtype != SO_F32 || w->rank > r) return 0;
+    if (chan_axis < 0 || w->dtype != SO_F32 || w->rank > r) return 0;
     int64_t numel = so_shape_numel(w);
     if (numel == 1) return 1;
     if (numel != nch) return 0;
@@ -214,7 +214,7 @@ void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed
     const so_node *nd = &g->nodes[i];
     if (nd->n_out < 1 || (so_ops[nd->op].flags & (SO_F_SOURCE | SO_F_VIEW | SO_F_OPAQUE))) return;
     for (int32_t q = 0; q < nd->n_out; q++)
-        if (nd->out[q].rank < 0) return; /* fast.c so_fast_select: reference kernel, nothing fused */
+        if (nd->out[q].rank < 0) return; /* so_fast_select: reference kernel, nothing fused */
     const so_shape *o = &nd->out[0];
     switch (nd->op) {
     case SO_OP_CONV: { /* kernels/conv.c so_conv_select */
@@ -224,14 +224,21 @@ void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed
         so_fuse_chain(g, user, absorbed, i, 1, o->dim[1], nd->attr->act != 0, f);
         return;
     }
-    case SO_OP_MATMUL: { /* fast.c select_matmul */
+    case SO_OP_CONV_NCHWC: { /* kernels/nchwc.c so_nchwc_select + conv_chain: activation, residual add, activation */
+        const so_node *wn = &g->nodes[nd->in[1].node];
+        const so_node *bn = nd->n_in > 2 && nd->in[2].node >= 0 ? &g->nodes[nd->in[2].node] : NULL;
+        if (wn->op != SO_OP_WEIGHT || !g->model->weights[wn->ref].data || (bn && bn->op != SO_OP_WEIGHT)) return;
+        so_fuse_chain(g, user, absorbed, i, -1, 0, nd->attr->act != 0, f);
+        return;
+    }
+    case SO_OP_MATMUL: { /* matmul.c select_matmul */
         const so_shape *a = shape_of(g, nd->in[0]), *b = shape_of(g, nd->in[1]);
         if (a->dtype != SO_F32 || b->dtype != SO_F32) return;
         if (so_fuse_attention(g, user, absorbed, i, f)) return;
         if (b->rank >= 2 && o->rank >= 1) so_fuse_chain(g, user, absorbed, i, o->rank - 1, b->dim[b->rank - 1], nd->attr->act != 0, f);
         return;
     }
-    case SO_OP_GEMM: { /* fast.c select_gemm */
+    case SO_OP_GEMM: { /* matmul.c select_gemm */
         const so_shape *b = shape_of(g, nd->in[1]);
         if (b->rank != 2) return;
         so_fuse_chain(g, user, absorbed, i, 1, nd->attr->trans_b ? b->dim[0] : b->dim[1], nd->attr->act != 0, f);

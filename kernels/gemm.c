@@ -13,7 +13,17 @@
 #include <immintrin.h>
 #endif
 
-#define MR SO_GEMM_MR
+#include "sgemm.h"
+
+/* Micro-tile: MR rows x NR = 16 columns (one packed B panel). AVX-512: 16 rows, one zmm accumulator
+   each (16 of the 32 registers; M = 64 and channel counts 16k split without an edge); otherwise 6
+   rows of two ymm (12 of 16 registers). Packed A panels are MR rows wide, so A is packed by the level
+   that runs the kernel (weights-as-A are packed at selection, by the same level). */
+#ifdef __AVX512F__
+#define MR 16
+#else
+#define MR 6
+#endif
 #define NR SO_GEMM_NR
 
 /* The blocking tunables (so_gemm_kc, _mc, _nc_bytes, _direct_a, _ap_nc, _conv_max_w) are defined once
@@ -90,7 +100,73 @@ static void store_tile_slow(const float *t, float *c, int64_t ldc, int mr, int n
         }
 }
 
-#ifdef __AVX2__
+#ifdef __AVX512F__
+/* R rows (a constant at each call: the accumulators stay in zmm registers) of the MR x 16 tile over
+   kc steps; a(r, k) at a[r*rs + k*ks], each broadcast straight into the FMA (embedded broadcast).
+   pf: one line of the next B micro-panel prefetched into L2 per step. */
+static inline __attribute__((always_inline)) void uk512(int R, int64_t kc, const float *restrict a, int64_t rs, int64_t ks,
+                                                       const float *restrict b, __m512 *acc, const float *pf)
+{
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kc; k++) {
+        const __m512 bv = _mm512_loadu_ps(b);
+        _mm_prefetch((const char *)pf, _MM_HINT_T1);
+        pf += NR;
+#pragma GCC unroll 16
+        for (int r = 0; r < R; r++) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * rs]), bv, acc[r]);
+        a += ks;
+        b += NR;
+    }
+}
+
+/* Full tile: C = alpha acc + beta C from the registers (ab = {alpha, beta}; beta = 0: C not read). */
+static void __attribute__((noinline)) uk512_full(int64_t kc, const float *restrict a, int64_t rs, int64_t ks, const float *restrict b,
+                                                 float *restrict c, int64_t ldc, const float *ab, const float *pf)
+{
+    __m512 acc[MR];
+    uk512(MR, kc, a, rs, ks, b, acc, pf);
+    const float alpha = ab[0], beta = ab[1];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
+        __m512 v = alpha == 1.f ? acc[r] : _mm512_mul_ps(_mm512_set1_ps(alpha), acc[r]);
+        if (beta == 1.f) v = _mm512_add_ps(_mm512_loadu_ps(c + r * ldc), v);
+        else if (beta != 0.f) v = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_loadu_ps(c + r * ldc), v);
+        _mm512_storeu_ps(c + r * ldc, v);
+    }
+}
+
+/* Edge tiles: R >= mr rows (the packed panel is zero past mr) into t, then stored. */
+#define UK512_EDGE(R)                                                                                                   \
+    static void __attribute__((noinline)) uk512_acc##R(int64_t kc, const float *restrict a, int64_t rs, int64_t ks,     \
+                                                       const float *restrict b, float *restrict t, const float *pf)      \
+    {                                                                                                                   \
+        __m512 acc[R];                                                                                                  \
+        uk512(R, kc, a, rs, ks, b, acc, pf);                                                                            \
+        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) _mm512_storeu_ps(t + r * NR, acc[r]);                     \
+    }
+UK512_EDGE(4)
+UK512_EDGE(8)
+UK512_EDGE(16)
+
+/* a: A's micro-panel, element (r, k) at a[r*rs + k*ks]: packed (rs 1, ks MR) or read in place
+   from a row-major A (rs lda, ks 1: only for full tiles). */
+static void ukernel_s(int64_t kc, const float *restrict a, int64_t rs, int64_t ks, const float *restrict b, float *restrict c,
+                      int64_t ldc, int mr, int nr, float alpha, float beta, const float *pf)
+{
+    if (mr == MR && nr == NR) {
+        const float ab[2] = {alpha, beta};
+        uk512_full(kc, a, rs, ks, b, c, ldc, ab, pf);
+        return;
+    }
+    _Alignas(64) float t[MR * NR];
+    if (mr <= 4) uk512_acc4(kc, a, rs, ks, b, t, pf);
+    else if (mr <= 8) uk512_acc8(kc, a, rs, ks, b, t, pf);
+    else uk512_acc16(kc, a, rs, ks, b, t, pf);
+    store_tile_slow(t, c, ldc, mr, nr, alpha, beta);
+}
+#elif defined(__AVX2__)
 #define ROW_FMA(r)                                                                                                     \
     do {                                                                                                               \
         const __m256 av = _mm256_broadcast_ss(a + (r) * rs);                                                           \
@@ -305,12 +381,12 @@ static void epi_tile(const so_gemm_epi *e, float *c, int64_t ldc, int64_t i0, in
                 const float *t = ep->shift + j0;
                 for (int j = 0; j < nr; j++) y[j] += t[j];
             }
-            if (ep->act1) so_fast_act(ep->act1, ep->lo1, ep->hi1, y, nr);
+            if (ep->act1) so_epi_act(ep->act1, ep->lo1, ep->hi1, y, nr);
         }
         if (e->res) {
             const float *rr = e->res + (i0 + r) * e->ldr + j0;
             for (int j = 0; j < nr; j++) y[j] += rr[j];
-            if (ep && ep->act2) so_fast_act(ep->act2, ep->lo2, ep->hi2, y, nr);
+            if (ep && ep->act2) so_epi_act(ep->act2, ep->lo2, ep->hi2, y, nr);
         }
     }
 }
@@ -410,14 +486,18 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
                     epi_tile(epi, C + i * ldc + j, ldc, i, j, (int)imin(MR, M - i), (int)imin(NR, N - j));
         return;
     }
-    if (threads <= 0) threads = so_fast_threads();
+    if (threads <= 0) threads = so_sgemm_threads();
     int64_t np = (N + NR - 1) / NR;
     if (threads > np) threads = (int)np;
     /* below ~1 MFLOP the team start-up costs more than the second thread saves */
     if (threads > 1 && M * N * K < ((int64_t)1 << 19)) threads = 1;
     if (M <= mc_block(M) && M <= so_gemm_mc) { /* small M: A packed once, shared */
         int64_t npa = (M + MR - 1) / MR;
-        if (!trans_a && so_gemm_direct_a) {
+        /* In place only while the MR rows do not share L1 sets: 16 rows whose stride is a multiple of
+           4 KB (ff2's lda = 3072) all map to one set of the 12-way L1 and thrash (AVX-512, 1 thread,
+           5 rounds, loaded machine: ff2 126-130 GFLOP/s in place vs 164 packed; ff1, lda 768: 178-186
+           in place vs 158-164 packed). */
+        if (!trans_a && so_gemm_direct_a && (MR <= 8 || (lda * (int64_t)sizeof(float)) % 4096 != 0)) {
             /* A (activations, hot in cache) read in place by full row panels; only the edge
                panel (M % MR rows) is packed */
             if (M % MR) pack_a(0, A, lda, M / MR * MR, M % MR, 0, K, scratch);
@@ -487,14 +567,15 @@ void so_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float al
 /* ---------------- small products, nothing packed ---------------- */
 
 #ifdef __AVX2__
-/* One R x 16 tile (R <= MR) of C = A B with B read in place (row k at b + k*ldb); MASKED:
+#define SR 6 /* rows per tile: 12 ymm accumulators */
+/* One R x 16 tile (R <= SR) of C = A B with B read in place (row k at b + k*ldb); MASKED:
    only the columns in masks m0/m1 (N edge) are loaded and stored. R is a constant at every
    call, so the accumulators stay in registers. */
 static inline __attribute__((always_inline)) void small_tile(int R, int MASKED, int64_t K, const float *restrict a, int64_t lda,
                                                             const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc,
                                                             __m256i m0, __m256i m1)
 {
-    __m256 acc[MR][2];
+    __m256 acc[SR][2];
 #pragma GCC unroll 6
     for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
     for (int64_t k = 0; k < K; k++, b += ldb) {
@@ -546,8 +627,8 @@ void so_gemm_small(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
         const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nr), idx);
         const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nr - 8), idx);
-        for (int64_t i0 = 0; i0 < M; i0 += MR) {
-            const int rows = (int)imin(MR, M - i0);
+        for (int64_t i0 = 0; i0 < M; i0 += SR) {
+            const int rows = (int)imin(SR, M - i0);
             if (nr == NR)
                 small_tile_m(0, rows, K, A + i0 * lda, lda, B + j0, ldb, C + i0 * ldc + j0, ldc, m0, m1);
             else
@@ -703,7 +784,7 @@ void so_gemm_apacked(int64_t M, int64_t N, int64_t K, const float *Ap, const so_
         so_gemm_packed(0, M, N, 0, 1.f, NULL, 0, NULL, beta, C, ldc, epi, NULL, 1);
         return;
     }
-    if (threads <= 0) threads = so_fast_threads();
+    if (threads <= 0) threads = so_sgemm_threads();
     int64_t np = (N + NR - 1) / NR, mp = (M + MR - 1) / MR;
     if (threads > 1 && M * N * K < ((int64_t)1 << 19)) threads = 1;
     if (threads > 1 && np < 2 * threads && mp < 2 * threads) threads = 1;

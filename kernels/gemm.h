@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fast.h"
+#include "epi.h"
 
 #define SO_GEMM_MR 6  /* micro-tile rows */
 #define SO_GEMM_NR 16 /* micro-tile columns (= packed B panel width) */
@@ -48,7 +48,7 @@ size_t so_gemm_scratch_floats(int64_t M, int64_t K, int threads);
 
 /* C[M,N] = epi(alpha op(A) B + beta C) with B packed by so_gemm_pack_b (K, N). op(A) is
    M x K: A row-major [M, lda] (trans_a = 0) or [K, lda] transposed. beta = 0 never reads C.
-   threads <= 0: so_fast_threads(). Column panels are split statically over the threads, and
+   threads <= 0: so_sgemm_threads(). Column panels are split statically over the threads, and
    every element of C is computed in the same order whatever the thread count (results are
    bitwise identical for 1 and 2 threads). Call from outside any OpenMP parallel region (or
    with threads = 1). scratch: so_gemm_scratch_floats(M, K, threads) floats, 32-byte aligned. */

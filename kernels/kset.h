@@ -3,11 +3,11 @@
 #define SO_KSET_H
 
 #include "isa.h"
-#include "fast.h"
-#include "conv.h"
+#include "chain.h"
 #include "dconv.h"
+#include "fast.h"
 #include "gemm.h"
-#include "winograd.h"
+#include "sgemm.h"
 
 /* One level's implementation of every entry point in kset.def (field so_x_fn for so_x). The
    kernels a table's so_fast_select returns (so_fast_kernel.run) belong to the same level, so a

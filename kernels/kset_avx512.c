@@ -4,10 +4,18 @@
 #define SO_KSET_LEVEL SO_ISA_AVX512
 #include "kset.c"
 #include "fast.c"
+#include "chain.c"
+#include "epi.c"
+#include "sgemm.c"
 #include "conv.c"
 #include "dconv.c"
 #include "gemm.c"
 #include "winograd.c"
+#include "matmul.c"
+#include "elem.c"
+#include "norm.c"
+#include "pool.c"
+#include "move.c"
 #else
 /* not x86: this level does not exist (so_isa_cpu() is scalar, so_kset_at never returns it) */
 typedef int so_kset_avx512_absent;

@@ -1021,6 +1021,103 @@ so_status so_ref_bnfold_b(const so_graph *g, const so_node *n, const so_tensor *
     return SO_OK;
 }
 
+/* ---------------- blocked-channel layout (NCHWc) ---------------- */
+
+/* x [N][C][HW] -> y [N][ceil(C/b)][HW][b], zero padding lanes; and back (padding dropped). */
+static void nchwc_block(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int64_t b)
+{
+    const int64_t Cb = (C + b - 1) / b;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < Cb * b; c++)
+            for (int64_t p = 0; p < HW; p++) y[((n * Cb + c / b) * HW + p) * b + c % b] = c < C ? x[(n * C + c) * HW + p] : 0.0f;
+}
+static void nchwc_unblock(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int64_t b)
+{
+    const int64_t Cb = (C + b - 1) / b;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t p = 0; p < HW; p++) y[(n * C + c) * HW + p] = x[((n * Cb + c / b) * HW + p) * b + c % b];
+}
+
+so_status so_ref_nchwc_in(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *s = &in[0].shape;
+    nchwc_block(in[0].data, out[0].data, s->dim[0], s->dim[1], s->dim[2] * s->dim[3], n->attr->ints[0]);
+    return SO_OK;
+}
+
+so_status so_ref_nchwc_out(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *s = &out[0].shape;
+    nchwc_unblock(in[0].data, out[0].data, s->dim[0], s->dim[1], s->dim[2] * s->dim[3], n->attr->ints[0]);
+    return SO_OK;
+}
+
+/* A blocked op as its plain kernel between an unblocking of input 0 (C channels; the pools see every lane:
+   C = blocks * b) and a blocking of the output (O channels). */
+static so_status nchwc_as(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out, so_kernel_fn plain, int64_t C, int64_t O)
+{
+    const so_shape *xs = &in[0].shape, *ys = &out[0].shape;
+    const int64_t N = xs->dim[0], b = xs->dim[4], HW = xs->dim[2] * xs->dim[3], OHW = ys->dim[2] * ys->dim[3];
+    so_tensor lin[SO_MAX_IN], lout = out[0];
+    for (int k = 0; k < n->n_in && k < SO_MAX_IN; k++) lin[k] = in[k];
+    const int64_t d0[4] = {N, C, xs->dim[2], xs->dim[3]}, d1[4] = {N, O, ys->dim[2], ys->dim[3]};
+    lin[0].shape = so_shape_make(4, d0);
+    lout.shape = so_shape_make(4, d1);
+    lin[0].data = malloc(sizeof(float) * (size_t)(N * C * HW));
+    lout.data = malloc(sizeof(float) * (size_t)(N * O * OHW));
+    so_status st = SO_ERR;
+    if (!lin[0].data || !lout.data) {
+        kfail(g, n, "out of memory");
+        goto done;
+    }
+    nchwc_unblock(in[0].data, lin[0].data, N, C, HW, b);
+    if ((st = plain(g, n, lin, &lout)) != SO_OK) goto done;
+    nchwc_block(lout.data, out[0].data, N, O, OHW, b);
+done:
+    free(lin[0].data);
+    free(lout.data);
+    return st;
+}
+
+so_status so_ref_conv_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const int64_t C = in[1].shape.dim[1] * one_if0(n->attr->group);
+    return nchwc_as(g, n, in, out, so_ref_conv, C, in[1].shape.dim[0]);
+}
+
+static so_status nchwc_pool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out, so_kernel_fn plain)
+{
+    const int64_t C = in[0].shape.dim[1] * in[0].shape.dim[4];
+    return nchwc_as(g, n, in, out, plain, C, C);
+}
+so_status so_ref_maxpool_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { return nchwc_pool(g, n, in, out, so_ref_maxpool); }
+so_status so_ref_avgpool_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { return nchwc_pool(g, n, in, out, so_ref_avgpool); }
+so_status so_ref_concat_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *ys = &out[0].shape;
+    const int64_t N = ys->dim[0], b = ys->dim[4], HW = ys->dim[2] * ys->dim[3], Cb = ys->dim[1];
+    float *y = out[0].data;
+    memset(y, 0, sizeof(float) * (size_t)(N * Cb * HW * b));
+    for (int64_t nn = 0, off = 0; nn < N; nn++, off = 0)
+        for (int k = 0; k < n->n_in; k++) {
+            const int64_t ck = n->attr->ints[k + 1], cbk = (ck + b - 1) / b;
+            const float *x = in[k].data;
+            for (int64_t c = 0; c < ck; c++, off++)
+                for (int64_t p = 0; p < HW; p++)
+                    y[((nn * Cb + off / b) * HW + p) * b + off % b] = x[((nn * cbk + c / b) * HW + p) * b + c % b];
+        }
+    (void)g;
+    return SO_OK;
+}
+
+so_status so_ref_globalavgpool_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    return nchwc_pool(g, n, in, out, so_ref_globalavgpool);
+}
+
 /* ---------------- tables and drivers ---------------- */
 
 /* ---------------- operators of other exporters and of the conformance suite ---------------- */

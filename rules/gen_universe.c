@@ -394,6 +394,13 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_hardswish GEN_NOT_IN_RULES
 #define gen_leakyrelu GEN_NOT_IN_RULES
 #define gen_elu GEN_NOT_IN_RULES
+#define gen_nchwc_in GEN_NOT_IN_RULES
+#define gen_nchwc_out GEN_NOT_IN_RULES
+#define gen_conv_nchwc GEN_NOT_IN_RULES
+#define gen_maxpool_nchwc GEN_NOT_IN_RULES
+#define gen_avgpool_nchwc GEN_NOT_IN_RULES
+#define gen_globalavgpool_nchwc GEN_NOT_IN_RULES
+#define gen_concat_nchwc GEN_NOT_IN_RULES
 #define gen_resize GEN_NOT_IN_RULES
 #define gen_reducesum GEN_NOT_IN_RULES
 

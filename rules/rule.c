@@ -74,6 +74,13 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_hardswish key_none
 #define key_leakyrelu key_none
 #define key_elu key_none
+#define key_nchwc_in key_ints
+#define key_nchwc_out key_ints
+#define key_conv_nchwc key_none
+#define key_maxpool_nchwc key_none
+#define key_avgpool_nchwc key_none
+#define key_globalavgpool_nchwc key_none
+#define key_concat_nchwc key_ints
 #define key_resize key_ints
 #define key_reducesum key_axes
 
@@ -1192,6 +1199,13 @@ static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *
 #define sym_hardswish sym_unary
 #define sym_leakyrelu sym_unary
 #define sym_elu sym_unary
+#define sym_nchwc_in sym_unknown          /* blocked layouts: not in the rule language yet (issue 15) */
+#define sym_nchwc_out sym_unknown
+#define sym_conv_nchwc sym_unknown
+#define sym_maxpool_nchwc sym_unknown
+#define sym_avgpool_nchwc sym_unknown
+#define sym_globalavgpool_nchwc sym_unknown
+#define sym_concat_nchwc sym_unknown
 #define sym_avgpool sym_maxpool
 #define sym_const_idconv sym_const_pool
 #define sym_const_idmat sym_const_pool

@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/chain.h"
 #include "../kernels/fast.h"
 #include "../kernels/fuse.h"
 
@@ -56,7 +57,7 @@ double so_cost_flops_node(const so_graph *g, int32_t i)
     double ms = flops / 1e7 + bytes / 5e6 + 1e-4; /* + a fixed per-op launch cost */
     /* internal operators only make sense on weights (they are folded); elsewhere they would run
        on the slow reference path */
-    if ((so_ops[n->op].flags & SO_F_INTERNAL) && internal_on_activation) ms *= 100;
+    if ((so_ops[n->op].flags & SO_F_INTERNAL) && !(so_ops[n->op].flags & SO_F_LAYOUT) && internal_on_activation) ms *= 100;
     return ms;
 }
 
@@ -260,7 +261,7 @@ static int64_t model_weight_bytes(const so_model *m)
 double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
 {
     if (costs_nothing(g, i)) return 0;
-    if (so_ops[g->nodes[i].op].flags & SO_F_INTERNAL) return UNRUNNABLE_COST;
+    if ((so_ops[g->nodes[i].op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL) return UNRUNNABLE_COST;
     if (cm->kind == SO_COST_FLOPS) return so_cost_flops_node(g, i);
     if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
     uint64_t key = so_cost_node_key(g, i, cm->threads), v;

@@ -739,6 +739,14 @@ static int imp_plain(bctx *cx)
 #define imp_const_ones IMP_NONE
 #define imp_bnfold_w IMP_NONE
 #define imp_bnfold_b IMP_NONE
+/* blocked-layout operators: imported from superopt's layout domain by build_layout_op */
+#define imp_nchwc_in IMP_NONE
+#define imp_nchwc_out IMP_NONE
+#define imp_conv_nchwc IMP_NONE
+#define imp_maxpool_nchwc IMP_NONE
+#define imp_avgpool_nchwc IMP_NONE
+#define imp_globalavgpool_nchwc IMP_NONE
+#define imp_concat_nchwc IMP_NONE
 #define imp_matmul imp_plain
 #define imp_add imp_plain
 #define imp_sub imp_plain
@@ -1360,6 +1368,61 @@ static so_status add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t
 
 int onx_is_default_domain(const char *d) { return !d || !d[0] || !strcmp(d, "ai.onnx"); }
 
+/* An int list attribute of a layout node into dst (count entries, each in [lo, 1 << 20]); absent: def. */
+static so_status layout_ints(imp *im, const Onnx__NodeProto *n, const char *name, int32_t *dst, long count, int32_t lo, int32_t def)
+{
+    const int64_t *p;
+    long k = onx_att_ints(n, name, &p);
+    for (long j = 0; j < count; j++) dst[j] = def;
+    if (k < 0) return SO_OK;
+    if (k != count) return onx_node_err(im, "attribute '%s' needs %ld values", name, count);
+    for (long j = 0; j < count; j++) {
+        if (p[j] < lo || p[j] > (1 << 20)) return onx_node_err(im, "attribute '%s' value %lld is out of range", name, (long long)p[j]);
+        dst[j] = (int32_t)p[j];
+    }
+    return SO_OK;
+}
+
+/* A node of superopt's layout domain (SO_ONNX_LAYOUT_DOMAIN, written by the optimizer): the ops.def operator
+   of that name with its attributes; shapes are checked by shape inference as for any node. */
+static so_status build_layout_op(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    const int o = so_op_from_name(n->op_type);
+    if (o < 0 || !(so_ops[o].flags & SO_F_LAYOUT)) return onx_node_err(im, "unknown operator '%s' in domain %s", n->op_type, SO_ONNX_LAYOUT_DOMAIN);
+    so_attr a;
+    memset(&a, 0, sizeof a);
+    if (o == SO_OP_CONCAT_NCHWC) {
+        const int64_t *p;
+        const long k = onx_att_ints(n, "channels", &p);
+        a.ints[0] = onx_att_i(n, "block", 0);
+        if (k < 1 || k >= SO_MAX_INTS || a.ints[0] < 1 || a.ints[0] > 64) return onx_node_err(im, "invalid block or channels attribute");
+        a.n_ints = (int32_t)k + 1;
+        for (long j = 0; j < k; j++) {
+            if (p[j] < 1 || p[j] > INT32_MAX) return onx_node_err(im, "invalid channels attribute");
+            a.ints[j + 1] = p[j];
+        }
+    } else if (o == SO_OP_NCHWC_IN || o == SO_OP_NCHWC_OUT) {
+        const int64_t b = onx_att_i(n, "block", 0), c = onx_att_i(n, "channels", 0);
+        if (b < 1 || b > 64 || (o == SO_OP_NCHWC_OUT && (c < 1 || c > INT32_MAX))) return onx_node_err(im, "invalid block or channels attribute");
+        a.n_ints = o == SO_OP_NCHWC_OUT ? 2 : 1, a.ints[0] = b, a.ints[1] = o == SO_OP_NCHWC_OUT ? c : 0;
+    } else if (o != SO_OP_GLOBALAVGPOOL_NCHWC) {
+        if ((o != SO_OP_CONV_NCHWC && layout_ints(im, n, "kernel_shape", a.kernel, 2, 1, 0) != SO_OK) ||
+            layout_ints(im, n, "strides", a.stride, 2, 1, 1) != SO_OK || layout_ints(im, n, "pads", a.pad, 4, 0, 0) != SO_OK ||
+            (o != SO_OP_AVGPOOL_NCHWC && layout_ints(im, n, "dilations", a.dilation, 2, 1, 1) != SO_OK))
+            return SO_ERR;
+        if (o != SO_OP_CONV_NCHWC && a.kernel[0] < 1) return onx_node_err(im, "missing kernel_shape");
+        const int64_t grp = onx_att_i(n, "group", 1);
+        if (grp < 1 || grp > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)grp);
+        if (o == SO_OP_CONV_NCHWC) a.group = (int32_t)grp;
+        if (o != SO_OP_CONV_NCHWC) a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0;
+        if (o == SO_OP_AVGPOOL_NCHWC) a.count_include_pad = onx_att_i(n, "count_include_pad", 0) != 0;
+    }
+    const int na = dense_inputs(ins, n_in);
+    if (na < so_ops[o].min_in || na > so_ops[o].max_in) return onx_node_err(im, "has %d inputs", na);
+    return emit(im, (so_op)o, ins, na, 1, &a, node_name(im, n, NULL), n->output, (int)n->n_output, NULL) == SO_OK ? SO_OK : SO_ERR;
+}
+
+
 so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
 {
     val *ins[SO_MAX_IN * 2] = {0}; /* ins[0] of a node without inputs reads NULL (fuzz finding) */
@@ -1371,6 +1434,7 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
         if (a->g || a->n_graphs) return onx_node_err(im, "operators with subgraphs (control flow) are not supported");
     }
     if (n->n_output == 0) return SO_OK; /* produces nothing anyone can read */
+    if (n->domain && !strcmp(n->domain, SO_ONNX_LAYOUT_DOMAIN)) return build_layout_op(im, n, ins, n_in);
     if (!onx_is_default_domain(n->domain)) return add_opaque(im, n, ins, n_in);
     const char *t = n->op_type;
     if (!strcmp(t, "Dropout") && n_in >= 3 && ins[2]) {

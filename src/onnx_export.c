@@ -23,6 +23,7 @@ typedef struct exporter {
     so_graph *g;                 /* clone of the graph: toposorted, dead nodes removed */
     so_model *m;
     int64_t opset;
+    int layout_ops;              /* a node of SO_ONNX_LAYOUT_DOMAIN was written: import that domain */
     so_strmap used, used_nodes;     /* tensor / node names taken */
     so_strmap next_used, next_nodes; /* per base name: first suffix ex_unique tries */
     const char **tname;          /* name of each node output: tname[toff[i] + slot] */
@@ -456,6 +457,23 @@ static so_status exp_hardsigmoid(ectx *cx)
     return SO_OK;
 }
 
+/* blocked-layout operators (superopt's layout domain): the block, and the channel counts */
+static so_status exp_nchwc_in(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "block", a->ints[0]);
+    if (op == SO_OP_NCHWC_OUT) a_int(x, n, "channels", a->ints[1]);
+    return SO_OK;
+}
+
+static so_status exp_concat_nchwc(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "block", a->ints[0]);
+    a_ints(x, n, "channels", a->ints + 1, a->n_ints - 1);
+    return SO_OK;
+}
+
 /* the operators whose one attribute is alpha */
 static so_status exp_alpha(ectx *cx)
 {
@@ -652,7 +670,7 @@ static so_status exp_plain(ectx *cx)
 
 /* The export decision of every operator: its exporter, or EXP_NONE for operators without an
    ONNX form (sources and opaque operators are written elsewhere; internal operators are folded
-   into initializers first). An operator without a decision is an undeclared identifier. */
+   into initializers first). The blocked-layout operators are written in superopt's layout domain. An operator without a decision is an undeclared identifier. */
 #define EXP_NONE NULL
 #define exp_input EXP_NONE
 #define exp_weight EXP_NONE
@@ -686,6 +704,11 @@ static so_status exp_plain(ectx *cx)
 #define exp_reducesum exp_reducemean
 #define exp_unsqueeze exp_squeeze
 #define exp_softmax exp_axis
+#define exp_nchwc_out exp_nchwc_in
+#define exp_conv_nchwc exp_conv
+#define exp_maxpool_nchwc exp_maxpool
+#define exp_avgpool_nchwc exp_maxpool
+#define exp_globalavgpool_nchwc exp_plain
 #define exp_leakyrelu exp_alpha
 #define exp_elu exp_alpha
 #define exp_concat exp_axis
@@ -905,7 +928,8 @@ static so_status export_node(exporter *x, int32_t i)
     const so_node *nd = &x->g->nodes[i];
     const so_attr *a = nd->attr;
     so_op op = nd->op;
-    const char *ot = so_ops[op].onnx;
+    const int layout = (so_ops[op].flags & SO_F_LAYOUT) != 0; /* our blocked-layout ops: custom domain, table name */
+    const char *ot = layout ? so_ops[op].name : so_ops[op].onnx;
     if (op == SO_OP_RESIZE && x->opset < 10) ot = "Upsample"; /* Resize exists from opset 10 */
     const char *base = nd->name && nd->name[0] ? nd->name : so_ops[op].name;
     so_shape xs = nd->n_in ? x->g->nodes[nd->in[0].node].out[nd->in[0].slot] : (so_shape){.rank = -1};
@@ -938,6 +962,10 @@ static so_status export_node(exporter *x, int32_t i)
     }
 
     n = mk_node(x, ot, nd->name);
+    if (layout) {
+        n->domain = ex_strdup(x, SO_ONNX_LAYOUT_DOMAIN);
+        x->layout_ops = 1;
+    }
     int data_inputs = nd->n_in;
     if (op == SO_OP_LSTM) data_inputs = nd->n_in < 4 ? nd->n_in : 4;
     for (int k = 0; k < data_inputs; k++) n_in(n, tname(x, nd->in[k]));
@@ -1040,7 +1068,7 @@ static char *assign_names(exporter *x)
         so_edge e = g->outputs[o];
         const so_node *nd = &g->nodes[e.node];
         const char **slot = &x->tname[x->toff[e.node] + e.slot];
-        int is_const = nd->op == SO_OP_WEIGHT || (so_ops[nd->op].flags & SO_F_INTERNAL);
+        int is_const = nd->op == SO_OP_WEIGHT || (so_ops[nd->op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL;
         if (*slot || nd->op == SO_OP_INPUT || is_const) need_id[o] = 1;
         else *slot = x->out_names[o];
     }
@@ -1091,7 +1119,7 @@ static so_status build_and_write(exporter *x, const char *path)
         if (nd->op == SO_OP_WEIGHT) continue; /* emitted below when referenced */
         so_status r;
         if (nd->op == SO_OP_OPAQUE) r = export_opaque(x, i);
-        else if (so_ops[nd->op].flags & SO_F_INTERNAL) r = export_internal(x, i);
+        else if ((so_ops[nd->op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL) r = export_internal(x, i);
         else r = export_node(x, i);
         if (r != SO_OK) goto done;
     }
@@ -1142,7 +1170,7 @@ static so_status build_and_write(exporter *x, const char *path)
         extra = onnx__model_proto__unpack(NULL, m->extra_opsets_len, m->extra_opsets);
         if (extra) n_extra = extra->n_opset_import;
     }
-    mp.opset_import = so_arena_alloc(&x->ar, (n_extra + 1) * sizeof *mp.opset_import);
+    mp.opset_import = so_arena_alloc(&x->ar, (n_extra + 2) * sizeof *mp.opset_import);
     Onnx__OperatorSetIdProto *def = so_arena_alloc(&x->ar, sizeof *def);
     onnx__operator_set_id_proto__init(def);
     def->domain = ex_strdup(x, "");
@@ -1150,6 +1178,14 @@ static so_status build_and_write(exporter *x, const char *path)
     def->version = x->opset;
     mp.opset_import[mp.n_opset_import++] = def;
     for (size_t i = 0; i < n_extra; i++) mp.opset_import[mp.n_opset_import++] = extra->opset_import[i];
+    if (x->layout_ops) {
+        Onnx__OperatorSetIdProto *lo = so_arena_alloc(&x->ar, sizeof *lo);
+        onnx__operator_set_id_proto__init(lo);
+        lo->domain = ex_strdup(x, SO_ONNX_LAYOUT_DOMAIN);
+        lo->has_version = 1;
+        lo->version = 1;
+        mp.opset_import[mp.n_opset_import++] = lo;
+    }
 
     x->io_err = 1;
     if (so_atomic_open(&out, path, "wb") != SO_OK) goto done;

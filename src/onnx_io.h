@@ -4,6 +4,11 @@
 
 #include "graph.h"
 
+/* The ONNX domain of superopt's blocked-layout operators (ops.def SO_F_LAYOUT: nchwc_in, nchwc_out, conv_nchwc,
+   maxpool_nchwc, avgpool_nchwc, globalavgpool_nchwc, op_type = the table name). Optimized models that keep
+   layout decisions import it (version 1); only superopt runs them. */
+#define SO_ONNX_LAYOUT_DOMAIN "ai.superopt"
+
 /* Loads an ONNX model file: weights (raw_data, typed fields, external data relative to
    the model's directory), graph inputs/outputs, nodes; folds constant subgraphs
    (Constant, Shape/Gather/Unsqueeze/Concat/Expand... chains, any op whose inputs are all

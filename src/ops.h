@@ -13,6 +13,7 @@ enum {
     SO_F_ACT      = 1 << 5, /* has a fused activation epilogue (attr.act) */
     SO_F_INTERNAL = 1 << 6, /* not an ONNX op */
     SO_F_CONST    = 1 << 7, /* produces a constant from attributes alone */
+    SO_F_LAYOUT   = 1 << 8, /* internal op that runs on activations (blocked layouts): costed and exported (custom domain), not only folded */
 };
 
 /* The attribute fields (of so_attr, graph.h) an operator uses: ops.def's attrs column. */

@@ -754,6 +754,110 @@ static so_status shape_const_ones(ctx *c)
     return SO_OK;
 }
 
+/* ---------------- blocked-channel layout ---------------- */
+
+/* Checks that input k is a blocked value [N, Cb, H, W, b] and returns b (0 after a failure). */
+static int64_t blocked_in(const ctx *c, int k)
+{
+    const so_shape *x = c->in[k];
+    if (need_f32(c, k)) return 0;
+    if (x->rank != 5) {
+        fail(c, "input %s must be a blocked value [N,C/b,H,W,b] (rank 5)", S(x));
+        return 0;
+    }
+    return x->dim[4];
+}
+
+static so_shape blocked_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t b)
+{
+    so_shape o = mk(5, SO_F32);
+    o.dim[0] = N, o.dim[1] = (C + b - 1) / b, o.dim[2] = H, o.dim[3] = W, o.dim[4] = b;
+    return o;
+}
+
+static so_status shape_nchwc_in(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    if (need_f32(c, 0) || need_rank(c, 0, 4, "input")) return SO_ERR;
+    if (c->a->n_ints != 1 || c->a->ints[0] < 1 || c->a->ints[0] > 64) return fail(c, "needs ints=(b) with a block size b in 1..64");
+    c->n->out[0] = blocked_shape(x->dim[0], x->dim[1], x->dim[2], x->dim[3], c->a->ints[0]);
+    return SO_OK;
+}
+
+static so_status shape_nchwc_out(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const int64_t b = blocked_in(c, 0);
+    if (!b) return SO_ERR;
+    if (c->a->n_ints != 2 || c->a->ints[0] != b || c->a->ints[1] < 1 || (c->a->ints[1] + b - 1) / b != x->dim[1])
+        return fail(c, "needs ints=(b, C) with b = %lld and ceil(C/b) = %lld blocks", (long long)b, (long long)x->dim[1]);
+    so_shape o = mk(4, SO_F32);
+    o.dim[0] = x->dim[0], o.dim[1] = c->a->ints[1], o.dim[2] = x->dim[2], o.dim[3] = x->dim[3];
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* A blocked op's shape: the plain op's shape function on the logical view [N, C, H, W] of input 0 (C from
+   the conv weight, or the blocks for pools, which pool every lane), the result blocked again. */
+static so_status blocked_as(ctx *c, so_status (*plain)(ctx *), int64_t C, int pool)
+{
+    const so_shape *xb = c->in[0];
+    const int64_t b = xb->dim[4];
+    so_shape x = mk(4, SO_F32);
+    x.dim[0] = xb->dim[0], x.dim[1] = C, x.dim[2] = xb->dim[2], x.dim[3] = xb->dim[3];
+    c->in[0] = &x;
+    so_status st = plain(c);
+    c->in[0] = xb;
+    if (st != SO_OK) return st;
+    const so_shape o = c->n->out[0];
+    c->n->out[0] = pool ? blocked_shape(o.dim[0], o.dim[1] * b, o.dim[2], o.dim[3], b) /* pools: blocks in, blocks out */
+                                   : blocked_shape(o.dim[0], o.dim[1], o.dim[2], o.dim[3], b);
+    return SO_OK;
+}
+
+static so_status shape_conv_nchwc(ctx *c)
+{
+    const int64_t b = blocked_in(c, 0);
+    if (!b || need_f32(c, 1) || need_rank(c, 1, 4, "weight")) return SO_ERR;
+    const int64_t grp = c->a->group > 0 ? c->a->group : 1;
+    int64_t C;
+    if (so_i64_mul(c->in[1]->dim[1], grp, &C) || (C + b - 1) / b != c->in[0]->dim[1])
+        return fail(c, "weight %s (group %lld) does not match the %lld blocks of %lld lanes of input %s", S(c->in[1]), (long long)grp,
+                    (long long)c->in[0]->dim[1], (long long)b, S(c->in[0]));
+    return blocked_as(c, shape_conv, C, 0);
+}
+
+static so_status shape_maxpool_nchwc(ctx *c) { return blocked_in(c, 0) ? blocked_as(c, shape_maxpool, c->in[0]->dim[1], 1) : SO_ERR; }
+static so_status shape_avgpool_nchwc(ctx *c) { return blocked_in(c, 0) ? blocked_as(c, shape_avgpool, c->in[0]->dim[1], 1) : SO_ERR; }
+
+static so_status shape_concat_nchwc(ctx *c)
+{
+    const int64_t b = blocked_in(c, 0);
+    if (!b) return SO_ERR;
+    if (c->a->n_ints != c->n_in + 1 || c->a->ints[0] != b) return fail(c, "needs ints=(b, C0, ..., C%d) with b = %lld", c->n_in - 1, (long long)b);
+    int64_t C = 0;
+    for (int k = 0; k < c->n_in; k++) {
+        const so_shape *x = c->in[k];
+        const int64_t ck = c->a->ints[k + 1];
+        if (k && !blocked_in(c, k)) return SO_ERR;
+        if (x->dim[4] != b || ck < 1 || (ck + b - 1) / b != x->dim[1] || x->dim[0] != c->in[0]->dim[0] || x->dim[2] != c->in[0]->dim[2] ||
+            x->dim[3] != c->in[0]->dim[3])
+            return fail(c, "input %d %s is not a blocked value of %lld channels matching input 0 %s", k, S(x), (long long)ck, S(c->in[0]));
+        if (so_i64_mul(1, C + ck, &C) || C > INT32_MAX) return fail(c, "too many channels");
+    }
+    c->n->out[0] = blocked_shape(c->in[0]->dim[0], C, c->in[0]->dim[2], c->in[0]->dim[3], b);
+    return SO_OK;
+}
+
+static so_status shape_globalavgpool_nchwc(ctx *c)
+{
+    if (!blocked_in(c, 0)) return SO_ERR;
+    so_shape o = *c->in[0];
+    o.dim[2] = o.dim[3] = 1;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
 /* ---------------- driver ---------------- */
 
 /* ---- operators of other exporters and of the conformance suite ---- */

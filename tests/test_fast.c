@@ -16,6 +16,7 @@
 #include "../kernels/exec.h"
 #include "../kernels/fast.h"
 #include "../kernels/ref.h"
+#include "../kernels/sgemm.h"
 #include "isa_levels.h"
 #include "shape.h"
 
@@ -1398,7 +1399,7 @@ static void test_lstm(void **state)
         }
 }
 
-/* so_fast_sgemm with an OpenMP team of 2 (OpenBLAS single-threaded, as the executor sets it):
+/* so_sgemm with an OpenMP team of 2 (OpenBLAS single-threaded, as the executor sets it):
    the product is split over the team by column or row ranges; every shape, both transposes and
    beta 0/1 must equal a double-precision product within 1e-4 relative. */
 void openblas_set_num_threads(int num_threads); /* OpenBLAS (cblas.h would define I) */
@@ -1431,7 +1432,7 @@ static void test_sgemm_team_split(void **state)
                         ref[m * N + n] = acc;
                     }
                 omp_set_num_threads(threads);
-                so_fast_sgemm(ta, tbt, M, N, K, 1.f, A, lda, B, ldb, beta, C, N);
+                so_sgemm(ta, tbt, M, N, K, 1.f, A, lda, B, ldb, beta, C, N);
                 for (int64_t i = 0; i < M * N; i++) {
                     double tol = 1e-4 * (fabs(ref[i]) + 1.0);
                     if (fabs((double)C[i] - ref[i]) > tol)

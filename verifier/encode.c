@@ -419,6 +419,13 @@ static int z3_const_idmat(zctx *cx)
 #define z3_hardswish Z3_NOT_IN_RULES
 #define z3_leakyrelu Z3_NOT_IN_RULES
 #define z3_elu Z3_NOT_IN_RULES
+#define z3_nchwc_in Z3_NOT_IN_RULES
+#define z3_nchwc_out Z3_NOT_IN_RULES
+#define z3_conv_nchwc Z3_NOT_IN_RULES
+#define z3_maxpool_nchwc Z3_NOT_IN_RULES
+#define z3_avgpool_nchwc Z3_NOT_IN_RULES
+#define z3_globalavgpool_nchwc Z3_NOT_IN_RULES
+#define z3_concat_nchwc Z3_NOT_IN_RULES
 #define z3_resize Z3_NOT_IN_RULES
 #define z3_reducesum Z3_NOT_IN_RULES
 #define z3_sigmoid z3_relu

@@ -1,0 +1,85 @@
+/* epi.c - activations and the per-channel epilogue (scale/shift, activation, residual + activation) that the conv and GEMM kernels apply to finished tiles. */
+#include "kset_names.h"
+
+#include "epi.h"
+
+#include "vmath.h"
+
+void so_epi_act(int act, float lo, float hi, float *x, int64_t n)
+{
+    switch (act) {
+    case SO_ACT_RELU:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) x[i] = x[i] < 0.f ? 0.f : x[i]; /* NaN passes, as in the reference */
+        break;
+    case SO_ACT_SIGMOID:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) x[i] = vsigmoidf(x[i]);
+        break;
+    case SO_ACT_TANH:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) x[i] = vtanhf(x[i]);
+        break;
+    case SO_ACT_CLIP:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            float v = x[i] < lo ? lo : x[i];
+            x[i] = v > hi ? hi : v;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* y = act(y * s + t) in one vectorised pass for the cheap activations. */
+static void affine_act(float *restrict y, int64_t n, float s, float t, int act, float lo, float hi)
+{
+    switch (act) {
+    case SO_ACT_NONE:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] * s + t;
+        break;
+    case SO_ACT_RELU:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            float v = y[i] * s + t;
+            y[i] = v < 0.f ? 0.f : v;
+        }
+        break;
+    case SO_ACT_CLIP:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            float v = y[i] * s + t;
+            v = v < lo ? lo : v;
+            y[i] = v > hi ? hi : v;
+        }
+        break;
+    default:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] * s + t;
+        so_epi_act(act, lo, hi, y, n);
+        break;
+    }
+}
+
+void so_epi_row(const so_epi *ep, int64_t c, float *y, const float *res, int64_t n)
+{
+    float s = ep->scale ? ep->scale[c] : 1.f, t = ep->shift ? ep->shift[c] : 0.f;
+    if (ep->scale || ep->shift || ep->act1) affine_act(y, n, s, t, ep->act1, ep->lo1, ep->hi1);
+    if (res) {
+        const float *restrict r = res;
+        float *restrict yy = y;
+        if (ep->act2 == SO_ACT_RELU) {
+#pragma omp simd
+            for (int64_t i = 0; i < n; i++) {
+                float v = yy[i] + r[i];
+                yy[i] = v < 0.f ? 0.f : v;
+            }
+        } else {
+#pragma omp simd
+            for (int64_t i = 0; i < n; i++) yy[i] += r[i];
+            if (ep->act2) so_epi_act(ep->act2, ep->lo2, ep->hi2, y, n);
+        }
+    }
+}

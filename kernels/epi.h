@@ -1,0 +1,22 @@
+/* epi.h - activations and the per-channel epilogue applied to finished tiles by the conv and GEMM kernels. */
+#ifndef SO_EPI_H
+#define SO_EPI_H
+
+#include <stdint.h>
+
+#include "../src/ops.h"
+
+/* Epilogue: y = act2(act1(x * scale[c] + shift[c]) + res), per channel c over a row of n. */
+typedef struct so_epi {
+    const float *scale, *shift; /* NULL: 1 / 0 */
+    int act1, act2;             /* so_act */
+    float lo1, hi1, lo2, hi2;   /* clip bounds */
+    int has_res;
+} so_epi;
+
+/* The epilogue of channel c on the n floats of y (res: the residual row, or NULL). */
+void so_epi_row(const so_epi *ep, int64_t c, float *y, const float *res, int64_t n);
+/* Applies a so_act to n floats in place. */
+void so_epi_act(int act, float lo, float hi, float *x, int64_t n);
+
+#endif

@@ -1,0 +1,360 @@
+/* nchwc.c - NCHWc conv planning (weight packing), the scalar element function, and the portable-C level (b = 8) of the blocked kernels. */
+#include "nchwc.h"
+#include "fuse.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "../src/ops.h"
+
+/* ---------------- the portable level: a vector is a struct of 8 floats ---------------- */
+
+typedef struct {
+    float v[8];
+} vf8;
+
+static inline vf8 s_ld(const float *p)
+{
+    vf8 r;
+    memcpy(r.v, p, sizeof r.v);
+    return r;
+}
+static inline void s_st(float *p, vf8 a) { memcpy(p, a.v, sizeof a.v); }
+static inline vf8 s_ldu32(const uint32_t *p)
+{
+    vf8 r;
+    memcpy(r.v, p, sizeof r.v);
+    return r;
+}
+static inline vf8 s_set1(float s)
+{
+    vf8 r;
+    for (int i = 0; i < 8; i++) r.v[i] = s;
+    return r;
+}
+#define S_BIN(name, expr)                                                                                                              \
+    static inline vf8 name(vf8 a, vf8 b)                                                                                               \
+    {                                                                                                                                  \
+        vf8 r;                                                                                                                         \
+        for (int i = 0; i < 8; i++) {                                                                                                  \
+            const float x = a.v[i], y = b.v[i];                                                                                        \
+            r.v[i] = (expr);                                                                                                           \
+        }                                                                                                                              \
+        return r;                                                                                                                      \
+    }
+S_BIN(s_add, x + y)
+S_BIN(s_sub, x - y)
+S_BIN(s_mul, x * y)
+S_BIN(s_div, x / y)
+S_BIN(s_max, x > y ? x : y)
+S_BIN(s_min, x < y ? x : y)
+#undef S_BIN
+static inline vf8 s_fma(vf8 a, vf8 b, vf8 c)
+{
+    vf8 r;
+    for (int i = 0; i < 8; i++) r.v[i] = a.v[i] * b.v[i] + c.v[i];
+    return r;
+}
+static inline vf8 s_bits(vf8 a, vf8 b, int or)
+{
+    uint32_t x[8], y[8];
+    memcpy(x, a.v, sizeof x);
+    memcpy(y, b.v, sizeof y);
+    for (int i = 0; i < 8; i++) x[i] = or ? x[i] | y[i] : x[i] & y[i];
+    vf8 r;
+    memcpy(r.v, x, sizeof x);
+    return r;
+}
+static inline vf8 s_nan(vf8 a)
+{
+    uint32_t m[8];
+    for (int i = 0; i < 8; i++) m[i] = a.v[i] != a.v[i] ? 0xffffffffu : 0u;
+    return s_ldu32(m);
+}
+
+#define NB 8
+#define VF vf8
+#define VLD(p) s_ld(p)
+#define VST(p, v) s_st(p, v)
+#define VLDU32(p) s_ldu32(p)
+#define VSET1(s) s_set1(s)
+#define VZERO s_set1(0.0f)
+#define VFMA(a, b, c) s_fma(a, b, c)
+#define VADD(a, b) s_add(a, b)
+#define VSUB(a, b) s_sub(a, b)
+#define VMUL(a, b) s_mul(a, b)
+#define VDIV(a, b) s_div(a, b)
+#define VMAX(a, b) s_max(a, b)
+#define VMIN(a, b) s_min(a, b)
+#define VAND(a, m) s_bits(a, m, 0)
+#define VOR(a, b) s_bits(a, b, 1)
+#define VNAN(a) s_nan(a)
+#define CONV_OBK 1
+#define CONV_PX 6 /* conv_row uses tiles of 1..5 and CONV_PX pixels: at least 6 */
+#define DW_PX 8
+#define NCHWC_TABLE so_nchwc_scalar
+#define NCHWC_ISA "scalar"
+#include "nchwc_body.h"
+
+/* ---------------- level-independent parts ---------------- */
+
+int64_t so_nchwc_numel(int b, int64_t N, int64_t C, int64_t HW) { return N * ((C + b - 1) / b) * HW * b; }
+
+static inline float clamp01(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t; }
+
+float so_nchwc_unary1(const so_nchwc_unary *u, float x)
+{
+    switch (u->op) {
+    case SO_OP_RELU: return x < 0.0f ? 0.0f : x;
+    case SO_OP_SIGMOID: return (float)(1.0 / (1.0 + exp(-(double)x)));
+    case SO_OP_TANH: return tanhf(x);
+    case SO_OP_ERF: return erff(x);
+    case SO_OP_SQRT: return sqrtf(x);
+    case SO_OP_EXP: return expf(x);
+    case SO_OP_LOG: return logf(x);
+    case SO_OP_NEG: return -x;
+    case SO_OP_RECIPROCAL: return 1.0f / x;
+    case SO_OP_CLIP: return x < u->lo ? u->lo : x > u->hi ? u->hi : x;
+    case SO_OP_HARDSIGMOID: return clamp01(u->alpha * x + u->beta);
+    case SO_OP_HARDSWISH: return x * clamp01(x / 6.0f + 0.5f);
+    case SO_OP_LEAKYRELU: return x < 0.0f ? u->alpha * x : x;
+    default: return x;
+    }
+}
+
+int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh,
+                       int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t group,
+                       const float *w, const so_epi *ep)
+{
+    memset(p, 0, sizeof *p);
+    p->b = b, p->C = C, p->H = H, p->W = W, p->O = O, p->Ho = Ho, p->Wo = Wo, p->kh = kh, p->kw = kw;
+    p->sh = sh, p->sw = sw, p->pt = pt, p->pl = pl, p->dh = dh, p->dw = dw, p->group = group;
+    p->Cb = (C + b - 1) / b, p->Ob = (O + b - 1) / b;
+    p->depthwise = group > 1 && group == C && O == C;
+    const int64_t KK = kh * kw, Cg = C / group, Og = O / group, Ob = p->Ob;
+    p->ic0 = calloc((size_t)Ob, sizeof *p->ic0);
+    p->nic = calloc((size_t)Ob, sizeof *p->nic);
+    p->wofs = calloc((size_t)Ob, sizeof *p->wofs);
+    p->scale = calloc((size_t)(Ob * b), sizeof *p->scale);
+    p->shift = calloc((size_t)(Ob * b), sizeof *p->shift);
+    if (!p->ic0 || !p->nic || !p->wofs || !p->scale || !p->shift) goto fail;
+    int64_t total = 0;
+    for (int64_t ob = 0; ob < Ob; ob++) {
+        const int64_t olast = (ob * b + b < O ? ob * b + b : O) - 1;
+        if (p->depthwise) {
+            p->ic0[ob] = ob * b, p->nic[ob] = 1, p->wofs[ob] = total, total += KK * b;
+            continue;
+        }
+        const int64_t g0 = ob * b / Og, g1 = olast / Og; /* the groups of the block's outputs */
+        p->ic0[ob] = g0 * Cg, p->nic[ob] = (g1 + 1) * Cg - g0 * Cg;
+        p->wofs[ob] = total, total += p->nic[ob] * KK * b;
+    }
+    const size_t wb = ((size_t)total * sizeof(float) + 63) / 64 * 64;
+    p->wp = aligned_alloc(64, wb ? wb : 64);
+    if (!p->wp) goto fail;
+    memset(p->wp, 0, wb);
+    for (int64_t o = 0; o < O; o++) {
+        const int64_t ob = o / b, g = o / Og;
+        for (int64_t cl = 0; cl < Cg; cl++) {
+            const int64_t loc = p->depthwise ? 0 : g * Cg + cl - p->ic0[ob];
+            for (int64_t t = 0; t < KK; t++) p->wp[p->wofs[ob] + (loc * KK + t) * b + o % b] = w[(o * Cg + cl) * KK + t];
+        }
+    }
+    for (int64_t o = 0; o < O; o++) {
+        p->scale[o] = ep && ep->scale ? ep->scale[o] : 1.0f;
+        p->shift[o] = ep && ep->shift ? ep->shift[o] : 0.0f;
+    }
+    if (ep) {
+        p->act1 = ep->act1, p->act2 = ep->act2, p->lo1 = ep->lo1, p->hi1 = ep->hi1, p->lo2 = ep->lo2, p->hi2 = ep->hi2;
+        p->has_res = ep->has_res;
+    }
+    return 0;
+fail:
+    so_nchwc_conv_free(p);
+    return -1;
+}
+
+void so_nchwc_conv_free(so_nchwc_conv *p)
+{
+    free(p->ic0);
+    free(p->nic);
+    free(p->wofs);
+    free(p->wp);
+    free(p->scale);
+    free(p->shift);
+    memset(p, 0, sizeof *p);
+}
+
+size_t so_nchwc_conv_bytes(const so_nchwc_conv *p)
+{
+    if (!p->wp) return 0;
+    const int64_t Ob = p->Ob, last = Ob - 1;
+    const int64_t wfl = p->wofs[last] + (p->depthwise ? 1 : p->nic[last]) * p->kh * p->kw * p->b;
+    return sizeof(float) * (size_t)(wfl + 2 * Ob * p->b);
+}
+
+/* ---------------- executor glue ---------------- */
+
+const so_nchwc_impl *so_nchwc_level(int b, so_isa l)
+{
+    if (b == 16) return l >= SO_ISA_AVX512 ? &so_nchwc_avx512 : NULL;
+    if (b == 8) return l >= SO_ISA_AVX2 ? &so_nchwc_avx2 : &so_nchwc_scalar;
+    return NULL;
+}
+
+int so_nchwc_block(void)
+{
+    so_isa l = SO_ISA_SCALAR;
+    if (so_isa_current(&l) != SO_OK) l = SO_ISA_SCALAR;
+    return l >= SO_ISA_AVX512 ? 16 : 8;
+}
+
+/* What one layout step runs: the op, its level, its plans. */
+typedef struct nchwc_step {
+    so_op op;
+    const so_nchwc_impl *L;
+    int64_t N, C, HW;   /* reorders, global pool */
+    so_nchwc_conv conv;
+    so_nchwc_pool pool;
+    int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
+    int n_cat;          /* CONCAT_NCHWC: inputs and their channels */
+    int64_t cat_c[SO_MAX_INTS];
+} nchwc_step;
+
+static void step_free(void *priv)
+{
+    nchwc_step *s = priv;
+    if (s->op == SO_OP_CONV_NCHWC) so_nchwc_conv_free(&s->conv);
+    free(s);
+}
+
+static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const nchwc_step *s = priv;
+    const int T = omp_get_max_threads(); /* the executor's fixed team */
+    switch (s->op) {
+    case SO_OP_NCHWC_IN: s->L->to_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
+    case SO_OP_NCHWC_OUT: s->L->from_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
+    case SO_OP_CONV_NCHWC: s->L->conv(&s->conv, s->N, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, T); break;
+    case SO_OP_MAXPOOL_NCHWC:
+    case SO_OP_AVGPOOL_NCHWC: s->L->pool(&s->pool, s->N, in[0].data, out[0].data, T); break;
+    case SO_OP_GLOBALAVGPOOL_NCHWC: s->L->global_pool(0, s->N, s->C, s->HW, in[0].data, out[0].data, T); break;
+    case SO_OP_CONCAT_NCHWC: {
+        const float *xs[SO_MAX_INTS];
+        for (int k = 0; k < s->n_cat; k++) xs[k] = in[k].data;
+        s->L->concat(s->n_cat, s->cat_c, s->N, s->HW, xs, out[0].data, T);
+        break;
+    }
+    default: break;
+    }
+}
+
+static int act_of(so_op op)
+{
+    switch (op) {
+    case SO_OP_RELU: return SO_ACT_RELU;
+    case SO_OP_CLIP: return SO_ACT_CLIP;
+    case SO_OP_SIGMOID: return SO_ACT_SIGMOID;
+    case SO_OP_TANH: return SO_ACT_TANH;
+    default: return SO_ACT_NONE;
+    }
+}
+
+/* The epilogue chain after CONV_NCHWC node i: act1 (its own or a following activation), a residual Add of a
+   same-shape tensor, act2. Records the absorbed nodes in k. */
+static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_node *h = &g->nodes[i];
+    ep->act1 = h->attr->act, ep->lo1 = h->attr->clip_min, ep->hi1 = h->attr->clip_max;
+    /* the decision: kernels/fuse.c, a chain without per-channel steps (no channel axis in a blocked value) */
+    so_fuse f;
+    so_fuse_chain(g, c->user, c->absorbed, i, -1, 0, ep->act1 != 0, &f);
+    for (int s = 0; s < f.n && k->n_fused < SO_FAST_MAX_FUSED; s++) {
+        const so_node *un = &g->nodes[f.node[s]];
+        if (f.step[s] == SO_FUSE_ACT1) ep->act1 = act_of(un->op), ep->lo1 = un->attr->clip_min, ep->hi1 = un->attr->clip_max;
+        else if (f.step[s] == SO_FUSE_ACT2) ep->act2 = act_of(un->op), ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max;
+        else { /* SO_FUSE_RESIDUAL */
+            k->has_extra = 1, k->extra_in = f.extra, ep->has_res = 1;
+            ep->act2 = un->attr->act, ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max;
+        }
+        k->fused[k->n_fused++] = f.node[s];
+    }
+}
+
+so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot], *o = &n->out[0];
+    const so_shape *blk = n->op == SO_OP_NCHWC_IN ? o : x; /* the blocked side */
+    if (blk->rank != 5) return SO_OK;
+    const so_nchwc_impl *L = so_nchwc_level((int)blk->dim[4], l);
+    if (!L) return SO_OK;
+    nchwc_step *s = calloc(1, sizeof *s);
+    if (!s) return SO_OK; /* the reference kernel runs */
+    s->op = n->op, s->L = L, s->N = x->dim[0], s->res_in = -1;
+    const so_attr *a = n->attr;
+    switch (n->op) {
+    case SO_OP_NCHWC_IN: s->C = x->dim[1], s->HW = x->dim[2] * x->dim[3]; break;
+    case SO_OP_NCHWC_OUT: s->C = o->dim[1], s->HW = o->dim[2] * o->dim[3]; break;
+    case SO_OP_GLOBALAVGPOOL_NCHWC: s->C = x->dim[1] * x->dim[4], s->HW = x->dim[2] * x->dim[3]; break;
+    case SO_OP_CONCAT_NCHWC:
+        s->n_cat = n->n_in, s->HW = x->dim[2] * x->dim[3];
+        for (int q = 0; q < n->n_in; q++) s->cat_c[q] = a->ints[q + 1];
+        break;
+    case SO_OP_MAXPOOL_NCHWC:
+    case SO_OP_AVGPOOL_NCHWC: {
+        const int mx = n->op == SO_OP_MAXPOOL_NCHWC;
+        s->pool = (so_nchwc_pool){.C = x->dim[1] * x->dim[4], .H = x->dim[2], .W = x->dim[3], .Ho = o->dim[2], .Wo = o->dim[3],
+                                  .kh = a->kernel[0], .kw = a->kernel[1], .sh = a->stride[0] > 0 ? a->stride[0] : 1,
+                                  .sw = a->stride[1] > 0 ? a->stride[1] : 1, .pt = a->pad[0], .pl = a->pad[1], .pb = a->pad[2],
+                                  .pr = a->pad[3], .dh = mx && a->dilation[0] > 0 ? a->dilation[0] : 1,
+                                  .dw = mx && a->dilation[1] > 0 ? a->dilation[1] : 1, .is_max = mx, .count_include_pad = a->count_include_pad};
+        break;
+    }
+    case SO_OP_CONV_NCHWC: {
+        const so_node *wn = &g->nodes[n->in[1].node];
+        const so_node *bn = n->n_in > 2 && n->in[2].node >= 0 ? &g->nodes[n->in[2].node] : NULL;
+        if (wn->op != SO_OP_WEIGHT || !g->model->weights[wn->ref].data || (bn && bn->op != SO_OP_WEIGHT)) {
+            free(s);
+            return SO_OK; /* weights computed at run time: reference */
+        }
+        const so_shape *w = &wn->out[0];
+        const int64_t grp = a->group > 0 ? a->group : 1;
+        so_epi ep = {0};
+        ep.shift = bn ? g->model->weights[bn->ref].data : NULL;
+        conv_chain(c, i, &ep, k);
+        if (so_nchwc_conv_plan(&s->conv, L->b, w->dim[1] * grp, x->dim[2], x->dim[3], w->dim[0], o->dim[2], o->dim[3], w->dim[2], w->dim[3],
+                               a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1, a->pad[0], a->pad[1],
+                               a->dilation[0] > 0 ? a->dilation[0] : 1, a->dilation[1] > 0 ? a->dilation[1] : 1, grp,
+                               g->model->weights[wn->ref].data, &ep)) {
+            free(s);
+            memset(k, 0, sizeof *k);
+            return SO_OK;
+        }
+        if (k->has_extra) s->res_in = n->n_in;
+        k->packed_bytes = so_nchwc_conv_bytes(&s->conv);
+        k->in1_copied = 1;
+        break;
+    }
+    default: free(s); return SO_OK;
+    }
+    static const char *const names[][3] = {{"nchwc_in_scalar", "nchwc_in_avx2", "nchwc_in_avx512"},
+                                           {"nchwc_out_scalar", "nchwc_out_avx2", "nchwc_out_avx512"},
+                                           {"conv_nchwc_scalar", "conv_nchwc_avx2", "conv_nchwc_avx512"},
+                                           {"pool_nchwc_scalar", "pool_nchwc_avx2", "pool_nchwc_avx512"},
+                                           {"concat_nchwc_scalar", "concat_nchwc_avx2", "concat_nchwc_avx512"}};
+    const int li = L == &so_nchwc_scalar ? 0 : L == &so_nchwc_avx2 ? 1 : 2;
+    const int oi = n->op == SO_OP_NCHWC_IN       ? 0
+                   : n->op == SO_OP_NCHWC_OUT    ? 1
+                   : n->op == SO_OP_CONV_NCHWC   ? 2
+                   : n->op == SO_OP_CONCAT_NCHWC ? 4
+                                                 : 3;
+    k->run = step_run, k->priv = s, k->free_priv = step_free, k->name = names[oi][li];
+    return SO_OK;
+}

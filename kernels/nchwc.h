@@ -1,0 +1,107 @@
+/* nchwc.h - blocked-channel (NCHWc) kernels: values laid out [N][ceil(C/b)][H][W][b] with zero channel padding; reorders, direct and depthwise conv (weights packed once, fused epilogue), pooling, element-wise and channel concat, one implementation table per ISA level. */
+#ifndef SO_NCHWC_H
+#define SO_NCHWC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epi.h"
+#include "fast.h"
+#include "isa.h"
+
+/* Layout contract (every kernel below, every level): a blocked value of C channels and H x W pixels per
+   image holds Cb = ceil(C/b) blocks of [H][W][b] floats; channel c of pixel p is at
+   ((n*Cb + c/b)*H*W + p)*b + c%b. The b*Cb - C padding lanes of the last block are zero in every input a
+   kernel reads and in every output it writes (a kernel whose operation maps 0 to non-zero, e.g. sigmoid or
+   an epilogue shift, clears them again). Kernels take the OpenMP team size T (>= 1); the work split is
+   static, so results do not depend on T. */
+
+#define SO_NCHWC_MAX_B 16
+
+/* A convolution planned for one block size: weights [O][C/group][kh][kw] packed per output block as
+   [nic][kh][kw][b] over the input channels its b outputs read (a grouped conv whose groups do not align
+   with blocks reads the union with zero weights), per-channel epilogue y = act2(act1(acc*scale + shift) + res). */
+typedef struct so_nchwc_conv {
+    int b;
+    int64_t C, H, W, O, Ho, Wo, kh, kw, sh, sw, pt, pl, dh, dw, group;
+    int64_t Cb, Ob;
+    int depthwise;       /* group == C == O: per-lane taps, weights [Cb][kh][kw][b] */
+    int64_t *ic0, *nic;  /* [Ob]: first input channel and count read by each output block (owned) */
+    int64_t *wofs;       /* [Ob]: offset of each block's packed weights in wp (owned) */
+    float *wp;           /* packed weights (owned, 64-byte aligned) */
+    float *scale, *shift; /* [Ob*b]: zero in the padding lanes (owned) */
+    int act1, act2;      /* so_act */
+    float lo1, hi1, lo2, hi2;
+    int has_res;         /* run() adds res (same blocked shape as the output) */
+} so_nchwc_conv;
+
+/* Plans a conv of x [C][H][W] -> y [O][Ho][Wo] in blocks of b (kernel kh x kw, strides, top/left pads,
+   dilations, groups) and packs w [O][C/group][kh][kw] (read only here). ep: the epilogue (scale/shift of
+   length O or NULL; activations; has_res), NULL for none. Returns 0, or -1 when memory runs out (p then
+   holds nothing). Free with so_nchwc_conv_free. */
+int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh,
+                       int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t group,
+                       const float *w, const so_epi *ep);
+void so_nchwc_conv_free(so_nchwc_conv *p);
+/* Bytes of packed weights and epilogue vectors held by p. */
+size_t so_nchwc_conv_bytes(const so_nchwc_conv *p);
+
+/* Max or average pooling (kernel, strides, pads top/left/bottom/right, dilations for max). */
+typedef struct so_nchwc_pool {
+    int64_t C, H, W, Ho, Wo, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;
+    int is_max, count_include_pad;
+} so_nchwc_pool;
+
+/* Element-wise operations: unary ops are so_op values (RELU, SIGMOID, TANH, CLIP, NEG, EXP, ... any
+   SO_F_UNARY op); alpha/beta/lo/hi their attributes. Binary: so_op ADD/SUB/MUL/DIV with the second
+   operand of the same blocked shape, one value per channel (a plain float[C]) or one scalar; act: so_act
+   applied after (Add+Relu). */
+typedef struct so_nchwc_unary {
+    int op;
+    float alpha, beta, lo, hi;
+} so_nchwc_unary;
+enum { SO_NCHWC_SAME = 0, SO_NCHWC_CHANNEL, SO_NCHWC_SCALAR };
+
+/* One ISA level's kernels. N images; C channels; HW pixels per image. */
+typedef struct so_nchwc_impl {
+    int b;           /* block size of this level */
+    const char *isa; /* "scalar", "avx2", "avx512" */
+    /* x NCHW -> y blocked (padding lanes zero) and back (padding dropped) */
+    void (*to_blocked)(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T);
+    void (*from_blocked)(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T);
+    void (*conv)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T);
+    void (*pool)(const so_nchwc_pool *p, int64_t N, const float *x, float *y, int T);
+    /* y [N][Cb][1][1][b] = mean (or max) of x over its HW pixels */
+    void (*global_pool)(int is_max, int64_t N, int64_t C, int64_t HW, const float *x, float *y, int T);
+    void (*unary)(const so_nchwc_unary *u, int64_t N, int64_t C, int64_t HW, const float *x, float *y, int T);
+    void (*binary)(int op, int bcast, int act, int64_t N, int64_t C, int64_t HW, const float *a, const float *bv, float *y, int T);
+    /* y (sum of Cs channels) = the n_in inputs x[i] (Cs[i] channels each) concatenated on the channel axis */
+    void (*concat)(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const float *const *x, float *y, int T);
+} so_nchwc_impl;
+
+/* The levels. so_nchwc_scalar (b = 8, portable C) runs everywhere; so_nchwc_avx2 (b = 8) and
+   so_nchwc_avx512 (b = 16) are compiled for their ISA (nchwc_avx2.c, nchwc_avx512.c) and are reached through
+   so_nchwc_level, which only returns a level up to the one the dispatch allows (kernels/isa.h). */
+extern const so_nchwc_impl so_nchwc_scalar;
+extern const so_nchwc_impl so_nchwc_avx2;
+extern const so_nchwc_impl so_nchwc_avx512;
+
+/* Floats of a blocked value: N * ceil(C/b) * HW * b. */
+int64_t so_nchwc_numel(int b, int64_t N, int64_t C, int64_t HW);
+/* One element of a unary op, the reference kernels' expression (the levels' fallback for ops that have
+   no vector form). */
+float so_nchwc_unary1(const so_nchwc_unary *u, float x);
+
+
+/* The kernels for block b at ISA level l or below (b = 16: AVX-512; b = 8: AVX2, else the portable level), or
+   NULL (the reference kernels then run). l must not exceed so_isa_cpu() (so_isa_current guarantees it). */
+const so_nchwc_impl *so_nchwc_level(int b, so_isa l);
+/* The block size the layout rewrite uses at the current level (so_isa_current): 16 at AVX-512, else 8. */
+int so_nchwc_block(void);
+/* so_fast_select for the layout operators (ops.def NCHWC_IN ... GLOBALAVGPOOL_NCHWC) at level l (the kernel set
+   being selected from): CONV_NCHWC with constant weights absorbs a chain of single-use successors
+   (Relu/Clip/Sigmoid/Tanh, an Add of a same-shape residual, its activation). Leaves k->run NULL (reference
+   kernel) when level l has no kernels for the block size. */
+so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l);
+
+#endif

@@ -1,0 +1,29 @@
+/* nchwc_avx2.c - the AVX2+FMA level (b = 8) of the NCHWc kernels; compiled with -mavx2 -mfma and reached only through so_nchwc_avx2 once the run-time dispatch selected AVX2. */
+#include "nchwc.h"
+
+#include <immintrin.h>
+
+#define NB 8
+#define VF __m256
+#define VLD(p) _mm256_loadu_ps(p)
+#define VST(p, v) _mm256_storeu_ps(p, v)
+#define VLDU32(p) _mm256_loadu_ps((const float *)(const void *)(p))
+#define VSET1(s) _mm256_set1_ps(s)
+#define VZERO _mm256_setzero_ps()
+#define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define VADD(a, b) _mm256_add_ps(a, b)
+#define VSUB(a, b) _mm256_sub_ps(a, b)
+#define VMUL(a, b) _mm256_mul_ps(a, b)
+#define VDIV(a, b) _mm256_div_ps(a, b)
+#define VMAX(a, b) _mm256_max_ps(a, b)
+#define VMIN(a, b) _mm256_min_ps(a, b)
+#define VAND(a, m) _mm256_and_ps(a, m)
+#define VOR(a, b) _mm256_or_ps(a, b)
+#define VNAN(a) _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
+/* 16 registers: 2 blocks x 6 pixels = 12 accumulators, 2 weight vectors, 1 broadcast */
+#define CONV_OBK 2
+#define CONV_PX 6
+#define DW_PX 8
+#define NCHWC_TABLE so_nchwc_avx2
+#define NCHWC_ISA "avx2"
+#include "nchwc_body.h"

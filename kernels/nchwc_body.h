@@ -1,0 +1,569 @@
+/* nchwc_body.h - the NCHWc kernels written once over a small vector abstraction; included (only) by nchwc.c (portable C), nchwc_avx2.c and nchwc_avx512.c, each defining its level's macros first. Every function here is static. */
+/* The includer defines:
+     NB                 block size (lanes of VF)
+     VF                 vector type of NB floats
+     VLD(p) VST(p, v)   unaligned load / store of NB floats
+     VLDU32(p)          NB uint32 bit patterns loaded as a VF
+     VSET1(s) VZERO     broadcast, zero vector
+     VFMA(a, b, c)      a*b + c
+     VADD VSUB VMUL VDIV
+     VMAX(a, b) VMIN(a, b)   a > b ? a : b / a < b ? a : b per lane (a NaN in either gives b: x86's maxps/minps)
+     VAND(a, m) VOR(a, b)    bitwise
+     VNAN(v)            all-ones bits in the NaN lanes of v, zero elsewhere
+     CONV_OBK CONV_PX   register tile of the direct conv: output blocks (1..4) x pixels (>= 6: conv_row also uses 1..5)
+     DW_PX              pixels per depthwise tile (8: dw_tile_any has cases 1..7 below it)
+     NCHWC_TABLE NCHWC_ISA   the name of the so_nchwc_impl to define and its level's name */
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/ops.h"
+
+#define NCHWC_WFLOATS 8192    /* packed weight floats per input-channel chunk of the direct conv (32 KB: L1/L2) */
+#define NCHWC_PSUM_FLOATS 32768 /* output floats (partial sums) per work item of the direct conv (128 KB: L2) */
+
+static const uint32_t lane_tab[2 * NB] = {
+    0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu,
+#if NB == 16
+    0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu,
+#endif
+};
+
+/* All-ones in the lanes of block cb that hold one of the C channels, zero in its padding lanes. */
+static inline VF lane_mask(int64_t C, int64_t cb)
+{
+    int64_t n = C - cb * NB;
+    n = n > NB ? NB : n;
+    return VLDU32(lane_tab + NB - n);
+}
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* so_act in registers for NONE / RELU / CLIP (NaN passes through as in so_ref_act). */
+static inline int vec_act(int a) { return a == SO_ACT_NONE || a == SO_ACT_RELU || a == SO_ACT_CLIP; }
+static inline VF act_v(int a, VF v, VF lo, VF hi)
+{
+    if (a == SO_ACT_RELU) return VMAX(VZERO, v);
+    if (a == SO_ACT_CLIP) return VMIN(hi, VMAX(lo, v));
+    return v;
+}
+
+/* ---------------- reorders ---------------- */
+
+static void to_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T)
+{
+    const int64_t Cb = cdiv(C, NB);
+#pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t cb = 0; cb < Cb; cb++) {
+            const int64_t nc = min64(NB, C - cb * NB);
+            const float *xs = x + (n * C + cb * NB) * HW;
+            float *yb = y + (n * Cb + cb) * HW * NB;
+            for (int64_t p0 = 0; p0 < HW; p0 += 64) {
+                const int64_t pe = min64(HW, p0 + 64);
+                for (int64_t l = 0; l < nc; l++)
+                    for (int64_t q = p0; q < pe; q++) yb[q * NB + l] = xs[l * HW + q];
+                for (int64_t l = nc; l < NB; l++)
+                    for (int64_t q = p0; q < pe; q++) yb[q * NB + l] = 0.0f;
+            }
+        }
+}
+
+static void from_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T)
+{
+    const int64_t Cb = cdiv(C, NB);
+#pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t cb = 0; cb < Cb; cb++) {
+            const int64_t nc = min64(NB, C - cb * NB);
+            const float *xb = x + (n * Cb + cb) * HW * NB;
+            float *ys = y + (n * C + cb * NB) * HW;
+            for (int64_t p0 = 0; p0 < HW; p0 += 64) {
+                const int64_t pe = min64(HW, p0 + 64);
+                for (int64_t l = 0; l < nc; l++)
+                    for (int64_t q = p0; q < pe; q++) ys[l * HW + q] = xb[q * NB + l];
+            }
+        }
+}
+
+/* ---------------- epilogue ---------------- */
+
+/* Stores one finished accumulator of output block ob at y: the whole epilogue in registers when both
+   activations have a vector form, else only scale/shift (epi_rows finishes it). */
+static inline void epi_store(const so_nchwc_conv *p, int64_t ob, VF acc, float *y, const float *res)
+{
+    VF v = VFMA(acc, VLD(p->scale + ob * NB), VLD(p->shift + ob * NB));
+    if (vec_act(p->act1) && vec_act(p->act2)) {
+        v = act_v(p->act1, v, VSET1(p->lo1), VSET1(p->hi1));
+        if (res) v = VADD(v, VLD(res));
+        v = act_v(p->act2, v, VSET1(p->lo2), VSET1(p->hi2));
+        v = VAND(v, lane_mask(p->O, ob));
+    }
+    VST(y, v);
+}
+
+/* The rest of the epilogue for activations without a vector form, over n pixels of block ob. */
+static void epi_rows(const so_nchwc_conv *p, int64_t ob, float *y, const float *res, int64_t n)
+{
+    so_ref_act(p->act1, p->lo1, p->hi1, y, n * NB);
+    if (res)
+        for (int64_t k = 0; k < n * NB; k++) y[k] += res[k];
+    so_ref_act(p->act2, p->lo2, p->hi2, y, n * NB);
+    const int64_t nc = min64(NB, p->O - ob * NB);
+    for (int64_t q = 0; q < n; q++)
+        for (int64_t l = nc; l < NB; l++) y[q * NB + l] = 0.0f;
+}
+
+/* Rows [i0, i1) of a kh-tall window starting at input row ih0 (stride-dilation dh) that lie in [0, H). */
+static inline void tap_range(int64_t ih0, int64_t dh, int64_t k, int64_t H, int64_t *i0, int64_t *i1)
+{
+    *i0 = ih0 >= 0 ? 0 : cdiv(-ih0, dh);
+    *i1 = ih0 > H - 1 ? 0 : min64(k, (H - 1 - ih0) / dh + 1);
+    if (*i0 > *i1) *i0 = *i1;
+}
+
+/* Output columns [owL, owR) whose whole window (kw taps, dilation dw) lies inside [0, W). */
+static inline void interior_cols(int64_t Wo, int64_t sw, int64_t pl, int64_t kw, int64_t dw, int64_t W, int64_t *owL, int64_t *owR)
+{
+    *owL = min64(Wo, cdiv(pl, sw));
+    const int64_t num = W - 1 - (kw - 1) * dw + pl;
+    *owR = num >= 0 ? min64(Wo, num / sw + 1) : 0;
+    if (*owR < *owL) *owR = *owL;
+}
+
+/* ---------------- direct conv ---------------- */
+
+/* One register tile: obk output blocks (packed weights w, the next block's wst floats on) x npx output pixels
+   of one row, input channels [c0, c1) of the blocks' range starting at ic0, tap rows [i0, i1) and columns
+   [j0, j1) (all inside the input for all npx pixels); ih0 / iw0: the input row / column of tap (0, 0) of the
+   tile's first pixel. y: the output at the tile's first pixel of block ob (blocks yst floats apart);
+   first: start from zero (else from the partial sums in y); last: apply the epilogue. */
+static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst,
+                                                            int64_t ic0, int64_t c0, int64_t c1, int64_t ih0, int64_t i0, int64_t i1,
+                                                            int64_t iw0, int64_t j0, int64_t j1, const int obk, const int npx, float *y,
+                                                            int64_t yst, const float *res, int64_t ob, int first, int last)
+{
+    VF acc[CONV_OBK][CONV_PX];
+    const int64_t HWb = p->H * p->W * NB, W = p->W, kw = p->kw, KK = p->kh * p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) acc[k][q] = first ? VZERO : VLD(y + k * yst + q * NB);
+    if (KK == 1) { /* 1x1: one tap per channel */
+        const float *xq = x + (ih0 * W + iw0) * NB;
+        for (int64_t c = c0; c < c1; c++) {
+            const int64_t ci = ic0 + c;
+            const float *xc = xq + (ci / NB) * HWb + ci % NB;
+            VF wv[CONV_OBK];
+#pragma GCC unroll 4
+            for (int k = 0; k < obk; k++) wv[k] = VLD(w + c * NB + k * wst);
+#pragma GCC unroll 16
+            for (int q = 0; q < npx; q++) {
+                const VF bc = VSET1(xc[q * sxw]);
+#pragma GCC unroll 4
+                for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
+            }
+        }
+    } else {
+        for (int64_t c = c0; c < c1; c++) {
+            const int64_t ci = ic0 + c;
+            const float *xc = x + (ci / NB) * HWb + ci % NB;
+            const float *wc = w + c * KK * NB;
+            for (int64_t i = i0; i < i1; i++) {
+                const float *xr = xc + ((ih0 + i * p->dh) * W + iw0) * NB;
+                const float *wr = wc + i * kw * NB;
+                for (int64_t j = j0; j < j1; j++) {
+                    VF wv[CONV_OBK];
+#pragma GCC unroll 4
+                    for (int k = 0; k < obk; k++) wv[k] = VLD(wr + j * NB + k * wst);
+                    const float *xj = xr + j * dwb;
+#pragma GCC unroll 16
+                    for (int q = 0; q < npx; q++) {
+                        const VF bc = VSET1(xj[q * sxw]);
+#pragma GCC unroll 4
+                        for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
+                    }
+                }
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) {
+            if (last)
+                epi_store(p, ob + k, acc[k][q], y + k * yst + q * NB, res ? res + k * yst + q * NB : NULL);
+            else
+                VST(y + k * yst + q * NB, acc[k][q]);
+        }
+}
+
+#define TILE_ARGS p, x, w, wst, ic0, c0, c1, ih0, i0, i1, iw0, j0, j1
+#define TILE_NPX(OBK)                                                                                                                  \
+    switch (npx) {                                                                                                                     \
+    case 1: conv_tile(TILE_ARGS, OBK, 1, y, yst, res, ob, first, last); break;                                                         \
+    case 2: conv_tile(TILE_ARGS, OBK, 2, y, yst, res, ob, first, last); break;                                                         \
+    case 3: conv_tile(TILE_ARGS, OBK, 3, y, yst, res, ob, first, last); break;                                                         \
+    case 4: conv_tile(TILE_ARGS, OBK, 4, y, yst, res, ob, first, last); break;                                                         \
+    case 5: conv_tile(TILE_ARGS, OBK, 5, y, yst, res, ob, first, last); break;                                                         \
+    default: conv_tile(TILE_ARGS, OBK, CONV_PX, y, yst, res, ob, first, last); break;                                                  \
+    }
+
+/* conv_tile with run-time obk (1..CONV_OBK) and npx (1..5 or CONV_PX). */
+static void conv_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t ic0, int64_t c0, int64_t c1,
+                          int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1, int obk, int npx, float *y,
+                          int64_t yst, const float *res, int64_t ob, int first, int last)
+{
+    switch (obk) {
+    case 1: TILE_NPX(1) break;
+#if CONV_OBK >= 2
+    case 2: TILE_NPX(2) break;
+#endif
+#if CONV_OBK >= 3
+    case 3: TILE_NPX(3) break;
+#endif
+#if CONV_OBK >= 4
+    case 4: TILE_NPX(4) break;
+#endif
+    default: break;
+    }
+}
+#undef TILE_NPX
+#undef TILE_ARGS
+
+/* One output row oh of obk blocks from ob: interior pixels in tiles of up to CONV_PX (CONV_PX or 1..5 at a
+   time), border pixels one at a time with their own tap columns. */
+static void conv_row(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t c0, int64_t c1, int64_t oh, int obk,
+                     int64_t ob, float *y, int64_t yst, const float *res, int first, int last)
+{
+    const int64_t ih0 = oh * p->sh - p->pt, ic0 = p->ic0[ob];
+    int64_t i0, i1, owL, owR;
+    tap_range(ih0, p->dh, p->kh, p->H, &i0, &i1);
+    interior_cols(p->Wo, p->sw, p->pl, p->kw, p->dw, p->W, &owL, &owR);
+    for (int64_t ow = 0; ow < p->Wo;) {
+        const int64_t iw0 = ow * p->sw - p->pl;
+        int npx = 1;
+        int64_t j0 = 0, j1 = p->kw;
+        if (ow >= owL && ow < owR) {
+            const int64_t n = owR - ow;
+            npx = n >= CONV_PX ? CONV_PX : n > 5 ? 5 : (int)n;
+        } else
+            tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
+        const int64_t off = (oh * p->Wo + ow) * NB;
+        conv_tile_any(p, x, w, wst, ic0, c0, c1, ih0, i0, i1, iw0, j0, j1, obk, npx, y + off, yst, res ? res + off : NULL, ob, first,
+                      last);
+        ow += npx;
+    }
+}
+
+/* ---------------- depthwise conv ---------------- */
+
+static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0,
+                                                          int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1, const int npx,
+                                                          float *y, const float *res, int64_t cb)
+{
+    VF acc[DW_PX];
+    const int64_t W = p->W, kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
+#pragma GCC unroll 16
+    for (int q = 0; q < npx; q++) acc[q] = VZERO;
+    if (p->kw == 3 && p->sw == 1 && p->dw == 1 && j0 == 0 && j1 == 3) { /* 3 wide, stride 1: each input vector loaded once per row */
+        for (int64_t i = i0; i < i1; i++) {
+            const float *xr = x + ((ih0 + i * p->dh) * W + iw0) * NB;
+            const VF w0 = VLD(w + i * 3 * NB), w1 = VLD(w + (i * 3 + 1) * NB), w2 = VLD(w + (i * 3 + 2) * NB);
+            VF xv[DW_PX + 2];
+#pragma GCC unroll 16
+            for (int q = 0; q < npx + 2; q++) xv[q] = VLD(xr + q * NB);
+#pragma GCC unroll 16
+            for (int q = 0; q < npx; q++) acc[q] = VFMA(xv[q + 2], w2, VFMA(xv[q + 1], w1, VFMA(xv[q], w0, acc[q])));
+        }
+    } else
+        for (int64_t i = i0; i < i1; i++) {
+        const float *xr = x + ((ih0 + i * p->dh) * W + iw0) * NB;
+        for (int64_t j = j0; j < j1; j++) {
+            const VF wv = VLD(w + (i * kw + j) * NB);
+            const float *xj = xr + j * dwb;
+#pragma GCC unroll 16
+            for (int q = 0; q < npx; q++) acc[q] = VFMA(VLD(xj + q * sxw), wv, acc[q]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int q = 0; q < npx; q++) epi_store(p, cb, acc[q], y + q * NB, res ? res + q * NB : NULL);
+}
+
+/* dw_tile with run-time npx in 1..DW_PX. */
+static void dw_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0,
+                        int64_t j1, int npx, float *y, const float *res, int64_t cb)
+{
+    switch (npx) {
+#define DW_CASE(n)                                                                                                                     \
+    case n: dw_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, n, y, res, cb); break;
+        DW_CASE(1)
+        DW_CASE(2)
+        DW_CASE(3)
+        DW_CASE(4)
+        DW_CASE(5)
+        DW_CASE(6)
+        DW_CASE(7)
+#undef DW_CASE
+    default: dw_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, DW_PX, y, res, cb); break;
+    }
+}
+
+/* One output row of block cb: interior pixels in tiles of up to DW_PX, border pixels one at a time with their own
+   tap columns. */
+static void dw_row(const so_nchwc_conv *p, const float *x, const float *w, int64_t oh, float *y, const float *res, int64_t cb)
+{
+    const int64_t ih0 = oh * p->sh - p->pt;
+    int64_t i0, i1, owL, owR;
+    tap_range(ih0, p->dh, p->kh, p->H, &i0, &i1);
+    interior_cols(p->Wo, p->sw, p->pl, p->kw, p->dw, p->W, &owL, &owR);
+    for (int64_t ow = 0; ow < p->Wo;) {
+        const int64_t iw0 = ow * p->sw - p->pl, off = ow * NB;
+        int npx = 1;
+        int64_t j0 = 0, j1 = p->kw;
+        if (ow >= owL && ow < owR)
+            npx = (int)min64(DW_PX, owR - ow);
+        else
+            tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
+        dw_tile_any(p, x, w, ih0, i0, i1, iw0, j0, j1, npx, y + off, res ? res + off : NULL, cb);
+        ow += npx;
+    }
+}
+
+static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
+{
+    const int64_t Cb = p->Cb, HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, KK = p->kh * p->kw, rows = N * Cb * p->Ho;
+    const int vact = vec_act(p->act1) && vec_act(p->act2);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;
+        float *yr = y + nc * OHWb + oh * p->Wo * NB;
+        const float *rr = res ? res + nc * OHWb + oh * p->Wo * NB : NULL;
+        dw_row(p, x + nc * HWb, p->wp + cb * KK * NB, oh, yr, rr, cb);
+        if (!vact) epi_rows(p, cb, yr, rr, p->Wo);
+    }
+}
+
+static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
+{
+    if (p->Ho <= 0 || p->Wo <= 0) return;
+    if (p->depthwise) {
+        dw_run(p, N, x, y, res, T);
+        return;
+    }
+    const int64_t Ob = p->Ob, KK = p->kh * p->kw, OHW = p->Ho * p->Wo, yst = OHW * NB;
+    const int obk_max = p->group == 1 ? CONV_OBK : 1; /* blocks sharing one input-channel range */
+    const int64_t nobg = cdiv(Ob, obk_max);
+    const int64_t rows = max64(1, min64(p->Ho, NCHWC_PSUM_FLOATS / (obk_max * NB * max64(1, p->Wo))));
+    int64_t nband = cdiv(p->Ho, rows);
+    if (T > 1 && N * nobg * nband < 4 * T) nband = min64(p->Ho, cdiv(4 * T, N * nobg)); /* enough work items */
+    const int64_t bandrows = cdiv(p->Ho, nband);
+    nband = cdiv(p->Ho, bandrows);
+    const int64_t items = N * nobg * nband;
+    const int vact = vec_act(p->act1) && vec_act(p->act2);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t it = 0; it < items; it++) {
+        const int64_t n = it / (nobg * nband), g = it % (nobg * nband) / nband, band = it % nband;
+        const int64_t ob = g * obk_max;
+        const int obk = (int)min64(obk_max, Ob - ob);
+        const int64_t oh0 = band * bandrows, oh1 = min64(p->Ho, oh0 + bandrows);
+        const float *xi = x + n * p->Cb * p->H * p->W * NB;
+        float *yi = y + (n * Ob + ob) * yst;
+        const float *ri = res ? res + (n * Ob + ob) * yst : NULL;
+        const float *w = p->wp + p->wofs[ob];
+        const int64_t wst = obk > 1 ? p->wofs[ob + 1] - p->wofs[ob] : 0, nic = p->nic[ob];
+        const int64_t icc = max64(1, NCHWC_WFLOATS / (KK * obk * NB));
+        for (int64_t c0 = 0; c0 < nic || c0 == 0; c0 += icc) {
+            const int64_t c1 = min64(nic, c0 + icc);
+            for (int64_t oh = oh0; oh < oh1; oh++) conv_row(p, xi, w, wst, c0, c1, oh, obk, ob, yi, yst, ri, c0 == 0, c1 == nic);
+            if (c1 >= nic) break;
+        }
+        if (!vact)
+            for (int k = 0; k < obk; k++)
+                epi_rows(p, ob + k, yi + k * yst + oh0 * p->Wo * NB, ri ? ri + k * yst + oh0 * p->Wo * NB : NULL, (oh1 - oh0) * p->Wo);
+    }
+}
+
+/* ---------------- pooling ---------------- */
+
+static void pool_run(const so_nchwc_pool *p, int64_t N, const float *x, float *y, int T)
+{
+    const int64_t Cb = cdiv(p->C, NB), HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, rows = N * Cb * p->Ho;
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;
+        const float *xi = x + nc * HWb;
+        float *yr = y + nc * OHWb + oh * p->Wo * NB;
+        const VF m = lane_mask(p->C, cb);
+        for (int64_t ow = 0; ow < p->Wo; ow++) {
+            VF v;
+            if (p->is_max) {
+                VF mx = VSET1(-INFINITY), nan = VZERO;
+                const int64_t ih0 = oh * p->sh - p->pt, iw0 = ow * p->sw - p->pl;
+                int64_t i0, i1, j0, j1;
+                tap_range(ih0, p->dh, p->kh, p->H, &i0, &i1);
+                tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
+                for (int64_t i = i0; i < i1; i++)
+                    for (int64_t j = j0; j < j1; j++) {
+                        const VF a = VLD(xi + ((ih0 + i * p->dh) * p->W + iw0 + j * p->dw) * NB);
+                        mx = VMAX(mx, a);
+                        nan = VOR(nan, VNAN(a));
+                    }
+                v = VOR(mx, nan); /* a NaN anywhere in the window makes the output NaN (all-ones bits) */
+            } else { /* the reference's window: clipped to the padded input, then to the input */
+                int64_t h0 = oh * p->sh - p->pt, w0 = ow * p->sw - p->pl;
+                int64_t h1 = min64(h0 + p->kh, p->H + p->pb), w1 = min64(w0 + p->kw, p->W + p->pr);
+                const int64_t padded = (h1 - h0) * (w1 - w0);
+                h0 = max64(h0, 0), w0 = max64(w0, 0), h1 = min64(h1, p->H), w1 = min64(w1, p->W);
+                VF s = VZERO;
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++) s = VADD(s, VLD(xi + (ih * p->W + iw) * NB));
+                const int64_t cnt = p->count_include_pad ? padded : (h1 - h0) * (w1 - w0);
+                v = cnt > 0 ? VMUL(s, VSET1((float)(1.0 / (double)cnt))) : VZERO;
+            }
+            VST(yr + ow * NB, VAND(v, m));
+        }
+    }
+}
+
+static void global_pool(int is_max, int64_t N, int64_t C, int64_t HW, const float *x, float *y, int T)
+{
+    const int64_t Cb = cdiv(C, NB);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t nc = 0; nc < N * Cb; nc++) {
+        const float *xb = x + nc * HW * NB;
+        VF v;
+        if (is_max) {
+            VF mx = VSET1(-INFINITY), nan = VZERO;
+            for (int64_t q = 0; q < HW; q++) {
+                const VF a = VLD(xb + q * NB);
+                mx = VMAX(mx, a);
+                nan = VOR(nan, VNAN(a));
+            }
+            v = VOR(mx, nan);
+        } else {
+            VF s0 = VZERO, s1 = VZERO, s2 = VZERO, s3 = VZERO;
+            int64_t q = 0;
+            for (; q + 4 <= HW; q += 4) {
+                s0 = VADD(s0, VLD(xb + q * NB));
+                s1 = VADD(s1, VLD(xb + (q + 1) * NB));
+                s2 = VADD(s2, VLD(xb + (q + 2) * NB));
+                s3 = VADD(s3, VLD(xb + (q + 3) * NB));
+            }
+            for (; q < HW; q++) s0 = VADD(s0, VLD(xb + q * NB));
+            v = VMUL(VADD(VADD(s0, s1), VADD(s2, s3)), VSET1((float)(1.0 / (double)HW)));
+        }
+        VST(y + nc * NB, VAND(v, lane_mask(C, nc % Cb)));
+    }
+}
+
+/* ---------------- element-wise ---------------- */
+
+static void unary_run(const so_nchwc_unary *u, int64_t N, int64_t C, int64_t HW, const float *x, float *y, int T)
+{
+    const int64_t Cb = cdiv(C, NB);
+    const VF lo = VSET1(u->lo), hi = VSET1(u->hi), neg1 = VSET1(-1.0f);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t nc = 0; nc < N * Cb; nc++) {
+        const float *xb = x + nc * HW * NB;
+        float *yb = y + nc * HW * NB;
+        const VF m = lane_mask(C, nc % Cb);
+        if (u->op == SO_OP_RELU || u->op == SO_OP_CLIP || u->op == SO_OP_NEG) {
+            for (int64_t q = 0; q < HW; q++) {
+                const VF a = VLD(xb + q * NB);
+                const VF v = u->op == SO_OP_RELU ? VMAX(VZERO, a) : u->op == SO_OP_CLIP ? VMIN(hi, VMAX(lo, a)) : VMUL(a, neg1);
+                VST(yb + q * NB, VAND(v, m)); /* clip(0) may be non-zero, -0 is not +0 */
+            }
+        } else {
+            for (int64_t k = 0; k < HW * NB; k++) yb[k] = so_nchwc_unary1(u, xb[k]);
+            for (int64_t q = 0; q < HW; q++) VST(yb + q * NB, VAND(VLD(yb + q * NB), m));
+        }
+    }
+}
+
+static inline VF bin_v(int op, VF a, VF b)
+{
+    switch (op) {
+    case SO_OP_SUB: return VSUB(a, b);
+    case SO_OP_MUL: return VMUL(a, b);
+    case SO_OP_DIV: return VDIV(a, b);
+    default: return VADD(a, b);
+    }
+}
+
+static void binary_run(int op, int bcast, int act, int64_t N, int64_t C, int64_t HW, const float *a, const float *bv, float *y, int T)
+{
+    const int64_t Cb = cdiv(C, NB);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t nc = 0; nc < N * Cb; nc++) {
+        const int64_t cb = nc % Cb;
+        const float *ab = a + nc * HW * NB;
+        float *yb = y + nc * HW * NB;
+        const VF m = lane_mask(C, cb);
+        VF b1 = VZERO;
+        if (bcast == SO_NCHWC_SCALAR)
+            b1 = VSET1(bv[0]);
+        else if (bcast == SO_NCHWC_CHANNEL) {
+            float t[NB] = {0};
+            for (int64_t l = 0; l < min64(NB, C - cb * NB); l++) t[l] = bv[cb * NB + l];
+            b1 = VLD(t);
+        }
+        const float *bb = bcast == SO_NCHWC_SAME ? bv + nc * HW * NB : NULL;
+        for (int64_t q = 0; q < HW; q++) {
+            VF v = bin_v(op, VLD(ab + q * NB), bb ? VLD(bb + q * NB) : b1);
+            if (act == SO_ACT_RELU) v = VMAX(VZERO, v);
+            VST(yb + q * NB, VAND(v, m));
+        }
+    }
+}
+
+static void concat_run(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const float *const *x, float *y, int T)
+{
+    int64_t C = 0;
+    int aligned = 1;
+    for (int i = 0; i < n_in; i++) {
+        if (i < n_in - 1 && Cs[i] % NB) aligned = 0;
+        C += Cs[i];
+    }
+    const int64_t Cb = cdiv(C, NB);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t n = 0; n < N; n++) {
+        float *yi = y + n * Cb * HW * NB;
+        int64_t off = 0;
+        for (int i = 0; i < n_in; i++) {
+            const int64_t cbi = cdiv(Cs[i], NB);
+            const float *xi = x[i] + n * cbi * HW * NB;
+            if (aligned) /* whole blocks (only the last input has padding lanes, and they land in the output's) */
+                memcpy(yi + off / NB * HW * NB, xi, sizeof(float) * (size_t)(cbi * HW * NB));
+            else
+                for (int64_t c = 0; c < Cs[i]; c++) {
+                    const int64_t co = off + c;
+                    const float *xs = xi + (c / NB) * HW * NB + c % NB;
+                    float *yd = yi + (co / NB) * HW * NB + co % NB;
+                    for (int64_t q = 0; q < HW; q++) yd[q * NB] = xs[q * NB];
+                }
+            off += Cs[i];
+        }
+        if (!aligned && C % NB) {
+            float *yl = yi + (Cb - 1) * HW * NB;
+            for (int64_t q = 0; q < HW; q++)
+                for (int64_t l = C % NB; l < NB; l++) yl[q * NB + l] = 0.0f;
+        }
+    }
+}
+
+const so_nchwc_impl NCHWC_TABLE = {
+    .b = NB,
+    .isa = NCHWC_ISA,
+    .to_blocked = to_blocked,
+    .from_blocked = from_blocked,
+    .conv = conv_run,
+    .pool = pool_run,
+    .global_pool = global_pool,
+    .unary = unary_run,
+    .binary = binary_run,
+    .concat = concat_run,
+};

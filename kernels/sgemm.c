@@ -1,0 +1,127 @@
+/* sgemm.c - the OpenBLAS sgemm wrapper every sgemm-based kernel calls: sgemv for vectors, a streaming small-M path, and a static split of a product over the executor's OpenMP team. */
+#include "kset_names.h"
+
+#include "sgemm.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+int so_sgemm_threads(void) { return omp_get_max_threads(); }
+
+/* C[M,N] = alpha A[M,K] B[K,N] + beta C for a small M: B is streamed once, by rows, four rows
+   at a time, into an M x NB block of C that stays in L2 (each load and store of C carries
+   four multiply-adds). */
+static void smallm_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const float *B,
+                         int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    /* the whole width at once while the C rows fit half of L2 (B then streams sequentially;
+       a narrower block reads each row of B in pieces, stride ldb, which the prefetchers do
+       not follow: 2.5x slower for [5,512]x[512,4096]) */
+    int64_t NB = N;
+    if (NB * M * 4 > (256 << 10)) NB = ((256 << 10) / (M * 4)) & ~(int64_t)15;
+    for (int64_t j0 = 0; j0 < N; j0 += NB) {
+        int64_t nb = N - j0 < NB ? N - j0 : NB;
+        for (int64_t m = 0; m < M; m++) {
+            float *c = C + m * ldc + j0;
+            if (beta == 0.f)
+                for (int64_t j = 0; j < nb; j++) c[j] = 0.f;
+            else if (beta != 1.f)
+                for (int64_t j = 0; j < nb; j++) c[j] *= beta;
+        }
+        int64_t k = 0;
+        for (; k + 4 <= K; k += 4) {
+            const float *b0 = B + k * ldb + j0, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+            for (int64_t m = 0; m < M; m++) {
+                const float *a = A + m * lda + k;
+                const float a0 = alpha * a[0], a1 = alpha * a[1], a2 = alpha * a[2], a3 = alpha * a[3];
+                float *restrict c = C + m * ldc + j0;
+#pragma omp simd
+                for (int64_t j = 0; j < nb; j++) c[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j];
+            }
+        }
+        for (; k < K; k++) {
+            const float *b0 = B + k * ldb + j0;
+            for (int64_t m = 0; m < M; m++) {
+                const float a0 = alpha * A[m * lda + k];
+                float *restrict c = C + m * ldc + j0;
+#pragma omp simd
+                for (int64_t j = 0; j < nb; j++) c[j] += a0 * b0[j];
+            }
+        }
+    }
+}
+
+void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                   const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    /* M = 1 or N = 1: sgemv (measured 3-4x faster than this OpenBLAS's sgemm for
+       [1,512]x[512,2048] and [1,64]x[64,256]). y is zeroed first when beta = 0 so stale
+       arena contents (NaN/Inf) cannot leak through a 0 * y scaling. */
+    if ((M == 1 || N == 1) && K > 0) {
+        int64_t len = M == 1 ? N : M, incy = M == 1 ? 1 : ldc;
+        if (beta == 0.f)
+            for (int64_t i = 0; i < len; i++) C[i * incy] = 0.f;
+        if (M == 1) { /* y[N] = op(B)^T x, x = row 0 of op(A) */
+            int64_t incx = trans_a ? lda : 1;
+            if (trans_b)
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)N, (int)K, alpha, B, (int)ldb, A, (int)incx, beta, C, (int)incy);
+            else
+                cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)N, alpha, B, (int)ldb, A, (int)incx, beta, C, (int)incy);
+        } else { /* y[M] = op(A) x, x = column 0 of op(B) */
+            int64_t incx = trans_b ? 1 : ldb;
+            if (trans_a)
+                cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)M, alpha, A, (int)lda, B, (int)incx, beta, C, (int)incy);
+            else
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)M, (int)K, alpha, A, (int)lda, B, (int)incx, beta, C, (int)incy);
+        }
+        return;
+    }
+    /* 2 <= M <= 8, B not transposed, K and N large (a few activation rows against a weight,
+       e.g. NasRNN's inputs of several time steps against one matrix): B read once, by rows
+       (smallm_sgemm). This OpenBLAS's sgemm took as long for [5,512]x[512,4096] (1.03 ms) as
+       five sgemvs. */
+    if (!trans_a && !trans_b && M >= 2 && M <= 8 && K >= 128 && N >= 128) {
+        /* with several threads (and enough work), contiguous column ranges of 16-multiples,
+           one per thread: each streams its own columns of B */
+        int T = so_sgemm_threads();
+        if (T > 1 && M * N * K >= ((int64_t)1 << 21) && N >= 64 * T) {
+#pragma omp parallel for num_threads(T) schedule(static)
+            for (int t = 0; t < T; t++) {
+                int64_t j0 = (N * t / T) & ~(int64_t)15, j1 = t == T - 1 ? N : (N * (t + 1) / T) & ~(int64_t)15;
+                if (j1 > j0) smallm_sgemm(M, j1 - j0, K, alpha, A, lda, B + j0, ldb, beta, C + j0, ldc);
+            }
+        } else {
+            smallm_sgemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        }
+        return;
+    }
+    /* OpenBLAS runs single-threaded (exec.c): with T threads, the product is split here into T
+       contiguous column ranges (16-multiples) or, when N is narrow, row ranges, one
+       single-threaded sgemm each, on the executor's OpenMP team, so one thread pool serves both
+       our loops and sgemm (two spinning pools on the same cores fought each other). */
+    int T = so_sgemm_threads();
+    if (T > 1 && M * N * K >= ((int64_t)1 << 20)) {
+        int by_cols = N >= 32 * T;
+        if (by_cols || M >= 8 * T) {
+#pragma omp parallel for num_threads(T) schedule(static)
+            for (int t = 0; t < T; t++) {
+                if (by_cols) {
+                    int64_t j0 = (N * t / T) & ~(int64_t)15, j1 = t == T - 1 ? N : (N * (t + 1) / T) & ~(int64_t)15;
+                    if (j1 > j0)
+                        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                                    (int)M, (int)(j1 - j0), (int)K, alpha, A, (int)lda, trans_b ? B + j0 * ldb : B + j0,
+                                    (int)ldb, beta, C + j0, (int)ldc);
+                } else {
+                    int64_t i0 = M * t / T, i1 = M * (t + 1) / T;
+                    if (i1 > i0)
+                        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                                    (int)(i1 - i0), (int)N, (int)K, alpha, trans_a ? A + i0 : A + i0 * lda, (int)lda, B,
+                                    (int)ldb, beta, C + i0 * ldc, (int)ldc);
+                }
+            }
+            return;
+        }
+    }
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}

@@ -1,0 +1,328 @@
+/* layout.c - blocked-channel (NCHWc) layout placement: rewrites a graph so that convs, pools and the element-wise ops between them run on blocked values, with reorders only where a plain operator needs NCHW. */
+#include "layout.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct lctx {
+    const so_graph *g;
+    so_graph *ng;
+    int b;
+    int32_t *off;   /* [n_nodes + 1]: first slot of node i in plain[] */
+    so_edge *plain; /* NCHW version of each (node, slot) in ng, node -1 if none yet */
+    so_edge *blk;   /* [n_nodes]: blocked version of output 0, node -1 if none */
+    int64_t *chans; /* [n_nodes]: channels of the blocked value */
+    so_layout_stats *st;
+} lctx;
+
+static const so_shape *shape_of(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }
+
+static so_status add_node(lctx *c, so_op op, const so_edge *in, int n_in, int n_out, const so_attr *a, int32_t ref, const char *name,
+                          int32_t *id)
+{
+    *id = so_graph_add(c->ng, op, in, n_in, n_out, a, ref, name);
+    return so_graph_infer(c->ng, *id);
+}
+
+/* The NCHW version of old edge e (an NCHWC_OUT of its blocked version when it has no plain one yet). */
+static so_status get_plain(lctx *c, so_edge e, so_edge *out)
+{
+    so_edge *p = &c->plain[c->off[e.node] + e.slot];
+    if (p->node < 0) {
+        so_attr a = {0};
+        a.n_ints = 2, a.ints[0] = c->b, a.ints[1] = c->chans[e.node];
+        int32_t id;
+        if (add_node(c, SO_OP_NCHWC_OUT, &c->blk[e.node], 1, 1, so_model_attr(c->ng->model, &a), -1, NULL, &id) != SO_OK) return SO_ERR;
+        *p = (so_edge){id, 0};
+        c->st->reorders++;
+    }
+    *out = *p;
+    return SO_OK;
+}
+
+/* The blocked version of old edge e (slot 0 of a rank-4 value; an NCHWC_IN of its plain one when needed). */
+static so_status get_blk(lctx *c, so_edge e, so_edge *out)
+{
+    if (c->blk[e.node].node < 0) {
+        so_attr a = {0};
+        a.n_ints = 1, a.ints[0] = c->b;
+        so_edge p;
+        if (get_plain(c, e, &p) != SO_OK) return SO_ERR;
+        int32_t id;
+        if (add_node(c, SO_OP_NCHWC_IN, &p, 1, 1, so_model_attr(c->ng->model, &a), -1, NULL, &id) != SO_OK) return SO_ERR;
+        c->blk[e.node] = (so_edge){id, 0};
+        c->chans[e.node] = shape_of(c->g, e)->dim[1];
+        c->st->reorders++;
+    }
+    *out = c->blk[e.node];
+    return SO_OK;
+}
+
+static int is_weight(const so_graph *g, so_edge e) { return e.node >= 0 && g->nodes[e.node].op == SO_OP_WEIGHT; }
+
+static const float *wdata(const so_graph *g, so_edge e) { return g->model->weights[g->nodes[e.node].ref].data; }
+
+/* Whether conv node i can run as CONV_NCHWC with block b. */
+static int conv_qualifies(const so_graph *g, int32_t i, int b)
+{
+    const so_node *n = &g->nodes[i];
+    if (n->in[0].slot != 0 || !is_weight(g, n->in[1]) || (n->n_in > 2 && n->in[2].node >= 0 && !is_weight(g, n->in[2]))) return 0;
+    const so_shape *x = shape_of(g, n->in[0]), *w = shape_of(g, n->in[1]);
+    if (x->rank != 4 || w->rank != 4 || x->dtype != SO_F32 || !wdata(g, n->in[1])) return 0;
+    const int64_t grp = n->attr->group > 0 ? n->attr->group : 1, Cg = w->dim[1], Og = w->dim[0] / grp;
+    return grp == 1 || (Cg == 1 && Og == 1) || (Cg % b == 0 && Og % b == 0);
+}
+
+/* The BatchNormalization that is conv i's only user with constant parameters, or -1. */
+static int32_t foldable_bn(const so_graph *g, const int32_t *uses, int32_t i)
+{
+    if (uses[i] != 1) return -1;
+    for (int32_t u = i + 1; u < g->n_nodes; u++) {
+        const so_node *un = &g->nodes[u];
+        for (int k = 0; k < un->n_in; k++)
+            if (un->in[k].node == i) {
+                if (un->op != SO_OP_BATCHNORM || k != 0) return -1;
+                for (int q = 1; q < 5; q++)
+                    if (!is_weight(g, un->in[q]) || !wdata(g, un->in[q])) return -1;
+                return u;
+            }
+    }
+    return -1;
+}
+
+/* New weights W' = W * s, B' = (B - mean) * s + beta with s = scale / sqrt(var + eps) per output channel. */
+static void fold_bn(lctx *c, int32_t i, int32_t u, so_edge *w_out, so_edge *b_out)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i], *bn = &g->nodes[u];
+    const so_shape *ws = shape_of(g, n->in[1]);
+    const int64_t O = ws->dim[0], per = ws->dim[1] * ws->dim[2] * ws->dim[3];
+    const float *W = wdata(g, n->in[1]), *B = n->n_in > 2 && n->in[2].node >= 0 ? wdata(g, n->in[2]) : NULL;
+    const float *sc = wdata(g, bn->in[1]), *be = wdata(g, bn->in[2]), *mu = wdata(g, bn->in[3]), *var = wdata(g, bn->in[4]);
+    float *W2 = so_xmalloc(sizeof(float) * (size_t)(O * per)), *B2 = so_xmalloc(sizeof(float) * (size_t)O);
+    for (int64_t o = 0; o < O; o++) {
+        const double s = (double)sc[o] / sqrt((double)var[o] + (double)bn->attr->epsilon);
+        for (int64_t k = 0; k < per; k++) W2[o * per + k] = (float)(W[o * per + k] * s);
+        B2[o] = (float)(((B ? (double)B[o] : 0.0) - mu[o]) * s + be[o]);
+    }
+    so_model *m = c->ng->model;
+    const int64_t od[1] = {O};
+    int32_t wid = so_model_add_weight(m, NULL, *ws, W2), bid = so_model_add_weight(m, NULL, so_shape_make(1, od), B2), id;
+    add_node(c, SO_OP_WEIGHT, NULL, 0, 1, NULL, wid, NULL, &id);
+    *w_out = (so_edge){id, 0};
+    add_node(c, SO_OP_WEIGHT, NULL, 0, 1, NULL, bid, NULL, &id);
+    *b_out = (so_edge){id, 0};
+}
+
+/* A BatchNormalization (inference form, constant parameters) on a blocked value as x * S + T with S, T new
+   blocked weights [1, Cb, 1, 1, b] (zero in the padding lanes). */
+static so_status blocked_bn(lctx *c, const so_node *bn, so_edge x, int32_t *id)
+{
+    const so_graph *g = c->g;
+    for (int q = 1; q < 5; q++)
+        if (!is_weight(g, bn->in[q]) || !wdata(g, bn->in[q])) return SO_ERR;
+    const int64_t C = bn->out[0].dim[1], b = c->b, Cb = (C + b - 1) / b;
+    const float *sc = wdata(g, bn->in[1]), *be = wdata(g, bn->in[2]), *mu = wdata(g, bn->in[3]), *var = wdata(g, bn->in[4]);
+    float *S = so_xcalloc((size_t)(Cb * b), sizeof *S), *T = so_xcalloc((size_t)(Cb * b), sizeof *T);
+    for (int64_t k = 0; k < C; k++) {
+        const double s = (double)sc[k] / sqrt((double)var[k] + (double)bn->attr->epsilon);
+        S[k] = (float)s;
+        T[k] = (float)(be[k] - mu[k] * s);
+    }
+    const int64_t d[5] = {1, Cb, 1, 1, b};
+    so_model *m = c->ng->model;
+    int32_t sid = so_model_add_weight(m, NULL, so_shape_make(5, d), S), tid = so_model_add_weight(m, NULL, so_shape_make(5, d), T), ws, wt;
+    so_edge in[2];
+    if (add_node(c, SO_OP_WEIGHT, NULL, 0, 1, NULL, sid, NULL, &ws) != SO_OK || add_node(c, SO_OP_WEIGHT, NULL, 0, 1, NULL, tid, NULL, &wt) != SO_OK)
+        return SO_ERR;
+    in[0] = x, in[1] = (so_edge){ws, 0};
+    if (add_node(c, SO_OP_MUL, in, 2, 1, NULL, -1, bn->name, id) != SO_OK) return SO_ERR;
+    in[0] = (so_edge){*id, 0}, in[1] = (so_edge){wt, 0};
+    return add_node(c, SO_OP_ADD, in, 2, 1, NULL, -1, bn->name, id);
+}
+
+/* Same-shape element-wise op whose output can stay blocked: every input rank 4 and equal to the output. */
+static int elementwise_blockable(const so_graph *g, const so_node *n)
+{
+    const unsigned f = so_ops[n->op].flags;
+    if (!(f & (SO_F_UNARY | SO_F_BINARY)) || n->n_out != 1 || n->out[0].rank != 4 || n->out[0].dtype != SO_F32) return 0;
+    for (int k = 0; k < n->n_in; k++)
+        if (n->in[k].slot != 0 || !so_shape_eq(shape_of(g, n->in[k]), &n->out[0])) return 0;
+    return 1;
+}
+
+so_status so_layout_fold_bn(const so_graph *g, int b, so_graph **out, int32_t *n_folded)
+{
+    lctx c = {.g = g, .b = b};
+    so_layout_stats st;
+    memset(&st, 0, sizeof st);
+    c.st = &st;
+    c.ng = so_graph_new(g->model);
+    so_edge *map = so_xmalloc(sizeof *map * (size_t)(g->n_nodes + 1)); /* output 0 of each node (multi-output: slot kept) */
+    int32_t *uses = so_graph_use_counts(g), *bn_of = so_xmalloc(sizeof *bn_of * (size_t)(g->n_nodes + 1));
+    for (int32_t i = 0; i < g->n_nodes; i++) bn_of[i] = -1;
+    *n_folded = 0;
+    so_status rc = SO_ERR;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *n = &g->nodes[i];
+        so_edge in[SO_MAX_IN];
+        int32_t id, u;
+        if (bn_of[i] >= 0) {
+            map[i] = map[bn_of[i]];
+            continue;
+        }
+        for (int k = 0; k < n->n_in; k++)
+            in[k] = n->in[k].node < 0 ? n->in[k] : (so_edge){map[n->in[k].node].node, n->in[k].slot};
+        if (n->op == SO_OP_CONV && conv_qualifies(g, i, b) && (u = foldable_bn(g, uses, i)) >= 0) {
+            fold_bn(&c, i, u, &in[1], &in[2]);
+            if (add_node(&c, SO_OP_CONV, in, 3, 1, n->attr, -1, n->name, &id) != SO_OK) goto done;
+            bn_of[u] = i;
+            (*n_folded)++;
+        } else {
+            id = so_graph_add(c.ng, n->op, in, n->n_in, n->n_out, n->attr, n->ref, n->name);
+            for (int k = 0; k < n->n_out; k++) c.ng->nodes[id].out[k] = n->out[k];
+            if (so_graph_infer(c.ng, id) != SO_OK) goto done;
+        }
+        map[i] = (so_edge){id, 0};
+    }
+    for (int32_t o = 0; o < g->model->n_outputs; o++) c.ng->outputs[o] = (so_edge){map[g->outputs[o].node].node, g->outputs[o].slot};
+    so_graph_dce(c.ng);
+    *out = c.ng;
+    c.ng = NULL;
+    rc = SO_OK;
+done:
+    if (c.ng) so_graph_free(c.ng);
+    free(map);
+    free(uses);
+    free(bn_of);
+    return rc;
+}
+
+so_status so_layout_nchwc(const so_graph *g, int b, const char *keep, so_graph **out, so_layout_stats *st)
+{
+    so_layout_stats dummy;
+    if (!st) st = &dummy;
+    memset(st, 0, sizeof *st);
+    lctx c = {.g = g, .b = b, .st = st};
+    c.ng = so_graph_new(g->model);
+    c.off = so_xmalloc(sizeof *c.off * (size_t)(g->n_nodes + 1));
+    c.off[0] = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) c.off[i + 1] = c.off[i] + g->nodes[i].n_out;
+    c.plain = so_xmalloc(sizeof *c.plain * (size_t)(c.off[g->n_nodes] + 1));
+    for (int32_t k = 0; k < c.off[g->n_nodes]; k++) c.plain[k] = (so_edge){-1, 0};
+    c.blk = so_xmalloc(sizeof *c.blk * (size_t)(g->n_nodes + 1));
+    c.chans = so_xcalloc((size_t)g->n_nodes + 1, sizeof *c.chans);
+    int32_t *bn_of = so_xmalloc(sizeof *bn_of * (size_t)(g->n_nodes + 1)); /* BN node -> the conv it is folded into */
+    for (int32_t i = 0; i < g->n_nodes; i++) c.blk[i] = (so_edge){-1, 0}, bn_of[i] = -1;
+    int32_t *uses = so_graph_use_counts(g);
+    so_status rc = SO_ERR;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *n = &g->nodes[i];
+        so_edge in[SO_MAX_IN];
+        int32_t id;
+        if (bn_of[i] >= 0) { /* folded into its conv: the same (blocked) value */
+            c.blk[i] = c.blk[bn_of[i]];
+            c.chans[i] = c.chans[bn_of[i]];
+            continue;
+        }
+        if (n->op == SO_OP_CONV && (!keep || !keep[i]) && conv_qualifies(g, i, b)) {
+            if (get_blk(&c, n->in[0], &in[0]) != SO_OK) goto done;
+            int nin = 2;
+            const int32_t u = foldable_bn(g, uses, i);
+            if (u >= 0) {
+                fold_bn(&c, i, u, &in[1], &in[2]);
+                nin = 3;
+                bn_of[u] = i;
+                st->bn_folded++;
+            } else {
+                if (get_plain(&c, n->in[1], &in[1]) != SO_OK) goto done;
+                if (n->n_in > 2 && n->in[2].node >= 0) {
+                    if (get_plain(&c, n->in[2], &in[2]) != SO_OK) goto done;
+                    nin = 3;
+                }
+            }
+            if (add_node(&c, SO_OP_CONV_NCHWC, in, nin, 1, n->attr, -1, n->name, &id) != SO_OK) goto done;
+            c.blk[i] = (so_edge){id, 0};
+            c.chans[i] = n->out[0].dim[1];
+            st->convs++;
+            continue;
+        }
+        int blocked_in = n->n_in > 0 && c.blk[n->in[0].node].node >= 0 && n->in[0].slot == 0;
+        if (n->op == SO_OP_ADD || n->op == SO_OP_MUL || n->op == SO_OP_SUB || n->op == SO_OP_DIV)
+            blocked_in = blocked_in || (n->n_in > 1 && c.blk[n->in[1].node].node >= 0 && n->in[1].slot == 0);
+        so_op bop = n->op == SO_OP_MAXPOOL         ? SO_OP_MAXPOOL_NCHWC
+                    : n->op == SO_OP_AVGPOOL       ? SO_OP_AVGPOOL_NCHWC
+                    : n->op == SO_OP_GLOBALAVGPOOL ? SO_OP_GLOBALAVGPOOL_NCHWC
+                                                   : SO_OP_COUNT;
+        if (blocked_in && bop != SO_OP_COUNT && n->out[0].rank == 4) {
+            if (get_blk(&c, n->in[0], &in[0]) != SO_OK) goto done;
+            if (add_node(&c, bop, in, 1, 1, n->attr, -1, n->name, &id) != SO_OK) goto done;
+            c.blk[i] = (so_edge){id, 0};
+            c.chans[i] = n->out[0].dim[1];
+            st->pools++;
+            continue;
+        }
+        if (n->op == SO_OP_CONCAT && n->attr->axis == 1 && n->out[0].rank == 4 && n->n_in < SO_MAX_INTS && n->out[0].dtype == SO_F32) {
+            int any = 0;
+            for (int k = 0; k < n->n_in; k++) any |= n->in[k].slot == 0 && c.blk[n->in[k].node].node >= 0;
+            if (any) {
+                so_attr a = {0};
+                a.n_ints = n->n_in + 1, a.ints[0] = b;
+                for (int k = 0; k < n->n_in; k++) {
+                    if (get_blk(&c, n->in[k], &in[k]) != SO_OK) goto done;
+                    a.ints[k + 1] = shape_of(g, n->in[k])->dim[1];
+                }
+                if (add_node(&c, SO_OP_CONCAT_NCHWC, in, n->n_in, 1, so_model_attr(c.ng->model, &a), -1, n->name, &id) != SO_OK) goto done;
+                c.blk[i] = (so_edge){id, 0};
+                c.chans[i] = n->out[0].dim[1];
+                st->concats++;
+                continue;
+            }
+        }
+        if (blocked_in && n->op == SO_OP_BATCHNORM && n->out[0].rank == 4 && n->in[0].slot == 0) {
+            int ok = 1;
+            for (int q = 1; q < 5; q++) ok = ok && is_weight(g, n->in[q]) && wdata(g, n->in[q]);
+            if (ok) {
+                if (get_blk(&c, n->in[0], &in[0]) != SO_OK || blocked_bn(&c, n, in[0], &id) != SO_OK) goto done;
+                c.blk[i] = (so_edge){id, 0};
+                c.chans[i] = n->out[0].dim[1];
+                st->elementwise++;
+                continue;
+            }
+        }
+        if (blocked_in && elementwise_blockable(g, n)) {
+            for (int k = 0; k < n->n_in; k++)
+                if (get_blk(&c, n->in[k], &in[k]) != SO_OK) goto done;
+            if (add_node(&c, n->op, in, n->n_in, 1, n->attr, -1, n->name, &id) != SO_OK) goto done;
+            c.blk[i] = (so_edge){id, 0};
+            c.chans[i] = n->out[0].dim[1];
+            st->elementwise++;
+            continue;
+        }
+        /* a plain node: NCHW inputs */
+        for (int k = 0; k < n->n_in; k++) {
+            if (n->in[k].node < 0) in[k] = n->in[k];
+            else if (get_plain(&c, n->in[k], &in[k]) != SO_OK) goto done;
+        }
+        id = so_graph_add(c.ng, n->op, in, n->n_in, n->n_out, n->attr, n->ref, n->name);
+        for (int k = 0; k < n->n_out; k++) c.ng->nodes[id].out[k] = n->out[k]; /* opaque nodes keep their shapes */
+        if (so_graph_infer(c.ng, id) != SO_OK) goto done;
+        for (int k = 0; k < n->n_out; k++) c.plain[c.off[i] + k] = (so_edge){id, k};
+    }
+    for (int32_t o = 0; o < g->model->n_outputs; o++)
+        if (get_plain(&c, g->outputs[o], &c.ng->outputs[o]) != SO_OK) goto done;
+    so_graph_dce(c.ng);
+    *out = c.ng;
+    c.ng = NULL;
+    rc = SO_OK;
+done:
+    if (c.ng) so_graph_free(c.ng);
+    free(c.off);
+    free(c.plain);
+    free(c.blk);
+    free(c.chans);
+    free(bn_of);
+    free(uses);
+    return rc;
+}

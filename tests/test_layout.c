@@ -1,0 +1,186 @@
+/* test_layout.c - the NCHWc layout rewrite (search/layout.c): the rewritten graph computes what the original does, with the reference kernels and with the executor's blocked kernels, at block sizes 8 and 16, 1 and 2 threads. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../kernels/exec.h"
+#include "../kernels/nchwc.h"
+#include "../kernels/ref.h"
+#include "../search/layout.h"
+#include "onnx_io.h"
+
+/* Relative max error of b against a (NaN counts as infinite). */
+static double rel_err(const float *a, const float *b, int64_t n)
+{
+    double mx = 0, err = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (fabs(a[i]) > mx) mx = fabs(a[i]);
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= err)) err = d != d ? INFINITY : d;
+    }
+    return err / (mx > 1e-6 ? mx : 1e-6);
+}
+
+/* Relative max output error of graph b against graph a (reference kernels, seeded inputs). */
+static double max_diff_graphs(const so_graph *a, const so_graph *b)
+{
+    so_model *m = a->model;
+    float *ins[8], *oa[8], *ob[8];
+    uint64_t seed = 9;
+    double e = 0;
+    for (int i = 0; i < m->n_inputs; i++) {
+        int64_t n = so_shape_numel(&m->inputs[i].shape);
+        ins[i] = malloc(sizeof(float) * (size_t)n);
+        so_rng_fill(&seed, ins[i], (size_t)n);
+    }
+    for (int o = 0; o < m->n_outputs; o++) {
+        int64_t n = so_shape_numel(&a->nodes[a->outputs[o].node].out[a->outputs[o].slot]);
+        oa[o] = malloc(sizeof(float) * (size_t)n), ob[o] = malloc(sizeof(float) * (size_t)n);
+    }
+    assert_int_equal(so_ref_run(a, (const float *const *)ins, oa), SO_OK);
+    assert_int_equal(so_ref_run(b, (const float *const *)ins, ob), SO_OK);
+    for (int o = 0; o < m->n_outputs; o++) {
+        const double r = rel_err(oa[o], ob[o], so_shape_numel(&a->nodes[a->outputs[o].node].out[a->outputs[o].slot]));
+        if (!(r <= e)) e = r;
+        free(oa[o]), free(ob[o]);
+    }
+    for (int i = 0; i < m->n_inputs; i++) free(ins[i]);
+    return e;
+}
+
+static int count_op(const so_graph *g, so_op op)
+{
+    int k = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) k += g->nodes[i].op == op;
+    return k;
+}
+
+/* Runs g (reference) and its layout rewrite (reference, executor at 1 and 2 threads): all agree within 1e-4. */
+static void check_model(so_model *m, int b, int expect_convs)
+{
+    so_graph *g = m->graph, *lg = NULL;
+    so_layout_stats st;
+    assert_int_equal(so_layout_nchwc(g, b, NULL, &lg, &st), SO_OK);
+    if (expect_convs >= 0) assert_int_equal(st.convs, expect_convs);
+    assert_int_equal(count_op(lg, SO_OP_CONV_NCHWC), st.convs);
+    assert_int_equal(count_op(lg, SO_OP_CONV), count_op(g, SO_OP_CONV) - st.convs);
+    assert_true(count_op(lg, SO_OP_NCHWC_IN) >= 1 && count_op(lg, SO_OP_NCHWC_OUT) >= 1);
+    assert_int_equal(count_op(lg, SO_OP_BATCHNORM), count_op(g, SO_OP_BATCHNORM) - st.bn_folded);
+    float *ins[8], *ref[8], *got[8];
+    int64_t on[8];
+    uint64_t seed = 5;
+    assert_true(m->n_inputs <= 8 && m->n_outputs <= 8);
+    for (int i = 0; i < m->n_inputs; i++) {
+        int64_t n = so_shape_numel(&m->inputs[i].shape);
+        ins[i] = malloc(sizeof(float) * (size_t)n);
+        so_rng_fill(&seed, ins[i], (size_t)n);
+    }
+    for (int o = 0; o < m->n_outputs; o++) {
+        on[o] = so_shape_numel(&g->nodes[g->outputs[o].node].out[g->outputs[o].slot]);
+        ref[o] = malloc(sizeof(float) * (size_t)on[o]);
+        got[o] = malloc(sizeof(float) * (size_t)on[o]);
+    }
+    assert_int_equal(so_ref_run(g, (const float *const *)ins, ref), SO_OK);
+    assert_int_equal(so_ref_run(lg, (const float *const *)ins, got), SO_OK);
+    for (int o = 0; o < m->n_outputs; o++)
+        if (!(rel_err(ref[o], got[o], on[o]) <= 1e-4)) fail_msg("b=%d reference: output %d differs by %g", b, o, rel_err(ref[o], got[o], on[o]));
+    for (int T = 1; T <= 2; T++) {
+        so_exec_opts eo = {.threads = T};
+        so_exec *e = NULL;
+        assert_int_equal(so_exec_new(lg, &eo, &e), SO_OK);
+        int blocked_steps = 0;
+        for (int32_t s = 0; s < so_exec_n_steps(e); s++) {
+            so_exec_step_info si;
+            so_exec_step(e, s, &si);
+            blocked_steps += strstr(si.kernel, "nchwc") != NULL;
+        }
+        so_isa lv;
+        assert_int_equal(so_isa_current(&lv), SO_OK);
+        if (so_nchwc_level(b, lv)) assert_true(blocked_steps >= st.convs); /* the blocked kernels really ran */
+        assert_int_equal(so_exec_run(e, (const float *const *)ins, got), SO_OK);
+        for (int o = 0; o < m->n_outputs; o++)
+            if (!(rel_err(ref[o], got[o], on[o]) <= 1e-4)) fail_msg("b=%d executor %d threads: output %d differs by %g", b, T, o, rel_err(ref[o], got[o], on[o]));
+        so_exec_free(e);
+    }
+    for (int i = 0; i < m->n_inputs; i++) free(ins[i]);
+    for (int o = 0; o < m->n_outputs; o++) free(ref[o]), free(got[o]);
+    so_graph_free(lg);
+}
+
+static void test_resnet_small(void **state)
+{
+    (void)state;
+    for (int b = 8; b <= 16; b += 8) {
+        so_model *m = NULL;
+        assert_int_equal(so_onnx_load("data/resnet_small.onnx", &m), SO_OK);
+        check_model(m, b, -1);
+        so_model_free(m);
+    }
+}
+
+static void test_squeezenet(void **state)
+{
+    (void)state;
+    so_model *m = NULL;
+    assert_int_equal(so_onnx_load("data/squeezenet.onnx", &m), SO_OK);
+    check_model(m, 16, -1);
+    so_model_free(m);
+}
+
+/* keep: convs left in NCHW. All kept: no layout op at all; every other one kept: the rest blocked, same outputs;
+   after so_layout_fold_bn the rewrite folds nothing more and adds no weights. */
+static void test_keep_and_fold(void **state)
+{
+    (void)state;
+    so_model *m = NULL;
+    assert_int_equal(so_onnx_load("data/resnet_small.onnx", &m), SO_OK);
+    so_graph *g = m->graph, *fg = NULL, *lg = NULL;
+    int32_t nf = 0;
+    assert_int_equal(so_layout_fold_bn(g, 16, &fg, &nf), SO_OK);
+    assert_int_equal(nf, count_op(g, SO_OP_BATCHNORM) - count_op(fg, SO_OP_BATCHNORM));
+    assert_true(nf > 0);
+    char *keep = calloc((size_t)fg->n_nodes, 1);
+    int nconv = 0;
+    for (int32_t i = 0; i < fg->n_nodes; i++)
+        if (fg->nodes[i].op == SO_OP_CONV) keep[i] = 1, nconv++;
+    so_layout_stats st;
+    assert_int_equal(so_layout_nchwc(fg, 16, keep, &lg, &st), SO_OK);
+    assert_int_equal(st.convs, 0);
+    assert_int_equal(count_op(lg, SO_OP_NCHWC_IN) + count_op(lg, SO_OP_NCHWC_OUT) + count_op(lg, SO_OP_CONV_NCHWC), 0);
+    so_graph_free(lg);
+    so_layout_stats all;
+    assert_int_equal(so_layout_nchwc(fg, 16, NULL, &lg, &all), SO_OK); /* its grouped convs (groups of 4 / 8) stay NCHW at b = 16 */
+    so_graph_free(lg);
+    assert_true(all.convs > 2 && all.convs < nconv);
+    int kept = 0;
+    for (int32_t i = 0, k = 0; i < fg->n_nodes; i++)
+        if (fg->nodes[i].op == SO_OP_CONV) keep[i] = (char)(fg->nodes[i].attr->group <= 1 && k++ % 2), kept += keep[i];
+    const int32_t nw = m->n_weights;
+    assert_int_equal(so_layout_nchwc(fg, 16, keep, &lg, &st), SO_OK);
+    assert_int_equal(m->n_weights, nw); /* nothing left to fold */
+    assert_true(kept > 0);
+    assert_int_equal(st.convs, all.convs - kept);
+    assert_int_equal(count_op(lg, SO_OP_CONV), nconv - st.convs);
+    assert_true(max_diff_graphs(g, lg) <= 1e-4);
+    so_graph_free(lg);
+    so_graph_free(fg);
+    free(keep);
+    so_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keep_and_fold),
+        cmocka_unit_test(test_resnet_small),
+        cmocka_unit_test(test_squeezenet),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
