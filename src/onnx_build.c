@@ -166,6 +166,20 @@ static int lstm_default_acts(const Onnx__NodeProto *n, int dirs)
     return 1;
 }
 
+/* Binds tensor `name` to the value v (a copy of a constant, or the same edge). */
+static void bind_alias(imp *im, const char *name, const val *v)
+{
+    if (!v->is_const) {
+        onx_bind_edge(im, name, v->e.node, v->e.slot);
+        return;
+    }
+    ctensor cc = v->c;
+    size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
+    cc.data = so_xmalloc(bytes + 1);
+    memcpy(cc.data, v->c.data, bytes);
+    onx_bind_const(im, name, &cc);
+}
+
 /* One step of an expansion: op on ins, attribute a (NULL: default); *out = the new value. */
 static int step(imp *im, so_op op, val **ins, int n_in, const so_attr *a, const char *nm, val **out)
 {
@@ -216,16 +230,7 @@ static int layernorm_expanded(imp *im, const Onnx__NodeProto *n, val **ins, size
     val *res[3] = {y, mean, inv};
     for (size_t k = 0; k < n->n_output && k < 3; k++) {
         if (!n->output[k][0]) continue;
-        /* the output name refers to the same value (constant or edge) */
-        val *v = res[k];
-        if (v->is_const) {
-            ctensor cc = v->c;
-            size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
-            cc.data = so_xmalloc(bytes + 1);
-            memcpy(cc.data, v->c.data, bytes);
-            onx_bind_const(im, n->output[k], &cc);
-        } else
-            onx_bind_edge(im, n->output[k], v->e.node, v->e.slot);
+        bind_alias(im, n->output[k], res[k]);
     }
     return SO_OK;
 }
@@ -1132,14 +1137,7 @@ static so_status tile_concat(imp *im, const Onnx__NodeProto *n, val **ins)
         acc = anon_edge(im, idx, 0);
     }
     if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
-    if (acc->is_const) {
-        ctensor cc = acc->c;
-        size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
-        cc.data = so_xmalloc(bytes + 1);
-        memcpy(cc.data, acc->c.data, bytes);
-        onx_bind_const(im, n->output[0], &cc);
-    } else
-        onx_bind_edge(im, n->output[0], acc->e.node, acc->e.slot);
+    bind_alias(im, n->output[0], acc);
     return SO_OK;
 }
 
@@ -1173,14 +1171,7 @@ static so_status sum_mean(imp *im, const Onnx__NodeProto *n, val **ins, size_t n
         acc = anon_edge(im, idx, 0);
     }
     if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
-    if (acc->is_const) {
-        ctensor cc = acc->c;
-        size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
-        cc.data = so_xmalloc(bytes + 1);
-        memcpy(cc.data, acc->c.data, bytes);
-        onx_bind_const(im, n->output[0], &cc);
-    } else
-        onx_bind_edge(im, n->output[0], acc->e.node, acc->e.slot);
+    bind_alias(im, n->output[0], acc);
     return SO_OK;
 }
 
