@@ -24,7 +24,7 @@ ifeq ($(SAN),1)
 endif
 
 DEB_PKGS := libz3-dev libxxhash-dev libopenblas-dev libcmocka-dev libprotobuf-c-dev \
-            protobuf-c-compiler libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind libdnnl2
+            protobuf-c-compiler libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind libdnnl2 libonnx-testdata
 # OpenMPI (generate --mpi, rules/gen_mpi.c only): flags from its compiler wrapper, headers as system headers;
 # before `make deps` has installed it (make run on a fresh machine), Debian's default locations.
 MPI_CFLAGS := $(patsubst -I%,-isystem %,$(or $(shell mpicc --showme:compile 2>/dev/null),-I/usr/include/$(shell $(CC) -print-multiarch)/mpi))
@@ -39,7 +39,7 @@ TEST_SRCS   := $(wildcard tests/test_*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 LIB         := $(BUILD)/libsuperopt.a
 
-.PHONY: all deps run test test-core test-unit test-integration test-valgrind test-asan bench bench-kernels bench-isa rules operators models clean
+.PHONY: all deps run test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-kernels bench-isa rules operators models clean
 all: $(BUILD)/superopt
 
 # Installs missing Debian packages when run as root; otherwise says what is missing.
@@ -94,6 +94,15 @@ $(ORT): tools/ort/package.json
 test-integration: $(BUILD)/superopt $(ORT)
 	@BUILD=$(BUILD) bash tests/integration.sh
 
+# ONNX's backend tests (Debian libonnx-testdata) through `superopt run` with typed I/O; refusals
+# must be listed with their reason in tests/onnx_expected_refusals.txt (tests/onnx_conformance.py).
+test-onnx: $(BUILD)/superopt
+	/usr/bin/python3 tests/onnx_conformance.py --superopt $(BUILD)/superopt
+
+# docs/CONFORMANCE.md: the per-operator results of the same run
+conformance: $(BUILD)/superopt
+	/usr/bin/python3 tests/onnx_conformance.py --superopt $(BUILD)/superopt --markdown docs/CONFORMANCE.md
+
 # The README's test command. Unit tests (cmocka, one binary per module) then integration tests.
 test: deps
 	$(MAKE) test-core
@@ -105,6 +114,7 @@ test-core:
 	$(MAKE) all $(TEST_BINS)
 	$(MAKE) test-unit
 	$(MAKE) test-integration
+	$(MAKE) test-onnx
 
 # Memcheck over the fast unit tests and superopt run/optimize/inspect/generate on the small models
 # (tests/valgrind.sh, suppressions in tests/valgrind.supp); part of `make test`.

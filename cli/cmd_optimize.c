@@ -79,6 +79,7 @@ typedef struct io {
     float **in, **out;
     size_t *out_n;
     size_t charged; /* so_mem_charge'd for in/out; released by io_free */
+    unsigned char *out_exact; /* per output: int64 values, compared bit for bit */
 } io;
 
 static void io_free(io *x)
@@ -89,6 +90,7 @@ static void io_free(io *x)
     free(x->out);
     free(x->out_n);
     so_mem_release(x->charged);
+    free(x->out_exact);
     memset(x, 0, sizeof *x);
 }
 
@@ -101,6 +103,7 @@ static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
     x->in = so_xcalloc((size_t)x->n_in + 1, sizeof *x->in);
     x->out = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out);
     x->out_n = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out_n);
+    x->out_exact = so_xcalloc((size_t)x->n_out + 1, 1);
     uint64_t st = seed;
     for (int32_t k = 0; k < x->n_in; k++) {
         int64_t n = so_shape_numel(&m->inputs[k].shape);
@@ -113,11 +116,16 @@ static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
     }
     for (int32_t k = 0; k < x->n_out; k++) {
         int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
-        if (n < 0) return so_errorf("output '%s' has an unknown shape", m->outputs[k].name);
-        if (so_mem_charge((size_t)n * sizeof(float), "numeric-check outputs") != SO_OK) return SO_ERR;
-        x->charged += (size_t)n * sizeof(float);
-        x->out[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
-        x->out_n[k] = (size_t)n;
+        if (n < 0) return so_graph_unknown_shape_error(g, g->outputs[k], m->outputs[k].name);
+        /* an int64 output (ArgMax...) takes 8 bytes per element: out_n counts float-sized words,
+           and rel_err compares those words bit for bit */
+        int wide = g->nodes[g->outputs[k].node].out[g->outputs[k].slot].dtype == SO_I64;
+        size_t bytes = (size_t)n * (wide ? 8 : sizeof(float));
+        if (so_mem_charge(bytes, "numeric-check outputs") != SO_OK) return SO_ERR;
+        x->charged += bytes;
+        x->out[k] = so_xcalloc((size_t)(n > 0 ? n : 1), wide ? 8 : sizeof(float));
+        x->out_n[k] = (size_t)n * (wide ? 2 : 1);
+        x->out_exact[k] = wide;
     }
     return SO_OK;
 }
@@ -154,6 +162,10 @@ static double rel_err(const io *a, const io *b)
         for (size_t j = 0; j < a->out_n[k]; j++) {
             double v = fabs((double)a->out[k][j]);
             if (v > scale) scale = v;
+        }
+        if (a->out_exact[k]) {
+            if (memcmp(a->out[k], b->out[k], a->out_n[k] * sizeof(float))) return INFINITY;
+            continue;
         }
         for (size_t j = 0; j < a->out_n[k]; j++) {
             double x = a->out[k][j], y = b->out[k][j];
@@ -514,6 +526,17 @@ int so_optimize_main(int argc, char **argv)
         fprintf(f, "  \"isa\": \"%s\",\n  \"cpu\": ", so_isa_name(isa));
         so_json_fstr(f, so_isa_cpu_model());
         fprintf(f, ",\n");
+        /* the shapes the written model is specialised for (inputs whose file shape had symbolic
+           or unknown dimensions that --dim / --input-shape fixed carry "pinned": true) */
+        fprintf(f, "  \"input_shapes\": {");
+        for (int32_t k = 0; k < m->n_inputs; k++) {
+            fprintf(f, "%s", k ? ", " : "");
+            so_json_fstr(f, m->inputs[k].name);
+            fprintf(f, ": {\"shape\": [");
+            for (int d = 0; d < m->inputs[k].shape.rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)m->inputs[k].shape.dim[d]);
+            fprintf(f, "], \"pinned\": %s}", m->inputs[k].pinned ? "true" : "false");
+        }
+        fprintf(f, "},\n");
         fprintf(f, "  \"cost_before\": %s,\n  \"cost_start\": %s,\n  \"cost_after\": %s,\n", so_json_fmt(b0, cost_orig, 9), so_json_fmt(b1, res.cost_before, 9),
                 so_json_fmt(b2, res.cost_after, 9));
         if (checked)
@@ -562,6 +585,12 @@ int so_optimize_main(int argc, char **argv)
 
     if (!o.quiet) {
         fprintf(stderr, "superopt: %s -> %s\n", o.model, out_path);
+        for (int32_t k = 0; k < m->n_inputs; k++)
+            if (m->inputs[k].pinned) {
+                char sb[160];
+                fprintf(stderr, "  specialised for input '%s' %s (symbolic dimensions pinned by --dim / --input-shape)\n",
+                        m->inputs[k].name, so_shape_str(&m->inputs[k].shape, sb, sizeof sb));
+            }
         fprintf(stderr, "  cost (%s): %.4g -> %.4g (%.2fx)\n", o.cost == SO_COST_MEASURED ? "measured ms" : "flops model",
                 cost_orig, res.cost_after, res.cost_after > 0 ? cost_orig / res.cost_after : 0);
         if (checked)

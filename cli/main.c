@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../kernels/exec.h"
@@ -18,15 +20,19 @@ static const char usage_text[] =
     "  superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
     "           [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
     "           [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q]\n"
-    "  superopt run MODEL.onnx [--iters N] [--warmup N] [--threads N] [--inputs FILE]\n"
-    "           [--outputs FILE] [--json] [--profile] [--reference] [--seed N]\n"
+    "  superopt run MODEL.onnx [--iters N] [--warmup N] [--threads N] [--inputs FILE|DIR]\n"
+    "           [--outputs FILE|DIR/] [--json] [--profile] [--reference] [--seed N]\n"
+    "           FILE: raw float32, all inputs (outputs) back to back; DIR: input_0.pb, input_1.pb, ...\n"
+    "           (ONNX TensorProto, graph input order); DIR/: writes output_0.pb, ...\n"
     "  superopt generate [--max-ops N] [-o FILE.rules] [--threads N] [--shard I/N] [--seed N] [--json FILE]\n"
     "  superopt rules merge A.rules B.rules ... -o OUT.rules\n"
     "  superopt verify FILE.rules [--json]\n"
     "  superopt bench [MODEL.onnx ...] [--json FILE] [--svg FILE]\n"
     "  superopt inspect MODEL.onnx\n"
     "  any command: --max-memory BYTES (suffix K/M/G; default 8G) caps each allocation sized by a model\n"
-    "  any command: --isa scalar|avx2|avx512 (or SUPEROPT_ISA) runs the kernels of that level, at most the CPU's\n";
+    "  any command: --isa scalar|avx2|avx512 (or SUPEROPT_ISA) runs the kernels of that level, at most the CPU's\n"
+    "  any command that loads a model: --input-shape NAME=D0,D1,... (repeatable) fixes the shape of input NAME,\n"
+    "           --dim SYMBOL=N (repeatable) fixes the symbolic dimension SYMBOL wherever it appears\n";
 
 static int usage(const char *msg)
 {
@@ -39,6 +45,64 @@ static int fail(void)
 {
     fprintf(stderr, "superopt: %s\n", so_error());
     return 1;
+}
+
+static const char *so_dtype_name(int32_t t)
+{
+    switch (t) {
+    case 1: return "float32";
+    case 6: return "int32";
+    case 7: return "int64";
+    case 9: return "bool";
+    default: return "of another element type";
+    }
+}
+
+/* Reads DIR/input_0.pb, input_1.pb, ... (test_data_set layout) until the first missing one; any
+   other input_K.pb beyond a gap, or a file that does not parse, is an error. */
+static so_status read_input_dir(const char *dir, so_tfile **out, int *n_out)
+{
+    so_tfile *t = NULL;
+    int n = 0;
+    char p[4096];
+    for (;; n++) {
+        snprintf(p, sizeof p, "%s/input_%d.pb", dir, n);
+        if (access(p, F_OK) != 0) break;
+        t = so_xrealloc(t, (size_t)(n + 1) * sizeof *t);
+        if (so_onnx_tensor_read(p, &t[n]) != SO_OK) goto fail;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        so_errorf("%s: cannot open directory: %s", dir, strerror(errno));
+        goto fail;
+    }
+    for (struct dirent *de; (de = readdir(d));) {
+        int k, len = 0;
+        if (sscanf(de->d_name, "input_%d.pb%n", &k, &len) == 1 && de->d_name[len] == 0 && (k < 0 || k >= n)) {
+            so_errorf("%s: %s is given but input_%d.pb is missing", dir, de->d_name, n);
+            closedir(d);
+            goto fail;
+        }
+    }
+    closedir(d);
+    *out = t;
+    *n_out = n;
+    return SO_OK;
+fail:
+    for (int j = 0; j < n; j++) free(t[j].data);
+    free(t);
+    return SO_ERR;
+}
+
+/* ONNX element type of graph output k: integer values (int64 storage) are written in the type the
+   file declares for the output (bool, int32) or, for a constant, had in the file. */
+static int32_t output_type(const so_graph *g, int32_t k)
+{
+    const so_node *nd = &g->nodes[g->outputs[k].node];
+    int32_t storage = nd->out[g->outputs[k].slot].dtype, decl = g->model->outputs[k].declared_type;
+    if (storage == SO_I64 && (decl == 6 || decl == 7 || decl == 9)) return decl;
+    if (nd->op == SO_OP_WEIGHT && g->model->weights[nd->ref].onnx_type) return g->model->weights[nd->ref].onnx_type;
+    return storage;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -68,7 +132,22 @@ static int cmd_run(int argc, char **argv)
     float **ins = NULL, **outs = NULL;
     double *times = NULL;
     size_t charged = 0; /* so_mem_charge'd for ins and outs */
-    if (so_onnx_load(model_path, &m) != SO_OK) return fail();
+    so_tfile *given = NULL;
+    int n_given = 0;
+    struct stat in_st;
+    int in_dir = in_path && stat(in_path, &in_st) == 0 && S_ISDIR(in_st.st_mode);
+    int out_dir = out_path && (out_path[strlen(out_path) - 1] == '/' ||
+                               (stat(out_path, &in_st) == 0 && S_ISDIR(in_st.st_mode)));
+    if (in_dir && read_input_dir(in_path, &given, &n_given) != SO_OK) {
+        fprintf(stderr, "superopt: %s\n", so_error());
+        return 1;
+    }
+    so_onnx_bind_inputs(given, n_given, in_dir);
+    so_status ls = so_onnx_load(model_path, &m);
+    if (ls != SO_OK) {
+        rc = fail();
+        goto free_given;
+    }
     so_graph *g = m->graph;
 
     /* inputs */
@@ -76,7 +155,8 @@ static int cmd_run(int argc, char **argv)
     ins = so_xcalloc((size_t)m->n_inputs + 1, sizeof *ins);
     for (int32_t k = 0; k < m->n_inputs; k++) {
         if (m->inputs[k].shape.dtype != SO_F32) {
-            so_errorf("%s: input '%s' is not float32; superopt run feeds float32 inputs only", model_path, m->inputs[k].name);
+            so_errorf("%s: input '%s' is %s; superopt run feeds float32 inputs, and other types only as values from --inputs DIR",
+                      model_path, m->inputs[k].name, so_dtype_name(m->inputs[k].shape.dtype));
             goto done;
         }
         int64_t n = so_shape_numel(&m->inputs[k].shape);
@@ -92,7 +172,25 @@ static int cmd_run(int argc, char **argv)
         so_errorf("%s: inputs of %zu elements exceed the allocation limit (%zu bytes; see --max-memory)", model_path, in_total, so_max_alloc_bytes);
         goto done;
     }
-    if (in_path) {
+    if (in_dir) {
+        /* float tensors fill the model's inputs in order (the importer checked types and shapes;
+           the others became constants) */
+        /* tensors fill the model's inputs in order; those the importer bound as constants are the
+           ones whose position no model input has (it checked the types and shapes) */
+        int32_t k = 0;
+        for (int j = 0; j < n_given; j++) {
+            if (!so_onnx_input_bound_const(j) && k < m->n_inputs) {
+                memcpy(ins[k], given[j].data, (size_t)so_shape_numel(&given[j].shape) * sizeof(float));
+                k++;
+            } else if (!json)
+                fprintf(stderr, "superopt: note: input #%d (%s) of %s is bound as a constant; the graph is specialised to its value\n", j,
+                        so_dtype_name(given[j].onnx_type), in_path);
+        }
+        if (k < m->n_inputs) {
+            so_errorf("%s: inputs of %s: fewer float32 tensors than the model's float32 inputs", model_path, in_path);
+            goto done;
+        }
+    } else if (in_path) {
         float *all = so_xmalloc((in_total ? in_total : 1) * sizeof(float));
         if (so_read_file_exact(in_path, all, in_total * sizeof(float)) != SO_OK) {
             free(all);
@@ -117,19 +215,21 @@ static int cmd_run(int argc, char **argv)
         const so_shape *s = &g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
         int64_t n = so_shape_numel(s);
         if (n < 0) {
-            so_errorf("%s: output '%s' has an unknown shape", model_path, m->outputs[k].name);
+            so_graph_unknown_shape_error(g, g->outputs[k], m->outputs[k].name);
+            so_error_prefix(model_path);
             goto done;
         }
         if ((size_t)n > so_max_alloc_bytes / sizeof(float) - out_total) {
             so_errorf("%s: outputs exceed the allocation limit (%zu bytes; see --max-memory)", model_path, so_max_alloc_bytes);
             goto done;
         }
-        if (so_mem_charge((size_t)n * sizeof(float), "run's output buffers") != SO_OK) {
+        size_t obytes = (size_t)n * (s->dtype == SO_I64 ? 8 : sizeof(float)); /* int64 values: 8 bytes */
+        if (so_mem_charge(obytes, "run's output buffers") != SO_OK) {
             so_error_prefix(model_path);
             goto done;
         }
-        charged += (size_t)n * sizeof(float);
-        outs[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
+        charged += obytes;
+        outs[k] = so_xcalloc((size_t)(n > 0 ? n : 1), s->dtype == SO_I64 ? 8 : sizeof(float));
         out_total += (size_t)n;
     }
 
@@ -150,7 +250,20 @@ static int cmd_run(int argc, char **argv)
     double median = so_median(times, (size_t)iters);
     so_sort_doubles(times, (size_t)iters); /* times[0]: the fastest run */
 
-    if (out_path) {
+    if (out_dir) {
+        for (int32_t k = 0; k < m->n_outputs; k++) {
+            so_tfile t = {.shape = g->nodes[g->outputs[k].node].out[g->outputs[k].slot], .data = outs[k]};
+            t.onnx_type = output_type(g, k);
+            char p[4096];
+            snprintf(p, sizeof p, "%s%soutput_%d.pb", out_path, out_path[strlen(out_path) - 1] == '/' ? "" : "/", (int)k);
+            if (so_onnx_tensor_write(p, m->outputs[k].name, &t) != SO_OK) goto done;
+        }
+    } else if (out_path) {
+        for (int32_t k = 0; k < m->n_outputs; k++)
+            if (g->nodes[g->outputs[k].node].out[g->outputs[k].slot].dtype != SO_F32) {
+                so_errorf("%s: output '%s' is not float32: write typed outputs with --outputs DIR/", model_path, m->outputs[k].name);
+                goto done;
+            }
         float *all = so_xmalloc((out_total ? out_total : 1) * sizeof(float));
         size_t off = 0;
         for (int32_t k = 0; k < m->n_outputs; k++) {
@@ -175,7 +288,9 @@ static int cmd_run(int argc, char **argv)
             char sb[128];
             size_t n = (size_t)so_shape_numel(s);
             printf("  output '%s' %s:", m->outputs[k].name, so_shape_str(s, sb, sizeof sb));
-            for (size_t j = 0; j < n && j < 6; j++) printf(" %.6g", (double)outs[k][j]);
+            for (size_t j = 0; j < n && j < 6; j++)
+                if (s->dtype == SO_I64) printf(" %lld", (long long)((const int64_t *)outs[k])[j]);
+                else printf(" %.6g", (double)outs[k][j]);
             printf("%s\n", n > 6 ? " ..." : "");
         }
     }
@@ -196,6 +311,10 @@ done:
     so_mem_release(charged);
     free(times);
     so_model_free(m);
+free_given:
+    so_onnx_bind_inputs(NULL, 0, 0);
+    for (int j = 0; j < n_given; j++) free(given[j].data);
+    free(given);
     return rc;
 }
 
@@ -245,11 +364,23 @@ static int cmd_inspect(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    /* --max-memory BYTES and --isa LEVEL apply to every command: taken out of argv before dispatch. */
+    /* --max-memory BYTES, --isa LEVEL, --input-shape and --dim apply to every command: taken out
+       of argv before dispatch (the pins to every model a command loads). */
     int kept = 1;
     const char *isa = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
+        int is_shape = !strcmp(argv[i], "--input-shape"), is_dim = !strcmp(argv[i], "--dim");
+        if (is_shape || is_dim || !strncmp(argv[i], "--input-shape=", 14) || !strncmp(argv[i], "--dim=", 6)) {
+            if ((is_shape || is_dim) && i + 1 >= argc) return usage(is_shape ? "--input-shape needs NAME=D0,D1,..." : "--dim needs SYMBOL=N");
+            const char *spec = is_shape || is_dim ? argv[++i] : strchr(argv[i], '=') + 1;
+            int shape = is_shape || !strncmp(argv[i - (is_shape || is_dim)], "--input-shape", 13);
+            if ((shape ? so_onnx_pin_input(spec) : so_onnx_pin_dim(spec)) != SO_OK) {
+                fprintf(stderr, "superopt: %s\n", so_error());
+                return 2;
+            }
+            continue;
+        }
         if (!strcmp(argv[i], "--isa")) {
             if (i + 1 >= argc) return usage("--isa needs a level: scalar, avx2 or avx512");
             isa = argv[++i];

@@ -228,7 +228,8 @@ static so_status unsupported(const so_graph *g, int32_t i)
     const so_node *n = &g->nodes[i];
     const char *type = so_ops[n->op].name;
     if (n->op == SO_OP_OPAQUE && n->ref >= 0 && n->ref < g->model->n_opaque) type = g->model->opaque[n->ref].op_type;
-    return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node '%s'", type, n->name ? n->name : "?");
+    if (n->name && n->name[0]) return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node '%s'", type, n->name);
+    return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node #%d", type, (int)i);
 }
 
 static int cmp_step_pos(const void *a, const void *b)
@@ -990,6 +991,75 @@ static int64_t flops_layernorm(const so_graph *g, const so_node *n, int64_t out)
 #define flops_const_ones flops_per_output
 #define flops_bnfold_w flops_per_output
 #define flops_bnfold_b flops_per_output
+
+#define flops_abs flops_per_output
+#define flops_floor flops_per_output
+#define flops_ceil flops_per_output
+#define flops_round flops_per_output
+#define flops_sign flops_per_output
+#define flops_softplus flops_per_output
+#define flops_softsign flops_per_output
+#define flops_sin flops_per_output
+#define flops_cos flops_per_output
+#define flops_tan flops_per_output
+#define flops_asin flops_per_output
+#define flops_acos flops_per_output
+#define flops_atan flops_per_output
+#define flops_sinh flops_per_output
+#define flops_cosh flops_per_output
+#define flops_asinh flops_per_output
+#define flops_acosh flops_per_output
+#define flops_atanh flops_per_output
+#define flops_mish flops_per_output
+#define flops_selu flops_per_output
+#define flops_celu flops_per_output
+#define flops_thresholdedrelu flops_per_output
+#define flops_shrink flops_per_output
+#define flops_gelu flops_per_output
+#define flops_max flops_per_output
+#define flops_min flops_per_output
+#define flops_prelu flops_per_output
+#define flops_reducemax flops_per_input
+#define flops_reducemin flops_per_input
+#define flops_reduceprod flops_per_input
+#define flops_reducel1 flops_per_input
+#define flops_reducel2 flops_per_input
+#define flops_reducesumsquare flops_per_input
+#define flops_reducelogsum flops_per_input
+#define flops_reducelogsumexp flops_per_input
+#define flops_logsoftmax flops_softmax
+#define flops_hardmax flops_softmax
+#define flops_argmax flops_per_input
+#define flops_argmin flops_per_input
+#define flops_trilu flops_per_output
+#define flops_gatherelements flops_per_output
+#define flops_depthtospace flops_per_output
+#define flops_spacetodepth flops_per_output
+
+#define flops_nllloss flops_per_input
+#define flops_where flops_per_output
+
+#define flops_equal flops_per_output
+#define flops_less flops_per_output
+#define flops_greater flops_per_output
+#define flops_lessorequal flops_per_output
+#define flops_greaterorequal flops_per_output
+#define flops_isinf flops_per_output
+#define flops_isnan flops_per_output
+
+/* each input element meets Co/g * kh * kw weights */
+static int64_t flops_convtranspose(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *w = in_shape(g, n, 1);
+    if (w->rank != 4) return 2 * out;
+    return 2 * so_shape_numel(in_shape(g, n, 0)) * w->dim[1] * w->dim[2] * w->dim[3];
+}
+
+#define flops_lrn flops_per_output
+#define flops_scatterelements flops_per_output
+#define flops_gathernd flops_per_output
+#define flops_topk flops_per_input
+#define flops_det flops_per_input
 
 static const flops_fn flops_table[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = flops_##l,

@@ -497,8 +497,9 @@ so_status so_ref_softmax(const so_graph *g, const so_node *n, const so_tensor *i
     return SO_OK;
 }
 
-/* Sum (mean: divided by the count) over the axes in attr.ints (all when none). */
-static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, int mean)
+/* Reductions over the axes in attr.ints (all when none), accumulated in double. */
+enum { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_PROD, RED_L1, RED_L2, RED_SUMSQ, RED_LOGSUM, RED_LOGSUMEXP };
+static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, int mode)
 {
     const so_attr *a = n->attr;
     const so_shape *s = &in[0].shape;
@@ -521,9 +522,18 @@ static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, i
     int64_t ki[SO_MAX_RANK] = {0}, base = 0;
     for (int64_t o = 0; o < nout; o++) {
         int64_t ri[SO_MAX_RANK] = {0}, off = 0;
-        double acc = 0.0;
+        double acc = mode == RED_MAX ? -INFINITY : mode == RED_MIN ? INFINITY : mode == RED_PROD ? 1.0 : 0.0;
         for (int64_t r = 0; r < nred; r++) {
-            acc += X[base + off];
+            const double v = X[base + off];
+            switch (mode) {
+            case RED_MAX: acc = (v != v || v > acc) ? v : acc; break;
+            case RED_MIN: acc = (v != v || v < acc) ? v : acc; break;
+            case RED_PROD: acc *= v; break;
+            case RED_L1: acc += fabs(v); break;
+            case RED_L2: case RED_SUMSQ: acc += v * v; break;
+            case RED_LOGSUMEXP: acc += exp(v); break;
+            default: acc += v; break;
+            }
             for (int k = nr - 1; k >= 0; k--) {
                 ri[k]++;
                 off += rs[k];
@@ -532,7 +542,7 @@ static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, i
                 ri[k] = 0;
             }
         }
-        Y[o] = (float)(mean ? acc / (double)nred : acc);
+        Y[o] = (float)(mode == RED_MEAN ? acc / (double)nred : mode == RED_L2 ? sqrt(acc) : (mode == RED_LOGSUM || mode == RED_LOGSUMEXP) ? log(acc) : acc);
         for (int k = nk - 1; k >= 0; k--) {
             ki[k]++;
             base += ks[k];
@@ -547,13 +557,13 @@ static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, i
 so_status so_ref_reducemean(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     (void)g;
-    return reduce(n, in, out, 1);
+    return reduce(n, in, out, RED_MEAN);
 }
 
 so_status so_ref_reducesum(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     (void)g;
-    return reduce(n, in, out, 0);
+    return reduce(n, in, out, RED_SUM);
 }
 
 /* Offset into a tensor of shape p (right-aligned, broadcast) for flat index j over dims `norm` (rank nr). */
@@ -604,8 +614,14 @@ so_status so_ref_layernorm(const so_graph *g, const so_node *n, const so_tensor 
 /* Resize: the source coordinate of output index x (ONNX coordinate_transformation_mode), in
    float arithmetic as ONNX Runtime computes it: nearest rounding at exact halves depends on it
    (1.5f / 0.6f - 0.5f is just below 2). */
-static float resize_src(int cm, int64_t x, int64_t len_out, int64_t len_in, float scale)
+static float resize_src(int cm, int from_sizes, int64_t x, int64_t len_out, int64_t len_in, float scale)
 {
+    /* align_corners with scales divides by the unrounded output length in * scale - 1 (ONNX's
+       reference and ONNX Runtime), with sizes by out - 1 */
+    if (cm == SO_RESIZE_ALIGN_CORNERS && !from_sizes) {
+        float lr = (float)len_in * scale;
+        return lr > 1.0f ? (float)x * (float)(len_in - 1) / (lr - 1.0f) : 0.0f;
+    }
     switch (cm) {
     case SO_RESIZE_HALF_PIXEL: return ((float)x + 0.5f) / scale - 0.5f;
     case SO_RESIZE_PYTORCH_HALF_PIXEL: return len_out > 1 ? ((float)x + 0.5f) / scale - 0.5f : 0.0f;
@@ -616,7 +632,7 @@ static float resize_src(int cm, int64_t x, int64_t len_out, int64_t len_in, floa
 
 void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t len_in, float scale, int64_t *i0, int64_t *i1, double *w)
 {
-    float v = resize_src((int)a->ints[0], x, len_out, len_in, scale);
+    float v = resize_src((int)a->ints[0], a->ints[2] != 0, x, len_out, len_in, scale);
     if (a->mode == 0) {
         float f = floorf(v), r;
         switch (a->ints[1]) {
@@ -1103,6 +1119,494 @@ so_status so_ref_globalavgpool_nchwc(const so_graph *g, const so_node *n, const 
 }
 
 /* ---------------- tables and drivers ---------------- */
+
+/* ---------------- operators of other exporters and of the conformance suite ---------------- */
+
+UNARY_KERNEL(abs, fabsf(x))
+UNARY_KERNEL(floor, floorf(x))
+UNARY_KERNEL(ceil, ceilf(x))
+UNARY_KERNEL(round, nearbyintf(x))
+UNARY_KERNEL(sign, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x)
+UNARY_KERNEL(softplus, x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)))
+UNARY_KERNEL(softsign, x / (1.0f + fabsf(x)))
+UNARY_KERNEL(sin, sinf(x))
+UNARY_KERNEL(cos, cosf(x))
+UNARY_KERNEL(tan, tanf(x))
+UNARY_KERNEL(asin, asinf(x))
+UNARY_KERNEL(acos, acosf(x))
+UNARY_KERNEL(atan, atanf(x))
+UNARY_KERNEL(sinh, sinhf(x))
+UNARY_KERNEL(cosh, coshf(x))
+UNARY_KERNEL(asinh, asinhf(x))
+UNARY_KERNEL(acosh, acoshf(x))
+UNARY_KERNEL(atanh, atanhf(x))
+UNARY_KERNEL(mish, x * tanhf(x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x))))
+UNARY_KERNEL(selu, x > 0.0f ? n->attr->beta * x : n->attr->beta * n->attr->alpha * (expf(x) - 1.0f))
+UNARY_KERNEL(celu, x > 0.0f ? x : n->attr->alpha * (expf(x / n->attr->alpha) - 1.0f))
+UNARY_KERNEL(thresholdedrelu, x > n->attr->alpha ? x : 0.0f)
+UNARY_KERNEL(shrink, x < -n->attr->alpha ? x + n->attr->beta : x > n->attr->alpha ? x - n->attr->beta : 0.0f)
+UNARY_KERNEL(gelu, n->attr->mode ? 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x))) : (float)(0.5 * x * (1.0 + erf(x * 0.7071067811865476))))
+
+/* NaN from either side propagates (numpy maximum / minimum) */
+DEF_BINARY(max_f, float, (a != a || a > b) ? a : b)
+DEF_BINARY(min_f, float, (a != a || a < b) ? a : b)
+DEF_BINARY(max_i, int64_t, a > b ? a : b)
+DEF_BINARY(min_i, int64_t, a < b ? a : b)
+DEF_BINARY(prelu_f, float, a < 0.0f ? b * a : a)
+#define prelu_i(...) return no_int(g, n)
+BINARY_KERNEL(max, max_f, max_i)
+BINARY_KERNEL(min, min_f, min_i)
+BINARY_KERNEL(prelu, prelu_f, prelu_i)
+#undef prelu_i
+
+so_status so_ref_reducemax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_MAX); }
+so_status so_ref_reducemin(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_MIN); }
+so_status so_ref_reduceprod(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_PROD); }
+so_status so_ref_reducel1(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_L1); }
+so_status so_ref_reducel2(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_L2); }
+so_status so_ref_reducesumsquare(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_SUMSQ); }
+so_status so_ref_reducelogsum(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_LOGSUM); }
+so_status so_ref_reducelogsumexp(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_LOGSUMEXP); }
+
+/* LogSoftmax (log of Softmax, computed as x - max - log(sum(exp(x - max)))) and Hardmax (1 at the
+   first maximum) along attr.axis */
+static void softmax_like(const so_node *n, const so_tensor *in, so_tensor *out, int hard)
+{
+    const so_shape *s = &in[0].shape;
+    const int axis = n->attr->axis;
+    const int64_t outer = prod(s, 0, axis), D = s->dim[axis], inner = prod(s, axis + 1, s->rank);
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const float *x = X + o * D * inner + i;
+            float *y = Y + o * D * inner + i;
+            float m = -INFINITY;
+            int64_t am = 0;
+            for (int64_t d = 0; d < D; d++)
+                if (x[d * inner] > m) m = x[d * inner], am = d;
+            if (hard) {
+                for (int64_t d = 0; d < D; d++) y[d * inner] = d == am ? 1.0f : 0.0f;
+                continue;
+            }
+            double sum = 0.0;
+            for (int64_t d = 0; d < D; d++) sum += exp((double)x[d * inner] - m);
+            const double ls = log(sum);
+            for (int64_t d = 0; d < D; d++) y[d * inner] = (float)((double)x[d * inner] - m - ls);
+        }
+}
+
+so_status so_ref_logsoftmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    softmax_like(n, in, out, 0);
+    return SO_OK;
+}
+
+so_status so_ref_hardmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    softmax_like(n, in, out, 1);
+    return SO_OK;
+}
+
+/* ArgMax / ArgMin along attr.axis into int64; attr.mode = select_last_index. NaN counts as larger
+   than everything for ArgMax and smaller for ArgMin (the first NaN wins), as numpy. */
+static void arg_extreme(const so_node *n, const so_tensor *in, so_tensor *out, int want_min)
+{
+    const so_shape *s = &in[0].shape;
+    const int axis = n->attr->axis, last = n->attr->mode;
+    const int64_t outer = prod(s, 0, axis), D = s->dim[axis], inner = prod(s, axis + 1, s->rank);
+    const float *X = in[0].data;
+    int64_t *Y = out[0].data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const float *x = X + o * D * inner + i;
+            int64_t best = 0;
+            for (int64_t d = 1; d < D; d++) {
+                const float v = x[d * inner], b = x[best * inner];
+                if (b != b) break;
+                int better = v != v || (want_min ? v < b : v > b) || (last && v == b);
+                if (better) best = d;
+            }
+            Y[o * inner + i] = best;
+        }
+}
+
+so_status so_ref_argmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    arg_extreme(n, in, out, 0);
+    return SO_OK;
+}
+
+so_status so_ref_argmin(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    arg_extreme(n, in, out, 1);
+    return SO_OK;
+}
+
+/* Trilu over the last two dims: keeps j - i >= k (upper) or j - i <= k (lower); any element type. */
+so_status so_ref_trilu(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *s = &in[0].shape;
+    const int64_t R = s->dim[s->rank - 2], C = s->dim[s->rank - 1], mats = prod(s, 0, s->rank - 2), k = n->attr->ints[0];
+    const size_t es = s->dtype == SO_I64 ? 8 : 4;
+    const unsigned char *X = in[0].data;
+    unsigned char *Y = out[0].data;
+    for (int64_t m = 0; m < mats; m++)
+        for (int64_t i = 0; i < R; i++)
+            for (int64_t j = 0; j < C; j++) {
+                const int64_t off = (m * R + i) * C + j;
+                const int keep = n->attr->mode ? j - i >= k : j - i <= k;
+                if (keep) memcpy(Y + off * es, X + off * es, es);
+                else memset(Y + off * es, 0, es);
+            }
+    return SO_OK;
+}
+
+/* GatherElements: out[i...] = data[i... with index[i...] on axis]; negative indices count from the end. */
+so_status so_ref_gatherelements(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape, *is = &in[1].shape;
+    const int axis = n->attr->axis;
+    const float *X = in[0].data;
+    const int64_t *I = in[1].data;
+    float *Y = out[0].data;
+    int64_t st[SO_MAX_RANK], idx[SO_MAX_RANK] = {0};
+    contiguous_strides(s, st);
+    const int64_t cnt = numel(is);
+    for (int64_t e = 0; e < cnt; e++) {
+        int64_t v = I[e];
+        if (v < 0) v += s->dim[axis];
+        if (v < 0 || v >= s->dim[axis]) return kfail(g, n, "index %lld out of range for axis %d of size %lld", (long long)I[e], axis, (long long)s->dim[axis]);
+        int64_t off = 0;
+        for (int d = 0; d < s->rank; d++) off += (d == axis ? v : idx[d]) * st[d];
+        Y[e] = X[off];
+        for (int d = is->rank - 1; d >= 0; d--) {
+            if (++idx[d] < is->dim[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return SO_OK;
+}
+
+/* DepthToSpace (DCR: channel = (by*b + bx)*C' + c; CRD: c*b*b + by*b + bx) and SpaceToDepth (DCR). */
+static void depth_space(const so_node *n, const float *X, float *Y, const so_shape *big, int to_space)
+{
+    /* big: the [N, C', H*b, W*b] side; the depth side is [N, C'*b*b, H, W] */
+    const int64_t b = n->attr->kernel[0], N = big->dim[0], Cs = big->dim[1], Hb = big->dim[2], Wb = big->dim[3];
+    const int64_t H = Hb / b, W = Wb / b, Cd = Cs * b * b;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t c = 0; c < Cs; c++)
+            for (int64_t y = 0; y < Hb; y++)
+                for (int64_t x = 0; x < Wb; x++) {
+                    const int64_t by = y % b, bx = x % b;
+                    const int64_t cd = n->attr->mode ? (c * b + by) * b + bx : (by * b + bx) * Cs + c;
+                    const int64_t so = ((i * Cs + c) * Hb + y) * Wb + x, dof = ((i * Cd + cd) * H + y / b) * W + x / b;
+                    if (to_space) Y[so] = X[dof];
+                    else Y[dof] = X[so];
+                }
+}
+
+so_status so_ref_depthtospace(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    depth_space(n, in[0].data, out[0].data, &out[0].shape, 1);
+    return SO_OK;
+}
+
+so_status so_ref_spacetodepth(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    depth_space(n, in[0].data, out[0].data, &in[0].shape, 0);
+    return SO_OK;
+}
+
+/* NegativeLogLikelihoodLoss: loss[n,d] = -input[n, t, d] * w[t] (0 where t == ignore_index); mean
+   divides the sum by the sum of the weights used. */
+so_status so_ref_nllloss(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *xs = &in[0].shape;
+    const float *X = in[0].data, *Wt = n->n_in > 2 ? in[2].data : NULL;
+    const int64_t *T = in[1].data;
+    float *Y = out[0].data;
+    const int64_t N = xs->dim[0], C = xs->dim[1], D = prod(xs, 2, xs->rank);
+    const int has_ignore = n->attr->ints[0] != 0;
+    const int64_t ignore = n->attr->ints[1];
+    double sum = 0.0, wsum = 0.0;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t d = 0; d < D; d++) {
+            const int64_t t = T[i * D + d];
+            double l = 0.0, w = 0.0;
+            if (!(has_ignore && t == ignore)) {
+                if (t < 0 || t >= C) return kfail(g, n, "target %lld out of range for %lld classes", (long long)t, (long long)C);
+                w = Wt ? Wt[t] : 1.0;
+                l = -(double)X[(i * C + t) * D + d] * w;
+            }
+            if (n->attr->mode == 0) Y[i * D + d] = (float)l;
+            sum += l;
+            wsum += w;
+        }
+    if (n->attr->mode == 1) Y[0] = (float)sum;
+    if (n->attr->mode == 2) Y[0] = (float)(sum / wsum);
+    return SO_OK;
+}
+
+/* Where with numpy broadcasting of condition, X and Y (any element size). */
+so_status so_ref_where(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    const so_shape *o = &out[0].shape;
+    const size_t es = o->dtype == SO_I64 ? 8 : 4;
+    const int64_t cnt = numel(o);
+    const int64_t *Cn = in[0].data;
+    const unsigned char *X = in[1].data, *Yv = in[2].data;
+    unsigned char *Out = out[0].data;
+    for (int64_t j = 0; j < cnt; j++) {
+        const int64_t c = Cn[bcast_off(&in[0].shape, o->dim, o->rank, j)];
+        const unsigned char *src = c ? X + es * bcast_off(&in[1].shape, o->dim, o->rank, j) : Yv + es * bcast_off(&in[2].shape, o->dim, o->rank, j);
+        memcpy(Out + es * j, src, es);
+    }
+    return SO_OK;
+}
+
+/* Comparisons into int64 0/1, float or int64 operands, numpy broadcasting. */
+#define COMPARE_KERNEL(l, OP)                                                                                                          \
+    so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)                                    \
+    {                                                                                                                                  \
+        (void)g;                                                                                                                       \
+        (void)n;                                                                                                                       \
+        const so_shape *o = &out[0].shape;                                                                                             \
+        int64_t *Y = out[0].data;                                                                                                      \
+        const int64_t cnt = numel(o);                                                                                                  \
+        for (int64_t j = 0; j < cnt; j++) {                                                                                            \
+            const int64_t ia = bcast_off(&in[0].shape, o->dim, o->rank, j), ib = bcast_off(&in[1].shape, o->dim, o->rank, j);        \
+            if (in[0].shape.dtype == SO_I64) Y[j] = ((const int64_t *)in[0].data)[ia] OP((const int64_t *)in[1].data)[ib];           \
+            else Y[j] = ((const float *)in[0].data)[ia] OP((const float *)in[1].data)[ib];                                           \
+        }                                                                                                                              \
+        return SO_OK;                                                                                                                  \
+    }
+COMPARE_KERNEL(equal, ==)
+COMPARE_KERNEL(less, <)
+COMPARE_KERNEL(greater, >)
+COMPARE_KERNEL(lessorequal, <=)
+COMPARE_KERNEL(greaterorequal, >=)
+
+so_status so_ref_isinf(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const float *X = in[0].data;
+    int64_t *Y = out[0].data;
+    const int neg = n->attr->mode & 1, pos = (n->attr->mode >> 1) & 1;
+    for (int64_t j = 0; j < numel(&out[0].shape); j++) Y[j] = isinf(X[j]) && (X[j] < 0 ? neg : pos);
+    return SO_OK;
+}
+
+so_status so_ref_isnan(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    const float *X = in[0].data;
+    int64_t *Y = out[0].data;
+    for (int64_t j = 0; j < numel(&out[0].shape); j++) Y[j] = X[j] != X[j];
+    return SO_OK;
+}
+
+/* ConvTranspose as the scatter of each input element through its group's weights, accumulated in
+   double, then the bias. */
+so_status so_ref_convtranspose(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const so_shape *xs = &in[0].shape, *ws = &in[1].shape, *ys = &out[0].shape;
+    const float *X = in[0].data, *Wt = in[1].data, *B = n->n_in > 2 ? in[2].data : NULL;
+    float *Y = out[0].data;
+    const int64_t N = xs->dim[0], Ci = xs->dim[1], H = xs->dim[2], Wd = xs->dim[3], G = a->group;
+    const int64_t Cog = ws->dim[1], KH = ws->dim[2], KW = ws->dim[3], Co = ys->dim[1], Ho = ys->dim[2], Wo = ys->dim[3], Cig = Ci / G;
+    const int64_t total = numel(ys);
+    double *acc = calloc((size_t)(total ? total : 1), sizeof *acc);
+    if (!acc) return kfail(g, n, "out of memory");
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t ci = 0; ci < Ci; ci++) {
+            const int64_t gr = ci / Cig;
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t w = 0; w < Wd; w++) {
+                    const double xv = X[((i * Ci + ci) * H + h) * Wd + w];
+                    for (int64_t co = 0; co < Cog; co++)
+                        for (int64_t kh = 0; kh < KH; kh++) {
+                            const int64_t oh = h * a->stride[0] - a->pad[0] + kh * a->dilation[0];
+                            if (oh < 0 || oh >= Ho) continue;
+                            for (int64_t kw = 0; kw < KW; kw++) {
+                                const int64_t ow = w * a->stride[1] - a->pad[1] + kw * a->dilation[1];
+                                if (ow < 0 || ow >= Wo) continue;
+                                acc[((i * Co + gr * Cog + co) * Ho + oh) * Wo + ow] += xv * Wt[((ci * Cog + co) * KH + kh) * KW + kw];
+                            }
+                        }
+                }
+        }
+    for (int64_t j = 0; j < total; j++) Y[j] = (float)(acc[j] + (B ? B[(j / (Ho * Wo)) % Co] : 0.0f));
+    free(acc);
+    return SO_OK;
+}
+
+so_status so_ref_lrn(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const so_shape *s = &in[0].shape;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    const int64_t N = s->dim[0], C = s->dim[1], inner = prod(s, 2, s->rank), size = a->kernel[0];
+    const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t ch = 0; ch < C; ch++)
+            for (int64_t q = 0; q < inner; q++) {
+                double sq = 0.0;
+                for (int64_t cc = ch - lo; cc <= ch + hi; cc++)
+                    if (cc >= 0 && cc < C) {
+                        const double v = X[(i * C + cc) * inner + q];
+                        sq += v * v;
+                    }
+                const int64_t o = (i * C + ch) * inner + q;
+                Y[o] = (float)(X[o] / pow((double)a->value + (double)a->alpha / (double)size * sq, (double)a->beta));
+            }
+    return SO_OK;
+}
+
+/* ScatterElements: a copy of data, then each update written (or combined) at its index along axis. */
+so_status so_ref_scatterelements(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape, *is = &in[1].shape;
+    const int axis = n->attr->axis, mode = n->attr->mode;
+    const int64_t *I = in[1].data;
+    const int64_t cnt = numel(is);
+    const int wide = s->dtype == SO_I64;
+    memcpy(out[0].data, in[0].data, (size_t)numel(s) * (wide ? 8 : 4));
+    int64_t st[SO_MAX_RANK], idx[SO_MAX_RANK] = {0};
+    contiguous_strides(s, st);
+    for (int64_t e = 0; e < cnt; e++) {
+        int64_t v = I[e];
+        if (v < 0) v += s->dim[axis];
+        if (v < 0 || v >= s->dim[axis]) return kfail(g, n, "index %lld out of range for axis %d of size %lld", (long long)I[e], axis, (long long)s->dim[axis]);
+        int64_t off = 0;
+        for (int d = 0; d < s->rank; d++) off += (d == axis ? v : idx[d]) * st[d];
+        if (wide) {
+            int64_t *o = (int64_t *)out[0].data + off, u = ((const int64_t *)in[2].data)[e];
+            *o = mode == 1 ? (int64_t)((uint64_t)*o + (uint64_t)u) : mode == 2 ? (int64_t)((uint64_t)*o * (uint64_t)u) : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
+        } else {
+            float *o = (float *)out[0].data + off, u = ((const float *)in[2].data)[e];
+            *o = mode == 1 ? *o + u : mode == 2 ? *o * u : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
+        }
+        for (int d = is->rank - 1; d >= 0; d--) {
+            if (++idx[d] < is->dim[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return SO_OK;
+}
+
+/* GatherND with batch_dims (attr.axis): slices of data addressed by the last axis of indices. */
+so_status so_ref_gathernd(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape, *is = &in[1].shape;
+    const int b = n->attr->axis;
+    const int64_t last = is->dim[is->rank - 1], batch = prod(s, 0, b), per_batch = prod(is, b, is->rank - 1);
+    const int64_t slice = prod(s, b + (int)last, s->rank), data_batch = prod(s, b, s->rank);
+    const size_t es = s->dtype == SO_I64 ? 8 : 4;
+    const int64_t *I = in[1].data;
+    const unsigned char *X = in[0].data;
+    unsigned char *Y = out[0].data;
+    for (int64_t bi = 0; bi < batch; bi++)
+        for (int64_t q = 0; q < per_batch; q++) {
+            const int64_t *ix = I + (bi * per_batch + q) * last;
+            int64_t off = 0;
+            for (int64_t k = 0; k < last; k++) {
+                int64_t dimk = s->dim[b + k], v = ix[k] < 0 ? ix[k] + dimk : ix[k];
+                if (v < 0 || v >= dimk) return kfail(g, n, "index %lld out of range for a dimension of size %lld", (long long)ix[k], (long long)dimk);
+                off = off * dimk + v;
+            }
+            memcpy(Y + (size_t)((bi * per_batch + q) * slice) * es, X + (size_t)(bi * data_batch + off * slice) * es, (size_t)slice * es);
+        }
+    return SO_OK;
+}
+
+/* TopK: the k largest (mode bit 0) or smallest along axis, sorted by value (ties: lower index
+   first), with their int64 indices. */
+so_status so_ref_topk(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape;
+    const int axis = n->attr->axis, largest = n->attr->mode & 1;
+    const int64_t outer = prod(s, 0, axis), D = s->dim[axis], inner = prod(s, axis + 1, s->rank), K = n->attr->ints[0];
+    const float *X = in[0].data;
+    float *V = out[0].data;
+    int64_t *I = out[1].data;
+    int64_t *ord = malloc((size_t)(D ? D : 1) * sizeof *ord);
+    if (!ord) return kfail(g, n, "out of memory");
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t q = 0; q < inner; q++) {
+            const float *x = X + o * D * inner + q;
+            for (int64_t d = 0; d < D; d++) ord[d] = d;
+            for (int64_t i = 0; i < K; i++) { /* selection: K passes */
+                int64_t best = i;
+                for (int64_t j = i + 1; j < D; j++) {
+                    const float vj = x[ord[j] * inner], vb = x[ord[best] * inner];
+                    int better = largest ? vj > vb : vj < vb;
+                    if (vj == vb && ord[j] < ord[best]) better = 1;
+                    if (better) best = j;
+                }
+                const int64_t t = ord[i];
+                ord[i] = ord[best];
+                ord[best] = t;
+                V[(o * K + i) * inner + q] = x[ord[i] * inner];
+                I[(o * K + i) * inner + q] = ord[i];
+            }
+        }
+    free(ord);
+    return SO_OK;
+}
+
+so_status so_ref_det(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape;
+    const int64_t M = s->dim[s->rank - 1], mats = prod(s, 0, s->rank - 2);
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    double *A = malloc((size_t)(M > 0 ? M * M : 1) * sizeof *A);
+    if (!A) return kfail(g, n, "out of memory");
+    for (int64_t m = 0; m < mats; m++) {
+        for (int64_t i = 0; i < M * M; i++) A[i] = X[m * M * M + i];
+        double det = 1.0;
+        for (int64_t c = 0; c < M; c++) {
+            int64_t p = c;
+            for (int64_t r = c + 1; r < M; r++)
+                if (fabs(A[r * M + c]) > fabs(A[p * M + c])) p = r;
+            if (A[p * M + c] == 0.0) {
+                det = 0.0;
+                break;
+            }
+            if (p != c) {
+                for (int64_t k = 0; k < M; k++) {
+                    const double t = A[c * M + k];
+                    A[c * M + k] = A[p * M + k];
+                    A[p * M + k] = t;
+                }
+                det = -det;
+            }
+            det *= A[c * M + c];
+            for (int64_t r = c + 1; r < M; r++) {
+                const double f = A[r * M + c] / A[c * M + c];
+                for (int64_t k = c; k < M; k++) A[r * M + k] -= f * A[c * M + k];
+            }
+        }
+        Y[m] = (float)det;
+    }
+    free(A);
+    return SO_OK;
+}
 
 const so_kernel_fn so_ref_kernels[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = so_ref_##l,

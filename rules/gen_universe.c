@@ -404,6 +404,70 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_resize GEN_NOT_IN_RULES
 #define gen_reducesum GEN_NOT_IN_RULES
 
+/* operators of other exporters and of the conformance suite: not in the rule language */
+#define gen_abs GEN_NOT_IN_RULES
+#define gen_floor GEN_NOT_IN_RULES
+#define gen_ceil GEN_NOT_IN_RULES
+#define gen_round GEN_NOT_IN_RULES
+#define gen_sign GEN_NOT_IN_RULES
+#define gen_softplus GEN_NOT_IN_RULES
+#define gen_softsign GEN_NOT_IN_RULES
+#define gen_sin GEN_NOT_IN_RULES
+#define gen_cos GEN_NOT_IN_RULES
+#define gen_tan GEN_NOT_IN_RULES
+#define gen_asin GEN_NOT_IN_RULES
+#define gen_acos GEN_NOT_IN_RULES
+#define gen_atan GEN_NOT_IN_RULES
+#define gen_sinh GEN_NOT_IN_RULES
+#define gen_cosh GEN_NOT_IN_RULES
+#define gen_asinh GEN_NOT_IN_RULES
+#define gen_acosh GEN_NOT_IN_RULES
+#define gen_atanh GEN_NOT_IN_RULES
+#define gen_mish GEN_NOT_IN_RULES
+#define gen_selu GEN_NOT_IN_RULES
+#define gen_celu GEN_NOT_IN_RULES
+#define gen_thresholdedrelu GEN_NOT_IN_RULES
+#define gen_shrink GEN_NOT_IN_RULES
+#define gen_gelu GEN_NOT_IN_RULES
+#define gen_max GEN_NOT_IN_RULES
+#define gen_min GEN_NOT_IN_RULES
+#define gen_prelu GEN_NOT_IN_RULES
+#define gen_reducemax GEN_NOT_IN_RULES
+#define gen_reducemin GEN_NOT_IN_RULES
+#define gen_reduceprod GEN_NOT_IN_RULES
+#define gen_reducel1 GEN_NOT_IN_RULES
+#define gen_reducel2 GEN_NOT_IN_RULES
+#define gen_reducesumsquare GEN_NOT_IN_RULES
+#define gen_reducelogsum GEN_NOT_IN_RULES
+#define gen_reducelogsumexp GEN_NOT_IN_RULES
+#define gen_logsoftmax GEN_NOT_IN_RULES
+#define gen_hardmax GEN_NOT_IN_RULES
+#define gen_argmax GEN_NOT_IN_RULES
+#define gen_argmin GEN_NOT_IN_RULES
+#define gen_trilu GEN_NOT_IN_RULES
+#define gen_gatherelements GEN_NOT_IN_RULES
+#define gen_depthtospace GEN_NOT_IN_RULES
+#define gen_spacetodepth GEN_NOT_IN_RULES
+
+#define gen_nllloss GEN_NOT_IN_RULES
+#define gen_where GEN_NOT_IN_RULES
+
+#define gen_equal GEN_NOT_IN_RULES
+#define gen_less GEN_NOT_IN_RULES
+#define gen_greater GEN_NOT_IN_RULES
+#define gen_lessorequal GEN_NOT_IN_RULES
+#define gen_greaterorequal GEN_NOT_IN_RULES
+#define gen_isinf GEN_NOT_IN_RULES
+#define gen_isnan GEN_NOT_IN_RULES
+
+#define gen_convtranspose GEN_NOT_IN_RULES
+
+#define gen_lrn GEN_NOT_IN_RULES
+#define gen_scatterelements GEN_NOT_IN_RULES
+#define gen_gathernd GEN_NOT_IN_RULES
+#define gen_topk GEN_NOT_IN_RULES
+#define gen_det GEN_NOT_IN_RULES
+
 static const unsigned char gen_decision[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = gen_##l,
 #include "../src/ops.def"

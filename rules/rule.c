@@ -84,6 +84,69 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_resize key_ints
 #define key_reducesum key_axes
 
+#define key_abs key_none
+#define key_floor key_none
+#define key_ceil key_none
+#define key_round key_none
+#define key_sign key_none
+#define key_softplus key_none
+#define key_softsign key_none
+#define key_sin key_none
+#define key_cos key_none
+#define key_tan key_none
+#define key_asin key_none
+#define key_acos key_none
+#define key_atan key_none
+#define key_sinh key_none
+#define key_cosh key_none
+#define key_asinh key_none
+#define key_acosh key_none
+#define key_atanh key_none
+#define key_mish key_none
+#define key_selu key_none
+#define key_celu key_none
+#define key_thresholdedrelu key_none
+#define key_shrink key_none
+#define key_gelu key_none
+#define key_max key_none
+#define key_min key_none
+#define key_prelu key_none
+#define key_reducemax key_axes
+#define key_reducemin key_axes
+#define key_reduceprod key_axes
+#define key_reducel1 key_axes
+#define key_reducel2 key_axes
+#define key_reducesumsquare key_axes
+#define key_reducelogsum key_axes
+#define key_reducelogsumexp key_axes
+#define key_logsoftmax key_none
+#define key_hardmax key_none
+#define key_argmax key_none
+#define key_argmin key_none
+#define key_trilu key_ints
+#define key_gatherelements key_none
+#define key_depthtospace key_none
+#define key_spacetodepth key_none
+
+#define key_nllloss key_ints
+#define key_where key_none
+
+#define key_equal key_none
+#define key_less key_none
+#define key_greater key_none
+#define key_lessorequal key_none
+#define key_greaterorequal key_none
+#define key_isinf key_none
+#define key_isnan key_none
+
+#define key_convtranspose key_ints
+
+#define key_lrn key_none
+#define key_scatterelements key_none
+#define key_gathernd key_none
+#define key_topk key_ints
+#define key_det key_none
+
 static const char *const ints_keys[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = key_##l,
 #include "../src/ops.def"
@@ -1162,6 +1225,69 @@ static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *
 #define sym_resize sym_unknown
 
 typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *out);
+#define sym_abs sym_unary
+#define sym_floor sym_unary
+#define sym_ceil sym_unary
+#define sym_round sym_unary
+#define sym_sign sym_unary
+#define sym_softplus sym_unary
+#define sym_softsign sym_unary
+#define sym_sin sym_unary
+#define sym_cos sym_unary
+#define sym_tan sym_unary
+#define sym_asin sym_unary
+#define sym_acos sym_unary
+#define sym_atan sym_unary
+#define sym_sinh sym_unary
+#define sym_cosh sym_unary
+#define sym_asinh sym_unary
+#define sym_acosh sym_unary
+#define sym_atanh sym_unary
+#define sym_mish sym_unary
+#define sym_selu sym_unary
+#define sym_celu sym_unary
+#define sym_thresholdedrelu sym_unary
+#define sym_shrink sym_unary
+#define sym_gelu sym_unary
+#define sym_max sym_unknown
+#define sym_min sym_unknown
+#define sym_prelu sym_unknown
+#define sym_reducemax sym_unknown
+#define sym_reducemin sym_unknown
+#define sym_reduceprod sym_unknown
+#define sym_reducel1 sym_unknown
+#define sym_reducel2 sym_unknown
+#define sym_reducesumsquare sym_unknown
+#define sym_reducelogsum sym_unknown
+#define sym_reducelogsumexp sym_unknown
+#define sym_logsoftmax sym_unknown
+#define sym_hardmax sym_unknown
+#define sym_argmax sym_unknown
+#define sym_argmin sym_unknown
+#define sym_trilu sym_unknown
+#define sym_gatherelements sym_unknown
+#define sym_depthtospace sym_unknown
+#define sym_spacetodepth sym_unknown
+
+#define sym_nllloss sym_unknown
+#define sym_where sym_unknown
+
+#define sym_equal sym_unknown
+#define sym_less sym_unknown
+#define sym_greater sym_unknown
+#define sym_lessorequal sym_unknown
+#define sym_greaterorequal sym_unknown
+#define sym_isinf sym_unknown
+#define sym_isnan sym_unknown
+
+#define sym_convtranspose sym_unknown
+
+#define sym_lrn sym_unary
+#define sym_scatterelements sym_unknown
+#define sym_gathernd sym_unknown
+#define sym_topk sym_unknown
+#define sym_det sym_unknown
+
 static const sym_fn sym_rules[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = sym_##l,
 #include "../src/ops.def"

@@ -187,6 +187,30 @@ const char *so_node_desc(const so_graph *g, int32_t i, char *buf, size_t n)
     return buf;
 }
 
+so_status so_graph_unknown_shape_error(const so_graph *g, so_edge e, const char *name)
+{
+    int32_t slot = e.slot;
+    for (int32_t i = e.node, steps = 0; i >= 0 && i < g->n_nodes && steps <= g->n_nodes; steps++) {
+        const so_node *nd = &g->nodes[i];
+        int32_t next = -1;
+        for (int k = 0; k < nd->n_in && next < 0; k++)
+            if (nd->in[k].node >= 0 && g->nodes[nd->in[k].node].out[nd->in[k].slot].rank < 0) {
+                next = nd->in[k].node;
+                slot = nd->in[k].slot;
+            }
+        if (next < 0) {
+            char desc[300];
+            so_node_desc(g, i, desc, sizeof desc);
+            if (nd->op == SO_OP_OPAQUE)
+                return so_errorf("output '%s' has an unknown shape: %s is not supported and the file declares no shape for its output %d (value_info)",
+                                 name, desc, (int)slot);
+            return so_errorf("output '%s' has an unknown shape (from %s)", name, desc);
+        }
+        i = next;
+    }
+    return so_errorf("output '%s' has an unknown shape", name);
+}
+
 so_status so_graph_infer(so_graph *g, int32_t i)
 {
     return so_shape_infer(g, i);

@@ -74,6 +74,10 @@ typedef struct so_weight {
 typedef struct so_value_info {
     const char *name;
     so_shape shape;
+    uint32_t pinned;      /* inputs: bit d set when dimension d was symbolic/unknown in the file and
+                             fixed by --dim / --input-shape (so_onnx_pin_*) */
+    int32_t declared_type; /* outputs: the element type the file declares (ONNX code; 0 if none):
+                             boolean and int32 values are computed as int64 and written back in it */
 } so_value_info;
 
 /* An operator the optimizer does not understand: kept as the serialized NodeProto
@@ -173,6 +177,10 @@ uint64_t so_graph_hash(const so_graph *g);
 uint64_t *so_graph_node_hashes(const so_graph *g);
 /* Number of uses of each node output: returns malloc'd array [n_nodes] of total uses (outputs count). */
 int32_t *so_graph_use_counts(const so_graph *g);
+/* Error for graph output `name` (edge e) whose shape is unknown: walks back to the node where the
+   unknown shape starts (an opaque operator whose output the file declares no shape for) and
+   names that node and its operator. Returns SO_ERR with the message set. */
+so_status so_graph_unknown_shape_error(const so_graph *g, so_edge e, const char *name);
 /* Human-readable one-line description of node i, e.g. "node 'Conv_3' (Conv)". */
 const char *so_node_desc(const so_graph *g, int32_t i, char *buf, size_t n);
 

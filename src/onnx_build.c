@@ -166,6 +166,75 @@ static int lstm_default_acts(const Onnx__NodeProto *n, int dirs)
     return 1;
 }
 
+/* Binds tensor `name` to the value v (a copy of a constant, or the same edge). */
+static void bind_alias(imp *im, const char *name, const val *v)
+{
+    if (!v->is_const) {
+        onx_bind_edge(im, name, v->e.node, v->e.slot);
+        return;
+    }
+    ctensor cc = v->c;
+    size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
+    cc.data = so_xmalloc(bytes + 1);
+    memcpy(cc.data, v->c.data, bytes);
+    onx_bind_const(im, name, &cc);
+}
+
+/* One step of an expansion: op on ins, attribute a (NULL: default); *out = the new value. */
+static int step(imp *im, so_op op, val **ins, int n_in, const so_attr *a, const char *nm, val **out)
+{
+    int32_t i;
+    int r = emit(im, op, ins, n_in, 1, a, nm, NULL, 0, &i);
+    if (r == SO_OK) *out = anon_edge(im, i, 0);
+    return r;
+}
+
+/* LayerNormalization with its Mean / InvStdDev outputs, as ONNX's function body defines it:
+   mean = ReduceMean(X, axes = axis..rank-1), D = X - mean, inv = 1 / sqrt(ReduceMean(D * D) + eps),
+   Y = D * inv * scale (+ B). Table operators only; names bound to the node's outputs. */
+static int layernorm_expanded(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, so_shape xs)
+{
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    int32_t axis;
+    int r;
+    if (xs.rank < 1 || onx_att_i(n, "stash_type", 1) != 1) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &axis) != SO_OK) return SO_ERR;
+    for (int d = axis; d < xs.rank; d++) ra.ints[ra.n_ints++] = d;
+    ra.keepdims = 1;
+    ctensor c;
+    if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+    ((float *)c.data)[0] = onx_att_f(n, "epsilon", 1e-5f);
+    val *eps = onx_bind_const(im, NULL, &c), *mean, *d, *sq, *var, *ve, *sd, *inv, *y0, *y1, *y;
+    const char *nm = node_name(im, n, NULL);
+    val *a2[2];
+    if ((r = step(im, SO_OP_REDUCEMEAN, &ins[0], 1, &ra, nm, &mean)) != SO_OK) return r;
+    a2[0] = ins[0], a2[1] = mean;
+    if ((r = step(im, SO_OP_SUB, a2, 2, NULL, nm, &d)) != SO_OK) return r;
+    a2[0] = d, a2[1] = d;
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &sq)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_REDUCEMEAN, &sq, 1, &ra, nm, &var)) != SO_OK) return r;
+    a2[0] = var, a2[1] = eps;
+    if ((r = step(im, SO_OP_ADD, a2, 2, NULL, nm, &ve)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_SQRT, &ve, 1, NULL, nm, &sd)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_RECIPROCAL, &sd, 1, NULL, nm, &inv)) != SO_OK) return r;
+    a2[0] = d, a2[1] = inv;
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &y0)) != SO_OK) return r;
+    a2[0] = y0, a2[1] = ins[1];
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &y1)) != SO_OK) return r;
+    y = y1;
+    if (n_in > 2 && ins[2]) {
+        a2[0] = y1, a2[1] = ins[2];
+        if ((r = step(im, SO_OP_ADD, a2, 2, NULL, nm, &y)) != SO_OK) return r;
+    }
+    val *res[3] = {y, mean, inv};
+    for (size_t k = 0; k < n->n_output && k < 3; k++) {
+        if (!n->output[k][0]) continue;
+        bind_alias(im, n->output[k], res[k]);
+    }
+    return SO_OK;
+}
+
 /* Maps one ONNX node onto table op `op`. SO_ERR_UNSUPPORTED: keep it verbatim instead. */
 /* ---------------- one importer per operator (ops.def) ----------------
    imp_<op> maps a NodeProto onto table operator <op> with its attributes; it returns SO_OK,
@@ -290,10 +359,28 @@ static int imp_batchnorm(bctx *cx)
     return emit(im, op, ins, 5, 1, &a, nm, on, non, NULL);
 }
 
+/* Pow-12+: a float base with an integer exponent constant (the output has the base's type) */
+static int imp_pow(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (xs.dtype == SO_F32 && ins[1]->is_const && ins[1]->c.shape.dtype == SO_I64) {
+        ctensor c;
+        const ctensor *e = &ins[1]->c;
+        if (onx_ct_new(im, &c, SO_F32, T_FLOAT, e->shape.rank, e->shape.dim) != SO_OK) return SO_ERR;
+        for (int64_t i = 0; i < onx_ct_numel(e); i++) ((float *)c.data)[i] = (float)onx_ct_geti(e, i);
+        args[0] = ins[0];
+        args[1] = onx_bind_const(im, NULL, &c);
+        return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
+    }
+    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
 static int imp_layernorm(bctx *cx)
 {
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    if (extra_outputs(n, 1)) return layernorm_expanded(im, n, ins, n_in, xs); /* Mean / InvStdDev wanted */
     if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
     if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &a.axis) != SO_OK) return SO_ERR;
     a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
@@ -318,7 +405,7 @@ static int imp_softmax(bctx *cx)
     if ((r = emit(im, SO_OP_FLATTEN, ins, 1, 1, &fa, node_name(im, n, "/flatten"), NULL, 0, &f)) != SO_OK) return r;
     val *fv = anon_edge(im, f, 0);
     a.axis = 1;
-    if ((r = emit(im, SO_OP_SOFTMAX, &fv, 1, 1, &a, nm, NULL, 0, &s)) != SO_OK) return r;
+    if ((r = emit(im, op, &fv, 1, 1, &a, nm, NULL, 0, &s)) != SO_OK) return r;
     val *sv = anon_edge(im, s, 0);
     so_attr ra;
     memset(&ra, 0, sizeof ra);
@@ -563,7 +650,9 @@ static int imp_resize(bctx *cx)
     a.n_ints = 5;
     a.ints[0] = SO_RESIZE_ASYMMETRIC; /* opset 10 */
     a.ints[1] = 0;
-    if (im->opset >= 11) {
+    int upsample = !strcmp(n->op_type, "Upsample"); /* opset 7-9: asymmetric, nearest rounds down */
+    if (upsample) a.ints[1] = 2;                     /* floor */
+    if (!upsample && im->opset >= 11) {
         s = onx_att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
         if ((a.ints[0] = s ? onx_name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return SO_ERR_UNSUPPORTED;
         s = onx_att_s(n, "nearest_mode", buf, sizeof buf);
@@ -571,11 +660,20 @@ static int imp_resize(bctx *cx)
         if (onx_att_i(n, "antialias", 0) != 0 || onx_att_ints(n, "axes", &p) >= 0) return SO_ERR_UNSUPPORTED;
         if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
     }
-    val *sc = onx_inval(im, n, im->opset >= 11 ? 2 : 1), *sz = im->opset >= 11 ? onx_inval(im, n, 3) : NULL;
+    val *sc = onx_inval(im, n, im->opset >= 11 && !upsample ? 2 : 1), *sz = im->opset >= 11 && !upsample ? onx_inval(im, n, 3) : NULL;
     if (sc && sc->is_const && onx_ct_numel(&sc->c) == 0) sc = NULL; /* empty scales beside sizes (opset 11-12) */
     float scale[4];
     int64_t out[4];
-    if (sc) {
+    const Onnx__AttributeProto *sa = upsample ? onx_att(n, "scales") : NULL; /* Upsample-7 */
+    if (sa) {
+        if (sa->n_floats != 4) return onx_node_err(im, "has %zu scales for a 4-D input", sa->n_floats), SO_ERR;
+        for (int d = 0; d < 4; d++) {
+            scale[d] = sa->floats[d];
+            if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
+            out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
+        }
+        a.ints[2] = 0;
+    } else if (sc) {
         if (!sc->is_const) return SO_ERR_UNSUPPORTED;
         if (onx_ct_numel(&sc->c) != 4) return onx_node_err(im, "has %lld scales for a 4-D input", (long long)onx_ct_numel(&sc->c)), SO_ERR;
         for (int d = 0; d < 4; d++) {
@@ -662,7 +760,6 @@ static int imp_plain(bctx *cx)
 #define imp_sub imp_plain
 #define imp_mul imp_plain
 #define imp_div imp_plain
-#define imp_pow imp_plain
 #define imp_relu imp_plain
 #define imp_sigmoid imp_plain
 #define imp_tanh imp_plain
@@ -678,6 +775,319 @@ static int imp_plain(bctx *cx)
 #define imp_avgpool imp_maxpool
 #define imp_reducesum imp_reducemean
 #define imp_unsqueeze imp_squeeze
+
+/* ---- operators of other exporters and of the conformance suite ---- */
+
+/* Element-wise with attributes (defaults from the ONNX spec). */
+static int imp_unary_attr(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    char buf[32];
+    const char *s;
+    switch (op) {
+    case SO_OP_SELU:
+        a.alpha = onx_att_f(n, "alpha", 1.67326319217681884765625f);
+        a.beta = onx_att_f(n, "gamma", 1.05070102214813232421875f);
+        break;
+    case SO_OP_CELU:
+        a.alpha = onx_att_f(n, "alpha", 1.0f);
+        if (a.alpha == 0.0f) return onx_node_err(im, "alpha must not be 0"), SO_ERR;
+        break;
+    case SO_OP_THRESHOLDEDRELU: a.alpha = onx_att_f(n, "alpha", 1.0f); break;
+    case SO_OP_SHRINK:
+        a.alpha = onx_att_f(n, "lambd", 0.5f);
+        a.beta = onx_att_f(n, "bias", 0.0f);
+        break;
+    case SO_OP_GELU:
+        s = onx_att_s(n, "approximate", buf, sizeof buf);
+        if (s && strcmp(s, "none") && strcmp(s, "tanh")) return onx_node_err(im, "unknown approximate '%s'", s), SO_ERR;
+        a.mode = s && !strcmp(s, "tanh");
+        break;
+    default: break;
+    }
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+/* Max / Min of one or more inputs: a chain of the binary operator (one input: the identity). */
+static int imp_variadic(bctx *cx)
+{
+    IMP_LOCALS;
+    val *acc = NULL;
+    for (size_t j = 0; j < n_in; j++) {
+        if (!ins[j]) continue;
+        if (!acc) {
+            acc = ins[j];
+            continue;
+        }
+        val *pair[2] = {acc, ins[j]};
+        int last = 1;
+        for (size_t q = j + 1; q < n_in; q++) last &= !ins[q];
+        int32_t idx;
+        if ((r = emit(im, op, pair, 2, 1, &a, nm, last ? on : NULL, last ? non : 0, &idx)) != SO_OK) return r;
+        if (last) return SO_OK;
+        acc = anon_edge(im, idx, 0);
+    }
+    if (!acc) return onx_node_err(im, "has no inputs"), SO_ERR;
+    so_strmap_put(&im->names, on[0], so_strmap_get(&im->names, n->input[0])); /* one input: itself */
+    return SO_OK;
+}
+
+static int imp_argmax(bctx *cx)
+{
+    IMP_LOCALS;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    a.keepdims = onx_att_i(n, "keepdims", 1) != 0;
+    a.mode = onx_att_i(n, "select_last_index", 0) != 0;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+/* Trilu: k from the optional second input (a constant), upper attribute */
+static int imp_trilu(bctx *cx)
+{
+    IMP_LOCALS;
+    a.mode = onx_att_i(n, "upper", 1) != 0;
+    a.n_ints = 1;
+    a.ints[0] = 0;
+    val *kv = onx_inval(im, n, 1);
+    if (kv) {
+        int cnt = 0;
+        if (!kv->is_const) return SO_ERR_UNSUPPORTED;
+        if ((r = onx_const_ints(im, kv, a.ints, 1, &cnt, "k")) != SO_OK) return r;
+        if (cnt != 1) return onx_node_err(im, "k must be a scalar"), SO_ERR;
+    }
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_gatherelements(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (xs.rank < 0 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED; /* computed indices */
+    if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_depthtospace(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[16];
+    int64_t b = onx_att_i(n, "blocksize", 0);
+    if (b < 1 || b > 4096) return onx_node_err(im, "invalid blocksize %lld", (long long)b), SO_ERR;
+    a.kernel[0] = (int32_t)b;
+    if (op == SO_OP_DEPTHTOSPACE) {
+        const char *s = onx_att_s(n, "mode", buf, sizeof buf);
+        if (s && strcmp(s, "DCR") && strcmp(s, "CRD")) return onx_node_err(im, "unknown mode '%s'", s), SO_ERR;
+        a.mode = s && !strcmp(s, "CRD");
+    }
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+#define imp_abs imp_plain
+#define imp_floor imp_plain
+#define imp_ceil imp_plain
+#define imp_round imp_plain
+#define imp_sign imp_plain
+#define imp_softplus imp_plain
+#define imp_softsign imp_plain
+#define imp_sin imp_plain
+#define imp_cos imp_plain
+#define imp_tan imp_plain
+#define imp_asin imp_plain
+#define imp_acos imp_plain
+#define imp_atan imp_plain
+#define imp_sinh imp_plain
+#define imp_cosh imp_plain
+#define imp_asinh imp_plain
+#define imp_acosh imp_plain
+#define imp_atanh imp_plain
+#define imp_mish imp_plain
+#define imp_prelu imp_plain
+#define imp_selu imp_unary_attr
+#define imp_celu imp_unary_attr
+#define imp_thresholdedrelu imp_unary_attr
+#define imp_shrink imp_unary_attr
+#define imp_gelu imp_unary_attr
+#define imp_max imp_variadic
+#define imp_min imp_variadic
+#define imp_reducemax imp_reducemean
+#define imp_reducemin imp_reducemean
+#define imp_reduceprod imp_reducemean
+#define imp_reducel1 imp_reducemean
+#define imp_reducel2 imp_reducemean
+#define imp_reducesumsquare imp_reducemean
+#define imp_reducelogsum imp_reducemean
+#define imp_reducelogsumexp imp_reducemean
+#define imp_logsoftmax imp_softmax
+#define imp_hardmax imp_softmax
+#define imp_argmin imp_argmax
+#define imp_spacetodepth imp_depthtospace
+
+/* NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss as LogSoftmax (axis 1) + it: the target
+   must be a constant (an initializer, or a value given with run --inputs DIR) */
+static int imp_nllloss(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[16];
+    int sce = !strcmp(n->op_type, "SoftmaxCrossEntropyLoss");
+    if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    if (xs.rank < 2 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
+    if (!s || !strcmp(s, "mean")) a.mode = 2;
+    else if (!strcmp(s, "sum")) a.mode = 1;
+    else if (!strcmp(s, "none")) a.mode = 0;
+    else return onx_node_err(im, "unknown reduction '%s'", s), SO_ERR;
+    a.n_ints = 2;
+    const Onnx__AttributeProto *ig = onx_att(n, "ignore_index");
+    a.ints[0] = ig != NULL;
+    a.ints[1] = ig ? ig->i : 0;
+    if (!sce) {
+        if (extra_outputs(n, 1)) return SO_ERR_UNSUPPORTED;
+        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    }
+    if (extra_outputs(n, 2)) return SO_ERR_UNSUPPORTED;
+    so_attr la;
+    memset(&la, 0, sizeof la);
+    la.axis = 1;
+    int32_t lsi;
+    char *const lp_name[1] = {non > 1 ? on[1] : (char *)""};
+    if ((r = emit(im, SO_OP_LOGSOFTMAX, ins, 1, 1, &la, nm, lp_name, 1, &lsi)) != SO_OK) return r;
+    args[0] = non > 1 && on[1][0] ? onx_lookup(im, on[1]) : anon_edge(im, lsi, 0);
+    args[1] = ins[1];
+    if (na > 2) args[2] = ins[2];
+    return emit(im, op, args, na, 1, &a, nm, on, 1, NULL);
+}
+
+/* Where: the condition must be a constant (else the node is kept verbatim) */
+static int imp_where(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (!ins[0]->is_const || ins[0]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_isinf(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    a.mode = (onx_att_i(n, "detect_negative", 1) != 0) | (onx_att_i(n, "detect_positive", 1) != 0) << 1;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+#define imp_equal imp_plain
+#define imp_less imp_plain
+#define imp_greater imp_plain
+#define imp_lessorequal imp_plain
+#define imp_greaterorequal imp_plain
+#define imp_isnan imp_plain
+
+/* ConvTranspose (2-D): output_padding, and output_shape / auto_pad resolved into explicit pads */
+static int imp_convtranspose(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    so_shape ws = onx_vshape(im, ins[1]);
+    if (xs.rank != 4 || ws.rank != 4) return SO_ERR_UNSUPPORTED;
+    int64_t ker[2] = {ws.dim[2], ws.dim[3]};
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) >= 0 && (k != 2 || p[0] != ker[0] || p[1] != ker[1]))
+        return k != 2 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "kernel_shape does not match the weight shape"), SO_ERR);
+    /* strides, dilations and explicit pads as for Conv (auto_pad handled below) */
+    char buf[32];
+    const char *ap = onx_att_s(n, "auto_pad", buf, sizeof buf);
+    int same = ap && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"));
+    if (ap && ap[0] && strcmp(ap, "NOTSET") && strcmp(ap, "VALID") && !same) return onx_node_err(im, "unknown auto_pad '%s'", ap), SO_ERR;
+    if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != SO_OK && !same) return r;
+    if (same) memset(a.pad, 0, sizeof a.pad);
+    int64_t group = onx_att_i(n, "group", 1);
+    if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), SO_ERR;
+    a.group = (int32_t)group;
+    a.n_ints = 2;
+    if ((k = onx_att_ints(n, "output_padding", &p)) >= 0) {
+        if (k != 2) return SO_ERR_UNSUPPORTED;
+        for (int i = 0; i < 2; i++) {
+            if (p[i] < 0 || p[i] >= (a.stride[i] > a.dilation[i] ? a.stride[i] : a.dilation[i])) return onx_node_err(im, "invalid output_padding"), SO_ERR;
+            a.ints[i] = p[i];
+        }
+    }
+    const int64_t *os = NULL;
+    if ((k = onx_att_ints(n, "output_shape", &os)) >= 0 && k != 2 && k != 4) return SO_ERR_UNSUPPORTED;
+    if (os || same) {
+        for (int i = 0; i < 2; i++) {
+            int64_t in = xs.dim[2 + i], ext = (ker[i] - 1) * a.dilation[i] + 1;
+            int64_t want = os ? os[k - 2 + i] : in * a.stride[i];
+            int64_t tot = a.stride[i] * (in - 1) + a.ints[i] + ext - want;
+            if (tot < 0) { /* a larger output than the pads can give: the extra goes into output_padding */
+                a.ints[i] -= tot;
+                tot = 0;
+            }
+            int64_t lo = same && !strcmp(ap, "SAME_LOWER") ? tot - tot / 2 : tot / 2;
+            a.pad[i] = (int32_t)lo;
+            a.pad[2 + i] = (int32_t)(tot - lo);
+        }
+    }
+    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_lrn(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t size = onx_att_i(n, "size", 0);
+    if (size < 1 || size > INT32_MAX) return onx_node_err(im, "invalid size %lld", (long long)size), SO_ERR;
+    a.kernel[0] = (int32_t)size;
+    a.alpha = onx_att_f(n, "alpha", 1e-4f);
+    a.beta = onx_att_f(n, "beta", 0.75f);
+    a.value = onx_att_f(n, "bias", 1.0f);
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+/* ScatterElements (and Scatter-9/11): the indices must be a constant */
+static int imp_scatterelements(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[16];
+    if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (xs.rank < 0 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
+    static const char *const red[5] = {"none", "add", "mul", "max", "min"};
+    a.mode = s ? onx_name_index(s, red, 5) : 0;
+    if (a.mode < 0) return onx_node_err(im, "unknown reduction '%s'", s), SO_ERR;
+    return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_gathernd(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (!ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    int64_t b = onx_att_i(n, "batch_dims", 0);
+    if (b < 0 || b >= SO_MAX_RANK) return onx_node_err(im, "invalid batch_dims %lld", (long long)b), SO_ERR;
+    a.axis = (int32_t)b;
+    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
+/* TopK: k from the second input (opset 10+, a constant) or the attribute (opset 1-9) */
+static int imp_topk(bctx *cx)
+{
+    IMP_LOCALS;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &a.axis) != SO_OK) return SO_ERR;
+    a.n_ints = 1;
+    val *kv = onx_inval(im, n, 1);
+    if (kv) {
+        int cnt = 0;
+        if (!kv->is_const) return SO_ERR_UNSUPPORTED;
+        if ((r = onx_const_ints(im, kv, a.ints, 1, &cnt, "k")) != SO_OK) return r;
+        if (cnt != 1) return onx_node_err(im, "k must have one element"), SO_ERR;
+    } else
+        a.ints[0] = onx_att_i(n, "k", -1);
+    if (a.ints[0] < 0) return onx_node_err(im, "missing or negative k"), SO_ERR;
+    a.mode = (onx_att_i(n, "largest", 1) != 0) | 2; /* the values come out sorted either way */
+    return emit(im, op, ins, 1, 2, &a, nm, on, non, NULL);
+}
+
+#define imp_det imp_plain
 
 typedef int (*import_fn)(bctx *cx);
 static const import_fn importers[SO_OP_COUNT] = {
@@ -697,9 +1107,75 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
     val *x = n_in > 0 ? ins[0] : NULL;
     if (!x && so_ops[op].min_in > 0) return onx_node_err(im, "missing input 0"), SO_ERR;
     int nout = so_ops[op].n_out;
-    if (nout > 0 && extra_outputs(n, (size_t)nout)) return SO_ERR_UNSUPPORTED;
+    if (nout > 0 && extra_outputs(n, (size_t)nout) && op != SO_OP_LAYERNORM && op != SO_OP_NLLLOSS) return SO_ERR_UNSUPPORTED;
     bctx cx = {im, n, op, ins, n_in, x, x ? onx_vshape(im, x) : (so_shape){.rank = -1}, node_name(im, n, NULL), n->output, (int)n->n_output, nout};
     return importers[op](&cx);
+}
+
+static so_status add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+
+/* Tile of a computed tensor by constant repeats: per axis, a Concat of that many copies. */
+static so_status tile_concat(imp *im, const Onnx__NodeProto *n, val **ins)
+{
+    so_shape xs = onx_vshape(im, ins[0]);
+    int64_t rep[SO_MAX_RANK];
+    int cnt = 0, r;
+    if (xs.rank < 0) return add_opaque(im, n, ins, 2);
+    if ((r = onx_const_ints(im, ins[1], rep, SO_MAX_RANK, &cnt, "repeats")) != SO_OK) return r;
+    if (cnt != xs.rank) return onx_node_err(im, "repeats has %d entries for rank %d", cnt, xs.rank);
+    val *acc = ins[0];
+    for (int d = 0; d < xs.rank; d++) {
+        if (rep[d] < 1 || rep[d] > SO_MAX_IN) {
+            if (rep[d] == 1) continue;
+            return add_opaque(im, n, ins, 2); /* 0 (empty) or more copies than a Concat takes */
+        }
+        if (rep[d] == 1) continue;
+        val *copies[SO_MAX_IN];
+        for (int64_t k = 0; k < rep[d]; k++) copies[k] = acc;
+        so_attr ca;
+        memset(&ca, 0, sizeof ca);
+        ca.axis = d;
+        int32_t idx;
+        if ((r = emit(im, SO_OP_CONCAT, copies, (int)rep[d], 1, &ca, node_name(im, n, NULL), NULL, 0, &idx)) != SO_OK) return r;
+        acc = anon_edge(im, idx, 0);
+    }
+    if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
+    bind_alias(im, n->output[0], acc);
+    return SO_OK;
+}
+
+/* Sum / Mean of one or more inputs: a chain of Add (Mean: then divided by the count). */
+static so_status sum_mean(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    val *acc = NULL;
+    int cnt = 0, r;
+    const char *nm = node_name(im, n, NULL);
+    int mean = !strcmp(n->op_type, "Mean");
+    for (size_t j = 0; j < n_in; j++) {
+        if (!ins[j]) continue;
+        cnt++;
+        if (!acc) {
+            acc = ins[j];
+            continue;
+        }
+        val *pair[2] = {acc, ins[j]};
+        int32_t idx;
+        if ((r = emit(im, SO_OP_ADD, pair, 2, 1, NULL, nm, NULL, 0, &idx)) != SO_OK) return r;
+        acc = anon_edge(im, idx, 0);
+    }
+    if (!acc) return onx_node_err(im, "has no inputs");
+    if (mean && cnt > 1) {
+        ctensor c;
+        if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+        ((float *)c.data)[0] = (float)cnt;
+        val *pair[2] = {acc, onx_bind_const(im, NULL, &c)};
+        int32_t idx;
+        if ((r = emit(im, SO_OP_DIV, pair, 2, 1, NULL, nm, NULL, 0, &idx)) != SO_OK) return r;
+        acc = anon_edge(im, idx, 0);
+    }
+    if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
+    bind_alias(im, n->output[0], acc);
+    return SO_OK;
 }
 
 /* Output shapes of a few common ops the optimizer does not know (used when value_info is silent). */
@@ -833,8 +1309,10 @@ static int vinfo_shape(imp *im, const char *name, so_shape *out)
     s.rank = (int32_t)sp->n_dim;
     s.dtype = tp->tensor_type->elem_type;
     for (size_t d = 0; d < sp->n_dim; d++) {
-        if (sp->dim[d]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || sp->dim[d]->dim_value < 0) return 0;
-        s.dim[d] = sp->dim[d]->dim_value;
+        const Onnx__TensorShapeProto__Dimension *dm = sp->dim[d];
+        if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && onx_sym_value(im, dm->dim_param, &s.dim[d])) continue;
+        if (dm->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || dm->dim_value < 0) return 0;
+        s.dim[d] = dm->dim_value;
     }
     *out = s;
     return 1;
@@ -953,8 +1431,28 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
     if (n->domain && !strcmp(n->domain, SO_ONNX_LAYOUT_DOMAIN)) return build_layout_op(im, n, ins, n_in);
     if (!onx_is_default_domain(n->domain)) return add_opaque(im, n, ins, n_in);
     const char *t = n->op_type;
-    if (!strcmp(t, "Identity") || (!strcmp(t, "Dropout") && !extra_outputs(n, 1))) {
+    if (!strcmp(t, "Dropout") && n_in >= 3 && ins[2]) {
+        /* training_mode given: only a constant false (or ratio 0) is the inference no-op; otherwise
+           the output is random and the node is kept verbatim */
+        int64_t mode = 1, nm = 0;
+        double ratio = 0.5;
+        if (ins[2]->is_const && onx_ct_numel(&ins[2]->c) == 1) mode = onx_ct_geti(&ins[2]->c, 0), nm = 1;
+        if (n_in >= 2 && ins[1] && ins[1]->is_const && onx_ct_numel(&ins[1]->c) == 1) ratio = onx_ct_getf(&ins[1]->c, 0);
+        if (!nm || (mode && ratio != 0)) return add_opaque(im, n, ins, n_in);
+    }
+    int same_type_cast = !strcmp(t, "Cast") && n_in == 1 && ins[0] && !ins[0]->is_const &&
+                         onx_vshape(im, ins[0]).dtype == SO_F32 && onx_att_i(n, "to", 0) == T_FLOAT;
+    int dropout_mask = !strcmp(t, "Dropout") && n->n_output == 2 && n->output[1][0]; /* inference: the mask is all true */
+    if (!strcmp(t, "Identity") || same_type_cast || (!strcmp(t, "Dropout") && (dropout_mask || !extra_outputs(n, 1)))) {
         if (!ins[0]) return onx_node_err(im, "missing input 0");
+        if (dropout_mask) {
+            so_shape xs = onx_vshape(im, ins[0]);
+            ctensor mc;
+            if (xs.rank < 0) return add_opaque(im, n, ins, n_in);
+            if (onx_ct_new(im, &mc, SO_I64, T_BOOL, xs.rank, xs.dim) != SO_OK) return SO_ERR;
+            for (int64_t i = 0; i < onx_ct_numel(&mc); i++) ((int64_t *)mc.data)[i] = 1;
+            onx_bind_const(im, n->output[1], &mc);
+        }
         if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
         so_strmap_put(&im->names, n->output[0], so_strmap_get(&im->names, n->input[0]));
         return SO_OK;
@@ -1004,6 +1502,11 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
     if (r == SO_OK) return SO_OK;
     if (r == SO_ERR) return SO_ERR;
     so_op op = so_op_from_onnx(t);
+    if (!strcmp(t, "Upsample")) op = SO_OP_RESIZE; /* opset 7-9 form of Resize */
+    if (!strcmp(t, "SoftmaxCrossEntropyLoss")) op = SO_OP_NLLLOSS; /* LogSoftmax + NLL */
+    if (!strcmp(t, "Scatter")) op = SO_OP_SCATTERELEMENTS;        /* Scatter-9/11: the same operator */
+    if (!strcmp(t, "Sum") || !strcmp(t, "Mean")) return sum_mean(im, n, ins, n_in);
+    if (!strcmp(t, "Tile") && n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return tile_concat(im, n, ins);
     if (op != SO_OP_OPAQUE) {
         r = build_op(im, n, op, ins, n_in);
         if (r == SO_OK) return SO_OK;

@@ -125,6 +125,14 @@ static void a_float(exporter *x, Onnx__NodeProto *n, const char *name, float v)
     n->attribute[n->n_attribute++] = a;
 }
 
+static void a_floats(exporter *x, Onnx__NodeProto *n, const char *name, const float *v, int cnt)
+{
+    Onnx__AttributeProto *a = mk_attr(x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    a->n_floats = (size_t)cnt;
+    a->floats = so_arena_dup(&x->ar, v, (size_t)cnt * sizeof *v);
+    n->attribute[n->n_attribute++] = a;
+}
+
 static void a_ints(exporter *x, Onnx__NodeProto *n, const char *name, const int64_t *v, int cnt)
 {
     Onnx__AttributeProto *a = mk_attr(x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
@@ -416,6 +424,12 @@ static so_status exp_resize(ectx *cx)
     EXP_LOCALS;
     a_str(x, n, "mode", a->mode ? "linear" : "nearest");
     const float sc[4] = {1, 1, a->alpha, a->beta};
+    if (x->opset < 10 && (a->ints[0] != SO_RESIZE_ASYMMETRIC || a->ints[2] || (a->mode == 0 && a->ints[1] != 2)))
+        return ex_err(x, "Resize other than Upsample's (asymmetric, nearest rounding down, scales) needs opset >= 10");
+    if (x->opset < 9) { /* Upsample-7: scales attribute */
+        a_floats(x, n, "scales", sc, 4);
+        return SO_OK;
+    }
     if (x->opset < 11) {
         if (a->ints[0] != SO_RESIZE_ASYMMETRIC || a->ints[2])
             return ex_err(x, "Resize with coordinate_transformation_mode %s or sizes needs opset >= 11",
@@ -702,6 +716,203 @@ static so_status exp_plain(ectx *cx)
 #define exp_gather exp_axis
 
 typedef so_status (*export_fn)(ectx *cx);
+/* ---- operators of other exporters and of the conformance suite ---- */
+
+static so_status exp_selu(ectx *cx)
+{
+    EXP_LOCALS;
+    a_float(x, n, "alpha", a->alpha);
+    a_float(x, n, "gamma", a->beta);
+    return SO_OK;
+}
+
+static so_status exp_shrink(ectx *cx)
+{
+    EXP_LOCALS;
+    a_float(x, n, "lambd", a->alpha);
+    a_float(x, n, "bias", a->beta);
+    return SO_OK;
+}
+
+static so_status exp_gelu(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 20) return ex_err(x, "Gelu needs opset >= 20 (model has opset %lld)", (long long)x->opset);
+    if (a->mode) a_str(x, n, "approximate", "tanh");
+    return SO_OK;
+}
+
+static so_status exp_argmax(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "axis", a->axis);
+    a_int(x, n, "keepdims", a->keepdims);
+    if (a->mode) {
+        if (x->opset < 12) return ex_err(x, "select_last_index needs opset >= 12");
+        a_int(x, n, "select_last_index", 1);
+    }
+    return SO_OK;
+}
+
+static so_status exp_trilu(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 14) return ex_err(x, "Trilu needs opset >= 14 (model has opset %lld)", (long long)x->opset);
+    a_int(x, n, "upper", a->mode);
+    if (a->ints[0]) { /* k: a 0-D int64 initializer */
+        so_shape ks = so_shape_make(0, NULL);
+        n_in(n, mk_init_named(x, ex_name2(x, base, "_k"), T_INT64, &ks, so_arena_dup(&x->ar, a->ints, 8), 8));
+    }
+    return SO_OK;
+}
+
+static so_status exp_gatherelements(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 11) return ex_err(x, "GatherElements needs opset >= 11 (model has opset %lld)", (long long)x->opset);
+    a_int(x, n, "axis", a->axis);
+    return SO_OK;
+}
+
+static so_status exp_depthtospace(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "blocksize", a->kernel[0]);
+    if (op == SO_OP_DEPTHTOSPACE && a->mode) {
+        if (x->opset < 11) return ex_err(x, "DepthToSpace mode CRD needs opset >= 11");
+        a_str(x, n, "mode", "CRD");
+    }
+    return SO_OK;
+}
+
+#define exp_abs exp_plain
+#define exp_floor exp_plain
+#define exp_ceil exp_plain
+#define exp_round exp_plain
+#define exp_sign exp_plain
+#define exp_softplus exp_plain
+#define exp_softsign exp_plain
+#define exp_sin exp_plain
+#define exp_cos exp_plain
+#define exp_tan exp_plain
+#define exp_asin exp_plain
+#define exp_acos exp_plain
+#define exp_atan exp_plain
+#define exp_sinh exp_plain
+#define exp_cosh exp_plain
+#define exp_asinh exp_plain
+#define exp_acosh exp_plain
+#define exp_atanh exp_plain
+#define exp_mish exp_plain
+#define exp_max exp_plain
+#define exp_min exp_plain
+#define exp_prelu exp_plain
+#define exp_celu exp_alpha
+#define exp_thresholdedrelu exp_alpha
+#define exp_reducemax exp_reducemean
+#define exp_reducemin exp_reducemean
+#define exp_reduceprod exp_reducemean
+#define exp_reducel1 exp_reducemean
+#define exp_reducel2 exp_reducemean
+#define exp_reducesumsquare exp_reducemean
+#define exp_reducelogsum exp_reducemean
+#define exp_reducelogsumexp exp_reducemean
+#define exp_logsoftmax exp_axis
+#define exp_hardmax exp_axis
+#define exp_argmin exp_argmax
+#define exp_spacetodepth exp_depthtospace
+
+static so_status exp_nllloss(ectx *cx)
+{
+    EXP_LOCALS;
+    static const char *const red[3] = {"none", "sum", "mean"};
+    if (x->opset < 12) return ex_err(x, "NegativeLogLikelihoodLoss needs opset >= 12 (model has opset %lld)", (long long)x->opset);
+    a_str(x, n, "reduction", red[a->mode]);
+    if (a->ints[0]) a_int(x, n, "ignore_index", a->ints[1]);
+    return SO_OK;
+}
+#define exp_where exp_plain
+
+static so_status exp_isinf(ectx *cx)
+{
+    EXP_LOCALS;
+    if (!(a->mode & 1)) a_int(x, n, "detect_negative", 0);
+    if (!(a->mode & 2)) a_int(x, n, "detect_positive", 0);
+    return SO_OK;
+}
+#define exp_equal exp_plain
+#define exp_less exp_plain
+#define exp_greater exp_plain
+#define exp_lessorequal exp_plain
+#define exp_greaterorequal exp_plain
+#define exp_isnan exp_plain
+
+static so_status exp_convtranspose(ectx *cx)
+{
+    EXP_LOCALS;
+    so_shape ws = x->g->nodes[nd->in[1].node].out[nd->in[1].slot];
+    int32_t ker[2] = {(int32_t)ws.dim[2], (int32_t)ws.dim[3]};
+    a_ints32(x, n, "kernel_shape", ker, 2);
+    a_ints32(x, n, "strides", a->stride, 2);
+    a_ints32(x, n, "pads", a->pad, 4);
+    a_ints32(x, n, "dilations", a->dilation, 2);
+    a_int(x, n, "group", a->group);
+    if (a->ints[0] || a->ints[1]) a_ints(x, n, "output_padding", a->ints, 2);
+    return SO_OK;
+}
+
+static so_status exp_lrn(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "size", a->kernel[0]);
+    a_float(x, n, "alpha", a->alpha);
+    a_float(x, n, "beta", a->beta);
+    a_float(x, n, "bias", a->value);
+    return SO_OK;
+}
+
+static so_status exp_scatterelements(ectx *cx)
+{
+    EXP_LOCALS;
+    static const char *const red[5] = {"none", "add", "mul", "max", "min"};
+    if (x->opset < 11) return ex_err(x, "ScatterElements needs opset >= 11 (model has opset %lld)", (long long)x->opset);
+    a_int(x, n, "axis", a->axis);
+    if (a->mode) {
+        if (x->opset < (a->mode >= 3 ? 18 : 16)) return ex_err(x, "ScatterElements reduction '%s' needs a newer opset", red[a->mode]);
+        a_str(x, n, "reduction", red[a->mode]);
+    }
+    return SO_OK;
+}
+
+static so_status exp_gathernd(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 11) return ex_err(x, "GatherND needs opset >= 11 (model has opset %lld)", (long long)x->opset);
+    if (a->axis) {
+        if (x->opset < 12) return ex_err(x, "GatherND batch_dims needs opset >= 12");
+        a_int(x, n, "batch_dims", a->axis);
+    }
+    return SO_OK;
+}
+
+static so_status exp_topk(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "axis", a->axis);
+    if (x->opset < 10) {
+        a_int(x, n, "k", a->ints[0]);
+        return (a->mode & 1) ? SO_OK : ex_err(x, "TopK smallest needs opset >= 11");
+    }
+    n_in(n, init_i64(x, base, "_k", a->ints, 1));
+    if (!(a->mode & 1)) {
+        if (x->opset < 11) return ex_err(x, "TopK smallest needs opset >= 11");
+        a_int(x, n, "largest", 0);
+    }
+    return SO_OK;
+}
+
+#define exp_det exp_plain
+
 static const export_fn exporters[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = exp_##l,
 #include "ops.def"
@@ -719,6 +930,7 @@ static so_status export_node(exporter *x, int32_t i)
     so_op op = nd->op;
     const int layout = (so_ops[op].flags & SO_F_LAYOUT) != 0; /* our blocked-layout ops: custom domain, table name */
     const char *ot = layout ? so_ops[op].name : so_ops[op].onnx;
+    if (op == SO_OP_RESIZE && x->opset < 10) ot = "Upsample"; /* Resize exists from opset 10 */
     const char *base = nd->name && nd->name[0] ? nd->name : so_ops[op].name;
     so_shape xs = nd->n_in ? x->g->nodes[nd->in[0].node].out[nd->in[0].slot] : (so_shape){.rank = -1};
     int act = (so_ops[op].flags & SO_F_ACT) && a->act != SO_ACT_NONE;
@@ -727,7 +939,7 @@ static so_status export_node(exporter *x, int32_t i)
     Onnx__NodeProto *n;
 
     if (!ot) return ex_err(x, "operator '%s' has no ONNX form", so_ops[op].name);
-    if (op == SO_OP_SOFTMAX && x->opset < 13 && xs.rank >= 0 && a->axis != xs.rank - 1) {
+    if ((op == SO_OP_SOFTMAX || op == SO_OP_LOGSOFTMAX || op == SO_OP_HARDMAX) && x->opset < 13 && xs.rank >= 0 && a->axis != xs.rank - 1) {
         /* single-axis softmax under the old flattening semantics: move the axis last */
         int64_t perm[SO_MAX_RANK];
         for (int k = 0; k < xs.rank; k++) perm[k] = k;
@@ -738,7 +950,7 @@ static so_status export_node(exporter *x, int32_t i)
         n_in(n, tname(x, nd->in[0]));
         n_out(n, t1);
         a_ints(x, n, "perm", perm, xs.rank);
-        n = mk_node(x, "Softmax", base);
+        n = mk_node(x, ot, base);
         n_in(n, t1);
         n_out(n, t2);
         a_int(x, n, "axis", xs.rank - 1);
@@ -945,7 +1157,10 @@ static so_status build_and_write(exporter *x, const char *path)
     gp->output = so_arena_alloc(&x->ar, ((size_t)m->n_outputs + 1) * sizeof *gp->output);
     for (int32_t o = 0; o < m->n_outputs; o++) {
         so_edge e = g->outputs[o];
-        gp->output[o] = mk_value_info(x, x->out_names[o], &g->nodes[e.node].out[e.slot]);
+        so_shape os = g->nodes[e.node].out[e.slot];
+        int32_t decl = m->outputs[o].declared_type;
+        if (os.dtype == SO_I64 && (decl == T_BOOL || decl == T_INT32)) os.dtype = decl; /* computed as int64, declared narrower */
+        gp->output[o] = mk_value_info(x, x->out_names[o], &os);
     }
 
     Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;

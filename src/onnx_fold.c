@@ -384,6 +384,22 @@ int onx_try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
         onx_bind_const(im, n->output[0], &o);
         return SO_OK;
     }
+    if (!strcmp(t, "EyeLike") && n_in == 1 && ins[0]) { /* needs the input's shape only */
+        so_shape s = onx_vshape(im, ins[0]);
+        if (s.rank != 2) return SO_ERR_UNSUPPORTED;
+        int32_t ot = (int32_t)onx_att_i(n, "dtype", s.dtype == SO_I64 && ins[0]->is_const ? ins[0]->c.otype : s.dtype);
+        int st = onx_storage_of(ot);
+        if (!st) return onx_node_err(im, "unsupported dtype %d", (int)ot), SO_ERR;
+        int64_t k = onx_att_i(n, "k", 0);
+        if (onx_ct_new(im, &o, st, ot, 2, s.dim) != SO_OK) return SO_ERR;
+        for (int64_t i = 0; i < s.dim[0]; i++)
+            if (i + k >= 0 && i + k < s.dim[1]) {
+                if (st == SO_I64) ((int64_t *)o.data)[i * s.dim[1] + i + k] = 1;
+                else ((float *)o.data)[i * s.dim[1] + i + k] = 1.0f;
+            }
+        onx_bind_const(im, n->output[0], &o);
+        return SO_OK;
+    }
     for (size_t k = 0; k < n_in; k++)
         if (ins[k] && !ins[k]->is_const) return SO_ERR_UNSUPPORTED;
     if (n_in == 0 || !ins[0]) {
@@ -497,6 +513,28 @@ int onx_try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
         if ((r = onx_const_ints(im, ins[1], d, SO_MAX_RANK, &k, "repeats")) != SO_OK) return r;
         if (k != a->shape.rank) return onx_node_err(im, "repeats has %d entries for rank %d", k, a->shape.rank), SO_ERR;
         r = fold_tile(im, a, d, &o);
+    } else if (!strcmp(t, "OneHot") && n_in == 3 && ins[1] && ins[2]) {
+        /* indices (any integer), depth (scalar), values [off, on]; axis (default -1) of the output */
+        const ctensor *dp = &ins[1]->c, *vals = &ins[2]->c;
+        if (onx_ct_numel(dp) != 1 || onx_ct_numel(vals) != 2) return onx_node_err(im, "depth must be a scalar and values have 2 elements"), SO_ERR;
+        int64_t depth = (int64_t)onx_ct_getf(dp, 0), rank = a->shape.rank + 1, axis = onx_att_i(n, "axis", -1);
+        if (depth < 1 || depth > (int64_t)1 << 24) return onx_node_err(im, "invalid depth %lld", (long long)depth), SO_ERR;
+        if (axis < 0) axis += rank;
+        if (axis < 0 || axis >= rank || rank > SO_MAX_RANK) return onx_node_err(im, "axis out of range"), SO_ERR;
+        int64_t od[SO_MAX_RANK];
+        for (int64_t d = 0, j = 0; d < rank; d++) od[d] = d == axis ? depth : a->shape.dim[j++];
+        if (onx_ct_new(im, &o, vals->shape.dtype, vals->otype, (int)rank, od) != SO_OK) return SO_ERR;
+        int64_t outer = 1, inner = 1;
+        for (int64_t d = 0; d < axis; d++) outer *= od[d];
+        for (int64_t d = axis + 1; d < rank; d++) inner *= od[d];
+        for (int64_t p = 0; p < outer; p++)
+            for (int64_t c = 0; c < depth; c++)
+                for (int64_t q = 0; q < inner; q++) {
+                    int64_t ix = (int64_t)onx_ct_getf(a, p * inner + q);
+                    if (ix < 0) ix += depth;
+                    ct_copy_elem(vals, ix == c ? 1 : 0, &o, (p * depth + c) * inner + q);
+                }
+        r = SO_OK;
     } else if (!strcmp(t, "ConstantOfShape")) {
         int64_t d[SO_MAX_RANK];
         int k;

@@ -31,6 +31,90 @@
 int64_t so_onnx_symbolic_dim = 0;
 int64_t so_onnx_fold_max_elems = (int64_t)1 << 24;
 
+/* ======================================================================
+   pinned shapes (--input-shape NAME=D0,D1,..., --dim SYMBOL=N)
+   ====================================================================== */
+
+#define MAX_PINS 64
+typedef struct pin {
+    char name[256];      /* input name (input pins) or dim_param symbol (dim pins) */
+    int rank;            /* input pins */
+    int64_t dim[SO_MAX_RANK];
+} pin;
+static pin in_pins[MAX_PINS], dim_pins[MAX_PINS];
+static int n_in_pins, n_dim_pins;
+
+void so_onnx_pins_clear(void) { n_in_pins = n_dim_pins = 0; }
+
+/* Splits "NAME=rest": the name into p->name; returns rest or NULL with a message. */
+static const char *pin_name(const char *opt, const char *spec, pin *p)
+{
+    const char *eq = strrchr(spec, '=');
+    if (!eq || eq == spec) return so_errorf("%s '%s': expected NAME=VALUE", opt, spec), NULL;
+    if ((size_t)(eq - spec) >= sizeof p->name) return so_errorf("%s: name longer than %zu characters", opt, sizeof p->name - 1), NULL;
+    memcpy(p->name, spec, (size_t)(eq - spec));
+    p->name[eq - spec] = 0;
+    return eq + 1;
+}
+
+/* An earlier pin of the same name is replaced (the last option wins). */
+static pin *pin_slot(pin *set, int *n, const char *name)
+{
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(set[i].name, name)) return &set[i];
+    return *n < MAX_PINS ? &set[(*n)++] : NULL;
+}
+
+so_status so_onnx_pin_input(const char *spec)
+{
+    pin p;
+    memset(&p, 0, sizeof p);
+    const char *rest = pin_name("--input-shape", spec, &p);
+    if (!rest) return SO_ERR;
+    /* "x=" pins a scalar (rank 0) */
+    while (*rest) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(rest, &end, 10);
+        if (end == rest || errno || v < 0 || v > INT32_MAX || (*end && *end != ','))
+            return so_errorf("--input-shape '%s': dimensions must be integers in 0..%d separated by commas", spec, INT32_MAX);
+        if (p.rank == SO_MAX_RANK) return so_errorf("--input-shape '%s': more than %d dimensions", spec, SO_MAX_RANK);
+        p.dim[p.rank++] = v;
+        rest = *end ? end + 1 : end;
+        if (*end && !*rest) return so_errorf("--input-shape '%s': trailing comma", spec);
+    }
+    pin *slot = pin_slot(in_pins, &n_in_pins, p.name);
+    if (!slot) return so_errorf("--input-shape: more than %d inputs pinned", MAX_PINS);
+    *slot = p;
+    return SO_OK;
+}
+
+so_status so_onnx_pin_dim(const char *spec)
+{
+    pin p;
+    memset(&p, 0, sizeof p);
+    const char *rest = pin_name("--dim", spec, &p);
+    if (!rest) return SO_ERR;
+    long long v;
+    if (so_parse_int(rest, 0, INT32_MAX, &v)) return so_errorf("--dim '%s': the value must be an integer in 0..%d", spec, INT32_MAX);
+    p.dim[0] = v;
+    pin *slot = pin_slot(dim_pins, &n_dim_pins, p.name);
+    if (!slot) return so_errorf("--dim: more than %d symbols pinned", MAX_PINS);
+    *slot = p;
+    return SO_OK;
+}
+
+/* Value of dim_param `sym` for this load: --dim, else a symbol an --input-shape fixed. */
+int onx_sym_value(imp *im, const char *sym, int64_t *out)
+{
+    if (!sym || !sym[0]) return 0;
+    for (int i = 0; i < n_dim_pins; i++)
+        if (!strcmp(dim_pins[i].name, sym)) return *out = dim_pins[i].dim[0], 1;
+    int32_t k = so_strmap_get(&im->syms, sym);
+    if (k >= 0) return *out = k, 1;
+    return 0;
+}
+
 /* Keeps the current message on one line: control characters (from names in the file) become '?'. */
 void onx_one_line_error(void)
 {
@@ -336,10 +420,66 @@ static void canonical_opaque(so_model *m, so_graph *g)
     free(saved);
 }
 
+static const pin *input_pin(const char *name)
+{
+    for (int i = 0; i < n_in_pins; i++)
+        if (!strcmp(in_pins[i].name, name)) return &in_pins[i];
+    return NULL;
+}
+
+/* Input k of an operator that is a parameter (scales, bounds, a pad value, a ratio) rather than
+   data: its value is needed at import. */
+static int is_param_use(const char *op, size_t k)
+{
+    static const struct { const char *op; size_t from; } p[] = {
+        {"Resize", 1}, {"Upsample", 1}, {"Clip", 1}, {"Pad", 1}, {"Dropout", 1}, {"Range", 0}, {"OneHot", 1},
+    };
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++)
+        if (!strcmp(op, p[i].op)) return k >= p[i].from;
+    return 0;
+}
+
+/* A float input every use of which is a parameter position. */
+static int param_only_input(const Onnx__GraphProto *gp, const char *name)
+{
+    int uses = 0;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *nd = gp->node[i];
+        for (size_t k = 0; k < nd->n_input; k++) {
+            if (strcmp(nd->input[k], name)) continue;
+            if (!onx_is_default_domain(nd->domain) || !is_param_use(nd->op_type, k)) return 0;
+            uses++;
+        }
+    }
+    for (size_t i = 0; i < gp->n_output; i++)
+        if (gp->output[i]->name && !strcmp(gp->output[i]->name, name)) return 0;
+    return uses > 0;
+}
+
 static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, so_strmap *inits)
 {
     so_model *m = im->m;
     m->inputs = so_arena_alloc(&m->arena, (gp->n_input + 1) * sizeof *m->inputs);
+    for (int i = 0; i < n_in_pins; i++) { /* every pinned input exists (and is not an initializer) */
+        size_t k = 0;
+        while (k < gp->n_input && !(gp->input[k]->name && !strcmp(gp->input[k]->name, in_pins[i].name))) k++;
+        if (k == gp->n_input || so_strmap_get(inits, in_pins[i].name) >= 0)
+            return so_errorf("--input-shape names '%s', which is not an input of the model", in_pins[i].name);
+    }
+    /* symbols fixed by --input-shape positions first, so that another input using the same
+       symbol gets the same value */
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        const pin *p = vi->name ? input_pin(vi->name) : NULL;
+        const Onnx__TypeProto *tp = vi->type;
+        if (!p || !tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type || !tp->tensor_type->shape) continue;
+        const Onnx__TensorShapeProto *sp = tp->tensor_type->shape;
+        for (size_t d = 0; d < sp->n_dim && d < (size_t)p->rank; d++)
+            if (sp->dim[d]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && sp->dim[d]->dim_param &&
+                so_strmap_get(&im->syms, sp->dim[d]->dim_param) < 0)
+                so_strmap_put(&im->syms, sp->dim[d]->dim_param, (int32_t)p->dim[d]);
+    }
+    int position = 0;
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
         if (!vi->name || !vi->name[0]) return so_errorf("graph input #%zu has no name", i);
@@ -348,22 +488,65 @@ static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, so_strmap *ini
         if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
             return so_errorf("input '%s' is not a tensor", vi->name);
         const Onnx__TensorShapeProto *sp = tp->tensor_type->shape;
-        if (!sp) return so_errorf("input '%s' has no shape; superopt needs fixed shapes", vi->name);
-        if (sp->n_dim > SO_MAX_RANK) return so_errorf("input '%s' has rank %zu (at most %d supported)", vi->name, sp->n_dim, SO_MAX_RANK);
+        const pin *p = input_pin(vi->name);
+        const so_tfile *bv = onx_bound_input(position++);
+        pin from_value;
+        if (bv) {
+            int32_t et = tp->tensor_type->elem_type;
+            if (et != bv->onnx_type)
+                return so_errorf("input '%s' (#%d) is %s in the model, the given tensor is %s", vi->name, position - 1,
+                                 onx_onnx_type_name(et), onx_onnx_type_name(bv->onnx_type));
+            if (sp && sp->n_dim != (size_t)bv->shape.rank)
+                return so_errorf("input '%s' (#%d) has rank %zu, the given tensor rank %d", vi->name, position - 1, sp->n_dim, (int)bv->shape.rank);
+            for (size_t d = 0; sp && d < sp->n_dim; d++)
+                if (sp->dim[d]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && sp->dim[d]->dim_value != bv->shape.dim[d])
+                    return so_errorf("input '%s' (#%d): dimension %zu is %lld in the model, %lld in the given tensor", vi->name, position - 1,
+                                     d, (long long)sp->dim[d]->dim_value, (long long)bv->shape.dim[d]);
+            if (et != T_FLOAT || param_only_input(gp, vi->name)) { /* the graph is specialised to this value */
+                ctensor c;
+                if (onx_ct_new(im, &c, bv->shape.dtype, et, bv->shape.rank, bv->shape.dim) != SO_OK) return SO_ERR;
+                memcpy(c.data, bv->data, (size_t)onx_ct_numel(&c) * (bv->shape.dtype == SO_I64 ? 8 : 4));
+                onx_bind_const(im, vi->name, &c);
+                onx_mark_const_input(position - 1);
+                continue;
+            }
+            memset(&from_value, 0, sizeof from_value);
+            from_value.rank = bv->shape.rank;
+            memcpy(from_value.dim, bv->shape.dim, sizeof from_value.dim);
+            if (p && (p->rank != from_value.rank || memcmp(p->dim, from_value.dim, (size_t)p->rank * sizeof *p->dim)))
+                return so_errorf("input '%s': --input-shape disagrees with the shape of the given tensor", vi->name);
+            p = &from_value;
+        }
+        if (!sp && !p) return so_errorf("input '%s' has no shape; give it with --input-shape %s=D0,D1,...", vi->name, vi->name);
+        size_t rank = sp ? sp->n_dim : (size_t)p->rank;
+        if (p && (size_t)p->rank != rank)
+            return so_errorf("input '%s' has rank %zu, --input-shape gives %d dimensions", vi->name, rank, p->rank);
+        if (rank > SO_MAX_RANK) return so_errorf("input '%s' has rank %zu (at most %d supported)", vi->name, rank, SO_MAX_RANK);
         so_value_info *v = &m->inputs[m->n_inputs];
         v->name = so_arena_strdup(&m->arena, vi->name);
-        v->shape.rank = (int32_t)sp->n_dim;
+        v->shape.rank = (int32_t)rank;
         v->shape.dtype = tp->tensor_type->elem_type ? tp->tensor_type->elem_type : SO_F32;
+        v->pinned = 0;
         int64_t numel = 1;
-        for (size_t d = 0; d < sp->n_dim; d++) {
-            const Onnx__TensorShapeProto__Dimension *dm = sp->dim[d];
-            int64_t dv = dm->dim_value;
-            if (dm->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-                if (so_onnx_symbolic_dim > 0) dv = so_onnx_symbolic_dim;
-                else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
-                    return so_errorf("input '%s' has a symbolic dimension '%s'; superopt needs fixed shapes", vi->name, dm->dim_param);
+        for (size_t d = 0; d < rank; d++) {
+            const Onnx__TensorShapeProto__Dimension *dm = sp ? sp->dim[d] : NULL;
+            int fixed = dm && dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            int64_t dv = fixed ? dm->dim_value : -1;
+            if (p) {
+                if (fixed && dv != p->dim[d])
+                    return so_errorf("input '%s': dimension %zu is %lld in the file, --input-shape gives %lld", vi->name, d,
+                                     (long long)dv, (long long)p->dim[d]);
+                if (!fixed) v->pinned |= 1u << d;
+                dv = p->dim[d];
+            } else if (!fixed) {
+                const char *sym = dm && dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dm->dim_param : NULL;
+                if (onx_sym_value(im, sym, &dv)) v->pinned |= 1u << d;
+                else if (so_onnx_symbolic_dim > 0) dv = so_onnx_symbolic_dim;
+                else if (sym && sym[0])
+                    return so_errorf("input '%s' has a symbolic dimension '%s' (dimension %zu); pin it with --dim %s=N or --input-shape %s=D0,D1,...",
+                                     vi->name, sym, d, sym, vi->name);
                 else
-                    return so_errorf("input '%s' has an unknown dimension %zu; superopt needs fixed shapes", vi->name, d);
+                    return so_errorf("input '%s' has an unknown dimension %zu; pin it with --input-shape %s=D0,D1,...", vi->name, d, vi->name);
             }
             if (dv < 0) return so_errorf("input '%s' has a negative dimension %lld", vi->name, (long long)dv);
             if (dv > INT32_MAX) return so_errorf("input '%s' has an absurd dimension %lld", vi->name, (long long)dv);
@@ -375,6 +558,8 @@ static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, so_strmap *ini
             return so_errorc(SO_ERR_LIMIT, "input '%s': %lld elements exceed the allocation limit (%zu bytes)", vi->name, (long long)numel, so_max_alloc_bytes);
         m->n_inputs++;
     }
+    if (onx_bound_count() >= 0 && onx_bound_count() != position)
+        return so_errorf("--inputs gives %d tensors for the model's %d inputs", onx_bound_count(), position);
     return SO_OK;
 }
 
@@ -477,7 +662,11 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
 
     m->n_outputs = (int32_t)gp->n_output;
     m->outputs = so_arena_alloc(&m->arena, (gp->n_output + 1) * sizeof *m->outputs);
-    for (size_t i = 0; i < gp->n_output; i++) m->outputs[i].name = so_arena_strdup(&m->arena, gp->output[i]->name);
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const Onnx__TypeProto *tp = gp->output[i]->type;
+        m->outputs[i].name = so_arena_strdup(&m->arena, gp->output[i]->name);
+        if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type) m->outputs[i].declared_type = tp->tensor_type->elem_type;
+    }
     if (m->n_outputs == 0) {
         so_errorf("graph has no outputs");
         goto done;
@@ -558,6 +747,7 @@ done:
     free_vals(&im);
     so_strmap_free(&im.names);
     so_strmap_free(&im.vinfo);
+    so_strmap_free(&im.syms);
     so_strmap_free(&inits);
     free(im.vis);
     free(im.dir);

@@ -35,6 +35,43 @@ so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_
    command-line override such as --dim 1. */
 extern int64_t so_onnx_symbolic_dim;
 
+/* Shapes the user pins for symbolic or unknown dimensions (command line --input-shape, --dim);
+   every later load applies them. so_onnx_pin_input takes "NAME=D0,D1,..." (the whole shape of
+   graph input NAME; dims of the file that are fixed must agree), so_onnx_pin_dim "SYMBOL=N"
+   (the dim_param SYMBOL wherever it appears: inputs, value_info, outputs). A symbol that an
+   --input-shape pins also resolves that symbol elsewhere. Malformed spec: SO_ERR and a message.
+   A pinned input the model lacks is a load error. Inputs with a pinned dimension are marked in
+   so_value_info.pinned. so_onnx_pins_clear forgets all pins. */
+so_status so_onnx_pin_input(const char *spec);
+so_status so_onnx_pin_dim(const char *spec);
+void so_onnx_pins_clear(void);
+
+/* A tensor with its ONNX element type: data malloc'd, float (FLOAT) or int64_t (INT64, INT32,
+   BOOL) per shape.dtype (SO_F32 / SO_I64). */
+typedef struct so_tfile {
+    so_shape shape;
+    int32_t onnx_type;   /* ONNX TensorProto.DataType: 1 float, 7 int64, 6 int32, 9 bool */
+    void *data;
+} so_tfile;
+
+/* Reads a file holding one serialized TensorProto (ONNX's test_data_set_N/input_K.pb). Types other
+   than float32, int64, int32 and bool are refused. On success out->data is malloc'd (caller frees). */
+so_status so_onnx_tensor_read(const char *path, so_tfile *out);
+/* Writes x as one TensorProto named `name` (raw_data), atomically. */
+so_status so_onnx_tensor_write(const char *path, const char *name, const so_tfile *x);
+
+/* Values for the graph inputs of the next loads, by position among the inputs that are not
+   initializers (the test_data_set order); active 0 clears (values may be NULL when n is 0). Borrowed: values must outlive the loads.
+   The count must equal the model's. A float32 input takes the value's shape (its symbolic
+   dimensions pinned from it; fixed ones must agree) and stays an input; an int64 / int32 / bool
+   input, and a float32 input used only as a parameter (Resize / Upsample scales and roi, Clip
+   bounds, a Pad value, a Dropout ratio, Range bounds, OneHot depth and values), becomes a constant of that value (the graph
+   is specialised to it: shape, index and mask chains fold) and is no longer among model->inputs. Types must agree with the model's. */
+void so_onnx_bind_inputs(const so_tfile *values, int n, int active);
+/* After a load with bound values: 1 if the value at `position` became a constant. Valid until
+   the next so_onnx_bind_inputs. */
+int so_onnx_input_bound_const(int position);
+
 /* 1 if the importer maps ONNX nodes onto table operator op (ops.def's import decision), 0 for
    operators without an ONNX form (sources, opaque, internal). */
 int so_onnx_imports(so_op op);

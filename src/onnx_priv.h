@@ -53,6 +53,7 @@ typedef struct imp {
     int32_t n_vals, cap_vals;
     so_strmap names;               /* tensor name -> index in vals */
     so_strmap vinfo;               /* tensor name -> index in vis (value_info and graph outputs) */
+    so_strmap syms;                /* dim_param symbol -> value fixed by an --input-shape (keys borrowed from the ModelProto) */
     Onnx__ValueInfoProto **vis;
     size_t n_vis;
     const Onnx__NodeProto *cur; /* node being imported */
@@ -103,6 +104,7 @@ val *onx_bind_edge(imp *im, const char *name, int32_t node, int32_t slot);
 val *onx_lookup(imp *im, const char *name);
 so_shape onx_vshape(imp *im, const val *v);
 so_edge onx_materialize(imp *im, val *v);
+int onx_sym_value(imp *im, const char *sym, int64_t *out);
 int onx_ct_new(imp *im, ctensor *c, int storage, int32_t otype, int rank, const int64_t *dims);
 
 /* onnx_tensor.c */
@@ -133,6 +135,11 @@ int onx_try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 /* onnx_build.c */
 int onx_is_default_domain(const char *d);
 so_status onx_import_node(imp *im, const Onnx__NodeProto *n);
+
+/* onnx_tfile.c */
+const so_tfile *onx_bound_input(int position);
+int onx_bound_count(void); /* -1 when no values are bound */
+void onx_mark_const_input(int position);
 
 /* onnx_wire.c */
 Onnx__ModelProto *onx_unpack_model(const uint8_t *buf, size_t len, rawset *rs);

@@ -860,6 +860,250 @@ static so_status shape_globalavgpool_nchwc(ctx *c)
 
 /* ---------------- driver ---------------- */
 
+/* ---- operators of other exporters and of the conformance suite ---- */
+static so_status shape_abs(ctx *c) { return unary(c); }
+static so_status shape_floor(ctx *c) { return unary(c); }
+static so_status shape_ceil(ctx *c) { return unary(c); }
+static so_status shape_round(ctx *c) { return unary(c); }
+static so_status shape_sign(ctx *c) { return unary(c); }
+static so_status shape_softplus(ctx *c) { return unary(c); }
+static so_status shape_softsign(ctx *c) { return unary(c); }
+static so_status shape_sin(ctx *c) { return unary(c); }
+static so_status shape_cos(ctx *c) { return unary(c); }
+static so_status shape_tan(ctx *c) { return unary(c); }
+static so_status shape_asin(ctx *c) { return unary(c); }
+static so_status shape_acos(ctx *c) { return unary(c); }
+static so_status shape_atan(ctx *c) { return unary(c); }
+static so_status shape_sinh(ctx *c) { return unary(c); }
+static so_status shape_cosh(ctx *c) { return unary(c); }
+static so_status shape_asinh(ctx *c) { return unary(c); }
+static so_status shape_acosh(ctx *c) { return unary(c); }
+static so_status shape_atanh(ctx *c) { return unary(c); }
+static so_status shape_mish(ctx *c) { return unary(c); }
+static so_status shape_selu(ctx *c) { return unary(c); }
+static so_status shape_celu(ctx *c) { return unary(c); }
+static so_status shape_thresholdedrelu(ctx *c) { return unary(c); }
+static so_status shape_shrink(ctx *c) { return unary(c); }
+static so_status shape_gelu(ctx *c) { return unary(c); }
+static so_status shape_max(ctx *c) { return binary(c, 1); }
+static so_status shape_min(ctx *c) { return binary(c, 1); }
+static so_status shape_prelu(ctx *c)
+{
+    if (binary(c, 0)) return SO_ERR;
+    if (!so_shape_eq(&c->n->out[0], c->in[0])) return fail(c, "slope %s does not broadcast to X %s", S(c->in[1]), S(c->in[0]));
+    return SO_OK;
+}
+static so_status shape_reducemax(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducemin(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reduceprod(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducel1(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducel2(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducesumsquare(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducelogsum(ctx *c) { return shape_reducemean(c); }
+static so_status shape_reducelogsumexp(ctx *c) { return shape_reducemean(c); }
+static so_status shape_logsoftmax(ctx *c) { return shape_softmax(c); }
+static so_status shape_hardmax(ctx *c) { return shape_softmax(c); }
+
+/* ArgMax / ArgMin: the reduced shape over one axis, int64 */
+static so_status shape_argmax(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0)) return SO_ERR;
+    if (a->axis < 0 || a->axis >= x->rank) return fail(c, "axis %d out of range for input %s", (int)a->axis, S(x));
+    so_shape o = mk(0, SO_I64);
+    for (int d = 0; d < x->rank; d++)
+        if (d != a->axis) o.dim[o.rank++] = x->dim[d];
+        else if (a->keepdims) o.dim[o.rank++] = 1;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+static so_status shape_argmin(ctx *c) { return shape_argmax(c); }
+
+static so_status shape_trilu(ctx *c)
+{
+    if (c->in[0]->rank < 2) return fail(c, "input %s has rank < 2", S(c->in[0]));
+    c->n->out[0] = *c->in[0];
+    return SO_OK;
+}
+
+static so_status shape_gatherelements(ctx *c)
+{
+    const so_shape *x = c->in[0], *ix = c->in[1];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (ix->dtype != SO_I64) return fail(c, "indices are not int64");
+    if (ix->rank != x->rank) return fail(c, "indices %s and data %s differ in rank", S(ix), S(x));
+    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range for input %s", (int)c->a->axis, S(x));
+    so_shape o = *ix;
+    o.dtype = SO_F32;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_depthtospace(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    int64_t b = c->a->kernel[0];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank != 4 || b < 1 || x->dim[1] % (b * b)) return fail(c, "input %s is not [N,C,H,W] with C divisible by blocksize^2 = %lld", S(x), (long long)(b * b));
+    so_shape o = *x;
+    o.dim[1] /= b * b, o.dim[2] *= b, o.dim[3] *= b;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_spacetodepth(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    int64_t b = c->a->kernel[0];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank != 4 || b < 1 || x->dim[2] % b || x->dim[3] % b) return fail(c, "input %s is not [N,C,H,W] with H, W divisible by blocksize %lld", S(x), (long long)b);
+    so_shape o = *x;
+    o.dim[1] *= b * b, o.dim[2] /= b, o.dim[3] /= b;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* NegativeLogLikelihoodLoss: input [N,C,d...], target [N,d...] int64, weight [C]; reduction none keeps
+   the target's shape, sum and mean give a scalar */
+static so_status shape_nllloss(ctx *c)
+{
+    const so_shape *x = c->in[0], *t = c->in[1];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank < 2 || t->dtype != SO_I64 || t->rank != x->rank - 1) return fail(c, "input %s and int64 target %s do not fit", S(x), S(t));
+    if (t->dim[0] != x->dim[0]) return fail(c, "target %s and input %s differ in N", S(t), S(x));
+    for (int d = 1; d < t->rank; d++)
+        if (t->dim[d] != x->dim[d + 1]) return fail(c, "target %s and input %s differ in dimension %d", S(t), S(x), d + 1);
+    if (c->n->n_in > 2 && c->in[2] && (need_f32(c, 2) || c->in[2]->rank != 1 || c->in[2]->dim[0] != x->dim[1]))
+        return fail(c, "weight %s is not [C] for input %s", S(c->in[2]), S(x));
+    so_shape o = *t;
+    o.dtype = SO_F32;
+    if (c->a->mode != 0) o.rank = 0;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_where(ctx *c)
+{
+    const so_shape *cnd = c->in[0], *x = c->in[1], *y = c->in[2];
+    if (cnd->dtype != SO_I64) return fail(c, "condition is not a boolean (int64) tensor");
+    if (x->dtype != y->dtype) return fail(c, "X and Y differ in type");
+    so_shape o;
+    if (so_shape_broadcast(x, y, &o) != SO_OK || so_shape_broadcast(&o, cnd, &o) != SO_OK)
+        return fail(c, "cannot broadcast %s, %s and %s", S(cnd), S(x), S(y));
+    o.dtype = x->dtype;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* comparisons: broadcast shape, boolean (int64 0/1) output */
+static so_status compare(ctx *c)
+{
+    const so_shape *A = c->in[0], *B = c->in[1];
+    if (A->dtype != B->dtype) return fail(c, "dtypes differ: %s and %s", dtype_name(A->dtype), dtype_name(B->dtype));
+    so_shape o;
+    if (so_shape_broadcast(A, B, &o) != SO_OK) return fail(c, "cannot broadcast %s with %s", S(A), S(B));
+    o.dtype = SO_I64;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+static so_status shape_equal(ctx *c) { return compare(c); }
+static so_status shape_less(ctx *c) { return compare(c); }
+static so_status shape_greater(ctx *c) { return compare(c); }
+static so_status shape_lessorequal(ctx *c) { return compare(c); }
+static so_status shape_greaterorequal(ctx *c) { return compare(c); }
+static so_status shape_isinf(ctx *c)
+{
+    if (need_f32(c, 0)) return SO_ERR;
+    c->n->out[0] = *c->in[0];
+    c->n->out[0].dtype = SO_I64;
+    return SO_OK;
+}
+static so_status shape_isnan(ctx *c) { return shape_isinf(c); }
+
+static so_status shape_convtranspose(ctx *c)
+{
+    const so_shape *x = c->in[0], *w = c->in[1];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
+    if (x->rank != 4 || w->rank != 4) return fail(c, "input %s and weight %s must be 4-D", S(x), S(w));
+    if (a->group < 1 || x->dim[1] != w->dim[0] || x->dim[1] % a->group) return fail(c, "input %s, weight %s and group %d do not fit", S(x), S(w), (int)a->group);
+    so_shape o = mk(4, SO_F32);
+    o.dim[0] = x->dim[0];
+    o.dim[1] = w->dim[1] * a->group;
+    for (int i = 0; i < 2; i++) {
+        o.dim[2 + i] = (int64_t)a->stride[i] * (x->dim[2 + i] - 1) + a->ints[i] + (w->dim[2 + i] - 1) * a->dilation[i] + 1 - a->pad[i] - a->pad[2 + i];
+        if (o.dim[2 + i] <= 0) return fail(c, "output would be empty");
+    }
+    if (c->n->n_in > 2 && c->in[2] && (c->in[2]->rank != 1 || c->in[2]->dim[0] != o.dim[1])) return fail(c, "bias %s is not [%lld]", S(c->in[2]), (long long)o.dim[1]);
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_lrn(ctx *c)
+{
+    if (need_f32(c, 0)) return SO_ERR;
+    if (c->in[0]->rank < 2 || c->a->kernel[0] < 1) return fail(c, "input %s needs a channel axis and size >= 1", S(c->in[0]));
+    c->n->out[0] = *c->in[0];
+    return SO_OK;
+}
+
+static so_status shape_scatterelements(ctx *c)
+{
+    const so_shape *x = c->in[0], *ix = c->in[1], *u = c->in[2];
+    so_shape ut = *u;
+    ut.dtype = SO_I64;
+    if (ix->dtype != SO_I64 || !so_shape_eq(ix, &ut) || ix->rank != x->rank || u->dtype != x->dtype)
+        return fail(c, "data %s, int64 indices %s and updates %s do not fit", S(x), S(ix), S(u));
+    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range", (int)c->a->axis);
+    c->n->out[0] = *x;
+    return SO_OK;
+}
+
+static so_status shape_gathernd(ctx *c)
+{
+    const so_shape *x = c->in[0], *ix = c->in[1];
+    int b = c->a->axis;
+    if (ix->dtype != SO_I64 || ix->rank < 1) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
+    int64_t last = ix->dim[ix->rank - 1];
+    if (b < 0 || b >= ix->rank || b >= x->rank || last < 1 || b + last > x->rank) return fail(c, "data %s and indices %s do not fit", S(x), S(ix));
+    for (int d = 0; d < b; d++)
+        if (x->dim[d] != ix->dim[d]) return fail(c, "batch dimensions of %s and %s differ", S(x), S(ix));
+    so_shape o = mk(0, x->dtype);
+    for (int d = 0; d < ix->rank - 1; d++) o.dim[o.rank++] = ix->dim[d];
+    for (int d = b + (int)last; d < x->rank; d++) {
+        if (o.rank == SO_MAX_RANK) return fail(c, "output rank over %d", SO_MAX_RANK);
+        o.dim[o.rank++] = x->dim[d];
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_topk(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range", (int)c->a->axis);
+    if (c->a->ints[0] < 0 || c->a->ints[0] > x->dim[c->a->axis]) return fail(c, "k = %lld out of range for %s", (long long)c->a->ints[0], S(x));
+    so_shape o = *x;
+    o.dim[c->a->axis] = c->a->ints[0];
+    c->n->out[0] = o;
+    o.dtype = SO_I64;
+    c->n->out[1] = o;
+    return SO_OK;
+}
+
+static so_status shape_det(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank < 2 || x->dim[x->rank - 1] != x->dim[x->rank - 2]) return fail(c, "input %s is not a stack of square matrices", S(x));
+    so_shape o = *x;
+    o.rank -= 2;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
 static const shape_fn shape_fns[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = shape_##l,
 #include "ops.def"

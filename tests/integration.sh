@@ -139,7 +139,41 @@ $SO run >/dev/null 2>&1
 #    models (tests/mutate_models.py): each exits 0 or 1 with a one-line message naming the file, never a
 #    signal, within 1 s CPU and 1 GB. Failing mutants are kept in $BUILD/mutants-failed/.
 expect_error "--max-memory refuses a model over the limit" "allocation limit" $SO run data/squeezenet.onnx --max-memory 1M
-expect_error "inputs file that is a directory" "not a regular file" $SO run data/deepandwide.onnx --inputs "$TMP"
+mkdir -p "$TMP/emptydir"
+expect_error "inputs directory without input_0.pb" "--inputs gives 0 tensors for the model's 3 inputs" $SO run data/deepandwide.onnx --inputs "$TMP/emptydir"
+
+# 5b. symbolic dimensions and typed tensor I/O (--input-shape, --dim, --inputs DIR, --outputs DIR/)
+if $PY tests/make_typed_fixtures.py "$TMP/ty" >"$TMP/log" 2>&1; then
+    expect_error "symbolic dimension without a pin names the option" "input 'x' has a symbolic dimension 'batch' (dimension 0); pin it with --dim batch=N" \
+        $SO run "$TMP/ty/sym.onnx"
+    expect_error "--input-shape of a missing input" "--input-shape names 'nope'" $SO run "$TMP/ty/sym.onnx" --input-shape nope=1,2
+    expect_error "--input-shape disagreeing with a fixed dimension" "dimension 1 is 3 in the file, --input-shape gives 4" \
+        $SO run "$TMP/ty/sym.onnx" --input-shape x=2,4,5
+    if $SO run "$TMP/ty/sym.onnx" --dim batch=2 --dim len=5 --inputs "$TMP/ty/sym.in.bin" --outputs "$TMP/ty/sym.out.bin" >"$TMP/log" 2>&1 &&
+        $PY data/compare_outputs.py "$TMP/ty/sym.out.bin" "$TMP/ty/sym.ref.bin" --rtol 1e-5 >>"$TMP/log" 2>&1; then
+        ok "run with --dim batch=2 --dim len=5 matches numpy"
+    else bad "run with --dim batch=2 --dim len=5 matches numpy" "$TMP/log"; fi
+    if $SO "$TMP/ty/sym.onnx" --input-shape x=2,3,5 -o "$TMP/ty/sym.opt.onnx" -q --cost flops --report "$TMP/ty/sym.json" >"$TMP/log" 2>&1 &&
+        $PY -c 'import json,sys,onnx; d=json.load(open(sys.argv[1])); assert d["input_shapes"]["x"]=={"shape":[2,3,5],"pinned":True}, d["input_shapes"]; m=onnx.load(sys.argv[2]); assert [x.dim_value for x in m.graph.input[0].type.tensor_type.shape.dim]==[2,3,5]' \
+            "$TMP/ty/sym.json" "$TMP/ty/sym.opt.onnx" >>"$TMP/log" 2>&1; then
+        ok "optimize --input-shape: the model and the report carry the pinned shape"
+    else bad "optimize --input-shape: the model and the report carry the pinned shape" "$TMP/log"; fi
+    mkdir -p "$TMP/ty/out"
+    if $SO run "$TMP/ty/typed.onnx" --inputs "$TMP/ty/typed_set" --outputs "$TMP/ty/out/" --iters 1 --warmup 0 >"$TMP/log" 2>&1 &&
+        $PY tests/make_typed_fixtures.py --compare "$TMP/ty/out" "$TMP/ty/typed_set" >>"$TMP/log" 2>&1; then
+        ok "run --inputs DIR (float32 + int64) --outputs DIR/ (float32 + int64) matches numpy"
+    else bad "run --inputs DIR --outputs DIR/ matches numpy" "$TMP/log"; fi
+    expect_error "--inputs DIR: tensor of the wrong type" "is FLOAT in the model, the given tensor is INT32" \
+        $SO run "$TMP/ty/typed.onnx" --inputs "$TMP/ty/bad_type"
+    expect_error "--inputs DIR: tensor of the wrong shape" "dimension 1 is 3 in the model, 4 in the given tensor" \
+        $SO run "$TMP/ty/typed.onnx" --inputs "$TMP/ty/bad_shape"
+    expect_error "--inputs DIR: an extra file" "input_5.pb is given but input_2.pb is missing" \
+        $SO run "$TMP/ty/typed.onnx" --inputs "$TMP/ty/extra"
+    expect_error "--inputs DIR: too many tensors" "--inputs gives 3 tensors for the model's 2 inputs" \
+        $SO run "$TMP/ty/typed.onnx" --inputs "$TMP/ty/three"
+    expect_error "--inputs DIR: a file that is not a TensorProto" "input_1.pb: not a serialized ONNX TensorProto" \
+        $SO run "$TMP/ty/typed.onnx" --inputs "$TMP/ty/garbage"
+else bad "tests/make_typed_fixtures.py" "$TMP/log"; fi
 if $PY tests/mutate_models.py --superopt "$SO" --keep "$BUILD/mutants-failed" >"$TMP/mut" 2>&1; then
     ok "mutated models: $(sed -n 's/^mutate: \(.*\) mutants of.*/\1/p' "$TMP/mut") mutants, clean results"
 else bad "mutated models: clean exit or one-line error, no crash, <= 1 s, <= 1 GB" "$TMP/mut"; fi
@@ -169,6 +203,12 @@ if $PY tests/make_chain.py 100000 "$TMP/chain.onnx" >"$TMP/log" 2>&1 &&
     timeout 120 $SO run "$TMP/chain.opt.onnx" --iters 1 --warmup 0 >>"$TMP/log" 2>&1; then
     ok "100,000-node chain: import, optimize --time-limit 1, numeric check, export (valid, unique names), run"
 else bad "100,000-node chain: import, optimize --time-limit 1, numeric check, export, run (timeout 120 s each)" "$TMP/log"; fi
+
+# 10. other exporters' styles (issue 16): Paddle2ONNX (opsets 9-11), tf2onnx (NHWC, auto_pad) and PyTorch
+#     opset-18+ models with symbolic dimensions pinned by --dim match ONNX Runtime under `superopt run`,
+#     and the optimized models run in ONNX Runtime with the same outputs (tests/exporter_fixtures.sh)
+if bash tests/exporter_fixtures.sh "$SO" >"$TMP/exp" 2>&1; then ok "$(tail -1 "$TMP/exp")"
+else bad "exporter-style fixtures vs ONNX Runtime" "$TMP/exp"; fi
 
 echo
 echo "integration: $pass passed, $fail failed"

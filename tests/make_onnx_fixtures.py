@@ -303,9 +303,9 @@ save("reducesum", [
 #     from a custom domain with a value_info shape)
 x = f32(2, 3)
 nodes = [
-    helper.make_node("Selu", ["x"], ["l"], alpha=0.1),
+    helper.make_node("LpNormalization", ["x"], ["l"], axis=1, p=2),
     helper.make_node("Relu", ["l"], ["r"]),
-    helper.make_node("Softplus", ["r"], ["h"]),
+    helper.make_node("LpNormalization", ["r"], ["h"], axis=1, p=1),
     helper.make_node("Foo", ["h"], ["f"], domain="com.example", scale=2.0),
     helper.make_node("Add", ["f", "r"], ["y"]),
 ]

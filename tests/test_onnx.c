@@ -483,13 +483,41 @@ static void test_malformed(void **state)
     expect_load_error(V_EXT_MISSING, "extmissing.onnx", "no_such_file.bin' cannot be opened");
     expect_load_error(V_EXT_ESCAPE, "extescape.onnx", "external data path 'sub/../../secret.bin' escapes the model's directory");
     expect_load_error(V_EXT_ABSOLUTE, "extabs.onnx", "external data path '/etc/passwd' is absolute");
-    expect_load_error(V_SYMBOLIC, "symbolic.onnx", "input 'x' has a symbolic dimension 'batch'; superopt needs fixed shapes");
+    expect_load_error(V_SYMBOLIC, "symbolic.onnx",
+                      "input 'x' has a symbolic dimension 'batch' (dimension 0); pin it with --dim batch=N or --input-shape x=D0,D1,...");
     so_onnx_symbolic_dim = 2; /* the override fixes 'batch' at 2 */
     so_status st = load_variant(V_SYMBOLIC, "symbolic2.onnx", &m);
     so_onnx_symbolic_dim = 0;
     if (st != SO_OK) fail_msg("%s", so_error());
     assert_int_equal(m->inputs[0].shape.dim[0], 2);
+    assert_int_equal(m->inputs[0].pinned, 0); /* the blanket override is not a pin */
     so_model_free(m);
+    /* --dim batch=5 pins the symbol; --input-shape pins the whole shape, fixed dims must agree */
+    assert_int_equal(so_onnx_pin_dim("batch=5"), SO_OK);
+    st = load_variant(V_SYMBOLIC, "symbolic3.onnx", &m);
+    if (st != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(m->inputs[0].shape.dim[0], 5);
+    assert_int_equal(m->inputs[0].pinned, 1);
+    so_model_free(m);
+    so_onnx_pins_clear();
+    assert_int_equal(so_onnx_pin_input("x=7,4"), SO_OK);
+    st = load_variant(V_SYMBOLIC, "symbolic4.onnx", &m);
+    if (st != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(m->inputs[0].shape.dim[0], 7);
+    assert_int_equal(m->inputs[0].pinned, 1);
+    so_model_free(m);
+    assert_int_equal(so_onnx_pin_input("x=7,5"), SO_OK); /* dimension 1 is 4 in the file */
+    expect_load_error(V_SYMBOLIC, "symbolic5.onnx", "input 'x': dimension 1 is 4 in the file, --input-shape gives 5");
+    so_onnx_pins_clear();
+    assert_int_equal(so_onnx_pin_input("y=1,4"), SO_OK);
+    expect_load_error(V_SYMBOLIC, "symbolic6.onnx", "--input-shape names 'y', which is not an input of the model");
+    so_onnx_pins_clear();
+    assert_int_equal(so_onnx_pin_input("x=1,,4"), SO_ERR);
+    assert_int_equal(so_onnx_pin_input("x=1,4,"), SO_ERR);
+    assert_int_equal(so_onnx_pin_input("=1"), SO_ERR);
+    assert_int_equal(so_onnx_pin_dim("batch=-1"), SO_ERR);
+    assert_int_equal(so_onnx_pin_dim("batch"), SO_ERR);
+    so_onnx_pins_clear();
     expect_load_error(V_NEG_INPUT_DIM, "neginput.onnx", "input 'x' has a negative dimension -4");
     /* shape errors from inference carry the path and the node */
     expect_load_error(V_BAD_SHAPE, "badshape.onnx", "mm");
@@ -505,6 +533,67 @@ static void test_malformed(void **state)
         assert_int_equal(strncmp(so_error(), p, strlen(p)), 0);
         assert_non_null(strstr(so_error(), ns ? "has 3 scales for a 4-D input" : "needs scales or sizes"));
     }
+}
+
+/* Tensor files of the test_data_set layout: each type written and read back exactly; a file
+   that is not a TensorProto and a type superopt does not take are refused; bound inputs pin a
+   float input's shape, and a type or count that disagrees with the model is a load error. */
+static void test_tensor_files(void **state)
+{
+    (void)state;
+    char p[512];
+    const int32_t types[] = {1, 7, 6, 9};
+    for (int k = 0; k < 4; k++) {
+        float fv[6] = {1.5f, -2, 0, 3.25f, 1e-3f, -7};
+        int64_t iv[6] = {1, -2, 0, 3, 1LL << 40, -7};
+        if (types[k] == 6) iv[4] = 123456;
+        if (types[k] == 9) iv[1] = 1, iv[3] = 1, iv[4] = 1, iv[5] = 0;
+        so_tfile t = {.shape = so_shape_make(2, (const int64_t[]){2, 3}), .onnx_type = types[k], .data = types[k] == 1 ? (void *)fv : (void *)iv};
+        if (types[k] != 1) t.shape.dtype = SO_I64;
+        tpath(p, sizeof p, "t.pb");
+        assert_int_equal(so_onnx_tensor_write(p, "v", &t), SO_OK);
+        so_tfile r;
+        if (so_onnx_tensor_read(p, &r) != SO_OK) fail_msg("%s", so_error());
+        assert_int_equal(r.onnx_type, types[k]);
+        assert_int_equal(r.shape.rank, 2);
+        assert_int_equal(r.shape.dim[1], 3);
+        assert_memory_equal(r.data, t.data, types[k] == 1 ? sizeof fv : sizeof iv);
+        free(r.data);
+    }
+    so_tfile r;
+    tpath(p, sizeof p, "garbage.pb");
+    write_file(p, "\xff\xff\xff", 3);
+    assert_int_equal(so_onnx_tensor_read(p, &r), SO_ERR_PARSE);
+    tpath(p, sizeof p, "no_such.pb");
+    assert_int_equal(so_onnx_tensor_read(p, &r), SO_ERR_IO);
+    /* a double tensor: field 2 data_type = 11 */
+    pb d = {0};
+    pb_int(&d, 1, 1);
+    pb_int(&d, 2, 11);
+    tpath(p, sizeof p, "double.pb");
+    write_file(p, d.d, d.n);
+    free(d.d);
+    assert_int_equal(so_onnx_tensor_read(p, &r), SO_ERR_UNSUPPORTED);
+    assert_non_null(strstr(so_error(), "tensor of type DOUBLE is not supported"));
+
+    float xv[12] = {0};
+    so_tfile x = {.shape = so_shape_make(2, (const int64_t[]){3, 4}), .onnx_type = 1, .data = xv};
+    so_onnx_bind_inputs(&x, 1, 1);
+    so_model *m = NULL;
+    so_status st = load_variant(V_SYMBOLIC, "bound.onnx", &m);
+    if (st != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(m->inputs[0].shape.dim[0], 3); /* 'batch' from the tensor */
+    assert_int_equal(m->inputs[0].pinned, 1);
+    so_model_free(m);
+    x.onnx_type = 7;
+    x.shape.dtype = SO_I64;
+    expect_load_error(V_SYMBOLIC, "bound2.onnx", "input 'x' (#0) is FLOAT in the model, the given tensor is INT64");
+    so_tfile two[2] = {x, x};
+    two[0].onnx_type = two[1].onnx_type = 1;
+    two[0].shape.dtype = two[1].shape.dtype = SO_F32;
+    so_onnx_bind_inputs(two, 2, 1);
+    expect_load_error(V_SYMBOLIC, "bound3.onnx", "--inputs gives 2 tensors for the model's 1 inputs");
+    so_onnx_bind_inputs(NULL, 0, 0);
 }
 
 /* Initializer raw_data in the wire forms protobuf-c accepts (kept out of the unpack by the
@@ -894,7 +983,7 @@ static void test_python_fixtures(void **state)
     }
     fclose(f);
     assert_true(n >= 12);
-    assert_int_equal(opaque_seen, 4); /* Selu, Softplus, com.example Foo, Where */
+    assert_int_equal(opaque_seen, 3); /* 2 LpNormalization, com.example Foo (Where on a constant mask is a table operator) */
 }
 
 int main(void)
@@ -910,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_export_softmax_old_opset),
         cmocka_unit_test(test_data_models),
         cmocka_unit_test(test_raw_data_wire_forms),
+        cmocka_unit_test(test_tensor_files),
         cmocka_unit_test(test_full_models),
         cmocka_unit_test(test_python_fixtures),
     };

@@ -492,6 +492,70 @@ static int z3_const_idmat(zctx *cx)
 #define z3_const_idconv z3_const_pool
 
 typedef int (*z3_fn)(zctx *cx);
+/* operators of other exporters and of the conformance suite: not in the rule language */
+#define z3_abs Z3_NOT_IN_RULES
+#define z3_floor Z3_NOT_IN_RULES
+#define z3_ceil Z3_NOT_IN_RULES
+#define z3_round Z3_NOT_IN_RULES
+#define z3_sign Z3_NOT_IN_RULES
+#define z3_softplus Z3_NOT_IN_RULES
+#define z3_softsign Z3_NOT_IN_RULES
+#define z3_sin Z3_NOT_IN_RULES
+#define z3_cos Z3_NOT_IN_RULES
+#define z3_tan Z3_NOT_IN_RULES
+#define z3_asin Z3_NOT_IN_RULES
+#define z3_acos Z3_NOT_IN_RULES
+#define z3_atan Z3_NOT_IN_RULES
+#define z3_sinh Z3_NOT_IN_RULES
+#define z3_cosh Z3_NOT_IN_RULES
+#define z3_asinh Z3_NOT_IN_RULES
+#define z3_acosh Z3_NOT_IN_RULES
+#define z3_atanh Z3_NOT_IN_RULES
+#define z3_mish Z3_NOT_IN_RULES
+#define z3_selu Z3_NOT_IN_RULES
+#define z3_celu Z3_NOT_IN_RULES
+#define z3_thresholdedrelu Z3_NOT_IN_RULES
+#define z3_shrink Z3_NOT_IN_RULES
+#define z3_gelu Z3_NOT_IN_RULES
+#define z3_max Z3_NOT_IN_RULES
+#define z3_min Z3_NOT_IN_RULES
+#define z3_prelu Z3_NOT_IN_RULES
+#define z3_reducemax Z3_NOT_IN_RULES
+#define z3_reducemin Z3_NOT_IN_RULES
+#define z3_reduceprod Z3_NOT_IN_RULES
+#define z3_reducel1 Z3_NOT_IN_RULES
+#define z3_reducel2 Z3_NOT_IN_RULES
+#define z3_reducesumsquare Z3_NOT_IN_RULES
+#define z3_reducelogsum Z3_NOT_IN_RULES
+#define z3_reducelogsumexp Z3_NOT_IN_RULES
+#define z3_logsoftmax Z3_NOT_IN_RULES
+#define z3_hardmax Z3_NOT_IN_RULES
+#define z3_argmax Z3_NOT_IN_RULES
+#define z3_argmin Z3_NOT_IN_RULES
+#define z3_trilu Z3_NOT_IN_RULES
+#define z3_gatherelements Z3_NOT_IN_RULES
+#define z3_depthtospace Z3_NOT_IN_RULES
+#define z3_spacetodepth Z3_NOT_IN_RULES
+
+#define z3_nllloss Z3_NOT_IN_RULES
+#define z3_where Z3_NOT_IN_RULES
+
+#define z3_equal Z3_NOT_IN_RULES
+#define z3_less Z3_NOT_IN_RULES
+#define z3_greater Z3_NOT_IN_RULES
+#define z3_lessorequal Z3_NOT_IN_RULES
+#define z3_greaterorequal Z3_NOT_IN_RULES
+#define z3_isinf Z3_NOT_IN_RULES
+#define z3_isnan Z3_NOT_IN_RULES
+
+#define z3_convtranspose Z3_NOT_IN_RULES
+
+#define z3_lrn Z3_NOT_IN_RULES
+#define z3_scatterelements Z3_NOT_IN_RULES
+#define z3_gathernd Z3_NOT_IN_RULES
+#define z3_topk Z3_NOT_IN_RULES
+#define z3_det Z3_NOT_IN_RULES
+
 static const z3_fn z3_encoders[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = z3_##l,
 #include "../src/ops.def"

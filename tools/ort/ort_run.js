@@ -15,6 +15,8 @@ const USAGE = `usage: ort_run.js MODEL.onnx [--inputs FILE] [--outputs FILE] [--
   --warmup N      untimed runs before timing (default 0, or 3 with --json)
   --threads N     intra-op threads (default 1); inter-op threads are 1, execution is sequential
   --opt LEVEL     graph optimization level (default all)
+  --dim SYM=N     value of the symbolic dimension SYM (repeatable; as superopt's --dim)
+  --input-shape NAME=D0,D1,...  shape of input NAME (repeatable; as superopt's --input-shape)
   --json          print one line {"median_ms":…,"min_ms":…,"iters":…}
   -v              print input/output names and shapes on stderr`;
 
@@ -31,7 +33,7 @@ function fail(msg) {
 
 function parseArgs(argv) {
   const a = { model: null, inputs: null, outputs: null, iters: null, warmup: null, threads: 1,
-              opt: 'all', seed: 1, json: false, verbose: false };
+              opt: 'all', seed: 1, json: false, verbose: false, dims: {}, shapes: {} };
   const intArg = (name, v, min) => {
     if (v === undefined || !/^\d+$/.test(v) || Number(v) < min) usage(`${name} needs an integer >= ${min}`);
     return Number(v);
@@ -49,6 +51,15 @@ function parseArgs(argv) {
         a.opt = argv[++i];
         if (!['disabled', 'basic', 'extended', 'all'].includes(a.opt)) usage('--opt must be disabled|basic|extended|all');
         break;
+      case '--dim': case '--input-shape': {
+        const v = argv[++i] || '';
+        const eq = v.lastIndexOf('=');
+        if (eq <= 0) usage(`${x} needs NAME=VALUE`);
+        const vals = v.slice(eq + 1).split(',');
+        if (!vals.every((d) => /^\d+$/.test(d)) || (x === '--dim' && vals.length !== 1)) usage(`${x} '${v}': bad value`);
+        (x === '--dim' ? a.dims : a.shapes)[v.slice(0, eq)] = x === '--dim' ? Number(vals[0]) : vals.map(Number);
+        break;
+      }
       case '--json': a.json = true; break;
       case '-v': case '--verbose': a.verbose = true; break;
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
@@ -113,8 +124,10 @@ async function main() {
     const m = Array.isArray(meta) ? meta[i] : meta[name];
     if (!m || !m.isTensor) fail(`${args.model}: input '${name}' is not a tensor`);
     if (m.type !== 'float32') fail(`${args.model}: input '${name}' has type ${m.type}; only float32 inputs are supported`);
+    if (args.shapes[name]) return { name, shape: args.shapes[name], size: args.shapes[name].reduce((p, q) => p * q, 1) };
     const shape = m.shape.map((d) => {
       if (typeof d === 'number' && d >= 0) return d;
+      if (typeof d === 'string' && d in args.dims) return args.dims[d];
       process.stderr.write(`ort_run.js: ${args.model}: input '${name}' has symbolic dim '${d}', using 1\n`);
       return 1;
     });

@@ -1,0 +1,281 @@
+#!/usr/bin/python3
+"""make_exporter_fixtures.py - small models in the styles of other exporters, written with onnx.helper
+(the exporters themselves are not installable here); tests/exporter_fixtures.sh checks each against ONNX Runtime.
+
+usage: make_exporter_fixtures.py OUTDIR
+Writes OUTDIR/NAME.onnx and OUTDIR/list.txt, one line per model: "NAME STYLE OPTIONS..." where OPTIONS
+are the --dim / --input-shape pins its symbolic dimensions need (the same options work for
+tools/ort/ort_run.js). Styles:
+  paddle   Paddle2ONNX: opsets 9-11, weights and shape tensors as Constant nodes, attribute forms of
+           Clip / Pad (opset < 11), Upsample (opset 9) or Resize, a ConvTranspose head (one model),
+           symbolic dims named p2o.DynamicDimension.K
+  tf2onnx  NHWC input with a Transpose around every Conv / pool, auto_pad SAME_UPPER / VALID, bias as
+           an Add on the channel-last tensor, ReduceMean over H, W, symbolic batch unk__N
+  pt18     PyTorch at opset 18+: axes as inputs (ReduceMean, Unsqueeze, Squeeze), Split num_outputs,
+           LayerNormalization, Shape/Gather/Concat-built Reshape targets, symbolic batch and sequence
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else "exporter_fixtures"
+os.makedirs(OUT, exist_ok=True)
+rng = np.random.default_rng(11)
+listing = []
+
+
+def f32(*shape, scale=0.5):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def save(name, style, nodes, inputs, outputs, inits, opset, opts):
+    g = helper.make_graph(nodes, name, inputs, outputs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name=style)
+    m.ir_version = 7 if opset < 15 else 8
+    onnx.save(m, os.path.join(OUT, name + ".onnx"))
+    listing.append(" ".join([name, style] + opts))
+
+
+class Namer:
+    def __init__(self):
+        self.k = 0
+
+    def __call__(self, base):
+        self.k += 1
+        return "%s_%d" % (base, self.k)
+
+
+# ---------------------------------------------------------------- Paddle2ONNX style
+def const(nodes, nm, value):
+    """Paddle2ONNX writes many tensors as Constant nodes."""
+    out = nm("const")
+    nodes.append(helper.make_node("Constant", [], [out], value=numpy_helper.from_array(np.asarray(value), out + "_v")))
+    return out
+
+
+def paddle(idx, opset, act, up, cin, mid):
+    nm = Namer()
+    nodes, inits = [], {}
+    x = "x"
+    w1 = const(nodes, nm, f32(mid, cin, 3, 3))
+    b1 = const(nodes, nm, f32(mid, scale=0.1))
+    c1 = nm("conv")
+    nodes.append(helper.make_node("Conv", [x, w1, b1], [c1], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]))
+    sc, bi, mu = (const(nodes, nm, f32(mid, scale=0.1) + 1), const(nodes, nm, f32(mid, scale=0.1)),
+                  const(nodes, nm, f32(mid, scale=0.1)))
+    var = const(nodes, nm, np.abs(f32(mid)) + 0.5)
+    bn = nm("bn")
+    nodes.append(helper.make_node("BatchNormalization", [c1, sc, bi, mu, var], [bn], epsilon=1e-5))
+    a = nm("act")
+    if act == "relu6":
+        if opset < 11:
+            nodes.append(helper.make_node("Clip", [bn], [a], min=0.0, max=6.0))
+        else:
+            lo, hi = const(nodes, nm, np.array(0, np.float32)), const(nodes, nm, np.array(6, np.float32))
+            nodes.append(helper.make_node("Clip", [bn, lo, hi], [a]))
+    else:  # hard_swish as Paddle2ONNX writes it before opset 14: x * HardSigmoid(x)
+        hs = nm("hsig")
+        nodes.append(helper.make_node("HardSigmoid", [bn], [hs], alpha=1 / 6, beta=0.5))
+        nodes.append(helper.make_node("Mul", [bn, hs], [a]))
+    wd = const(nodes, nm, f32(mid, 1, 3, 3))
+    dw = nm("dw")
+    nodes.append(helper.make_node("Conv", [a, wd], [dw], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=mid))
+    pd = nm("pad")
+    if opset < 11:
+        nodes.append(helper.make_node("Pad", [dw], [pd], pads=[0, 0, 0, 0, 0, 0, 1, 1], mode="constant", value=0.0))
+    else:
+        pads = const(nodes, nm, np.array([0, 0, 0, 0, 0, 0, 1, 1], np.int64))
+        nodes.append(helper.make_node("Pad", [dw, pads], [pd], mode="constant"))
+    mp = nm("pool")
+    nodes.append(helper.make_node("MaxPool", [pd], [mp], kernel_shape=[2, 2], strides=[2, 2]))
+    r = nm("relu")
+    nodes.append(helper.make_node("Relu", [mp], [r]))
+    feat = r
+    if idx == 9:  # a detector's upsampling head: ConvTranspose (stride 2, groups, output_padding)
+        wt = const(nodes, nm, f32(mid, mid // 2, 3, 3))
+        bt = const(nodes, nm, f32(mid, scale=0.1))
+        ct = nm("deconv")
+        nodes.append(helper.make_node("ConvTranspose", [r, wt, bt], [ct], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                                      output_padding=[1, 1], group=2))
+        feat = ct
+    if up:
+        u = nm("up")
+        if opset == 9:
+            scales = const(nodes, nm, np.array([1, 1, 2, 2], np.float32))
+            nodes.append(helper.make_node("Upsample", [r, scales], [u], mode="nearest"))
+        elif opset == 10:
+            scales = const(nodes, nm, np.array([1, 1, 2, 2], np.float32))
+            nodes.append(helper.make_node("Resize", [r, scales], [u], mode="nearest"))
+        else:
+            roi = const(nodes, nm, np.array([], np.float32))
+            scales = const(nodes, nm, np.array([1, 1, 2, 2], np.float32))
+            nodes.append(helper.make_node("Resize", [r, roi, scales], [u], mode="nearest", coordinate_transformation_mode="asymmetric",
+                                          nearest_mode="floor"))
+        w2 = const(nodes, nm, f32(mid, mid, 1, 1))
+        c2 = nm("conv")
+        nodes.append(helper.make_node("Conv", [u, w2], [c2], kernel_shape=[1, 1]))
+        feat = c2
+    gp = nm("gap")
+    nodes.append(helper.make_node("GlobalAveragePool", [feat], [gp]))
+    shp = const(nodes, nm, np.array([0, -1], np.int64))
+    rs = nm("flat")
+    nodes.append(helper.make_node("Reshape", [gp, shp], [rs]))
+    wf, bf = const(nodes, nm, f32(mid, 5)), const(nodes, nm, f32(5, scale=0.1))
+    mm, ad = nm("mm"), nm("add")
+    nodes.append(helper.make_node("MatMul", [rs, wf], [mm]))
+    nodes.append(helper.make_node("Add", [mm, bf], [ad]))
+    nodes.append(helper.make_node("Softmax", [ad], ["y"], axis=1))
+    d0, d2, d3 = "p2o.DynamicDimension.0", "p2o.DynamicDimension.1", "p2o.DynamicDimension.2"
+    save("paddle_%02d_op%d_%s%s" % (idx, opset, act, "_up" if up else ""), "paddle", nodes,
+         [helper.make_tensor_value_info("x", T.FLOAT, [d0, cin, d2, d3])],
+         [helper.make_tensor_value_info("y", T.FLOAT, [d0, 5])], inits, opset,
+         ["--dim", "%s=%d" % (d0, 1 + idx % 2), "--dim", "%s=%d" % (d2, 8 + 4 * (idx % 3)), "--dim", "%s=%d" % (d3, 12)])
+
+
+# ---------------------------------------------------------------- tf2onnx style
+def tf2onnx(idx, opset, stride, pad_mode, cin, mid):
+    nm = Namer()
+    nodes, inits = [], {}
+    h = "input_1:0"
+
+    def conv_nhwc(inp, cout, k, s, group=1, ap="SAME_UPPER"):
+        t1, c, t2, b = nm("transpose"), nm("conv"), nm("transpose"), nm("biasadd")
+        wn, bn = nm("kernel"), nm("bias")
+        cin_ = inits_shape[inp]
+        inits[wn] = f32(cout, cin_ // group, k, k)
+        inits[bn] = f32(cout, scale=0.1)
+        nodes.append(helper.make_node("Transpose", [inp], [t1], perm=[0, 3, 1, 2]))
+        nodes.append(helper.make_node("Conv", [t1, wn], [c], kernel_shape=[k, k], strides=[s, s], auto_pad=ap, group=group,
+                                      dilations=[1, 1]))
+        nodes.append(helper.make_node("Transpose", [c], [t2], perm=[0, 2, 3, 1]))
+        nodes.append(helper.make_node("Add", [t2, bn], [b]))
+        inits_shape[b] = cout
+        return b
+
+    inits_shape = {h: cin}
+    a = conv_nhwc(h, mid, 3, stride, ap=pad_mode)
+    r = nm("Relu")
+    nodes.append(helper.make_node("Relu", [a], [r]))
+    inits_shape[r] = mid
+    a2 = conv_nhwc(r, mid, 3, 1, group=mid)  # depthwise, SAME_UPPER
+    r2 = nm("Relu6")
+    lo, hi = nm("clip_min"), nm("clip_max")
+    inits[lo], inits[hi] = np.array(0, np.float32), np.array(6, np.float32)
+    nodes.append(helper.make_node("Clip", [a2, lo, hi], [r2]))
+    t1, p, t2 = nm("transpose"), nm("maxpool"), nm("transpose")
+    nodes.append(helper.make_node("Transpose", [r2], [t1], perm=[0, 3, 1, 2]))
+    nodes.append(helper.make_node("MaxPool", [t1], [p], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"))
+    nodes.append(helper.make_node("Transpose", [p], [t2], perm=[0, 2, 3, 1]))
+    inits_shape[t2] = mid
+    a3 = conv_nhwc(t2, mid, 1, 1, ap="VALID")
+    m = nm("Mean")
+    nodes.append(helper.make_node("ReduceMean", [a3], [m], axes=[1, 2], keepdims=0))
+    wn, bn, mm, ad = nm("dense_kernel"), nm("dense_bias"), nm("MatMul"), nm("BiasAdd")
+    inits[wn], inits[bn] = f32(mid, 4), f32(4, scale=0.1)
+    nodes.append(helper.make_node("MatMul", [m, wn], [mm]))
+    nodes.append(helper.make_node("Add", [mm, bn], [ad]))
+    nodes.append(helper.make_node("Softmax", [ad], ["Identity:0"], axis=-1 if opset >= 13 else 1))
+    hw = 9 + idx
+    save("tf2onnx_%02d_op%d_s%d_%s" % (idx, opset, stride, pad_mode.lower()), "tf2onnx", nodes,
+         [helper.make_tensor_value_info(h, T.FLOAT, ["unk__%d" % (600 + idx), hw, hw, cin])],
+         [helper.make_tensor_value_info("Identity:0", T.FLOAT, ["unk__%d" % (600 + idx), 4])], inits, opset,
+         ["--dim", "unk__%d=%d" % (600 + idx, 1 + idx % 2)])
+
+
+# ---------------------------------------------------------------- PyTorch opset 18+ style
+def pt18(idx, opset, d, heads):
+    nm = Namer()
+    nodes, inits = [], {}
+    x = "input"
+    g, b = nm("ln.weight"), nm("ln.bias")
+    inits[g], inits[b] = 1 + f32(d, scale=0.1), f32(d, scale=0.1)
+    ln = nm("/ln/LayerNormalization_output_0")
+    nodes.append(helper.make_node("LayerNormalization", [x, g, b], [ln], axis=-1, epsilon=1e-5))
+    wq = nm("onnx::MatMul")
+    inits[wq] = f32(d, 3 * d, scale=0.2)
+    qkv = nm("/attn/MatMul_output_0")
+    nodes.append(helper.make_node("MatMul", [ln, wq], [qkv]))
+    q, k, v = nm("q"), nm("k"), nm("v")
+    nodes.append(helper.make_node("Split", [qkv], [q, k, v], axis=-1, num_outputs=3))
+    # dynamic head reshape: Shape -> Gather(0), Gather(1) -> Unsqueeze(axes input) -> Concat -> Reshape
+    shp = nm("/attn/Shape_output_0")
+    nodes.append(helper.make_node("Shape", [x], [shp]))
+    i0, i1 = nm("c0"), nm("c1")
+    inits[i0], inits[i1] = np.array(0, np.int64), np.array(1, np.int64)
+    bsz, seq = nm("/attn/Gather_output_0"), nm("/attn/Gather_1_output_0")
+    nodes.append(helper.make_node("Gather", [shp, i0], [bsz], axis=0))
+    nodes.append(helper.make_node("Gather", [shp, i1], [seq], axis=0))
+    ax0 = nm("axes0")
+    inits[ax0] = np.array([0], np.int64)
+    ub, us = nm("ub"), nm("us")
+    nodes.append(helper.make_node("Unsqueeze", [bsz, ax0], [ub]))
+    nodes.append(helper.make_node("Unsqueeze", [seq, ax0], [us]))
+    hd = nm("heads")
+    inits[hd] = np.array([heads, d // heads], np.int64)
+    tgt = nm("/attn/Concat_output_0")
+    nodes.append(helper.make_node("Concat", [ub, us, hd], [tgt], axis=0))
+    heads_out = []
+    for t, perm in ((q, [0, 2, 1, 3]), (k, [0, 2, 3, 1]), (v, [0, 2, 1, 3])):
+        r, tr = nm("/attn/Reshape_output_0"), nm("/attn/Transpose_output_0")
+        nodes.append(helper.make_node("Reshape", [t, tgt], [r]))
+        nodes.append(helper.make_node("Transpose", [r], [tr], perm=perm))
+        heads_out.append(tr)
+    qk, sc, sm, av = nm("qk"), nm("scaled"), nm("softmax"), nm("av")
+    dv = nm("scale")
+    inits[dv] = np.array(np.sqrt(d // heads), np.float32)
+    nodes.append(helper.make_node("MatMul", [heads_out[0], heads_out[1]], [qk]))
+    nodes.append(helper.make_node("Div", [qk, dv], [sc]))
+    nodes.append(helper.make_node("Softmax", [sc], [sm], axis=-1))
+    nodes.append(helper.make_node("MatMul", [sm, heads_out[2]], [av]))
+    tb, rb = nm("back"), nm("merged")
+    nodes.append(helper.make_node("Transpose", [av], [tb], perm=[0, 2, 1, 3]))
+    tgt2 = nm("tgt2")
+    inits[tgt2] = np.array([0, 0, d], np.int64)
+    nodes.append(helper.make_node("Reshape", [tb, tgt2], [rb]))
+    wo = nm("onnx::MatMul")
+    inits[wo] = f32(d, d, scale=0.2)
+    o, res = nm("o"), nm("residual")
+    nodes.append(helper.make_node("MatMul", [rb, wo], [o]))
+    nodes.append(helper.make_node("Add", [o, x], [res]))
+    # pooled output: ReduceMean with axes as input (opset 18), then Squeeze / Unsqueeze with axes inputs
+    ax1, axm = nm("axes1"), nm("axesm")
+    inits[ax1], inits[axm] = np.array([1], np.int64), np.array([-1], np.int64)
+    mean, sq, us2 = nm("mean"), nm("sq"), nm("us2")
+    nodes.append(helper.make_node("ReduceMean", [res, ax1], [mean], keepdims=1))
+    nodes.append(helper.make_node("Squeeze", [mean, ax1], [sq]))
+    nodes.append(helper.make_node("Unsqueeze", [sq, axm], [us2]))
+    nodes.append(helper.make_node("Relu", [us2], ["pooled"]))
+    nodes.append(helper.make_node("Identity", [res], ["hidden"]))
+    save("pt18_%02d_op%d_d%d_h%d" % (idx, opset, d, heads), "pt18", nodes,
+         [helper.make_tensor_value_info(x, T.FLOAT, ["batch", "sequence", d])],
+         [helper.make_tensor_value_info("hidden", T.FLOAT, ["batch", "sequence", d]),
+          helper.make_tensor_value_info("pooled", T.FLOAT, ["batch", d, 1])], inits, opset,
+         ["--dim", "batch=%d" % (1 + idx % 2), "--dim", "sequence=%d" % (5 + 3 * idx)])
+
+
+k = 0
+for opset in (9, 10, 11):
+    for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
+        paddle(k, opset, act, up, 3 + k % 2, 8 + 4 * (k % 3))
+        k += 1
+paddle(k, 11, "hswish", False, 3, 16)
+k = 0
+for opset in (11, 13, 15):
+    for stride, mode in ((1, "SAME_UPPER"), (2, "SAME_UPPER"), (2, "VALID")):
+        tf2onnx(k, opset, stride, mode, 3, 8 + 4 * (k % 2))
+        k += 1
+tf2onnx(k, 13, 2, "SAME_LOWER", 3, 8)
+k = 0
+for opset in (18, 19, 20):
+    for d, heads in ((16, 2), (32, 4), (24, 3)):
+        pt18(k, opset, d, heads)
+        k += 1
+pt18(k, 18, 64, 8)
+
+with open(os.path.join(OUT, "list.txt"), "w") as f:
+    f.write("\n".join(listing) + "\n")
+print("wrote %d models to %s" % (len(listing), OUT))

@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""make_typed_fixtures.py - small models for symbolic dimensions and typed tensor I/O (tests/integration.sh 5b).
+
+make_typed_fixtures.py DIR           writes into DIR:
+  sym.onnx      x[batch,3,len] float -> y = Relu(x) * 2; sym.in.bin (2x3x5 raw float32), sym.ref.bin (numpy)
+  typed.onnx    x[2,3] float, idx[2] int64 -> y = Gather(x, idx, axis 1) float[2,2], z = idx + 1 int64[2]
+  typed_set/    input_0.pb, input_1.pb, output_0.pb, output_1.pb (expected, from numpy)
+  bad_type/, bad_shape/, extra/, three/, garbage/: inputs folders with one defect each
+make_typed_fixtures.py --compare OUT SET   exit 0 when OUT/output_K.pb equal SET/output_K.pb (floats 1e-6)
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+
+def save_tensor(path, arr):
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(arr).SerializeToString())
+
+
+def make(d):
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.default_rng(7)
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Mul", ["r", "two"], ["y"])], "sym",
+        [helper.make_tensor_value_info("x", T.FLOAT, ["batch", 3, "len"])],
+        [helper.make_tensor_value_info("y", T.FLOAT, ["batch", 3, "len"])],
+        [numpy_helper.from_array(np.array(2.0, np.float32), "two")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(d, "sym.onnx"))
+    x = rng.uniform(-1, 1, (2, 3, 5)).astype(np.float32)
+    x.tofile(os.path.join(d, "sym.in.bin"))
+    (np.maximum(x, 0) * 2).astype(np.float32).tofile(os.path.join(d, "sym.ref.bin"))
+
+    g = helper.make_graph(
+        [helper.make_node("Gather", ["x", "idx"], ["y"], axis=1), helper.make_node("Add", ["idx", "one"], ["z"])], "typed",
+        [helper.make_tensor_value_info("x", T.FLOAT, [2, 3]), helper.make_tensor_value_info("idx", T.INT64, [2])],
+        [helper.make_tensor_value_info("y", T.FLOAT, [2, 2]), helper.make_tensor_value_info("z", T.INT64, [2])],
+        [numpy_helper.from_array(np.array(1, np.int64), "one")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(d, "typed.onnx"))
+    x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    idx = np.array([2, 0], np.int64)
+    sets = {
+        "typed_set": [x, idx],
+        "bad_type": [x.astype(np.int32), idx],
+        "bad_shape": [rng.uniform(-1, 1, (2, 4)).astype(np.float32), idx],
+        "extra": [x, idx],
+        "three": [x, idx, idx],
+        "garbage": [x, None],
+    }
+    for name, arrs in sets.items():
+        s = os.path.join(d, name)
+        os.makedirs(s, exist_ok=True)
+        for k, a in enumerate(arrs):
+            p = os.path.join(s, "input_%d.pb" % k)
+            if a is None:
+                with open(p, "wb") as f:
+                    f.write(b"\xff\xff\xff\xff")
+            else:
+                save_tensor(p, a)
+    save_tensor(os.path.join(d, "extra", "input_5.pb"), idx)
+    save_tensor(os.path.join(d, "typed_set", "output_0.pb"), x[:, idx])
+    save_tensor(os.path.join(d, "typed_set", "output_1.pb"), idx + 1)
+
+
+def compare(out, ref):
+    k = 0
+    while os.path.exists(os.path.join(ref, "output_%d.pb" % k)):
+        e = numpy_helper.to_array(onnx.load_tensor(os.path.join(ref, "output_%d.pb" % k)))
+        g = numpy_helper.to_array(onnx.load_tensor(os.path.join(out, "output_%d.pb" % k)))
+        assert g.dtype == e.dtype and g.shape == e.shape, (k, g.dtype, e.dtype, g.shape, e.shape)
+        assert np.allclose(g, e, rtol=1e-6, atol=0), (k, g, e)
+        k += 1
+    assert k > 0, "no outputs to compare"
+    print("compare: %d outputs equal" % k)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--compare":
+        compare(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 2:
+        make(sys.argv[1])
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+"""onnx_conformance.py - runs ONNX's backend test suite (Debian libonnx-testdata) through `superopt run` with typed I/O.
+
+Each test (node tests, and `simple`, `pytorch-operator` at opset >= 7) whose graph inputs and outputs
+are float32 / int64 / int32 / bool tensors runs as
+    superopt run model.onnx --inputs test_data_set_N --outputs OUT/ --iters 1 --warmup 0 --json
+and its outputs are compared with the suite's expected output_K.pb at the suite's tolerances
+(rtol 1e-3, atol 1e-7 for floats; integers and booleans exactly). Result per test:
+  pass     every data set matches
+  refused  exit 1 with a one-line message (an operator, form or type superopt does not support)
+  mismatch exit 0 but an output differs, is missing or has another shape or type
+  crash    any other exit (signal, status 2+), a message that is not one line, or a timeout
+Mismatches and crashes fail the run; a refusal fails unless the test is listed, with its reason,
+in the expected-refusals file (tests/onnx_expected_refusals.txt: "test_name  reason", # comments).
+Tests outside the scope (opset < 7, other tensor types, sequences) are counted as out of scope.
+
+usage: onnx_conformance.py [--superopt BIN] [--data DIR] [--expected FILE] [--jobs N]
+                           [--json FILE] [--write-expected FILE] [--filter SUBSTR] [-v]
+Exit status 0 when nothing failed, 1 otherwise.
+"""
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+SUITES = ["node", "simple", "pytorch-operator"]
+TYPES = {1, 6, 7, 9}  # float32, int32, int64, bool
+TIMEOUT = 60
+
+
+def in_scope(model):
+    """None if the test is in scope, else why not."""
+    ops = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    if not ops or max(ops) < 7:
+        return "opset < 7"
+    inits = {i.name for i in model.graph.initializer}
+    for v in list(model.graph.input) + list(model.graph.output):
+        if v.name in inits:
+            continue
+        t = v.type
+        if t.WhichOneof("value") != "tensor_type":
+            return "non-tensor value (%s)" % t.WhichOneof("value")
+        if t.tensor_type.elem_type not in TYPES:
+            return "tensor type %s" % onnx.TensorProto.DataType.Name(t.tensor_type.elem_type)
+    return None
+
+
+def op_label(model, name):
+    types = sorted({n.op_type for n in model.graph.node})
+    if len(types) == 1:
+        return types[0]
+    return "+".join(types) if len(types) <= 3 else name
+
+
+def compare(got_path, exp_path):
+    """None if equal within the suite's tolerances, else a short description."""
+    if not os.path.exists(got_path):
+        return "%s not written" % os.path.basename(got_path)
+    exp = numpy_helper.to_array(onnx.load_tensor(exp_path))
+    got = numpy_helper.to_array(onnx.load_tensor(got_path))
+    if got.shape != exp.shape:
+        return "shape %s, expected %s" % (list(got.shape), list(exp.shape))
+    if exp.dtype.kind == "f":
+        if got.dtype.kind != "f":
+            return "type %s, expected %s" % (got.dtype, exp.dtype)
+        try:
+            np.testing.assert_allclose(got.astype(np.float64), exp.astype(np.float64), rtol=1e-3, atol=1e-7)
+        except AssertionError:
+            diff = np.abs(got.astype(np.float64) - exp.astype(np.float64))
+            return "max abs diff %.3g" % np.nanmax(diff) if diff.size else "differs"
+        return None
+    if got.dtype.kind == "f":
+        return "type %s, expected %s" % (got.dtype, exp.dtype)
+    if not np.array_equal(got.astype(np.int64), exp.astype(np.int64)):
+        return "integer values differ"
+    return None
+
+
+def run_test(binary, tdir, name):
+    """(result, message)."""
+    sets = sorted(glob.glob(os.path.join(tdir, "test_data_set_*")))
+    if not sets:
+        return "crash", "no test_data_set"
+    for s in sets:
+        with tempfile.TemporaryDirectory(prefix="so_conf_") as out:
+            cmd = [binary, "run", os.path.join(tdir, "model.onnx"), "--inputs", s, "--outputs", out + "/",
+                   "--iters", "1", "--warmup", "0", "--json"]
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                return "crash", "timeout after %d s" % TIMEOUT
+            err = p.stderr.strip()
+            if p.returncode == 1:
+                if not err or "\n" in err:
+                    return "crash", "exit 1 without a one-line message: %r" % err[:200]
+                return "refused", err
+            if p.returncode != 0:
+                return "crash", "exit status %d: %s" % (p.returncode, err[:200])
+            for exp in sorted(glob.glob(os.path.join(s, "output_*.pb"))):
+                why = compare(os.path.join(out, os.path.basename(exp)), exp)
+                if why:
+                    return "mismatch", "%s %s: %s" % (os.path.basename(s), os.path.basename(exp), why)
+    return "pass", ""
+
+
+# Why a refused test is refused, by its message or name (the category written into the expected-refusals file).
+CATEGORIES = [
+    ("training-only or random", ("Dropout", "Bernoulli", "RandomUniformLike", "RandomNormal", "Gradient", "training")),
+    ("sequence values", ("Sequence", "SplitToSequence")),
+    ("control flow (subgraphs)", ("subgraphs",)),
+    ("zero-size tensor", ("non-positive dimension", "is empty")),
+    ("data-dependent output shape", ("NonZero", "Unique", "Compress", "NonMaxSuppression")),
+    ("integer result of a float operator", ("dtypes differ",)),
+]
+
+
+def category(name, msg):
+    for cat, keys in CATEGORIES:
+        if any(k in msg or k.lower() in name for k in keys):
+            return cat
+    return "not implemented yet"
+
+
+def read_expected(path):
+    exp = {}
+    if not path or not os.path.exists(path):
+        return exp
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split(None, 1)
+            exp[parts[0]] = parts[1] if len(parts) > 1 else ""
+    return exp
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--superopt", default=os.path.join(here, "..", "build", "superopt"))
+    ap.add_argument("--data", default="/usr/share/libonnx-testdata/data")
+    ap.add_argument("--expected", default=os.path.join(here, "onnx_expected_refusals.txt"))
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--json", help="write per-test and per-operator results here")
+    ap.add_argument("--write-expected", help="write the refusals of this run as an expected-refusals file")
+    ap.add_argument("--markdown", help="write the per-operator results as a markdown table here (docs/CONFORMANCE.md)")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("-v", action="store_true")
+    a = ap.parse_args()
+    if not os.path.isdir(os.path.join(a.data, "node")):
+        print("onnx_conformance: %s has no node tests (install libonnx-testdata: make deps)" % a.data, file=sys.stderr)
+        return 1
+    expected = read_expected(a.expected)
+
+    tests = []  # (suite, name, dir, op)
+    out_of_scope = {}
+    for suite in SUITES:
+        for tdir in sorted(glob.glob(os.path.join(a.data, suite, "*", ""))):
+            name = os.path.basename(os.path.dirname(tdir))
+            if a.filter and a.filter not in name:
+                continue
+            model = onnx.load(os.path.join(tdir, "model.onnx"), load_external_data=False)
+            why = in_scope(model)
+            if why:
+                out_of_scope[why] = out_of_scope.get(why, 0) + 1
+                continue
+            tests.append((suite, name, tdir, op_label(model, name)))
+
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        futs = {ex.submit(run_test, a.superopt, t[2], t[1]): t for t in tests}
+        for f in concurrent.futures.as_completed(futs):
+            results[futs[f][1]] = f.result()
+
+    counts = {}
+    failed = []
+    stale = []
+    per_op = {}
+    for suite, name, _, op in tests:
+        res, msg = results[name]
+        counts.setdefault(suite, {}).setdefault(res, 0)
+        counts[suite][res] += 1
+        po = per_op.setdefault(op, {"pass": 0, "refused": 0, "mismatch": 0, "crash": 0})
+        po[res] += 1
+        if res in ("mismatch", "crash") or (res == "refused" and name not in expected):
+            failed.append((name, res, msg))
+        if res == "pass" and name in expected:
+            stale.append(name)
+        if a.v:
+            print("%-60s %-8s %s" % (name, res, msg))
+
+    for name, res, msg in sorted(failed):
+        print("FAIL %s: %s: %s" % (name, res, msg))
+    for name in sorted(stale):
+        print("note: %s passes but is listed in %s: remove it" % (name, a.expected))
+    for suite in SUITES:
+        c = counts.get(suite, {})
+        n = sum(c.values())
+        if not n:
+            continue
+        print("onnx conformance %s: %d tests in scope: %d pass (%.1f%%), %d refused, %d mismatch, %d crash" %
+              (suite, n, c.get("pass", 0), 100.0 * c.get("pass", 0) / n, c.get("refused", 0), c.get("mismatch", 0),
+               c.get("crash", 0)))
+    print("onnx conformance: out of scope: %s; failures: %d" %
+          (", ".join("%s %d" % kv for kv in sorted(out_of_scope.items())) or "none", len(failed)))
+
+    if a.write_expected:
+        with open(a.write_expected, "w") as f:
+            f.write("# onnx_expected_refusals.txt - ONNX backend tests superopt refuses today, each with the reason it\n"
+                    "# gives (tests/onnx_conformance.py fails on a refusal not listed here). Regenerate with\n"
+                    "# tests/onnx_conformance.py --write-expected tests/onnx_expected_refusals.txt\n")
+            for suite, name, _, op in tests:
+                res, msg = results[name]
+                if res == "refused":
+                    reason = msg.split(": ", 1)[1] if msg.startswith("superopt: ") else msg
+                    reason = reason.replace(os.path.join(a.data, suite, name) + "/", "")
+                    f.write("%s  [%s] %s\n" % (name, category(name, reason), reason))
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write("# ONNX backend conformance, per operator\n\n"
+                    "Generated by `tests/onnx_conformance.py --markdown docs/CONFORMANCE.md` (`make conformance`) from ONNX's\n"
+                    "backend test suite (Debian libonnx-testdata, ONNX 1.12) run through `superopt run` with typed I/O;\n"
+                    "tolerances rtol 1e-3, atol 1e-7 (floats), exact (integers, booleans). Tests in scope: opset >= 7, graph\n"
+                    "inputs and outputs float32 / int64 / int32 / bool. Integer and boolean inputs, and float inputs used only\n"
+                    "as parameters, are bound as constants (the graph is specialised to them). The operator of a test is the\n"
+                    "one operator of its graph, or the operators of an `_expanded` / multi-node test joined by `+`.\n"
+                    "Refusals and their reasons: tests/onnx_expected_refusals.txt.\n\n")
+            for suite in SUITES:
+                c = counts.get(suite, {})
+                n = sum(c.values())
+                if n:
+                    f.write("- %s: %d tests, %d pass (%.1f%%), %d refused, %d mismatch, %d crash\n" %
+                            (suite, n, c.get("pass", 0), 100.0 * c.get("pass", 0) / n, c.get("refused", 0),
+                             c.get("mismatch", 0), c.get("crash", 0)))
+            f.write("\n| operator | tests | pass | refused | mismatch | crash |\n|---|---|---|---|---|---|\n")
+            for op in sorted(per_op, key=str.lower):
+                r = per_op[op]
+                f.write("| %s | %d | %d | %d | %d | %d |\n" % (op, sum(r.values()), r["pass"], r["refused"], r["mismatch"], r["crash"]))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"counts": counts, "out_of_scope": out_of_scope, "per_op": per_op,
+                       "tests": {k: {"result": v[0], "message": v[1]} for k, v in sorted(results.items())}}, f, indent=1,
+                      sort_keys=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
