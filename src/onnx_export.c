@@ -1181,16 +1181,7 @@ static so_status build_and_write(exporter *x, const char *path)
     def->version = x->opset;
     mp.opset_import[mp.n_opset_import++] = def;
     for (size_t i = 0; i < n_extra; i++) mp.opset_import[mp.n_opset_import++] = extra->opset_import[i];
-    if (extra) { /* kept from the input model (onnx_import.c) */
-        mp.n_functions = extra->n_functions;
-        mp.functions = extra->functions;
-        mp.n_metadata_props = extra->n_metadata_props;
-        mp.metadata_props = extra->metadata_props;
-        mp.has_model_version = extra->has_model_version;
-        mp.model_version = extra->model_version;
-        mp.doc_string = extra->doc_string;
-        mp.domain = extra->domain;
-    }
+    if (extra) onx_copy_kept_fields(&mp, extra); /* kept from the input model (onnx_import.c) */
     if (x->layout_ops) {
         Onnx__OperatorSetIdProto *lo = so_arena_alloc(&x->ar, sizeof *lo);
         onnx__operator_set_id_proto__init(lo);

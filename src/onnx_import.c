@@ -604,16 +604,7 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
             else ex[extra.n_opset_import++] = o;
         }
         extra.opset_import = ex;
-        /* what export writes back verbatim: model-local functions (opaque nodes may call them),
-           metadata_props, model_version, doc_string, domain */
-        extra.n_functions = mp->n_functions;
-        extra.functions = mp->functions;
-        extra.n_metadata_props = mp->n_metadata_props;
-        extra.metadata_props = mp->metadata_props;
-        extra.has_model_version = mp->has_model_version;
-        extra.model_version = mp->model_version;
-        extra.doc_string = mp->doc_string;
-        extra.domain = mp->domain;
+        onx_copy_kept_fields(&extra, mp);
         if (extra.n_opset_import || extra.n_functions || extra.n_metadata_props || extra.has_model_version || extra.doc_string ||
             extra.domain) {
             m->extra_opsets_len = onnx__model_proto__get_packed_size(&extra);
@@ -772,6 +763,18 @@ static so_status check_nesting(const char *path, const uint8_t *buf, size_t len)
         return so_errorc(SO_ERR_PARSE, "%s: not a valid ONNX model (protobuf parse failed at byte %zu)", path ? path : "<memory>", at);
     default: return SO_OK;
     }
+}
+
+void onx_copy_kept_fields(Onnx__ModelProto *dst, const Onnx__ModelProto *src)
+{
+    dst->n_functions = src->n_functions;
+    dst->functions = src->functions;
+    dst->n_metadata_props = src->n_metadata_props;
+    dst->metadata_props = src->metadata_props;
+    dst->has_model_version = src->has_model_version;
+    dst->model_version = src->model_version;
+    dst->doc_string = src->doc_string;
+    dst->domain = src->domain;
 }
 
 so_status so_onnx_load_buffer(const char *path, const void *buf, size_t len, so_model **out)

@@ -143,6 +143,9 @@ void onx_mark_const_input(int position);
 
 /* onnx_wire.c */
 Onnx__ModelProto *onx_unpack_model(const uint8_t *buf, size_t len, rawset *rs);
+/* The ModelProto fields import keeps and export writes back as they came (model-local functions,
+   metadata_props, model_version, doc_string, domain): pointers copied, src keeps ownership. */
+void onx_copy_kept_fields(Onnx__ModelProto *dst, const Onnx__ModelProto *src);
 void onx_release_raw(const rawset *rs, const uint8_t *d, size_t len);
 
 #endif
