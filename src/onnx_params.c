@@ -280,6 +280,8 @@ int onx_split_sizes(imp *im, const Onnx__NodeProto *n, const so_shape *in, int32
     int64_t sum = 0;
     for (int i = 0; i < k; i++) {
         if (sz[i] < 0) return onx_node_err(im, "negative split size %lld", (long long)sz[i]), SO_ERR;
+        if (sz[i] > dim - sum) /* checked before adding: huge sizes must not overflow the sum */
+            return onx_node_err(im, "split sizes add up to more than the dimension %lld", (long long)dim), SO_ERR;
         sum += sz[i];
     }
     if (sum != dim) return onx_node_err(im, "split sizes add up to %lld, dimension is %lld", (long long)sum, (long long)dim), SO_ERR;
