@@ -104,6 +104,20 @@ static int64_t lx_val(const unif *U, const lx *e)
     return v;
 }
 
+/* one = s + c1 with a single symbol s, other = e + c2: binds s to e + c2 - c1 (a dimension, so a
+   constant result must be >= 1; otherwise the unification fails). */
+static void bind_one(unif *U, const lx *one, const lx *other)
+{
+    lx r = *other;
+    r.c = other->c - one->c;
+    if (r.n == 0 && r.c < 1) {
+        U->fail = 1;
+        return;
+    }
+    U->sub[one->s[0]] = r;
+    U->has_sub[one->s[0]] = 1;
+}
+
 static void unify(unif *U, lx a, lx b)
 {
     if (U->fail) return;
@@ -127,31 +141,9 @@ static void unify(unif *U, lx a, lx b)
         }
     }
     if (da.n == 0 && db.n == 0) return; /* values equal -> constants equal */
-    if (da.n == 1) {
-        int s = da.s[0];
-        lx r = db;
-        r.c = db.c - da.c;
-        if (r.n == 0 && r.c < 1) {
-            U->fail = 1;
-            return;
-        }
-        U->sub[s] = r;
-        U->has_sub[s] = 1;
-        return;
-    }
-    if (db.n == 1) {
-        int s = db.s[0];
-        lx r = da;
-        r.c = da.c - db.c;
-        if (r.n == 0 && r.c < 1) {
-            U->fail = 1;
-            return;
-        }
-        U->sub[s] = r;
-        U->has_sub[s] = 1;
-        return;
-    }
-    U->fail = 1;
+    if (da.n == 1) bind_one(U, &da, &db);
+    else if (db.n == 1) bind_one(U, &db, &da);
+    else U->fail = 1;
 }
 
 typedef struct sshp {
