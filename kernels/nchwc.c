@@ -300,7 +300,7 @@ static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kern
 
 /* The conv backend, measured per node at plan time (b = 16, the avx512 level, oneDNN loaded): our kernel
    (s->conv, planned), oneDNN's direct primitive, and oneDNN's Winograd for 3x3 stride-1 group-1 convs, each
-   run on zero inputs in 5 interleaved rounds after a warm-up at the executor's thread count; the fastest
+   run on zero inputs in 5 interleaved rounds after a warm-up (thread CPU time) at the executor's thread count; the fastest
    minimum is kept (s->dnnl set and s->conv freed when it is oneDNN's). The choice is remembered per
    configuration for the process, so every node of one shape, and the cost model's timing of it, agree.
    Why measured and not a rule: oneDNN's Winograd is 1.4-2.6x its direct conv on most 3x3 shapes but 0.6x
@@ -313,10 +313,12 @@ static conv_choice choices[512];
 static int n_choices;
 static pthread_mutex_t choices_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* the calling thread's CPU time: a descheduled thread does not count (the machine is shared), while at 2
+   threads the caller's wait for the other thread at the region's end does (libgomp spins) */
 static double now_ms(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
