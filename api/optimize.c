@@ -1,0 +1,703 @@
+/* optimize.c - superopt_optimize: load, canonicalise, search with proven rules, check the result numerically
+   against the original, measure, write atomically, report (JSON, summary text, Graphviz). */
+#include "api_priv.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../kernels/exec.h"
+#include "../kernels/isa.h"
+#include "../kernels/nchwc.h"
+#include "../search/cost.h"
+#include "../search/fold.h"
+#include "../search/layout.h"
+#include "../search/match.h"
+#include "../search/search.h"
+#include "../src/json.h"
+#include "../src/onnx_io.h"
+
+enum { LAYOUT_NONE = 0, LAYOUT_AUTO, LAYOUT_NCHWC };
+
+typedef struct opts {
+    const char *model, *out, *rules, *report, *dot, *cache_dir;
+    int search, cost, quiet, allow_unverified, reverse, check_incremental, layout;
+    double alpha, time_limit;
+    long long budget, threads, seed;
+} opts;
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Looks for `rel` in the folders above `file`'s folder: "<dir of file>/../<rel>". */
+static const char *beside(const char *file, const char *rel, char *buf, size_t n)
+{
+    const char *s = strrchr(file, '/');
+    if (!s) return NULL;
+    snprintf(buf, n, "%.*s/../%s", (int)(s - file), file, rel);
+    return file_exists(buf) ? buf : NULL;
+}
+
+/* The rule set: the "rules" option, else $SUPEROPT_RULES, else rules/default.rules in the working
+   directory, else the one installed with the library or executable that holds this code
+   (PREFIX/lib/libsuperopt.so or PREFIX/bin/superopt -> PREFIX/share/superopt/default.rules), else a
+   build's (build/libsuperopt.so or build/superopt -> rules/default.rules of the source tree). */
+static const char *find_rules(const char *given, char *buf, size_t n)
+{
+    if (given) return given;
+    const char *e = getenv("SUPEROPT_RULES");
+    if (e && e[0]) return e;
+    if (file_exists("rules/default.rules")) return "rules/default.rules";
+    Dl_info di;
+    char self[PATH_MAX];
+    const char *me = NULL;
+    if (dladdr((void *)superopt_optimize, &di) && di.dli_fname && strchr(di.dli_fname, '/') && realpath(di.dli_fname, self)) me = self;
+    if (!me) { /* a static link: this code is in the executable */
+        ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (k > 0) self[k] = 0, me = self;
+    }
+    if (!me) return NULL;
+    const char *r = beside(me, "share/superopt/default.rules", buf, n);
+    return r ? r : beside(me, "rules/default.rules", buf, n);
+}
+
+/* ---------------- running graphs ---------------- */
+
+typedef struct io {
+    int32_t n_in, n_out;
+    float **in, **out;
+    size_t *out_n;
+    size_t charged; /* so_mem_charge'd for in/out; released by io_free */
+    unsigned char *out_exact; /* per output: int64 values, compared bit for bit */
+} io;
+
+static void io_free(io *x)
+{
+    for (int32_t k = 0; k < x->n_in; k++) free(x->in[k]);
+    for (int32_t k = 0; k < x->n_out; k++) free(x->out[k]);
+    free(x->in);
+    free(x->out);
+    free(x->out_n);
+    so_mem_release(x->charged);
+    free(x->out_exact);
+    memset(x, 0, sizeof *x);
+}
+
+static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
+{
+    const so_model *m = g->model;
+    memset(x, 0, sizeof *x);
+    x->n_in = m->n_inputs;
+    x->n_out = m->n_outputs;
+    x->in = so_xcalloc((size_t)x->n_in + 1, sizeof *x->in);
+    x->out = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out);
+    x->out_n = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out_n);
+    x->out_exact = so_xcalloc((size_t)x->n_out + 1, 1);
+    uint64_t st = seed;
+    for (int32_t k = 0; k < x->n_in; k++) {
+        int64_t n = so_shape_numel(&m->inputs[k].shape);
+        if (n < 0 || m->inputs[k].shape.dtype != SO_F32)
+            return so_errorf("input '%s' is not a float32 tensor of known shape", m->inputs[k].name);
+        if (so_mem_charge((size_t)n * sizeof(float), "numeric-check inputs") != SO_OK) return SO_ERR;
+        x->charged += (size_t)n * sizeof(float);
+        x->in[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        so_rng_fill(&st, x->in[k], (size_t)n);
+    }
+    for (int32_t k = 0; k < x->n_out; k++) {
+        int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
+        if (n < 0) return so_graph_unknown_shape_error(g, g->outputs[k], m->outputs[k].name);
+        /* an int64 output (ArgMax...) takes 8 bytes per element: out_n counts float-sized words,
+           and rel_err compares those words bit for bit */
+        int wide = g->nodes[g->outputs[k].node].out[g->outputs[k].slot].dtype == SO_I64;
+        size_t bytes = (size_t)n * (wide ? 8 : sizeof(float));
+        if (so_mem_charge(bytes, "numeric-check outputs") != SO_OK) return SO_ERR;
+        x->charged += bytes;
+        x->out[k] = so_xcalloc((size_t)(n > 0 ? n : 1), wide ? 8 : sizeof(float));
+        x->out_n[k] = (size_t)n * (wide ? 2 : 1);
+        x->out_exact[k] = wide;
+    }
+    return SO_OK;
+}
+
+/* Runs g once on x (outputs into x->out), then, if lat_ms != NULL, times it: median over at
+   least 5 runs and about 0.3 s. */
+static so_status run_graph(const so_graph *g, int threads, io *x, double *lat_ms)
+{
+    so_exec *e = NULL;
+    so_exec_opts eo = {.threads = threads, .reference = 0, .profile = 0};
+    if (so_exec_new(g, &eo, &e) != SO_OK) return SO_ERR;
+    so_status st = so_exec_run(e, (const float *const *)x->in, x->out);
+    if (st == SO_OK && lat_ms) {
+        double t[200];
+        int n = 0;
+        double start = so_now();
+        while (n < 200 && (n < 5 || so_now() - start < 0.3)) {
+            double t0 = so_now();
+            if ((st = so_exec_run(e, (const float *const *)x->in, x->out)) != SO_OK) break;
+            t[n++] = (so_now() - t0) * 1e3;
+        }
+        *lat_ms = n ? so_median(t, (size_t)n) : 0;
+    }
+    so_exec_free(e);
+    return st;
+}
+
+/* Largest error of b against a relative to a's scale, over all outputs. */
+static double rel_err(const io *a, const io *b)
+{
+    double worst = 0;
+    for (int32_t k = 0; k < a->n_out; k++) {
+        double scale = 0, d = 0;
+        for (size_t j = 0; j < a->out_n[k]; j++) {
+            double v = fabs((double)a->out[k][j]);
+            if (v > scale) scale = v;
+        }
+        if (a->out_exact[k]) {
+            if (memcmp(a->out[k], b->out[k], a->out_n[k] * sizeof(float))) return INFINITY;
+            continue;
+        }
+        for (size_t j = 0; j < a->out_n[k]; j++) {
+            double x = a->out[k][j], y = b->out[k][j];
+            if (isnan(x) != isnan(y)) return INFINITY;
+            if (isnan(x)) continue;
+            double e = fabs(x - y);
+            if (!(e <= d)) d = e;
+        }
+        double r = d / (scale > 1e-6 ? scale : 1e-6);
+        if (r > worst) worst = r;
+    }
+    return worst;
+}
+
+/* ---------------- output files ---------------- */
+
+static so_status write_dot(const so_graph *g, const char *path)
+{
+    so_atomic out;
+    if (so_atomic_open(&out, path, "w") != SO_OK) return SO_ERR;
+    FILE *f = out.f;
+    fprintf(f, "digraph superopt {\n  rankdir=TB;\n  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=10];\n");
+    char sb[96], d[200];
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *n = &g->nodes[i];
+        if (n->op == SO_OP_WEIGHT) continue;
+        so_node_desc(g, i, d, sizeof d);
+        const char *name = so_ops[n->op].name;
+        if (n->op == SO_OP_OPAQUE && n->ref >= 0 && n->ref < g->model->n_opaque) name = g->model->opaque[n->ref].op_type;
+        fprintf(f, "  n%d [label=\"%s%s%s\\n%s\"%s];\n", (int)i, name,
+                (so_ops[n->op].flags & SO_F_ACT) && n->attr->act ? "+" : "",
+                (so_ops[n->op].flags & SO_F_ACT) && n->attr->act ? so_act_names[n->attr->act] : "",
+                n->n_out > 0 ? so_shape_str(&n->out[0], sb, sizeof sb) : "",
+                n->op == SO_OP_INPUT ? ", shape=ellipse" : n->op == SO_OP_OPAQUE ? ", style=dashed" : "");
+        for (int k = 0; k < n->n_in; k++) {
+            const so_node *p = &g->nodes[n->in[k].node];
+            if (p->op == SO_OP_WEIGHT) continue;
+            fprintf(f, "  n%d -> n%d;\n", (int)n->in[k].node, (int)i);
+        }
+    }
+    for (int32_t o = 0; o < g->model->n_outputs; o++) {
+        fprintf(f, "  out%d [shape=ellipse, label=\"output %d\"];\n  n%d -> out%d;\n", (int)o, (int)o,
+                (int)g->outputs[o].node, (int)o);
+    }
+    fprintf(f, "}\n");
+    return so_atomic_commit(&out, path, 1);
+}
+
+/* Runs `dot -Tsvg IN -o OUT` (found on PATH) and waits: 0 done, 1 dot failed, -1 no dot. */
+static int run_dot(const char *in, const char *out)
+{
+    char *const argv[] = {"dot", "-Tsvg", (char *)in, "-o", (char *)out, NULL};
+    pid_t pid;
+    int err = posix_spawnp(&pid, "dot", NULL, NULL, argv, environ);
+    if (err) return err == ENOENT ? -1 : 1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return 1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+/* Do paths a and b name the same file? Existing files: the same device and inode (links,
+   "./x" and "x" alike); otherwise the same real folder and the same last component. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+    snprintf(da, sizeof da, "%.*s", ba ? (int)(ba - a) + (ba == a) : 1, ba ? a : ".");
+    snprintf(db, sizeof db, "%.*s", bb ? (int)(bb - b) + (bb == b) : 1, bb ? b : ".");
+    if (!realpath(da, ra) || !realpath(db, rb)) return 0;
+    return !strcmp(ra, rb) && !strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b);
+}
+
+static so_status write_dots(const so_graph *before, const so_graph *after, const char *dir, FILE *warn)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return so_errorf("%s: cannot create directory: %s", dir, strerror(errno));
+    char p1[4200], p2[4200];
+    snprintf(p1, sizeof p1, "%s/before.dot", dir);
+    snprintf(p2, sizeof p2, "%s/after.dot", dir);
+    if (write_dot(before, p1) != SO_OK || write_dot(after, p2) != SO_OK) return SO_ERR;
+    /* SVGs when Graphviz is installed: dot run with an argument vector, no shell (the folder name
+       is data, never code); a path starting with '-' gets "./" so dot cannot read it as an option */
+    const char *pre = dir[0] == '-' ? "./" : "";
+    char s1[4300], s2[4300], d1[4300], d2[4300];
+    snprintf(d1, sizeof d1, "%s%s", pre, p1);
+    snprintf(d2, sizeof d2, "%s%s", pre, p2);
+    snprintf(s1, sizeof s1, "%s%s/before.svg", pre, dir);
+    snprintf(s2, sizeof s2, "%s%s/after.svg", pre, dir);
+    int r1 = run_dot(d1, s1), r2 = r1 < 0 ? -1 : run_dot(d2, s2);
+    if (r1 > 0 || r2 > 0) fprintf(warn, "  warning: dot failed to render SVGs in %s\n", dir);
+    return SO_OK;
+}
+
+/* ---------------- the command ---------------- */
+
+static int count_work_nodes(const so_graph *g)
+{
+    int c = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (!(so_ops[g->nodes[i].op].flags & SO_F_SOURCE)) c++;
+    return c;
+}
+
+static int src_has_const(const so_rule *r)
+{
+    for (int p = 0; p < r->src.n_nodes; p++)
+        if (so_ops[r->src.nodes[p].op].flags & SO_F_CONST) return 1;
+    return r->src.n_nodes == 0;
+}
+
+/* superopt_optimize's work (the caller holds the API lock): on success *json and *text receive the
+   report (malloc'd); on failure nothing is written and the thread's message says why. */
+static so_status optimize(const char *src, const char *dst, const struct superopt_config *c, char **json, char **text)
+{
+    static const so_search_kind searches[] = {SO_SEARCH_BACKTRACK, SO_SEARCH_GREEDY, SO_SEARCH_NONE};
+    opts o = {.model = src, .out = dst, .rules = c->rules, .report = c->report, .dot = c->dot, .cache_dir = c->cache_dir,
+              .search = searches[c->search], .cost = c->cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS,
+              .quiet = !c->progress, .allow_unverified = c->allow_unverified, .reverse = c->reverse,
+              .check_incremental = c->check_incremental, .layout = c->layout == 0 ? LAYOUT_AUTO : c->layout == 1 ? LAYOUT_NCHWC : LAYOUT_NONE,
+              .alpha = c->alpha, .time_limit = c->time_limit, .budget = c->budget, .threads = c->threads, .seed = c->seed};
+    /* the report: JSON and the summary for people, both built in memory */
+    size_t jlen = 0, tlen = 0;
+    FILE *jf = open_memstream(json, &jlen), *tf = open_memstream(text, &tlen);
+    if (!jf || !tf) {
+        if (jf) fclose(jf);
+        if (tf) fclose(tf);
+        free(*json);
+        free(*text);
+        *json = *text = NULL;
+        return so_errorc(SO_ERR_LIMIT, "%s: out of memory for the report", src);
+    }
+
+    so_status rc = SO_ERR;
+    so_ruleset rs = {0};
+    so_model *m = NULL;
+    so_rule *rules = NULL;
+    char (*labels)[24] = NULL;
+    so_graph *start = NULL;
+    so_fold_ctx fc;
+    int fc_init = 0, cm_init = 0;
+    so_cost_model cm;
+    so_search_result res;
+    memset(&res, 0, sizeof res);
+    io xa = {0}, xb = {0};
+    int32_t *counts = NULL;
+    char *out_path = NULL;
+    char rbuf[PATH_MAX + 64];
+    so_atomic rep; /* --report, open from before the model is written until after */
+    int rep_open = 0;
+
+    if (o.out) {
+        out_path = so_xstrdup(o.out);
+    } else {
+        size_t n = strlen(o.model);
+        out_path = so_xmalloc(n + 16);
+        memcpy(out_path, o.model, n + 1);
+        if (n > 5 && !strcmp(out_path + n - 5, ".onnx")) out_path[n - 5] = 0;
+        strcat(out_path, ".opt.onnx");
+    }
+    /* a report written over the model it describes (or over the input) is refused before anything
+       is read or written */
+    if (o.report && (same_file(o.report, out_path) || same_file(o.report, o.model))) {
+        so_errorf("--report %s names the %s; give the report its own file", o.report,
+                  same_file(o.report, o.model) ? "input model" : "output model");
+        goto fail;
+    }
+    if (o.dot && (same_file(o.dot, out_path) || same_file(o.dot, o.model))) {
+        so_errorf("--dot %s names a model file; give it a folder", o.dot);
+        goto fail;
+    }
+
+    /* rules */
+    const char *rules_path = find_rules(o.rules, rbuf, sizeof rbuf);
+    if (!rules_path) {
+        so_errorf("no rule set found (rules/default.rules); pass --rules FILE");
+        goto fail;
+    }
+    if (so_rules_load(rules_path, &rs) != SO_OK) goto fail;
+    for (int32_t i = 0; i < rs.n_rules; i++)
+        if (rs.rules[i].status != SO_RULE_PROVED && !o.allow_unverified) {
+            so_errorf("%s:%d: rule %d is %s; refusing an unproved rule set (prove it with 'superopt verify' or pass --allow-unverified)",
+                      rules_path, (int)rs.rules[i].line, (int)rs.rules[i].id,
+                      rs.rules[i].status == SO_RULE_FAILED ? "not proved (proof failed)" : "unverified");
+            goto fail;
+        }
+    /* the rules to search with (each, then its reverse) built in the rule set's own array: a
+       rule is ~10 KB, and a second array of them was a third of the memory of a large set
+       (100,000 rules: 2.9 GB). The array is doubled, the read rules moved to its back half, and
+       rule i is read (copied out) before its slots are written: writes reach at most 2i+1,
+       below rule i+1's place n+i+1. */
+    const size_t nr = (size_t)rs.n_rules;
+    rs.rules = so_xrealloc(rs.rules, (2 * nr + 1) * sizeof *rs.rules);
+    rs.cap_rules = (int32_t)(2 * nr + 1);
+    memmove(rs.rules + nr, rs.rules, nr * sizeof *rs.rules);
+    rules = rs.rules; /* owned by rs */
+    labels = so_xmalloc((2 * nr + 1) * sizeof *labels);
+    int32_t n_rules = 0;
+    for (size_t i = 0; i < nr; i++) {
+        so_rule cur = rs.rules[nr + i], rv;
+        if (!src_has_const(&cur)) {
+            rules[n_rules] = cur;
+            snprintf(labels[n_rules++], sizeof *labels, "%d", (int)cur.id);
+        }
+        if (o.reverse) {
+            so_rule_reverse(&cur, &rv);
+            if (!src_has_const(&rv) && !so_rule_eq(&rv, &cur)) {
+                rules[n_rules] = rv;
+                snprintf(labels[n_rules++], sizeof *labels, "%d-rev", (int)cur.id);
+            }
+        }
+    }
+    rs.n_rules = n_rules; /* rs now holds exactly the search's rules */
+
+    /* model */
+    if (so_onnx_load(o.model, &m) != SO_OK) goto fail;
+    so_fold_init(&fc, m);
+    fc_init = 1;
+    start = so_graph_clone(m->graph);
+    so_normalize_attrs(start);
+    so_canon_stats cst = {0, 0, 0, 0};
+    if (so_canonicalize(&fc, start, &cst) != SO_OK) {
+        so_error_prefix(o.model);
+        goto fail;
+    }
+    if (so_cost_init(&cm, (so_cost_kind)o.cost, (int)o.threads, o.cache_dir) != SO_OK) goto fail;
+    cm_init = 1;
+    /* the input as imported, attributes normalised so that its nodes share cost keys with the
+       search's graphs (folding and identity removal are not applied here) */
+    so_graph *orig_norm = so_graph_clone(m->graph);
+    so_normalize_attrs(orig_norm);
+    double cost_orig = so_cost_graph(&cm, orig_norm);
+    so_graph_free(orig_norm);
+
+    /* search */
+    so_search_opts so = {.kind = o.search, .alpha = o.alpha, .budget = o.budget, .time_limit = o.time_limit,
+                         .progress = !o.quiet && isatty(2), .queue_cap = 0, .verify_incremental = o.check_incremental};
+    double t_search = so_now();
+    if (so_search_run(start, rules, n_rules, &cm, &fc, &so, &res) != SO_OK) goto fail;
+    t_search = so_now() - t_search;
+    counts = so_xcalloc((size_t)n_rules + 1, sizeof *counts);
+    for (int32_t k = 0; k < res.n_path; k++) counts[res.path[k]]++;
+
+    /* layout: the blocked-channel rewrite of the searched graph, kept when the cost model prices it lower
+       (auto) or always (nchwc) */
+    so_layout_stats lst;
+    memset(&lst, 0, sizeof lst);
+    double cost_plain = res.cost_after, cost_blocked = -1;
+    int layout_applied = 0, layout_b = 0;
+    /* auto under the FLOP/byte model: off (that model prices layout as neutral at best: it cannot see it) */
+    if (o.layout == LAYOUT_AUTO && o.cost != SO_COST_MEASURED) o.layout = LAYOUT_NONE;
+    int32_t layout_kept = 0; /* convs the refinement left in NCHW */
+    if (o.layout != LAYOUT_NONE) {
+        layout_b = so_nchwc_block();
+        so_graph *fg = NULL, *lg = NULL;
+        int32_t nf = 0;
+        if (so_layout_fold_bn(res.best, layout_b, &fg, &nf) != SO_OK || so_layout_nchwc(fg, layout_b, NULL, &lg, &lst) != SO_OK) {
+            so_graph_free(fg);
+            goto fail;
+        }
+        lst.bn_folded = nf;
+        cost_plain = so_cost_graph(&cm, res.best);
+        cost_blocked = so_cost_graph(&cm, lg);
+        if (lst.convs > 0 && o.layout == LAYOUT_AUTO) {
+            /* refinement, one greedy pass in graph order: a conv stays in NCHW when the whole graph then prices
+               lower (its reorders included); the folded graph's weights are shared, so a try adds none */
+            char *keep = so_xcalloc((size_t)fg->n_nodes + 1, 1);
+            for (int32_t i = 0; i < fg->n_nodes; i++) {
+                if (fg->nodes[i].op != SO_OP_CONV) continue;
+                keep[i] = 1;
+                so_graph *cand = NULL;
+                so_layout_stats cs;
+                if (so_layout_nchwc(fg, layout_b, keep, &cand, &cs) != SO_OK) {
+                    free(keep);
+                    so_graph_free(fg);
+                    so_graph_free(lg);
+                    goto fail;
+                }
+                const double cc = so_cost_graph(&cm, cand);
+                if (cc < cost_blocked) {
+                    so_graph_free(lg);
+                    lg = cand, cost_blocked = cc, lst = cs, lst.bn_folded = nf;
+                    layout_kept++;
+                } else {
+                    so_graph_free(cand);
+                    keep[i] = 0;
+                }
+            }
+            free(keep);
+        }
+        so_graph_free(fg);
+        if (lst.convs > 0 && (o.layout == LAYOUT_NCHWC || cost_blocked < cost_plain)) {
+            so_graph_free(res.best);
+            res.best = lg;
+            res.cost_after = cost_blocked;
+            layout_applied = 1;
+        } else
+            so_graph_free(lg);
+    }
+
+    /* safety net: same seeded inputs through both graphs */
+    double err = 0, lat_before = -1, lat_after = -1;
+    int checked = 0;
+    if (io_alloc(m->graph, (uint64_t)o.seed, &xa) != SO_OK || io_alloc(res.best, (uint64_t)o.seed, &xb) != SO_OK) {
+        so_error_prefix(o.model);
+        goto fail;
+    }
+    if (run_graph(m->graph, (int)o.threads, &xa, &lat_before) == SO_OK) {
+        if (run_graph(res.best, (int)o.threads, &xb, &lat_after) != SO_OK) {
+            so_error_prefix("optimized graph does not run");
+            goto fail_rules;
+        }
+        checked = 1;
+        err = rel_err(&xa, &xb);
+        if (!(err <= 1e-4)) {
+            so_errorf("optimized graph differs from the original (relative error %.3g > 1e-4); nothing written", err);
+            goto fail_rules;
+        }
+    } else {
+        fprintf(tf, "  warning: %s: %s; numeric check and latency skipped\n", o.model, so_error());
+    }
+
+    /* write. Whatever can fail on a path comes before the model, so that a --dot or --report
+       failure never ends in exit 1 with the model written: the dot files, then the report into
+       its temporary (flushed: a full disk shows here), then the model, then the report renamed
+       into place. */
+    if (o.dot && write_dots(m->graph, res.best, o.dot, tf) != SO_OK) goto fail;
+    {
+        FILE *f = jf;
+        const char *sname[] = {"none", "greedy", "backtrack"};
+        fprintf(f, "{\n  \"model\": ");
+        so_json_fstr(f, o.model);
+        fprintf(f, ",\n  \"output\": ");
+        so_json_fstr(f, out_path);
+        fprintf(f, ",\n  \"rules\": ");
+        so_json_fstr(f, rules_path);
+        char b0[SO_JSON_NUM_CHARS], b1[SO_JSON_NUM_CHARS], b2[SO_JSON_NUM_CHARS]; /* every double through so_json_fmt: never a bare inf or nan */
+        fprintf(f, ",\n  \"search\": \"%s\",\n  \"cost_model\": \"%s\",\n  \"alpha\": %s,\n  \"budget\": %lld,\n  \"time_limit\": %s,\n",
+                sname[o.search], o.cost == SO_COST_MEASURED ? "measured" : "flops", so_json_fmt(b0, o.alpha, 6), o.budget, so_json_fmt(b1, o.time_limit, 6));
+        so_isa isa = SO_ISA_SCALAR;
+        (void)so_isa_current(&isa); /* checked at start (main.c) */
+        fprintf(f, "  \"isa\": \"%s\",\n  \"cpu\": ", so_isa_name(isa));
+        so_json_fstr(f, so_isa_cpu_model());
+        fprintf(f, ",\n");
+        /* the shapes the written model is specialised for (inputs whose file shape had symbolic
+           or unknown dimensions that --dim / --input-shape fixed carry "pinned": true) */
+        fprintf(f, "  \"input_shapes\": {");
+        for (int32_t k = 0; k < m->n_inputs; k++) {
+            fprintf(f, "%s", k ? ", " : "");
+            so_json_fstr(f, m->inputs[k].name);
+            fprintf(f, ": {\"shape\": [");
+            for (int d = 0; d < m->inputs[k].shape.rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)m->inputs[k].shape.dim[d]);
+            fprintf(f, "], \"pinned\": %s}", m->inputs[k].pinned ? "true" : "false");
+        }
+        fprintf(f, "},\n");
+        fprintf(f, "  \"cost_before\": %s,\n  \"cost_start\": %s,\n  \"cost_after\": %s,\n", so_json_fmt(b0, cost_orig, 9), so_json_fmt(b1, res.cost_before, 9),
+                so_json_fmt(b2, res.cost_after, 9));
+        if (checked)
+            fprintf(f, "  \"latency_before_ms\": %s,\n  \"latency_after_ms\": %s,\n  \"speedup\": %s,\n", so_json_fmt(b0, lat_before, 6), so_json_fmt(b1, lat_after, 6),
+                    so_json_fmt(b2, lat_after > 0 ? lat_before / lat_after : 0, 5));
+        else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");
+        fprintf(f, "  \"search_seconds\": %s,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
+                   "  \"stopped_by\": \"%s\",\n  \"nodes_before\": %d,\n  \"nodes_after\": %d,\n  \"folded_at_start\": %d,\n"
+                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n",
+                so_json_fmt(b0, t_search, 6), (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
+                res.stopped_by == 1 ? "budget" : res.stopped_by == 2 ? "time-limit" : "exhausted", count_work_nodes(m->graph),
+                count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3));
+        fprintf(f, "  \"search_detail\": {\"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
+                   "\"greedy_explored\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
+                   "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
+                (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
+                (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
+                so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+        fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %s, \"cost_blocked\": %s, "
+                   "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d},\n",
+                o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : "nchwc", layout_b, layout_applied ? "true" : "false",
+                so_json_fmt(b1, cost_plain, 9), so_json_fmt(b2, cost_blocked, 9), (int)lst.convs, (int)layout_kept, (int)lst.bn_folded, (int)lst.pools,
+                (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
+        fprintf(f, "  \"rules_applied\": {");
+        int first = 1;
+        for (int32_t r = 0; r < n_rules; r++)
+            if (counts[r]) {
+                fprintf(f, "%s\"%s\": %d", first ? "" : ", ", labels[r], (int)counts[r]);
+                first = 0;
+            }
+        fprintf(f, "},\n  \"rules_path\": [");
+        for (int32_t k = 0; k < res.n_path; k++) fprintf(f, "%s\"%s\"", k ? ", " : "", labels[res.path[k]]);
+        fprintf(f, "]\n}\n");
+    }
+    if (fflush(jf) != 0 || ferror(jf)) {
+        so_errorc(SO_ERR_LIMIT, "%s: out of memory for the report", o.model);
+        goto fail;
+    }
+    if (o.report) {
+        if (so_atomic_open(&rep, o.report, "w") != SO_OK) goto fail;
+        rep_open = 1;
+        if (fwrite(*json, 1, jlen, rep.f) != jlen || fflush(rep.f) != 0 || ferror(rep.f)) {
+            rep_open = 0;
+            so_atomic_commit(&rep, o.report, 0); /* the message names the report and the errno */
+            goto fail;
+        }
+    }
+    if (so_onnx_save(res.best, out_path) != SO_OK) goto fail;
+    if (rep_open) {
+        rep_open = 0;
+        if (so_atomic_commit(&rep, o.report, 1) != SO_OK) goto fail;
+    }
+    if (cm_init && so_cost_save(&cm) != SO_OK) fprintf(tf, "  warning: %s\n", so_error());
+
+    {
+        fprintf(tf, "superopt: %s -> %s\n", o.model, out_path);
+        for (int32_t k = 0; k < m->n_inputs; k++)
+            if (m->inputs[k].pinned) {
+                char sb[160];
+                fprintf(tf, "  specialised for input '%s' %s (symbolic dimensions pinned by --dim / --input-shape)\n",
+                        m->inputs[k].name, so_shape_str(&m->inputs[k].shape, sb, sizeof sb));
+            }
+        fprintf(tf, "  cost (%s): %.4g -> %.4g (%.2fx)\n", o.cost == SO_COST_MEASURED ? "measured ms" : "flops model",
+                cost_orig, res.cost_after, res.cost_after > 0 ? cost_orig / res.cost_after : 0);
+        if (checked)
+            fprintf(tf, "  latency: %.3f ms -> %.3f ms (%.2fx), outputs agree (max rel err %.2g)\n", lat_before, lat_after,
+                    lat_after > 0 ? lat_before / lat_after : 0, err);
+        fprintf(tf, "  search: %.2f s, %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search,
+                (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
+        if (o.layout != LAYOUT_NONE)
+            fprintf(tf, "  layout nchwc (b=%d): cost %.4g -> %.4g, %s (%d convs blocked, %d kept in NCHW, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",
+                    layout_b, cost_plain, cost_blocked, layout_applied ? "applied" : "not applied", (int)lst.convs, (int)layout_kept, (int)lst.bn_folded,
+                    (int)lst.pools, (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
+        fprintf(tf, "  rules applied:");
+        int any = 0;
+        for (int32_t r = 0; r < n_rules; r++)
+            if (counts[r]) {
+                fprintf(tf, " %s x%d", labels[r], (int)counts[r]);
+                any = 1;
+            }
+        fprintf(tf, "%s\n", any ? "" : " none");
+    }
+    rc = SO_OK;
+    goto done;
+
+fail_rules: {
+        /* name the rules on the path from the input to the rejected graph, with counts */
+        char msg[1024], list[600] = "";
+        size_t k = 0;
+        int32_t *cnt = so_xcalloc((size_t)n_rules + 1, sizeof *cnt);
+        for (int32_t i = 0; i < res.n_path; i++) cnt[res.path[i]]++;
+        for (int32_t i = 0, first = 1; i < res.n_path && k + 40 < sizeof list; i++) {
+            int32_t r = res.path[i];
+            if (!cnt[r]) continue;
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s (x%d)", first ? "" : ", ", labels[r], (int)cnt[r]);
+            cnt[r] = 0;
+            first = 0;
+        }
+        free(cnt);
+        snprintf(msg, sizeof msg, "%s", so_error());
+        so_errorf("%s: %s; rules on the path: %s", o.model, msg, res.n_path ? list : "none (canonicalisation only)");
+    }
+fail:
+    if (rep_open) { /* the model was not written: neither is the report */
+        char keep[1024];
+        snprintf(keep, sizeof keep, "%s", so_error());
+        so_atomic_commit(&rep, o.report, 0);
+        so_errorf("%s", keep);
+    }
+done:
+    io_free(&xa);
+    io_free(&xb);
+    free(counts);
+    free(out_path);
+    so_search_result_free(&res);
+    so_graph_free(start);
+    if (cm_init) so_cost_free(&cm);
+    if (fc_init) so_fold_free(&fc);
+    so_model_free(m);
+    free(labels);
+    so_ruleset_free(&rs); /* also `rules` */
+    /* the memory streams' buffers stay: handed over on success, freed on failure */
+    fclose(jf);
+    fclose(tf);
+    if (rc != SO_OK) {
+        free(*json);
+        free(*text);
+        *json = *text = NULL;
+    }
+    return rc;
+}
+
+struct superopt_report {
+    char *json, *text;
+};
+
+superopt_status superopt_optimize(const char *src, const char *dst, const superopt_config *cfg, superopt_report **report)
+{
+    if (report) *report = NULL;
+    if (!src) {
+        so_errorf("superopt_optimize: src is NULL");
+        return so_api_fail_thread(SUPEROPT_INVALID_ARGUMENT);
+    }
+    struct superopt_config defaults;
+    if (!cfg) {
+        so_api_config_defaults(&defaults);
+        cfg = &defaults;
+    }
+    char *json = NULL, *text = NULL;
+    so_api_lock();
+    so_status st = so_api_pins_apply(cfg);
+    if (st == SO_OK) st = optimize(src, dst, cfg, &json, &text);
+    so_onnx_pins_clear();
+    so_api_unlock();
+    if (st != SO_OK) return so_api_fail_thread(so_api_status(so_error_code()));
+    superopt_report *r = calloc(1, sizeof *r);
+    if (!r) {
+        free(json);
+        free(text);
+        so_errorf("%s: out of memory for the report", src);
+        return so_api_fail_thread(SUPEROPT_LIMIT);
+    }
+    r->json = json;
+    r->text = text;
+    if (report) *report = r;
+    else superopt_report_free(r);
+    return SUPEROPT_OK;
+}
+
+const char *superopt_report_json(const superopt_report *r) { return r ? r->json : NULL; }
+const char *superopt_report_text(const superopt_report *r) { return r ? r->text : NULL; }
+
+void superopt_report_free(superopt_report *r)
+{
+    if (!r) return;
+    free(r->json);
+    free(r->text);
+    free(r);
+}
