@@ -11,7 +11,7 @@
    [--threads N] [--seed N] [-q] [--allow-unverified] [--no-reverse] [--cache-dir DIR]
    [--check-incremental]` (the last: debugging, every incrementally matched graph is also
    matched from scratch and differences are counted in the report): the options become a
-   superopt_config, the work is superopt_optimize's (api/optimize.c). cli/cmd_optimize.c.
+   superopt_config, the work is superopt_optimize's (api/optimize.c). cli/cmd_opt.c.
    pins[0..n_pins): the command line's --input-shape ("s:NAME=D0,...") and --dim ("d:SYMBOL=N"). */
 int so_optimize_main(int argc, char **argv, const char *const *pins, int n_pins);
 /* `superopt run MODEL.onnx [...]` over a superopt_session (cli/cmd_run.c); pins as above. */

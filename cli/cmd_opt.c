@@ -1,4 +1,4 @@
-/* cmd_optimize.c - the optimize command: its options turned into a superopt_config, then superopt_optimize (api/optimize.c) and its summary. */
+/* cmd_opt.c - the optimize command (superopt MODEL.onnx): its options turned into a superopt_config, then superopt_optimize (api/optimize.c) and its summary. */
 #include "args.h"
 #include "commands.h"
 
