@@ -55,7 +55,7 @@ SHLIB       := $(BUILD)/libsuperopt.so.$(VERSION)
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 
-.PHONY: all lib install uninstall deps run test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-kernels bench-isa rules operators models clean
+.PHONY: all lib install uninstall deps run test-api bench-api test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-kernels bench-isa rules operators models clean
 all: $(BUILD)/superopt $(LIB) $(SHLIB)
 lib: $(LIB) $(SHLIB)
 
@@ -103,10 +103,7 @@ $(SHLIB): $(LIB_OBJS)
 	ln -sf libsuperopt.so.$(VERSION) $(BUILD)/libsuperopt.so.$(SOMAJOR)
 	ln -sf libsuperopt.so.$(SOMAJOR) $(BUILD)/libsuperopt.so
 
-$(BUILD)/superopt.pc: api/superopt.pc.in api/superopt.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(LDLIBS)|' $< > $@.tmp && mv $@.tmp $@
-
-install: all $(BUILD)/superopt.pc
+install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/superopt $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/superopt
 	install -m 755 $(BUILD)/superopt $(DESTDIR)$(PREFIX)/bin/superopt
@@ -115,7 +112,8 @@ install: all $(BUILD)/superopt.pc
 	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/libsuperopt.so.$(VERSION)
 	ln -sf libsuperopt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsuperopt.so.$(SOMAJOR)
 	ln -sf libsuperopt.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libsuperopt.so
-	install -m 644 $(BUILD)/superopt.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/superopt.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(LDLIBS)|' api/superopt.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/superopt.pc
 	install -m 644 rules/default.rules $(DESTDIR)$(PREFIX)/share/superopt/default.rules
 	install -m 644 python/superopt/*.py $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/superopt/
 
@@ -172,6 +170,13 @@ test-core:
 	$(MAKE) test-unit
 	$(MAKE) test-integration
 	$(MAKE) test-onnx
+	$(MAKE) test-api
+
+# The library as a user gets it (tests/api.sh): make install into a temporary prefix, the C example built with
+# pkg-config runs every data/ model (valgrind; ASan under make test-asan), the installed Python package's tests,
+# an optimized model from Python checked in ONNX Runtime.
+test-api: all $(ORT)
+	@BUILD=$(BUILD) SAN=$(SAN) bash tests/api.sh
 
 # Memcheck over the fast unit tests and superopt run/optimize/inspect/generate on the small models
 # (tests/valgrind.sh, suppressions in tests/valgrind.supp); part of `make test`.
@@ -196,8 +201,17 @@ models:
 	$(PY) data/export_models.py --set cnn
 
 # The benchmark suite (data/full/, make models): table on stdout, JSON and SVG in $(BUILD). See docs/BENCHMARKS.md.
-bench: all $(ORT)
+bench: all $(ORT) bench-api
 	$(BUILD)/superopt bench --json $(BUILD)/bench.json --svg $(BUILD)/bench.svg
+
+# What the API adds to a run of DeepAndWide: superopt_session_run over the executor (target <= 2 us) and
+# Python's Session.run over the C call (target <= 20 us); one JSON line (bench/api_overhead.{c,py}).
+$(BUILD)/bench/api_overhead: bench/api_overhead.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive -o $@ $(LDLIBS)
+
+bench-api: all $(BUILD)/bench/api_overhead
+	PYTHONPATH=python $(PY) bench/api_overhead.py --bench $(BUILD)/bench/api_overhead
 
 # Backend benchmark: superopt run vs ONNX Runtime (disabled/all) at 1 and 2 threads, GFLOP/s vs sgemm peak.
 bench-kernels: all $(ORT)
