@@ -52,6 +52,10 @@ static int fail(void)
 
 static int cmd_inspect(int argc, char **argv)
 {
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: superopt inspect MODEL.onnx\n  Prints the model's inputs, outputs, operators, weights and FLOPs.\n");
+        return 0;
+    }
     if (argc != 2) return usage("inspect: give exactly one model");
     so_model *m = NULL;
     if (so_onnx_load(argv[1], &m) != SO_OK) return fail();
