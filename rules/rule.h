@@ -93,6 +93,11 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
 so_status so_rules_load(const char *path, so_ruleset *out);
 /* Text of one rule (malloc'd, caller frees), exactly the format so_rules_parse reads. */
 char *so_rule_format(const so_rule *r);
+
+/* 1 if every mapped output of r is the same expression on both sides (the same operators,
+   attributes and inputs, node names and order aside): a rule that rewrites nothing. The generator
+   must never emit one (tests/test_gen.c checks the shipped set). */
+int so_rule_same_sides(const so_rule *r);
 /* Writes a whole set atomically (temporary file + rename). */
 so_status so_rules_save(const so_ruleset *rs, const char *path);
 void so_ruleset_push(so_ruleset *rs, const so_rule *r);
