@@ -63,7 +63,7 @@ typedef struct so_proof_stats {
    allow_unverified the first rule that is not proved is refused: SO_ERR with
    "PATH:LINE: rule N is tagged 'proof proved' but this build's verifier does not prove it (why)"
    (or "... is not proved (why)" for a rule tagged failed/unverified). With allow_unverified such
-   rules get status UNVERIFIED and are counted in st. Newly proved digests are saved to the cache
+   rules get status UNVERIFIED and are counted in st (after SO_ERR the statuses are unspecified). Newly proved digests are saved to the cache
    (a cache that cannot be written is not an error: st->cache_path is then ""). */
 so_status so_proofs_bind(so_ruleset *rs, const char *path, const so_proof_opts *o, so_proof_stats *st);
 
