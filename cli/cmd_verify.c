@@ -2,6 +2,7 @@
 #include "args.h"
 #include "commands.h"
 #include "../src/json.h"
+#include "../verifier/proofs.h"
 #include "../verifier/verify.h"
 
 #include <math.h>
@@ -14,7 +15,8 @@
 static int verify_usage(const char *msg)
 {
     if (msg) fprintf(stderr, "superopt verify: %s\n", msg);
-    fprintf(stderr, "usage: superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [--write]\n"
+    fprintf(stderr, "usage: superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [--write] [--cache]\n"
+                    "       --cache: add the proved rules to this build's proof cache (rules/RULES.md), as `make` does for rules/default.rules\n"
                     "       superopt verify --axioms [--json] [--trials N] [--timeout S] [--markdown]\n");
     return 2;
 }
@@ -22,12 +24,13 @@ static int verify_usage(const char *msg)
 int so_verify_main(int argc, char **argv)
 {
     const char *path = NULL;
-    int json = 0, write = 0, axioms = 0, md = 0;
+    int json = 0, write = 0, axioms = 0, md = 0, cache = 0;
     long long threads = 2, numeric = 0, trials = 40;
     double timeout_s = 2.0;
     const so_arg opts[] = {
         SO_ARG_FLAG_("--json", &json),
         SO_ARG_FLAG_("--write", &write),
+        SO_ARG_FLAG_("--cache", &cache),
         SO_ARG_FLAG_("-w", &write),
         SO_ARG_FLAG_("--axioms", &axioms),
         SO_ARG_FLAG_("--markdown", &md),
@@ -114,6 +117,17 @@ int so_verify_main(int argc, char **argv)
                numeric > 0 ? (num_failed ? " (numeric check failures above)" : ", numeric check passed") : "", sum.seconds, tw);
     free(jr.s);
     int rc = sum.failed ? 1 : 0;
+    if (cache) { /* proofs bound to content: what this build proved, by digest */
+        so_proof_cache pc;
+        so_proof_cache_open(&pc, NULL);
+        for (int i = 0; i < rs.n_rules; i++)
+            if (rs.rules[i].status == SO_RULE_PROVED) so_proof_cache_add(&pc, so_proof_digest_of(&rs.rules[i]));
+        if (so_proof_cache_save(&pc) != SO_OK) {
+            fprintf(stderr, "superopt: %s\n", so_error());
+            rc = 1;
+        }
+        so_proof_cache_close(&pc);
+    }
     if (write && so_rules_save(&rs, path) != SO_OK) {
         fprintf(stderr, "superopt: %s\n", so_error());
         rc = 1;
