@@ -451,9 +451,9 @@ int so_optimize_main(int argc, char **argv)
                 res.stopped_by == 1 ? "budget" : res.stopped_by == 2 ? "time-limit" : "exhausted", count_work_nodes(m->graph),
                 count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3), sr.sets);
         /* proofs: which rules this build proved, how, and whether unproved ones were allowed */
-        fprintf(f, "  \"proofs\": {\"rules\": %d, \"from_cache\": %d, \"proved_now\": %d, \"proof_seconds\": %s, \"unproved_used\": %d, "
+        fprintf(f, "  \"proofs\": {\"rules\": %d, \"from_cache\": %d, \"proved_now\": %d, \"proof_seconds\": %s, \"bind_seconds\": %s, \"unproved_used\": %d, "
                    "\"allow_unverified\": %s, \"cache\": ",
-                (int)pst.rules, (int)pst.cached, (int)pst.proved_now, so_json_fmt(b0, pst.seconds, 4), (int)pst.unproved,
+                (int)pst.rules, (int)pst.cached, (int)pst.proved_now, so_json_fmt(b0, pst.seconds, 4), so_json_fmt(b1, pst.bind_seconds, 4), (int)pst.unproved,
                 o.allow_unverified ? "true" : "false");
         if (pst.cache_path[0]) so_json_fstr(f, pst.cache_path);
         else fprintf(f, "null");

@@ -122,6 +122,7 @@ int so_verify_main(int argc, char **argv)
         so_proof_cache_open(&pc, NULL);
         for (int i = 0; i < rs.n_rules; i++)
             if (rs.rules[i].status == SO_RULE_PROVED) so_proof_cache_add(&pc, so_proof_digest_of(&rs.rules[i]));
+        if (!sum.failed && rs.has_text_hash) so_proof_cache_add(&pc, so_proof_file_digest(&rs));
         if (so_proof_cache_save(&pc) != SO_OK) {
             fprintf(stderr, "superopt: %s\n", so_error());
             rc = 1;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 /* ---------------- attribute fields used per operator ---------------- */
 
@@ -325,10 +326,12 @@ int so_rule_same_sides(const so_rule *r)
     return same;
 }
 
-char *so_rule_format(const so_rule *r)
+/* The text of r; canon: without the number, the proof line and the provenance. */
+static char *format_rule(const so_rule *r, int canon)
 {
     so_sbuf b = {0};
-    so_sbuf_printf(&b, "rule %d\n", (int)r->id);
+    if (canon) so_sbuf_printf(&b, "rule\n");
+    else so_sbuf_printf(&b, "rule %d\n", (int)r->id);
     for (int i = 0; i < r->n_inputs; i++) {
         const so_rinput *in = &r->inputs[i];
         so_sbuf_printf(&b, "  input %s [", in->name);
@@ -352,6 +355,10 @@ char *so_rule_format(const so_rule *r)
         if (p->kind == SO_PRE_GE) so_sbuf_printf(&b, "  where %s >= %lld\n", r->sym_names[p->sym], (long long)p->value);
         else so_sbuf_printf(&b, "  where %s %% %lld == 0\n", r->sym_names[p->sym], (long long)p->value);
     }
+    if (canon) {
+        so_sbuf_printf(&b, "end\n");
+        return b.s;
+    }
     if (r->status == SO_RULE_UNVERIFIED) {
         so_sbuf_printf(&b, "  proof unverified\n");
     } else {
@@ -363,6 +370,9 @@ char *so_rule_format(const so_rule *r)
     so_sbuf_printf(&b, "end\n");
     return b.s;
 }
+
+char *so_rule_format(const so_rule *r) { return format_rule(r, 0); }
+char *so_rule_format_canon(const so_rule *r) { return format_rule(r, 1); }
 
 static so_status write_all(FILE *f, const char *s, size_t n)
 {
@@ -929,6 +939,10 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
         perr(&S, "rule is not closed by 'end'");
         goto fail;
     }
+    XXH128_hash_t th = XXH3_128bits(text, len);
+    rs.text_hash[0] = th.high64;
+    rs.text_hash[1] = th.low64;
+    rs.has_text_hash = 1;
     *out = rs;
     return SO_OK;
 fail:

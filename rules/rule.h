@@ -79,6 +79,8 @@ typedef struct so_ruleset {
     so_rule *rules;             /* malloc'd */
     int32_t n_rules, cap_rules;
     char header[256];           /* free text from the file's leading comment lines */
+    int32_t has_text_hash;      /* set by so_rules_parse: */
+    uint64_t text_hash[2];      /* XXH3-128 of exactly the text parsed (verifier/proofs.c keys a whole file's proofs by it) */
 } so_ruleset;
 
 /* Parses rule text. Errors are one line: "PATH:LINE: what is wrong". Every rule is checked
@@ -93,6 +95,9 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
 so_status so_rules_load(const char *path, so_ruleset *out);
 /* Text of one rule (malloc'd, caller frees), exactly the format so_rules_parse reads. */
 char *so_rule_format(const so_rule *r);
+/* What the rule states, for proof digests (verifier/proofs.h): the same text without the rule's
+   number, its proof line and its provenance (malloc'd). */
+char *so_rule_format_canon(const so_rule *r);
 
 /* 1 if every mapped output of r is the same expression on both sides (the same operators,
    attributes and inputs, node names and order aside): a rule that rewrites nothing. The generator

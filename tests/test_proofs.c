@@ -94,6 +94,9 @@ static void test_bind(void **state)
     assert_int_equal(st.unproved, 1);
     assert_int_equal(st.forged, 1);
     assert_int_equal(f.rules[0].status, SO_RULE_UNVERIFIED);
+    /* a text with an unproved rule is never recorded as a whole: the second bind refuses it again */
+    o.allow_unverified = 0;
+    assert_int_equal(so_proofs_bind(&f, "forged.rules", &o, &st), SO_ERR);
     so_ruleset_free(&f);
     o.allow_unverified = 0;
     so_ruleset t;

@@ -50,12 +50,7 @@ static void key_init(void)
 so_proof_digest so_proof_digest_of(const so_rule *r)
 {
     pthread_once(&key_once, key_init);
-    so_rule c = *r;
-    c.id = 0;
-    c.status = SO_RULE_UNVERIFIED;
-    c.proof_seconds = -1;
-    c.provenance[0] = 0;
-    char *t = so_rule_format(&c);
+    char *t = so_rule_format_canon(r);
     XXH3_state_t *s = XXH3_createState();
     XXH3_128bits_reset(s);
     XXH3_128bits_update(s, t, strlen(t));
@@ -63,6 +58,19 @@ so_proof_digest so_proof_digest_of(const so_rule *r)
     XXH128_hash_t h = XXH3_128bits_digest(s);
     XXH3_freeState(s);
     free(t);
+    return (so_proof_digest){h.high64, h.low64};
+}
+
+so_proof_digest so_proof_file_digest(const so_ruleset *rs)
+{
+    pthread_once(&key_once, key_init);
+    XXH3_state_t *s = XXH3_createState();
+    XXH3_128bits_reset(s);
+    XXH3_128bits_update(s, "file", 4);
+    XXH3_128bits_update(s, rs->text_hash, sizeof rs->text_hash);
+    XXH3_128bits_update(s, key_text, strlen(key_text));
+    XXH128_hash_t h = XXH3_128bits_digest(s);
+    XXH3_freeState(s);
     return (so_proof_digest){h.high64, h.low64};
 }
 
@@ -183,6 +191,7 @@ void so_proof_cache_close(so_proof_cache *c)
 
 so_status so_proofs_bind(so_ruleset *rs, const char *path, const so_proof_opts *o, so_proof_stats *st)
 {
+    double t_bind = so_now();
     memset(st, 0, sizeof *st);
     st->rules = rs->n_rules;
     so_proof_cache pc;
@@ -191,6 +200,21 @@ so_status so_proofs_bind(so_ruleset *rs, const char *path, const so_proof_opts *
     so_proof_digest *dg = so_xmalloc(((size_t)rs->n_rules + 1) * sizeof *dg);
     int32_t *todo = so_xmalloc(((size_t)rs->n_rules + 1) * sizeof *todo);
     int32_t nt = 0;
+    /* a whole parsed text all of whose rules this build proved: one entry keyed by the text's hash,
+       so that a second run does not format every rule (~20 us each, 50 ms for the shipped set) */
+    so_proof_digest fd = {0, 0};
+    if (rs->has_text_hash) {
+        fd = so_proof_file_digest(rs);
+        if (so_proof_cache_has(&pc, fd)) {
+            for (int32_t i = 0; i < rs->n_rules; i++) rs->rules[i].status = SO_RULE_PROVED;
+            st->cached = rs->n_rules;
+            free(dg);
+            free(todo);
+            so_proof_cache_close(&pc);
+            st->bind_seconds = so_now() - t_bind;
+            return SO_OK;
+        }
+    }
     for (int32_t i = 0; i < rs->n_rules; i++) {
         dg[i] = so_proof_digest_of(&rs->rules[i]);
         if (so_proof_cache_has(&pc, dg[i])) st->cached++;
@@ -232,6 +256,7 @@ so_status so_proofs_bind(so_ruleset *rs, const char *path, const so_proof_opts *
         st->unproved++;
         st->forged += tagged[k] == SO_RULE_PROVED;
     }
+    if (rc == SO_OK && !st->unproved && rs->has_text_hash) so_proof_cache_add(&pc, fd);
     /* what was proved is kept even when the set is refused (the refusal's message kept too) */
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", rc == SO_OK ? "" : so_error());
@@ -245,5 +270,6 @@ so_status so_proofs_bind(so_ruleset *rs, const char *path, const so_proof_opts *
     free(todo);
     free(dg);
     so_proof_cache_close(&pc);
+    st->bind_seconds = so_now() - t_bind;
     return rc;
 }

@@ -7,14 +7,18 @@
 
 #include "../rules/rule.h"
 
-/* A rule's proof digest: XXH3-128 of its canonical text (so_rule_format with id 0, no proof
-   status, no provenance: exactly what the verifier reads), the axiom table (every field of every
+/* A rule's proof digest: XXH3-128 of its canonical text (so_rule_format_canon: no number, no proof
+   line, no provenance: exactly what the verifier reads), the axiom table (every field of every
    so_axiom) and the Z3 version string. Two rules with the same digest are the same proof
    obligation for the same axioms and solver. */
 typedef struct so_proof_digest {
     uint64_t hi, lo;
 } so_proof_digest;
 so_proof_digest so_proof_digest_of(const so_rule *r);
+/* The digest of a whole parsed rules text (rs->has_text_hash): XXH3-128 of "file", rs->text_hash,
+   the axiom table and the Z3 version. In the cache it means "every rule of exactly this text was
+   proved by this build" (written only when all were), so a second run need not format each rule. */
+so_proof_digest so_proof_file_digest(const so_ruleset *rs);
 
 /* The proof cache: the digests this build proved. One file per build,
    DIR/proofs-<XXH3 of (executable, axioms, Z3 version)>.txt, where DIR is the cache_dir given,
@@ -54,6 +58,7 @@ typedef struct so_proof_stats {
     int32_t unproved;      /* kept unproved under allow_unverified */
     int32_t forged;        /* of those: tagged 'proof proved' in the file */
     double seconds;        /* spent proving */
+    double bind_seconds;   /* the whole call: digests, cache lookups, proofs, cache write */
     char cache_path[4200]; /* "" if no cache */
 } so_proof_stats;
 
