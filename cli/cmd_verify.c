@@ -15,7 +15,7 @@
 static int verify_usage(const char *msg)
 {
     if (msg) fprintf(stderr, "superopt verify: %s\n", msg);
-    fprintf(stderr, "usage: superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [--write] [--cache]\n"
+    fprintf(msg ? stderr : stdout, "usage: superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [--write] [--cache]\n"
                     "       --cache: add the proved rules to this build's proof cache (rules/RULES.md), as `make` does for rules/default.rules\n"
                     "       superopt verify --axioms [--json] [--trials N] [--timeout S] [--markdown]\n");
     return 2;
