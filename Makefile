@@ -27,7 +27,7 @@ ifeq ($(SAN),1)
 endif
 
 DEB_PKGS := libz3-dev libxxhash-dev libopenblas-dev libcmocka-dev libprotobuf-c-dev \
-            protobuf-c-compiler libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind libdnnl2 libonnx-testdata
+            protobuf-c-compiler libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind libdnnl2 libdnnl-dev libonnx-testdata
 # OpenMPI (generate --mpi, rules/gen_mpi.c only): flags from its compiler wrapper, headers as system headers;
 # before `make deps` has installed it (make run on a fresh machine), Debian's default locations.
 MPI_CFLAGS := $(patsubst -I%,-isystem %,$(or $(shell mpicc --showme:compile 2>/dev/null),-I/usr/include/$(shell $(CC) -print-multiarch)/mpi))
