@@ -22,24 +22,8 @@ static const char optimize_usage[] =
     "  all-negative, zeros; --inputs FILE adds raw float32 inputs) and must agree element by element;\n"
     "  a model that cannot be executed here is not written unless --allow-unchecked.\n";
 
-static int usage(const char *msg)
-{
-    if (!msg) {
-        fputs(optimize_usage, stdout);
-        return 2;
-    }
-    fprintf(stderr, "superopt: %s\n", msg);
-    fputs(optimize_usage, stderr);
-    return 2;
-}
+static int usage(const char *msg) { return so_args_usage(optimize_usage, msg); }
 
-/* Sets key=value in cfg; on failure prints the message. */
-static int set(superopt_config *cfg, const char *key, const char *value)
-{
-    if (superopt_config_set(cfg, key, value) == SUPEROPT_OK) return 0;
-    fprintf(stderr, "superopt: %s\n", superopt_config_error(cfg));
-    return 1;
-}
 
 int so_optimize_main(int argc, char **argv, const char *const *pins, int n_pins)
 {
@@ -88,9 +72,8 @@ int so_optimize_main(int argc, char **argv, const char *const *pins, int n_pins)
               {"check_incremental", check_incremental ? "1" : NULL}, {"progress", !quiet && isatty(2) ? "1" : NULL}};
     int rc = 2;
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
-        if (kv[i].value && set(cfg, kv[i].key, kv[i].value)) goto done;
-    for (int i = 0; i < n_pins; i++)
-        if (set(cfg, pins[i][0] == 's' ? "input_shape" : "dim", pins[i] + 2)) goto done;
+        if (so_args_config_set(cfg, kv[i].key, kv[i].value)) goto done;
+    if (so_args_config_pins(cfg, pins, n_pins)) goto done;
     superopt_report *r = NULL;
     if (superopt_optimize(model, out, cfg, &r) != SUPEROPT_OK) {
         fprintf(stderr, "superopt: %s\n", superopt_last_error());
