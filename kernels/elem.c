@@ -26,6 +26,7 @@ typedef struct bin_plan {
     int nd;               /* collapsed rank */
     int64_t dim[SO_MAX_RANK], sa[SO_MAX_RANK], sb[SO_MAX_RANK];
     int64_t outer, inner, total;
+    int rows_b; /* -1, or which input (0 or 1) is the [X][1][inner] one of bin_rows' shape (Add / Mul, nd == 3) */
 } bin_plan;
 
 #define BIN_LOOP(EXPR)                                                                                                 \
@@ -54,6 +55,24 @@ static void bin_inner(so_op op, const float *a, int64_t ia, const float *b, int6
     }
 }
 
+/* o[m][j] = a[m][j] op b[j] for m < rows, j < n: one b row reused down the rows (Add / Mul only). */
+#define ROWS_LOOP(N, EXPR)                                                                                             \
+    for (int64_t m = 0; m < rows; m++, a += (N), o += (N))                                                             \
+        _Pragma("omp simd") for (int64_t j = 0; j < (N); j++) o[j] = a[j] EXPR b[j]
+static void bin_rows(so_op op, const float *restrict a, const float *restrict b, float *restrict o, int64_t rows, int64_t n)
+{
+    if (op == SO_OP_MUL) {
+        if (n == 16) ROWS_LOOP(16, *);
+        else if (n == 8) ROWS_LOOP(8, *);
+        else ROWS_LOOP(n, *);
+    } else {
+        if (n == 16) ROWS_LOOP(16, +);
+        else if (n == 8) ROWS_LOOP(8, +);
+        else ROWS_LOOP(n, +);
+    }
+}
+#undef ROWS_LOOP
+
 static void bin_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
@@ -62,6 +81,19 @@ static void bin_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
     float *O = out[0].data;
     int nd = p->nd;
     int64_t inner = p->inner;
+    if (p->rows_b >= 0) { /* [X][M][inner] op [X][1][inner] (a blocked per-channel scale): b rows reused down M */
+        if (p->rows_b == 0) {
+            const float *t = A;
+            A = B, B = t;
+        }
+        const int64_t X = p->dim[0], M = p->dim[1];
+#pragma omp parallel for if (p->total > SO_PAR_MIN)
+        for (int64_t x = 0; x < X; x++) {
+            bin_rows(p->op, A + x * M * inner, B + x * inner, O + x * M * inner, M, inner);
+            if (p->act) so_epi_act(p->act, p->lo, p->hi, O + x * M * inner, M * inner);
+        }
+        return;
+    }
     if (p->outer == 1) {
         bin_inner(p->op, A, p->sa[nd - 1], B, p->sb[nd - 1], O, inner);
         if (p->act) so_epi_act(p->act, p->lo, p->hi, O, inner);
@@ -129,6 +161,12 @@ static so_status select_binary(const so_fast_ctx *c, int32_t i, so_fast_kernel *
     }
     p->nd = nd;
     p->inner = p->dim[nd - 1];
+    p->rows_b = -1;
+    if (nd == 3 && p->inner <= 64 && (p->op == SO_OP_MUL || p->op == SO_OP_ADD)) {
+        const int64_t in = p->inner, M = p->dim[1];
+        if (p->sa[2] == 1 && p->sa[1] == in && p->sa[0] == M * in && p->sb[2] == 1 && p->sb[1] == 0 && p->sb[0] == in) p->rows_b = 1;
+        if (p->sb[2] == 1 && p->sb[1] == in && p->sb[0] == M * in && p->sa[2] == 1 && p->sa[1] == 0 && p->sa[0] == in) p->rows_b = 0;
+    }
     p->total = so_shape_numel(O);
     p->outer = p->total / p->inner;
     k->run = bin_run;

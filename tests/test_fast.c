@@ -836,6 +836,11 @@ static void test_binary_broadcast(void **state)
         one_binary(s + 6, ops[k], shp(0), shp(2, 3, 3), 0);
         one_binary(s + 7, ops[k], shp(4, 1, 3, 1, 5), shp(4, 2, 1, 4, 1), 4);
         one_binary(s + 8, ops[k], shp(2, 300, 257), shp(2, 300, 1), 0); /* parallel path */
+        /* a blocked per-channel scale [N][Cb][H][W][b] op [N][Cb][1][1][b] (elem.c bin_rows for Add / Mul), both orders */
+        one_binary(s + 9, ops[k], shp(5, 2, 3, 5, 7, 16), shp(5, 2, 3, 1, 1, 16), 1);
+        one_binary(s + 10, ops[k], shp(5, 1, 2, 1, 1, 8), shp(5, 1, 2, 9, 9, 8), 0);
+        one_binary(s + 11, ops[k], shp(5, 1, 3, 40, 40, 16), shp(5, 1, 3, 1, 1, 16), 1); /* parallel path */
+        one_binary(s + 12, ops[k], shp(3, 4, 6, 5), shp(3, 4, 1, 5), 0);
     }
 }
 
