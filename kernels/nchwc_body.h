@@ -46,7 +46,7 @@ static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 #ifdef VROUND
 /* exp(x) per lane: x clamped to [-87, 88] (a NaN stays: min/max return their second operand then), x = n ln2 + r,
    the degree-6 Cephes polynomial of vmath.h's vexpf (~2e-7 relative), times 2^n. */
-static inline VF exp_v(VF x)
+static inline __attribute__((always_inline)) VF exp_v(VF x)
 {
     x = VMAX(VSET1(-87.0f), VMIN(VSET1(88.0f), x));
     const VF n = VROUND(VMUL(x, VSET1(1.44269504088896341f)));
@@ -61,10 +61,10 @@ static inline VF exp_v(VF x)
     return VSCALE2(q, n);
 }
 /* 1 / (1 + exp(-x)) per lane (the clamp gives 1 / (1 + e^87) ~ 1.6e-38 for x -> -inf, i.e. 0 within float) */
-static inline VF sigmoid_v(VF v) { return VDIV(VSET1(1.0f), VADD(VSET1(1.0f), exp_v(VSUB(VZERO, v)))); }
+static inline __attribute__((always_inline)) VF sigmoid_v(VF v) { return VDIV(VSET1(1.0f), VADD(VSET1(1.0f), exp_v(VSUB(VZERO, v)))); }
 #else
 /* Sigmoid of each lane: the kernel set's vectorisable approximation (vmath.h) over the NB lanes. */
-static inline VF sigmoid_v(VF v)
+static inline __attribute__((always_inline)) VF sigmoid_v(VF v)
 {
     float t[NB];
     VST(t, v);
@@ -83,29 +83,32 @@ static inline VF tanh_v(VF v)
     return VLD(t);
 }
 
-/* The activations with a transcendental or a division (Sigmoid, Tanh, SiLU, HardSwish, HardSigmoid), out of line:
-   inlined into every register tile they cost the cheap epilogues ~13% (MNASNet's blocked convs, spills). */
-static __attribute__((noinline)) VF act_x(int a, VF v, VF lo, VF hi)
+/* so_act or SO_EPI_* (epi.h) in registers (NaN passes through Relu/Clip as in so_ref_act; HardSwish's x/6 is a
+   multiply by 1/6, within an ulp of the reference's divide; lo/hi = HardSigmoid's alpha/beta). */
+static inline __attribute__((always_inline)) VF act_v(int a, VF v, VF lo, VF hi)
 {
     switch (a) {
+    case SO_ACT_RELU: return VMAX(VZERO, v);
+    case SO_ACT_CLIP: return VMIN(hi, VMAX(lo, v));
     case SO_ACT_SIGMOID: return sigmoid_v(v);
     case SO_ACT_TANH: return tanh_v(v);
     case SO_EPI_SILU: return VMUL(v, sigmoid_v(v));
-    case SO_EPI_HARDSWISH: return VMUL(v, VMIN(VSET1(1.0f), VMAX(VZERO, VADD(VDIV(v, VSET1(6.0f)), VSET1(0.5f)))));
+    case SO_EPI_HARDSWISH: return VMUL(v, VMIN(VSET1(1.0f), VMAX(VZERO, VFMA(v, VSET1(1.0f / 6.0f), VSET1(0.5f)))));
     case SO_EPI_HARDSIGMOID: return VMIN(VSET1(1.0f), VMAX(VZERO, VFMA(lo, v, hi)));
     default: return v;
     }
 }
-
-/* so_act or SO_EPI_* (epi.h) in registers (NaN passes through Relu/Clip as in so_ref_act; HardSwish and
-   HardSigmoid are the reference's float expressions, lo/hi = HardSigmoid's alpha/beta). */
-static inline VF act_v(int a, VF v, VF lo, VF hi)
+/* Relu / Clip / none: applied by the register tiles themselves. The others (a transcendental or a division) run
+   over each finished tile in epi_tile, out of line: inlined into every tile they cost the cheap epilogues ~13%
+   (MNASNet's blocked convs: spills), and called per vector the fused ones ~0.6 ms on MobileNet-v3. */
+static inline int cheap_act(int a) { return a == SO_ACT_NONE || a == SO_ACT_RELU || a == SO_ACT_CLIP; }
+static inline VF act_c(int a, VF v, VF lo, VF hi)
 {
-    if (a == SO_ACT_NONE) return v;
     if (a == SO_ACT_RELU) return VMAX(VZERO, v);
     if (a == SO_ACT_CLIP) return VMIN(hi, VMAX(lo, v));
-    return act_x(a, v, lo, hi);
+    return v;
 }
+static inline int cheap_epi(const so_nchwc_conv *p) { return cheap_act(p->act1) && cheap_act(p->act2); }
 
 /* ---------------- reorders ---------------- */
 
@@ -136,14 +139,29 @@ static void from_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t
 
 /* ---------------- epilogue ---------------- */
 
-/* Stores one finished accumulator of output block ob at y with the whole epilogue applied in registers. */
+/* Stores one finished accumulator of output block ob at y: the whole epilogue when it is cheap (cheap_epi),
+   else only scale/shift (epi_tile finishes it). */
 static inline void epi_store(const so_nchwc_conv *p, int64_t ob, VF acc, float *y, const float *res)
 {
     VF v = VFMA(acc, VLD(p->scale + ob * NB), VLD(p->shift + ob * NB));
-    v = act_v(p->act1, v, VSET1(p->lo1), VSET1(p->hi1));
-    if (res) v = VADD(v, VLD(res));
-    v = act_v(p->act2, v, VSET1(p->lo2), VSET1(p->hi2));
-    VST(y, VAND(v, lane_mask(p->O, ob)));
+    if (cheap_epi(p)) {
+        v = act_c(p->act1, v, VSET1(p->lo1), VSET1(p->hi1));
+        if (res) v = VADD(v, VLD(res));
+        v = act_c(p->act2, v, VSET1(p->lo2), VSET1(p->hi2));
+        v = VAND(v, lane_mask(p->O, ob));
+    }
+    VST(y, v);
+}
+
+/* The rest of an epilogue that is not cheap, over n finished pixels of block ob at y (res: the residual's). */
+static __attribute__((noinline)) void epi_tile(const so_nchwc_conv *p, int64_t ob, float *y, const float *res, int n)
+{
+    const VF lo1 = VSET1(p->lo1), hi1 = VSET1(p->hi1), lo2 = VSET1(p->lo2), hi2 = VSET1(p->hi2), m = lane_mask(p->O, ob);
+    for (int q = 0; q < n; q++) {
+        VF v = act_v(p->act1, VLD(y + q * NB), lo1, hi1);
+        if (res) v = VADD(v, VLD(res + q * NB));
+        VST(y + q * NB, VAND(act_v(p->act2, v, lo2, hi2), m));
+    }
 }
 
 /* Rows [i0, i1) of a kh-tall window starting at input row ih0 (stride-dilation dh) that lie in [0, H). */
@@ -228,6 +246,8 @@ static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv 
             else
                 VST(y + k * yst + q * NB, acc[k][q]);
         }
+    if (last && !cheap_epi(p))
+        for (int k = 0; k < obk; k++) epi_tile(p, ob + k, y + k * yst, res ? res + k * yst : NULL, npx);
 }
 
 #define TILE_ARGS p, x, w, wst, ic0, c0, c1, ih0, i0, i1, iw0, j0, j1
@@ -321,6 +341,7 @@ static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p
     }
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) epi_store(p, cb, acc[q], y + q * NB, res ? res + q * NB : NULL);
+    if (!cheap_epi(p)) epi_tile(p, cb, y, res, npx);
 }
 
 /* dw_tile with run-time npx in 1..DW_PX. */
