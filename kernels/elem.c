@@ -189,7 +189,7 @@ static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
 {
     switch (p->op) {
     case SO_OP_RELU: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = x[j] < 0.f ? 0.f : x[j]; break;
-    case SO_OP_SIGMOID: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = vsigmoidf(x[j]); break;
+    case SO_OP_SIGMOID: so_vsigmoid_row(x, y, n, 0); break;
     case SO_OP_TANH: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = vtanhf(x[j]); break;
     case SO_OP_ERF: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = verff(x[j]); break;
     case SO_OP_SQRT: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = sqrtf(x[j]); break;

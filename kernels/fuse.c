@@ -93,11 +93,11 @@ void so_fuse_chain(const so_graph *g, const int32_t *user, const char *absorbed,
     /* stage 0: per-channel affine; 1: act1; 2: residual add; 3: act2; 4: done */
     int stage = has_act ? 2 : 0;
     int32_t cur = i;
-    /* a blocked conv's epilogue also applies HardSwish, HardSigmoid and x * sigmoid(x) (kernels/epi.h) */
-    const int blocked = g->nodes[i].op == SO_OP_CONV_NCHWC;
+    /* a conv's epilogue (NCHW or blocked) also applies HardSwish, HardSigmoid and x * sigmoid(x) (kernels/epi.h) */
+    const int conv_head = g->nodes[i].op == SO_OP_CONV_NCHWC || g->nodes[i].op == SO_OP_CONV;
     while (user && f->n < SO_FUSE_MAX && stage < 4) {
         int32_t u = user[cur];
-        if (blocked && u < -1 && (stage <= 1 || stage == 3) && f->n + 2 <= SO_FUSE_MAX) { /* SiLU pair (so_fuse_users) */
+        if (conv_head && u < -1 && (stage <= 1 || stage == 3) && f->n + 2 <= SO_FUSE_MAX) { /* SiLU pair (so_fuse_users) */
             const int32_t m = -2 - u;
             const so_node *mn = &g->nodes[m];
             const int32_t sg = mn->in[0].node == cur ? mn->in[1].node : mn->in[0].node;
@@ -133,7 +133,7 @@ void so_fuse_chain(const so_graph *g, const int32_t *user, const char *absorbed,
                 f->extra = other;
                 stage = un->attr->act ? 4 : 3;
             }
-        } else if ((so_ops[un->op].act != SO_ACT_NONE || (blocked && (un->op == SO_OP_HARDSWISH || un->op == SO_OP_HARDSIGMOID))) &&
+        } else if ((so_ops[un->op].act != SO_ACT_NONE || (conv_head && (un->op == SO_OP_HARDSWISH || un->op == SO_OP_HARDSIGMOID))) &&
                    (stage <= 1 || stage == 3)) {
             step = stage <= 1 ? SO_FUSE_ACT1 : SO_FUSE_ACT2;
             stage = stage <= 1 ? 2 : 4;

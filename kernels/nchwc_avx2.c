@@ -20,9 +20,6 @@
 #define VAND(a, m) _mm256_and_ps(a, m)
 #define VOR(a, b) _mm256_or_ps(a, b)
 #define VNAN(a) _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
-/* exp's range reduction: round to the nearest integer; p * 2^n for integer-valued n in [-126, 127] */
-#define VROUND(a) _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-#define VSCALE2(p, n) _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)))
 /* 16 registers: 2 blocks x 6 pixels = 12 accumulators, 2 weight vectors, 1 broadcast */
 #define CONV_OBK 2
 #define CONV_PX 6

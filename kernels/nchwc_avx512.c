@@ -20,9 +20,6 @@
 #define VAND(a, m) _mm512_and_ps(a, m)
 #define VOR(a, b) _mm512_or_ps(a, b)
 #define VNAN(a) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), _mm512_castsi512_ps(_mm512_set1_epi32(-1)))
-/* exp's range reduction: round to the nearest integer; p * 2^n for integer-valued n */
-#define VROUND(a) _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-#define VSCALE2(p, n) _mm512_scalef_ps(p, n)
 /* 32 registers: 4 blocks x 6 pixels = 24 accumulators, 4 weight vectors, 1 broadcast */
 #define CONV_OBK 4
 #define CONV_PX 6

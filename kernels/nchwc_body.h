@@ -43,25 +43,10 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-#ifdef VROUND
-/* exp(x) per lane: x clamped to [-87, 88] (a NaN stays: min/max return their second operand then), x = n ln2 + r,
-   the degree-6 Cephes polynomial of vmath.h's vexpf (~2e-7 relative), times 2^n. */
-static inline __attribute__((always_inline)) VF exp_v(VF x)
-{
-    x = VMAX(VSET1(-87.0f), VMIN(VSET1(88.0f), x));
-    const VF n = VROUND(VMUL(x, VSET1(1.44269504088896341f)));
-    const VF r = VFMA(n, VSET1(2.12194440e-4f), VFMA(n, VSET1(-0.693359375f), x));
-    VF q = VSET1(1.9875691500e-4f);
-    q = VFMA(q, r, VSET1(1.3981999507e-3f));
-    q = VFMA(q, r, VSET1(8.3334519073e-3f));
-    q = VFMA(q, r, VSET1(4.1665795894e-2f));
-    q = VFMA(q, r, VSET1(1.6666665459e-1f));
-    q = VFMA(q, r, VSET1(5.0000001201e-1f));
-    q = VADD(VFMA(VMUL(q, r), r, r), VSET1(1.0f));
-    return VSCALE2(q, n);
-}
-/* 1 / (1 + exp(-x)) per lane (the clamp gives 1 / (1 + e^87) ~ 1.6e-38 for x -> -inf, i.e. 0 within float) */
-static inline __attribute__((always_inline)) VF sigmoid_v(VF v) { return VDIV(VSET1(1.0f), VADD(VSET1(1.0f), exp_v(VSUB(VZERO, v)))); }
+#if defined(__AVX512F__) && NB == 16
+static inline __attribute__((always_inline)) VF sigmoid_v(VF v) { return so_vsigmoid16(v); } /* vmath.h */
+#elif defined(__AVX2__) && NB == 8
+static inline __attribute__((always_inline)) VF sigmoid_v(VF v) { return so_vsigmoid8(v); }
 #else
 /* Sigmoid of each lane: the kernel set's vectorisable approximation (vmath.h) over the NB lanes. */
 static inline __attribute__((always_inline)) VF sigmoid_v(VF v)
