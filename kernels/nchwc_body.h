@@ -43,6 +43,12 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* The team for a kernel of `work` multiply-adds (or elements moved): 1 below NCHWC_PAR_MIN, where a parallel
+   region's fork and join cost about what a second thread saves (EfficientNet's squeeze-excite convs on 1x1
+   planes, their pools and scales). Results do not depend on it (static splits). */
+#define NCHWC_PAR_MIN 65536
+static inline int team(int T, int64_t work) { return work < NCHWC_PAR_MIN ? 1 : T; }
+
 #if defined(__AVX512F__) && NB == 16
 static inline __attribute__((always_inline)) VF sigmoid_v(VF v) { return so_vsigmoid16(v); } /* vmath.h */
 #elif defined(__AVX2__) && NB == 8
@@ -102,6 +108,7 @@ static inline int cheap_epi(const so_nchwc_conv *p) { return cheap_act(p->act1) 
 static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T, int to_blk)
 {
     const int64_t Cb = cdiv(C, NB);
+    T = team(T, N * C * HW);
 #pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
     for (int64_t n = 0; n < N; n++)
         for (int64_t cb = 0; cb < Cb; cb++) {
@@ -372,6 +379,7 @@ static void dw_row(const so_nchwc_conv *p, const float *x, const float *w, int64
 static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
 {
     const int64_t Cb = p->Cb, HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, KK = p->kh * p->kw, rows = N * Cb * p->Ho;
+    T = team(T, rows * p->Wo * NB * KK);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t r = 0; r < rows; r++) {
         const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;
@@ -389,6 +397,7 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
         return;
     }
     const int64_t Ob = p->Ob, KK = p->kh * p->kw, OHW = p->Ho * p->Wo, yst = OHW * NB;
+    T = team(T, N * p->O * OHW * KK * (p->C / p->group));
     const int obk_max = p->group == 1 ? CONV_OBK : 1; /* blocks sharing one input-channel range */
     const int64_t nobg = cdiv(Ob, obk_max);
     /* work items: output-block groups x bands of rows, or of columns when there is one row (a flattened 1x1);
@@ -427,6 +436,7 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
 static void pool_run(const so_nchwc_pool *p, int64_t N, const float *x, float *y, int T)
 {
     const int64_t Cb = cdiv(p->C, NB), HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, rows = N * Cb * p->Ho;
+    T = team(T, rows * p->Wo * NB * p->kh * p->kw);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t r = 0; r < rows; r++) {
         const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;
@@ -467,6 +477,7 @@ static void pool_run(const so_nchwc_pool *p, int64_t N, const float *x, float *y
 static void global_pool(int is_max, int64_t N, int64_t C, int64_t HW, const float *x, float *y, int T)
 {
     const int64_t Cb = cdiv(C, NB);
+    T = team(T, N * C * HW);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t nc = 0; nc < N * Cb; nc++) {
         const float *xb = x + nc * HW * NB;
@@ -500,6 +511,7 @@ static void global_pool(int is_max, int64_t N, int64_t C, int64_t HW, const floa
 static void unary_run(const so_nchwc_unary *u, int64_t N, int64_t C, int64_t HW, const float *x, float *y, int T)
 {
     const int64_t Cb = cdiv(C, NB);
+    T = team(T, N * C * HW);
     const VF lo = VSET1(u->lo), hi = VSET1(u->hi), neg1 = VSET1(-1.0f);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t nc = 0; nc < N * Cb; nc++) {
@@ -532,6 +544,7 @@ static inline VF bin_v(int op, VF a, VF b)
 static void binary_run(int op, int bcast, int act, int64_t N, int64_t C, int64_t HW, const float *a, const float *bv, float *y, int T)
 {
     const int64_t Cb = cdiv(C, NB);
+    T = team(T, N * C * HW);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t nc = 0; nc < N * Cb; nc++) {
         const int64_t cb = nc % Cb;
