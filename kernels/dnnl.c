@@ -123,7 +123,9 @@ static int append_act(dnnl_post_ops_t po, int act, float lo, float hi)
     case SO_ACT_SIGMOID: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_logistic, 0.0f, 0.0f) != dnnl_success;
     case SO_ACT_TANH: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_tanh, 0.0f, 0.0f) != dnnl_success;
     case SO_ACT_CLIP: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, lo, hi) != dnnl_success;
-    default: return 1;
+    case SO_EPI_SILU: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f) != dnnl_success; /* x*sigmoid(1*x) */
+    case SO_EPI_HARDSWISH: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f) != dnnl_success;
+    default: return 1; /* HardSigmoid (two post-ops in oneDNN 2.6): our kernel */
     }
 }
 

@@ -264,13 +264,17 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     }
 }
 
-static int act_of(so_op op)
+/* The epilogue activation (so_act or SO_EPI_*) of an absorbed activation node, its bounds (HardSigmoid: alpha, beta). */
+static int act_of(const so_node *un, float *lo, float *hi)
 {
-    switch (op) {
+    *lo = un->attr->clip_min, *hi = un->attr->clip_max;
+    switch (un->op) {
     case SO_OP_RELU: return SO_ACT_RELU;
     case SO_OP_CLIP: return SO_ACT_CLIP;
     case SO_OP_SIGMOID: return SO_ACT_SIGMOID;
     case SO_OP_TANH: return SO_ACT_TANH;
+    case SO_OP_HARDSWISH: return SO_EPI_HARDSWISH;
+    case SO_OP_HARDSIGMOID: *lo = un->attr->alpha, *hi = un->attr->beta; return SO_EPI_HARDSIGMOID;
     default: return SO_ACT_NONE;
     }
 }
@@ -287,8 +291,10 @@ static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kern
     so_fuse_chain(g, c->user, c->absorbed, i, -1, 0, ep->act1 != 0, &f);
     for (int s = 0; s < f.n && k->n_fused < SO_FAST_MAX_FUSED; s++) {
         const so_node *un = &g->nodes[f.node[s]];
-        if (f.step[s] == SO_FUSE_ACT1) ep->act1 = act_of(un->op), ep->lo1 = un->attr->clip_min, ep->hi1 = un->attr->clip_max;
-        else if (f.step[s] == SO_FUSE_ACT2) ep->act2 = act_of(un->op), ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max;
+        if (f.step[s] == SO_FUSE_ACT1) ep->act1 = act_of(un, &ep->lo1, &ep->hi1);
+        else if (f.step[s] == SO_FUSE_ACT2) ep->act2 = act_of(un, &ep->lo2, &ep->hi2);
+        else if (f.step[s] == SO_FUSE_SILU1) ep->act1 = SO_EPI_SILU;
+        else if (f.step[s] == SO_FUSE_SILU2) ep->act2 = SO_EPI_SILU;
         else { /* SO_FUSE_RESIDUAL */
             k->has_extra = 1, k->extra_in = f.extra, ep->has_res = 1;
             ep->act2 = un->attr->act, ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max;
