@@ -199,7 +199,7 @@ static so_dimx dx_const(int64_t c)
 /* a + b; returns 0 if the result has too many symbols. */
 static int dx_add(const so_dimx *a, const so_dimx *b, so_dimx *out)
 {
-    if (a->n_sym + b->n_sym > 4) return 0;
+    if (a->n_sym + b->n_sym > SO_DIMX_MAX_SYM) return 0;
     so_dimx r = *a;
     if (__builtin_add_overflow(r.c, b->c, &r.c)) return 0;
     for (int i = 0; i < b->n_sym; i++) r.sym[r.n_sym++] = b->sym[i];
@@ -215,7 +215,16 @@ static void dx_print(so_sbuf *b, const so_dimx *d, const so_rule *r)
     if (d->n_sym == 0) {
         so_sbuf_printf(b, "%d", (int)d->c);
     } else {
-        for (int i = 0; i < d->n_sym; i++) so_sbuf_printf(b, "%s%s", i ? "+" : "", r->sym_names[d->sym[i]]);
+        /* a run of more than 4 copies of one symbol (block multiples) prints as "K*s" (the
+           expression is normalised: sorted); shorter runs as before, "a+a" */
+        for (int i = 0, first = 1; i < d->n_sym; first = 0) {
+            int j = i;
+            while (j < d->n_sym && d->sym[j] == d->sym[i]) j++;
+            if (j - i > 4) so_sbuf_printf(b, "%s%d*%s", first ? "" : "+", j - i, r->sym_names[d->sym[i]]);
+            else
+                for (int q = i; q < j; q++) so_sbuf_printf(b, "%s%s", first && q == i ? "" : "+", r->sym_names[d->sym[i]]);
+            i = j;
+        }
         if (d->c > 0) so_sbuf_printf(b, "+%d", (int)d->c);
         else if (d->c < 0) so_sbuf_printf(b, "%d", (int)d->c);
     }
@@ -261,7 +270,13 @@ static void sb_attrs(so_sbuf *b, const so_rule *r, const so_rnode *n)
     if (f & SO_A_MODE) so_sbuf_printf(b, " mode=%d", (int)a->mode);
     if (f & SO_A_VALUE) so_sbuf_printf(b, " value=%.9g", (double)a->value);
     if (f & SO_A_EPS) so_sbuf_printf(b, " epsilon=%.9g", (double)a->epsilon);
-    if (f & SO_A_INTS) {
+    if ((f & SO_A_INTS) && n->op == SO_OP_NCHWC_OUT && n->n_dx > 0) {
+        so_sbuf_printf(b, " ints=");
+        for (int k = 0; k < n->n_dx; k++) {
+            if (k) so_sbuf_printf(b, ",");
+            dx_print(b, &n->dx[k], r);
+        }
+    } else if (f & SO_A_INTS) {
         so_sbuf_printf(b, " %s=", ints_key(n->op));
         for (int k = 0; k < a->n_ints; k++) so_sbuf_printf(b, "%s%lld", k ? "," : "", (long long)a->ints[k]);
     }
@@ -556,12 +571,20 @@ static so_status parse_dimx(pstate *S, lexer *L, so_dimx *d)
         } else {
             if (!first && !lex_ch(L, '+')) break;
             if (lex_int(L, &v)) {
-                if (d->c + v > RULE_INT_MAX || d->c + v < -RULE_INT_MAX) return perr(S, "dimension constant out of range");
-                d->c += (int32_t)v;
+                if (lex_ch(L, '*')) { /* K*symbol: K copies of the symbol */
+                    if (!lex_id(L, name, sizeof name)) return perr(S, "expected a symbol after '*'");
+                    int s = find_sym(S->r, name, 1);
+                    if (s < 0) return perr(S, "too many dimension symbols or symbol '%s' too long", name);
+                    if (v < 1 || d->n_sym + v > SO_DIMX_MAX_SYM) return perr(S, "dimension expression has more than %d symbols", SO_DIMX_MAX_SYM);
+                    for (int64_t q = 0; q < v; q++) d->sym[d->n_sym++] = (int8_t)s;
+                } else {
+                    if (d->c + v > RULE_INT_MAX || d->c + v < -RULE_INT_MAX) return perr(S, "dimension constant out of range");
+                    d->c += (int32_t)v;
+                }
             } else if (lex_id(L, name, sizeof name)) {
                 int s = find_sym(S->r, name, 1);
                 if (s < 0) return perr(S, "too many dimension symbols or symbol '%s' too long", name);
-                if (d->n_sym >= 4) return perr(S, "dimension expression has more than 4 symbols");
+                if (d->n_sym >= SO_DIMX_MAX_SYM) return perr(S, "dimension expression has more than %d symbols", SO_DIMX_MAX_SYM);
                 d->sym[d->n_sym++] = (int8_t)s;
             } else {
                 return perr(S, "expected a dimension (integer or symbol)");
@@ -673,6 +696,16 @@ static so_status parse_attr(pstate *S, lexer *L, so_rnode *n, const char *key)
                 return SO_OK;
             }
         return perr(S, "unknown activation '%s'", name);
+    }
+    if ((f & SO_A_INTS) && n->op == SO_OP_NCHWC_OUT && strcmp(key, "ints") == 0) {
+        /* nchwc_out ints=b,c: c is symbolic in rules (c = b*k, exact blocking), kept in dx */
+        n->n_dx = 0;
+        do {
+            if (n->n_dx >= 2) return perr(S, "nchwc_out takes ints=b,c");
+            if (parse_dimx(S, L, &n->dx[n->n_dx++]) != SO_OK) return SO_ERR;
+        } while (lex_ch(L, ','));
+        if (n->n_dx != 2 || n->dx[0].n_sym || n->dx[0].c < 1) return perr(S, "nchwc_out takes ints=b,c with a concrete b");
+        return SO_OK;
     }
     if ((f & SO_A_INTS) && strcmp(key, ints_key(n->op)) == 0) {
         a->n_ints = 0;
@@ -1010,6 +1043,100 @@ static so_status sym_identity(const so_rnode *n, const so_sshape *in, so_sshape 
     return SO_OK;
 }
 
+/* Blocked layout in rules (issue 15): generated rules use exact blocking, channels = b * k.
+   ceil(d / b) as a symbolic dim: a concrete d (hand-written rules may pad), or the constant and
+   every symbol's multiplicity divisible by b; 0 if it is neither. */
+static int dx_div(const so_dimx *d, int64_t b, so_dimx *q)
+{
+    memset(q, 0, sizeof *q);
+    if (b >= 1 && d->n_sym == 0) {
+        q->c = (int32_t)((d->c + b - 1) / b);
+        return q->c > 0;
+    }
+    if (b < 1 || d->c % b) return 0;
+    q->c = (int32_t)(d->c / b);
+    for (int i = 0; i < d->n_sym;) {
+        int j = i;
+        while (j < d->n_sym && d->sym[j] == d->sym[i]) j++;
+        if ((j - i) % b) return 0;
+        for (int k = 0; k < (j - i) / b; k++) q->sym[q->n_sym++] = d->sym[i];
+        i = j;
+    }
+    return q->n_sym > 0 || q->c > 0;
+}
+
+/* d * b as a symbolic dim; 0 if too many symbols. */
+static int dx_mul(const so_dimx *d, int64_t b, so_dimx *p)
+{
+    memset(p, 0, sizeof *p);
+    if (b < 1 || d->n_sym * b > SO_DIMX_MAX_SYM) return 0;
+    p->c = (int32_t)(d->c * b);
+    for (int i = 0; i < d->n_sym; i++)
+        for (int k = 0; k < b; k++) p->sym[p->n_sym++] = d->sym[i];
+    so_dimx_norm(p);
+    return 1;
+}
+
+/* nchwc_in: [n, c, h, w] -> [n, c/b, h, w, b]; rules state exact blocking (c a multiple of b). */
+static so_status sym_nchwc_in(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    if (in[0].rank != 4 || a->n_ints != 1 || a->ints[0] < 1) return so_errorf("nchwc_in needs a rank-4 input and ints=b");
+    *o = in[0];
+    o->rank = 5;
+    if (!dx_div(&in[0].dim[1], a->ints[0], &o->dim[1])) return so_errorf("nchwc_in: channels are not a multiple of the block in the rule");
+    o->dim[4] = dx_const(a->ints[0]);
+    return SO_OK;
+}
+
+/* nchwc_out: [n, k, h, w, b] -> [n, c, h, w] with ints = (b, c), c = b * k (exact) in rules. */
+static so_status sym_nchwc_out(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    if (in[0].rank != 5 || n->n_dx != 2 || n->dx[0].n_sym || !dx_is(&in[0].dim[4], n->dx[0].c))
+        return so_errorf("nchwc_out needs a rank-5 input with ints=b,c and lane dim b");
+    so_dimx c, k;
+    if (n->dx[1].n_sym == 0 && in[0].dim[1].n_sym == 0) { /* concrete: c lanes in ceil(c/b) blocks */
+        if (!dx_div(&n->dx[1], n->dx[0].c, &k) || !so_dimx_eq(&k, &in[0].dim[1])) return so_errorf("nchwc_out: channels do not fit the blocks");
+    } else if (!dx_mul(&in[0].dim[1], n->dx[0].c, &c) || !so_dimx_eq(&c, &n->dx[1])) {
+        return so_errorf("nchwc_out: channels are not block * blocks");
+    }
+    *o = in[0];
+    o->rank = 4;
+    o->dim[1] = n->dx[1];
+    return SO_OK;
+}
+
+static so_status sym_conv(const so_rnode *n, const so_sshape *in, so_sshape *out);
+
+/* conv_nchwc: a conv on an exactly blocked input [n, c/b, h, w, b] (ungrouped in rules), blocked
+   output [n, o/b, ho, wo, b]. */
+static so_status sym_conv_nchwc(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    if (in[0].rank != 5 || in[0].dim[4].n_sym || (a->group > 1)) return so_errorf("conv_nchwc needs a blocked input (ungrouped in rules)");
+    int64_t b = in[0].dim[4].c;
+    so_sshape x[3];
+    x[0] = in[0];
+    x[0].rank = 4;
+    if (in[0].dim[1].n_sym == 0 && in[1].rank == 4 && in[1].dim[1].n_sym == 0) { /* concrete, may pad */
+        if ((in[1].dim[1].c + b - 1) / b != in[0].dim[1].c) return so_errorf("conv_nchwc: input blocks do not fit the weight");
+        x[0].dim[1] = in[1].dim[1];
+    } else if (!dx_mul(&in[0].dim[1], b, &x[0].dim[1])) {
+        return so_errorf("conv_nchwc: too many symbols");
+    }
+    x[1] = in[1];
+    if (n->n_in == 3) x[2] = in[2];
+    so_status st = sym_conv(n, x, out);
+    if (st != SO_OK) return st;
+    so_dimx ob;
+    if (!dx_div(&o->dim[1], b, &ob)) return so_errorf("conv_nchwc: output channels are not a multiple of the block in the rule");
+    o->rank = 5;
+    o->dim[1] = ob;
+    o->dim[4] = dx_const(b);
+    return SO_OK;
+}
+
 static so_status sym_conv(const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
@@ -1253,9 +1380,8 @@ static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *
 #define sym_hardswish sym_unary
 #define sym_leakyrelu sym_unary
 #define sym_elu sym_unary
-#define sym_nchwc_in sym_unknown          /* blocked layouts: not in the rule language yet (issue 15) */
-#define sym_nchwc_out sym_unknown
-#define sym_conv_nchwc sym_unknown
+/* blocked layouts: nchwc_in / nchwc_out / conv_nchwc have shape rules above (exact blocking); the
+   blocked pools and concat are not in the rule language (unknown, checked at instantiation) */
 #define sym_maxpool_nchwc sym_unknown
 #define sym_avgpool_nchwc sym_unknown
 #define sym_globalavgpool_nchwc sym_unknown

@@ -13,11 +13,13 @@
 #define SO_RULE_MAX_PRE     8
 
 /* A dimension expression: c + sum of symbols sym[0..n_sym). Symbols index so_rule.sym_names.
-   Concrete dims have n_sym == 0. */
+   Concrete dims have n_sym == 0. A symbol may repeat: a blocked layout's channel count is
+   b*k (b = 8 or 16 copies of k; printed "8*k"), and a concat of two such values b*k + b*l. */
+#define SO_DIMX_MAX_SYM 32
 typedef struct so_dimx {
     int32_t c;
     int32_t n_sym;
-    int8_t sym[4];
+    int8_t sym[SO_DIMX_MAX_SYM];
 } so_dimx;
 
 /* A rule input: a tensor variable with a symbolic shape. Repeated symbols are equality
