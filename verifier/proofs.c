@@ -119,7 +119,7 @@ void so_proof_cache_open(so_proof_cache *c, const char *cache_dir)
         c->d[c->n++] = d;
     }
     fclose(f);
-    qsort(c->d, c->n, sizeof *c->d, dcmp);
+    if (c->n > 1) qsort(c->d, c->n, sizeof *c->d, dcmp);
 }
 
 int so_proof_cache_has(const so_proof_cache *c, so_proof_digest d)
@@ -149,9 +149,9 @@ so_status so_proof_cache_save(so_proof_cache *c)
     so_proof_cache_open(&disk, dir);
     size_t n = c->n + c->n_add + disk.n;
     so_proof_digest *all = so_xmalloc((n + 1) * sizeof *all);
-    memcpy(all, c->d, c->n * sizeof *all);
+    if (c->n) memcpy(all, c->d, c->n * sizeof *all); /* (memcpy from NULL is undefined, even of 0 bytes) */
     memcpy(all + c->n, c->add, c->n_add * sizeof *all);
-    memcpy(all + c->n + c->n_add, disk.d, disk.n * sizeof *all);
+    if (disk.n) memcpy(all + c->n + c->n_add, disk.d, disk.n * sizeof *all);
     so_proof_cache_close(&disk);
     qsort(all, n, sizeof *all, dcmp);
     size_t m = 0;
