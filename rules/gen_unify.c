@@ -526,7 +526,7 @@ static so_rref out_ref(const gen_universe *u, const gen_graph *g, int k, const i
 
 /* Replaces enlarged-kernel pseudo-variables by explicit enlarge nodes on their base variables
    (prepended). Returns 0 if the graph would have too many nodes or there is no enlarge instance. */
-static int expand_pseudo(const gen_universe *u, const gen_graph *g, gen_graph *o)
+int genp_expand_pseudo(const gen_universe *u, const gen_graph *g, gen_graph *o)
 {
     *o = *g;
     int map[GEN_MAX_VARS], np = 0, pv[GEN_MAX_VARS];
@@ -574,7 +574,7 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const g
 {
     memset(r, 0, sizeof *r);
     gen_graph src_x, dst_x;
-    if (!expand_pseudo(u, src0, &src_x) || !expand_pseudo(u, dst0, &dst_x)) return so_errorf("too many nodes");
+    if (!genp_expand_pseudo(u, src0, &src_x) || !genp_expand_pseudo(u, dst0, &dst_x)) return so_errorf("too many nodes");
     const gen_graph *src = &src_x, *dst = &dst_x;
     gen_eval es, ed;
     gen_inputs inb, *in = &inb; /* values are not used, only the types */

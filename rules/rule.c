@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 /* ---------------- attribute fields used per operator ---------------- */
 
@@ -248,16 +249,10 @@ static void sb_ints(so_sbuf *b, const char *key, const int32_t *v, int n)
     for (int i = 0; i < n; i++) so_sbuf_printf(b, "%s%d", i ? "," : "", (int)v[i]);
 }
 
-static void sb_node(so_sbuf *b, const so_rule *r, const so_pattern *p, int i, const char *side)
+/* The attributes of n as rule text prints them (" kernel=3,3 ..."), the fields its op uses. */
+static void sb_attrs(so_sbuf *b, const so_rule *r, const so_rnode *n)
 {
-    const so_rnode *n = &p->nodes[i];
     const so_attr *a = &n->attr;
-    so_sbuf_printf(b, "  %s %s = %s(", side, n->name, so_ops[n->op].name);
-    for (int k = 0; k < n->n_in; k++) {
-        if (k) so_sbuf_printf(b, ", ");
-        sb_ref(b, r, p, n->in[k]);
-    }
-    so_sbuf_printf(b, ")");
     unsigned f = op_fields(n->op);
     if (f & SO_A_KERNEL) sb_ints(b, "kernel", a->kernel, 2);
     if (f & SO_A_STRIDE) sb_ints(b, "stride", a->stride, 2);
@@ -298,13 +293,60 @@ static void sb_node(so_sbuf *b, const so_rule *r, const so_pattern *p, int i, co
     }
     if ((f & SO_A_CLIP) || ((f & SO_A_ACT) && a->act == SO_ACT_CLIP))
         so_sbuf_printf(b, " clip_min=%.9g clip_max=%.9g", (double)a->clip_min, (double)a->clip_max);
+}
+
+static void sb_node(so_sbuf *b, const so_rule *r, const so_pattern *p, int i, const char *side)
+{
+    const so_rnode *n = &p->nodes[i];
+    so_sbuf_printf(b, "  %s %s = %s(", side, n->name, so_ops[n->op].name);
+    for (int k = 0; k < n->n_in; k++) {
+        if (k) so_sbuf_printf(b, ", ");
+        sb_ref(b, r, p, n->in[k]);
+    }
+    so_sbuf_printf(b, ")");
+    sb_attrs(b, r, n);
     so_sbuf_printf(b, "\n");
 }
 
-char *so_rule_format(const so_rule *r)
+/* The expression of ref as a tree over the rule's inputs, node names left out: "op(args) attrs"
+   with args the same (a multi-output node's output k is suffixed "#k"). */
+static void sb_expr(so_sbuf *b, const so_rule *r, const so_pattern *p, so_rref ref)
+{
+    if (ref.node < 0) {
+        so_sbuf_printf(b, "%s", r->inputs[-(ref.node + 1)].name);
+        return;
+    }
+    const so_rnode *n = &p->nodes[ref.node];
+    so_sbuf_printf(b, "%s(", so_ops[n->op].name);
+    for (int k = 0; k < n->n_in; k++) {
+        if (k) so_sbuf_printf(b, ", ");
+        sb_expr(b, r, p, n->in[k]);
+    }
+    so_sbuf_printf(b, ")");
+    sb_attrs(b, r, n);
+    if (n->n_out > 1) so_sbuf_printf(b, "#%d", (int)ref.slot);
+}
+
+int so_rule_same_sides(const so_rule *r)
+{
+    int same = 1;
+    for (int k = 0; k < r->n_outputs && same; k++) {
+        so_sbuf a = {0}, c = {0};
+        sb_expr(&a, r, &r->src, r->src_out[k]);
+        sb_expr(&c, r, &r->dst, r->dst_out[k]);
+        same = a.s && c.s && !strcmp(a.s, c.s);
+        free(a.s);
+        free(c.s);
+    }
+    return same;
+}
+
+/* The text of r; canon: without the number, the proof line and the provenance. */
+static char *format_rule(const so_rule *r, int canon)
 {
     so_sbuf b = {0};
-    so_sbuf_printf(&b, "rule %d\n", (int)r->id);
+    if (canon) so_sbuf_printf(&b, "rule\n");
+    else so_sbuf_printf(&b, "rule %d\n", (int)r->id);
     for (int i = 0; i < r->n_inputs; i++) {
         const so_rinput *in = &r->inputs[i];
         so_sbuf_printf(&b, "  input %s [", in->name);
@@ -328,6 +370,10 @@ char *so_rule_format(const so_rule *r)
         if (p->kind == SO_PRE_GE) so_sbuf_printf(&b, "  where %s >= %lld\n", r->sym_names[p->sym], (long long)p->value);
         else so_sbuf_printf(&b, "  where %s %% %lld == 0\n", r->sym_names[p->sym], (long long)p->value);
     }
+    if (canon) {
+        so_sbuf_printf(&b, "end\n");
+        return b.s;
+    }
     if (r->status == SO_RULE_UNVERIFIED) {
         so_sbuf_printf(&b, "  proof unverified\n");
     } else {
@@ -339,6 +385,9 @@ char *so_rule_format(const so_rule *r)
     so_sbuf_printf(&b, "end\n");
     return b.s;
 }
+
+char *so_rule_format(const so_rule *r) { return format_rule(r, 0); }
+char *so_rule_format_canon(const so_rule *r) { return format_rule(r, 1); }
 
 static so_status write_all(FILE *f, const char *s, size_t n)
 {
@@ -923,6 +972,10 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
         perr(&S, "rule is not closed by 'end'");
         goto fail;
     }
+    XXH128_hash_t th = XXH3_128bits(text, len);
+    rs.text_hash[0] = th.high64;
+    rs.text_hash[1] = th.low64;
+    rs.has_text_hash = 1;
     *out = rs;
     return SO_OK;
 fail:

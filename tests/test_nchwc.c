@@ -137,6 +137,7 @@ static void run_conv_dnnl(const conv_case *k, const so_nchwc_impl *L, const floa
         if (!p) continue;
         dnnl_planned++;
         assert_true(so_dnnl_conv_bytes(p) > 0);
+        void *scratch = aligned_alloc(64, (so_dnnl_conv_scratch_bytes(p) + 127) / 64 * 64);
         char w2[200];
         snprintf(w2, sizeof w2, "%s oneDNN %s", what, so_dnnl_conv_impl(p));
         const int t0 = omp_get_max_threads();
@@ -144,14 +145,15 @@ static void run_conv_dnnl(const conv_case *k, const so_nchwc_impl *L, const floa
             omp_set_num_threads(t);
             memset(y1, 0x7f, sizeof(float) * (size_t)ny);
             memset(y2, 0x7f, sizeof(float) * (size_t)ny);
-            so_dnnl_conv_run(p, xb, y1, rb);
-            so_dnnl_conv_run(p, xb, y2, rb);
+            so_dnnl_conv_run(p, xb, y1, rb, scratch);
+            so_dnnl_conv_run(p, xb, y2, rb, scratch);
             pad_nan_ok = 1;
             check(L, y1, ref, N, O, Ho * Wo, w2);
             pad_nan_ok = 0;
             same_for_threads(y1, y2, ny, w2); /* here: two runs at t threads */
         }
         omp_set_num_threads(t0);
+        free(scratch);
         so_dnnl_conv_free(p);
     }
     free(xb), free(rb), free(y1), free(y2);
