@@ -84,46 +84,39 @@ static inline float vsigmoidf(float x) { return 1.f / (1.f + vexpf(-x)); }
    (a NaN passes: min/max return their second operand then) so that e^89 = inf as expf's overflow is, and
    sigmoid(-inf) = 1/(1 + inf) = 0 exactly (x * sigmoid(x) is then NaN at -inf, as the reference's Sigmoid + Mul).
    AVX-512 scales by 2^n with scalef; AVX2 builds 2^n in the exponent bits (n = 128 gives inf). */
-#define SO_VEXP_POLY(FMA, SET1, ADD, MUL, x, n, q)                                                                    \
+/* x clamped, n = round(x / ln2), q = e^(x - n ln2) by vexpf's polynomial: the part both widths share. */
+#define SO_VEXP_REDUCE(P, ROUND, x, n, q)                                                                              \
     do {                                                                                                               \
-        const __typeof__(x) r_ = FMA(n, SET1(2.12194440e-4f), FMA(n, SET1(-0.693359375f), x));                        \
-        q = FMA(SET1(1.9875691500e-4f), r_, SET1(1.3981999507e-3f));                                                  \
-        q = FMA(q, r_, SET1(8.3334519073e-3f));                                                                        \
-        q = FMA(q, r_, SET1(4.1665795894e-2f));                                                                        \
-        q = FMA(q, r_, SET1(1.6666665459e-1f));                                                                        \
-        q = FMA(q, r_, SET1(5.0000001201e-1f));                                                                        \
-        q = ADD(FMA(MUL(q, r_), r_, r_), SET1(1.f));                                                                   \
+        x = P##_max_ps(P##_set1_ps(-87.3f), P##_min_ps(P##_set1_ps(89.0f), x));                                         \
+        n = ROUND(P##_mul_ps(x, P##_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);    \
+        const __typeof__(x) r_ = P##_fmadd_ps(n, P##_set1_ps(2.12194440e-4f), P##_fmadd_ps(n, P##_set1_ps(-0.693359375f), x)); \
+        q = P##_fmadd_ps(P##_set1_ps(1.9875691500e-4f), r_, P##_set1_ps(1.3981999507e-3f));                            \
+        q = P##_fmadd_ps(q, r_, P##_set1_ps(8.3334519073e-3f));                                                        \
+        q = P##_fmadd_ps(q, r_, P##_set1_ps(4.1665795894e-2f));                                                        \
+        q = P##_fmadd_ps(q, r_, P##_set1_ps(1.6666665459e-1f));                                                        \
+        q = P##_fmadd_ps(q, r_, P##_set1_ps(5.0000001201e-1f));                                                        \
+        q = P##_add_ps(P##_fmadd_ps(P##_mul_ps(q, r_), r_, r_), P##_set1_ps(1.f));                                     \
     } while (0)
+/* 1 / (1 + e^-x) on the lanes of width P with exp function E */
+#define SO_VSIGMOID(P, E, x) P##_div_ps(P##_set1_ps(1.f), P##_add_ps(P##_set1_ps(1.f), E(P##_sub_ps(P##_setzero_ps(), x))))
 #ifdef __AVX512F__
 static inline __m512 so_vexp16(__m512 x)
 {
-    x = _mm512_max_ps(_mm512_set1_ps(-87.3f), _mm512_min_ps(_mm512_set1_ps(89.0f), x));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 q;
-    SO_VEXP_POLY(_mm512_fmadd_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_mul_ps, x, n, q);
+    __m512 n, q;
+    SO_VEXP_REDUCE(_mm512, _mm512_roundscale_ps, x, n, q);
     return _mm512_scalef_ps(q, n);
 }
-static inline __m512 so_vsigmoid16(__m512 x)
-{
-    const __m512 one = _mm512_set1_ps(1.f);
-    return _mm512_div_ps(one, _mm512_add_ps(one, so_vexp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
-}
+static inline __m512 so_vsigmoid16(__m512 x) { return SO_VSIGMOID(_mm512, so_vexp16, x); }
 #endif
 #ifdef __AVX2__
 static inline __m256 so_vexp8(__m256 x)
 {
-    x = _mm256_max_ps(_mm256_set1_ps(-87.3f), _mm256_min_ps(_mm256_set1_ps(89.0f), x));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 q;
-    SO_VEXP_POLY(_mm256_fmadd_ps, _mm256_set1_ps, _mm256_add_ps, _mm256_mul_ps, x, n, q);
+    __m256 n, q;
+    SO_VEXP_REDUCE(_mm256, _mm256_round_ps, x, n, q);
     const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(q, _mm256_castsi256_ps(e));
 }
-static inline __m256 so_vsigmoid8(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.f);
-    return _mm256_div_ps(one, _mm256_add_ps(one, so_vexp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
-}
+static inline __m256 so_vsigmoid8(__m256 x) { return SO_VSIGMOID(_mm256, so_vexp8, x); }
 #endif
 
 /* y[i] = sigmoid(x[i]) (silu: x[i] * sigmoid(x[i])) for i < n (y may be x): the widest level's lanes, vsigmoidf
