@@ -25,7 +25,7 @@
 #include "../src/json.h"
 #include "../src/onnx_io.h"
 
-enum { LAYOUT_NONE = 0, LAYOUT_AUTO, LAYOUT_NCHWC };
+enum { LAYOUT_NONE = 0, LAYOUT_AUTO, LAYOUT_NCHWC, LAYOUT_PASS };
 
 typedef struct opts {
     const char *model, *out, *rules, *report, *dot, *cache_dir;
@@ -40,7 +40,7 @@ static int usage(const char *msg)
     fputs("usage: superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
           "         [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
           "         [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q] [--allow-unverified]\n"
-          "         [--no-reverse] [--cache-dir DIR] [--check-incremental] [--layout auto|nchwc|none]\n",
+          "         [--no-reverse] [--cache-dir DIR] [--check-incremental] [--layout auto|nchwc|pass|none]\n",
           stderr);
     return 2;
 }
@@ -283,7 +283,7 @@ int so_optimize_main(int argc, char **argv)
     opts o = {.search = SO_SEARCH_BACKTRACK, .cost = SO_COST_MEASURED, .alpha = 1.05, .time_limit = 8.0,
               .budget = 1000, .threads = 1, .seed = 1, .reverse = 1, .layout = LAYOUT_AUTO};
     static const char *const searches[] = {"backtrack", "greedy", "none", NULL}, *const costs[] = {"measured", "flops", NULL};
-    static const char *const layouts[] = {"auto", "nchwc", "none", NULL};
+    static const char *const layouts[] = {"auto", "nchwc", "none", "pass", NULL};
     int search = 0, cost = 0, layout = 0, no_reverse = 0;
     const so_arg args[] = {
         SO_ARG_FLAG_("-q", &o.quiet),
@@ -295,7 +295,7 @@ int so_optimize_main(int argc, char **argv)
         SO_ARG_STR_("--report", &o.report),
         SO_ARG_STR_("--dot", &o.dot),
         SO_ARG_STR_("--cache-dir", &o.cache_dir),
-        SO_ARG_CHOICE_("--layout", &layout, layouts, "--layout takes auto, nchwc or none"),
+        SO_ARG_CHOICE_("--layout", &layout, layouts, "--layout takes auto, nchwc, pass or none"),
         SO_ARG_CHOICE_("--search", &search, searches, "--search takes backtrack, greedy or none"),
         SO_ARG_CHOICE_("--cost", &cost, costs, "--cost takes measured or flops"),
         SO_ARG_DOUBLE_("--alpha", &o.alpha, 1.0, 100.0, "--alpha needs a number in [1, 100]"),
@@ -310,7 +310,7 @@ int so_optimize_main(int argc, char **argv)
     o.search = search == 0 ? SO_SEARCH_BACKTRACK : search == 1 ? SO_SEARCH_GREEDY : SO_SEARCH_NONE;
     o.cost = cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS;
     if (no_reverse) o.reverse = 0;
-    o.layout = layout == 0 ? LAYOUT_AUTO : layout == 1 ? LAYOUT_NCHWC : LAYOUT_NONE;
+    o.layout = layout == 0 ? LAYOUT_AUTO : layout == 1 ? LAYOUT_NCHWC : layout == 3 ? LAYOUT_PASS : LAYOUT_NONE;
     if (!o.model) return usage("optimize: no model given");
 
     int rc = 1;
@@ -432,7 +432,56 @@ int so_optimize_main(int argc, char **argv)
     /* auto under the FLOP/byte model: off (that model prices layout as neutral at best: it cannot see it) */
     if (o.layout == LAYOUT_AUTO && o.cost != SO_COST_MEASURED) o.layout = LAYOUT_NONE;
     int32_t layout_kept = 0; /* convs the refinement left in NCHW */
-    if (o.layout != LAYOUT_NONE) {
+    double t_layout = so_now();
+    if (o.layout == LAYOUT_AUTO || o.layout == LAYOUT_NCHWC) {
+        /* by proven rules (search/layout.c so_layout_by_rules): the rules applied are reported with the
+           search's; auto then tries each blocked conv plain again by an UNBLOCK rule, kept when cheaper */
+        layout_b = so_nchwc_block();
+        int32_t *lc = so_xcalloc((size_t)n_rules + 1, sizeof *lc);
+        so_graph *lg = NULL;
+        if (so_layout_by_rules(res.best, rules, n_rules, layout_b, &fc, &lg, lc, &lst) != SO_OK) {
+            free(lc);
+            goto fail;
+        }
+        cost_plain = so_cost_graph(&cm, res.best);
+        cost_blocked = so_cost_graph(&cm, lg);
+        for (int32_t k = 0, seen = 0; o.layout == LAYOUT_AUTO && k < lg->n_nodes; k++) {
+            if (lg->nodes[k].op != SO_OP_CONV_NCHWC) continue;
+            so_graph *cand = NULL;
+            int32_t ru = -1;
+            if (so_layout_unblock_at(lg, rules, n_rules, layout_b, k, &fc, &cand, &ru) != SO_OK) {
+                free(lc);
+                so_graph_free(lg);
+                goto fail;
+            }
+            seen++;
+            if (!cand) continue;
+            const double cc = so_cost_graph(&cm, cand);
+            if (cc < cost_blocked) {
+                so_graph_free(lg);
+                lg = cand, cost_blocked = cc;
+                lc[ru]++;
+                layout_kept++;
+                k = -1; /* node numbers changed: rescan, skipping the blocked convs already tried */
+                for (int32_t q = 0, s2 = 0; q < lg->n_nodes; q++)
+                    if (lg->nodes[q].op == SO_OP_CONV_NCHWC && ++s2 == seen) k = q;
+                if (k < 0) break;
+            } else {
+                so_graph_free(cand);
+            }
+        }
+        lst.convs = 0;
+        for (int32_t k = 0; k < lg->n_nodes; k++) lst.convs += lg->nodes[k].op == SO_OP_CONV_NCHWC;
+        if (lst.convs > 0 && (o.layout == LAYOUT_NCHWC || cost_blocked < cost_plain)) {
+            so_graph_free(res.best);
+            res.best = lg;
+            res.cost_after = cost_blocked;
+            layout_applied = 1;
+            for (int32_t r = 0; r < n_rules; r++) counts[r] += lc[r];
+        } else
+            so_graph_free(lg);
+        free(lc);
+    } else if (o.layout == LAYOUT_PASS) {
         layout_b = so_nchwc_block();
         so_graph *fg = NULL, *lg = NULL;
         int32_t nf = 0;
@@ -480,6 +529,7 @@ int so_optimize_main(int argc, char **argv)
             so_graph_free(lg);
     }
 
+    t_layout = so_now() - t_layout;
     /* safety net: same seeded inputs through both graphs */
     double err = 0, lat_before = -1, lat_after = -1;
     int checked = 0;
@@ -556,10 +606,10 @@ int so_optimize_main(int argc, char **argv)
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %s, \"cost_blocked\": %s, "
-                   "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d},\n",
-                o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : "nchwc", layout_b, layout_applied ? "true" : "false",
+                   "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d, \"seconds\": %.3f},\n",
+                o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : o.layout == LAYOUT_PASS ? "pass" : "nchwc", layout_b, layout_applied ? "true" : "false",
                 so_json_fmt(b1, cost_plain, 9), so_json_fmt(b2, cost_blocked, 9), (int)lst.convs, (int)layout_kept, (int)lst.bn_folded, (int)lst.pools,
-                (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
+                (int)lst.elementwise, (int)lst.concats, (int)lst.reorders, t_layout);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)
