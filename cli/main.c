@@ -1,12 +1,9 @@
 /* main.c - the superopt command line: dispatches optimize, run, inspect, generate, verify, bench. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "../api/superopt.h"
 #include "../kernels/exec.h"
 #include "../kernels/isa.h"
 #include "args.h"
@@ -41,285 +38,24 @@ static int usage(const char *msg)
     return 2;
 }
 
+/* --input-shape / --dim of the command line, in order: "s:NAME=D0,..." / "d:SYMBOL=N" (the form
+   the run and optimize commands hand to the library's config) */
+#define MAX_PIN_ARGS 128
+static const char *pin_args[MAX_PIN_ARGS];
+static int n_pin_args;
+
 static int fail(void)
 {
     fprintf(stderr, "superopt: %s\n", so_error());
     return 1;
 }
 
-static const char *so_dtype_name(int32_t t)
-{
-    switch (t) {
-    case 1: return "float32";
-    case 6: return "int32";
-    case 7: return "int64";
-    case 9: return "bool";
-    default: return "of another element type";
-    }
-}
-
-/* Reads DIR/input_0.pb, input_1.pb, ... (test_data_set layout) until the first missing one; any
-   other input_K.pb beyond a gap, or a file that does not parse, is an error. */
-static so_status read_input_dir(const char *dir, so_tfile **out, int *n_out)
-{
-    so_tfile *t = NULL;
-    int n = 0;
-    char p[4096];
-    for (;; n++) {
-        snprintf(p, sizeof p, "%s/input_%d.pb", dir, n);
-        if (access(p, F_OK) != 0) break;
-        t = so_xrealloc(t, (size_t)(n + 1) * sizeof *t);
-        if (so_onnx_tensor_read(p, &t[n]) != SO_OK) goto fail;
-    }
-    DIR *d = opendir(dir);
-    if (!d) {
-        so_errorf("%s: cannot open directory: %s", dir, strerror(errno));
-        goto fail;
-    }
-    for (struct dirent *de; (de = readdir(d));) {
-        int k, len = 0;
-        if (sscanf(de->d_name, "input_%d.pb%n", &k, &len) == 1 && de->d_name[len] == 0 && (k < 0 || k >= n)) {
-            so_errorf("%s: %s is given but input_%d.pb is missing", dir, de->d_name, n);
-            closedir(d);
-            goto fail;
-        }
-    }
-    closedir(d);
-    *out = t;
-    *n_out = n;
-    return SO_OK;
-fail:
-    for (int j = 0; j < n; j++) free(t[j].data);
-    free(t);
-    return SO_ERR;
-}
-
-/* ONNX element type of graph output k: integer values (int64 storage) are written in the type the
-   file declares for the output (bool, int32) or, for a constant, had in the file. */
-static int32_t output_type(const so_graph *g, int32_t k)
-{
-    const so_node *nd = &g->nodes[g->outputs[k].node];
-    int32_t storage = nd->out[g->outputs[k].slot].dtype, decl = g->model->outputs[k].declared_type;
-    if (storage == SO_I64 && (decl == 6 || decl == 7 || decl == 9)) return decl;
-    if (nd->op == SO_OP_WEIGHT && g->model->weights[nd->ref].onnx_type) return g->model->weights[nd->ref].onnx_type;
-    return storage;
-}
-
-static int cmd_run(int argc, char **argv)
-{
-    const char *model_path = NULL, *in_path = NULL, *out_path = NULL;
-    long long iters = 10, warmup = 2, threads = 1, seed = 1;
-    int json = 0, profile = 0, reference = 0;
-    const so_arg args[] = {
-        SO_ARG_FLAG_("--json", &json),
-        SO_ARG_FLAG_("--profile", &profile),
-        SO_ARG_FLAG_("--reference", &reference),
-        SO_ARG_INT_("--iters", &iters, 1, 1000000, "--iters needs a positive integer"),
-        SO_ARG_INT_("--warmup", &warmup, 0, 1000000, "--warmup needs an integer >= 0"),
-        SO_ARG_INT_("--threads", &threads, 1, 256, "--threads needs an integer in 1..256"),
-        SO_ARG_INT_("--seed", &seed, 0, 0x7fffffffL, "--seed needs an integer >= 0"),
-        SO_ARG_STR_("--inputs", &in_path),
-        SO_ARG_STR_("--outputs", &out_path),
-        SO_ARG_END,
-    };
-    int n_pos, rc_args = so_args_parse(args, argc, argv, &model_path, 1, &n_pos, usage);
-    if (rc_args) return rc_args < 0 ? 0 : rc_args; /* -1: --help */
-    if (!model_path) return usage("run: no model given");
-
-    int rc = 1;
-    so_model *m = NULL;
-    so_exec *e = NULL;
-    float **ins = NULL, **outs = NULL;
-    double *times = NULL;
-    size_t charged = 0; /* so_mem_charge'd for ins and outs */
-    so_tfile *given = NULL;
-    int n_given = 0;
-    struct stat in_st;
-    int in_dir = in_path && stat(in_path, &in_st) == 0 && S_ISDIR(in_st.st_mode);
-    int out_dir = out_path && (out_path[strlen(out_path) - 1] == '/' ||
-                               (stat(out_path, &in_st) == 0 && S_ISDIR(in_st.st_mode)));
-    if (in_dir && read_input_dir(in_path, &given, &n_given) != SO_OK) {
-        fprintf(stderr, "superopt: %s\n", so_error());
-        return 1;
-    }
-    so_onnx_bind_inputs(given, n_given, in_dir);
-    so_status ls = so_onnx_load(model_path, &m);
-    if (ls != SO_OK) {
-        rc = fail();
-        goto free_given;
-    }
-    so_graph *g = m->graph;
-
-    /* inputs */
-    size_t in_total = 0;
-    ins = so_xcalloc((size_t)m->n_inputs + 1, sizeof *ins);
-    for (int32_t k = 0; k < m->n_inputs; k++) {
-        if (m->inputs[k].shape.dtype != SO_F32) {
-            so_errorf("%s: input '%s' is %s; superopt run feeds float32 inputs, and other types only as values from --inputs DIR",
-                      model_path, m->inputs[k].name, so_dtype_name(m->inputs[k].shape.dtype));
-            goto done;
-        }
-        int64_t n = so_shape_numel(&m->inputs[k].shape);
-        if (so_mem_charge((size_t)n * sizeof(float), "run's input buffers") != SO_OK) { /* --max-memory counts the total */
-            so_error_prefix(model_path);
-            goto done;
-        }
-        charged += (size_t)n * sizeof(float);
-        ins[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-        in_total += (size_t)n;
-    }
-    if (in_total > so_max_alloc_bytes / sizeof(float)) {
-        so_errorf("%s: inputs of %zu elements exceed the allocation limit (%zu bytes; see --max-memory)", model_path, in_total, so_max_alloc_bytes);
-        goto done;
-    }
-    if (in_dir) {
-        /* float tensors fill the model's inputs in order (the importer checked types and shapes;
-           the others became constants) */
-        /* tensors fill the model's inputs in order; those the importer bound as constants are the
-           ones whose position no model input has (it checked the types and shapes) */
-        int32_t k = 0;
-        for (int j = 0; j < n_given; j++) {
-            if (!so_onnx_input_bound_const(j) && k < m->n_inputs) {
-                memcpy(ins[k], given[j].data, (size_t)so_shape_numel(&given[j].shape) * sizeof(float));
-                k++;
-            } else if (!json)
-                fprintf(stderr, "superopt: note: input #%d (%s) of %s is bound as a constant; the graph is specialised to its value\n", j,
-                        so_dtype_name(given[j].onnx_type), in_path);
-        }
-        if (k < m->n_inputs) {
-            so_errorf("%s: inputs of %s: fewer float32 tensors than the model's float32 inputs", model_path, in_path);
-            goto done;
-        }
-    } else if (in_path) {
-        float *all = so_xmalloc((in_total ? in_total : 1) * sizeof(float));
-        if (so_read_file_exact(in_path, all, in_total * sizeof(float)) != SO_OK) {
-            free(all);
-            goto done;
-        }
-        size_t off = 0;
-        for (int32_t k = 0; k < m->n_inputs; k++) {
-            size_t n = (size_t)so_shape_numel(&m->inputs[k].shape);
-            memcpy(ins[k], all + off, n * sizeof(float));
-            off += n;
-        }
-        free(all);
-    } else {
-        uint64_t st = (uint64_t)seed;
-        for (int32_t k = 0; k < m->n_inputs; k++)
-            so_rng_fill(&st, ins[k], (size_t)so_shape_numel(&m->inputs[k].shape));
-    }
-    /* outputs */
-    size_t out_total = 0;
-    outs = so_xcalloc((size_t)m->n_outputs + 1, sizeof *outs);
-    for (int32_t k = 0; k < m->n_outputs; k++) {
-        const so_shape *s = &g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
-        int64_t n = so_shape_numel(s);
-        if (n < 0) {
-            so_graph_unknown_shape_error(g, g->outputs[k], m->outputs[k].name);
-            so_error_prefix(model_path);
-            goto done;
-        }
-        if ((size_t)n > so_max_alloc_bytes / sizeof(float) - out_total) {
-            so_errorf("%s: outputs exceed the allocation limit (%zu bytes; see --max-memory)", model_path, so_max_alloc_bytes);
-            goto done;
-        }
-        size_t obytes = (size_t)n * (s->dtype == SO_I64 ? 8 : sizeof(float)); /* int64 values: 8 bytes */
-        if (so_mem_charge(obytes, "run's output buffers") != SO_OK) {
-            so_error_prefix(model_path);
-            goto done;
-        }
-        charged += obytes;
-        outs[k] = so_xcalloc((size_t)(n > 0 ? n : 1), s->dtype == SO_I64 ? 8 : sizeof(float));
-        out_total += (size_t)n;
-    }
-
-    /* the model is only run, then freed: weights the fast kernels packed need not stay resident */
-    so_exec_opts opts = {.threads = (int)threads, .reference = reference, .profile = profile, .consume_weights = !reference};
-    if (so_exec_new(g, &opts, &e) != SO_OK) {
-        so_error_prefix(model_path);
-        goto done;
-    }
-    for (long it = 0; it < warmup; it++)
-        if (so_exec_run(e, (const float *const *)ins, outs) != SO_OK) goto run_failed;
-    times = so_xmalloc((size_t)iters * sizeof *times);
-    for (long it = 0; it < iters; it++) {
-        double t0 = so_now();
-        if (so_exec_run(e, (const float *const *)ins, outs) != SO_OK) goto run_failed;
-        times[it] = (so_now() - t0) * 1e3;
-    }
-    double median = so_median(times, (size_t)iters);
-    so_sort_doubles(times, (size_t)iters); /* times[0]: the fastest run */
-
-    if (out_dir) {
-        for (int32_t k = 0; k < m->n_outputs; k++) {
-            so_tfile t = {.shape = g->nodes[g->outputs[k].node].out[g->outputs[k].slot], .data = outs[k]};
-            t.onnx_type = output_type(g, k);
-            char p[4096];
-            snprintf(p, sizeof p, "%s%soutput_%d.pb", out_path, out_path[strlen(out_path) - 1] == '/' ? "" : "/", (int)k);
-            if (so_onnx_tensor_write(p, m->outputs[k].name, &t) != SO_OK) goto done;
-        }
-    } else if (out_path) {
-        for (int32_t k = 0; k < m->n_outputs; k++)
-            if (g->nodes[g->outputs[k].node].out[g->outputs[k].slot].dtype != SO_F32) {
-                so_errorf("%s: output '%s' is not float32: write typed outputs with --outputs DIR/", model_path, m->outputs[k].name);
-                goto done;
-            }
-        float *all = so_xmalloc((out_total ? out_total : 1) * sizeof(float));
-        size_t off = 0;
-        for (int32_t k = 0; k < m->n_outputs; k++) {
-            const so_shape *s = &g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
-            size_t n = (size_t)so_shape_numel(s);
-            memcpy(all + off, outs[k], n * sizeof(float));
-            off += n;
-        }
-        so_status st = so_write_file_atomic(out_path, all, out_total * sizeof(float));
-        free(all);
-        if (st != SO_OK) goto done;
-    }
-    if (json) {
-        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %zu, \"isa\": \"%s\"}\n",
-               median, times[0], iters, so_exec_peak_activation_bytes(e), so_exec_isa_name(e));
-    } else {
-        printf("%s: %d nodes, %lld iterations, %lld thread%s, %s kernels: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
-               model_path, (int)g->n_nodes, iters, threads, threads == 1 ? "" : "s", so_exec_isa_name(e), median, times[0],
-               (double)so_exec_peak_activation_bytes(e) / 1e6);
-        for (int32_t k = 0; k < m->n_outputs; k++) {
-            const so_shape *s = &g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
-            char sb[128];
-            size_t n = (size_t)so_shape_numel(s);
-            printf("  output '%s' %s:", m->outputs[k].name, so_shape_str(s, sb, sizeof sb));
-            for (size_t j = 0; j < n && j < 6; j++)
-                if (s->dtype == SO_I64) printf(" %lld", (long long)((const int64_t *)outs[k])[j]);
-                else printf(" %.6g", (double)outs[k][j]);
-            printf("%s\n", n > 6 ? " ..." : "");
-        }
-    }
-    if (profile) so_exec_profile_print(e, json ? stderr : stdout);
-    rc = 0;
-    goto done;
-run_failed:
-    so_error_prefix(model_path);
-done:
-    if (rc) fail();
-    so_exec_free(e);
-    if (ins)
-        for (int32_t k = 0; k < m->n_inputs; k++) free(ins[k]);
-    if (outs)
-        for (int32_t k = 0; k < m->n_outputs; k++) free(outs[k]);
-    free(ins);
-    free(outs);
-    so_mem_release(charged);
-    free(times);
-    so_model_free(m);
-free_given:
-    so_onnx_bind_inputs(NULL, 0, 0);
-    for (int j = 0; j < n_given; j++) free(given[j].data);
-    free(given);
-    return rc;
-}
-
 static int cmd_inspect(int argc, char **argv)
 {
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: superopt inspect MODEL.onnx\n  Prints the model's inputs, outputs, operators, weights and FLOPs.\n");
+        return 0;
+    }
     if (argc != 2) return usage("inspect: give exactly one model");
     so_model *m = NULL;
     if (so_onnx_load(argv[1], &m) != SO_OK) return fail();
@@ -379,6 +115,10 @@ int main(int argc, char **argv)
                 fprintf(stderr, "superopt: %s\n", so_error());
                 return 2;
             }
+            if (n_pin_args == MAX_PIN_ARGS) return usage("more than 128 --input-shape / --dim options");
+            char *p = so_xmalloc(strlen(spec) + 3);
+            sprintf(p, "%c:%s", shape ? 's' : 'd', spec);
+            pin_args[n_pin_args++] = p; /* lives as long as the process */
             continue;
         }
         if (!strcmp(argv[i], "--isa")) {
@@ -406,6 +146,10 @@ int main(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("superopt %s (library %s)\n", SUPEROPT_VERSION_STRING, superopt_version());
+        return 0;
+    }
     /* the kernels' ISA level: --isa, else SUPEROPT_ISA, else the CPU's; a level above the CPU's fails */
     so_isa level;
     if (isa) {
@@ -416,7 +160,7 @@ int main(int argc, char **argv)
         }
     } else if (so_isa_current(&level) != SO_OK)
         return fail();
-    if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run")) return so_run_main(argc - 1, argv + 1, pin_args, n_pin_args);
     if (!strcmp(cmd, "inspect")) return cmd_inspect(argc - 1, argv + 1);
     if (!strcmp(cmd, "generate")) return so_gen_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "rules")) return so_rules_main(argc - 1, argv + 1);
@@ -424,5 +168,5 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "bench")) return so_bench_main(argc - 1, argv + 1);
     /* default: optimize MODEL.onnx [options]; options may also come first (superopt -q M.onnx):
        the optimize parser takes the model wherever it stands and refuses unknown options */
-    return so_optimize_main(argc, argv);
+    return so_optimize_main(argc, argv, pin_args, n_pin_args);
 }
