@@ -365,8 +365,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     rules = rs.rules; /* owned by rs */
     labels = so_xmalloc((2 * nr + 1) * sizeof *labels);
     int32_t n_rules = 0;
+    const int block = so_nchwc_block();
     for (size_t i = 0; i < nr; i++) {
         so_rule cur = rs.rules[nr + i], rv;
+        /* layout rules of another block are for another ISA level's kernels: not searched */
+        const int rb = so_layout_rule_block(&cur);
+        if (rb && rb != block) continue;
         if (!src_has_const(&cur)) {
             rules[n_rules] = cur;
             snprintf(labels[n_rules++], sizeof *labels, "%d", (int)cur.id);

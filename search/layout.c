@@ -355,8 +355,7 @@ static void side_potential(const so_rule *r, int which, int *plain, int *reorder
     }
 }
 
-/* The block of a layout rule (its reorders' or blocked inputs' lane count), 0 if it has none. */
-static int rule_block(const so_rule *r)
+int so_layout_rule_block(const so_rule *r)
 {
     for (int w = 0; w < 2; w++) {
         const so_pattern *p = w ? &r->dst : &r->src;
@@ -383,7 +382,7 @@ int so_layout_rule_class(const so_rule *r, int b)
     int ps, rs_, pd, rd;
     int fold = pattern_has(&r->src, SO_OP_BATCHNORM) && pattern_has(&r->src, SO_OP_CONV) && pattern_has(&r->dst, SO_OP_BNFOLD_W) &&
                !pattern_has(&r->dst, SO_OP_BATCHNORM);
-    if (!fold && rule_block(r) != b) return SO_LAYOUT_RULE_NONE;
+    if (!fold && so_layout_rule_block(r) != b) return SO_LAYOUT_RULE_NONE;
     side_potential(r, 0, &ps, &rs_);
     side_potential(r, 1, &pd, &rd);
     if (fold) return pd < ps ? SO_LAYOUT_RULE_PUSH : SO_LAYOUT_RULE_NONE;

@@ -41,6 +41,8 @@ so_status so_layout_fold_bn(const so_graph *g, int b, so_graph **out, int32_t *n
    UNBLOCK  a single conv_nchwc becomes nchwc_in . conv . nchwc_out (used by the refinement). */
 enum { SO_LAYOUT_RULE_NONE = 0, SO_LAYOUT_RULE_REDUCE, SO_LAYOUT_RULE_PUSH, SO_LAYOUT_RULE_SEED, SO_LAYOUT_RULE_UNBLOCK };
 int so_layout_rule_class(const so_rule *r, int b);
+/* The block of a layout rule (the lanes of its reorders or blocked inputs), 0 if it has no layout operator. */
+int so_layout_rule_block(const so_rule *r);
 
 /* Builds *out from g by applying rules only: repeatedly the first match of a REDUCE rule, else of a
    PUSH rule, else of a SEED rule, until none applies. Every step lowers (plain operators, reorders)
