@@ -12,7 +12,7 @@
 
 static const char *const searches[] = {"backtrack", "greedy", "none", NULL};
 static const char *const costs[] = {"measured", "flops", NULL};
-static const char *const layouts[] = {"auto", "nchwc", "none", NULL};
+static const char *const layouts[] = {"auto", "nchwc", "none", "pass", NULL};
 
 static pthread_mutex_t api_mutex = PTHREAD_MUTEX_INITIALIZER;
 void so_api_lock(void) { pthread_mutex_lock(&api_mutex); }
@@ -204,7 +204,7 @@ superopt_status superopt_config_set(superopt_config *c, const char *key, const c
         if ((k = choice(costs, v)) < 0) return bad(c, key, v, "expected measured or flops");
         c->cost = k;
     } else if (!strcmp(key, "layout")) {
-        if ((k = choice(layouts, v)) < 0) return bad(c, key, v, "expected auto, nchwc or none");
+        if ((k = choice(layouts, v)) < 0) return bad(c, key, v, "expected auto, nchwc, none or pass");
         c->layout = k;
     } else if (!strcmp(key, "max_memory")) {
         size_t b;

@@ -27,7 +27,7 @@
 #include "../src/onnx_io.h"
 #include "../verifier/proofs.h"
 
-enum { LAYOUT_NONE = 0, LAYOUT_AUTO, LAYOUT_NCHWC };
+enum { LAYOUT_NONE = 0, LAYOUT_AUTO, LAYOUT_NCHWC, LAYOUT_PASS };
 
 typedef struct opts {
     const char *model, *out, *rules, *report, *dot, *cache_dir, *inputs;
@@ -179,7 +179,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
               .search = searches[c->search], .cost = c->cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS,
               .quiet = !c->progress, .allow_unverified = c->allow_unverified, .allow_unchecked = c->allow_unchecked,
               .inputs = c->inputs, .reverse = c->reverse,
-              .check_incremental = c->check_incremental, .layout = c->layout == 0 ? LAYOUT_AUTO : c->layout == 1 ? LAYOUT_NCHWC : LAYOUT_NONE,
+              .check_incremental = c->check_incremental, .layout = c->layout == 0 ? LAYOUT_AUTO : c->layout == 1 ? LAYOUT_NCHWC : c->layout == 3 ? LAYOUT_PASS : LAYOUT_NONE,
               .alpha = c->alpha, .time_limit = c->time_limit, .budget = c->budget, .threads = c->threads, .seed = c->seed};
     /* the report: JSON and the summary for people, both built in memory */
     size_t jlen = 0, tlen = 0;
@@ -263,8 +263,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     rules = rs.rules; /* owned by rs */
     labels = so_xmalloc((2 * nr + 1) * sizeof *labels);
     int32_t n_rules = 0;
+    const int block = so_nchwc_block();
     for (size_t i = 0; i < nr; i++) {
         so_rule cur = rs.rules[nr + i], rv;
+        /* layout rules of another block are for another ISA level's kernels: not searched */
+        const int rb = so_layout_rule_block(&cur);
+        if (rb && rb != block) continue;
         if (!src_has_const(&cur)) {
             rules[n_rules] = cur;
             snprintf(labels[n_rules++], sizeof *labels, "%d", (int)cur.id);
@@ -317,7 +321,56 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     /* auto under the FLOP/byte model: off (that model prices layout as neutral at best: it cannot see it) */
     if (o.layout == LAYOUT_AUTO && o.cost != SO_COST_MEASURED) o.layout = LAYOUT_NONE;
     int32_t layout_kept = 0; /* convs the refinement left in NCHW */
-    if (o.layout != LAYOUT_NONE) {
+    double t_layout = so_now();
+    if (o.layout == LAYOUT_AUTO || o.layout == LAYOUT_NCHWC) {
+        /* by proven rules (search/layout.c so_layout_by_rules): the rules applied are reported with the
+           search's; auto then tries each blocked conv plain again by an UNBLOCK rule, kept when cheaper */
+        layout_b = so_nchwc_block();
+        int32_t *lc = so_xcalloc((size_t)n_rules + 1, sizeof *lc);
+        so_graph *lg = NULL;
+        if (so_layout_by_rules(res.best, rules, n_rules, layout_b, &fc, &lg, lc, &lst) != SO_OK) {
+            free(lc);
+            goto fail;
+        }
+        cost_plain = so_cost_graph(&cm, res.best);
+        cost_blocked = so_cost_graph(&cm, lg);
+        for (int32_t k = 0, seen = 0; o.layout == LAYOUT_AUTO && k < lg->n_nodes; k++) {
+            if (lg->nodes[k].op != SO_OP_CONV_NCHWC) continue;
+            so_graph *cand = NULL;
+            int32_t ru = -1;
+            if (so_layout_unblock_at(lg, rules, n_rules, layout_b, k, &fc, &cand, &ru) != SO_OK) {
+                free(lc);
+                so_graph_free(lg);
+                goto fail;
+            }
+            seen++;
+            if (!cand) continue;
+            const double cc = so_cost_graph(&cm, cand);
+            if (cc < cost_blocked) {
+                so_graph_free(lg);
+                lg = cand, cost_blocked = cc;
+                lc[ru]++;
+                layout_kept++;
+                k = -1; /* node numbers changed: rescan, skipping the blocked convs already tried */
+                for (int32_t q = 0, s2 = 0; q < lg->n_nodes; q++)
+                    if (lg->nodes[q].op == SO_OP_CONV_NCHWC && ++s2 == seen) k = q;
+                if (k < 0) break;
+            } else {
+                so_graph_free(cand);
+            }
+        }
+        lst.convs = 0;
+        for (int32_t k = 0; k < lg->n_nodes; k++) lst.convs += lg->nodes[k].op == SO_OP_CONV_NCHWC;
+        if (lst.convs > 0 && (o.layout == LAYOUT_NCHWC || cost_blocked < cost_plain)) {
+            so_graph_free(res.best);
+            res.best = lg;
+            res.cost_after = cost_blocked;
+            layout_applied = 1;
+            for (int32_t r = 0; r < n_rules; r++) counts[r] += lc[r];
+        } else
+            so_graph_free(lg);
+        free(lc);
+    } else if (o.layout == LAYOUT_PASS) {
         layout_b = so_nchwc_block();
         so_graph *fg = NULL, *lg = NULL;
         int32_t nf = 0;
@@ -365,6 +418,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             so_graph_free(lg);
     }
 
+    t_layout = so_now() - t_layout;
     /* safety net (kernels/safety.h): both graphs on several input sets, element by element */
     so_safety_opts sfo = {.threads = (int)o.threads, .seed = (uint64_t)o.seed, .inputs_path = o.inputs, .time_it = 1};
     so_safety_result sr;
@@ -449,10 +503,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %s, \"cost_blocked\": %s, "
-                   "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d},\n",
-                o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : "nchwc", layout_b, layout_applied ? "true" : "false",
+                   "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d, \"seconds\": %.3f},\n",
+                o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : o.layout == LAYOUT_PASS ? "pass" : "nchwc", layout_b, layout_applied ? "true" : "false",
                 so_json_fmt(b1, cost_plain, 9), so_json_fmt(b2, cost_blocked, 9), (int)lst.convs, (int)layout_kept, (int)lst.bn_folded, (int)lst.pools,
-                (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
+                (int)lst.elementwise, (int)lst.concats, (int)lst.reorders, t_layout);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)

@@ -81,7 +81,7 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
      optimize: "rules" FILE (default: the installed rule set, see superopt_optimize)
                "search" backtrack|greedy|none   "alpha" A (1..100, default 1.05)
                "budget" N (graphs, 0 none, default 1000)   "time_limit" S (0 none, default 8)
-               "cost" measured|flops   "layout" auto|nchwc|none   "seed" N   "reverse" 0|1
+               "cost" measured|flops   "layout" auto|nchwc|pass|none   "seed" N   "reverse" 0|1
                "allow_unverified" 0|1 (use rules this build's verifier does not prove; warned on stderr)
                "allow_unchecked" 0|1 (write a model that cannot be executed here, unchecked; warned on stderr)
                "inputs" FILE (raw float32 inputs added to the numeric check's input sets)

@@ -12,7 +12,7 @@ static const char optimize_usage[] =
     "usage: superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
     "         [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
     "         [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q] [--allow-unverified]\n"
-    "         [--no-reverse] [--cache-dir DIR] [--check-incremental] [--layout auto|nchwc|none]\n"
+    "         [--no-reverse] [--cache-dir DIR] [--check-incremental] [--layout auto|nchwc|pass|none]\n"
     "         [--inputs FILE] [--allow-unchecked]\n"
     "  Optimizes MODEL.onnx with the proven rewrite rules (default: the installed rules/default.rules)\n"
     "  under the cost model, checks the result against the original on seeded inputs and writes\n"

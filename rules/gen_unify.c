@@ -441,13 +441,15 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
             break;
         case GK_MATMUL: at->act = gi->act; break;
         case GK_CONV:
-        case GK_CONVB: {
+        case GK_CONVB:
+        case GK_CONV_NCHWC:
+        case GK_CONVB_NCHWC: { /* stride 1, same padding; a blocked conv is ungrouped */
             const gen_type *w = &ev->type[nd->in[1]];
             at->stride[0] = at->stride[1] = 1;
             at->dilation[0] = at->dilation[1] = 1;
             at->pad[0] = at->pad[2] = w->dim[2] / 2;
             at->pad[1] = at->pad[3] = w->dim[3] / 2;
-            at->group = it0->dim[1] / w->dim[1];
+            at->group = it0->rank == 5 ? 1 : it0->dim[1] / w->dim[1];
             at->act = gi->act;
             break;
         }
@@ -463,17 +465,7 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
             if (!to_dimx(U, M, ts[base].d[1], &rn->dx[1])) *ok = 0;
             break;
         }
-        case GK_CONV_NCHWC:
-        case GK_CONVB_NCHWC: {
-            const gen_type *w = &ev->type[nd->in[1]];
-            at->stride[0] = at->stride[1] = 1;
-            at->dilation[0] = at->dilation[1] = 1;
-            at->pad[0] = at->pad[2] = w->dim[2] / 2;
-            at->pad[1] = at->pad[3] = w->dim[3] / 2;
-            at->group = 1;
-            at->act = gi->act;
-            break;
-        }
+
         case GK_AVGPOOL:
             at->kernel[0] = at->kernel[1] = 3;
             at->stride[0] = at->stride[1] = 1;

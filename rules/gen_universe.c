@@ -35,7 +35,10 @@ static void add_var(gen_universe *u, const char *name, gen_type t, int role, int
     gen_var *v = &u->vars[u->n_vars++];
     memset(v, 0, sizeof *v);
     snprintf(v->name, sizeof v->name, "%s", name);
-    v->t = t;
+    /* field by field: a struct copy need not carry the padding byte, and the variables are hashed as
+       bytes (gen_prune.c var_groups) */
+    v->t.rank = t.rank;
+    for (int i = 0; i < 5; i++) v->t.dim[i] = t.dim[i];
     v->role = (int8_t)role;
     v->kernel = (int8_t)kernel;
     v->base = -1;
@@ -52,7 +55,8 @@ static void add_inst(gen_universe *u, int kind, int act, int axis, int n_in, int
     g->axis = (int8_t)axis;
     g->n_in = (int8_t)n_in;
     g->n_out = (int8_t)n_out;
-    g->ct = ct;
+    g->ct.rank = ct.rank;
+    for (int i = 0; i < 5; i++) g->ct.dim[i] = ct.dim[i];
     int64_t n = gen_numel(&ct);
     if (n > u->elems_max) u->elems_max = (int)n;
 }

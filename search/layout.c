@@ -331,3 +331,168 @@ done:
     free(uses);
     return rc;
 }
+
+/* ---------------- rule-driven placement (proven layout rules, issue 15) ---------------- */
+
+/* Output rank of pattern node k of side `which`, or -1 when the rule check cannot say. */
+static int pnode_rank(const so_rule *r, int which, int k)
+{
+    so_sshape sh;
+    so_rref ref = {(int16_t)k, 0};
+    if (so_rule_shape(r, which, ref, &sh) != SO_OK) return -1;
+    return sh.rank;
+}
+
+/* Potential of one side of a rule: plain operators (non-layout nodes whose output is not blocked) and reorders. */
+static void side_potential(const so_rule *r, int which, int *plain, int *reorders)
+{
+    const so_pattern *p = which ? &r->dst : &r->src;
+    *plain = *reorders = 0;
+    for (int k = 0; k < p->n_nodes; k++) {
+        so_op op = p->nodes[k].op;
+        if (op == SO_OP_NCHWC_IN || op == SO_OP_NCHWC_OUT) (*reorders)++;
+        else if (!(so_ops[op].flags & (SO_F_LAYOUT | SO_F_INTERNAL)) && pnode_rank(r, which, k) != 5) (*plain)++;
+    }
+}
+
+int so_layout_rule_block(const so_rule *r)
+{
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int k = 0; k < p->n_nodes; k++) {
+            const so_rnode *n = &p->nodes[k];
+            if (n->op == SO_OP_NCHWC_IN && n->attr.n_ints == 1) return (int)n->attr.ints[0];
+            if (n->op == SO_OP_NCHWC_OUT && n->n_dx == 2) return n->dx[0].c;
+        }
+    }
+    for (int i = 0; i < r->n_inputs; i++)
+        if (r->inputs[i].rank == 5 && r->inputs[i].dim[4].n_sym == 0) return r->inputs[i].dim[4].c;
+    return 0;
+}
+
+static int pattern_has(const so_pattern *p, so_op op)
+{
+    for (int k = 0; k < p->n_nodes; k++)
+        if (p->nodes[k].op == op) return 1;
+    return 0;
+}
+
+int so_layout_rule_class(const so_rule *r, int b)
+{
+    int ps, rs_, pd, rd;
+    int fold = pattern_has(&r->src, SO_OP_BATCHNORM) && pattern_has(&r->src, SO_OP_CONV) && pattern_has(&r->dst, SO_OP_BNFOLD_W) &&
+               !pattern_has(&r->dst, SO_OP_BATCHNORM);
+    if (!fold && so_layout_rule_block(r) != b) return SO_LAYOUT_RULE_NONE;
+    side_potential(r, 0, &ps, &rs_);
+    side_potential(r, 1, &pd, &rd);
+    if (fold) return pd < ps ? SO_LAYOUT_RULE_PUSH : SO_LAYOUT_RULE_NONE;
+    if (pd == ps && rd < rs_) return SO_LAYOUT_RULE_REDUCE;
+    if (pd < ps && rd <= rs_) return SO_LAYOUT_RULE_PUSH;
+    if (pd < ps) return SO_LAYOUT_RULE_SEED; /* a plain conv blocked, an add moved onto blocked values */
+    if (pd > ps && r->src.n_nodes == 1 && r->src.nodes[0].op == SO_OP_CONV_NCHWC && pattern_has(&r->dst, SO_OP_CONV))
+        return SO_LAYOUT_RULE_UNBLOCK;
+    return SO_LAYOUT_RULE_NONE;
+}
+
+typedef struct try_ctx {
+    const so_graph *g;
+    so_fold_ctx *fc;
+    so_graph *ng;
+    int32_t only_node; /* >= 0: the match must contain this node */
+} try_ctx;
+
+static int try_fn(const so_match *m, void *ud)
+{
+    try_ctx *t = ud;
+    if (t->only_node >= 0) {
+        int hit = 0;
+        for (int k = 0; k < m->rule->src.n_nodes; k++) hit |= m->node[k] == t->only_node;
+        if (!hit) return 0;
+    }
+    so_graph *ng = NULL;
+    if (so_rewrite(t->g, m, t->fc, &ng) != SO_OK) return 0; /* e.g. a cycle: try the next match */
+    t->ng = ng;
+    return 1;
+}
+
+/* Applies the first applicable match of the first rule of class cls; 1 if *g was replaced. */
+static so_status apply_one(so_graph **g, const so_rule *rules, const int8_t *cls, int32_t n_rules, int want, so_fold_ctx *fc,
+                           int32_t *counts, int *done)
+{
+    so_match_index ix;
+    so_match_index_init(&ix, *g);
+    ix.share_reorders = 1; /* a reorder with several users cancels or moves for each of them */
+    try_ctx t = {*g, fc, NULL, -1};
+    *done = 0;
+    for (int32_t i = 0; i < n_rules && !t.ng; i++) {
+        if (cls[i] != want) continue;
+        so_match_rule(&ix, &rules[i], i, try_fn, &t);
+        if (t.ng) {
+            if (counts) counts[i]++;
+            *done = 1;
+        }
+    }
+    so_match_index_free(&ix);
+    if (t.ng) {
+        so_graph_free(*g);
+        *g = t.ng;
+    }
+    return SO_OK;
+}
+
+so_status so_layout_by_rules(const so_graph *g, const so_rule *rules, int32_t n_rules, int b, so_fold_ctx *fc,
+                             so_graph **out, int32_t *counts, so_layout_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    int8_t *cls = so_xmalloc((size_t)n_rules + 1);
+    int any = 0;
+    for (int32_t i = 0; i < n_rules; i++) {
+        cls[i] = (int8_t)so_layout_rule_class(&rules[i], b);
+        any |= cls[i] == SO_LAYOUT_RULE_SEED;
+    }
+    so_graph *cur = so_graph_clone(g);
+    /* every step lowers (plain operators, reorders) lexicographically (so_layout_rule_class), so
+       the loop ends; the cap is a guard against a rule set that breaks that */
+    int64_t cap = 8 * (int64_t)g->n_nodes + 64;
+    static const int order[3] = {SO_LAYOUT_RULE_REDUCE, SO_LAYOUT_RULE_PUSH, SO_LAYOUT_RULE_SEED};
+    for (int64_t step = 0; any && step < cap; step++) {
+        int done = 0;
+        for (int k = 0; k < 3 && !done; k++)
+            if (apply_one(&cur, rules, cls, n_rules, order[k], fc, counts, &done) != SO_OK) {
+                so_graph_free(cur);
+                free(cls);
+                return SO_ERR;
+            }
+        if (!done) break;
+    }
+    free(cls);
+    for (int32_t i = 0; i < cur->n_nodes; i++) {
+        so_op op = cur->nodes[i].op;
+        st->convs += op == SO_OP_CONV_NCHWC;
+        st->reorders += op == SO_OP_NCHWC_IN || op == SO_OP_NCHWC_OUT;
+        if (!(so_ops[op].flags & (SO_F_LAYOUT | SO_F_SOURCE)) && cur->nodes[i].n_out > 0 && cur->nodes[i].out[0].rank == 5) {
+            st->concats += op == SO_OP_CONCAT;
+            st->elementwise += op != SO_OP_CONCAT;
+        }
+    }
+    *out = cur;
+    return SO_OK;
+}
+
+so_status so_layout_unblock_at(const so_graph *g, const so_rule *rules, int32_t n_rules, int b, int32_t node, so_fold_ctx *fc,
+                               so_graph **out, int32_t *rule_used)
+{
+    *out = NULL;
+    *rule_used = -1;
+    so_match_index ix;
+    so_match_index_init(&ix, g);
+    try_ctx t = {g, fc, NULL, node};
+    for (int32_t i = 0; i < n_rules && !t.ng; i++) {
+        if (so_layout_rule_class(&rules[i], b) != SO_LAYOUT_RULE_UNBLOCK) continue;
+        so_match_rule_at(&ix, &rules[i], i, node, try_fn, &t);
+        if (t.ng) *rule_used = i;
+    }
+    so_match_index_free(&ix);
+    *out = t.ng;
+    return SO_OK;
+}

@@ -3,6 +3,7 @@
 #define SO_LAYOUT_H
 
 #include "graph.h"
+#include "match.h"
 
 /* What so_layout_nchwc did. */
 typedef struct so_layout_stats {
@@ -27,5 +28,34 @@ so_status so_layout_nchwc(const so_graph *g, int b, const char *keep, so_graph *
    folded into new conv weights and bias (added to g's model once), in NCHW. so_layout_nchwc on the result
    adds no large weights, so a caller trying several `keep` sets folds once. *n_folded: how many. */
 so_status so_layout_fold_bn(const so_graph *g, int b, so_graph **out, int32_t *n_folded);
+
+/* ---- rule-driven placement: the same decision made by applying proven layout rules ----
+   A rule's class for block b: how so_layout_by_rules uses it. With plain = the non-layout operators of
+   a pattern whose output is not blocked (rank != 5) and reorders = its nchwc_in / nchwc_out nodes:
+   REDUCE   layout rule of block b, plain equal, fewer reorders (a round trip cancels; two reorders
+            before an add / concat become one after it);
+   PUSH     fewer plain operators, no more reorders (a reorder moves past an element-wise op or a
+            conv, which then runs blocked), or a conv+batchnorm fold (dst has bnfold_w);
+   SEED     fewer plain operators at the price of more reorders (a plain conv becomes
+            nchwc_out . conv_nchwc . nchwc_in; add(nchwc_out(P), X) becomes nchwc_out(add(P, nchwc_in(X))));
+   UNBLOCK  a single conv_nchwc becomes nchwc_in . conv . nchwc_out (used by the refinement). */
+enum { SO_LAYOUT_RULE_NONE = 0, SO_LAYOUT_RULE_REDUCE, SO_LAYOUT_RULE_PUSH, SO_LAYOUT_RULE_SEED, SO_LAYOUT_RULE_UNBLOCK };
+int so_layout_rule_class(const so_rule *r, int b);
+/* The block of a layout rule (the lanes of its reorders or blocked inputs), 0 if it has no layout operator. */
+int so_layout_rule_block(const so_rule *r);
+
+/* Builds *out from g by applying rules only: repeatedly the first match of a REDUCE rule, else of a
+   PUSH rule, else of a SEED rule, until none applies. Every step lowers (plain operators, reorders)
+   lexicographically, so it ends. counts (if not NULL, n_rules entries) is incremented per application of
+   rules[i]; st counts the result's blocked convs, reorders, blocked element-wise ops and concats. The
+   rules are the search's list (each rule and its reverse); their matches need exact blocking (channels
+   multiples of b), so a conv with other channel counts stays plain. *out: caller frees. */
+so_status so_layout_by_rules(const so_graph *g, const so_rule *rules, int32_t n_rules, int b, so_fold_ctx *fc,
+                             so_graph **out, int32_t *counts, so_layout_stats *st);
+
+/* *out = g with conv_nchwc node `node` run plain again by an UNBLOCK rule (nchwc_in . conv . nchwc_out),
+   *rule_used its index; *out NULL when no UNBLOCK rule matches there. */
+so_status so_layout_unblock_at(const so_graph *g, const so_rule *rules, int32_t n_rules, int b, int32_t node, so_fold_ctx *fc,
+                               so_graph **out, int32_t *rule_used);
 
 #endif

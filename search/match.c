@@ -211,6 +211,7 @@ static int final_check(mstate *s)
     /* intermediate outputs must not escape the match */
     for (int p = 0; p < r->src.n_nodes; p++) {
         int32_t gi = s->m.node[p];
+        if (ix->share_reorders && (r->src.nodes[p].op == SO_OP_NCHWC_IN || r->src.nodes[p].op == SO_OP_NCHWC_OUT)) continue;
         for (int slot = 0; slot < r->src.nodes[p].n_out; slot++) {
             if (is_src_output(r, p, slot)) continue;
             for (int32_t u = ix->use_start[gi]; u < ix->use_start[gi + 1]; u++) {

@@ -29,6 +29,9 @@ typedef struct so_match_index {
                                               checked every few thousand candidate nodes */
     int *expired;                          /* if not NULL, set to 1 when the deadline cut an
                                               enumeration short (its count is then partial) */
+    int share_reorders;                    /* 1: an intermediate nchwc_in / nchwc_out of the source
+                                              pattern may have users outside the match (the rewrite
+                                              then keeps it for them); 0 (init): never */
 } so_match_index;
 
 /* Builds the index of g (caller frees with so_match_index_free). */

@@ -100,12 +100,29 @@ fi
 #     Runtime runs with the same outputs. A node of that domain that superopt does not know is a clean error.
 for m in resnet_small squeezenet; do
     out=$TMP/$m.nchwc.onnx
-    if $SO data/$m.onnx -o "$out" -q --search none --layout nchwc >"$TMP/log" 2>&1 &&
+    if $SO data/$m.onnx -o "$out" -q --search none --layout nchwc --report "$TMP/$m.nchwc.json" >"$TMP/log" 2>&1 &&
+        $PY - "$TMP/$m.nchwc.json" rules/default.rules <<'PYEOF' >>"$TMP/log" 2>&1 &&
+import json, re, sys
+# the placement is made of proven rules: every rule applied is a generated layout rule or a conv+BN fold
+rep = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+blocks = {int(b.split()[1]): b for b in re.split(r"\n(?=rule \d+\n)", text) if b.startswith("rule ")}
+applied = rep["rules_applied"]
+assert rep["layout"]["applied"] and rep["layout"]["convs"] > 0 and applied, rep["layout"]
+for k in applied:
+    b = blocks[int(k.split("-")[0])]
+    assert "proof proved" in b and ("layout b=" in b or "bnfold_w" in b), k
+PYEOF
         $PY -c 'import onnx,sys; m=onnx.load(sys.argv[1]); onnx.checker.check_model(m); assert sum(n.domain=="ai.superopt" for n in m.graph.node)>=3' "$out" >>"$TMP/log" 2>&1 &&
         $SO run "$out" --inputs data/$m.in.bin --outputs "$TMP/$m.nchwc.out" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
         $PY data/compare_outputs.py "$TMP/$m.nchwc.out" data/$m.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
-        ok "optimize $m --layout nchwc: blocked model passes onnx.checker and matches PyTorch on our backend"
-    else bad "optimize $m --layout nchwc: blocked model passes onnx.checker and matches PyTorch on our backend" "$TMP/log"; fi
+        ok "optimize $m --layout nchwc: placed by proven layout rules (report), passes onnx.checker and matches PyTorch on our backend"
+    else bad "optimize $m --layout nchwc: placed by proven layout rules (report), passes onnx.checker and matches PyTorch on our backend" "$TMP/log"; fi
+    if $SO data/$m.onnx -o "$out" -q --search none --layout pass >"$TMP/log" 2>&1 &&
+        $SO run "$out" --inputs data/$m.in.bin --outputs "$TMP/$m.pass.out" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
+        $PY data/compare_outputs.py "$TMP/$m.pass.out" data/$m.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
+        ok "optimize $m --layout pass (the hand-written placement pass): matches PyTorch on our backend"
+    else bad "optimize $m --layout pass (the hand-written placement pass): matches PyTorch on our backend" "$TMP/log"; fi
     std=$TMP/$m.std.onnx
     if $SO data/$m.onnx -o "$std" -q --search none --layout none >"$TMP/log" 2>&1 &&
         $PY -c 'import onnx,sys; m=onnx.load(sys.argv[1]); assert all(n.domain in ("","ai.onnx") for n in m.graph.node)' "$std" >>"$TMP/log" 2>&1 &&

@@ -62,6 +62,8 @@ static int count_op(const so_graph *g, so_op op)
     return k;
 }
 
+static void check_outputs(so_model *m, const so_graph *lg, int b, int convs);
+
 /* Runs g (reference) and its layout rewrite (reference, executor at 1 and 2 threads): all agree within 1e-4. */
 static void check_model(so_model *m, int b, int expect_convs)
 {
@@ -73,6 +75,15 @@ static void check_model(so_model *m, int b, int expect_convs)
     assert_int_equal(count_op(lg, SO_OP_CONV), count_op(g, SO_OP_CONV) - st.convs);
     assert_true(count_op(lg, SO_OP_NCHWC_IN) >= 1 && count_op(lg, SO_OP_NCHWC_OUT) >= 1);
     assert_int_equal(count_op(lg, SO_OP_BATCHNORM), count_op(g, SO_OP_BATCHNORM) - st.bn_folded);
+    check_outputs(m, lg, b, st.convs);
+    so_graph_free(lg);
+}
+
+/* g's outputs and lg's agree within 1e-4: reference kernels, executor at 1 and 2 threads (which runs at
+   least `convs` blocked kernels where block b has kernels at this ISA level). */
+static void check_outputs(so_model *m, const so_graph *lg, int b, int convs)
+{
+    const so_graph *g = m->graph;
     float *ins[8], *ref[8], *got[8];
     int64_t on[8];
     uint64_t seed = 5;
@@ -103,7 +114,7 @@ static void check_model(so_model *m, int b, int expect_convs)
         }
         so_isa lv;
         assert_int_equal(so_isa_current(&lv), SO_OK);
-        if (so_nchwc_level(b, lv)) assert_true(blocked_steps >= st.convs); /* the blocked kernels really ran */
+        if (so_nchwc_level(b, lv)) assert_true(blocked_steps >= convs); /* the blocked kernels really ran */
         assert_int_equal(so_exec_run(e, (const float *const *)ins, got), SO_OK);
         for (int o = 0; o < m->n_outputs; o++)
             if (!(rel_err(ref[o], got[o], on[o]) <= 1e-4)) fail_msg("b=%d executor %d threads: output %d differs by %g", b, T, o, rel_err(ref[o], got[o], on[o]));
@@ -111,7 +122,54 @@ static void check_model(so_model *m, int b, int expect_convs)
     }
     for (int i = 0; i < m->n_inputs; i++) free(ins[i]);
     for (int o = 0; o < m->n_outputs; o++) free(ref[o]), free(got[o]);
+}
+
+/* The placement by proven rules (so_layout_by_rules) with the shipped rule set (each rule and its reverse, as
+   the search uses them): convs are blocked, every application is of a rule of a layout class, the reorders
+   left are fewer than two per blocked conv, and the outputs agree. */
+static void by_rules(const char *path, int b)
+{
+    so_ruleset rs = {0};
+    assert_int_equal(so_rules_load("rules/default.rules", &rs), SO_OK);
+    int32_t n = 0;
+    so_rule *rules = malloc(sizeof *rules * (size_t)(2 * rs.n_rules));
+    for (int32_t i = 0; i < rs.n_rules; i++) {
+        rules[n++] = rs.rules[i];
+        so_rule_reverse(&rs.rules[i], &rules[n++]);
+    }
+    so_model *m = NULL;
+    assert_int_equal(so_onnx_load(path, &m), SO_OK);
+    so_fold_ctx fc;
+    so_fold_init(&fc, m);
+    so_graph *lg = NULL;
+    so_layout_stats st;
+    int32_t *counts = calloc((size_t)n, sizeof *counts);
+    assert_int_equal(so_layout_by_rules(m->graph, rules, n, b, &fc, &lg, counts, &st), SO_OK);
+    int applied = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (counts[i]) {
+            assert_int_not_equal(so_layout_rule_class(&rules[i], b), SO_LAYOUT_RULE_NONE);
+            applied += counts[i];
+        }
+    assert_true(st.convs > 0 && applied >= st.convs);
+    assert_int_equal(count_op(lg, SO_OP_CONV_NCHWC), st.convs);
+    assert_int_equal(count_op(lg, SO_OP_NCHWC_IN) + count_op(lg, SO_OP_NCHWC_OUT), st.reorders);
+    assert_true(st.reorders < 2 * st.convs);
+    check_outputs(m, lg, b, st.convs);
     so_graph_free(lg);
+    free(counts);
+    so_fold_free(&fc);
+    so_model_free(m);
+    free(rules);
+    so_ruleset_free(&rs);
+}
+
+static void test_by_rules(void **state)
+{
+    (void)state;
+    by_rules("data/squeezenet.onnx", 16);
+    by_rules("data/squeezenet.onnx", 8);
+    by_rules("data/resnet_small.onnx", 8);
 }
 
 static void test_resnet_small(void **state)
@@ -292,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_resnet_small),
         cmocka_unit_test(test_squeezenet),
         cmocka_unit_test(test_mobile_block),
+        cmocka_unit_test(test_by_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
