@@ -10,6 +10,8 @@
 #define SO_SAFETY_RTOL 1e-4
 #define SO_SAFETY_ATOL 1e-5
 #define SO_SAFETY_MAX_SETS 6
+/* slack per element in units of the output's noise floor (see so_safety_check) */
+#define SO_SAFETY_NOISE_K 4.0
 
 typedef struct so_safety_opts {
     int threads;
@@ -25,6 +27,7 @@ typedef struct so_safety_result {
     int sets;            /* input sets compared */
     double worst;        /* largest |a-b| / (atol*s + rtol*|a|) over all elements (<= 1 passes); a
                             mismatch in Inf/NaN counts as infinity */
+    double noise;        /* largest noise floor over outputs and sets (absolute; see so_safety_check) */
     double lat_before_ms, lat_after_ms; /* time_it: medians; else -1 */
     char why[640];       /* !ran or !agree: one line (set, output, element, both values) */
 } so_safety_result;
@@ -32,7 +35,12 @@ typedef struct so_safety_result {
 /* Runs `orig` and `opt` (same inputs and outputs, in order) on these input sets: uniform in
    [-1, 1) (seeded), the same times 1000 (large magnitudes), all-negative (-|u|), all zeros, and the
    inputs file when given. Element by element, with s the set's magnitude (1 or 1000):
-   |a - b| <= SO_SAFETY_ATOL*s + SO_SAFETY_RTOL*|a| (a: original), Inf equal only to the same Inf
+   |a - b| <= SO_SAFETY_ATOL*s + SO_SAFETY_RTOL*|a| + SO_SAFETY_NOISE_K*noise_k (a: original), where
+   noise_k, the noise floor of output k on that set, is the largest difference between the original
+   run by its kernels and the original run once more by another kernel path (the next lower ISA level;
+   the reference kernels at the scalar level): float rounding that any reassociating kernel shows on
+   this output, zero where the computation is exact (so relu -> identity next to large values is still
+   caught). Levels are process-wide: the caller holds the API lock. Inf equal only to the same Inf
    and NaN only to NaN; int64 outputs bit for bit. Returns SO_ERR only when the inputs file cannot
    be read or memory is refused (message set); otherwise SO_OK with r filled. */
 so_status so_safety_check(const so_graph *orig, const so_graph *opt, const so_safety_opts *o, so_safety_result *r);
