@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "../src/common.h"
 #include "../src/graph.h"
+#include "../src/feed.h"
 #include "../src/onnx_io.h"
 
 static const char usage_text[] =
@@ -22,8 +23,10 @@ static const char usage_text[] =
     "           [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q]\n"
     "  superopt run MODEL.onnx [--iters N] [--warmup N] [--threads N] [--inputs FILE|DIR]\n"
     "           [--outputs FILE|DIR/] [--json] [--profile] [--reference] [--seed N]\n"
-    "           FILE: raw float32, all inputs (outputs) back to back; DIR: input_0.pb, input_1.pb, ...\n"
-    "           (ONNX TensorProto, graph input order); DIR/: writes output_0.pb, ...\n"
+    "           FILE: raw, all inputs (outputs) back to back, each in its own element type (float32, int64,\n"
+    "           int32, bool: 4, 8, 4, 1 bytes; numpy's tobytes()); DIR: input_0.pb, input_1.pb, ...\n"
+    "           (ONNX TensorProto, graph input order); DIR/: writes output_0.pb, ...; without --inputs, seeded\n"
+    "           values (integers valid for their use: indices in range, 0/1 masks)\n"
     "  superopt generate [--max-ops N] [-o FILE.rules] [--threads N] [--shard I/N] [--seed N] [--json FILE]\n"
     "  superopt rules merge A.rules B.rules ... -o OUT.rules\n"
     "  superopt verify FILE.rules [--json]\n"
@@ -45,17 +48,6 @@ static int fail(void)
 {
     fprintf(stderr, "superopt: %s\n", so_error());
     return 1;
-}
-
-static const char *so_dtype_name(int32_t t)
-{
-    switch (t) {
-    case 1: return "float32";
-    case 6: return "int32";
-    case 7: return "int64";
-    case 9: return "bool";
-    default: return "of another element type";
-    }
 }
 
 /* Reads DIR/input_0.pb, input_1.pb, ... (test_data_set layout) until the first missing one; any
@@ -150,63 +142,57 @@ static int cmd_run(int argc, char **argv)
     }
     so_graph *g = m->graph;
 
-    /* inputs */
-    size_t in_total = 0;
+    /* inputs: one buffer per model input in its storage type (float32, or int64 for int64 / int32 / bool) */
+    size_t in_bytes = 0; /* of the raw FILE form: each input in its own element type, back to back */
+    int n_specialised = 0;
     ins = so_xcalloc((size_t)m->n_inputs + 1, sizeof *ins);
     for (int32_t k = 0; k < m->n_inputs; k++) {
-        if (m->inputs[k].shape.dtype != SO_F32) {
-            so_errorf("%s: input '%s' is %s; superopt run feeds float32 inputs, and other types only as values from --inputs DIR",
-                      model_path, m->inputs[k].name, so_dtype_name(m->inputs[k].shape.dtype));
-            goto done;
-        }
         int64_t n = so_shape_numel(&m->inputs[k].shape);
-        if (so_mem_charge((size_t)n * sizeof(float), "run's input buffers") != SO_OK) { /* --max-memory counts the total */
+        size_t sb = (size_t)n * (m->inputs[k].shape.dtype == SO_I64 ? 8 : 4);
+        if (so_mem_charge(sb, "run's input buffers") != SO_OK) { /* --max-memory counts the total */
             so_error_prefix(model_path);
             goto done;
         }
-        charged += (size_t)n * sizeof(float);
-        ins[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-        in_total += (size_t)n;
-    }
-    if (in_total > so_max_alloc_bytes / sizeof(float)) {
-        so_errorf("%s: inputs of %zu elements exceed the allocation limit (%zu bytes; see --max-memory)", model_path, in_total, so_max_alloc_bytes);
-        goto done;
+        charged += sb;
+        ins[k] = so_xmalloc(sb ? sb : 8);
+        in_bytes += (size_t)n * so_dtype_size(so_input_elem_type(m, k));
     }
     if (in_dir) {
-        /* float tensors fill the model's inputs in order (the importer checked types and shapes;
-           the others became constants) */
-        /* tensors fill the model's inputs in order; those the importer bound as constants are the
-           ones whose position no model input has (it checked the types and shapes) */
+        /* the tensors fill the model's inputs in order; those the importer bound as constants (their
+           value was needed at import) are the ones whose position no model input has (it checked the
+           types and shapes) */
         int32_t k = 0;
         for (int j = 0; j < n_given; j++) {
             if (!so_onnx_input_bound_const(j) && k < m->n_inputs) {
-                memcpy(ins[k], given[j].data, (size_t)so_shape_numel(&given[j].shape) * sizeof(float));
+                memcpy(ins[k], given[j].data, (size_t)so_shape_numel(&given[j].shape) * (given[j].shape.dtype == SO_I64 ? 8 : 4));
                 k++;
-            } else if (!json)
-                fprintf(stderr, "superopt: note: input #%d (%s) of %s is bound as a constant; the graph is specialised to its value\n", j,
+                continue;
+            }
+            n_specialised++;
+            if (!json)
+                fprintf(stderr, "superopt: note: input #%d (%s) of %s is needed at import (a shape or parameter): the graph is specialised to its value\n", j,
                         so_dtype_name(given[j].onnx_type), in_path);
         }
         if (k < m->n_inputs) {
-            so_errorf("%s: inputs of %s: fewer float32 tensors than the model's float32 inputs", model_path, in_path);
+            so_errorf("%s: inputs of %s: fewer tensors than the model's inputs", model_path, in_path);
             goto done;
         }
     } else if (in_path) {
-        float *all = so_xmalloc((in_total ? in_total : 1) * sizeof(float));
-        if (so_read_file_exact(in_path, all, in_total * sizeof(float)) != SO_OK) {
+        unsigned char *all = so_xmalloc(in_bytes ? in_bytes : 1);
+        if (so_read_file_exact(in_path, all, in_bytes) != SO_OK) {
             free(all);
             goto done;
         }
         size_t off = 0;
         for (int32_t k = 0; k < m->n_inputs; k++) {
-            size_t n = (size_t)so_shape_numel(&m->inputs[k].shape);
-            memcpy(ins[k], all + off, n * sizeof(float));
-            off += n;
+            int64_t n = so_shape_numel(&m->inputs[k].shape);
+            so_to_storage(so_input_elem_type(m, k), all + off, n, ins[k]);
+            off += (size_t)n * so_dtype_size(so_input_elem_type(m, k));
         }
         free(all);
     } else {
         uint64_t st = (uint64_t)seed;
-        for (int32_t k = 0; k < m->n_inputs; k++)
-            so_rng_fill(&st, ins[k], (size_t)so_shape_numel(&m->inputs[k].shape));
+        for (int32_t k = 0; k < m->n_inputs; k++) so_feed_fill(g, k, &st, ins[k]);
     }
     /* outputs */
     size_t out_total = 0;
@@ -258,27 +244,24 @@ static int cmd_run(int argc, char **argv)
             snprintf(p, sizeof p, "%s%soutput_%d.pb", out_path, out_path[strlen(out_path) - 1] == '/' ? "" : "/", (int)k);
             if (so_onnx_tensor_write(p, m->outputs[k].name, &t) != SO_OK) goto done;
         }
-    } else if (out_path) {
+    } else if (out_path) { /* each output in its element type, back to back */
+        size_t total = 0;
         for (int32_t k = 0; k < m->n_outputs; k++)
-            if (g->nodes[g->outputs[k].node].out[g->outputs[k].slot].dtype != SO_F32) {
-                so_errorf("%s: output '%s' is not float32: write typed outputs with --outputs DIR/", model_path, m->outputs[k].name);
-                goto done;
-            }
-        float *all = so_xmalloc((out_total ? out_total : 1) * sizeof(float));
+            total += (size_t)so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]) * so_dtype_size(output_type(g, k));
+        unsigned char *all = so_xmalloc(total ? total : 1);
         size_t off = 0;
         for (int32_t k = 0; k < m->n_outputs; k++) {
-            const so_shape *s = &g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
-            size_t n = (size_t)so_shape_numel(s);
-            memcpy(all + off, outs[k], n * sizeof(float));
-            off += n;
+            int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
+            so_from_storage(output_type(g, k), outs[k], n, all + off);
+            off += (size_t)n * so_dtype_size(output_type(g, k));
         }
-        so_status st = so_write_file_atomic(out_path, all, out_total * sizeof(float));
+        so_status st = so_write_file_atomic(out_path, all, total);
         free(all);
         if (st != SO_OK) goto done;
     }
     if (json) {
-        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %zu, \"isa\": \"%s\"}\n",
-               median, times[0], iters, so_exec_peak_activation_bytes(e), so_exec_isa_name(e));
+        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %zu, \"isa\": \"%s\", \"specialised_inputs\": %d}\n",
+               median, times[0], iters, so_exec_peak_activation_bytes(e), so_exec_isa_name(e), n_specialised);
     } else {
         printf("%s: %d nodes, %lld iterations, %lld thread%s, %s kernels: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
                model_path, (int)g->n_nodes, iters, threads, threads == 1 ? "" : "s", so_exec_isa_name(e), median, times[0],

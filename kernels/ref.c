@@ -335,14 +335,23 @@ DEF_BINARY(div_i, int64_t, idiv(a, b))
     }
 
 static so_status no_int(const so_graph *g, const so_node *n) { return kfail(g, n, "int64 inputs are not supported"); }
-#define pow_i(...) return no_int(g, n)
+
+/* integer power by squaring; a negative exponent gives 0 except for bases 1 and -1 (ONNX Runtime's) */
+static int64_t ipow(int64_t a, int64_t b)
+{
+    if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
+    int64_t r = 1;
+    for (; b; b >>= 1, a = imul(a, a))
+        if (b & 1) r = imul(r, a);
+    return r;
+}
+DEF_BINARY(pow_i, int64_t, ipow(a, b))
 
 BINARY_KERNEL(add, add_f, add_i)
 BINARY_KERNEL(sub, sub_f, sub_i)
 BINARY_KERNEL(mul, mul_f, mul_i)
 BINARY_KERNEL(div, div_f, div_i)
 BINARY_KERNEL(pow, pow_f, pow_i)
-#undef pow_i
 
 #define UNARY_KERNEL(l, EXPR)                                                                                                          \
     so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)                                    \
@@ -1605,6 +1614,97 @@ so_status so_ref_det(const so_graph *g, const so_node *n, const so_tensor *in, s
         Y[m] = (float)det;
     }
     free(A);
+    return SO_OK;
+}
+
+/* ---------------- integer and boolean operators ---------------- */
+
+so_status so_ref_not(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    const int64_t *X = in[0].data;
+    int64_t *Y = out[0].data;
+    for (int64_t j = 0; j < numel(&out[0].shape); j++) Y[j] = !X[j];
+    return SO_OK;
+}
+
+#define LOGIC_KERNEL(l, EXPR)                                                                                                          \
+    so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)                                    \
+    {                                                                                                                                  \
+        (void)g;                                                                                                                       \
+        (void)n;                                                                                                                       \
+        const so_shape *o = &out[0].shape;                                                                                             \
+        const int64_t *A = in[0].data, *B = in[1].data;                                                                                \
+        int64_t *Y = out[0].data;                                                                                                      \
+        for (int64_t j = 0; j < numel(o); j++) {                                                                                       \
+            const int64_t p = A[bcast_off(&in[0].shape, o->dim, o->rank, j)] != 0, q = B[bcast_off(&in[1].shape, o->dim, o->rank, j)] != 0; \
+            Y[j] = (EXPR);                                                                                                             \
+        }                                                                                                                              \
+        return SO_OK;                                                                                                                  \
+    }
+LOGIC_KERNEL(and, p && q)
+LOGIC_KERNEL(or, p || q)
+LOGIC_KERNEL(xor, p != q)
+
+/* integer remainder: fmod 1 takes the dividend's sign (C), 0 the divisor's (Python); x % 0 = 0 */
+static int64_t imod(int64_t a, int64_t b, int fm)
+{
+    if (b == 0 || (a == INT64_MIN && b == -1)) return 0;
+    int64_t r = a % b;
+    if (!fm && r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+static float fmod_py(float a, float b, int fm)
+{
+    float r = fmodf(a, b);
+    if (!fm && r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
+so_status so_ref_mod(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *o = &out[0].shape;
+    const int fm = n->attr->mode;
+    for (int64_t j = 0; j < numel(o); j++) {
+        const int64_t ia = bcast_off(&in[0].shape, o->dim, o->rank, j), ib = bcast_off(&in[1].shape, o->dim, o->rank, j);
+        if (o->dtype == SO_I64) ((int64_t *)out[0].data)[j] = imod(((const int64_t *)in[0].data)[ia], ((const int64_t *)in[1].data)[ib], fm);
+        else ((float *)out[0].data)[j] = fmod_py(((const float *)in[0].data)[ia], ((const float *)in[1].data)[ib], fm);
+    }
+    return SO_OK;
+}
+
+/* float -> integer: truncation toward zero, saturating at the int64 range, NaN -> 0 (no undefined
+   conversion); then the target's width */
+static int64_t f2i(float x)
+{
+    if (x != x) return 0;
+    if (x >= 9.2233720368547758e18f) return INT64_MAX;
+    if (x <= -9.2233720368547758e18f) return INT64_MIN;
+    return (int64_t)x;
+}
+
+so_status so_ref_cast(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const int32_t to = n->attr->mode;
+    const int64_t cnt = numel(&out[0].shape);
+    if (in[0].shape.dtype == SO_F32) {
+        const float *X = in[0].data;
+        if (to == SO_F32) memcpy(out[0].data, X, (size_t)cnt * 4);
+        else
+            for (int64_t j = 0; j < cnt; j++) {
+                int64_t v = to == SO_BOOL ? X[j] != 0.0f : f2i(X[j]);
+                ((int64_t *)out[0].data)[j] = to == SO_I32 ? (int64_t)(int32_t)(uint32_t)(uint64_t)v : v;
+            }
+        return SO_OK;
+    }
+    const int64_t *X = in[0].data;
+    for (int64_t j = 0; j < cnt; j++) {
+        if (to == SO_F32) ((float *)out[0].data)[j] = (float)X[j];
+        else ((int64_t *)out[0].data)[j] = to == SO_BOOL ? X[j] != 0 : to == SO_I32 ? (int64_t)(int32_t)(uint32_t)(uint64_t)X[j] : X[j];
+    }
     return SO_OK;
 }
 

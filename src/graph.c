@@ -100,6 +100,56 @@ so_shape so_shape_make(int rank, const int64_t *dims)
     return s;
 }
 
+/* ---------------- element types at the boundary ---------------- */
+
+size_t so_dtype_size(int32_t t)
+{
+    switch (t) {
+    case SO_F32: case SO_I32: return 4;
+    case SO_I64: return 8;
+    case SO_BOOL: return 1;
+    default: return 0;
+    }
+}
+
+int32_t so_dtype_storage(int32_t t)
+{
+    return t == SO_F32 ? SO_F32 : t == SO_I64 || t == SO_I32 || t == SO_BOOL ? SO_I64 : 0;
+}
+
+const char *so_dtype_name(int32_t t)
+{
+    switch (t) {
+    case SO_F32: return "float32";
+    case SO_I32: return "int32";
+    case SO_I64: return "int64";
+    case SO_BOOL: return "bool";
+    default: return "of another element type";
+    }
+}
+
+void so_to_storage(int32_t t, const void *src, int64_t n, void *dst)
+{
+    int64_t *d = dst;
+    if (t == SO_I32)
+        for (int64_t i = 0; i < n; i++) d[i] = ((const int32_t *)src)[i];
+    else if (t == SO_BOOL)
+        for (int64_t i = 0; i < n; i++) d[i] = ((const unsigned char *)src)[i] != 0;
+    else if (n > 0)
+        memcpy(dst, src, (size_t)n * so_dtype_size(t));
+}
+
+void so_from_storage(int32_t t, const void *src, int64_t n, void *dst)
+{
+    const int64_t *s = src;
+    if (t == SO_I32)
+        for (int64_t i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)(uint32_t)(uint64_t)s[i];
+    else if (t == SO_BOOL)
+        for (int64_t i = 0; i < n; i++) ((unsigned char *)dst)[i] = s[i] != 0;
+    else if (n > 0)
+        memcpy(dst, src, (size_t)n * so_dtype_size(t));
+}
+
 char *so_shape_str(const so_shape *s, char *buf, size_t n)
 {
     if (n == 0) return buf;

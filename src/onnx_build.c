@@ -332,14 +332,29 @@ static int imp_clip(bctx *cx)
         if (lo == -FLT_MAX) lo = -INFINITY;
         if (hi == FLT_MAX) hi = INFINITY;
     } else {
-        val *v;
-        if ((v = onx_inval(im, n, 1))) {
-            if (!v->is_const) return SO_ERR_UNSUPPORTED;
+        /* constant bounds become attributes; with a bound fed at run time, Clip = Min(Max(x, min), max)
+           (Max / Min propagate NaN as Clip does) */
+        val *v, *b[2] = {onx_inval(im, n, 1), onx_inval(im, n, 2)};
+        if ((b[0] && !b[0]->is_const) || (b[1] && !b[1]->is_const)) {
+            so_attr pa;
+            memset(&pa, 0, sizeof pa);
+            char *const no_name[1] = {(char *)""};
+            val *cur = ins[0];
+            for (int q = 0; q < 2; q++) {
+                if (!b[q]) continue;
+                val *two[2] = {cur, b[q]};
+                int32_t ni;
+                int last = q == 1 || !b[1];
+                if ((r = emit(im, q ? SO_OP_MIN : SO_OP_MAX, two, 2, 1, &pa, nm, last ? on : no_name, last ? non : 1, &ni)) != SO_OK) return r;
+                cur = anon_edge(im, ni, 0);
+            }
+            return SO_OK;
+        }
+        if ((v = b[0])) {
             if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "min must be a scalar"), SO_ERR;
             lo = (float)onx_ct_getf(&v->c, 0);
         }
-        if ((v = onx_inval(im, n, 2))) {
-            if (!v->is_const) return SO_ERR_UNSUPPORTED;
+        if ((v = b[1])) {
             if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "max must be a scalar"), SO_ERR;
             hi = (float)onx_ct_getf(&v->c, 0);
         }
@@ -371,6 +386,17 @@ static int imp_pow(bctx *cx)
         for (int64_t i = 0; i < onx_ct_numel(e); i++) ((float *)c.data)[i] = (float)onx_ct_geti(e, i);
         args[0] = ins[0];
         args[1] = onx_bind_const(im, NULL, &c);
+        return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
+    }
+    if (xs.dtype == SO_F32 && onx_vshape(im, ins[1]).dtype == SO_I64) { /* an integer exponent fed at run time */
+        so_attr ca;
+        int32_t ci;
+        memset(&ca, 0, sizeof ca);
+        ca.mode = T_FLOAT;
+        char *const no_name[1] = {(char *)""};
+        if ((r = emit(im, SO_OP_CAST, &ins[1], 1, 1, &ca, nm, no_name, 1, &ci)) != SO_OK) return r;
+        args[0] = ins[0];
+        args[1] = anon_edge(im, ci, 0);
         return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
     }
     return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
@@ -864,7 +890,7 @@ static int imp_gatherelements(bctx *cx)
 {
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    if (xs.rank < 0 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED; /* computed indices */
+    if (xs.rank < 0 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED; /* indices: int64 storage, constant or run time */
     if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
     return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
 }
@@ -924,15 +950,15 @@ static int imp_depthtospace(bctx *cx)
 #define imp_argmin imp_argmax
 #define imp_spacetodepth imp_depthtospace
 
-/* NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss as LogSoftmax (axis 1) + it: the target
-   must be a constant (an initializer, or a value given with run --inputs DIR) */
+/* NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss as LogSoftmax (axis 1) + it: the target is
+   int64 storage, constant or fed at run time (the kernel range-checks it) */
 static int imp_nllloss(bctx *cx)
 {
     IMP_LOCALS;
     char buf[16];
     int sce = !strcmp(n->op_type, "SoftmaxCrossEntropyLoss");
     if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
-    if (xs.rank < 2 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    if (xs.rank < 2 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
     if (!s || !strcmp(s, "mean")) a.mode = 2;
     else if (!strcmp(s, "sum")) a.mode = 1;
@@ -959,12 +985,12 @@ static int imp_nllloss(bctx *cx)
     return emit(im, op, args, na, 1, &a, nm, on, 1, NULL);
 }
 
-/* Where: the condition must be a constant (else the node is kept verbatim) */
+/* Where: the condition is boolean (int64 0/1 storage), constant or fed at run time */
 static int imp_where(bctx *cx)
 {
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    if (!ins[0]->is_const || ins[0]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    if (onx_vshape(im, ins[0]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
 
@@ -981,6 +1007,31 @@ static int imp_isinf(bctx *cx)
 #define imp_lessorequal imp_plain
 #define imp_greaterorequal imp_plain
 #define imp_isnan imp_plain
+#define imp_not imp_plain
+#define imp_and imp_plain
+#define imp_or imp_plain
+#define imp_xor imp_plain
+
+static int imp_mod(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    a.mode = onx_att_i(n, "fmod", 0) != 0;
+    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
+/* Cast of a value computed at run time (constants fold at import; float -> float is aliased in
+   onx_import_node) */
+static int imp_cast(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    int64_t to = onx_att_i(n, "to", 0);
+    if (!so_dtype_storage((int32_t)to))
+        return onx_node_err(im, "Cast to %s is not supported (float32, int64, int32, bool)", onx_onnx_type_name((int32_t)to)), SO_ERR;
+    a.mode = (int32_t)to;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
 
 /* ConvTranspose (2-D): output_padding, and output_shape / auto_pad resolved into explicit pads */
 static int imp_convtranspose(bctx *cx)
@@ -1041,13 +1092,13 @@ static int imp_lrn(bctx *cx)
     return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
-/* ScatterElements (and Scatter-9/11): the indices must be a constant */
+/* ScatterElements (and Scatter-9/11): int64 indices, constant or fed at run time (range-checked by the kernel) */
 static int imp_scatterelements(bctx *cx)
 {
     IMP_LOCALS;
     char buf[16];
     if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    if (xs.rank < 0 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    if (xs.rank < 0 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
     const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
     static const char *const red[5] = {"none", "add", "mul", "max", "min"};
@@ -1060,7 +1111,7 @@ static int imp_gathernd(bctx *cx)
 {
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    if (!ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    if (onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     int64_t b = onx_att_i(n, "batch_dims", 0);
     if (b < 0 || b >= SO_MAX_RANK) return onx_node_err(im, "invalid batch_dims %lld", (long long)b), SO_ERR;
     a.axis = (int32_t)b;
@@ -1440,6 +1491,8 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
         if (n_in >= 2 && ins[1] && ins[1]->is_const && onx_ct_numel(&ins[1]->c) == 1) ratio = onx_ct_getf(&ins[1]->c, 0);
         if (!nm || (mode && ratio != 0)) return add_opaque(im, n, ins, n_in);
     }
+    /* Cast float -> float: the same values. (An integer Cast stays a node even to int64: int64 storage
+       may hold a bool or int32 value whose ONNX type the exported model must keep.) */
     int same_type_cast = !strcmp(t, "Cast") && n_in == 1 && ins[0] && !ins[0]->is_const &&
                          onx_vshape(im, ins[0]).dtype == SO_F32 && onx_att_i(n, "to", 0) == T_FLOAT;
     int dropout_mask = !strcmp(t, "Dropout") && n->n_output == 2 && n->output[1][0]; /* inference: the mask is all true */

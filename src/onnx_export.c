@@ -846,6 +846,22 @@ static so_status exp_isinf(ectx *cx)
 #define exp_lessorequal exp_plain
 #define exp_greaterorequal exp_plain
 #define exp_isnan exp_plain
+#define exp_not exp_plain
+#define exp_and exp_plain
+#define exp_or exp_plain
+#define exp_xor exp_plain
+static so_status exp_mod(ectx *cx)
+{
+    EXP_LOCALS;
+    if (a->mode) a_int(x, n, "fmod", 1);
+    return SO_OK;
+}
+static so_status exp_cast(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "to", a->mode);
+    return SO_OK;
+}
 
 static so_status exp_convtranspose(ectx *cx)
 {
@@ -1152,7 +1168,11 @@ static so_status build_and_write(exporter *x, const char *path)
     gp->initializer = x->inits;
     gp->n_input = (size_t)m->n_inputs;
     gp->input = so_arena_alloc(&x->ar, ((size_t)m->n_inputs + 1) * sizeof *gp->input);
-    for (int32_t i = 0; i < m->n_inputs; i++) gp->input[i] = mk_value_info(x, x->in_names[i], &m->inputs[i].shape);
+    for (int32_t i = 0; i < m->n_inputs; i++) { /* in the type the file had (int32 / bool inputs are stored as int64) */
+        so_shape is = m->inputs[i].shape;
+        is.dtype = so_input_elem_type(m, i);
+        gp->input[i] = mk_value_info(x, x->in_names[i], &is);
+    }
     gp->n_output = (size_t)m->n_outputs;
     gp->output = so_arena_alloc(&x->ar, ((size_t)m->n_outputs + 1) * sizeof *gp->output);
     for (int32_t o = 0; o < m->n_outputs; o++) {

@@ -260,7 +260,7 @@ static so_status shape_add(ctx *c) { return binary(c, 1); }
 static so_status shape_sub(ctx *c) { return binary(c, 1); }
 static so_status shape_mul(ctx *c) { return binary(c, 1); }
 static so_status shape_div(ctx *c) { return binary(c, 1); }
-static so_status shape_pow(ctx *c) { return binary(c, 0); }
+static so_status shape_pow(ctx *c) { return binary(c, 1); }
 static so_status shape_relu(ctx *c) { return unary(c); }
 static so_status shape_sigmoid(ctx *c) { return unary(c); }
 static so_status shape_tanh(ctx *c) { return unary(c); }
@@ -1100,6 +1100,33 @@ static so_status shape_det(ctx *c)
     if (x->rank < 2 || x->dim[x->rank - 1] != x->dim[x->rank - 2]) return fail(c, "input %s is not a stack of square matrices", S(x));
     so_shape o = *x;
     o.rank -= 2;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* boolean operators: int64 0/1 storage in and out */
+static so_status shape_not(ctx *c)
+{
+    if (c->in[0]->dtype != SO_I64) return fail(c, "input has dtype %s, expected bool", dtype_name(c->in[0]->dtype));
+    c->n->out[0] = *c->in[0];
+    return SO_OK;
+}
+static so_status logic(ctx *c)
+{
+    if (c->in[0]->dtype != SO_I64 || c->in[1]->dtype != SO_I64) return fail(c, "inputs must be bool");
+    return compare(c);
+}
+static so_status shape_and(ctx *c) { return logic(c); }
+static so_status shape_or(ctx *c) { return logic(c); }
+static so_status shape_xor(ctx *c) { return logic(c); }
+static so_status shape_mod(ctx *c) { return binary(c, 1); }
+
+static so_status shape_cast(ctx *c)
+{
+    int32_t to = so_dtype_storage(c->a->mode);
+    if (!to) return fail(c, "cast to ONNX type %d is not supported (float32, int64, int32, bool)", (int)c->a->mode);
+    so_shape o = *c->in[0];
+    o.dtype = to;
     c->n->out[0] = o;
     return SO_OK;
 }

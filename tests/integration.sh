@@ -174,6 +174,39 @@ if $PY tests/make_typed_fixtures.py "$TMP/ty" >"$TMP/log" 2>&1; then
     expect_error "--inputs DIR: a file that is not a TensorProto" "input_1.pb: not a serialized ONNX TensorProto" \
         $SO run "$TMP/ty/typed.onnx" --inputs "$TMP/ty/garbage"
 else bad "tests/make_typed_fixtures.py" "$TMP/log"; fi
+
+# 5c. integer and boolean graph inputs fed to the executor at run time (issue 23): a float32 + bool + int32
+#     model through the raw typed FILE form, optimize (numeric check on valid inputs; the written model keeps
+#     the input types) and ONNX Runtime; the tokenizer-fed BERT-style encoder data/bert_tok.onnx (int64
+#     input_ids, attention_mask, token_type_ids; tests/make_bert_tok.py) from its test-set folder vs PyTorch
+#     with every input fed at run time, and its optimized model in ONNX Runtime vs PyTorch
+if [ -f "$TMP/ty/mixed.onnx" ]; then
+    if $SO run "$TMP/ty/mixed.onnx" --inputs "$TMP/ty/mixed.in.bin" --outputs "$TMP/ty/mixed.out" --iters 1 --warmup 0 >"$TMP/log" 2>&1 &&
+        cmp "$TMP/ty/mixed.out" "$TMP/ty/mixed.ref.bin" >>"$TMP/log" 2>&1; then
+        ok "run: float32 + bool + int32 inputs from a raw typed file, float32 + bool outputs equal numpy's"
+    else bad "run: float32 + bool + int32 inputs from a raw typed file, outputs equal numpy's" "$TMP/log"; fi
+    if $SO "$TMP/ty/mixed.onnx" -o "$TMP/ty/mixed.opt.onnx" --cost flops --report "$TMP/ty/mixed.json" -q >"$TMP/log" 2>&1 &&
+        $PY -c 'import json,sys,onnx; d=json.load(open(sys.argv[1])); assert d["numeric_check"] is True, d; m=onnx.load(sys.argv[2]); t=[i.type.tensor_type.elem_type for i in m.graph.input]; assert t==[1,9,6], t' \
+            "$TMP/ty/mixed.json" "$TMP/ty/mixed.opt.onnx" >>"$TMP/log" 2>&1 &&
+        node tools/ort/ort_run.js "$TMP/ty/mixed.opt.onnx" --inputs "$TMP/ty/mixed.in.bin" --outputs "$TMP/ty/mixed.ort.out" >>"$TMP/log" 2>&1 &&
+        cmp "$TMP/ty/mixed.ort.out" "$TMP/ty/mixed.ref.bin" >>"$TMP/log" 2>&1; then
+        ok "optimize a float32 + bool + int32 model: numeric check, input types kept, ONNX Runtime equals numpy"
+    else bad "optimize a float32 + bool + int32 model: numeric check, input types kept, ONNX Runtime equals numpy" "$TMP/log"; fi
+fi
+BT=data/bert_tok/test_data_set_0
+mkdir -p "$TMP/bt"
+if $SO run data/bert_tok.onnx --dim batch=1 --dim seq=32 --inputs $BT --outputs "$TMP/bt/" --iters 1 --warmup 0 --json >"$TMP/bt/json" 2>"$TMP/log" &&
+    $PY -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().splitlines()[-1]); assert d["specialised_inputs"]==0, d' "$TMP/bt/json" >>"$TMP/log" 2>&1 &&
+    $PY tests/make_bert_tok.py --compare "$TMP/bt" $BT >>"$TMP/log" 2>&1; then
+    ok "bert_tok (int64 ids, mask, token types fed at run time): run --inputs DIR matches PyTorch ($(tail -1 "$TMP/log" | sed 's/.*worst/worst/'))"
+else bad "bert_tok: run --inputs DIR matches PyTorch, every input fed at run time" "$TMP/log"; fi
+if $PY tests/make_bert_tok.py --raw $BT "$TMP/bt/in.bin" >"$TMP/log" 2>&1 &&
+    $SO data/bert_tok.onnx --dim batch=1 --dim seq=32 -o "$TMP/bt/opt.onnx" --cost flops --report "$TMP/bt/rep.json" -q >>"$TMP/log" 2>&1 &&
+    $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["numeric_check"] is True, d' "$TMP/bt/rep.json" >>"$TMP/log" 2>&1 &&
+    node tools/ort/ort_run.js "$TMP/bt/opt.onnx" --inputs "$TMP/bt/in.bin" --outputs "$TMP/bt/ort.out" >>"$TMP/log" 2>&1 &&
+    $PY tests/make_bert_tok.py --compare "$TMP/bt/ort.out" $BT >>"$TMP/log" 2>&1; then
+    ok "bert_tok: optimized model (int64 inputs kept) runs in ONNX Runtime and matches PyTorch ($(tail -1 "$TMP/log" | sed 's/.*worst/worst/'))"
+else bad "bert_tok: optimized model runs in ONNX Runtime and matches PyTorch" "$TMP/log"; fi
 if $PY tests/mutate_models.py --superopt "$SO" --keep "$BUILD/mutants-failed" >"$TMP/mut" 2>&1; then
     ok "mutated models: $(sed -n 's/^mutate: \(.*\) mutants of.*/\1/p' "$TMP/mut") mutants, clean results"
 else bad "mutated models: clean exit or one-line error, no crash, <= 1 s, <= 1 GB" "$TMP/mut"; fi

@@ -6,6 +6,9 @@ make_typed_fixtures.py DIR           writes into DIR:
   typed.onnx    x[2,3] float, idx[2] int64 -> y = Gather(x, idx, axis 1) float[2,2], z = idx + 1 int64[2]
   typed_set/    input_0.pb, input_1.pb, output_0.pb, output_1.pb (expected, from numpy)
   bad_type/, bad_shape/, extra/, three/, garbage/: inputs folders with one defect each
+  mixed.onnx    x[2,3] float, m[2,3] bool, i[2] int32 -> y = Where(m, x, -x) float, z = Gather(x, i, axis 1) float,
+                w = Not(m) bool, c = Cast(i, float) + 1 float; mixed.in.bin (raw: each input in its own type,
+                back to back), mixed.ref.bin (the outputs likewise, numpy)
 make_typed_fixtures.py --compare OUT SET   exit 0 when OUT/output_K.pb equal SET/output_K.pb (floats 1e-6)
 """
 import os
@@ -62,6 +65,23 @@ def make(d):
             else:
                 save_tensor(p, a)
     save_tensor(os.path.join(d, "extra", "input_5.pb"), idx)
+
+    g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["nx"]), helper.make_node("Where", ["m", "x", "nx"], ["y"]),
+         helper.make_node("Gather", ["x", "i"], ["z"], axis=1), helper.make_node("Not", ["m"], ["w"]),
+         helper.make_node("Cast", ["i"], ["ci"], to=T.FLOAT), helper.make_node("Add", ["ci", "onef"], ["c"])], "mixed",
+        [helper.make_tensor_value_info("x", T.FLOAT, [2, 3]), helper.make_tensor_value_info("m", T.BOOL, [2, 3]),
+         helper.make_tensor_value_info("i", T.INT32, [2])],
+        [helper.make_tensor_value_info("y", T.FLOAT, [2, 3]), helper.make_tensor_value_info("z", T.FLOAT, [2, 2]),
+         helper.make_tensor_value_info("w", T.BOOL, [2, 3]), helper.make_tensor_value_info("c", T.FLOAT, [2])],
+        [numpy_helper.from_array(np.array(1, np.float32), "onef")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(d, "mixed.onnx"))
+    m = np.array([[True, False, True], [False, False, True]])
+    i = np.array([2, 1], np.int32)
+    with open(os.path.join(d, "mixed.in.bin"), "wb") as f:
+        f.write(x.tobytes() + m.tobytes() + i.tobytes())
+    with open(os.path.join(d, "mixed.ref.bin"), "wb") as f:
+        f.write(np.where(m, x, -x).tobytes() + x[:, i].tobytes() + (~m).tobytes() + (i.astype(np.float32) + 1).tobytes())
     save_tensor(os.path.join(d, "typed_set", "output_0.pb"), x[:, idx])
     save_tensor(os.path.join(d, "typed_set", "output_1.pb"), idx + 1)
 
