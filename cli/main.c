@@ -86,17 +86,6 @@ fail:
     return SO_ERR;
 }
 
-/* ONNX element type of graph output k: integer values (int64 storage) are written in the type the
-   file declares for the output (bool, int32) or, for a constant, had in the file. */
-static int32_t output_type(const so_graph *g, int32_t k)
-{
-    const so_node *nd = &g->nodes[g->outputs[k].node];
-    int32_t storage = nd->out[g->outputs[k].slot].dtype, decl = g->model->outputs[k].declared_type;
-    if (storage == SO_I64 && (decl == 6 || decl == 7 || decl == 9)) return decl;
-    if (nd->op == SO_OP_WEIGHT && g->model->weights[nd->ref].onnx_type) return g->model->weights[nd->ref].onnx_type;
-    return storage;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     const char *model_path = NULL, *in_path = NULL, *out_path = NULL;
@@ -239,7 +228,7 @@ static int cmd_run(int argc, char **argv)
     if (out_dir) {
         for (int32_t k = 0; k < m->n_outputs; k++) {
             so_tfile t = {.shape = g->nodes[g->outputs[k].node].out[g->outputs[k].slot], .data = outs[k]};
-            t.onnx_type = output_type(g, k);
+            t.onnx_type = so_graph_output_type(g, k);
             char p[4096];
             snprintf(p, sizeof p, "%s%soutput_%d.pb", out_path, out_path[strlen(out_path) - 1] == '/' ? "" : "/", (int)k);
             if (so_onnx_tensor_write(p, m->outputs[k].name, &t) != SO_OK) goto done;
@@ -247,13 +236,13 @@ static int cmd_run(int argc, char **argv)
     } else if (out_path) { /* each output in its element type, back to back */
         size_t total = 0;
         for (int32_t k = 0; k < m->n_outputs; k++)
-            total += (size_t)so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]) * so_dtype_size(output_type(g, k));
+            total += (size_t)so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]) * so_dtype_size(so_graph_output_type(g, k));
         unsigned char *all = so_xmalloc(total ? total : 1);
         size_t off = 0;
         for (int32_t k = 0; k < m->n_outputs; k++) {
             int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
-            so_from_storage(output_type(g, k), outs[k], n, all + off);
-            off += (size_t)n * so_dtype_size(output_type(g, k));
+            so_from_storage(so_graph_output_type(g, k), outs[k], n, all + off);
+            off += (size_t)n * so_dtype_size(so_graph_output_type(g, k));
         }
         so_status st = so_write_file_atomic(out_path, all, total);
         free(all);

@@ -660,10 +660,91 @@ void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t le
     *w = v - (float)*i0;
 }
 
+int so_ref_resize_two_tap(const so_attr *a)
+{
+    return a->mode == 0 || (a->mode == 1 && (a->n_ints < 7 || (!a->ints[5] && !(a->ints[6] && (a->alpha < 1.0f || a->beta < 1.0f)))));
+}
+
+/* The cubic convolution kernel with coefficient A at distance d >= 0 (Keys; ONNX's cubic_coeffs). */
+static double cubic_w(double d, double A)
+{
+    if (d <= 1.0) return ((A + 2.0) * d - (A + 3.0)) * d * d + 1.0;
+    if (d < 2.0) return ((A * d - 5.0 * A) * d + 8.0 * A) * d - 4.0 * A;
+    return 0.0;
+}
+
+/* Taps of one axis for cubic, antialiased or exclude_outside resizing, as ONNX's reference computes them:
+   output index o reads input indices idx[o*n .. o*n+n) (edge-clamped) with weights w[...]. The source
+   coordinate x (resize_src) has base = ceil(x) - 1 and ratio r = x - base in (0, 1]; tap j is at base + start
+   + j at distance (start + j - r) * s, s the scale when antialiasing a downscale, else 1; cubic:
+   start = floor(-2 / s) + 1, linear: floor(-1 / s) + 1; n = 2 - 2 start. Weights are renormalised when
+   antialiasing or excluding outside taps (whose weight is 0). Returns n, or 0 when out of memory. */
+static int64_t resize_axis_taps(const so_attr *a, int64_t len_out, int64_t len_in, float scale, int64_t **idx, double **w)
+{
+    const int excl = a->ints[5] != 0, aa = a->ints[6] != 0 && scale < 1.0f;
+    const double s = aa ? (double)scale : 1.0;
+    const int64_t start = (int64_t)floor((a->mode == 2 ? -2.0 : -1.0) / s) + 1, n = 2 - 2 * start;
+    *idx = malloc((size_t)(len_out * n) * sizeof **idx);
+    *w = malloc((size_t)(len_out * n) * sizeof **w);
+    if (!*idx || !*w) return 0;
+    for (int64_t o = 0; o < len_out; o++) {
+        const float x = resize_src((int)a->ints[0], a->ints[2] != 0, o, len_out, len_in, scale);
+        const int64_t base = (int64_t)ceilf(x) - 1;
+        const double r = (double)x - (double)base;
+        double sum = 0;
+        for (int64_t j = 0; j < n; j++) {
+            const double d = fabs(((double)(start + j) - r) * s);
+            double wt = a->mode == 2 ? cubic_w(d, (double)a->value) : (d < 1.0 ? 1.0 - d : 0.0);
+            int64_t ix = base + start + j;
+            if (excl && (ix < 0 || ix >= len_in)) wt = 0;
+            ix = ix < 0 ? 0 : ix >= len_in ? len_in - 1 : ix;
+            (*idx)[o * n + j] = ix;
+            (*w)[o * n + j] = wt;
+            sum += wt;
+        }
+        if ((aa || excl) && sum != 0)
+            for (int64_t j = 0; j < n; j++) (*w)[o * n + j] /= sum;
+    }
+    return n;
+}
+
+static so_status resize_general(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_attr *a = n->attr;
+    const so_shape *xs = &in[0].shape, *ys = &out[0].shape;
+    const int64_t H = xs->dim[2], W = xs->dim[3], Ho = ys->dim[2], Wo = ys->dim[3], planes = xs->dim[0] * xs->dim[1];
+    int64_t *iy = NULL, *ix = NULL;
+    double *wy = NULL, *wx = NULL;
+    const int64_t ny = resize_axis_taps(a, Ho, H, a->alpha, &iy, &wy), nx = resize_axis_taps(a, Wo, W, a->beta, &ix, &wx);
+    double *row = malloc((size_t)(W > 0 ? W : 1) * sizeof *row);
+    so_status st = SO_OK;
+    if (!ny || !nx || !row) st = kfail(g, n, "out of memory");
+    for (int64_t p = 0; st == SO_OK && p < planes; p++)
+        for (int64_t oy = 0; oy < Ho; oy++) {
+            for (int64_t c = 0; c < W; c++) { /* the vertical taps first: one row */
+                double acc = 0;
+                for (int64_t j = 0; j < ny; j++) acc += wy[oy * ny + j] * ((const float *)in[0].data)[(p * H + iy[oy * ny + j]) * W + c];
+                row[c] = acc;
+            }
+            for (int64_t ox = 0; ox < Wo; ox++) {
+                double acc = 0;
+                for (int64_t j = 0; j < nx; j++) acc += wx[ox * nx + j] * row[ix[ox * nx + j]];
+                ((float *)out[0].data)[(p * Ho + oy) * Wo + ox] = (float)acc;
+            }
+        }
+    free(iy);
+    free(ix);
+    free(wy);
+    free(wx);
+    free(row);
+    return st;
+}
+
 so_status so_ref_resize(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     (void)g;
     const so_attr *a = n->attr;
+    if (!so_ref_resize_two_tap(a)) return resize_general(g, n, in, out);
     const so_shape *xs = &in[0].shape, *ys = &out[0].shape;
     const int64_t H = xs->dim[2], W = xs->dim[3], Ho = ys->dim[2], Wo = ys->dim[3], planes = xs->dim[0] * xs->dim[1];
     const float *X = in[0].data;
@@ -1671,6 +1752,37 @@ so_status so_ref_mod(const so_graph *g, const so_node *n, const so_tensor *in, s
         const int64_t ia = bcast_off(&in[0].shape, o->dim, o->rank, j), ib = bcast_off(&in[1].shape, o->dim, o->rank, j);
         if (o->dtype == SO_I64) ((int64_t *)out[0].data)[j] = imod(((const int64_t *)in[0].data)[ia], ((const int64_t *)in[1].data)[ib], fm);
         else ((float *)out[0].data)[j] = fmod_py(((const float *)in[0].data)[ia], ((const float *)in[1].data)[ib], fm);
+    }
+    return SO_OK;
+}
+
+/* ScatterND: a copy of data, then each update slice written (or combined) at its index tuple. */
+so_status so_ref_scatternd(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape, *is = &in[1].shape;
+    const int mode = n->attr->mode, wide = s->dtype == SO_I64;
+    const int64_t k = is->dim[is->rank - 1], tuples = numel(is) / k, slice = prod(s, (int)k, s->rank);
+    const int64_t *I = in[1].data;
+    int64_t st[SO_MAX_RANK];
+    contiguous_strides(s, st);
+    memcpy(out[0].data, in[0].data, (size_t)numel(s) * (wide ? 8 : 4));
+    for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = 0;
+        for (int64_t j = 0; j < k; j++) {
+            int64_t v = I[t * k + j];
+            if (v < 0) v += s->dim[j];
+            if (v < 0 || v >= s->dim[j]) return kfail(g, n, "index %lld out of range for a dimension of size %lld", (long long)I[t * k + j], (long long)s->dim[j]);
+            off += v * st[j];
+        }
+        for (int64_t e = 0; e < slice; e++) {
+            if (wide) {
+                int64_t *o = (int64_t *)out[0].data + off + e, u = ((const int64_t *)in[2].data)[t * slice + e];
+                *o = mode == 1 ? iadd(*o, u) : mode == 2 ? imul(*o, u) : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
+            } else {
+                float *o = (float *)out[0].data + off + e, u = ((const float *)in[2].data)[t * slice + e];
+                *o = mode == 1 ? *o + u : mode == 2 ? *o * u : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
+            }
+        }
     }
     return SO_OK;
 }

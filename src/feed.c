@@ -21,6 +21,7 @@ static void narrow(const so_graph *g, int32_t node, int64_t *hi, int *bool_use, 
                 if (q == 1 && n->attr->axis < x->rank) lim = x->dim[n->attr->axis];
                 break;
             case SO_OP_GATHERND:
+            case SO_OP_SCATTERND:
                 if (q == 1)
                     for (int d = n->attr->axis; d < x->rank; d++)
                         if (lim < 0 || x->dim[d] < lim) lim = x->dim[d];

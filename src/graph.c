@@ -150,6 +150,16 @@ void so_from_storage(int32_t t, const void *src, int64_t n, void *dst)
         memcpy(dst, src, (size_t)n * so_dtype_size(t));
 }
 
+int32_t so_graph_output_type(const so_graph *g, int32_t k)
+{
+    const so_node *nd = &g->nodes[g->outputs[k].node];
+    int32_t storage = nd->out[g->outputs[k].slot].dtype, decl = g->model->outputs[k].declared_type;
+    if (storage == SO_I64 && (decl == SO_I32 || decl == SO_I64 || decl == SO_BOOL)) return decl;
+    int32_t wt = nd->op == SO_OP_WEIGHT ? g->model->weights[nd->ref].onnx_type : 0;
+    if (wt && so_dtype_storage(wt) == storage) return wt; /* not float16 & co: those are returned as float32 */
+    return storage;
+}
+
 char *so_shape_str(const so_shape *s, char *buf, size_t n)
 {
     if (n == 0) return buf;

@@ -168,6 +168,11 @@ void so_to_storage(int32_t elem_type, const void *src, int64_t n, void *dst);
    as a C cast does, int64 -> bool is x != 0). */
 void so_from_storage(int32_t elem_type, const void *src, int64_t n, void *dst);
 
+/* Boundary element type of graph output k of g: integer values (int64 storage) in the type the file
+   declares for the output (bool, int32, int64) or, for a constant, the type it had in the file if
+   that is int32 or bool; else the storage type (float32 or int64). */
+int32_t so_graph_output_type(const so_graph *g, int32_t k);
+
 /* ---- graph ---- */
 /* Empty graph over model m. Free with so_graph_free. */
 so_graph *so_graph_new(so_model *m);

@@ -193,6 +193,38 @@ if [ -f "$TMP/ty/mixed.onnx" ]; then
         ok "optimize a float32 + bool + int32 model: numeric check, input types kept, ONNX Runtime equals numpy"
     else bad "optimize a float32 + bool + int32 model: numeric check, input types kept, ONNX Runtime equals numpy" "$TMP/log"; fi
 fi
+# If with a condition known at import (issue 16): computed from the pinned batch dimension, replaced by the taken
+# branch (which reads an outer value and has its own initializer); a condition known only at run time is refused
+if [ -f "$TMP/ty/ifshape.onnx" ]; then
+    for b in 1 2; do
+        if $SO run "$TMP/ty/ifshape.onnx" --dim batch=$b --inputs "$TMP/ty/ifshape.in$b.bin" --outputs "$TMP/ty/if$b.out" --iters 1 --warmup 0 >"$TMP/log" 2>&1 &&
+            $PY data/compare_outputs.py "$TMP/ty/if$b.out" "$TMP/ty/ifshape.ref$b.bin" --rtol 1e-6 >>"$TMP/log" 2>&1; then
+            ok "If on Shape(x)[0] == 1 with --dim batch=$b: the $([ $b = 1 ] && echo then || echo else) branch, equal to numpy"
+        else bad "If on Shape(x)[0] == 1 with --dim batch=$b: the taken branch, equal to numpy" "$TMP/log"; fi
+    done
+    if $SO "$TMP/ty/ifshape.onnx" --dim batch=2 -o "$TMP/ty/ifo.onnx" -q --cost flops >"$TMP/log" 2>&1 &&
+        node tools/ort/ort_run.js "$TMP/ty/ifo.onnx" --inputs "$TMP/ty/ifshape.in2.bin" --outputs "$TMP/ty/ifo.out" >>"$TMP/log" 2>&1 &&
+        $PY data/compare_outputs.py "$TMP/ty/ifo.out" "$TMP/ty/ifshape.ref2.bin" --rtol 1e-6 >>"$TMP/log" 2>&1; then
+        ok "If known at import: the optimized model (branch inlined) runs in ONNX Runtime, equal to numpy"
+    else bad "If known at import: the optimized model runs in ONNX Runtime, equal to numpy" "$TMP/log"; fi
+    expect_error "If whose condition is known only at run time: one-line refusal" "(an If only when its condition is known at import)" \
+        $SO run "$TMP/ty/ifdata.onnx" --dim batch=1
+fi
+# Resize cubic and antialias (issue 16): opset-18 antialiased downscales, linear and cubic (cubic_coeff_a, exclude_outside),
+# and 1-D Conv / MaxPool / ConvTranspose / AveragePool (lifted to 2-D at import) match ONNX Runtime on the same seeded
+# input, and the optimized models (antialias written back; 2-D operators between Unsqueeze and Squeeze) run there alike
+for mode in linear cubic conv1d; do
+    f=$TMP/ty/aa_$mode.onnx
+    [ $mode = conv1d ] && f=$TMP/ty/conv1d.onnx
+    if [ -f "$f" ] && node tools/ort/ort_run.js "$f" --seed 5 --outputs "$TMP/ty/aa.ort" >"$TMP/log" 2>&1 &&
+        $SO run "$f" --seed 5 --iters 1 --warmup 0 --outputs "$TMP/ty/aa.so" >>"$TMP/log" 2>&1 &&
+        $PY data/compare_outputs.py "$TMP/ty/aa.so" "$TMP/ty/aa.ort" --rtol 1e-4 >>"$TMP/log" 2>&1 &&
+        $SO "$f" -o "$TMP/ty/aa.opt.onnx" -q --cost flops >>"$TMP/log" 2>&1 &&
+        node tools/ort/ort_run.js "$TMP/ty/aa.opt.onnx" --seed 5 --outputs "$TMP/ty/aa.opt.ort" >>"$TMP/log" 2>&1 &&
+        $PY data/compare_outputs.py "$TMP/ty/aa.opt.ort" "$TMP/ty/aa.ort" --rtol 1e-4 >>"$TMP/log" 2>&1; then
+        ok "$(basename "$f" .onnx): run matches ONNX Runtime; the optimized model runs there alike"
+    else bad "$(basename "$f" .onnx): run matches ONNX Runtime; the optimized model runs there alike" "$TMP/log"; fi
+done
 BT=data/bert_tok/test_data_set_0
 mkdir -p "$TMP/bt"
 if $SO run data/bert_tok.onnx --dim batch=1 --dim seq=32 --inputs $BT --outputs "$TMP/bt/" --iters 1 --warmup 0 --json >"$TMP/bt/json" 2>"$TMP/log" &&
