@@ -13,8 +13,11 @@ ifneq ($(filter x86_64% i686% i386%,$(shell $(CC) -dumpmachine)),)
 endif
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
+# Every object is position-independent with hidden symbols: the same objects make the executable,
+# libsuperopt.a and libsuperopt.so, which exports only the API's superopt_* (SUPEROPT_API in api/superopt.h).
+PICFLAGS := -fPIC -fvisibility=hidden
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
-CPPFLAGS = -std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(ARCH) -fopenmp
+CPPFLAGS = -std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(ARCH) -fopenmp $(PICFLAGS)
 LDLIBS  := -lz3 -lxxhash -lopenblas -lprotobuf-c -lm -lpthread -fopenmp
 SAN     ?=
 ifeq ($(SAN),1)
@@ -24,7 +27,7 @@ ifeq ($(SAN),1)
 endif
 
 DEB_PKGS := libz3-dev libxxhash-dev libopenblas-dev libcmocka-dev libprotobuf-c-dev \
-            protobuf-c-compiler libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind libdnnl2 libonnx-testdata
+            protobuf-c-compiler libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind libdnnl2 libdnnl-dev libonnx-testdata
 # OpenMPI (generate --mpi, rules/gen_mpi.c only): flags from its compiler wrapper, headers as system headers;
 # before `make deps` has installed it (make run on a fresh machine), Debian's default locations.
 MPI_CFLAGS := $(patsubst -I%,-isystem %,$(or $(shell mpicc --showme:compile 2>/dev/null),-I/usr/include/$(shell $(CC) -print-multiarch)/mpi))
@@ -32,15 +35,39 @@ MPI_LIBS   := $(or $(shell mpicc --showme:link 2>/dev/null),-lmpi)
 LDLIBS     += $(MPI_LIBS)
 PY := /usr/bin/python3
 
-MODULE_SRCS := $(filter-out cli/main.c,$(wildcard src/*.c rules/*.c verifier/*.c search/*.c kernels/*.c cli/*.c))
+LIB_SRCS    := $(wildcard src/*.c rules/*.c verifier/*.c search/*.c kernels/*.c api/*.c)
+CLI_SRCS    := $(filter-out cli/main.c,$(wildcard cli/*.c))
+MODULE_SRCS := $(LIB_SRCS) $(CLI_SRCS)
 GEN_SRCS    := $(BUILD)/gen/onnx.pb-c.c
-OBJS        := $(patsubst %.c,$(BUILD)/%.o,$(MODULE_SRCS)) $(BUILD)/gen/onnx.pb-c.o
+LIB_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/onnx.pb-c.o
+CLI_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
+OBJS        := $(LIB_OBJS) $(CLI_OBJS)
 TEST_SRCS   := $(wildcard tests/test_*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+# The library: libsuperopt.a (every stage), libsuperopt.so.MAJOR.MINOR.PATCH with soname libsuperopt.so.MAJOR.
+VERSION     := $(shell sed -n 's/^\#define SUPEROPT_VERSION_STRING "\(.*\)"/\1/p' api/superopt.h)
+SOMAJOR     := $(firstword $(subst ., ,$(VERSION)))
 LIB         := $(BUILD)/libsuperopt.a
+SHLIB       := $(BUILD)/libsuperopt.so.$(VERSION)
+# make install PREFIX=/usr/local DESTDIR=: bin/superopt, include/superopt.h, lib/libsuperopt.{a,so*},
+# lib/pkgconfig/superopt.pc, share/superopt/default.rules (the rule set the optimizer finds next to
+# the library or executable), lib/python3/dist-packages/superopt (the ctypes package).
+PREFIX      ?= /usr/local
+DESTDIR     ?=
 
-.PHONY: all deps run test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-kernels bench-isa rules operators models clean
-all: $(BUILD)/superopt
+.PHONY: all lib install uninstall deps run test-api bench-api test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-kernels bench-isa rules operators models clean
+all: $(BUILD)/superopt $(LIB) $(SHLIB)
+lib: $(LIB) $(SHLIB)
+
+# Plain `make` on a machine without the build packages: one line saying what to do.
+DEP_FILES := /usr/include/z3.h /usr/include/xxhash.h /usr/include/protobuf-c/protobuf-c.h /usr/include/onnx/onnx.proto \
+             /usr/bin/protoc-c /usr/include/cmocka.h
+$(BUILD)/.deps-ok:
+	@for f in $(DEP_FILES); do [ -e $$f ] || { echo "superopt: build packages are missing ($$f not found): run 'sudo make deps' first"; exit 1; }; done
+	@echo '#include <mpi.h>' | $(CC) $(MPI_CFLAGS) -E -x c - >/dev/null 2>&1 || \
+	  { echo "superopt: build packages are missing (mpi.h not found): run 'sudo make deps' first"; exit 1; }
+	@echo '#include <cblas.h>' | $(CC) -E -x c - >/dev/null 2>&1 || { echo "superopt: build packages are missing (cblas.h not found): run 'sudo make deps' first"; exit 1; }
+	@mkdir -p $(BUILD) && touch $@
 
 # Installs missing Debian packages when run as root; otherwise says what is missing.
 deps:
@@ -49,7 +76,7 @@ deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else echo "missing Debian packages:$$missing (run 'sudo make deps')"; exit 1; fi; fi
 
-$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: /usr/include/onnx/onnx.proto
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: /usr/include/onnx/onnx.proto | $(BUILD)/.deps-ok
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen -I/usr/include/onnx $<
 
@@ -66,21 +93,58 @@ $(BUILD)/kernels/%_avx512.o: ISAFLAGS = $(ISA_AVX512)
 
 $(BUILD)/rules/gen_mpi.o: CPPFLAGS += $(MPI_CFLAGS)
 
-$(LIB): $(OBJS)
+$(LIB): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
+
+# Exports only what api/superopt.h marks SUPEROPT_API (every object is -fvisibility=hidden).
+$(SHLIB): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libsuperopt.so.$(SOMAJOR) -Wl,--no-undefined $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	ln -sf libsuperopt.so.$(VERSION) $(BUILD)/libsuperopt.so.$(SOMAJOR)
+	ln -sf libsuperopt.so.$(SOMAJOR) $(BUILD)/libsuperopt.so
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/share/superopt $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/superopt
+	install -m 755 $(BUILD)/superopt $(DESTDIR)$(PREFIX)/bin/superopt
+	install -m 644 api/superopt.h $(DESTDIR)$(PREFIX)/include/superopt.h
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libsuperopt.a
+	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/libsuperopt.so.$(VERSION)
+	ln -sf libsuperopt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsuperopt.so.$(SOMAJOR)
+	ln -sf libsuperopt.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libsuperopt.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(LDLIBS)|' api/superopt.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/superopt.pc
+	install -m 644 rules/default.rules $(DESTDIR)$(PREFIX)/share/superopt/default.rules
+	install -m 644 python/superopt/*.py $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/superopt/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/superopt $(DESTDIR)$(PREFIX)/include/superopt.h $(DESTDIR)$(PREFIX)/lib/libsuperopt.a \
+	  $(DESTDIR)$(PREFIX)/lib/libsuperopt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsuperopt.so.$(SOMAJOR) \
+	  $(DESTDIR)$(PREFIX)/lib/libsuperopt.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/superopt.pc \
+	  $(DESTDIR)$(PREFIX)/share/superopt/default.rules
+	rm -rf $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/superopt
+	-rmdir $(DESTDIR)$(PREFIX)/share/superopt 2>/dev/null
 
 # Linked from the objects (not the archive) so that every stage's entry point is present.
 $(BUILD)/superopt: $(BUILD)/cli/main.o $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # The whole archive: kernels/ref.c registers the core's node evaluator at load (src/nodeeval.h).
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB) $(CLI_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $< -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive -o $@ $(LDLIBS) -lcmocka
+	$(CC) $(LDFLAGS) $< $(CLI_OBJS) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive -o $@ $(LDLIBS) -lcmocka
 
+# First contact: the optimizer where the search pays (NASRNN: proven rewrites merge its matmuls; the report shows
+# the rules applied, cost and measured latency before/after, then the optimized model is run and checked against
+# the stored outputs), then the runtime on DeepAndWide, whose run takes about a microsecond.
 run: deps all
-	$(BUILD)/superopt data/deepandwide.onnx -o $(BUILD)/deepandwide.opt.onnx
+	@echo "== 1/2 optimize data/nasrnn.onnx (5-cell NAS RNN): search over the proven rules, numeric check, latency before/after"
+	$(BUILD)/superopt data/nasrnn.onnx -o $(BUILD)/nasrnn.opt.onnx --report $(BUILD)/nasrnn.report.json --time-limit 60
+	$(BUILD)/superopt run $(BUILD)/nasrnn.opt.onnx --inputs data/nasrnn.in.bin --outputs $(BUILD)/nasrnn.opt.out --iters 200
+	$(PY) data/compare_outputs.py $(BUILD)/nasrnn.opt.out data/nasrnn.out.bin
+	@echo "== 2/2 the runtime on data/deepandwide.onnx (9 nodes): the per-run cost of the executor"
+	$(BUILD)/superopt run data/deepandwide.onnx --inputs data/deepandwide.in.bin --iters 20000 --warmup 1000
+	@echo "(the report: $(BUILD)/nasrnn.report.json; the same from C or Python: README.md, examples/)"
 
 test-unit: $(TEST_BINS)
 	@fail=0; for t in $(TEST_BINS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
@@ -115,6 +179,13 @@ test-core:
 	$(MAKE) test-unit
 	$(MAKE) test-integration
 	$(MAKE) test-onnx
+	$(MAKE) test-api
+
+# The library as a user gets it (tests/api.sh): make install into a temporary prefix, the C example built with
+# pkg-config runs every data/ model (valgrind; ASan under make test-asan), the installed Python package's tests,
+# an optimized model from Python checked in ONNX Runtime.
+test-api: all $(ORT)
+	@BUILD=$(BUILD) SAN=$(SAN) bash tests/api.sh
 
 # Memcheck over the fast unit tests and superopt run/optimize/inspect/generate on the small models
 # (tests/valgrind.sh, suppressions in tests/valgrind.supp); part of `make test`.
@@ -139,8 +210,17 @@ models:
 	$(PY) data/export_models.py --set cnn
 
 # The benchmark suite (data/full/, make models): table on stdout, JSON and SVG in $(BUILD). See docs/BENCHMARKS.md.
-bench: all $(ORT)
+bench: all $(ORT) bench-api
 	$(BUILD)/superopt bench --json $(BUILD)/bench.json --svg $(BUILD)/bench.svg
+
+# What the API adds to a run of DeepAndWide: superopt_session_run over the executor (target <= 2 us) and
+# Python's Session.run over the C call (target <= 20 us); one JSON line (bench/api_overhead.{c,py}).
+$(BUILD)/bench/api_overhead: bench/api_overhead.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive -o $@ $(LDLIBS)
+
+bench-api: all $(BUILD)/bench/api_overhead
+	PYTHONPATH=python $(PY) bench/api_overhead.py --bench $(BUILD)/bench/api_overhead
 
 # Backend benchmark: superopt run vs ONNX Runtime (disabled/all) at 1 and 2 threads, GFLOP/s vs sgemm peak.
 bench-kernels: all $(ORT)

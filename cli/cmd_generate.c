@@ -15,9 +15,9 @@
 
 /* ---------------- CLI ---------------- */
 
-static int usage_gen(void)
+static int usage_gen(FILE *f)
 {
-    fprintf(stderr, "usage: superopt generate [--max-ops N] [-o FILE.rules] [--threads N] [--shard I/N] [--seed N]\n"
+    fprintf(f, "usage: superopt generate [--max-ops N] [-o FILE.rules] [--threads N] [--shard I/N] [--seed N]\n"
                     "                         [--json FILE] [--no-verify] [--no-float] [--proof-times] [--timeout S] [-q] [--resume] [--mpi]\n");
     return 2;
 }
@@ -25,7 +25,7 @@ static int usage_gen(void)
 static int gen_usage(const char *msg)
 {
     if (msg) fprintf(stderr, "superopt generate: %s\n", msg);
-    return usage_gen();
+    return usage_gen(msg ? stderr : stdout); /* no message: --help */
 }
 
 int so_gen_main(int argc, char **argv)
@@ -121,22 +121,25 @@ int so_gen_main(int argc, char **argv)
 }
 
 
-static int usage_rules(void)
+static int usage_rules(FILE *f)
 {
-    fprintf(stderr, "usage: superopt rules merge A.rules B.rules ... -o OUT.rules\n");
-    return 2;
+    fprintf(f, "usage: superopt rules merge A.rules B.rules ... -o OUT.rules\n"
+               "  Merges the shards of a generated rule set (superopt generate --shard) into OUT.rules.\n");
+    return f == stdout ? 0 : 2; /* stdout: --help */
 }
 
 int so_rules_main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "merge") != 0) return usage_rules();
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage_rules(stdout);
+    if (argc < 2 || strcmp(argv[1], "merge") != 0) return usage_rules(stderr);
     const char *outp = NULL;
     so_ruleset all;
     memset(&all, 0, sizeof all);
     int n_files = 0, rc = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "-o")) {
-            if (i + 1 >= argc) return usage_rules();
+            if (i + 1 >= argc) return usage_rules(stderr);
             outp = argv[++i];
             continue;
         }
@@ -152,7 +155,7 @@ int so_rules_main(int argc, char **argv)
     }
     if (!outp || n_files == 0) {
         so_ruleset_free(&all);
-        return usage_rules();
+        return usage_rules(stderr);
     }
     so_gen_merge(&all);
     int32_t w = all.n_rules;

@@ -13,7 +13,7 @@
 static int verify_usage(const char *msg)
 {
     if (msg) fprintf(stderr, "superopt verify: %s\n", msg);
-    fprintf(stderr, "usage: superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [--write]\n"
+    fprintf(msg ? stderr : stdout, "usage: superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [--write]\n"
                     "       superopt verify --axioms [--json] [--trials N] [--timeout S] [--markdown]\n");
     return 2;
 }

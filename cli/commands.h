@@ -10,8 +10,12 @@
    [--budget N] [--time-limit S] [--cost measured|flops] [--report FILE.json] [--dot DIR]
    [--threads N] [--seed N] [-q] [--allow-unverified] [--no-reverse] [--cache-dir DIR]
    [--check-incremental]` (the last: debugging, every incrementally matched graph is also
-   matched from scratch and differences are counted in the report). cli/cmd_optimize.c */
-int so_optimize_main(int argc, char **argv);
+   matched from scratch and differences are counted in the report): the options become a
+   superopt_config, the work is superopt_optimize's (api/optimize.c). cli/cmd_opt.c.
+   pins[0..n_pins): the command line's --input-shape ("s:NAME=D0,...") and --dim ("d:SYMBOL=N"). */
+int so_optimize_main(int argc, char **argv, const char *const *pins, int n_pins);
+/* `superopt run MODEL.onnx [...]` over a superopt_session (cli/cmd_run.c); pins as above. */
+int so_run_main(int argc, char **argv, const char *const *pins, int n_pins);
 /* `superopt generate ...` and `superopt rules merge ...` (cli/cmd_generate.c). */
 int so_gen_main(int argc, char **argv);
 int so_rules_main(int argc, char **argv);

@@ -683,7 +683,7 @@ void so_exec_profile_print(const so_exec *e, FILE *f)
         else snprintf(kname, sizeof kname, "%s", inf[i].kernel);
         fprintf(f, "%-5d %-40s %-14s %-22s %10.4f %6.2f", i, name, so_ops[inf[i].op].name, kname,
                 inf[i].median_ms, total > 0 ? 100 * inf[i].median_ms / total : 0);
-        if (n->op == SO_OP_CONV || n->op == SO_OP_MATMUL || n->op == SO_OP_GEMM || n->op == SO_OP_LSTM)
+        if (n->op == SO_OP_CONV || n->op == SO_OP_CONV_NCHWC || n->op == SO_OP_MATMUL || n->op == SO_OP_GEMM || n->op == SO_OP_LSTM)
             fprintf(f, " %9.2f", gf);
         fputc('\n', f);
     }
@@ -691,7 +691,7 @@ void so_exec_profile_print(const so_exec *e, FILE *f)
     for (int op = 0; op < SO_OP_COUNT; op++) {
         if (!op_n[op]) continue;
         fprintf(f, "%-14s %6d %10.4f %6.2f", so_ops[op].name, op_n[op], op_ms[op], total > 0 ? 100 * op_ms[op] / total : 0);
-        if (op == SO_OP_CONV || op == SO_OP_MATMUL || op == SO_OP_GEMM || op == SO_OP_LSTM)
+        if (op == SO_OP_CONV || op == SO_OP_CONV_NCHWC || op == SO_OP_MATMUL || op == SO_OP_GEMM || op == SO_OP_LSTM)
             fprintf(f, " %9.2f", op_ms[op] > 0 ? op_flops[op] / (op_ms[op] * 1e6) : 0);
         fputc('\n', f);
     }

@@ -1,10 +1,13 @@
 /* nchwc.c - NCHWc conv planning (weight packing), the scalar element function, and the portable-C level (b = 8) of the blocked kernels. */
 #include "nchwc.h"
+#include "dnnl.h"
 #include "fuse.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <omp.h>
 
@@ -220,6 +223,7 @@ typedef struct nchwc_step {
     const so_nchwc_impl *L;
     int64_t N, C, HW;   /* reorders, global pool */
     so_nchwc_conv conv;
+    so_dnnl_conv *dnnl; /* CONV_NCHWC on oneDNN's primitive instead of conv (see conv_backend) */
     so_nchwc_pool pool;
     int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
     int n_cat;          /* CONCAT_NCHWC: inputs and their channels */
@@ -230,6 +234,7 @@ static void step_free(void *priv)
 {
     nchwc_step *s = priv;
     if (s->op == SO_OP_CONV_NCHWC) so_nchwc_conv_free(&s->conv);
+    so_dnnl_conv_free(s->dnnl);
     free(s);
 }
 
@@ -241,7 +246,12 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     switch (s->op) {
     case SO_OP_NCHWC_IN: s->L->to_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
     case SO_OP_NCHWC_OUT: s->L->from_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
-    case SO_OP_CONV_NCHWC: s->L->conv(&s->conv, s->N, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, T); break;
+    case SO_OP_CONV_NCHWC:
+        if (s->dnnl) {
+            so_dnnl_conv_run(s->dnnl, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL);
+            break;
+        }
+        s->L->conv(&s->conv, s->N, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, T); break;
     case SO_OP_MAXPOOL_NCHWC:
     case SO_OP_AVGPOOL_NCHWC: s->L->pool(&s->pool, s->N, in[0].data, out[0].data, T); break;
     case SO_OP_GLOBALAVGPOOL_NCHWC: s->L->global_pool(0, s->N, s->C, s->HW, in[0].data, out[0].data, T); break;
@@ -286,6 +296,80 @@ static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kern
         }
         k->fused[k->n_fused++] = f.node[s];
     }
+}
+
+/* The conv backend, measured per node at plan time (b = 16, the avx512 level, oneDNN loaded): our kernel
+   (s->conv, planned), oneDNN's direct primitive, and oneDNN's Winograd for 3x3 stride-1 group-1 convs, each
+   run on zero inputs in 5 interleaved rounds after a warm-up (thread CPU time) at the executor's thread count; the fastest
+   minimum is kept (s->dnnl set and s->conv freed when it is oneDNN's). The choice is remembered per
+   configuration for the process, so every node of one shape, and the cost model's timing of it, agree.
+   Why measured and not a rule: oneDNN's Winograd is 1.4-2.6x its direct conv on most 3x3 shapes but 0.6x
+   on GoogLeNet's 96->208 at 14x14 and 0.3x on Inception-v3's 32->64 at 147x147 (kernels/README.md). */
+typedef struct conv_choice {
+    int64_t key[20];
+    int pick; /* 0 ours, 1 oneDNN direct, 2 oneDNN Winograd */
+} conv_choice;
+static conv_choice choices[512];
+static int n_choices;
+static pthread_mutex_t choices_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* the calling thread's CPU time: a descheduled thread does not count (the machine is shared), while at 2
+   threads the caller's wait for the other thread at the region's end does (libgomp spins) */
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
+{
+    const so_nchwc_conv *q = &s->conv;
+    if (s->L->b != 16 || !so_fast_use_onednn || q->depthwise || !so_dnnl_lib()) return;
+    const int64_t N = s->N, H = x->dim[2], W = x->dim[3], Ho = o->dim[2], Wo = o->dim[3];
+    const int T = omp_get_max_threads();
+    const int64_t key[20] = {N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2], a->pad[3], q->dh,
+                             q->dw, q->group, (int64_t)ep->act1 << 16 | ep->act2 << 8 | ep->has_res << 1 | !!ep->shift, T};
+    int pick = -1;
+    pthread_mutex_lock(&choices_mu);
+    for (int j = 0; j < n_choices && pick < 0; j++)
+        if (!memcmp(choices[j].key, key, sizeof key)) pick = choices[j].pick;
+    pthread_mutex_unlock(&choices_mu);
+    if (pick == 0) return;
+    so_dnnl_conv *cand[3] = {NULL, NULL, NULL};
+    for (int alg = 1; alg <= 2; alg++)
+        if (pick < 0 || pick == alg)
+            cand[alg] = so_dnnl_conv_plan(N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2],
+                                          a->pad[3], q->dh, q->dw, q->group, wd, ep, alg == 2);
+    if (cand[2] && !strstr(so_dnnl_conv_impl(cand[2]), "wino")) so_dnnl_conv_free(cand[2]), cand[2] = NULL;
+    if (pick < 0) {
+        const size_t nx = (size_t)so_nchwc_numel(16, N, q->C, H * W), ny = (size_t)so_nchwc_numel(16, N, q->O, Ho * Wo);
+        float *xb = aligned_alloc(64, (nx * 4 + 63) / 64 * 64), *yb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64),
+              *rb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64);
+        double best[3] = {1e30, 1e30, 1e30};
+        if (xb && yb && rb) {
+            memset(xb, 0, nx * 4), memset(rb, 0, ny * 4);
+            for (int r = 0; r < 6; r++)
+                for (int c = 0; c < 3; c++) {
+                    if (c && !cand[c]) continue;
+                    const double t0 = now_ms();
+                    if (c) so_dnnl_conv_run(cand[c], xb, yb, rb);
+                    else s->L->conv(q, N, xb, yb, rb, T);
+                    const double t = now_ms() - t0;
+                    if (r && t < best[c]) best[c] = t; /* round 0 warms up */
+                }
+        }
+        free(xb), free(yb), free(rb);
+        pick = 0;
+        for (int c = 1; c < 3; c++)
+            if (best[c] < best[pick]) pick = c;
+        pthread_mutex_lock(&choices_mu);
+        if (n_choices < (int)(sizeof choices / sizeof choices[0])) memcpy(choices[n_choices].key, key, sizeof key), choices[n_choices++].pick = pick;
+        pthread_mutex_unlock(&choices_mu);
+    }
+    for (int c = 1; c < 3; c++)
+        if (c != pick) so_dnnl_conv_free(cand[c]);
+    if (pick && cand[pick]) s->dnnl = cand[pick], so_nchwc_conv_free(&s->conv);
 }
 
 so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l)
@@ -339,8 +423,9 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
             memset(k, 0, sizeof *k);
             return SO_OK;
         }
+        conv_backend(s, x, o, a, g->model->weights[wn->ref].data, &ep);
         if (k->has_extra) s->res_in = n->n_in;
-        k->packed_bytes = so_nchwc_conv_bytes(&s->conv);
+        k->packed_bytes = s->dnnl ? so_dnnl_conv_bytes(s->dnnl) : so_nchwc_conv_bytes(&s->conv);
         k->in1_copied = 1;
         break;
     }
@@ -350,10 +435,13 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
                                            {"nchwc_out_scalar", "nchwc_out_avx2", "nchwc_out_avx512"},
                                            {"conv_nchwc_scalar", "conv_nchwc_avx2", "conv_nchwc_avx512"},
                                            {"pool_nchwc_scalar", "pool_nchwc_avx2", "pool_nchwc_avx512"},
-                                           {"concat_nchwc_scalar", "concat_nchwc_avx2", "concat_nchwc_avx512"}};
+                                           {"concat_nchwc_scalar", "concat_nchwc_avx2", "concat_nchwc_avx512"},
+                                           {"conv_nchwc_onednn", "conv_nchwc_onednn", "conv_nchwc_onednn"},
+                                           {"conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino"}};
     const int li = L == &so_nchwc_scalar ? 0 : L == &so_nchwc_avx2 ? 1 : 2;
     const int oi = n->op == SO_OP_NCHWC_IN       ? 0
                    : n->op == SO_OP_NCHWC_OUT    ? 1
+                   : s->dnnl                     ? 5 + !!strstr(so_dnnl_conv_impl(s->dnnl), "wino")
                    : n->op == SO_OP_CONV_NCHWC   ? 2
                    : n->op == SO_OP_CONCAT_NCHWC ? 4
                                                  : 3;

@@ -3,6 +3,7 @@
 
 #include "sgemm.h"
 
+#include "dnnl.h"
 #include "fast.h"
 
 #include <cblas.h>
@@ -69,27 +70,11 @@ typedef int (*dnnl_sgemm_fn)(char transa, char transb, int64_t M, int64_t N, int
 static dnnl_sgemm_fn dnnl_sgemm_p;
 static pthread_once_t dnnl_once = PTHREAD_ONCE_INIT;
 
-/* Not in sanitizer builds: with libdnnl loaded, LeakSanitizer's exit-time scan crashes ("Tracer caught
-   signal 11 ... LeakSanitizer has encountered a fatal error", test_exec and test_fast under make test-asan,
-   every test passed before it); ASan/UBSan then check our kernels at the avx512 level on OpenBLAS. */
-#if defined(__SANITIZE_ADDRESS__)
-#define DNNL_UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DNNL_UNDER_SANITIZER 1
-#endif
-#endif
-
 static void dnnl_load(void)
 {
-#ifndef DNNL_UNDER_SANITIZER
-    const char *e = getenv("SUPEROPT_ONEDNN");
-    if (e && !strcmp(e, "0")) return;
-    void *h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!h) return;
-    void *f = dlsym(h, "dnnl_sgemm");
+    void *h = so_dnnl_lib(); /* kernels/dnnl.c: NULL in sanitizer builds and with SUPEROPT_ONEDNN=0 */
+    void *f = h ? dlsym(h, "dnnl_sgemm") : NULL;
     if (f) memcpy(&dnnl_sgemm_p, &f, sizeof f); /* (object pointer to function pointer without a cast warning) */
-#endif
 }
 
 int so_sgemm_onednn(void)

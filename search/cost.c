@@ -14,7 +14,9 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "../kernels/dnnl.h"
 #include "../kernels/exec.h"
+#include "../kernels/fast.h"
 #include "../kernels/chain.h"
 #include "../kernels/fast.h"
 #include "../kernels/isa.h"
@@ -140,7 +142,9 @@ static uint64_t machine_build_key(char *desc, size_t n, so_isa isa)
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t exe = so_exe_hash();
-    snprintf(desc, n, "cpu=%s cores=%ld exe=%016llx isa=%s", cpu, cores, (unsigned long long)exe, so_isa_name(isa));
+    /* oneDNN's kernels or not (SUPEROPT_ONEDNN=0, libdnnl absent): loaded only at avx512 (kernels/dnnl.h) */
+    const int onednn = isa >= SO_ISA_AVX512 && so_fast_use_onednn && so_dnnl_lib();
+    snprintf(desc, n, "cpu=%s cores=%ld exe=%016llx isa=%s onednn=%d", cpu, cores, (unsigned long long)exe, so_isa_name(isa), onednn);
     return XXH3_64bits(desc, strlen(desc));
 }
 

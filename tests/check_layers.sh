@@ -10,7 +10,8 @@
 #   verifier   verifier/                  core kernels rulelang
 #   generator  rules/ (all but rule.*)    core kernels rulelang verifier
 #   search     search/                    core kernels rulelang
-#   cli        cli/                       core kernels rulelang verifier generator search
+#   api        api/                       core kernels rulelang search (the public C API, superopt.h)
+#   cli        cli/                       core kernels rulelang verifier generator search api
 #   tests      tests/                     everything
 #
 # Also: only verifier/ includes <z3.h>; only src/onnx_* includes the generated "onnx.pb-c.h".
@@ -27,6 +28,7 @@ layer_of() { # path relative to the root -> layer name, or "" for files outside 
         rules/*) echo generator ;;
         verifier/*) echo verifier ;;
         search/*) echo search ;;
+        api/*) echo api ;;
         cli/*) echo cli ;;
         tests/*) echo tests ;;
         *) echo "" ;;
@@ -42,6 +44,7 @@ allowed() { # from-layer to-layer -> 0 if allowed
         verifier) [[ $2 =~ ^(core|kernels|rulelang)$ ]] ;;
         generator) [[ $2 =~ ^(core|kernels|rulelang|verifier)$ ]] ;;
         search) [[ $2 =~ ^(core|kernels|rulelang)$ ]] ;;
+        api) [[ $2 =~ ^(core|kernels|rulelang|search)$ ]] ;;
         cli) [[ $2 != tests ]] ;;
         tests) return 0 ;;
         *) return 1 ;;
@@ -71,6 +74,6 @@ while IFS= read -r f; do
         echo "$f: includes <z3.h> (only verifier/ may)"
         bad=1
     fi
-done < <(git ls-files -co --exclude-standard -- '*.c' '*.h' 2>/dev/null || find src kernels rules verifier search cli tests -name '*.[ch]')
+done < <(git ls-files -co --exclude-standard -- '*.c' '*.h' 2>/dev/null || find src kernels rules verifier search api cli tests -name '*.[ch]')
 if [ $bad -eq 0 ]; then echo "check_layers: every #include points down the layers"; else echo "check_layers: FAILED (includes pointing up the layers, above)"; fi
 exit $bad

@@ -14,6 +14,7 @@
 
 #include "../kernels/ref.h"
 #include "../search/fold.h"
+#include "../api/superopt.h"
 #include "../cli/commands.h"
 #include "../src/onnx_io.h"
 #include "../search/search.h"
@@ -221,7 +222,7 @@ static void test_optimize_command(void **state)
     snprintf(bad, sizeof bad, "%s/bad.rules", dir);
     char *argv1[] = {"superopt", "data/nasrnn.onnx", "-o", out, "--rules", "tests/search_dev.rules", "--cost", "flops",
                      "--search", "greedy", "--report", rep, "-q", NULL};
-    assert_int_equal(so_optimize_main(13, argv1), 0);
+    assert_int_equal(so_optimize_main(13, argv1, NULL, 0), 0);
     FILE *f = fopen(rep, "r");
     assert_non_null(f);
     char buf[8192];
@@ -241,13 +242,13 @@ static void test_optimize_command(void **state)
     fputs("rule 1\n  input X [a,b]\n  src t = tanh(X)\n  map t -> X\n  proof unverified\nend\n", f);
     fclose(f);
     char *argv2[] = {"superopt", "data/nasrnn.onnx", "-o", out, "--rules", bad, "--cost", "flops", "-q", NULL};
-    assert_int_equal(so_optimize_main(9, argv2), 1);
-    assert_non_null(strstr(so_error(), "unverified"));
+    assert_int_equal(so_optimize_main(9, argv2, NULL, 0), 1);
+    assert_non_null(strstr(superopt_last_error(), "unverified"));
     char *argv3[] = {"superopt", "data/nasrnn.onnx", "-o", out, "--rules", bad, "--cost", "flops", "-q",
                      "--allow-unverified", "--search", "greedy", NULL};
-    assert_int_equal(so_optimize_main(12, argv3), 1);
-    assert_non_null(strstr(so_error(), "differs from the original"));
-    assert_non_null(strstr(so_error(), "rules on the path: 1 (x"));
+    assert_int_equal(so_optimize_main(12, argv3, NULL, 0), 1);
+    assert_non_null(strstr(superopt_last_error(), "differs from the original"));
+    assert_non_null(strstr(superopt_last_error(), "rules on the path: 1 (x"));
     assert_null(fopen(out, "rb"));
     remove(bad);
     remove(rep);

@@ -1,8 +1,8 @@
-/* cmd_optimize.c - the optimize command: load, canonicalise, search with proven rules, check the result
-   numerically against the original, measure, write atomically, report (summary, JSON, Graphviz). */
-#include "args.h"
-#include "commands.h"
+/* optimize.c - superopt_optimize: load, canonicalise, search with proven rules, check the result numerically
+   against the original, measure, write atomically, report (JSON, summary text, Graphviz). */
+#include "api_priv.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -35,42 +35,42 @@ typedef struct opts {
     long long budget, threads, seed;
 } opts;
 
-static int usage(const char *msg)
-{
-    if (msg) fprintf(stderr, "superopt: %s\n", msg);
-    fputs("usage: superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
-          "         [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
-          "         [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q] [--allow-unverified]\n"
-          "         [--no-reverse] [--cache-dir DIR] [--check-incremental] [--layout auto|nchwc|none]\n",
-          stderr);
-    return 2;
-}
-
 static int file_exists(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* --rules, else $SUPEROPT_RULES, else rules/default.rules here, else next to the executable. */
+/* Looks for `rel` in the folders above `file`'s folder: "<dir of file>/../<rel>". */
+static const char *beside(const char *file, const char *rel, char *buf, size_t n)
+{
+    const char *s = strrchr(file, '/');
+    if (!s) return NULL;
+    snprintf(buf, n, "%.*s/../%s", (int)(s - file), file, rel);
+    return file_exists(buf) ? buf : NULL;
+}
+
+/* The rule set: the "rules" option, else $SUPEROPT_RULES, else rules/default.rules in the working
+   directory, else the one installed with the library or executable that holds this code
+   (PREFIX/lib/libsuperopt.so or PREFIX/bin/superopt -> PREFIX/share/superopt/default.rules), else a
+   build's (build/libsuperopt.so or build/superopt -> rules/default.rules of the source tree). */
 static const char *find_rules(const char *given, char *buf, size_t n)
 {
     if (given) return given;
     const char *e = getenv("SUPEROPT_RULES");
     if (e && e[0]) return e;
     if (file_exists("rules/default.rules")) return "rules/default.rules";
-    char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k > 0) {
-        exe[k] = 0;
-        char *s = strrchr(exe, '/');
-        if (s) {
-            *s = 0;
-            snprintf(buf, n, "%s/../rules/default.rules", exe);
-            if (file_exists(buf)) return buf;
-        }
+    Dl_info di;
+    char self[PATH_MAX];
+    const char *me = NULL;
+    if (dladdr((void *)superopt_optimize, &di) && di.dli_fname && strchr(di.dli_fname, '/') && realpath(di.dli_fname, self)) me = self;
+    if (!me) { /* a static link: this code is in the executable */
+        ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (k > 0) self[k] = 0, me = self;
     }
-    return NULL;
+    if (!me) return NULL;
+    const char *r = beside(me, "share/superopt/default.rules", buf, n);
+    return r ? r : beside(me, "rules/default.rules", buf, n);
 }
 
 /* ---------------- running graphs ---------------- */
@@ -244,7 +244,7 @@ static int same_file(const char *a, const char *b)
     return !strcmp(ra, rb) && !strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b);
 }
 
-static so_status write_dots(const so_graph *before, const so_graph *after, const char *dir, int quiet)
+static so_status write_dots(const so_graph *before, const so_graph *after, const char *dir, FILE *warn)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) return so_errorf("%s: cannot create directory: %s", dir, strerror(errno));
     char p1[4200], p2[4200];
@@ -260,7 +260,7 @@ static so_status write_dots(const so_graph *before, const so_graph *after, const
     snprintf(s1, sizeof s1, "%s%s/before.svg", pre, dir);
     snprintf(s2, sizeof s2, "%s%s/after.svg", pre, dir);
     int r1 = run_dot(d1, s1), r2 = r1 < 0 ? -1 : run_dot(d2, s2);
-    if ((r1 > 0 || r2 > 0) && !quiet) fprintf(stderr, "superopt: warning: dot failed to render SVGs in %s\n", dir);
+    if (r1 > 0 || r2 > 0) fprintf(warn, "  warning: dot failed to render SVGs in %s\n", dir);
     return SO_OK;
 }
 
@@ -281,42 +281,29 @@ static int src_has_const(const so_rule *r)
     return r->src.n_nodes == 0;
 }
 
-int so_optimize_main(int argc, char **argv)
+/* superopt_optimize's work (the caller holds the API lock): on success *json and *text receive the
+   report (malloc'd); on failure nothing is written and the thread's message says why. */
+static so_status optimize(const char *src, const char *dst, const struct superopt_config *c, char **json, char **text)
 {
-    opts o = {.search = SO_SEARCH_BACKTRACK, .cost = SO_COST_MEASURED, .alpha = 1.05, .time_limit = 8.0,
-              .budget = 1000, .threads = 1, .seed = 1, .reverse = 1, .layout = LAYOUT_AUTO};
-    static const char *const searches[] = {"backtrack", "greedy", "none", NULL}, *const costs[] = {"measured", "flops", NULL};
-    static const char *const layouts[] = {"auto", "nchwc", "none", NULL};
-    int search = 0, cost = 0, layout = 0, no_reverse = 0;
-    const so_arg args[] = {
-        SO_ARG_FLAG_("-q", &o.quiet),
-        SO_ARG_FLAG_("--allow-unverified", &o.allow_unverified),
-        SO_ARG_FLAG_("--no-reverse", &no_reverse),
-        SO_ARG_FLAG_("--check-incremental", &o.check_incremental),
-        SO_ARG_STR_("-o", &o.out),
-        SO_ARG_STR_("--rules", &o.rules),
-        SO_ARG_STR_("--report", &o.report),
-        SO_ARG_STR_("--dot", &o.dot),
-        SO_ARG_STR_("--cache-dir", &o.cache_dir),
-        SO_ARG_CHOICE_("--layout", &layout, layouts, "--layout takes auto, nchwc or none"),
-        SO_ARG_CHOICE_("--search", &search, searches, "--search takes backtrack, greedy or none"),
-        SO_ARG_CHOICE_("--cost", &cost, costs, "--cost takes measured or flops"),
-        SO_ARG_DOUBLE_("--alpha", &o.alpha, 1.0, 100.0, "--alpha needs a number in [1, 100]"),
-        SO_ARG_DOUBLE_("--time-limit", &o.time_limit, 0.0, 1e7, "--time-limit needs seconds >= 0 (0: none)"),
-        SO_ARG_INT_("--budget", &o.budget, 0, 1LL << 40, "--budget needs an integer >= 0 (0: none)"),
-        SO_ARG_INT_("--threads", &o.threads, 1, 256, "--threads needs an integer in 1..256"),
-        SO_ARG_INT_("--seed", &o.seed, 0, 0x7fffffffL, "--seed needs an integer >= 0"),
-        SO_ARG_END,
-    };
-    int n_pos, rc_args = so_args_parse(args, argc, argv, &o.model, 1, &n_pos, usage);
-    if (rc_args) return rc_args < 0 ? 0 : rc_args; /* -1: --help */
-    o.search = search == 0 ? SO_SEARCH_BACKTRACK : search == 1 ? SO_SEARCH_GREEDY : SO_SEARCH_NONE;
-    o.cost = cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS;
-    if (no_reverse) o.reverse = 0;
-    o.layout = layout == 0 ? LAYOUT_AUTO : layout == 1 ? LAYOUT_NCHWC : LAYOUT_NONE;
-    if (!o.model) return usage("optimize: no model given");
+    static const so_search_kind searches[] = {SO_SEARCH_BACKTRACK, SO_SEARCH_GREEDY, SO_SEARCH_NONE};
+    opts o = {.model = src, .out = dst, .rules = c->rules, .report = c->report, .dot = c->dot, .cache_dir = c->cache_dir,
+              .search = searches[c->search], .cost = c->cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS,
+              .quiet = !c->progress, .allow_unverified = c->allow_unverified, .reverse = c->reverse,
+              .check_incremental = c->check_incremental, .layout = c->layout == 0 ? LAYOUT_AUTO : c->layout == 1 ? LAYOUT_NCHWC : LAYOUT_NONE,
+              .alpha = c->alpha, .time_limit = c->time_limit, .budget = c->budget, .threads = c->threads, .seed = c->seed};
+    /* the report: JSON and the summary for people, both built in memory */
+    size_t jlen = 0, tlen = 0;
+    FILE *jf = open_memstream(json, &jlen), *tf = open_memstream(text, &tlen);
+    if (!jf || !tf) {
+        if (jf) fclose(jf);
+        if (tf) fclose(tf);
+        free(*json);
+        free(*text);
+        *json = *text = NULL;
+        return so_errorc(SO_ERR_LIMIT, "%s: out of memory for the report", src);
+    }
 
-    int rc = 1;
+    so_status rc = SO_ERR;
     so_ruleset rs = {0};
     so_model *m = NULL;
     so_rule *rules = NULL;
@@ -501,19 +488,17 @@ int so_optimize_main(int argc, char **argv)
             so_errorf("optimized graph differs from the original (relative error %.3g > 1e-4); nothing written", err);
             goto fail_rules;
         }
-    } else if (!o.quiet) {
-        fprintf(stderr, "superopt: warning: %s: %s; numeric check and latency skipped\n", o.model, so_error());
+    } else {
+        fprintf(tf, "  warning: %s: %s; numeric check and latency skipped\n", o.model, so_error());
     }
 
     /* write. Whatever can fail on a path comes before the model, so that a --dot or --report
        failure never ends in exit 1 with the model written: the dot files, then the report into
        its temporary (flushed: a full disk shows here), then the model, then the report renamed
        into place. */
-    if (o.dot && write_dots(m->graph, res.best, o.dot, o.quiet) != SO_OK) goto fail;
-    if (o.report) {
-        if (so_atomic_open(&rep, o.report, "w") != SO_OK) goto fail;
-        rep_open = 1;
-        FILE *f = rep.f;
+    if (o.dot && write_dots(m->graph, res.best, o.dot, tf) != SO_OK) goto fail;
+    {
+        FILE *f = jf;
         const char *sname[] = {"none", "greedy", "backtrack"};
         fprintf(f, "{\n  \"model\": ");
         so_json_fstr(f, o.model);
@@ -573,7 +558,15 @@ int so_optimize_main(int argc, char **argv)
         fprintf(f, "},\n  \"rules_path\": [");
         for (int32_t k = 0; k < res.n_path; k++) fprintf(f, "%s\"%s\"", k ? ", " : "", labels[res.path[k]]);
         fprintf(f, "]\n}\n");
-        if (fflush(f) != 0 || ferror(f)) {
+    }
+    if (fflush(jf) != 0 || ferror(jf)) {
+        so_errorc(SO_ERR_LIMIT, "%s: out of memory for the report", o.model);
+        goto fail;
+    }
+    if (o.report) {
+        if (so_atomic_open(&rep, o.report, "w") != SO_OK) goto fail;
+        rep_open = 1;
+        if (fwrite(*json, 1, jlen, rep.f) != jlen || fflush(rep.f) != 0 || ferror(rep.f)) {
             rep_open = 0;
             so_atomic_commit(&rep, o.report, 0); /* the message names the report and the errno */
             goto fail;
@@ -584,37 +577,37 @@ int so_optimize_main(int argc, char **argv)
         rep_open = 0;
         if (so_atomic_commit(&rep, o.report, 1) != SO_OK) goto fail;
     }
-    if (cm_init && so_cost_save(&cm) != SO_OK && !o.quiet) fprintf(stderr, "superopt: warning: %s\n", so_error());
+    if (cm_init && so_cost_save(&cm) != SO_OK) fprintf(tf, "  warning: %s\n", so_error());
 
-    if (!o.quiet) {
-        fprintf(stderr, "superopt: %s -> %s\n", o.model, out_path);
+    {
+        fprintf(tf, "superopt: %s -> %s\n", o.model, out_path);
         for (int32_t k = 0; k < m->n_inputs; k++)
             if (m->inputs[k].pinned) {
                 char sb[160];
-                fprintf(stderr, "  specialised for input '%s' %s (symbolic dimensions pinned by --dim / --input-shape)\n",
+                fprintf(tf, "  specialised for input '%s' %s (symbolic dimensions pinned by --dim / --input-shape)\n",
                         m->inputs[k].name, so_shape_str(&m->inputs[k].shape, sb, sizeof sb));
             }
-        fprintf(stderr, "  cost (%s): %.4g -> %.4g (%.2fx)\n", o.cost == SO_COST_MEASURED ? "measured ms" : "flops model",
+        fprintf(tf, "  cost (%s): %.4g -> %.4g (%.2fx)\n", o.cost == SO_COST_MEASURED ? "measured ms" : "flops model",
                 cost_orig, res.cost_after, res.cost_after > 0 ? cost_orig / res.cost_after : 0);
         if (checked)
-            fprintf(stderr, "  latency: %.3f ms -> %.3f ms (%.2fx), outputs agree (max rel err %.2g)\n", lat_before, lat_after,
+            fprintf(tf, "  latency: %.3f ms -> %.3f ms (%.2fx), outputs agree (max rel err %.2g)\n", lat_before, lat_after,
                     lat_after > 0 ? lat_before / lat_after : 0, err);
-        fprintf(stderr, "  search: %.2f s, %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search,
+        fprintf(tf, "  search: %.2f s, %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search,
                 (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
         if (o.layout != LAYOUT_NONE)
-            fprintf(stderr, "  layout nchwc (b=%d): cost %.4g -> %.4g, %s (%d convs blocked, %d kept in NCHW, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",
+            fprintf(tf, "  layout nchwc (b=%d): cost %.4g -> %.4g, %s (%d convs blocked, %d kept in NCHW, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",
                     layout_b, cost_plain, cost_blocked, layout_applied ? "applied" : "not applied", (int)lst.convs, (int)layout_kept, (int)lst.bn_folded,
                     (int)lst.pools, (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
-        fprintf(stderr, "  rules applied:");
+        fprintf(tf, "  rules applied:");
         int any = 0;
         for (int32_t r = 0; r < n_rules; r++)
             if (counts[r]) {
-                fprintf(stderr, " %s x%d", labels[r], (int)counts[r]);
+                fprintf(tf, " %s x%d", labels[r], (int)counts[r]);
                 any = 1;
             }
-        fprintf(stderr, "%s\n", any ? "" : " none");
+        fprintf(tf, "%s\n", any ? "" : " none");
     }
-    rc = 0;
+    rc = SO_OK;
     goto done;
 
 fail_rules: {
@@ -635,7 +628,6 @@ fail_rules: {
         so_errorf("%s: %s; rules on the path: %s", o.model, msg, res.n_path ? list : "none (canonicalisation only)");
     }
 fail:
-    fprintf(stderr, "superopt: %s\n", so_error());
     if (rep_open) { /* the model was not written: neither is the report */
         char keep[1024];
         snprintf(keep, sizeof keep, "%s", so_error());
@@ -654,5 +646,61 @@ done:
     so_model_free(m);
     free(labels);
     so_ruleset_free(&rs); /* also `rules` */
+    /* the memory streams' buffers stay: handed over on success, freed on failure */
+    fclose(jf);
+    fclose(tf);
+    if (rc != SO_OK) {
+        free(*json);
+        free(*text);
+        *json = *text = NULL;
+    }
     return rc;
+}
+
+struct superopt_report {
+    char *json, *text;
+};
+
+superopt_status superopt_optimize(const char *src, const char *dst, const superopt_config *cfg, superopt_report **report)
+{
+    if (report) *report = NULL;
+    if (!src) {
+        so_errorf("superopt_optimize: src is NULL");
+        return so_api_fail_thread(SUPEROPT_INVALID_ARGUMENT);
+    }
+    struct superopt_config defaults;
+    if (!cfg) {
+        so_api_config_defaults(&defaults);
+        cfg = &defaults;
+    }
+    char *json = NULL, *text = NULL;
+    so_api_lock();
+    so_status st = so_api_pins_apply(cfg);
+    if (st == SO_OK) st = optimize(src, dst, cfg, &json, &text);
+    so_onnx_pins_clear();
+    so_api_unlock();
+    if (st != SO_OK) return so_api_fail_thread(so_api_status(so_error_code()));
+    superopt_report *r = calloc(1, sizeof *r);
+    if (!r) {
+        free(json);
+        free(text);
+        so_errorf("%s: out of memory for the report", src);
+        return so_api_fail_thread(SUPEROPT_LIMIT);
+    }
+    r->json = json;
+    r->text = text;
+    if (report) *report = r;
+    else superopt_report_free(r);
+    return SUPEROPT_OK;
+}
+
+const char *superopt_report_json(const superopt_report *r) { return r ? r->json : NULL; }
+const char *superopt_report_text(const superopt_report *r) { return r ? r->text : NULL; }
+
+void superopt_report_free(superopt_report *r)
+{
+    if (!r) return;
+    free(r->json);
+    free(r->text);
+    free(r);
 }

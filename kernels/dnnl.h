@@ -1,0 +1,39 @@
+/* dnnl.h - oneDNN (libdnnl.so.2, dlopen'd: an optional run-time dependency) as a backend: the library handle every oneDNN user shares, and convolution primitives on blocked NCHWc16 values, planned once (weights reordered at plan time, primitive created there: nothing per run but the execute call). */
+#ifndef SO_DNNL_H
+#define SO_DNNL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epi.h"
+
+/* The handle of libdnnl.so.2, loaded once at the first call; NULL when it is not installed, when
+   SUPEROPT_ONEDNN=0, or in a sanitizer build (with libdnnl loaded LeakSanitizer's exit-time scan crashed:
+   "Tracer caught signal 11", test_exec and test_fast under make test-asan). Thread-safe. Callers look their
+   symbols up with dlsym. Loading it is the caller's decision: only the avx512 level does (so valgrind's avx2
+   runs never see oneDNN's JIT code). */
+void *so_dnnl_lib(void);
+
+/* A oneDNN convolution on NCHWc16 values (oneDNN's nChw16c: the same layout, padding lanes zero), planned for
+   N images of x [C][H][W] -> y [O][Ho][Wo], kernel kh x kw, strides, pads (top, left, bottom, right),
+   dilations (1 = none), groups (group 1 or C/group > 1: depthwise is not planned here), with the epilogue
+   ep (scale folded into the reordered weights, shift as the bias, act1, the residual as a binary-add
+   post-op, act2). Opaque; owns the primitive and its reordered weights. */
+typedef struct so_dnnl_conv so_dnnl_conv;
+
+/* Plans the conv: Winograd when wino is set and oneDNN has a JIT Winograd implementation for the shape,
+   else its direct algorithm. w [O][C/group][kh][kw] is read only here. Returns NULL when oneDNN is not
+   loaded, has only its reference implementation for the shape, or fails (then the caller uses its own
+   kernel). The primitive runs on the calling thread's OpenMP team (omp_get_max_threads() at run time). */
+so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw,
+                                int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
+                                int64_t group, const float *w, const so_epi *ep, int wino);
+/* y = conv(x) with the epilogue (res: the residual, same blocked shape as y, when the epilogue has one). */
+void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res);
+/* oneDNN's implementation name (e.g. "jit_1x1:avx512_core", "jit_wino_4x3:avx512_core"). */
+const char *so_dnnl_conv_impl(const so_dnnl_conv *p);
+/* Bytes of reordered weights and bias held. */
+size_t so_dnnl_conv_bytes(const so_dnnl_conv *p);
+void so_dnnl_conv_free(so_dnnl_conv *p);
+
+#endif

@@ -1,0 +1,366 @@
+/* test_api.c - the public C API (api/superopt.h): options, sessions on the data/ models against their stored
+   outputs, every misuse refused with a message naming the problem, the thread-safety contract (one session
+   refuses a concurrent run with SUPEROPT_BUSY; two sessions run concurrently), and optimize's report. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../api/superopt.h"
+
+/* Reads a whole file (malloc'd) or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+/* A session's inputs bound to one buffer (data/NAME.in.bin) and outputs to fresh buffers. */
+typedef struct io {
+    superopt_tensor *in, *out;
+    size_t n_in, n_out;
+    char *in_data;
+} io;
+
+static void io_make(superopt_session *s, const char *in_path, io *x)
+{
+    size_t len = 0;
+    x->in_data = slurp(in_path, &len);
+    assert_non_null(x->in_data);
+    x->n_in = superopt_session_input_count(s);
+    x->n_out = superopt_session_output_count(s);
+    x->in = calloc(x->n_in + 1, sizeof *x->in);
+    x->out = calloc(x->n_out + 1, sizeof *x->out);
+    size_t off = 0;
+    for (size_t i = 0; i < x->n_in; i++) {
+        superopt_tensor_info t;
+        assert_int_equal(superopt_session_input_info(s, i, &t), SUPEROPT_OK);
+        x->in[i] = (superopt_tensor){t.name, t.dtype, t.rank, t.dims, x->in_data + off, t.bytes};
+        off += t.bytes;
+    }
+    assert_int_equal(off, len);
+    for (size_t i = 0; i < x->n_out; i++) {
+        superopt_tensor_info t;
+        assert_int_equal(superopt_session_output_info(s, i, &t), SUPEROPT_OK);
+        x->out[i] = (superopt_tensor){t.name, t.dtype, t.rank, t.dims, calloc(1, t.bytes + 1), t.bytes};
+    }
+}
+
+static void io_free(io *x)
+{
+    for (size_t i = 0; i < x->n_out; i++) free(x->out[i].data);
+    free(x->in);
+    free(x->out);
+    free(x->in_data);
+}
+
+/* Outputs (float32, graph order) within |a-b| <= 1e-5 + 1e-4 |b| of data/NAME.out.bin. */
+static int outputs_match(const io *x, const char *want_path)
+{
+    size_t len = 0, off = 0;
+    char *want = slurp(want_path, &len);
+    int ok = want != NULL;
+    for (size_t i = 0; ok && i < x->n_out; i++) {
+        const float *a = x->out[i].data;
+        for (size_t j = 0; j < x->out[i].bytes / 4 && ok; j++) {
+            float b;
+            memcpy(&b, want + off + 4 * j, 4);
+            ok = a[j] - b <= 1e-5f + 1e-4f * (b < 0 ? -b : b) && b - a[j] <= 1e-5f + 1e-4f * (b < 0 ? -b : b);
+        }
+        off += x->out[i].bytes;
+    }
+    free(want);
+    return ok && off == len;
+}
+
+static void test_version_and_names(void **state)
+{
+    (void)state;
+    assert_string_equal(superopt_version(), SUPEROPT_VERSION_STRING);
+    assert_string_equal(superopt_status_name(SUPEROPT_BUSY), "busy");
+    assert_int_equal(superopt_dtype_size(SUPEROPT_BOOL), 1);
+    assert_int_equal(superopt_dtype_size(SUPEROPT_INT64), 8);
+    assert_int_equal(superopt_dtype_size((superopt_dtype)2), 0);
+    assert_string_equal(superopt_dtype_name(SUPEROPT_INT32), "int32");
+}
+
+static void test_config(void **state)
+{
+    (void)state;
+    superopt_config *c = NULL;
+    assert_int_equal(superopt_config_new(&c), SUPEROPT_OK);
+    assert_int_equal(superopt_config_set(c, "threads", "2"), SUPEROPT_OK);
+    assert_int_equal(superopt_config_set(c, "threads", "0"), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_config_error(c), "threads=0"));
+    assert_int_equal(superopt_config_set(c, "search", "genetic"), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_config_error(c), "backtrack"));
+    assert_int_equal(superopt_config_set(c, "nonsense", "1"), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_config_error(c), "unknown option 'nonsense'"));
+    assert_int_equal(superopt_config_set(c, "input_shape", "x=1,,2"), SUPEROPT_INVALID_ARGUMENT);
+    assert_int_equal(superopt_config_set(c, "input_shape", "x=1,2"), SUPEROPT_OK);
+    assert_int_equal(superopt_config_set(c, "dim", "batch=1"), SUPEROPT_OK);
+    assert_int_equal(superopt_config_set(c, NULL, "1"), SUPEROPT_INVALID_ARGUMENT);
+    assert_int_equal(superopt_config_set(NULL, "threads", "1"), SUPEROPT_INVALID_ARGUMENT);
+    superopt_config_free(c);
+    superopt_config_free(NULL);
+}
+
+/* Every data/ model through a session (path and bytes) matches its stored outputs, twice on the same buffers. */
+static void test_models(void **state)
+{
+    (void)state;
+    const char *models[] = {"deepandwide", "bert2", "lstm2", "nasrnn", "resnet_small", "squeezenet", "tinyseg"};
+    for (size_t m = 0; m < sizeof models / sizeof *models; m++) {
+        char p[256], in[256], out[256];
+        snprintf(p, sizeof p, "data/%s.onnx", models[m]);
+        snprintf(in, sizeof in, "data/%s.in.bin", models[m]);
+        snprintf(out, sizeof out, "data/%s.out.bin", models[m]);
+        for (int bytes = 0; bytes < 2; bytes++) {
+            superopt_session *s = NULL;
+            if (bytes) {
+                size_t len = 0;
+                char *buf = slurp(p, &len);
+                assert_non_null(buf);
+                assert_int_equal(superopt_session_open_bytes(buf, len, p, NULL, &s), SUPEROPT_OK);
+                free(buf); /* the session keeps nothing of the caller's bytes */
+            } else
+                assert_int_equal(superopt_session_open(p, NULL, &s), SUPEROPT_OK);
+            io x;
+            io_make(s, in, &x);
+            for (int r = 0; r < 2; r++) {
+                assert_int_equal(superopt_session_run(s, x.in, x.n_in, x.out, x.n_out), SUPEROPT_OK);
+                if (!outputs_match(&x, out)) fail_msg("%s (%s): outputs differ from %s", p, bytes ? "bytes" : "path", out);
+            }
+            const char *st = superopt_session_stats(s);
+            assert_non_null(st);
+            assert_non_null(strstr(st, "\"peak_activation_bytes\""));
+            io_free(&x);
+            superopt_session_close(s);
+        }
+    }
+}
+
+static void test_misuse(void **state)
+{
+    (void)state;
+    superopt_session *s = (superopt_session *)1;
+    /* bad path: no session, the thread's message names the file */
+    assert_int_equal(superopt_session_open("data/no_such_model.onnx", NULL, &s), SUPEROPT_IO_ERROR);
+    assert_null(s);
+    assert_non_null(strstr(superopt_last_error(), "data/no_such_model.onnx"));
+    assert_int_equal(superopt_session_open_bytes("garbage", 7, "junk.onnx", NULL, &s), SUPEROPT_PARSE_ERROR);
+    assert_non_null(strstr(superopt_last_error(), "junk.onnx"));
+    assert_int_equal(superopt_session_open(NULL, NULL, &s), SUPEROPT_INVALID_ARGUMENT);
+    /* NULL handles */
+    assert_int_equal(superopt_session_run(NULL, NULL, 0, NULL, 0), SUPEROPT_INVALID_ARGUMENT);
+    assert_int_equal(superopt_session_input_count(NULL), 0);
+    superopt_session_close(NULL);
+
+    assert_int_equal(superopt_session_open("data/deepandwide.onnx", NULL, &s), SUPEROPT_OK);
+    io x;
+    io_make(s, "data/deepandwide.in.bin", &x);
+    superopt_tensor_info info;
+    assert_int_equal(superopt_session_input_info(s, 99, &info), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_session_error(s), "input 99"));
+    /* wrong input name */
+    superopt_tensor t = x.in[0];
+    x.in[0].name = "no_such_input";
+    assert_int_equal(superopt_session_run(s, x.in, x.n_in, x.out, x.n_out), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_session_error(s), "no input named 'no_such_input'"));
+    x.in[0] = t;
+    /* wrong dtype */
+    x.in[0].dtype = SUPEROPT_INT64;
+    assert_int_equal(superopt_session_run(s, x.in, x.n_in, x.out, x.n_out), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_session_error(s), "is float32, given int64"));
+    x.in[0] = t;
+    /* wrong shape */
+    int64_t dims[8] = {0};
+    for (int d = 0; d < t.rank; d++) dims[d] = t.dims[d];
+    dims[t.rank - 1] += 1;
+    x.in[0].dims = dims;
+    assert_int_equal(superopt_session_run(s, x.in, x.n_in, x.out, x.n_out), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_session_error(s), "has shape"));
+    x.in[0] = t;
+    /* buffer too small, input missing, input twice, output name unknown */
+    x.in[0].bytes = t.bytes - 1;
+    assert_int_equal(superopt_session_run(s, x.in, x.n_in, x.out, x.n_out), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_session_error(s), "needs a buffer"));
+    x.in[0] = t;
+    assert_int_equal(superopt_session_run(s, x.in, x.n_in - 1, x.out, x.n_out), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_session_error(s), "is not given"));
+    x.in[1] = t;
+    assert_int_equal(superopt_session_run(s, x.in, x.n_in, x.out, x.n_out), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_session_error(s), "given twice"));
+    io_free(&x);
+    io_make(s, "data/deepandwide.in.bin", &x);
+    x.out[0].name = "nope";
+    assert_int_equal(superopt_session_run(s, x.in, x.n_in, x.out, x.n_out), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_session_error(s), "no output named 'nope'"));
+    /* no outputs requested: runs; then all of them by position (NULL names) */
+    assert_int_equal(superopt_session_run(s, x.in, x.n_in, NULL, 0), SUPEROPT_OK);
+    x.out[0].name = NULL;
+    x.out[0].dims = NULL;
+    assert_int_equal(superopt_session_run(s, x.in, x.n_in, x.out, x.n_out), SUPEROPT_OK);
+    assert_true(outputs_match(&x, "data/deepandwide.out.bin"));
+    io_free(&x);
+    superopt_session_close(s);
+}
+
+/* ---- threads ---- */
+typedef struct runner {
+    superopt_session *s;
+    const char *model;
+    int runs, ok, busy_seen;
+    atomic_int *stop;
+} runner;
+
+static void *run_loop(void *arg)
+{
+    runner *r = arg;
+    char in[256], out[256];
+    snprintf(in, sizeof in, "data/%s.in.bin", r->model);
+    snprintf(out, sizeof out, "data/%s.out.bin", r->model);
+    io x;
+    io_make(r->s, in, &x);
+    r->ok = 1;
+    for (int done = 0; done < r->runs;) { /* `runs` completed runs; refusals counted apart */
+        superopt_status st = superopt_session_run(r->s, x.in, x.n_in, x.out, x.n_out);
+        if (st == SUPEROPT_BUSY) {
+            r->busy_seen++;
+            continue;
+        }
+        if (st != SUPEROPT_OK || !outputs_match(&x, out)) r->ok = 0;
+        done++;
+    }
+    if (r->stop) atomic_store(r->stop, 1);
+    io_free(&x);
+    return NULL;
+}
+
+/* One session, two threads both running it in a loop: a run that starts while the other thread's runs is
+   refused with SUPEROPT_BUSY (message in the thread's superopt_last_error), and every run that is not
+   refused gives the stored outputs. */
+static void test_same_session_refused(void **state)
+{
+    (void)state;
+    superopt_session *s = NULL;
+    assert_int_equal(superopt_session_open("data/squeezenet.onnx", NULL, &s), SUPEROPT_OK);
+    atomic_int stop = 0;
+    runner a = {.s = s, .model = "squeezenet", .runs = 40, .stop = &stop};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, run_loop, &a), 0);
+    io x;
+    io_make(s, "data/squeezenet.in.bin", &x);
+    int busy = 0, ok = 0;
+    while (!atomic_load(&stop)) {
+        superopt_status st = superopt_session_run(s, x.in, x.n_in, x.out, x.n_out);
+        if (st == SUPEROPT_BUSY) {
+            busy++;
+            assert_non_null(strstr(superopt_last_error(), "running on another thread"));
+        } else {
+            assert_int_equal(st, SUPEROPT_OK);
+            ok++;
+        }
+    }
+    pthread_join(th, NULL);
+    assert_true(a.ok);
+    assert_true(busy + a.busy_seen > 0); /* 40 runs of squeezenet against a loop: the threads met */
+    assert_true(outputs_match(&x, "data/squeezenet.out.bin") || ok == 0);
+    io_free(&x);
+    superopt_session_close(s);
+}
+
+/* Two sessions of two models run concurrently, each matching its stored outputs every time. */
+static void test_two_sessions_concurrently(void **state)
+{
+    (void)state;
+    superopt_session *s1 = NULL, *s2 = NULL;
+    assert_int_equal(superopt_session_open("data/squeezenet.onnx", NULL, &s1), SUPEROPT_OK);
+    assert_int_equal(superopt_session_open("data/bert2.onnx", NULL, &s2), SUPEROPT_OK);
+    runner a = {.s = s1, .model = "squeezenet", .runs = 20}, b = {.s = s2, .model = "bert2", .runs = 20};
+    pthread_t t1, t2;
+    assert_int_equal(pthread_create(&t1, NULL, run_loop, &a), 0);
+    assert_int_equal(pthread_create(&t2, NULL, run_loop, &b), 0);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    assert_true(a.ok && b.ok);
+    assert_int_equal(a.busy_seen + b.busy_seen, 0);
+    superopt_session_close(s1);
+    superopt_session_close(s2);
+}
+
+/* Optimize through the API: a report whose JSON names the output; a missing model and a bad option fail
+   with messages and write nothing. */
+static void test_optimize(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/so_api_test_XXXXXX", out[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/dw.opt.onnx", dir);
+    superopt_config *c = NULL;
+    assert_int_equal(superopt_config_new(&c), SUPEROPT_OK);
+    assert_int_equal(superopt_config_set(c, "cost", "flops"), SUPEROPT_OK);
+    assert_int_equal(superopt_config_set(c, "rules", "rules/default.rules"), SUPEROPT_OK);
+    superopt_report *r = NULL;
+    assert_int_equal(superopt_optimize("data/deepandwide.onnx", out, c, &r), SUPEROPT_OK);
+    assert_non_null(r);
+    assert_non_null(strstr(superopt_report_json(r), out));
+    assert_non_null(strstr(superopt_report_json(r), "\"cost_after\""));
+    assert_non_null(strstr(superopt_report_text(r), "rules applied"));
+    superopt_report_free(r);
+    superopt_session *s = NULL;
+    assert_int_equal(superopt_session_open(out, NULL, &s), SUPEROPT_OK);
+    io x;
+    io_make(s, "data/deepandwide.in.bin", &x);
+    assert_int_equal(superopt_session_run(s, x.in, x.n_in, x.out, x.n_out), SUPEROPT_OK);
+    assert_true(outputs_match(&x, "data/deepandwide.out.bin"));
+    io_free(&x);
+    superopt_session_close(s);
+    remove(out);
+    r = (superopt_report *)1;
+    assert_int_equal(superopt_optimize("data/no_such.onnx", out, c, &r), SUPEROPT_IO_ERROR);
+    assert_null(r);
+    assert_non_null(strstr(superopt_last_error(), "data/no_such.onnx"));
+    assert_int_equal(access(out, F_OK), -1);
+    superopt_config_free(c);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    FILE *probe = fopen("data/deepandwide.onnx", "rb");
+    if (!probe) {
+        fprintf(stderr, "test_api: run from the repository root (data/ models)\n");
+        return 1;
+    }
+    fclose(probe);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version_and_names),
+        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_models),
+        cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_same_session_refused),
+        cmocka_unit_test(test_two_sessions_concurrently),
+        cmocka_unit_test(test_optimize),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
