@@ -22,6 +22,7 @@
 #include "../search/layout.h"
 #include "../search/match.h"
 #include "../search/search.h"
+#include "../src/feed.h"
 #include "../src/json.h"
 #include "../src/onnx_io.h"
 
@@ -94,6 +95,8 @@ static void io_free(io *x)
     memset(x, 0, sizeof *x);
 }
 
+/* Seeded inputs of every type (so_feed_fill: integers valid for their use in the model's imported
+   graph, so both graphs of the check get the same values) and output buffers for graph g. */
 static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
 {
     const so_model *m = g->model;
@@ -107,12 +110,12 @@ static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
     uint64_t st = seed;
     for (int32_t k = 0; k < x->n_in; k++) {
         int64_t n = so_shape_numel(&m->inputs[k].shape);
-        if (n < 0 || m->inputs[k].shape.dtype != SO_F32)
-            return so_errorf("input '%s' is not a float32 tensor of known shape", m->inputs[k].name);
-        if (so_mem_charge((size_t)n * sizeof(float), "numeric-check inputs") != SO_OK) return SO_ERR;
-        x->charged += (size_t)n * sizeof(float);
-        x->in[k] = so_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-        so_rng_fill(&st, x->in[k], (size_t)n);
+        if (n < 0) return so_errorf("input '%s' is not a tensor of known shape", m->inputs[k].name);
+        size_t bytes = (size_t)n * (m->inputs[k].shape.dtype == SO_I64 ? 8 : sizeof(float));
+        if (so_mem_charge(bytes, "numeric-check inputs") != SO_OK) return SO_ERR;
+        x->charged += bytes;
+        x->in[k] = so_xmalloc(bytes ? bytes : 8);
+        so_feed_fill(m->graph, k, &st, x->in[k]);
     }
     for (int32_t k = 0; k < x->n_out; k++) {
         int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
