@@ -82,7 +82,10 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
                "search" backtrack|greedy|none   "alpha" A (1..100, default 1.05)
                "budget" N (graphs, 0 none, default 1000)   "time_limit" S (0 none, default 8)
                "cost" measured|flops   "layout" auto|nchwc|none   "seed" N   "reverse" 0|1
-               "allow_unverified" 0|1   "check_incremental" 0|1   "cache_dir" DIR (measured costs)
+               "allow_unverified" 0|1 (use rules this build's verifier does not prove; warned on stderr)
+               "allow_unchecked" 0|1 (write a model that cannot be executed here, unchecked; warned on stderr)
+               "inputs" FILE (raw float32 inputs added to the numeric check's input sets)
+               "check_incremental" 0|1   "cache_dir" DIR (measured costs and proofs; see rules/RULES.md)
                "report" FILE.json (also written, atomically, only when the model is)
                "dot" DIR (before/after Graphviz files)   "progress" 0|1 (a progress line on stderr)
    A value is checked when it is set. A config is used by one thread at a time; sessions and
