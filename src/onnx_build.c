@@ -1056,6 +1056,26 @@ static int imp_scatternd(bctx *cx)
     return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
 
+/* GridSample (opset 16 names bilinear / bicubic, opset 20 linear / cubic), 4-D only */
+static int imp_gridsample(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[32];
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (xs.rank != 4) return SO_ERR_UNSUPPORTED;
+    const char *s = onx_att_s(n, "mode", buf, sizeof buf);
+    if (!s || !strcmp(s, "bilinear") || !strcmp(s, "linear")) a.mode = 0;
+    else if (!strcmp(s, "nearest")) a.mode = 1;
+    else if (!strcmp(s, "bicubic") || !strcmp(s, "cubic")) a.mode = 2;
+    else return onx_node_err(im, "unknown mode '%s'", s), SO_ERR;
+    static const char *const pad[3] = {"zeros", "border", "reflection"};
+    s = onx_att_s(n, "padding_mode", buf, sizeof buf);
+    a.n_ints = 2;
+    if ((a.ints[0] = s ? onx_name_index(s, pad, 3) : 0) < 0) return onx_node_err(im, "unknown padding_mode '%s'", s), SO_ERR;
+    a.ints[1] = onx_att_i(n, "align_corners", 0) != 0;
+    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
 /* Cast of a value computed at run time (constants fold at import; float -> float is aliased in
    onx_import_node) */
 static int imp_cast(bctx *cx)
