@@ -152,7 +152,7 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_xor key_none
 #define key_mod key_none
 #define key_cast key_none
-#define key_gridsample key_none
+#define key_gridsample key_ints
 #define key_scatternd key_none
 
 static const char *const ints_keys[SO_OP_COUNT] = {
