@@ -1284,7 +1284,11 @@ static so_status lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins,
     int r;
     for (size_t k = 0; k < n_in && k < 2; k++) { /* X, and W of the convolutions */
         if (!ins[k] || (k == 1 && op != SO_OP_CONV && op != SO_OP_CONVTRANSPOSE)) continue;
-        if (onx_vshape(im, ins[k]).rank != 3) return add_opaque(im, n, ins, n_in);
+        if (onx_vshape(im, ins[k]).rank != 3) { /* a weight of another rank: the 2-D importer's clear error */
+            r = build_op(im, n, op, ins, n_in);
+            if (r == SO_ERR_UNSUPPORTED) return add_opaque(im, n, ins, n_in);
+            return r == SO_OK ? SO_OK : SO_ERR;
+        }
         int32_t ni;
         if ((r = emit(im, SO_OP_UNSQUEEZE, &ins[k], 1, 1, &ua, NULL, no_name, 1, &ni)) != SO_OK) return r;
         lifted[k] = anon_edge(im, ni, 0);
