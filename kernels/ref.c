@@ -684,6 +684,8 @@ static int64_t resize_axis_taps(const so_attr *a, int64_t len_out, int64_t len_i
     const int excl = a->ints[5] != 0, aa = a->ints[6] != 0 && scale < 1.0f;
     const double s = aa ? (double)scale : 1.0;
     const int64_t start = (int64_t)floor((a->mode == 2 ? -2.0 : -1.0) / s) + 1, n = 2 - 2 * start;
+    *idx = NULL, *w = NULL;
+    if ((double)len_out * (double)n > 1e9) return 0; /* an absurd downscale: refused by the caller */
     *idx = malloc((size_t)(len_out * n) * sizeof **idx);
     *w = malloc((size_t)(len_out * n) * sizeof **w);
     if (!*idx || !*w) return 0;
@@ -718,7 +720,7 @@ static so_status resize_general(const so_graph *g, const so_node *n, const so_te
     const int64_t ny = resize_axis_taps(a, Ho, H, a->alpha, &iy, &wy), nx = resize_axis_taps(a, Wo, W, a->beta, &ix, &wx);
     double *row = malloc((size_t)(W > 0 ? W : 1) * sizeof *row);
     so_status st = SO_OK;
-    if (!ny || !nx || !row) st = kfail(g, n, "out of memory");
+    if (!ny || !nx || !row) st = kfail(g, n, "out of memory (or a downscale needing over 1e9 filter taps)");
     for (int64_t p = 0; st == SO_OK && p < planes; p++)
         for (int64_t oy = 0; oy < Ho; oy++) {
             for (int64_t c = 0; c < W; c++) { /* the vertical taps first: one row */
@@ -1784,6 +1786,74 @@ so_status so_ref_scatternd(const so_graph *g, const so_node *n, const so_tensor 
             }
         }
     }
+    return SO_OK;
+}
+
+/* GridSample, as PyTorch's grid_sampler_2d (which ONNX's reference follows). */
+static double gs_unnormalize(double v, int64_t size, int align)
+{
+    return align ? (v + 1.0) / 2.0 * (double)(size - 1) : ((v + 1.0) * (double)size - 1.0) / 2.0;
+}
+static double gs_reflect(double v, double twice_low, double twice_high)
+{
+    if (twice_low == twice_high) return 0;
+    const double lo = twice_low / 2, span = (twice_high - twice_low) / 2;
+    v = fabs(v - lo);
+    const double extra = fmod(v, span);
+    return fmod(floor(v / span), 2.0) == 0 ? extra + lo : span - extra + lo;
+}
+/* the padding of a coordinate: border clips, reflection reflects then clips, zeros leaves it */
+static double gs_pad(double v, int64_t size, int padding, int align)
+{
+    if (padding == 2) v = align ? gs_reflect(v, 0, 2.0 * (double)(size - 1)) : gs_reflect(v, -1, 2.0 * (double)size - 1);
+    if (padding >= 1) v = v < 0 ? 0 : v > (double)(size - 1) ? (double)(size - 1) : v;
+    return v;
+}
+/* the pixel at integral coordinates (y, x) given as doubles (NaN or far out: outside), 0 outside */
+static double gs_at(const float *p, int64_t H, int64_t W, double y, double x)
+{
+    return y >= 0 && y < (double)H && x >= 0 && x < (double)W ? (double)p[(int64_t)y * W + (int64_t)x] : 0.0;
+}
+
+so_status so_ref_gridsample(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *xs = &in[0].shape, *os = &out[0].shape;
+    const int64_t N = xs->dim[0], C = xs->dim[1], H = xs->dim[2], W = xs->dim[3], Ho = os->dim[2], Wo = os->dim[3];
+    const int mode = n->attr->mode, padding = (int)n->attr->ints[0], align = (int)n->attr->ints[1];
+    const float *X = in[0].data, *G = in[1].data;
+    float *Y = out[0].data;
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t oy = 0; oy < Ho; oy++)
+            for (int64_t ox = 0; ox < Wo; ox++) {
+                const float *gp = G + ((b * Ho + oy) * Wo + ox) * 2;
+                double ix = gs_unnormalize(gp[0], W, align), iy = gs_unnormalize(gp[1], H, align);
+                for (int64_t c = 0; c < C; c++) {
+                    const float *p = X + (b * C + c) * H * W;
+                    double v;
+                    if (mode == 2) { /* bicubic: the padding applies to each of the 16 taps */
+                        const double fx = floor(ix), fy = floor(iy), tx = ix - fx, ty = iy - fy;
+                        double wx[4] = {cubic_w(tx + 1, -0.75), cubic_w(tx, -0.75), cubic_w(1 - tx, -0.75), cubic_w(2 - tx, -0.75)};
+                        double wy[4] = {cubic_w(ty + 1, -0.75), cubic_w(ty, -0.75), cubic_w(1 - ty, -0.75), cubic_w(2 - ty, -0.75)};
+                        v = 0;
+                        for (int j = 0; j < 4; j++)
+                            for (int i = 0; i < 4; i++) {
+                                double tapx = gs_pad(fx - 1 + i, W, padding, align), tapy = gs_pad(fy - 1 + j, H, padding, align);
+                                v += wy[j] * wx[i] * gs_at(p, H, W, floor(tapy), floor(tapx));
+                            }
+                    } else {
+                        const double sx = gs_pad(ix, W, padding, align), sy = gs_pad(iy, H, padding, align);
+                        if (mode == 1) {
+                            v = gs_at(p, H, W, nearbyint(sy), nearbyint(sx));
+                        } else {
+                            const double fx = floor(sx), fy = floor(sy), tx = sx - fx, ty = sy - fy;
+                            v = (1 - ty) * ((1 - tx) * gs_at(p, H, W, fy, fx) + tx * gs_at(p, H, W, fy, fx + 1)) +
+                                ty * ((1 - tx) * gs_at(p, H, W, fy + 1, fx) + tx * gs_at(p, H, W, fy + 1, fx + 1));
+                        }
+                    }
+                    Y[((b * C + c) * Ho + oy) * Wo + ox] = (float)v;
+                }
+            }
     return SO_OK;
 }
 

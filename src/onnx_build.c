@@ -399,6 +399,22 @@ static int imp_pow(bctx *cx)
         args[1] = anon_edge(im, ci, 0);
         return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
     }
+    if (xs.dtype == SO_I64 && onx_vshape(im, ins[1]).dtype == SO_F32) {
+        /* an integer base with a float exponent (the result has the base's type): computed in float,
+           truncated toward zero as ONNX Runtime's static_cast does */
+        so_attr ca;
+        int32_t ci, pi;
+        memset(&ca, 0, sizeof ca);
+        ca.mode = T_FLOAT;
+        char *const no_name[1] = {(char *)""};
+        if ((r = emit(im, SO_OP_CAST, &ins[0], 1, 1, &ca, nm, no_name, 1, &ci)) != SO_OK) return r;
+        args[0] = anon_edge(im, ci, 0);
+        args[1] = ins[1];
+        if ((r = emit(im, op, args, 2, 1, &a, nm, no_name, 1, &pi)) != SO_OK) return r;
+        args[0] = anon_edge(im, pi, 0);
+        ca.mode = T_INT64;
+        return emit(im, SO_OP_CAST, args, 1, 1, &ca, nm, on, non, NULL);
+    }
     return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
@@ -1040,6 +1056,26 @@ static int imp_scatternd(bctx *cx)
     return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
 
+/* GridSample (opset 16 names bilinear / bicubic, opset 20 linear / cubic), 4-D only */
+static int imp_gridsample(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[32];
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (xs.rank != 4) return SO_ERR_UNSUPPORTED;
+    const char *s = onx_att_s(n, "mode", buf, sizeof buf);
+    if (!s || !strcmp(s, "bilinear") || !strcmp(s, "linear")) a.mode = 0;
+    else if (!strcmp(s, "nearest")) a.mode = 1;
+    else if (!strcmp(s, "bicubic") || !strcmp(s, "cubic")) a.mode = 2;
+    else return onx_node_err(im, "unknown mode '%s'", s), SO_ERR;
+    static const char *const pad[3] = {"zeros", "border", "reflection"};
+    s = onx_att_s(n, "padding_mode", buf, sizeof buf);
+    a.n_ints = 2;
+    if ((a.ints[0] = s ? onx_name_index(s, pad, 3) : 0) < 0) return onx_node_err(im, "unknown padding_mode '%s'", s), SO_ERR;
+    a.ints[1] = onx_att_i(n, "align_corners", 0) != 0;
+    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
 /* Cast of a value computed at run time (constants fold at import; float -> float is aliased in
    onx_import_node) */
 static int imp_cast(bctx *cx)
@@ -1185,6 +1221,53 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
 
 static so_status add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 
+/* MeanVarianceNormalization (axes, default [0, 2, 3]): d = X - ReduceMean(X); Y = d / (Sqrt(ReduceMean(d * d)) + 1e-9),
+   ONNX's function body (epsilon added to the standard deviation). */
+static so_status mvn(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 1 || !ins[0] || n->n_output != 1) return onx_node_err(im, "needs 1 input and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank < 0 || xs.dtype != SO_F32) return add_opaque(im, n, ins, n_in);
+    const int64_t *p;
+    long k = onx_att_ints(n, "axes", &p);
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    int64_t ax[SO_MAX_RANK];
+    int nax = 0;
+    if (k < 0) {
+        if (xs.rank != 4) return onx_node_err(im, "default axes [0, 2, 3] need a 4-D input, got rank %d", (int)xs.rank);
+        ax[0] = 0, ax[1] = 2, ax[2] = 3, nax = 3;
+    } else {
+        if (k > SO_MAX_RANK) return onx_node_err(im, "too many axes");
+        for (long i = 0; i < k; i++) ax[nax++] = p[i];
+    }
+    if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
+    ra.n_ints = nax;
+    memcpy(ra.ints, ax, (size_t)nax * 8);
+    ra.keepdims = 1;
+    char *const no_name[1] = {(char *)""};
+    const char *nm = node_name(im, n, NULL);
+    int32_t i_mean, i_d, i_sq, i_var, i_std, i_den;
+    int r;
+    ctensor eps;
+    if (onx_ct_new(im, &eps, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+    ((float *)eps.data)[0] = 1e-9f;
+    val *e = onx_bind_const(im, NULL, &eps), *v2[2];
+    if ((r = emit(im, SO_OP_REDUCEMEAN, ins, 1, 1, &ra, nm, no_name, 1, &i_mean)) != SO_OK) return r;
+    v2[0] = ins[0], v2[1] = anon_edge(im, i_mean, 0);
+    if ((r = emit(im, SO_OP_SUB, v2, 2, 1, NULL, nm, no_name, 1, &i_d)) != SO_OK) return r;
+    v2[0] = v2[1] = anon_edge(im, i_d, 0);
+    if ((r = emit(im, SO_OP_MUL, v2, 2, 1, NULL, nm, no_name, 1, &i_sq)) != SO_OK) return r;
+    v2[0] = anon_edge(im, i_sq, 0);
+    if ((r = emit(im, SO_OP_REDUCEMEAN, v2, 1, 1, &ra, nm, no_name, 1, &i_var)) != SO_OK) return r;
+    v2[0] = anon_edge(im, i_var, 0);
+    if ((r = emit(im, SO_OP_SQRT, v2, 1, 1, NULL, nm, no_name, 1, &i_std)) != SO_OK) return r;
+    v2[0] = anon_edge(im, i_std, 0), v2[1] = e;
+    if ((r = emit(im, SO_OP_ADD, v2, 2, 1, NULL, nm, no_name, 1, &i_den)) != SO_OK) return r;
+    v2[0] = anon_edge(im, i_d, 0), v2[1] = anon_edge(im, i_den, 0);
+    return emit(im, SO_OP_DIV, v2, 2, 1, NULL, nm, n->output, 1, NULL);
+}
+
 /* 1-D Conv / ConvTranspose / MaxPool / AveragePool ([N, C, L] input): imported as the 2-D operator on
    [N, C, 1, L] (Unsqueeze axis 2 of the input and of the weight; every spatial attribute lifted with a
    leading 1 or 0: kernel_shape, strides, dilations, output_padding, output_shape, pads) and Squeeze axis 2
@@ -1201,7 +1284,11 @@ static so_status lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins,
     int r;
     for (size_t k = 0; k < n_in && k < 2; k++) { /* X, and W of the convolutions */
         if (!ins[k] || (k == 1 && op != SO_OP_CONV && op != SO_OP_CONVTRANSPOSE)) continue;
-        if (onx_vshape(im, ins[k]).rank != 3) return add_opaque(im, n, ins, n_in);
+        if (onx_vshape(im, ins[k]).rank != 3) { /* a weight of another rank: the 2-D importer's clear error */
+            r = build_op(im, n, op, ins, n_in);
+            if (r == SO_ERR_UNSUPPORTED) return add_opaque(im, n, ins, n_in);
+            return r == SO_OK ? SO_OK : SO_ERR;
+        }
         int32_t ni;
         if ((r = emit(im, SO_OP_UNSQUEEZE, &ins[k], 1, 1, &ua, NULL, no_name, 1, &ni)) != SO_OK) return r;
         lifted[k] = anon_edge(im, ni, 0);
@@ -1695,6 +1782,7 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     if (!strcmp(t, "SoftmaxCrossEntropyLoss")) op = SO_OP_NLLLOSS; /* LogSoftmax + NLL */
     if (!strcmp(t, "Scatter")) op = SO_OP_SCATTERELEMENTS;        /* Scatter-9/11: the same operator */
     if (!strcmp(t, "Sum") || !strcmp(t, "Mean")) return sum_mean(im, n, ins, n_in);
+    if (!strcmp(t, "MeanVarianceNormalization")) return mvn(im, n, ins, n_in);
     if (!strcmp(t, "Tile") && n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return tile_concat(im, n, ins);
     if ((op == SO_OP_CONV || op == SO_OP_CONVTRANSPOSE || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && n_in > 0 && ins[0] &&
         onx_vshape(im, ins[0]).rank == 3)

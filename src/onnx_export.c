@@ -873,6 +873,17 @@ static so_status exp_scatternd(ectx *cx)
     }
     return SO_OK;
 }
+static so_status exp_gridsample(ectx *cx)
+{
+    EXP_LOCALS;
+    static const char *const pad[3] = {"zeros", "border", "reflection"};
+    if (x->opset < 16) return ex_err(x, "GridSample needs opset >= 16 (model has opset %lld)", (long long)x->opset);
+    const char *m16[3] = {"bilinear", "nearest", "bicubic"}, *m20[3] = {"linear", "nearest", "cubic"};
+    a_str(x, n, "mode", (x->opset >= 20 ? m20 : m16)[a->mode]);
+    a_str(x, n, "padding_mode", pad[a->ints[0]]);
+    if (a->ints[1]) a_int(x, n, "align_corners", 1);
+    return SO_OK;
+}
 static so_status exp_cast(ectx *cx)
 {
     EXP_LOCALS;

@@ -1137,6 +1137,20 @@ static so_status shape_scatternd(ctx *c)
     return SO_OK;
 }
 
+static so_status shape_gridsample(ctx *c)
+{
+    const so_shape *x = c->in[0], *gr = c->in[1];
+    if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
+    if (x->rank != 4 || gr->rank != 4 || gr->dim[3] != 2 || gr->dim[0] != x->dim[0])
+        return fail(c, "input %s and grid %s are not [N,C,H,W] and [N,Ho,Wo,2]", S(x), S(gr));
+    if (c->a->mode < 0 || c->a->mode > 2 || c->a->n_ints != 2 || c->a->ints[0] < 0 || c->a->ints[0] > 2) return fail(c, "invalid attributes");
+    so_shape o = *x;
+    o.dim[2] = gr->dim[1];
+    o.dim[3] = gr->dim[2];
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
 static so_status shape_cast(ctx *c)
 {
     int32_t to = so_dtype_storage(c->a->mode);

@@ -575,6 +575,7 @@ typedef int (*z3_fn)(zctx *cx);
 #define z3_xor Z3_NOT_IN_RULES
 #define z3_mod Z3_NOT_IN_RULES
 #define z3_cast Z3_NOT_IN_RULES
+#define z3_gridsample Z3_NOT_IN_RULES
 #define z3_scatternd Z3_NOT_IN_RULES
 
 static const z3_fn z3_encoders[SO_OP_COUNT] = {
