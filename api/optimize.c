@@ -23,6 +23,7 @@
 #include "../search/layout.h"
 #include "../search/match.h"
 #include "../search/search.h"
+#include "../src/feed.h"
 #include "../src/json.h"
 #include "../src/onnx_io.h"
 #include "../verifier/proofs.h"

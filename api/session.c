@@ -25,6 +25,9 @@ struct superopt_session {
     size_t *scratch_bytes;
     unsigned char *seen;                      /* n_in + n_out marks of one run */
     unsigned char *out_conv;                  /* per output: 1 when stored int64 but typed int32 / bool */
+    void **in_stage;                          /* per input typed int32 / bool: its int64 storage, converted
+                                                 per run (so_to_storage); NULL for float32 / int64 inputs,
+                                                 which the executor reads in place */
     size_t charged;                           /* so_mem_charge'd for scratch */
     int threads;
     atomic_int busy;
@@ -42,24 +45,14 @@ static superopt_status fail(superopt_session *s, superopt_status code, const cha
     return code;
 }
 
-/* Public element type of graph output k: integer values are stored as int64 and typed as the file
-   declares the output (bool, int32) or, for a constant, as it had in the file. */
-static superopt_dtype output_dtype(const so_graph *g, int32_t k)
-{
-    const so_node *nd = &g->nodes[g->outputs[k].node];
-    int32_t storage = nd->out[g->outputs[k].slot].dtype, decl = g->model->outputs[k].declared_type;
-    if (storage != SO_I64) return SUPEROPT_FLOAT32;
-    if (decl == 6 || decl == 9) return (superopt_dtype)decl;
-    if (nd->op == SO_OP_WEIGHT && (g->model->weights[nd->ref].onnx_type == 6 || g->model->weights[nd->ref].onnx_type == 9))
-        return (superopt_dtype)g->model->weights[nd->ref].onnx_type;
-    return SUPEROPT_INT64;
-}
 
 void superopt_session_close(superopt_session *s)
 {
     if (!s) return;
     so_exec_free(s->e);
     for (int32_t k = 0; s->scratch && k < s->n_out; k++) free(s->scratch[k]);
+    for (int32_t k = 0; s->in_stage && k < s->n_in; k++) free(s->in_stage[k]);
+    free(s->in_stage);
     so_mem_release(s->charged);
     so_model_free(s->m);
     free(s->in_info);
@@ -93,24 +86,30 @@ static so_status build(superopt_session *s, const struct superopt_config *c)
     s->scratch_bytes = calloc(n, sizeof *s->scratch_bytes);
     s->seen = calloc(n, 1);
     s->out_conv = calloc(n, 1);
-    if (!s->in_info || !s->out_info || !s->dims || !s->in_ptrs || !s->out_ptrs || !s->scratch || !s->scratch_bytes || !s->seen || !s->out_conv)
+    s->in_stage = calloc(n, sizeof *s->in_stage);
+    if (!s->in_stage || !s->in_info || !s->out_info || !s->dims || !s->in_ptrs || !s->out_ptrs || !s->scratch || !s->scratch_bytes || !s->seen || !s->out_conv)
         return so_errorc(SO_ERR_LIMIT, "%s: out of memory", m->path);
     int64_t *d = s->dims;
     for (int32_t k = 0; k < s->n_in; k++) {
         const so_shape *sh = &m->inputs[k].shape;
-        if (sh->dtype != SO_F32)
-            return so_errorc(SO_ERR_UNSUPPORTED, "%s: input '%s' is an integer tensor: this build of the library runs float32 graph inputs only",
-                             m->path, m->inputs[k].name);
+        const int32_t et = so_input_elem_type(m, k); /* float32, int64, int32 or bool (the importer refuses others) */
         int64_t numel = so_shape_numel(sh);
         if (numel < 0) return so_errorf("%s: input '%s' has an unknown shape (fix it with input_shape or dim)", m->path, m->inputs[k].name);
         superopt_tensor_info *t = &s->in_info[k];
         t->name = m->inputs[k].name;
-        t->dtype = SUPEROPT_FLOAT32;
+        t->dtype = (superopt_dtype)et;
         t->rank = sh->rank;
         memcpy(d, sh->dim, (size_t)sh->rank * sizeof *d);
         t->dims = d;
         d += SO_MAX_RANK;
-        t->bytes = (size_t)numel * 4;
+        t->bytes = (size_t)numel * so_dtype_size(et);
+        if (so_dtype_storage(et) == SO_I64 && et != SO_I64) { /* int32 / bool: staged as int64 */
+            size_t sb = (size_t)numel * 8;
+            if (so_mem_charge(sb, "session input staging") != SO_OK) return so_error_prefix(m->path);
+            s->charged += sb;
+            s->in_stage[k] = malloc(sb ? sb : 1);
+            if (!s->in_stage[k]) return so_errorc(SO_ERR_LIMIT, "%s: out of memory for input '%s'", m->path, t->name);
+        }
     }
     for (int32_t k = 0; k < s->n_out; k++) {
         const so_shape *sh = &g->nodes[g->outputs[k].node].out[g->outputs[k].slot];
@@ -121,7 +120,7 @@ static so_status build(superopt_session *s, const struct superopt_config *c)
         }
         superopt_tensor_info *t = &s->out_info[k];
         t->name = m->outputs[k].name;
-        t->dtype = output_dtype(g, k);
+        t->dtype = (superopt_dtype)so_graph_output_type(g, k);
         t->rank = sh->rank;
         memcpy(d, sh->dim, (size_t)sh->rank * sizeof *d);
         t->dims = d;
@@ -285,6 +284,11 @@ superopt_status superopt_session_run(superopt_session *s, const superopt_tensor 
         int32_t k = match(s, &inputs[i], i, s->in_info, s->n_in, s->seen, "input");
         if (k < 0) goto done;
         s->in_ptrs[k] = inputs[i].data;
+        if (s->in_stage[k]) { /* int32 / bool values into the int64 the graph computes with */
+            so_to_storage((int32_t)s->in_info[k].dtype, inputs[i].data, (int64_t)(s->in_info[k].bytes / superopt_dtype_size(s->in_info[k].dtype)),
+                          s->in_stage[k]);
+            s->in_ptrs[k] = s->in_stage[k];
+        }
     }
     for (int32_t k = 0; k < s->n_in; k++)
         if (!s->seen[k]) {
@@ -309,12 +313,7 @@ superopt_status superopt_session_run(superopt_session *s, const superopt_tensor 
         for (int32_t j = 0; j < s->n_out && k < 0; j++)
             if (outputs[i].name ? !strcmp(outputs[i].name, s->out_info[j].name) : (size_t)j == i) k = j;
         if (k < 0 || !s->out_conv[k]) continue;
-        const int64_t *src = s->scratch[k];
-        size_t n = s->scratch_bytes[k] / 8;
-        if (s->out_info[k].dtype == SUPEROPT_INT32)
-            for (size_t j = 0; j < n; j++) ((int32_t *)outputs[i].data)[j] = (int32_t)src[j];
-        else
-            for (size_t j = 0; j < n; j++) ((unsigned char *)outputs[i].data)[j] = src[j] != 0;
+        so_from_storage((int32_t)s->out_info[k].dtype, s->scratch[k], (int64_t)(s->scratch_bytes[k] / 8), outputs[i].data);
     }
     rc = SUPEROPT_OK;
 done:

@@ -19,9 +19,13 @@ static const char run_usage[] =
     "usage: superopt run MODEL.onnx [--iters N] [--warmup N] [--threads N] [--inputs FILE|DIR]\n"
     "         [--outputs FILE|DIR/] [--json] [--profile] [--reference] [--seed N]\n"
     "  Runs MODEL.onnx on our backend and prints the median and fastest of --iters timed runs.\n"
-    "  Inputs: seeded random values, or --inputs FILE (raw float32, all inputs back to back) or DIR\n"
-    "  (input_0.pb, input_1.pb, ...: ONNX TensorProto, graph input order). --outputs FILE writes raw\n"
-    "  float32 outputs back to back; DIR/ writes output_0.pb, .... --profile prints per-kernel times.\n";
+    "  Inputs: seeded random values (float32 uniform in [-1, 1), integers and booleans 0), or --inputs FILE\n"
+    "  (raw, all inputs back to back, each in its own element type: float32, int64, int32, bool = 4, 8, 4,\n"
+    "  1 bytes, numpy's tobytes()) or DIR (input_0.pb, input_1.pb, ...: ONNX TensorProto, graph input order).\n"
+    "  Every input is fed at run time except one whose value the importer needs (a shape or parameter:\n"
+    "  Reshape's shape, Slice's starts, ...), which --inputs DIR binds as a constant (the graph is specialised\n"
+    "  to it; --json reports \"specialised_inputs\"). --outputs FILE writes the outputs back to back, each in\n"
+    "  its own type; DIR/ writes output_0.pb, .... --profile prints per-kernel times.\n";
 
 static int usage(const char *msg) { return so_args_usage(run_usage, msg); }
 
@@ -76,9 +80,7 @@ static so_status write_output_pb(const char *path, const superopt_tensor_info *i
     if (info->dtype != SUPEROPT_FLOAT32) {
         size_t n = info->bytes / superopt_dtype_size(info->dtype);
         wide = so_xmalloc((n ? n : 1) * sizeof *wide);
-        for (size_t j = 0; j < n; j++)
-            wide[j] = info->dtype == SUPEROPT_INT64 ? ((const int64_t *)data)[j]
-                      : info->dtype == SUPEROPT_INT32 ? ((const int32_t *)data)[j] : ((const unsigned char *)data)[j];
+        so_to_storage((int32_t)info->dtype, data, (int64_t)n, wide);
         t.shape.dtype = SO_I64;
         t.data = wide;
     }
@@ -119,6 +121,7 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
     so_tfile *given = NULL;
     int n_given = 0;
     size_t n_in = 0, n_out = 0;
+    int n_specialised = 0; /* --inputs DIR tensors bound as constants at import */
     const char *msg = NULL; /* a library message (else the thread's so_error) */
     struct stat in_st;
     int in_dir = in_path && stat(in_path, &in_st) == 0 && S_ISDIR(in_st.st_mode);
@@ -133,8 +136,8 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
     if (so_args_config_set(cfg, "threads", tb) || so_args_config_set(cfg, "reference", reference ? "1" : NULL) ||
         so_args_config_set(cfg, "profile", profile ? "1" : NULL) || so_args_config_pins(cfg, pins, n_pins))
         goto done;
-    /* --inputs DIR: the tensors are bound at load; integer ones (and float parameters) become
-       constants of the graph (src/onnx_io.h so_onnx_bind_inputs) */
+    /* --inputs DIR: the tensors are bound at load; those whose value the importer needs (shapes,
+       parameters) become constants of the graph (src/onnx_io.h so_onnx_bind_inputs), the others stay inputs */
     if (in_dir && read_input_dir(in_path, &given, &n_given) != SO_OK) goto failed;
     so_onnx_bind_inputs(given, n_given, in_dir);
     if (superopt_session_open(model_path, cfg, &s) != SUPEROPT_OK) {
@@ -150,11 +153,6 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
     for (size_t k = 0; k < n_in; k++) {
         superopt_tensor_info ii;
         superopt_session_input_info(s, k, &ii);
-        if (ii.dtype != SUPEROPT_FLOAT32) {
-            so_errorf("%s: input '%s' is %s; superopt run feeds float32 inputs, and other types only as values from --inputs DIR",
-                      model_path, ii.name, type_name(ii.dtype));
-            goto failed;
-        }
         if (so_mem_charge(ii.bytes, "run's input buffers") != SO_OK) { /* --max-memory counts the total */
             so_error_prefix(model_path);
             goto failed;
@@ -162,22 +160,25 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
         charged += ii.bytes;
         in_bytes += ii.bytes;
         ins[k] = (superopt_tensor){.name = ii.name, .dtype = ii.dtype, .rank = ii.rank, .dims = ii.dims, .bytes = ii.bytes,
-                                   .data = so_xmalloc(ii.bytes ? ii.bytes : 1)};
+                                   .data = so_xcalloc(ii.bytes ? ii.bytes : 1, 1)}; /* integers: 0 unless given */
     }
     if (in_dir) {
         /* tensors fill the model's inputs in order; those the importer bound as constants are the
            ones whose position no model input has (it checked the types and shapes) */
         size_t k = 0;
         for (int j = 0; j < n_given; j++) {
-            if (!so_onnx_input_bound_const(j) && k < n_in) {
-                memcpy(ins[k].data, given[j].data, ins[k].bytes);
+            if (!so_onnx_input_bound_const(j) && k < n_in) { /* given[j] holds float32 or int64 storage */
+                so_from_storage((int32_t)ins[k].dtype, given[j].data, so_shape_numel(&given[j].shape), ins[k].data);
                 k++;
-            } else if (!json)
-                fprintf(stderr, "superopt: note: input #%d (%s) of %s is bound as a constant; the graph is specialised to its value\n", j,
-                        type_name(given[j].onnx_type), in_path);
+                continue;
+            }
+            n_specialised++;
+            if (!json)
+                fprintf(stderr, "superopt: note: input #%d (%s) of %s is needed at import (a shape or parameter): the graph is specialised to its value\n",
+                        j, type_name(given[j].onnx_type), in_path);
         }
         if (k < n_in) {
-            so_errorf("%s: inputs of %s: fewer float32 tensors than the model's float32 inputs", model_path, in_path);
+            so_errorf("%s: inputs of %s: fewer tensors than the model's inputs", model_path, in_path);
             goto failed;
         }
     } else if (in_path) {
@@ -193,8 +194,9 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
         }
         free(all);
     } else {
-        uint64_t st = (uint64_t)seed;
-        for (size_t k = 0; k < n_in; k++) so_rng_fill(&st, ins[k].data, ins[k].bytes / sizeof(float));
+        uint64_t st = (uint64_t)seed; /* float32 inputs, in order (the stream tools/ort/ort_run.js draws) */
+        for (size_t k = 0; k < n_in; k++)
+            if (ins[k].dtype == SUPEROPT_FLOAT32) so_rng_fill(&st, ins[k].data, ins[k].bytes / sizeof(float));
     }
     /* outputs */
     outs = so_xcalloc(n_out + 1, sizeof *outs);
@@ -229,13 +231,7 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
         }
     } else if (out_path) {
         size_t total = 0;
-        for (size_t k = 0; k < n_out; k++) {
-            if (oinfo[k].dtype != SUPEROPT_FLOAT32) {
-                so_errorf("%s: output '%s' is not float32: write typed outputs with --outputs DIR/", model_path, oinfo[k].name);
-                goto failed;
-            }
-            total += oinfo[k].bytes;
-        }
+        for (size_t k = 0; k < n_out; k++) total += oinfo[k].bytes; /* each in its own type */
         char *all = so_xmalloc(total ? total : 1);
         size_t off = 0;
         for (size_t k = 0; k < n_out; k++) {
@@ -259,8 +255,8 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
     const so_json *isa = so_json_get(&sj, "isa"), *prof = so_json_get(&sj, "profile");
     const char *isa_name = isa && isa->kind == SO_JSON_STR ? isa->str : "?";
     if (json) {
-        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %.0f, \"isa\": \"%s\"}\n", median, times[0],
-               iters, peak, isa_name);
+        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %.0f, \"isa\": \"%s\", \"specialised_inputs\": %d}\n",
+               median, times[0], iters, peak, isa_name, n_specialised);
     } else {
         printf("%s: %.0f nodes, %lld iterations, %lld thread%s, %s kernels: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
                model_path, nodes, iters, threads, threads == 1 ? "" : "s", isa_name, median, times[0], peak / 1e6);

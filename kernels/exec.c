@@ -1060,6 +1060,14 @@ static int64_t flops_convtranspose(const so_graph *g, const so_node *n, int64_t 
 #define flops_gathernd flops_per_output
 #define flops_topk flops_per_input
 #define flops_det flops_per_input
+#define flops_not flops_per_output
+#define flops_and flops_per_output
+#define flops_or flops_per_output
+#define flops_xor flops_per_output
+#define flops_mod flops_per_output
+#define flops_cast flops_per_output
+#define flops_scatternd flops_per_input
+#define flops_gridsample flops_per_output
 
 static const flops_fn flops_table[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = flops_##l,

@@ -63,7 +63,7 @@ static so_status select_resize(const so_fast_ctx *c, int32_t i, so_fast_kernel *
 {
     const so_node *n = &c->g->nodes[i];
     const so_shape *x = shape_of(c->g, n->in[0]), *o = &n->out[0];
-    if (x->dtype != SO_F32 || x->rank != 4) return SO_OK;
+    if (x->dtype != SO_F32 || x->rank != 4 || !so_ref_resize_two_tap(n->attr)) return SO_OK;
     rs_plan *p = so_xcalloc(1, sizeof *p);
     p->planes = x->dim[0] * x->dim[1], p->H = x->dim[2], p->W = x->dim[3], p->Ho = o->dim[2], p->Wo = o->dim[3];
     p->nearest = n->attr->mode == 0;

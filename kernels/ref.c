@@ -335,14 +335,23 @@ DEF_BINARY(div_i, int64_t, idiv(a, b))
     }
 
 static so_status no_int(const so_graph *g, const so_node *n) { return kfail(g, n, "int64 inputs are not supported"); }
-#define pow_i(...) return no_int(g, n)
+
+/* integer power by squaring; a negative exponent gives 0 except for bases 1 and -1 (ONNX Runtime's) */
+static int64_t ipow(int64_t a, int64_t b)
+{
+    if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
+    int64_t r = 1;
+    for (; b; b >>= 1, a = imul(a, a))
+        if (b & 1) r = imul(r, a);
+    return r;
+}
+DEF_BINARY(pow_i, int64_t, ipow(a, b))
 
 BINARY_KERNEL(add, add_f, add_i)
 BINARY_KERNEL(sub, sub_f, sub_i)
 BINARY_KERNEL(mul, mul_f, mul_i)
 BINARY_KERNEL(div, div_f, div_i)
 BINARY_KERNEL(pow, pow_f, pow_i)
-#undef pow_i
 
 #define UNARY_KERNEL(l, EXPR)                                                                                                          \
     so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)                                    \
@@ -651,10 +660,93 @@ void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t le
     *w = v - (float)*i0;
 }
 
+int so_ref_resize_two_tap(const so_attr *a)
+{
+    return a->mode == 0 || (a->mode == 1 && (a->n_ints < 7 || (!a->ints[5] && !(a->ints[6] && (a->alpha < 1.0f || a->beta < 1.0f)))));
+}
+
+/* The cubic convolution kernel with coefficient A at distance d >= 0 (Keys; ONNX's cubic_coeffs). */
+static double cubic_w(double d, double A)
+{
+    if (d <= 1.0) return ((A + 2.0) * d - (A + 3.0)) * d * d + 1.0;
+    if (d < 2.0) return ((A * d - 5.0 * A) * d + 8.0 * A) * d - 4.0 * A;
+    return 0.0;
+}
+
+/* Taps of one axis for cubic, antialiased or exclude_outside resizing, as ONNX's reference computes them:
+   output index o reads input indices idx[o*n .. o*n+n) (edge-clamped) with weights w[...]. The source
+   coordinate x (resize_src) has base = ceil(x) - 1 and ratio r = x - base in (0, 1]; tap j is at base + start
+   + j at distance (start + j - r) * s, s the scale when antialiasing a downscale, else 1; cubic:
+   start = floor(-2 / s) + 1, linear: floor(-1 / s) + 1; n = 2 - 2 start. Weights are renormalised when
+   antialiasing or excluding outside taps (whose weight is 0). Returns n, or 0 when out of memory. */
+static int64_t resize_axis_taps(const so_attr *a, int64_t len_out, int64_t len_in, float scale, int64_t **idx, double **w)
+{
+    const int excl = a->ints[5] != 0, aa = a->ints[6] != 0 && scale < 1.0f;
+    const double s = aa ? (double)scale : 1.0;
+    const int64_t start = (int64_t)floor((a->mode == 2 ? -2.0 : -1.0) / s) + 1, n = 2 - 2 * start;
+    *idx = NULL, *w = NULL;
+    if ((double)len_out * (double)n > 1e9) return 0; /* an absurd downscale: refused by the caller */
+    *idx = malloc((size_t)(len_out * n) * sizeof **idx);
+    *w = malloc((size_t)(len_out * n) * sizeof **w);
+    if (!*idx || !*w) return 0;
+    for (int64_t o = 0; o < len_out; o++) {
+        const float x = resize_src((int)a->ints[0], a->ints[2] != 0, o, len_out, len_in, scale);
+        const int64_t base = (int64_t)ceilf(x) - 1;
+        const double r = (double)x - (double)base;
+        double sum = 0;
+        for (int64_t j = 0; j < n; j++) {
+            const double d = fabs(((double)(start + j) - r) * s);
+            double wt = a->mode == 2 ? cubic_w(d, (double)a->value) : (d < 1.0 ? 1.0 - d : 0.0);
+            int64_t ix = base + start + j;
+            if (excl && (ix < 0 || ix >= len_in)) wt = 0;
+            ix = ix < 0 ? 0 : ix >= len_in ? len_in - 1 : ix;
+            (*idx)[o * n + j] = ix;
+            (*w)[o * n + j] = wt;
+            sum += wt;
+        }
+        if ((aa || excl) && sum != 0)
+            for (int64_t j = 0; j < n; j++) (*w)[o * n + j] /= sum;
+    }
+    return n;
+}
+
+static so_status resize_general(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_attr *a = n->attr;
+    const so_shape *xs = &in[0].shape, *ys = &out[0].shape;
+    const int64_t H = xs->dim[2], W = xs->dim[3], Ho = ys->dim[2], Wo = ys->dim[3], planes = xs->dim[0] * xs->dim[1];
+    int64_t *iy = NULL, *ix = NULL;
+    double *wy = NULL, *wx = NULL;
+    const int64_t ny = resize_axis_taps(a, Ho, H, a->alpha, &iy, &wy), nx = resize_axis_taps(a, Wo, W, a->beta, &ix, &wx);
+    double *row = malloc((size_t)(W > 0 ? W : 1) * sizeof *row);
+    so_status st = SO_OK;
+    if (!ny || !nx || !row) st = kfail(g, n, "out of memory (or a downscale needing over 1e9 filter taps)");
+    for (int64_t p = 0; st == SO_OK && p < planes; p++)
+        for (int64_t oy = 0; oy < Ho; oy++) {
+            for (int64_t c = 0; c < W; c++) { /* the vertical taps first: one row */
+                double acc = 0;
+                for (int64_t j = 0; j < ny; j++) acc += wy[oy * ny + j] * ((const float *)in[0].data)[(p * H + iy[oy * ny + j]) * W + c];
+                row[c] = acc;
+            }
+            for (int64_t ox = 0; ox < Wo; ox++) {
+                double acc = 0;
+                for (int64_t j = 0; j < nx; j++) acc += wx[ox * nx + j] * row[ix[ox * nx + j]];
+                ((float *)out[0].data)[(p * Ho + oy) * Wo + ox] = (float)acc;
+            }
+        }
+    free(iy);
+    free(ix);
+    free(wy);
+    free(wx);
+    free(row);
+    return st;
+}
+
 so_status so_ref_resize(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     (void)g;
     const so_attr *a = n->attr;
+    if (!so_ref_resize_two_tap(a)) return resize_general(g, n, in, out);
     const so_shape *xs = &in[0].shape, *ys = &out[0].shape;
     const int64_t H = xs->dim[2], W = xs->dim[3], Ho = ys->dim[2], Wo = ys->dim[3], planes = xs->dim[0] * xs->dim[1];
     const float *X = in[0].data;
@@ -1605,6 +1697,196 @@ so_status so_ref_det(const so_graph *g, const so_node *n, const so_tensor *in, s
         Y[m] = (float)det;
     }
     free(A);
+    return SO_OK;
+}
+
+/* ---------------- integer and boolean operators ---------------- */
+
+so_status so_ref_not(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    (void)n;
+    const int64_t *X = in[0].data;
+    int64_t *Y = out[0].data;
+    for (int64_t j = 0; j < numel(&out[0].shape); j++) Y[j] = !X[j];
+    return SO_OK;
+}
+
+#define LOGIC_KERNEL(l, EXPR)                                                                                                          \
+    so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)                                    \
+    {                                                                                                                                  \
+        (void)g;                                                                                                                       \
+        (void)n;                                                                                                                       \
+        const so_shape *o = &out[0].shape;                                                                                             \
+        const int64_t *A = in[0].data, *B = in[1].data;                                                                                \
+        int64_t *Y = out[0].data;                                                                                                      \
+        for (int64_t j = 0; j < numel(o); j++) {                                                                                       \
+            const int64_t p = A[bcast_off(&in[0].shape, o->dim, o->rank, j)] != 0, q = B[bcast_off(&in[1].shape, o->dim, o->rank, j)] != 0; \
+            Y[j] = (EXPR);                                                                                                             \
+        }                                                                                                                              \
+        return SO_OK;                                                                                                                  \
+    }
+LOGIC_KERNEL(and, p && q)
+LOGIC_KERNEL(or, p || q)
+LOGIC_KERNEL(xor, p != q)
+
+/* integer remainder: fmod 1 takes the dividend's sign (C), 0 the divisor's (Python); x % 0 = 0 */
+static int64_t imod(int64_t a, int64_t b, int fm)
+{
+    if (b == 0 || (a == INT64_MIN && b == -1)) return 0;
+    int64_t r = a % b;
+    if (!fm && r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+static float fmod_py(float a, float b, int fm)
+{
+    float r = fmodf(a, b);
+    if (!fm && r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
+so_status so_ref_mod(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *o = &out[0].shape;
+    const int fm = n->attr->mode;
+    for (int64_t j = 0; j < numel(o); j++) {
+        const int64_t ia = bcast_off(&in[0].shape, o->dim, o->rank, j), ib = bcast_off(&in[1].shape, o->dim, o->rank, j);
+        if (o->dtype == SO_I64) ((int64_t *)out[0].data)[j] = imod(((const int64_t *)in[0].data)[ia], ((const int64_t *)in[1].data)[ib], fm);
+        else ((float *)out[0].data)[j] = fmod_py(((const float *)in[0].data)[ia], ((const float *)in[1].data)[ib], fm);
+    }
+    return SO_OK;
+}
+
+/* ScatterND: a copy of data, then each update slice written (or combined) at its index tuple. */
+so_status so_ref_scatternd(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_shape *s = &in[0].shape, *is = &in[1].shape;
+    const int mode = n->attr->mode, wide = s->dtype == SO_I64;
+    const int64_t k = is->dim[is->rank - 1], tuples = numel(is) / k, slice = prod(s, (int)k, s->rank);
+    const int64_t *I = in[1].data;
+    int64_t st[SO_MAX_RANK];
+    contiguous_strides(s, st);
+    memcpy(out[0].data, in[0].data, (size_t)numel(s) * (wide ? 8 : 4));
+    for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = 0;
+        for (int64_t j = 0; j < k; j++) {
+            int64_t v = I[t * k + j];
+            if (v < 0) v += s->dim[j];
+            if (v < 0 || v >= s->dim[j]) return kfail(g, n, "index %lld out of range for a dimension of size %lld", (long long)I[t * k + j], (long long)s->dim[j]);
+            off += v * st[j];
+        }
+        for (int64_t e = 0; e < slice; e++) {
+            if (wide) {
+                int64_t *o = (int64_t *)out[0].data + off + e, u = ((const int64_t *)in[2].data)[t * slice + e];
+                *o = mode == 1 ? iadd(*o, u) : mode == 2 ? imul(*o, u) : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
+            } else {
+                float *o = (float *)out[0].data + off + e, u = ((const float *)in[2].data)[t * slice + e];
+                *o = mode == 1 ? *o + u : mode == 2 ? *o * u : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
+            }
+        }
+    }
+    return SO_OK;
+}
+
+/* GridSample, as PyTorch's grid_sampler_2d (which ONNX's reference follows). */
+static double gs_unnormalize(double v, int64_t size, int align)
+{
+    return align ? (v + 1.0) / 2.0 * (double)(size - 1) : ((v + 1.0) * (double)size - 1.0) / 2.0;
+}
+static double gs_reflect(double v, double twice_low, double twice_high)
+{
+    if (twice_low == twice_high) return 0;
+    const double lo = twice_low / 2, span = (twice_high - twice_low) / 2;
+    v = fabs(v - lo);
+    const double extra = fmod(v, span);
+    return fmod(floor(v / span), 2.0) == 0 ? extra + lo : span - extra + lo;
+}
+/* the padding of a coordinate: border clips, reflection reflects then clips, zeros leaves it */
+static double gs_pad(double v, int64_t size, int padding, int align)
+{
+    if (padding == 2) v = align ? gs_reflect(v, 0, 2.0 * (double)(size - 1)) : gs_reflect(v, -1, 2.0 * (double)size - 1);
+    if (padding >= 1) v = v < 0 ? 0 : v > (double)(size - 1) ? (double)(size - 1) : v;
+    return v;
+}
+/* the pixel at integral coordinates (y, x) given as doubles (NaN or far out: outside), 0 outside */
+static double gs_at(const float *p, int64_t H, int64_t W, double y, double x)
+{
+    return y >= 0 && y < (double)H && x >= 0 && x < (double)W ? (double)p[(int64_t)y * W + (int64_t)x] : 0.0;
+}
+
+so_status so_ref_gridsample(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *xs = &in[0].shape, *os = &out[0].shape;
+    const int64_t N = xs->dim[0], C = xs->dim[1], H = xs->dim[2], W = xs->dim[3], Ho = os->dim[2], Wo = os->dim[3];
+    const int mode = n->attr->mode, padding = (int)n->attr->ints[0], align = (int)n->attr->ints[1];
+    const float *X = in[0].data, *G = in[1].data;
+    float *Y = out[0].data;
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t oy = 0; oy < Ho; oy++)
+            for (int64_t ox = 0; ox < Wo; ox++) {
+                const float *gp = G + ((b * Ho + oy) * Wo + ox) * 2;
+                double ix = gs_unnormalize(gp[0], W, align), iy = gs_unnormalize(gp[1], H, align);
+                for (int64_t c = 0; c < C; c++) {
+                    const float *p = X + (b * C + c) * H * W;
+                    double v;
+                    if (mode == 2) { /* bicubic: the padding applies to each of the 16 taps */
+                        const double fx = floor(ix), fy = floor(iy), tx = ix - fx, ty = iy - fy;
+                        double wx[4] = {cubic_w(tx + 1, -0.75), cubic_w(tx, -0.75), cubic_w(1 - tx, -0.75), cubic_w(2 - tx, -0.75)};
+                        double wy[4] = {cubic_w(ty + 1, -0.75), cubic_w(ty, -0.75), cubic_w(1 - ty, -0.75), cubic_w(2 - ty, -0.75)};
+                        v = 0;
+                        for (int j = 0; j < 4; j++)
+                            for (int i = 0; i < 4; i++) {
+                                double tapx = gs_pad(fx - 1 + i, W, padding, align), tapy = gs_pad(fy - 1 + j, H, padding, align);
+                                v += wy[j] * wx[i] * gs_at(p, H, W, floor(tapy), floor(tapx));
+                            }
+                    } else {
+                        const double sx = gs_pad(ix, W, padding, align), sy = gs_pad(iy, H, padding, align);
+                        if (mode == 1) {
+                            v = gs_at(p, H, W, nearbyint(sy), nearbyint(sx));
+                        } else {
+                            const double fx = floor(sx), fy = floor(sy), tx = sx - fx, ty = sy - fy;
+                            v = (1 - ty) * ((1 - tx) * gs_at(p, H, W, fy, fx) + tx * gs_at(p, H, W, fy, fx + 1)) +
+                                ty * ((1 - tx) * gs_at(p, H, W, fy + 1, fx) + tx * gs_at(p, H, W, fy + 1, fx + 1));
+                        }
+                    }
+                    Y[((b * C + c) * Ho + oy) * Wo + ox] = (float)v;
+                }
+            }
+    return SO_OK;
+}
+
+/* float -> integer: truncation toward zero, saturating at the int64 range, NaN -> 0 (no undefined
+   conversion); then the target's width */
+static int64_t f2i(float x)
+{
+    if (x != x) return 0;
+    if (x >= 9.2233720368547758e18f) return INT64_MAX;
+    if (x <= -9.2233720368547758e18f) return INT64_MIN;
+    return (int64_t)x;
+}
+
+so_status so_ref_cast(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const int32_t to = n->attr->mode;
+    const int64_t cnt = numel(&out[0].shape);
+    if (in[0].shape.dtype == SO_F32) {
+        const float *X = in[0].data;
+        if (to == SO_F32) memcpy(out[0].data, X, (size_t)cnt * 4);
+        else
+            for (int64_t j = 0; j < cnt; j++) {
+                int64_t v = to == SO_BOOL ? X[j] != 0.0f : f2i(X[j]);
+                ((int64_t *)out[0].data)[j] = to == SO_I32 ? (int64_t)(int32_t)(uint32_t)(uint64_t)v : v;
+            }
+        return SO_OK;
+    }
+    const int64_t *X = in[0].data;
+    for (int64_t j = 0; j < cnt; j++) {
+        if (to == SO_F32) ((float *)out[0].data)[j] = (float)X[j];
+        else ((int64_t *)out[0].data)[j] = to == SO_BOOL ? X[j] != 0 : to == SO_I32 ? (int64_t)(int32_t)(uint32_t)(uint64_t)X[j] : X[j];
+    }
     return SO_OK;
 }
 

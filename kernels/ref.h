@@ -23,6 +23,9 @@ void so_ref_act(int act, float clip_min, float clip_max, float *x, int64_t n);
 /* Resize (attr of a SO_OP_RESIZE node) along one axis: for output index x of len_out, nearest mode gives the
    source index (rounded per nearest_mode, clamped to the input) in i0 = i1 with w = 0; linear mode the two
    neighbours and the weight w of i1 (the coordinate clamped to [0, len_in - 1]). scale: the axis's scale. */
+/* 1 if the resize of attr a reads two taps per axis (nearest; linear without antialiasing a downscale or
+   exclude_outside): so_ref_resize_taps describes it. Cubic and the others take the general path. */
+int so_ref_resize_two_tap(const so_attr *a);
 void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t len_in, float scale, int64_t *i0, int64_t *i1, double *w);
 
 /* Evaluates the whole graph with the reference kernels, allocating every tensor

@@ -4,16 +4,20 @@
 #include "exec.h"
 #include "isa.h"
 
+#include "../src/feed.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Buffers of one graph: inputs (float32) and outputs (int64 outputs take two words each). */
+/* Buffers of one graph: inputs in their storage type (float32, or int64 for int64 / int32 / bool
+   inputs: in_int) and outputs (int64 outputs take two words each). */
 typedef struct io {
     int32_t n_in, n_out;
     float **in, **out;
     size_t *in_n, *out_n;
+    unsigned char *in_int;
     size_t charged;           /* so_mem_charge'd; released by io_free */
     unsigned char *out_exact; /* per output: int64 values, compared bit for bit */
 } io;
@@ -25,6 +29,7 @@ static void io_free(io *x)
     free(x->in);
     free(x->out);
     free(x->in_n);
+    free(x->in_int);
     free(x->out_n);
     so_mem_release(x->charged);
     free(x->out_exact);
@@ -39,17 +44,19 @@ static so_status io_alloc(const so_graph *g, io *x)
     x->n_out = m->n_outputs;
     x->in = so_xcalloc((size_t)x->n_in + 1, sizeof *x->in);
     x->in_n = so_xcalloc((size_t)x->n_in + 1, sizeof *x->in_n);
+    x->in_int = so_xcalloc((size_t)x->n_in + 1, 1);
     x->out = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out);
     x->out_n = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out_n);
     x->out_exact = so_xcalloc((size_t)x->n_out + 1, 1);
     for (int32_t k = 0; k < x->n_in; k++) {
         int64_t n = so_shape_numel(&m->inputs[k].shape);
-        if (n < 0 || m->inputs[k].shape.dtype != SO_F32)
-            return so_errorf("input '%s' is not a float32 tensor of known shape", m->inputs[k].name);
-        if (so_mem_charge((size_t)n * sizeof(float), "numeric-check inputs") != SO_OK) return SO_ERR;
-        x->charged += (size_t)n * sizeof(float);
-        x->in[k] = so_xcalloc((size_t)(n > 0 ? n : 1), sizeof(float));
+        if (n < 0) return so_errorf("input '%s' is not a tensor of known shape", m->inputs[k].name);
+        size_t es = m->inputs[k].shape.dtype == SO_I64 ? 8 : sizeof(float);
+        if (so_mem_charge((size_t)n * es, "numeric-check inputs") != SO_OK) return SO_ERR;
+        x->charged += (size_t)n * es;
+        x->in[k] = so_xcalloc((size_t)(n > 0 ? n : 1), es);
         x->in_n[k] = (size_t)n;
+        x->in_int[k] = es == 8;
     }
     for (int32_t k = 0; k < x->n_out; k++) {
         int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
@@ -146,7 +153,7 @@ static int compare(const io *a, const io *b, const so_graph *g, const char *set,
    finite difference to a's outputs. Levels are process-wide (so_isa_set): the caller holds the API lock. */
 static so_status noise_floor(const so_graph *orig, int threads, const io *a, io *c, double *noise)
 {
-    for (int32_t k = 0; k < a->n_in; k++) memcpy(c->in[k], a->in[k], a->in_n[k] * sizeof(float));
+    for (int32_t k = 0; k < a->n_in; k++) memcpy(c->in[k], a->in[k], a->in_n[k] * (a->in_int[k] ? 8 : sizeof(float)));
     so_isa cur = SO_ISA_SCALAR;
     if (so_isa_current(&cur) != SO_OK) return SO_ERR;
     so_exec *e = NULL;
@@ -175,7 +182,7 @@ so_status so_safety_check(const so_graph *orig, const so_graph *opt, const so_sa
     r->lat_before_ms = r->lat_after_ms = -1;
     io xa, xb, xc;
     so_status rc = SO_ERR;
-    float *file = NULL;
+    unsigned char *file = NULL;
     double *noise = NULL;
     if (io_alloc(orig, &xa) != SO_OK) {
         io_free(&xa);
@@ -193,11 +200,11 @@ so_status so_safety_check(const so_graph *orig, const so_graph *opt, const so_sa
         return SO_ERR;
     }
     noise = so_xcalloc((size_t)xa.n_out + 1, sizeof *noise);
-    size_t total = 0;
-    for (int32_t k = 0; k < xa.n_in; k++) total += xa.in_n[k];
+    size_t total = 0; /* bytes of the inputs file: each input in its own element type (as run --inputs FILE) */
+    for (int32_t k = 0; k < xa.n_in; k++) total += xa.in_n[k] * so_dtype_size(so_input_elem_type(orig->model, k));
     if (o->inputs_path) {
-        file = so_xmalloc((total ? total : 1) * sizeof(float));
-        if (so_read_file_exact(o->inputs_path, file, total * sizeof(float)) != SO_OK) goto done;
+        file = so_xmalloc(total ? total : 1);
+        if (so_read_file_exact(o->inputs_path, file, total) != SO_OK) goto done;
     }
     static const char *const names[] = {"uniform [-1,1)", "large (x1000)", "all-negative", "all-zero", "--inputs"};
     const int n_sets = o->inputs_path ? 5 : 4;
@@ -205,17 +212,20 @@ so_status so_safety_check(const so_graph *orig, const so_graph *opt, const so_sa
         double scale = set == 1 ? 1000.0 : 1.0;
         uint64_t st = o->seed;
         size_t off = 0;
+        uint64_t ist = o->seed; /* integer inputs: the same values valid for their use in every set */
         for (int32_t k = 0; k < xa.n_in; k++) {
             float *v = xa.in[k];
             size_t n = xa.in_n[k];
-            if (set == 4) memcpy(v, file + off, n * sizeof(float));
+            int32_t et = so_input_elem_type(orig->model, k);
+            if (set == 4) so_to_storage(et, file + off, (int64_t)n, v);
+            else if (xa.in_int[k]) so_feed_fill(orig, k, &ist, v);
             else if (set == 3) memset(v, 0, n * sizeof(float));
             else {
                 so_rng_fill(&st, v, n);
                 for (size_t j = 0; j < n; j++) v[j] = set == 2 ? -fabsf(v[j]) : (float)(v[j] * scale);
             }
-            off += n;
-            memcpy(xb.in[k], v, n * sizeof(float));
+            off += n * so_dtype_size(et);
+            memcpy(xb.in[k], v, n * (xa.in_int[k] ? 8 : sizeof(float)));
         }
         int timed = o->time_it && set == 0;
         if (run_graph(orig, o->threads, &xa, timed ? &r->lat_before_ms : NULL) != SO_OK) {

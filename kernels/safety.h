@@ -16,8 +16,9 @@
 typedef struct so_safety_opts {
     int threads;
     uint64_t seed;
-    const char *inputs_path; /* NULL, or raw little-endian float32: every graph input back to back
-                                in graph order (as `run --inputs FILE`); checked as one more set */
+    const char *inputs_path; /* NULL, or raw little-endian inputs: every graph input back to back in graph
+                                order, each in its own element type (as `run --inputs FILE`); checked as
+                                one more set */
     int time_it;             /* also time both graphs on the first set (median of >= 5 runs, ~0.3 s) */
 } so_safety_opts;
 
@@ -32,7 +33,8 @@ typedef struct so_safety_result {
     char why[640];       /* !ran or !agree: one line (set, output, element, both values) */
 } so_safety_result;
 
-/* Runs `orig` and `opt` (same inputs and outputs, in order) on these input sets: uniform in
+/* Runs `orig` and `opt` (same inputs and outputs, in order; integer inputs get the same values valid for
+   their use in every set, so_feed_fill) on these input sets of the float inputs: uniform in
    [-1, 1) (seeded), the same times 1000 (large magnitudes), all-negative (-|u|), all zeros, and the
    inputs file when given. Element by element, with s the set's magnitude (1 or 1000):
    |a - b| <= SO_SAFETY_ATOL*s + SO_SAFETY_RTOL*|a| + SO_SAFETY_NOISE_K*noise_k (a: original), where

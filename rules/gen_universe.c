@@ -549,6 +549,14 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_gathernd GEN_NOT_IN_RULES
 #define gen_topk GEN_NOT_IN_RULES
 #define gen_det GEN_NOT_IN_RULES
+#define gen_not GEN_NOT_IN_RULES
+#define gen_and GEN_NOT_IN_RULES
+#define gen_or GEN_NOT_IN_RULES
+#define gen_xor GEN_NOT_IN_RULES
+#define gen_mod GEN_NOT_IN_RULES
+#define gen_cast GEN_NOT_IN_RULES
+#define gen_gridsample GEN_NOT_IN_RULES
+#define gen_scatternd GEN_NOT_IN_RULES
 
 static const unsigned char gen_decision[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = gen_##l,

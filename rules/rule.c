@@ -147,6 +147,14 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_gathernd key_none
 #define key_topk key_ints
 #define key_det key_none
+#define key_not key_none
+#define key_and key_none
+#define key_or key_none
+#define key_xor key_none
+#define key_mod key_none
+#define key_cast key_none
+#define key_gridsample key_ints
+#define key_scatternd key_none
 
 static const char *const ints_keys[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = key_##l,
@@ -1466,6 +1474,14 @@ typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *o
 #define sym_gathernd sym_unknown
 #define sym_topk sym_unknown
 #define sym_det sym_unknown
+#define sym_not sym_unknown
+#define sym_and sym_unknown
+#define sym_or sym_unknown
+#define sym_xor sym_unknown
+#define sym_mod sym_unknown
+#define sym_cast sym_unknown
+#define sym_gridsample sym_unknown
+#define sym_scatternd sym_unknown
 
 static const sym_fn sym_rules[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = sym_##l,

@@ -367,6 +367,8 @@ static int match_at(mstate *s, const so_match_index *ix, const so_rule *r, int32
     const so_graph *g = ix->g;
     const so_node *gn = &g->nodes[anchor];
     if (pn->op != gn->op || pn->n_in != gn->n_in || pn->n_out != gn->n_out) return 0;
+    for (int q = 0; q < gn->n_out; q++) /* the rules are about float32 values (their variables are float32 too: bind_var) */
+        if (gn->out[q].dtype != SO_F32) return 0;
     if (ix->deadline > 0 && ix->expired && *ix->expired) {
         *stop = 1;
         return 0;

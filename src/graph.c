@@ -100,6 +100,66 @@ so_shape so_shape_make(int rank, const int64_t *dims)
     return s;
 }
 
+/* ---------------- element types at the boundary ---------------- */
+
+size_t so_dtype_size(int32_t t)
+{
+    switch (t) {
+    case SO_F32: case SO_I32: return 4;
+    case SO_I64: return 8;
+    case SO_BOOL: return 1;
+    default: return 0;
+    }
+}
+
+int32_t so_dtype_storage(int32_t t)
+{
+    return t == SO_F32 ? SO_F32 : t == SO_I64 || t == SO_I32 || t == SO_BOOL ? SO_I64 : 0;
+}
+
+const char *so_dtype_name(int32_t t)
+{
+    switch (t) {
+    case SO_F32: return "float32";
+    case SO_I32: return "int32";
+    case SO_I64: return "int64";
+    case SO_BOOL: return "bool";
+    default: return "of another element type";
+    }
+}
+
+void so_to_storage(int32_t t, const void *src, int64_t n, void *dst)
+{
+    int64_t *d = dst;
+    if (t == SO_I32)
+        for (int64_t i = 0; i < n; i++) d[i] = ((const int32_t *)src)[i];
+    else if (t == SO_BOOL)
+        for (int64_t i = 0; i < n; i++) d[i] = ((const unsigned char *)src)[i] != 0;
+    else if (n > 0)
+        memcpy(dst, src, (size_t)n * so_dtype_size(t));
+}
+
+void so_from_storage(int32_t t, const void *src, int64_t n, void *dst)
+{
+    const int64_t *s = src;
+    if (t == SO_I32)
+        for (int64_t i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)(uint32_t)(uint64_t)s[i];
+    else if (t == SO_BOOL)
+        for (int64_t i = 0; i < n; i++) ((unsigned char *)dst)[i] = s[i] != 0;
+    else if (n > 0)
+        memcpy(dst, src, (size_t)n * so_dtype_size(t));
+}
+
+int32_t so_graph_output_type(const so_graph *g, int32_t k)
+{
+    const so_node *nd = &g->nodes[g->outputs[k].node];
+    int32_t storage = nd->out[g->outputs[k].slot].dtype, decl = g->model->outputs[k].declared_type;
+    if (storage == SO_I64 && (decl == SO_I32 || decl == SO_I64 || decl == SO_BOOL)) return decl;
+    int32_t wt = nd->op == SO_OP_WEIGHT ? g->model->weights[nd->ref].onnx_type : 0;
+    if (wt && so_dtype_storage(wt) == storage) return wt; /* not float16 & co: those are returned as float32 */
+    return storage;
+}
+
 char *so_shape_str(const so_shape *s, char *buf, size_t n)
 {
     if (n == 0) return buf;

@@ -12,9 +12,11 @@
 #define SO_MAX_RANK 8
 #define SO_MAX_INTS 32
 
-/* Element types (values are ONNX TensorProto.DataType codes). Computation is float32;
-   int64 appears only in weights (Gather indices) and in opaque parts of a model. */
-typedef enum so_dtype { SO_F32 = 1, SO_I64 = 7 } so_dtype;
+/* Element types (values are ONNX TensorProto.DataType codes). Values in the graph are STORED as
+   float32 or int64 only (so_shape.dtype is SO_F32 or SO_I64): int32 and bool tensors live as int64
+   (bool as 0/1). SO_I32 and SO_BOOL name the type a model input or output has at the boundary
+   (so_value_info.elem_type), converted with so_to_storage / so_from_storage. */
+typedef enum so_dtype { SO_F32 = 1, SO_I32 = 6, SO_I64 = 7, SO_BOOL = 9 } so_dtype;
 
 /* Type of one tensor. rank -1 = unknown (only downstream of opaque nodes). */
 typedef struct so_shape {
@@ -74,6 +76,8 @@ typedef struct so_weight {
 typedef struct so_value_info {
     const char *name;
     so_shape shape;
+    int32_t elem_type;    /* the element type at the boundary (so_dtype: F32, I64, I32, BOOL); shape.dtype is
+                             its storage (SO_F32 or SO_I64) */
     uint32_t pinned;      /* inputs: bit d set when dimension d was symbolic/unknown in the file and
                              fixed by --dim / --input-shape (so_onnx_pin_*) */
     int32_t declared_type; /* outputs: the element type the file declares (ONNX code; 0 if none):
@@ -143,6 +147,31 @@ int so_shape_eq(const so_shape *a, const so_shape *b);
 so_shape so_shape_make(int rank, const int64_t *dims); /* dtype f32 */
 /* Writes "[2,3,4]" into buf (always NUL-terminated). Returns buf. */
 char *so_shape_str(const so_shape *s, char *buf, size_t n);
+
+/* ---- element types at the boundary (inputs and outputs given or returned by callers) ---- */
+/* The boundary element type of model input k (elem_type, or its storage type for a model built
+   without one). */
+static inline int32_t so_input_elem_type(const so_model *m, int32_t k)
+{
+    return m->inputs[k].elem_type ? m->inputs[k].elem_type : m->inputs[k].shape.dtype;
+}
+/* Bytes per element of elem_type: 4 float32, 8 int64, 4 int32, 1 bool; 0 for any other type. */
+size_t so_dtype_size(int32_t elem_type);
+/* Storage type of elem_type: SO_F32 for float32, SO_I64 for int64 / int32 / bool; 0 for any other. */
+int32_t so_dtype_storage(int32_t elem_type);
+/* "float32", "int64", "int32", "bool", or "of another element type". */
+const char *so_dtype_name(int32_t elem_type);
+/* Converts n elements of elem_type at src into its storage type at dst (int32 -> int64, bool -> int64
+   0/1 with any non-zero byte true; float32 and int64 copied). src and dst must not overlap. */
+void so_to_storage(int32_t elem_type, const void *src, int64_t n, void *dst);
+/* The reverse: n storage elements at src into elem_type at dst (int64 -> int32 keeps the low 32 bits
+   as a C cast does, int64 -> bool is x != 0). */
+void so_from_storage(int32_t elem_type, const void *src, int64_t n, void *dst);
+
+/* Boundary element type of graph output k of g: integer values (int64 storage) in the type the file
+   declares for the output (bool, int32, int64) or, for a constant, the type it had in the file if
+   that is int32 or bool; else the storage type (float32 or int64). */
+int32_t so_graph_output_type(const so_graph *g, int32_t k);
 
 /* ---- graph ---- */
 /* Empty graph over model m. Free with so_graph_free. */

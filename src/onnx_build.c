@@ -332,14 +332,29 @@ static int imp_clip(bctx *cx)
         if (lo == -FLT_MAX) lo = -INFINITY;
         if (hi == FLT_MAX) hi = INFINITY;
     } else {
-        val *v;
-        if ((v = onx_inval(im, n, 1))) {
-            if (!v->is_const) return SO_ERR_UNSUPPORTED;
+        /* constant bounds become attributes; with a bound fed at run time, Clip = Min(Max(x, min), max)
+           (Max / Min propagate NaN as Clip does) */
+        val *v, *b[2] = {onx_inval(im, n, 1), onx_inval(im, n, 2)};
+        if ((b[0] && !b[0]->is_const) || (b[1] && !b[1]->is_const)) {
+            so_attr pa;
+            memset(&pa, 0, sizeof pa);
+            char *const no_name[1] = {(char *)""};
+            val *cur = ins[0];
+            for (int q = 0; q < 2; q++) {
+                if (!b[q]) continue;
+                val *two[2] = {cur, b[q]};
+                int32_t ni;
+                int last = q == 1 || !b[1];
+                if ((r = emit(im, q ? SO_OP_MIN : SO_OP_MAX, two, 2, 1, &pa, nm, last ? on : no_name, last ? non : 1, &ni)) != SO_OK) return r;
+                cur = anon_edge(im, ni, 0);
+            }
+            return SO_OK;
+        }
+        if ((v = b[0])) {
             if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "min must be a scalar"), SO_ERR;
             lo = (float)onx_ct_getf(&v->c, 0);
         }
-        if ((v = onx_inval(im, n, 2))) {
-            if (!v->is_const) return SO_ERR_UNSUPPORTED;
+        if ((v = b[1])) {
             if (onx_ct_numel(&v->c) != 1) return onx_node_err(im, "max must be a scalar"), SO_ERR;
             hi = (float)onx_ct_getf(&v->c, 0);
         }
@@ -372,6 +387,33 @@ static int imp_pow(bctx *cx)
         args[0] = ins[0];
         args[1] = onx_bind_const(im, NULL, &c);
         return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
+    }
+    if (xs.dtype == SO_F32 && onx_vshape(im, ins[1]).dtype == SO_I64) { /* an integer exponent fed at run time */
+        so_attr ca;
+        int32_t ci;
+        memset(&ca, 0, sizeof ca);
+        ca.mode = T_FLOAT;
+        char *const no_name[1] = {(char *)""};
+        if ((r = emit(im, SO_OP_CAST, &ins[1], 1, 1, &ca, nm, no_name, 1, &ci)) != SO_OK) return r;
+        args[0] = ins[0];
+        args[1] = anon_edge(im, ci, 0);
+        return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
+    }
+    if (xs.dtype == SO_I64 && onx_vshape(im, ins[1]).dtype == SO_F32) {
+        /* an integer base with a float exponent (the result has the base's type): computed in float,
+           truncated toward zero as ONNX Runtime's static_cast does */
+        so_attr ca;
+        int32_t ci, pi;
+        memset(&ca, 0, sizeof ca);
+        ca.mode = T_FLOAT;
+        char *const no_name[1] = {(char *)""};
+        if ((r = emit(im, SO_OP_CAST, &ins[0], 1, 1, &ca, nm, no_name, 1, &ci)) != SO_OK) return r;
+        args[0] = anon_edge(im, ci, 0);
+        args[1] = ins[1];
+        if ((r = emit(im, op, args, 2, 1, &a, nm, no_name, 1, &pi)) != SO_OK) return r;
+        args[0] = anon_edge(im, pi, 0);
+        ca.mode = T_INT64;
+        return emit(im, SO_OP_CAST, args, 1, 1, &ca, nm, on, non, NULL);
     }
     return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
@@ -637,17 +679,19 @@ static int imp_lstm(bctx *cx)
 static int imp_resize(bctx *cx)
 {
     IMP_LOCALS;
-    /* 4-D inputs resized in H and W by constant scales or sizes; nearest or linear with the
-       half_pixel / pytorch_half_pixel / align_corners / asymmetric transforms. Anything else
-       (cubic, antialias, axes, tf_crop_and_resize, computed scales) is kept verbatim. */
+    /* 4-D inputs resized in H and W by constant scales or sizes; nearest, linear or cubic
+       (cubic_coeff_a, exclude_outside), antialias, with the half_pixel / pytorch_half_pixel /
+       align_corners / asymmetric transforms. Anything else (axes, tf_crop_and_resize,
+       tf_half_pixel_for_nn, computed scales) is kept verbatim. */
     char buf[64];
     const char *s;
     if (xs.rank != 4 || !x) return SO_ERR_UNSUPPORTED;
     s = onx_att_s(n, "mode", buf, sizeof buf);
     if (!s || !strcmp(s, "nearest")) a.mode = 0;
     else if (!strcmp(s, "linear")) a.mode = 1;
+    else if (!strcmp(s, "cubic")) a.mode = 2;
     else return SO_ERR_UNSUPPORTED;
-    a.n_ints = 5;
+    a.n_ints = 7;
     a.ints[0] = SO_RESIZE_ASYMMETRIC; /* opset 10 */
     a.ints[1] = 0;
     int upsample = !strcmp(n->op_type, "Upsample"); /* opset 7-9: asymmetric, nearest rounds down */
@@ -657,7 +701,11 @@ static int imp_resize(bctx *cx)
         if ((a.ints[0] = s ? onx_name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return SO_ERR_UNSUPPORTED;
         s = onx_att_s(n, "nearest_mode", buf, sizeof buf);
         if ((a.ints[1] = s ? onx_name_index(s, so_resize_nearest_names, 4) : 0) < 0) return SO_ERR_UNSUPPORTED;
-        if (onx_att_i(n, "antialias", 0) != 0 || onx_att_ints(n, "axes", &p) >= 0) return SO_ERR_UNSUPPORTED;
+        if (onx_att_ints(n, "axes", &p) >= 0) return SO_ERR_UNSUPPORTED;
+        a.ints[5] = onx_att_i(n, "exclude_outside", 0) != 0;
+        a.ints[6] = a.mode != 0 && onx_att_i(n, "antialias", 0) != 0; /* no effect on nearest */
+        if (a.ints[6] && a.ints[0] == SO_RESIZE_ALIGN_CORNERS) return SO_ERR_UNSUPPORTED; /* differs from ONNX Runtime: kept verbatim */
+        if (a.mode == 2) a.value = onx_att_f(n, "cubic_coeff_a", -0.75f);
         if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
     }
     val *sc = onx_inval(im, n, im->opset >= 11 && !upsample ? 2 : 1), *sz = im->opset >= 11 && !upsample ? onx_inval(im, n, 3) : NULL;
@@ -864,7 +912,7 @@ static int imp_gatherelements(bctx *cx)
 {
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    if (xs.rank < 0 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED; /* computed indices */
+    if (xs.rank < 0 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED; /* indices: int64 storage, constant or run time */
     if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
     return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
 }
@@ -924,15 +972,15 @@ static int imp_depthtospace(bctx *cx)
 #define imp_argmin imp_argmax
 #define imp_spacetodepth imp_depthtospace
 
-/* NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss as LogSoftmax (axis 1) + it: the target
-   must be a constant (an initializer, or a value given with run --inputs DIR) */
+/* NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss as LogSoftmax (axis 1) + it: the target is
+   int64 storage, constant or fed at run time (the kernel range-checks it) */
 static int imp_nllloss(bctx *cx)
 {
     IMP_LOCALS;
     char buf[16];
     int sce = !strcmp(n->op_type, "SoftmaxCrossEntropyLoss");
     if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
-    if (xs.rank < 2 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    if (xs.rank < 2 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
     if (!s || !strcmp(s, "mean")) a.mode = 2;
     else if (!strcmp(s, "sum")) a.mode = 1;
@@ -959,12 +1007,12 @@ static int imp_nllloss(bctx *cx)
     return emit(im, op, args, na, 1, &a, nm, on, 1, NULL);
 }
 
-/* Where: the condition must be a constant (else the node is kept verbatim) */
+/* Where: the condition is boolean (int64 0/1 storage), constant or fed at run time */
 static int imp_where(bctx *cx)
 {
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    if (!ins[0]->is_const || ins[0]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    if (onx_vshape(im, ins[0]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
 
@@ -981,6 +1029,65 @@ static int imp_isinf(bctx *cx)
 #define imp_lessorequal imp_plain
 #define imp_greaterorequal imp_plain
 #define imp_isnan imp_plain
+#define imp_not imp_plain
+#define imp_and imp_plain
+#define imp_or imp_plain
+#define imp_xor imp_plain
+
+static int imp_mod(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    a.mode = onx_att_i(n, "fmod", 0) != 0;
+    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
+/* ScatterND: int64 indices, constant or fed at run time (range-checked by the kernel) */
+static int imp_scatternd(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[16];
+    if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (xs.rank < 0 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
+    static const char *const red[5] = {"none", "add", "mul", "max", "min"};
+    a.mode = s ? onx_name_index(s, red, 5) : 0;
+    if (a.mode < 0) return onx_node_err(im, "unknown reduction '%s'", s), SO_ERR;
+    return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
+}
+
+/* GridSample (opset 16 names bilinear / bicubic, opset 20 linear / cubic), 4-D only */
+static int imp_gridsample(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[32];
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if (xs.rank != 4) return SO_ERR_UNSUPPORTED;
+    const char *s = onx_att_s(n, "mode", buf, sizeof buf);
+    if (!s || !strcmp(s, "bilinear") || !strcmp(s, "linear")) a.mode = 0;
+    else if (!strcmp(s, "nearest")) a.mode = 1;
+    else if (!strcmp(s, "bicubic") || !strcmp(s, "cubic")) a.mode = 2;
+    else return onx_node_err(im, "unknown mode '%s'", s), SO_ERR;
+    static const char *const pad[3] = {"zeros", "border", "reflection"};
+    s = onx_att_s(n, "padding_mode", buf, sizeof buf);
+    a.n_ints = 2;
+    if ((a.ints[0] = s ? onx_name_index(s, pad, 3) : 0) < 0) return onx_node_err(im, "unknown padding_mode '%s'", s), SO_ERR;
+    a.ints[1] = onx_att_i(n, "align_corners", 0) != 0;
+    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
+/* Cast of a value computed at run time (constants fold at import; float -> float is aliased in
+   onx_import_node) */
+static int imp_cast(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    int64_t to = onx_att_i(n, "to", 0);
+    if (!so_dtype_storage((int32_t)to))
+        return onx_node_err(im, "Cast to %s is not supported (float32, int64, int32, bool)", onx_onnx_type_name((int32_t)to)), SO_ERR;
+    a.mode = (int32_t)to;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
 
 /* ConvTranspose (2-D): output_padding, and output_shape / auto_pad resolved into explicit pads */
 static int imp_convtranspose(bctx *cx)
@@ -1041,13 +1148,13 @@ static int imp_lrn(bctx *cx)
     return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
-/* ScatterElements (and Scatter-9/11): the indices must be a constant */
+/* ScatterElements (and Scatter-9/11): int64 indices, constant or fed at run time (range-checked by the kernel) */
 static int imp_scatterelements(bctx *cx)
 {
     IMP_LOCALS;
     char buf[16];
     if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    if (xs.rank < 0 || !ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    if (xs.rank < 0 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
     const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
     static const char *const red[5] = {"none", "add", "mul", "max", "min"};
@@ -1060,7 +1167,7 @@ static int imp_gathernd(bctx *cx)
 {
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    if (!ins[1]->is_const || ins[1]->c.shape.dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    if (onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     int64_t b = onx_att_i(n, "batch_dims", 0);
     if (b < 0 || b >= SO_MAX_RANK) return onx_node_err(im, "invalid batch_dims %lld", (long long)b), SO_ERR;
     a.axis = (int32_t)b;
@@ -1113,6 +1220,120 @@ static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size
 }
 
 static so_status add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+
+/* MeanVarianceNormalization (axes, default [0, 2, 3]): d = X - ReduceMean(X); Y = d / (Sqrt(ReduceMean(d * d)) + 1e-9),
+   ONNX's function body (epsilon added to the standard deviation). */
+static so_status mvn(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 1 || !ins[0] || n->n_output != 1) return onx_node_err(im, "needs 1 input and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank < 0 || xs.dtype != SO_F32) return add_opaque(im, n, ins, n_in);
+    const int64_t *p;
+    long k = onx_att_ints(n, "axes", &p);
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    int64_t ax[SO_MAX_RANK];
+    int nax = 0;
+    if (k < 0) {
+        if (xs.rank != 4) return onx_node_err(im, "default axes [0, 2, 3] need a 4-D input, got rank %d", (int)xs.rank);
+        ax[0] = 0, ax[1] = 2, ax[2] = 3, nax = 3;
+    } else {
+        if (k > SO_MAX_RANK) return onx_node_err(im, "too many axes");
+        for (long i = 0; i < k; i++) ax[nax++] = p[i];
+    }
+    if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
+    ra.n_ints = nax;
+    memcpy(ra.ints, ax, (size_t)nax * 8);
+    ra.keepdims = 1;
+    char *const no_name[1] = {(char *)""};
+    const char *nm = node_name(im, n, NULL);
+    int32_t i_mean, i_d, i_sq, i_var, i_std, i_den;
+    int r;
+    ctensor eps;
+    if (onx_ct_new(im, &eps, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+    ((float *)eps.data)[0] = 1e-9f;
+    val *e = onx_bind_const(im, NULL, &eps), *v2[2];
+    if ((r = emit(im, SO_OP_REDUCEMEAN, ins, 1, 1, &ra, nm, no_name, 1, &i_mean)) != SO_OK) return r;
+    v2[0] = ins[0], v2[1] = anon_edge(im, i_mean, 0);
+    if ((r = emit(im, SO_OP_SUB, v2, 2, 1, NULL, nm, no_name, 1, &i_d)) != SO_OK) return r;
+    v2[0] = v2[1] = anon_edge(im, i_d, 0);
+    if ((r = emit(im, SO_OP_MUL, v2, 2, 1, NULL, nm, no_name, 1, &i_sq)) != SO_OK) return r;
+    v2[0] = anon_edge(im, i_sq, 0);
+    if ((r = emit(im, SO_OP_REDUCEMEAN, v2, 1, 1, &ra, nm, no_name, 1, &i_var)) != SO_OK) return r;
+    v2[0] = anon_edge(im, i_var, 0);
+    if ((r = emit(im, SO_OP_SQRT, v2, 1, 1, NULL, nm, no_name, 1, &i_std)) != SO_OK) return r;
+    v2[0] = anon_edge(im, i_std, 0), v2[1] = e;
+    if ((r = emit(im, SO_OP_ADD, v2, 2, 1, NULL, nm, no_name, 1, &i_den)) != SO_OK) return r;
+    v2[0] = anon_edge(im, i_d, 0), v2[1] = anon_edge(im, i_den, 0);
+    return emit(im, SO_OP_DIV, v2, 2, 1, NULL, nm, n->output, 1, NULL);
+}
+
+/* 1-D Conv / ConvTranspose / MaxPool / AveragePool ([N, C, L] input): imported as the 2-D operator on
+   [N, C, 1, L] (Unsqueeze axis 2 of the input and of the weight; every spatial attribute lifted with a
+   leading 1 or 0: kernel_shape, strides, dilations, output_padding, output_shape, pads) and Squeeze axis 2
+   of its output. A form the 2-D importer does not take keeps the original node verbatim. */
+static so_status lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
+{
+    if (n->n_output != 1) return add_opaque(im, n, ins, n_in); /* MaxPool's indices */
+    so_attr ua;
+    memset(&ua, 0, sizeof ua);
+    ua.n_ints = 1;
+    ua.ints[0] = 2;
+    char *const no_name[1] = {(char *)""};
+    val *lifted[SO_MAX_IN * 2] = {0};
+    int r;
+    for (size_t k = 0; k < n_in && k < 2; k++) { /* X, and W of the convolutions */
+        if (!ins[k] || (k == 1 && op != SO_OP_CONV && op != SO_OP_CONVTRANSPOSE)) continue;
+        if (onx_vshape(im, ins[k]).rank != 3) { /* a weight of another rank: the 2-D importer's clear error */
+            r = build_op(im, n, op, ins, n_in);
+            if (r == SO_ERR_UNSUPPORTED) return add_opaque(im, n, ins, n_in);
+            return r == SO_OK ? SO_OK : SO_ERR;
+        }
+        int32_t ni;
+        if ((r = emit(im, SO_OP_UNSQUEEZE, &ins[k], 1, 1, &ua, NULL, no_name, 1, &ni)) != SO_OK) return r;
+        lifted[k] = anon_edge(im, ni, 0);
+    }
+    for (size_t k = 0; k < n_in; k++)
+        if (!lifted[k]) lifted[k] = ins[k];
+    /* the node with lifted attributes and a temporary output name */
+    Onnx__NodeProto n2 = *n;
+    Onnx__AttributeProto *at = so_xcalloc(n->n_attribute + 1, sizeof *at), **ap = so_xcalloc(n->n_attribute + 1, sizeof *ap);
+    int64_t *iv = so_xcalloc(n->n_attribute * 4 + 1, sizeof *iv);
+    char out_name[600];
+    char *outs[1] = {out_name};
+    snprintf(out_name, sizeof out_name, "%s\x01lifted", n->output[0]);
+    n2.attribute = ap;
+    n2.output = outs;
+    for (size_t k = 0; k < n->n_attribute; k++) {
+        const Onnx__AttributeProto *a = n->attribute[k];
+        at[k] = *a;
+        ap[k] = &at[k];
+        const char *nm = a->name ? a->name : "";
+        int pads = !strcmp(nm, "pads"), zero = !strcmp(nm, "output_padding");
+        if (!pads && !zero && strcmp(nm, "kernel_shape") && strcmp(nm, "strides") && strcmp(nm, "dilations") && strcmp(nm, "output_shape")) continue;
+        if (a->n_ints != (size_t)(pads ? 2 : 1)) {
+            r = add_opaque(im, n, ins, n_in);
+            goto out;
+        }
+        int64_t *v = iv + 4 * k;
+        if (pads) v[0] = 0, v[1] = a->ints[0], v[2] = 0, v[3] = a->ints[1];
+        else v[0] = zero ? 0 : 1, v[1] = a->ints[0];
+        at[k].ints = v;
+        at[k].n_ints = pads ? 4 : 2;
+    }
+    r = build_op(im, &n2, op, lifted, n_in);
+    if (r == SO_ERR_UNSUPPORTED) r = add_opaque(im, n, ins, n_in);
+    else if (r == SO_OK) {
+        val *y = onx_lookup(im, out_name);
+        if (!y) r = onx_node_err(im, "lifted 1-D output missing");
+        else r = emit(im, SO_OP_SQUEEZE, &y, 1, 1, &ua, NULL, n->output, 1, NULL);
+    }
+out:
+    free(at);
+    free(ap);
+    free(iv);
+    return r;
+}
 
 /* Tile of a computed tensor by constant repeats: per axis, a Concat of that many copies. */
 static so_status tile_concat(imp *im, const Onnx__NodeProto *n, val **ins)
@@ -1417,15 +1638,68 @@ static so_status build_layout_op(imp *im, const Onnx__NodeProto *n, val **ins, s
 }
 
 
-so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
+static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int depth);
+
+/* If whose condition is a constant at import (an initializer, a Constant, or computed from pinned
+   shapes or a value given with run --inputs DIR): the taken branch's initializers and nodes are
+   imported in its place (nested Ifs likewise) and the If's outputs name the branch's outputs. The
+   branch may read the outer graph's values by name (ONNX's scoping); its own names must not shadow
+   them (the importer's names are one flat map). */
+static so_status inline_if(imp *im, const Onnx__NodeProto *n, const val *cond, int depth)
+{
+    if (onx_ct_numel(&cond->c) != 1) return onx_node_err(im, "the condition has %lld elements, expected 1", (long long)onx_ct_numel(&cond->c));
+    int taken = cond->c.shape.dtype == SO_F32 ? onx_ct_getf(&cond->c, 0) != 0 : onx_ct_geti(&cond->c, 0) != 0;
+    const char *which = taken ? "then_branch" : "else_branch";
+    const Onnx__AttributeProto *a = onx_att(n, which);
+    if (!a || !a->g) return onx_node_err(im, "has no %s graph", which);
+    const Onnx__GraphProto *b = a->g;
+    if (b->n_output != n->n_output) return onx_node_err(im, "%s has %zu outputs, the node %zu", which, b->n_output, n->n_output);
+    if (depth > 64) return onx_node_err(im, "Ifs nested more than 64 deep");
+    char outer[sizeof im->desc];
+    memcpy(outer, im->desc, sizeof outer);
+    for (size_t i = 0; i < b->n_initializer; i++) {
+        ctensor c;
+        char what[700];
+        snprintf(what, sizeof what, "%s: %s initializer '%s'", outer, which, b->initializer[i]->name ? b->initializer[i]->name : "");
+        if (!b->initializer[i]->name || onx_tensor_from_proto(im, b->initializer[i], what, &c) != SO_OK) return SO_ERR;
+        onx_bind_const(im, b->initializer[i]->name, &c);
+    }
+    for (size_t i = 0; i < b->n_node; i++) {
+        const Onnx__NodeProto *bn = b->node[i];
+        const char *type = bn->op_type ? bn->op_type : "?";
+        if (bn->name && bn->name[0]) snprintf(im->desc, sizeof im->desc, "node '%.200s' (%.60s) in the %s of %.250s", bn->name, type, which, outer);
+        else snprintf(im->desc, sizeof im->desc, "node #%zu (%.60s) in the %s of %.250s", i, type, which, outer);
+        for (size_t k = 0; k < bn->n_input; k++)
+            if (bn->input[k] && bn->input[k][0] && !onx_lookup(im, bn->input[k]))
+                return onx_node_err(im, "input '%s' is not produced before it", bn->input[k]);
+        so_status st = onx_import_node_depth(im, bn, depth + 1);
+        if (st != SO_OK) return st;
+    }
+    memcpy(im->desc, outer, sizeof outer);
+    for (size_t k = 0; k < n->n_output; k++) {
+        if (!n->output[k] || !n->output[k][0]) continue;
+        const char *bo = b->output[k]->name;
+        if (!bo || !onx_lookup(im, bo)) return onx_node_err(im, "%s output '%s' is not produced", which, bo ? bo : "");
+        so_strmap_put(&im->names, n->output[k], so_strmap_get(&im->names, bo));
+    }
+    return SO_OK;
+}
+
+so_status onx_import_node(imp *im, const Onnx__NodeProto *n) { return onx_import_node_depth(im, n, 0); }
+
+static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int depth)
 {
     val *ins[SO_MAX_IN * 2] = {0}; /* ins[0] of a node without inputs reads NULL (fuzz finding) */
     size_t n_in = n->n_input;
     if (n_in > SO_MAX_IN * 2) return onx_node_err(im, "too many inputs (%zu)", n_in);
     for (size_t k = 0; k < n_in; k++) ins[k] = onx_inval(im, n, k);
+    if (onx_is_default_domain(n->domain) && !strcmp(n->op_type, "If") && n_in == 1 && ins[0] && ins[0]->is_const)
+        return inline_if(im, n, ins[0], depth);
     for (size_t k = 0; k < n->n_attribute; k++) {
         const Onnx__AttributeProto *a = n->attribute[k];
-        if (a->g || a->n_graphs) return onx_node_err(im, "operators with subgraphs (control flow) are not supported");
+        if (a->g || a->n_graphs)
+            return onx_node_err(im, "operators with subgraphs (control flow) are not supported%s",
+                                !strcmp(n->op_type, "If") ? " (an If only when its condition is known at import)" : "");
     }
     if (n->n_output == 0) return SO_OK; /* produces nothing anyone can read */
     if (n->domain && !strcmp(n->domain, SO_ONNX_LAYOUT_DOMAIN)) return build_layout_op(im, n, ins, n_in);
@@ -1440,6 +1714,8 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
         if (n_in >= 2 && ins[1] && ins[1]->is_const && onx_ct_numel(&ins[1]->c) == 1) ratio = onx_ct_getf(&ins[1]->c, 0);
         if (!nm || (mode && ratio != 0)) return add_opaque(im, n, ins, n_in);
     }
+    /* Cast float -> float: the same values. (An integer Cast stays a node even to int64: int64 storage
+       may hold a bool or int32 value whose ONNX type the exported model must keep.) */
     int same_type_cast = !strcmp(t, "Cast") && n_in == 1 && ins[0] && !ins[0]->is_const &&
                          onx_vshape(im, ins[0]).dtype == SO_F32 && onx_att_i(n, "to", 0) == T_FLOAT;
     int dropout_mask = !strcmp(t, "Dropout") && n->n_output == 2 && n->output[1][0]; /* inference: the mask is all true */
@@ -1506,7 +1782,11 @@ so_status onx_import_node(imp *im, const Onnx__NodeProto *n)
     if (!strcmp(t, "SoftmaxCrossEntropyLoss")) op = SO_OP_NLLLOSS; /* LogSoftmax + NLL */
     if (!strcmp(t, "Scatter")) op = SO_OP_SCATTERELEMENTS;        /* Scatter-9/11: the same operator */
     if (!strcmp(t, "Sum") || !strcmp(t, "Mean")) return sum_mean(im, n, ins, n_in);
+    if (!strcmp(t, "MeanVarianceNormalization")) return mvn(im, n, ins, n_in);
     if (!strcmp(t, "Tile") && n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return tile_concat(im, n, ins);
+    if ((op == SO_OP_CONV || op == SO_OP_CONVTRANSPOSE || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && n_in > 0 && ins[0] &&
+        onx_vshape(im, ins[0]).rank == 3)
+        return lift_1d(im, n, op, ins, n_in);
     if (op != SO_OP_OPAQUE) {
         r = build_op(im, n, op, ins, n_in);
         if (r == SO_OK) return SO_OK;

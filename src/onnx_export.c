@@ -422,7 +422,13 @@ static so_status exp_clip(ectx *cx)
 static so_status exp_resize(ectx *cx)
 {
     EXP_LOCALS;
-    a_str(x, n, "mode", a->mode ? "linear" : "nearest");
+    a_str(x, n, "mode", a->mode == 2 ? "cubic" : a->mode ? "linear" : "nearest");
+    const int excl = a->n_ints > 5 && a->ints[5], aa = a->n_ints > 6 && a->ints[6];
+    if ((a->mode == 2 || excl) && x->opset < 11) return ex_err(x, "Resize cubic or exclude_outside needs opset >= 11");
+    if (aa && x->opset < 18) return ex_err(x, "Resize antialias needs opset >= 18 (model has opset %lld)", (long long)x->opset);
+    if (a->mode == 2 && a->value != -0.75f) a_float(x, n, "cubic_coeff_a", a->value);
+    if (excl) a_int(x, n, "exclude_outside", 1);
+    if (aa) a_int(x, n, "antialias", 1);
     const float sc[4] = {1, 1, a->alpha, a->beta};
     if (x->opset < 10 && (a->ints[0] != SO_RESIZE_ASYMMETRIC || a->ints[2] || (a->mode == 0 && a->ints[1] != 2)))
         return ex_err(x, "Resize other than Upsample's (asymmetric, nearest rounding down, scales) needs opset >= 10");
@@ -846,6 +852,44 @@ static so_status exp_isinf(ectx *cx)
 #define exp_lessorequal exp_plain
 #define exp_greaterorequal exp_plain
 #define exp_isnan exp_plain
+#define exp_not exp_plain
+#define exp_and exp_plain
+#define exp_or exp_plain
+#define exp_xor exp_plain
+static so_status exp_mod(ectx *cx)
+{
+    EXP_LOCALS;
+    if (a->mode) a_int(x, n, "fmod", 1);
+    return SO_OK;
+}
+static so_status exp_scatternd(ectx *cx)
+{
+    EXP_LOCALS;
+    static const char *const red[5] = {"none", "add", "mul", "max", "min"};
+    if (x->opset < 11) return ex_err(x, "ScatterND needs opset >= 11 (model has opset %lld)", (long long)x->opset);
+    if (a->mode) {
+        if (x->opset < (a->mode >= 3 ? 18 : 16)) return ex_err(x, "ScatterND reduction '%s' needs a newer opset", red[a->mode]);
+        a_str(x, n, "reduction", red[a->mode]);
+    }
+    return SO_OK;
+}
+static so_status exp_gridsample(ectx *cx)
+{
+    EXP_LOCALS;
+    static const char *const pad[3] = {"zeros", "border", "reflection"};
+    if (x->opset < 16) return ex_err(x, "GridSample needs opset >= 16 (model has opset %lld)", (long long)x->opset);
+    const char *m16[3] = {"bilinear", "nearest", "bicubic"}, *m20[3] = {"linear", "nearest", "cubic"};
+    a_str(x, n, "mode", (x->opset >= 20 ? m20 : m16)[a->mode]);
+    a_str(x, n, "padding_mode", pad[a->ints[0]]);
+    if (a->ints[1]) a_int(x, n, "align_corners", 1);
+    return SO_OK;
+}
+static so_status exp_cast(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "to", a->mode);
+    return SO_OK;
+}
 
 static so_status exp_convtranspose(ectx *cx)
 {
@@ -1152,7 +1196,11 @@ static so_status build_and_write(exporter *x, const char *path)
     gp->initializer = x->inits;
     gp->n_input = (size_t)m->n_inputs;
     gp->input = so_arena_alloc(&x->ar, ((size_t)m->n_inputs + 1) * sizeof *gp->input);
-    for (int32_t i = 0; i < m->n_inputs; i++) gp->input[i] = mk_value_info(x, x->in_names[i], &m->inputs[i].shape);
+    for (int32_t i = 0; i < m->n_inputs; i++) { /* in the type the file had (int32 / bool inputs are stored as int64) */
+        so_shape is = m->inputs[i].shape;
+        is.dtype = so_input_elem_type(m, i);
+        gp->input[i] = mk_value_info(x, x->in_names[i], &is);
+    }
     gp->n_output = (size_t)m->n_outputs;
     gp->output = so_arena_alloc(&x->ar, ((size_t)m->n_outputs + 1) * sizeof *gp->output);
     for (int32_t o = 0; o < m->n_outputs; o++) {

@@ -552,6 +552,24 @@ int onx_try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
         for (int64_t i = 0, c = onx_ct_numel(&o); i < c && v.data; i++) ct_copy_elem(&v, 0, &o, i);
         free(v.data);
         r = SO_OK;
+    } else if (!strcmp(t, "HannWindow") || !strcmp(t, "HammingWindow") || !strcmp(t, "BlackmanWindow")) {
+        /* window functions of a constant size (opset 17): w[i] = sum_k (-1)^k c_k cos(2 pi k i / N),
+           N = size (periodic) or size - 1 (symmetric); float32 output (other output_datatypes kept verbatim) */
+        if (onx_ct_numel(a) != 1) return onx_node_err(im, "size must be a scalar"), SO_ERR;
+        int64_t len = onx_ct_geti(a, 0);
+        if (len < 1 || len > (int64_t)1 << 24) return onx_node_err(im, "invalid window size %lld", (long long)len), SO_ERR;
+        if (onx_att_i(n, "output_datatype", T_FLOAT) != T_FLOAT) return SO_ERR_UNSUPPORTED;
+        const double pi = 3.14159265358979323846;
+        double c[3] = {0.5, 0.5, 0}; /* Hann */
+        if (t[0] == 'H' && t[2] == 'm') c[0] = 25.0 / 46.0, c[1] = 21.0 / 46.0; /* Hamming */
+        if (t[0] == 'B') c[0] = 0.42, c[1] = 0.5, c[2] = 0.08;                  /* Blackman */
+        double N = (double)(onx_att_i(n, "periodic", 1) ? len : len - 1);
+        if (onx_ct_new(im, &o, SO_F32, T_FLOAT, 1, &len) != SO_OK) return SO_ERR;
+        for (int64_t i = 0; i < len; i++) {
+            double ph = N > 0 ? 2.0 * pi * (double)i / N : 0.0;
+            ((float *)o.data)[i] = (float)(c[0] - c[1] * cos(ph) + c[2] * cos(2.0 * ph));
+        }
+        r = SO_OK;
     } else if (!strcmp(t, "Range") && n_in == 3 && ins[1] && ins[2]) {
         const ctensor *l = &ins[1]->c, *dl = &ins[2]->c;
         if (onx_ct_numel(a) != 1 || onx_ct_numel(l) != 1 || onx_ct_numel(dl) != 1) return onx_node_err(im, "inputs must be scalars"), SO_ERR;

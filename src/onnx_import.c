@@ -427,33 +427,62 @@ static const pin *input_pin(const char *name)
     return NULL;
 }
 
-/* Input k of an operator that is a parameter (scales, bounds, a pad value, a ratio) rather than
-   data: its value is needed at import. */
+/* Input k of an operator whose VALUE the importer needs (a parameter turned into attributes or an
+   output shape: scales, bounds, a pad value, a ratio, a target shape, axes, starts/ends, k, a
+   depth, a condition), or whose output shape depends on the values (NonZero...). A graph input that
+   reaches such a position (directly or through other nodes) cannot be fed at run time: given with
+   run --inputs DIR it is bound as a constant and the graph specialised to it. Every other input
+   position of every operator is data, read by the kernels at run time. */
 static int is_param_use(const char *op, size_t k)
 {
     static const struct { const char *op; size_t from; } p[] = {
-        {"Resize", 1}, {"Upsample", 1}, {"Clip", 1}, {"Pad", 1}, {"Dropout", 1}, {"Range", 0}, {"OneHot", 1},
+        {"Resize", 1}, {"Upsample", 1}, {"Pad", 1}, {"Dropout", 1}, {"Range", 0}, {"OneHot", 0},
+        {"Reshape", 1}, {"Expand", 1}, {"Tile", 1}, {"ConstantOfShape", 0}, {"TopK", 1}, {"Slice", 1},
+        {"Squeeze", 1}, {"Unsqueeze", 1}, {"Split", 1}, {"CumSum", 1}, {"Trilu", 1}, {"NonZero", 0},
+        {"Compress", 0}, {"Unique", 0}, {"If", 0}, {"Loop", 0}, {"ReduceSum", 1}, {"ReduceMean", 1},
+        {"ReduceMax", 1}, {"ReduceMin", 1}, {"ReduceProd", 1}, {"ReduceL1", 1}, {"ReduceL2", 1},
+        {"ReduceLogSum", 1}, {"ReduceLogSumExp", 1}, {"ReduceSumSquare", 1}, {"NonMaxSuppression", 0},
+        {"CenterCropPad", 1}, {"Col2Im", 1}, {"STFT", 1}, {"DFT", 1}, {"BlackmanWindow", 0}, {"HannWindow", 0},
+        {"HammingWindow", 0}, {"MelWeightMatrix", 0}, {"SequenceAt", 1}, {"SplitToSequence", 1},
     };
     for (size_t i = 0; i < sizeof p / sizeof *p; i++)
         if (!strcmp(op, p[i].op)) return k >= p[i].from;
     return 0;
 }
 
-/* A float input every use of which is a parameter position. */
-static int param_only_input(const Onnx__GraphProto *gp, const char *name)
+/* 1 if the value of graph input `name` is needed at import: it reaches a parameter position
+   (is_param_use) through any chain of nodes. Shape and Size read only the shape, so the chain stops
+   there. Conservative: a value merely passing through a node taints all its outputs. */
+static int value_needed_at_import(const Onnx__GraphProto *gp, const char *name)
 {
-    int uses = 0;
-    for (size_t i = 0; i < gp->n_node; i++) {
-        const Onnx__NodeProto *nd = gp->node[i];
-        for (size_t k = 0; k < nd->n_input; k++) {
-            if (strcmp(nd->input[k], name)) continue;
-            if (!onx_is_default_domain(nd->domain) || !is_param_use(nd->op_type, k)) return 0;
-            uses++;
+    size_t cap = 16, n = 1, head = 0;
+    const char **work = so_xmalloc(cap * sizeof *work);
+    unsigned char *seen = so_xcalloc(gp->n_node + 1, 1);
+    int needed = 0;
+    work[0] = name;
+    while (head < n && !needed) {
+        const char *v = work[head++];
+        for (size_t i = 0; i < gp->n_node && !needed; i++) {
+            const Onnx__NodeProto *nd = gp->node[i];
+            int uses = 0;
+            for (size_t k = 0; k < nd->n_input; k++) {
+                if (!nd->input[k] || strcmp(nd->input[k], v)) continue;
+                if (!onx_is_default_domain(nd->domain)) continue;
+                if (is_param_use(nd->op_type, k)) needed = 1;
+                uses = 1;
+            }
+            if (!uses || seen[i] || !strcmp(nd->op_type, "Shape") || !strcmp(nd->op_type, "Size")) continue;
+            seen[i] = 1;
+            for (size_t o = 0; o < nd->n_output; o++) {
+                if (!nd->output[o] || !nd->output[o][0]) continue;
+                if (n == cap) work = so_xrealloc(work, (cap *= 2) * sizeof *work);
+                work[n++] = nd->output[o];
+            }
         }
     }
-    for (size_t i = 0; i < gp->n_output; i++)
-        if (gp->output[i]->name && !strcmp(gp->output[i]->name, name)) return 0;
-    return uses > 0;
+    free(work);
+    free(seen);
+    return needed;
 }
 
 static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, so_strmap *inits)
@@ -502,7 +531,7 @@ static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, so_strmap *ini
                 if (sp->dim[d]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && sp->dim[d]->dim_value != bv->shape.dim[d])
                     return so_errorf("input '%s' (#%d): dimension %zu is %lld in the model, %lld in the given tensor", vi->name, position - 1,
                                      d, (long long)sp->dim[d]->dim_value, (long long)bv->shape.dim[d]);
-            if (et != T_FLOAT || param_only_input(gp, vi->name)) { /* the graph is specialised to this value */
+            if (value_needed_at_import(gp, vi->name)) { /* the graph is specialised to this value */
                 ctensor c;
                 if (onx_ct_new(im, &c, bv->shape.dtype, et, bv->shape.rank, bv->shape.dim) != SO_OK) return SO_ERR;
                 memcpy(c.data, bv->data, (size_t)onx_ct_numel(&c) * (bv->shape.dtype == SO_I64 ? 8 : 4));
@@ -525,7 +554,11 @@ static so_status read_inputs(imp *im, const Onnx__GraphProto *gp, so_strmap *ini
         so_value_info *v = &m->inputs[m->n_inputs];
         v->name = so_arena_strdup(&m->arena, vi->name);
         v->shape.rank = (int32_t)rank;
-        v->shape.dtype = tp->tensor_type->elem_type ? tp->tensor_type->elem_type : SO_F32;
+        v->elem_type = tp->tensor_type->elem_type ? tp->tensor_type->elem_type : SO_F32;
+        v->shape.dtype = so_dtype_storage(v->elem_type);
+        if (!v->shape.dtype)
+            return so_errorf("input '%s' is %s; superopt takes float32, int64, int32 and bool inputs", vi->name,
+                             onx_onnx_type_name(v->elem_type));
         v->pinned = 0;
         int64_t numel = 1;
         for (size_t d = 0; d < rank; d++) {

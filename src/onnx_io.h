@@ -62,11 +62,13 @@ so_status so_onnx_tensor_write(const char *path, const char *name, const so_tfil
 
 /* Values for the graph inputs of the next loads, by position among the inputs that are not
    initializers (the test_data_set order); active 0 clears (values may be NULL when n is 0). Borrowed: values must outlive the loads.
-   The count must equal the model's. A float32 input takes the value's shape (its symbolic
-   dimensions pinned from it; fixed ones must agree) and stays an input; an int64 / int32 / bool
-   input, and a float32 input used only as a parameter (Resize / Upsample scales and roi, Clip
-   bounds, a Pad value, a Dropout ratio, Range bounds, OneHot depth and values), becomes a constant of that value (the graph
-   is specialised to it: shape, index and mask chains fold) and is no longer among model->inputs. Types must agree with the model's. */
+   The count must equal the model's; types must agree with the model's. An input of any type stays an input
+   (fed at run time; its symbolic dimensions are pinned from the value's shape, fixed ones must agree),
+   except an input whose VALUE the importer needs: one that reaches, through any chain of nodes, a shape
+   or parameter position (Reshape's shape, Expand / Tile / Slice / Squeeze / Unsqueeze / Split / Reduce*
+   axes, TopK's k, Resize / Upsample scales, Pad's pads, Range, OneHot, ConstantOfShape, Trilu's k,
+   CumSum's axis, Dropout's ratio, If's condition, NonZero...). That one becomes a constant of the given
+   value (the graph is specialised to it) and is no longer among model->inputs. */
 void so_onnx_bind_inputs(const so_tfile *values, int n, int active);
 /* After a load with bound values: 1 if the value at `position` became a constant. Valid until
    the next so_onnx_bind_inputs. */

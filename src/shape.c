@@ -260,7 +260,7 @@ static so_status shape_add(ctx *c) { return binary(c, 1); }
 static so_status shape_sub(ctx *c) { return binary(c, 1); }
 static so_status shape_mul(ctx *c) { return binary(c, 1); }
 static so_status shape_div(ctx *c) { return binary(c, 1); }
-static so_status shape_pow(ctx *c) { return binary(c, 0); }
+static so_status shape_pow(ctx *c) { return binary(c, 1); }
 static so_status shape_relu(ctx *c) { return unary(c); }
 static so_status shape_sigmoid(ctx *c) { return unary(c); }
 static so_status shape_tanh(ctx *c) { return unary(c); }
@@ -564,8 +564,8 @@ static so_status shape_resize(ctx *c)
     const so_shape *x = c->in[0];
     const so_attr *a = c->a;
     if (x->rank != 4) return fail(c, "input %s is not 4-D", S(x));
-    if (a->n_ints != 5 || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
-        a->mode < 0 || a->mode > 1 || a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
+    if ((a->n_ints != 5 && a->n_ints != 7) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
+        a->mode < 0 || a->mode > 2 || a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
         return fail(c, "invalid resize attributes");
     so_shape o = *x;
     o.dim[2] = a->ints[3];
@@ -1100,6 +1100,63 @@ static so_status shape_det(ctx *c)
     if (x->rank < 2 || x->dim[x->rank - 1] != x->dim[x->rank - 2]) return fail(c, "input %s is not a stack of square matrices", S(x));
     so_shape o = *x;
     o.rank -= 2;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+/* boolean operators: int64 0/1 storage in and out */
+static so_status shape_not(ctx *c)
+{
+    if (c->in[0]->dtype != SO_I64) return fail(c, "input has dtype %s, expected bool", dtype_name(c->in[0]->dtype));
+    c->n->out[0] = *c->in[0];
+    return SO_OK;
+}
+static so_status logic(ctx *c)
+{
+    if (c->in[0]->dtype != SO_I64 || c->in[1]->dtype != SO_I64) return fail(c, "inputs must be bool");
+    return compare(c);
+}
+static so_status shape_and(ctx *c) { return logic(c); }
+static so_status shape_or(ctx *c) { return logic(c); }
+static so_status shape_xor(ctx *c) { return logic(c); }
+static so_status shape_mod(ctx *c) { return binary(c, 1); }
+
+static so_status shape_scatternd(ctx *c)
+{
+    const so_shape *x = c->in[0], *ix = c->in[1], *u = c->in[2];
+    if (ix->dtype != SO_I64 || ix->rank < 1) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
+    int64_t k = ix->dim[ix->rank - 1];
+    if (k < 1 || k > x->rank) return fail(c, "indices %s index %lld dimensions of data %s", S(ix), (long long)k, S(x));
+    if (u->dtype != x->dtype) return fail(c, "updates and data differ in type");
+    int ur = ix->rank - 1 + x->rank - (int)k;
+    int ok = u->rank == ur;
+    for (int d = 0; ok && d < ix->rank - 1; d++) ok = u->dim[d] == ix->dim[d];
+    for (int d = (int)k; ok && d < x->rank; d++) ok = u->dim[ix->rank - 1 + d - k] == x->dim[d];
+    if (!ok) return fail(c, "updates %s do not fit indices %s and data %s", S(u), S(ix), S(x));
+    c->n->out[0] = *x;
+    return SO_OK;
+}
+
+static so_status shape_gridsample(ctx *c)
+{
+    const so_shape *x = c->in[0], *gr = c->in[1];
+    if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
+    if (x->rank != 4 || gr->rank != 4 || gr->dim[3] != 2 || gr->dim[0] != x->dim[0])
+        return fail(c, "input %s and grid %s are not [N,C,H,W] and [N,Ho,Wo,2]", S(x), S(gr));
+    if (c->a->mode < 0 || c->a->mode > 2 || c->a->n_ints != 2 || c->a->ints[0] < 0 || c->a->ints[0] > 2) return fail(c, "invalid attributes");
+    so_shape o = *x;
+    o.dim[2] = gr->dim[1];
+    o.dim[3] = gr->dim[2];
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_cast(ctx *c)
+{
+    int32_t to = so_dtype_storage(c->a->mode);
+    if (!to) return fail(c, "cast to ONNX type %d is not supported (float32, int64, int32, bool)", (int)c->a->mode);
+    so_shape o = *c->in[0];
+    o.dtype = to;
     c->n->out[0] = o;
     return SO_OK;
 }

@@ -191,6 +191,71 @@ if $PY tests/make_typed_fixtures.py "$TMP/ty" >"$TMP/log" 2>&1; then
     expect_error "--inputs DIR: a file that is not a TensorProto" "input_1.pb: not a serialized ONNX TensorProto" \
         $SO run "$TMP/ty/typed.onnx" --inputs "$TMP/ty/garbage"
 else bad "tests/make_typed_fixtures.py" "$TMP/log"; fi
+
+# 5c. integer and boolean graph inputs fed to the executor at run time (issue 23): a float32 + bool + int32
+#     model through the raw typed FILE form, optimize (numeric check on valid inputs; the written model keeps
+#     the input types) and ONNX Runtime; the tokenizer-fed BERT-style encoder data/bert_tok.onnx (int64
+#     input_ids, attention_mask, token_type_ids; tests/make_bert_tok.py) from its test-set folder vs PyTorch
+#     with every input fed at run time, and its optimized model in ONNX Runtime vs PyTorch
+if [ -f "$TMP/ty/mixed.onnx" ]; then
+    if $SO run "$TMP/ty/mixed.onnx" --inputs "$TMP/ty/mixed.in.bin" --outputs "$TMP/ty/mixed.out" --iters 1 --warmup 0 >"$TMP/log" 2>&1 &&
+        cmp "$TMP/ty/mixed.out" "$TMP/ty/mixed.ref.bin" >>"$TMP/log" 2>&1; then
+        ok "run: float32 + bool + int32 inputs from a raw typed file, float32 + bool outputs equal numpy's"
+    else bad "run: float32 + bool + int32 inputs from a raw typed file, outputs equal numpy's" "$TMP/log"; fi
+    if $SO "$TMP/ty/mixed.onnx" -o "$TMP/ty/mixed.opt.onnx" --cost flops --report "$TMP/ty/mixed.json" -q >"$TMP/log" 2>&1 &&
+        $PY -c 'import json,sys,onnx; d=json.load(open(sys.argv[1])); assert d["numeric_check"] is True, d; m=onnx.load(sys.argv[2]); t=[i.type.tensor_type.elem_type for i in m.graph.input]; assert t==[1,9,6], t' \
+            "$TMP/ty/mixed.json" "$TMP/ty/mixed.opt.onnx" >>"$TMP/log" 2>&1 &&
+        node tools/ort/ort_run.js "$TMP/ty/mixed.opt.onnx" --inputs "$TMP/ty/mixed.in.bin" --outputs "$TMP/ty/mixed.ort.out" >>"$TMP/log" 2>&1 &&
+        cmp "$TMP/ty/mixed.ort.out" "$TMP/ty/mixed.ref.bin" >>"$TMP/log" 2>&1; then
+        ok "optimize a float32 + bool + int32 model: numeric check, input types kept, ONNX Runtime equals numpy"
+    else bad "optimize a float32 + bool + int32 model: numeric check, input types kept, ONNX Runtime equals numpy" "$TMP/log"; fi
+fi
+# If with a condition known at import (issue 16): computed from the pinned batch dimension, replaced by the taken
+# branch (which reads an outer value and has its own initializer); a condition known only at run time is refused
+if [ -f "$TMP/ty/ifshape.onnx" ]; then
+    for b in 1 2; do
+        if $SO run "$TMP/ty/ifshape.onnx" --dim batch=$b --inputs "$TMP/ty/ifshape.in$b.bin" --outputs "$TMP/ty/if$b.out" --iters 1 --warmup 0 >"$TMP/log" 2>&1 &&
+            $PY data/compare_outputs.py "$TMP/ty/if$b.out" "$TMP/ty/ifshape.ref$b.bin" --rtol 1e-6 >>"$TMP/log" 2>&1; then
+            ok "If on Shape(x)[0] == 1 with --dim batch=$b: the $([ $b = 1 ] && echo then || echo else) branch, equal to numpy"
+        else bad "If on Shape(x)[0] == 1 with --dim batch=$b: the taken branch, equal to numpy" "$TMP/log"; fi
+    done
+    if $SO "$TMP/ty/ifshape.onnx" --dim batch=2 -o "$TMP/ty/ifo.onnx" -q --cost flops >"$TMP/log" 2>&1 &&
+        node tools/ort/ort_run.js "$TMP/ty/ifo.onnx" --inputs "$TMP/ty/ifshape.in2.bin" --outputs "$TMP/ty/ifo.out" >>"$TMP/log" 2>&1 &&
+        $PY data/compare_outputs.py "$TMP/ty/ifo.out" "$TMP/ty/ifshape.ref2.bin" --rtol 1e-6 >>"$TMP/log" 2>&1; then
+        ok "If known at import: the optimized model (branch inlined) runs in ONNX Runtime, equal to numpy"
+    else bad "If known at import: the optimized model runs in ONNX Runtime, equal to numpy" "$TMP/log"; fi
+    expect_error "If whose condition is known only at run time: one-line refusal" "(an If only when its condition is known at import)" \
+        $SO run "$TMP/ty/ifdata.onnx" --dim batch=1
+fi
+# Resize cubic and antialias (issue 16): opset-18 antialiased downscales, linear and cubic (cubic_coeff_a, exclude_outside),
+# and 1-D Conv / MaxPool / ConvTranspose / AveragePool (lifted to 2-D at import) match ONNX Runtime on the same seeded
+# input, and the optimized models (antialias written back; 2-D operators between Unsqueeze and Squeeze) run there alike
+for mode in linear cubic conv1d; do
+    f=$TMP/ty/aa_$mode.onnx
+    [ $mode = conv1d ] && f=$TMP/ty/conv1d.onnx
+    if [ -f "$f" ] && node tools/ort/ort_run.js "$f" --seed 5 --outputs "$TMP/ty/aa.ort" >"$TMP/log" 2>&1 &&
+        $SO run "$f" --seed 5 --iters 1 --warmup 0 --outputs "$TMP/ty/aa.so" >>"$TMP/log" 2>&1 &&
+        $PY data/compare_outputs.py "$TMP/ty/aa.so" "$TMP/ty/aa.ort" --rtol 1e-4 >>"$TMP/log" 2>&1 &&
+        $SO "$f" -o "$TMP/ty/aa.opt.onnx" -q --cost flops >>"$TMP/log" 2>&1 &&
+        node tools/ort/ort_run.js "$TMP/ty/aa.opt.onnx" --seed 5 --outputs "$TMP/ty/aa.opt.ort" >>"$TMP/log" 2>&1 &&
+        $PY data/compare_outputs.py "$TMP/ty/aa.opt.ort" "$TMP/ty/aa.ort" --rtol 1e-4 >>"$TMP/log" 2>&1; then
+        ok "$(basename "$f" .onnx): run matches ONNX Runtime; the optimized model runs there alike"
+    else bad "$(basename "$f" .onnx): run matches ONNX Runtime; the optimized model runs there alike" "$TMP/log"; fi
+done
+BT=data/bert_tok/test_data_set_0
+mkdir -p "$TMP/bt"
+if $SO run data/bert_tok.onnx --dim batch=1 --dim seq=32 --inputs $BT --outputs "$TMP/bt/" --iters 1 --warmup 0 --json >"$TMP/bt/json" 2>"$TMP/log" &&
+    $PY -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().splitlines()[-1]); assert d["specialised_inputs"]==0, d' "$TMP/bt/json" >>"$TMP/log" 2>&1 &&
+    $PY tests/make_bert_tok.py --compare "$TMP/bt" $BT >>"$TMP/log" 2>&1; then
+    ok "bert_tok (int64 ids, mask, token types fed at run time): run --inputs DIR matches PyTorch ($(tail -1 "$TMP/log" | sed 's/.*worst/worst/'))"
+else bad "bert_tok: run --inputs DIR matches PyTorch, every input fed at run time" "$TMP/log"; fi
+if $PY tests/make_bert_tok.py --raw $BT "$TMP/bt/in.bin" >"$TMP/log" 2>&1 &&
+    $SO data/bert_tok.onnx --dim batch=1 --dim seq=32 -o "$TMP/bt/opt.onnx" --cost flops --report "$TMP/bt/rep.json" -q >>"$TMP/log" 2>&1 &&
+    $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["numeric_check"] is True, d' "$TMP/bt/rep.json" >>"$TMP/log" 2>&1 &&
+    node tools/ort/ort_run.js "$TMP/bt/opt.onnx" --inputs "$TMP/bt/in.bin" --outputs "$TMP/bt/ort.out" >>"$TMP/log" 2>&1 &&
+    $PY tests/make_bert_tok.py --compare "$TMP/bt/ort.out" $BT >>"$TMP/log" 2>&1; then
+    ok "bert_tok: optimized model (int64 inputs kept) runs in ONNX Runtime and matches PyTorch ($(tail -1 "$TMP/log" | sed 's/.*worst/worst/'))"
+else bad "bert_tok: optimized model runs in ONNX Runtime and matches PyTorch" "$TMP/log"; fi
 if $PY tests/mutate_models.py --superopt "$SO" --keep "$BUILD/mutants-failed" >"$TMP/mut" 2>&1; then
     ok "mutated models: $(sed -n 's/^mutate: \(.*\) mutants of.*/\1/p' "$TMP/mut") mutants, clean results"
 else bad "mutated models: clean exit or one-line error, no crash, <= 1 s, <= 1 GB" "$TMP/mut"; fi

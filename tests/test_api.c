@@ -15,6 +15,8 @@
 #include <cmocka.h>
 
 #include "../api/superopt.h"
+#include "../src/graph.h"
+#include "../src/onnx_io.h"
 
 /* Reads a whole file (malloc'd) or NULL. */
 static char *slurp(const char *path, size_t *len)
@@ -345,6 +347,66 @@ static void test_optimize(void **state)
     rmdir(dir);
 }
 
+/* Typed inputs and outputs through the API: ONNX's node tests with bool (And) and int32 (Max) tensors, fed in
+   their own element types from the test set's TensorProto files and compared with its expected outputs. */
+static void run_node_test(const char *name)
+{
+    char dir[512], p[600];
+    snprintf(dir, sizeof dir, "/usr/share/libonnx-testdata/data/node/%s", name);
+    snprintf(p, sizeof p, "%s/model.onnx", dir);
+    superopt_session *s = NULL;
+    assert_int_equal(superopt_session_open(p, NULL, &s), SUPEROPT_OK);
+    size_t n_in = superopt_session_input_count(s);
+    superopt_tensor in[4];
+    so_tfile tf[4];
+    assert_true(n_in <= 4);
+    for (size_t k = 0; k < n_in; k++) {
+        superopt_tensor_info t;
+        superopt_session_input_info(s, k, &t);
+        snprintf(p, sizeof p, "%s/test_data_set_0/input_%zu.pb", dir, k);
+        assert_int_equal(so_onnx_tensor_read(p, &tf[k]), SO_OK);
+        assert_int_equal((int)t.dtype, tf[k].onnx_type);
+        void *typed = malloc(t.bytes + 1);
+        so_from_storage(tf[k].onnx_type, tf[k].data, so_shape_numel(&tf[k].shape), typed); /* the file's values in their own type */
+        in[k] = (superopt_tensor){t.name, t.dtype, t.rank, t.dims, typed, t.bytes};
+    }
+    superopt_tensor_info o;
+    superopt_session_output_info(s, 0, &o);
+    so_tfile want;
+    snprintf(p, sizeof p, "%s/test_data_set_0/output_0.pb", dir);
+    assert_int_equal(so_onnx_tensor_read(p, &want), SO_OK);
+    assert_int_equal((int)o.dtype, want.onnx_type);
+    void *got = calloc(1, o.bytes + 1), *exp = calloc(1, o.bytes + 1);
+    superopt_tensor out = {o.name, o.dtype, o.rank, o.dims, got, o.bytes};
+    assert_int_equal(superopt_session_run(s, in, n_in, &out, 1), SUPEROPT_OK);
+    so_from_storage(want.onnx_type, want.data, so_shape_numel(&want.shape), exp);
+    assert_memory_equal(got, exp, o.bytes);
+    /* the same tensor declared as float32 is refused */
+    in[0].dtype = SUPEROPT_FLOAT32;
+    assert_int_equal(superopt_session_run(s, in, n_in, &out, 1), SUPEROPT_INVALID_ARGUMENT);
+    assert_non_null(strstr(superopt_session_error(s), "given float32"));
+    for (size_t k = 0; k < n_in; k++) {
+        free(in[k].data);
+        free(tf[k].data);
+    }
+    free(want.data);
+    free(got);
+    free(exp);
+    superopt_session_close(s);
+}
+
+static void test_typed_io(void **state)
+{
+    (void)state;
+    if (access("/usr/share/libonnx-testdata/data/node/test_and2d/model.onnx", F_OK) != 0) {
+        skip(); /* Debian's libonnx-testdata (make deps) */
+        return;
+    }
+    run_node_test("test_and2d");     /* bool x bool -> bool */
+    run_node_test("test_max_int32"); /* int32 -> int32 */
+    run_node_test("test_mod_int64_fmod");
+}
+
 int main(void)
 {
     FILE *probe = fopen("data/deepandwide.onnx", "rb");
@@ -361,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_same_session_refused),
         cmocka_unit_test(test_two_sessions_concurrently),
         cmocka_unit_test(test_optimize),
+        cmocka_unit_test(test_typed_io),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,6 +113,36 @@ def main():
     check("two threads on one Session: %s" % results, results["bad"] == 0 and results["ok"] > 0)
     s.close()
 
+    # typed inputs: the tokenizer-fed encoder (int64 ids, mask, types) and ONNX's bool / int32 node tests
+    try:
+        import glob
+        from onnx import numpy_helper, load_tensor
+    except ImportError:
+        glob = None
+    bt = os.path.join(data, "bert_tok")
+    if glob and os.path.isdir(bt):
+        s = superopt.Session(os.path.join(data, "bert_tok.onnx"), dim=["batch=1", "seq=32"])
+        ins = [numpy_helper.to_array(load_tensor(f)) for f in sorted(glob.glob(bt + "/test_data_set_0/input_*.pb"))]
+        want = [numpy_helper.to_array(load_tensor(f)) for f in sorted(glob.glob(bt + "/test_data_set_0/output_*.pb"))]
+        check("bert_tok inputs are int64", [a.type for a in s.get_inputs()] == ["tensor(int64)"] * 3)
+        feed = {a.name: v for a, v in zip(s.get_inputs(), ins)}
+        got = s.run(None, feed)
+        check("bert_tok (int64 inputs) matches its test set", all(np.allclose(g, w, rtol=1e-4, atol=1e-4) for g, w in zip(got, want)))
+        raises("int64 input given as int32", lambda: s.run(None, dict(feed, input_ids=feed["input_ids"].astype(np.int32))),
+               "'input_ids' is int64, given int32")
+        s.close()
+    node = "/usr/share/libonnx-testdata/data/node"
+    for t in ("test_and2d", "test_max_int32"):
+        if not glob or not os.path.isdir(os.path.join(node, t)):
+            continue
+        s = superopt.Session(os.path.join(node, t, "model.onnx"))
+        ins = [numpy_helper.to_array(load_tensor(f)) for f in sorted(glob.glob(os.path.join(node, t, "test_data_set_0/input_*.pb")))]
+        want = numpy_helper.to_array(load_tensor(os.path.join(node, t, "test_data_set_0/output_0.pb")))
+        (got,) = s.run(None, {a.name: v for a, v in zip(s.get_inputs(), ins)})
+        check("%s: %s in, %s out, as the test set" % (t, s.get_inputs()[0].type, s.get_outputs()[0].type),
+              got.dtype == want.dtype and np.array_equal(got, want))
+        s.close()
+
     raises("optimize: bad path", lambda: superopt.optimize(os.path.join(data, "no_such_model.onnx")), "no_such_model.onnx")
     raises("optimize: bad option", lambda: superopt.optimize(path, search="genetic"), "search=genetic")
     print("test_python: %d failed" % len(FAILS))

@@ -1106,6 +1106,107 @@ static void test_eval_node_sources_and_errors(void **s)
     free_all();
 }
 
+/* Cast, Mod, Pow on integers and the boolean operators: the kernels values fed at run time go through. */
+static void test_int_bool_ops(void **state)
+{
+    (void)state;
+    int32_t f = wf(1, D(6), F(2.7f, -2.7f, NAN, 3e9f, 0.0f, -1e30f));
+    so_attr c = A0();
+    c.mode = SO_I64;
+    int32_t ci = op(SO_OP_CAST, &c, 1, &f, 1);
+    c.mode = SO_I32;
+    int32_t c32 = op(SO_OP_CAST, &c, 1, &f, 1);
+    c.mode = SO_BOOL;
+    int32_t cb = op(SO_OP_CAST, &c, 1, &f, 1);
+    eval(ci);
+    eval(c32);
+    eval(cb);
+    const int64_t *r = R[ci][0].data;
+    assert_int_equal(r[0], 2); /* toward zero */
+    assert_int_equal(r[1], -2);
+    assert_int_equal(r[2], 0); /* NaN: 0, not undefined behaviour */
+    assert_int_equal(r[3], 3000000000LL);
+    assert_int_equal(r[5], INT64_MIN); /* saturated */
+    assert_int_equal(((const int64_t *)R[c32][0].data)[3], (int64_t)(int32_t)(uint32_t)3000000000u); /* wraps to 32 bits */
+    const int64_t *rb = R[cb][0].data;
+    assert_int_equal(rb[0], 1);
+    assert_int_equal(rb[2], 1); /* NaN is true */
+    assert_int_equal(rb[4], 0);
+    int32_t i = wi(1, D(4), D(7, -7, 7, -7)), j = wi(1, D(4), D(3, 3, -3, 0));
+    c.mode = SO_F32;
+    int32_t cf = op(SO_OP_CAST, &c, 1, &i, 1);
+    so_attr m = A0();
+    int32_t md = op(SO_OP_MOD, &m, 2, (int32_t[]){i, j}, 1);
+    m.mode = 1;
+    int32_t mf = op(SO_OP_MOD, &m, 2, (int32_t[]){i, j}, 1);
+    int32_t pw = op(SO_OP_POW, NULL, 2, (int32_t[]){i, wi(0, NULL, D(2))}, 1);
+    eval(cf);
+    eval(md);
+    eval(mf);
+    eval(pw);
+    EXPECT(cf, 7, -7, 7, -7);
+    const int64_t *rm = R[md][0].data, *rf = R[mf][0].data, *rp = R[pw][0].data;
+    assert_int_equal(rm[0], 1);  /* Python: the divisor's sign */
+    assert_int_equal(rm[1], 2);
+    assert_int_equal(rm[2], -2);
+    assert_int_equal(rm[3], 0);  /* x % 0 = 0 */
+    assert_int_equal(rf[1], -1); /* fmod: the dividend's sign */
+    assert_int_equal(rf[2], 1);
+    assert_int_equal(rp[1], 49);
+    int32_t fa = wf(1, D(2), F(-7.5f, 7.5f)), fb = wf(0, NULL, F(2));
+    int32_t fm = op(SO_OP_MOD, NULL, 2, (int32_t[]){fa, fb}, 1);
+    eval(fm);
+    EXPECT(fm, 0.5f, 1.5f);
+    int32_t p = wi(2, D(2, 2), D(0, 1, 1, 0)), q = wi(1, D(2), D(1, 0));
+    int32_t an = op(SO_OP_AND, NULL, 2, (int32_t[]){p, q}, 1), orr = op(SO_OP_OR, NULL, 2, (int32_t[]){p, q}, 1);
+    int32_t xo = op(SO_OP_XOR, NULL, 2, (int32_t[]){p, q}, 1), no = op(SO_OP_NOT, NULL, 1, &p, 1);
+    eval(an);
+    eval(orr);
+    eval(xo);
+    eval(no);
+    const int64_t want_and[4] = {0, 0, 1, 0}, want_or[4] = {1, 1, 1, 0}, want_xor[4] = {1, 1, 0, 0}, want_not[4] = {1, 0, 0, 1};
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(((const int64_t *)R[an][0].data)[k], want_and[k]);
+        assert_int_equal(((const int64_t *)R[orr][0].data)[k], want_or[k]);
+        assert_int_equal(((const int64_t *)R[xo][0].data)[k], want_xor[k]);
+        assert_int_equal(((const int64_t *)R[no][0].data)[k], want_not[k]);
+    }
+    free_all();
+}
+
+/* Boundary element types: sizes and the conversions to and from int64 storage. */
+static void test_storage_conversions(void **state)
+{
+    (void)state;
+    assert_int_equal(so_dtype_size(SO_BOOL), 1);
+    assert_int_equal(so_dtype_size(SO_I32), 4);
+    assert_int_equal(so_dtype_size(SO_I64), 8);
+    assert_int_equal(so_dtype_size(10), 0);
+    assert_int_equal(so_dtype_storage(SO_BOOL), SO_I64);
+    assert_int_equal(so_dtype_storage(SO_F32), SO_F32);
+    assert_int_equal(so_dtype_storage(11), 0);
+    const unsigned char b[3] = {0, 1, 7};
+    const int32_t i32[2] = {-5, INT32_MAX};
+    int64_t st[3];
+    so_to_storage(SO_BOOL, b, 3, st);
+    assert_int_equal(st[2], 1);
+    assert_int_equal(st[0], 0);
+    so_to_storage(SO_I32, i32, 2, st);
+    assert_int_equal(st[0], -5);
+    assert_int_equal(st[1], INT32_MAX);
+    int32_t back[2];
+    st[1] = 0x100000005LL;
+    so_from_storage(SO_I32, st, 2, back);
+    assert_int_equal(back[0], -5);
+    assert_int_equal(back[1], 5);
+    unsigned char bb[2];
+    st[0] = -3;
+    st[1] = 0;
+    so_from_storage(SO_BOOL, st, 2, bb);
+    assert_int_equal(bb[0], 1);
+    assert_int_equal(bb[1], 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1121,6 +1222,8 @@ int main(void)
         T(test_gemm),
         T(test_binary_broadcast),
         T(test_add_relu_and_int64),
+        T(test_int_bool_ops),
+        T(test_storage_conversions),
         T(test_unary),
         T(test_batchnorm),
         T(test_maxpool),

@@ -235,7 +235,20 @@ static void test_broadcast(void **s)
     ok_shape(add(SO_OP_MUL, NULL, 2, (int32_t[]){src(3, D(2, 1, 5)), src(1, D(5))}, 1, "a"), 0, 3, D(2, 1, 5));
     ok_shape(add(SO_OP_SUB, NULL, 2, (int32_t[]){src(0, NULL), src(2, D(2, 2))}, 1, "a"), 0, 2, D(2, 2));
     err_has(add(SO_OP_DIV, NULL, 2, (int32_t[]){src(2, D(3, 2)), src(1, D(4))}, 1, "Div_1"), "node 'Div_1' (Div): cannot broadcast [3,2] with [4]");
-    err_has(add(SO_OP_POW, NULL, 2, (int32_t[]){src_i64(1, D(2)), src_i64(1, D(2))}, 1, "p"), "inputs have dtype int64, expected float");
+    err_has(add(SO_OP_PRELU, NULL, 2, (int32_t[]){src_i64(1, D(2)), src_i64(1, D(2))}, 1, "p"), "inputs have dtype int64, expected float");
+    /* integer Pow, Mod, Cast and the boolean operators (values fed at run time) */
+    ok_shape(add(SO_OP_POW, NULL, 2, (int32_t[]){src_i64(1, D(2)), src_i64(1, D(2))}, 1, "pi"), 0, 1, D(2));
+    ok_shape(add(SO_OP_AND, NULL, 2, (int32_t[]){src_i64(2, D(3, 2)), src_i64(1, D(2))}, 1, "and"), 0, 2, D(3, 2));
+    err_has(add(SO_OP_OR, NULL, 2, (int32_t[]){src(1, D(2)), src(1, D(2))}, 1, "or"), "inputs must be bool");
+    err_has(add(SO_OP_NOT, NULL, 1, (int32_t[]){src(1, D(2))}, 1, "not"), "expected bool");
+    {
+        so_attr ca = {.mode = SO_BOOL};
+        int32_t c = add(SO_OP_CAST, &ca, 1, (int32_t[]){src(1, D(2))}, 1, "cast");
+        ok_shape(c, 0, 1, D(2));
+        assert_int_equal(G->nodes[c].out[0].dtype, SO_I64);
+        ca.mode = 10; /* float16 */
+        err_has(add(SO_OP_CAST, &ca, 1, (int32_t[]){src(1, D(2))}, 1, "cast16"), "cast to ONNX type 10 is not supported");
+    }
     err_has(add(SO_OP_ADD, NULL, 2, (int32_t[]){src_i64(1, D(2)), src(1, D(2))}, 1, "p"), "dtypes differ: int64 and float");
     int32_t ia = add(SO_OP_ADD, NULL, 2, (int32_t[]){src_i64(1, D(2)), src_i64(0, NULL)}, 1, "i");
     ok_shape(ia, 0, 1, D(2));

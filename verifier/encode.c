@@ -569,6 +569,14 @@ typedef int (*z3_fn)(zctx *cx);
 #define z3_gathernd Z3_NOT_IN_RULES
 #define z3_topk Z3_NOT_IN_RULES
 #define z3_det Z3_NOT_IN_RULES
+#define z3_not Z3_NOT_IN_RULES
+#define z3_and Z3_NOT_IN_RULES
+#define z3_or Z3_NOT_IN_RULES
+#define z3_xor Z3_NOT_IN_RULES
+#define z3_mod Z3_NOT_IN_RULES
+#define z3_cast Z3_NOT_IN_RULES
+#define z3_gridsample Z3_NOT_IN_RULES
+#define z3_scatternd Z3_NOT_IN_RULES
 
 static const z3_fn z3_encoders[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = z3_##l,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// ONNX Runtime (CPU) reference runner: runs a model on raw float32 inputs, writes raw outputs, times it.
+// ONNX Runtime (CPU) reference runner: runs a model on raw typed inputs (float32, int64, int32, bool), writes raw outputs, times it.
 'use strict';
 
 const fs = require('fs');
@@ -7,10 +7,12 @@ const path = require('path');
 
 const USAGE = `usage: ort_run.js MODEL.onnx [--inputs FILE] [--outputs FILE] [--iters N] [--warmup N]
                   [--threads N] [--opt disabled|basic|extended|all] [--seed N] [--json] [-v]
-  --inputs FILE   raw little-endian float32, all graph inputs back to back in graph order
-                  (default: seeded uniform random in [-1, 1), splitmix64 stream as in
-                  superopt run, --seed, default 1)
-  --outputs FILE  write all graph outputs as raw little-endian float32, back to back in graph order
+  --inputs FILE   raw little-endian, all graph inputs back to back in graph order, each in its own
+                  element type (float32 4 bytes, int64 8, int32 4, bool 1: numpy's tobytes(), as
+                  superopt run reads them) (default: float32 inputs seeded uniform random in [-1, 1),
+                  splitmix64 stream as in superopt run, --seed, default 1; integer and bool inputs 0)
+  --outputs FILE  write all graph outputs as raw little-endian, back to back in graph order, each in its
+                  own element type (as superopt run --outputs FILE)
   --iters N       timed runs (default 1, or 20 with --json)
   --warmup N      untimed runs before timing (default 0, or 3 with --json)
   --threads N     intra-op threads (default 1); inter-op threads are 1, execution is sequential
@@ -120,42 +122,51 @@ async function main() {
   // Input shapes and types from the session's metadata (onnxruntime-node >= 1.21).
   const meta = session.inputMetadata;
   if (!meta) fail(`${args.model}: this onnxruntime-node has no inputMetadata; need >= 1.21`);
+  const SIZE = { float32: 4, int64: 8, int32: 4, bool: 1 };
   const specs = session.inputNames.map((name, i) => {
     const m = Array.isArray(meta) ? meta[i] : meta[name];
     if (!m || !m.isTensor) fail(`${args.model}: input '${name}' is not a tensor`);
-    if (m.type !== 'float32') fail(`${args.model}: input '${name}' has type ${m.type}; only float32 inputs are supported`);
-    if (args.shapes[name]) return { name, shape: args.shapes[name], size: args.shapes[name].reduce((p, q) => p * q, 1) };
+    if (!(m.type in SIZE)) fail(`${args.model}: input '${name}' has type ${m.type}; float32, int64, int32 and bool inputs are supported`);
+    const type = m.type;
+    if (args.shapes[name]) return { name, type, shape: args.shapes[name], size: args.shapes[name].reduce((p, q) => p * q, 1) };
     const shape = m.shape.map((d) => {
       if (typeof d === 'number' && d >= 0) return d;
       if (typeof d === 'string' && d in args.dims) return args.dims[d];
       process.stderr.write(`ort_run.js: ${args.model}: input '${name}' has symbolic dim '${d}', using 1\n`);
       return 1;
     });
-    return { name, shape, size: shape.reduce((p, q) => p * q, 1) };
+    return { name, type, shape, size: shape.reduce((p, q) => p * q, 1) };
   });
-  const total = specs.reduce((p, s) => p + s.size, 0);
+  const bytes = specs.reduce((p, s) => p + s.size * SIZE[s.type], 0);
 
-  let data;
+  let buf = null;
   if (args.inputs) {
-    let buf;
     try { buf = fs.readFileSync(args.inputs); } catch (e) { fail(`${args.inputs}: ${e.message}`); }
-    if (buf.length !== total * 4) {
-      fail(`${args.inputs}: has ${buf.length} bytes, model inputs need ${total * 4} (${specs.map((s) => `${s.name}[${s.shape}]`).join(', ')})`);
+    if (buf.length !== bytes) {
+      fail(`${args.inputs}: has ${buf.length} bytes, model inputs need ${bytes} (${specs.map((s) => `${s.name} ${s.type}[${s.shape}]`).join(', ')})`);
     }
-    data = new Float32Array(total);
-    for (let i = 0; i < total; i++) data[i] = buf.readFloatLE(i * 4);
-  } else {
-    const rnd = uniformGen(args.seed);
-    data = new Float32Array(total);
-    for (let i = 0; i < total; i++) data[i] = rnd();
   }
-
+  const rnd = uniformGen(args.seed);
   const feeds = {};
   let off = 0;
   for (const s of specs) {
-    feeds[s.name] = new ort.Tensor('float32', data.subarray(off, off + s.size), s.shape);
-    off += s.size;
-    if (args.verbose) process.stderr.write(`input  ${s.name} [${s.shape}]\n`);
+    let data;
+    if (s.type === 'float32') {
+      data = new Float32Array(s.size);
+      for (let i = 0; i < s.size; i++) data[i] = buf ? buf.readFloatLE(off + i * 4) : rnd();
+    } else if (s.type === 'int64') {
+      data = new BigInt64Array(s.size);
+      if (buf) for (let i = 0; i < s.size; i++) data[i] = buf.readBigInt64LE(off + i * 8);
+    } else if (s.type === 'int32') {
+      data = new Int32Array(s.size);
+      if (buf) for (let i = 0; i < s.size; i++) data[i] = buf.readInt32LE(off + i * 4);
+    } else {
+      data = new Uint8Array(s.size);
+      if (buf) for (let i = 0; i < s.size; i++) data[i] = buf[off + i] !== 0 ? 1 : 0;
+    }
+    off += s.size * SIZE[s.type];
+    feeds[s.name] = new ort.Tensor(s.type, data, s.shape);
+    if (args.verbose) process.stderr.write(`input  ${s.name} ${s.type}[${s.shape}]\n`);
   }
 
   let results;
@@ -179,10 +190,14 @@ async function main() {
   for (const name of session.outputNames) {
     const t = results[name];
     if (args.verbose) process.stderr.write(`output ${name} [${t.dims}] ${t.type}\n`);
-    const f = t.type === 'float32' ? t.data : Float32Array.from(t.data, Number);
-    if (t.type !== 'float32') process.stderr.write(`ort_run.js: output '${name}' is ${t.type}, written as float32\n`);
-    const b = Buffer.alloc(f.length * 4);
-    for (let i = 0; i < f.length; i++) b.writeFloatLE(f[i], i * 4);
+    if (!(t.type in SIZE)) fail(`${args.model}: output '${name}' has type ${t.type}; float32, int64, int32 and bool are supported`);
+    const b = Buffer.alloc(t.data.length * SIZE[t.type]);
+    for (let i = 0; i < t.data.length; i++) {
+      if (t.type === 'float32') b.writeFloatLE(t.data[i], i * 4);
+      else if (t.type === 'int64') b.writeBigInt64LE(BigInt(t.data[i]), i * 8);
+      else if (t.type === 'int32') b.writeInt32LE(t.data[i], i * 4);
+      else b[i] = t.data[i] ? 1 : 0;
+    }
     chunks.push(b);
   }
   if (args.outputs) {
