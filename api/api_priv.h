@@ -12,9 +12,9 @@ struct superopt_config {
     long long threads, budget, seed;
     int reference, profile;
     int search, cost, layout; /* indexes into so_api_searches / costs / layouts */
-    int reverse, allow_unverified, check_incremental, progress;
+    int reverse, allow_unverified, allow_unchecked, check_incremental, progress;
     double alpha, time_limit;
-    char *rules, *report, *dot, *cache_dir;
+    char *rules, *report, *dot, *cache_dir, *inputs;
     char **pins; /* "s:NAME=D0,..." (input_shape) or "d:SYMBOL=N" (dim), in the order given */
     int n_pins;
     char err[1024];

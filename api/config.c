@@ -115,6 +115,7 @@ void superopt_config_free(superopt_config *cfg)
     free(cfg->report);
     free(cfg->dot);
     free(cfg->cache_dir);
+    free(cfg->inputs);
     for (int i = 0; i < cfg->n_pins; i++) free(cfg->pins[i]);
     free(cfg->pins);
     free(cfg);
@@ -172,7 +173,8 @@ superopt_status superopt_config_set(superopt_config *c, const char *key, const c
         const char *key;
         int *dst;
     } flags[] = {{"reference", &c->reference}, {"profile", &c->profile}, {"reverse", &c->reverse},
-                 {"allow_unverified", &c->allow_unverified}, {"check_incremental", &c->check_incremental},
+                 {"allow_unverified", &c->allow_unverified}, {"allow_unchecked", &c->allow_unchecked},
+                 {"check_incremental", &c->check_incremental},
                  {"progress", &c->progress}};
     for (size_t i = 0; i < SO_ARRAY_LEN(flags); i++)
         if (!strcmp(key, flags[i].key)) {
@@ -212,6 +214,9 @@ superopt_status superopt_config_set(superopt_config *c, const char *key, const c
         if (!v[0]) return bad(c, key, v, "expected a path");
         char **dst = key[0] == 'r' ? (key[2] == 'l' ? &c->rules : &c->report) : key[0] == 'd' ? &c->dot : &c->cache_dir;
         if (set_str(dst, v) != SUPEROPT_OK) return bad(c, key, v, "out of memory");
+    } else if (!strcmp(key, "inputs")) {
+        if (!v[0]) return bad(c, key, v, "expected a path");
+        if (set_str(&c->inputs, v) != SUPEROPT_OK) return bad(c, key, v, "out of memory");
     } else if (!strcmp(key, "input_shape") || !strcmp(key, "dim")) {
         /* checked by the importer's own parser, under the lock that guards its pins */
         so_api_lock();
@@ -238,7 +243,7 @@ superopt_status superopt_config_set(superopt_config *c, const char *key, const c
     } else {
         snprintf(c->err, sizeof c->err,
                  "unknown option '%s' (threads, input_shape, dim, max_memory, reference, profile, rules, search, alpha, budget, "
-                 "time_limit, cost, layout, seed, reverse, allow_unverified, check_incremental, cache_dir, report, dot, progress)",
+                 "time_limit, cost, layout, seed, reverse, allow_unverified, allow_unchecked, inputs, check_incremental, cache_dir, report, dot, progress)",
                  key);
         return SUPEROPT_INVALID_ARGUMENT;
     }

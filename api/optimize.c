@@ -17,6 +17,7 @@
 #include "../kernels/exec.h"
 #include "../kernels/isa.h"
 #include "../kernels/nchwc.h"
+#include "../kernels/safety.h"
 #include "../search/cost.h"
 #include "../search/fold.h"
 #include "../search/layout.h"
@@ -25,12 +26,13 @@
 #include "../src/feed.h"
 #include "../src/json.h"
 #include "../src/onnx_io.h"
+#include "../verifier/proofs.h"
 
 enum { LAYOUT_NONE = 0, LAYOUT_AUTO, LAYOUT_NCHWC };
 
 typedef struct opts {
-    const char *model, *out, *rules, *report, *dot, *cache_dir;
-    int search, cost, quiet, allow_unverified, reverse, check_incremental, layout;
+    const char *model, *out, *rules, *report, *dot, *cache_dir, *inputs;
+    int search, cost, quiet, allow_unverified, allow_unchecked, reverse, check_incremental, layout;
     double alpha, time_limit;
     long long budget, threads, seed;
 } opts;
@@ -50,16 +52,14 @@ static const char *beside(const char *file, const char *rel, char *buf, size_t n
     return file_exists(buf) ? buf : NULL;
 }
 
-/* The rule set: the "rules" option, else $SUPEROPT_RULES, else rules/default.rules in the working
-   directory, else the one installed with the library or executable that holds this code
-   (PREFIX/lib/libsuperopt.so or PREFIX/bin/superopt -> PREFIX/share/superopt/default.rules), else a
-   build's (build/libsuperopt.so or build/superopt -> rules/default.rules of the source tree). */
+/* The rule set (issue 19: one documented place): the "rules" option, else the one installed with the
+   library or executable that holds this code (PREFIX/lib/libsuperopt.so or PREFIX/bin/superopt ->
+   PREFIX/share/superopt/default.rules), else a build's (build/libsuperopt.so or build/superopt ->
+   rules/default.rules of the source tree). Never the working directory, never the environment: a
+   model folder cannot bring its own rules. */
 static const char *find_rules(const char *given, char *buf, size_t n)
 {
     if (given) return given;
-    const char *e = getenv("SUPEROPT_RULES");
-    if (e && e[0]) return e;
-    if (file_exists("rules/default.rules")) return "rules/default.rules";
     Dl_info di;
     char self[PATH_MAX];
     const char *me = NULL;
@@ -71,116 +71,6 @@ static const char *find_rules(const char *given, char *buf, size_t n)
     if (!me) return NULL;
     const char *r = beside(me, "share/superopt/default.rules", buf, n);
     return r ? r : beside(me, "rules/default.rules", buf, n);
-}
-
-/* ---------------- running graphs ---------------- */
-
-typedef struct io {
-    int32_t n_in, n_out;
-    float **in, **out;
-    size_t *out_n;
-    size_t charged; /* so_mem_charge'd for in/out; released by io_free */
-    unsigned char *out_exact; /* per output: int64 values, compared bit for bit */
-} io;
-
-static void io_free(io *x)
-{
-    for (int32_t k = 0; k < x->n_in; k++) free(x->in[k]);
-    for (int32_t k = 0; k < x->n_out; k++) free(x->out[k]);
-    free(x->in);
-    free(x->out);
-    free(x->out_n);
-    so_mem_release(x->charged);
-    free(x->out_exact);
-    memset(x, 0, sizeof *x);
-}
-
-/* Seeded inputs of every type (so_feed_fill: integers valid for their use in the model's imported
-   graph, so both graphs of the check get the same values) and output buffers for graph g. */
-static so_status io_alloc(const so_graph *g, uint64_t seed, io *x)
-{
-    const so_model *m = g->model;
-    memset(x, 0, sizeof *x);
-    x->n_in = m->n_inputs;
-    x->n_out = m->n_outputs;
-    x->in = so_xcalloc((size_t)x->n_in + 1, sizeof *x->in);
-    x->out = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out);
-    x->out_n = so_xcalloc((size_t)x->n_out + 1, sizeof *x->out_n);
-    x->out_exact = so_xcalloc((size_t)x->n_out + 1, 1);
-    uint64_t st = seed;
-    for (int32_t k = 0; k < x->n_in; k++) {
-        int64_t n = so_shape_numel(&m->inputs[k].shape);
-        if (n < 0) return so_errorf("input '%s' is not a tensor of known shape", m->inputs[k].name);
-        size_t bytes = (size_t)n * (m->inputs[k].shape.dtype == SO_I64 ? 8 : sizeof(float));
-        if (so_mem_charge(bytes, "numeric-check inputs") != SO_OK) return SO_ERR;
-        x->charged += bytes;
-        x->in[k] = so_xmalloc(bytes ? bytes : 8);
-        so_feed_fill(m->graph, k, &st, x->in[k]);
-    }
-    for (int32_t k = 0; k < x->n_out; k++) {
-        int64_t n = so_shape_numel(&g->nodes[g->outputs[k].node].out[g->outputs[k].slot]);
-        if (n < 0) return so_graph_unknown_shape_error(g, g->outputs[k], m->outputs[k].name);
-        /* an int64 output (ArgMax...) takes 8 bytes per element: out_n counts float-sized words,
-           and rel_err compares those words bit for bit */
-        int wide = g->nodes[g->outputs[k].node].out[g->outputs[k].slot].dtype == SO_I64;
-        size_t bytes = (size_t)n * (wide ? 8 : sizeof(float));
-        if (so_mem_charge(bytes, "numeric-check outputs") != SO_OK) return SO_ERR;
-        x->charged += bytes;
-        x->out[k] = so_xcalloc((size_t)(n > 0 ? n : 1), wide ? 8 : sizeof(float));
-        x->out_n[k] = (size_t)n * (wide ? 2 : 1);
-        x->out_exact[k] = wide;
-    }
-    return SO_OK;
-}
-
-/* Runs g once on x (outputs into x->out), then, if lat_ms != NULL, times it: median over at
-   least 5 runs and about 0.3 s. */
-static so_status run_graph(const so_graph *g, int threads, io *x, double *lat_ms)
-{
-    so_exec *e = NULL;
-    so_exec_opts eo = {.threads = threads, .reference = 0, .profile = 0};
-    if (so_exec_new(g, &eo, &e) != SO_OK) return SO_ERR;
-    so_status st = so_exec_run(e, (const float *const *)x->in, x->out);
-    if (st == SO_OK && lat_ms) {
-        double t[200];
-        int n = 0;
-        double start = so_now();
-        while (n < 200 && (n < 5 || so_now() - start < 0.3)) {
-            double t0 = so_now();
-            if ((st = so_exec_run(e, (const float *const *)x->in, x->out)) != SO_OK) break;
-            t[n++] = (so_now() - t0) * 1e3;
-        }
-        *lat_ms = n ? so_median(t, (size_t)n) : 0;
-    }
-    so_exec_free(e);
-    return st;
-}
-
-/* Largest error of b against a relative to a's scale, over all outputs. */
-static double rel_err(const io *a, const io *b)
-{
-    double worst = 0;
-    for (int32_t k = 0; k < a->n_out; k++) {
-        double scale = 0, d = 0;
-        for (size_t j = 0; j < a->out_n[k]; j++) {
-            double v = fabs((double)a->out[k][j]);
-            if (v > scale) scale = v;
-        }
-        if (a->out_exact[k]) {
-            if (memcmp(a->out[k], b->out[k], a->out_n[k] * sizeof(float))) return INFINITY;
-            continue;
-        }
-        for (size_t j = 0; j < a->out_n[k]; j++) {
-            double x = a->out[k][j], y = b->out[k][j];
-            if (isnan(x) != isnan(y)) return INFINITY;
-            if (isnan(x)) continue;
-            double e = fabs(x - y);
-            if (!(e <= d)) d = e;
-        }
-        double r = d / (scale > 1e-6 ? scale : 1e-6);
-        if (r > worst) worst = r;
-    }
-    return worst;
 }
 
 /* ---------------- output files ---------------- */
@@ -288,7 +178,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     static const so_search_kind searches[] = {SO_SEARCH_BACKTRACK, SO_SEARCH_GREEDY, SO_SEARCH_NONE};
     opts o = {.model = src, .out = dst, .rules = c->rules, .report = c->report, .dot = c->dot, .cache_dir = c->cache_dir,
               .search = searches[c->search], .cost = c->cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS,
-              .quiet = !c->progress, .allow_unverified = c->allow_unverified, .reverse = c->reverse,
+              .quiet = !c->progress, .allow_unverified = c->allow_unverified, .allow_unchecked = c->allow_unchecked,
+              .inputs = c->inputs, .reverse = c->reverse,
               .check_incremental = c->check_incremental, .layout = c->layout == 0 ? LAYOUT_AUTO : c->layout == 1 ? LAYOUT_NCHWC : LAYOUT_NONE,
               .alpha = c->alpha, .time_limit = c->time_limit, .budget = c->budget, .threads = c->threads, .seed = c->seed};
     /* the report: JSON and the summary for people, both built in memory */
@@ -314,10 +205,11 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     so_cost_model cm;
     so_search_result res;
     memset(&res, 0, sizeof res);
-    io xa = {0}, xb = {0};
     int32_t *counts = NULL;
     char *out_path = NULL;
     char rbuf[PATH_MAX + 64];
+    so_proof_stats pst;
+    memset(&pst, 0, sizeof pst);
     so_atomic rep; /* --report, open from before the model is written until after */
     int rep_open = 0;
 
@@ -345,17 +237,21 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     /* rules */
     const char *rules_path = find_rules(o.rules, rbuf, sizeof rbuf);
     if (!rules_path) {
-        so_errorf("no rule set found (rules/default.rules); pass --rules FILE");
+        so_errorf("no rule set found (installed: <prefix>/share/superopt/default.rules next to the library or executable; build tree: rules/default.rules); pass --rules FILE");
         goto fail;
     }
     if (so_rules_load(rules_path, &rs) != SO_OK) goto fail;
-    for (int32_t i = 0; i < rs.n_rules; i++)
-        if (rs.rules[i].status != SO_RULE_PROVED && !o.allow_unverified) {
-            so_errorf("%s:%d: rule %d is %s; refusing an unproved rule set (prove it with 'superopt verify' or pass --allow-unverified)",
-                      rules_path, (int)rs.rules[i].line, (int)rs.rules[i].id,
-                      rs.rules[i].status == SO_RULE_FAILED ? "not proved (proof failed)" : "unverified");
-            goto fail;
-        }
+    /* proofs bound to content: every rule is proved by this build (or found in its proof cache);
+       a forged 'proof proved' is refused here, before the search (verifier/proofs.h) */
+    so_proof_opts po = {.allow_unverified = o.allow_unverified, .threads = 2, .timeout_s = 0, .cache_dir = o.cache_dir};
+    if (so_proofs_bind(&rs, rules_path, &po, &pst) != SO_OK) goto fail;
+    if (pst.unproved) /* said even under -q: the output may hold unproved rewrites */
+    {
+        fprintf(stderr, "superopt: warning: %s: %d of %d rules are not proved by this build (%d tagged 'proof proved'); used because of --allow-unverified\n",
+                rules_path, (int)pst.unproved, (int)pst.rules, (int)pst.forged);
+        fprintf(tf, "  warning: %s: %d of %d rules are not proved by this build (%d tagged 'proof proved'); used because of --allow-unverified\n",
+                rules_path, (int)pst.unproved, (int)pst.rules, (int)pst.forged);
+    }
     /* the rules to search with (each, then its reverse) built in the rule set's own array: a
        rule is ~10 KB, and a second array of them was a third of the memory of a large set
        (100,000 rules: 2.9 GB). The array is doubled, the read rules moved to its back half, and
@@ -470,26 +366,28 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             so_graph_free(lg);
     }
 
-    /* safety net: same seeded inputs through both graphs */
-    double err = 0, lat_before = -1, lat_after = -1;
-    int checked = 0;
-    if (io_alloc(m->graph, (uint64_t)o.seed, &xa) != SO_OK || io_alloc(res.best, (uint64_t)o.seed, &xb) != SO_OK) {
-        so_error_prefix(o.model);
+    /* safety net (kernels/safety.h): both graphs on several input sets, element by element */
+    so_safety_opts sfo = {.threads = (int)o.threads, .seed = (uint64_t)o.seed, .inputs_path = o.inputs, .time_it = 1};
+    so_safety_result sr;
+    if (so_safety_check(m->graph, res.best, &sfo, &sr) != SO_OK) {
+        so_error_prefix(o.inputs ? o.inputs : o.model);
         goto fail;
     }
-    if (run_graph(m->graph, (int)o.threads, &xa, &lat_before) == SO_OK) {
-        if (run_graph(res.best, (int)o.threads, &xb, &lat_after) != SO_OK) {
-            so_error_prefix("optimized graph does not run");
-            goto fail_rules;
+    double err = sr.worst * SO_SAFETY_RTOL, lat_before = sr.lat_before_ms, lat_after = sr.lat_after_ms;
+    int checked = sr.ran;
+    if (sr.ran && !sr.agree) {
+        so_errorf("optimized graph differs from the original (%s); nothing written", sr.why);
+        goto fail_rules;
+    }
+    if (!sr.ran) {
+        if (!o.allow_unchecked) {
+            so_errorf("%s: the model cannot be executed here (%s), so the optimized graph cannot be checked numerically; "
+                      "nothing written (pass --allow-unchecked to write it unchecked)", o.model, sr.why);
+            goto fail;
         }
-        checked = 1;
-        err = rel_err(&xa, &xb);
-        if (!(err <= 1e-4)) {
-            so_errorf("optimized graph differs from the original (relative error %.3g > 1e-4); nothing written", err);
-            goto fail_rules;
-        }
-    } else {
-        fprintf(tf, "  warning: %s: %s; numeric check and latency skipped\n", o.model, so_error());
+        /* said even under -q (on stderr, not only in the summary): the written model was not checked */
+        fprintf(stderr, "superopt: warning: %s: %s; numeric check and latency skipped (--allow-unchecked)\n", o.model, sr.why);
+        fprintf(tf, "  warning: %s: %s; numeric check and latency skipped (--allow-unchecked)\n", o.model, sr.why);
     }
 
     /* write. Whatever can fail on a path comes before the model, so that a --dot or --report
@@ -533,10 +431,18 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");
         fprintf(f, "  \"search_seconds\": %s,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
                    "  \"stopped_by\": \"%s\",\n  \"nodes_before\": %d,\n  \"nodes_after\": %d,\n  \"folded_at_start\": %d,\n"
-                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n",
+                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n  \"numeric_check_sets\": %d,\n",
                 so_json_fmt(b0, t_search, 6), (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
                 res.stopped_by == 1 ? "budget" : res.stopped_by == 2 ? "time-limit" : "exhausted", count_work_nodes(m->graph),
-                count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3));
+                count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3), sr.sets);
+        /* proofs: which rules this build proved, how, and whether unproved ones were allowed */
+        fprintf(f, "  \"proofs\": {\"rules\": %d, \"from_cache\": %d, \"proved_now\": %d, \"proof_seconds\": %s, \"bind_seconds\": %s, \"unproved_used\": %d, "
+                   "\"allow_unverified\": %s, \"cache\": ",
+                (int)pst.rules, (int)pst.cached, (int)pst.proved_now, so_json_fmt(b0, pst.seconds, 4), so_json_fmt(b1, pst.bind_seconds, 4), (int)pst.unproved,
+                o.allow_unverified ? "true" : "false");
+        if (pst.cache_path[0]) so_json_fstr(f, pst.cache_path);
+        else fprintf(f, "null");
+        fprintf(f, "},\n");
         fprintf(f, "  \"search_detail\": {\"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
                    "\"greedy_explored\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
                    "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
@@ -590,8 +496,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         fprintf(tf, "  cost (%s): %.4g -> %.4g (%.2fx)\n", o.cost == SO_COST_MEASURED ? "measured ms" : "flops model",
                 cost_orig, res.cost_after, res.cost_after > 0 ? cost_orig / res.cost_after : 0);
         if (checked)
-            fprintf(tf, "  latency: %.3f ms -> %.3f ms (%.2fx), outputs agree (max rel err %.2g)\n", lat_before, lat_after,
-                    lat_after > 0 ? lat_before / lat_after : 0, err);
+            fprintf(tf, "  latency: %.3f ms -> %.3f ms (%.2fx), outputs agree on %d input sets (worst element at %.2g of its tolerance)\n",
+                    lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0, sr.sets, sr.worst);
+        fprintf(tf, "  rules: %s, %d rules (%d from the proof cache, %d proved now in %.2f s%s)\n", rules_path, (int)pst.rules,
+                (int)pst.cached, (int)pst.proved_now, pst.seconds, pst.unproved ? ", SOME UNPROVED: --allow-unverified" : "");
         fprintf(tf, "  search: %.2f s, %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search,
                 (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
         if (o.layout != LAYOUT_NONE)
@@ -635,8 +543,6 @@ fail:
         so_errorf("%s", keep);
     }
 done:
-    io_free(&xa);
-    io_free(&xb);
     free(counts);
     free(out_path);
     so_search_result_free(&res);

@@ -345,6 +345,11 @@ const char *superopt_session_stats(superopt_session *s)
         so_api_fail_thread(SUPEROPT_INVALID_ARGUMENT);
         return NULL;
     }
+    if (atomic_exchange(&s->busy, 1)) {
+        so_errorf("%s: superopt_session_stats: the session is running on another thread", s->m->path);
+        so_api_fail_thread(SUPEROPT_BUSY);
+        return NULL;
+    }
     so_sbuf b = {0};
     int32_t nodes = 0;
     for (int32_t i = 0; i < s->m->graph->n_nodes; i++)
@@ -369,6 +374,7 @@ const char *superopt_session_stats(superopt_session *s)
     so_sbuf_printf(&b, "}");
     free(s->stats);
     s->stats = b.s;
+    atomic_store(&s->busy, 0);
     return s->stats;
 }
 

@@ -82,7 +82,10 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
                "search" backtrack|greedy|none   "alpha" A (1..100, default 1.05)
                "budget" N (graphs, 0 none, default 1000)   "time_limit" S (0 none, default 8)
                "cost" measured|flops   "layout" auto|nchwc|none   "seed" N   "reverse" 0|1
-               "allow_unverified" 0|1   "check_incremental" 0|1   "cache_dir" DIR (measured costs)
+               "allow_unverified" 0|1 (use rules this build's verifier does not prove; warned on stderr)
+               "allow_unchecked" 0|1 (write a model that cannot be executed here, unchecked; warned on stderr)
+               "inputs" FILE (raw float32 inputs added to the numeric check's input sets)
+               "check_incremental" 0|1   "cache_dir" DIR (measured costs and proofs; see rules/RULES.md)
                "report" FILE.json (also written, atomically, only when the model is)
                "dot" DIR (before/after Graphviz files)   "progress" 0|1 (a progress line on stderr)
    A value is checked when it is set. A config is used by one thread at a time; sessions and
@@ -146,11 +149,14 @@ SUPEROPT_API superopt_status superopt_session_run(superopt_session *s, const sup
                                                   superopt_tensor *outputs, size_t n_outputs);
 /* JSON object about the session: {"model", "nodes", "isa", "threads", "peak_activation_bytes",
    "weight_bytes"}; with "profile" 1 also the per-kernel timing table as text under "profile".
-   Owned by the session, valid until the next call on it. NULL on failure (superopt_session_error). */
+   Owned by the session, valid until the next call on it. Same thread rule as superopt_session_run (NULL
+   with SUPEROPT_BUSY's message in superopt_last_error() while the session runs on another thread). */
 SUPEROPT_API const char *superopt_session_stats(superopt_session *s);
-/* Message of the session's last failure; "" if none. Same thread rule as superopt_session_run. */
+/* Message of the session's last failure; "" if none. Read it on the thread that made the failing call
+   (SUPEROPT_BUSY's message is in that thread's superopt_last_error(), not here). */
 SUPEROPT_API const char *superopt_session_error(const superopt_session *s);
-/* Frees the session and everything it owns; NULL is a no-op. Not while it runs. */
+/* Frees the session and everything it owns; NULL is a no-op. Not while it runs. A closed session is
+   freed memory: the C API cannot detect its later use (the Python Session raises superopt.Error). */
 SUPEROPT_API void superopt_session_close(superopt_session *s);
 
 /* ---- optimization ---- */
@@ -169,7 +175,7 @@ typedef struct superopt_report superopt_report;
 SUPEROPT_API superopt_status superopt_optimize(const char *src, const char *dst, const superopt_config *cfg,
                                                superopt_report **report);
 /* The report as one JSON object (model, output, rules, cost_before/after, latency_before/after_ms,
-   speedup, rules_applied, ...; docs in README.md). Owned by the report. */
+   speedup, rules_applied, ...: what `superopt MODEL.onnx --report FILE` writes). Owned by the report. */
 SUPEROPT_API const char *superopt_report_json(const superopt_report *r);
 /* The same as a few lines of text for people (what `superopt MODEL.onnx` prints). Owned by the report. */
 SUPEROPT_API const char *superopt_report_text(const superopt_report *r);

@@ -4,7 +4,29 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../api/superopt.h"
 #include "../src/common.h"
+
+int so_args_usage(const char *text, const char *msg)
+{
+    if (msg) fprintf(stderr, "superopt: %s\n", msg);
+    fputs(text, msg ? stderr : stdout);
+    return 2;
+}
+
+int so_args_config_set(superopt_config *cfg, const char *key, const char *value)
+{
+    if (!value || superopt_config_set(cfg, key, value) == SUPEROPT_OK) return 0;
+    fprintf(stderr, "superopt: %s\n", superopt_config_error(cfg));
+    return 1;
+}
+
+int so_args_config_pins(superopt_config *cfg, const char *const *pins, int n_pins)
+{
+    for (int i = 0; i < n_pins; i++)
+        if (so_args_config_set(cfg, pins[i][0] == 's' ? "input_shape" : "dim", pins[i] + 2)) return 1;
+    return 0;
+}
 
 int so_args_parse(const so_arg *opts, int argc, char **argv, const char **pos, int max_pos, int *n_pos, int (*usage)(const char *msg))
 {

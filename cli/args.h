@@ -35,4 +35,16 @@ typedef struct so_arg {
    has them) prints usage(NULL) and returns -1: the caller exits 0. Else returns 0. */
 int so_args_parse(const so_arg *opts, int argc, char **argv, const char **pos, int max_pos, int *n_pos, int (*usage)(const char *msg));
 
+/* A command's usage printer: msg NULL (--help) prints text on stdout; else "superopt: msg" and text on
+   stderr. Returns 2 (so_args_parse turns the --help case into exit 0). */
+int so_args_usage(const char *text, const char *msg);
+
+/* The library's options from the command line (the run and optimize commands, clients of api/):
+   so_args_config_set sets key=value (value NULL: nothing), so_args_config_pins the command line's
+   --input-shape / --dim pins ("s:NAME=D0,..." / "d:SYMBOL=N", cli/main.c). On a refused value both
+   print "superopt: <the library's message>" and return 1; else 0. */
+struct superopt_config;
+int so_args_config_set(struct superopt_config *cfg, const char *key, const char *value);
+int so_args_config_pins(struct superopt_config *cfg, const char *const *pins, int n_pins);
+
 #endif

@@ -13,38 +13,29 @@ static const char optimize_usage[] =
     "         [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
     "         [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q] [--allow-unverified]\n"
     "         [--no-reverse] [--cache-dir DIR] [--check-incremental] [--layout auto|nchwc|none]\n"
+    "         [--inputs FILE] [--allow-unchecked]\n"
     "  Optimizes MODEL.onnx with the proven rewrite rules (default: the installed rules/default.rules)\n"
     "  under the cost model, checks the result against the original on seeded inputs and writes\n"
-    "  OUT.onnx (default MODEL.opt.onnx). --report writes the JSON report; -q prints nothing on success.\n";
+    "  OUT.onnx (default MODEL.opt.onnx). --report writes the JSON report; -q prints nothing on success.\n"
+    "  Every rule must be proved by this build's verifier (or found in its proof cache, --cache-dir);\n"
+    "  --allow-unverified uses the others anyway. Both graphs run on four input sets (uniform, x1000,\n"
+    "  all-negative, zeros; --inputs FILE adds raw float32 inputs) and must agree element by element;\n"
+    "  a model that cannot be executed here is not written unless --allow-unchecked.\n";
 
-static int usage(const char *msg)
-{
-    if (!msg) {
-        fputs(optimize_usage, stdout);
-        return 2;
-    }
-    fprintf(stderr, "superopt: %s\n", msg);
-    fputs(optimize_usage, stderr);
-    return 2;
-}
+static int usage(const char *msg) { return so_args_usage(optimize_usage, msg); }
 
-/* Sets key=value in cfg; on failure prints the message. */
-static int set(superopt_config *cfg, const char *key, const char *value)
-{
-    if (superopt_config_set(cfg, key, value) == SUPEROPT_OK) return 0;
-    fprintf(stderr, "superopt: %s\n", superopt_config_error(cfg));
-    return 1;
-}
 
 int so_optimize_main(int argc, char **argv, const char *const *pins, int n_pins)
 {
-    const char *model = NULL, *out = NULL, *rules = NULL, *report = NULL, *dot = NULL, *cache_dir = NULL;
+    const char *model = NULL, *out = NULL, *rules = NULL, *report = NULL, *dot = NULL, *cache_dir = NULL, *inputs = NULL;
     const char *search = NULL, *cost = NULL, *layout = NULL, *alpha = NULL, *time_limit = NULL, *budget = NULL, *threads = NULL,
                *seed = NULL;
-    int quiet = 0, allow_unverified = 0, no_reverse = 0, check_incremental = 0;
+    int quiet = 0, allow_unverified = 0, allow_unchecked = 0, no_reverse = 0, check_incremental = 0;
     const so_arg args[] = {
         SO_ARG_FLAG_("-q", &quiet),
         SO_ARG_FLAG_("--allow-unverified", &allow_unverified),
+        SO_ARG_FLAG_("--allow-unchecked", &allow_unchecked),
+        SO_ARG_STR_("--inputs", &inputs),
         SO_ARG_FLAG_("--no-reverse", &no_reverse),
         SO_ARG_FLAG_("--check-incremental", &check_incremental),
         SO_ARG_STR_("-o", &out),
@@ -76,13 +67,13 @@ int so_optimize_main(int argc, char **argv, const char *const *pins, int n_pins)
         const char *key, *value;
     } kv[] = {{"rules", rules}, {"report", report}, {"dot", dot}, {"cache_dir", cache_dir}, {"layout", layout}, {"search", search},
               {"cost", cost}, {"alpha", alpha}, {"time_limit", time_limit}, {"budget", budget}, {"threads", threads}, {"seed", seed},
-              {"allow_unverified", allow_unverified ? "1" : NULL}, {"reverse", no_reverse ? "0" : NULL},
+              {"allow_unverified", allow_unverified ? "1" : NULL}, {"allow_unchecked", allow_unchecked ? "1" : NULL},
+              {"inputs", inputs}, {"reverse", no_reverse ? "0" : NULL},
               {"check_incremental", check_incremental ? "1" : NULL}, {"progress", !quiet && isatty(2) ? "1" : NULL}};
     int rc = 2;
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
-        if (kv[i].value && set(cfg, kv[i].key, kv[i].value)) goto done;
-    for (int i = 0; i < n_pins; i++)
-        if (set(cfg, pins[i][0] == 's' ? "input_shape" : "dim", pins[i] + 2)) goto done;
+        if (so_args_config_set(cfg, kv[i].key, kv[i].value)) goto done;
+    if (so_args_config_pins(cfg, pins, n_pins)) goto done;
     superopt_report *r = NULL;
     if (superopt_optimize(model, out, cfg, &r) != SUPEROPT_OK) {
         fprintf(stderr, "superopt: %s\n", superopt_last_error());

@@ -27,16 +27,7 @@ static const char run_usage[] =
     "  to it; --json reports \"specialised_inputs\"). --outputs FILE writes the outputs back to back, each in\n"
     "  its own type; DIR/ writes output_0.pb, .... --profile prints per-kernel times.\n";
 
-static int usage(const char *msg)
-{
-    if (!msg) {
-        fputs(run_usage, stdout);
-        return 2;
-    }
-    fprintf(stderr, "superopt: %s\n", msg);
-    fputs(run_usage, stderr);
-    return 2;
-}
+static int usage(const char *msg) { return so_args_usage(run_usage, msg); }
 
 static const char *type_name(int32_t t)
 {
@@ -100,12 +91,6 @@ static so_status write_output_pb(const char *path, const superopt_tensor_info *i
     return st;
 }
 
-static int set(superopt_config *cfg, const char *key, const char *value)
-{
-    if (superopt_config_set(cfg, key, value) == SUPEROPT_OK) return 0;
-    fprintf(stderr, "superopt: %s\n", superopt_config_error(cfg));
-    return 1;
-}
 
 int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
 {
@@ -150,9 +135,9 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
     }
     char tb[16];
     snprintf(tb, sizeof tb, "%lld", threads);
-    if (set(cfg, "threads", tb) || (reference && set(cfg, "reference", "1")) || (profile && set(cfg, "profile", "1"))) goto done;
-    for (int i = 0; i < n_pins; i++)
-        if (set(cfg, pins[i][0] == 's' ? "input_shape" : "dim", pins[i] + 2)) goto done;
+    if (so_args_config_set(cfg, "threads", tb) || so_args_config_set(cfg, "reference", reference ? "1" : NULL) ||
+        so_args_config_set(cfg, "profile", profile ? "1" : NULL) || so_args_config_pins(cfg, pins, n_pins))
+        goto done;
     /* --inputs DIR: the tensors are bound at load; those whose value the importer needs (shapes,
        parameters) become constants of the graph (src/onnx_io.h so_onnx_bind_inputs), the others stay inputs */
     if (in_dir && read_input_dir(in_path, &given, &n_given) != SO_OK) goto failed;

@@ -20,6 +20,18 @@ static float *ensure(float **p, int64_t n, float init)
     return *p;
 }
 
+/* The epilogue activation (so_act, or SO_EPI_* of epi.h) of an absorbed activation node and its bounds. */
+static int chain_act(const so_node *un, float *lo, float *hi)
+{
+    *lo = un->attr->clip_min, *hi = un->attr->clip_max;
+    if (un->op == SO_OP_HARDSWISH) return SO_EPI_HARDSWISH;
+    if (un->op == SO_OP_HARDSIGMOID) {
+        *lo = un->attr->alpha, *hi = un->attr->beta;
+        return SO_EPI_HARDSIGMOID;
+    }
+    return act_of_op(un->op);
+}
+
 void so_fast_chain_build(const so_fast_ctx *c, int32_t i, int chan_axis, int64_t nch, const float *bias, so_fast_chain *ch)
 {
     const so_graph *g = c->g;
@@ -73,16 +85,10 @@ void so_fast_chain_build(const so_fast_ctx *c, int32_t i, int chan_axis, int64_t
             ch->ep.lo2 = un->attr->clip_min;
             ch->ep.hi2 = un->attr->clip_max;
             break;
-        case SO_FUSE_ACT1:
-            ch->ep.act1 = act_of_op(un->op);
-            ch->ep.lo1 = un->attr->clip_min;
-            ch->ep.hi1 = un->attr->clip_max;
-            break;
-        default: /* SO_FUSE_ACT2 */
-            ch->ep.act2 = act_of_op(un->op);
-            ch->ep.lo2 = un->attr->clip_min;
-            ch->ep.hi2 = un->attr->clip_max;
-            break;
+        case SO_FUSE_ACT1: ch->ep.act1 = chain_act(un, &ch->ep.lo1, &ch->ep.hi1); break;
+        case SO_FUSE_ACT2: ch->ep.act2 = chain_act(un, &ch->ep.lo2, &ch->ep.hi2); break;
+        case SO_FUSE_SILU1: ch->ep.act1 = SO_EPI_SILU; break;
+        default: /* SO_FUSE_SILU2 */ ch->ep.act2 = SO_EPI_SILU; break;
         }
         ch->fused[ch->n_fused++] = u;
     }

@@ -64,6 +64,7 @@ void *so_dnnl_lib(void)
     X(dnnl_primitive_attr_create)                                                                                                      \
     X(dnnl_primitive_attr_destroy)                                                                                                     \
     X(dnnl_primitive_attr_set_post_ops)                                                                                                \
+    X(dnnl_primitive_attr_set_scratchpad_mode)                                                                                         \
     X(dnnl_primitive_desc_create)                                                                                                      \
     X(dnnl_primitive_desc_destroy)                                                                                                     \
     X(dnnl_primitive_desc_query)                                                                                                       \
@@ -98,7 +99,8 @@ static void fns_load(void)
 struct so_dnnl_conv {
     dnnl_primitive_t prim;
     dnnl_stream_t stream;
-    dnnl_memory_t src, wei, bias, dst, res;
+    dnnl_memory_t src, wei, bias, dst, res, scratch;
+    size_t scratch_bytes; /* the primitive's scratchpad: the caller's memory (user mode), no allocation per run */
     int res_arg;        /* DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1, when res */
     float *wbuf, *bbuf; /* reordered weights, bias (owned, 64-byte aligned) */
     size_t bytes;
@@ -121,7 +123,9 @@ static int append_act(dnnl_post_ops_t po, int act, float lo, float hi)
     case SO_ACT_SIGMOID: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_logistic, 0.0f, 0.0f) != dnnl_success;
     case SO_ACT_TANH: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_tanh, 0.0f, 0.0f) != dnnl_success;
     case SO_ACT_CLIP: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, lo, hi) != dnnl_success;
-    default: return 1;
+    case SO_EPI_SILU: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f) != dnnl_success; /* x*sigmoid(1*x) */
+    case SO_EPI_HARDSWISH: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f) != dnnl_success;
+    default: return 1; /* HardSigmoid (two post-ops in oneDNN 2.6): our kernel */
     }
 }
 
@@ -194,7 +198,10 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
         }
         if (append_act(po, ep->act2, ep->lo2, ep->hi2)) goto fail;
     }
-    if (p_dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) goto fail;
+    /* user-managed scratchpad (the executor's shared kernel scratch): nothing allocated per execution */
+    if (p_dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success ||
+        p_dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success)
+        goto fail;
     const int has_bias = ep && ep->shift;
     const int wino_ok = wino && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && group == 1;
     if (wino_ok) pd = conv_pd(dnnl_convolution_winograd, &smd, &wmd, has_bias ? &bmd : NULL, &dmd, st, dl, pad_l, pad_r, attr);
@@ -230,7 +237,10 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
         if (p_dnnl_memory_create(&p->bias, &bmd, engine, p->bbuf) != dnnl_success) goto fail;
         p->bytes += sizeof(float) * (size_t)O;
     }
-    /* activations: handles set per run */
+    /* activations and scratchpad: handles set per run */
+    const dnnl_memory_desc_t *sq = p_dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    p->scratch_bytes = sq ? p_dnnl_memory_desc_get_size(sq) : 0;
+    if (p->scratch_bytes && p_dnnl_memory_create(&p->scratch, sq, engine, DNNL_MEMORY_NONE) != dnnl_success) goto fail;
     if (p_dnnl_memory_create(&p->src, &smd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
         p_dnnl_memory_create(&p->dst, &dmd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
         (p->res_arg && p_dnnl_memory_create(&p->res, &dmd, engine, DNNL_MEMORY_NONE) != dnnl_success) ||
@@ -258,13 +268,13 @@ fail:
     return NULL;
 }
 
-void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res)
+void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
 {
     /* oneDNN takes non-const handles; it writes only dst (and, for formats with padding, zeros into the
        padding lanes, which are zero already in our layout) */
     p_dnnl_memory_set_data_handle(p->src, (void *)(uintptr_t)x);
     p_dnnl_memory_set_data_handle(p->dst, y);
-    dnnl_exec_arg_t args[5];
+    dnnl_exec_arg_t args[6];
     int n = 0;
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, p->src};
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, p->wei};
@@ -273,6 +283,10 @@ void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *re
     if (p->res) {
         p_dnnl_memory_set_data_handle(p->res, (void *)(uintptr_t)res);
         args[n++] = (dnnl_exec_arg_t){p->res_arg, p->res};
+    }
+    if (p->scratch) {
+        p_dnnl_memory_set_data_handle(p->scratch, scratch);
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, p->scratch};
     }
     p_dnnl_primitive_execute(p->prim, p->stream, n, args);
     p_dnnl_stream_wait(p->stream);
@@ -288,6 +302,7 @@ void so_dnnl_conv_free(so_dnnl_conv *p)
     if (p->bias) p_dnnl_memory_destroy(p->bias);
     if (p->dst) p_dnnl_memory_destroy(p->dst);
     if (p->res) p_dnnl_memory_destroy(p->res);
+    if (p->scratch) p_dnnl_memory_destroy(p->scratch);
     free(p->wbuf);
     free(p->bbuf);
     free(p);
@@ -295,6 +310,7 @@ void so_dnnl_conv_free(so_dnnl_conv *p)
 
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p) { return p->impl; }
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p) { return p->bytes; }
+size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p) { return p->scratch_bytes; }
 
 #else /* no oneDNN header at build time */
 
@@ -306,9 +322,13 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
     (void)pb, (void)pr, (void)dh, (void)dw, (void)group, (void)w, (void)ep, (void)wino;
     return NULL;
 }
-void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res) { (void)p, (void)x, (void)y, (void)res; }
+void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
+{
+    (void)p, (void)x, (void)y, (void)res, (void)scratch;
+}
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p) { return (void)p, ""; }
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p) { return (void)p, 0; }
+size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p) { return (void)p, 0; }
 void so_dnnl_conv_free(so_dnnl_conv *p) { (void)p; }
 
 #endif

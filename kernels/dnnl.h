@@ -28,8 +28,10 @@ typedef struct so_dnnl_conv so_dnnl_conv;
 so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw,
                                 int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
                                 int64_t group, const float *w, const so_epi *ep, int wino);
-/* y = conv(x) with the epilogue (res: the residual, same blocked shape as y, when the epilogue has one). */
-void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res);
+/* y = conv(x) with the epilogue (res: the residual, same blocked shape as y, when the epilogue has one);
+   scratch: so_dnnl_conv_scratch_bytes of the caller's memory (64-byte aligned; oneDNN's scratchpad, clobbered). */
+void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch);
+size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p);
 /* oneDNN's implementation name (e.g. "jit_1x1:avx512_core", "jit_wino_4x3:avx512_core"). */
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p);
 /* Bytes of reordered weights and bias held. */

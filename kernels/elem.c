@@ -26,6 +26,7 @@ typedef struct bin_plan {
     int nd;               /* collapsed rank */
     int64_t dim[SO_MAX_RANK], sa[SO_MAX_RANK], sb[SO_MAX_RANK];
     int64_t outer, inner, total;
+    int rows_b; /* -1, or which input (0 or 1) is the [X][1][inner] one of bin_rows' shape (Add / Mul, nd == 3) */
 } bin_plan;
 
 #define BIN_LOOP(EXPR)                                                                                                 \
@@ -54,6 +55,24 @@ static void bin_inner(so_op op, const float *a, int64_t ia, const float *b, int6
     }
 }
 
+/* o[m][j] = a[m][j] op b[j] for m < rows, j < n: one b row reused down the rows (Add / Mul only). */
+#define ROWS_LOOP(N, EXPR)                                                                                             \
+    for (int64_t m = 0; m < rows; m++, a += (N), o += (N))                                                             \
+        _Pragma("omp simd") for (int64_t j = 0; j < (N); j++) o[j] = a[j] EXPR b[j]
+static void bin_rows(so_op op, const float *restrict a, const float *restrict b, float *restrict o, int64_t rows, int64_t n)
+{
+    if (op == SO_OP_MUL) {
+        if (n == 16) ROWS_LOOP(16, *);
+        else if (n == 8) ROWS_LOOP(8, *);
+        else ROWS_LOOP(n, *);
+    } else {
+        if (n == 16) ROWS_LOOP(16, +);
+        else if (n == 8) ROWS_LOOP(8, +);
+        else ROWS_LOOP(n, +);
+    }
+}
+#undef ROWS_LOOP
+
 static void bin_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
@@ -62,6 +81,19 @@ static void bin_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
     float *O = out[0].data;
     int nd = p->nd;
     int64_t inner = p->inner;
+    if (p->rows_b >= 0) { /* [X][M][inner] op [X][1][inner] (a blocked per-channel scale): b rows reused down M */
+        if (p->rows_b == 0) {
+            const float *t = A;
+            A = B, B = t;
+        }
+        const int64_t X = p->dim[0], M = p->dim[1];
+#pragma omp parallel for if (p->total > SO_PAR_MIN)
+        for (int64_t x = 0; x < X; x++) {
+            bin_rows(p->op, A + x * M * inner, B + x * inner, O + x * M * inner, M, inner);
+            if (p->act) so_epi_act(p->act, p->lo, p->hi, O + x * M * inner, M * inner);
+        }
+        return;
+    }
     if (p->outer == 1) {
         bin_inner(p->op, A, p->sa[nd - 1], B, p->sb[nd - 1], O, inner);
         if (p->act) so_epi_act(p->act, p->lo, p->hi, O, inner);
@@ -129,6 +161,12 @@ static so_status select_binary(const so_fast_ctx *c, int32_t i, so_fast_kernel *
     }
     p->nd = nd;
     p->inner = p->dim[nd - 1];
+    p->rows_b = -1;
+    if (nd == 3 && p->inner <= 64 && (p->op == SO_OP_MUL || p->op == SO_OP_ADD)) {
+        const int64_t in = p->inner, M = p->dim[1];
+        if (p->sa[2] == 1 && p->sa[1] == in && p->sa[0] == M * in && p->sb[2] == 1 && p->sb[1] == 0 && p->sb[0] == in) p->rows_b = 1;
+        if (p->sb[2] == 1 && p->sb[1] == in && p->sb[0] == M * in && p->sa[2] == 1 && p->sa[1] == 0 && p->sa[0] == in) p->rows_b = 0;
+    }
     p->total = so_shape_numel(O);
     p->outer = p->total / p->inner;
     k->run = bin_run;
@@ -151,7 +189,7 @@ static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
 {
     switch (p->op) {
     case SO_OP_RELU: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = x[j] < 0.f ? 0.f : x[j]; break;
-    case SO_OP_SIGMOID: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = vsigmoidf(x[j]); break;
+    case SO_OP_SIGMOID: so_vsigmoid_row(x, y, n, 0); break;
     case SO_OP_TANH: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = vtanhf(x[j]); break;
     case SO_OP_ERF: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = verff(x[j]); break;
     case SO_OP_SQRT: _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] = sqrtf(x[j]); break;
@@ -289,6 +327,32 @@ static inline __m256 erf8(__m256 x)
 }
 #endif
 
+#ifdef __AVX512F__
+/* erf8 on 16 lanes (the AVX-512 level): the same split and polynomials, 1/(1 + p|x|) by rcp14 + one Newton step,
+   exp(-x^2) by vmath.h's so_vexp16. ConvNeXt-T's 18 GELU steps ran erf8 at 256 bits at this level. */
+static inline __m512 erf16(__m512 x)
+{
+    const __m512 one = _mm512_set1_ps(1.f), sign = _mm512_set1_ps(-0.f);
+    const __m512 a = _mm512_andnot_ps(sign, x), x2 = _mm512_mul_ps(x, x);
+    __m512 sm = _mm512_fmadd_ps(x2, _mm512_set1_ps(-0.0008548327f), _mm512_set1_ps(0.0052239776f));
+    sm = _mm512_fmadd_ps(sm, x2, _mm512_set1_ps(-0.0268661706f));
+    sm = _mm512_fmadd_ps(sm, x2, _mm512_set1_ps(0.1128379167f));
+    sm = _mm512_fmadd_ps(sm, x2, _mm512_set1_ps(-0.3761263890f));
+    sm = _mm512_mul_ps(x, _mm512_fmadd_ps(sm, x2, _mm512_set1_ps(1.1283791671f)));
+    const __m512 d = _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), _mm512_min_ps(_mm512_set1_ps(10.f), a), one); /* erf8's cap */
+    __m512 t = _mm512_rcp14_ps(d);
+    t = _mm512_mul_ps(t, _mm512_fnmadd_ps(d, t, _mm512_set1_ps(2.f)));
+    __m512 po = _mm512_fmadd_ps(t, _mm512_set1_ps(1.061405429f), _mm512_set1_ps(-1.453152027f));
+    po = _mm512_fmadd_ps(po, t, _mm512_set1_ps(1.421413741f));
+    po = _mm512_fmadd_ps(po, t, _mm512_set1_ps(-0.284496736f));
+    po = _mm512_fmadd_ps(po, t, _mm512_set1_ps(0.254829592f));
+    po = _mm512_mul_ps(po, t);
+    __m512 big = _mm512_fnmadd_ps(po, so_vexp16(_mm512_mul_ps(_mm512_xor_ps(a, sign), a)), one);
+    big = _mm512_or_ps(big, _mm512_and_ps(x, sign)); /* big >= 0: copysign */
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(0.5f), _CMP_LT_OQ), big, sm);
+}
+#endif
+
 typedef struct gelu_plan {
     int64_t n;
     float c, a, h;
@@ -306,6 +370,13 @@ static void gelu_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     for (int64_t b = 0; b < nb; b++) {
         const int64_t j0 = b * 4096, j1 = j0 + 4096 < n ? j0 + 4096 : n;
         int64_t j = j0;
+#ifdef __AVX512F__
+        const __m512 wc = _mm512_set1_ps(c), wa = _mm512_set1_ps(a), wh = _mm512_set1_ps(h);
+        for (; j + 16 <= j1; j += 16) {
+            const __m512 x = _mm512_loadu_ps(X + j);
+            _mm512_storeu_ps(Y + j, _mm512_mul_ps(_mm512_mul_ps(x, _mm512_add_ps(erf16(_mm512_div_ps(x, wc)), wa)), wh));
+        }
+#endif
 #ifdef __AVX2__
         const __m256 vc = _mm256_set1_ps(c), va = _mm256_set1_ps(a), vh = _mm256_set1_ps(h);
         for (; j + 8 <= j1; j += 8) {

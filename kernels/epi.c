@@ -12,10 +12,7 @@ void so_epi_act(int act, float lo, float hi, float *x, int64_t n)
 #pragma omp simd
         for (int64_t i = 0; i < n; i++) x[i] = x[i] < 0.f ? 0.f : x[i]; /* NaN passes, as in the reference */
         break;
-    case SO_ACT_SIGMOID:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) x[i] = vsigmoidf(x[i]);
-        break;
+    case SO_ACT_SIGMOID: so_vsigmoid_row(x, x, n, 0); break;
     case SO_ACT_TANH:
 #pragma omp simd
         for (int64_t i = 0; i < n; i++) x[i] = vtanhf(x[i]);
@@ -25,6 +22,23 @@ void so_epi_act(int act, float lo, float hi, float *x, int64_t n)
         for (int64_t i = 0; i < n; i++) {
             float v = x[i] < lo ? lo : x[i];
             x[i] = v > hi ? hi : v;
+        }
+        break;
+    case SO_EPI_SILU: so_vsigmoid_row(x, x, n, 1); break;
+    case SO_EPI_HARDSWISH: /* the reference's float expression (elem.c's HardSwish), NaN passes */
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            float t = x[i] / 6.f + 0.5f;
+            t = t < 0.f ? 0.f : t;
+            x[i] *= t > 1.f ? 1.f : t;
+        }
+        break;
+    case SO_EPI_HARDSIGMOID: /* lo = alpha, hi = beta */
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            float t = lo * x[i] + hi;
+            t = t < 0.f ? 0.f : t;
+            x[i] = t > 1.f ? 1.f : t;
         }
         break;
     default:

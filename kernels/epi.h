@@ -6,6 +6,13 @@
 
 #include "../src/ops.h"
 
+/* Activations an epilogue applies beyond so_act, never stored in a graph's attributes (act1/act2 of so_epi and
+   so_nchwc_conv only): x * sigmoid(x) (a Sigmoid and the Mul of its input by it, absorbed together), HardSwish,
+   HardSigmoid (alpha in lo, beta in hi). The fusion decision (kernels/fuse.c) offers them to Conv and CONV_NCHWC
+   heads only: the blocked conv applies them in registers, the NCHW conv kernels through so_epi_act / so_epi_row
+   (their row pass for every activation but Relu / Clip). */
+enum { SO_EPI_SILU = SO_ACT_COUNT, SO_EPI_HARDSWISH, SO_EPI_HARDSIGMOID, SO_EPI_ACT_END };
+
 /* Epilogue: y = act2(act1(x * scale[c] + shift[c]) + res), per channel c over a row of n. */
 typedef struct so_epi {
     const float *scale, *shift; /* NULL: 1 / 0 */

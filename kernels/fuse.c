@@ -64,8 +64,21 @@ int32_t *so_fuse_users(const so_graph *g, const uint8_t *pinned)
     if (pinned)
         for (int32_t i = 0; i < n; i++)
             if (pinned[i]) uses[i] += 2;
+    /* SiLU pairs: Sigmoid j (one reader m, kept in user[j]) of node p, m = Mul(p, j), p read by j and m only */
+    int32_t *silu = so_xmalloc(((size_t)n + 1) * sizeof *silu);
+    for (int32_t i = 0; i < n; i++) silu[i] = -1;
+    for (int32_t j = 0; j < n; j++) {
+        const so_node *sj = &g->nodes[j];
+        if (sj->op != SO_OP_SIGMOID || sj->n_out != 1 || uses[j] != 1 || sj->in[0].node < 0 || sj->in[0].slot != 0) continue;
+        const int32_t p = sj->in[0].node, m = user[j];
+        const so_node *mn = &g->nodes[m];
+        if (uses[p] != 2 || g->nodes[p].n_out != 1 || mn->op != SO_OP_MUL || mn->n_in != 2 || mn->in[0].slot || mn->in[1].slot)
+            continue;
+        if ((mn->in[0].node == p && mn->in[1].node == j) || (mn->in[0].node == j && mn->in[1].node == p)) silu[p] = m;
+    }
     for (int32_t i = 0; i < n; i++)
-        if (uses[i] != 1 || g->nodes[i].n_out != 1) user[i] = -1;
+        if (uses[i] != 1 || g->nodes[i].n_out != 1) user[i] = silu[i] >= 0 ? -2 - silu[i] : -1;
+    free(silu);
     free(uses);
     return user;
 }
@@ -80,8 +93,24 @@ void so_fuse_chain(const so_graph *g, const int32_t *user, const char *absorbed,
     /* stage 0: per-channel affine; 1: act1; 2: residual add; 3: act2; 4: done */
     int stage = has_act ? 2 : 0;
     int32_t cur = i;
+    /* a conv's epilogue (NCHW or blocked) also applies HardSwish, HardSigmoid and x * sigmoid(x) (kernels/epi.h) */
+    const int conv_head = g->nodes[i].op == SO_OP_CONV_NCHWC || g->nodes[i].op == SO_OP_CONV;
     while (user && f->n < SO_FUSE_MAX && stage < 4) {
         int32_t u = user[cur];
+        if (conv_head && u < -1 && (stage <= 1 || stage == 3) && f->n + 2 <= SO_FUSE_MAX) { /* SiLU pair (so_fuse_users) */
+            const int32_t m = -2 - u;
+            const so_node *mn = &g->nodes[m];
+            const int32_t sg = mn->in[0].node == cur ? mn->in[1].node : mn->in[0].node;
+            if (taken(absorbed, m) || taken(absorbed, sg) || !so_shape_eq(&mn->out[0], os) || !so_shape_eq(&g->nodes[sg].out[0], os))
+                break;
+            f->kind = SO_FUSE_CHAIN;
+            f->step[f->n] = f->step[f->n + 1] = (uint8_t)(stage <= 1 ? SO_FUSE_SILU1 : SO_FUSE_SILU2);
+            f->node[f->n++] = sg;
+            f->node[f->n++] = m;
+            stage = stage <= 1 ? 2 : 4;
+            cur = m;
+            continue;
+        }
         if (taken(absorbed, u)) break;
         const so_node *un = &g->nodes[u];
         if (un->n_out != 1 || !so_shape_eq(&un->out[0], os)) break;
@@ -104,7 +133,8 @@ void so_fuse_chain(const so_graph *g, const int32_t *user, const char *absorbed,
                 f->extra = other;
                 stage = un->attr->act ? 4 : 3;
             }
-        } else if (so_ops[un->op].act != SO_ACT_NONE && (stage <= 1 || stage == 3)) {
+        } else if ((so_ops[un->op].act != SO_ACT_NONE || (conv_head && (un->op == SO_OP_HARDSWISH || un->op == SO_OP_HARDSIGMOID))) &&
+                   (stage <= 1 || stage == 3)) {
             step = stage <= 1 ? SO_FUSE_ACT1 : SO_FUSE_ACT2;
             stage = stage <= 1 ? 2 : 4;
         }

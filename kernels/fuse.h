@@ -21,6 +21,8 @@ typedef enum so_fuse_step {
     SO_FUSE_RESIDUAL, /* add of a same-shape float tensor (the kernel's extra input; its activation: act2) */
     SO_FUSE_ACT1,     /* activation operator before the residual add */
     SO_FUSE_ACT2,     /* activation operator after it */
+    SO_FUSE_SILU1,    /* Sigmoid(x) and Mul(x, Sigmoid(x)) in act1's place (two nodes, both marked so) */
+    SO_FUSE_SILU2,    /* the same in act2's place */
 } so_fuse_step;
 
 typedef struct so_fuse {
@@ -34,7 +36,10 @@ typedef struct so_fuse {
 
 /* user[i] = the one consumer of node i's output when node i has one output, read exactly once
    (through slot 0), and is neither a graph output nor pinned (pinned may be NULL); else -1.
-   Only such a user can be absorbed. Returns a malloc'd array of g->n_nodes + 1 (caller frees). */
+   Only such a user can be absorbed. One exception, the SiLU pair: when node i's output has exactly two
+   readers, a Sigmoid s (itself such a single-use node) and a Mul m of i and s, and is no graph output nor
+   pinned, user[i] = -2 - m (every value < -1 means "no single user" to code that does not decode it).
+   Returns a malloc'd array of g->n_nodes + 1 (caller frees). */
 int32_t *so_fuse_users(const so_graph *g, const uint8_t *pinned);
 
 /* The decision for node i: what its kernel absorbs, given user[] (so_fuse_users) and the nodes

@@ -240,7 +240,6 @@ static void step_free(void *priv)
 
 static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
-    (void)scratch;
     const nchwc_step *s = priv;
     const int T = omp_get_max_threads(); /* the executor's fixed team */
     switch (s->op) {
@@ -248,7 +247,7 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     case SO_OP_NCHWC_OUT: s->L->from_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
     case SO_OP_CONV_NCHWC:
         if (s->dnnl) {
-            so_dnnl_conv_run(s->dnnl, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL);
+            so_dnnl_conv_run(s->dnnl, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, scratch);
             break;
         }
         s->L->conv(&s->conv, s->N, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, T); break;
@@ -265,13 +264,17 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     }
 }
 
-static int act_of(so_op op)
+/* The epilogue activation (so_act or SO_EPI_*) of an absorbed activation node, its bounds (HardSigmoid: alpha, beta). */
+static int act_of(const so_node *un, float *lo, float *hi)
 {
-    switch (op) {
+    *lo = un->attr->clip_min, *hi = un->attr->clip_max;
+    switch (un->op) {
     case SO_OP_RELU: return SO_ACT_RELU;
     case SO_OP_CLIP: return SO_ACT_CLIP;
     case SO_OP_SIGMOID: return SO_ACT_SIGMOID;
     case SO_OP_TANH: return SO_ACT_TANH;
+    case SO_OP_HARDSWISH: return SO_EPI_HARDSWISH;
+    case SO_OP_HARDSIGMOID: *lo = un->attr->alpha, *hi = un->attr->beta; return SO_EPI_HARDSIGMOID;
     default: return SO_ACT_NONE;
     }
 }
@@ -288,8 +291,10 @@ static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kern
     so_fuse_chain(g, c->user, c->absorbed, i, -1, 0, ep->act1 != 0, &f);
     for (int s = 0; s < f.n && k->n_fused < SO_FAST_MAX_FUSED; s++) {
         const so_node *un = &g->nodes[f.node[s]];
-        if (f.step[s] == SO_FUSE_ACT1) ep->act1 = act_of(un->op), ep->lo1 = un->attr->clip_min, ep->hi1 = un->attr->clip_max;
-        else if (f.step[s] == SO_FUSE_ACT2) ep->act2 = act_of(un->op), ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max;
+        if (f.step[s] == SO_FUSE_ACT1) ep->act1 = act_of(un, &ep->lo1, &ep->hi1);
+        else if (f.step[s] == SO_FUSE_ACT2) ep->act2 = act_of(un, &ep->lo2, &ep->hi2);
+        else if (f.step[s] == SO_FUSE_SILU1) ep->act1 = SO_EPI_SILU;
+        else if (f.step[s] == SO_FUSE_SILU2) ep->act2 = SO_EPI_SILU;
         else { /* SO_FUSE_RESIDUAL */
             k->has_extra = 1, k->extra_in = f.extra, ep->has_res = 1;
             ep->act2 = un->attr->act, ep->lo2 = un->attr->clip_min, ep->hi2 = un->attr->clip_max;
@@ -344,22 +349,25 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     if (cand[2] && !strstr(so_dnnl_conv_impl(cand[2]), "wino")) so_dnnl_conv_free(cand[2]), cand[2] = NULL;
     if (pick < 0) {
         const size_t nx = (size_t)so_nchwc_numel(16, N, q->C, H * W), ny = (size_t)so_nchwc_numel(16, N, q->O, Ho * Wo);
+        size_t ns = 64;
+        for (int c = 1; c < 3; c++)
+            if (cand[c] && so_dnnl_conv_scratch_bytes(cand[c]) > ns) ns = so_dnnl_conv_scratch_bytes(cand[c]);
         float *xb = aligned_alloc(64, (nx * 4 + 63) / 64 * 64), *yb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64),
-              *rb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64);
+              *rb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64), *sb = aligned_alloc(64, (ns + 63) / 64 * 64);
         double best[3] = {1e30, 1e30, 1e30};
-        if (xb && yb && rb) {
+        if (xb && yb && rb && sb) {
             memset(xb, 0, nx * 4), memset(rb, 0, ny * 4);
             for (int r = 0; r < 6; r++)
                 for (int c = 0; c < 3; c++) {
                     if (c && !cand[c]) continue;
                     const double t0 = now_ms();
-                    if (c) so_dnnl_conv_run(cand[c], xb, yb, rb);
+                    if (c) so_dnnl_conv_run(cand[c], xb, yb, rb, sb);
                     else s->L->conv(q, N, xb, yb, rb, T);
                     const double t = now_ms() - t0;
                     if (r && t < best[c]) best[c] = t; /* round 0 warms up */
                 }
         }
-        free(xb), free(yb), free(rb);
+        free(xb), free(yb), free(rb), free(sb);
         pick = 0;
         for (int c = 1; c < 3; c++)
             if (best[c] < best[pick]) pick = c;
@@ -426,6 +434,7 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
         conv_backend(s, x, o, a, g->model->weights[wn->ref].data, &ep);
         if (k->has_extra) s->res_in = n->n_in;
         k->packed_bytes = s->dnnl ? so_dnnl_conv_bytes(s->dnnl) : so_nchwc_conv_bytes(&s->conv);
+        k->scratch_bytes = s->dnnl ? so_dnnl_conv_scratch_bytes(s->dnnl) : 0;
         k->in1_copied = 1;
         break;
     }

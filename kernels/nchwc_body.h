@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../src/ops.h"
+#include "vmath.h"
 
 #define NCHWC_WFLOATS 8192    /* packed weight floats per input-channel chunk of the direct conv (32 KB: L1/L2) */
 #define NCHWC_PSUM_FLOATS 32768 /* output floats (partial sums) per work item of the direct conv (128 KB: L2) */
@@ -42,14 +43,63 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* so_act in registers for NONE / RELU / CLIP (NaN passes through as in so_ref_act). */
-static inline int vec_act(int a) { return a == SO_ACT_NONE || a == SO_ACT_RELU || a == SO_ACT_CLIP; }
-static inline VF act_v(int a, VF v, VF lo, VF hi)
+/* The team for a kernel of `work` multiply-adds (or elements moved): 1 below NCHWC_PAR_MIN, where a parallel
+   region's fork and join cost about what a second thread saves (EfficientNet's squeeze-excite convs on 1x1
+   planes, their pools and scales). Results do not depend on it (static splits). */
+#define NCHWC_PAR_MIN 65536
+static inline int team(int T, int64_t work) { return work < NCHWC_PAR_MIN ? 1 : T; }
+
+#if defined(__AVX512F__) && NB == 16
+static inline __attribute__((always_inline)) VF sigmoid_v(VF v) { return so_vsigmoid16(v); } /* vmath.h */
+#elif defined(__AVX2__) && NB == 8
+static inline __attribute__((always_inline)) VF sigmoid_v(VF v) { return so_vsigmoid8(v); }
+#else
+/* Sigmoid of each lane: the kernel set's vectorisable approximation (vmath.h) over the NB lanes. */
+static inline __attribute__((always_inline)) VF sigmoid_v(VF v)
+{
+    float t[NB];
+    VST(t, v);
+#pragma omp simd
+    for (int l = 0; l < NB; l++) t[l] = vsigmoidf(t[l]);
+    return VLD(t);
+}
+#endif
+/* Tanh of each lane, as sigmoid_v's fallback (no fused Tanh in the models measured). */
+static inline VF tanh_v(VF v)
+{
+    float t[NB];
+    VST(t, v);
+#pragma omp simd
+    for (int l = 0; l < NB; l++) t[l] = vtanhf(t[l]);
+    return VLD(t);
+}
+
+/* so_act or SO_EPI_* (epi.h) in registers (NaN passes through Relu/Clip as in so_ref_act; HardSwish's x/6 is a
+   multiply by 1/6, within an ulp of the reference's divide; lo/hi = HardSigmoid's alpha/beta). */
+static inline __attribute__((always_inline)) VF act_v(int a, VF v, VF lo, VF hi)
+{
+    switch (a) {
+    case SO_ACT_RELU: return VMAX(VZERO, v);
+    case SO_ACT_CLIP: return VMIN(hi, VMAX(lo, v));
+    case SO_ACT_SIGMOID: return sigmoid_v(v);
+    case SO_ACT_TANH: return tanh_v(v);
+    case SO_EPI_SILU: return VMUL(v, sigmoid_v(v));
+    case SO_EPI_HARDSWISH: return VMUL(v, VMIN(VSET1(1.0f), VMAX(VZERO, VFMA(v, VSET1(1.0f / 6.0f), VSET1(0.5f)))));
+    case SO_EPI_HARDSIGMOID: return VMIN(VSET1(1.0f), VMAX(VZERO, VFMA(lo, v, hi)));
+    default: return v;
+    }
+}
+/* Relu / Clip / none: applied by the register tiles themselves. The others (a transcendental or a division) run
+   over each finished tile in epi_tile, out of line: inlined into every tile they cost the cheap epilogues ~13%
+   (MNASNet's blocked convs: spills), and called per vector the fused ones ~0.6 ms on MobileNet-v3. */
+static inline int cheap_act(int a) { return a == SO_ACT_NONE || a == SO_ACT_RELU || a == SO_ACT_CLIP; }
+static inline VF act_c(int a, VF v, VF lo, VF hi)
 {
     if (a == SO_ACT_RELU) return VMAX(VZERO, v);
     if (a == SO_ACT_CLIP) return VMIN(hi, VMAX(lo, v));
     return v;
 }
+static inline int cheap_epi(const so_nchwc_conv *p) { return cheap_act(p->act1) && cheap_act(p->act2); }
 
 /* ---------------- reorders ---------------- */
 
@@ -58,6 +108,7 @@ static inline VF act_v(int a, VF v, VF lo, VF hi)
 static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T, int to_blk)
 {
     const int64_t Cb = cdiv(C, NB);
+    T = team(T, N * C * HW);
 #pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
     for (int64_t n = 0; n < N; n++)
         for (int64_t cb = 0; cb < Cb; cb++) {
@@ -80,30 +131,29 @@ static void from_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t
 
 /* ---------------- epilogue ---------------- */
 
-/* Stores one finished accumulator of output block ob at y: the whole epilogue in registers when both
-   activations have a vector form, else only scale/shift (epi_rows finishes it). */
+/* Stores one finished accumulator of output block ob at y: the whole epilogue when it is cheap (cheap_epi),
+   else only scale/shift (epi_tile finishes it). */
 static inline void epi_store(const so_nchwc_conv *p, int64_t ob, VF acc, float *y, const float *res)
 {
     VF v = VFMA(acc, VLD(p->scale + ob * NB), VLD(p->shift + ob * NB));
-    if (vec_act(p->act1) && vec_act(p->act2)) {
-        v = act_v(p->act1, v, VSET1(p->lo1), VSET1(p->hi1));
+    if (cheap_epi(p)) {
+        v = act_c(p->act1, v, VSET1(p->lo1), VSET1(p->hi1));
         if (res) v = VADD(v, VLD(res));
-        v = act_v(p->act2, v, VSET1(p->lo2), VSET1(p->hi2));
+        v = act_c(p->act2, v, VSET1(p->lo2), VSET1(p->hi2));
         v = VAND(v, lane_mask(p->O, ob));
     }
     VST(y, v);
 }
 
-/* The rest of the epilogue for activations without a vector form, over n pixels of block ob. */
-static void epi_rows(const so_nchwc_conv *p, int64_t ob, float *y, const float *res, int64_t n)
+/* The rest of an epilogue that is not cheap, over n finished pixels of block ob at y (res: the residual's). */
+static __attribute__((noinline)) void epi_tile(const so_nchwc_conv *p, int64_t ob, float *y, const float *res, int n)
 {
-    so_ref_act(p->act1, p->lo1, p->hi1, y, n * NB);
-    if (res)
-        for (int64_t k = 0; k < n * NB; k++) y[k] += res[k];
-    so_ref_act(p->act2, p->lo2, p->hi2, y, n * NB);
-    const int64_t nc = min64(NB, p->O - ob * NB);
-    for (int64_t q = 0; q < n; q++)
-        for (int64_t l = nc; l < NB; l++) y[q * NB + l] = 0.0f;
+    const VF lo1 = VSET1(p->lo1), hi1 = VSET1(p->hi1), lo2 = VSET1(p->lo2), hi2 = VSET1(p->hi2), m = lane_mask(p->O, ob);
+    for (int q = 0; q < n; q++) {
+        VF v = act_v(p->act1, VLD(y + q * NB), lo1, hi1);
+        if (res) v = VADD(v, VLD(res + q * NB));
+        VST(y + q * NB, VAND(act_v(p->act2, v, lo2, hi2), m));
+    }
 }
 
 /* Rows [i0, i1) of a kh-tall window starting at input row ih0 (stride-dilation dh) that lie in [0, H). */
@@ -188,6 +238,8 @@ static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv 
             else
                 VST(y + k * yst + q * NB, acc[k][q]);
         }
+    if (last && !cheap_epi(p))
+        for (int k = 0; k < obk; k++) epi_tile(p, ob + k, y + k * yst, res ? res + k * yst : NULL, npx);
 }
 
 #define TILE_ARGS p, x, w, wst, ic0, c0, c1, ih0, i0, i1, iw0, j0, j1
@@ -281,6 +333,7 @@ static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p
     }
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) epi_store(p, cb, acc[q], y + q * NB, res ? res + q * NB : NULL);
+    if (!cheap_epi(p)) epi_tile(p, cb, y, res, npx);
 }
 
 /* dw_tile with run-time npx in 1..DW_PX. */
@@ -326,14 +379,13 @@ static void dw_row(const so_nchwc_conv *p, const float *x, const float *w, int64
 static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
 {
     const int64_t Cb = p->Cb, HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, KK = p->kh * p->kw, rows = N * Cb * p->Ho;
-    const int vact = vec_act(p->act1) && vec_act(p->act2);
+    T = team(T, rows * p->Wo * NB * KK);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t r = 0; r < rows; r++) {
         const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;
         float *yr = y + nc * OHWb + oh * p->Wo * NB;
         const float *rr = res ? res + nc * OHWb + oh * p->Wo * NB : NULL;
         dw_row(p, x + nc * HWb, p->wp + cb * KK * NB, oh, yr, rr, cb);
-        if (!vact) epi_rows(p, cb, yr, rr, p->Wo);
     }
 }
 
@@ -345,6 +397,7 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
         return;
     }
     const int64_t Ob = p->Ob, KK = p->kh * p->kw, OHW = p->Ho * p->Wo, yst = OHW * NB;
+    T = team(T, N * p->O * OHW * KK * (p->C / p->group));
     const int obk_max = p->group == 1 ? CONV_OBK : 1; /* blocks sharing one input-channel range */
     const int64_t nobg = cdiv(Ob, obk_max);
     /* work items: output-block groups x bands of rows, or of columns when there is one row (a flattened 1x1);
@@ -356,16 +409,14 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     const int64_t bandu = cdiv(Lb, nband);
     nband = cdiv(Lb, bandu);
     const int64_t items = N * nobg * nband;
-    const int vact = vec_act(p->act1) && vec_act(p->act2);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t it = 0; it < items; it++) {
         const int64_t n = it / (nobg * nband), g = it % (nobg * nband) / nband, band = it % nband;
         const int64_t ob = g * obk_max;
         const int obk = (int)min64(obk_max, Ob - ob);
-        /* rows [oh0, oh1) x columns [owa, owb): output pixels [q0, q1) of the flattened plane */
+        /* rows [oh0, oh1) x columns [owa, owb) of the output plane */
         const int64_t oh0 = p->Ho > 1 ? band * bandu : 0, oh1 = p->Ho > 1 ? min64(p->Ho, oh0 + bandu) : 1;
         const int64_t owa = p->Ho > 1 ? 0 : band * bandu * CONV_PX, owb = p->Ho > 1 ? p->Wo : min64(p->Wo, owa + bandu * CONV_PX);
-        const int64_t q0 = oh0 * p->Wo + owa, q1 = (oh1 - 1) * p->Wo + owb;
         const float *xi = x + n * p->Cb * p->H * p->W * NB;
         float *yi = y + (n * Ob + ob) * yst;
         const float *ri = res ? res + (n * Ob + ob) * yst : NULL;
@@ -377,9 +428,6 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
             for (int64_t oh = oh0; oh < oh1; oh++) conv_row(p, xi, w, wst, c0, c1, oh, owa, owb, obk, ob, yi, yst, ri, c0 == 0, c1 == nic);
             if (c1 >= nic) break;
         }
-        if (!vact)
-            for (int k = 0; k < obk; k++)
-                epi_rows(p, ob + k, yi + k * yst + q0 * NB, ri ? ri + k * yst + q0 * NB : NULL, q1 - q0);
     }
 }
 
@@ -388,6 +436,7 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
 static void pool_run(const so_nchwc_pool *p, int64_t N, const float *x, float *y, int T)
 {
     const int64_t Cb = cdiv(p->C, NB), HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, rows = N * Cb * p->Ho;
+    T = team(T, rows * p->Wo * NB * p->kh * p->kw);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t r = 0; r < rows; r++) {
         const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;
@@ -428,6 +477,7 @@ static void pool_run(const so_nchwc_pool *p, int64_t N, const float *x, float *y
 static void global_pool(int is_max, int64_t N, int64_t C, int64_t HW, const float *x, float *y, int T)
 {
     const int64_t Cb = cdiv(C, NB);
+    T = team(T, N * C * HW);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t nc = 0; nc < N * Cb; nc++) {
         const float *xb = x + nc * HW * NB;
@@ -461,6 +511,7 @@ static void global_pool(int is_max, int64_t N, int64_t C, int64_t HW, const floa
 static void unary_run(const so_nchwc_unary *u, int64_t N, int64_t C, int64_t HW, const float *x, float *y, int T)
 {
     const int64_t Cb = cdiv(C, NB);
+    T = team(T, N * C * HW);
     const VF lo = VSET1(u->lo), hi = VSET1(u->hi), neg1 = VSET1(-1.0f);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t nc = 0; nc < N * Cb; nc++) {
@@ -493,6 +544,7 @@ static inline VF bin_v(int op, VF a, VF b)
 static void binary_run(int op, int bcast, int act, int64_t N, int64_t C, int64_t HW, const float *a, const float *bv, float *y, int T)
 {
     const int64_t Cb = cdiv(C, NB);
+    T = team(T, N * C * HW);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t nc = 0; nc < N * Cb; nc++) {
         const int64_t cb = nc % Cb;

@@ -80,6 +80,71 @@ static inline float verff(float x)
 
 static inline float vsigmoidf(float x) { return 1.f / (1.f + vexpf(-x)); }
 
+/* exp and sigmoid on 16 (AVX-512) / 8 (AVX2) lanes: vexpf's reduction and polynomial, x clamped to [-87.3, 89]
+   (a NaN passes: min/max return their second operand then) so that e^89 = inf as expf's overflow is, and
+   sigmoid(-inf) = 1/(1 + inf) = 0 exactly (x * sigmoid(x) is then NaN at -inf, as the reference's Sigmoid + Mul).
+   AVX-512 scales by 2^n with scalef; AVX2 builds 2^n in the exponent bits (n = 128 gives inf). */
+#define SO_VEXP_POLY(FMA, SET1, ADD, MUL, x, n, q)                                                                    \
+    do {                                                                                                               \
+        const __typeof__(x) r_ = FMA(n, SET1(2.12194440e-4f), FMA(n, SET1(-0.693359375f), x));                        \
+        q = FMA(SET1(1.9875691500e-4f), r_, SET1(1.3981999507e-3f));                                                  \
+        q = FMA(q, r_, SET1(8.3334519073e-3f));                                                                        \
+        q = FMA(q, r_, SET1(4.1665795894e-2f));                                                                        \
+        q = FMA(q, r_, SET1(1.6666665459e-1f));                                                                        \
+        q = FMA(q, r_, SET1(5.0000001201e-1f));                                                                        \
+        q = ADD(FMA(MUL(q, r_), r_, r_), SET1(1.f));                                                                   \
+    } while (0)
+#ifdef __AVX512F__
+static inline __m512 so_vexp16(__m512 x)
+{
+    x = _mm512_max_ps(_mm512_set1_ps(-87.3f), _mm512_min_ps(_mm512_set1_ps(89.0f), x));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 q;
+    SO_VEXP_POLY(_mm512_fmadd_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_mul_ps, x, n, q);
+    return _mm512_scalef_ps(q, n);
+}
+static inline __m512 so_vsigmoid16(__m512 x)
+{
+    const __m512 one = _mm512_set1_ps(1.f);
+    return _mm512_div_ps(one, _mm512_add_ps(one, so_vexp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+#endif
+#ifdef __AVX2__
+static inline __m256 so_vexp8(__m256 x)
+{
+    x = _mm256_max_ps(_mm256_set1_ps(-87.3f), _mm256_min_ps(_mm256_set1_ps(89.0f), x));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 q;
+    SO_VEXP_POLY(_mm256_fmadd_ps, _mm256_set1_ps, _mm256_add_ps, _mm256_mul_ps, x, n, q);
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(q, _mm256_castsi256_ps(e));
+}
+static inline __m256 so_vsigmoid8(__m256 x)
+{
+    const __m256 one = _mm256_set1_ps(1.f);
+    return _mm256_div_ps(one, _mm256_add_ps(one, so_vexp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+#endif
+
+/* y[i] = sigmoid(x[i]) (silu: x[i] * sigmoid(x[i])) for i < n (y may be x): the widest level's lanes, vsigmoidf
+   for the rest. */
+static inline void so_vsigmoid_row(const float *x, float *y, int64_t n, int silu)
+{
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(x + i), s = so_vsigmoid16(v);
+        _mm512_storeu_ps(y + i, silu ? _mm512_mul_ps(v, s) : s);
+    }
+#elif defined(__AVX2__)
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i), s = so_vsigmoid8(v);
+        _mm256_storeu_ps(y + i, silu ? _mm256_mul_ps(v, s) : s);
+    }
+#endif
+    for (; i < n; i++) y[i] = silu ? x[i] * vsigmoidf(x[i]) : vsigmoidf(x[i]);
+}
+
 /* Softmax of one contiguous row x[0..L) into y (y may be x): vectorised max, exp + sum, scale. */
 static inline void softmax_row(const float *x, float *y, int64_t L)
 {

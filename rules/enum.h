@@ -19,7 +19,7 @@
 /* Concrete small shape. */
 typedef struct gen_type {
     int8_t rank;
-    int16_t dim[4];
+    int16_t dim[5];          /* rank 5: a blocked value [n, c/b, h, w, b] (layout universe) */
 } gen_type;
 
 /* Role of an input variable: which operator inputs it may feed. */
@@ -36,6 +36,8 @@ typedef struct gen_var {
     int8_t role;     /* gen_role */
     int8_t kernel;   /* rank-4 conv kernel: dims 2,3 stay concrete in rules */
     int8_t base;     /* GR_ENLARGED: the variable it enlarges; else -1 */
+    int8_t chan;     /* layout universe: bit i set = dim i counts channels, generalised to b*k
+                        (rank 1..4) or to the block count k (rank 5, dim 1) */
 } gen_var;
 
 /* Operator instance kinds (parameterised instances of ops.def operators). */
@@ -46,6 +48,10 @@ typedef enum gen_kind {
     GK_BNFOLD_W,     /* bnfold_w(kernel variable, bn scale, bn var): conv+BN folded kernel */
     GK_BNFOLD_B,     /* bnfold_b(bn scale, bias, mean, var): folded conv bias */
     GK_BNFOLD_BC,    /* bnfold_b(bn scale, bias, mean, var, conv bias variable) */
+    GK_NCHWC_IN,     /* layout universe (block b = gen_universe.block): [n,c,h,w] -> [n,c/b,h,w,b], c % b == 0 */
+    GK_NCHWC_OUT,    /* [n,k,h,w,b] -> [n,k*b,h,w] */
+    GK_CONV_NCHWC,   /* conv on a blocked input, blocked output (stride 1, same padding, ungrouped) */
+    GK_CONVB_NCHWC,  /* the same with a bias */
     GK_COUNT
 } gen_kind;
 
@@ -71,6 +77,7 @@ typedef struct gen_universe {
     int n_insts;
     gen_inst insts[64];
     int elems_max;   /* largest tensor size (elements) */
+    int block;       /* layout universe: the block b of the layout instances (8 or 16); 0 otherwise */
     int8_t bn_param[4]; /* batchnorm scale, bias, mean, var variables (-1: none) */
     int8_t sib[2];      /* 1 + index of the sibling 1x1 kernel L and of its conv bias c (0: none): L
                            feeds only conv weights and an axis-0 concat with K, c only L's conv bias
@@ -102,6 +109,10 @@ void gen_universe_add_var(gen_universe *u, const char *name, int rank, const int
 void gen_universe_add_enlarged(gen_universe *u);
 /* The default universe (TASO-like operator set, see gen.c docs). */
 void gen_universe_default(gen_universe *u);
+/* The layout universe of block b (8 or 16): activations whose channels are a multiple of b, their
+   blocked forms, 1x1 and 3x3 kernels; reorders, blocked convs, convs, element-wise ops and
+   channel concat. Its rules are the exact-blocking layout rules (RULES.md). */
+void gen_universe_layout(gen_universe *u, int block);
 /* Instances of every kind in kinds (bit mask of 1u << gen_kind) with acts {none, relu}. */
 void gen_universe_add_insts(gen_universe *u, uint32_t kinds);
 

@@ -62,10 +62,20 @@ static void prog_stage(progress *P, const char *fmt, long long a, long long b)
     fprintf(stderr, ", %.0fs elapsed", now - P->t0);
 }
 
+int so_rule_has_layout(const so_rule *r)
+{
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int q = 0; q < p->n_nodes; q++)
+            if (so_ops[p->nodes[q].op].flags & SO_F_LAYOUT) return 1;
+    }
+    return 0;
+}
+
 /* Rule sort key: total nodes, source nodes, outputs, then the printed text without the id
    line and proof time. */
 typedef struct rkey {
-    int na, ns, no;
+    int lay, na, ns, no;
     char *text;
     so_rule *r;
 } rkey;
@@ -73,6 +83,7 @@ typedef struct rkey {
 static int cmp_rkey(const void *x, const void *y)
 {
     const rkey *a = x, *b = y;
+    if (a->lay != b->lay) return a->lay < b->lay ? -1 : 1;
     if (a->na != b->na) return a->na < b->na ? -1 : 1;
     if (a->ns != b->ns) return a->ns < b->ns ? -1 : 1;
     if (a->no != b->no) return a->no < b->no ? -1 : 1;
@@ -87,6 +98,7 @@ void so_gen_sort(so_ruleset *rs)
         so_rule c = rs->rules[i];
         c.id = 0;
         c.proof_seconds = -1;
+        k[i].lay = so_rule_has_layout(&c);
         k[i].na = c.src.n_nodes + c.dst.n_nodes;
         k[i].ns = c.src.n_nodes;
         k[i].no = c.n_outputs;
@@ -248,17 +260,12 @@ static void *bucket_worker(void *arg)
     return NULL;
 }
 
-so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
+static so_status gen_run_universe(const so_gen_options *o, const gen_universe *u, const char *tag, so_ruleset *out,
+                                  so_gen_stats *st)
 {
     memset(st, 0, sizeof *st);
     memset(out, 0, sizeof *out);
     double t0 = so_now();
-    gen_universe du;
-    const gen_universe *u = o->universe;
-    if (!u) {
-        gen_universe_default(&du);
-        u = &du;
-    }
     progress P = {!o->quiet && isatty(2), t0, 0, "enumerating"};
     gen_inputs in;
     gen_inputs_make(u, o->seed, &in);
@@ -275,7 +282,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     /* classes, candidates, pruning, generalisation: key partitions in parallel; the results are
        concatenated in partition order, so they do not depend on the thread count */
     char prov[96];
-    snprintf(prov, sizeof prov, "generate max-ops=%d seed=%llu", o->max_ops, (unsigned long long)o->seed);
+    snprintf(prov, sizeof prov, "generate %smax-ops=%d seed=%llu", tag, o->max_ops, (unsigned long long)o->seed);
     bucket_job J;
     memset(&J, 0, sizeof J);
     J.u = u;
@@ -398,6 +405,52 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     st->seconds = so_now() - t0;
     gen_memo_release();
     *out = rs;
+    return SO_OK;
+}
+
+so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
+{
+    if (o->universe) return gen_run_universe(o, o->universe, "", out, st);
+    double t0 = so_now();
+    gen_universe u;
+    gen_universe_default(&u);
+    so_status rc = gen_run_universe(o, &u, "", out, st);
+    if (rc != SO_OK || o->no_layout) return rc;
+    /* the layout universes (exact blocking, blocks 8 and 16): small, so neither checkpointed nor
+       written to the failed-candidates file; counts are added to the default universe's */
+    static const int blocks[2] = {8, 16};
+    for (int k = 0; k < 2; k++) {
+        so_gen_options lo = *o;
+        lo.ckpt_path = NULL;
+        lo.failed_path = NULL;
+        gen_universe_layout(&u, blocks[k]);
+        char tag[32];
+        snprintf(tag, sizeof tag, "layout b=%d ", blocks[k]);
+        so_ruleset rs;
+        so_gen_stats ls;
+        rc = gen_run_universe(&lo, &u, tag, &rs, &ls);
+        if (rc != SO_OK) {
+            so_ruleset_free(out);
+            return rc;
+        }
+        /* only rules that mention a layout operator: the others (add commuting on rank-5 values)
+           say nothing new */
+        for (int32_t q = 0; q < rs.n_rules; q++)
+            if (so_rule_has_layout(&rs.rules[q])) so_ruleset_push(out, &rs.rules[q]);
+        so_ruleset_free(&rs);
+        st->graphs += ls.graphs, st->kept += ls.kept, st->bucketed += ls.bucketed, st->classes += ls.classes;
+        st->collisions += ls.collisions, st->candidates += ls.candidates, st->after_trivial += ls.after_trivial;
+        st->after_renaming += ls.after_renaming, st->after_common_subgraph += ls.after_common_subgraph;
+        st->in_shard += ls.in_shard, st->after_generalise += ls.after_generalise, st->after_float += ls.after_float;
+        st->proved += ls.proved;
+        st->enum_seconds += ls.enum_seconds;
+        st->bucket_seconds += ls.bucket_seconds;
+        st->float_seconds += ls.float_seconds;
+        st->verify_seconds += ls.verify_seconds;
+    }
+    so_gen_merge(out);
+    st->after_subsumed = st->rules = out->n_rules;
+    st->seconds = so_now() - t0;
     return SO_OK;
 }
 

@@ -17,7 +17,9 @@ typedef struct so_gen_options {
     int proof_times;        /* 1: write proof seconds into the file (not byte-reproducible) */
     double timeout_s;       /* per-rule proof timeout */
     const char *failed_path; /* if set, candidates that failed the proof are written there */
-    const gen_universe *universe; /* NULL: gen_universe_default */
+    const gen_universe *universe; /* NULL: gen_universe_default, then the layout universes of
+                                     blocks 8 and 16 (unless no_layout), results merged */
+    int no_layout;          /* 1: without the layout universes */
     const char *ckpt_path;  /* if set, verification progress is checkpointed there (atomically,
                                at most every SO_GEN_CKPT_INTERVAL seconds, default 2) */
     int resume;             /* 1: continue from ckpt_path if it exists; a checkpoint of other
@@ -49,7 +51,11 @@ typedef struct so_gen_stats {
 /* Runs the generator; *out receives the rules (sorted, deterministic). Caller frees. */
 so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st);
 
-/* Sort key order used for every generated file (and by merge): fewer nodes first, then text. */
+/* 1 if a pattern of r has a layout operator (SO_F_LAYOUT). */
+int so_rule_has_layout(const so_rule *r);
+
+/* Sort key order used for every generated file (and by merge): rules without layout operators
+   first (so that adding layout rules does not renumber the others), then fewer nodes, then text. */
 void so_gen_sort(so_ruleset *rs);
 
 /* Merges shards in place: sort (so_gen_sort) and drop exact duplicates; renumbers ids. */

@@ -1,5 +1,6 @@
 /* gen_ckpt.c - generator checkpoint of the verification stage: write, load and resume proofs. */
 #include "gen_priv.h"
+#include "../verifier/proofs.h"
 #include "../verifier/verify.h"
 
 #include <errno.h>
@@ -95,6 +96,8 @@ so_status genp_verify_ckpt(const so_gen_options *o, so_ruleset *rs, int threads,
 {
     ckpt c;
     memset(&c, 0, sizeof c);
+    so_proof_cache pc;
+    memset(&pc, 0, sizeof pc);
     c.path = o->ckpt_path;
     c.n = rs->n_rules;
     snprintf(c.opts, sizeof c.opts, "options max-ops=%d seed=%llu shard=%d/%d float=%d timeout=%g", o->max_ops,
@@ -117,7 +120,25 @@ so_status genp_verify_ckpt(const so_gen_options *o, so_ruleset *rs, int threads,
     c.stop_after = e ? atoi(e) : 0;
     char **why = why_out ? calloc((size_t)(c.n ? c.n : 1), sizeof *why) : NULL;
     so_status rc = SO_ERR;
+    /* proofs bound to content (verifier/proofs.h): every rule proved here goes to this build's proof
+       cache, saved before each checkpoint write; a checkpoint's 'p' counts only if the cache holds
+       that rule's proof, so an edited checkpoint is refused. Without a cache (no $HOME) the
+       checkpoint's 'p' rules are proved again. */
+    so_proof_cache_open(&pc, NULL);
     if (o->resume && ckpt_load(&c) != SO_OK) goto done;
+    for (int32_t k = 0; k < c.n; k++) {
+        if (c.st[k] != 'p') continue;
+        if (!pc.path) {
+            c.st[k] = '.';
+            continue;
+        }
+        if (!so_proof_cache_has(&pc, so_proof_digest_of(&rs->rules[k]))) {
+            so_errorf("%s: checkpoint marks candidate %d proved, but this build never proved it (no entry in its proof cache %s): "
+                      "an edited checkpoint or a deleted cache; delete the checkpoint or run without --resume",
+                      c.path, (int)k + 1, pc.path);
+            goto done;
+        }
+    }
     c.last = so_now();
     /* each so_verify_ruleset call builds a fresh Z3 context per thread (all axioms asserted,
        ~30 ms): chunks of n/16 rules, 32..512, amortise that and still checkpoint often */
@@ -142,14 +163,22 @@ so_status genp_verify_ckpt(const so_gen_options *o, so_ruleset *rs, int threads,
         if (so_verify_ruleset(&view, threads, o->timeout_s, &vs, why ? &w : NULL) != SO_OK) goto done;
         for (int32_t i = k; i < j; i++) {
             c.st[i] = rs->rules[i].status == SO_RULE_PROVED ? 'p' : 'f';
+            if (c.st[i] == 'p') so_proof_cache_add(&pc, so_proof_digest_of(&rs->rules[i]));
             if (why) why[i] = w[i - k];
         }
         free(w);
         k = j;
-        if (c.path && so_now() - c.last >= c.interval && k < c.n && ckpt_write(&c) != SO_OK) goto done;
+        if (c.path && so_now() - c.last >= c.interval && k < c.n) {
+            /* the proofs first: a checkpoint never holds a 'p' its cache lacks (a cache that cannot be
+               written only means a resume refuses the checkpoint) */
+            (void)so_proof_cache_save(&pc);
+            if (ckpt_write(&c) != SO_OK) goto done;
+        }
     }
+    (void)so_proof_cache_save(&pc); /* so that optimize --rules OUT finds these proofs */
     rc = SO_OK;
 done:
+    so_proof_cache_close(&pc);
     free(c.st);
     if (why_out && rc == SO_OK) *why_out = why;
     else if (why) {

@@ -90,6 +90,52 @@ static conv_memo_entry *conv_memo_find(int inst, const gen_type *it, uint32_t *c
     return e;
 }
 
+/* Same-padding stride-1 conv of x [N,C,H,W] with w [O,C/g,KH,KW] (+ bias), act applied. */
+static void conv_vals(const gen_type *x, const gen_type *w, const uint32_t *xv, const uint32_t *wv, const uint32_t *bv,
+                      int act, uint32_t *y);
+
+/* Blocked layout permutations (exact: C = Cb * b). */
+static void block_vals(const gen_type *x, int b, const uint32_t *xv, uint32_t *y, int inverse)
+{
+    int N = x->dim[0], C = x->dim[1], HW = x->dim[2] * x->dim[3], Cb = C / b;
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++)
+            for (int i = 0; i < HW; i++) {
+                int64_t plain = ((int64_t)n * C + c) * HW + i, blk = (((int64_t)n * Cb + c / b) * HW + i) * b + c % b;
+                if (inverse) y[plain] = xv[blk];
+                else y[blk] = xv[plain];
+            }
+}
+
+static void conv_vals(const gen_type *x, const gen_type *w, const uint32_t *xv, const uint32_t *wv, const uint32_t *bv,
+                      int act, uint32_t *y)
+{
+    int N = x->dim[0], C = x->dim[1], H = x->dim[2], W = x->dim[3];
+    int O = w->dim[0], CG = w->dim[1], KH = w->dim[2], KW = w->dim[3];
+    int grp = C / CG, OG = O / grp, ph = KH / 2, pw = KW / 2;
+        for (int b = 0; b < N; b++)
+            for (int o = 0; o < O; o++) {
+                int gi = o / OG;
+                const uint32_t *xb = xv + (int64_t)(b * C + gi * CG) * H * W;
+                const uint32_t *wb = wv + (int64_t)o * CG * KH * KW;
+                for (int r = 0; r < H; r++) {
+                    /* taps inside the image: ky in [ky0, ky1), kx in [kx0, kx1) (same padding) */
+                    int ky0 = ph - r > 0 ? ph - r : 0, ky1 = H + ph - r < KH ? H + ph - r : KH;
+                    for (int c = 0; c < W; c++) {
+                        int kx0 = pw - c > 0 ? pw - c : 0, kx1 = W + pw - c < KW ? W + pw - c : KW;
+                        u128 acc = bv ? bv[o] : 0;
+                        for (int ci = 0; ci < CG; ci++) {
+                            int64_t x0 = (int64_t)ci * H * W + (int64_t)(r - ph) * W + (c - pw); /* + ky*W + kx >= 0 */
+                            const uint32_t *wp = wb + (int64_t)ci * KH * KW;
+                            for (int ky = ky0; ky < ky1; ky++)
+                                for (int kx = kx0; kx < kx1; kx++) acc += (uint64_t)xb[x0 + ky * W + kx] * wp[ky * KW + kx];
+                        }
+                        y[((int64_t)(b * O + o) * H + r) * W + c] = apply_act(act, mred128(acc));
+                    }
+                }
+            }
+}
+
 void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t *const *iv, const gen_type *ot,
                       uint32_t **ov)
 {
@@ -130,39 +176,39 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
     case GK_CONV:
     case GK_CONVB: {
         const gen_type *x = &it[0], *w = &it[1];
-        int N = x->dim[0], C = x->dim[1], H = x->dim[2], W = x->dim[3];
-        int O = w->dim[0], CG = w->dim[1], KH = w->dim[2], KW = w->dim[3];
-        int grp = C / CG, OG = O / grp, ph = KH / 2, pw = KW / 2;
         conv_memo_entry *me = conv_memo_find(inst, it, iv, g->n_in, n);
         if (me && me->valid) {
             memcpy(y, me->data + me->n_key, (size_t)n * sizeof *y);
             break;
         }
-        for (int b = 0; b < N; b++)
-            for (int o = 0; o < O; o++) {
-                int gi = o / OG;
-                const uint32_t *xb = iv[0] + (int64_t)(b * C + gi * CG) * H * W;
-                const uint32_t *wb = iv[1] + (int64_t)o * CG * KH * KW;
-                for (int r = 0; r < H; r++) {
-                    /* taps inside the image: ky in [ky0, ky1), kx in [kx0, kx1) (same padding) */
-                    int ky0 = ph - r > 0 ? ph - r : 0, ky1 = H + ph - r < KH ? H + ph - r : KH;
-                    for (int c = 0; c < W; c++) {
-                        int kx0 = pw - c > 0 ? pw - c : 0, kx1 = W + pw - c < KW ? W + pw - c : KW;
-                        u128 acc = g->kind == GK_CONVB ? iv[2][o] : 0;
-                        for (int ci = 0; ci < CG; ci++) {
-                            int64_t x0 = (int64_t)ci * H * W + (int64_t)(r - ph) * W + (c - pw); /* + ky*W + kx >= 0 */
-                            const uint32_t *wp = wb + (int64_t)ci * KH * KW;
-                            for (int ky = ky0; ky < ky1; ky++)
-                                for (int kx = kx0; kx < kx1; kx++) acc += (uint64_t)xb[x0 + ky * W + kx] * wp[ky * KW + kx];
-                        }
-                        y[((int64_t)(b * O + o) * H + r) * W + c] = apply_act(g->act, mred128(acc));
-                    }
-                }
-            }
+        conv_vals(x, w, iv[0], iv[1], g->kind == GK_CONVB ? iv[2] : NULL, g->act, y);
         if (me) {
             memcpy(me->data + me->n_key, y, (size_t)n * sizeof *y);
             me->valid = 1;
         }
+        break;
+    }
+    case GK_NCHWC_IN:
+        block_vals(&it[0], u->block, iv[0], y, 0);
+        break;
+    case GK_NCHWC_OUT:
+        block_vals(&ot[0], u->block, iv[0], y, 1);
+        break;
+    case GK_CONV_NCHWC:
+    case GK_CONVB_NCHWC: {
+        /* by definition: block(conv(unblock(x))) */
+        int b = u->block;
+        gen_type xp = it[0], yp = it[0];
+        xp.rank = yp.rank = 4;
+        xp.dim[1] = (int16_t)(it[0].dim[1] * b);
+        yp.dim[1] = it[1].dim[0];
+        xp.dim[4] = yp.dim[4] = 0;
+        uint32_t *xu = so_xmalloc((size_t)gen_numel(&xp) * sizeof *xu), *yu = so_xmalloc((size_t)n * sizeof *yu);
+        block_vals(&xp, b, iv[0], xu, 1);
+        conv_vals(&xp, &it[1], xu, iv[1], g->kind == GK_CONVB_NCHWC ? iv[2] : NULL, g->act, yu);
+        block_vals(&yp, b, yu, y, 0);
+        free(xu);
+        free(yu);
         break;
     }
     case GK_ENLARGE: {

@@ -85,7 +85,7 @@ static int bind_dim(binding *B, const so_dimx *e1, const so_dimx *e2, int final)
     for (int q = 0; q < e1->n_sym; q++) {
         if (!B->bound[e1->sym[q]]) return 0;
         const so_dimx *v = &B->val[e1->sym[q]];
-        if (r.n_sym + v->n_sym > 4) return 0;
+        if (r.n_sym + v->n_sym > SO_DIMX_MAX_SYM) return 0;
         r.c += v->c;
         for (int t = 0; t < v->n_sym; t++) r.sym[r.n_sym++] = v->sym[t];
     }

@@ -12,7 +12,7 @@
 
 /* ---------------- shape generalisation ---------------- */
 
-#define LX_MAX 8
+#define LX_MAX 40 /* b*k + b*l with b = 16 (layout universe) */
 typedef struct lx {
     int32_t c;
     int n;
@@ -25,6 +25,7 @@ typedef struct unif {
     int has_sub[64];
     lx sub[64];
     int fail;
+    int block;      /* layout universe's block (0: none): only then is m*s = e solved for s */
 } unif;
 
 static lx lx_c(int64_t c)
@@ -97,6 +98,38 @@ static lx resolve(unif *U, lx e)
     return e;
 }
 
+/* e * m (each symbol repeated m times). */
+static lx lx_mul(unif *U, lx e, int m)
+{
+    lx r = lx_c((int64_t)e.c * m);
+    for (int i = 0; i < e.n; i++)
+        for (int k = 0; k < m; k++) {
+            if (r.n >= LX_MAX) {
+                U->fail = 1;
+                return e;
+            }
+            r.s[r.n++] = e.s[i];
+        }
+    return r;
+}
+
+/* e / m when the constant and every symbol's multiplicity are multiples of m (e sorted); fails
+   otherwise. */
+static lx lx_divm(unif *U, lx e, int m)
+{
+    lx_sort(&e);
+    lx r = lx_c(e.c / m);
+    if (e.c % m) U->fail = 1;
+    for (int i = 0; i < e.n && !U->fail;) {
+        int j = i;
+        while (j < e.n && e.s[j] == e.s[i]) j++;
+        if ((j - i) % m) U->fail = 1;
+        for (int k = 0; k < (j - i) / m; k++) r.s[r.n++] = e.s[i];
+        i = j;
+    }
+    return r;
+}
+
 static int64_t lx_val(const unif *U, const lx *e)
 {
     int64_t v = e->c;
@@ -143,12 +176,20 @@ static void unify(unif *U, lx a, lx b)
     if (da.n == 0 && db.n == 0) return; /* values equal -> constants equal */
     if (da.n == 1) bind_one(U, &da, &db);
     else if (db.n == 1) bind_one(U, &db, &da);
-    else U->fail = 1;
+    else if (U->block > 0 && da.n > 1 && da.s[0] == da.s[da.n - 1] && da.c == 0) { /* m*s = e: s = e/m (block multiples) */
+        lx q = lx_divm(U, db, da.n);
+        lx one = lx_sym(da.s[0]);
+        if (!U->fail) bind_one(U, &one, &q);
+    } else if (U->block > 0 && db.n > 1 && db.s[0] == db.s[db.n - 1] && db.c == 0) {
+        lx q = lx_divm(U, da, db.n);
+        lx one = lx_sym(db.s[0]);
+        if (!U->fail) bind_one(U, &one, &q);
+    } else U->fail = 1;
 }
 
 typedef struct sshp {
     int rank;
-    lx d[4];
+    lx d[5];
 } sshp;
 
 /* Symbolic shapes of one graph's tensors (vars shared through vs). */
@@ -212,6 +253,29 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             o->d[3] = in[0].d[3];
             break;
         }
+        case GK_NCHWC_IN:
+            *o = in[0];
+            o->rank = 5;
+            o->d[1] = lx_divm(U, resolve(U, in[0].d[1]), u->block);
+            o->d[4] = lx_c(u->block);
+            break;
+        case GK_NCHWC_OUT:
+            unify(U, in[0].d[4], lx_c(u->block));
+            *o = in[0];
+            o->rank = 4;
+            o->d[1] = lx_mul(U, resolve(U, in[0].d[1]), u->block);
+            memset(&o->d[4], 0, sizeof o->d[4]);
+            break;
+        case GK_CONV_NCHWC:
+        case GK_CONVB_NCHWC:
+            unify(U, lx_mul(U, resolve(U, in[0].d[1]), u->block), in[1].d[1]);
+            unify(U, in[1].d[2], lx_c(it[1]->dim[2]));
+            unify(U, in[1].d[3], lx_c(it[1]->dim[3]));
+            unify(U, in[0].d[4], lx_c(u->block));
+            if (gi->kind == GK_CONVB_NCHWC) unify(U, in[2].d[0], in[1].d[0]);
+            *o = in[0];
+            o->d[1] = lx_divm(U, resolve(U, in[1].d[0]), u->block);
+            break;
         case GK_ENLARGE:
             unify(U, in[0].d[2], lx_c(it[0]->dim[2]));
             unify(U, in[0].d[3], lx_c(it[0]->dim[3]));
@@ -328,7 +392,7 @@ typedef struct symmap {
 static int to_dimx(unif *U, symmap *M, lx e, so_dimx *d)
 {
     e = resolve(U, e);
-    if (U->fail || e.n > 4) return 0;
+    if (U->fail || e.n > SO_DIMX_MAX_SYM) return 0;
     memset(d, 0, sizeof *d);
     d->c = e.c;
     for (int i = 0; i < e.n; i++) {
@@ -388,6 +452,28 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
             break;
         }
         case GK_ENLARGE: at->kernel[0] = at->kernel[1] = 3; break;
+        case GK_NCHWC_IN:
+            at->n_ints = 1;
+            at->ints[0] = u->block;
+            break;
+        case GK_NCHWC_OUT: {
+            int base = u->n_vars + GEN_MAX_OUT * i;
+            rn->n_dx = 2;
+            rn->dx[0].c = u->block;
+            if (!to_dimx(U, M, ts[base].d[1], &rn->dx[1])) *ok = 0;
+            break;
+        }
+        case GK_CONV_NCHWC:
+        case GK_CONVB_NCHWC: {
+            const gen_type *w = &ev->type[nd->in[1]];
+            at->stride[0] = at->stride[1] = 1;
+            at->dilation[0] = at->dilation[1] = 1;
+            at->pad[0] = at->pad[2] = w->dim[2] / 2;
+            at->pad[1] = at->pad[3] = w->dim[3] / 2;
+            at->group = 1;
+            at->act = gi->act;
+            break;
+        }
         case GK_AVGPOOL:
             at->kernel[0] = at->kernel[1] = 3;
             at->stride[0] = at->stride[1] = 1;
@@ -440,7 +526,7 @@ static so_rref out_ref(const gen_universe *u, const gen_graph *g, int k, const i
 
 /* Replaces enlarged-kernel pseudo-variables by explicit enlarge nodes on their base variables
    (prepended). Returns 0 if the graph would have too many nodes or there is no enlarge instance. */
-static int expand_pseudo(const gen_universe *u, const gen_graph *g, gen_graph *o)
+int genp_expand_pseudo(const gen_universe *u, const gen_graph *g, gen_graph *o)
 {
     *o = *g;
     int map[GEN_MAX_VARS], np = 0, pv[GEN_MAX_VARS];
@@ -488,7 +574,7 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const g
 {
     memset(r, 0, sizeof *r);
     gen_graph src_x, dst_x;
-    if (!expand_pseudo(u, src0, &src_x) || !expand_pseudo(u, dst0, &dst_x)) return so_errorf("too many nodes");
+    if (!genp_expand_pseudo(u, src0, &src_x) || !genp_expand_pseudo(u, dst0, &dst_x)) return so_errorf("too many nodes");
     const gen_graph *src = &src_x, *dst = &dst_x;
     gen_eval es, ed;
     gen_inputs inb, *in = &inb; /* values are not used, only the types */
@@ -506,6 +592,7 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const g
     }
     so_status st = SO_ERR;
     unif *U = so_xcalloc(1, sizeof *U);
+    U->block = u->block;
     sshp *ts = so_xcalloc(GEN_MAX_T, sizeof *ts), *td = so_xcalloc(GEN_MAX_T, sizeof *td);
     /* variable dims: fresh symbols, except dims of 1 and conv-kernel spatial dims. Unification is
        greedy (a sum equated with a sum of two other symbols fails), so if source-then-target fails,
@@ -515,6 +602,7 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const g
     for (int order = 0; order < 2; order++) {
     if (order) {
         memset(U, 0, sizeof *U);
+        U->block = u->block;
         memset(ts, 0, GEN_MAX_T * sizeof *ts);
         memset(td, 0, GEN_MAX_T * sizeof *td);
     }
@@ -523,7 +611,11 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const g
         ts[v].rank = gv->t.rank;
         for (int k = 0; k < gv->t.rank; k++) {
             int64_t d = gv->t.dim[k];
-            if (d == 1 || (gv->kernel && k >= 2) || !(mask & (1u << v))) ts[v].d[k] = lx_c(d);
+            if ((gv->chan & (1 << k)) && (mask & (1u << v)) && u->block > 0) {
+                /* layout universe: channels b*k (rank 1..4), the block count k (rank 5) */
+                if (gv->t.rank == 5) ts[v].d[k] = lx_sym(new_sym(U, d));
+                else ts[v].d[k] = lx_mul(U, lx_sym(new_sym(U, d / u->block)), u->block);
+            } else if (d == 1 || (gv->kernel && k >= 2) || !(mask & (1u << v))) ts[v].d[k] = lx_c(d);
             else ts[v].d[k] = lx_sym(new_sym(U, d));
         }
         td[v] = ts[v];

@@ -23,6 +23,13 @@ static gen_type T(int rank, int a, int b, int c, int d)
     return t;
 }
 
+static gen_type T5(int a, int b, int c, int d, int e)
+{
+    gen_type t = T(5, a, b, c, d);
+    t.dim[4] = (int16_t)e;
+    return t;
+}
+
 static void add_var(gen_universe *u, const char *name, gen_type t, int role, int kernel)
 {
     gen_var *v = &u->vars[u->n_vars++];
@@ -68,6 +75,15 @@ void gen_universe_add_insts(gen_universe *u, uint32_t kinds)
             add_inst(u, k, SO_ACT_RELU, 0, 3, 1, none);
             break;
         case GK_BN: add_inst(u, k, 0, 0, 5, 1, none); break;
+        case GK_NCHWC_IN: case GK_NCHWC_OUT: add_inst(u, k, 0, 0, 1, 1, none); break;
+        case GK_CONV_NCHWC:
+            add_inst(u, k, SO_ACT_NONE, 0, 2, 1, none);
+            add_inst(u, k, SO_ACT_RELU, 0, 2, 1, none);
+            break;
+        case GK_CONVB_NCHWC:
+            add_inst(u, k, SO_ACT_NONE, 0, 3, 1, none);
+            add_inst(u, k, SO_ACT_RELU, 0, 3, 1, none);
+            break;
         case GK_BNFOLD_W: add_inst(u, k, 0, 0, 3, 1, none); break;
         case GK_BNFOLD_B: add_inst(u, k, 0, 0, 4, 1, none); break;
         case GK_BNFOLD_BC: add_inst(u, k, 0, 0, 5, 1, none); break;
@@ -124,6 +140,42 @@ void gen_universe_default(gen_universe *u)
     for (int k = 0; k < GK_COUNT; k++) all |= 1u << k;
     all &= ~(1u << GK_CONST_ONES);
     gen_universe_add_insts(u, all);
+}
+
+void gen_universe_layout(gen_universe *u, int block)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+    u->block = block;
+    /* one block of channels (k = 1) keeps fingerprints cheap; the channel dims generalise to b*k */
+    add_var(u, "X", T(4, 2, block, 4, 5), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_var(u, "Y", T(4, 2, block, 4, 5), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_var(u, "P", T5(2, 1, 4, 5, block), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_var(u, "Q", T5(2, 1, 4, 5, block), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_var(u, "K", T(4, block, block, 1, 1), GR_ANY, 1);
+    u->vars[u->n_vars - 1].chan = 3;
+    add_var(u, "W", T(4, block, block, 3, 3), GR_ANY, 1);
+    u->vars[u->n_vars - 1].chan = 3;
+    add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
+    u->vars[u->n_vars - 1].chan = 1;
+    /* no fused activations (the executor fuses a following relu into either conv, so those rules
+       are cost-neutral) and no tanh (it commutes with the reorders exactly as sigmoid does):
+       every instance doubles the enumeration */
+    gen_type none = T(0, 0, 0, 0, 0);
+    add_inst(u, GK_ADD, 0, 0, 2, 1, none);
+    add_inst(u, GK_RELU, 0, 0, 1, 1, none);
+    add_inst(u, GK_SIGMOID, 0, 0, 1, 1, none);
+    add_inst(u, GK_CONV, SO_ACT_NONE, 0, 2, 1, none);
+    add_inst(u, GK_CONVB, SO_ACT_NONE, 0, 3, 1, none);
+    add_inst(u, GK_NCHWC_IN, 0, 0, 1, 1, none);
+    add_inst(u, GK_NCHWC_OUT, 0, 0, 1, 1, none);
+    add_inst(u, GK_CONV_NCHWC, SO_ACT_NONE, 0, 2, 1, none);
+    add_inst(u, GK_CONVB_NCHWC, SO_ACT_NONE, 0, 3, 1, none);
+    add_inst(u, GK_CONCAT, 0, 1, 2, 1, none); /* channel concat only */
 }
 
 static void enlarge_vals(const gen_type *t, const uint32_t *x, uint32_t *y);
@@ -216,6 +268,23 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
         out[0] = T(4, x->dim[0], w->dim[0], x->dim[2], x->dim[3]);
         return 1;
     }
+    case GK_NCHWC_IN:
+        if (in[0].rank != 4 || enp_is_kernel_type(&in[0]) || u->block < 1 || in[0].dim[1] % u->block) return 0;
+        out[0] = T5(in[0].dim[0], in[0].dim[1] / u->block, in[0].dim[2], in[0].dim[3], u->block);
+        return 1;
+    case GK_NCHWC_OUT:
+        if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
+        out[0] = T(4, in[0].dim[0], in[0].dim[1] * u->block, in[0].dim[2], in[0].dim[3]);
+        return 1;
+    case GK_CONV_NCHWC:
+    case GK_CONVB_NCHWC: {
+        const gen_type *x = &in[0], *w = &in[1];
+        if (x->rank != 5 || x->dim[4] != u->block || !enp_is_kernel_type(w)) return 0;
+        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || w->dim[1] != x->dim[1] * u->block || w->dim[0] % u->block) return 0;
+        if (g->kind == GK_CONVB_NCHWC && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
+        out[0] = T5(x->dim[0], w->dim[0] / u->block, x->dim[2], x->dim[3], u->block);
+        return 1;
+    }
     case GK_ENLARGE:
         if (!enp_is_kernel_type(&in[0]) || (in[0].dim[2] == 3 && in[0].dim[3] == 3) || in[0].dim[2] % 2 == 0 ||
             in[0].dim[3] % 2 == 0)
@@ -278,6 +347,13 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
 /* Quick filter: may a tensor of type t / role feed argument pos of instance kind? */
 int enp_arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
 {
+    if (t->rank == 5) /* blocked values: reorders, blocked convs, element-wise ops, channel concat */
+        return (kind == GK_NCHWC_OUT) || ((kind == GK_CONV_NCHWC || kind == GK_CONVB_NCHWC) && pos == 0) ||
+               kind == GK_RELU || kind == GK_SIGMOID || kind == GK_TANH || kind == GK_ADD || (kind == GK_CONCAT && axis == 1);
+    if (kind == GK_NCHWC_OUT) return 0;
+    if (kind == GK_CONV_NCHWC || kind == GK_CONVB_NCHWC)
+        return pos == 1 ? enp_is_kernel_type(t) && role != GR_PARAM : pos == 2 && role == GR_PARAM;
+    if (kind == GK_NCHWC_IN) return t->rank == 4 && !enp_is_kernel_type(t) && role == GR_ANY;
     if (role == GR_PARAM)
         return (kind == GK_CONVB && pos == 2) || (kind == GK_BN && pos >= 1) || (kind == GK_BNFOLD_W && pos >= 1) ||
                kind == GK_BNFOLD_B || kind == GK_BNFOLD_BC ||
@@ -333,10 +409,12 @@ const so_op gen_kind_op[GK_COUNT] = {
     [GK_CONCAT] = SO_OP_CONCAT, [GK_SPLIT] = SO_OP_SPLIT, [GK_BN] = SO_OP_BATCHNORM, [GK_CONST_POOL] = SO_OP_CONST_POOL,
     [GK_CONST_IDCONV] = SO_OP_CONST_IDCONV, [GK_CONST_IDMAT] = SO_OP_CONST_IDMAT, [GK_CONST_ONES] = SO_OP_CONST_ONES,
     [GK_BNFOLD_W] = SO_OP_BNFOLD_W, [GK_BNFOLD_B] = SO_OP_BNFOLD_B, [GK_BNFOLD_BC] = SO_OP_BNFOLD_B,
+    [GK_NCHWC_IN] = SO_OP_NCHWC_IN, [GK_NCHWC_OUT] = SO_OP_NCHWC_OUT, [GK_CONV_NCHWC] = SO_OP_CONV_NCHWC,
+    [GK_CONVB_NCHWC] = SO_OP_CONV_NCHWC,
 };
 
 /* The generator decision of every operator (ops.def): GEN_ENUMERATED (instance kinds in enum.h
-   evaluate it in residue arithmetic, gen_eval.c, and the default universe uses them),
+   evaluate it in residue arithmetic, gen_eval.c, and the default or the layout universes use them),
    GEN_OUTSIDE_DEFAULT (an instance kind exists, but the default universe leaves it out: no Z3
    semantics yet) or GEN_NOT_IN_RULES. An operator without a decision is an undeclared identifier. */
 #define GEN_ENUMERATED 1
@@ -394,9 +472,9 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_hardswish GEN_NOT_IN_RULES
 #define gen_leakyrelu GEN_NOT_IN_RULES
 #define gen_elu GEN_NOT_IN_RULES
-#define gen_nchwc_in GEN_NOT_IN_RULES
-#define gen_nchwc_out GEN_NOT_IN_RULES
-#define gen_conv_nchwc GEN_NOT_IN_RULES
+#define gen_nchwc_in GEN_ENUMERATED      /* by the layout universes (b = 8, 16) */
+#define gen_nchwc_out GEN_ENUMERATED
+#define gen_conv_nchwc GEN_ENUMERATED
 #define gen_maxpool_nchwc GEN_NOT_IN_RULES
 #define gen_avgpool_nchwc GEN_NOT_IN_RULES
 #define gen_globalavgpool_nchwc GEN_NOT_IN_RULES

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 /* ---------------- attribute fields used per operator ---------------- */
 
@@ -206,7 +207,7 @@ static so_dimx dx_const(int64_t c)
 /* a + b; returns 0 if the result has too many symbols. */
 static int dx_add(const so_dimx *a, const so_dimx *b, so_dimx *out)
 {
-    if (a->n_sym + b->n_sym > 4) return 0;
+    if (a->n_sym + b->n_sym > SO_DIMX_MAX_SYM) return 0;
     so_dimx r = *a;
     if (__builtin_add_overflow(r.c, b->c, &r.c)) return 0;
     for (int i = 0; i < b->n_sym; i++) r.sym[r.n_sym++] = b->sym[i];
@@ -222,7 +223,16 @@ static void dx_print(so_sbuf *b, const so_dimx *d, const so_rule *r)
     if (d->n_sym == 0) {
         so_sbuf_printf(b, "%d", (int)d->c);
     } else {
-        for (int i = 0; i < d->n_sym; i++) so_sbuf_printf(b, "%s%s", i ? "+" : "", r->sym_names[d->sym[i]]);
+        /* a run of more than 4 copies of one symbol (block multiples) prints as "K*s" (the
+           expression is normalised: sorted); shorter runs as before, "a+a" */
+        for (int i = 0, first = 1; i < d->n_sym; first = 0) {
+            int j = i;
+            while (j < d->n_sym && d->sym[j] == d->sym[i]) j++;
+            if (j - i > 4) so_sbuf_printf(b, "%s%d*%s", first ? "" : "+", j - i, r->sym_names[d->sym[i]]);
+            else
+                for (int q = i; q < j; q++) so_sbuf_printf(b, "%s%s", first && q == i ? "" : "+", r->sym_names[d->sym[i]]);
+            i = j;
+        }
         if (d->c > 0) so_sbuf_printf(b, "+%d", (int)d->c);
         else if (d->c < 0) so_sbuf_printf(b, "%d", (int)d->c);
     }
@@ -247,16 +257,10 @@ static void sb_ints(so_sbuf *b, const char *key, const int32_t *v, int n)
     for (int i = 0; i < n; i++) so_sbuf_printf(b, "%s%d", i ? "," : "", (int)v[i]);
 }
 
-static void sb_node(so_sbuf *b, const so_rule *r, const so_pattern *p, int i, const char *side)
+/* The attributes of n as rule text prints them (" kernel=3,3 ..."), the fields its op uses. */
+static void sb_attrs(so_sbuf *b, const so_rule *r, const so_rnode *n)
 {
-    const so_rnode *n = &p->nodes[i];
     const so_attr *a = &n->attr;
-    so_sbuf_printf(b, "  %s %s = %s(", side, n->name, so_ops[n->op].name);
-    for (int k = 0; k < n->n_in; k++) {
-        if (k) so_sbuf_printf(b, ", ");
-        sb_ref(b, r, p, n->in[k]);
-    }
-    so_sbuf_printf(b, ")");
     unsigned f = op_fields(n->op);
     if (f & SO_A_KERNEL) sb_ints(b, "kernel", a->kernel, 2);
     if (f & SO_A_STRIDE) sb_ints(b, "stride", a->stride, 2);
@@ -274,7 +278,13 @@ static void sb_node(so_sbuf *b, const so_rule *r, const so_pattern *p, int i, co
     if (f & SO_A_MODE) so_sbuf_printf(b, " mode=%d", (int)a->mode);
     if (f & SO_A_VALUE) so_sbuf_printf(b, " value=%.9g", (double)a->value);
     if (f & SO_A_EPS) so_sbuf_printf(b, " epsilon=%.9g", (double)a->epsilon);
-    if (f & SO_A_INTS) {
+    if ((f & SO_A_INTS) && n->op == SO_OP_NCHWC_OUT && n->n_dx > 0) {
+        so_sbuf_printf(b, " ints=");
+        for (int k = 0; k < n->n_dx; k++) {
+            if (k) so_sbuf_printf(b, ",");
+            dx_print(b, &n->dx[k], r);
+        }
+    } else if (f & SO_A_INTS) {
         so_sbuf_printf(b, " %s=", ints_key(n->op));
         for (int k = 0; k < a->n_ints; k++) so_sbuf_printf(b, "%s%lld", k ? "," : "", (long long)a->ints[k]);
     }
@@ -291,13 +301,60 @@ static void sb_node(so_sbuf *b, const so_rule *r, const so_pattern *p, int i, co
     }
     if ((f & SO_A_CLIP) || ((f & SO_A_ACT) && a->act == SO_ACT_CLIP))
         so_sbuf_printf(b, " clip_min=%.9g clip_max=%.9g", (double)a->clip_min, (double)a->clip_max);
+}
+
+static void sb_node(so_sbuf *b, const so_rule *r, const so_pattern *p, int i, const char *side)
+{
+    const so_rnode *n = &p->nodes[i];
+    so_sbuf_printf(b, "  %s %s = %s(", side, n->name, so_ops[n->op].name);
+    for (int k = 0; k < n->n_in; k++) {
+        if (k) so_sbuf_printf(b, ", ");
+        sb_ref(b, r, p, n->in[k]);
+    }
+    so_sbuf_printf(b, ")");
+    sb_attrs(b, r, n);
     so_sbuf_printf(b, "\n");
 }
 
-char *so_rule_format(const so_rule *r)
+/* The expression of ref as a tree over the rule's inputs, node names left out: "op(args) attrs"
+   with args the same (a multi-output node's output k is suffixed "#k"). */
+static void sb_expr(so_sbuf *b, const so_rule *r, const so_pattern *p, so_rref ref)
+{
+    if (ref.node < 0) {
+        so_sbuf_printf(b, "%s", r->inputs[-(ref.node + 1)].name);
+        return;
+    }
+    const so_rnode *n = &p->nodes[ref.node];
+    so_sbuf_printf(b, "%s(", so_ops[n->op].name);
+    for (int k = 0; k < n->n_in; k++) {
+        if (k) so_sbuf_printf(b, ", ");
+        sb_expr(b, r, p, n->in[k]);
+    }
+    so_sbuf_printf(b, ")");
+    sb_attrs(b, r, n);
+    if (n->n_out > 1) so_sbuf_printf(b, "#%d", (int)ref.slot);
+}
+
+int so_rule_same_sides(const so_rule *r)
+{
+    int same = 1;
+    for (int k = 0; k < r->n_outputs && same; k++) {
+        so_sbuf a = {0}, c = {0};
+        sb_expr(&a, r, &r->src, r->src_out[k]);
+        sb_expr(&c, r, &r->dst, r->dst_out[k]);
+        same = a.s && c.s && !strcmp(a.s, c.s);
+        free(a.s);
+        free(c.s);
+    }
+    return same;
+}
+
+/* The text of r; canon: without the number, the proof line and the provenance. */
+static char *format_rule(const so_rule *r, int canon)
 {
     so_sbuf b = {0};
-    so_sbuf_printf(&b, "rule %d\n", (int)r->id);
+    if (canon) so_sbuf_printf(&b, "rule\n");
+    else so_sbuf_printf(&b, "rule %d\n", (int)r->id);
     for (int i = 0; i < r->n_inputs; i++) {
         const so_rinput *in = &r->inputs[i];
         so_sbuf_printf(&b, "  input %s [", in->name);
@@ -321,6 +378,10 @@ char *so_rule_format(const so_rule *r)
         if (p->kind == SO_PRE_GE) so_sbuf_printf(&b, "  where %s >= %lld\n", r->sym_names[p->sym], (long long)p->value);
         else so_sbuf_printf(&b, "  where %s %% %lld == 0\n", r->sym_names[p->sym], (long long)p->value);
     }
+    if (canon) {
+        so_sbuf_printf(&b, "end\n");
+        return b.s;
+    }
     if (r->status == SO_RULE_UNVERIFIED) {
         so_sbuf_printf(&b, "  proof unverified\n");
     } else {
@@ -332,6 +393,9 @@ char *so_rule_format(const so_rule *r)
     so_sbuf_printf(&b, "end\n");
     return b.s;
 }
+
+char *so_rule_format(const so_rule *r) { return format_rule(r, 0); }
+char *so_rule_format_canon(const so_rule *r) { return format_rule(r, 1); }
 
 static so_status write_all(FILE *f, const char *s, size_t n)
 {
@@ -515,12 +579,20 @@ static so_status parse_dimx(pstate *S, lexer *L, so_dimx *d)
         } else {
             if (!first && !lex_ch(L, '+')) break;
             if (lex_int(L, &v)) {
-                if (d->c + v > RULE_INT_MAX || d->c + v < -RULE_INT_MAX) return perr(S, "dimension constant out of range");
-                d->c += (int32_t)v;
+                if (lex_ch(L, '*')) { /* K*symbol: K copies of the symbol */
+                    if (!lex_id(L, name, sizeof name)) return perr(S, "expected a symbol after '*'");
+                    int s = find_sym(S->r, name, 1);
+                    if (s < 0) return perr(S, "too many dimension symbols or symbol '%s' too long", name);
+                    if (v < 1 || d->n_sym + v > SO_DIMX_MAX_SYM) return perr(S, "dimension expression has more than %d symbols", SO_DIMX_MAX_SYM);
+                    for (int64_t q = 0; q < v; q++) d->sym[d->n_sym++] = (int8_t)s;
+                } else {
+                    if (d->c + v > RULE_INT_MAX || d->c + v < -RULE_INT_MAX) return perr(S, "dimension constant out of range");
+                    d->c += (int32_t)v;
+                }
             } else if (lex_id(L, name, sizeof name)) {
                 int s = find_sym(S->r, name, 1);
                 if (s < 0) return perr(S, "too many dimension symbols or symbol '%s' too long", name);
-                if (d->n_sym >= 4) return perr(S, "dimension expression has more than 4 symbols");
+                if (d->n_sym >= SO_DIMX_MAX_SYM) return perr(S, "dimension expression has more than %d symbols", SO_DIMX_MAX_SYM);
                 d->sym[d->n_sym++] = (int8_t)s;
             } else {
                 return perr(S, "expected a dimension (integer or symbol)");
@@ -632,6 +704,16 @@ static so_status parse_attr(pstate *S, lexer *L, so_rnode *n, const char *key)
                 return SO_OK;
             }
         return perr(S, "unknown activation '%s'", name);
+    }
+    if ((f & SO_A_INTS) && n->op == SO_OP_NCHWC_OUT && strcmp(key, "ints") == 0) {
+        /* nchwc_out ints=b,c: c is symbolic in rules (c = b*k, exact blocking), kept in dx */
+        n->n_dx = 0;
+        do {
+            if (n->n_dx >= 2) return perr(S, "nchwc_out takes ints=b,c");
+            if (parse_dimx(S, L, &n->dx[n->n_dx++]) != SO_OK) return SO_ERR;
+        } while (lex_ch(L, ','));
+        if (n->n_dx != 2 || n->dx[0].n_sym || n->dx[0].c < 1) return perr(S, "nchwc_out takes ints=b,c with a concrete b");
+        return SO_OK;
     }
     if ((f & SO_A_INTS) && strcmp(key, ints_key(n->op)) == 0) {
         a->n_ints = 0;
@@ -898,6 +980,10 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
         perr(&S, "rule is not closed by 'end'");
         goto fail;
     }
+    XXH128_hash_t th = XXH3_128bits(text, len);
+    rs.text_hash[0] = th.high64;
+    rs.text_hash[1] = th.low64;
+    rs.has_text_hash = 1;
     *out = rs;
     return SO_OK;
 fail:
@@ -962,6 +1048,100 @@ static so_status sym_identity(const so_rnode *n, const so_sshape *in, so_sshape 
 {
     SYM_LOCALS;
     *o = in[0];
+    return SO_OK;
+}
+
+/* Blocked layout in rules (issue 15): generated rules use exact blocking, channels = b * k.
+   ceil(d / b) as a symbolic dim: a concrete d (hand-written rules may pad), or the constant and
+   every symbol's multiplicity divisible by b; 0 if it is neither. */
+static int dx_div(const so_dimx *d, int64_t b, so_dimx *q)
+{
+    memset(q, 0, sizeof *q);
+    if (b >= 1 && d->n_sym == 0) {
+        q->c = (int32_t)((d->c + b - 1) / b);
+        return q->c > 0;
+    }
+    if (b < 1 || d->c % b) return 0;
+    q->c = (int32_t)(d->c / b);
+    for (int i = 0; i < d->n_sym;) {
+        int j = i;
+        while (j < d->n_sym && d->sym[j] == d->sym[i]) j++;
+        if ((j - i) % b) return 0;
+        for (int k = 0; k < (j - i) / b; k++) q->sym[q->n_sym++] = d->sym[i];
+        i = j;
+    }
+    return q->n_sym > 0 || q->c > 0;
+}
+
+/* d * b as a symbolic dim; 0 if too many symbols. */
+static int dx_mul(const so_dimx *d, int64_t b, so_dimx *p)
+{
+    memset(p, 0, sizeof *p);
+    if (b < 1 || d->n_sym * b > SO_DIMX_MAX_SYM) return 0;
+    p->c = (int32_t)(d->c * b);
+    for (int i = 0; i < d->n_sym; i++)
+        for (int k = 0; k < b; k++) p->sym[p->n_sym++] = d->sym[i];
+    so_dimx_norm(p);
+    return 1;
+}
+
+/* nchwc_in: [n, c, h, w] -> [n, c/b, h, w, b]; rules state exact blocking (c a multiple of b). */
+static so_status sym_nchwc_in(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    if (in[0].rank != 4 || a->n_ints != 1 || a->ints[0] < 1) return so_errorf("nchwc_in needs a rank-4 input and ints=b");
+    *o = in[0];
+    o->rank = 5;
+    if (!dx_div(&in[0].dim[1], a->ints[0], &o->dim[1])) return so_errorf("nchwc_in: channels are not a multiple of the block in the rule");
+    o->dim[4] = dx_const(a->ints[0]);
+    return SO_OK;
+}
+
+/* nchwc_out: [n, k, h, w, b] -> [n, c, h, w] with ints = (b, c), c = b * k (exact) in rules. */
+static so_status sym_nchwc_out(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    if (in[0].rank != 5 || n->n_dx != 2 || n->dx[0].n_sym || !dx_is(&in[0].dim[4], n->dx[0].c))
+        return so_errorf("nchwc_out needs a rank-5 input with ints=b,c and lane dim b");
+    so_dimx c, k;
+    if (n->dx[1].n_sym == 0 && in[0].dim[1].n_sym == 0) { /* concrete: c lanes in ceil(c/b) blocks */
+        if (!dx_div(&n->dx[1], n->dx[0].c, &k) || !so_dimx_eq(&k, &in[0].dim[1])) return so_errorf("nchwc_out: channels do not fit the blocks");
+    } else if (!dx_mul(&in[0].dim[1], n->dx[0].c, &c) || !so_dimx_eq(&c, &n->dx[1])) {
+        return so_errorf("nchwc_out: channels are not block * blocks");
+    }
+    *o = in[0];
+    o->rank = 4;
+    o->dim[1] = n->dx[1];
+    return SO_OK;
+}
+
+static so_status sym_conv(const so_rnode *n, const so_sshape *in, so_sshape *out);
+
+/* conv_nchwc: a conv on an exactly blocked input [n, c/b, h, w, b] (ungrouped in rules), blocked
+   output [n, o/b, ho, wo, b]. */
+static so_status sym_conv_nchwc(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    if (in[0].rank != 5 || in[0].dim[4].n_sym || (a->group > 1)) return so_errorf("conv_nchwc needs a blocked input (ungrouped in rules)");
+    int64_t b = in[0].dim[4].c;
+    so_sshape x[3];
+    x[0] = in[0];
+    x[0].rank = 4;
+    if (in[0].dim[1].n_sym == 0 && in[1].rank == 4 && in[1].dim[1].n_sym == 0) { /* concrete, may pad */
+        if ((in[1].dim[1].c + b - 1) / b != in[0].dim[1].c) return so_errorf("conv_nchwc: input blocks do not fit the weight");
+        x[0].dim[1] = in[1].dim[1];
+    } else if (!dx_mul(&in[0].dim[1], b, &x[0].dim[1])) {
+        return so_errorf("conv_nchwc: too many symbols");
+    }
+    x[1] = in[1];
+    if (n->n_in == 3) x[2] = in[2];
+    so_status st = sym_conv(n, x, out);
+    if (st != SO_OK) return st;
+    so_dimx ob;
+    if (!dx_div(&o->dim[1], b, &ob)) return so_errorf("conv_nchwc: output channels are not a multiple of the block in the rule");
+    o->rank = 5;
+    o->dim[1] = ob;
+    o->dim[4] = dx_const(b);
     return SO_OK;
 }
 
@@ -1208,9 +1388,8 @@ static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *
 #define sym_hardswish sym_unary
 #define sym_leakyrelu sym_unary
 #define sym_elu sym_unary
-#define sym_nchwc_in sym_unknown          /* blocked layouts: not in the rule language yet (issue 15) */
-#define sym_nchwc_out sym_unknown
-#define sym_conv_nchwc sym_unknown
+/* blocked layouts: nchwc_in / nchwc_out / conv_nchwc have shape rules above (exact blocking); the
+   blocked pools and concat are not in the rule language (unknown, checked at instantiation) */
 #define sym_maxpool_nchwc sym_unknown
 #define sym_avgpool_nchwc sym_unknown
 #define sym_globalavgpool_nchwc sym_unknown

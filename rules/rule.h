@@ -13,11 +13,13 @@
 #define SO_RULE_MAX_PRE     8
 
 /* A dimension expression: c + sum of symbols sym[0..n_sym). Symbols index so_rule.sym_names.
-   Concrete dims have n_sym == 0. */
+   Concrete dims have n_sym == 0. A symbol may repeat: a blocked layout's channel count is
+   b*k (b = 8 or 16 copies of k; printed "8*k"), and a concat of two such values b*k + b*l. */
+#define SO_DIMX_MAX_SYM 32
 typedef struct so_dimx {
     int32_t c;
     int32_t n_sym;
-    int8_t sym[4];
+    int8_t sym[SO_DIMX_MAX_SYM];
 } so_dimx;
 
 /* A rule input: a tensor variable with a symbolic shape. Repeated symbols are equality
@@ -79,6 +81,8 @@ typedef struct so_ruleset {
     so_rule *rules;             /* malloc'd */
     int32_t n_rules, cap_rules;
     char header[256];           /* free text from the file's leading comment lines */
+    int32_t has_text_hash;      /* set by so_rules_parse: */
+    uint64_t text_hash[2];      /* XXH3-128 of exactly the text parsed (verifier/proofs.c keys a whole file's proofs by it) */
 } so_ruleset;
 
 /* Parses rule text. Errors are one line: "PATH:LINE: what is wrong". Every rule is checked
@@ -93,6 +97,14 @@ so_status so_rules_parse(const char *path, const char *text, size_t len, so_rule
 so_status so_rules_load(const char *path, so_ruleset *out);
 /* Text of one rule (malloc'd, caller frees), exactly the format so_rules_parse reads. */
 char *so_rule_format(const so_rule *r);
+/* What the rule states, for proof digests (verifier/proofs.h): the same text without the rule's
+   number, its proof line and its provenance (malloc'd). */
+char *so_rule_format_canon(const so_rule *r);
+
+/* 1 if every mapped output of r is the same expression on both sides (the same operators,
+   attributes and inputs, node names and order aside): a rule that rewrites nothing. The generator
+   must never emit one (tests/test_gen.c checks the shipped set). */
+int so_rule_same_sides(const so_rule *r);
 /* Writes a whole set atomically (temporary file + rename). */
 so_status so_rules_save(const so_ruleset *rs, const char *path);
 void so_ruleset_push(so_ruleset *rs, const so_rule *r);

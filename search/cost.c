@@ -151,15 +151,7 @@ static uint64_t machine_build_key(char *desc, size_t n, so_isa isa)
 static char *cache_path(const char *cache_dir, uint64_t key)
 {
     char dir[4096];
-    if (cache_dir) {
-        snprintf(dir, sizeof dir, "%s", cache_dir);
-    } else {
-        const char *x = getenv("XDG_CACHE_HOME");
-        const char *h = getenv("HOME");
-        if (x && x[0]) snprintf(dir, sizeof dir, "%s/superopt", x);
-        else if (h && h[0]) snprintf(dir, sizeof dir, "%s/.cache/superopt", h);
-        else return NULL;
-    }
+    if (!so_cache_dir(cache_dir, dir, sizeof dir)) return NULL;
     char path[4200];
     snprintf(path, sizeof path, "%s/cost-%016llx.tsv", dir, (unsigned long long)key);
     return so_xstrdup(path);
@@ -207,20 +199,6 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
     return SO_OK;
 }
 
-static int mkdir_p(const char *path)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-            *p = '/';
-        }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-    return 0;
-}
-
 so_status so_cost_save(so_cost_model *cm)
 {
     if (!cm->path || !cm->dirty) return SO_OK;
@@ -228,7 +206,7 @@ so_status so_cost_save(so_cost_model *cm)
     snprintf(dir, sizeof dir, "%s", cm->path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
-    if (mkdir_p(dir) != 0) return so_errorf("%s: cannot create cache directory: %s", dir, strerror(errno));
+    if (so_mkdir_p(dir) != 0) return so_errorf("%s: cannot create cache directory: %s", dir, strerror(errno));
     char desc[512];
     so_atomic out;
     if (so_atomic_open(&out, cm->path, "w") != SO_OK) return SO_ERR;

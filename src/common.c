@@ -494,6 +494,34 @@ static void exe_hash_init(void)
     fclose(f);
 }
 
+int so_cache_dir(const char *given, char *buf, size_t n)
+{
+    if (given) {
+        if (!given[0]) return 0;
+        snprintf(buf, n, "%s", given);
+        return 1;
+    }
+    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    if (x && x[0]) snprintf(buf, n, "%s/superopt", x);
+    else if (h && h[0]) snprintf(buf, n, "%s/.cache/superopt", h);
+    else return 0;
+    return 1;
+}
+
+int so_mkdir_p(const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+    return 0;
+}
+
 uint64_t so_exe_hash(void)
 {
     pthread_once(&exe_once, exe_hash_init);

@@ -120,6 +120,13 @@ double so_median(const double *v, size_t n);
    Keys what depends on the build: measured costs, generator checkpoints. */
 uint64_t so_exe_hash(void);
 
+/* The folder of superopt's caches (measured costs, proofs): `given` if not NULL, else
+   $XDG_CACHE_HOME/superopt, else $HOME/.cache/superopt. Returns 0 (buf untouched) when there is
+   none: given == "" (caching disabled) or neither variable set. */
+int so_cache_dir(const char *given, char *buf, size_t n);
+/* mkdir -p: creates path and its missing parents (0755). Returns 0, or -1 with errno set. */
+int so_mkdir_p(const char *path);
+
 /* Wall-clock seconds from a monotonic clock. */
 double so_now(void);
 

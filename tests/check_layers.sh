@@ -10,7 +10,7 @@
 #   verifier   verifier/                  core kernels rulelang
 #   generator  rules/ (all but rule.*)    core kernels rulelang verifier
 #   search     search/                    core kernels rulelang
-#   api        api/                       core kernels rulelang search (the public C API, superopt.h)
+#   api        api/                       core kernels rulelang verifier search (the public C API, superopt.h; verifier: proofs bound to content, issue 19)
 #   cli        cli/                       core kernels rulelang verifier generator search api
 #   tests      tests/                     everything
 #
@@ -44,7 +44,7 @@ allowed() { # from-layer to-layer -> 0 if allowed
         verifier) [[ $2 =~ ^(core|kernels|rulelang)$ ]] ;;
         generator) [[ $2 =~ ^(core|kernels|rulelang|verifier)$ ]] ;;
         search) [[ $2 =~ ^(core|kernels|rulelang)$ ]] ;;
-        api) [[ $2 =~ ^(core|kernels|rulelang|search)$ ]] ;;
+        api) [[ $2 =~ ^(core|kernels|rulelang|verifier|search)$ ]] ;;
         cli) [[ $2 != tests ]] ;;
         tests) return 0 ;;
         *) return 1 ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gen_resume.sh - resumable `superopt generate`: a run killed (SIGKILL after a seeded random delay,
 # or by the checkpoint test hook) and restarted with --resume writes exactly the file of an
-# uninterrupted run; the checkpoint is removed on success; a checkpoint of other options is refused.
+# uninterrupted run; the checkpoint is removed on success; a checkpoint of other options, and an edited
+# one, are refused.
 # Usage: tests/gen_resume.sh SUPEROPT [SEED]. Prints "ok"/"FAIL" lines; exit 0 iff all pass.
 set -u
 SO=$1
@@ -39,6 +40,22 @@ SO_GEN_CKPT_INTERVAL=0 SO_GEN_CKPT_STOP_AFTER=3 "$SO" "${GEN[@]}" -o "$TMP/a.rul
 SO_GEN_CKPT_INTERVAL=0 "$SO" "${GEN[@]}" -o "$TMP/a.rules" --resume 2>/dev/null
 if cmp -s "$TMP/a.rules" "$TMP/ref.rules" && [ ! -f "$TMP/a.rules.ckpt" ]; then say ok "resume after hook kill: identical, checkpoint removed"
 else say FAIL "resume after hook kill"; fi
+
+# 3b. an edited checkpoint (pending and failed candidates rewritten to 'p', issue 19) is refused with one
+#     line before anything is written: a 'p' counts only if this build's proof cache holds that proof (a
+#     fresh cache folder: the runs above put every proof of this set in the default one)
+rm -f "$TMP/e.rules"*
+export XDG_CACHE_HOME=$TMP/cache
+SO_GEN_CKPT_INTERVAL=0 SO_GEN_CKPT_STOP_AFTER=2 "$SO" "${GEN[@]}" -o "$TMP/e.rules" 2>/dev/null
+if [ -f "$TMP/e.rules.ckpt" ] && grep -q '\.' <(tail -1 "$TMP/e.rules.ckpt"); then
+    sed -i '5s/[.f]/p/g' "$TMP/e.rules.ckpt"
+    "$SO" "${GEN[@]}" -o "$TMP/e.rules" --resume 2>"$TMP/err"
+    rc=$?
+    if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "never proved it" "$TMP/err" && [ ! -f "$TMP/e.rules" ]
+    then say ok "edited checkpoint ('.'/'f' -> 'p') refused: $(cut -c1-90 "$TMP/err")..."
+    else say FAIL "edited checkpoint refused (exit $rc)"; cat "$TMP/err"; fi
+else say FAIL "edited checkpoint: no partial checkpoint to edit"; fi
+unset XDG_CACHE_HOME
 
 # 4. SIGKILL after a seeded random delay (0-700 ms), resume, compare; 6 rounds
 had=0

@@ -247,6 +247,11 @@ else bad "mutated models: clean exit or one-line error, no crash, <= 1 s, <= 1 G
 #     cost cache (tests/hostile.sh, sourced: one ok line per case)
 . tests/hostile.sh
 
+# 6c. no wrong rule reaches a written model (issue 19): forged proofs, rules in the current directory,
+#     the numeric safety net (clip, relu next to large values, Inf outputs, unrunnable models), the proof
+#     cache, verify's witnesses (tests/safety.sh, sourced: one ok line per case)
+. tests/safety.sh
+
 # 7. resumable generate: SIGKILL + --resume gives the uninterrupted file (tests/gen_resume.sh)
 if tests/gen_resume.sh "$SO" 1 >"$TMP/resume" 2>&1; then ok "generate --resume after SIGKILL: $(tail -1 "$TMP/resume" | sed 's/^ok - //')"
 else bad "generate --resume after SIGKILL" "$TMP/resume"; fi

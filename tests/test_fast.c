@@ -665,6 +665,45 @@ static void test_conv_fusion(void **state)
     }
 }
 
+/* Convs of the NCHW kernels (stem, depthwise 3x3 at stride 1 and 2, the 1x1 kernels, direct, Winograd, grouped)
+   followed by a SiLU pair (Sigmoid + Mul, both operand orders), HardSwish or HardSigmoid: one step each (the conv
+   absorbs them, kernels/epi.h), matching the reference at 1 and 2 threads (non-finite inputs: test_nonfinite). */
+static void test_conv_mobile_epilogues(void **state)
+{
+    (void)state;
+    /* C O H W k stride group */
+    static const int cs[][7] = {{3, 16, 23, 21, 3, 2, 1},  {16, 16, 17, 15, 3, 1, 16}, {24, 24, 18, 18, 3, 2, 24}, {40, 40, 7, 7, 3, 1, 40},
+                                {20, 36, 14, 14, 1, 1, 1}, {72, 20, 7, 7, 1, 1, 1},    {24, 40, 9, 9, 3, 1, 1},     {40, 40, 28, 28, 3, 1, 1},
+                                {16, 16, 11, 11, 5, 2, 16}, {12, 8, 1, 1, 1, 1, 1}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int kind = 0; kind < 4; kind++) {
+            tb t;
+            tb_begin(&t, 1, 700 + 10 * (uint64_t)i + (uint64_t)kind);
+            const int C = cs[i][0], O = cs[i][1], k = cs[i][4];
+            int32_t x = tb_input(&t, shp(4, 1, C, cs[i][2], cs[i][3]));
+            so_attr a = {0};
+            a.stride[0] = a.stride[1] = cs[i][5];
+            a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = k / 2;
+            a.group = cs[i][6];
+            int32_t ins[3] = {x, tb_weight(&t, shp(4, O, C / cs[i][6], k, k)), tb_weight(&t, shp(1, O))};
+            int32_t c = tb_node(&t, SO_OP_CONV, ins, 3, &a), last;
+            if (kind <= 1) { /* SiLU: Mul(c, Sigmoid(c)) and Mul(Sigmoid(c), c) */
+                int32_t sg = tb_node(&t, SO_OP_SIGMOID, &c, 1, NULL);
+                int32_t mi[2] = {kind ? sg : c, kind ? c : sg};
+                last = tb_node(&t, SO_OP_MUL, mi, 2, NULL);
+            } else if (kind == 2) {
+                last = tb_node(&t, SO_OP_HARDSWISH, &c, 1, NULL);
+            } else {
+                so_attr hs = {0};
+                hs.alpha = 0.2f, hs.beta = 0.45f;
+                last = tb_node(&t, SO_OP_HARDSIGMOID, &c, 1, &hs);
+            }
+            t.g->outputs[0] = (so_edge){last, 0};
+            assert_int_equal(check_graph(&t, TOL), 1);
+            tb_free(&t);
+        }
+}
+
 /* Two heads whose single users are the same Add (x W + h U): only one may absorb it. */
 static void test_shared_add(void **state)
 {
@@ -836,6 +875,11 @@ static void test_binary_broadcast(void **state)
         one_binary(s + 6, ops[k], shp(0), shp(2, 3, 3), 0);
         one_binary(s + 7, ops[k], shp(4, 1, 3, 1, 5), shp(4, 2, 1, 4, 1), 4);
         one_binary(s + 8, ops[k], shp(2, 300, 257), shp(2, 300, 1), 0); /* parallel path */
+        /* a blocked per-channel scale [N][Cb][H][W][b] op [N][Cb][1][1][b] (elem.c bin_rows for Add / Mul), both orders */
+        one_binary(s + 9, ops[k], shp(5, 2, 3, 5, 7, 16), shp(5, 2, 3, 1, 1, 16), 1);
+        one_binary(s + 10, ops[k], shp(5, 1, 2, 1, 1, 8), shp(5, 1, 2, 9, 9, 8), 0);
+        one_binary(s + 11, ops[k], shp(5, 1, 3, 40, 40, 16), shp(5, 1, 3, 1, 1, 16), 1); /* parallel path */
+        one_binary(s + 12, ops[k], shp(3, 4, 6, 5), shp(3, 4, 1, 5), 0);
     }
 }
 
@@ -1474,7 +1518,7 @@ static void test_nonfinite(void **state)
 {
     void (*const fams[])(void **) = {test_conv_edge_cases, test_conv_random,    test_conv_depthwise3, test_conv_stem,
                                      test_conv_pw,         test_conv_packed,    test_conv_winograd,   test_conv_dconv,
-                                     test_conv_fusion,     test_shared_add,     test_matmul,          test_matmul_bias_fusion,
+                                     test_conv_fusion,     test_conv_mobile_epilogues, test_shared_add,     test_matmul,          test_matmul_bias_fusion,
                                      test_gemm,            test_binary_broadcast, test_unary,         test_resize,
                                      test_softmax_layernorm_batchnorm, test_reducemean, test_pool,    test_gelu,
                                      test_attention,       test_pad_avgpool,    test_data_movement,   test_lstm};
@@ -1496,6 +1540,7 @@ int main(void)
         cmocka_unit_test_setup(test_conv_winograd, reset_expect),
         cmocka_unit_test_setup(test_conv_dconv, reset_expect),
         cmocka_unit_test_setup(test_conv_fusion, reset_expect),
+        cmocka_unit_test_setup(test_conv_mobile_epilogues, reset_expect),
         cmocka_unit_test_setup(test_shared_add, reset_expect),
         cmocka_unit_test_setup(test_matmul, reset_expect),
         cmocka_unit_test_setup(test_matmul_bias_fusion, reset_expect),

@@ -655,6 +655,40 @@ static void test_bn_fold_applies(void **state)
     so_model_free(m);
 }
 
+/* Issue 19: no shipped rule rewrites a graph into itself. 28 of the 2,705 rules of session 5 did
+   (e.g. enlarge(H) + V -> enlarge(H) + V): pruning compared the unexpanded graphs, where an enlarged
+   pseudo-variable and an enumerated enlarge of the same kernel differ. so_rule_same_sides is first
+   shown to catch that rule, then run over rules/default.rules. */
+static void test_no_same_sides(void **state)
+{
+    (void)state;
+    so_ruleset t;
+    static const char txt2[] = "rule 1\n  input H [a,b,1,3]\n  input V [a,b,3,3]\n"
+                               "  src s0 = enlarge(H) kernel=3,3\n  src s1 = add(s0, V) act=none\n"
+                               "  dst d0 = enlarge(H) kernel=3,3\n  dst d1 = add(d0, V) act=none\n"
+                               "  map s1 -> d1\n  proof proved\nend\n"
+                               "rule 2\n  input H [a,b,1,3]\n  input V [a,b,3,3]\n"
+                               "  src s0 = enlarge(H) kernel=3,3\n  src s1 = add(s0, V) act=none\n"
+                               "  dst d0 = enlarge(H) kernel=3,3\n  dst d1 = add(V, d0) act=none\n"
+                               "  map s1 -> d1\n  proof proved\nend\n";
+    if (so_rules_parse("same.rules", txt2, sizeof txt2 - 1, &t) != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(t.n_rules, 2);
+    assert_true(so_rule_same_sides(&t.rules[0]));
+    assert_false(so_rule_same_sides(&t.rules[1])); /* operands swapped: a different graph */
+    so_ruleset_free(&t);
+    so_ruleset rs;
+    if (so_rules_load("rules/default.rules", &rs) != SO_OK) fail_msg("%s", so_error());
+    int same = 0;
+    for (int32_t i = 0; i < rs.n_rules; i++)
+        if (so_rule_same_sides(&rs.rules[i])) {
+            print_message("rule %d (line %d) has the same two sides\n", (int)rs.rules[i].id, (int)rs.rules[i].line);
+            same++;
+        }
+    assert_true(rs.n_rules > 1000);
+    assert_int_equal(same, 0);
+    so_ruleset_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -663,6 +697,7 @@ int main(void)
         cmocka_unit_test(test_stage_counts),     cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_default_rules_families), cmocka_unit_test(test_bucket_split),
         cmocka_unit_test(test_subsumption),      cmocka_unit_test(test_bn_fold_applies),
+        cmocka_unit_test(test_no_same_sides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

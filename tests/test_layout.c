@@ -175,12 +175,123 @@ static void test_keep_and_fold(void **state)
     so_model_free(m);
 }
 
+/* ---------------- a mobile block built by hand ---------------- */
+
+typedef struct mb {
+    so_model *m;
+    uint64_t seed;
+} mb;
+
+static int32_t mb_node(mb *b, so_op op, const int32_t *ins, int n_in, const so_attr *a)
+{
+    so_edge e[SO_MAX_IN];
+    for (int k = 0; k < n_in; k++) e[k] = (so_edge){ins[k], 0};
+    const int32_t n = so_graph_add(b->m->graph, op, e, n_in, 1, a ? so_model_attr(b->m, a) : NULL, -1, "n");
+    assert_int_equal(so_graph_infer(b->m->graph, n), SO_OK);
+    return n;
+}
+
+static int32_t mb_weight(mb *b, int rank, const int64_t *dim, float scale)
+{
+    const so_shape s = so_shape_make(rank, dim);
+    const int64_t n = so_shape_numel(&s);
+    float *d = malloc(sizeof *d * (size_t)n);
+    so_rng_fill(&b->seed, d, (size_t)n);
+    for (int64_t j = 0; j < n; j++) d[j] *= scale;
+    const int32_t n_ = so_graph_add(b->m->graph, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(b->m, "w", s, d), NULL);
+    assert_int_equal(so_graph_infer(b->m->graph, n_), SO_OK);
+    return n_;
+}
+
+/* Conv x (C channels) -> O channels, k x k, stride s, groups g, with a bias. */
+static int32_t mb_conv(mb *b, int32_t x, int64_t C, int64_t O, int k, int s, int g)
+{
+    so_attr a = {0};
+    a.stride[0] = a.stride[1] = s;
+    a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = k / 2;
+    a.dilation[0] = a.dilation[1] = 1;
+    a.group = g;
+    const int64_t wd[4] = {O, C / g, k, k}, bd[1] = {O};
+    const int32_t ins[3] = {x, mb_weight(b, 4, wd, 0.6f), mb_weight(b, 1, bd, 0.3f)};
+    return mb_node(b, SO_OP_CONV, ins, 3, &a);
+}
+
+static int32_t mb_silu(mb *b, int32_t x)
+{
+    const int32_t s = mb_node(b, SO_OP_SIGMOID, &x, 1, NULL), ins[2] = {x, s};
+    return mb_node(b, SO_OP_MUL, ins, 2, NULL);
+}
+
+/* An EfficientNet / MobileNet-v3 block: 1x1 expansion + SiLU, depthwise 3x3 stride 2 + HardSwish, squeeze-excite
+   (global pool, 1x1 + SiLU with the Sigmoid's operands swapped, 1x1 + HardSigmoid, channel scale), 1x1 projection,
+   depthwise 5x5 + Sigmoid; channel counts not multiples of 8 or 16. With the blocked kernels every SiLU pair and
+   HardSwish / HardSigmoid is absorbed by the conv before it; reference and executor agree at 1 and 2 threads. */
+static void test_mobile_block(void **state)
+{
+    (void)state;
+    for (int bs = 8; bs <= 16; bs += 8) {
+        mb b = {.m = so_model_new("mobile"), .seed = 17};
+        so_model *m = b.m;
+        m->inputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
+        m->outputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
+        m->n_inputs = m->n_outputs = 1;
+        m->inputs[0].name = "x";
+        const int64_t xd[4] = {1, 12, 13, 11};
+        m->inputs[0].shape = so_shape_make(4, xd);
+        m->graph = so_graph_new(m);
+        const int32_t x = so_graph_add(m->graph, SO_OP_INPUT, NULL, 0, 1, NULL, 0, NULL);
+        assert_int_equal(so_graph_infer(m->graph, x), SO_OK);
+        const int32_t e = mb_silu(&b, mb_conv(&b, x, 12, 36, 1, 1, 1));
+        const int32_t d = mb_node(&b, SO_OP_HARDSWISH, (int32_t[]){mb_conv(&b, e, 36, 36, 3, 2, 36)}, 1, NULL);
+        const int32_t p = mb_node(&b, SO_OP_GLOBALAVGPOOL, &d, 1, NULL);
+        const int32_t r = mb_conv(&b, p, 36, 10, 1, 1, 1), rs = mb_node(&b, SO_OP_SIGMOID, &r, 1, NULL);
+        const int32_t rm = mb_node(&b, SO_OP_MUL, (int32_t[]){rs, r}, 2, NULL);
+        so_attr hs = {0};
+        hs.alpha = 1.f / 6.f, hs.beta = 0.5f;
+        const int32_t gte = mb_node(&b, SO_OP_HARDSIGMOID, (int32_t[]){mb_conv(&b, rm, 10, 36, 1, 1, 1)}, 1, &hs);
+        const int32_t sc = mb_node(&b, SO_OP_MUL, (int32_t[]){d, gte}, 2, NULL);
+        const int32_t pr = mb_conv(&b, sc, 36, 20, 1, 1, 1);
+        const int32_t out = mb_node(&b, SO_OP_SIGMOID, (int32_t[]){mb_conv(&b, pr, 20, 20, 5, 1, 20)}, 1, NULL);
+        m->graph->outputs[0] = (so_edge){out, 0};
+        m->outputs[0].name = "y";
+        m->outputs[0].shape = m->graph->nodes[out].out[0];
+        check_model(m, bs, 6);
+        /* what the blocked convs absorbed: SiLU pairs (2 nodes), HardSwish, HardSigmoid, Sigmoid */
+        so_layout_stats st;
+        so_graph *lg = NULL;
+        assert_int_equal(so_layout_nchwc(m->graph, bs, NULL, &lg, &st), SO_OK);
+        so_exec_opts eo = {.threads = 1};
+        so_exec *ex = NULL;
+        assert_int_equal(so_exec_new(lg, &eo, &ex), SO_OK);
+        int fused[5] = {0}, k = 0;
+        so_isa lv;
+        assert_int_equal(so_isa_current(&lv), SO_OK);
+        for (int32_t s = 0; s < so_exec_n_steps(ex); s++) {
+            so_exec_step_info si;
+            so_exec_step(ex, s, &si);
+            if (strstr(si.kernel, "conv_nchwc") && k < 5) fused[k++] = si.n_fused;
+        }
+        if (so_nchwc_level(bs, lv)) {
+            assert_int_equal(k, 5); /* expansion, depthwise, reduce, expand, projection (+ the last depthwise, not counted) */
+            assert_int_equal(fused[0], 2);
+            assert_int_equal(fused[1], 1);
+            assert_int_equal(fused[2], 2);
+            assert_int_equal(fused[3], 1);
+            assert_int_equal(fused[4], 0);
+        }
+        so_exec_free(ex);
+        so_graph_free(lg);
+        so_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keep_and_fold),
         cmocka_unit_test(test_resnet_small),
         cmocka_unit_test(test_squeezenet),
+        cmocka_unit_test(test_mobile_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

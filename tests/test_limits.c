@@ -783,8 +783,11 @@ static void test_rule_too_many_symbols(void **state)
 static void test_rule_long_dim_expression(void **state)
 {
     (void)state;
-    expect_rules_error("rule 1\n  input X [a+b+c+d+e+f+g+h]\n  src a = relu(X)\n  dst b = relu(X)\n  map a -> b\nend\n",
+    /* more than SO_DIMX_MAX_SYM (32) symbol terms, written out or as K*s */
+    expect_rules_error("rule 1\n  input X [a+b+c+d+e+f+g+h+a+b+c+d+e+f+g+h+a+b+c+d+e+f+g+h+a+b+c+d+e+f+g+h+a]\n  src a = relu(X)\n"
+                       "  dst b = relu(X)\n  map a -> b\nend\n",
                        "hostile.rules:2");
+    expect_rules_error("rule 1\n  input X [16*a+17*b]\n  src a = relu(X)\n  dst b = relu(X)\n  map a -> b\nend\n", "hostile.rules:2");
 }
 
 static void test_rule_huge_numbers(void **state)

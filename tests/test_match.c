@@ -215,6 +215,65 @@ static void test_precondition_and_anchor(void **state)
     }
 }
 
+/* A generated layout rule (exact blocking, channels 8*a): conv = nchwc_out . conv_nchwc . nchwc_in
+   matches a conv whose input and output channels are multiples of 8 and no other; the rewrite
+   computes the same values. */
+static void test_layout_rule_exact(void **state)
+{
+    (void)state;
+    static const char *TXT = "rule 1\n  input X [a,8*b,c,d]\n  input K [8*e,8*b,1,1]\n"
+                             "  src s0 = conv(X, K) stride=1,1 pad=0,0,0,0 dilation=1,1 group=1 act=none\n"
+                             "  dst d0 = nchwc_in(X) ints=8\n"
+                             "  dst d1 = conv_nchwc(d0, K) stride=1,1 pad=0,0,0,0 dilation=1,1 group=1 act=none\n"
+                             "  dst d2 = nchwc_out(d1) ints=8,8*e\n  map s0 -> d2\n  proof proved\nend\n";
+    so_ruleset lr = {0};
+    assert_int_equal(so_rules_parse("layout.rules", TXT, strlen(TXT), &lr), SO_OK);
+    char *f = so_rule_format(&lr.rules[0]);
+    assert_non_null(strstr(f, "input X [a,8*b,c,d]"));
+    assert_non_null(strstr(f, "ints=8,8*e"));
+    free(f);
+    const int cin[4] = {16, 12, 8, 16}, cout[4] = {24, 16, 20, 8};
+    for (int k = 0; k < 4; k++) {
+        tb t;
+        so_shape xs = {.rank = 4, .dim = {1, cin[k], 3, 4}, .dtype = SO_F32};
+        tb_new(&t, 1, &xs, 1);
+        int64_t wd[4] = {cout[k], cin[k], 1, 1};
+        so_shape wsh = so_shape_make(4, wd);
+        float *data = malloc(sizeof(float) * (size_t)so_shape_numel(&wsh));
+        so_rng_fill(&t.seed, data, (size_t)so_shape_numel(&wsh));
+        int32_t w = so_graph_add(t.g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(t.m, "w", wsh, data), NULL);
+        assert_int_equal(so_graph_infer(t.g, w), SO_OK);
+        so_attr at;
+        memset(&at, 0, sizeof at);
+        at.stride[0] = at.stride[1] = at.dilation[0] = at.dilation[1] = at.group = 1;
+        so_edge ce[2] = {{0, 0}, {w, 0}};
+        int32_t c = so_graph_add(t.g, SO_OP_CONV, ce, 2, 1, so_model_attr(t.m, &at), -1, NULL);
+        assert_int_equal(so_graph_infer(t.g, c), SO_OK);
+        t.g->outputs[0] = (so_edge){c, 0};
+        so_match_index ix;
+        so_match_index_init(&ix, t.g);
+        int exact = cin[k] % 8 == 0 && cout[k] % 8 == 0;
+        assert_int_equal(so_match_rule(&ix, &lr.rules[0], 0, NULL, NULL), exact);
+        if (exact) {
+            collect col = {.n = 0};
+            so_match_rule(&ix, &lr.rules[0], 0, collect_fn, &col);
+            so_fold_ctx fc;
+            so_fold_init(&fc, t.m);
+            so_graph *ng = NULL;
+            assert_int_equal(so_rewrite(t.g, &col.m[0], &fc, &ng), SO_OK);
+            assert_int_equal(count_op(ng, SO_OP_CONV_NCHWC), 1);
+            assert_int_equal(ng->nodes[ng->outputs[0].node].op, SO_OP_NCHWC_OUT);
+            assert_int_equal(ng->nodes[ng->outputs[0].node].attr->ints[1], cout[k]);
+            assert_true(max_diff(t.g, ng) < 1e-5);
+            so_graph_free(ng);
+            so_fold_free(&fc);
+        }
+        so_match_index_free(&ix);
+        so_model_free(t.m);
+    }
+    so_ruleset_free(&lr);
+}
+
 /* a = X.A1, b = X.relu(a) with k == m: merging a and b would make b's weight depend on the
    merged output: the rewrite must be rejected as a cycle. */
 static void test_cycle_rejected(void **state)
@@ -502,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_anchor_node_and_keys),
         cmocka_unit_test(test_merge_matmuls),
         cmocka_unit_test(test_deadline),
+        cmocka_unit_test(test_layout_rule_exact),
         cmocka_unit_test(test_distribute_and_external_use),
         cmocka_unit_test(test_precondition_and_anchor),
         cmocka_unit_test(test_cycle_rejected),

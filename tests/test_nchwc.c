@@ -98,11 +98,25 @@ static void same_for_threads(const float *y1, const float *y2, int64_t n, const 
 
 /* ---------------- conv ---------------- */
 
+/* The epilogue activations in double: so_ref_act's, and the kernel-only ones of kernels/epi.h (SiLU, HardSwish,
+   HardSigmoid with alpha = lo, beta = hi) as the reference kernels compute the operators they replace. */
+static void ref_act(int act, float lo, float hi, float *r, int64_t n)
+{
+    for (int64_t q = 0; q < n; q++) {
+        const double v = r[q];
+        if (act == SO_EPI_SILU) r[q] = (float)(v / (1.0 + exp(-v)));
+        else if (act == SO_EPI_HARDSWISH) r[q] = (float)(v * fmin(1.0, fmax(0.0, v / 6.0 + 0.5)));
+        else if (act == SO_EPI_HARDSIGMOID) r[q] = (float)fmin(1.0, fmax(0.0, lo * v + hi));
+    }
+    if (act < SO_ACT_COUNT) so_ref_act(act, lo, hi, r, n);
+}
+
 typedef struct conv_case {
     int N, C, H, W, O, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, group;
     int bias, scale, act1, res, act2;
     float lo, hi;
     int nan; /* put a NaN into the input */
+    float big; /* scale factors times this (0: 1): pre-activations far past exp's range */
 } conv_case;
 
 /* oneDNN's primitives (kernels/dnnl.c) on the blocked value of the AVX-512 level, direct and (where oneDNN has it)
@@ -123,6 +137,7 @@ static void run_conv_dnnl(const conv_case *k, const so_nchwc_impl *L, const floa
         if (!p) continue;
         dnnl_planned++;
         assert_true(so_dnnl_conv_bytes(p) > 0);
+        void *scratch = aligned_alloc(64, (so_dnnl_conv_scratch_bytes(p) + 127) / 64 * 64);
         char w2[200];
         snprintf(w2, sizeof w2, "%s oneDNN %s", what, so_dnnl_conv_impl(p));
         const int t0 = omp_get_max_threads();
@@ -130,14 +145,15 @@ static void run_conv_dnnl(const conv_case *k, const so_nchwc_impl *L, const floa
             omp_set_num_threads(t);
             memset(y1, 0x7f, sizeof(float) * (size_t)ny);
             memset(y2, 0x7f, sizeof(float) * (size_t)ny);
-            so_dnnl_conv_run(p, xb, y1, rb);
-            so_dnnl_conv_run(p, xb, y2, rb);
+            so_dnnl_conv_run(p, xb, y1, rb, scratch);
+            so_dnnl_conv_run(p, xb, y2, rb, scratch);
             pad_nan_ok = 1;
             check(L, y1, ref, N, O, Ho * Wo, w2);
             pad_nan_ok = 0;
             same_for_threads(y1, y2, ny, w2); /* here: two runs at t threads */
         }
         omp_set_num_threads(t0);
+        free(scratch);
         so_dnnl_conv_free(p);
     }
     free(xb), free(rb), free(y1), free(y2);
@@ -150,6 +166,8 @@ static void run_conv(const conv_case *k)
     float *x = rand_buf(N * C * H * W), *w = rand_buf(O * (C / k->group) * k->kh * k->kw), *bias = rand_buf(O), *scale = rand_buf(O);
     float *res = rand_buf(N * O * Ho * Wo), *ref = malloc(sizeof(float) * (size_t)(N * O * Ho * Wo));
     if (k->nan) x[(N * C * H * W) / 2 + 1] = NAN;
+    if (k->big)
+        for (int64_t o = 0; o < O; o++) scale[o] *= k->big;
     /* reference: the plain conv, then the epilogue act2(act1(y*scale + shift) + res) in double */
     so_attr a = {0};
     a.stride[0] = k->sh, a.stride[1] = k->sw, a.pad[0] = k->pt, a.pad[1] = k->pl, a.pad[2] = k->pb, a.pad[3] = k->pr;
@@ -161,10 +179,10 @@ static void run_conv(const conv_case *k)
         for (int64_t o = 0; o < O; o++) {
             float *r = ref + (n * O + o) * Ho * Wo;
             for (int64_t q = 0; q < Ho * Wo; q++) r[q] = (float)((double)r[q] * (k->scale ? scale[o] : 1.0) + (k->bias ? bias[o] : 0.0));
-            so_ref_act(k->act1, k->lo, k->hi, r, Ho * Wo);
+            ref_act(k->act1, k->lo, k->hi, r, Ho * Wo);
             if (k->res)
                 for (int64_t q = 0; q < Ho * Wo; q++) r[q] += res[(n * O + o) * Ho * Wo + q];
-            so_ref_act(k->act2, k->lo, k->hi, r, Ho * Wo);
+            ref_act(k->act2, k->lo, k->hi, r, Ho * Wo);
         }
     const so_nchwc_impl *lv[3];
     const int nl = n_levels(lv);
@@ -256,6 +274,33 @@ static void test_conv_epilogue_nan(void **state)
         CV(1, 9, 7, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU, .nan = 1),
         CV(1, 9, 7, 7, 12, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .nan = 1),
         CV(1, 12, 7, 7, 12, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 12, .act1 = SO_ACT_CLIP, .lo = 0.f, .hi = 6.f, .nan = 1),
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
+}
+
+/* The mobile-network epilogues (SiLU, HardSwish, HardSigmoid; kernels/epi.h) on the shapes those networks have:
+   depthwise 3x3 / 5x5 at stride 1 and 2, 1x1 expansions and projections, squeeze-excite convs on 1x1 planes,
+   C not a multiple of b, odd sizes, residuals, NaN, pre-activations far outside exp's range. */
+static void test_conv_epilogue_mobile(void **state)
+{
+    (void)state;
+    const conv_case cs[] = {
+        CV(1, 20, 9, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20, .bias = 1, .scale = 1, .act1 = SO_EPI_SILU),
+        CV(1, 20, 9, 10, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 20, .bias = 1, .act1 = SO_EPI_SILU),
+        CV(2, 40, 11, 7, 40, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 40, .bias = 1, .act1 = SO_EPI_HARDSWISH),
+        CV(1, 24, 13, 13, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 24, .scale = 1, .act1 = SO_EPI_SILU),
+        CV(1, 19, 7, 7, 45, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_EPI_SILU),   /* expansion */
+        CV(1, 45, 7, 7, 19, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_EPI_HARDSWISH, .res = 1),
+        CV(1, 37, 1, 1, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_EPI_SILU),     /* SE reduce */
+        CV(1, 9, 1, 1, 37, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_EPI_HARDSIGMOID, .lo = 1.f / 6.f, .hi = 0.5f),
+        CV(1, 9, 1, 1, 37, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_SIGMOID),  /* SE expand */
+        CV(1, 16, 6, 6, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU, .res = 1, .act2 = SO_EPI_SILU),
+        CV(1, 17, 8, 8, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 17, .scale = 1, .big = 300.f, .act1 = SO_EPI_SILU),
+        CV(1, 17, 8, 8, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 17, .scale = 1, .big = 300.f, .act1 = SO_ACT_SIGMOID),
+        CV(1, 17, 8, 8, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 17, .scale = 1, .big = 300.f, .act1 = SO_EPI_HARDSWISH),
+        CV(1, 12, 7, 7, 12, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 12, .act1 = SO_EPI_SILU, .nan = 1),
+        CV(1, 9, 7, 7, 12, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .act1 = SO_EPI_HARDSWISH, .nan = 1),
+        CV(1, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64, .bias = 1, .act1 = SO_EPI_SILU),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
 }
@@ -472,7 +517,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_conv_grouped_depthwise),
-        cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_pool), cmocka_unit_test(test_global_pool),
+        cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_pool), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

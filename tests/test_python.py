@@ -11,6 +11,9 @@ import numpy as np
 
 import superopt
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from optimize_and_run import feed_from as feed_for  # noqa: E402 - the example's reader of data/NAME.in.bin
+
 FAILS = []
 
 
@@ -31,17 +34,6 @@ def raises(name, fn, *needles):
         check("%s -> superopt.Error, got %s: %s" % (name, type(e).__name__, e), False)
         return
     check("%s -> superopt.Error, nothing raised" % name, False)
-
-
-def feed_for(sess, path):
-    flat = np.fromfile(path, np.float32)
-    feed, off = {}, 0
-    for a in sess.get_inputs():
-        n = int(np.prod(a.shape, dtype=np.int64))
-        feed[a.name] = flat[off:off + n].reshape(a.shape)
-        off += n
-    assert off == flat.size, path
-    return feed
 
 
 def main():

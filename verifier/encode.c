@@ -220,36 +220,51 @@ static int z3_nchwc_in(zctx *cx)
     return zdone(cx, w);
 }
 
-/* unblk b c y = nchwc_out: the c channels of a blocked value back as [n, c, h, w]. */
+/* unblk b c y = nchwc_out: the c channels of a blocked value back as [n, c, h, w]. In rules c is
+   symbolic (n->dx[1], c = b * k: exact blocking), in hand-written rules it may be concrete. */
 static int z3_nchwc_out(zctx *cx)
 {
     Z3_LOCALS;
     const gterm *Y = x[0];
-    if (Y->rank != 5 || a->n_ints != 2 || a->ints[0] < 1 || a->ints[1] < 1) return unsupported(e, "nchwc_out of rank %d", Y->rank);
-    Z3_ast ints[2] = {vp_mk_int(v, a->ints[0]), vp_mk_int(v, a->ints[1])};
+    int64_t b = n->n_dx == 2 ? n->dx[0].c : a->n_ints == 2 ? a->ints[0] : 0;
+    if (Y->rank != 5 || b < 1 || (n->n_dx != 2 && a->ints[1] < 1)) return unsupported(e, "nchwc_out of rank %d", Y->rank);
+    Z3_ast ints[2] = {vp_mk_int(v, b), n->n_dx == 2 ? dimx_ast(e, &n->dx[1]) : vp_mk_int(v, a->ints[1])};
     o->t = vp_mk_fn(v, ZF_UNBLK, ints, &Y->t);
     w = vp_mk_and2(v, w, vp_mk_eq(v, Y->dim[4], ints[0]));
-    w = vp_mk_and2(v, w, vp_mk_eq(v, Y->dim[1], vp_mk_int(v, (a->ints[1] + a->ints[0] - 1) / a->ints[0])));
+    w = vp_mk_and2(v, w, vp_mk_eq(v, Y->dim[1], Z3_mk_div(v->ctx, vp_mk_add(v, ints[1], vp_mk_int(v, b - 1)), ints[0])));
     o->rank = 4;
     o->dim[0] = Y->dim[0], o->dim[1] = ints[1], o->dim[2] = Y->dim[2], o->dim[3] = Y->dim[3];
     return zdone(cx, w);
 }
 
-/* convb = conv_nchwc: a conv on a blocked input, blocked output of the same block (axiom convb-def). */
+/* conv_nchwc, by its definition (ops.def): the kernel reads only the C = W.dim1 * group real
+   channels of its blocked input and writes zero padding lanes, so
+   conv_nchwc(X, W[, B]) = blk b (act (conv (unblk b C X) W [+ B])). */
 static int z3_conv_nchwc(zctx *cx)
 {
     Z3_LOCALS;
     if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "conv_nchwc with asymmetric pads");
     if (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1) return unsupported(e, "dilated conv_nchwc");
     const gterm *X = x[0], *W = x[1];
-    if (X->rank != 5 || W->rank != 4 || n->n_in != 2) return unsupported(e, "conv_nchwc of rank %d/%d or with a bias", X->rank, W->rank);
+    if (X->rank != 5 || W->rank != 4) return unsupported(e, "conv_nchwc of rank %d/%d", X->rank, W->rank);
     int g = a->group > 0 ? a->group : 1;
     int sh = stride_of(a->stride[0]), sw = stride_of(a->stride[1]);
-    Z3_ast ints[5] = {vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1]), vp_mk_int(v, g)};
-    Z3_ast ts[2] = {X->t, W->t};
-    o->t = vp_mk_fn(v, ZF_CONVB, ints, ts);
     Z3_ast b = X->dim[4], bm1 = vp_mk_sub(v, b, vp_mk_int(v, 1)), gi = vp_mk_int(v, g);
     Z3_ast cin = Z3_mk_mul(v->ctx, 2, (Z3_ast[]){W->dim[1], gi});
+    Z3_ast ub[2] = {b, cin};
+    Z3_ast xu = vp_mk_fn(v, ZF_UNBLK, ub, &X->t);
+    Z3_ast ints[5] = {vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1]), gi};
+    Z3_ast ts[2] = {xu, W->t};
+    Z3_ast t = vp_mk_fn(v, ZF_CONV, ints, ts);
+    if (n->n_in == 3) {
+        const gterm *Bv = x[2];
+        if (Bv->rank != 1) return unsupported(e, "conv_nchwc bias of rank %d", Bv->rank);
+        w = vp_mk_and2(v, w, vp_mk_eq(v, Bv->dim[0], W->dim[0]));
+        Z3_ast bt[2] = {t, Bv->t};
+        t = vp_mk_fn(v, ZF_BIAS, NULL, bt);
+    }
+    if (!(t = apply_act(e, t, a->act))) return unsupported(e, "conv_nchwc with activation %d", a->act);
+    o->t = vp_mk_fn(v, ZF_BLK, &b, &t);
     w = vp_mk_and2(v, w, vp_mk_eq(v, X->dim[1], Z3_mk_div(v->ctx, vp_mk_add(v, cin, bm1), b)));
     w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, W->dim[0], gi), vp_mk_int(v, 0)));
     o->rank = 5;
@@ -261,7 +276,6 @@ static int z3_conv_nchwc(zctx *cx)
         w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, span, vp_mk_int(v, 0)));
         o->dim[2 + k] = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, k ? sw : sh)), vp_mk_int(v, 1));
     }
-    if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "conv_nchwc with activation %d", a->act);
     return zdone(cx, w);
 }
 

@@ -36,6 +36,15 @@ void so_verify_thread_cleanup(void);
 so_status so_verify_numeric(const so_rule *r, int n_trials, uint64_t seed, int *ok,
                             char *why, size_t why_len);
 
+/* Counterexample search for a rule that was not proved: instantiates r at small symbol values
+   (drawn in [1, 1], [1, 2], ... [1, 6]) and runs both sides with the reference kernels on four
+   input sets (uniform [-1, 1), x1000, all-negative, integers in [-2, 2]). On the first element
+   where the sides differ (Inf/NaN compared as such, finite values beyond 1e-4 * (1 + |src|)),
+   *found = 1 and *text / *json (malloc'd, caller frees) describe it: the symbols, each input's
+   shape and values (text: the first 12; JSON: all, exactly), the output, element and both values. *found = 0 if none differs:
+   the rule may still be false (on other shapes or values) or true but unproved. */
+so_status so_verify_witness(const so_rule *r, int *found, char **text, char **json);
+
 typedef struct so_verify_summary {
     int32_t rules, proved, failed;
     double seconds;               /* wall time of the whole run */

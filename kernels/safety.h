@@ -1,0 +1,43 @@
+/* safety.h - the numeric safety net before an optimized model is written: both graphs run on the same inputs at several scales and must agree element by element. */
+#ifndef SO_SAFETY_H
+#define SO_SAFETY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../src/graph.h"
+
+#define SO_SAFETY_RTOL 1e-4
+#define SO_SAFETY_ATOL 1e-5
+#define SO_SAFETY_MAX_SETS 6
+
+typedef struct so_safety_opts {
+    int threads;
+    uint64_t seed;
+    const char *inputs_path; /* NULL, or raw little-endian float32: every graph input back to back
+                                in graph order (as `run --inputs FILE`); checked as one more set */
+    int time_it;             /* also time both graphs on the first set (median of >= 5 runs, ~0.3 s) */
+} so_safety_opts;
+
+typedef struct so_safety_result {
+    int ran;             /* 0: the original graph cannot be executed here (why says why); nothing compared */
+    int agree;           /* ran and every element of every output of every set agrees */
+    int sets;            /* input sets compared */
+    double worst;        /* largest |a-b| / (atol*s + rtol*|a|) over all elements (<= 1 passes); a
+                            mismatch in Inf/NaN counts as infinity */
+    double lat_before_ms, lat_after_ms; /* time_it: medians; else -1 */
+    char why[640];       /* !ran or !agree: one line (set, output, element, both values) */
+} so_safety_result;
+
+/* Runs `orig` and `opt` (same inputs and outputs, in order) on these input sets: uniform in
+   [-1, 1) (seeded), the same times 1000 (large magnitudes), all-negative (-|u|), all zeros, and the
+   inputs file when given. Element by element, with s the set's magnitude (1 or 1000):
+   |a - b| <= SO_SAFETY_ATOL*s + SO_SAFETY_RTOL*|a| (a: original), Inf equal only to the same Inf
+   and NaN only to NaN; int64 outputs bit for bit. Returns SO_ERR only when the inputs file cannot
+   be read or memory is refused (message set); otherwise SO_OK with r filled. */
+so_status so_safety_check(const so_graph *orig, const so_graph *opt, const so_safety_opts *o, so_safety_result *r);
+
+/* The per-element test above on one pair of values (exposed for tests). */
+int so_safety_close(float a, float b, double scale);
+
+#endif
