@@ -1569,6 +1569,19 @@ so_status so_ref_lrn(const so_graph *g, const so_node *n, const so_tensor *in, s
     return SO_OK;
 }
 
+/* out[off] combined with update u[ui] by reduction mode (0 none, 1 add, 2 mul, 3 max, 4 min) of the
+   scatter operators; wide: int64 elements (wrap-around add and mul), else float. */
+static void scatter_put(void *out, int64_t off, const void *u, int64_t ui, int wide, int mode)
+{
+    if (wide) {
+        int64_t *o = (int64_t *)out + off, v = ((const int64_t *)u)[ui];
+        *o = mode == 1 ? iadd(*o, v) : mode == 2 ? imul(*o, v) : mode == 3 ? (v > *o ? v : *o) : mode == 4 ? (v < *o ? v : *o) : v;
+    } else {
+        float *o = (float *)out + off, v = ((const float *)u)[ui];
+        *o = mode == 1 ? *o + v : mode == 2 ? *o * v : mode == 3 ? (v > *o ? v : *o) : mode == 4 ? (v < *o ? v : *o) : v;
+    }
+}
+
 /* ScatterElements: a copy of data, then each update written (or combined) at its index along axis. */
 so_status so_ref_scatterelements(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
@@ -1586,13 +1599,7 @@ so_status so_ref_scatterelements(const so_graph *g, const so_node *n, const so_t
         if (v < 0 || v >= s->dim[axis]) return kfail(g, n, "index %lld out of range for axis %d of size %lld", (long long)I[e], axis, (long long)s->dim[axis]);
         int64_t off = 0;
         for (int d = 0; d < s->rank; d++) off += (d == axis ? v : idx[d]) * st[d];
-        if (wide) {
-            int64_t *o = (int64_t *)out[0].data + off, u = ((const int64_t *)in[2].data)[e];
-            *o = mode == 1 ? (int64_t)((uint64_t)*o + (uint64_t)u) : mode == 2 ? (int64_t)((uint64_t)*o * (uint64_t)u) : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
-        } else {
-            float *o = (float *)out[0].data + off, u = ((const float *)in[2].data)[e];
-            *o = mode == 1 ? *o + u : mode == 2 ? *o * u : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
-        }
+        scatter_put(out[0].data, off, in[2].data, e, wide, mode);
         for (int d = is->rank - 1; d >= 0; d--) {
             if (++idx[d] < is->dim[d]) break;
             idx[d] = 0;
@@ -1776,15 +1783,7 @@ so_status so_ref_scatternd(const so_graph *g, const so_node *n, const so_tensor 
             if (v < 0 || v >= s->dim[j]) return kfail(g, n, "index %lld out of range for a dimension of size %lld", (long long)I[t * k + j], (long long)s->dim[j]);
             off += v * st[j];
         }
-        for (int64_t e = 0; e < slice; e++) {
-            if (wide) {
-                int64_t *o = (int64_t *)out[0].data + off + e, u = ((const int64_t *)in[2].data)[t * slice + e];
-                *o = mode == 1 ? iadd(*o, u) : mode == 2 ? imul(*o, u) : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
-            } else {
-                float *o = (float *)out[0].data + off + e, u = ((const float *)in[2].data)[t * slice + e];
-                *o = mode == 1 ? *o + u : mode == 2 ? *o * u : mode == 3 ? (u > *o ? u : *o) : mode == 4 ? (u < *o ? u : *o) : u;
-            }
-        }
+        for (int64_t e = 0; e < slice; e++) scatter_put(out[0].data, off + e, in[2].data, t * slice + e, wide, mode);
     }
     return SO_OK;
 }

@@ -210,9 +210,8 @@ so_status so_safety_check(const so_graph *orig, const so_graph *opt, const so_sa
     const int n_sets = o->inputs_path ? 5 : 4;
     for (int set = 0; set < n_sets; set++) {
         double scale = set == 1 ? 1000.0 : 1.0;
-        uint64_t st = o->seed;
+        uint64_t st = o->seed, ist = o->seed ^ 0x5eedf00dULL; /* integer inputs: their own stream */
         size_t off = 0;
-        uint64_t ist = o->seed; /* integer inputs: the same values valid for their use in every set */
         for (int32_t k = 0; k < xa.n_in; k++) {
             float *v = xa.in[k];
             size_t n = xa.in_n[k];

@@ -1042,17 +1042,24 @@ static int imp_mod(bctx *cx)
     return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
 }
 
+/* The reduction attribute of ScatterElements / ScatterND into *mode (0 none, 1 add, 2 mul, 3 max, 4 min). */
+static int scatter_reduction(imp *im, const Onnx__NodeProto *n, int32_t *mode)
+{
+    char buf[16];
+    static const char *const red[5] = {"none", "add", "mul", "max", "min"};
+    const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
+    *mode = s ? onx_name_index(s, red, 5) : 0;
+    if (*mode < 0) return onx_node_err(im, "unknown reduction '%s'", s), SO_ERR;
+    return SO_OK;
+}
+
 /* ScatterND: int64 indices, constant or fed at run time (range-checked by the kernel) */
 static int imp_scatternd(bctx *cx)
 {
     IMP_LOCALS;
-    char buf[16];
     if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
     if (xs.rank < 0 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
-    const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
-    static const char *const red[5] = {"none", "add", "mul", "max", "min"};
-    a.mode = s ? onx_name_index(s, red, 5) : 0;
-    if (a.mode < 0) return onx_node_err(im, "unknown reduction '%s'", s), SO_ERR;
+    if (scatter_reduction(im, n, &a.mode) != SO_OK) return SO_ERR;
     return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
 
@@ -1152,14 +1159,10 @@ static int imp_lrn(bctx *cx)
 static int imp_scatterelements(bctx *cx)
 {
     IMP_LOCALS;
-    char buf[16];
     if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
     if (xs.rank < 0 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
-    const char *s = onx_att_s(n, "reduction", buf, sizeof buf);
-    static const char *const red[5] = {"none", "add", "mul", "max", "min"};
-    a.mode = s ? onx_name_index(s, red, 5) : 0;
-    if (a.mode < 0) return onx_node_err(im, "unknown reduction '%s'", s), SO_ERR;
+    if (scatter_reduction(im, n, &a.mode) != SO_OK) return SO_ERR;
     return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
 
