@@ -33,6 +33,36 @@ int so_fuse_other_in(const so_node *nj, int32_t from, so_edge *o)
     return 0;
 }
 
+/* Byte offset of a Slice's output inside its input when the output is one contiguous run of the
+   input (every sliced axis of step 1 or of output size 1, and the run's strides those of a
+   contiguous tensor: ShuffleNet's channel halves of a [1, C, H, W] value); -1 otherwise. Such a slice is a
+   zero-copy view (exec.c split_in_place) or, where it cannot be, one memcpy (move.c). */
+int64_t so_fuse_slice_run(const so_node *n, const so_shape *is)
+{
+    const so_attr *a = n->attr;
+    const so_shape *os = &n->out[0];
+    if (!a || os->rank != is->rank || is->rank < 1) return -1;
+    int64_t st[SO_MAX_RANK], sst[SO_MAX_RANK], start[SO_MAX_RANK] = {0}, acc = 1;
+    for (int d = is->rank - 1; d >= 0; d--) {
+        st[d] = sst[d] = acc;
+        acc *= is->dim[d];
+    }
+    for (int q = 0; q + 3 < a->n_ints; q += 4) {
+        int ax = (int)a->ints[q];
+        if (ax < 0 || ax >= is->rank || a->ints[q + 1] < 0) return -1;
+        start[ax] = a->ints[q + 1];
+        sst[ax] = st[ax] * a->ints[q + 3];
+    }
+    int64_t base = 0, want = 1;
+    for (int d = is->rank - 1; d >= 0; d--) {
+        base += start[d] * st[d];
+        if (os->dim[d] == 1) continue;
+        if (sst[d] != want) return -1;
+        want *= os->dim[d];
+    }
+    return base * (int64_t)(is->dtype == SO_I64 ? 8 : 4);
+}
+
 int so_fuse_per_channel(const so_shape *w, int r, int chan_axis, int64_t nch)
 {
     if (chan_axis < 0 || w->dtype != SO_F32 || w->rank > r) return 0;

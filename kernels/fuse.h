@@ -63,5 +63,6 @@ const float *so_fuse_weight_f32(const so_graph *g, so_edge e);         /* data o
 int so_fuse_scalar_weight(const so_graph *g, so_edge e, float *v);     /* one-element float weight */
 int so_fuse_other_in(const so_node *nj, int32_t from, so_edge *o);     /* binary nj's input that is not from:0 */
 int so_fuse_per_channel(const so_shape *w, int r, int chan_axis, int64_t nch); /* w varies along chan_axis only */
+int64_t so_fuse_slice_run(const so_node *n, const so_shape *is); /* Slice n of input shape is: byte offset of its one contiguous run, or -1 */
 
 #endif

@@ -376,10 +376,40 @@ static so_status select_pad(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     return SO_OK;
 }
 
+/* ---------------- slice: one contiguous run ---------------- */
+/* A Slice whose output is one contiguous run of its input (so_fuse_slice_run) that the executor could not make a
+   view (ShuffleNet's first channel half, written straight into the next block's zero-copy Concat): one memcpy. */
+typedef struct sl_plan {
+    size_t off, bytes;
+} sl_plan;
+
+static void slice_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    (void)scratch;
+    const sl_plan *p = priv;
+    memcpy(out[0].data, (const char *)in[0].data + p->off, p->bytes);
+}
+
+static so_status select_slice(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+{
+    const so_node *n = &c->g->nodes[i];
+    const so_shape *x = shape_of(c->g, n->in[0]);
+    const int64_t off = so_fuse_slice_run(n, x);
+    if (off < 0) return SO_OK;
+    sl_plan *p = so_xcalloc(1, sizeof *p);
+    p->off = (size_t)off;
+    p->bytes = (size_t)so_shape_numel(&n->out[0]) * (x->dtype == SO_I64 ? 8 : 4);
+    k->run = slice_run;
+    k->priv = p;
+    k->free_priv = free;
+    k->name = "slice_copy";
+    return SO_OK;
+}
 
 so_status so_move_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     switch (c->g->nodes[i].op) {
+    case SO_OP_SLICE: return select_slice(c, i, k);
     case SO_OP_TRANSPOSE: return select_transpose(c, i, k);
     case SO_OP_CONCAT:
     case SO_OP_SPLIT: return select_concat_split(c, i, k);

@@ -1399,6 +1399,25 @@ static void test_data_movement(void **state)
         if (tt[v].kernel && test_level >= SO_ISA_AVX2) assert_kernel(&t, tt[v].kernel);
         tb_free(&t);
     }
+    /* slices that are one contiguous run of the input (a model input here, so not a view): one memcpy */
+    {
+        const int64_t sd[3][5] = {{4, 1, 6, 3, 4}, {4, 3, 6, 3, 4}, {4, 2, 5, 1, 7}}; /* rank, dims */
+        const int64_t sq[3][4] = {{1, 2, 5, 1}, {0, 1, 3, 1}, {0, 1, 2, 1}};         /* axis, start, end, step */
+        for (int v = 0; v < 3; v++) {
+            tb t;
+            tb_begin(&t, 1, 950 + (uint64_t)v);
+            int32_t x = tb_input(&t, so_shape_make((int)sd[v][0], sd[v] + 1));
+            so_attr a = {0};
+            a.n_ints = 4;
+            memcpy(a.ints, sq[v], sizeof sq[v]);
+            int32_t n = tb_node(&t, SO_OP_SLICE, &x, 1, &a);
+            t.g->outputs[0] = (so_edge){n, 0};
+            expect_kernel = "slice_copy";
+            check_graph(&t, 0);
+            expect_kernel = NULL;
+            tb_free(&t);
+        }
+    }
     /* transpose: several permutations */
     int64_t perms[4][4] = {{0, 2, 1, 3}, {0, 1, 3, 2}, {3, 2, 1, 0}, {1, 0, 2, 3}};
     for (int k = 0; k < 4; k++) {
