@@ -166,6 +166,26 @@ static void conv_gemm_run(void *priv, const so_tensor *in, so_tensor *out, float
     const float *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
     const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, ntiles = (hw + p->tile - 1) / p->tile, nwork = p->G * ntiles;
+    /* 1x1 convs with several threads: each thread one range of columns (16-multiples) of every group, its sgemm
+       single-threaded and its epilogue run on the range while it is in cache; otherwise sgemm threads itself and the
+       epilogue (so_epi_row over the O rows) ran on one thread after it (ShuffleNet's 1x1 convs: slower at 2 threads
+       than at 1). The split is fixed: results do not change from run to run. */
+    const int T = so_sgemm_threads();
+    if (p->kind == CONV_1X1 && T > 1 && hw >= 32 * T && p->N * p->O * hw * p->K >= ((int64_t)1 << 20)) {
+        for (int64_t n = 0; n < p->N; n++) {
+            const float *xn = X + n * p->C * hw_in, *Rn = R ? R + n * p->O * hw : NULL;
+            float *yn = Y + n * p->O * hw;
+#pragma omp parallel for num_threads(T) schedule(static) collapse(2)
+            for (int64_t g = 0; g < p->G; g++)
+                for (int t = 0; t < T; t++) {
+                    const int64_t j0 = (hw * t / T) & ~(int64_t)15, j1 = t == T - 1 ? hw : (hw * (t + 1) / T) & ~(int64_t)15;
+                    if (j1 > j0)
+                        conv_tile(p, xn + g * p->Cg * hw_in, Wt + g * p->Og * p->K, yn + g * p->Og * hw, Rn ? Rn + g * p->Og * hw : NULL,
+                                  g, j0, j1, NULL);
+                }
+        }
+        return;
+    }
     for (int64_t n = 0; n < p->N; n++) {
         const float *xn = X + n * p->C * hw_in, *Rn = R ? R + n * p->O * hw : NULL;
         float *yn = Y + n * p->O * hw;

@@ -273,6 +273,11 @@ static void test_conv_edge_cases(void **state)
     one_conv(2, 2, 4, 5, 5, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1);    /* batch 2, bias, relu */
     one_conv(3, 1, 3, 8, 8, 4, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 0);    /* 1x1 stride 2 */
     one_conv(4, 1, 3, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);   /* 3x3 pad 1 */
+    /* 1x1 sgemm convs large enough for the column ranges per thread at 2 threads (epilogue per range; plane not a
+       multiple of 16 * T; batch 2; groups) */
+    one_conv(90, 1, 128, 20, 20, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1);
+    one_conv(91, 2, 112, 13, 11, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 2);
+    one_conv(92, 1, 256, 24, 24, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 1, 1);
     one_conv(5, 1, 5, 10, 7, 3, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 1, 1, 2);   /* stride 2, asym pad, sigmoid */
     one_conv(6, 1, 4, 12, 12, 4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 3);  /* dilation 2, tanh */
     one_conv(7, 2, 8, 6, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 4);    /* depthwise, clip */
