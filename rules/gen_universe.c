@@ -1,6 +1,8 @@
 /* gen_universe.c - generator universe: operator instances, variables and their seeded inputs, typing of an instance on argument types. */
 #include "enum_priv.h"
 
+#include "../src/shape.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
@@ -449,9 +451,9 @@ int enp_is_kernel_type(const gen_type *t) { return t->rank == 4 && t->dim[2] <= 
 
 int gen_win_out(const gen_inst *g, int in, int k)
 {
-    int s = g->stride > 1 ? g->stride : 1, span = in + (g->valid ? 0 : 2 * (k / 2)) - k;
-    if (span < 0) return 0;
-    return (g->ceil ? (span + s - 1) / s : span / s) + 1;
+    const int s = g->stride > 1 ? g->stride : 1, pad = g->valid ? 0 : k / 2;
+    const int64_t o = so_window_out(in, k, s, pad, pad, 1, g->ceil);
+    return o < 0 ? 0 : (int)o;
 }
 
 int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in, int split_cut, gen_type *out)

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "../src/shape.h"
+
 /* ---------------- attribute fields used per operator ---------------- */
 
 /* ops.def's attrs column (SO_A_*): the fields printed and accepted per operator. */
@@ -1118,19 +1120,19 @@ static so_status sym_nchwc_out(const so_rnode *n, const so_sshape *in, so_sshape
 }
 
 
-/* Output plane dim of a window (kernel k, stride st, pads p0 + p1, dilation dil, ceil_mode) over h.
-   Concrete h: the number. Symbolic h, stride 1, floor: h + shift. Otherwise (a stride or ceil_mode
+/* Output plane dim of a window (kernel k, stride st, pads pb + pe, dilation dil, ceil_mode) over h.
+   Concrete h: the number (so_window_out, src/shape.h). Symbolic h, stride 1, floor: h + shift. Otherwise (a stride or ceil_mode
    on a symbolic dim, or a dim derived so before) floor/ceil((h + shift) / st) + 1 is no sum of
    symbols: the result is an opaque derived dim, a negative constant hashed from (h, the window), so
    that both sides of a rule derive equal dims from equal windows over equal dims (no real dim is
    negative; a dim is compared, never evaluated, in rules). Returns 0 when the window cannot fit. */
-static int dx_window(const so_dimx *h, int64_t k, int64_t st, int64_t pads, int64_t dil, int ceil, so_dimx *out)
+static int dx_window(const so_dimx *h, int64_t k, int64_t st, int64_t pb, int64_t pe, int64_t dil, int ceil, so_dimx *out)
 {
-    int64_t shift = pads - dil * (k - 1); /* out = (h + shift - 1) / st + 1 */
+    int64_t shift = pb + pe - dil * (k - 1); /* out = (h + shift - 1) / st + 1 */
     if (h->n_sym == 0 && h->c > 0) {
-        if (h->c + shift < 1) return 0;
-        int64_t span = h->c + shift - 1;
-        *out = dx_const((ceil ? (span + st - 1) / st : span / st) + 1);
+        int64_t o = so_window_out(h->c, k, st, pb, pe, dil, ceil);
+        if (o < 1) return 0;
+        *out = dx_const(o);
         return 1;
     }
     if (h->n_sym > 0 && st == 1 && !ceil) {
@@ -1201,7 +1203,7 @@ static so_status sym_conv(const so_rnode *n, const so_sshape *in, so_sshape *out
     for (int s = 0; s < 2; s++) {
         int64_t k = w->dim[2 + s].c, st = a->stride[s] > 0 ? a->stride[s] : 1;
         int64_t dil = a->dilation[s] > 0 ? a->dilation[s] : 1;
-        if (!dx_window(&x->dim[2 + s], k, st, a->pad[s] + a->pad[s + 2], dil, 0, &o->dim[2 + s]))
+        if (!dx_window(&x->dim[2 + s], k, st, a->pad[s], a->pad[s + 2], dil, 0, &o->dim[2 + s]))
             return so_errorf("conv output is empty or out of range");
     }
     return SO_OK;
@@ -1216,7 +1218,7 @@ static so_status sym_maxpool(const so_rnode *n, const so_sshape *in, so_sshape *
     for (int s = 0; s < 2; s++) {
         int64_t k = a->kernel[s], st = a->stride[s] > 0 ? a->stride[s] : 1;
         int64_t dil = n->op == SO_OP_MAXPOOL || n->op == SO_OP_MAXPOOL_NCHWC ? (a->dilation[s] > 0 ? a->dilation[s] : 1) : 1;
-        if (!dx_window(&x->dim[2 + s], k, st, a->pad[s] + a->pad[s + 2], dil, a->ceil_mode, &o->dim[2 + s]))
+        if (!dx_window(&x->dim[2 + s], k, st, a->pad[s], a->pad[s + 2], dil, a->ceil_mode, &o->dim[2 + s]))
             return so_errorf("pool output is empty or out of range");
     }
     return SO_OK;

@@ -68,10 +68,7 @@ static so_status need_rank(const ctx *c, int k, int rank, const char *what)
 
 static int stride_of(int32_t s) { return s > 0 ? s : 1; }
 
-/* Output length of a sliding window (conv/pool); -1 if the window does not fit.
-   ceil_mode follows PyTorch/ONNX Runtime: the last window must start inside the input
-   or the leading padding. */
-static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode)
+int64_t so_window_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode)
 {
     int64_t eff, num; /* overflow (hostile dims/attributes) counts as "does not fit" */
     if (__builtin_mul_overflow(d, k - 1, &eff) || __builtin_add_overflow(eff, 1, &eff) ||
@@ -167,8 +164,8 @@ static so_status shape_conv(ctx *c)
         if (a->pad[k] < 0) return fail(c, "negative pad %d", (int)a->pad[k]);
     if (a->stride[0] < 0 || a->stride[1] < 0 || a->dilation[0] < 0 || a->dilation[1] < 0)
         return fail(c, "negative stride or dilation");
-    int64_t oh = window_out(x->dim[2], w->dim[2], stride_of(a->stride[0]), a->pad[0], a->pad[2], stride_of(a->dilation[0]), 0);
-    int64_t ow = window_out(x->dim[3], w->dim[3], stride_of(a->stride[1]), a->pad[1], a->pad[3], stride_of(a->dilation[1]), 0);
+    int64_t oh = so_window_out(x->dim[2], w->dim[2], stride_of(a->stride[0]), a->pad[0], a->pad[2], stride_of(a->dilation[0]), 0);
+    int64_t ow = so_window_out(x->dim[3], w->dim[3], stride_of(a->stride[1]), a->pad[1], a->pad[3], stride_of(a->dilation[1]), 0);
     if (oh < 1 || ow < 1)
         return fail(c, "kernel %lldx%lld (dilation %d,%d, pads %d,%d,%d,%d) does not fit input %s", (long long)w->dim[2], (long long)w->dim[3],
                     stride_of(a->dilation[0]), stride_of(a->dilation[1]), (int)a->pad[0], (int)a->pad[1], (int)a->pad[2], (int)a->pad[3], S(x));
@@ -307,8 +304,8 @@ static so_status pool(ctx *c, int dilated)
         a->pad[1] >= (int64_t)d1 * (a->kernel[1] - 1) + 1 || a->pad[3] >= (int64_t)d1 * (a->kernel[1] - 1) + 1)
         return fail(c, "pads %d,%d,%d,%d must be smaller than the kernel %dx%d", (int)a->pad[0], (int)a->pad[1], (int)a->pad[2],
                     (int)a->pad[3], (int)a->kernel[0], (int)a->kernel[1]);
-    int64_t oh = window_out(x->dim[2], a->kernel[0], stride_of(a->stride[0]), a->pad[0], a->pad[2], d0, a->ceil_mode);
-    int64_t ow = window_out(x->dim[3], a->kernel[1], stride_of(a->stride[1]), a->pad[1], a->pad[3], d1, a->ceil_mode);
+    int64_t oh = so_window_out(x->dim[2], a->kernel[0], stride_of(a->stride[0]), a->pad[0], a->pad[2], d0, a->ceil_mode);
+    int64_t ow = so_window_out(x->dim[3], a->kernel[1], stride_of(a->stride[1]), a->pad[1], a->pad[3], d1, a->ceil_mode);
     if (oh < 1 || ow < 1)
         return fail(c, "kernel %dx%d (pads %d,%d,%d,%d) does not fit input %s", (int)a->kernel[0], (int)a->kernel[1], (int)a->pad[0],
                     (int)a->pad[1], (int)a->pad[2], (int)a->pad[3], S(x));
