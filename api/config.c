@@ -116,6 +116,7 @@ void superopt_config_free(superopt_config *cfg)
     free(cfg->dot);
     free(cfg->cache_dir);
     free(cfg->inputs);
+    free(cfg->cost_table);
     for (int i = 0; i < cfg->n_pins; i++) free(cfg->pins[i]);
     free(cfg->pins);
     free(cfg);
@@ -214,9 +215,9 @@ superopt_status superopt_config_set(superopt_config *c, const char *key, const c
         if (!v[0]) return bad(c, key, v, "expected a path");
         char **dst = key[0] == 'r' ? (key[2] == 'l' ? &c->rules : &c->report) : key[0] == 'd' ? &c->dot : &c->cache_dir;
         if (set_str(dst, v) != SUPEROPT_OK) return bad(c, key, v, "out of memory");
-    } else if (!strcmp(key, "inputs")) {
+    } else if (!strcmp(key, "inputs") || !strcmp(key, "cost_table")) {
         if (!v[0]) return bad(c, key, v, "expected a path");
-        if (set_str(&c->inputs, v) != SUPEROPT_OK) return bad(c, key, v, "out of memory");
+        if (set_str(key[0] == 'i' ? &c->inputs : &c->cost_table, v) != SUPEROPT_OK) return bad(c, key, v, "out of memory");
     } else if (!strcmp(key, "input_shape") || !strcmp(key, "dim")) {
         /* checked by the importer's own parser, under the lock that guards its pins */
         so_api_lock();
@@ -243,7 +244,7 @@ superopt_status superopt_config_set(superopt_config *c, const char *key, const c
     } else {
         snprintf(c->err, sizeof c->err,
                  "unknown option '%s' (threads, input_shape, dim, max_memory, reference, profile, rules, search, alpha, budget, "
-                 "time_limit, cost, layout, seed, reverse, allow_unverified, allow_unchecked, inputs, check_incremental, cache_dir, report, dot, progress)",
+                 "time_limit, cost, layout, seed, reverse, allow_unverified, allow_unchecked, inputs, check_incremental, cache_dir, cost_table, report, dot, progress)",
                  key);
         return SUPEROPT_INVALID_ARGUMENT;
     }

@@ -13,21 +13,23 @@ static const char optimize_usage[] =
     "         [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
     "         [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q] [--allow-unverified]\n"
     "         [--no-reverse] [--cache-dir DIR] [--check-incremental] [--layout auto|nchwc|pass|none]\n"
-    "         [--inputs FILE] [--allow-unchecked]\n"
+    "         [--inputs FILE] [--allow-unchecked] [--cost-table FILE]\n"
     "  Optimizes MODEL.onnx with the proven rewrite rules (default: the installed rules/default.rules)\n"
     "  under the cost model, checks the result against the original on seeded inputs and writes\n"
     "  OUT.onnx (default MODEL.opt.onnx). --report writes the JSON report; -q prints nothing on success.\n"
     "  Every rule must be proved by this build's verifier (or found in its proof cache, --cache-dir);\n"
     "  --allow-unverified uses the others anyway. Both graphs run on four input sets (uniform, x1000,\n"
     "  all-negative, zeros; --inputs FILE adds raw float32 inputs) and must agree element by element;\n"
-    "  a model that cannot be executed here is not written unless --allow-unchecked.\n";
+    "  a model that cannot be executed here is not written unless --allow-unchecked.\n"
+    "  --cost-table FILE: measured costs from FILE only (made by this run if it does not exist; a table of\n"
+    "  another ISA level or CPU is refused): the same table gives the same output model.\n";
 
 static int usage(const char *msg) { return so_args_usage(optimize_usage, msg); }
 
 
 int so_optimize_main(int argc, char **argv, const char *const *pins, int n_pins)
 {
-    const char *model = NULL, *out = NULL, *rules = NULL, *report = NULL, *dot = NULL, *cache_dir = NULL, *inputs = NULL;
+    const char *model = NULL, *out = NULL, *rules = NULL, *report = NULL, *dot = NULL, *cache_dir = NULL, *inputs = NULL, *cost_table = NULL;
     const char *search = NULL, *cost = NULL, *layout = NULL, *alpha = NULL, *time_limit = NULL, *budget = NULL, *threads = NULL,
                *seed = NULL;
     int quiet = 0, allow_unverified = 0, allow_unchecked = 0, no_reverse = 0, check_incremental = 0;
@@ -43,6 +45,7 @@ int so_optimize_main(int argc, char **argv, const char *const *pins, int n_pins)
         SO_ARG_STR_("--report", &report),
         SO_ARG_STR_("--dot", &dot),
         SO_ARG_STR_("--cache-dir", &cache_dir),
+        SO_ARG_STR_("--cost-table", &cost_table),
         SO_ARG_STR_("--layout", &layout),
         SO_ARG_STR_("--search", &search),
         SO_ARG_STR_("--cost", &cost),
@@ -65,7 +68,7 @@ int so_optimize_main(int argc, char **argv, const char *const *pins, int n_pins)
     /* the options in the library's words; a bad value is a usage error (exit 2) */
     const struct {
         const char *key, *value;
-    } kv[] = {{"rules", rules}, {"report", report}, {"dot", dot}, {"cache_dir", cache_dir}, {"layout", layout}, {"search", search},
+    } kv[] = {{"rules", rules}, {"report", report}, {"dot", dot}, {"cache_dir", cache_dir}, {"cost_table", cost_table}, {"layout", layout}, {"search", search},
               {"cost", cost}, {"alpha", alpha}, {"time_limit", time_limit}, {"budget", budget}, {"threads", threads}, {"seed", seed},
               {"allow_unverified", allow_unverified ? "1" : NULL}, {"allow_unchecked", allow_unchecked ? "1" : NULL},
               {"inputs", inputs}, {"reverse", no_reverse ? "0" : NULL},

@@ -297,6 +297,28 @@ else bad "100,000-node chain: import, optimize --time-limit 1, numeric check, ex
 if bash tests/exporter_fixtures.sh "$SO" >"$TMP/exp" 2>&1; then ok "$(tail -1 "$TMP/exp")"
 else bad "exporter-style fixtures vs ONNX Runtime" "$TMP/exp"; fi
 
+# 11. reproducible measured costs (issue 18): a run with --cost-table T that makes T and two runs that
+#     read it write byte-identical models (budget-bound search: a time limit would make the explored
+#     set depend on speed); the second and third measure nothing; a table of another ISA level is refused
+#     with one line; a damaged entry is refused with its line number
+T11="$TMP/cost.tsv"
+ct_ok=1
+for i in 1 2 3; do
+    $SO data/nasrnn.onnx -o "$TMP/ct$i.onnx" --cost-table "$T11" --budget 60 --time-limit 0 --layout none -q \
+        --report "$TMP/ct$i.json" >"$TMP/log" 2>&1 || ct_ok=0
+done
+if [ $ct_ok = 1 ] && cmp "$TMP/ct1.onnx" "$TMP/ct2.onnx" >>"$TMP/log" 2>&1 && cmp "$TMP/ct2.onnx" "$TMP/ct3.onnx" >>"$TMP/log" 2>&1 &&
+    $PY -c 'import json,sys; a,b,c=(json.load(open(f)) for f in sys.argv[1:]); assert a["cost_table_new"]>0 and b["cost_table_new"]==0 and c["cost_table_new"]==0 and b["cost_table_loaded"]==a["cost_table_new"] and a["cost_after"]==b["cost_after"]==c["cost_after"], (a["cost_table_new"],b["cost_table_new"])' \
+        "$TMP/ct1.json" "$TMP/ct2.json" "$TMP/ct3.json" >>"$TMP/log" 2>&1 &&
+    head -1 "$T11" | grep -q '^# superopt cost table v1$' && sed -n 2p "$T11" | grep -q "isa=$cur "; then
+    ok "--cost-table: 3 runs (1 measuring, 2 reading) write byte-identical models, the table keyed by isa=$cur"
+else bad "--cost-table: byte-identical models from one table" "$TMP/log"; fi
+if [ "$cur" != scalar ]; then
+    expect_error "--cost-table of another ISA level refused" "cost table is for 'isa=$cur" $SO data/nasrnn.onnx -o "$TMP/ctx.onnx" --cost-table "$T11" --isa scalar -q
+fi
+sed '3s/.*/zz/' "$T11" >"$TMP/ctbad.tsv"
+expect_error "--cost-table with a damaged entry refused" "ctbad.tsv:3: bad cost table entry" $SO data/nasrnn.onnx -o "$TMP/ctx.onnx" --cost-table "$TMP/ctbad.tsv" -q
+
 echo
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]
