@@ -1092,6 +1092,28 @@ static int64_t flops_convtranspose(const so_graph *g, const so_node *n, int64_t 
     return 2 * so_shape_numel(in_shape(g, n, 0)) * w->dim[1] * w->dim[2] * w->dim[3];
 }
 
+/* 3-D: the weight's product per output (Conv) or per input (ConvTranspose) element; pools: the kernel volume */
+static int64_t flops_conv3d(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *w = in_shape(g, n, 1);
+    return w->rank == 5 ? 2 * out * w->dim[1] * w->dim[2] * w->dim[3] * w->dim[4] : 2 * out;
+}
+
+static int64_t flops_convtranspose3d(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *w = in_shape(g, n, 1);
+    return w->rank == 5 ? 2 * so_shape_numel(in_shape(g, n, 0)) * w->dim[1] * w->dim[2] * w->dim[3] * w->dim[4] : 2 * out;
+}
+
+static int64_t flops_pool3d(const so_graph *g, const so_node *n, int64_t out)
+{
+    (void)g;
+    return out * n->attr->ints[0] * n->attr->ints[1] * n->attr->ints[2];
+}
+
+#define flops_maxpool3d flops_pool3d
+#define flops_avgpool3d flops_pool3d
+
 #define flops_lrn flops_per_output
 #define flops_scatterelements flops_per_output
 #define flops_gathernd flops_per_output

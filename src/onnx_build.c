@@ -1167,6 +1167,101 @@ static int imp_convtranspose(bctx *cx)
     return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
+/* ---------------- 3-D convolution and pooling (rank-5 inputs; ops.def's ints layout) ---------------- */
+
+/* Reads strides, dilations, pads / auto_pad (and, transposed, output_padding / output_shape) of a 3-D Conv,
+   ConvTranspose or pool with kernel ker into a->ints (15 or 18). */
+static int spatial3d(imp *im, const Onnx__NodeProto *n, const so_shape *xs, const int64_t *ker, int transposed, so_attr *a)
+{
+    const int64_t *p;
+    long k;
+    int64_t *v = a->ints;
+    a->n_ints = transposed ? 18 : 15;
+    for (int i = 0; i < 3; i++) v[i] = ker[i], v[3 + i] = 1, v[6 + i] = 1, v[9 + i] = v[12 + i] = 0, v[15 + i] = 0;
+    static const char *const names[2] = {"strides", "dilations"};
+    for (int q = 0; q < 2; q++)
+        if ((k = onx_att_ints(n, names[q], &p)) >= 0) {
+            if (k != 3) return onx_node_err(im, "%s has %ld values for 3 spatial axes", names[q], k), SO_ERR;
+            for (int i = 0; i < 3; i++) v[3 * (q + 1) + i] = p[i];
+        }
+    for (int i = 0; i < 9; i++)
+        if (v[i] <= 0 || v[i] > INT32_MAX) return onx_node_err(im, "invalid kernel/stride/dilation"), SO_ERR;
+    if (transposed && (k = onx_att_ints(n, "output_padding", &p)) >= 0) {
+        if (k != 3) return onx_node_err(im, "output_padding has %ld values for 3 spatial axes", k), SO_ERR;
+        for (int i = 0; i < 3; i++) {
+            if (p[i] < 0 || p[i] >= SO_MAX(v[3 + i], v[6 + i])) return onx_node_err(im, "invalid output_padding"), SO_ERR;
+            v[15 + i] = p[i];
+        }
+    }
+    char buf[32];
+    const char *ap = onx_att_s(n, "auto_pad", buf, sizeof buf);
+    int same = ap && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")), lower = same && ap[5] == 'L';
+    if (ap && ap[0] && strcmp(ap, "NOTSET") && strcmp(ap, "VALID") && !same) return onx_node_err(im, "unknown auto_pad '%s'", ap), SO_ERR;
+    if ((!ap || !ap[0] || !strcmp(ap, "NOTSET")) && (k = onx_att_ints(n, "pads", &p)) >= 0) {
+        if (k != 6) return onx_node_err(im, "pads has %ld values for 3 spatial axes", k), SO_ERR;
+        for (int i = 0; i < 6; i++) {
+            if (p[i] < 0 || p[i] > INT32_MAX) return onx_node_err(im, "invalid pad %lld", (long long)p[i]), SO_ERR;
+            v[9 + i] = p[i];
+        }
+    }
+    const int64_t *os = NULL;
+    if (transposed && (k = onx_att_ints(n, "output_shape", &os)) >= 0 && k != 3 && k != 5)
+        return onx_node_err(im, "output_shape has %ld values", k), SO_ERR;
+    if (!same && !os) return SO_OK;
+    for (int i = 0; i < 3; i++) {
+        int64_t in = xs->dim[2 + i], s = v[3 + i], ext = (ker[i] - 1) * v[6 + i] + 1, tot;
+        if (transposed) { /* as for 2-D ConvTranspose: the output is output_shape, or input x stride */
+            int64_t want = os ? os[k - 3 + i] : in * s;
+            tot = s * (in - 1) + v[15 + i] + ext - want;
+            if (tot < 0) v[15 + i] -= tot, tot = 0;
+            int64_t lo = lower ? tot - tot / 2 : tot / 2;
+            v[9 + i] = lo, v[12 + i] = tot - lo;
+        } else {
+            int64_t out = (in + s - 1) / s;
+            tot = (out - 1) * s + ext - in;
+            if (tot < 0) tot = 0;
+            int64_t lo = lower ? tot - tot / 2 : tot / 2;
+            v[9 + i] = lo, v[12 + i] = tot - lo;
+        }
+    }
+    return SO_OK;
+}
+
+/* Conv / ConvTranspose on [N,C,D,H,W]: the kernel from the weight [., ., kd, kh, kw] */
+static int imp_conv3d_any(bctx *cx, int transposed)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    so_shape ws = onx_vshape(im, ins[1]);
+    if (xs.rank != 5 || ws.rank != 5) return onx_node_err(im, "input of rank %d and weight of rank %d: a 3-D %s needs both of rank 5", xs.rank, ws.rank, n->op_type), SO_ERR;
+    int64_t ker[3] = {ws.dim[2], ws.dim[3], ws.dim[4]};
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) >= 0 && (k != 3 || p[0] != ker[0] || p[1] != ker[1] || p[2] != ker[2]))
+        return onx_node_err(im, "kernel_shape does not match the weight shape"), SO_ERR;
+    if ((r = spatial3d(im, n, &xs, ker, transposed, &a)) != SO_OK) return r;
+    int64_t group = onx_att_i(n, "group", 1);
+    if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), SO_ERR;
+    a.group = (int32_t)group;
+    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_conv3d(bctx *cx) { return imp_conv3d_any(cx, 0); }
+static int imp_convtranspose3d(bctx *cx) { return imp_conv3d_any(cx, 1); }
+
+/* MaxPool (one output: no indices, storage_order 0) / AveragePool on [N,C,D,H,W] */
+static int imp_pool3d(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 3) return onx_node_err(im, "kernel_shape has %ld values for 3 spatial axes", k), SO_ERR;
+    if (extra_outputs(n, 1) || onx_att_i(n, "storage_order", 0) != 0) return SO_ERR_UNSUPPORTED;
+    if ((r = spatial3d(im, n, &xs, p, 0, &a)) != SO_OK) return r;
+    a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0;
+    if (op == SO_OP_AVGPOOL3D) a.count_include_pad = onx_att_i(n, "count_include_pad", 0) != 0;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+#define imp_maxpool3d imp_pool3d
+#define imp_avgpool3d imp_pool3d
+
 static int imp_lrn(bctx *cx)
 {
     IMP_LOCALS;
@@ -1864,6 +1959,12 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     if ((op == SO_OP_CONV || op == SO_OP_CONVTRANSPOSE || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && n_in > 0 && ins[0] &&
         onx_vshape(im, ins[0]).rank == 3)
         return lift_1d(im, n, op, ins, n_in);
+    if (n_in > 0 && ins[0] && onx_vshape(im, ins[0]).rank == 5) { /* the 3-D operators of the table */
+        if (op == SO_OP_CONV) op = SO_OP_CONV3D;
+        else if (op == SO_OP_CONVTRANSPOSE) op = SO_OP_CONVTRANSPOSE3D;
+        else if (op == SO_OP_MAXPOOL) op = SO_OP_MAXPOOL3D;
+        else if (op == SO_OP_AVGPOOL) op = SO_OP_AVGPOOL3D;
+    }
     if ((op == SO_OP_LSTM || op == SO_OP_GRU || op == SO_OP_RNN) && onx_att_i(n, "layout", 0) == 1)
         return recurrent_batch_first(im, n, op, ins, n_in);
     if (op != SO_OP_OPAQUE) {

@@ -928,6 +928,36 @@ static so_status exp_convtranspose(ectx *cx)
     return SO_OK;
 }
 
+/* the 3-D operators: ints = kernel, strides, dilations, pad begins, pad ends[, output_padding] (ops.def) */
+static so_status exp_spatial3d(ectx *cx)
+{
+    EXP_LOCALS;
+    const int64_t *v = a->ints;
+    const int pool = op == SO_OP_MAXPOOL3D || op == SO_OP_AVGPOOL3D;
+    const int dilated = v[6] != 1 || v[7] != 1 || v[8] != 1;
+    a_ints(x, n, "kernel_shape", v, 3);
+    a_ints(x, n, "strides", v + 3, 3);
+    a_ints(x, n, "pads", v + 9, 6);
+    if (!pool || dilated) {
+        if (op == SO_OP_MAXPOOL3D && x->opset < 10) return ex_err(x, "MaxPool dilations need opset >= 10");
+        if (op == SO_OP_AVGPOOL3D && x->opset < 19) return ex_err(x, "AveragePool dilations need opset >= 19");
+        a_ints(x, n, "dilations", v + 6, 3);
+    }
+    if (!pool) a_int(x, n, "group", a->group ? a->group : 1);
+    if (op == SO_OP_CONVTRANSPOSE3D && (v[15] || v[16] || v[17])) a_ints(x, n, "output_padding", v + 15, 3);
+    if (pool && a->ceil_mode) {
+        if (x->opset < 10) return ex_err(x, "ceil_mode needs opset >= 10");
+        a_int(x, n, "ceil_mode", 1);
+    }
+    if (op == SO_OP_AVGPOOL3D && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
+    return SO_OK;
+}
+
+#define exp_conv3d exp_spatial3d
+#define exp_convtranspose3d exp_spatial3d
+#define exp_maxpool3d exp_spatial3d
+#define exp_avgpool3d exp_spatial3d
+
 static so_status exp_lrn(ectx *cx)
 {
     EXP_LOCALS;

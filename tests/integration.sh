@@ -298,6 +298,25 @@ else bad "100,000-node chain: import, optimize --time-limit 1, numeric check, ex
 if bash tests/exporter_fixtures.sh "$SO" >"$TMP/exp" 2>&1; then ok "$(tail -1 "$TMP/exp")"
 else bad "exporter-style fixtures vs ONNX Runtime" "$TMP/exp"; fi
 
+# 10b. constructs the importer cannot handle (issue 16): custom operators without and with a declared shape, a
+#      data-dependent shape, Loop, LSTM / GRU forms outside the table (clip, other activations), LpPool. `run` and
+#      optimize each refuse with exit 1 and one line naming the file, the node and its operator; nothing is written.
+mkdir -p "$TMP/un"
+if $PY tests/make_unsupported.py "$TMP/un" >"$TMP/log" 2>&1; then
+    while read -r name node op; do
+        f="$TMP/un/$name.onnx"
+        for cmd in run optimize; do
+            if [ $cmd = run ]; then timeout 60 $SO run "$f" --iters 1 --warmup 0 >"$TMP/out" 2>"$TMP/err"
+            else timeout 60 $SO "$f" -o "$TMP/un/$name.opt.onnx" -q --cost flops >"$TMP/out" 2>"$TMP/err"; fi
+            rc=$?
+            if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -qF "$f" "$TMP/err" && grep -qF "'$node'" "$TMP/err" &&
+                grep -qE "(\(|')$op(\)|')" "$TMP/err" && [ ! -e "$TMP/un/$name.opt.onnx" ]; then
+                ok "$cmd refuses $name: one line naming the file, node '$node' and $op"
+            else echo "exit $rc" >>"$TMP/err"; bad "$cmd refuses $name: one line naming the file, node '$node' and $op" "$TMP/err"; fi
+        done
+    done <"$TMP/un/list.txt"
+else bad "tests/make_unsupported.py" "$TMP/log"; fi
+
 # 11. reproducible measured costs (issue 18): a run with --cost-table T that makes T and two runs that
 #     read it write byte-identical models (budget-bound search: a time limit would make the explored
 #     set depend on speed); the second and third measure nothing; a table of another ISA level is refused
