@@ -207,39 +207,26 @@ so_status so_ref_pad(const so_graph *g, const so_node *n, const so_tensor *in, s
     return SO_OK;
 }
 
-so_status so_ref_concat(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+/* Concat (gather 1: the parts into whole) and Split (0: whole into the parts) along attr.axis: for each
+   outer index, each part's dim[axis] x inner elements in turn. */
+static so_status axis_chunks(const so_node *n, const so_shape *ws, char *whole, const so_tensor *parts, int n_parts, int gather)
 {
-    (void)g;
-    const so_shape *os = &out[0].shape;
     const int axis = n->attr->axis;
-    const size_t es = esz(os);
-    const int64_t outer = prod(os, 0, axis), inner = prod(os, axis + 1, os->rank);
-    char *Y = out[0].data;
+    const size_t es = esz(ws);
+    const int64_t outer = prod(ws, 0, axis), inner = prod(ws, axis + 1, ws->rank);
     for (int64_t o = 0; o < outer; o++)
-        for (int k = 0; k < n->n_in; k++) {
-            size_t chunk = (size_t)(in[k].shape.dim[axis] * inner) * es;
-            memcpy(Y, (const char *)in[k].data + (size_t)o * chunk, chunk);
-            Y += chunk;
+        for (int k = 0; k < n_parts; k++) {
+            size_t chunk = (size_t)(parts[k].shape.dim[axis] * inner) * es;
+            char *part = (char *)parts[k].data + (size_t)o * chunk;
+            if (gather) memcpy(whole, part, chunk);
+            else memcpy(part, whole, chunk);
+            whole += chunk;
         }
     return SO_OK;
 }
 
-so_status so_ref_split(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    const so_shape *s = &in[0].shape;
-    const int axis = n->attr->axis;
-    const size_t es = esz(s);
-    const int64_t outer = prod(s, 0, axis), inner = prod(s, axis + 1, s->rank);
-    const char *X = in[0].data;
-    for (int64_t o = 0; o < outer; o++)
-        for (int k = 0; k < n->n_out; k++) {
-            size_t chunk = (size_t)(out[k].shape.dim[axis] * inner) * es;
-            memcpy((char *)out[k].data + (size_t)o * chunk, X, chunk);
-            X += chunk;
-        }
-    return SO_OK;
-}
+REF_VIA(concat, axis_chunks(n, &out[0].shape, out[0].data, in, n->n_in, 1))
+REF_VIA(split, axis_chunks(n, &in[0].shape, in[0].data, out, n->n_out, 0))
 
 static so_status view_copy(const so_tensor *in, so_tensor *out)
 {
@@ -247,11 +234,11 @@ static so_status view_copy(const so_tensor *in, so_tensor *out)
     return SO_OK;
 }
 
-so_status so_ref_flatten(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
-so_status so_ref_reshape(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
-so_status so_ref_squeeze(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
-so_status so_ref_unsqueeze(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
-so_status so_ref_identity(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
+REF_VIA(flatten, view_copy(in, out))
+REF_VIA(reshape, view_copy(in, out))
+REF_VIA(squeeze, view_copy(in, out))
+REF_VIA(unsqueeze, view_copy(in, out))
+REF_VIA(identity, view_copy(in, out))
 
 /* out[i] = in[sum idx_d * st[d]] over the output's index space (strides may be 0 or permuted). */
 static void strided_copy(const void *in, void *out, const so_shape *os, const int64_t *st, size_t es)
@@ -389,7 +376,7 @@ so_status so_ref_gatherelements(const so_graph *g, const so_node *n, const so_te
 }
 
 /* DepthToSpace (DCR: channel = (by*b + bx)*C' + c; CRD: c*b*b + by*b + bx) and SpaceToDepth (DCR). */
-static void depth_space(const so_node *n, const float *X, float *Y, const so_shape *big, int to_space)
+static so_status depth_space(const so_node *n, const float *X, float *Y, const so_shape *big, int to_space)
 {
     /* big: the [N, C', H*b, W*b] side; the depth side is [N, C'*b*b, H, W] */
     const int64_t b = n->attr->kernel[0], N = big->dim[0], Cs = big->dim[1], Hb = big->dim[2], Wb = big->dim[3];
@@ -404,21 +391,11 @@ static void depth_space(const so_node *n, const float *X, float *Y, const so_sha
                     if (to_space) Y[so] = X[dof];
                     else Y[dof] = X[so];
                 }
-}
-
-so_status so_ref_depthtospace(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    depth_space(n, in[0].data, out[0].data, &out[0].shape, 1);
     return SO_OK;
 }
 
-so_status so_ref_spacetodepth(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    depth_space(n, in[0].data, out[0].data, &in[0].shape, 0);
-    return SO_OK;
-}
+REF_VIA(depthtospace, depth_space(n, in[0].data, out[0].data, &out[0].shape, 1))
+REF_VIA(spacetodepth, depth_space(n, in[0].data, out[0].data, &in[0].shape, 0))
 
 /* out[off] combined with update u[ui] by reduction mode (0 none, 1 add, 2 mul, 3 max, 4 min) of the
    scatter operators; wide: int64 elements (wrap-around add and mul), else float. */
