@@ -663,6 +663,17 @@ static int imp_resize(bctx *cx)
         if (a.mode == 2) a.value = onx_att_f(n, "cubic_coeff_a", -0.75f);
         if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
     }
+    float roi[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+    if (a.ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) { /* a constant region, not cropping N or C; nearest or linear */
+        val *rv = onx_inval(im, n, 1);
+        if (a.mode == 2 || a.ints[5] || a.ints[6] || !rv || !rv->is_const || onx_ct_numel(&rv->c) != 8) return SO_ERR_UNSUPPORTED;
+        for (int d = 0; d < 8; d++) roi[d] = (float)onx_ct_getf(&rv->c, d);
+        if (roi[0] != 0 || roi[1] != 0 || roi[4] != 1 || roi[5] != 1) return SO_ERR_UNSUPPORTED;
+        a.n_ints = 12;
+        a.ints[7] = so_f32_to_bits(roi[2]), a.ints[8] = so_f32_to_bits(roi[3]);
+        a.ints[9] = so_f32_to_bits(roi[6]), a.ints[10] = so_f32_to_bits(roi[7]);
+        a.ints[11] = so_f32_to_bits(onx_att_f(n, "extrapolation_value", 0.0f));
+    }
     val *sc = onx_inval(im, n, im->opset >= 11 && !upsample ? 2 : 1), *sz = im->opset >= 11 && !upsample ? onx_inval(im, n, 3) : NULL;
     if (sc && sc->is_const && onx_ct_numel(&sc->c) == 0) sc = NULL; /* empty scales beside sizes (opset 11-12) */
     float scale[4];
@@ -682,7 +693,7 @@ static int imp_resize(bctx *cx)
         for (int d = 0; d < 4; d++) {
             scale[d] = (float)onx_ct_getf(&sc->c, d);
             if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
-            out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
+            out[d] = (int64_t)floorf((float)xs.dim[d] * (roi[4 + d] - roi[d]) * scale[d]); /* roi: tf_crop_and_resize */
         }
         a.ints[2] = 0;
     } else if (sz) {

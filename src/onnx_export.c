@@ -457,7 +457,12 @@ static so_status exp_resize(ectx *cx)
     }
     a_str(x, n, "coordinate_transformation_mode", so_resize_coord_names[a->ints[0]]);
     if (a->mode == 0) a_str(x, n, "nearest_mode", so_resize_nearest_names[a->ints[1]]);
-    n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
+    if (a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE && a->n_ints >= 12) {
+        const float roi[8] = {0, 0, so_bits_to_f32(a->ints[7]), so_bits_to_f32(a->ints[8]), 1, 1, so_bits_to_f32(a->ints[9]), so_bits_to_f32(a->ints[10])};
+        n_in(n, init_f32v(x, base, "_roi", roi, 8));
+        if (so_bits_to_f32(a->ints[11]) != 0.0f) a_float(x, n, "extrapolation_value", so_bits_to_f32(a->ints[11]));
+    } else
+        n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
     if (a->ints[2]) {
         const so_shape *o = &x->g->nodes[i].out[0];
         n_in(n, x->opset < 13 ? init_f32v(x, base, "_scales", NULL, 0) : "");

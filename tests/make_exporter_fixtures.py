@@ -20,6 +20,8 @@ with Constant initial states and per-sequence lengths).
 3-D CNNs (video / volumetric, [N,C,D,H,W]) in two styles: tf2onnx (NDHWC input, Transposes, auto_pad SAME_UPPER on
 Conv and MaxPool) and PyTorch's opset-17 form of a 3-D CNN ("pt3d": explicit pads, dilations, groups,
 BatchNormalization, AveragePool with count_include_pad and ceil_mode, ConvTranspose with output_padding).
+tf2onnx's Resize forms: nearest with tf_half_pixel_for_nn (ResizeNearestNeighbor, half_pixel_centers) and
+bilinear tf_crop_and_resize with a region reaching outside the image (extrapolation_value).
 """
 import os
 import sys
@@ -372,6 +374,35 @@ def cnn3d(name, style, opset, cin, mid, d, hw):
          ["--dim", "%s=%d" % (sym, 1 + len(listing) % 2)])
 
 
+def tf_resize(name, opset, roi, sizes, extrap, nearest_mode):
+    nm = Namer()
+    nodes, inits = [], {}
+    sym = "unk__%d" % (900 + len(listing))
+    x = "input_1"
+    xt = nm("transpose")
+    nodes.append(helper.make_node("Transpose", [x], [xt], perm=[0, 3, 1, 2]))
+    empty_roi, sc = nm("roi"), nm("scales")
+    inits[empty_roi] = np.zeros(0, np.float32)
+    inits[sc] = np.array([1, 1, 2, 2], np.float32)
+    up = nm("ResizeNearestNeighbor")
+    nodes.append(helper.make_node("Resize", [xt, empty_roi, sc], [up], mode="nearest",
+                                  coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode=nearest_mode))
+    r, e, sz = nm("crop_roi"), nm("crop_scales"), nm("crop_sizes")
+    inits[r] = np.array(roi, np.float32)
+    inits[e] = np.zeros(0, np.float32)
+    inits[sz] = np.array(sizes, np.int64)
+    cr = nm("CropAndResize")
+    nodes.append(helper.make_node("Resize", [up, r, e, sz], [cr], mode="linear", coordinate_transformation_mode="tf_crop_and_resize",
+                                  extrapolation_value=extrap))
+    w = nm("kernel")
+    inits[w] = f32(4, sizes[1], 1, 1)
+    cv = nm("conv")
+    nodes.append(helper.make_node("Conv", [cr, w], [cv], kernel_shape=[1, 1]))
+    nodes.append(helper.make_node("Transpose", [cv], ["Identity:0"], perm=[0, 2, 3, 1]))
+    save(name, "tf2onnx", nodes, [helper.make_tensor_value_info(x, T.FLOAT, [sizes[0], 6, 7, sizes[1]])],
+         [helper.make_tensor_value_info("Identity:0", T.FLOAT, [sizes[0], sizes[2], sizes[3], 4])], inits, opset, [])
+
+
 k = 0
 for opset in (9, 10, 11):
     for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
@@ -398,6 +429,8 @@ recurrent("paddle_11_op11_rnn_bidir", "paddle", 11, "RNN", "bidirectional", 5, 3
 cnn3d("tf2onnx_13_op13_cnn3d", "tf2onnx", 13, 3, 8, 6, 12)
 cnn3d("pt3d_00_op17_cnn3d", "pt3d", 17, 3, 8, 7, 11)
 cnn3d("pt3d_01_op13_cnn3d", "pt3d", 13, 2, 6, 5, 9)
+tf_resize("tf2onnx_14_op13_crop_resize", 13, [0, 0, -0.1, 0.2, 1, 1, 1.15, 0.9], [1, 3, 9, 8], 0.5, "round_prefer_ceil")
+tf_resize("tf2onnx_15_op11_crop_resize", 11, [0, 0, 0.25, 0.0, 1, 1, 0.75, 1.0], [2, 2, 5, 1], 0.0, "floor")
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")
