@@ -1204,6 +1204,56 @@ static int imp_pool3d(bctx *cx)
 #define imp_maxpool3d imp_pool3d
 #define imp_avgpool3d imp_pool3d
 
+/* ReverseSequence: batch_axis / time_axis 0 and 1; int64 sequence_lens (fed at run time or constant) */
+static int imp_reversesequence(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    int64_t bt = onx_att_i(n, "batch_axis", 1), tm = onx_att_i(n, "time_axis", 0);
+    if ((bt != 0 && bt != 1) || (tm != 0 && tm != 1) || bt == tm) return onx_node_err(im, "batch_axis %lld and time_axis %lld must be 0 and 1", (long long)bt, (long long)tm), SO_ERR;
+    if (onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    a.axis = (int32_t)tm;
+    a.mode = (int32_t)bt;
+    return onx_emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
+/* MaxPool (4-D) whose Indices output is used */
+static int imp_maxpoolidx(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t ker[2];
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
+    ker[0] = p[0], ker[1] = p[1];
+    if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != SO_OK) return r;
+    a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0;
+    int64_t so = onx_att_i(n, "storage_order", 0);
+    if (so != 0 && so != 1) return onx_node_err(im, "storage_order %lld is not 0 or 1", (long long)so), SO_ERR;
+    a.mode = (int32_t)so;
+    return onx_emit(im, op, ins, 1, 2, &a, nm, on, non, NULL);
+}
+
+/* MaxUnpool (4-D): the output shape from the output_shape input (constant) or as the pool's inverse,
+   (in - 1) * stride + kernel - pads */
+static int imp_maxunpool(bctx *cx)
+{
+    IMP_LOCALS;
+    if (n_in < 2 || !ins[0] || !ins[1] || xs.rank != 4 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    int64_t ker[2];
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
+    ker[0] = p[0], ker[1] = p[1];
+    if ((r = conv_pool_attr(im, n, &xs, ker, 0, &a)) != SO_OK) return r;
+    a.n_ints = 4;
+    if (n_in > 2 && ins[2]) {
+        int cnt = 0;
+        if ((r = onx_const_ints(im, ins[2], a.ints, 4, &cnt, "output_shape")) != SO_OK) return r;
+        if (cnt != 4) return onx_node_err(im, "output_shape has %d values for a 4-D input", cnt), SO_ERR;
+    } else {
+        a.ints[0] = xs.dim[0], a.ints[1] = xs.dim[1];
+        for (int i = 0; i < 2; i++) a.ints[2 + i] = (xs.dim[2 + i] - 1) * a.stride[i] + ker[i] - a.pad[i] - a.pad[2 + i];
+    }
+    return onx_emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
 static int imp_lrn(bctx *cx)
 {
     IMP_LOCALS;
@@ -1677,6 +1727,7 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
         else if (op == SO_OP_MAXPOOL) op = SO_OP_MAXPOOL3D;
         else if (op == SO_OP_AVGPOOL) op = SO_OP_AVGPOOL3D;
     }
+    if (op == SO_OP_MAXPOOL && n->n_output > 1 && n->output[1][0]) op = SO_OP_MAXPOOLIDX; /* the Indices output is used */
     if ((op == SO_OP_LSTM || op == SO_OP_GRU || op == SO_OP_RNN) && onx_att_i(n, "layout", 0) == 1)
         return onx_recurrent_batch_first(im, n, op, ins, n_in);
     if (op != SO_OP_OPAQUE) {

@@ -519,7 +519,7 @@ static so_status exp_maxpool(ectx *cx)
     a_ints32(x, n, "kernel_shape", a->kernel, 2);
     a_ints32(x, n, "strides", pst, 2);
     a_ints32(x, n, "pads", a->pad, 4);
-    if (op == SO_OP_MAXPOOL && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
+    if ((op == SO_OP_MAXPOOL || op == SO_OP_MAXPOOLIDX) && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
         if (x->opset < 10) return ex_err(x, "MaxPool dilations need opset >= 10");
         a_ints32(x, n, "dilations", a->dilation, 2);
     }
@@ -528,6 +528,25 @@ static so_status exp_maxpool(ectx *cx)
         a_int(x, n, "ceil_mode", 1);
     }
     if (op == SO_OP_AVGPOOL && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
+    if (op == SO_OP_MAXPOOLIDX) {
+        if (x->opset < 8) return ex_err(x, "MaxPool's Indices output needs opset >= 8");
+        if (a->mode) a_int(x, n, "storage_order", 1);
+    }
+    if (op == SO_OP_MAXUNPOOL) {
+        if (x->opset < 9) return ex_err(x, "MaxUnpool needs opset >= 9");
+        n_in(n, init_i64(x, base, "_output_shape", a->ints, 4));
+    }
+    return SO_OK;
+}
+
+#define exp_maxpoolidx exp_maxpool
+#define exp_maxunpool exp_maxpool
+
+static so_status exp_reversesequence(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "batch_axis", a->mode);
+    a_int(x, n, "time_axis", a->axis);
     return SO_OK;
 }
 
