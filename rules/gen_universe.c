@@ -644,6 +644,9 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_convtranspose3d GEN_NOT_IN_RULES
 #define gen_maxpool3d GEN_NOT_IN_RULES
 #define gen_avgpool3d GEN_NOT_IN_RULES
+#define gen_reversesequence GEN_NOT_IN_RULES
+#define gen_maxpoolidx GEN_NOT_IN_RULES
+#define gen_maxunpool GEN_NOT_IN_RULES
 #define gen_gridsample GEN_NOT_IN_RULES
 #define gen_scatternd GEN_NOT_IN_RULES
 
