@@ -65,6 +65,7 @@ static const opt options[] = {
     TEXT_("inputs", S_OPT, "FILE", "raw float32 inputs added to the numeric check's input sets", P_PATH, inputs),
     FLAG_("check_incremental", S_OPT, "0", "also match every derived graph from scratch and count the differences (slow; tests)", check_incremental),
     TEXT_("cache_dir", S_OPT, "DIR", "where measured costs and proofs are cached", P_PATH, cache_dir),
+    TEXT_("cost_table", S_OPT, "FILE", "measured costs from FILE only (made by this run if it does not exist; a table of another ISA level or CPU is refused): the same table gives the same output model", P_PATH, cost_table),
     TEXT_("report", S_OPT, "FILE.json", "write the JSON report (only when the model is written)", P_PATH, report),
     TEXT_("dot", S_OPT, "DIR", "write before/after Graphviz files", P_PATH, dot),
     FLAG_("progress", S_OPT, "0", "a progress line on stderr", progress),
@@ -161,6 +162,7 @@ void superopt_config_free(superopt_config *cfg)
     free(cfg->dot);
     free(cfg->cache_dir);
     free(cfg->inputs);
+    free(cfg->cost_table);
     for (int i = 0; i < cfg->n_pins; i++) free(cfg->pins[i]);
     free(cfg->pins);
     free(cfg);

@@ -87,6 +87,8 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
                "allow_unchecked" 0|1 (write a model that cannot be executed here, unchecked; warned on stderr)
                "inputs" FILE (raw float32 inputs added to the numeric check's input sets)
                "check_incremental" 0|1   "cache_dir" DIR (measured costs and proofs; see rules/RULES.md)
+               "cost_table" FILE (measured costs from this table only: loaded if it exists, else measured
+                             and written; same table, same output model; search/README.md "Cost tables")
                "report" FILE.json (also written, atomically, only when the model is)
                "dot" DIR (before/after Graphviz files)   "progress" 0|1 (a progress line on stderr)
    A value is checked when it is set. A config is used by one thread at a time; sessions and

@@ -22,6 +22,7 @@ static float resize_src(int cm, int from_sizes, int64_t x, int64_t len_out, int6
     case SO_RESIZE_HALF_PIXEL: return ((float)x + 0.5f) / scale - 0.5f;
     case SO_RESIZE_PYTORCH_HALF_PIXEL: return len_out > 1 ? ((float)x + 0.5f) / scale - 0.5f : 0.0f;
     case SO_RESIZE_ALIGN_CORNERS: return len_out > 1 ? (float)x * (float)(len_in - 1) / (float)(len_out - 1) : 0.0f;
+    case SO_RESIZE_TF_HALF_PIXEL_FOR_NN: return ((float)x + 0.5f) / scale;
     default: return (float)x / scale; /* asymmetric */
     }
 }
@@ -49,6 +50,7 @@ void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t le
 
 int so_ref_resize_two_tap(const so_attr *a)
 {
+    if (a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) return 0; /* so_ref_resize's own path (extrapolation) */
     return a->mode == 0 || (a->mode == 1 && (a->n_ints < 7 || (!a->ints[5] && !(a->ints[6] && (a->alpha < 1.0f || a->beta < 1.0f)))));
 }
 
@@ -129,10 +131,57 @@ static so_status resize_general(const so_graph *g, const so_node *n, const so_te
     return st;
 }
 
+/* tf_crop_and_resize (nearest or linear): source coordinate start * (in - 1) + x * (end - start) * (in - 1) / (out - 1)
+   (out = 1: the region's centre), in float as ONNX Runtime; outside [0, in - 1] on either axis the output is the
+   extrapolation value. */
+static void crop_tap(const so_attr *a, int axis, int64_t x, int64_t len_out, int64_t len_in, int64_t *i0, int64_t *i1, double *w, int *outside)
+{
+    const float st = so_bits_to_f32(a->ints[7 + axis]), en = so_bits_to_f32(a->ints[9 + axis]), L = (float)(len_in - 1);
+    float v = len_out > 1 ? st * L + (float)x * (en - st) * L / (float)(len_out - 1) : 0.5f * (st + en) * L;
+    *outside = v < 0.0f || v > L;
+    v = v < 0.0f ? 0.0f : v > L ? L : v;
+    if (a->mode == 0) { /* nearest_mode rounding, as so_ref_resize_taps */
+        float f = floorf(v), r = a->ints[1] == 0 ? (v - f == 0.5f ? f : roundf(v)) : a->ints[1] == 1 ? roundf(v) : a->ints[1] == 2 ? f : ceilf(v);
+        *i0 = *i1 = r > L ? len_in - 1 : (int64_t)r;
+        *w = 0;
+        return;
+    }
+    *i0 = (int64_t)v;
+    *i1 = *i0 + 1 < len_in ? *i0 + 1 : len_in - 1;
+    *w = v - (float)*i0;
+}
+
+static so_status resize_crop(const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_attr *a = n->attr;
+    const so_shape *xs = &in[0].shape, *ys = &out[0].shape;
+    const int64_t H = xs->dim[2], W = xs->dim[3], Ho = ys->dim[2], Wo = ys->dim[3], planes = xs->dim[0] * xs->dim[1];
+    const float ext = so_bits_to_f32(a->ints[11]), *X = in[0].data;
+    float *Y = out[0].data;
+    for (int64_t p = 0; p < planes; p++)
+        for (int64_t oy = 0; oy < Ho; oy++) {
+            int64_t y0, y1;
+            double wy;
+            int oy_out;
+            crop_tap(a, 0, oy, Ho, H, &y0, &y1, &wy, &oy_out);
+            const float *r0 = X + (p * H + y0) * W, *r1 = X + (p * H + y1) * W;
+            for (int64_t ox = 0; ox < Wo; ox++) {
+                int64_t x0, x1;
+                double wx;
+                int ox_out;
+                crop_tap(a, 1, ox, Wo, W, &x0, &x1, &wx, &ox_out);
+                double top = r0[x0] + wx * ((double)r0[x1] - r0[x0]), bot = r1[x0] + wx * ((double)r1[x1] - r1[x0]);
+                Y[(p * Ho + oy) * Wo + ox] = oy_out || ox_out ? ext : a->mode == 0 ? r0[x0] : (float)(top + wy * (bot - top));
+            }
+        }
+    return SO_OK;
+}
+
 so_status so_ref_resize(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     (void)g;
     const so_attr *a = n->attr;
+    if (a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) return resize_crop(n, in, out);
     if (!so_ref_resize_two_tap(a)) return resize_general(g, n, in, out);
     const so_shape *xs = &in[0].shape, *ys = &out[0].shape;
     const int64_t H = xs->dim[2], W = xs->dim[3], Ho = ys->dim[2], Wo = ys->dim[3], planes = xs->dim[0] * xs->dim[1];
