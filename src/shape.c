@@ -706,7 +706,7 @@ static so_status shape_conv3d(ctx *c)
     o.dim[1] = w->dim[0];
     for (int i = 0; i < 3; i++) {
         if (w->dim[2 + i] != a->ints[i]) return fail(c, "weight %s does not match kernel %lld on axis %d", S(w), (long long)a->ints[i], 2 + i);
-        o.dim[2 + i] = window_out(x->dim[2 + i], a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], 0);
+        o.dim[2 + i] = so_window_out(x->dim[2 + i], a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], 0);
         if (o.dim[2 + i] < 1) return fail(c, "kernel %s does not fit input %s", S(w), S(x));
     }
     c->n->out[0] = o;
@@ -742,7 +742,7 @@ static so_status shape_pool3d(ctx *c)
     for (int i = 0; i < 3; i++) {
         int64_t ext = (a->ints[i] - 1) * a->ints[6 + i] + 1;
         if (a->ints[9 + i] >= ext || a->ints[12 + i] >= ext) return fail(c, "pads must be smaller than the kernel on axis %d", 2 + i);
-        o.dim[2 + i] = window_out(x->dim[2 + i], a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], a->ceil_mode);
+        o.dim[2 + i] = so_window_out(x->dim[2 + i], a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], a->ceil_mode);
         if (o.dim[2 + i] < 1) return fail(c, "kernel does not fit input %s", S(x));
     }
     c->n->out[0] = o;
