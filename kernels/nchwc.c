@@ -78,8 +78,28 @@ static inline vf8 s_nan(vf8 a)
     return s_ldu32(m);
 }
 
+typedef struct {
+    uint32_t v[8];
+} vi8;
+static inline vi8 s_ldi(const uint32_t *p)
+{
+    vi8 r;
+    memcpy(r.v, p, sizeof r.v);
+    return r;
+}
+static inline vf8 s_perm(vf8 a, vi8 i)
+{
+    vf8 r;
+    for (int k = 0; k < 8; k++) r.v[k] = a.v[i.v[k] & 7];
+    return r;
+}
+
 #define NB 8
 #define VF vf8
+#define VI vi8
+#define VLDI(p) s_ldi(p)
+#define VPERM(v, i) s_perm(v, i)
+#define VPERM4(v, i) s_perm(v, i)
 #define VLD(p) s_ld(p)
 #define VST(p, v) s_st(p, v)
 #define VLDU32(p) s_ldu32(p)
@@ -140,6 +160,11 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
         p->W = p->Wo = H * W, p->H = p->Ho = 1;
     p->depthwise = group > 1 && group == C && O == C;
     const int64_t KK = kh * kw, Cg = C / group, Og = O / group, Ob = p->Ob;
+    if (group > 1 && Cg > 1 && Cg == Og && Cg < b && b % Cg == 0) {
+        p->gsub = Cg;
+        for (int64_t c = 0; c < Cg; c++)
+            for (int64_t o = 0; o < b; o++) p->gidx[c][o] = (uint32_t)(o / Cg * Cg + c);
+    }
     p->ic0 = calloc((size_t)Ob, sizeof *p->ic0);
     p->nic = calloc((size_t)Ob, sizeof *p->nic);
     p->wofs = calloc((size_t)Ob, sizeof *p->wofs);
@@ -149,8 +174,8 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
     int64_t total = 0;
     for (int64_t ob = 0; ob < Ob; ob++) {
         const int64_t olast = (ob * b + b < O ? ob * b + b : O) - 1;
-        if (p->depthwise) {
-            p->ic0[ob] = ob * b, p->nic[ob] = 1, p->wofs[ob] = total, total += KK * b;
+        if (p->depthwise || p->gsub) {
+            p->ic0[ob] = ob * b, p->nic[ob] = p->gsub ? Cg : 1, p->wofs[ob] = total, total += p->nic[ob] * KK * b;
             continue;
         }
         const int64_t g0 = ob * b / Og, g1 = olast / Og; /* the groups of the block's outputs */
@@ -165,7 +190,8 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
         const int64_t ob = o / b, g = o / Og;
         for (int64_t cl = 0; cl < Cg; cl++) {
             const int64_t loc = p->depthwise ? 0 : g * Cg + cl - p->ic0[ob];
-            for (int64_t t = 0; t < KK; t++) p->wp[p->wofs[ob] + (loc * KK + t) * b + o % b] = w[(o * Cg + cl) * KK + t];
+            for (int64_t t = 0; t < KK; t++)
+                p->wp[p->wofs[ob] + (p->gsub ? t * Cg + cl : loc * KK + t) * b + o % b] = w[(o * Cg + cl) * KK + t];
         }
     }
     for (int64_t o = 0; o < O; o++) {
@@ -330,7 +356,8 @@ static double now_ms(void)
 static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
 {
     const so_nchwc_conv *q = &s->conv;
-    if (s->L->b != 16 || !so_fast_use_onednn || q->depthwise || !so_dnnl_lib()) return;
+    /* oneDNN 2.6 has only reference code for groups of fewer than 16 channels (gsub): ours runs them */
+    if (s->L->b != 16 || !so_fast_use_onednn || q->depthwise || q->gsub || !so_dnnl_lib()) return;
     const int64_t N = s->N, H = x->dim[2], W = x->dim[3], Ho = o->dim[2], Wo = o->dim[3];
     const int T = omp_get_max_threads();
     const int64_t key[20] = {N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2], a->pad[3], q->dh,

@@ -27,6 +27,11 @@ typedef struct so_nchwc_conv {
                                                                          one row: H = Ho = 1, W = Wo = H*W */
     int64_t Cb, Ob;
     int depthwise;       /* group == C == O: per-lane taps, weights [Cb][kh][kw][b] */
+    int64_t gsub;        /* groups inside a block (1 < C/group == O/group < b, b a multiple of it; ResNeXt's groups of
+                            4 and 8 at b = 16): each block holds b/gsub whole groups of input and output, lane o reads
+                            lanes (o/gsub)*gsub + c (c < gsub) of the same input block (a lane permutation per c), weights
+                            [Ob][kh][kw][gsub][b]; 0 otherwise */
+    uint32_t gidx[8][SO_NCHWC_MAX_B]; /* gsub: the permutation of each c, gidx[c][o] = (o/gsub)*gsub + c */
     int64_t *ic0, *nic;  /* [Ob]: first input channel and count read by each output block (owned) */
     int64_t *wofs;       /* [Ob]: offset of each block's packed weights in wp (owned) */
     float *wp;           /* packed weights (owned, 64-byte aligned) */

@@ -193,6 +193,8 @@ static void run_conv(const conv_case *k)
         so_nchwc_conv p;
         assert_int_equal(so_nchwc_conv_plan(&p, L->b, C, H, W, O, Ho, Wo, k->kh, k->kw, k->sh, k->sw, k->pt, k->pl, k->dh, k->dw, k->group, w, &ep), 0);
         assert_true(so_nchwc_conv_bytes(&p) > 0);
+        const int64_t Cg = C / k->group;
+        if (k->group > 1 && Cg > 1 && Cg == O / k->group && Cg < L->b && L->b % Cg == 0) assert_int_equal(p.gsub, Cg); /* g_tile runs */
         float *xb = blocked(L, x, N, C, H * W), *rb = k->res ? blocked(L, res, N, O, Ho * Wo) : NULL;
         const int64_t ny = so_nchwc_numel(L->b, N, O, Ho * Wo);
         float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
@@ -250,6 +252,15 @@ static void test_conv_grouped_depthwise(void **state)
         CV(1, 12, 6, 6, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, .bias = 1),   /* groups of 4 -> 8: not aligned with b */
         CV(1, 32, 5, 5, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, .bias = 0),              /* groups of 16 */
         CV(1, 64, 9, 9, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32, .bias = 1),  /* ResNeXt-like groups of 2, stride 2 */
+        /* groups inside a block (gsub): ResNeXt's groups of 4 and 8, C not a multiple of b, 1x1 planes, dilation,
+           residual epilogue, rows of 1..DW_PX+ pixels */
+        CV(1, 128, 13, 11, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(1, 64, 14, 14, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8, .bias = 1, .scale = 1, .act1 = SO_ACT_RELU),
+        CV(2, 40, 9, 19, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, .bias = 1, .res = 1, .act2 = SO_ACT_RELU), /* groups of 8, C % 16 */
+        CV(1, 12, 10, 10, 12, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 3, .bias = 0),           /* groups of 4, 12 channels, dilated */
+        CV(1, 32, 1, 1, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, .bias = 1, .act1 = SO_ACT_SIGMOID), /* 1x1 plane */
+        CV(1, 32, 6, 7, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 16, .bias = 1),            /* grouped 1x1 (flattened rows) */
+        CV(1, 48, 7, 7, 48, 3, 5, 2, 1, 0, 2, 1, 2, 1, 1, 12, .bias = 1, .nan = 1),  /* asymmetric, NaN */
         CV(1, 20, 9, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20, .bias = 1), /* depthwise, C not a multiple of b */
         CV(1, 20, 9, 10, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 20, .bias = 1, .act1 = SO_ACT_CLIP, .lo = 0.f, .hi = 0.25f),
         CV(2, 24, 11, 11, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 24, .bias = 0),           /* depthwise 5x5, batch 2 */
