@@ -261,6 +261,7 @@ static void test_conv_grouped_depthwise(void **state)
         CV(1, 32, 1, 1, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, .bias = 1, .act1 = SO_ACT_SIGMOID), /* 1x1 plane */
         CV(1, 32, 6, 7, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 16, .bias = 1),            /* grouped 1x1 (flattened rows) */
         CV(1, 48, 7, 7, 48, 3, 5, 2, 1, 0, 2, 1, 2, 1, 1, 12, .bias = 1, .nan = 1),  /* asymmetric, NaN */
+        CV(1, 32, 33, 33, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 8, .bias = 1),           /* a long flattened row of a grouped 1x1 */
         CV(1, 20, 9, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20, .bias = 1), /* depthwise, C not a multiple of b */
         CV(1, 20, 9, 10, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 20, .bias = 1, .act1 = SO_ACT_CLIP, .lo = 0.f, .hi = 0.25f),
         CV(2, 24, 11, 11, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 24, .bias = 0),           /* depthwise 5x5, batch 2 */
