@@ -254,6 +254,8 @@ typedef struct nchwc_step {
     int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
     int n_cat;          /* CONCAT_NCHWC: inputs and their channels */
     int64_t cat_c[SO_MAX_INTS];
+    float *cat_s, *cat_t; /* CONCAT_NCHWC with an absorbed blocked batchnorm (concat_ssa): scale, shift [Cb*b] (owned) */
+    int cat_relu;
 } nchwc_step;
 
 static void step_free(void *priv)
@@ -261,6 +263,8 @@ static void step_free(void *priv)
     nchwc_step *s = priv;
     if (s->op == SO_OP_CONV_NCHWC) so_nchwc_conv_free(&s->conv);
     so_dnnl_conv_free(s->dnnl);
+    free(s->cat_s);
+    free(s->cat_t);
     free(s);
 }
 
@@ -283,7 +287,8 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     case SO_OP_CONCAT_NCHWC: {
         const float *xs[SO_MAX_INTS];
         for (int k = 0; k < s->n_cat; k++) xs[k] = in[k].data;
-        s->L->concat(s->n_cat, s->cat_c, s->N, s->HW, xs, out[0].data, T);
+        if (s->cat_s) s->L->concat_ssa(s->n_cat, s->cat_c, s->N, s->HW, xs, s->cat_s, s->cat_t, s->cat_relu, out[0].data, T);
+        else s->L->concat(s->n_cat, s->cat_c, s->N, s->HW, xs, out[0].data, T);
         break;
     }
     default: break;
@@ -327,6 +332,52 @@ static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kern
         }
         k->fused[k->n_fused++] = f.node[s];
     }
+}
+
+/* The blocked per-channel weight [1, Cb, 1, 1, b] that is node u's other input than `from` (constant), or NULL. */
+static const float *chan_weight(const so_graph *g, const so_node *u, int32_t from, const so_shape *blk)
+{
+    if (u->n_in != 2 || u->n_out != 1) return NULL;
+    const so_edge w = u->in[0].node == from ? u->in[1] : u->in[0];
+    if ((u->in[0].node == from) == (u->in[1].node == from) || w.node < 0 || g->nodes[w.node].op != SO_OP_WEIGHT) return NULL;
+    const so_shape *ws = &g->nodes[w.node].out[0];
+    if (ws->rank != 5 || ws->dim[0] != 1 || ws->dim[1] != blk->dim[1] || ws->dim[2] != 1 || ws->dim[3] != 1 || ws->dim[4] != blk->dim[4] ||
+        ws->dtype != SO_F32)
+        return NULL;
+    return g->model->weights[g->nodes[w.node].ref].data;
+}
+
+/* CONCAT_NCHWC i followed by the blocked batchnorm the layout pass writes (search/layout.c blocked_bn: Mul by a
+   per-channel weight, Add of one) and optionally a Relu, each the only user of the one before (DenseNet's
+   pre-activation norm1/relu1 on every concatenation): the concat absorbs them (concat_ssa) when every input but the
+   last has whole blocks. One pass over the data instead of four. */
+static void concat_chain(const so_fast_ctx *c, int32_t i, nchwc_step *s, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_shape *o = &g->nodes[i].out[0];
+    if (!c->user || !s->L->concat_ssa) return;
+    for (int q = 0; q + 1 < s->n_cat; q++)
+        if (s->cat_c[q] % s->L->b) return;
+    const int32_t mu = c->user[i];
+    if (mu < 0 || (c->absorbed && c->absorbed[mu]) || g->nodes[mu].op != SO_OP_MUL) return;
+    const float *S = chan_weight(g, &g->nodes[mu], i, o);
+    const int32_t ad = S ? c->user[mu] : -1;
+    if (ad < 0 || (c->absorbed && c->absorbed[ad]) || g->nodes[ad].op != SO_OP_ADD) return;
+    const float *Tw = chan_weight(g, &g->nodes[ad], mu, o);
+    if (!Tw || !so_shape_eq(&g->nodes[mu].out[0], o) || !so_shape_eq(&g->nodes[ad].out[0], o)) return;
+    const size_t nb = (size_t)(o->dim[1] * o->dim[4]);
+    s->cat_s = malloc(nb * sizeof(float)), s->cat_t = malloc(nb * sizeof(float));
+    if (!s->cat_s || !s->cat_t) {
+        free(s->cat_s), free(s->cat_t);
+        s->cat_s = s->cat_t = NULL;
+        return;
+    }
+    memcpy(s->cat_s, S, nb * sizeof(float)), memcpy(s->cat_t, Tw, nb * sizeof(float));
+    k->fused[k->n_fused++] = mu;
+    k->fused[k->n_fused++] = ad;
+    const int32_t re = c->user[ad];
+    if (re >= 0 && !(c->absorbed && c->absorbed[re]) && g->nodes[re].op == SO_OP_RELU && so_shape_eq(&g->nodes[re].out[0], o))
+        s->cat_relu = 1, k->fused[k->n_fused++] = re;
 }
 
 /* The conv backend, measured per node at plan time (b = 16, the avx512 level, oneDNN loaded): our kernel
@@ -427,6 +478,7 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
     case SO_OP_CONCAT_NCHWC:
         s->n_cat = n->n_in, s->HW = x->dim[2] * x->dim[3];
         for (int q = 0; q < n->n_in; q++) s->cat_c[q] = a->ints[q + 1];
+        concat_chain(c, i, s, k);
         break;
     case SO_OP_MAXPOOL_NCHWC:
     case SO_OP_AVGPOOL_NCHWC: {

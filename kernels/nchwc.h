@@ -83,6 +83,10 @@ typedef struct so_nchwc_impl {
     void (*binary)(int op, int bcast, int act, int64_t N, int64_t C, int64_t HW, const float *a, const float *bv, float *y, int T);
     /* y (sum of Cs channels) = the n_in inputs x[i] (Cs[i] channels each) concatenated on the channel axis */
     void (*concat)(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const float *const *x, float *y, int T);
+    /* the same concat (every input but the last of whole blocks) followed by a per-channel y = x*scale + shift and
+       Relu when relu (a blocked pre-activation batchnorm: DenseNet); scale, shift [Cb*b], zero in the padding lanes */
+    void (*concat_ssa)(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const float *const *x, const float *scale,
+                       const float *shift, int relu, float *y, int T);
 } so_nchwc_impl;
 
 /* The levels. so_nchwc_scalar (b = 8, portable C) runs everywhere; so_nchwc_avx2 (b = 8) and

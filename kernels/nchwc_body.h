@@ -668,6 +668,32 @@ static void concat_run(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const
     }
 }
 
+/* concat_run of whole blocks fused with y = act(x*scale + shift) per lane (act: Relu or none); work items are
+   (image, output block) pairs. */
+static void concat_ssa_run(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const float *const *x, const float *scale,
+                           const float *shift, int relu, float *y, int T)
+{
+    int64_t C = 0;
+    for (int i = 0; i < n_in; i++) C += Cs[i];
+    const int64_t Cb = cdiv(C, NB), items = N * Cb;
+    T = team(T, items * HW * NB);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t it = 0; it < items; it++) {
+        const int64_t n = it / Cb, cb = it % Cb;
+        int i = 0;
+        int64_t b0 = 0; /* first output block of input i */
+        while (i + 1 < n_in && cb >= b0 + Cs[i] / NB) b0 += Cs[i] / NB, i++;
+        const int64_t cbi = cdiv(Cs[i], NB);
+        const float *xs = x[i] + (n * cbi + cb - b0) * HW * NB;
+        float *yd = y + (n * Cb + cb) * HW * NB;
+        const VF sv = VLD(scale + cb * NB), tv = VLD(shift + cb * NB), z = VZERO;
+        for (int64_t q = 0; q < HW; q++) {
+            const VF v = VFMA(VLD(xs + q * NB), sv, tv);
+            VST(yd + q * NB, relu ? VMAX(z, v) : v); /* NaN stays NaN, as the blocked Relu */
+        }
+    }
+}
+
 const so_nchwc_impl NCHWC_TABLE = {
     .b = NB,
     .isa = NCHWC_ISA,
@@ -679,4 +705,5 @@ const so_nchwc_impl NCHWC_TABLE = {
     .unary = unary_run,
     .binary = binary_run,
     .concat = concat_run,
+    .concat_ssa = concat_ssa_run,
 };

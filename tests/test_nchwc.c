@@ -462,6 +462,57 @@ static void test_binary(void **state)
     }
 }
 
+/* concat_ssa: the concat of whole blocks (but the last input) fused with x*scale + shift and Relu per channel, against
+   the reference concat then the same arithmetic; a NaN input stays NaN through the Relu; HW large enough for 2 threads. */
+static void test_concat_ssa(void **state)
+{
+    (void)state;
+    const int64_t N = 2, HW = 300;
+    const int64_t sets[][3] = {{16, 32, 5}, {32, 16, 16}, {16, 16, 20}};
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
+        for (int relu = 0; relu < 2; relu++) {
+            const int64_t *Cs = sets[s], C = Cs[0] + Cs[1] + Cs[2];
+            float *x[3], *ref = malloc(sizeof(float) * (size_t)(N * C * HW)), *sc = rand_buf(C), *sh = rand_buf(C);
+            for (int i = 0; i < 3; i++) x[i] = rand_buf(N * Cs[i] * HW);
+            x[1][7] = NAN;
+            so_attr a = {0};
+            a.axis = 1;
+            so_node nd = {.op = SO_OP_CONCAT, .n_in = 3, .n_out = 1, .attr = &a, .ref = -1};
+            so_tensor in[3], out = {shp4(N, C, 1, HW), ref};
+            for (int i = 0; i < 3; i++) in[i] = (so_tensor){shp4(N, Cs[i], 1, HW), x[i]};
+            assert_int_equal(so_ref_concat(NULL, &nd, in, &out), SO_OK);
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t c = 0; c < C; c++)
+                    for (int64_t q = 0; q < HW; q++) {
+                        float *r = &ref[(n * C + c) * HW + q];
+                        *r = *r * sc[c] + sh[c];
+                        if (relu && *r < 0.0f) *r = 0.0f;
+                    }
+            const so_nchwc_impl *lv[3];
+            const int nl = n_levels(lv);
+            for (int l = 0; l < nl; l++) {
+                const so_nchwc_impl *L = lv[l];
+                if (Cs[0] % L->b || Cs[1] % L->b) continue; /* not whole blocks at this b: never selected */
+                float *xb[3];
+                for (int i = 0; i < 3; i++) xb[i] = blocked(L, x[i], N, Cs[i], HW);
+                const int64_t ny = so_nchwc_numel(L->b, N, C, HW), Cp = (C + L->b - 1) / L->b * L->b;
+                float *sb = calloc((size_t)Cp, sizeof(float)), *tb = calloc((size_t)Cp, sizeof(float));
+                memcpy(sb, sc, sizeof(float) * (size_t)C), memcpy(tb, sh, sizeof(float) * (size_t)C);
+                float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
+                memset(y1, 0x7f, sizeof(float) * (size_t)ny);
+                memset(y2, 0x7f, sizeof(float) * (size_t)ny);
+                L->concat_ssa(3, Cs, N, HW, (const float *const *)xb, sb, tb, relu, y1, 1);
+                L->concat_ssa(3, Cs, N, HW, (const float *const *)xb, sb, tb, relu, y2, 2);
+                check(L, y1, ref, N, C, HW, relu ? "concat_ssa relu" : "concat_ssa");
+                same_for_threads(y1, y2, ny, "concat_ssa");
+                for (int i = 0; i < 3; i++) free(xb[i]);
+                free(y1), free(y2), free(sb), free(tb);
+            }
+            for (int i = 0; i < 3; i++) free(x[i]);
+            free(ref), free(sc), free(sh);
+        }
+}
+
 static void test_concat(void **state)
 {
     (void)state;
@@ -530,7 +581,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_conv_grouped_depthwise),
         cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_pool), cmocka_unit_test(test_global_pool),
-        cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat),
+        cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
