@@ -153,15 +153,25 @@ static int extra_outputs(const Onnx__NodeProto *n, size_t keep)
     return 0;
 }
 
-static int lstm_default_acts(const Onnx__NodeProto *n, int dirs)
+/* 1 if the node's activations attribute is absent or lists, per direction, the n names of def (ONNX's
+   defaults: LSTM Sigmoid Tanh Tanh, GRU Sigmoid Tanh); def NULL: n = 1 and any one of Tanh / Relu / Sigmoid,
+   the same in both directions (RNN), whose index goes to *which. */
+static int recurrent_acts(const Onnx__NodeProto *n, int dirs, const char *const *def, size_t cnt, int32_t *which)
 {
+    static const char *const rnn_acts[3] = {"Tanh", "Relu", "Sigmoid"};
     const Onnx__AttributeProto *a = onx_att(n, "activations");
+    if (which) *which = 0;
     if (!a) return 1;
-    static const char *const def[3] = {"Sigmoid", "Tanh", "Tanh"};
-    if (a->n_strings != (size_t)(3 * dirs)) return 0;
+    if (a->n_strings != cnt * (size_t)dirs) return 0;
     for (size_t i = 0; i < a->n_strings; i++) {
-        const char *d = def[i % 3];
-        if (a->strings[i].len != strlen(d) || strncasecmp((const char *)a->strings[i].data, d, strlen(d)) != 0) return 0;
+        int ok = 0;
+        for (int j = 0; j < (def ? 1 : 3) && !ok; j++) {
+            const char *d = def ? def[i % cnt] : rnn_acts[j];
+            ok = a->strings[i].len == strlen(d) && strncasecmp((const char *)a->strings[i].data, d, strlen(d)) == 0;
+            if (ok && which && i == 0) *which = j;
+            if (ok && which && i > 0 && *which != j) return 0;
+        }
+        if (!ok) return 0;
     }
     return 1;
 }
@@ -627,7 +637,10 @@ static int imp_slice(bctx *cx)
     return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
-static int imp_lstm(bctx *cx)
+/* LSTM (gates 4), GRU (3), RNN (1) with layout 0 (layout 1 is wrapped in Transposes by recurrent_batch_first);
+   default activations (RNN: Tanh, Relu or Sigmoid), no clip, no input_forget. A hole before a later optional input
+   is filled with its neutral value, so inputs keep their ONNX positions. */
+static int imp_recurrent(bctx *cx, int64_t gates)
 {
     IMP_LOCALS;
     char buf[32];
@@ -637,9 +650,17 @@ static int imp_lstm(bctx *cx)
     else if (!strcmp(dir, "bidirectional")) a.direction = 2;
     else return onx_node_err(im, "unknown direction '%s'", dir), SO_ERR;
     int dirs = a.direction == 2 ? 2 : 1;
-    if (!lstm_default_acts(n, dirs) || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
+    static const char *const lstm_acts[3] = {"Sigmoid", "Tanh", "Tanh"};
+    int acts_ok = gates == 4 ? recurrent_acts(n, dirs, lstm_acts, 3, NULL)
+                : gates == 3 ? recurrent_acts(n, dirs, lstm_acts, 2, NULL) : recurrent_acts(n, dirs, NULL, 1, &a.mode);
+    if (!acts_ok || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
         onx_att_i(n, "input_forget", 0) != 0 || onx_att_i(n, "layout", 0) != 0)
         return SO_ERR_UNSUPPORTED;
+    if (gates == 3) {
+        int64_t lbr = onx_att_i(n, "linear_before_reset", 0);
+        if (lbr != 0 && lbr != 1) return onx_node_err(im, "linear_before_reset %lld is not 0 or 1", (long long)lbr), SO_ERR;
+        a.mode = (int32_t)lbr;
+    }
     if (xs.rank != 3) return SO_ERR_UNSUPPORTED;
     if (!onx_inval(im, n, 1) || !onx_inval(im, n, 2)) return onx_node_err(im, "missing W or R"), SO_ERR;
     so_shape rs = onx_vshape(im, onx_inval(im, n, 2));
@@ -648,18 +669,17 @@ static int imp_lstm(bctx *cx)
     a.hidden = (int32_t)hidden;
     int last = (int)n_in;
     while (last > 0 && !ins[last - 1]) last--;
-    if (last > 8) return SO_ERR_UNSUPPORTED;
+    if (last > so_ops[op].max_in) return SO_ERR_UNSUPPORTED;
     int64_t T = xs.dim[0], Bt = xs.dim[1], H = a.hidden;
     for (int i = 0; i < last; i++) {
         if (ins[i]) {
             args[i] = ins[i];
             continue;
         }
-        /* a hole before a later optional input: fill it with its neutral value */
         ctensor c;
         int64_t d[3];
         if (i == 3) {
-            d[0] = dirs, d[1] = 8 * H;
+            d[0] = dirs, d[1] = 2 * gates * H;
             if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 2, d) != SO_OK) return SO_ERR;
         } else if (i == 4) {
             d[0] = Bt;
@@ -673,8 +693,12 @@ static int imp_lstm(bctx *cx)
         }
         args[i] = onx_bind_const(im, NULL, &c);
     }
-    return emit(im, op, args, last, 3, &a, nm, on, non, NULL);
+    return emit(im, op, args, last, so_ops[op].n_out, &a, nm, on, non, NULL);
 }
+
+static int imp_lstm(bctx *cx) { return imp_recurrent(cx, 4); }
+static int imp_gru(bctx *cx) { return imp_recurrent(cx, 3); }
+static int imp_rnn(bctx *cx) { return imp_recurrent(cx, 1); }
 
 static int imp_resize(bctx *cx)
 {
@@ -1143,6 +1167,101 @@ static int imp_convtranspose(bctx *cx)
     return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
+/* ---------------- 3-D convolution and pooling (rank-5 inputs; ops.def's ints layout) ---------------- */
+
+/* Reads strides, dilations, pads / auto_pad (and, transposed, output_padding / output_shape) of a 3-D Conv,
+   ConvTranspose or pool with kernel ker into a->ints (15 or 18). */
+static int spatial3d(imp *im, const Onnx__NodeProto *n, const so_shape *xs, const int64_t *ker, int transposed, so_attr *a)
+{
+    const int64_t *p;
+    long k;
+    int64_t *v = a->ints;
+    a->n_ints = transposed ? 18 : 15;
+    for (int i = 0; i < 3; i++) v[i] = ker[i], v[3 + i] = 1, v[6 + i] = 1, v[9 + i] = v[12 + i] = 0, v[15 + i] = 0;
+    static const char *const names[2] = {"strides", "dilations"};
+    for (int q = 0; q < 2; q++)
+        if ((k = onx_att_ints(n, names[q], &p)) >= 0) {
+            if (k != 3) return onx_node_err(im, "%s has %ld values for 3 spatial axes", names[q], k), SO_ERR;
+            for (int i = 0; i < 3; i++) v[3 * (q + 1) + i] = p[i];
+        }
+    for (int i = 0; i < 9; i++)
+        if (v[i] <= 0 || v[i] > INT32_MAX) return onx_node_err(im, "invalid kernel/stride/dilation"), SO_ERR;
+    if (transposed && (k = onx_att_ints(n, "output_padding", &p)) >= 0) {
+        if (k != 3) return onx_node_err(im, "output_padding has %ld values for 3 spatial axes", k), SO_ERR;
+        for (int i = 0; i < 3; i++) {
+            if (p[i] < 0 || p[i] >= SO_MAX(v[3 + i], v[6 + i])) return onx_node_err(im, "invalid output_padding"), SO_ERR;
+            v[15 + i] = p[i];
+        }
+    }
+    char buf[32];
+    const char *ap = onx_att_s(n, "auto_pad", buf, sizeof buf);
+    int same = ap && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")), lower = same && ap[5] == 'L';
+    if (ap && ap[0] && strcmp(ap, "NOTSET") && strcmp(ap, "VALID") && !same) return onx_node_err(im, "unknown auto_pad '%s'", ap), SO_ERR;
+    if ((!ap || !ap[0] || !strcmp(ap, "NOTSET")) && (k = onx_att_ints(n, "pads", &p)) >= 0) {
+        if (k != 6) return onx_node_err(im, "pads has %ld values for 3 spatial axes", k), SO_ERR;
+        for (int i = 0; i < 6; i++) {
+            if (p[i] < 0 || p[i] > INT32_MAX) return onx_node_err(im, "invalid pad %lld", (long long)p[i]), SO_ERR;
+            v[9 + i] = p[i];
+        }
+    }
+    const int64_t *os = NULL;
+    if (transposed && (k = onx_att_ints(n, "output_shape", &os)) >= 0 && k != 3 && k != 5)
+        return onx_node_err(im, "output_shape has %ld values", k), SO_ERR;
+    if (!same && !os) return SO_OK;
+    for (int i = 0; i < 3; i++) {
+        int64_t in = xs->dim[2 + i], s = v[3 + i], ext = (ker[i] - 1) * v[6 + i] + 1, tot;
+        if (transposed) { /* as for 2-D ConvTranspose: the output is output_shape, or input x stride */
+            int64_t want = os ? os[k - 3 + i] : in * s;
+            tot = s * (in - 1) + v[15 + i] + ext - want;
+            if (tot < 0) v[15 + i] -= tot, tot = 0;
+            int64_t lo = lower ? tot - tot / 2 : tot / 2;
+            v[9 + i] = lo, v[12 + i] = tot - lo;
+        } else {
+            int64_t out = (in + s - 1) / s;
+            tot = (out - 1) * s + ext - in;
+            if (tot < 0) tot = 0;
+            int64_t lo = lower ? tot - tot / 2 : tot / 2;
+            v[9 + i] = lo, v[12 + i] = tot - lo;
+        }
+    }
+    return SO_OK;
+}
+
+/* Conv / ConvTranspose on [N,C,D,H,W]: the kernel from the weight [., ., kd, kh, kw] */
+static int imp_conv3d_any(bctx *cx, int transposed)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    so_shape ws = onx_vshape(im, ins[1]);
+    if (xs.rank != 5 || ws.rank != 5) return onx_node_err(im, "input of rank %d and weight of rank %d: a 3-D %s needs both of rank 5", xs.rank, ws.rank, n->op_type), SO_ERR;
+    int64_t ker[3] = {ws.dim[2], ws.dim[3], ws.dim[4]};
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) >= 0 && (k != 3 || p[0] != ker[0] || p[1] != ker[1] || p[2] != ker[2]))
+        return onx_node_err(im, "kernel_shape does not match the weight shape"), SO_ERR;
+    if ((r = spatial3d(im, n, &xs, ker, transposed, &a)) != SO_OK) return r;
+    int64_t group = onx_att_i(n, "group", 1);
+    if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), SO_ERR;
+    a.group = (int32_t)group;
+    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_conv3d(bctx *cx) { return imp_conv3d_any(cx, 0); }
+static int imp_convtranspose3d(bctx *cx) { return imp_conv3d_any(cx, 1); }
+
+/* MaxPool (one output: no indices, storage_order 0) / AveragePool on [N,C,D,H,W] */
+static int imp_pool3d(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 3) return onx_node_err(im, "kernel_shape has %ld values for 3 spatial axes", k), SO_ERR;
+    if (extra_outputs(n, 1) || onx_att_i(n, "storage_order", 0) != 0) return SO_ERR_UNSUPPORTED;
+    if ((r = spatial3d(im, n, &xs, p, 0, &a)) != SO_OK) return r;
+    a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0;
+    if (op == SO_OP_AVGPOOL3D) a.count_include_pad = onx_att_i(n, "count_include_pad", 0) != 0;
+    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+#define imp_maxpool3d imp_pool3d
+#define imp_avgpool3d imp_pool3d
+
 static int imp_lrn(bctx *cx)
 {
     IMP_LOCALS;
@@ -1335,6 +1454,56 @@ out:
     free(at);
     free(ap);
     free(iv);
+    return r;
+}
+
+/* LSTM / GRU / RNN with layout = 1 (batch first: X [N,T,I], initial states [N,D,H], Y [N,T,D,H], last states
+   [N,D,H]): imported as the layout-0 operator between Transposes (X and the initial states in, every output out).
+   A form the layout-0 importer does not take keeps the original node verbatim. */
+static so_status recurrent_batch_first(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
+{
+    so_attr t3, t4;
+    memset(&t3, 0, sizeof t3);
+    memset(&t4, 0, sizeof t4);
+    t3.n_ints = 3, t3.ints[0] = 1, t3.ints[1] = 0, t3.ints[2] = 2;                 /* [N,T,I] <-> [T,N,I], [D,N,H] <-> [N,D,H] */
+    t4.n_ints = 4, t4.ints[0] = 2, t4.ints[1] = 0, t4.ints[2] = 1, t4.ints[3] = 3; /* [T,D,N,H] -> [N,T,D,H] */
+    char *const no_name[1] = {(char *)""};
+    val *moved[SO_MAX_IN] = {0};
+    int r;
+    for (size_t k = 0; k < n_in && k < SO_MAX_IN; k++) {
+        moved[k] = ins[k];
+        if (!ins[k] || (k != 0 && k != 5 && k != 6)) continue;
+        if (onx_vshape(im, ins[k]).rank != 3) return add_opaque(im, n, ins, n_in);
+        int32_t ni;
+        if ((r = emit(im, SO_OP_TRANSPOSE, &ins[k], 1, 1, &t3, NULL, no_name, 1, &ni)) != SO_OK) return r;
+        moved[k] = anon_edge(im, ni, 0);
+    }
+    Onnx__NodeProto n2 = *n;
+    Onnx__AttributeProto **ap = so_xcalloc(n->n_attribute + 1, sizeof *ap);
+    char (*tmp)[600] = so_xcalloc(n->n_output + 1, sizeof *tmp);
+    char **outs = so_xcalloc(n->n_output + 1, sizeof *outs);
+    n2.n_attribute = 0;
+    n2.attribute = ap;
+    for (size_t k = 0; k < n->n_attribute; k++)
+        if (!n->attribute[k]->name || strcmp(n->attribute[k]->name, "layout")) ap[n2.n_attribute++] = n->attribute[k];
+    for (size_t k = 0; k < n->n_output; k++) {
+        if (n->output[k][0]) snprintf(tmp[k], sizeof tmp[k], "%s\x01" "batch_first", n->output[k]);
+        outs[k] = tmp[k];
+    }
+    n2.output = outs;
+    r = build_op(im, &n2, op, moved, n_in);
+    if (r == SO_ERR_UNSUPPORTED) r = add_opaque(im, n, ins, n_in);
+    else if (r == SO_OK) {
+        for (size_t k = 0; k < n->n_output && r == SO_OK; k++) {
+            if (!n->output[k][0]) continue;
+            val *y = onx_lookup(im, tmp[k]);
+            if (!y) r = onx_node_err(im, "batch-first output %d missing", (int)k);
+            else r = emit(im, SO_OP_TRANSPOSE, &y, 1, 1, k == 0 ? &t4 : &t3, NULL, &n->output[k], 1, NULL);
+        }
+    }
+    free(ap);
+    free(tmp);
+    free(outs);
     return r;
 }
 
@@ -1790,6 +1959,14 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     if ((op == SO_OP_CONV || op == SO_OP_CONVTRANSPOSE || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && n_in > 0 && ins[0] &&
         onx_vshape(im, ins[0]).rank == 3)
         return lift_1d(im, n, op, ins, n_in);
+    if (n_in > 0 && ins[0] && onx_vshape(im, ins[0]).rank == 5) { /* the 3-D operators of the table */
+        if (op == SO_OP_CONV) op = SO_OP_CONV3D;
+        else if (op == SO_OP_CONVTRANSPOSE) op = SO_OP_CONVTRANSPOSE3D;
+        else if (op == SO_OP_MAXPOOL) op = SO_OP_MAXPOOL3D;
+        else if (op == SO_OP_AVGPOOL) op = SO_OP_AVGPOOL3D;
+    }
+    if ((op == SO_OP_LSTM || op == SO_OP_GRU || op == SO_OP_RNN) && onx_att_i(n, "layout", 0) == 1)
+        return recurrent_batch_first(im, n, op, ins, n_in);
     if (op != SO_OP_OPAQUE) {
         r = build_op(im, n, op, ins, n_in);
         if (r == SO_OK) return SO_OK;

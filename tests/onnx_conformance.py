@@ -7,7 +7,8 @@ are float32 / int64 / int32 / bool tensors runs as
 and its outputs are compared with the suite's expected output_K.pb at the suite's tolerances
 (rtol 1e-3, atol 1e-7 for floats; integers and booleans exactly). Result per test:
   pass     every data set matches
-  refused  exit 1 with a one-line message (an operator, form or type superopt does not support)
+  refused  exit 1 with a one-line message naming the file, the node and its operator (an operator, form or type
+           superopt does not support); a refusal without them counts as a crash
   mismatch exit 0 but an output differs, is missing or has another shape or type
   crash    any other exit (signal, status 2+), a message that is not one line, or a timeout
 Mismatches and crashes fail the run; a refusal fails unless the test is listed, with its reason,
@@ -23,6 +24,7 @@ import concurrent.futures
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -108,6 +110,10 @@ def run_sets(binary, tdir, specialised):
             if p.returncode == 1:
                 if not err or "\n" in err:
                     return "crash", "exit 1 without a one-line message: %r" % err[:200]
+                # the one line names the file, the node (by name or #index) and its operator (or "input")
+                if (os.path.join(tdir, "model.onnx") not in err or not re.search(r"node (#\d+|'[^']*')", err) or
+                        not re.search(r"(operator '[A-Za-z0-9_.]+'|\((input|[A-Za-z][A-Za-z0-9_.]*)\))", err)):
+                    return "crash", "refusal does not name the file, the node and its operator: %r" % err[:200]
                 return "refused", err
             if p.returncode != 0:
                 return "crash", "exit status %d: %s" % (p.returncode, err[:200])
