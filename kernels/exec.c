@@ -251,7 +251,23 @@ static void add_patch(so_exec *e, int32_t *cap, void **slot, int32_t input)
 /* Zero-copy Concat: when the concatenated slices are contiguous (all dims before the axis
    are 1) and every input is a single-output step's value used by no other zero-copy concat,
    the producers write straight into their slice of the output and the Concat step is
-   dropped. The output's lifetime grows to cover its inputs'. */
+   dropped. The output's lifetime grows to cover its inputs'. A blocked CONCAT_NCHWC
+   (ints = b, C0, C1, ...) is contiguous for one image when every input but the last has whole
+   blocks (Cq a multiple of b): its slices are then [Cq/b][H][W][b], back to back. */
+static int concat_contiguous(const so_node *n)
+{
+    if (n->op == SO_OP_CONCAT) {
+        for (int d = 0; d < n->attr->axis; d++)
+            if (n->out[0].dim[d] != 1) return 0;
+        return 1;
+    }
+    if (n->op != SO_OP_CONCAT_NCHWC || n->out[0].rank != 5 || n->out[0].dim[0] != 1 || n->attr->n_ints != n->n_in + 1) return 0;
+    const int64_t b = n->attr->ints[0];
+    for (int q = 0; q + 1 < n->n_in; q++)
+        if (b <= 0 || n->attr->ints[q + 1] % b) return 0;
+    return 1;
+}
+
 static void concat_in_place(so_exec *e)
 {
     const so_graph *g = e->g;
@@ -259,12 +275,9 @@ static void concat_in_place(so_exec *e)
     for (int32_t k = 0; k < e->n_steps; k++) {
         step *s = &e->steps[k];
         const so_node *n = &g->nodes[s->node];
-        int ok = n->op == SO_OP_CONCAT && s->k.n_fused == 0 && s->n_in == n->n_in;
+        int ok = (n->op == SO_OP_CONCAT || n->op == SO_OP_CONCAT_NCHWC) && s->k.n_fused == 0 && s->n_in == n->n_in;
         value *V = ok ? &e->values[e->value_base[s->node]] : NULL;
-        if (ok) ok = V->kind == LOC_ARENA && !V->is_parent;
-        if (ok)
-            for (int d = 0; d < n->attr->axis; d++)
-                if (n->out[0].dim[d] != 1) ok = 0;
+        if (ok) ok = V->kind == LOC_ARENA && !V->is_parent && concat_contiguous(n);
         for (int32_t q = 0; ok && q < s->n_in; q++) {
             int32_t id = s->in_vid[q];
             if (id < 0 || e->values[id].kind != LOC_ARENA || e->values[id].is_parent) ok = 0;

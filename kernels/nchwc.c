@@ -78,8 +78,28 @@ static inline vf8 s_nan(vf8 a)
     return s_ldu32(m);
 }
 
+typedef struct {
+    uint32_t v[8];
+} vi8;
+static inline vi8 s_ldi(const uint32_t *p)
+{
+    vi8 r;
+    memcpy(r.v, p, sizeof r.v);
+    return r;
+}
+static inline vf8 s_perm(vf8 a, vi8 i)
+{
+    vf8 r;
+    for (int k = 0; k < 8; k++) r.v[k] = a.v[i.v[k] & 7];
+    return r;
+}
+
 #define NB 8
 #define VF vf8
+#define VI vi8
+#define VLDI(p) s_ldi(p)
+#define VPERM(v, i) s_perm(v, i)
+#define VPERM4(v, i) s_perm(v, i)
 #define VLD(p) s_ld(p)
 #define VST(p, v) s_st(p, v)
 #define VLDU32(p) s_ldu32(p)
@@ -140,6 +160,11 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
         p->W = p->Wo = H * W, p->H = p->Ho = 1;
     p->depthwise = group > 1 && group == C && O == C;
     const int64_t KK = kh * kw, Cg = C / group, Og = O / group, Ob = p->Ob;
+    if (group > 1 && Cg > 1 && Cg == Og && Cg < b && b % Cg == 0) {
+        p->gsub = Cg;
+        for (int64_t c = 0; c < Cg; c++)
+            for (int64_t o = 0; o < b; o++) p->gidx[c][o] = (uint32_t)(o / Cg * Cg + c);
+    }
     p->ic0 = calloc((size_t)Ob, sizeof *p->ic0);
     p->nic = calloc((size_t)Ob, sizeof *p->nic);
     p->wofs = calloc((size_t)Ob, sizeof *p->wofs);
@@ -149,8 +174,8 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
     int64_t total = 0;
     for (int64_t ob = 0; ob < Ob; ob++) {
         const int64_t olast = (ob * b + b < O ? ob * b + b : O) - 1;
-        if (p->depthwise) {
-            p->ic0[ob] = ob * b, p->nic[ob] = 1, p->wofs[ob] = total, total += KK * b;
+        if (p->depthwise || p->gsub) {
+            p->ic0[ob] = ob * b, p->nic[ob] = p->gsub ? Cg : 1, p->wofs[ob] = total, total += p->nic[ob] * KK * b;
             continue;
         }
         const int64_t g0 = ob * b / Og, g1 = olast / Og; /* the groups of the block's outputs */
@@ -165,7 +190,8 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
         const int64_t ob = o / b, g = o / Og;
         for (int64_t cl = 0; cl < Cg; cl++) {
             const int64_t loc = p->depthwise ? 0 : g * Cg + cl - p->ic0[ob];
-            for (int64_t t = 0; t < KK; t++) p->wp[p->wofs[ob] + (loc * KK + t) * b + o % b] = w[(o * Cg + cl) * KK + t];
+            for (int64_t t = 0; t < KK; t++)
+                p->wp[p->wofs[ob] + (p->gsub ? t * Cg + cl : loc * KK + t) * b + o % b] = w[(o * Cg + cl) * KK + t];
         }
     }
     for (int64_t o = 0; o < O; o++) {
@@ -228,6 +254,8 @@ typedef struct nchwc_step {
     int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
     int n_cat;          /* CONCAT_NCHWC: inputs and their channels */
     int64_t cat_c[SO_MAX_INTS];
+    float *cat_s, *cat_t; /* CONCAT_NCHWC with an absorbed blocked batchnorm (concat_ssa): scale, shift [Cb*b] (owned) */
+    int cat_relu;
 } nchwc_step;
 
 static void step_free(void *priv)
@@ -235,6 +263,8 @@ static void step_free(void *priv)
     nchwc_step *s = priv;
     if (s->op == SO_OP_CONV_NCHWC) so_nchwc_conv_free(&s->conv);
     so_dnnl_conv_free(s->dnnl);
+    free(s->cat_s);
+    free(s->cat_t);
     free(s);
 }
 
@@ -257,7 +287,8 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     case SO_OP_CONCAT_NCHWC: {
         const float *xs[SO_MAX_INTS];
         for (int k = 0; k < s->n_cat; k++) xs[k] = in[k].data;
-        s->L->concat(s->n_cat, s->cat_c, s->N, s->HW, xs, out[0].data, T);
+        if (s->cat_s) s->L->concat_ssa(s->n_cat, s->cat_c, s->N, s->HW, xs, s->cat_s, s->cat_t, s->cat_relu, out[0].data, T);
+        else s->L->concat(s->n_cat, s->cat_c, s->N, s->HW, xs, out[0].data, T);
         break;
     }
     default: break;
@@ -303,6 +334,52 @@ static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kern
     }
 }
 
+/* The blocked per-channel weight [1, Cb, 1, 1, b] that is node u's other input than `from` (constant), or NULL. */
+static const float *chan_weight(const so_graph *g, const so_node *u, int32_t from, const so_shape *blk)
+{
+    if (u->n_in != 2 || u->n_out != 1) return NULL;
+    const so_edge w = u->in[0].node == from ? u->in[1] : u->in[0];
+    if ((u->in[0].node == from) == (u->in[1].node == from) || w.node < 0 || g->nodes[w.node].op != SO_OP_WEIGHT) return NULL;
+    const so_shape *ws = &g->nodes[w.node].out[0];
+    if (ws->rank != 5 || ws->dim[0] != 1 || ws->dim[1] != blk->dim[1] || ws->dim[2] != 1 || ws->dim[3] != 1 || ws->dim[4] != blk->dim[4] ||
+        ws->dtype != SO_F32)
+        return NULL;
+    return g->model->weights[g->nodes[w.node].ref].data;
+}
+
+/* CONCAT_NCHWC i followed by the blocked batchnorm the layout pass writes (search/layout.c blocked_bn: Mul by a
+   per-channel weight, Add of one) and optionally a Relu, each the only user of the one before (DenseNet's
+   pre-activation norm1/relu1 on every concatenation): the concat absorbs them (concat_ssa) when every input but the
+   last has whole blocks. One pass over the data instead of four. */
+static void concat_chain(const so_fast_ctx *c, int32_t i, nchwc_step *s, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_shape *o = &g->nodes[i].out[0];
+    if (!c->user || !s->L->concat_ssa) return;
+    for (int q = 0; q + 1 < s->n_cat; q++)
+        if (s->cat_c[q] % s->L->b) return;
+    const int32_t mu = c->user[i];
+    if (mu < 0 || (c->absorbed && c->absorbed[mu]) || g->nodes[mu].op != SO_OP_MUL) return;
+    const float *S = chan_weight(g, &g->nodes[mu], i, o);
+    const int32_t ad = S ? c->user[mu] : -1;
+    if (ad < 0 || (c->absorbed && c->absorbed[ad]) || g->nodes[ad].op != SO_OP_ADD) return;
+    const float *Tw = chan_weight(g, &g->nodes[ad], mu, o);
+    if (!Tw || !so_shape_eq(&g->nodes[mu].out[0], o) || !so_shape_eq(&g->nodes[ad].out[0], o)) return;
+    const size_t nb = (size_t)(o->dim[1] * o->dim[4]);
+    s->cat_s = malloc(nb * sizeof(float)), s->cat_t = malloc(nb * sizeof(float));
+    if (!s->cat_s || !s->cat_t) {
+        free(s->cat_s), free(s->cat_t);
+        s->cat_s = s->cat_t = NULL;
+        return;
+    }
+    memcpy(s->cat_s, S, nb * sizeof(float)), memcpy(s->cat_t, Tw, nb * sizeof(float));
+    k->fused[k->n_fused++] = mu;
+    k->fused[k->n_fused++] = ad;
+    const int32_t re = c->user[ad];
+    if (re >= 0 && !(c->absorbed && c->absorbed[re]) && g->nodes[re].op == SO_OP_RELU && so_shape_eq(&g->nodes[re].out[0], o))
+        s->cat_relu = 1, k->fused[k->n_fused++] = re;
+}
+
 /* The conv backend, measured per node at plan time (b = 16, the avx512 level, oneDNN loaded): our kernel
    (s->conv, planned), oneDNN's direct primitive, and oneDNN's Winograd for 3x3 stride-1 group-1 convs, each
    run on zero inputs in 5 interleaved rounds after a warm-up (thread CPU time) at the executor's thread count; the fastest
@@ -330,7 +407,8 @@ static double now_ms(void)
 static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
 {
     const so_nchwc_conv *q = &s->conv;
-    if (s->L->b != 16 || !so_fast_use_onednn || q->depthwise || !so_dnnl_lib()) return;
+    /* oneDNN 2.6 has only reference code for groups of fewer than 16 channels (gsub): ours runs them */
+    if (s->L->b != 16 || !so_fast_use_onednn || q->depthwise || q->gsub || !so_dnnl_lib()) return;
     const int64_t N = s->N, H = x->dim[2], W = x->dim[3], Ho = o->dim[2], Wo = o->dim[3];
     const int T = omp_get_max_threads();
     const int64_t key[20] = {N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2], a->pad[3], q->dh,
@@ -380,6 +458,48 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     if (pick && cand[pick]) s->dnnl = cand[pick], so_nchwc_conv_free(&s->conv);
 }
 
+/* Kernel rows [*lo, *hi) that read the input for some output row (taps outside only ever read padding). */
+static void used_taps(int64_t k, int64_t s, int64_t p, int64_t d, int64_t H, int64_t Ho, int64_t *lo, int64_t *hi)
+{
+    *lo = k, *hi = 0;
+    for (int64_t t = 0; t < k; t++)
+        for (int64_t oh = 0; oh < Ho; oh++) {
+            const int64_t ih = oh * s - p + t * d;
+            if (ih >= 0 && ih < H) {
+                if (t < *lo) *lo = t;
+                if (t + 1 > *hi) *hi = t + 1;
+                break;
+            }
+        }
+}
+
+/* A blocked conv whose outer kernel rows or columns only ever read padding (the search's 1x1 -> 3x3 enlargement
+   of MobileNet-v3's squeeze-excite convs on 1x1 planes: 9x the packed weights, 8 of 9 read for nothing): the
+   weights of the used taps (malloc'd, the caller frees), *kh / *kw and at's pads for them; NULL when every tap is
+   used. Same arithmetic: the dropped taps add nothing in the reference either. */
+static float *trim_taps(so_attr *at, const so_shape *x, const so_shape *o, const so_shape *w, const float *wd, int64_t *kh, int64_t *kw)
+{
+    const int64_t sh = at->stride[0] > 0 ? at->stride[0] : 1, sw = at->stride[1] > 0 ? at->stride[1] : 1;
+    const int64_t dh = at->dilation[0] > 0 ? at->dilation[0] : 1, dw = at->dilation[1] > 0 ? at->dilation[1] : 1;
+    const int64_t H = x->dim[2], W = x->dim[3], Ho = o->dim[2], Wo = o->dim[3];
+    int64_t r0, r1, c0, c1;
+    used_taps(*kh, sh, at->pad[0], dh, H, Ho, &r0, &r1);
+    used_taps(*kw, sw, at->pad[1], dw, W, Wo, &c0, &c1);
+    if (r0 >= r1 || c0 >= c1 || (r1 - r0 == *kh && c1 - c0 == *kw)) return NULL;
+    const int64_t nkh = r1 - r0, nkw = c1 - c0, pt = at->pad[0] - r0 * dh, pl = at->pad[1] - c0 * dw;
+    const int64_t pb = (Ho - 1) * sh + (nkh - 1) * dh + 1 - H - pt, pr = (Wo - 1) * sw + (nkw - 1) * dw + 1 - W - pl;
+    if (pt < 0 || pl < 0 || pb < 0 || pr < 0) return NULL;
+    const int64_t OC = w->dim[0] * w->dim[1];
+    float *wt = malloc(sizeof *wt * (size_t)(OC * nkh * nkw));
+    if (!wt) return NULL;
+    for (int64_t q = 0; q < OC; q++)
+        for (int64_t i = 0; i < nkh; i++)
+            for (int64_t j = 0; j < nkw; j++) wt[(q * nkh + i) * nkw + j] = wd[(q * *kh + i + r0) * *kw + j + c0];
+    at->pad[0] = (int32_t)pt, at->pad[1] = (int32_t)pl, at->pad[2] = (int32_t)pb, at->pad[3] = (int32_t)pr;
+    *kh = nkh, *kw = nkw;
+    return wt;
+}
+
 so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l)
 {
     const so_graph *g = c->g;
@@ -400,6 +520,7 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
     case SO_OP_CONCAT_NCHWC:
         s->n_cat = n->n_in, s->HW = x->dim[2] * x->dim[3];
         for (int q = 0; q < n->n_in; q++) s->cat_c[q] = a->ints[q + 1];
+        concat_chain(c, i, s, k);
         break;
     case SO_OP_MAXPOOL_NCHWC:
     case SO_OP_AVGPOOL_NCHWC: {
@@ -423,15 +544,20 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
         so_epi ep = {0};
         ep.shift = bn ? g->model->weights[bn->ref].data : NULL;
         conv_chain(c, i, &ep, k);
-        if (so_nchwc_conv_plan(&s->conv, L->b, w->dim[1] * grp, x->dim[2], x->dim[3], w->dim[0], o->dim[2], o->dim[3], w->dim[2], w->dim[3],
-                               a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1, a->pad[0], a->pad[1],
-                               a->dilation[0] > 0 ? a->dilation[0] : 1, a->dilation[1] > 0 ? a->dilation[1] : 1, grp,
-                               g->model->weights[wn->ref].data, &ep)) {
+        so_attr at = *a;
+        int64_t kh = w->dim[2], kw = w->dim[3];
+        float *wt = trim_taps(&at, x, o, w, g->model->weights[wn->ref].data, &kh, &kw);
+        const float *wd = wt ? wt : g->model->weights[wn->ref].data;
+        if (so_nchwc_conv_plan(&s->conv, L->b, w->dim[1] * grp, x->dim[2], x->dim[3], w->dim[0], o->dim[2], o->dim[3], kh, kw,
+                               at.stride[0] > 0 ? at.stride[0] : 1, at.stride[1] > 0 ? at.stride[1] : 1, at.pad[0], at.pad[1],
+                               at.dilation[0] > 0 ? at.dilation[0] : 1, at.dilation[1] > 0 ? at.dilation[1] : 1, grp, wd, &ep)) {
+            free(wt);
             free(s);
             memset(k, 0, sizeof *k);
             return SO_OK;
         }
-        conv_backend(s, x, o, a, g->model->weights[wn->ref].data, &ep);
+        conv_backend(s, x, o, &at, wd, &ep);
+        free(wt);
         if (k->has_extra) s->res_in = n->n_in;
         k->packed_bytes = s->dnnl ? so_dnnl_conv_bytes(s->dnnl) : so_nchwc_conv_bytes(&s->conv);
         k->scratch_bytes = s->dnnl ? so_dnnl_conv_scratch_bytes(s->dnnl) : 0;
