@@ -10,7 +10,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-static const char *const searches[] = {"backtrack", "greedy", "none", NULL};
+static const char *const searches[] = {"backtrack", "greedy", "none", "eqsat", NULL};
 static const char *const costs[] = {"measured", "flops", NULL};
 static const char *const layouts[] = {"auto", "nchwc", "none", "pass", NULL};
 
@@ -199,7 +199,7 @@ superopt_status superopt_config_set(superopt_config *c, const char *key, const c
         if (so_parse_double(v, 0.0, 1e7, &d)) return bad(c, key, v, "expected seconds >= 0 (0: none)");
         c->time_limit = d;
     } else if (!strcmp(key, "search")) {
-        if ((k = choice(searches, v)) < 0) return bad(c, key, v, "expected backtrack, greedy or none");
+        if ((k = choice(searches, v)) < 0) return bad(c, key, v, "expected backtrack, greedy, none or eqsat");
         c->search = k;
     } else if (!strcmp(key, "cost")) {
         if ((k = choice(costs, v)) < 0) return bad(c, key, v, "expected measured or flops");

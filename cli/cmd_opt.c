@@ -9,7 +9,7 @@
 #include "../api/superopt.h"
 
 static const char optimize_usage[] =
-    "usage: superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
+    "usage: superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none|eqsat]\n"
     "         [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
     "         [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q] [--allow-unverified]\n"
     "         [--no-reverse] [--cache-dir DIR] [--check-incremental] [--layout auto|nchwc|pass|none]\n"
