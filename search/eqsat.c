@@ -37,6 +37,7 @@ typedef struct mctx {
     double deadline;
     uint32_t tries;
     int stop;
+    uint8_t sym_roots[SO_RULE_MAX_NODES]; /* roots of the pattern that share their operator and attributes with another root */
 } mctx;
 
 /* Binds the symbols of d so that d == val (deferred when two are unbound); 1 if consistent. */
@@ -187,6 +188,14 @@ static void eq_step(mctx *s, int p)
         int all_const = 1;
         for (int q = 0; q < s->r->src.n_nodes && all_const; q++) all_const = eg->cls[so_eg_find(eg, eg->nodes[s->m.en[q]].cls)].constant;
         ok &= !all_const;
+        /* two roots of the same operator and attributes (matmul(X,A), matmul(X,B)): the match and its
+           mirror (roots swapped) add the same merge twice, in both concatenation orders, and the
+           orders multiply with every further merge; only the one with the roots' classes in
+           increasing order is kept */
+        for (int q = 0; ok && q < s->r->src.n_nodes; q++)
+            for (int q2 = q + 1; ok && q2 < s->r->src.n_nodes; q2++)
+                if (s->sym_roots[q] && s->sym_roots[q2])
+                    ok = so_eg_find(eg, eg->nodes[s->m.en[q]].cls) < so_eg_find(eg, eg->nodes[s->m.en[q2]].cls);
         if (ok) {
             if (s->n_out == s->cap_out) {
                 s->cap_out = s->cap_out ? 2 * s->cap_out : 64;
@@ -379,16 +388,31 @@ static void op_index(const so_egraph *eg, int32_t **start, int32_t **nodes)
     *nodes = nd;
 }
 
-static int n_roots(const so_rule *r)
+/* Roots of r's source pattern (nodes no other pattern node reads): root[p] = 1; returns their number. */
+static int pattern_roots(const so_rule *r, uint8_t *root)
 {
     int n = 0;
     for (int p = 0; p < r->src.n_nodes; p++) {
         int used = 0;
         for (int q = p + 1; q < r->src.n_nodes && !used; q++)
             for (int k = 0; k < r->src.nodes[q].n_in; k++) used |= r->src.nodes[q].in[k].node == p;
+        root[p] = (uint8_t)!used;
         n += !used;
     }
     return n;
+}
+
+/* Roots that share operator, arity and attributes with another root (sym[p] = 1). */
+static void symmetric_roots(const so_rule *r, const uint8_t *root, uint8_t *sym)
+{
+    memset(sym, 0, SO_RULE_MAX_NODES);
+    for (int p = 0; p < r->src.n_nodes; p++)
+        for (int q = 0; q < r->src.n_nodes; q++) {
+            const so_rnode *a = &r->src.nodes[p], *b = &r->src.nodes[q];
+            if (p != q && root[p] && root[q] && a->op == b->op && a->n_in == b->n_in && a->n_out == b->n_out &&
+                !memcmp(&a->attr, &b->attr, sizeof a->attr))
+                sym[p] = 1;
+        }
 }
 
 /* E-node costs (see so_eqsat_run). start_cost[i]: node i of the start graph as the executor runs it. */
@@ -524,7 +548,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     if (!eo.multi_iters && getenv("SO_EQSAT_MULTI")) eo.multi_iters = atoi(getenv("SO_EQSAT_MULTI"));
     if (eo.node_limit <= 0) eo.node_limit = 20000;
     if (eo.iter_limit <= 0) eo.iter_limit = 12;
-    if (eo.multi_iters <= 0) eo.multi_iters = 1;
+    if (eo.multi_iters <= 0) eo.multi_iters = 2;
     if (eo.match_cap <= 0) eo.match_cap = 4000;
     if (eo.ilp_node_limit == 0) eo.ilp_node_limit = 30000;
     const double t0 = so_now(), tl = opts->time_limit > 0 ? opts->time_limit : 8.0;
@@ -552,7 +576,10 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     for (int32_t i = 0; i < start->n_nodes; i++) res->cost_before += start_cost[i] = so_cost_node_role(cm, start, i, role[i]);
     free(role);
     int *multi = so_xmalloc(((size_t)n_rules + 1) * sizeof *multi);
-    for (int32_t k = 0; k < n_rules; k++) multi[k] = n_roots(&rules[k]) > 1;
+    for (int32_t k = 0; k < n_rules; k++) {
+        uint8_t root[SO_RULE_MAX_NODES];
+        multi[k] = pattern_roots(&rules[k], root) > 1;
+    }
 
     /* saturation: match every rule on the e-graph as it is, then apply every match, then rebuild */
     mctx mc;
@@ -584,7 +611,12 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
             memset(mc.sbound, 0, sizeof mc.sbound);
             mc.n_pend = 0;
             mc.m.rule = k;
-            mc.cap = eo.match_cap;
+            mc.cap = multi[k] ? eo.match_cap / 4 : eo.match_cap;
+            {
+                uint8_t root[SO_RULE_MAX_NODES];
+                pattern_roots(ru, root);
+                symmetric_roots(ru, root, mc.sym_roots);
+            }
             eq_step(&mc, ru->src.n_nodes - 1);
             if (mc.stop && mc.cap <= 0) mc.stop = 0; /* that rule's cap, not the deadline */
         }
