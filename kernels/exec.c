@@ -907,14 +907,19 @@ static int64_t flops_gemm(const so_graph *g, const so_node *n, int64_t out)
     return 2 * out * (n->attr->trans_a ? x->dim[0] : x->dim[1]);
 }
 
-static int64_t flops_lstm(const so_graph *g, const so_node *n, int64_t out)
+/* LSTM (4 gates), GRU (3) and RNN (1): per step and direction, the gate products and about 10 flops per state */
+static int64_t flops_recurrent(const so_graph *g, const so_node *n, int64_t out, int64_t gates)
 {
     const so_shape *x = in_shape(g, n, 0);
     if (x->rank != 3) return out;
     int64_t seq = x->dim[0], batch = x->dim[1], in_sz = x->dim[2], h = n->attr->hidden;
     int64_t dirs = n->attr->direction == 2 ? 2 : 1;
-    return dirs * seq * batch * (2 * 4 * h * (in_sz + h) + 10 * h);
+    return dirs * seq * batch * (2 * gates * h * (in_sz + h) + 10 * h);
 }
+
+static int64_t flops_lstm(const so_graph *g, const so_node *n, int64_t out) { return flops_recurrent(g, n, out, 4); }
+static int64_t flops_gru(const so_graph *g, const so_node *n, int64_t out) { return flops_recurrent(g, n, out, 3); }
+static int64_t flops_rnn(const so_graph *g, const so_node *n, int64_t out) { return flops_recurrent(g, n, out, 1); }
 
 /* the real channels, not the padding lanes of the blocked output */
 static int64_t flops_conv_nchwc(const so_graph *g, const so_node *n, int64_t out)

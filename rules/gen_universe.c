@@ -555,6 +555,8 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_xor GEN_NOT_IN_RULES
 #define gen_mod GEN_NOT_IN_RULES
 #define gen_cast GEN_NOT_IN_RULES
+#define gen_gru GEN_NOT_IN_RULES
+#define gen_rnn GEN_NOT_IN_RULES
 #define gen_gridsample GEN_NOT_IN_RULES
 #define gen_scatternd GEN_NOT_IN_RULES
 

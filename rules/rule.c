@@ -153,6 +153,8 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_xor key_none
 #define key_mod key_none
 #define key_cast key_none
+#define key_gru key_none
+#define key_rnn key_none
 #define key_gridsample key_ints
 #define key_scatternd key_none
 
@@ -1480,6 +1482,8 @@ typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *o
 #define sym_xor sym_unknown
 #define sym_mod sym_unknown
 #define sym_cast sym_unknown
+#define sym_gru sym_unknown
+#define sym_rnn sym_unknown
 #define sym_gridsample sym_unknown
 #define sym_scatternd sym_unknown
 

@@ -153,15 +153,25 @@ static int extra_outputs(const Onnx__NodeProto *n, size_t keep)
     return 0;
 }
 
-static int lstm_default_acts(const Onnx__NodeProto *n, int dirs)
+/* 1 if the node's activations attribute is absent or lists, per direction, the n names of def (ONNX's
+   defaults: LSTM Sigmoid Tanh Tanh, GRU Sigmoid Tanh); def NULL: n = 1 and any one of Tanh / Relu / Sigmoid,
+   the same in both directions (RNN), whose index goes to *which. */
+static int recurrent_acts(const Onnx__NodeProto *n, int dirs, const char *const *def, size_t cnt, int32_t *which)
 {
+    static const char *const rnn_acts[3] = {"Tanh", "Relu", "Sigmoid"};
     const Onnx__AttributeProto *a = onx_att(n, "activations");
+    if (which) *which = 0;
     if (!a) return 1;
-    static const char *const def[3] = {"Sigmoid", "Tanh", "Tanh"};
-    if (a->n_strings != (size_t)(3 * dirs)) return 0;
+    if (a->n_strings != cnt * (size_t)dirs) return 0;
     for (size_t i = 0; i < a->n_strings; i++) {
-        const char *d = def[i % 3];
-        if (a->strings[i].len != strlen(d) || strncasecmp((const char *)a->strings[i].data, d, strlen(d)) != 0) return 0;
+        int ok = 0;
+        for (int j = 0; j < (def ? 1 : 3) && !ok; j++) {
+            const char *d = def ? def[i % cnt] : rnn_acts[j];
+            ok = a->strings[i].len == strlen(d) && strncasecmp((const char *)a->strings[i].data, d, strlen(d)) == 0;
+            if (ok && which && i == 0) *which = j;
+            if (ok && which && i > 0 && *which != j) return 0;
+        }
+        if (!ok) return 0;
     }
     return 1;
 }
@@ -627,7 +637,10 @@ static int imp_slice(bctx *cx)
     return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
-static int imp_lstm(bctx *cx)
+/* LSTM (gates 4), GRU (3), RNN (1) with layout 0 (layout 1 is wrapped in Transposes by recurrent_batch_first);
+   default activations (RNN: Tanh, Relu or Sigmoid), no clip, no input_forget. A hole before a later optional input
+   is filled with its neutral value, so inputs keep their ONNX positions. */
+static int imp_recurrent(bctx *cx, int64_t gates)
 {
     IMP_LOCALS;
     char buf[32];
@@ -637,9 +650,17 @@ static int imp_lstm(bctx *cx)
     else if (!strcmp(dir, "bidirectional")) a.direction = 2;
     else return onx_node_err(im, "unknown direction '%s'", dir), SO_ERR;
     int dirs = a.direction == 2 ? 2 : 1;
-    if (!lstm_default_acts(n, dirs) || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
+    static const char *const lstm_acts[3] = {"Sigmoid", "Tanh", "Tanh"};
+    int acts_ok = gates == 4 ? recurrent_acts(n, dirs, lstm_acts, 3, NULL)
+                : gates == 3 ? recurrent_acts(n, dirs, lstm_acts, 2, NULL) : recurrent_acts(n, dirs, NULL, 1, &a.mode);
+    if (!acts_ok || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
         onx_att_i(n, "input_forget", 0) != 0 || onx_att_i(n, "layout", 0) != 0)
         return SO_ERR_UNSUPPORTED;
+    if (gates == 3) {
+        int64_t lbr = onx_att_i(n, "linear_before_reset", 0);
+        if (lbr != 0 && lbr != 1) return onx_node_err(im, "linear_before_reset %lld is not 0 or 1", (long long)lbr), SO_ERR;
+        a.mode = (int32_t)lbr;
+    }
     if (xs.rank != 3) return SO_ERR_UNSUPPORTED;
     if (!onx_inval(im, n, 1) || !onx_inval(im, n, 2)) return onx_node_err(im, "missing W or R"), SO_ERR;
     so_shape rs = onx_vshape(im, onx_inval(im, n, 2));
@@ -648,18 +669,17 @@ static int imp_lstm(bctx *cx)
     a.hidden = (int32_t)hidden;
     int last = (int)n_in;
     while (last > 0 && !ins[last - 1]) last--;
-    if (last > 8) return SO_ERR_UNSUPPORTED;
+    if (last > so_ops[op].max_in) return SO_ERR_UNSUPPORTED;
     int64_t T = xs.dim[0], Bt = xs.dim[1], H = a.hidden;
     for (int i = 0; i < last; i++) {
         if (ins[i]) {
             args[i] = ins[i];
             continue;
         }
-        /* a hole before a later optional input: fill it with its neutral value */
         ctensor c;
         int64_t d[3];
         if (i == 3) {
-            d[0] = dirs, d[1] = 8 * H;
+            d[0] = dirs, d[1] = 2 * gates * H;
             if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 2, d) != SO_OK) return SO_ERR;
         } else if (i == 4) {
             d[0] = Bt;
@@ -673,8 +693,12 @@ static int imp_lstm(bctx *cx)
         }
         args[i] = onx_bind_const(im, NULL, &c);
     }
-    return emit(im, op, args, last, 3, &a, nm, on, non, NULL);
+    return emit(im, op, args, last, so_ops[op].n_out, &a, nm, on, non, NULL);
 }
+
+static int imp_lstm(bctx *cx) { return imp_recurrent(cx, 4); }
+static int imp_gru(bctx *cx) { return imp_recurrent(cx, 3); }
+static int imp_rnn(bctx *cx) { return imp_recurrent(cx, 1); }
 
 static int imp_resize(bctx *cx)
 {
@@ -1338,6 +1362,56 @@ out:
     return r;
 }
 
+/* LSTM / GRU / RNN with layout = 1 (batch first: X [N,T,I], initial states [N,D,H], Y [N,T,D,H], last states
+   [N,D,H]): imported as the layout-0 operator between Transposes (X and the initial states in, every output out).
+   A form the layout-0 importer does not take keeps the original node verbatim. */
+static so_status recurrent_batch_first(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
+{
+    so_attr t3, t4;
+    memset(&t3, 0, sizeof t3);
+    memset(&t4, 0, sizeof t4);
+    t3.n_ints = 3, t3.ints[0] = 1, t3.ints[1] = 0, t3.ints[2] = 2;                 /* [N,T,I] <-> [T,N,I], [D,N,H] <-> [N,D,H] */
+    t4.n_ints = 4, t4.ints[0] = 2, t4.ints[1] = 0, t4.ints[2] = 1, t4.ints[3] = 3; /* [T,D,N,H] -> [N,T,D,H] */
+    char *const no_name[1] = {(char *)""};
+    val *moved[SO_MAX_IN] = {0};
+    int r;
+    for (size_t k = 0; k < n_in && k < SO_MAX_IN; k++) {
+        moved[k] = ins[k];
+        if (!ins[k] || (k != 0 && k != 5 && k != 6)) continue;
+        if (onx_vshape(im, ins[k]).rank != 3) return add_opaque(im, n, ins, n_in);
+        int32_t ni;
+        if ((r = emit(im, SO_OP_TRANSPOSE, &ins[k], 1, 1, &t3, NULL, no_name, 1, &ni)) != SO_OK) return r;
+        moved[k] = anon_edge(im, ni, 0);
+    }
+    Onnx__NodeProto n2 = *n;
+    Onnx__AttributeProto **ap = so_xcalloc(n->n_attribute + 1, sizeof *ap);
+    char (*tmp)[600] = so_xcalloc(n->n_output + 1, sizeof *tmp);
+    char **outs = so_xcalloc(n->n_output + 1, sizeof *outs);
+    n2.n_attribute = 0;
+    n2.attribute = ap;
+    for (size_t k = 0; k < n->n_attribute; k++)
+        if (!n->attribute[k]->name || strcmp(n->attribute[k]->name, "layout")) ap[n2.n_attribute++] = n->attribute[k];
+    for (size_t k = 0; k < n->n_output; k++) {
+        if (n->output[k][0]) snprintf(tmp[k], sizeof tmp[k], "%s\x01" "batch_first", n->output[k]);
+        outs[k] = tmp[k];
+    }
+    n2.output = outs;
+    r = build_op(im, &n2, op, moved, n_in);
+    if (r == SO_ERR_UNSUPPORTED) r = add_opaque(im, n, ins, n_in);
+    else if (r == SO_OK) {
+        for (size_t k = 0; k < n->n_output && r == SO_OK; k++) {
+            if (!n->output[k][0]) continue;
+            val *y = onx_lookup(im, tmp[k]);
+            if (!y) r = onx_node_err(im, "batch-first output %d missing", (int)k);
+            else r = emit(im, SO_OP_TRANSPOSE, &y, 1, 1, k == 0 ? &t4 : &t3, NULL, &n->output[k], 1, NULL);
+        }
+    }
+    free(ap);
+    free(tmp);
+    free(outs);
+    return r;
+}
+
 /* Tile of a computed tensor by constant repeats: per axis, a Concat of that many copies. */
 static so_status tile_concat(imp *im, const Onnx__NodeProto *n, val **ins)
 {
@@ -1790,6 +1864,8 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     if ((op == SO_OP_CONV || op == SO_OP_CONVTRANSPOSE || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && n_in > 0 && ins[0] &&
         onx_vshape(im, ins[0]).rank == 3)
         return lift_1d(im, n, op, ins, n_in);
+    if ((op == SO_OP_LSTM || op == SO_OP_GRU || op == SO_OP_RNN) && onx_att_i(n, "layout", 0) == 1)
+        return recurrent_batch_first(im, n, op, ins, n_in);
     if (op != SO_OP_OPAQUE) {
         r = build_op(im, n, op, ins, n_in);
         if (r == SO_OK) return SO_OK;

@@ -157,6 +157,18 @@ static void a_str(exporter *x, Onnx__NodeProto *n, const char *name, const char 
     n->attribute[n->n_attribute++] = a;
 }
 
+static void a_strs(exporter *x, Onnx__NodeProto *n, const char *name, const char *const *v, int cnt)
+{
+    Onnx__AttributeProto *a = mk_attr(x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+    a->n_strings = (size_t)cnt;
+    a->strings = so_arena_alloc(&x->ar, (size_t)(cnt ? cnt : 1) * sizeof *a->strings);
+    for (int i = 0; i < cnt; i++) {
+        a->strings[i].len = strlen(v[i]);
+        a->strings[i].data = (uint8_t *)ex_strdup(x, v[i]);
+    }
+    n->attribute[n->n_attribute++] = a;
+}
+
 /* Adds an initializer (data is borrowed until the model is written). Returns its name. */
 static const char *mk_init_named(exporter *x, const char *name, int32_t type, const so_shape *s, const void *data, size_t bytes)
 {
@@ -624,12 +636,19 @@ static so_status exp_slice(ectx *cx)
     return SO_OK;
 }
 
-static so_status exp_lstm(ectx *cx)
+/* LSTM, GRU (mode = linear_before_reset) and RNN (mode = activation): the optional inputs after B */
+static so_status exp_recurrent(ectx *cx)
 {
     EXP_LOCALS;
     static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
+    static const char *const rnn_acts[3] = {"Tanh", "Relu", "Sigmoid"};
     a_int(x, n, "hidden_size", a->hidden);
     if (a->direction) a_str(x, n, "direction", dirs[a->direction == 1 ? 1 : 2]);
+    if (cx->op == SO_OP_GRU && a->mode) a_int(x, n, "linear_before_reset", a->mode);
+    if (cx->op == SO_OP_RNN && a->mode > 0 && a->mode < 3) {
+        const char *acts[2] = {rnn_acts[a->mode], rnn_acts[a->mode]};
+        a_strs(x, n, "activations", acts, a->direction == 2 ? 2 : 1);
+    }
     for (int k = 4; k < nd->n_in; k++) {
         so_edge e = nd->in[k];
         if (k != 4) {
@@ -665,6 +684,10 @@ static so_status exp_lstm(ectx *cx)
     }
     return SO_OK;
 }
+
+#define exp_lstm exp_recurrent
+#define exp_gru exp_recurrent
+#define exp_rnn exp_recurrent
 
 /* operators without attributes (element-wise, MatMul...): inputs and outputs only */
 static so_status exp_plain(ectx *cx)
@@ -1011,7 +1034,7 @@ static so_status export_node(exporter *x, int32_t i)
         x->layout_ops = 1;
     }
     int data_inputs = nd->n_in;
-    if (op == SO_OP_LSTM) data_inputs = nd->n_in < 4 ? nd->n_in : 4;
+    if (op == SO_OP_LSTM || op == SO_OP_GRU || op == SO_OP_RNN) data_inputs = nd->n_in < 4 ? nd->n_in : 4;
     for (int k = 0; k < data_inputs; k++) n_in(n, tname(x, nd->in[k]));
     for (int k = 0; k < nd->n_out; k++) n_out(n, k == 0 ? main0 : tname(x, (so_edge){i, k}));
     if (exporters[op] == EXP_NONE) return ex_err(x, "operator '%s' has no exporter", so_ops[op].name);

@@ -625,24 +625,26 @@ static so_status shape_slice(ctx *c)
 
 /* ---------------- recurrent ---------------- */
 
-static so_status shape_lstm(ctx *c)
+/* LSTM (gates 4, states h and c, peepholes), GRU (gates 3, state h) and RNN (gates 1, state h): inputs at
+   their ONNX positions X W R [B seq_lens h0 (c0 P)]; outputs Y [T,D,N,H] and the last states [D,N,H]. */
+static so_status shape_recurrent(ctx *c, int64_t gates)
 {
     const so_shape *x = c->in[0], *w = c->in[1], *r = c->in[2];
     const so_attr *a = c->a;
-    for (int k = 0; k < 8; k++)
-        if (k != 4 && k < c->n_in && need_f32(c, k)) return SO_ERR;
+    for (int k = 0; k < c->n_in; k++)
+        if (k != 4 && need_f32(c, k)) return SO_ERR;
     if (a->direction < 0 || a->direction > 2) return fail(c, "unknown direction %d", (int)a->direction);
     int64_t D = a->direction == 2 ? 2 : 1;
     if (need_rank(c, 0, 3, "input X") || need_rank(c, 1, 3, "W") || need_rank(c, 2, 3, "R")) return SO_ERR;
     int64_t H = a->hidden > 0 ? a->hidden : r->dim[2];
-    int64_t T = x->dim[0], N = x->dim[1], I = x->dim[2];
-    if (w->dim[0] != D || w->dim[1] != 4 * H || w->dim[2] != I)
-        return fail(c, "W %s must be [%lld,%lld,%lld] for input %s, hidden %lld", S(w), (long long)D, (long long)(4 * H), (long long)I, S(x), (long long)H);
-    if (r->dim[0] != D || r->dim[1] != 4 * H || r->dim[2] != H)
-        return fail(c, "R %s must be [%lld,%lld,%lld] for hidden %lld", S(r), (long long)D, (long long)(4 * H), (long long)H, (long long)H);
+    int64_t T = x->dim[0], N = x->dim[1], I = x->dim[2], G = gates * H;
+    if (w->dim[0] != D || w->dim[1] != G || w->dim[2] != I)
+        return fail(c, "W %s must be [%lld,%lld,%lld] for input %s, hidden %lld", S(w), (long long)D, (long long)G, (long long)I, S(x), (long long)H);
+    if (r->dim[0] != D || r->dim[1] != G || r->dim[2] != H)
+        return fail(c, "R %s must be [%lld,%lld,%lld] for hidden %lld", S(r), (long long)D, (long long)G, (long long)H, (long long)H);
     const so_shape *b = c->in[3], *sl = c->in[4], *h0 = c->in[5], *c0 = c->in[6], *p = c->in[7];
-    if (b && (b->rank != 2 || b->dim[0] != D || b->dim[1] != 8 * H))
-        return fail(c, "B %s must be [%lld,%lld]", S(b), (long long)D, (long long)(8 * H));
+    if (b && (b->rank != 2 || b->dim[0] != D || b->dim[1] != 2 * G))
+        return fail(c, "B %s must be [%lld,%lld]", S(b), (long long)D, (long long)(2 * G));
     if (sl && (sl->rank != 1 || sl->dim[0] != N)) return fail(c, "sequence_lens %s must be [%lld]", S(sl), (long long)N);
     if (sl && sl->dtype != SO_I64 && sl->dtype != SO_F32) return fail(c, "sequence_lens has unsupported dtype");
     const so_shape *hc[2] = {h0, c0};
@@ -650,7 +652,8 @@ static so_status shape_lstm(ctx *c)
         if (hc[k] && (hc[k]->rank != 3 || hc[k]->dim[0] != D || hc[k]->dim[1] != N || hc[k]->dim[2] != H))
             return fail(c, "%s %s must be [%lld,%lld,%lld]", k ? "initial_c" : "initial_h", S(hc[k]), (long long)D, (long long)N, (long long)H);
     if (p && (p->rank != 2 || p->dim[0] != D || p->dim[1] != 3 * H)) return fail(c, "P %s must be [%lld,%lld]", S(p), (long long)D, (long long)(3 * H));
-    if (c->n->n_out < 1 || c->n->n_out > 3) return fail(c, "has %d outputs, expected 1 to 3", (int)c->n->n_out);
+    int max_out = gates == 4 ? 3 : 2;
+    if (c->n->n_out < 1 || c->n->n_out > max_out) return fail(c, "has %d outputs, expected 1 to %d", (int)c->n->n_out, max_out);
     so_shape y = mk(4, SO_F32), hs = mk(3, SO_F32);
     y.dim[0] = T;
     y.dim[1] = D;
@@ -662,6 +665,19 @@ static so_status shape_lstm(ctx *c)
     c->n->out[0] = y;
     for (int k = 1; k < c->n->n_out; k++) c->n->out[k] = hs;
     return SO_OK;
+}
+
+static so_status shape_lstm(ctx *c) { return shape_recurrent(c, 4); }
+static so_status shape_gru(ctx *c)
+{
+    if (c->a->mode != 0 && c->a->mode != 1) return fail(c, "linear_before_reset %d is not 0 or 1", (int)c->a->mode);
+    return shape_recurrent(c, 3);
+}
+
+static so_status shape_rnn(ctx *c)
+{
+    if (c->a->mode < 0 || c->a->mode > 2) return fail(c, "unknown activation %d (0 Tanh, 1 Relu, 2 Sigmoid)", (int)c->a->mode);
+    return shape_recurrent(c, 1);
 }
 
 /* ---------------- internal ---------------- */
@@ -1183,7 +1199,7 @@ so_status so_shape_infer(so_graph *g, int32_t i)
         if (info->min_in == info->max_in) return fail(&c, "has %d inputs, expected %d", (int)n->n_in, info->min_in);
         return fail(&c, "has %d inputs, expected %d to %d", (int)n->n_in, info->min_in, info->max_in);
     }
-    if (info->n_out >= 0 && n->op != SO_OP_LSTM && n->n_out != info->n_out)
+    if (info->n_out >= 0 && n->op != SO_OP_LSTM && n->op != SO_OP_GRU && n->op != SO_OP_RNN && n->n_out != info->n_out)
         return fail(&c, "has %d outputs, expected %d", (int)n->n_out, info->n_out);
     if (n->n_out < 1) return fail(&c, "has no outputs");
     int unknown = 0;

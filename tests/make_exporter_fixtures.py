@@ -13,6 +13,10 @@ tools/ort/ort_run.js). Styles:
            an Add on the channel-last tensor, ReduceMean over H, W, symbolic batch unk__N
   pt18     PyTorch at opset 18+: axes as inputs (ReduceMean, Unsqueeze, Squeeze), Split num_outputs,
            LayerNormalization, Shape/Gather/Concat-built Reshape targets, symbolic batch and sequence
+Recurrent models in two of these styles: tf2onnx (a Keras sequence model: batch-major input transposed to
+time-major, GRU with linear_before_reset = 1 as Keras' reset_after, SimpleRNN with Relu, a reverse LSTM, the
+last state squeezed into a Dense head) and Paddle2ONNX (opset 11, Constant weights, bidirectional GRU / RNN
+with Constant initial states and per-sequence lengths).
 """
 import os
 import sys
@@ -257,6 +261,53 @@ def pt18(idx, opset, d, heads):
          ["--dim", "batch=%d" % (1 + idx % 2), "--dim", "sequence=%d" % (5 + 3 * idx)])
 
 
+# ---------------------------------------------------------------- recurrent cells (tf2onnx and Paddle2ONNX styles)
+def recurrent(name, style, opset, cell, direction, seq, feat, hidden, extra_attrs, paddle_consts):
+    nm = Namer()
+    nodes, inits = [], {}
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[cell]
+    dirs = 2 if direction == "bidirectional" else 1
+    batch = 2
+    sym = "unk__%d" % (700 + len(listing)) if style == "tf2onnx" else "p2o.DynamicDimension.%d" % len(listing)
+
+    def tensor(base, value):
+        if paddle_consts:
+            return const(nodes, nm, value)
+        t = nm(base)
+        inits[t] = value
+        return t
+    x = "input_1" if style == "tf2onnx" else "x"
+    xt = nm("transpose")
+    nodes.append(helper.make_node("Transpose", [x], [xt], perm=[1, 0, 2]))  # [N,T,I] -> [T,N,I]
+    w = tensor("W", f32(dirs, gates * hidden, feat, scale=0.4))
+    r = tensor("R", f32(dirs, gates * hidden, hidden, scale=0.4))
+    b = tensor("B", f32(dirs, 2 * gates * hidden, scale=0.2))
+    ins = [xt, w, r, b]
+    if paddle_consts:  # per-sequence lengths and a zero initial state, as Constants
+        ins.append(const(nodes, nm, np.array([seq, seq - 2][:batch], np.int32)))
+        ins.append(const(nodes, nm, np.zeros((dirs, batch, hidden), np.float32)))
+    y, yh = nm("Y"), nm("Y_h")
+    nodes.append(helper.make_node(cell, ins, [y, yh], hidden_size=hidden, direction=direction, **extra_attrs))
+    # head: the last state of every direction, [D,N,H] -> [N,D*H], Dense
+    t2 = nm("transpose")
+    nodes.append(helper.make_node("Transpose", [yh], [t2], perm=[1, 0, 2]))
+    fl = nm("flatten")
+    nodes.append(helper.make_node("Flatten", [t2], [fl], axis=1))
+    wd, bd = tensor("dense_W", f32(dirs * hidden, 5, scale=0.3)), tensor("dense_b", f32(5, scale=0.1))
+    mm, logits = nm("matmul"), "logits"
+    nodes.append(helper.make_node("MatMul", [fl, wd], [mm]))
+    nodes.append(helper.make_node("Add", [mm, bd], [logits]))
+    # and the whole sequence, batch-major: [T,D,N,H] -> [N,T,D,H]
+    seqout = "sequence_out"
+    nodes.append(helper.make_node("Transpose", [y], [seqout], perm=[2, 0, 1, 3]))
+    n_batch = batch if paddle_consts else 1 + len(listing) % 2
+    save(name, style, nodes,
+         [helper.make_tensor_value_info(x, T.FLOAT, [sym if not paddle_consts else batch, seq, feat])],
+         [helper.make_tensor_value_info(logits, T.FLOAT, [sym if not paddle_consts else batch, 5]),
+          helper.make_tensor_value_info(seqout, T.FLOAT, [sym if not paddle_consts else batch, seq, dirs, hidden])],
+         inits, opset, ["--dim", "%s=%d" % (sym, n_batch)] if not paddle_consts else [])
+
+
 k = 0
 for opset in (9, 10, 11):
     for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
@@ -275,6 +326,11 @@ for opset in (18, 19, 20):
         pt18(k, opset, d, heads)
         k += 1
 pt18(k, 18, 64, 8)
+recurrent("tf2onnx_10_op13_gru", "tf2onnx", 13, "GRU", "forward", 7, 6, 8, {"linear_before_reset": 1}, False)
+recurrent("tf2onnx_11_op13_rnn_relu", "tf2onnx", 13, "RNN", "forward", 6, 5, 12, {"activations": ["Relu"]}, False)
+recurrent("tf2onnx_12_op15_lstm_reverse", "tf2onnx", 15, "LSTM", "reverse", 5, 4, 10, {}, False)
+recurrent("paddle_10_op11_gru_bidir", "paddle", 11, "GRU", "bidirectional", 6, 5, 7, {}, True)
+recurrent("paddle_11_op11_rnn_bidir", "paddle", 11, "RNN", "bidirectional", 5, 3, 9, {}, True)
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

@@ -575,6 +575,8 @@ typedef int (*z3_fn)(zctx *cx);
 #define z3_xor Z3_NOT_IN_RULES
 #define z3_mod Z3_NOT_IN_RULES
 #define z3_cast Z3_NOT_IN_RULES
+#define z3_gru Z3_NOT_IN_RULES
+#define z3_rnn Z3_NOT_IN_RULES
 #define z3_gridsample Z3_NOT_IN_RULES
 #define z3_scatternd Z3_NOT_IN_RULES
 
