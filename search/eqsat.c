@@ -40,6 +40,29 @@ typedef struct mctx {
     uint8_t sym_roots[SO_RULE_MAX_NODES]; /* roots of the pattern that share their operator and attributes with another root */
 } mctx;
 
+/* The bindings a tried e-node may change, kept to be put back when the try is over. */
+typedef struct bsave {
+    ematch m;
+    uint8_t vb[SO_RULE_MAX_INPUTS], sb[SO_RULE_MAX_SYMS];
+    int np;
+} bsave;
+
+static void bind_keep(const mctx *s, bsave *k)
+{
+    k->m = s->m;
+    memcpy(k->vb, s->vbound, sizeof k->vb);
+    memcpy(k->sb, s->sbound, sizeof k->sb);
+    k->np = s->n_pend;
+}
+
+static void bind_restore(mctx *s, const bsave *k)
+{
+    s->m = k->m;
+    memcpy(s->vbound, k->vb, sizeof k->vb);
+    memcpy(s->sbound, k->sb, sizeof k->sb);
+    s->n_pend = k->np;
+}
+
 /* Binds the symbols of d so that d == val (deferred when two are unbound); 1 if consistent. */
 static int eq_bind_dim(mctx *s, const so_dimx *d, int64_t val)
 {
@@ -142,11 +165,8 @@ static void eq_try(mctx *s, int p, int32_t n)
     if (e->dead || e->op != (int32_t)pn->op || e->n_in != pn->n_in || eg->cls[so_eg_find(eg, e->cls)].n_out != pn->n_out) return;
     for (int q = 0; q < s->r->src.n_nodes; q++)
         if (s->mapped[q] && s->m.en[q] == n) return; /* injective */
-    ematch saved = s->m;
-    uint8_t vb[SO_RULE_MAX_INPUTS], sb[SO_RULE_MAX_SYMS];
-    memcpy(vb, s->vbound, sizeof vb);
-    memcpy(sb, s->sbound, sizeof sb);
-    int np = s->n_pend;
+    bsave keep;
+    bind_keep(s, &keep);
     int ok = eq_attr_match(s, pn, e->attr);
     /* consumers already matched read this node's values */
     for (int q = 0; ok && q < s->r->src.n_nodes; q++) {
@@ -167,10 +187,7 @@ static void eq_try(mctx *s, int p, int32_t n)
         eq_step(s, p - 1);
         s->mapped[p] = 0;
     }
-    s->m = saved;
-    memcpy(s->vbound, vb, sizeof vb);
-    memcpy(s->sbound, sb, sizeof sb);
-    s->n_pend = np;
+    bind_restore(s, &keep);
 }
 
 static void eq_step(mctx *s, int p)
@@ -178,10 +195,8 @@ static void eq_step(mctx *s, int p)
     if (s->stop) return;
     so_egraph *eg = s->eg;
     if (p < 0) {
-        ematch saved = s->m;
-        uint8_t sb[SO_RULE_MAX_SYMS];
-        memcpy(sb, s->sbound, sizeof sb);
-        int np = s->n_pend;
+        bsave keep;
+        bind_keep(s, &keep);
         int ok = eq_resolve(s);
         for (int v = 0; ok && v < s->r->n_inputs; v++) ok = s->vbound[v];
         /* a source on weights only is folded into a weight when extracted: rewriting it is wasted */
@@ -204,9 +219,7 @@ static void eq_step(mctx *s, int p)
             s->out[s->n_out++] = s->m;
             if (--s->cap <= 0) s->stop = 1;
         }
-        s->m = saved;
-        memcpy(s->sbound, sb, sizeof sb);
-        s->n_pend = np;
+        bind_restore(s, &keep);
         return;
     }
     const so_rnode *pn = &s->r->src.nodes[p];

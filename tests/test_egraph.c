@@ -36,6 +36,18 @@ static int32_t binary(so_egraph *eg, so_op op, int32_t a, int32_t b)
     return so_eg_add(eg, op, so_model_attr_default(eg->model), -1, k, 2, &s, 1, -1, -1, NULL, NULL);
 }
 
+/* split(a) along axis 1 of a [2,4] class into two [2,2] halves: a tuple class */
+static int32_t split_halves(so_egraph *eg, int32_t a)
+{
+    so_attr at;
+    memset(&at, 0, sizeof at);
+    at.axis = 1;
+    at.n_ints = 2;
+    at.ints[0] = at.ints[1] = 2;
+    so_shape outs[2] = {shape2(2, 2), shape2(2, 2)};
+    return so_eg_add(eg, SO_OP_SPLIT, so_model_attr(eg->model, &at), -1, &a, 1, outs, 2, -1, -1, NULL, NULL);
+}
+
 /* every canonical class non-empty and in the topological order (so: acyclic) */
 static void assert_acyclic(so_egraph *eg)
 {
@@ -98,13 +110,7 @@ static void test_multi_output(void **state)
     so_egraph eg;
     so_eg_init(&eg, m);
     int32_t x = leaf(&eg, 0, shape2(2, 4));
-    so_attr a;
-    memset(&a, 0, sizeof a);
-    a.axis = 1;
-    a.n_ints = 2;
-    a.ints[0] = a.ints[1] = 2;
-    so_shape outs[2] = {shape2(2, 2), shape2(2, 2)};
-    int32_t t = so_eg_add(&eg, SO_OP_SPLIT, so_model_attr(m, &a), -1, &x, 1, outs, 2, -1, -1, NULL, NULL);
+    int32_t t = split_halves(&eg, x);
     assert_int_equal(eg.cls[t].n_out, 2);
     int32_t p0 = so_eg_proj(&eg, t, 0, -1), p1 = so_eg_proj(&eg, t, 1, -1);
     assert_int_equal(so_eg_proj(&eg, t, 0, -1), p0);
@@ -162,13 +168,7 @@ static void test_ilp_extraction(void **state)
     so_eg_init(&eg, m);
     int32_t x = leaf(&eg, 0, shape2(2, 2)), x2 = leaf(&eg, 1, shape2(2, 4));
     int32_t c = unary(&eg, SO_OP_RELU, x, -1), d = unary(&eg, SO_OP_SIGMOID, x, -1), mm = unary(&eg, SO_OP_TANH, x2, -1);
-    so_attr a;
-    memset(&a, 0, sizeof a);
-    a.axis = 1;
-    a.n_ints = 2;
-    a.ints[0] = a.ints[1] = 2;
-    so_shape outs[2] = {shape2(2, 2), shape2(2, 2)};
-    int32_t t = so_eg_add(&eg, SO_OP_SPLIT, so_model_attr(m, &a), -1, &mm, 1, outs, 2, -1, -1, NULL, NULL);
+    int32_t t = split_halves(&eg, mm);
     int32_t p0 = so_eg_proj(&eg, t, 0, -1), p1 = so_eg_proj(&eg, t, 1, -1);
     int32_t r = binary(&eg, SO_OP_ADD, c, d);
     so_eg_merge(&eg, c, p0);
