@@ -583,12 +583,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         if (o.search == SO_SEARCH_EQSAT) { /* equality saturation: the e-graph and the extraction */
             const struct so_eqsat_stats *es = &res.eqsat;
             static const char *const stop[] = {"saturated", "node-limit", "iteration-limit", "time-limit"};
-            static const char *const meth[] = {"greedy", "ilp-optimal", "ilp-feasible", "moves"};
+            static const char *const meth[] = {"greedy", "ilp-optimal", "ilp-feasible", "moves", "start", "?", "?", "?"};
             fprintf(f, "  \"eqsat\": {\"enodes\": %lld, \"eclasses\": %lld, \"iterations\": %lld, \"applied\": %lld, "
                        "\"dropped_cyclic\": %lld, \"congruences\": %lld, \"stopped_by\": \"%s\", \"extraction\": \"%s\", "
                        "\"extract_cost\": %s, \"greedy_extract_cost\": %s, \"ilp_vars\": %d, \"ilp_rows\": %d, \"why_greedy\": ",
                     (long long)es->enodes, (long long)es->eclasses, (long long)es->iterations, (long long)es->applied,
-                    (long long)es->dropped_cyclic, (long long)es->congruences, stop[es->stop & 3], meth[es->extract_method & 3],
+                    (long long)es->dropped_cyclic, (long long)es->congruences, stop[es->stop & 3], meth[es->extract_method & 7],
                     so_json_fmt(b0, es->extract_cost, 9), so_json_fmt(b1, es->greedy_cost, 9), (int)es->ilp_vars, (int)es->ilp_rows);
             so_json_fstr(f, es->why_greedy);
             fprintf(f, ", \"saturate_seconds\": %s, \"cost_seconds\": %s, \"extract_seconds\": %s, \"start_kept\": %s},\n",

@@ -86,6 +86,29 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
     greedy(eg, node_cost, out->choice);
     out->greedy_cost = out->cost = so_extract_dag_cost(eg, node_cost, out->choice, roots, n_roots);
     out->method = SO_EXTRACT_GREEDY;
+    /* the start graph's own e-nodes (greedy's where a class has none): greedy's tree cost pays a
+       shared operand once per reader, so its choice can be dearer than the graph it started from */
+    {
+        int32_t *st = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *st);
+        memcpy(st, out->choice, (size_t)eg->n_cls * sizeof *st);
+        for (int32_t c = 0; c < eg->n_cls; c++) {
+            const so_eclass *cl = &eg->cls[c];
+            int32_t best = -1;
+            for (int32_t j = 0; j < cl->n_nodes; j++) {
+                int32_t e = cl->nodes[j];
+                if (eg->nodes[e].orig >= 0 && (best < 0 || eg->nodes[e].orig < eg->nodes[best].orig)) best = e;
+            }
+            if (best >= 0) st[c] = best;
+        }
+        double sc = so_extract_dag_cost(eg, node_cost, st, roots, n_roots);
+        if (sc < out->cost) {
+            free(out->choice);
+            out->choice = st;
+            out->cost = sc;
+            out->method = SO_EXTRACT_START;
+        } else
+            free(st);
+    }
     /* the classes reachable from the roots through any live e-node (rc[0..n_rc)), and their
        e-nodes: the columns */
     char *reach = so_xcalloc((size_t)eg->n_cls + 1, 1);
@@ -191,7 +214,7 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
     out->ilp_rows = row;
     double *x = so_xcalloc((size_t)n_col + 1, sizeof *x);
     {
-        /* the greedy choice as a 0/1 vector over the columns */
+        /* the incumbent (greedy or the start graph) as a 0/1 vector over the columns */
         char *seen = so_xcalloc((size_t)eg->n_cls + 1, 1);
         int32_t *st2 = so_xmalloc(((size_t)eg->n_cls + (size_t)n_roots + 1) * sizeof *st2), n2 = 0;
         for (int32_t r = 0; r < n_roots; r++) st2[n2++] = so_eg_find(eg, roots[r]);
@@ -245,7 +268,7 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
                 if (ch[c] < 0 || node_cost[e] < node_cost[ch[c]] || (node_cost[e] == node_cost[ch[c]] && e < ch[c])) ch[c] = e;
             }
             double ic = so_extract_dag_cost(eg, node_cost, ch, roots, n_roots);
-            if (ic <= out->cost) {
+            if (ic < out->cost) {
                 free(out->choice);
                 out->choice = ch;
                 out->cost = ic;
