@@ -591,9 +591,9 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                     (long long)es->dropped_cyclic, (long long)es->congruences, stop[es->stop & 3], meth[es->extract_method & 7],
                     so_json_fmt(b0, es->extract_cost, 9), so_json_fmt(b1, es->greedy_cost, 9), (int)es->ilp_vars, (int)es->ilp_rows);
             so_json_fstr(f, es->why_greedy);
-            fprintf(f, ", \"saturate_seconds\": %s, \"cost_seconds\": %s, \"extract_seconds\": %s, \"start_kept\": %s},\n",
+            fprintf(f, ", \"saturate_seconds\": %s, \"cost_seconds\": %s, \"extract_seconds\": %s, \"unpriced\": %lld, \"polished\": %lld, \"start_kept\": %s},\n",
                     so_json_fmt(b0, es->saturate_seconds, 4), so_json_fmt(b1, es->cost_seconds, 4), so_json_fmt(b2, es->extract_seconds, 4),
-                    es->start_kept ? "true" : "false");
+                    (long long)es->unpriced, (long long)es->polished, es->start_kept ? "true" : "false");
         }
         /* the cost table (measured): where, entries read, configurations measured by this run */
         fprintf(f, "  \"cost_table\": ");

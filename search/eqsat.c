@@ -281,11 +281,17 @@ typedef struct run {
        value and the e-node of the target value (moves[app * SO_RULE_MAX_OUTPUTS + k]) */
     int32_t (*moves)[2];
     int32_t *n_moves;
+    int32_t f32_weight;        /* a float32 weight of the model (flops placeholders), or -1 */
+    const uint8_t *start_fused; /* per start-graph node: 1 if the executor fuses it into its producer */
+    int64_t unpriced;          /* e-nodes left unpriced at the costing deadline */
 } run;
 
 /* Builds in r->scratch the e-node (op, attr, ref, kids) over placeholders of its child classes (a
    weight of the class, a stand-in weight for a computed constant, else an input of its shape);
-   returns the node's index. standin: use stand-in weights (costing), else inputs (inference). */
+   returns the node's index. standin: use stand-in weights (costing), else inputs (inference).
+   Under the flops model a computed constant's placeholder is any float32 weight of the model given
+   the class's shape: that model reads only shapes and which inputs are weights, and a stand-in of
+   each new shape (written pages, megabytes for merged conv weights) cost Inception-v3 6.5 s. */
 static int32_t scratch_node(run *r, int32_t op, const so_attr *attr, int32_t ref, const int32_t *kids, int32_t n_in, int32_t n_out,
                             int standin)
 {
@@ -298,9 +304,10 @@ static int32_t scratch_node(run *r, int32_t op, const so_attr *attr, int32_t ref
         int32_t w = -1;
         for (int32_t i = 0; i < cl->n_nodes && w < 0; i++)
             if (r->eg.nodes[cl->nodes[i]].op == SO_OP_WEIGHT) w = r->eg.nodes[cl->nodes[i]].ref;
-        if (w < 0 && cl->constant && standin && cl->out[0].rank >= 0) w = so_fold_standin(r->fc, &cl->out[0]);
+        if (w < 0 && cl->constant && standin && cl->out[0].rank >= 0)
+            w = r->cm->kind == SO_COST_FLOPS && r->f32_weight >= 0 ? r->f32_weight : so_fold_standin(r->fc, &cl->out[0]);
         int32_t j = so_graph_add(g, w >= 0 ? SO_OP_WEIGHT : SO_OP_INPUT, NULL, 0, 1, NULL, w, NULL);
-        g->nodes[j].out[0] = w >= 0 ? g->model->weights[w].shape : cl->out[0];
+        g->nodes[j].out[0] = cl->out[0];
         in[k] = (so_edge){j, 0};
     }
     return so_graph_add(g, (so_op)op, in, n_in, n_out, attr, ref, NULL);
@@ -428,8 +435,23 @@ static void symmetric_roots(const so_rule *r, const uint8_t *root, uint8_t *sym)
         }
 }
 
-/* E-node costs (see so_eqsat_run). start_cost[i]: node i of the start graph as the executor runs it. */
-static double *node_costs(run *r, const double *start_cost)
+/* Cost of e-node n alone (so_cost_node over placeholders of its child classes). */
+static double alone_cost(run *r, int32_t n)
+{
+    const so_enode *e = &r->eg.nodes[n];
+    const so_eclass *cl = &r->eg.cls[so_eg_find(&r->eg, e->cls)];
+    int32_t sn = scratch_node(r, e->op, e->attr, e->ref, so_eg_kids(&r->eg, n), e->n_in, cl->n_out, 1);
+    memcpy(r->scratch->nodes[sn].out, cl->out, (size_t)cl->n_out * sizeof *cl->out);
+    return so_cost_node(r->cm, r->scratch, sn);
+}
+
+/* Priced after the deadline: never chosen (the ILP and the moves avoid it, as they would an
+   operator that cannot run). */
+#define UNPRICED 1e9
+
+/* E-node costs (see so_eqsat_run). start_cost[i]: node i of the start graph as the executor runs it.
+   New e-nodes are priced until deadline (measured costs time each new configuration), then UNPRICED. */
+static double *node_costs(run *r, const double *start_cost, double deadline)
 {
     so_egraph *eg = &r->eg;
     double *c = so_xmalloc(((size_t)eg->n_nodes + 1) * sizeof *c);
@@ -437,27 +459,39 @@ static double *node_costs(run *r, const double *start_cost)
         const so_enode *e = &eg->nodes[n];
         c[n] = 0;
         if (e->dead || e->op == SO_EG_PROJ || (so_ops[e->op].flags & (SO_F_SOURCE | SO_F_OPAQUE))) continue;
-        const so_eclass *cl = &eg->cls[so_eg_find(eg, e->cls)];
         int all_const = 1;
         for (int32_t k = 0; k < e->n_in; k++) all_const &= eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].constant;
         if (e->n_in == 0 && !(so_ops[e->op].flags & SO_F_CONST)) all_const = 0;
         if (all_const) c[n] = 1e-9; /* folded into a weight */
-        else if (e->orig >= 0) c[n] = start_cost[e->orig] + 1e-9;
+        else if (e->orig >= 0) {
+            c[n] = start_cost[e->orig] + 1e-9;
+            /* an epilogue the executor fused into its producer in the start graph (batchnorm, bias,
+               relu after a conv) is free only while that producer stays: if its operand's class
+               has other e-nodes (the conv merged with a sibling, then split), it is priced as its
+               own pass, so that extraction prefers the rewrites that fold it (conv+batchnorm =
+               conv with folded weights) over keeping it after a merge, where it no longer fuses.
+               The same for a zero-copy concat or split: a concat of a split's outputs is a copy
+               (Inception-v3: merged sibling convs made each block's concat a copy, +3.7 ms of
+               cost the e-graph did not see) */
+            if (r->start_fused[e->orig])
+                for (int32_t k = 0; k < e->n_in; k++)
+                    if (eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].n_nodes > 1 && !eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].constant) {
+                        c[n] = so_cost_node(r->cm, r->start, e->orig) + 1e-9;
+                        break;
+                    }
+        }
         else if (e->op == SO_OP_SPLIT && e->n_in == 1) {
             /* zero-copy when the dims before the axis are 1 (kernels/exec.c split_in_place) */
             const so_shape *is = &eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[0])].out[0];
             int zc = 1;
             for (int d = 0; d < e->attr->axis && d < is->rank; d++) zc &= is->dim[d] == 1;
             c[n] = 1e-9;
-            if (!zc) {
-                int32_t sn = scratch_node(r, e->op, e->attr, e->ref, so_eg_kids(eg, n), e->n_in, cl->n_out, 1);
-                memcpy(r->scratch->nodes[sn].out, cl->out, (size_t)cl->n_out * sizeof *cl->out);
-                c[n] += so_cost_node(r->cm, r->scratch, sn);
-            }
-        } else {
-            int32_t sn = scratch_node(r, e->op, e->attr, e->ref, so_eg_kids(eg, n), e->n_in, cl->n_out, 1);
-            memcpy(r->scratch->nodes[sn].out, cl->out, (size_t)cl->n_out * sizeof *cl->out);
-            c[n] = so_cost_node(r->cm, r->scratch, sn) + 1e-9;
+            if (!zc) c[n] += so_now() < deadline ? alone_cost(r, n) : (r->unpriced++, UNPRICED);
+        } else if (so_now() < deadline)
+            c[n] = alone_cost(r, n) + 1e-9;
+        else {
+            c[n] = UNPRICED;
+            r->unpriced++;
         }
     }
     return c;
@@ -550,6 +584,62 @@ static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_ro
     }
 }
 
+/* The graph of a choice, canonicalised, and its cost as the executor runs it (so_cost_graph:
+   fusion and zero-copy concats as they fall in this graph). used: as build_graph. */
+static so_status priced_graph(run *r, const int32_t *choice, char *used, so_graph **out, double *cost)
+{
+    memset(used, 0, (size_t)r->n_app + 1);
+    so_graph *g = build_graph(r, choice, used);
+    if (so_canonicalize(r->fc, g, NULL) != SO_OK) {
+        so_graph_free(g);
+        return so_errorf("eqsat: the extracted graph does not canonicalise: %s", so_error());
+    }
+    *out = g;
+    *cost = so_cost_graph(r->cm, g);
+    return SO_OK;
+}
+
+/* The extraction's costs are per e-node, blind to what the executor fuses in context (an epilogue
+   after a merged-then-split conv, a concat of split outputs): each rule application the extracted
+   graph uses is undone in turn (its output classes back to their start-graph e-nodes) and the
+   graph priced as a whole; an undo is kept when it is cheaper. Returns the number kept. *choice,
+   used, *g and *gc follow the kept state. */
+static int64_t polish(run *r, int32_t **choice, char *used, so_graph **g, double *gc, double deadline)
+{
+    so_egraph *eg = &r->eg;
+    int64_t kept = 0;
+    int32_t *trial = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *trial);
+    char *tu = so_xmalloc((size_t)r->n_app + 1);
+    for (int32_t a = 0; a < r->n_app && so_now() < deadline; a++) {
+        if (!used[a]) continue;
+        memcpy(trial, *choice, (size_t)eg->n_cls * sizeof *trial);
+        int changed = 0;
+        for (int32_t k = 0; k < r->n_moves[a]; k++) {
+            int32_t c = so_eg_find(eg, r->moves[(size_t)a * SO_RULE_MAX_OUTPUTS + k][0]), orig = -1;
+            const so_eclass *cl = &eg->cls[c];
+            for (int32_t j = 0; j < cl->n_nodes; j++)
+                if (eg->nodes[cl->nodes[j]].orig >= 0 && (orig < 0 || eg->nodes[cl->nodes[j]].orig < eg->nodes[orig].orig)) orig = cl->nodes[j];
+            if (orig >= 0 && trial[c] != orig) trial[c] = orig, changed = 1;
+        }
+        if (!changed) continue;
+        so_graph *tg = NULL;
+        double tc = 0;
+        if (priced_graph(r, trial, tu, &tg, &tc) != SO_OK) continue;
+        if (tc < *gc) {
+            so_graph_free(*g);
+            *g = tg;
+            *gc = tc;
+            memcpy(*choice, trial, (size_t)eg->n_cls * sizeof *trial);
+            memcpy(used, tu, (size_t)r->n_app + 1);
+            kept++;
+        } else
+            so_graph_free(tg);
+    }
+    free(trial);
+    free(tu);
+    return kept;
+}
+
 so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm, so_fold_ctx *fc,
                        const so_search_opts *opts, const so_eqsat_opts *eo_in, so_search_result *res)
 {
@@ -576,6 +666,9 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     r->cm = cm;
     r->fc = fc;
     r->scratch = so_graph_new(start->model);
+    r->f32_weight = -1;
+    for (int32_t w = 0; w < start->model->n_weights && r->f32_weight < 0; w++)
+        if (start->model->weights[w].shape.dtype == SO_F32) r->f32_weight = w;
     so_eg_init(&r->eg, start->model);
     add_start(r);
     if (getenv("SO_DEBUG_EQSAT")) fprintf(stderr, "eqsat start: %lld live e-nodes, %lld classes\n", (long long)r->eg.n_live, (long long)r->eg.n_canon);
@@ -586,8 +679,12 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     so_cost_roles(start, role);
     double *start_cost = so_xmalloc(((size_t)start->n_nodes + 1) * sizeof *start_cost);
     res->cost_before = 0;
-    for (int32_t i = 0; i < start->n_nodes; i++) res->cost_before += start_cost[i] = so_cost_node_role(cm, start, i, role[i]);
-    free(role);
+    for (int32_t i = 0; i < start->n_nodes; i++) {
+        res->cost_before += start_cost[i] = so_cost_node_role(cm, start, i, role[i]);
+        /* free only in context: a fused epilogue, a zero-copy concat or split */
+        role[i] = role[i] == SO_COST_FUSED || (role[i] == SO_COST_FREE && (start->nodes[i].op == SO_OP_CONCAT || start->nodes[i].op == SO_OP_SPLIT));
+    }
+    r->start_fused = role;
     int *multi = so_xmalloc(((size_t)n_rules + 1) * sizeof *multi);
     for (int32_t k = 0; k < n_rules; k++) {
         uint8_t root[SO_RULE_MAX_NODES];
@@ -711,7 +808,8 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
 
     /* costs, extraction */
     double tc = so_now();
-    double *cost = node_costs(r, start_cost);
+    double *cost = node_costs(r, start_cost, t0 + 0.7 * tl);
+    st->unpriced = r->unpriced;
     st->cost_seconds = so_now() - tc;
     int32_t n_rt = start->model->n_outputs + r->n_inputs;
     int32_t *roots = so_xmalloc(((size_t)n_rt + 1) * sizeof *roots);
@@ -719,12 +817,12 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     for (int32_t i = 0; i < r->n_inputs; i++) roots[start->model->n_outputs + i] = r->input_cls[i];
     so_extract_result ex;
     const double t_ex = so_now();
-    so_status rc = so_extract(&r->eg, cost, roots, n_rt, eo.ilp_node_limit, fmax(0.2, 0.5 * (tl - (so_now() - t0))), &ex);
+    so_status rc = so_extract(&r->eg, cost, roots, n_rt, eo.ilp_node_limit, fmax(0.2, 0.5 * (0.75 * tl - (so_now() - t0))), &ex);
     if (rc != SO_OK) {
         free(roots);
         goto out;
     }
-    moves(r, cost, roots, n_rt, t0 + tl, &ex);
+    moves(r, cost, roots, n_rt, t0 + 0.75 * tl, &ex);
     ex.seconds = so_now() - t_ex;
     free(roots);
     st->extract_method = ex.method;
@@ -735,21 +833,25 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     st->ilp_rows = ex.ilp_rows;
     snprintf(st->why_greedy, sizeof st->why_greedy, "%s", ex.why_greedy);
     char *used = so_xcalloc((size_t)r->n_app + 1, 1);
-    so_graph *g = build_graph(r, ex.choice, used);
+    so_graph *g = NULL;
+    double gc = 0;
+    if (priced_graph(r, ex.choice, used, &g, &gc) != SO_OK) {
+        free(used);
+        free(ex.choice);
+        goto out;
+    }
+    st->polished = polish(r, &ex.choice, used, &g, &gc, t0 + 0.95 * tl);
     /* the rule applications the extracted graph uses, in order */
     res->path = so_xmalloc(((size_t)r->n_app + 1) * sizeof *res->path);
     for (int32_t a = 0; a < r->n_app; a++)
         if (used[a]) res->path[res->n_path++] = r->app_rule[a];
     free(used);
     free(ex.choice);
-    if (so_canonicalize(fc, g, NULL) != SO_OK) {
-        so_graph_free(g);
-        rc = so_errorf("eqsat: the extracted graph does not canonicalise: %s", so_error());
-        goto out;
-    }
-    double gc = so_cost_graph(cm, g);
     double sc = so_cost_graph(cm, start);
     res->cost_before = sc;
+    if (getenv("SO_DEBUG_EQSAT"))
+        fprintf(stderr, "eqsat: extracted e-graph cost %.9g, as a graph %.9g (%d nodes, %d applications reverted by true cost), start %.9g\n",
+                ex.cost, gc, (int)g->n_nodes, (int)st->polished, sc);
     if (gc < sc) {
         res->best = g;
         res->cost_after = gc;
@@ -764,6 +866,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
 out:
     free(cost);
     free(start_cost);
+    free(role);
     free(r->out_cls);
     free(r->input_cls);
     free(r->app_rule);

@@ -20,8 +20,11 @@ typedef struct so_eqsat_opts {
 
 /* Equality saturation from start (canonicalised, toposorted, shapes inferred) with rules[0..n)
    (each direction its own rule, as the other strategies take them). opts->time_limit (seconds,
-   default 8) bounds the whole run: at most 40 % for saturation, then costing and extraction (the
-   ILP gets what is left). E-node costs: a start-graph node costs what it costs in the start graph
+   default 8) bounds the whole run: saturation until 40 % of it, e-node costing until 70 % (new
+   e-nodes not priced by then are never extracted: under measured costs each new configuration is
+   timed), the ILP half of what is left before 75 %, the moves until 75 %, then until 95 % each rule
+   application the extracted graph uses is undone in turn and kept undone when the whole graph
+   (so_cost_graph: fusion in context) prices lower. E-node costs: a start-graph node costs what it costs in the start graph
    as the executor runs it (so_cost_roles: a fused epilogue 0); an e-node a rule added costs its
    configuration alone (so_cost_node), 0 when it computes from weights only (folded) or is a
    zero-copy split; every non-source e-node adds 1e-9 so that ties prefer fewer nodes. The

@@ -51,6 +51,8 @@ typedef struct so_search_result {
         double saturate_seconds, cost_seconds, extract_seconds;
         int32_t ilp_vars, ilp_rows;
         int start_kept;                 /* 1: the extracted graph was not cheaper than the start graph */
+        int64_t unpriced;               /* new e-nodes not priced by the costing deadline (never extracted) */
+        int64_t polished;               /* rule applications undone after extraction because the whole graph priced lower */
         char why_greedy[96];
     } eqsat;
 } so_search_result;
