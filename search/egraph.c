@@ -125,7 +125,7 @@ int32_t so_eg_add(so_egraph *eg, int32_t op, const so_attr *attr, int32_t ref, c
     int32_t n = eg->n_nodes++;
     eg->n_live++;
     eg->nodes[n] = (so_enode){op, n_in, ref, attr, (int32_t)eg->n_kids, c, orig, app, name, 0};
-    memcpy(eg->kids + eg->n_kids, ck, (size_t)n_in * sizeof *ck);
+    if (n_in > 0) memcpy(eg->kids + eg->n_kids, ck, (size_t)n_in * sizeof *ck);
     eg->n_kids += n_in;
     push(&cl->nodes, &cl->n_nodes, &cl->cap_nodes, n);
     for (int32_t k = 0; k < n_in; k++) push(&eg->cls[ck[k]].parents, &eg->cls[ck[k]].n_parents, &eg->cls[ck[k]].cap_parents, n);
