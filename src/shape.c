@@ -564,7 +564,7 @@ static so_status shape_resize(ctx *c)
     const so_shape *x = c->in[0];
     const so_attr *a = c->a;
     if (x->rank != 4) return fail(c, "input %s is not 4-D", S(x));
-    if ((a->n_ints != 5 && a->n_ints != 7) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
+    if ((a->n_ints != 5 && a->n_ints != 7 && !(a->n_ints == 12 && a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE)) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
         a->mode < 0 || a->mode > 2 || a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
         return fail(c, "invalid resize attributes");
     so_shape o = *x;
@@ -678,6 +678,123 @@ static so_status shape_rnn(ctx *c)
 {
     if (c->a->mode < 0 || c->a->mode > 2) return fail(c, "unknown activation %d (0 Tanh, 1 Relu, 2 Sigmoid)", (int)c->a->mode);
     return shape_recurrent(c, 1);
+}
+
+/* ---------------- 3-D convolution and pooling ---------------- */
+
+/* The spatial ints of the 3-D operators (ops.def): kernel, strides, dilations, pad begins, pad ends per axis. */
+static so_status check_spatial3d(ctx *c, int n_ints)
+{
+    const so_attr *a = c->a;
+    if (a->n_ints != n_ints) return fail(c, "has %d spatial ints, expected %d", (int)a->n_ints, n_ints);
+    for (int k = 0; k < 9; k++)
+        if (a->ints[k] < 1 || a->ints[k] > INT32_MAX) return fail(c, "kernel, stride or dilation %lld is not positive", (long long)a->ints[k]);
+    for (int k = 9; k < n_ints; k++)
+        if (a->ints[k] < 0 || a->ints[k] > INT32_MAX) return fail(c, "negative pad or output padding %lld", (long long)a->ints[k]);
+    if (need_f32(c, 0) || need_rank(c, 0, 5, "input [N,C,D,H,W]")) return SO_ERR;
+    return SO_OK;
+}
+
+static so_status shape_conv3d(ctx *c)
+{
+    const so_attr *a = c->a;
+    const so_shape *x = c->in[0], *w = c->in[1], *b = c->in[2];
+    if (check_spatial3d(c, 15) || need_f32(c, 1) || need_f32(c, 2) || need_rank(c, 1, 5, "weight [O,C/group,kd,kh,kw]")) return SO_ERR;
+    int64_t grp = a->group > 0 ? a->group : 1;
+    if (w->dim[0] % grp || w->dim[1] * grp != x->dim[1])
+        return fail(c, "weight %s and group %lld do not fit input %s", S(w), (long long)grp, S(x));
+    if (b && (b->rank != 1 || b->dim[0] != w->dim[0])) return fail(c, "bias %s must be [%lld]", S(b), (long long)w->dim[0]);
+    so_shape o = mk(5, SO_F32);
+    o.dim[0] = x->dim[0];
+    o.dim[1] = w->dim[0];
+    for (int i = 0; i < 3; i++) {
+        if (w->dim[2 + i] != a->ints[i]) return fail(c, "weight %s does not match kernel %lld on axis %d", S(w), (long long)a->ints[i], 2 + i);
+        o.dim[2 + i] = window_out(x->dim[2 + i], a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], 0);
+        if (o.dim[2 + i] < 1) return fail(c, "kernel %s does not fit input %s", S(w), S(x));
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_convtranspose3d(ctx *c)
+{
+    const so_attr *a = c->a;
+    const so_shape *x = c->in[0], *w = c->in[1], *b = c->in[2];
+    if (check_spatial3d(c, 18) || need_f32(c, 1) || need_f32(c, 2) || need_rank(c, 1, 5, "weight [Ci,Co/group,kd,kh,kw]")) return SO_ERR;
+    int64_t grp = a->group > 0 ? a->group : 1;
+    if (x->dim[1] != w->dim[0] || x->dim[1] % grp) return fail(c, "input %s, weight %s and group %lld do not fit", S(x), S(w), (long long)grp);
+    so_shape o = mk(5, SO_F32);
+    o.dim[0] = x->dim[0];
+    o.dim[1] = w->dim[1] * grp;
+    for (int i = 0; i < 3; i++) {
+        if (w->dim[2 + i] != a->ints[i]) return fail(c, "weight %s does not match kernel %lld on axis %d", S(w), (long long)a->ints[i], 2 + i);
+        o.dim[2 + i] = a->ints[3 + i] * (x->dim[2 + i] - 1) + a->ints[15 + i] + (a->ints[i] - 1) * a->ints[6 + i] + 1 - a->ints[9 + i] - a->ints[12 + i];
+        if (o.dim[2 + i] < 1) return fail(c, "output would be empty");
+    }
+    if (b && (b->rank != 1 || b->dim[0] != o.dim[1])) return fail(c, "bias %s must be [%lld]", S(b), (long long)o.dim[1]);
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_pool3d(ctx *c)
+{
+    const so_attr *a = c->a;
+    const so_shape *x = c->in[0];
+    if (check_spatial3d(c, 15)) return SO_ERR;
+    so_shape o = *x;
+    for (int i = 0; i < 3; i++) {
+        int64_t ext = (a->ints[i] - 1) * a->ints[6 + i] + 1;
+        if (a->ints[9 + i] >= ext || a->ints[12 + i] >= ext) return fail(c, "pads must be smaller than the kernel on axis %d", 2 + i);
+        o.dim[2 + i] = window_out(x->dim[2 + i], a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], a->ceil_mode);
+        if (o.dim[2 + i] < 1) return fail(c, "kernel does not fit input %s", S(x));
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+#define shape_maxpool3d shape_pool3d
+#define shape_avgpool3d shape_pool3d
+
+/* ---------------- sequence reversal, max pooling with indices, max unpooling ---------------- */
+
+static so_status shape_reversesequence(ctx *c)
+{
+    const so_shape *x = c->in[0], *l = c->in[1];
+    const so_attr *a = c->a;
+    if (x->rank < 2) return fail(c, "input %s must have rank >= 2", S(x));
+    if ((a->axis != 0 && a->axis != 1) || (a->mode != 0 && a->mode != 1) || a->axis == a->mode)
+        return fail(c, "time_axis %d and batch_axis %d must be 0 and 1", (int)a->axis, (int)a->mode);
+    if (l->dtype != SO_I64 || l->rank != 1 || l->dim[0] != x->dim[a->mode])
+        return fail(c, "sequence_lens %s must be int64 [%lld]", S(l), (long long)x->dim[a->mode]);
+    c->n->out[0] = *x;
+    return SO_OK;
+}
+
+static so_status shape_maxpoolidx(ctx *c)
+{
+    if (c->a->mode != 0 && c->a->mode != 1) return fail(c, "storage_order %d is not 0 or 1", (int)c->a->mode);
+    if (c->n->n_out != 2) return fail(c, "has %d outputs, expected 2", (int)c->n->n_out);
+    so_status st = pool(c, 1);
+    if (st != SO_OK) return st;
+    c->n->out[1] = c->n->out[0];
+    c->n->out[1].dtype = SO_I64;
+    return SO_OK;
+}
+
+static so_status shape_maxunpool(ctx *c)
+{
+    const so_shape *x = c->in[0], *ix = c->in[1];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0) || need_rank(c, 0, 4, "input")) return SO_ERR;
+    so_shape xi = *x;
+    xi.dtype = SO_I64;
+    if (!so_shape_eq(ix, &xi)) return fail(c, "indices %s must be int64 of the input's shape %s", S(ix), S(x));
+    if (a->n_ints != 4 || a->ints[0] != x->dim[0] || a->ints[1] != x->dim[1] || a->ints[2] < 1 || a->ints[3] < 1)
+        return fail(c, "output shape does not fit input %s", S(x));
+    so_shape o = mk(4, SO_F32);
+    for (int k = 0; k < 4; k++) o.dim[k] = a->ints[k];
+    c->n->out[0] = o;
+    return SO_OK;
 }
 
 /* ---------------- internal ---------------- */
