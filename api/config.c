@@ -18,7 +18,7 @@
    superopt_config_option() returns, and what the command line builds its options and usage from, cli/args.c),
    then how the value is parsed and where it goes. A new option is one row here (plus its field in
    api_priv.h and its use); a new word of a choice is one word in its list. */
-static const char *const searches[] = {"backtrack", "greedy", "none", NULL};
+static const char *const searches[] = {"backtrack", "greedy", "none", "eqsat", NULL};
 static const char *const costs[] = {"measured", "flops", NULL};
 static const char *const layouts[] = {"auto", "nchwc", "none", "pass", NULL};
 
@@ -52,7 +52,8 @@ static const opt options[] = {
     FLAG_("reference", S_SESS, "0", "run the reference kernels only (slow; for checking)", reference),
     FLAG_("profile", S_SESS, "0", "time every kernel step", profile),
     TEXT_("rules", S_OPT, "FILE", "the rule set (default: the installed rules/default.rules)", P_PATH, rules),
-    CHOICE_("search", S_OPT, "backtrack|greedy|none", "backtrack", "the search strategy", search, searches, "expected backtrack, greedy or none"),
+    CHOICE_("search", S_OPT, "backtrack|greedy|none|eqsat", "backtrack", "the search strategy (eqsat: equality saturation, search/README.md)", search, searches,
+            "expected backtrack, greedy, none or eqsat"),
     NUM_("alpha", S_OPT, "A", "1.05", "keep graphs costing at most alpha x the best", alpha, 1.0, 100.0, "expected a number in [1, 100]"),
     INT_("budget", S_OPT, "N", "1000", "graphs the search may explore (0: no limit)", budget, 0, 1LL << 40, "expected an integer >= 0 (0: none)"),
     NUM_("time_limit", S_OPT, "S", "8", "seconds the search may take (0: no limit)", time_limit, 0.0, 1e7, "expected seconds >= 0 (0: none)"),

@@ -225,7 +225,7 @@ static so_status layout_pass(so_cost_model *cm, const so_graph *g, int b, so_gra
    report (malloc'd); on failure nothing is written and the thread's message says why. */
 static so_status optimize(const char *src, const char *dst, const struct superopt_config *c, char **json, char **text)
 {
-    static const so_search_kind searches[] = {SO_SEARCH_BACKTRACK, SO_SEARCH_GREEDY, SO_SEARCH_NONE};
+    static const so_search_kind searches[] = {SO_SEARCH_BACKTRACK, SO_SEARCH_GREEDY, SO_SEARCH_NONE, SO_SEARCH_EQSAT};
     opts o = {.model = src, .out = dst, .rules = c->rules, .report = c->report, .dot = c->dot, .cache_dir = c->cache_dir, .cost_table = c->cost_table,
               .search = searches[c->search], .cost = c->cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS,
               .quiet = !c->progress, .allow_unverified = c->allow_unverified, .allow_unchecked = c->allow_unchecked,
@@ -530,7 +530,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     if (o.dot && write_dots(m->graph, res.best, o.dot, tf) != SO_OK) goto fail;
     {
         FILE *f = jf;
-        const char *sname[] = {"none", "greedy", "backtrack"};
+        const char *sname[] = {"none", "greedy", "backtrack", "eqsat"};
         fprintf(f, "{\n  \"model\": ");
         so_json_fstr(f, o.model);
         fprintf(f, ",\n  \"output\": ");
@@ -582,6 +582,21 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+        if (o.search == SO_SEARCH_EQSAT) { /* equality saturation: the e-graph and the extraction */
+            const struct so_eqsat_stats *es = &res.eqsat;
+            static const char *const stop[] = {"saturated", "node-limit", "iteration-limit", "time-limit"};
+            static const char *const meth[] = {"greedy", "ilp-optimal", "ilp-feasible", "moves", "start", "?", "?", "?"};
+            fprintf(f, "  \"eqsat\": {\"enodes\": %lld, \"eclasses\": %lld, \"iterations\": %lld, \"applied\": %lld, "
+                       "\"dropped_cyclic\": %lld, \"congruences\": %lld, \"stopped_by\": \"%s\", \"extraction\": \"%s\", "
+                       "\"extract_cost\": %s, \"greedy_extract_cost\": %s, \"ilp_vars\": %d, \"ilp_rows\": %d, \"why_greedy\": ",
+                    (long long)es->enodes, (long long)es->eclasses, (long long)es->iterations, (long long)es->applied,
+                    (long long)es->dropped_cyclic, (long long)es->congruences, stop[es->stop & 3], meth[es->extract_method & 7],
+                    so_json_fmt(b0, es->extract_cost, 9), so_json_fmt(b1, es->greedy_cost, 9), (int)es->ilp_vars, (int)es->ilp_rows);
+            so_json_fstr(f, es->why_greedy);
+            fprintf(f, ", \"saturate_seconds\": %s, \"cost_seconds\": %s, \"extract_seconds\": %s, \"unpriced\": %lld, \"polished\": %lld, \"start_kept\": %s},\n",
+                    so_json_fmt(b0, es->saturate_seconds, 4), so_json_fmt(b1, es->cost_seconds, 4), so_json_fmt(b2, es->extract_seconds, 4),
+                    (long long)es->unpriced, (long long)es->polished, es->start_kept ? "true" : "false");
+        }
         /* the cost table (measured): where, entries read, configurations measured by this run */
         fprintf(f, "  \"cost_table\": ");
         if (cm.table) so_json_fstr(f, cm.table);

@@ -80,7 +80,7 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
      session:  "reference" 0|1   run the reference kernels only (slow; for checking)
                "profile" 0|1     time every kernel step (superopt_session_profile)
      optimize: "rules" FILE (default: the installed rule set, see superopt_optimize)
-               "search" backtrack|greedy|none   "alpha" A (1..100, default 1.05)
+               "search" backtrack|greedy|none|eqsat   "alpha" A (1..100, default 1.05)
                "budget" N (graphs, 0 none, default 1000)   "time_limit" S (0 none, default 8)
                "cost" measured|flops   "layout" auto|nchwc|pass|none   "seed" N   "reverse" 0|1
                "allow_unverified" 0|1 (use rules this build's verifier does not prove; warned on stderr)

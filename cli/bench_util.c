@@ -1,7 +1,7 @@
 /* bench_util.c - bench harness helpers: bounded formatting, files and directories, progress notes, failures. */
 #include "bench_priv.h"
 
-const char *const strat_name[N_STRAT] = {"none", "greedy", "backtrack"};
+const char *const strat_name[N_STRAT] = {"none", "greedy", "backtrack", "eqsat"};
 
 #include <assert.h>
 #include <ctype.h>

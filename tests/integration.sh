@@ -348,6 +348,16 @@ fi
 sed '3s/.*/zz/' "$T11" >"$TMP/ctbad.tsv"
 expect_error "--cost-table with a damaged entry refused" "ctbad.tsv:3: bad cost table entry" $SO data/nasrnn.onnx -o "$TMP/ctx.onnx" --cost-table "$TMP/ctbad.tsv" -q
 
+# 12. --search eqsat (issue 18) on nasrnn under the flops model: the e-graph grows, an extraction is
+#     reported, the written model is cheaper than the input, passed the numeric check and matches PyTorch
+if $SO data/nasrnn.onnx -o "$TMP/eq.onnx" --search eqsat --cost flops --time-limit 4 -q --report "$TMP/eq.json" >"$TMP/log" 2>&1 &&
+    $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["eqsat"]; assert d["search"]=="eqsat" and e["enodes"]>d["nodes_before"] and e["applied"]>0 and e["extraction"] in ("greedy","ilp-optimal","ilp-feasible","moves","start") and d["numeric_check"] is True and d["cost_after"]<d["cost_before"] and d["search_seconds"]<10, (e, d["cost_after"], d["cost_before"])' \
+        "$TMP/eq.json" >>"$TMP/log" 2>&1 &&
+    $SO run "$TMP/eq.onnx" --inputs data/nasrnn.in.bin --outputs "$TMP/eq.out" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
+    $PY data/compare_outputs.py "$TMP/eq.out" data/nasrnn.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
+    ok "--search eqsat nasrnn (flops): e-graph grown, extraction reported, cheaper, numeric check, matches PyTorch"
+else bad "--search eqsat nasrnn (flops)" "$TMP/log"; fi
+
 echo
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]
