@@ -18,7 +18,7 @@ CFLAGS  ?= $(OPT) -g
 PICFLAGS := -fPIC -fvisibility=hidden
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CPPFLAGS = -std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(ARCH) -fopenmp $(PICFLAGS)
-LDLIBS  := -lz3 -lxxhash -lopenblas -lprotobuf-c -lm -lpthread -fopenmp
+LDLIBS  := -lz3 -lxxhash -lopenblas -lprotobuf-c -lglpk -lm -lpthread -fopenmp
 SAN     ?=
 ifeq ($(SAN),1)
   BUILD   := build-asan
@@ -27,7 +27,7 @@ ifeq ($(SAN),1)
 endif
 
 DEB_PKGS := libz3-dev libxxhash-dev libopenblas-dev libcmocka-dev libprotobuf-c-dev \
-            protobuf-c-compiler libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind libdnnl2 libdnnl-dev libonnx-testdata
+            protobuf-c-compiler libglpk-dev libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind libdnnl2 libdnnl-dev libonnx-testdata
 # OpenMPI (generate --mpi, rules/gen_mpi.c only): flags from its compiler wrapper, headers as system headers;
 # before `make deps` has installed it (make run on a fresh machine), Debian's default locations.
 MPI_CFLAGS := $(patsubst -I%,-isystem %,$(or $(shell mpicc --showme:compile 2>/dev/null),-I/usr/include/$(shell $(CC) -print-multiarch)/mpi))

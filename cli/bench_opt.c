@@ -114,6 +114,12 @@ static so_status parse_report(const char *path, opt_res *r)
     r->budget = (x = so_json_get(&v, "budget")) && x->kind == SO_JSON_NUM ? (long long)x->num : -1;
     r->time_limit = (x = so_json_get(&v, "time_limit")) && x->kind == SO_JSON_NUM ? x->num : NAN;
     if ((x = so_json_get(&v, "stopped_by")) && x->kind == SO_JSON_STR) snprintf(r->stopped_by, sizeof r->stopped_by, "%s", x->str);
+    r->enodes = -1;
+    if ((x = so_json_get(&v, "eqsat")) && x->kind == SO_JSON_OBJ) {
+        const so_json *y;
+        if ((y = so_json_get(x, "enodes")) && y->kind == SO_JSON_NUM) r->enodes = (long long)y->num;
+        if ((y = so_json_get(x, "extraction")) && y->kind == SO_JSON_STR) snprintf(r->extraction, sizeof r->extraction, "%s", y->str);
+    }
     st = SO_OK;
 done:
     so_json_free(&v);
@@ -163,7 +169,7 @@ opt_res *bn_optimize(bench *b, model_res *m, const spec *sp)
     r->sp = *sp;
     r->cost_before = r->cost_after = r->lat_before = r->lat_after = r->search_s = r->gflop = NAN;
     r->nodes = r->nodes_before = r->onnx_nodes = -1;
-    assert(m->n_memo < MAX_MEMO); /* 3 strategies + at most MAX_SIZES + MAX_ALPHA + MAX_SWEEP ablation runs */
+    assert(m->n_memo < MAX_MEMO); /* 4 strategies + at most MAX_SIZES + MAX_ALPHA + MAX_SWEEP ablation runs */
     m->memo[m->n_memo++] = r;
     int idx = b->n_opt_runs++;
     char what[200];
@@ -194,6 +200,10 @@ opt_res *bn_optimize(bench *b, model_res *m, const spec *sp)
     argv[k++] = a_tl;
     argv[k++] = "--cache-dir";
     argv[k++] = b->cache;
+    if (!sp->flops && !strcmp(b->cost, "measured")) {
+        argv[k++] = "--cost-table";
+        argv[k++] = b->table;
+    }
     argv[k++] = "--threads";
     argv[k++] = "1";
     argv[k++] = "-o";

@@ -17,10 +17,10 @@
 #define MAX_SWEEP 12
 #define MAX_ALPHA 8
 #define MAX_SIZES 6
-#define MAX_MEMO 64 /* > 3 + MAX_SIZES + MAX_ALPHA + MAX_SWEEP */
+#define MAX_MEMO 64 /* > 4 + MAX_SIZES + MAX_ALPHA + MAX_SWEEP */
 
-enum { S_NONE = 0, S_GREEDY = 1, S_BACKTRACK = 2, N_STRAT = 3 };
-extern const char *const strat_name[N_STRAT]; /* "none", "greedy", "backtrack" */
+enum { S_NONE = 0, S_GREEDY = 1, S_BACKTRACK = 2, S_EQSAT = 3, N_STRAT = 4 };
+extern const char *const strat_name[N_STRAT]; /* "none", "greedy", "backtrack", "eqsat" */
 
 typedef struct proc {
     int code;          /* exit status; -1 if killed by a signal */
@@ -59,6 +59,8 @@ typedef struct opt_res {
     char *rules_json;      /* the report's rules_applied object, compact (malloc'd) */
     char rules_top[96];    /* the most applied rules, e.g. "12x4, 7x2, +3 more" */
     char stopped_by[16];
+    long long enodes;      /* eqsat: live e-nodes at the end of saturation (-1: not eqsat) */
+    char extraction[16];   /* eqsat: "greedy", "ilp-optimal", "ilp-feasible", "moves" */
     char rules_file[PATH_MAX];
 } opt_res;
 
@@ -86,7 +88,7 @@ typedef struct model_res {
     int literature;
     int ablate;
     opt_res *strat[N_STRAT];
-    opt_res *fstrat[N_STRAT]; /* greedy and backtrack under the flops cost model (NULL if not run) */
+    opt_res *fstrat[N_STRAT]; /* greedy, backtrack and eqsat under the flops cost model (NULL if not run) */
     int same_as[N_STRAT];  /* earliest strategy whose optimized model is byte-identical (itself if none) */
     int ort_as[N_STRAT];   /* the same among the strategies measured under ONNX Runtime (greedy, backtrack) */
     meas ours[N_STRAT][MAX_THREADS];
@@ -104,6 +106,7 @@ typedef struct bench {
     char self[PATH_MAX], node[PATH_MAX], ort_script[PATH_MAX];
     char ort_version[32], node_version[32], git[64];
     char work[PATH_MAX], cache[PATH_MAX];
+    char table[PATH_MAX];        /* the measured cost table every measured run reads (--cost-table; default <work>/cost-table.tsv) */
     char rules_file[PATH_MAX];   /* resolved rule set used by the ablation filter */
     int keep;
     const char *json_path, *svg_path, *rules, *cost, *abl_names;
@@ -138,6 +141,8 @@ so_status bn_sfmt(char *buf, size_t n, const char *fmt, ...) __attribute__((form
 int bn_is_file(const char *p);
 int bn_is_dir(const char *p);
 int bn_files_equal(const char *a, const char *c);
+/* Entries of a cost table file (lines not starting with '#'); 0 if it does not exist. */
+long bn_table_entries(const char *path);
 int bn_in_list(const char *name, const char *const *list, size_t n);
 void bn_sb_xml_str(so_sbuf *b, const char *s);
 void bn_rm_tree(const char *path);

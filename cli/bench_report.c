@@ -167,6 +167,52 @@ static void md_failed(so_sbuf *o, const mdhead *h, int done, const char *err)
     so_sbuf_printf(o, "\n");
 }
 
+/* "Equality saturation against backtracking": eqsat's final cost over backtracking's per model, under
+   the bench's cost model (one cost table) and, with the flops check, the FLOP/byte model. */
+static void eqsat_section(const bench *b, so_sbuf *o)
+{
+    char x1[32], x2[32], x3[32];
+    so_sbuf_printf(o, "\n## Equality saturation against backtracking\n\n");
+    so_sbuf_printf(o, "`eqsat` (search/eqsat.c: e-graph over the same proven rules, cycle filtering, ILP/greedy extraction "
+                      "plus whole-rewrite moves) against `backtrack`, final cost under the same cost model; e-graph size "
+                      "at the end of saturation. Search times on a shared machine are indicative.\n\n");
+    mdhead h = {0};
+    md_cols(&h, "model|>backtrack (%s)|>eqsat|>eqsat / backtrack|>search bt / eqsat (s)|>e-nodes|extraction", b->cost);
+    if (b->flops_check) md_cols(&h, ">backtrack (flops)|>eqsat|>eqsat / backtrack|>e-nodes");
+    md_head_end(o, &h);
+    int n = 0, le = 0, lt = 0, nf = 0, lef = 0, ltf = 0;
+    for (int i = 0; i < b->n_models; i++) {
+        const model_res *m = &b->models[i];
+        const opt_res *t = m->strat[S_BACKTRACK], *e = m->strat[S_EQSAT];
+        int ok = t->ok && e->ok;
+        if (m->literature && ok) {
+            n++;
+            le += e->cost_after <= t->cost_after;
+            lt += e->cost_after < t->cost_after;
+        }
+        so_sbuf_printf(o, "| %s%s | %s | %s | %s | ", m->name, m->literature ? "" : " (not counted)", t->ok ? fms(x1, sizeof x1, t->cost_after) : "failed",
+                       e->ok ? fms(x2, sizeof x2, e->cost_after) : "failed", ok ? (snprintf(x3, sizeof x3, "%.4f", ratio(e->cost_after, t->cost_after)), x3) : "–");
+        so_sbuf_printf(o, "%.1f / %.1f | %lld | %s |", t->ok ? t->search_s : NAN, e->ok ? e->search_s : NAN, e->ok ? e->enodes : -1LL,
+                       e->ok ? e->extraction : "–");
+        if (b->flops_check) {
+            const opt_res *ft = m->fstrat[S_BACKTRACK], *fe = m->fstrat[S_EQSAT];
+            int okf = ft && fe && ft->ok && fe->ok;
+            if (m->literature && okf) {
+                nf++;
+                lef += fe->cost_after <= ft->cost_after;
+                ltf += fe->cost_after < ft->cost_after;
+            }
+            so_sbuf_printf(o, " %s | %s | %s | %lld |", okf ? fms(x1, sizeof x1, ft->cost_after) : "–", okf ? fms(x2, sizeof x2, fe->cost_after) : "–",
+                           okf ? (snprintf(x3, sizeof x3, "%.4f", ratio(fe->cost_after, ft->cost_after)), x3) : "–", okf ? fe->enodes : -1LL);
+        }
+        so_sbuf_printf(o, "\n");
+    }
+    so_sbuf_printf(o, "\neqsat's cost is at most backtracking's on %d of %d literature models under `%s` (strictly lower on %d)", le, n, b->cost, lt);
+    if (b->flops_check) so_sbuf_printf(o, "; on %d of %d under `flops` (strictly lower on %d)", lef, nf, ltf);
+    so_sbuf_printf(o, ".\n");
+}
+
+
 void bn_md_report(const bench *b, so_sbuf *o)
 {
     char x1[32], x2[32], x3[32], x4[32], x6[32];
@@ -178,10 +224,10 @@ void bn_md_report(const bench *b, so_sbuf *o)
     so_sbuf_printf(o, "- Date: %s; total bench time %.1f min (%d optimize runs, %d timed runs)\n", b->date, b->t_total / 60,
               b->n_opt_runs, b->n_meas_runs);
     so_sbuf_printf(o, "- Command: `%s`\n", b->cmdline);
-    so_sbuf_printf(o, "- Search settings: cost model `%s` (one cost cache shared by every run of this bench, so equal operator "
-                 "configurations cost the same in every strategy), alpha %g, budget %ld, time limit %g s per search, "
-                 "rules %s\n",
-              b->cost, b->alpha, b->budget, b->time_limit, b->rules_file);
+    so_sbuf_printf(o, "- Search settings: cost model `%s` (one cost table shared by every measured run of this bench, `%s`, "
+                 "%ld entries: equal operator configurations cost the same in every strategy, and the table given again with "
+                 "`--cost-table` reproduces the costs), alpha %g, budget %ld, time limit %g s per search, rules %s\n",
+              b->cost, b->table, bn_table_entries(b->table), b->alpha, b->budget, b->time_limit, b->rules_file);
     char rounds_txt[64];
     if (b->rounds > 0) snprintf(rounds_txt, sizeof rounds_txt, "%d rounds", b->rounds);
     else snprintf(rounds_txt, sizeof rounds_txt, "5 rounds (3 for models over 1 s per inference)");
@@ -196,7 +242,7 @@ void bn_md_report(const bench *b, so_sbuf *o)
     so_sbuf_printf(o, "\n## Search strategies (our backend)\n\n");
     so_sbuf_printf(o, "Speedup is over `none` (the model as imported and canonicalised, no rewrites), measured side by side.\n\n");
     mdhead h = {0};
-    md_cols(&h, "model|search|>nodes|>cost (%s)|>GFLOP|>search (s)|>graphs|>rewrites|rules applied (id×count)",
+    md_cols(&h, "model|search|>nodes|>cost (%s)|>GFLOP|>search (s)|>graphs|>e-graph (e-nodes)|>rewrites|rules applied (id×count)",
             !strcmp(b->cost, "measured") ? "ms" : "est. ms");
     for (int t = 0; t < b->n_threads; t++) md_cols(&h, ">ours %dT (ms)", b->threads[t]);
     for (int t = 0; t < b->n_threads; t++) md_cols(&h, ">speedup %dT", b->threads[t]);
@@ -210,8 +256,10 @@ void bn_md_report(const bench *b, so_sbuf *o)
                 md_failed(o, &h, 2, r->err);
                 continue;
             }
-            so_sbuf_printf(o, " %d | %s | %s | %.2f | %lld | %d | %s |", r->nodes, fms(x1, sizeof x1, r->cost_after),
-                      fms(x2, sizeof x2, r->gflop), r->search_s, r->explored, r->rules_total, r->rules_top[0] ? r->rules_top : "–");
+            char en[48] = "–";
+            if (r->enodes >= 0) snprintf(en, sizeof en, "%lld (%s)", r->enodes, r->extraction);
+            so_sbuf_printf(o, " %d | %s | %s | %.2f | %lld | %s | %d | %s |", r->nodes, fms(x1, sizeof x1, r->cost_after),
+                      fms(x2, sizeof x2, r->gflop), r->search_s, r->explored, en, r->rules_total, r->rules_top[0] ? r->rules_top : "–");
             for (int t = 0; t < b->n_threads; t++)
                 so_sbuf_printf(o, " %s |", m->ours[s][t].err[0] ? "failed" : fms(x3, sizeof x3, m->ours[s][t].ms));
             for (int t = 0; t < b->n_threads; t++)
@@ -288,6 +336,7 @@ void bn_md_report(const bench *b, so_sbuf *o)
     if (b->flops_check)
         so_sbuf_printf(o, "; on %d of %d under `flops`%s%s", n_cheaper_f, n_lit, n_cheaper_f ? ": " : "", which_f.s);
     so_sbuf_printf(o, ".\n");
+    eqsat_section(b, o);
 
     if (bn_is_ablation_done(b)) {
         so_sbuf_printf(o, "\n## Ablations (backtracking; only on ");
@@ -391,6 +440,10 @@ static void json_opt(so_sbuf *o, const opt_res *r)
     so_json_knum(o, ", ", "alpha", r->alpha);
     so_sbuf_printf(o, ", \"budget\": %lld", r->budget);
     so_json_knum(o, ", ", "time_limit", r->time_limit);
+    if (r->enodes >= 0) {
+        so_sbuf_printf(o, ", \"egraph_enodes\": %lld", r->enodes);
+        so_json_kstr(o, ", ", "extraction", r->extraction);
+    }
     so_sbuf_printf(o, ", \"rewrites\": %d, \"rules_applied\": %s}", r->rules_total, r->rules_json ? r->rules_json : "{}");
 }
 
@@ -447,6 +500,8 @@ void bn_json_report(const bench *b, so_sbuf *o)
               b->alpha, b->budget, b->time_limit, b->rounds, b->target_s, b->ort_threads, b->flops_check ? "true" : "false",
               b->small_set ? "true" : "false");
     so_json_kstr(o, ", ", "rules", b->rules_file);
+    so_json_kstr(o, ", ", "cost_table", b->table);
+    so_sbuf_printf(o, ", \"cost_table_entries\": %ld", bn_table_entries(b->table));
     so_sbuf_printf(o, ", \"threads\": [");
     for (int t = 0; t < b->n_threads; t++) so_sbuf_printf(o, "%s%d", t ? ", " : "", b->threads[t]);
     so_sbuf_printf(o, "]},\n  \"total_seconds\": %.1f,\n  \"failures\": %d,\n  \"models\": [", b->t_total, b->failures);
@@ -493,6 +548,8 @@ void bn_json_report(const bench *b, so_sbuf *o)
             json_opt(o, m->fstrat[S_GREEDY]);
             so_sbuf_printf(o, ",\n        \"backtrack\": ");
             json_opt(o, m->fstrat[S_BACKTRACK]);
+            so_sbuf_printf(o, ",\n        \"eqsat\": ");
+            json_opt(o, m->fstrat[S_EQSAT]);
             so_sbuf_printf(o, ",\n        \"backtrack_strictly_cheaper_than_greedy\": %s}", bt_cheaper_flops(m) ? "true" : "false");
         }
         if (m->ablate) {
@@ -536,9 +593,8 @@ void bn_svg_report(const bench *b, so_sbuf *o)
     so_sbuf_printf(o, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 
     /* ---- panel 1: speedup per model and strategy ---- */
-    const int nser = b->no_ort ? 2 : 3;
-    const char *ser_name[3] = {"greedy (our backend)", "backtrack (our backend)",
-                               "backtrack on ONNX Runtime 'all' (vs original at 'all')"};
+    const int nser = b->no_ort ? 3 : 4;
+    const char *ser_name[4] = {"greedy (ours)", "backtrack (ours)", "eqsat (ours)", "backtrack on ONNX Runtime 'all' (vs original)"};
     char title[200];
     snprintf(title, sizeof title, "Speedup over no search, %d thread%s (median of per-round ratios)", b->threads[0],
              b->threads[0] == 1 ? "" : "s");
@@ -547,7 +603,7 @@ void bn_svg_report(const bench *b, so_sbuf *o)
     double vmax = 1.2;
     for (int i = 0; i < b->n_models; i++) {
         const model_res *m = &b->models[i];
-        double v[3] = {speedup(m, S_GREEDY, 0), speedup(m, S_BACKTRACK, 0), 1.0 / ort_ratio(m, S_BACKTRACK)};
+        double v[4] = {speedup(m, S_GREEDY, 0), speedup(m, S_BACKTRACK, 0), speedup(m, S_EQSAT, 0), 1.0 / ort_ratio(m, S_BACKTRACK)};
         for (int k = 0; k < nser; k++)
             if (isfinite(v[k]) && v[k] > vmax) vmax = v[k];
     }
@@ -568,7 +624,7 @@ void bn_svg_report(const bench *b, so_sbuf *o)
     double gw = b->n_models ? (px1 - px0) / b->n_models : 1, bw = gw * 0.75 / nser;
     for (int i = 0; i < b->n_models; i++) {
         const model_res *m = &b->models[i];
-        double v[3] = {speedup(m, S_GREEDY, 0), speedup(m, S_BACKTRACK, 0), 1.0 / ort_ratio(m, S_BACKTRACK)};
+        double v[4] = {speedup(m, S_GREEDY, 0), speedup(m, S_BACKTRACK, 0), speedup(m, S_EQSAT, 0), 1.0 / ort_ratio(m, S_BACKTRACK)};
         double gx = px0 + gw * i + gw * 0.125;
         for (int k = 0; k < nser; k++) {
             double x = gx + bw * k;
@@ -586,7 +642,7 @@ void bn_svg_report(const bench *b, so_sbuf *o)
         svg_text(o, px0 + gw * i + gw / 2, py1 + 16, "middle", gw > 100 ? 11 : 9, NULL, m->name);
     }
     for (int k = 0; k < nser; k++) {
-        double lx = px0 + 10 + k * 220, ly = H1 - 28;
+        double lx = px0 + 10 + k * 190, ly = H1 - 28;
         so_sbuf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", lx, ly - 10, colors[k]);
         svg_text(o, lx + 16, ly, "start", 11, NULL, ser_name[k]);
     }

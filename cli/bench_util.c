@@ -1,7 +1,7 @@
 /* bench_util.c - bench harness helpers: bounded formatting, files and directories, progress notes, failures. */
 #include "bench_priv.h"
 
-const char *const strat_name[N_STRAT] = {"none", "greedy", "backtrack"};
+const char *const strat_name[N_STRAT] = {"none", "greedy", "backtrack", "eqsat"};
 
 #include <assert.h>
 #include <ctype.h>
@@ -117,4 +117,18 @@ void bn_record_failure(bench *b, const char *msg)
     if (!b->failures) snprintf(b->first_failure, sizeof b->first_failure, "%s", msg);
     b->failures++;
     if (!b->quiet) fprintf(stderr, "bench: FAILED: %s\n", msg);
+}
+
+long bn_table_entries(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    long n = 0;
+    int c, start = 1;
+    while ((c = fgetc(f)) != EOF) {
+        if (start && c != '#') n++;
+        start = c == '\n';
+    }
+    fclose(f);
+    return n;
 }

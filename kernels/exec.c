@@ -251,7 +251,23 @@ static void add_patch(so_exec *e, int32_t *cap, void **slot, int32_t input)
 /* Zero-copy Concat: when the concatenated slices are contiguous (all dims before the axis
    are 1) and every input is a single-output step's value used by no other zero-copy concat,
    the producers write straight into their slice of the output and the Concat step is
-   dropped. The output's lifetime grows to cover its inputs'. */
+   dropped. The output's lifetime grows to cover its inputs'. A blocked CONCAT_NCHWC
+   (ints = b, C0, C1, ...) is contiguous for one image when every input but the last has whole
+   blocks (Cq a multiple of b): its slices are then [Cq/b][H][W][b], back to back. */
+static int concat_contiguous(const so_node *n)
+{
+    if (n->op == SO_OP_CONCAT) {
+        for (int d = 0; d < n->attr->axis; d++)
+            if (n->out[0].dim[d] != 1) return 0;
+        return 1;
+    }
+    if (n->op != SO_OP_CONCAT_NCHWC || n->out[0].rank != 5 || n->out[0].dim[0] != 1 || n->attr->n_ints != n->n_in + 1) return 0;
+    const int64_t b = n->attr->ints[0];
+    for (int q = 0; q + 1 < n->n_in; q++)
+        if (b <= 0 || n->attr->ints[q + 1] % b) return 0;
+    return 1;
+}
+
 static void concat_in_place(so_exec *e)
 {
     const so_graph *g = e->g;
@@ -259,12 +275,9 @@ static void concat_in_place(so_exec *e)
     for (int32_t k = 0; k < e->n_steps; k++) {
         step *s = &e->steps[k];
         const so_node *n = &g->nodes[s->node];
-        int ok = n->op == SO_OP_CONCAT && s->k.n_fused == 0 && s->n_in == n->n_in;
+        int ok = (n->op == SO_OP_CONCAT || n->op == SO_OP_CONCAT_NCHWC) && s->k.n_fused == 0 && s->n_in == n->n_in;
         value *V = ok ? &e->values[e->value_base[s->node]] : NULL;
-        if (ok) ok = V->kind == LOC_ARENA && !V->is_parent;
-        if (ok)
-            for (int d = 0; d < n->attr->axis; d++)
-                if (n->out[0].dim[d] != 1) ok = 0;
+        if (ok) ok = V->kind == LOC_ARENA && !V->is_parent && concat_contiguous(n);
         for (int32_t q = 0; ok && q < s->n_in; q++) {
             int32_t id = s->in_vid[q];
             if (id < 0 || e->values[id].kind != LOC_ARENA || e->values[id].is_parent) ok = 0;
@@ -910,14 +923,19 @@ static int64_t flops_gemm(const so_graph *g, const so_node *n, int64_t out)
     return 2 * out * (n->attr->trans_a ? x->dim[0] : x->dim[1]);
 }
 
-static int64_t flops_lstm(const so_graph *g, const so_node *n, int64_t out)
+/* LSTM (4 gates), GRU (3) and RNN (1): per step and direction, the gate products and about 10 flops per state */
+static int64_t flops_recurrent(const so_graph *g, const so_node *n, int64_t out, int64_t gates)
 {
     const so_shape *x = in_shape(g, n, 0);
     if (x->rank != 3) return out;
     int64_t seq = x->dim[0], batch = x->dim[1], in_sz = x->dim[2], h = n->attr->hidden;
     int64_t dirs = n->attr->direction == 2 ? 2 : 1;
-    return dirs * seq * batch * (2 * 4 * h * (in_sz + h) + 10 * h);
+    return dirs * seq * batch * (2 * gates * h * (in_sz + h) + 10 * h);
 }
+
+static int64_t flops_lstm(const so_graph *g, const so_node *n, int64_t out) { return flops_recurrent(g, n, out, 4); }
+static int64_t flops_gru(const so_graph *g, const so_node *n, int64_t out) { return flops_recurrent(g, n, out, 3); }
+static int64_t flops_rnn(const so_graph *g, const so_node *n, int64_t out) { return flops_recurrent(g, n, out, 1); }
 
 /* the real channels, not the padding lanes of the blocked output */
 static int64_t flops_conv_nchwc(const so_graph *g, const so_node *n, int64_t out)
@@ -1057,6 +1075,31 @@ static int64_t flops_convtranspose(const so_graph *g, const so_node *n, int64_t 
     if (w->rank != 4) return 2 * out;
     return 2 * so_shape_numel(in_shape(g, n, 0)) * w->dim[1] * w->dim[2] * w->dim[3];
 }
+
+/* 3-D: the weight's product per output (Conv) or per input (ConvTranspose) element; pools: the kernel volume */
+static int64_t flops_conv3d(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *w = in_shape(g, n, 1);
+    return w->rank == 5 ? 2 * out * w->dim[1] * w->dim[2] * w->dim[3] * w->dim[4] : 2 * out;
+}
+
+static int64_t flops_convtranspose3d(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *w = in_shape(g, n, 1);
+    return w->rank == 5 ? 2 * so_shape_numel(in_shape(g, n, 0)) * w->dim[1] * w->dim[2] * w->dim[3] * w->dim[4] : 2 * out;
+}
+
+static int64_t flops_pool3d(const so_graph *g, const so_node *n, int64_t out)
+{
+    (void)g;
+    return out * n->attr->ints[0] * n->attr->ints[1] * n->attr->ints[2];
+}
+
+#define flops_maxpool3d flops_pool3d
+#define flops_avgpool3d flops_pool3d
+#define flops_reversesequence flops_per_output
+#define flops_maxpoolidx flops_pool
+#define flops_maxunpool flops_per_output
 
 #define flops_lrn flops_per_output
 #define flops_scatterelements flops_per_output

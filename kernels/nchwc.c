@@ -78,8 +78,28 @@ static inline vf8 s_nan(vf8 a)
     return s_ldu32(m);
 }
 
+typedef struct {
+    uint32_t v[8];
+} vi8;
+static inline vi8 s_ldi(const uint32_t *p)
+{
+    vi8 r;
+    memcpy(r.v, p, sizeof r.v);
+    return r;
+}
+static inline vf8 s_perm(vf8 a, vi8 i)
+{
+    vf8 r;
+    for (int k = 0; k < 8; k++) r.v[k] = a.v[i.v[k] & 7];
+    return r;
+}
+
 #define NB 8
 #define VF vf8
+#define VI vi8
+#define VLDI(p) s_ldi(p)
+#define VPERM(v, i) s_perm(v, i)
+#define VPERM4(v, i) s_perm(v, i)
 #define VLD(p) s_ld(p)
 #define VST(p, v) s_st(p, v)
 #define VLDU32(p) s_ldu32(p)
@@ -140,6 +160,11 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
         p->W = p->Wo = H * W, p->H = p->Ho = 1;
     p->depthwise = group > 1 && group == C && O == C;
     const int64_t KK = kh * kw, Cg = C / group, Og = O / group, Ob = p->Ob;
+    if (group > 1 && Cg > 1 && Cg == Og && Cg < b && b % Cg == 0) {
+        p->gsub = Cg;
+        for (int64_t c = 0; c < Cg; c++)
+            for (int64_t o = 0; o < b; o++) p->gidx[c][o] = (uint32_t)(o / Cg * Cg + c);
+    }
     p->ic0 = calloc((size_t)Ob, sizeof *p->ic0);
     p->nic = calloc((size_t)Ob, sizeof *p->nic);
     p->wofs = calloc((size_t)Ob, sizeof *p->wofs);
@@ -149,8 +174,8 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
     int64_t total = 0;
     for (int64_t ob = 0; ob < Ob; ob++) {
         const int64_t olast = (ob * b + b < O ? ob * b + b : O) - 1;
-        if (p->depthwise) {
-            p->ic0[ob] = ob * b, p->nic[ob] = 1, p->wofs[ob] = total, total += KK * b;
+        if (p->depthwise || p->gsub) {
+            p->ic0[ob] = ob * b, p->nic[ob] = p->gsub ? Cg : 1, p->wofs[ob] = total, total += p->nic[ob] * KK * b;
             continue;
         }
         const int64_t g0 = ob * b / Og, g1 = olast / Og; /* the groups of the block's outputs */
@@ -165,7 +190,8 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
         const int64_t ob = o / b, g = o / Og;
         for (int64_t cl = 0; cl < Cg; cl++) {
             const int64_t loc = p->depthwise ? 0 : g * Cg + cl - p->ic0[ob];
-            for (int64_t t = 0; t < KK; t++) p->wp[p->wofs[ob] + (loc * KK + t) * b + o % b] = w[(o * Cg + cl) * KK + t];
+            for (int64_t t = 0; t < KK; t++)
+                p->wp[p->wofs[ob] + (p->gsub ? t * Cg + cl : loc * KK + t) * b + o % b] = w[(o * Cg + cl) * KK + t];
         }
     }
     for (int64_t o = 0; o < O; o++) {
@@ -228,6 +254,8 @@ typedef struct nchwc_step {
     int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
     int n_cat;          /* CONCAT_NCHWC: inputs and their channels */
     int64_t cat_c[SO_MAX_INTS];
+    float *cat_s, *cat_t; /* CONCAT_NCHWC with an absorbed blocked batchnorm (concat_ssa): scale, shift [Cb*b] (owned) */
+    int cat_relu;
 } nchwc_step;
 
 static void step_free(void *priv)
@@ -235,6 +263,8 @@ static void step_free(void *priv)
     nchwc_step *s = priv;
     if (s->op == SO_OP_CONV_NCHWC) so_nchwc_conv_free(&s->conv);
     so_dnnl_conv_free(s->dnnl);
+    free(s->cat_s);
+    free(s->cat_t);
     free(s);
 }
 
@@ -257,7 +287,8 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     case SO_OP_CONCAT_NCHWC: {
         const float *xs[SO_MAX_INTS];
         for (int k = 0; k < s->n_cat; k++) xs[k] = in[k].data;
-        s->L->concat(s->n_cat, s->cat_c, s->N, s->HW, xs, out[0].data, T);
+        if (s->cat_s) s->L->concat_ssa(s->n_cat, s->cat_c, s->N, s->HW, xs, s->cat_s, s->cat_t, s->cat_relu, out[0].data, T);
+        else s->L->concat(s->n_cat, s->cat_c, s->N, s->HW, xs, out[0].data, T);
         break;
     }
     default: break;
@@ -303,6 +334,52 @@ static void conv_chain(const so_fast_ctx *c, int32_t i, so_epi *ep, so_fast_kern
     }
 }
 
+/* The blocked per-channel weight [1, Cb, 1, 1, b] that is node u's other input than `from` (constant), or NULL. */
+static const float *chan_weight(const so_graph *g, const so_node *u, int32_t from, const so_shape *blk)
+{
+    if (u->n_in != 2 || u->n_out != 1) return NULL;
+    const so_edge w = u->in[0].node == from ? u->in[1] : u->in[0];
+    if ((u->in[0].node == from) == (u->in[1].node == from) || w.node < 0 || g->nodes[w.node].op != SO_OP_WEIGHT) return NULL;
+    const so_shape *ws = &g->nodes[w.node].out[0];
+    if (ws->rank != 5 || ws->dim[0] != 1 || ws->dim[1] != blk->dim[1] || ws->dim[2] != 1 || ws->dim[3] != 1 || ws->dim[4] != blk->dim[4] ||
+        ws->dtype != SO_F32)
+        return NULL;
+    return g->model->weights[g->nodes[w.node].ref].data;
+}
+
+/* CONCAT_NCHWC i followed by the blocked batchnorm the layout pass writes (search/layout.c blocked_bn: Mul by a
+   per-channel weight, Add of one) and optionally a Relu, each the only user of the one before (DenseNet's
+   pre-activation norm1/relu1 on every concatenation): the concat absorbs them (concat_ssa) when every input but the
+   last has whole blocks. One pass over the data instead of four. */
+static void concat_chain(const so_fast_ctx *c, int32_t i, nchwc_step *s, so_fast_kernel *k)
+{
+    const so_graph *g = c->g;
+    const so_shape *o = &g->nodes[i].out[0];
+    if (!c->user || !s->L->concat_ssa) return;
+    for (int q = 0; q + 1 < s->n_cat; q++)
+        if (s->cat_c[q] % s->L->b) return;
+    const int32_t mu = c->user[i];
+    if (mu < 0 || (c->absorbed && c->absorbed[mu]) || g->nodes[mu].op != SO_OP_MUL) return;
+    const float *S = chan_weight(g, &g->nodes[mu], i, o);
+    const int32_t ad = S ? c->user[mu] : -1;
+    if (ad < 0 || (c->absorbed && c->absorbed[ad]) || g->nodes[ad].op != SO_OP_ADD) return;
+    const float *Tw = chan_weight(g, &g->nodes[ad], mu, o);
+    if (!Tw || !so_shape_eq(&g->nodes[mu].out[0], o) || !so_shape_eq(&g->nodes[ad].out[0], o)) return;
+    const size_t nb = (size_t)(o->dim[1] * o->dim[4]);
+    s->cat_s = malloc(nb * sizeof(float)), s->cat_t = malloc(nb * sizeof(float));
+    if (!s->cat_s || !s->cat_t) {
+        free(s->cat_s), free(s->cat_t);
+        s->cat_s = s->cat_t = NULL;
+        return;
+    }
+    memcpy(s->cat_s, S, nb * sizeof(float)), memcpy(s->cat_t, Tw, nb * sizeof(float));
+    k->fused[k->n_fused++] = mu;
+    k->fused[k->n_fused++] = ad;
+    const int32_t re = c->user[ad];
+    if (re >= 0 && !(c->absorbed && c->absorbed[re]) && g->nodes[re].op == SO_OP_RELU && so_shape_eq(&g->nodes[re].out[0], o))
+        s->cat_relu = 1, k->fused[k->n_fused++] = re;
+}
+
 /* The conv backend, measured per node at plan time (b = 16, the avx512 level, oneDNN loaded): our kernel
    (s->conv, planned), oneDNN's direct primitive, and oneDNN's Winograd for 3x3 stride-1 group-1 convs, each
    run on zero inputs in 5 interleaved rounds after a warm-up (thread CPU time) at the executor's thread count; the fastest
@@ -330,7 +407,8 @@ static double now_ms(void)
 static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
 {
     const so_nchwc_conv *q = &s->conv;
-    if (s->L->b != 16 || !so_fast_use_onednn || q->depthwise || !so_dnnl_lib()) return;
+    /* oneDNN 2.6 has only reference code for groups of fewer than 16 channels (gsub): ours runs them */
+    if (s->L->b != 16 || !so_fast_use_onednn || q->depthwise || q->gsub || !so_dnnl_lib()) return;
     const int64_t N = s->N, H = x->dim[2], W = x->dim[3], Ho = o->dim[2], Wo = o->dim[3];
     const int T = omp_get_max_threads();
     const int64_t key[20] = {N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2], a->pad[3], q->dh,
@@ -442,6 +520,7 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
     case SO_OP_CONCAT_NCHWC:
         s->n_cat = n->n_in, s->HW = x->dim[2] * x->dim[3];
         for (int q = 0; q < n->n_in; q++) s->cat_c[q] = a->ints[q + 1];
+        concat_chain(c, i, s, k);
         break;
     case SO_OP_MAXPOOL_NCHWC:
     case SO_OP_AVGPOOL_NCHWC: {

@@ -27,6 +27,11 @@ typedef struct so_nchwc_conv {
                                                                          one row: H = Ho = 1, W = Wo = H*W */
     int64_t Cb, Ob;
     int depthwise;       /* group == C == O: per-lane taps, weights [Cb][kh][kw][b] */
+    int64_t gsub;        /* groups inside a block (1 < C/group == O/group < b, b a multiple of it; ResNeXt's groups of
+                            4 and 8 at b = 16): each block holds b/gsub whole groups of input and output, lane o reads
+                            lanes (o/gsub)*gsub + c (c < gsub) of the same input block (a lane permutation per c), weights
+                            [Ob][kh][kw][gsub][b]; 0 otherwise */
+    uint32_t gidx[8][SO_NCHWC_MAX_B]; /* gsub: the permutation of each c, gidx[c][o] = (o/gsub)*gsub + c */
     int64_t *ic0, *nic;  /* [Ob]: first input channel and count read by each output block (owned) */
     int64_t *wofs;       /* [Ob]: offset of each block's packed weights in wp (owned) */
     float *wp;           /* packed weights (owned, 64-byte aligned) */
@@ -78,6 +83,10 @@ typedef struct so_nchwc_impl {
     void (*binary)(int op, int bcast, int act, int64_t N, int64_t C, int64_t HW, const float *a, const float *bv, float *y, int T);
     /* y (sum of Cs channels) = the n_in inputs x[i] (Cs[i] channels each) concatenated on the channel axis */
     void (*concat)(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const float *const *x, float *y, int T);
+    /* the same concat (every input but the last of whole blocks) followed by a per-channel y = x*scale + shift and
+       Relu when relu (a blocked pre-activation batchnorm: DenseNet); scale, shift [Cb*b], zero in the padding lanes */
+    void (*concat_ssa)(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const float *const *x, const float *scale,
+                       const float *shift, int relu, float *y, int T);
 } so_nchwc_impl;
 
 /* The levels. so_nchwc_scalar (b = 8, portable C) runs everywhere; so_nchwc_avx2 (b = 8) and

@@ -5,6 +5,10 @@
 
 #define NB 8
 #define VF __m256
+#define VI __m256i
+#define VLDI(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define VPERM(v, i) _mm256_permutevar8x32_ps(v, i)
+#define VPERM4(v, i) _mm256_permutevar_ps(v, i)
 #define VLD(p) _mm256_loadu_ps(p)
 #define VST(p, v) _mm256_storeu_ps(p, v)
 #define VLDU32(p) _mm256_loadu_ps((const float *)(const void *)(p))

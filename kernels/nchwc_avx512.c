@@ -5,6 +5,10 @@
 
 #define NB 16
 #define VF __m512
+#define VI __m512i
+#define VLDI(p) _mm512_loadu_si512((const void *)(p))
+#define VPERM(v, i) _mm512_permutexvar_ps(i, v)
+#define VPERM4(v, i) _mm512_permutevar_ps(v, i)
 #define VLD(p) _mm512_loadu_ps(p)
 #define VST(p, v) _mm512_storeu_ps(p, v)
 #define VLDU32(p) _mm512_loadu_ps((const void *)(p))

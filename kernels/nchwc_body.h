@@ -12,6 +12,8 @@
      VNAN(v)            all-ones bits in the NaN lanes of v, zero elsewhere
      CONV_OBK CONV_PX   register tile of the direct conv: output blocks (1..4) x pixels (>= 6: conv_row also uses 1..5)
      DW_PX              pixels per depthwise tile (8: dw_tile_any has cases 1..7 below it)
+     VI VLDI(p) VPERM(v, i)  vector of NB uint32 indices, its load, the lane permutation (lane o of the result = lane i[o] of v)
+     VPERM4(v, i)       VPERM for indices that stay within their group of 4 lanes (a cheaper in-lane shuffle)
      NCHWC_TABLE NCHWC_ISA   the name of the so_nchwc_impl to define and its level's name */
 
 #include <math.h>
@@ -361,10 +363,73 @@ static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p
     if (!cheap_epi(p)) epi_tile(p, cb, y, res, npx);
 }
 
-/* dw_tile with run-time npx in 1..DW_PX. */
+/* The tile of a conv with groups inside a block (p->gsub = G lanes per group): per tap and c < G, every pixel's
+   input vector permuted so that lane o holds channel (o/G)*G + c of its block, times the packed weights of c. */
+static inline __attribute__((always_inline)) void g_tile(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0,
+                                                         int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1, const int npx,
+                                                         const int G, float *y, const float *res, int64_t cb)
+{
+    VF acc[DW_PX];
+    const int64_t W = p->W, kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
+#pragma GCC unroll 16
+    for (int q = 0; q < npx; q++) acc[q] = VZERO;
+    for (int64_t i = i0; i < i1; i++) {
+        const float *xr = x + ((ih0 + i * p->dh) * W + iw0) * NB;
+        for (int64_t j = j0; j < j1; j++) {
+            const float *xj = xr + j * dwb, *wt = w + (i * kw + j) * G * NB;
+            VF xv[DW_PX];
+#pragma GCC unroll 16
+            for (int q = 0; q < npx; q++) xv[q] = VLD(xj + q * sxw);
+#pragma GCC unroll 8
+            for (int c = 0; c < G; c++) {
+                const VF wv = VLD(wt + c * NB);
+                const VI ix = VLDI(p->gidx[c]);
+#pragma GCC unroll 16
+                for (int q = 0; q < npx; q++) acc[q] = VFMA(G <= 4 ? VPERM4(xv[q], ix) : VPERM(xv[q], ix), wv, acc[q]);
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int q = 0; q < npx; q++) epi_store(p, cb, acc[q], y + q * NB, res ? res + q * NB : NULL);
+    if (!cheap_epi(p)) epi_tile(p, cb, y, res, npx);
+}
+
+/* g_tile at run-time G (2, 4, 8 when < NB) and npx; tiles of DW_PX, 4 or 1 pixels (others run as 4s and 1s). */
+static void g_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0,
+                       int64_t j1, int npx, float *y, const float *res, int64_t cb)
+{
+    const int64_t sxw = p->sw * NB;
+    while (npx > 0) {
+        const int n = npx >= DW_PX ? DW_PX : npx >= 4 ? 4 : 1;
+        switch (p->gsub * 100 + n) {
+#define G_CASE(g, m)                                                                                                                   \
+    case g * 100 + m: g_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, m, g, y, res, cb); break;
+            G_CASE(2, DW_PX)
+            G_CASE(2, 4)
+            G_CASE(2, 1)
+            G_CASE(4, DW_PX)
+            G_CASE(4, 4)
+            G_CASE(4, 1)
+#if NB > 8
+            G_CASE(8, DW_PX)
+            G_CASE(8, 4)
+            G_CASE(8, 1)
+#endif
+#undef G_CASE
+        default: break;
+        }
+        x += n * sxw, y += n * NB, res = res ? res + n * NB : NULL, npx -= n;
+    }
+}
+
+/* dw_tile with run-time npx in 1..DW_PX (g_tile_any when p->gsub). */
 static void dw_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0,
                         int64_t j1, int npx, float *y, const float *res, int64_t cb)
 {
+    if (p->gsub) {
+        g_tile_any(p, x, w, ih0, i0, i1, iw0, j0, j1, npx, y, res, cb);
+        return;
+    }
     switch (npx) {
 #define DW_CASE(n)                                                                                                                     \
     case n: dw_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, n, y, res, cb); break;
@@ -404,20 +469,20 @@ static void dw_row(const so_nchwc_conv *p, const float *x, const float *w, int64
 static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
 {
     const int64_t Cb = p->Cb, HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, KK = p->kh * p->kw, rows = N * Cb * p->Ho;
-    T = team(T, rows * p->Wo * NB * KK);
+    T = team(T, rows * p->Wo * NB * KK * (p->gsub ? p->gsub : 1));
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t r = 0; r < rows; r++) {
         const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;
         float *yr = y + nc * OHWb + oh * p->Wo * NB;
         const float *rr = res ? res + nc * OHWb + oh * p->Wo * NB : NULL;
-        dw_row(p, x + nc * HWb, p->wp + cb * KK * NB, oh, yr, rr, cb);
+        dw_row(p, x + nc * HWb, p->wp + p->wofs[cb], oh, yr, rr, cb);
     }
 }
 
 static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
 {
     if (p->Ho <= 0 || p->Wo <= 0) return;
-    if (p->depthwise) {
+    if (p->depthwise || p->gsub) { /* one input block per output block */
         dw_run(p, N, x, y, res, T);
         return;
     }
@@ -628,6 +693,32 @@ static void concat_run(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const
     }
 }
 
+/* concat_run of whole blocks fused with y = act(x*scale + shift) per lane (act: Relu or none); work items are
+   (image, output block) pairs. */
+static void concat_ssa_run(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const float *const *x, const float *scale,
+                           const float *shift, int relu, float *y, int T)
+{
+    int64_t C = 0;
+    for (int i = 0; i < n_in; i++) C += Cs[i];
+    const int64_t Cb = cdiv(C, NB), items = N * Cb;
+    T = team(T, items * HW * NB);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t it = 0; it < items; it++) {
+        const int64_t n = it / Cb, cb = it % Cb;
+        int i = 0;
+        int64_t b0 = 0; /* first output block of input i */
+        while (i + 1 < n_in && cb >= b0 + Cs[i] / NB) b0 += Cs[i] / NB, i++;
+        const int64_t cbi = cdiv(Cs[i], NB);
+        const float *xs = x[i] + (n * cbi + cb - b0) * HW * NB;
+        float *yd = y + (n * Cb + cb) * HW * NB;
+        const VF sv = VLD(scale + cb * NB), tv = VLD(shift + cb * NB), z = VZERO;
+        for (int64_t q = 0; q < HW; q++) {
+            const VF v = VFMA(VLD(xs + q * NB), sv, tv);
+            VST(yd + q * NB, relu ? VMAX(z, v) : v); /* NaN stays NaN, as the blocked Relu */
+        }
+    }
+}
+
 const so_nchwc_impl NCHWC_TABLE = {
     .b = NB,
     .isa = NCHWC_ISA,
@@ -639,4 +730,5 @@ const so_nchwc_impl NCHWC_TABLE = {
     .unary = unary_run,
     .binary = binary_run,
     .concat = concat_run,
+    .concat_ssa = concat_ssa_run,
 };

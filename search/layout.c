@@ -71,7 +71,8 @@ static int conv_qualifies(const so_graph *g, int32_t i, int b)
     const so_shape *x = shape_of(g, n->in[0]), *w = shape_of(g, n->in[1]);
     if (x->rank != 4 || w->rank != 4 || x->dtype != SO_F32 || !wdata(g, n->in[1])) return 0;
     const int64_t grp = n->attr->group > 0 ? n->attr->group : 1, Cg = w->dim[1], Og = w->dim[0] / grp;
-    return grp == 1 || (Cg == 1 && Og == 1) || (Cg % b == 0 && Og % b == 0);
+    /* groups aligned with blocks, or whole groups inside a block (kernels/nchwc.h gsub: ResNeXt's groups of 4, 8) */
+    return grp == 1 || (Cg == 1 && Og == 1) || (Cg % b == 0 && Og % b == 0) || (Cg == Og && Cg < b && b % Cg == 0);
 }
 
 /* The BatchNormalization that is conv i's only user with constant parameters, or -1. */

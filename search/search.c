@@ -1,6 +1,7 @@
 /* search.c - TASO's cost-ordered backtracking search over rule rewrites, a greedy baseline, and none;
    incremental: a rewritten graph is re-matched and re-costed only around the rewritten region. */
 #include "search.h"
+#include "eqsat.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1001,6 +1002,7 @@ static void index_rules(ctx *c)
 so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
                         so_fold_ctx *fc, const so_search_opts *opts, so_search_result *res)
 {
+    if (opts->kind == SO_SEARCH_EQSAT) return so_eqsat_run(start, rules, n_rules, cm, fc, opts, NULL, res);
     ctx c;
     memset(&c, 0, sizeof c);
     memset(res, 0, sizeof *res);
@@ -1038,7 +1040,9 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
         res->stopped_by = 0;
         res->greedy_explored = res->graphs_explored;
         backtrack(&c, g0, gs != g0 ? gs : NULL);
-        if (cm->kind == SO_COST_MEASURED && c.best_cost < gs->cost * (1 - IMPROVE_EPS) && !confirm_best(&c, c.best, gs->g)) {
+        /* with a cost table the costs are the table's (measured in interleaved rounds): no re-timing,
+           so that the same table gives the same graph */
+        if (cm->kind == SO_COST_MEASURED && !cm->table && c.best_cost < gs->cost * (1 - IMPROVE_EPS) && !confirm_best(&c, c.best, gs->g)) {
             so_graph_free(c.best);
             c.best = so_graph_clone(gs->g);
             c.best_cost = gs->cost;

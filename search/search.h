@@ -1,5 +1,5 @@
 /* search.h - graph search over rule rewrites: TASO's cost-ordered backtracking search, a greedy
-   baseline, and "none" (canonicalisation only). */
+   baseline, equality saturation (search/eqsat.h) and "none" (canonicalisation only). */
 #ifndef SO_SEARCH_H
 #define SO_SEARCH_H
 
@@ -7,7 +7,7 @@
 #include "cost.h"
 #include "fold.h"
 
-typedef enum so_search_kind { SO_SEARCH_NONE = 0, SO_SEARCH_GREEDY = 1, SO_SEARCH_BACKTRACK = 2 } so_search_kind;
+typedef enum so_search_kind { SO_SEARCH_NONE = 0, SO_SEARCH_GREEDY = 1, SO_SEARCH_BACKTRACK = 2, SO_SEARCH_EQSAT = 3 } so_search_kind;
 
 typedef struct so_search_opts {
     int kind;                   /* so_search_kind */
@@ -41,6 +41,20 @@ typedef struct so_search_result {
     int stopped_by;             /* 0 exhausted, 1 budget, 2 time limit */
     int32_t n_path;             /* rewrites on the path from the input to best */
     int32_t *path;              /* rule indices (into the rules array), in order; malloc'd */
+    struct so_eqsat_stats {     /* eqsat only (search/eqsat.h) */
+        int64_t enodes, eclasses;       /* live e-nodes and classes at the end of saturation */
+        int64_t iterations, applied;    /* iterations run; rule matches applied */
+        int64_t dropped_cyclic, congruences; /* e-nodes dropped by cycle filtering; congruence merges */
+        int stop;                       /* 0 saturated, 1 node limit, 2 iteration limit, 3 time limit */
+        int extract_method;             /* so_extract_method (search/extract.h) */
+        double extract_cost, greedy_cost; /* the extraction's e-node cost sum (ILP or greedy), greedy's */
+        double saturate_seconds, cost_seconds, extract_seconds;
+        int32_t ilp_vars, ilp_rows;
+        int start_kept;                 /* 1: the extracted graph was not cheaper than the start graph */
+        int64_t unpriced;               /* new e-nodes not priced by the costing deadline (never extracted) */
+        int64_t polished;               /* rule applications undone after extraction because the whole graph priced lower */
+        char why_greedy[96];
+    } eqsat;
 } so_search_result;
 
 /* Searches from start (canonicalised, topologically sorted, shapes inferred) using rules[0..n).

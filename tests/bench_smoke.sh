@@ -29,7 +29,8 @@ else
 fi
 if grep -q "^## Search strategies" "$TMP/b.md" && grep -q "^| nasrnn | none |" "$TMP/b.md" &&
     grep -q "^## Backtracking against greedy" "$TMP/b.md" && grep -q "original (flops)" "$TMP/b.md" && grep -q "^### Search budget" "$TMP/b.md" &&
-    grep -q "^## Acceptance checks" "$TMP/b.md"; then
+    grep -q "^## Acceptance checks" "$TMP/b.md" && grep -q "^## Equality saturation against backtracking" "$TMP/b.md" &&
+    grep -q "^|  | eqsat |" "$TMP/b.md" && grep -q "one cost table shared by every measured run" "$TMP/b.md"; then
     ok "Markdown report has its sections and rows"
 else bad "Markdown report has its sections and rows" "$TMP/b.md"; fi
 
@@ -39,7 +40,8 @@ d = json.load(open(sys.argv[1]))
 no_ort = sys.argv[2] != "0"
 assert [m["name"] for m in d["models"]] == ["deepandwide", "nasrnn"], d["models"]
 for m in d["models"]:
-    for s in ("none", "greedy", "backtrack"):
+    assert d["settings"]["cost_table"] and d["settings"]["cost_table_entries"] > 0, d["settings"]
+    for s in ("none", "greedy", "backtrack", "eqsat"):
         st = m["strategies"][s]
         o = st["optimize"]
         assert o["ok"], o
@@ -64,7 +66,8 @@ for m in d["models"]:
     assert m["backtrack_strictly_cheaper_than_greedy"] == (b["cost_after"] < g["cost_after"])
     # the deterministic cross-check: the same searches under the flops cost model
     f = m["flops_check"]
-    assert f["greedy"]["ok"] and f["backtrack"]["ok"], f
+    assert f["greedy"]["ok"] and f["backtrack"]["ok"] and f["eqsat"]["ok"], f
+    assert f["eqsat"]["egraph_enodes"] > 0 and f["eqsat"]["extraction"], f["eqsat"]
     assert f["backtrack_strictly_cheaper_than_greedy"] == (f["backtrack"]["cost_after"] < f["greedy"]["cost_after"])
     assert f["greedy"]["cost_after"] <= f["greedy"]["cost_before"] * (1 + 1e-9)
 a = d["models"][1]["ablations"]

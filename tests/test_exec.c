@@ -192,6 +192,50 @@ static void test_concat_in_place(void **state)
     so_model_free(t.m);
 }
 
+/* Zero-copy blocked concat (CONCAT_NCHWC, b = 8, one image): in place when every input but the last has whole
+   blocks (16, 16, then 20 channels with padding lanes), a copy otherwise (20 channels first). */
+static void test_concat_nchwc_in_place(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 2);
+    int32_t x = tb_input(&t, shp(4, 1, 16, 2, 3)), y = tb_input(&t, shp(4, 1, 20, 2, 3));
+    so_attr ab = {0};
+    ab.n_ints = 1, ab.ints[0] = 8;
+    int32_t bx = tb_node(&t, SO_OP_NCHWC_IN, &x, 1, &ab, "bx"), by = tb_node(&t, SO_OP_NCHWC_IN, &y, 1, &ab, "by");
+    int32_t a = tb_node(&t, SO_OP_RELU, &bx, 1, NULL, "a"), b = tb_node(&t, SO_OP_NEG, &bx, 1, NULL, "b");
+    int32_t c = tb_node(&t, SO_OP_SIGMOID, &by, 1, NULL, "c"), d = tb_node(&t, SO_OP_TANH, &by, 1, NULL, "d");
+    int32_t f = tb_node(&t, SO_OP_EXP, &bx, 1, NULL, "f");
+    so_attr a1 = {0}, a2 = {0}, o1 = {0}, o2 = {0};
+    a1.n_ints = 4, a1.ints[0] = 8, a1.ints[1] = 16, a1.ints[2] = 16, a1.ints[3] = 20;
+    a2.n_ints = 3, a2.ints[0] = 8, a2.ints[1] = 20, a2.ints[2] = 16;
+    int32_t i1[3] = {a, b, c}, i2[2] = {d, f};
+    int32_t cat1 = tb_node(&t, SO_OP_CONCAT_NCHWC, i1, 3, &a1, "cat1"); /* in place */
+    int32_t cat2 = tb_node(&t, SO_OP_CONCAT_NCHWC, i2, 2, &a2, "cat2"); /* 20 channels first: copies */
+    o1.n_ints = 2, o1.ints[0] = 8, o1.ints[1] = 52;
+    o2.n_ints = 2, o2.ints[0] = 8, o2.ints[1] = 36;
+    t.g->outputs[0] = (so_edge){tb_node(&t, SO_OP_NCHWC_OUT, &cat1, 1, &o1, "o1"), 0};
+    t.g->outputs[1] = (so_edge){tb_node(&t, SO_OP_NCHWC_OUT, &cat2, 1, &o2, "o2"), 0};
+    float in0[96], in1[120], ref0[312], ref1[216], out0[312], out1[216];
+    for (int j = 0; j < 96; j++) in0[j] = (float)(j % 9) * 0.25f - 1.f;
+    for (int j = 0; j < 120; j++) in1[j] = (float)(j % 11) * 0.2f - 1.f;
+    const float *ins[2] = {in0, in1};
+    float *refs[2] = {ref0, ref1}, *outs[2] = {out0, out1};
+    assert_int_equal(so_ref_run(t.g, ins, refs), SO_OK);
+    for (int ref = 0; ref < 2; ref++) {
+        so_exec_opts o = {.threads = 2, .reference = ref};
+        so_exec *e = NULL;
+        assert_int_equal(so_exec_new(t.g, &o, &e), SO_OK);
+        assert_int_equal(so_exec_n_steps(e), 10); /* bx by a b c d f cat2 o1 o2: cat1 in place */
+        memset(out0, 0xff, sizeof out0), memset(out1, 0xff, sizeof out1);
+        assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
+        for (int j = 0; j < 312; j++) assert_true(fabs(out0[j] - ref0[j]) <= 1e-6);
+        for (int j = 0; j < 216; j++) assert_true(fabs(out1[j] - ref1[j]) <= 1e-6);
+        so_exec_free(e);
+    }
+    so_model_free(t.m);
+}
+
 /* Zero-copy split (leading dims 1): the outputs are slices of the input, which stays alive
    while they are read, even after later steps that could reuse its memory; a split along an
    axis with a leading dim > 1 copies. */
@@ -589,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_memory_reuse),
         cmocka_unit_test(test_views_and_outputs),
         cmocka_unit_test(test_concat_in_place),
+        cmocka_unit_test(test_concat_nchwc_in_place),
         cmocka_unit_test(test_split_in_place),
         cmocka_unit_test(test_slice_in_place),
         cmocka_unit_test(test_opaque_error),

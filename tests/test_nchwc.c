@@ -193,6 +193,8 @@ static void run_conv(const conv_case *k)
         so_nchwc_conv p;
         assert_int_equal(so_nchwc_conv_plan(&p, L->b, C, H, W, O, Ho, Wo, k->kh, k->kw, k->sh, k->sw, k->pt, k->pl, k->dh, k->dw, k->group, w, &ep), 0);
         assert_true(so_nchwc_conv_bytes(&p) > 0);
+        const int64_t Cg = C / k->group;
+        if (k->group > 1 && Cg > 1 && Cg == O / k->group && Cg < L->b && L->b % Cg == 0) assert_int_equal(p.gsub, Cg); /* g_tile runs */
         float *xb = blocked(L, x, N, C, H * W), *rb = k->res ? blocked(L, res, N, O, Ho * Wo) : NULL;
         const int64_t ny = so_nchwc_numel(L->b, N, O, Ho * Wo);
         float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
@@ -250,6 +252,16 @@ static void test_conv_grouped_depthwise(void **state)
         CV(1, 12, 6, 6, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, .bias = 1),   /* groups of 4 -> 8: not aligned with b */
         CV(1, 32, 5, 5, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, .bias = 0),              /* groups of 16 */
         CV(1, 64, 9, 9, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 32, .bias = 1),  /* ResNeXt-like groups of 2, stride 2 */
+        /* groups inside a block (gsub): ResNeXt's groups of 4 and 8, C not a multiple of b, 1x1 planes, dilation,
+           residual epilogue, rows of 1..DW_PX+ pixels */
+        CV(1, 128, 13, 11, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(1, 64, 14, 14, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8, .bias = 1, .scale = 1, .act1 = SO_ACT_RELU),
+        CV(2, 40, 9, 19, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, .bias = 1, .res = 1, .act2 = SO_ACT_RELU), /* groups of 8, C % 16 */
+        CV(1, 12, 10, 10, 12, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 3, .bias = 0),           /* groups of 4, 12 channels, dilated */
+        CV(1, 32, 1, 1, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, .bias = 1, .act1 = SO_ACT_SIGMOID), /* 1x1 plane */
+        CV(1, 32, 6, 7, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 16, .bias = 1),            /* grouped 1x1 (flattened rows) */
+        CV(1, 48, 7, 7, 48, 3, 5, 2, 1, 0, 2, 1, 2, 1, 1, 12, .bias = 1, .nan = 1),  /* asymmetric, NaN */
+        CV(1, 32, 33, 33, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 8, .bias = 1),           /* a long flattened row of a grouped 1x1 */
         CV(1, 20, 9, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20, .bias = 1), /* depthwise, C not a multiple of b */
         CV(1, 20, 9, 10, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 20, .bias = 1, .act1 = SO_ACT_CLIP, .lo = 0.f, .hi = 0.25f),
         CV(2, 24, 11, 11, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 24, .bias = 0),           /* depthwise 5x5, batch 2 */
@@ -450,6 +462,57 @@ static void test_binary(void **state)
     }
 }
 
+/* concat_ssa: the concat of whole blocks (but the last input) fused with x*scale + shift and Relu per channel, against
+   the reference concat then the same arithmetic; a NaN input stays NaN through the Relu; HW large enough for 2 threads. */
+static void test_concat_ssa(void **state)
+{
+    (void)state;
+    const int64_t N = 2, HW = 300;
+    const int64_t sets[][3] = {{16, 32, 5}, {32, 16, 16}, {16, 16, 20}};
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
+        for (int relu = 0; relu < 2; relu++) {
+            const int64_t *Cs = sets[s], C = Cs[0] + Cs[1] + Cs[2];
+            float *x[3], *ref = malloc(sizeof(float) * (size_t)(N * C * HW)), *sc = rand_buf(C), *sh = rand_buf(C);
+            for (int i = 0; i < 3; i++) x[i] = rand_buf(N * Cs[i] * HW);
+            x[1][7] = NAN;
+            so_attr a = {0};
+            a.axis = 1;
+            so_node nd = {.op = SO_OP_CONCAT, .n_in = 3, .n_out = 1, .attr = &a, .ref = -1};
+            so_tensor in[3], out = {shp4(N, C, 1, HW), ref};
+            for (int i = 0; i < 3; i++) in[i] = (so_tensor){shp4(N, Cs[i], 1, HW), x[i]};
+            assert_int_equal(so_ref_concat(NULL, &nd, in, &out), SO_OK);
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t c = 0; c < C; c++)
+                    for (int64_t q = 0; q < HW; q++) {
+                        float *r = &ref[(n * C + c) * HW + q];
+                        *r = *r * sc[c] + sh[c];
+                        if (relu && *r < 0.0f) *r = 0.0f;
+                    }
+            const so_nchwc_impl *lv[3];
+            const int nl = n_levels(lv);
+            for (int l = 0; l < nl; l++) {
+                const so_nchwc_impl *L = lv[l];
+                if (Cs[0] % L->b || Cs[1] % L->b) continue; /* not whole blocks at this b: never selected */
+                float *xb[3];
+                for (int i = 0; i < 3; i++) xb[i] = blocked(L, x[i], N, Cs[i], HW);
+                const int64_t ny = so_nchwc_numel(L->b, N, C, HW), Cp = (C + L->b - 1) / L->b * L->b;
+                float *sb = calloc((size_t)Cp, sizeof(float)), *tb = calloc((size_t)Cp, sizeof(float));
+                memcpy(sb, sc, sizeof(float) * (size_t)C), memcpy(tb, sh, sizeof(float) * (size_t)C);
+                float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
+                memset(y1, 0x7f, sizeof(float) * (size_t)ny);
+                memset(y2, 0x7f, sizeof(float) * (size_t)ny);
+                L->concat_ssa(3, Cs, N, HW, (const float *const *)xb, sb, tb, relu, y1, 1);
+                L->concat_ssa(3, Cs, N, HW, (const float *const *)xb, sb, tb, relu, y2, 2);
+                check(L, y1, ref, N, C, HW, relu ? "concat_ssa relu" : "concat_ssa");
+                same_for_threads(y1, y2, ny, "concat_ssa");
+                for (int i = 0; i < 3; i++) free(xb[i]);
+                free(y1), free(y2), free(sb), free(tb);
+            }
+            for (int i = 0; i < 3; i++) free(x[i]);
+            free(ref), free(sc), free(sh);
+        }
+}
+
 static void test_concat(void **state)
 {
     (void)state;
@@ -519,7 +582,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_conv_grouped_depthwise),
         cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_pool), cmocka_unit_test(test_global_pool),
-        cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat),
+        cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

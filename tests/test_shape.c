@@ -150,6 +150,21 @@ static void test_opaque(void **s)
 
 /* ---------------- Conv ---------------- */
 
+/* The one window formula (src/shape.h), which the rule checker and the generator also use: floor,
+   ceil_mode with PyTorch's rule (the last window starts inside the input or the leading pad), dilation,
+   does-not-fit, overflow. */
+static void test_window_out(void **s)
+{
+    (void)s;
+    assert_int_equal(so_window_out(7, 3, 2, 1, 1, 1, 0), 4);
+    assert_int_equal(so_window_out(6, 3, 2, 0, 0, 1, 0), 2);
+    assert_int_equal(so_window_out(6, 3, 2, 0, 0, 1, 1), 3);
+    assert_int_equal(so_window_out(4, 1, 2, 0, 1, 1, 1), 2); /* ceil would give 3; the third window starts in the trailing pad */
+    assert_int_equal(so_window_out(9, 3, 1, 0, 0, 2, 0), 5);
+    assert_int_equal(so_window_out(2, 3, 1, 0, 0, 1, 0), -1);
+    assert_int_equal(so_window_out(INT64_MAX, 3, 1, 1, 1, 1, 0), -1);
+}
+
 static void test_conv(void **s)
 {
     (void)s;
@@ -496,7 +511,7 @@ static void test_input_count_messages(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        T(test_sources),     T(test_opaque),       T(test_conv), T(test_conv_errors), T(test_matmul),   T(test_gemm),
+        T(test_sources),     T(test_opaque),       T(test_window_out), T(test_conv), T(test_conv_errors), T(test_matmul),   T(test_gemm),
         T(test_broadcast),   T(test_pools),        T(test_norms), T(test_data_movement), T(test_gather_slice), T(test_lstm),
         T(test_internal),    T(test_input_count_messages),
     };

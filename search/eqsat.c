@@ -1,0 +1,884 @@
+/* eqsat.c - equality saturation over the proven rules: e-matching, application, e-node costs, extraction to a graph. */
+#include "eqsat.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extract.h"
+
+/* ---------------- e-matching ----------------
+   A rule's source pattern is matched top-down: its nodes in reverse topological order (roots
+   first), each either determined by a consumer already matched (the e-nodes of the child class
+   it reads), or by a bound input (the parents of that class), or, for a root, any live e-node of
+   its operator. A value of a multi-output pattern node is a PROJ e-node over its tuple class. */
+
+#define EQ_MAX_PEND 32
+
+typedef struct ematch {
+    int32_t rule;
+    int32_t en[SO_RULE_MAX_NODES];  /* e-node of each source pattern node */
+    int32_t var[SO_RULE_MAX_INPUTS];/* class of each rule input */
+    int64_t sym[SO_RULE_MAX_SYMS];
+} ematch;
+
+typedef struct mctx {
+    so_egraph *eg;
+    const so_rule *r;
+    ematch m;
+    uint8_t mapped[SO_RULE_MAX_NODES], vbound[SO_RULE_MAX_INPUTS], sbound[SO_RULE_MAX_SYMS];
+    so_dimx pd[EQ_MAX_PEND];
+    int64_t pv[EQ_MAX_PEND];
+    int n_pend;
+    const int32_t *op_start, *op_nodes; /* live e-nodes per operator (CSR) */
+    ematch *out;                        /* found matches */
+    int32_t n_out, cap_out, cap;        /* cap: most per rule */
+    double deadline;
+    uint32_t tries;
+    int stop;
+    uint8_t sym_roots[SO_RULE_MAX_NODES]; /* roots of the pattern that share their operator and attributes with another root */
+} mctx;
+
+/* The bindings a tried e-node may change, kept to be put back when the try is over. */
+typedef struct bsave {
+    ematch m;
+    uint8_t vb[SO_RULE_MAX_INPUTS], sb[SO_RULE_MAX_SYMS];
+    int np;
+} bsave;
+
+static void bind_keep(const mctx *s, bsave *k)
+{
+    k->m = s->m;
+    memcpy(k->vb, s->vbound, sizeof k->vb);
+    memcpy(k->sb, s->sbound, sizeof k->sb);
+    k->np = s->n_pend;
+}
+
+static void bind_restore(mctx *s, const bsave *k)
+{
+    s->m = k->m;
+    memcpy(s->vbound, k->vb, sizeof k->vb);
+    memcpy(s->sbound, k->sb, sizeof k->sb);
+    s->n_pend = k->np;
+}
+
+/* Binds the symbols of d so that d == val (deferred when two are unbound); 1 if consistent. */
+static int eq_bind_dim(mctx *s, const so_dimx *d, int64_t val)
+{
+    int64_t rest = val - d->c;
+    int free_sym = -1, mult = 0;
+    for (int j = 0; j < d->n_sym; j++) {
+        int y = d->sym[j];
+        if (s->sbound[y]) rest -= s->m.sym[y];
+        else if (free_sym < 0 || free_sym == y) free_sym = y, mult++;
+        else {
+            if (s->n_pend >= EQ_MAX_PEND) return 0;
+            s->pd[s->n_pend] = *d;
+            s->pv[s->n_pend++] = val;
+            return 1;
+        }
+    }
+    if (free_sym < 0) return rest == 0;
+    if (rest < mult || rest % mult) return 0; /* symbols are >= 1 */
+    s->m.sym[free_sym] = rest / mult;
+    s->sbound[free_sym] = 1;
+    return 1;
+}
+
+static int eq_resolve(mctx *s)
+{
+    while (s->n_pend > 0) {
+        so_dimx d[EQ_MAX_PEND];
+        int64_t v[EQ_MAX_PEND];
+        int n = s->n_pend;
+        memcpy(d, s->pd, (size_t)n * sizeof *d);
+        memcpy(v, s->pv, (size_t)n * sizeof *v);
+        s->n_pend = 0;
+        for (int i = 0; i < n; i++)
+            if (!eq_bind_dim(s, &d[i], v[i])) return 0;
+        if (s->n_pend == n) return 0;
+    }
+    for (int y = 0; y < s->r->n_syms; y++)
+        if (!s->sbound[y]) return 0;
+    for (int i = 0; i < s->r->n_pre; i++) {
+        int64_t v = s->m.sym[s->r->pre[i].sym];
+        if (s->r->pre[i].kind == SO_PRE_GE && v < s->r->pre[i].value) return 0;
+        if (s->r->pre[i].kind == SO_PRE_DIV && (s->r->pre[i].value <= 0 || v % s->r->pre[i].value)) return 0;
+    }
+    return 1;
+}
+
+static int eq_bind_var(mctx *s, int v, int32_t c)
+{
+    c = so_eg_find(s->eg, c);
+    if (s->vbound[v]) return s->m.var[v] == c;
+    const so_rinput *ri = &s->r->inputs[v];
+    const so_eclass *cl = &s->eg->cls[c];
+    if (cl->n_out != 1 || cl->out[0].rank != ri->rank || cl->out[0].dtype != SO_F32) return 0;
+    for (int d = 0; d < ri->rank; d++)
+        if (!eq_bind_dim(s, &ri->dim[d], cl->out[0].dim[d])) return 0;
+    s->m.var[v] = c;
+    s->vbound[v] = 1;
+    return 1;
+}
+
+/* The value class of (e-node n, slot): its class, or for a tuple the class of PROJ(slot, it); -1 if none. */
+static int32_t value_class(so_egraph *eg, int32_t n, int32_t slot)
+{
+    int32_t c = so_eg_find(eg, eg->nodes[n].cls);
+    if (eg->cls[c].n_out == 1) return c;
+    const so_eclass *cl = &eg->cls[c];
+    for (int32_t i = 0; i < cl->n_parents; i++) {
+        const so_enode *p = &eg->nodes[cl->parents[i]];
+        if (!p->dead && p->op == SO_EG_PROJ && p->ref == slot) return so_eg_find(eg, p->cls);
+    }
+    return -1;
+}
+
+static int eq_attr_match(mctx *s, const so_rnode *pn, const so_attr *ga)
+{
+    so_attr have = so_attr_used(pn->op, ga), want = so_attr_used(pn->op, &pn->attr);
+    if (pn->n_dx > 0) {
+        if (ga->n_ints != pn->n_dx) return 0;
+        want.n_ints = pn->n_dx;
+        for (int j = 0; j < pn->n_dx; j++) {
+            if (!eq_bind_dim(s, &pn->dx[j], ga->ints[j])) return 0;
+            want.ints[j] = ga->ints[j];
+        }
+    }
+    return memcmp(&want, &have, sizeof want) == 0;
+}
+
+static void eq_step(mctx *s, int p);
+
+static void eq_try(mctx *s, int p, int32_t n)
+{
+    const so_rnode *pn = &s->r->src.nodes[p];
+    so_egraph *eg = s->eg;
+    const so_enode *e = &eg->nodes[n];
+    if (s->stop) return;
+    if ((++s->tries & 1023u) == 0 && s->deadline > 0 && so_now() > s->deadline) {
+        s->stop = 1;
+        return;
+    }
+    if (e->dead || e->op != (int32_t)pn->op || e->n_in != pn->n_in || eg->cls[so_eg_find(eg, e->cls)].n_out != pn->n_out) return;
+    for (int q = 0; q < s->r->src.n_nodes; q++)
+        if (s->mapped[q] && s->m.en[q] == n) return; /* injective */
+    bsave keep;
+    bind_keep(s, &keep);
+    int ok = eq_attr_match(s, pn, e->attr);
+    /* consumers already matched read this node's values */
+    for (int q = 0; ok && q < s->r->src.n_nodes; q++) {
+        if (!s->mapped[q]) continue;
+        const so_rnode *qn = &s->r->src.nodes[q];
+        for (int k = 0; ok && k < qn->n_in; k++)
+            if (qn->in[k].node == p) ok = so_eg_find(eg, so_eg_kids(eg, s->m.en[q])[k]) == value_class(eg, n, qn->in[k].slot);
+    }
+    const int32_t *kid = so_eg_kids(eg, n);
+    for (int k = 0; ok && k < pn->n_in; k++) {
+        so_rref ref = pn->in[k];
+        if (ref.node < 0) ok = eq_bind_var(s, -(ref.node + 1), kid[k]);
+        else if (s->mapped[ref.node]) ok = so_eg_find(eg, kid[k]) == value_class(eg, s->m.en[ref.node], ref.slot);
+    }
+    if (ok) {
+        s->m.en[p] = n;
+        s->mapped[p] = 1;
+        eq_step(s, p - 1);
+        s->mapped[p] = 0;
+    }
+    bind_restore(s, &keep);
+}
+
+static void eq_step(mctx *s, int p)
+{
+    if (s->stop) return;
+    so_egraph *eg = s->eg;
+    if (p < 0) {
+        bsave keep;
+        bind_keep(s, &keep);
+        int ok = eq_resolve(s);
+        for (int v = 0; ok && v < s->r->n_inputs; v++) ok = s->vbound[v];
+        /* a source on weights only is folded into a weight when extracted: rewriting it is wasted */
+        int all_const = 1;
+        for (int q = 0; q < s->r->src.n_nodes && all_const; q++) all_const = eg->cls[so_eg_find(eg, eg->nodes[s->m.en[q]].cls)].constant;
+        ok &= !all_const;
+        /* two roots of the same operator and attributes (matmul(X,A), matmul(X,B)): the match and its
+           mirror (roots swapped) add the same merge twice, in both concatenation orders, and the
+           orders multiply with every further merge; only the one with the roots' classes in
+           increasing order is kept */
+        for (int q = 0; ok && q < s->r->src.n_nodes; q++)
+            for (int q2 = q + 1; ok && q2 < s->r->src.n_nodes; q2++)
+                if (s->sym_roots[q] && s->sym_roots[q2])
+                    ok = so_eg_find(eg, eg->nodes[s->m.en[q]].cls) < so_eg_find(eg, eg->nodes[s->m.en[q2]].cls);
+        if (ok) {
+            if (s->n_out == s->cap_out) {
+                s->cap_out = s->cap_out ? 2 * s->cap_out : 64;
+                s->out = so_xrealloc(s->out, (size_t)s->cap_out * sizeof *s->out);
+            }
+            s->out[s->n_out++] = s->m;
+            if (--s->cap <= 0) s->stop = 1;
+        }
+        bind_restore(s, &keep);
+        return;
+    }
+    const so_rnode *pn = &s->r->src.nodes[p];
+    /* 1. a matched consumer determines the class */
+    for (int q = p + 1; q < s->r->src.n_nodes; q++) {
+        if (!s->mapped[q]) continue;
+        const so_rnode *qn = &s->r->src.nodes[q];
+        for (int k = 0; k < qn->n_in; k++) {
+            if (qn->in[k].node != p) continue;
+            const so_eclass *cl = &eg->cls[so_eg_find(eg, so_eg_kids(eg, s->m.en[q])[k])];
+            if (pn->n_out == 1) {
+                for (int32_t i = 0; i < cl->n_nodes && !s->stop; i++) eq_try(s, p, cl->nodes[i]);
+            } else {
+                for (int32_t i = 0; i < cl->n_nodes && !s->stop; i++) {
+                    const so_enode *pr = &eg->nodes[cl->nodes[i]];
+                    if (pr->op != SO_EG_PROJ || pr->ref != qn->in[k].slot) continue;
+                    const so_eclass *tc = &eg->cls[so_eg_find(eg, so_eg_kids(eg, cl->nodes[i])[0])];
+                    for (int32_t j = 0; j < tc->n_nodes && !s->stop; j++) eq_try(s, p, tc->nodes[j]);
+                }
+            }
+            return;
+        }
+    }
+    /* 2. a bound input: that class's parents */
+    for (int k = 0; k < pn->n_in; k++) {
+        so_rref ref = pn->in[k];
+        int32_t c = -1;
+        if (ref.node < 0 && s->vbound[-(ref.node + 1)]) c = s->m.var[-(ref.node + 1)];
+        else if (ref.node >= 0 && s->mapped[ref.node]) c = value_class(eg, s->m.en[ref.node], ref.slot);
+        else continue;
+        if (c < 0) return;
+        const so_eclass *cl = &eg->cls[c];
+        for (int32_t i = 0; i < cl->n_parents && !s->stop; i++) {
+            int32_t u = cl->parents[i];
+            if (eg->nodes[u].n_in > k && so_eg_find(eg, so_eg_kids(eg, u)[k]) == c) eq_try(s, p, u);
+        }
+        return;
+    }
+    /* 3. every live e-node of the operator */
+    for (int32_t j = s->op_start[pn->op]; j < s->op_start[pn->op + 1] && !s->stop; j++) eq_try(s, p, s->op_nodes[j]);
+}
+
+/* ---------------- the run ---------------- */
+
+typedef struct run {
+    so_egraph eg;
+    const so_graph *start;
+    const so_rule *rules;
+    int32_t n_rules;
+    so_cost_model *cm;
+    so_fold_ctx *fc;
+    so_graph *scratch;
+    int32_t *out_cls;          /* value class of each graph output */
+    int32_t *input_cls;        /* class of each INPUT node of start */
+    int32_t n_inputs;
+    int32_t *app_rule;         /* rule of each application */
+    int32_t n_app, cap_app;
+    /* each application as an extraction move: for each rule output, the class of the source
+       value and the e-node of the target value (moves[app * SO_RULE_MAX_OUTPUTS + k]) */
+    int32_t (*moves)[2];
+    int32_t *n_moves;
+    int32_t f32_weight;        /* a float32 weight of the model (flops placeholders), or -1 */
+    const uint8_t *start_fused; /* per start-graph node: 1 if the executor fuses it into its producer */
+    int64_t unpriced;          /* e-nodes left unpriced at the costing deadline */
+} run;
+
+/* Builds in r->scratch the e-node (op, attr, ref, kids) over placeholders of its child classes (a
+   weight of the class, a stand-in weight for a computed constant, else an input of its shape);
+   returns the node's index. standin: use stand-in weights (costing), else inputs (inference).
+   Under the flops model a computed constant's placeholder is any float32 weight of the model given
+   the class's shape: that model reads only shapes and which inputs are weights, and a stand-in of
+   each new shape (written pages, megabytes for merged conv weights) cost Inception-v3 6.5 s. */
+static int32_t scratch_node(run *r, int32_t op, const so_attr *attr, int32_t ref, const int32_t *kids, int32_t n_in, int32_t n_out,
+                            int standin)
+{
+    so_graph *g = r->scratch;
+    so_arena_free(&g->arena);
+    g->n_nodes = 0;
+    so_edge in[SO_MAX_IN];
+    for (int32_t k = 0; k < n_in; k++) {
+        const so_eclass *cl = &r->eg.cls[so_eg_find(&r->eg, kids[k])];
+        int32_t w = -1;
+        for (int32_t i = 0; i < cl->n_nodes && w < 0; i++)
+            if (r->eg.nodes[cl->nodes[i]].op == SO_OP_WEIGHT) w = r->eg.nodes[cl->nodes[i]].ref;
+        if (w < 0 && cl->constant && standin && cl->out[0].rank >= 0)
+            w = r->cm->kind == SO_COST_FLOPS && r->f32_weight >= 0 ? r->f32_weight : so_fold_standin(r->fc, &cl->out[0]);
+        int32_t j = so_graph_add(g, w >= 0 ? SO_OP_WEIGHT : SO_OP_INPUT, NULL, 0, 1, NULL, w, NULL);
+        g->nodes[j].out[0] = cl->out[0];
+        in[k] = (so_edge){j, 0};
+    }
+    return so_graph_add(g, (so_op)op, in, n_in, n_out, attr, ref, NULL);
+}
+
+/* Adds the graph start to the e-graph. */
+static void add_start(run *r)
+{
+    const so_graph *g = r->start;
+    int32_t *ncls = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *ncls);
+    int32_t *voff = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *voff), tot = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) voff[i] = tot, tot += g->nodes[i].n_out;
+    int32_t *vcls = so_xmalloc(((size_t)tot + 1) * sizeof *vcls);
+    r->input_cls = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *r->input_cls);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const so_node *n = &g->nodes[i];
+        int32_t kids[SO_MAX_IN];
+        for (int k = 0; k < n->n_in; k++) kids[k] = vcls[voff[n->in[k].node] + n->in[k].slot];
+        ncls[i] = so_eg_add(&r->eg, n->op, n->attr, n->ref, kids, n->n_in, n->out, n->n_out, i, -1, n->name, NULL);
+        for (int s = 0; s < n->n_out; s++) vcls[voff[i] + s] = n->n_out == 1 ? ncls[i] : so_eg_proj(&r->eg, ncls[i], s, -1);
+        if (n->op == SO_OP_INPUT) r->input_cls[r->n_inputs++] = ncls[i];
+    }
+    r->out_cls = so_xmalloc(((size_t)g->model->n_outputs + 1) * sizeof *r->out_cls);
+    for (int32_t o = 0; o < g->model->n_outputs; o++) r->out_cls[o] = vcls[voff[g->outputs[o].node] + g->outputs[o].slot];
+    free(ncls);
+    free(voff);
+    free(vcls);
+}
+
+/* Applies one match: adds the target's e-nodes and merges each mapped output with its source
+   value. Returns 1 if the e-graph changed. */
+static int apply(run *r, const ematch *m, int32_t app)
+{
+    so_egraph *eg = &r->eg;
+    const so_rule *ru = &r->rules[m->rule];
+    int32_t dcls[SO_RULE_MAX_NODES], dnode[SO_RULE_MAX_NODES];
+    int changed = 0;
+    for (int d = 0; d < ru->dst.n_nodes; d++) {
+        const so_rnode *dn = &ru->dst.nodes[d];
+        int32_t kids[SO_RULE_MAX_IN];
+        for (int k = 0; k < dn->n_in; k++) {
+            so_rref ref = dn->in[k];
+            if (ref.node < 0) kids[k] = m->var[-(ref.node + 1)];
+            else kids[k] = ru->dst.nodes[ref.node].n_out == 1 ? dcls[ref.node] : so_eg_proj(eg, dcls[ref.node], ref.slot, app);
+        }
+        so_attr a = dn->attr;
+        if (dn->n_dx > 0) {
+            a.n_ints = dn->n_dx;
+            for (int j = 0; j < dn->n_dx; j++) a.ints[j] = so_dimx_eval(&dn->dx[j], m->sym);
+        }
+        a = so_attr_used(dn->op, &a);
+        const so_attr *ia = so_model_attr(eg->model, &a);
+        int32_t sn = scratch_node(r, dn->op, ia, -1, kids, dn->n_in, dn->n_out, 0);
+        if (so_graph_infer(r->scratch, sn) != SO_OK) return changed; /* does not type-check here */
+        int added = 0;
+        dcls[d] = so_eg_add(eg, dn->op, ia, -1, kids, dn->n_in, r->scratch->nodes[sn].out, dn->n_out, -1, app, NULL, &added);
+        dnode[d] = eg->last_node;
+        changed |= added;
+    }
+    r->n_moves[app] = 0;
+    for (int k = 0; k < ru->n_outputs; k++) {
+        so_rref s = ru->src_out[k], t = ru->dst_out[k];
+        int32_t sc = value_class(eg, m->en[s.node], s.slot);
+        if (sc < 0) sc = so_eg_proj(eg, so_eg_find(eg, eg->nodes[m->en[s.node]].cls), s.slot, app);
+        int32_t tc, tn;
+        if (t.node < 0) {
+            tc = m->var[-(t.node + 1)];
+            tn = eg->cls[so_eg_find(eg, tc)].n_nodes > 0 ? eg->cls[so_eg_find(eg, tc)].nodes[0] : -1;
+        } else if (ru->dst.nodes[t.node].n_out == 1) {
+            tc = dcls[t.node];
+            tn = dnode[t.node];
+        } else {
+            tc = so_eg_proj(eg, dcls[t.node], t.slot, app);
+            tn = eg->last_node;
+        }
+        if (tn >= 0) {
+            r->moves[(size_t)app * SO_RULE_MAX_OUTPUTS + (size_t)r->n_moves[app]][0] = sc;
+            r->moves[(size_t)app * SO_RULE_MAX_OUTPUTS + (size_t)r->n_moves[app]++][1] = tn;
+        }
+        if (so_eg_find(eg, sc) == so_eg_find(eg, tc)) continue;
+        if (so_eg_merge(eg, sc, tc) >= 0) changed = 1;
+    }
+    return changed;
+}
+
+/* The CSR of live e-nodes per operator. */
+static void op_index(const so_egraph *eg, int32_t **start, int32_t **nodes)
+{
+    int32_t *st = so_xcalloc(SO_OP_COUNT + 2, sizeof *st), *nd = so_xmalloc(((size_t)eg->n_nodes + 1) * sizeof *nd);
+    for (int32_t n = 0; n < eg->n_nodes; n++)
+        if (!eg->nodes[n].dead && eg->nodes[n].op >= 0) st[eg->nodes[n].op + 1]++;
+    for (int o = 0; o < SO_OP_COUNT; o++) st[o + 1] += st[o];
+    int32_t *fill = so_xcalloc(SO_OP_COUNT + 1, sizeof *fill);
+    for (int32_t n = 0; n < eg->n_nodes; n++)
+        if (!eg->nodes[n].dead && eg->nodes[n].op >= 0) nd[st[eg->nodes[n].op] + fill[eg->nodes[n].op]++] = n;
+    free(fill);
+    *start = st;
+    *nodes = nd;
+}
+
+/* Roots of r's source pattern (nodes no other pattern node reads): root[p] = 1; returns their number. */
+static int pattern_roots(const so_rule *r, uint8_t *root)
+{
+    int n = 0;
+    for (int p = 0; p < r->src.n_nodes; p++) {
+        int used = 0;
+        for (int q = p + 1; q < r->src.n_nodes && !used; q++)
+            for (int k = 0; k < r->src.nodes[q].n_in; k++) used |= r->src.nodes[q].in[k].node == p;
+        root[p] = (uint8_t)!used;
+        n += !used;
+    }
+    return n;
+}
+
+/* Roots that share operator, arity and attributes with another root (sym[p] = 1). */
+static void symmetric_roots(const so_rule *r, const uint8_t *root, uint8_t *sym)
+{
+    memset(sym, 0, SO_RULE_MAX_NODES);
+    for (int p = 0; p < r->src.n_nodes; p++)
+        for (int q = 0; q < r->src.n_nodes; q++) {
+            const so_rnode *a = &r->src.nodes[p], *b = &r->src.nodes[q];
+            if (p != q && root[p] && root[q] && a->op == b->op && a->n_in == b->n_in && a->n_out == b->n_out &&
+                !memcmp(&a->attr, &b->attr, sizeof a->attr))
+                sym[p] = 1;
+        }
+}
+
+/* Cost of e-node n alone (so_cost_node over placeholders of its child classes). */
+static double alone_cost(run *r, int32_t n)
+{
+    const so_enode *e = &r->eg.nodes[n];
+    const so_eclass *cl = &r->eg.cls[so_eg_find(&r->eg, e->cls)];
+    int32_t sn = scratch_node(r, e->op, e->attr, e->ref, so_eg_kids(&r->eg, n), e->n_in, cl->n_out, 1);
+    memcpy(r->scratch->nodes[sn].out, cl->out, (size_t)cl->n_out * sizeof *cl->out);
+    return so_cost_node(r->cm, r->scratch, sn);
+}
+
+/* Priced after the deadline: never chosen (the ILP and the moves avoid it, as they would an
+   operator that cannot run). */
+#define UNPRICED 1e9
+
+/* E-node costs (see so_eqsat_run). start_cost[i]: node i of the start graph as the executor runs it.
+   New e-nodes are priced until deadline (measured costs time each new configuration), then UNPRICED. */
+static double *node_costs(run *r, const double *start_cost, double deadline)
+{
+    so_egraph *eg = &r->eg;
+    double *c = so_xmalloc(((size_t)eg->n_nodes + 1) * sizeof *c);
+    for (int32_t n = 0; n < eg->n_nodes; n++) {
+        const so_enode *e = &eg->nodes[n];
+        c[n] = 0;
+        if (e->dead || e->op == SO_EG_PROJ || (so_ops[e->op].flags & (SO_F_SOURCE | SO_F_OPAQUE))) continue;
+        int all_const = 1;
+        for (int32_t k = 0; k < e->n_in; k++) all_const &= eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].constant;
+        if (e->n_in == 0 && !(so_ops[e->op].flags & SO_F_CONST)) all_const = 0;
+        if (all_const) c[n] = 1e-9; /* folded into a weight */
+        else if (e->orig >= 0) {
+            c[n] = start_cost[e->orig] + 1e-9;
+            /* an epilogue the executor fused into its producer in the start graph (batchnorm, bias,
+               relu after a conv) is free only while that producer stays: if its operand's class
+               has other e-nodes (the conv merged with a sibling, then split), it is priced as its
+               own pass, so that extraction prefers the rewrites that fold it (conv+batchnorm =
+               conv with folded weights) over keeping it after a merge, where it no longer fuses.
+               The same for a zero-copy concat or split: a concat of a split's outputs is a copy
+               (Inception-v3: merged sibling convs made each block's concat a copy, +3.7 ms of
+               cost the e-graph did not see) */
+            if (r->start_fused[e->orig])
+                for (int32_t k = 0; k < e->n_in; k++)
+                    if (eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].n_nodes > 1 && !eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].constant) {
+                        c[n] = so_cost_node(r->cm, r->start, e->orig) + 1e-9;
+                        break;
+                    }
+        }
+        else if (e->op == SO_OP_SPLIT && e->n_in == 1) {
+            /* zero-copy when the dims before the axis are 1 (kernels/exec.c split_in_place) */
+            const so_shape *is = &eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[0])].out[0];
+            int zc = 1;
+            for (int d = 0; d < e->attr->axis && d < is->rank; d++) zc &= is->dim[d] == 1;
+            c[n] = 1e-9;
+            if (!zc) c[n] += so_now() < deadline ? alone_cost(r, n) : (r->unpriced++, UNPRICED);
+        } else if (so_now() < deadline)
+            c[n] = alone_cost(r, n) + 1e-9;
+        else {
+            c[n] = UNPRICED;
+            r->unpriced++;
+        }
+    }
+    return c;
+}
+
+/* The graph of a choice: the chosen e-nodes of the classes the outputs (and the inputs) need;
+   used[a] = 1 for each rule application a whose e-nodes it holds. */
+static so_graph *build_graph(run *r, const int32_t *choice, char *used)
+{
+    so_egraph *eg = &r->eg;
+    int32_t nt;
+    int32_t *topo = so_eg_topo(eg, &nt);
+    char *need = so_xcalloc((size_t)eg->n_cls + 1, 1);
+    int32_t *stk = so_xmalloc(((size_t)eg->n_cls + (size_t)eg->model->n_outputs + (size_t)r->n_inputs + 1) * sizeof *stk), ns = 0;
+    for (int32_t o = 0; o < eg->model->n_outputs; o++) stk[ns++] = so_eg_find(eg, r->out_cls[o]);
+    for (int32_t i = 0; i < r->n_inputs; i++) stk[ns++] = so_eg_find(eg, r->input_cls[i]);
+    while (ns > 0) {
+        int32_t c = stk[--ns];
+        if (need[c]) continue;
+        need[c] = 1;
+        if (eg->nodes[choice[c]].app >= 0) used[eg->nodes[choice[c]].app] = 1;
+        const int32_t *kid = so_eg_kids(eg, choice[c]);
+        for (int32_t k = 0; k < eg->nodes[choice[c]].n_in; k++)
+            if (!need[so_eg_find(eg, kid[k])]) stk[ns++] = so_eg_find(eg, kid[k]);
+    }
+    free(stk);
+    so_graph *g = so_graph_new(eg->model);
+    int32_t *gnode = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *gnode);
+    so_edge *gval = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *gval);
+    for (int32_t i = 0; i < nt; i++) {
+        int32_t c = topo[i];
+        if (!need[c]) continue;
+        const so_enode *e = &eg->nodes[choice[c]];
+        const int32_t *kid = so_eg_kids(eg, choice[c]);
+        if (e->op == SO_EG_PROJ) { /* a value of a tuple built before it */
+            gval[c] = (so_edge){gnode[so_eg_find(eg, kid[0])], e->ref};
+            continue;
+        }
+        so_edge in[SO_MAX_IN];
+        for (int32_t k = 0; k < e->n_in; k++) in[k] = gval[so_eg_find(eg, kid[k])];
+        const so_eclass *cl = &eg->cls[c];
+        int32_t j = so_graph_add(g, (so_op)e->op, in, e->n_in, cl->n_out, e->attr, e->ref, e->name);
+        memcpy(g->nodes[j].out, cl->out, (size_t)cl->n_out * sizeof *cl->out);
+        gnode[c] = j;
+        gval[c] = (so_edge){j, 0};
+    }
+    for (int32_t o = 0; o < eg->model->n_outputs; o++) g->outputs[o] = gval[so_eg_find(eg, r->out_cls[o])];
+    free(gnode);
+    free(gval);
+    free(need);
+    free(topo);
+    return g;
+}
+
+/* Whole-rewrite moves on an extraction (the ILP's relaxation is weak where commuted and merged
+   alternatives share children, and greedy pays a merged operator once per reader): each rule
+   application in turn, its target e-nodes chosen for all its outputs at once, kept when the
+   choice's DAG cost falls; passes until none improves or the deadline. */
+static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_roots, double deadline, so_extract_result *ex)
+{
+    so_egraph *eg = &r->eg;
+    double best = ex->cost;
+    for (int improved = 1; improved && so_now() < deadline;) {
+        improved = 0;
+        for (int32_t a = 0; a < r->n_app && so_now() < deadline; a++) {
+            int32_t old[SO_RULE_MAX_OUTPUTS], cls[SO_RULE_MAX_OUTPUTS], n = 0, same = 1;
+            for (int32_t k = 0; k < r->n_moves[a]; k++) {
+                int32_t c = so_eg_find(eg, r->moves[(size_t)a * SO_RULE_MAX_OUTPUTS + k][0]), e = r->moves[(size_t)a * SO_RULE_MAX_OUTPUTS + k][1];
+                if (eg->nodes[e].dead || so_eg_find(eg, eg->nodes[e].cls) != c) continue;
+                cls[n] = c;
+                old[n++] = ex->choice[c];
+                same &= ex->choice[c] == e;
+                ex->choice[c] = e;
+            }
+            if (n == 0 || same) {
+                for (int32_t k = n - 1; k >= 0; k--) ex->choice[cls[k]] = old[k];
+                continue;
+            }
+            double c2 = so_extract_dag_cost(eg, cost, ex->choice, roots, n_roots);
+            if (c2 < best - 1e-12 * fabs(best)) {
+                best = c2;
+                improved = 1;
+            } else
+                for (int32_t k = n - 1; k >= 0; k--) ex->choice[cls[k]] = old[k];
+        }
+    }
+    if (best < ex->cost) {
+        ex->cost = best;
+        ex->method = SO_EXTRACT_MOVES;
+    }
+}
+
+/* The graph of a choice, canonicalised, and its cost as the executor runs it (so_cost_graph:
+   fusion and zero-copy concats as they fall in this graph). used: as build_graph. */
+static so_status priced_graph(run *r, const int32_t *choice, char *used, so_graph **out, double *cost)
+{
+    memset(used, 0, (size_t)r->n_app + 1);
+    so_graph *g = build_graph(r, choice, used);
+    if (so_canonicalize(r->fc, g, NULL) != SO_OK) {
+        so_graph_free(g);
+        return so_errorf("eqsat: the extracted graph does not canonicalise: %s", so_error());
+    }
+    *out = g;
+    *cost = so_cost_graph(r->cm, g);
+    return SO_OK;
+}
+
+/* The extraction's costs are per e-node, blind to what the executor fuses in context (an epilogue
+   after a merged-then-split conv, a concat of split outputs): each rule application the extracted
+   graph uses is undone in turn (its output classes back to their start-graph e-nodes) and the
+   graph priced as a whole; an undo is kept when it is cheaper. Returns the number kept. *choice,
+   used, *g and *gc follow the kept state. */
+static int64_t polish(run *r, int32_t **choice, char *used, so_graph **g, double *gc, double deadline)
+{
+    so_egraph *eg = &r->eg;
+    int64_t kept = 0;
+    int32_t *trial = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *trial);
+    char *tu = so_xmalloc((size_t)r->n_app + 1);
+    for (int32_t a = 0; a < r->n_app && so_now() < deadline; a++) {
+        if (!used[a]) continue;
+        memcpy(trial, *choice, (size_t)eg->n_cls * sizeof *trial);
+        int changed = 0;
+        for (int32_t k = 0; k < r->n_moves[a]; k++) {
+            int32_t c = so_eg_find(eg, r->moves[(size_t)a * SO_RULE_MAX_OUTPUTS + k][0]), orig = -1;
+            const so_eclass *cl = &eg->cls[c];
+            for (int32_t j = 0; j < cl->n_nodes; j++)
+                if (eg->nodes[cl->nodes[j]].orig >= 0 && (orig < 0 || eg->nodes[cl->nodes[j]].orig < eg->nodes[orig].orig)) orig = cl->nodes[j];
+            if (orig >= 0 && trial[c] != orig) trial[c] = orig, changed = 1;
+        }
+        if (!changed) continue;
+        so_graph *tg = NULL;
+        double tc = 0;
+        if (priced_graph(r, trial, tu, &tg, &tc) != SO_OK) continue;
+        if (tc < *gc) {
+            so_graph_free(*g);
+            *g = tg;
+            *gc = tc;
+            memcpy(*choice, trial, (size_t)eg->n_cls * sizeof *trial);
+            memcpy(used, tu, (size_t)r->n_app + 1);
+            kept++;
+        } else
+            so_graph_free(tg);
+    }
+    free(trial);
+    free(tu);
+    return kept;
+}
+
+so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm, so_fold_ctx *fc,
+                       const so_search_opts *opts, const so_eqsat_opts *eo_in, so_search_result *res)
+{
+    memset(res, 0, sizeof *res);
+    so_eqsat_opts eo = eo_in ? *eo_in : (so_eqsat_opts){0};
+    /* tuning knobs for experiments (search/README.md): SO_EQSAT_NODES, SO_EQSAT_ITERS, SO_EQSAT_MULTI */
+    if (!eo.node_limit && getenv("SO_EQSAT_NODES")) eo.node_limit = atoll(getenv("SO_EQSAT_NODES"));
+    if (!eo.iter_limit && getenv("SO_EQSAT_ITERS")) eo.iter_limit = atoi(getenv("SO_EQSAT_ITERS"));
+    if (!eo.multi_iters && getenv("SO_EQSAT_MULTI")) eo.multi_iters = atoi(getenv("SO_EQSAT_MULTI"));
+    if (eo.node_limit <= 0) eo.node_limit = 20000;
+    if (eo.iter_limit <= 0) eo.iter_limit = 12;
+    if (eo.multi_iters <= 0) eo.multi_iters = 2;
+    if (eo.match_cap <= 0) eo.match_cap = 4000;
+    if (eo.ilp_node_limit == 0) eo.ilp_node_limit = 30000;
+    const double t0 = so_now(), tl = opts->time_limit > 0 ? opts->time_limit : 8.0;
+    const double sat_deadline = t0 + 0.4 * tl;
+    struct so_eqsat_stats *st = &res->eqsat;
+    run R;
+    memset(&R, 0, sizeof R);
+    run *r = &R;
+    r->start = start;
+    r->rules = rules;
+    r->n_rules = n_rules;
+    r->cm = cm;
+    r->fc = fc;
+    r->scratch = so_graph_new(start->model);
+    r->f32_weight = -1;
+    for (int32_t w = 0; w < start->model->n_weights && r->f32_weight < 0; w++)
+        if (start->model->weights[w].shape.dtype == SO_F32) r->f32_weight = w;
+    so_eg_init(&r->eg, start->model);
+    add_start(r);
+    if (getenv("SO_DEBUG_EQSAT")) fprintf(stderr, "eqsat start: %lld live e-nodes, %lld classes\n", (long long)r->eg.n_live, (long long)r->eg.n_canon);
+    so_eg_rebuild(&r->eg);
+    if (getenv("SO_DEBUG_EQSAT")) fprintf(stderr, "eqsat start rebuilt: %lld live e-nodes, %lld classes, %lld dropped\n", (long long)r->eg.n_live, (long long)r->eg.n_canon, (long long)r->eg.dropped_cyclic);
+    /* the start graph's node costs as the executor runs it */
+    uint8_t *role = so_xmalloc((size_t)start->n_nodes + 1);
+    so_cost_roles(start, role);
+    double *start_cost = so_xmalloc(((size_t)start->n_nodes + 1) * sizeof *start_cost);
+    res->cost_before = 0;
+    for (int32_t i = 0; i < start->n_nodes; i++) {
+        res->cost_before += start_cost[i] = so_cost_node_role(cm, start, i, role[i]);
+        /* free only in context: a fused epilogue, a zero-copy concat or split */
+        role[i] = role[i] == SO_COST_FUSED || (role[i] == SO_COST_FREE && (start->nodes[i].op == SO_OP_CONCAT || start->nodes[i].op == SO_OP_SPLIT));
+    }
+    r->start_fused = role;
+    int *multi = so_xmalloc(((size_t)n_rules + 1) * sizeof *multi);
+    for (int32_t k = 0; k < n_rules; k++) {
+        uint8_t root[SO_RULE_MAX_NODES];
+        multi[k] = pattern_roots(&rules[k], root) > 1;
+    }
+
+    /* saturation: match every rule on the e-graph as it is, then apply every match, then rebuild */
+    mctx mc;
+    memset(&mc, 0, sizeof mc);
+    mc.eg = &r->eg;
+    mc.deadline = sat_deadline;
+    st->stop = 0;
+    for (int32_t it = 0;; it++) {
+        if (it >= eo.iter_limit) {
+            st->stop = 2;
+            break;
+        }
+        if (so_now() > sat_deadline) {
+            st->stop = 3;
+            break;
+        }
+        int32_t *ost, *ond;
+        op_index(&r->eg, &ost, &ond);
+        mc.op_start = ost;
+        mc.op_nodes = ond;
+        mc.n_out = 0;
+        mc.stop = 0;
+        for (int32_t k = 0; k < n_rules && !mc.stop; k++) {
+            const so_rule *ru = &rules[k];
+            if (ru->src.n_nodes <= 0 || (multi[k] && it >= eo.multi_iters)) continue;
+            mc.r = ru;
+            memset(mc.mapped, 0, sizeof mc.mapped);
+            memset(mc.vbound, 0, sizeof mc.vbound);
+            memset(mc.sbound, 0, sizeof mc.sbound);
+            mc.n_pend = 0;
+            mc.m.rule = k;
+            mc.cap = multi[k] ? eo.match_cap / 4 : eo.match_cap;
+            {
+                uint8_t root[SO_RULE_MAX_NODES];
+                pattern_roots(ru, root);
+                symmetric_roots(ru, root, mc.sym_roots);
+            }
+            eq_step(&mc, ru->src.n_nodes - 1);
+            if (mc.stop && mc.cap <= 0) mc.stop = 0; /* that rule's cap, not the deadline */
+        }
+        free(ost);
+        free(ond);
+        res->matches += mc.n_out;
+        int changed = 0;
+        for (int32_t q = 0; q < mc.n_out; q++) {
+            if (r->eg.n_live >= eo.node_limit) {
+                st->stop = 1;
+                break;
+            }
+            if ((q & 255) == 255 && so_now() > sat_deadline) {
+                mc.stop = 1; /* timed out */
+                break;
+            }
+            if (r->n_app == r->cap_app) {
+                r->cap_app = r->cap_app ? 2 * r->cap_app : 256;
+                r->app_rule = so_xrealloc(r->app_rule, (size_t)r->cap_app * sizeof *r->app_rule);
+                r->moves = so_xrealloc(r->moves, (size_t)r->cap_app * SO_RULE_MAX_OUTPUTS * sizeof *r->moves);
+                r->n_moves = so_xrealloc(r->n_moves, (size_t)r->cap_app * sizeof *r->n_moves);
+            }
+            r->app_rule[r->n_app] = mc.out[q].rule;
+            if (apply(r, &mc.out[q], r->n_app)) {
+                r->n_app++;
+                changed = 1;
+                st->applied++;
+            }
+        }
+        st->congruences += so_eg_rebuild(&r->eg);
+        st->iterations = it + 1;
+        if (getenv("SO_DEBUG_EQSAT")) {
+            int32_t ntp;
+            free(so_eg_topo(&r->eg, &ntp));
+            int64_t empty = 0;
+            for (int32_t c = 0; c < r->eg.n_cls; c++) empty += r->eg.uf[c] == c && r->eg.cls[c].n_nodes == 0;
+            int64_t bad = 0, outs_empty = 0;
+            for (int32_t n = 0; n < r->eg.n_nodes; n++)
+                if (!r->eg.nodes[n].dead)
+                    for (int32_t k = 0; k < r->eg.nodes[n].n_in; k++) bad += r->eg.cls[so_eg_find(&r->eg, so_eg_kids(&r->eg, n)[k])].n_nodes == 0;
+            for (int32_t o = 0; o < start->model->n_outputs; o++) outs_empty += r->eg.cls[so_eg_find(&r->eg, r->out_cls[o])].n_nodes == 0;
+            fprintf(stderr, "eqsat check: topo %d of %lld classes, %lld empty, %lld reads of empty, %lld outputs empty, %lld dropped\n", (int)ntp,
+                    (long long)r->eg.n_canon, (long long)empty, (long long)bad, (long long)outs_empty, (long long)r->eg.dropped_cyclic);
+        }
+        if (getenv("SO_DEBUG_EQSAT")) {
+            int32_t *per = so_xcalloc((size_t)n_rules + 1, sizeof *per);
+            for (int32_t q = 0; q < mc.n_out; q++) per[mc.out[q].rule]++;
+            fprintf(stderr, "eqsat iteration %d: %d matches, %lld e-nodes, %lld classes, %.2f s; most matched:", (int)it, (int)mc.n_out,
+                    (long long)r->eg.n_live, (long long)r->eg.n_canon, so_now() - t0);
+            for (int t = 0; t < 8; t++) {
+                int32_t b = -1;
+                for (int32_t k = 0; k < n_rules; k++)
+                    if (per[k] && (b < 0 || per[k] > per[b])) b = k;
+                if (b < 0) break;
+                fprintf(stderr, " rule %d%s x%d", (int)rules[b].id, "", (int)per[b]);
+                per[b] = 0;
+            }
+            fprintf(stderr, "\n");
+            free(per);
+        }
+        res->graphs_explored = it + 1;
+        if (st->stop == 1) break;
+        if (mc.stop) {
+            st->stop = 3;
+            break;
+        }
+        if (!changed) { /* saturated */
+            st->stop = 0;
+            break;
+        }
+    }
+    free(mc.out);
+    free(multi);
+    st->saturate_seconds = so_now() - t0;
+    st->enodes = r->eg.n_live;
+    st->eclasses = r->eg.n_canon;
+    st->dropped_cyclic = r->eg.dropped_cyclic;
+    res->graphs_generated = st->applied;
+
+    /* costs, extraction */
+    double tc = so_now();
+    double *cost = node_costs(r, start_cost, t0 + 0.7 * tl);
+    st->unpriced = r->unpriced;
+    st->cost_seconds = so_now() - tc;
+    int32_t n_rt = start->model->n_outputs + r->n_inputs;
+    int32_t *roots = so_xmalloc(((size_t)n_rt + 1) * sizeof *roots);
+    for (int32_t o = 0; o < start->model->n_outputs; o++) roots[o] = r->out_cls[o];
+    for (int32_t i = 0; i < r->n_inputs; i++) roots[start->model->n_outputs + i] = r->input_cls[i];
+    so_extract_result ex;
+    const double t_ex = so_now();
+    so_status rc = so_extract(&r->eg, cost, roots, n_rt, eo.ilp_node_limit, fmax(0.2, 0.5 * (0.75 * tl - (so_now() - t0))), &ex);
+    if (rc != SO_OK) {
+        free(roots);
+        goto out;
+    }
+    moves(r, cost, roots, n_rt, t0 + 0.75 * tl, &ex);
+    ex.seconds = so_now() - t_ex;
+    free(roots);
+    st->extract_method = ex.method;
+    st->extract_cost = ex.cost;
+    st->greedy_cost = ex.greedy_cost;
+    st->extract_seconds = ex.seconds;
+    st->ilp_vars = ex.ilp_vars;
+    st->ilp_rows = ex.ilp_rows;
+    snprintf(st->why_greedy, sizeof st->why_greedy, "%s", ex.why_greedy);
+    char *used = so_xcalloc((size_t)r->n_app + 1, 1);
+    so_graph *g = NULL;
+    double gc = 0;
+    if (priced_graph(r, ex.choice, used, &g, &gc) != SO_OK) {
+        free(used);
+        free(ex.choice);
+        goto out;
+    }
+    st->polished = polish(r, &ex.choice, used, &g, &gc, t0 + 0.95 * tl);
+    /* the rule applications the extracted graph uses, in order */
+    res->path = so_xmalloc(((size_t)r->n_app + 1) * sizeof *res->path);
+    for (int32_t a = 0; a < r->n_app; a++)
+        if (used[a]) res->path[res->n_path++] = r->app_rule[a];
+    free(used);
+    free(ex.choice);
+    double sc = so_cost_graph(cm, start);
+    res->cost_before = sc;
+    if (getenv("SO_DEBUG_EQSAT"))
+        fprintf(stderr, "eqsat: extracted e-graph cost %.9g, as a graph %.9g (%d nodes, %d applications reverted by true cost), start %.9g\n",
+                ex.cost, gc, (int)g->n_nodes, (int)st->polished, sc);
+    if (gc < sc) {
+        res->best = g;
+        res->cost_after = gc;
+    } else {
+        so_graph_free(g);
+        res->best = so_graph_clone(start);
+        res->cost_after = sc;
+        st->start_kept = 1;
+        res->n_path = 0;
+    }
+    res->stopped_by = st->stop == 0 ? 0 : st->stop == 3 ? 2 : 1;
+out:
+    free(cost);
+    free(start_cost);
+    free(role);
+    free(r->out_cls);
+    free(r->input_cls);
+    free(r->app_rule);
+    free(r->moves);
+    free(r->n_moves);
+    so_graph_free(r->scratch);
+    so_eg_free(&r->eg);
+    res->seconds = so_now() - t0;
+    if (rc != SO_OK) {
+        free(res->path);
+        res->path = NULL;
+        res->n_path = 0;
+    }
+    return rc;
+}

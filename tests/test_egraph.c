@@ -1,0 +1,262 @@
+/* test_egraph.c - the e-graph (hash-consing, merge + rebuild congruence, multi-output tuples, cycle
+   filtering), extraction (ILP against greedy on a hand-built e-graph with a known optimum, greedy
+   fallback) and equality saturation as a search (a multi-output, multi-root rule; numerics kept). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../search/egraph.h"
+#include "../search/eqsat.h"
+#include "../search/extract.h"
+#include "../search/fold.h"
+#include "test_util.h"
+
+/* A leaf class: input i of shape s. */
+static int32_t leaf(so_egraph *eg, int32_t i, so_shape s)
+{
+    return so_eg_add(eg, SO_OP_INPUT, so_model_attr_default(eg->model), i, NULL, 0, &s, 1, i, -1, NULL, NULL);
+}
+
+static int32_t unary(so_egraph *eg, so_op op, int32_t a, int32_t orig)
+{
+    so_shape s = eg->cls[so_eg_find(eg, a)].out[0];
+    return so_eg_add(eg, op, so_model_attr_default(eg->model), -1, &a, 1, &s, 1, orig, -1, NULL, NULL);
+}
+
+static int32_t binary(so_egraph *eg, so_op op, int32_t a, int32_t b)
+{
+    int32_t k[2] = {a, b};
+    so_shape s = eg->cls[so_eg_find(eg, a)].out[0];
+    return so_eg_add(eg, op, so_model_attr_default(eg->model), -1, k, 2, &s, 1, -1, -1, NULL, NULL);
+}
+
+/* split(a) along axis 1 of a [2,4] class into two [2,2] halves: a tuple class */
+static int32_t split_halves(so_egraph *eg, int32_t a)
+{
+    so_attr at;
+    memset(&at, 0, sizeof at);
+    at.axis = 1;
+    at.n_ints = 2;
+    at.ints[0] = at.ints[1] = 2;
+    so_shape outs[2] = {shape2(2, 2), shape2(2, 2)};
+    return so_eg_add(eg, SO_OP_SPLIT, so_model_attr(eg->model, &at), -1, &a, 1, outs, 2, -1, -1, NULL, NULL);
+}
+
+/* every canonical class non-empty and in the topological order (so: acyclic) */
+static void assert_acyclic(so_egraph *eg)
+{
+    int32_t nt;
+    free(so_eg_topo(eg, &nt));
+    assert_int_equal(nt, eg->n_canon);
+    for (int32_t c = 0; c < eg->n_cls; c++)
+        if (eg->uf[c] == c) assert_true(eg->cls[c].n_nodes > 0);
+}
+
+static void test_hashcons_and_congruence(void **state)
+{
+    (void)state;
+    so_model *m = so_model_new("t");
+    so_egraph eg;
+    so_eg_init(&eg, m);
+    so_shape s = shape2(2, 3);
+    int32_t x = leaf(&eg, 0, s), y = leaf(&eg, 1, s);
+    int added = -1;
+    int32_t rx = unary(&eg, SO_OP_RELU, x, -1), ry = unary(&eg, SO_OP_RELU, y, -1);
+    /* the same e-node again: the same class, nothing added */
+    int32_t rx2 = so_eg_add(&eg, SO_OP_RELU, so_model_attr_default(m), -1, &x, 1, &s, 1, -1, -1, NULL, &added);
+    assert_int_equal(rx2, rx);
+    assert_int_equal(added, 0);
+    int32_t ax = binary(&eg, SO_OP_ADD, rx, x), ay = binary(&eg, SO_OP_ADD, ry, y);
+    assert_int_equal(eg.n_canon, 6);
+    assert_int_equal(eg.n_live, 6);
+    assert_true(so_eg_find(&eg, rx) != so_eg_find(&eg, ry));
+    /* x = y: rebuild makes relu(x) = relu(y) and then add(relu x, x) = add(relu y, y), upward */
+    assert_true(so_eg_merge(&eg, x, y) >= 0);
+    int64_t cong = so_eg_rebuild(&eg);
+    assert_int_equal(cong, 2);
+    assert_int_equal(so_eg_find(&eg, rx), so_eg_find(&eg, ry));
+    assert_int_equal(so_eg_find(&eg, ax), so_eg_find(&eg, ay));
+    assert_int_equal(eg.n_canon, 3);
+    /* the duplicates are dropped: one relu and one add left, both inputs kept in the merged class */
+    assert_int_equal(eg.n_live, 4);
+    assert_int_equal(eg.cls[so_eg_find(&eg, x)].n_nodes, 2);
+    assert_int_equal(eg.cls[so_eg_find(&eg, rx)].n_nodes, 1);
+    /* children are canonical after the rebuild, and a class's parents read it */
+    const so_eclass *cx = &eg.cls[so_eg_find(&eg, x)];
+    for (int32_t i = 0; i < cx->n_parents; i++) {
+        const so_enode *p = &eg.nodes[cx->parents[i]];
+        int reads = 0;
+        for (int32_t k = 0; k < p->n_in; k++) reads |= so_eg_kids(&eg, cx->parents[i])[k] == so_eg_find(&eg, x);
+        assert_true(reads);
+    }
+    /* classes of different shapes never merge */
+    int32_t z = leaf(&eg, 2, shape2(3, 2));
+    assert_int_equal(so_eg_merge(&eg, x, z), -1);
+    assert_acyclic(&eg);
+    so_eg_free(&eg);
+    so_model_free(m);
+}
+
+static void test_multi_output(void **state)
+{
+    (void)state;
+    so_model *m = so_model_new("t");
+    so_egraph eg;
+    so_eg_init(&eg, m);
+    int32_t x = leaf(&eg, 0, shape2(2, 4));
+    int32_t t = split_halves(&eg, x);
+    assert_int_equal(eg.cls[t].n_out, 2);
+    int32_t p0 = so_eg_proj(&eg, t, 0, -1), p1 = so_eg_proj(&eg, t, 1, -1);
+    assert_int_equal(so_eg_proj(&eg, t, 0, -1), p0);
+    assert_true(p0 != p1);
+    assert_int_equal(eg.cls[p0].n_out, 1);
+    assert_int_equal(eg.cls[p1].out[0].dim[1], 2);
+    /* a value merges with a value of its shape, never with the tuple */
+    assert_int_equal(so_eg_merge(&eg, t, p0), -1);
+    int32_t r = unary(&eg, SO_OP_RELU, p0, -1);
+    assert_true(so_eg_merge(&eg, r, p1) >= 0);
+    so_eg_rebuild(&eg);
+    assert_int_equal(so_eg_find(&eg, r), so_eg_find(&eg, p1));
+    assert_acyclic(&eg);
+    so_eg_free(&eg);
+    so_model_free(m);
+}
+
+static void test_cycle_filtering(void **state)
+{
+    (void)state;
+    so_model *m = so_model_new("t");
+    so_egraph eg;
+    so_eg_init(&eg, m);
+    int32_t x = leaf(&eg, 0, shape2(2, 3));
+    int32_t y = unary(&eg, SO_OP_RELU, x, 1), z = unary(&eg, SO_OP_RELU, y, 2);
+    int32_t w = unary(&eg, SO_OP_SIGMOID, z, 3); /* a reader of z, kept */
+    assert_false(so_eg_reaches(&eg, x, z));
+    assert_true(so_eg_reaches(&eg, z, x));
+    /* z = x (as a rule x = relu(relu(x)) would say): class x would contain relu(y), y = relu(x) */
+    so_eg_merge(&eg, z, x);
+    so_eg_rebuild(&eg);
+    assert_acyclic(&eg);
+    assert_int_equal(eg.dropped_cyclic, 1);
+    /* x keeps its input e-node; y = relu(x) stays (another reader could need it); the e-node that
+       closed the cycle (relu(y) in x's class) is gone */
+    const so_eclass *cx = &eg.cls[so_eg_find(&eg, x)];
+    assert_int_equal(cx->n_nodes, 1);
+    assert_int_equal(eg.nodes[cx->nodes[0]].op, SO_OP_INPUT);
+    assert_int_equal(eg.cls[so_eg_find(&eg, y)].n_nodes, 1);
+    assert_int_equal(so_eg_find(&eg, z), so_eg_find(&eg, x));
+    assert_true(so_eg_reaches(&eg, w, x));
+    assert_false(so_eg_reaches(&eg, x, y));
+    so_eg_free(&eg);
+    so_model_free(m);
+}
+
+/* R = add(C, D); C = {relu(x) cost 4, proj0(T)}; D = {sigmoid(x) cost 4, proj1(T)}; T = split(M)
+   cost 0; M = {tanh(x2) cost 6} (x2 an input of twice the width). Greedy (tree cost) takes relu and
+   sigmoid: 1 + 4 + 4 = 9. The optimum shares T: 1 + 6 = 7. */
+static void test_ilp_extraction(void **state)
+{
+    (void)state;
+    so_model *m = so_model_new("t");
+    so_egraph eg;
+    so_eg_init(&eg, m);
+    int32_t x = leaf(&eg, 0, shape2(2, 2)), x2 = leaf(&eg, 1, shape2(2, 4));
+    int32_t c = unary(&eg, SO_OP_RELU, x, -1), d = unary(&eg, SO_OP_SIGMOID, x, -1), mm = unary(&eg, SO_OP_TANH, x2, -1);
+    int32_t t = split_halves(&eg, mm);
+    int32_t p0 = so_eg_proj(&eg, t, 0, -1), p1 = so_eg_proj(&eg, t, 1, -1);
+    int32_t r = binary(&eg, SO_OP_ADD, c, d);
+    so_eg_merge(&eg, c, p0);
+    so_eg_merge(&eg, d, p1);
+    so_eg_rebuild(&eg);
+    double *cost = calloc((size_t)eg.n_nodes, sizeof *cost);
+    for (int32_t n = 0; n < eg.n_nodes; n++) {
+        int op = eg.nodes[n].op;
+        cost[n] = op == SO_OP_RELU || op == SO_OP_SIGMOID ? 4 : op == SO_OP_TANH ? 6 : op == SO_OP_ADD ? 1 : 0;
+    }
+    int32_t roots[3] = {r, x, x2};
+    so_extract_result ex;
+    assert_int_equal(so_extract(&eg, cost, roots, 3, 1000, 10.0, &ex), SO_OK);
+    assert_int_equal(ex.method, SO_EXTRACT_ILP_OPTIMAL);
+    assert_true(ex.greedy_cost == 9.0);
+    assert_true(ex.cost == 7.0);
+    assert_int_equal(eg.nodes[ex.choice[so_eg_find(&eg, c)]].op, SO_EG_PROJ);
+    assert_int_equal(eg.nodes[ex.choice[so_eg_find(&eg, d)]].op, SO_EG_PROJ);
+    assert_true(so_extract_dag_cost(&eg, cost, ex.choice, roots, 3) == 7.0);
+    free(ex.choice);
+    /* over the ILP's limit: greedy, and it says why */
+    assert_int_equal(so_extract(&eg, cost, roots, 3, 2, 10.0, &ex), SO_OK);
+    assert_int_equal(ex.method, SO_EXTRACT_GREEDY);
+    assert_true(ex.cost == 9.0);
+    assert_non_null(strstr(ex.why_greedy, "ILP limit"));
+    free(ex.choice);
+    free(cost);
+    so_eg_free(&eg);
+    so_model_free(m);
+}
+
+/* Equality saturation with rule 2 of the dev rules (two matmuls sharing X = one matmul of the
+   concatenated weights, split: two roots, two outputs) and rule 1 (distribution), both ways:
+   X[4,8]; outputs relu(X.W0 + X.W1) and X.V. */
+static void test_eqsat_search(void **state)
+{
+    (void)state;
+    static const char *text = TEST_RULES_1_2;
+    so_ruleset rs = {0};
+    assert_int_equal(so_rules_parse("t.rules", text, strlen(text), &rs), SO_OK);
+    so_rule rules[4];
+    int n = 0;
+    for (int i = 0; i < rs.n_rules; i++) {
+        rules[n++] = rs.rules[i];
+        so_rule_reverse(&rs.rules[i], &rules[n++]);
+    }
+    tb t;
+    so_shape xs = shape2(4, 8);
+    tb_new(&t, 1, &xs, 2);
+    int32_t a = tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 8, 16), 0), b = tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 8, 16), 0);
+    t.g->outputs[0] = (so_edge){tb_op(&t, SO_OP_RELU, tb_op(&t, SO_OP_ADD, a, b, 0), -1, 0), 0};
+    t.g->outputs[1] = (so_edge){tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 8, 5), 0), 0};
+    so_cost_model cm;
+    so_fold_ctx fc;
+    assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
+    so_fold_init(&fc, t.m);
+    so_graph *start = so_graph_clone(t.g);
+    assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+    so_search_opts o = {.kind = SO_SEARCH_EQSAT, .time_limit = 5};
+    so_search_result res;
+    assert_int_equal(so_search_run(start, rules, n, &cm, &fc, &o, &res), SO_OK);
+    /* the multi-root rule matched (pairs of matmuls on X) and was applied */
+    assert_true(res.matches >= 2);
+    assert_true(res.eqsat.applied >= 2);
+    assert_true(res.eqsat.enodes > 10);
+    assert_int_equal(res.eqsat.stop, 0); /* this small e-graph saturates */
+    /* distribution (X.W0 + X.W1 = X.(W0+W1), the sum folded) is found: cheaper, same values */
+    assert_true(res.cost_after < 0.8 * res.cost_before);
+    assert_true(res.n_path >= 1);
+    assert_true(max_diff(t.g, res.best) < 1e-4);
+    double c = so_cost_graph(&cm, res.best);
+    assert_true(c > res.cost_after * (1 - 1e-9) && c < res.cost_after * (1 + 1e-9));
+    so_search_result_free(&res);
+    so_graph_free(start);
+    so_fold_free(&fc);
+    so_cost_free(&cm);
+    so_model_free(t.m);
+    so_ruleset_free(&rs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hashcons_and_congruence),
+        cmocka_unit_test(test_multi_output),
+        cmocka_unit_test(test_cycle_filtering),
+        cmocka_unit_test(test_ilp_extraction),
+        cmocka_unit_test(test_eqsat_search),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
