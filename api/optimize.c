@@ -337,7 +337,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
        (rules[0..n_search)), and the placement after it (so_layout_by_rules, or the pass,
        whichever the measured cost prices lower) decides the layout: a search that blocks a few
        convs by rules first leaves a graph on which neither placement does as well (ResNet-50:
-       32.1 ms measured cost against 29.5 ms from the plain searched graph) */
+       32.1 ms measured cost against 29.5 ms from the plain searched graph); under --layout none they are not
+       searched at all */
     int32_t n_search = n_rules;
     {
         int32_t n_lay = 0, w = 0;
@@ -362,7 +363,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             memcpy(labels + w, ll, (size_t)n_lay * sizeof *ll);
             free(lr);
             free(ll);
-            if (o.layout == LAYOUT_AUTO && o.cost == SO_COST_MEASURED) n_search = w;
+            /* --layout none: standard ONNX out, so the search never places blocked-layout operators either */
+            if ((o.layout == LAYOUT_AUTO && o.cost == SO_COST_MEASURED) || o.layout == LAYOUT_NONE) n_search = w;
         }
     }
 

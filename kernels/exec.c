@@ -1126,6 +1126,9 @@ static int64_t flops_pool3d(const so_graph *g, const so_node *n, int64_t out)
 
 #define flops_maxpool3d flops_pool3d
 #define flops_avgpool3d flops_pool3d
+#define flops_reversesequence flops_per_output
+#define flops_maxpoolidx flops_pool
+#define flops_maxunpool flops_per_output
 
 #define flops_lrn flops_per_output
 #define flops_scatterelements flops_per_output

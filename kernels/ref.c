@@ -238,8 +238,8 @@ static so_status nchwc_pool(const so_graph *g, const so_node *n, const so_tensor
     const int64_t C = in[0].shape.dim[1] * in[0].shape.dim[4];
     return nchwc_as(g, n, in, out, plain, C, C);
 }
-so_status so_ref_maxpool_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { return nchwc_pool(g, n, in, out, so_ref_maxpool); }
-so_status so_ref_avgpool_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { return nchwc_pool(g, n, in, out, so_ref_avgpool); }
+REF_VIA(maxpool_nchwc, nchwc_pool(g, n, in, out, so_ref_maxpool))
+REF_VIA(avgpool_nchwc, nchwc_pool(g, n, in, out, so_ref_avgpool))
 so_status so_ref_concat_nchwc(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     const so_shape *ys = &out[0].shape;

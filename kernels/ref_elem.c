@@ -189,8 +189,9 @@ so_status so_ref_where(const so_graph *g, const so_node *n, const so_tensor *in,
     return SO_OK;
 }
 
-/* Comparisons into int64 0/1, float or int64 operands, numpy broadcasting. */
-#define COMPARE_KERNEL(l, OP)                                                                                                          \
+/* Comparisons and logic into int64 0/1: Y = EXPR(a, b) over two broadcast operands, read as int64 (when
+   input 0 is: integers and booleans) or float. */
+#define PRED_KERNEL(l, EXPR)                                                                                                           \
     so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)                                    \
     {                                                                                                                                  \
         (void)g;                                                                                                                       \
@@ -200,16 +201,21 @@ so_status so_ref_where(const so_graph *g, const so_node *n, const so_tensor *in,
         const int64_t cnt = numel(o);                                                                                                  \
         for (int64_t j = 0; j < cnt; j++) {                                                                                            \
             const int64_t ia = bcast_off(&in[0].shape, o->dim, o->rank, j), ib = bcast_off(&in[1].shape, o->dim, o->rank, j);        \
-            if (in[0].shape.dtype == SO_I64) Y[j] = ((const int64_t *)in[0].data)[ia] OP((const int64_t *)in[1].data)[ib];           \
-            else Y[j] = ((const float *)in[0].data)[ia] OP((const float *)in[1].data)[ib];                                           \
+            if (in[0].shape.dtype == SO_I64) {                                                                                         \
+                const int64_t a = ((const int64_t *)in[0].data)[ia], b = ((const int64_t *)in[1].data)[ib];                            \
+                Y[j] = (EXPR);                                                                                                         \
+            } else {                                                                                                                   \
+                const float a = ((const float *)in[0].data)[ia], b = ((const float *)in[1].data)[ib];                                  \
+                Y[j] = (EXPR);                                                                                                         \
+            }                                                                                                                          \
         }                                                                                                                              \
         return SO_OK;                                                                                                                  \
     }
-COMPARE_KERNEL(equal, ==)
-COMPARE_KERNEL(less, <)
-COMPARE_KERNEL(greater, >)
-COMPARE_KERNEL(lessorequal, <=)
-COMPARE_KERNEL(greaterorequal, >=)
+PRED_KERNEL(equal, a == b)
+PRED_KERNEL(less, a < b)
+PRED_KERNEL(greater, a > b)
+PRED_KERNEL(lessorequal, a <= b)
+PRED_KERNEL(greaterorequal, a >= b)
 
 so_status so_ref_isinf(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
@@ -243,23 +249,9 @@ so_status so_ref_not(const so_graph *g, const so_node *n, const so_tensor *in, s
     return SO_OK;
 }
 
-#define LOGIC_KERNEL(l, EXPR)                                                                                                          \
-    so_status so_ref_##l(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)                                    \
-    {                                                                                                                                  \
-        (void)g;                                                                                                                       \
-        (void)n;                                                                                                                       \
-        const so_shape *o = &out[0].shape;                                                                                             \
-        const int64_t *A = in[0].data, *B = in[1].data;                                                                                \
-        int64_t *Y = out[0].data;                                                                                                      \
-        for (int64_t j = 0; j < numel(o); j++) {                                                                                       \
-            const int64_t p = A[bcast_off(&in[0].shape, o->dim, o->rank, j)] != 0, q = B[bcast_off(&in[1].shape, o->dim, o->rank, j)] != 0; \
-            Y[j] = (EXPR);                                                                                                             \
-        }                                                                                                                              \
-        return SO_OK;                                                                                                                  \
-    }
-LOGIC_KERNEL(and, p && q)
-LOGIC_KERNEL(or, p || q)
-LOGIC_KERNEL(xor, p != q)
+PRED_KERNEL(and, a != 0 && b != 0)
+PRED_KERNEL(or, a != 0 || b != 0)
+PRED_KERNEL(xor, (a != 0) != (b != 0))
 
 /* integer remainder: fmod 1 takes the dividend's sign (C), 0 the divisor's (Python); x % 0 = 0 */
 static int64_t imod(int64_t a, int64_t b, int fm)

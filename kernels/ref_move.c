@@ -22,6 +22,7 @@ static float resize_src(int cm, int from_sizes, int64_t x, int64_t len_out, int6
     case SO_RESIZE_HALF_PIXEL: return ((float)x + 0.5f) / scale - 0.5f;
     case SO_RESIZE_PYTORCH_HALF_PIXEL: return len_out > 1 ? ((float)x + 0.5f) / scale - 0.5f : 0.0f;
     case SO_RESIZE_ALIGN_CORNERS: return len_out > 1 ? (float)x * (float)(len_in - 1) / (float)(len_out - 1) : 0.0f;
+    case SO_RESIZE_TF_HALF_PIXEL_FOR_NN: return ((float)x + 0.5f) / scale;
     default: return (float)x / scale; /* asymmetric */
     }
 }
@@ -49,6 +50,7 @@ void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t le
 
 int so_ref_resize_two_tap(const so_attr *a)
 {
+    if (a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) return 0; /* so_ref_resize's own path (extrapolation) */
     return a->mode == 0 || (a->mode == 1 && (a->n_ints < 7 || (!a->ints[5] && !(a->ints[6] && (a->alpha < 1.0f || a->beta < 1.0f)))));
 }
 
@@ -129,10 +131,57 @@ static so_status resize_general(const so_graph *g, const so_node *n, const so_te
     return st;
 }
 
+/* tf_crop_and_resize (nearest or linear): source coordinate start * (in - 1) + x * (end - start) * (in - 1) / (out - 1)
+   (out = 1: the region's centre), in float as ONNX Runtime; outside [0, in - 1] on either axis the output is the
+   extrapolation value. */
+static void crop_tap(const so_attr *a, int axis, int64_t x, int64_t len_out, int64_t len_in, int64_t *i0, int64_t *i1, double *w, int *outside)
+{
+    const float st = so_bits_to_f32(a->ints[7 + axis]), en = so_bits_to_f32(a->ints[9 + axis]), L = (float)(len_in - 1);
+    float v = len_out > 1 ? st * L + (float)x * (en - st) * L / (float)(len_out - 1) : 0.5f * (st + en) * L;
+    *outside = v < 0.0f || v > L;
+    v = v < 0.0f ? 0.0f : v > L ? L : v;
+    if (a->mode == 0) { /* nearest_mode rounding, as so_ref_resize_taps */
+        float f = floorf(v), r = a->ints[1] == 0 ? (v - f == 0.5f ? f : roundf(v)) : a->ints[1] == 1 ? roundf(v) : a->ints[1] == 2 ? f : ceilf(v);
+        *i0 = *i1 = r > L ? len_in - 1 : (int64_t)r;
+        *w = 0;
+        return;
+    }
+    *i0 = (int64_t)v;
+    *i1 = *i0 + 1 < len_in ? *i0 + 1 : len_in - 1;
+    *w = v - (float)*i0;
+}
+
+static so_status resize_crop(const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_attr *a = n->attr;
+    const so_shape *xs = &in[0].shape, *ys = &out[0].shape;
+    const int64_t H = xs->dim[2], W = xs->dim[3], Ho = ys->dim[2], Wo = ys->dim[3], planes = xs->dim[0] * xs->dim[1];
+    const float ext = so_bits_to_f32(a->ints[11]), *X = in[0].data;
+    float *Y = out[0].data;
+    for (int64_t p = 0; p < planes; p++)
+        for (int64_t oy = 0; oy < Ho; oy++) {
+            int64_t y0, y1;
+            double wy;
+            int oy_out;
+            crop_tap(a, 0, oy, Ho, H, &y0, &y1, &wy, &oy_out);
+            const float *r0 = X + (p * H + y0) * W, *r1 = X + (p * H + y1) * W;
+            for (int64_t ox = 0; ox < Wo; ox++) {
+                int64_t x0, x1;
+                double wx;
+                int ox_out;
+                crop_tap(a, 1, ox, Wo, W, &x0, &x1, &wx, &ox_out);
+                double top = r0[x0] + wx * ((double)r0[x1] - r0[x0]), bot = r1[x0] + wx * ((double)r1[x1] - r1[x0]);
+                Y[(p * Ho + oy) * Wo + ox] = oy_out || ox_out ? ext : a->mode == 0 ? r0[x0] : (float)(top + wy * (bot - top));
+            }
+        }
+    return SO_OK;
+}
+
 so_status so_ref_resize(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     (void)g;
     const so_attr *a = n->attr;
+    if (a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) return resize_crop(n, in, out);
     if (!so_ref_resize_two_tap(a)) return resize_general(g, n, in, out);
     const so_shape *xs = &in[0].shape, *ys = &out[0].shape;
     const int64_t H = xs->dim[2], W = xs->dim[3], Ho = ys->dim[2], Wo = ys->dim[3], planes = xs->dim[0] * xs->dim[1];
@@ -207,39 +256,26 @@ so_status so_ref_pad(const so_graph *g, const so_node *n, const so_tensor *in, s
     return SO_OK;
 }
 
-so_status so_ref_concat(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+/* Concat (gather 1: the parts into whole) and Split (0: whole into the parts) along attr.axis: for each
+   outer index, each part's dim[axis] x inner elements in turn. */
+static so_status axis_chunks(const so_node *n, const so_shape *ws, char *whole, const so_tensor *parts, int n_parts, int gather)
 {
-    (void)g;
-    const so_shape *os = &out[0].shape;
     const int axis = n->attr->axis;
-    const size_t es = esz(os);
-    const int64_t outer = prod(os, 0, axis), inner = prod(os, axis + 1, os->rank);
-    char *Y = out[0].data;
+    const size_t es = esz(ws);
+    const int64_t outer = prod(ws, 0, axis), inner = prod(ws, axis + 1, ws->rank);
     for (int64_t o = 0; o < outer; o++)
-        for (int k = 0; k < n->n_in; k++) {
-            size_t chunk = (size_t)(in[k].shape.dim[axis] * inner) * es;
-            memcpy(Y, (const char *)in[k].data + (size_t)o * chunk, chunk);
-            Y += chunk;
+        for (int k = 0; k < n_parts; k++) {
+            size_t chunk = (size_t)(parts[k].shape.dim[axis] * inner) * es;
+            char *part = (char *)parts[k].data + (size_t)o * chunk;
+            if (gather) memcpy(whole, part, chunk);
+            else memcpy(part, whole, chunk);
+            whole += chunk;
         }
     return SO_OK;
 }
 
-so_status so_ref_split(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    const so_shape *s = &in[0].shape;
-    const int axis = n->attr->axis;
-    const size_t es = esz(s);
-    const int64_t outer = prod(s, 0, axis), inner = prod(s, axis + 1, s->rank);
-    const char *X = in[0].data;
-    for (int64_t o = 0; o < outer; o++)
-        for (int k = 0; k < n->n_out; k++) {
-            size_t chunk = (size_t)(out[k].shape.dim[axis] * inner) * es;
-            memcpy((char *)out[k].data + (size_t)o * chunk, X, chunk);
-            X += chunk;
-        }
-    return SO_OK;
-}
+REF_VIA(concat, axis_chunks(n, &out[0].shape, out[0].data, in, n->n_in, 1))
+REF_VIA(split, axis_chunks(n, &in[0].shape, in[0].data, out, n->n_out, 0))
 
 static so_status view_copy(const so_tensor *in, so_tensor *out)
 {
@@ -247,11 +283,11 @@ static so_status view_copy(const so_tensor *in, so_tensor *out)
     return SO_OK;
 }
 
-so_status so_ref_flatten(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
-so_status so_ref_reshape(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
-so_status so_ref_squeeze(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
-so_status so_ref_unsqueeze(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
-so_status so_ref_identity(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; (void)n; return view_copy(in, out); }
+REF_VIA(flatten, view_copy(in, out))
+REF_VIA(reshape, view_copy(in, out))
+REF_VIA(squeeze, view_copy(in, out))
+REF_VIA(unsqueeze, view_copy(in, out))
+REF_VIA(identity, view_copy(in, out))
 
 /* out[i] = in[sum idx_d * st[d]] over the output's index space (strides may be 0 or permuted). */
 static void strided_copy(const void *in, void *out, const so_shape *os, const int64_t *st, size_t es)
@@ -389,7 +425,7 @@ so_status so_ref_gatherelements(const so_graph *g, const so_node *n, const so_te
 }
 
 /* DepthToSpace (DCR: channel = (by*b + bx)*C' + c; CRD: c*b*b + by*b + bx) and SpaceToDepth (DCR). */
-static void depth_space(const so_node *n, const float *X, float *Y, const so_shape *big, int to_space)
+static so_status depth_space(const so_node *n, const float *X, float *Y, const so_shape *big, int to_space)
 {
     /* big: the [N, C', H*b, W*b] side; the depth side is [N, C'*b*b, H, W] */
     const int64_t b = n->attr->kernel[0], N = big->dim[0], Cs = big->dim[1], Hb = big->dim[2], Wb = big->dim[3];
@@ -404,21 +440,11 @@ static void depth_space(const so_node *n, const float *X, float *Y, const so_sha
                     if (to_space) Y[so] = X[dof];
                     else Y[dof] = X[so];
                 }
-}
-
-so_status so_ref_depthtospace(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    depth_space(n, in[0].data, out[0].data, &out[0].shape, 1);
     return SO_OK;
 }
 
-so_status so_ref_spacetodepth(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    depth_space(n, in[0].data, out[0].data, &in[0].shape, 0);
-    return SO_OK;
-}
+REF_VIA(depthtospace, depth_space(n, in[0].data, out[0].data, &out[0].shape, 1))
+REF_VIA(spacetodepth, depth_space(n, in[0].data, out[0].data, &in[0].shape, 0))
 
 /* out[off] combined with update u[ui] by reduction mode (0 none, 1 add, 2 mul, 3 max, 4 min) of the
    scatter operators; wide: int64 elements (wrap-around add and mul), else float. */

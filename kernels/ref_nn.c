@@ -1,4 +1,4 @@
-/* ref_nn.c - reference kernels of linear algebra, convolution, normalisation, pooling, reductions, softmax and recurrent operators. */
+/* ref_nn.c - reference kernels of linear algebra, convolution, normalisation, pooling, reductions and softmax (the recurrent ones: ref_rnn.c). */
 #include "ref_priv.h"
 
 #include <math.h>
@@ -301,17 +301,8 @@ static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, i
     return SO_OK;
 }
 
-so_status so_ref_reducemean(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    return reduce(n, in, out, RED_MEAN);
-}
-
-so_status so_ref_reducesum(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    return reduce(n, in, out, RED_SUM);
-}
+REF_VIA(reducemean, reduce(n, in, out, RED_MEAN))
+REF_VIA(reducesum, reduce(n, in, out, RED_SUM))
 
 so_status so_ref_layernorm(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
@@ -341,84 +332,18 @@ so_status so_ref_layernorm(const so_graph *g, const so_node *n, const so_tensor 
     return SO_OK;
 }
 
-/* ---------------- recurrent ---------------- */
-
-static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
-
-so_status so_ref_lstm(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    const so_attr *a = n->attr;
-    const int64_t T = in[0].shape.dim[0], NB = in[0].shape.dim[1], I = in[0].shape.dim[2];
-    const int64_t D = a->direction == 2 ? 2 : 1, H = in[2].shape.dim[2];
-#define OPT(k) (n->n_in > (k) && in[k].data ? (const void *)in[k].data : NULL)
-    const float *X = in[0].data, *Wt = in[1].data, *Rt = in[2].data, *Bt = OPT(3), *H0 = OPT(5), *C0 = OPT(6), *Pt = OPT(7);
-    const void *SL = OPT(4);
-    const int sl_i64 = SL && in[4].shape.dtype == SO_I64;
-#undef OPT
-    float *Y = out[0].data, *YH = n->n_out > 1 ? out[1].data : NULL, *YC = n->n_out > 2 ? out[2].data : NULL;
-    double *buf = malloc((size_t)(6 * H) * sizeof *buf);
-    if (!buf) return ref_fail(g, n, "out of memory");
-    double *gt = buf, *h = buf + 4 * H, *c = buf + 5 * H;
-    memset(Y, 0, (size_t)(T * D * NB * H) * sizeof *Y);
-    for (int64_t d = 0; d < D; d++) {
-        const int reverse = a->direction == 1 || d == 1;
-        const float *W = Wt + d * 4 * H * I, *R = Rt + d * 4 * H * H;
-        const float *B = Bt ? Bt + d * 8 * H : NULL, *P = Pt ? Pt + d * 3 * H : NULL;
-        for (int64_t b = 0; b < NB; b++) {
-            int64_t L = T;
-            if (SL) {
-                float lf = sl_i64 ? 0.0f : ((const float *)SL)[b];
-                L = sl_i64 ? ((const int64_t *)SL)[b] : (lf >= 0.0f && lf <= (float)T) ? (int64_t)lf : T;
-            }
-            if (L < 0) L = 0;
-            if (L > T) L = T;
-            for (int64_t j = 0; j < H; j++) {
-                h[j] = H0 ? H0[(d * NB + b) * H + j] : 0.0;
-                c[j] = C0 ? C0[(d * NB + b) * H + j] : 0.0;
-            }
-            for (int64_t s = 0; s < L; s++) {
-                const int64_t t = reverse ? L - 1 - s : s;
-                const float *x = X + (t * NB + b) * I;
-                for (int64_t r = 0; r < 4 * H; r++) {
-                    double acc = B ? (double)B[r] + (double)B[4 * H + r] : 0.0;
-                    for (int64_t k = 0; k < I; k++) acc += (double)W[r * I + k] * x[k];
-                    for (int64_t k = 0; k < H; k++) acc += (double)R[r * H + k] * h[k];
-                    gt[r] = acc;
-                }
-                for (int64_t j = 0; j < H; j++) {
-                    /* ONNX gate order: i, o, f, c; peepholes P: i, o, f */
-                    double gi = sigm(gt[j] + (P ? P[j] * c[j] : 0.0));
-                    double gf = sigm(gt[2 * H + j] + (P ? P[2 * H + j] * c[j] : 0.0));
-                    double gc = tanh(gt[3 * H + j]);
-                    double cn = gf * c[j] + gi * gc;
-                    double go = sigm(gt[H + j] + (P ? P[H + j] * cn : 0.0));
-                    c[j] = cn;
-                    h[j] = go * tanh(cn);
-                }
-                for (int64_t j = 0; j < H; j++) Y[((t * D + d) * NB + b) * H + j] = (float)h[j];
-            }
-            for (int64_t j = 0; j < H; j++) {
-                if (YH) YH[(d * NB + b) * H + j] = (float)h[j];
-                if (YC) YC[(d * NB + b) * H + j] = (float)c[j];
-            }
-        }
-    }
-    free(buf);
-    return SO_OK;
-}
-
-so_status so_ref_reducemax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_MAX); }
-so_status so_ref_reducemin(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_MIN); }
-so_status so_ref_reduceprod(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_PROD); }
-so_status so_ref_reducel1(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_L1); }
-so_status so_ref_reducel2(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_L2); }
-so_status so_ref_reducesumsquare(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_SUMSQ); }
-so_status so_ref_reducelogsum(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_LOGSUM); }
-so_status so_ref_reducelogsumexp(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out) { (void)g; return reduce(n, in, out, RED_LOGSUMEXP); }
+REF_VIA(reducemax, reduce(n, in, out, RED_MAX))
+REF_VIA(reducemin, reduce(n, in, out, RED_MIN))
+REF_VIA(reduceprod, reduce(n, in, out, RED_PROD))
+REF_VIA(reducel1, reduce(n, in, out, RED_L1))
+REF_VIA(reducel2, reduce(n, in, out, RED_L2))
+REF_VIA(reducesumsquare, reduce(n, in, out, RED_SUMSQ))
+REF_VIA(reducelogsum, reduce(n, in, out, RED_LOGSUM))
+REF_VIA(reducelogsumexp, reduce(n, in, out, RED_LOGSUMEXP))
 
 /* LogSoftmax (log of Softmax, computed as x - max - log(sum(exp(x - max)))) and Hardmax (1 at the
    first maximum) along attr.axis */
-static void softmax_like(const so_node *n, const so_tensor *in, so_tensor *out, int hard)
+static so_status softmax_like(const so_node *n, const so_tensor *in, so_tensor *out, int hard)
 {
     const so_shape *s = &in[0].shape;
     const int axis = n->attr->axis;
@@ -442,25 +367,15 @@ static void softmax_like(const so_node *n, const so_tensor *in, so_tensor *out, 
             const double ls = log(sum);
             for (int64_t d = 0; d < D; d++) y[d * inner] = (float)((double)x[d * inner] - m - ls);
         }
-}
-
-so_status so_ref_logsoftmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    softmax_like(n, in, out, 0);
     return SO_OK;
 }
 
-so_status so_ref_hardmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    softmax_like(n, in, out, 1);
-    return SO_OK;
-}
+REF_VIA(logsoftmax, softmax_like(n, in, out, 0))
+REF_VIA(hardmax, softmax_like(n, in, out, 1))
 
 /* ArgMax / ArgMin along attr.axis into int64; attr.mode = select_last_index. NaN counts as larger
    than everything for ArgMax and smaller for ArgMin (the first NaN wins), as numpy. */
-static void arg_extreme(const so_node *n, const so_tensor *in, so_tensor *out, int want_min)
+static so_status arg_extreme(const so_node *n, const so_tensor *in, so_tensor *out, int want_min)
 {
     const so_shape *s = &in[0].shape;
     const int axis = n->attr->axis, last = n->attr->mode;
@@ -479,21 +394,11 @@ static void arg_extreme(const so_node *n, const so_tensor *in, so_tensor *out, i
             }
             Y[o * inner + i] = best;
         }
-}
-
-so_status so_ref_argmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    arg_extreme(n, in, out, 0);
     return SO_OK;
 }
 
-so_status so_ref_argmin(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    arg_extreme(n, in, out, 1);
-    return SO_OK;
-}
+REF_VIA(argmax, arg_extreme(n, in, out, 0))
+REF_VIA(argmin, arg_extreme(n, in, out, 1))
 
 /* NegativeLogLikelihoodLoss: loss[n,d] = -input[n, t, d] * w[t] (0 where t == ignore_index); mean
    divides the sum by the sum of the weights used. */

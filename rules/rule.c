@@ -159,6 +159,9 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_convtranspose3d key_ints
 #define key_maxpool3d key_ints
 #define key_avgpool3d key_ints
+#define key_reversesequence key_none
+#define key_maxpoolidx key_none
+#define key_maxunpool key_none
 #define key_gridsample key_ints
 #define key_scatternd key_none
 
@@ -1524,6 +1527,9 @@ typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *o
 #define sym_convtranspose3d sym_unknown
 #define sym_maxpool3d sym_unknown
 #define sym_avgpool3d sym_unknown
+#define sym_reversesequence sym_unknown
+#define sym_maxpoolidx sym_unknown
+#define sym_maxunpool sym_unknown
 #define sym_gridsample sym_unknown
 #define sym_scatternd sym_unknown
 

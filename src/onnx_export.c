@@ -457,7 +457,12 @@ static so_status exp_resize(ectx *cx)
     }
     a_str(x, n, "coordinate_transformation_mode", so_resize_coord_names[a->ints[0]]);
     if (a->mode == 0) a_str(x, n, "nearest_mode", so_resize_nearest_names[a->ints[1]]);
-    n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
+    if (a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE && a->n_ints >= 12) {
+        const float roi[8] = {0, 0, so_bits_to_f32(a->ints[7]), so_bits_to_f32(a->ints[8]), 1, 1, so_bits_to_f32(a->ints[9]), so_bits_to_f32(a->ints[10])};
+        n_in(n, init_f32v(x, base, "_roi", roi, 8));
+        if (so_bits_to_f32(a->ints[11]) != 0.0f) a_float(x, n, "extrapolation_value", so_bits_to_f32(a->ints[11]));
+    } else
+        n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
     if (a->ints[2]) {
         const so_shape *o = &x->g->nodes[i].out[0];
         n_in(n, x->opset < 13 ? init_f32v(x, base, "_scales", NULL, 0) : "");
@@ -514,7 +519,7 @@ static so_status exp_maxpool(ectx *cx)
     a_ints32(x, n, "kernel_shape", a->kernel, 2);
     a_ints32(x, n, "strides", pst, 2);
     a_ints32(x, n, "pads", a->pad, 4);
-    if (op == SO_OP_MAXPOOL && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
+    if ((op == SO_OP_MAXPOOL || op == SO_OP_MAXPOOLIDX) && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
         if (x->opset < 10) return ex_err(x, "MaxPool dilations need opset >= 10");
         a_ints32(x, n, "dilations", a->dilation, 2);
     }
@@ -523,6 +528,25 @@ static so_status exp_maxpool(ectx *cx)
         a_int(x, n, "ceil_mode", 1);
     }
     if ((op == SO_OP_AVGPOOL || op == SO_OP_AVGPOOL_NCHWC) && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
+    if (op == SO_OP_MAXPOOLIDX) {
+        if (x->opset < 8) return ex_err(x, "MaxPool's Indices output needs opset >= 8");
+        if (a->mode) a_int(x, n, "storage_order", 1);
+    }
+    if (op == SO_OP_MAXUNPOOL) {
+        if (x->opset < 9) return ex_err(x, "MaxUnpool needs opset >= 9");
+        n_in(n, init_i64(x, base, "_output_shape", a->ints, 4));
+    }
+    return SO_OK;
+}
+
+#define exp_maxpoolidx exp_maxpool
+#define exp_maxunpool exp_maxpool
+
+static so_status exp_reversesequence(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "batch_axis", a->mode);
+    a_int(x, n, "time_axis", a->axis);
     return SO_OK;
 }
 

@@ -564,7 +564,7 @@ static so_status shape_resize(ctx *c)
     const so_shape *x = c->in[0];
     const so_attr *a = c->a;
     if (x->rank != 4) return fail(c, "input %s is not 4-D", S(x));
-    if ((a->n_ints != 5 && a->n_ints != 7) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
+    if ((a->n_ints != 5 && a->n_ints != 7 && !(a->n_ints == 12 && a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE)) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
         a->mode < 0 || a->mode > 2 || a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
         return fail(c, "invalid resize attributes");
     so_shape o = *x;
@@ -754,6 +754,48 @@ static so_status shape_pool3d(ctx *c)
 
 #define shape_maxpool3d shape_pool3d
 #define shape_avgpool3d shape_pool3d
+
+/* ---------------- sequence reversal, max pooling with indices, max unpooling ---------------- */
+
+static so_status shape_reversesequence(ctx *c)
+{
+    const so_shape *x = c->in[0], *l = c->in[1];
+    const so_attr *a = c->a;
+    if (x->rank < 2) return fail(c, "input %s must have rank >= 2", S(x));
+    if ((a->axis != 0 && a->axis != 1) || (a->mode != 0 && a->mode != 1) || a->axis == a->mode)
+        return fail(c, "time_axis %d and batch_axis %d must be 0 and 1", (int)a->axis, (int)a->mode);
+    if (l->dtype != SO_I64 || l->rank != 1 || l->dim[0] != x->dim[a->mode])
+        return fail(c, "sequence_lens %s must be int64 [%lld]", S(l), (long long)x->dim[a->mode]);
+    c->n->out[0] = *x;
+    return SO_OK;
+}
+
+static so_status shape_maxpoolidx(ctx *c)
+{
+    if (c->a->mode != 0 && c->a->mode != 1) return fail(c, "storage_order %d is not 0 or 1", (int)c->a->mode);
+    if (c->n->n_out != 2) return fail(c, "has %d outputs, expected 2", (int)c->n->n_out);
+    so_status st = pool(c, 1);
+    if (st != SO_OK) return st;
+    c->n->out[1] = c->n->out[0];
+    c->n->out[1].dtype = SO_I64;
+    return SO_OK;
+}
+
+static so_status shape_maxunpool(ctx *c)
+{
+    const so_shape *x = c->in[0], *ix = c->in[1];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0) || need_rank(c, 0, 4, "input")) return SO_ERR;
+    so_shape xi = *x;
+    xi.dtype = SO_I64;
+    if (!so_shape_eq(ix, &xi)) return fail(c, "indices %s must be int64 of the input's shape %s", S(ix), S(x));
+    if (a->n_ints != 4 || a->ints[0] != x->dim[0] || a->ints[1] != x->dim[1] || a->ints[2] < 1 || a->ints[3] < 1)
+        return fail(c, "output shape does not fit input %s", S(x));
+    so_shape o = mk(4, SO_F32);
+    for (int k = 0; k < 4; k++) o.dim[k] = a->ints[k];
+    c->n->out[0] = o;
+    return SO_OK;
+}
 
 /* ---------------- internal ---------------- */
 

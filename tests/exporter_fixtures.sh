@@ -82,5 +82,14 @@ while read -r name style m opts; do
         echo "$row"
     fi
 done <"$TMP/all.txt"
+if [ -n "$LAT" ]; then # what a run costs in each harness when the model does nothing: one Identity on 4 floats
+    $PY -c 'import onnx, sys; from onnx import helper as h, TensorProto as T
+g = h.make_graph([h.make_node("Identity", ["x"], ["y"])], "floor", [h.make_tensor_value_info("x", T.FLOAT, [1, 4])], [h.make_tensor_value_info("y", T.FLOAT, [1, 4])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)]); m.ir_version = 7; onnx.save(m, sys.argv[1])' "$TMP/floor.onnx"
+    f1=$($SO run "$TMP/floor.onnx" --json --iters "$ITERS" --warmup 5 --threads 1 2>/dev/null | ms)
+    f2=$(node tools/ort/ort_run.js "$TMP/floor.onnx" --json --iters "$ITERS" --warmup 5 --threads 1 --opt all 2>/dev/null | ms)
+    echo ""
+    echo "Per-run floor (a model of one Identity on 4 floats): superopt run $f1 ms, ONNX Runtime (onnxruntime-node) $f2 ms."
+fi
 echo "exporter fixtures: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -317,6 +317,15 @@ if $PY tests/make_unsupported.py "$TMP/un" >"$TMP/log" 2>&1; then
     done <"$TMP/un/list.txt"
 else bad "tests/make_unsupported.py" "$TMP/log"; fi
 
+# 10c. --layout none writes standard ONNX under the default (measured) cost too: the search does not place the
+#      generated layout rules' blocked operators either (before: squeezenet came out with ai.superopt nodes)
+if $SO data/squeezenet.onnx --layout none -o "$TMP/sq_none.onnx" -q >"$TMP/log" 2>&1 &&
+    $PY -c 'import onnx, sys; m = onnx.load(sys.argv[1]); bad = [n.op_type for n in m.graph.node if n.domain not in ("", "ai.onnx")]; sys.exit(1 if bad else 0)' "$TMP/sq_none.onnx" >>"$TMP/log" 2>&1 &&
+    node tools/ort/ort_run.js "$TMP/sq_none.onnx" --inputs data/squeezenet.in.bin --outputs "$TMP/sq_none.out" >>"$TMP/log" 2>&1 &&
+    $PY data/compare_outputs.py "$TMP/sq_none.out" data/squeezenet.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
+    ok "--layout none (measured cost): squeezenet written as standard ONNX, runs in ONNX Runtime, matches PyTorch"
+else bad "--layout none (measured cost): squeezenet written as standard ONNX, runs in ONNX Runtime, matches PyTorch" "$TMP/log"; fi
+
 # 11. reproducible measured costs (issue 18): a run with --cost-table T that makes T and two runs that
 #     read it write byte-identical models (budget-bound search: a time limit would make the explored
 #     set depend on speed); the second and third measure nothing; a table of another ISA level is refused

@@ -20,6 +20,11 @@ with Constant initial states and per-sequence lengths).
 3-D CNNs (video / volumetric, [N,C,D,H,W]) in two styles: tf2onnx (NDHWC input, Transposes, auto_pad SAME_UPPER on
 Conv and MaxPool) and PyTorch's opset-17 form of a 3-D CNN ("pt3d": explicit pads, dilations, groups,
 BatchNormalization, AveragePool with count_include_pad and ceil_mode, ConvTranspose with output_padding).
+tf2onnx's Resize forms: nearest with tf_half_pixel_for_nn (ResizeNearestNeighbor, half_pixel_centers) and
+bilinear tf_crop_and_resize with a region reaching outside the image (extrapolation_value); a bidirectional
+LSTM over sequences of different lengths as tf2onnx writes it (two forward LSTMs, the backward one between
+ReverseSequence nodes). PyTorch's MaxPool2d(return_indices=True) + MaxUnpool2d (a SegNet-style encoder/decoder,
+the unpooling back to an odd-sized map through output_shape).
 """
 import os
 import sys
@@ -372,6 +377,94 @@ def cnn3d(name, style, opset, cin, mid, d, hw):
          ["--dim", "%s=%d" % (sym, 1 + len(listing) % 2)])
 
 
+def tf_resize(name, opset, roi, sizes, extrap, nearest_mode):
+    nm = Namer()
+    nodes, inits = [], {}
+    sym = "unk__%d" % (900 + len(listing))
+    x = "input_1"
+    xt = nm("transpose")
+    nodes.append(helper.make_node("Transpose", [x], [xt], perm=[0, 3, 1, 2]))
+    empty_roi, sc = nm("roi"), nm("scales")
+    inits[empty_roi] = np.zeros(0, np.float32)
+    inits[sc] = np.array([1, 1, 2, 2], np.float32)
+    up = nm("ResizeNearestNeighbor")
+    nodes.append(helper.make_node("Resize", [xt, empty_roi, sc], [up], mode="nearest",
+                                  coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode=nearest_mode))
+    r, e, sz = nm("crop_roi"), nm("crop_scales"), nm("crop_sizes")
+    inits[r] = np.array(roi, np.float32)
+    inits[e] = np.zeros(0, np.float32)
+    inits[sz] = np.array(sizes, np.int64)
+    cr = nm("CropAndResize")
+    nodes.append(helper.make_node("Resize", [up, r, e, sz], [cr], mode="linear", coordinate_transformation_mode="tf_crop_and_resize",
+                                  extrapolation_value=extrap))
+    w = nm("kernel")
+    inits[w] = f32(4, sizes[1], 1, 1)
+    cv = nm("conv")
+    nodes.append(helper.make_node("Conv", [cr, w], [cv], kernel_shape=[1, 1]))
+    nodes.append(helper.make_node("Transpose", [cv], ["Identity:0"], perm=[0, 2, 3, 1]))
+    save(name, "tf2onnx", nodes, [helper.make_tensor_value_info(x, T.FLOAT, [sizes[0], 6, 7, sizes[1]])],
+         [helper.make_tensor_value_info("Identity:0", T.FLOAT, [sizes[0], sizes[2], sizes[3], 4])], inits, opset, [])
+
+
+def tf_bidir_reverse(name, opset, seq, feat, hidden):
+    nm = Namer()
+    nodes, inits = [], {}
+    batch = 3
+    x, lens = "input_1", "seq_lens"
+    inits[lens] = np.array([seq, seq - 2, 2], np.int64)  # the lengths as a constant: seeded integer inputs would be 0
+    xt = nm("transpose")
+    nodes.append(helper.make_node("Transpose", [x], [xt], perm=[1, 0, 2]))  # [N,T,I] -> [T,N,I]
+    outs = []
+    for dname in ("fw", "bw"):
+        w, r, b = nm(dname + "_W"), nm(dname + "_R"), nm(dname + "_B")
+        inits[w], inits[r], inits[b] = f32(1, 4 * hidden, feat, scale=0.4), f32(1, 4 * hidden, hidden, scale=0.4), f32(1, 8 * hidden, scale=0.2)
+        src = xt
+        if dname == "bw":
+            src = nm("ReverseSequence")
+            nodes.append(helper.make_node("ReverseSequence", [xt, lens], [src], batch_axis=1, time_axis=0))
+        y = nm(dname + "_Y")
+        nodes.append(helper.make_node("LSTM", [src, w, r, b], [y], hidden_size=hidden))
+        sq = nm(dname + "_squeeze")
+        ax = nm("axes")
+        inits[ax] = np.array([1], np.int64)
+        nodes.append(helper.make_node("Squeeze", [y, ax], [sq]))  # [T,1,N,H] -> [T,N,H]
+        if dname == "bw":
+            rv = nm("ReverseSequence")
+            nodes.append(helper.make_node("ReverseSequence", [sq, lens], [rv], batch_axis=1, time_axis=0))
+            sq = rv
+        outs.append(sq)
+    cat = nm("concat")
+    nodes.append(helper.make_node("Concat", outs, [cat], axis=2))
+    nodes.append(helper.make_node("Transpose", [cat], ["Identity:0"], perm=[1, 0, 2]))
+    save(name, "tf2onnx", nodes, [helper.make_tensor_value_info(x, T.FLOAT, [batch, seq, feat])],
+         [helper.make_tensor_value_info("Identity:0", T.FLOAT, [batch, seq, 2 * hidden])], inits, opset, [])
+
+
+def pt_unpool(name, opset, c, hw):
+    nm = Namer()
+    nodes, inits = [], {}
+    x = "input"
+    w1, b1 = nm("enc.weight"), nm("enc.bias")
+    inits[w1], inits[b1] = f32(c, 3, 3, 3, scale=0.3), f32(c, scale=0.1)
+    c1 = nm("/enc/Conv_output_0")
+    nodes.append(helper.make_node("Conv", [x, w1, b1], [c1], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    p, idx = nm("/pool/MaxPool_output_0"), nm("/pool/MaxPool_output_1")
+    nodes.append(helper.make_node("MaxPool", [c1], [p, idx], kernel_shape=[2, 2], strides=[2, 2]))
+    w2 = nm("mid.weight")
+    inits[w2] = f32(c, c, 3, 3, scale=0.3)
+    c2 = nm("/mid/Conv_output_0")
+    nodes.append(helper.make_node("Conv", [p, w2], [c2], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    os_ = nm("output_shape")
+    inits[os_] = np.array([1, c, hw, hw], np.int64)
+    un = nm("/unpool/MaxUnpool_output_0")
+    nodes.append(helper.make_node("MaxUnpool", [c2, idx, os_], [un], kernel_shape=[2, 2], strides=[2, 2]))
+    w3 = nm("dec.weight")
+    inits[w3] = f32(2, c, 3, 3, scale=0.3)
+    nodes.append(helper.make_node("Conv", [un, w3], ["output"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    save(name, "pt18" if opset >= 18 else "torchscript-style", nodes, [helper.make_tensor_value_info(x, T.FLOAT, [1, 3, hw, hw])],
+         [helper.make_tensor_value_info("output", T.FLOAT, [1, 2, hw, hw])], inits, opset, [])
+
+
 k = 0
 for opset in (9, 10, 11):
     for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
@@ -398,6 +491,10 @@ recurrent("paddle_11_op11_rnn_bidir", "paddle", 11, "RNN", "bidirectional", 5, 3
 cnn3d("tf2onnx_13_op13_cnn3d", "tf2onnx", 13, 3, 8, 6, 12)
 cnn3d("pt3d_00_op17_cnn3d", "pt3d", 17, 3, 8, 7, 11)
 cnn3d("pt3d_01_op13_cnn3d", "pt3d", 13, 2, 6, 5, 9)
+tf_resize("tf2onnx_14_op13_crop_resize", 13, [0, 0, -0.1, 0.2, 1, 1, 1.15, 0.9], [1, 3, 9, 8], 0.5, "round_prefer_ceil")
+tf_resize("tf2onnx_15_op11_crop_resize", 11, [0, 0, 0.25, 0.0, 1, 1, 0.75, 1.0], [2, 2, 5, 1], 0.0, "floor")
+tf_bidir_reverse("tf2onnx_16_op13_bilstm_reverse", 13, 6, 4, 5)
+pt_unpool("pt18_10_op18_unpool", 18, 4, 9)
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")
