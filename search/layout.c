@@ -158,6 +158,30 @@ static int elementwise_blockable(const so_graph *g, const so_node *n)
     return 1;
 }
 
+/* The AveragePool that is Pad node i's only user when the pair is one blocked avgpool: a constant-0 Pad of the
+   spatial dims of a rank-4 value (pads >= 0), the pool without pads of its own (as kernels/fuse.c's pad + pool
+   fusion: the padded zeros count in the divisor, count_include_pad). -1 otherwise. Inception-v3's branch_pool
+   (pads 1) and DenseNet's transitions (an all-zero Pad) then stay blocked. */
+static int32_t pad_pool(const so_graph *g, const int32_t *uses, int32_t i)
+{
+    const so_node *n = &g->nodes[i];
+    if (n->op != SO_OP_PAD || n->attr->mode != 0 || uses[i] != 1 || n->n_in < 1 || n->in[0].slot != 0 || shape_of(g, n->in[0])->rank != 4 || n->attr->value != 0.f ||
+        n->attr->n_ints < 8)
+        return -1;
+    const int64_t *q = n->attr->ints; /* begin[0..3], end[0..3] */
+    if (q[0] || q[1] || q[4] || q[5] || q[2] < 0 || q[3] < 0 || q[6] < 0 || q[7] < 0) return -1;
+    for (int32_t u = i + 1; u < g->n_nodes; u++) {
+        const so_node *un = &g->nodes[u];
+        for (int k = 0; k < un->n_in; k++)
+            if (un->in[k].node == i) {
+                const so_attr *pa = un->attr;
+                if (un->op != SO_OP_AVGPOOL || k != 0 || un->out[0].rank != 4 || pa->pad[0] || pa->pad[1] || pa->pad[2] || pa->pad[3]) return -1;
+                return u;
+            }
+    }
+    return -1;
+}
+
 so_status so_layout_fold_bn(const so_graph *g, int b, so_graph **out, int32_t *n_folded)
 {
     lctx c = {.g = g, .b = b};
@@ -266,6 +290,21 @@ so_status so_layout_nchwc(const so_graph *g, int b, const char *keep, so_graph *
             if (add_node(&c, bop, in, 1, 1, n->attr, -1, n->name, &id) != SO_OK) goto done;
             c.blk[i] = (so_edge){id, 0};
             c.chans[i] = n->out[0].dim[1];
+            st->pools++;
+            continue;
+        }
+        int32_t pu;
+        if (blocked_in && (pu = pad_pool(g, uses, i)) >= 0) { /* Pad + AveragePool: one blocked avgpool with the pads */
+            so_attr a = *g->nodes[pu].attr;
+            const int64_t *q = n->attr->ints;
+            a.pad[0] = q[2], a.pad[1] = q[3], a.pad[2] = q[6], a.pad[3] = q[7];
+            if (q[2] || q[3] || q[6] || q[7]) a.count_include_pad = 1;
+            if (get_blk(&c, n->in[0], &in[0]) != SO_OK ||
+                add_node(&c, SO_OP_AVGPOOL_NCHWC, in, 1, 1, so_model_attr(c.ng->model, &a), -1, g->nodes[pu].name, &id) != SO_OK)
+                goto done;
+            c.blk[i] = (so_edge){id, 0}; /* the Pad's only user reads the pool's output: mapped through bn_of */
+            c.chans[i] = g->nodes[pu].out[0].dim[1];
+            bn_of[pu] = i;
             st->pools++;
             continue;
         }

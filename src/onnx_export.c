@@ -527,7 +527,7 @@ static so_status exp_maxpool(ectx *cx)
         if (x->opset < 10) return ex_err(x, "ceil_mode needs opset >= 10");
         a_int(x, n, "ceil_mode", 1);
     }
-    if (op == SO_OP_AVGPOOL && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
+    if ((op == SO_OP_AVGPOOL || op == SO_OP_AVGPOOL_NCHWC) && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
     if (op == SO_OP_MAXPOOLIDX) {
         if (x->opset < 8) return ex_err(x, "MaxPool's Indices output needs opset >= 8");
         if (a->mode) a_int(x, n, "storage_order", 1);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -190,6 +191,70 @@ static void test_squeezenet(void **state)
     assert_int_equal(so_onnx_load("data/squeezenet.onnx", &m), SO_OK);
     check_model(m, 16, -1);
     so_model_free(m);
+}
+
+/* Pad (constant 0, spatial) + AveragePool without pads: one blocked avgpool with the Pad's pads counted
+   (count_include_pad), as Inception-v3's branch_pool (pads 1) and DenseNet's transitions (an all-zero Pad);
+   same outputs, also after an ONNX save and load (the exporter writes count_include_pad). A reflect Pad stays. */
+static void test_pad_avgpool(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < 3; kind++) { /* pads 1 (3x3 s1), all-zero pads (2x2 s2), reflect mode */
+        so_model *m = so_model_new("padpool");
+        m->inputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
+        m->outputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
+        m->n_inputs = m->n_outputs = 1;
+        m->inputs[0].name = "x";
+        const int64_t xd[4] = {1, 20, 9, 9}, wd[4] = {24, 20, 1, 1};
+        m->inputs[0].shape = so_shape_make(4, xd);
+        so_graph *g = so_graph_new(m);
+        m->graph = g;
+        int32_t x = so_graph_add(g, SO_OP_INPUT, NULL, 0, 1, NULL, 0, NULL);
+        assert_int_equal(so_graph_infer(g, x), SO_OK);
+        float *w = malloc(sizeof(float) * 24 * 20);
+        for (int j = 0; j < 24 * 20; j++) w[j] = (float)(j % 7 - 3) * 0.1f;
+        int32_t wn = so_graph_add(g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(m, "w", so_shape_make(4, wd), w), NULL);
+        assert_int_equal(so_graph_infer(g, wn), SO_OK);
+        so_edge ci[2] = {{x, 0}, {wn, 0}};
+        so_attr ca = {0};
+        ca.kernel[0] = ca.kernel[1] = 1;
+        int32_t cv = so_graph_add(g, SO_OP_CONV, ci, 2, 1, so_model_attr(m, &ca), -1, "conv");
+        assert_int_equal(so_graph_infer(g, cv), SO_OK);
+        so_attr pa = {0};
+        pa.n_ints = 8, pa.mode = kind == 2;
+        if (kind != 1) pa.ints[2] = pa.ints[3] = pa.ints[6] = pa.ints[7] = 1;
+        so_edge pi = {cv, 0};
+        int32_t pd = so_graph_add(g, SO_OP_PAD, &pi, 1, 1, so_model_attr(m, &pa), -1, "pad");
+        assert_int_equal(so_graph_infer(g, pd), SO_OK);
+        so_attr aa = {0};
+        aa.kernel[0] = aa.kernel[1] = kind == 1 ? 2 : 3;
+        aa.stride[0] = aa.stride[1] = kind == 1 ? 2 : 1;
+        so_edge ai = {pd, 0};
+        int32_t ap = so_graph_add(g, SO_OP_AVGPOOL, &ai, 1, 1, so_model_attr(m, &aa), -1, "pool");
+        assert_int_equal(so_graph_infer(g, ap), SO_OK);
+        g->outputs[0] = (so_edge){ap, 0};
+        m->outputs[0].name = "y";
+        so_graph *lg = NULL;
+        so_layout_stats st;
+        assert_int_equal(so_layout_nchwc(g, 8, NULL, &lg, &st), SO_OK);
+        assert_int_equal(count_op(lg, SO_OP_PAD), kind == 2);
+        assert_int_equal(count_op(lg, SO_OP_AVGPOOL_NCHWC), kind != 2);
+        for (int32_t i = 0; i < lg->n_nodes; i++)
+            if (lg->nodes[i].op == SO_OP_AVGPOOL_NCHWC) assert_int_equal(lg->nodes[i].attr->count_include_pad, kind == 0);
+        assert_true(max_diff_graphs(g, lg) <= 1e-5);
+        char path[] = "/tmp/test_layout_padpool_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(so_onnx_save(lg, path), SO_OK);
+        so_model *m2 = NULL;
+        assert_int_equal(so_onnx_load(path, &m2), SO_OK);
+        unlink(path);
+        assert_true(max_diff_graphs(g, m2->graph) <= 1e-5);
+        so_model_free(m2);
+        so_graph_free(lg);
+        so_model_free(m);
+    }
 }
 
 /* keep: convs left in NCHW. All kept: no layout op at all; every other one kept: the rest blocked, same outputs;
@@ -396,6 +461,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keep_and_fold),
+        cmocka_unit_test(test_pad_avgpool),
         cmocka_unit_test(test_resnet_small),
         cmocka_unit_test(test_squeezenet),
         cmocka_unit_test(test_mobile_block),
