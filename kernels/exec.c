@@ -1084,6 +1084,7 @@ static int64_t flops_pool3d(const so_graph *g, const so_node *n, int64_t out)
 #define flops_reversesequence flops_per_output
 #define flops_maxpoolidx flops_pool
 #define flops_maxunpool flops_per_output
+#define flops_roialign flops_per_output
 
 #define flops_lrn flops_per_output
 #define flops_scatterelements flops_per_output

@@ -1254,6 +1254,30 @@ static int imp_maxunpool(bctx *cx)
     return onx_emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
 }
 
+/* RoiAlign, average mode: output size, sampling_ratio, spatial_scale, half_pixel (opset 16) or output_half_pixel */
+static int imp_roialign(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[32];
+    const char *s = onx_att_s(n, "mode", buf, sizeof buf);
+    if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if ((s && strcmp(s, "avg")) || xs.rank != 4 || onx_vshape(im, ins[2]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    s = onx_att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
+    a.mode = im->opset >= 16 ? 1 : 0;
+    if (s) {
+        if (!strcmp(s, "half_pixel")) a.mode = 1;
+        else if (!strcmp(s, "output_half_pixel")) a.mode = 0;
+        else return onx_node_err(im, "unknown coordinate_transformation_mode '%s'", s), SO_ERR;
+    }
+    int64_t oh = onx_att_i(n, "output_height", 1), ow = onx_att_i(n, "output_width", 1), sr = onx_att_i(n, "sampling_ratio", 0);
+    if (oh < 1 || ow < 1 || oh > INT32_MAX || ow > INT32_MAX || sr < 0 || sr > INT32_MAX) return onx_node_err(im, "invalid output size or sampling_ratio"), SO_ERR;
+    a.kernel[0] = (int32_t)oh, a.kernel[1] = (int32_t)ow;
+    a.n_ints = 1;
+    a.ints[0] = sr;
+    a.alpha = onx_att_f(n, "spatial_scale", 1.0f);
+    return onx_emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
+}
+
 static int imp_lrn(bctx *cx)
 {
     IMP_LOCALS;

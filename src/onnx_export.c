@@ -542,6 +542,19 @@ static so_status exp_maxpool(ectx *cx)
 #define exp_maxpoolidx exp_maxpool
 #define exp_maxunpool exp_maxpool
 
+static so_status exp_roialign(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 10) return ex_err(x, "RoiAlign needs opset >= 10");
+    if (a->mode && x->opset < 16) return ex_err(x, "RoiAlign with half_pixel coordinates needs opset >= 16");
+    if (x->opset >= 16) a_str(x, n, "coordinate_transformation_mode", a->mode ? "half_pixel" : "output_half_pixel");
+    a_int(x, n, "output_height", a->kernel[0]);
+    a_int(x, n, "output_width", a->kernel[1]);
+    a_int(x, n, "sampling_ratio", a->ints[0]);
+    a_float(x, n, "spatial_scale", a->alpha);
+    return SO_OK;
+}
+
 static so_status exp_reversesequence(ectx *cx)
 {
     EXP_LOCALS;
