@@ -565,6 +565,8 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_maxpoolidx GEN_NOT_IN_RULES
 #define gen_maxunpool GEN_NOT_IN_RULES
 #define gen_roialign GEN_NOT_IN_RULES
+#define gen_dft GEN_NOT_IN_RULES
+#define gen_stft GEN_NOT_IN_RULES
 #define gen_gridsample GEN_NOT_IN_RULES
 #define gen_scatternd GEN_NOT_IN_RULES
 

@@ -1278,6 +1278,56 @@ static int imp_roialign(bctx *cx)
     return onx_emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
 
+/* DFT (opset 17: axis attribute; 20: axis input): constant dft_length and axis */
+static int imp_dft(bctx *cx)
+{
+    IMP_LOCALS;
+    if (!x || xs.rank < 2) return SO_ERR_UNSUPPORTED;
+    int64_t ax = onx_att_i(n, "axis", 1), len;
+    int cnt = 0;
+    if (n_in > 2 && ins[2]) { /* opset 20: axis as an input */
+        if ((r = onx_const_ints(im, ins[2], &ax, 1, &cnt, "axis")) != SO_OK) return r;
+        if (cnt != 1) return onx_node_err(im, "axis must be a scalar"), SO_ERR;
+    } else if (im->opset >= 20)
+        ax = -2;
+    if (ax < 0) ax += xs.rank;
+    if (ax < 0 || ax >= xs.rank - 1) return onx_node_err(im, "axis %lld is not a signal axis", (long long)ax), SO_ERR;
+    a.axis = (int32_t)ax;
+    len = xs.dim[ax];
+    if (n_in > 1 && ins[1]) {
+        if ((r = onx_const_ints(im, ins[1], &len, 1, &cnt, "dft_length")) != SO_OK) return r;
+        if (cnt != 1 || len < 1) return onx_node_err(im, "invalid dft_length"), SO_ERR;
+    }
+    a.n_ints = 1;
+    a.ints[0] = len;
+    a.mode = (onx_att_i(n, "inverse", 0) != 0) | (onx_att_i(n, "onesided", 0) != 0) << 1;
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+/* STFT: constant frame_step and frame_length (or the window's length), optional window */
+static int imp_stft(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t step = 0, flen = 0;
+    int cnt = 0;
+    if (!x || n_in < 2 || !ins[1]) return onx_node_err(im, "needs a frame_step"), SO_ERR;
+    if ((r = onx_const_ints(im, ins[1], &step, 1, &cnt, "frame_step")) != SO_OK) return r;
+    val *win = n_in > 2 ? ins[2] : NULL;
+    if (n_in > 3 && ins[3]) {
+        if ((r = onx_const_ints(im, ins[3], &flen, 1, &cnt, "frame_length")) != SO_OK) return r;
+    } else if (win) {
+        so_shape ws = onx_vshape(im, win);
+        flen = ws.rank == 1 ? ws.dim[0] : 0;
+    }
+    if (step < 1 || flen < 1) return onx_node_err(im, "invalid frame_step %lld or frame_length %lld", (long long)step, (long long)flen), SO_ERR;
+    a.n_ints = 2;
+    a.ints[0] = step, a.ints[1] = flen;
+    a.mode = onx_att_i(n, "onesided", 1) != 0;
+    args[0] = x;
+    if (win) args[1] = win;
+    return onx_emit(im, op, args, win ? 2 : 1, 1, &a, nm, on, non, NULL);
+}
+
 static int imp_lrn(bctx *cx)
 {
     IMP_LOCALS;

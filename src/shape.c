@@ -799,6 +799,42 @@ static so_status shape_maxunpool(ctx *c)
 
 /* ---------------- internal ---------------- */
 
+/* ---------------- spectral ---------------- */
+
+static so_status shape_dft(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank < 2 || (x->dim[x->rank - 1] != 1 && x->dim[x->rank - 1] != 2)) return fail(c, "input %s must end in 1 (real) or 2 (complex)", S(x));
+    if (a->axis < 0 || a->axis >= x->rank - 1) return fail(c, "axis %d must be a signal axis of %s", (int)a->axis, S(x));
+    if (a->n_ints != 1 || a->ints[0] < 1) return fail(c, "invalid dft_length");
+    if ((a->mode & 3) == 3) return fail(c, "onesided inverse DFT is not defined");
+    so_shape o = *x;
+    o.dim[a->axis] = a->mode & 2 ? a->ints[0] / 2 + 1 : a->ints[0];
+    o.dim[x->rank - 1] = 2;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_stft(ctx *c)
+{
+    const so_shape *x = c->in[0], *w = c->in[1];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0) || need_f32(c, 1) || need_rank(c, 0, 3, "signal [B,L,1|2]")) return SO_ERR;
+    if (x->dim[2] != 1 && x->dim[2] != 2) return fail(c, "signal %s must end in 1 (real) or 2 (complex)", S(x));
+    if (a->n_ints != 2 || a->ints[0] < 1 || a->ints[1] < 1 || a->ints[1] > x->dim[1]) return fail(c, "frame_step / frame_length do not fit signal %s", S(x));
+    if (w && (w->rank != 1 || w->dim[0] != a->ints[1])) return fail(c, "window %s must be [%lld]", S(w), (long long)a->ints[1]);
+    if (a->mode && x->dim[2] == 2) return fail(c, "onesided STFT of a complex signal is not defined");
+    so_shape o = mk(4, SO_F32);
+    o.dim[0] = x->dim[0];
+    o.dim[1] = 1 + (x->dim[1] - a->ints[1]) / a->ints[0];
+    o.dim[2] = a->mode ? a->ints[1] / 2 + 1 : a->ints[1];
+    o.dim[3] = 2;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
 static so_status shape_roialign(ctx *c)
 {
     const so_shape *x = c->in[0], *r = c->in[1], *b = c->in[2];
