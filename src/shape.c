@@ -564,7 +564,7 @@ static so_status shape_resize(ctx *c)
     const so_shape *x = c->in[0];
     const so_attr *a = c->a;
     if (x->rank != 4) return fail(c, "input %s is not 4-D", S(x));
-    if ((a->n_ints != 5 && a->n_ints != 7 && !(a->n_ints == 12 && a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE)) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
+    if ((a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) != (a->n_ints == 12) || (a->n_ints != 5 && a->n_ints != 7 && a->n_ints != 12) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
         a->mode < 0 || a->mode > 2 || a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
         return fail(c, "invalid resize attributes");
     so_shape o = *x;
