@@ -52,6 +52,10 @@ typedef enum gen_kind {
     GK_NCHWC_OUT,    /* [n,k,h,w,b] -> [n,k*b,h,w] */
     GK_CONV_NCHWC,   /* conv on a blocked input, blocked output (stride 1, same padding, ungrouped) */
     GK_CONVB_NCHWC,  /* the same with a bias */
+    GK_MAXPOOL_NCHWC, /* max pooling on a blocked value (extended layout universes; window as GK_MAXPOOL's) */
+    GK_AVGPOOL_NCHWC, /* average pooling (pads counted) on a blocked value */
+    GK_GAP,          /* global average pooling [n,c,h,w] -> [n,c,1,1] */
+    GK_GAP_NCHWC,    /* global average pooling on a blocked value */
     GK_COUNT
 } gen_kind;
 
@@ -67,6 +71,9 @@ typedef struct gen_inst {
     int8_t act;      /* so_act for matmul/conv */
     int8_t axis;     /* concat/split axis */
     int8_t n_in, n_out;
+    int8_t stride;   /* conv / pool window stride (0: 1) */
+    int8_t valid;    /* conv / pool without padding (0: same padding, k/2) */
+    int8_t ceil;     /* pool ceil_mode (only without padding) */
     gen_type ct;     /* constants: concrete shape */
 } gen_inst;
 
@@ -113,6 +120,13 @@ void gen_universe_default(gen_universe *u);
    blocked forms, 1x1 and 3x3 kernels; reorders, blocked convs, convs, element-wise ops and
    channel concat. Its rules are the exact-blocking layout rules (RULES.md). */
 void gen_universe_layout(gen_universe *u, int block);
+/* Extended layout universes of block b: part 0 strided (stride 2) convs with their batchnorm folds,
+   part 1 pools (3x3 stride 2 max pooling, same-padded or ceil_mode unpadded; global average
+   pooling), each with the reorders and its blocked forms, on 6x9 planes. */
+void gen_universe_layout_ext(gen_universe *u, int block, int part);
+/* Output size of instance g's window (kernel k) over an input of size in: stride, padding (same
+   k/2 or none), ceil_mode; 0 if the window does not fit. */
+int gen_win_out(const gen_inst *g, int in, int k);
 /* Instances of every kind in kinds (bit mask of 1u << gen_kind) with acts {none, relu}. */
 void gen_universe_add_insts(gen_universe *u, uint32_t kinds);
 

@@ -72,7 +72,31 @@ int so_rule_has_layout(const so_rule *r)
     return 0;
 }
 
-/* Rule sort key: total nodes, source nodes, outputs, then the printed text without the id
+/* Does a rule hold an operator instance only the extended layout universes enumerate: a strided
+   (blocked) conv or pool, an unpadded or ceil_mode pool, a (blocked) global average pool, a
+   blocked pool? Only those rules are kept from them (the reorder round trips and the relu moves
+   they find again are the layout universe's). */
+static int rule_has_window(const so_rule *r)
+{
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int i = 0; i < p->n_nodes; i++) {
+            const so_rnode *n = &p->nodes[i];
+            const so_attr *a = &n->attr;
+            so_op op = n->op;
+            if (op == SO_OP_GLOBALAVGPOOL || op == SO_OP_GLOBALAVGPOOL_NCHWC || op == SO_OP_MAXPOOL_NCHWC || op == SO_OP_AVGPOOL_NCHWC)
+                return 1;
+            if ((op == SO_OP_CONV || op == SO_OP_CONV_NCHWC || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) &&
+                (a->stride[0] > 1 || a->stride[1] > 1))
+                return 1;
+            if ((op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && (a->ceil_mode || a->pad[0] == 0)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Rule sort key: layout class (none, layout, extended-layout window: each class after the previous,
+   so that adding rules of a later class renumbers none of an earlier one), total nodes, source nodes, outputs, then the printed text without the id
    line and proof time. */
 typedef struct rkey {
     int lay, na, ns, no;
@@ -98,7 +122,7 @@ void so_gen_sort(so_ruleset *rs)
         so_rule c = rs->rules[i];
         c.id = 0;
         c.proof_seconds = -1;
-        k[i].lay = so_rule_has_layout(&c);
+        k[i].lay = rule_has_window(&c) ? 2 : so_rule_has_layout(&c);
         k[i].na = c.src.n_nodes + c.dst.n_nodes;
         k[i].ns = c.src.n_nodes;
         k[i].no = c.n_outputs;
@@ -418,14 +442,17 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     if (rc != SO_OK || o->no_layout) return rc;
     /* the layout universes (exact blocking, blocks 8 and 16): small, so neither checkpointed nor
        written to the failed-candidates file; counts are added to the default universe's */
-    static const int blocks[2] = {8, 16};
-    for (int k = 0; k < 2; k++) {
+    /* per block: the layout universe, then the extended ones (strided convs + folds, pools) */
+    static const int blocks[6] = {8, 16, 8, 8, 16, 16}, parts[6] = {-1, -1, 0, 1, 0, 1};
+    for (int k = 0; k < 6; k++) {
         so_gen_options lo = *o;
         lo.ckpt_path = NULL;
         lo.failed_path = NULL;
-        gen_universe_layout(&u, blocks[k]);
-        char tag[32];
-        snprintf(tag, sizeof tag, "layout b=%d ", blocks[k]);
+        if (parts[k] < 0) gen_universe_layout(&u, blocks[k]);
+        else gen_universe_layout_ext(&u, blocks[k], parts[k]);
+        char tag[48];
+        if (parts[k] < 0) snprintf(tag, sizeof tag, "layout b=%d ", blocks[k]);
+        else snprintf(tag, sizeof tag, "layout-%s b=%d ", parts[k] ? "pool" : "stride", blocks[k]);
         so_ruleset rs;
         so_gen_stats ls;
         rc = gen_run_universe(&lo, &u, tag, &rs, &ls);
@@ -436,7 +463,8 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         /* only rules that mention a layout operator: the others (add commuting on rank-5 values)
            say nothing new */
         for (int32_t q = 0; q < rs.n_rules; q++)
-            if (so_rule_has_layout(&rs.rules[q])) so_ruleset_push(out, &rs.rules[q]);
+            if (parts[k] < 0 ? so_rule_has_layout(&rs.rules[q]) : rule_has_window(&rs.rules[q]))
+                so_ruleset_push(out, &rs.rules[q]);
         so_ruleset_free(&rs);
         st->graphs += ls.graphs, st->kept += ls.kept, st->bucketed += ls.bucketed, st->classes += ls.classes;
         st->collisions += ls.collisions, st->candidates += ls.candidates, st->after_trivial += ls.after_trivial;

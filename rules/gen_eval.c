@@ -93,6 +93,8 @@ static conv_memo_entry *conv_memo_find(int inst, const gen_type *it, uint32_t *c
 /* Same-padding stride-1 conv of x [N,C,H,W] with w [O,C/g,KH,KW] (+ bias), act applied. */
 static void conv_vals(const gen_type *x, const gen_type *w, const uint32_t *xv, const uint32_t *wv, const uint32_t *bv,
                       int act, uint32_t *y);
+static void conv_vals_win(const gen_inst *g, const gen_type *x, const gen_type *w, const uint32_t *xv, const uint32_t *wv,
+                          const uint32_t *bv, uint32_t *y);
 
 /* Blocked layout permutations (exact: C = Cb * b). */
 static void block_vals(const gen_type *x, int b, const uint32_t *xv, uint32_t *y, int inverse)
@@ -134,6 +136,67 @@ static void conv_vals(const gen_type *x, const gen_type *w, const uint32_t *xv, 
                     }
                 }
             }
+}
+
+/* conv with instance g's window (stride, same or no padding): plain loops, for the extended layout universes */
+static void conv_vals_win(const gen_inst *g, const gen_type *x, const gen_type *w, const uint32_t *xv, const uint32_t *wv,
+                          const uint32_t *bv, uint32_t *y)
+{
+    int N = x->dim[0], C = x->dim[1], H = x->dim[2], W = x->dim[3];
+    int O = w->dim[0], CG = w->dim[1], KH = w->dim[2], KW = w->dim[3];
+    int grp = C / CG, OG = O / grp, ph = g->valid ? 0 : KH / 2, pw = g->valid ? 0 : KW / 2, st = g->stride > 1 ? g->stride : 1;
+    int HO = gen_win_out(g, H, KH), WO = gen_win_out(g, W, KW);
+    for (int b = 0; b < N; b++)
+        for (int o = 0; o < O; o++) {
+            int gi = o / OG;
+            for (int r = 0; r < HO; r++)
+                for (int c = 0; c < WO; c++) {
+                    u128 acc = bv ? bv[o] : 0;
+                    for (int ci = 0; ci < CG; ci++)
+                        for (int ky = 0; ky < KH; ky++)
+                            for (int kx = 0; kx < KW; kx++) {
+                                int rr = r * st + ky - ph, cc = c * st + kx - pw;
+                                if (rr < 0 || rr >= H || cc < 0 || cc >= W) continue;
+                                acc += (uint64_t)xv[((int64_t)(b * C + gi * CG + ci) * H + rr) * W + cc] *
+                                       wv[(((int64_t)o * CG + ci) * KH + ky) * KW + kx];
+                            }
+                    y[((int64_t)(b * O + o) * HO + r) * WO + c] = apply_act(g->act, mred128(acc));
+                }
+        }
+}
+
+/* 3x3 max / average pooling with instance g's window over [planes, H, W] (padding skipped by max,
+   counted by average); out [planes, HO, WO]. */
+static void pool_vals(const gen_inst *g, int avg, int planes, int H, int W, const uint32_t *xv, uint32_t *y)
+{
+    int p0 = g->valid ? 0 : 1, st = g->stride > 1 ? g->stride : 1, HO = gen_win_out(g, H, 3), WO = gen_win_out(g, W, 3);
+    uint32_t inv9 = minv(9);
+    for (int p = 0; p < planes; p++)
+        for (int r = 0; r < HO; r++)
+            for (int c = 0; c < WO; c++) {
+                uint64_t acc = 0;
+                uint32_t mx = 0;
+                for (int dy = 0; dy < 3; dy++)
+                    for (int dx = 0; dx < 3; dx++) {
+                        int rr = r * st + dy - p0, cc = c * st + dx - p0;
+                        if (rr < 0 || rr >= H || cc < 0 || cc >= W) continue;
+                        uint32_t v = xv[((int64_t)p * H + rr) * W + cc];
+                        acc += v;
+                        if (v > mx) mx = v;
+                    }
+                y[((int64_t)p * HO + r) * WO + c] = avg ? mmul(mred(acc), inv9) : mx;
+            }
+}
+
+/* global average pooling over [planes, HW]: sum times the inverse of HW */
+static void gap_vals(int planes, int HW, const uint32_t *xv, uint32_t *y)
+{
+    uint32_t inv = minv((uint32_t)HW);
+    for (int p = 0; p < planes; p++) {
+        uint64_t acc = 0;
+        for (int i = 0; i < HW; i++) acc += xv[(int64_t)p * HW + i];
+        y[p] = mmul(mred(acc), inv);
+    }
 }
 
 void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t *const *iv, const gen_type *ot,
@@ -181,7 +244,8 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
             memcpy(y, me->data + me->n_key, (size_t)n * sizeof *y);
             break;
         }
-        conv_vals(x, w, iv[0], iv[1], g->kind == GK_CONVB ? iv[2] : NULL, g->act, y);
+        if (g->stride > 1 || g->valid) conv_vals_win(g, x, w, iv[0], iv[1], g->kind == GK_CONVB ? iv[2] : NULL, y);
+        else conv_vals(x, w, iv[0], iv[1], g->kind == GK_CONVB ? iv[2] : NULL, g->act, y);
         if (me) {
             memcpy(me->data + me->n_key, y, (size_t)n * sizeof *y);
             me->valid = 1;
@@ -198,14 +262,15 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
     case GK_CONVB_NCHWC: {
         /* by definition: block(conv(unblock(x))) */
         int b = u->block;
-        gen_type xp = it[0], yp = it[0];
+        gen_type xp = it[0], yp = ot[0];
         xp.rank = yp.rank = 4;
         xp.dim[1] = (int16_t)(it[0].dim[1] * b);
         yp.dim[1] = it[1].dim[0];
         xp.dim[4] = yp.dim[4] = 0;
         uint32_t *xu = so_xmalloc((size_t)gen_numel(&xp) * sizeof *xu), *yu = so_xmalloc((size_t)n * sizeof *yu);
         block_vals(&xp, b, iv[0], xu, 1);
-        conv_vals(&xp, &it[1], xu, iv[1], g->kind == GK_CONVB_NCHWC ? iv[2] : NULL, g->act, yu);
+        if (g->stride > 1 || g->valid) conv_vals_win(g, &xp, &it[1], xu, iv[1], g->kind == GK_CONVB_NCHWC ? iv[2] : NULL, yu);
+        else conv_vals(&xp, &it[1], xu, iv[1], g->kind == GK_CONVB_NCHWC ? iv[2] : NULL, g->act, yu);
         block_vals(&yp, b, yu, y, 0);
         free(xu);
         free(yu);
@@ -230,26 +295,30 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
         for (int64_t i = 0; i < n; i++) y[i] = nonlin(iv[0][i], SALT_TANH);
         break;
     case GK_AVGPOOL:
-    case GK_MAXPOOL: {
-        int NC = it[0].dim[0] * it[0].dim[1], H = it[0].dim[2], W = it[0].dim[3];
-        uint32_t inv9 = minv(9);
-        for (int p = 0; p < NC; p++)
-            for (int r = 0; r < H; r++)
-                for (int c = 0; c < W; c++) {
-                    uint64_t acc = 0;
-                    uint32_t mx = 0;
-                    for (int dy = -1; dy <= 1; dy++)
-                        for (int dx = -1; dx <= 1; dx++) {
-                            int rr = r + dy, cc = c + dx;
-                            if (rr < 0 || rr >= H || cc < 0 || cc >= W) continue;
-                            uint32_t v = iv[0][(p * H + rr) * W + cc];
-                            acc += v;
-                            if (v > mx) mx = v;
-                        }
-                    y[(p * H + r) * W + c] = g->kind == GK_AVGPOOL ? mmul(mred(acc), inv9) : mx;
-                }
+    case GK_MAXPOOL:
+        pool_vals(g, g->kind == GK_AVGPOOL, it[0].dim[0] * it[0].dim[1], it[0].dim[2], it[0].dim[3], iv[0], y);
+        break;
+    case GK_AVGPOOL_NCHWC:
+    case GK_MAXPOOL_NCHWC:
+    case GK_GAP_NCHWC: {
+        /* by definition: block(pool(unblock(x))) */
+        int b = u->block;
+        gen_type xp = it[0], yp = ot[0];
+        xp.rank = yp.rank = 4;
+        xp.dim[1] = yp.dim[1] = (int16_t)(it[0].dim[1] * b);
+        xp.dim[4] = yp.dim[4] = 0;
+        uint32_t *xu = so_xmalloc((size_t)gen_numel(&xp) * sizeof *xu), *yu = so_xmalloc((size_t)n * sizeof *yu);
+        block_vals(&xp, b, iv[0], xu, 1);
+        if (g->kind == GK_GAP_NCHWC) gap_vals(xp.dim[0] * xp.dim[1], xp.dim[2] * xp.dim[3], xu, yu);
+        else pool_vals(g, g->kind == GK_AVGPOOL_NCHWC, xp.dim[0] * xp.dim[1], xp.dim[2], xp.dim[3], xu, yu);
+        block_vals(&yp, b, yu, y, 0);
+        free(xu);
+        free(yu);
         break;
     }
+    case GK_GAP:
+        gap_vals(it[0].dim[0] * it[0].dim[1], it[0].dim[2] * it[0].dim[3], iv[0], y);
+        break;
     case GK_CONCAT: {
         int ax = g->axis;
         int64_t outer = 1, in0 = 1, in1 = 1;

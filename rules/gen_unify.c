@@ -192,6 +192,15 @@ typedef struct sshp {
     lx d[5];
 } sshp;
 
+/* Plane dims of a strided or unpadded window's output: a fresh symbol each (its value the concrete
+   size), since a sum of symbols cannot state floor((h + 2p - k) / s) + 1; rules print only their
+   inputs' shapes, and rule.c derives these dims again from the attributes. */
+static void win_dims(unif *U, const gen_inst *gi, const gen_type *ot, sshp *o)
+{
+    if (gi->stride <= 1 && !gi->valid) return;
+    for (int k = 2; k < 4; k++) o->d[k] = lx_sym(new_sym(U, ot->dim[k]));
+}
+
 /* Symbolic shapes of one graph's tensors (vars shared through vs). */
 static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const gen_eval *ev, sshp *ts)
 {
@@ -251,6 +260,7 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             o->d[1] = in[1].d[0];
             o->d[2] = in[0].d[2];
             o->d[3] = in[0].d[3];
+            win_dims(U, gi, &ev->type[base], o);
             break;
         }
         case GK_NCHWC_IN:
@@ -275,6 +285,7 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             if (gi->kind == GK_CONVB_NCHWC) unify(U, in[2].d[0], in[1].d[0]);
             *o = in[0];
             o->d[1] = lx_divm(U, resolve(U, in[1].d[0]), u->block);
+            win_dims(U, gi, &ev->type[base], o);
             break;
         case GK_ENLARGE:
             unify(U, in[0].d[2], lx_c(it[0]->dim[2]));
@@ -284,7 +295,13 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             o->d[3] = lx_c(3);
             break;
         case GK_RELU: case GK_SIGMOID: case GK_TANH: case GK_AVGPOOL: case GK_MAXPOOL:
+        case GK_AVGPOOL_NCHWC: case GK_MAXPOOL_NCHWC:
             *o = in[0];
+            win_dims(U, gi, &ev->type[base], o);
+            break;
+        case GK_GAP: case GK_GAP_NCHWC:
+            *o = in[0];
+            o->d[2] = o->d[3] = lx_c(1);
             break;
         case GK_CONCAT:
             for (int k = 0; k < in[0].rank; k++)
@@ -443,12 +460,12 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
         case GK_CONV:
         case GK_CONVB:
         case GK_CONV_NCHWC:
-        case GK_CONVB_NCHWC: { /* stride 1, same padding; a blocked conv is ungrouped */
+        case GK_CONVB_NCHWC: { /* the instance's stride, same padding unless valid; a blocked conv is ungrouped */
             const gen_type *w = &ev->type[nd->in[1]];
-            at->stride[0] = at->stride[1] = 1;
+            at->stride[0] = at->stride[1] = gi->stride > 1 ? gi->stride : 1;
             at->dilation[0] = at->dilation[1] = 1;
-            at->pad[0] = at->pad[2] = w->dim[2] / 2;
-            at->pad[1] = at->pad[3] = w->dim[3] / 2;
+            at->pad[0] = at->pad[2] = gi->valid ? 0 : w->dim[2] / 2;
+            at->pad[1] = at->pad[3] = gi->valid ? 0 : w->dim[3] / 2;
             at->group = it0->rank == 5 ? 1 : it0->dim[1] / w->dim[1];
             at->act = gi->act;
             break;
@@ -467,17 +484,22 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
         }
 
         case GK_AVGPOOL:
+        case GK_AVGPOOL_NCHWC:
             at->kernel[0] = at->kernel[1] = 3;
-            at->stride[0] = at->stride[1] = 1;
-            at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = 1;
+            at->stride[0] = at->stride[1] = gi->stride > 1 ? gi->stride : 1;
+            at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = gi->valid ? 0 : 1;
             at->count_include_pad = 1;
+            at->ceil_mode = gi->ceil;
             break;
         case GK_MAXPOOL:
+        case GK_MAXPOOL_NCHWC:
             at->kernel[0] = at->kernel[1] = 3;
-            at->stride[0] = at->stride[1] = 1;
-            at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = 1;
+            at->stride[0] = at->stride[1] = gi->stride > 1 ? gi->stride : 1;
+            at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = gi->valid ? 0 : 1;
             at->dilation[0] = at->dilation[1] = 1;
+            at->ceil_mode = gi->ceil;
             break;
+        case GK_GAP: case GK_GAP_NCHWC: break; /* no attributes */
         case GK_CONCAT: at->axis = gi->axis; break;
         case GK_SPLIT: {
             at->axis = gi->axis;

@@ -61,6 +61,16 @@ static void add_inst(gen_universe *u, int kind, int act, int axis, int n_in, int
     if (n > u->elems_max) u->elems_max = (int)n;
 }
 
+/* An instance with a window: stride (1 or 2), valid (no padding) and ceil_mode (pools, no padding). */
+static void add_inst_win(gen_universe *u, int kind, int n_in, int stride, int valid, int ceil)
+{
+    add_inst(u, kind, SO_ACT_NONE, 0, n_in, 1, T(0, 0, 0, 0, 0));
+    gen_inst *g = &u->insts[u->n_insts - 1];
+    g->stride = (int8_t)stride;
+    g->valid = (int8_t)valid;
+    g->ceil = (int8_t)ceil;
+}
+
 void gen_universe_add_insts(gen_universe *u, uint32_t kinds)
 {
     gen_type none = T(0, 0, 0, 0, 0);
@@ -182,6 +192,51 @@ void gen_universe_layout(gen_universe *u, int block)
     add_inst(u, GK_CONCAT, 0, 1, 2, 1, none); /* channel concat only */
 }
 
+void gen_universe_layout_ext(gen_universe *u, int block, int part)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+    u->block = block;
+    /* 6x9 planes: a stride-2 window or a ceil_mode pool gives another plane size than the
+       floor/same one, and no activation is mistaken for a (<= 3x3) kernel */
+    add_var(u, "X", T(4, 2, block, 6, 9), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_var(u, "P", T5(2, 1, 6, 9, block), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_inst(u, GK_NCHWC_IN, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+    add_inst(u, GK_NCHWC_OUT, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+    if (part == 0) { /* strided convs (ResNet's 3x3/2 pad 1 and 1x1/2 downsample), their batchnorm folds */
+        add_var(u, "K", T(4, block, block, 1, 1), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 3;
+        add_var(u, "W", T(4, block, block, 3, 3), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 3;
+        add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
+        u->vars[u->n_vars - 1].chan = 1;
+        static const char *bn[4] = {"bs", "bb", "bm", "bv"};
+        for (int i = 0; i < 4; i++) {
+            add_var(u, bn[i], T(1, block, 0, 0, 0), GR_PARAM, 0);
+            u->vars[u->n_vars - 1].chan = 1;
+            u->bn_param[i] = (int8_t)(u->n_vars - 1);
+        }
+        add_inst_win(u, GK_CONV, 2, 2, 0, 0);
+        add_inst_win(u, GK_CONVB, 3, 2, 0, 0);
+        add_inst_win(u, GK_CONV_NCHWC, 2, 2, 0, 0);
+        add_inst_win(u, GK_CONVB_NCHWC, 3, 2, 0, 0);
+        add_inst(u, GK_BN, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, GK_BNFOLD_W, 0, 0, 3, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, GK_BNFOLD_B, 0, 0, 4, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, GK_BNFOLD_BC, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
+    } else { /* pools: 3x3/2 pad 1 (ResNet), 3x3/2 ceil_mode (SqueezeNet, GoogLeNet), global average */
+        add_inst_win(u, GK_MAXPOOL, 1, 2, 0, 0);
+        add_inst_win(u, GK_MAXPOOL_NCHWC, 1, 2, 0, 0);
+        add_inst_win(u, GK_MAXPOOL, 1, 2, 1, 1);
+        add_inst_win(u, GK_MAXPOOL_NCHWC, 1, 2, 1, 1);
+        add_inst(u, GK_GAP, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, GK_GAP_NCHWC, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, GK_RELU, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+    }
+}
+
 static void enlarge_vals(const gen_type *t, const uint32_t *x, uint32_t *y);
 
 void gen_inputs_make(const gen_universe *u, uint64_t seed, gen_inputs *in)
@@ -231,6 +286,13 @@ void gen_inputs_free(gen_inputs *in)
 
 int enp_is_kernel_type(const gen_type *t) { return t->rank == 4 && t->dim[2] <= 3 && t->dim[3] <= 3; }
 
+int gen_win_out(const gen_inst *g, int in, int k)
+{
+    int s = g->stride > 1 ? g->stride : 1, span = in + (g->valid ? 0 : 2 * (k / 2)) - k;
+    if (span < 0) return 0;
+    return (g->ceil ? (span + s - 1) / s : span / s) + 1;
+}
+
 int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in, int split_cut, gen_type *out)
 {
     const gen_inst *g = &u->insts[inst];
@@ -269,8 +331,8 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
         int grp = x->dim[1] / w->dim[1];
         if (w->dim[0] % grp) return 0;
         if (g->kind == GK_CONVB && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
-        out[0] = T(4, x->dim[0], w->dim[0], x->dim[2], x->dim[3]);
-        return 1;
+        out[0] = T(4, x->dim[0], w->dim[0], gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]));
+        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
     }
     case GK_NCHWC_IN:
         if (in[0].rank != 4 || enp_is_kernel_type(&in[0]) || u->block < 1 || in[0].dim[1] % u->block) return 0;
@@ -286,8 +348,8 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
         if (x->rank != 5 || x->dim[4] != u->block || !enp_is_kernel_type(w)) return 0;
         if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || w->dim[1] != x->dim[1] * u->block || w->dim[0] % u->block) return 0;
         if (g->kind == GK_CONVB_NCHWC && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
-        out[0] = T5(x->dim[0], w->dim[0] / u->block, x->dim[2], x->dim[3], u->block);
-        return 1;
+        out[0] = T5(x->dim[0], w->dim[0] / u->block, gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]), u->block);
+        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
     }
     case GK_ENLARGE:
         if (!enp_is_kernel_type(&in[0]) || (in[0].dim[2] == 3 && in[0].dim[3] == 3) || in[0].dim[2] % 2 == 0 ||
@@ -305,6 +367,25 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
     case GK_MAXPOOL:
         if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
         out[0] = in[0];
+        out[0].dim[2] = (int16_t)gen_win_out(g, in[0].dim[2], 3);
+        out[0].dim[3] = (int16_t)gen_win_out(g, in[0].dim[3], 3);
+        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
+    case GK_AVGPOOL_NCHWC:
+    case GK_MAXPOOL_NCHWC:
+        if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
+        out[0] = in[0];
+        out[0].dim[2] = (int16_t)gen_win_out(g, in[0].dim[2], 3);
+        out[0].dim[3] = (int16_t)gen_win_out(g, in[0].dim[3], 3);
+        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
+    case GK_GAP:
+        if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
+        out[0] = in[0];
+        out[0].dim[2] = out[0].dim[3] = 1;
+        return 1;
+    case GK_GAP_NCHWC:
+        if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
+        out[0] = in[0];
+        out[0].dim[2] = out[0].dim[3] = 1;
         return 1;
     case GK_CONCAT:
         if (in[0].rank != in[1].rank || g->axis >= in[0].rank) return 0;
@@ -351,10 +432,11 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
 /* Quick filter: may a tensor of type t / role feed argument pos of instance kind? */
 int enp_arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
 {
-    if (t->rank == 5) /* blocked values: reorders, blocked convs, element-wise ops, channel concat */
+    if (t->rank == 5) /* blocked values: reorders, blocked convs and pools, element-wise ops, channel concat */
         return (kind == GK_NCHWC_OUT) || ((kind == GK_CONV_NCHWC || kind == GK_CONVB_NCHWC) && pos == 0) ||
+               kind == GK_MAXPOOL_NCHWC || kind == GK_AVGPOOL_NCHWC || kind == GK_GAP_NCHWC ||
                kind == GK_RELU || kind == GK_SIGMOID || kind == GK_TANH || kind == GK_ADD || (kind == GK_CONCAT && axis == 1);
-    if (kind == GK_NCHWC_OUT) return 0;
+    if (kind == GK_NCHWC_OUT || kind == GK_MAXPOOL_NCHWC || kind == GK_AVGPOOL_NCHWC || kind == GK_GAP_NCHWC) return 0;
     if (kind == GK_CONV_NCHWC || kind == GK_CONVB_NCHWC)
         return pos == 1 ? enp_is_kernel_type(t) && role != GR_PARAM : pos == 2 && role == GR_PARAM;
     if (kind == GK_NCHWC_IN) return t->rank == 4 && !enp_is_kernel_type(t) && role == GR_ANY;
@@ -384,7 +466,7 @@ int enp_arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
     case GK_MATMUL: return t->rank == 2 || (pos == 0 && t->rank == 3);
     case GK_TRANSPOSE: return t->rank == 2;
     case GK_ENLARGE: return enp_is_kernel_type(t);
-    case GK_AVGPOOL: case GK_MAXPOOL: return t->rank == 4 && !enp_is_kernel_type(t);
+    case GK_AVGPOOL: case GK_MAXPOOL: case GK_GAP: return t->rank == 4 && !enp_is_kernel_type(t);
     case GK_BN: return pos == 0 ? t->rank == 4 && !enp_is_kernel_type(t) : 0;
     case GK_ADD: return t->rank > 0;
     case GK_MUL: return pos == 0 ? t->rank > 0 : 1;
@@ -414,7 +496,8 @@ const so_op gen_kind_op[GK_COUNT] = {
     [GK_CONST_IDCONV] = SO_OP_CONST_IDCONV, [GK_CONST_IDMAT] = SO_OP_CONST_IDMAT, [GK_CONST_ONES] = SO_OP_CONST_ONES,
     [GK_BNFOLD_W] = SO_OP_BNFOLD_W, [GK_BNFOLD_B] = SO_OP_BNFOLD_B, [GK_BNFOLD_BC] = SO_OP_BNFOLD_B,
     [GK_NCHWC_IN] = SO_OP_NCHWC_IN, [GK_NCHWC_OUT] = SO_OP_NCHWC_OUT, [GK_CONV_NCHWC] = SO_OP_CONV_NCHWC,
-    [GK_CONVB_NCHWC] = SO_OP_CONV_NCHWC,
+    [GK_CONVB_NCHWC] = SO_OP_CONV_NCHWC, [GK_MAXPOOL_NCHWC] = SO_OP_MAXPOOL_NCHWC,
+    [GK_AVGPOOL_NCHWC] = SO_OP_AVGPOOL_NCHWC, [GK_GAP] = SO_OP_GLOBALAVGPOOL, [GK_GAP_NCHWC] = SO_OP_GLOBALAVGPOOL_NCHWC,
 };
 
 /* The generator decision of every operator (ops.def): GEN_ENUMERATED (instance kinds in enum.h
@@ -448,7 +531,7 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_batchnorm GEN_ENUMERATED
 #define gen_maxpool GEN_ENUMERATED
 #define gen_avgpool GEN_ENUMERATED
-#define gen_globalavgpool GEN_NOT_IN_RULES
+#define gen_globalavgpool GEN_ENUMERATED /* by the extended layout universes */
 #define gen_softmax GEN_NOT_IN_RULES
 #define gen_reducemean GEN_NOT_IN_RULES
 #define gen_layernorm GEN_NOT_IN_RULES
@@ -479,9 +562,9 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_nchwc_in GEN_ENUMERATED      /* by the layout universes (b = 8, 16) */
 #define gen_nchwc_out GEN_ENUMERATED
 #define gen_conv_nchwc GEN_ENUMERATED
-#define gen_maxpool_nchwc GEN_NOT_IN_RULES
-#define gen_avgpool_nchwc GEN_NOT_IN_RULES
-#define gen_globalavgpool_nchwc GEN_NOT_IN_RULES
+#define gen_maxpool_nchwc GEN_ENUMERATED
+#define gen_avgpool_nchwc GEN_OUTSIDE_DEFAULT /* an instance kind, no universe uses it yet */
+#define gen_globalavgpool_nchwc GEN_ENUMERATED
 #define gen_concat_nchwc GEN_NOT_IN_RULES
 #define gen_resize GEN_NOT_IN_RULES
 #define gen_reducesum GEN_NOT_IN_RULES

@@ -1127,6 +1127,34 @@ static so_status sym_nchwc_out(const so_rnode *n, const so_sshape *in, so_sshape
     return SO_OK;
 }
 
+
+/* Output plane dim of a window (kernel k, stride st, pads p0 + p1, dilation dil, ceil_mode) over h.
+   Concrete h: the number. Symbolic h, stride 1, floor: h + shift. Otherwise (a stride or ceil_mode
+   on a symbolic dim, or a dim derived so before) floor/ceil((h + shift) / st) + 1 is no sum of
+   symbols: the result is an opaque derived dim, a negative constant hashed from (h, the window), so
+   that both sides of a rule derive equal dims from equal windows over equal dims (no real dim is
+   negative; a dim is compared, never evaluated, in rules). Returns 0 when the window cannot fit. */
+static int dx_window(const so_dimx *h, int64_t k, int64_t st, int64_t pads, int64_t dil, int ceil, so_dimx *out)
+{
+    int64_t shift = pads - dil * (k - 1); /* out = (h + shift - 1) / st + 1 */
+    if (h->n_sym == 0 && h->c > 0) {
+        if (h->c + shift < 1) return 0;
+        int64_t span = h->c + shift - 1;
+        *out = dx_const((ceil ? (span + st - 1) / st : span / st) + 1);
+        return 1;
+    }
+    if (h->n_sym > 0 && st == 1 && !ceil) {
+        if (shift < -RULE_INT_MAX || shift > RULE_INT_MAX) return 0;
+        *out = *h;
+        out->c += (int32_t)shift;
+        return 1;
+    }
+    int64_t key[5] = {shift, st, ceil, h->c, h->n_sym};
+    uint64_t x = XXH3_64bits_withSeed(h->sym, (size_t)h->n_sym, XXH3_64bits(key, sizeof key));
+    *out = dx_const(-1 - (int64_t)(x & 0x3fffffff));
+    return 1;
+}
+
 static so_status sym_conv(const so_rnode *n, const so_sshape *in, so_sshape *out);
 
 /* conv_nchwc: a conv on an exactly blocked input [n, c/b, h, w, b] (ungrouped in rules), blocked
@@ -1183,18 +1211,8 @@ static so_status sym_conv(const so_rnode *n, const so_sshape *in, so_sshape *out
     for (int s = 0; s < 2; s++) {
         int64_t k = w->dim[2 + s].c, st = a->stride[s] > 0 ? a->stride[s] : 1;
         int64_t dil = a->dilation[s] > 0 ? a->dilation[s] : 1;
-        const so_dimx *h = &x->dim[2 + s];
-        int64_t shift = a->pad[s] + a->pad[s + 2] - dil * (k - 1);
-        if (h->n_sym == 0) {
-            int64_t v = (h->c + shift - 1) / st + 1;
-            if (h->c + shift < 1) return so_errorf("conv output is empty");
-            o->dim[2 + s] = dx_const(v);
-        } else {
-            if (st != 1) return so_errorf("strided conv on a symbolic spatial dim");
-            if (shift < -RULE_INT_MAX || shift > RULE_INT_MAX) return so_errorf("conv window out of range");
-            o->dim[2 + s] = *h;
-            o->dim[2 + s].c += (int32_t)shift;
-        }
+        if (!dx_window(&x->dim[2 + s], k, st, a->pad[s] + a->pad[s + 2], dil, 0, &o->dim[2 + s]))
+            return so_errorf("conv output is empty or out of range");
     }
     return SO_OK;
 }
@@ -1207,15 +1225,29 @@ static so_status sym_maxpool(const so_rnode *n, const so_sshape *in, so_sshape *
     *o = *x;
     for (int s = 0; s < 2; s++) {
         int64_t k = a->kernel[s], st = a->stride[s] > 0 ? a->stride[s] : 1;
-        int64_t shift = a->pad[s] + a->pad[s + 2] - k;
-        const so_dimx *h = &x->dim[2 + s];
-        if (h->n_sym == 0) {
-            o->dim[2 + s] = dx_const((h->c + shift) / st + 1);
-        } else {
-            if (st != 1) return so_errorf("strided pool on a symbolic spatial dim");
-            o->dim[2 + s].c += (int32_t)(shift + 1);
-        }
+        int64_t dil = n->op == SO_OP_MAXPOOL || n->op == SO_OP_MAXPOOL_NCHWC ? (a->dilation[s] > 0 ? a->dilation[s] : 1) : 1;
+        if (!dx_window(&x->dim[2 + s], k, st, a->pad[s] + a->pad[s + 2], dil, a->ceil_mode, &o->dim[2 + s]))
+            return so_errorf("pool output is empty or out of range");
     }
+    return SO_OK;
+}
+
+/* A pool on a blocked value [n, k, h, w, b]: the plane dims as the plain pool's. */
+static so_status sym_pool_nchwc(const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_LOCALS;
+    if (in[0].rank != 5 || in[0].dim[4].n_sym) return so_errorf("%s needs a blocked input", so_ops[n->op].name);
+    so_sshape x = in[0];
+    x.rank = 4;
+    if (n->op == SO_OP_GLOBALAVGPOOL_NCHWC) {
+        *o = in[0];
+        o->dim[2] = o->dim[3] = dx_const(1);
+        return SO_OK;
+    }
+    so_status st = sym_maxpool(n, &x, out);
+    if (st != SO_OK) return st;
+    o->rank = 5;
+    o->dim[4] = in[0].dim[4];
     return SO_OK;
 }
 
@@ -1402,9 +1434,9 @@ static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *
 #define sym_elu sym_unary
 /* blocked layouts: nchwc_in / nchwc_out / conv_nchwc have shape rules above (exact blocking); the
    blocked pools and concat are not in the rule language (unknown, checked at instantiation) */
-#define sym_maxpool_nchwc sym_unknown
-#define sym_avgpool_nchwc sym_unknown
-#define sym_globalavgpool_nchwc sym_unknown
+#define sym_maxpool_nchwc sym_pool_nchwc
+#define sym_avgpool_nchwc sym_pool_nchwc
+#define sym_globalavgpool_nchwc sym_pool_nchwc
 #define sym_concat_nchwc sym_unknown
 #define sym_avgpool sym_maxpool
 #define sym_const_idconv sym_const_pool

@@ -103,7 +103,8 @@ for m in resnet_small squeezenet; do
     if $SO data/$m.onnx -o "$out" -q --search none --layout nchwc --report "$TMP/$m.nchwc.json" >"$TMP/log" 2>&1 &&
         $PY - "$TMP/$m.nchwc.json" rules/default.rules <<'PYEOF' >>"$TMP/log" 2>&1 &&
 import json, re, sys
-# the placement is made of proven rules: every rule applied is a generated layout rule or a conv+BN fold
+# the placement is made of proven rules: every rule applied is a generated layout rule (layout universe, or the
+# extended ones: strided convs and their folds, pools) or a conv+BN fold
 rep = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
 blocks = {int(b.split()[1]): b for b in re.split(r"\n(?=rule \d+\n)", text) if b.startswith("rule ")}
@@ -111,7 +112,7 @@ applied = rep["rules_applied"]
 assert rep["layout"]["applied"] and rep["layout"]["convs"] > 0 and applied, rep["layout"]
 for k in applied:
     b = blocks[int(k.split("-")[0])]
-    assert "proof proved" in b and ("layout b=" in b or "bnfold_w" in b), k
+    assert "proof proved" in b and (re.search(r"generate layout(-stride|-pool)? b=", b) or "bnfold_w" in b), k
 PYEOF
         $PY -c 'import onnx,sys; m=onnx.load(sys.argv[1]); onnx.checker.check_model(m); assert sum(n.domain=="ai.superopt" for n in m.graph.node)>=3' "$out" >>"$TMP/log" 2>&1 &&
         $SO run "$out" --inputs data/$m.in.bin --outputs "$TMP/$m.nchwc.out" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
@@ -324,6 +325,28 @@ if $SO data/squeezenet.onnx --layout none -o "$TMP/sq_none.onnx" -q >"$TMP/log" 
     $PY data/compare_outputs.py "$TMP/sq_none.out" data/squeezenet.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
     ok "--layout none (measured cost): squeezenet written as standard ONNX, runs in ONNX Runtime, matches PyTorch"
 else bad "--layout none (measured cost): squeezenet written as standard ONNX, runs in ONNX Runtime, matches PyTorch" "$TMP/log"; fi
+
+# 11. reproducible measured costs (issue 18): a run with --cost-table T that makes T and two runs that
+#     read it write byte-identical models (budget-bound search: a time limit would make the explored
+#     set depend on speed); the second and third measure nothing; a table of another ISA level is refused
+#     with one line; a damaged entry is refused with its line number
+T11="$TMP/cost.tsv"
+ct_ok=1
+for i in 1 2 3; do
+    $SO data/nasrnn.onnx -o "$TMP/ct$i.onnx" --cost-table "$T11" --budget 60 --time-limit 0 --layout none -q \
+        --report "$TMP/ct$i.json" >"$TMP/log" 2>&1 || ct_ok=0
+done
+if [ $ct_ok = 1 ] && cmp "$TMP/ct1.onnx" "$TMP/ct2.onnx" >>"$TMP/log" 2>&1 && cmp "$TMP/ct2.onnx" "$TMP/ct3.onnx" >>"$TMP/log" 2>&1 &&
+    $PY -c 'import json,sys; a,b,c=(json.load(open(f)) for f in sys.argv[1:]); assert a["cost_table_new"]>0 and b["cost_table_new"]==0 and c["cost_table_new"]==0 and b["cost_table_loaded"]==a["cost_table_new"] and a["cost_after"]==b["cost_after"]==c["cost_after"], (a["cost_table_new"],b["cost_table_new"])' \
+        "$TMP/ct1.json" "$TMP/ct2.json" "$TMP/ct3.json" >>"$TMP/log" 2>&1 &&
+    head -1 "$T11" | grep -q '^# superopt cost table v1$' && sed -n 2p "$T11" | grep -q "isa=$cur "; then
+    ok "--cost-table: 3 runs (1 measuring, 2 reading) write byte-identical models, the table keyed by isa=$cur"
+else bad "--cost-table: byte-identical models from one table" "$TMP/log"; fi
+if [ "$cur" != scalar ]; then
+    expect_error "--cost-table of another ISA level refused" "cost table is for 'isa=$cur" $SO data/nasrnn.onnx -o "$TMP/ctx.onnx" --cost-table "$T11" --isa scalar -q
+fi
+sed '3s/.*/zz/' "$T11" >"$TMP/ctbad.tsv"
+expect_error "--cost-table with a damaged entry refused" "ctbad.tsv:3: bad cost table entry" $SO data/nasrnn.onnx -o "$TMP/ctx.onnx" --cost-table "$TMP/ctbad.tsv" -q
 
 echo
 echo "integration: $pass passed, $fail failed"

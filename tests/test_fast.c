@@ -1356,6 +1356,9 @@ static void test_data_movement(void **state)
         {3, {9, 16, 11}, {2, 0, 1}, "transpose_tiled"},        {5, {2, 9, 3, 10, 2}, {4, 3, 0, 2, 1}, NULL},
         {5, {3, 10, 2, 9, 2}, {0, 3, 2, 4, 1}, NULL},          {2, {5, 30}, {1, 0}, "transpose"},
         {3, {4, 9, 17}, {1, 2, 0}, "transpose"},
+        /* channel shuffles (ShuffleNet): the H, W axes merge into one copied run */
+        {5, {1, 2, 7, 5, 3}, {0, 2, 1, 3, 4}, "transpose"},    {5, {2, 3, 4, 1, 6}, {0, 2, 1, 3, 4}, "transpose"},
+        {4, {3, 4, 5, 6}, {1, 0, 2, 3}, "transpose"},
     };
     for (size_t v = 0; v < sizeof tt / sizeof tt[0]; v++) {
         tb t;

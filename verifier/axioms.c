@@ -245,6 +245,13 @@ static const so_axiom axiom_table[] = {
     {"rank-concat", "concat keeps the rank", "a:n,c b:n,c", "ax:0..1", "(ok (concat ax a b))", "(rank (concat ax a b))", "(rank a)", AXF_SHAPE},
     {"rank-spl", "a slice keeps the rank", "t:n,c", "ax:0..1 s:0..2 n:1..3", "(ok (spl ax s n t))", "(rank (spl ax s n t))", "(rank t)", AXF_SHAPE},
     {"rank-add", "a sum of same-shaped tensors keeps the rank", "a:n,c b:n,c", "", "(same a b)", "(rank (add a b))", "(rank a)", AXF_SHAPE},
+    /* the blocked pools' definitions (verifier/encode.c z3_pool_nchwc): every lane pooled, zero padding lanes stay zero */
+    {"maxpoolb-def", "max pooling on a blocked value is the blocked max pooling", "x:n,c,6,7", POOL " b:1..4",
+     "(and (= (rank x) 4) (< ph kh) (< pw kw))", "(maxpoolb kh kw sh sw ph pw 0 (blk b x))", "(blk b (maxpool kh kw sh sw ph pw x))", AXF_BIDIR},
+    {"maxpoolcb-def", "ceil_mode max pooling (no pads) on a blocked value is the blocked ceil_mode max pooling", "x:n,c,6,7",
+     "kh:1..3 kw:1..3 sh:1..2 sw:1..2 b:1..4", "(= (rank x) 4)", "(maxpoolb kh kw sh sw 0 0 1 (blk b x))", "(blk b (maxpoolc kh kw sh sw 0 0 x))", AXF_BIDIR},
+    {"gapb-def", "global average pooling on a blocked value is the blocked global average pooling", "x:n,c,3,4", "b:1..4",
+     "(= (rank x) 4)", "(gapb (blk b x))", "(blk b (gap x))", AXF_BIDIR},
 };
 
 /* ------------------------------------------------------------------ parsing */
@@ -597,6 +604,22 @@ static nval neval(nctx *c, const ax_term *t)
         at.count_include_pad = 1;
         if (a[2].i < 1 || a[3].i < 1) return nten(BOT);
         in[0] = a[6].node;
+        n_in = 1;
+    } else if (!strcmp(f, "maxpoolc") || !strcmp(f, "maxpoolb")) { /* ceil_mode max pooling (no pads); blocked max pooling */
+        int blocked = f[7] == 'b';
+        op = blocked ? SO_OP_MAXPOOL_NCHWC : SO_OP_MAXPOOL;
+        at.kernel[0] = (int32_t)a[0].i, at.kernel[1] = (int32_t)a[1].i;
+        at.stride[0] = (int32_t)a[2].i, at.stride[1] = (int32_t)a[3].i;
+        at.pad[0] = at.pad[2] = (int32_t)a[4].i;
+        at.pad[1] = at.pad[3] = (int32_t)a[5].i;
+        at.dilation[0] = at.dilation[1] = 1;
+        at.ceil_mode = blocked ? (int32_t)a[6].i : 1;
+        if (a[2].i < 1 || a[3].i < 1 || (at.ceil_mode && (a[4].i || a[5].i))) return nten(BOT);
+        in[0] = a[blocked ? 7 : 6].node;
+        n_in = 1;
+    } else if (!strcmp(f, "gap") || !strcmp(f, "gapb")) { /* global average pooling, plain or blocked */
+        op = f[3] == 'b' ? SO_OP_GLOBALAVGPOOL_NCHWC : SO_OP_GLOBALAVGPOOL;
+        in[0] = a[0].node;
         n_in = 1;
     } else if (!strcmp(f, "cpool") || !strcmp(f, "cidconv")) {
         op = f[1] == 'p' ? SO_OP_CONST_POOL : SO_OP_CONST_IDCONV;

@@ -364,7 +364,7 @@ static int z3_avgpool(zctx *cx)
     const gterm *X = x[0];
     if (X->rank != 4) return unsupported(e, "pool of rank %d", X->rank);
     if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "pool with asymmetric pads");
-    if (a->ceil_mode) return unsupported(e, "pool with ceil_mode");
+    if (a->ceil_mode && (n->op != SO_OP_MAXPOOL || a->pad[0] || a->pad[1])) return unsupported(e, "pool with ceil_mode (only max pooling without pads)");
     if (n->op == SO_OP_MAXPOOL && (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1)) return unsupported(e, "dilated maxpool");
     if (n->op == SO_OP_AVGPOOL && !a->count_include_pad && (a->pad[0] || a->pad[1]))
         return unsupported(e, "avgpool with pads not counted (count_include_pad=0)");
@@ -372,16 +372,58 @@ static int z3_avgpool(zctx *cx)
     if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->pad[0] >= a->kernel[0] || a->pad[1] >= a->kernel[1] || a->pad[0] < 0 || a->pad[1] < 0)
         return unsupported(e, "pool with invalid kernel/pads");
     Z3_ast ints[6] = {vp_mk_int(v, a->kernel[0]), vp_mk_int(v, a->kernel[1]), vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1])};
-    o->t = vp_mk_fn(v, n->op == SO_OP_AVGPOOL ? ZF_AVGPOOL : ZF_MAXPOOL, ints, &X->t);
+    o->t = vp_mk_fn(v, n->op == SO_OP_AVGPOOL ? ZF_AVGPOOL : a->ceil_mode ? ZF_MAXPOOLC : ZF_MAXPOOL, ints, &X->t);
     o->rank = 4;
     o->dim[0] = X->dim[0];
     o->dim[1] = X->dim[1];
     for (int k = 0; k < 2; k++) {
         Z3_ast span = vp_mk_sub(v, vp_mk_add(v, X->dim[2 + k], vp_mk_int(v, 2 * a->pad[k])), vp_mk_int(v, a->kernel[k]));
         w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, span, vp_mk_int(v, 0)));
-        o->dim[2 + k] = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, k ? sw : sh)), vp_mk_int(v, 1));
+        int st = k ? sw : sh;
+        if (a->ceil_mode) span = vp_mk_add(v, span, vp_mk_int(v, st - 1));
+        o->dim[2 + k] = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, st)), vp_mk_int(v, 1));
     }
     return zdone(cx, w);
+}
+
+static int z3_globalavgpool(zctx *cx)
+{
+    Z3_LOCALS;
+    const gterm *X = x[0];
+    if (X->rank != 4) return unsupported(e, "globalavgpool of rank %d", X->rank);
+    *o = *X;
+    o->t = vp_mk_fn(v, ZF_GAP, NULL, &X->t);
+    o->dim[2] = o->dim[3] = vp_mk_int(v, 1);
+    return zdone(cx, w);
+}
+
+/* The blocked pools, by their definition (ops.def): they pool every lane of a blocked value
+   (zero padding lanes stay zero), so pool_nchwc(X) = blk b (pool (unblk b (b * blocks) X)): the
+   plain pool's encoding on the unblocked lanes, blocked again. The definitions are self-checked
+   against the kernels (axioms maxpoolb-def, gapb-def). */
+static int z3_pool_nchwc(zctx *cx)
+{
+    Z3_LOCALS;
+    const gterm *X = x[0];
+    if (X->rank != 5) return unsupported(e, "%s of rank %d", opname, X->rank);
+    Z3_ast b = X->dim[4];
+    Z3_ast ub[2] = {b, Z3_mk_mul(v->ctx, 2, (Z3_ast[]){X->dim[1], b})};
+    gterm plain = *X;
+    plain.t = vp_mk_fn(v, ZF_UNBLK, ub, &X->t);
+    plain.rank = 4;
+    plain.dim[1] = ub[1];
+    const gterm *px = &plain;
+    so_rnode pn = *n;
+    pn.op = n->op == SO_OP_MAXPOOL_NCHWC ? SO_OP_MAXPOOL : n->op == SO_OP_AVGPOOL_NCHWC ? SO_OP_AVGPOOL : SO_OP_GLOBALAVGPOOL;
+    gterm po;
+    Z3_ast pw = NULL;
+    zctx sub = {e, side, ni, &pn, &px, &po, &pw};
+    int rc = pn.op == SO_OP_GLOBALAVGPOOL ? z3_globalavgpool(&sub) : z3_avgpool(&sub);
+    if (rc) return rc;
+    o->t = vp_mk_fn(v, ZF_BLK, &b, &po.t);
+    o->rank = 5;
+    o->dim[0] = po.dim[0], o->dim[1] = X->dim[1], o->dim[2] = po.dim[2], o->dim[3] = po.dim[3], o->dim[4] = b;
+    return zdone(cx, vp_mk_and2(v, w, pw));
 }
 
 static int z3_batchnorm(zctx *cx)
@@ -474,7 +516,6 @@ static int z3_const_idmat(zctx *cx)
 #define z3_neg Z3_NOT_IN_RULES
 #define z3_reciprocal Z3_NOT_IN_RULES
 #define z3_clip Z3_NOT_IN_RULES
-#define z3_globalavgpool Z3_NOT_IN_RULES
 #define z3_softmax Z3_NOT_IN_RULES
 #define z3_reducemean Z3_NOT_IN_RULES
 #define z3_layernorm Z3_NOT_IN_RULES
@@ -492,9 +533,9 @@ static int z3_const_idmat(zctx *cx)
 #define z3_hardswish Z3_NOT_IN_RULES
 #define z3_leakyrelu Z3_NOT_IN_RULES
 #define z3_elu Z3_NOT_IN_RULES
-#define z3_maxpool_nchwc Z3_NOT_IN_RULES
-#define z3_avgpool_nchwc Z3_NOT_IN_RULES
-#define z3_globalavgpool_nchwc Z3_NOT_IN_RULES
+#define z3_maxpool_nchwc z3_pool_nchwc
+#define z3_avgpool_nchwc z3_pool_nchwc
+#define z3_globalavgpool_nchwc z3_pool_nchwc
 #define z3_concat_nchwc Z3_NOT_IN_RULES
 #define z3_resize Z3_NOT_IN_RULES
 #define z3_reducesum Z3_NOT_IN_RULES

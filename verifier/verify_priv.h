@@ -19,6 +19,7 @@ typedef enum zfn {
     ZF_ADD, ZF_MUL, ZF_RELU, ZF_SIGMOID, ZF_TANH, ZF_MATMUL, ZF_CONV, ZF_TR, ZF_CONCAT, ZF_SPL,
     ZF_ENLARGE, ZF_AVGPOOL, ZF_MAXPOOL, ZF_CPOOL, ZF_CIDCONV, ZF_CIDMAT, ZF_PCOMP, ZF_PIDX, ZF_PINV,
     ZF_PSWAP, ZF_PID, ZF_BIAS, ZF_BN, ZF_BNFW, ZF_BNFB, ZF_BNFBC, ZF_BLK, ZF_UNBLK, ZF_CONVB,
+    ZF_MAXPOOLC, ZF_GAP, ZF_POOLB, ZF_GAPB,
     ZF_COUNT
 } zfn;
 
@@ -54,6 +55,10 @@ static const fsig sigs[ZF_COUNT] = {
     [ZF_BLK] = {"blk", 1, 1, 0},     /* nchwc_in: block b */
     [ZF_UNBLK] = {"unblk", 2, 1, 0}, /* nchwc_out: block b, channels c */
     [ZF_CONVB] = {"convb", 5, 2, 0}, /* conv_nchwc: as conv */
+    [ZF_MAXPOOLC] = {"maxpoolc", 6, 1, 0}, /* max pooling with ceil_mode (no padding) */
+    [ZF_GAP] = {"gap", 0, 1, 0},           /* global average pooling */
+    [ZF_POOLB] = {"maxpoolb", 7, 1, 0},    /* maxpool_nchwc: kh kw sh sw ph pw ceil_mode (its definition's self-check) */
+    [ZF_GAPB] = {"gapb", 0, 1, 0},         /* globalavgpool_nchwc (its definition's self-check) */
 };
 #define N_SIGS ZF_COUNT
 
