@@ -1,17 +1,11 @@
 /* ref_indexed.c - reference kernels of the operators that read or write by index or region (ops.def; declared in ref.h): ReverseSequence, MaxPool with its indices, MaxUnpool, RoiAlign. */
-#include "ref.h"
+#include "ref_priv.h"
 
 #include <math.h>
 #include <string.h>
 
-static so_status node_fail(const so_node *n, const char *what, long long v)
-{
-    return so_errorf("node '%s' (%s): %s %lld", n->name ? n->name : "?", so_ops[n->op].onnx, what, v);
-}
-
 so_status so_ref_reversesequence(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
-    (void)g;
     const so_shape *s = &in[0].shape;
     const int ta = n->attr->axis, ba = n->attr->mode;
     const int64_t T = s->dim[ta], B = s->dim[ba], *L = in[1].data;
@@ -21,7 +15,7 @@ so_status so_ref_reversesequence(const so_graph *g, const so_node *n, const so_t
     /* element (t, b) of the two leading axes starts at (t * B + b) * inner (time first) or (b * T + t) * inner */
     for (int64_t b = 0; b < B; b++) {
         const int64_t len = L[b];
-        if (len < 0 || len > T) return node_fail(n, "sequence length out of range:", (long long)len);
+        if (len < 0 || len > T) return ref_fail(g, n, "sequence length %lld out of range [0, %lld]", (long long)len, (long long)T);
         for (int64_t t = 0; t < T; t++) {
             const int64_t src = t < len ? len - 1 - t : t;
             const int64_t o = ta == 0 ? t * B + b : b * T + t, i = ta == 0 ? src * B + b : b * T + src;
@@ -73,7 +67,6 @@ so_status so_ref_maxpoolidx(const so_graph *g, const so_node *n, const so_tensor
    (tests/onnx_conformance.py FOLLOW_ORT). An index outside the output fails. */
 so_status so_ref_maxunpool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
-    (void)g;
     const int64_t *xd = in[0].shape.dim, *yd = out[0].shape.dim, cnt = xd[0] * xd[1] * xd[2] * xd[3];
     const int64_t total = yd[0] * yd[1] * yd[2] * yd[3];
     const float *X = in[0].data;
@@ -81,7 +74,7 @@ so_status so_ref_maxunpool(const so_graph *g, const so_node *n, const so_tensor 
     float *Y = out[0].data;
     memset(Y, 0, (size_t)total * sizeof *Y);
     for (int64_t j = 0; j < cnt; j++) {
-        if (I[j] < 0 || I[j] >= total) return node_fail(n, "index out of range of the output:", (long long)I[j]);
+        if (I[j] < 0 || I[j] >= total) return ref_fail(g, n, "index %lld out of range of the output (%lld elements)", (long long)I[j], (long long)total);
         Y[I[j]] = X[j];
     }
     return SO_OK;
@@ -108,14 +101,13 @@ static float roi_sample(const float *P, int64_t H, int64_t W, float y, float x)
    10) keeps it and makes it at least 1 x 1. A batch index outside the input fails. */
 so_status so_ref_roialign(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
-    (void)g;
     const so_attr *a = n->attr;
     const int64_t *xd = in[0].shape.dim, R = in[1].shape.dim[0], OH = a->kernel[0], OW = a->kernel[1];
     const float *X = in[0].data, *rois = in[1].data, ss = a->alpha, off = a->mode ? 0.5f : 0.0f;
     const int64_t *bi = in[2].data;
     float *Y = out[0].data;
     for (int64_t r = 0; r < R; r++) {
-        if (bi[r] < 0 || bi[r] >= xd[0]) return node_fail(n, "batch index out of range:", (long long)bi[r]);
+        if (bi[r] < 0 || bi[r] >= xd[0]) return ref_fail(g, n, "batch index %lld out of range [0, %lld)", (long long)bi[r], (long long)xd[0]);
         const float *roi = rois + 4 * r;
         const float sw = roi[0] * ss - off, sh = roi[1] * ss - off, ew = roi[2] * ss - off, eh = roi[3] * ss - off;
         float rw = ew - sw, rh = eh - sh;

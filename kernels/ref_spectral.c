@@ -1,5 +1,5 @@
 /* ref_spectral.c - reference kernels of the spectral operators DFT and STFT (ops.def; declared in ref.h): direct sums in double. */
-#include "ref.h"
+#include "ref_priv.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -42,14 +42,13 @@ so_status so_ref_dft(const so_graph *g, const so_node *n, const so_tensor *in, s
 
 so_status so_ref_stft(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
-    (void)g;
     const so_attr *a = n->attr;
     const int64_t B = in[0].shape.dim[0], L = in[0].shape.dim[1], step = a->ints[0], flen = a->ints[1];
     const int c = (int)in[0].shape.dim[2];
     const int64_t frames = out[0].shape.dim[1], bins = out[0].shape.dim[2];
     const float *W = n->n_in > 1 && in[1].data ? in[1].data : NULL;
     float frame[2 * 4096], *buf = flen * c <= (int64_t)(sizeof frame / sizeof *frame) ? frame : malloc((size_t)(flen * c) * sizeof *buf);
-    if (!buf) return so_errorf("node '%s' (STFT): out of memory", n->name ? n->name : "?");
+    if (!buf) return ref_fail(g, n, "out of memory");
     for (int64_t b = 0; b < B; b++)
         for (int64_t t = 0; t < frames; t++) {
             const float *x = (const float *)in[0].data + (b * L + t * step) * c;
