@@ -380,6 +380,48 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     if (pick && cand[pick]) s->dnnl = cand[pick], so_nchwc_conv_free(&s->conv);
 }
 
+/* Kernel rows [*lo, *hi) that read the input for some output row (taps outside only ever read padding). */
+static void used_taps(int64_t k, int64_t s, int64_t p, int64_t d, int64_t H, int64_t Ho, int64_t *lo, int64_t *hi)
+{
+    *lo = k, *hi = 0;
+    for (int64_t t = 0; t < k; t++)
+        for (int64_t oh = 0; oh < Ho; oh++) {
+            const int64_t ih = oh * s - p + t * d;
+            if (ih >= 0 && ih < H) {
+                if (t < *lo) *lo = t;
+                if (t + 1 > *hi) *hi = t + 1;
+                break;
+            }
+        }
+}
+
+/* A blocked conv whose outer kernel rows or columns only ever read padding (the search's 1x1 -> 3x3 enlargement
+   of MobileNet-v3's squeeze-excite convs on 1x1 planes: 9x the packed weights, 8 of 9 read for nothing): the
+   weights of the used taps (malloc'd, the caller frees), *kh / *kw and at's pads for them; NULL when every tap is
+   used. Same arithmetic: the dropped taps add nothing in the reference either. */
+static float *trim_taps(so_attr *at, const so_shape *x, const so_shape *o, const so_shape *w, const float *wd, int64_t *kh, int64_t *kw)
+{
+    const int64_t sh = at->stride[0] > 0 ? at->stride[0] : 1, sw = at->stride[1] > 0 ? at->stride[1] : 1;
+    const int64_t dh = at->dilation[0] > 0 ? at->dilation[0] : 1, dw = at->dilation[1] > 0 ? at->dilation[1] : 1;
+    const int64_t H = x->dim[2], W = x->dim[3], Ho = o->dim[2], Wo = o->dim[3];
+    int64_t r0, r1, c0, c1;
+    used_taps(*kh, sh, at->pad[0], dh, H, Ho, &r0, &r1);
+    used_taps(*kw, sw, at->pad[1], dw, W, Wo, &c0, &c1);
+    if (r0 >= r1 || c0 >= c1 || (r1 - r0 == *kh && c1 - c0 == *kw)) return NULL;
+    const int64_t nkh = r1 - r0, nkw = c1 - c0, pt = at->pad[0] - r0 * dh, pl = at->pad[1] - c0 * dw;
+    const int64_t pb = (Ho - 1) * sh + (nkh - 1) * dh + 1 - H - pt, pr = (Wo - 1) * sw + (nkw - 1) * dw + 1 - W - pl;
+    if (pt < 0 || pl < 0 || pb < 0 || pr < 0) return NULL;
+    const int64_t OC = w->dim[0] * w->dim[1];
+    float *wt = malloc(sizeof *wt * (size_t)(OC * nkh * nkw));
+    if (!wt) return NULL;
+    for (int64_t q = 0; q < OC; q++)
+        for (int64_t i = 0; i < nkh; i++)
+            for (int64_t j = 0; j < nkw; j++) wt[(q * nkh + i) * nkw + j] = wd[(q * *kh + i + r0) * *kw + j + c0];
+    at->pad[0] = (int32_t)pt, at->pad[1] = (int32_t)pl, at->pad[2] = (int32_t)pb, at->pad[3] = (int32_t)pr;
+    *kh = nkh, *kw = nkw;
+    return wt;
+}
+
 so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l)
 {
     const so_graph *g = c->g;
@@ -423,15 +465,20 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
         so_epi ep = {0};
         ep.shift = bn ? g->model->weights[bn->ref].data : NULL;
         conv_chain(c, i, &ep, k);
-        if (so_nchwc_conv_plan(&s->conv, L->b, w->dim[1] * grp, x->dim[2], x->dim[3], w->dim[0], o->dim[2], o->dim[3], w->dim[2], w->dim[3],
-                               a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1, a->pad[0], a->pad[1],
-                               a->dilation[0] > 0 ? a->dilation[0] : 1, a->dilation[1] > 0 ? a->dilation[1] : 1, grp,
-                               g->model->weights[wn->ref].data, &ep)) {
+        so_attr at = *a;
+        int64_t kh = w->dim[2], kw = w->dim[3];
+        float *wt = trim_taps(&at, x, o, w, g->model->weights[wn->ref].data, &kh, &kw);
+        const float *wd = wt ? wt : g->model->weights[wn->ref].data;
+        if (so_nchwc_conv_plan(&s->conv, L->b, w->dim[1] * grp, x->dim[2], x->dim[3], w->dim[0], o->dim[2], o->dim[3], kh, kw,
+                               at.stride[0] > 0 ? at.stride[0] : 1, at.stride[1] > 0 ? at.stride[1] : 1, at.pad[0], at.pad[1],
+                               at.dilation[0] > 0 ? at.dilation[0] : 1, at.dilation[1] > 0 ? at.dilation[1] : 1, grp, wd, &ep)) {
+            free(wt);
             free(s);
             memset(k, 0, sizeof *k);
             return SO_OK;
         }
-        conv_backend(s, x, o, a, g->model->weights[wn->ref].data, &ep);
+        conv_backend(s, x, o, &at, wd, &ep);
+        free(wt);
         if (k->has_extra) s->res_in = n->n_in;
         k->packed_bytes = s->dnnl ? so_dnnl_conv_bytes(s->dnnl) : so_nchwc_conv_bytes(&s->conv);
         k->scratch_bytes = s->dnnl ? so_dnnl_conv_scratch_bytes(s->dnnl) : 0;

@@ -104,7 +104,9 @@ static inline int cheap_epi(const so_nchwc_conv *p) { return cheap_act(p->act1) 
 /* ---------------- reorders ---------------- */
 
 /* NCHW x <-> blocked y, tiles of 64 pixels: to_blk copies x into y with zero padding lanes, else y back into x
-   (padding dropped). */
+   (padding dropped). With AVX2, full groups of 8 channels x 8 pixels go through 8 x 8 register transposes
+   (the scalar strided copy ran at ~4-8 GB/s: MNASNet's 32 x 112 x 112 reorder 0.21 ms); the rest element by
+   element. A pure copy: results are the same bits either way. */
 static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T, int to_blk)
 {
     const int64_t Cb = cdiv(C, NB);
@@ -116,7 +118,30 @@ static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T,
             float *xs = x + (n * C + cb * NB) * HW, *yb = y + (n * Cb + cb) * HW * NB;
             for (int64_t p0 = 0; p0 < HW; p0 += 64) {
                 const int64_t pe = min64(HW, p0 + 64);
-                for (int64_t l = 0; l < nc; l++)
+                int64_t l0 = 0;
+#ifdef __AVX2__
+                const int64_t qe = p0 + ((pe - p0) & ~(int64_t)7);
+                for (; l0 + 8 <= nc; l0 += 8) {
+                    for (int64_t q = p0; q < qe; q += 8) {
+                        __m256 r[8];
+                        if (to_blk) {
+                            for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(xs + (l0 + i) * HW + q);
+                            so_tr8x8(r);
+                            for (int i = 0; i < 8; i++) _mm256_storeu_ps(yb + (q + i) * NB + l0, r[i]);
+                        } else {
+                            for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(yb + (q + i) * NB + l0);
+                            so_tr8x8(r);
+                            for (int i = 0; i < 8; i++) _mm256_storeu_ps(xs + (l0 + i) * HW + q, r[i]);
+                        }
+                    }
+                    for (int64_t l = l0; l < l0 + 8; l++)
+                        for (int64_t q = qe; q < pe; q++) {
+                            if (to_blk) yb[q * NB + l] = xs[l * HW + q];
+                            else xs[l * HW + q] = yb[q * NB + l];
+                        }
+                }
+#endif
+                for (int64_t l = l0; l < nc; l++)
                     for (int64_t q = p0; q < pe; q++) {
                         if (to_blk) yb[q * NB + l] = xs[l * HW + q];
                         else xs[l * HW + q] = yb[q * NB + l];

@@ -97,18 +97,34 @@ void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
         int64_t len = M == 1 ? N : M, incy = M == 1 ? 1 : ldc;
         if (beta == 0.f)
             for (int64_t i = 0; i < len; i++) C[i * incy] = 0.f;
-        if (M == 1) { /* y[N] = op(B)^T x, x = row 0 of op(A) */
-            int64_t incx = trans_a ? lda : 1;
-            if (trans_b)
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)N, (int)K, alpha, B, (int)ldb, A, (int)incx, beta, C, (int)incy);
-            else
-                cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)N, alpha, B, (int)ldb, A, (int)incx, beta, C, (int)incy);
-        } else { /* y[M] = op(A) x, x = column 0 of op(B) */
-            int64_t incx = trans_b ? 1 : ldb;
-            if (trans_a)
-                cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)M, alpha, A, (int)lda, B, (int)incx, beta, C, (int)incy);
-            else
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)M, (int)K, alpha, A, (int)lda, B, (int)incx, beta, C, (int)incy);
+        /* With several threads and a large matrix stored by output rows (the classifiers of the
+           mobile CNNs, Gemm transB = 1: 1000 rows of 1280, 5 MB read once per run), the outputs are
+           split into one range of 64-multiples per thread, each an sgemv over its rows: every output
+           is still the same dot product over its row, so results do not depend on the thread count
+           (tested). Matrices stored by columns (y = A^T x) stay on one thread: this OpenBLAS's
+           column kernel gave different roundings for a split (tested too). */
+        int T = so_sgemm_threads();
+        if (len * K < ((int64_t)1 << 18) || len < 128 * T || (M == 1 ? !trans_b : trans_a)) T = 1;
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+        for (int t = 0; t < T; t++) {
+            int64_t i0 = (len * t / T) & ~(int64_t)63, i1 = t == T - 1 ? len : (len * (t + 1) / T) & ~(int64_t)63, n = i1 - i0;
+            if (n <= 0) continue;
+            float *y = C + i0 * incy;
+            if (M == 1) { /* y[N] = op(B)^T x, x = row 0 of op(A) */
+                int64_t incx = trans_a ? lda : 1;
+                if (trans_b)
+                    cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)K, alpha, B + i0 * ldb, (int)ldb, A, (int)incx, beta, y,
+                                (int)incy);
+                else
+                    cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)n, alpha, B + i0, (int)ldb, A, (int)incx, beta, y, (int)incy);
+            } else { /* y[M] = op(A) x, x = column 0 of op(B) */
+                int64_t incx = trans_b ? 1 : ldb;
+                if (trans_a)
+                    cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)n, alpha, A + i0, (int)lda, B, (int)incx, beta, y, (int)incy);
+                else
+                    cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)K, alpha, A + i0 * lda, (int)lda, B, (int)incx, beta, y,
+                                (int)incy);
+            }
         }
         return;
     }

@@ -43,16 +43,16 @@ static int traced_cut(const gen_universe *u, const gen_node *nodes, const gen_ty
     const gen_node *p = &nodes[nd];
     const gen_inst *pi = &u->insts[p->inst];
     int r;
-    switch (pi->kind) {
-    case GK_CONCAT:
+    switch (pi->op) {
+    case SO_OP_CONCAT:
         if (pi->axis == axis) return types[p->in[0]].dim[axis];
         return traced_cut(u, nodes, types, p->in[0], axis, depth + 1);
-    case GK_MATMUL: {
+    case SO_OP_MATMUL: {
         int rank = types[t].rank;
         if (axis == rank - 1) return traced_cut(u, nodes, types, p->in[1], types[p->in[1]].rank - 1, depth + 1);
         return traced_cut(u, nodes, types, p->in[0], axis - (rank - types[p->in[0]].rank), depth + 1);
     }
-    case GK_ADD: case GK_MUL:
+    case SO_OP_ADD: case SO_OP_MUL:
         if (types[p->in[0]].rank == 1 && types[t].rank > 1) { /* bias add: the vector is the last axis */
             r = axis == types[t].rank - 1 ? traced_cut(u, nodes, types, p->in[0], 0, depth + 1) : 0;
             return r ? r : traced_cut(u, nodes, types, p->in[1], axis, depth + 1);
@@ -60,13 +60,13 @@ static int traced_cut(const gen_universe *u, const gen_node *nodes, const gen_ty
         r = traced_cut(u, nodes, types, p->in[0], axis, depth + 1);
         if (!r && types[p->in[1]].rank == types[t].rank) r = traced_cut(u, nodes, types, p->in[1], axis, depth + 1);
         return r;
-    case GK_RELU: case GK_SIGMOID: case GK_TANH: case GK_AVGPOOL: case GK_MAXPOOL: case GK_BN:
+    case SO_OP_RELU: case SO_OP_SIGMOID: case SO_OP_TANH: case SO_OP_AVGPOOL: case SO_OP_MAXPOOL: case SO_OP_BATCHNORM:
         return traced_cut(u, nodes, types, p->in[0], axis, depth + 1);
-    case GK_CONV: case GK_CONVB:
+    case SO_OP_CONV:
         if (axis == 0) return traced_cut(u, nodes, types, p->in[0], 0, depth + 1);
         if (axis == 1) return traced_cut(u, nodes, types, p->in[1], 0, depth + 1);
         return 0;
-    case GK_TRANSPOSE:
+    case SO_OP_TRANSPOSE:
         return traced_cut(u, nodes, types, p->in[0], 1 - axis, depth + 1);
     default:
         return 0;
@@ -296,7 +296,7 @@ static void dfs(tstate *ts);
 static int is_free_node(const gen_universe *u, const gen_node *nd)
 {
     const gen_inst *g = &u->insts[nd->inst];
-    if (g->kind != GK_CONCAT || g->axis != 0 || !u->sib[0]) return 0;
+    if (g->op != SO_OP_CONCAT || g->axis != 0 || !u->sib[0]) return 0;
     int a = nd->in[0], b = nd->in[1];
     if (a >= u->n_vars || b >= u->n_vars) return 0;
     for (int q = 0; q < 2; q++)
@@ -334,7 +334,7 @@ static void try_node(tstate *ts, const gen_node *nd)
         it[a] = ts->type[nd->in[a]];
         iv[a] = ts->val[nd->in[a]];
     }
-    int cut = g->kind == GK_SPLIT ? enp_split_cut(u, ts->nodes, ts->type, nd->in[0], g->axis) : 0;
+    int cut = g->op == SO_OP_SPLIT ? enp_split_cut(u, ts->nodes, ts->type, nd->in[0], g->axis) : 0;
     if (!gen_typecheck(u, nd->inst, it, g->n_in, cut, ot)) return;
     ts->nodes[k] = *nd;
     ts->h[k] = node_hash(u, nd, ts->h);
@@ -392,16 +392,16 @@ static int sib_arg_ok(const gen_universe *u, const tstate *ts, const gen_inst *g
     }
     if (t == L) {
         /* sibling convs read the same input: a variable */
-        if (g->kind == GK_CONVB && pos == 1) return nd->in[0] < u->n_vars;
-        return g->kind == GK_CONCAT && g->axis == 0 && pos == 1 && nd->in[0] == K; /* one order: concat(K, L) */
+        if (g->op == SO_OP_CONV && gen_biased(g) && pos == 1) return nd->in[0] < u->n_vars;
+        return g->op == SO_OP_CONCAT && g->axis == 0 && pos == 1 && nd->in[0] == K; /* one order: concat(K, L) */
     }
     if (t == c) {
-        if (g->kind == GK_CONVB && pos == 2) return nd->in[1] == L;
-        return g->kind == GK_CONCAT && g->axis == 0 && pos == 1 && nd->in[0] == B; /* concat(b, c) */
+        if (g->op == SO_OP_CONV && gen_biased(g) && pos == 2) return nd->in[1] == L;
+        return g->op == SO_OP_CONCAT && g->axis == 0 && pos == 1 && nd->in[0] == B; /* concat(b, c) */
     }
     if (t >= u->n_vars && is_free_node(u, &ts->nodes[tid_node(u, t)])) {
         int kt = ts->type[t].rank == 4;
-        return kt ? g->kind == GK_CONVB && pos == 1 && nd->in[0] < u->n_vars : g->kind == GK_CONVB && pos == 2;
+        return g->op == SO_OP_CONV && gen_biased(g) && (kt ? pos == 1 && nd->in[0] < u->n_vars : pos == 2);
     }
     return 1;
 }
@@ -428,7 +428,7 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
             /* first level: check typing now */
             gen_type it[GEN_MAX_NIN], ot[GEN_MAX_OUT];
             for (int a = 0; a < g->n_in; a++) it[a] = ts->type[nd->in[a]];
-            int cut = g->kind == GK_SPLIT ? enp_split_cut(u, ts->nodes, ts->type, nd->in[0], g->axis) : 0;
+            int cut = g->op == SO_OP_SPLIT ? enp_split_cut(u, ts->nodes, ts->type, nd->in[0], g->axis) : 0;
             if (!gen_typecheck(u, nd->inst, it, g->n_in, cut, ot)) return;
             if (*n_items == *cap) {
                 *cap = *cap ? *cap * 2 : 256;
@@ -443,9 +443,9 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
     {
         /* batchnorm / bnfold parameters: fixed variables (scale, bias, mean, var) */
         int q = -1;
-        if (g->kind == GK_BN && pos >= 1) q = pos - 1;
-        else if (g->kind == GK_BNFOLD_W && pos >= 1) q = pos == 1 ? 0 : 3;
-        else if ((g->kind == GK_BNFOLD_B || g->kind == GK_BNFOLD_BC) && pos < 4) q = pos;
+        if (g->op == SO_OP_BATCHNORM && pos >= 1) q = pos - 1;
+        else if (g->op == SO_OP_BNFOLD_W && pos >= 1) q = pos == 1 ? 0 : 3;
+        else if (g->op == SO_OP_BNFOLD_B && pos < 4) q = pos;
         if (q >= 0) {
             if (u->bn_param[q] < 0) return;
             nd->in[pos] = (uint8_t)u->bn_param[q];
@@ -455,28 +455,28 @@ static void args_rec(tstate *ts, gen_node *nd, int pos, const int *ids, int n_id
     }
     for (int j = 0; j < n_ids; j++) {
         int t = ids[j];
-        if (t < u->n_vars ? !((ts->S->var_ok[nd->inst][pos] >> t) & 1) : !enp_arg_ok(g->kind, g->axis, pos, &ts->type[t], GR_ANY)) continue;
-        if (g->kind == GK_MUL && pos == 1 && enp_is_kernel_type(&ts->type[nd->in[0]]) && ts->type[t].rank != 0) continue;
+        if (t < u->n_vars ? !((ts->S->var_ok[nd->inst][pos] >> t) & 1) : !enp_arg_ok(g->op, g->axis, pos, &ts->type[t], GR_ANY)) continue;
+        if (g->op == SO_OP_MUL && pos == 1 && enp_is_kernel_type(&ts->type[nd->in[0]]) && ts->type[t].rank != 0) continue;
         /* element-wise binaries and concat take two distinct tensors (x+x, x*x, concat(x,x) only add noise) */
-        if ((g->kind == GK_ADD || g->kind == GK_MUL || g->kind == GK_CONCAT) && pos == 1 && t == nd->in[0]) continue;
+        if ((g->op == SO_OP_ADD || g->op == SO_OP_MUL || g->op == SO_OP_CONCAT) && pos == 1 && t == nd->in[0]) continue;
         /* bias adds (noise control): two bias vectors (b and the first batchnorm parameter) feed add
            and concat; a concat of vectors feeds only a bias add (no rank-1 concat algebra) */
-        if ((g->kind == GK_ADD || g->kind == GK_CONCAT) && t < u->n_vars && u->vars[t].role == GR_PARAM && is_bn_param(u, t) &&
+        if ((g->op == SO_OP_ADD || g->op == SO_OP_CONCAT) && t < u->n_vars && u->vars[t].role == GR_PARAM && is_bn_param(u, t) &&
             t != u->bn_param[0])
             continue;
-        if (t >= u->n_vars && ts->type[t].rank == 1 && u->insts[ts->nodes[tid_node(u, t)].inst].kind == GK_CONCAT &&
-            !(g->kind == GK_ADD && pos == 0) && !(g->kind == GK_CONVB && pos == 2 && is_free_node(u, &ts->nodes[tid_node(u, t)])))
+        if (t >= u->n_vars && ts->type[t].rank == 1 && u->insts[ts->nodes[tid_node(u, t)].inst].op == SO_OP_CONCAT &&
+            !(g->op == SO_OP_ADD && pos == 0) && !(g->op == SO_OP_CONV && gen_biased(g) && pos == 2 && is_free_node(u, &ts->nodes[tid_node(u, t)])))
             continue;
-        if ((g->kind == GK_CONVB && pos == 2) || g->kind == GK_BNFOLD_BC) {
+        if ((g->op == SO_OP_CONV && gen_biased(g) && pos == 2) || (g->op == SO_OP_BNFOLD_B && gen_biased(g))) {
             if (t < u->n_vars && is_bn_param(u, t)) continue;
         }
         /* bnfold_w folds a kernel variable (noise control) */
-        if (g->kind == GK_BNFOLD_W && (t >= u->n_vars || u->vars[t].role != GR_ANY)) continue;
+        if (g->op == SO_OP_BNFOLD_W && (t >= u->n_vars || u->vars[t].role != GR_ANY)) continue;
         /* bnfold outputs only feed a conv: the folded kernel as its weight, the folded bias as its bias */
         if (t >= u->n_vars) {
-            int pk = u->insts[ts->nodes[tid_node(u, t)].inst].kind;
-            if (pk == GK_BNFOLD_W && !((g->kind == GK_CONV || g->kind == GK_CONVB) && pos == 1)) continue;
-            if ((pk == GK_BNFOLD_B || pk == GK_BNFOLD_BC) && !(g->kind == GK_CONVB && pos == 2)) continue;
+            const int pk = u->insts[ts->nodes[tid_node(u, t)].inst].op;
+            if (pk == SO_OP_BNFOLD_W && !(g->op == SO_OP_CONV && pos == 1)) continue;
+            if (pk == SO_OP_BNFOLD_B && !(g->op == SO_OP_CONV && gen_biased(g) && pos == 2)) continue;
         }
         if (u->sib[0] && !sib_arg_ok(u, ts, g, nd, pos, t)) continue;
         nd->in[pos] = (uint8_t)t;
@@ -648,11 +648,11 @@ so_status gen_enumerate_parts(const gen_universe *u, const gen_inputs *in, int m
     for (int i = 0; i < u->n_insts; i++)
         for (int pos = 0; pos < u->insts[i].n_in && pos < GEN_MAX_NIN; pos++)
             for (int v = 0; v < u->n_vars; v++)
-                if (enp_arg_ok(u->insts[i].kind, u->insts[i].axis, pos, &u->vars[v].t, u->vars[v].role)) S.var_ok[i][pos] |= 1u << v;
+                if (enp_arg_ok(u->insts[i].op, u->insts[i].axis, pos, &u->vars[v].t, u->vars[v].role)) S.var_ok[i][pos] |= 1u << v;
     for (int i = 0; i < u->n_insts; i++) {
-        int kd = u->insts[i].kind;
+        int kd = u->insts[i].op;
         /* batchnorm / bnfold parameters are fixed variables: they consume no graph output */
-        int r = kd == GK_BN || kd == GK_BNFOLD_W || kd == GK_BNFOLD_B || kd == GK_BNFOLD_BC ? 0 : u->insts[i].n_in - 1;
+        int r = kd == SO_OP_BATCHNORM || kd == SO_OP_BNFOLD_W || kd == SO_OP_BNFOLD_B ? 0 : u->insts[i].n_in - 1;
         if (r > S.max_reduce) S.max_reduce = r;
     }
     S.progress = progress;

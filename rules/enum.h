@@ -40,34 +40,17 @@ typedef struct gen_var {
                         (rank 1..4) or to the block count k (rank 5, dim 1) */
 } gen_var;
 
-/* Operator instance kinds (parameterised instances of ops.def operators). */
-typedef enum gen_kind {
-    GK_ADD, GK_MUL, GK_TRANSPOSE, GK_MATMUL, GK_CONV, GK_CONVB, GK_ENLARGE, GK_RELU, GK_SIGMOID,
-    GK_TANH, GK_AVGPOOL, GK_MAXPOOL, GK_CONCAT, GK_SPLIT, GK_BN,
-    GK_CONST_POOL, GK_CONST_IDCONV, GK_CONST_IDMAT, GK_CONST_ONES,
-    GK_BNFOLD_W,     /* bnfold_w(kernel variable, bn scale, bn var): conv+BN folded kernel */
-    GK_BNFOLD_B,     /* bnfold_b(bn scale, bias, mean, var): folded conv bias */
-    GK_BNFOLD_BC,    /* bnfold_b(bn scale, bias, mean, var, conv bias variable) */
-    GK_NCHWC_IN,     /* layout universe (block b = gen_universe.block): [n,c,h,w] -> [n,c/b,h,w,b], c % b == 0 */
-    GK_NCHWC_OUT,    /* [n,k,h,w,b] -> [n,k*b,h,w] */
-    GK_CONV_NCHWC,   /* conv on a blocked input, blocked output (stride 1, same padding, ungrouped) */
-    GK_CONVB_NCHWC,  /* the same with a bias */
-    GK_MAXPOOL_NCHWC, /* max pooling on a blocked value (extended layout universes; window as GK_MAXPOOL's) */
-    GK_AVGPOOL_NCHWC, /* average pooling (pads counted) on a blocked value */
-    GK_GAP,          /* global average pooling [n,c,h,w] -> [n,c,1,1] */
-    GK_GAP_NCHWC,    /* global average pooling on a blocked value */
-    GK_COUNT
-} gen_kind;
-
-/* The table operator each instance kind is an instance of. */
-extern const so_op gen_kind_op[GK_COUNT];
-/* ops.def's generator decision for op: 1 if the default universe enumerates it, 2 if an instance
-   kind exists but the default universe leaves it out, 0 if it is marked "not in rules" (never
-   enumerated: no rule will mention it). The coverage test checks this agrees with gen_kind_op. */
+/* ops.def's generator decision for op: 1 if a universe enumerates it (the default one, or the layout
+   ones), 2 if gen_universe_add_insts can instantiate it but no universe does, 0 if it is marked "not in
+   rules" (never enumerated: no rule will mention it). The decisions are gen_<op> in gen_universe.c
+   (an operator without one does not build); the coverage test (tests/test_ops.c) checks them against
+   what gen_universe_add_insts instantiates. */
 int gen_enumerates(so_op op);
+/* 1 if op's decision puts it in the default universe (gen_universe_default), else 0. */
+int gen_in_default(so_op op);
 
 typedef struct gen_inst {
-    int8_t kind;     /* gen_kind */
+    int16_t op;      /* so_op: the ops.def operator this is an instance of */
     int8_t act;      /* so_act for matmul/conv */
     int8_t axis;     /* concat/split axis */
     int8_t n_in, n_out;
@@ -76,6 +59,13 @@ typedef struct gen_inst {
     int8_t ceil;     /* pool ceil_mode (only without padding) */
     gen_type ct;     /* constants: concrete shape */
 } gen_inst;
+
+/* 1 if instance g has its operator's optional per-channel input: conv / conv_nchwc with a bias (3
+   inputs), bnfold_b with the conv's bias variable (5 inputs). */
+static inline int gen_biased(const gen_inst *g)
+{
+    return g->op == SO_OP_BNFOLD_B ? g->n_in == 5 : (g->op == SO_OP_CONV || g->op == SO_OP_CONV_NCHWC) && g->n_in == 3;
+}
 
 /* The enumeration universe: input variables and operator instances. */
 typedef struct gen_universe {
@@ -127,8 +117,11 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part);
 /* Output size of instance g's window (kernel k) over an input of size in: stride, padding (same
    k/2 or none), ceil_mode; 0 if the window does not fit. */
 int gen_win_out(const gen_inst *g, int in, int k);
-/* Instances of every kind in kinds (bit mask of 1u << gen_kind) with acts {none, relu}. */
-void gen_universe_add_insts(gen_universe *u, uint32_t kinds);
+/* The instances of each operator of ops[0..n_ops), in that order: matmul and conv with acts {none, relu}
+   (conv and conv_nchwc without, then with a bias input), concat and split on axes 0..3, bnfold_b
+   without, then with the conv's bias variable, the constants at their small shapes; an operator
+   marked not in rules gets none. */
+void gen_universe_add_insts(gen_universe *u, const so_op *ops, int n_ops);
 
 /* Seeded random residues for every input variable; values[v] malloc'd arrays. */
 typedef struct gen_inputs {

@@ -205,8 +205,8 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
     const gen_inst *g = &u->insts[inst];
     int64_t n = gen_numel(&ot[0]);
     uint32_t *y = ov[0];
-    switch (g->kind) {
-    case GK_ADD:
+    switch (g->op) {
+    case SO_OP_ADD:
         if (it[0].rank == 1 && it[1].rank > 1) { /* bias add on the last axis */
             int64_t k = it[0].dim[0];
             for (int64_t i = 0; i < n; i++) y[i] = madd(iv[1][i], iv[0][i % k]);
@@ -214,19 +214,19 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
         }
         for (int64_t i = 0; i < n; i++) y[i] = madd(iv[0][i], iv[1][i]);
         break;
-    case GK_MUL:
+    case SO_OP_MUL:
         if (it[1].rank == 0)
             for (int64_t i = 0; i < n; i++) y[i] = mmul(iv[0][i], iv[1][0]);
         else
             for (int64_t i = 0; i < n; i++) y[i] = mmul(iv[0][i], iv[1][i]);
         break;
-    case GK_TRANSPOSE: {
+    case SO_OP_TRANSPOSE: {
         int R = it[0].dim[0], C = it[0].dim[1];
         for (int r = 0; r < R; r++)
             for (int c = 0; c < C; c++) y[c * R + r] = iv[0][r * C + c];
         break;
     }
-    case GK_MATMUL: {
+    case SO_OP_MATMUL: {
         int K = it[0].dim[it[0].rank - 1], N = it[1].dim[1], M = (int)(gen_numel(&it[0]) / K);
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
@@ -236,30 +236,28 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
             }
         break;
     }
-    case GK_CONV:
-    case GK_CONVB: {
+    case SO_OP_CONV: {
         const gen_type *x = &it[0], *w = &it[1];
         conv_memo_entry *me = conv_memo_find(inst, it, iv, g->n_in, n);
         if (me && me->valid) {
             memcpy(y, me->data + me->n_key, (size_t)n * sizeof *y);
             break;
         }
-        if (g->stride > 1 || g->valid) conv_vals_win(g, x, w, iv[0], iv[1], g->kind == GK_CONVB ? iv[2] : NULL, y);
-        else conv_vals(x, w, iv[0], iv[1], g->kind == GK_CONVB ? iv[2] : NULL, g->act, y);
+        if (g->stride > 1 || g->valid) conv_vals_win(g, x, w, iv[0], iv[1], gen_biased(g) ? iv[2] : NULL, y);
+        else conv_vals(x, w, iv[0], iv[1], gen_biased(g) ? iv[2] : NULL, g->act, y);
         if (me) {
             memcpy(me->data + me->n_key, y, (size_t)n * sizeof *y);
             me->valid = 1;
         }
         break;
     }
-    case GK_NCHWC_IN:
+    case SO_OP_NCHWC_IN:
         block_vals(&it[0], u->block, iv[0], y, 0);
         break;
-    case GK_NCHWC_OUT:
+    case SO_OP_NCHWC_OUT:
         block_vals(&ot[0], u->block, iv[0], y, 1);
         break;
-    case GK_CONV_NCHWC:
-    case GK_CONVB_NCHWC: {
+    case SO_OP_CONV_NCHWC: {
         /* by definition: block(conv(unblock(x))) */
         int b = u->block;
         gen_type xp = it[0], yp = ot[0];
@@ -269,14 +267,14 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
         xp.dim[4] = yp.dim[4] = 0;
         uint32_t *xu = so_xmalloc((size_t)gen_numel(&xp) * sizeof *xu), *yu = so_xmalloc((size_t)n * sizeof *yu);
         block_vals(&xp, b, iv[0], xu, 1);
-        if (g->stride > 1 || g->valid) conv_vals_win(g, &xp, &it[1], xu, iv[1], g->kind == GK_CONVB_NCHWC ? iv[2] : NULL, yu);
-        else conv_vals(&xp, &it[1], xu, iv[1], g->kind == GK_CONVB_NCHWC ? iv[2] : NULL, g->act, yu);
+        if (g->stride > 1 || g->valid) conv_vals_win(g, &xp, &it[1], xu, iv[1], gen_biased(g) ? iv[2] : NULL, yu);
+        else conv_vals(&xp, &it[1], xu, iv[1], gen_biased(g) ? iv[2] : NULL, g->act, yu);
         block_vals(&yp, b, yu, y, 0);
         free(xu);
         free(yu);
         break;
     }
-    case GK_ENLARGE: {
+    case SO_OP_ENLARGE: {
         int O = it[0].dim[0], I = it[0].dim[1], kh = it[0].dim[2], kw = it[0].dim[3];
         int oh = (3 - kh) / 2, ow = (3 - kw) / 2;
         memset(y, 0, (size_t)n * sizeof *y);
@@ -285,22 +283,22 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
                 for (int c = 0; c < kw; c++) y[o * 9 + (r + oh) * 3 + c + ow] = iv[0][(o * kh + r) * kw + c];
         break;
     }
-    case GK_RELU:
+    case SO_OP_RELU:
         for (int64_t i = 0; i < n; i++) y[i] = nonlin(iv[0][i], SALT_RELU);
         break;
-    case GK_SIGMOID:
+    case SO_OP_SIGMOID:
         for (int64_t i = 0; i < n; i++) y[i] = nonlin(iv[0][i], SALT_SIGM);
         break;
-    case GK_TANH:
+    case SO_OP_TANH:
         for (int64_t i = 0; i < n; i++) y[i] = nonlin(iv[0][i], SALT_TANH);
         break;
-    case GK_AVGPOOL:
-    case GK_MAXPOOL:
-        pool_vals(g, g->kind == GK_AVGPOOL, it[0].dim[0] * it[0].dim[1], it[0].dim[2], it[0].dim[3], iv[0], y);
+    case SO_OP_AVGPOOL:
+    case SO_OP_MAXPOOL:
+        pool_vals(g, g->op == SO_OP_AVGPOOL, it[0].dim[0] * it[0].dim[1], it[0].dim[2], it[0].dim[3], iv[0], y);
         break;
-    case GK_AVGPOOL_NCHWC:
-    case GK_MAXPOOL_NCHWC:
-    case GK_GAP_NCHWC: {
+    case SO_OP_AVGPOOL_NCHWC:
+    case SO_OP_MAXPOOL_NCHWC:
+    case SO_OP_GLOBALAVGPOOL_NCHWC: {
         /* by definition: block(pool(unblock(x))) */
         int b = u->block;
         gen_type xp = it[0], yp = ot[0];
@@ -309,17 +307,17 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
         xp.dim[4] = yp.dim[4] = 0;
         uint32_t *xu = so_xmalloc((size_t)gen_numel(&xp) * sizeof *xu), *yu = so_xmalloc((size_t)n * sizeof *yu);
         block_vals(&xp, b, iv[0], xu, 1);
-        if (g->kind == GK_GAP_NCHWC) gap_vals(xp.dim[0] * xp.dim[1], xp.dim[2] * xp.dim[3], xu, yu);
-        else pool_vals(g, g->kind == GK_AVGPOOL_NCHWC, xp.dim[0] * xp.dim[1], xp.dim[2], xp.dim[3], xu, yu);
+        if (g->op == SO_OP_GLOBALAVGPOOL_NCHWC) gap_vals(xp.dim[0] * xp.dim[1], xp.dim[2] * xp.dim[3], xu, yu);
+        else pool_vals(g, g->op == SO_OP_AVGPOOL_NCHWC, xp.dim[0] * xp.dim[1], xp.dim[2], xp.dim[3], xu, yu);
         block_vals(&yp, b, yu, y, 0);
         free(xu);
         free(yu);
         break;
     }
-    case GK_GAP:
+    case SO_OP_GLOBALAVGPOOL:
         gap_vals(it[0].dim[0] * it[0].dim[1], it[0].dim[2] * it[0].dim[3], iv[0], y);
         break;
-    case GK_CONCAT: {
+    case SO_OP_CONCAT: {
         int ax = g->axis;
         int64_t outer = 1, in0 = 1, in1 = 1;
         for (int i = 0; i < ax; i++) outer *= it[0].dim[i];
@@ -333,7 +331,7 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
         }
         break;
     }
-    case GK_SPLIT: {
+    case SO_OP_SPLIT: {
         int ax = g->axis;
         int64_t outer = 1, o0 = 1, o1 = 1;
         for (int i = 0; i < ax; i++) outer *= it[0].dim[i];
@@ -347,7 +345,7 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
         }
         break;
     }
-    case GK_BN: {
+    case SO_OP_BATCHNORM: {
         int N = it[0].dim[0], C = it[0].dim[1];
         int64_t HW = (int64_t)it[0].dim[2] * it[0].dim[3];
         for (int c = 0; c < C; c++) {
@@ -363,28 +361,28 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
         }
         break;
     }
-    case GK_CONST_POOL: {
+    case SO_OP_CONST_POOL: {
         uint32_t inv = minv((uint32_t)(g->ct.dim[2] * g->ct.dim[3]));
         for (int64_t i = 0; i < n; i++) y[i] = inv;
         break;
     }
-    case GK_CONST_IDCONV: {
+    case SO_OP_CONST_IDCONV: {
         int C = g->ct.dim[0], KH = g->ct.dim[2], KW = g->ct.dim[3];
         memset(y, 0, (size_t)n * sizeof *y);
         for (int c = 0; c < C; c++) y[((c * C + c) * KH + KH / 2) * KW + KW / 2] = 1;
         break;
     }
-    case GK_CONST_IDMAT: {
+    case SO_OP_CONST_IDMAT: {
         int R = g->ct.dim[0];
         memset(y, 0, (size_t)n * sizeof *y);
         for (int i = 0; i < R; i++) y[i * R + i] = 1;
         break;
     }
-    case GK_CONST_ONES:
+    case SO_OP_CONST_ONES:
         for (int64_t i = 0; i < n; i++) y[i] = 1;
         break;
-    case GK_BNFOLD_W: {
-        /* W[o] * scale[o] / R(var[o]), R as in GK_BN */
+    case SO_OP_BNFOLD_W: {
+        /* W[o] * scale[o] / R(var[o]), R as in SO_OP_BATCHNORM */
         int O = it[0].dim[0];
         int64_t inner = n / O;
         for (int o = 0; o < O; o++) {
@@ -395,14 +393,13 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
         }
         break;
     }
-    case GK_BNFOLD_B:
-    case GK_BNFOLD_BC: {
+    case SO_OP_BNFOLD_B: {
         /* bias + (cbias - mean) * scale / R(var) */
         for (int64_t o = 0; o < n; o++) {
             uint32_t r = nonlin(iv[3][o], SALT_BN);
             if (r == 0) r = 1;
             uint32_t f = mmul(iv[0][o], minv(r));
-            uint32_t cb = g->kind == GK_BNFOLD_BC ? iv[4][o] : 0;
+            uint32_t cb = gen_biased(g) ? iv[4][o] : 0;
             y[o] = madd(iv[1][o], mmul(msub(cb, iv[2][o]), f));
         }
         break;
@@ -428,7 +425,7 @@ int gen_eval_graph(const gen_universe *u, const gen_inputs *in, const gen_graph 
         const gen_inst *gi = &u->insts[nd->inst];
         gen_type it[GEN_MAX_NIN], ot[GEN_MAX_OUT];
         for (int a = 0; a < gi->n_in; a++) it[a] = ev->type[nd->in[a]];
-        int cut = gi->kind == GK_SPLIT ? enp_split_cut(u, g->nodes, ev->type, nd->in[0], gi->axis) : 0;
+        int cut = gi->op == SO_OP_SPLIT ? enp_split_cut(u, g->nodes, ev->type, nd->in[0], gi->axis) : 0;
         if (!gen_typecheck(u, nd->inst, it, gi->n_in, cut, ot)) {
             memset(ev->val, 0, sizeof ev->val);
             return 0;

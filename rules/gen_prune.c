@@ -144,7 +144,7 @@ int so_gen_common_suffix(const gen_universe *u, const gen_inputs *in, const gen_
             res = 0;
     }
     /* a split root also needs the same cut: equal output types */
-    if (res && u->insts[na->inst].kind == GK_SPLIT) {
+    if (res && u->insts[na->inst].op == SO_OP_SPLIT) {
         const gen_type *x = &ea.type[a->out[0]], *y = &eb.type[b->out[0]];
         if (memcmp(x->dim, y->dim, sizeof x->dim) != 0) res = 0;
     }

@@ -216,8 +216,8 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
         int base = u->n_vars + GEN_MAX_OUT * i;
         sshp *o = &ts[base];
         memset(o, 0, sizeof *o);
-        switch (gi->kind) {
-        case GK_ADD:
+        switch (gi->op) {
+        case SO_OP_ADD:
             if (in[0].rank == 1 && in[1].rank == 3) { /* bias add on the last axis (enum.c) */
                 unify(U, in[0].d[0], in[1].d[2]);
                 *o = in[1];
@@ -226,24 +226,23 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             for (int k = 0; k < in[0].rank; k++) unify(U, in[0].d[k], in[1].d[k]);
             *o = in[0];
             break;
-        case GK_MUL:
+        case SO_OP_MUL:
             if (in[1].rank) for (int k = 0; k < in[0].rank; k++) unify(U, in[0].d[k], in[1].d[k]);
             *o = in[0];
             break;
-        case GK_TRANSPOSE:
+        case SO_OP_TRANSPOSE:
             o->rank = 2;
             o->d[0] = in[0].d[1];
             o->d[1] = in[0].d[0];
             break;
-        case GK_MATMUL: {
+        case SO_OP_MATMUL: {
             int r = in[0].rank; /* 2, or 3: rank-3 activation @ matrix */
             unify(U, in[0].d[r - 1], in[1].d[0]);
             *o = in[0];
             o->d[r - 1] = in[1].d[1];
             break;
         }
-        case GK_CONV:
-        case GK_CONVB: {
+        case SO_OP_CONV: {
             int grp = it[0]->dim[1] / it[1]->dim[1];
             if (grp == 1) {
                 unify(U, in[0].d[1], in[1].d[1]);
@@ -254,7 +253,7 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             }
             unify(U, in[1].d[2], lx_c(it[1]->dim[2]));
             unify(U, in[1].d[3], lx_c(it[1]->dim[3]));
-            if (gi->kind == GK_CONVB) unify(U, in[2].d[0], in[1].d[0]);
+            if (gen_biased(gi)) unify(U, in[2].d[0], in[1].d[0]);
             o->rank = 4;
             o->d[0] = in[0].d[0];
             o->d[1] = in[1].d[0];
@@ -263,58 +262,57 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             win_dims(U, gi, &ev->type[base], o);
             break;
         }
-        case GK_NCHWC_IN:
+        case SO_OP_NCHWC_IN:
             *o = in[0];
             o->rank = 5;
             o->d[1] = lx_divm(U, resolve(U, in[0].d[1]), u->block);
             o->d[4] = lx_c(u->block);
             break;
-        case GK_NCHWC_OUT:
+        case SO_OP_NCHWC_OUT:
             unify(U, in[0].d[4], lx_c(u->block));
             *o = in[0];
             o->rank = 4;
             o->d[1] = lx_mul(U, resolve(U, in[0].d[1]), u->block);
             memset(&o->d[4], 0, sizeof o->d[4]);
             break;
-        case GK_CONV_NCHWC:
-        case GK_CONVB_NCHWC:
+        case SO_OP_CONV_NCHWC:
             unify(U, lx_mul(U, resolve(U, in[0].d[1]), u->block), in[1].d[1]);
             unify(U, in[1].d[2], lx_c(it[1]->dim[2]));
             unify(U, in[1].d[3], lx_c(it[1]->dim[3]));
             unify(U, in[0].d[4], lx_c(u->block));
-            if (gi->kind == GK_CONVB_NCHWC) unify(U, in[2].d[0], in[1].d[0]);
+            if (gen_biased(gi)) unify(U, in[2].d[0], in[1].d[0]);
             *o = in[0];
             o->d[1] = lx_divm(U, resolve(U, in[1].d[0]), u->block);
             win_dims(U, gi, &ev->type[base], o);
             break;
-        case GK_ENLARGE:
+        case SO_OP_ENLARGE:
             unify(U, in[0].d[2], lx_c(it[0]->dim[2]));
             unify(U, in[0].d[3], lx_c(it[0]->dim[3]));
             *o = in[0];
             o->d[2] = lx_c(3);
             o->d[3] = lx_c(3);
             break;
-        case GK_RELU: case GK_SIGMOID: case GK_TANH: case GK_AVGPOOL: case GK_MAXPOOL:
-        case GK_AVGPOOL_NCHWC: case GK_MAXPOOL_NCHWC:
+        case SO_OP_RELU: case SO_OP_SIGMOID: case SO_OP_TANH: case SO_OP_AVGPOOL: case SO_OP_MAXPOOL:
+        case SO_OP_AVGPOOL_NCHWC: case SO_OP_MAXPOOL_NCHWC:
             *o = in[0];
             win_dims(U, gi, &ev->type[base], o);
             break;
-        case GK_GAP: case GK_GAP_NCHWC:
+        case SO_OP_GLOBALAVGPOOL: case SO_OP_GLOBALAVGPOOL_NCHWC:
             *o = in[0];
             o->d[2] = o->d[3] = lx_c(1);
             break;
-        case GK_CONCAT:
+        case SO_OP_CONCAT:
             for (int k = 0; k < in[0].rank; k++)
                 if (k != gi->axis) unify(U, in[0].d[k], in[1].d[k]);
             *o = in[0];
             o->d[gi->axis] = lx_add(U, in[0].d[gi->axis], in[1].d[gi->axis]);
             break;
-        case GK_SPLIT: {
+        case SO_OP_SPLIT: {
             int ax = gi->axis, t = nd->in[0];
             int pn = tid_node(u, t);
             lx s0, s1;
             const gen_type *ot0 = &ev->type[base];
-            if (pn >= 0 && u->insts[g->nodes[pn].inst].kind == GK_CONCAT && u->insts[g->nodes[pn].inst].axis == ax) {
+            if (pn >= 0 && u->insts[g->nodes[pn].inst].op == SO_OP_CONCAT && u->insts[g->nodes[pn].inst].axis == ax) {
                 s0 = ts[g->nodes[pn].in[0]].d[ax];
                 s1 = ts[g->nodes[pn].in[1]].d[ax];
             } else {
@@ -357,24 +355,23 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             o[1].d[ax] = s1;
             break;
         }
-        case GK_BN:
+        case SO_OP_BATCHNORM:
             for (int k = 1; k < 5; k++) unify(U, in[k].d[0], in[0].d[1]);
             *o = in[0];
             break;
-        case GK_BNFOLD_W:
+        case SO_OP_BNFOLD_W:
             for (int k = 1; k < 3; k++) unify(U, in[k].d[0], in[0].d[0]);
             *o = in[0];
             break;
-        case GK_BNFOLD_B:
-        case GK_BNFOLD_BC:
+        case SO_OP_BNFOLD_B:
             for (int k = 1; k < gi->n_in; k++) unify(U, in[k].d[0], in[0].d[0]);
             *o = in[0];
             break;
-        case GK_CONST_POOL:
+        case SO_OP_CONST_POOL:
             o->rank = 4;
             for (int k = 0; k < 4; k++) o->d[k] = lx_c(gi->ct.dim[k]);
             break;
-        case GK_CONST_IDCONV: {
+        case SO_OP_CONST_IDCONV: {
             int s = new_sym(U, gi->ct.dim[0]);
             o->rank = 4;
             o->d[0] = o->d[1] = lx_sym(s);
@@ -382,13 +379,13 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             o->d[3] = lx_c(gi->ct.dim[3]);
             break;
         }
-        case GK_CONST_IDMAT: {
+        case SO_OP_CONST_IDMAT: {
             int s = new_sym(U, gi->ct.dim[0]);
             o->rank = 2;
             o->d[0] = o->d[1] = lx_sym(s);
             break;
         }
-        case GK_CONST_ONES:
+        case SO_OP_CONST_ONES:
             o->rank = gi->ct.rank;
             for (int k = 0; k < o->rank; k++) o->d[k] = gi->ct.dim[k] == 1 ? lx_c(1) : lx_sym(new_sym(U, gi->ct.dim[k]));
             break;
@@ -448,19 +445,17 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
         }
         so_attr *at = &rn->attr;
         const gen_type *it0 = &ev->type[nd->in[0]];
-        rn->op = gen_kind_op[gi->kind]; /* the table operator of the instance kind (gen_universe.c) */
-        switch (gi->kind) {
-        case GK_ADD: case GK_MUL: case GK_RELU: case GK_SIGMOID: case GK_TANH: break; /* no attributes */
-        case GK_TRANSPOSE:
+        rn->op = (so_op)gi->op; /* the instance's ops.def operator */
+        switch (gi->op) {
+        case SO_OP_ADD: case SO_OP_MUL: case SO_OP_RELU: case SO_OP_SIGMOID: case SO_OP_TANH: break; /* no attributes */
+        case SO_OP_TRANSPOSE:
             at->n_ints = 2;
             at->ints[0] = 1;
             at->ints[1] = 0;
             break;
-        case GK_MATMUL: at->act = gi->act; break;
-        case GK_CONV:
-        case GK_CONVB:
-        case GK_CONV_NCHWC:
-        case GK_CONVB_NCHWC: { /* the instance's stride, same padding unless valid; a blocked conv is ungrouped */
+        case SO_OP_MATMUL: at->act = gi->act; break;
+        case SO_OP_CONV:
+        case SO_OP_CONV_NCHWC: { /* the instance's stride, same padding unless valid; a blocked conv is ungrouped */
             const gen_type *w = &ev->type[nd->in[1]];
             at->stride[0] = at->stride[1] = gi->stride > 1 ? gi->stride : 1;
             at->dilation[0] = at->dilation[1] = 1;
@@ -470,12 +465,12 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
             at->act = gi->act;
             break;
         }
-        case GK_ENLARGE: at->kernel[0] = at->kernel[1] = 3; break;
-        case GK_NCHWC_IN:
+        case SO_OP_ENLARGE: at->kernel[0] = at->kernel[1] = 3; break;
+        case SO_OP_NCHWC_IN:
             at->n_ints = 1;
             at->ints[0] = u->block;
             break;
-        case GK_NCHWC_OUT: {
+        case SO_OP_NCHWC_OUT: {
             int base = u->n_vars + GEN_MAX_OUT * i;
             rn->n_dx = 2;
             rn->dx[0].c = u->block;
@@ -483,25 +478,25 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
             break;
         }
 
-        case GK_AVGPOOL:
-        case GK_AVGPOOL_NCHWC:
+        case SO_OP_AVGPOOL:
+        case SO_OP_AVGPOOL_NCHWC:
             at->kernel[0] = at->kernel[1] = 3;
             at->stride[0] = at->stride[1] = gi->stride > 1 ? gi->stride : 1;
             at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = gi->valid ? 0 : 1;
             at->count_include_pad = 1;
             at->ceil_mode = gi->ceil;
             break;
-        case GK_MAXPOOL:
-        case GK_MAXPOOL_NCHWC:
+        case SO_OP_MAXPOOL:
+        case SO_OP_MAXPOOL_NCHWC:
             at->kernel[0] = at->kernel[1] = 3;
             at->stride[0] = at->stride[1] = gi->stride > 1 ? gi->stride : 1;
             at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = gi->valid ? 0 : 1;
             at->dilation[0] = at->dilation[1] = 1;
             at->ceil_mode = gi->ceil;
             break;
-        case GK_GAP: case GK_GAP_NCHWC: break; /* no attributes */
-        case GK_CONCAT: at->axis = gi->axis; break;
-        case GK_SPLIT: {
+        case SO_OP_GLOBALAVGPOOL: case SO_OP_GLOBALAVGPOOL_NCHWC: break; /* no attributes */
+        case SO_OP_CONCAT: at->axis = gi->axis; break;
+        case SO_OP_SPLIT: {
             at->axis = gi->axis;
             int base = u->n_vars + GEN_MAX_OUT * i;
             rn->n_dx = 2;
@@ -509,10 +504,10 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
                 *ok = 0;
             break;
         }
-        case GK_BN: at->epsilon = 1e-5f; break;
-        case GK_BNFOLD_W: at->epsilon = 1e-5f; break;
-        case GK_BNFOLD_B: case GK_BNFOLD_BC: at->epsilon = 1e-5f; break;
-        case GK_CONST_POOL: case GK_CONST_IDCONV: case GK_CONST_IDMAT: case GK_CONST_ONES: {
+        case SO_OP_BATCHNORM: at->epsilon = 1e-5f; break;
+        case SO_OP_BNFOLD_W: at->epsilon = 1e-5f; break;
+        case SO_OP_BNFOLD_B: at->epsilon = 1e-5f; break;
+        case SO_OP_CONST_POOL: case SO_OP_CONST_IDCONV: case SO_OP_CONST_IDMAT: case SO_OP_CONST_ONES: {
             int base = u->n_vars + GEN_MAX_OUT * i;
             rn->n_dx = ts[base].rank;
             for (int k = 0; k < ts[base].rank; k++)
@@ -556,7 +551,7 @@ int genp_expand_pseudo(const gen_universe *u, const gen_graph *g, gen_graph *o)
     if (np == 0) return 1;
     int enl = -1;
     for (int i = 0; i < u->n_insts; i++)
-        if (u->insts[i].kind == GK_ENLARGE) enl = i;
+        if (u->insts[i].op == SO_OP_ENLARGE) enl = i;
     if (enl < 0 || g->n_nodes + np > GEN_MAX_NODES) return 0;
     o->n_nodes = (uint8_t)(g->n_nodes + np);
     for (int q = 0; q < np; q++) {

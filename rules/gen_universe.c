@@ -11,516 +11,31 @@
 
 /* ---------------- universe ---------------- */
 
-static gen_type T(int rank, int a, int b, int c, int d)
-{
-    gen_type t;
-    memset(&t, 0, sizeof t);
-    t.rank = (int8_t)rank;
-    t.dim[0] = (int16_t)a;
-    t.dim[1] = (int16_t)b;
-    t.dim[2] = (int16_t)c;
-    t.dim[3] = (int16_t)d;
-    return t;
-}
-
-static gen_type T5(int a, int b, int c, int d, int e)
-{
-    gen_type t = T(5, a, b, c, d);
-    t.dim[4] = (int16_t)e;
-    return t;
-}
-
-static void add_var(gen_universe *u, const char *name, gen_type t, int role, int kernel)
-{
-    gen_var *v = &u->vars[u->n_vars++];
-    memset(v, 0, sizeof *v);
-    snprintf(v->name, sizeof v->name, "%s", name);
-    /* field by field: a struct copy need not carry the padding byte, and the variables are hashed as
-       bytes (gen_prune.c var_groups) */
-    v->t.rank = t.rank;
-    for (int i = 0; i < 5; i++) v->t.dim[i] = t.dim[i];
-    v->role = (int8_t)role;
-    v->kernel = (int8_t)kernel;
-    v->base = -1;
-    int64_t n = gen_numel(&t);
-    if (n > u->elems_max) u->elems_max = (int)n;
-}
-
-static void add_inst(gen_universe *u, int kind, int act, int axis, int n_in, int n_out, gen_type ct)
-{
-    gen_inst *g = &u->insts[u->n_insts++];
-    memset(g, 0, sizeof *g);
-    g->kind = (int8_t)kind;
-    g->act = (int8_t)act;
-    g->axis = (int8_t)axis;
-    g->n_in = (int8_t)n_in;
-    g->n_out = (int8_t)n_out;
-    g->ct.rank = ct.rank;
-    for (int i = 0; i < 5; i++) g->ct.dim[i] = ct.dim[i];
-    int64_t n = gen_numel(&ct);
-    if (n > u->elems_max) u->elems_max = (int)n;
-}
-
-/* An instance with a window: stride (1 or 2), valid (no padding) and ceil_mode (pools, no padding). */
-static void add_inst_win(gen_universe *u, int kind, int n_in, int stride, int valid, int ceil)
-{
-    add_inst(u, kind, SO_ACT_NONE, 0, n_in, 1, T(0, 0, 0, 0, 0));
-    gen_inst *g = &u->insts[u->n_insts - 1];
-    g->stride = (int8_t)stride;
-    g->valid = (int8_t)valid;
-    g->ceil = (int8_t)ceil;
-}
-
-void gen_universe_add_insts(gen_universe *u, uint32_t kinds)
-{
-    gen_type none = T(0, 0, 0, 0, 0);
-    for (int k = 0; k < GK_COUNT; k++) {
-        if (!(kinds & (1u << k))) continue;
-        switch (k) {
-        case GK_ADD: case GK_MUL: add_inst(u, k, 0, 0, 2, 1, none); break;
-        case GK_TRANSPOSE: case GK_ENLARGE: case GK_RELU: case GK_SIGMOID: case GK_TANH:
-        case GK_AVGPOOL: case GK_MAXPOOL: add_inst(u, k, 0, 0, 1, 1, none); break;
-        case GK_MATMUL: case GK_CONV:
-            add_inst(u, k, SO_ACT_NONE, 0, 2, 1, none);
-            add_inst(u, k, SO_ACT_RELU, 0, 2, 1, none);
-            break;
-        case GK_CONVB:
-            add_inst(u, k, SO_ACT_NONE, 0, 3, 1, none);
-            add_inst(u, k, SO_ACT_RELU, 0, 3, 1, none);
-            break;
-        case GK_BN: add_inst(u, k, 0, 0, 5, 1, none); break;
-        case GK_NCHWC_IN: case GK_NCHWC_OUT: add_inst(u, k, 0, 0, 1, 1, none); break;
-        case GK_CONV_NCHWC:
-            add_inst(u, k, SO_ACT_NONE, 0, 2, 1, none);
-            add_inst(u, k, SO_ACT_RELU, 0, 2, 1, none);
-            break;
-        case GK_CONVB_NCHWC:
-            add_inst(u, k, SO_ACT_NONE, 0, 3, 1, none);
-            add_inst(u, k, SO_ACT_RELU, 0, 3, 1, none);
-            break;
-        case GK_BNFOLD_W: add_inst(u, k, 0, 0, 3, 1, none); break;
-        case GK_BNFOLD_B: add_inst(u, k, 0, 0, 4, 1, none); break;
-        case GK_BNFOLD_BC: add_inst(u, k, 0, 0, 5, 1, none); break;
-        case GK_CONCAT:
-            for (int a = 0; a < 4; a++) add_inst(u, k, 0, a, 2, 1, none);
-            break;
-        case GK_SPLIT:
-            for (int a = 0; a < 4; a++) add_inst(u, k, 0, a, 1, 2, none);
-            break;
-        case GK_CONST_POOL: add_inst(u, k, 0, 0, 0, 1, T(4, 2, 1, 3, 3)); break;
-        case GK_CONST_IDCONV: add_inst(u, k, 0, 0, 0, 1, T(4, 2, 2, 3, 3)); break;
-        case GK_CONST_IDMAT: add_inst(u, k, 0, 0, 0, 1, T(2, 4, 4, 0, 0)); break;
-        case GK_CONST_ONES: add_inst(u, k, 0, 0, 0, 1, T(2, 4, 4, 0, 0)); break;
-        default: break;
-        }
-    }
-}
-
-void gen_universe_default(gen_universe *u)
-{
-    memset(u, 0, sizeof *u);
-    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
-    /* matrices */
-    add_var(u, "A", T(2, 2, 4, 0, 0), GR_ANY, 0);
-    add_var(u, "B", T(2, 4, 4, 0, 0), GR_ANY, 0);
-    add_var(u, "C", T(2, 4, 4, 0, 0), GR_ANY, 0);
-    add_var(u, "s", T(0, 0, 0, 0, 0), GR_ANY, 0);
-    /* activations and kernels (channels 2: cheap fingerprints; symbols generalise them) */
-    add_var(u, "X", T(4, 2, 2, 4, 5), GR_ANY, 0);
-    add_var(u, "Y", T(4, 2, 2, 4, 5), GR_ANY, 0);
-    add_var(u, "W", T(4, 2, 2, 3, 3), GR_ANY, 1);
-    add_var(u, "V", T(4, 2, 2, 3, 3), GR_ANY, 1);
-    add_var(u, "K", T(4, 2, 2, 1, 1), GR_ANY, 1);
-    add_var(u, "H", T(4, 2, 2, 1, 3), GR_ANY, 1);
-    add_var(u, "U", T(4, 2, 2, 3, 1), GR_ANY, 1);
-    add_var(u, "G", T(4, 2, 1, 3, 3), GR_ANY, 1);
-    /* per-channel parameters */
-    add_var(u, "b", T(1, 2, 0, 0, 0), GR_PARAM, 0);
-    add_var(u, "bs", T(1, 2, 0, 0, 0), GR_PARAM, 0);
-    add_var(u, "bb", T(1, 2, 0, 0, 0), GR_PARAM, 0);
-    add_var(u, "bm", T(1, 2, 0, 0, 0), GR_PARAM, 0);
-    add_var(u, "bv", T(1, 2, 0, 0, 0), GR_PARAM, 0);
-    for (int i = 0; i < 4; i++) u->bn_param[i] = (int8_t)(u->n_vars - 4 + i);
-    /* rank-3 activation (PyTorch Linear on [s0,s1,h]: matmul by a 2-D weight) */
-    add_var(u, "Z", T(3, 2, 3, 4, 0), GR_ANY, 0);
-    gen_universe_add_enlarged(u);
-    /* sibling 1x1 conv with a bias (after the enlarged pseudo-variables: L has none), for the
-       merge of sibling convs with biases: split(conv(X, concat(K, L), concat(b, c))) */
-    add_var(u, "L", T(4, 2, 2, 1, 1), GR_ANY, 1);
-    u->sib[0] = (int8_t)u->n_vars;
-    add_var(u, "c", T(1, 2, 0, 0, 0), GR_PARAM, 0);
-    u->sib[1] = (int8_t)u->n_vars;
-    uint32_t all = 0;
-    for (int k = 0; k < GK_COUNT; k++) all |= 1u << k;
-    all &= ~(1u << GK_CONST_ONES);
-    gen_universe_add_insts(u, all);
-}
-
-void gen_universe_layout(gen_universe *u, int block)
-{
-    memset(u, 0, sizeof *u);
-    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
-    u->block = block;
-    /* one block of channels (k = 1) keeps fingerprints cheap; the channel dims generalise to b*k */
-    add_var(u, "X", T(4, 2, block, 4, 5), GR_ANY, 0);
-    u->vars[u->n_vars - 1].chan = 1 << 1;
-    add_var(u, "Y", T(4, 2, block, 4, 5), GR_ANY, 0);
-    u->vars[u->n_vars - 1].chan = 1 << 1;
-    add_var(u, "P", T5(2, 1, 4, 5, block), GR_ANY, 0);
-    u->vars[u->n_vars - 1].chan = 1 << 1;
-    add_var(u, "Q", T5(2, 1, 4, 5, block), GR_ANY, 0);
-    u->vars[u->n_vars - 1].chan = 1 << 1;
-    add_var(u, "K", T(4, block, block, 1, 1), GR_ANY, 1);
-    u->vars[u->n_vars - 1].chan = 3;
-    add_var(u, "W", T(4, block, block, 3, 3), GR_ANY, 1);
-    u->vars[u->n_vars - 1].chan = 3;
-    add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
-    u->vars[u->n_vars - 1].chan = 1;
-    /* no fused activations (the executor fuses a following relu into either conv, so those rules
-       are cost-neutral) and no tanh (it commutes with the reorders exactly as sigmoid does):
-       every instance doubles the enumeration */
-    gen_type none = T(0, 0, 0, 0, 0);
-    add_inst(u, GK_ADD, 0, 0, 2, 1, none);
-    add_inst(u, GK_RELU, 0, 0, 1, 1, none);
-    add_inst(u, GK_SIGMOID, 0, 0, 1, 1, none);
-    add_inst(u, GK_CONV, SO_ACT_NONE, 0, 2, 1, none);
-    add_inst(u, GK_CONVB, SO_ACT_NONE, 0, 3, 1, none);
-    add_inst(u, GK_NCHWC_IN, 0, 0, 1, 1, none);
-    add_inst(u, GK_NCHWC_OUT, 0, 0, 1, 1, none);
-    add_inst(u, GK_CONV_NCHWC, SO_ACT_NONE, 0, 2, 1, none);
-    add_inst(u, GK_CONVB_NCHWC, SO_ACT_NONE, 0, 3, 1, none);
-    add_inst(u, GK_CONCAT, 0, 1, 2, 1, none); /* channel concat only */
-}
-
-void gen_universe_layout_ext(gen_universe *u, int block, int part)
-{
-    memset(u, 0, sizeof *u);
-    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
-    u->block = block;
-    /* 6x9 planes: a stride-2 window or a ceil_mode pool gives another plane size than the
-       floor/same one, and no activation is mistaken for a (<= 3x3) kernel */
-    add_var(u, "X", T(4, 2, block, 6, 9), GR_ANY, 0);
-    u->vars[u->n_vars - 1].chan = 1 << 1;
-    add_var(u, "P", T5(2, 1, 6, 9, block), GR_ANY, 0);
-    u->vars[u->n_vars - 1].chan = 1 << 1;
-    add_inst(u, GK_NCHWC_IN, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
-    add_inst(u, GK_NCHWC_OUT, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
-    if (part == 0) { /* strided convs (ResNet's 3x3/2 pad 1 and 1x1/2 downsample), their batchnorm folds */
-        add_var(u, "K", T(4, block, block, 1, 1), GR_ANY, 1);
-        u->vars[u->n_vars - 1].chan = 3;
-        add_var(u, "W", T(4, block, block, 3, 3), GR_ANY, 1);
-        u->vars[u->n_vars - 1].chan = 3;
-        add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
-        u->vars[u->n_vars - 1].chan = 1;
-        static const char *bn[4] = {"bs", "bb", "bm", "bv"};
-        for (int i = 0; i < 4; i++) {
-            add_var(u, bn[i], T(1, block, 0, 0, 0), GR_PARAM, 0);
-            u->vars[u->n_vars - 1].chan = 1;
-            u->bn_param[i] = (int8_t)(u->n_vars - 1);
-        }
-        add_inst_win(u, GK_CONV, 2, 2, 0, 0);
-        add_inst_win(u, GK_CONVB, 3, 2, 0, 0);
-        add_inst_win(u, GK_CONV_NCHWC, 2, 2, 0, 0);
-        add_inst_win(u, GK_CONVB_NCHWC, 3, 2, 0, 0);
-        add_inst(u, GK_BN, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, GK_BNFOLD_W, 0, 0, 3, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, GK_BNFOLD_B, 0, 0, 4, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, GK_BNFOLD_BC, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
-    } else { /* pools: 3x3/2 pad 1 (ResNet), 3x3/2 ceil_mode (SqueezeNet, GoogLeNet), global average */
-        add_inst_win(u, GK_MAXPOOL, 1, 2, 0, 0);
-        add_inst_win(u, GK_MAXPOOL_NCHWC, 1, 2, 0, 0);
-        add_inst_win(u, GK_MAXPOOL, 1, 2, 1, 1);
-        add_inst_win(u, GK_MAXPOOL_NCHWC, 1, 2, 1, 1);
-        add_inst(u, GK_GAP, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, GK_GAP_NCHWC, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, GK_RELU, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
-    }
-}
-
-static void enlarge_vals(const gen_type *t, const uint32_t *x, uint32_t *y);
-
-void gen_inputs_make(const gen_universe *u, uint64_t seed, gen_inputs *in)
-{
-    memset(in, 0, sizeof *in);
-    for (int v = 0; v < u->n_vars; v++) {
-        int64_t n = gen_numel(&u->vars[v].t);
-        in->val[v] = so_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
-        uint64_t s = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)v * 0x632be59bd9b4e019ULL + 1;
-        for (int64_t i = 0; i < n; i++) in->val[v][i] = (uint32_t)(so_mix64(s + (uint64_t)i * 0x9e3779b97f4a7c15ULL) % GEN_P);
-    }
-    for (int v = 0; v < u->n_vars; v++)
-        if (u->vars[v].role == GR_ENLARGED) enlarge_vals(&u->vars[u->vars[v].base].t, in->val[u->vars[v].base], in->val[v]);
-}
-
-static void enlarge_vals(const gen_type *t, const uint32_t *x, uint32_t *y)
-{
-    int O = t->dim[0], I = t->dim[1], kh = t->dim[2], kw = t->dim[3];
-    int oh = (3 - kh) / 2, ow = (3 - kw) / 2;
-    memset(y, 0, (size_t)O * I * 9 * sizeof *y);
-    for (int o = 0; o < O * I; o++)
-        for (int r = 0; r < kh; r++)
-            for (int c = 0; c < kw; c++) y[o * 9 + (r + oh) * 3 + c + ow] = x[(o * kh + r) * kw + c];
-}
-
-void gen_universe_add_enlarged(gen_universe *u)
-{
-    int n = u->n_vars;
-    for (int v = 0; v < n; v++) {
-        const gen_var *b = &u->vars[v];
-        if (!b->kernel || b->role != GR_ANY || (b->t.dim[2] == 3 && b->t.dim[3] == 3)) continue;
-        if (u->n_vars >= GEN_MAX_VARS) return;
-        char name[8];
-        snprintf(name, sizeof name, "%s3", b->name);
-        add_var(u, name, T(4, b->t.dim[0], b->t.dim[1], 3, 3), GR_ENLARGED, 1);
-        u->vars[u->n_vars - 1].base = (int8_t)v;
-    }
-}
-
-void gen_inputs_free(gen_inputs *in)
-{
-    for (int v = 0; v < GEN_MAX_VARS; v++) free(in->val[v]);
-    memset(in, 0, sizeof *in);
-}
-
-/* ---------------- typing ---------------- */
-
-int enp_is_kernel_type(const gen_type *t) { return t->rank == 4 && t->dim[2] <= 3 && t->dim[3] <= 3; }
-
-int gen_win_out(const gen_inst *g, int in, int k)
-{
-    int s = g->stride > 1 ? g->stride : 1, span = in + (g->valid ? 0 : 2 * (k / 2)) - k;
-    if (span < 0) return 0;
-    return (g->ceil ? (span + s - 1) / s : span / s) + 1;
-}
-
-int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in, int split_cut, gen_type *out)
-{
-    const gen_inst *g = &u->insts[inst];
-    (void)n_in;
-    switch (g->kind) {
-    case GK_ADD:
-        /* bias add: a vector [k] + a rank-3 activation [s0,s1,k] (numpy broadcasting on the last
-           axis, the bias-first form PyTorch exports for Linear on 3-D input) */
-        if (in[0].rank == 1 && in[1].rank == 3 && in[0].dim[0] == in[1].dim[2]) {
-            out[0] = in[1];
-            return 1;
-        }
-        if (!enp_type_eq(&in[0], &in[1]) || in[0].rank == 0) return 0;
-        out[0] = in[0];
-        return 1;
-    case GK_MUL:
-        if (in[0].rank == 0) return 0;
-        if (!enp_type_eq(&in[0], &in[1]) && in[1].rank != 0) return 0;
-        out[0] = in[0];
-        return 1;
-    case GK_TRANSPOSE:
-        if (in[0].rank != 2) return 0;
-        out[0] = T(2, in[0].dim[1], in[0].dim[0], 0, 0);
-        return 1;
-    case GK_MATMUL:
-        /* [m,k] @ [k,n], or a rank-3 activation [s0,s1,k] @ [k,n] (numpy broadcasting) */
-        if (in[0].rank < 2 || in[0].rank > 3 || in[1].rank != 2 || in[0].dim[in[0].rank - 1] != in[1].dim[0]) return 0;
-        out[0] = in[0];
-        out[0].dim[in[0].rank - 1] = in[1].dim[1];
-        return 1;
-    case GK_CONV:
-    case GK_CONVB: {
-        const gen_type *x = &in[0], *w = &in[1];
-        if (x->rank != 4 || enp_is_kernel_type(x) || !enp_is_kernel_type(w)) return 0;
-        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || x->dim[1] % w->dim[1]) return 0;
-        int grp = x->dim[1] / w->dim[1];
-        if (w->dim[0] % grp) return 0;
-        if (g->kind == GK_CONVB && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
-        out[0] = T(4, x->dim[0], w->dim[0], gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]));
-        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
-    }
-    case GK_NCHWC_IN:
-        if (in[0].rank != 4 || enp_is_kernel_type(&in[0]) || u->block < 1 || in[0].dim[1] % u->block) return 0;
-        out[0] = T5(in[0].dim[0], in[0].dim[1] / u->block, in[0].dim[2], in[0].dim[3], u->block);
-        return 1;
-    case GK_NCHWC_OUT:
-        if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
-        out[0] = T(4, in[0].dim[0], in[0].dim[1] * u->block, in[0].dim[2], in[0].dim[3]);
-        return 1;
-    case GK_CONV_NCHWC:
-    case GK_CONVB_NCHWC: {
-        const gen_type *x = &in[0], *w = &in[1];
-        if (x->rank != 5 || x->dim[4] != u->block || !enp_is_kernel_type(w)) return 0;
-        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || w->dim[1] != x->dim[1] * u->block || w->dim[0] % u->block) return 0;
-        if (g->kind == GK_CONVB_NCHWC && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
-        out[0] = T5(x->dim[0], w->dim[0] / u->block, gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]), u->block);
-        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
-    }
-    case GK_ENLARGE:
-        if (!enp_is_kernel_type(&in[0]) || (in[0].dim[2] == 3 && in[0].dim[3] == 3) || in[0].dim[2] % 2 == 0 ||
-            in[0].dim[3] % 2 == 0)
-            return 0;
-        out[0] = T(4, in[0].dim[0], in[0].dim[1], 3, 3);
-        return 1;
-    case GK_RELU:
-    case GK_SIGMOID:
-    case GK_TANH:
-        if (in[0].rank == 0) return 0;
-        out[0] = in[0];
-        return 1;
-    case GK_AVGPOOL:
-    case GK_MAXPOOL:
-        if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
-        out[0] = in[0];
-        out[0].dim[2] = (int16_t)gen_win_out(g, in[0].dim[2], 3);
-        out[0].dim[3] = (int16_t)gen_win_out(g, in[0].dim[3], 3);
-        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
-    case GK_AVGPOOL_NCHWC:
-    case GK_MAXPOOL_NCHWC:
-        if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
-        out[0] = in[0];
-        out[0].dim[2] = (int16_t)gen_win_out(g, in[0].dim[2], 3);
-        out[0].dim[3] = (int16_t)gen_win_out(g, in[0].dim[3], 3);
-        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
-    case GK_GAP:
-        if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
-        out[0] = in[0];
-        out[0].dim[2] = out[0].dim[3] = 1;
-        return 1;
-    case GK_GAP_NCHWC:
-        if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
-        out[0] = in[0];
-        out[0].dim[2] = out[0].dim[3] = 1;
-        return 1;
-    case GK_CONCAT:
-        if (in[0].rank != in[1].rank || g->axis >= in[0].rank) return 0;
-        for (int i = 0; i < in[0].rank; i++)
-            if (i != g->axis && in[0].dim[i] != in[1].dim[i]) return 0;
-        out[0] = in[0];
-        out[0].dim[g->axis] = (int16_t)(in[0].dim[g->axis] + in[1].dim[g->axis]);
-        return 1;
-    case GK_SPLIT:
-        if (g->axis >= in[0].rank || split_cut <= 0 || split_cut >= in[0].dim[g->axis]) return 0;
-        out[0] = out[1] = in[0];
-        out[0].dim[g->axis] = (int16_t)split_cut;
-        out[1].dim[g->axis] = (int16_t)(in[0].dim[g->axis] - split_cut);
-        return 1;
-    case GK_BN:
-        if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
-        for (int k = 1; k < 5; k++)
-            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[1]) return 0;
-        out[0] = in[0];
-        return 1;
-    case GK_CONST_POOL:
-    case GK_CONST_IDCONV:
-    case GK_CONST_IDMAT:
-    case GK_CONST_ONES:
-        out[0] = g->ct;
-        return 1;
-    case GK_BNFOLD_W:
-        if (!enp_is_kernel_type(&in[0])) return 0;
-        for (int k = 1; k < 3; k++)
-            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[0]) return 0;
-        out[0] = in[0];
-        return 1;
-    case GK_BNFOLD_B:
-    case GK_BNFOLD_BC:
-        for (int k = 0; k < g->n_in; k++)
-            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[0]) return 0;
-        out[0] = in[0];
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* Quick filter: may a tensor of type t / role feed argument pos of instance kind? */
-int enp_arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
-{
-    if (t->rank == 5) /* blocked values: reorders, blocked convs and pools, element-wise ops, channel concat */
-        return (kind == GK_NCHWC_OUT) || ((kind == GK_CONV_NCHWC || kind == GK_CONVB_NCHWC) && pos == 0) ||
-               kind == GK_MAXPOOL_NCHWC || kind == GK_AVGPOOL_NCHWC || kind == GK_GAP_NCHWC ||
-               kind == GK_RELU || kind == GK_SIGMOID || kind == GK_TANH || kind == GK_ADD || (kind == GK_CONCAT && axis == 1);
-    if (kind == GK_NCHWC_OUT || kind == GK_MAXPOOL_NCHWC || kind == GK_AVGPOOL_NCHWC || kind == GK_GAP_NCHWC) return 0;
-    if (kind == GK_CONV_NCHWC || kind == GK_CONVB_NCHWC)
-        return pos == 1 ? enp_is_kernel_type(t) && role != GR_PARAM : pos == 2 && role == GR_PARAM;
-    if (kind == GK_NCHWC_IN) return t->rank == 4 && !enp_is_kernel_type(t) && role == GR_ANY;
-    if (role == GR_PARAM)
-        return (kind == GK_CONVB && pos == 2) || (kind == GK_BN && pos >= 1) || (kind == GK_BNFOLD_W && pos >= 1) ||
-               kind == GK_BNFOLD_B || kind == GK_BNFOLD_BC ||
-               (kind == GK_ADD && pos == 0) || (kind == GK_CONCAT && axis == 0); /* bias add, merged biases */
-    if (role == GR_ENLARGED) return (kind == GK_CONCAT && axis == 0) || kind == GK_ADD;
-    if (enp_is_kernel_type(t)) {
-        /* conv kernels: only the weight arithmetic convs need (linearity, merging, enlarging) */
-        switch (kind) {
-        case GK_CONV: case GK_CONVB: return pos == 1;
-        case GK_ADD: case GK_ENLARGE: return 1;
-        case GK_BNFOLD_W: return pos == 0;
-        case GK_MUL: return pos == 0;
-        case GK_CONCAT: case GK_SPLIT: return axis <= 1;
-        default: return 0;
-        }
-    }
-    if (t->rank == 3) /* rank-3 activations: matmul left operand, add, concat/split only (noise control) */
-        return (kind == GK_MATMUL && pos == 0) || kind == GK_ADD || kind == GK_CONCAT || kind == GK_SPLIT;
-    switch (kind) {
-    case GK_CONV: case GK_CONVB:
-        if (pos == 0) return t->rank == 4 && !enp_is_kernel_type(t);
-        if (pos == 1) return enp_is_kernel_type(t);
-        return t->rank == 1;
-    case GK_MATMUL: return t->rank == 2 || (pos == 0 && t->rank == 3);
-    case GK_TRANSPOSE: return t->rank == 2;
-    case GK_ENLARGE: return enp_is_kernel_type(t);
-    case GK_AVGPOOL: case GK_MAXPOOL: case GK_GAP: return t->rank == 4 && !enp_is_kernel_type(t);
-    case GK_BN: return pos == 0 ? t->rank == 4 && !enp_is_kernel_type(t) : 0;
-    case GK_ADD: return t->rank > 0;
-    case GK_MUL: return pos == 0 ? t->rank > 0 : 1;
-    case GK_CONCAT: case GK_SPLIT: return t->rank > 0;
-    case GK_RELU: case GK_SIGMOID: case GK_TANH: return t->rank > 0;
-    default: return 1;
-    }
-}
-
-void gen_universe_init(gen_universe *u)
-{
-    memset(u, 0, sizeof *u);
-    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
-}
-
-void gen_universe_add_var(gen_universe *u, const char *name, int rank, const int *dims, int role, int kernel)
-{
-    gen_type t = T(rank, rank > 0 ? dims[0] : 0, rank > 1 ? dims[1] : 0, rank > 2 ? dims[2] : 0, rank > 3 ? dims[3] : 0);
-    add_var(u, name, t, role, kernel);
-}
-
-const so_op gen_kind_op[GK_COUNT] = {
-    [GK_ADD] = SO_OP_ADD, [GK_MUL] = SO_OP_MUL, [GK_TRANSPOSE] = SO_OP_TRANSPOSE, [GK_MATMUL] = SO_OP_MATMUL,
-    [GK_CONV] = SO_OP_CONV, [GK_CONVB] = SO_OP_CONV, [GK_ENLARGE] = SO_OP_ENLARGE, [GK_RELU] = SO_OP_RELU,
-    [GK_SIGMOID] = SO_OP_SIGMOID, [GK_TANH] = SO_OP_TANH, [GK_AVGPOOL] = SO_OP_AVGPOOL, [GK_MAXPOOL] = SO_OP_MAXPOOL,
-    [GK_CONCAT] = SO_OP_CONCAT, [GK_SPLIT] = SO_OP_SPLIT, [GK_BN] = SO_OP_BATCHNORM, [GK_CONST_POOL] = SO_OP_CONST_POOL,
-    [GK_CONST_IDCONV] = SO_OP_CONST_IDCONV, [GK_CONST_IDMAT] = SO_OP_CONST_IDMAT, [GK_CONST_ONES] = SO_OP_CONST_ONES,
-    [GK_BNFOLD_W] = SO_OP_BNFOLD_W, [GK_BNFOLD_B] = SO_OP_BNFOLD_B, [GK_BNFOLD_BC] = SO_OP_BNFOLD_B,
-    [GK_NCHWC_IN] = SO_OP_NCHWC_IN, [GK_NCHWC_OUT] = SO_OP_NCHWC_OUT, [GK_CONV_NCHWC] = SO_OP_CONV_NCHWC,
-    [GK_CONVB_NCHWC] = SO_OP_CONV_NCHWC, [GK_MAXPOOL_NCHWC] = SO_OP_MAXPOOL_NCHWC,
-    [GK_AVGPOOL_NCHWC] = SO_OP_AVGPOOL_NCHWC, [GK_GAP] = SO_OP_GLOBALAVGPOOL, [GK_GAP_NCHWC] = SO_OP_GLOBALAVGPOOL_NCHWC,
-};
-
-/* The generator decision of every operator (ops.def): GEN_ENUMERATED (instance kinds in enum.h
-   evaluate it in residue arithmetic, gen_eval.c, and the default or the layout universes use them),
-   GEN_OUTSIDE_DEFAULT (an instance kind exists, but the default universe leaves it out: no Z3
-   semantics yet) or GEN_NOT_IN_RULES. An operator without a decision is an undeclared identifier. */
-#define GEN_ENUMERATED 1
-#define GEN_OUTSIDE_DEFAULT 2
+/* The generator decision of every operator (ops.def), the one list of what the generator enumerates:
+   GEN_DEFAULT (the default universe instantiates it, gen_universe_add_insts, in ops.def order),
+   GEN_LAYOUT (only the layout universes do), GEN_OUTSIDE_DEFAULT (gen_universe_add_insts can
+   instantiate it, but no universe does: no Z3 semantics yet) or GEN_NOT_IN_RULES (never enumerated:
+   no rule mentions it). The generator's stages (typing gen_typecheck, residue semantics gen_eval.c,
+   symbolic shapes gen_unify.c) handle the instances by their ops.def operator. An operator without
+   a decision here is an undeclared identifier: the build fails. */
 #define GEN_NOT_IN_RULES 0
+#define GEN_DEFAULT 1
+#define GEN_OUTSIDE_DEFAULT 2
+#define GEN_LAYOUT 3
 #define gen_input GEN_NOT_IN_RULES
 #define gen_weight GEN_NOT_IN_RULES
 #define gen_opaque GEN_NOT_IN_RULES
-#define gen_conv GEN_ENUMERATED
-#define gen_matmul GEN_ENUMERATED
+#define gen_conv GEN_DEFAULT
+#define gen_matmul GEN_DEFAULT
 #define gen_gemm GEN_NOT_IN_RULES
-#define gen_add GEN_ENUMERATED
+#define gen_add GEN_DEFAULT
 #define gen_sub GEN_NOT_IN_RULES
-#define gen_mul GEN_ENUMERATED
+#define gen_mul GEN_DEFAULT
 #define gen_div GEN_NOT_IN_RULES
 #define gen_pow GEN_NOT_IN_RULES
-#define gen_relu GEN_ENUMERATED
-#define gen_sigmoid GEN_ENUMERATED
-#define gen_tanh GEN_ENUMERATED
+#define gen_relu GEN_DEFAULT
+#define gen_sigmoid GEN_DEFAULT
+#define gen_tanh GEN_DEFAULT
 #define gen_erf GEN_NOT_IN_RULES
 #define gen_sqrt GEN_NOT_IN_RULES
 #define gen_exp GEN_NOT_IN_RULES
@@ -528,19 +43,19 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_neg GEN_NOT_IN_RULES
 #define gen_reciprocal GEN_NOT_IN_RULES
 #define gen_clip GEN_NOT_IN_RULES
-#define gen_batchnorm GEN_ENUMERATED
-#define gen_maxpool GEN_ENUMERATED
-#define gen_avgpool GEN_ENUMERATED
-#define gen_globalavgpool GEN_ENUMERATED /* by the extended layout universes */
+#define gen_batchnorm GEN_DEFAULT
+#define gen_maxpool GEN_DEFAULT
+#define gen_avgpool GEN_DEFAULT
+#define gen_globalavgpool GEN_LAYOUT /* by the extended layout universes */
 #define gen_softmax GEN_NOT_IN_RULES
 #define gen_reducemean GEN_NOT_IN_RULES
 #define gen_layernorm GEN_NOT_IN_RULES
 #define gen_pad GEN_NOT_IN_RULES
-#define gen_concat GEN_ENUMERATED
-#define gen_split GEN_ENUMERATED
+#define gen_concat GEN_DEFAULT
+#define gen_split GEN_DEFAULT
 #define gen_flatten GEN_NOT_IN_RULES
 #define gen_reshape GEN_NOT_IN_RULES
-#define gen_transpose GEN_ENUMERATED
+#define gen_transpose GEN_DEFAULT
 #define gen_squeeze GEN_NOT_IN_RULES
 #define gen_unsqueeze GEN_NOT_IN_RULES
 #define gen_identity GEN_NOT_IN_RULES
@@ -548,23 +63,23 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_gather GEN_NOT_IN_RULES
 #define gen_slice GEN_NOT_IN_RULES
 #define gen_lstm GEN_NOT_IN_RULES
-#define gen_enlarge GEN_ENUMERATED
-#define gen_const_pool GEN_ENUMERATED
-#define gen_const_idconv GEN_ENUMERATED
-#define gen_const_idmat GEN_ENUMERATED
+#define gen_enlarge GEN_DEFAULT
+#define gen_const_pool GEN_DEFAULT
+#define gen_const_idconv GEN_DEFAULT
+#define gen_const_idmat GEN_DEFAULT
 #define gen_const_ones GEN_OUTSIDE_DEFAULT
-#define gen_bnfold_w GEN_ENUMERATED
-#define gen_bnfold_b GEN_ENUMERATED
+#define gen_bnfold_w GEN_DEFAULT
+#define gen_bnfold_b GEN_DEFAULT
 #define gen_hardsigmoid GEN_NOT_IN_RULES
 #define gen_hardswish GEN_NOT_IN_RULES
 #define gen_leakyrelu GEN_NOT_IN_RULES
 #define gen_elu GEN_NOT_IN_RULES
-#define gen_nchwc_in GEN_ENUMERATED      /* by the layout universes (b = 8, 16) */
-#define gen_nchwc_out GEN_ENUMERATED
-#define gen_conv_nchwc GEN_ENUMERATED
-#define gen_maxpool_nchwc GEN_ENUMERATED
-#define gen_avgpool_nchwc GEN_OUTSIDE_DEFAULT /* an instance kind, no universe uses it yet */
-#define gen_globalavgpool_nchwc GEN_ENUMERATED
+#define gen_nchwc_in GEN_LAYOUT      /* by the layout universes (b = 8, 16) */
+#define gen_nchwc_out GEN_LAYOUT
+#define gen_conv_nchwc GEN_LAYOUT
+#define gen_maxpool_nchwc GEN_LAYOUT
+#define gen_avgpool_nchwc GEN_OUTSIDE_DEFAULT /* instantiable, no universe uses it yet */
+#define gen_globalavgpool_nchwc GEN_LAYOUT
 #define gen_concat_nchwc GEN_NOT_IN_RULES
 #define gen_resize GEN_NOT_IN_RULES
 #define gen_reducesum GEN_NOT_IN_RULES
@@ -659,4 +174,484 @@ static const unsigned char gen_decision[SO_OP_COUNT] = {
 #undef X
 };
 
-int gen_enumerates(so_op op) { return gen_decision[op]; }
+int gen_enumerates(so_op op) { return gen_decision[op] == GEN_LAYOUT ? 1 : gen_decision[op]; }
+int gen_in_default(so_op op) { return gen_decision[op] == GEN_DEFAULT; }
+
+static gen_type T(int rank, int a, int b, int c, int d)
+{
+    gen_type t;
+    memset(&t, 0, sizeof t);
+    t.rank = (int8_t)rank;
+    t.dim[0] = (int16_t)a;
+    t.dim[1] = (int16_t)b;
+    t.dim[2] = (int16_t)c;
+    t.dim[3] = (int16_t)d;
+    return t;
+}
+
+static gen_type T5(int a, int b, int c, int d, int e)
+{
+    gen_type t = T(5, a, b, c, d);
+    t.dim[4] = (int16_t)e;
+    return t;
+}
+
+static void add_var(gen_universe *u, const char *name, gen_type t, int role, int kernel)
+{
+    gen_var *v = &u->vars[u->n_vars++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    /* field by field: a struct copy need not carry the padding byte, and the variables are hashed as
+       bytes (gen_prune.c var_groups) */
+    v->t.rank = t.rank;
+    for (int i = 0; i < 5; i++) v->t.dim[i] = t.dim[i];
+    v->role = (int8_t)role;
+    v->kernel = (int8_t)kernel;
+    v->base = -1;
+    int64_t n = gen_numel(&t);
+    if (n > u->elems_max) u->elems_max = (int)n;
+}
+
+static void add_inst(gen_universe *u, so_op op, int act, int axis, int n_in, int n_out, gen_type ct)
+{
+    gen_inst *g = &u->insts[u->n_insts++];
+    memset(g, 0, sizeof *g);
+    g->op = (int16_t)op;
+    g->act = (int8_t)act;
+    g->axis = (int8_t)axis;
+    g->n_in = (int8_t)n_in;
+    g->n_out = (int8_t)n_out;
+    g->ct.rank = ct.rank;
+    for (int i = 0; i < 5; i++) g->ct.dim[i] = ct.dim[i];
+    int64_t n = gen_numel(&ct);
+    if (n > u->elems_max) u->elems_max = (int)n;
+}
+
+/* An instance with a window: stride (1 or 2), valid (no padding) and ceil_mode (pools, no padding). */
+static void add_inst_win(gen_universe *u, so_op op, int n_in, int stride, int valid, int ceil)
+{
+    add_inst(u, op, SO_ACT_NONE, 0, n_in, 1, T(0, 0, 0, 0, 0));
+    gen_inst *g = &u->insts[u->n_insts - 1];
+    g->stride = (int8_t)stride;
+    g->valid = (int8_t)valid;
+    g->ceil = (int8_t)ceil;
+}
+
+void gen_universe_add_insts(gen_universe *u, const so_op *ops, int n_ops)
+{
+    gen_type none = T(0, 0, 0, 0, 0);
+    for (int i = 0; i < n_ops; i++) {
+        const so_op k = ops[i];
+        switch (k) {
+        case SO_OP_ADD: case SO_OP_MUL: add_inst(u, k, 0, 0, 2, 1, none); break;
+        case SO_OP_TRANSPOSE: case SO_OP_ENLARGE: case SO_OP_RELU: case SO_OP_SIGMOID: case SO_OP_TANH:
+        case SO_OP_AVGPOOL: case SO_OP_MAXPOOL: add_inst(u, k, 0, 0, 1, 1, none); break;
+        case SO_OP_MATMUL:
+            add_inst(u, k, SO_ACT_NONE, 0, 2, 1, none);
+            add_inst(u, k, SO_ACT_RELU, 0, 2, 1, none);
+            break;
+        case SO_OP_CONV: /* without, then with a bias */
+        case SO_OP_CONV_NCHWC:
+            for (int n_in = 2; n_in <= 3; n_in++) {
+                add_inst(u, k, SO_ACT_NONE, 0, n_in, 1, none);
+                add_inst(u, k, SO_ACT_RELU, 0, n_in, 1, none);
+            }
+            break;
+        case SO_OP_BATCHNORM: add_inst(u, k, 0, 0, 5, 1, none); break;
+        case SO_OP_NCHWC_IN: case SO_OP_NCHWC_OUT: add_inst(u, k, 0, 0, 1, 1, none); break;
+        case SO_OP_MAXPOOL_NCHWC: case SO_OP_AVGPOOL_NCHWC: case SO_OP_GLOBALAVGPOOL: case SO_OP_GLOBALAVGPOOL_NCHWC:
+            add_inst(u, k, 0, 0, 1, 1, none);
+            break;
+        case SO_OP_BNFOLD_W: add_inst(u, k, 0, 0, 3, 1, none); break;
+        case SO_OP_BNFOLD_B: /* bnfold_b(scale, bias, mean, var), then with the conv's bias variable */
+            add_inst(u, k, 0, 0, 4, 1, none);
+            add_inst(u, k, 0, 0, 5, 1, none);
+            break;
+        case SO_OP_CONCAT:
+            for (int a = 0; a < 4; a++) add_inst(u, k, 0, a, 2, 1, none);
+            break;
+        case SO_OP_SPLIT:
+            for (int a = 0; a < 4; a++) add_inst(u, k, 0, a, 1, 2, none);
+            break;
+        case SO_OP_CONST_POOL: add_inst(u, k, 0, 0, 0, 1, T(4, 2, 1, 3, 3)); break;
+        case SO_OP_CONST_IDCONV: add_inst(u, k, 0, 0, 0, 1, T(4, 2, 2, 3, 3)); break;
+        case SO_OP_CONST_IDMAT: add_inst(u, k, 0, 0, 0, 1, T(2, 4, 4, 0, 0)); break;
+        case SO_OP_CONST_ONES: add_inst(u, k, 0, 0, 0, 1, T(2, 4, 4, 0, 0)); break;
+        default: break; /* not in rules (gen_enumerates 0): no instance */
+        }
+    }
+}
+
+/* The default universe's operators in their enumeration order (the order numbers the rules of
+   rules/default.rules, so it stays as it was): exactly the GEN_DEFAULT ones (tests/test_ops.c). */
+static const so_op default_ops[] = {
+    SO_OP_ADD, SO_OP_MUL, SO_OP_TRANSPOSE, SO_OP_MATMUL, SO_OP_CONV, SO_OP_ENLARGE, SO_OP_RELU, SO_OP_SIGMOID, SO_OP_TANH,
+    SO_OP_AVGPOOL, SO_OP_MAXPOOL, SO_OP_CONCAT, SO_OP_SPLIT, SO_OP_BATCHNORM, SO_OP_CONST_POOL, SO_OP_CONST_IDCONV,
+    SO_OP_CONST_IDMAT, SO_OP_BNFOLD_W, SO_OP_BNFOLD_B,
+};
+
+void gen_universe_default(gen_universe *u)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+    /* matrices */
+    add_var(u, "A", T(2, 2, 4, 0, 0), GR_ANY, 0);
+    add_var(u, "B", T(2, 4, 4, 0, 0), GR_ANY, 0);
+    add_var(u, "C", T(2, 4, 4, 0, 0), GR_ANY, 0);
+    add_var(u, "s", T(0, 0, 0, 0, 0), GR_ANY, 0);
+    /* activations and kernels (channels 2: cheap fingerprints; symbols generalise them) */
+    add_var(u, "X", T(4, 2, 2, 4, 5), GR_ANY, 0);
+    add_var(u, "Y", T(4, 2, 2, 4, 5), GR_ANY, 0);
+    add_var(u, "W", T(4, 2, 2, 3, 3), GR_ANY, 1);
+    add_var(u, "V", T(4, 2, 2, 3, 3), GR_ANY, 1);
+    add_var(u, "K", T(4, 2, 2, 1, 1), GR_ANY, 1);
+    add_var(u, "H", T(4, 2, 2, 1, 3), GR_ANY, 1);
+    add_var(u, "U", T(4, 2, 2, 3, 1), GR_ANY, 1);
+    add_var(u, "G", T(4, 2, 1, 3, 3), GR_ANY, 1);
+    /* per-channel parameters */
+    add_var(u, "b", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bs", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bb", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bm", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    add_var(u, "bv", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = (int8_t)(u->n_vars - 4 + i);
+    /* rank-3 activation (PyTorch Linear on [s0,s1,h]: matmul by a 2-D weight) */
+    add_var(u, "Z", T(3, 2, 3, 4, 0), GR_ANY, 0);
+    gen_universe_add_enlarged(u);
+    /* sibling 1x1 conv with a bias (after the enlarged pseudo-variables: L has none), for the
+       merge of sibling convs with biases: split(conv(X, concat(K, L), concat(b, c))) */
+    add_var(u, "L", T(4, 2, 2, 1, 1), GR_ANY, 1);
+    u->sib[0] = (int8_t)u->n_vars;
+    add_var(u, "c", T(1, 2, 0, 0, 0), GR_PARAM, 0);
+    u->sib[1] = (int8_t)u->n_vars;
+    gen_universe_add_insts(u, default_ops, (int)SO_ARRAY_LEN(default_ops));
+}
+
+void gen_universe_layout(gen_universe *u, int block)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+    u->block = block;
+    /* one block of channels (k = 1) keeps fingerprints cheap; the channel dims generalise to b*k */
+    add_var(u, "X", T(4, 2, block, 4, 5), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_var(u, "Y", T(4, 2, block, 4, 5), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_var(u, "P", T5(2, 1, 4, 5, block), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_var(u, "Q", T5(2, 1, 4, 5, block), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_var(u, "K", T(4, block, block, 1, 1), GR_ANY, 1);
+    u->vars[u->n_vars - 1].chan = 3;
+    add_var(u, "W", T(4, block, block, 3, 3), GR_ANY, 1);
+    u->vars[u->n_vars - 1].chan = 3;
+    add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
+    u->vars[u->n_vars - 1].chan = 1;
+    /* no fused activations (the executor fuses a following relu into either conv, so those rules
+       are cost-neutral) and no tanh (it commutes with the reorders exactly as sigmoid does):
+       every instance doubles the enumeration */
+    gen_type none = T(0, 0, 0, 0, 0);
+    add_inst(u, SO_OP_ADD, 0, 0, 2, 1, none);
+    add_inst(u, SO_OP_RELU, 0, 0, 1, 1, none);
+    add_inst(u, SO_OP_SIGMOID, 0, 0, 1, 1, none);
+    add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 2, 1, none);
+    add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 3, 1, none);
+    add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, none);
+    add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, none);
+    add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 2, 1, none);
+    add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 3, 1, none);
+    add_inst(u, SO_OP_CONCAT, 0, 1, 2, 1, none); /* channel concat only */
+}
+
+void gen_universe_layout_ext(gen_universe *u, int block, int part)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+    u->block = block;
+    /* 6x9 planes: a stride-2 window or a ceil_mode pool gives another plane size than the
+       floor/same one, and no activation is mistaken for a (<= 3x3) kernel */
+    add_var(u, "X", T(4, 2, block, 6, 9), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_var(u, "P", T5(2, 1, 6, 9, block), GR_ANY, 0);
+    u->vars[u->n_vars - 1].chan = 1 << 1;
+    add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+    add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+    if (part == 0) { /* strided convs (ResNet's 3x3/2 pad 1 and 1x1/2 downsample), their batchnorm folds */
+        add_var(u, "K", T(4, block, block, 1, 1), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 3;
+        add_var(u, "W", T(4, block, block, 3, 3), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 3;
+        add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
+        u->vars[u->n_vars - 1].chan = 1;
+        static const char *bn[4] = {"bs", "bb", "bm", "bv"};
+        for (int i = 0; i < 4; i++) {
+            add_var(u, bn[i], T(1, block, 0, 0, 0), GR_PARAM, 0);
+            u->vars[u->n_vars - 1].chan = 1;
+            u->bn_param[i] = (int8_t)(u->n_vars - 1);
+        }
+        add_inst_win(u, SO_OP_CONV, 2, 2, 0, 0);
+        add_inst_win(u, SO_OP_CONV, 3, 2, 0, 0);
+        add_inst_win(u, SO_OP_CONV_NCHWC, 2, 2, 0, 0);
+        add_inst_win(u, SO_OP_CONV_NCHWC, 3, 2, 0, 0);
+        add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
+    } else { /* pools: 3x3/2 pad 1 (ResNet), 3x3/2 ceil_mode (SqueezeNet, GoogLeNet), global average */
+        add_inst_win(u, SO_OP_MAXPOOL, 1, 2, 0, 0);
+        add_inst_win(u, SO_OP_MAXPOOL_NCHWC, 1, 2, 0, 0);
+        add_inst_win(u, SO_OP_MAXPOOL, 1, 2, 1, 1);
+        add_inst_win(u, SO_OP_MAXPOOL_NCHWC, 1, 2, 1, 1);
+        add_inst(u, SO_OP_GLOBALAVGPOOL, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, SO_OP_GLOBALAVGPOOL_NCHWC, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, SO_OP_RELU, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+    }
+}
+
+static void enlarge_vals(const gen_type *t, const uint32_t *x, uint32_t *y);
+
+void gen_inputs_make(const gen_universe *u, uint64_t seed, gen_inputs *in)
+{
+    memset(in, 0, sizeof *in);
+    for (int v = 0; v < u->n_vars; v++) {
+        int64_t n = gen_numel(&u->vars[v].t);
+        in->val[v] = so_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+        uint64_t s = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)v * 0x632be59bd9b4e019ULL + 1;
+        for (int64_t i = 0; i < n; i++) in->val[v][i] = (uint32_t)(so_mix64(s + (uint64_t)i * 0x9e3779b97f4a7c15ULL) % GEN_P);
+    }
+    for (int v = 0; v < u->n_vars; v++)
+        if (u->vars[v].role == GR_ENLARGED) enlarge_vals(&u->vars[u->vars[v].base].t, in->val[u->vars[v].base], in->val[v]);
+}
+
+static void enlarge_vals(const gen_type *t, const uint32_t *x, uint32_t *y)
+{
+    int O = t->dim[0], I = t->dim[1], kh = t->dim[2], kw = t->dim[3];
+    int oh = (3 - kh) / 2, ow = (3 - kw) / 2;
+    memset(y, 0, (size_t)O * I * 9 * sizeof *y);
+    for (int o = 0; o < O * I; o++)
+        for (int r = 0; r < kh; r++)
+            for (int c = 0; c < kw; c++) y[o * 9 + (r + oh) * 3 + c + ow] = x[(o * kh + r) * kw + c];
+}
+
+void gen_universe_add_enlarged(gen_universe *u)
+{
+    int n = u->n_vars;
+    for (int v = 0; v < n; v++) {
+        const gen_var *b = &u->vars[v];
+        if (!b->kernel || b->role != GR_ANY || (b->t.dim[2] == 3 && b->t.dim[3] == 3)) continue;
+        if (u->n_vars >= GEN_MAX_VARS) return;
+        char name[8];
+        snprintf(name, sizeof name, "%s3", b->name);
+        add_var(u, name, T(4, b->t.dim[0], b->t.dim[1], 3, 3), GR_ENLARGED, 1);
+        u->vars[u->n_vars - 1].base = (int8_t)v;
+    }
+}
+
+void gen_inputs_free(gen_inputs *in)
+{
+    for (int v = 0; v < GEN_MAX_VARS; v++) free(in->val[v]);
+    memset(in, 0, sizeof *in);
+}
+
+/* ---------------- typing ---------------- */
+
+int enp_is_kernel_type(const gen_type *t) { return t->rank == 4 && t->dim[2] <= 3 && t->dim[3] <= 3; }
+
+int gen_win_out(const gen_inst *g, int in, int k)
+{
+    int s = g->stride > 1 ? g->stride : 1, span = in + (g->valid ? 0 : 2 * (k / 2)) - k;
+    if (span < 0) return 0;
+    return (g->ceil ? (span + s - 1) / s : span / s) + 1;
+}
+
+int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in, int split_cut, gen_type *out)
+{
+    const gen_inst *g = &u->insts[inst];
+    (void)n_in;
+    switch (g->op) {
+    case SO_OP_ADD:
+        /* bias add: a vector [k] + a rank-3 activation [s0,s1,k] (numpy broadcasting on the last
+           axis, the bias-first form PyTorch exports for Linear on 3-D input) */
+        if (in[0].rank == 1 && in[1].rank == 3 && in[0].dim[0] == in[1].dim[2]) {
+            out[0] = in[1];
+            return 1;
+        }
+        if (!enp_type_eq(&in[0], &in[1]) || in[0].rank == 0) return 0;
+        out[0] = in[0];
+        return 1;
+    case SO_OP_MUL:
+        if (in[0].rank == 0) return 0;
+        if (!enp_type_eq(&in[0], &in[1]) && in[1].rank != 0) return 0;
+        out[0] = in[0];
+        return 1;
+    case SO_OP_TRANSPOSE:
+        if (in[0].rank != 2) return 0;
+        out[0] = T(2, in[0].dim[1], in[0].dim[0], 0, 0);
+        return 1;
+    case SO_OP_MATMUL:
+        /* [m,k] @ [k,n], or a rank-3 activation [s0,s1,k] @ [k,n] (numpy broadcasting) */
+        if (in[0].rank < 2 || in[0].rank > 3 || in[1].rank != 2 || in[0].dim[in[0].rank - 1] != in[1].dim[0]) return 0;
+        out[0] = in[0];
+        out[0].dim[in[0].rank - 1] = in[1].dim[1];
+        return 1;
+    case SO_OP_CONV: {
+        const gen_type *x = &in[0], *w = &in[1];
+        if (x->rank != 4 || enp_is_kernel_type(x) || !enp_is_kernel_type(w)) return 0;
+        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || x->dim[1] % w->dim[1]) return 0;
+        int grp = x->dim[1] / w->dim[1];
+        if (w->dim[0] % grp) return 0;
+        if (gen_biased(g) && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
+        out[0] = T(4, x->dim[0], w->dim[0], gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]));
+        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
+    }
+    case SO_OP_NCHWC_IN:
+        if (in[0].rank != 4 || enp_is_kernel_type(&in[0]) || u->block < 1 || in[0].dim[1] % u->block) return 0;
+        out[0] = T5(in[0].dim[0], in[0].dim[1] / u->block, in[0].dim[2], in[0].dim[3], u->block);
+        return 1;
+    case SO_OP_NCHWC_OUT:
+        if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
+        out[0] = T(4, in[0].dim[0], in[0].dim[1] * u->block, in[0].dim[2], in[0].dim[3]);
+        return 1;
+    case SO_OP_CONV_NCHWC: {
+        const gen_type *x = &in[0], *w = &in[1];
+        if (x->rank != 5 || x->dim[4] != u->block || !enp_is_kernel_type(w)) return 0;
+        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || w->dim[1] != x->dim[1] * u->block || w->dim[0] % u->block) return 0;
+        if (gen_biased(g) && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
+        out[0] = T5(x->dim[0], w->dim[0] / u->block, gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]), u->block);
+        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
+    }
+    case SO_OP_ENLARGE:
+        if (!enp_is_kernel_type(&in[0]) || (in[0].dim[2] == 3 && in[0].dim[3] == 3) || in[0].dim[2] % 2 == 0 ||
+            in[0].dim[3] % 2 == 0)
+            return 0;
+        out[0] = T(4, in[0].dim[0], in[0].dim[1], 3, 3);
+        return 1;
+    case SO_OP_RELU:
+    case SO_OP_SIGMOID:
+    case SO_OP_TANH:
+        if (in[0].rank == 0) return 0;
+        out[0] = in[0];
+        return 1;
+    case SO_OP_AVGPOOL:
+    case SO_OP_MAXPOOL:
+        if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
+        out[0] = in[0];
+        out[0].dim[2] = (int16_t)gen_win_out(g, in[0].dim[2], 3);
+        out[0].dim[3] = (int16_t)gen_win_out(g, in[0].dim[3], 3);
+        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
+    case SO_OP_AVGPOOL_NCHWC:
+    case SO_OP_MAXPOOL_NCHWC:
+        if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
+        out[0] = in[0];
+        out[0].dim[2] = (int16_t)gen_win_out(g, in[0].dim[2], 3);
+        out[0].dim[3] = (int16_t)gen_win_out(g, in[0].dim[3], 3);
+        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
+    case SO_OP_GLOBALAVGPOOL:
+        if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
+        out[0] = in[0];
+        out[0].dim[2] = out[0].dim[3] = 1;
+        return 1;
+    case SO_OP_GLOBALAVGPOOL_NCHWC:
+        if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
+        out[0] = in[0];
+        out[0].dim[2] = out[0].dim[3] = 1;
+        return 1;
+    case SO_OP_CONCAT:
+        if (in[0].rank != in[1].rank || g->axis >= in[0].rank) return 0;
+        for (int i = 0; i < in[0].rank; i++)
+            if (i != g->axis && in[0].dim[i] != in[1].dim[i]) return 0;
+        out[0] = in[0];
+        out[0].dim[g->axis] = (int16_t)(in[0].dim[g->axis] + in[1].dim[g->axis]);
+        return 1;
+    case SO_OP_SPLIT:
+        if (g->axis >= in[0].rank || split_cut <= 0 || split_cut >= in[0].dim[g->axis]) return 0;
+        out[0] = out[1] = in[0];
+        out[0].dim[g->axis] = (int16_t)split_cut;
+        out[1].dim[g->axis] = (int16_t)(in[0].dim[g->axis] - split_cut);
+        return 1;
+    case SO_OP_BATCHNORM:
+        if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
+        for (int k = 1; k < 5; k++)
+            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[1]) return 0;
+        out[0] = in[0];
+        return 1;
+    case SO_OP_CONST_POOL:
+    case SO_OP_CONST_IDCONV:
+    case SO_OP_CONST_IDMAT:
+    case SO_OP_CONST_ONES:
+        out[0] = g->ct;
+        return 1;
+    case SO_OP_BNFOLD_W:
+        if (!enp_is_kernel_type(&in[0])) return 0;
+        for (int k = 1; k < 3; k++)
+            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[0]) return 0;
+        out[0] = in[0];
+        return 1;
+    case SO_OP_BNFOLD_B:
+        for (int k = 0; k < g->n_in; k++)
+            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[0]) return 0;
+        out[0] = in[0];
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Quick filter: may a tensor of type t / role feed argument pos of an instance of operator kind (so_op)? */
+int enp_arg_ok(int kind, int axis, int pos, const gen_type *t, int role)
+{
+    if (t->rank == 5) /* blocked values: reorders, blocked convs and pools, element-wise ops, channel concat */
+        return (kind == SO_OP_NCHWC_OUT) || (kind == SO_OP_CONV_NCHWC && pos == 0) ||
+               kind == SO_OP_MAXPOOL_NCHWC || kind == SO_OP_AVGPOOL_NCHWC || kind == SO_OP_GLOBALAVGPOOL_NCHWC ||
+               kind == SO_OP_RELU || kind == SO_OP_SIGMOID || kind == SO_OP_TANH || kind == SO_OP_ADD || (kind == SO_OP_CONCAT && axis == 1);
+    if (kind == SO_OP_NCHWC_OUT || kind == SO_OP_MAXPOOL_NCHWC || kind == SO_OP_AVGPOOL_NCHWC || kind == SO_OP_GLOBALAVGPOOL_NCHWC) return 0;
+    if (kind == SO_OP_CONV_NCHWC)
+        return pos == 1 ? enp_is_kernel_type(t) && role != GR_PARAM : pos == 2 && role == GR_PARAM;
+    if (kind == SO_OP_NCHWC_IN) return t->rank == 4 && !enp_is_kernel_type(t) && role == GR_ANY;
+    if (role == GR_PARAM)
+        return (kind == SO_OP_CONV && pos == 2) /* pos 2: the bias */ || (kind == SO_OP_BATCHNORM && pos >= 1) || (kind == SO_OP_BNFOLD_W && pos >= 1) ||
+               kind == SO_OP_BNFOLD_B ||
+               (kind == SO_OP_ADD && pos == 0) || (kind == SO_OP_CONCAT && axis == 0); /* bias add, merged biases */
+    if (role == GR_ENLARGED) return (kind == SO_OP_CONCAT && axis == 0) || kind == SO_OP_ADD;
+    if (enp_is_kernel_type(t)) {
+        /* conv kernels: only the weight arithmetic convs need (linearity, merging, enlarging) */
+        switch (kind) {
+        case SO_OP_CONV: return pos == 1;
+        case SO_OP_ADD: case SO_OP_ENLARGE: return 1;
+        case SO_OP_BNFOLD_W: return pos == 0;
+        case SO_OP_MUL: return pos == 0;
+        case SO_OP_CONCAT: case SO_OP_SPLIT: return axis <= 1;
+        default: return 0;
+        }
+    }
+    if (t->rank == 3) /* rank-3 activations: matmul left operand, add, concat/split only (noise control) */
+        return (kind == SO_OP_MATMUL && pos == 0) || kind == SO_OP_ADD || kind == SO_OP_CONCAT || kind == SO_OP_SPLIT;
+    switch (kind) {
+    case SO_OP_CONV:
+        if (pos == 0) return t->rank == 4 && !enp_is_kernel_type(t);
+        if (pos == 1) return enp_is_kernel_type(t);
+        return t->rank == 1;
+    case SO_OP_MATMUL: return t->rank == 2 || (pos == 0 && t->rank == 3);
+    case SO_OP_TRANSPOSE: return t->rank == 2;
+    case SO_OP_ENLARGE: return enp_is_kernel_type(t);
+    case SO_OP_AVGPOOL: case SO_OP_MAXPOOL: case SO_OP_GLOBALAVGPOOL: return t->rank == 4 && !enp_is_kernel_type(t);
+    case SO_OP_BATCHNORM: return pos == 0 ? t->rank == 4 && !enp_is_kernel_type(t) : 0;
+    case SO_OP_ADD: return t->rank > 0;
+    case SO_OP_MUL: return pos == 0 ? t->rank > 0 : 1;
+    case SO_OP_CONCAT: case SO_OP_SPLIT: return t->rank > 0;
+    case SO_OP_RELU: case SO_OP_SIGMOID: case SO_OP_TANH: return t->rank > 0;
+    default: return 1;
+    }
+}
+
+void gen_universe_init(gen_universe *u)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+}
+
+void gen_universe_add_var(gen_universe *u, const char *name, int rank, const int *dims, int role, int kernel)
+{
+    gen_type t = T(rank, rank > 0 ? dims[0] : 0, rank > 1 ? dims[1] : 0, rank > 2 ? dims[2] : 0, rank > 3 ? dims[3] : 0);
+    add_var(u, name, t, role, kernel);
+}

@@ -119,6 +119,10 @@ static const char *expect_kernel;
    Tests whose graphs legitimately contain reference-only steps set this (and say why). */
 static int allow_ref_steps;
 
+/* When set, check_graph also asserts that the 1- and 2-thread runs give bitwise equal outputs
+   (kernels whose split over threads keeps every output's summation order). */
+static int threads_bitwise;
+
 /* When set (test_nonfinite), check_graph also plants NaN, +inf and -inf in every input and
    requires each output element to match the reference's class: NaN where the reference has
    NaN, the same infinity where it has one, finite (within tolerance) elsewhere. */
@@ -177,6 +181,7 @@ static int check_graph(tb *t, double tol)
     so_status st = so_ref_run(g, (const float *const *)ins, ref);
     if (st != SO_OK) fail_msg("ref: %s", so_error());
     int steps = -1;
+    float *one[MAX_IO] = {0};
     for (int mode = 0; mode < 3; mode++) {
         so_exec_opts o = {.threads = mode == 1 ? 2 : 1, .reference = mode == 2, .profile = mode == 0};
         so_exec *e = NULL;
@@ -195,6 +200,12 @@ static int check_graph(tb *t, double tol)
                     fail_msg("%smode %d output %d: relative error %g at element %zu: got %g, reference %g, kernel %s",
                              nonfinite ? "non-finite inputs: " : "", mode, q, rel, at, got[q][at], ref[q][at], si.kernel);
                 }
+                if (threads_bitwise && mode == 0 && rep == 0) {
+                    one[q] = malloc(sizeof(float) * (on[q] + 1));
+                    memcpy(one[q], got[q], sizeof(float) * on[q]);
+                }
+                if (threads_bitwise && mode == 1 && memcmp(one[q], got[q], sizeof(float) * on[q]))
+                    fail_msg("output %d: 1 and 2 threads differ", q);
             }
         }
         if (mode == 0) {
@@ -218,6 +229,7 @@ static int check_graph(tb *t, double tol)
     for (int o = 0; o < m->n_outputs; o++) {
         free(ref[o]);
         free(got[o]);
+        free(one[o]);
     }
     return steps;
 }
@@ -840,6 +852,18 @@ static void test_gemm(void **state)
     /* large enough for column ranges split over threads when check_graph runs 2 threads (N
        not a multiple of 16 * T) */
     one_gemm(44, 6, 1001, 700, 0, 0, 1.f, 1.f, 1, 0);
+    /* sgemv large enough to split its outputs over 2 threads (a classifier's 1280 -> 1000 and
+       lengths not multiples of 16 * T): bitwise equal at 1 and 2 threads */
+    threads_bitwise = 1;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb_ = 0; tb_ < 2; tb_++) {
+            uint64_t sd = 50 + (uint64_t)(ta * 2 + tb_) * 2;
+            one_gemm(sd, 1, 1000, 1280, ta, tb_, 1.f, 1.f, 1, 0);
+            one_gemm(sd + 1, 517, 1, 611, ta, tb_, 0.5f, 2.f, 3, 1);
+            one_gemm(sd + 2, 1, 1001, 333, ta, tb_, 1.f, 1.f, 0, 2);
+            one_gemm(sd + 3, 1, 129, 2047, ta, tb_, 1.f, 0.f, 1, 0);
+        }
+    threads_bitwise = 0;
 }
 
 /* ---------------- element-wise ---------------- */
@@ -966,7 +990,7 @@ static void test_resize(void **state)
     static const struct { int H, W, Ho, Wo; } sz[] = {{5, 7, 10, 14}, {7, 5, 3, 9}, {6, 6, 1, 1}, {4, 9, 13, 2}};
     int cases = 0;
     for (int mode = 0; mode < 2; mode++)
-        for (int cm = 0; cm < SO_RESIZE_TF_CROP_AND_RESIZE; cm++) /* every mode but crop-and-resize, which has its own path */
+        for (int cm = 0; cm < SO_RESIZE_TF_CROP_AND_RESIZE; cm++) /* tf_crop_and_resize: the reference's own path (roi, extrapolation), checked by conformance */
             for (int nm = 0; nm < (mode ? 1 : 4); nm++)
                 for (size_t q = 0; q < sizeof sz / sizeof *sz; q++) {
                     tb t;

@@ -16,13 +16,16 @@
 #include "../search/match.h"
 #include "../src/onnx_io.h"
 
-static void two_matrices(gen_universe *u, uint32_t kinds)
+/* An operator list and its length, for gen_universe_add_insts. */
+#define OPS(...) (const so_op[]){__VA_ARGS__}, (int)(sizeof((const so_op[]){__VA_ARGS__}) / sizeof(so_op))
+
+static void two_matrices(gen_universe *u, const so_op *ops, int n_ops)
 {
     int d[2] = {2, 3};
     gen_universe_init(u);
     gen_universe_add_var(u, "A", 2, d, GR_ANY, 0);
     gen_universe_add_var(u, "B", 2, d, GR_ANY, 0);
-    gen_universe_add_insts(u, kinds);
+    gen_universe_add_insts(u, ops, n_ops);
 }
 
 static int64_t count_graphs(const gen_universe *u, int max_ops, int threads, int64_t *kept)
@@ -49,7 +52,7 @@ static void test_enum_counts_add(void **state)
 {
     (void)state;
     gen_universe u;
-    two_matrices(&u, 1u << GK_ADD);
+    two_matrices(&u, OPS(SO_OP_ADD));
     int64_t kept;
     assert_int_equal(count_graphs(&u, 1, 1, NULL), 2);
     assert_int_equal(count_graphs(&u, 2, 1, &kept), 11);
@@ -71,7 +74,7 @@ static void test_enum_counts_unary(void **state)
     int d[2] = {2, 3};
     gen_universe_init(&u);
     gen_universe_add_var(&u, "A", 2, d, GR_ANY, 0);
-    gen_universe_add_insts(&u, (1u << GK_RELU) | (1u << GK_TRANSPOSE));
+    gen_universe_add_insts(&u, OPS(SO_OP_TRANSPOSE, SO_OP_RELU));
     assert_int_equal(count_graphs(&u, 1, 1, NULL), 2);
     assert_int_equal(count_graphs(&u, 2, 1, NULL), 7);
     assert_int_equal(count_graphs(&u, 3, 1, NULL), count_graphs(&u, 3, 2, NULL));
@@ -122,7 +125,7 @@ static void test_forced_collision(void **state)
 {
     (void)state;
     gen_universe u;
-    two_matrices(&u, (1u << GK_ADD) | (1u << GK_RELU) | (1u << GK_CONCAT) | (1u << GK_SPLIT));
+    two_matrices(&u, OPS(SO_OP_ADD, SO_OP_RELU, SO_OP_CONCAT, SO_OP_SPLIT));
     char *normal = run_text(&u, 2, 1, 0, 1, 0);
     assert_true(strlen(normal) > 0);
     gen_value_hash = const_hash;
@@ -149,7 +152,7 @@ static void test_bucket_split(void **state)
 {
     (void)state;
     gen_universe u;
-    two_matrices(&u, (1u << GK_RELU) | (1u << GK_SIGMOID));
+    two_matrices(&u, OPS(SO_OP_RELU, SO_OP_SIGMOID));
     gen_inputs in;
     gen_inputs_make(&u, 5, &in);
     gen_graph g[3];
@@ -191,10 +194,10 @@ static void test_subsumption(void **state)
 }
 
 /* gen_graph helpers for hand-made candidates over vars B, C (ids 0, 1) of one type. */
-static int inst_of(const gen_universe *u, int kind, int axis)
+static int inst_of(const gen_universe *u, so_op op, int axis)
 {
     for (int i = 0; i < u->n_insts; i++)
-        if (u->insts[i].kind == kind && u->insts[i].axis == axis && u->insts[i].act == 0) return i;
+        if (u->insts[i].op == (int)op && u->insts[i].axis == axis && u->insts[i].act == 0) return i;
     return -1;
 }
 
@@ -224,8 +227,8 @@ static void test_pruning_stages(void **state)
 {
     (void)state;
     gen_universe u;
-    two_matrices(&u, (1u << GK_ADD) | (1u << GK_RELU) | (1u << GK_CONCAT));
-    int add = inst_of(&u, GK_ADD, 0), relu = inst_of(&u, GK_RELU, 0), cat = inst_of(&u, GK_CONCAT, 0);
+    two_matrices(&u, OPS(SO_OP_ADD, SO_OP_RELU, SO_OP_CONCAT));
+    int add = inst_of(&u, SO_OP_ADD, 0), relu = inst_of(&u, SO_OP_RELU, 0), cat = inst_of(&u, SO_OP_CONCAT, 0);
     gen_inputs in;
     gen_inputs_make(&u, 3, &in);
 
@@ -281,7 +284,7 @@ static void test_stage_counts(void **state)
 {
     (void)state;
     gen_universe u;
-    two_matrices(&u, (1u << GK_ADD) | (1u << GK_RELU) | (1u << GK_CONCAT) | (1u << GK_SPLIT) | (1u << GK_TRANSPOSE));
+    two_matrices(&u, OPS(SO_OP_ADD, SO_OP_TRANSPOSE, SO_OP_RELU, SO_OP_CONCAT, SO_OP_SPLIT));
     so_gen_options o;
     so_gen_options_default(&o);
     o.universe = &u;

@@ -491,7 +491,8 @@ static void test_concat(void **state)
 static void test_reorder(void **state)
 {
     (void)state;
-    const int64_t cs[][3] = {{1, 1, 1}, {2, 7, 3}, {1, 16, 65}, {3, 17, 1}, {1, 33, 130}};
+    /* the AVX2 8 x 8 tiles: full and partial 8-channel groups, 8-pixel and 64-pixel tails */
+    const int64_t cs[][3] = {{1, 1, 1}, {2, 7, 3}, {1, 16, 65}, {3, 17, 1}, {1, 33, 130}, {2, 24, 77}, {1, 40, 200}, {1, 9, 8}};
     const so_nchwc_impl *lv[3];
     const int nl = n_levels(lv);
     for (size_t s = 0; s < sizeof cs / sizeof cs[0]; s++) {

@@ -63,16 +63,32 @@ static void test_import_export(void **state)
 }
 
 /* The rule language: what the generator enumerates has Z3 semantics and a symbolic shape rule;
-   the generator's instance kinds and its decision table name the same operators; an int list
+   gen_universe_add_insts instantiates exactly the operators the generator's decision table puts in rules; an int list
    has a key in rule files exactly when ops.def says the operator has one. */
 static void test_rule_language(void **state)
 {
     (void)state;
+    /* the operators gen_universe_add_insts can instantiate (one at a time) */
     int by_kind[SO_OP_COUNT] = {0};
-    for (int k = 0; k < GK_COUNT; k++) by_kind[gen_kind_op[k]] = 1;
+    for (int op = 0; op < SO_OP_COUNT; op++) {
+        static gen_universe u;
+        const so_op one = (so_op)op;
+        gen_universe_init(&u);
+        gen_universe_add_insts(&u, &one, 1);
+        by_kind[op] = u.n_insts > 0;
+        for (int i = 0; i < u.n_insts; i++)
+            if (u.insts[i].op != op) fail_msg("%s: gen_universe_add_insts made an instance of another operator", so_ops[op].name);
+    }
+    /* the default universe instantiates exactly the operators marked GEN_DEFAULT */
+    static gen_universe du;
+    int in_default[SO_OP_COUNT] = {0};
+    gen_universe_default(&du);
+    for (int i = 0; i < du.n_insts; i++) in_default[du.insts[i].op] = 1;
+    for (int op = 0; op < SO_OP_COUNT; op++)
+        if (in_default[op] != gen_in_default((so_op)op)) fail_msg("%s: the default universe and its GEN_DEFAULT decision disagree", so_ops[op].name);
     for (int op = 0; op < SO_OP_COUNT; op++) {
         const char *nm = so_ops[op].name;
-        if ((gen_enumerates((so_op)op) != 0) != by_kind[op]) fail_msg("%s: generator decision and instance kinds disagree", nm);
+        if ((gen_enumerates((so_op)op) != 0) != by_kind[op]) fail_msg("%s: generator decision and gen_universe_add_insts disagree", nm);
         if (gen_enumerates((so_op)op) == 1 && !so_verify_has_semantics((so_op)op)) fail_msg("%s is enumerated but has no Z3 semantics", nm);
         if (gen_enumerates((so_op)op) == 1 && !so_rule_has_shape_rule((so_op)op)) fail_msg("%s is enumerated but has no rule shape", nm);
         if (!!(so_ops[op].attrs & SO_A_INTS) != (so_rule_ints_key((so_op)op) != NULL)) fail_msg("%s: int-list key disagrees with ops.def attrs", nm);
