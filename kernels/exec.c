@@ -1100,6 +1100,10 @@ static int64_t flops_pool3d(const so_graph *g, const so_node *n, int64_t out)
 #define flops_reversesequence flops_per_output
 #define flops_maxpoolidx flops_pool
 #define flops_maxunpool flops_per_output
+#define flops_roialign flops_per_output
+/* direct sums: 8 flops per output element per input sample on the transformed axis */
+static int64_t flops_dft(const so_graph *g, const so_node *n, int64_t out) { (void)g; return 8 * out * n->attr->ints[0]; }
+static int64_t flops_stft(const so_graph *g, const so_node *n, int64_t out) { (void)g; return 8 * out * n->attr->ints[1]; }
 
 #define flops_lrn flops_per_output
 #define flops_scatterelements flops_per_output

@@ -1,5 +1,5 @@
 /* ref_3d.c - reference kernels of the 3-D convolution and pooling operators (ops.def; declared in ref.h): plain loops, double accumulators. */
-#include "ref.h"
+#include "ref_priv.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -52,7 +52,6 @@ so_status so_ref_conv3d(const so_graph *g, const so_node *n, const so_tensor *in
 /* Scatters every input element through the kernel: output position = input * stride - pad begin + k * dilation. */
 so_status so_ref_convtranspose3d(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
-    (void)g;
     const so_attr *a = n->attr;
     const int64_t *xd = in[0].shape.dim, *wd = in[1].shape.dim, *yd = out[0].shape.dim;
     const int64_t G = a->group > 0 ? a->group : 1, Cig = xd[1] / G, Cog = wd[1];
@@ -60,7 +59,7 @@ so_status so_ref_convtranspose3d(const so_graph *g, const so_node *n, const so_t
     float *Y = out[0].data;
     const int64_t ys = yd[2] * yd[3] * yd[4], xs = xd[2] * xd[3] * xd[4], ks = wd[2] * wd[3] * wd[4], total = yd[0] * yd[1] * ys;
     double *acc = calloc((size_t)(total ? total : 1), sizeof *acc);
-    if (!acc) return so_errorf("node '%s' (ConvTranspose): out of memory", n->name ? n->name : "?");
+    if (!acc) return ref_fail(g, n, "out of memory");
     for (int64_t b = 0; b < xd[0]; b++)
         for (int64_t ci = 0; ci < xd[1]; ci++) {
             const int64_t grp = ci / Cig;

@@ -1,17 +1,11 @@
-/* ref_indexed.c - reference kernels of the operators that move data by index (ops.def; declared in ref.h): ReverseSequence, MaxPool with its indices, MaxUnpool. */
-#include "ref.h"
+/* ref_indexed.c - reference kernels of the operators that read or write by index or region (ops.def; declared in ref.h): ReverseSequence, MaxPool with its indices, MaxUnpool, RoiAlign. */
+#include "ref_priv.h"
 
 #include <math.h>
 #include <string.h>
 
-static so_status node_fail(const so_node *n, const char *what, long long v)
-{
-    return so_errorf("node '%s' (%s): %s %lld", n->name ? n->name : "?", so_ops[n->op].onnx, what, v);
-}
-
 so_status so_ref_reversesequence(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
-    (void)g;
     const so_shape *s = &in[0].shape;
     const int ta = n->attr->axis, ba = n->attr->mode;
     const int64_t T = s->dim[ta], B = s->dim[ba], *L = in[1].data;
@@ -21,7 +15,7 @@ so_status so_ref_reversesequence(const so_graph *g, const so_node *n, const so_t
     /* element (t, b) of the two leading axes starts at (t * B + b) * inner (time first) or (b * T + t) * inner */
     for (int64_t b = 0; b < B; b++) {
         const int64_t len = L[b];
-        if (len < 0 || len > T) return node_fail(n, "sequence length out of range:", (long long)len);
+        if (len < 0 || len > T) return ref_fail(g, n, "sequence length %lld out of range [0, %lld]", (long long)len, (long long)T);
         for (int64_t t = 0; t < T; t++) {
             const int64_t src = t < len ? len - 1 - t : t;
             const int64_t o = ta == 0 ? t * B + b : b * T + t, i = ta == 0 ? src * B + b : b * T + src;
@@ -73,7 +67,6 @@ so_status so_ref_maxpoolidx(const so_graph *g, const so_node *n, const so_tensor
    (tests/onnx_conformance.py FOLLOW_ORT). An index outside the output fails. */
 so_status so_ref_maxunpool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
-    (void)g;
     const int64_t *xd = in[0].shape.dim, *yd = out[0].shape.dim, cnt = xd[0] * xd[1] * xd[2] * xd[3];
     const int64_t total = yd[0] * yd[1] * yd[2] * yd[3];
     const float *X = in[0].data;
@@ -81,8 +74,62 @@ so_status so_ref_maxunpool(const so_graph *g, const so_node *n, const so_tensor 
     float *Y = out[0].data;
     memset(Y, 0, (size_t)total * sizeof *Y);
     for (int64_t j = 0; j < cnt; j++) {
-        if (I[j] < 0 || I[j] >= total) return node_fail(n, "index out of range of the output:", (long long)I[j]);
+        if (I[j] < 0 || I[j] >= total) return ref_fail(g, n, "index %lld out of range of the output (%lld elements)", (long long)I[j], (long long)total);
         Y[I[j]] = X[j];
+    }
+    return SO_OK;
+}
+
+/* Bilinear sample of plane P [H,W] at (y, x) as ONNX Runtime's RoiAlign: 0 beyond one pixel outside, clamped at the
+   border, in float. */
+static float roi_sample(const float *P, int64_t H, int64_t W, float y, float x)
+{
+    if (y < -1.0f || y > (float)H || x < -1.0f || x > (float)W) return 0.0f;
+    if (y <= 0) y = 0;
+    if (x <= 0) x = 0;
+    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1, x1;
+    if (y0 >= H - 1) y1 = y0 = H - 1, y = (float)y0;
+    else y1 = y0 + 1;
+    if (x0 >= W - 1) x1 = x0 = W - 1, x = (float)x0;
+    else x1 = x0 + 1;
+    const float ly = y - (float)y0, lx = x - (float)x0, hy = 1.0f - ly, hx = 1.0f - lx;
+    return hy * hx * P[y0 * W + x0] + hy * lx * P[y0 * W + x1] + ly * hx * P[y1 * W + x0] + ly * lx * P[y1 * W + x1];
+}
+
+/* RoiAlign, average mode: each output bin averages grid_h x grid_w bilinear samples (sampling_ratio, or
+   ceil(roi extent / output size) when 0); half_pixel shifts the region by -0.5 pixel, output_half_pixel (opset
+   10) keeps it and makes it at least 1 x 1. A batch index outside the input fails. */
+so_status so_ref_roialign(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_attr *a = n->attr;
+    const int64_t *xd = in[0].shape.dim, R = in[1].shape.dim[0], OH = a->kernel[0], OW = a->kernel[1];
+    const float *X = in[0].data, *rois = in[1].data, ss = a->alpha, off = a->mode ? 0.5f : 0.0f;
+    const int64_t *bi = in[2].data;
+    float *Y = out[0].data;
+    for (int64_t r = 0; r < R; r++) {
+        if (bi[r] < 0 || bi[r] >= xd[0]) return ref_fail(g, n, "batch index %lld out of range [0, %lld)", (long long)bi[r], (long long)xd[0]);
+        const float *roi = rois + 4 * r;
+        const float sw = roi[0] * ss - off, sh = roi[1] * ss - off, ew = roi[2] * ss - off, eh = roi[3] * ss - off;
+        float rw = ew - sw, rh = eh - sh;
+        if (!a->mode) rw = rw > 1.0f ? rw : 1.0f, rh = rh > 1.0f ? rh : 1.0f;
+        const float bh = rh / (float)OH, bw = rw / (float)OW;
+        const int64_t gh = a->ints[0] > 0 ? a->ints[0] : (int64_t)ceilf(rh / (float)OH), gw = a->ints[0] > 0 ? a->ints[0] : (int64_t)ceilf(rw / (float)OW);
+        const int64_t cnt = gh * gw > 1 ? gh * gw : 1;
+        for (int64_t c = 0; c < xd[1]; c++) {
+            const float *P = X + (bi[r] * xd[1] + c) * xd[2] * xd[3];
+            for (int64_t ph = 0; ph < OH; ph++)
+                for (int64_t pw = 0; pw < OW; pw++) {
+                    double acc = 0;
+                    for (int64_t iy = 0; iy < gh; iy++) {
+                        const float y = sh + (float)ph * bh + ((float)iy + 0.5f) * bh / (float)gh;
+                        for (int64_t ix = 0; ix < gw; ix++) {
+                            const float x = sw + (float)pw * bw + ((float)ix + 0.5f) * bw / (float)gw;
+                            acc += roi_sample(P, xd[2], xd[3], y, x);
+                        }
+                    }
+                    Y[((r * xd[1] + c) * OH + ph) * OW + pw] = (float)(acc / (double)cnt);
+                }
+        }
     }
     return SO_OK;
 }

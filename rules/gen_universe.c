@@ -164,6 +164,9 @@
 #define gen_reversesequence GEN_NOT_IN_RULES
 #define gen_maxpoolidx GEN_NOT_IN_RULES
 #define gen_maxunpool GEN_NOT_IN_RULES
+#define gen_roialign GEN_NOT_IN_RULES
+#define gen_dft GEN_NOT_IN_RULES
+#define gen_stft GEN_NOT_IN_RULES
 #define gen_gridsample GEN_NOT_IN_RULES
 #define gen_scatternd GEN_NOT_IN_RULES
 

@@ -164,6 +164,9 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_reversesequence key_none
 #define key_maxpoolidx key_none
 #define key_maxunpool key_none
+#define key_roialign key_ints
+#define key_dft key_ints
+#define key_stft key_ints
 #define key_gridsample key_ints
 #define key_scatternd key_none
 
@@ -1532,6 +1535,9 @@ typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *o
 #define sym_reversesequence sym_unknown
 #define sym_maxpoolidx sym_unknown
 #define sym_maxunpool sym_unknown
+#define sym_roialign sym_unknown
+#define sym_dft sym_unknown
+#define sym_stft sym_unknown
 #define sym_gridsample sym_unknown
 #define sym_scatternd sym_unknown
 

@@ -1254,6 +1254,80 @@ static int imp_maxunpool(bctx *cx)
     return onx_emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
 }
 
+/* RoiAlign, average mode: output size, sampling_ratio, spatial_scale, half_pixel (opset 16) or output_half_pixel */
+static int imp_roialign(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[32];
+    const char *s = onx_att_s(n, "mode", buf, sizeof buf);
+    if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    if ((s && strcmp(s, "avg")) || xs.rank != 4 || onx_vshape(im, ins[2]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    s = onx_att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
+    a.mode = im->opset >= 16 ? 1 : 0;
+    if (s) {
+        if (!strcmp(s, "half_pixel")) a.mode = 1;
+        else if (!strcmp(s, "output_half_pixel")) a.mode = 0;
+        else return onx_node_err(im, "unknown coordinate_transformation_mode '%s'", s), SO_ERR;
+    }
+    int64_t oh = onx_att_i(n, "output_height", 1), ow = onx_att_i(n, "output_width", 1), sr = onx_att_i(n, "sampling_ratio", 0);
+    if (oh < 1 || ow < 1 || oh > INT32_MAX || ow > INT32_MAX || sr < 0 || sr > INT32_MAX) return onx_node_err(im, "invalid output size or sampling_ratio"), SO_ERR;
+    a.kernel[0] = (int32_t)oh, a.kernel[1] = (int32_t)ow;
+    a.n_ints = 1;
+    a.ints[0] = sr;
+    a.alpha = onx_att_f(n, "spatial_scale", 1.0f);
+    return onx_emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
+}
+
+/* DFT (opset 17: axis attribute; 20: axis input): constant dft_length and axis */
+static int imp_dft(bctx *cx)
+{
+    IMP_LOCALS;
+    if (!x || xs.rank < 2) return SO_ERR_UNSUPPORTED;
+    int64_t ax = onx_att_i(n, "axis", 1), len;
+    int cnt = 0;
+    if (n_in > 2 && ins[2]) { /* opset 20: axis as an input */
+        if ((r = onx_const_ints(im, ins[2], &ax, 1, &cnt, "axis")) != SO_OK) return r;
+        if (cnt != 1) return onx_node_err(im, "axis must be a scalar"), SO_ERR;
+    } else if (im->opset >= 20)
+        ax = -2;
+    if (ax < 0) ax += xs.rank;
+    if (ax < 0 || ax >= xs.rank - 1) return onx_node_err(im, "axis %lld is not a signal axis", (long long)ax), SO_ERR;
+    a.axis = (int32_t)ax;
+    len = xs.dim[ax];
+    if (n_in > 1 && ins[1]) {
+        if ((r = onx_const_ints(im, ins[1], &len, 1, &cnt, "dft_length")) != SO_OK) return r;
+        if (cnt != 1 || len < 1) return onx_node_err(im, "invalid dft_length"), SO_ERR;
+    }
+    a.n_ints = 1;
+    a.ints[0] = len;
+    a.mode = (onx_att_i(n, "inverse", 0) != 0) | (onx_att_i(n, "onesided", 0) != 0) << 1;
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+/* STFT: constant frame_step and frame_length (or the window's length), optional window */
+static int imp_stft(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t step = 0, flen = 0;
+    int cnt = 0;
+    if (!x || n_in < 2 || !ins[1]) return onx_node_err(im, "needs a frame_step"), SO_ERR;
+    if ((r = onx_const_ints(im, ins[1], &step, 1, &cnt, "frame_step")) != SO_OK) return r;
+    val *win = n_in > 2 ? ins[2] : NULL;
+    if (n_in > 3 && ins[3]) {
+        if ((r = onx_const_ints(im, ins[3], &flen, 1, &cnt, "frame_length")) != SO_OK) return r;
+    } else if (win) {
+        so_shape ws = onx_vshape(im, win);
+        flen = ws.rank == 1 ? ws.dim[0] : 0;
+    }
+    if (step < 1 || flen < 1) return onx_node_err(im, "invalid frame_step %lld or frame_length %lld", (long long)step, (long long)flen), SO_ERR;
+    a.n_ints = 2;
+    a.ints[0] = step, a.ints[1] = flen;
+    a.mode = onx_att_i(n, "onesided", 1) != 0;
+    args[0] = x;
+    if (win) args[1] = win;
+    return onx_emit(im, op, args, win ? 2 : 1, 1, &a, nm, on, non, NULL);
+}
+
 static int imp_lrn(bctx *cx)
 {
     IMP_LOCALS;

@@ -542,6 +542,53 @@ static so_status exp_maxpool(ectx *cx)
 #define exp_maxpoolidx exp_maxpool
 #define exp_maxunpool exp_maxpool
 
+static so_status exp_roialign(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 10) return ex_err(x, "RoiAlign needs opset >= 10");
+    if (a->mode && x->opset < 16) return ex_err(x, "RoiAlign with half_pixel coordinates needs opset >= 16");
+    if (x->opset >= 16) a_str(x, n, "coordinate_transformation_mode", a->mode ? "half_pixel" : "output_half_pixel");
+    a_int(x, n, "output_height", a->kernel[0]);
+    a_int(x, n, "output_width", a->kernel[1]);
+    a_int(x, n, "sampling_ratio", a->ints[0]);
+    a_float(x, n, "spatial_scale", a->alpha);
+    return SO_OK;
+}
+
+/* an int64 scalar initializer (DFT's dft_length and axis, STFT's frame_step and frame_length) */
+static const char *init_i64_scalar(exporter *x, const char *base, const char *suffix, int64_t v)
+{
+    so_shape s = so_shape_make(0, NULL);
+    int64_t *data = so_arena_alloc(&x->ar, sizeof *data);
+    *data = v;
+    return mk_init_named(x, ex_name2(x, base, suffix), T_INT64, &s, data, sizeof *data);
+}
+
+static so_status exp_dft(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 17) return ex_err(x, "DFT needs opset >= 17");
+    n_in(n, init_i64_scalar(x, base, "_dft_length", a->ints[0]));
+    if (x->opset >= 20) n_in(n, init_i64_scalar(x, base, "_axis", a->axis));
+    else a_int(x, n, "axis", a->axis);
+    if (a->mode & 1) a_int(x, n, "inverse", 1);
+    if (a->mode & 2) a_int(x, n, "onesided", 1);
+    return SO_OK;
+}
+
+static so_status exp_stft(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 17) return ex_err(x, "STFT needs opset >= 17");
+    const char *w = nd->n_in > 1 ? n->input[1] : "";
+    n->n_input = 1;
+    n_in(n, init_i64_scalar(x, base, "_frame_step", a->ints[0]));
+    n_in(n, w);
+    n_in(n, init_i64_scalar(x, base, "_frame_length", a->ints[1]));
+    a_int(x, n, "onesided", a->mode);
+    return SO_OK;
+}
+
 static so_status exp_reversesequence(ectx *cx)
 {
     EXP_LOCALS;

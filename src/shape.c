@@ -561,7 +561,7 @@ static so_status shape_resize(ctx *c)
     const so_shape *x = c->in[0];
     const so_attr *a = c->a;
     if (x->rank != 4) return fail(c, "input %s is not 4-D", S(x));
-    if ((a->n_ints != 5 && a->n_ints != 7 && !(a->n_ints == 12 && a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE)) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
+    if ((a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) != (a->n_ints == 12) || (a->n_ints != 5 && a->n_ints != 7 && a->n_ints != 12) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
         a->mode < 0 || a->mode > 2 || a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
         return fail(c, "invalid resize attributes");
     so_shape o = *x;
@@ -795,6 +795,59 @@ static so_status shape_maxunpool(ctx *c)
 }
 
 /* ---------------- internal ---------------- */
+
+/* ---------------- spectral ---------------- */
+
+static so_status shape_dft(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0)) return SO_ERR;
+    if (x->rank < 2 || (x->dim[x->rank - 1] != 1 && x->dim[x->rank - 1] != 2)) return fail(c, "input %s must end in 1 (real) or 2 (complex)", S(x));
+    if (a->axis < 0 || a->axis >= x->rank - 1) return fail(c, "axis %d must be a signal axis of %s", (int)a->axis, S(x));
+    if (a->n_ints != 1 || a->ints[0] < 1) return fail(c, "invalid dft_length");
+    if ((a->mode & 3) == 3) return fail(c, "onesided inverse DFT is not defined");
+    so_shape o = *x;
+    o.dim[a->axis] = a->mode & 2 ? a->ints[0] / 2 + 1 : a->ints[0];
+    o.dim[x->rank - 1] = 2;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_stft(ctx *c)
+{
+    const so_shape *x = c->in[0], *w = c->in[1];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0) || need_f32(c, 1) || need_rank(c, 0, 3, "signal [B,L,1|2]")) return SO_ERR;
+    if (x->dim[2] != 1 && x->dim[2] != 2) return fail(c, "signal %s must end in 1 (real) or 2 (complex)", S(x));
+    if (a->n_ints != 2 || a->ints[0] < 1 || a->ints[1] < 1 || a->ints[1] > x->dim[1]) return fail(c, "frame_step / frame_length do not fit signal %s", S(x));
+    if (w && (w->rank != 1 || w->dim[0] != a->ints[1])) return fail(c, "window %s must be [%lld]", S(w), (long long)a->ints[1]);
+    if (a->mode && x->dim[2] == 2) return fail(c, "onesided STFT of a complex signal is not defined");
+    so_shape o = mk(4, SO_F32);
+    o.dim[0] = x->dim[0];
+    o.dim[1] = 1 + (x->dim[1] - a->ints[1]) / a->ints[0];
+    o.dim[2] = a->mode ? a->ints[1] / 2 + 1 : a->ints[1];
+    o.dim[3] = 2;
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_roialign(ctx *c)
+{
+    const so_shape *x = c->in[0], *r = c->in[1], *b = c->in[2];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0) || need_f32(c, 1) || need_rank(c, 0, 4, "input [N,C,H,W]")) return SO_ERR;
+    if (r->rank != 2 || r->dim[1] != 4) return fail(c, "rois %s must be [R,4]", S(r));
+    if (b->dtype != SO_I64 || b->rank != 1 || b->dim[0] != r->dim[0]) return fail(c, "batch_indices %s must be int64 [%lld]", S(b), (long long)r->dim[0]);
+    if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->n_ints != 1 || a->ints[0] < 0) return fail(c, "invalid output size or sampling_ratio");
+    so_shape o = mk(4, SO_F32);
+    o.dim[0] = r->dim[0];
+    o.dim[1] = x->dim[1];
+    o.dim[2] = a->kernel[0];
+    o.dim[3] = a->kernel[1];
+    c->n->out[0] = o;
+    return SO_OK;
+}
 
 static so_status shape_enlarge(ctx *c)
 {

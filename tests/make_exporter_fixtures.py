@@ -24,7 +24,10 @@ tf2onnx's Resize forms: nearest with tf_half_pixel_for_nn (ResizeNearestNeighbor
 bilinear tf_crop_and_resize with a region reaching outside the image (extrapolation_value); a bidirectional
 LSTM over sequences of different lengths as tf2onnx writes it (two forward LSTMs, the backward one between
 ReverseSequence nodes). PyTorch's MaxPool2d(return_indices=True) + MaxUnpool2d (a SegNet-style encoder/decoder,
-the unpooling back to an odd-sized map through output_shape).
+the unpooling back to an odd-sized map through output_shape); torchvision's RoiAlign (half_pixel, sampling_ratio,
+spatial_scale) on a feature map, boxes and batch indices as constants; torch.stft (STFT with a Hann window,
+onesided) into a log-magnitude spectrogram and a mel projection, and torch.fft.fft / ifft (DFT, inverse) on a
+complex signal.
 """
 import os
 import sys
@@ -465,6 +468,78 @@ def pt_unpool(name, opset, c, hw):
          [helper.make_tensor_value_info("output", T.FLOAT, [1, 2, hw, hw])], inits, opset, [])
 
 
+def pt_roialign(name, opset, c, hw, sampling):
+    nm = Namer()
+    nodes, inits = [], {}
+    x = "images"
+    w1 = nm("backbone.weight")
+    inits[w1] = f32(c, 3, 3, 3, scale=0.3)
+    f = nm("/backbone/Conv_output_0")
+    nodes.append(helper.make_node("Conv", [x, w1], [f], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+    rois, bidx = nm("boxes"), nm("batch_idx")
+    inits[rois] = np.array([[1.5, 2.0, 20.0, 17.5], [0.0, 0.0, 31.0, 31.0], [10.2, 5.1, 14.9, 30.3], [-3.0, 4.0, 8.0, 9.0]], np.float32) * hw / 32
+    inits[bidx] = np.array([0, 1, 1, 0], np.int64)
+    ra = nm("/roi/RoiAlign_output_0")
+    nodes.append(helper.make_node("RoiAlign", [f, rois, bidx], [ra], mode="avg", output_height=5, output_width=4,
+                                  sampling_ratio=sampling, spatial_scale=0.5, coordinate_transformation_mode="half_pixel"))
+    fl = nm("flatten")
+    nodes.append(helper.make_node("Flatten", [ra], [fl], axis=1))
+    w2, b2 = nm("head.weight"), nm("head.bias")
+    inits[w2], inits[b2] = f32(3, c * 20, scale=0.2), f32(3, scale=0.1)
+    nodes.append(helper.make_node("Gemm", [fl, w2, b2], ["scores"], transB=1))
+    nodes.append(helper.make_node("Identity", [ra], ["pooled"]))
+    save(name, "pt18", nodes, [helper.make_tensor_value_info(x, T.FLOAT, [2, 3, hw, hw])],
+         [helper.make_tensor_value_info("scores", T.FLOAT, [4, 3]), helper.make_tensor_value_info("pooled", T.FLOAT, [4, c, 5, 4])],
+         inits, opset, [])
+
+
+def pt_stft(name, opset, length, nfft, hop):
+    nm = Namer()
+    nodes, inits = [], {}
+    x = "waveform"
+    sh = nm("shape")
+    inits[sh] = np.array([2, length, 1], np.int64)
+    r = nm("/Reshape_output_0")
+    nodes.append(helper.make_node("Reshape", [x, sh], [r]))
+    step, win, fl = nm("hop"), nm("window"), nm("n_fft")
+    inits[step], inits[fl] = np.array(hop, np.int64), np.array(nfft, np.int64)
+    inits[win] = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(nfft) / nfft)).astype(np.float32)
+    st = nm("/STFT_output_0")
+    nodes.append(helper.make_node("STFT", [r, step, win, fl], [st], onesided=1))
+    two = nm("two")
+    inits[two] = np.array(2, np.float32)
+    p2, axes = nm("/Pow_output_0"), nm("axes")
+    nodes.append(helper.make_node("Pow", [st, two], [p2]))
+    inits[axes] = np.array([-1], np.int64)
+    pw = nm("/ReduceSum_output_0")
+    nodes.append(helper.make_node("ReduceSum", [p2, axes], [pw], keepdims=0))
+    eps = nm("eps")
+    inits[eps] = np.array(1e-6, np.float32)
+    ad, lg = nm("/Add_output_0"), nm("/Log_output_0")
+    nodes.append(helper.make_node("Add", [pw, eps], [ad]))
+    nodes.append(helper.make_node("Log", [ad], [lg]))
+    mel = nm("mel_fb")
+    inits[mel] = np.abs(f32(nfft // 2 + 1, 8, scale=0.3))
+    nodes.append(helper.make_node("MatMul", [lg, mel], ["mel"]))
+    save(name, "pt18", nodes, [helper.make_tensor_value_info(x, T.FLOAT, [2, length])],
+         [helper.make_tensor_value_info("mel", T.FLOAT, [2, 1 + (length - nfft) // hop, 8])], inits, opset, [])
+
+
+def pt_dft(name, opset, n):
+    nm = Namer()
+    nodes, inits = [], {}
+    x = "signal"  # [B, n, 2]: complex
+    f = nm("/DFT_output_0")
+    nodes.append(helper.make_node("DFT", [x], [f], axis=1))
+    w = nm("filter")
+    inits[w] = f32(1, n, 2, scale=0.5)
+    m = nm("/Mul_output_0")
+    nodes.append(helper.make_node("Mul", [f, w], [m]))
+    nodes.append(helper.make_node("DFT", [m], ["filtered"], axis=1, inverse=1))
+    save(name, "pt18", nodes, [helper.make_tensor_value_info(x, T.FLOAT, [3, n, 2])],
+         [helper.make_tensor_value_info("filtered", T.FLOAT, [3, n, 2])], inits, opset, [])
+
+
 k = 0
 for opset in (9, 10, 11):
     for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
@@ -495,6 +570,10 @@ tf_resize("tf2onnx_14_op13_crop_resize", 13, [0, 0, -0.1, 0.2, 1, 1, 1.15, 0.9],
 tf_resize("tf2onnx_15_op11_crop_resize", 11, [0, 0, 0.25, 0.0, 1, 1, 0.75, 1.0], [2, 2, 5, 1], 0.0, "floor")
 tf_bidir_reverse("tf2onnx_16_op13_bilstm_reverse", 13, 6, 4, 5)
 pt_unpool("pt18_10_op18_unpool", 18, 4, 9)
+pt_roialign("pt18_11_op18_roialign", 18, 4, 32, 2)
+pt_roialign("pt18_12_op16_roialign_adaptive", 16, 3, 24, 0)
+pt_stft("pt18_13_op18_stft_mel", 18, 400, 64, 16)
+pt_dft("pt18_14_op18_dft_filter", 18, 24)
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

@@ -625,6 +625,9 @@ typedef int (*z3_fn)(zctx *cx);
 #define z3_reversesequence Z3_NOT_IN_RULES
 #define z3_maxpoolidx Z3_NOT_IN_RULES
 #define z3_maxunpool Z3_NOT_IN_RULES
+#define z3_roialign Z3_NOT_IN_RULES
+#define z3_dft Z3_NOT_IN_RULES
+#define z3_stft Z3_NOT_IN_RULES
 #define z3_gridsample Z3_NOT_IN_RULES
 #define z3_scatternd Z3_NOT_IN_RULES
 
