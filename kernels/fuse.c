@@ -254,7 +254,7 @@ int so_fuse_pad_pool(const so_graph *g, const int32_t *user, const char *absorbe
     const so_node *n = &g->nodes[i];
     if (!user || n->op != SO_OP_PAD) return 0;
     const so_shape *x = shape_of(g, n->in[0]);
-    if (x->rank != 4 || n->attr->value != 0.f) return 0;
+    if (x->rank != 4 || n->attr->mode != 0 || n->attr->value != 0.f) return 0; /* constant zero padding only */
     int32_t u = user[i];
     if (taken(absorbed, u) || g->nodes[u].op != SO_OP_AVGPOOL) return 0;
     const so_node *pn = &g->nodes[u];

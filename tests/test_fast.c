@@ -1339,13 +1339,15 @@ static void test_pad_avgpool(void **state)
     struct {
         int64_t pads[8];
         float value;
-        int k, s, ceil, pool_pad, steps;
+        int k, s, ceil, pool_pad, steps, mode;
     } cs[] = {
         {{0, 0, 1, 1, 0, 0, 1, 1}, 0.f, 3, 1, 0, 0, 1},
         {{0, 0, 0, 2, 0, 0, 1, 1}, 0.f, 3, 2, 1, 0, 1}, /* asymmetric, stride 2, ceil */
         {{0, 0, 1, 1, 0, 0, 1, 1}, 0.5f, 3, 1, 0, 0, 2},
         {{0, 0, 1, 1, 0, 0, 1, 1}, 0.f, 3, 1, 0, 1, 2},
         {{0, 1, 1, 1, 0, 0, 1, 1}, 0.f, 3, 1, 0, 0, 2}, /* channel pad */
+        {{0, 0, 1, 1, 0, 0, 1, 1}, 0.f, 3, 1, 0, 0, 2, 1}, /* reflect: not zero padding, two steps */
+        {{0, 0, 1, 1, 0, 0, 1, 1}, 0.f, 3, 1, 0, 0, 2, 2}, /* edge */
     };
     for (size_t v = 0; v < sizeof cs / sizeof cs[0]; v++) {
         tb t;
@@ -1355,6 +1357,7 @@ static void test_pad_avgpool(void **state)
         a.n_ints = 8;
         memcpy(a.ints, cs[v].pads, sizeof cs[v].pads);
         a.value = cs[v].value;
+        a.mode = cs[v].mode;
         int32_t pd = tb_node(&t, SO_OP_PAD, &x, 1, &a);
         so_attr pa = {0};
         pa.kernel[0] = pa.kernel[1] = cs[v].k;
