@@ -1,7 +1,10 @@
 /* config.c - superopt_config: "key" = "value" options for sessions and optimization, checked when set; version, status names, thread errors. */
 #include "api_priv.h"
 
+#include <assert.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,9 +13,63 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
+/* ---- the option table: every key superopt_config_set takes, declared once ----
+   Each row: the public description (key, type, scope, value syntax, default, help: what
+   superopt_config_option() returns, and what the command line builds its options and usage from, cli/args.c),
+   then how the value is parsed and where it goes. A new option is one row here (plus its field in
+   api_priv.h and its use); a new word of a choice is one word in its list. */
 static const char *const searches[] = {"backtrack", "greedy", "none", NULL};
 static const char *const costs[] = {"measured", "flops", NULL};
 static const char *const layouts[] = {"auto", "nchwc", "none", "pass", NULL};
+
+typedef enum parse_kind { P_BOOL, P_INT, P_DOUBLE, P_CHOICE, P_PATH, P_BYTES, P_SHAPE, P_DIM } parse_kind;
+
+typedef struct opt {
+    superopt_option pub;
+    parse_kind parse;
+    size_t off;                 /* the field of struct superopt_config (int, long long, double or char *) */
+    long long ilo, ihi;         /* P_INT */
+    double dlo, dhi;            /* P_DOUBLE */
+    const char *const *choices; /* P_CHOICE: the field is the word's index */
+    const char *want;           /* the message for a refused value: "expected ..." */
+} opt;
+
+#define F(field) offsetof(struct superopt_config, field)
+#define S_BOTH SUPEROPT_SCOPE_BOTH
+#define S_SESS SUPEROPT_SCOPE_SESSION
+#define S_OPT SUPEROPT_SCOPE_OPTIMIZE
+#define FLAG_(key, scope, def, help, field) {{key, SUPEROPT_OPTION_FLAG, scope, "0|1", def, help}, P_BOOL, F(field), 0, 0, 0, 0, NULL, NULL}
+#define INT_(key, scope, meta, def, help, field, lo, hi, want) {{key, SUPEROPT_OPTION_INT, scope, meta, def, help}, P_INT, F(field), lo, hi, 0, 0, NULL, want}
+#define NUM_(key, scope, meta, def, help, field, lo, hi, want) {{key, SUPEROPT_OPTION_NUMBER, scope, meta, def, help}, P_DOUBLE, F(field), 0, 0, lo, hi, NULL, want}
+#define CHOICE_(key, scope, meta, def, help, field, words, want) {{key, SUPEROPT_OPTION_CHOICE, scope, meta, def, help}, P_CHOICE, F(field), 0, 0, 0, 0, words, want}
+#define TEXT_(key, scope, meta, help, parse, field) {{key, SUPEROPT_OPTION_TEXT, scope, meta, NULL, help}, parse, F(field), 0, 0, 0, 0, NULL, NULL}
+
+static const opt options[] = {
+    INT_("threads", S_BOTH, "N", "1", "threads of the kernels (and of the search's measurements)", threads, 1, 256, "expected an integer in 1..256"),
+    TEXT_("input_shape", S_BOTH, "NAME=D0,D1,...", "fixes the shape of graph input NAME (repeatable)", P_SHAPE, pins),
+    TEXT_("dim", S_BOTH, "SYMBOL=N", "fixes the symbolic dimension SYMBOL (repeatable)", P_DIM, pins),
+    {{"max_memory", SUPEROPT_OPTION_TEXT, S_BOTH, "BYTES", NULL, "caps the memory models hold (suffix K/M/G/T; process-wide)"}, P_BYTES, 0, 0, 0, 0, 0, NULL, "expected a byte count (e.g. 512M, 2G)"},
+    FLAG_("reference", S_SESS, "0", "run the reference kernels only (slow; for checking)", reference),
+    FLAG_("profile", S_SESS, "0", "time every kernel step", profile),
+    TEXT_("rules", S_OPT, "FILE", "the rule set (default: the installed rules/default.rules)", P_PATH, rules),
+    CHOICE_("search", S_OPT, "backtrack|greedy|none", "backtrack", "the search strategy", search, searches, "expected backtrack, greedy or none"),
+    NUM_("alpha", S_OPT, "A", "1.05", "keep graphs costing at most alpha x the best", alpha, 1.0, 100.0, "expected a number in [1, 100]"),
+    INT_("budget", S_OPT, "N", "1000", "graphs the search may explore (0: no limit)", budget, 0, 1LL << 40, "expected an integer >= 0 (0: none)"),
+    NUM_("time_limit", S_OPT, "S", "8", "seconds the search may take (0: no limit)", time_limit, 0.0, 1e7, "expected seconds >= 0 (0: none)"),
+    CHOICE_("cost", S_OPT, "measured|flops", "measured", "the cost model", cost, costs, "expected measured or flops"),
+    CHOICE_("layout", S_OPT, "auto|nchwc|pass|none", "auto", "how the blocked-channel layout is chosen", layout, layouts, "expected auto, nchwc, none or pass"),
+    INT_("seed", S_OPT, "N", "1", "seed of the numeric check's inputs", seed, 0, 0x7fffffffL, "expected an integer >= 0"),
+    FLAG_("reverse", S_OPT, "1", "also apply rules right to left", reverse),
+    FLAG_("allow_unverified", S_OPT, "0", "use rules this build's verifier does not prove (warned)", allow_unverified),
+    FLAG_("allow_unchecked", S_OPT, "0", "write a model that cannot be executed here, unchecked (warned)", allow_unchecked),
+    TEXT_("inputs", S_OPT, "FILE", "raw float32 inputs added to the numeric check's input sets", P_PATH, inputs),
+    FLAG_("check_incremental", S_OPT, "0", "also match every derived graph from scratch and count the differences (slow; tests)", check_incremental),
+    TEXT_("cache_dir", S_OPT, "DIR", "where measured costs and proofs are cached", P_PATH, cache_dir),
+    TEXT_("cost_table", S_OPT, "FILE", "measured costs from FILE only (made by this run if it does not exist; a table of another ISA level or CPU is refused): the same table gives the same output model", P_PATH, cost_table),
+    TEXT_("report", S_OPT, "FILE.json", "write the JSON report (only when the model is written)", P_PATH, report),
+    TEXT_("dot", S_OPT, "DIR", "write before/after Graphviz files", P_PATH, dot),
+    FLAG_("progress", S_OPT, "0", "a progress line on stderr", progress),
+};
 
 static pthread_mutex_t api_mutex = PTHREAD_MUTEX_INITIALIZER;
 void so_api_lock(void) { pthread_mutex_lock(&api_mutex); }
@@ -82,17 +139,6 @@ superopt_status so_api_fail_thread(superopt_status code)
     return code;
 }
 
-void so_api_config_defaults(struct superopt_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->threads = 1;
-    c->budget = 1000;
-    c->seed = 1;
-    c->alpha = 1.05;
-    c->time_limit = 8.0;
-    c->reverse = 1;
-}
-
 superopt_status superopt_config_new(superopt_config **out)
 {
     if (!out) {
@@ -116,6 +162,7 @@ void superopt_config_free(superopt_config *cfg)
     free(cfg->dot);
     free(cfg->cache_dir);
     free(cfg->inputs);
+    free(cfg->cost_table);
     for (int i = 0; i < cfg->n_pins; i++) free(cfg->pins[i]);
     free(cfg->pins);
     free(cfg);
@@ -127,13 +174,6 @@ static superopt_status bad(superopt_config *c, const char *key, const char *valu
 {
     snprintf(c->err, sizeof c->err, "option %s=%s: %s", key, value, want);
     return SUPEROPT_INVALID_ARGUMENT;
-}
-
-static int choice(const char *const *words, const char *v)
-{
-    for (int i = 0; words[i]; i++)
-        if (!strcmp(words[i], v)) return i;
-    return -1;
 }
 
 static superopt_status set_str(char **dst, const char *v)
@@ -155,6 +195,91 @@ so_status so_api_pins_apply(const struct superopt_config *c)
     return SO_OK;
 }
 
+/* "input_shape" / "dim": checked by the importer's own parser, under the lock that guards its pins, then kept as
+   "s:NAME=D0,..." / "d:SYMBOL=N" in the order given. */
+static superopt_status add_pin(superopt_config *c, const char *key, const char *v, int shape)
+{
+    so_api_lock();
+    so_onnx_pins_clear();
+    so_status st = shape ? so_onnx_pin_input(v) : so_onnx_pin_dim(v);
+    so_onnx_pins_clear();
+    so_api_unlock();
+    if (st != SO_OK) {
+        snprintf(c->err, sizeof c->err, "option %s: %s", key, so_error());
+        return SUPEROPT_INVALID_ARGUMENT;
+    }
+    size_t len = strlen(v);
+    char *p = malloc(len + 3), **np = realloc(c->pins, (size_t)(c->n_pins + 1) * sizeof *np);
+    if (!p || !np) {
+        free(p);
+        if (np) c->pins = np;
+        return bad(c, key, v, "out of memory");
+    }
+    p[0] = shape ? 's' : 'd';
+    p[1] = ':';
+    memcpy(p + 2, v, len + 1);
+    c->pins = np;
+    c->pins[c->n_pins++] = p;
+    return SUPEROPT_OK;
+}
+
+/* Parses v as option o into config c (the value checked first; the config unchanged on a refusal). */
+static superopt_status set_opt(superopt_config *c, const opt *o, const char *v)
+{
+    const char *key = o->pub.key;
+    char *field = (char *)c + o->off;
+    long long n;
+    double d;
+    switch (o->parse) {
+    case P_BOOL:
+        if (so_parse_int(v, 0, 1, &n)) return bad(c, key, v, "expected 0 or 1");
+        *(int *)field = (int)n;
+        return SUPEROPT_OK;
+    case P_INT:
+        if (so_parse_int(v, o->ilo, o->ihi, &n)) return bad(c, key, v, o->want);
+        *(long long *)field = n;
+        return SUPEROPT_OK;
+    case P_DOUBLE:
+        if (so_parse_double(v, o->dlo, o->dhi, &d)) return bad(c, key, v, o->want);
+        *(double *)field = d;
+        return SUPEROPT_OK;
+    case P_CHOICE:
+        for (int k = 0; o->choices[k]; k++)
+            if (!strcmp(o->choices[k], v)) {
+                *(int *)field = k;
+                return SUPEROPT_OK;
+            }
+        return bad(c, key, v, o->want);
+    case P_PATH:
+        if (!v[0]) return bad(c, key, v, "expected a path");
+        if (set_str((char **)field, v) != SUPEROPT_OK) return bad(c, key, v, "out of memory");
+        return SUPEROPT_OK;
+    case P_BYTES: {
+        size_t b;
+        if (so_parse_bytes(v, &b)) return bad(c, key, v, o->want);
+        so_max_alloc_bytes = b; /* process-wide (documented in superopt.h) */
+        return SUPEROPT_OK;
+    }
+    case P_SHAPE:
+    case P_DIM: return add_pin(c, key, v, o->parse == P_SHAPE);
+    }
+    return bad(c, key, v, "internal error: unknown option kind");
+}
+
+const superopt_option *superopt_config_option(size_t i) { return i < SO_ARRAY_LEN(options) ? &options[i].pub : NULL; }
+
+void so_api_config_defaults(struct superopt_config *c)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < SO_ARRAY_LEN(options); i++)
+        if (options[i].pub.default_value && options[i].parse != P_BYTES) {
+            superopt_status st = set_opt(c, &options[i], options[i].pub.default_value);
+            assert(st == SUPEROPT_OK); /* the table's defaults parse (tests/test_api.c checks each) */
+            (void)st;
+        }
+    c->err[0] = 0;
+}
+
 superopt_status superopt_config_set(superopt_config *c, const char *key, const char *v)
 {
     if (!c) {
@@ -166,86 +291,11 @@ superopt_status superopt_config_set(superopt_config *c, const char *key, const c
         return SUPEROPT_INVALID_ARGUMENT;
     }
     c->err[0] = 0;
-    long long n;
-    double d;
-    int k;
-    struct flag {
-        const char *key;
-        int *dst;
-    } flags[] = {{"reference", &c->reference}, {"profile", &c->profile}, {"reverse", &c->reverse},
-                 {"allow_unverified", &c->allow_unverified}, {"allow_unchecked", &c->allow_unchecked},
-                 {"check_incremental", &c->check_incremental},
-                 {"progress", &c->progress}};
-    for (size_t i = 0; i < SO_ARRAY_LEN(flags); i++)
-        if (!strcmp(key, flags[i].key)) {
-            if (so_parse_int(v, 0, 1, &n)) return bad(c, key, v, "expected 0 or 1");
-            *flags[i].dst = (int)n;
-            return SUPEROPT_OK;
-        }
-    if (!strcmp(key, "threads")) {
-        if (so_parse_int(v, 1, 256, &n)) return bad(c, key, v, "expected an integer in 1..256");
-        c->threads = n;
-    } else if (!strcmp(key, "budget")) {
-        if (so_parse_int(v, 0, 1LL << 40, &n)) return bad(c, key, v, "expected an integer >= 0 (0: none)");
-        c->budget = n;
-    } else if (!strcmp(key, "seed")) {
-        if (so_parse_int(v, 0, 0x7fffffffL, &n)) return bad(c, key, v, "expected an integer >= 0");
-        c->seed = n;
-    } else if (!strcmp(key, "alpha")) {
-        if (so_parse_double(v, 1.0, 100.0, &d)) return bad(c, key, v, "expected a number in [1, 100]");
-        c->alpha = d;
-    } else if (!strcmp(key, "time_limit")) {
-        if (so_parse_double(v, 0.0, 1e7, &d)) return bad(c, key, v, "expected seconds >= 0 (0: none)");
-        c->time_limit = d;
-    } else if (!strcmp(key, "search")) {
-        if ((k = choice(searches, v)) < 0) return bad(c, key, v, "expected backtrack, greedy or none");
-        c->search = k;
-    } else if (!strcmp(key, "cost")) {
-        if ((k = choice(costs, v)) < 0) return bad(c, key, v, "expected measured or flops");
-        c->cost = k;
-    } else if (!strcmp(key, "layout")) {
-        if ((k = choice(layouts, v)) < 0) return bad(c, key, v, "expected auto, nchwc, none or pass");
-        c->layout = k;
-    } else if (!strcmp(key, "max_memory")) {
-        size_t b;
-        if (so_parse_bytes(v, &b)) return bad(c, key, v, "expected a byte count (e.g. 512M, 2G)");
-        so_max_alloc_bytes = b; /* process-wide (documented in superopt.h) */
-    } else if (!strcmp(key, "rules") || !strcmp(key, "report") || !strcmp(key, "dot") || !strcmp(key, "cache_dir")) {
-        if (!v[0]) return bad(c, key, v, "expected a path");
-        char **dst = key[0] == 'r' ? (key[2] == 'l' ? &c->rules : &c->report) : key[0] == 'd' ? &c->dot : &c->cache_dir;
-        if (set_str(dst, v) != SUPEROPT_OK) return bad(c, key, v, "out of memory");
-    } else if (!strcmp(key, "inputs")) {
-        if (!v[0]) return bad(c, key, v, "expected a path");
-        if (set_str(&c->inputs, v) != SUPEROPT_OK) return bad(c, key, v, "out of memory");
-    } else if (!strcmp(key, "input_shape") || !strcmp(key, "dim")) {
-        /* checked by the importer's own parser, under the lock that guards its pins */
-        so_api_lock();
-        so_onnx_pins_clear();
-        so_status st = key[0] == 'i' ? so_onnx_pin_input(v) : so_onnx_pin_dim(v);
-        so_onnx_pins_clear();
-        so_api_unlock();
-        if (st != SO_OK) {
-            snprintf(c->err, sizeof c->err, "option %s: %s", key, so_error());
-            return SUPEROPT_INVALID_ARGUMENT;
-        }
-        size_t len = strlen(v);
-        char *p = malloc(len + 3), **np = realloc(c->pins, (size_t)(c->n_pins + 1) * sizeof *np);
-        if (!p || !np) {
-            free(p);
-            if (np) c->pins = np;
-            return bad(c, key, v, "out of memory");
-        }
-        p[0] = key[0] == 'i' ? 's' : 'd';
-        p[1] = ':';
-        memcpy(p + 2, v, len + 1);
-        c->pins = np;
-        c->pins[c->n_pins++] = p;
-    } else {
-        snprintf(c->err, sizeof c->err,
-                 "unknown option '%s' (threads, input_shape, dim, max_memory, reference, profile, rules, search, alpha, budget, "
-                 "time_limit, cost, layout, seed, reverse, allow_unverified, allow_unchecked, inputs, check_incremental, cache_dir, report, dot, progress)",
-                 key);
-        return SUPEROPT_INVALID_ARGUMENT;
-    }
-    return SUPEROPT_OK;
+    for (size_t i = 0; i < SO_ARRAY_LEN(options); i++)
+        if (!strcmp(key, options[i].pub.key)) return set_opt(c, &options[i], v);
+    int len = snprintf(c->err, sizeof c->err, "unknown option '%.200s' (", key);
+    for (size_t i = 0; i < SO_ARRAY_LEN(options) && len > 0 && (size_t)len < sizeof c->err; i++)
+        len += snprintf(c->err + len, sizeof c->err - (size_t)len, "%s%s", i ? ", " : "", options[i].pub.key);
+    if (len > 0 && (size_t)len < sizeof c->err) snprintf(c->err + len, sizeof c->err - (size_t)len, ")");
+    return SUPEROPT_INVALID_ARGUMENT;
 }

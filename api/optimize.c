@@ -31,7 +31,7 @@
 enum { LAYOUT_NONE = 0, LAYOUT_AUTO, LAYOUT_NCHWC, LAYOUT_PASS };
 
 typedef struct opts {
-    const char *model, *out, *rules, *report, *dot, *cache_dir, *inputs;
+    const char *model, *out, *rules, *report, *dot, *cache_dir, *inputs, *cost_table;
     int search, cost, quiet, allow_unverified, allow_unchecked, reverse, check_incremental, layout;
     double alpha, time_limit;
     long long budget, threads, seed;
@@ -226,7 +226,7 @@ static so_status layout_pass(so_cost_model *cm, const so_graph *g, int b, so_gra
 static so_status optimize(const char *src, const char *dst, const struct superopt_config *c, char **json, char **text)
 {
     static const so_search_kind searches[] = {SO_SEARCH_BACKTRACK, SO_SEARCH_GREEDY, SO_SEARCH_NONE};
-    opts o = {.model = src, .out = dst, .rules = c->rules, .report = c->report, .dot = c->dot, .cache_dir = c->cache_dir,
+    opts o = {.model = src, .out = dst, .rules = c->rules, .report = c->report, .dot = c->dot, .cache_dir = c->cache_dir, .cost_table = c->cost_table,
               .search = searches[c->search], .cost = c->cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS,
               .quiet = !c->progress, .allow_unverified = c->allow_unverified, .allow_unchecked = c->allow_unchecked,
               .inputs = c->inputs, .reverse = c->reverse,
@@ -337,7 +337,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
        (rules[0..n_search)), and the placement after it (so_layout_by_rules, or the pass,
        whichever the measured cost prices lower) decides the layout: a search that blocks a few
        convs by rules first leaves a graph on which neither placement does as well (ResNet-50:
-       32.1 ms measured cost against 29.5 ms from the plain searched graph) */
+       32.1 ms measured cost against 29.5 ms from the plain searched graph); under --layout none they are not
+       searched at all */
     int32_t n_search = n_rules;
     {
         int32_t n_lay = 0, w = 0;
@@ -362,7 +363,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             memcpy(labels + w, ll, (size_t)n_lay * sizeof *ll);
             free(lr);
             free(ll);
-            if (o.layout == LAYOUT_AUTO && o.cost == SO_COST_MEASURED) n_search = w;
+            /* --layout none: standard ONNX out, so the search never places blocked-layout operators either */
+            if ((o.layout == LAYOUT_AUTO && o.cost == SO_COST_MEASURED) || o.layout == LAYOUT_NONE) n_search = w;
         }
     }
 
@@ -377,8 +379,11 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         so_error_prefix(o.model);
         goto fail;
     }
-    if (so_cost_init(&cm, (so_cost_kind)o.cost, (int)o.threads, o.cache_dir) != SO_OK) goto fail;
+    /* a cost table (measured) replaces the disk cache: the costs, and so the output, depend on it alone */
+    const int use_table = o.cost_table && o.cost == SO_COST_MEASURED;
+    if (so_cost_init(&cm, (so_cost_kind)o.cost, (int)o.threads, use_table ? "" : o.cache_dir) != SO_OK) goto fail;
     cm_init = 1;
+    if (use_table && so_cost_table_load(&cm, o.cost_table) != SO_OK) goto fail;
     /* the input as imported, attributes normalised so that its nodes share cost keys with the
        search's graphs (folding and identity removal are not applied here) */
     so_graph *orig_norm = so_graph_clone(m->graph);
@@ -578,6 +583,11 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+        /* the cost table (measured): where, entries read, configurations measured by this run */
+        fprintf(f, "  \"cost_table\": ");
+        if (cm.table) so_json_fstr(f, cm.table);
+        else fprintf(f, "null");
+        fprintf(f, ",\n  \"cost_table_loaded\": %lld,\n  \"cost_table_new\": %lld,\n", (long long)cm.table_loaded, (long long)cm.table_new);
         fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %s, \"cost_blocked\": %s, "
                    "\"method\": \"%s\", \"cost_rules\": %s, \"cost_pass\": %s, "
                    "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d, \"seconds\": %.3f},\n",

@@ -70,7 +70,8 @@ SUPEROPT_API size_t superopt_dtype_size(superopt_dtype t);
 SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
 
 /* ---- options ----
-   A config holds "key" = "value" options for superopt_session_open and superopt_optimize. Keys:
+   A config holds "key" = "value" options for superopt_session_open and superopt_optimize. Keys (the
+   same table, with each key's type, default and help, is read by superopt_config_option below):
      both:     "threads" N (1..256, default 1)
                "input_shape" NAME=D0,D1,...  (repeatable) fixes the shape of graph input NAME
                "dim" SYMBOL=N                (repeatable) fixes the symbolic dimension SYMBOL
@@ -86,6 +87,8 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
                "allow_unchecked" 0|1 (write a model that cannot be executed here, unchecked; warned on stderr)
                "inputs" FILE (raw float32 inputs added to the numeric check's input sets)
                "check_incremental" 0|1   "cache_dir" DIR (measured costs and proofs; see rules/RULES.md)
+               "cost_table" FILE (measured costs from this table only: loaded if it exists, else measured
+                             and written; same table, same output model; search/README.md "Cost tables")
                "report" FILE.json (also written, atomically, only when the model is)
                "dot" DIR (before/after Graphviz files)   "progress" 0|1 (a progress line on stderr)
    A value is checked when it is set. A config is used by one thread at a time; sessions and
@@ -100,6 +103,31 @@ SUPEROPT_API superopt_status superopt_config_set(superopt_config *cfg, const cha
 /* Message of the config's last failure; "" if none. */
 SUPEROPT_API const char *superopt_config_error(const superopt_config *cfg);
 SUPEROPT_API void superopt_config_free(superopt_config *cfg);
+
+/* The keys superopt_config_set takes, described for clients that present them (the superopt command
+   line builds its options and usage from this table). */
+typedef enum superopt_option_type {
+    SUPEROPT_OPTION_FLAG,   /* "0" or "1" */
+    SUPEROPT_OPTION_INT,    /* an integer in the option's range */
+    SUPEROPT_OPTION_NUMBER, /* a decimal number in the option's range */
+    SUPEROPT_OPTION_CHOICE, /* one of the words in value ("backtrack|greedy|none") */
+    SUPEROPT_OPTION_TEXT    /* a path, a byte count or a shape; see value */
+} superopt_option_type;
+typedef enum superopt_option_scope {
+    SUPEROPT_SCOPE_BOTH,     /* sessions and optimization */
+    SUPEROPT_SCOPE_SESSION,  /* superopt_session_open only */
+    SUPEROPT_SCOPE_OPTIMIZE  /* superopt_optimize only */
+} superopt_option_scope;
+typedef struct superopt_option {
+    const char *key;           /* superopt_config_set's key: "time_limit" */
+    superopt_option_type type;
+    superopt_option_scope scope;
+    const char *value;         /* the value's syntax for usage lines: "N", "S", "FILE", "measured|flops", "0|1" */
+    const char *default_value; /* as superopt_config_set takes it; NULL: none (unset, or process-wide) */
+    const char *help;          /* one line */
+} superopt_option;
+/* Option i (0, 1, ... in a fixed order), or NULL past the last. Static storage. Any thread. */
+SUPEROPT_API const superopt_option *superopt_config_option(size_t i);
 
 /* ---- sessions: a model loaded and planned for running ---- */
 typedef struct superopt_session superopt_session;

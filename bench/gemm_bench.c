@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "gemm.h"
+#include "common.h"
 #ifdef SO_BENCH_DNNL
 #include <oneapi/dnnl/dnnl.h>
 #endif
@@ -25,25 +26,11 @@ static void ref_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t l
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.f, A, (int)lda, B, (int)ldb, 0.f, C, (int)ldc);
 }
 
-
-
 static double now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 typedef struct shape {
@@ -69,7 +56,7 @@ static void report(const char *name, double *g1, double *g2, double *rat, int ro
         double d = fabs((double)y1[i] - y2[i]) / (fabs((double)y1[i]) + 1e-3);
         if (d > maxrel) maxrel = d;
     }
-    printf("%-30s %9.1f GF %9.1f GF %7.3fx %10.2e\n", name, median(g1, rounds), median(g2, rounds), median(rat, rounds), maxrel);
+    printf("%-30s %9.1f GF %9.1f GF %7.3fx %10.2e\n", name, so_median(g1, (size_t)rounds), so_median(g2, (size_t)rounds), so_median(rat, (size_t)rounds), maxrel);
     fflush(stdout);
 }
 

@@ -43,7 +43,7 @@ static const char bench_usage[] =
     "         [--cost measured|flops] [--no-flops-check] [--rules FILE] [--allow-unverified]\n"
     "         [--alpha A] [--budget N] [--time-limit S]\n"
     "         [--ablation-models NAME,... | --no-ablations] [--sizes LIST] [--alphas LIST]\n"
-    "         [--sweep LIST] [--sweep-time-limit S] [--work-dir DIR] [--timeout S]\n"
+    "         [--sweep LIST] [--sweep-time-limit S] [--work-dir DIR] [--timeout S] [--cost-table FILE]\n"
     "Without models: the benchmark suite in data/full/ (make models), else the small models in data/.\n"
     "See docs/BENCHMARKS.md.\n";
 
@@ -92,7 +92,7 @@ int so_bench_main(int argc, char **argv)
     int def_sizes[] = {2, 3, 4};
     b->n_sizes = 3;
     memcpy(b->sizes, def_sizes, sizeof def_sizes);
-    const char *work_dir = NULL;
+    const char *work_dir = NULL, *cost_table = NULL;
     const char *given[MAX_MODELS];
     int n_given = 0;
 
@@ -118,6 +118,7 @@ int so_bench_main(int argc, char **argv)
         SO_ARG_STR_("--svg", &b->svg_path),
         SO_ARG_STR_("--rules", &b->rules),
         SO_ARG_STR_("--work-dir", &work_dir),
+        SO_ARG_STR_("--cost-table", &cost_table),
         SO_ARG_STR_("--ablation-models", &b->abl_names),
         SO_ARG_CHOICE_("--cost", &cost, costs, "--cost takes measured or flops"),
         SO_ARG_INT_("--rounds", &rounds, 1, MAX_ROUNDS, "--rounds needs an integer in 1..15"),
@@ -288,6 +289,11 @@ int so_bench_main(int argc, char **argv)
         made_work = 1;
     }
     if (bn_sfmt(b->cache, sizeof b->cache, "%s/cost-cache", b->work) != SO_OK) goto fail;
+    /* one cost table for every measured run: the first run that needs a configuration measures it,
+       every other run reads it (a saved table given again reproduces the costs) */
+    if (bn_sfmt(b->table, sizeof b->table, "%s", cost_table ? cost_table : "") != SO_OK ||
+        (!cost_table && bn_sfmt(b->table, sizeof b->table, "%s/cost-table.tsv", b->work) != SO_OK))
+        goto fail;
     bn_machine_info(b);
 
     if (b->ablations && bn_is_ablation_done(b) && b->n_sizes) {

@@ -194,6 +194,10 @@ opt_res *bn_optimize(bench *b, model_res *m, const spec *sp)
     argv[k++] = a_tl;
     argv[k++] = "--cache-dir";
     argv[k++] = b->cache;
+    if (!sp->flops && !strcmp(b->cost, "measured")) {
+        argv[k++] = "--cost-table";
+        argv[k++] = b->table;
+    }
     argv[k++] = "--threads";
     argv[k++] = "1";
     argv[k++] = "-o";

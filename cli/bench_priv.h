@@ -104,6 +104,7 @@ typedef struct bench {
     char self[PATH_MAX], node[PATH_MAX], ort_script[PATH_MAX];
     char ort_version[32], node_version[32], git[64];
     char work[PATH_MAX], cache[PATH_MAX];
+    char table[PATH_MAX];        /* the measured cost table every measured run reads (--cost-table; default <work>/cost-table.tsv) */
     char rules_file[PATH_MAX];   /* resolved rule set used by the ablation filter */
     int keep;
     const char *json_path, *svg_path, *rules, *cost, *abl_names;
@@ -138,6 +139,8 @@ so_status bn_sfmt(char *buf, size_t n, const char *fmt, ...) __attribute__((form
 int bn_is_file(const char *p);
 int bn_is_dir(const char *p);
 int bn_files_equal(const char *a, const char *c);
+/* Entries of a cost table file (lines not starting with '#'); 0 if it does not exist. */
+long bn_table_entries(const char *path);
 int bn_in_list(const char *name, const char *const *list, size_t n);
 void bn_sb_xml_str(so_sbuf *b, const char *s);
 void bn_rm_tree(const char *path);

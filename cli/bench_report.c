@@ -178,10 +178,10 @@ void bn_md_report(const bench *b, so_sbuf *o)
     so_sbuf_printf(o, "- Date: %s; total bench time %.1f min (%d optimize runs, %d timed runs)\n", b->date, b->t_total / 60,
               b->n_opt_runs, b->n_meas_runs);
     so_sbuf_printf(o, "- Command: `%s`\n", b->cmdline);
-    so_sbuf_printf(o, "- Search settings: cost model `%s` (one cost cache shared by every run of this bench, so equal operator "
-                 "configurations cost the same in every strategy), alpha %g, budget %ld, time limit %g s per search, "
-                 "rules %s\n",
-              b->cost, b->alpha, b->budget, b->time_limit, b->rules_file);
+    so_sbuf_printf(o, "- Search settings: cost model `%s` (one cost table shared by every measured run of this bench, `%s`, "
+                 "%ld entries: equal operator configurations cost the same in every strategy, and the table given again with "
+                 "`--cost-table` reproduces the costs), alpha %g, budget %ld, time limit %g s per search, rules %s\n",
+              b->cost, b->table, bn_table_entries(b->table), b->alpha, b->budget, b->time_limit, b->rules_file);
     char rounds_txt[64];
     if (b->rounds > 0) snprintf(rounds_txt, sizeof rounds_txt, "%d rounds", b->rounds);
     else snprintf(rounds_txt, sizeof rounds_txt, "5 rounds (3 for models over 1 s per inference)");
@@ -447,6 +447,8 @@ void bn_json_report(const bench *b, so_sbuf *o)
               b->alpha, b->budget, b->time_limit, b->rounds, b->target_s, b->ort_threads, b->flops_check ? "true" : "false",
               b->small_set ? "true" : "false");
     so_json_kstr(o, ", ", "rules", b->rules_file);
+    so_json_kstr(o, ", ", "cost_table", b->table);
+    so_sbuf_printf(o, ", \"cost_table_entries\": %ld", bn_table_entries(b->table));
     so_sbuf_printf(o, ", \"threads\": [");
     for (int t = 0; t < b->n_threads; t++) so_sbuf_printf(o, "%s%d", t ? ", " : "", b->threads[t]);
     so_sbuf_printf(o, "]},\n  \"total_seconds\": %.1f,\n  \"failures\": %d,\n  \"models\": [", b->t_total, b->failures);

@@ -118,3 +118,17 @@ void bn_record_failure(bench *b, const char *msg)
     b->failures++;
     if (!b->quiet) fprintf(stderr, "bench: FAILED: %s\n", msg);
 }
+
+long bn_table_entries(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    long n = 0;
+    int c, start = 1;
+    while ((c = fgetc(f)) != EOF) {
+        if (start && c != '#') n++;
+        start = c == '\n';
+    }
+    fclose(f);
+    return n;
+}

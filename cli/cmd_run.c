@@ -15,9 +15,8 @@
 #include "../src/json.h"
 #include "../src/onnx_io.h"
 
-static const char run_usage[] =
-    "usage: superopt run MODEL.onnx [--iters N] [--warmup N] [--threads N] [--inputs FILE|DIR]\n"
-    "         [--outputs FILE|DIR/] [--json] [--profile] [--reference] [--seed N]\n"
+static const char run_head[] = "usage: superopt run MODEL.onnx [--iters N] [--warmup N] [--inputs FILE|DIR] [--outputs FILE|DIR/] [--json] [--seed N]\n";
+static const char run_tail[] =
     "  Runs MODEL.onnx on our backend and prints the median and fastest of --iters timed runs.\n"
     "  Inputs: seeded random values (float32 uniform in [-1, 1), integers and booleans 0), or --inputs FILE\n"
     "  (raw, all inputs back to back, each in its own element type: float32, int64, int32, bool = 4, 8, 4,\n"
@@ -27,7 +26,7 @@ static const char run_usage[] =
     "  to it; --json reports \"specialised_inputs\"). --outputs FILE writes the outputs back to back, each in\n"
     "  its own type; DIR/ writes output_0.pb, .... --profile prints per-kernel times.\n";
 
-static int usage(const char *msg) { return so_args_usage(run_usage, msg); }
+static int usage(const char *msg) { return so_args_config_usage(run_head, SUPEROPT_SCOPE_SESSION, run_tail, msg); }
 
 static const char *type_name(int32_t t)
 {
@@ -93,26 +92,35 @@ static so_status write_output_pb(const char *path, const superopt_tensor_info *i
 int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
 {
     const char *model_path = NULL, *in_path = NULL, *out_path = NULL;
-    long long iters = 10, warmup = 2, threads = 1, seed = 1;
-    int json = 0, profile = 0, reference = 0;
-    const so_arg args[] = {
+    long long iters = 10, warmup = 2, seed = 1;
+    int json = 0;
+    superopt_config *cfg = NULL;
+    if (superopt_config_new(&cfg) != SUPEROPT_OK) {
+        fprintf(stderr, "superopt: %s\n", superopt_last_error());
+        return 1;
+    }
+    /* the command's own options, then the library's (--threads, --reference, --profile: set into cfg as parsed) */
+    so_arg args[32] = {
         SO_ARG_FLAG_("--json", &json),
-        SO_ARG_FLAG_("--profile", &profile),
-        SO_ARG_FLAG_("--reference", &reference),
         SO_ARG_INT_("--iters", &iters, 1, 1000000, "--iters needs a positive integer"),
         SO_ARG_INT_("--warmup", &warmup, 0, 1000000, "--warmup needs an integer >= 0"),
-        SO_ARG_INT_("--threads", &threads, 1, 256, "--threads needs an integer in 1..256"),
         SO_ARG_INT_("--seed", &seed, 0, 0x7fffffffL, "--seed needs an integer >= 0"),
         SO_ARG_STR_("--inputs", &in_path),
         SO_ARG_STR_("--outputs", &out_path),
-        SO_ARG_END,
     };
-    int n_pos, rc_args = so_args_parse(args, argc, argv, &model_path, 1, &n_pos, usage);
-    if (rc_args) return rc_args < 0 ? 0 : rc_args; /* -1: --help */
-    if (!model_path) return usage("run: no model given");
+    int n_args = 6, n_pos, rc_args;
+    if (so_args_config_opts(args, &n_args, (int)SO_ARRAY_LEN(args) - 1, cfg, SUPEROPT_SCOPE_SESSION)) {
+        fprintf(stderr, "superopt: internal error: too many library options for the command line\n");
+        superopt_config_free(cfg);
+        return 1;
+    }
+    args[n_args] = (so_arg)SO_ARG_END;
+    if ((rc_args = so_args_parse(args, argc, argv, &model_path, 1, &n_pos, usage)) || !model_path) {
+        superopt_config_free(cfg);
+        return rc_args < 0 ? 0 : rc_args ? rc_args : usage("run: no model given"); /* -1: --help */
+    }
 
     int rc = 1;
-    superopt_config *cfg = NULL;
     superopt_session *s = NULL;
     superopt_tensor *ins = NULL, *outs = NULL;
     superopt_tensor_info *oinfo = NULL;
@@ -127,15 +135,7 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
     int in_dir = in_path && stat(in_path, &in_st) == 0 && S_ISDIR(in_st.st_mode);
     int out_dir = out_path && (out_path[strlen(out_path) - 1] == '/' ||
                                (stat(out_path, &in_st) == 0 && S_ISDIR(in_st.st_mode)));
-    if (superopt_config_new(&cfg) != SUPEROPT_OK) {
-        fprintf(stderr, "superopt: %s\n", superopt_last_error());
-        return 1;
-    }
-    char tb[16];
-    snprintf(tb, sizeof tb, "%lld", threads);
-    if (so_args_config_set(cfg, "threads", tb) || so_args_config_set(cfg, "reference", reference ? "1" : NULL) ||
-        so_args_config_set(cfg, "profile", profile ? "1" : NULL) || so_args_config_pins(cfg, pins, n_pins))
-        goto done;
+    if (so_args_config_pins(cfg, pins, n_pins)) goto done;
     /* --inputs DIR: the tensors are bound at load; those whose value the importer needs (shapes,
        parameters) become constants of the graph (src/onnx_io.h so_onnx_bind_inputs), the others stay inputs */
     if (in_dir && read_input_dir(in_path, &given, &n_given) != SO_OK) goto failed;
@@ -249,8 +249,9 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
         so_errorf("%s: session stats unavailable", model_path);
         goto failed;
     }
-    double nodes = 0, peak = 0;
+    double nodes = 0, peak = 0, threads = 1;
     so_json_get_num(&sj, "nodes", "session stats", 0, &nodes);
+    so_json_get_num(&sj, "threads", "session stats", 0, &threads);
     so_json_get_num(&sj, "peak_activation_bytes", "session stats", 0, &peak);
     const so_json *isa = so_json_get(&sj, "isa"), *prof = so_json_get(&sj, "profile");
     const char *isa_name = isa && isa->kind == SO_JSON_STR ? isa->str : "?";
@@ -258,7 +259,7 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
         printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %.0f, \"isa\": \"%s\", \"specialised_inputs\": %d}\n",
                median, times[0], iters, peak, isa_name, n_specialised);
     } else {
-        printf("%s: %.0f nodes, %lld iterations, %lld thread%s, %s kernels: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
+        printf("%s: %.0f nodes, %lld iterations, %.0f thread%s, %s kernels: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
                model_path, nodes, iters, threads, threads == 1 ? "" : "s", isa_name, median, times[0], peak / 1e6);
         for (size_t k = 0; k < n_out; k++) {
             so_shape sh = so_shape_make(oinfo[k].rank, oinfo[k].dims);
@@ -278,7 +279,7 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
             printf("%s\n", n > 6 ? " ..." : "");
         }
     }
-    if (profile && prof && prof->kind == SO_JSON_STR) fputs(prof->str, json ? stderr : stdout);
+    if (prof && prof->kind == SO_JSON_STR) fputs(prof->str, json ? stderr : stdout);
     so_json_free(&sj);
     rc = 0;
     goto done;

@@ -12,13 +12,10 @@
 #include "../src/graph.h"
 #include "../src/onnx_io.h"
 
+/* the library's options of optimize and run are printed from its table (cli/args.h) between these */
+static const char usage_optimize[] = "usage:\n  superopt MODEL.onnx [-o OUT.onnx] [-q]\n";
+static const char usage_run[] = "  superopt run MODEL.onnx [--iters N] [--warmup N] [--inputs FILE|DIR] [--outputs FILE|DIR/] [--json] [--seed N]\n";
 static const char usage_text[] =
-    "usage:\n"
-    "  superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none]\n"
-    "           [--alpha A] [--budget N] [--time-limit S] [--cost measured|flops]\n"
-    "           [--report FILE.json] [--dot DIR] [--threads N] [--seed N] [-q]\n"
-    "  superopt run MODEL.onnx [--iters N] [--warmup N] [--threads N] [--inputs FILE|DIR]\n"
-    "           [--outputs FILE|DIR/] [--json] [--profile] [--reference] [--seed N]\n"
     "           FILE: raw, all inputs (outputs) back to back, each in its own element type (float32, int64,\n"
     "           int32, bool: 4, 8, 4, 1 bytes; numpy's tobytes()); DIR: input_0.pb, input_1.pb, ...\n"
     "           (ONNX TensorProto, graph input order); DIR/: writes output_0.pb, ...\n"
@@ -32,10 +29,19 @@ static const char usage_text[] =
     "  any command that loads a model: --input-shape NAME=D0,D1,... (repeatable) fixes the shape of input NAME,\n"
     "           --dim SYMBOL=N (repeatable) fixes the symbolic dimension SYMBOL wherever it appears\n";
 
+static void print_usage(FILE *f)
+{
+    fputs(usage_optimize, f);
+    so_args_config_items(f, SUPEROPT_SCOPE_OPTIMIZE, "           ");
+    fputs(usage_run, f);
+    so_args_config_items(f, SUPEROPT_SCOPE_SESSION, "           ");
+    fputs(usage_text, f);
+}
+
 static int usage(const char *msg)
 {
     if (msg) fprintf(stderr, "superopt: %s\n", msg);
-    fputs(usage_text, stderr);
+    print_usage(stderr);
     return 2;
 }
 
@@ -144,7 +150,7 @@ int main(int argc, char **argv)
     if (argc < 2) return usage(NULL);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
-        fputs(usage_text, stdout);
+        print_usage(stdout);
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {

@@ -296,11 +296,40 @@ static void concat_in_place(so_exec *e)
     e->n_steps = kept;
 }
 
-/* Zero-copy Split: when the slices are contiguous (all dims before the axis are 1) and the
-   input is an arena value of its own (not itself a slice), the outputs are views of their
-   slice of the input and the Split step is dropped. The input's lifetime grows to cover its
-   outputs'. Runs after concat_in_place (a Split output never feeds a zero-copy concat: those
-   take single-output producers only). */
+/* Byte offset of a Slice's output inside its input when the output is one contiguous run of the
+   input (every sliced axis of step 1 or of output size 1, and the run's strides those of a
+   contiguous tensor: ShuffleNet's channel halves of a [1, C, H, W] value); -1 otherwise. */
+static int64_t slice_view_offset(const so_node *n, const so_shape *is)
+{
+    const so_attr *a = n->attr;
+    const so_shape *os = &n->out[0];
+    if (!a || os->rank != is->rank || is->rank < 1) return -1;
+    int64_t st[SO_MAX_RANK], sst[SO_MAX_RANK], start[SO_MAX_RANK] = {0}, acc = 1;
+    for (int d = is->rank - 1; d >= 0; d--) {
+        st[d] = sst[d] = acc;
+        acc *= is->dim[d];
+    }
+    for (int q = 0; q + 3 < a->n_ints; q += 4) {
+        int ax = (int)a->ints[q];
+        if (ax < 0 || ax >= is->rank || a->ints[q + 1] < 0) return -1;
+        start[ax] = a->ints[q + 1];
+        sst[ax] = st[ax] * a->ints[q + 3];
+    }
+    int64_t base = 0, want = 1;
+    for (int d = is->rank - 1; d >= 0; d--) {
+        base += start[d] * st[d];
+        if (os->dim[d] == 1) continue;
+        if (sst[d] != want) return -1;
+        want *= os->dim[d];
+    }
+    return base * (int64_t)(is->dtype == SO_I64 ? 8 : 4);
+}
+
+/* Zero-copy Split and Slice: when the slices are contiguous (Split: all dims before the axis
+   are 1; Slice: slice_view_offset) and the input is an arena value of its own (not itself a
+   slice), the outputs are views of their slice of the input and the step is dropped. The
+   input's lifetime grows to cover its outputs'. Runs after concat_in_place: a Slice output that
+   concat_in_place made a slice of a concat is LOC_SUB already, and its Slice step stays. */
 static void split_in_place(so_exec *e)
 {
     const so_graph *g = e->g;
@@ -308,13 +337,16 @@ static void split_in_place(so_exec *e)
     for (int32_t k = 0; k < e->n_steps; k++) {
         step *s = &e->steps[k];
         const so_node *n = &g->nodes[s->node];
-        int ok = n->op == SO_OP_SPLIT && s->k.n_fused == 0 && s->n_in == 1 && s->in_vid[0] >= 0;
+        int ok = (n->op == SO_OP_SPLIT || n->op == SO_OP_SLICE) && s->k.n_fused == 0 && s->n_in == 1 && s->in_vid[0] >= 0;
         value *V = ok ? &e->values[s->in_vid[0]] : NULL;
+        int64_t off0 = 0;
         if (ok) ok = V->kind == LOC_ARENA;
         if (ok) {
             const so_shape *is = &g->nodes[n->in[0].node].out[n->in[0].slot];
-            for (int d = 0; d < n->attr->axis && d < is->rank; d++)
-                if (is->dim[d] != 1) ok = 0;
+            if (n->op == SO_OP_SLICE) ok = (off0 = slice_view_offset(n, is)) >= 0;
+            else
+                for (int d = 0; d < n->attr->axis && d < is->rank; d++)
+                    if (is->dim[d] != 1) ok = 0;
         }
         for (int32_t q = 0; ok && q < n->n_out; q++)
             if (e->values[e->value_base[s->node] + q].kind != LOC_ARENA) ok = 0;
@@ -322,7 +354,7 @@ static void split_in_place(so_exec *e)
             e->steps[kept++] = *s;
             continue;
         }
-        size_t off = 0;
+        size_t off = (size_t)off0;
         for (int32_t q = 0; q < n->n_out; q++) {
             value *v = &e->values[e->value_base[s->node] + q];
             v->kind = LOC_SUB;
@@ -907,14 +939,19 @@ static int64_t flops_gemm(const so_graph *g, const so_node *n, int64_t out)
     return 2 * out * (n->attr->trans_a ? x->dim[0] : x->dim[1]);
 }
 
-static int64_t flops_lstm(const so_graph *g, const so_node *n, int64_t out)
+/* LSTM (4 gates), GRU (3) and RNN (1): per step and direction, the gate products and about 10 flops per state */
+static int64_t flops_recurrent(const so_graph *g, const so_node *n, int64_t out, int64_t gates)
 {
     const so_shape *x = in_shape(g, n, 0);
     if (x->rank != 3) return out;
     int64_t seq = x->dim[0], batch = x->dim[1], in_sz = x->dim[2], h = n->attr->hidden;
     int64_t dirs = n->attr->direction == 2 ? 2 : 1;
-    return dirs * seq * batch * (2 * 4 * h * (in_sz + h) + 10 * h);
+    return dirs * seq * batch * (2 * gates * h * (in_sz + h) + 10 * h);
 }
+
+static int64_t flops_lstm(const so_graph *g, const so_node *n, int64_t out) { return flops_recurrent(g, n, out, 4); }
+static int64_t flops_gru(const so_graph *g, const so_node *n, int64_t out) { return flops_recurrent(g, n, out, 3); }
+static int64_t flops_rnn(const so_graph *g, const so_node *n, int64_t out) { return flops_recurrent(g, n, out, 1); }
 
 /* the real channels, not the padding lanes of the blocked output */
 static int64_t flops_conv_nchwc(const so_graph *g, const so_node *n, int64_t out)
@@ -1054,6 +1091,31 @@ static int64_t flops_convtranspose(const so_graph *g, const so_node *n, int64_t 
     if (w->rank != 4) return 2 * out;
     return 2 * so_shape_numel(in_shape(g, n, 0)) * w->dim[1] * w->dim[2] * w->dim[3];
 }
+
+/* 3-D: the weight's product per output (Conv) or per input (ConvTranspose) element; pools: the kernel volume */
+static int64_t flops_conv3d(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *w = in_shape(g, n, 1);
+    return w->rank == 5 ? 2 * out * w->dim[1] * w->dim[2] * w->dim[3] * w->dim[4] : 2 * out;
+}
+
+static int64_t flops_convtranspose3d(const so_graph *g, const so_node *n, int64_t out)
+{
+    const so_shape *w = in_shape(g, n, 1);
+    return w->rank == 5 ? 2 * so_shape_numel(in_shape(g, n, 0)) * w->dim[1] * w->dim[2] * w->dim[3] * w->dim[4] : 2 * out;
+}
+
+static int64_t flops_pool3d(const so_graph *g, const so_node *n, int64_t out)
+{
+    (void)g;
+    return out * n->attr->ints[0] * n->attr->ints[1] * n->attr->ints[2];
+}
+
+#define flops_maxpool3d flops_pool3d
+#define flops_avgpool3d flops_pool3d
+#define flops_reversesequence flops_per_output
+#define flops_maxpoolidx flops_pool
+#define flops_maxunpool flops_per_output
 
 #define flops_lrn flops_per_output
 #define flops_scatterelements flops_per_output

@@ -199,6 +199,19 @@ static so_status select_transpose(const so_fast_ctx *c, int32_t i, so_fast_kerne
         p->is[0] = 1;
         r = 1;
     }
+    /* merge output axes that are adjacent and in order in the input too (ShuffleNet's channel
+       shuffle [1,2,C/2,H,W] perm (0,2,1,3,4): H and W become one run of H*W floats per copy) */
+    int m = 0;
+    for (int d = 1; d < r; d++)
+        if (p->is[m] == p->is[d] * p->od[d]) {
+            p->od[m] *= p->od[d];
+            p->is[m] = p->is[d];
+        } else {
+            m++;
+            p->od[m] = p->od[d];
+            p->is[m] = p->is[d];
+        }
+    r = m + 1;
     p->r = r;
     p->inner = p->od[r - 1];
     p->outer = so_shape_numel(x) / p->inner;

@@ -1,4 +1,4 @@
-/* ref.h - reference kernels: plain loops, obviously correct; the oracle for every other stage. */
+/* ref.h - reference kernels: plain loops, obviously correct; the oracle for every other stage (kernels/ref.c drivers, ref_elem.c, ref_nn.c, ref_move.c). */
 #ifndef SO_REF_H
 #define SO_REF_H
 

@@ -690,6 +690,15 @@ const so_op gen_kind_op[GK_COUNT] = {
 #define gen_xor GEN_NOT_IN_RULES
 #define gen_mod GEN_NOT_IN_RULES
 #define gen_cast GEN_NOT_IN_RULES
+#define gen_gru GEN_NOT_IN_RULES
+#define gen_rnn GEN_NOT_IN_RULES
+#define gen_conv3d GEN_NOT_IN_RULES
+#define gen_convtranspose3d GEN_NOT_IN_RULES
+#define gen_maxpool3d GEN_NOT_IN_RULES
+#define gen_avgpool3d GEN_NOT_IN_RULES
+#define gen_reversesequence GEN_NOT_IN_RULES
+#define gen_maxpoolidx GEN_NOT_IN_RULES
+#define gen_maxunpool GEN_NOT_IN_RULES
 #define gen_gridsample GEN_NOT_IN_RULES
 #define gen_scatternd GEN_NOT_IN_RULES
 

@@ -153,6 +153,15 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_xor key_none
 #define key_mod key_none
 #define key_cast key_none
+#define key_gru key_none
+#define key_rnn key_none
+#define key_conv3d key_ints
+#define key_convtranspose3d key_ints
+#define key_maxpool3d key_ints
+#define key_avgpool3d key_ints
+#define key_reversesequence key_none
+#define key_maxpoolidx key_none
+#define key_maxunpool key_none
 #define key_gridsample key_ints
 #define key_scatternd key_none
 
@@ -1512,6 +1521,15 @@ typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *o
 #define sym_xor sym_unknown
 #define sym_mod sym_unknown
 #define sym_cast sym_unknown
+#define sym_gru sym_unknown
+#define sym_rnn sym_unknown
+#define sym_conv3d sym_unknown
+#define sym_convtranspose3d sym_unknown
+#define sym_maxpool3d sym_unknown
+#define sym_avgpool3d sym_unknown
+#define sym_reversesequence sym_unknown
+#define sym_maxpoolidx sym_unknown
+#define sym_maxunpool sym_unknown
 #define sym_gridsample sym_unknown
 #define sym_scatternd sym_unknown
 

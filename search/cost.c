@@ -201,6 +201,7 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
 
 so_status so_cost_save(so_cost_model *cm)
 {
+    if (cm->table) return so_cost_table_save(cm);
     if (!cm->path || !cm->dirty) return SO_OK;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", cm->path);
@@ -225,6 +226,7 @@ so_status so_cost_save(so_cost_model *cm)
 
 void so_cost_free(so_cost_model *cm)
 {
+    free(cm->table);
     so_hmap_free(&cm->cache);
     free(cm->path);
     memset(cm, 0, sizeof *cm);
@@ -254,6 +256,45 @@ static int64_t model_weight_bytes(const so_model *m)
    exported: such a graph must never be chosen. */
 #define UNRUNNABLE_COST 1e9
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Table mode: times the configurations keys[0..n) (node nodes[q] of g each) in
+   SO_COST_TABLE_ROUNDS rounds, interleaved (each round times every one once, the order rotated by
+   one per round), and enters the median of its rounds' values for each. */
+static void measure_rounds(so_cost_model *cm, const so_graph *g, const int32_t *nodes, const uint64_t *keys, int32_t n)
+{
+    double *t = so_xmalloc(((size_t)n * SO_COST_TABLE_ROUNDS + 1) * sizeof *t);
+    char *bad = so_xcalloc((size_t)n + 1, 1);
+    double t0 = so_now();
+    for (int r = 0; r < SO_COST_TABLE_ROUNDS; r++)
+        for (int32_t q = 0; q < n; q++) {
+            int32_t p = (q + r) % n;
+            double ms = 0;
+            if (!bad[p] && so_exec_time_node(g, nodes[p], cm->threads, cm->cold_weights, 400, &ms) != SO_OK) bad[p] = 1;
+            t[(size_t)p * SO_COST_TABLE_ROUNDS + (size_t)r] = ms;
+        }
+    cm->measure_seconds += so_now() - t0;
+    for (int32_t p = 0; p < n; p++) {
+        double *v = t + (size_t)p * SO_COST_TABLE_ROUNDS, ms = 0;
+        qsort(v, SO_COST_TABLE_ROUNDS, sizeof *v, cmp_double);
+        ms = v[SO_COST_TABLE_ROUNDS / 2];
+        if (bad[p] || !(ms > 0) || !isfinite(ms)) {
+            ms = so_cost_flops_node(g, nodes[p]) * 100; /* cannot run on the fast path: discourage */
+            cm->failed++;
+        }
+        so_hmap_put(&cm->cache, keys[p], d2u(ms));
+        cm->measured++;
+        cm->table_new++;
+    }
+    cm->dirty = 1;
+    free(t);
+    free(bad);
+}
+
 double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
 {
     if (costs_nothing(g, i)) return 0;
@@ -263,6 +304,11 @@ double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
     uint64_t key = so_cost_node_key(g, i, cm->threads), v;
     if (cm->cold_weights) key = XXH3_64bits_withSeed(&key, sizeof key, 0xC01D);
     if (so_hmap_get(&cm->cache, key, &v)) return u2d(v);
+    if (cm->table) {
+        measure_rounds(cm, g, &i, &key, 1);
+        so_hmap_get(&cm->cache, key, &v);
+        return u2d(v);
+    }
     double t0 = so_now(), ms = 0;
     if (so_exec_time_node(g, i, cm->threads, cm->cold_weights, 400, &ms) != SO_OK) {
         ms = so_cost_flops_node(g, i) * 100; /* cannot run on the fast path: discourage */
@@ -387,12 +433,134 @@ double so_cost_node_role(so_cost_model *cm, const so_graph *g, int32_t i, int ro
     return so_cost_node(cm, g, i);
 }
 
+/* Whether so_cost_node_role(.., role) asks so_cost_node for node i. */
+static int role_measures(const so_graph *g, int32_t i, int role)
+{
+    if (role == SO_COST_FREE || role == SO_COST_INNER || costs_nothing(g, i)) return 0;
+    if ((so_ops[g->nodes[i].op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL) return 0;
+    if (role == SO_COST_FUSED) {
+        so_op op = g->nodes[i].op;
+        return op == SO_OP_SIGMOID || op == SO_OP_TANH ||
+               (op == SO_OP_ADD && (g->nodes[i].attr->act == SO_ACT_SIGMOID || g->nodes[i].attr->act == SO_ACT_TANH));
+    }
+    return 1;
+}
+
 double so_cost_graph(so_cost_model *cm, const so_graph *g)
 {
     uint8_t *role = so_xmalloc((size_t)g->n_nodes + 1);
     so_cost_roles(g, role);
+    if (cm->table && cm->kind == SO_COST_MEASURED) {
+        /* the whole graph's missing configurations at once, in interleaved rounds */
+        if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
+        int32_t *nodes = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *nodes), n = 0;
+        uint64_t *keys = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *keys);
+        so_hmap seen = {0};
+        for (int32_t i = 0; i < g->n_nodes; i++) {
+            if (!role_measures(g, i, role[i])) continue;
+            uint64_t key = so_cost_config(cm, g, i);
+            if (so_hmap_get(&cm->cache, key, NULL) || !so_hmap_add(&seen, key, 1)) continue;
+            nodes[n] = i;
+            keys[n++] = key;
+        }
+        if (n > 0) measure_rounds(cm, g, nodes, keys, n);
+        so_hmap_free(&seen);
+        free(nodes);
+        free(keys);
+    }
     double c = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) c += so_cost_node_role(cm, g, i, role[i]);
     free(role);
     return c;
+}
+
+/* ---------------- cost table (--cost-table) ---------------- */
+
+/* What a table is valid for: "isa=... cpu=... onednn=..." of this run (no executable hash: a
+   table outlives rebuilds). */
+static void table_scope(char *desc, size_t n, so_isa isa)
+{
+    const int onednn = isa >= SO_ISA_AVX512 && so_fast_use_onednn && so_dnnl_lib();
+    snprintf(desc, n, "isa=%s cpu=%s onednn=%d", so_isa_name(isa), so_isa_cpu_model(), onednn);
+}
+
+#define TABLE_MAGIC "# superopt cost table v1\n"
+#define TABLE_STAT "statistic=median-of-round-lower-quartiles"
+
+so_status so_cost_table_load(so_cost_model *cm, const char *path)
+{
+    so_isa isa;
+    if (so_isa_current(&isa) != SO_OK) return SO_ERR;
+    cm->isa = (int)isa;
+    free(cm->table);
+    cm->table = so_xstrdup(path);
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (errno == ENOENT) return SO_OK; /* measured by this run, written by so_cost_table_save */
+        return so_errorf("%s: cannot read cost table: %s", path, strerror(errno));
+    }
+    FILE *f = so_open_regular(path, NULL);
+    if (!f) return so_error_prefix("cost table");
+    char line[1024], scope[600], want[700];
+    table_scope(scope, sizeof scope, isa);
+    snprintf(want, sizeof want, "# %s rounds=%d %s\n", scope, SO_COST_TABLE_ROUNDS, TABLE_STAT);
+    want[strcspn(want, "\n")] = 0; /* compared without the newline; "this run is" quotes it */
+    so_status st = SO_OK;
+    if (!fgets(line, sizeof line, f) || strcmp(line, TABLE_MAGIC) != 0) {
+        st = so_errorf("%s: not a superopt cost table (first line must be '%.*s')", path, (int)strlen(TABLE_MAGIC) - 1, TABLE_MAGIC);
+        goto done;
+    }
+    if (!fgets(line, sizeof line, f) || (line[strcspn(line, "\n")] = 0, strcmp(line, want) != 0)) {
+        st = so_errorf("%s: cost table is for '%s', this run is '%s'; measure a new table (another file name)", path,
+                       line[0] == '#' ? line + 2 : line, want + 2);
+        goto done;
+    }
+    for (int ln = 3; fgets(line, sizeof line, f); ln++) {
+        unsigned long long k;
+        double ms;
+        char extra;
+        if (sscanf(line, "%16llx\t%lf %c", &k, &ms, &extra) != 2 || !k || !isfinite(ms) || ms <= 0 || ms >= 3.6e6) {
+            st = so_errorf("%s:%d: bad cost table entry (want '<16 hex digits>\\t<ms>', 0 < ms < 3.6e6)", path, ln);
+            goto done;
+        }
+        so_hmap_put(&cm->cache, (uint64_t)k, d2u(ms));
+        cm->table_loaded++;
+    }
+    cm->loaded = cm->table_loaded;
+done:
+    fclose(f);
+    return st;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+so_status so_cost_table_save(so_cost_model *cm)
+{
+    if (!cm->table || !cm->dirty) return SO_OK;
+    uint64_t *keys = so_xmalloc((cm->cache.cap + 1) * sizeof *keys);
+    size_t nk = 0;
+    for (uint64_t i = 0; i < cm->cache.cap; i++)
+        if (cm->cache.keys[i]) keys[nk++] = cm->cache.keys[i];
+    qsort(keys, nk, sizeof *keys, cmp_u64);
+    so_atomic out;
+    if (so_atomic_open(&out, cm->table, "w") != SO_OK) {
+        free(keys);
+        return SO_ERR;
+    }
+    char scope[600];
+    table_scope(scope, sizeof scope, (so_isa)cm->isa);
+    fprintf(out.f, TABLE_MAGIC "# %s rounds=%d %s\n", scope, SO_COST_TABLE_ROUNDS, TABLE_STAT);
+    for (size_t i = 0; i < nk; i++) {
+        uint64_t v = 0;
+        so_hmap_get(&cm->cache, keys[i], &v);
+        fprintf(out.f, "%016llx\t%.17g\n", (unsigned long long)keys[i], u2d(v));
+    }
+    free(keys);
+    if (so_atomic_commit(&out, cm->table, 1) != SO_OK) return SO_ERR;
+    cm->dirty = 0;
+    return SO_OK;
 }

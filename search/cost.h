@@ -25,6 +25,9 @@ typedef struct so_cost_model {
                                    from that graph's model: 1 when its weights total over 8 MB,
                                    then weights are flushed from the caches before each timed run
                                    (part of the key) */
+    char *table;                /* --cost-table FILE (malloc'd) or NULL: the only source of measured
+                                   costs (so_cost_table_load); the disk cache is then not used */
+    int64_t table_loaded, table_new; /* entries read from the table, measured by this run */
 } so_cost_model;
 
 /* Initialises a model. For SO_COST_MEASURED, cache_dir NULL means $XDG_CACHE_HOME/superopt
@@ -33,8 +36,31 @@ typedef struct so_cost_model {
    kernels' ISA level (kernels/isa.h), and the file's header must repeat that key, so a cache
    from another machine, build or level is never used. SO_ERR when SUPEROPT_ISA is invalid. */
 so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const char *cache_dir);
-/* Writes new entries to the disk cache atomically (temporary file + rename). */
+/* Writes new entries to the disk cache atomically (temporary file + rename); in table mode, the
+   table instead (so_cost_table_save). */
 so_status so_cost_save(so_cost_model *cm);
+
+/* Reproducible measured costs: a cost table (--cost-table FILE) is the only source of a measured
+   model's costs (call after so_cost_init with cache_dir "" so no disk cache is read). If path
+   exists it is loaded; it must be a table for this machine's ISA level, CPU model, and oneDNN use
+   (threads and cold weights are part of every key), else SO_ERR with one line "PATH: cost table is for ..., this run is
+   ...". If it does not exist, the configurations this run needs are measured and
+   so_cost_table_save writes it. Format (text, one entry per line, sorted by key):
+     # superopt cost table v1
+     # isa=avx512 cpu=<model name> onednn=1 rounds=3 statistic=median-of-round-lower-quartiles
+     <16 hex digits: configuration key (so_cost_config)>\t<ms, %.17g>
+   Table and build share only the key, so a table survives rebuilds that do not change what a
+   configuration key hashes (attribute and shape layouts). */
+so_status so_cost_table_load(so_cost_model *cm, const char *path);
+/* Table mode: a configuration missing from the table is timed in SO_COST_TABLE_ROUNDS rounds (each
+   round's value is so_exec_time_node's lower quartile of its runs) and its entry is the median of
+   the rounds. so_cost_graph times all the missing configurations of a graph together, the rounds
+   interleaved (every round times each once, the order rotated by one per round); so_cost_node
+   (one node, for search previews) times its rounds back to back. The value a run uses is the value
+   it writes, so a run that made the table and a run that reads it find the same graph. */
+#define SO_COST_TABLE_ROUNDS 3
+/* Writes the whole table atomically, sorted by key (no-op when nothing was measured). */
+so_status so_cost_table_save(so_cost_model *cm);
 void so_cost_free(so_cost_model *cm);
 
 /* 1 if node i is a conv whose bias input is a per-channel f32 weight: the executor adds it in

@@ -1038,7 +1038,9 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
         res->stopped_by = 0;
         res->greedy_explored = res->graphs_explored;
         backtrack(&c, g0, gs != g0 ? gs : NULL);
-        if (cm->kind == SO_COST_MEASURED && c.best_cost < gs->cost * (1 - IMPROVE_EPS) && !confirm_best(&c, c.best, gs->g)) {
+        /* with a cost table the costs are the table's (measured in interleaved rounds): no re-timing,
+           so that the same table gives the same graph */
+        if (cm->kind == SO_COST_MEASURED && !cm->table && c.best_cost < gs->cost * (1 - IMPROVE_EPS) && !confirm_best(&c, c.best, gs->g)) {
             so_graph_free(c.best);
             c.best = so_graph_clone(gs->g);
             c.best_cost = gs->cost;

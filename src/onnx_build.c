@@ -18,7 +18,7 @@
    graph nodes
    ====================================================================== */
 
-static const char *node_name(imp *im, const Onnx__NodeProto *n, const char *suffix)
+const char *onx_node_name(imp *im, const Onnx__NodeProto *n, const char *suffix)
 {
     if (!n->name || !n->name[0]) return NULL;
     if (!suffix) return so_arena_strdup(&im->m->arena, n->name);
@@ -31,7 +31,7 @@ static const char *node_name(imp *im, const Onnx__NodeProto *n, const char *suff
 /* Adds table op `op` over the values `ins`, infers its shapes and binds output names
    (onames[k] NULL or "" = unbound). When every input is constant, evaluates it with the
    reference kernels and binds constants instead. *idx = the node. */
-static int emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr *a, const char *name,
+int onx_emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr *a, const char *name,
                 char *const *onames, int n_onames, int32_t *idx)
 {
     so_edge e[SO_MAX_IN];
@@ -79,7 +79,7 @@ static int emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr
     return SO_OK;
 }
 
-static val *anon_edge(imp *im, int32_t node, int32_t slot) { return onx_bind_edge(im, NULL, node, slot); }
+val *onx_anon_edge(imp *im, int32_t node, int32_t slot) { return onx_bind_edge(im, NULL, node, slot); }
 
 /* Stride/pad/dilation of Conv and pools (2-D only); explicit pads from auto_pad. */
 static int conv_pool_attr(imp *im, const Onnx__NodeProto *n, const so_shape *x, const int64_t *kernel, int dilations_ok, so_attr *a)
@@ -153,86 +153,27 @@ static int extra_outputs(const Onnx__NodeProto *n, size_t keep)
     return 0;
 }
 
-static int lstm_default_acts(const Onnx__NodeProto *n, int dirs)
+/* 1 if the node's activations attribute is absent or lists, per direction, the n names of def (ONNX's
+   defaults: LSTM Sigmoid Tanh Tanh, GRU Sigmoid Tanh); def NULL: n = 1 and any one of Tanh / Relu / Sigmoid,
+   the same in both directions (RNN), whose index goes to *which. */
+static int recurrent_acts(const Onnx__NodeProto *n, int dirs, const char *const *def, size_t cnt, int32_t *which)
 {
+    static const char *const rnn_acts[3] = {"Tanh", "Relu", "Sigmoid"};
     const Onnx__AttributeProto *a = onx_att(n, "activations");
+    if (which) *which = 0;
     if (!a) return 1;
-    static const char *const def[3] = {"Sigmoid", "Tanh", "Tanh"};
-    if (a->n_strings != (size_t)(3 * dirs)) return 0;
+    if (a->n_strings != cnt * (size_t)dirs) return 0;
     for (size_t i = 0; i < a->n_strings; i++) {
-        const char *d = def[i % 3];
-        if (a->strings[i].len != strlen(d) || strncasecmp((const char *)a->strings[i].data, d, strlen(d)) != 0) return 0;
+        int ok = 0;
+        for (int j = 0; j < (def ? 1 : 3) && !ok; j++) {
+            const char *d = def ? def[i % cnt] : rnn_acts[j];
+            ok = a->strings[i].len == strlen(d) && strncasecmp((const char *)a->strings[i].data, d, strlen(d)) == 0;
+            if (ok && which && i == 0) *which = j;
+            if (ok && which && i > 0 && *which != j) return 0;
+        }
+        if (!ok) return 0;
     }
     return 1;
-}
-
-/* Binds tensor `name` to the value v (a copy of a constant, or the same edge). */
-static void bind_alias(imp *im, const char *name, const val *v)
-{
-    if (!v->is_const) {
-        onx_bind_edge(im, name, v->e.node, v->e.slot);
-        return;
-    }
-    ctensor cc = v->c;
-    size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
-    cc.data = so_xmalloc(bytes + 1);
-    memcpy(cc.data, v->c.data, bytes);
-    onx_bind_const(im, name, &cc);
-}
-
-/* One step of an expansion: op on ins, attribute a (NULL: default); *out = the new value. */
-static int step(imp *im, so_op op, val **ins, int n_in, const so_attr *a, const char *nm, val **out)
-{
-    int32_t i;
-    int r = emit(im, op, ins, n_in, 1, a, nm, NULL, 0, &i);
-    if (r == SO_OK) *out = anon_edge(im, i, 0);
-    return r;
-}
-
-/* LayerNormalization with its Mean / InvStdDev outputs, as ONNX's function body defines it:
-   mean = ReduceMean(X, axes = axis..rank-1), D = X - mean, inv = 1 / sqrt(ReduceMean(D * D) + eps),
-   Y = D * inv * scale (+ B). Table operators only; names bound to the node's outputs. */
-static int layernorm_expanded(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, so_shape xs)
-{
-    so_attr ra;
-    memset(&ra, 0, sizeof ra);
-    int32_t axis;
-    int r;
-    if (xs.rank < 1 || onx_att_i(n, "stash_type", 1) != 1) return SO_ERR_UNSUPPORTED;
-    if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &axis) != SO_OK) return SO_ERR;
-    for (int d = axis; d < xs.rank; d++) ra.ints[ra.n_ints++] = d;
-    ra.keepdims = 1;
-    ctensor c;
-    if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
-    ((float *)c.data)[0] = onx_att_f(n, "epsilon", 1e-5f);
-    val *eps = onx_bind_const(im, NULL, &c), *mean, *d, *sq, *var, *ve, *sd, *inv, *y0, *y1, *y;
-    const char *nm = node_name(im, n, NULL);
-    val *a2[2];
-    if ((r = step(im, SO_OP_REDUCEMEAN, &ins[0], 1, &ra, nm, &mean)) != SO_OK) return r;
-    a2[0] = ins[0], a2[1] = mean;
-    if ((r = step(im, SO_OP_SUB, a2, 2, NULL, nm, &d)) != SO_OK) return r;
-    a2[0] = d, a2[1] = d;
-    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &sq)) != SO_OK) return r;
-    if ((r = step(im, SO_OP_REDUCEMEAN, &sq, 1, &ra, nm, &var)) != SO_OK) return r;
-    a2[0] = var, a2[1] = eps;
-    if ((r = step(im, SO_OP_ADD, a2, 2, NULL, nm, &ve)) != SO_OK) return r;
-    if ((r = step(im, SO_OP_SQRT, &ve, 1, NULL, nm, &sd)) != SO_OK) return r;
-    if ((r = step(im, SO_OP_RECIPROCAL, &sd, 1, NULL, nm, &inv)) != SO_OK) return r;
-    a2[0] = d, a2[1] = inv;
-    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &y0)) != SO_OK) return r;
-    a2[0] = y0, a2[1] = ins[1];
-    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &y1)) != SO_OK) return r;
-    y = y1;
-    if (n_in > 2 && ins[2]) {
-        a2[0] = y1, a2[1] = ins[2];
-        if ((r = step(im, SO_OP_ADD, a2, 2, NULL, nm, &y)) != SO_OK) return r;
-    }
-    val *res[3] = {y, mean, inv};
-    for (size_t k = 0; k < n->n_output && k < 3; k++) {
-        if (!n->output[k][0]) continue;
-        bind_alias(im, n->output[k], res[k]);
-    }
-    return SO_OK;
 }
 
 /* Maps one ONNX node onto table op `op`. SO_ERR_UNSUPPORTED: keep it verbatim instead. */
@@ -295,7 +236,7 @@ static int imp_conv(bctx *cx)
     int64_t group = onx_att_i(n, "group", 1);
     if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), SO_ERR;
     a.group = (int32_t)group;
-    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_maxpool(bctx *cx)
@@ -308,7 +249,7 @@ static int imp_maxpool(bctx *cx)
     if ((r = conv_pool_attr(im, n, &xs, ker, op == SO_OP_MAXPOOL, &a)) != SO_OK) return r;
     a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0; /* flags: any nonzero int64, not its low 32 bits */
     if (op == SO_OP_AVGPOOL) a.count_include_pad = onx_att_i(n, "count_include_pad", 0) != 0;
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_gemm(bctx *cx)
@@ -319,7 +260,7 @@ static int imp_gemm(bctx *cx)
     a.beta = onx_att_f(n, "beta", 1.0f);
     a.trans_a = onx_att_i(n, "transA", 0) != 0;
     a.trans_b = onx_att_i(n, "transB", 0) != 0;
-    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_clip(bctx *cx)
@@ -345,8 +286,8 @@ static int imp_clip(bctx *cx)
                 val *two[2] = {cur, b[q]};
                 int32_t ni;
                 int last = q == 1 || !b[1];
-                if ((r = emit(im, q ? SO_OP_MIN : SO_OP_MAX, two, 2, 1, &pa, nm, last ? on : no_name, last ? non : 1, &ni)) != SO_OK) return r;
-                cur = anon_edge(im, ni, 0);
+                if ((r = onx_emit(im, q ? SO_OP_MIN : SO_OP_MAX, two, 2, 1, &pa, nm, last ? on : no_name, last ? non : 1, &ni)) != SO_OK) return r;
+                cur = onx_anon_edge(im, ni, 0);
             }
             return SO_OK;
         }
@@ -361,7 +302,7 @@ static int imp_clip(bctx *cx)
     }
     a.clip_min = lo;
     a.clip_max = hi;
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_batchnorm(bctx *cx)
@@ -371,7 +312,7 @@ static int imp_batchnorm(bctx *cx)
     if (dense_inputs(ins, n_in) != 5) return onx_node_err(im, "needs 5 inputs"), SO_ERR;
     if (onx_att_i(n, "spatial", 1) != 1) return SO_ERR_UNSUPPORTED;
     a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
-    return emit(im, op, ins, 5, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 5, 1, &a, nm, on, non, NULL);
 }
 
 /* Pow-12+: a float base with an integer exponent constant (the output has the base's type) */
@@ -386,7 +327,7 @@ static int imp_pow(bctx *cx)
         for (int64_t i = 0; i < onx_ct_numel(e); i++) ((float *)c.data)[i] = (float)onx_ct_geti(e, i);
         args[0] = ins[0];
         args[1] = onx_bind_const(im, NULL, &c);
-        return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
+        return onx_emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
     }
     if (xs.dtype == SO_F32 && onx_vshape(im, ins[1]).dtype == SO_I64) { /* an integer exponent fed at run time */
         so_attr ca;
@@ -394,10 +335,10 @@ static int imp_pow(bctx *cx)
         memset(&ca, 0, sizeof ca);
         ca.mode = T_FLOAT;
         char *const no_name[1] = {(char *)""};
-        if ((r = emit(im, SO_OP_CAST, &ins[1], 1, 1, &ca, nm, no_name, 1, &ci)) != SO_OK) return r;
+        if ((r = onx_emit(im, SO_OP_CAST, &ins[1], 1, 1, &ca, nm, no_name, 1, &ci)) != SO_OK) return r;
         args[0] = ins[0];
-        args[1] = anon_edge(im, ci, 0);
-        return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
+        args[1] = onx_anon_edge(im, ci, 0);
+        return onx_emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
     }
     if (xs.dtype == SO_I64 && onx_vshape(im, ins[1]).dtype == SO_F32) {
         /* an integer base with a float exponent (the result has the base's type): computed in float,
@@ -407,26 +348,26 @@ static int imp_pow(bctx *cx)
         memset(&ca, 0, sizeof ca);
         ca.mode = T_FLOAT;
         char *const no_name[1] = {(char *)""};
-        if ((r = emit(im, SO_OP_CAST, &ins[0], 1, 1, &ca, nm, no_name, 1, &ci)) != SO_OK) return r;
-        args[0] = anon_edge(im, ci, 0);
+        if ((r = onx_emit(im, SO_OP_CAST, &ins[0], 1, 1, &ca, nm, no_name, 1, &ci)) != SO_OK) return r;
+        args[0] = onx_anon_edge(im, ci, 0);
         args[1] = ins[1];
-        if ((r = emit(im, op, args, 2, 1, &a, nm, no_name, 1, &pi)) != SO_OK) return r;
-        args[0] = anon_edge(im, pi, 0);
+        if ((r = onx_emit(im, op, args, 2, 1, &a, nm, no_name, 1, &pi)) != SO_OK) return r;
+        args[0] = onx_anon_edge(im, pi, 0);
         ca.mode = T_INT64;
-        return emit(im, SO_OP_CAST, args, 1, 1, &ca, nm, on, non, NULL);
+        return onx_emit(im, SO_OP_CAST, args, 1, 1, &ca, nm, on, non, NULL);
     }
-    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_layernorm(bctx *cx)
 {
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
-    if (extra_outputs(n, 1)) return layernorm_expanded(im, n, ins, n_in, xs); /* Mean / InvStdDev wanted */
+    if (extra_outputs(n, 1)) return onx_layernorm_expanded(im, n, ins, n_in, xs); /* Mean / InvStdDev wanted */
     if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
     if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &a.axis) != SO_OK) return SO_ERR;
     a.epsilon = onx_att_f(n, "epsilon", 1e-5f);
-    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_softmax(bctx *cx)
@@ -437,23 +378,23 @@ static int imp_softmax(bctx *cx)
     if (onx_norm_axis(im, onx_att_i(n, "axis", im->opset >= 13 ? -1 : 1), xs.rank, &ax) != SO_OK) return SO_ERR;
     if (im->opset >= 13 || ax == xs.rank - 1) {
         a.axis = ax;
-        return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+        return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
     }
     /* opset < 13: softmax over the flattened trailing dims: Flatten -> Softmax -> Reshape */
     int32_t f, s;
     so_attr fa;
     memset(&fa, 0, sizeof fa);
     fa.axis = ax;
-    if ((r = emit(im, SO_OP_FLATTEN, ins, 1, 1, &fa, node_name(im, n, "/flatten"), NULL, 0, &f)) != SO_OK) return r;
-    val *fv = anon_edge(im, f, 0);
+    if ((r = onx_emit(im, SO_OP_FLATTEN, ins, 1, 1, &fa, onx_node_name(im, n, "/flatten"), NULL, 0, &f)) != SO_OK) return r;
+    val *fv = onx_anon_edge(im, f, 0);
     a.axis = 1;
-    if ((r = emit(im, op, &fv, 1, 1, &a, nm, NULL, 0, &s)) != SO_OK) return r;
-    val *sv = anon_edge(im, s, 0);
+    if ((r = onx_emit(im, op, &fv, 1, 1, &a, nm, NULL, 0, &s)) != SO_OK) return r;
+    val *sv = onx_anon_edge(im, s, 0);
     so_attr ra;
     memset(&ra, 0, sizeof ra);
     ra.n_ints = xs.rank;
     for (int i = 0; i < xs.rank; i++) ra.ints[i] = xs.dim[i];
-    return emit(im, SO_OP_RESHAPE, &sv, 1, 1, &ra, node_name(im, n, "/reshape"), on, non, NULL);
+    return onx_emit(im, SO_OP_RESHAPE, &sv, 1, 1, &ra, onx_node_name(im, n, "/reshape"), on, non, NULL);
 }
 
 static int imp_reducemean(bctx *cx)
@@ -474,7 +415,7 @@ static int imp_reducemean(bctx *cx)
     a.n_ints = nax;
     memcpy(a.ints, ax, (size_t)nax * 8);
     a.keepdims = onx_att_i(n, "keepdims", 1) != 0;
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_pad(bctx *cx)
@@ -484,7 +425,7 @@ static int imp_pad(bctx *cx)
     if ((r = onx_pad_params(im, n, &xs, pads, &a.value, &a.mode)) != SO_OK) return r;
     a.n_ints = 2 * xs.rank;
     memcpy(a.ints, pads, (size_t)a.n_ints * 8);
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_concat(bctx *cx)
@@ -493,7 +434,7 @@ static int imp_concat(bctx *cx)
     if ((na = dense_inputs(ins, n_in)) < 1 || na > SO_MAX_IN) return na == 0 ? (onx_node_err(im, "no inputs"), SO_ERR) : SO_ERR_UNSUPPORTED;
     if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
     if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
-    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_split(bctx *cx)
@@ -504,7 +445,7 @@ static int imp_split(bctx *cx)
     if ((r = onx_split_sizes(im, n, &xs, &a.axis, sz, &cnt)) != SO_OK) return r;
     a.n_ints = cnt;
     memcpy(a.ints, sz, (size_t)cnt * 8);
-    return emit(im, op, ins, 1, cnt, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, cnt, &a, nm, on, non, NULL);
 }
 
 static int imp_flatten(bctx *cx)
@@ -515,7 +456,7 @@ static int imp_flatten(bctx *cx)
     if (axv < 0) axv += xs.rank;
     if (axv < 0 || axv > xs.rank) return onx_node_err(im, "axis %lld out of range for rank %d", (long long)onx_att_i(n, "axis", 1), xs.rank), SO_ERR;
     a.axis = (int32_t)axv;
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_reshape(bctx *cx)
@@ -525,7 +466,7 @@ static int imp_reshape(bctx *cx)
     if ((r = onx_reshape_target(im, n, &xs, onx_inval(im, n, 1), &t)) != SO_OK) return r;
     a.n_ints = t.rank;
     for (int i = 0; i < t.rank; i++) a.ints[i] = t.dim[i];
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_transpose(bctx *cx)
@@ -540,7 +481,7 @@ static int imp_transpose(bctx *cx)
         a.ints[i] = k >= 0 ? p[i] : xs.rank - 1 - i;
         if (a.ints[i] < 0 || a.ints[i] >= xs.rank || seen[a.ints[i]]++) return onx_node_err(im, "perm is not a permutation"), SO_ERR;
     }
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_squeeze(bctx *cx)
@@ -565,7 +506,7 @@ static int imp_squeeze(bctx *cx)
     }
     a.n_ints = nax;
     memcpy(a.ints, ax, (size_t)nax * 8);
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_expand(bctx *cx)
@@ -584,7 +525,7 @@ static int imp_expand(bctx *cx)
     }
     a.n_ints = os.rank;
     for (int i = 0; i < os.rank; i++) a.ints[i] = os.dim[i];
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_gather(bctx *cx)
@@ -615,7 +556,7 @@ static int imp_gather(bctx *cx)
             args[1] = onx_bind_const(im, NULL, &c);
         }
     }
-    return emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, args, 2, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_slice(bctx *cx)
@@ -624,10 +565,13 @@ static int imp_slice(bctx *cx)
     int nq;
     if ((r = onx_slice_quads(im, n, &xs, a.ints, &nq, NULL)) != SO_OK) return r;
     a.n_ints = 4 * nq;
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
-static int imp_lstm(bctx *cx)
+/* LSTM (gates 4), GRU (3), RNN (1) with layout 0 (layout 1 is wrapped in Transposes by recurrent_batch_first);
+   default activations (RNN: Tanh, Relu or Sigmoid), no clip, no input_forget. A hole before a later optional input
+   is filled with its neutral value, so inputs keep their ONNX positions. */
+static int imp_recurrent(bctx *cx, int64_t gates)
 {
     IMP_LOCALS;
     char buf[32];
@@ -637,9 +581,17 @@ static int imp_lstm(bctx *cx)
     else if (!strcmp(dir, "bidirectional")) a.direction = 2;
     else return onx_node_err(im, "unknown direction '%s'", dir), SO_ERR;
     int dirs = a.direction == 2 ? 2 : 1;
-    if (!lstm_default_acts(n, dirs) || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
+    static const char *const lstm_acts[3] = {"Sigmoid", "Tanh", "Tanh"};
+    int acts_ok = gates == 4 ? recurrent_acts(n, dirs, lstm_acts, 3, NULL)
+                : gates == 3 ? recurrent_acts(n, dirs, lstm_acts, 2, NULL) : recurrent_acts(n, dirs, NULL, 1, &a.mode);
+    if (!acts_ok || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
         onx_att_i(n, "input_forget", 0) != 0 || onx_att_i(n, "layout", 0) != 0)
         return SO_ERR_UNSUPPORTED;
+    if (gates == 3) {
+        int64_t lbr = onx_att_i(n, "linear_before_reset", 0);
+        if (lbr != 0 && lbr != 1) return onx_node_err(im, "linear_before_reset %lld is not 0 or 1", (long long)lbr), SO_ERR;
+        a.mode = (int32_t)lbr;
+    }
     if (xs.rank != 3) return SO_ERR_UNSUPPORTED;
     if (!onx_inval(im, n, 1) || !onx_inval(im, n, 2)) return onx_node_err(im, "missing W or R"), SO_ERR;
     so_shape rs = onx_vshape(im, onx_inval(im, n, 2));
@@ -648,18 +600,17 @@ static int imp_lstm(bctx *cx)
     a.hidden = (int32_t)hidden;
     int last = (int)n_in;
     while (last > 0 && !ins[last - 1]) last--;
-    if (last > 8) return SO_ERR_UNSUPPORTED;
+    if (last > so_ops[op].max_in) return SO_ERR_UNSUPPORTED;
     int64_t T = xs.dim[0], Bt = xs.dim[1], H = a.hidden;
     for (int i = 0; i < last; i++) {
         if (ins[i]) {
             args[i] = ins[i];
             continue;
         }
-        /* a hole before a later optional input: fill it with its neutral value */
         ctensor c;
         int64_t d[3];
         if (i == 3) {
-            d[0] = dirs, d[1] = 8 * H;
+            d[0] = dirs, d[1] = 2 * gates * H;
             if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 2, d) != SO_OK) return SO_ERR;
         } else if (i == 4) {
             d[0] = Bt;
@@ -673,8 +624,12 @@ static int imp_lstm(bctx *cx)
         }
         args[i] = onx_bind_const(im, NULL, &c);
     }
-    return emit(im, op, args, last, 3, &a, nm, on, non, NULL);
+    return onx_emit(im, op, args, last, so_ops[op].n_out, &a, nm, on, non, NULL);
 }
+
+static int imp_lstm(bctx *cx) { return imp_recurrent(cx, 4); }
+static int imp_gru(bctx *cx) { return imp_recurrent(cx, 3); }
+static int imp_rnn(bctx *cx) { return imp_recurrent(cx, 1); }
 
 static int imp_resize(bctx *cx)
 {
@@ -708,6 +663,17 @@ static int imp_resize(bctx *cx)
         if (a.mode == 2) a.value = onx_att_f(n, "cubic_coeff_a", -0.75f);
         if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
     }
+    float roi[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+    if (a.ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) { /* a constant region, not cropping N or C; nearest or linear */
+        val *rv = onx_inval(im, n, 1);
+        if (a.mode == 2 || a.ints[5] || a.ints[6] || !rv || !rv->is_const || onx_ct_numel(&rv->c) != 8) return SO_ERR_UNSUPPORTED;
+        for (int d = 0; d < 8; d++) roi[d] = (float)onx_ct_getf(&rv->c, d);
+        if (roi[0] != 0 || roi[1] != 0 || roi[4] != 1 || roi[5] != 1) return SO_ERR_UNSUPPORTED;
+        a.n_ints = 12;
+        a.ints[7] = so_f32_to_bits(roi[2]), a.ints[8] = so_f32_to_bits(roi[3]);
+        a.ints[9] = so_f32_to_bits(roi[6]), a.ints[10] = so_f32_to_bits(roi[7]);
+        a.ints[11] = so_f32_to_bits(onx_att_f(n, "extrapolation_value", 0.0f));
+    }
     val *sc = onx_inval(im, n, im->opset >= 11 && !upsample ? 2 : 1), *sz = im->opset >= 11 && !upsample ? onx_inval(im, n, 3) : NULL;
     if (sc && sc->is_const && onx_ct_numel(&sc->c) == 0) sc = NULL; /* empty scales beside sizes (opset 11-12) */
     float scale[4];
@@ -727,7 +693,7 @@ static int imp_resize(bctx *cx)
         for (int d = 0; d < 4; d++) {
             scale[d] = (float)onx_ct_getf(&sc->c, d);
             if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
-            out[d] = (int64_t)floorf((float)xs.dim[d] * scale[d]);
+            out[d] = (int64_t)floorf((float)xs.dim[d] * (roi[4 + d] - roi[d]) * scale[d]); /* roi: tf_crop_and_resize */
         }
         a.ints[2] = 0;
     } else if (sz) {
@@ -745,7 +711,7 @@ static int imp_resize(bctx *cx)
     a.ints[4] = out[3];
     a.alpha = scale[2];
     a.beta = scale[3];
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_hardsigmoid(bctx *cx)
@@ -754,7 +720,7 @@ static int imp_hardsigmoid(bctx *cx)
     if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
     a.alpha = onx_att_f(n, "alpha", 0.2f);
     a.beta = onx_att_f(n, "beta", 0.5f);
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_elu(bctx *cx)
@@ -762,7 +728,7 @@ static int imp_elu(bctx *cx)
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
     a.alpha = onx_att_f(n, "alpha", 1.0f);
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_leakyrelu(bctx *cx)
@@ -770,7 +736,7 @@ static int imp_leakyrelu(bctx *cx)
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
     a.alpha = onx_att_f(n, "alpha", 0.01f);
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_plain(bctx *cx)
@@ -778,7 +744,7 @@ static int imp_plain(bctx *cx)
     IMP_LOCALS;
     /* operators without attributes (element-wise, MatMul): inputs as given */
     if ((na = dense_inputs(ins, n_in)) < so_ops[op].min_in || na > so_ops[op].max_in) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    return emit(im, op, ins, na, nout, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, na, nout, &a, nm, on, non, NULL);
 }
 
 /* The import decision of every operator: its importer, or IMP_NONE for operators that have no
@@ -854,7 +820,7 @@ static int imp_unary_attr(bctx *cx)
         break;
     default: break;
     }
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 /* Max / Min of one or more inputs: a chain of the binary operator (one input: the identity). */
@@ -872,9 +838,9 @@ static int imp_variadic(bctx *cx)
         int last = 1;
         for (size_t q = j + 1; q < n_in; q++) last &= !ins[q];
         int32_t idx;
-        if ((r = emit(im, op, pair, 2, 1, &a, nm, last ? on : NULL, last ? non : 0, &idx)) != SO_OK) return r;
+        if ((r = onx_emit(im, op, pair, 2, 1, &a, nm, last ? on : NULL, last ? non : 0, &idx)) != SO_OK) return r;
         if (last) return SO_OK;
-        acc = anon_edge(im, idx, 0);
+        acc = onx_anon_edge(im, idx, 0);
     }
     if (!acc) return onx_node_err(im, "has no inputs"), SO_ERR;
     so_strmap_put(&im->names, on[0], so_strmap_get(&im->names, n->input[0])); /* one input: itself */
@@ -888,7 +854,7 @@ static int imp_argmax(bctx *cx)
     if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
     a.keepdims = onx_att_i(n, "keepdims", 1) != 0;
     a.mode = onx_att_i(n, "select_last_index", 0) != 0;
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 /* Trilu: k from the optional second input (a constant), upper attribute */
@@ -905,7 +871,7 @@ static int imp_trilu(bctx *cx)
         if ((r = onx_const_ints(im, kv, a.ints, 1, &cnt, "k")) != SO_OK) return r;
         if (cnt != 1) return onx_node_err(im, "k must be a scalar"), SO_ERR;
     }
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_gatherelements(bctx *cx)
@@ -914,7 +880,7 @@ static int imp_gatherelements(bctx *cx)
     if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
     if (xs.rank < 0 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED; /* indices: int64 storage, constant or run time */
     if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
-    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_depthtospace(bctx *cx)
@@ -929,7 +895,7 @@ static int imp_depthtospace(bctx *cx)
         if (s && strcmp(s, "DCR") && strcmp(s, "CRD")) return onx_node_err(im, "unknown mode '%s'", s), SO_ERR;
         a.mode = s && !strcmp(s, "CRD");
     }
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 #define imp_abs imp_plain
@@ -992,7 +958,7 @@ static int imp_nllloss(bctx *cx)
     a.ints[1] = ig ? ig->i : 0;
     if (!sce) {
         if (extra_outputs(n, 1)) return SO_ERR_UNSUPPORTED;
-        return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+        return onx_emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
     }
     if (extra_outputs(n, 2)) return SO_ERR_UNSUPPORTED;
     so_attr la;
@@ -1000,11 +966,11 @@ static int imp_nllloss(bctx *cx)
     la.axis = 1;
     int32_t lsi;
     char *const lp_name[1] = {non > 1 ? on[1] : (char *)""};
-    if ((r = emit(im, SO_OP_LOGSOFTMAX, ins, 1, 1, &la, nm, lp_name, 1, &lsi)) != SO_OK) return r;
-    args[0] = non > 1 && on[1][0] ? onx_lookup(im, on[1]) : anon_edge(im, lsi, 0);
+    if ((r = onx_emit(im, SO_OP_LOGSOFTMAX, ins, 1, 1, &la, nm, lp_name, 1, &lsi)) != SO_OK) return r;
+    args[0] = non > 1 && on[1][0] ? onx_lookup(im, on[1]) : onx_anon_edge(im, lsi, 0);
     args[1] = ins[1];
     if (na > 2) args[2] = ins[2];
-    return emit(im, op, args, na, 1, &a, nm, on, 1, NULL);
+    return onx_emit(im, op, args, na, 1, &a, nm, on, 1, NULL);
 }
 
 /* Where: the condition is boolean (int64 0/1 storage), constant or fed at run time */
@@ -1013,7 +979,7 @@ static int imp_where(bctx *cx)
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
     if (onx_vshape(im, ins[0]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
-    return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_isinf(bctx *cx)
@@ -1021,7 +987,7 @@ static int imp_isinf(bctx *cx)
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 1) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
     a.mode = (onx_att_i(n, "detect_negative", 1) != 0) | (onx_att_i(n, "detect_positive", 1) != 0) << 1;
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 #define imp_equal imp_plain
 #define imp_less imp_plain
@@ -1039,7 +1005,7 @@ static int imp_mod(bctx *cx)
     IMP_LOCALS;
     if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
     a.mode = onx_att_i(n, "fmod", 0) != 0;
-    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
 }
 
 /* The reduction attribute of ScatterElements / ScatterND into *mode (0 none, 1 add, 2 mul, 3 max, 4 min). */
@@ -1060,7 +1026,7 @@ static int imp_scatternd(bctx *cx)
     if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
     if (xs.rank < 0 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     if (scatter_reduction(im, n, &a.mode) != SO_OK) return SO_ERR;
-    return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
 
 /* GridSample (opset 16 names bilinear / bicubic, opset 20 linear / cubic), 4-D only */
@@ -1080,7 +1046,7 @@ static int imp_gridsample(bctx *cx)
     a.n_ints = 2;
     if ((a.ints[0] = s ? onx_name_index(s, pad, 3) : 0) < 0) return onx_node_err(im, "unknown padding_mode '%s'", s), SO_ERR;
     a.ints[1] = onx_att_i(n, "align_corners", 0) != 0;
-    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
 }
 
 /* Cast of a value computed at run time (constants fold at import; float -> float is aliased in
@@ -1093,7 +1059,7 @@ static int imp_cast(bctx *cx)
     if (!so_dtype_storage((int32_t)to))
         return onx_node_err(im, "Cast to %s is not supported (float32, int64, int32, bool)", onx_onnx_type_name((int32_t)to)), SO_ERR;
     a.mode = (int32_t)to;
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 /* ConvTranspose (2-D): output_padding, and output_shape / auto_pad resolved into explicit pads */
@@ -1140,7 +1106,152 @@ static int imp_convtranspose(bctx *cx)
             a.pad[2 + i] = (int32_t)(tot - lo);
         }
     }
-    return emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
+/* ---------------- 3-D convolution and pooling (rank-5 inputs; ops.def's ints layout) ---------------- */
+
+/* Reads strides, dilations, pads / auto_pad (and, transposed, output_padding / output_shape) of a 3-D Conv,
+   ConvTranspose or pool with kernel ker into a->ints (15 or 18). */
+static int spatial3d(imp *im, const Onnx__NodeProto *n, const so_shape *xs, const int64_t *ker, int transposed, so_attr *a)
+{
+    const int64_t *p;
+    long k;
+    int64_t *v = a->ints;
+    a->n_ints = transposed ? 18 : 15;
+    for (int i = 0; i < 3; i++) v[i] = ker[i], v[3 + i] = 1, v[6 + i] = 1, v[9 + i] = v[12 + i] = 0, v[15 + i] = 0;
+    static const char *const names[2] = {"strides", "dilations"};
+    for (int q = 0; q < 2; q++)
+        if ((k = onx_att_ints(n, names[q], &p)) >= 0) {
+            if (k != 3) return onx_node_err(im, "%s has %ld values for 3 spatial axes", names[q], k), SO_ERR;
+            for (int i = 0; i < 3; i++) v[3 * (q + 1) + i] = p[i];
+        }
+    for (int i = 0; i < 9; i++)
+        if (v[i] <= 0 || v[i] > INT32_MAX) return onx_node_err(im, "invalid kernel/stride/dilation"), SO_ERR;
+    if (transposed && (k = onx_att_ints(n, "output_padding", &p)) >= 0) {
+        if (k != 3) return onx_node_err(im, "output_padding has %ld values for 3 spatial axes", k), SO_ERR;
+        for (int i = 0; i < 3; i++) {
+            if (p[i] < 0 || p[i] >= SO_MAX(v[3 + i], v[6 + i])) return onx_node_err(im, "invalid output_padding"), SO_ERR;
+            v[15 + i] = p[i];
+        }
+    }
+    char buf[32];
+    const char *ap = onx_att_s(n, "auto_pad", buf, sizeof buf);
+    int same = ap && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")), lower = same && ap[5] == 'L';
+    if (ap && ap[0] && strcmp(ap, "NOTSET") && strcmp(ap, "VALID") && !same) return onx_node_err(im, "unknown auto_pad '%s'", ap), SO_ERR;
+    if ((!ap || !ap[0] || !strcmp(ap, "NOTSET")) && (k = onx_att_ints(n, "pads", &p)) >= 0) {
+        if (k != 6) return onx_node_err(im, "pads has %ld values for 3 spatial axes", k), SO_ERR;
+        for (int i = 0; i < 6; i++) {
+            if (p[i] < 0 || p[i] > INT32_MAX) return onx_node_err(im, "invalid pad %lld", (long long)p[i]), SO_ERR;
+            v[9 + i] = p[i];
+        }
+    }
+    const int64_t *os = NULL;
+    if (transposed && (k = onx_att_ints(n, "output_shape", &os)) >= 0 && k != 3 && k != 5)
+        return onx_node_err(im, "output_shape has %ld values", k), SO_ERR;
+    if (!same && !os) return SO_OK;
+    for (int i = 0; i < 3; i++) {
+        int64_t in = xs->dim[2 + i], s = v[3 + i], ext = (ker[i] - 1) * v[6 + i] + 1, tot;
+        if (transposed) { /* as for 2-D ConvTranspose: the output is output_shape, or input x stride */
+            int64_t want = os ? os[k - 3 + i] : in * s;
+            tot = s * (in - 1) + v[15 + i] + ext - want;
+            if (tot < 0) v[15 + i] -= tot, tot = 0;
+            int64_t lo = lower ? tot - tot / 2 : tot / 2;
+            v[9 + i] = lo, v[12 + i] = tot - lo;
+        } else {
+            int64_t out = (in + s - 1) / s;
+            tot = (out - 1) * s + ext - in;
+            if (tot < 0) tot = 0;
+            int64_t lo = lower ? tot - tot / 2 : tot / 2;
+            v[9 + i] = lo, v[12 + i] = tot - lo;
+        }
+    }
+    return SO_OK;
+}
+
+/* Conv / ConvTranspose on [N,C,D,H,W]: the kernel from the weight [., ., kd, kh, kw] */
+static int imp_conv3d_any(bctx *cx, int transposed)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) < 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "needs at least 2 inputs"), SO_ERR);
+    so_shape ws = onx_vshape(im, ins[1]);
+    if (xs.rank != 5 || ws.rank != 5) return onx_node_err(im, "input of rank %d and weight of rank %d: a 3-D %s needs both of rank 5", xs.rank, ws.rank, n->op_type), SO_ERR;
+    int64_t ker[3] = {ws.dim[2], ws.dim[3], ws.dim[4]};
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) >= 0 && (k != 3 || p[0] != ker[0] || p[1] != ker[1] || p[2] != ker[2]))
+        return onx_node_err(im, "kernel_shape does not match the weight shape"), SO_ERR;
+    if ((r = spatial3d(im, n, &xs, ker, transposed, &a)) != SO_OK) return r;
+    int64_t group = onx_att_i(n, "group", 1);
+    if (group <= 0 || group > INT32_MAX) return onx_node_err(im, "invalid group %lld", (long long)group), SO_ERR;
+    a.group = (int32_t)group;
+    return onx_emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
+}
+
+static int imp_conv3d(bctx *cx) { return imp_conv3d_any(cx, 0); }
+static int imp_convtranspose3d(bctx *cx) { return imp_conv3d_any(cx, 1); }
+
+/* MaxPool (one output: no indices, storage_order 0) / AveragePool on [N,C,D,H,W] */
+static int imp_pool3d(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 3) return onx_node_err(im, "kernel_shape has %ld values for 3 spatial axes", k), SO_ERR;
+    if (extra_outputs(n, 1) || onx_att_i(n, "storage_order", 0) != 0) return SO_ERR_UNSUPPORTED;
+    if ((r = spatial3d(im, n, &xs, p, 0, &a)) != SO_OK) return r;
+    a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0;
+    if (op == SO_OP_AVGPOOL3D) a.count_include_pad = onx_att_i(n, "count_include_pad", 0) != 0;
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+#define imp_maxpool3d imp_pool3d
+#define imp_avgpool3d imp_pool3d
+
+/* ReverseSequence: batch_axis / time_axis 0 and 1; int64 sequence_lens (fed at run time or constant) */
+static int imp_reversesequence(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((na = dense_inputs(ins, n_in)) != 2) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
+    int64_t bt = onx_att_i(n, "batch_axis", 1), tm = onx_att_i(n, "time_axis", 0);
+    if ((bt != 0 && bt != 1) || (tm != 0 && tm != 1) || bt == tm) return onx_node_err(im, "batch_axis %lld and time_axis %lld must be 0 and 1", (long long)bt, (long long)tm), SO_ERR;
+    if (onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    a.axis = (int32_t)tm;
+    a.mode = (int32_t)bt;
+    return onx_emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+}
+
+/* MaxPool (4-D) whose Indices output is used */
+static int imp_maxpoolidx(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t ker[2];
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
+    ker[0] = p[0], ker[1] = p[1];
+    if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != SO_OK) return r;
+    a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0;
+    int64_t so = onx_att_i(n, "storage_order", 0);
+    if (so != 0 && so != 1) return onx_node_err(im, "storage_order %lld is not 0 or 1", (long long)so), SO_ERR;
+    a.mode = (int32_t)so;
+    return onx_emit(im, op, ins, 1, 2, &a, nm, on, non, NULL);
+}
+
+/* MaxUnpool (4-D): the output shape from the output_shape input (constant) or as the pool's inverse,
+   (in - 1) * stride + kernel - pads */
+static int imp_maxunpool(bctx *cx)
+{
+    IMP_LOCALS;
+    if (n_in < 2 || !ins[0] || !ins[1] || xs.rank != 4 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    int64_t ker[2];
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
+    ker[0] = p[0], ker[1] = p[1];
+    if ((r = conv_pool_attr(im, n, &xs, ker, 0, &a)) != SO_OK) return r;
+    a.n_ints = 4;
+    if (n_in > 2 && ins[2]) {
+        int cnt = 0;
+        if ((r = onx_const_ints(im, ins[2], a.ints, 4, &cnt, "output_shape")) != SO_OK) return r;
+        if (cnt != 4) return onx_node_err(im, "output_shape has %d values for a 4-D input", cnt), SO_ERR;
+    } else {
+        a.ints[0] = xs.dim[0], a.ints[1] = xs.dim[1];
+        for (int i = 0; i < 2; i++) a.ints[2 + i] = (xs.dim[2 + i] - 1) * a.stride[i] + ker[i] - a.pad[i] - a.pad[2 + i];
+    }
+    return onx_emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_lrn(bctx *cx)
@@ -1152,7 +1263,7 @@ static int imp_lrn(bctx *cx)
     a.alpha = onx_att_f(n, "alpha", 1e-4f);
     a.beta = onx_att_f(n, "beta", 0.75f);
     a.value = onx_att_f(n, "bias", 1.0f);
-    return emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
 /* ScatterElements (and Scatter-9/11): int64 indices, constant or fed at run time (range-checked by the kernel) */
@@ -1163,7 +1274,7 @@ static int imp_scatterelements(bctx *cx)
     if (xs.rank < 0 || onx_vshape(im, ins[1]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     if (onx_norm_axis(im, onx_att_i(n, "axis", 0), xs.rank, &a.axis) != SO_OK) return SO_ERR;
     if (scatter_reduction(im, n, &a.mode) != SO_OK) return SO_ERR;
-    return emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
 
 static int imp_gathernd(bctx *cx)
@@ -1174,7 +1285,7 @@ static int imp_gathernd(bctx *cx)
     int64_t b = onx_att_i(n, "batch_dims", 0);
     if (b < 0 || b >= SO_MAX_RANK) return onx_node_err(im, "invalid batch_dims %lld", (long long)b), SO_ERR;
     a.axis = (int32_t)b;
-    return emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 2, 1, &a, nm, on, non, NULL);
 }
 
 /* TopK: k from the second input (opset 10+, a constant) or the attribute (opset 1-9) */
@@ -1194,7 +1305,7 @@ static int imp_topk(bctx *cx)
         a.ints[0] = onx_att_i(n, "k", -1);
     if (a.ints[0] < 0) return onx_node_err(im, "missing or negative k"), SO_ERR;
     a.mode = (onx_att_i(n, "largest", 1) != 0) | 2; /* the values come out sorted either way */
-    return emit(im, op, ins, 1, 2, &a, nm, on, non, NULL);
+    return onx_emit(im, op, ins, 1, 2, &a, nm, on, non, NULL);
 }
 
 #define imp_det imp_plain
@@ -1211,195 +1322,15 @@ int so_onnx_imports(so_op op) { return importers[op] != IMP_NONE; }
 int so_onnx_import_drops_attrs(so_op op) { return importers[op] == imp_plain && (so_ops[op].attrs & ~(unsigned)SO_A_ACT) != 0; }
 
 /* Maps one ONNX node onto table op `op` through its importer. SO_ERR_UNSUPPORTED: keep it verbatim instead. */
-static int build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
+int onx_build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
 {
     if (importers[op] == IMP_NONE) return SO_ERR_UNSUPPORTED; /* never reached: such operators have no ONNX name */
     val *x = n_in > 0 ? ins[0] : NULL;
     if (!x && so_ops[op].min_in > 0) return onx_node_err(im, "missing input 0"), SO_ERR;
     int nout = so_ops[op].n_out;
     if (nout > 0 && extra_outputs(n, (size_t)nout) && op != SO_OP_LAYERNORM && op != SO_OP_NLLLOSS) return SO_ERR_UNSUPPORTED;
-    bctx cx = {im, n, op, ins, n_in, x, x ? onx_vshape(im, x) : (so_shape){.rank = -1}, node_name(im, n, NULL), n->output, (int)n->n_output, nout};
+    bctx cx = {im, n, op, ins, n_in, x, x ? onx_vshape(im, x) : (so_shape){.rank = -1}, onx_node_name(im, n, NULL), n->output, (int)n->n_output, nout};
     return importers[op](&cx);
-}
-
-static so_status add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
-
-/* MeanVarianceNormalization (axes, default [0, 2, 3]): d = X - ReduceMean(X); Y = d / (Sqrt(ReduceMean(d * d)) + 1e-9),
-   ONNX's function body (epsilon added to the standard deviation). */
-static so_status mvn(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
-{
-    if (n_in != 1 || !ins[0] || n->n_output != 1) return onx_node_err(im, "needs 1 input and 1 output");
-    so_shape xs = onx_vshape(im, ins[0]);
-    if (xs.rank < 0 || xs.dtype != SO_F32) return add_opaque(im, n, ins, n_in);
-    const int64_t *p;
-    long k = onx_att_ints(n, "axes", &p);
-    so_attr ra;
-    memset(&ra, 0, sizeof ra);
-    int64_t ax[SO_MAX_RANK];
-    int nax = 0;
-    if (k < 0) {
-        if (xs.rank != 4) return onx_node_err(im, "default axes [0, 2, 3] need a 4-D input, got rank %d", (int)xs.rank);
-        ax[0] = 0, ax[1] = 2, ax[2] = 3, nax = 3;
-    } else {
-        if (k > SO_MAX_RANK) return onx_node_err(im, "too many axes");
-        for (long i = 0; i < k; i++) ax[nax++] = p[i];
-    }
-    if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
-    ra.n_ints = nax;
-    memcpy(ra.ints, ax, (size_t)nax * 8);
-    ra.keepdims = 1;
-    char *const no_name[1] = {(char *)""};
-    const char *nm = node_name(im, n, NULL);
-    int32_t i_mean, i_d, i_sq, i_var, i_std, i_den;
-    int r;
-    ctensor eps;
-    if (onx_ct_new(im, &eps, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
-    ((float *)eps.data)[0] = 1e-9f;
-    val *e = onx_bind_const(im, NULL, &eps), *v2[2];
-    if ((r = emit(im, SO_OP_REDUCEMEAN, ins, 1, 1, &ra, nm, no_name, 1, &i_mean)) != SO_OK) return r;
-    v2[0] = ins[0], v2[1] = anon_edge(im, i_mean, 0);
-    if ((r = emit(im, SO_OP_SUB, v2, 2, 1, NULL, nm, no_name, 1, &i_d)) != SO_OK) return r;
-    v2[0] = v2[1] = anon_edge(im, i_d, 0);
-    if ((r = emit(im, SO_OP_MUL, v2, 2, 1, NULL, nm, no_name, 1, &i_sq)) != SO_OK) return r;
-    v2[0] = anon_edge(im, i_sq, 0);
-    if ((r = emit(im, SO_OP_REDUCEMEAN, v2, 1, 1, &ra, nm, no_name, 1, &i_var)) != SO_OK) return r;
-    v2[0] = anon_edge(im, i_var, 0);
-    if ((r = emit(im, SO_OP_SQRT, v2, 1, 1, NULL, nm, no_name, 1, &i_std)) != SO_OK) return r;
-    v2[0] = anon_edge(im, i_std, 0), v2[1] = e;
-    if ((r = emit(im, SO_OP_ADD, v2, 2, 1, NULL, nm, no_name, 1, &i_den)) != SO_OK) return r;
-    v2[0] = anon_edge(im, i_d, 0), v2[1] = anon_edge(im, i_den, 0);
-    return emit(im, SO_OP_DIV, v2, 2, 1, NULL, nm, n->output, 1, NULL);
-}
-
-/* 1-D Conv / ConvTranspose / MaxPool / AveragePool ([N, C, L] input): imported as the 2-D operator on
-   [N, C, 1, L] (Unsqueeze axis 2 of the input and of the weight; every spatial attribute lifted with a
-   leading 1 or 0: kernel_shape, strides, dilations, output_padding, output_shape, pads) and Squeeze axis 2
-   of its output. A form the 2-D importer does not take keeps the original node verbatim. */
-static so_status lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
-{
-    if (n->n_output != 1) return add_opaque(im, n, ins, n_in); /* MaxPool's indices */
-    so_attr ua;
-    memset(&ua, 0, sizeof ua);
-    ua.n_ints = 1;
-    ua.ints[0] = 2;
-    char *const no_name[1] = {(char *)""};
-    val *lifted[SO_MAX_IN * 2] = {0};
-    int r;
-    for (size_t k = 0; k < n_in && k < 2; k++) { /* X, and W of the convolutions */
-        if (!ins[k] || (k == 1 && op != SO_OP_CONV && op != SO_OP_CONVTRANSPOSE)) continue;
-        if (onx_vshape(im, ins[k]).rank != 3) { /* a weight of another rank: the 2-D importer's clear error */
-            r = build_op(im, n, op, ins, n_in);
-            if (r == SO_ERR_UNSUPPORTED) return add_opaque(im, n, ins, n_in);
-            return r == SO_OK ? SO_OK : SO_ERR;
-        }
-        int32_t ni;
-        if ((r = emit(im, SO_OP_UNSQUEEZE, &ins[k], 1, 1, &ua, NULL, no_name, 1, &ni)) != SO_OK) return r;
-        lifted[k] = anon_edge(im, ni, 0);
-    }
-    for (size_t k = 0; k < n_in; k++)
-        if (!lifted[k]) lifted[k] = ins[k];
-    /* the node with lifted attributes and a temporary output name */
-    Onnx__NodeProto n2 = *n;
-    Onnx__AttributeProto *at = so_xcalloc(n->n_attribute + 1, sizeof *at), **ap = so_xcalloc(n->n_attribute + 1, sizeof *ap);
-    int64_t *iv = so_xcalloc(n->n_attribute * 4 + 1, sizeof *iv);
-    char out_name[600];
-    char *outs[1] = {out_name};
-    snprintf(out_name, sizeof out_name, "%s\x01lifted", n->output[0]);
-    n2.attribute = ap;
-    n2.output = outs;
-    for (size_t k = 0; k < n->n_attribute; k++) {
-        const Onnx__AttributeProto *a = n->attribute[k];
-        at[k] = *a;
-        ap[k] = &at[k];
-        const char *nm = a->name ? a->name : "";
-        int pads = !strcmp(nm, "pads"), zero = !strcmp(nm, "output_padding");
-        if (!pads && !zero && strcmp(nm, "kernel_shape") && strcmp(nm, "strides") && strcmp(nm, "dilations") && strcmp(nm, "output_shape")) continue;
-        if (a->n_ints != (size_t)(pads ? 2 : 1)) {
-            r = add_opaque(im, n, ins, n_in);
-            goto out;
-        }
-        int64_t *v = iv + 4 * k;
-        if (pads) v[0] = 0, v[1] = a->ints[0], v[2] = 0, v[3] = a->ints[1];
-        else v[0] = zero ? 0 : 1, v[1] = a->ints[0];
-        at[k].ints = v;
-        at[k].n_ints = pads ? 4 : 2;
-    }
-    r = build_op(im, &n2, op, lifted, n_in);
-    if (r == SO_ERR_UNSUPPORTED) r = add_opaque(im, n, ins, n_in);
-    else if (r == SO_OK) {
-        val *y = onx_lookup(im, out_name);
-        if (!y) r = onx_node_err(im, "lifted 1-D output missing");
-        else r = emit(im, SO_OP_SQUEEZE, &y, 1, 1, &ua, NULL, n->output, 1, NULL);
-    }
-out:
-    free(at);
-    free(ap);
-    free(iv);
-    return r;
-}
-
-/* Tile of a computed tensor by constant repeats: per axis, a Concat of that many copies. */
-static so_status tile_concat(imp *im, const Onnx__NodeProto *n, val **ins)
-{
-    so_shape xs = onx_vshape(im, ins[0]);
-    int64_t rep[SO_MAX_RANK];
-    int cnt = 0, r;
-    if (xs.rank < 0) return add_opaque(im, n, ins, 2);
-    if ((r = onx_const_ints(im, ins[1], rep, SO_MAX_RANK, &cnt, "repeats")) != SO_OK) return r;
-    if (cnt != xs.rank) return onx_node_err(im, "repeats has %d entries for rank %d", cnt, xs.rank);
-    val *acc = ins[0];
-    for (int d = 0; d < xs.rank; d++) {
-        if (rep[d] < 1 || rep[d] > SO_MAX_IN) {
-            if (rep[d] == 1) continue;
-            return add_opaque(im, n, ins, 2); /* 0 (empty) or more copies than a Concat takes */
-        }
-        if (rep[d] == 1) continue;
-        val *copies[SO_MAX_IN];
-        for (int64_t k = 0; k < rep[d]; k++) copies[k] = acc;
-        so_attr ca;
-        memset(&ca, 0, sizeof ca);
-        ca.axis = d;
-        int32_t idx;
-        if ((r = emit(im, SO_OP_CONCAT, copies, (int)rep[d], 1, &ca, node_name(im, n, NULL), NULL, 0, &idx)) != SO_OK) return r;
-        acc = anon_edge(im, idx, 0);
-    }
-    if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
-    bind_alias(im, n->output[0], acc);
-    return SO_OK;
-}
-
-/* Sum / Mean of one or more inputs: a chain of Add (Mean: then divided by the count). */
-static so_status sum_mean(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
-{
-    val *acc = NULL;
-    int cnt = 0, r;
-    const char *nm = node_name(im, n, NULL);
-    int mean = !strcmp(n->op_type, "Mean");
-    for (size_t j = 0; j < n_in; j++) {
-        if (!ins[j]) continue;
-        cnt++;
-        if (!acc) {
-            acc = ins[j];
-            continue;
-        }
-        val *pair[2] = {acc, ins[j]};
-        int32_t idx;
-        if ((r = emit(im, SO_OP_ADD, pair, 2, 1, NULL, nm, NULL, 0, &idx)) != SO_OK) return r;
-        acc = anon_edge(im, idx, 0);
-    }
-    if (!acc) return onx_node_err(im, "has no inputs");
-    if (mean && cnt > 1) {
-        ctensor c;
-        if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
-        ((float *)c.data)[0] = (float)cnt;
-        val *pair[2] = {acc, onx_bind_const(im, NULL, &c)};
-        int32_t idx;
-        if ((r = emit(im, SO_OP_DIV, pair, 2, 1, NULL, nm, NULL, 0, &idx)) != SO_OK) return r;
-        acc = anon_edge(im, idx, 0);
-    }
-    if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
-    bind_alias(im, n->output[0], acc);
-    return SO_OK;
 }
 
 /* Output shapes of a few common ops the optimizer does not know (used when value_info is silent). */
@@ -1543,7 +1474,7 @@ static int vinfo_shape(imp *im, const char *name, so_shape *out)
 }
 
 /* Keeps node n verbatim: serialized NodeProto in the model, output shapes from value_info or rules. */
-static so_status add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+so_status onx_add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
 {
     so_model *m = im->m;
     so_edge e[SO_MAX_IN];
@@ -1576,7 +1507,7 @@ static so_status add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t
             op->out[k].rank = -1;
     }
     int32_t id = m->n_opaque++;
-    int32_t i = so_graph_add(im->g, SO_OP_OPAQUE, e, ne, op->n_out, NULL, id, node_name(im, n, NULL));
+    int32_t i = so_graph_add(im->g, SO_OP_OPAQUE, e, ne, op->n_out, NULL, id, onx_node_name(im, n, NULL));
     for (int k = 0; k < op->n_out; k++) {
         im->g->nodes[i].out[k] = op->out[k];
         if (n->output[k][0]) onx_bind_edge(im, n->output[k], i, k);
@@ -1637,7 +1568,7 @@ static so_status build_layout_op(imp *im, const Onnx__NodeProto *n, val **ins, s
     }
     const int na = dense_inputs(ins, n_in);
     if (na < so_ops[o].min_in || na > so_ops[o].max_in) return onx_node_err(im, "has %d inputs", na);
-    return emit(im, (so_op)o, ins, na, 1, &a, node_name(im, n, NULL), n->output, (int)n->n_output, NULL) == SO_OK ? SO_OK : SO_ERR;
+    return onx_emit(im, (so_op)o, ins, na, 1, &a, onx_node_name(im, n, NULL), n->output, (int)n->n_output, NULL) == SO_OK ? SO_OK : SO_ERR;
 }
 
 
@@ -1706,7 +1637,7 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     }
     if (n->n_output == 0) return SO_OK; /* produces nothing anyone can read */
     if (n->domain && !strcmp(n->domain, SO_ONNX_LAYOUT_DOMAIN)) return build_layout_op(im, n, ins, n_in);
-    if (!onx_is_default_domain(n->domain)) return add_opaque(im, n, ins, n_in);
+    if (!onx_is_default_domain(n->domain)) return onx_add_opaque(im, n, ins, n_in);
     const char *t = n->op_type;
     if (!strcmp(t, "Dropout") && n_in >= 3 && ins[2]) {
         /* training_mode given: only a constant false (or ratio 0) is the inference no-op; otherwise
@@ -1715,7 +1646,7 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
         double ratio = 0.5;
         if (ins[2]->is_const && onx_ct_numel(&ins[2]->c) == 1) mode = onx_ct_geti(&ins[2]->c, 0), nm = 1;
         if (n_in >= 2 && ins[1] && ins[1]->is_const && onx_ct_numel(&ins[1]->c) == 1) ratio = onx_ct_getf(&ins[1]->c, 0);
-        if (!nm || (mode && ratio != 0)) return add_opaque(im, n, ins, n_in);
+        if (!nm || (mode && ratio != 0)) return onx_add_opaque(im, n, ins, n_in);
     }
     /* Cast float -> float: the same values. (An integer Cast stays a node even to int64: int64 storage
        may hold a bool or int32 value whose ONNX type the exported model must keep.) */
@@ -1727,7 +1658,7 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
         if (dropout_mask) {
             so_shape xs = onx_vshape(im, ins[0]);
             ctensor mc;
-            if (xs.rank < 0) return add_opaque(im, n, ins, n_in);
+            if (xs.rank < 0) return onx_add_opaque(im, n, ins, n_in);
             if (onx_ct_new(im, &mc, SO_I64, T_BOOL, xs.rank, xs.dim) != SO_OK) return SO_ERR;
             for (int64_t i = 0; i < onx_ct_numel(&mc); i++) ((int64_t *)mc.data)[i] = 1;
             onx_bind_const(im, n->output[1], &mc);
@@ -1762,7 +1693,7 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
         } else if (onx_att(n, "sparse_value")) {
             return onx_node_err(im, "sparse constants are not supported");
         } else {
-            return add_opaque(im, n, ins, n_in); /* strings */
+            return onx_add_opaque(im, n, ins, n_in); /* strings */
         }
         onx_bind_const(im, n->output[0], &c);
         return SO_OK;
@@ -1784,16 +1715,25 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     if (!strcmp(t, "Upsample")) op = SO_OP_RESIZE; /* opset 7-9 form of Resize */
     if (!strcmp(t, "SoftmaxCrossEntropyLoss")) op = SO_OP_NLLLOSS; /* LogSoftmax + NLL */
     if (!strcmp(t, "Scatter")) op = SO_OP_SCATTERELEMENTS;        /* Scatter-9/11: the same operator */
-    if (!strcmp(t, "Sum") || !strcmp(t, "Mean")) return sum_mean(im, n, ins, n_in);
-    if (!strcmp(t, "MeanVarianceNormalization")) return mvn(im, n, ins, n_in);
-    if (!strcmp(t, "Tile") && n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return tile_concat(im, n, ins);
+    if (!strcmp(t, "Sum") || !strcmp(t, "Mean")) return onx_sum_mean(im, n, ins, n_in);
+    if (!strcmp(t, "MeanVarianceNormalization")) return onx_mvn(im, n, ins, n_in);
+    if (!strcmp(t, "Tile") && n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return onx_tile_concat(im, n, ins);
     if ((op == SO_OP_CONV || op == SO_OP_CONVTRANSPOSE || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && n_in > 0 && ins[0] &&
         onx_vshape(im, ins[0]).rank == 3)
-        return lift_1d(im, n, op, ins, n_in);
+        return onx_lift_1d(im, n, op, ins, n_in);
+    if (n_in > 0 && ins[0] && onx_vshape(im, ins[0]).rank == 5) { /* the 3-D operators of the table */
+        if (op == SO_OP_CONV) op = SO_OP_CONV3D;
+        else if (op == SO_OP_CONVTRANSPOSE) op = SO_OP_CONVTRANSPOSE3D;
+        else if (op == SO_OP_MAXPOOL) op = SO_OP_MAXPOOL3D;
+        else if (op == SO_OP_AVGPOOL) op = SO_OP_AVGPOOL3D;
+    }
+    if (op == SO_OP_MAXPOOL && n->n_output > 1 && n->output[1][0]) op = SO_OP_MAXPOOLIDX; /* the Indices output is used */
+    if ((op == SO_OP_LSTM || op == SO_OP_GRU || op == SO_OP_RNN) && onx_att_i(n, "layout", 0) == 1)
+        return onx_recurrent_batch_first(im, n, op, ins, n_in);
     if (op != SO_OP_OPAQUE) {
-        r = build_op(im, n, op, ins, n_in);
+        r = onx_build_op(im, n, op, ins, n_in);
         if (r == SO_OK) return SO_OK;
         if (r == SO_ERR) return SO_ERR;
     }
-    return add_opaque(im, n, ins, n_in);
+    return onx_add_opaque(im, n, ins, n_in);
 }

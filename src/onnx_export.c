@@ -157,6 +157,18 @@ static void a_str(exporter *x, Onnx__NodeProto *n, const char *name, const char 
     n->attribute[n->n_attribute++] = a;
 }
 
+static void a_strs(exporter *x, Onnx__NodeProto *n, const char *name, const char *const *v, int cnt)
+{
+    Onnx__AttributeProto *a = mk_attr(x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+    a->n_strings = (size_t)cnt;
+    a->strings = so_arena_alloc(&x->ar, (size_t)(cnt ? cnt : 1) * sizeof *a->strings);
+    for (int i = 0; i < cnt; i++) {
+        a->strings[i].len = strlen(v[i]);
+        a->strings[i].data = (uint8_t *)ex_strdup(x, v[i]);
+    }
+    n->attribute[n->n_attribute++] = a;
+}
+
 /* Adds an initializer (data is borrowed until the model is written). Returns its name. */
 static const char *mk_init_named(exporter *x, const char *name, int32_t type, const so_shape *s, const void *data, size_t bytes)
 {
@@ -445,7 +457,12 @@ static so_status exp_resize(ectx *cx)
     }
     a_str(x, n, "coordinate_transformation_mode", so_resize_coord_names[a->ints[0]]);
     if (a->mode == 0) a_str(x, n, "nearest_mode", so_resize_nearest_names[a->ints[1]]);
-    n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
+    if (a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE && a->n_ints >= 12) {
+        const float roi[8] = {0, 0, so_bits_to_f32(a->ints[7]), so_bits_to_f32(a->ints[8]), 1, 1, so_bits_to_f32(a->ints[9]), so_bits_to_f32(a->ints[10])};
+        n_in(n, init_f32v(x, base, "_roi", roi, 8));
+        if (so_bits_to_f32(a->ints[11]) != 0.0f) a_float(x, n, "extrapolation_value", so_bits_to_f32(a->ints[11]));
+    } else
+        n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
     if (a->ints[2]) {
         const so_shape *o = &x->g->nodes[i].out[0];
         n_in(n, x->opset < 13 ? init_f32v(x, base, "_scales", NULL, 0) : "");
@@ -502,7 +519,7 @@ static so_status exp_maxpool(ectx *cx)
     a_ints32(x, n, "kernel_shape", a->kernel, 2);
     a_ints32(x, n, "strides", pst, 2);
     a_ints32(x, n, "pads", a->pad, 4);
-    if (op == SO_OP_MAXPOOL && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
+    if ((op == SO_OP_MAXPOOL || op == SO_OP_MAXPOOLIDX) && (a->dilation[0] > 1 || a->dilation[1] > 1)) {
         if (x->opset < 10) return ex_err(x, "MaxPool dilations need opset >= 10");
         a_ints32(x, n, "dilations", a->dilation, 2);
     }
@@ -511,6 +528,25 @@ static so_status exp_maxpool(ectx *cx)
         a_int(x, n, "ceil_mode", 1);
     }
     if (op == SO_OP_AVGPOOL && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
+    if (op == SO_OP_MAXPOOLIDX) {
+        if (x->opset < 8) return ex_err(x, "MaxPool's Indices output needs opset >= 8");
+        if (a->mode) a_int(x, n, "storage_order", 1);
+    }
+    if (op == SO_OP_MAXUNPOOL) {
+        if (x->opset < 9) return ex_err(x, "MaxUnpool needs opset >= 9");
+        n_in(n, init_i64(x, base, "_output_shape", a->ints, 4));
+    }
+    return SO_OK;
+}
+
+#define exp_maxpoolidx exp_maxpool
+#define exp_maxunpool exp_maxpool
+
+static so_status exp_reversesequence(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "batch_axis", a->mode);
+    a_int(x, n, "time_axis", a->axis);
     return SO_OK;
 }
 
@@ -624,12 +660,19 @@ static so_status exp_slice(ectx *cx)
     return SO_OK;
 }
 
-static so_status exp_lstm(ectx *cx)
+/* LSTM, GRU (mode = linear_before_reset) and RNN (mode = activation): the optional inputs after B */
+static so_status exp_recurrent(ectx *cx)
 {
     EXP_LOCALS;
     static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
+    static const char *const rnn_acts[3] = {"Tanh", "Relu", "Sigmoid"};
     a_int(x, n, "hidden_size", a->hidden);
     if (a->direction) a_str(x, n, "direction", dirs[a->direction == 1 ? 1 : 2]);
+    if (cx->op == SO_OP_GRU && a->mode) a_int(x, n, "linear_before_reset", a->mode);
+    if (cx->op == SO_OP_RNN && a->mode > 0 && a->mode < 3) {
+        const char *acts[2] = {rnn_acts[a->mode], rnn_acts[a->mode]};
+        a_strs(x, n, "activations", acts, a->direction == 2 ? 2 : 1);
+    }
     for (int k = 4; k < nd->n_in; k++) {
         so_edge e = nd->in[k];
         if (k != 4) {
@@ -665,6 +708,10 @@ static so_status exp_lstm(ectx *cx)
     }
     return SO_OK;
 }
+
+#define exp_lstm exp_recurrent
+#define exp_gru exp_recurrent
+#define exp_rnn exp_recurrent
 
 /* operators without attributes (element-wise, MatMul...): inputs and outputs only */
 static so_status exp_plain(ectx *cx)
@@ -905,6 +952,36 @@ static so_status exp_convtranspose(ectx *cx)
     return SO_OK;
 }
 
+/* the 3-D operators: ints = kernel, strides, dilations, pad begins, pad ends[, output_padding] (ops.def) */
+static so_status exp_spatial3d(ectx *cx)
+{
+    EXP_LOCALS;
+    const int64_t *v = a->ints;
+    const int pool = op == SO_OP_MAXPOOL3D || op == SO_OP_AVGPOOL3D;
+    const int dilated = v[6] != 1 || v[7] != 1 || v[8] != 1;
+    a_ints(x, n, "kernel_shape", v, 3);
+    a_ints(x, n, "strides", v + 3, 3);
+    a_ints(x, n, "pads", v + 9, 6);
+    if (!pool || dilated) {
+        if (op == SO_OP_MAXPOOL3D && x->opset < 10) return ex_err(x, "MaxPool dilations need opset >= 10");
+        if (op == SO_OP_AVGPOOL3D && x->opset < 19) return ex_err(x, "AveragePool dilations need opset >= 19");
+        a_ints(x, n, "dilations", v + 6, 3);
+    }
+    if (!pool) a_int(x, n, "group", a->group ? a->group : 1);
+    if (op == SO_OP_CONVTRANSPOSE3D && (v[15] || v[16] || v[17])) a_ints(x, n, "output_padding", v + 15, 3);
+    if (pool && a->ceil_mode) {
+        if (x->opset < 10) return ex_err(x, "ceil_mode needs opset >= 10");
+        a_int(x, n, "ceil_mode", 1);
+    }
+    if (op == SO_OP_AVGPOOL3D && a->count_include_pad) a_int(x, n, "count_include_pad", 1);
+    return SO_OK;
+}
+
+#define exp_conv3d exp_spatial3d
+#define exp_convtranspose3d exp_spatial3d
+#define exp_maxpool3d exp_spatial3d
+#define exp_avgpool3d exp_spatial3d
+
 static so_status exp_lrn(ectx *cx)
 {
     EXP_LOCALS;
@@ -1011,7 +1088,7 @@ static so_status export_node(exporter *x, int32_t i)
         x->layout_ops = 1;
     }
     int data_inputs = nd->n_in;
-    if (op == SO_OP_LSTM) data_inputs = nd->n_in < 4 ? nd->n_in : 4;
+    if (op == SO_OP_LSTM || op == SO_OP_GRU || op == SO_OP_RNN) data_inputs = nd->n_in < 4 ? nd->n_in : 4;
     for (int k = 0; k < data_inputs; k++) n_in(n, tname(x, nd->in[k]));
     for (int k = 0; k < nd->n_out; k++) n_out(n, k == 0 ? main0 : tname(x, (so_edge){i, k}));
     if (exporters[op] == EXP_NONE) return ex_err(x, "operator '%s' has no exporter", so_ops[op].name);

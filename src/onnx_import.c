@@ -443,7 +443,7 @@ static int is_param_use(const char *op, size_t k)
         {"ReduceMax", 1}, {"ReduceMin", 1}, {"ReduceProd", 1}, {"ReduceL1", 1}, {"ReduceL2", 1},
         {"ReduceLogSum", 1}, {"ReduceLogSumExp", 1}, {"ReduceSumSquare", 1}, {"NonMaxSuppression", 0},
         {"CenterCropPad", 1}, {"Col2Im", 1}, {"STFT", 1}, {"DFT", 1}, {"BlackmanWindow", 0}, {"HannWindow", 0},
-        {"HammingWindow", 0}, {"MelWeightMatrix", 0}, {"SequenceAt", 1}, {"SplitToSequence", 1},
+        {"HammingWindow", 0}, {"MelWeightMatrix", 0}, {"SequenceAt", 1}, {"SplitToSequence", 1}, {"MaxUnpool", 2},
     };
     for (size_t i = 0; i < sizeof p / sizeof *p; i++)
         if (!strcmp(op, p[i].op)) return k >= p[i].from;

@@ -135,6 +135,27 @@ int onx_try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 /* onnx_build.c */
 int onx_is_default_domain(const char *d);
 so_status onx_import_node(imp *im, const Onnx__NodeProto *n);
+/* The node's name plus suffix in the model arena, or NULL when the node has no name. */
+const char *onx_node_name(imp *im, const Onnx__NodeProto *n, const char *suffix);
+/* Adds table op `op` over the values `ins`, infers its shapes and binds output names (onames[k] NULL or "" =
+   unbound); when every input is constant, evaluates it and binds constants instead. *idx = the node. */
+int onx_emit(imp *im, so_op op, val **ins, int n_in, int n_out, const so_attr *a, const char *name,
+             char *const *onames, int n_onames, int32_t *idx);
+/* An unnamed value for output `slot` of graph node `node`. */
+val *onx_anon_edge(imp *im, int32_t node, int32_t slot);
+/* Imports node n as table operator op with its importer: SO_OK, SO_ERR, or SO_ERR_UNSUPPORTED (a form the
+   importer does not take). */
+int onx_build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
+/* Keeps node n verbatim as an opaque operator (output shapes from the file or the op's rules). */
+so_status onx_add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+
+/* onnx_expand.c: ONNX nodes imported as several table operators (each returns SO_OK or SO_ERR with a message) */
+int onx_layernorm_expanded(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, so_shape xs);
+so_status onx_mvn(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+so_status onx_lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
+so_status onx_recurrent_batch_first(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
+so_status onx_tile_concat(imp *im, const Onnx__NodeProto *n, val **ins);
+so_status onx_sum_mean(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 
 /* onnx_tfile.c */
 const so_tfile *onx_bound_input(int position);

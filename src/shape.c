@@ -564,7 +564,7 @@ static so_status shape_resize(ctx *c)
     const so_shape *x = c->in[0];
     const so_attr *a = c->a;
     if (x->rank != 4) return fail(c, "input %s is not 4-D", S(x));
-    if ((a->n_ints != 5 && a->n_ints != 7) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
+    if ((a->n_ints != 5 && a->n_ints != 7 && !(a->n_ints == 12 && a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE)) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
         a->mode < 0 || a->mode > 2 || a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
         return fail(c, "invalid resize attributes");
     so_shape o = *x;
@@ -625,24 +625,26 @@ static so_status shape_slice(ctx *c)
 
 /* ---------------- recurrent ---------------- */
 
-static so_status shape_lstm(ctx *c)
+/* LSTM (gates 4, states h and c, peepholes), GRU (gates 3, state h) and RNN (gates 1, state h): inputs at
+   their ONNX positions X W R [B seq_lens h0 (c0 P)]; outputs Y [T,D,N,H] and the last states [D,N,H]. */
+static so_status shape_recurrent(ctx *c, int64_t gates)
 {
     const so_shape *x = c->in[0], *w = c->in[1], *r = c->in[2];
     const so_attr *a = c->a;
-    for (int k = 0; k < 8; k++)
-        if (k != 4 && k < c->n_in && need_f32(c, k)) return SO_ERR;
+    for (int k = 0; k < c->n_in; k++)
+        if (k != 4 && need_f32(c, k)) return SO_ERR;
     if (a->direction < 0 || a->direction > 2) return fail(c, "unknown direction %d", (int)a->direction);
     int64_t D = a->direction == 2 ? 2 : 1;
     if (need_rank(c, 0, 3, "input X") || need_rank(c, 1, 3, "W") || need_rank(c, 2, 3, "R")) return SO_ERR;
     int64_t H = a->hidden > 0 ? a->hidden : r->dim[2];
-    int64_t T = x->dim[0], N = x->dim[1], I = x->dim[2];
-    if (w->dim[0] != D || w->dim[1] != 4 * H || w->dim[2] != I)
-        return fail(c, "W %s must be [%lld,%lld,%lld] for input %s, hidden %lld", S(w), (long long)D, (long long)(4 * H), (long long)I, S(x), (long long)H);
-    if (r->dim[0] != D || r->dim[1] != 4 * H || r->dim[2] != H)
-        return fail(c, "R %s must be [%lld,%lld,%lld] for hidden %lld", S(r), (long long)D, (long long)(4 * H), (long long)H, (long long)H);
+    int64_t T = x->dim[0], N = x->dim[1], I = x->dim[2], G = gates * H;
+    if (w->dim[0] != D || w->dim[1] != G || w->dim[2] != I)
+        return fail(c, "W %s must be [%lld,%lld,%lld] for input %s, hidden %lld", S(w), (long long)D, (long long)G, (long long)I, S(x), (long long)H);
+    if (r->dim[0] != D || r->dim[1] != G || r->dim[2] != H)
+        return fail(c, "R %s must be [%lld,%lld,%lld] for hidden %lld", S(r), (long long)D, (long long)G, (long long)H, (long long)H);
     const so_shape *b = c->in[3], *sl = c->in[4], *h0 = c->in[5], *c0 = c->in[6], *p = c->in[7];
-    if (b && (b->rank != 2 || b->dim[0] != D || b->dim[1] != 8 * H))
-        return fail(c, "B %s must be [%lld,%lld]", S(b), (long long)D, (long long)(8 * H));
+    if (b && (b->rank != 2 || b->dim[0] != D || b->dim[1] != 2 * G))
+        return fail(c, "B %s must be [%lld,%lld]", S(b), (long long)D, (long long)(2 * G));
     if (sl && (sl->rank != 1 || sl->dim[0] != N)) return fail(c, "sequence_lens %s must be [%lld]", S(sl), (long long)N);
     if (sl && sl->dtype != SO_I64 && sl->dtype != SO_F32) return fail(c, "sequence_lens has unsupported dtype");
     const so_shape *hc[2] = {h0, c0};
@@ -650,7 +652,8 @@ static so_status shape_lstm(ctx *c)
         if (hc[k] && (hc[k]->rank != 3 || hc[k]->dim[0] != D || hc[k]->dim[1] != N || hc[k]->dim[2] != H))
             return fail(c, "%s %s must be [%lld,%lld,%lld]", k ? "initial_c" : "initial_h", S(hc[k]), (long long)D, (long long)N, (long long)H);
     if (p && (p->rank != 2 || p->dim[0] != D || p->dim[1] != 3 * H)) return fail(c, "P %s must be [%lld,%lld]", S(p), (long long)D, (long long)(3 * H));
-    if (c->n->n_out < 1 || c->n->n_out > 3) return fail(c, "has %d outputs, expected 1 to 3", (int)c->n->n_out);
+    int max_out = gates == 4 ? 3 : 2;
+    if (c->n->n_out < 1 || c->n->n_out > max_out) return fail(c, "has %d outputs, expected 1 to %d", (int)c->n->n_out, max_out);
     so_shape y = mk(4, SO_F32), hs = mk(3, SO_F32);
     y.dim[0] = T;
     y.dim[1] = D;
@@ -661,6 +664,136 @@ static so_status shape_lstm(ctx *c)
     hs.dim[2] = H;
     c->n->out[0] = y;
     for (int k = 1; k < c->n->n_out; k++) c->n->out[k] = hs;
+    return SO_OK;
+}
+
+static so_status shape_lstm(ctx *c) { return shape_recurrent(c, 4); }
+static so_status shape_gru(ctx *c)
+{
+    if (c->a->mode != 0 && c->a->mode != 1) return fail(c, "linear_before_reset %d is not 0 or 1", (int)c->a->mode);
+    return shape_recurrent(c, 3);
+}
+
+static so_status shape_rnn(ctx *c)
+{
+    if (c->a->mode < 0 || c->a->mode > 2) return fail(c, "unknown activation %d (0 Tanh, 1 Relu, 2 Sigmoid)", (int)c->a->mode);
+    return shape_recurrent(c, 1);
+}
+
+/* ---------------- 3-D convolution and pooling ---------------- */
+
+/* The spatial ints of the 3-D operators (ops.def): kernel, strides, dilations, pad begins, pad ends per axis. */
+static so_status check_spatial3d(ctx *c, int n_ints)
+{
+    const so_attr *a = c->a;
+    if (a->n_ints != n_ints) return fail(c, "has %d spatial ints, expected %d", (int)a->n_ints, n_ints);
+    for (int k = 0; k < 9; k++)
+        if (a->ints[k] < 1 || a->ints[k] > INT32_MAX) return fail(c, "kernel, stride or dilation %lld is not positive", (long long)a->ints[k]);
+    for (int k = 9; k < n_ints; k++)
+        if (a->ints[k] < 0 || a->ints[k] > INT32_MAX) return fail(c, "negative pad or output padding %lld", (long long)a->ints[k]);
+    if (need_f32(c, 0) || need_rank(c, 0, 5, "input [N,C,D,H,W]")) return SO_ERR;
+    return SO_OK;
+}
+
+static so_status shape_conv3d(ctx *c)
+{
+    const so_attr *a = c->a;
+    const so_shape *x = c->in[0], *w = c->in[1], *b = c->in[2];
+    if (check_spatial3d(c, 15) || need_f32(c, 1) || need_f32(c, 2) || need_rank(c, 1, 5, "weight [O,C/group,kd,kh,kw]")) return SO_ERR;
+    int64_t grp = a->group > 0 ? a->group : 1;
+    if (w->dim[0] % grp || w->dim[1] * grp != x->dim[1])
+        return fail(c, "weight %s and group %lld do not fit input %s", S(w), (long long)grp, S(x));
+    if (b && (b->rank != 1 || b->dim[0] != w->dim[0])) return fail(c, "bias %s must be [%lld]", S(b), (long long)w->dim[0]);
+    so_shape o = mk(5, SO_F32);
+    o.dim[0] = x->dim[0];
+    o.dim[1] = w->dim[0];
+    for (int i = 0; i < 3; i++) {
+        if (w->dim[2 + i] != a->ints[i]) return fail(c, "weight %s does not match kernel %lld on axis %d", S(w), (long long)a->ints[i], 2 + i);
+        o.dim[2 + i] = window_out(x->dim[2 + i], a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], 0);
+        if (o.dim[2 + i] < 1) return fail(c, "kernel %s does not fit input %s", S(w), S(x));
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_convtranspose3d(ctx *c)
+{
+    const so_attr *a = c->a;
+    const so_shape *x = c->in[0], *w = c->in[1], *b = c->in[2];
+    if (check_spatial3d(c, 18) || need_f32(c, 1) || need_f32(c, 2) || need_rank(c, 1, 5, "weight [Ci,Co/group,kd,kh,kw]")) return SO_ERR;
+    int64_t grp = a->group > 0 ? a->group : 1;
+    if (x->dim[1] != w->dim[0] || x->dim[1] % grp) return fail(c, "input %s, weight %s and group %lld do not fit", S(x), S(w), (long long)grp);
+    so_shape o = mk(5, SO_F32);
+    o.dim[0] = x->dim[0];
+    o.dim[1] = w->dim[1] * grp;
+    for (int i = 0; i < 3; i++) {
+        if (w->dim[2 + i] != a->ints[i]) return fail(c, "weight %s does not match kernel %lld on axis %d", S(w), (long long)a->ints[i], 2 + i);
+        o.dim[2 + i] = a->ints[3 + i] * (x->dim[2 + i] - 1) + a->ints[15 + i] + (a->ints[i] - 1) * a->ints[6 + i] + 1 - a->ints[9 + i] - a->ints[12 + i];
+        if (o.dim[2 + i] < 1) return fail(c, "output would be empty");
+    }
+    if (b && (b->rank != 1 || b->dim[0] != o.dim[1])) return fail(c, "bias %s must be [%lld]", S(b), (long long)o.dim[1]);
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+static so_status shape_pool3d(ctx *c)
+{
+    const so_attr *a = c->a;
+    const so_shape *x = c->in[0];
+    if (check_spatial3d(c, 15)) return SO_ERR;
+    so_shape o = *x;
+    for (int i = 0; i < 3; i++) {
+        int64_t ext = (a->ints[i] - 1) * a->ints[6 + i] + 1;
+        if (a->ints[9 + i] >= ext || a->ints[12 + i] >= ext) return fail(c, "pads must be smaller than the kernel on axis %d", 2 + i);
+        o.dim[2 + i] = window_out(x->dim[2 + i], a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], a->ceil_mode);
+        if (o.dim[2 + i] < 1) return fail(c, "kernel does not fit input %s", S(x));
+    }
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
+#define shape_maxpool3d shape_pool3d
+#define shape_avgpool3d shape_pool3d
+
+/* ---------------- sequence reversal, max pooling with indices, max unpooling ---------------- */
+
+static so_status shape_reversesequence(ctx *c)
+{
+    const so_shape *x = c->in[0], *l = c->in[1];
+    const so_attr *a = c->a;
+    if (x->rank < 2) return fail(c, "input %s must have rank >= 2", S(x));
+    if ((a->axis != 0 && a->axis != 1) || (a->mode != 0 && a->mode != 1) || a->axis == a->mode)
+        return fail(c, "time_axis %d and batch_axis %d must be 0 and 1", (int)a->axis, (int)a->mode);
+    if (l->dtype != SO_I64 || l->rank != 1 || l->dim[0] != x->dim[a->mode])
+        return fail(c, "sequence_lens %s must be int64 [%lld]", S(l), (long long)x->dim[a->mode]);
+    c->n->out[0] = *x;
+    return SO_OK;
+}
+
+static so_status shape_maxpoolidx(ctx *c)
+{
+    if (c->a->mode != 0 && c->a->mode != 1) return fail(c, "storage_order %d is not 0 or 1", (int)c->a->mode);
+    if (c->n->n_out != 2) return fail(c, "has %d outputs, expected 2", (int)c->n->n_out);
+    so_status st = pool(c, 1);
+    if (st != SO_OK) return st;
+    c->n->out[1] = c->n->out[0];
+    c->n->out[1].dtype = SO_I64;
+    return SO_OK;
+}
+
+static so_status shape_maxunpool(ctx *c)
+{
+    const so_shape *x = c->in[0], *ix = c->in[1];
+    const so_attr *a = c->a;
+    if (need_f32(c, 0) || need_rank(c, 0, 4, "input")) return SO_ERR;
+    so_shape xi = *x;
+    xi.dtype = SO_I64;
+    if (!so_shape_eq(ix, &xi)) return fail(c, "indices %s must be int64 of the input's shape %s", S(ix), S(x));
+    if (a->n_ints != 4 || a->ints[0] != x->dim[0] || a->ints[1] != x->dim[1] || a->ints[2] < 1 || a->ints[3] < 1)
+        return fail(c, "output shape does not fit input %s", S(x));
+    so_shape o = mk(4, SO_F32);
+    for (int k = 0; k < 4; k++) o.dim[k] = a->ints[k];
+    c->n->out[0] = o;
     return SO_OK;
 }
 
@@ -1183,7 +1316,7 @@ so_status so_shape_infer(so_graph *g, int32_t i)
         if (info->min_in == info->max_in) return fail(&c, "has %d inputs, expected %d", (int)n->n_in, info->min_in);
         return fail(&c, "has %d inputs, expected %d to %d", (int)n->n_in, info->min_in, info->max_in);
     }
-    if (info->n_out >= 0 && n->op != SO_OP_LSTM && n->n_out != info->n_out)
+    if (info->n_out >= 0 && n->op != SO_OP_LSTM && n->op != SO_OP_GRU && n->op != SO_OP_RNN && n->n_out != info->n_out)
         return fail(&c, "has %d outputs, expected %d", (int)n->n_out, info->n_out);
     if (n->n_out < 1) return fail(&c, "has no outputs");
     int unknown = 0;

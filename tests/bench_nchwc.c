@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/common.h"
 #include "../kernels/exec.h"
 #include "../kernels/nchwc.h"
 #include "../kernels/ref.h"
@@ -35,17 +36,6 @@ static const shape_case cases[] = {
     {"mv2 dw 384 14", 384, 14, 384, 3, 1, 384},
     {"mv2 dw 960 7", 960, 7, 960, 3, 1, 960},
 };
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int main(int argc, char **argv)
 {
@@ -130,14 +120,14 @@ int main(int argc, char **argv)
                         L->conv(&p, 1, xb, yb, NULL, T);
                     if (i) best[i - 1] = so_now() - t0;
                 }
-                (doA ? ta : tb)[r] = median(best, it);
+                (doA ? ta : tb)[r] = so_median(best, (size_t)it);
             }
             ratio[r] = tb[r] / ta[r];
         }
         double rs[64];
         memcpy(rs, ratio, sizeof(double) * (size_t)R);
-        qsort(rs, (size_t)R, sizeof(double), cmp_d);
-        printf("%-24s %9.3f %9.3f %7.3f  %5.2f-%5.2f  (%s)\n", k->name, 1e3 * median(ta, R), 1e3 * median(tb, R), median(ratio, R), rs[0],
+        so_sort_doubles(rs, (size_t)R);
+        printf("%-24s %9.3f %9.3f %7.3f  %5.2f-%5.2f  (%s)\n", k->name, 1e3 * so_median(ta, (size_t)R), 1e3 * so_median(tb, (size_t)R), so_median(ratio, (size_t)R), rs[0],
                rs[R - 1], si.kernel);
         fflush(stdout);
         so_nchwc_conv_free(&p);

@@ -325,6 +325,56 @@ else bad "100,000-node chain: import, optimize --time-limit 1, numeric check, ex
 if bash tests/exporter_fixtures.sh "$SO" >"$TMP/exp" 2>&1; then ok "$(tail -1 "$TMP/exp")"
 else bad "exporter-style fixtures vs ONNX Runtime" "$TMP/exp"; fi
 
+# 10b. constructs the importer cannot handle (issue 16): custom operators without and with a declared shape, a
+#      data-dependent shape, Loop, LSTM / GRU forms outside the table (clip, other activations), LpPool. `run` and
+#      optimize each refuse with exit 1 and one line naming the file, the node and its operator; nothing is written.
+mkdir -p "$TMP/un"
+if $PY tests/make_unsupported.py "$TMP/un" >"$TMP/log" 2>&1; then
+    while read -r name node op; do
+        f="$TMP/un/$name.onnx"
+        for cmd in run optimize; do
+            if [ $cmd = run ]; then timeout 60 $SO run "$f" --iters 1 --warmup 0 >"$TMP/out" 2>"$TMP/err"
+            else timeout 60 $SO "$f" -o "$TMP/un/$name.opt.onnx" -q --cost flops >"$TMP/out" 2>"$TMP/err"; fi
+            rc=$?
+            if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -qF "$f" "$TMP/err" && grep -qF "'$node'" "$TMP/err" &&
+                grep -qE "(\(|')$op(\)|')" "$TMP/err" && [ ! -e "$TMP/un/$name.opt.onnx" ]; then
+                ok "$cmd refuses $name: one line naming the file, node '$node' and $op"
+            else echo "exit $rc" >>"$TMP/err"; bad "$cmd refuses $name: one line naming the file, node '$node' and $op" "$TMP/err"; fi
+        done
+    done <"$TMP/un/list.txt"
+else bad "tests/make_unsupported.py" "$TMP/log"; fi
+
+# 10c. --layout none writes standard ONNX under the default (measured) cost too: the search does not place the
+#      generated layout rules' blocked operators either (before: squeezenet came out with ai.superopt nodes)
+if $SO data/squeezenet.onnx --layout none -o "$TMP/sq_none.onnx" -q >"$TMP/log" 2>&1 &&
+    $PY -c 'import onnx, sys; m = onnx.load(sys.argv[1]); bad = [n.op_type for n in m.graph.node if n.domain not in ("", "ai.onnx")]; sys.exit(1 if bad else 0)' "$TMP/sq_none.onnx" >>"$TMP/log" 2>&1 &&
+    node tools/ort/ort_run.js "$TMP/sq_none.onnx" --inputs data/squeezenet.in.bin --outputs "$TMP/sq_none.out" >>"$TMP/log" 2>&1 &&
+    $PY data/compare_outputs.py "$TMP/sq_none.out" data/squeezenet.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
+    ok "--layout none (measured cost): squeezenet written as standard ONNX, runs in ONNX Runtime, matches PyTorch"
+else bad "--layout none (measured cost): squeezenet written as standard ONNX, runs in ONNX Runtime, matches PyTorch" "$TMP/log"; fi
+
+# 11. reproducible measured costs (issue 18): a run with --cost-table T that makes T and two runs that
+#     read it write byte-identical models (budget-bound search: a time limit would make the explored
+#     set depend on speed); the second and third measure nothing; a table of another ISA level is refused
+#     with one line; a damaged entry is refused with its line number
+T11="$TMP/cost.tsv"
+ct_ok=1
+for i in 1 2 3; do
+    $SO data/nasrnn.onnx -o "$TMP/ct$i.onnx" --cost-table "$T11" --budget 60 --time-limit 0 --layout none -q \
+        --report "$TMP/ct$i.json" >"$TMP/log" 2>&1 || ct_ok=0
+done
+if [ $ct_ok = 1 ] && cmp "$TMP/ct1.onnx" "$TMP/ct2.onnx" >>"$TMP/log" 2>&1 && cmp "$TMP/ct2.onnx" "$TMP/ct3.onnx" >>"$TMP/log" 2>&1 &&
+    $PY -c 'import json,sys; a,b,c=(json.load(open(f)) for f in sys.argv[1:]); assert a["cost_table_new"]>0 and b["cost_table_new"]==0 and c["cost_table_new"]==0 and b["cost_table_loaded"]==a["cost_table_new"] and a["cost_after"]==b["cost_after"]==c["cost_after"], (a["cost_table_new"],b["cost_table_new"])' \
+        "$TMP/ct1.json" "$TMP/ct2.json" "$TMP/ct3.json" >>"$TMP/log" 2>&1 &&
+    head -1 "$T11" | grep -q '^# superopt cost table v1$' && sed -n 2p "$T11" | grep -q "isa=$cur "; then
+    ok "--cost-table: 3 runs (1 measuring, 2 reading) write byte-identical models, the table keyed by isa=$cur"
+else bad "--cost-table: byte-identical models from one table" "$TMP/log"; fi
+if [ "$cur" != scalar ]; then
+    expect_error "--cost-table of another ISA level refused" "cost table is for 'isa=$cur" $SO data/nasrnn.onnx -o "$TMP/ctx.onnx" --cost-table "$T11" --isa scalar -q
+fi
+sed '3s/.*/zz/' "$T11" >"$TMP/ctbad.tsv"
+expect_error "--cost-table with a damaged entry refused" "ctbad.tsv:3: bad cost table entry" $SO data/nasrnn.onnx -o "$TMP/ctx.onnx" --cost-table "$TMP/ctbad.tsv" -q
+
 echo
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]

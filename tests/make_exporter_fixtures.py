@@ -13,6 +13,18 @@ tools/ort/ort_run.js). Styles:
            an Add on the channel-last tensor, ReduceMean over H, W, symbolic batch unk__N
   pt18     PyTorch at opset 18+: axes as inputs (ReduceMean, Unsqueeze, Squeeze), Split num_outputs,
            LayerNormalization, Shape/Gather/Concat-built Reshape targets, symbolic batch and sequence
+Recurrent models in two of these styles: tf2onnx (a Keras sequence model: batch-major input transposed to
+time-major, GRU with linear_before_reset = 1 as Keras' reset_after, SimpleRNN with Relu, a reverse LSTM, the
+last state squeezed into a Dense head) and Paddle2ONNX (opset 11, Constant weights, bidirectional GRU / RNN
+with Constant initial states and per-sequence lengths).
+3-D CNNs (video / volumetric, [N,C,D,H,W]) in two styles: tf2onnx (NDHWC input, Transposes, auto_pad SAME_UPPER on
+Conv and MaxPool) and PyTorch's opset-17 form of a 3-D CNN ("pt3d": explicit pads, dilations, groups,
+BatchNormalization, AveragePool with count_include_pad and ceil_mode, ConvTranspose with output_padding).
+tf2onnx's Resize forms: nearest with tf_half_pixel_for_nn (ResizeNearestNeighbor, half_pixel_centers) and
+bilinear tf_crop_and_resize with a region reaching outside the image (extrapolation_value); a bidirectional
+LSTM over sequences of different lengths as tf2onnx writes it (two forward LSTMs, the backward one between
+ReverseSequence nodes). PyTorch's MaxPool2d(return_indices=True) + MaxUnpool2d (a SegNet-style encoder/decoder,
+the unpooling back to an odd-sized map through output_shape).
 """
 import os
 import sys
@@ -257,6 +269,202 @@ def pt18(idx, opset, d, heads):
          ["--dim", "batch=%d" % (1 + idx % 2), "--dim", "sequence=%d" % (5 + 3 * idx)])
 
 
+# ---------------------------------------------------------------- recurrent cells (tf2onnx and Paddle2ONNX styles)
+def recurrent(name, style, opset, cell, direction, seq, feat, hidden, extra_attrs, paddle_consts):
+    nm = Namer()
+    nodes, inits = [], {}
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[cell]
+    dirs = 2 if direction == "bidirectional" else 1
+    batch = 2
+    sym = "unk__%d" % (700 + len(listing)) if style == "tf2onnx" else "p2o.DynamicDimension.%d" % len(listing)
+
+    def tensor(base, value):
+        if paddle_consts:
+            return const(nodes, nm, value)
+        t = nm(base)
+        inits[t] = value
+        return t
+    x = "input_1" if style == "tf2onnx" else "x"
+    xt = nm("transpose")
+    nodes.append(helper.make_node("Transpose", [x], [xt], perm=[1, 0, 2]))  # [N,T,I] -> [T,N,I]
+    w = tensor("W", f32(dirs, gates * hidden, feat, scale=0.4))
+    r = tensor("R", f32(dirs, gates * hidden, hidden, scale=0.4))
+    b = tensor("B", f32(dirs, 2 * gates * hidden, scale=0.2))
+    ins = [xt, w, r, b]
+    if paddle_consts:  # per-sequence lengths and a zero initial state, as Constants
+        ins.append(const(nodes, nm, np.array([seq, seq - 2][:batch], np.int32)))
+        ins.append(const(nodes, nm, np.zeros((dirs, batch, hidden), np.float32)))
+    y, yh = nm("Y"), nm("Y_h")
+    nodes.append(helper.make_node(cell, ins, [y, yh], hidden_size=hidden, direction=direction, **extra_attrs))
+    # head: the last state of every direction, [D,N,H] -> [N,D*H], Dense
+    t2 = nm("transpose")
+    nodes.append(helper.make_node("Transpose", [yh], [t2], perm=[1, 0, 2]))
+    fl = nm("flatten")
+    nodes.append(helper.make_node("Flatten", [t2], [fl], axis=1))
+    wd, bd = tensor("dense_W", f32(dirs * hidden, 5, scale=0.3)), tensor("dense_b", f32(5, scale=0.1))
+    mm, logits = nm("matmul"), "logits"
+    nodes.append(helper.make_node("MatMul", [fl, wd], [mm]))
+    nodes.append(helper.make_node("Add", [mm, bd], [logits]))
+    # and the whole sequence, batch-major: [T,D,N,H] -> [N,T,D,H]
+    seqout = "sequence_out"
+    nodes.append(helper.make_node("Transpose", [y], [seqout], perm=[2, 0, 1, 3]))
+    n_batch = batch if paddle_consts else 1 + len(listing) % 2
+    save(name, style, nodes,
+         [helper.make_tensor_value_info(x, T.FLOAT, [sym if not paddle_consts else batch, seq, feat])],
+         [helper.make_tensor_value_info(logits, T.FLOAT, [sym if not paddle_consts else batch, 5]),
+          helper.make_tensor_value_info(seqout, T.FLOAT, [sym if not paddle_consts else batch, seq, dirs, hidden])],
+         inits, opset, ["--dim", "%s=%d" % (sym, n_batch)] if not paddle_consts else [])
+
+
+# ---------------------------------------------------------------- 3-D CNNs (tf2onnx and PyTorch styles)
+def cnn3d(name, style, opset, cin, mid, d, hw):
+    nm = Namer()
+    nodes, inits = [], {}
+
+    def t(base, value):
+        n = nm(base)
+        inits[n] = value
+        return n
+    sym = "unk__%d" % (800 + len(listing)) if style == "tf2onnx" else "batch"
+    if style == "tf2onnx":
+        x = "input_1"
+        xin = helper.make_tensor_value_info(x, T.FLOAT, [sym, d, hw, hw, cin])
+        xt = nm("transpose")
+        nodes.append(helper.make_node("Transpose", [x], [xt], perm=[0, 4, 1, 2, 3]))
+        c1 = nm("conv3d")
+        nodes.append(helper.make_node("Conv", [xt, t("kernel", f32(mid, cin, 3, 3, 3, scale=0.3)), t("bias", f32(mid, scale=0.1))],
+                                      [c1], kernel_shape=[3, 3, 3], strides=[1, 2, 2], auto_pad="SAME_UPPER"))
+        r1 = nm("relu")
+        nodes.append(helper.make_node("Relu", [c1], [r1]))
+        p1 = nm("maxpool3d")
+        nodes.append(helper.make_node("MaxPool", [r1], [p1], kernel_shape=[2, 2, 2], strides=[2, 2, 2], auto_pad="SAME_UPPER"))
+        c2 = nm("conv3d")
+        nodes.append(helper.make_node("Conv", [p1, t("kernel", f32(mid, mid, 1, 3, 3, scale=0.3))], [c2], kernel_shape=[1, 3, 3],
+                                      auto_pad="VALID"))
+        feat = c2
+    else:
+        x = "input"
+        xin = helper.make_tensor_value_info(x, T.FLOAT, [sym, cin, d, hw, hw])
+        c1 = nm("/conv1/Conv_output_0")
+        nodes.append(helper.make_node("Conv", [x, t("conv1.weight", f32(mid, cin, 3, 3, 3, scale=0.3)), t("conv1.bias", f32(mid, scale=0.1))],
+                                      [c1], kernel_shape=[3, 3, 3], pads=[1, 2, 2, 1, 2, 2], dilations=[1, 2, 2], strides=[1, 1, 1]))
+        bn = nm("/bn/BatchNormalization_output_0")
+        nodes.append(helper.make_node("BatchNormalization", [c1, t("bn.weight", 1 + f32(mid, scale=0.1)), t("bn.bias", f32(mid, scale=0.1)),
+                                                             t("bn.running_mean", f32(mid, scale=0.1)), t("bn.running_var", np.abs(f32(mid)) + 0.5)],
+                                      [bn], epsilon=1e-5))
+        r1 = nm("/relu/Relu_output_0")
+        nodes.append(helper.make_node("Relu", [bn], [r1]))
+        c2 = nm("/conv2/Conv_output_0")
+        nodes.append(helper.make_node("Conv", [r1, t("conv2.weight", f32(mid, mid // 2, 3, 1, 3, scale=0.3))], [c2],
+                                      kernel_shape=[3, 1, 3], pads=[1, 0, 1, 1, 0, 1], strides=[2, 1, 2], group=2))
+        ap = nm("/pool/AveragePool_output_0")
+        nodes.append(helper.make_node("AveragePool", [c2], [ap], kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1],
+                                      count_include_pad=1, ceil_mode=1))
+        ct = nm("/up/ConvTranspose_output_0")
+        nodes.append(helper.make_node("ConvTranspose", [ap, t("up.weight", f32(mid, mid // 2, 2, 3, 3, scale=0.3)), t("up.bias", f32(mid, scale=0.1))],
+                                      [ct], kernel_shape=[2, 3, 3], strides=[2, 2, 2], pads=[0, 1, 1, 0, 1, 1], output_padding=[0, 1, 1], group=2))
+        mp = nm("/pool2/MaxPool_output_0")
+        nodes.append(helper.make_node("MaxPool", [ct], [mp], kernel_shape=[2, 3, 3], strides=[1, 2, 2], pads=[0, 1, 1, 1, 1, 1], ceil_mode=1))
+        feat = mp
+    g = nm("gap")
+    nodes.append(helper.make_node("GlobalAveragePool", [feat], [g]))
+    fl = nm("flatten")
+    nodes.append(helper.make_node("Flatten", [g], [fl], axis=1))
+    nodes.append(helper.make_node("Gemm", [fl, t("fc.weight", f32(6, mid, scale=0.3)), t("fc.bias", f32(6, scale=0.1))], ["logits"], transB=1))
+    nodes.append(helper.make_node("Identity", [feat], ["features"]))  # the feature map too: pooling errors cannot average out
+    save(name, style, nodes, [xin], [helper.make_tensor_value_info("logits", T.FLOAT, [sym, 6]),
+                                     helper.make_tensor_value_info("features", T.FLOAT, None)], inits, opset,
+         ["--dim", "%s=%d" % (sym, 1 + len(listing) % 2)])
+
+
+def tf_resize(name, opset, roi, sizes, extrap, nearest_mode):
+    nm = Namer()
+    nodes, inits = [], {}
+    sym = "unk__%d" % (900 + len(listing))
+    x = "input_1"
+    xt = nm("transpose")
+    nodes.append(helper.make_node("Transpose", [x], [xt], perm=[0, 3, 1, 2]))
+    empty_roi, sc = nm("roi"), nm("scales")
+    inits[empty_roi] = np.zeros(0, np.float32)
+    inits[sc] = np.array([1, 1, 2, 2], np.float32)
+    up = nm("ResizeNearestNeighbor")
+    nodes.append(helper.make_node("Resize", [xt, empty_roi, sc], [up], mode="nearest",
+                                  coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode=nearest_mode))
+    r, e, sz = nm("crop_roi"), nm("crop_scales"), nm("crop_sizes")
+    inits[r] = np.array(roi, np.float32)
+    inits[e] = np.zeros(0, np.float32)
+    inits[sz] = np.array(sizes, np.int64)
+    cr = nm("CropAndResize")
+    nodes.append(helper.make_node("Resize", [up, r, e, sz], [cr], mode="linear", coordinate_transformation_mode="tf_crop_and_resize",
+                                  extrapolation_value=extrap))
+    w = nm("kernel")
+    inits[w] = f32(4, sizes[1], 1, 1)
+    cv = nm("conv")
+    nodes.append(helper.make_node("Conv", [cr, w], [cv], kernel_shape=[1, 1]))
+    nodes.append(helper.make_node("Transpose", [cv], ["Identity:0"], perm=[0, 2, 3, 1]))
+    save(name, "tf2onnx", nodes, [helper.make_tensor_value_info(x, T.FLOAT, [sizes[0], 6, 7, sizes[1]])],
+         [helper.make_tensor_value_info("Identity:0", T.FLOAT, [sizes[0], sizes[2], sizes[3], 4])], inits, opset, [])
+
+
+def tf_bidir_reverse(name, opset, seq, feat, hidden):
+    nm = Namer()
+    nodes, inits = [], {}
+    batch = 3
+    x, lens = "input_1", "seq_lens"
+    inits[lens] = np.array([seq, seq - 2, 2], np.int64)  # the lengths as a constant: seeded integer inputs would be 0
+    xt = nm("transpose")
+    nodes.append(helper.make_node("Transpose", [x], [xt], perm=[1, 0, 2]))  # [N,T,I] -> [T,N,I]
+    outs = []
+    for dname in ("fw", "bw"):
+        w, r, b = nm(dname + "_W"), nm(dname + "_R"), nm(dname + "_B")
+        inits[w], inits[r], inits[b] = f32(1, 4 * hidden, feat, scale=0.4), f32(1, 4 * hidden, hidden, scale=0.4), f32(1, 8 * hidden, scale=0.2)
+        src = xt
+        if dname == "bw":
+            src = nm("ReverseSequence")
+            nodes.append(helper.make_node("ReverseSequence", [xt, lens], [src], batch_axis=1, time_axis=0))
+        y = nm(dname + "_Y")
+        nodes.append(helper.make_node("LSTM", [src, w, r, b], [y], hidden_size=hidden))
+        sq = nm(dname + "_squeeze")
+        ax = nm("axes")
+        inits[ax] = np.array([1], np.int64)
+        nodes.append(helper.make_node("Squeeze", [y, ax], [sq]))  # [T,1,N,H] -> [T,N,H]
+        if dname == "bw":
+            rv = nm("ReverseSequence")
+            nodes.append(helper.make_node("ReverseSequence", [sq, lens], [rv], batch_axis=1, time_axis=0))
+            sq = rv
+        outs.append(sq)
+    cat = nm("concat")
+    nodes.append(helper.make_node("Concat", outs, [cat], axis=2))
+    nodes.append(helper.make_node("Transpose", [cat], ["Identity:0"], perm=[1, 0, 2]))
+    save(name, "tf2onnx", nodes, [helper.make_tensor_value_info(x, T.FLOAT, [batch, seq, feat])],
+         [helper.make_tensor_value_info("Identity:0", T.FLOAT, [batch, seq, 2 * hidden])], inits, opset, [])
+
+
+def pt_unpool(name, opset, c, hw):
+    nm = Namer()
+    nodes, inits = [], {}
+    x = "input"
+    w1, b1 = nm("enc.weight"), nm("enc.bias")
+    inits[w1], inits[b1] = f32(c, 3, 3, 3, scale=0.3), f32(c, scale=0.1)
+    c1 = nm("/enc/Conv_output_0")
+    nodes.append(helper.make_node("Conv", [x, w1, b1], [c1], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    p, idx = nm("/pool/MaxPool_output_0"), nm("/pool/MaxPool_output_1")
+    nodes.append(helper.make_node("MaxPool", [c1], [p, idx], kernel_shape=[2, 2], strides=[2, 2]))
+    w2 = nm("mid.weight")
+    inits[w2] = f32(c, c, 3, 3, scale=0.3)
+    c2 = nm("/mid/Conv_output_0")
+    nodes.append(helper.make_node("Conv", [p, w2], [c2], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    os_ = nm("output_shape")
+    inits[os_] = np.array([1, c, hw, hw], np.int64)
+    un = nm("/unpool/MaxUnpool_output_0")
+    nodes.append(helper.make_node("MaxUnpool", [c2, idx, os_], [un], kernel_shape=[2, 2], strides=[2, 2]))
+    w3 = nm("dec.weight")
+    inits[w3] = f32(2, c, 3, 3, scale=0.3)
+    nodes.append(helper.make_node("Conv", [un, w3], ["output"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    save(name, "pt18" if opset >= 18 else "torchscript-style", nodes, [helper.make_tensor_value_info(x, T.FLOAT, [1, 3, hw, hw])],
+         [helper.make_tensor_value_info("output", T.FLOAT, [1, 2, hw, hw])], inits, opset, [])
+
+
 k = 0
 for opset in (9, 10, 11):
     for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
@@ -275,6 +483,18 @@ for opset in (18, 19, 20):
         pt18(k, opset, d, heads)
         k += 1
 pt18(k, 18, 64, 8)
+recurrent("tf2onnx_10_op13_gru", "tf2onnx", 13, "GRU", "forward", 7, 6, 8, {"linear_before_reset": 1}, False)
+recurrent("tf2onnx_11_op13_rnn_relu", "tf2onnx", 13, "RNN", "forward", 6, 5, 12, {"activations": ["Relu"]}, False)
+recurrent("tf2onnx_12_op15_lstm_reverse", "tf2onnx", 15, "LSTM", "reverse", 5, 4, 10, {}, False)
+recurrent("paddle_10_op11_gru_bidir", "paddle", 11, "GRU", "bidirectional", 6, 5, 7, {}, True)
+recurrent("paddle_11_op11_rnn_bidir", "paddle", 11, "RNN", "bidirectional", 5, 3, 9, {}, True)
+cnn3d("tf2onnx_13_op13_cnn3d", "tf2onnx", 13, 3, 8, 6, 12)
+cnn3d("pt3d_00_op17_cnn3d", "pt3d", 17, 3, 8, 7, 11)
+cnn3d("pt3d_01_op13_cnn3d", "pt3d", 13, 2, 6, 5, 9)
+tf_resize("tf2onnx_14_op13_crop_resize", 13, [0, 0, -0.1, 0.2, 1, 1, 1.15, 0.9], [1, 3, 9, 8], 0.5, "round_prefer_ceil")
+tf_resize("tf2onnx_15_op11_crop_resize", 11, [0, 0, 0.25, 0.0, 1, 1, 0.75, 1.0], [2, 2, 5, 1], 0.0, "floor")
+tf_bidir_reverse("tf2onnx_16_op13_bilstm_reverse", 13, 6, 4, 5)
+pt_unpool("pt18_10_op18_unpool", 18, 4, 9)
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

@@ -126,6 +126,33 @@ static void test_config(void **state)
     superopt_config_free(NULL);
 }
 
+/* The option table: keys unique, every default accepted by superopt_config_set, every key named in the
+   unknown-key message, NULL past the end. */
+static void test_config_options(void **state)
+{
+    (void)state;
+    superopt_config *c = NULL;
+    assert_int_equal(superopt_config_new(&c), SUPEROPT_OK);
+    assert_int_equal(superopt_config_set(c, "nonsense", "1"), SUPEROPT_INVALID_ARGUMENT);
+    char unknown[1024];
+    snprintf(unknown, sizeof unknown, "%s", superopt_config_error(c));
+    size_t n = 0;
+    for (; superopt_config_option(n); n++) {
+        const superopt_option *o = superopt_config_option(n);
+        assert_non_null(o->key);
+        assert_non_null(o->value);
+        assert_non_null(o->help);
+        assert_non_null(strstr(unknown, o->key));
+        for (size_t j = 0; j < n; j++) assert_string_not_equal(superopt_config_option(j)->key, o->key);
+        if (o->default_value) assert_int_equal(superopt_config_set(c, o->key, o->default_value), SUPEROPT_OK);
+        if (o->type == SUPEROPT_OPTION_FLAG) assert_int_equal(superopt_config_set(c, o->key, "2"), SUPEROPT_INVALID_ARGUMENT);
+    }
+    assert_true(n >= 20);
+    assert_null(superopt_config_option(n));
+    assert_string_equal(superopt_config_option(0)->key, "threads");
+    superopt_config_free(c);
+}
+
 /* Every data/ model through a session (path and bytes) matches its stored outputs, twice on the same buffers. */
 static void test_models(void **state)
 {
@@ -418,6 +445,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_and_names),
         cmocka_unit_test(test_config),
+        cmocka_unit_test(test_config_options),
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_same_session_refused),

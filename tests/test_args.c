@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "../api/api_priv.h"
 #include "../cli/args.h"
 
 static char last_msg[200];
@@ -93,8 +94,55 @@ static void test_errors(void **state)
     assert_string_equal(last_msg, "(help)");
 }
 
+/* The library's options on the command line: spelled from superopt_config_option(), values set into the
+   config as parsed, flags (--no-reverse sets 0), scope (run takes --profile, optimize does not), the ones
+   the command line spells itself left out, a refused value reported with the library's message. */
+static void test_config_options(void **state)
+{
+    (void)state;
+    superopt_config *cfg = NULL;
+    assert_int_equal(superopt_config_new(&cfg), SUPEROPT_OK);
+    int quiet = 0, n = 1, n_pos;
+    so_arg args[64] = {SO_ARG_FLAG_("-q", &quiet)};
+    assert_int_equal(so_args_config_opts(args, &n, 63, cfg, SUPEROPT_SCOPE_OPTIMIZE), 0);
+    args[n] = (so_arg)SO_ARG_END;
+    const char *pos[1];
+    char *argv[] = {"cmd", "m.onnx", "--time-limit", "3.5", "--no-reverse", "--search", "greedy", "--threads", "4",
+                    "--allow-unverified", "--report", "r.json", "-q", NULL};
+    usage_calls = 0;
+    assert_int_equal(so_args_parse(args, 13, argv, pos, 1, &n_pos, usage), 0);
+    assert_int_equal(usage_calls, 0);
+    assert_true(cfg->time_limit == 3.5);
+    assert_int_equal(cfg->reverse, 0);
+    assert_int_equal(cfg->search, 1);
+    assert_int_equal(cfg->threads, 4);
+    assert_int_equal(cfg->allow_unverified, 1);
+    assert_string_equal(cfg->report, "r.json");
+    assert_int_equal(quiet, 1);
+    char *bad[] = {"cmd", "--alpha", "0.5"};
+    assert_int_equal(so_args_parse(args, 3, bad, pos, 1, &n_pos, usage), 2);
+    assert_string_equal(last_msg, "option alpha=0.5: expected a number in [1, 100]");
+    assert_true(cfg->alpha == 1.05);
+    const char *not_here[] = {"--profile", "--progress", "--max-memory", "--input-shape", "--dim", "--reverse"};
+    for (size_t i = 0; i < sizeof not_here / sizeof not_here[0]; i++) {
+        char *a[] = {"cmd", (char *)not_here[i], "1"};
+        assert_int_equal(so_args_parse(args, 3, a, pos, 1, &n_pos, usage), 2);
+        assert_non_null(strstr(last_msg, "unknown option"));
+    }
+    n = 0;
+    assert_int_equal(so_args_config_opts(args, &n, 63, cfg, SUPEROPT_SCOPE_SESSION), 0);
+    args[n] = (so_arg)SO_ARG_END;
+    char *run[] = {"cmd", "--profile", "--reference", "--threads", "2"};
+    assert_int_equal(so_args_parse(args, 5, run, pos, 1, &n_pos, usage), 0);
+    assert_int_equal(cfg->profile, 1);
+    assert_int_equal(cfg->reference, 1);
+    assert_int_equal(cfg->threads, 2);
+    assert_int_equal(so_args_config_opts(args, &n, n + 1, cfg, SUPEROPT_SCOPE_SESSION), -1);
+    superopt_config_free(cfg);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_values), cmocka_unit_test(test_errors)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_values), cmocka_unit_test(test_errors), cmocka_unit_test(test_config_options)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -252,6 +252,51 @@ static void test_split_in_place(void **state)
     so_model_free(t.m);
 }
 
+/* Zero-copy Slice: a slice that is one contiguous run of its input (channel ranges of a
+   [1, C, H, W] value, ShuffleNet's halves) is a view at its offset; strided or partial-row
+   slices copy. The input outlives every view read after later steps. */
+static so_attr slice_attr(int axis, int64_t start, int64_t end, int64_t step)
+{
+    so_attr a = {0};
+    a.n_ints = 4;
+    a.ints[0] = axis, a.ints[1] = start, a.ints[2] = end, a.ints[3] = step;
+    return a;
+}
+
+static void test_slice_in_place(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 5);
+    int32_t x = tb_input(&t, shp(4, 1, 6, 2, 5));
+    int32_t a = tb_node(&t, SO_OP_TANH, &x, 1, NULL, "a");
+    so_attr sa[4] = {slice_attr(1, 3, 6, 1), slice_attr(1, 0, 3, 1), slice_attr(1, 0, 6, 2), slice_attr(3, 1, 4, 1)};
+    int32_t sl[4], us[4];
+    const so_op uop[4] = {SO_OP_NEG, SO_OP_RELU, SO_OP_SIGMOID, SO_OP_EXP};
+    for (int q = 0; q < 4; q++) sl[q] = tb_node(&t, SO_OP_SLICE, &a, 1, &sa[q], "slice");
+    int32_t b = tb_node(&t, SO_OP_SIGMOID, &x, 1, NULL, "b"); /* would take a's memory if a died with the slices */
+    for (int q = 3; q >= 0; q--) us[q] = tb_node(&t, uop[q], &sl[q], 1, NULL, "use");
+    for (int q = 0; q < 5; q++) t.g->outputs[q] = (so_edge){q == 4 ? b : us[q], 0};
+    float in[60], ref[5][60], out[5][60];
+    for (int j = 0; j < 60; j++) in[j] = (float)(j % 13) * 0.25f - 1.5f;
+    const float *ins[1] = {in};
+    float *refs[5] = {ref[0], ref[1], ref[2], ref[3], ref[4]}, *outs[5] = {out[0], out[1], out[2], out[3], out[4]};
+    const int len[5] = {30, 30, 30, 18, 60};
+    assert_int_equal(so_ref_run(t.g, ins, refs), SO_OK);
+    for (int r = 0; r < 2; r++) {
+        so_exec_opts o = {.threads = 1 + r, .reference = r};
+        so_exec *e = NULL;
+        assert_int_equal(so_exec_new(t.g, &o, &e), SO_OK);
+        /* steps: a, the strided and the partial-row slice, b, four uses (the channel ranges in place) */
+        assert_int_equal(so_exec_n_steps(e), 8);
+        assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
+        for (int q = 0; q < 5; q++)
+            for (int j = 0; j < len[q]; j++) assert_true(fabs(out[q][j] - ref[q][j]) <= 1e-6);
+        so_exec_free(e);
+    }
+    so_model_free(t.m);
+}
+
 static void test_opaque_error(void **state)
 {
     (void)state;
@@ -545,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_views_and_outputs),
         cmocka_unit_test(test_concat_in_place),
         cmocka_unit_test(test_split_in_place),
+        cmocka_unit_test(test_slice_in_place),
         cmocka_unit_test(test_opaque_error),
         cmocka_unit_test(test_flops_profile_timing),
         cmocka_unit_test(test_models),

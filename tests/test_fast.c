@@ -966,7 +966,7 @@ static void test_resize(void **state)
     static const struct { int H, W, Ho, Wo; } sz[] = {{5, 7, 10, 14}, {7, 5, 3, 9}, {6, 6, 1, 1}, {4, 9, 13, 2}};
     int cases = 0;
     for (int mode = 0; mode < 2; mode++)
-        for (int cm = 0; cm < SO_RESIZE_COORD_COUNT; cm++)
+        for (int cm = 0; cm < SO_RESIZE_TF_CROP_AND_RESIZE; cm++) /* tf_crop_and_resize: the reference's own path (roi, extrapolation), checked by conformance */
             for (int nm = 0; nm < (mode ? 1 : 4); nm++)
                 for (size_t q = 0; q < sizeof sz / sizeof *sz; q++) {
                     tb t;
@@ -1356,6 +1356,9 @@ static void test_data_movement(void **state)
         {3, {9, 16, 11}, {2, 0, 1}, "transpose_tiled"},        {5, {2, 9, 3, 10, 2}, {4, 3, 0, 2, 1}, NULL},
         {5, {3, 10, 2, 9, 2}, {0, 3, 2, 4, 1}, NULL},          {2, {5, 30}, {1, 0}, "transpose"},
         {3, {4, 9, 17}, {1, 2, 0}, "transpose"},
+        /* channel shuffles (ShuffleNet): the H, W axes merge into one copied run */
+        {5, {1, 2, 7, 5, 3}, {0, 2, 1, 3, 4}, "transpose"},    {5, {2, 3, 4, 1, 6}, {0, 2, 1, 3, 4}, "transpose"},
+        {4, {3, 4, 5, 6}, {1, 0, 2, 3}, "transpose"},
     };
     for (size_t v = 0; v < sizeof tt / sizeof tt[0]; v++) {
         tb t;

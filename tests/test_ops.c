@@ -29,7 +29,7 @@ static char *operators_md(void)
                        "stage does not build):\n\n"
                        "- **import / export**: `src/onnx_build.c` `imp_<op>`, `src/onnx_export.c` `exp_<op>` (\"-\": no ONNX form; the\n"
                        "  blocked-layout operators `*nchwc*` are written, and read back by `build_layout_op`, in superopt's layout domain);\n"
-                       "- **shapes, reference kernel**: `src/shape.c` `shape_<op>`, `kernels/ref.c` `so_ref_<op>` (every operator);\n"
+                       "- **shapes, reference kernel**: `src/shape.c` `shape_<op>`, `kernels/ref_*.c` `so_ref_<op>` (every operator);\n"
                        "- **FLOPs**: `kernels/exec.c` `flops_<op>` (the flops cost model and profiles);\n"
                        "- **rule shapes**: `rules/rule.c` `sym_<op>` (\"-\": shape left to instantiation);\n"
                        "- **generator**: `rules/gen_universe.c` `gen_<op>` (enumerated in fingerprints, or not in rules);\n"

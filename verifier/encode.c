@@ -616,6 +616,15 @@ typedef int (*z3_fn)(zctx *cx);
 #define z3_xor Z3_NOT_IN_RULES
 #define z3_mod Z3_NOT_IN_RULES
 #define z3_cast Z3_NOT_IN_RULES
+#define z3_gru Z3_NOT_IN_RULES
+#define z3_rnn Z3_NOT_IN_RULES
+#define z3_conv3d Z3_NOT_IN_RULES
+#define z3_convtranspose3d Z3_NOT_IN_RULES
+#define z3_maxpool3d Z3_NOT_IN_RULES
+#define z3_avgpool3d Z3_NOT_IN_RULES
+#define z3_reversesequence Z3_NOT_IN_RULES
+#define z3_maxpoolidx Z3_NOT_IN_RULES
+#define z3_maxunpool Z3_NOT_IN_RULES
 #define z3_gridsample Z3_NOT_IN_RULES
 #define z3_scatternd Z3_NOT_IN_RULES
 

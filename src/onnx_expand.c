@@ -1,0 +1,303 @@
+/* onnx_expand.c - import of ONNX nodes that become several table operators (LayerNormalization with its statistics, MVN, Sum / Mean, Tile of a computed tensor, 1-D conv / pool lifted to 2-D, batch-first recurrent ops). */
+#include "onnx_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Binds tensor `name` to the value v (a copy of a constant, or the same edge). */
+static void bind_alias(imp *im, const char *name, const val *v)
+{
+    if (!v->is_const) {
+        onx_bind_edge(im, name, v->e.node, v->e.slot);
+        return;
+    }
+    ctensor cc = v->c;
+    size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
+    cc.data = so_xmalloc(bytes + 1);
+    memcpy(cc.data, v->c.data, bytes);
+    onx_bind_const(im, name, &cc);
+}
+
+/* One step of an expansion: op on ins, attribute a (NULL: default); *out = the new value. */
+static int step(imp *im, so_op op, val **ins, int n_in, const so_attr *a, const char *nm, val **out)
+{
+    int32_t i;
+    int r = onx_emit(im, op, ins, n_in, 1, a, nm, NULL, 0, &i);
+    if (r == SO_OK) *out = onx_anon_edge(im, i, 0);
+    return r;
+}
+
+/* LayerNormalization with its Mean / InvStdDev outputs, as ONNX's function body defines it:
+   mean = ReduceMean(X, axes = axis..rank-1), D = X - mean, inv = 1 / sqrt(ReduceMean(D * D) + eps),
+   Y = D * inv * scale (+ B). Table operators only; names bound to the node's outputs. */
+int onx_layernorm_expanded(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, so_shape xs)
+{
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    int32_t axis;
+    int r;
+    if (xs.rank < 1 || onx_att_i(n, "stash_type", 1) != 1) return SO_ERR_UNSUPPORTED;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &axis) != SO_OK) return SO_ERR;
+    for (int d = axis; d < xs.rank; d++) ra.ints[ra.n_ints++] = d;
+    ra.keepdims = 1;
+    ctensor c;
+    if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+    ((float *)c.data)[0] = onx_att_f(n, "epsilon", 1e-5f);
+    val *eps = onx_bind_const(im, NULL, &c), *mean, *d, *sq, *var, *ve, *sd, *inv, *y0, *y1, *y;
+    const char *nm = onx_node_name(im, n, NULL);
+    val *a2[2];
+    if ((r = step(im, SO_OP_REDUCEMEAN, &ins[0], 1, &ra, nm, &mean)) != SO_OK) return r;
+    a2[0] = ins[0], a2[1] = mean;
+    if ((r = step(im, SO_OP_SUB, a2, 2, NULL, nm, &d)) != SO_OK) return r;
+    a2[0] = d, a2[1] = d;
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &sq)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_REDUCEMEAN, &sq, 1, &ra, nm, &var)) != SO_OK) return r;
+    a2[0] = var, a2[1] = eps;
+    if ((r = step(im, SO_OP_ADD, a2, 2, NULL, nm, &ve)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_SQRT, &ve, 1, NULL, nm, &sd)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_RECIPROCAL, &sd, 1, NULL, nm, &inv)) != SO_OK) return r;
+    a2[0] = d, a2[1] = inv;
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &y0)) != SO_OK) return r;
+    a2[0] = y0, a2[1] = ins[1];
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &y1)) != SO_OK) return r;
+    y = y1;
+    if (n_in > 2 && ins[2]) {
+        a2[0] = y1, a2[1] = ins[2];
+        if ((r = step(im, SO_OP_ADD, a2, 2, NULL, nm, &y)) != SO_OK) return r;
+    }
+    val *res[3] = {y, mean, inv};
+    for (size_t k = 0; k < n->n_output && k < 3; k++) {
+        if (!n->output[k][0]) continue;
+        bind_alias(im, n->output[k], res[k]);
+    }
+    return SO_OK;
+}
+
+/* MeanVarianceNormalization (axes, default [0, 2, 3]): d = X - ReduceMean(X); Y = d / (Sqrt(ReduceMean(d * d)) + 1e-9),
+   ONNX's function body (epsilon added to the standard deviation). */
+so_status onx_mvn(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 1 || !ins[0] || n->n_output != 1) return onx_node_err(im, "needs 1 input and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank < 0 || xs.dtype != SO_F32) return onx_add_opaque(im, n, ins, n_in);
+    const int64_t *p;
+    long k = onx_att_ints(n, "axes", &p);
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    int64_t ax[SO_MAX_RANK];
+    int nax = 0;
+    if (k < 0) {
+        if (xs.rank != 4) return onx_node_err(im, "default axes [0, 2, 3] need a 4-D input, got rank %d", (int)xs.rank);
+        ax[0] = 0, ax[1] = 2, ax[2] = 3, nax = 3;
+    } else {
+        if (k > SO_MAX_RANK) return onx_node_err(im, "too many axes");
+        for (long i = 0; i < k; i++) ax[nax++] = p[i];
+    }
+    if (onx_norm_axes(im, ax, nax, xs.rank) != SO_OK) return SO_ERR;
+    ra.n_ints = nax;
+    memcpy(ra.ints, ax, (size_t)nax * 8);
+    ra.keepdims = 1;
+    char *const no_name[1] = {(char *)""};
+    const char *nm = onx_node_name(im, n, NULL);
+    int32_t i_mean, i_d, i_sq, i_var, i_std, i_den;
+    int r;
+    ctensor eps;
+    if (onx_ct_new(im, &eps, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+    ((float *)eps.data)[0] = 1e-9f;
+    val *e = onx_bind_const(im, NULL, &eps), *v2[2];
+    if ((r = onx_emit(im, SO_OP_REDUCEMEAN, ins, 1, 1, &ra, nm, no_name, 1, &i_mean)) != SO_OK) return r;
+    v2[0] = ins[0], v2[1] = onx_anon_edge(im, i_mean, 0);
+    if ((r = onx_emit(im, SO_OP_SUB, v2, 2, 1, NULL, nm, no_name, 1, &i_d)) != SO_OK) return r;
+    v2[0] = v2[1] = onx_anon_edge(im, i_d, 0);
+    if ((r = onx_emit(im, SO_OP_MUL, v2, 2, 1, NULL, nm, no_name, 1, &i_sq)) != SO_OK) return r;
+    v2[0] = onx_anon_edge(im, i_sq, 0);
+    if ((r = onx_emit(im, SO_OP_REDUCEMEAN, v2, 1, 1, &ra, nm, no_name, 1, &i_var)) != SO_OK) return r;
+    v2[0] = onx_anon_edge(im, i_var, 0);
+    if ((r = onx_emit(im, SO_OP_SQRT, v2, 1, 1, NULL, nm, no_name, 1, &i_std)) != SO_OK) return r;
+    v2[0] = onx_anon_edge(im, i_std, 0), v2[1] = e;
+    if ((r = onx_emit(im, SO_OP_ADD, v2, 2, 1, NULL, nm, no_name, 1, &i_den)) != SO_OK) return r;
+    v2[0] = onx_anon_edge(im, i_d, 0), v2[1] = onx_anon_edge(im, i_den, 0);
+    return onx_emit(im, SO_OP_DIV, v2, 2, 1, NULL, nm, n->output, 1, NULL);
+}
+
+/* 1-D Conv / ConvTranspose / MaxPool / AveragePool ([N, C, L] input): imported as the 2-D operator on
+   [N, C, 1, L] (Unsqueeze axis 2 of the input and of the weight; every spatial attribute lifted with a
+   leading 1 or 0: kernel_shape, strides, dilations, output_padding, output_shape, pads) and Squeeze axis 2
+   of its output. A form the 2-D importer does not take keeps the original node verbatim. */
+so_status onx_lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
+{
+    if (n->n_output != 1) return onx_add_opaque(im, n, ins, n_in); /* MaxPool's indices */
+    so_attr ua;
+    memset(&ua, 0, sizeof ua);
+    ua.n_ints = 1;
+    ua.ints[0] = 2;
+    char *const no_name[1] = {(char *)""};
+    val *lifted[SO_MAX_IN * 2] = {0};
+    int r;
+    for (size_t k = 0; k < n_in && k < 2; k++) { /* X, and W of the convolutions */
+        if (!ins[k] || (k == 1 && op != SO_OP_CONV && op != SO_OP_CONVTRANSPOSE)) continue;
+        if (onx_vshape(im, ins[k]).rank != 3) { /* a weight of another rank: the 2-D importer's clear error */
+            r = onx_build_op(im, n, op, ins, n_in);
+            if (r == SO_ERR_UNSUPPORTED) return onx_add_opaque(im, n, ins, n_in);
+            return r == SO_OK ? SO_OK : SO_ERR;
+        }
+        int32_t ni;
+        if ((r = onx_emit(im, SO_OP_UNSQUEEZE, &ins[k], 1, 1, &ua, NULL, no_name, 1, &ni)) != SO_OK) return r;
+        lifted[k] = onx_anon_edge(im, ni, 0);
+    }
+    for (size_t k = 0; k < n_in; k++)
+        if (!lifted[k]) lifted[k] = ins[k];
+    /* the node with lifted attributes and a temporary output name */
+    Onnx__NodeProto n2 = *n;
+    Onnx__AttributeProto *at = so_xcalloc(n->n_attribute + 1, sizeof *at), **ap = so_xcalloc(n->n_attribute + 1, sizeof *ap);
+    int64_t *iv = so_xcalloc(n->n_attribute * 4 + 1, sizeof *iv);
+    char out_name[600];
+    char *outs[1] = {out_name};
+    snprintf(out_name, sizeof out_name, "%s\x01lifted", n->output[0]);
+    n2.attribute = ap;
+    n2.output = outs;
+    for (size_t k = 0; k < n->n_attribute; k++) {
+        const Onnx__AttributeProto *a = n->attribute[k];
+        at[k] = *a;
+        ap[k] = &at[k];
+        const char *nm = a->name ? a->name : "";
+        int pads = !strcmp(nm, "pads"), zero = !strcmp(nm, "output_padding");
+        if (!pads && !zero && strcmp(nm, "kernel_shape") && strcmp(nm, "strides") && strcmp(nm, "dilations") && strcmp(nm, "output_shape")) continue;
+        if (a->n_ints != (size_t)(pads ? 2 : 1)) {
+            r = onx_add_opaque(im, n, ins, n_in);
+            goto out;
+        }
+        int64_t *v = iv + 4 * k;
+        if (pads) v[0] = 0, v[1] = a->ints[0], v[2] = 0, v[3] = a->ints[1];
+        else v[0] = zero ? 0 : 1, v[1] = a->ints[0];
+        at[k].ints = v;
+        at[k].n_ints = pads ? 4 : 2;
+    }
+    r = onx_build_op(im, &n2, op, lifted, n_in);
+    if (r == SO_ERR_UNSUPPORTED) r = onx_add_opaque(im, n, ins, n_in);
+    else if (r == SO_OK) {
+        val *y = onx_lookup(im, out_name);
+        if (!y) r = onx_node_err(im, "lifted 1-D output missing");
+        else r = onx_emit(im, SO_OP_SQUEEZE, &y, 1, 1, &ua, NULL, n->output, 1, NULL);
+    }
+out:
+    free(at);
+    free(ap);
+    free(iv);
+    return r;
+}
+
+/* LSTM / GRU / RNN with layout = 1 (batch first: X [N,T,I], initial states [N,D,H], Y [N,T,D,H], last states
+   [N,D,H]): imported as the layout-0 operator between Transposes (X and the initial states in, every output out).
+   A form the layout-0 importer does not take keeps the original node verbatim. */
+so_status onx_recurrent_batch_first(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
+{
+    so_attr t3, t4;
+    memset(&t3, 0, sizeof t3);
+    memset(&t4, 0, sizeof t4);
+    t3.n_ints = 3, t3.ints[0] = 1, t3.ints[1] = 0, t3.ints[2] = 2;                 /* [N,T,I] <-> [T,N,I], [D,N,H] <-> [N,D,H] */
+    t4.n_ints = 4, t4.ints[0] = 2, t4.ints[1] = 0, t4.ints[2] = 1, t4.ints[3] = 3; /* [T,D,N,H] -> [N,T,D,H] */
+    char *const no_name[1] = {(char *)""};
+    val *moved[SO_MAX_IN] = {0};
+    int r;
+    for (size_t k = 0; k < n_in && k < SO_MAX_IN; k++) {
+        moved[k] = ins[k];
+        if (!ins[k] || (k != 0 && k != 5 && k != 6)) continue;
+        if (onx_vshape(im, ins[k]).rank != 3) return onx_add_opaque(im, n, ins, n_in);
+        int32_t ni;
+        if ((r = onx_emit(im, SO_OP_TRANSPOSE, &ins[k], 1, 1, &t3, NULL, no_name, 1, &ni)) != SO_OK) return r;
+        moved[k] = onx_anon_edge(im, ni, 0);
+    }
+    Onnx__NodeProto n2 = *n;
+    Onnx__AttributeProto **ap = so_xcalloc(n->n_attribute + 1, sizeof *ap);
+    char (*tmp)[600] = so_xcalloc(n->n_output + 1, sizeof *tmp);
+    char **outs = so_xcalloc(n->n_output + 1, sizeof *outs);
+    n2.n_attribute = 0;
+    n2.attribute = ap;
+    for (size_t k = 0; k < n->n_attribute; k++)
+        if (!n->attribute[k]->name || strcmp(n->attribute[k]->name, "layout")) ap[n2.n_attribute++] = n->attribute[k];
+    for (size_t k = 0; k < n->n_output; k++) {
+        if (n->output[k][0]) snprintf(tmp[k], sizeof tmp[k], "%s\x01" "batch_first", n->output[k]);
+        outs[k] = tmp[k];
+    }
+    n2.output = outs;
+    r = onx_build_op(im, &n2, op, moved, n_in);
+    if (r == SO_ERR_UNSUPPORTED) r = onx_add_opaque(im, n, ins, n_in);
+    else if (r == SO_OK) {
+        for (size_t k = 0; k < n->n_output && r == SO_OK; k++) {
+            if (!n->output[k][0]) continue;
+            val *y = onx_lookup(im, tmp[k]);
+            if (!y) r = onx_node_err(im, "batch-first output %d missing", (int)k);
+            else r = onx_emit(im, SO_OP_TRANSPOSE, &y, 1, 1, k == 0 ? &t4 : &t3, NULL, &n->output[k], 1, NULL);
+        }
+    }
+    free(ap);
+    free(tmp);
+    free(outs);
+    return r;
+}
+
+/* Tile of a computed tensor by constant repeats: per axis, a Concat of that many copies. */
+so_status onx_tile_concat(imp *im, const Onnx__NodeProto *n, val **ins)
+{
+    so_shape xs = onx_vshape(im, ins[0]);
+    int64_t rep[SO_MAX_RANK];
+    int cnt = 0, r;
+    if (xs.rank < 0) return onx_add_opaque(im, n, ins, 2);
+    if ((r = onx_const_ints(im, ins[1], rep, SO_MAX_RANK, &cnt, "repeats")) != SO_OK) return r;
+    if (cnt != xs.rank) return onx_node_err(im, "repeats has %d entries for rank %d", cnt, xs.rank);
+    val *acc = ins[0];
+    for (int d = 0; d < xs.rank; d++) {
+        if (rep[d] < 1 || rep[d] > SO_MAX_IN) {
+            if (rep[d] == 1) continue;
+            return onx_add_opaque(im, n, ins, 2); /* 0 (empty) or more copies than a Concat takes */
+        }
+        if (rep[d] == 1) continue;
+        val *copies[SO_MAX_IN];
+        for (int64_t k = 0; k < rep[d]; k++) copies[k] = acc;
+        so_attr ca;
+        memset(&ca, 0, sizeof ca);
+        ca.axis = d;
+        int32_t idx;
+        if ((r = onx_emit(im, SO_OP_CONCAT, copies, (int)rep[d], 1, &ca, onx_node_name(im, n, NULL), NULL, 0, &idx)) != SO_OK) return r;
+        acc = onx_anon_edge(im, idx, 0);
+    }
+    if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
+    bind_alias(im, n->output[0], acc);
+    return SO_OK;
+}
+
+/* Sum / Mean of one or more inputs: a chain of Add (Mean: then divided by the count). */
+so_status onx_sum_mean(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    val *acc = NULL;
+    int cnt = 0, r;
+    const char *nm = onx_node_name(im, n, NULL);
+    int mean = !strcmp(n->op_type, "Mean");
+    for (size_t j = 0; j < n_in; j++) {
+        if (!ins[j]) continue;
+        cnt++;
+        if (!acc) {
+            acc = ins[j];
+            continue;
+        }
+        val *pair[2] = {acc, ins[j]};
+        int32_t idx;
+        if ((r = onx_emit(im, SO_OP_ADD, pair, 2, 1, NULL, nm, NULL, 0, &idx)) != SO_OK) return r;
+        acc = onx_anon_edge(im, idx, 0);
+    }
+    if (!acc) return onx_node_err(im, "has no inputs");
+    if (mean && cnt > 1) {
+        ctensor c;
+        if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+        ((float *)c.data)[0] = (float)cnt;
+        val *pair[2] = {acc, onx_bind_const(im, NULL, &c)};
+        int32_t idx;
+        if ((r = onx_emit(im, SO_OP_DIV, pair, 2, 1, NULL, nm, NULL, 0, &idx)) != SO_OK) return r;
+        acc = onx_anon_edge(im, idx, 0);
+    }
+    if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
+    bind_alias(im, n->output[0], acc);
+    return SO_OK;
+}
