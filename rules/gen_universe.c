@@ -192,6 +192,19 @@ void gen_universe_layout(gen_universe *u, int block)
     add_inst(u, GK_CONCAT, 0, 1, 2, 1, none); /* channel concat only */
 }
 
+/* A conv bias b and the batchnorm parameters bs bb bm bv of an extended layout universe ([block], channels). */
+static void add_bias_bn(gen_universe *u, int block)
+{
+    add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
+    u->vars[u->n_vars - 1].chan = 1;
+    static const char *bn[4] = {"bs", "bb", "bm", "bv"};
+    for (int i = 0; i < 4; i++) {
+        add_var(u, bn[i], T(1, block, 0, 0, 0), GR_PARAM, 0);
+        u->vars[u->n_vars - 1].chan = 1;
+        u->bn_param[i] = (int8_t)(u->n_vars - 1);
+    }
+}
+
 void gen_universe_layout_ext(gen_universe *u, int block, int part)
 {
     memset(u, 0, sizeof *u);
@@ -210,27 +223,16 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         u->vars[u->n_vars - 1].chan = 3;
         add_var(u, "W", T(4, block, block, 3, 3), GR_ANY, 1);
         u->vars[u->n_vars - 1].chan = 3;
-        add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
-        u->vars[u->n_vars - 1].chan = 1;
-        static const char *bn[4] = {"bs", "bb", "bm", "bv"};
-        for (int i = 0; i < 4; i++) {
-            add_var(u, bn[i], T(1, block, 0, 0, 0), GR_PARAM, 0);
-            u->vars[u->n_vars - 1].chan = 1;
-            u->bn_param[i] = (int8_t)(u->n_vars - 1);
+        add_bias_bn(u, block);
+        /* windows (stride, unpadded): 2 same-padded; unpadded 3x3 at stride 2 and 1 (Inception-v3; on K the
+           unpadded instance is the same-padded one); each plain and blocked, with and without bias */
+        static const int win[3][2] = {{2, 0}, {2, 1}, {1, 1}};
+        for (int k = 0; k < 3; k++) {
+            add_inst_win(u, GK_CONV, 2, win[k][0], win[k][1], 0);
+            add_inst_win(u, GK_CONVB, 3, win[k][0], win[k][1], 0);
+            add_inst_win(u, GK_CONV_NCHWC, 2, win[k][0], win[k][1], 0);
+            add_inst_win(u, GK_CONVB_NCHWC, 3, win[k][0], win[k][1], 0);
         }
-        add_inst_win(u, GK_CONV, 2, 2, 0, 0);
-        add_inst_win(u, GK_CONVB, 3, 2, 0, 0);
-        add_inst_win(u, GK_CONV_NCHWC, 2, 2, 0, 0);
-        add_inst_win(u, GK_CONVB_NCHWC, 3, 2, 0, 0);
-        /* unpadded 3x3 convs, stride 2 and 1 (Inception-v3); on K they equal the same-padded ones */
-        add_inst_win(u, GK_CONV, 2, 2, 1, 0);
-        add_inst_win(u, GK_CONVB, 3, 2, 1, 0);
-        add_inst_win(u, GK_CONV_NCHWC, 2, 2, 1, 0);
-        add_inst_win(u, GK_CONVB_NCHWC, 3, 2, 1, 0);
-        add_inst_win(u, GK_CONV, 2, 1, 1, 0);
-        add_inst_win(u, GK_CONVB, 3, 1, 1, 0);
-        add_inst_win(u, GK_CONV_NCHWC, 2, 1, 1, 0);
-        add_inst_win(u, GK_CONVB_NCHWC, 3, 1, 1, 0);
         add_inst(u, GK_BN, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
         add_inst(u, GK_BNFOLD_W, 0, 0, 3, 1, T(0, 0, 0, 0, 0));
         add_inst(u, GK_BNFOLD_B, 0, 0, 4, 1, T(0, 0, 0, 0, 0));
@@ -250,14 +252,7 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         int ki = (part - 2) % 5;
         add_var(u, kn[ki], T(4, block, block, kh[ki], kw[ki]), GR_ANY, 1);
         u->vars[u->n_vars - 1].chan = 3;
-        add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
-        u->vars[u->n_vars - 1].chan = 1;
-        static const char *bn[4] = {"bs", "bb", "bm", "bv"};
-        for (int i = 0; i < 4; i++) {
-            add_var(u, bn[i], T(1, block, 0, 0, 0), GR_PARAM, 0);
-            u->vars[u->n_vars - 1].chan = 1;
-            u->bn_param[i] = (int8_t)(u->n_vars - 1);
-        }
+        add_bias_bn(u, block);
         gen_type none = T(0, 0, 0, 0, 0);
         add_inst(u, GK_NCHWC_IN, 0, 0, 1, 1, none);
         add_inst(u, GK_NCHWC_OUT, 0, 0, 1, 1, none);
