@@ -75,6 +75,7 @@ typedef struct gen_universe {
     gen_inst insts[64];
     int elems_max;   /* largest tensor size (elements) */
     int block;       /* layout universe: the block b of the layout instances (8 or 16); 0 otherwise */
+    int kmax;        /* largest kernel plane dim (0: 3); rank-4 tensors with larger planes are activations */
     int8_t bn_param[4]; /* batchnorm scale, bias, mean, var variables (-1: none) */
     int8_t sib[2];      /* 1 + index of the sibling 1x1 kernel L and of its conv bias c (0: none): L
                            feeds only conv weights and an axis-0 concat with K, c only L's conv bias
@@ -110,13 +111,16 @@ void gen_universe_default(gen_universe *u);
    blocked forms, 1x1 and 3x3 kernels; reorders, blocked convs, convs, element-wise ops and
    channel concat. Its rules are the exact-blocking layout rules (RULES.md). */
 void gen_universe_layout(gen_universe *u, int block);
-/* Extended layout universes of block b: part 0 strided (stride 2) convs with their batchnorm folds,
-   part 1 pools (3x3 stride 2 max pooling, same-padded or ceil_mode unpadded; global average
-   pooling), each with the reorders and its blocked forms, on 6x9 planes. */
+/* Extended layout universes of block b: part 0 strided (stride 2) and unpadded 3x3 convs with their
+   batchnorm folds, part 1 pools (3x3 max pooling stride 2 same-padded, unpadded, ceil_mode; 3x3/1
+   unpadded average; global average), each with the reorders and its blocked forms, on 6x9 planes;
+   parts 2..6 stride-1 convs with a 1x3, 3x1, 5x5, 1x7 or 7x1 kernel and their folds, on 9x11 planes. */
 void gen_universe_layout_ext(gen_universe *u, int block, int part);
 /* Output size of instance g's window (kernel k) over an input of size in: stride, padding (same
    k/2 or none), ceil_mode; 0 if the window does not fit. */
 int gen_win_out(const gen_inst *g, int in, int k);
+/* Makes u the universe being enumerated (its kernel size bound); call before enumerating it. */
+void gen_universe_activate(const gen_universe *u);
 /* The instances of each operator of ops[0..n_ops), in that order: matmul and conv with acts {none, relu}
    (conv and conv_nchwc without, then with a bias input), concat and split on axes 0..3, bnfold_b
    without, then with the conv's bias variable, the constants at their small shapes; an operator

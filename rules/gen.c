@@ -78,18 +78,30 @@ int so_rule_has_layout(const so_rule *r)
    they find again are the layout universe's). */
 static int rule_has_window(const so_rule *r)
 {
+    for (int i = 0; i < r->n_inputs; i++) { /* a conv kernel of 5 or 7 taps (the extended kernel universe) */
+        const so_rinput *in = &r->inputs[i];
+        if (in->rank == 4 && !in->dim[2].n_sym && !in->dim[3].n_sym && (in->dim[2].c >= 5 || in->dim[3].c >= 5)) return 1;
+    }
     for (int w = 0; w < 2; w++) {
         const so_pattern *p = w ? &r->dst : &r->src;
         for (int i = 0; i < p->n_nodes; i++) {
             const so_rnode *n = &p->nodes[i];
             const so_attr *a = &n->attr;
             so_op op = n->op;
+            if (op == SO_OP_CONV_NCHWC && a->pad[0] != a->pad[1]) return 1; /* a blocked 1x3 / 3x1 conv */
+            if (op == SO_OP_CONV && (a->pad[0] != a->pad[1] || a->pad[0] != a->pad[2]) && so_rule_has_layout(r)) return 1;
             if (op == SO_OP_GLOBALAVGPOOL || op == SO_OP_GLOBALAVGPOOL_NCHWC || op == SO_OP_MAXPOOL_NCHWC || op == SO_OP_AVGPOOL_NCHWC)
                 return 1;
             if ((op == SO_OP_CONV || op == SO_OP_CONV_NCHWC || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) &&
                 (a->stride[0] > 1 || a->stride[1] > 1))
                 return 1;
-            if ((op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && (a->ceil_mode || a->pad[0] == 0)) return 1;
+            if ((op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL || op == SO_OP_MAXPOOL_NCHWC || op == SO_OP_AVGPOOL_NCHWC) &&
+                (a->ceil_mode || a->pad[0] == 0))
+                return 1;
+            if ((op == SO_OP_CONV || op == SO_OP_CONV_NCHWC) && a->pad[0] == 0 && a->pad[1] == 0) { /* unpadded 3x3 */
+                const so_rref wr = n->in[1];
+                if (wr.node < 0 && r->inputs[-(wr.node + 1)].rank == 4 && r->inputs[-(wr.node + 1)].dim[2].c == 3) return 1;
+            }
         }
     }
     return 0;
@@ -290,6 +302,7 @@ static so_status gen_run_universe(const so_gen_options *o, const gen_universe *u
     memset(st, 0, sizeof *st);
     memset(out, 0, sizeof *out);
     double t0 = so_now();
+    gen_universe_activate(u);
     progress P = {!o->quiet && isatty(2), t0, 0, "enumerating"};
     gen_inputs in;
     gen_inputs_make(u, o->seed, &in);
@@ -443,8 +456,9 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     /* the layout universes (exact blocking, blocks 8 and 16): small, so neither checkpointed nor
        written to the failed-candidates file; counts are added to the default universe's */
     /* per block: the layout universe, then the extended ones (strided convs + folds, pools) */
-    static const int blocks[6] = {8, 16, 8, 8, 16, 16}, parts[6] = {-1, -1, 0, 1, 0, 1};
-    for (int k = 0; k < 6; k++) {
+    static const int blocks[16] = {8, 16, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16};
+    static const int parts[16] = {-1, -1, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6};
+    for (int k = 0; k < 16; k++) {
         so_gen_options lo = *o;
         lo.ckpt_path = NULL;
         lo.failed_path = NULL;
@@ -452,7 +466,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         else gen_universe_layout_ext(&u, blocks[k], parts[k]);
         char tag[48];
         if (parts[k] < 0) snprintf(tag, sizeof tag, "layout b=%d ", blocks[k]);
-        else snprintf(tag, sizeof tag, "layout-%s b=%d ", parts[k] ? "pool" : "stride", blocks[k]);
+        else snprintf(tag, sizeof tag, "layout-%s b=%d ", parts[k] >= 2 ? "kernel" : parts[k] ? "pool" : "stride", blocks[k]);
         so_ruleset rs;
         so_gen_stats ls;
         rc = gen_run_universe(&lo, &u, tag, &rs, &ls);
@@ -463,7 +477,8 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         /* only rules that mention a layout operator: the others (add commuting on rank-5 values)
            say nothing new */
         for (int32_t q = 0; q < rs.n_rules; q++)
-            if (parts[k] < 0 ? so_rule_has_layout(&rs.rules[q]) : rule_has_window(&rs.rules[q]))
+            /* (same sides: an unpadded instance on a 1x1 kernel is the same-padded one, both print alike) */
+            if (parts[k] < 0 ? so_rule_has_layout(&rs.rules[q]) : rule_has_window(&rs.rules[q]) && !so_rule_same_sides(&rs.rules[q]))
                 so_ruleset_push(out, &rs.rules[q]);
         so_ruleset_free(&rs);
         st->graphs += ls.graphs, st->kept += ls.kept, st->bucketed += ls.bucketed, st->classes += ls.classes;

@@ -483,7 +483,7 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
             at->kernel[0] = at->kernel[1] = 3;
             at->stride[0] = at->stride[1] = gi->stride > 1 ? gi->stride : 1;
             at->pad[0] = at->pad[1] = at->pad[2] = at->pad[3] = gi->valid ? 0 : 1;
-            at->count_include_pad = 1;
+            at->count_include_pad = !gi->valid; /* without pads it changes nothing: 0, as PyTorch exports it */
             at->ceil_mode = gi->ceil;
             break;
         case SO_OP_MAXPOOL:

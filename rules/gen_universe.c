@@ -80,7 +80,7 @@
 #define gen_nchwc_out GEN_LAYOUT
 #define gen_conv_nchwc GEN_LAYOUT
 #define gen_maxpool_nchwc GEN_LAYOUT
-#define gen_avgpool_nchwc GEN_OUTSIDE_DEFAULT /* instantiable, no universe uses it yet */
+#define gen_avgpool_nchwc GEN_LAYOUT
 #define gen_globalavgpool_nchwc GEN_LAYOUT
 #define gen_concat_nchwc GEN_NOT_IN_RULES
 #define gen_resize GEN_NOT_IN_RULES
@@ -365,6 +365,19 @@ void gen_universe_layout(gen_universe *u, int block)
     add_inst(u, SO_OP_CONCAT, 0, 1, 2, 1, none); /* channel concat only */
 }
 
+/* A conv bias b and the batchnorm parameters bs bb bm bv of an extended layout universe ([block], channels). */
+static void add_bias_bn(gen_universe *u, int block)
+{
+    add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
+    u->vars[u->n_vars - 1].chan = 1;
+    static const char *bn[4] = {"bs", "bb", "bm", "bv"};
+    for (int i = 0; i < 4; i++) {
+        add_var(u, bn[i], T(1, block, 0, 0, 0), GR_PARAM, 0);
+        u->vars[u->n_vars - 1].chan = 1;
+        u->bn_param[i] = (int8_t)(u->n_vars - 1);
+    }
+}
+
 void gen_universe_layout_ext(gen_universe *u, int block, int part)
 {
     memset(u, 0, sizeof *u);
@@ -383,27 +396,56 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         u->vars[u->n_vars - 1].chan = 3;
         add_var(u, "W", T(4, block, block, 3, 3), GR_ANY, 1);
         u->vars[u->n_vars - 1].chan = 3;
-        add_var(u, "b", T(1, block, 0, 0, 0), GR_PARAM, 0);
-        u->vars[u->n_vars - 1].chan = 1;
-        static const char *bn[4] = {"bs", "bb", "bm", "bv"};
-        for (int i = 0; i < 4; i++) {
-            add_var(u, bn[i], T(1, block, 0, 0, 0), GR_PARAM, 0);
-            u->vars[u->n_vars - 1].chan = 1;
-            u->bn_param[i] = (int8_t)(u->n_vars - 1);
+        add_bias_bn(u, block);
+        /* windows (stride, unpadded): 2 same-padded; unpadded 3x3 at stride 2 and 1 (Inception-v3; on K the
+           unpadded instance is the same-padded one); each plain and blocked, with and without bias */
+        static const int win[3][2] = {{2, 0}, {2, 1}, {1, 1}};
+        for (int k = 0; k < 3; k++) {
+            add_inst_win(u, SO_OP_CONV, 2, win[k][0], win[k][1], 0);
+            add_inst_win(u, SO_OP_CONV, 3, win[k][0], win[k][1], 0);
+            add_inst_win(u, SO_OP_CONV_NCHWC, 2, win[k][0], win[k][1], 0);
+            add_inst_win(u, SO_OP_CONV_NCHWC, 3, win[k][0], win[k][1], 0);
         }
-        add_inst_win(u, SO_OP_CONV, 2, 2, 0, 0);
-        add_inst_win(u, SO_OP_CONV, 3, 2, 0, 0);
-        add_inst_win(u, SO_OP_CONV_NCHWC, 2, 2, 0, 0);
-        add_inst_win(u, SO_OP_CONV_NCHWC, 3, 2, 0, 0);
         add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
         add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, T(0, 0, 0, 0, 0));
         add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, T(0, 0, 0, 0, 0));
         add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
+    } else if (part >= 2) { /* stride-1 same-padded convs with one kernel of 1x3, 3x1, 5x5, 1x7, 7x1 (part 2..6,
+                                Inception) and their folds: one kernel per universe (no graph mixes two) */
+        memset(u, 0, sizeof *u);
+        for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+        u->block = block;
+        u->kmax = 7;
+        add_var(u, "X", T(4, 2, block, 9, 11), GR_ANY, 0); /* planes larger than the 7x7 kernels */
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        add_var(u, "P", T5(2, 1, 9, 11, block), GR_ANY, 0);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        static const char *kn[5] = {"H", "U", "F", "S", "T"};
+        static const int kh[5] = {1, 3, 5, 1, 7}, kw[5] = {3, 1, 5, 7, 1};
+        int ki = (part - 2) % 5;
+        add_var(u, kn[ki], T(4, block, block, kh[ki], kw[ki]), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 3;
+        add_bias_bn(u, block);
+        gen_type none = T(0, 0, 0, 0, 0);
+        add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 2, 1, none);
+        add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 3, 1, none);
+        add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 2, 1, none);
+        add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 3, 1, none);
+        add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, none);
+        add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, none);
+        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, none);
+        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, none);
     } else { /* pools: 3x3/2 pad 1 (ResNet), 3x3/2 ceil_mode (SqueezeNet, GoogLeNet), global average */
         add_inst_win(u, SO_OP_MAXPOOL, 1, 2, 0, 0);
         add_inst_win(u, SO_OP_MAXPOOL_NCHWC, 1, 2, 0, 0);
         add_inst_win(u, SO_OP_MAXPOOL, 1, 2, 1, 1);
         add_inst_win(u, SO_OP_MAXPOOL_NCHWC, 1, 2, 1, 1);
+        add_inst_win(u, SO_OP_MAXPOOL, 1, 2, 1, 0); /* 3x3/2 unpadded, floor (Inception-v3) */
+        add_inst_win(u, SO_OP_MAXPOOL_NCHWC, 1, 2, 1, 0);
+        add_inst_win(u, SO_OP_AVGPOOL, 1, 1, 1, 0); /* 3x3/1 unpadded average (Inception-v3 after its explicit Pad) */
+        add_inst_win(u, SO_OP_AVGPOOL_NCHWC, 1, 1, 1, 0);
         add_inst(u, SO_OP_GLOBALAVGPOOL, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
         add_inst(u, SO_OP_GLOBALAVGPOOL_NCHWC, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
         add_inst(u, SO_OP_RELU, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
@@ -457,7 +499,12 @@ void gen_inputs_free(gen_inputs *in)
 
 /* ---------------- typing ---------------- */
 
-int enp_is_kernel_type(const gen_type *t) { return t->rank == 4 && t->dim[2] <= 3 && t->dim[3] <= 3; }
+/* Largest conv-kernel plane dim of the universe being enumerated (gen_universe.kmax, set by gen_run_universe:
+   universes run one after the other; the enumeration threads only read it): a rank-4 tensor whose plane fits is
+   a kernel, a larger one an activation. */
+static int kernel_max = 3;
+void gen_universe_activate(const gen_universe *u) { kernel_max = u->kmax > 0 ? u->kmax : 3; }
+int enp_is_kernel_type(const gen_type *t) { return t->rank == 4 && t->dim[2] <= kernel_max && t->dim[3] <= kernel_max; }
 
 int gen_win_out(const gen_inst *g, int in, int k)
 {

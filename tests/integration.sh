@@ -142,6 +142,33 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helpe
 PYEOF
 expect_error "unknown operator of the layout domain" "bogus" $SO run "$TMP/badlayout.onnx"
 
+# 4c. --layout auto picks the placement whose answer is known (layout.method in the report): lay_rules.onnx is covered
+#     by proven layout rules node for node (strided conv + batchnorm fold, strided max pool, global average pool), so
+#     the rule placement is at least as cheap as the pass and auto keeps "rules" (ties go to the rules); lay_pass.onnx
+#     has 20 channels (no exact blocking), no rule applies and auto keeps "pass". Both outputs checked by the safety net.
+if $PY tests/make_layout_models.py "$TMP" >"$TMP/log" 2>&1; then
+    for c in "lay_rules rules" "lay_pass pass"; do
+        set -- $c
+        if $SO "$TMP/$1.onnx" -o "$TMP/$1.opt.onnx" -q --search none --report "$TMP/$1.json" >"$TMP/log" 2>&1 &&
+            $PY - "$TMP/$1.json" "$2" rules/default.rules <<'PYEOF' >>"$TMP/log" 2>&1; then
+import json, re, sys
+rep, want = json.load(open(sys.argv[1])), sys.argv[2]
+lay = rep["layout"]
+assert lay["mode"] == "auto" and lay["method"] == want and lay["applied"] and rep["numeric_check"], lay
+if want == "rules":
+    assert lay["cost_rules"] <= lay["cost_pass"] and lay["reorders"] == 2 and lay["convs"] == 3, lay
+    text = open(sys.argv[3]).read()
+    blocks = {int(b.split()[1]): b for b in re.split(r"\n(?=rule \d+\n)", text) if b.startswith("rule ")}
+    used = [blocks[int(k.split("-")[0])] for k in rep["rules_applied"]]
+    assert any("generate layout-stride" in b for b in used) and any("generate layout-pool" in b for b in used), rep["rules_applied"]
+else:
+    assert lay["cost_rules"] == lay["cost_plain"] and not rep["rules_applied"], (lay, rep["rules_applied"])
+PYEOF
+            ok "optimize $1 --layout auto: layout.method is '$2' (the known answer)"
+        else bad "optimize $1 --layout auto: layout.method is '$2' (the known answer)" "$TMP/log"; fi
+    done
+else bad "make_layout_models.py" "$TMP/log"; fi
+
 # 5. bad input: clean one-line errors, exit 1
 head -c 300 data/squeezenet.onnx >"$TMP/trunc.onnx"
 expect_error "truncated model" "trunc.onnx" $SO run "$TMP/trunc.onnx"

@@ -2,7 +2,7 @@
 # refused before the search; rules in the current directory are not picked up; the numeric safety net
 # catches a wrong rule allowed with --allow-unverified (clip outside [-1, 1], relu -> identity next to
 # large values, outputs holding Inf); a model that cannot run is not written unchecked; the proof cache
-# serves the second run; verify shows witnesses for false rules. Sourced by tests/integration.sh (uses
+# serves the second run; the noise floor is per output; verify shows witnesses for false rules. Sourced by tests/integration.sh (uses
 # its ok, bad, expect_error, $SO, $PY and $TMP); one ok/FAIL line per case. Models: tests/make_safety_models.py.
 S=$TMP/safety
 mkdir -p "$S"
@@ -45,6 +45,18 @@ EOF
     expect_error "outputs holding Inf (relu -> X turns 0 into -inf): caught" "is 0 in the original and -inf in the optimized graph" \
         $SO "$S/inf.onnx" -o "$S/o2.onnx" -q --cost flops --rules "$S/relu.rules" --allow-unverified
     nothing_written "inf allowed" "$S/o2.onnx"
+
+    # 2b. the noise floor is per output: y1 (a 4096-term mean of values near 1e8) differs between kernel levels by
+    #     hundreds (report numeric_check_noise: the largest floor), y2 = relu(x + 0.5) is exact (floor 0); relu -> X
+    #     on y2 must be caught with y2's own floor 0 (one floor for the whole model would give y2 4 x y1's slack)
+    printf 'rule 1\n  input X [a,b,c,d]\n  src s0 = relu(X)\n  map s0 -> X\n  proof proved\nend\n' >"$S/relu4.rules"
+    if $SO "$S/noise.onnx" -o "$S/o2b.onnx" -q --cost flops --search none --layout none --report "$S/r2b.json" >"$TMP/log" 2>&1 &&
+        $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["numeric_check"] and d["numeric_check_noise"] >= 1, d["numeric_check_noise"]' "$S/r2b.json" >>"$TMP/log" 2>&1; then
+        ok "noise floor: an output whose reduction rounds differently between kernel levels gets a floor >= 1 (report)"
+    else bad "noise floor: an output whose reduction rounds differently between kernel levels gets a floor >= 1 (report)" "$TMP/log"; fi
+    expect_error "noise floor per output: relu -> X on the exact output caught next to a noisy one" "output 'y2' element .* + 4\*0 (noise floor) per element" \
+        $SO "$S/noise.onnx" -o "$S/o2c.onnx" -q --cost flops --rules "$S/relu4.rules" --allow-unverified
+    nothing_written "noise floor per output" "$S/o2c.onnx"
 
     # 3. a model `run` cannot execute: refused even under -q unless --allow-unchecked, which is said under -q
     expect_error "model that cannot run: not written unchecked" "cannot be executed here" \
