@@ -146,7 +146,12 @@ expect_error "unknown operator of the layout domain" "bogus" $SO run "$TMP/badla
 #     by proven layout rules node for node (strided conv + batchnorm fold, strided max pool, global average pool), so
 #     the rule placement is at least as cheap as the pass and auto keeps "rules" (ties go to the rules); lay_pass.onnx
 #     has 20 channels (no exact blocking), no rule applies and auto keeps "pass". Both outputs checked by the safety net.
-if $PY tests/make_layout_models.py "$TMP" >"$TMP/log" 2>&1; then
+#     The known answers come from measured costs of the optimized kernels: a sanitizer build (-O1, no oneDNN) times
+#     other kernels, so there the check is skipped and says so.
+case "$BUILD" in *asan*) SAN_BUILD=1 ;; *) SAN_BUILD=0 ;; esac
+if [ "$SAN_BUILD" = 1 ]; then
+    echo "skip - optimize lay_rules / lay_pass --layout auto: known answers hold for measured costs of the optimized build only"
+elif $PY tests/make_layout_models.py "$TMP" >"$TMP/log" 2>&1; then
     for c in "lay_rules rules" "lay_pass pass"; do
         set -- $c
         if $SO "$TMP/$1.onnx" -o "$TMP/$1.opt.onnx" -q --search none --report "$TMP/$1.json" >"$TMP/log" 2>&1 &&

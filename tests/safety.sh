@@ -50,7 +50,10 @@ EOF
     #     hundreds (report numeric_check_noise: the largest floor), y2 = relu(x + 0.5) is exact (floor 0); relu -> X
     #     on y2 must be caught with y2's own floor 0 (one floor for the whole model would give y2 4 x y1's slack)
     printf 'rule 1\n  input X [a,b,c,d]\n  src s0 = relu(X)\n  map s0 -> X\n  proof proved\nend\n' >"$S/relu4.rules"
-    if $SO "$S/noise.onnx" -o "$S/o2b.onnx" -q --cost flops --search none --layout none --report "$S/r2b.json" >"$TMP/log" 2>&1 &&
+    #     (the floor >= 1 needs the optimized build's kernel levels to round differently; a sanitizer build is -O1)
+    if [ "${SAN_BUILD:-0}" = 1 ]; then
+        echo "skip - noise floor >= 1: holds for the optimized build's kernel levels only (sanitizer build)"
+    elif $SO "$S/noise.onnx" -o "$S/o2b.onnx" -q --cost flops --search none --layout none --report "$S/r2b.json" >"$TMP/log" 2>&1 &&
         $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["numeric_check"] and d["numeric_check_noise"] >= 1, d["numeric_check_noise"]' "$S/r2b.json" >>"$TMP/log" 2>&1; then
         ok "noise floor: an output whose reduction rounds differently between kernel levels gets a floor >= 1 (report)"
     else bad "noise floor: an output whose reduction rounds differently between kernel levels gets a floor >= 1 (report)" "$TMP/log"; fi
