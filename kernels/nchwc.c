@@ -447,11 +447,20 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
+/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd (A/B measurements). */
+static void wino_env(void)
+{
+    const char *e = getenv("SUPEROPT_NCHWC_WINO");
+    if (e && !strcmp(e, "0")) so_nchwc_wino_min_c = -1;
+}
+
 static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
 {
     so_nchwc_conv *q = &s->conv;
     /* oneDNN 2.6 has only reference code for groups of fewer than 16 channels (gsub): ours runs them */
     const int dnnl_ok = s->L->b == 16 && so_fast_use_onednn && !q->depthwise && !q->gsub && so_dnnl_lib();
+    static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+    pthread_once(&env_once, wino_env);
     const int wino_ok = s->L->wino && q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1 && q->dh == 1 && q->dw == 1 && q->group == 1 &&
                         so_nchwc_wino_min_c >= 0 && q->C >= so_nchwc_wino_min_c && q->O >= so_nchwc_wino_min_c;
     if (!dnnl_ok && !wino_ok) return;
