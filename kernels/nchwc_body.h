@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "../src/ops.h"
 #include "vmath.h"
 
@@ -588,6 +590,198 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     }
 }
 
+/* ---------------- Winograd F(4x4, 3x3) on blocked tiles ---------------- */
+
+/* B^T d for 6 vectors d[0..5] (stride s) into o[0..5] (stride so): Lavin & Gray's F(4x4, 3x3) input transform,
+   the lanes being 16 (8) channels of one pixel. */
+static inline __attribute__((always_inline)) void wino_bt6(const VF *d, int s, VF *o, int so)
+{
+    const VF d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
+    const VF f4 = VSET1(4.0f), f5 = VSET1(5.0f), f2 = VSET1(2.0f);
+    const VF t1 = VSUB(d4, VMUL(f4, d2)), t2 = VSUB(d3, VMUL(f4, d1)); /* d4 - 4 d2, d3 - 4 d1 */
+    const VF t3 = VSUB(d4, d2), t4 = VMUL(f2, VSUB(d3, d1));            /* d4 - d2, 2 (d3 - d1) */
+    o[0] = VADD(VSUB(VMUL(f4, d0), VMUL(f5, d2)), d4);
+    o[so] = VADD(t1, t2);
+    o[2 * so] = VSUB(t1, t2);
+    o[3 * so] = VADD(t3, t4);
+    o[4 * so] = VSUB(t3, t4);
+    o[5 * so] = VADD(VSUB(VMUL(f4, d1), VMUL(f5, d3)), d5);
+}
+
+/* A^T m for 6 vectors (stride s) into 4 (stride so): the output transform. */
+static inline __attribute__((always_inline)) void wino_at6(const VF *m, int s, VF *o, int so)
+{
+    const VF m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
+    const VF a = VADD(m1, m2), b = VSUB(m1, m2), c = VADD(m3, m4), d = VSUB(m3, m4);
+    o[0] = VADD(VADD(m0, a), c);
+    o[so] = VFMA(VSET1(2.0f), d, b);
+    o[2 * so] = VFMA(VSET1(4.0f), c, a);
+    o[3 * so] = VADD(VFMA(VSET1(8.0f), d, b), m5);
+}
+
+/* One GEMM register tile of position pos: obk output blocks x npx tiles, M = V (tiles x Cp) times U (Cp x b per
+   block, the next block ust floats on), over all Cp input lanes (the padding lanes of V and U are zero). */
+static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_t Cp, const float *u, int64_t ust, float *m, int64_t mst,
+                                                          const int obk, const int npx)
+{
+    VF acc[CONV_OBK][CONV_PX];
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) acc[k][q] = VZERO;
+    for (int64_t c = 0; c < Cp; c++) {
+        VF wv[CONV_OBK];
+#pragma GCC unroll 4
+        for (int k = 0; k < obk; k++) wv[k] = VLD(u + c * NB + k * ust);
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) {
+            const VF bc = VSET1(v[q * Cp + c]);
+#pragma GCC unroll 4
+            for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) VST(m + k * mst + q * NB, acc[k][q]);
+}
+
+#define WMM_NPX(OBK)                                                                                                                   \
+    switch (npx) {                                                                                                                     \
+    case 1: wino_mm(v, Cp, u, ust, m, mst, OBK, 1); break;                                                                             \
+    case 2: wino_mm(v, Cp, u, ust, m, mst, OBK, 2); break;                                                                             \
+    case 3: wino_mm(v, Cp, u, ust, m, mst, OBK, 3); break;                                                                             \
+    case 4: wino_mm(v, Cp, u, ust, m, mst, OBK, 4); break;                                                                             \
+    case 5: wino_mm(v, Cp, u, ust, m, mst, OBK, 5); break;                                                                             \
+    default: wino_mm(v, Cp, u, ust, m, mst, OBK, CONV_PX); break;                                                                      \
+    }
+static void wino_mm_any(const float *v, int64_t Cp, const float *u, int64_t ust, float *m, int64_t mst, int obk, int npx)
+{
+    switch (obk) {
+    case 1: WMM_NPX(1) break;
+#if CONV_OBK >= 2
+    case 2: WMM_NPX(2) break;
+#endif
+#if CONV_OBK >= 3
+    case 3: WMM_NPX(3) break;
+#endif
+#if CONV_OBK >= 4
+    case 4: WMM_NPX(4) break;
+#endif
+    default: break;
+    }
+}
+#undef WMM_NPX
+
+/* One chunk of the Winograd conv of one image: tiles [t0, t0 + ntc) of the plane (tw tiles per row), V and M its
+   scratch ([36][tc][Cp] and [36][Ob][tc][b]). The three phases by work item, so that a chunk runs on one thread or
+   each phase's items are shared by the team. */
+typedef struct wino_chunk {
+    const so_nchwc_conv *p;
+    const float *x, *res; /* the image's */
+    float *y, *V, *M;
+    int64_t t0, ntc, tc, tw;
+} wino_chunk;
+
+/* (1) item (tile, input block): the input transform of the tile's 6x6 window (zero outside the input) into V. */
+static inline void wino_in(const wino_chunk *k, int64_t it)
+{
+    const so_nchwc_conv *p = k->p;
+    const int64_t Cb = p->Cb, Cp = Cb * NB, H = p->H, W = p->W;
+    const int64_t tl = it / Cb, cb = it % Cb, t = k->t0 + tl;
+    const int64_t iy0 = t / k->tw * 4 - p->pt, ix0 = t % k->tw * 4 - p->pl;
+    const float *xc = k->x + cb * H * W * NB;
+    VF d[36], e[36];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            const int64_t iy = iy0 + i, ix = ix0 + j;
+            d[i * 6 + j] = iy >= 0 && iy < H && ix >= 0 && ix < W ? VLD(xc + (iy * W + ix) * NB) : VZERO;
+        }
+    for (int j = 0; j < 6; j++) wino_bt6(d + j, 6, e + j, 6);         /* columns */
+    for (int i = 0; i < 6; i++) wino_bt6(e + i * 6, 1, d + i * 6, 1); /* rows */
+    for (int q = 0; q < 36; q++) VST(k->V + (q * k->tc + tl) * Cp + cb * NB, d[q]);
+}
+
+/* (2) item (position, group of CONV_OBK output blocks): M = V x U over the chunk's tiles. */
+static inline void wino_prod(const wino_chunk *k, int64_t it)
+{
+    const so_nchwc_conv *p = k->p;
+    const int64_t Ob = p->Ob, Cp = p->Cb * NB, nobg = cdiv(Ob, CONV_OBK), tc = k->tc;
+    const int64_t q = it / nobg, ob = it % nobg * CONV_OBK;
+    const int obk = (int)min64(CONV_OBK, Ob - ob);
+    const float *u = p->wu + (q * Ob + ob) * Cp * NB;
+    for (int64_t tl = 0; tl < k->ntc;) {
+        const int npx = k->ntc - tl >= CONV_PX ? CONV_PX : (int)min64(5, k->ntc - tl); /* CONV_PX or 1..5 */
+        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, Cp * NB, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx);
+        tl += npx;
+    }
+}
+
+/* (3) item (tile, output block): the output transform A^T M A, the epilogue, the outputs inside the plane stored. */
+static inline void wino_out(const wino_chunk *k, int64_t it)
+{
+    const so_nchwc_conv *p = k->p;
+    const int64_t Ob = p->Ob, Ho = p->Ho, Wo = p->Wo, tc = k->tc;
+    const int64_t tl = it / Ob, ob = it % Ob, t = k->t0 + tl;
+    const int64_t oy0 = t / k->tw * 4, ox0 = t % k->tw * 4;
+    VF m[36], e[24], o[16];
+    for (int q = 0; q < 36; q++) m[q] = VLD(k->M + ((q * Ob + ob) * tc + tl) * NB);
+    for (int j = 0; j < 6; j++) wino_at6(m + j, 6, e + j, 6);         /* columns: e [4][6] */
+    for (int i = 0; i < 4; i++) wino_at6(e + i * 6, 1, o + i * 4, 1); /* rows: o [4][4] */
+    const int64_t nr = min64(4, Ho - oy0), ncol = min64(4, Wo - ox0);
+    for (int64_t i = 0; i < nr; i++) {
+        const int64_t off = (ob * Ho + oy0 + i) * Wo * NB + ox0 * NB;
+        for (int64_t j = 0; j < ncol; j++) epi_store(p, ob, o[i * 4 + j], k->y + off + j * NB, k->res ? k->res + off + j * NB : NULL);
+        if (!cheap_epi(p)) epi_tile(p, ob, k->y + off, k->res ? k->res + off : NULL, (int)ncol);
+    }
+}
+
+/* The Winograd conv (p->wu set by so_nchwc_conv_wino): per image, per chunk of at most p->wtc tiles of 4x4 outputs,
+   (1) the input transform into V [36][tiles][Cp], channels contiguous; (2) per position the product
+   M [36][Ob][tiles][b] = V x U (register tiles of CONV_OBK blocks x CONV_PX tiles); (3) the output transform, the
+   epilogue, the stores. With several threads and at least 2 chunks per thread, each thread runs whole chunks in
+   its own part of the scratch (no barrier inside a chunk; the chunk count rounded up to a multiple of T); else
+   the team shares each phase's items, chunk after chunk. scratch: so_nchwc_wino_scratch(p, T) floats. Every
+   output is computed by the same operations whatever T and the chunking. */
+static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T)
+{
+    const int64_t Cb = p->Cb, Ob = p->Ob, Cp = Cb * NB, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo;
+    const int64_t tw = cdiv(Wo, 4), nt = cdiv(Ho, 4) * tw, nobg = cdiv(Ob, CONV_OBK);
+    T = team(T, N * p->O * Ho * Wo * 9 * p->C);
+    int64_t nch = cdiv(nt, p->wtc);
+    const int whole = T > 1 && N * nch >= 2 * T;
+    while (whole && N * nch % T) nch++;
+    const int64_t tc = cdiv(nt, nch), per = 36 * p->wtc * (Cp + Ob * NB); /* tc <= p->wtc */
+    if (whole) {
+#pragma omp parallel for num_threads(T) schedule(static)
+        for (int64_t it = 0; it < N * nch; it++) {
+            const int64_t n = it / nch, t0 = it % nch * tc;
+            if (t0 >= nt) continue;
+            float *V = scratch + (int64_t)omp_get_thread_num() * per;
+            const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, V,
+                                  V + 36 * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw};
+            for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
+            for (int64_t i = 0; i < 36 * nobg; i++) wino_prod(&k, i);
+            for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
+        }
+        return;
+    }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t t0 = 0; t0 < nt; t0 += tc) {
+            const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, scratch,
+                                  scratch + 36 * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw};
+#pragma omp parallel num_threads(T) if (T > 1)
+            {
+#pragma omp for schedule(static)
+                for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
+#pragma omp for schedule(static)
+                for (int64_t i = 0; i < 36 * nobg; i++) wino_prod(&k, i);
+#pragma omp for schedule(static)
+                for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
+            }
+        }
+}
+
 /* ---------------- pooling ---------------- */
 
 static void pool_run(const so_nchwc_pool *p, int64_t N, const float *x, float *y, int T)
@@ -792,6 +986,7 @@ const so_nchwc_impl NCHWC_TABLE = {
     .to_blocked = to_blocked,
     .from_blocked = from_blocked,
     .conv = conv_run,
+    .wino = wino_run,
     .pool = pool_run,
     .global_pool = global_pool,
     .unary = unary_run,
