@@ -108,13 +108,15 @@ static inline int cheap_epi(const so_nchwc_conv *p) { return cheap_act(p->act1) 
 /* ---------------- reorders ---------------- */
 
 /* NCHW x <-> blocked y, tiles of 64 pixels: to_blk copies x into y with zero padding lanes, else y back into x
-   (padding dropped). With AVX2, full groups of 8 channels x 8 pixels go through 8 x 8 register transposes
-   (the scalar strided copy ran at ~4-8 GB/s: MNASNet's 32 x 112 x 112 reorder 0.21 ms); the rest element by
-   element. A pure copy: results are the same bits either way. */
+   (padding dropped). With AVX2, every group of 8 lanes x 8 pixels goes through an 8 x 8 register transpose
+   (the scalar strided copy ran at ~4-8 GB/s: MNASNet's 32 x 112 x 112 reorder 0.21 ms): a group with fewer than 8
+   channels transposes zero rows into its padding lanes (to_blk) or stores only its channels' rows (back), a group
+   past the last channel stores zeros (a 3-channel image's 13 padding lanes were written one float at a time: 0.31 ms
+   on 224 x 224); the pixels past the last multiple of 8 element by element. A pure copy: the same bits either way. */
 static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T, int to_blk)
 {
     const int64_t Cb = cdiv(C, NB);
-    T = team(T, N * C * HW);
+    T = team(T, N * Cb * NB * HW);
 #pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
     for (int64_t n = 0; n < N; n++)
         for (int64_t cb = 0; cb < Cb; cb++) {
@@ -122,36 +124,33 @@ static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T,
             float *xs = x + (n * C + cb * NB) * HW, *yb = y + (n * Cb + cb) * HW * NB;
             for (int64_t p0 = 0; p0 < HW; p0 += 64) {
                 const int64_t pe = min64(HW, p0 + 64);
-                int64_t l0 = 0;
+                int64_t q0 = p0; /* pixels before q0 are done */
 #ifdef __AVX2__
                 const int64_t qe = p0 + ((pe - p0) & ~(int64_t)7);
-                for (; l0 + 8 <= nc; l0 += 8) {
+                for (int64_t l0 = 0; l0 < (to_blk ? NB : nc); l0 += 8) {
+                    const int64_t rem = min64(8, nc - l0); /* channels in this group of lanes (<= 0: padding only) */
                     for (int64_t q = p0; q < qe; q += 8) {
                         __m256 r[8];
                         if (to_blk) {
-                            for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(xs + (l0 + i) * HW + q);
-                            so_tr8x8(r);
+                            for (int i = 0; i < 8; i++) r[i] = i < rem ? _mm256_loadu_ps(xs + (l0 + i) * HW + q) : _mm256_setzero_ps();
+                            if (rem > 0) so_tr8x8(r);
                             for (int i = 0; i < 8; i++) _mm256_storeu_ps(yb + (q + i) * NB + l0, r[i]);
                         } else {
                             for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(yb + (q + i) * NB + l0);
                             so_tr8x8(r);
-                            for (int i = 0; i < 8; i++) _mm256_storeu_ps(xs + (l0 + i) * HW + q, r[i]);
+                            for (int i = 0; i < rem; i++) _mm256_storeu_ps(xs + (l0 + i) * HW + q, r[i]);
                         }
                     }
-                    for (int64_t l = l0; l < l0 + 8; l++)
-                        for (int64_t q = qe; q < pe; q++) {
-                            if (to_blk) yb[q * NB + l] = xs[l * HW + q];
-                            else xs[l * HW + q] = yb[q * NB + l];
-                        }
                 }
+                q0 = qe;
 #endif
-                for (int64_t l = l0; l < nc; l++)
-                    for (int64_t q = p0; q < pe; q++) {
+                for (int64_t l = 0; l < nc; l++)
+                    for (int64_t q = q0; q < pe; q++) {
                         if (to_blk) yb[q * NB + l] = xs[l * HW + q];
                         else xs[l * HW + q] = yb[q * NB + l];
                     }
                 for (int64_t l = nc; l < NB && to_blk; l++)
-                    for (int64_t q = p0; q < pe; q++) yb[q * NB + l] = 0.0f;
+                    for (int64_t q = q0; q < pe; q++) yb[q * NB + l] = 0.0f;
             }
         }
 }
@@ -200,15 +199,27 @@ static inline __attribute__((always_inline)) void epi_put(const blk_epi *e, VF a
     VST(y, v);
 }
 
+/* epi_tile's loop for activations a1, a2 (constants where it is inlined: a straight-line body the compiler can
+   overlap across pixels; with the activation switch inside, a fused SiLU ran ~15 cycles per vector). */
+static inline __attribute__((always_inline)) void epi_loop(int a1, int a2, VF lo1, VF hi1, VF lo2, VF hi2, VF m, float *y, const float *res, int n)
+{
+#pragma GCC unroll 2
+    for (int q = 0; q < n; q++) {
+        VF v = act_v(a1, VLD(y + q * NB), lo1, hi1);
+        if (res) v = VADD(v, VLD(res + q * NB));
+        VST(y + q * NB, VAND(act_v(a2, v, lo2, hi2), m));
+    }
+}
+
 /* The rest of an epilogue that is not cheap, over n finished pixels of block ob at y (res: the residual's). */
 static __attribute__((noinline)) void epi_tile(const so_nchwc_conv *p, int64_t ob, float *y, const float *res, int n)
 {
     const VF lo1 = VSET1(p->lo1), hi1 = VSET1(p->hi1), lo2 = VSET1(p->lo2), hi2 = VSET1(p->hi2), m = lane_mask(p->O, ob);
-    for (int q = 0; q < n; q++) {
-        VF v = act_v(p->act1, VLD(y + q * NB), lo1, hi1);
-        if (res) v = VADD(v, VLD(res + q * NB));
-        VST(y + q * NB, VAND(act_v(p->act2, v, lo2, hi2), m));
-    }
+    const int a1 = p->act1, a2 = p->act2; /* read once: the stores through y may alias *p */
+    if (a2 == SO_ACT_NONE && a1 == SO_EPI_SILU) epi_loop(SO_EPI_SILU, SO_ACT_NONE, lo1, hi1, lo2, hi2, m, y, res, n);
+    else if (a2 == SO_ACT_NONE && a1 == SO_ACT_SIGMOID) epi_loop(SO_ACT_SIGMOID, SO_ACT_NONE, lo1, hi1, lo2, hi2, m, y, res, n);
+    else if (a2 == SO_ACT_NONE && a1 == SO_EPI_HARDSWISH) epi_loop(SO_EPI_HARDSWISH, SO_ACT_NONE, lo1, hi1, lo2, hi2, m, y, res, n);
+    else epi_loop(a1, a2, lo1, hi1, lo2, hi2, m, y, res, n);
 }
 
 /* Rows [i0, i1) of a kh-tall window starting at input row ih0 (stride-dilation dh) that lie in [0, H). */

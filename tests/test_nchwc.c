@@ -595,8 +595,10 @@ static void test_concat(void **state)
 static void test_reorder(void **state)
 {
     (void)state;
-    /* the AVX2 8 x 8 tiles: full and partial 8-channel groups, 8-pixel and 64-pixel tails */
-    const int64_t cs[][3] = {{1, 1, 1}, {2, 7, 3}, {1, 16, 65}, {3, 17, 1}, {1, 33, 130}, {2, 24, 77}, {1, 40, 200}, {1, 9, 8}};
+    /* the AVX2 8 x 8 tiles: full and partial 8-channel groups, 8-pixel and 64-pixel tails, an image's 3 channels
+       (one partial group, at b = 16 a group of padding only) */
+    const int64_t cs[][3] = {{1, 1, 1}, {2, 7, 3}, {1, 16, 65}, {3, 17, 1}, {1, 33, 130}, {2, 24, 77}, {1, 40, 200}, {1, 9, 8},
+                             {1, 3, 70}, {2, 5, 16}};
     const so_nchwc_impl *lv[3];
     const int nl = n_levels(lv);
     for (size_t s = 0; s < sizeof cs / sizeof cs[0]; s++) {
