@@ -1648,6 +1648,73 @@ static so_status build_layout_op(imp *im, const Onnx__NodeProto *n, val **ins, s
 
 static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int depth);
 
+/* Tile with constant repeats: a Concat per repeated axis; other repeats keep the node opaque. */
+static so_status expand_tile(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return onx_tile_concat(im, n, ins);
+    return onx_add_opaque(im, n, ins, n_in);
+}
+
+/* The route table (onnx_io.h so_onnx_route): how each ONNX operator that is not simply the table operator of its
+   name imports. onx_import_node_depth reads the ALIAS and EXPAND rows (op, expand); the other kinds are
+   handled by its code above the table lookup (Identity / Dropout / Cast no-ops, Constant, If, subgraphs) and by
+   onx_try_fold (FOLD rows), and are listed here so that docs/OPERATORS.md says what that code does; test_ops
+   checks every row's kind against the table (ALIAS / FORMS name table operators, the others none). */
+typedef struct route {
+    so_onnx_route r;
+    so_status (*expand)(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in); /* EXPAND rows */
+} route;
+static const route routes[] = {
+    {{"Identity", SO_ROUTE_NOOP, SO_OP_OPAQUE, "no node: its output names its input"}, NULL},
+    {{"Dropout", SO_ROUTE_NOOP, SO_OP_OPAQUE,
+      "no node (inference: the mask output a constant all-true); with training_mode not a constant false and ratio > 0 kept opaque"},
+     NULL},
+    {{"Constant", SO_ROUTE_CONST, SO_OP_OPAQUE, "a constant (value, value_float(s), value_int(s)); sparse_value refused, strings kept opaque"}, NULL},
+    {{"Shape", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant from the input's shape (start, end)"}, NULL},
+    {{"Size", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant from the input's shape"}, NULL},
+    {{"EyeLike", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant from the input's shape (rank 2)"}, NULL},
+    {{"ConstantOfShape", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (the shape a constant or computed from shapes)"}, NULL},
+    {{"Range", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (start, limit, delta constants or computed from shapes)"}, NULL},
+    {{"OneHot", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (indices, depth, values constants)"}, NULL},
+    {{"HannWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
+    {{"HammingWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
+    {{"BlackmanWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
+    {{"Upsample", SO_ROUTE_ALIAS, SO_OP_RESIZE, "the opset 7-9 form of Resize (nearest rounding down, linear; asymmetric)"}, NULL},
+    {{"Scatter", SO_ROUTE_ALIAS, SO_OP_SCATTERELEMENTS, "ScatterElements (the same operator, deprecated name)"}, NULL},
+    {{"SoftmaxCrossEntropyLoss", SO_ROUTE_ALIAS, SO_OP_NLLLOSS, "NegativeLogLikelihoodLoss of the input's LogSoftmax"}, NULL},
+    {{"Sum", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "a chain of `add`"}, onx_sum_mean},
+    {{"Mean", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "a chain of `add`, then `div` by the count"}, onx_sum_mean},
+    {{"MeanVarianceNormalization", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`reducemean`, `sub`, `mul`, `sqrt`, `add`, `div` (float input)"}, onx_mvn},
+    {{"Tile", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`concat` per repeated axis (repeats a constant; folded on constants; other repeats kept opaque)"},
+     expand_tile},
+    {{"If", SO_ROUTE_INLINE, SO_OP_OPAQUE, "the taken branch's nodes when the condition is known at import (a constant, or computed from pinned shapes); otherwise refused"}, NULL},
+    {{"Loop", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (control flow with a body graph)"}, NULL},
+    {{"Scan", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (control flow with a body graph)"}, NULL},
+    {{"SequenceMap", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (a body graph over sequences)"}, NULL},
+    {{"Conv", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`conv` (rank 4), `conv3d` (rank 5), rank 3 lifted to 2-D between `unsqueeze` / `squeeze`; auto_pad resolved into pads"}, NULL},
+    {{"ConvTranspose", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`convtranspose` (rank 4), `convtranspose3d` (rank 5), rank 3 lifted to 2-D; output_shape / auto_pad resolved into pads"}, NULL},
+    {{"MaxPool", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`maxpool` (rank 4), `maxpoolidx` (Indices output used), `maxpool3d` (rank 5), rank 3 lifted to 2-D"}, NULL},
+    {{"AveragePool", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`avgpool` (rank 4), `avgpool3d` (rank 5), rank 3 lifted to 2-D"}, NULL},
+    {{"LSTM", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`lstm`; layout = 1 between `transpose`s"}, NULL},
+    {{"GRU", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`gru`; layout = 1 between `transpose`s"}, NULL},
+    {{"RNN", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`rnn`; layout = 1 between `transpose`s"}, NULL},
+    {{"Cast", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`cast`; float to float no node; folded on constants"}, NULL},
+    {{"LayerNormalization", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`layernorm`; with its Mean / InvStdDev outputs used, expanded into `reducemean`, `sub`, `mul`, ..."}, NULL},
+};
+
+static const route *find_route(const char *t)
+{
+    for (size_t i = 0; i < SO_ARRAY_LEN(routes); i++)
+        if (!strcmp(routes[i].r.onnx, t)) return &routes[i];
+    return NULL;
+}
+
+const so_onnx_route *so_onnx_route_of(const char *onnx)
+{
+    const route *r = find_route(onnx);
+    return r ? &r->r : NULL;
+}
+
 /* If whose condition is a constant at import (an initializer, a Constant, or computed from pinned
    shapes or a value given with run --inputs DIR): the taken branch's initializers and nodes are
    imported in its place (nested Ifs likewise) and the If's outputs name the branch's outputs. The
@@ -1786,12 +1853,9 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     if (r == SO_OK) return SO_OK;
     if (r == SO_ERR) return SO_ERR;
     so_op op = so_op_from_onnx(t);
-    if (!strcmp(t, "Upsample")) op = SO_OP_RESIZE; /* opset 7-9 form of Resize */
-    if (!strcmp(t, "SoftmaxCrossEntropyLoss")) op = SO_OP_NLLLOSS; /* LogSoftmax + NLL */
-    if (!strcmp(t, "Scatter")) op = SO_OP_SCATTERELEMENTS;        /* Scatter-9/11: the same operator */
-    if (!strcmp(t, "Sum") || !strcmp(t, "Mean")) return onx_sum_mean(im, n, ins, n_in);
-    if (!strcmp(t, "MeanVarianceNormalization")) return onx_mvn(im, n, ins, n_in);
-    if (!strcmp(t, "Tile") && n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return onx_tile_concat(im, n, ins);
+    const route *rt = find_route(t);
+    if (rt && rt->r.kind == SO_ROUTE_ALIAS) op = rt->r.op;
+    if (rt && rt->r.kind == SO_ROUTE_EXPAND) return rt->expand(im, n, ins, n_in);
     if ((op == SO_OP_CONV || op == SO_OP_CONVTRANSPOSE || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && n_in > 0 && ins[0] &&
         onx_vshape(im, ins[0]).rank == 3)
         return onx_lift_1d(im, n, op, ins, n_in);
