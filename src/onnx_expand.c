@@ -301,3 +301,145 @@ so_status onx_sum_mean(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in
     bind_alias(im, n->output[0], acc);
     return SO_OK;
 }
+
+/* Unsqueezes a [C] (or [G]) parameter to [C, 1, ..., 1] (`trail` ones) so that it broadcasts over the
+   channel axis of a [N, C, ...] tensor. */
+static int per_channel(imp *im, val *p, int trail, const char *nm, val **out)
+{
+    so_attr ua;
+    memset(&ua, 0, sizeof ua);
+    for (int d = 0; d < trail; d++) ua.ints[ua.n_ints++] = d + 1;
+    if (!trail) {
+        *out = p;
+        return SO_OK;
+    }
+    return step(im, SO_OP_UNSQUEEZE, &p, 1, &ua, nm, out);
+}
+
+/* (x - mean) / sqrt(var + eps) over the axes in ra (keepdims): the normalisation the Instance / Group
+   normalizations share (ONNX's function bodies: variance of the deviations, epsilon inside the root). */
+static int normalize(imp *im, val *x, const so_attr *ra, float eps_v, const char *nm, val **out)
+{
+    ctensor c;
+    int r;
+    if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+    ((float *)c.data)[0] = eps_v;
+    val *eps = onx_bind_const(im, NULL, &c), *mean, *d, *sq, *var, *ve, *sd, *a2[2];
+    if ((r = step(im, SO_OP_REDUCEMEAN, &x, 1, ra, nm, &mean)) != SO_OK) return r;
+    a2[0] = x, a2[1] = mean;
+    if ((r = step(im, SO_OP_SUB, a2, 2, NULL, nm, &d)) != SO_OK) return r;
+    a2[0] = d, a2[1] = d;
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &sq)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_REDUCEMEAN, &sq, 1, ra, nm, &var)) != SO_OK) return r;
+    a2[0] = var, a2[1] = eps;
+    if ((r = step(im, SO_OP_ADD, a2, 2, NULL, nm, &ve)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_SQRT, &ve, 1, NULL, nm, &sd)) != SO_OK) return r;
+    a2[0] = d, a2[1] = sd;
+    return step(im, SO_OP_DIV, a2, 2, NULL, nm, out);
+}
+
+/* y * scale + bias, scale and bias [C] broadcast over the channel axis of rank-`rank` y. */
+static int scale_bias(imp *im, val *y, val *scale, val *bias, int rank, const char *nm, val **out)
+{
+    val *s, *b, *ys, *a2[2];
+    int r;
+    if ((r = per_channel(im, scale, rank - 2, nm, &s)) != SO_OK) return r;
+    if ((r = per_channel(im, bias, rank - 2, nm, &b)) != SO_OK) return r;
+    a2[0] = y, a2[1] = s;
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &ys)) != SO_OK) return r;
+    a2[0] = ys, a2[1] = b;
+    return step(im, SO_OP_ADD, a2, 2, NULL, nm, out);
+}
+
+/* InstanceNormalization (X [N, C, ...], scale [C], B [C], epsilon): normalised over the spatial axes per sample
+   and channel, then scaled and shifted per channel. */
+so_status onx_instancenorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 3 || !ins[0] || !ins[1] || !ins[2] || n->n_output != 1) return onx_node_err(im, "needs 3 inputs and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank < 0 || xs.dtype != SO_F32) return onx_add_opaque(im, n, ins, n_in);
+    if (xs.rank < 3) return onx_node_err(im, "input of rank %d, expected [N, C, D1, ...]", (int)xs.rank);
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    for (int d = 2; d < xs.rank; d++) ra.ints[ra.n_ints++] = d;
+    ra.keepdims = 1;
+    const char *nm = onx_node_name(im, n, NULL);
+    val *y, *out;
+    int r;
+    if ((r = normalize(im, ins[0], &ra, onx_att_f(n, "epsilon", 1e-5f), nm, &y)) != SO_OK) return r;
+    if ((r = scale_bias(im, y, ins[1], ins[2], xs.rank, nm, &out)) != SO_OK) return r;
+    bind_alias(im, n->output[0], out);
+    return SO_OK;
+}
+
+/* GroupNormalization (X [N, C, ...], scale, bias, epsilon, num_groups): X viewed as [N, G, C/G * spatial],
+   normalised over the last axis, viewed back; then scale and bias per channel ([C], opset 21) or per group
+   ([G], opset 18: applied on the grouped view). */
+so_status onx_groupnorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 3 || !ins[0] || !ins[1] || !ins[2] || n->n_output != 1) return onx_node_err(im, "needs 3 inputs and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]), ss = onx_vshape(im, ins[1]);
+    if (xs.rank < 0 || xs.dtype != SO_F32 || ss.rank < 0) return onx_add_opaque(im, n, ins, n_in);
+    if (onx_att_i(n, "stash_type", 1) != 1) return onx_node_err(im, "stash_type %lld is not supported (1: float)", (long long)onx_att_i(n, "stash_type", 1));
+    int64_t g = onx_att_i(n, "num_groups", 0);
+    if (xs.rank < 3) return onx_node_err(im, "input of rank %d, expected [N, C, D1, ...]", (int)xs.rank);
+    if (g <= 0 || xs.dim[1] % g) return onx_node_err(im, "num_groups %lld does not divide the %lld channels", (long long)g, (long long)xs.dim[1]);
+    int per_group = im->opset < 21 && g != xs.dim[1];
+    int64_t want = per_group ? g : xs.dim[1];
+    if (ss.rank != 1 || ss.dim[0] != want) return onx_node_err(im, "scale of shape rank %d, expected [%lld]", (int)ss.rank, (long long)want);
+    const char *nm = onx_node_name(im, n, NULL);
+    so_attr va, ra;
+    memset(&va, 0, sizeof va);
+    memset(&ra, 0, sizeof ra);
+    va.n_ints = 3;
+    va.ints[0] = xs.dim[0], va.ints[1] = g, va.ints[2] = so_shape_numel(&xs) / xs.dim[0] / g;
+    ra.n_ints = 1, ra.ints[0] = 2, ra.keepdims = 1;
+    val *xg, *y, *yb, *out;
+    int r;
+    if ((r = step(im, SO_OP_RESHAPE, &ins[0], 1, &va, nm, &xg)) != SO_OK) return r;
+    if ((r = normalize(im, xg, &ra, onx_att_f(n, "epsilon", 1e-5f), nm, &y)) != SO_OK) return r;
+    if (per_group && (r = scale_bias(im, y, ins[1], ins[2], 3, nm, &y)) != SO_OK) return r;
+    memset(&va, 0, sizeof va);
+    va.n_ints = xs.rank;
+    for (int d = 0; d < xs.rank; d++) va.ints[d] = xs.dim[d];
+    if ((r = step(im, SO_OP_RESHAPE, &y, 1, &va, nm, &yb)) != SO_OK) return r;
+    out = yb;
+    if (!per_group && (r = scale_bias(im, yb, ins[1], ins[2], xs.rank, nm, &out)) != SO_OK) return r;
+    bind_alias(im, n->output[0], out);
+    return SO_OK;
+}
+
+/* GlobalMaxPool: ReduceMax over the spatial axes, kept. */
+so_status onx_globalmaxpool(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 1 || !ins[0] || n->n_output != 1) return onx_node_err(im, "needs 1 input and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank < 0 || xs.dtype != SO_F32) return onx_add_opaque(im, n, ins, n_in);
+    if (xs.rank < 3) return onx_node_err(im, "input of rank %d, expected [N, C, D1, ...]", (int)xs.rank);
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    for (int d = 2; d < xs.rank; d++) ra.ints[ra.n_ints++] = d;
+    ra.keepdims = 1;
+    return onx_emit(im, SO_OP_REDUCEMAX, ins, 1, 1, &ra, onx_node_name(im, n, NULL), n->output, 1, NULL);
+}
+
+/* LpNormalization (axis, p 1 or 2): x / ReduceL1 or ReduceL2 over the axis, kept. */
+so_status onx_lpnorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 1 || !ins[0] || n->n_output != 1) return onx_node_err(im, "needs 1 input and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank < 0 || xs.dtype != SO_F32) return onx_add_opaque(im, n, ins, n_in);
+    int64_t p = onx_att_i(n, "p", 2);
+    if (p != 1 && p != 2) return onx_node_err(im, "p = %lld (1 or 2 are defined)", (long long)p);
+    int32_t axis;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &axis) != SO_OK) return SO_ERR;
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    ra.n_ints = 1, ra.ints[0] = axis, ra.keepdims = 1;
+    const char *nm = onx_node_name(im, n, NULL);
+    val *norm, *a2[2];
+    int r;
+    if ((r = step(im, p == 1 ? SO_OP_REDUCEL1 : SO_OP_REDUCEL2, &ins[0], 1, &ra, nm, &norm)) != SO_OK) return r;
+    a2[0] = ins[0], a2[1] = norm;
+    return onx_emit(im, SO_OP_DIV, a2, 2, 1, NULL, nm, n->output, 1, NULL);
+}

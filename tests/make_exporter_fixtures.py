@@ -540,6 +540,34 @@ def pt_dft(name, opset, n):
          [helper.make_tensor_value_info("filtered", T.FLOAT, [3, n, 2])], inits, opset, [])
 
 
+def norms(name, style, opset, c, hw, groups, inorm):
+    """Conv, then InstanceNormalization (Paddle2ONNX's style transfer nets) or GroupNormalization (PyTorch's
+    nn.GroupNorm at opset 18 per group / 21 per channel), LpNormalization over channels, Relu and a
+    GlobalMaxPool head."""
+    nm = Namer()
+    nodes, inits = [], {}
+    w, b = nm("conv.weight"), nm("conv.bias")
+    inits[w], inits[b] = f32(c, 3, 3, 3, scale=0.3), f32(c, scale=0.1)
+    c1 = nm("conv_out")
+    nodes.append(helper.make_node("Conv", ["x", w, b], [c1], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    s_, b_ = nm("norm.weight"), nm("norm.bias")
+    n1 = nm("norm_out")
+    if inorm:
+        inits[s_], inits[b_] = 1 + f32(c, scale=0.2), f32(c, scale=0.2)
+        nodes.append(helper.make_node("InstanceNormalization", [c1, s_, b_], [n1], epsilon=1e-5))
+    else:
+        k = groups if opset < 21 else c
+        inits[s_], inits[b_] = 1 + f32(k, scale=0.2), f32(k, scale=0.2)
+        nodes.append(helper.make_node("GroupNormalization", [c1, s_, b_], [n1], epsilon=1e-5, num_groups=groups))
+    lp = nm("lp_out")
+    nodes.append(helper.make_node("LpNormalization", [n1], [lp], axis=1, p=2))
+    r = nm("relu_out")
+    nodes.append(helper.make_node("Relu", [lp], [r]))
+    nodes.append(helper.make_node("GlobalMaxPool", [r], ["y"]))
+    save(name, style, nodes, [helper.make_tensor_value_info("x", T.FLOAT, [2, 3, hw, hw])],
+         [helper.make_tensor_value_info("y", T.FLOAT, [2, c, 1, 1])], inits, opset, [])
+
+
 k = 0
 for opset in (9, 10, 11):
     for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
@@ -574,6 +602,9 @@ pt_roialign("pt18_11_op18_roialign", 18, 4, 32, 2)
 pt_roialign("pt18_12_op16_roialign_adaptive", 16, 3, 24, 0)
 pt_stft("pt18_13_op18_stft_mel", 18, 400, 64, 16)
 pt_dft("pt18_14_op18_dft_filter", 18, 24)
+norms("paddle_12_op9_instancenorm", "paddle", 9, 8, 12, 0, True)
+norms("pt18_15_op18_groupnorm", "pt18", 18, 8, 10, 4, False)
+norms("pt18_16_op21_groupnorm", "pt18", 21, 12, 9, 3, False)
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

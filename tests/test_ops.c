@@ -157,15 +157,15 @@ static int has_version(const char *list, int v)
     return strstr(buf, key) != NULL;
 }
 
-/* The opsets 7..SO_ONNX_MAX_OPSET in which the operator exists (a version <= that opset, the newest one not
-   deprecated), as "a-b" ranges; "" when none. */
+/* The opsets 7..SO_ONNX_MAX_OPSET in which the operator exists (has a version <= that opset; the importer reads
+   deprecated versions too), as "a-b"; "" when none. */
 static void accepted_opsets(const onnx_def *d, char *buf, size_t cap)
 {
     int first = 0, cur = 0;
     buf[0] = 0;
     for (int v = 1; v <= SO_ONNX_MAX_OPSET + 1; v++) {
         if (v <= SO_ONNX_MAX_OPSET && has_version(d->vers, v)) cur = v;
-        int live = v <= SO_ONNX_MAX_OPSET && v >= 7 && cur && !has_version(d->dep, cur);
+        int live = v <= SO_ONNX_MAX_OPSET && v >= 7 && cur;
         if (live && !first) first = v;
         if (!live && first) {
             size_t l = strlen(buf);
@@ -222,7 +222,10 @@ static void onnx_rows(so_sbuf *b, const onnx_def *defs, int n, const int *fast)
         if (any && acc[0]) snprintf(kern, sizeof kern, "%s", anyfast ? "fast" : "reference only");
         if (anyrule && acc[0]) snprintf(rules, sizeof rules, "yes");
         if (!acc[0]) snprintf(acc, sizeof acc, "-");
-        so_sbuf_printf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", d->name, d->domain, d->vers, acc, imp, kern, rules);
+        char vers[200];
+        snprintf(vers, sizeof vers, "%s%s%s%s", d->vers, strcmp(d->dep, "-") ? " (deprecated: " : "", strcmp(d->dep, "-") ? d->dep : "",
+                 strcmp(d->dep, "-") ? ")" : "");
+        so_sbuf_printf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", d->name, d->domain, vers, acc, imp, kern, rules);
     }
 }
 
@@ -267,8 +270,8 @@ static char *operators_md(void)
                        "domains), from `tools/onnx_ops/operators.txt` (written once by `tools/onnx_ops/list_operators.py` from\n"
                        "onnx.defs and ONNX's schema registrations; checked in). superopt reads models of default-domain opsets\n"
                        "7-%d; a node of any other domain is kept opaque.\n\n"
-                       "- **versions**: the opsets that (re)defined the operator; **opsets read**: the opsets 7-%d in which it exists\n"
-                       "  (a deprecated version ends it). The importer reads each version's form (attributes that became inputs,\n"
+                       "- **versions**: the opsets that (re)defined the operator (and those ONNX marked deprecated); **opsets read**:\n"
+                       "  the opsets 7-%d in which it exists. The importer reads each version's form (attributes that became inputs,\n"
                        "  changed defaults) by the model's opset.\n"
                        "- **import** (`src/onnx_build.c`: the table's importers, and its route table for the rest):\n"
                        "  `as op`: the table operator(s) above; no-op / constant / folded at import (evaluated when its inputs\n"
@@ -382,7 +385,8 @@ static void test_routes(void **state)
     static const char *const names[] = {"Identity", "Dropout", "Constant", "Shape", "Size", "EyeLike", "ConstantOfShape",
                                         "Range", "OneHot", "HannWindow", "HammingWindow", "BlackmanWindow", "Upsample",
                                         "Scatter", "SoftmaxCrossEntropyLoss", "Sum", "Mean", "MeanVarianceNormalization",
-                                        "Tile", "If", "Loop", "Scan", "SequenceMap", "Conv", "ConvTranspose", "MaxPool",
+                                        "Tile", "InstanceNormalization", "GroupNormalization", "GlobalMaxPool",
+                                        "LpNormalization", "If", "Loop", "Scan", "SequenceMap", "Conv", "ConvTranspose", "MaxPool",
                                         "AveragePool", "LSTM", "GRU", "RNN", "Cast", "LayerNormalization"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         const so_onnx_route *r = so_onnx_route_of(names[i]);
