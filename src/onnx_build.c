@@ -634,12 +634,15 @@ static int imp_rnn(bctx *cx) { return imp_recurrent(cx, 1); }
 static int imp_resize(bctx *cx)
 {
     IMP_LOCALS;
-    /* 4-D inputs resized in H and W by constant scales or sizes; nearest, linear or cubic
-       (cubic_coeff_a, exclude_outside), antialias, with the half_pixel / pytorch_half_pixel /
-       align_corners / asymmetric transforms. Anything else (axes, tf_crop_and_resize,
-       tf_half_pixel_for_nn, computed scales) is kept verbatim. */
+    /* 4-D inputs resized in H and W by constant scales or sizes (of every axis, or of the axes the
+       axes attribute lists, opset 18); nearest, linear or cubic
+       (cubic_coeff_a, exclude_outside), antialias, with every coordinate transform. Anything else
+       (resizing N or C, computed scales, antialias with align_corners, keep_aspect_ratio_policy) is kept verbatim. */
     char buf[64];
     const char *s;
+    int64_t axes[4] = {0, 1, 2, 3};
+    int nax = 4;
+    const char *of_axes = "a 4-D input";
     if (xs.rank != 4 || !x) return SO_ERR_UNSUPPORTED;
     s = onx_att_s(n, "mode", buf, sizeof buf);
     if (!s || !strcmp(s, "nearest")) a.mode = 0;
@@ -656,7 +659,17 @@ static int imp_resize(bctx *cx)
         if ((a.ints[0] = s ? onx_name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return SO_ERR_UNSUPPORTED;
         s = onx_att_s(n, "nearest_mode", buf, sizeof buf);
         if ((a.ints[1] = s ? onx_name_index(s, so_resize_nearest_names, 4) : 0) < 0) return SO_ERR_UNSUPPORTED;
-        if (onx_att_ints(n, "axes", &p) >= 0) return SO_ERR_UNSUPPORTED;
+        long nl = onx_att_ints(n, "axes", &p);
+        if (nl > 4 || nl == 0) return onx_node_err(im, "has %ld axes for a 4-D input", nl), SO_ERR;
+        if (nl > 0) {
+            nax = (int)nl, of_axes = "the axes listed";
+            for (int i = 0; i < nax; i++) { /* in the given order: scales / sizes follow it */
+                axes[i] = p[i] < 0 ? p[i] + 4 : p[i];
+                if (axes[i] < 0 || axes[i] > 3) return onx_node_err(im, "axis %lld out of range for a 4-D input", (long long)p[i]), SO_ERR;
+                for (int j = 0; j < i; j++)
+                    if (axes[j] == axes[i]) return onx_node_err(im, "axis %lld listed twice", (long long)p[i]), SO_ERR;
+            }
+        }
         a.ints[5] = onx_att_i(n, "exclude_outside", 0) != 0;
         a.ints[6] = a.mode != 0 && onx_att_i(n, "antialias", 0) != 0; /* no effect on nearest */
         if (a.ints[6] && a.ints[0] == SO_RESIZE_ALIGN_CORNERS) return SO_ERR_UNSUPPORTED; /* differs from ONNX Runtime: kept verbatim */
@@ -666,8 +679,11 @@ static int imp_resize(bctx *cx)
     float roi[8] = {0, 0, 0, 0, 1, 1, 1, 1};
     if (a.ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) { /* a constant region, not cropping N or C; nearest or linear */
         val *rv = onx_inval(im, n, 1);
-        if (a.mode == 2 || a.ints[5] || a.ints[6] || !rv || !rv->is_const || onx_ct_numel(&rv->c) != 8) return SO_ERR_UNSUPPORTED;
-        for (int d = 0; d < 8; d++) roi[d] = (float)onx_ct_getf(&rv->c, d);
+        if (a.mode == 2 || a.ints[5] || a.ints[6] || !rv || !rv->is_const || onx_ct_numel(&rv->c) != 2 * nax) return SO_ERR_UNSUPPORTED;
+        for (int i = 0; i < nax; i++) { /* roi of the listed axes: starts, then ends */
+            roi[axes[i]] = (float)onx_ct_getf(&rv->c, i);
+            roi[4 + axes[i]] = (float)onx_ct_getf(&rv->c, nax + i);
+        }
         if (roi[0] != 0 || roi[1] != 0 || roi[4] != 1 || roi[5] != 1) return SO_ERR_UNSUPPORTED;
         a.n_ints = 12;
         a.ints[7] = so_f32_to_bits(roi[2]), a.ints[8] = so_f32_to_bits(roi[3]);
@@ -689,18 +705,21 @@ static int imp_resize(bctx *cx)
         a.ints[2] = 0;
     } else if (sc) {
         if (!sc->is_const) return SO_ERR_UNSUPPORTED;
-        if (onx_ct_numel(&sc->c) != 4) return onx_node_err(im, "has %lld scales for a 4-D input", (long long)onx_ct_numel(&sc->c)), SO_ERR;
+        if (onx_ct_numel(&sc->c) != nax) return onx_node_err(im, "has %lld scales for %s", (long long)onx_ct_numel(&sc->c), of_axes), SO_ERR;
+        for (int d = 0; d < 4; d++) scale[d] = 1.0f;
+        for (int i = 0; i < nax; i++) scale[axes[i]] = (float)onx_ct_getf(&sc->c, i);
         for (int d = 0; d < 4; d++) {
-            scale[d] = (float)onx_ct_getf(&sc->c, d);
             if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
             out[d] = (int64_t)floorf((float)xs.dim[d] * (roi[4 + d] - roi[d]) * scale[d]); /* roi: tf_crop_and_resize */
         }
         a.ints[2] = 0;
     } else if (sz) {
         int cnt = 0;
-        if ((r = onx_const_ints(im, sz, out, 4, &cnt, "sizes")) != SO_OK) return r;
-        if (cnt != 4) return onx_node_err(im, "has %d sizes for a 4-D input", cnt), SO_ERR;
-        for (int d = 0; d < 4; d++) scale[d] = (float)out[d] / (float)xs.dim[d];
+        int64_t given[4];
+        if ((r = onx_const_ints(im, sz, given, 4, &cnt, "sizes")) != SO_OK) return r;
+        if (cnt != nax) return onx_node_err(im, "has %d sizes for %s", cnt, of_axes), SO_ERR;
+        for (int d = 0; d < 4; d++) out[d] = xs.dim[d], scale[d] = 1.0f;
+        for (int i = 0; i < nax; i++) out[axes[i]] = given[i], scale[axes[i]] = (float)given[i] / (float)xs.dim[axes[i]];
         a.ints[2] = 1;
     } else
         return onx_node_err(im, "needs scales or sizes"), SO_ERR;
@@ -1261,7 +1280,9 @@ static int imp_roialign(bctx *cx)
     char buf[32];
     const char *s = onx_att_s(n, "mode", buf, sizeof buf);
     if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    if ((s && strcmp(s, "avg")) || xs.rank != 4 || onx_vshape(im, ins[2]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    int max_mode = s && !strcmp(s, "max");
+    if (s && !max_mode && strcmp(s, "avg")) return onx_node_err(im, "unknown mode '%s' (avg or max)", s), SO_ERR;
+    if (xs.rank != 4 || onx_vshape(im, ins[2]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     s = onx_att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
     a.mode = im->opset >= 16 ? 1 : 0;
     if (s) {
@@ -1272,8 +1293,9 @@ static int imp_roialign(bctx *cx)
     int64_t oh = onx_att_i(n, "output_height", 1), ow = onx_att_i(n, "output_width", 1), sr = onx_att_i(n, "sampling_ratio", 0);
     if (oh < 1 || ow < 1 || oh > INT32_MAX || ow > INT32_MAX || sr < 0 || sr > INT32_MAX) return onx_node_err(im, "invalid output size or sampling_ratio"), SO_ERR;
     a.kernel[0] = (int32_t)oh, a.kernel[1] = (int32_t)ow;
-    a.n_ints = 1;
+    a.n_ints = 2;
     a.ints[0] = sr;
+    a.ints[1] = max_mode;
     a.alpha = onx_att_f(n, "spatial_scale", 1.0f);
     return onx_emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
@@ -1676,6 +1698,7 @@ static const route routes[] = {
     {{"ConstantOfShape", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (the shape a constant or computed from shapes)"}, NULL},
     {{"Range", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (start, limit, delta constants or computed from shapes)"}, NULL},
     {{"OneHot", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (indices, depth, values constants)"}, NULL},
+    {{"NonZero", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (the input a constant with a non-zero element; on computed data kept opaque)"}, NULL},
     {{"HannWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
     {{"HammingWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
     {{"BlackmanWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},

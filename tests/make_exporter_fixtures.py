@@ -468,7 +468,7 @@ def pt_unpool(name, opset, c, hw):
          [helper.make_tensor_value_info("output", T.FLOAT, [1, 2, hw, hw])], inits, opset, [])
 
 
-def pt_roialign(name, opset, c, hw, sampling):
+def pt_roialign(name, opset, c, hw, sampling, mode="avg"):
     nm = Namer()
     nodes, inits = [], {}
     x = "images"
@@ -480,7 +480,7 @@ def pt_roialign(name, opset, c, hw, sampling):
     inits[rois] = np.array([[1.5, 2.0, 20.0, 17.5], [0.0, 0.0, 31.0, 31.0], [10.2, 5.1, 14.9, 30.3], [-3.0, 4.0, 8.0, 9.0]], np.float32) * hw / 32
     inits[bidx] = np.array([0, 1, 1, 0], np.int64)
     ra = nm("/roi/RoiAlign_output_0")
-    nodes.append(helper.make_node("RoiAlign", [f, rois, bidx], [ra], mode="avg", output_height=5, output_width=4,
+    nodes.append(helper.make_node("RoiAlign", [f, rois, bidx], [ra], mode=mode, output_height=5, output_width=4,
                                   sampling_ratio=sampling, spatial_scale=0.5, coordinate_transformation_mode="half_pixel"))
     fl = nm("flatten")
     nodes.append(helper.make_node("Flatten", [ra], [fl], axis=1))
@@ -568,6 +568,33 @@ def norms(name, style, opset, c, hw, groups, inorm):
          [helper.make_tensor_value_info("y", T.FLOAT, [2, c, 1, 1])], inits, opset, [])
 
 
+def resize_axes(name, opset, mode, axes, scales, sizes, policy, ctm):
+    """Resize-18/19 with the axes attribute (scales or sizes of the listed axes only), between two convolutions."""
+    nm = Namer()
+    nodes, inits = [], {}
+    w, w2 = nm("conv.weight"), nm("head.weight")
+    inits[w], inits[w2] = f32(4, 3, 3, 3, scale=0.3), f32(2, 4, 1, 1, scale=0.3)
+    c1 = nm("conv_out")
+    nodes.append(helper.make_node("Conv", ["x", w], [c1], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    ins = [c1, ""]
+    if scales is not None:
+        sc = nm("scales")
+        inits[sc] = np.array(scales, np.float32)
+        ins.append(sc)
+    else:
+        sz = nm("sizes")
+        inits[sz] = np.array(sizes, np.int64)
+        ins += ["", sz]
+    r = nm("resize_out")
+    attrs = dict(mode=mode, axes=axes, coordinate_transformation_mode=ctm)
+    if policy:
+        attrs["keep_aspect_ratio_policy"] = policy
+    nodes.append(helper.make_node("Resize", ins, [r], **attrs))
+    nodes.append(helper.make_node("Conv", [r, w2], ["y"], kernel_shape=[1, 1]))
+    save(name, "pt18", nodes, [helper.make_tensor_value_info("x", T.FLOAT, [1, 3, 10, 14])],
+         [helper.make_tensor_value_info("y", T.FLOAT, None)], inits, opset, [])
+
+
 k = 0
 for opset in (9, 10, 11):
     for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
@@ -600,11 +627,17 @@ tf_bidir_reverse("tf2onnx_16_op13_bilstm_reverse", 13, 6, 4, 5)
 pt_unpool("pt18_10_op18_unpool", 18, 4, 9)
 pt_roialign("pt18_11_op18_roialign", 18, 4, 32, 2)
 pt_roialign("pt18_12_op16_roialign_adaptive", 16, 3, 24, 0)
+pt_roialign("pt18_21_op16_roialign_max", 16, 4, 24, 2, "max")
+pt_roialign("pt18_22_op18_roialign_max_adaptive", 18, 3, 32, 0, "max")
 pt_stft("pt18_13_op18_stft_mel", 18, 400, 64, 16)
 pt_dft("pt18_14_op18_dft_filter", 18, 24)
 norms("paddle_12_op9_instancenorm", "paddle", 9, 8, 12, 0, True)
 norms("pt18_15_op18_groupnorm", "pt18", 18, 8, 10, 4, False)
 norms("pt18_16_op21_groupnorm", "pt18", 21, 12, 9, 3, False)
+resize_axes("pt18_17_op18_resize_axes_scales", 18, "linear", [2, 3], [2.0, 1.5], None, None, "half_pixel")
+resize_axes("pt18_18_op18_resize_axes_sizes", 18, "nearest", [3, 2], None, [21, 17], None, "asymmetric")
+resize_axes("pt18_19_op19_resize_axes_cubic", 19, "cubic", [2, 3], None, [25, 25], None, "half_pixel")
+resize_axes("pt18_20_op18_resize_axes_corners", 18, "linear", [3, 2], [1.5, 0.8], None, None, "align_corners")
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

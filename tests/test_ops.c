@@ -383,7 +383,7 @@ static void test_routes(void **state)
     int nd = read_onnx_defs(&defs);
     assert_true(nd > 200);
     static const char *const names[] = {"Identity", "Dropout", "Constant", "Shape", "Size", "EyeLike", "ConstantOfShape",
-                                        "Range", "OneHot", "HannWindow", "HammingWindow", "BlackmanWindow", "Upsample",
+                                        "Range", "OneHot", "NonZero", "HannWindow", "HammingWindow", "BlackmanWindow", "Upsample",
                                         "Scatter", "SoftmaxCrossEntropyLoss", "Sum", "Mean", "MeanVarianceNormalization",
                                         "Tile", "InstanceNormalization", "GroupNormalization", "GlobalMaxPool",
                                         "LpNormalization", "If", "Loop", "Scan", "SequenceMap", "Conv", "ConvTranspose", "MaxPool",
