@@ -157,6 +157,8 @@ so_status onx_instancenorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t 
 so_status onx_groupnorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 so_status onx_globalmaxpool(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 so_status onx_lpnorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+/* Einsum of one or two operands as Transpose / Reshape / ReduceSum / MatMul (onnx_expand.c). */
+so_status onx_einsum(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 so_status onx_lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
 so_status onx_recurrent_batch_first(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
 so_status onx_tile_concat(imp *im, const Onnx__NodeProto *n, val **ins);

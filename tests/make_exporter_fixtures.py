@@ -595,6 +595,44 @@ def resize_axes(name, opset, mode, axes, scales, sizes, policy, ctm):
          [helper.make_tensor_value_info("y", T.FLOAT, None)], inits, opset, [])
 
 
+def einsum_attn(name, opset, b, h, s, d, extras):
+    """Attention written with Einsum (transformer code using torch.einsum exports it so): projections, q k^T
+    scores, softmax, weighted values; then extra equations on the input x (operands "x" or initializer shapes):
+    ellipsis, implicit outputs, single-operand transposes and sums, outer products."""
+    nm = Namer()
+    nodes, inits = [], {}
+    proj = {}
+    for tag in ("q", "k", "v"):
+        w_ = nm(tag + ".weight")
+        inits[w_] = f32(d * h, d * h, scale=0.2)
+        p = nm(tag + "_proj")
+        nodes.append(helper.make_node("Einsum", ["x", w_], [p], equation="bsc,oc->bso"))
+        shp = nm(tag + "_shape")
+        inits[shp] = np.array([b, s, h, d], np.int64)
+        r = nm(tag + "_heads")
+        nodes.append(helper.make_node("Reshape", [p, shp], [r]))
+        proj[tag] = r
+    sc = nm("scores")
+    nodes.append(helper.make_node("Einsum", [proj["q"], proj["k"]], [sc], equation="bqhd,bkhd->bhqk"))
+    sm = nm("probs")
+    nodes.append(helper.make_node("Softmax", [sc], [sm], axis=-1))
+    nodes.append(helper.make_node("Einsum", [sm, proj["v"]], ["context"], equation="bhqk,bkhd->bqhd"))
+    outs = [helper.make_tensor_value_info("context", T.FLOAT, None)]
+    for k, (eq, operands) in enumerate(extras):
+        args = []
+        for j, spec in enumerate(operands):
+            if spec == "x":
+                args.append("x")
+            else:
+                a = nm("e%d_%d" % (k, j))
+                inits[a] = f32(*spec)
+                args.append(a)
+        o = "extra%d" % k
+        nodes.append(helper.make_node("Einsum", args, [o], equation=eq))
+        outs.append(helper.make_tensor_value_info(o, T.FLOAT, None))
+    save(name, "pt18", nodes, [helper.make_tensor_value_info("x", T.FLOAT, [b, s, d * h])], outs, inits, opset, [])
+
+
 k = 0
 for opset in (9, 10, 11):
     for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
@@ -637,6 +675,10 @@ norms("pt18_16_op21_groupnorm", "pt18", 21, 12, 9, 3, False)
 resize_axes("pt18_17_op18_resize_axes_scales", 18, "linear", [2, 3], [2.0, 1.5], None, None, "half_pixel")
 resize_axes("pt18_18_op18_resize_axes_sizes", 18, "nearest", [3, 2], None, [21, 17], None, "asymmetric")
 resize_axes("pt18_19_op19_resize_axes_cubic", 19, "cubic", [2, 3], None, [25, 25], None, "half_pixel")
+einsum_attn("pt18_23_op18_einsum_attention", 18, 2, 2, 5, 4,
+            [("...c,dc->...d", ["x", (3, 8)]), ("bsc,cd", ["x", (8, 3)]), ("bsc->cbs", ["x"]), ("bsc->bc", ["x"]),
+             ("bsc,t->bsct", ["x", (3,)]), ("bsc,bsc->bs", ["x", "x"]), ("bsc,c->", ["x", (8,)])])
+einsum_attn("pt18_24_op12_einsum_attention", 12, 1, 4, 3, 2, [("bsc,sc->b", ["x", (3, 8)])])
 resize_axes("pt18_20_op18_resize_axes_corners", 18, "linear", [3, 2], [1.5, 0.8], None, None, "align_corners")
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:

@@ -386,7 +386,7 @@ static void test_routes(void **state)
                                         "Range", "OneHot", "NonZero", "HannWindow", "HammingWindow", "BlackmanWindow", "Upsample",
                                         "Scatter", "SoftmaxCrossEntropyLoss", "Sum", "Mean", "MeanVarianceNormalization",
                                         "Tile", "InstanceNormalization", "GroupNormalization", "GlobalMaxPool",
-                                        "LpNormalization", "If", "Loop", "Scan", "SequenceMap", "Conv", "ConvTranspose", "MaxPool",
+                                        "LpNormalization", "Einsum", "If", "Loop", "Scan", "SequenceMap", "Conv", "ConvTranspose", "MaxPool",
                                         "AveragePool", "LSTM", "GRU", "RNN", "Cast", "LayerNormalization"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         const so_onnx_route *r = so_onnx_route_of(names[i]);
