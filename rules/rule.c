@@ -53,6 +53,7 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_softmax key_none
 #define key_reducemean key_axes
 #define key_layernorm key_none
+#define key_rmsnorm key_none
 #define key_pad key_pads
 #define key_concat key_none
 #define key_split key_none
@@ -1448,6 +1449,7 @@ static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *
 #define sym_reducemean sym_unknown
 #define sym_reducesum sym_unknown
 #define sym_layernorm sym_unknown
+#define sym_rmsnorm sym_unknown
 #define sym_pad sym_unknown
 #define sym_flatten sym_unknown
 #define sym_squeeze sym_unknown

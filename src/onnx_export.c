@@ -622,6 +622,15 @@ static so_status exp_layernorm(ectx *cx)
     return SO_OK;
 }
 
+static so_status exp_rmsnorm(ectx *cx)
+{
+    EXP_LOCALS;
+    if (x->opset < 23) return ex_err(x, "RMSNormalization needs opset >= 23 (model has opset %lld)", (long long)x->opset);
+    a_int(x, n, "axis", a->axis);
+    a_float(x, n, "epsilon", a->epsilon);
+    return SO_OK;
+}
+
 static so_status exp_pad(ectx *cx)
 {
     EXP_LOCALS;

@@ -386,6 +386,8 @@ static so_status shape_layernorm(ctx *c)
     return SO_OK;
 }
 
+static so_status shape_rmsnorm(ctx *c) { return shape_layernorm(c); } /* no bias input */
+
 /* ---------------- data movement ---------------- */
 
 static so_status shape_pad(ctx *c)
