@@ -304,7 +304,7 @@ static so_model *roundtrip(const so_graph *g, const char *name)
 
 /* RMSNormalization (opset 23, an LLM exporter's operator): imports as the table operator with the
    default axis (-1, normalised) and epsilon, runs X / sqrt(mean(X^2) + eps) * scale on the reference
-   kernel, exports and reads back the same graph. */
+   kernel, exports and reads back the same graph, and is not exported at an opset before 23. */
 static void test_rmsnorm(void **state)
 {
     (void)state;
@@ -335,6 +335,12 @@ static void test_rmsnorm(void **state)
     so_model *m2 = roundtrip(gr, "rmsnorm.onnx");
     assert_int_equal(m2->graph->nodes[m2->graph->outputs[0].node].op, SO_OP_RMSNORM);
     so_model_free(m2);
+    /* written at an opset before 23: refused with a message, not written without meaning */
+    char p[512];
+    tpath(p, sizeof p, "rmsnorm22.onnx");
+    m->opset = 22;
+    assert_int_not_equal(so_onnx_save(gr, p), SO_OK);
+    if (!strstr(so_error(), "RMSNormalization needs opset >= 23")) fail_msg("%s", so_error());
     so_model_free(m);
 }
 
