@@ -974,6 +974,7 @@ static int64_t flops_pool(const so_graph *g, const so_node *n, int64_t out)
 static int64_t flops_per_input(const so_graph *g, const so_node *n, int64_t out) { (void)out; return so_shape_numel(in_shape(g, n, 0)); }
 static int64_t flops_softmax(const so_graph *g, const so_node *n, int64_t out) { return 3 * flops_per_input(g, n, out); }
 static int64_t flops_layernorm(const so_graph *g, const so_node *n, int64_t out) { return 5 * flops_per_input(g, n, out); }
+static int64_t flops_rmsnorm(const so_graph *g, const so_node *n, int64_t out) { return 4 * flops_per_input(g, n, out); }
 
 /* the decisions (a missing one is an undeclared identifier: the build fails) */
 #define flops_input flops_none           /* sources and views move nothing */

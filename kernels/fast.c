@@ -57,6 +57,7 @@ static so_status nchwc_module(const so_fast_ctx *c, int32_t i, so_fast_kernel *k
 #define fast_softmax so_norm_select
 #define fast_reducemean so_norm_select
 #define fast_layernorm so_norm_select
+#define fast_rmsnorm FAST_REF_ONLY
 #define fast_pad so_move_select
 #define fast_concat so_move_select
 #define fast_split so_move_select

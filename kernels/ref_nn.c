@@ -304,9 +304,9 @@ static so_status reduce(const so_node *n, const so_tensor *in, so_tensor *out, i
 REF_VIA(reducemean, reduce(n, in, out, RED_MEAN))
 REF_VIA(reducesum, reduce(n, in, out, RED_SUM))
 
-so_status so_ref_layernorm(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+/* LayerNormalization (center: subtract the mean, add the bias) and RMSNormalization (neither) over axis.. */
+static so_status layer_norm(const so_node *n, const so_tensor *in, so_tensor *out, int center)
 {
-    (void)g;
     const so_shape *s = &in[0].shape;
     const int axis = n->attr->axis;
     const int64_t outer = prod(s, 0, axis), inner = prod(s, axis, s->rank);
@@ -318,7 +318,7 @@ so_status so_ref_layernorm(const so_graph *g, const so_node *n, const so_tensor 
         const float *x = X + o * inner;
         float *y = Y + o * inner;
         double mean = 0.0, var = 0.0;
-        for (int64_t j = 0; j < inner; j++) mean += x[j];
+        for (int64_t j = 0; j < inner && center; j++) mean += x[j];
         mean /= (double)inner;
         for (int64_t j = 0; j < inner; j++) var += ((double)x[j] - mean) * ((double)x[j] - mean);
         var /= (double)inner;
@@ -331,6 +331,9 @@ so_status so_ref_layernorm(const so_graph *g, const so_node *n, const so_tensor 
     }
     return SO_OK;
 }
+
+REF_VIA(layernorm, layer_norm(n, in, out, 1))
+REF_VIA(rmsnorm, layer_norm(n, in, out, 0))
 
 REF_VIA(reducemax, reduce(n, in, out, RED_MAX))
 REF_VIA(reducemin, reduce(n, in, out, RED_MIN))

@@ -52,6 +52,7 @@
 #define gen_softmax GEN_NOT_IN_RULES
 #define gen_reducemean GEN_NOT_IN_RULES
 #define gen_layernorm GEN_NOT_IN_RULES
+#define gen_rmsnorm GEN_NOT_IN_RULES
 #define gen_pad GEN_NOT_IN_RULES
 #define gen_concat GEN_DEFAULT
 #define gen_split GEN_DEFAULT

@@ -53,6 +53,7 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_softmax key_none
 #define key_reducemean key_axes
 #define key_layernorm key_none
+#define key_rmsnorm key_none
 #define key_pad key_pads
 #define key_concat key_none
 #define key_split key_none
@@ -1018,18 +1019,17 @@ so_status so_rules_load(const char *path, so_ruleset *out)
 
 /* ---------------- symbolic shapes ---------------- */
 
+/* The rule language's dims in the dim algebra (src/shape.h): the broadcasting rule is shape.c's. */
+static const so_dimx dimx_one = {1, 0, {0}};
+static int dimx_is_one(const void *d) { return ((const so_dimx *)d)->n_sym == 0 && ((const so_dimx *)d)->c == 1; }
+static int dimx_eq(const void *a, const void *b) { return so_dimx_eq(a, b); }
+static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, dimx_is_one, dimx_eq};
+
 static so_status sym_bcast(const so_sshape *a, const so_sshape *b, so_sshape *o)
 {
-    int rank = SO_MAX(a->rank, b->rank);
-    o->rank = rank;
-    for (int i = 0; i < rank; i++) {
-        int ia = i - (rank - a->rank), ib = i - (rank - b->rank);
-        const so_dimx *da = ia >= 0 ? &a->dim[ia] : NULL, *db = ib >= 0 ? &b->dim[ib] : NULL;
-        int a1 = !da || (da->n_sym == 0 && da->c == 1), b1 = !db || (db->n_sym == 0 && db->c == 1);
-        if (a1) o->dim[i] = db ? *db : dx_const(1);
-        else if (b1 || so_dimx_eq(da, db)) o->dim[i] = *da;
-        else return so_errorf("dimension %d does not broadcast", i);
-    }
+    const int r = so_dim_broadcast(&dim_sym, a->dim, a->rank, b->dim, b->rank, o->dim);
+    if (r < 0) return so_errorf("dimension %d does not broadcast", -1 - r);
+    o->rank = r;
     return SO_OK;
 }
 
@@ -1448,6 +1448,7 @@ static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *
 #define sym_reducemean sym_unknown
 #define sym_reducesum sym_unknown
 #define sym_layernorm sym_unknown
+#define sym_rmsnorm sym_unknown
 #define sym_pad sym_unknown
 #define sym_flatten sym_unknown
 #define sym_squeeze sym_unknown

@@ -370,6 +370,8 @@ static int imp_layernorm(bctx *cx)
     return onx_emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
+#define imp_rmsnorm imp_layernorm /* axis, epsilon (stash_type: computed in double) */
+
 static int imp_softmax(bctx *cx)
 {
     IMP_LOCALS;

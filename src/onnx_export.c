@@ -614,14 +614,18 @@ static so_status exp_reducemean(ectx *cx)
     return SO_OK;
 }
 
+/* LayerNormalization (opset 17) and RMSNormalization (opset 23): axis, epsilon */
 static so_status exp_layernorm(ectx *cx)
 {
     EXP_LOCALS;
-    if (x->opset < 17) return ex_err(x, "LayerNormalization needs opset >= 17 (model has opset %lld)", (long long)x->opset);
+    const int since = op == SO_OP_RMSNORM ? 23 : 17;
+    if (x->opset < since) return ex_err(x, "%s needs opset >= %d (model has opset %lld)", so_ops[op].onnx, since, (long long)x->opset);
     a_int(x, n, "axis", a->axis);
     a_float(x, n, "epsilon", a->epsilon);
     return SO_OK;
 }
+
+#define exp_rmsnorm exp_layernorm
 
 static so_status exp_pad(ectx *cx)
 {

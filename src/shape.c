@@ -81,17 +81,30 @@ int64_t so_window_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, 
     return o;
 }
 
+static const int64_t one_i64 = 1;
+static int i64_is_one(const void *d) { return *(const int64_t *)d == 1; }
+static int i64_eq(const void *a, const void *b) { return *(const int64_t *)a == *(const int64_t *)b; }
+const so_dim_alg so_dim_int64 = {sizeof(int64_t), &one_i64, i64_is_one, i64_eq};
+
+int so_dim_broadcast(const so_dim_alg *A, const void *a, int ra, const void *b, int rb, void *out)
+{
+    const int r = SO_MAX(ra, rb);
+    for (int k = 0; k < r; k++) {
+        const int ia = k - (r - ra), ib = k - (r - rb);
+        const char *da = ia >= 0 ? (const char *)a + (size_t)ia * A->size : A->one;
+        const char *db = ib >= 0 ? (const char *)b + (size_t)ib * A->size : A->one;
+        const void *pick = A->is_one(da) ? db : (A->is_one(db) || A->eq(da, db)) ? da : NULL;
+        if (!pick) return -1 - k;
+        memcpy((char *)out + (size_t)k * A->size, pick, A->size);
+    }
+    return r;
+}
+
 so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out)
 {
-    int r = SO_MAX(a->rank, b->rank);
-    so_shape o = mk(r, a->dtype);
-    for (int k = 0; k < r; k++) {
-        int ia = k - (r - a->rank), ib = k - (r - b->rank);
-        int64_t da = ia >= 0 ? a->dim[ia] : 1, db = ib >= 0 ? b->dim[ib] : 1;
-        if (da == db || db == 1) o.dim[k] = da;
-        else if (da == 1) o.dim[k] = db;
-        else return so_errorf("cannot broadcast %s with %s", S(a), S(b));
-    }
+    so_shape o = mk(SO_MAX(a->rank, b->rank), a->dtype);
+    if (so_dim_broadcast(&so_dim_int64, a->dim, a->rank, b->dim, b->rank, o.dim) < 0)
+        return so_errorf("cannot broadcast %s with %s", S(a), S(b));
     *out = o;
     return SO_OK;
 }
@@ -385,6 +398,8 @@ static so_status shape_layernorm(ctx *c)
     c->n->out[0] = *x;
     return SO_OK;
 }
+
+static so_status shape_rmsnorm(ctx *c) { return shape_layernorm(c); } /* no bias input */
 
 /* ---------------- data movement ---------------- */
 

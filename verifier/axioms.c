@@ -22,6 +22,20 @@
 #define CONVG CONV " g:1..2"
 #define POOL "kh:1..3 kw:1..3 sh:1..2 sw:1..2 ph:0..1 pw:0..1"
 
+/* Rows that differ only by the operator they are about (and the noun their meaning names it by). */
+#define AX_TR_UN(op) {"tr-" #op, "transpose commutes with " #op, "a:n,c,h", "p:perm3", "", "(tr p (" #op " a))", "(" #op " (tr p a))", AXF_BIDIR},
+#define AX_TR_BIN(op, noun) {"tr-" #op, "transpose distributes over " noun " (same rank)", "a:n,c,h b:n,c,h", "p:perm3", "(= (rank a) (rank b))", "(tr p (" #op " a b))", "(" #op " (tr p a) (tr p b))", AXF_BIDIR},
+#define AX_CONCAT_UN(op) {#op "-concat", #op " distributes over concat", "a:n,c,h b:n,c,h", "ax:0..2", "", "(" #op " (concat ax a b))", "(concat ax (" #op " a) (" #op " b))", AXF_BIDIR},
+#define AX_SPL_UN(op) {"spl-" #op, "slicing commutes with " #op, "t:n,c,h", "ax:0..2 s:0..2 n:1..3", "", "(spl ax s n (" #op " t))", "(" #op " (spl ax s n t))", AXF_BIDIR},
+#define AX_SPL_BIN(op, noun) {"spl-" #op, "slicing distributes over " noun " of same-shaped tensors", "a:n,c b:n,c", "ax:0..1 s:0..2 n:1..3", "(same a b)", "(spl ax s n (" #op " a b))", "(" #op " (spl ax s n a) (spl ax s n b))", AXF_BIDIR},
+#define AX_DIM_UN(op) {"dim-" #op, #op " keeps dims", "a:n,c", "i:-1..2", "", "(dim (" #op " a) i)", "(dim a i)", AXF_SHAPE},
+#define AX_DIM_BIN(op, noun) {"dim-" #op, "a " noun " of same-shaped tensors keeps dims", "a:n,c b:n,c", "i:-1..2", "(same a b)", "(dim (" #op " a b) i)", "(dim a i)", AXF_SHAPE},
+#define AX_OK_BIN(op, noun) {"ok-" #op, "a well-typed " noun " has well-typed operands", "a:n,c b:n,c", "", "(ok (" #op " a b))", "(and (ok a) (ok b))", "(= 0 0)", AXF_SHAPE},
+#define AX_BLK_BIN(op, noun) {"blk-" #op, noun " commutes with blocking (same shapes)", "x:n,c,3,3 y:n,c,3,3", "b:1..4", "(same x y)", "(" #op " (blk b x) (blk b y))", "(blk b (" #op " x y))", AXF_BIDIR},
+#define AX_BLK_UN(op) {"blk-" #op, #op " commutes with exact blocking (no padding lanes)", "x:n,c,2,2", "b:1..3", "(and (= (rank x) 4) (= (mod (dim x 1) b) 0))", "(blk b (" #op " x))", "(" #op " (blk b x))", AXF_BIDIR},
+#define AX_UNBLK_UN(op) {"unblk-" #op, #op " commutes with unblocking", "y:n,k,2,2,3", "b:3..3 c:1..9", "(and (= (rank y) 5) (= (dim y 4) b) (= c (* b (dim y 1))))", "(unblk b c (" #op " y))", "(" #op " (unblk b c y))", AXF_BIDIR},
+#define AX_UNBLK_BIN(op, noun) {"unblk-" #op, noun " commutes with unblocking (same shapes)", "y:n,k,2,2,3 z:n,k,2,2,3", "b:3..3 c:1..9", "(and (same y z) (and (= (rank y) 5) (= (dim y 4) b) (= c (* b (dim y 1)))))", "(unblk b c (" #op " y z))", "(" #op " (unblk b c y) (unblk b c z))", AXF_BIDIR},
+
 static const so_axiom axiom_table[] = {
     /* ---- element-wise algebra ---- */
     {"add-comm", "addition commutes", "a:n,c b:n,c", "", "", "(add a b)", "(add b a)", 0},
@@ -33,11 +47,11 @@ static const so_axiom axiom_table[] = {
     /* ---- transpose ---- */
     {"tr-tr", "two transposes compose into one (pcomp(p,q)[i] = q[p[i]])", "a:n,c,h", "p:perm3 q:perm3", "", "(tr p (tr q a))", "(tr (pcomp p q) a)", 0},
     {"tr-id", "the identity permutation is the identity", "a:n,c,h", "p:perm3", "(= p (pid (rank a)))", "(tr p a)", "a", 0},
-    {"tr-relu", "transpose commutes with relu", "a:n,c,h", "p:perm3", "", "(tr p (relu a))", "(relu (tr p a))", AXF_BIDIR},
-    {"tr-sigmoid", "transpose commutes with sigmoid", "a:n,c,h", "p:perm3", "", "(tr p (sigmoid a))", "(sigmoid (tr p a))", AXF_BIDIR},
-    {"tr-tanh", "transpose commutes with tanh", "a:n,c,h", "p:perm3", "", "(tr p (tanh a))", "(tanh (tr p a))", AXF_BIDIR},
-    {"tr-add", "transpose distributes over addition (same rank)", "a:n,c,h b:n,c,h", "p:perm3", "(= (rank a) (rank b))", "(tr p (add a b))", "(add (tr p a) (tr p b))", AXF_BIDIR},
-    {"tr-mul", "transpose distributes over element-wise multiplication (same rank)", "a:n,c,h b:n,c,h", "p:perm3", "(= (rank a) (rank b))", "(tr p (mul a b))", "(mul (tr p a) (tr p b))", AXF_BIDIR},
+    AX_TR_UN(relu)
+    AX_TR_UN(sigmoid)
+    AX_TR_UN(tanh)
+    AX_TR_BIN(add, "addition")
+    AX_TR_BIN(mul, "element-wise multiplication")
     {"tr-matmul", "(AB)^T = B^T A^T, swapping the last two axes", "a:2,n,k b:2,k,m", "p:swap3", "(and (= p (pswap (rank a))) (= (rank a) (rank b)))", "(tr p (matmul a b))", "(matmul (tr p b) (tr p a))", AXF_BIDIR},
     {"tr-concat", "concat of transposes is a transpose of a concat on the permuted axis", "a:n,c,h b:n,c,h", "p:perm3 ax:0..2", "", "(concat ax (tr p a) (tr p b))", "(tr p (concat (pidx p ax) a b))", 0},
     {"tr-concat-r", "a transpose of a concat is a concat of transposes on the inverse-permuted axis", "a:n,c,h b:n,c,h", "p:perm3 ax:0..2", "", "(tr p (concat ax a b))", "(concat (pinv p ax) (tr p a) (tr p b))", 0},
@@ -109,9 +123,9 @@ static const so_axiom axiom_table[] = {
      "(concat 1 (maxpool kh kw sh sw ph pw x) (maxpool kh kw sh sw ph pw y))", AXF_BIDIR},
     /* ---- concat ---- */
     {"concat-assoc", "concat on one axis is associative", "a:n,c,h b:n,c,h c:n,c,h", "ax:0..2", "", "(concat ax (concat ax a b) c)", "(concat ax a (concat ax b c))", AXF_BIDIR},
-    {"relu-concat", "relu distributes over concat", "a:n,c,h b:n,c,h", "ax:0..2", "", "(relu (concat ax a b))", "(concat ax (relu a) (relu b))", AXF_BIDIR},
-    {"sigmoid-concat", "sigmoid distributes over concat", "a:n,c,h b:n,c,h", "ax:0..2", "", "(sigmoid (concat ax a b))", "(concat ax (sigmoid a) (sigmoid b))", AXF_BIDIR},
-    {"tanh-concat", "tanh distributes over concat", "a:n,c,h b:n,c,h", "ax:0..2", "", "(tanh (concat ax a b))", "(concat ax (tanh a) (tanh b))", AXF_BIDIR},
+    AX_CONCAT_UN(relu)
+    AX_CONCAT_UN(sigmoid)
+    AX_CONCAT_UN(tanh)
     {"add-concat", "addition of concats is the concat of sums (same-shaped parts)", "a:n,c b:n,c c:n,c d:n,c", "ax:0..1", "(and (same a c) (same b d))",
      "(add (concat ax a b) (concat ax c d))", "(concat ax (add a c) (add b d))", AXF_BIDIR},
     {"mul-concat", "multiplication of concats is the concat of products (same-shaped parts)", "a:n,c b:n,c c:n,c d:n,c", "ax:0..1", "(and (same a c) (same b d))",
@@ -131,11 +145,11 @@ static const so_axiom axiom_table[] = {
     {"spl-full", "the full slice is the identity", "t:n,c,h", "ax:0..2 s:0..0 n:1..4", "(and (= s 0) (= n (dim t ax)) (>= ax 0) (< ax (rank t)))", "(spl ax s n t)", "t", 0},
     {"spl-spl", "a slice of a slice is a slice", "t:n,c,h", "ax:0..2 s:0..2 n:1..3 s2:0..2 n2:1..4", "(and (>= s 0) (>= n 1) (<= (+ s n) n2) (ok (spl ax s2 n2 t)))",
      "(spl ax s n (spl ax s2 n2 t))", "(spl ax (+ s s2) n t)", 0},
-    {"spl-relu", "slicing commutes with relu", "t:n,c,h", "ax:0..2 s:0..2 n:1..3", "", "(spl ax s n (relu t))", "(relu (spl ax s n t))", AXF_BIDIR},
-    {"spl-sigmoid", "slicing commutes with sigmoid", "t:n,c,h", "ax:0..2 s:0..2 n:1..3", "", "(spl ax s n (sigmoid t))", "(sigmoid (spl ax s n t))", AXF_BIDIR},
-    {"spl-tanh", "slicing commutes with tanh", "t:n,c,h", "ax:0..2 s:0..2 n:1..3", "", "(spl ax s n (tanh t))", "(tanh (spl ax s n t))", AXF_BIDIR},
-    {"spl-add", "slicing distributes over addition of same-shaped tensors", "a:n,c b:n,c", "ax:0..1 s:0..2 n:1..3", "(same a b)", "(spl ax s n (add a b))", "(add (spl ax s n a) (spl ax s n b))", AXF_BIDIR},
-    {"spl-mul", "slicing distributes over multiplication of same-shaped tensors", "a:n,c b:n,c", "ax:0..1 s:0..2 n:1..3", "(same a b)", "(spl ax s n (mul a b))", "(mul (spl ax s n a) (spl ax s n b))", AXF_BIDIR},
+    AX_SPL_UN(relu)
+    AX_SPL_UN(sigmoid)
+    AX_SPL_UN(tanh)
+    AX_SPL_BIN(add, "addition")
+    AX_SPL_BIN(mul, "multiplication")
     {"spl-conv", "slicing conv output channels slices the kernel", "x:n,c,5,5 w:o,c,k,l", CONV " s:0..2 n:1..3", "", "(spl 1 s n (conv sh sw ph pw 1 x w))", "(conv sh sw ph pw 1 x (spl 0 s n w))", AXF_BIDIR},
     {"spl-mm-cols", "slicing matmul columns slices the right operand", "a:n,k b:k,m", "ax:0..1 s:0..2 n:1..3", "(and (= ax (- (rank b) 1)) (= (rank a) (rank b)) (>= (rank a) 2))",
      "(spl ax s n (matmul a b))", "(matmul a (spl ax s n b))", AXF_BIDIR},
@@ -195,28 +209,28 @@ static const so_axiom axiom_table[] = {
     {"unblk-sigmoid-blk", "sigmoid on a blocked tensor, unblocked, is sigmoid (the padding lanes it changes are dropped)", "x:n,c,3,3", "b:1..4",
      "(= (rank x) 4)", "(unblk b (dim x 1) (sigmoid (blk b x)))", "(sigmoid x)", 0},
     {"unblk-tanh-blk", "tanh on a blocked tensor, unblocked, is tanh", "x:n,c,3,3", "b:1..4", "(= (rank x) 4)", "(unblk b (dim x 1) (tanh (blk b x)))", "(tanh x)", 0},
-    {"blk-add", "addition commutes with blocking (same shapes)", "x:n,c,3,3 y:n,c,3,3", "b:1..4", "(same x y)", "(add (blk b x) (blk b y))", "(blk b (add x y))", AXF_BIDIR},
-    {"blk-mul", "element-wise multiplication commutes with blocking (same shapes)", "x:n,c,3,3 y:n,c,3,3", "b:1..4", "(same x y)", "(mul (blk b x) (blk b y))", "(blk b (mul x y))", AXF_BIDIR},
+    AX_BLK_BIN(add, "addition")
+    AX_BLK_BIN(mul, "element-wise multiplication")
     {"convb-def", "a conv on a blocked input is the blocked conv", "x:n,c,5,5 w:o,c,k,l", CONVG " b:1..4", "(= (dim x 1) (* (dim w 1) g))",
      "(convb sh sw ph pw g (blk b x) w)", "(blk b (conv sh sw ph pw g x w))", AXF_BIDIR},
     /* exact blocking (channels a multiple of the block, no padding lanes): what the generated layout rules use */
     {"blk-unblk", "blocking an unblocked exactly blocked tensor gives it back", "y:n,k,2,2,3", "b:3..3 c:1..9", "(and (= (rank y) 5) (= (dim y 4) b) (= c (* b (dim y 1))))", "(blk b (unblk b c y))", "y", 0},
-    {"unblk-relu", "relu commutes with unblocking", "y:n,k,2,2,3", "b:3..3 c:1..9", "(and (= (rank y) 5) (= (dim y 4) b) (= c (* b (dim y 1))))", "(unblk b c (relu y))", "(relu (unblk b c y))", AXF_BIDIR},
-    {"unblk-sigmoid", "sigmoid commutes with unblocking", "y:n,k,2,2,3", "b:3..3 c:1..9", "(and (= (rank y) 5) (= (dim y 4) b) (= c (* b (dim y 1))))", "(unblk b c (sigmoid y))", "(sigmoid (unblk b c y))", AXF_BIDIR},
-    {"unblk-tanh", "tanh commutes with unblocking", "y:n,k,2,2,3", "b:3..3 c:1..9", "(and (= (rank y) 5) (= (dim y 4) b) (= c (* b (dim y 1))))", "(unblk b c (tanh y))", "(tanh (unblk b c y))", AXF_BIDIR},
-    {"unblk-add", "addition commutes with unblocking (same shapes)", "y:n,k,2,2,3 z:n,k,2,2,3", "b:3..3 c:1..9", "(and (same y z) (and (= (rank y) 5) (= (dim y 4) b) (= c (* b (dim y 1)))))", "(unblk b c (add y z))", "(add (unblk b c y) (unblk b c z))", AXF_BIDIR},
-    {"unblk-mul", "element-wise multiplication commutes with unblocking (same shapes)", "y:n,k,2,2,3 z:n,k,2,2,3", "b:3..3 c:1..9", "(and (same y z) (and (= (rank y) 5) (= (dim y 4) b) (= c (* b (dim y 1)))))", "(unblk b c (mul y z))", "(mul (unblk b c y) (unblk b c z))", AXF_BIDIR},
-    {"blk-sigmoid", "sigmoid commutes with exact blocking (no padding lanes)", "x:n,c,2,2", "b:1..3", "(and (= (rank x) 4) (= (mod (dim x 1) b) 0))", "(blk b (sigmoid x))", "(sigmoid (blk b x))", AXF_BIDIR},
-    {"blk-tanh", "tanh commutes with exact blocking (no padding lanes)", "x:n,c,2,2", "b:1..3", "(and (= (rank x) 4) (= (mod (dim x 1) b) 0))", "(blk b (tanh x))", "(tanh (blk b x))", AXF_BIDIR},
+    AX_UNBLK_UN(relu)
+    AX_UNBLK_UN(sigmoid)
+    AX_UNBLK_UN(tanh)
+    AX_UNBLK_BIN(add, "addition")
+    AX_UNBLK_BIN(mul, "element-wise multiplication")
+    AX_BLK_UN(sigmoid)
+    AX_BLK_UN(tanh)
     {"blk-concat", "channel concat of blocked tensors is the blocked channel concat when the first is exactly blocked", "x:n,c,2,2 y:n,d,2,2", "b:1..3",
      "(and (= (rank x) 4) (= (rank y) 4) (= (mod (dim x 1) b) 0))", "(concat 1 (blk b x) (blk b y))", "(blk b (concat 1 x y))", AXF_BIDIR},
     {"unblk-concat", "channel concat of unblocked tensors is the unblocked channel concat when the first is exactly blocked", "y:n,k,2,2,3 z:n,l,2,2,3", "b:3..3 c:1..9 d:1..9",
      "(and (and (= (rank y) 5) (= (dim y 4) b) (= c (* b (dim y 1)))) (= (rank z) 5) (= (dim z 4) b) (= (dim z 1) (div (+ d (- b 1)) b)))", "(concat 1 (unblk b c y) (unblk b d z))", "(unblk b (+ c d) (concat 1 y z))", 0},
-    {"dim-relu", "relu keeps dims", "a:n,c", "i:-1..2", "", "(dim (relu a) i)", "(dim a i)", AXF_SHAPE},
-    {"dim-sigmoid", "sigmoid keeps dims", "a:n,c", "i:-1..2", "", "(dim (sigmoid a) i)", "(dim a i)", AXF_SHAPE},
-    {"dim-tanh", "tanh keeps dims", "a:n,c", "i:-1..2", "", "(dim (tanh a) i)", "(dim a i)", AXF_SHAPE},
-    {"dim-add", "a sum of same-shaped tensors keeps dims", "a:n,c b:n,c", "i:-1..2", "(same a b)", "(dim (add a b) i)", "(dim a i)", AXF_SHAPE},
-    {"dim-mul", "a product of same-shaped tensors keeps dims", "a:n,c b:n,c", "i:-1..2", "(same a b)", "(dim (mul a b) i)", "(dim a i)", AXF_SHAPE},
+    AX_DIM_UN(relu)
+    AX_DIM_UN(sigmoid)
+    AX_DIM_UN(tanh)
+    AX_DIM_BIN(add, "sum")
+    AX_DIM_BIN(mul, "product")
     {"dim-concat-ax", "concat adds the dims on its axis", "a:n,c b:n,c", "ax:0..1", "(ok (concat ax a b))", "(dim (concat ax a b) ax)", "(+ (dim a ax) (dim b ax))", AXF_SHAPE},
     {"dim-concat", "concat keeps the other dims", "a:n,c b:n,c", "ax:0..1 i:-1..2", "(and (ok (concat ax a b)) (not (= i ax)))", "(dim (concat ax a b) i)", "(dim a i)", AXF_SHAPE},
     {"dim-spl-ax", "a slice has its length on its axis", "t:n,c", "ax:0..1 s:0..2 n:1..3", "(ok (spl ax s n t))", "(dim (spl ax s n t) ax)", "n", AXF_SHAPE},
@@ -235,8 +249,8 @@ static const so_axiom axiom_table[] = {
     {"dim-scalar", "multiplying by a scalar keeps dims", "a:n,c s:", "i:-1..2", "(= (rank s) 0)", "(dim (mul a s) i)", "(dim a i)", AXF_SHAPE},
     {"ok-concat", "a well-typed concat has well-typed operands (operators are strict in the error value)", "a:n,c b:n,c", "ax:0..1", "(ok (concat ax a b))", "(and (ok a) (ok b))", "(= 0 0)", AXF_SHAPE},
     {"ok-spl", "a well-typed slice has a well-typed operand", "t:n,c", "ax:0..1 s:0..2 n:1..3", "(ok (spl ax s n t))", "(ok t)", "(= 0 0)", AXF_SHAPE},
-    {"ok-add", "a well-typed sum has well-typed operands", "a:n,c b:n,c", "", "(ok (add a b))", "(and (ok a) (ok b))", "(= 0 0)", AXF_SHAPE},
-    {"ok-mul", "a well-typed product has well-typed operands", "a:n,c b:n,c", "", "(ok (mul a b))", "(and (ok a) (ok b))", "(= 0 0)", AXF_SHAPE},
+    AX_OK_BIN(add, "sum")
+    AX_OK_BIN(mul, "product")
     {"ok-matmul", "a well-typed matmul has well-typed operands", "a:n,k b:k,m", "", "(ok (matmul a b))", "(and (ok a) (ok b))", "(= 0 0)", AXF_SHAPE},
     {"ok-conv", "a well-typed conv has well-typed operands", "x:n,c,5,5 w:o,c,k,l", CONVG, "(ok (conv sh sw ph pw g x w))", "(and (ok x) (ok w))", "(= 0 0)", AXF_SHAPE},
     {"ok-relu", "a well-typed relu has a well-typed operand", "a:n,c", "", "(ok (relu a))", "(ok a)", "(= 0 0)", AXF_SHAPE},
