@@ -214,7 +214,8 @@ int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w)
 {
     if (p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 || p->dw != 1 || p->group != 1 || p->wu) return -1;
     const int64_t b = p->b, C = p->C, O = p->O, Ob = p->Ob, Cp = p->Cb * b;
-    const size_t nu = (size_t)(36 * Ob * Cp * b), bytes = (nu * sizeof(float) + 63) / 64 * 64;
+    const int64_t G = SO_NCHWC_WINO_G, nG = (Ob + G - 1) / G;
+    const size_t nu = (size_t)(36 * nG * G * Cp * b), bytes = (nu * sizeof(float) + 63) / 64 * 64;
     float *u = aligned_alloc(64, bytes);
     if (!u) return -1;
     memset(u, 0, bytes);
@@ -230,7 +231,7 @@ int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w)
             for (int i = 0; i < 6; i++) { /* (G g) G^T, row i */
                 const double g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
                 const double r[6] = {g0 / 4, -(g0 + g1 + g2) / 6, -(g0 - g1 + g2) / 6, g0 / 24 + g1 / 12 + g2 / 6, g0 / 24 - g1 / 12 + g2 / 6, g2};
-                for (int j = 0; j < 6; j++) u[(((i * 6 + j) * Ob + o / b) * Cp + c) * b + o % b] = (float)r[j];
+                for (int j = 0; j < 6; j++) u[((((i * 6 + j) * nG + o / b / G) * Cp + c) * G + o / b % G) * b + o % b] = (float)r[j];
             }
         }
     const int64_t nt = ((p->Ho + 3) / 4) * ((p->Wo + 3) / 4);
@@ -261,7 +262,7 @@ size_t so_nchwc_conv_bytes(const so_nchwc_conv *p)
     if (!p->wp) return 0;
     const int64_t Ob = p->Ob, last = Ob - 1;
     const int64_t wfl = p->wofs[last] + (p->depthwise ? 1 : p->nic[last]) * p->kh * p->kw * p->b;
-    return sizeof(float) * (size_t)(wfl + 2 * Ob * p->b + (p->wu ? 36 * Ob * p->Cb * p->b * p->b : 0));
+    return sizeof(float) * (size_t)(wfl + 2 * Ob * p->b + (p->wu ? 36 * ((Ob + SO_NCHWC_WINO_G - 1) / SO_NCHWC_WINO_G) * SO_NCHWC_WINO_G * p->Cb * p->b * p->b : 0));
 }
 
 /* ---------------- executor glue ---------------- */

@@ -17,6 +17,7 @@
    static, so results do not depend on T. */
 
 #define SO_NCHWC_MAX_B 16
+#define SO_NCHWC_WINO_G 4 /* a multiple of every level's CONV_OBK (nchwc_body.h) */
 
 /* A convolution planned for one block size: weights [O][C/group][kh][kw] packed per output block as
    [nic][kh][kw][b] over the input channels its b outputs read (a grouped conv whose groups do not align
@@ -39,7 +40,9 @@ typedef struct so_nchwc_conv {
     int act1, act2;      /* so_act */
     float lo1, hi1, lo2, hi2;
     int has_res;         /* run() adds res (same blocked shape as the output) */
-    float *wu;           /* Winograd F(4x4, 3x3) (so_nchwc_conv_wino): transformed weights [36][Ob][Cb*b][b] (owned), or NULL */
+    float *wu;           /* Winograd F(4x4, 3x3) (so_nchwc_conv_wino): transformed weights [36][ceil(Ob/G)][Cb*b][G][b], G =
+                            SO_NCHWC_WINO_G output blocks interleaved per input lane (one stream for the register tile), the
+                            padding zero (owned), or NULL */
     int64_t wtc;         /* Winograd: 4x4 output tiles per chunk (the scratch holds one chunk) */
 } so_nchwc_conv;
 
@@ -52,7 +55,7 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
                        const float *w, const so_epi *ep);
 void so_nchwc_conv_free(so_nchwc_conv *p);
 /* Adds Winograd F(4x4, 3x3) (Lavin & Gray) to a planned 3x3, stride-1, dilation-1, group-1 conv p with weights w
-   [O][C][3][3]: U = G g G^T per (o, c), computed in double, stored [36][Ob][Cb*b][b] (zero padding lanes); the
+   [O][C][3][3]: U = G g G^T per (o, c), computed in double, stored as wu above (zero padding lanes); the
    level's wino() then runs p. Returns 0, or -1 (p not such a conv, or no memory: p unchanged). Numerics: float
    transforms with coefficients up to 8 (inputs) and 1/24 (weights); tests/test_nchwc.c holds it to 1e-4 of the
    largest output magnitude against the double-accumulating reference. */

@@ -553,9 +553,10 @@ static inline __attribute__((always_inline)) void wino_at6(const VF *m, int s, V
 }
 
 /* One GEMM register tile of position pos: obk output blocks x npx tiles, M = V (tiles x Cp) times U (Cp x b per
-   block, the next block ust floats on), over all Cp input lanes (the padding lanes of V and U are zero). */
-static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_t Cp, const float *u, int64_t ust, float *m, int64_t mst,
-                                                          const int obk, const int npx)
+   block: channel c's vectors of the obk blocks are b floats apart, WINO_G * b floats after channel c - 1's), over all
+   Cp input lanes (the padding lanes of V and U are zero). */
+static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_t Cp, const float *u, float *m, int64_t mst, const int obk,
+                                                          const int npx)
 {
     VF acc[CONV_OBK][CONV_PX];
 #pragma GCC unroll 4
@@ -565,7 +566,7 @@ static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_
     for (int64_t c = 0; c < Cp; c++) {
         VF wv[CONV_OBK];
 #pragma GCC unroll 4
-        for (int k = 0; k < obk; k++) wv[k] = VLD(u + c * NB + k * ust);
+        for (int k = 0; k < obk; k++) wv[k] = VLD(u + (c * SO_NCHWC_WINO_G + k) * NB);
 #pragma GCC unroll 16
         for (int q = 0; q < npx; q++) {
             const VF bc = VSET1(v[q * Cp + c]);
@@ -581,14 +582,14 @@ static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_
 
 #define WMM_NPX(OBK)                                                                                                                   \
     switch (npx) {                                                                                                                     \
-    case 1: wino_mm(v, Cp, u, ust, m, mst, OBK, 1); break;                                                                             \
-    case 2: wino_mm(v, Cp, u, ust, m, mst, OBK, 2); break;                                                                             \
-    case 3: wino_mm(v, Cp, u, ust, m, mst, OBK, 3); break;                                                                             \
-    case 4: wino_mm(v, Cp, u, ust, m, mst, OBK, 4); break;                                                                             \
-    case 5: wino_mm(v, Cp, u, ust, m, mst, OBK, 5); break;                                                                             \
-    default: wino_mm(v, Cp, u, ust, m, mst, OBK, CONV_PX); break;                                                                      \
+    case 1: wino_mm(v, Cp, u, m, mst, OBK, 1); break;                                                                             \
+    case 2: wino_mm(v, Cp, u, m, mst, OBK, 2); break;                                                                             \
+    case 3: wino_mm(v, Cp, u, m, mst, OBK, 3); break;                                                                             \
+    case 4: wino_mm(v, Cp, u, m, mst, OBK, 4); break;                                                                             \
+    case 5: wino_mm(v, Cp, u, m, mst, OBK, 5); break;                                                                             \
+    default: wino_mm(v, Cp, u, m, mst, OBK, CONV_PX); break;                                                                      \
     }
-static void wino_mm_any(const float *v, int64_t Cp, const float *u, int64_t ust, float *m, int64_t mst, int obk, int npx)
+static void wino_mm_any(const float *v, int64_t Cp, const float *u, float *m, int64_t mst, int obk, int npx)
 {
     switch (obk) {
     case 1: WMM_NPX(1) break;
@@ -642,10 +643,10 @@ static inline void wino_prod(const wino_chunk *k, int64_t it)
     const int64_t Ob = p->Ob, Cp = p->Cb * NB, nobg = cdiv(Ob, CONV_OBK), tc = k->tc;
     const int64_t q = it / nobg, ob = it % nobg * CONV_OBK;
     const int obk = (int)min64(CONV_OBK, Ob - ob);
-    const float *u = p->wu + (q * Ob + ob) * Cp * NB;
+    const float *u = p->wu + ((q * cdiv(Ob, SO_NCHWC_WINO_G) + ob / SO_NCHWC_WINO_G) * Cp * SO_NCHWC_WINO_G + ob % SO_NCHWC_WINO_G) * NB;
     for (int64_t tl = 0; tl < k->ntc;) {
         const int npx = k->ntc - tl >= CONV_PX ? CONV_PX : (int)min64(5, k->ntc - tl); /* CONV_PX or 1..5 */
-        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, Cp * NB, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx);
+        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx);
         tl += npx;
     }
 }
