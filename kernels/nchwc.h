@@ -1,4 +1,4 @@
-/* nchwc.h - blocked-channel (NCHWc) kernels: values laid out [N][ceil(C/b)][H][W][b] with zero channel padding; reorders, direct and depthwise conv (weights packed once, fused epilogue), pooling, element-wise and channel concat, one implementation table per ISA level. */
+/* nchwc.h - blocked-channel (NCHWc) kernels: values laid out [N][ceil(C/b)][H][W][b] with zero channel padding; reorders, direct, Winograd and depthwise conv (weights packed once, fused epilogue), pooling, element-wise and channel concat, one implementation table per ISA level. */
 #ifndef SO_NCHWC_H
 #define SO_NCHWC_H
 
