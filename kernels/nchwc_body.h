@@ -174,6 +174,32 @@ static inline void epi_store(const so_nchwc_conv *p, int64_t ob, VF acc, float *
     VST(y, v);
 }
 
+/* The epilogue of one output block read out of p once, before a tile's stores: the stores through y may alias *p,
+   so epi_store's reads of p->scale, p->act1, ... were repeated after every stored pixel (about half of the
+   depthwise tiles' time, MNASNet). */
+typedef struct blk_epi {
+    VF sc, sh, m, lo1, hi1, lo2, hi2;
+    int act1, act2, cheap;
+} blk_epi;
+static inline __attribute__((always_inline)) blk_epi epi_of(const so_nchwc_conv *p, int64_t ob)
+{
+    const blk_epi e = {VLD(p->scale + ob * NB), VLD(p->shift + ob * NB), lane_mask(p->O, ob), VSET1(p->lo1), VSET1(p->hi1),
+                       VSET1(p->lo2), VSET1(p->hi2), p->act1, p->act2, cheap_epi(p)};
+    return e;
+}
+/* epi_store with the block's epilogue in e. */
+static inline __attribute__((always_inline)) void epi_put(const blk_epi *e, VF acc, float *y, const float *res)
+{
+    VF v = VFMA(acc, e->sc, e->sh);
+    if (e->cheap) {
+        v = act_c(e->act1, v, e->lo1, e->hi1);
+        if (res) v = VADD(v, VLD(res));
+        v = act_c(e->act2, v, e->lo2, e->hi2);
+        v = VAND(v, e->m);
+    }
+    VST(y, v);
+}
+
 /* The rest of an epilogue that is not cheap, over n finished pixels of block ob at y (res: the residual's). */
 static __attribute__((noinline)) void epi_tile(const so_nchwc_conv *p, int64_t ob, float *y, const float *res, int n)
 {
@@ -332,12 +358,12 @@ static void conv_row(const so_nchwc_conv *p, const float *x, const float *w, int
 
 /* ---------------- depthwise conv ---------------- */
 
-static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0,
-                                                          int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1, const int npx,
-                                                          float *y, const float *res, int64_t cb)
+static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p, const float *x, int64_t W, const float *w,
+                                                          int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1,
+                                                          const int npx, float *y, const float *res, int64_t cb)
 {
     VF acc[DW_PX];
-    const int64_t W = p->W, kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
+    const int64_t kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) acc[q] = VZERO;
     if (p->kw == 3 && p->sw == 1 && p->dw == 1 && j0 == 0 && j1 == 3) { /* 3 wide, stride 1: each input vector loaded once per row */
@@ -360,19 +386,20 @@ static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p
             for (int q = 0; q < npx; q++) acc[q] = VFMA(VLD(xj + q * sxw), wv, acc[q]);
         }
     }
+    const blk_epi e = epi_of(p, cb);
 #pragma GCC unroll 16
-    for (int q = 0; q < npx; q++) epi_store(p, cb, acc[q], y + q * NB, res ? res + q * NB : NULL);
-    if (!cheap_epi(p)) epi_tile(p, cb, y, res, npx);
+    for (int q = 0; q < npx; q++) epi_put(&e, acc[q], y + q * NB, res ? res + q * NB : NULL);
+    if (!e.cheap) epi_tile(p, cb, y, res, npx);
 }
 
 /* The tile of a conv with groups inside a block (p->gsub = G lanes per group): per tap and c < G, every pixel's
    input vector permuted so that lane o holds channel (o/G)*G + c of its block, times the packed weights of c. */
-static inline __attribute__((always_inline)) void g_tile(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0,
-                                                         int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1, const int npx,
-                                                         const int G, float *y, const float *res, int64_t cb)
+static inline __attribute__((always_inline)) void g_tile(const so_nchwc_conv *p, const float *x, int64_t W, const float *w,
+                                                         int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1,
+                                                         const int npx, const int G, float *y, const float *res, int64_t cb)
 {
     VF acc[DW_PX];
-    const int64_t W = p->W, kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
+    const int64_t kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) acc[q] = VZERO;
     for (int64_t i = i0; i < i1; i++) {
@@ -391,21 +418,22 @@ static inline __attribute__((always_inline)) void g_tile(const so_nchwc_conv *p,
             }
         }
     }
+    const blk_epi e = epi_of(p, cb);
 #pragma GCC unroll 16
-    for (int q = 0; q < npx; q++) epi_store(p, cb, acc[q], y + q * NB, res ? res + q * NB : NULL);
-    if (!cheap_epi(p)) epi_tile(p, cb, y, res, npx);
+    for (int q = 0; q < npx; q++) epi_put(&e, acc[q], y + q * NB, res ? res + q * NB : NULL);
+    if (!e.cheap) epi_tile(p, cb, y, res, npx);
 }
 
 /* g_tile at run-time G (2, 4, 8 when < NB) and npx; tiles of DW_PX, 4 or 1 pixels (others run as 4s and 1s). */
-static void g_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0,
-                       int64_t j1, int npx, float *y, const float *res, int64_t cb)
+static void g_tile_any(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0,
+                       int64_t j0, int64_t j1, int npx, float *y, const float *res, int64_t cb)
 {
     const int64_t sxw = p->sw * NB;
     while (npx > 0) {
         const int n = npx >= DW_PX ? DW_PX : npx >= 4 ? 4 : 1;
         switch (p->gsub * 100 + n) {
 #define G_CASE(g, m)                                                                                                                   \
-    case g * 100 + m: g_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, m, g, y, res, cb); break;
+    case g * 100 + m: g_tile(p, x, W, w, ih0, i0, i1, iw0, j0, j1, m, g, y, res, cb); break;
             G_CASE(2, DW_PX)
             G_CASE(2, 4)
             G_CASE(2, 1)
@@ -424,17 +452,17 @@ static void g_tile_any(const so_nchwc_conv *p, const float *x, const float *w, i
     }
 }
 
-/* dw_tile with run-time npx in 1..DW_PX (g_tile_any when p->gsub). */
-static void dw_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0,
-                        int64_t j1, int npx, float *y, const float *res, int64_t cb)
+/* dw_tile with run-time npx in 1..DW_PX (g_tile_any when p->gsub); x: rows of W pixels. */
+static void dw_tile_any(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0,
+                        int64_t j0, int64_t j1, int npx, float *y, const float *res, int64_t cb)
 {
     if (p->gsub) {
-        g_tile_any(p, x, w, ih0, i0, i1, iw0, j0, j1, npx, y, res, cb);
+        g_tile_any(p, x, W, w, ih0, i0, i1, iw0, j0, j1, npx, y, res, cb);
         return;
     }
     switch (npx) {
 #define DW_CASE(n)                                                                                                                     \
-    case n: dw_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, n, y, res, cb); break;
+    case n: dw_tile(p, x, W, w, ih0, i0, i1, iw0, j0, j1, n, y, res, cb); break;
         DW_CASE(1)
         DW_CASE(2)
         DW_CASE(3)
@@ -443,7 +471,7 @@ static void dw_tile_any(const so_nchwc_conv *p, const float *x, const float *w, 
         DW_CASE(6)
         DW_CASE(7)
 #undef DW_CASE
-    default: dw_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, DW_PX, y, res, cb); break;
+    default: dw_tile(p, x, W, w, ih0, i0, i1, iw0, j0, j1, DW_PX, y, res, cb); break;
     }
 }
 
@@ -463,15 +491,54 @@ static void dw_row(const so_nchwc_conv *p, const float *x, const float *w, int64
             npx = (int)min64(DW_PX, owR - ow);
         else
             tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
-        dw_tile_any(p, x, w, ih0, i0, i1, iw0, j0, j1, npx, y + off, res ? res + off : NULL, cb);
+        dw_tile_any(p, x, p->W, w, ih0, i0, i1, iw0, j0, j1, npx, y + off, res ? res + off : NULL, cb);
         ow += npx;
     }
+}
+
+/* Floats of the zero-bordered copy of one input block that dw_plane works on (on the stack: 64 KB). */
+#define DW_PAD_FLOATS 16384
+
+/* Input rows / columns a plane's output reads from the top / left padding on: (Ho-1)*s + (k-1)*d + 1. */
+static inline int64_t dw_span(int64_t o, int64_t s, int64_t k, int64_t d) { return (o - 1) * s + (k - 1) * d + 1; }
+
+/* Block cb of one image on a small plane: the input block copied into buf with its zero border, so every tile
+   reads all its taps (the row path runs each border pixel as its own tile with its own tap range: on 7 x 7 and
+   14 x 14 planes most of them). buf holds dw_span(Ho..) x dw_span(Wo..) x NB floats; its border is zero (only the
+   interior is written here: the caller zeroes buf once per run). */
+static void dw_plane(const so_nchwc_conv *p, const float *x, const float *w, float *y, const float *res, int64_t cb, float *buf)
+{
+    const int64_t Hp = dw_span(p->Ho, p->sh, p->kh, p->dh), Wp = dw_span(p->Wo, p->sw, p->kw, p->dw);
+    const int64_t rows = min64(p->H, Hp - p->pt), cols = min64(p->W, Wp - p->pl);
+    for (int64_t ih = 0; ih < rows; ih++)
+        if (cols > 0) memcpy(buf + ((ih + p->pt) * Wp + p->pl) * NB, x + ih * p->W * NB, (size_t)(cols * NB) * sizeof(float));
+    for (int64_t oh = 0; oh < p->Ho; oh++)
+        for (int64_t ow = 0; ow < p->Wo;) {
+            const int npx = (int)min64(DW_PX, p->Wo - ow);
+            const int64_t off = (oh * p->Wo + ow) * NB;
+            dw_tile_any(p, buf, Wp, w, oh * p->sh, 0, p->kh, ow * p->sw, 0, p->kw, npx, y + off, res ? res + off : NULL, cb);
+            ow += npx;
+        }
 }
 
 static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
 {
     const int64_t Cb = p->Cb, HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, KK = p->kh * p->kw, rows = N * Cb * p->Ho;
     T = team(T, rows * p->Wo * NB * KK * (p->gsub ? p->gsub : 1));
+    if (p->Wo <= 2 * DW_PX && dw_span(p->Ho, p->sh, p->kh, p->dh) * dw_span(p->Wo, p->sw, p->kw, p->dw) * NB <= DW_PAD_FLOATS) {
+        /* small planes: whole blocks, zero-bordered (chosen by shape alone: the same sums at any T) */
+#pragma omp parallel num_threads(T) if (T > 1)
+        {
+            float buf[DW_PAD_FLOATS] __attribute__((aligned(64)));
+            memset(buf, 0, sizeof buf);
+#pragma omp for schedule(static)
+            for (int64_t nc = 0; nc < N * Cb; nc++) {
+                const int64_t cb = nc % Cb;
+                dw_plane(p, x + nc * HWb, p->wp + p->wofs[cb], y + nc * OHWb, res ? res + nc * OHWb : NULL, cb, buf);
+            }
+        }
+        return;
+    }
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t r = 0; r < rows; r++) {
         const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;

@@ -147,7 +147,8 @@ expect_error "unknown operator of the layout domain" "bogus" $SO run "$TMP/badla
 #     the rule placement is at least as cheap as the pass and auto keeps "rules" (ties go to the rules); lay_pass.onnx
 #     has 20 channels (no exact blocking), no rule applies and auto keeps "pass". Both outputs checked by the safety net.
 #     The known answers come from measured costs of the optimized kernels: a sanitizer build (-O1, no oneDNN) times
-#     other kernels, so there the check is skipped and says so.
+#     other kernels, so there the check is skipped and says so. The known answers are the AVX-512 level's (block 16);
+#     at block 8 (SUPEROPT_ISA=avx2) only auto's choice rule (the cheaper placement, ties to the rules) is checked.
 case "$BUILD" in *asan*) SAN_BUILD=1 ;; *) SAN_BUILD=0 ;; esac
 if [ "$SAN_BUILD" = 1 ]; then
     echo "skip - optimize lay_rules / lay_pass --layout auto: known answers hold for measured costs of the optimized build only"
@@ -159,6 +160,14 @@ elif $PY tests/make_layout_models.py "$TMP" >"$TMP/log" 2>&1; then
 import json, re, sys
 rep, want = json.load(open(sys.argv[1])), sys.argv[2]
 lay = rep["layout"]
+if lay["block"] != 16:
+    # the known answers are those of the AVX-512 level (block 16); at block 8 (SUPEROPT_ISA=avx2, an AVX2-only
+    # CPU) blocking these small models does not pay, so only auto's choice rule is checked: the cheaper of the
+    # two placements, ties to the rules
+    assert lay["mode"] == "auto" and rep["numeric_check"], lay
+    assert lay["method"] == ("rules" if lay["cost_rules"] <= lay["cost_pass"] else "pass"), lay
+    print("block %d: known answer not checked (it is the block-16 one); auto kept the cheaper placement" % lay["block"])
+    sys.exit(0)
 assert lay["mode"] == "auto" and lay["method"] == want and lay["applied"] and rep["numeric_check"], lay
 if want == "rules":
     assert lay["cost_rules"] <= lay["cost_pass"] and lay["reorders"] == 2 and lay["convs"] == 3, lay
@@ -169,7 +178,8 @@ if want == "rules":
 else:
     assert lay["cost_rules"] == lay["cost_plain"] and not rep["rules_applied"], (lay, rep["rules_applied"])
 PYEOF
-            ok "optimize $1 --layout auto: layout.method is '$2' (the known answer)"
+            if grep -q "known answer not checked" "$TMP/log"; then ok "optimize $1 --layout auto: $(tail -1 "$TMP/log")"
+            else ok "optimize $1 --layout auto: layout.method is '$2' (the known answer)"; fi
         else bad "optimize $1 --layout auto: layout.method is '$2' (the known answer)" "$TMP/log"; fi
     done
 else bad "make_layout_models.py" "$TMP/log"; fi

@@ -306,6 +306,12 @@ static void test_conv_grouped_depthwise(void **state)
         CV(1, 16, 12, 12, 16, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 16, .bias = 0),           /* depthwise dilated */
         CV(1, 40, 1, 1, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 40, .bias = 1),  /* depthwise on a 1x1 plane */
         CV(1, 96, 28, 28, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 96, .bias = 1, .act1 = SO_ACT_RELU),
+        /* small planes (dw_plane: the block copied into a zero-bordered buffer): MNASNet's 5x5 on 7x7 with a residual,
+           stride 2 whose last input row and column are never read, dilation on a non-square plane, asymmetric pads */
+        CV(1, 72, 7, 7, 72, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 72, .bias = 1, .act1 = SO_ACT_RELU, .res = 1),
+        CV(2, 40, 16, 16, 40, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 40, .bias = 1, .scale = 1),
+        CV(1, 24, 10, 9, 24, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 24, .bias = 0),
+        CV(1, 48, 14, 14, 48, 5, 5, 2, 2, 1, 2, 2, 1, 1, 1, 48, .bias = 1, .act1 = SO_ACT_CLIP, .lo = 0.f, .hi = 6.f),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
 }
