@@ -210,39 +210,47 @@ fail:
 
 int64_t so_nchwc_wino_min_c = 16;
 
-int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w)
+/* The weight transform G (g0, g1, g2)^T of F(m x m, 3x3) into r[0 .. m+1]. */
+static void gtrans(int m, double g0, double g1, double g2, double *r)
 {
-    if (p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 || p->dw != 1 || p->group != 1 || p->wu) return -1;
+    if (m == 4) {
+        r[0] = g0 / 4, r[1] = -(g0 + g1 + g2) / 6, r[2] = -(g0 - g1 + g2) / 6;
+        r[3] = g0 / 24 + g1 / 12 + g2 / 6, r[4] = g0 / 24 - g1 / 12 + g2 / 6, r[5] = g2;
+    } else
+        r[0] = g0, r[1] = (g0 + g1 + g2) / 2, r[2] = (g0 - g1 + g2) / 2, r[3] = g2, r[4] = r[5] = 0;
+}
+
+int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m)
+{
+    if ((m != 2 && m != 4) || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 || p->dw != 1 || p->group != 1 || p->wu) return -1;
     const int64_t b = p->b, C = p->C, O = p->O, Ob = p->Ob, Cp = p->Cb * b;
-    const size_t nu = (size_t)(36 * Ob * Cp * b), bytes = (nu * sizeof(float) + 63) / 64 * 64;
+    const int64_t G = SO_NCHWC_WINO_G, nG = (Ob + G - 1) / G;
+    const int a = m + 2, P = a * a;
+    const size_t nu = (size_t)(P * nG * G * Cp * b), bytes = (nu * sizeof(float) + 63) / 64 * 64;
     float *u = aligned_alloc(64, bytes);
     if (!u) return -1;
     memset(u, 0, bytes);
     for (int64_t o = 0; o < O; o++)
         for (int64_t c = 0; c < C; c++) {
             const float *g = w + (o * C + c) * 9;
-            double t[6][3];
-            for (int j = 0; j < 3; j++) { /* G g, column j */
-                const double g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
-                t[0][j] = g0 / 4, t[1][j] = -(g0 + g1 + g2) / 6, t[2][j] = -(g0 - g1 + g2) / 6;
-                t[3][j] = g0 / 24 + g1 / 12 + g2 / 6, t[4][j] = g0 / 24 - g1 / 12 + g2 / 6, t[5][j] = g2;
-            }
-            for (int i = 0; i < 6; i++) { /* (G g) G^T, row i */
-                const double g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
-                const double r[6] = {g0 / 4, -(g0 + g1 + g2) / 6, -(g0 - g1 + g2) / 6, g0 / 24 + g1 / 12 + g2 / 6, g0 / 24 - g1 / 12 + g2 / 6, g2};
-                for (int j = 0; j < 6; j++) u[(((i * 6 + j) * Ob + o / b) * Cp + c) * b + o % b] = (float)r[j];
+            double t[6][3], r[6];
+            for (int j = 0; j < 3; j++) /* G g, column j */
+                gtrans(m, g[j], g[3 + j], g[6 + j], r), t[0][j] = r[0], t[1][j] = r[1], t[2][j] = r[2], t[3][j] = r[3], t[4][j] = r[4], t[5][j] = r[5];
+            for (int i = 0; i < a; i++) { /* (G g) G^T, row i */
+                gtrans(m, t[i][0], t[i][1], t[i][2], r);
+                for (int j = 0; j < a; j++) u[((((i * a + j) * nG + o / b / G) * Cp + c) * G + o / b % G) * b + o % b] = (float)r[j];
             }
         }
-    const int64_t nt = ((p->Ho + 3) / 4) * ((p->Wo + 3) / 4);
-    const int64_t per = 36 * (Cp + Ob * b); /* scratch floats per tile */
+    const int64_t nt = ((p->Ho + m - 1) / m) * ((p->Wo + m - 1) / m);
+    const int64_t per = P * (Cp + Ob * b); /* scratch floats per tile */
     int64_t tc = (1 << 17) / per; /* V and M of a chunk within ~512 KB (L2), but >= 24 tiles: U is read once per chunk */
     if (tc < 24) tc = 24;
     p->wtc = tc < nt ? tc : nt;
-    p->wu = u;
+    p->wu = u, p->wm = m;
     return 0;
 }
 
-int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T) { return p->wu ? (T > 1 ? T : 1) * 36 * p->wtc * (p->Cb + p->Ob) * p->b : 0; }
+int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T) { return p->wu ? (T > 1 ? T : 1) * (p->wm + 2) * (p->wm + 2) * p->wtc * (p->Cb + p->Ob) * p->b : 0; }
 
 void so_nchwc_conv_free(so_nchwc_conv *p)
 {
@@ -261,7 +269,7 @@ size_t so_nchwc_conv_bytes(const so_nchwc_conv *p)
     if (!p->wp) return 0;
     const int64_t Ob = p->Ob, last = Ob - 1;
     const int64_t wfl = p->wofs[last] + (p->depthwise ? 1 : p->nic[last]) * p->kh * p->kw * p->b;
-    return sizeof(float) * (size_t)(wfl + 2 * Ob * p->b + (p->wu ? 36 * Ob * p->Cb * p->b * p->b : 0));
+    return sizeof(float) * (size_t)(wfl + 2 * Ob * p->b + (p->wu ? (p->wm + 2) * (p->wm + 2) * ((Ob + SO_NCHWC_WINO_G - 1) / SO_NCHWC_WINO_G) * SO_NCHWC_WINO_G * p->Cb * p->b * p->b : 0));
 }
 
 /* ---------------- executor glue ---------------- */
@@ -423,7 +431,7 @@ static void concat_chain(const so_fast_ctx *c, int32_t i, nchwc_step *s, so_fast
 }
 
 /* The conv backend, measured per node at plan time: our kernel (s->conv, planned), our blocked Winograd
-   F(4x4, 3x3) for 3x3 stride-1 group-1 convs with >= so_nchwc_wino_min_c channels (every level), and at b = 16 (the
+   F(4x4, 3x3) and F(2x2, 3x3) for 3x3 stride-1 group-1 convs with >= so_nchwc_wino_min_c channels (every level), and at b = 16 (the
    avx512 level, oneDNN loaded) oneDNN's direct primitive and its Winograd, each run on zero inputs in 5 interleaved
    rounds after a warm-up (thread CPU time) at the executor's thread count; the fastest minimum is kept (s->dnnl
    set and s->conv freed when it is oneDNN's; s->wino set and conv.wu kept when it is our Winograd). The choice is remembered per
@@ -432,7 +440,7 @@ static void concat_chain(const so_fast_ctx *c, int32_t i, nchwc_step *s, so_fast
    on GoogLeNet's 96->208 at 14x14 and 0.3x on Inception-v3's 32->64 at 147x147 (kernels/README.md). */
 typedef struct conv_choice {
     int64_t key[21];
-    int pick; /* 0 ours, 1 oneDNN direct, 2 oneDNN Winograd, 3 our Winograd */
+    int pick; /* 0 ours, 1 oneDNN direct, 2 oneDNN Winograd, 3 our Winograd F(4x4, 3x3), 4 our F(2x2, 3x3) */
 } conv_choice;
 static conv_choice choices[512];
 static int n_choices;
@@ -480,24 +488,30 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
             cand[alg] = so_dnnl_conv_plan(N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2],
                                           a->pad[3], q->dh, q->dw, q->group, wd, ep, alg == 2);
     if (cand[2] && !strstr(so_dnnl_conv_impl(cand[2]), "wino")) so_dnnl_conv_free(cand[2]), cand[2] = NULL;
-    const int have_wino = wino_ok && (pick < 0 || pick == 3) && so_nchwc_conv_wino(q, wd) == 0;
+    /* our F(4x4, 3x3) on q itself; F(2x2, 3x3) on a shallow copy sharing q's packed weights and epilogue (only q2.wu
+       is its own) */
+    const int have_wino = wino_ok && (pick < 0 || pick == 3) && so_nchwc_conv_wino(q, wd, 4) == 0;
+    so_nchwc_conv q2 = *q;
+    q2.wu = NULL;
+    const int have_wino2 = wino_ok && (pick < 0 || pick == 4) && so_nchwc_conv_wino(&q2, wd, 2) == 0;
     if (pick < 0) {
         const size_t nx = (size_t)so_nchwc_numel(s->L->b, N, q->C, H * W), ny = (size_t)so_nchwc_numel(s->L->b, N, q->O, Ho * Wo);
         size_t ns = 64;
         for (int c = 1; c < 3; c++)
             if (cand[c] && so_dnnl_conv_scratch_bytes(cand[c]) > ns) ns = so_dnnl_conv_scratch_bytes(cand[c]);
         if (have_wino && (size_t)so_nchwc_wino_scratch(q, T) * sizeof(float) > ns) ns = (size_t)so_nchwc_wino_scratch(q, T) * sizeof(float);
+        if (have_wino2 && (size_t)so_nchwc_wino_scratch(&q2, T) * sizeof(float) > ns) ns = (size_t)so_nchwc_wino_scratch(&q2, T) * sizeof(float);
         float *xb = aligned_alloc(64, (nx * 4 + 63) / 64 * 64), *yb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64),
               *rb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64), *sb = aligned_alloc(64, (ns + 63) / 64 * 64);
-        double best[4] = {1e30, 1e30, 1e30, 1e30};
+        double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
         if (xb && yb && rb && sb) {
             memset(xb, 0, nx * 4), memset(rb, 0, ny * 4);
             for (int r = 0; r < 6; r++)
-                for (int c = 0; c < 4; c++) {
-                    if ((c == 1 || c == 2) && !cand[c]) continue;
-                    if (c == 3 && !have_wino) continue;
+                for (int c = 0; c < 5; c++) {
+                    if (((c == 1 || c == 2) && !cand[c]) || (c == 3 && !have_wino) || (c == 4 && !have_wino2)) continue;
                     const double t0 = now_ms();
-                    if (c == 3) s->L->wino(q, N, xb, yb, rb, sb, T);
+                    if (c == 4) s->L->wino(&q2, N, xb, yb, rb, sb, T);
+                    else if (c == 3) s->L->wino(q, N, xb, yb, rb, sb, T);
                     else if (c) so_dnnl_conv_run(cand[c], xb, yb, rb, sb);
                     else s->L->conv(q, N, xb, yb, rb, T);
                     const double t = now_ms() - t0;
@@ -506,7 +520,7 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
         }
         free(xb), free(yb), free(rb), free(sb);
         pick = 0;
-        for (int c = 1; c < 4; c++)
+        for (int c = 1; c < 5; c++)
             if (best[c] < best[pick]) pick = c;
         pthread_mutex_lock(&choices_mu);
         if (n_choices < (int)(sizeof choices / sizeof choices[0])) memcpy(choices[n_choices].key, key, sizeof key), choices[n_choices++].pick = pick;
@@ -514,6 +528,13 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     }
     for (int c = 1; c < 3; c++)
         if (c != pick) so_dnnl_conv_free(cand[c]);
+    if (pick == 4 && have_wino2) {
+        free(q->wu);
+        q->wu = q2.wu, q->wm = q2.wm, q->wtc = q2.wtc;
+        s->wino = 1;
+        return;
+    }
+    free(q2.wu);
     if (pick == 3 && have_wino) {
         s->wino = 1;
         return;

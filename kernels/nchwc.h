@@ -1,4 +1,4 @@
-/* nchwc.h - blocked-channel (NCHWc) kernels: values laid out [N][ceil(C/b)][H][W][b] with zero channel padding; reorders, direct and depthwise conv (weights packed once, fused epilogue), pooling, element-wise and channel concat, one implementation table per ISA level. */
+/* nchwc.h - blocked-channel (NCHWc) kernels: values laid out [N][ceil(C/b)][H][W][b] with zero channel padding; reorders, direct, Winograd and depthwise conv (weights packed once, fused epilogue), pooling, element-wise and channel concat, one implementation table per ISA level. */
 #ifndef SO_NCHWC_H
 #define SO_NCHWC_H
 
@@ -17,6 +17,7 @@
    static, so results do not depend on T. */
 
 #define SO_NCHWC_MAX_B 16
+#define SO_NCHWC_WINO_G 4 /* a multiple of every level's CONV_OBK (nchwc_body.h) */
 
 /* A convolution planned for one block size: weights [O][C/group][kh][kw] packed per output block as
    [nic][kh][kw][b] over the input channels its b outputs read (a grouped conv whose groups do not align
@@ -39,8 +40,11 @@ typedef struct so_nchwc_conv {
     int act1, act2;      /* so_act */
     float lo1, hi1, lo2, hi2;
     int has_res;         /* run() adds res (same blocked shape as the output) */
-    float *wu;           /* Winograd F(4x4, 3x3) (so_nchwc_conv_wino): transformed weights [36][Ob][Cb*b][b] (owned), or NULL */
-    int64_t wtc;         /* Winograd: 4x4 output tiles per chunk (the scratch holds one chunk) */
+    float *wu;           /* Winograd (so_nchwc_conv_wino): transformed weights [P][ceil(Ob/G)][Cb*b][G][b], P positions, G =
+                            SO_NCHWC_WINO_G output blocks interleaved per input lane (one stream for the register tile), the
+                            padding zero (owned), or NULL */
+    int64_t wm;          /* Winograd: outputs per tile side, 4 (F(4x4, 3x3), 36 positions) or 2 (F(2x2, 3x3), 16) */
+    int64_t wtc;         /* Winograd: tiles per chunk (the scratch holds one chunk per thread) */
 } so_nchwc_conv;
 
 /* Plans a conv of x [C][H][W] -> y [O][Ho][Wo] in blocks of b (kernel kh x kw, strides, top/left pads,
@@ -51,16 +55,16 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
                        int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t group,
                        const float *w, const so_epi *ep);
 void so_nchwc_conv_free(so_nchwc_conv *p);
-/* Adds Winograd F(4x4, 3x3) (Lavin & Gray) to a planned 3x3, stride-1, dilation-1, group-1 conv p with weights w
-   [O][C][3][3]: U = G g G^T per (o, c), computed in double, stored [36][Ob][Cb*b][b] (zero padding lanes); the
+/* Adds Winograd F(m x m, 3x3) (Lavin & Gray; m = 4 or 2) to a planned 3x3, stride-1, dilation-1, group-1 conv p
+   with weights w [O][C][3][3]: U = G g G^T per (o, c), computed in double, stored as wu above (zero padding lanes); the
    level's wino() then runs p. Returns 0, or -1 (p not such a conv, or no memory: p unchanged). Numerics: float
    transforms with coefficients up to 8 (inputs) and 1/24 (weights); tests/test_nchwc.c holds it to 1e-4 of the
    largest output magnitude against the double-accumulating reference. */
-int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w);
+int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m);
 /* Input and output channels from which the conv backend (nchwc.c) also times our Winograd on a blocked 3x3
    stride-1 conv (default 16); negative: never (tests that pin a kernel). */
 extern int64_t so_nchwc_wino_min_c;
-/* Floats of scratch the Winograd conv p needs per call at T threads: T * 36 * p->wtc * (Cb + Ob) * b. */
+/* Floats of scratch the Winograd conv p needs per call at T threads: T * P * p->wtc * (Cb + Ob) * b. */
 int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T);
 /* Bytes of packed weights and epilogue vectors held by p. */
 size_t so_nchwc_conv_bytes(const so_nchwc_conv *p);

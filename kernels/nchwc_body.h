@@ -631,9 +631,10 @@ static inline __attribute__((always_inline)) void wino_at6(const VF *m, int s, V
 }
 
 /* One GEMM register tile of position pos: obk output blocks x npx tiles, M = V (tiles x Cp) times U (Cp x b per
-   block, the next block ust floats on), over all Cp input lanes (the padding lanes of V and U are zero). */
-static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_t Cp, const float *u, int64_t ust, float *m, int64_t mst,
-                                                          const int obk, const int npx)
+   block: channel c's vectors of the obk blocks are b floats apart, WINO_G * b floats after channel c - 1's), over all
+   Cp input lanes (the padding lanes of V and U are zero). */
+static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_t Cp, const float *u, float *m, int64_t mst, const int obk,
+                                                          const int npx)
 {
     VF acc[CONV_OBK][CONV_PX];
 #pragma GCC unroll 4
@@ -643,7 +644,7 @@ static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_
     for (int64_t c = 0; c < Cp; c++) {
         VF wv[CONV_OBK];
 #pragma GCC unroll 4
-        for (int k = 0; k < obk; k++) wv[k] = VLD(u + c * NB + k * ust);
+        for (int k = 0; k < obk; k++) wv[k] = VLD(u + (c * SO_NCHWC_WINO_G + k) * NB);
 #pragma GCC unroll 16
         for (int q = 0; q < npx; q++) {
             const VF bc = VSET1(v[q * Cp + c]);
@@ -659,14 +660,14 @@ static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_
 
 #define WMM_NPX(OBK)                                                                                                                   \
     switch (npx) {                                                                                                                     \
-    case 1: wino_mm(v, Cp, u, ust, m, mst, OBK, 1); break;                                                                             \
-    case 2: wino_mm(v, Cp, u, ust, m, mst, OBK, 2); break;                                                                             \
-    case 3: wino_mm(v, Cp, u, ust, m, mst, OBK, 3); break;                                                                             \
-    case 4: wino_mm(v, Cp, u, ust, m, mst, OBK, 4); break;                                                                             \
-    case 5: wino_mm(v, Cp, u, ust, m, mst, OBK, 5); break;                                                                             \
-    default: wino_mm(v, Cp, u, ust, m, mst, OBK, CONV_PX); break;                                                                      \
+    case 1: wino_mm(v, Cp, u, m, mst, OBK, 1); break;                                                                             \
+    case 2: wino_mm(v, Cp, u, m, mst, OBK, 2); break;                                                                             \
+    case 3: wino_mm(v, Cp, u, m, mst, OBK, 3); break;                                                                             \
+    case 4: wino_mm(v, Cp, u, m, mst, OBK, 4); break;                                                                             \
+    case 5: wino_mm(v, Cp, u, m, mst, OBK, 5); break;                                                                             \
+    default: wino_mm(v, Cp, u, m, mst, OBK, CONV_PX); break;                                                                      \
     }
-static void wino_mm_any(const float *v, int64_t Cp, const float *u, int64_t ust, float *m, int64_t mst, int obk, int npx)
+static void wino_mm_any(const float *v, int64_t Cp, const float *u, float *m, int64_t mst, int obk, int npx)
 {
     switch (obk) {
     case 1: WMM_NPX(1) break;
@@ -685,7 +686,7 @@ static void wino_mm_any(const float *v, int64_t Cp, const float *u, int64_t ust,
 #undef WMM_NPX
 
 /* One chunk of the Winograd conv of one image: tiles [t0, t0 + ntc) of the plane (tw tiles per row), V and M its
-   scratch ([36][tc][Cp] and [36][Ob][tc][b]). The three phases by work item, so that a chunk runs on one thread or
+   scratch ([P][tc][Cp] and [P][Ob][tc][b], P = (m + 2)^2 positions for tiles of m x m outputs). The three phases by work item, so that a chunk runs on one thread or
    each phase's items are shared by the team. */
 typedef struct wino_chunk {
     const so_nchwc_conv *p;
@@ -694,23 +695,41 @@ typedef struct wino_chunk {
     int64_t t0, ntc, tc, tw;
 } wino_chunk;
 
-/* (1) item (tile, input block): the input transform of the tile's 6x6 window (zero outside the input) into V. */
+/* F(2x2, 3x3): B^T d for 4 vectors (stride s) into o (stride so), and A^T m for 4 vectors into 2. */
+static inline __attribute__((always_inline)) void wino_bt4(const VF *d, int s, VF *o, int so)
+{
+    const VF d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s];
+    o[0] = VSUB(d0, d2), o[so] = VADD(d1, d2), o[2 * so] = VSUB(d2, d1), o[3 * so] = VSUB(d1, d3);
+}
+static inline __attribute__((always_inline)) void wino_at4(const VF *m, int s, VF *o, int so)
+{
+    const VF m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s];
+    o[0] = VADD(VADD(m0, m1), m2), o[so] = VSUB(VSUB(m1, m2), m3);
+}
+
+/* (1) item (tile, input block): the input transform of the tile's (m+2)^2 window (zero outside the input) into V. */
 static inline void wino_in(const wino_chunk *k, int64_t it)
 {
     const so_nchwc_conv *p = k->p;
     const int64_t Cb = p->Cb, Cp = Cb * NB, H = p->H, W = p->W;
     const int64_t tl = it / Cb, cb = it % Cb, t = k->t0 + tl;
-    const int64_t iy0 = t / k->tw * 4 - p->pt, ix0 = t % k->tw * 4 - p->pl;
+    const int a = (int)p->wm + 2;
+    const int64_t iy0 = t / k->tw * p->wm - p->pt, ix0 = t % k->tw * p->wm - p->pl;
     const float *xc = k->x + cb * H * W * NB;
     VF d[36], e[36];
-    for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++) {
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++) {
             const int64_t iy = iy0 + i, ix = ix0 + j;
-            d[i * 6 + j] = iy >= 0 && iy < H && ix >= 0 && ix < W ? VLD(xc + (iy * W + ix) * NB) : VZERO;
+            d[i * a + j] = iy >= 0 && iy < H && ix >= 0 && ix < W ? VLD(xc + (iy * W + ix) * NB) : VZERO;
         }
-    for (int j = 0; j < 6; j++) wino_bt6(d + j, 6, e + j, 6);         /* columns */
-    for (int i = 0; i < 6; i++) wino_bt6(e + i * 6, 1, d + i * 6, 1); /* rows */
-    for (int q = 0; q < 36; q++) VST(k->V + (q * k->tc + tl) * Cp + cb * NB, d[q]);
+    if (a == 6) {
+        for (int j = 0; j < 6; j++) wino_bt6(d + j, 6, e + j, 6);         /* columns */
+        for (int i = 0; i < 6; i++) wino_bt6(e + i * 6, 1, d + i * 6, 1); /* rows */
+    } else {
+        for (int j = 0; j < 4; j++) wino_bt4(d + j, 4, e + j, 4);
+        for (int i = 0; i < 4; i++) wino_bt4(e + i * 4, 1, d + i * 4, 1);
+    }
+    for (int q = 0; q < a * a; q++) VST(k->V + (q * k->tc + tl) * Cp + cb * NB, d[q]);
 }
 
 /* (2) item (position, group of CONV_OBK output blocks): M = V x U over the chunk's tiles. */
@@ -720,10 +739,10 @@ static inline void wino_prod(const wino_chunk *k, int64_t it)
     const int64_t Ob = p->Ob, Cp = p->Cb * NB, nobg = cdiv(Ob, CONV_OBK), tc = k->tc;
     const int64_t q = it / nobg, ob = it % nobg * CONV_OBK;
     const int obk = (int)min64(CONV_OBK, Ob - ob);
-    const float *u = p->wu + (q * Ob + ob) * Cp * NB;
+    const float *u = p->wu + ((q * cdiv(Ob, SO_NCHWC_WINO_G) + ob / SO_NCHWC_WINO_G) * Cp * SO_NCHWC_WINO_G + ob % SO_NCHWC_WINO_G) * NB;
     for (int64_t tl = 0; tl < k->ntc;) {
         const int npx = k->ntc - tl >= CONV_PX ? CONV_PX : (int)min64(5, k->ntc - tl); /* CONV_PX or 1..5 */
-        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, Cp * NB, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx);
+        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx);
         tl += npx;
     }
 }
@@ -734,22 +753,28 @@ static inline void wino_out(const wino_chunk *k, int64_t it)
     const so_nchwc_conv *p = k->p;
     const int64_t Ob = p->Ob, Ho = p->Ho, Wo = p->Wo, tc = k->tc;
     const int64_t tl = it / Ob, ob = it % Ob, t = k->t0 + tl;
-    const int64_t oy0 = t / k->tw * 4, ox0 = t % k->tw * 4;
+    const int64_t wm = p->wm, oy0 = t / k->tw * wm, ox0 = t % k->tw * wm;
     VF m[36], e[24], o[16];
-    for (int q = 0; q < 36; q++) m[q] = VLD(k->M + ((q * Ob + ob) * tc + tl) * NB);
-    for (int j = 0; j < 6; j++) wino_at6(m + j, 6, e + j, 6);         /* columns: e [4][6] */
-    for (int i = 0; i < 4; i++) wino_at6(e + i * 6, 1, o + i * 4, 1); /* rows: o [4][4] */
-    const int64_t nr = min64(4, Ho - oy0), ncol = min64(4, Wo - ox0);
+    if (wm == 4) {
+        for (int q = 0; q < 36; q++) m[q] = VLD(k->M + ((q * Ob + ob) * tc + tl) * NB);
+        for (int j = 0; j < 6; j++) wino_at6(m + j, 6, e + j, 6);         /* columns: e [4][6] */
+        for (int i = 0; i < 4; i++) wino_at6(e + i * 6, 1, o + i * 4, 1); /* rows: o [4][4] */
+    } else {
+        for (int q = 0; q < 16; q++) m[q] = VLD(k->M + ((q * Ob + ob) * tc + tl) * NB);
+        for (int j = 0; j < 4; j++) wino_at4(m + j, 4, e + j, 4);         /* e [2][4] */
+        for (int i = 0; i < 2; i++) wino_at4(e + i * 4, 1, o + i * 2, 1); /* o [2][2] */
+    }
+    const int64_t nr = min64(wm, Ho - oy0), ncol = min64(wm, Wo - ox0);
     for (int64_t i = 0; i < nr; i++) {
         const int64_t off = (ob * Ho + oy0 + i) * Wo * NB + ox0 * NB;
-        for (int64_t j = 0; j < ncol; j++) epi_store(p, ob, o[i * 4 + j], k->y + off + j * NB, k->res ? k->res + off + j * NB : NULL);
+        for (int64_t j = 0; j < ncol; j++) epi_store(p, ob, o[i * wm + j], k->y + off + j * NB, k->res ? k->res + off + j * NB : NULL);
         if (!cheap_epi(p)) epi_tile(p, ob, k->y + off, k->res ? k->res + off : NULL, (int)ncol);
     }
 }
 
-/* The Winograd conv (p->wu set by so_nchwc_conv_wino): per image, per chunk of at most p->wtc tiles of 4x4 outputs,
-   (1) the input transform into V [36][tiles][Cp], channels contiguous; (2) per position the product
-   M [36][Ob][tiles][b] = V x U (register tiles of CONV_OBK blocks x CONV_PX tiles); (3) the output transform, the
+/* The Winograd conv F(m x m, 3x3) (p->wu set by so_nchwc_conv_wino, m = p->wm, P = (m+2)^2 positions): per image,
+   per chunk of at most p->wtc tiles of m x m outputs, (1) the input transform into V [P][tiles][Cp], channels
+   contiguous; (2) per position the product M [P][Ob][tiles][b] = V x U (register tiles of CONV_OBK blocks x CONV_PX tiles); (3) the output transform, the
    epilogue, the stores. With several threads and at least 2 chunks per thread, each thread runs whole chunks in
    its own part of the scratch (no barrier inside a chunk; the chunk count rounded up to a multiple of T); else
    the team shares each phase's items, chunk after chunk. scratch: so_nchwc_wino_scratch(p, T) floats. Every
@@ -757,12 +782,12 @@ static inline void wino_out(const wino_chunk *k, int64_t it)
 static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T)
 {
     const int64_t Cb = p->Cb, Ob = p->Ob, Cp = Cb * NB, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo;
-    const int64_t tw = cdiv(Wo, 4), nt = cdiv(Ho, 4) * tw, nobg = cdiv(Ob, CONV_OBK);
+    const int64_t P = (p->wm + 2) * (p->wm + 2), tw = cdiv(Wo, p->wm), nt = cdiv(Ho, p->wm) * tw, nobg = cdiv(Ob, CONV_OBK);
     T = team(T, N * p->O * Ho * Wo * 9 * p->C);
     int64_t nch = cdiv(nt, p->wtc);
     const int whole = T > 1 && N * nch >= 2 * T;
     while (whole && N * nch % T) nch++;
-    const int64_t tc = cdiv(nt, nch), per = 36 * p->wtc * (Cp + Ob * NB); /* tc <= p->wtc */
+    const int64_t tc = cdiv(nt, nch), per = P * p->wtc * (Cp + Ob * NB); /* tc <= p->wtc */
     if (whole) {
 #pragma omp parallel for num_threads(T) schedule(static)
         for (int64_t it = 0; it < N * nch; it++) {
@@ -770,9 +795,9 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
             if (t0 >= nt) continue;
             float *V = scratch + (int64_t)omp_get_thread_num() * per;
             const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, V,
-                                  V + 36 * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw};
+                                  V + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw};
             for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
-            for (int64_t i = 0; i < 36 * nobg; i++) wino_prod(&k, i);
+            for (int64_t i = 0; i < P * nobg; i++) wino_prod(&k, i);
             for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
         }
         return;
@@ -780,13 +805,13 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     for (int64_t n = 0; n < N; n++)
         for (int64_t t0 = 0; t0 < nt; t0 += tc) {
             const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, scratch,
-                                  scratch + 36 * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw};
+                                  scratch + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw};
 #pragma omp parallel num_threads(T) if (T > 1)
             {
 #pragma omp for schedule(static)
                 for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
 #pragma omp for schedule(static)
-                for (int64_t i = 0; i < 36 * nobg; i++) wino_prod(&k, i);
+                for (int64_t i = 0; i < P * nobg; i++) wino_prod(&k, i);
 #pragma omp for schedule(static)
                 for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
             }

@@ -159,21 +159,22 @@ static void run_conv_dnnl(const conv_case *k, const so_nchwc_impl *L, const floa
     free(xb), free(rb), free(y1), free(y2);
 }
 
-/* Our blocked Winograd F(4x4, 3x3) (so_nchwc_conv_wino) on the 3x3 stride-1 group-1 cases: within TOL (1e-4 of the
+/* Our blocked Winograd F(m x m, 3x3) (so_nchwc_conv_wino, m = 4 and 2) on the 3x3 stride-1 group-1 cases: within TOL (1e-4 of the
    largest output magnitude) of the reference, padding lanes zero, bitwise the same at 1 and 2 threads and with the
    tiles cut into chunks of 5 (several chunks, a partial last one). A NaN spreads over a Winograd tile, so NaN cases
    do not run it. Counts the runs. */
 static int wino_ran;
 static void run_conv_wino(const conv_case *k, const so_nchwc_impl *L, so_nchwc_conv *p, const float *w, const float *xb, const float *rb,
-                          const float *ref, int64_t Ho, int64_t Wo, const char *what)
+                          const float *ref, int64_t Ho, int64_t Wo, const char *what, int m)
 {
-    if (k->nan || so_nchwc_conv_wino(p, w)) return;
+    if (k->nan || so_nchwc_conv_wino(p, w, m)) return;
+    assert_int_equal(p->wm, m);
     wino_ran++;
     const int64_t ny = so_nchwc_numel(L->b, k->N, k->O, Ho * Wo), tc = p->wtc;
     float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
     float *sc = aligned_alloc(64, ((size_t)so_nchwc_wino_scratch(p, 2) * sizeof(float) + 63) / 64 * 64);
     char w2[200];
-    snprintf(w2, sizeof w2, "%s Winograd", what);
+    snprintf(w2, sizeof w2, "%s Winograd F(%dx%d,3x3)", what, m, m);
     memset(y1, 0x7f, sizeof(float) * (size_t)ny);
     memset(y2, 0x7f, sizeof(float) * (size_t)ny);
     L->wino(p, k->N, xb, y1, rb, sc, 1);
@@ -185,6 +186,7 @@ static void run_conv_wino(const conv_case *k, const so_nchwc_impl *L, so_nchwc_c
     L->wino(p, k->N, xb, y2, rb, sc, 2);
     if (memcmp(y1, y2, sizeof(float) * (size_t)ny)) fail_msg("%s (%s): chunks of 5 tiles differ", w2, L->isa);
     p->wtc = tc;
+    free(p->wu), p->wu = NULL;
     free(y1), free(y2), free(sc);
 }
 
@@ -236,7 +238,8 @@ static void run_conv(const conv_case *k)
                  k->sw, k->pt, k->pl, k->pb, k->pr, k->dh, k->dw, k->group);
         check(L, y1, ref, N, O, Ho * Wo, what);
         same_for_threads(y1, y2, ny, what);
-        run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what);
+        run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 4);
+        run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 2);
         so_nchwc_conv_free(&p);
         free(xb), free(rb), free(y1), free(y2);
         run_conv_dnnl(k, L, x, w, &ep, res, ref, Ho, Wo, what);
@@ -275,7 +278,7 @@ static void test_conv_dense(void **state)
         CV(2, 17, 10, 9, 33, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
-    assert_true(wino_ran >= 10); /* the 3x3 stride-1 cases above ran our Winograd at every level */
+    assert_true(wino_ran >= 20); /* the 3x3 stride-1 cases above ran both our Winograds at every level */
     /* at the AVX-512 level with libdnnl loadable (not in sanitizer builds), oneDNN ran some of them */
     if (so_isa_cpu() >= SO_ISA_AVX512 && so_dnnl_lib()) assert_true(dnnl_planned >= 10);
 }
