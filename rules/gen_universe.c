@@ -410,6 +410,34 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, T(0, 0, 0, 0, 0));
         add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, T(0, 0, 0, 0, 0));
         add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
+    } else if (part >= 7) { /* stems (padded input channels): a conv of the 3 image channels (concrete, padded to one
+                                block) to b*k channels, plain and blocked, with and without bias, and its folds; one
+                                window per universe: 7x7/2 pad 3 (ResNet, DenseNet, GoogLeNet), 3x3/2 pad 1 (MobileNet,
+                                EfficientNet, MNASNet, RegNet, ShuffleNet), 3x3/2 unpadded (SqueezeNet, Inception-v3) */
+        memset(u, 0, sizeof *u);
+        for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+        u->block = block;
+        u->padded = 1;
+        u->kmax = 7;
+        add_var(u, "X", T(4, 2, 3, 17, 19), GR_ANY, 0); /* the stride-2 outputs (>= 8x9) larger than any kernel */
+        u->vars[u->n_vars - 1].fixed = 1 << 1;
+        static const int sk[3] = {7, 3, 3}, svalid[3] = {0, 0, 1};
+        int si = (part - 7) % 3;
+        add_var(u, "W", T(4, block, 3, sk[si], sk[si]), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 1;
+        u->vars[u->n_vars - 1].fixed = 1 << 1;
+        add_bias_bn(u, block);
+        gen_type none = T(0, 0, 0, 0, 0);
+        add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, none);
+        add_inst_win(u, SO_OP_CONV, 2, 2, svalid[si], 0);
+        add_inst_win(u, SO_OP_CONV, 3, 2, svalid[si], 0);
+        add_inst_win(u, SO_OP_CONV_NCHWC, 2, 2, svalid[si], 0);
+        add_inst_win(u, SO_OP_CONV_NCHWC, 3, 2, svalid[si], 0);
+        add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, none);
+        add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, none);
+        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, none);
+        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, none);
     } else if (part >= 2) { /* stride-1 same-padded convs with one kernel of 1x3, 3x1, 5x5, 1x7, 7x1 (part 2..6,
                                 Inception) and their folds: one kernel per universe (no graph mixes two) */
         memset(u, 0, sizeof *u);
@@ -554,8 +582,8 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
         return out[0].dim[2] > 0 && out[0].dim[3] > 0;
     }
     case SO_OP_NCHWC_IN:
-        if (in[0].rank != 4 || enp_is_kernel_type(&in[0]) || u->block < 1 || in[0].dim[1] % u->block) return 0;
-        out[0] = T5(in[0].dim[0], in[0].dim[1] / u->block, in[0].dim[2], in[0].dim[3], u->block);
+        if (in[0].rank != 4 || enp_is_kernel_type(&in[0]) || u->block < 1 || (in[0].dim[1] % u->block && !u->padded)) return 0;
+        out[0] = T5(in[0].dim[0], (in[0].dim[1] + u->block - 1) / u->block, in[0].dim[2], in[0].dim[3], u->block);
         return 1;
     case SO_OP_NCHWC_OUT:
         if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
@@ -564,7 +592,8 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
     case SO_OP_CONV_NCHWC: {
         const gen_type *x = &in[0], *w = &in[1];
         if (x->rank != 5 || x->dim[4] != u->block || !enp_is_kernel_type(w)) return 0;
-        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || w->dim[1] != x->dim[1] * u->block || w->dim[0] % u->block) return 0;
+        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || w->dim[0] % u->block) return 0;
+        if (u->padded ? (w->dim[1] + u->block - 1) / u->block != x->dim[1] : w->dim[1] != x->dim[1] * u->block) return 0;
         if (gen_biased(g) && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
         out[0] = T5(x->dim[0], w->dim[0] / u->block, gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]), u->block);
         return out[0].dim[2] > 0 && out[0].dim[3] > 0;
