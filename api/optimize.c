@@ -417,10 +417,11 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         /* by proven rules (search/layout.c so_layout_by_rules): the rules applied are reported with the
            search's; auto then tries each blocked conv plain again by an UNBLOCK rule, kept when cheaper */
         layout_b = so_nchwc_block();
-        int32_t *lc = so_xcalloc((size_t)n_rules + 1, sizeof *lc);
+        int32_t *lc = so_xcalloc((size_t)n_rules + 1, sizeof *lc), *lc2 = so_xcalloc((size_t)n_rules + 1, sizeof *lc2);
         so_graph *lg = NULL;
         if (so_layout_by_rules(res.best, rules, n_rules, layout_b, &fc, &lg, lc, &lst) != SO_OK) {
             free(lc);
+            free(lc2);
             goto fail;
         }
         cost_plain = so_cost_graph(&cm, res.best);
@@ -431,16 +432,30 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             int32_t ru = -1;
             if (so_layout_unblock_at(lg, rules, n_rules, layout_b, k, &fc, &cand, &ru) != SO_OK) {
                 free(lc);
+                free(lc2);
                 so_graph_free(lg);
                 goto fail;
             }
             seen++;
             if (!cand) continue;
+            /* then cancel the reorder pairs the unblock made next to an unblocked neighbour */
+            so_graph *cc_g = NULL;
+            memset(lc2, 0, ((size_t)n_rules + 1) * sizeof *lc2);
+            if (so_layout_cancel(cand, rules, n_rules, layout_b, &fc, &cc_g, lc2) != SO_OK) {
+                so_graph_free(cand);
+                free(lc);
+                free(lc2);
+                so_graph_free(lg);
+                goto fail;
+            }
+            so_graph_free(cand);
+            cand = cc_g;
             const double cc = so_cost_graph(&cm, cand);
             if (cc < cost_blocked) {
                 so_graph_free(lg);
                 lg = cand, cost_blocked = cc;
                 lc[ru]++;
+                for (int32_t r = 0; r < n_rules; r++) lc[r] += lc2[r];
                 layout_kept++;
                 k = -1; /* node numbers changed: rescan, skipping the blocked convs already tried */
                 for (int32_t q = 0, s2 = 0; q < lg->n_nodes; q++)
@@ -450,6 +465,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 so_graph_free(cand);
             }
         }
+        free(lc2);
         lst.convs = 0;
         for (int32_t k = 0; k < lg->n_nodes; k++) lst.convs += lg->nodes[k].op == SO_OP_CONV_NCHWC;
         cost_rules = cost_blocked;
