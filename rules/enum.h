@@ -119,7 +119,8 @@ void gen_universe_layout(gen_universe *u, int block);
    unpadded average; global average), each with the reorders and its blocked forms, on 6x9 planes;
    parts 2..6 stride-1 convs with a 1x3, 3x1, 5x5, 1x7 or 7x1 kernel and their folds, on 9x11 planes;
    parts 7..9 stems: a stride-2 conv (7x7 pad 3, 3x3 pad 1, 3x3 unpadded) of 3 input channels (concrete,
-   padded to one block: u->padded) and its folds, on 17x19 planes. */
+   padded to one block: u->padded) and its folds, on 17x19 planes; part 10 the classifier: a 1x1 conv of b*k
+   channels to 1000 (concrete, padded to 63 blocks of 16), its relu and global average pool, plain and blocked. */
 void gen_universe_layout_ext(gen_universe *u, int block, int part);
 /* Output size of instance g's window (kernel k) over an input of size in: stride, padding (same
    k/2 or none), ceil_mode; 0 if the window does not fit. */

@@ -113,9 +113,18 @@ static int rule_has_window(const so_rule *r)
 static int rule_has_padded(const so_rule *r)
 {
     if (!so_rule_has_layout(r) && !rule_has_window(r)) return 0;
-    for (int i = 0; i < r->n_inputs; i++) {
+    int b = 16; /* the rule's block (a window rule without layout operator: a stem fold, 3 channels) */
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int q = 0; q < p->n_nodes; q++)
+            if (p->nodes[q].op == SO_OP_NCHWC_IN && p->nodes[q].attr.n_ints == 1) b = (int)p->nodes[q].attr.ints[0];
+    }
+    for (int i = 0; i < r->n_inputs; i++) { /* a concrete channel or block count no multiple of the block */
         const so_rinput *in = &r->inputs[i];
-        if (in->rank == 4 && in->dim[1].n_sym == 0 && in->dim[1].c > 1) return 1;
+        const int dims = in->rank == 4 ? 2 : in->rank == 1 ? 1 : 0; /* channels: dims 0, 1 of a kernel or activation */
+        for (int k = 0; k < dims; k++)
+            if (in->dim[k].n_sym == 0 && in->dim[k].c > 1 && in->dim[k].c % b) return 1;
+        if (in->rank == 5 && in->dim[1].n_sym == 0 && in->dim[1].c > 1) return 1;
     }
     return 0;
 }
@@ -469,10 +478,11 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     /* the layout universes (exact blocking, blocks 8 and 16): small, so neither checkpointed nor
        written to the failed-candidates file; counts are added to the default universe's */
     /* per block: the layout universe, then the extended ones (strided convs + folds, pools) */
-    /* (then the stem universes, parts 7..9: padded input channels) */
-    static const int blocks[22] = {8, 16, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 8, 8, 8, 16, 16, 16};
-    static const int parts[22] = {-1, -1, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 7, 8, 9};
-    for (int k = 0; k < 22; k++) {
+    /* (then the stem universes, parts 7..9: padded input channels; the classifier, part 10: padded output
+       channels, b = 16 only: 1000 is 125 blocks of 8) */
+    static const int blocks[23] = {8, 16, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 8, 8, 8, 16, 16, 16, 16};
+    static const int parts[23] = {-1, -1, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 7, 8, 9, 10};
+    for (int k = 0; k < 23; k++) {
         so_gen_options lo = *o;
         lo.ckpt_path = NULL;
         lo.failed_path = NULL;
@@ -480,7 +490,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         else gen_universe_layout_ext(&u, blocks[k], parts[k]);
         char tag[48];
         if (parts[k] < 0) snprintf(tag, sizeof tag, "layout b=%d ", blocks[k]);
-        else snprintf(tag, sizeof tag, "layout-%s b=%d ", parts[k] >= 7 ? "stem" : parts[k] >= 2 ? "kernel" : parts[k] ? "pool" : "stride", blocks[k]);
+        else snprintf(tag, sizeof tag, "layout-%s b=%d ", parts[k] == 10 ? "classifier" : parts[k] >= 7 ? "stem" : parts[k] >= 2 ? "kernel" : parts[k] ? "pool" : "stride", blocks[k]);
         so_ruleset rs;
         so_gen_stats ls;
         rc = gen_run_universe(&lo, &u, tag, &rs, &ls);

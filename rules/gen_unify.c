@@ -280,7 +280,11 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             unify(U, in[0].d[4], lx_c(u->block));
             *o = in[0];
             o->rank = 4;
-            o->d[1] = lx_mul(U, resolve(U, in[0].d[1]), u->block);
+            if (gi->ct.rank == 1) { /* a padded channel count: concrete */
+                unify(U, in[0].d[1], lx_c((gi->ct.dim[0] + u->block - 1) / u->block));
+                o->d[1] = lx_c(gi->ct.dim[0]);
+            } else
+                o->d[1] = lx_mul(U, resolve(U, in[0].d[1]), u->block);
             memset(&o->d[4], 0, sizeof o->d[4]);
             break;
         case SO_OP_CONV_NCHWC: {
@@ -292,7 +296,7 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             unify(U, in[0].d[4], lx_c(u->block));
             if (gen_biased(gi)) unify(U, in[2].d[0], in[1].d[0]);
             *o = in[0];
-            o->d[1] = lx_divm(U, resolve(U, in[1].d[0]), u->block);
+            o->d[1] = lx_ceildiv(U, resolve(U, in[1].d[0]), u->block);
             win_dims(U, gi, &ev->type[base], o);
             break;
         }

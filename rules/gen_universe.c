@@ -410,6 +410,34 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, T(0, 0, 0, 0, 0));
         add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, T(0, 0, 0, 0, 0));
         add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
+    } else if (part == 10) { /* classifier (padded output channels): a 1x1 conv of b*k channels to 1000 (concrete: the
+                                ImageNet classes, 62.5 blocks of 16, padded to 63), plain and blocked, with its relu and
+                                global average pool (SqueezeNet's head); nchwc_out of a padded value names its 1000
+                                channels (the instance's ct) */
+        memset(u, 0, sizeof *u);
+        for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+        u->block = block;
+        u->padded = 1;
+        add_var(u, "X", T(4, 2, block, 6, 9), GR_ANY, 0);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        add_var(u, "P", T5(2, 1, 6, 9, block), GR_ANY, 0);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        add_var(u, "K", T(4, 1000, block, 1, 1), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        u->vars[u->n_vars - 1].fixed = 1 << 0;
+        add_var(u, "b", T(1, 1000, 0, 0, 0), GR_PARAM, 0);
+        u->vars[u->n_vars - 1].fixed = 1 << 0;
+        gen_type none = T(0, 0, 0, 0, 0);
+        add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, T(1, 1000, 0, 0, 0)); /* the padded one */
+        add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 2, 1, none);
+        add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 3, 1, none);
+        add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 2, 1, none);
+        add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 3, 1, none);
+        add_inst(u, SO_OP_RELU, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_GLOBALAVGPOOL, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_GLOBALAVGPOOL_NCHWC, 0, 0, 1, 1, none);
     } else if (part >= 7) { /* stems (padded input channels): a conv of the 3 image channels (concrete, padded to one
                                 block) to b*k channels, plain and blocked, with and without bias, and its folds; one
                                 window per universe: 7x7/2 pad 3 (ResNet, DenseNet, GoogLeNet), 3x3/2 pad 1 (MobileNet,
@@ -587,15 +615,25 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
         return 1;
     case SO_OP_NCHWC_OUT:
         if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
+        if (g->ct.rank == 1) { /* a padded channel count (the classifier universe) */
+            if ((g->ct.dim[0] + u->block - 1) / u->block != in[0].dim[1]) return 0;
+            out[0] = T(4, in[0].dim[0], g->ct.dim[0], in[0].dim[2], in[0].dim[3]);
+            return 1;
+        }
+        for (int i = 0; u->padded && i < u->n_insts; i++) /* that many blocks hold the padded count: its instance's */
+            if (u->insts[i].op == SO_OP_NCHWC_OUT && u->insts[i].ct.rank == 1 &&
+                (u->insts[i].ct.dim[0] + u->block - 1) / u->block == in[0].dim[1])
+                return 0;
         out[0] = T(4, in[0].dim[0], in[0].dim[1] * u->block, in[0].dim[2], in[0].dim[3]);
         return 1;
     case SO_OP_CONV_NCHWC: {
         const gen_type *x = &in[0], *w = &in[1];
         if (x->rank != 5 || x->dim[4] != u->block || !enp_is_kernel_type(w)) return 0;
-        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || w->dim[0] % u->block) return 0;
+        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || (w->dim[0] % u->block && !u->padded)) return 0;
         if (u->padded ? (w->dim[1] + u->block - 1) / u->block != x->dim[1] : w->dim[1] != x->dim[1] * u->block) return 0;
         if (gen_biased(g) && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
-        out[0] = T5(x->dim[0], w->dim[0] / u->block, gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]), u->block);
+        out[0] = T5(x->dim[0], (w->dim[0] + u->block - 1) / u->block, gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]),
+                    u->block);
         return out[0].dim[2] > 0 && out[0].dim[3] > 0;
     }
     case SO_OP_ENLARGE:
