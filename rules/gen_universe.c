@@ -378,6 +378,28 @@ static void add_bias_bn(gen_universe *u, int block)
     }
 }
 
+/* The convs of a layout universe with one window (stride, unpadded): plain then blocked, each without then with a
+   bias (a stride-1 same-padded window is a plain instance). */
+static void add_conv_insts(gen_universe *u, int stride, int valid)
+{
+    for (int blocked = 0; blocked < 2; blocked++)
+        for (int n_in = 2; n_in <= 3; n_in++) {
+            const so_op op = blocked ? SO_OP_CONV_NCHWC : SO_OP_CONV;
+            if (stride > 1 || valid) add_inst_win(u, op, n_in, stride, valid, 0);
+            else add_inst(u, op, SO_ACT_NONE, 0, n_in, 1, T(0, 0, 0, 0, 0));
+        }
+}
+
+/* batchnorm and the fold instances (bnfold_w; bnfold_b without, then with the conv's bias). */
+static void add_fold_insts(gen_universe *u)
+{
+    gen_type none = T(0, 0, 0, 0, 0);
+    add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, none);
+    add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, none);
+    add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, none);
+    add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, none);
+}
+
 void gen_universe_layout_ext(gen_universe *u, int block, int part)
 {
     memset(u, 0, sizeof *u);
@@ -400,16 +422,8 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         /* windows (stride, unpadded): 2 same-padded; unpadded 3x3 at stride 2 and 1 (Inception-v3; on K the
            unpadded instance is the same-padded one); each plain and blocked, with and without bias */
         static const int win[3][2] = {{2, 0}, {2, 1}, {1, 1}};
-        for (int k = 0; k < 3; k++) {
-            add_inst_win(u, SO_OP_CONV, 2, win[k][0], win[k][1], 0);
-            add_inst_win(u, SO_OP_CONV, 3, win[k][0], win[k][1], 0);
-            add_inst_win(u, SO_OP_CONV_NCHWC, 2, win[k][0], win[k][1], 0);
-            add_inst_win(u, SO_OP_CONV_NCHWC, 3, win[k][0], win[k][1], 0);
-        }
-        add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
+        for (int k = 0; k < 3; k++) add_conv_insts(u, win[k][0], win[k][1]);
+        add_fold_insts(u);
     } else if (part == 10) { /* classifier (padded output channels): a 1x1 conv of b*k channels to 1000 (concrete: the
                                 ImageNet classes, 62.5 blocks of 16, padded to 63), plain and blocked, with its relu and
                                 global average pool (SqueezeNet's head); nchwc_out of a padded value names its 1000
@@ -431,10 +445,7 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, none);
         add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, none);
         add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, T(1, 1000, 0, 0, 0)); /* the padded one */
-        add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 2, 1, none);
-        add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 3, 1, none);
-        add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 2, 1, none);
-        add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 3, 1, none);
+        add_conv_insts(u, 1, 0);
         add_inst(u, SO_OP_RELU, 0, 0, 1, 1, none);
         add_inst(u, SO_OP_GLOBALAVGPOOL, 0, 0, 1, 1, none);
         add_inst(u, SO_OP_GLOBALAVGPOOL_NCHWC, 0, 0, 1, 1, none);
@@ -458,14 +469,8 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         gen_type none = T(0, 0, 0, 0, 0);
         add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, none);
         add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, none);
-        add_inst_win(u, SO_OP_CONV, 2, 2, svalid[si], 0);
-        add_inst_win(u, SO_OP_CONV, 3, 2, svalid[si], 0);
-        add_inst_win(u, SO_OP_CONV_NCHWC, 2, 2, svalid[si], 0);
-        add_inst_win(u, SO_OP_CONV_NCHWC, 3, 2, svalid[si], 0);
-        add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, none);
-        add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, none);
-        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, none);
-        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, none);
+        add_conv_insts(u, 2, svalid[si]);
+        add_fold_insts(u);
     } else if (part >= 2) { /* stride-1 same-padded convs with one kernel of 1x3, 3x1, 5x5, 1x7, 7x1 (part 2..6,
                                 Inception) and their folds: one kernel per universe (no graph mixes two) */
         memset(u, 0, sizeof *u);
@@ -485,14 +490,8 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         gen_type none = T(0, 0, 0, 0, 0);
         add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, none);
         add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, none);
-        add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 2, 1, none);
-        add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 3, 1, none);
-        add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 2, 1, none);
-        add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 3, 1, none);
-        add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, none);
-        add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, none);
-        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, none);
-        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, none);
+        add_conv_insts(u, 1, 0);
+        add_fold_insts(u);
     } else { /* pools: 3x3/2 pad 1 (ResNet), 3x3/2 ceil_mode (SqueezeNet, GoogLeNet), global average */
         add_inst_win(u, SO_OP_MAXPOOL, 1, 2, 0, 0);
         add_inst_win(u, SO_OP_MAXPOOL_NCHWC, 1, 2, 0, 0);
