@@ -26,8 +26,8 @@ ifeq ($(SAN),1)
   LDFLAGS += -fsanitize=address,undefined
 endif
 
-DEB_PKGS := libz3-dev libxxhash-dev libopenblas-dev libcmocka-dev libprotobuf-c-dev \
-            protobuf-c-compiler libglpk-dev libonnx-dev python3-onnx openmpi-bin libopenmpi-dev valgrind libdnnl2 libdnnl-dev libonnx-testdata
+# The Debian packages: one list, tools/debian-packages, which .ci/run installs too.
+DEB_PKGS := $(shell sed 's/\#.*//' tools/debian-packages)
 # OpenMPI (generate --mpi, rules/gen_mpi.c only): flags from its compiler wrapper, headers as system headers;
 # before `make deps` has installed it (make run on a fresh machine), Debian's default locations.
 MPI_CFLAGS := $(patsubst -I%,-isystem %,$(or $(shell mpicc --showme:compile 2>/dev/null),-I/usr/include/$(shell $(CC) -print-multiarch)/mpi))

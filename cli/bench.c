@@ -63,11 +63,13 @@ static void model_name(const char *path, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)len, s);
 }
 
-int so_bench_main(int argc, char **argv)
+int so_bench_main(int argc, char **argv, const char *const *pins, int n_pins)
 {
     bench B;
     memset(&B, 0, sizeof B);
     bench *b = &B;
+    b->pins = pins;
+    b->n_pins = n_pins;
     b->t_start = so_now();
     b->rounds = 0; /* auto */
     b->target_s = 1.0;

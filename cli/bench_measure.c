@@ -43,7 +43,7 @@ so_status bn_measure_once(bench *b, const meas *x, int iters, int warmup, double
     snprintf(a_it, sizeof a_it, "%d", iters);
     snprintf(a_wu, sizeof a_wu, "%d", warmup);
     snprintf(a_th, sizeof a_th, "%d", x->threads);
-    char *argv[20];
+    char *argv[20 + BN_PIN_ARGV];
     int k = 0;
     if (x->ort) {
         argv[k++] = b->node;
@@ -64,6 +64,7 @@ so_status bn_measure_once(bench *b, const meas *x, int iters, int warmup, double
         argv[k++] = "--opt";
         argv[k++] = "all";
     }
+    k = bn_add_pins(b, argv, k);
     argv[k] = NULL;
     b->n_meas_runs++;
     proc p;

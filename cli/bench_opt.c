@@ -184,7 +184,7 @@ opt_res *bn_optimize(bench *b, model_res *m, const spec *sp)
     fmt_num(a_alpha, sizeof a_alpha, sp->alpha);
     snprintf(a_budget, sizeof a_budget, "%ld", sp->budget);
     fmt_num(a_tl, sizeof a_tl, sp->time_limit);
-    char *argv[32];
+    char *argv[32 + BN_PIN_ARGV];
     int k = 0;
     argv[k++] = b->self;
     argv[k++] = m->path;
@@ -218,6 +218,7 @@ opt_res *bn_optimize(bench *b, model_res *m, const spec *sp)
         snprintf(r->rules_file, sizeof r->rules_file, "%s", rules);
     }
     if (b->allow_unverified) argv[k++] = "--allow-unverified";
+    k = bn_add_pins(b, argv, k);
     argv[k] = NULL;
 
     proc p;

@@ -103,6 +103,8 @@ typedef struct model_res {
 } model_res;
 
 typedef struct bench {
+    const char *const *pins;     /* the command line's --input-shape / --dim ("s:..." / "d:..."), for the subprocesses */
+    int n_pins;
     char self[PATH_MAX], node[PATH_MAX], ort_script[PATH_MAX];
     char ort_version[32], node_version[32], git[64];
     char work[PATH_MAX], cache[PATH_MAX];
@@ -157,6 +159,10 @@ void bn_on_signal(int sig);
 void bn_proc_free(proc *r);
 void bn_last_line(const char *s, char *buf, size_t n);
 so_status bn_run_proc(char *const *argv, double timeout_s, proc *r);
+/* Appends the command line's pins to argv at k (as --input-shape SPEC / --dim SPEC); returns the new k.
+   argv needs room for BN_PIN_ARGV more entries. */
+#define BN_PIN_ARGV (2 * SO_CLI_MAX_PINS)
+int bn_add_pins(const struct bench *b, char **argv, int k);
 void bn_proc_failure(const proc *r, const char *what, double timeout_s, char *buf, size_t n);
 
 /* bench_env.c */

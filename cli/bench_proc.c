@@ -152,3 +152,12 @@ void bn_proc_failure(const proc *r, const char *what, double timeout_s, char *bu
     else if (r->code == -1) snprintf(buf, n, "%s: killed by a signal%s%s", what, line[0] ? ": " : "", line);
     else snprintf(buf, n, "%s: exit %d: %s", what, r->code, line[0] ? line : "(no message)");
 }
+
+int bn_add_pins(const bench *b, char **argv, int k)
+{
+    for (int i = 0; i < b->n_pins; i++) {
+        argv[k++] = b->pins[i][0] == 's' ? "--input-shape" : "--dim";
+        argv[k++] = (char *)b->pins[i] + 2;
+    }
+    return k;
+}

@@ -2,6 +2,9 @@
 #ifndef SO_COMMANDS_H
 #define SO_COMMANDS_H
 
+/* At most this many --input-shape / --dim options on one command line. */
+#define SO_CLI_MAX_PINS 128
+
 /* Each takes the subcommand's argv (argv[0] is the subcommand name; for optimize argv[1] is the
    model) and returns the process exit status: 0 ok, 1 failure with a one-line message already
    printed on stderr, 2 usage error. */
@@ -30,7 +33,8 @@ int so_verify_main(int argc, char **argv);
    few models. Prints a Markdown report on stdout; --json and --svg write files atomically.
    Options are documented in docs/BENCHMARKS.md and by `superopt bench --help`.
    Returns the exit status: 0 ok, 1 failure (one-line message on stderr; with results written
-   when some runs failed), 2 usage. */
-int so_bench_main(int argc, char **argv);
+   when some runs failed), 2 usage. pins as above: every optimize, run and ONNX Runtime subprocess gets them
+   (as --input-shape / --dim), the models loaded in this process through the library's pins. */
+int so_bench_main(int argc, char **argv, const char *const *pins, int n_pins);
 
 #endif

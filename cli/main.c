@@ -47,7 +47,7 @@ static int usage(const char *msg)
 
 /* --input-shape / --dim of the command line, in order: "s:NAME=D0,..." / "d:SYMBOL=N" (the form
    the run and optimize commands hand to the library's config) */
-#define MAX_PIN_ARGS 128
+#define MAX_PIN_ARGS SO_CLI_MAX_PINS
 static const char *pin_args[MAX_PIN_ARGS];
 static int n_pin_args;
 
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "generate")) return so_gen_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "rules")) return so_rules_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "verify")) return so_verify_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "bench")) return so_bench_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return so_bench_main(argc - 1, argv + 1, pin_args, n_pin_args);
     /* default: optimize MODEL.onnx [options]; options may also come first (superopt -q M.onnx):
        the optimize parser takes the model wherever it stands and refuses unknown options */
     return so_optimize_main(argc, argv, pin_args, n_pin_args);

@@ -437,6 +437,6 @@ so_status so_elem_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_HARDSWISH:
     case SO_OP_LEAKYRELU:
     case SO_OP_CLIP: return select_unary(c, i, k);
-    default: return SO_OK;
+    default: return so_errorf("so_elem_select: no case for %s (kernels/fast.c sends it here)", so_ops[c->g->nodes[i].op].name);
     }
 }

@@ -759,10 +759,17 @@ void so_exec_free(so_exec *e)
    executor sets them (OpenBLAS single-threaded, OpenMP team). */
 so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold, int iters, double *min_ms)
 {
+    return so_exec_time_step(g, i, NULL, threads, cold, iters, min_ms, NULL);
+}
+
+so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, int threads, int cold, int iters, double *min_ms,
+                            so_exec_timed *what)
+{
     so_status st = SO_ERR;
     const so_node *n = &g->nodes[i];
-    so_tensor in[SO_MAX_IN], out[SO_MAX_IN];
-    void *owned[2 * SO_MAX_IN];
+    so_tensor in[SO_MAX_IN + 1], out[SO_MAX_IN];
+    so_edge ein[SO_MAX_IN + 1];
+    void *owned[2 * SO_MAX_IN + 1];
     int n_owned = 0;
     size_t charged = 0; /* so_mem_charge'd for the buffers below */
     double *samples = NULL;
@@ -772,6 +779,7 @@ so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold,
     unsigned char *evict = NULL;
     char desc[256];
     *min_ms = 0;
+    if (what) memset(what, 0, sizeof *what);
     if (so_ops[n->op].flags & (SO_F_SOURCE | SO_F_VIEW | SO_F_OPAQUE)) return SO_OK;
     if (n->n_in > SO_MAX_IN || n->n_out > SO_MAX_IN) return so_errorf("%s: too many edges", so_node_desc(g, i, desc, sizeof desc));
     if (iters < 1) iters = 1;
@@ -779,12 +787,24 @@ so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold,
        gemv was split over both cores and timed twice as slow whenever the other core was busy,
        while the model runs it on one thread) */
     set_threads(threads > 0 ? threads : 1);
+    /* the kernel first: with user[], it may absorb successors (then its inputs are the head's plus
+       the extra one, its outputs the last absorbed node's) */
+    so_fast_ctx fctx = {g, user, NULL};
+    if (so_fast_select(&fctx, i, &k) != SO_OK) goto done;
+    const int32_t n_in = n->n_in + (k.has_extra ? 1 : 0);
+    const so_node *last = k.n_fused ? &g->nodes[k.fused[k.n_fused - 1]] : n;
+    if (what) {
+        what->kernel = k.run ? k.name : "ref";
+        what->n_fused = k.n_fused;
+        memcpy(what->fused, k.fused, sizeof(int32_t) * (size_t)k.n_fused);
+    }
     uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)i;
-    for (int32_t q = 0; q < n->n_in; q++) {
+    for (int32_t q = 0; q < n_in; q++) {
         memset(&in[q], 0, sizeof in[q]);
-        if (n->in[q].node < 0) continue;
-        const so_node *src = &g->nodes[n->in[q].node];
-        in[q].shape = src->out[n->in[q].slot];
+        ein[q] = q < n->n_in ? n->in[q] : k.extra_in;
+        if (ein[q].node < 0) continue;
+        const so_node *src = &g->nodes[ein[q].node];
+        in[q].shape = src->out[ein[q].slot];
         if (src->op == SO_OP_WEIGHT) {
             in[q].data = g->model->weights[src->ref].data;
             continue;
@@ -804,10 +824,10 @@ so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold,
         if (in[q].shape.dtype == SO_I64) memset(p, 0, bytes);
         else so_rng_fill(&seed, p, (size_t)cnt);
     }
-    for (int32_t q = 0; q < n->n_out; q++) {
-        out[q].shape = n->out[q];
-        int64_t cnt = so_shape_numel(&n->out[q]);
-        size_t bytes = (size_t)(cnt > 0 ? cnt : 1) * (n->out[q].dtype == SO_I64 ? 8 : 4);
+    for (int32_t q = 0; q < last->n_out; q++) {
+        out[q].shape = last->out[q];
+        int64_t cnt = so_shape_numel(&last->out[q]);
+        size_t bytes = (size_t)(cnt > 0 ? cnt : 1) * (last->out[q].dtype == SO_I64 ? 8 : 4);
         if (so_mem_charge(bytes, "timing buffers") != SO_OK) goto done;
         charged += bytes;
         void *p = malloc(bytes);
@@ -815,8 +835,6 @@ so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold,
         owned[n_owned++] = p;
         out[q].data = p;
     }
-    so_fast_ctx fctx = {g, NULL, NULL};
-    if (so_fast_select(&fctx, i, &k) != SO_OK) goto done;
     if (k.scratch_bytes) {
         if (so_mem_charge(k.scratch_bytes, "timing scratch") != SO_OK) goto done;
         charged += k.scratch_bytes;
@@ -840,16 +858,16 @@ so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold,
             sink += (float)(acc & 1);
         }
         if (cold) /* weights from memory, as in a model whose weights do not stay in the caches */
-            for (int32_t q = 0; q < n->n_in; q++) {
-                if (!in[q].data || g->nodes[n->in[q].node].op != SO_OP_WEIGHT) continue;
+            for (int32_t q = 0; q < n_in; q++) {
+                if (!in[q].data || g->nodes[ein[q].node].op != SO_OP_WEIGHT) continue;
                 const char *wp = in[q].data;
                 size_t nb = (size_t)so_shape_numel(&in[q].shape) * (in[q].shape.dtype == SO_I64 ? 8 : 4);
                 for (size_t j = 0; j < nb; j += 64) _mm_clflush(wp + j);
                 if (nb) _mm_clflush(wp + nb - 1);
             }
         _mm_mfence();
-        for (int32_t q = 0; q < n->n_in; q++) {
-            if (!in[q].data || g->nodes[n->in[q].node].op == SO_OP_WEIGHT || in[q].shape.dtype != SO_F32) continue;
+        for (int32_t q = 0; q < n_in; q++) {
+            if (!in[q].data || g->nodes[ein[q].node].op == SO_OP_WEIGHT || in[q].shape.dtype != SO_F32) continue;
             const float *p = in[q].data;
             int64_t cnt = so_shape_numel(&in[q].shape);
             float acc = 0;

@@ -78,6 +78,18 @@ void so_exec_free(so_exec *e);
    of kernel time (at most iters); *ms is the lower quartile of the runs. Source, view and
    opaque nodes cost 0. */
 so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int cold, int iters, double *ms);
+/* What so_exec_time_step timed: the kernel's name ("ref" for the reference kernel) and the nodes it absorbed. */
+typedef struct so_exec_timed {
+    const char *kernel;
+    int32_t n_fused;
+    int32_t fused[4];
+} so_exec_timed;
+/* The same timer for a fused step: node `node` with the kernel the executor would select given
+   user[] (kernels/fuse.h so_fuse_users; NULL: no fusion, = so_exec_time_node), which may absorb
+   successors (attention, GELU, pad+pool, epilogue chains): its inputs are then the node's plus the
+   kernel's extra input, its outputs the last absorbed node's. *what (may be NULL) says what ran. */
+so_status so_exec_time_step(const so_graph *g, int32_t node, const int32_t *user, int threads, int cold, int iters, double *ms,
+                            so_exec_timed *what);
 
 /* Floating-point operations of node i (multiply-add = 2): conv, matmul, gemm, LSTM exact;
    element-wise/normalisation/pooling approximately one per output (pool: per window

@@ -309,3 +309,28 @@ void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed
     default: return;
     }
 }
+
+/* so_fuse_users' entry for node j, found by scanning the nodes after it (readers follow their
+   producers): no pinned nodes, no SiLU pairs. */
+static int32_t single_user(const so_graph *g, int32_t j)
+{
+    if (g->nodes[j].n_out != 1) return -1;
+    for (int32_t o = 0; o < g->model->n_outputs; o++)
+        if (g->outputs[o].node == j) return -1;
+    int32_t user = -1, uses = 0;
+    for (int32_t i = j + 1; i < g->n_nodes && uses < 2; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++)
+            if (g->nodes[i].in[k].node == j && g->nodes[i].in[k].slot == 0) {
+                uses++;
+                user = i;
+            }
+    return uses == 1 ? user : -1;
+}
+
+so_fuse_kind so_fuse_decide_at(const so_graph *g, int32_t i, int32_t *user, so_fuse *f)
+{
+    int32_t cur = i;
+    for (int t = 0; t <= SO_FUSE_MAX && cur >= 0; t++) cur = user[cur] = single_user(g, cur);
+    so_fuse_decide(g, user, NULL, i, f);
+    return f->kind;
+}

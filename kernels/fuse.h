@@ -49,6 +49,13 @@ int32_t *so_fuse_users(const so_graph *g, const uint8_t *pinned);
    SO_FUSE_NONE and f->n 0 when nothing is absorbed. */
 void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
 
+/* so_fuse_decide for node i from its neighbourhood alone, for pricing one fused kernel: user[]
+   (g->n_nodes + 1 entries, all -1 on entry) gets so_fuse_users' entries along the chain from i,
+   without pinned nodes or SiLU pairs, and nothing counts as absorbed before i. For a node that
+   heads an attention, GELU or pad+pool kernel in the plan (so_fuse_decide in node order) the
+   decision is the plan's; an epilogue chain may differ from the plan's (SiLU pairs). Returns f->kind. */
+so_fuse_kind so_fuse_decide_at(const so_graph *g, int32_t i, int32_t *user, so_fuse *f);
+
 /* The parts so_fuse_decide dispatches to (fast.c's kernel builders call them directly).
    so_fuse_chain: producer i whose output channels lie on chan_axis (nch of them); has_act: i's
    own fused activation already fills act1. The others return 1 when the pattern matches. */

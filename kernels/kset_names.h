@@ -14,6 +14,7 @@
 
 /* the entry points of kset.def (reached through dispatch.c) */
 #define so_fast_select SO_KN(so_fast_select)
+#define so_fast_module SO_KN(so_fast_module)
 #define so_fast_chain_build SO_KN(so_fast_chain_build)
 #define so_fast_chain_apply SO_KN(so_fast_chain_apply)
 #define so_sgemm SO_KN(so_sgemm)

@@ -419,6 +419,6 @@ so_status so_matmul_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_MATMUL: return select_matmul(c, i, k);
     case SO_OP_GEMM: return select_gemm(c, i, k);
     case SO_OP_LSTM: return select_lstm(c, i, k);
-    default: return SO_OK;
+    default: return so_errorf("so_matmul_select: no case for %s (kernels/fast.c sends it here)", so_ops[c->g->nodes[i].op].name);
     }
 }

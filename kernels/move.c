@@ -415,6 +415,6 @@ so_status so_move_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_SPLIT: return select_concat_split(c, i, k);
     case SO_OP_PAD: return select_pad(c, i, k);
     case SO_OP_RESIZE: return select_resize(c, i, k);
-    default: return SO_OK;
+    default: return so_errorf("so_move_select: no case for %s (kernels/fast.c sends it here)", so_ops[c->g->nodes[i].op].name);
     }
 }

@@ -208,8 +208,45 @@ fail:
     return -1;
 }
 
+int64_t so_nchwc_wino_min_c = 16;
+
+int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w)
+{
+    if (p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 || p->dw != 1 || p->group != 1 || p->wu) return -1;
+    const int64_t b = p->b, C = p->C, O = p->O, Ob = p->Ob, Cp = p->Cb * b;
+    const size_t nu = (size_t)(36 * Ob * Cp * b), bytes = (nu * sizeof(float) + 63) / 64 * 64;
+    float *u = aligned_alloc(64, bytes);
+    if (!u) return -1;
+    memset(u, 0, bytes);
+    for (int64_t o = 0; o < O; o++)
+        for (int64_t c = 0; c < C; c++) {
+            const float *g = w + (o * C + c) * 9;
+            double t[6][3];
+            for (int j = 0; j < 3; j++) { /* G g, column j */
+                const double g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
+                t[0][j] = g0 / 4, t[1][j] = -(g0 + g1 + g2) / 6, t[2][j] = -(g0 - g1 + g2) / 6;
+                t[3][j] = g0 / 24 + g1 / 12 + g2 / 6, t[4][j] = g0 / 24 - g1 / 12 + g2 / 6, t[5][j] = g2;
+            }
+            for (int i = 0; i < 6; i++) { /* (G g) G^T, row i */
+                const double g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
+                const double r[6] = {g0 / 4, -(g0 + g1 + g2) / 6, -(g0 - g1 + g2) / 6, g0 / 24 + g1 / 12 + g2 / 6, g0 / 24 - g1 / 12 + g2 / 6, g2};
+                for (int j = 0; j < 6; j++) u[(((i * 6 + j) * Ob + o / b) * Cp + c) * b + o % b] = (float)r[j];
+            }
+        }
+    const int64_t nt = ((p->Ho + 3) / 4) * ((p->Wo + 3) / 4);
+    const int64_t per = 36 * (Cp + Ob * b); /* scratch floats per tile */
+    int64_t tc = (1 << 17) / per; /* V and M of a chunk within ~512 KB (L2), but >= 24 tiles: U is read once per chunk */
+    if (tc < 24) tc = 24;
+    p->wtc = tc < nt ? tc : nt;
+    p->wu = u;
+    return 0;
+}
+
+int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T) { return p->wu ? (T > 1 ? T : 1) * 36 * p->wtc * (p->Cb + p->Ob) * p->b : 0; }
+
 void so_nchwc_conv_free(so_nchwc_conv *p)
 {
+    free(p->wu);
     free(p->ic0);
     free(p->nic);
     free(p->wofs);
@@ -224,7 +261,7 @@ size_t so_nchwc_conv_bytes(const so_nchwc_conv *p)
     if (!p->wp) return 0;
     const int64_t Ob = p->Ob, last = Ob - 1;
     const int64_t wfl = p->wofs[last] + (p->depthwise ? 1 : p->nic[last]) * p->kh * p->kw * p->b;
-    return sizeof(float) * (size_t)(wfl + 2 * Ob * p->b);
+    return sizeof(float) * (size_t)(wfl + 2 * Ob * p->b + (p->wu ? 36 * Ob * p->Cb * p->b * p->b : 0));
 }
 
 /* ---------------- executor glue ---------------- */
@@ -250,6 +287,7 @@ typedef struct nchwc_step {
     int64_t N, C, HW;   /* reorders, global pool */
     so_nchwc_conv conv;
     so_dnnl_conv *dnnl; /* CONV_NCHWC on oneDNN's primitive instead of conv (see conv_backend) */
+    int wino;           /* CONV_NCHWC: conv runs as our blocked Winograd (L->wino; conv.wu set) */
     so_nchwc_pool pool;
     int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
     int n_cat;          /* CONCAT_NCHWC: inputs and their channels */
@@ -278,6 +316,10 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     case SO_OP_CONV_NCHWC:
         if (s->dnnl) {
             so_dnnl_conv_run(s->dnnl, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, scratch);
+            break;
+        }
+        if (s->wino) {
+            s->L->wino(&s->conv, s->N, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, scratch, T);
             break;
         }
         s->L->conv(&s->conv, s->N, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, T); break;
@@ -380,16 +422,17 @@ static void concat_chain(const so_fast_ctx *c, int32_t i, nchwc_step *s, so_fast
         s->cat_relu = 1, k->fused[k->n_fused++] = re;
 }
 
-/* The conv backend, measured per node at plan time (b = 16, the avx512 level, oneDNN loaded): our kernel
-   (s->conv, planned), oneDNN's direct primitive, and oneDNN's Winograd for 3x3 stride-1 group-1 convs, each
-   run on zero inputs in 5 interleaved rounds after a warm-up (thread CPU time) at the executor's thread count; the fastest
-   minimum is kept (s->dnnl set and s->conv freed when it is oneDNN's). The choice is remembered per
+/* The conv backend, measured per node at plan time: our kernel (s->conv, planned), our blocked Winograd
+   F(4x4, 3x3) for 3x3 stride-1 group-1 convs with >= so_nchwc_wino_min_c channels (every level), and at b = 16 (the
+   avx512 level, oneDNN loaded) oneDNN's direct primitive and its Winograd, each run on zero inputs in 5 interleaved
+   rounds after a warm-up (thread CPU time) at the executor's thread count; the fastest minimum is kept (s->dnnl
+   set and s->conv freed when it is oneDNN's; s->wino set and conv.wu kept when it is our Winograd). The choice is remembered per
    configuration for the process, so every node of one shape, and the cost model's timing of it, agree.
    Why measured and not a rule: oneDNN's Winograd is 1.4-2.6x its direct conv on most 3x3 shapes but 0.6x
    on GoogLeNet's 96->208 at 14x14 and 0.3x on Inception-v3's 32->64 at 147x147 (kernels/README.md). */
 typedef struct conv_choice {
-    int64_t key[20];
-    int pick; /* 0 ours, 1 oneDNN direct, 2 oneDNN Winograd */
+    int64_t key[21];
+    int pick; /* 0 ours, 1 oneDNN direct, 2 oneDNN Winograd, 3 our Winograd */
 } conv_choice;
 static conv_choice choices[512];
 static int n_choices;
@@ -404,15 +447,27 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
+/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd (A/B measurements). */
+static void wino_env(void)
+{
+    const char *e = getenv("SUPEROPT_NCHWC_WINO");
+    if (e && !strcmp(e, "0")) so_nchwc_wino_min_c = -1;
+}
+
 static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
 {
-    const so_nchwc_conv *q = &s->conv;
+    so_nchwc_conv *q = &s->conv;
     /* oneDNN 2.6 has only reference code for groups of fewer than 16 channels (gsub): ours runs them */
-    if (s->L->b != 16 || !so_fast_use_onednn || q->depthwise || q->gsub || !so_dnnl_lib()) return;
+    const int dnnl_ok = s->L->b == 16 && so_fast_use_onednn && !q->depthwise && !q->gsub && so_dnnl_lib();
+    static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+    pthread_once(&env_once, wino_env);
+    const int wino_ok = s->L->wino && q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1 && q->dh == 1 && q->dw == 1 && q->group == 1 &&
+                        so_nchwc_wino_min_c >= 0 && q->C >= so_nchwc_wino_min_c && q->O >= so_nchwc_wino_min_c;
+    if (!dnnl_ok && !wino_ok) return;
     const int64_t N = s->N, H = x->dim[2], W = x->dim[3], Ho = o->dim[2], Wo = o->dim[3];
     const int T = omp_get_max_threads();
-    const int64_t key[20] = {N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2], a->pad[3], q->dh,
-                             q->dw, q->group, (int64_t)ep->act1 << 16 | ep->act2 << 8 | ep->has_res << 1 | !!ep->shift, T};
+    const int64_t key[21] = {N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2], a->pad[3], q->dh,
+                             q->dw, q->group, (int64_t)ep->act1 << 16 | ep->act2 << 8 | ep->has_res << 1 | !!ep->shift, T, s->L->b << 2 | dnnl_ok << 1 | wino_ok};
     int pick = -1;
     pthread_mutex_lock(&choices_mu);
     for (int j = 0; j < n_choices && pick < 0; j++)
@@ -420,26 +475,30 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     pthread_mutex_unlock(&choices_mu);
     if (pick == 0) return;
     so_dnnl_conv *cand[3] = {NULL, NULL, NULL};
-    for (int alg = 1; alg <= 2; alg++)
+    for (int alg = 1; alg <= 2 && dnnl_ok; alg++)
         if (pick < 0 || pick == alg)
             cand[alg] = so_dnnl_conv_plan(N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2],
                                           a->pad[3], q->dh, q->dw, q->group, wd, ep, alg == 2);
     if (cand[2] && !strstr(so_dnnl_conv_impl(cand[2]), "wino")) so_dnnl_conv_free(cand[2]), cand[2] = NULL;
+    const int have_wino = wino_ok && (pick < 0 || pick == 3) && so_nchwc_conv_wino(q, wd) == 0;
     if (pick < 0) {
-        const size_t nx = (size_t)so_nchwc_numel(16, N, q->C, H * W), ny = (size_t)so_nchwc_numel(16, N, q->O, Ho * Wo);
+        const size_t nx = (size_t)so_nchwc_numel(s->L->b, N, q->C, H * W), ny = (size_t)so_nchwc_numel(s->L->b, N, q->O, Ho * Wo);
         size_t ns = 64;
         for (int c = 1; c < 3; c++)
             if (cand[c] && so_dnnl_conv_scratch_bytes(cand[c]) > ns) ns = so_dnnl_conv_scratch_bytes(cand[c]);
+        if (have_wino && (size_t)so_nchwc_wino_scratch(q, T) * sizeof(float) > ns) ns = (size_t)so_nchwc_wino_scratch(q, T) * sizeof(float);
         float *xb = aligned_alloc(64, (nx * 4 + 63) / 64 * 64), *yb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64),
               *rb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64), *sb = aligned_alloc(64, (ns + 63) / 64 * 64);
-        double best[3] = {1e30, 1e30, 1e30};
+        double best[4] = {1e30, 1e30, 1e30, 1e30};
         if (xb && yb && rb && sb) {
             memset(xb, 0, nx * 4), memset(rb, 0, ny * 4);
             for (int r = 0; r < 6; r++)
-                for (int c = 0; c < 3; c++) {
-                    if (c && !cand[c]) continue;
+                for (int c = 0; c < 4; c++) {
+                    if ((c == 1 || c == 2) && !cand[c]) continue;
+                    if (c == 3 && !have_wino) continue;
                     const double t0 = now_ms();
-                    if (c) so_dnnl_conv_run(cand[c], xb, yb, rb, sb);
+                    if (c == 3) s->L->wino(q, N, xb, yb, rb, sb, T);
+                    else if (c) so_dnnl_conv_run(cand[c], xb, yb, rb, sb);
                     else s->L->conv(q, N, xb, yb, rb, T);
                     const double t = now_ms() - t0;
                     if (r && t < best[c]) best[c] = t; /* round 0 warms up */
@@ -447,7 +506,7 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
         }
         free(xb), free(yb), free(rb), free(sb);
         pick = 0;
-        for (int c = 1; c < 3; c++)
+        for (int c = 1; c < 4; c++)
             if (best[c] < best[pick]) pick = c;
         pthread_mutex_lock(&choices_mu);
         if (n_choices < (int)(sizeof choices / sizeof choices[0])) memcpy(choices[n_choices].key, key, sizeof key), choices[n_choices++].pick = pick;
@@ -455,7 +514,12 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     }
     for (int c = 1; c < 3; c++)
         if (c != pick) so_dnnl_conv_free(cand[c]);
-    if (pick && cand[pick]) s->dnnl = cand[pick], so_nchwc_conv_free(&s->conv);
+    if (pick == 3 && have_wino) {
+        s->wino = 1;
+        return;
+    }
+    free(q->wu), q->wu = NULL;
+    if (pick && pick < 3 && cand[pick]) s->dnnl = cand[pick], so_nchwc_conv_free(&s->conv);
 }
 
 /* Kernel rows [*lo, *hi) that read the input for some output row (taps outside only ever read padding). */
@@ -560,7 +624,7 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
         free(wt);
         if (k->has_extra) s->res_in = n->n_in;
         k->packed_bytes = s->dnnl ? so_dnnl_conv_bytes(s->dnnl) : so_nchwc_conv_bytes(&s->conv);
-        k->scratch_bytes = s->dnnl ? so_dnnl_conv_scratch_bytes(s->dnnl) : 0;
+        k->scratch_bytes = s->dnnl ? so_dnnl_conv_scratch_bytes(s->dnnl) : s->wino ? (size_t)so_nchwc_wino_scratch(&s->conv, omp_get_max_threads()) * sizeof(float) : 0;
         k->in1_copied = 1;
         break;
     }
@@ -572,11 +636,13 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
                                            {"pool_nchwc_scalar", "pool_nchwc_avx2", "pool_nchwc_avx512"},
                                            {"concat_nchwc_scalar", "concat_nchwc_avx2", "concat_nchwc_avx512"},
                                            {"conv_nchwc_onednn", "conv_nchwc_onednn", "conv_nchwc_onednn"},
-                                           {"conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino"}};
+                                           {"conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino"},
+                                           {"conv_nchwc_wino_scalar", "conv_nchwc_wino_avx2", "conv_nchwc_wino_avx512"}};
     const int li = L == &so_nchwc_scalar ? 0 : L == &so_nchwc_avx2 ? 1 : 2;
     const int oi = n->op == SO_OP_NCHWC_IN       ? 0
                    : n->op == SO_OP_NCHWC_OUT    ? 1
                    : s->dnnl                     ? 5 + !!strstr(so_dnnl_conv_impl(s->dnnl), "wino")
+                   : s->wino                     ? 7
                    : n->op == SO_OP_CONV_NCHWC   ? 2
                    : n->op == SO_OP_CONCAT_NCHWC ? 4
                                                  : 3;

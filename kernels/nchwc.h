@@ -39,6 +39,8 @@ typedef struct so_nchwc_conv {
     int act1, act2;      /* so_act */
     float lo1, hi1, lo2, hi2;
     int has_res;         /* run() adds res (same blocked shape as the output) */
+    float *wu;           /* Winograd F(4x4, 3x3) (so_nchwc_conv_wino): transformed weights [36][Ob][Cb*b][b] (owned), or NULL */
+    int64_t wtc;         /* Winograd: 4x4 output tiles per chunk (the scratch holds one chunk) */
 } so_nchwc_conv;
 
 /* Plans a conv of x [C][H][W] -> y [O][Ho][Wo] in blocks of b (kernel kh x kw, strides, top/left pads,
@@ -49,6 +51,17 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
                        int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw, int64_t group,
                        const float *w, const so_epi *ep);
 void so_nchwc_conv_free(so_nchwc_conv *p);
+/* Adds Winograd F(4x4, 3x3) (Lavin & Gray) to a planned 3x3, stride-1, dilation-1, group-1 conv p with weights w
+   [O][C][3][3]: U = G g G^T per (o, c), computed in double, stored [36][Ob][Cb*b][b] (zero padding lanes); the
+   level's wino() then runs p. Returns 0, or -1 (p not such a conv, or no memory: p unchanged). Numerics: float
+   transforms with coefficients up to 8 (inputs) and 1/24 (weights); tests/test_nchwc.c holds it to 1e-4 of the
+   largest output magnitude against the double-accumulating reference. */
+int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w);
+/* Input and output channels from which the conv backend (nchwc.c) also times our Winograd on a blocked 3x3
+   stride-1 conv (default 16); negative: never (tests that pin a kernel). */
+extern int64_t so_nchwc_wino_min_c;
+/* Floats of scratch the Winograd conv p needs per call at T threads: T * 36 * p->wtc * (Cb + Ob) * b. */
+int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T);
 /* Bytes of packed weights and epilogue vectors held by p. */
 size_t so_nchwc_conv_bytes(const so_nchwc_conv *p);
 
@@ -76,6 +89,8 @@ typedef struct so_nchwc_impl {
     void (*to_blocked)(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T);
     void (*from_blocked)(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T);
     void (*conv)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T);
+    /* p planned with so_nchwc_conv_wino; scratch: so_nchwc_wino_scratch(p, T) floats, 64-byte aligned */
+    void (*wino)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T);
     void (*pool)(const so_nchwc_pool *p, int64_t N, const float *x, float *y, int T);
     /* y [N][Cb][1][1][b] = mean (or max) of x over its HW pixels */
     void (*global_pool)(int is_max, int64_t N, int64_t C, int64_t HW, const float *x, float *y, int T);

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "../src/ops.h"
 #include "vmath.h"
 
@@ -106,13 +108,15 @@ static inline int cheap_epi(const so_nchwc_conv *p) { return cheap_act(p->act1) 
 /* ---------------- reorders ---------------- */
 
 /* NCHW x <-> blocked y, tiles of 64 pixels: to_blk copies x into y with zero padding lanes, else y back into x
-   (padding dropped). With AVX2, full groups of 8 channels x 8 pixels go through 8 x 8 register transposes
-   (the scalar strided copy ran at ~4-8 GB/s: MNASNet's 32 x 112 x 112 reorder 0.21 ms); the rest element by
-   element. A pure copy: results are the same bits either way. */
+   (padding dropped). With AVX2, every group of 8 lanes x 8 pixels goes through an 8 x 8 register transpose
+   (the scalar strided copy ran at ~4-8 GB/s: MNASNet's 32 x 112 x 112 reorder 0.21 ms): a group with fewer than 8
+   channels transposes zero rows into its padding lanes (to_blk) or stores only its channels' rows (back), a group
+   past the last channel stores zeros (a 3-channel image's 13 padding lanes were written one float at a time: 0.31 ms
+   on 224 x 224); the pixels past the last multiple of 8 element by element. A pure copy: the same bits either way. */
 static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T, int to_blk)
 {
     const int64_t Cb = cdiv(C, NB);
-    T = team(T, N * C * HW);
+    T = team(T, N * Cb * NB * HW);
 #pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
     for (int64_t n = 0; n < N; n++)
         for (int64_t cb = 0; cb < Cb; cb++) {
@@ -120,36 +124,33 @@ static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T,
             float *xs = x + (n * C + cb * NB) * HW, *yb = y + (n * Cb + cb) * HW * NB;
             for (int64_t p0 = 0; p0 < HW; p0 += 64) {
                 const int64_t pe = min64(HW, p0 + 64);
-                int64_t l0 = 0;
+                int64_t q0 = p0; /* pixels before q0 are done */
 #ifdef __AVX2__
                 const int64_t qe = p0 + ((pe - p0) & ~(int64_t)7);
-                for (; l0 + 8 <= nc; l0 += 8) {
+                for (int64_t l0 = 0; l0 < (to_blk ? NB : nc); l0 += 8) {
+                    const int64_t rem = min64(8, nc - l0); /* channels in this group of lanes (<= 0: padding only) */
                     for (int64_t q = p0; q < qe; q += 8) {
                         __m256 r[8];
                         if (to_blk) {
-                            for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(xs + (l0 + i) * HW + q);
-                            so_tr8x8(r);
+                            for (int i = 0; i < 8; i++) r[i] = i < rem ? _mm256_loadu_ps(xs + (l0 + i) * HW + q) : _mm256_setzero_ps();
+                            if (rem > 0) so_tr8x8(r);
                             for (int i = 0; i < 8; i++) _mm256_storeu_ps(yb + (q + i) * NB + l0, r[i]);
                         } else {
                             for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(yb + (q + i) * NB + l0);
                             so_tr8x8(r);
-                            for (int i = 0; i < 8; i++) _mm256_storeu_ps(xs + (l0 + i) * HW + q, r[i]);
+                            for (int i = 0; i < rem; i++) _mm256_storeu_ps(xs + (l0 + i) * HW + q, r[i]);
                         }
                     }
-                    for (int64_t l = l0; l < l0 + 8; l++)
-                        for (int64_t q = qe; q < pe; q++) {
-                            if (to_blk) yb[q * NB + l] = xs[l * HW + q];
-                            else xs[l * HW + q] = yb[q * NB + l];
-                        }
                 }
+                q0 = qe;
 #endif
-                for (int64_t l = l0; l < nc; l++)
-                    for (int64_t q = p0; q < pe; q++) {
+                for (int64_t l = 0; l < nc; l++)
+                    for (int64_t q = q0; q < pe; q++) {
                         if (to_blk) yb[q * NB + l] = xs[l * HW + q];
                         else xs[l * HW + q] = yb[q * NB + l];
                     }
                 for (int64_t l = nc; l < NB && to_blk; l++)
-                    for (int64_t q = p0; q < pe; q++) yb[q * NB + l] = 0.0f;
+                    for (int64_t q = q0; q < pe; q++) yb[q * NB + l] = 0.0f;
             }
         }
 }
@@ -172,15 +173,53 @@ static inline void epi_store(const so_nchwc_conv *p, int64_t ob, VF acc, float *
     VST(y, v);
 }
 
+/* The epilogue of one output block read out of p once, before a tile's stores: the stores through y may alias *p,
+   so epi_store's reads of p->scale, p->act1, ... were repeated after every stored pixel (about half of the
+   depthwise tiles' time, MNASNet). */
+typedef struct blk_epi {
+    VF sc, sh, m, lo1, hi1, lo2, hi2;
+    int act1, act2, cheap;
+} blk_epi;
+static inline __attribute__((always_inline)) blk_epi epi_of(const so_nchwc_conv *p, int64_t ob)
+{
+    const blk_epi e = {VLD(p->scale + ob * NB), VLD(p->shift + ob * NB), lane_mask(p->O, ob), VSET1(p->lo1), VSET1(p->hi1),
+                       VSET1(p->lo2), VSET1(p->hi2), p->act1, p->act2, cheap_epi(p)};
+    return e;
+}
+/* epi_store with the block's epilogue in e. */
+static inline __attribute__((always_inline)) void epi_put(const blk_epi *e, VF acc, float *y, const float *res)
+{
+    VF v = VFMA(acc, e->sc, e->sh);
+    if (e->cheap) {
+        v = act_c(e->act1, v, e->lo1, e->hi1);
+        if (res) v = VADD(v, VLD(res));
+        v = act_c(e->act2, v, e->lo2, e->hi2);
+        v = VAND(v, e->m);
+    }
+    VST(y, v);
+}
+
+/* epi_tile's loop for activations a1, a2 (constants where it is inlined: a straight-line body the compiler can
+   overlap across pixels; with the activation switch inside, a fused SiLU ran ~15 cycles per vector). */
+static inline __attribute__((always_inline)) void epi_loop(int a1, int a2, VF lo1, VF hi1, VF lo2, VF hi2, VF m, float *y, const float *res, int n)
+{
+#pragma GCC unroll 2
+    for (int q = 0; q < n; q++) {
+        VF v = act_v(a1, VLD(y + q * NB), lo1, hi1);
+        if (res) v = VADD(v, VLD(res + q * NB));
+        VST(y + q * NB, VAND(act_v(a2, v, lo2, hi2), m));
+    }
+}
+
 /* The rest of an epilogue that is not cheap, over n finished pixels of block ob at y (res: the residual's). */
 static __attribute__((noinline)) void epi_tile(const so_nchwc_conv *p, int64_t ob, float *y, const float *res, int n)
 {
     const VF lo1 = VSET1(p->lo1), hi1 = VSET1(p->hi1), lo2 = VSET1(p->lo2), hi2 = VSET1(p->hi2), m = lane_mask(p->O, ob);
-    for (int q = 0; q < n; q++) {
-        VF v = act_v(p->act1, VLD(y + q * NB), lo1, hi1);
-        if (res) v = VADD(v, VLD(res + q * NB));
-        VST(y + q * NB, VAND(act_v(p->act2, v, lo2, hi2), m));
-    }
+    const int a1 = p->act1, a2 = p->act2; /* read once: the stores through y may alias *p */
+    if (a2 == SO_ACT_NONE && a1 == SO_EPI_SILU) epi_loop(SO_EPI_SILU, SO_ACT_NONE, lo1, hi1, lo2, hi2, m, y, res, n);
+    else if (a2 == SO_ACT_NONE && a1 == SO_ACT_SIGMOID) epi_loop(SO_ACT_SIGMOID, SO_ACT_NONE, lo1, hi1, lo2, hi2, m, y, res, n);
+    else if (a2 == SO_ACT_NONE && a1 == SO_EPI_HARDSWISH) epi_loop(SO_EPI_HARDSWISH, SO_ACT_NONE, lo1, hi1, lo2, hi2, m, y, res, n);
+    else epi_loop(a1, a2, lo1, hi1, lo2, hi2, m, y, res, n);
 }
 
 /* Rows [i0, i1) of a kh-tall window starting at input row ih0 (stride-dilation dh) that lie in [0, H). */
@@ -330,12 +369,12 @@ static void conv_row(const so_nchwc_conv *p, const float *x, const float *w, int
 
 /* ---------------- depthwise conv ---------------- */
 
-static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0,
-                                                          int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1, const int npx,
-                                                          float *y, const float *res, int64_t cb)
+static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p, const float *x, int64_t W, const float *w,
+                                                          int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1,
+                                                          const int npx, float *y, const float *res, int64_t cb)
 {
     VF acc[DW_PX];
-    const int64_t W = p->W, kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
+    const int64_t kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) acc[q] = VZERO;
     if (p->kw == 3 && p->sw == 1 && p->dw == 1 && j0 == 0 && j1 == 3) { /* 3 wide, stride 1: each input vector loaded once per row */
@@ -358,19 +397,20 @@ static inline __attribute__((always_inline)) void dw_tile(const so_nchwc_conv *p
             for (int q = 0; q < npx; q++) acc[q] = VFMA(VLD(xj + q * sxw), wv, acc[q]);
         }
     }
+    const blk_epi e = epi_of(p, cb);
 #pragma GCC unroll 16
-    for (int q = 0; q < npx; q++) epi_store(p, cb, acc[q], y + q * NB, res ? res + q * NB : NULL);
-    if (!cheap_epi(p)) epi_tile(p, cb, y, res, npx);
+    for (int q = 0; q < npx; q++) epi_put(&e, acc[q], y + q * NB, res ? res + q * NB : NULL);
+    if (!e.cheap) epi_tile(p, cb, y, res, npx);
 }
 
 /* The tile of a conv with groups inside a block (p->gsub = G lanes per group): per tap and c < G, every pixel's
    input vector permuted so that lane o holds channel (o/G)*G + c of its block, times the packed weights of c. */
-static inline __attribute__((always_inline)) void g_tile(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0,
-                                                         int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1, const int npx,
-                                                         const int G, float *y, const float *res, int64_t cb)
+static inline __attribute__((always_inline)) void g_tile(const so_nchwc_conv *p, const float *x, int64_t W, const float *w,
+                                                         int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1,
+                                                         const int npx, const int G, float *y, const float *res, int64_t cb)
 {
     VF acc[DW_PX];
-    const int64_t W = p->W, kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
+    const int64_t kw = p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) acc[q] = VZERO;
     for (int64_t i = i0; i < i1; i++) {
@@ -389,21 +429,22 @@ static inline __attribute__((always_inline)) void g_tile(const so_nchwc_conv *p,
             }
         }
     }
+    const blk_epi e = epi_of(p, cb);
 #pragma GCC unroll 16
-    for (int q = 0; q < npx; q++) epi_store(p, cb, acc[q], y + q * NB, res ? res + q * NB : NULL);
-    if (!cheap_epi(p)) epi_tile(p, cb, y, res, npx);
+    for (int q = 0; q < npx; q++) epi_put(&e, acc[q], y + q * NB, res ? res + q * NB : NULL);
+    if (!e.cheap) epi_tile(p, cb, y, res, npx);
 }
 
 /* g_tile at run-time G (2, 4, 8 when < NB) and npx; tiles of DW_PX, 4 or 1 pixels (others run as 4s and 1s). */
-static void g_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0,
-                       int64_t j1, int npx, float *y, const float *res, int64_t cb)
+static void g_tile_any(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0,
+                       int64_t j0, int64_t j1, int npx, float *y, const float *res, int64_t cb)
 {
     const int64_t sxw = p->sw * NB;
     while (npx > 0) {
         const int n = npx >= DW_PX ? DW_PX : npx >= 4 ? 4 : 1;
         switch (p->gsub * 100 + n) {
 #define G_CASE(g, m)                                                                                                                   \
-    case g * 100 + m: g_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, m, g, y, res, cb); break;
+    case g * 100 + m: g_tile(p, x, W, w, ih0, i0, i1, iw0, j0, j1, m, g, y, res, cb); break;
             G_CASE(2, DW_PX)
             G_CASE(2, 4)
             G_CASE(2, 1)
@@ -422,17 +463,17 @@ static void g_tile_any(const so_nchwc_conv *p, const float *x, const float *w, i
     }
 }
 
-/* dw_tile with run-time npx in 1..DW_PX (g_tile_any when p->gsub). */
-static void dw_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0,
-                        int64_t j1, int npx, float *y, const float *res, int64_t cb)
+/* dw_tile with run-time npx in 1..DW_PX (g_tile_any when p->gsub); x: rows of W pixels. */
+static void dw_tile_any(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0, int64_t i0, int64_t i1, int64_t iw0,
+                        int64_t j0, int64_t j1, int npx, float *y, const float *res, int64_t cb)
 {
     if (p->gsub) {
-        g_tile_any(p, x, w, ih0, i0, i1, iw0, j0, j1, npx, y, res, cb);
+        g_tile_any(p, x, W, w, ih0, i0, i1, iw0, j0, j1, npx, y, res, cb);
         return;
     }
     switch (npx) {
 #define DW_CASE(n)                                                                                                                     \
-    case n: dw_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, n, y, res, cb); break;
+    case n: dw_tile(p, x, W, w, ih0, i0, i1, iw0, j0, j1, n, y, res, cb); break;
         DW_CASE(1)
         DW_CASE(2)
         DW_CASE(3)
@@ -441,7 +482,7 @@ static void dw_tile_any(const so_nchwc_conv *p, const float *x, const float *w, 
         DW_CASE(6)
         DW_CASE(7)
 #undef DW_CASE
-    default: dw_tile(p, x, w, ih0, i0, i1, iw0, j0, j1, DW_PX, y, res, cb); break;
+    default: dw_tile(p, x, W, w, ih0, i0, i1, iw0, j0, j1, DW_PX, y, res, cb); break;
     }
 }
 
@@ -461,15 +502,54 @@ static void dw_row(const so_nchwc_conv *p, const float *x, const float *w, int64
             npx = (int)min64(DW_PX, owR - ow);
         else
             tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
-        dw_tile_any(p, x, w, ih0, i0, i1, iw0, j0, j1, npx, y + off, res ? res + off : NULL, cb);
+        dw_tile_any(p, x, p->W, w, ih0, i0, i1, iw0, j0, j1, npx, y + off, res ? res + off : NULL, cb);
         ow += npx;
     }
+}
+
+/* Floats of the zero-bordered copy of one input block that dw_plane works on (on the stack: 64 KB). */
+#define DW_PAD_FLOATS 16384
+
+/* Input rows / columns a plane's output reads from the top / left padding on: (Ho-1)*s + (k-1)*d + 1. */
+static inline int64_t dw_span(int64_t o, int64_t s, int64_t k, int64_t d) { return (o - 1) * s + (k - 1) * d + 1; }
+
+/* Block cb of one image on a small plane: the input block copied into buf with its zero border, so every tile
+   reads all its taps (the row path runs each border pixel as its own tile with its own tap range: on 7 x 7 and
+   14 x 14 planes most of them). buf holds dw_span(Ho..) x dw_span(Wo..) x NB floats; its border is zero (only the
+   interior is written here: the caller zeroes buf once per run). */
+static void dw_plane(const so_nchwc_conv *p, const float *x, const float *w, float *y, const float *res, int64_t cb, float *buf)
+{
+    const int64_t Hp = dw_span(p->Ho, p->sh, p->kh, p->dh), Wp = dw_span(p->Wo, p->sw, p->kw, p->dw);
+    const int64_t rows = min64(p->H, Hp - p->pt), cols = min64(p->W, Wp - p->pl);
+    for (int64_t ih = 0; ih < rows; ih++)
+        if (cols > 0) memcpy(buf + ((ih + p->pt) * Wp + p->pl) * NB, x + ih * p->W * NB, (size_t)(cols * NB) * sizeof(float));
+    for (int64_t oh = 0; oh < p->Ho; oh++)
+        for (int64_t ow = 0; ow < p->Wo;) {
+            const int npx = (int)min64(DW_PX, p->Wo - ow);
+            const int64_t off = (oh * p->Wo + ow) * NB;
+            dw_tile_any(p, buf, Wp, w, oh * p->sh, 0, p->kh, ow * p->sw, 0, p->kw, npx, y + off, res ? res + off : NULL, cb);
+            ow += npx;
+        }
 }
 
 static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
 {
     const int64_t Cb = p->Cb, HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, KK = p->kh * p->kw, rows = N * Cb * p->Ho;
     T = team(T, rows * p->Wo * NB * KK * (p->gsub ? p->gsub : 1));
+    if (p->Wo <= 2 * DW_PX && dw_span(p->Ho, p->sh, p->kh, p->dh) * dw_span(p->Wo, p->sw, p->kw, p->dw) * NB <= DW_PAD_FLOATS) {
+        /* small planes: whole blocks, zero-bordered (chosen by shape alone: the same sums at any T) */
+#pragma omp parallel num_threads(T) if (T > 1)
+        {
+            float buf[DW_PAD_FLOATS] __attribute__((aligned(64)));
+            memset(buf, 0, sizeof buf);
+#pragma omp for schedule(static)
+            for (int64_t nc = 0; nc < N * Cb; nc++) {
+                const int64_t cb = nc % Cb;
+                dw_plane(p, x + nc * HWb, p->wp + p->wofs[cb], y + nc * OHWb, res ? res + nc * OHWb : NULL, cb, buf);
+            }
+        }
+        return;
+    }
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t r = 0; r < rows; r++) {
         const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;
@@ -519,6 +599,198 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
             if (c1 >= nic) break;
         }
     }
+}
+
+/* ---------------- Winograd F(4x4, 3x3) on blocked tiles ---------------- */
+
+/* B^T d for 6 vectors d[0..5] (stride s) into o[0..5] (stride so): Lavin & Gray's F(4x4, 3x3) input transform,
+   the lanes being 16 (8) channels of one pixel. */
+static inline __attribute__((always_inline)) void wino_bt6(const VF *d, int s, VF *o, int so)
+{
+    const VF d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
+    const VF f4 = VSET1(4.0f), f5 = VSET1(5.0f), f2 = VSET1(2.0f);
+    const VF t1 = VSUB(d4, VMUL(f4, d2)), t2 = VSUB(d3, VMUL(f4, d1)); /* d4 - 4 d2, d3 - 4 d1 */
+    const VF t3 = VSUB(d4, d2), t4 = VMUL(f2, VSUB(d3, d1));            /* d4 - d2, 2 (d3 - d1) */
+    o[0] = VADD(VSUB(VMUL(f4, d0), VMUL(f5, d2)), d4);
+    o[so] = VADD(t1, t2);
+    o[2 * so] = VSUB(t1, t2);
+    o[3 * so] = VADD(t3, t4);
+    o[4 * so] = VSUB(t3, t4);
+    o[5 * so] = VADD(VSUB(VMUL(f4, d1), VMUL(f5, d3)), d5);
+}
+
+/* A^T m for 6 vectors (stride s) into 4 (stride so): the output transform. */
+static inline __attribute__((always_inline)) void wino_at6(const VF *m, int s, VF *o, int so)
+{
+    const VF m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s], m5 = m[5 * s];
+    const VF a = VADD(m1, m2), b = VSUB(m1, m2), c = VADD(m3, m4), d = VSUB(m3, m4);
+    o[0] = VADD(VADD(m0, a), c);
+    o[so] = VFMA(VSET1(2.0f), d, b);
+    o[2 * so] = VFMA(VSET1(4.0f), c, a);
+    o[3 * so] = VADD(VFMA(VSET1(8.0f), d, b), m5);
+}
+
+/* One GEMM register tile of position pos: obk output blocks x npx tiles, M = V (tiles x Cp) times U (Cp x b per
+   block, the next block ust floats on), over all Cp input lanes (the padding lanes of V and U are zero). */
+static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_t Cp, const float *u, int64_t ust, float *m, int64_t mst,
+                                                          const int obk, const int npx)
+{
+    VF acc[CONV_OBK][CONV_PX];
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) acc[k][q] = VZERO;
+    for (int64_t c = 0; c < Cp; c++) {
+        VF wv[CONV_OBK];
+#pragma GCC unroll 4
+        for (int k = 0; k < obk; k++) wv[k] = VLD(u + c * NB + k * ust);
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) {
+            const VF bc = VSET1(v[q * Cp + c]);
+#pragma GCC unroll 4
+            for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) VST(m + k * mst + q * NB, acc[k][q]);
+}
+
+#define WMM_NPX(OBK)                                                                                                                   \
+    switch (npx) {                                                                                                                     \
+    case 1: wino_mm(v, Cp, u, ust, m, mst, OBK, 1); break;                                                                             \
+    case 2: wino_mm(v, Cp, u, ust, m, mst, OBK, 2); break;                                                                             \
+    case 3: wino_mm(v, Cp, u, ust, m, mst, OBK, 3); break;                                                                             \
+    case 4: wino_mm(v, Cp, u, ust, m, mst, OBK, 4); break;                                                                             \
+    case 5: wino_mm(v, Cp, u, ust, m, mst, OBK, 5); break;                                                                             \
+    default: wino_mm(v, Cp, u, ust, m, mst, OBK, CONV_PX); break;                                                                      \
+    }
+static void wino_mm_any(const float *v, int64_t Cp, const float *u, int64_t ust, float *m, int64_t mst, int obk, int npx)
+{
+    switch (obk) {
+    case 1: WMM_NPX(1) break;
+#if CONV_OBK >= 2
+    case 2: WMM_NPX(2) break;
+#endif
+#if CONV_OBK >= 3
+    case 3: WMM_NPX(3) break;
+#endif
+#if CONV_OBK >= 4
+    case 4: WMM_NPX(4) break;
+#endif
+    default: break;
+    }
+}
+#undef WMM_NPX
+
+/* One chunk of the Winograd conv of one image: tiles [t0, t0 + ntc) of the plane (tw tiles per row), V and M its
+   scratch ([36][tc][Cp] and [36][Ob][tc][b]). The three phases by work item, so that a chunk runs on one thread or
+   each phase's items are shared by the team. */
+typedef struct wino_chunk {
+    const so_nchwc_conv *p;
+    const float *x, *res; /* the image's */
+    float *y, *V, *M;
+    int64_t t0, ntc, tc, tw;
+} wino_chunk;
+
+/* (1) item (tile, input block): the input transform of the tile's 6x6 window (zero outside the input) into V. */
+static inline void wino_in(const wino_chunk *k, int64_t it)
+{
+    const so_nchwc_conv *p = k->p;
+    const int64_t Cb = p->Cb, Cp = Cb * NB, H = p->H, W = p->W;
+    const int64_t tl = it / Cb, cb = it % Cb, t = k->t0 + tl;
+    const int64_t iy0 = t / k->tw * 4 - p->pt, ix0 = t % k->tw * 4 - p->pl;
+    const float *xc = k->x + cb * H * W * NB;
+    VF d[36], e[36];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            const int64_t iy = iy0 + i, ix = ix0 + j;
+            d[i * 6 + j] = iy >= 0 && iy < H && ix >= 0 && ix < W ? VLD(xc + (iy * W + ix) * NB) : VZERO;
+        }
+    for (int j = 0; j < 6; j++) wino_bt6(d + j, 6, e + j, 6);         /* columns */
+    for (int i = 0; i < 6; i++) wino_bt6(e + i * 6, 1, d + i * 6, 1); /* rows */
+    for (int q = 0; q < 36; q++) VST(k->V + (q * k->tc + tl) * Cp + cb * NB, d[q]);
+}
+
+/* (2) item (position, group of CONV_OBK output blocks): M = V x U over the chunk's tiles. */
+static inline void wino_prod(const wino_chunk *k, int64_t it)
+{
+    const so_nchwc_conv *p = k->p;
+    const int64_t Ob = p->Ob, Cp = p->Cb * NB, nobg = cdiv(Ob, CONV_OBK), tc = k->tc;
+    const int64_t q = it / nobg, ob = it % nobg * CONV_OBK;
+    const int obk = (int)min64(CONV_OBK, Ob - ob);
+    const float *u = p->wu + (q * Ob + ob) * Cp * NB;
+    for (int64_t tl = 0; tl < k->ntc;) {
+        const int npx = k->ntc - tl >= CONV_PX ? CONV_PX : (int)min64(5, k->ntc - tl); /* CONV_PX or 1..5 */
+        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, Cp * NB, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx);
+        tl += npx;
+    }
+}
+
+/* (3) item (tile, output block): the output transform A^T M A, the epilogue, the outputs inside the plane stored. */
+static inline void wino_out(const wino_chunk *k, int64_t it)
+{
+    const so_nchwc_conv *p = k->p;
+    const int64_t Ob = p->Ob, Ho = p->Ho, Wo = p->Wo, tc = k->tc;
+    const int64_t tl = it / Ob, ob = it % Ob, t = k->t0 + tl;
+    const int64_t oy0 = t / k->tw * 4, ox0 = t % k->tw * 4;
+    VF m[36], e[24], o[16];
+    for (int q = 0; q < 36; q++) m[q] = VLD(k->M + ((q * Ob + ob) * tc + tl) * NB);
+    for (int j = 0; j < 6; j++) wino_at6(m + j, 6, e + j, 6);         /* columns: e [4][6] */
+    for (int i = 0; i < 4; i++) wino_at6(e + i * 6, 1, o + i * 4, 1); /* rows: o [4][4] */
+    const int64_t nr = min64(4, Ho - oy0), ncol = min64(4, Wo - ox0);
+    for (int64_t i = 0; i < nr; i++) {
+        const int64_t off = (ob * Ho + oy0 + i) * Wo * NB + ox0 * NB;
+        for (int64_t j = 0; j < ncol; j++) epi_store(p, ob, o[i * 4 + j], k->y + off + j * NB, k->res ? k->res + off + j * NB : NULL);
+        if (!cheap_epi(p)) epi_tile(p, ob, k->y + off, k->res ? k->res + off : NULL, (int)ncol);
+    }
+}
+
+/* The Winograd conv (p->wu set by so_nchwc_conv_wino): per image, per chunk of at most p->wtc tiles of 4x4 outputs,
+   (1) the input transform into V [36][tiles][Cp], channels contiguous; (2) per position the product
+   M [36][Ob][tiles][b] = V x U (register tiles of CONV_OBK blocks x CONV_PX tiles); (3) the output transform, the
+   epilogue, the stores. With several threads and at least 2 chunks per thread, each thread runs whole chunks in
+   its own part of the scratch (no barrier inside a chunk; the chunk count rounded up to a multiple of T); else
+   the team shares each phase's items, chunk after chunk. scratch: so_nchwc_wino_scratch(p, T) floats. Every
+   output is computed by the same operations whatever T and the chunking. */
+static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T)
+{
+    const int64_t Cb = p->Cb, Ob = p->Ob, Cp = Cb * NB, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo;
+    const int64_t tw = cdiv(Wo, 4), nt = cdiv(Ho, 4) * tw, nobg = cdiv(Ob, CONV_OBK);
+    T = team(T, N * p->O * Ho * Wo * 9 * p->C);
+    int64_t nch = cdiv(nt, p->wtc);
+    const int whole = T > 1 && N * nch >= 2 * T;
+    while (whole && N * nch % T) nch++;
+    const int64_t tc = cdiv(nt, nch), per = 36 * p->wtc * (Cp + Ob * NB); /* tc <= p->wtc */
+    if (whole) {
+#pragma omp parallel for num_threads(T) schedule(static)
+        for (int64_t it = 0; it < N * nch; it++) {
+            const int64_t n = it / nch, t0 = it % nch * tc;
+            if (t0 >= nt) continue;
+            float *V = scratch + (int64_t)omp_get_thread_num() * per;
+            const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, V,
+                                  V + 36 * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw};
+            for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
+            for (int64_t i = 0; i < 36 * nobg; i++) wino_prod(&k, i);
+            for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
+        }
+        return;
+    }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t t0 = 0; t0 < nt; t0 += tc) {
+            const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, scratch,
+                                  scratch + 36 * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw};
+#pragma omp parallel num_threads(T) if (T > 1)
+            {
+#pragma omp for schedule(static)
+                for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
+#pragma omp for schedule(static)
+                for (int64_t i = 0; i < 36 * nobg; i++) wino_prod(&k, i);
+#pragma omp for schedule(static)
+                for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
+            }
+        }
 }
 
 /* ---------------- pooling ---------------- */
@@ -725,6 +997,7 @@ const so_nchwc_impl NCHWC_TABLE = {
     .to_blocked = to_blocked,
     .from_blocked = from_blocked,
     .conv = conv_run,
+    .wino = wino_run,
     .pool = pool_run,
     .global_pool = global_pool,
     .unary = unary_run,

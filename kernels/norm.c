@@ -259,6 +259,6 @@ so_status so_norm_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_LAYERNORM: return select_layernorm(c, i, k);
     case SO_OP_BATCHNORM: return select_batchnorm(c, i, k);
     case SO_OP_REDUCEMEAN: return select_reducemean(c, i, k);
-    default: return SO_OK;
+    default: return so_errorf("so_norm_select: no case for %s (kernels/fast.c sends it here)", so_ops[c->g->nodes[i].op].name);
     }
 }

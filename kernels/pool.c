@@ -425,6 +425,6 @@ so_status so_pool_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_MAXPOOL:
     case SO_OP_AVGPOOL: return select_pool(c, i, k);
     case SO_OP_GLOBALAVGPOOL: return select_gap(c, i, k);
-    default: return SO_OK;
+    default: return so_errorf("so_pool_select: no case for %s (kernels/fast.c sends it here)", so_ops[c->g->nodes[i].op].name);
     }
 }

@@ -82,7 +82,9 @@ so_status so_ref_maxunpool(const so_graph *g, const so_node *n, const so_tensor 
 
 /* Bilinear sample of plane P [H,W] at (y, x) as ONNX Runtime's RoiAlign: 0 beyond one pixel outside, clamped at the
    border, in float. */
-static float roi_sample(const float *P, int64_t H, int64_t W, float y, float x)
+/* The bilinear sample of plane P at (y, x); max: the largest of its four weighted corner terms instead of their
+   sum (ONNX Runtime's and ONNX's reference max mode). */
+static float roi_sample(const float *P, int64_t H, int64_t W, float y, float x, int max)
 {
     if (y < -1.0f || y > (float)H || x < -1.0f || x > (float)W) return 0.0f;
     if (y <= 0) y = 0;
@@ -93,11 +95,13 @@ static float roi_sample(const float *P, int64_t H, int64_t W, float y, float x)
     if (x0 >= W - 1) x1 = x0 = W - 1, x = (float)x0;
     else x1 = x0 + 1;
     const float ly = y - (float)y0, lx = x - (float)x0, hy = 1.0f - ly, hx = 1.0f - lx;
-    return hy * hx * P[y0 * W + x0] + hy * lx * P[y0 * W + x1] + ly * hx * P[y1 * W + x0] + ly * lx * P[y1 * W + x1];
+    const float t00 = hy * hx * P[y0 * W + x0], t01 = hy * lx * P[y0 * W + x1], t10 = ly * hx * P[y1 * W + x0], t11 = ly * lx * P[y1 * W + x1];
+    if (max) return fmaxf(fmaxf(t00, t01), fmaxf(t10, t11));
+    return t00 + t01 + t10 + t11;
 }
 
-/* RoiAlign, average mode: each output bin averages grid_h x grid_w bilinear samples (sampling_ratio, or
-   ceil(roi extent / output size) when 0); half_pixel shifts the region by -0.5 pixel, output_half_pixel (opset
+/* RoiAlign: each output bin averages (ints[1] = 0) or takes the largest (ints[1] = 1, max mode; see roi_sample)
+   of grid_h x grid_w bilinear samples (sampling_ratio, or ceil(roi extent / output size) when 0); half_pixel shifts the region by -0.5 pixel, output_half_pixel (opset
    10) keeps it and makes it at least 1 x 1. A batch index outside the input fails. */
 so_status so_ref_roialign(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
@@ -120,14 +124,17 @@ so_status so_ref_roialign(const so_graph *g, const so_node *n, const so_tensor *
             for (int64_t ph = 0; ph < OH; ph++)
                 for (int64_t pw = 0; pw < OW; pw++) {
                     double acc = 0;
+                    float mx = -INFINITY;
                     for (int64_t iy = 0; iy < gh; iy++) {
                         const float y = sh + (float)ph * bh + ((float)iy + 0.5f) * bh / (float)gh;
                         for (int64_t ix = 0; ix < gw; ix++) {
                             const float x = sw + (float)pw * bw + ((float)ix + 0.5f) * bw / (float)gw;
-                            acc += roi_sample(P, xd[2], xd[3], y, x);
+                            const float v = roi_sample(P, xd[2], xd[3], y, x, (int)a->ints[1]);
+                            acc += v;
+                            mx = fmaxf(mx, v);
                         }
                     }
-                    Y[((r * xd[1] + c) * OH + ph) * OW + pw] = (float)(acc / (double)cnt);
+                    Y[((r * xd[1] + c) * OH + ph) * OW + pw] = a->ints[1] ? (gh > 0 && gw > 0 ? mx : 0.0f) : (float)(acc / (double)cnt);
                 }
         }
     }

@@ -123,10 +123,13 @@ so_status genp_verify_ckpt(const so_gen_options *o, so_ruleset *rs, int threads,
     /* proofs bound to content (verifier/proofs.h): every rule proved here goes to this build's proof
        cache, saved before each checkpoint write; a checkpoint's 'p' counts only if the cache holds
        that rule's proof, so an edited checkpoint is refused. Without a cache (no $HOME) the
-       checkpoint's 'p' rules are proved again. */
+       checkpoint's 'p' rules are proved again; its 'f' rules always are. */
     so_proof_cache_open(&pc, NULL);
     if (o->resume && ckpt_load(&c) != SO_OK) goto done;
     for (int32_t k = 0; k < c.n; k++) {
+        /* a 'f' is never trusted: nothing binds a failure to content, so an edited checkpoint could
+           drop a true rule silently; failed candidates are verified again (they are few) */
+        if (c.st[k] == 'f') c.st[k] = '.';
         if (c.st[k] != 'p') continue;
         if (!pc.path) {
             c.st[k] = '.';

@@ -18,7 +18,6 @@
 #include "../kernels/exec.h"
 #include "../kernels/fast.h"
 #include "../kernels/chain.h"
-#include "../kernels/fast.h"
 #include "../kernels/isa.h"
 #include "../kernels/fuse.h"
 
@@ -252,6 +251,54 @@ static int64_t model_weight_bytes(const so_model *m)
     return b;
 }
 
+/* ---------------- fused kernels (SO_COST_HEAD) ----------------
+   An attention, GELU or pad+pool kernel computes several nodes in one call: the measured model
+   times that kernel (kernels/exec.c so_exec_time_step), as the executor runs it, under a key of
+   all its nodes' configurations; the flops model prices its arithmetic, one launch and the bytes
+   it reads and writes (never the intermediate values). The decision is the kernels'
+   (kernels/fuse.h so_fuse_decide_at). */
+
+/* The users array the kernel selection reads for the kernel node i heads (malloc'd; caller frees), *f its decision. */
+static int32_t *head_users(const so_graph *g, int32_t i, so_fuse *f)
+{
+    int32_t *user = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *user);
+    for (int32_t j = 0; j <= g->n_nodes; j++) user[j] = -1;
+    so_fuse_decide_at(g, i, user, f);
+    return user;
+}
+
+static double edge_bytes(const so_graph *g, so_edge e)
+{
+    int64_t n = e.node < 0 ? 0 : so_shape_numel(&g->nodes[e.node].out[e.slot]);
+    return n > 0 ? 4.0 * (double)n : 0;
+}
+
+/* Flops-model cost of the head's own arithmetic plus the kernel's launch and memory traffic (its
+   inputs: the head's and the extra one; its outputs: the last absorbed node's). The absorbed
+   nodes add their arithmetic (SO_COST_INNER). */
+static double flops_head(const so_graph *g, int32_t i)
+{
+    so_fuse f;
+    free(head_users(g, i, &f));
+    const so_node *n = &g->nodes[i], *last = f.n ? &g->nodes[f.node[f.n - 1]] : n;
+    double bytes = 0;
+    for (int k = 0; k < n->n_in; k++) bytes += edge_bytes(g, n->in[k]);
+    if (f.has_extra) bytes += edge_bytes(g, f.extra);
+    for (int s = 0; s < last->n_out; s++) bytes += edge_bytes(g, (so_edge){f.n ? f.node[f.n - 1] : i, s});
+    return (double)so_node_flops(g, i) / 1e7 + bytes / 5e6 + 1e-4;
+}
+
+/* Times what role runs for node i (see cost_cfg). */
+static so_status time_role(const so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms)
+{
+    if (role != SO_COST_HEAD) return so_exec_time_node(g, i, cm->threads, cm->cold_weights, 400, ms);
+    so_fuse f;
+    int32_t *user = head_users(g, i, &f);
+    so_status st = so_exec_time_step(g, i, user, cm->threads, cm->cold_weights, 400, ms, NULL);
+    free(user);
+    return st;
+}
+
 /* An internal operator left unfolded (on an activation) cannot run on the fast path nor be
    exported: such a graph must never be chosen. */
 #define UNRUNNABLE_COST 1e9
@@ -262,10 +309,13 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Table mode: times the configurations keys[0..n) (node nodes[q] of g each) in
+/* Table mode: times the configurations keys[0..n) (node nodes[q] of g in role roles[q] each) in
    SO_COST_TABLE_ROUNDS rounds, interleaved (each round times every one once, the order rotated by
    one per round), and enters the median of its rounds' values for each. */
-static void measure_rounds(so_cost_model *cm, const so_graph *g, const int32_t *nodes, const uint64_t *keys, int32_t n)
+static so_status time_role(const so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms);
+
+static void measure_rounds(so_cost_model *cm, const so_graph *g, const int32_t *nodes, const uint8_t *roles, const uint64_t *keys,
+                           int32_t n)
 {
     double *t = so_xmalloc(((size_t)n * SO_COST_TABLE_ROUNDS + 1) * sizeof *t);
     char *bad = so_xcalloc((size_t)n + 1, 1);
@@ -274,7 +324,7 @@ static void measure_rounds(so_cost_model *cm, const so_graph *g, const int32_t *
         for (int32_t q = 0; q < n; q++) {
             int32_t p = (q + r) % n;
             double ms = 0;
-            if (!bad[p] && so_exec_time_node(g, nodes[p], cm->threads, cm->cold_weights, 400, &ms) != SO_OK) bad[p] = 1;
+            if (!bad[p] && time_role(cm, g, nodes[p], roles[p], &ms) != SO_OK) bad[p] = 1;
             t[(size_t)p * SO_COST_TABLE_ROUNDS + (size_t)r] = ms;
         }
     cm->measure_seconds += so_now() - t0;
@@ -295,22 +345,24 @@ static void measure_rounds(so_cost_model *cm, const so_graph *g, const int32_t *
     free(bad);
 }
 
-double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
+/* The measured or flops cost of what role runs for node i: the node alone (STEP, FUSED) or the
+   fused kernel it heads (HEAD), cached under so_cost_config. */
+static double cost_cfg(so_cost_model *cm, const so_graph *g, int32_t i, int role)
 {
     if (costs_nothing(g, i)) return 0;
     if ((so_ops[g->nodes[i].op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL) return UNRUNNABLE_COST;
-    if (cm->kind == SO_COST_FLOPS) return so_cost_flops_node(g, i);
+    if (cm->kind == SO_COST_FLOPS) return role == SO_COST_HEAD ? flops_head(g, i) : so_cost_flops_node(g, i);
     if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
-    uint64_t key = so_cost_node_key(g, i, cm->threads), v;
-    if (cm->cold_weights) key = XXH3_64bits_withSeed(&key, sizeof key, 0xC01D);
+    uint64_t key = so_cost_config(cm, g, i, role), v;
     if (so_hmap_get(&cm->cache, key, &v)) return u2d(v);
     if (cm->table) {
-        measure_rounds(cm, g, &i, &key, 1);
+        const uint8_t r8 = (uint8_t)role;
+        measure_rounds(cm, g, &i, &r8, &key, 1);
         so_hmap_get(&cm->cache, key, &v);
         return u2d(v);
     }
     double t0 = so_now(), ms = 0;
-    if (so_exec_time_node(g, i, cm->threads, cm->cold_weights, 400, &ms) != SO_OK) {
+    if (time_role(cm, g, i, role, &ms) != SO_OK) {
         ms = so_cost_flops_node(g, i) * 100; /* cannot run on the fast path: discourage */
         cm->failed++;
     }
@@ -318,28 +370,38 @@ double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i)
     cm->measured++;
     if (getenv("SO_DEBUG_COST")) {
         char d[200], sb[96];
-        fprintf(stderr, "measured %s %s: %.4f ms (%.3f s)\n", so_node_desc(g, i, d, sizeof d),
-                so_shape_str(&g->nodes[i].out[0], sb, sizeof sb), ms, so_now() - t0);
+        fprintf(stderr, "measured %s%s %s: %.4f ms (%.3f s)\n", role == SO_COST_HEAD ? "fused kernel of " : "",
+                so_node_desc(g, i, d, sizeof d), so_shape_str(&g->nodes[i].out[0], sb, sizeof sb), ms, so_now() - t0);
     }
     so_hmap_put(&cm->cache, key, d2u(ms));
     cm->dirty = 1;
     return ms;
 }
 
-so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, double *ms)
+double so_cost_node(so_cost_model *cm, const so_graph *g, int32_t i) { return cost_cfg(cm, g, i, SO_COST_STEP); }
+
+so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms)
 {
     *ms = 0;
     if (costs_nothing(g, i)) return SO_OK;
     if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
     double t0 = so_now();
-    so_status st = so_exec_time_node(g, i, cm->threads, cm->cold_weights, 400, ms);
+    so_status st = time_role(cm, g, i, role, ms);
     cm->measure_seconds += so_now() - t0;
     return st;
 }
 
-uint64_t so_cost_config(so_cost_model *cm, const so_graph *g, int32_t i)
+uint64_t so_cost_config(so_cost_model *cm, const so_graph *g, int32_t i, int role)
 {
     uint64_t key = so_cost_node_key(g, i, cm->threads);
+    if (role == SO_COST_HEAD) {
+        /* the fused kernel's configuration: its kind and the configurations of the nodes it computes */
+        so_fuse f;
+        free(head_users(g, i, &f));
+        uint64_t v[2 + SO_FUSE_MAX] = {key, (uint64_t)f.kind};
+        for (int k = 0; k < f.n; k++) v[2 + k] = so_cost_node_key(g, f.node[k], cm->threads);
+        key = XXH3_64bits(v, sizeof(uint64_t) * (size_t)(2 + f.n));
+    }
     if (cm->cold_weights > 0) key = XXH3_64bits_withSeed(&key, sizeof key, 0xC01D);
     return key;
 }
@@ -376,6 +438,7 @@ void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *rol
             absorbed[f.node[k]] = 1;
             role[f.node[k]] = f.kind == SO_FUSE_CHAIN ? SO_COST_FUSED : SO_COST_INNER;
         }
+        if (f.n && f.kind != SO_FUSE_CHAIN) role[i] = SO_COST_HEAD;
     }
     /* zero-copy concats, in node order (an input feeds at most one) */
     for (int32_t i = 0; i < n; i++) {
@@ -422,8 +485,10 @@ double so_cost_node_role(so_cost_model *cm, const so_graph *g, int32_t i, int ro
 {
     if (role == SO_COST_FREE) return 0;
     /* inside a fused kernel (attention, GELU, pad+pool): its arithmetic still runs, but not as a
-       kernel call of its own: no launch, no round trip of its output through memory */
-    if (role == SO_COST_INNER) return (double)so_node_flops(g, i) / 1e7;
+       kernel call of its own: no launch, no round trip of its output through memory. Measured,
+       the head's timing of the whole kernel includes it. */
+    if (role == SO_COST_INNER) return cm->kind == SO_COST_FLOPS ? (double)so_node_flops(g, i) / 1e7 : 0;
+    if (role == SO_COST_HEAD) return cost_cfg(cm, g, i, SO_COST_HEAD);
     if (role == SO_COST_FUSED) {
         so_op op = g->nodes[i].op;
         if (op != SO_OP_SIGMOID && op != SO_OP_TANH && !(op == SO_OP_ADD && (g->nodes[i].attr->act == SO_ACT_SIGMOID ||
@@ -454,18 +519,21 @@ double so_cost_graph(so_cost_model *cm, const so_graph *g)
         /* the whole graph's missing configurations at once, in interleaved rounds */
         if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
         int32_t *nodes = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *nodes), n = 0;
+        uint8_t *roles = so_xmalloc((size_t)g->n_nodes + 1);
         uint64_t *keys = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *keys);
         so_hmap seen = {0};
         for (int32_t i = 0; i < g->n_nodes; i++) {
             if (!role_measures(g, i, role[i])) continue;
-            uint64_t key = so_cost_config(cm, g, i);
+            uint64_t key = so_cost_config(cm, g, i, role[i]);
             if (so_hmap_get(&cm->cache, key, NULL) || !so_hmap_add(&seen, key, 1)) continue;
+            roles[n] = role[i];
             nodes[n] = i;
             keys[n++] = key;
         }
-        if (n > 0) measure_rounds(cm, g, nodes, keys, n);
+        if (n > 0) measure_rounds(cm, g, nodes, roles, keys, n);
         so_hmap_free(&seen);
         free(nodes);
+        free(roles);
         free(keys);
     }
     double c = 0;

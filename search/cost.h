@@ -78,8 +78,12 @@ typedef enum so_cost_role {
                            residual add after a conv/matmul/gemm) */
     SO_COST_FREE = 2,   /* no work: sources, views, opaque nodes, zero-copy concats and splits */
     SO_COST_INNER = 3,  /* absorbed into a fused kernel that still computes it (attention, GELU,
-                           pad+avgpool): priced by its arithmetic alone (FLOPs at the flops
-                           model's rate), no kernel call or memory round trip of its own */
+                           pad+avgpool): flops model, its arithmetic alone (FLOPs at the flops
+                           model's rate), no kernel call or memory round trip of its own;
+                           measured, 0 (its head's timing includes it) */
+    SO_COST_HEAD = 4,   /* heads such a fused kernel: measured, the whole kernel timed as the
+                           executor runs it (kernels/exec.h so_exec_time_step); flops model, its own
+                           arithmetic plus the kernel's launch and the bytes it reads and writes */
 } so_cost_role;
 
 /* Fills role[0..g->n_nodes) with each node's so_cost_role: the executor's fusion decisions,
@@ -92,15 +96,19 @@ void so_cost_roles(const so_graph *g, uint8_t *role);
 void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *role);
 /* Cost of node i in the given role: STEP its measured cost; FREE 0; FUSED 0 for the cheap
    epilogues (bias, batchnorm, residual add, relu, clip) and the node's measured cost for
-   transcendental activations (sigmoid, tanh), which the epilogue computes the same way. */
+   transcendental activations (sigmoid, tanh), which the epilogue computes the same way; HEAD and
+   INNER as described there. A HEAD's cost depends on the nodes its kernel absorbs, not on its
+   inputs alone: incremental costing must not copy it from a parent graph. */
 double so_cost_node_role(so_cost_model *cm, const so_graph *g, int32_t i, int role);
 /* Fusion-aware cost of g: the sum of so_cost_node_role over its nodes. */
 double so_cost_graph(so_cost_model *cm, const so_graph *g);
-/* Times node i's configuration now, as so_cost_node would (measured models), without reading
-   or writing the cache: *ms. Sources, views and opaque nodes: 0. */
-so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, double *ms);
-/* The cache key so_cost_node uses for node i (the configuration key, cold or warm weights). */
-uint64_t so_cost_config(so_cost_model *cm, const so_graph *g, int32_t i);
+/* Times what node i runs in role now (measured models: the node alone, or for SO_COST_HEAD the
+   fused kernel it heads), without reading or writing the cache: *ms. Sources, views and opaque
+   nodes: 0. */
+so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms);
+/* The cache key of what node i runs in role (its configuration key, or for SO_COST_HEAD its
+   kernel's: the fusion kind and every computed node's key), cold or warm weights. */
+uint64_t so_cost_config(so_cost_model *cm, const so_graph *g, int32_t i, int role);
 /* Sum of the isolated node costs (so_cost_node), ignoring fusion. */
 double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g);
 /* Deterministic flops-model cost of node i (also the fallback when timing fails). */

@@ -365,7 +365,8 @@ static gref *gref_child(ctx *c, const gref *p, so_graph *g, int32_t *origin)
                 if (a->in[k].slot != b->in[k].slot || (a->in[k].node >= 0 ? origin[a->in[k].node] : -1) != b->in[k].node) chg = 1;
         }
         r->inchg[j] = (uint8_t)chg;
-        if (!chg && p->role[i] == r->role[j]) r->nc[j] = p->nc[i];
+        /* a fused kernel's head costs what its absorbed nodes make it cost: always looked up */
+        if (!chg && p->role[i] == r->role[j] && r->role[j] != SO_COST_HEAD) r->nc[j] = p->nc[i];
         else r->nc[j] = so_cost_node_role(c->cm, g, j, r->role[j]);
         cost += r->nc[j];
     }
@@ -868,6 +869,7 @@ static void backtrack(ctx *c, gref *start, gref *warm)
 typedef struct cfg {
     uint64_t key;
     int32_t node, count;
+    int role; /* so_cost_role of node: what is timed */
 } cfg;
 
 static int cmp_cfg(const void *a, const void *b)
@@ -885,7 +887,7 @@ static cfg *graph_cfgs(ctx *c, const so_graph *g, int32_t *n_out)
     cfg *v = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *v);
     int32_t n = 0;
     for (int32_t i = 0; i < g->n_nodes; i++)
-        if (so_cost_node_role(c->cm, g, i, role[i]) > 0) v[n++] = (cfg){so_cost_config(c->cm, g, i), i, 1};
+        if (so_cost_node_role(c->cm, g, i, role[i]) > 0) v[n++] = (cfg){so_cost_config(c->cm, g, i, role[i]), i, 1, role[i]};
     free(role);
     qsort(v, (size_t)n, sizeof *v, cmp_cfg);
     *n_out = n;
@@ -916,8 +918,8 @@ static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
         int32_t cb = 0, cg = 0, nodeb = -1, nodeg = -1;
         for (; i < nb && vb[i].key == key; i++, cb++) nodeb = vb[i].node;
         for (; j < ng && vg[j].key == key; j++, cg++) nodeg = vg[j].node;
-        if (cb > cg) ob[kb++] = (cfg){key, nodeb, cb - cg};
-        else if (cg > cb) og[kg++] = (cfg){key, nodeg, cg - cb};
+        if (cb > cg) ob[kb++] = (cfg){key, nodeb, cb - cg, vb[i - 1].role};
+        else if (cg > cb) og[kg++] = (cfg){key, nodeg, cg - cb, vg[j - 1].role};
     }
     double *tb = so_xmalloc(((size_t)kb + 1) * sizeof *tb), *tg = so_xmalloc(((size_t)kg + 1) * sizeof *tg);
     for (int32_t q = 0; q < kb; q++) tb[q] = INFINITY;
@@ -933,7 +935,7 @@ static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
             double round_ms = 0;
             for (int32_t q = 0; q < k; q++) {
                 double ms;
-                if (so_cost_time_node(c->cm, gr, o[q].node, &ms) != SO_OK) {
+                if (so_cost_time_node(c->cm, gr, o[q].node, o[q].role, &ms) != SO_OK) {
                     ok = 0; /* cannot time it: keep the search's decision */
                     break;
                 }

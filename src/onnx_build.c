@@ -634,12 +634,15 @@ static int imp_rnn(bctx *cx) { return imp_recurrent(cx, 1); }
 static int imp_resize(bctx *cx)
 {
     IMP_LOCALS;
-    /* 4-D inputs resized in H and W by constant scales or sizes; nearest, linear or cubic
-       (cubic_coeff_a, exclude_outside), antialias, with the half_pixel / pytorch_half_pixel /
-       align_corners / asymmetric transforms. Anything else (axes, tf_crop_and_resize,
-       tf_half_pixel_for_nn, computed scales) is kept verbatim. */
+    /* 4-D inputs resized in H and W by constant scales or sizes (of every axis, or of the axes the
+       axes attribute lists, opset 18); nearest, linear or cubic
+       (cubic_coeff_a, exclude_outside), antialias, with every coordinate transform. Anything else
+       (resizing N or C, computed scales, antialias with align_corners, keep_aspect_ratio_policy) is kept verbatim. */
     char buf[64];
     const char *s;
+    int64_t axes[4] = {0, 1, 2, 3};
+    int nax = 4;
+    const char *of_axes = "a 4-D input";
     if (xs.rank != 4 || !x) return SO_ERR_UNSUPPORTED;
     s = onx_att_s(n, "mode", buf, sizeof buf);
     if (!s || !strcmp(s, "nearest")) a.mode = 0;
@@ -656,7 +659,17 @@ static int imp_resize(bctx *cx)
         if ((a.ints[0] = s ? onx_name_index(s, so_resize_coord_names, SO_RESIZE_COORD_COUNT) : SO_RESIZE_HALF_PIXEL) < 0) return SO_ERR_UNSUPPORTED;
         s = onx_att_s(n, "nearest_mode", buf, sizeof buf);
         if ((a.ints[1] = s ? onx_name_index(s, so_resize_nearest_names, 4) : 0) < 0) return SO_ERR_UNSUPPORTED;
-        if (onx_att_ints(n, "axes", &p) >= 0) return SO_ERR_UNSUPPORTED;
+        long nl = onx_att_ints(n, "axes", &p);
+        if (nl > 4 || nl == 0) return onx_node_err(im, "has %ld axes for a 4-D input", nl), SO_ERR;
+        if (nl > 0) {
+            nax = (int)nl, of_axes = "the axes listed";
+            for (int i = 0; i < nax; i++) { /* in the given order: scales / sizes follow it */
+                axes[i] = p[i] < 0 ? p[i] + 4 : p[i];
+                if (axes[i] < 0 || axes[i] > 3) return onx_node_err(im, "axis %lld out of range for a 4-D input", (long long)p[i]), SO_ERR;
+                for (int j = 0; j < i; j++)
+                    if (axes[j] == axes[i]) return onx_node_err(im, "axis %lld listed twice", (long long)p[i]), SO_ERR;
+            }
+        }
         a.ints[5] = onx_att_i(n, "exclude_outside", 0) != 0;
         a.ints[6] = a.mode != 0 && onx_att_i(n, "antialias", 0) != 0; /* no effect on nearest */
         if (a.ints[6] && a.ints[0] == SO_RESIZE_ALIGN_CORNERS) return SO_ERR_UNSUPPORTED; /* differs from ONNX Runtime: kept verbatim */
@@ -666,8 +679,11 @@ static int imp_resize(bctx *cx)
     float roi[8] = {0, 0, 0, 0, 1, 1, 1, 1};
     if (a.ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) { /* a constant region, not cropping N or C; nearest or linear */
         val *rv = onx_inval(im, n, 1);
-        if (a.mode == 2 || a.ints[5] || a.ints[6] || !rv || !rv->is_const || onx_ct_numel(&rv->c) != 8) return SO_ERR_UNSUPPORTED;
-        for (int d = 0; d < 8; d++) roi[d] = (float)onx_ct_getf(&rv->c, d);
+        if (a.mode == 2 || a.ints[5] || a.ints[6] || !rv || !rv->is_const || onx_ct_numel(&rv->c) != 2 * nax) return SO_ERR_UNSUPPORTED;
+        for (int i = 0; i < nax; i++) { /* roi of the listed axes: starts, then ends */
+            roi[axes[i]] = (float)onx_ct_getf(&rv->c, i);
+            roi[4 + axes[i]] = (float)onx_ct_getf(&rv->c, nax + i);
+        }
         if (roi[0] != 0 || roi[1] != 0 || roi[4] != 1 || roi[5] != 1) return SO_ERR_UNSUPPORTED;
         a.n_ints = 12;
         a.ints[7] = so_f32_to_bits(roi[2]), a.ints[8] = so_f32_to_bits(roi[3]);
@@ -689,18 +705,21 @@ static int imp_resize(bctx *cx)
         a.ints[2] = 0;
     } else if (sc) {
         if (!sc->is_const) return SO_ERR_UNSUPPORTED;
-        if (onx_ct_numel(&sc->c) != 4) return onx_node_err(im, "has %lld scales for a 4-D input", (long long)onx_ct_numel(&sc->c)), SO_ERR;
+        if (onx_ct_numel(&sc->c) != nax) return onx_node_err(im, "has %lld scales for %s", (long long)onx_ct_numel(&sc->c), of_axes), SO_ERR;
+        for (int d = 0; d < 4; d++) scale[d] = 1.0f;
+        for (int i = 0; i < nax; i++) scale[axes[i]] = (float)onx_ct_getf(&sc->c, i);
         for (int d = 0; d < 4; d++) {
-            scale[d] = (float)onx_ct_getf(&sc->c, d);
             if (!(scale[d] > 0) || scale[d] > 1e6f) return onx_node_err(im, "invalid scale %g", (double)scale[d]), SO_ERR;
             out[d] = (int64_t)floorf((float)xs.dim[d] * (roi[4 + d] - roi[d]) * scale[d]); /* roi: tf_crop_and_resize */
         }
         a.ints[2] = 0;
     } else if (sz) {
         int cnt = 0;
-        if ((r = onx_const_ints(im, sz, out, 4, &cnt, "sizes")) != SO_OK) return r;
-        if (cnt != 4) return onx_node_err(im, "has %d sizes for a 4-D input", cnt), SO_ERR;
-        for (int d = 0; d < 4; d++) scale[d] = (float)out[d] / (float)xs.dim[d];
+        int64_t given[4];
+        if ((r = onx_const_ints(im, sz, given, 4, &cnt, "sizes")) != SO_OK) return r;
+        if (cnt != nax) return onx_node_err(im, "has %d sizes for %s", cnt, of_axes), SO_ERR;
+        for (int d = 0; d < 4; d++) out[d] = xs.dim[d], scale[d] = 1.0f;
+        for (int i = 0; i < nax; i++) out[axes[i]] = given[i], scale[axes[i]] = (float)given[i] / (float)xs.dim[axes[i]];
         a.ints[2] = 1;
     } else
         return onx_node_err(im, "needs scales or sizes"), SO_ERR;
@@ -1261,7 +1280,9 @@ static int imp_roialign(bctx *cx)
     char buf[32];
     const char *s = onx_att_s(n, "mode", buf, sizeof buf);
     if ((na = dense_inputs(ins, n_in)) != 3) return na < 0 ? SO_ERR_UNSUPPORTED : (onx_node_err(im, "has %d inputs", na), SO_ERR);
-    if ((s && strcmp(s, "avg")) || xs.rank != 4 || onx_vshape(im, ins[2]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
+    int max_mode = s && !strcmp(s, "max");
+    if (s && !max_mode && strcmp(s, "avg")) return onx_node_err(im, "unknown mode '%s' (avg or max)", s), SO_ERR;
+    if (xs.rank != 4 || onx_vshape(im, ins[2]).dtype != SO_I64) return SO_ERR_UNSUPPORTED;
     s = onx_att_s(n, "coordinate_transformation_mode", buf, sizeof buf);
     a.mode = im->opset >= 16 ? 1 : 0;
     if (s) {
@@ -1272,8 +1293,9 @@ static int imp_roialign(bctx *cx)
     int64_t oh = onx_att_i(n, "output_height", 1), ow = onx_att_i(n, "output_width", 1), sr = onx_att_i(n, "sampling_ratio", 0);
     if (oh < 1 || ow < 1 || oh > INT32_MAX || ow > INT32_MAX || sr < 0 || sr > INT32_MAX) return onx_node_err(im, "invalid output size or sampling_ratio"), SO_ERR;
     a.kernel[0] = (int32_t)oh, a.kernel[1] = (int32_t)ow;
-    a.n_ints = 1;
+    a.n_ints = 2;
     a.ints[0] = sr;
+    a.ints[1] = max_mode;
     a.alpha = onx_att_f(n, "spatial_scale", 1.0f);
     return onx_emit(im, op, ins, 3, 1, &a, nm, on, non, NULL);
 }
@@ -1648,6 +1670,84 @@ static so_status build_layout_op(imp *im, const Onnx__NodeProto *n, val **ins, s
 
 static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int depth);
 
+/* Tile with constant repeats: a Concat per repeated axis; other repeats keep the node opaque. */
+static so_status expand_tile(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return onx_tile_concat(im, n, ins);
+    return onx_add_opaque(im, n, ins, n_in);
+}
+
+/* The route table (onnx_io.h so_onnx_route): how each ONNX operator that is not simply the table operator of its
+   name imports. onx_import_node_depth reads the ALIAS and EXPAND rows (op, expand); the other kinds are
+   handled by its code above the table lookup (Identity / Dropout / Cast no-ops, Constant, If, subgraphs) and by
+   onx_try_fold (FOLD rows), and are listed here so that docs/OPERATORS.md says what that code does; test_ops
+   checks every row's kind against the table (ALIAS / FORMS name table operators, the others none). */
+typedef struct route {
+    so_onnx_route r;
+    so_status (*expand)(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in); /* EXPAND rows */
+} route;
+static const route routes[] = {
+    {{"Identity", SO_ROUTE_NOOP, SO_OP_OPAQUE, "no node: its output names its input"}, NULL},
+    {{"Dropout", SO_ROUTE_NOOP, SO_OP_OPAQUE,
+      "no node (inference: the mask output a constant all-true); with training_mode not a constant false and ratio > 0 kept opaque"},
+     NULL},
+    {{"Constant", SO_ROUTE_CONST, SO_OP_OPAQUE, "a constant (value, value_float(s), value_int(s)); sparse_value refused, strings kept opaque"}, NULL},
+    {{"Shape", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant from the input's shape (start, end)"}, NULL},
+    {{"Size", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant from the input's shape"}, NULL},
+    {{"EyeLike", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant from the input's shape (rank 2)"}, NULL},
+    {{"ConstantOfShape", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (the shape a constant or computed from shapes)"}, NULL},
+    {{"Range", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (start, limit, delta constants or computed from shapes)"}, NULL},
+    {{"OneHot", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (indices, depth, values constants)"}, NULL},
+    {{"NonZero", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (the input a constant with a non-zero element; on computed data kept opaque)"}, NULL},
+    {{"HannWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
+    {{"HammingWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
+    {{"BlackmanWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
+    {{"Upsample", SO_ROUTE_ALIAS, SO_OP_RESIZE, "the opset 7-9 form of Resize (nearest rounding down, linear; asymmetric)"}, NULL},
+    {{"Scatter", SO_ROUTE_ALIAS, SO_OP_SCATTERELEMENTS, "ScatterElements (the same operator, deprecated name)"}, NULL},
+    {{"SoftmaxCrossEntropyLoss", SO_ROUTE_ALIAS, SO_OP_NLLLOSS, "NegativeLogLikelihoodLoss of the input's LogSoftmax"}, NULL},
+    {{"Sum", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "a chain of `add`"}, onx_sum_mean},
+    {{"Mean", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "a chain of `add`, then `div` by the count"}, onx_sum_mean},
+    {{"MeanVarianceNormalization", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`reducemean`, `sub`, `mul`, `sqrt`, `add`, `div` (float input)"}, onx_mvn},
+    {{"InstanceNormalization", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`reducemean`, `sub`, `mul`, `add`, `sqrt`, `div`, then `mul` / `add` by the per-channel scale and bias (float input)"},
+     onx_instancenorm},
+    {{"GroupNormalization", SO_ROUTE_EXPAND, SO_OP_OPAQUE,
+      "`reshape` to [N, G, ...], the normalisation of InstanceNormalization, `reshape` back; scale and bias per group (opset 18) or per channel (21)"},
+     onx_groupnorm},
+    {{"GlobalMaxPool", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`reducemax` over the spatial axes (float input)"}, onx_globalmaxpool},
+    {{"LpNormalization", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`reducel1` / `reducel2` over the axis, then `div` (float input)"}, onx_lpnorm},
+    {{"Einsum", SO_ROUTE_EXPAND, SO_OP_OPAQUE,
+      "`transpose`, `reshape`, `reducesum`, `matmul` (one or two float operands, no repeated label within an operand; others kept opaque)"},
+     onx_einsum},
+    {{"Tile", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`concat` per repeated axis (repeats a constant; folded on constants; other repeats kept opaque)"},
+     expand_tile},
+    {{"If", SO_ROUTE_INLINE, SO_OP_OPAQUE, "the taken branch's nodes when the condition is known at import (a constant, or computed from pinned shapes); otherwise refused"}, NULL},
+    {{"Loop", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (control flow with a body graph)"}, NULL},
+    {{"Scan", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (control flow with a body graph)"}, NULL},
+    {{"SequenceMap", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (a body graph over sequences)"}, NULL},
+    {{"Conv", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`conv` (rank 4), `conv3d` (rank 5), rank 3 lifted to 2-D between `unsqueeze` / `squeeze`; auto_pad resolved into pads"}, NULL},
+    {{"ConvTranspose", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`convtranspose` (rank 4), `convtranspose3d` (rank 5), rank 3 lifted to 2-D; output_shape / auto_pad resolved into pads"}, NULL},
+    {{"MaxPool", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`maxpool` (rank 4), `maxpoolidx` (Indices output used), `maxpool3d` (rank 5), rank 3 lifted to 2-D"}, NULL},
+    {{"AveragePool", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`avgpool` (rank 4), `avgpool3d` (rank 5), rank 3 lifted to 2-D"}, NULL},
+    {{"LSTM", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`lstm`; layout = 1 between `transpose`s"}, NULL},
+    {{"GRU", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`gru`; layout = 1 between `transpose`s"}, NULL},
+    {{"RNN", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`rnn`; layout = 1 between `transpose`s"}, NULL},
+    {{"Cast", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`cast`; float to float no node; folded on constants"}, NULL},
+    {{"LayerNormalization", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`layernorm`; with its Mean / InvStdDev outputs used, expanded into `reducemean`, `sub`, `mul`, ..."}, NULL},
+};
+
+static const route *find_route(const char *t)
+{
+    for (size_t i = 0; i < SO_ARRAY_LEN(routes); i++)
+        if (!strcmp(routes[i].r.onnx, t)) return &routes[i];
+    return NULL;
+}
+
+const so_onnx_route *so_onnx_route_of(const char *onnx)
+{
+    const route *r = find_route(onnx);
+    return r ? &r->r : NULL;
+}
+
 /* If whose condition is a constant at import (an initializer, a Constant, or computed from pinned
    shapes or a value given with run --inputs DIR): the taken branch's initializers and nodes are
    imported in its place (nested Ifs likewise) and the If's outputs name the branch's outputs. The
@@ -1786,12 +1886,9 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     if (r == SO_OK) return SO_OK;
     if (r == SO_ERR) return SO_ERR;
     so_op op = so_op_from_onnx(t);
-    if (!strcmp(t, "Upsample")) op = SO_OP_RESIZE; /* opset 7-9 form of Resize */
-    if (!strcmp(t, "SoftmaxCrossEntropyLoss")) op = SO_OP_NLLLOSS; /* LogSoftmax + NLL */
-    if (!strcmp(t, "Scatter")) op = SO_OP_SCATTERELEMENTS;        /* Scatter-9/11: the same operator */
-    if (!strcmp(t, "Sum") || !strcmp(t, "Mean")) return onx_sum_mean(im, n, ins, n_in);
-    if (!strcmp(t, "MeanVarianceNormalization")) return onx_mvn(im, n, ins, n_in);
-    if (!strcmp(t, "Tile") && n_in == 2 && ins[0] && ins[1] && ins[1]->is_const) return onx_tile_concat(im, n, ins);
+    const route *rt = find_route(t);
+    if (rt && rt->r.kind == SO_ROUTE_ALIAS) op = rt->r.op;
+    if (rt && rt->r.kind == SO_ROUTE_EXPAND) return rt->expand(im, n, ins, n_in);
     if ((op == SO_OP_CONV || op == SO_OP_CONVTRANSPOSE || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && n_in > 0 && ins[0] &&
         onx_vshape(im, ins[0]).rank == 3)
         return onx_lift_1d(im, n, op, ins, n_in);

@@ -1,4 +1,4 @@
-/* onnx_expand.c - import of ONNX nodes that become several table operators (LayerNormalization with its statistics, MVN, Sum / Mean, Tile of a computed tensor, 1-D conv / pool lifted to 2-D, batch-first recurrent ops). */
+/* onnx_expand.c - import of ONNX nodes that become several table operators (LayerNormalization with its statistics, MVN, Sum / Mean, Tile of a computed tensor, 1-D conv / pool lifted to 2-D, batch-first recurrent ops, Instance / Group / Lp normalization, GlobalMaxPool, Einsum). */
 #include "onnx_priv.h"
 
 #include <stdio.h>
@@ -299,5 +299,337 @@ so_status onx_sum_mean(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in
     }
     if (n->n_output < 1 || !n->output[0][0]) return SO_OK;
     bind_alias(im, n->output[0], acc);
+    return SO_OK;
+}
+
+/* Unsqueezes a [C] (or [G]) parameter to [C, 1, ..., 1] (`trail` ones) so that it broadcasts over the
+   channel axis of a [N, C, ...] tensor. */
+static int per_channel(imp *im, val *p, int trail, const char *nm, val **out)
+{
+    so_attr ua;
+    memset(&ua, 0, sizeof ua);
+    for (int d = 0; d < trail; d++) ua.ints[ua.n_ints++] = d + 1;
+    if (!trail) {
+        *out = p;
+        return SO_OK;
+    }
+    return step(im, SO_OP_UNSQUEEZE, &p, 1, &ua, nm, out);
+}
+
+/* (x - mean) / sqrt(var + eps) over the axes in ra (keepdims): the normalisation the Instance / Group
+   normalizations share (ONNX's function bodies: variance of the deviations, epsilon inside the root). */
+static int normalize(imp *im, val *x, const so_attr *ra, float eps_v, const char *nm, val **out)
+{
+    ctensor c;
+    int r;
+    if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 0, NULL) != SO_OK) return SO_ERR;
+    ((float *)c.data)[0] = eps_v;
+    val *eps = onx_bind_const(im, NULL, &c), *mean, *d, *sq, *var, *ve, *sd, *a2[2];
+    if ((r = step(im, SO_OP_REDUCEMEAN, &x, 1, ra, nm, &mean)) != SO_OK) return r;
+    a2[0] = x, a2[1] = mean;
+    if ((r = step(im, SO_OP_SUB, a2, 2, NULL, nm, &d)) != SO_OK) return r;
+    a2[0] = d, a2[1] = d;
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &sq)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_REDUCEMEAN, &sq, 1, ra, nm, &var)) != SO_OK) return r;
+    a2[0] = var, a2[1] = eps;
+    if ((r = step(im, SO_OP_ADD, a2, 2, NULL, nm, &ve)) != SO_OK) return r;
+    if ((r = step(im, SO_OP_SQRT, &ve, 1, NULL, nm, &sd)) != SO_OK) return r;
+    a2[0] = d, a2[1] = sd;
+    return step(im, SO_OP_DIV, a2, 2, NULL, nm, out);
+}
+
+/* y * scale + bias, scale and bias [C] broadcast over the channel axis of rank-`rank` y. */
+static int scale_bias(imp *im, val *y, val *scale, val *bias, int rank, const char *nm, val **out)
+{
+    val *s, *b, *ys, *a2[2];
+    int r;
+    if ((r = per_channel(im, scale, rank - 2, nm, &s)) != SO_OK) return r;
+    if ((r = per_channel(im, bias, rank - 2, nm, &b)) != SO_OK) return r;
+    a2[0] = y, a2[1] = s;
+    if ((r = step(im, SO_OP_MUL, a2, 2, NULL, nm, &ys)) != SO_OK) return r;
+    a2[0] = ys, a2[1] = b;
+    return step(im, SO_OP_ADD, a2, 2, NULL, nm, out);
+}
+
+/* InstanceNormalization (X [N, C, ...], scale [C], B [C], epsilon): normalised over the spatial axes per sample
+   and channel, then scaled and shifted per channel. */
+so_status onx_instancenorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 3 || !ins[0] || !ins[1] || !ins[2] || n->n_output != 1) return onx_node_err(im, "needs 3 inputs and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank < 0 || xs.dtype != SO_F32) return onx_add_opaque(im, n, ins, n_in);
+    if (xs.rank < 3) return onx_node_err(im, "input of rank %d, expected [N, C, D1, ...]", (int)xs.rank);
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    for (int d = 2; d < xs.rank; d++) ra.ints[ra.n_ints++] = d;
+    ra.keepdims = 1;
+    const char *nm = onx_node_name(im, n, NULL);
+    val *y, *out;
+    int r;
+    if ((r = normalize(im, ins[0], &ra, onx_att_f(n, "epsilon", 1e-5f), nm, &y)) != SO_OK) return r;
+    if ((r = scale_bias(im, y, ins[1], ins[2], xs.rank, nm, &out)) != SO_OK) return r;
+    bind_alias(im, n->output[0], out);
+    return SO_OK;
+}
+
+/* GroupNormalization (X [N, C, ...], scale, bias, epsilon, num_groups): X viewed as [N, G, C/G * spatial],
+   normalised over the last axis, viewed back; then scale and bias per channel ([C], opset 21) or per group
+   ([G], opset 18: applied on the grouped view). */
+so_status onx_groupnorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 3 || !ins[0] || !ins[1] || !ins[2] || n->n_output != 1) return onx_node_err(im, "needs 3 inputs and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]), ss = onx_vshape(im, ins[1]);
+    if (xs.rank < 0 || xs.dtype != SO_F32 || ss.rank < 0) return onx_add_opaque(im, n, ins, n_in);
+    if (onx_att_i(n, "stash_type", 1) != 1) return onx_node_err(im, "stash_type %lld is not supported (1: float)", (long long)onx_att_i(n, "stash_type", 1));
+    int64_t g = onx_att_i(n, "num_groups", 0);
+    if (xs.rank < 3) return onx_node_err(im, "input of rank %d, expected [N, C, D1, ...]", (int)xs.rank);
+    if (g <= 0 || xs.dim[1] % g) return onx_node_err(im, "num_groups %lld does not divide the %lld channels", (long long)g, (long long)xs.dim[1]);
+    int per_group = im->opset < 21 && g != xs.dim[1];
+    int64_t want = per_group ? g : xs.dim[1];
+    if (ss.rank != 1 || ss.dim[0] != want) return onx_node_err(im, "scale of shape rank %d, expected [%lld]", (int)ss.rank, (long long)want);
+    const char *nm = onx_node_name(im, n, NULL);
+    so_attr va, ra;
+    memset(&va, 0, sizeof va);
+    memset(&ra, 0, sizeof ra);
+    va.n_ints = 3;
+    va.ints[0] = xs.dim[0], va.ints[1] = g, va.ints[2] = so_shape_numel(&xs) / xs.dim[0] / g;
+    ra.n_ints = 1, ra.ints[0] = 2, ra.keepdims = 1;
+    val *xg, *y, *yb, *out;
+    int r;
+    if ((r = step(im, SO_OP_RESHAPE, &ins[0], 1, &va, nm, &xg)) != SO_OK) return r;
+    if ((r = normalize(im, xg, &ra, onx_att_f(n, "epsilon", 1e-5f), nm, &y)) != SO_OK) return r;
+    if (per_group && (r = scale_bias(im, y, ins[1], ins[2], 3, nm, &y)) != SO_OK) return r;
+    memset(&va, 0, sizeof va);
+    va.n_ints = xs.rank;
+    for (int d = 0; d < xs.rank; d++) va.ints[d] = xs.dim[d];
+    if ((r = step(im, SO_OP_RESHAPE, &y, 1, &va, nm, &yb)) != SO_OK) return r;
+    out = yb;
+    if (!per_group && (r = scale_bias(im, yb, ins[1], ins[2], xs.rank, nm, &out)) != SO_OK) return r;
+    bind_alias(im, n->output[0], out);
+    return SO_OK;
+}
+
+/* GlobalMaxPool: ReduceMax over the spatial axes, kept. */
+so_status onx_globalmaxpool(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 1 || !ins[0] || n->n_output != 1) return onx_node_err(im, "needs 1 input and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank < 0 || xs.dtype != SO_F32) return onx_add_opaque(im, n, ins, n_in);
+    if (xs.rank < 3) return onx_node_err(im, "input of rank %d, expected [N, C, D1, ...]", (int)xs.rank);
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    for (int d = 2; d < xs.rank; d++) ra.ints[ra.n_ints++] = d;
+    ra.keepdims = 1;
+    return onx_emit(im, SO_OP_REDUCEMAX, ins, 1, 1, &ra, onx_node_name(im, n, NULL), n->output, 1, NULL);
+}
+
+/* LpNormalization (axis, p 1 or 2): x / ReduceL1 or ReduceL2 over the axis, kept. */
+so_status onx_lpnorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 1 || !ins[0] || n->n_output != 1) return onx_node_err(im, "needs 1 input and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank < 0 || xs.dtype != SO_F32) return onx_add_opaque(im, n, ins, n_in);
+    int64_t p = onx_att_i(n, "p", 2);
+    if (p != 1 && p != 2) return onx_node_err(im, "p = %lld (1 or 2 are defined)", (long long)p);
+    int32_t axis;
+    if (onx_norm_axis(im, onx_att_i(n, "axis", -1), xs.rank, &axis) != SO_OK) return SO_ERR;
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    ra.n_ints = 1, ra.ints[0] = axis, ra.keepdims = 1;
+    const char *nm = onx_node_name(im, n, NULL);
+    val *norm, *a2[2];
+    int r;
+    if ((r = step(im, p == 1 ? SO_OP_REDUCEL1 : SO_OP_REDUCEL2, &ins[0], 1, &ra, nm, &norm)) != SO_OK) return r;
+    a2[0] = ins[0], a2[1] = norm;
+    return onx_emit(im, SO_OP_DIV, a2, 2, 1, NULL, nm, n->output, 1, NULL);
+}
+
+/* ---- Einsum ---- */
+
+#define EIN_MAX 12 /* labels per operand (SO_MAX_RANK bounds what the table takes) */
+
+/* One operand's labels: letters, "..." expanded to `ell` fresh labels ('0'..). Returns the count, -1 if malformed. */
+static int ein_labels(const char *s, size_t len, int ell, char *out)
+{
+    int k = 0, dots = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == ' ') continue;
+        if (s[i] == '.') {
+            if (i + 2 >= len || s[i + 1] != '.' || s[i + 2] != '.' || dots++) return -1;
+            for (int e = 0; e < ell; e++) {
+                if (k == EIN_MAX) return -1;
+                out[k++] = (char)('0' + e);
+            }
+            i += 2;
+            continue;
+        }
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')) || k == EIN_MAX) return -1;
+        out[k++] = s[i];
+    }
+    return k;
+}
+
+static int ein_has(const char *l, int n, char c)
+{
+    for (int i = 0; i < n; i++)
+        if (l[i] == c) return 1;
+    return 0;
+}
+
+/* Sums operand v (labels l[0..n)) over the labels `keep` lacks; on return l / n are the kept labels. */
+static int ein_sum_out(imp *im, val **v, char *l, int *n, const char *k1, int n1, const char *k2, int n2, const char *nm)
+{
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    char kept[EIN_MAX];
+    int nk = 0;
+    for (int i = 0; i < *n; i++) {
+        if (ein_has(k1, n1, l[i]) || ein_has(k2, n2, l[i])) kept[nk++] = l[i];
+        else ra.ints[ra.n_ints++] = i;
+    }
+    if (!ra.n_ints) return SO_OK;
+    ra.keepdims = 0;
+    int r = step(im, SO_OP_REDUCESUM, v, 1, &ra, nm, v);
+    memcpy(l, kept, (size_t)nk);
+    *n = nk;
+    return r;
+}
+
+/* Transposes v (labels l[0..n)) into the label order `want` (a permutation of l). */
+static int ein_permute(imp *im, val **v, const char *l, int n, const char *want, const char *nm)
+{
+    so_attr ta;
+    memset(&ta, 0, sizeof ta);
+    int id = 1;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++)
+            if (l[j] == want[i]) ta.ints[i] = j;
+        id &= ta.ints[i] == i;
+    }
+    if (id) return SO_OK;
+    ta.n_ints = n;
+    return step(im, SO_OP_TRANSPOSE, v, 1, &ta, nm, v);
+}
+
+static int ein_reshape(imp *im, val **v, const int64_t *dims, int n, const char *nm)
+{
+    so_attr ra;
+    memset(&ra, 0, sizeof ra);
+    ra.n_ints = n;
+    for (int i = 0; i < n; i++) ra.ints[i] = dims[i];
+    so_shape s = onx_vshape(im, *v);
+    if (s.rank == n && !memcmp(s.dim, dims, (size_t)n * sizeof *dims)) return SO_OK;
+    return step(im, SO_OP_RESHAPE, v, 1, &ra, nm, v);
+}
+
+/* Einsum of one or two float operands: each label at most once per operand (no diagonals), "..." the same
+   dimensions in both; an explicit output, or the implicit one (labels seen once, sorted, after the "..."
+   ones). Labels an operand alone has and the output lacks are summed first; two operands then become one
+   MatMul of [batch, kept A, contracted] by [batch, contracted, kept B] (Transpose, Reshape), reshaped and
+   transposed to the output. */
+so_status onx_einsum(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    const Onnx__AttributeProto *ea = onx_att(n, "equation");
+    if (!ea || !ea->s.len) return onx_node_err(im, "needs an equation");
+    if (n->n_output != 1) return onx_node_err(im, "needs 1 output");
+    if (n_in < 1 || n_in > 2 || !ins[0] || (n_in == 2 && !ins[1])) return onx_add_opaque(im, n, ins, n_in);
+    so_shape xs[2];
+    for (size_t k = 0; k < n_in; k++) {
+        xs[k] = onx_vshape(im, ins[k]);
+        if (xs[k].rank < 0 || xs[k].dtype != SO_F32) return onx_add_opaque(im, n, ins, n_in);
+    }
+    const char *eq = (const char *)ea->s.data, *arrow = NULL;
+    size_t len = ea->s.len;
+    for (size_t i = 0; i + 1 < len; i++)
+        if (eq[i] == '-' && eq[i + 1] == '>') arrow = eq + i;
+    size_t lhs = arrow ? (size_t)(arrow - eq) : len;
+    const char *comma = memchr(eq, ',', lhs);
+    if ((comma != NULL) != (n_in == 2)) return onx_node_err(im, "equation '%.*s' does not have %zu operands", (int)len, eq, n_in);
+    char l[2][EIN_MAX], out[EIN_MAX];
+    int nl[2], no = 0;
+    const char *part[2] = {eq, comma ? comma + 1 : NULL};
+    size_t plen[2] = {comma ? (size_t)(comma - eq) : lhs, comma ? lhs - (size_t)(comma + 1 - eq) : 0};
+    int ell = -1;
+    for (size_t k = 0; k < n_in; k++) {
+        int letters = 0, dots = 0;
+        for (size_t i = 0; i < plen[k]; i++) letters += part[k][i] != '.' && part[k][i] != ' ', dots += part[k][i] == '.';
+        int e = dots ? xs[k].rank - letters : 0;
+        if (e < 0 || (dots && ell >= 0 && e != ell)) return onx_node_err(im, "'...' covers different ranks in equation '%.*s'", (int)len, eq);
+        if (dots) ell = e;
+        if ((nl[k] = ein_labels(part[k], plen[k], e, l[k])) != xs[k].rank)
+            return onx_node_err(im, "equation '%.*s' does not fit operand %zu of rank %d", (int)len, eq, k, (int)xs[k].rank);
+        for (int i = 0; i < nl[k]; i++)
+            for (int j = 0; j < i; j++)
+                if (l[k][i] == l[k][j]) return onx_add_opaque(im, n, ins, n_in); /* a diagonal */
+    }
+    if (arrow) {
+        if ((no = ein_labels(arrow + 2, len - lhs - 2, ell > 0 ? ell : 0, out)) < 0) return onx_node_err(im, "malformed equation '%.*s'", (int)len, eq);
+    } else { /* implicit output: the "..." labels, then the letters seen once, in alphabetical order */
+        for (int e = 0; e < (ell > 0 ? ell : 0); e++) out[no++] = (char)('0' + e);
+        for (int c = 'A'; c <= 'z'; c++) {
+            int cnt = 0;
+            for (size_t k = 0; k < n_in; k++) cnt += ein_has(l[k], nl[k], (char)c);
+            if (cnt == 1 && (c < '0' || c > '9')) out[no++] = (char)c;
+        }
+    }
+    int64_t dim_of[128];
+    for (int c = 0; c < 128; c++) dim_of[c] = -1;
+    for (size_t k = 0; k < n_in; k++)
+        for (int i = 0; i < nl[k]; i++) {
+            int c = (unsigned char)l[k][i];
+            if (dim_of[c] >= 0 && dim_of[c] != xs[k].dim[i])
+                return onx_node_err(im, "label '%c' has sizes %lld and %lld", l[k][i], (long long)dim_of[c], (long long)xs[k].dim[i]);
+            dim_of[c] = xs[k].dim[i];
+        }
+    for (int i = 0; i < no; i++)
+        if (dim_of[(unsigned char)out[i]] < 0) return onx_node_err(im, "output label '%c' is in no operand", out[i]);
+    const char *nm = onx_node_name(im, n, NULL);
+    val *v[2] = {ins[0], n_in == 2 ? ins[1] : NULL};
+    int r;
+    if (n_in == 1) {
+        if ((r = ein_sum_out(im, &v[0], l[0], &nl[0], out, no, out, no, nm)) != SO_OK) return r;
+        if ((r = ein_permute(im, &v[0], l[0], nl[0], out, nm)) != SO_OK) return r;
+        bind_alias(im, n->output[0], v[0]);
+        return SO_OK;
+    }
+    for (int k = 0; k < 2; k++) /* labels only this operand has and the output lacks */
+        if ((r = ein_sum_out(im, &v[k], l[k], &nl[k], out, no, l[1 - k], nl[1 - k], nm)) != SO_OK) return r;
+    char bat[EIN_MAX], ka[EIN_MAX], kb[EIN_MAX], con[EIN_MAX], wa[EIN_MAX], wb[EIN_MAX], mo[EIN_MAX];
+    int nb = 0, nka = 0, nkb = 0, nc = 0;
+    for (int i = 0; i < nl[0]; i++) {
+        char c = l[0][i];
+        if (ein_has(l[1], nl[1], c)) {
+            if (ein_has(out, no, c)) bat[nb++] = c;
+            else con[nc++] = c;
+        } else
+            ka[nka++] = c;
+    }
+    for (int i = 0; i < nl[1]; i++)
+        if (!ein_has(l[0], nl[0], l[1][i])) kb[nkb++] = l[1][i];
+    int64_t B = 1, M = 1, K = 1, N = 1, d3[3];
+    for (int i = 0; i < nb; i++) B *= dim_of[(unsigned char)bat[i]];
+    for (int i = 0; i < nka; i++) M *= dim_of[(unsigned char)ka[i]];
+    for (int i = 0; i < nkb; i++) N *= dim_of[(unsigned char)kb[i]];
+    for (int i = 0; i < nc; i++) K *= dim_of[(unsigned char)con[i]];
+    memcpy(wa, bat, (size_t)nb), memcpy(wa + nb, ka, (size_t)nka), memcpy(wa + nb + nka, con, (size_t)nc);
+    memcpy(wb, bat, (size_t)nb), memcpy(wb + nb, con, (size_t)nc), memcpy(wb + nb + nc, kb, (size_t)nkb);
+    if ((r = ein_permute(im, &v[0], l[0], nl[0], wa, nm)) != SO_OK) return r;
+    if ((r = ein_permute(im, &v[1], l[1], nl[1], wb, nm)) != SO_OK) return r;
+    d3[0] = B, d3[1] = M, d3[2] = K;
+    if ((r = ein_reshape(im, &v[0], d3, 3, nm)) != SO_OK) return r;
+    d3[1] = K, d3[2] = N;
+    if ((r = ein_reshape(im, &v[1], d3, 3, nm)) != SO_OK) return r;
+    val *y;
+    if ((r = step(im, SO_OP_MATMUL, v, 2, NULL, nm, &y)) != SO_OK) return r;
+    int64_t od[EIN_MAX];
+    int nmo = 0;
+    for (int i = 0; i < nb; i++) mo[nmo] = bat[i], od[nmo++] = dim_of[(unsigned char)bat[i]];
+    for (int i = 0; i < nka; i++) mo[nmo] = ka[i], od[nmo++] = dim_of[(unsigned char)ka[i]];
+    for (int i = 0; i < nkb; i++) mo[nmo] = kb[i], od[nmo++] = dim_of[(unsigned char)kb[i]];
+    if (nmo != no) return onx_node_err(im, "equation '%.*s': output labels do not match the operands", (int)len, eq);
+    if (nmo > SO_MAX_RANK) return onx_add_opaque(im, n, ins, n_in);
+    if ((r = ein_reshape(im, &y, od, nmo, nm)) != SO_OK) return r;
+    if ((r = ein_permute(im, &y, mo, nmo, out, nm)) != SO_OK) return r;
+    bind_alias(im, n->output[0], y);
     return SO_OK;
 }

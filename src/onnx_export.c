@@ -552,6 +552,7 @@ static so_status exp_roialign(ectx *cx)
     a_int(x, n, "output_width", a->kernel[1]);
     a_int(x, n, "sampling_ratio", a->ints[0]);
     a_float(x, n, "spatial_scale", a->alpha);
+    if (a->ints[1]) a_str(x, n, "mode", "max");
     return SO_OK;
 }
 

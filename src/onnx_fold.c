@@ -535,6 +535,23 @@ int onx_try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
                     ct_copy_elem(vals, ix == c ? 1 : 0, &o, (p * depth + c) * inner + q);
                 }
         r = SO_OK;
+    } else if (!strcmp(t, "NonZero") && n_in == 1) {
+        /* indices of the non-zero elements of a constant, [rank, count] int64 in row-major order */
+        int64_t cnt = 0, nel = onx_ct_numel(a), od[2];
+        for (int64_t i = 0; i < nel; i++) cnt += onx_ct_getf(a, i) != 0;
+        if (cnt == 0 || a->shape.rank == 0)
+            return onx_node_err(im, "a constant %s gives a zero-size output", cnt ? "scalar" : "without a non-zero element"), SO_ERR;
+        od[0] = a->shape.rank, od[1] = cnt;
+        if (onx_ct_new(im, &o, SO_I64, T_INT64, 2, od) != SO_OK) return SO_ERR;
+        for (int64_t i = 0, j = 0; i < nel; i++) {
+            if (onx_ct_getf(a, i) == 0) continue;
+            for (int64_t d = a->shape.rank - 1, rem = i; d >= 0; d--) {
+                ((int64_t *)o.data)[d * cnt + j] = rem % a->shape.dim[d];
+                rem /= a->shape.dim[d];
+            }
+            j++;
+        }
+        r = SO_OK;
     } else if (!strcmp(t, "ConstantOfShape")) {
         int64_t d[SO_MAX_RANK];
         int k;

@@ -77,6 +77,27 @@ int so_onnx_input_bound_const(int position);
 /* 1 if the importer maps ONNX nodes onto table operator op (ops.def's import decision), 0 for
    operators without an ONNX form (sources, opaque, internal). */
 int so_onnx_imports(so_op op);
+/* How the importer takes an ONNX operator of the default domain that is not simply the table operator of the
+   same name (the route table in onnx_build.c, which the node dispatcher reads; docs/OPERATORS.md lists it):
+   NOOP no node (the output names the input), CONST a constant, FOLD evaluated at import when its inputs are
+   constants or depend on shapes only (otherwise kept opaque), ALIAS imported as table operator `op`, EXPAND
+   imported as several table operators, INLINE (If) the taken branch when the condition is known at import,
+   REFUSE an import error naming the node and its operator, FORMS the table operator(s) of that name with the
+   import forms `how` describes. */
+typedef enum so_onnx_route_kind {
+    SO_ROUTE_NOOP, SO_ROUTE_CONST, SO_ROUTE_FOLD, SO_ROUTE_ALIAS, SO_ROUTE_EXPAND, SO_ROUTE_INLINE, SO_ROUTE_REFUSE,
+    SO_ROUTE_FORMS
+} so_onnx_route_kind;
+typedef struct so_onnx_route {
+    const char *onnx;        /* ONNX op_type */
+    so_onnx_route_kind kind;
+    so_op op;                /* ALIAS: the table operator; else SO_OP_OPAQUE */
+    const char *how;         /* one phrase for docs/OPERATORS.md */
+} so_onnx_route;
+/* The route of ONNX op_type `onnx` (default domain), or NULL: the table operator of that name
+   (so_op_from_onnx), or, without one, kept opaque. */
+const so_onnx_route *so_onnx_route_of(const char *onnx);
+
 /* Table self-checks (the coverage test asserts 0 for every operator): 1 if op's importer is the
    attribute-less one although ops.def says op has attributes (they would import zeroed), or its
    exporter writes no attributes although it has some. */

@@ -152,6 +152,13 @@ so_status onx_add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_
 /* onnx_expand.c: ONNX nodes imported as several table operators (each returns SO_OK or SO_ERR with a message) */
 int onx_layernorm_expanded(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, so_shape xs);
 so_status onx_mvn(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+/* InstanceNormalization, GroupNormalization, GlobalMaxPool, LpNormalization as table operators (onnx_expand.c). */
+so_status onx_instancenorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+so_status onx_groupnorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+so_status onx_globalmaxpool(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+so_status onx_lpnorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+/* Einsum of one or two operands as Transpose / Reshape / ReduceSum / MatMul (onnx_expand.c). */
+so_status onx_einsum(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 so_status onx_lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
 so_status onx_recurrent_batch_first(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
 so_status onx_tile_concat(imp *im, const Onnx__NodeProto *n, val **ins);

@@ -839,7 +839,8 @@ static so_status shape_roialign(ctx *c)
     if (need_f32(c, 0) || need_f32(c, 1) || need_rank(c, 0, 4, "input [N,C,H,W]")) return SO_ERR;
     if (r->rank != 2 || r->dim[1] != 4) return fail(c, "rois %s must be [R,4]", S(r));
     if (b->dtype != SO_I64 || b->rank != 1 || b->dim[0] != r->dim[0]) return fail(c, "batch_indices %s must be int64 [%lld]", S(b), (long long)r->dim[0]);
-    if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->n_ints != 1 || a->ints[0] < 0) return fail(c, "invalid output size or sampling_ratio");
+    if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->n_ints != 2 || a->ints[0] < 0 || (a->ints[1] != 0 && a->ints[1] != 1))
+        return fail(c, "invalid output size, sampling_ratio or mode");
     so_shape o = mk(4, SO_F32);
     o.dim[0] = r->dim[0];
     o.dim[1] = x->dim[1];

@@ -57,6 +57,17 @@ if [ -f "$TMP/e.rules.ckpt" ] && grep -q '\.' <(tail -1 "$TMP/e.rules.ckpt"); th
 else say FAIL "edited checkpoint: no partial checkpoint to edit"; fi
 unset XDG_CACHE_HOME
 
+# 3c. an edited checkpoint the other way (proved candidates rewritten to 'f') cannot drop a true rule:
+#     failures are verified again on resume, so the output is the uninterrupted run's
+rm -f "$TMP/f.rules"*
+SO_GEN_CKPT_INTERVAL=0 SO_GEN_CKPT_STOP_AFTER=2 "$SO" "${GEN[@]}" -o "$TMP/f.rules" 2>/dev/null
+if [ -f "$TMP/f.rules.ckpt" ] && grep -q '^p' <(tail -1 "$TMP/f.rules.ckpt"); then
+    sed -i '5s/p/f/g' "$TMP/f.rules.ckpt"
+    SO_GEN_CKPT_INTERVAL=0 "$SO" "${GEN[@]}" -o "$TMP/f.rules" --resume 2>/dev/null
+    if cmp -s "$TMP/f.rules" "$TMP/ref.rules"; then say ok "edited checkpoint ('p' -> 'f'): failures verified again, output identical"
+    else say FAIL "edited checkpoint ('p' -> 'f') changed the output"; fi
+else say FAIL "edited checkpoint ('p' -> 'f'): no partial checkpoint to edit"; fi
+
 # 4. SIGKILL after a seeded random delay (0-700 ms), resume, compare; 6 rounds
 had=0
 for round in 1 2 3 4 5 6; do

@@ -148,7 +148,8 @@ expect_error "unknown operator of the layout domain" "bogus" $SO run "$TMP/badla
 #     the rule placement is at least as cheap as the pass and auto keeps "rules" (ties go to the rules); lay_pass.onnx
 #     has 20 channels (no exact blocking), no rule applies and auto keeps "pass". Both outputs checked by the safety net.
 #     The known answers come from measured costs of the optimized kernels: a sanitizer build (-O1, no oneDNN) times
-#     other kernels, so there the check is skipped and says so.
+#     other kernels, so there the check is skipped and says so. The known answers are the AVX-512 level's (block 16);
+#     at block 8 (SUPEROPT_ISA=avx2) only auto's choice rule (the cheaper placement, ties to the rules) is checked.
 case "$BUILD" in *asan*) SAN_BUILD=1 ;; *) SAN_BUILD=0 ;; esac
 if [ "$SAN_BUILD" = 1 ]; then
     echo "skip - optimize lay_rules / lay_pass --layout auto: known answers hold for measured costs of the optimized build only"
@@ -160,6 +161,14 @@ elif $PY tests/make_layout_models.py "$TMP" >"$TMP/log" 2>&1; then
 import json, re, sys
 rep, want = json.load(open(sys.argv[1])), sys.argv[2]
 lay = rep["layout"]
+if lay["block"] != 16:
+    # the known answers are those of the AVX-512 level (block 16); at block 8 (SUPEROPT_ISA=avx2, an AVX2-only
+    # CPU) blocking these small models does not pay, so only auto's choice rule is checked: the cheaper of the
+    # two placements, ties to the rules
+    assert lay["mode"] == "auto" and rep["numeric_check"], lay
+    assert lay["method"] == ("rules" if lay["cost_rules"] <= lay["cost_pass"] else "pass"), lay
+    print("block %d: known answer not checked (it is the block-16 one); auto kept the cheaper placement" % lay["block"])
+    sys.exit(0)
 assert lay["mode"] == "auto" and lay["method"] == want and lay["applied"] and rep["numeric_check"], lay
 if want == "rules":
     assert lay["cost_rules"] <= lay["cost_pass"] and lay["reorders"] == 2 and lay["convs"] == 3, lay
@@ -170,7 +179,8 @@ if want == "rules":
 else:
     assert lay["cost_rules"] == lay["cost_plain"] and not rep["rules_applied"], (lay, rep["rules_applied"])
 PYEOF
-            ok "optimize $1 --layout auto: layout.method is '$2' (the known answer)"
+            if grep -q "known answer not checked" "$TMP/log"; then ok "optimize $1 --layout auto: $(tail -1 "$TMP/log")"
+            else ok "optimize $1 --layout auto: layout.method is '$2' (the known answer)"; fi
         else bad "optimize $1 --layout auto: layout.method is '$2' (the known answer)" "$TMP/log"; fi
     done
 else bad "make_layout_models.py" "$TMP/log"; fi
@@ -327,8 +337,10 @@ else bad "100,000-node chain: import, optimize --time-limit 1, numeric check, ex
 
 # 10. other exporters' styles (issue 16): Paddle2ONNX (opsets 9-11), tf2onnx (NHWC, auto_pad) and PyTorch
 #     opset-18+ models with symbolic dimensions pinned by --dim match ONNX Runtime under `superopt run`,
-#     and the optimized models run in ONNX Runtime with the same outputs (tests/exporter_fixtures.sh)
-if bash tests/exporter_fixtures.sh "$SO" >"$TMP/exp" 2>&1; then ok "$(tail -1 "$TMP/exp")"
+#     and the optimized models run in ONNX Runtime with the same outputs (tests/exporter_fixtures.sh); with
+#     the data/ models, the rows of docs/MODELS.md's acceptance table (the same command without --table --latency)
+if bash tests/exporter_fixtures.sh "$SO" data/bert2.onnx "data/bert_tok.onnx:--dim batch=1 --dim seq=32" data/deepandwide.onnx \
+    data/lstm2.onnx data/nasrnn.onnx data/resnet_small.onnx data/squeezenet.onnx data/tinyseg.onnx >"$TMP/exp" 2>&1; then ok "$(tail -1 "$TMP/exp")"
 else bad "exporter-style fixtures vs ONNX Runtime" "$TMP/exp"; fi
 
 # 10b. constructs the importer cannot handle (issue 16): custom operators without and with a declared shape, a

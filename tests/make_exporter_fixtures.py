@@ -468,7 +468,7 @@ def pt_unpool(name, opset, c, hw):
          [helper.make_tensor_value_info("output", T.FLOAT, [1, 2, hw, hw])], inits, opset, [])
 
 
-def pt_roialign(name, opset, c, hw, sampling):
+def pt_roialign(name, opset, c, hw, sampling, mode="avg"):
     nm = Namer()
     nodes, inits = [], {}
     x = "images"
@@ -480,7 +480,7 @@ def pt_roialign(name, opset, c, hw, sampling):
     inits[rois] = np.array([[1.5, 2.0, 20.0, 17.5], [0.0, 0.0, 31.0, 31.0], [10.2, 5.1, 14.9, 30.3], [-3.0, 4.0, 8.0, 9.0]], np.float32) * hw / 32
     inits[bidx] = np.array([0, 1, 1, 0], np.int64)
     ra = nm("/roi/RoiAlign_output_0")
-    nodes.append(helper.make_node("RoiAlign", [f, rois, bidx], [ra], mode="avg", output_height=5, output_width=4,
+    nodes.append(helper.make_node("RoiAlign", [f, rois, bidx], [ra], mode=mode, output_height=5, output_width=4,
                                   sampling_ratio=sampling, spatial_scale=0.5, coordinate_transformation_mode="half_pixel"))
     fl = nm("flatten")
     nodes.append(helper.make_node("Flatten", [ra], [fl], axis=1))
@@ -540,6 +540,99 @@ def pt_dft(name, opset, n):
          [helper.make_tensor_value_info("filtered", T.FLOAT, [3, n, 2])], inits, opset, [])
 
 
+def norms(name, style, opset, c, hw, groups, inorm):
+    """Conv, then InstanceNormalization (Paddle2ONNX's style transfer nets) or GroupNormalization (PyTorch's
+    nn.GroupNorm at opset 18 per group / 21 per channel), LpNormalization over channels, Relu and a
+    GlobalMaxPool head."""
+    nm = Namer()
+    nodes, inits = [], {}
+    w, b = nm("conv.weight"), nm("conv.bias")
+    inits[w], inits[b] = f32(c, 3, 3, 3, scale=0.3), f32(c, scale=0.1)
+    c1 = nm("conv_out")
+    nodes.append(helper.make_node("Conv", ["x", w, b], [c1], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    s_, b_ = nm("norm.weight"), nm("norm.bias")
+    n1 = nm("norm_out")
+    if inorm:
+        inits[s_], inits[b_] = 1 + f32(c, scale=0.2), f32(c, scale=0.2)
+        nodes.append(helper.make_node("InstanceNormalization", [c1, s_, b_], [n1], epsilon=1e-5))
+    else:
+        k = groups if opset < 21 else c
+        inits[s_], inits[b_] = 1 + f32(k, scale=0.2), f32(k, scale=0.2)
+        nodes.append(helper.make_node("GroupNormalization", [c1, s_, b_], [n1], epsilon=1e-5, num_groups=groups))
+    lp = nm("lp_out")
+    nodes.append(helper.make_node("LpNormalization", [n1], [lp], axis=1, p=2))
+    r = nm("relu_out")
+    nodes.append(helper.make_node("Relu", [lp], [r]))
+    nodes.append(helper.make_node("GlobalMaxPool", [r], ["y"]))
+    save(name, style, nodes, [helper.make_tensor_value_info("x", T.FLOAT, [2, 3, hw, hw])],
+         [helper.make_tensor_value_info("y", T.FLOAT, [2, c, 1, 1])], inits, opset, [])
+
+
+def resize_axes(name, opset, mode, axes, scales, sizes, policy, ctm):
+    """Resize-18/19 with the axes attribute (scales or sizes of the listed axes only), between two convolutions."""
+    nm = Namer()
+    nodes, inits = [], {}
+    w, w2 = nm("conv.weight"), nm("head.weight")
+    inits[w], inits[w2] = f32(4, 3, 3, 3, scale=0.3), f32(2, 4, 1, 1, scale=0.3)
+    c1 = nm("conv_out")
+    nodes.append(helper.make_node("Conv", ["x", w], [c1], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    ins = [c1, ""]
+    if scales is not None:
+        sc = nm("scales")
+        inits[sc] = np.array(scales, np.float32)
+        ins.append(sc)
+    else:
+        sz = nm("sizes")
+        inits[sz] = np.array(sizes, np.int64)
+        ins += ["", sz]
+    r = nm("resize_out")
+    attrs = dict(mode=mode, axes=axes, coordinate_transformation_mode=ctm)
+    if policy:
+        attrs["keep_aspect_ratio_policy"] = policy
+    nodes.append(helper.make_node("Resize", ins, [r], **attrs))
+    nodes.append(helper.make_node("Conv", [r, w2], ["y"], kernel_shape=[1, 1]))
+    save(name, "pt18", nodes, [helper.make_tensor_value_info("x", T.FLOAT, [1, 3, 10, 14])],
+         [helper.make_tensor_value_info("y", T.FLOAT, None)], inits, opset, [])
+
+
+def einsum_attn(name, opset, b, h, s, d, extras):
+    """Attention written with Einsum (transformer code using torch.einsum exports it so): projections, q k^T
+    scores, softmax, weighted values; then extra equations on the input x (operands "x" or initializer shapes):
+    ellipsis, implicit outputs, single-operand transposes and sums, outer products."""
+    nm = Namer()
+    nodes, inits = [], {}
+    proj = {}
+    for tag in ("q", "k", "v"):
+        w_ = nm(tag + ".weight")
+        inits[w_] = f32(d * h, d * h, scale=0.2)
+        p = nm(tag + "_proj")
+        nodes.append(helper.make_node("Einsum", ["x", w_], [p], equation="bsc,oc->bso"))
+        shp = nm(tag + "_shape")
+        inits[shp] = np.array([b, s, h, d], np.int64)
+        r = nm(tag + "_heads")
+        nodes.append(helper.make_node("Reshape", [p, shp], [r]))
+        proj[tag] = r
+    sc = nm("scores")
+    nodes.append(helper.make_node("Einsum", [proj["q"], proj["k"]], [sc], equation="bqhd,bkhd->bhqk"))
+    sm = nm("probs")
+    nodes.append(helper.make_node("Softmax", [sc], [sm], axis=-1))
+    nodes.append(helper.make_node("Einsum", [sm, proj["v"]], ["context"], equation="bhqk,bkhd->bqhd"))
+    outs = [helper.make_tensor_value_info("context", T.FLOAT, None)]
+    for k, (eq, operands) in enumerate(extras):
+        args = []
+        for j, spec in enumerate(operands):
+            if spec == "x":
+                args.append("x")
+            else:
+                a = nm("e%d_%d" % (k, j))
+                inits[a] = f32(*spec)
+                args.append(a)
+        o = "extra%d" % k
+        nodes.append(helper.make_node("Einsum", args, [o], equation=eq))
+        outs.append(helper.make_tensor_value_info(o, T.FLOAT, None))
+    save(name, "pt18", nodes, [helper.make_tensor_value_info("x", T.FLOAT, [b, s, d * h])], outs, inits, opset, [])
+
+
 k = 0
 for opset in (9, 10, 11):
     for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
@@ -572,8 +665,21 @@ tf_bidir_reverse("tf2onnx_16_op13_bilstm_reverse", 13, 6, 4, 5)
 pt_unpool("pt18_10_op18_unpool", 18, 4, 9)
 pt_roialign("pt18_11_op18_roialign", 18, 4, 32, 2)
 pt_roialign("pt18_12_op16_roialign_adaptive", 16, 3, 24, 0)
+pt_roialign("pt18_21_op16_roialign_max", 16, 4, 24, 2, "max")
+pt_roialign("pt18_22_op18_roialign_max_adaptive", 18, 3, 32, 0, "max")
 pt_stft("pt18_13_op18_stft_mel", 18, 400, 64, 16)
 pt_dft("pt18_14_op18_dft_filter", 18, 24)
+norms("paddle_12_op9_instancenorm", "paddle", 9, 8, 12, 0, True)
+norms("pt18_15_op18_groupnorm", "pt18", 18, 8, 10, 4, False)
+norms("pt18_16_op21_groupnorm", "pt18", 21, 12, 9, 3, False)
+resize_axes("pt18_17_op18_resize_axes_scales", 18, "linear", [2, 3], [2.0, 1.5], None, None, "half_pixel")
+resize_axes("pt18_18_op18_resize_axes_sizes", 18, "nearest", [3, 2], None, [21, 17], None, "asymmetric")
+resize_axes("pt18_19_op19_resize_axes_cubic", 19, "cubic", [2, 3], None, [25, 25], None, "half_pixel")
+einsum_attn("pt18_23_op18_einsum_attention", 18, 2, 2, 5, 4,
+            [("...c,dc->...d", ["x", (3, 8)]), ("bsc,cd", ["x", (8, 3)]), ("bsc->cbs", ["x"]), ("bsc->bc", ["x"]),
+             ("bsc,t->bsct", ["x", (3,)]), ("bsc,bsc->bs", ["x", "x"]), ("bsc,c->", ["x", (8,)])])
+einsum_attn("pt18_24_op12_einsum_attention", 12, 1, 4, 3, 2, [("bsc,sc->b", ["x", (3, 8)])])
+resize_axes("pt18_20_op18_resize_axes_corners", 18, "linear", [3, 2], [1.5, 0.8], None, None, "align_corners")
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

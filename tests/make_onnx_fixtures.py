@@ -303,14 +303,15 @@ save("reducesum", [
 #     from a custom domain with a value_info shape)
 x = f32(2, 3)
 nodes = [
-    helper.make_node("LpNormalization", ["x"], ["l"], axis=1, p=2),
+    helper.make_node("CumSum", ["x", "axis"], ["l"]),
     helper.make_node("Relu", ["l"], ["r"]),
-    helper.make_node("LpNormalization", ["r"], ["h"], axis=1, p=1),
+    helper.make_node("CumSum", ["r", "axis"], ["h"], reverse=1),
     helper.make_node("Foo", ["h"], ["f"], domain="com.example", scale=2.0),
     helper.make_node("Add", ["f", "r"], ["y"]),
 ]
 graph = helper.make_graph(nodes, "opaque", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+                          [numpy_helper.from_array(np.array(1, np.int64), "axis")],
                           value_info=[helper.make_tensor_value_info("f", TensorProto.FLOAT, [2, 3])])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)])
 model.ir_version = 7

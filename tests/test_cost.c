@@ -12,7 +12,9 @@
 #include <cmocka.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/fuse.h"
 #include "../kernels/isa.h"
+#include "../src/onnx_io.h"
 #include "../search/cost.h"
 
 /* X[4,8] . W[8,16] -> relu; second graph with W[8,32]. */
@@ -103,12 +105,12 @@ static void test_measured_cache(void **state)
     /* so_cost_config is the key so_cost_node cached under; so_cost_time_node times again
        without touching the cache; weights cost nothing */
     uint64_t v;
-    assert_true(so_hmap_get(&cm.cache, so_cost_config(&cm, m->graph, 2), &v));
+    assert_true(so_hmap_get(&cm.cache, so_cost_config(&cm, m->graph, 2, SO_COST_STEP), &v));
     uint64_t n_cached = cm.cache.n;
     double t = -1;
-    assert_int_equal(so_cost_time_node(&cm, m->graph, 2, &t), SO_OK);
+    assert_int_equal(so_cost_time_node(&cm, m->graph, 2, SO_COST_STEP, &t), SO_OK);
     assert_true(t > 0);
-    assert_int_equal(so_cost_time_node(&cm, m->graph, 1, &t), SO_OK);
+    assert_int_equal(so_cost_time_node(&cm, m->graph, 1, SO_COST_STEP, &t), SO_OK);
     assert_true(t == 0);
     assert_int_equal(cm.measured, 1);
     assert_true(cm.cache.n == n_cached);
@@ -373,10 +375,10 @@ static void test_roles_match_executor(void **state)
     uint8_t role[64];
     assert_true(n <= 64);
     so_cost_roles(b.g, role);
-    assert_int_equal(role[mm1], SO_COST_STEP);
+    assert_int_equal(role[mm1], SO_COST_HEAD);
     int32_t inner[] = {dv, sm, mm2, tr, ge, ga, gm, gh};
     for (size_t k = 0; k < sizeof inner / sizeof *inner; k++) assert_int_equal(role[inner[k]], SO_COST_INNER);
-    assert_int_equal(role[gd], SO_COST_STEP);
+    assert_int_equal(role[gd], SO_COST_HEAD);
     assert_int_equal(role[lb], SO_COST_FUSED);
     assert_int_equal(role[lr], SO_COST_FUSED);
     /* the executor: its steps and what their kernels absorbed */
@@ -393,7 +395,7 @@ static void test_roles_match_executor(void **state)
     }
     so_exec_free(e);
     for (int32_t i = 0; i < n; i++) {
-        if (role[i] == SO_COST_STEP) assert_int_equal(seen[i], 1);
+        if (role[i] == SO_COST_STEP || role[i] == SO_COST_HEAD) assert_int_equal(seen[i], 1);
         else if (role[i] == SO_COST_FUSED || role[i] == SO_COST_INNER) assert_int_equal(seen[i], 2);
         else assert_int_equal(seen[i], 0); /* free: sources */
     }
@@ -406,10 +408,74 @@ static void test_roles_match_executor(void **state)
         block += so_cost_node_role(&cm, b.g, att[k], role[att[k]]);
         steps += so_cost_node(&cm, b.g, att[k]);
     }
-    assert_true(block > so_cost_node(&cm, b.g, mm1)); /* the softmax and second product still run */
+    assert_true(block > (double)(so_node_flops(b.g, mm1) + so_node_flops(b.g, mm2)) / 1e7); /* both products run */
     assert_true(block < steps);
     so_cost_free(&cm);
     so_model_free(b.m);
+}
+
+/* The cost model groups a real model's nodes into the executor's steps, and the measured model
+   times the kernel each step runs: data/bert2.onnx (two encoder layers: each an attention block
+   and an erf GELU the executor runs as one kernel each). For every step of the executor: its node
+   is a STEP or HEAD, the nodes its kernel absorbed are FUSED or INNER; for a HEAD, the kernel the
+   cost model's decision makes the timer select (kernels/fuse.h so_fuse_decide_at +
+   so_exec_time_step) is the executor's kernel with the same absorbed nodes; measured, the head's
+   key is the fused kernel's (not the node alone's) and its absorbed nodes cost nothing. */
+static void test_fused_steps_priced_as_run(void **state)
+{
+    (void)state;
+    so_model *m = NULL;
+    if (so_onnx_load("data/bert2.onnx", &m) != SO_OK) fail_msg("%s", so_error());
+    so_graph *g = m->graph;
+    const int32_t n = g->n_nodes;
+    uint8_t *role = malloc((size_t)n), *seen = calloc((size_t)n, 1);
+    int32_t *user = malloc(((size_t)n + 1) * sizeof *user);
+    so_cost_roles(g, role);
+    so_exec *e = NULL;
+    so_exec_opts eo = {.threads = 1};
+    if (so_exec_new(g, &eo, &e) != SO_OK) fail_msg("%s", so_error());
+    so_cost_model cm;
+    assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+    int heads = 0, attention = 0, gelu = 0;
+    for (int32_t s = 0; s < so_exec_n_steps(e); s++) {
+        so_exec_step_info si;
+        so_exec_step(e, s, &si);
+        seen[si.node] = 1;
+        assert_true(role[si.node] == SO_COST_STEP || role[si.node] == SO_COST_HEAD);
+        for (int32_t f = 0; f < si.n_fused; f++) {
+            seen[si.fused[f]] = 1;
+            assert_true(role[si.fused[f]] == (role[si.node] == SO_COST_HEAD ? SO_COST_INNER : SO_COST_FUSED));
+        }
+        if (role[si.node] != SO_COST_HEAD) continue;
+        heads++;
+        attention += !strcmp(si.kernel, "attention");
+        gelu += !strcmp(si.kernel, "gelu_erf");
+        for (int32_t j = 0; j <= n; j++) user[j] = -1;
+        so_fuse f;
+        so_fuse_decide_at(g, si.node, user, &f);
+        assert_int_equal(f.n, si.n_fused);
+        for (int k = 0; k < f.n; k++) assert_int_equal(f.node[k], si.fused[k]);
+        so_exec_timed what;
+        double ms = 0;
+        assert_int_equal(so_exec_time_step(g, si.node, user, 1, 0, 2, &ms, &what), SO_OK);
+        assert_true(ms > 0);
+        assert_string_equal(what.kernel, si.kernel);
+        assert_int_equal(what.n_fused, si.n_fused);
+        for (int k = 0; k < what.n_fused; k++) assert_int_equal(what.fused[k], si.fused[k]);
+        assert_true(so_cost_config(&cm, g, si.node, SO_COST_HEAD) != so_cost_config(&cm, g, si.node, SO_COST_STEP));
+        for (int k = 0; k < f.n; k++) assert_true(so_cost_node_role(&cm, g, f.node[k], SO_COST_INNER) == 0);
+    }
+    assert_int_equal(attention, 2);
+    assert_int_equal(gelu, 2);
+    assert_int_equal(heads, 4);
+    for (int32_t i = 0; i < n; i++)
+        if (!seen[i]) assert_int_equal(role[i], SO_COST_FREE); /* sources and views: no step */
+    so_exec_free(e);
+    so_cost_free(&cm);
+    free(role);
+    free(seen);
+    free(user);
+    so_model_free(m);
 }
 
 /* A cheap epilogue activation does not make another configuration. */
@@ -436,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_roles),
         cmocka_unit_test(test_roles_match_executor),
         cmocka_unit_test(test_key_act),
+        cmocka_unit_test(test_fused_steps_priced_as_run),
         cmocka_unit_test(test_flops_values),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_conv_bias_epilogue),

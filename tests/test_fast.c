@@ -1566,6 +1566,49 @@ static int reset_expect(void **state)
    a Softmax row with a NaN one-hot, a MatMul+Relu epilogue 0).
    Per ISA level: main runs the whole group, this test included, once per level (run_at_levels). */
 
+/* The selection table (kernels/fast.c, expanded from ops.def): per operator, a probe node (every input
+   the same [1,16,8,8] float value, attributes zero; operators whose shapes do not infer so are
+   skipped) is selected without error, so every module the table names has a case for the operators
+   it is sent (a module without one fails with a message); "reference only" binds no kernel; the
+   blocked-layout operators go to nchwc, and every epilogue activation (ops.def act) and every
+   element-wise operator the elem module has a case for gets a fast kernel. */
+static void test_selection_table(void **state)
+{
+    (void)state;
+    int probed = 0, bound = 0;
+    for (int op = 0; op < SO_OP_COUNT; op++) {
+        const so_op_info *o = &so_ops[op];
+        const char *mod = so_fast_module((so_op)op);
+        if (o->flags & SO_F_LAYOUT) assert_string_equal(mod, "nchwc");
+        if (o->act) assert_non_null(mod);
+        if (o->min_in < 1 || (o->flags & SO_F_OPAQUE)) continue;
+        tb t;
+        tb_begin(&t, 1, (uint64_t)op);
+        int32_t x = tb_input(&t, shp(4, 1, 16, 8, 8)), ins[SO_MAX_IN];
+        for (int k = 0; k < o->min_in; k++) ins[k] = x;
+        so_attr a;
+        memset(&a, 0, sizeof a);
+        so_edge e[SO_MAX_IN];
+        for (int k = 0; k < o->min_in; k++) e[k] = (so_edge){ins[k], 0};
+        int32_t n = so_graph_add(t.g, (so_op)op, e, o->min_in, o->n_out > 0 ? o->n_out : 1, so_model_attr(t.m, &a), -1, "probe");
+        if (so_graph_infer(t.g, n) != SO_OK) {
+            tb_free(&t);
+            continue;
+        }
+        probed++;
+        so_fast_ctx c = {t.g, NULL, NULL};
+        so_fast_kernel k;
+        if (so_fast_select(&c, n, &k) != SO_OK) fail_msg("%s (table: %s): %s", o->name, mod ? mod : "reference only", so_error());
+        if (!mod) assert_null(k.run);
+        if (mod && !strcmp(mod, "elem") && (o->flags & (SO_F_UNARY | SO_F_BINARY)) && !k.run) fail_msg("%s: elem bound no kernel", o->name);
+        bound += k.run != NULL;
+        if (k.free_priv) k.free_priv(k.priv);
+        tb_free(&t);
+    }
+    assert_true(probed > 60);
+    assert_true(bound >= 20);
+}
+
 static void test_nonfinite(void **state)
 {
     void (*const fams[])(void **) = {test_conv_edge_cases, test_conv_random,    test_conv_depthwise3, test_conv_stem,
@@ -1583,6 +1626,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_sgemm_team_split, reset_expect),
+        cmocka_unit_test_setup(test_selection_table, reset_expect),
         cmocka_unit_test_setup(test_conv_edge_cases, reset_expect),
         cmocka_unit_test_setup(test_conv_random, reset_expect),
         cmocka_unit_test_setup(test_conv_depthwise3, reset_expect),

@@ -159,6 +159,35 @@ static void run_conv_dnnl(const conv_case *k, const so_nchwc_impl *L, const floa
     free(xb), free(rb), free(y1), free(y2);
 }
 
+/* Our blocked Winograd F(4x4, 3x3) (so_nchwc_conv_wino) on the 3x3 stride-1 group-1 cases: within TOL (1e-4 of the
+   largest output magnitude) of the reference, padding lanes zero, bitwise the same at 1 and 2 threads and with the
+   tiles cut into chunks of 5 (several chunks, a partial last one). A NaN spreads over a Winograd tile, so NaN cases
+   do not run it. Counts the runs. */
+static int wino_ran;
+static void run_conv_wino(const conv_case *k, const so_nchwc_impl *L, so_nchwc_conv *p, const float *w, const float *xb, const float *rb,
+                          const float *ref, int64_t Ho, int64_t Wo, const char *what)
+{
+    if (k->nan || so_nchwc_conv_wino(p, w)) return;
+    wino_ran++;
+    const int64_t ny = so_nchwc_numel(L->b, k->N, k->O, Ho * Wo), tc = p->wtc;
+    float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
+    float *sc = aligned_alloc(64, ((size_t)so_nchwc_wino_scratch(p, 2) * sizeof(float) + 63) / 64 * 64);
+    char w2[200];
+    snprintf(w2, sizeof w2, "%s Winograd", what);
+    memset(y1, 0x7f, sizeof(float) * (size_t)ny);
+    memset(y2, 0x7f, sizeof(float) * (size_t)ny);
+    L->wino(p, k->N, xb, y1, rb, sc, 1);
+    L->wino(p, k->N, xb, y2, rb, sc, 2);
+    check(L, y1, ref, k->N, k->O, Ho * Wo, w2);
+    same_for_threads(y1, y2, ny, w2);
+    p->wtc = tc < 5 ? tc : 5; /* fewer tiles per chunk: the scratch above is large enough */
+    memset(y2, 0x7f, sizeof(float) * (size_t)ny);
+    L->wino(p, k->N, xb, y2, rb, sc, 2);
+    if (memcmp(y1, y2, sizeof(float) * (size_t)ny)) fail_msg("%s (%s): chunks of 5 tiles differ", w2, L->isa);
+    p->wtc = tc;
+    free(y1), free(y2), free(sc);
+}
+
 static void run_conv(const conv_case *k)
 {
     const int64_t N = k->N, C = k->C, H = k->H, W = k->W, O = k->O;
@@ -207,6 +236,7 @@ static void run_conv(const conv_case *k)
                  k->sw, k->pt, k->pl, k->pb, k->pr, k->dh, k->dw, k->group);
         check(L, y1, ref, N, O, Ho * Wo, what);
         same_for_threads(y1, y2, ny, what);
+        run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what);
         so_nchwc_conv_free(&p);
         free(xb), free(rb), free(y1), free(y2);
         run_conv_dnnl(k, L, x, w, &ep, res, ref, Ho, Wo, what);
@@ -239,8 +269,13 @@ static void test_conv_dense(void **state)
         CV(1, 32, 9, 9, 48, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU), /* Inception's 1x7 */
         CV(1, 40, 9, 9, 24, 7, 1, 1, 1, 3, 0, 3, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU), /* and 7x1 */
         CV(1, 64, 15, 15, 32, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1), /* stride 2, no pads, odd size */
+        /* Winograd: ResNet-50 layer 3's shape (K = 2304 products per output), one output row, no pads, batch 2 */
+        CV(1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .scale = 1, .act1 = SO_ACT_RELU),
+        CV(1, 20, 3, 30, 17, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1, .bias = 1),
+        CV(2, 17, 10, 9, 33, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
+    assert_true(wino_ran >= 10); /* the 3x3 stride-1 cases above ran our Winograd at every level */
     /* at the AVX-512 level with libdnnl loadable (not in sanitizer builds), oneDNN ran some of them */
     if (so_isa_cpu() >= SO_ISA_AVX512 && so_dnnl_lib()) assert_true(dnnl_planned >= 10);
 }
@@ -268,6 +303,12 @@ static void test_conv_grouped_depthwise(void **state)
         CV(1, 16, 12, 12, 16, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 16, .bias = 0),           /* depthwise dilated */
         CV(1, 40, 1, 1, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 40, .bias = 1),  /* depthwise on a 1x1 plane */
         CV(1, 96, 28, 28, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 96, .bias = 1, .act1 = SO_ACT_RELU),
+        /* small planes (dw_plane: the block copied into a zero-bordered buffer): MNASNet's 5x5 on 7x7 with a residual,
+           stride 2 whose last input row and column are never read, dilation on a non-square plane, asymmetric pads */
+        CV(1, 72, 7, 7, 72, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 72, .bias = 1, .act1 = SO_ACT_RELU, .res = 1),
+        CV(2, 40, 16, 16, 40, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 40, .bias = 1, .scale = 1),
+        CV(1, 24, 10, 9, 24, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 24, .bias = 0),
+        CV(1, 48, 14, 14, 48, 5, 5, 2, 2, 1, 2, 2, 1, 1, 1, 48, .bias = 1, .act1 = SO_ACT_CLIP, .lo = 0.f, .hi = 6.f),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
 }
@@ -554,8 +595,10 @@ static void test_concat(void **state)
 static void test_reorder(void **state)
 {
     (void)state;
-    /* the AVX2 8 x 8 tiles: full and partial 8-channel groups, 8-pixel and 64-pixel tails */
-    const int64_t cs[][3] = {{1, 1, 1}, {2, 7, 3}, {1, 16, 65}, {3, 17, 1}, {1, 33, 130}, {2, 24, 77}, {1, 40, 200}, {1, 9, 8}};
+    /* the AVX2 8 x 8 tiles: full and partial 8-channel groups, 8-pixel and 64-pixel tails, an image's 3 channels
+       (one partial group, at b = 16 a group of padding only) */
+    const int64_t cs[][3] = {{1, 1, 1}, {2, 7, 3}, {1, 16, 65}, {3, 17, 1}, {1, 33, 130}, {2, 24, 77}, {1, 40, 200}, {1, 9, 8},
+                             {1, 3, 70}, {2, 5, 16}};
     const so_nchwc_impl *lv[3];
     const int nl = n_levels(lv);
     for (size_t s = 0; s < sizeof cs / sizeof cs[0]; s++) {

@@ -983,7 +983,7 @@ static void test_python_fixtures(void **state)
     }
     fclose(f);
     assert_true(n >= 12);
-    assert_int_equal(opaque_seen, 3); /* 2 LpNormalization, com.example Foo (Where on a constant mask is a table operator) */
+    assert_int_equal(opaque_seen, 3); /* 2 CumSum, com.example Foo (Where on a constant mask is a table operator) */
 }
 
 int main(void)
