@@ -394,6 +394,13 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     /* search */
     so_search_opts so = {.kind = o.search, .alpha = o.alpha, .budget = o.budget, .time_limit = o.time_limit,
                          .progress = !o.quiet && isatty(2), .queue_cap = 0, .verify_incremental = o.check_incremental};
+    /* with a layout search after it (auto, measured, greedy or backtracking, a model with a conv: below),
+       the search of the other rules gets 60 % of the time limit and the layout search the rest */
+    int has_conv = 0;
+    for (int32_t i = 0; i < start->n_nodes; i++) has_conv |= start->nodes[i].op == SO_OP_CONV;
+    const int layout_search = has_conv && o.layout == LAYOUT_AUTO && o.cost == SO_COST_MEASURED &&
+                              (o.search == SO_SEARCH_GREEDY || o.search == SO_SEARCH_BACKTRACK);
+    if (layout_search && so.time_limit > 0) so.time_limit *= 0.6;
     double t_search = so_now();
     if (so_search_run(start, rules, n_search, &cm, &fc, &so, &res) != SO_OK) goto fail;
     t_search = so_now() - t_search;
@@ -412,15 +419,18 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     /* which placement was kept under auto ("rules" or "pass"), and what each was priced at (-1: not tried) */
     const char *layout_method = "none";
     double cost_rules = -1, cost_pass = -1;
-    double t_layout = so_now();
+    double t_layout = so_now(), t_layout_search = 0;
+    int64_t layout_search_graphs = 0;
+    int32_t layout_search_steps = 0;
     if (o.layout == LAYOUT_AUTO || o.layout == LAYOUT_NCHWC) {
         /* by proven rules (search/layout.c so_layout_by_rules): the rules applied are reported with the
            search's; auto then tries each blocked conv plain again by an UNBLOCK rule, kept when cheaper */
         layout_b = so_nchwc_block();
-        int32_t *lc = so_xcalloc((size_t)n_rules + 1, sizeof *lc);
+        int32_t *lc = so_xcalloc((size_t)n_rules + 1, sizeof *lc), *lc2 = so_xcalloc((size_t)n_rules + 1, sizeof *lc2);
         so_graph *lg = NULL;
         if (so_layout_by_rules(res.best, rules, n_rules, layout_b, &fc, &lg, lc, &lst) != SO_OK) {
             free(lc);
+            free(lc2);
             goto fail;
         }
         cost_plain = so_cost_graph(&cm, res.best);
@@ -431,16 +441,30 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             int32_t ru = -1;
             if (so_layout_unblock_at(lg, rules, n_rules, layout_b, k, &fc, &cand, &ru) != SO_OK) {
                 free(lc);
+                free(lc2);
                 so_graph_free(lg);
                 goto fail;
             }
             seen++;
             if (!cand) continue;
+            /* then cancel the reorder pairs the unblock made next to an unblocked neighbour */
+            so_graph *cc_g = NULL;
+            memset(lc2, 0, ((size_t)n_rules + 1) * sizeof *lc2);
+            if (so_layout_cancel(cand, rules, n_rules, layout_b, &fc, &cc_g, lc2) != SO_OK) {
+                so_graph_free(cand);
+                free(lc);
+                free(lc2);
+                so_graph_free(lg);
+                goto fail;
+            }
+            so_graph_free(cand);
+            cand = cc_g;
             const double cc = so_cost_graph(&cm, cand);
             if (cc < cost_blocked) {
                 so_graph_free(lg);
                 lg = cand, cost_blocked = cc;
                 lc[ru]++;
+                for (int32_t r = 0; r < n_rules; r++) lc[r] += lc2[r];
                 layout_kept++;
                 k = -1; /* node numbers changed: rescan, skipping the blocked convs already tried */
                 for (int32_t q = 0, s2 = 0; q < lg->n_nodes; q++)
@@ -450,6 +474,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 so_graph_free(cand);
             }
         }
+        free(lc2);
         lst.convs = 0;
         for (int32_t k = 0; k < lg->n_nodes; k++) lst.convs += lg->nodes[k].op == SO_OP_CONV_NCHWC;
         cost_rules = cost_blocked;
@@ -473,6 +498,55 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 memset(lc, 0, ((size_t)n_rules + 1) * sizeof *lc);
             } else
                 so_graph_free(pg);
+        }
+        if (layout_search) {
+            /* layout as a search decision: the strategy's own search over the cheaper placement (rules or
+               pass) with the proven layout rules of this block only (both directions: unblock a conv, move
+               a reorder, cancel a pair); greedy takes only steps that pay at once, backtracking may take an
+               uphill step (an UNBLOCK: two reorders) whose cancellations pay later. Its time counts in
+               search_seconds: the time limit less the first search's time, at most 9.5 s in all; skipped when
+               that leaves less than 0.5 s. */
+            int32_t n_lr = 0;
+            int32_t *lidx = so_xmalloc(((size_t)n_rules + 1) * sizeof *lidx);
+            for (int32_t i = 0; i < n_rules; i++)
+                if (so_layout_rule_block(&rules[i]) == layout_b) lidx[n_lr++] = i;
+            double left = o.time_limit > 0 ? SO_MIN(o.time_limit, 9.5) - t_search : 0;
+            if (n_lr > 0 && (o.time_limit <= 0 || left >= 0.5)) {
+                so_rule *lr = so_xmalloc((size_t)n_lr * sizeof *lr);
+                for (int32_t i = 0; i < n_lr; i++) lr[i] = rules[lidx[i]];
+                double t2 = so_now();
+                so_search_opts so2 = so;
+                so2.progress = 0;
+                so2.time_limit = left;
+                so_search_result r2;
+                memset(&r2, 0, sizeof r2);
+                if (so_search_run(lg, lr, n_lr, &cm, &fc, &so2, &r2) != SO_OK) {
+                    free(lr);
+                    free(lidx);
+                    free(lc);
+                    so_graph_free(lg);
+                    goto fail;
+                }
+                t_layout_search = so_now() - t2;
+                t_search += t_layout_search;
+                layout_search_graphs = r2.graphs_explored;
+                if (r2.best && r2.cost_after < cost_blocked) {
+                    so_graph_free(lg);
+                    lg = r2.best;
+                    r2.best = NULL;
+                    cost_blocked = r2.cost_after;
+                    for (int32_t k = 0; k < r2.n_path; k++) lc[lidx[r2.path[k]]]++;
+                    lst.convs = lst.reorders = 0;
+                    for (int32_t k = 0; k < lg->n_nodes; k++) {
+                        lst.convs += lg->nodes[k].op == SO_OP_CONV_NCHWC;
+                        lst.reorders += lg->nodes[k].op == SO_OP_NCHWC_IN || lg->nodes[k].op == SO_OP_NCHWC_OUT;
+                    }
+                    layout_search_steps = r2.n_path;
+                }
+                so_search_result_free(&r2);
+                free(lr);
+            }
+            free(lidx);
         }
         if (lst.convs > 0 && (o.layout == LAYOUT_NCHWC || cost_blocked < cost_plain)) {
             so_graph_free(res.best);
@@ -498,7 +572,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             so_graph_free(lg);
     }
 
-    t_layout = so_now() - t_layout;
+    t_layout = so_now() - t_layout - t_layout_search; /* the layout search counts in search_seconds */
     /* safety net (kernels/safety.h): both graphs on several input sets, element by element */
     so_safety_opts sfo = {.threads = (int)o.threads, .seed = (uint64_t)o.seed, .inputs_path = o.inputs, .time_it = 1};
     so_safety_result sr;
@@ -605,11 +679,13 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         fprintf(f, ",\n  \"cost_table_loaded\": %lld,\n  \"cost_table_new\": %lld,\n", (long long)cm.table_loaded, (long long)cm.table_new);
         fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %s, \"cost_blocked\": %s, "
                    "\"method\": \"%s\", \"cost_rules\": %s, \"cost_pass\": %s, "
-                   "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d, \"seconds\": %.3f},\n",
+                   "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d, \"seconds\": %.3f, "
+                   "\"search_seconds\": %.3f, \"search_graphs\": %lld, \"search_steps\": %d},\n",
                 o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : o.layout == LAYOUT_PASS ? "pass" : "nchwc", layout_b, layout_applied ? "true" : "false",
                 so_json_fmt(b1, cost_plain, 9), so_json_fmt(b2, cost_blocked, 9), layout_method,
                 cost_rules < 0 ? "null" : so_json_fmt(b3, cost_rules, 9), cost_pass < 0 ? "null" : so_json_fmt(b4, cost_pass, 9), (int)lst.convs, (int)layout_kept, (int)lst.bn_folded, (int)lst.pools,
-                (int)lst.elementwise, (int)lst.concats, (int)lst.reorders, t_layout);
+                (int)lst.elementwise, (int)lst.concats, (int)lst.reorders, t_layout, t_layout_search, (long long)layout_search_graphs,
+                (int)layout_search_steps);
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)

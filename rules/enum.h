@@ -38,6 +38,7 @@ typedef struct gen_var {
     int8_t base;     /* GR_ENLARGED: the variable it enlarges; else -1 */
     int8_t chan;     /* layout universe: bit i set = dim i counts channels, generalised to b*k
                         (rank 1..4) or to the block count k (rank 5, dim 1) */
+    int8_t fixed;    /* bit i set = dim i stays concrete in rules (a padded channel count: a stem's 3) */
 } gen_var;
 
 /* ops.def's generator decision for op: 1 if a universe enumerates it (the default one, or the layout
@@ -76,6 +77,8 @@ typedef struct gen_universe {
     int elems_max;   /* largest tensor size (elements) */
     int block;       /* layout universe: the block b of the layout instances (8 or 16); 0 otherwise */
     int kmax;        /* largest kernel plane dim (0: 3); rank-4 tensors with larger planes are activations */
+    int padded;      /* layout universe: nchwc_in / conv_nchwc accept channel counts that are no multiple of
+                        block (zero padding lanes; the stem universes, whose 3 channels stay concrete) */
     int8_t bn_param[4]; /* batchnorm scale, bias, mean, var variables (-1: none) */
     int8_t sib[2];      /* 1 + index of the sibling 1x1 kernel L and of its conv bias c (0: none): L
                            feeds only conv weights and an axis-0 concat with K, c only L's conv bias
@@ -114,7 +117,10 @@ void gen_universe_layout(gen_universe *u, int block);
 /* Extended layout universes of block b: part 0 strided (stride 2) and unpadded 3x3 convs with their
    batchnorm folds, part 1 pools (3x3 max pooling stride 2 same-padded, unpadded, ceil_mode; 3x3/1
    unpadded average; global average), each with the reorders and its blocked forms, on 6x9 planes;
-   parts 2..6 stride-1 convs with a 1x3, 3x1, 5x5, 1x7 or 7x1 kernel and their folds, on 9x11 planes. */
+   parts 2..6 stride-1 convs with a 1x3, 3x1, 5x5, 1x7 or 7x1 kernel and their folds, on 9x11 planes;
+   parts 7..9 stems: a stride-2 conv (7x7 pad 3, 3x3 pad 1, 3x3 unpadded) of 3 input channels (concrete,
+   padded to one block: u->padded) and its folds, on 17x19 planes; part 10 the classifier: a 1x1 conv of b*k
+   channels to 1000 (concrete, padded to 63 blocks of 16), its relu and global average pool, plain and blocked. */
 void gen_universe_layout_ext(gen_universe *u, int block, int part);
 /* Output size of instance g's window (kernel k) over an input of size in: stride, padding (same
    k/2 or none), ceil_mode; 0 if the window does not fit. */

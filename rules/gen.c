@@ -107,7 +107,29 @@ static int rule_has_window(const so_rule *r)
     return 0;
 }
 
-/* Rule sort key: layout class (none, layout, extended-layout window: each class after the previous,
+/* Does a rule state a padded channel count: a rule input of rank 4 whose channel dim (1) is a
+   concrete count other than 1 (a stem's 3 image channels: the stem universes keep it concrete), in
+   a rule with a layout operator or a window? Such rules are the stem universes' (sort class 3). */
+static int rule_has_padded(const so_rule *r)
+{
+    if (!so_rule_has_layout(r) && !rule_has_window(r)) return 0;
+    int b = 16; /* the rule's block (a window rule without layout operator: a stem fold, 3 channels) */
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int q = 0; q < p->n_nodes; q++)
+            if (p->nodes[q].op == SO_OP_NCHWC_IN && p->nodes[q].attr.n_ints == 1) b = (int)p->nodes[q].attr.ints[0];
+    }
+    for (int i = 0; i < r->n_inputs; i++) { /* a concrete channel or block count no multiple of the block */
+        const so_rinput *in = &r->inputs[i];
+        const int dims = in->rank == 4 ? 2 : in->rank == 1 ? 1 : 0; /* channels: dims 0, 1 of a kernel or activation */
+        for (int k = 0; k < dims; k++)
+            if (in->dim[k].n_sym == 0 && in->dim[k].c > 1 && in->dim[k].c % b) return 1;
+        if (in->rank == 5 && in->dim[1].n_sym == 0 && in->dim[1].c > 1) return 1;
+    }
+    return 0;
+}
+
+/* Rule sort key: layout class (none, layout, extended-layout window, padded stem: each class after the previous,
    so that adding rules of a later class renumbers none of an earlier one), total nodes, source nodes, outputs, then the printed text without the id
    line and proof time. */
 typedef struct rkey {
@@ -134,7 +156,7 @@ void so_gen_sort(so_ruleset *rs)
         so_rule c = rs->rules[i];
         c.id = 0;
         c.proof_seconds = -1;
-        k[i].lay = rule_has_window(&c) ? 2 : so_rule_has_layout(&c);
+        k[i].lay = rule_has_padded(&c) ? 3 : rule_has_window(&c) ? 2 : so_rule_has_layout(&c);
         k[i].na = c.src.n_nodes + c.dst.n_nodes;
         k[i].ns = c.src.n_nodes;
         k[i].no = c.n_outputs;
@@ -456,9 +478,11 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     /* the layout universes (exact blocking, blocks 8 and 16): small, so neither checkpointed nor
        written to the failed-candidates file; counts are added to the default universe's */
     /* per block: the layout universe, then the extended ones (strided convs + folds, pools) */
-    static const int blocks[16] = {8, 16, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16};
-    static const int parts[16] = {-1, -1, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6};
-    for (int k = 0; k < 16; k++) {
+    /* (then the stem universes, parts 7..9: padded input channels; the classifier, part 10: padded output
+       channels, b = 16 only: 1000 is 125 blocks of 8) */
+    static const int blocks[23] = {8, 16, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 8, 8, 8, 16, 16, 16, 16};
+    static const int parts[23] = {-1, -1, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 7, 8, 9, 10};
+    for (int k = 0; k < 23; k++) {
         so_gen_options lo = *o;
         lo.ckpt_path = NULL;
         lo.failed_path = NULL;
@@ -466,7 +490,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         else gen_universe_layout_ext(&u, blocks[k], parts[k]);
         char tag[48];
         if (parts[k] < 0) snprintf(tag, sizeof tag, "layout b=%d ", blocks[k]);
-        else snprintf(tag, sizeof tag, "layout-%s b=%d ", parts[k] >= 2 ? "kernel" : parts[k] ? "pool" : "stride", blocks[k]);
+        else snprintf(tag, sizeof tag, "layout-%s b=%d ", parts[k] == 10 ? "classifier" : parts[k] >= 7 ? "stem" : parts[k] >= 2 ? "kernel" : parts[k] ? "pool" : "stride", blocks[k]);
         so_ruleset rs;
         so_gen_stats ls;
         rc = gen_run_universe(&lo, &u, tag, &rs, &ls);
@@ -478,7 +502,8 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
            say nothing new */
         for (int32_t q = 0; q < rs.n_rules; q++)
             /* (same sides: an unpadded instance on a 1x1 kernel is the same-padded one, both print alike) */
-            if (parts[k] < 0 ? so_rule_has_layout(&rs.rules[q]) : rule_has_window(&rs.rules[q]) && !so_rule_same_sides(&rs.rules[q]))
+            if (parts[k] < 0 ? so_rule_has_layout(&rs.rules[q])
+                             : (parts[k] >= 7 ? rule_has_padded(&rs.rules[q]) : rule_has_window(&rs.rules[q])) && !so_rule_same_sides(&rs.rules[q]))
                 so_ruleset_push(out, &rs.rules[q]);
         so_ruleset_free(&rs);
         st->graphs += ls.graphs, st->kept += ls.kept, st->bucketed += ls.bucketed, st->classes += ls.classes;

@@ -96,10 +96,11 @@ static void conv_vals(const gen_type *x, const gen_type *w, const uint32_t *xv, 
 static void conv_vals_win(const gen_inst *g, const gen_type *x, const gen_type *w, const uint32_t *xv, const uint32_t *wv,
                           const uint32_t *bv, uint32_t *y);
 
-/* Blocked layout permutations (exact: C = Cb * b). */
+/* Blocked layout permutations: C channels in Cb = ceil(C / b) blocks, zero padding lanes. */
 static void block_vals(const gen_type *x, int b, const uint32_t *xv, uint32_t *y, int inverse)
 {
-    int N = x->dim[0], C = x->dim[1], HW = x->dim[2] * x->dim[3], Cb = C / b;
+    int N = x->dim[0], C = x->dim[1], HW = x->dim[2] * x->dim[3], Cb = (C + b - 1) / b;
+    if (!inverse && C % b) memset(y, 0, (size_t)N * Cb * HW * b * sizeof *y); /* zero padding lanes */
     for (int n = 0; n < N; n++)
         for (int c = 0; c < C; c++)
             for (int i = 0; i < HW; i++) {
@@ -262,7 +263,7 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
         int b = u->block;
         gen_type xp = it[0], yp = ot[0];
         xp.rank = yp.rank = 4;
-        xp.dim[1] = (int16_t)(it[0].dim[1] * b);
+        xp.dim[1] = it[1].dim[1]; /* the weight's channels: the real ones of a padded input */
         yp.dim[1] = it[1].dim[0];
         xp.dim[4] = yp.dim[4] = 0;
         uint32_t *xu = so_xmalloc((size_t)gen_numel(&xp) * sizeof *xu), *yu = so_xmalloc((size_t)n * sizeof *yu);

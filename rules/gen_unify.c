@@ -130,6 +130,14 @@ static lx lx_divm(unif *U, lx e, int m)
     return r;
 }
 
+/* A padded channel count's blocks: ceil(c / m) when e is the constant c (a fixed, padded channel
+   count), else e / m as lx_divm. */
+static lx lx_ceildiv(unif *U, lx e, int m)
+{
+    if (e.n == 0 && e.c > 0) return lx_c((e.c + m - 1) / m);
+    return lx_divm(U, e, m);
+}
+
 static int64_t lx_val(const unif *U, const lx *e)
 {
     int64_t v = e->c;
@@ -265,26 +273,33 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
         case SO_OP_NCHWC_IN:
             *o = in[0];
             o->rank = 5;
-            o->d[1] = lx_divm(U, resolve(U, in[0].d[1]), u->block);
+            o->d[1] = lx_ceildiv(U, resolve(U, in[0].d[1]), u->block);
             o->d[4] = lx_c(u->block);
             break;
         case SO_OP_NCHWC_OUT:
             unify(U, in[0].d[4], lx_c(u->block));
             *o = in[0];
             o->rank = 4;
-            o->d[1] = lx_mul(U, resolve(U, in[0].d[1]), u->block);
+            if (gi->ct.rank == 1) { /* a padded channel count: concrete */
+                unify(U, in[0].d[1], lx_c((gi->ct.dim[0] + u->block - 1) / u->block));
+                o->d[1] = lx_c(gi->ct.dim[0]);
+            } else
+                o->d[1] = lx_mul(U, resolve(U, in[0].d[1]), u->block);
             memset(&o->d[4], 0, sizeof o->d[4]);
             break;
-        case SO_OP_CONV_NCHWC:
-            unify(U, lx_mul(U, resolve(U, in[0].d[1]), u->block), in[1].d[1]);
+        case SO_OP_CONV_NCHWC: {
+            lx wc = resolve(U, in[1].d[1]);
+            if (wc.n == 0 && wc.c % u->block) unify(U, in[0].d[1], lx_c((wc.c + u->block - 1) / u->block)); /* padded (a stem) */
+            else unify(U, lx_mul(U, resolve(U, in[0].d[1]), u->block), in[1].d[1]);
             unify(U, in[1].d[2], lx_c(it[1]->dim[2]));
             unify(U, in[1].d[3], lx_c(it[1]->dim[3]));
             unify(U, in[0].d[4], lx_c(u->block));
             if (gen_biased(gi)) unify(U, in[2].d[0], in[1].d[0]);
             *o = in[0];
-            o->d[1] = lx_divm(U, resolve(U, in[1].d[0]), u->block);
+            o->d[1] = lx_ceildiv(U, resolve(U, in[1].d[0]), u->block);
             win_dims(U, gi, &ev->type[base], o);
             break;
+        }
         case SO_OP_ENLARGE:
             unify(U, in[0].d[2], lx_c(it[0]->dim[2]));
             unify(U, in[0].d[3], lx_c(it[0]->dim[3]));
@@ -579,6 +594,29 @@ int genp_expand_pseudo(const gen_universe *u, const gen_graph *g, gen_graph *o)
     return 1;
 }
 
+/* A stem universe's rule with an unpadded window: its activation's plane dims (one symbol each) are
+   at least the window's 3 taps (a precondition; the numeric re-test and the matcher then instantiate
+   only shapes the window fits). */
+static void stem_preconds(const gen_universe *u, so_rule *r)
+{
+    int valid = 0;
+    for (int i = 0; i < u->n_insts; i++) valid |= u->insts[i].valid;
+    if (!valid) return;
+    for (int i = 0; i < r->n_inputs; i++) {
+        const so_rinput *in = &r->inputs[i];
+        if (in->rank != 4 || in->dim[2].n_sym != 1 || in->dim[2].c || in->dim[3].n_sym != 1 || in->dim[3].c) continue;
+        for (int k = 2; k < 4 && r->n_pre < SO_RULE_MAX_PRE; k++) {
+            int dup = 0;
+            for (int q = 0; q < r->n_pre; q++) dup |= r->pre[q].sym == in->dim[k].sym[0];
+            if (dup) continue;
+            r->pre[r->n_pre].kind = SO_PRE_GE;
+            r->pre[r->n_pre].sym = in->dim[k].sym[0];
+            r->pre[r->n_pre].value = 3;
+            r->n_pre++;
+        }
+    }
+}
+
 so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const gen_graph *dst0, so_rule *r)
 {
     memset(r, 0, sizeof *r);
@@ -624,7 +662,7 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const g
                 /* layout universe: channels b*k (rank 1..4), the block count k (rank 5) */
                 if (gv->t.rank == 5) ts[v].d[k] = lx_sym(new_sym(U, d));
                 else ts[v].d[k] = lx_mul(U, lx_sym(new_sym(U, d / u->block)), u->block);
-            } else if (d == 1 || (gv->kernel && k >= 2) || !(mask & (1u << v))) ts[v].d[k] = lx_c(d);
+            } else if (d == 1 || (gv->kernel && k >= 2) || (gv->fixed & (1 << k)) || !(mask & (1u << v))) ts[v].d[k] = lx_c(d);
             else ts[v].d[k] = lx_sym(new_sym(U, d));
         }
         td[v] = ts[v];
@@ -703,6 +741,7 @@ so_status so_gen_make_rule(const gen_universe *u, const gen_graph *src0, const g
     }
     r->n_syms = M.n;
     for (int s = 0; s < M.n; s++) snprintf(r->sym_names[s], sizeof r->sym_names[s], "%s", SYM_NAMES[s]);
+    if (u->padded) stem_preconds(u, r);
     so_rule_canon_syms(r);
     for (int s = 0; s < M.n; s++) snprintf(r->sym_names[s], sizeof r->sym_names[s], "%s", SYM_NAMES[s]);
     r->status = SO_RULE_UNVERIFIED;

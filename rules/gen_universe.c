@@ -379,6 +379,28 @@ static void add_bias_bn(gen_universe *u, int block)
     }
 }
 
+/* The convs of a layout universe with one window (stride, unpadded): plain then blocked, each without then with a
+   bias (a stride-1 same-padded window is a plain instance). */
+static void add_conv_insts(gen_universe *u, int stride, int valid)
+{
+    for (int blocked = 0; blocked < 2; blocked++)
+        for (int n_in = 2; n_in <= 3; n_in++) {
+            const so_op op = blocked ? SO_OP_CONV_NCHWC : SO_OP_CONV;
+            if (stride > 1 || valid) add_inst_win(u, op, n_in, stride, valid, 0);
+            else add_inst(u, op, SO_ACT_NONE, 0, n_in, 1, T(0, 0, 0, 0, 0));
+        }
+}
+
+/* batchnorm and the fold instances (bnfold_w; bnfold_b without, then with the conv's bias). */
+static void add_fold_insts(gen_universe *u)
+{
+    gen_type none = T(0, 0, 0, 0, 0);
+    add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, none);
+    add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, none);
+    add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, none);
+    add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, none);
+}
+
 void gen_universe_layout_ext(gen_universe *u, int block, int part)
 {
     memset(u, 0, sizeof *u);
@@ -401,16 +423,55 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         /* windows (stride, unpadded): 2 same-padded; unpadded 3x3 at stride 2 and 1 (Inception-v3; on K the
            unpadded instance is the same-padded one); each plain and blocked, with and without bias */
         static const int win[3][2] = {{2, 0}, {2, 1}, {1, 1}};
-        for (int k = 0; k < 3; k++) {
-            add_inst_win(u, SO_OP_CONV, 2, win[k][0], win[k][1], 0);
-            add_inst_win(u, SO_OP_CONV, 3, win[k][0], win[k][1], 0);
-            add_inst_win(u, SO_OP_CONV_NCHWC, 2, win[k][0], win[k][1], 0);
-            add_inst_win(u, SO_OP_CONV_NCHWC, 3, win[k][0], win[k][1], 0);
-        }
-        add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, T(0, 0, 0, 0, 0));
-        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, T(0, 0, 0, 0, 0));
+        for (int k = 0; k < 3; k++) add_conv_insts(u, win[k][0], win[k][1]);
+        add_fold_insts(u);
+    } else if (part == 10) { /* classifier (padded output channels): a 1x1 conv of b*k channels to 1000 (concrete: the
+                                ImageNet classes, 62.5 blocks of 16, padded to 63), plain and blocked, with its relu and
+                                global average pool (SqueezeNet's head); nchwc_out of a padded value names its 1000
+                                channels (the instance's ct) */
+        memset(u, 0, sizeof *u);
+        for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+        u->block = block;
+        u->padded = 1;
+        add_var(u, "X", T(4, 2, block, 6, 9), GR_ANY, 0);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        add_var(u, "P", T5(2, 1, 6, 9, block), GR_ANY, 0);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        add_var(u, "K", T(4, 1000, block, 1, 1), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        u->vars[u->n_vars - 1].fixed = 1 << 0;
+        add_var(u, "b", T(1, 1000, 0, 0, 0), GR_PARAM, 0);
+        u->vars[u->n_vars - 1].fixed = 1 << 0;
+        gen_type none = T(0, 0, 0, 0, 0);
+        add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, T(1, 1000, 0, 0, 0)); /* the padded one */
+        add_conv_insts(u, 1, 0);
+        add_inst(u, SO_OP_RELU, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_GLOBALAVGPOOL, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_GLOBALAVGPOOL_NCHWC, 0, 0, 1, 1, none);
+    } else if (part >= 7) { /* stems (padded input channels): a conv of the 3 image channels (concrete, padded to one
+                                block) to b*k channels, plain and blocked, with and without bias, and its folds; one
+                                window per universe: 7x7/2 pad 3 (ResNet, DenseNet, GoogLeNet), 3x3/2 pad 1 (MobileNet,
+                                EfficientNet, MNASNet, RegNet, ShuffleNet), 3x3/2 unpadded (SqueezeNet, Inception-v3) */
+        memset(u, 0, sizeof *u);
+        for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+        u->block = block;
+        u->padded = 1;
+        u->kmax = 7;
+        add_var(u, "X", T(4, 2, 3, 17, 19), GR_ANY, 0); /* the stride-2 outputs (>= 8x9) larger than any kernel */
+        u->vars[u->n_vars - 1].fixed = 1 << 1;
+        static const int sk[3] = {7, 3, 3}, svalid[3] = {0, 0, 1};
+        int si = (part - 7) % 3;
+        add_var(u, "W", T(4, block, 3, sk[si], sk[si]), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 1;
+        u->vars[u->n_vars - 1].fixed = 1 << 1;
+        add_bias_bn(u, block);
+        gen_type none = T(0, 0, 0, 0, 0);
+        add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, none);
+        add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, none);
+        add_conv_insts(u, 2, svalid[si]);
+        add_fold_insts(u);
     } else if (part >= 2) { /* stride-1 same-padded convs with one kernel of 1x3, 3x1, 5x5, 1x7, 7x1 (part 2..6,
                                 Inception) and their folds: one kernel per universe (no graph mixes two) */
         memset(u, 0, sizeof *u);
@@ -430,14 +491,8 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
         gen_type none = T(0, 0, 0, 0, 0);
         add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, none);
         add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, none);
-        add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 2, 1, none);
-        add_inst(u, SO_OP_CONV, SO_ACT_NONE, 0, 3, 1, none);
-        add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 2, 1, none);
-        add_inst(u, SO_OP_CONV_NCHWC, SO_ACT_NONE, 0, 3, 1, none);
-        add_inst(u, SO_OP_BATCHNORM, 0, 0, 5, 1, none);
-        add_inst(u, SO_OP_BNFOLD_W, 0, 0, 3, 1, none);
-        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 4, 1, none);
-        add_inst(u, SO_OP_BNFOLD_B, 0, 0, 5, 1, none);
+        add_conv_insts(u, 1, 0);
+        add_fold_insts(u);
     } else { /* pools: 3x3/2 pad 1 (ResNet), 3x3/2 ceil_mode (SqueezeNet, GoogLeNet), global average */
         add_inst_win(u, SO_OP_MAXPOOL, 1, 2, 0, 0);
         add_inst_win(u, SO_OP_MAXPOOL_NCHWC, 1, 2, 0, 0);
@@ -555,19 +610,30 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
         return out[0].dim[2] > 0 && out[0].dim[3] > 0;
     }
     case SO_OP_NCHWC_IN:
-        if (in[0].rank != 4 || enp_is_kernel_type(&in[0]) || u->block < 1 || in[0].dim[1] % u->block) return 0;
-        out[0] = T5(in[0].dim[0], in[0].dim[1] / u->block, in[0].dim[2], in[0].dim[3], u->block);
+        if (in[0].rank != 4 || enp_is_kernel_type(&in[0]) || u->block < 1 || (in[0].dim[1] % u->block && !u->padded)) return 0;
+        out[0] = T5(in[0].dim[0], (in[0].dim[1] + u->block - 1) / u->block, in[0].dim[2], in[0].dim[3], u->block);
         return 1;
     case SO_OP_NCHWC_OUT:
         if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
+        if (g->ct.rank == 1) { /* a padded channel count (the classifier universe) */
+            if ((g->ct.dim[0] + u->block - 1) / u->block != in[0].dim[1]) return 0;
+            out[0] = T(4, in[0].dim[0], g->ct.dim[0], in[0].dim[2], in[0].dim[3]);
+            return 1;
+        }
+        for (int i = 0; u->padded && i < u->n_insts; i++) /* that many blocks hold the padded count: its instance's */
+            if (u->insts[i].op == SO_OP_NCHWC_OUT && u->insts[i].ct.rank == 1 &&
+                (u->insts[i].ct.dim[0] + u->block - 1) / u->block == in[0].dim[1])
+                return 0;
         out[0] = T(4, in[0].dim[0], in[0].dim[1] * u->block, in[0].dim[2], in[0].dim[3]);
         return 1;
     case SO_OP_CONV_NCHWC: {
         const gen_type *x = &in[0], *w = &in[1];
         if (x->rank != 5 || x->dim[4] != u->block || !enp_is_kernel_type(w)) return 0;
-        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || w->dim[1] != x->dim[1] * u->block || w->dim[0] % u->block) return 0;
+        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || (w->dim[0] % u->block && !u->padded)) return 0;
+        if (u->padded ? (w->dim[1] + u->block - 1) / u->block != x->dim[1] : w->dim[1] != x->dim[1] * u->block) return 0;
         if (gen_biased(g) && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
-        out[0] = T5(x->dim[0], w->dim[0] / u->block, gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]), u->block);
+        out[0] = T5(x->dim[0], (w->dim[0] + u->block - 1) / u->block, gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]),
+                    u->block);
         return out[0].dim[2] > 0 && out[0].dim[3] > 0;
     }
     case SO_OP_ENLARGE:

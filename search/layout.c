@@ -536,3 +536,36 @@ so_status so_layout_unblock_at(const so_graph *g, const so_rule *rules, int32_t 
     *out = t.ng;
     return SO_OK;
 }
+
+/* Does rule r (of block b) lower the reorders, whatever it does to the plain operators? (A REDUCE
+   rule, or one that runs a blocked operator between a reorder round trip plain again:
+   nchwc_out(relu(nchwc_in(X))) = relu(X).) */
+static int cancels_reorders(const so_rule *r, int b)
+{
+    if (so_layout_rule_block(r) != b) return 0;
+    int ps, rs_, pd, rd;
+    side_potential(r, 0, &ps, &rs_);
+    side_potential(r, 1, &pd, &rd);
+    return rd < rs_;
+}
+
+so_status so_layout_cancel(const so_graph *g, const so_rule *rules, int32_t n_rules, int b, so_fold_ctx *fc, so_graph **out,
+                           int32_t *counts)
+{
+    int8_t *cls = so_xmalloc((size_t)n_rules + 1);
+    for (int32_t i = 0; i < n_rules; i++) cls[i] = (int8_t)cancels_reorders(&rules[i], b);
+    so_graph *cur = so_graph_clone(g);
+    int64_t cap = 8 * (int64_t)g->n_nodes + 64; /* guard, as so_layout_by_rules */
+    for (int64_t step = 0; step < cap; step++) {
+        int done = 0;
+        if (apply_one(&cur, rules, cls, n_rules, 1, fc, counts, &done) != SO_OK) {
+            so_graph_free(cur);
+            free(cls);
+            return SO_ERR;
+        }
+        if (!done) break;
+    }
+    free(cls);
+    *out = cur;
+    return SO_OK;
+}

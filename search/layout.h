@@ -58,4 +58,11 @@ so_status so_layout_by_rules(const so_graph *g, const so_rule *rules, int32_t n_
 so_status so_layout_unblock_at(const so_graph *g, const so_rule *rules, int32_t n_rules, int b, int32_t node, so_fold_ctx *fc,
                                so_graph **out, int32_t *rule_used);
 
+/* *out = g after the rules of block b that lower the reorders (REDUCE rules, and those that run the
+   blocked operators of a reorder round trip plain again) are applied until none matches: what an
+   UNBLOCK leaves between two reorders that then cancel (two adjacent convs unblocked one after the
+   other end with no reorder between them). counts as so_layout_by_rules. */
+so_status so_layout_cancel(const so_graph *g, const so_rule *rules, int32_t n_rules, int b, so_fold_ctx *fc, so_graph **out,
+                           int32_t *counts);
+
 #endif

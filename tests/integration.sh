@@ -104,7 +104,8 @@ for m in resnet_small squeezenet; do
         $PY - "$TMP/$m.nchwc.json" rules/default.rules <<'PYEOF' >>"$TMP/log" 2>&1 &&
 import json, re, sys
 # the placement is made of proven rules: every rule applied is a generated layout rule (layout universe, or the
-# extended ones: strided convs and their folds, pools) or a conv+BN fold
+# extended ones: strided convs and their folds, pools, k x k kernels, padded stems and the 1000-class conv) or a
+# conv+BN fold
 rep = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
 blocks = {int(b.split()[1]): b for b in re.split(r"\n(?=rule \d+\n)", text) if b.startswith("rule ")}
@@ -112,7 +113,7 @@ applied = rep["rules_applied"]
 assert rep["layout"]["applied"] and rep["layout"]["convs"] > 0 and applied, rep["layout"]
 for k in applied:
     b = blocks[int(k.split("-")[0])]
-    assert "proof proved" in b and (re.search(r"generate layout(-stride|-pool)? b=", b) or "bnfold_w" in b), k
+    assert "proof proved" in b and (re.search(r"generate layout(-stride|-pool|-kernel|-stem|-classifier)? b=", b) or "bnfold_w" in b), k
 PYEOF
         $PY -c 'import onnx,sys; m=onnx.load(sys.argv[1]); onnx.checker.check_model(m); assert sum(n.domain=="ai.superopt" for n in m.graph.node)>=3' "$out" >>"$TMP/log" 2>&1 &&
         $SO run "$out" --inputs data/$m.in.bin --outputs "$TMP/$m.nchwc.out" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
