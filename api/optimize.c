@@ -585,7 +585,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         if (o.search == SO_SEARCH_EQSAT) { /* equality saturation: the e-graph and the extraction */
             const struct so_eqsat_stats *es = &res.eqsat;
-            static const char *const stop[] = {"saturated", "node-limit", "iteration-limit", "time-limit"};
+            static const char *const stop[] = {"saturated", "node-limit", "iteration-limit", "time-limit", "work-limit"};
             static const char *const meth[] = {"greedy", "ilp-optimal", "ilp-feasible", "moves", "start", "?", "?", "?"};
             fprintf(f, "  \"eqsat\": {\"enodes\": %lld, \"eclasses\": %lld, \"iterations\": %lld, \"applied\": %lld, "
                        "\"dropped_cyclic\": %lld, \"congruences\": %lld, \"stopped_by\": \"%s\", \"extraction\": \"%s\", "

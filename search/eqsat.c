@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "extract.h"
 
@@ -15,6 +16,17 @@
    its operator. A value of a multi-output pattern node is a PROJ e-node over its tuple class. */
 
 #define EQ_MAX_PEND 32
+
+/* CPU seconds of the calling thread. The phase deadlines below are in it, not in wall time: they
+   are a safety net behind the deterministic work limits, and on a machine shared by many jobs
+   (load 20 on 2 cores gave the search a tenth of a core) wall-clock deadlines cut the saturation
+   at a different point every run. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 typedef struct ematch {
     int32_t rule;
@@ -37,7 +49,8 @@ typedef struct mctx {
     ematch *out;                        /* found matches */
     int32_t n_out, cap_out, cap;        /* cap: most per rule */
     double deadline;
-    uint32_t tries;
+    uint64_t tries;                     /* e-node tries so far (all iterations): the work measure */
+    uint64_t work_limit;                /* stop when tries reach it (0: none) */
     int stop;
     uint8_t sym_roots[SO_RULE_MAX_NODES]; /* roots of the pattern that share their operator and attributes with another root */
     const int32_t *lab_lo, *lab_hi;     /* per e-node: merge-chain labels (see chain_order); lo < 0: not a chain */
@@ -238,11 +251,16 @@ static void eq_try(mctx *s, int p, int32_t n)
     so_egraph *eg = s->eg;
     const so_enode *e = &eg->nodes[n];
     if (s->stop) return;
-    if ((++s->tries & 1023u) == 0 && s->deadline > 0 && so_now() > s->deadline) {
+    if (++s->tries >= s->work_limit && s->work_limit) {
+        s->stop = 2;
+        return;
+    }
+    if ((s->tries & 1023u) == 0 && s->deadline > 0 && cpu_now() > s->deadline) {
         s->stop = 1;
         return;
     }
     if (e->dead || e->op != (int32_t)pn->op || e->n_in != pn->n_in || eg->cls[so_eg_find(eg, e->cls)].n_out != pn->n_out) return;
+    if (pn->n_dx == 0 && s->want[p] != s->uattr[n]) return; /* attributes differ (both interned) */
     for (int q = 0; q < s->r->src.n_nodes; q++)
         if (s->mapped[q] && s->m.en[q] == n) return; /* injective */
     bsave keep;
@@ -618,8 +636,8 @@ static double *node_costs(run *r, const double *start_cost, double deadline)
             int zc = 1;
             for (int d = 0; d < e->attr->axis && d < is->rank; d++) zc &= is->dim[d] == 1;
             c[n] = 1e-9;
-            if (!zc) c[n] += so_now() < deadline ? alone_cost(r, n) : (r->unpriced++, UNPRICED);
-        } else if (so_now() < deadline)
+            if (!zc) c[n] += cpu_now() < deadline ? alone_cost(r, n) : (r->unpriced++, UNPRICED);
+        } else if (cpu_now() < deadline)
             c[n] = alone_cost(r, n) + 1e-9;
         else {
             c[n] = UNPRICED;
@@ -736,7 +754,7 @@ static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_ro
     char *need = so_xmalloc((size_t)eg->n_cls + 1);
     int32_t *stk = so_xmalloc(((size_t)eg->n_cls + (size_t)n_roots + 1) * sizeof *stk);
     cand *cd = so_xmalloc(((size_t)r->n_app + 1) * sizeof *cd);
-    for (int pass = 0; pass < max_passes && so_now() < deadline; pass++) {
+    for (int pass = 0; pass < max_passes && cpu_now() < deadline; pass++) {
         /* the classes the choice needs */
         memset(need, 0, (size_t)eg->n_cls + 1);
         int32_t ns = 0;
@@ -750,7 +768,7 @@ static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_ro
                 if (!need[so_eg_find(eg, kid[k])]) stk[ns++] = so_eg_find(eg, kid[k]);
         }
         int32_t nc = 0;
-        for (int32_t a = 0; a < r->n_app && so_now() < deadline; a++) {
+        for (int32_t a = 0; a < r->n_app && cpu_now() < deadline; a++) {
             int touches = 0;
             for (int32_t b = a, depth = 0; b >= 0 && depth < MOVE_DEPTH && !touches; b = r->app_parent[b], depth++)
                 for (int32_t k = 0; k < r->n_moves[b] && !touches; k++) touches = need[so_eg_find(eg, r->moves[(size_t)b * SO_RULE_MAX_OUTPUTS + k][0])];
@@ -770,7 +788,7 @@ static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_ro
             fprintf(stderr, "\n");
         }
         int improved = 0;
-        for (int32_t i = 0; i < nc && so_now() < deadline; i++) {
+        for (int32_t i = 0; i < nc && cpu_now() < deadline; i++) {
             int32_t old[MOVE_MAX], cls[MOVE_MAX];
             int32_t n = move_set(r, cd[i].app, ex->choice, cls, old);
             if (!n) continue;
@@ -820,7 +838,7 @@ static int64_t polish(run *r, int32_t **choice, char *used, so_graph **g, double
     int64_t kept = 0;
     int32_t *trial = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *trial);
     char *tu = so_xmalloc((size_t)r->n_app + 1);
-    for (int32_t a = r->n_app - 1; a >= 0 && so_now() < deadline; a--) {
+    for (int32_t a = r->n_app - 1; a >= 0 && cpu_now() < deadline; a--) {
         if (!used[a]) continue;
         memcpy(trial, *choice, (size_t)eg->n_cls * sizeof *trial);
         int changed = 0;
@@ -864,9 +882,11 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     if (eo.iter_limit <= 0) eo.iter_limit = 12;
     if (eo.multi_iters <= 0) eo.multi_iters = 2;
     if (eo.match_cap <= 0) eo.match_cap = 4000;
-    if (eo.ilp_node_limit == 0) eo.ilp_node_limit = 30000;
-    const double t0 = so_now(), tl = opts->time_limit > 0 ? opts->time_limit : 8.0;
-    const double sat_deadline = t0 + 0.4 * tl;
+    if (!eo.work_limit && getenv("SO_EQSAT_WORK")) eo.work_limit = atoll(getenv("SO_EQSAT_WORK"));
+    if (eo.work_limit <= 0) eo.work_limit = 30000000;
+    if (eo.ilp_node_limit == 0) eo.ilp_node_limit = 10000;
+    const double t0 = so_now(), c0 = cpu_now(), tl = opts->time_limit > 0 ? opts->time_limit : 8.0;
+    const double sat_deadline = c0 + 0.5 * tl;
     struct so_eqsat_stats *st = &res->eqsat;
     run R;
     memset(&R, 0, sizeof R);
@@ -913,13 +933,14 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     memset(&mc, 0, sizeof mc);
     mc.eg = &r->eg;
     mc.deadline = sat_deadline;
+    mc.work_limit = (uint64_t)eo.work_limit;
     st->stop = 0;
     for (int32_t it = 0;; it++) {
         if (it >= eo.iter_limit) {
             st->stop = 2;
             break;
         }
-        if (so_now() > sat_deadline) {
+        if (cpu_now() > sat_deadline) {
             st->stop = 3;
             break;
         }
@@ -997,7 +1018,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
                 st->stop = 1;
                 break;
             }
-            if ((q & 255) == 255 && so_now() > sat_deadline) {
+            if ((q & 255) == 255 && cpu_now() > sat_deadline) {
                 mc.stop = 1; /* timed out */
                 break;
             }
@@ -1039,7 +1060,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         if (getenv("SO_DEBUG_EQSAT")) {
             int32_t *per = so_xcalloc((size_t)n_rules + 1, sizeof *per);
             for (int32_t q = 0; q < mc.n_out; q++) per[mc.out[q].rule]++;
-            fprintf(stderr, "eqsat iteration %d: %d matches, %lld e-nodes, %lld classes, %.2f s; most matched:", (int)it, (int)mc.n_out,
+            fprintf(stderr, "eqsat iteration %d: %.3g tries, %d matches, %lld e-nodes, %lld classes, %.2f s; most matched:", (int)it, (double)mc.tries, (int)mc.n_out,
                     (long long)r->eg.n_live, (long long)r->eg.n_canon, so_now() - t0);
             for (int t = 0; t < 8; t++) {
                 int32_t b = -1;
@@ -1055,7 +1076,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         res->graphs_explored = it + 1;
         if (st->stop == 1) break;
         if (mc.stop) {
-            st->stop = 3;
+            st->stop = mc.stop == 2 ? 4 : 3;
             break;
         }
         if (!changed) { /* saturated */
@@ -1073,7 +1094,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
 
     /* costs, extraction */
     double tc = so_now();
-    double *cost = node_costs(r, start_cost, t0 + 0.7 * tl);
+    double *cost = node_costs(r, start_cost, c0 + 0.7 * tl);
     st->unpriced = r->unpriced;
     st->cost_seconds = so_now() - tc;
     int32_t n_rt = start->model->n_outputs + r->n_inputs;
@@ -1082,12 +1103,14 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     for (int32_t i = 0; i < r->n_inputs; i++) roots[start->model->n_outputs + i] = r->input_cls[i];
     so_extract_result ex;
     const double t_ex = so_now();
-    so_status rc = so_extract(&r->eg, cost, roots, n_rt, eo.ilp_node_limit, fmax(0.2, 0.5 * (0.75 * tl - (so_now() - t0))), &ex);
+    /* GLPK's time limit is wall time: four times the CPU budget, a safety net behind its
+       deterministic iteration and subproblem limits (search/extract.c) */
+    so_status rc = so_extract(&r->eg, cost, roots, n_rt, eo.ilp_node_limit, 4 * fmax(0.2, 0.5 * (0.75 * tl - (cpu_now() - c0))), &ex);
     if (rc != SO_OK) {
         free(roots);
         goto out;
     }
-    moves(r, cost, roots, n_rt, 100, t0 + 0.75 * tl, &ex);
+    moves(r, cost, roots, n_rt, 100, c0 + 0.75 * tl, &ex);
     ex.seconds = so_now() - t_ex;
     free(roots);
     st->extract_method = ex.method;
@@ -1105,7 +1128,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         free(ex.choice);
         goto out;
     }
-    st->polished = polish(r, &ex.choice, used, &g, &gc, t0 + 0.95 * tl);
+    st->polished = polish(r, &ex.choice, used, &g, &gc, c0 + 0.95 * tl);
     /* the rule applications the extracted graph uses, in order */
     res->path = so_xmalloc(((size_t)r->n_app + 1) * sizeof *res->path);
     for (int32_t a = 0; a < r->n_app; a++)

@@ -15,7 +15,10 @@ typedef struct so_eqsat_opts {
                                    Tensat's k_multi: their matches multiply with the e-graph) */
     int32_t match_cap;          /* matches applied per rule per iteration (default 4000; a quarter of it for
                                    rules with several roots) */
-    int64_t ilp_node_limit;     /* e-nodes above which extraction is greedy only (default 30000) */
+    int64_t ilp_node_limit;     /* e-nodes above which extraction is greedy only (default 10000) */
+    int64_t work_limit;         /* e-matching work (e-nodes tried against a pattern node, all iterations) after
+                                   which saturation stops (default 3e7): the deterministic bound, where a
+                                   time limit would make the e-graph depend on the machine's load */
 } so_eqsat_opts;
 
 /* Equality saturation from start (canonicalised, toposorted, shapes inferred) with rules[0..n)

@@ -66,7 +66,14 @@ static void greedy(so_egraph *eg, const double *cost, int32_t *choice)
 typedef struct heur {
     const double *x; /* 1-based column values of the greedy choice */
     int given;
+    int stopped;     /* the branch-and-bound node limit was reached */
 } heur;
+
+/* Work limits of the ILP, deterministic (GLPK's time limits, kept as a safety net, would make the
+   extraction depend on the machine's load): simplex iterations of the LP relaxation, and
+   branch-and-bound subproblems. */
+#define ILP_SIMPLEX_ITERS 20000
+#define ILP_BB_NODES 1000
 
 static void ilp_callback(glp_tree *tree, void *info)
 {
@@ -74,6 +81,12 @@ static void ilp_callback(glp_tree *tree, void *info)
     if (glp_ios_reason(tree) == GLP_IHEUR && !h->given) {
         h->given = 1;
         glp_ios_heur_sol(tree, h->x);
+    }
+    int total = 0;
+    glp_ios_tree_size(tree, NULL, NULL, &total);
+    if (total > ILP_BB_NODES && !h->stopped) {
+        h->stopped = 1;
+        glp_ios_terminate(tree);
     }
 }
 
@@ -234,7 +247,8 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
     glp_init_smcp(&smp);
     smp.msg_lev = GLP_MSG_OFF;
     smp.tm_lim = (int)fmin(remaining * 1000 * 0.5, 1e9);
-    heur h = {x, 0};
+    smp.it_lim = ILP_SIMPLEX_ITERS;
+    heur h = {x, 0, 0};
     int ok = glp_simplex(lp, &smp) == 0 && glp_get_status(lp) == GLP_OPT;
     if (ok) {
         glp_iocp parm;
@@ -259,7 +273,7 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
         int rc = glp_intopt(lp, &parm);
         int st = glp_mip_status(lp);
         if (getenv("SO_DEBUG_EQSAT")) fprintf(stderr, "extract: ILP rc %d status %d obj %.9g\n", rc, st, glp_mip_obj_val(lp));
-        if ((rc == 0 || rc == GLP_ETMLIM) && (st == GLP_OPT || st == GLP_FEAS)) {
+        if ((rc == 0 || rc == GLP_ETMLIM || rc == GLP_ESTOP) && (st == GLP_OPT || st == GLP_FEAS)) {
             int32_t *ch = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *ch);
             for (int32_t c = 0; c < eg->n_cls; c++) ch[c] = -1;
             for (int32_t q = 1; q <= n_col; q++) {
@@ -272,7 +286,7 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
                 free(out->choice);
                 out->choice = ch;
                 out->cost = ic;
-                out->method = st == GLP_OPT && rc == 0 ? SO_EXTRACT_ILP_OPTIMAL : SO_EXTRACT_ILP_FEASIBLE;
+                out->method = st == GLP_OPT && rc == 0 && !h.stopped ? SO_EXTRACT_ILP_OPTIMAL : SO_EXTRACT_ILP_FEASIBLE;
             } else {
                 free(ch);
                 snprintf(out->why_greedy, sizeof out->why_greedy, "the ILP's solution was not cheaper");
@@ -280,7 +294,7 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
         } else
             snprintf(out->why_greedy, sizeof out->why_greedy, "the ILP found no solution in time (glpk %d/%d)", rc, st);
     } else
-        snprintf(out->why_greedy, sizeof out->why_greedy, "the LP relaxation did not solve in time");
+        snprintf(out->why_greedy, sizeof out->why_greedy, "the LP relaxation did not solve within %d simplex iterations (or in time)", ILP_SIMPLEX_ITERS);
     glp_delete_prob(lp);
     free(x);
     free(ia);
