@@ -369,6 +369,7 @@ typedef struct run {
     int32_t n_inputs;
     int32_t *app_rule;         /* rule of each application */
     int32_t *app_parent;       /* the application that made the merge chain it extends (chain_order), or -1 */
+    uint8_t *app_merge;        /* 1: an application of a rule with symmetric roots (a merge) */
     int32_t n_app, cap_app;
     /* each application as an extraction move: for each rule output, the class of the source
        value and the e-node of the target value (moves[app * SO_RULE_MAX_OUTPUTS + k]) */
@@ -381,6 +382,8 @@ typedef struct run {
     int32_t n_lab, cap_lab;
     int64_t prefiltered;       /* matches skipped: they would close a cycle */
     int32_t *rank, n_rank;     /* per class at the iteration's start: topological position (children first) */
+    double *alt;               /* per e-node: its cost out of context, or -1 (so_extract_costs) */
+    uint8_t *ctx;              /* per e-node: which children decide the context (so_extract_costs) */
     int64_t unpriced;          /* e-nodes left unpriced at the costing deadline */
 } run;
 
@@ -605,9 +608,12 @@ static double *node_costs(run *r, const double *start_cost, double deadline)
 {
     so_egraph *eg = &r->eg;
     double *c = so_xmalloc(((size_t)eg->n_nodes + 1) * sizeof *c);
+    r->alt = so_xmalloc(((size_t)eg->n_nodes + 1) * sizeof *r->alt);
+    r->ctx = so_xcalloc((size_t)eg->n_nodes + 1, 1);
     for (int32_t n = 0; n < eg->n_nodes; n++) {
         const so_enode *e = &eg->nodes[n];
         c[n] = 0;
+        r->alt[n] = -1;
         if (e->dead || e->op == SO_EG_PROJ || (so_ops[e->op].flags & (SO_F_SOURCE | SO_F_OPAQUE))) continue;
         int all_const = 1;
         for (int32_t k = 0; k < e->n_in; k++) all_const &= eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].constant;
@@ -616,19 +622,15 @@ static double *node_costs(run *r, const double *start_cost, double deadline)
         else if (e->orig >= 0) {
             c[n] = start_cost[e->orig] + 1e-9;
             /* an epilogue the executor fused into its producer in the start graph (batchnorm, bias,
-               relu after a conv) is free only while that producer stays: if its operand's class
-               has other e-nodes (the conv merged with a sibling, then split), it is priced as its
-               own pass, so that extraction prefers the rewrites that fold it (conv+batchnorm =
-               conv with folded weights) over keeping it after a merge, where it no longer fuses.
-               The same for a zero-copy concat or split: a concat of a split's outputs is a copy
-               (Inception-v3: merged sibling convs made each block's concat a copy, +3.7 ms of
-               cost the e-graph did not see) */
-            if (r->start_fused[e->orig])
-                for (int32_t k = 0; k < e->n_in; k++)
-                    if (eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].n_nodes > 1 && !eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].constant) {
-                        c[n] = so_cost_node(r->cm, r->start, e->orig) + 1e-9;
-                        break;
-                    }
+               relu after a conv) is free only while its producer stays one: after a merged-then-
+               split conv (its operand a projection) it runs as its own pass. The same for a
+               zero-copy concat: of split outputs it is a copy (Inception-v3: merged sibling convs
+               made each block's concat a copy, +3.7 ms of cost the e-graph did not see). Priced
+               in context by the extraction (so_extract_costs) */
+            if (r->start_fused[e->orig] && e->op != SO_OP_SPLIT) {
+                r->alt[n] = so_cost_node(r->cm, r->start, e->orig) + 1e-9;
+                r->ctx[n] = e->op == SO_OP_CONCAT ? 2 : 1;
+            }
         }
         else if (e->op == SO_OP_SPLIT && e->n_in == 1) {
             /* zero-copy when the dims before the axis are 1 (kernels/exec.c split_in_place) */
@@ -750,6 +752,7 @@ static int cand_cmp(const void *x, const void *y)
 static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_roots, int max_passes, double deadline, so_extract_result *ex)
 {
     so_egraph *eg = &r->eg;
+    so_extract_costs ec = {cost, r->alt, r->ctx};
     double best = ex->cost;
     char *need = so_xmalloc((size_t)eg->n_cls + 1);
     int32_t *stk = so_xmalloc(((size_t)eg->n_cls + (size_t)n_roots + 1) * sizeof *stk);
@@ -776,7 +779,7 @@ static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_ro
             int32_t old[MOVE_MAX], cls[MOVE_MAX];
             int32_t n = move_set(r, a, ex->choice, cls, old);
             if (!n) continue;
-            double c2 = so_extract_dag_cost(eg, cost, ex->choice, roots, n_roots);
+            double c2 = so_extract_dag_cost_ctx(eg, &ec, ex->choice, roots, n_roots);
             for (int32_t k = n - 1; k >= 0; k--) ex->choice[cls[k]] = old[k];
             if (c2 < best - 1e-12 * fabs(best)) cd[nc++] = (cand){c2 - best, a};
         }
@@ -792,7 +795,7 @@ static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_ro
             int32_t old[MOVE_MAX], cls[MOVE_MAX];
             int32_t n = move_set(r, cd[i].app, ex->choice, cls, old);
             if (!n) continue;
-            double c2 = so_extract_dag_cost(eg, cost, ex->choice, roots, n_roots);
+            double c2 = so_extract_dag_cost_ctx(eg, &ec, ex->choice, roots, n_roots);
             if (c2 < best - 1e-12 * fabs(best)) {
                 best = c2;
                 improved = 1;
@@ -851,6 +854,44 @@ static int64_t polish(run *r, int32_t **choice, char *used, so_graph **g, double
                 if (orig >= 0 && trial[c] != orig) trial[c] = orig, changed = 1;
             }
         if (!changed) continue;
+        so_graph *tg = NULL;
+        double tc = 0;
+        if (priced_graph(r, trial, tu, &tg, &tc) != SO_OK) continue;
+        if (tc < *gc) {
+            so_graph_free(*g);
+            *g = tg;
+            *gc = tc;
+            memcpy(*choice, trial, (size_t)eg->n_cls * sizeof *trial);
+            memcpy(used, tu, (size_t)r->n_app + 1);
+            kept++;
+        } else
+            so_graph_free(tg);
+    }
+    free(trial);
+    free(tu);
+    return kept;
+}
+
+/* The converse of the polish, for merges (applications of rules with symmetric roots, whose worth
+   depends most on fusion in context): each merge application not in use, in order, at most
+   MERGE_TRIES of them, is taken with its chain (move_set) and the whole graph priced; kept when
+   cheaper. NasNet-A: a merge of two sibling 1x1 convs after their batchnorms are folded pays only
+   as a graph (its e-node delta, with the epilogues after the split priced as passes, did not).
+   Returns the number kept. */
+#define MERGE_TRIES 400
+static int64_t merge_moves(run *r, int32_t **choice, char *used, so_graph **g, double *gc, double deadline)
+{
+    so_egraph *eg = &r->eg;
+    int64_t kept = 0;
+    int32_t tries = 0;
+    int32_t *trial = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *trial);
+    char *tu = so_xmalloc((size_t)r->n_app + 1);
+    for (int32_t a = 0; a < r->n_app && tries < MERGE_TRIES && cpu_now() < deadline; a++) {
+        if (used[a] || !r->app_merge[a]) continue;
+        memcpy(trial, *choice, (size_t)eg->n_cls * sizeof *trial);
+        int32_t old[MOVE_MAX], cls[MOVE_MAX];
+        if (!move_set(r, a, trial, cls, old)) continue;
+        tries++;
         so_graph *tg = NULL;
         double tc = 0;
         if (priced_graph(r, trial, tu, &tg, &tc) != SO_OK) continue;
@@ -1026,6 +1067,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
                 r->cap_app = r->cap_app ? 2 * r->cap_app : 256;
                 r->app_rule = so_xrealloc(r->app_rule, (size_t)r->cap_app * sizeof *r->app_rule);
                 r->app_parent = so_xrealloc(r->app_parent, (size_t)r->cap_app * sizeof *r->app_parent);
+                r->app_merge = so_xrealloc(r->app_merge, (size_t)r->cap_app * sizeof *r->app_merge);
                 r->moves = so_xrealloc(r->moves, (size_t)r->cap_app * SO_RULE_MAX_OUTPUTS * sizeof *r->moves);
                 r->n_moves = so_xrealloc(r->n_moves, (size_t)r->cap_app * sizeof *r->n_moves);
             }
@@ -1033,6 +1075,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
             {
                 int32_t f = mc.out[q].first;
                 r->app_parent[r->n_app] = f >= 0 && r->lab_lo[f] >= 0 ? r->eg.nodes[f].app : -1;
+                r->app_merge[r->n_app] = mc.out[q].lo >= 0;
             }
             if (apply(r, &mc.out[q], r->n_app)) {
                 if (getenv("SO_DEBUG_CHAIN") && rules[mc.out[q].rule].id == atoi(getenv("SO_DEBUG_CHAIN")) && mc.out[q].lo >= 0)
@@ -1105,7 +1148,8 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     const double t_ex = so_now();
     /* GLPK's time limit is wall time: four times the CPU budget, a safety net behind its
        deterministic iteration and subproblem limits (search/extract.c) */
-    so_status rc = so_extract(&r->eg, cost, roots, n_rt, eo.ilp_node_limit, 4 * fmax(0.2, 0.5 * (0.75 * tl - (cpu_now() - c0))), &ex);
+    so_extract_costs ecs = {cost, r->alt, r->ctx};
+    so_status rc = so_extract_ctx(&r->eg, &ecs, roots, n_rt, eo.ilp_node_limit, 4 * fmax(0.2, 0.5 * (0.75 * tl - (cpu_now() - c0))), &ex);
     if (rc != SO_OK) {
         free(roots);
         goto out;
@@ -1128,7 +1172,8 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         free(ex.choice);
         goto out;
     }
-    st->polished = polish(r, &ex.choice, used, &g, &gc, c0 + 0.95 * tl);
+    st->polished = polish(r, &ex.choice, used, &g, &gc, c0 + 0.85 * tl);
+    st->merged = merge_moves(r, &ex.choice, used, &g, &gc, c0 + 0.95 * tl);
     /* the rule applications the extracted graph uses, in order */
     res->path = so_xmalloc(((size_t)r->n_app + 1) * sizeof *res->path);
     for (int32_t a = 0; a < r->n_app; a++)
@@ -1159,12 +1204,15 @@ out:
     free(r->input_cls);
     free(r->app_rule);
     free(r->app_parent);
+    free(r->app_merge);
     free(r->moves);
     free(r->n_moves);
     free(r->lab_lo);
     free(r->lab_hi);
     free(r->uattr);
     free(r->rank);
+    free(r->alt);
+    free(r->ctx);
     so_graph_free(r->scratch);
     so_eg_free(&r->eg);
     res->seconds = so_now() - t0;
