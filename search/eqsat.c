@@ -1037,18 +1037,6 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
             }
             if (mc.stop && mc.cap <= 0) mc.stop = 0; /* that rule's cap, not the deadline */
         }
-        if (getenv("SO_DEBUG_CHAIN"))
-            for (int32_t q = 0; q < mc.n_out; q++)
-                if (rules[mc.out[q].rule].id == atoi(getenv("SO_DEBUG_CHAIN")) && q % 50 == 0) {
-                    const ematch *em = &mc.out[q];
-                    fprintf(stderr, "it %d match lo %d hi %d:", (int)it, em->lo, em->hi);
-                    for (int p = 0; p < rules[em->rule].src.n_nodes; p++) {
-                        const so_enode *e = &r->eg.nodes[em->en[p]];
-                        fprintf(stderr, " [p%d n%d op%d orig%d app%d lab%d cls%d]", p, em->en[p], e->op, e->orig, e->app, r->lab_lo[em->en[p]], so_eg_find(&r->eg, e->cls));
-                    }
-                    for (int v = 0; v < rules[em->rule].n_inputs; v++) fprintf(stderr, " v%d=c%d", v, so_eg_find(&r->eg, em->var[v]));
-                    fprintf(stderr, "\n");
-                }
         free(ost);
         free(ond);
         free(ocls);
@@ -1078,8 +1066,6 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
                 r->app_merge[r->n_app] = mc.out[q].lo >= 0;
             }
             if (apply(r, &mc.out[q], r->n_app)) {
-                if (getenv("SO_DEBUG_CHAIN") && rules[mc.out[q].rule].id == atoi(getenv("SO_DEBUG_CHAIN")) && mc.out[q].lo >= 0)
-                    fprintf(stderr, "it %d applied chain lo %d hi %d first %d k2 %d\n", (int)it, mc.out[q].lo, mc.out[q].hi, mc.out[q].first, mc.out[q].k2);
                 r->n_app++;
                 changed = 1;
                 st->applied++;
