@@ -35,6 +35,7 @@ typedef struct ematch {
     int64_t sym[SO_RULE_MAX_SYMS];
     int32_t lo, hi;                 /* symmetric roots: first and last key (chain_order), else -1 */
     int32_t first, k2;              /* symmetric roots: the first one's e-node, the second one's key */
+    int32_t first_chain;            /* 1 if the first symmetric root is a chain (a merge's e-node) */
 } ematch;
 
 typedef struct mctx {
@@ -98,13 +99,14 @@ static int chain_order(mctx *s)
     int32_t prev = -1;
     int first = 1;
     s->m.lo = s->m.hi = s->m.first = s->m.k2 = -1;
+    s->m.first_chain = 0;
     for (int q = 0; q < s->r->src.n_nodes; q++) {
         if (!s->sym_roots[q]) continue;
         int32_t n = s->m.en[q];
         if (s->lab_lo[n] < 0 && !start_value(s, n)) return 0;
         if (!first && s->lab_lo[n] >= 0) return 0;
         if (!first && key_lo(s, n) <= prev) return 0;
-        if (first) s->m.lo = key_lo(s, n), s->m.first = n;
+        if (first) s->m.lo = key_lo(s, n), s->m.first = n, s->m.first_chain = s->lab_lo[n] >= 0;
         else if (s->m.k2 < 0) s->m.k2 = key_lo(s, n);
         prev = s->m.hi = key_hi(s, n);
         first = 0;
@@ -227,18 +229,23 @@ static int eq_attr_match(mctx *s, int p, int32_t n)
 
 static void eq_step(mctx *s, int p);
 
-/* Merges extend by the next leaf only. Of the matches m[0..n) of one rule with symmetric roots,
-   only the one with the least second key is kept per first root (the first of those found): chains
-   grow as runs of consecutive leaves in key order, n(n-1)/2 of them for n leaves of one shared
+/* Merges extend by the next leaf only. Every pair of leaves is kept; of the matches m[0..n) of one
+   rule with symmetric roots whose first root is a chain, only the one with the least second key
+   per chain (the first of those found): a chain grows by the next leaf in key order, so the chains
+   are a pair and then a run of consecutive leaves after it, O(n^3) for n leaves of one shared
    operand rather than 2^n subsets (NasRNN: 8 gate matmuls of each step's input share it, 247
-   subsets each). Every partition into runs stays reachable: merging all (the common win) or
-   neighbours. At most cap are kept, in the order found. Returns the number kept, compacted. */
+   subsets each). Any two siblings can merge (NasNet-A's win is the merge of two non-adjacent
+   1x1 convs), and merging all (NasRNN's) is reachable. At most cap are kept, in the order found.
+   Returns the number kept, compacted. */
 static int32_t contiguous_runs(ematch *m, int32_t n, int32_t cap)
 {
     int32_t k = 0;
     for (int32_t i = 0; i < n; i++) {
         int best = 1;
-        for (int32_t j = 0; j < n && best; j++)
+        if (!m[i].first_chain) /* a pair of leaves: every one is kept */
+            ;
+        else
+            for (int32_t j = 0; j < n && best; j++)
             if (j != i && m[j].first == m[i].first && (m[j].k2 < m[i].k2 || (m[j].k2 == m[i].k2 && j < i))) best = 0;
         if (best && k < cap) m[k++] = m[i];
     }

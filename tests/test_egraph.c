@@ -286,8 +286,8 @@ static void test_eqsat_search(void **state)
 
 /* Merge chains: five matmuls of one input X[1,8] by five weights (outputs X.W0, X.W1, X.W2 and
    X.W3 * X.W4), rule 2 of the dev rules both ways. The merge rule's roots are symmetric: matches
-   are kept in one canonical order, extending a chain by the next leaf only (search/eqsat.c
-   chain_order, contiguous_runs), so the e-graph holds the 4+3+2+1 runs of consecutive matmuls
+   are kept in one canonical order, every pair of leaves, a chain extended by the next leaf only
+   (search/eqsat.c chain_order, contiguous_runs), so the e-graph holds 10 pairs and 10 extensions
    rather than every subset in every order, and the rule runs every iteration: the 5-way merge
    (four iterations of it) is reached and extracted (one matmul; the splits are zero-copy). The
    run is deterministic: twice the same, and under a small work limit it stops with "work-limit",
@@ -326,7 +326,7 @@ static void test_eqsat_merge_chain(void **state)
     assert_int_equal(n_mm, 1);
     assert_true(res.cost_after < res.cost_before);
     assert_true(max_diff(t.g, res.best) < 1e-4);
-    /* the merges: 10 runs of the 5 matmuls (all 26 subsets of >= 2 in every order would be more) */
+    /* the merges: 10 pairs + 10 extensions (the 26 subsets of >= 2 in every order would be far more) */
     assert_true(res.eqsat.applied <= 20);
     assert_int_equal(so_eqsat_run(start, rules, n, &cm, &fc, &o, NULL, &res2), SO_OK);
     assert_true(res2.cost_after == res.cost_after);
