@@ -926,7 +926,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     if (!eo.node_limit && getenv("SO_EQSAT_NODES")) eo.node_limit = atoll(getenv("SO_EQSAT_NODES"));
     if (!eo.iter_limit && getenv("SO_EQSAT_ITERS")) eo.iter_limit = atoi(getenv("SO_EQSAT_ITERS"));
     if (!eo.multi_iters && getenv("SO_EQSAT_MULTI")) eo.multi_iters = atoi(getenv("SO_EQSAT_MULTI"));
-    if (eo.node_limit <= 0) eo.node_limit = 20000;
+    if (eo.node_limit <= 0) eo.node_limit = 30000;
     if (eo.iter_limit <= 0) eo.iter_limit = 12;
     if (eo.multi_iters <= 0) eo.multi_iters = 2;
     if (eo.match_cap <= 0) eo.match_cap = 4000;

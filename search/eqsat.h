@@ -9,7 +9,7 @@
 
 /* Limits (0: the default). */
 typedef struct so_eqsat_opts {
-    int64_t node_limit;         /* stop applying rules once the e-graph has this many live e-nodes (default 20000) */
+    int64_t node_limit;         /* stop applying rules once the e-graph has this many live e-nodes (default 30000) */
     int32_t iter_limit;         /* iterations of match-all-then-apply-all (default 12) */
     int32_t multi_iters;        /* iterations in which rules with several root patterns are matched (default 2;
                                    Tensat's k_multi: their matches multiply with the e-graph) */
