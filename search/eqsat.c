@@ -835,6 +835,25 @@ static so_status priced_graph(run *r, const int32_t *choice, char *used, so_grap
     return SO_OK;
 }
 
+/* Prices the graph of choice trial (tu: its used applications, scratch) as a whole; if cheaper
+   than *gc, it becomes the current state (*choice, used, *g, *gc). Returns 1 if kept. */
+static int keep_if_cheaper(run *r, const int32_t *trial, char *tu, int32_t **choice, char *used, so_graph **g, double *gc)
+{
+    so_graph *tg = NULL;
+    double tc = 0;
+    if (priced_graph(r, trial, tu, &tg, &tc) != SO_OK) return 0;
+    if (!(tc < *gc)) {
+        so_graph_free(tg);
+        return 0;
+    }
+    so_graph_free(*g);
+    *g = tg;
+    *gc = tc;
+    memcpy(*choice, trial, (size_t)r->eg.n_cls * sizeof *trial);
+    memcpy(used, tu, (size_t)r->n_app + 1);
+    return 1;
+}
+
 /* The extraction's costs are per e-node, blind to what the executor fuses in context (an epilogue
    after a merged-then-split conv, a concat of split outputs): each rule application the extracted
    graph uses is undone in turn, latest first, with the merge chain it extends (its output classes
@@ -861,18 +880,7 @@ static int64_t polish(run *r, int32_t **choice, char *used, so_graph **g, double
                 if (orig >= 0 && trial[c] != orig) trial[c] = orig, changed = 1;
             }
         if (!changed) continue;
-        so_graph *tg = NULL;
-        double tc = 0;
-        if (priced_graph(r, trial, tu, &tg, &tc) != SO_OK) continue;
-        if (tc < *gc) {
-            so_graph_free(*g);
-            *g = tg;
-            *gc = tc;
-            memcpy(*choice, trial, (size_t)eg->n_cls * sizeof *trial);
-            memcpy(used, tu, (size_t)r->n_app + 1);
-            kept++;
-        } else
-            so_graph_free(tg);
+        kept += keep_if_cheaper(r, trial, tu, choice, used, g, gc);
     }
     free(trial);
     free(tu);
@@ -899,18 +907,7 @@ static int64_t merge_moves(run *r, int32_t **choice, char *used, so_graph **g, d
         int32_t old[MOVE_MAX], cls[MOVE_MAX];
         if (!move_set(r, a, trial, cls, old)) continue;
         tries++;
-        so_graph *tg = NULL;
-        double tc = 0;
-        if (priced_graph(r, trial, tu, &tg, &tc) != SO_OK) continue;
-        if (tc < *gc) {
-            so_graph_free(*g);
-            *g = tg;
-            *gc = tc;
-            memcpy(*choice, trial, (size_t)eg->n_cls * sizeof *trial);
-            memcpy(used, tu, (size_t)r->n_app + 1);
-            kept++;
-        } else
-            so_graph_free(tg);
+        kept += keep_if_cheaper(r, trial, tu, choice, used, g, gc);
     }
     free(trial);
     free(tu);

@@ -11,8 +11,9 @@
 typedef struct so_eqsat_opts {
     int64_t node_limit;         /* stop applying rules once the e-graph has this many live e-nodes (default 30000) */
     int32_t iter_limit;         /* iterations of match-all-then-apply-all (default 12) */
-    int32_t multi_iters;        /* iterations in which rules with several root patterns are matched (default 2;
-                                   Tensat's k_multi: their matches multiply with the e-graph) */
+    int32_t multi_iters;        /* iterations in which rules with several root patterns of different operators
+                                   are matched (default 2; Tensat's k_multi: their matches multiply with the
+                                   e-graph); merges (roots of one operator) run every iteration as chains */
     int32_t match_cap;          /* matches applied per rule per iteration (default 4000; a quarter of it for
                                    rules with several roots) */
     int64_t ilp_node_limit;     /* e-nodes above which extraction is greedy only (default 10000) */

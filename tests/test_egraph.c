@@ -235,21 +235,28 @@ static void test_ilp_extraction(void **state)
     so_model_free(m);
 }
 
+/* Rules 1 and 2 of the dev rules (TEST_RULES_1_2) parsed into rs, each with its reverse: rules[0..4). */
+static int dev_rules_both_ways(so_ruleset *rs, so_rule *rules)
+{
+    static const char *text = TEST_RULES_1_2;
+    assert_int_equal(so_rules_parse("t.rules", text, strlen(text), rs), SO_OK);
+    int n = 0;
+    for (int i = 0; i < rs->n_rules; i++) {
+        rules[n++] = rs->rules[i];
+        so_rule_reverse(&rs->rules[i], &rules[n++]);
+    }
+    return n;
+}
+
 /* Equality saturation with rule 2 of the dev rules (two matmuls sharing X = one matmul of the
    concatenated weights, split: two roots, two outputs) and rule 1 (distribution), both ways:
    X[4,8]; outputs relu(X.W0 + X.W1) and X.V. */
 static void test_eqsat_search(void **state)
 {
     (void)state;
-    static const char *text = TEST_RULES_1_2;
     so_ruleset rs = {0};
-    assert_int_equal(so_rules_parse("t.rules", text, strlen(text), &rs), SO_OK);
     so_rule rules[4];
-    int n = 0;
-    for (int i = 0; i < rs.n_rules; i++) {
-        rules[n++] = rs.rules[i];
-        so_rule_reverse(&rs.rules[i], &rules[n++]);
-    }
+    int n = dev_rules_both_ways(&rs, rules);
     tb t;
     so_shape xs = shape2(4, 8);
     tb_new(&t, 1, &xs, 2);
@@ -295,15 +302,9 @@ static void test_eqsat_search(void **state)
 static void test_eqsat_merge_chain(void **state)
 {
     (void)state;
-    static const char *text = TEST_RULES_1_2;
     so_ruleset rs = {0};
-    assert_int_equal(so_rules_parse("t.rules", text, strlen(text), &rs), SO_OK);
     so_rule rules[4];
-    int n = 0;
-    for (int i = 0; i < rs.n_rules; i++) {
-        rules[n++] = rs.rules[i];
-        so_rule_reverse(&rs.rules[i], &rules[n++]);
-    }
+    int n = dev_rules_both_ways(&rs, rules);
     tb t;
     so_shape xs = shape2(1, 8);
     tb_new(&t, 1, &xs, 4);
