@@ -657,7 +657,8 @@ static double *node_costs(run *r, const double *start_cost, double deadline)
 }
 
 /* The graph of a choice: the chosen e-nodes of the classes the outputs (and the inputs) need;
-   used[a] = 1 for each rule application a whose e-nodes it holds. */
+   used[a] = 1 for each rule application a whose e-nodes it holds. NULL if a needed class has no
+   choice. */
 static so_graph *build_graph(run *r, const int32_t *choice, char *used)
 {
     so_egraph *eg = &r->eg;
@@ -667,16 +668,26 @@ static so_graph *build_graph(run *r, const int32_t *choice, char *used)
     int32_t *stk = so_xmalloc(((size_t)eg->n_cls + (size_t)eg->model->n_outputs + (size_t)r->n_inputs + 1) * sizeof *stk), ns = 0;
     for (int32_t o = 0; o < eg->model->n_outputs; o++) stk[ns++] = so_eg_find(eg, r->out_cls[o]);
     for (int32_t i = 0; i < r->n_inputs; i++) stk[ns++] = so_eg_find(eg, r->input_cls[i]);
+    int complete = 1;
     while (ns > 0) {
         int32_t c = stk[--ns];
         if (need[c]) continue;
         need[c] = 1;
+        if (choice[c] < 0) { /* a needed class without a choice: no graph */
+            complete = 0;
+            continue;
+        }
         if (eg->nodes[choice[c]].app >= 0) used[eg->nodes[choice[c]].app] = 1;
         const int32_t *kid = so_eg_kids(eg, choice[c]);
         for (int32_t k = 0; k < eg->nodes[choice[c]].n_in; k++)
             if (!need[so_eg_find(eg, kid[k])]) stk[ns++] = so_eg_find(eg, kid[k]);
     }
     free(stk);
+    if (!complete) {
+        free(need);
+        free(topo);
+        return NULL;
+    }
     so_graph *g = so_graph_new(eg->model);
     int32_t *gnode = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *gnode);
     so_edge *gval = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *gval);
@@ -826,6 +837,7 @@ static so_status priced_graph(run *r, const int32_t *choice, char *used, so_grap
 {
     memset(used, 0, (size_t)r->n_app + 1);
     so_graph *g = build_graph(r, choice, used);
+    if (!g) return so_errorf("eqsat: a class the extracted graph needs has no choice");
     if (so_canonicalize(r->fc, g, NULL) != SO_OK) {
         so_graph_free(g);
         return so_errorf("eqsat: the extracted graph does not canonicalise: %s", so_error());

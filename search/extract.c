@@ -314,6 +314,11 @@ so_status so_extract_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_
                 int32_t e = ecol[q], c = so_eg_find(eg, eg->nodes[e].cls);
                 if (ch[c] < 0 || node_cost[e] < node_cost[ch[c]] || (node_cost[e] == node_cost[ch[c]] && e < ch[c])) ch[c] = e;
             }
+            /* classes the solution does not need keep the incumbent's choice: the moves and the
+               whole-graph steps after extraction change choices of classes outside it, and a class
+               left without a choice there would build a graph of garbage */
+            for (int32_t c = 0; c < eg->n_cls; c++)
+                if (ch[c] < 0) ch[c] = out->choice[c];
             double ic = so_extract_dag_cost_ctx(eg, ec, ch, roots, n_roots);
             if (ic < out->cost) {
                 free(out->choice);

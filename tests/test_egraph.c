@@ -206,6 +206,7 @@ static void test_ilp_extraction(void **state)
     int32_t t = split_halves(&eg, mm);
     int32_t p0 = so_eg_proj(&eg, t, 0, -1), p1 = so_eg_proj(&eg, t, 1, -1);
     int32_t r = binary(&eg, SO_OP_ADD, c, d);
+    unary(&eg, SO_OP_RELU, leaf(&eg, 2, shape2(2, 2)), -1); /* a class the roots do not need */
     so_eg_merge(&eg, c, p0);
     so_eg_merge(&eg, d, p1);
     so_eg_rebuild(&eg);
@@ -223,6 +224,10 @@ static void test_ilp_extraction(void **state)
     assert_int_equal(eg.nodes[ex.choice[so_eg_find(&eg, c)]].op, SO_EG_PROJ);
     assert_int_equal(eg.nodes[ex.choice[so_eg_find(&eg, d)]].op, SO_EG_PROJ);
     assert_true(so_extract_dag_cost(&eg, cost, ex.choice, roots, 3) == 7.0);
+    /* every class keeps a choice (the ILP's solution where it has one, else the incumbent's): the
+       moves and whole-graph steps after extraction change classes outside the solution */
+    for (int32_t k = 0; k < eg.n_cls; k++)
+        if (eg.uf[k] == k && eg.cls[k].n_nodes > 0) assert_true(ex.choice[k] >= 0);
     free(ex.choice);
     /* over the ILP's limit: greedy, and it says why */
     assert_int_equal(so_extract(&eg, cost, roots, 3, 2, 10.0, &ex), SO_OK);
