@@ -659,18 +659,18 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         if (o.search == SO_SEARCH_EQSAT) { /* equality saturation: the e-graph and the extraction */
             const struct so_eqsat_stats *es = &res.eqsat;
-            static const char *const stop[] = {"saturated", "node-limit", "iteration-limit", "time-limit"};
+            static const char *const stop[] = {"saturated", "node-limit", "iteration-limit", "time-limit", "work-limit"};
             static const char *const meth[] = {"greedy", "ilp-optimal", "ilp-feasible", "moves", "start", "?", "?", "?"};
             fprintf(f, "  \"eqsat\": {\"enodes\": %lld, \"eclasses\": %lld, \"iterations\": %lld, \"applied\": %lld, "
                        "\"dropped_cyclic\": %lld, \"congruences\": %lld, \"stopped_by\": \"%s\", \"extraction\": \"%s\", "
                        "\"extract_cost\": %s, \"greedy_extract_cost\": %s, \"ilp_vars\": %d, \"ilp_rows\": %d, \"why_greedy\": ",
                     (long long)es->enodes, (long long)es->eclasses, (long long)es->iterations, (long long)es->applied,
-                    (long long)es->dropped_cyclic, (long long)es->congruences, stop[es->stop & 3], meth[es->extract_method & 7],
+                    (long long)es->dropped_cyclic, (long long)es->congruences, stop[es->stop >= 0 && es->stop <= 4 ? es->stop : 0], meth[es->extract_method & 7],
                     so_json_fmt(b0, es->extract_cost, 9), so_json_fmt(b1, es->greedy_cost, 9), (int)es->ilp_vars, (int)es->ilp_rows);
             so_json_fstr(f, es->why_greedy);
-            fprintf(f, ", \"saturate_seconds\": %s, \"cost_seconds\": %s, \"extract_seconds\": %s, \"unpriced\": %lld, \"polished\": %lld, \"start_kept\": %s},\n",
+            fprintf(f, ", \"saturate_seconds\": %s, \"cost_seconds\": %s, \"extract_seconds\": %s, \"unpriced\": %lld, \"polished\": %lld, \"merged\": %lld, \"start_kept\": %s},\n",
                     so_json_fmt(b0, es->saturate_seconds, 4), so_json_fmt(b1, es->cost_seconds, 4), so_json_fmt(b2, es->extract_seconds, 4),
-                    (long long)es->unpriced, (long long)es->polished, es->start_kept ? "true" : "false");
+                    (long long)es->unpriced, (long long)es->polished, (long long)es->merged, es->start_kept ? "true" : "false");
         }
         /* the cost table (measured): where, entries read, configurations measured by this run */
         fprintf(f, "  \"cost_table\": ");

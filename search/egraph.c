@@ -316,9 +316,11 @@ static void kill(so_egraph *eg, int32_t n)
 
 /* Cycle filtering after merges (Tensat's, done once per rebuild): a depth-first walk over the
    classes; an e-node whose child class is on the walk's path closes a cycle. On that cycle, the
-   e-node the walk took in a class that has other e-nodes is dropped (one a rule added rather than
-   one of the start graph, when there is a choice), so that every class keeps an e-node: a merge
-   of x with t(t(x)) keeps x and drops t(t(x)). Only a cycle through classes of one e-node each
+   newest e-node (highest id) the walk took in a class that has other e-nodes is dropped, so that
+   every class keeps an e-node and the older derivations stay: a merge of x with t(t(x)) keeps x
+   and drops t(t(x)); after merging x0.W and x1.W into split(concat(x0,x1).W), a later rule's
+   concat(x0.W, x1.W) in the merged class is dropped, not the merge (which, dropped, the next
+   iteration made again, and the cycle again). Deterministic: ids follow the order of additions. Only a cycle through classes of one e-node each
    (none arises from sound merges of an acyclic graph) loses the e-node that closed it; e-nodes
    left with an empty child class are then dropped too. */
 static void drop_cycles(so_egraph *eg)
@@ -365,9 +367,7 @@ static void drop_cycles(so_egraph *eg)
             for (int32_t q = top; q >= at[d]; q--) {
                 const frame *fq = &stk[q];
                 if (live[fq->c] < 2) continue;
-                if (pick < 0 || (eg->nodes[eg->cls[fq->c].nodes[fq->i]].orig < 0 &&
-                                 eg->nodes[eg->cls[stk[pick].c].nodes[stk[pick].i]].orig >= 0))
-                    pick = q;
+                if (pick < 0 || eg->cls[fq->c].nodes[fq->i] > eg->cls[stk[pick].c].nodes[stk[pick].i]) pick = q;
             }
             if (pick >= 0) {
                 kill(eg, eg->cls[stk[pick].c].nodes[stk[pick].i]);

@@ -68,8 +68,8 @@ int so_eg_reaches(so_egraph *eg, int32_t from, int32_t to);
 int32_t so_eg_merge(so_egraph *eg, int32_t a, int32_t b);
 /* Restores the invariants after merges: children canonical, congruent e-nodes (equal op, attr,
    ref and canonical children) merged until none are left, duplicates dropped, cycles removed
-   (Tensat's cycle filtering: per cycle one e-node dropped, preferring an e-node of a class that
-   keeps others; e-nodes left reading an emptied class dropped too), class lists (nodes,
+   (Tensat's cycle filtering: per cycle the newest e-node taken in a class that keeps others is
+   dropped; e-nodes left reading an emptied class dropped too), class lists (nodes,
    parents, constant) recomputed. Afterwards the e-graph is acyclic. Returns the number of
    congruence merges. */
 int64_t so_eg_rebuild(so_egraph *eg);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "extract.h"
 
@@ -16,11 +17,25 @@
 
 #define EQ_MAX_PEND 32
 
+/* CPU seconds of the calling thread. The phase deadlines below are in it, not in wall time: they
+   are a safety net behind the deterministic work limits, and on a machine shared by many jobs
+   (load 20 on 2 cores gave the search a tenth of a core) wall-clock deadlines cut the saturation
+   at a different point every run. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 typedef struct ematch {
     int32_t rule;
     int32_t en[SO_RULE_MAX_NODES];  /* e-node of each source pattern node */
     int32_t var[SO_RULE_MAX_INPUTS];/* class of each rule input */
     int64_t sym[SO_RULE_MAX_SYMS];
+    int32_t lo, hi;                 /* symmetric roots: first and last key (chain_order), else -1 */
+    int32_t first, k2;              /* symmetric roots: the first one's e-node, the second one's key */
+    int32_t first_chain;            /* 1 if the first symmetric root is a chain (a merge's e-node) */
 } ematch;
 
 typedef struct mctx {
@@ -35,10 +50,69 @@ typedef struct mctx {
     ematch *out;                        /* found matches */
     int32_t n_out, cap_out, cap;        /* cap: most per rule */
     double deadline;
-    uint32_t tries;
+    uint64_t tries;                     /* e-node tries so far (all iterations): the work measure */
+    uint64_t work_limit;                /* stop when tries reach it (0: none) */
     int stop;
     uint8_t sym_roots[SO_RULE_MAX_NODES]; /* roots of the pattern that share their operator and attributes with another root */
+    const int32_t *lab_lo, *lab_hi;     /* per e-node: merge-chain labels (see chain_order); lo < 0: not a chain */
+    const uint8_t *orig_cls;            /* per canonical class: 1 if it holds an e-node of the start graph */
+    const so_attr *const *uattr;        /* per e-node: so_attr_used of its attributes, interned */
+    const so_attr *want[SO_RULE_MAX_NODES]; /* per pattern node without symbolic attributes: the same */
+    const int32_t *rank;                /* per class at the iteration's start: topological position, -1 none */
+    int32_t n_rank;
 } mctx;
+
+/* The ordering key of e-node n as a root of a symmetric multi-root match: a chain (made by such an
+   application) carries the keys of its first and last leaf; any other e-node is a leaf whose key is
+   its class. */
+static int32_t key_lo(const mctx *s, int32_t n) { return s->lab_lo[n] >= 0 ? s->lab_lo[n] : so_eg_find(s->eg, s->eg->nodes[n].cls); }
+static int32_t key_hi(const mctx *s, int32_t n) { return s->lab_lo[n] >= 0 ? s->lab_hi[n] : so_eg_find(s->eg, s->eg->nodes[n].cls); }
+
+/* Merge chains in one canonical order. Roots of the same operator and attributes
+   (matmul(X,A), matmul(X,B); matmul(A,W), matmul(C,W)) match any pair of e-nodes, and every merge
+   makes a new e-node that matches again: unordered, the k leaves of one shared operand are merged
+   in every order and every tree shape (k! orders; NasRNN's x_t.W_g over 5 steps filled 17,000
+   e-nodes by the second iteration with at most 4-way merges). A match is kept only when the first
+   symmetric root (pattern order) is a leaf or a chain, every later one is a leaf, and the keys
+   increase (last key of the first < key of the second < ...): each set of leaves is merged once,
+   left-deep in key order, one new e-node per subset, so these rules can run every iteration and
+   reach n-way merges. A leaf must be a value of the start graph (its class holds a start-graph
+   e-node) and the first e-node of that operator in its class (a conv with a batchnorm folded into
+   its weights is the only conv of the batchnorm's class): the other e-nodes of a value
+   (matmul(x, t(t(W))) after transpose rules) otherwise seed chains of their own, and NasRNN's
+   third iteration hit the match cap on them. Returns 1 if the match is in canonical order. */
+static int start_value(const mctx *s, int32_t n)
+{
+    so_egraph *eg = s->eg;
+    int32_t c = so_eg_find(eg, eg->nodes[n].cls);
+    if (!s->orig_cls[c]) return 0;
+    const so_eclass *cl = &eg->cls[c];
+    for (int32_t i = 0; i < cl->n_nodes; i++) {
+        const so_enode *e = &eg->nodes[cl->nodes[i]];
+        if (cl->nodes[i] < n && !e->dead && e->op == eg->nodes[n].op && s->lab_lo[cl->nodes[i]] < 0) return 0;
+    }
+    return 1;
+}
+
+static int chain_order(mctx *s)
+{
+    int32_t prev = -1;
+    int first = 1;
+    s->m.lo = s->m.hi = s->m.first = s->m.k2 = -1;
+    s->m.first_chain = 0;
+    for (int q = 0; q < s->r->src.n_nodes; q++) {
+        if (!s->sym_roots[q]) continue;
+        int32_t n = s->m.en[q];
+        if (s->lab_lo[n] < 0 && !start_value(s, n)) return 0;
+        if (!first && s->lab_lo[n] >= 0) return 0;
+        if (!first && key_lo(s, n) <= prev) return 0;
+        if (first) s->m.lo = key_lo(s, n), s->m.first = n, s->m.first_chain = s->lab_lo[n] >= 0;
+        else if (s->m.k2 < 0) s->m.k2 = key_lo(s, n);
+        prev = s->m.hi = key_hi(s, n);
+        first = 0;
+    }
+    return 1;
+}
 
 /* The bindings a tried e-node may change, kept to be put back when the try is over. */
 typedef struct bsave {
@@ -136,8 +210,11 @@ static int32_t value_class(so_egraph *eg, int32_t n, int32_t slot)
     return -1;
 }
 
-static int eq_attr_match(mctx *s, const so_rnode *pn, const so_attr *ga)
+static int eq_attr_match(mctx *s, int p, int32_t n)
 {
+    const so_rnode *pn = &s->r->src.nodes[p];
+    if (pn->n_dx == 0) return s->want[p] == s->uattr[n]; /* both interned */
+    const so_attr *ga = s->eg->nodes[n].attr;
     so_attr have = so_attr_used(pn->op, ga), want = so_attr_used(pn->op, &pn->attr);
     if (pn->n_dx > 0) {
         if (ga->n_ints != pn->n_dx) return 0;
@@ -152,22 +229,50 @@ static int eq_attr_match(mctx *s, const so_rnode *pn, const so_attr *ga)
 
 static void eq_step(mctx *s, int p);
 
+/* Merges extend by the next leaf only. Every pair of leaves is kept; of the matches m[0..n) of one
+   rule with symmetric roots whose first root is a chain, only the one with the least second key
+   per chain (the first of those found): a chain grows by the next leaf in key order, so the chains
+   are a pair and then a run of consecutive leaves after it, O(n^3) for n leaves of one shared
+   operand rather than 2^n subsets (NasRNN: 8 gate matmuls of each step's input share it, 247
+   subsets each). Any two siblings can merge (NasNet-A's win is the merge of two non-adjacent
+   1x1 convs), and merging all (NasRNN's) is reachable. At most cap are kept, in the order found.
+   Returns the number kept, compacted. */
+static int32_t contiguous_runs(ematch *m, int32_t n, int32_t cap)
+{
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int best = 1;
+        if (!m[i].first_chain) /* a pair of leaves: every one is kept */
+            ;
+        else
+            for (int32_t j = 0; j < n && best; j++)
+            if (j != i && m[j].first == m[i].first && (m[j].k2 < m[i].k2 || (m[j].k2 == m[i].k2 && j < i))) best = 0;
+        if (best && k < cap) m[k++] = m[i];
+    }
+    return k;
+}
+
 static void eq_try(mctx *s, int p, int32_t n)
 {
     const so_rnode *pn = &s->r->src.nodes[p];
     so_egraph *eg = s->eg;
     const so_enode *e = &eg->nodes[n];
     if (s->stop) return;
-    if ((++s->tries & 1023u) == 0 && s->deadline > 0 && so_now() > s->deadline) {
+    if (++s->tries >= s->work_limit && s->work_limit) {
+        s->stop = 2;
+        return;
+    }
+    if ((s->tries & 1023u) == 0 && s->deadline > 0 && cpu_now() > s->deadline) {
         s->stop = 1;
         return;
     }
     if (e->dead || e->op != (int32_t)pn->op || e->n_in != pn->n_in || eg->cls[so_eg_find(eg, e->cls)].n_out != pn->n_out) return;
+    if (pn->n_dx == 0 && s->want[p] != s->uattr[n]) return; /* attributes differ (both interned) */
     for (int q = 0; q < s->r->src.n_nodes; q++)
         if (s->mapped[q] && s->m.en[q] == n) return; /* injective */
     bsave keep;
     bind_keep(s, &keep);
-    int ok = eq_attr_match(s, pn, e->attr);
+    int ok = eq_attr_match(s, p, n);
     /* consumers already matched read this node's values */
     for (int q = 0; ok && q < s->r->src.n_nodes; q++) {
         if (!s->mapped[q]) continue;
@@ -203,14 +308,8 @@ static void eq_step(mctx *s, int p)
         int all_const = 1;
         for (int q = 0; q < s->r->src.n_nodes && all_const; q++) all_const = eg->cls[so_eg_find(eg, eg->nodes[s->m.en[q]].cls)].constant;
         ok &= !all_const;
-        /* two roots of the same operator and attributes (matmul(X,A), matmul(X,B)): the match and its
-           mirror (roots swapped) add the same merge twice, in both concatenation orders, and the
-           orders multiply with every further merge; only the one with the roots' classes in
-           increasing order is kept */
-        for (int q = 0; ok && q < s->r->src.n_nodes; q++)
-            for (int q2 = q + 1; ok && q2 < s->r->src.n_nodes; q2++)
-                if (s->sym_roots[q] && s->sym_roots[q2])
-                    ok = so_eg_find(eg, eg->nodes[s->m.en[q]].cls) < so_eg_find(eg, eg->nodes[s->m.en[q2]].cls);
+        /* roots of the same operator and attributes: one canonical merge order (chain_order) */
+        if (ok) ok = chain_order(s);
         if (ok) {
             if (s->n_out == s->cap_out) {
                 s->cap_out = s->cap_out ? 2 * s->cap_out : 64;
@@ -276,6 +375,8 @@ typedef struct run {
     int32_t *input_cls;        /* class of each INPUT node of start */
     int32_t n_inputs;
     int32_t *app_rule;         /* rule of each application */
+    int32_t *app_parent;       /* the application that made the merge chain it extends (chain_order), or -1 */
+    uint8_t *app_merge;        /* 1: an application of a rule with symmetric roots (a merge) */
     int32_t n_app, cap_app;
     /* each application as an extraction move: for each rule output, the class of the source
        value and the e-node of the target value (moves[app * SO_RULE_MAX_OUTPUTS + k]) */
@@ -283,6 +384,13 @@ typedef struct run {
     int32_t *n_moves;
     int32_t f32_weight;        /* a float32 weight of the model (flops placeholders), or -1 */
     const uint8_t *start_fused; /* per start-graph node: 1 if the executor fuses it into its producer */
+    int32_t *lab_lo, *lab_hi;  /* per e-node: merge-chain keys (chain_order); lab_lo -1: not a chain */
+    const so_attr **uattr;     /* per e-node: so_attr_used of its attributes, interned in the model */
+    int32_t n_lab, cap_lab;
+    int64_t prefiltered;       /* matches skipped: they would close a cycle */
+    int32_t *rank, n_rank;     /* per class at the iteration's start: topological position (children first) */
+    double *alt;               /* per e-node: its cost out of context, or -1 (so_extract_costs) */
+    uint8_t *ctx;              /* per e-node: which children decide the context (so_extract_costs) */
     int64_t unpriced;          /* e-nodes left unpriced at the costing deadline */
 } run;
 
@@ -339,7 +447,59 @@ static void add_start(run *r)
 
 /* Applies one match: adds the target's e-nodes and merges each mapped output with its source
    value. Returns 1 if the e-graph changed. */
+static void label_new(run *r, int32_t lo, int32_t hi)
+{
+    if (r->eg.n_nodes > r->cap_lab) {
+        r->cap_lab = r->eg.n_nodes * 2 + 256;
+        r->lab_lo = so_xrealloc(r->lab_lo, (size_t)r->cap_lab * sizeof *r->lab_lo);
+        r->lab_hi = so_xrealloc(r->lab_hi, (size_t)r->cap_lab * sizeof *r->lab_hi);
+        r->uattr = so_xrealloc(r->uattr, (size_t)r->cap_lab * sizeof *r->uattr);
+    }
+    for (; r->n_lab < r->eg.n_nodes; r->n_lab++) {
+        const so_enode *e = &r->eg.nodes[r->n_lab];
+        r->lab_lo[r->n_lab] = lo, r->lab_hi[r->n_lab] = hi;
+        if (e->op == SO_EG_PROJ || !e->attr) r->uattr[r->n_lab] = NULL;
+        else {
+            so_attr a = so_attr_used((so_op)e->op, e->attr);
+            r->uattr[r->n_lab] = so_model_attr(r->eg.model, &a);
+        }
+    }
+}
+
+static int apply_match(run *r, const ematch *m, int32_t app);
+
+/* apply_match, then the e-nodes it added labelled as a chain of the match's symmetric roots */
 static int apply(run *r, const ematch *m, int32_t app)
+{
+    /* a rule with several outputs whose target reads a value computed from one of its source
+       outputs would close a cycle when merged (matmul(h1,U), matmul(h2,U) merged into
+       concat(h1,h2).U while h2 is computed from h1.U): skipped before anything is added (Tensat's
+       pre-filtering), rather than added and dropped by the cycle filter */
+    const so_rule *ru = &r->rules[m->rule];
+    if (ru->n_outputs > 1)
+        for (int k = 0; k < ru->n_outputs; k++) {
+            so_rref s = ru->src_out[k];
+            int32_t sc = value_class(&r->eg, m->en[s.node], s.slot);
+            if (sc < 0) continue;
+            for (int v = 0; v < ru->n_inputs; v++) {
+                int32_t fv = so_eg_find(&r->eg, m->var[v]), fs = so_eg_find(&r->eg, sc);
+                if (fv == fs) continue;
+                /* a class placed before sc in the iteration's topological order cannot read it (up to
+                   this iteration's merges so far; the cycle filter catches the rest) */
+                if (fv < r->n_rank && fs < r->n_rank && r->rank[fv] >= 0 && r->rank[fs] >= 0 && r->rank[fv] < r->rank[fs]) continue;
+                if (so_eg_reaches(&r->eg, fv, fs)) {
+                    r->prefiltered++;
+                    return 0;
+                }
+            }
+        }
+    label_new(r, -1, -1);
+    int changed = apply_match(r, m, app);
+    label_new(r, m->lo, m->hi);
+    return changed;
+}
+
+static int apply_match(run *r, const ematch *m, int32_t app)
 {
     so_egraph *eg = &r->eg;
     const so_rule *ru = &r->rules[m->rule];
@@ -455,9 +615,12 @@ static double *node_costs(run *r, const double *start_cost, double deadline)
 {
     so_egraph *eg = &r->eg;
     double *c = so_xmalloc(((size_t)eg->n_nodes + 1) * sizeof *c);
+    r->alt = so_xmalloc(((size_t)eg->n_nodes + 1) * sizeof *r->alt);
+    r->ctx = so_xcalloc((size_t)eg->n_nodes + 1, 1);
     for (int32_t n = 0; n < eg->n_nodes; n++) {
         const so_enode *e = &eg->nodes[n];
         c[n] = 0;
+        r->alt[n] = -1;
         if (e->dead || e->op == SO_EG_PROJ || (so_ops[e->op].flags & (SO_F_SOURCE | SO_F_OPAQUE))) continue;
         int all_const = 1;
         for (int32_t k = 0; k < e->n_in; k++) all_const &= eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].constant;
@@ -466,19 +629,15 @@ static double *node_costs(run *r, const double *start_cost, double deadline)
         else if (e->orig >= 0) {
             c[n] = start_cost[e->orig] + 1e-9;
             /* an epilogue the executor fused into its producer in the start graph (batchnorm, bias,
-               relu after a conv) is free only while that producer stays: if its operand's class
-               has other e-nodes (the conv merged with a sibling, then split), it is priced as its
-               own pass, so that extraction prefers the rewrites that fold it (conv+batchnorm =
-               conv with folded weights) over keeping it after a merge, where it no longer fuses.
-               The same for a zero-copy concat or split: a concat of a split's outputs is a copy
-               (Inception-v3: merged sibling convs made each block's concat a copy, +3.7 ms of
-               cost the e-graph did not see) */
-            if (r->start_fused[e->orig])
-                for (int32_t k = 0; k < e->n_in; k++)
-                    if (eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].n_nodes > 1 && !eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[k])].constant) {
-                        c[n] = so_cost_node(r->cm, r->start, e->orig) + 1e-9;
-                        break;
-                    }
+               relu after a conv) is free only while its producer stays one: after a merged-then-
+               split conv (its operand a projection) it runs as its own pass. The same for a
+               zero-copy concat: of split outputs it is a copy (Inception-v3: merged sibling convs
+               made each block's concat a copy, +3.7 ms of cost the e-graph did not see). Priced
+               in context by the extraction (so_extract_costs) */
+            if (r->start_fused[e->orig] && e->op != SO_OP_SPLIT) {
+                r->alt[n] = so_cost_node(r->cm, r->start, e->orig) + 1e-9;
+                r->ctx[n] = e->op == SO_OP_CONCAT ? 2 : 1;
+            }
         }
         else if (e->op == SO_OP_SPLIT && e->n_in == 1) {
             /* zero-copy when the dims before the axis are 1 (kernels/exec.c split_in_place) */
@@ -486,8 +645,8 @@ static double *node_costs(run *r, const double *start_cost, double deadline)
             int zc = 1;
             for (int d = 0; d < e->attr->axis && d < is->rank; d++) zc &= is->dim[d] == 1;
             c[n] = 1e-9;
-            if (!zc) c[n] += so_now() < deadline ? alone_cost(r, n) : (r->unpriced++, UNPRICED);
-        } else if (so_now() < deadline)
+            if (!zc) c[n] += cpu_now() < deadline ? alone_cost(r, n) : (r->unpriced++, UNPRICED);
+        } else if (cpu_now() < deadline)
             c[n] = alone_cost(r, n) + 1e-9;
         else {
             c[n] = UNPRICED;
@@ -498,7 +657,8 @@ static double *node_costs(run *r, const double *start_cost, double deadline)
 }
 
 /* The graph of a choice: the chosen e-nodes of the classes the outputs (and the inputs) need;
-   used[a] = 1 for each rule application a whose e-nodes it holds. */
+   used[a] = 1 for each rule application a whose e-nodes it holds. NULL if a needed class has no
+   choice. */
 static so_graph *build_graph(run *r, const int32_t *choice, char *used)
 {
     so_egraph *eg = &r->eg;
@@ -508,16 +668,26 @@ static so_graph *build_graph(run *r, const int32_t *choice, char *used)
     int32_t *stk = so_xmalloc(((size_t)eg->n_cls + (size_t)eg->model->n_outputs + (size_t)r->n_inputs + 1) * sizeof *stk), ns = 0;
     for (int32_t o = 0; o < eg->model->n_outputs; o++) stk[ns++] = so_eg_find(eg, r->out_cls[o]);
     for (int32_t i = 0; i < r->n_inputs; i++) stk[ns++] = so_eg_find(eg, r->input_cls[i]);
+    int complete = 1;
     while (ns > 0) {
         int32_t c = stk[--ns];
         if (need[c]) continue;
         need[c] = 1;
+        if (choice[c] < 0) { /* a needed class without a choice: no graph */
+            complete = 0;
+            continue;
+        }
         if (eg->nodes[choice[c]].app >= 0) used[eg->nodes[choice[c]].app] = 1;
         const int32_t *kid = so_eg_kids(eg, choice[c]);
         for (int32_t k = 0; k < eg->nodes[choice[c]].n_in; k++)
             if (!need[so_eg_find(eg, kid[k])]) stk[ns++] = so_eg_find(eg, kid[k]);
     }
     free(stk);
+    if (!complete) {
+        free(need);
+        free(topo);
+        return NULL;
+    }
     so_graph *g = so_graph_new(eg->model);
     int32_t *gnode = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *gnode);
     so_edge *gval = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *gval);
@@ -547,37 +717,114 @@ static so_graph *build_graph(run *r, const int32_t *choice, char *used)
 }
 
 /* Whole-rewrite moves on an extraction (the ILP's relaxation is weak where commuted and merged
-   alternatives share children, and greedy pays a merged operator once per reader): each rule
-   application in turn, its target e-nodes chosen for all its outputs at once, kept when the
-   choice's DAG cost falls; passes until none improves or the deadline. */
-static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_roots, double deadline, so_extract_result *ex)
+   alternatives share children, and greedy pays a merged operator once per reader): a move is one
+   rule application, its target e-nodes chosen for all its outputs at once. Each pass prices every
+   move that touches a class the choice needs (its DAG cost after the move), then takes the
+   improving ones best first, each re-priced and kept only if it still lowers the cost; passes until
+   none improves, at most max_passes, or the deadline (a safety net: reached only on a heavily
+   loaded machine, then the result depends on the load). Best first matters: NasRNN's zero-copy
+   merges of the 8 gate matmuls of one input (saving a launch) taken in application order block
+   the time-step merges of one weight (saving 4 reads of 1 MB) that come later. */
+#define MOVE_DEPTH 64 /* applications in one chain move, at most */
+#define MOVE_MAX (MOVE_DEPTH * SO_RULE_MAX_OUTPUTS)
+
+/* Sets the move of application a (and of the chain it extends: a merge chain's move takes its
+   earlier merges too, so that a 5-way merge replaces two disjoint pairs in one step) in choice;
+   the classes changed and their old choices in cls/old (MOVE_MAX). Returns how many, 0 (nothing
+   changed, choice as it was) if none. */
+static int32_t move_set(run *r, int32_t a, int32_t *choice, int32_t *cls, int32_t *old)
 {
     so_egraph *eg = &r->eg;
+    int32_t n = 0, same = 1;
+    for (int depth = 0; a >= 0 && depth < MOVE_DEPTH; depth++, a = r->app_parent[a])
+        for (int32_t k = 0; k < r->n_moves[a]; k++) {
+            int32_t c = so_eg_find(eg, r->moves[(size_t)a * SO_RULE_MAX_OUTPUTS + k][0]), e = r->moves[(size_t)a * SO_RULE_MAX_OUTPUTS + k][1];
+            if (eg->nodes[e].dead || so_eg_find(eg, eg->nodes[e].cls) != c) continue;
+            int dup = 0; /* a class an outer merge already set keeps that choice */
+            for (int32_t q = 0; q < n && !dup; q++) dup = cls[q] == c;
+            if (dup) continue;
+            cls[n] = c;
+            old[n++] = choice[c];
+            same &= choice[c] == e;
+            choice[c] = e;
+        }
+    if (n == 0 || same) {
+        for (int32_t k = n - 1; k >= 0; k--) choice[cls[k]] = old[k];
+        return 0;
+    }
+    return n;
+}
+
+typedef struct cand {
+    double delta;
+    int32_t app;
+} cand;
+
+static int cand_cmp(const void *x, const void *y)
+{
+    const cand *a = x, *b = y;
+    if (a->delta != b->delta) return a->delta < b->delta ? -1 : 1;
+    return (a->app > b->app) - (a->app < b->app);
+}
+
+static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_roots, int max_passes, double deadline, so_extract_result *ex)
+{
+    so_egraph *eg = &r->eg;
+    so_extract_costs ec = {cost, r->alt, r->ctx};
     double best = ex->cost;
-    for (int improved = 1; improved && so_now() < deadline;) {
-        improved = 0;
-        for (int32_t a = 0; a < r->n_app && so_now() < deadline; a++) {
-            int32_t old[SO_RULE_MAX_OUTPUTS], cls[SO_RULE_MAX_OUTPUTS], n = 0, same = 1;
-            for (int32_t k = 0; k < r->n_moves[a]; k++) {
-                int32_t c = so_eg_find(eg, r->moves[(size_t)a * SO_RULE_MAX_OUTPUTS + k][0]), e = r->moves[(size_t)a * SO_RULE_MAX_OUTPUTS + k][1];
-                if (eg->nodes[e].dead || so_eg_find(eg, eg->nodes[e].cls) != c) continue;
-                cls[n] = c;
-                old[n++] = ex->choice[c];
-                same &= ex->choice[c] == e;
-                ex->choice[c] = e;
-            }
-            if (n == 0 || same) {
-                for (int32_t k = n - 1; k >= 0; k--) ex->choice[cls[k]] = old[k];
-                continue;
-            }
-            double c2 = so_extract_dag_cost(eg, cost, ex->choice, roots, n_roots);
+    char *need = so_xmalloc((size_t)eg->n_cls + 1);
+    int32_t *stk = so_xmalloc(((size_t)eg->n_cls + (size_t)n_roots + 1) * sizeof *stk);
+    cand *cd = so_xmalloc(((size_t)r->n_app + 1) * sizeof *cd);
+    for (int pass = 0; pass < max_passes && cpu_now() < deadline; pass++) {
+        /* the classes the choice needs */
+        memset(need, 0, (size_t)eg->n_cls + 1);
+        int32_t ns = 0;
+        for (int32_t q = 0; q < n_roots; q++) stk[ns++] = so_eg_find(eg, roots[q]);
+        while (ns > 0) {
+            int32_t c = stk[--ns];
+            if (need[c] || ex->choice[c] < 0) continue;
+            need[c] = 1;
+            const int32_t *kid = so_eg_kids(eg, ex->choice[c]);
+            for (int32_t k = 0; k < eg->nodes[ex->choice[c]].n_in; k++)
+                if (!need[so_eg_find(eg, kid[k])]) stk[ns++] = so_eg_find(eg, kid[k]);
+        }
+        int32_t nc = 0;
+        for (int32_t a = 0; a < r->n_app && cpu_now() < deadline; a++) {
+            int touches = 0;
+            for (int32_t b = a, depth = 0; b >= 0 && depth < MOVE_DEPTH && !touches; b = r->app_parent[b], depth++)
+                for (int32_t k = 0; k < r->n_moves[b] && !touches; k++) touches = need[so_eg_find(eg, r->moves[(size_t)b * SO_RULE_MAX_OUTPUTS + k][0])];
+            if (!touches) continue;
+            int32_t old[MOVE_MAX], cls[MOVE_MAX];
+            int32_t n = move_set(r, a, ex->choice, cls, old);
+            if (!n) continue;
+            double c2 = so_extract_dag_cost_ctx(eg, &ec, ex->choice, roots, n_roots);
+            for (int32_t k = n - 1; k >= 0; k--) ex->choice[cls[k]] = old[k];
+            if (c2 < best - 1e-12 * fabs(best)) cd[nc++] = (cand){c2 - best, a};
+        }
+        if (nc == 0) break;
+        qsort(cd, (size_t)nc, sizeof *cd, cand_cmp);
+        if (getenv("SO_DEBUG_EQSAT")) {
+            fprintf(stderr, "moves pass %d: cost %.9g, %d improving:", pass, best, (int)nc);
+            for (int32_t i = 0; i < nc && i < 12; i++) fprintf(stderr, " %d:%.4g", (int)r->rules[r->app_rule[cd[i].app]].id, cd[i].delta);
+            fprintf(stderr, "\n");
+        }
+        int improved = 0;
+        for (int32_t i = 0; i < nc && cpu_now() < deadline; i++) {
+            int32_t old[MOVE_MAX], cls[MOVE_MAX];
+            int32_t n = move_set(r, cd[i].app, ex->choice, cls, old);
+            if (!n) continue;
+            double c2 = so_extract_dag_cost_ctx(eg, &ec, ex->choice, roots, n_roots);
             if (c2 < best - 1e-12 * fabs(best)) {
                 best = c2;
                 improved = 1;
             } else
                 for (int32_t k = n - 1; k >= 0; k--) ex->choice[cls[k]] = old[k];
         }
+        if (!improved) break;
     }
+    free(need);
+    free(stk);
+    free(cd);
     if (best < ex->cost) {
         ex->cost = best;
         ex->method = SO_EXTRACT_MOVES;
@@ -590,6 +837,7 @@ static so_status priced_graph(run *r, const int32_t *choice, char *used, so_grap
 {
     memset(used, 0, (size_t)r->n_app + 1);
     so_graph *g = build_graph(r, choice, used);
+    if (!g) return so_errorf("eqsat: a class the extracted graph needs has no choice");
     if (so_canonicalize(r->fc, g, NULL) != SO_OK) {
         so_graph_free(g);
         return so_errorf("eqsat: the extracted graph does not canonicalise: %s", so_error());
@@ -599,10 +847,31 @@ static so_status priced_graph(run *r, const int32_t *choice, char *used, so_grap
     return SO_OK;
 }
 
+/* Prices the graph of choice trial (tu: its used applications, scratch) as a whole; if cheaper
+   than *gc, it becomes the current state (*choice, used, *g, *gc). Returns 1 if kept. */
+static int keep_if_cheaper(run *r, const int32_t *trial, char *tu, int32_t **choice, char *used, so_graph **g, double *gc)
+{
+    so_graph *tg = NULL;
+    double tc = 0;
+    if (priced_graph(r, trial, tu, &tg, &tc) != SO_OK) return 0;
+    if (!(tc < *gc)) {
+        so_graph_free(tg);
+        return 0;
+    }
+    so_graph_free(*g);
+    *g = tg;
+    *gc = tc;
+    memcpy(*choice, trial, (size_t)r->eg.n_cls * sizeof *trial);
+    memcpy(used, tu, (size_t)r->n_app + 1);
+    return 1;
+}
+
 /* The extraction's costs are per e-node, blind to what the executor fuses in context (an epilogue
    after a merged-then-split conv, a concat of split outputs): each rule application the extracted
-   graph uses is undone in turn (its output classes back to their start-graph e-nodes) and the
-   graph priced as a whole; an undo is kept when it is cheaper. Returns the number kept. *choice,
+   graph uses is undone in turn, latest first, with the merge chain it extends (its output classes
+   back to their start-graph e-nodes: a 6-way merge of gate matmuls whose split outputs lose their
+   fused bias adds is undone whole) and the graph priced as a whole; an undo is kept when it is
+   cheaper. Returns the number kept. *choice,
    used, *g and *gc follow the kept state. */
 static int64_t polish(run *r, int32_t **choice, char *used, so_graph **g, double *gc, double deadline)
 {
@@ -610,30 +879,47 @@ static int64_t polish(run *r, int32_t **choice, char *used, so_graph **g, double
     int64_t kept = 0;
     int32_t *trial = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *trial);
     char *tu = so_xmalloc((size_t)r->n_app + 1);
-    for (int32_t a = 0; a < r->n_app && so_now() < deadline; a++) {
+    for (int32_t a = r->n_app - 1; a >= 0 && cpu_now() < deadline; a--) {
         if (!used[a]) continue;
         memcpy(trial, *choice, (size_t)eg->n_cls * sizeof *trial);
         int changed = 0;
-        for (int32_t k = 0; k < r->n_moves[a]; k++) {
-            int32_t c = so_eg_find(eg, r->moves[(size_t)a * SO_RULE_MAX_OUTPUTS + k][0]), orig = -1;
-            const so_eclass *cl = &eg->cls[c];
-            for (int32_t j = 0; j < cl->n_nodes; j++)
-                if (eg->nodes[cl->nodes[j]].orig >= 0 && (orig < 0 || eg->nodes[cl->nodes[j]].orig < eg->nodes[orig].orig)) orig = cl->nodes[j];
-            if (orig >= 0 && trial[c] != orig) trial[c] = orig, changed = 1;
-        }
+        for (int32_t b = a, depth = 0; b >= 0 && depth < MOVE_DEPTH; b = r->app_parent[b], depth++)
+            for (int32_t k = 0; k < r->n_moves[b]; k++) {
+                int32_t c = so_eg_find(eg, r->moves[(size_t)b * SO_RULE_MAX_OUTPUTS + k][0]), orig = -1;
+                const so_eclass *cl = &eg->cls[c];
+                for (int32_t j = 0; j < cl->n_nodes; j++)
+                    if (eg->nodes[cl->nodes[j]].orig >= 0 && (orig < 0 || eg->nodes[cl->nodes[j]].orig < eg->nodes[orig].orig)) orig = cl->nodes[j];
+                if (orig >= 0 && trial[c] != orig) trial[c] = orig, changed = 1;
+            }
         if (!changed) continue;
-        so_graph *tg = NULL;
-        double tc = 0;
-        if (priced_graph(r, trial, tu, &tg, &tc) != SO_OK) continue;
-        if (tc < *gc) {
-            so_graph_free(*g);
-            *g = tg;
-            *gc = tc;
-            memcpy(*choice, trial, (size_t)eg->n_cls * sizeof *trial);
-            memcpy(used, tu, (size_t)r->n_app + 1);
-            kept++;
-        } else
-            so_graph_free(tg);
+        kept += keep_if_cheaper(r, trial, tu, choice, used, g, gc);
+    }
+    free(trial);
+    free(tu);
+    return kept;
+}
+
+/* The converse of the polish, for merges (applications of rules with symmetric roots, whose worth
+   depends most on fusion in context): each merge application not in use, in order, at most
+   MERGE_TRIES of them, is taken with its chain (move_set) and the whole graph priced; kept when
+   cheaper. NasNet-A: a merge of two sibling 1x1 convs after their batchnorms are folded pays only
+   as a graph (its e-node delta, with the epilogues after the split priced as passes, did not).
+   Returns the number kept. */
+#define MERGE_TRIES 400
+static int64_t merge_moves(run *r, int32_t **choice, char *used, so_graph **g, double *gc, double deadline)
+{
+    so_egraph *eg = &r->eg;
+    int64_t kept = 0;
+    int32_t tries = 0;
+    int32_t *trial = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *trial);
+    char *tu = so_xmalloc((size_t)r->n_app + 1);
+    for (int32_t a = 0; a < r->n_app && tries < MERGE_TRIES && cpu_now() < deadline; a++) {
+        if (used[a] || !r->app_merge[a]) continue;
+        memcpy(trial, *choice, (size_t)eg->n_cls * sizeof *trial);
+        int32_t old[MOVE_MAX], cls[MOVE_MAX];
+        if (!move_set(r, a, trial, cls, old)) continue;
+        tries++;
+        kept += keep_if_cheaper(r, trial, tu, choice, used, g, gc);
     }
     free(trial);
     free(tu);
@@ -649,13 +935,15 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     if (!eo.node_limit && getenv("SO_EQSAT_NODES")) eo.node_limit = atoll(getenv("SO_EQSAT_NODES"));
     if (!eo.iter_limit && getenv("SO_EQSAT_ITERS")) eo.iter_limit = atoi(getenv("SO_EQSAT_ITERS"));
     if (!eo.multi_iters && getenv("SO_EQSAT_MULTI")) eo.multi_iters = atoi(getenv("SO_EQSAT_MULTI"));
-    if (eo.node_limit <= 0) eo.node_limit = 20000;
+    if (eo.node_limit <= 0) eo.node_limit = 30000;
     if (eo.iter_limit <= 0) eo.iter_limit = 12;
     if (eo.multi_iters <= 0) eo.multi_iters = 2;
     if (eo.match_cap <= 0) eo.match_cap = 4000;
-    if (eo.ilp_node_limit == 0) eo.ilp_node_limit = 30000;
-    const double t0 = so_now(), tl = opts->time_limit > 0 ? opts->time_limit : 8.0;
-    const double sat_deadline = t0 + 0.4 * tl;
+    if (!eo.work_limit && getenv("SO_EQSAT_WORK")) eo.work_limit = atoll(getenv("SO_EQSAT_WORK"));
+    if (eo.work_limit <= 0) eo.work_limit = 30000000;
+    if (eo.ilp_node_limit == 0) eo.ilp_node_limit = 10000;
+    const double t0 = so_now(), c0 = cpu_now(), tl = opts->time_limit > 0 ? opts->time_limit : 8.0;
+    const double sat_deadline = c0 + 0.5 * tl;
     struct so_eqsat_stats *st = &res->eqsat;
     run R;
     memset(&R, 0, sizeof R);
@@ -671,6 +959,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         if (start->model->weights[w].shape.dtype == SO_F32) r->f32_weight = w;
     so_eg_init(&r->eg, start->model);
     add_start(r);
+    label_new(r, -1, -1);
     if (getenv("SO_DEBUG_EQSAT")) fprintf(stderr, "eqsat start: %lld live e-nodes, %lld classes\n", (long long)r->eg.n_live, (long long)r->eg.n_canon);
     so_eg_rebuild(&r->eg);
     if (getenv("SO_DEBUG_EQSAT")) fprintf(stderr, "eqsat start rebuilt: %lld live e-nodes, %lld classes, %lld dropped\n", (long long)r->eg.n_live, (long long)r->eg.n_canon, (long long)r->eg.dropped_cyclic);
@@ -687,8 +976,13 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     r->start_fused = role;
     int *multi = so_xmalloc(((size_t)n_rules + 1) * sizeof *multi);
     for (int32_t k = 0; k < n_rules; k++) {
-        uint8_t root[SO_RULE_MAX_NODES];
-        multi[k] = pattern_roots(&rules[k], root) > 1;
+        uint8_t root[SO_RULE_MAX_NODES], sym[SO_RULE_MAX_NODES];
+        int nr = pattern_roots(&rules[k], root), ns = 0;
+        symmetric_roots(&rules[k], root, sym);
+        for (int p = 0; p < SO_RULE_MAX_NODES; p++) ns += sym[p];
+        /* 1: several roots, all of one operator (merges, canonical by chain_order: every iteration);
+           2: several roots otherwise (only in the first multi_iters iterations) */
+        multi[k] = nr <= 1 ? 0 : ns == nr ? 1 : 2;
     }
 
     /* saturation: match every rule on the e-graph as it is, then apply every match, then rebuild */
@@ -696,13 +990,14 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     memset(&mc, 0, sizeof mc);
     mc.eg = &r->eg;
     mc.deadline = sat_deadline;
+    mc.work_limit = (uint64_t)eo.work_limit;
     st->stop = 0;
     for (int32_t it = 0;; it++) {
         if (it >= eo.iter_limit) {
             st->stop = 2;
             break;
         }
-        if (so_now() > sat_deadline) {
+        if (cpu_now() > sat_deadline) {
             st->stop = 3;
             break;
         }
@@ -710,11 +1005,28 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         op_index(&r->eg, &ost, &ond);
         mc.op_start = ost;
         mc.op_nodes = ond;
+        label_new(r, -1, -1);
+        mc.lab_lo = r->lab_lo;
+        mc.lab_hi = r->lab_hi;
+        mc.uattr = r->uattr;
+        {
+            int32_t nt;
+            int32_t *topo = so_eg_topo(&r->eg, &nt);
+            r->rank = so_xrealloc(r->rank, ((size_t)r->eg.n_cls + 1) * sizeof *r->rank);
+            r->n_rank = r->eg.n_cls;
+            for (int32_t c = 0; c < r->eg.n_cls; c++) r->rank[c] = -1;
+            for (int32_t i = 0; i < nt; i++) r->rank[topo[i]] = i;
+            free(topo);
+        }
+        uint8_t *ocls = so_xcalloc((size_t)r->eg.n_cls + 1, 1);
+        for (int32_t n = 0; n < r->eg.n_nodes; n++)
+            if (!r->eg.nodes[n].dead && r->eg.nodes[n].orig >= 0) ocls[so_eg_find(&r->eg, r->eg.nodes[n].cls)] = 1;
+        mc.orig_cls = ocls;
         mc.n_out = 0;
         mc.stop = 0;
         for (int32_t k = 0; k < n_rules && !mc.stop; k++) {
             const so_rule *ru = &rules[k];
-            if (ru->src.n_nodes <= 0 || (multi[k] && it >= eo.multi_iters)) continue;
+            if (ru->src.n_nodes <= 0 || (multi[k] == 2 && it >= eo.multi_iters)) continue;
             mc.r = ru;
             memset(mc.mapped, 0, sizeof mc.mapped);
             memset(mc.vbound, 0, sizeof mc.vbound);
@@ -722,16 +1034,28 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
             mc.n_pend = 0;
             mc.m.rule = k;
             mc.cap = multi[k] ? eo.match_cap / 4 : eo.match_cap;
+            for (int p = 0; p < ru->src.n_nodes; p++)
+                if (ru->src.nodes[p].n_dx == 0) {
+                    so_attr a = so_attr_used(ru->src.nodes[p].op, &ru->src.nodes[p].attr);
+                    mc.want[p] = so_model_attr(r->eg.model, &a);
+                }
             {
                 uint8_t root[SO_RULE_MAX_NODES];
                 pattern_roots(ru, root);
                 symmetric_roots(ru, root, mc.sym_roots);
             }
+            int32_t from = mc.n_out;
+            if (multi[k] == 1) mc.cap = INT32_MAX; /* capped after contiguous_runs */
             eq_step(&mc, ru->src.n_nodes - 1);
+            if (multi[k] == 1) {
+                mc.n_out = from + contiguous_runs(mc.out + from, mc.n_out - from, eo.match_cap / 4);
+                if (mc.cap <= 0) mc.cap = 1;
+            }
             if (mc.stop && mc.cap <= 0) mc.stop = 0; /* that rule's cap, not the deadline */
         }
         free(ost);
         free(ond);
+        free(ocls);
         res->matches += mc.n_out;
         int changed = 0;
         for (int32_t q = 0; q < mc.n_out; q++) {
@@ -739,17 +1063,24 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
                 st->stop = 1;
                 break;
             }
-            if ((q & 255) == 255 && so_now() > sat_deadline) {
+            if ((q & 255) == 255 && cpu_now() > sat_deadline) {
                 mc.stop = 1; /* timed out */
                 break;
             }
             if (r->n_app == r->cap_app) {
                 r->cap_app = r->cap_app ? 2 * r->cap_app : 256;
                 r->app_rule = so_xrealloc(r->app_rule, (size_t)r->cap_app * sizeof *r->app_rule);
+                r->app_parent = so_xrealloc(r->app_parent, (size_t)r->cap_app * sizeof *r->app_parent);
+                r->app_merge = so_xrealloc(r->app_merge, (size_t)r->cap_app * sizeof *r->app_merge);
                 r->moves = so_xrealloc(r->moves, (size_t)r->cap_app * SO_RULE_MAX_OUTPUTS * sizeof *r->moves);
                 r->n_moves = so_xrealloc(r->n_moves, (size_t)r->cap_app * sizeof *r->n_moves);
             }
             r->app_rule[r->n_app] = mc.out[q].rule;
+            {
+                int32_t f = mc.out[q].first;
+                r->app_parent[r->n_app] = f >= 0 && r->lab_lo[f] >= 0 ? r->eg.nodes[f].app : -1;
+                r->app_merge[r->n_app] = mc.out[q].lo >= 0;
+            }
             if (apply(r, &mc.out[q], r->n_app)) {
                 r->n_app++;
                 changed = 1;
@@ -774,7 +1105,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         if (getenv("SO_DEBUG_EQSAT")) {
             int32_t *per = so_xcalloc((size_t)n_rules + 1, sizeof *per);
             for (int32_t q = 0; q < mc.n_out; q++) per[mc.out[q].rule]++;
-            fprintf(stderr, "eqsat iteration %d: %d matches, %lld e-nodes, %lld classes, %.2f s; most matched:", (int)it, (int)mc.n_out,
+            fprintf(stderr, "eqsat iteration %d: %.3g tries, %d matches, %lld e-nodes, %lld classes, %.2f s; most matched:", (int)it, (double)mc.tries, (int)mc.n_out,
                     (long long)r->eg.n_live, (long long)r->eg.n_canon, so_now() - t0);
             for (int t = 0; t < 8; t++) {
                 int32_t b = -1;
@@ -790,7 +1121,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         res->graphs_explored = it + 1;
         if (st->stop == 1) break;
         if (mc.stop) {
-            st->stop = 3;
+            st->stop = mc.stop == 2 ? 4 : 3;
             break;
         }
         if (!changed) { /* saturated */
@@ -808,7 +1139,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
 
     /* costs, extraction */
     double tc = so_now();
-    double *cost = node_costs(r, start_cost, t0 + 0.7 * tl);
+    double *cost = node_costs(r, start_cost, c0 + 0.7 * tl);
     st->unpriced = r->unpriced;
     st->cost_seconds = so_now() - tc;
     int32_t n_rt = start->model->n_outputs + r->n_inputs;
@@ -817,12 +1148,15 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     for (int32_t i = 0; i < r->n_inputs; i++) roots[start->model->n_outputs + i] = r->input_cls[i];
     so_extract_result ex;
     const double t_ex = so_now();
-    so_status rc = so_extract(&r->eg, cost, roots, n_rt, eo.ilp_node_limit, fmax(0.2, 0.5 * (0.75 * tl - (so_now() - t0))), &ex);
+    /* GLPK's time limit is wall time: four times the CPU budget, a safety net behind its
+       deterministic iteration and subproblem limits (search/extract.c) */
+    so_extract_costs ecs = {cost, r->alt, r->ctx};
+    so_status rc = so_extract_ctx(&r->eg, &ecs, roots, n_rt, eo.ilp_node_limit, 4 * fmax(0.2, 0.5 * (0.75 * tl - (cpu_now() - c0))), &ex);
     if (rc != SO_OK) {
         free(roots);
         goto out;
     }
-    moves(r, cost, roots, n_rt, t0 + 0.75 * tl, &ex);
+    moves(r, cost, roots, n_rt, 100, c0 + 0.75 * tl, &ex);
     ex.seconds = so_now() - t_ex;
     free(roots);
     st->extract_method = ex.method;
@@ -840,7 +1174,8 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         free(ex.choice);
         goto out;
     }
-    st->polished = polish(r, &ex.choice, used, &g, &gc, t0 + 0.95 * tl);
+    st->polished = polish(r, &ex.choice, used, &g, &gc, c0 + 0.85 * tl);
+    st->merged = merge_moves(r, &ex.choice, used, &g, &gc, c0 + 0.95 * tl);
     /* the rule applications the extracted graph uses, in order */
     res->path = so_xmalloc(((size_t)r->n_app + 1) * sizeof *res->path);
     for (int32_t a = 0; a < r->n_app; a++)
@@ -870,8 +1205,16 @@ out:
     free(r->out_cls);
     free(r->input_cls);
     free(r->app_rule);
+    free(r->app_parent);
+    free(r->app_merge);
     free(r->moves);
     free(r->n_moves);
+    free(r->lab_lo);
+    free(r->lab_hi);
+    free(r->uattr);
+    free(r->rank);
+    free(r->alt);
+    free(r->ctx);
     so_graph_free(r->scratch);
     so_eg_free(&r->eg);
     res->seconds = so_now() - t0;

@@ -7,7 +7,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The cost of e-node e under choice: alt[e] when it is context-priced (alt[e] >= 0) and the chosen
+   e-node of a checked child class (the first; every one for ctx[e] == 2) is a projection, split
+   or concat (a fused epilogue after a merged-then-split producer runs as its own pass; a
+   zero-copy concat of split outputs is a copy), else cost[e]. */
+static double enode_cost(so_egraph *eg, const so_extract_costs *ec, const int32_t *choice, int32_t e)
+{
+    if (!ec->alt || ec->alt[e] < 0) return ec->cost[e];
+    const int32_t *kid = so_eg_kids(eg, e);
+    int32_t nk = ec->ctx[e] == 2 ? eg->nodes[e].n_in : eg->nodes[e].n_in > 0;
+    for (int32_t k = 0; k < nk; k++) {
+        int32_t ce = choice[so_eg_find(eg, kid[k])];
+        if (ce < 0) continue;
+        int op = eg->nodes[ce].op;
+        if (op == SO_EG_PROJ || op == SO_OP_SPLIT || op == SO_OP_CONCAT) return ec->alt[e];
+    }
+    return ec->cost[e];
+}
+
 double so_extract_dag_cost(so_egraph *eg, const double *cost, const int32_t *choice, const int32_t *roots, int32_t n_roots)
+{
+    so_extract_costs ec = {cost, NULL, NULL};
+    return so_extract_dag_cost_ctx(eg, &ec, choice, roots, n_roots);
+}
+
+double so_extract_dag_cost_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_t *choice, const int32_t *roots, int32_t n_roots)
 {
     char *seen = so_xcalloc((size_t)eg->n_cls + 1, 1);
     int32_t *stk = so_xmalloc(((size_t)eg->n_cls + (size_t)n_roots + 1) * sizeof *stk), n = 0;
@@ -22,7 +46,7 @@ double so_extract_dag_cost(so_egraph *eg, const double *cost, const int32_t *cho
             c = INFINITY;
             continue;
         }
-        c += cost[e];
+        c += enode_cost(eg, ec, choice, e);
         const int32_t *kid = so_eg_kids(eg, e);
         for (int32_t j = 0; j < eg->nodes[e].n_in; j++)
             if (!seen[so_eg_find(eg, kid[j])]) stk[n++] = so_eg_find(eg, kid[j]);
@@ -34,8 +58,9 @@ double so_extract_dag_cost(so_egraph *eg, const double *cost, const int32_t *cho
 
 /* Greedy: in topological order, each class takes its e-node of least tree cost (own cost plus its
    distinct children's tree costs; ties: lower own cost, then lower id). */
-static void greedy(so_egraph *eg, const double *cost, int32_t *choice)
+static void greedy(so_egraph *eg, const so_extract_costs *ec, int32_t *choice)
 {
+    const double *cost = ec->cost;
     int32_t nt;
     int32_t *topo = so_eg_topo(eg, &nt);
     double *tc = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *tc);
@@ -46,7 +71,7 @@ static void greedy(so_egraph *eg, const double *cost, int32_t *choice)
         for (int32_t j = 0; j < cl->n_nodes; j++) {
             int32_t e = cl->nodes[j];
             const int32_t *kid = so_eg_kids(eg, e);
-            double t = cost[e];
+            double t = enode_cost(eg, ec, choice, e); /* the children are chosen: topological order */
             for (int32_t k = 0; k < eg->nodes[e].n_in; k++) {
                 int dup = 0;
                 for (int32_t q = 0; q < k && !dup; q++) dup = kid[q] == kid[k];
@@ -66,7 +91,14 @@ static void greedy(so_egraph *eg, const double *cost, int32_t *choice)
 typedef struct heur {
     const double *x; /* 1-based column values of the greedy choice */
     int given;
+    int stopped;     /* the branch-and-bound node limit was reached */
 } heur;
+
+/* Work limits of the ILP, deterministic (GLPK's time limits, kept as a safety net, would make the
+   extraction depend on the machine's load): simplex iterations of the LP relaxation, and
+   branch-and-bound subproblems. */
+#define ILP_SIMPLEX_ITERS 20000
+#define ILP_BB_NODES 1000
 
 static void ilp_callback(glp_tree *tree, void *info)
 {
@@ -75,16 +107,30 @@ static void ilp_callback(glp_tree *tree, void *info)
         h->given = 1;
         glp_ios_heur_sol(tree, h->x);
     }
+    int total = 0;
+    glp_ios_tree_size(tree, NULL, NULL, &total);
+    if (total > ILP_BB_NODES && !h->stopped) {
+        h->stopped = 1;
+        glp_ios_terminate(tree);
+    }
 }
 
 so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *roots, int32_t n_roots, int64_t ilp_node_limit,
                      double time_limit, so_extract_result *out)
 {
+    so_extract_costs ec = {node_cost, NULL, NULL};
+    return so_extract_ctx(eg, &ec, roots, n_roots, ilp_node_limit, time_limit, out);
+}
+
+so_status so_extract_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_t *roots, int32_t n_roots, int64_t ilp_node_limit,
+                         double time_limit, so_extract_result *out)
+{
+    const double *node_cost = ec->cost;
     memset(out, 0, sizeof *out);
     double t0 = so_now();
     out->choice = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *out->choice);
-    greedy(eg, node_cost, out->choice);
-    out->greedy_cost = out->cost = so_extract_dag_cost(eg, node_cost, out->choice, roots, n_roots);
+    greedy(eg, ec, out->choice);
+    out->greedy_cost = out->cost = so_extract_dag_cost_ctx(eg, ec, out->choice, roots, n_roots);
     out->method = SO_EXTRACT_GREEDY;
     /* the start graph's own e-nodes (greedy's where a class has none): greedy's tree cost pays a
        shared operand once per reader, so its choice can be dearer than the graph it started from */
@@ -100,7 +146,7 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
             }
             if (best >= 0) st[c] = best;
         }
-        double sc = so_extract_dag_cost(eg, node_cost, st, roots, n_roots);
+        double sc = so_extract_dag_cost_ctx(eg, ec, st, roots, n_roots);
         if (sc < out->cost) {
             free(out->choice);
             out->choice = st;
@@ -234,7 +280,8 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
     glp_init_smcp(&smp);
     smp.msg_lev = GLP_MSG_OFF;
     smp.tm_lim = (int)fmin(remaining * 1000 * 0.5, 1e9);
-    heur h = {x, 0};
+    smp.it_lim = ILP_SIMPLEX_ITERS;
+    heur h = {x, 0, 0};
     int ok = glp_simplex(lp, &smp) == 0 && glp_get_status(lp) == GLP_OPT;
     if (ok) {
         glp_iocp parm;
@@ -259,7 +306,7 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
         int rc = glp_intopt(lp, &parm);
         int st = glp_mip_status(lp);
         if (getenv("SO_DEBUG_EQSAT")) fprintf(stderr, "extract: ILP rc %d status %d obj %.9g\n", rc, st, glp_mip_obj_val(lp));
-        if ((rc == 0 || rc == GLP_ETMLIM) && (st == GLP_OPT || st == GLP_FEAS)) {
+        if ((rc == 0 || rc == GLP_ETMLIM || rc == GLP_ESTOP) && (st == GLP_OPT || st == GLP_FEAS)) {
             int32_t *ch = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *ch);
             for (int32_t c = 0; c < eg->n_cls; c++) ch[c] = -1;
             for (int32_t q = 1; q <= n_col; q++) {
@@ -267,12 +314,17 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
                 int32_t e = ecol[q], c = so_eg_find(eg, eg->nodes[e].cls);
                 if (ch[c] < 0 || node_cost[e] < node_cost[ch[c]] || (node_cost[e] == node_cost[ch[c]] && e < ch[c])) ch[c] = e;
             }
-            double ic = so_extract_dag_cost(eg, node_cost, ch, roots, n_roots);
+            /* classes the solution does not need keep the incumbent's choice: the moves and the
+               whole-graph steps after extraction change choices of classes outside it, and a class
+               left without a choice there would build a graph of garbage */
+            for (int32_t c = 0; c < eg->n_cls; c++)
+                if (ch[c] < 0) ch[c] = out->choice[c];
+            double ic = so_extract_dag_cost_ctx(eg, ec, ch, roots, n_roots);
             if (ic < out->cost) {
                 free(out->choice);
                 out->choice = ch;
                 out->cost = ic;
-                out->method = st == GLP_OPT && rc == 0 ? SO_EXTRACT_ILP_OPTIMAL : SO_EXTRACT_ILP_FEASIBLE;
+                out->method = st == GLP_OPT && rc == 0 && !h.stopped ? SO_EXTRACT_ILP_OPTIMAL : SO_EXTRACT_ILP_FEASIBLE;
             } else {
                 free(ch);
                 snprintf(out->why_greedy, sizeof out->why_greedy, "the ILP's solution was not cheaper");
@@ -280,7 +332,7 @@ so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *root
         } else
             snprintf(out->why_greedy, sizeof out->why_greedy, "the ILP found no solution in time (glpk %d/%d)", rc, st);
     } else
-        snprintf(out->why_greedy, sizeof out->why_greedy, "the LP relaxation did not solve in time");
+        snprintf(out->why_greedy, sizeof out->why_greedy, "the LP relaxation did not solve within %d simplex iterations (or in time)", ILP_SIMPLEX_ITERS);
     glp_delete_prob(lp);
     free(x);
     free(ia);

@@ -36,6 +36,25 @@ typedef struct so_extract_result {
 so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *roots, int32_t n_roots, int64_t ilp_node_limit,
                      double time_limit, so_extract_result *out);
 
+/* E-node costs. alt (may be NULL): per e-node, -1 or the cost when its context breaks (see ctx);
+   ctx[e]: 1 the first child, 2 every child: when the chosen e-node of such a child class is a
+   projection, split or concat, e costs alt[e] rather than cost[e] (a batchnorm the executor fuses
+   into the conv before it runs as its own pass after a merged-then-split conv; a zero-copy concat
+   of split outputs is a copy). Greedy, the incumbents and the DAG costs price in context; the ILP
+   with cost[] alone (its solution is then priced in context before it is compared). */
+typedef struct so_extract_costs {
+    const double *cost;
+    const double *alt;
+    const uint8_t *ctx;
+} so_extract_costs;
+
+/* so_extract with context-priced costs. */
+so_status so_extract_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_t *roots, int32_t n_roots, int64_t ilp_node_limit,
+                         double time_limit, so_extract_result *out);
+
+/* DAG cost of a choice, each chosen e-node priced in context (so_extract_costs). */
+double so_extract_dag_cost_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_t *choice, const int32_t *roots, int32_t n_roots);
+
 /* DAG cost of a choice from the roots: the sum of the chosen e-nodes' costs, each class once
    (INFINITY if a needed class has no choice). */
 double so_extract_dag_cost(so_egraph *eg, const double *node_cost, const int32_t *choice, const int32_t *roots, int32_t n_roots);

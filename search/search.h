@@ -45,7 +45,7 @@ typedef struct so_search_result {
         int64_t enodes, eclasses;       /* live e-nodes and classes at the end of saturation */
         int64_t iterations, applied;    /* iterations run; rule matches applied */
         int64_t dropped_cyclic, congruences; /* e-nodes dropped by cycle filtering; congruence merges */
-        int stop;                       /* 0 saturated, 1 node limit, 2 iteration limit, 3 time limit */
+        int stop;                       /* 0 saturated, 1 node limit, 2 iteration limit, 3 time limit, 4 work limit */
         int extract_method;             /* so_extract_method (search/extract.h) */
         double extract_cost, greedy_cost; /* the extraction's e-node cost sum (ILP or greedy), greedy's */
         double saturate_seconds, cost_seconds, extract_seconds;
@@ -53,6 +53,7 @@ typedef struct so_search_result {
         int start_kept;                 /* 1: the extracted graph was not cheaper than the start graph */
         int64_t unpriced;               /* new e-nodes not priced by the costing deadline (never extracted) */
         int64_t polished;               /* rule applications undone after extraction because the whole graph priced lower */
+        int64_t merged;                 /* merge applications taken after extraction because the whole graph priced lower */
         char why_greedy[96];
     } eqsat;
 } so_search_result;

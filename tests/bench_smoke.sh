@@ -85,7 +85,29 @@ if $PY -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getr
     ok "SVG is well-formed with bars and a sweep line"
 else bad "SVG is well-formed with bars and a sweep line" "$TMP/s.log"; fi
 
-# 2. clean errors: exit 1 and one line
+# 2. reproducible costs: two benches with one saved cost table (the first fills it, the second
+# only reads it) report the same cost for every strategy, measured and flops. Budget-bound searches
+# (backtracking's graph budget, eqsat's work limit; the time limits generous) so that the load
+# of the machine does not decide where a search stops.
+rep_ok=1
+for run in 1 2; do
+    $SO bench data/nasrnn.onnx "${RULES[@]}" --no-ort --no-ablations --rounds 1 --threads 1 --target-seconds 0.05 \
+        --budget 40 --time-limit 60 --cost-table "$TMP/ct.tsv" --json "$TMP/r$run.json" >"$TMP/r$run.md" 2>"$TMP/r$run.err" || rep_ok=0
+done
+if [ $rep_ok -eq 1 ] && $PY - "$TMP/r1.json" "$TMP/r2.json" <<'EOF' >"$TMP/rep.log" 2>&1; then
+import json, sys
+a, b = (json.load(open(f))["models"][0] for f in sys.argv[1:3])
+for s in ("none", "greedy", "backtrack", "eqsat"):
+    ca, cb = a["strategies"][s]["optimize"]["cost_after"], b["strategies"][s]["optimize"]["cost_after"]
+    assert ca == cb, (s, "measured", ca, cb)
+    if s != "none":
+        fa, fb = a["flops_check"][s]["cost_after"], b["flops_check"][s]["cost_after"]
+        assert fa == fb, (s, "flops", fa, fb)
+EOF
+    ok "two benches with one saved cost table give the same costs"
+else cat "$TMP/r2.err" >>"$TMP/rep.log"; bad "two benches with one saved cost table give the same costs" "$TMP/rep.log"; fi
+
+# 3. clean errors: exit 1 and one line
 expect_error() {
     local name=$1 want=$2
     shift 2

@@ -157,6 +157,41 @@ static void test_cycle_filtering(void **state)
     so_model_free(m);
 }
 
+/* A merge, then a later rule's inverse of it in the merged class: A = {relu(x0), proj0(T)},
+   B = {relu(x1), proj1(T)}, T = split(P), P = {tanh(x2), concat(A, B)} closes A -> T -> P -> A. The
+   newest e-node on the cycle (the concat) is dropped, the merge's projections stay. */
+static void test_cycle_drops_newest(void **state)
+{
+    (void)state;
+    so_model *m = so_model_new("t");
+    so_egraph eg;
+    so_eg_init(&eg, m);
+    int32_t x0 = leaf(&eg, 0, shape2(2, 2)), x1 = leaf(&eg, 1, shape2(2, 2)), x2 = leaf(&eg, 2, shape2(2, 4));
+    int32_t a = unary(&eg, SO_OP_RELU, x0, 1), b = unary(&eg, SO_OP_RELU, x1, 2), p = unary(&eg, SO_OP_TANH, x2, 3);
+    int32_t t = split_halves(&eg, p);
+    so_eg_merge(&eg, a, so_eg_proj(&eg, t, 0, -1));
+    so_eg_merge(&eg, b, so_eg_proj(&eg, t, 1, -1));
+    so_eg_rebuild(&eg);
+    assert_int_equal(eg.dropped_cyclic, 0);
+    so_attr at;
+    memset(&at, 0, sizeof at);
+    at.axis = 1;
+    int32_t k[2] = {a, b};
+    so_shape cs = shape2(2, 4);
+    int32_t c = so_eg_add(&eg, SO_OP_CONCAT, so_model_attr(m, &at), -1, k, 2, &cs, 1, -1, -1, NULL, NULL);
+    int32_t concat_node = eg.last_node;
+    so_eg_merge(&eg, c, p);
+    so_eg_rebuild(&eg);
+    assert_acyclic(&eg);
+    assert_int_equal(eg.dropped_cyclic, 1);
+    assert_true(eg.nodes[concat_node].dead);
+    assert_int_equal(eg.cls[so_eg_find(&eg, a)].n_nodes, 2);
+    assert_int_equal(eg.cls[so_eg_find(&eg, b)].n_nodes, 2);
+    assert_int_equal(eg.cls[so_eg_find(&eg, p)].n_nodes, 1);
+    so_eg_free(&eg);
+    so_model_free(m);
+}
+
 /* R = add(C, D); C = {relu(x) cost 4, proj0(T)}; D = {sigmoid(x) cost 4, proj1(T)}; T = split(M)
    cost 0; M = {tanh(x2) cost 6} (x2 an input of twice the width). Greedy (tree cost) takes relu and
    sigmoid: 1 + 4 + 4 = 9. The optimum shares T: 1 + 6 = 7. */
@@ -171,6 +206,7 @@ static void test_ilp_extraction(void **state)
     int32_t t = split_halves(&eg, mm);
     int32_t p0 = so_eg_proj(&eg, t, 0, -1), p1 = so_eg_proj(&eg, t, 1, -1);
     int32_t r = binary(&eg, SO_OP_ADD, c, d);
+    unary(&eg, SO_OP_RELU, leaf(&eg, 2, shape2(2, 2)), -1); /* a class the roots do not need */
     so_eg_merge(&eg, c, p0);
     so_eg_merge(&eg, d, p1);
     so_eg_rebuild(&eg);
@@ -188,6 +224,10 @@ static void test_ilp_extraction(void **state)
     assert_int_equal(eg.nodes[ex.choice[so_eg_find(&eg, c)]].op, SO_EG_PROJ);
     assert_int_equal(eg.nodes[ex.choice[so_eg_find(&eg, d)]].op, SO_EG_PROJ);
     assert_true(so_extract_dag_cost(&eg, cost, ex.choice, roots, 3) == 7.0);
+    /* every class keeps a choice (the ILP's solution where it has one, else the incumbent's): the
+       moves and whole-graph steps after extraction change classes outside the solution */
+    for (int32_t k = 0; k < eg.n_cls; k++)
+        if (eg.uf[k] == k && eg.cls[k].n_nodes > 0) assert_true(ex.choice[k] >= 0);
     free(ex.choice);
     /* over the ILP's limit: greedy, and it says why */
     assert_int_equal(so_extract(&eg, cost, roots, 3, 2, 10.0, &ex), SO_OK);
@@ -200,21 +240,28 @@ static void test_ilp_extraction(void **state)
     so_model_free(m);
 }
 
+/* Rules 1 and 2 of the dev rules (TEST_RULES_1_2) parsed into rs, each with its reverse: rules[0..4). */
+static int dev_rules_both_ways(so_ruleset *rs, so_rule *rules)
+{
+    static const char *text = TEST_RULES_1_2;
+    assert_int_equal(so_rules_parse("t.rules", text, strlen(text), rs), SO_OK);
+    int n = 0;
+    for (int i = 0; i < rs->n_rules; i++) {
+        rules[n++] = rs->rules[i];
+        so_rule_reverse(&rs->rules[i], &rules[n++]);
+    }
+    return n;
+}
+
 /* Equality saturation with rule 2 of the dev rules (two matmuls sharing X = one matmul of the
    concatenated weights, split: two roots, two outputs) and rule 1 (distribution), both ways:
    X[4,8]; outputs relu(X.W0 + X.W1) and X.V. */
 static void test_eqsat_search(void **state)
 {
     (void)state;
-    static const char *text = TEST_RULES_1_2;
     so_ruleset rs = {0};
-    assert_int_equal(so_rules_parse("t.rules", text, strlen(text), &rs), SO_OK);
     so_rule rules[4];
-    int n = 0;
-    for (int i = 0; i < rs.n_rules; i++) {
-        rules[n++] = rs.rules[i];
-        so_rule_reverse(&rs.rules[i], &rules[n++]);
-    }
+    int n = dev_rules_both_ways(&rs, rules);
     tb t;
     so_shape xs = shape2(4, 8);
     tb_new(&t, 1, &xs, 2);
@@ -249,14 +296,77 @@ static void test_eqsat_search(void **state)
     so_ruleset_free(&rs);
 }
 
+/* Merge chains: five matmuls of one input X[1,8] by five weights (outputs X.W0, X.W1, X.W2 and
+   X.W3 * X.W4), rule 2 of the dev rules both ways. The merge rule's roots are symmetric: matches
+   are kept in one canonical order, every pair of leaves, a chain extended by the next leaf only
+   (search/eqsat.c chain_order, contiguous_runs), so the e-graph holds 10 pairs and 10 extensions
+   rather than every subset in every order, and the rule runs every iteration: the 5-way merge
+   (four iterations of it) is reached and extracted (one matmul; the splits are zero-copy). The
+   run is deterministic: twice the same, and under a small work limit it stops with "work-limit",
+   the same way twice. */
+static void test_eqsat_merge_chain(void **state)
+{
+    (void)state;
+    so_ruleset rs = {0};
+    so_rule rules[4];
+    int n = dev_rules_both_ways(&rs, rules);
+    tb t;
+    so_shape xs = shape2(1, 8);
+    tb_new(&t, 1, &xs, 4);
+    int32_t mm[5];
+    for (int i = 0; i < 5; i++) mm[i] = tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 8, 16), 0);
+    for (int i = 0; i < 3; i++) t.g->outputs[i] = (so_edge){mm[i], 0};
+    t.g->outputs[3] = (so_edge){tb_op(&t, SO_OP_MUL, mm[3], mm[4], 0), 0};
+    so_cost_model cm;
+    so_fold_ctx fc;
+    assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
+    so_fold_init(&fc, t.m);
+    so_graph *start = so_graph_clone(t.g);
+    assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+    so_search_opts o = {.kind = SO_SEARCH_EQSAT, .time_limit = 60};
+    so_search_result res, res2;
+    assert_int_equal(so_eqsat_run(start, rules, n, &cm, &fc, &o, NULL, &res), SO_OK);
+    assert_int_equal(res.eqsat.stop, 0); /* saturated */
+    int n_mm = 0;
+    for (int32_t i = 0; i < res.best->n_nodes; i++) n_mm += res.best->nodes[i].op == SO_OP_MATMUL;
+    assert_int_equal(n_mm, 1);
+    assert_true(res.cost_after < res.cost_before);
+    assert_true(max_diff(t.g, res.best) < 1e-4);
+    /* the merges: 10 pairs + 10 extensions (the 26 subsets of >= 2 in every order would be far more) */
+    assert_true(res.eqsat.applied <= 20);
+    assert_int_equal(so_eqsat_run(start, rules, n, &cm, &fc, &o, NULL, &res2), SO_OK);
+    assert_true(res2.cost_after == res.cost_after);
+    assert_int_equal(res2.eqsat.enodes, res.eqsat.enodes);
+    assert_int_equal(res2.eqsat.applied, res.eqsat.applied);
+    so_search_result_free(&res);
+    so_search_result_free(&res2);
+    /* a small work limit: stops early, deterministically */
+    so_eqsat_opts eo = {.work_limit = 40};
+    assert_int_equal(so_eqsat_run(start, rules, n, &cm, &fc, &o, &eo, &res), SO_OK);
+    assert_int_equal(so_eqsat_run(start, rules, n, &cm, &fc, &o, &eo, &res2), SO_OK);
+    assert_int_equal(res.eqsat.stop, 4);
+    assert_int_equal(res2.eqsat.stop, 4);
+    assert_int_equal(res2.eqsat.enodes, res.eqsat.enodes);
+    assert_true(res2.cost_after == res.cost_after);
+    so_search_result_free(&res);
+    so_search_result_free(&res2);
+    so_graph_free(start);
+    so_fold_free(&fc);
+    so_cost_free(&cm);
+    so_model_free(t.m);
+    so_ruleset_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hashcons_and_congruence),
         cmocka_unit_test(test_multi_output),
         cmocka_unit_test(test_cycle_filtering),
+        cmocka_unit_test(test_cycle_drops_newest),
         cmocka_unit_test(test_ilp_extraction),
         cmocka_unit_test(test_eqsat_search),
+        cmocka_unit_test(test_eqsat_merge_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
