@@ -941,7 +941,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     if (eo.match_cap <= 0) eo.match_cap = 4000;
     if (!eo.work_limit && getenv("SO_EQSAT_WORK")) eo.work_limit = atoll(getenv("SO_EQSAT_WORK"));
     if (eo.work_limit <= 0) eo.work_limit = 30000000;
-    if (eo.ilp_node_limit == 0) eo.ilp_node_limit = 10000;
+    if (eo.ilp_node_limit == 0) eo.ilp_node_limit = 3000;
     const double t0 = so_now(), c0 = cpu_now(), tl = opts->time_limit > 0 ? opts->time_limit : 8.0;
     const double sat_deadline = c0 + 0.5 * tl;
     struct so_eqsat_stats *st = &res->eqsat;

@@ -16,7 +16,7 @@ typedef struct so_eqsat_opts {
                                    e-graph); merges (roots of one operator) run every iteration as chains */
     int32_t match_cap;          /* matches applied per rule per iteration (default 4000; a quarter of it for
                                    rules with several roots) */
-    int64_t ilp_node_limit;     /* e-nodes above which extraction is greedy only (default 10000) */
+    int64_t ilp_node_limit;     /* e-nodes above which extraction is greedy only (default 3000) */
     int64_t work_limit;         /* e-matching work (e-nodes tried against a pattern node, all iterations) after
                                    which saturation stops (default 3e7): the deterministic bound, where a
                                    time limit would make the e-graph depend on the machine's load */
