@@ -222,7 +222,7 @@ static void onnx_rows(so_sbuf *b, const onnx_def *defs, int n, const int *fast)
         if (any && acc[0]) snprintf(kern, sizeof kern, "%s", anyfast ? "fast" : "reference only");
         if (anyrule && acc[0]) snprintf(rules, sizeof rules, "yes");
         if (!acc[0]) snprintf(acc, sizeof acc, "-");
-        char vers[200];
+        char vers[sizeof d->vers + sizeof d->dep + 16]; /* fits both fields: no truncation at any -O level */
         snprintf(vers, sizeof vers, "%s%s%s%s", d->vers, strcmp(d->dep, "-") ? " (deprecated: " : "", strcmp(d->dep, "-") ? d->dep : "",
                  strcmp(d->dep, "-") ? ")" : "");
         so_sbuf_printf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", d->name, d->domain, vers, acc, imp, kern, rules);
