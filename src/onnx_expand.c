@@ -351,18 +351,32 @@ static int scale_bias(imp *im, val *y, val *scale, val *bias, int rank, const ch
     return step(im, SO_OP_ADD, a2, 2, NULL, nm, out);
 }
 
+/* The preamble of the reductions over the spatial axes (InstanceNormalization, GlobalMaxPool): n_want inputs,
+   one output, X [N, C, D1, ...] float32; fills *xs with X's shape and *ra with the spatial axes, kept. Returns 1
+   to go on, else 0 with *st the status to return (the node kept opaque: X's shape or type unknown; or an error). */
+static int spatial_axes(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, size_t n_want, so_shape *xs, so_attr *ra,
+                        so_status *st)
+{
+    int ok = n_in == n_want && n->n_output == 1;
+    for (size_t k = 0; ok && k < n_in; k++) ok = ins[k] != NULL;
+    if (!ok) return *st = onx_node_err(im, "needs %d input%s and 1 output", (int)n_want, n_want == 1 ? "" : "s"), 0;
+    *xs = onx_vshape(im, ins[0]);
+    if (xs->rank < 0 || xs->dtype != SO_F32) return *st = onx_add_opaque(im, n, ins, n_in), 0;
+    if (xs->rank < 3) return *st = onx_node_err(im, "input of rank %d, expected [N, C, D1, ...]", (int)xs->rank), 0;
+    memset(ra, 0, sizeof *ra);
+    for (int d = 2; d < xs->rank; d++) ra->ints[ra->n_ints++] = d;
+    ra->keepdims = 1;
+    return 1;
+}
+
 /* InstanceNormalization (X [N, C, ...], scale [C], B [C], epsilon): normalised over the spatial axes per sample
    and channel, then scaled and shifted per channel. */
 so_status onx_instancenorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
 {
-    if (n_in != 3 || !ins[0] || !ins[1] || !ins[2] || n->n_output != 1) return onx_node_err(im, "needs 3 inputs and 1 output");
-    so_shape xs = onx_vshape(im, ins[0]);
-    if (xs.rank < 0 || xs.dtype != SO_F32) return onx_add_opaque(im, n, ins, n_in);
-    if (xs.rank < 3) return onx_node_err(im, "input of rank %d, expected [N, C, D1, ...]", (int)xs.rank);
+    so_shape xs;
     so_attr ra;
-    memset(&ra, 0, sizeof ra);
-    for (int d = 2; d < xs.rank; d++) ra.ints[ra.n_ints++] = d;
-    ra.keepdims = 1;
+    so_status st;
+    if (!spatial_axes(im, n, ins, n_in, 3, &xs, &ra, &st)) return st;
     const char *nm = onx_node_name(im, n, NULL);
     val *y, *out;
     int r;
@@ -412,14 +426,10 @@ so_status onx_groupnorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_i
 /* GlobalMaxPool: ReduceMax over the spatial axes, kept. */
 so_status onx_globalmaxpool(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
 {
-    if (n_in != 1 || !ins[0] || n->n_output != 1) return onx_node_err(im, "needs 1 input and 1 output");
-    so_shape xs = onx_vshape(im, ins[0]);
-    if (xs.rank < 0 || xs.dtype != SO_F32) return onx_add_opaque(im, n, ins, n_in);
-    if (xs.rank < 3) return onx_node_err(im, "input of rank %d, expected [N, C, D1, ...]", (int)xs.rank);
+    so_shape xs;
     so_attr ra;
-    memset(&ra, 0, sizeof ra);
-    for (int d = 2; d < xs.rank; d++) ra.ints[ra.n_ints++] = d;
-    ra.keepdims = 1;
+    so_status st;
+    if (!spatial_axes(im, n, ins, n_in, 1, &xs, &ra, &st)) return st;
     return onx_emit(im, SO_OP_REDUCEMAX, ins, 1, 1, &ra, onx_node_name(im, n, NULL), n->output, 1, NULL);
 }
 
