@@ -114,12 +114,21 @@ so_status genp_verify_ckpt(const so_gen_options *o, so_ruleset *rs, int threads,
     XXH3_freeState(hs);
     c.st = so_xmalloc((size_t)c.n + 1);
     memset(c.st, '.', (size_t)c.n);
-    const char *e = getenv("SO_GEN_CKPT_INTERVAL");
-    c.interval = e ? atof(e) : 2.0;
-    e = getenv("SO_GEN_CKPT_STOP_AFTER");
-    c.stop_after = e ? atoi(e) : 0;
+    /* test hooks (tests/gen_resume.sh): a value that is not a number is an error, not a silent 0 */
+    const char *e = getenv("SO_GEN_CKPT_INTERVAL"), *e2 = getenv("SO_GEN_CKPT_STOP_AFTER");
+    long long stop = 0;
+    c.interval = 2.0;
     char **why = why_out ? calloc((size_t)(c.n ? c.n : 1), sizeof *why) : NULL;
     so_status rc = SO_ERR;
+    if (e && so_parse_double(e, 0, 1e9, &c.interval)) {
+        so_errorf("SO_GEN_CKPT_INTERVAL=%s: expected seconds >= 0", e);
+        goto done;
+    }
+    if (e2 && so_parse_int(e2, 0, INT32_MAX, &stop)) {
+        so_errorf("SO_GEN_CKPT_STOP_AFTER=%s: expected an integer >= 0", e2);
+        goto done;
+    }
+    c.stop_after = (int)stop;
     /* proofs bound to content (verifier/proofs.h): every rule proved here goes to this build's proof
        cache, saved before each checkpoint write; a checkpoint's 'p' counts only if the cache holds
        that rule's proof, so an edited checkpoint is refused. Without a cache (no $HOME) the

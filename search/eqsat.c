@@ -931,15 +931,23 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
 {
     memset(res, 0, sizeof *res);
     so_eqsat_opts eo = eo_in ? *eo_in : (so_eqsat_opts){0};
-    /* tuning knobs for experiments (search/README.md): SO_EQSAT_NODES, SO_EQSAT_ITERS, SO_EQSAT_MULTI */
-    if (!eo.node_limit && getenv("SO_EQSAT_NODES")) eo.node_limit = atoll(getenv("SO_EQSAT_NODES"));
-    if (!eo.iter_limit && getenv("SO_EQSAT_ITERS")) eo.iter_limit = atoi(getenv("SO_EQSAT_ITERS"));
-    if (!eo.multi_iters && getenv("SO_EQSAT_MULTI")) eo.multi_iters = atoi(getenv("SO_EQSAT_MULTI"));
+    /* tuning knobs for experiments (search/README.md): SO_EQSAT_NODES, SO_EQSAT_ITERS, SO_EQSAT_MULTI, SO_EQSAT_WORK;
+       a value that is not a positive integer is an error, not a silent 0 */
+    long long kn[4] = {0, 0, 0, 0};
+    static const char *const knob[4] = {"SO_EQSAT_NODES", "SO_EQSAT_ITERS", "SO_EQSAT_MULTI", "SO_EQSAT_WORK"};
+    for (int k = 0; k < 4; k++) {
+        const char *v = getenv(knob[k]);
+        if (v && so_parse_int(v, 1, k == 1 || k == 2 ? INT32_MAX : INT64_MAX, &kn[k]))
+            return so_errorf("%s=%s: expected a positive integer", knob[k], v);
+    }
+    if (!eo.node_limit && kn[0]) eo.node_limit = kn[0];
+    if (!eo.iter_limit && kn[1]) eo.iter_limit = (int)kn[1];
+    if (!eo.multi_iters && kn[2]) eo.multi_iters = (int)kn[2];
     if (eo.node_limit <= 0) eo.node_limit = 30000;
     if (eo.iter_limit <= 0) eo.iter_limit = 12;
     if (eo.multi_iters <= 0) eo.multi_iters = 2;
     if (eo.match_cap <= 0) eo.match_cap = 4000;
-    if (!eo.work_limit && getenv("SO_EQSAT_WORK")) eo.work_limit = atoll(getenv("SO_EQSAT_WORK"));
+    if (!eo.work_limit && kn[3]) eo.work_limit = kn[3];
     if (eo.work_limit <= 0) eo.work_limit = 30000000;
     if (eo.ilp_node_limit == 0) eo.ilp_node_limit = 3000;
     const double t0 = so_now(), c0 = cpu_now(), tl = opts->time_limit > 0 ? opts->time_limit : 8.0;

@@ -402,6 +402,12 @@ if $SO data/nasrnn.onnx -o "$TMP/eq.onnx" --search eqsat --cost flops --time-lim
     $PY data/compare_outputs.py "$TMP/eq.out" data/nasrnn.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
     ok "--search eqsat nasrnn (flops): e-graph grown, extraction reported, cheaper, numeric check, matches PyTorch"
 else bad "--search eqsat nasrnn (flops)" "$TMP/log"; fi
+# tuning knobs of eqsat and the generator's checkpoint hooks: a value that is not a number is a one-line error
+# (they were read with atoi/atof: garbage meant 0, silently)
+expect_error "SO_EQSAT_WORK that is not a number" "SO_EQSAT_WORK=abc: expected a positive integer" \
+    env SO_EQSAT_WORK=abc $SO data/nasrnn.onnx -o "$TMP/eqbad.onnx" --search eqsat --cost flops -q
+expect_error "SO_GEN_CKPT_INTERVAL that is not a number" "SO_GEN_CKPT_INTERVAL=x: expected seconds" \
+    env SO_GEN_CKPT_INTERVAL=x $SO generate --max-ops 2 --seed 1 --threads 2 -q -o "$TMP/gbad.rules"
 
 echo
 echo "integration: $pass passed, $fail failed"
