@@ -97,7 +97,6 @@ typedef struct ctx {
     hist *best_h;
     double t0, last_progress;
     double cpu0, meas0;         /* the thread's CPU seconds and the cost model's timing CPU seconds at the start */
-    int64_t wk[4];
     int64_t work_checked;       /* c->work when the time limit was last checked */
     int64_t work, work_limit;   /* work units of this phase (greedy, then backtracking) and its limit (0: none) */
     int64_t seq;
@@ -404,7 +403,7 @@ static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta
        rewrite is built, even those the preview left unfolded for size: they cost nothing */
     const so_graph *sg = c->scratch;
     int32_t n = sg->n_nodes;
-    c->work += n + m->rule->src.n_nodes; c->wk[0] += n + m->rule->src.n_nodes;
+    c->work += n + m->rule->src.n_nodes;
     if (n > c->cap_pv) {
         c->cap_pv = n * 2;
         c->pv = so_xrealloc(c->pv, (size_t)c->cap_pv * 3);
@@ -523,7 +522,7 @@ static void expand_from(ctx *c, const gref *p, gref *r)
 {
     const so_graph *g = r->g;
     int32_t n = g->n_nodes, np = p->g->n_nodes;
-    c->work += n; c->wk[1] += n;
+    c->work += n;
     /* users in parent numbering (new users get numbers no parent node has) */
     int64_t *num = so_xmalloc(((size_t)n + 1) * sizeof *num);
     for (int32_t j = 0; j < n; j++) num[j] = r->origin[j] >= 0 ? r->origin[j] : (int64_t)np + j;
@@ -579,7 +578,7 @@ static void expand_from(ctx *c, const gref *p, gref *r)
         for (int ig = 0; ig < (keys[0] == keys[1] ? 1 : 2); ig++) {
             uint64_t key = keys[ig];
             for (int32_t t = first_entry(c, key); t < c->n_ent && c->ent[t].key == key && !c->timed_out; t++) {
-                c->work++; c->wk[2]++;
+                c->work++;
                 so_match_rule_at_node(&ix, &c->rules[c->ent[t].rule], c->ent[t].rule, c->ent[t].node, j, on_match, c);
             }
         }
@@ -693,7 +692,7 @@ static gref *materialize(ctx *c, const gref *p, const so_match *m, int dedupe)
         return NULL;
     }
     c->res->materialized++;
-    c->work += ng->n_nodes; c->wk[3] += ng->n_nodes;
+    c->work += ng->n_nodes;
     gref *r = gref_child(c, p, ng, origin);
     if (dedupe && !so_hmap_add(&c->seen, r->ghash, 1)) {
         c->res->duplicates++;
@@ -1092,10 +1091,9 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     if (c.timed_out) res->stopped_by = stop ? stop : out_of_work(&c) ? 3 : 2;
     res->work += c.work;
     if (getenv("SO_DEBUG_WORK"))
-        fprintf(stderr, "search: work %lld (limit %lld), %.3f s CPU (timing excluded), %.3f s wall, stopped_by %d, explored %lld, materialized %lld, matches %lld, anchors %lld, fold bytes %lld evaluated %lld WK %lld %lld %lld %lld\n",
+        fprintf(stderr, "search: work %lld (limit %lld), %.3f s CPU (timing excluded), %.3f s wall, stopped_by %d, explored %lld, materialized %lld, matches %lld, anchors %lld\n",
                 (long long)res->work, (long long)c.work_limit, search_cpu(&c), so_now() - c.t0, res->stopped_by,
-                (long long)res->graphs_explored, (long long)res->materialized, (long long)res->matches, (long long)res->anchors,
-                (long long)fc->bytes_added, (long long)fc->evaluated, (long long)c.wk[0], (long long)c.wk[1], (long long)c.wk[2], (long long)c.wk[3]);
+                (long long)res->graphs_explored, (long long)res->materialized, (long long)res->matches, (long long)res->anchors);
     for (int32_t i = 0; i < c.n_heap; i++) state_drop(&c.heap[i]);
     decref(g0);
     free(c.heap);
