@@ -1552,13 +1552,12 @@ static void test_convtranspose(void **state)
         {1, 4, 6, 5, 3, 1, 3, 2, 2, 3, 2, 2, 0, 2, 1, 0, 1, 2, 1},  /* dilation 2, asymmetric pads, output_padding */
         {1, 7, 5, 8, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1},  /* 1x1 */
         {1, 3, 1, 1, 2, 1, 5, 3, 1, 1, 1, 1, 2, 1, 2, 1, 0, 0, 1},  /* one input pixel, pads larger than the taps reach */
-        {1, 16, 32, 32, 16, 1, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1}, /* 64x64 output: col2im over threads */
+        {1, 16, 32, 32, 16, 1, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1}, /* 64x64 output: channel ranges over threads */
     };
     const int64_t tile = so_deconv_tile_floats;
-    const int onednn = so_fast_use_onednn, use_gemm = so_fast_use_gemm;
+    const int use_gemm = so_fast_use_gemm;
     for (int pass = 0; pass < 3; pass++) {
-        /* pass 0: our GEMM (oneDNN off, else it displaces it at avx512); 1: sgemm; 2: tiles of one row */
-        so_fast_use_onednn = pass == 1 ? onednn : 0;
+        /* pass 0: our GEMM; 1: sgemm (OpenBLAS, or oneDNN at avx512); 2: our GEMM on tiles of one row */
         so_fast_use_gemm = pass != 1;
         so_deconv_tile_floats = pass == 2 ? 1 : tile;
         expect_kernel = pass == 1 ? "convtranspose_sgemm" : "convtranspose_gemm";
@@ -1574,7 +1573,6 @@ static void test_convtranspose(void **state)
     one_deconv(950, 1, 8, 5, 6, 3, 2, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1);
     expect_kernel = NULL;
     so_deconv_tile_floats = tile;
-    so_fast_use_onednn = onednn;
     so_fast_use_gemm = use_gemm;
 }
 
