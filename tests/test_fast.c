@@ -1553,6 +1553,9 @@ static void test_convtranspose(void **state)
         {1, 7, 5, 8, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1},  /* 1x1 */
         {1, 3, 1, 1, 2, 1, 5, 3, 1, 1, 1, 1, 2, 1, 2, 1, 0, 0, 1},  /* one input pixel, pads larger than the taps reach */
         {1, 16, 32, 32, 16, 1, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1}, /* 64x64 output: channel ranges over threads */
+        {1, 6, 5, 11, 4, 1, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0, 1}, /* k2 s2 exact tiling: interleaved stores (W 11: vector + tail) */
+        {2, 4, 3, 4, 3, 2, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0},  /* k3 s3 exact tiling, groups, batch, no bias */
+        {1, 4, 3, 9, 2, 1, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1},  /* k2 s2 with output_padding: not exact */
     };
     const int64_t tile = so_deconv_tile_floats;
     const int use_gemm = so_fast_use_gemm;
