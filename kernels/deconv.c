@@ -19,7 +19,8 @@
    Input pixel (h, w) and tap (i, j) land on output (h*sh - ph + i*dh, w*sw - pw + j*dw) when inside
    Y (the end pads and output_padding only set Ho, Wo). */
 typedef struct deconv_plan {
-    int64_t N, C, H, W, O, Ho, Wo, G, Cg, Og, kh, kw, sh, sw, ph, pw, dh, dw;
+    conv2d_geom q;
+    int64_t Cg, Og;
     int64_t M;    /* GEMM rows: Og*kh*kw (row r = (o*kh + i)*kw + j) */
     int64_t rows; /* input rows per column tile */
     int has_bias;
@@ -47,23 +48,23 @@ static void deconv_free(void *pp)
    (o*kh + i)*kw + j of col into its output plane y. */
 static void col2im_channel(const deconv_plan *p, const float *col, int64_t o, int64_t h0, int64_t h1, float *y)
 {
-    const int64_t cols = (h1 - h0) * p->W;
-    for (int64_t i = 0; i < p->kh; i++)
+    const int64_t cols = (h1 - h0) * p->q.W;
+    for (int64_t i = 0; i < p->q.kh; i++)
         for (int64_t h = h0; h < h1; h++) {
-            const int64_t oh = h * p->sh - p->ph + i * p->dh;
-            if (oh < 0 || oh >= p->Ho) continue;
-            float *yr = y + oh * p->Wo;
-            for (int64_t j = 0; j < p->kw; j++) {
-                const float *restrict cr = col + ((o * p->kh + i) * p->kw + j) * cols + (h - h0) * p->W;
-                const int64_t off = j * p->dw - p->pw; /* ow = w*sw + off */
+            const int64_t oh = h * p->q.sh - p->q.ph + i * p->q.dh;
+            if (oh < 0 || oh >= p->q.Ho) continue;
+            float *yr = y + oh * p->q.Wo;
+            for (int64_t j = 0; j < p->q.kw; j++) {
+                const float *restrict cr = col + ((o * p->q.kh + i) * p->q.kw + j) * cols + (h - h0) * p->q.W;
+                const int64_t off = j * p->q.dw - p->q.pw; /* ow = w*sw + off */
                 /* valid w: 0 <= w*sw + off < Wo */
-                int64_t wa = off >= 0 ? 0 : (-off + p->sw - 1) / p->sw, wb = p->Wo - off > 0 ? (p->Wo - off + p->sw - 1) / p->sw : 0;
-                if (wb > p->W) wb = p->W;
-                if (p->sw == 1) {
+                int64_t wa = off >= 0 ? 0 : (-off + p->q.sw - 1) / p->q.sw, wb = p->q.Wo - off > 0 ? (p->q.Wo - off + p->q.sw - 1) / p->q.sw : 0;
+                if (wb > p->q.W) wb = p->q.W;
+                if (p->q.sw == 1) {
                     float *restrict d = yr + off;
                     for (int64_t w = wa; w < wb; w++) d[w] += cr[w];
                 } else {
-                    for (int64_t w = wa; w < wb; w++) yr[w * p->sw + off] += cr[w];
+                    for (int64_t w = wa; w < wb; w++) yr[w * p->q.sw + off] += cr[w];
                 }
             }
         }
@@ -73,12 +74,12 @@ static void col2im_channel(const deconv_plan *p, const float *col, int64_t o, in
    of taps (i, j) interleaved, plus the bias b. */
 static void col2im_exact(const deconv_plan *p, const float *col, int64_t o, int64_t h0, int64_t h1, float b, float *y)
 {
-    const int64_t cols = (h1 - h0) * p->W, W = p->W;
+    const int64_t cols = (h1 - h0) * p->q.W, W = p->q.W;
     for (int64_t h = h0; h < h1; h++)
-        for (int64_t i = 0; i < p->kh; i++) {
-            float *restrict yr = y + (h * p->kh + i) * p->Wo;
-            const float *c0 = col + ((o * p->kh + i) * p->kw) * cols + (h - h0) * W;
-            if (p->kw == 2) {
+        for (int64_t i = 0; i < p->q.kh; i++) {
+            float *restrict yr = y + (h * p->q.kh + i) * p->q.Wo;
+            const float *c0 = col + ((o * p->q.kh + i) * p->q.kw) * cols + (h - h0) * W;
+            if (p->q.kw == 2) {
                 const float *restrict a = c0, *restrict d = c0 + cols;
                 int64_t w = 0;
 #ifdef __AVX2__
@@ -95,9 +96,9 @@ static void col2im_exact(const deconv_plan *p, const float *col, int64_t o, int6
                     yr[2 * w + 1] = d[w] + b;
                 }
             } else {
-                for (int64_t j = 0; j < p->kw; j++) {
+                for (int64_t j = 0; j < p->q.kw; j++) {
                     const float *restrict cj = c0 + j * cols;
-                    for (int64_t w = 0; w < W; w++) yr[w * p->kw + j] = cj[w] + b;
+                    for (int64_t w = 0; w < W; w++) yr[w * p->q.kw + j] = cj[w] + b;
                 }
             }
         }
@@ -109,17 +110,17 @@ static void col2im_exact(const deconv_plan *p, const float *col, int64_t o, int6
 static void deconv_channels(const deconv_plan *p, const float *X, const float *Wt, const float *B, float *Y, int64_t n, int64_t g,
                             int64_t o0, int64_t o1, const float *A, float *scr, int T)
 {
-    const int64_t hw = p->H * p->W, ohw = p->Ho * p->Wo, kk = p->kh * p->kw, mr = (o1 - o0) * kk;
-    const float *xg = X + (n * p->C + g * p->Cg) * hw;
-    float *yg = Y + (n * p->O + g * p->Og) * ohw;
-    float *col = scr, *gs = scr + (mr * p->rows * p->W + 15) / 16 * 16;
-    for (int64_t h0 = 0; h0 < p->H; h0 += p->rows) {
-        const int64_t h1 = SO_MIN(p->H, h0 + p->rows), cols = (h1 - h0) * p->W;
+    const int64_t hw = p->q.H * p->q.W, ohw = p->q.Ho * p->q.Wo, kk = p->q.kh * p->q.kw, mr = (o1 - o0) * kk;
+    const float *xg = X + (n * p->q.C + g * p->Cg) * hw;
+    float *yg = Y + (n * p->q.O + g * p->Og) * ohw;
+    float *col = scr, *gs = scr + (mr * p->rows * p->q.W + 15) / 16 * 16;
+    for (int64_t h0 = 0; h0 < p->q.H; h0 += p->rows) {
+        const int64_t h1 = SO_MIN(p->q.H, h0 + p->rows), cols = (h1 - h0) * p->q.W;
         if (A) {
-            so_gemm_bsrc src = {.B = xg + h0 * p->W, .ldb = hw};
+            so_gemm_bsrc src = {.B = xg + h0 * p->q.W, .ldb = hw};
             so_gemm_apacked(mr, cols, p->Cg, A, &src, 0.f, col, cols, NULL, gs, 1);
         } else {
-            so_sgemm(1, 0, p->M, cols, p->Cg, 1.f, Wt + g * p->Cg * p->M, p->M, xg + h0 * p->W, hw, 0.f, col, cols);
+            so_sgemm(1, 0, p->M, cols, p->Cg, 1.f, Wt + g * p->Cg * p->M, p->M, xg + h0 * p->q.W, hw, 0.f, col, cols);
         }
         /* each output channel's plane is written by one thread, in a fixed order: results do not depend on the threads */
 #pragma omp parallel for schedule(static) num_threads(T) if (!A && T > 1 && p->Og > 1 && p->Og * ohw > SO_PAR_MIN)
@@ -144,15 +145,15 @@ static void deconv_run(void *priv, const so_tensor *in, so_tensor *out, float *s
     const float *X = in[0].data, *Wt = in[1].data, *B = p->has_bias ? in[2].data : NULL;
     float *Y = out[0].data;
     if (!p->Ap) {
-        for (int64_t n = 0; n < p->N; n++)
-            for (int64_t g = 0; g < p->G; g++) deconv_channels(p, X, Wt, B, Y, n, g, 0, p->Og, NULL, scratch, so_sgemm_threads());
+        for (int64_t n = 0; n < p->q.N; n++)
+            for (int64_t g = 0; g < p->q.G; g++) deconv_channels(p, X, Wt, B, Y, n, g, 0, p->Og, NULL, scratch, so_sgemm_threads());
         return;
     }
     /* one parallel region for the whole node: thread t computes channel range t of every group and image */
 #pragma omp parallel num_threads(p->nch) if (p->nch > 1)
     for (int t = omp_get_thread_num(); t < p->nch; t += omp_get_num_threads())
-        for (int64_t n = 0; n < p->N; n++)
-            for (int64_t g = 0; g < p->G; g++)
+        for (int64_t n = 0; n < p->q.N; n++)
+            for (int64_t g = 0; g < p->q.G; g++)
                 deconv_channels(p, X, Wt, B, Y, n, g, p->oc[t], p->oc[t + 1], p->Ap + p->apo[g * p->nch + t], scratch + (size_t)t * p->tscr, 1);
 }
 
@@ -167,35 +168,20 @@ so_status so_deconv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     const int has_bias = n->n_in > 2 && n->in[2].node >= 0;
     if (has_bias && shape_of(g, n->in[2])->dtype != SO_F32) return SO_OK;
     deconv_plan *p = so_xcalloc(1, sizeof *p);
-    p->N = x->dim[0];
-    p->C = x->dim[1];
-    p->H = x->dim[2];
-    p->W = x->dim[3];
-    p->O = o->dim[1];
-    p->Ho = o->dim[2];
-    p->Wo = o->dim[3];
-    p->G = a->group > 0 ? a->group : 1;
-    p->Cg = p->C / p->G;
+    p->q = conv2d_geom_of(a, x, o, w->dim[2], w->dim[3]);
+    p->Cg = p->q.C / p->q.G;
     p->Og = w->dim[1];
-    p->kh = w->dim[2];
-    p->kw = w->dim[3];
-    p->sh = a->stride[0] > 0 ? a->stride[0] : 1;
-    p->sw = a->stride[1] > 0 ? a->stride[1] : 1;
-    p->ph = a->pad[0];
-    p->pw = a->pad[1];
-    p->dh = a->dilation[0] > 0 ? a->dilation[0] : 1;
-    p->dw = a->dilation[1] > 0 ? a->dilation[1] : 1;
-    p->M = p->Og * p->kh * p->kw;
+    p->M = p->Og * p->q.kh * p->q.kw;
     p->has_bias = has_bias;
-    p->exact = p->kh == p->sh && p->kw == p->sw && p->dh == 1 && p->dw == 1 && p->ph == 0 && p->pw == 0 && p->Ho == p->H * p->kh &&
-               p->Wo == p->W * p->kw;
-    if (p->G * p->Og != p->O || p->G * p->Cg != p->C || p->M < 1 || p->Cg < 1 || p->N * p->H * p->W < 1) {
+    p->exact = p->q.kh == p->q.sh && p->q.kw == p->q.sw && p->q.dh == 1 && p->q.dw == 1 && p->q.ph == 0 && p->q.pw == 0 && p->q.Ho == p->q.H * p->q.kh &&
+               p->q.Wo == p->q.W * p->q.kw;
+    if (p->q.G * p->Og != p->q.O || p->q.G * p->Cg != p->q.C || p->M < 1 || p->Cg < 1 || p->q.N * p->q.H * p->q.W < 1) {
         free(p); /* empty or inconsistent shapes: the reference kernel */
         return SO_OK;
     }
-    p->rows = SO_MAX(1, so_deconv_tile_floats / (p->M * p->W));
-    if (p->rows > p->H) p->rows = p->H;
-    const int64_t cols = p->rows * p->W, kk = p->kh * p->kw;
+    p->rows = SO_MAX(1, so_deconv_tile_floats / (p->M * p->q.W));
+    if (p->rows > p->q.H) p->rows = p->q.H;
+    const int64_t cols = p->rows * p->q.W, kk = p->q.kh * p->q.kw;
     size_t sc = (size_t)((p->M * cols + 15) / 16 * 16);
     const so_node *wn = &g->nodes[n->in[1].node];
     /* our GEMM with the weights packed at load, a range of output channels per thread; sgemm (threading itself) on a
@@ -207,9 +193,9 @@ so_status so_deconv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         int64_t mx = 0;
         for (int t = 0; t <= p->nch; t++) p->oc[t] = p->Og * t / p->nch;
         for (int t = 0; t < p->nch; t++) mx = SO_MAX(mx, (p->oc[t + 1] - p->oc[t]) * kk);
-        p->apo = so_xmalloc(sizeof *p->apo * (size_t)(p->G * p->nch + 1));
+        p->apo = so_xmalloc(sizeof *p->apo * (size_t)(p->q.G * p->nch + 1));
         int64_t tot = 0;
-        for (int64_t gr = 0; gr < p->G; gr++)
+        for (int64_t gr = 0; gr < p->q.G; gr++)
             for (int t = 0; t < p->nch; t++) {
                 p->apo[gr * p->nch + t] = tot;
                 tot += ((int64_t)so_gemm_packed_a_floats((p->oc[t + 1] - p->oc[t]) * kk, p->Cg) + 15) / 16 * 16;
@@ -217,7 +203,7 @@ so_status so_deconv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         p->Ap = aligned_alloc(64, (sizeof(float) * (size_t)tot + 63) / 64 * 64);
         float *At = malloc(sizeof *At * (size_t)(p->M * p->Cg));
         if (p->Ap && At) {
-            for (int64_t gr = 0; gr < p->G; gr++) { /* A = W_g^T: [M, Cg], rows of channel range t packed on their own */
+            for (int64_t gr = 0; gr < p->q.G; gr++) { /* A = W_g^T: [M, Cg], rows of channel range t packed on their own */
                 const float *wg = Wt + gr * p->Cg * p->M;
                 for (int64_t r = 0; r < p->M; r++)
                     for (int64_t ci = 0; ci < p->Cg; ci++) At[r * p->Cg + ci] = wg[ci * p->M + r];

@@ -239,13 +239,9 @@ static int check_graph(tb *t, double tol)
 
 /* ---------------- conv ---------------- */
 
-static void one_conv(uint64_t seed, int N, int C, int H, int W, int O, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr,
-                     int dh, int dw, int group, int bias, int act)
+/* The attributes of a 2-D Conv / ConvTranspose: stride, pads (top, left, bottom, right), dilation, group. */
+static so_attr conv_attrs(int sh, int sw, int pt, int pl, int pb, int pr, int dh, int dw, int group)
 {
-    tb t;
-    tb_begin(&t, 1, seed);
-    int32_t x = tb_input(&t, shp(4, N, C, H, W));
-    int32_t w = tb_weight(&t, shp(4, O, C / group, kh, kw));
     so_attr a = {0};
     a.stride[0] = sh;
     a.stride[1] = sw;
@@ -256,6 +252,17 @@ static void one_conv(uint64_t seed, int N, int C, int H, int W, int O, int kh, i
     a.dilation[0] = dh;
     a.dilation[1] = dw;
     a.group = group;
+    return a;
+}
+
+static void one_conv(uint64_t seed, int N, int C, int H, int W, int O, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr,
+                     int dh, int dw, int group, int bias, int act)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int32_t x = tb_input(&t, shp(4, N, C, H, W));
+    int32_t w = tb_weight(&t, shp(4, O, C / group, kh, kw));
+    so_attr a = conv_attrs(sh, sw, pt, pl, pb, pr, dh, dw, group);
     a.act = act;
     a.clip_min = -0.3f;
     a.clip_max = 0.4f;
@@ -1517,16 +1524,7 @@ static void one_deconv(uint64_t seed, int N, int C, int H, int W, int Og, int G,
     tb_begin(&t, 1, seed);
     int32_t ins[3] = {tb_input(&t, shp(4, N, C, H, W)), wact ? tb_input(&t, shp(4, C, Og, kh, kw)) : tb_weight(&t, shp(4, C, Og, kh, kw)), -1};
     if (bias) ins[2] = tb_weight(&t, shp(1, Og * G));
-    so_attr a = {0};
-    a.stride[0] = sh;
-    a.stride[1] = sw;
-    a.dilation[0] = dh;
-    a.dilation[1] = dw;
-    a.pad[0] = pt;
-    a.pad[1] = pl;
-    a.pad[2] = pb;
-    a.pad[3] = pr;
-    a.group = G;
+    so_attr a = conv_attrs(sh, sw, pt, pl, pb, pr, dh, dw, G);
     a.n_ints = 2;
     a.ints[0] = oph;
     a.ints[1] = opw;
