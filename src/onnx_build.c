@@ -638,12 +638,12 @@ static int imp_resize(bctx *cx)
     IMP_LOCALS;
     /* 4-D inputs resized in H and W by constant scales or sizes (of every axis, or of the axes the
        axes attribute lists, opset 18); nearest, linear or cubic
-       (cubic_coeff_a, exclude_outside), antialias, with every coordinate transform. Anything else
-       (resizing N or C, computed scales, antialias with align_corners, keep_aspect_ratio_policy) is kept verbatim. */
+       (cubic_coeff_a, exclude_outside), antialias, keep_aspect_ratio_policy (opset 18), with every coordinate
+       transform. Anything else (resizing N or C, computed scales, antialias with align_corners) is kept verbatim. */
     char buf[64];
     const char *s;
     int64_t axes[4] = {0, 1, 2, 3};
-    int nax = 4;
+    int nax = 4, policy = 0; /* keep_aspect_ratio_policy: stretch, not_larger, not_smaller */
     const char *of_axes = "a 4-D input";
     if (xs.rank != 4 || !x) return SO_ERR_UNSUPPORTED;
     s = onx_att_s(n, "mode", buf, sizeof buf);
@@ -676,7 +676,11 @@ static int imp_resize(bctx *cx)
         a.ints[6] = a.mode != 0 && onx_att_i(n, "antialias", 0) != 0; /* no effect on nearest */
         if (a.ints[6] && a.ints[0] == SO_RESIZE_ALIGN_CORNERS) return SO_ERR_UNSUPPORTED; /* differs from ONNX Runtime: kept verbatim */
         if (a.mode == 2) a.value = onx_att_f(n, "cubic_coeff_a", -0.75f);
-        if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
+        if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) {
+            if (!strcmp(s, "not_larger")) policy = 1;
+            else if (!strcmp(s, "not_smaller")) policy = 2;
+            else return SO_ERR_UNSUPPORTED;
+        }
     }
     float roi[8] = {0, 0, 0, 0, 1, 1, 1, 1};
     if (a.ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) { /* a constant region, not cropping N or C; nearest or linear */
@@ -723,6 +727,18 @@ static int imp_resize(bctx *cx)
         for (int d = 0; d < 4; d++) out[d] = xs.dim[d], scale[d] = 1.0f;
         for (int i = 0; i < nax; i++) out[axes[i]] = given[i], scale[axes[i]] = (float)given[i] / (float)xs.dim[axes[i]];
         a.ints[2] = 1;
+        if (policy) { /* one scale for the listed axes, the smallest (not_larger) or largest of theirs; sizes rounded from it */
+            float ps = scale[axes[0]];
+            for (int i = 1; i < nax; i++) ps = policy == 1 ? fminf(ps, scale[axes[i]]) : fmaxf(ps, scale[axes[i]]);
+            int bind = -1; /* the spatial axis whose requested size gave it (the exporter requests that one again) */
+            for (int i = 0; i < nax; i++) {
+                if (bind < 0 && axes[i] >= 2 && scale[axes[i]] == ps) bind = (int)axes[i] - 2;
+                out[axes[i]] = (int64_t)roundf(ps * (float)xs.dim[axes[i]]);
+                scale[axes[i]] = ps;
+            }
+            if (bind < 0 && ps != 1.0f) return SO_ERR_UNSUPPORTED; /* N or C decided it and resizes */
+            a.ints[2] = 2 + 2 * (policy - 1) + (bind < 0 ? 0 : bind);
+        }
     } else
         return onx_node_err(im, "needs scales or sizes"), SO_ERR;
     if (out[0] != xs.dim[0] || out[1] != xs.dim[1]) return SO_ERR_UNSUPPORTED; /* resizing N or C */

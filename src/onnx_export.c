@@ -482,7 +482,18 @@ static so_status exp_resize(ectx *cx)
         if (so_bits_to_f32(a->ints[11]) != 0.0f) a_float(x, n, "extrapolation_value", so_bits_to_f32(a->ints[11]));
     } else
         n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
-    if (a->ints[2]) {
+    if (a->ints[2] >= 2) { /* keep_aspect_ratio_policy on H, W: the deciding axis asks for its size again, the other never decides */
+        const so_shape *o = &x->g->nodes[i].out[0];
+        const int larger = a->ints[2] < 4, bind = (int)(a->ints[2] - 2) % 2;
+        const int64_t ax[2] = {2, 3};
+        int64_t sz[2];
+        if (x->opset < 18) return ex_err(x, "Resize keep_aspect_ratio_policy needs opset >= 18 (model has opset %lld)", (long long)x->opset);
+        for (int k = 0; k < 2; k++) sz[k] = k == bind ? o->dim[2 + k] : larger ? (int64_t)1 << 30 : 1;
+        a_str(x, n, "keep_aspect_ratio_policy", larger ? "not_larger" : "not_smaller");
+        a_ints(x, n, "axes", ax, 2);
+        n_in(n, "");
+        n_in(n, init_i64(x, base, "_sizes", sz, 2));
+    } else if (a->ints[2]) {
         const so_shape *o = &x->g->nodes[i].out[0];
         n_in(n, x->opset < 13 ? init_f32v(x, base, "_scales", NULL, 0) : "");
         n_in(n, init_i64(x, base, "_sizes", o->dim, 4));
