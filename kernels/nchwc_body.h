@@ -346,6 +346,7 @@ static void conv_tile_any(const so_nchwc_conv *p, const float *x, const float *w
    thread's next item. In a whole network every node's weights come from memory (ResNet-50's ~100 MB do not stay
    in the last-level cache from one run to the next), and with few pixels per weight (14x14, 7x7 planes) the
    hardware prefetcher alone leaves the FMAs waiting: kernels/README.md. */
+#define NCHWC_PF_MIN_BYTES (256 * 1024) /* packed weights from which conv_run prefetches them */
 typedef struct wpf_cursor {
     const char *p;   /* the first slice */
     int64_t st;      /* bytes from one block's slice to the next */
@@ -604,6 +605,7 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     const int64_t bandu = cdiv(Lb, nband);
     nband = cdiv(Lb, bandu);
     const int64_t items = N * nobg * nband;
+    const int pfw = (p->wofs[Ob - 1] + p->nic[Ob - 1] * KK * NB) * (int64_t)sizeof(float) >= NCHWC_PF_MIN_BYTES; /* wpf_cursor */
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t it = 0; it < items; it++) {
         const int64_t n = it / (nobg * nband), g = it % (nobg * nband) / nband, band = it % nband;
@@ -623,7 +625,8 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
         for (int64_t c0 = 0; c0 < nic || c0 == 0; c0 += icc) {
             const int64_t c1 = min64(nic, c0 + icc);
             wpf_cursor pf = {0};
-            if (c1 < nic) /* the next chunk of this item */
+            if (!pfw) /* small weights (the 7x7 stem's 37 KB): the hardware prefetcher keeps up */;
+            else if (c1 < nic) /* the next chunk of this item */
                 pf = (wpf_cursor){(const char *)(w + c1 * KK * NB), wst * 4, min64(icc, nic - c1) * KK * NB * 4, obk, 0, 0, 0};
             else if (it + 1 < items) { /* the first chunk of the next item (of this thread, under schedule(static)) */
                 const int64_t nob = (it + 1) % (nobg * nband) / nband * obk_max;
