@@ -11,29 +11,9 @@
 
 #include "../kernels/ref.h"
 #include "shape.h"
+#include "test_util.h"
 
 /* ---------------- helpers: tiny graphs of WEIGHT nodes feeding one op ---------------- */
-
-static so_model *M;
-static so_graph *G;
-
-static int setup(void **state)
-{
-    (void)state;
-    M = so_model_new("test");
-    G = so_graph_new(M);
-    M->graph = G;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    so_model_free(M);
-    M = NULL;
-    G = NULL;
-    return 0;
-}
 
 static so_shape shp(int rank, const int64_t *d)
 {
@@ -1207,7 +1187,7 @@ static void test_storage_conversions(void **state)
     assert_int_equal(bb[1], 0);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, test_model_setup, test_model_teardown)
 
 int main(void)
 {

@@ -44,6 +44,41 @@
     "end\n"                                        \
     "\n"
 
+/* Rule 3 of the dev rule texts: matmul then relu fuses into matmul act=relu; WHERE is its precondition line ("" for none). */
+#define TEST_RULE_3(WHERE)                         \
+    "rule 3\n"                                     \
+    "  input X [m,k]\n"                            \
+    "  input A [k,n]\n"                            \
+    "  src a = matmul(X, A) act=none\n"            \
+    "  src r = relu(a)\n"                          \
+    "  dst y = matmul(X, A) act=relu\n"            \
+    "  map r -> y\n"                               \
+    WHERE                                          \
+    "  proof unverified\n"                         \
+    "end\n"
+
+/* ---- a model fixture: M with the empty graph G, fresh for each test (cmocka setup / teardown) ---- */
+static so_model *M __attribute__((unused));
+static so_graph *G __attribute__((unused));
+
+static inline int test_model_setup(void **state)
+{
+    (void)state;
+    M = so_model_new("test");
+    G = so_graph_new(M);
+    M->graph = G;
+    return 0;
+}
+
+static inline int test_model_teardown(void **state)
+{
+    (void)state;
+    so_model_free(M);
+    M = NULL;
+    G = NULL;
+    return 0;
+}
+
 /* ---- tiny graph builder: a model "test" whose graph is built node by node, shapes inferred ---- */
 typedef struct tb {
     so_model *m;
