@@ -1080,6 +1080,13 @@ static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, NULL, dimx_is_one
 #define SD(s) (&(so_dims){(s)->rank, (void *)(s)->dim})
 static so_dims sd_out(so_sshape *s) { return (so_dims){0, s->dim}; }
 
+/* out[0] from the shape rule CALL that writes so_dims od */
+#define SYM_RUN(CALL)                          \
+    do {                                       \
+        so_dims od = sd_out(out);              \
+        return sym_store((CALL), &od, out);    \
+    } while (0)
+
 /* out from a shape rule's result over od */
 static so_status sym_store(so_status st, const so_dims *od, so_sshape *out)
 {
@@ -1100,15 +1107,13 @@ static so_status sym_store(so_status st, const so_dims *od, so_sshape *out)
 static so_status sym_unary(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_same(A, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_same(A, SD(&in[0]), &od));
 }
 
 static so_status sym_binary(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_bcast(A, SD(&in[0]), SD(&in[1]), &od), &od, out);
+    SYM_RUN(so_dims_bcast(A, SD(&in[0]), SD(&in[1]), &od));
 }
 
 /* Blocked layout in rules (issue 15): generated rules use exact blocking, channels = b * k.
@@ -1149,8 +1154,7 @@ static int dx_mul(const so_dimx *d, int64_t b, so_dimx *p)
    nchwc_out's (b, C) are the node's dims (ints=b,C may name a symbol) */
 static so_status sym_nchwc_in(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_nchwc_in(A, &n->attr, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_nchwc_in(A, &n->attr, SD(&in[0]), &od));
 }
 
 static so_status sym_nchwc_out(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1189,8 +1193,7 @@ static int dx_window(const so_dimx *h, int64_t k, int64_t st, int64_t pb, int64_
 /* conv_nchwc / pools on a blocked value (shape.h so_dims_*_nchwc) */
 static so_status sym_conv_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_conv_nchwc(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od), &od, out);
+    SYM_RUN(so_dims_conv_nchwc(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
 }
 
 static so_status sym_pool_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1202,8 +1205,7 @@ static so_status sym_pool_nchwc(const so_dim_alg *A, const so_rnode *n, const so
 
 static so_status sym_conv(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_conv(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od), &od, out);
+    SYM_RUN(so_dims_conv(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
 }
 
 static so_status sym_maxpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1216,14 +1218,12 @@ static so_status sym_maxpool(const so_dim_alg *A, const so_rnode *n, const so_ss
 static so_status sym_globalavgpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_globalpool(A, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_globalpool(A, SD(&in[0]), &od));
 }
 
 static so_status sym_softmax(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_softmax(A, n->attr.axis, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_softmax(A, n->attr.axis, SD(&in[0]), &od));
 }
 
 static so_status sym_batchnorm(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1245,29 +1245,25 @@ static so_status sym_bnfold_b(const so_dim_alg *A, const so_rnode *n, const so_s
     so_dims v[SO_RULE_MAX_IN];
     const so_dims *p[SO_RULE_MAX_IN];
     for (int k = 0; k < n->n_in; k++) v[k] = *SD(&in[k]), p[k] = &v[k];
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_bnfold_b(A, p, n->n_in, &od), &od, out);
+    SYM_RUN(so_dims_bnfold_b(A, p, n->n_in, &od));
 }
 
 static so_status sym_matmul(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_matmul(A, SD(&in[0]), SD(&in[1]), &od), &od, out);
+    SYM_RUN(so_dims_matmul(A, SD(&in[0]), SD(&in[1]), &od));
 }
 
 static so_status sym_transpose(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_transpose(A, n->attr.ints, n->attr.n_ints, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_transpose(A, n->attr.ints, n->attr.n_ints, SD(&in[0]), &od));
 }
 
 static so_status sym_concat(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     so_dims v[SO_RULE_MAX_IN];
     for (int k = 0; k < n->n_in; k++) v[k] = *SD(&in[k]);
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_concat(A, n->attr.axis, v, n->n_in, &od), &od, out);
+    SYM_RUN(so_dims_concat(A, n->attr.axis, v, n->n_in, &od));
 }
 
 /* split sizes are the node's dims (sizes=...) */
@@ -1282,8 +1278,7 @@ static so_status sym_split(const so_dim_alg *A, const so_rnode *n, const so_ssha
 
 static so_status sym_enlarge(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_enlarge(A, &n->attr, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_enlarge(A, &n->attr, SD(&in[0]), &od));
 }
 
 /* the constants' shapes are the node's dims (shape=...) */
@@ -1305,45 +1300,38 @@ static so_status sym_reshape(const so_dim_alg *A, const so_rnode *n, const so_ss
 /* reductions, argmax/argmin, squeeze, unsqueeze, gather (shape.h so_dims_*) */
 static so_status sym_reduce(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_reduce(A, &n->attr, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_reduce(A, &n->attr, SD(&in[0]), &od));
 }
 
 static so_status sym_argmax(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_argreduce(A, &n->attr, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_argreduce(A, &n->attr, SD(&in[0]), &od));
 }
 
 static so_status sym_squeeze(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_squeeze(A, &n->attr, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_squeeze(A, &n->attr, SD(&in[0]), &od));
 }
 
 static so_status sym_unsqueeze(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_unsqueeze(A, &n->attr, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_unsqueeze(A, &n->attr, SD(&in[0]), &od));
 }
 
 static so_status sym_gather(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_gather(A, n->attr.axis, SD(&in[0]), SD(&in[1]), &od), &od, out);
+    SYM_RUN(so_dims_gather(A, n->attr.axis, SD(&in[0]), SD(&in[1]), &od));
 }
 
 /* gemm, layernorm / rmsnorm, expand (target: the node's dims), pad (shape.h so_dims_*) */
 static so_status sym_gemm(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_gemm(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od), &od, out);
+    SYM_RUN(so_dims_gemm(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
 }
 
 static so_status sym_layernorm(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_layernorm(A, n->attr.axis, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od), &od, out);
+    SYM_RUN(so_dims_layernorm(A, n->attr.axis, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
 }
 
 static so_status sym_expand(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1354,15 +1342,37 @@ static so_status sym_expand(const so_dim_alg *A, const so_rnode *n, const so_ssh
 
 static so_status sym_pad(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_pad(A, &n->attr, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_pad(A, &n->attr, SD(&in[0]), &od));
 }
 
 static so_status sym_where(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_where(A, SD(&in[0]), SD(&in[1]), SD(&in[2]), &od), &od, out);
+    SYM_RUN(so_dims_where(A, SD(&in[0]), SD(&in[1]), SD(&in[2]), &od));
+}
+
+static so_status sym_trilu(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    (void)n;
+    SYM_RUN(so_dims_trilu(A, SD(&in[0]), &od));
+}
+
+static so_status sym_depthtospace(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_blockmove(A, n->op == SO_OP_DEPTHTOSPACE, n->attr.kernel[0], SD(&in[0]), &od));
+}
+
+static so_status sym_gatherelements(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_gatherelements(A, n->attr.axis, SD(&in[0]), SD(&in[1]), &od));
+}
+
+static so_status sym_lrn(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out) { SYM_RUN(so_dims_lrn(A, &n->attr, SD(&in[0]), &od)); }
+
+static so_status sym_det(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    (void)n;
+    SYM_RUN(so_dims_det(A, SD(&in[0]), &od));
 }
 
 /* operators the rule language has no symbolic shape rule for: unknown shape, accepted here and
@@ -1456,10 +1466,7 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 #define sym_logsoftmax sym_softmax
 #define sym_hardmax sym_softmax
 #define sym_argmin sym_argmax
-#define sym_trilu sym_unknown
-#define sym_gatherelements sym_unknown
-#define sym_depthtospace sym_unknown
-#define sym_spacetodepth sym_unknown
+#define sym_spacetodepth sym_depthtospace
 
 #define sym_nllloss sym_unknown
 
@@ -1473,11 +1480,9 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 
 #define sym_convtranspose sym_unknown
 
-#define sym_lrn sym_unary
 #define sym_scatterelements sym_unknown
 #define sym_gathernd sym_unknown
 #define sym_topk sym_unknown
-#define sym_det sym_unknown
 #define sym_not sym_unary
 #define sym_and sym_binary
 #define sym_or sym_binary

@@ -633,6 +633,59 @@ so_status so_dims_where(const so_dim_alg *A, const so_dims *cnd, const so_dims *
     return SO_OK;
 }
 
+/* d / k exactly (a number: divisible; symbols: the instance's exact quotient) */
+static int div_exact(const so_dim_alg *A, const void *d, int64_t k, void *q)
+{
+    int64_t v;
+    if (A->as_const(d, &v) && (k < 1 || v % k)) return 0;
+    return A->div(d, k, 0, q);
+}
+
+so_status so_dims_blockmove(const so_dim_alg *A, int to_space, int64_t b, const so_dims *x, so_dims *o)
+{
+    int64_t bb;
+    if (x->rank != 4 || b < 1 || so_i64_mul(b, b, &bb)) goto bad;
+    dims_copy(A, x, o);
+    if (to_space ? !div_exact(A, DIM(A, x, 1), bb, DIM(A, o, 1)) || !A->mul(DIM(A, x, 2), b, DIM(A, o, 2)) || !A->mul(DIM(A, x, 3), b, DIM(A, o, 3))
+                 : !A->mul(DIM(A, x, 1), bb, DIM(A, o, 1)) || !div_exact(A, DIM(A, x, 2), b, DIM(A, o, 2)) || !div_exact(A, DIM(A, x, 3), b, DIM(A, o, 3)))
+        goto bad;
+    return SO_OK;
+bad:
+    if (to_space) return so_errorf("input %s is not [N,C,H,W] with C divisible by blocksize^2 = %lld", DS(A, x), (long long)(b * b));
+    return so_errorf("input %s is not [N,C,H,W] with H, W divisible by blocksize %lld", DS(A, x), (long long)b);
+}
+
+so_status so_dims_trilu(const so_dim_alg *A, const so_dims *x, so_dims *o)
+{
+    if (x->rank < 2) return so_errorf("input %s has rank < 2", DS(A, x));
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_gatherelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, so_dims *o)
+{
+    if (ix->rank != x->rank) return so_errorf("indices %s and data %s differ in rank", DS(A, ix), DS(A, x));
+    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, x));
+    dims_copy(A, ix, o);
+    return SO_OK;
+}
+
+so_status so_dims_lrn(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (x->rank < 2 || a->kernel[0] < 1) return so_errorf("input %s needs a channel axis and size >= 1", DS(A, x));
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_det(const so_dim_alg *A, const so_dims *x, so_dims *o)
+{
+    if (x->rank < 2 || !A->eq(A->cx, DIM(A, x, x->rank - 1), DIM(A, x, x->rank - 2)))
+        return so_errorf("input %s is not a stack of square matrices", DS(A, x));
+    dims_copy(A, x, o);
+    o->rank -= 2;
+    return SO_OK;
+}
+
 /* The concrete instance: a so_shape's dims as so_dims, and the result back (dtype from the caller). */
 static so_dims dims_of(const so_shape *s) { return (so_dims){s->rank, (void *)s->dim}; } /* a view of s */
 
@@ -655,6 +708,14 @@ static so_status store(ctx *c, so_status st, so_shape *o, const so_dims *od)
     c->n->out[0] = *o;
     return SO_OK;
 }
+
+/* output 0, of dtype DT, from the shape rule CALL that writes so_dims od */
+#define RUN(DT, CALL)                         \
+    do {                                      \
+        so_shape o_ = mk(0, (DT));            \
+        so_dims od = dims_of(&o_);            \
+        return store(c, (CALL), &o_, &od);    \
+    } while (0)
 
 /* so_dims views of input k (NULL if absent) and of an output shape */
 #define IN(k) (c->in[k] ? &(so_dims){c->in[k]->rank, (void *)c->in[k]->dim} : NULL)
@@ -707,25 +768,19 @@ static so_status shape_opaque(ctx *c)
 static so_status shape_conv(ctx *c)
 {
     if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_conv(I64, c->a, IN(0), IN(1), IN(2), &od), &o, &od);
+    RUN(SO_F32, so_dims_conv(I64, c->a, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_matmul(ctx *c)
 {
     if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_matmul(I64, IN(0), IN(1), &od), &o, &od);
+    RUN(SO_F32, so_dims_matmul(I64, IN(0), IN(1), &od));
 }
 
 static so_status shape_gemm(ctx *c)
 {
     if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_gemm(I64, c->a, IN(0), IN(1), IN(2), &od), &o, &od);
+    RUN(SO_F32, so_dims_gemm(I64, c->a, IN(0), IN(1), IN(2), &od));
 }
 
 /* ---------------- element-wise ---------------- */
@@ -736,17 +791,13 @@ static so_status binary(ctx *c, int allow_i64)
     if (A->dtype != B->dtype) return fail(c, "dtypes differ: %s and %s", dtype_name(A->dtype), dtype_name(B->dtype));
     if (!(A->dtype == SO_F32 || (allow_i64 && A->dtype == SO_I64)))
         return fail(c, "inputs have dtype %s, expected float", dtype_name(A->dtype));
-    so_shape o = mk(0, A->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_bcast(I64, IN(0), IN(1), &od), &o, &od);
+    RUN(A->dtype, so_dims_bcast(I64, IN(0), IN(1), &od));
 }
 
 static so_status unary(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, c->in[0]->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_same(I64, IN(0), &od), &o, &od);
+    RUN(c->in[0]->dtype, so_dims_same(I64, IN(0), &od));
 }
 
 static so_status shape_add(ctx *c) { return binary(c, 1); }
@@ -784,9 +835,7 @@ static so_status shape_batchnorm(ctx *c)
 static so_status pool(ctx *c, int dilated)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_pool(I64, c->a, dilated, IN(0), &od), &o, &od);
+    RUN(SO_F32, so_dims_pool(I64, c->a, dilated, IN(0), &od));
 }
 
 static so_status shape_maxpool(ctx *c) { return pool(c, 1); }
@@ -795,25 +844,19 @@ static so_status shape_avgpool(ctx *c) { return pool(c, 0); }
 static so_status shape_globalavgpool(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_globalpool(I64, IN(0), &od), &o, &od);
+    RUN(SO_F32, so_dims_globalpool(I64, IN(0), &od));
 }
 
 static so_status shape_softmax(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_softmax(I64, c->a->axis, IN(0), &od), &o, &od);
+    RUN(SO_F32, so_dims_softmax(I64, c->a->axis, IN(0), &od));
 }
 
 static so_status shape_reducemean(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_reduce(I64, c->a, IN(0), &od), &o, &od);
+    RUN(SO_F32, so_dims_reduce(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_reducesum(ctx *c) { return shape_reducemean(c); }
@@ -821,9 +864,7 @@ static so_status shape_reducesum(ctx *c) { return shape_reducemean(c); }
 static so_status shape_layernorm(ctx *c)
 {
     if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_layernorm(I64, c->a->axis, IN(0), IN(1), IN(2), &od), &o, &od);
+    RUN(SO_F32, so_dims_layernorm(I64, c->a->axis, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_rmsnorm(ctx *c) { return shape_layernorm(c); } /* no bias input */
@@ -832,9 +873,7 @@ static so_status shape_rmsnorm(ctx *c) { return shape_layernorm(c); } /* no bias
 
 static so_status shape_pad(ctx *c)
 {
-    so_shape o = mk(0, c->in[0]->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_pad(I64, c->a, IN(0), &od), &o, &od);
+    RUN(c->in[0]->dtype, so_dims_pad(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_concat(ctx *c)
@@ -891,30 +930,22 @@ static so_status shape_reshape(ctx *c)
 
 static so_status shape_transpose(ctx *c)
 {
-    so_shape o = mk(0, c->in[0]->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_transpose(I64, c->a->ints, c->a->n_ints, IN(0), &od), &o, &od);
+    RUN(c->in[0]->dtype, so_dims_transpose(I64, c->a->ints, c->a->n_ints, IN(0), &od));
 }
 
 static so_status shape_squeeze(ctx *c)
 {
-    so_shape o = mk(0, c->in[0]->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_squeeze(I64, c->a, IN(0), &od), &o, &od);
+    RUN(c->in[0]->dtype, so_dims_squeeze(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_unsqueeze(ctx *c)
 {
-    so_shape o = mk(0, c->in[0]->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_unsqueeze(I64, c->a, IN(0), &od), &o, &od);
+    RUN(c->in[0]->dtype, so_dims_unsqueeze(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_identity(ctx *c)
 {
-    so_shape o = mk(0, c->in[0]->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_same(I64, IN(0), &od), &o, &od);
+    RUN(c->in[0]->dtype, so_dims_same(I64, IN(0), &od));
 }
 
 static so_status shape_expand(ctx *c)
@@ -943,9 +974,7 @@ static so_status shape_gather(ctx *c)
 {
     const so_shape *x = c->in[0], *idx = c->in[1];
     if (idx->dtype != SO_I64) return fail(c, "indices %s have dtype %s, expected int64", S(idx), dtype_name(idx->dtype));
-    so_shape o = mk(0, x->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_gather(I64, c->a->axis, IN(0), IN(1), &od), &o, &od);
+    RUN(x->dtype, so_dims_gather(I64, c->a->axis, IN(0), IN(1), &od));
 }
 
 static so_status shape_slice(ctx *c)
@@ -1213,9 +1242,7 @@ static so_status shape_roialign(ctx *c)
 static so_status shape_enlarge(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_enlarge(I64, c->a, IN(0), &od), &o, &od);
+    RUN(SO_F32, so_dims_enlarge(I64, c->a, IN(0), &od));
 }
 
 /* Conv+BN folding weights: bnfold_w(W[O,...], scale[O], var[O]) -> W's shape;
@@ -1238,9 +1265,7 @@ static so_status shape_bnfold_b(ctx *c)
         v[k] = c->in[k] ? dims_of(c->in[k]) : (so_dims){0, NULL};
         in[k] = c->in[k] ? &v[k] : NULL;
     }
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_bnfold_b(I64, in, c->n_in, &od), &o, &od);
+    RUN(SO_F32, so_dims_bnfold_b(I64, in, c->n_in, &od));
 }
 
 /* CONST_*: the shape is ints */
@@ -1279,9 +1304,7 @@ static so_shape blocked_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_
 static so_status shape_nchwc_in(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_nchwc_in(I64, c->a, IN(0), &od), &o, &od);
+    RUN(SO_F32, so_dims_nchwc_in(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_nchwc_out(ctx *c)
@@ -1295,17 +1318,13 @@ static so_status shape_nchwc_out(ctx *c)
 static so_status shape_conv_nchwc(ctx *c)
 {
     if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_conv_nchwc(I64, c->a, IN(0), IN(1), IN(2), &od), &o, &od);
+    RUN(SO_F32, so_dims_conv_nchwc(I64, c->a, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status pool_nchwc(ctx *c, int dilated)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_pool_nchwc(I64, c->a, dilated, IN(0), &od), &o, &od);
+    RUN(SO_F32, so_dims_pool_nchwc(I64, c->a, dilated, IN(0), &od));
 }
 
 static so_status shape_maxpool_nchwc(ctx *c) { return pool_nchwc(c, 1); }
@@ -1333,9 +1352,7 @@ static so_status shape_concat_nchwc(ctx *c)
 static so_status shape_globalavgpool_nchwc(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_globalpool_nchwc(I64, IN(0), &od), &o, &od);
+    RUN(SO_F32, so_dims_globalpool_nchwc(I64, IN(0), &od));
 }
 
 /* ---------------- driver ---------------- */
@@ -1388,54 +1405,28 @@ static so_status shape_hardmax(ctx *c) { return shape_softmax(c); }
 static so_status shape_argmax(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_I64);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_argreduce(I64, c->a, IN(0), &od), &o, &od);
+    RUN(SO_I64, so_dims_argreduce(I64, c->a, IN(0), &od));
 }
 static so_status shape_argmin(ctx *c) { return shape_argmax(c); }
 
-static so_status shape_trilu(ctx *c)
-{
-    if (c->in[0]->rank < 2) return fail(c, "input %s has rank < 2", S(c->in[0]));
-    c->n->out[0] = *c->in[0];
-    return SO_OK;
-}
+static so_status shape_trilu(ctx *c) { RUN(c->in[0]->dtype, so_dims_trilu(I64, IN(0), &od)); }
 
 static so_status shape_gatherelements(ctx *c)
 {
-    const so_shape *x = c->in[0], *ix = c->in[1];
     if (need_f32(c, 0)) return SO_ERR;
-    if (ix->dtype != SO_I64) return fail(c, "indices are not int64");
-    if (ix->rank != x->rank) return fail(c, "indices %s and data %s differ in rank", S(ix), S(x));
-    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range for input %s", (int)c->a->axis, S(x));
-    so_shape o = *ix;
-    o.dtype = SO_F32;
-    c->n->out[0] = o;
-    return SO_OK;
+    if (c->in[1]->dtype != SO_I64) return fail(c, "indices are not int64");
+    RUN(SO_F32, so_dims_gatherelements(I64, c->a->axis, IN(0), IN(1), &od));
 }
 
 static so_status shape_depthtospace(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    int64_t b = c->a->kernel[0];
     if (need_f32(c, 0)) return SO_ERR;
-    if (x->rank != 4 || b < 1 || x->dim[1] % (b * b)) return fail(c, "input %s is not [N,C,H,W] with C divisible by blocksize^2 = %lld", S(x), (long long)(b * b));
-    so_shape o = *x;
-    o.dim[1] /= b * b, o.dim[2] *= b, o.dim[3] *= b;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_blockmove(I64, 1, c->a->kernel[0], IN(0), &od));
 }
-
 static so_status shape_spacetodepth(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    int64_t b = c->a->kernel[0];
     if (need_f32(c, 0)) return SO_ERR;
-    if (x->rank != 4 || b < 1 || x->dim[2] % b || x->dim[3] % b) return fail(c, "input %s is not [N,C,H,W] with H, W divisible by blocksize %lld", S(x), (long long)b);
-    so_shape o = *x;
-    o.dim[1] *= b * b, o.dim[2] /= b, o.dim[3] /= b;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_blockmove(I64, 0, c->a->kernel[0], IN(0), &od));
 }
 
 /* NegativeLogLikelihoodLoss: input [N,C,d...], target [N,d...] int64, weight [C]; reduction none keeps
@@ -1462,17 +1453,13 @@ static so_status shape_where(ctx *c)
     const so_shape *cnd = c->in[0], *x = c->in[1], *y = c->in[2];
     if (cnd->dtype != SO_I64) return fail(c, "condition is not a boolean (int64) tensor");
     if (x->dtype != y->dtype) return fail(c, "X and Y differ in type");
-    so_shape o = mk(0, x->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_where(I64, IN(0), IN(1), IN(2), &od), &o, &od);
+    RUN(x->dtype, so_dims_where(I64, IN(0), IN(1), IN(2), &od));
 }
 static so_status compare(ctx *c)
 {
     const so_shape *A = c->in[0], *B = c->in[1];
     if (A->dtype != B->dtype) return fail(c, "dtypes differ: %s and %s", dtype_name(A->dtype), dtype_name(B->dtype));
-    so_shape o = mk(0, SO_I64);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_bcast(I64, IN(0), IN(1), &od), &o, &od);
+    RUN(SO_I64, so_dims_bcast(I64, IN(0), IN(1), &od));
 }
 static so_status shape_equal(ctx *c) { return compare(c); }
 static so_status shape_less(ctx *c) { return compare(c); }
@@ -1482,9 +1469,7 @@ static so_status shape_greaterorequal(ctx *c) { return compare(c); }
 /* an element-wise result of dtype dt */
 static so_status same_as(ctx *c, int32_t dt)
 {
-    so_shape o = mk(0, dt);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_same(I64, IN(0), &od), &o, &od);
+    RUN(dt, so_dims_same(I64, IN(0), &od));
 }
 
 static so_status shape_isinf(ctx *c) { return need_f32(c, 0) ? SO_ERR : same_as(c, SO_I64); }
@@ -1512,9 +1497,7 @@ static so_status shape_convtranspose(ctx *c)
 static so_status shape_lrn(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    if (c->in[0]->rank < 2 || c->a->kernel[0] < 1) return fail(c, "input %s needs a channel axis and size >= 1", S(c->in[0]));
-    c->n->out[0] = *c->in[0];
-    return SO_OK;
+    RUN(SO_F32, so_dims_lrn(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_scatterelements(ctx *c)
@@ -1564,13 +1547,8 @@ static so_status shape_topk(ctx *c)
 
 static so_status shape_det(ctx *c)
 {
-    const so_shape *x = c->in[0];
     if (need_f32(c, 0)) return SO_ERR;
-    if (x->rank < 2 || x->dim[x->rank - 1] != x->dim[x->rank - 2]) return fail(c, "input %s is not a stack of square matrices", S(x));
-    so_shape o = *x;
-    o.rank -= 2;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_det(I64, IN(0), &od));
 }
 
 /* boolean operators: int64 0/1 storage in and out */

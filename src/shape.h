@@ -101,6 +101,15 @@ so_status so_dims_expand(const so_dim_alg *A, const so_dims *x, const so_dims *t
 so_status so_dims_pad(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
 /* where(cnd, x, y): the three broadcast together */
 so_status so_dims_where(const so_dim_alg *A, const so_dims *cnd, const so_dims *x, const so_dims *y, so_dims *o);
+/* depth_to_space (to_space 1: [N,C,H,W] -> [N,C/b^2,H*b,W*b]) and space_to_depth (0: the inverse), block b */
+so_status so_dims_blockmove(const so_dim_alg *A, int to_space, int64_t b, const so_dims *x, so_dims *o);
+/* trilu: any x of rank >= 2, same shape */
+so_status so_dims_trilu(const so_dim_alg *A, const so_dims *x, so_dims *o);
+/* gatherelements: indices ix of x's rank, axis in range, the result ix's shape; lrn: a channel axis and size >= 1;
+   det: a stack [..., n, n] of square matrices -> [...] */
+so_status so_dims_gatherelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, so_dims *o);
+so_status so_dims_lrn(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_det(const so_dim_alg *A, const so_dims *x, so_dims *o);
 
 /* Output length of a sliding window (conv/pool) over a dim of length in: kernel k, stride s, pads
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last
