@@ -11,11 +11,12 @@
 
 #include "../kernels/ref.h"
 #include "shape.h"
+#define TEST_MODEL_FIXTURE
 #include "test_util.h"
 
 /* ---------------- helpers: tiny graphs of WEIGHT nodes feeding one op ---------------- */
 
-static so_shape shp(int rank, const int64_t *d)
+static so_shape shp_of(int rank, const int64_t *d)
 {
     return so_shape_make(rank, d);
 }
@@ -23,7 +24,7 @@ static so_shape shp(int rank, const int64_t *d)
 /* Float weight node of shape dims with a copy of data. */
 static int32_t wf(int rank, const int64_t *dims, const float *data)
 {
-    so_shape s = shp(rank, dims);
+    so_shape s = shp_of(rank, dims);
     size_t n = (size_t)so_shape_numel(&s);
     float *p = malloc((n ? n : 1) * sizeof *p);
     memcpy(p, data, n * sizeof *p);
@@ -35,7 +36,7 @@ static int32_t wf(int rank, const int64_t *dims, const float *data)
 
 static int32_t wi(int rank, const int64_t *dims, const int64_t *data)
 {
-    so_shape s = shp(rank, dims);
+    so_shape s = shp_of(rank, dims);
     s.dtype = SO_I64;
     size_t n = (size_t)so_shape_numel(&s);
     int64_t *p = malloc((n ? n : 1) * sizeof *p);
@@ -927,7 +928,7 @@ static void set_io(int n_in, const so_shape *ins, int n_out)
 static void test_run_graph(void **s)
 {
     (void)s;
-    so_shape xs = shp(2, D(2, 2)), ys = shp(1, D(2));
+    so_shape xs = shp_of(2, D(2, 2)), ys = shp_of(1, D(2));
     set_io(2, (so_shape[]){xs, ys}, 2);
     int32_t x = so_graph_add(G, SO_OP_INPUT, NULL, 0, 1, NULL, 0, "x");
     int32_t y = so_graph_add(G, SO_OP_INPUT, NULL, 0, 1, NULL, 1, "y");
@@ -960,7 +961,7 @@ static void test_run_graph(void **s)
 static void test_run_opaque_fails(void **s)
 {
     (void)s;
-    so_shape xs = shp(1, D(2));
+    so_shape xs = shp_of(1, D(2));
     set_io(1, &xs, 1);
     M->opaque = so_arena_alloc(&M->arena, sizeof *M->opaque);
     M->opaque[0].op_type = "Foo";
@@ -983,7 +984,7 @@ static void test_run_opaque_fails(void **s)
 static void test_run_long_chain(void **s)
 {
     (void)s;
-    so_shape xs = shp(1, D(3));
+    so_shape xs = shp_of(1, D(3));
     set_io(1, &xs, 1);
     int32_t prev = so_graph_add(G, SO_OP_INPUT, NULL, 0, 1, NULL, 0, "x");
     int32_t one = wf(1, D(3), F(1, 1, 1));

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "shape.h"
+#define TEST_MODEL_FIXTURE
 #include "test_util.h"
 
 #define D(...) ((const int64_t[]){__VA_ARGS__})
