@@ -1375,6 +1375,17 @@ static so_status sym_det(const so_dim_alg *A, const so_rnode *n, const so_sshape
     SYM_RUN(so_dims_det(A, SD(&in[0]), &od));
 }
 
+static so_status sym_resize(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out) { SYM_RUN(so_dims_resize(A, &n->attr, SD(&in[0]), &od)); }
+
+/* topk: values and indices of one shape */
+static so_status sym_topk(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    so_dims od = sd_out(out);
+    so_status st = sym_store(so_dims_topk(A, &n->attr, SD(&in[0]), &od), &od, out);
+    if (st == SO_OK && n->n_out > 1) out[1] = out[0];
+    return st;
+}
+
 /* operators the rule language has no symbolic shape rule for: unknown shape, accepted here and
    checked when the rule is instantiated on a graph */
 static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1424,7 +1435,6 @@ static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_ss
 #define sym_flatten sym_unknown
 #define sym_slice sym_unknown
 #define sym_lstm sym_unknown
-#define sym_resize sym_unknown
 
 #define sym_identity sym_unary
 typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out);
@@ -1482,7 +1492,6 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 
 #define sym_scatterelements sym_unknown
 #define sym_gathernd sym_unknown
-#define sym_topk sym_unknown
 #define sym_not sym_unary
 #define sym_and sym_binary
 #define sym_or sym_binary

@@ -686,6 +686,29 @@ so_status so_dims_det(const so_dim_alg *A, const so_dims *x, so_dims *o)
     return SO_OK;
 }
 
+so_status so_dims_resize(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (x->rank != 4) return so_errorf("input %s is not 4-D", DS(A, x));
+    if ((a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) != (a->n_ints == 12) || (a->n_ints != 5 && a->n_ints != 7 && a->n_ints != 12) ||
+        a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 || a->mode < 0 || a->mode > 2 ||
+        a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
+        return so_errorf("invalid resize attributes");
+    dims_copy(A, x, o);
+    if (!A->of_const(a->ints[3], DIM(A, o, 2)) || !A->of_const(a->ints[4], DIM(A, o, 3))) return so_errorf("resize output too large");
+    return SO_OK;
+}
+
+so_status so_dims_topk(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    int64_t d;
+    if (a->axis < 0 || a->axis >= x->rank) return so_errorf("axis %d out of range", (int)a->axis);
+    if (a->ints[0] < 0 || (A->as_const(DIM(A, x, a->axis), &d) && a->ints[0] > d))
+        return so_errorf("k = %lld out of range for %s", (long long)a->ints[0], DS(A, x));
+    dims_copy(A, x, o);
+    if (!A->of_const(a->ints[0], DIM(A, o, a->axis))) return so_errorf("k = %lld out of range", (long long)a->ints[0]);
+    return SO_OK;
+}
+
 /* The concrete instance: a so_shape's dims as so_dims, and the result back (dtype from the caller). */
 static so_dims dims_of(const so_shape *s) { return (so_dims){s->rank, (void *)s->dim}; } /* a view of s */
 
@@ -955,20 +978,7 @@ static so_status shape_expand(ctx *c)
     return store(c, so_dims_expand(I64, IN(0), &t, &od), &o, &od);
 }
 
-static so_status shape_resize(ctx *c)
-{
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (x->rank != 4) return fail(c, "input %s is not 4-D", S(x));
-    if ((a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) != (a->n_ints == 12) || (a->n_ints != 5 && a->n_ints != 7 && a->n_ints != 12) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
-        a->mode < 0 || a->mode > 2 || a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
-        return fail(c, "invalid resize attributes");
-    so_shape o = *x;
-    o.dim[2] = a->ints[3];
-    o.dim[3] = a->ints[4];
-    c->n->out[0] = o;
-    return SO_OK;
-}
+static so_status shape_resize(ctx *c) { RUN(c->in[0]->dtype, so_dims_resize(I64, c->a, IN(0), &od)); }
 
 static so_status shape_gather(ctx *c)
 {
@@ -1533,13 +1543,10 @@ static so_status shape_gathernd(ctx *c)
 
 static so_status shape_topk(ctx *c)
 {
-    const so_shape *x = c->in[0];
     if (need_f32(c, 0)) return SO_ERR;
-    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range", (int)c->a->axis);
-    if (c->a->ints[0] < 0 || c->a->ints[0] > x->dim[c->a->axis]) return fail(c, "k = %lld out of range for %s", (long long)c->a->ints[0], S(x));
-    so_shape o = *x;
-    o.dim[c->a->axis] = c->a->ints[0];
-    c->n->out[0] = o;
+    so_shape o = mk(0, SO_F32);
+    so_dims od = dims_of(&o);
+    if (store(c, so_dims_topk(I64, c->a, IN(0), &od), &o, &od)) return SO_ERR;
     o.dtype = SO_I64;
     c->n->out[1] = o;
     return SO_OK;

@@ -110,6 +110,10 @@ so_status so_dims_trilu(const so_dim_alg *A, const so_dims *x, so_dims *o);
 so_status so_dims_gatherelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, so_dims *o);
 so_status so_dims_lrn(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
 so_status so_dims_det(const so_dim_alg *A, const so_dims *x, so_dims *o);
+/* resize of x [N,C,H,W] to a's output plane ints[3] x ints[4] (the attributes checked); topk: k = ints[0] along axis
+   (values; the indices have the same shape) */
+so_status so_dims_resize(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_topk(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
 
 /* Output length of a sliding window (conv/pool) over a dim of length in: kernel k, stride s, pads
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last
