@@ -408,7 +408,7 @@ static so_status shape_pad(ctx *c)
     const so_shape *x = c->in[0];
     const so_attr *a = c->a;
     if (a->n_ints != 2 * x->rank) return fail(c, "has %d pads for input %s of rank %d (need %d)", (int)a->n_ints, S(x), (int)x->rank, 2 * (int)x->rank);
-    if (a->mode < 0 || a->mode > 2) return fail(c, "unknown mode %d", (int)a->mode);
+    if (a->mode < 0 || a->mode > 3) return fail(c, "unknown mode %d", (int)a->mode); /* constant, reflect, edge, wrap */
     so_shape o = *x;
     for (int k = 0; k < x->rank; k++) {
         int64_t b = a->ints[k], e = a->ints[x->rank + k];
