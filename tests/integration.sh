@@ -411,6 +411,31 @@ fi
 sed '3s/.*/zz/' "$T11" >"$TMP/ctbad.tsv"
 expect_error "--cost-table with a damaged entry refused" "ctbad.tsv:3: bad cost table entry" $SO data/nasrnn.onnx -o "$TMP/ctx.onnx" --cost-table "$TMP/ctbad.tsv" -q
 
+# 11b. reproducible at the default settings (issue 18): squeezenet 1.1 (the full model), greedy,
+#     backtracking (with its layout search) and eqsat, each run twice with one cost table (the first
+#     run fills it): byte-identical models. No search may stop on its time limit (a CPU-time safety net):
+#     the budget, the work limit or exhaustion stops them, which the machine's load does not move.
+#     Then nasrnn with a small --work-limit: stopped by it, twice the same model.
+T11b="$TMP/cost11b.tsv"
+for s in greedy backtrack eqsat; do
+    r11=1
+    for i in 1 2; do
+        $SO data/squeezenet.onnx -o "$TMP/r11_$s$i.onnx" --search $s --cost-table "$T11b" --threads 1 -q --report "$TMP/r11_$s$i.json" >"$TMP/log" 2>&1 || r11=0
+    done
+    if [ $r11 = 1 ] && cmp "$TMP/r11_${s}1.onnx" "$TMP/r11_${s}2.onnx" >>"$TMP/log" 2>&1 &&
+        $PY -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); st=[x["stopped_by"] for x in (a,b)]+[x["layout"]["search_stopped_by"] for x in (a,b)]+[x.get("eqsat",{}).get("stopped_by") for x in (a,b)]; assert "time-limit" not in st and a["cost_after"]==b["cost_after"] and b["cost_table_new"]==0, (st, a["cost_after"], b["cost_after"], b["cost_table_new"])'             "$TMP/r11_${s}1.json" "$TMP/r11_${s}2.json" >>"$TMP/log" 2>&1; then
+        ok "--cost-table, default settings: squeezenet --search $s twice, byte-identical models, no time-limit stop"
+    else bad "--cost-table, default settings: squeezenet --search $s twice, byte-identical" "$TMP/log"; fi
+done
+r11=1
+for i in 1 2; do
+    $SO data/nasrnn.onnx -o "$TMP/r11_w$i.onnx" --cost-table "$T11" --budget 0 --work-limit 300000 --layout none -q --report "$TMP/r11_w$i.json" >"$TMP/log" 2>&1 || r11=0
+done
+if [ $r11 = 1 ] && cmp "$TMP/r11_w1.onnx" "$TMP/r11_w2.onnx" >>"$TMP/log" 2>&1 &&
+    $PY -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); assert a["stopped_by"]==b["stopped_by"]=="work-limit" and a["search_detail"]["work"]==b["search_detail"]["work"] and a["cost_after"]==b["cost_after"]<a["cost_before"], (a["stopped_by"], a["search_detail"]["work"], b["search_detail"]["work"])'         "$TMP/r11_w1.json" "$TMP/r11_w2.json" >>"$TMP/log" 2>&1; then
+    ok "--work-limit: nasrnn backtracking stopped by its work limit, twice the same work and byte-identical models"
+else bad "--work-limit: nasrnn stopped by its work limit, byte-identical" "$TMP/log"; fi
+
 # 12. --search eqsat (issue 18) on nasrnn under the flops model: the e-graph grows, an extraction is
 #     reported, the written model is cheaper than the input, passed the numeric check and matches PyTorch
 if $SO data/nasrnn.onnx -o "$TMP/eq.onnx" --search eqsat --cost flops --time-limit 4 -q --report "$TMP/eq.json" >"$TMP/log" 2>&1 &&
