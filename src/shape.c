@@ -605,7 +605,7 @@ so_status so_dims_pad(const so_dim_alg *A, const so_attr *a, const so_dims *x, s
 {
     if (a->n_ints != 2 * x->rank)
         return so_errorf("has %d pads for input %s of rank %d (need %d)", (int)a->n_ints, DS(A, x), (int)x->rank, 2 * (int)x->rank);
-    if (a->mode < 0 || a->mode > 2) return so_errorf("unknown mode %d", (int)a->mode);
+    if (a->mode < 0 || a->mode > 3) return so_errorf("unknown mode %d", (int)a->mode); /* constant, reflect, edge, wrap */
     _Alignas(16) char pb[64], pe[64];
     if (A->size > sizeof pb) return so_errorf("dimension type too large");
     dims_copy(A, x, o);
