@@ -447,7 +447,8 @@ static void concat_chain(const so_fast_ctx *c, int32_t i, nchwc_step *s, so_fast
 /* The conv backend, measured per node at plan time: our kernel (s->conv, planned), our blocked Winograd
    F(4x4, 3x3) and F(2x2, 3x3) for 3x3 stride-1 group-1 convs with >= so_nchwc_wino_min_c channels (every level), and at b = 16 (the
    avx512 level, oneDNN loaded) oneDNN's direct primitive and its Winograd, each run on zero inputs in 5 interleaved
-   rounds after a warm-up (thread CPU time) at the executor's thread count; the fastest minimum is kept (s->dnnl
+   rounds after a warm-up (thread CPU time, NCHWC_TIME_ROUNDS; with SUPEROPT_NCHWC_COLD=1 the weights of convs
+   with NCHWC_COLD_BYTES or more evicted first) at the executor's thread count; the fastest minimum is kept (s->dnnl
    set and s->conv freed when it is oneDNN's; s->wino set and conv.wu kept when it is our Winograd). The choice is remembered per
    configuration for the process, so every node of one shape, and the cost model's timing of it, agree.
    Why measured and not a rule: oneDNN's Winograd is 1.4-2.6x its direct conv on most 3x3 shapes but 0.6x
@@ -469,22 +470,27 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
-/* Candidates of a conv whose weights take at least this many bytes are timed with their weights evicted from
-   every cache level first (cold), as they run inside a network: such weights do not stay in the core's L2, and a
-   network of them (ResNet-50: ~100 MB) streams them from memory on every run. Hot timing misjudges there: it
-   prefers the candidates that read more weights (Winograd's transformed U is 1.8x / 4x the direct weights for
-   F(2x2) / F(4x4)), e.g. F(2x2) over F(4x4) at ResNet-50's 14x14 256-channel 3x3 (kernels/README.md). */
+/* With SUPEROPT_NCHWC_COLD=1, candidates of a conv whose weights take at least this many bytes are timed with
+   their weights evicted from every cache level first (cold), as they run inside a large network: such weights do
+   not stay in the core's L2, and a network of them (ResNet-50: ~100 MB) streams them from memory on every run; hot
+   timing favours the candidates that read more weights (Winograd's U is 1.8x / 4x the direct weights for F(2x2) /
+   F(4x4)). Off by default: under load it flipped more near-tie choices from one load to the next than hot timing
+   did, and no in-model gain was shown (kernels/README.md). */
 #define NCHWC_COLD_BYTES (1 << 20)
-static int cold_off; /* SUPEROPT_NCHWC_COLD=0: always time hot (A/B measurements) */
+/* Rounds of conv_backend's timing (the first warms up): the fastest of 5 timed runs per candidate. 15 timed runs
+   were tried (session 9): on the shared machine (load ~15) 4 loads of the optimized ResNet-50 still disagreed on the
+   same 3 near-tie configurations (8 -> 6 node picks off the majority), for 0.5 s more CPU per load: not kept. */
+#define NCHWC_TIME_ROUNDS 6
+static int cold_on;
 
-/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_COLD=0 times every candidate hot (A/B
+/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_COLD=1 times big convs cold (A/B
    measurements). */
 static void wino_env(void)
 {
     const char *e = getenv("SUPEROPT_NCHWC_WINO");
     if (e && !strcmp(e, "0")) so_nchwc_wino_min_c = -1;
     e = getenv("SUPEROPT_NCHWC_COLD");
-    cold_off = e && !strcmp(e, "0");
+    cold_on = e && !strcmp(e, "1");
 }
 
 /* Evicts n bytes at p from every cache level (clflush; nothing on an ISA without it). */
@@ -543,8 +549,8 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
         double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
         if (xb && yb && rb && sb) {
             memset(xb, 0, nx * 4), memset(rb, 0, ny * 4);
-            const int cold = !cold_off && (size_t)(q->O * (q->C / q->group) * q->kh * q->kw) * sizeof(float) >= NCHWC_COLD_BYTES;
-            for (int r = 0; r < 6; r++)
+            const int cold = cold_on && (size_t)(q->O * (q->C / q->group) * q->kh * q->kw) * sizeof(float) >= NCHWC_COLD_BYTES;
+            for (int r = 0; r < NCHWC_TIME_ROUNDS; r++)
                 for (int c = 0; c < 5; c++) {
                     if (((c == 1 || c == 2) && !cand[c]) || (c == 3 && !have_wino) || (c == 4 && !have_wino2)) continue;
                     if (cold) { /* the weights this candidate reads */
