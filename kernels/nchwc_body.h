@@ -11,6 +11,7 @@
      VAND(a, m) VOR(a, b)    bitwise
      VNAN(v)            all-ones bits in the NaN lanes of v, zero elsewhere
      CONV_OBK CONV_PX   register tile of the direct conv: output blocks (1..4) x pixels (>= 6: conv_row also uses 1..5)
+     STEM_PX            accumulators of the stem conv's tile (obk blocks x STEM_PX / obk pixels; a multiple of 12)
      DW_PX              pixels per depthwise tile (8: dw_tile_any has cases 1..7 below it)
      VI VLDI(p) VPERM(v, i)  vector of NB uint32 indices, its load, the lane permutation (lane o of the result = lane i[o] of v)
      VPERM4(v, i)       VPERM for indices that stay within their group of 4 lanes (a cheaper in-lane shuffle)
@@ -601,6 +602,117 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     }
 }
 
+/* ---------------- stem: a few-channel NCHW image into a blocked conv ---------------- */
+
+/* One register tile of the stem conv: obk output blocks x npx pixels of one output row, reading the plain image
+   x [C][H][W] of one image (channel c's plane HW floats on); taps as conv_tile. The epilogue (no residual) is
+   applied here: a stem's whole sum is one tile. */
+static inline __attribute__((always_inline)) void stem_tile(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst,
+                                                            int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1,
+                                                            const int obk, const int npx, float *y, int64_t yst, int64_t ob)
+{
+    VF acc[CONV_OBK][STEM_PX];
+    const int64_t HW = p->H * p->W, W = p->W, kw = p->kw, KK = p->kh * p->kw, sw = p->sw, dw = p->dw;
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) acc[k][q] = VZERO;
+    for (int64_t c = 0; c < p->C; c++) {
+        const float *xc = x + c * HW, *wc = w + c * KK * NB;
+        for (int64_t i = i0; i < i1; i++) {
+            const float *xr = xc + (ih0 + i * p->dh) * W + iw0, *wr = wc + i * kw * NB;
+            for (int64_t j = j0; j < j1; j++) {
+                VF wv[CONV_OBK];
+#pragma GCC unroll 4
+                for (int k = 0; k < obk; k++) wv[k] = VLD(wr + j * NB + k * wst);
+                const float *xj = xr + j * dw;
+#pragma GCC unroll 16
+                for (int q = 0; q < npx; q++) {
+                    const VF bc = VSET1(xj[q * sw]);
+#pragma GCC unroll 4
+                    for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
+                }
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++) {
+        const blk_epi e = epi_of(p, ob + k);
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) epi_put(&e, acc[k][q], y + k * yst + q * NB, NULL);
+        if (!e.cheap) epi_tile(p, ob + k, y + k * yst, NULL, npx);
+    }
+}
+
+/* stem_tile with run-time obk (1..CONV_OBK) and npx (1, or STEM_PX / obk: the same accumulators whatever obk). */
+static void stem_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t ih0, int64_t i0, int64_t i1,
+                          int64_t iw0, int64_t j0, int64_t j1, int obk, int npx, float *y, int64_t yst, int64_t ob)
+{
+#define STEM_ARGS p, x, w, wst, ih0, i0, i1, iw0, j0, j1
+    if (npx == 1) {
+        switch (obk) {
+        case 1: stem_tile(STEM_ARGS, 1, 1, y, yst, ob); break;
+#if CONV_OBK >= 2
+        case 2: stem_tile(STEM_ARGS, 2, 1, y, yst, ob); break;
+#endif
+#if CONV_OBK >= 3
+        case 3: stem_tile(STEM_ARGS, 3, 1, y, yst, ob); break;
+#endif
+#if CONV_OBK >= 4
+        case 4: stem_tile(STEM_ARGS, 4, 1, y, yst, ob); break;
+#endif
+        default: break;
+        }
+        return;
+    }
+    switch (obk) {
+    case 1: stem_tile(STEM_ARGS, 1, STEM_PX, y, yst, ob); break;
+#if CONV_OBK >= 2
+    case 2: stem_tile(STEM_ARGS, 2, STEM_PX / 2, y, yst, ob); break;
+#endif
+#if CONV_OBK >= 3
+    case 3: stem_tile(STEM_ARGS, 3, STEM_PX / 3, y, yst, ob); break;
+#endif
+#if CONV_OBK >= 4
+    case 4: stem_tile(STEM_ARGS, 4, STEM_PX / 4, y, yst, ob); break;
+#endif
+    default: break;
+    }
+#undef STEM_ARGS
+}
+
+/* The conv p (group 1, p->C few channels) of the plain images x [N][C][H][W] into blocked y, epilogue without a
+   residual: what the layout's nchwc_in + conv_nchwc compute, without the blocked copy of the image (b/C times its
+   size). Work items: images x groups of CONV_OBK output blocks x output rows; interior pixels in tiles of
+   STEM_PX / obk, border pixels one at a time with their own tap columns (the same sums at any T). */
+static void stem_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, int T)
+{
+    if (p->Ho <= 0 || p->Wo <= 0) return;
+    const int64_t Ob = p->Ob, nobg = cdiv(Ob, CONV_OBK), yst = p->Ho * p->Wo * NB, items = N * nobg * p->Ho;
+    int64_t owL, owR;
+    interior_cols(p->Wo, p->sw, p->pl, p->kw, p->dw, p->W, &owL, &owR);
+    T = team(T, N * p->O * p->Ho * p->Wo * p->kh * p->kw * p->C);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t it = 0; it < items; it++) {
+        const int64_t n = it / (nobg * p->Ho), ob = it / p->Ho % nobg * CONV_OBK, oh = it % p->Ho;
+        const int obk = (int)min64(CONV_OBK, Ob - ob), full = STEM_PX / obk;
+        const int64_t ih0 = oh * p->sh - p->pt, wst = obk > 1 ? p->wofs[ob + 1] - p->wofs[ob] : 0;
+        int64_t i0, i1;
+        tap_range(ih0, p->dh, p->kh, p->H, &i0, &i1);
+        const float *xi = x + n * p->C * p->H * p->W, *w = p->wp + p->wofs[ob];
+        float *yr = y + (n * Ob + ob) * yst + oh * p->Wo * NB;
+        for (int64_t ow = 0; ow < p->Wo;) {
+            const int64_t iw0 = ow * p->sw - p->pl;
+            int npx = 1;
+            int64_t j0 = 0, j1 = p->kw;
+            if (ow >= owL && ow + full <= owR) npx = full;
+            else if (ow < owL || ow >= owR) tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
+            stem_tile_any(p, xi, w, wst, ih0, i0, i1, iw0, j0, j1, obk, npx, yr + ow * NB, yst, ob);
+            ow += npx;
+        }
+    }
+}
+
 /* ---------------- Winograd F(4x4, 3x3) on blocked tiles ---------------- */
 
 /* B^T d for 6 vectors d[0..5] (stride s) into o[0..5] (stride so): Lavin & Gray's F(4x4, 3x3) input transform,
@@ -1022,6 +1134,7 @@ const so_nchwc_impl NCHWC_TABLE = {
     .to_blocked = to_blocked,
     .from_blocked = from_blocked,
     .conv = conv_run,
+    .stem = stem_run,
     .wino = wino_run,
     .pool = pool_run,
     .global_pool = global_pool,
