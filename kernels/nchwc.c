@@ -119,6 +119,7 @@ static inline vf8 s_perm(vf8 a, vi8 i)
 #define CONV_PX 6 /* conv_row uses tiles of 1..5 and CONV_PX pixels: at least 6 */
 #define DW_PX 8
 #define STEM_PX 12
+#define DW2_PX 0
 #define NCHWC_TABLE so_nchwc_scalar
 #define NCHWC_ISA "scalar"
 #include "nchwc_body.h"

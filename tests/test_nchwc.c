@@ -318,6 +318,15 @@ static void test_conv_grouped_depthwise(void **state)
         CV(2, 24, 11, 11, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 24, .bias = 0),           /* depthwise 5x5, batch 2 */
         CV(1, 16, 12, 12, 16, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 16, .bias = 0),           /* depthwise dilated */
         CV(1, 40, 1, 1, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 40, .bias = 1),  /* depthwise on a 1x1 plane */
+        /* wide planes (Wo > 2 DW_PX: the row path; 3x3 stride 1 in row pairs, dw_row2 at the AVX-512 level): odd and
+           even heights, rows whose taps reach the padding, no padding, asymmetric padding, C not a multiple of b,
+           residual, an epilogue that is not cheap, NaN, batch 2 */
+        CV(1, 20, 9, 37, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(2, 33, 10, 40, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 33, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 16, 7, 35, 16, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 16, .scale = 1, .act1 = SO_EPI_SILU),
+        CV(1, 17, 8, 34, 17, 3, 3, 1, 1, 0, 2, 2, 0, 1, 1, 17, .bias = 1, .act1 = SO_EPI_HARDSWISH),
+        CV(1, 24, 2, 41, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 24, .bias = 1, .nan = 1),
+        CV(1, 16, 6, 36, 16, 3, 3, 1, 1, 2, 1, 2, 1, 1, 1, 16, .bias = 1),
         CV(1, 96, 28, 28, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 96, .bias = 1, .act1 = SO_ACT_RELU),
         /* small planes (dw_plane: the block copied into a zero-bordered buffer): MNASNet's 5x5 on 7x7 with a residual,
            stride 2 whose last input row and column are never read, dilation on a non-square plane, asymmetric pads */
