@@ -12,7 +12,7 @@
      VNAN(v)            all-ones bits in the NaN lanes of v, zero elsewhere
      CONV_OBK CONV_PX   register tile of the direct conv: output blocks (1..4) x pixels (>= 6: conv_row also uses 1..5)
      STEM_PX            accumulators of the stem conv's tile (obk blocks x STEM_PX / obk pixels; a multiple of 12)
-     DW2_PX             pixels per two-row 3x3 / 5x5 depthwise tile (0: none; 2 x DW2_PX sums + 9 weights must fit the registers)
+     DW2_PX             pixels per two-row 3x3 / 5x5 (stride 1, 2) depthwise tile (0: none; 2 x DW2_PX sums + 9 weights must fit the registers)
      DW_PX              pixels per depthwise tile (8: dw_tile_any has cases 1..7 below it)
      VI VLDI(p) VPERM(v, i)  vector of NB uint32 indices, its load, the lane permutation (lane o of the result = lane i[o] of v)
      VPERM4(v, i)       VPERM for indices that stay within their group of 4 lanes (a cheaper in-lane shuffle)
@@ -509,39 +509,41 @@ static void dw_row(const so_nchwc_conv *p, const float *x, const float *w, int64
     }
 }
 
-/* The convs dw2_tile runs (at levels with DW2_PX): depthwise 3x3 and 5x5, stride 1, dilation 1. */
+/* The convs dw2_tile runs (at levels with DW2_PX): depthwise 3x3 and 5x5, stride 1 or 2 (both axes), dilation 1. */
 static inline int dw2_ok(const so_nchwc_conv *p)
 {
-    return DW2_PX && (p->kh == 3 || p->kh == 5) && p->kw == p->kh && p->sh == 1 && p->sw == 1 && p->dh == 1 && p->dw == 1 && !p->gsub;
+    return DW2_PX && (p->kh == 3 || p->kh == 5) && p->kw == p->kh && (p->sh == 1 || p->sh == 2) && p->sw == p->sh && p->dh == 1 &&
+           p->dw == 1 && !p->gsub;
 }
 
 #if DW2_PX
-/* Output rows oh and oh + 1 of a K x K (3 or 5), stride-1, dilation-1 depthwise block cb over npx pixels whose taps
-   all lie inside the input (ih0 = oh - pt, iw0: their first input row / column): the K + 1 input rows are loaded
-   once for both rows (each input vector feeds up to 2K taps) and the 2 x npx sums are independent chains (the
-   one-row tile's K*K-deep chains over eight pixels bound it by FMA latency). Weights in registers at K = 3, read
-   from L1 at K = 5. Each sum takes its taps in dw_tile's order: the same bits. x: rows of W pixels; y, res: row
-   oh's first pixel; the next row yrow floats on. */
+/* Output rows oh and oh + 1 of a K x K (3 or 5), stride-S (1 or 2), dilation-1 depthwise block cb over npx pixels
+   whose taps all lie inside the input (ih0 = oh*S - pt, iw0: their first input row / column): the K + S input rows
+   are loaded once for both rows (at S = 1 each input vector feeds up to 2K taps) and the 2 x npx sums are
+   independent chains (the one-row tile's K*K-deep chains over eight pixels bound it by FMA latency). Weights in
+   registers at K = 3, read from L1 at K = 5. Each sum takes its taps in dw_tile's order (rows, then columns): the
+   same bits. x: rows of W pixels; y, res: row oh's first pixel; the next row yrow floats on. */
 static inline __attribute__((always_inline)) void dw2_tile(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0,
-                                                           int64_t iw0, const int K, const int npx, float *y, const float *res, int64_t yrow,
-                                                           int64_t cb)
+                                                           int64_t iw0, const int K, const int S, const int npx, float *y, const float *res,
+                                                           int64_t yrow, int64_t cb)
 {
     VF a0[DW2_PX], a1[DW2_PX], wv[9];
 #pragma GCC unroll 9
     for (int k = 0; k < 9; k++) wv[k] = K == 3 ? VLD(w + k * NB) : VZERO;
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) a0[q] = a1[q] = VZERO;
-#pragma GCC unroll 6
-    for (int i = 0; i <= K; i++) {
+#pragma GCC unroll 7
+    for (int i = 0; i < K + S; i++) {
         const float *xr = x + ((ih0 + i) * W + iw0) * NB;
-#pragma GCC unroll 16
-        for (int q = 0; q < npx + K - 1; q++) {
+#pragma GCC unroll 24
+        for (int q = 0; q < (npx - 1) * S + K; q++) {
             const VF xv = VLD(xr + q * NB);
-#pragma GCC unroll 5
-            for (int j = 0; j < K; j++) {
-                if (q - j < 0 || q - j >= npx) continue;
-                if (i < K) a0[q - j] = VFMA(xv, K == 3 ? wv[i * 3 + j] : VLD(w + (i * K + j) * NB), a0[q - j]);
-                if (i > 0) a1[q - j] = VFMA(xv, K == 3 ? wv[(i - 1) * 3 + j] : VLD(w + ((i - 1) * K + j) * NB), a1[q - j]);
+#pragma GCC unroll 16
+            for (int o = 0; o < npx; o++) {
+                const int j = q - o * S; /* the tap column of pixel o that reads xv */
+                if (j < 0 || j >= K) continue;
+                if (i < K) a0[o] = VFMA(xv, K == 3 ? wv[i * 3 + j] : VLD(w + (i * K + j) * NB), a0[o]);
+                if (i >= S) a1[o] = VFMA(xv, K == 3 ? wv[(i - S) * 3 + j] : VLD(w + ((i - S) * K + j) * NB), a1[o]);
             }
         }
     }
@@ -557,54 +559,46 @@ static inline __attribute__((always_inline)) void dw2_tile(const so_nchwc_conv *
     }
 }
 
-/* dw2_tile at run-time K (3, 5) and npx (1..DW2_PX). */
-static void dw2_tile_any(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0, int64_t iw0, int K, int npx,
+/* dw2_tile at run-time K (3, 5), S (1, 2) and npx (1..DW2_PX). */
+static void dw2_tile_any(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0, int64_t iw0, int K, int S, int npx,
                          float *y, const float *res, int64_t yrow, int64_t cb)
 {
-    switch (K * 100 + npx) {
-#define DW2_CASE(k, n)                                                                                                                 \
-    case k * 100 + n: dw2_tile(p, x, W, w, ih0, iw0, k, n, y, res, yrow, cb); break;
-        DW2_CASE(3, 1)
-        DW2_CASE(3, 2)
-        DW2_CASE(3, 3)
-        DW2_CASE(3, 4)
-        DW2_CASE(3, 5)
-        DW2_CASE(3, 6)
-        DW2_CASE(3, 7)
-        DW2_CASE(3, DW2_PX)
-        DW2_CASE(5, 1)
-        DW2_CASE(5, 2)
-        DW2_CASE(5, 3)
-        DW2_CASE(5, 4)
-        DW2_CASE(5, 5)
-        DW2_CASE(5, 6)
-        DW2_CASE(5, 7)
-        DW2_CASE(5, DW2_PX)
+    switch (K * 1000 + S * 100 + npx) {
+#define DW2_CASE(k, s, n)                                                                                                              \
+    case k * 1000 + s * 100 + n: dw2_tile(p, x, W, w, ih0, iw0, k, s, n, y, res, yrow, cb); break;
+#define DW2_CASES(k, s)                                                                                                                \
+    DW2_CASE(k, s, 1) DW2_CASE(k, s, 2) DW2_CASE(k, s, 3) DW2_CASE(k, s, 4) DW2_CASE(k, s, 5) DW2_CASE(k, s, 6) DW2_CASE(k, s, 7)    \
+        DW2_CASE(k, s, DW2_PX)
+        DW2_CASES(3, 1)
+        DW2_CASES(3, 2)
+        DW2_CASES(5, 1)
+        DW2_CASES(5, 2)
+#undef DW2_CASES
 #undef DW2_CASE
     default: break;
     }
 }
 
-/* Rows oh and oh + 1 of block cb of a K x K conv (both with all K tap rows inside the input): interior pixels in
+/* Rows oh and oh + 1 of block cb of a dw2_ok conv (both with all K tap rows inside the input): interior pixels in
    dw2_tile tiles of up to DW2_PX, border pixels one at a time per row with their own tap columns (dw_tile). */
 static void dw_row2(const so_nchwc_conv *p, const float *x, const float *w, int64_t oh, float *y, const float *res, int64_t cb)
 {
-    const int K = (int)p->kh;
-    const int64_t ih0 = oh - p->pt, yrow = p->Wo * NB;
+    const int K = (int)p->kh, S = (int)p->sh;
+    const int64_t ih0 = oh * S - p->pt, yrow = p->Wo * NB;
     int64_t owL, owR;
-    interior_cols(p->Wo, 1, p->pl, K, 1, p->W, &owL, &owR);
+    interior_cols(p->Wo, S, p->pl, K, 1, p->W, &owL, &owR);
     for (int64_t ow = 0; ow < p->Wo;) {
-        const int64_t iw0 = ow - p->pl, off = ow * NB;
+        const int64_t iw0 = ow * S - p->pl, off = ow * NB;
         if (ow >= owL && ow < owR) {
             const int npx = (int)min64(DW2_PX, owR - ow);
-            dw2_tile_any(p, x, p->W, w, ih0, iw0, K, npx, y + off, res ? res + off : NULL, yrow, cb);
+            dw2_tile_any(p, x, p->W, w, ih0, iw0, K, S, npx, y + off, res ? res + off : NULL, yrow, cb);
             ow += npx;
             continue;
         }
         int64_t j0, j1;
         tap_range(iw0, 1, K, p->W, &j0, &j1);
         for (int r = 0; r < 2; r++)
-            dw_tile_any(p, x, p->W, w, ih0 + r, 0, K, iw0, j0, j1, 1, y + r * yrow + off, res ? res + r * yrow + off : NULL, cb);
+            dw_tile_any(p, x, p->W, w, ih0 + r * S, 0, K, iw0, j0, j1, 1, y + r * yrow + off, res ? res + r * yrow + off : NULL, cb);
         ow++;
     }
 }
@@ -627,13 +621,13 @@ static void dw_plane(const so_nchwc_conv *p, const float *x, const float *w, flo
     for (int64_t ih = 0; ih < rows; ih++)
         if (cols > 0) memcpy(buf + ((ih + p->pt) * Wp + p->pl) * NB, x + ih * p->W * NB, (size_t)(cols * NB) * sizeof(float));
 #if DW2_PX
-    if (dw2_ok(p)) { /* 3x3 and 5x5 stride 1: pairs of rows (the same sums) */
+    if (dw2_ok(p)) { /* 3x3 and 5x5, stride 1 or 2: pairs of rows (the same sums) */
         const int64_t yrow = p->Wo * NB;
         for (int64_t oh = 0; oh + 1 < p->Ho; oh += 2)
             for (int64_t ow = 0; ow < p->Wo;) {
                 const int npx = (int)min64(DW2_PX, p->Wo - ow);
                 const int64_t off = (oh * p->Wo + ow) * NB;
-                dw2_tile_any(p, buf, Wp, w, oh, ow, (int)p->kh, npx, y + off, res ? res + off : NULL, yrow, cb);
+                dw2_tile_any(p, buf, Wp, w, oh * p->sh, ow * p->sw, (int)p->kh, (int)p->sh, npx, y + off, res ? res + off : NULL, yrow, cb);
                 ow += npx;
             }
         if (p->Ho % 2 == 0) return;
@@ -668,7 +662,7 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
     }
 #if DW2_PX
     if (dw2_ok(p)) {
-        /* 3x3 and 5x5: pairs of rows (dw_row2 where both have all tap rows inside; the same sums as row by row) */
+        /* 3x3 and 5x5, stride 1 or 2: pairs of rows (dw_row2 where both have all tap rows inside; the same sums as row by row) */
         const int64_t hp = cdiv(p->Ho, 2);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
         for (int64_t r = 0; r < N * Cb * hp; r++) {
@@ -676,7 +670,7 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
             float *yr = y + nc * OHWb + oh * p->Wo * NB;
             const float *rr = res ? res + nc * OHWb + oh * p->Wo * NB : NULL;
             const float *xi = x + nc * HWb, *wc = p->wp + p->wofs[cb];
-            if (oh + 1 < p->Ho && oh - p->pt >= 0 && oh + 1 - p->pt + p->kh - 1 < p->H) dw_row2(p, xi, wc, oh, yr, rr, cb);
+            if (oh + 1 < p->Ho && oh * p->sh - p->pt >= 0 && (oh + 1) * p->sh - p->pt + p->kh - 1 < p->H) dw_row2(p, xi, wc, oh, yr, rr, cb);
             else
                 for (int64_t h = oh; h < min64(oh + 2, p->Ho); h++)
                     dw_row(p, xi, wc, h, yr + (h - oh) * p->Wo * NB, rr ? rr + (h - oh) * p->Wo * NB : NULL, cb);

@@ -336,6 +336,12 @@ static void test_conv_grouped_depthwise(void **state)
         CV(1, 33, 9, 11, 33, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 33, .scale = 1, .act1 = SO_ACT_RELU, .nan = 1),
         CV(1, 16, 1, 12, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, .bias = 1),
         CV(1, 16, 10, 1, 16, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 16, .bias = 1),
+        /* stride 2 in row pairs: wide (Wo > 16) and small planes, 3x3 and 5x5, asymmetric pads, odd output heights */
+        CV(1, 24, 37, 45, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 24, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(1, 20, 30, 70, 20, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 20, .scale = 1, .act1 = SO_EPI_SILU),
+        CV(2, 17, 16, 40, 17, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 17, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 40, 14, 14, 40, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 40, .bias = 1, .nan = 1),
+        CV(1, 19, 13, 11, 19, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 19, .bias = 1, .act1 = SO_EPI_HARDSWISH),
         CV(1, 96, 28, 28, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 96, .bias = 1, .act1 = SO_ACT_RELU),
         /* small planes (dw_plane: the block copied into a zero-bordered buffer): MNASNet's 5x5 on 7x7 with a residual,
            stride 2 whose last input row and column are never read, dilation on a non-square plane, asymmetric pads */
