@@ -243,6 +243,22 @@ static inline void interior_cols(int64_t Wo, int64_t sw, int64_t pl, int64_t kw,
 
 /* ---------------- direct conv ---------------- */
 
+/* One kernel row's taps [j0, j1) of a register tile acc[obk][npx] (conv_tile, stem_tile): per tap, obk weight vectors
+   (wr + j*NB, blocks wst floats apart) times one broadcast input per pixel, the tap's first at xr + j*jx and the
+   pixels qx floats apart. A macro so that both tiles keep their accumulators in registers. */
+#define TAP_ROW_FMA(acc, xr, wr, wst, j0, j1, jx, qx, obk, npx)                                                                     \
+    for (int64_t j = (j0); j < (j1); j++) {                                                                                          \
+        VF wv[CONV_OBK];                                                                                                             \
+        _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++) wv[k] = VLD((wr) + j * NB + k * (wst));                            \
+        const float *xj = (xr) + j * (jx);                                                                                           \
+        _Pragma("GCC unroll 16") for (int q = 0; q < (npx); q++)                                                                    \
+        {                                                                                                                            \
+            const VF bc = VSET1(xj[q * (qx)]);                                                                                       \
+            _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++)(acc)[k][q] = VFMA(wv[k], bc, (acc)[k][q]);                     \
+        }                                                                                                                            \
+    }
+
+
 /* One register tile: obk output blocks (packed weights w, the next block's wst floats on) x npx output pixels
    of one row, input channels [c0, c1) of the blocks' range starting at ic0, tap rows [i0, i1) and columns
    [j0, j1) (all inside the input for all npx pixels); ih0 / iw0: the input row / column of tap (0, 0) of the
@@ -282,18 +298,7 @@ static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv 
             for (int64_t i = i0; i < i1; i++) {
                 const float *xr = xc + ((ih0 + i * p->dh) * W + iw0) * NB;
                 const float *wr = wc + i * kw * NB;
-                for (int64_t j = j0; j < j1; j++) {
-                    VF wv[CONV_OBK];
-#pragma GCC unroll 4
-                    for (int k = 0; k < obk; k++) wv[k] = VLD(wr + j * NB + k * wst);
-                    const float *xj = xr + j * dwb;
-#pragma GCC unroll 16
-                    for (int q = 0; q < npx; q++) {
-                        const VF bc = VSET1(xj[q * sxw]);
-#pragma GCC unroll 4
-                        for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
-                    }
-                }
+                TAP_ROW_FMA(acc, xr, wr, wst, j0, j1, dwb, sxw, obk, npx);
             }
         }
     }
@@ -748,18 +753,7 @@ static inline __attribute__((always_inline)) void stem_tile(const so_nchwc_conv 
         const float *xc = x + c * HW, *wc = w + c * KK * NB;
         for (int64_t i = i0; i < i1; i++) {
             const float *xr = xc + (ih0 + i * p->dh) * W + iw0, *wr = wc + i * kw * NB;
-            for (int64_t j = j0; j < j1; j++) {
-                VF wv[CONV_OBK];
-#pragma GCC unroll 4
-                for (int k = 0; k < obk; k++) wv[k] = VLD(wr + j * NB + k * wst);
-                const float *xj = xr + j * dw;
-#pragma GCC unroll 16
-                for (int q = 0; q < npx; q++) {
-                    const VF bc = VSET1(xj[q * sw]);
-#pragma GCC unroll 4
-                    for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
-                }
-            }
+            TAP_ROW_FMA(acc, xr, wr, wst, j0, j1, dw, sw, obk, npx);
         }
     }
 #pragma GCC unroll 4
