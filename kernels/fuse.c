@@ -268,6 +268,29 @@ int so_fuse_pad_pool(const so_graph *g, const int32_t *user, const char *absorbe
     return 1;
 }
 
+int so_fuse_stem(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f)
+{
+    memset(f, 0, sizeof *f);
+    const so_node *n = &g->nodes[i];
+    if (!user || n->op != SO_OP_NCHWC_IN || n->n_in != 1) return 0;
+    const so_shape *x = shape_of(g, n->in[0]);
+    const int32_t u = user[i];
+    if (x->rank != 4 || x->dtype != SO_F32 || x->dim[1] > SO_FUSE_STEM_C || taken(absorbed, u)) return 0;
+    const so_node *cn = &g->nodes[u];
+    if (cn->op != SO_OP_CONV_NCHWC || cn->in[0].node != i || cn->in[0].slot != 0 || (cn->attr->group > 1)) return 0;
+    const so_node *wn = &g->nodes[cn->in[1].node];
+    const so_node *bn = cn->n_in > 2 && cn->in[2].node >= 0 ? &g->nodes[cn->in[2].node] : NULL;
+    if (wn->op != SO_OP_WEIGHT || !g->model->weights[wn->ref].data || (bn && bn->op != SO_OP_WEIGHT)) return 0;
+    so_fuse ch; /* the conv's own decision (kernels/nchwc.c conv_chain), whole: a residual add would be a second input */
+    so_fuse_chain(g, user, absorbed, u, -1, 0, cn->attr->act != 0, &ch);
+    if (ch.has_extra || ch.n + 1 > SO_FUSE_MAX) return 0;
+    f->kind = SO_FUSE_STEM;
+    f->node[0] = u;
+    for (int k = 0; k < ch.n; k++) f->node[k + 1] = ch.node[k], f->step[k + 1] = ch.step[k];
+    f->n = ch.n + 1;
+    return 1;
+}
+
 void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f)
 {
     memset(f, 0, sizeof *f);
@@ -306,6 +329,7 @@ void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed
     }
     case SO_OP_DIV: so_fuse_gelu(g, user, absorbed, i, f); return;
     case SO_OP_PAD: so_fuse_pad_pool(g, user, absorbed, i, f); return;
+    case SO_OP_NCHWC_IN: so_fuse_stem(g, user, absorbed, i, f); return; /* kernels/nchwc.c so_nchwc_select */
     default: return;
     }
 }

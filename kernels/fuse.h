@@ -12,6 +12,7 @@ typedef enum so_fuse_kind {
     SO_FUSE_ATTENTION, /* MatMul(Q,Kt) -> Div|Mul scalar -> Softmax(last) -> MatMul(.,V) [-> Transpose 0,2,1,3] */
     SO_FUSE_GELU,      /* Div(x,c) -> Erf -> Add(a) -> Mul(x) -> Mul(h), scalar weights */
     SO_FUSE_PAD_POOL,  /* Pad (zeros, spatial) -> AveragePool without pads */
+    SO_FUSE_STEM,      /* NchwcIn of a few-channel image -> ConvNchwc [-> its epilogue chain]: the conv reads NCHW */
 } so_fuse_kind;
 
 /* What each absorbed node of an epilogue chain is. */
@@ -64,6 +65,10 @@ void so_fuse_chain(const so_graph *g, const int32_t *user, const char *absorbed,
 int so_fuse_attention(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
 int so_fuse_gelu(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
 int so_fuse_pad_pool(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
+/* NCHWC_IN i of at most SO_FUSE_STEM_C channels whose one user is a group-1 CONV_NCHWC with constant weights reading
+   it as input 0: f->node = the conv, then its epilogue chain (so_fuse_chain, no residual add, whole or not at all). */
+#define SO_FUSE_STEM_C 4
+int so_fuse_stem(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
 
 /* Small queries the decisions are made of. */
 const float *so_fuse_weight_f32(const so_graph *g, so_edge e);         /* data of a float WEIGHT input, else NULL */

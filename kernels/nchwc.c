@@ -121,6 +121,8 @@ static inline vf8 s_perm(vf8 a, vi8 i)
 #define CONV_OBK 1
 #define CONV_PX 6 /* conv_row uses tiles of 1..5 and CONV_PX pixels: at least 6 */
 #define DW_PX 8
+#define STEM_PX 12
+#define DW2_PX 0
 #define NCHWC_TABLE so_nchwc_scalar
 #define NCHWC_ISA "scalar"
 #include "nchwc_body.h"
@@ -316,12 +318,13 @@ typedef struct nchwc_step {
     int64_t cat_c[SO_MAX_INTS];
     float *cat_s, *cat_t; /* CONCAT_NCHWC with an absorbed blocked batchnorm (concat_ssa): scale, shift [Cb*b] (owned) */
     int cat_relu;
+    int stem;             /* NCHWC_IN that absorbed its conv (so_fuse_stem): conv runs on the plain input (L->stem) */
 } nchwc_step;
 
 static void step_free(void *priv)
 {
     nchwc_step *s = priv;
-    if (s->op == SO_OP_CONV_NCHWC) so_nchwc_conv_free(&s->conv);
+    if (s->op == SO_OP_CONV_NCHWC || s->stem) so_nchwc_conv_free(&s->conv);
     so_dnnl_conv_free(s->dnnl);
     free(s->cat_s);
     free(s->cat_t);
@@ -333,7 +336,10 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     const nchwc_step *s = priv;
     const int T = omp_get_max_threads(); /* the executor's fixed team */
     switch (s->op) {
-    case SO_OP_NCHWC_IN: s->L->to_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
+    case SO_OP_NCHWC_IN:
+        if (s->stem) s->L->stem(&s->conv, s->N, in[0].data, out[0].data, T);
+        else s->L->to_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T);
+        break;
     case SO_OP_NCHWC_OUT: s->L->from_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
     case SO_OP_CONV_NCHWC:
         if (s->dnnl) {
@@ -636,6 +642,42 @@ static float *trim_taps(so_attr *at, const so_shape *x, const so_shape *o, const
     return wt;
 }
 
+/* Plans CONV_NCHWC node ci (input shape x: blocked, or the plain image of a stem) into s->conv with its epilogue
+   chain (recorded in k), and, when backend, the measured choice of oneDNN / Winograd (conv_backend; a stem has
+   only ours). Returns 0, 1 when the weights are computed at run time (nothing planned), -1 when memory ran out. */
+static int plan_conv(const so_fast_ctx *c, int32_t ci, const so_shape *x, nchwc_step *s, so_fast_kernel *k, int backend)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[ci];
+    const so_shape *o = &n->out[0];
+    const so_attr *a = n->attr;
+    const so_node *wn = &g->nodes[n->in[1].node];
+    const so_node *bn = n->n_in > 2 && n->in[2].node >= 0 ? &g->nodes[n->in[2].node] : NULL;
+    if (wn->op != SO_OP_WEIGHT || !g->model->weights[wn->ref].data || (bn && bn->op != SO_OP_WEIGHT)) return 1;
+    const so_shape *w = &wn->out[0];
+    const int64_t grp = a->group > 0 ? a->group : 1;
+    so_epi ep = {0};
+    ep.shift = bn ? g->model->weights[bn->ref].data : NULL;
+    conv_chain(c, ci, &ep, k);
+    so_attr at = *a;
+    int64_t kh = w->dim[2], kw = w->dim[3];
+    float *wt = trim_taps(&at, x, o, w, g->model->weights[wn->ref].data, &kh, &kw);
+    const float *wd = wt ? wt : g->model->weights[wn->ref].data;
+    if (so_nchwc_conv_plan(&s->conv, s->L->b, w->dim[1] * grp, x->dim[2], x->dim[3], w->dim[0], o->dim[2], o->dim[3], kh, kw,
+                           at.stride[0] > 0 ? at.stride[0] : 1, at.stride[1] > 0 ? at.stride[1] : 1, at.pad[0], at.pad[1],
+                           at.dilation[0] > 0 ? at.dilation[0] : 1, at.dilation[1] > 0 ? at.dilation[1] : 1, grp, wd, &ep)) {
+        free(wt);
+        return -1;
+    }
+    if (backend) conv_backend(s, x, o, &at, wd, &ep);
+    free(wt);
+    if (k->has_extra) s->res_in = n->n_in;
+    k->packed_bytes = s->dnnl ? so_dnnl_conv_bytes(s->dnnl) : so_nchwc_conv_bytes(&s->conv);
+    k->scratch_bytes = s->dnnl ? so_dnnl_conv_scratch_bytes(s->dnnl) : s->wino ? (size_t)so_nchwc_wino_scratch(&s->conv, omp_get_max_threads()) * sizeof(float) : 0;
+    k->in1_copied = 1;
+    return 0;
+}
+
 so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l)
 {
     const so_graph *g = c->g;
@@ -650,7 +692,20 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
     s->op = n->op, s->L = L, s->N = x->dim[0], s->res_in = -1;
     const so_attr *a = n->attr;
     switch (n->op) {
-    case SO_OP_NCHWC_IN: s->C = x->dim[1], s->HW = x->dim[2] * x->dim[3]; break;
+    case SO_OP_NCHWC_IN: {
+        s->C = x->dim[1], s->HW = x->dim[2] * x->dim[3];
+        so_fuse f; /* a stem (kernels/fuse.c): the conv reads the plain image, the blocked copy never exists */
+        if (L->stem && so_fuse_stem(g, c->user, c->absorbed, i, &f)) {
+            k->fused[k->n_fused++] = f.node[0];
+            if (plan_conv(c, f.node[0], x, s, k, 0)) {
+                free(s);
+                memset(k, 0, sizeof *k);
+                return SO_OK;
+            }
+            s->stem = 1;
+        }
+        break;
+    }
     case SO_OP_NCHWC_OUT: s->C = o->dim[1], s->HW = o->dim[2] * o->dim[3]; break;
     case SO_OP_GLOBALAVGPOOL_NCHWC: s->C = x->dim[1] * x->dim[4], s->HW = x->dim[2] * x->dim[3]; break;
     case SO_OP_CONCAT_NCHWC:
@@ -669,35 +724,12 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
         break;
     }
     case SO_OP_CONV_NCHWC: {
-        const so_node *wn = &g->nodes[n->in[1].node];
-        const so_node *bn = n->n_in > 2 && n->in[2].node >= 0 ? &g->nodes[n->in[2].node] : NULL;
-        if (wn->op != SO_OP_WEIGHT || !g->model->weights[wn->ref].data || (bn && bn->op != SO_OP_WEIGHT)) {
+        const int r = plan_conv(c, i, x, s, k, 1);
+        if (r) {
             free(s);
-            return SO_OK; /* weights computed at run time: reference */
+            if (r < 0) memset(k, 0, sizeof *k);
+            return SO_OK; /* weights computed at run time, or no memory: reference */
         }
-        const so_shape *w = &wn->out[0];
-        const int64_t grp = a->group > 0 ? a->group : 1;
-        so_epi ep = {0};
-        ep.shift = bn ? g->model->weights[bn->ref].data : NULL;
-        conv_chain(c, i, &ep, k);
-        so_attr at = *a;
-        int64_t kh = w->dim[2], kw = w->dim[3];
-        float *wt = trim_taps(&at, x, o, w, g->model->weights[wn->ref].data, &kh, &kw);
-        const float *wd = wt ? wt : g->model->weights[wn->ref].data;
-        if (so_nchwc_conv_plan(&s->conv, L->b, w->dim[1] * grp, x->dim[2], x->dim[3], w->dim[0], o->dim[2], o->dim[3], kh, kw,
-                               at.stride[0] > 0 ? at.stride[0] : 1, at.stride[1] > 0 ? at.stride[1] : 1, at.pad[0], at.pad[1],
-                               at.dilation[0] > 0 ? at.dilation[0] : 1, at.dilation[1] > 0 ? at.dilation[1] : 1, grp, wd, &ep)) {
-            free(wt);
-            free(s);
-            memset(k, 0, sizeof *k);
-            return SO_OK;
-        }
-        conv_backend(s, x, o, &at, wd, &ep);
-        free(wt);
-        if (k->has_extra) s->res_in = n->n_in;
-        k->packed_bytes = s->dnnl ? so_dnnl_conv_bytes(s->dnnl) : so_nchwc_conv_bytes(&s->conv);
-        k->scratch_bytes = s->dnnl ? so_dnnl_conv_scratch_bytes(s->dnnl) : s->wino ? (size_t)so_nchwc_wino_scratch(&s->conv, omp_get_max_threads()) * sizeof(float) : 0;
-        k->in1_copied = 1;
         break;
     }
     default: free(s); return SO_OK;
@@ -709,9 +741,11 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
                                            {"concat_nchwc_scalar", "concat_nchwc_avx2", "concat_nchwc_avx512"},
                                            {"conv_nchwc_onednn", "conv_nchwc_onednn", "conv_nchwc_onednn"},
                                            {"conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino"},
-                                           {"conv_nchwc_wino_scalar", "conv_nchwc_wino_avx2", "conv_nchwc_wino_avx512"}};
+                                           {"conv_nchwc_wino_scalar", "conv_nchwc_wino_avx2", "conv_nchwc_wino_avx512"},
+                                           {"conv_nchwc_stem_scalar", "conv_nchwc_stem_avx2", "conv_nchwc_stem_avx512"}};
     const int li = L == &so_nchwc_scalar ? 0 : L == &so_nchwc_avx2 ? 1 : 2;
-    const int oi = n->op == SO_OP_NCHWC_IN       ? 0
+    const int oi = s->stem                       ? 8
+                   : n->op == SO_OP_NCHWC_IN     ? 0
                    : n->op == SO_OP_NCHWC_OUT    ? 1
                    : s->dnnl                     ? 5 + !!strstr(so_dnnl_conv_impl(s->dnnl), "wino")
                    : s->wino                     ? 7

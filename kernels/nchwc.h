@@ -96,6 +96,8 @@ typedef struct so_nchwc_impl {
     void (*to_blocked)(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T);
     void (*from_blocked)(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T);
     void (*conv)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T);
+    /* p (group 1, few input channels: a stem) from the plain x [N][C][H][W], no residual: conv(p, to_blocked(x)) */
+    void (*stem)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, int T);
     /* p planned with so_nchwc_conv_wino; scratch: so_nchwc_wino_scratch(p, T) floats, 64-byte aligned */
     void (*wino)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T);
     void (*pool)(const so_nchwc_pool *p, int64_t N, const float *x, float *y, int T);

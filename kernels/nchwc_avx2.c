@@ -28,6 +28,8 @@
 #define CONV_OBK 2
 #define CONV_PX 6
 #define DW_PX 8
+#define STEM_PX 12
+#define DW2_PX 0
 #define NCHWC_TABLE so_nchwc_avx2
 #define NCHWC_ISA "avx2"
 #include "nchwc_body.h"

@@ -28,6 +28,8 @@
 #define CONV_OBK 4
 #define CONV_PX 6
 #define DW_PX 8
+#define STEM_PX 24
+#define DW2_PX 8
 #define NCHWC_TABLE so_nchwc_avx512
 #define NCHWC_ISA "avx512"
 #include "nchwc_body.h"

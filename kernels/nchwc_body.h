@@ -11,6 +11,8 @@
      VAND(a, m) VOR(a, b)    bitwise
      VNAN(v)            all-ones bits in the NaN lanes of v, zero elsewhere
      CONV_OBK CONV_PX   register tile of the direct conv: output blocks (1..4) x pixels (>= 6: conv_row also uses 1..5)
+     STEM_PX            accumulators of the stem conv's tile (obk blocks x STEM_PX / obk pixels; a multiple of 12)
+     DW2_PX             pixels per two-row 3x3 / 5x5 (stride 1, 2) depthwise tile (0: none; 2 x DW2_PX sums + 9 weights must fit the registers)
      DW_PX              pixels per depthwise tile (8: dw_tile_any has cases 1..7 below it)
      VI VLDI(p) VPERM(v, i)  vector of NB uint32 indices, its load, the lane permutation (lane o of the result = lane i[o] of v)
      VPERM4(v, i)       VPERM for indices that stay within their group of 4 lanes (a cheaper in-lane shuffle)
@@ -241,6 +243,22 @@ static inline void interior_cols(int64_t Wo, int64_t sw, int64_t pl, int64_t kw,
 
 /* ---------------- direct conv ---------------- */
 
+/* One kernel row's taps [j0, j1) of a register tile acc[obk][npx] (conv_tile, stem_tile): per tap, obk weight vectors
+   (wr + j*NB, blocks wst floats apart) times one broadcast input per pixel, the tap's first at xr + j*jx and the
+   pixels qx floats apart. A macro so that both tiles keep their accumulators in registers. */
+#define TAP_ROW_FMA(acc, xr, wr, wst, j0, j1, jx, qx, obk, npx)                                                                     \
+    for (int64_t j = (j0); j < (j1); j++) {                                                                                          \
+        VF wv[CONV_OBK];                                                                                                             \
+        _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++) wv[k] = VLD((wr) + j * NB + k * (wst));                            \
+        const float *xj = (xr) + j * (jx);                                                                                           \
+        _Pragma("GCC unroll 16") for (int q = 0; q < (npx); q++)                                                                    \
+        {                                                                                                                            \
+            const VF bc = VSET1(xj[q * (qx)]);                                                                                       \
+            _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++)(acc)[k][q] = VFMA(wv[k], bc, (acc)[k][q]);                     \
+        }                                                                                                                            \
+    }
+
+
 /* One register tile: obk output blocks (packed weights w, the next block's wst floats on) x npx output pixels
    of one row, input channels [c0, c1) of the blocks' range starting at ic0, tap rows [i0, i1) and columns
    [j0, j1) (all inside the input for all npx pixels); ih0 / iw0: the input row / column of tap (0, 0) of the
@@ -280,18 +298,7 @@ static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv 
             for (int64_t i = i0; i < i1; i++) {
                 const float *xr = xc + ((ih0 + i * p->dh) * W + iw0) * NB;
                 const float *wr = wc + i * kw * NB;
-                for (int64_t j = j0; j < j1; j++) {
-                    VF wv[CONV_OBK];
-#pragma GCC unroll 4
-                    for (int k = 0; k < obk; k++) wv[k] = VLD(wr + j * NB + k * wst);
-                    const float *xj = xr + j * dwb;
-#pragma GCC unroll 16
-                    for (int q = 0; q < npx; q++) {
-                        const VF bc = VSET1(xj[q * sxw]);
-#pragma GCC unroll 4
-                        for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
-                    }
-                }
+                TAP_ROW_FMA(acc, xr, wr, wst, j0, j1, dwb, sxw, obk, npx);
             }
         }
     }
@@ -533,6 +540,101 @@ static void dw_row(const so_nchwc_conv *p, const float *x, const float *w, int64
     }
 }
 
+/* The convs dw2_tile runs (at levels with DW2_PX): depthwise 3x3 and 5x5, stride 1 or 2 (both axes), dilation 1. */
+static inline int dw2_ok(const so_nchwc_conv *p)
+{
+    return DW2_PX && (p->kh == 3 || p->kh == 5) && p->kw == p->kh && (p->sh == 1 || p->sh == 2) && p->sw == p->sh && p->dh == 1 &&
+           p->dw == 1 && !p->gsub;
+}
+
+#if DW2_PX
+/* Output rows oh and oh + 1 of a K x K (3 or 5), stride-S (1 or 2), dilation-1 depthwise block cb over npx pixels
+   whose taps all lie inside the input (ih0 = oh*S - pt, iw0: their first input row / column): the K + S input rows
+   are loaded once for both rows (at S = 1 each input vector feeds up to 2K taps) and the 2 x npx sums are
+   independent chains (the one-row tile's K*K-deep chains over eight pixels bound it by FMA latency). Weights in
+   registers at K = 3, read from L1 at K = 5. Each sum takes its taps in dw_tile's order (rows, then columns): the
+   same bits. x: rows of W pixels; y, res: row oh's first pixel; the next row yrow floats on. */
+static inline __attribute__((always_inline)) void dw2_tile(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0,
+                                                           int64_t iw0, const int K, const int S, const int npx, float *y, const float *res,
+                                                           int64_t yrow, int64_t cb)
+{
+    VF a0[DW2_PX], a1[DW2_PX], wv[9];
+#pragma GCC unroll 9
+    for (int k = 0; k < 9; k++) wv[k] = K == 3 ? VLD(w + k * NB) : VZERO;
+#pragma GCC unroll 16
+    for (int q = 0; q < npx; q++) a0[q] = a1[q] = VZERO;
+#pragma GCC unroll 7
+    for (int i = 0; i < K + S; i++) {
+        const float *xr = x + ((ih0 + i) * W + iw0) * NB;
+#pragma GCC unroll 24
+        for (int q = 0; q < (npx - 1) * S + K; q++) {
+            const VF xv = VLD(xr + q * NB);
+#pragma GCC unroll 16
+            for (int o = 0; o < npx; o++) {
+                const int j = q - o * S; /* the tap column of pixel o that reads xv */
+                if (j < 0 || j >= K) continue;
+                if (i < K) a0[o] = VFMA(xv, K == 3 ? wv[i * 3 + j] : VLD(w + (i * K + j) * NB), a0[o]);
+                if (i >= S) a1[o] = VFMA(xv, K == 3 ? wv[(i - S) * 3 + j] : VLD(w + ((i - S) * K + j) * NB), a1[o]);
+            }
+        }
+    }
+    const blk_epi e = epi_of(p, cb);
+#pragma GCC unroll 16
+    for (int q = 0; q < npx; q++) {
+        epi_put(&e, a0[q], y + q * NB, res ? res + q * NB : NULL);
+        epi_put(&e, a1[q], y + yrow + q * NB, res ? res + yrow + q * NB : NULL);
+    }
+    if (!e.cheap) {
+        epi_tile(p, cb, y, res, npx);
+        epi_tile(p, cb, y + yrow, res ? res + yrow : NULL, npx);
+    }
+}
+
+/* dw2_tile at run-time K (3, 5), S (1, 2) and npx (1..DW2_PX). */
+static void dw2_tile_any(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0, int64_t iw0, int K, int S, int npx,
+                         float *y, const float *res, int64_t yrow, int64_t cb)
+{
+    switch (K * 1000 + S * 100 + npx) {
+#define DW2_CASE(k, s, n)                                                                                                              \
+    case k * 1000 + s * 100 + n: dw2_tile(p, x, W, w, ih0, iw0, k, s, n, y, res, yrow, cb); break;
+#define DW2_CASES(k, s)                                                                                                                \
+    DW2_CASE(k, s, 1) DW2_CASE(k, s, 2) DW2_CASE(k, s, 3) DW2_CASE(k, s, 4) DW2_CASE(k, s, 5) DW2_CASE(k, s, 6) DW2_CASE(k, s, 7)    \
+        DW2_CASE(k, s, DW2_PX)
+        DW2_CASES(3, 1)
+        DW2_CASES(3, 2)
+        DW2_CASES(5, 1)
+        DW2_CASES(5, 2)
+#undef DW2_CASES
+#undef DW2_CASE
+    default: break;
+    }
+}
+
+/* Rows oh and oh + 1 of block cb of a dw2_ok conv (both with all K tap rows inside the input): interior pixels in
+   dw2_tile tiles of up to DW2_PX, border pixels one at a time per row with their own tap columns (dw_tile). */
+static void dw_row2(const so_nchwc_conv *p, const float *x, const float *w, int64_t oh, float *y, const float *res, int64_t cb)
+{
+    const int K = (int)p->kh, S = (int)p->sh;
+    const int64_t ih0 = oh * S - p->pt, yrow = p->Wo * NB;
+    int64_t owL, owR;
+    interior_cols(p->Wo, S, p->pl, K, 1, p->W, &owL, &owR);
+    for (int64_t ow = 0; ow < p->Wo;) {
+        const int64_t iw0 = ow * S - p->pl, off = ow * NB;
+        if (ow >= owL && ow < owR) {
+            const int npx = (int)min64(DW2_PX, owR - ow);
+            dw2_tile_any(p, x, p->W, w, ih0, iw0, K, S, npx, y + off, res ? res + off : NULL, yrow, cb);
+            ow += npx;
+            continue;
+        }
+        int64_t j0, j1;
+        tap_range(iw0, 1, K, p->W, &j0, &j1);
+        for (int r = 0; r < 2; r++)
+            dw_tile_any(p, x, p->W, w, ih0 + r * S, 0, K, iw0, j0, j1, 1, y + r * yrow + off, res ? res + r * yrow + off : NULL, cb);
+        ow++;
+    }
+}
+#endif
+
 /* Floats of the zero-bordered copy of one input block that dw_plane works on (on the stack: 64 KB). */
 #define DW_PAD_FLOATS 16384
 
@@ -549,7 +651,20 @@ static void dw_plane(const so_nchwc_conv *p, const float *x, const float *w, flo
     const int64_t rows = min64(p->H, Hp - p->pt), cols = min64(p->W, Wp - p->pl);
     for (int64_t ih = 0; ih < rows; ih++)
         if (cols > 0) memcpy(buf + ((ih + p->pt) * Wp + p->pl) * NB, x + ih * p->W * NB, (size_t)(cols * NB) * sizeof(float));
-    for (int64_t oh = 0; oh < p->Ho; oh++)
+#if DW2_PX
+    if (dw2_ok(p)) { /* 3x3 and 5x5, stride 1 or 2: pairs of rows (the same sums) */
+        const int64_t yrow = p->Wo * NB;
+        for (int64_t oh = 0; oh + 1 < p->Ho; oh += 2)
+            for (int64_t ow = 0; ow < p->Wo;) {
+                const int npx = (int)min64(DW2_PX, p->Wo - ow);
+                const int64_t off = (oh * p->Wo + ow) * NB;
+                dw2_tile_any(p, buf, Wp, w, oh * p->sh, ow * p->sw, (int)p->kh, (int)p->sh, npx, y + off, res ? res + off : NULL, yrow, cb);
+                ow += npx;
+            }
+        if (p->Ho % 2 == 0) return;
+    }
+#endif
+    for (int64_t oh = DW2_PX && dw2_ok(p) ? p->Ho - p->Ho % 2 : 0; oh < p->Ho; oh++)
         for (int64_t ow = 0; ow < p->Wo;) {
             const int npx = (int)min64(DW_PX, p->Wo - ow);
             const int64_t off = (oh * p->Wo + ow) * NB;
@@ -576,6 +691,24 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
         }
         return;
     }
+#if DW2_PX
+    if (dw2_ok(p)) {
+        /* 3x3 and 5x5, stride 1 or 2: pairs of rows (dw_row2 where both have all tap rows inside; the same sums as row by row) */
+        const int64_t hp = cdiv(p->Ho, 2);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+        for (int64_t r = 0; r < N * Cb * hp; r++) {
+            const int64_t oh = r % hp * 2, nc = r / hp, cb = nc % Cb;
+            float *yr = y + nc * OHWb + oh * p->Wo * NB;
+            const float *rr = res ? res + nc * OHWb + oh * p->Wo * NB : NULL;
+            const float *xi = x + nc * HWb, *wc = p->wp + p->wofs[cb];
+            if (oh + 1 < p->Ho && oh * p->sh - p->pt >= 0 && (oh + 1) * p->sh - p->pt + p->kh - 1 < p->H) dw_row2(p, xi, wc, oh, yr, rr, cb);
+            else
+                for (int64_t h = oh; h < min64(oh + 2, p->Ho); h++)
+                    dw_row(p, xi, wc, h, yr + (h - oh) * p->Wo * NB, rr ? rr + (h - oh) * p->Wo * NB : NULL, cb);
+        }
+        return;
+    }
+#endif
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t r = 0; r < rows; r++) {
         const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;
@@ -638,6 +771,106 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
             for (int64_t oh = oh0; oh < oh1; oh++)
                 conv_row(p, xi, w, wst, c0, c1, oh, owa, owb, obk, ob, yi, yst, ri, c0 == 0, c1 == nic, &pf);
             if (c1 >= nic) break;
+        }
+    }
+}
+
+/* ---------------- stem: a few-channel NCHW image into a blocked conv ---------------- */
+
+/* One register tile of the stem conv: obk output blocks x npx pixels of one output row, reading the plain image
+   x [C][H][W] of one image (channel c's plane HW floats on); taps as conv_tile. The epilogue (no residual) is
+   applied here: a stem's whole sum is one tile. */
+static inline __attribute__((always_inline)) void stem_tile(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst,
+                                                            int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1,
+                                                            const int obk, const int npx, float *y, int64_t yst, int64_t ob)
+{
+    VF acc[CONV_OBK][STEM_PX];
+    const int64_t HW = p->H * p->W, W = p->W, kw = p->kw, KK = p->kh * p->kw, sw = p->sw, dw = p->dw;
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) acc[k][q] = VZERO;
+    for (int64_t c = 0; c < p->C; c++) {
+        const float *xc = x + c * HW, *wc = w + c * KK * NB;
+        for (int64_t i = i0; i < i1; i++) {
+            const float *xr = xc + (ih0 + i * p->dh) * W + iw0, *wr = wc + i * kw * NB;
+            TAP_ROW_FMA(acc, xr, wr, wst, j0, j1, dw, sw, obk, npx);
+        }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++) {
+        const blk_epi e = epi_of(p, ob + k);
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) epi_put(&e, acc[k][q], y + k * yst + q * NB, NULL);
+        if (!e.cheap) epi_tile(p, ob + k, y + k * yst, NULL, npx);
+    }
+}
+
+/* stem_tile with run-time obk (1..CONV_OBK) and npx (1, or STEM_PX / obk: the same accumulators whatever obk). */
+static void stem_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t ih0, int64_t i0, int64_t i1,
+                          int64_t iw0, int64_t j0, int64_t j1, int obk, int npx, float *y, int64_t yst, int64_t ob)
+{
+#define STEM_ARGS p, x, w, wst, ih0, i0, i1, iw0, j0, j1
+    if (npx == 1) {
+        switch (obk) {
+        case 1: stem_tile(STEM_ARGS, 1, 1, y, yst, ob); break;
+#if CONV_OBK >= 2
+        case 2: stem_tile(STEM_ARGS, 2, 1, y, yst, ob); break;
+#endif
+#if CONV_OBK >= 3
+        case 3: stem_tile(STEM_ARGS, 3, 1, y, yst, ob); break;
+#endif
+#if CONV_OBK >= 4
+        case 4: stem_tile(STEM_ARGS, 4, 1, y, yst, ob); break;
+#endif
+        default: break;
+        }
+        return;
+    }
+    switch (obk) {
+    case 1: stem_tile(STEM_ARGS, 1, STEM_PX, y, yst, ob); break;
+#if CONV_OBK >= 2
+    case 2: stem_tile(STEM_ARGS, 2, STEM_PX / 2, y, yst, ob); break;
+#endif
+#if CONV_OBK >= 3
+    case 3: stem_tile(STEM_ARGS, 3, STEM_PX / 3, y, yst, ob); break;
+#endif
+#if CONV_OBK >= 4
+    case 4: stem_tile(STEM_ARGS, 4, STEM_PX / 4, y, yst, ob); break;
+#endif
+    default: break;
+    }
+#undef STEM_ARGS
+}
+
+/* The conv p (group 1, p->C few channels) of the plain images x [N][C][H][W] into blocked y, epilogue without a
+   residual: what the layout's nchwc_in + conv_nchwc compute, without the blocked copy of the image (b/C times its
+   size). Work items: images x groups of CONV_OBK output blocks x output rows; interior pixels in tiles of
+   STEM_PX / obk, border pixels one at a time with their own tap columns (the same sums at any T). */
+static void stem_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, int T)
+{
+    if (p->Ho <= 0 || p->Wo <= 0) return;
+    const int64_t Ob = p->Ob, nobg = cdiv(Ob, CONV_OBK), yst = p->Ho * p->Wo * NB, items = N * nobg * p->Ho;
+    int64_t owL, owR;
+    interior_cols(p->Wo, p->sw, p->pl, p->kw, p->dw, p->W, &owL, &owR);
+    T = team(T, N * p->O * p->Ho * p->Wo * p->kh * p->kw * p->C);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t it = 0; it < items; it++) {
+        const int64_t n = it / (nobg * p->Ho), ob = it / p->Ho % nobg * CONV_OBK, oh = it % p->Ho;
+        const int obk = (int)min64(CONV_OBK, Ob - ob), full = STEM_PX / obk;
+        const int64_t ih0 = oh * p->sh - p->pt, wst = obk > 1 ? p->wofs[ob + 1] - p->wofs[ob] : 0;
+        int64_t i0, i1;
+        tap_range(ih0, p->dh, p->kh, p->H, &i0, &i1);
+        const float *xi = x + n * p->C * p->H * p->W, *w = p->wp + p->wofs[ob];
+        float *yr = y + (n * Ob + ob) * yst + oh * p->Wo * NB;
+        for (int64_t ow = 0; ow < p->Wo;) {
+            const int64_t iw0 = ow * p->sw - p->pl;
+            int npx = 1;
+            int64_t j0 = 0, j1 = p->kw;
+            if (ow >= owL && ow + full <= owR) npx = full;
+            else if (ow < owL || ow >= owR) tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
+            stem_tile_any(p, xi, w, wst, ih0, i0, i1, iw0, j0, j1, obk, npx, yr + ow * NB, yst, ob);
+            ow += npx;
         }
     }
 }
@@ -1069,6 +1302,7 @@ const so_nchwc_impl NCHWC_TABLE = {
     .to_blocked = to_blocked,
     .from_blocked = from_blocked,
     .conv = conv_run,
+    .stem = stem_run,
     .wino = wino_run,
     .pool = pool_run,
     .global_pool = global_pool,

@@ -64,6 +64,7 @@ static int count_op(const so_graph *g, so_op op)
 }
 
 static void check_outputs(so_model *m, const so_graph *lg, int b, int convs);
+static int stem_steps; /* check_outputs: executor steps that ran a stem (nchwc_in + conv_nchwc as one kernel) */
 
 /* Runs g (reference) and its layout rewrite (reference, executor at 1 and 2 threads): all agree within 1e-4. */
 static void check_model(so_model *m, int b, int expect_convs)
@@ -112,6 +113,7 @@ static void check_outputs(so_model *m, const so_graph *lg, int b, int convs)
             so_exec_step_info si;
             so_exec_step(e, s, &si);
             blocked_steps += strstr(si.kernel, "nchwc") != NULL;
+            stem_steps += strstr(si.kernel, "conv_nchwc_stem") != NULL;
         }
         so_isa lv;
         assert_int_equal(so_isa_current(&lv), SO_OK);
@@ -191,7 +193,12 @@ static void test_squeezenet(void **state)
     (void)state;
     so_model *m = NULL;
     assert_int_equal(so_onnx_load("data/squeezenet.onnx", &m), SO_OK);
+    stem_steps = 0;
     check_model(m, 16, -1);
+    so_isa lv;
+    assert_int_equal(so_isa_current(&lv), SO_OK);
+    /* the 3-channel image's reorder and the stem conv ran as one kernel (kernels/fuse.c so_fuse_stem), 1 and 2 threads */
+    if (so_nchwc_level(16, lv)) assert_int_equal(stem_steps, 2);
     so_model_free(m);
 }
 

@@ -238,6 +238,19 @@ static void run_conv(const conv_case *k)
                  k->sw, k->pt, k->pl, k->pb, k->pr, k->dh, k->dw, k->group);
         check(L, y1, ref, N, O, Ho * Wo, what);
         same_for_threads(y1, y2, ny, what);
+        if (k->group == 1 && !k->res && C <= 16) { /* the stem kernel on the plain input: the conv's sums, in its order */
+            float *s1 = malloc(sizeof(float) * (size_t)ny), *s2 = malloc(sizeof(float) * (size_t)ny);
+            memset(s1, 0x7f, sizeof(float) * (size_t)ny);
+            memset(s2, 0x7f, sizeof(float) * (size_t)ny);
+            L->stem(&p, N, x, s1, 1);
+            L->stem(&p, N, x, s2, 2);
+            char sw[200];
+            snprintf(sw, sizeof sw, "stem %s", what);
+            check(L, s1, ref, N, O, Ho * Wo, sw);
+            same_for_threads(s1, s2, ny, sw);
+            if (!k->nan) same_for_threads(y1, s1, ny, sw);
+            free(s1), free(s2);
+        }
         run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 4);
         run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 2);
         so_nchwc_conv_free(&p);
@@ -305,6 +318,30 @@ static void test_conv_grouped_depthwise(void **state)
         CV(2, 24, 11, 11, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 24, .bias = 0),           /* depthwise 5x5, batch 2 */
         CV(1, 16, 12, 12, 16, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 16, .bias = 0),           /* depthwise dilated */
         CV(1, 40, 1, 1, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 40, .bias = 1),  /* depthwise on a 1x1 plane */
+        /* wide planes (Wo > 2 DW_PX: the row path; 3x3 stride 1 in row pairs, dw_row2 at the AVX-512 level): odd and
+           even heights, rows whose taps reach the padding, no padding, asymmetric padding, C not a multiple of b,
+           residual, an epilogue that is not cheap, NaN, batch 2 */
+        CV(1, 20, 9, 37, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(2, 33, 10, 40, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 33, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 16, 7, 35, 16, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 16, .scale = 1, .act1 = SO_EPI_SILU),
+        CV(1, 17, 8, 34, 17, 3, 3, 1, 1, 0, 2, 2, 0, 1, 1, 17, .bias = 1, .act1 = SO_EPI_HARDSWISH),
+        CV(1, 24, 2, 41, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 24, .bias = 1, .nan = 1),
+        CV(1, 16, 6, 36, 16, 3, 3, 1, 1, 2, 1, 2, 1, 1, 1, 16, .bias = 1),
+        CV(1, 40, 11, 29, 40, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 40, .bias = 1, .act1 = SO_EPI_SILU),    /* 5x5 in row pairs */
+        CV(2, 18, 8, 33, 18, 5, 5, 1, 1, 2, 1, 2, 3, 1, 1, 18, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 20, 5, 30, 20, 5, 5, 1, 1, 0, 2, 0, 2, 1, 1, 20, .scale = 1, .nan = 1),
+        /* small planes in row pairs (dw_plane): even and odd heights, 3x3 and 5x5, C % b, 1 x W and H x 1 planes */
+        CV(1, 36, 14, 14, 36, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 36, .bias = 1, .act1 = SO_EPI_HARDSWISH),
+        CV(2, 19, 7, 7, 19, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 19, .bias = 1, .res = 1, .act2 = SO_EPI_SILU),
+        CV(1, 33, 9, 11, 33, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 33, .scale = 1, .act1 = SO_ACT_RELU, .nan = 1),
+        CV(1, 16, 1, 12, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, .bias = 1),
+        CV(1, 16, 10, 1, 16, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 16, .bias = 1),
+        /* stride 2 in row pairs: wide (Wo > 16) and small planes, 3x3 and 5x5, asymmetric pads, odd output heights */
+        CV(1, 24, 37, 45, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 24, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(1, 20, 30, 70, 20, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 20, .scale = 1, .act1 = SO_EPI_SILU),
+        CV(2, 17, 16, 40, 17, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 17, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 40, 14, 14, 40, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 40, .bias = 1, .nan = 1),
+        CV(1, 19, 13, 11, 19, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 19, .bias = 1, .act1 = SO_EPI_HARDSWISH),
         CV(1, 96, 28, 28, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 96, .bias = 1, .act1 = SO_ACT_RELU),
         /* small planes (dw_plane: the block copied into a zero-bordered buffer): MNASNet's 5x5 on 7x7 with a residual,
            stride 2 whose last input row and column are never read, dilation on a non-square plane, asymmetric pads */
@@ -357,6 +394,26 @@ static void test_conv_epilogue_mobile(void **state)
         CV(1, 12, 7, 7, 12, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 12, .act1 = SO_EPI_SILU, .nan = 1),
         CV(1, 9, 7, 7, 12, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .act1 = SO_EPI_HARDSWISH, .nan = 1),
         CV(1, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64, .bias = 1, .act1 = SO_EPI_SILU),
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
+}
+
+/* Stems (kernels/nchwc.h stem: a few-channel plain image into a blocked conv; run_conv runs it on every group-1
+   case without a residual): MNASNet / MobileNet / EfficientNet's 3x3/2 to 32 (2 blocks at b = 16, 4 at b = 8),
+   ResNet's 7x7/2 to 64, output channels not a multiple of b and more blocks than a register tile, W > 16 with odd
+   sizes and asymmetric padding, 1 and 4 input channels, two images, dilation, a 1x1 plane, the stems' epilogues. */
+static void test_conv_stem(void **state)
+{
+    (void)state;
+    const conv_case cs[] = {
+        CV(1, 3, 37, 35, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(2, 3, 29, 40, 24, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 1, .bias = 1, .act1 = SO_EPI_HARDSWISH),
+        CV(1, 3, 23, 41, 80, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, .scale = 1, .bias = 1, .act1 = SO_EPI_SILU),
+        CV(1, 3, 30, 30, 64, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(1, 1, 19, 26, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1),
+        CV(1, 4, 21, 18, 17, 3, 3, 1, 2, 2, 2, 2, 2, 2, 2, 1, .bias = 1, .act1 = SO_ACT_CLIP, .lo = -0.5f, .hi = 0.5f),
+        CV(1, 3, 1, 1, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1),
+        CV(1, 3, 16, 17, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU, .nan = 1),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
 }
@@ -627,7 +684,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_conv_grouped_depthwise),
-        cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_pool), cmocka_unit_test(test_global_pool),
+        cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_pool), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
