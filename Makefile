@@ -55,7 +55,7 @@ SHLIB       := $(BUILD)/libsuperopt.so.$(VERSION)
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 
-.PHONY: all lib install uninstall deps run test-api bench-api test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-kernels bench-isa rules operators models clean
+.PHONY: all lib install uninstall deps run test-api bench-api test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-repro bench-kernels bench-isa rules operators models clean
 all: $(BUILD)/superopt $(LIB) $(SHLIB) $(BUILD)/proofs.stamp
 
 # The shipped rule set is proved by the binary just built, at build time (~6 s on 2 cores): the build
@@ -219,8 +219,16 @@ models:
 	$(PY) data/export_models.py --set cnn
 
 # The benchmark suite (data/full/, make models): table on stdout, JSON and SVG in $(BUILD). See docs/BENCHMARKS.md.
+# The cost table the bench's measured runs share is kept as $(BUILD)/bench-cost-table.tsv (a new one each time);
+# BENCH_TABLE=FILE reuses a saved table instead: the same costs again (bench/repro_costs.sh checks it).
 bench: all $(ORT) bench-api
-	$(BUILD)/superopt bench --json $(BUILD)/bench.json --svg $(BUILD)/bench.svg
+	@[ -n "$(BENCH_TABLE)" ] || rm -f $(BUILD)/bench-cost-table.tsv
+	$(BUILD)/superopt bench --json $(BUILD)/bench.json --svg $(BUILD)/bench.svg --cost-table $(or $(BENCH_TABLE),$(BUILD)/bench-cost-table.tsv)
+
+# Issue 18: the literature comparison twice with one saved cost table; every strategy's cost (measured and
+# flops) must be the same (costs, not latencies). Long: two benches of the seven models.
+bench-repro: all
+	BUILD=$(BUILD) bash bench/repro_costs.sh
 
 # What the API adds to a run of DeepAndWide: superopt_session_run over the executor (target <= 2 us) and
 # Python's Session.run over the C call (target <= 20 us); one JSON line (bench/api_overhead.{c,py}).

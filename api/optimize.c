@@ -30,11 +30,18 @@
 
 enum { LAYOUT_NONE = 0, LAYOUT_AUTO, LAYOUT_NCHWC, LAYOUT_PASS };
 
+/* so_search_result.stopped_by in the report: "time-limit" is the safety net (CPU time) */
+static const char *stop_name(int stopped_by)
+{
+    static const char *const n[] = {"exhausted", "budget", "time-limit", "work-limit"};
+    return stopped_by >= 0 && stopped_by <= 3 ? n[stopped_by] : "?";
+}
+
 typedef struct opts {
     const char *model, *out, *rules, *report, *dot, *cache_dir, *inputs, *cost_table;
     int search, cost, quiet, allow_unverified, allow_unchecked, reverse, check_incremental, layout;
     double alpha, time_limit;
-    long long budget, threads, seed;
+    long long budget, threads, seed, work_limit;
 } opts;
 
 static int file_exists(const char *p)
@@ -221,6 +228,192 @@ static so_status layout_pass(so_cost_model *cm, const so_graph *g, int b, so_gra
     return SO_OK;
 }
 
+/* What the layout step works with (one optimization). */
+typedef struct layout_env {
+    so_cost_model *cm;
+    const so_rule *rules;
+    int32_t n_rules;
+    so_fold_ctx *fc;
+    int layout;                 /* LAYOUT_* (auto under the flops model already turned into none) */
+    int b;                      /* the block (so_nchwc_block) */
+    int search;                 /* 1: the strategy's layout search runs over the cheaper placement */
+    so_search_opts so;          /* its options: the strategy, budget, work limit */
+    double time_left;           /* its safety net (CPU seconds; 0: none) */
+} layout_env;
+
+/* What the layout step made of one searched graph. */
+typedef struct placed {
+    so_graph *g;                /* the placed graph when applied (owned), else NULL: the searched graph stays */
+    int applied;
+    double cost_plain, cost_blocked; /* the searched graph's cost, the placed graph's (-1: none) */
+    double cost_rules, cost_pass;    /* under auto, each placement's cost (-1: not tried) */
+    const char *method;         /* "none", "rules" or "pass" */
+    so_layout_stats lst;
+    int32_t kept;               /* convs a refinement left in NCHW */
+    int32_t *lc;                /* per rule: applications by the layout step (n_rules + 1, malloc'd) */
+    double search_seconds;      /* the layout search (wall) */
+    int64_t search_graphs, search_work;
+    int32_t search_steps;       /* rewrites of the layout search kept */
+    int search_stopped_by;      /* so_search_result.stopped_by of the layout search (-1: not run) */
+} placed;
+
+static double placed_cost(const placed *p) { return p->applied ? p->cost_blocked : p->cost_plain; }
+
+static void placed_free(placed *p)
+{
+    so_graph_free(p->g);
+    free(p->lc);
+    memset(p, 0, sizeof *p);
+}
+
+/* The layout step of --layout auto / nchwc / pass for the searched graph g (priced cost_g): the
+   placement by proven rules (auto: each blocked conv then tried plain again by an UNBLOCK rule and
+   its cancellations, and the hand-written pass priced too, the cheaper kept), then under e->search
+   the strategy's own search over the kept placement with the block's layout rules; the placed graph
+   is applied when it prices lower (auto, pass) or always (nchwc). On failure *p is freed. */
+static so_status place_layout(const layout_env *e, const so_graph *g, double cost_g, placed *p)
+{
+    memset(p, 0, sizeof *p);
+    p->cost_plain = cost_g;
+    p->cost_blocked = p->cost_rules = p->cost_pass = -1;
+    p->method = "none";
+    p->search_stopped_by = -1;
+    p->lc = so_xcalloc((size_t)e->n_rules + 1, sizeof *p->lc);
+    const int32_t n_rules = e->n_rules;
+    so_cost_model *cm = e->cm;
+    if (e->layout == LAYOUT_PASS) {
+        so_graph *lg = NULL;
+        if (layout_pass(cm, g, e->b, &lg, &p->cost_blocked, &p->lst, &p->kept) != SO_OK) goto fail;
+        p->cost_plain = so_cost_graph(cm, g);
+        p->method = "pass";
+        if (p->lst.convs > 0 && p->cost_blocked < p->cost_plain) p->g = lg, p->applied = 1;
+        else so_graph_free(lg);
+        return SO_OK;
+    }
+    if (e->layout != LAYOUT_AUTO && e->layout != LAYOUT_NCHWC) return SO_OK;
+    /* by proven rules (search/layout.c so_layout_by_rules): the rules applied are reported with the
+       search's; auto then tries each blocked conv plain again by an UNBLOCK rule, kept when cheaper */
+    int32_t *lc = p->lc, *lc2 = so_xcalloc((size_t)n_rules + 1, sizeof *lc2);
+    so_graph *lg = NULL;
+    if (so_layout_by_rules(g, e->rules, n_rules, e->b, e->fc, &lg, lc, &p->lst) != SO_OK) {
+        free(lc2);
+        goto fail;
+    }
+    p->cost_plain = so_cost_graph(cm, g);
+    double cost_blocked = so_cost_graph(cm, lg);
+    for (int32_t k = 0, seen = 0; e->layout == LAYOUT_AUTO && k < lg->n_nodes; k++) {
+        if (lg->nodes[k].op != SO_OP_CONV_NCHWC) continue;
+        so_graph *cand = NULL;
+        int32_t ru = -1;
+        if (so_layout_unblock_at(lg, e->rules, n_rules, e->b, k, e->fc, &cand, &ru) != SO_OK) goto fail_lg;
+        seen++;
+        if (!cand) continue;
+        /* then cancel the reorder pairs the unblock made next to an unblocked neighbour */
+        so_graph *cc_g = NULL;
+        memset(lc2, 0, ((size_t)n_rules + 1) * sizeof *lc2);
+        if (so_layout_cancel(cand, e->rules, n_rules, e->b, e->fc, &cc_g, lc2) != SO_OK) {
+            so_graph_free(cand);
+            goto fail_lg;
+        }
+        so_graph_free(cand);
+        cand = cc_g;
+        const double cc = so_cost_graph(cm, cand);
+        if (cc < cost_blocked) {
+            so_graph_free(lg);
+            lg = cand, cost_blocked = cc;
+            lc[ru]++;
+            for (int32_t r = 0; r < n_rules; r++) lc[r] += lc2[r];
+            p->kept++;
+            k = -1; /* node numbers changed: rescan, skipping the blocked convs already tried */
+            for (int32_t q = 0, s2 = 0; q < lg->n_nodes; q++)
+                if (lg->nodes[q].op == SO_OP_CONV_NCHWC && ++s2 == seen) k = q;
+            if (k < 0) break;
+        } else {
+            so_graph_free(cand);
+        }
+    }
+    free(lc2);
+    lc2 = NULL;
+    p->lst.convs = 0;
+    for (int32_t k = 0; k < lg->n_nodes; k++) p->lst.convs += lg->nodes[k].op == SO_OP_CONV_NCHWC;
+    p->cost_rules = cost_blocked;
+    p->method = "rules";
+    if (e->layout == LAYOUT_AUTO) {
+        /* auto also prices the hand-written pass (layout_pass) and keeps whichever placement the
+           measured cost prices lower (ties: the proven rules); the report gives both costs */
+        so_graph *pg = NULL;
+        so_layout_stats pls;
+        int32_t pkept = 0;
+        memset(&pls, 0, sizeof pls);
+        if (layout_pass(cm, g, e->b, &pg, &p->cost_pass, &pls, &pkept) != SO_OK) goto fail_lg;
+        if (pls.convs > 0 && (p->lst.convs == 0 || p->cost_pass < p->cost_rules)) {
+            so_graph_free(lg);
+            lg = pg, cost_blocked = p->cost_pass, p->lst = pls, p->kept = pkept;
+            p->method = "pass";
+            memset(lc, 0, ((size_t)n_rules + 1) * sizeof *lc);
+        } else
+            so_graph_free(pg);
+    }
+    if (e->search) {
+        /* layout as a search decision: the strategy's own search over the cheaper placement (rules or
+           pass) with the proven layout rules of this block only (both directions: unblock a conv, move
+           a reorder, cancel a pair); greedy takes only steps that pay at once, backtracking may take an
+           uphill step (an UNBLOCK: two reorders) whose cancellations pay later. Its time counts in
+           search_seconds; it has the work limit of its own (deterministic) and, as a safety net, what
+           the first search left of the time limit. */
+        int32_t n_lr = 0;
+        int32_t *lidx = so_xmalloc(((size_t)n_rules + 1) * sizeof *lidx);
+        for (int32_t i = 0; i < n_rules; i++)
+            if (so_layout_rule_block(&e->rules[i]) == e->b) lidx[n_lr++] = i;
+        if (n_lr > 0) {
+            so_rule *lr = so_xmalloc((size_t)n_lr * sizeof *lr);
+            for (int32_t i = 0; i < n_lr; i++) lr[i] = e->rules[lidx[i]];
+            double t2 = so_now();
+            so_search_opts so2 = e->so;
+            so2.progress = 0;
+            so2.time_limit = e->time_left;
+            so_search_result r2;
+            memset(&r2, 0, sizeof r2);
+            if (so_search_run(lg, lr, n_lr, cm, e->fc, &so2, &r2) != SO_OK) {
+                free(lr);
+                free(lidx);
+                goto fail_lg;
+            }
+            p->search_seconds = so_now() - t2;
+            p->search_graphs = r2.graphs_explored;
+            p->search_work = r2.work;
+            p->search_stopped_by = r2.stopped_by;
+            if (r2.best && r2.cost_after < cost_blocked) {
+                so_graph_free(lg);
+                lg = r2.best;
+                r2.best = NULL;
+                cost_blocked = r2.cost_after;
+                for (int32_t k = 0; k < r2.n_path; k++) lc[lidx[r2.path[k]]]++;
+                p->lst.convs = p->lst.reorders = 0;
+                for (int32_t k = 0; k < lg->n_nodes; k++) {
+                    p->lst.convs += lg->nodes[k].op == SO_OP_CONV_NCHWC;
+                    p->lst.reorders += lg->nodes[k].op == SO_OP_NCHWC_IN || lg->nodes[k].op == SO_OP_NCHWC_OUT;
+                }
+                p->search_steps = r2.n_path;
+            }
+            so_search_result_free(&r2);
+            free(lr);
+        }
+        free(lidx);
+    }
+    p->cost_blocked = cost_blocked;
+    if (p->lst.convs > 0 && (e->layout == LAYOUT_NCHWC || cost_blocked < p->cost_plain)) p->g = lg, p->applied = 1;
+    else so_graph_free(lg);
+    if (!p->applied) memset(lc, 0, ((size_t)n_rules + 1) * sizeof *lc);
+    return SO_OK;
+fail_lg:
+    free(lc2);
+    so_graph_free(lg);
+fail:
+    placed_free(p);
+    return SO_ERR;
+}
+
 /* superopt_optimize's work (the caller holds the API lock): on success *json and *text receive the
    report (malloc'd); on failure nothing is written and the thread's message says why. */
 static so_status optimize(const char *src, const char *dst, const struct superopt_config *c, char **json, char **text)
@@ -231,7 +424,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
               .quiet = !c->progress, .allow_unverified = c->allow_unverified, .allow_unchecked = c->allow_unchecked,
               .inputs = c->inputs, .reverse = c->reverse,
               .check_incremental = c->check_incremental, .layout = c->layout == 0 ? LAYOUT_AUTO : c->layout == 1 ? LAYOUT_NCHWC : c->layout == 3 ? LAYOUT_PASS : LAYOUT_NONE,
-              .alpha = c->alpha, .time_limit = c->time_limit, .budget = c->budget, .threads = c->threads, .seed = c->seed};
+              .alpha = c->alpha, .time_limit = c->time_limit, .budget = c->budget, .threads = c->threads, .seed = c->seed,
+              .work_limit = c->work_limit};
     /* the report: JSON and the summary for people, both built in memory */
     size_t jlen = 0, tlen = 0;
     FILE *jf = open_memstream(json, &jlen), *tf = open_memstream(text, &tlen);
@@ -255,6 +449,11 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     so_cost_model cm;
     so_search_result res;
     memset(&res, 0, sizeof res);
+    placed pl, pl_greedy; /* the layout step of the searched graph, and of backtracking's greedy warm start */
+    memset(&pl, 0, sizeof pl);
+    memset(&pl_greedy, 0, sizeof pl_greedy);
+    double cost_final_bt = -1, cost_final_greedy = -1; /* both after the layout step (-1: not compared) */
+    int kept_greedy = 0;
     int32_t *counts = NULL;
     char *out_path = NULL;
     char rbuf[PATH_MAX + 64];
@@ -393,6 +592,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
 
     /* search */
     so_search_opts so = {.kind = o.search, .alpha = o.alpha, .budget = o.budget, .time_limit = o.time_limit,
+                         .work_limit = o.work_limit > 0 ? o.work_limit : -1,
                          .progress = !o.quiet && isatty(2), .queue_cap = 0, .verify_incremental = o.check_incremental};
     /* with a layout search after it (auto, measured, greedy or backtracking, a model with a conv: below),
        the search of the other rules gets 60 % of the time limit and the layout search the rest */
@@ -408,170 +608,51 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     for (int32_t k = 0; k < res.n_path; k++) counts[res.path[k]]++;
 
     /* layout: the blocked-channel rewrite of the searched graph, kept when the cost model prices it lower
-       (auto) or always (nchwc) */
-    so_layout_stats lst;
-    memset(&lst, 0, sizeof lst);
-    double cost_plain = res.cost_after, cost_blocked = -1;
-    int layout_applied = 0, layout_b = 0;
+       (auto, pass) or always (nchwc) */
     /* auto under the FLOP/byte model: off (that model prices layout as neutral at best: it cannot see it) */
     if (o.layout == LAYOUT_AUTO && o.cost != SO_COST_MEASURED) o.layout = LAYOUT_NONE;
-    int32_t layout_kept = 0; /* convs the refinement left in NCHW */
-    /* which placement was kept under auto ("rules" or "pass"), and what each was priced at (-1: not tried) */
-    const char *layout_method = "none";
-    double cost_rules = -1, cost_pass = -1;
-    double t_layout = so_now(), t_layout_search = 0;
-    int64_t layout_search_graphs = 0;
-    int32_t layout_search_steps = 0;
-    if (o.layout == LAYOUT_AUTO || o.layout == LAYOUT_NCHWC) {
-        /* by proven rules (search/layout.c so_layout_by_rules): the rules applied are reported with the
-           search's; auto then tries each blocked conv plain again by an UNBLOCK rule, kept when cheaper */
-        layout_b = so_nchwc_block();
-        int32_t *lc = so_xcalloc((size_t)n_rules + 1, sizeof *lc), *lc2 = so_xcalloc((size_t)n_rules + 1, sizeof *lc2);
-        so_graph *lg = NULL;
-        if (so_layout_by_rules(res.best, rules, n_rules, layout_b, &fc, &lg, lc, &lst) != SO_OK) {
-            free(lc);
-            free(lc2);
-            goto fail;
-        }
-        cost_plain = so_cost_graph(&cm, res.best);
-        cost_blocked = so_cost_graph(&cm, lg);
-        for (int32_t k = 0, seen = 0; o.layout == LAYOUT_AUTO && k < lg->n_nodes; k++) {
-            if (lg->nodes[k].op != SO_OP_CONV_NCHWC) continue;
-            so_graph *cand = NULL;
-            int32_t ru = -1;
-            if (so_layout_unblock_at(lg, rules, n_rules, layout_b, k, &fc, &cand, &ru) != SO_OK) {
-                free(lc);
-                free(lc2);
-                so_graph_free(lg);
-                goto fail;
-            }
-            seen++;
-            if (!cand) continue;
-            /* then cancel the reorder pairs the unblock made next to an unblocked neighbour */
-            so_graph *cc_g = NULL;
-            memset(lc2, 0, ((size_t)n_rules + 1) * sizeof *lc2);
-            if (so_layout_cancel(cand, rules, n_rules, layout_b, &fc, &cc_g, lc2) != SO_OK) {
-                so_graph_free(cand);
-                free(lc);
-                free(lc2);
-                so_graph_free(lg);
-                goto fail;
-            }
-            so_graph_free(cand);
-            cand = cc_g;
-            const double cc = so_cost_graph(&cm, cand);
-            if (cc < cost_blocked) {
-                so_graph_free(lg);
-                lg = cand, cost_blocked = cc;
-                lc[ru]++;
-                for (int32_t r = 0; r < n_rules; r++) lc[r] += lc2[r];
-                layout_kept++;
-                k = -1; /* node numbers changed: rescan, skipping the blocked convs already tried */
-                for (int32_t q = 0, s2 = 0; q < lg->n_nodes; q++)
-                    if (lg->nodes[q].op == SO_OP_CONV_NCHWC && ++s2 == seen) k = q;
-                if (k < 0) break;
-            } else {
-                so_graph_free(cand);
-            }
-        }
-        free(lc2);
-        lst.convs = 0;
-        for (int32_t k = 0; k < lg->n_nodes; k++) lst.convs += lg->nodes[k].op == SO_OP_CONV_NCHWC;
-        cost_rules = cost_blocked;
-        layout_method = "rules";
-        if (o.layout == LAYOUT_AUTO) {
-            /* auto also prices the hand-written pass (layout_pass) and keeps whichever placement the
-               measured cost prices lower (ties: the proven rules); the report gives both costs */
-            so_graph *pg = NULL;
-            so_layout_stats pls;
-            int32_t pkept = 0;
-            memset(&pls, 0, sizeof pls);
-            if (layout_pass(&cm, res.best, layout_b, &pg, &cost_pass, &pls, &pkept) != SO_OK) {
-                free(lc);
-                so_graph_free(lg);
-                goto fail;
-            }
-            if (pls.convs > 0 && (lst.convs == 0 || cost_pass < cost_rules)) {
-                so_graph_free(lg);
-                lg = pg, cost_blocked = cost_pass, lst = pls, layout_kept = pkept;
-                layout_method = "pass";
-                memset(lc, 0, ((size_t)n_rules + 1) * sizeof *lc);
-            } else
-                so_graph_free(pg);
-        }
-        if (layout_search) {
-            /* layout as a search decision: the strategy's own search over the cheaper placement (rules or
-               pass) with the proven layout rules of this block only (both directions: unblock a conv, move
-               a reorder, cancel a pair); greedy takes only steps that pay at once, backtracking may take an
-               uphill step (an UNBLOCK: two reorders) whose cancellations pay later. Its time counts in
-               search_seconds: the time limit less the first search's time, at most 9.5 s in all; skipped when
-               that leaves less than 0.5 s. */
-            int32_t n_lr = 0;
-            int32_t *lidx = so_xmalloc(((size_t)n_rules + 1) * sizeof *lidx);
-            for (int32_t i = 0; i < n_rules; i++)
-                if (so_layout_rule_block(&rules[i]) == layout_b) lidx[n_lr++] = i;
-            double left = o.time_limit > 0 ? SO_MIN(o.time_limit, 9.5) - t_search : 0;
-            if (n_lr > 0 && (o.time_limit <= 0 || left >= 0.5)) {
-                so_rule *lr = so_xmalloc((size_t)n_lr * sizeof *lr);
-                for (int32_t i = 0; i < n_lr; i++) lr[i] = rules[lidx[i]];
-                double t2 = so_now();
-                so_search_opts so2 = so;
-                so2.progress = 0;
-                so2.time_limit = left;
-                so_search_result r2;
-                memset(&r2, 0, sizeof r2);
-                if (so_search_run(lg, lr, n_lr, &cm, &fc, &so2, &r2) != SO_OK) {
-                    free(lr);
-                    free(lidx);
-                    free(lc);
-                    so_graph_free(lg);
-                    goto fail;
-                }
-                t_layout_search = so_now() - t2;
-                t_search += t_layout_search;
-                layout_search_graphs = r2.graphs_explored;
-                if (r2.best && r2.cost_after < cost_blocked) {
-                    so_graph_free(lg);
-                    lg = r2.best;
-                    r2.best = NULL;
-                    cost_blocked = r2.cost_after;
-                    for (int32_t k = 0; k < r2.n_path; k++) lc[lidx[r2.path[k]]]++;
-                    lst.convs = lst.reorders = 0;
-                    for (int32_t k = 0; k < lg->n_nodes; k++) {
-                        lst.convs += lg->nodes[k].op == SO_OP_CONV_NCHWC;
-                        lst.reorders += lg->nodes[k].op == SO_OP_NCHWC_IN || lg->nodes[k].op == SO_OP_NCHWC_OUT;
-                    }
-                    layout_search_steps = r2.n_path;
-                }
-                so_search_result_free(&r2);
-                free(lr);
-            }
-            free(lidx);
-        }
-        if (lst.convs > 0 && (o.layout == LAYOUT_NCHWC || cost_blocked < cost_plain)) {
+    const int layout_b = o.layout != LAYOUT_NONE ? so_nchwc_block() : 0;
+    layout_env le = {.cm = &cm, .rules = rules, .n_rules = n_rules, .fc = &fc, .layout = o.layout, .b = layout_b, .search = layout_search, .so = so,
+                     .time_left = o.time_limit > 0 ? SO_MAX(o.time_limit - res.cpu_seconds, 0.5) : 0};
+    double t_layout = so_now();
+    if (place_layout(&le, res.best, res.cost_after, &pl) != SO_OK) goto fail;
+    double t_layout_search = pl.search_seconds;
+    /* backtracking against greedy after the layout step: the two searches are not priced jointly with
+       the layout, so backtracking's cheaper plain graph can end costlier once placed (inception_v3,
+       session 8: 1.0071 of greedy). Its greedy warm start is the graph --search greedy finds (same
+       options, same work limit), so that graph is placed too (with backtracking's layout search, which
+       starts with greedy's) and the cheaper final graph is kept: backtracking never ends above greedy. */
+    if (o.search == SO_SEARCH_BACKTRACK && o.layout != LAYOUT_NONE && res.greedy_best && res.cost_after < res.greedy_cost) {
+        if (place_layout(&le, res.greedy_best, res.greedy_cost, &pl_greedy) != SO_OK) goto fail;
+        t_layout_search += pl_greedy.search_seconds;
+        cost_final_bt = placed_cost(&pl);
+        cost_final_greedy = placed_cost(&pl_greedy);
+        if (cost_final_greedy < cost_final_bt) {
+            placed tmp = pl;
+            pl = pl_greedy;
+            pl_greedy = tmp;
             so_graph_free(res.best);
-            res.best = lg;
-            res.cost_after = cost_blocked;
-            layout_applied = 1;
-            for (int32_t r = 0; r < n_rules; r++) counts[r] += lc[r];
-        } else
-            so_graph_free(lg);
-        free(lc);
-    } else if (o.layout == LAYOUT_PASS) {
-        layout_b = so_nchwc_block();
-        so_graph *lg = NULL;
-        if (layout_pass(&cm, res.best, layout_b, &lg, &cost_blocked, &lst, &layout_kept) != SO_OK) goto fail;
-        cost_plain = so_cost_graph(&cm, res.best);
-        layout_method = "pass";
-        if (lst.convs > 0 && cost_blocked < cost_plain) {
-            so_graph_free(res.best);
-            res.best = lg;
-            res.cost_after = cost_blocked;
-            layout_applied = 1;
-        } else
-            so_graph_free(lg);
+            res.best = res.greedy_best;
+            res.greedy_best = NULL;
+            res.cost_after = res.greedy_cost;
+            free(res.path);
+            res.path = res.greedy_path;
+            res.n_path = res.n_greedy_path;
+            res.greedy_path = NULL;
+            res.n_greedy_path = 0;
+            memset(counts, 0, ((size_t)n_rules + 1) * sizeof *counts);
+            for (int32_t k = 0; k < res.n_path; k++) counts[res.path[k]]++;
+            kept_greedy = 1;
+        }
     }
-
+    t_search += t_layout_search;
+    if (pl.applied) {
+        so_graph_free(res.best);
+        res.best = pl.g;
+        pl.g = NULL;
+        res.cost_after = pl.cost_blocked;
+        for (int32_t r = 0; r < n_rules; r++) counts[r] += pl.lc[r];
+    }
     t_layout = so_now() - t_layout - t_layout_search; /* the layout search counts in search_seconds */
     /* safety net (kernels/safety.h): both graphs on several input sets, element by element */
     so_safety_opts sfo = {.threads = (int)o.threads, .seed = (uint64_t)o.seed, .inputs_path = o.inputs, .time_it = 1};
@@ -640,7 +721,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                    "  \"stopped_by\": \"%s\",\n  \"nodes_before\": %d,\n  \"nodes_after\": %d,\n  \"folded_at_start\": %d,\n"
                    "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n  \"numeric_check_sets\": %d,\n  \"numeric_check_noise\": %s,\n",
                 so_json_fmt(b0, t_search, 6), (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
-                res.stopped_by == 1 ? "budget" : res.stopped_by == 2 ? "time-limit" : "exhausted", count_work_nodes(m->graph),
+                stop_name(res.stopped_by), count_work_nodes(m->graph),
                 count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3), sr.sets,
                 so_json_fmt(b2, sr.noise, 6));
         /* proofs: which rules this build proved, how, and whether unproved ones were allowed */
@@ -651,10 +732,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         if (pst.cache_path[0]) so_json_fstr(f, pst.cache_path);
         else fprintf(f, "null");
         fprintf(f, "},\n");
-        fprintf(f, "  \"search_detail\": {\"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
+        fprintf(f, "  \"search_detail\": {\"work\": %lld, \"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
                    "\"greedy_explored\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
                    "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
-                (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
+                (long long)res.work, (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         if (o.search == SO_SEARCH_EQSAT) { /* equality saturation: the e-graph and the extraction */
@@ -680,12 +761,19 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         fprintf(f, "  \"layout\": {\"mode\": \"%s\", \"block\": %d, \"applied\": %s, \"cost_plain\": %s, \"cost_blocked\": %s, "
                    "\"method\": \"%s\", \"cost_rules\": %s, \"cost_pass\": %s, "
                    "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d, \"seconds\": %.3f, "
-                   "\"search_seconds\": %.3f, \"search_graphs\": %lld, \"search_steps\": %d},\n",
-                o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : o.layout == LAYOUT_PASS ? "pass" : "nchwc", layout_b, layout_applied ? "true" : "false",
-                so_json_fmt(b1, cost_plain, 9), so_json_fmt(b2, cost_blocked, 9), layout_method,
-                cost_rules < 0 ? "null" : so_json_fmt(b3, cost_rules, 9), cost_pass < 0 ? "null" : so_json_fmt(b4, cost_pass, 9), (int)lst.convs, (int)layout_kept, (int)lst.bn_folded, (int)lst.pools,
-                (int)lst.elementwise, (int)lst.concats, (int)lst.reorders, t_layout, t_layout_search, (long long)layout_search_graphs,
-                (int)layout_search_steps);
+                   "\"search_seconds\": %.3f, \"search_graphs\": %lld, \"search_steps\": %d, \"search_work\": %lld, \"search_stopped_by\": %s%s%s, "
+                   "\"backtrack_vs_greedy\": ",
+                o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : o.layout == LAYOUT_PASS ? "pass" : "nchwc", layout_b, pl.applied ? "true" : "false",
+                so_json_fmt(b1, pl.cost_plain, 9), so_json_fmt(b2, pl.cost_blocked, 9), pl.method,
+                pl.cost_rules < 0 ? "null" : so_json_fmt(b3, pl.cost_rules, 9), pl.cost_pass < 0 ? "null" : so_json_fmt(b4, pl.cost_pass, 9), (int)pl.lst.convs, (int)pl.kept,
+                (int)pl.lst.bn_folded, (int)pl.lst.pools, (int)pl.lst.elementwise, (int)pl.lst.concats, (int)pl.lst.reorders, t_layout, t_layout_search,
+                (long long)pl.search_graphs, (int)pl.search_steps, (long long)pl.search_work, pl.search_stopped_by < 0 ? "" : "\"",
+                pl.search_stopped_by < 0 ? "null" : stop_name(pl.search_stopped_by), pl.search_stopped_by < 0 ? "" : "\"");
+        /* backtracking's final graph against its greedy warm start's, both after the layout step */
+        if (cost_final_bt < 0) fprintf(f, "null},\n");
+        else
+            fprintf(f, "{\"cost_backtrack\": %s, \"cost_greedy\": %s, \"kept\": \"%s\"}},\n", so_json_fmt(b1, cost_final_bt, 9),
+                    so_json_fmt(b2, cost_final_greedy, 9), kept_greedy ? "greedy" : "backtrack");
         fprintf(f, "  \"rules_applied\": {");
         int first = 1;
         for (int32_t r = 0; r < n_rules; r++)
@@ -736,9 +824,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
         if (o.layout != LAYOUT_NONE)
             fprintf(tf, "  layout nchwc (b=%d, placed by %s): cost %.4g -> %.4g, %s (%d convs blocked, %d kept in NCHW, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",
-                    layout_b, strcmp(layout_method, "rules") == 0 ? "proven layout rules" : strcmp(layout_method, "pass") == 0 ? "the layout pass (axiom instances)" : "-",
-                    cost_plain, cost_blocked, layout_applied ? "applied" : "not applied", (int)lst.convs, (int)layout_kept, (int)lst.bn_folded,
-                    (int)lst.pools, (int)lst.elementwise, (int)lst.concats, (int)lst.reorders);
+                    layout_b, strcmp(pl.method, "rules") == 0 ? "proven layout rules" : strcmp(pl.method, "pass") == 0 ? "the layout pass (axiom instances)" : "-",
+                    pl.cost_plain, pl.cost_blocked, pl.applied ? "applied" : "not applied", (int)pl.lst.convs, (int)pl.kept, (int)pl.lst.bn_folded,
+                    (int)pl.lst.pools, (int)pl.lst.elementwise, (int)pl.lst.concats, (int)pl.lst.reorders);
+        if (cost_final_bt >= 0)
+            fprintf(tf, "  backtracking's graph %.6g after the layout step, its greedy warm start's %.6g: %s kept\n", cost_final_bt, cost_final_greedy,
+                    kept_greedy ? "greedy's" : "backtracking's");
         fprintf(tf, "  rules applied:");
         int any = 0;
         for (int32_t r = 0; r < n_rules; r++)
@@ -779,6 +870,8 @@ done:
     free(counts);
     free(out_path);
     so_search_result_free(&res);
+    placed_free(&pl);
+    placed_free(&pl_greedy);
     so_graph_free(start);
     if (cm_init) so_cost_free(&cm);
     if (fc_init) so_fold_free(&fc);

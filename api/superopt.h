@@ -81,7 +81,11 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
                "profile" 0|1     time every kernel step (superopt_session_profile)
      optimize: "rules" FILE (default: the installed rule set, see superopt_optimize)
                "search" backtrack|greedy|none|eqsat   "alpha" A (1..100, default 1.05)
-               "budget" N (graphs, 0 none, default 1000)   "time_limit" S (0 none, default 8)
+               "budget" N (graphs, 0 none, default 1000)
+               "work_limit" N (work units per search phase, 0 none, default 20000000: deterministic,
+                             so the same costs give the same graph whatever the machine's load)
+               "time_limit" S (CPU seconds of the search, a safety net the report names when it
+                             fires; 0 none, default 8)
                "cost" measured|flops   "layout" auto|nchwc|pass|none   "seed" N   "reverse" 0|1
                "allow_unverified" 0|1 (use rules this build's verifier does not prove; warned on stderr)
                "allow_unchecked" 0|1 (write a model that cannot be executed here, unchecked; warned on stderr)

@@ -319,7 +319,7 @@ static void measure_rounds(so_cost_model *cm, const so_graph *g, const int32_t *
 {
     double *t = so_xmalloc(((size_t)n * SO_COST_TABLE_ROUNDS + 1) * sizeof *t);
     char *bad = so_xcalloc((size_t)n + 1, 1);
-    double t0 = so_now();
+    double t0 = so_now(), c0 = so_cpu_now();
     for (int r = 0; r < SO_COST_TABLE_ROUNDS; r++)
         for (int32_t q = 0; q < n; q++) {
             int32_t p = (q + r) % n;
@@ -328,6 +328,7 @@ static void measure_rounds(so_cost_model *cm, const so_graph *g, const int32_t *
             t[(size_t)p * SO_COST_TABLE_ROUNDS + (size_t)r] = ms;
         }
     cm->measure_seconds += so_now() - t0;
+    cm->measure_cpu_seconds += so_cpu_now() - c0;
     for (int32_t p = 0; p < n; p++) {
         double *v = t + (size_t)p * SO_COST_TABLE_ROUNDS, ms = 0;
         qsort(v, SO_COST_TABLE_ROUNDS, sizeof *v, cmp_double);
@@ -361,12 +362,13 @@ static double cost_cfg(so_cost_model *cm, const so_graph *g, int32_t i, int role
         so_hmap_get(&cm->cache, key, &v);
         return u2d(v);
     }
-    double t0 = so_now(), ms = 0;
+    double t0 = so_now(), c0 = so_cpu_now(), ms = 0;
     if (time_role(cm, g, i, role, &ms) != SO_OK) {
         ms = so_cost_flops_node(g, i) * 100; /* cannot run on the fast path: discourage */
         cm->failed++;
     }
     cm->measure_seconds += so_now() - t0;
+    cm->measure_cpu_seconds += so_cpu_now() - c0;
     cm->measured++;
     if (getenv("SO_DEBUG_COST")) {
         char d[200], sb[96];
@@ -385,9 +387,10 @@ so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, int
     *ms = 0;
     if (costs_nothing(g, i)) return SO_OK;
     if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
-    double t0 = so_now();
+    double t0 = so_now(), c0 = so_cpu_now();
     so_status st = time_role(cm, g, i, role, ms);
     cm->measure_seconds += so_now() - t0;
+    cm->measure_cpu_seconds += so_cpu_now() - c0;
     return st;
 }
 

@@ -21,6 +21,8 @@ typedef struct so_cost_model {
     int dirty;                  /* new measurements not yet saved */
     int64_t loaded, measured, failed; /* entries read from disk, timed now, timing failures */
     double measure_seconds;     /* wall time spent timing */
+    double measure_cpu_seconds; /* CPU time of the calling thread spent timing (so_cpu_now): the
+                                   searches' safety-net deadlines do not count it */
     int cold_weights;           /* measured: -1 (so_cost_init) decided at the first measurement
                                    from that graph's model: 1 when its weights total over 8 MB,
                                    then weights are flushed from the caches before each timed run

@@ -17,16 +17,11 @@
 
 #define EQ_MAX_PEND 32
 
-/* CPU seconds of the calling thread. The phase deadlines below are in it, not in wall time: they
-   are a safety net behind the deterministic work limits, and on a machine shared by many jobs
-   (load 20 on 2 cores gave the search a tenth of a core) wall-clock deadlines cut the saturation
+/* CPU seconds of the calling thread (so_cpu_now). The phase deadlines below are in it, not in wall
+   time: they are a safety net behind the deterministic work limits, and on a machine shared by many
+   jobs (load 20 on 2 cores gave the search a tenth of a core) wall-clock deadlines cut the saturation
    at a different point every run. */
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#define cpu_now so_cpu_now
 
 typedef struct ematch {
     int32_t rule;
@@ -369,6 +364,7 @@ typedef struct run {
     const so_rule *rules;
     int32_t n_rules;
     so_cost_model *cm;
+    double meas0;               /* cm->measure_cpu_seconds at the start */
     so_fold_ctx *fc;
     so_graph *scratch;
     int32_t *out_cls;          /* value class of each graph output */
@@ -393,6 +389,11 @@ typedef struct run {
     uint8_t *ctx;              /* per e-node: which children decide the context (so_extract_costs) */
     int64_t unpriced;          /* e-nodes left unpriced at the costing deadline */
 } run;
+
+/* The thread's CPU seconds less what timing new cost configurations took since the start: the
+   costing, moves and polish deadlines, so that a run that fills a cost table stops where the runs
+   that read it stop. */
+static double run_cpu(const run *r) { return cpu_now() - (r->cm->measure_cpu_seconds - r->meas0); }
 
 /* Builds in r->scratch the e-node (op, attr, ref, kids) over placeholders of its child classes (a
    weight of the class, a stand-in weight for a computed constant, else an input of its shape);
@@ -645,8 +646,8 @@ static double *node_costs(run *r, const double *start_cost, double deadline)
             int zc = 1;
             for (int d = 0; d < e->attr->axis && d < is->rank; d++) zc &= is->dim[d] == 1;
             c[n] = 1e-9;
-            if (!zc) c[n] += cpu_now() < deadline ? alone_cost(r, n) : (r->unpriced++, UNPRICED);
-        } else if (cpu_now() < deadline)
+            if (!zc) c[n] += run_cpu(r) < deadline ? alone_cost(r, n) : (r->unpriced++, UNPRICED);
+        } else if (run_cpu(r) < deadline)
             c[n] = alone_cost(r, n) + 1e-9;
         else {
             c[n] = UNPRICED;
@@ -775,7 +776,7 @@ static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_ro
     char *need = so_xmalloc((size_t)eg->n_cls + 1);
     int32_t *stk = so_xmalloc(((size_t)eg->n_cls + (size_t)n_roots + 1) * sizeof *stk);
     cand *cd = so_xmalloc(((size_t)r->n_app + 1) * sizeof *cd);
-    for (int pass = 0; pass < max_passes && cpu_now() < deadline; pass++) {
+    for (int pass = 0; pass < max_passes && run_cpu(r) < deadline; pass++) {
         /* the classes the choice needs */
         memset(need, 0, (size_t)eg->n_cls + 1);
         int32_t ns = 0;
@@ -789,7 +790,7 @@ static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_ro
                 if (!need[so_eg_find(eg, kid[k])]) stk[ns++] = so_eg_find(eg, kid[k]);
         }
         int32_t nc = 0;
-        for (int32_t a = 0; a < r->n_app && cpu_now() < deadline; a++) {
+        for (int32_t a = 0; a < r->n_app && run_cpu(r) < deadline; a++) {
             int touches = 0;
             for (int32_t b = a, depth = 0; b >= 0 && depth < MOVE_DEPTH && !touches; b = r->app_parent[b], depth++)
                 for (int32_t k = 0; k < r->n_moves[b] && !touches; k++) touches = need[so_eg_find(eg, r->moves[(size_t)b * SO_RULE_MAX_OUTPUTS + k][0])];
@@ -809,7 +810,7 @@ static void moves(run *r, const double *cost, const int32_t *roots, int32_t n_ro
             fprintf(stderr, "\n");
         }
         int improved = 0;
-        for (int32_t i = 0; i < nc && cpu_now() < deadline; i++) {
+        for (int32_t i = 0; i < nc && run_cpu(r) < deadline; i++) {
             int32_t old[MOVE_MAX], cls[MOVE_MAX];
             int32_t n = move_set(r, cd[i].app, ex->choice, cls, old);
             if (!n) continue;
@@ -879,7 +880,7 @@ static int64_t polish(run *r, int32_t **choice, char *used, so_graph **g, double
     int64_t kept = 0;
     int32_t *trial = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *trial);
     char *tu = so_xmalloc((size_t)r->n_app + 1);
-    for (int32_t a = r->n_app - 1; a >= 0 && cpu_now() < deadline; a--) {
+    for (int32_t a = r->n_app - 1; a >= 0 && run_cpu(r) < deadline; a--) {
         if (!used[a]) continue;
         memcpy(trial, *choice, (size_t)eg->n_cls * sizeof *trial);
         int changed = 0;
@@ -913,7 +914,7 @@ static int64_t merge_moves(run *r, int32_t **choice, char *used, so_graph **g, d
     int32_t tries = 0;
     int32_t *trial = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *trial);
     char *tu = so_xmalloc((size_t)r->n_app + 1);
-    for (int32_t a = 0; a < r->n_app && tries < MERGE_TRIES && cpu_now() < deadline; a++) {
+    for (int32_t a = 0; a < r->n_app && tries < MERGE_TRIES && run_cpu(r) < deadline; a++) {
         if (used[a] || !r->app_merge[a]) continue;
         memcpy(trial, *choice, (size_t)eg->n_cls * sizeof *trial);
         int32_t old[MOVE_MAX], cls[MOVE_MAX];
@@ -960,6 +961,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     r->rules = rules;
     r->n_rules = n_rules;
     r->cm = cm;
+    r->meas0 = cm->measure_cpu_seconds;
     r->fc = fc;
     r->scratch = so_graph_new(start->model);
     r->f32_weight = -1;
@@ -1159,7 +1161,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     /* GLPK's time limit is wall time: four times the CPU budget, a safety net behind its
        deterministic iteration and subproblem limits (search/extract.c) */
     so_extract_costs ecs = {cost, r->alt, r->ctx};
-    so_status rc = so_extract_ctx(&r->eg, &ecs, roots, n_rt, eo.ilp_node_limit, 4 * fmax(0.2, 0.5 * (0.75 * tl - (cpu_now() - c0))), &ex);
+    so_status rc = so_extract_ctx(&r->eg, &ecs, roots, n_rt, eo.ilp_node_limit, 4 * fmax(0.2, 0.5 * (0.75 * tl - (run_cpu(r) - c0))), &ex);
     if (rc != SO_OK) {
         free(roots);
         goto out;

@@ -90,18 +90,31 @@ typedef struct mstate {
     uint32_t tries;                    /* candidate nodes tried (deadline checks) */
 } mstate;
 
-/* Checks ix->deadline every DEADLINE_EVERY candidate nodes: the enumeration of a rule whose
-   pattern has unconnected parts (two nodes sharing only a weight) is quadratic in the graph. */
+/* Counts a candidate node in *ix->work and stops at ix->work_limit (deterministic); checks
+   ix->deadline every DEADLINE_EVERY candidate nodes: the enumeration of a rule whose pattern has
+   unconnected parts (two nodes sharing only a weight) is quadratic in the graph. */
 #define DEADLINE_EVERY 4096u
 
 static int past_deadline(mstate *s)
 {
     const so_match_index *ix = s->ix;
+    if (ix->work && ++*ix->work >= ix->work_limit && ix->work_limit > 0) {
+        s->stop = 1;
+        if (ix->expired) *ix->expired = 1;
+        return 1;
+    }
     if (ix->deadline <= 0 || (++s->tries % DEADLINE_EVERY) != 0) return 0;
-    if (so_now() < ix->deadline) return 0;
+    if (so_cpu_now() < ix->deadline) return 0;
     s->stop = 1;
     if (ix->expired) *ix->expired = 1;
     return 1;
+}
+
+/* 1 if an earlier enumeration was cut short by the deadline or the work limit */
+static int cut_short(const so_match_index *ix)
+{
+    if (!ix->expired || !*ix->expired) return 0;
+    return ix->deadline > 0 || ix->work_limit > 0;
 }
 
 /* Binds the symbols of d so that d == val, or defers when several symbols are unbound.
@@ -346,7 +359,7 @@ static void init_state(mstate *s, const so_match_index *ix, const so_rule *r, in
 int so_match_rule(const so_match_index *ix, const so_rule *r, int32_t rule_index, so_match_fn fn, void *ud)
 {
     if (r->src.n_nodes <= 0) return 0;
-    if (ix->deadline > 0 && so_now() >= ix->deadline) {
+    if (cut_short(ix) || (ix->deadline > 0 && so_cpu_now() >= ix->deadline)) {
         if (ix->expired) *ix->expired = 1;
         return 0;
     }
@@ -369,7 +382,7 @@ static int match_at(mstate *s, const so_match_index *ix, const so_rule *r, int32
     if (pn->op != gn->op || pn->n_in != gn->n_in || pn->n_out != gn->n_out) return 0;
     for (int q = 0; q < gn->n_out; q++) /* the rules are about float32 values (their variables are float32 too: bind_var) */
         if (gn->out[q].dtype != SO_F32) return 0;
-    if (ix->deadline > 0 && ix->expired && *ix->expired) {
+    if (cut_short(ix)) {
         *stop = 1;
         return 0;
     }

@@ -24,11 +24,17 @@ typedef struct so_match_index {
     int32_t *use_node, *use_k;             /* user node and its input position */
     int32_t *n_uses;                       /* uses of node i (node inputs + graph outputs) */
     char *is_output;                       /* node i feeds a graph output */
-    double deadline;                       /* so_now() time after which enumerations stop early
-                                              (0, as so_match_index_init leaves it: none);
-                                              checked every few thousand candidate nodes */
-    int *expired;                          /* if not NULL, set to 1 when the deadline cut an
-                                              enumeration short (its count is then partial) */
+    double deadline;                       /* so_cpu_now() time (the thread's CPU seconds) after
+                                              which enumerations stop early (0, as
+                                              so_match_index_init leaves it: none); checked every
+                                              few thousand candidate nodes */
+    int64_t *work;                         /* if not NULL: every candidate node tried adds 1 (the
+                                              searches' deterministic work count) */
+    int64_t work_limit;                    /* with work: enumerations stop once *work reaches it
+                                              (0: none) */
+    int *expired;                          /* if not NULL, set to 1 when the deadline or the work
+                                              limit cut an enumeration short (its count is then
+                                              partial) */
     int share_reorders;                    /* 1: an intermediate nchwc_in / nchwc_out of the source
                                               pattern may have users outside the match (the rewrite
                                               then keeps it for them); 0 (init): never */
@@ -47,7 +53,7 @@ typedef int (*so_match_fn)(const so_match *m, void *ud);
    intermediate pattern outputs not in the output map have no users outside the match; no
    rule input is bound to an output of a matched node; opaque nodes are never matched.
    Returns the number of matches reported; stops early (fewer matches) once ix->deadline has
-   passed. */
+   passed or *ix->work has reached ix->work_limit. */
 int so_match_rule(const so_match_index *ix, const so_rule *r, int32_t rule_index, so_match_fn fn, void *ud);
 
 /* Same, restricted to matches that include graph node `anchor` (the incremental form). */

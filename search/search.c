@@ -96,9 +96,12 @@ typedef struct ctx {
     double best_cost;
     hist *best_h;
     double t0, last_progress;
+    double cpu0, meas0;         /* the thread's CPU seconds and the cost model's timing CPU seconds at the start */
+    int64_t work_checked;       /* c->work when the time limit was last checked */
+    int64_t work, work_limit;   /* work units of this phase (greedy, then backtracking) and its limit (0: none) */
     int64_t seq;
     double tick;                /* costs within one tick tie: 1e-9 of the start cost */
-    int timed_out;
+    int timed_out;              /* the work limit or the time limit stopped the search */
     so_graph *scratch;          /* preview graph */
     uint8_t *pv;                /* preview scratch arrays */
     int32_t cap_pv;
@@ -232,21 +235,32 @@ static void heap_trim(ctx *c)
     c->n_heap = keep;
 }
 
+/* CPU seconds the search has spent, timing new cost configurations excluded. */
+static double search_cpu(const ctx *c) { return so_cpu_now() - c->cpu0 - (c->cm->measure_cpu_seconds - c->meas0); }
+
+static int out_of_work(const ctx *c) { return c->work_limit > 0 && c->work >= c->work_limit; }
+
+/* The work limit (deterministic) or the time limit (safety net, CPU time: read every 4096 work
+   units, since the thread's CPU clock is a system call) reached. */
 static int out_of_time(ctx *c)
 {
     if (c->timed_out) return 1;
-    if (c->o->time_limit > 0 && so_now() - c->t0 >= c->o->time_limit) c->timed_out = 1;
+    if (out_of_work(c)) c->timed_out = 1;
+    else if (c->o->time_limit > 0 && (c->work - c->work_checked >= 4096 || c->work < c->work_checked)) {
+        c->work_checked = c->work;
+        if (search_cpu(c) >= c->o->time_limit) c->timed_out = 1;
+    }
     return c->timed_out;
 }
 
-/* Arms the matcher's deadline with the search's time limit (so_match_rule checks it inside
-   the enumeration; c->timed_out is set when it cuts one short). */
+/* Arms the matcher's work count and limit and its deadline (the time limit, in this thread's CPU
+   time); so_match_rule checks them inside the enumeration, c->timed_out is set when one cuts it short. */
 static void arm_deadline(ctx *c, so_match_index *ix)
 {
-    if (c->o->time_limit > 0) {
-        ix->deadline = c->t0 + c->o->time_limit;
-        ix->expired = &c->timed_out;
-    }
+    ix->work = &c->work;
+    ix->work_limit = c->work_limit;
+    ix->expired = &c->timed_out;
+    if (c->o->time_limit > 0) ix->deadline = so_cpu_now() + c->o->time_limit - search_cpu(c);
 }
 
 static void progress(ctx *c, int final)
@@ -389,6 +403,7 @@ static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta
        rewrite is built, even those the preview left unfolded for size: they cost nothing */
     const so_graph *sg = c->scratch;
     int32_t n = sg->n_nodes;
+    c->work += n + m->rule->src.n_nodes;
     if (n > c->cap_pv) {
         c->cap_pv = n * 2;
         c->pv = so_xrealloc(c->pv, (size_t)c->cap_pv * 3);
@@ -507,6 +522,7 @@ static void expand_from(ctx *c, const gref *p, gref *r)
 {
     const so_graph *g = r->g;
     int32_t n = g->n_nodes, np = p->g->n_nodes;
+    c->work += n;
     /* users in parent numbering (new users get numbers no parent node has) */
     int64_t *num = so_xmalloc(((size_t)n + 1) * sizeof *num);
     for (int32_t j = 0; j < n; j++) num[j] = r->origin[j] >= 0 ? r->origin[j] : (int64_t)np + j;
@@ -561,8 +577,10 @@ static void expand_from(ctx *c, const gref *p, gref *r)
                             so_match_node_key(nd->op, nd->n_in, nd->n_out, nd->attr, 1)};
         for (int ig = 0; ig < (keys[0] == keys[1] ? 1 : 2); ig++) {
             uint64_t key = keys[ig];
-            for (int32_t t = first_entry(c, key); t < c->n_ent && c->ent[t].key == key && !c->timed_out; t++)
+            for (int32_t t = first_entry(c, key); t < c->n_ent && c->ent[t].key == key && !c->timed_out; t++) {
+                c->work++;
                 so_match_rule_at_node(&ix, &c->rules[c->ent[t].rule], c->ent[t].rule, c->ent[t].node, j, on_match, c);
+            }
         }
     }
     c->dirty = NULL;
@@ -674,6 +692,7 @@ static gref *materialize(ctx *c, const gref *p, const so_match *m, int dedupe)
         return NULL;
     }
     c->res->materialized++;
+    c->work += ng->n_nodes;
     gref *r = gref_child(c, p, ng, origin);
     if (dedupe && !so_hmap_add(&c->seen, r->ghash, 1)) {
         c->res->duplicates++;
@@ -963,6 +982,16 @@ static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
 
 /* ---------------- entry ---------------- */
 
+/* The rule indices from the start to h, in order (malloc'd); *n their count. */
+static int32_t *hist_path(const hist *h, int32_t *n)
+{
+    int32_t depth = h ? h->depth : 0, k = depth;
+    int32_t *path = so_xmalloc(((size_t)depth + 1) * sizeof *path);
+    for (; h; h = h->parent) path[--k] = h->rule;
+    *n = depth;
+    return path;
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
     const anchor_entry *x = a, *y = b;
@@ -1017,6 +1046,9 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     c.o = &o;
     c.res = res;
     c.t0 = so_now();
+    c.cpu0 = so_cpu_now();
+    c.meas0 = cm->measure_cpu_seconds;
+    c.work_limit = o.work_limit == 0 ? SO_SEARCH_WORK_DEFAULT : o.work_limit < 0 ? 0 : o.work_limit;
     c.last_progress = c.t0;
     c.scratch = so_graph_new(start->model);
     index_rules(&c);
@@ -1026,21 +1058,24 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     c.best = so_graph_clone(start);
     c.best_cost = res->cost_before;
 
+    int stop = 0; /* 2 time limit, 3 work limit */
     if (o.kind == SO_SEARCH_GREEDY) {
         gref *g = greedy(&c, g0);
         decref(g);
     } else if (o.kind == SO_SEARCH_BACKTRACK) {
-        /* warm start: a greedy descent first (at most a third of the time limit); its result is
-           queued next to the input, so backtracking never ends worse than greedy */
-        so_search_opts go = o;
-        go.kind = SO_SEARCH_GREEDY;
-        go.time_limit = o.time_limit > 0 ? o.time_limit / 3 : 0;
-        c.o = &go;
+        /* warm start: the greedy descent --search greedy runs with these options (the same work
+           limit: the same graph); its result is queued next to the input, so backtracking never ends
+           worse than greedy. Backtracking then gets the work limit again. */
         gref *gs = greedy(&c, g0);
-        c.o = &o;
-        c.timed_out = 0;
+        if (c.timed_out && !out_of_work(&c)) stop = 2; /* the safety net: the whole search's time */
+        res->work = c.work;
+        c.work = 0;
+        c.timed_out = stop != 0;
         res->stopped_by = 0;
         res->greedy_explored = res->graphs_explored;
+        res->greedy_best = so_graph_clone(gs->g);
+        res->greedy_cost = gs->cost;
+        res->greedy_path = hist_path(gs->h, &res->n_greedy_path);
         backtrack(&c, g0, gs != g0 ? gs : NULL);
         /* with a cost table the costs are the table's (measured in interleaved rounds): no re-timing,
            so that the same table gives the same graph */
@@ -1053,7 +1088,12 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
         }
         decref(gs);
     }
-    if (c.timed_out) res->stopped_by = 2;
+    if (c.timed_out) res->stopped_by = stop ? stop : out_of_work(&c) ? 3 : 2;
+    res->work += c.work;
+    if (getenv("SO_DEBUG_WORK"))
+        fprintf(stderr, "search: work %lld (limit %lld), %.3f s CPU (timing excluded), %.3f s wall, stopped_by %d, explored %lld, materialized %lld, matches %lld, anchors %lld\n",
+                (long long)res->work, (long long)c.work_limit, search_cpu(&c), so_now() - c.t0, res->stopped_by,
+                (long long)res->graphs_explored, (long long)res->materialized, (long long)res->matches, (long long)res->anchors);
     for (int32_t i = 0; i < c.n_heap; i++) state_drop(&c.heap[i]);
     decref(g0);
     free(c.heap);
@@ -1063,13 +1103,10 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     so_hmap_free(&c.seen);
     so_graph_free(c.scratch);
     res->seconds = so_now() - c.t0;
+    res->cpu_seconds = search_cpu(&c);
     res->cost_after = c.best_cost;
     progress(&c, 1);
-    int32_t depth = c.best_h ? c.best_h->depth : 0;
-    res->n_path = depth;
-    res->path = so_xmalloc(((size_t)depth + 1) * sizeof *res->path);
-    int32_t k = depth;
-    for (hist *h = c.best_h; h; h = h->parent) res->path[--k] = h->rule;
+    res->path = hist_path(c.best_h, &res->n_path);
     res->best = c.best;
     so_arena_free(&c.hist_arena);
     return SO_OK;
@@ -1078,6 +1115,8 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
 void so_search_result_free(so_search_result *res)
 {
     so_graph_free(res->best);
+    so_graph_free(res->greedy_best);
+    free(res->greedy_path);
     free(res->path);
     memset(res, 0, sizeof *res);
 }

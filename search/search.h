@@ -9,11 +9,24 @@
 
 typedef enum so_search_kind { SO_SEARCH_NONE = 0, SO_SEARCH_GREEDY = 1, SO_SEARCH_BACKTRACK = 2, SO_SEARCH_EQSAT = 3 } so_search_kind;
 
+/* Work units: one per candidate node the matcher tries (search/match.h work), per anchored match
+   call, per node of a previewed rewrite and per node of a built graph (clone, canonicalisation,
+   hashes, roles, costs). They are what a search does, independent of the machine's load and
+   speed, so a search stopped by its work limit finds the same graph on every run with the same
+   costs. The default is sized so that every search of the literature models stays well within
+   10 s on the reference machine (search/README.md "Limits"). */
+#define SO_SEARCH_WORK_DEFAULT ((int64_t)20000000)
+
 typedef struct so_search_opts {
     int kind;                   /* so_search_kind */
     double alpha;               /* keep graphs with cost < alpha * best (backtrack); default 1.05 */
     int64_t budget;             /* most graphs popped from the queue (backtrack) or greedy steps */
-    double time_limit;          /* seconds; <= 0: none */
+    int64_t work_limit;         /* deterministic work limit (SO_SEARCH_WORK units, below) of greedy, and
+                                   again of backtracking after its greedy warm start; 0:
+                                   SO_SEARCH_WORK_DEFAULT; < 0: none */
+    double time_limit;          /* safety net: CPU seconds of the calling thread, time spent timing new
+                                   cost configurations not counted (so that the run that fills a cost
+                                   table stops where the runs that read it stop); <= 0: none */
     int progress;               /* 1: progress line on stderr at most once a second */
     int queue_cap;              /* most graphs kept in the queue (the costliest are dropped); 0: 20000 */
     int verify_incremental;     /* tests: also match every derived graph from scratch and count
@@ -37,8 +50,15 @@ typedef struct so_search_result {
     int64_t confirm_timed;      /* backtrack, measured: configurations re-timed to confirm that
                                    the best graph beats greedy's (0: no confirmation needed) */
     int confirm_vetoed;         /* 1: it did not, greedy's graph was returned */
-    double seconds;
-    int stopped_by;             /* 0 exhausted, 1 budget, 2 time limit */
+    double seconds;             /* wall */
+    double cpu_seconds;         /* CPU time of the calling thread, timing new cost configurations excluded */
+    int stopped_by;             /* 0 exhausted, 1 budget, 2 time limit (the safety net), 3 work limit */
+    int64_t work;               /* work units spent (greedy warm start included) */
+    so_graph *greedy_best;      /* backtrack: the greedy warm start's graph (owned by the caller),
+                                   which is what --search greedy finds with the same options */
+    double greedy_cost;
+    int32_t n_greedy_path;      /* backtrack: the warm start's rewrites, as path (malloc'd) */
+    int32_t *greedy_path;
     int32_t n_path;             /* rewrites on the path from the input to best */
     int32_t *path;              /* rule indices (into the rules array), in order; malloc'd */
     struct so_eqsat_stats {     /* eqsat only (search/eqsat.h) */

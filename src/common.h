@@ -129,6 +129,10 @@ int so_mkdir_p(const char *path);
 
 /* Wall-clock seconds from a monotonic clock. */
 double so_now(void);
+/* CPU seconds of the calling thread (CLOCK_THREAD_CPUTIME_ID): the searches' safety-net
+   deadlines, which the machine's load barely moves (a wall-clock limit cut them at a different
+   point every run when 20 jobs shared 2 cores). */
+double so_cpu_now(void);
 
 /* --max-memory (bytes, default 8 GiB): the limit on the memory a model makes the process hold.
    It bounds each allocation sized by a model (checked where it is made) and, through

@@ -527,12 +527,36 @@ static void test_deadline(void **state)
     int expired = 0;
     ix.expired = &expired;
     int64_t seen = 0;
-    ix.deadline = so_now() + 3600;
+    ix.deadline = so_cpu_now() + 3600;
+    int64_t work = 0;
+    ix.work = &work;
     assert_int_equal(so_match_rule(&ix, &rs.rules[1], 1, count_fn, &seen), K * (K - 1));
     assert_int_equal(seen, K * (K - 1));
     assert_int_equal(expired, 0);
+    /* the work count: every candidate node tried, the same every time */
+    const int64_t full = work;
+    assert_true(full >= K * (K - 1));
+    work = 0;
     seen = 0;
-    ix.deadline = so_now() - 1; /* already past */
+    assert_int_equal(so_match_rule(&ix, &rs.rules[1], 1, count_fn, &seen), K * (K - 1));
+    assert_int_equal(work, full);
+    /* a work limit stops the enumeration at exactly that count, the same matches every time */
+    work = 0;
+    seen = 0;
+    ix.work_limit = full / 3;
+    int n1 = so_match_rule(&ix, &rs.rules[1], 1, count_fn, &seen);
+    assert_true(n1 > 0 && n1 < K * (K - 1));
+    assert_int_equal(work, full / 3);
+    assert_int_equal(expired, 1);
+    expired = 0;
+    work = 0;
+    seen = 0;
+    assert_int_equal(so_match_rule(&ix, &rs.rules[1], 1, count_fn, &seen), n1);
+    ix.work = NULL;
+    ix.work_limit = 0;
+    expired = 0;
+    seen = 0;
+    ix.deadline = 1e-6; /* already past: this thread has used more CPU time than that */
     int n = so_match_rule(&ix, &rs.rules[1], 1, count_fn, &seen);
     assert_true(n < K * (K - 1));
     assert_int_equal(n, seen);
