@@ -1386,6 +1386,17 @@ static so_status sym_topk(const so_dim_alg *A, const so_rnode *n, const so_sshap
     return st;
 }
 
+static so_status sym_prelu(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    (void)n;
+    SYM_RUN(so_dims_prelu(A, SD(&in[0]), SD(&in[1]), &od));
+}
+
+static so_status sym_reversesequence(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_reversesequence(A, &n->attr, SD(&in[0]), SD(&in[1]), &od));
+}
+
 /* operators the rule language has no symbolic shape rule for: unknown shape, accepted here and
    checked when the rule is instantiated on a graph */
 static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1464,7 +1475,6 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 #define sym_gelu sym_unary
 #define sym_max sym_binary
 #define sym_min sym_binary
-#define sym_prelu sym_unknown
 #define sym_reducemax sym_reduce
 #define sym_reducemin sym_reduce
 #define sym_reduceprod sym_reduce
@@ -1504,7 +1514,6 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 #define sym_convtranspose3d sym_unknown
 #define sym_maxpool3d sym_unknown
 #define sym_avgpool3d sym_unknown
-#define sym_reversesequence sym_unknown
 #define sym_maxpoolidx sym_unknown
 #define sym_maxunpool sym_unknown
 #define sym_roialign sym_unknown

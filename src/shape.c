@@ -709,6 +709,25 @@ so_status so_dims_topk(const so_dim_alg *A, const so_attr *a, const so_dims *x, 
     return SO_OK;
 }
 
+so_status so_dims_prelu(const so_dim_alg *A, const so_dims *x, const so_dims *slope, so_dims *o)
+{
+    if (so_dims_bcast(A, x, slope, o)) return SO_ERR;
+    int same = o->rank == x->rank;
+    for (int k = 0; same && k < x->rank; k++) same = A->eq(A->cx, DIM(A, o, k), DIM(A, x, k));
+    if (!same) return so_errorf("slope %s does not broadcast to X %s", DS(A, slope), DS(A, x));
+    return SO_OK;
+}
+
+so_status so_dims_reversesequence(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *lens, so_dims *o)
+{
+    if (x->rank < 2) return so_errorf("input %s must have rank >= 2", DS(A, x));
+    if ((a->axis != 0 && a->axis != 1) || (a->mode != 0 && a->mode != 1) || a->axis == a->mode)
+        return so_errorf("time_axis %d and batch_axis %d must be 0 and 1", (int)a->axis, (int)a->mode);
+    if (!is_vec(A, lens, DIM(A, x, a->mode))) return so_errorf("sequence_lens %s must be int64 [%s]", DS(A, lens), DD(A, DIM(A, x, a->mode)));
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
 /* The concrete instance: a so_shape's dims as so_dims, and the result back (dtype from the caller). */
 static so_dims dims_of(const so_shape *s) { return (so_dims){s->rank, (void *)s->dim}; } /* a view of s */
 
@@ -808,13 +827,20 @@ static so_status shape_gemm(ctx *c)
 
 /* ---------------- element-wise ---------------- */
 
-static so_status binary(ctx *c, int allow_i64)
+/* both inputs float (or both int64 if allow_i64) */
+static so_status binary_dtypes(ctx *c, int allow_i64)
 {
     const so_shape *A = c->in[0], *B = c->in[1];
     if (A->dtype != B->dtype) return fail(c, "dtypes differ: %s and %s", dtype_name(A->dtype), dtype_name(B->dtype));
     if (!(A->dtype == SO_F32 || (allow_i64 && A->dtype == SO_I64)))
         return fail(c, "inputs have dtype %s, expected float", dtype_name(A->dtype));
-    RUN(A->dtype, so_dims_bcast(I64, IN(0), IN(1), &od));
+    return SO_OK;
+}
+
+static so_status binary(ctx *c, int allow_i64)
+{
+    if (binary_dtypes(c, allow_i64)) return SO_ERR;
+    RUN(c->in[0]->dtype, so_dims_bcast(I64, IN(0), IN(1), &od));
 }
 
 static so_status unary(ctx *c)
@@ -1155,15 +1181,9 @@ static so_status shape_pool3d(ctx *c)
 
 static so_status shape_reversesequence(ctx *c)
 {
-    const so_shape *x = c->in[0], *l = c->in[1];
-    const so_attr *a = c->a;
-    if (x->rank < 2) return fail(c, "input %s must have rank >= 2", S(x));
-    if ((a->axis != 0 && a->axis != 1) || (a->mode != 0 && a->mode != 1) || a->axis == a->mode)
-        return fail(c, "time_axis %d and batch_axis %d must be 0 and 1", (int)a->axis, (int)a->mode);
-    if (l->dtype != SO_I64 || l->rank != 1 || l->dim[0] != x->dim[a->mode])
-        return fail(c, "sequence_lens %s must be int64 [%lld]", S(l), (long long)x->dim[a->mode]);
-    c->n->out[0] = *x;
-    return SO_OK;
+    if (c->in[1]->dtype != SO_I64 && c->in[0]->rank >= 2 && (c->a->mode == 0 || c->a->mode == 1))
+        return fail(c, "sequence_lens %s must be int64 [%lld]", S(c->in[1]), (long long)c->in[0]->dim[c->a->mode]);
+    RUN(c->in[0]->dtype, so_dims_reversesequence(I64, c->a, IN(0), IN(1), &od));
 }
 
 static so_status shape_maxpoolidx(ctx *c)
@@ -1396,9 +1416,8 @@ static so_status shape_max(ctx *c) { return binary(c, 1); }
 static so_status shape_min(ctx *c) { return binary(c, 1); }
 static so_status shape_prelu(ctx *c)
 {
-    if (binary(c, 0)) return SO_ERR;
-    if (!so_shape_eq(&c->n->out[0], c->in[0])) return fail(c, "slope %s does not broadcast to X %s", S(c->in[1]), S(c->in[0]));
-    return SO_OK;
+    if (binary_dtypes(c, 0)) return SO_ERR;
+    RUN(SO_F32, so_dims_prelu(I64, IN(0), IN(1), &od));
 }
 static so_status shape_reducemax(ctx *c) { return shape_reducemean(c); }
 static so_status shape_reducemin(ctx *c) { return shape_reducemean(c); }

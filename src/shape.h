@@ -114,6 +114,10 @@ so_status so_dims_det(const so_dim_alg *A, const so_dims *x, so_dims *o);
    (values; the indices have the same shape) */
 so_status so_dims_resize(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
 so_status so_dims_topk(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+/* prelu: the slope broadcasts to x (the result is x's shape); reversesequence: x of rank >= 2, time axis (axis) and
+   batch axis (mode) 0 and 1, lens [batch] */
+so_status so_dims_prelu(const so_dim_alg *A, const so_dims *x, const so_dims *slope, so_dims *o);
+so_status so_dims_reversesequence(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *lens, so_dims *o);
 
 /* Output length of a sliding window (conv/pool) over a dim of length in: kernel k, stride s, pads
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last
