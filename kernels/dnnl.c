@@ -103,7 +103,7 @@ struct so_dnnl_conv {
     size_t scratch_bytes; /* the primitive's scratchpad: the caller's memory (user mode), no allocation per run */
     int res_arg;        /* DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1, when res */
     float *wbuf, *bbuf; /* reordered weights, bias (owned, 64-byte aligned) */
-    size_t bytes;
+    size_t bytes, wbytes; /* held in all, in wbuf */
     char impl[64];
 };
 
@@ -229,7 +229,7 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
         goto fail;
     dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_FROM, wuser}, {DNNL_ARG_TO, p->wei}};
     if (p_dnnl_primitive_execute(reorder, rs, 2, rargs) != dnnl_success || p_dnnl_stream_wait(rs) != dnnl_success) goto fail;
-    p->bytes = wbytes;
+    p->bytes = p->wbytes = wbytes;
     if (has_bias) {
         p->bbuf = alloc64(sizeof(float) * (size_t)O);
         if (!p->bbuf) goto fail;
@@ -309,6 +309,11 @@ void so_dnnl_conv_free(so_dnnl_conv *p)
 }
 
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p) { return p->impl; }
+const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes)
+{
+    *bytes = p->wbytes;
+    return p->wbuf;
+}
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p) { return p->bytes; }
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p) { return p->scratch_bytes; }
 
@@ -327,6 +332,11 @@ void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *re
     (void)p, (void)x, (void)y, (void)res, (void)scratch;
 }
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p) { return (void)p, ""; }
+const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes)
+{
+    *bytes = 0;
+    return (void)p, NULL;
+}
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p) { return (void)p, 0; }
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p) { return (void)p, 0; }
 void so_dnnl_conv_free(so_dnnl_conv *p) { (void)p; }

@@ -36,6 +36,9 @@ size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p);
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p);
 /* Bytes of reordered weights and bias held. */
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p);
+/* The reordered weights the primitive reads and their size in *bytes, for the caller's cache eviction before a
+   timed run (kernels/nchwc.c conv_backend); NULL (and 0) without oneDNN. */
+const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes);
 void so_dnnl_conv_free(so_dnnl_conv *p);
 
 #endif

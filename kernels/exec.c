@@ -228,8 +228,12 @@ static so_status unsupported(const so_graph *g, int32_t i)
     const so_node *n = &g->nodes[i];
     const char *type = so_ops[n->op].name;
     if (n->op == SO_OP_OPAQUE && n->ref >= 0 && n->ref < g->model->n_opaque) type = g->model->opaque[n->ref].op_type;
-    if (n->name && n->name[0]) return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node '%s'", type, n->name);
-    return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node #%d", type, (int)i);
+    /* an If kept opaque (src/onnx_build.c opaque_if): its condition depends on input values */
+    const char *why = !strcmp(type, "If") ? " (its condition is not known at import: run --inputs DIR binds the inputs it depends on and "
+                                            "runs the taken branch)"
+                                          : "";
+    if (n->name && n->name[0]) return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node '%s'%s", type, n->name, why);
+    return so_errorc(SO_ERR_UNSUPPORTED, "unsupported operator '%s' at node #%d%s", type, (int)i, why);
 }
 
 static int cmp_step_pos(const void *a, const void *b)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "conv.h"
+#include "deconv.h"
 #include "elem.h"
 #include "matmul.h"
 #include "move.h"
@@ -143,7 +144,7 @@ static so_status nchwc_module(const so_fast_ctx *c, int32_t i, so_fast_kernel *k
 #define fast_greaterorequal FAST_REF_ONLY
 #define fast_isinf FAST_REF_ONLY
 #define fast_isnan FAST_REF_ONLY
-#define fast_convtranspose FAST_REF_ONLY
+#define fast_convtranspose so_deconv_select
 #define fast_lrn FAST_REF_ONLY
 #define fast_scatterelements FAST_REF_ONLY
 #define fast_gathernd FAST_REF_ONLY
@@ -187,6 +188,7 @@ static const char *module_name(select_fn f)
            : f == so_norm_select   ? "norm"
            : f == so_pool_select   ? "pool"
            : f == so_move_select   ? "move"
+           : f == so_deconv_select ? "deconv"
                                    : "?";
 }
 

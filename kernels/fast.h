@@ -44,7 +44,7 @@ typedef struct so_fast_ctx {
 so_status so_fast_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k);
 /* The selection table's decision for op (kernels/fast.c, expanded from ops.def): the kernel module
    whose selection function binds its fast kernels ("conv", "nchwc", "matmul", "elem", "norm", "pool",
-   "move"), or NULL: reference only. */
+   "move", "deconv"), or NULL: reference only. */
 const char *so_fast_module(so_op op);
 
 /* MatMul/Gemm on our GEMM (gemm.c) instead of sgemm where selected (default 1; 0: sgemm

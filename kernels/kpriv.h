@@ -9,6 +9,22 @@
 
 static inline const so_shape *shape_of(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }
 
+/* A 2-D conv-like node's geometry (Conv, ConvTranspose): input [N, C, H, W], output [N, O, Ho, Wo], a kh x kw
+   kernel, group, stride / top-left pad / dilation (ONNX's defaults for a 0: group, stride, dilation 1). */
+typedef struct conv2d_geom {
+    int64_t N, C, H, W, O, Ho, Wo, G, kh, kw, sh, sw, ph, pw, dh, dw;
+} conv2d_geom;
+static inline conv2d_geom conv2d_geom_of(const so_attr *a, const so_shape *x, const so_shape *o, int64_t kh, int64_t kw)
+{
+    conv2d_geom q = {.N = x->dim[0], .C = x->dim[1], .H = x->dim[2], .W = x->dim[3], .O = o->dim[1], .Ho = o->dim[2], .Wo = o->dim[3],
+                     .G = a->group > 0 ? a->group : 1, .kh = kh, .kw = kw, .ph = a->pad[0], .pw = a->pad[1]};
+    q.sh = a->stride[0] > 0 ? a->stride[0] : 1;
+    q.sw = a->stride[1] > 0 ? a->stride[1] : 1;
+    q.dh = a->dilation[0] > 0 ? a->dilation[0] : 1;
+    q.dw = a->dilation[1] > 0 ? a->dilation[1] : 1;
+    return q;
+}
+
 /* The graph queries of the fusion decisions (kernels/fuse.c), shared with them. */
 static inline const float *weight_f32(const so_graph *g, so_edge e) { return so_fuse_weight_f32(g, e); }
 static inline int scalar_weight(const so_graph *g, so_edge e, float *v) { return so_fuse_scalar_weight(g, e, v); }

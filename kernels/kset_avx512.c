@@ -16,6 +16,7 @@
 #include "norm.c"
 #include "pool.c"
 #include "move.c"
+#include "deconv.c"
 #else
 /* not x86: this level does not exist (so_isa_cpu() is scalar, so_kset_at never returns it) */
 typedef int so_kset_avx512_absent;

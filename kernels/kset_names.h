@@ -52,5 +52,6 @@
 #define so_norm_select SO_KN(so_norm_select)
 #define so_pool_select SO_KN(so_pool_select)
 #define so_move_select SO_KN(so_move_select)
+#define so_deconv_select SO_KN(so_deconv_select)
 
 #endif

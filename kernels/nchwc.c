@@ -10,6 +10,9 @@
 #include <time.h>
 
 #include <omp.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h> /* _mm_clflush, _mm_mfence: SSE2, in the x86-64 baseline */
+#endif
 
 #include "../src/ops.h"
 
@@ -264,12 +267,23 @@ void so_nchwc_conv_free(so_nchwc_conv *p)
     memset(p, 0, sizeof *p);
 }
 
+size_t so_nchwc_packed_bytes(const so_nchwc_conv *p)
+{
+    if (!p->wp) return 0;
+    const int64_t last = p->Ob - 1;
+    return sizeof(float) * (size_t)(p->wofs[last] + (p->depthwise ? 1 : p->nic[last]) * p->kh * p->kw * p->b);
+}
+
+size_t so_nchwc_wino_bytes(const so_nchwc_conv *p)
+{
+    if (!p->wu) return 0;
+    return sizeof(float) * (size_t)((p->wm + 2) * (p->wm + 2) * ((p->Ob + SO_NCHWC_WINO_G - 1) / SO_NCHWC_WINO_G) * SO_NCHWC_WINO_G * p->Cb * p->b * p->b);
+}
+
 size_t so_nchwc_conv_bytes(const so_nchwc_conv *p)
 {
     if (!p->wp) return 0;
-    const int64_t Ob = p->Ob, last = Ob - 1;
-    const int64_t wfl = p->wofs[last] + (p->depthwise ? 1 : p->nic[last]) * p->kh * p->kw * p->b;
-    return sizeof(float) * (size_t)(wfl + 2 * Ob * p->b + (p->wu ? (p->wm + 2) * (p->wm + 2) * ((Ob + SO_NCHWC_WINO_G - 1) / SO_NCHWC_WINO_G) * SO_NCHWC_WINO_G * p->Cb * p->b * p->b : 0));
+    return so_nchwc_packed_bytes(p) + sizeof(float) * (size_t)(2 * p->Ob * p->b) + so_nchwc_wino_bytes(p);
 }
 
 /* ---------------- executor glue ---------------- */
@@ -455,11 +469,34 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
-/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd (A/B measurements). */
+/* Candidates of a conv whose weights take at least this many bytes are timed with their weights evicted from
+   every cache level first (cold), as they run inside a network: such weights do not stay in the core's L2, and a
+   network of them (ResNet-50: ~100 MB) streams them from memory on every run. Hot timing misjudges there: it
+   prefers the candidates that read more weights (Winograd's transformed U is 1.8x / 4x the direct weights for
+   F(2x2) / F(4x4)), e.g. F(2x2) over F(4x4) at ResNet-50's 14x14 256-channel 3x3 (kernels/README.md). */
+#define NCHWC_COLD_BYTES (1 << 20)
+static int cold_off; /* SUPEROPT_NCHWC_COLD=0: always time hot (A/B measurements) */
+
+/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_COLD=0 times every candidate hot (A/B
+   measurements). */
 static void wino_env(void)
 {
     const char *e = getenv("SUPEROPT_NCHWC_WINO");
     if (e && !strcmp(e, "0")) so_nchwc_wino_min_c = -1;
+    e = getenv("SUPEROPT_NCHWC_COLD");
+    cold_off = e && !strcmp(e, "0");
+}
+
+/* Evicts n bytes at p from every cache level (clflush; nothing on an ISA without it). */
+static void evict(const void *p, size_t n)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    const char *c = p;
+    for (size_t i = 0; i < n; i += 64) _mm_clflush(c + i);
+    _mm_mfence();
+#else
+    (void)p, (void)n;
+#endif
 }
 
 static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
@@ -506,9 +543,17 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
         double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
         if (xb && yb && rb && sb) {
             memset(xb, 0, nx * 4), memset(rb, 0, ny * 4);
+            const int cold = !cold_off && (size_t)(q->O * (q->C / q->group) * q->kh * q->kw) * sizeof(float) >= NCHWC_COLD_BYTES;
             for (int r = 0; r < 6; r++)
                 for (int c = 0; c < 5; c++) {
                     if (((c == 1 || c == 2) && !cand[c]) || (c == 3 && !have_wino) || (c == 4 && !have_wino2)) continue;
+                    if (cold) { /* the weights this candidate reads */
+                        size_t nb = 0;
+                        const void *wb = c == 1 || c == 2 ? so_dnnl_conv_weights(cand[c], &nb) : c == 3 ? q->wu : c == 4 ? q2.wu : q->wp;
+                        if (c == 0) nb = so_nchwc_packed_bytes(q);
+                        else if (c > 2) nb = so_nchwc_wino_bytes(c == 3 ? q : &q2);
+                        if (wb) evict(wb, nb);
+                    }
                     const double t0 = now_ms();
                     if (c == 4) s->L->wino(&q2, N, xb, yb, rb, sb, T);
                     else if (c == 3) s->L->wino(q, N, xb, yb, rb, sb, T);

@@ -66,8 +66,11 @@ int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m);
 extern int64_t so_nchwc_wino_min_c;
 /* Floats of scratch the Winograd conv p needs per call at T threads: T * P * p->wtc * (Cb + Ob) * b. */
 int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T);
-/* Bytes of packed weights and epilogue vectors held by p. */
+/* Bytes of packed weights and epilogue vectors held by p; of the direct conv's packed weights p->wp alone; of
+   the Winograd weights p->wu alone (0 when not planned). */
 size_t so_nchwc_conv_bytes(const so_nchwc_conv *p);
+size_t so_nchwc_packed_bytes(const so_nchwc_conv *p);
+size_t so_nchwc_wino_bytes(const so_nchwc_conv *p);
 
 /* Max or average pooling (kernel, strides, pads top/left/bottom/right, dilations for max). */
 typedef struct so_nchwc_pool {

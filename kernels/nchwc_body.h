@@ -341,10 +341,35 @@ static void conv_tile_any(const so_nchwc_conv *p, const float *x, const float *w
 #undef TILE_NPX
 #undef TILE_ARGS
 
+/* Software prefetch (to L2) of the packed weights a work item of the direct conv reads next, spread over the
+   tiles of the current channel chunk: the next chunk's slices of the item's obk blocks, or the first chunk of the
+   thread's next item. In a whole network every node's weights come from memory (ResNet-50's ~100 MB do not stay
+   in the last-level cache from one run to the next), and with few pixels per weight (14x14, 7x7 planes) the
+   hardware prefetcher alone leaves the FMAs waiting: kernels/README.md. */
+#define NCHWC_PF_MIN_BYTES (256 * 1024) /* packed weights from which conv_run prefetches them */
+typedef struct wpf_cursor {
+    const char *p;   /* the first slice */
+    int64_t st;      /* bytes from one block's slice to the next */
+    int64_t len;     /* bytes per slice */
+    int n;           /* slices (blocks) */
+    int k;           /* the slice being prefetched */
+    int64_t pos;     /* bytes of slice k done */
+    int64_t per;     /* cache lines per wpf_step */
+} wpf_cursor;
+
+static inline void wpf_step(wpf_cursor *c)
+{
+    for (int64_t l = 0; l < c->per && c->k < c->n; l++) {
+        __builtin_prefetch(c->p + c->k * c->st + c->pos, 0, 2);
+        c->pos += 64;
+        if (c->pos >= c->len) c->pos = 0, c->k++;
+    }
+}
+
 /* One output row oh of obk blocks from ob: interior pixels in tiles of up to CONV_PX (CONV_PX or 1..5 at a
    time), border pixels one at a time with their own tap columns. */
 static void conv_row(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t c0, int64_t c1, int64_t oh, int64_t owa,
-                     int64_t owb, int obk, int64_t ob, float *y, int64_t yst, const float *res, int first, int last)
+                     int64_t owb, int obk, int64_t ob, float *y, int64_t yst, const float *res, int first, int last, wpf_cursor *pf)
 {
     const int64_t ih0 = oh * p->sh - p->pt, ic0 = p->ic0[ob];
     int64_t i0, i1, owL, owR;
@@ -361,6 +386,7 @@ static void conv_row(const so_nchwc_conv *p, const float *x, const float *w, int
         } else
             tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
         const int64_t off = (oh * p->Wo + ow) * NB;
+        wpf_step(pf);
         conv_tile_any(p, x, w, wst, ic0, c0, c1, ih0, i0, i1, iw0, j0, j1, obk, npx, y + off, yst, res ? res + off : NULL, ob, first,
                       last);
         ow += npx;
@@ -579,6 +605,7 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     const int64_t bandu = cdiv(Lb, nband);
     nband = cdiv(Lb, bandu);
     const int64_t items = N * nobg * nband;
+    const int pfw = (p->wofs[Ob - 1] + p->nic[Ob - 1] * KK * NB) * (int64_t)sizeof(float) >= NCHWC_PF_MIN_BYTES; /* wpf_cursor */
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t it = 0; it < items; it++) {
         const int64_t n = it / (nobg * nband), g = it % (nobg * nband) / nband, band = it % nband;
@@ -593,9 +620,23 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
         const float *w = p->wp + p->wofs[ob];
         const int64_t wst = obk > 1 ? p->wofs[ob + 1] - p->wofs[ob] : 0, nic = p->nic[ob];
         const int64_t icc = max64(1, NCHWC_WFLOATS / (KK * obk * NB));
+        /* tiles per chunk (rows x pixel tiles; border pixels make a few more) over which the prefetch is spread */
+        const int64_t ntile = max64(1, (oh1 - oh0) * cdiv(owb - owa, CONV_PX));
         for (int64_t c0 = 0; c0 < nic || c0 == 0; c0 += icc) {
             const int64_t c1 = min64(nic, c0 + icc);
-            for (int64_t oh = oh0; oh < oh1; oh++) conv_row(p, xi, w, wst, c0, c1, oh, owa, owb, obk, ob, yi, yst, ri, c0 == 0, c1 == nic);
+            wpf_cursor pf = {0};
+            if (!pfw) /* small weights (the 7x7 stem's 37 KB): the hardware prefetcher keeps up */;
+            else if (c1 < nic) /* the next chunk of this item */
+                pf = (wpf_cursor){(const char *)(w + c1 * KK * NB), wst * 4, min64(icc, nic - c1) * KK * NB * 4, obk, 0, 0, 0};
+            else if (it + 1 < items) { /* the first chunk of the next item (of this thread, under schedule(static)) */
+                const int64_t nob = (it + 1) % (nobg * nband) / nband * obk_max;
+                const int nobk = (int)min64(obk_max, Ob - nob);
+                pf = (wpf_cursor){(const char *)(p->wp + p->wofs[nob]), nobk > 1 ? (p->wofs[nob + 1] - p->wofs[nob]) * 4 : 0,
+                                  min64(icc, p->nic[nob]) * KK * NB * 4, nobk, 0, 0, 0};
+            }
+            pf.per = cdiv(pf.n * cdiv(pf.len, 64), ntile);
+            for (int64_t oh = oh0; oh < oh1; oh++)
+                conv_row(p, xi, w, wst, c0, c1, oh, owa, owb, obk, ob, yi, yst, ri, c0 == 0, c1 == nic, &pf);
             if (c1 >= nic) break;
         }
     }
@@ -634,7 +675,7 @@ static inline __attribute__((always_inline)) void wino_at6(const VF *m, int s, V
    block: channel c's vectors of the obk blocks are b floats apart, WINO_G * b floats after channel c - 1's), over all
    Cp input lanes (the padding lanes of V and U are zero). */
 static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_t Cp, const float *u, float *m, int64_t mst, const int obk,
-                                                          const int npx)
+                                                          const int npx, const float *pf)
 {
     VF acc[CONV_OBK][CONV_PX];
 #pragma GCC unroll 4
@@ -645,6 +686,8 @@ static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_
         VF wv[CONV_OBK];
 #pragma GCC unroll 4
         for (int k = 0; k < obk; k++) wv[k] = VLD(u + (c * SO_NCHWC_WINO_G + k) * NB);
+        if (pf) /* the next item's U, channel c: WINO_G * b floats */
+            for (int l = 0; l < SO_NCHWC_WINO_G * NB; l += 16) __builtin_prefetch(pf + c * SO_NCHWC_WINO_G * NB + l, 0, 2);
 #pragma GCC unroll 16
         for (int q = 0; q < npx; q++) {
             const VF bc = VSET1(v[q * Cp + c]);
@@ -660,14 +703,14 @@ static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_
 
 #define WMM_NPX(OBK)                                                                                                                   \
     switch (npx) {                                                                                                                     \
-    case 1: wino_mm(v, Cp, u, m, mst, OBK, 1); break;                                                                             \
-    case 2: wino_mm(v, Cp, u, m, mst, OBK, 2); break;                                                                             \
-    case 3: wino_mm(v, Cp, u, m, mst, OBK, 3); break;                                                                             \
-    case 4: wino_mm(v, Cp, u, m, mst, OBK, 4); break;                                                                             \
-    case 5: wino_mm(v, Cp, u, m, mst, OBK, 5); break;                                                                             \
-    default: wino_mm(v, Cp, u, m, mst, OBK, CONV_PX); break;                                                                      \
+    case 1: wino_mm(v, Cp, u, m, mst, OBK, 1, pf); break;                                                                              \
+    case 2: wino_mm(v, Cp, u, m, mst, OBK, 2, pf); break;                                                                              \
+    case 3: wino_mm(v, Cp, u, m, mst, OBK, 3, pf); break;                                                                              \
+    case 4: wino_mm(v, Cp, u, m, mst, OBK, 4, pf); break;                                                                              \
+    case 5: wino_mm(v, Cp, u, m, mst, OBK, 5, pf); break;                                                                              \
+    default: wino_mm(v, Cp, u, m, mst, OBK, CONV_PX, pf); break;                                                                       \
     }
-static void wino_mm_any(const float *v, int64_t Cp, const float *u, float *m, int64_t mst, int obk, int npx)
+static void wino_mm_any(const float *v, int64_t Cp, const float *u, float *m, int64_t mst, int obk, int npx, const float *pf)
 {
     switch (obk) {
     case 1: WMM_NPX(1) break;
@@ -739,10 +782,14 @@ static inline void wino_prod(const wino_chunk *k, int64_t it)
     const int64_t Ob = p->Ob, Cp = p->Cb * NB, nobg = cdiv(Ob, CONV_OBK), tc = k->tc;
     const int64_t q = it / nobg, ob = it % nobg * CONV_OBK;
     const int obk = (int)min64(CONV_OBK, Ob - ob);
-    const float *u = p->wu + ((q * cdiv(Ob, SO_NCHWC_WINO_G) + ob / SO_NCHWC_WINO_G) * Cp * SO_NCHWC_WINO_G + ob % SO_NCHWC_WINO_G) * NB;
+    const int64_t nG = cdiv(Ob, SO_NCHWC_WINO_G), gi = q * nG + ob / SO_NCHWC_WINO_G, gsz = Cp * SO_NCHWC_WINO_G * NB;
+    const float *u = p->wu + gi * gsz + ob % SO_NCHWC_WINO_G * NB;
+    /* U is read in memory order (position-major, then groups of WINO_G blocks): the first item of a group
+       prefetches the next group's U (to L2) during its first register tile, as the direct conv does (wpf_cursor) */
+    const float *pf = ob % SO_NCHWC_WINO_G == 0 && gi + 1 < (p->wm + 2) * (p->wm + 2) * nG ? p->wu + (gi + 1) * gsz : NULL;
     for (int64_t tl = 0; tl < k->ntc;) {
         const int npx = k->ntc - tl >= CONV_PX ? CONV_PX : (int)min64(5, k->ntc - tl); /* CONV_PX or 1..5 */
-        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx);
+        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx, tl ? NULL : pf);
         tl += npx;
     }
 }

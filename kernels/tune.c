@@ -1,5 +1,6 @@
-/* tune.c - the kernels' tunable thresholds and block sizes (declared in fast.h, conv.h, gemm.h): defined once, shared by every ISA level's kernel set, changed only by tests and benchmarks. */
+/* tune.c - the kernels' tunable thresholds and block sizes (declared in fast.h, conv.h, deconv.h, gemm.h): defined once, shared by every ISA level's kernel set, changed only by tests and benchmarks. */
 #include "conv.h"
+#include "deconv.h"
 #include "gemm.h"
 
 /* MatMul/Gemm on our GEMM (gemm.c) where selected; 0: OpenBLAS everywhere (A/B runs). */
@@ -31,3 +32,5 @@ int so_gemm_direct_a = 1;
    block of rows). */
 int64_t so_gemm_ap_nc = 384;
 int64_t so_gemm_conv_max_w = (int64_t)1 << 18;
+/* ConvTranspose column tile: 256 K floats (1 MB, about an L2) of GEMM result per col2im pass */
+int64_t so_deconv_tile_floats = (int64_t)1 << 18;

@@ -1019,21 +1019,73 @@ so_status so_rules_load(const char *path, so_ruleset *out)
 
 /* ---------------- symbolic shapes ---------------- */
 
-/* The rule language's dims in the dim algebra (src/shape.h): the broadcasting rule is shape.c's. */
-static const so_dimx dimx_one = {1, 0, {0}};
-static int dimx_is_one(const void *d) { return ((const so_dimx *)d)->n_sym == 0 && ((const so_dimx *)d)->c == 1; }
-static int dimx_eq(const void *a, const void *b) { return so_dimx_eq(a, b); }
-static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, dimx_is_one, dimx_eq};
-
-static so_status sym_bcast(const so_sshape *a, const so_sshape *b, so_sshape *o)
-{
-    const int r = so_dim_broadcast(&dim_sym, a->dim, a->rank, b->dim, b->rank, o->dim);
-    if (r < 0) return so_errorf("dimension %d does not broadcast", -1 - r);
-    o->rank = r;
-    return SO_OK;
-}
-
 static int dx_is(const so_dimx *d, int64_t c) { return d->n_sym == 0 && d->c == c; }
+static int dx_div(const so_dimx *d, int64_t b, so_dimx *q);
+static int dx_mul(const so_dimx *d, int64_t b, so_dimx *p);
+static int dx_window(const so_dimx *h, int64_t k, int64_t st, int64_t pb, int64_t pe, int64_t dil, int ceil, so_dimx *out);
+
+/* The rule language's dims in the dim algebra (src/shape.h): the shape rules so_dims_* are shape.c's;
+   dim_sym's context is the rule (its symbol names print). */
+static const so_dimx dimx_one = {1, 0, {0}};
+static int dimx_is_one(const void *d) { return dx_is(d, 1); }
+static int dimx_eq(const void *cx, const void *a, const void *b)
+{
+    (void)cx;
+    return so_dimx_eq(a, b);
+}
+static int dimx_add(const void *a, const void *b, void *out) { return dx_add(a, b, out); }
+static int dimx_mul(const void *a, int64_t k, void *out) { return dx_mul(a, k, out); }
+static int dimx_div(const void *a, int64_t k, int round_up, void *out)
+{
+    const so_dimx *d = a;
+    if (d->n_sym == 0 && !round_up) { /* dx_div rounds a constant up */
+        if (k < 1 || d->c < 0) return 0;
+        *(so_dimx *)out = dx_const(d->c / k);
+        return 1;
+    }
+    return dx_div(d, k, out);
+}
+static int dimx_as_const(const void *d, int64_t *v)
+{
+    *v = ((const so_dimx *)d)->c;
+    return ((const so_dimx *)d)->n_sym == 0;
+}
+static int dimx_of_const(int64_t v, void *out)
+{
+    if (v < -RULE_INT_MAX || v > RULE_INT_MAX) return 0;
+    *(so_dimx *)out = dx_const(v);
+    return 1;
+}
+static int dimx_window(const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out)
+{
+    return dx_window(h, k, s, pb, pe, d, ceil_mode, out);
+}
+static void dimx_print(const void *cx, const void *d, char *buf, size_t n)
+{
+    so_sbuf b = {0};
+    if (!cx) { /* no rule to name the symbols: s<index> */
+        const so_dimx *x = d;
+        for (int i = 0; i < x->n_sym; i++) so_sbuf_printf(&b, "%ss%d", i ? "+" : "", (int)x->sym[i]);
+        if (x->c || !x->n_sym) so_sbuf_printf(&b, x->n_sym && x->c > 0 ? "+%d" : "%d", (int)x->c);
+    } else {
+        dx_print(&b, d, cx);
+    }
+    snprintf(buf, n, "%s", b.s ? b.s : "");
+    free(b.s);
+}
+static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, NULL, dimx_is_one, dimx_eq, dimx_add, dimx_mul, dimx_div,
+                                   dimx_as_const, dimx_of_const, dimx_window, dimx_print};
+
+/* so_dims views of a symbolic shape */
+#define SD(s) (&(so_dims){(s)->rank, (void *)(s)->dim})
+static so_dims sd_out(so_sshape *s) { return (so_dims){0, s->dim}; }
+
+/* out from a shape rule's result over od */
+static so_status sym_store(so_status st, const so_dims *od, so_sshape *out)
+{
+    out->rank = od->rank;
+    return st;
+}
 
 /* Output shapes of node n given its inputs' symbolic shapes. */
 /* ---------------- symbolic shapes, one rule per operator (ops.def) ----------------
@@ -1043,26 +1095,20 @@ static int dx_is(const so_dimx *d, int64_t c) { return d->n_sym == 0 && d->c == 
 #define SYM_LOCALS                       \
     const so_attr *a = &n->attr;         \
     so_sshape *o = &out[0];              \
-    (void)a, (void)o, (void)in
+    (void)A, (void)a, (void)o, (void)in
 
-static so_status sym_unary(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_unary(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    out[0] = in[0];
-    return SO_OK;
+    so_dims od = sd_out(out);
+    return sym_store(so_dims_same(A, SD(&in[0]), &od), &od, out);
 }
 
-static so_status sym_binary(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_binary(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    return sym_bcast(&in[0], &in[1], &out[0]);
-}
-
-static so_status sym_identity(const so_rnode *n, const so_sshape *in, so_sshape *out)
-{
-    SYM_LOCALS;
-    *o = in[0];
-    return SO_OK;
+    so_dims od = sd_out(out);
+    return sym_store(so_dims_bcast(A, SD(&in[0]), SD(&in[1]), &od), &od, out);
 }
 
 /* Blocked layout in rules (issue 15): generated rules use exact blocking, channels = b * k.
@@ -1100,7 +1146,7 @@ static int dx_mul(const so_dimx *d, int64_t b, so_dimx *p)
 }
 
 /* nchwc_in: [n, c, h, w] -> [n, c/b, h, w, b]; rules state exact blocking (c a multiple of b). */
-static so_status sym_nchwc_in(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_nchwc_in(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
     if (in[0].rank != 4 || a->n_ints != 1 || a->ints[0] < 1) return so_errorf("nchwc_in needs a rank-4 input and ints=b");
@@ -1112,7 +1158,7 @@ static so_status sym_nchwc_in(const so_rnode *n, const so_sshape *in, so_sshape 
 }
 
 /* nchwc_out: [n, k, h, w, b] -> [n, c, h, w] with ints = (b, c), c = b * k (exact) in rules. */
-static so_status sym_nchwc_out(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_nchwc_out(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
     if (in[0].rank != 5 || n->n_dx != 2 || n->dx[0].n_sym || !dx_is(&in[0].dim[4], n->dx[0].c))
@@ -1157,11 +1203,11 @@ static int dx_window(const so_dimx *h, int64_t k, int64_t st, int64_t pb, int64_
     return 1;
 }
 
-static so_status sym_conv(const so_rnode *n, const so_sshape *in, so_sshape *out);
+static so_status sym_conv(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out);
 
 /* conv_nchwc: a conv on an exactly blocked input [n, c/b, h, w, b] (ungrouped in rules), blocked
    output [n, o/b, ho, wo, b]. */
-static so_status sym_conv_nchwc(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_conv_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
     if (in[0].rank != 5 || in[0].dim[4].n_sym || (a->group > 1)) return so_errorf("conv_nchwc needs a blocked input (ungrouped in rules)");
@@ -1177,7 +1223,7 @@ static so_status sym_conv_nchwc(const so_rnode *n, const so_sshape *in, so_sshap
     }
     x[1] = in[1];
     if (n->n_in == 3) x[2] = in[2];
-    so_status st = sym_conv(n, x, out);
+    so_status st = sym_conv(A, n, x, out);
     if (st != SO_OK) return st;
     so_dimx ob;
     if (!dx_div(&o->dim[1], b, &ob)) return so_errorf("conv_nchwc: output channels are not a multiple of the block in the rule");
@@ -1187,7 +1233,7 @@ static so_status sym_conv_nchwc(const so_rnode *n, const so_sshape *in, so_sshap
     return SO_OK;
 }
 
-static so_status sym_conv(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_conv(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
     const so_sshape *x = &in[0], *w = &in[1];
@@ -1219,7 +1265,7 @@ static so_status sym_conv(const so_rnode *n, const so_sshape *in, so_sshape *out
     return SO_OK;
 }
 
-static so_status sym_maxpool(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_maxpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
     const so_sshape *x = &in[0];
@@ -1235,7 +1281,7 @@ static so_status sym_maxpool(const so_rnode *n, const so_sshape *in, so_sshape *
 }
 
 /* A pool on a blocked value [n, k, h, w, b]: the plane dims as the plain pool's. */
-static so_status sym_pool_nchwc(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_pool_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
     if (in[0].rank != 5 || in[0].dim[4].n_sym) return so_errorf("%s needs a blocked input", so_ops[n->op].name);
@@ -1246,125 +1292,81 @@ static so_status sym_pool_nchwc(const so_rnode *n, const so_sshape *in, so_sshap
         o->dim[2] = o->dim[3] = dx_const(1);
         return SO_OK;
     }
-    so_status st = sym_maxpool(n, &x, out);
+    so_status st = sym_maxpool(A, n, &x, out);
     if (st != SO_OK) return st;
     o->rank = 5;
     o->dim[4] = in[0].dim[4];
     return SO_OK;
 }
 
-static so_status sym_globalavgpool(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_globalavgpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    *o = in[0];
-    if (o->rank < 3) return so_errorf("globalavgpool needs rank >= 3");
-    for (int i = 2; i < o->rank; i++) o->dim[i] = dx_const(1);
-    return SO_OK;
+    (void)n;
+    so_dims od = sd_out(out);
+    return sym_store(so_dims_globalpool(A, SD(&in[0]), &od), &od, out);
 }
 
-static so_status sym_softmax(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_softmax(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    *o = in[0];
-    return SO_OK;
+    so_dims od = sd_out(out);
+    return sym_store(so_dims_softmax(A, n->attr.axis, SD(&in[0]), &od), &od, out);
 }
 
-static so_status sym_batchnorm(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_batchnorm(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    if (in[0].rank < 2) return so_errorf("batchnorm needs rank >= 2");
-    for (int k = 1; k < 5; k++)
-        if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[1]))
-            return so_errorf("batchnorm parameter %d does not match the channels", k);
-    *o = in[0];
-    return SO_OK;
+    (void)n;
+    so_dims od = sd_out(out), p[4] = {*SD(&in[1]), *SD(&in[2]), *SD(&in[3]), *SD(&in[4])};
+    return sym_store(so_dims_batchnorm(A, SD(&in[0]), p, &od), &od, out);
 }
 
-static so_status sym_bnfold_w(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_bnfold_w(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    if (in[0].rank < 1) return so_errorf("bnfold_w needs a weight of rank >= 1");
-    for (int k = 1; k < 3; k++)
-        if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[0]))
-            return so_errorf("bnfold_w parameter %d does not match the output channels", k);
-    *o = in[0];
-    return SO_OK;
+    (void)n;
+    so_dims od = sd_out(out), p[2] = {*SD(&in[1]), *SD(&in[2])};
+    return sym_store(so_dims_bnfold_w(A, SD(&in[0]), p, &od), &od, out);
 }
 
-static so_status sym_bnfold_b(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_bnfold_b(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    for (int k = 0; k < n->n_in; k++)
-        if (in[k].rank != 1 || !so_dimx_eq(&in[k].dim[0], &in[0].dim[0]))
-            return so_errorf("bnfold_b input %d is not a vector like the scale", k);
-    *o = in[0];
-    return SO_OK;
+    so_dims v[SO_RULE_MAX_IN];
+    const so_dims *p[SO_RULE_MAX_IN];
+    for (int k = 0; k < n->n_in; k++) v[k] = *SD(&in[k]), p[k] = &v[k];
+    so_dims od = sd_out(out);
+    return sym_store(so_dims_bnfold_b(A, p, n->n_in, &od), &od, out);
 }
 
-static so_status sym_matmul(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_matmul(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    const so_sshape *x = &in[0], *y = &in[1];
-    if (x->rank < 2 || y->rank < 2) return so_errorf("matmul needs rank >= 2 (symbolic check)");
-    if (!so_dimx_eq(&x->dim[x->rank - 1], &y->dim[y->rank - 2])) return so_errorf("matmul inner dims differ");
-    so_sshape bx = *x, by = *y;
-    bx.rank -= 2;
-    by.rank -= 2;
-    if (sym_bcast(&bx, &by, o) != SO_OK) return SO_ERR;
-    o->dim[o->rank++] = x->dim[x->rank - 2];
-    o->dim[o->rank++] = y->dim[y->rank - 1];
-    return SO_OK;
+    (void)n;
+    so_dims od = sd_out(out);
+    return sym_store(so_dims_matmul(A, SD(&in[0]), SD(&in[1]), &od), &od, out);
 }
 
-static so_status sym_transpose(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_transpose(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    const so_sshape *x = &in[0];
-    if (a->n_ints != x->rank) return so_errorf("transpose perm has %d entries for rank %d", (int)a->n_ints, (int)x->rank);
-    int seen[SO_MAX_RANK] = {0};
-    o->rank = x->rank;
-    for (int i = 0; i < x->rank; i++) {
-        int64_t p = a->ints[i];
-        if (p < 0 || p >= x->rank || seen[p]++) return so_errorf("transpose perm is not a permutation");
-        o->dim[i] = x->dim[p];
-    }
-    return SO_OK;
+    so_dims od = sd_out(out);
+    return sym_store(so_dims_transpose(A, n->attr.ints, n->attr.n_ints, SD(&in[0]), &od), &od, out);
 }
 
-static so_status sym_concat(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_concat(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    *o = in[0];
-    if (a->axis < 0 || a->axis >= o->rank) return so_errorf("concat axis out of range");
-    for (int k = 1; k < n->n_in; k++) {
-        if (in[k].rank != o->rank) return so_errorf("concat ranks differ");
-        for (int i = 0; i < o->rank; i++) {
-            if (i == a->axis) {
-                if (!dx_add(&o->dim[i], &in[k].dim[i], &o->dim[i])) return so_errorf("concat dim too long");
-            } else if (!so_dimx_eq(&o->dim[i], &in[k].dim[i])) {
-                return so_errorf("concat inputs differ on axis %d", i);
-            }
-        }
-    }
-    return SO_OK;
+    so_dims v[SO_RULE_MAX_IN];
+    for (int k = 0; k < n->n_in; k++) v[k] = *SD(&in[k]);
+    so_dims od = sd_out(out);
+    return sym_store(so_dims_concat(A, n->attr.axis, v, n->n_in, &od), &od, out);
 }
 
-static so_status sym_split(const so_rnode *n, const so_sshape *in, so_sshape *out)
+/* split sizes are the node's dims (sizes=...) */
+static so_status sym_split(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    const so_sshape *x = &in[0];
-    if (a->axis < 0 || a->axis >= x->rank) return so_errorf("split axis out of range");
-    so_dimx sum = dx_const(0);
-    for (int k = 0; k < n->n_dx; k++) {
-        if (!dx_add(&sum, &n->dx[k], &sum)) return so_errorf("split sizes too long");
-        out[k] = *x;
-        out[k].dim[a->axis] = n->dx[k];
-    }
-    if (!so_dimx_eq(&sum, &x->dim[a->axis])) return so_errorf("split sizes do not sum to the axis dim");
-    return SO_OK;
+    so_dims od[8], sizes = {n->n_dx, (void *)n->dx};
+    for (int k = 0; k < n->n_out && k < 8; k++) od[k] = sd_out(&out[k]);
+    so_status st = so_dims_split(A, n->attr.axis, SD(&in[0]), &sizes, n->n_out, od);
+    for (int k = 0; k < n->n_out && k < 8 && st == SO_OK; k++) out[k].rank = od[k].rank;
+    return st;
 }
 
-static so_status sym_enlarge(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_enlarge(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
     const so_sshape *x = &in[0];
@@ -1378,7 +1380,7 @@ static so_status sym_enlarge(const so_rnode *n, const so_sshape *in, so_sshape *
     return SO_OK;
 }
 
-static so_status sym_const_pool(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_const_pool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
     o->rank = n->n_dx;
@@ -1392,7 +1394,7 @@ static so_status sym_const_pool(const so_rnode *n, const so_sshape *in, so_sshap
     return SO_OK;
 }
 
-static so_status sym_reshape(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_reshape(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
     o->rank = n->n_dx;
@@ -1402,9 +1404,9 @@ static so_status sym_reshape(const so_rnode *n, const so_sshape *in, so_sshape *
 
 /* operators the rule language has no symbolic shape rule for: unknown shape, accepted here and
    checked when the rule is instantiated on a graph */
-static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    (void)in;
+    (void)A, (void)in;
     for (int j = 0; j < n->n_out; j++) out[j].rank = -1;
     return SO_OK;
 }
@@ -1458,7 +1460,8 @@ static so_status sym_unknown(const so_rnode *n, const so_sshape *in, so_sshape *
 #define sym_lstm sym_unknown
 #define sym_resize sym_unknown
 
-typedef so_status (*sym_fn)(const so_rnode *n, const so_sshape *in, so_sshape *out);
+#define sym_identity sym_unary
+typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out);
 #define sym_abs sym_unary
 #define sym_floor sym_unary
 #define sym_ceil sym_unary
@@ -1548,15 +1551,17 @@ static const sym_fn sym_rules[SO_OP_COUNT] = {
 #undef X
 };
 
-static so_status sym_node(const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_node(const so_rule *r, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
+    so_dim_alg A = dim_sym;
+    A.cx = r; /* the symbols' names in messages */
     for (int k = 0; k < n->n_in; k++)
         if (in[k].rank < 0) {
             for (int j = 0; j < n->n_out; j++) out[j].rank = -1;
             return SO_OK;
         }
     memset(&out[0], 0, sizeof out[0]);
-    return sym_rules[n->op](n, in, out);
+    return sym_rules[n->op](&A, n, in, out);
 }
 
 static so_status side_shapes(const so_rule *r, int which, so_sshape (*shp)[SO_RULE_MAX_OUTPUTS > 8 ? SO_RULE_MAX_OUTPUTS : 8])
@@ -1575,7 +1580,7 @@ static so_status side_shapes(const so_rule *r, int which, so_sshape (*shp)[SO_RU
                 in[k] = shp[ref.node][ref.slot];
             }
         }
-        if (sym_node(n, in, shp[i]) != SO_OK) {
+        if (sym_node(r, n, in, shp[i]) != SO_OK) {
             char msg[400];
             snprintf(msg, sizeof msg, "%s", so_error());
             return so_errorf("rule %d: %s node '%s' (%s): %s", (int)r->id, which ? "dst" : "src", n->name,

@@ -93,6 +93,12 @@ typedef struct so_opaque {
     int32_t n_out;        /* outputs of the node */
     so_shape *out;        /* n_out output shapes known at import (value_info or simple
                              rules; rank -1 = unknown), model arena; shape inference copies these */
+    /* An If kept opaque (condition unknown at import): the outer values its branches read by name are
+       the node's last n_capture inputs, capture[k] the name the branches use (the exporter gives the
+       value that name again); inner[0..n_inner) every name the branches define (the exporter names
+       nothing else so). Model arena; 0 / NULL for every other opaque node. */
+    int32_t n_capture, n_inner;
+    const char **capture, **inner;
 } so_opaque;
 
 typedef struct so_graph so_graph;

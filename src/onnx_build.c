@@ -638,12 +638,12 @@ static int imp_resize(bctx *cx)
     IMP_LOCALS;
     /* 4-D inputs resized in H and W by constant scales or sizes (of every axis, or of the axes the
        axes attribute lists, opset 18); nearest, linear or cubic
-       (cubic_coeff_a, exclude_outside), antialias, with every coordinate transform. Anything else
-       (resizing N or C, computed scales, antialias with align_corners, keep_aspect_ratio_policy) is kept verbatim. */
+       (cubic_coeff_a, exclude_outside), antialias, keep_aspect_ratio_policy (opset 18), with every coordinate
+       transform. Anything else (resizing N or C, computed scales, antialias with align_corners) is kept verbatim. */
     char buf[64];
     const char *s;
     int64_t axes[4] = {0, 1, 2, 3};
-    int nax = 4;
+    int nax = 4, policy = 0; /* keep_aspect_ratio_policy: stretch, not_larger, not_smaller */
     const char *of_axes = "a 4-D input";
     if (xs.rank != 4 || !x) return SO_ERR_UNSUPPORTED;
     s = onx_att_s(n, "mode", buf, sizeof buf);
@@ -676,7 +676,11 @@ static int imp_resize(bctx *cx)
         a.ints[6] = a.mode != 0 && onx_att_i(n, "antialias", 0) != 0; /* no effect on nearest */
         if (a.ints[6] && a.ints[0] == SO_RESIZE_ALIGN_CORNERS) return SO_ERR_UNSUPPORTED; /* differs from ONNX Runtime: kept verbatim */
         if (a.mode == 2) a.value = onx_att_f(n, "cubic_coeff_a", -0.75f);
-        if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) return SO_ERR_UNSUPPORTED;
+        if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) {
+            if (!strcmp(s, "not_larger")) policy = 1;
+            else if (!strcmp(s, "not_smaller")) policy = 2;
+            else return SO_ERR_UNSUPPORTED;
+        }
     }
     float roi[8] = {0, 0, 0, 0, 1, 1, 1, 1};
     if (a.ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) { /* a constant region, not cropping N or C; nearest or linear */
@@ -723,6 +727,18 @@ static int imp_resize(bctx *cx)
         for (int d = 0; d < 4; d++) out[d] = xs.dim[d], scale[d] = 1.0f;
         for (int i = 0; i < nax; i++) out[axes[i]] = given[i], scale[axes[i]] = (float)given[i] / (float)xs.dim[axes[i]];
         a.ints[2] = 1;
+        if (policy) { /* one scale for the listed axes, the smallest (not_larger) or largest of theirs; sizes rounded from it */
+            float ps = scale[axes[0]];
+            for (int i = 1; i < nax; i++) ps = policy == 1 ? fminf(ps, scale[axes[i]]) : fmaxf(ps, scale[axes[i]]);
+            int bind = -1; /* the spatial axis whose requested size gave it (the exporter requests that one again) */
+            for (int i = 0; i < nax; i++) {
+                if (bind < 0 && axes[i] >= 2 && scale[axes[i]] == ps) bind = (int)axes[i] - 2;
+                out[axes[i]] = (int64_t)roundf(ps * (float)xs.dim[axes[i]]);
+                scale[axes[i]] = ps;
+            }
+            if (bind < 0 && ps != 1.0f) return SO_ERR_UNSUPPORTED; /* N or C decided it and resizes */
+            a.ints[2] = 2 + 2 * (policy - 1) + (bind < 0 ? 0 : bind);
+        }
     } else
         return onx_node_err(im, "needs scales or sizes"), SO_ERR;
     if (out[0] != xs.dim[0] || out[1] != xs.dim[1]) return SO_ERR_UNSUPPORTED; /* resizing N or C */
@@ -1548,12 +1564,9 @@ static int opaque_rule_shape(imp *im, const Onnx__NodeProto *n, val **ins, size_
     return 0;
 }
 
-/* Shape of tensor `name` from value_info / graph outputs; 0 if not known with fixed dims. */
-static int vinfo_shape(imp *im, const char *name, so_shape *out)
+/* Shape of a declared tensor type; 0 if not a tensor with fixed dims (symbolic ones as pinned). */
+static int type_shape(imp *im, const Onnx__TypeProto *tp, so_shape *out)
 {
-    int32_t i = so_strmap_get(&im->vinfo, name);
-    if (i < 0) return 0;
-    const Onnx__TypeProto *tp = im->vis[i]->type;
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type || !tp->tensor_type->shape) return 0;
     const Onnx__TensorShapeProto *sp = tp->tensor_type->shape;
     if (sp->n_dim > SO_MAX_RANK) return 0;
@@ -1571,8 +1584,32 @@ static int vinfo_shape(imp *im, const char *name, so_shape *out)
     return 1;
 }
 
-/* Keeps node n verbatim: serialized NodeProto in the model, output shapes from value_info or rules. */
-so_status onx_add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+/* Shape of tensor `name` from value_info / graph outputs; 0 if not known with fixed dims. */
+static int vinfo_shape(imp *im, const char *name, so_shape *out)
+{
+    int32_t i = so_strmap_get(&im->vinfo, name);
+    return i >= 0 && type_shape(im, im->vis[i]->type, out);
+}
+
+/* Output k of an If from what both branches declare for their output k (the same fixed shape); 0 otherwise. */
+static int if_branch_shape(imp *im, const Onnx__NodeProto *n, size_t k, so_shape *out)
+{
+    const Onnx__AttributeProto *t = onx_att(n, "then_branch"), *e = onx_att(n, "else_branch");
+    so_shape a, b;
+    if (!t || !t->g || !e || !e->g || k >= t->g->n_output || k >= e->g->n_output) return 0;
+    if (!type_shape(im, t->g->output[k]->type, &a) || !type_shape(im, e->g->output[k]->type, &b)) return 0;
+    if (a.dtype != b.dtype || a.rank != b.rank || memcmp(a.dim, b.dim, sizeof a.dim[0] * (size_t)a.rank)) return 0;
+    *out = a;
+    return 1;
+}
+
+so_status onx_add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in) { return onx_add_opaque_captures(im, n, ins, n_in, NULL, NULL, 0, NULL, 0); }
+
+/* Keeps node n verbatim: serialized NodeProto in the model, output shapes from value_info, rules or
+   (an If) its branches' declared outputs; caps[0..n_cap) (an If's captured outer values, named by
+   cap_names) become its last inputs, inner[0..n_inner) the names its branches define. */
+so_status onx_add_opaque_captures(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, val **caps, const char **cap_names,
+                                  int32_t n_cap, const char **inner, int32_t n_inner)
 {
     so_model *m = im->m;
     so_edge e[SO_MAX_IN];
@@ -1581,6 +1618,10 @@ so_status onx_add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_
         if (!ins[k]) continue;
         if (ne == SO_MAX_IN) return onx_node_err(im, "more than %d inputs", SO_MAX_IN);
         e[ne++] = onx_materialize(im, ins[k]);
+    }
+    for (int32_t k = 0; k < n_cap; k++) {
+        if (ne == SO_MAX_IN) return onx_node_err(im, "its branches read more than %d outer values", SO_MAX_IN - (int)n_in);
+        e[ne++] = onx_materialize(im, caps[k]);
     }
     if (m->n_opaque == m->cap_opaque) {
         int32_t cap = m->cap_opaque ? m->cap_opaque * 2 : 16;
@@ -1601,9 +1642,16 @@ so_status onx_add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_
     for (int k = 0; k < op->n_out; k++) {
         op->out[k].rank = -1;
         if (!n->output[k][0]) continue;
-        if (!vinfo_shape(im, n->output[k], &op->out[k]) && !opaque_rule_shape(im, n, ins, n_in, k, &op->out[k]))
+        if (!vinfo_shape(im, n->output[k], &op->out[k]) && !opaque_rule_shape(im, n, ins, n_in, k, &op->out[k]) &&
+            !(!strcmp(n->op_type, "If") && if_branch_shape(im, n, (size_t)k, &op->out[k])))
             op->out[k].rank = -1;
     }
+    op->n_capture = n_cap;
+    op->n_inner = n_inner;
+    op->capture = n_cap ? so_arena_alloc(&m->arena, sizeof *op->capture * (size_t)n_cap) : NULL;
+    op->inner = n_inner ? so_arena_alloc(&m->arena, sizeof *op->inner * (size_t)n_inner) : NULL;
+    for (int32_t k = 0; k < n_cap; k++) op->capture[k] = so_arena_strdup(&m->arena, cap_names[k]);
+    for (int32_t k = 0; k < n_inner; k++) op->inner[k] = so_arena_strdup(&m->arena, inner[k]);
     int32_t id = m->n_opaque++;
     int32_t i = so_graph_add(im->g, SO_OP_OPAQUE, e, ne, op->n_out, NULL, id, onx_node_name(im, n, NULL));
     for (int k = 0; k < op->n_out; k++) {
@@ -1722,7 +1770,7 @@ static const route routes[] = {
      onx_einsum},
     {{"Tile", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`concat` per repeated axis (repeats a constant; folded on constants; other repeats kept opaque)"},
      expand_tile},
-    {{"If", SO_ROUTE_INLINE, SO_OP_OPAQUE, "the taken branch's nodes when the condition is known at import (a constant, or computed from pinned shapes); otherwise refused"}, NULL},
+    {{"If", SO_ROUTE_INLINE, SO_OP_OPAQUE, "the taken branch's nodes when the condition is known at import (a constant, or computed from pinned shapes); otherwise kept opaque (its captured outer values as inputs; `superopt run` refuses it)"}, NULL},
     {{"Loop", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (control flow with a body graph)"}, NULL},
     {{"Scan", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (control flow with a body graph)"}, NULL},
     {{"SequenceMap", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (a body graph over sequences)"}, NULL},
@@ -1795,6 +1843,88 @@ static so_status inline_if(imp *im, const Onnx__NodeProto *n, const val *cond, i
     return SO_OK;
 }
 
+/* The names a subgraph (and the graphs nested in it) defines: inputs, initializers, node outputs. */
+typedef struct subnames {
+    so_strmap def, seen;
+    const char **list; /* defined (pass 0) or captured (pass 1) names, in order; borrowed from the proto */
+    int32_t n, cap;
+} subnames;
+
+static void subnames_add(subnames *s, const char *name)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->list = so_xrealloc(s->list, sizeof *s->list * (size_t)s->cap);
+    }
+    s->list[s->n++] = name;
+}
+
+/* pass 0: records every name gp defines into s->def (and s->list); pass 1: every name its nodes read
+   that no branch defines, once each, into s->list (the outer values it captures). */
+static so_status subgraph_walk(imp *im, const Onnx__GraphProto *gp, subnames *s, int pass, int depth)
+{
+    if (depth > 64) return onx_node_err(im, "subgraphs nested more than 64 deep");
+    if (pass == 0) {
+        for (size_t i = 0; i < gp->n_input; i++)
+            if (gp->input[i]->name && gp->input[i]->name[0]) so_strmap_put(&s->def, gp->input[i]->name, 1), subnames_add(s, gp->input[i]->name);
+        for (size_t i = 0; i < gp->n_initializer; i++)
+            if (gp->initializer[i]->name) so_strmap_put(&s->def, gp->initializer[i]->name, 1), subnames_add(s, gp->initializer[i]->name);
+    }
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *bn = gp->node[i];
+        for (size_t k = 0; k < (pass ? bn->n_input : bn->n_output); k++) {
+            const char *nm = pass ? bn->input[k] : bn->output[k];
+            if (!nm || !nm[0]) continue;
+            if (pass == 0) so_strmap_put(&s->def, nm, 1), subnames_add(s, nm);
+            else if (so_strmap_get(&s->def, nm) < 0 && so_strmap_get(&s->seen, nm) < 0) so_strmap_put(&s->seen, nm, 1), subnames_add(s, nm);
+        }
+        for (size_t k = 0; k < bn->n_attribute; k++) {
+            const Onnx__AttributeProto *a = bn->attribute[k];
+            if (a->g && subgraph_walk(im, a->g, s, pass, depth + 1) != SO_OK) return SO_ERR;
+            for (size_t j = 0; j < a->n_graphs; j++)
+                if (subgraph_walk(im, a->graphs[j], s, pass, depth + 1) != SO_OK) return SO_ERR;
+        }
+    }
+    if (pass == 1) /* a branch output may name an outer value directly */
+        for (size_t i = 0; i < gp->n_output; i++) {
+            const char *nm = gp->output[i]->name;
+            if (depth == 0 && nm && nm[0] && so_strmap_get(&s->def, nm) < 0 && so_strmap_get(&s->seen, nm) < 0)
+                so_strmap_put(&s->seen, nm, 1), subnames_add(s, nm);
+        }
+    return SO_OK;
+}
+
+/* If whose condition is not known at import: kept opaque (issue 16 item 2). The outer values its branches
+   read by name become its inputs after the condition, so the optimizer keeps them and the exporter gives
+   them those names again; output shapes come from value_info / graph outputs or both branches' declared
+   outputs (else they stay unknown, and whatever needs them says so naming the node). The executor does
+   not run it: `superopt run` refuses the model (unsupported operator 'If' at the node). */
+static so_status opaque_if(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    static const char *const br[2] = {"then_branch", "else_branch"};
+    subnames d = {0}, c = {0};
+    so_status st = SO_OK;
+    for (int b = 0; b < 2 && st == SO_OK; b++) {
+        const Onnx__AttributeProto *a = onx_att(n, br[b]);
+        if (!a || !a->g) st = onx_node_err(im, "has no %s graph", br[b]);
+        else if (a->g->n_output != n->n_output) st = onx_node_err(im, "%s has %zu outputs, the node %zu", br[b], a->g->n_output, n->n_output);
+        else st = subgraph_walk(im, a->g, &d, 0, 0);
+    }
+    c.def = d.def;
+    for (int b = 0; b < 2 && st == SO_OK; b++) st = subgraph_walk(im, onx_att(n, br[b])->g, &c, 1, 0);
+    c.def = (so_strmap){0};
+    val **caps = so_xcalloc((size_t)c.n + 1, sizeof *caps);
+    for (int32_t k = 0; k < c.n && st == SO_OK; k++)
+        if (!(caps[k] = onx_lookup(im, c.list[k]))) st = onx_node_err(im, "its branches read '%s', which is not defined before the node", c.list[k]);
+    if (st == SO_OK) st = onx_add_opaque_captures(im, n, ins, n_in, caps, c.list, c.n, d.list, d.n);
+    free(caps);
+    free(c.list);
+    free(d.list);
+    so_strmap_free(&c.seen);
+    so_strmap_free(&d.def);
+    return st;
+}
+
 so_status onx_import_node(imp *im, const Onnx__NodeProto *n) { return onx_import_node_depth(im, n, 0); }
 
 static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int depth)
@@ -1805,11 +1935,12 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     for (size_t k = 0; k < n_in; k++) ins[k] = onx_inval(im, n, k);
     if (onx_is_default_domain(n->domain) && !strcmp(n->op_type, "If") && n_in == 1 && ins[0] && ins[0]->is_const)
         return inline_if(im, n, ins[0], depth);
+    if (onx_is_default_domain(n->domain) && !strcmp(n->op_type, "If") && n_in == 1 && ins[0] && n->n_output > 0)
+        return opaque_if(im, n, ins, n_in);
     for (size_t k = 0; k < n->n_attribute; k++) {
         const Onnx__AttributeProto *a = n->attribute[k];
         if (a->g || a->n_graphs)
-            return onx_node_err(im, "operators with subgraphs (control flow) are not supported%s",
-                                !strcmp(n->op_type, "If") ? " (an If only when its condition is known at import)" : "");
+            return onx_node_err(im, "operators with subgraphs (control flow) are not supported");
     }
     if (n->n_output == 0) return SO_OK; /* produces nothing anyone can read */
     if (n->domain && !strcmp(n->domain, SO_ONNX_LAYOUT_DOMAIN)) return build_layout_op(im, n, ins, n_in);

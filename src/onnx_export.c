@@ -36,6 +36,10 @@ typedef struct exporter {
     size_t n_nodes, cap_nodes;
     Onnx__TensorProto **inits;
     size_t n_inits, cap_inits;
+    so_strmap cap_names;         /* names an opaque If's branches read (so_opaque.capture): 1 = kept for an Identity
+                                    giving it to the captured value, 2 + k = that Identity written, reading cap_src[k] */
+    const char **cap_src;        /* malloc'd */
+    int32_t n_cap_src;
     Onnx__NodeProto **unpacked;  /* opaque nodes unpacked from their blobs */
     size_t n_unpacked;
     char desc[300];              /* node being exported, for messages */
@@ -337,7 +341,22 @@ static so_status export_opaque(exporter *x, int32_t i)
         if (j >= nd->n_in) return ex_err(x, "opaque node has fewer inputs than its ONNX form");
         n_in(n, tname(x, nd->in[j++]));
     }
-    if (j != nd->n_in) return ex_err(x, "opaque node has more inputs than its ONNX form");
+    if (j != nd->n_in - op->n_capture) return ex_err(x, "opaque node has more inputs than its ONNX form");
+    /* an If's captured outer values: under the names its branches read (assign_names gave them to the values
+       where it could, else an Identity does; two Ifs may capture one name: one Identity) */
+    for (int32_t k = 0; k < op->n_capture; k++) {
+        const char *t = tname(x, nd->in[j + k]), *c = op->capture[k];
+        if (!strcmp(t, c)) continue;
+        int32_t v = so_strmap_get(&x->cap_names, c);
+        if (v >= 2 && !strcmp(x->cap_src[v - 2], t)) continue;
+        if (v != 1) return ex_err(x, "its branches read '%s', a name another tensor of the optimized graph has", c);
+        Onnx__NodeProto *id = mk_node(x, "Identity", c);
+        n_in(id, t);
+        n_out(id, c);
+        x->cap_src = so_xrealloc(x->cap_src, ((size_t)x->n_cap_src + 1) * sizeof *x->cap_src);
+        x->cap_src[x->n_cap_src] = t;
+        so_strmap_put(&x->cap_names, c, 2 + x->n_cap_src++);
+    }
     if ((int32_t)u->n_output != nd->n_out) return ex_err(x, "opaque node outputs changed");
     for (size_t k = 0; k < u->n_output; k++) n_out(n, u->output[k][0] ? tname(x, (so_edge){i, (int32_t)k}) : "");
     if (x->n_nodes == x->cap_nodes) {
@@ -463,7 +482,18 @@ static so_status exp_resize(ectx *cx)
         if (so_bits_to_f32(a->ints[11]) != 0.0f) a_float(x, n, "extrapolation_value", so_bits_to_f32(a->ints[11]));
     } else
         n_in(n, x->opset < 13 ? init_f32v(x, base, "_roi", NULL, 0) : ""); /* roi: an input until opset 13 */
-    if (a->ints[2]) {
+    if (a->ints[2] >= 2) { /* keep_aspect_ratio_policy on H, W: the deciding axis asks for its size again, the other never decides */
+        const so_shape *o = &x->g->nodes[i].out[0];
+        const int larger = a->ints[2] < 4, bind = (int)(a->ints[2] - 2) % 2;
+        const int64_t ax[2] = {2, 3};
+        int64_t sz[2];
+        if (x->opset < 18) return ex_err(x, "Resize keep_aspect_ratio_policy needs opset >= 18 (model has opset %lld)", (long long)x->opset);
+        for (int k = 0; k < 2; k++) sz[k] = k == bind ? o->dim[2 + k] : larger ? (int64_t)1 << 30 : 1;
+        a_str(x, n, "keep_aspect_ratio_policy", larger ? "not_larger" : "not_smaller");
+        a_ints(x, n, "axes", ax, 2);
+        n_in(n, "");
+        n_in(n, init_i64(x, base, "_sizes", sz, 2));
+    } else if (a->ints[2]) {
         const so_shape *o = &x->g->nodes[i].out[0];
         n_in(n, x->opset < 13 ? init_f32v(x, base, "_scales", NULL, 0) : "");
         n_in(n, init_i64(x, base, "_sizes", o->dim, 4));
@@ -1248,6 +1278,9 @@ static char *assign_names(exporter *x)
            already has the output's name, and Identity(x) -> x would define x twice */
         if (need_id[o] && *slot && !strcmp(*slot, x->out_names[o])) need_id[o] = 0;
     }
+    for (int32_t i = 0; i < g->n_nodes; i++) /* the names an opaque If's branches define: no outer tensor may take one */
+        if (g->nodes[i].op == SO_OP_OPAQUE)
+            for (int32_t k = 0; k < m->opaque[g->nodes[i].ref].n_inner; k++) so_strmap_put(&x->used, m->opaque[g->nodes[i].ref].inner[k], 1);
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *nd = &g->nodes[i];
         if (nd->op != SO_OP_WEIGHT) continue;
@@ -1256,6 +1289,18 @@ static char *assign_names(exporter *x)
             x->wname[nd->ref] = ex_name(x, wn && wn[0] ? wn : "weight");
         }
         x->tname[x->toff[i]] = x->wname[nd->ref];
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++) { /* the values an opaque If captures: the names its branches read */
+        const so_node *nd = &g->nodes[i];
+        const so_opaque *op = nd->op == SO_OP_OPAQUE ? &m->opaque[nd->ref] : NULL;
+        for (int32_t k = 0; op && k < op->n_capture; k++) {
+            const so_edge e = nd->in[nd->n_in - op->n_capture + k];
+            const char **slot = &x->tname[x->toff[e.node] + e.slot], *c = op->capture[k];
+            if (*slot && !strcmp(*slot, c)) continue;
+            if (!*slot && so_strmap_get(&x->used, c) < 0) *slot = ex_strdup(x, c);
+            else if (so_strmap_get(&x->used, c) < 0) so_strmap_put(&x->cap_names, c, 1); /* export_opaque's Identity */
+            so_strmap_put(&x->used, c, 1);
+        }
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const so_node *nd = &g->nodes[i];
@@ -1311,6 +1356,10 @@ static so_status build_and_write(exporter *x, const char *path)
         for (size_t k = 0; k < x->n_nodes; k++)
             for (size_t j = 0; j < x->nodes[k]->n_input; j++)
                 if (x->nodes[k]->input[j][0]) so_strmap_put(&read, x->nodes[k]->input[j], 1);
+        for (int32_t i = 0; i < g->n_nodes; i++) /* and the weights an opaque If's branches read by name */
+            if (g->nodes[i].op == SO_OP_OPAQUE)
+                for (int32_t k = 0; k < m->opaque[g->nodes[i].ref].n_capture; k++)
+                    so_strmap_put(&read, tname(x, g->nodes[i].in[g->nodes[i].n_in - m->opaque[g->nodes[i].ref].n_capture + k]), 1);
         for (int32_t i = 0; i < g->n_nodes; i++)
             if (g->nodes[i].op == SO_OP_WEIGHT && so_strmap_get(&read, x->wname[g->nodes[i].ref]) >= 0) emit_weight(x, g->nodes[i].ref);
         so_strmap_free(&read);
@@ -1415,6 +1464,8 @@ done:
     so_strmap_free(&x.used_nodes);
     so_strmap_free(&x.next_used);
     so_strmap_free(&x.next_nodes);
+    so_strmap_free(&x.cap_names);
+    free(x.cap_src);
     so_graph_free(x.g);
     so_arena_free(&x.ar);
     return st;

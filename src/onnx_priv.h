@@ -148,6 +148,10 @@ val *onx_anon_edge(imp *im, int32_t node, int32_t slot);
 int onx_build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
 /* Keeps node n verbatim as an opaque operator (output shapes from the file or the op's rules). */
 so_status onx_add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+/* The same with an If's captured outer values caps[0..n_cap) (named cap_names in its branches) as its last
+   inputs and the names its branches define (so_opaque.capture / inner). */
+so_status onx_add_opaque_captures(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, val **caps, const char **cap_names,
+                                  int32_t n_cap, const char **inner, int32_t n_inner);
 
 /* onnx_expand.c: ONNX nodes imported as several table operators (each returns SO_OK or SO_ERR with a message) */
 int onx_layernorm_expanded(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, so_shape xs);

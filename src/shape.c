@@ -81,10 +81,47 @@ int64_t so_window_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, 
     return o;
 }
 
+/* ---------------- the dim algebra, concrete instance ---------------- */
+
 static const int64_t one_i64 = 1;
 static int i64_is_one(const void *d) { return *(const int64_t *)d == 1; }
-static int i64_eq(const void *a, const void *b) { return *(const int64_t *)a == *(const int64_t *)b; }
-const so_dim_alg so_dim_int64 = {sizeof(int64_t), &one_i64, i64_is_one, i64_eq};
+static int i64_eq(const void *cx, const void *a, const void *b)
+{
+    (void)cx;
+    return *(const int64_t *)a == *(const int64_t *)b;
+}
+static int i64_add(const void *a, const void *b, void *out) { return !__builtin_add_overflow(*(const int64_t *)a, *(const int64_t *)b, (int64_t *)out); }
+static int i64_mul(const void *a, int64_t k, void *out) { return !so_i64_mul(*(const int64_t *)a, k, (int64_t *)out); }
+static int i64_div(const void *a, int64_t k, int round_up, void *out)
+{
+    const int64_t v = *(const int64_t *)a;
+    if (k < 1 || v < 0) return 0;
+    *(int64_t *)out = v / k + (round_up && v % k);
+    return 1;
+}
+static int i64_as_const(const void *d, int64_t *v)
+{
+    *v = *(const int64_t *)d;
+    return 1;
+}
+static int i64_of_const(int64_t v, void *out)
+{
+    *(int64_t *)out = v;
+    return 1;
+}
+static int i64_window(const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out)
+{
+    const int64_t o = so_window_out(*(const int64_t *)h, k, s, pb, pe, d, ceil_mode);
+    *(int64_t *)out = o;
+    return o >= 1;
+}
+static void i64_print(const void *cx, const void *d, char *buf, size_t n)
+{
+    (void)cx;
+    snprintf(buf, n, "%lld", (long long)*(const int64_t *)d);
+}
+const so_dim_alg so_dim_int64 = {sizeof(int64_t), &one_i64, NULL, i64_is_one, i64_eq, i64_add, i64_mul, i64_div,
+                                 i64_as_const, i64_of_const, i64_window, i64_print};
 
 int so_dim_broadcast(const so_dim_alg *A, const void *a, int ra, const void *b, int rb, void *out)
 {
@@ -93,21 +130,220 @@ int so_dim_broadcast(const so_dim_alg *A, const void *a, int ra, const void *b, 
         const int ia = k - (r - ra), ib = k - (r - rb);
         const char *da = ia >= 0 ? (const char *)a + (size_t)ia * A->size : A->one;
         const char *db = ib >= 0 ? (const char *)b + (size_t)ib * A->size : A->one;
-        const void *pick = A->is_one(da) ? db : (A->is_one(db) || A->eq(da, db)) ? da : NULL;
+        const void *pick = A->is_one(da) ? db : (A->is_one(db) || A->eq(A->cx, da, db)) ? da : NULL;
         if (!pick) return -1 - k;
         memcpy((char *)out + (size_t)k * A->size, pick, A->size);
     }
     return r;
 }
 
+/* ---------------- shape rules over the algebra (shape.h so_dims_*) ---------------- */
+
+/* dim k of s, and a dim as text for messages (the buffer lives to the end of the enclosing block) */
+#define DIM(A, s, k) ((char *)(s)->dim + (size_t)(k) * (A)->size)
+#define DS(A, s) so_dims_str((A), (s), (char[SHAPE_BUF]){0}, SHAPE_BUF)
+#define DD(A, d) dim_str((A), (d), (char[64]){0}, 64)
+
+static char *dim_str(const so_dim_alg *A, const void *d, char *buf, size_t n)
+{
+    A->print(A->cx, d, buf, n);
+    return buf;
+}
+
+char *so_dims_str(const so_dim_alg *A, const so_dims *s, char *buf, size_t n)
+{
+    if (n == 0) return buf;
+    if (s->rank < 0) {
+        snprintf(buf, n, "[?]");
+        return buf;
+    }
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < s->rank && k < n; i++) {
+        char d[64];
+        A->print(A->cx, DIM(A, s, i), d, sizeof d);
+        k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? "," : "", d);
+    }
+    if (k < n) snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+static void dims_copy(const so_dim_alg *A, const so_dims *x, so_dims *o)
+{
+    o->rank = x->rank;
+    memcpy(o->dim, x->dim, (size_t)x->rank * A->size);
+}
+
+/* s is [d] (rank 1, dim d) */
+static int is_vec(const so_dim_alg *A, const so_dims *s, const void *d) { return s->rank == 1 && A->eq(A->cx, DIM(A, s, 0), d); }
+
+so_status so_dims_same(const so_dim_alg *A, const so_dims *x, so_dims *o)
+{
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_bcast(const so_dim_alg *A, const so_dims *x, const so_dims *y, so_dims *o)
+{
+    const int r = so_dim_broadcast(A, x->dim, x->rank, y->dim, y->rank, o->dim);
+    if (r < 0) return so_errorf("cannot broadcast %s with %s", DS(A, x), DS(A, y));
+    o->rank = r;
+    return SO_OK;
+}
+
+so_status so_dims_softmax(const so_dim_alg *A, int axis, const so_dims *x, so_dims *o)
+{
+    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, x));
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_globalpool(const so_dim_alg *A, const so_dims *x, so_dims *o)
+{
+    if (x->rank < 3) return so_errorf("input %s must have rank >= 3 [N,C,spatial...]", DS(A, x));
+    dims_copy(A, x, o);
+    for (int k = 2; k < o->rank; k++) memcpy(DIM(A, o, k), A->one, A->size);
+    return SO_OK;
+}
+
+so_status so_dims_batchnorm(const so_dim_alg *A, const so_dims *x, const so_dims *p, so_dims *o)
+{
+    static const char *const names[4] = {"scale", "B", "mean", "var"};
+    if (x->rank < 2) return so_errorf("input %s must have rank >= 2 [N,C,...]", DS(A, x));
+    for (int k = 0; k < 4; k++)
+        if (!is_vec(A, &p[k], DIM(A, x, 1)))
+            return so_errorf("%s %s must be [%s] for input %s", names[k], DS(A, &p[k]), DD(A, DIM(A, x, 1)), DS(A, x));
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_bnfold_w(const so_dim_alg *A, const so_dims *w, const so_dims *p, so_dims *o)
+{
+    if (w->rank < 1) return so_errorf("weight %s must have rank >= 1 [O,...]", DS(A, w));
+    for (int k = 0; k < 2; k++)
+        if (!is_vec(A, &p[k], DIM(A, w, 0)))
+            return so_errorf("%s %s must be [%s] for weight %s", k == 0 ? "scale" : "var", DS(A, &p[k]), DD(A, DIM(A, w, 0)), DS(A, w));
+    dims_copy(A, w, o);
+    return SO_OK;
+}
+
+so_status so_dims_bnfold_b(const so_dim_alg *A, const so_dims *const *in, int n, so_dims *o)
+{
+    const so_dims *s = in[0];
+    for (int k = 0; k < n; k++)
+        if (in[k] && (s->rank != 1 || !is_vec(A, in[k], DIM(A, s, 0))))
+            return so_errorf("input %d %s must be a vector like scale %s", k, DS(A, in[k]), DS(A, s));
+    dims_copy(A, s, o);
+    return SO_OK;
+}
+
+so_status so_dims_transpose(const so_dim_alg *A, const int64_t *perm, int n, const so_dims *x, so_dims *o)
+{
+    o->rank = x->rank;
+    if (n == 0) {
+        for (int k = 0; k < x->rank; k++) memcpy(DIM(A, o, k), DIM(A, x, x->rank - 1 - k), A->size);
+        return SO_OK;
+    }
+    if (n != x->rank) return so_errorf("perm has %d entries for input %s", n, DS(A, x));
+    int seen[SO_MAX_RANK] = {0};
+    for (int k = 0; k < x->rank; k++) {
+        int64_t p = perm[k];
+        if (p < 0 || p >= x->rank || seen[p]) return so_errorf("perm is not a permutation of 0..%d", (int)x->rank - 1);
+        seen[p] = 1;
+        memcpy(DIM(A, o, k), DIM(A, x, p), A->size);
+    }
+    return SO_OK;
+}
+
+so_status so_dims_concat(const so_dim_alg *A, int axis, const so_dims *x, int n, so_dims *o)
+{
+    if (axis < 0 || axis >= x[0].rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, &x[0]));
+    dims_copy(A, &x[0], o);
+    for (int k = 1; k < n; k++) {
+        const so_dims *y = &x[k];
+        int ok = y->rank == x[0].rank;
+        for (int d = 0; ok && d < x[0].rank; d++)
+            if (d != axis && !A->eq(A->cx, DIM(A, y, d), DIM(A, &x[0], d))) ok = 0;
+        if (!ok) return so_errorf("input %d %s does not match input 0 %s outside axis %d", k, DS(A, y), DS(A, &x[0]), axis);
+        if (!A->add(DIM(A, o, axis), DIM(A, y, axis), DIM(A, o, axis))) return so_errorf("concatenated axis %d overflows", axis);
+    }
+    return SO_OK;
+}
+
+so_status so_dims_split(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *sizes, int n_out, so_dims *o)
+{
+    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, x));
+    if (sizes->rank != n_out) return so_errorf("has %d split sizes for %d outputs", (int)sizes->rank, n_out);
+    _Alignas(16) char sum[64];
+    if (A->size > sizeof sum || !A->of_const(0, sum)) return so_errorf("dimension type too large");
+    for (int k = 0; k < sizes->rank; k++) {
+        int64_t v;
+        if (A->as_const(DIM(A, sizes, k), &v) && v <= 0) return so_errorf("split size %lld must be positive", (long long)v);
+        if (!A->add(sum, DIM(A, sizes, k), sum)) return so_errorf("split sizes overflow");
+    }
+    if (!A->eq(A->cx, sum, DIM(A, x, axis)))
+        return so_errorf("split sizes sum to %s, input %s has %s on axis %d", DD(A, sum), DS(A, x), DD(A, DIM(A, x, axis)), axis);
+    for (int k = 0; k < n_out; k++) {
+        dims_copy(A, x, &o[k]);
+        memcpy(DIM(A, &o[k], axis), DIM(A, sizes, k), A->size);
+    }
+    return SO_OK;
+}
+
+so_status so_dims_matmul(const so_dim_alg *A, const so_dims *x, const so_dims *y, so_dims *o)
+{
+    if (x->rank < 1 || y->rank < 1) return so_errorf("operands %s and %s must have rank >= 1", DS(A, x), DS(A, y));
+    _Alignas(16) char ab[2][(SO_MAX_RANK + 1) * 64];
+    if (A->size > 64) return so_errorf("dimension type too large");
+    so_dims a = {x->rank, ab[0]}, b = {y->rank, ab[1]};
+    memcpy(a.dim, x->dim, (size_t)x->rank * A->size);
+    memcpy(b.dim, y->dim, (size_t)y->rank * A->size);
+    const int drop_m = x->rank == 1, drop_n = y->rank == 1;
+    if (drop_m) { /* [k] -> [1,k] */
+        memcpy(DIM(A, &a, 1), DIM(A, &a, 0), A->size);
+        memcpy(DIM(A, &a, 0), A->one, A->size);
+        a.rank = 2;
+    }
+    if (drop_n) { /* [k] -> [k,1] */
+        memcpy(DIM(A, &b, 1), A->one, A->size);
+        b.rank = 2;
+    }
+    const void *K = DIM(A, &a, a.rank - 1), *K2 = DIM(A, &b, b.rank - 2);
+    if (!A->eq(A->cx, K2, K)) return so_errorf("inner dimensions differ: %s x %s (%s vs %s)", DS(A, x), DS(A, y), DD(A, K), DD(A, K2));
+    const int r = so_dim_broadcast(A, a.dim, a.rank - 2, b.dim, b.rank - 2, o->dim);
+    if (r < 0) return so_errorf("batch dimensions of %s and %s do not broadcast", DS(A, x), DS(A, y));
+    if (r + !drop_m + !drop_n > SO_MAX_RANK) return so_errorf("result rank exceeds %d", SO_MAX_RANK);
+    o->rank = r;
+    if (!drop_m) memcpy(DIM(A, o, o->rank++), DIM(A, &a, a.rank - 2), A->size);
+    if (!drop_n) memcpy(DIM(A, o, o->rank++), DIM(A, &b, b.rank - 1), A->size);
+    return SO_OK;
+}
+
+/* The concrete instance: a so_shape's dims as so_dims, and the result back (dtype from the caller). */
+static so_dims dims_of(const so_shape *s) { return (so_dims){s->rank, (void *)s->dim}; } /* a view of s */
+
 so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out)
 {
-    so_shape o = mk(SO_MAX(a->rank, b->rank), a->dtype);
-    if (so_dim_broadcast(&so_dim_int64, a->dim, a->rank, b->dim, b->rank, o.dim) < 0)
-        return so_errorf("cannot broadcast %s with %s", S(a), S(b));
+    so_shape o = mk(0, a->dtype);
+    so_dims x = dims_of(a), y = dims_of(b), od = dims_of(&o);
+    if (so_dims_bcast(&so_dim_int64, &x, &y, &od) != SO_OK) return SO_ERR;
+    o.rank = od.rank;
     *out = o;
     return SO_OK;
 }
+
+/* Output 0 of the node from a shape rule's result st over od (o's dims; o has the dtype), or the
+   rule's message prefixed with the node. */
+static so_status store(ctx *c, so_status st, so_shape *o, const so_dims *od)
+{
+    if (st != SO_OK) return fail(c, "%s", so_error());
+    o->rank = od->rank;
+    c->n->out[0] = *o;
+    return SO_OK;
+}
+
+/* so_dims views of input k (NULL if absent) and of an output shape */
+#define IN(k) (c->in[k] ? &(so_dims){c->in[k]->rank, (void *)c->in[k]->dim} : NULL)
+#define I64 (&so_dim_int64)
 
 /* ---------------- sources ---------------- */
 
@@ -193,28 +429,10 @@ static so_status shape_conv(ctx *c)
 
 static so_status shape_matmul(ctx *c)
 {
-    const so_shape *A = c->in[0], *B = c->in[1];
     if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
-    if (A->rank < 1 || B->rank < 1) return fail(c, "operands %s and %s must have rank >= 1", S(A), S(B));
-    so_shape a = *A, b = *B;
-    int drop_m = 0, drop_n = 0;
-    if (a.rank == 1) { a.rank = 2; a.dim[1] = a.dim[0]; a.dim[0] = 1; drop_m = 1; }
-    if (b.rank == 1) { b.rank = 2; b.dim[1] = 1; drop_n = 1; }
-    int64_t K = a.dim[a.rank - 1];
-    if (b.dim[b.rank - 2] != K)
-        return fail(c, "inner dimensions differ: %s x %s (%lld vs %lld)", S(A), S(B), (long long)K, (long long)b.dim[b.rank - 2]);
-    so_shape ba = a, bb = b, bo;
-    ba.rank -= 2;
-    bb.rank -= 2;
-    if (so_shape_broadcast(&ba, &bb, &bo) != SO_OK)
-        return fail(c, "batch dimensions of %s and %s do not broadcast", S(A), S(B));
-    so_shape o = mk(bo.rank, SO_F32);
-    memcpy(o.dim, bo.dim, sizeof o.dim);
-    if (!drop_m) o.dim[o.rank++] = a.dim[a.rank - 2];
-    if (!drop_n) o.dim[o.rank++] = b.dim[b.rank - 1];
-    if (o.rank > SO_MAX_RANK) return fail(c, "result rank exceeds %d", SO_MAX_RANK);
-    c->n->out[0] = o;
-    return SO_OK;
+    so_shape o = mk(0, SO_F32);
+    so_dims od = dims_of(&o);
+    return store(c, so_dims_matmul(I64, IN(0), IN(1), &od), &o, &od);
 }
 
 /* Is s unidirectionally broadcastable to t (numpy, right-aligned)? */
@@ -253,17 +471,17 @@ static so_status binary(ctx *c, int allow_i64)
     if (A->dtype != B->dtype) return fail(c, "dtypes differ: %s and %s", dtype_name(A->dtype), dtype_name(B->dtype));
     if (!(A->dtype == SO_F32 || (allow_i64 && A->dtype == SO_I64)))
         return fail(c, "inputs have dtype %s, expected float", dtype_name(A->dtype));
-    so_shape o;
-    if (so_shape_broadcast(A, B, &o) != SO_OK) return fail(c, "cannot broadcast %s with %s", S(A), S(B));
-    c->n->out[0] = o;
-    return SO_OK;
+    so_shape o = mk(0, A->dtype);
+    so_dims od = dims_of(&o);
+    return store(c, so_dims_bcast(I64, IN(0), IN(1), &od), &o, &od);
 }
 
 static so_status unary(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    c->n->out[0] = *c->in[0];
-    return SO_OK;
+    so_shape o = mk(0, c->in[0]->dtype);
+    so_dims od = dims_of(&o);
+    return store(c, so_dims_same(I64, IN(0), &od), &o, &od);
 }
 
 static so_status shape_add(ctx *c) { return binary(c, 1); }
@@ -290,16 +508,12 @@ static so_status shape_elu(ctx *c) { return unary(c); }
 
 static so_status shape_batchnorm(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    static const char *const names[5] = {"X", "scale", "B", "mean", "var"};
     for (int k = 0; k < 5; k++)
         if (need_f32(c, k)) return SO_ERR;
-    if (x->rank < 2) return fail(c, "input %s must have rank >= 2 [N,C,...]", S(x));
-    for (int k = 1; k < 5; k++)
-        if (c->in[k]->rank != 1 || c->in[k]->dim[0] != x->dim[1])
-            return fail(c, "%s %s must be [%lld] for input %s", names[k], S(c->in[k]), (long long)x->dim[1], S(x));
-    c->n->out[0] = *x;
-    return SO_OK;
+    so_shape o = mk(0, SO_F32);
+    so_dims od = dims_of(&o), p[4];
+    for (int k = 0; k < 4; k++) p[k] = dims_of(c->in[1 + k]);
+    return store(c, so_dims_batchnorm(I64, IN(0), p, &od), &o, &od);
 }
 
 static so_status pool(ctx *c, int dilated)
@@ -334,22 +548,18 @@ static so_status shape_avgpool(ctx *c) { return pool(c, 0); }
 
 static so_status shape_globalavgpool(ctx *c)
 {
-    const so_shape *x = c->in[0];
     if (need_f32(c, 0)) return SO_ERR;
-    if (x->rank < 3) return fail(c, "input %s must have rank >= 3 [N,C,spatial...]", S(x));
-    so_shape o = *x;
-    for (int k = 2; k < o.rank; k++) o.dim[k] = 1;
-    c->n->out[0] = o;
-    return SO_OK;
+    so_shape o = mk(0, SO_F32);
+    so_dims od = dims_of(&o);
+    return store(c, so_dims_globalpool(I64, IN(0), &od), &o, &od);
 }
 
 static so_status shape_softmax(ctx *c)
 {
-    const so_shape *x = c->in[0];
     if (need_f32(c, 0)) return SO_ERR;
-    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range for input %s", (int)c->a->axis, S(x));
-    c->n->out[0] = *x;
-    return SO_OK;
+    so_shape o = mk(0, SO_F32);
+    so_dims od = dims_of(&o);
+    return store(c, so_dims_softmax(I64, c->a->axis, IN(0), &od), &o, &od);
 }
 
 /* Checks ints[] as sorted, distinct axes in [0, rank). */
@@ -425,40 +635,24 @@ static so_status shape_pad(ctx *c)
 static so_status shape_concat(ctx *c)
 {
     const so_shape *x = c->in[0];
-    int axis = c->a->axis;
-    if (axis < 0 || axis >= x->rank) return fail(c, "axis %d out of range for input %s", axis, S(x));
-    so_shape o = *x;
-    for (int k = 1; k < c->n_in; k++) {
-        const so_shape *y = c->in[k];
-        int ok = y->rank == x->rank && y->dtype == x->dtype;
-        for (int d = 0; ok && d < x->rank; d++)
-            if (d != axis && y->dim[d] != x->dim[d]) ok = 0;
-        if (!ok) return fail(c, "input %d %s does not match input 0 %s outside axis %d", k, S(y), S(x), axis);
-        if (__builtin_add_overflow(o.dim[axis], y->dim[axis], &o.dim[axis]))
-            return fail(c, "concatenated axis %d overflows", axis);
-    }
-    c->n->out[0] = o;
-    return SO_OK;
+    so_dims v[SO_MAX_IN];
+    for (int k = 0; k < c->n_in; k++) v[k] = dims_of(c->in[k]);
+    so_shape o = mk(0, x->dtype);
+    so_dims od = dims_of(&o);
+    if (so_dims_concat(I64, c->a->axis, v, c->n_in, &od) != SO_OK) return fail(c, "%s", so_error());
+    for (int k = 1; k < c->n_in; k++)
+        if (c->in[k]->dtype != x->dtype)
+            return fail(c, "input %d %s does not match input 0 %s outside axis %d", k, S(c->in[k]), S(x), (int)c->a->axis);
+    return store(c, SO_OK, &o, &od);
 }
 
 static so_status shape_split(ctx *c)
 {
-    const so_shape *x = c->in[0];
     const so_attr *a = c->a;
-    int axis = a->axis;
-    if (axis < 0 || axis >= x->rank) return fail(c, "axis %d out of range for input %s", axis, S(x));
-    if (a->n_ints != c->n->n_out) return fail(c, "has %d split sizes for %d outputs", (int)a->n_ints, (int)c->n->n_out);
-    int64_t sum = 0;
-    for (int k = 0; k < a->n_ints; k++) {
-        if (a->ints[k] <= 0) return fail(c, "split size %lld must be positive", (long long)a->ints[k]);
-        if (__builtin_add_overflow(sum, a->ints[k], &sum)) return fail(c, "split sizes overflow");
-    }
-    if (sum != x->dim[axis])
-        return fail(c, "split sizes sum to %lld, input %s has %lld on axis %d", (long long)sum, S(x), (long long)x->dim[axis], axis);
-    for (int k = 0; k < a->n_ints; k++) {
-        c->n->out[k] = *x;
-        c->n->out[k].dim[axis] = a->ints[k];
-    }
+    so_dims od[SO_MAX_INTS], sizes = {a->n_ints, (void *)a->ints}; /* written only when n_out == n_ints */
+    for (int k = 0; k < c->n->n_out && k < SO_MAX_INTS; k++) od[k] = dims_of(&c->n->out[k]);
+    if (so_dims_split(I64, a->axis, IN(0), &sizes, c->n->n_out, od) != SO_OK) return fail(c, "%s", so_error());
+    for (int k = 0; k < c->n->n_out; k++) c->n->out[k].rank = od[k].rank, c->n->out[k].dtype = c->in[0]->dtype;
     return SO_OK;
 }
 
@@ -492,23 +686,9 @@ static so_status shape_reshape(ctx *c)
 
 static so_status shape_transpose(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    so_shape o = *x;
-    if (a->n_ints == 0) {
-        for (int k = 0; k < x->rank; k++) o.dim[k] = x->dim[x->rank - 1 - k];
-    } else {
-        if (a->n_ints != x->rank) return fail(c, "perm has %d entries for input %s", (int)a->n_ints, S(x));
-        int seen[SO_MAX_RANK] = {0};
-        for (int k = 0; k < x->rank; k++) {
-            int64_t p = a->ints[k];
-            if (p < 0 || p >= x->rank || seen[p]) return fail(c, "perm is not a permutation of 0..%d", (int)x->rank - 1);
-            seen[p] = 1;
-            o.dim[k] = x->dim[p];
-        }
-    }
-    c->n->out[0] = o;
-    return SO_OK;
+    so_shape o = mk(0, c->in[0]->dtype);
+    so_dims od = dims_of(&o);
+    return store(c, so_dims_transpose(I64, c->a->ints, c->a->n_ints, IN(0), &od), &o, &od);
 }
 
 static so_status shape_squeeze(ctx *c)
@@ -884,28 +1064,25 @@ static so_status shape_enlarge(ctx *c)
    bnfold_b(scale, B, mean, var [, cbias]) -> [O], all inputs [O]. */
 static so_status shape_bnfold_w(ctx *c)
 {
-    const so_shape *w = c->in[0];
     for (int k = 0; k < 3; k++)
         if (need_f32(c, k)) return SO_ERR;
-    if (w->rank < 1) return fail(c, "weight %s must have rank >= 1 [O,...]", S(w));
-    for (int k = 1; k < 3; k++)
-        if (c->in[k]->rank != 1 || c->in[k]->dim[0] != w->dim[0])
-            return fail(c, "%s %s must be [%lld] for weight %s", k == 1 ? "scale" : "var", S(c->in[k]), (long long)w->dim[0], S(w));
-    c->n->out[0] = *w;
-    return SO_OK;
+    so_shape o = mk(0, SO_F32);
+    so_dims od = dims_of(&o), p[2] = {dims_of(c->in[1]), dims_of(c->in[2])};
+    return store(c, so_dims_bnfold_w(I64, IN(0), p, &od), &o, &od);
 }
 
 static so_status shape_bnfold_b(ctx *c)
 {
-    const so_shape *s = c->in[0];
+    so_dims v[SO_MAX_IN];
+    const so_dims *in[SO_MAX_IN];
     for (int k = 0; k < c->n_in; k++) {
-        if (!c->in[k]) continue;
-        if (need_f32(c, k)) return SO_ERR;
-        if (c->in[k]->rank != 1 || c->in[k]->dim[0] != s->dim[0] || s->rank != 1)
-            return fail(c, "input %d %s must be a vector like scale %s", k, S(c->in[k]), S(s));
+        if (c->in[k] && need_f32(c, k)) return SO_ERR;
+        v[k] = c->in[k] ? dims_of(c->in[k]) : (so_dims){0, NULL};
+        in[k] = c->in[k] ? &v[k] : NULL;
     }
-    c->n->out[0] = *s;
-    return SO_OK;
+    so_shape o = mk(0, SO_F32);
+    so_dims od = dims_of(&o);
+    return store(c, so_dims_bnfold_b(I64, in, c->n_in, &od), &o, &od);
 }
 
 /* Shape from ints (CONST_*); rank must be `rank` (or any if rank < 0). */

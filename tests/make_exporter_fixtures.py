@@ -680,6 +680,9 @@ einsum_attn("pt18_23_op18_einsum_attention", 18, 2, 2, 5, 4,
              ("bsc,t->bsct", ["x", (3,)]), ("bsc,bsc->bs", ["x", "x"]), ("bsc,c->", ["x", (8,)])])
 einsum_attn("pt18_24_op12_einsum_attention", 12, 1, 4, 3, 2, [("bsc,sc->b", ["x", (3, 8)])])
 resize_axes("pt18_20_op18_resize_axes_corners", 18, "linear", [3, 2], [1.5, 0.8], None, None, "align_corners")
+resize_axes("pt18_25_op18_resize_keep_not_larger", 18, "linear", [2, 3], None, [7, 30], "not_larger", "half_pixel")
+resize_axes("pt18_26_op19_resize_keep_not_smaller", 19, "nearest", [3, 2], None, [20, 15], "not_smaller", "asymmetric")
+resize_axes("pt18_27_op18_resize_keep_corners", 18, "linear", [2, 3], None, [12, 12], "not_larger", "align_corners")
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

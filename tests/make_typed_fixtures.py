@@ -12,7 +12,11 @@ make_typed_fixtures.py DIR           writes into DIR:
   ifshape.onnx  x[batch,3] float -> y = If(Shape(x)[0] == 1, then: Relu(x) * two (a branch initializer),
                 else: Neg(x) + x0 (x0 = x * 3 computed outside, read by the branch)); ifshape.in1.bin / in2.bin
                 (batch 1, 2), ifshape.ref1.bin / ref2.bin (numpy); ifdata.onnx: the same If on c = ReduceSum(x) > 0
-                (known only at run time: refused with a one-line error)
+                (known only at run time: kept opaque)
+  ifrun.onnx    x[2,3] -> y = If(ReduceSum(x) > 0, then: Relu(x) * two + bo (bo an outer initializer, nested in a
+                second If on an outer constant), else: Neg(x) + x0); the condition is known only at run time, so
+                the If stays opaque; ifrun.{pos,neg}.bin (raw) and ifrun_{pos,neg}/input_0.pb take each branch,
+                ifrun.{pos,neg}.ref.bin (numpy); ifnoshape.onnx: the same with no output shape declared anywhere
   conv1d.onnx   x[1,4,20] -> Conv 1-D (k 3, stride 2, pads 1) + Relu -> MaxPool 1-D (k 2) -> ConvTranspose 1-D
                 (k 4, stride 2, output_padding 1) -> AveragePool 1-D (k 3, pads 1, count_include_pad 0) (vs ONNX Runtime)
   aa_linear.onnx, aa_cubic.onnx  Resize-18 antialias downscale (scales 0.4, 0.6; half_pixel; cubic with
@@ -103,6 +107,37 @@ def make(d):
             [numpy_helper.from_array(np.array(0, np.int64), "zero"), numpy_helper.from_array(np.array(1, np.int64), "onei"),
              numpy_helper.from_array(np.array(3.0, np.float32), "three"), numpy_helper.from_array(np.array(0.0, np.float32), "zerof")])
         onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(d, name + ".onnx"))
+    # an If kept opaque: its branches read x, x0 (computed outside) and bo (an outer initializer, from a nested If)
+    inner_t = helper.make_graph([helper.make_node("Add", ["r2", "bo"], ["it"])], "inner_then", [], [helper.make_tensor_value_info("it", T.FLOAT, None)])
+    inner_e = helper.make_graph([helper.make_node("Sub", ["r2", "bo"], ["ie"])], "inner_else", [], [helper.make_tensor_value_info("ie", T.FLOAT, None)])
+    then_r = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Mul", ["r", "two"], ["r2"]),
+                                helper.make_node("If", ["truec"], ["ty"], then_branch=inner_t, else_branch=inner_e)], "then", [],
+                               [helper.make_tensor_value_info("ty", T.FLOAT, [2, 3])], [numpy_helper.from_array(np.array(2.0, np.float32), "two")])
+    else_r = helper.make_graph([helper.make_node("Neg", ["x"], ["nx2"]), helper.make_node("Add", ["nx2", "x0"], ["ey"])], "else", [],
+                               [helper.make_tensor_value_info("ey", T.FLOAT, [2, 3])])
+    bo = np.array([0.5, -0.25, 1.0], np.float32)
+    for name, yshape in (("ifrun", [2, 3]), ("ifnoshape", None)):
+        tb, eb = then_r, else_r
+        if yshape is None:  # no shape declared for y, nor by the branches
+            tb, eb = onnx.GraphProto(), onnx.GraphProto()
+            tb.CopyFrom(then_r)
+            eb.CopyFrom(else_r)
+            tb.output[0].type.tensor_type.ClearField("shape")
+            eb.output[0].type.tensor_type.ClearField("shape")
+        g = helper.make_graph(
+            [helper.make_node("ReduceSum", ["x"], ["sx"], keepdims=0), helper.make_node("Greater", ["sx", "zerof"], ["cond"]),
+             helper.make_node("Mul", ["x", "three"], ["x0"]), helper.make_node("If", ["cond"], ["y"], then_branch=tb, else_branch=eb, name="pick")],
+            name, [helper.make_tensor_value_info("x", T.FLOAT, [2, 3])], [helper.make_tensor_value_info("y", T.FLOAT, yshape)],
+            [numpy_helper.from_array(np.array(3.0, np.float32), "three"), numpy_helper.from_array(np.array(0.0, np.float32), "zerof"),
+             numpy_helper.from_array(bo, "bo"), numpy_helper.from_array(np.array(True), "truec")])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(d, name + ".onnx"))
+    xr = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    xr = xr if xr.sum() > 0 else -xr
+    for tag, xv in (("pos", xr), ("neg", -xr)):
+        xv.tofile(os.path.join(d, "ifrun.%s.bin" % tag))
+        os.makedirs(os.path.join(d, "ifrun_" + tag), exist_ok=True)
+        save_tensor(os.path.join(d, "ifrun_" + tag, "input_0.pb"), xv)
+        (np.maximum(xv, 0) * 2 + bo if tag == "pos" else -xv + 3 * xv).astype(np.float32).tofile(os.path.join(d, "ifrun.%s.ref.bin" % tag))
     g = helper.make_graph(
         [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3], strides=[2], pads=[1, 1]), helper.make_node("Relu", ["c"], ["r"]),
          helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2], strides=[2]),

@@ -12,6 +12,7 @@
 #include <omp.h>
 
 #include "../kernels/conv.h"
+#include "../kernels/deconv.h"
 #include "../kernels/dconv.h"
 #include "../kernels/exec.h"
 #include "../kernels/fast.h"
@@ -238,13 +239,9 @@ static int check_graph(tb *t, double tol)
 
 /* ---------------- conv ---------------- */
 
-static void one_conv(uint64_t seed, int N, int C, int H, int W, int O, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr,
-                     int dh, int dw, int group, int bias, int act)
+/* The attributes of a 2-D Conv / ConvTranspose: stride, pads (top, left, bottom, right), dilation, group. */
+static so_attr conv_attrs(int sh, int sw, int pt, int pl, int pb, int pr, int dh, int dw, int group)
 {
-    tb t;
-    tb_begin(&t, 1, seed);
-    int32_t x = tb_input(&t, shp(4, N, C, H, W));
-    int32_t w = tb_weight(&t, shp(4, O, C / group, kh, kw));
     so_attr a = {0};
     a.stride[0] = sh;
     a.stride[1] = sw;
@@ -255,6 +252,17 @@ static void one_conv(uint64_t seed, int N, int C, int H, int W, int O, int kh, i
     a.dilation[0] = dh;
     a.dilation[1] = dw;
     a.group = group;
+    return a;
+}
+
+static void one_conv(uint64_t seed, int N, int C, int H, int W, int O, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr,
+                     int dh, int dw, int group, int bias, int act)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int32_t x = tb_input(&t, shp(4, N, C, H, W));
+    int32_t w = tb_weight(&t, shp(4, O, C / group, kh, kw));
+    so_attr a = conv_attrs(sh, sw, pt, pl, pb, pr, dh, dw, group);
     a.act = act;
     a.clip_min = -0.3f;
     a.clip_max = 0.4f;
@@ -1505,6 +1513,70 @@ static void test_lstm(void **state)
         }
 }
 
+/* ---------------- ConvTranspose (kernels/deconv.c) ---------------- */
+
+/* One ConvTranspose X[N,C,H,W] * W[C,Og,kh,kw] (group G) with pads (top, left, bottom, right),
+   output_padding (oph, opw), optional bias; wact: the weight is a graph input (not a constant). */
+static void one_deconv(uint64_t seed, int N, int C, int H, int W, int Og, int G, int kh, int kw, int sh, int sw, int dh, int dw, int pt,
+                       int pl, int pb, int pr, int oph, int opw, int bias, int wact)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    int32_t ins[3] = {tb_input(&t, shp(4, N, C, H, W)), wact ? tb_input(&t, shp(4, C, Og, kh, kw)) : tb_weight(&t, shp(4, C, Og, kh, kw)), -1};
+    if (bias) ins[2] = tb_weight(&t, shp(1, Og * G));
+    so_attr a = conv_attrs(sh, sw, pt, pl, pb, pr, dh, dw, G);
+    a.n_ints = 2;
+    a.ints[0] = oph;
+    a.ints[1] = opw;
+    int32_t d = tb_node(&t, SO_OP_CONVTRANSPOSE, ins, bias ? 3 : 2, &a);
+    t.g->outputs[0] = (so_edge){d, 0};
+    assert_int_equal(check_graph(&t, TOL), 1);
+    tb_free(&t);
+}
+
+/* The edge shapes of a decoder's ConvTranspose against the reference kernel (1 and 2 threads):
+   groups (depthwise too), strides 2 and 3 (overlapping and gapped taps), dilation, asymmetric pads,
+   output_padding, batch, no bias, 1x1; tiles of one input row; both GEMM paths (our packed GEMM,
+   bitwise equal at 1 and 2 threads; sgemm, also with the weight as an activation). */
+static void test_convtranspose(void **state)
+{
+    (void)state;
+    static const int cs[][19] = {
+        /* N C  H  W Og G kh kw sh sw dh dw pt pl pb pr oph opw bias */
+        {1, 8, 7, 9, 6, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* 3x3 s2 p1 output_padding 1 */
+        {1, 8, 5, 6, 3, 2, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1},  /* groups 2, 4x4 s2 (the U-Net upsampler) */
+        {2, 6, 5, 5, 1, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0},  /* depthwise, batch 2, no bias */
+        {1, 5, 4, 6, 4, 1, 2, 2, 3, 3, 1, 1, 0, 0, 0, 0, 2, 1, 1},  /* stride 3 > kernel (gaps), output_padding */
+        {1, 4, 6, 5, 3, 1, 3, 2, 2, 3, 2, 2, 0, 2, 1, 0, 1, 2, 1},  /* dilation 2, asymmetric pads, output_padding */
+        {1, 7, 5, 8, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1},  /* 1x1 */
+        {1, 3, 1, 1, 2, 1, 5, 3, 1, 1, 1, 1, 2, 1, 2, 1, 0, 0, 1},  /* one input pixel, pads larger than the taps reach */
+        {1, 16, 32, 32, 16, 1, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1}, /* 64x64 output: channel ranges over threads */
+        {1, 6, 5, 11, 4, 1, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0, 1}, /* k2 s2 exact tiling: interleaved stores (W 11: vector + tail) */
+        {2, 4, 3, 4, 3, 2, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0},  /* k3 s3 exact tiling, groups, batch, no bias */
+        {1, 4, 3, 9, 2, 1, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1},  /* k2 s2 with output_padding: not exact */
+    };
+    const int64_t tile = so_deconv_tile_floats;
+    const int use_gemm = so_fast_use_gemm;
+    for (int pass = 0; pass < 3; pass++) {
+        /* pass 0: our GEMM; 1: sgemm (OpenBLAS, or oneDNN at avx512); 2: our GEMM on tiles of one row */
+        so_fast_use_gemm = pass != 1;
+        so_deconv_tile_floats = pass == 2 ? 1 : tile;
+        expect_kernel = pass == 1 ? "convtranspose_sgemm" : "convtranspose_gemm";
+        threads_bitwise = pass != 1;
+        for (size_t q = 0; q < sizeof cs / sizeof *cs; q++) {
+            const int *v = cs[q];
+            one_deconv(900 + q, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15], v[16],
+                       v[17], v[18], 0);
+        }
+    }
+    threads_bitwise = 0;
+    expect_kernel = "convtranspose_sgemm"; /* a weight computed in the graph is read in place */
+    one_deconv(950, 1, 8, 5, 6, 3, 2, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1);
+    expect_kernel = NULL;
+    so_deconv_tile_floats = tile;
+    so_fast_use_gemm = use_gemm;
+}
+
 /* so_sgemm with an OpenMP team of 2 (OpenBLAS single-threaded, as the executor sets it):
    the product is split over the team by column or row ranges; every shape, both transposes and
    beta 0/1 must equal a double-precision product within 1e-4 relative. */
@@ -1616,7 +1688,8 @@ static void test_nonfinite(void **state)
                                      test_conv_fusion,     test_conv_mobile_epilogues, test_shared_add,     test_matmul,          test_matmul_bias_fusion,
                                      test_gemm,            test_binary_broadcast, test_unary,         test_resize,
                                      test_softmax_layernorm_batchnorm, test_reducemean, test_pool,    test_gelu,
-                                     test_attention,       test_pad_avgpool,    test_data_movement,   test_lstm};
+                                     test_attention,       test_pad_avgpool,    test_data_movement,   test_lstm,
+                                     test_convtranspose};
     nonfinite = 1;
     for (size_t k = 0; k < sizeof fams / sizeof *fams; k++) fams[k](state);
     nonfinite = 0;
@@ -1654,6 +1727,7 @@ int main(void)
         cmocka_unit_test_setup(test_pad_avgpool, reset_expect),
         cmocka_unit_test_setup(test_data_movement, reset_expect),
         cmocka_unit_test_setup(test_lstm, reset_expect),
+        cmocka_unit_test_setup(test_convtranspose, reset_expect),
         cmocka_unit_test_setup(test_nonfinite, reset_expect),
     };
     return run_at_levels("test_fast", tests, sizeof tests / sizeof tests[0]);

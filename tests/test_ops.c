@@ -44,7 +44,7 @@ static so_shape probe_shape(int rank, const int64_t *d)
 static int fast_kernel(so_op op)
 {
     static const int64_t x4[] = {1, 16, 8, 8}, c16[] = {16}, w33[] = {16, 16, 3, 3}, a2[] = {8, 16}, b2[] = {16, 8},
-                         l8[] = {8}, sx[] = {4, 1, 8}, sw[] = {1, 64, 8}, sr[] = {1, 64, 16};
+                         l8[] = {8}, sx[] = {4, 1, 8}, sw[] = {1, 64, 8}, sr[] = {1, 64, 16}, wt[] = {16, 8, 2, 2};
     so_model *m = so_model_new("probe");
     m->inputs = so_arena_alloc(&m->arena, sizeof(so_value_info) * 2);
     m->n_inputs = 1;
@@ -63,6 +63,10 @@ static int fast_kernel(so_op op)
         e[ne++] = (so_edge){probe_weight(m, g, probe_shape(4, w33)), 0};
         e[ne++] = (so_edge){probe_weight(m, g, probe_shape(1, c16)), 0};
         a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = 1;
+        break;
+    case SO_OP_CONVTRANSPOSE: /* a k2 s2 upsampler */
+        e[ne++] = (so_edge){probe_weight(m, g, probe_shape(4, wt)), 0};
+        a.stride[0] = a.stride[1] = 2;
         break;
     case SO_OP_GEMM:
         m->inputs[0].shape = probe_shape(2, a2);

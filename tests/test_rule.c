@@ -161,7 +161,7 @@ static void test_errors(void **state)
     expect_error("\n\nrule 1\n  input X [n]\n  src a = relu(X, X)\nend\n", "bad.rules:5: relu takes 1..1 inputs, got 2");
     expect_error("rule 1\n  input X [n]\n  src a = relu(X) axis=1\nend\n", "bad.rules:3: attribute 'axis' is not used by relu");
     expect_error("rule 1\n  input A [m,k]\n  input B [q,n]\n  src a = matmul(A, B) act=none\n  dst d = relu(A)\n  map a -> d\nend\n",
-                 "bad.rules:1: rule 1: src node 'a' (matmul): matmul inner dims differ");
+                 "bad.rules:1: rule 1: src node 'a' (matmul): inner dimensions differ: [m,k] x [q,n] (k vs q)");
     expect_error("rule 1\n  input X [n]\n  src a = relu(X)\n  map a -> X\n  where z >= 2\nend\n",
                  "bad.rules:5: unknown symbol 'z'");
     expect_error("rule 1\n  input X [n,m]\n  src a = relu(X)\n  map a -> X\n  proof maybe\nend\n",
