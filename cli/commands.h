@@ -10,7 +10,7 @@
    printed on stderr, 2 usage error. */
 
 /* `superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none] [--alpha A]
-   [--budget N] [--time-limit S] [--cost measured|flops] [--report FILE.json] [--dot DIR]
+   [--budget N] [--work-limit N] [--time-limit S] [--cost measured|flops] [--report FILE.json] [--dot DIR]
    [--threads N] [--seed N] [-q] [--allow-unverified] [--no-reverse] [--cache-dir DIR]
    [--check-incremental]` (the last: debugging, every incrementally matched graph is also
    matched from scratch and differences are counted in the report): the options become a

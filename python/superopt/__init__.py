@@ -363,7 +363,7 @@ class Report:
 
 def optimize(src, dst=None, search="backtrack", input_shapes=None, **options):
     """Optimizes the ONNX model at src into dst (None: src with .onnx -> .opt.onnx) and returns the Report.
-    Options are the library's optimize keys: rules, alpha, budget, time_limit, cost ("measured"/"flops"),
+    Options are the library's optimize keys: rules, alpha, budget, work_limit, time_limit, cost ("measured"/"flops"),
     layout, threads, seed, report (a JSON file), dot, dim=[...], allow_unverified, ... Raises Error with the
     library's message when nothing was written (the numeric check failed, a bad model or rule set...)."""
     opts = {"search": search}
