@@ -23,6 +23,10 @@ static float resize_src(int cm, int from_sizes, int64_t x, int64_t len_out, int6
     case SO_RESIZE_PYTORCH_HALF_PIXEL: return len_out > 1 ? ((float)x + 0.5f) / scale - 0.5f : 0.0f;
     case SO_RESIZE_ALIGN_CORNERS: return len_out > 1 ? (float)x * (float)(len_in - 1) / (float)(len_out - 1) : 0.0f;
     case SO_RESIZE_TF_HALF_PIXEL_FOR_NN: return ((float)x + 0.5f) / scale;
+    case SO_RESIZE_HALF_PIXEL_SYMMETRIC: { /* half_pixel shifted so the rounded output stays centred on the input */
+        const float adj = (float)len_out / ((float)len_in * scale), center = (float)len_in / 2.0f;
+        return center * (1.0f - adj) + ((float)x + 0.5f) / scale - 0.5f;
+    }
     default: return (float)x / scale; /* asymmetric */
     }
 }
@@ -241,6 +245,7 @@ so_status so_ref_pad(const so_graph *g, const so_node *n, const so_tensor *in, s
                 if (j < 0 || j >= dim) {
                     if (a->mode == 0) { inside = 0; break; }
                     if (a->mode == 2) j = j < 0 ? 0 : dim - 1;
+                    else if (a->mode == 3) j = (j % dim + dim) % dim; /* wrap */
                     else
                         while (j < 0 || j >= dim) j = j < 0 ? -j : 2 * (dim - 1) - j;
                 }

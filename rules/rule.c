@@ -1080,6 +1080,13 @@ static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, NULL, dimx_is_one
 #define SD(s) (&(so_dims){(s)->rank, (void *)(s)->dim})
 static so_dims sd_out(so_sshape *s) { return (so_dims){0, s->dim}; }
 
+/* out[0] from the shape rule CALL that writes so_dims od */
+#define SYM_RUN(CALL)                          \
+    do {                                       \
+        so_dims od = sd_out(out);              \
+        return sym_store((CALL), &od, out);    \
+    } while (0)
+
 /* out from a shape rule's result over od */
 static so_status sym_store(so_status st, const so_dims *od, so_sshape *out)
 {
@@ -1100,15 +1107,13 @@ static so_status sym_store(so_status st, const so_dims *od, so_sshape *out)
 static so_status sym_unary(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_same(A, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_same(A, SD(&in[0]), &od));
 }
 
 static so_status sym_binary(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_bcast(A, SD(&in[0]), SD(&in[1]), &od), &od, out);
+    SYM_RUN(so_dims_bcast(A, SD(&in[0]), SD(&in[1]), &od));
 }
 
 /* Blocked layout in rules (issue 15): generated rules use exact blocking, channels = b * k.
@@ -1145,36 +1150,18 @@ static int dx_mul(const so_dimx *d, int64_t b, so_dimx *p)
     return 1;
 }
 
-/* nchwc_in: [n, c, h, w] -> [n, c/b, h, w, b]; rules state exact blocking (c a multiple of b). */
+/* nchwc_in / nchwc_out (shape.h so_dims_nchwc_*): generated rules use exact blocking, channels = b * k;
+   nchwc_out's (b, C) are the node's dims (ints=b,C may name a symbol) */
 static so_status sym_nchwc_in(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    if (in[0].rank != 4 || a->n_ints != 1 || a->ints[0] < 1) return so_errorf("nchwc_in needs a rank-4 input and ints=b");
-    *o = in[0];
-    o->rank = 5;
-    if (!dx_div(&in[0].dim[1], a->ints[0], &o->dim[1])) return so_errorf("nchwc_in: channels are not a multiple of the block in the rule");
-    o->dim[4] = dx_const(a->ints[0]);
-    return SO_OK;
+    SYM_RUN(so_dims_nchwc_in(A, &n->attr, SD(&in[0]), &od));
 }
 
-/* nchwc_out: [n, k, h, w, b] -> [n, c, h, w] with ints = (b, c), c = b * k (exact) in rules. */
 static so_status sym_nchwc_out(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    if (in[0].rank != 5 || n->n_dx != 2 || n->dx[0].n_sym || !dx_is(&in[0].dim[4], n->dx[0].c))
-        return so_errorf("nchwc_out needs a rank-5 input with ints=b,c and lane dim b");
-    so_dimx c, k;
-    if (n->dx[1].n_sym == 0 && in[0].dim[1].n_sym == 0) { /* concrete: c lanes in ceil(c/b) blocks */
-        if (!dx_div(&n->dx[1], n->dx[0].c, &k) || !so_dimx_eq(&k, &in[0].dim[1])) return so_errorf("nchwc_out: channels do not fit the blocks");
-    } else if (!dx_mul(&in[0].dim[1], n->dx[0].c, &c) || !so_dimx_eq(&c, &n->dx[1])) {
-        return so_errorf("nchwc_out: channels are not block * blocks");
-    }
-    *o = in[0];
-    o->rank = 4;
-    o->dim[1] = n->dx[1];
-    return SO_OK;
+    so_dims od = sd_out(out), bc = {n->n_dx, (void *)n->dx};
+    return sym_store(so_dims_nchwc_out(A, &bc, SD(&in[0]), &od), &od, out);
 }
-
 
 /* Output plane dim of a window (kernel k, stride st, pads pb + pe, dilation dil, ceil_mode) over h.
    Concrete h: the number (so_window_out, src/shape.h). Symbolic h, stride 1, floor: h + shift. Otherwise (a stride or ceil_mode
@@ -1203,113 +1190,40 @@ static int dx_window(const so_dimx *h, int64_t k, int64_t st, int64_t pb, int64_
     return 1;
 }
 
-static so_status sym_conv(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out);
-
-/* conv_nchwc: a conv on an exactly blocked input [n, c/b, h, w, b] (ungrouped in rules), blocked
-   output [n, o/b, ho, wo, b]. */
+/* conv_nchwc / pools on a blocked value (shape.h so_dims_*_nchwc) */
 static so_status sym_conv_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    if (in[0].rank != 5 || in[0].dim[4].n_sym || (a->group > 1)) return so_errorf("conv_nchwc needs a blocked input (ungrouped in rules)");
-    int64_t b = in[0].dim[4].c;
-    so_sshape x[3];
-    x[0] = in[0];
-    x[0].rank = 4;
-    if (in[0].dim[1].n_sym == 0 && in[1].rank == 4 && in[1].dim[1].n_sym == 0) { /* concrete, may pad */
-        if ((in[1].dim[1].c + b - 1) / b != in[0].dim[1].c) return so_errorf("conv_nchwc: input blocks do not fit the weight");
-        x[0].dim[1] = in[1].dim[1];
-    } else if (!dx_mul(&in[0].dim[1], b, &x[0].dim[1])) {
-        return so_errorf("conv_nchwc: too many symbols");
-    }
-    x[1] = in[1];
-    if (n->n_in == 3) x[2] = in[2];
-    so_status st = sym_conv(A, n, x, out);
-    if (st != SO_OK) return st;
-    so_dimx ob;
-    if (!dx_div(&o->dim[1], b, &ob)) return so_errorf("conv_nchwc: output channels are not a multiple of the block in the rule");
-    o->rank = 5;
-    o->dim[1] = ob;
-    o->dim[4] = dx_const(b);
-    return SO_OK;
+    SYM_RUN(so_dims_conv_nchwc(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
+}
+
+static so_status sym_pool_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    so_dims od = sd_out(out);
+    if (n->op == SO_OP_GLOBALAVGPOOL_NCHWC) return sym_store(so_dims_globalpool_nchwc(A, SD(&in[0]), &od), &od, out);
+    return sym_store(so_dims_pool_nchwc(A, &n->attr, n->op == SO_OP_MAXPOOL_NCHWC, SD(&in[0]), &od), &od, out);
 }
 
 static so_status sym_conv(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    const so_sshape *x = &in[0], *w = &in[1];
-    if (x->rank != 4 || w->rank != 4) return so_errorf("conv needs rank-4 input and weight");
-    int g = a->group > 0 ? a->group : 1;
-    if (g == 1) {
-        if (!so_dimx_eq(&x->dim[1], &w->dim[1])) return so_errorf("conv input channels differ from weight");
-    } else {
-        if (x->dim[1].n_sym || w->dim[1].n_sym) {
-            /* grouped conv with symbolic channels: C must be g * Cw; only g==C (depthwise) or concrete supported */
-            if (!(dx_is(&w->dim[1], 1) && so_dimx_eq(&x->dim[1], &w->dim[0]) && 1))
-                return so_errorf("grouped conv with symbolic channels needs depthwise form");
-        } else if (x->dim[1].c != (int64_t)g * w->dim[1].c) {
-            return so_errorf("grouped conv channels do not match");
-        }
-    }
-    if (n->n_in == 3 && (in[2].rank != 1 || !so_dimx_eq(&in[2].dim[0], &w->dim[0])))
-        return so_errorf("conv bias shape does not match weight");
-    if (w->dim[2].n_sym || w->dim[3].n_sym) return so_errorf("conv kernel dims must be concrete");
-    o->rank = 4;
-    o->dim[0] = x->dim[0];
-    o->dim[1] = w->dim[0];
-    for (int s = 0; s < 2; s++) {
-        int64_t k = w->dim[2 + s].c, st = a->stride[s] > 0 ? a->stride[s] : 1;
-        int64_t dil = a->dilation[s] > 0 ? a->dilation[s] : 1;
-        if (!dx_window(&x->dim[2 + s], k, st, a->pad[s], a->pad[s + 2], dil, 0, &o->dim[2 + s]))
-            return so_errorf("conv output is empty or out of range");
-    }
-    return SO_OK;
+    SYM_RUN(so_dims_conv(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
 }
 
 static so_status sym_maxpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    const so_sshape *x = &in[0];
-    if (x->rank != 4) return so_errorf("pool needs a rank-4 input");
-    *o = *x;
-    for (int s = 0; s < 2; s++) {
-        int64_t k = a->kernel[s], st = a->stride[s] > 0 ? a->stride[s] : 1;
-        int64_t dil = n->op == SO_OP_MAXPOOL || n->op == SO_OP_MAXPOOL_NCHWC ? (a->dilation[s] > 0 ? a->dilation[s] : 1) : 1;
-        if (!dx_window(&x->dim[2 + s], k, st, a->pad[s], a->pad[s + 2], dil, a->ceil_mode, &o->dim[2 + s]))
-            return so_errorf("pool output is empty or out of range");
-    }
-    return SO_OK;
-}
-
-/* A pool on a blocked value [n, k, h, w, b]: the plane dims as the plain pool's. */
-static so_status sym_pool_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
-{
-    SYM_LOCALS;
-    if (in[0].rank != 5 || in[0].dim[4].n_sym) return so_errorf("%s needs a blocked input", so_ops[n->op].name);
-    so_sshape x = in[0];
-    x.rank = 4;
-    if (n->op == SO_OP_GLOBALAVGPOOL_NCHWC) {
-        *o = in[0];
-        o->dim[2] = o->dim[3] = dx_const(1);
-        return SO_OK;
-    }
-    so_status st = sym_maxpool(A, n, &x, out);
-    if (st != SO_OK) return st;
-    o->rank = 5;
-    o->dim[4] = in[0].dim[4];
-    return SO_OK;
+    so_dims od = sd_out(out);
+    const int dilated = n->op == SO_OP_MAXPOOL || n->op == SO_OP_MAXPOOL_NCHWC;
+    return sym_store(so_dims_pool(A, &n->attr, dilated, SD(&in[0]), &od), &od, out);
 }
 
 static so_status sym_globalavgpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_globalpool(A, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_globalpool(A, SD(&in[0]), &od));
 }
 
 static so_status sym_softmax(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_softmax(A, n->attr.axis, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_softmax(A, n->attr.axis, SD(&in[0]), &od));
 }
 
 static so_status sym_batchnorm(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1331,29 +1245,25 @@ static so_status sym_bnfold_b(const so_dim_alg *A, const so_rnode *n, const so_s
     so_dims v[SO_RULE_MAX_IN];
     const so_dims *p[SO_RULE_MAX_IN];
     for (int k = 0; k < n->n_in; k++) v[k] = *SD(&in[k]), p[k] = &v[k];
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_bnfold_b(A, p, n->n_in, &od), &od, out);
+    SYM_RUN(so_dims_bnfold_b(A, p, n->n_in, &od));
 }
 
 static so_status sym_matmul(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_matmul(A, SD(&in[0]), SD(&in[1]), &od), &od, out);
+    SYM_RUN(so_dims_matmul(A, SD(&in[0]), SD(&in[1]), &od));
 }
 
 static so_status sym_transpose(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_transpose(A, n->attr.ints, n->attr.n_ints, SD(&in[0]), &od), &od, out);
+    SYM_RUN(so_dims_transpose(A, n->attr.ints, n->attr.n_ints, SD(&in[0]), &od));
 }
 
 static so_status sym_concat(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     so_dims v[SO_RULE_MAX_IN];
     for (int k = 0; k < n->n_in; k++) v[k] = *SD(&in[k]);
-    so_dims od = sd_out(out);
-    return sym_store(so_dims_concat(A, n->attr.axis, v, n->n_in, &od), &od, out);
+    SYM_RUN(so_dims_concat(A, n->attr.axis, v, n->n_in, &od));
 }
 
 /* split sizes are the node's dims (sizes=...) */
@@ -1368,30 +1278,15 @@ static so_status sym_split(const so_dim_alg *A, const so_rnode *n, const so_ssha
 
 static so_status sym_enlarge(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    const so_sshape *x = &in[0];
-    if (x->rank != 4 || x->dim[2].n_sym || x->dim[3].n_sym) return so_errorf("enlarge needs a concrete kernel");
-    if (a->kernel[0] < x->dim[2].c || a->kernel[1] < x->dim[3].c || (a->kernel[0] - x->dim[2].c) % 2 ||
-        (a->kernel[1] - x->dim[3].c) % 2)
-        return so_errorf("enlarge target kernel must be larger by an even amount");
-    *o = *x;
-    o->dim[2] = dx_const(a->kernel[0]);
-    o->dim[3] = dx_const(a->kernel[1]);
-    return SO_OK;
+    SYM_RUN(so_dims_enlarge(A, &n->attr, SD(&in[0]), &od));
 }
 
+/* the constants' shapes are the node's dims (shape=...) */
 static so_status sym_const_pool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_LOCALS;
-    o->rank = n->n_dx;
-    for (int i = 0; i < n->n_dx; i++) o->dim[i] = n->dx[i];
-    if ((n->op == SO_OP_CONST_POOL || n->op == SO_OP_CONST_IDCONV) && o->rank != 4)
-        return so_errorf("%s needs a rank-4 shape", so_ops[n->op].name);
-    if (n->op == SO_OP_CONST_IDMAT && (o->rank != 2 || !so_dimx_eq(&o->dim[0], &o->dim[1])))
-        return so_errorf("const_idmat needs shape n,n");
-    if (n->op == SO_OP_CONST_IDCONV && !so_dimx_eq(&o->dim[0], &o->dim[1]))
-        return so_errorf("const_idconv needs shape c,c,kh,kw");
-    return SO_OK;
+    (void)in;
+    so_dims od = sd_out(out), sh = {n->n_dx, (void *)n->dx};
+    return sym_store(so_dims_const(A, n->op, &sh, &od), &od, out);
 }
 
 static so_status sym_reshape(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1400,6 +1295,95 @@ static so_status sym_reshape(const so_dim_alg *A, const so_rnode *n, const so_ss
     o->rank = n->n_dx;
     for (int i = 0; i < n->n_dx; i++) o->dim[i] = n->dx[i];
     return SO_OK;
+}
+
+/* reductions, argmax/argmin, squeeze, unsqueeze, gather (shape.h so_dims_*) */
+static so_status sym_reduce(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_reduce(A, &n->attr, SD(&in[0]), &od));
+}
+
+static so_status sym_argmax(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_argreduce(A, &n->attr, SD(&in[0]), &od));
+}
+
+static so_status sym_squeeze(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_squeeze(A, &n->attr, SD(&in[0]), &od));
+}
+
+static so_status sym_unsqueeze(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_unsqueeze(A, &n->attr, SD(&in[0]), &od));
+}
+
+static so_status sym_gather(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_gather(A, n->attr.axis, SD(&in[0]), SD(&in[1]), &od));
+}
+
+/* gemm, layernorm / rmsnorm, expand (target: the node's dims), pad (shape.h so_dims_*) */
+static so_status sym_gemm(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_gemm(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
+}
+
+static so_status sym_layernorm(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_layernorm(A, n->attr.axis, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
+}
+
+static so_status sym_expand(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    so_dims od = sd_out(out), t = {n->n_dx, (void *)n->dx};
+    return sym_store(so_dims_expand(A, SD(&in[0]), &t, &od), &od, out);
+}
+
+static so_status sym_pad(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_pad(A, &n->attr, SD(&in[0]), &od));
+}
+
+static so_status sym_where(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    (void)n;
+    SYM_RUN(so_dims_where(A, SD(&in[0]), SD(&in[1]), SD(&in[2]), &od));
+}
+
+static so_status sym_trilu(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    (void)n;
+    SYM_RUN(so_dims_trilu(A, SD(&in[0]), &od));
+}
+
+static so_status sym_depthtospace(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_blockmove(A, n->op == SO_OP_DEPTHTOSPACE, n->attr.kernel[0], SD(&in[0]), &od));
+}
+
+static so_status sym_gatherelements(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_gatherelements(A, n->attr.axis, SD(&in[0]), SD(&in[1]), &od));
+}
+
+static so_status sym_lrn(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out) { SYM_RUN(so_dims_lrn(A, &n->attr, SD(&in[0]), &od)); }
+
+static so_status sym_det(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    (void)n;
+    SYM_RUN(so_dims_det(A, SD(&in[0]), &od));
+}
+
+static so_status sym_resize(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out) { SYM_RUN(so_dims_resize(A, &n->attr, SD(&in[0]), &od)); }
+
+/* topk: values and indices of one shape */
+static so_status sym_topk(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    so_dims od = sd_out(out);
+    so_status st = sym_store(so_dims_topk(A, &n->attr, SD(&in[0]), &od), &od, out);
+    if (st == SO_OK && n->n_out > 1) out[1] = out[0];
+    return st;
 }
 
 /* operators the rule language has no symbolic shape rule for: unknown shape, accepted here and
@@ -1416,7 +1400,6 @@ static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_ss
 #define sym_input sym_unknown
 #define sym_weight sym_unknown
 #define sym_opaque sym_unknown
-#define sym_gemm sym_unknown
 #define sym_add sym_binary
 #define sym_sub sym_binary
 #define sym_mul sym_binary
@@ -1446,19 +1429,12 @@ static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_ss
 #define sym_const_idconv sym_const_pool
 #define sym_const_idmat sym_const_pool
 #define sym_const_ones sym_const_pool
-#define sym_expand sym_reshape
-#define sym_reducemean sym_unknown
-#define sym_reducesum sym_unknown
-#define sym_layernorm sym_unknown
-#define sym_rmsnorm sym_unknown
-#define sym_pad sym_unknown
+#define sym_reducemean sym_reduce
+#define sym_reducesum sym_reduce
+#define sym_rmsnorm sym_layernorm
 #define sym_flatten sym_unknown
-#define sym_squeeze sym_unknown
-#define sym_unsqueeze sym_unknown
-#define sym_gather sym_unknown
 #define sym_slice sym_unknown
 #define sym_lstm sym_unknown
-#define sym_resize sym_unknown
 
 #define sym_identity sym_unary
 typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out);
@@ -1486,50 +1462,42 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 #define sym_thresholdedrelu sym_unary
 #define sym_shrink sym_unary
 #define sym_gelu sym_unary
-#define sym_max sym_unknown
-#define sym_min sym_unknown
+#define sym_max sym_binary
+#define sym_min sym_binary
 #define sym_prelu sym_unknown
-#define sym_reducemax sym_unknown
-#define sym_reducemin sym_unknown
-#define sym_reduceprod sym_unknown
-#define sym_reducel1 sym_unknown
-#define sym_reducel2 sym_unknown
-#define sym_reducesumsquare sym_unknown
-#define sym_reducelogsum sym_unknown
-#define sym_reducelogsumexp sym_unknown
-#define sym_logsoftmax sym_unknown
-#define sym_hardmax sym_unknown
-#define sym_argmax sym_unknown
-#define sym_argmin sym_unknown
-#define sym_trilu sym_unknown
-#define sym_gatherelements sym_unknown
-#define sym_depthtospace sym_unknown
-#define sym_spacetodepth sym_unknown
+#define sym_reducemax sym_reduce
+#define sym_reducemin sym_reduce
+#define sym_reduceprod sym_reduce
+#define sym_reducel1 sym_reduce
+#define sym_reducel2 sym_reduce
+#define sym_reducesumsquare sym_reduce
+#define sym_reducelogsum sym_reduce
+#define sym_reducelogsumexp sym_reduce
+#define sym_logsoftmax sym_softmax
+#define sym_hardmax sym_softmax
+#define sym_argmin sym_argmax
+#define sym_spacetodepth sym_depthtospace
 
 #define sym_nllloss sym_unknown
-#define sym_where sym_unknown
 
-#define sym_equal sym_unknown
-#define sym_less sym_unknown
-#define sym_greater sym_unknown
-#define sym_lessorequal sym_unknown
-#define sym_greaterorequal sym_unknown
-#define sym_isinf sym_unknown
-#define sym_isnan sym_unknown
+#define sym_equal sym_binary
+#define sym_less sym_binary
+#define sym_greater sym_binary
+#define sym_lessorequal sym_binary
+#define sym_greaterorequal sym_binary
+#define sym_isinf sym_unary
+#define sym_isnan sym_unary
 
 #define sym_convtranspose sym_unknown
 
-#define sym_lrn sym_unary
 #define sym_scatterelements sym_unknown
 #define sym_gathernd sym_unknown
-#define sym_topk sym_unknown
-#define sym_det sym_unknown
-#define sym_not sym_unknown
-#define sym_and sym_unknown
-#define sym_or sym_unknown
-#define sym_xor sym_unknown
-#define sym_mod sym_unknown
-#define sym_cast sym_unknown
+#define sym_not sym_unary
+#define sym_and sym_binary
+#define sym_or sym_binary
+#define sym_xor sym_binary
+#define sym_mod sym_binary
+#define sym_cast sym_unary
 #define sym_gru sym_unknown
 #define sym_rnn sym_unknown
 #define sym_conv3d sym_unknown

@@ -407,7 +407,15 @@ static int imp_reducemean(bctx *cx)
     if ((r = onx_get_axes(im, n, im->opset >= (op == SO_OP_REDUCESUM ? 13 : 18), ax, &nax, &present)) != SO_OK) return r;
     if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
     if (!present || nax == 0) {
-        if (onx_att_i(n, "noop_with_empty_axes", 0)) {
+        if (onx_att_i(n, "noop_with_empty_axes", 0)) { /* no axis reduced: each element's own term (ONNX's reference, ONNX Runtime) */
+            const so_op eo = op == SO_OP_REDUCEL1 || op == SO_OP_REDUCEL2 ? SO_OP_ABS
+                             : op == SO_OP_REDUCESUMSQUARE                ? SO_OP_MUL
+                             : op == SO_OP_REDUCELOGSUM                   ? SO_OP_LOG
+                                                                          : SO_OP_IDENTITY; /* sum, mean, prod, max, min, log-sum-exp */
+            if (eo != SO_OP_IDENTITY) {
+                val *xx[2] = {x, x};
+                return onx_emit(im, eo, xx, eo == SO_OP_MUL ? 2 : 1, 1, &a, nm, on, non, NULL);
+            }
             so_strmap_put(&im->names, on[0], so_strmap_get(&im->names, n->input[0]));
             return SO_OK;
         }

@@ -474,6 +474,8 @@ static so_status exp_resize(ectx *cx)
         n_in(n, init_f32v(x, base, "_scales", sc, 4));
         return SO_OK;
     }
+    if (a->ints[0] == SO_RESIZE_HALF_PIXEL_SYMMETRIC && x->opset < 19)
+        return ex_err(x, "Resize half_pixel_symmetric needs opset >= 19 (model has opset %lld)", (long long)x->opset);
     a_str(x, n, "coordinate_transformation_mode", so_resize_coord_names[a->ints[0]]);
     if (a->mode == 0) a_str(x, n, "nearest_mode", so_resize_nearest_names[a->ints[1]]);
     if (a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE && a->n_ints >= 12) {
@@ -660,8 +662,9 @@ static so_status exp_layernorm(ectx *cx)
 static so_status exp_pad(ectx *cx)
 {
     EXP_LOCALS;
-    static const char *const modes[3] = {"constant", "reflect", "edge"};
-    if (a->mode < 0 || a->mode > 2) return ex_err(x, "unknown pad mode %d", a->mode);
+    static const char *const modes[4] = {"constant", "reflect", "edge", "wrap"};
+    if (a->mode < 0 || a->mode > 3) return ex_err(x, "unknown pad mode %d", a->mode);
+    if (a->mode == 3 && x->opset < 19) return ex_err(x, "Pad wrap needs opset >= 19 (model has opset %lld)", (long long)x->opset);
     if (x->opset < 11) {
         a_str(x, n, "mode", modes[a->mode]);
         a_ints(x, n, "pads", a->ints, a->n_ints);

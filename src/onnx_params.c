@@ -298,6 +298,7 @@ int onx_pad_params(imp *im, const Onnx__NodeProto *n, const so_shape *in, int64_
     if (!ms || strcmp(ms, "constant") == 0) *mode = 0;
     else if (strcmp(ms, "reflect") == 0) *mode = 1;
     else if (strcmp(ms, "edge") == 0) *mode = 2;
+    else if (strcmp(ms, "wrap") == 0 && im->opset >= 19) *mode = 3;
     else return SO_ERR_UNSUPPORTED;
     if (in->rank < 0) return SO_ERR_UNSUPPORTED;
     int rank = in->rank, k = 0, r;

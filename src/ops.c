@@ -11,7 +11,7 @@ const so_op_info so_ops[SO_OP_COUNT] = {
 
 const char *const so_act_names[SO_ACT_COUNT] = {"none", "relu", "sigmoid", "tanh", "clip"};
 const char *const so_resize_coord_names[SO_RESIZE_COORD_COUNT] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                                                    "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+                                                                    "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
 const char *const so_resize_nearest_names[4] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
 so_op so_op_from_onnx(const char *op_type)

@@ -58,7 +58,7 @@ int so_op_from_name(const char *name);
 
 /* Resize's coordinate transformation modes (attr.ints[0] of SO_OP_RESIZE), ONNX names in order. */
 enum { SO_RESIZE_HALF_PIXEL, SO_RESIZE_PYTORCH_HALF_PIXEL, SO_RESIZE_ALIGN_CORNERS, SO_RESIZE_ASYMMETRIC, SO_RESIZE_TF_HALF_PIXEL_FOR_NN,
-       SO_RESIZE_TF_CROP_AND_RESIZE, SO_RESIZE_COORD_COUNT };
+       SO_RESIZE_TF_CROP_AND_RESIZE, SO_RESIZE_HALF_PIXEL_SYMMETRIC /* opset 19 */, SO_RESIZE_COORD_COUNT };
 /* tf_crop_and_resize keeps its region and extrapolation value in Resize's ints[7..11] as float bits:
    start H, start W, end H, end W (fractions of the input extent), extrapolation value. */
 static inline int64_t so_f32_to_bits(float f) { union { float f; int32_t i; } u = {f}; return u.i; }

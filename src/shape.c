@@ -318,6 +318,397 @@ so_status so_dims_matmul(const so_dim_alg *A, const so_dims *x, const so_dims *y
     return SO_OK;
 }
 
+/* pads and strides / dilations of a 2-D window are not negative */
+static so_status window_attrs(const so_attr *a)
+{
+    for (int k = 0; k < 4; k++)
+        if (a->pad[k] < 0) return so_errorf("negative pad %d", (int)a->pad[k]);
+    if (a->stride[0] < 0 || a->stride[1] < 0 || a->dilation[0] < 0 || a->dilation[1] < 0) return so_errorf("negative stride or dilation");
+    return SO_OK;
+}
+
+so_status so_dims_pool(const so_dim_alg *A, const so_attr *a, int dilated, const so_dims *x, so_dims *o)
+{
+    if (x->rank != 4) return so_errorf("input %s must have rank 4", DS(A, x));
+    if (a->kernel[0] < 1 || a->kernel[1] < 1) return so_errorf("kernel %dx%d must be positive", (int)a->kernel[0], (int)a->kernel[1]);
+    if (window_attrs(a)) return SO_ERR;
+    const int dil[2] = {dilated ? stride_of(a->dilation[0]) : 1, dilated ? stride_of(a->dilation[1]) : 1};
+    if (a->pad[0] >= (int64_t)dil[0] * (a->kernel[0] - 1) + 1 || a->pad[2] >= (int64_t)dil[0] * (a->kernel[0] - 1) + 1 ||
+        a->pad[1] >= (int64_t)dil[1] * (a->kernel[1] - 1) + 1 || a->pad[3] >= (int64_t)dil[1] * (a->kernel[1] - 1) + 1)
+        return so_errorf("pads %d,%d,%d,%d must be smaller than the kernel %dx%d", (int)a->pad[0], (int)a->pad[1], (int)a->pad[2],
+                         (int)a->pad[3], (int)a->kernel[0], (int)a->kernel[1]);
+    dims_copy(A, x, o);
+    for (int s = 0; s < 2; s++)
+        if (!A->window(DIM(A, x, 2 + s), a->kernel[s], stride_of(a->stride[s]), a->pad[s], a->pad[s + 2], dil[s], a->ceil_mode, DIM(A, o, 2 + s)))
+            return so_errorf("kernel %dx%d (pads %d,%d,%d,%d) does not fit input %s", (int)a->kernel[0], (int)a->kernel[1], (int)a->pad[0],
+                             (int)a->pad[1], (int)a->pad[2], (int)a->pad[3], DS(A, x));
+    return SO_OK;
+}
+
+so_status so_dims_conv(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o)
+{
+    if (x->rank != 4) return so_errorf("input %s must have rank 4 [N,C,H,W]", DS(A, x));
+    if (w->rank != 4) return so_errorf("weight %s must have rank 4 [O,C/group,kh,kw]", DS(A, w));
+    const int64_t grp = a->group > 0 ? a->group : 1;
+    const void *x1 = DIM(A, x, 1), *w0 = DIM(A, w, 0), *w1 = DIM(A, w, 1);
+    _Alignas(16) char q[64], cin[64];
+    int64_t v, k[2];
+    if (A->size > sizeof q) return so_errorf("dimension type too large");
+    if (grp > 1 && (A->as_const(w0, &v) ? v % grp != 0 : !A->div(w0, grp, 0, q)))
+        return so_errorf("weight %s has %s output channels, not divisible by group %lld", DS(A, w), DD(A, w0), (long long)grp);
+    const int mul_ok = A->mul(w1, grp, cin);
+    /* a grouped conv over a channel count that is no known number (rules): only the depthwise form
+       [C,1,kh,kw] on C channels, the rule language cannot state group = C */
+    const int depthwise_sym = grp > 1 && !A->as_const(x1, &v) && A->as_const(w1, &v) && v == 1 && A->eq(A->cx, x1, w0);
+    if (!depthwise_sym && (!mul_ok || !A->eq(A->cx, cin, x1))) {
+        if (grp == 1)
+            return so_errorf("weight %s needs %s input channels per group, input %s has %s", DS(A, w), DD(A, w1), DS(A, x), DD(A, x1));
+        return so_errorf("weight %s needs %s input channels per group x %lld groups = %s, input %s has %s", DS(A, w), DD(A, w1),
+                         (long long)grp, mul_ok ? DD(A, cin) : "too many", DS(A, x), DD(A, x1));
+    }
+    if (b && !is_vec(A, b, w0)) return so_errorf("bias %s must be [%s] for weight %s", DS(A, b), DD(A, w0), DS(A, w));
+    if (window_attrs(a)) return SO_ERR;
+    if (!A->as_const(DIM(A, w, 2), &k[0]) || !A->as_const(DIM(A, w, 3), &k[1])) return so_errorf("kernel dims of weight %s are not numbers", DS(A, w));
+    o->rank = 4;
+    memcpy(DIM(A, o, 0), DIM(A, x, 0), A->size);
+    memcpy(DIM(A, o, 1), w0, A->size);
+    for (int s = 0; s < 2; s++)
+        if (!A->window(DIM(A, x, 2 + s), k[s], stride_of(a->stride[s]), a->pad[s], a->pad[s + 2], stride_of(a->dilation[s]), 0, DIM(A, o, 2 + s)))
+            return so_errorf("kernel %lldx%lld (dilation %d,%d, pads %d,%d,%d,%d) does not fit input %s", (long long)k[0], (long long)k[1],
+                             stride_of(a->dilation[0]), stride_of(a->dilation[1]), (int)a->pad[0], (int)a->pad[1], (int)a->pad[2], (int)a->pad[3],
+                             DS(A, x));
+    return SO_OK;
+}
+
+so_status so_dims_enlarge(const so_dim_alg *A, const so_attr *a, const so_dims *w, so_dims *o)
+{
+    if (w->rank != 4) return so_errorf("kernel %s must have rank 4", DS(A, w));
+    int64_t k[2];
+    if (!A->as_const(DIM(A, w, 2), &k[0]) || !A->as_const(DIM(A, w, 3), &k[1])) return so_errorf("kernel dims of %s are not numbers", DS(A, w));
+    dims_copy(A, w, o);
+    for (int s = 0; s < 2; s++)
+        if (a->kernel[s] < k[s] || (a->kernel[s] - k[s]) % 2 != 0 || !A->of_const(a->kernel[s], DIM(A, o, 2 + s)))
+            return so_errorf("cannot centre kernel %s in %dx%d", DS(A, w), (int)a->kernel[0], (int)a->kernel[1]);
+    return SO_OK;
+}
+
+so_status so_dims_const(const so_dim_alg *A, so_op op, const so_dims *s, so_dims *o)
+{
+    const int rank = op == SO_OP_CONST_IDMAT ? 2 : op == SO_OP_CONST_ONES ? -1 : 4;
+    if ((rank >= 0 && s->rank != rank) || s->rank > SO_MAX_RANK) return so_errorf("shape has %d dims, expected %d", (int)s->rank, rank);
+    int64_t kh, kw;
+    if (op == SO_OP_CONST_POOL && !A->is_one(DIM(A, s, 1))) return so_errorf("shape %s must be [C,1,kh,kw]", DS(A, s));
+    if (op == SO_OP_CONST_IDCONV && (!A->eq(A->cx, DIM(A, s, 0), DIM(A, s, 1)) || !A->as_const(DIM(A, s, 2), &kh) ||
+                                     !A->as_const(DIM(A, s, 3), &kw) || kh % 2 == 0 || kw % 2 == 0))
+        return so_errorf("shape %s must be [C,C,kh,kw] with odd kh, kw", DS(A, s));
+    if (op == SO_OP_CONST_IDMAT && !A->eq(A->cx, DIM(A, s, 0), DIM(A, s, 1))) return so_errorf("shape %s must be square", DS(A, s));
+    dims_copy(A, s, o);
+    return SO_OK;
+}
+
+so_status so_dims_nchwc_in(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (x->rank != 4) return so_errorf("input %s must have rank 4", DS(A, x));
+    if (a->n_ints != 1 || a->ints[0] < 1 || a->ints[0] > 64) return so_errorf("needs ints=(b) with a block size b in 1..64");
+    dims_copy(A, x, o);
+    o->rank = 5;
+    if (!A->div(DIM(A, x, 1), a->ints[0], 1, DIM(A, o, 1)) || !A->of_const(a->ints[0], DIM(A, o, 4)))
+        return so_errorf("channels %s are not a multiple of the block %lld", DD(A, DIM(A, x, 1)), (long long)a->ints[0]);
+    return SO_OK;
+}
+
+so_status so_dims_nchwc_out(const so_dim_alg *A, const so_dims *bc, const so_dims *x, so_dims *o)
+{
+    if (x->rank != 5) return so_errorf("input %s must be a blocked value [N,C/b,H,W,b] (rank 5)", DS(A, x));
+    _Alignas(16) char q[64];
+    int64_t b, C;
+    if (A->size > sizeof q) return so_errorf("dimension type too large");
+    if (bc->rank != 2 || !A->as_const(DIM(A, bc, 0), &b) || !A->eq(A->cx, DIM(A, bc, 0), DIM(A, x, 4)) ||
+        (A->as_const(DIM(A, bc, 1), &C) && C < 1) || !A->div(DIM(A, bc, 1), b, 1, q) || !A->eq(A->cx, q, DIM(A, x, 1)))
+        return so_errorf("needs ints=(b, C) with b = %s and ceil(C/b) = %s blocks", DD(A, DIM(A, x, 4)), DD(A, DIM(A, x, 1)));
+    dims_copy(A, x, o);
+    o->rank = 4;
+    memcpy(DIM(A, o, 1), DIM(A, bc, 1), A->size);
+    return SO_OK;
+}
+
+/* x is a blocked value [N,K,H,W,b] with b a number (*b) */
+static so_status blocked(const so_dim_alg *A, const so_dims *x, int64_t *b)
+{
+    if (x->rank != 5) return so_errorf("input %s must be a blocked value [N,C/b,H,W,b] (rank 5)", DS(A, x));
+    if (!A->as_const(DIM(A, x, 4), b) || *b < 1) return so_errorf("lanes of input %s are not a positive number", DS(A, x));
+    return SO_OK;
+}
+
+so_status so_dims_conv_nchwc(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *bias, so_dims *o)
+{
+    int64_t b;
+    if (blocked(A, x, &b)) return SO_ERR;
+    if (w->rank != 4) return so_errorf("weight %s must have rank 4", DS(A, w));
+    const int64_t grp = a->group > 0 ? a->group : 1;
+    _Alignas(16) char v[5 * 64], q[64];
+    if (A->size > sizeof q) return so_errorf("dimension type too large");
+    so_dims plain = {4, v};
+    memcpy(v, x->dim, 4 * A->size);
+    if (!A->mul(DIM(A, w, 1), grp, DIM(A, &plain, 1)) || !A->div(DIM(A, &plain, 1), b, 1, q) || !A->eq(A->cx, q, DIM(A, x, 1)))
+        return so_errorf("weight %s (group %lld) does not match the %s blocks of %lld lanes of input %s", DS(A, w), (long long)grp,
+                         DD(A, DIM(A, x, 1)), (long long)b, DS(A, x));
+    if (so_dims_conv(A, a, &plain, w, bias, o)) return SO_ERR;
+    if (!A->div(DIM(A, o, 1), b, 1, q)) return so_errorf("output channels %s are not a multiple of the block %lld", DD(A, DIM(A, o, 1)), (long long)b);
+    memcpy(DIM(A, o, 1), q, A->size);
+    memcpy(DIM(A, o, 4), DIM(A, x, 4), A->size);
+    o->rank = 5;
+    return SO_OK;
+}
+
+so_status so_dims_pool_nchwc(const so_dim_alg *A, const so_attr *a, int dilated, const so_dims *x, so_dims *o)
+{
+    int64_t b;
+    if (blocked(A, x, &b)) return SO_ERR;
+    const so_dims plain = {4, x->dim};
+    if (so_dims_pool(A, a, dilated, &plain, o)) return SO_ERR;
+    memcpy(DIM(A, o, 4), DIM(A, x, 4), A->size);
+    o->rank = 5;
+    return SO_OK;
+}
+
+so_status so_dims_globalpool_nchwc(const so_dim_alg *A, const so_dims *x, so_dims *o)
+{
+    int64_t b;
+    if (blocked(A, x, &b)) return SO_ERR;
+    dims_copy(A, x, o);
+    memcpy(DIM(A, o, 2), A->one, A->size);
+    memcpy(DIM(A, o, 3), A->one, A->size);
+    return SO_OK;
+}
+
+/* ints[] as sorted, distinct axes in [0, rank) */
+static so_status check_axes(const so_attr *a, int rank, const char *what)
+{
+    for (int k = 0; k < a->n_ints; k++) {
+        if (a->ints[k] < 0 || a->ints[k] >= rank) return so_errorf("%s axis %lld out of range for rank %d", what, (long long)a->ints[k], rank);
+        if (k > 0 && a->ints[k] <= a->ints[k - 1]) return so_errorf("%s axes must be sorted and distinct", what);
+    }
+    return SO_OK;
+}
+
+static int in_ints(const so_attr *a, int64_t d)
+{
+    for (int k = 0; k < a->n_ints; k++)
+        if (a->ints[k] == d) return 1;
+    return 0;
+}
+
+so_status so_dims_reduce(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (check_axes(a, x->rank, "reduce")) return SO_ERR;
+    o->rank = 0;
+    for (int d = 0; d < x->rank; d++) {
+        const int red = a->n_ints == 0 || in_ints(a, d);
+        if (!red || a->keepdims) memcpy(DIM(A, o, o->rank++), red ? A->one : DIM(A, x, d), A->size);
+    }
+    return SO_OK;
+}
+
+so_status so_dims_argreduce(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (a->axis < 0 || a->axis >= x->rank) return so_errorf("axis %d out of range for input %s", (int)a->axis, DS(A, x));
+    o->rank = 0;
+    for (int d = 0; d < x->rank; d++)
+        if (d != a->axis || a->keepdims) memcpy(DIM(A, o, o->rank++), d == a->axis ? A->one : DIM(A, x, d), A->size);
+    return SO_OK;
+}
+
+so_status so_dims_squeeze(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (check_axes(a, x->rank, "squeeze")) return SO_ERR;
+    o->rank = 0;
+    for (int d = 0; d < x->rank; d++) {
+        const int one = A->is_one(DIM(A, x, d)), named = in_ints(a, d);
+        if (named && !one) return so_errorf("cannot squeeze axis %d of input %s (size %s)", d, DS(A, x), DD(A, DIM(A, x, d)));
+        if (!(named || (a->n_ints == 0 && one))) memcpy(DIM(A, o, o->rank++), DIM(A, x, d), A->size);
+    }
+    return SO_OK;
+}
+
+so_status so_dims_unsqueeze(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    const int r = x->rank + a->n_ints;
+    if (r > SO_MAX_RANK) return so_errorf("result rank %d exceeds %d", r, SO_MAX_RANK);
+    if (check_axes(a, r, "unsqueeze")) return SO_ERR;
+    o->rank = r;
+    for (int d = 0, src = 0; d < r; d++) memcpy(DIM(A, o, d), in_ints(a, d) ? A->one : DIM(A, x, src++), A->size);
+    return SO_OK;
+}
+
+so_status so_dims_gather(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *idx, so_dims *o)
+{
+    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for data %s", axis, DS(A, x));
+    const int r = x->rank + idx->rank - 1;
+    if (r > SO_MAX_RANK) return so_errorf("result rank %d exceeds %d", r, SO_MAX_RANK);
+    o->rank = 0;
+    for (int d = 0; d < axis; d++) memcpy(DIM(A, o, o->rank++), DIM(A, x, d), A->size);
+    for (int d = 0; d < idx->rank; d++) memcpy(DIM(A, o, o->rank++), DIM(A, idx, d), A->size);
+    for (int d = axis + 1; d < x->rank; d++) memcpy(DIM(A, o, o->rank++), DIM(A, x, d), A->size);
+    return SO_OK;
+}
+
+/* s is unidirectionally broadcastable to t (numpy, right-aligned) */
+static int unibroadcastable(const so_dim_alg *A, const so_dims *s, const so_dims *t)
+{
+    if (s->rank > t->rank) return 0;
+    for (int k = 1; k <= s->rank; k++)
+        if (!A->is_one(DIM(A, s, s->rank - k)) && !A->eq(A->cx, DIM(A, s, s->rank - k), DIM(A, t, t->rank - k))) return 0;
+    return 1;
+}
+
+so_status so_dims_gemm(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *y, const so_dims *c, so_dims *o)
+{
+    if (x->rank != 2 || y->rank != 2) return so_errorf("operands %s and %s must have rank 2", DS(A, x), DS(A, y));
+    const void *M = DIM(A, x, a->trans_a ? 1 : 0), *K = DIM(A, x, a->trans_a ? 0 : 1);
+    const void *K2 = DIM(A, y, a->trans_b ? 1 : 0), *N = DIM(A, y, a->trans_b ? 0 : 1);
+    if (!A->eq(A->cx, K, K2))
+        return so_errorf("inner dimensions differ: A %s (trans_a %d) x B %s (trans_b %d)", DS(A, x), (int)a->trans_a, DS(A, y), (int)a->trans_b);
+    o->rank = 2;
+    memcpy(DIM(A, o, 0), M, A->size);
+    memcpy(DIM(A, o, 1), N, A->size);
+    if (c && !unibroadcastable(A, c, o)) return so_errorf("C %s does not broadcast to %s", DS(A, c), DS(A, o));
+    return SO_OK;
+}
+
+so_status so_dims_layernorm(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *scale, const so_dims *bias, so_dims *o)
+{
+    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, x));
+    const so_dims norm = {x->rank - axis, DIM(A, x, axis)};
+    const so_dims *p[2] = {scale, bias};
+    for (int k = 0; k < 2; k++)
+        if (p[k] && !unibroadcastable(A, p[k], &norm))
+            return so_errorf("%s %s does not broadcast to the normalised shape %s of input %s", k == 0 ? "scale" : "bias", DS(A, p[k]),
+                             DS(A, &norm), DS(A, x));
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_expand(const so_dim_alg *A, const so_dims *x, const so_dims *t, so_dims *o)
+{
+    if (t->rank > SO_MAX_RANK) return so_errorf("target rank %d exceeds %d", (int)t->rank, SO_MAX_RANK);
+    int64_t v;
+    for (int k = 0; k < t->rank; k++)
+        if (A->as_const(DIM(A, t, k), &v) && v <= 0) return so_errorf("invalid target shape %s", DS(A, t));
+    const int r = so_dim_broadcast(A, x->dim, x->rank, t->dim, t->rank, o->dim);
+    if (r < 0) return so_errorf("cannot expand input %s to %s", DS(A, x), DS(A, t));
+    o->rank = r;
+    return SO_OK;
+}
+
+so_status so_dims_pad(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (a->n_ints != 2 * x->rank)
+        return so_errorf("has %d pads for input %s of rank %d (need %d)", (int)a->n_ints, DS(A, x), (int)x->rank, 2 * (int)x->rank);
+    if (a->mode < 0 || a->mode > 3) return so_errorf("unknown mode %d", (int)a->mode); /* constant, reflect, edge, wrap */
+    _Alignas(16) char pb[64], pe[64];
+    if (A->size > sizeof pb) return so_errorf("dimension type too large");
+    dims_copy(A, x, o);
+    for (int k = 0; k < x->rank; k++) {
+        const int64_t b = a->ints[k], e = a->ints[x->rank + k];
+        int64_t d, v;
+        if (!A->of_const(b, pb) || !A->of_const(e, pe) || !A->add(DIM(A, x, k), pb, DIM(A, o, k)) || !A->add(DIM(A, o, k), pe, DIM(A, o, k)))
+            return so_errorf("pads %lld,%lld on axis %d overflow", (long long)b, (long long)e, k); /* fuzz finding */
+        if (A->as_const(DIM(A, o, k), &v) && v <= 0)
+            return so_errorf("pads %lld,%lld on axis %d leave nothing of input %s", (long long)b, (long long)e, k, DS(A, x));
+        if (a->mode == 1 && A->as_const(DIM(A, x, k), &d) && (b >= d || e >= d))
+            return so_errorf("reflect pads %lld,%lld on axis %d must be smaller than the dimension of input %s", (long long)b, (long long)e, k, DS(A, x));
+    }
+    return SO_OK;
+}
+
+so_status so_dims_where(const so_dim_alg *A, const so_dims *cnd, const so_dims *x, const so_dims *y, so_dims *o)
+{
+    _Alignas(16) char v[SO_MAX_RANK * 64];
+    if (A->size > 64) return so_errorf("dimension type too large");
+    int r = so_dim_broadcast(A, x->dim, x->rank, y->dim, y->rank, v);
+    if (r >= 0) r = so_dim_broadcast(A, v, r, cnd->dim, cnd->rank, o->dim);
+    if (r < 0) return so_errorf("cannot broadcast %s, %s and %s", DS(A, cnd), DS(A, x), DS(A, y));
+    o->rank = r;
+    return SO_OK;
+}
+
+/* d / k exactly (a number: divisible; symbols: the instance's exact quotient) */
+static int div_exact(const so_dim_alg *A, const void *d, int64_t k, void *q)
+{
+    int64_t v;
+    if (A->as_const(d, &v) && (k < 1 || v % k)) return 0;
+    return A->div(d, k, 0, q);
+}
+
+so_status so_dims_blockmove(const so_dim_alg *A, int to_space, int64_t b, const so_dims *x, so_dims *o)
+{
+    int64_t bb;
+    if (x->rank != 4 || b < 1 || so_i64_mul(b, b, &bb)) goto bad;
+    dims_copy(A, x, o);
+    if (to_space ? !div_exact(A, DIM(A, x, 1), bb, DIM(A, o, 1)) || !A->mul(DIM(A, x, 2), b, DIM(A, o, 2)) || !A->mul(DIM(A, x, 3), b, DIM(A, o, 3))
+                 : !A->mul(DIM(A, x, 1), bb, DIM(A, o, 1)) || !div_exact(A, DIM(A, x, 2), b, DIM(A, o, 2)) || !div_exact(A, DIM(A, x, 3), b, DIM(A, o, 3)))
+        goto bad;
+    return SO_OK;
+bad:
+    if (to_space) return so_errorf("input %s is not [N,C,H,W] with C divisible by blocksize^2 = %lld", DS(A, x), (long long)(b * b));
+    return so_errorf("input %s is not [N,C,H,W] with H, W divisible by blocksize %lld", DS(A, x), (long long)b);
+}
+
+so_status so_dims_trilu(const so_dim_alg *A, const so_dims *x, so_dims *o)
+{
+    if (x->rank < 2) return so_errorf("input %s has rank < 2", DS(A, x));
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_gatherelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, so_dims *o)
+{
+    if (ix->rank != x->rank) return so_errorf("indices %s and data %s differ in rank", DS(A, ix), DS(A, x));
+    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, x));
+    dims_copy(A, ix, o);
+    return SO_OK;
+}
+
+so_status so_dims_lrn(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (x->rank < 2 || a->kernel[0] < 1) return so_errorf("input %s needs a channel axis and size >= 1", DS(A, x));
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_det(const so_dim_alg *A, const so_dims *x, so_dims *o)
+{
+    if (x->rank < 2 || !A->eq(A->cx, DIM(A, x, x->rank - 1), DIM(A, x, x->rank - 2)))
+        return so_errorf("input %s is not a stack of square matrices", DS(A, x));
+    dims_copy(A, x, o);
+    o->rank -= 2;
+    return SO_OK;
+}
+
+so_status so_dims_resize(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (x->rank != 4) return so_errorf("input %s is not 4-D", DS(A, x));
+    if ((a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) != (a->n_ints == 12) || (a->n_ints != 5 && a->n_ints != 7 && a->n_ints != 12) ||
+        a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 || a->mode < 0 || a->mode > 2 ||
+        a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
+        return so_errorf("invalid resize attributes");
+    dims_copy(A, x, o);
+    if (!A->of_const(a->ints[3], DIM(A, o, 2)) || !A->of_const(a->ints[4], DIM(A, o, 3))) return so_errorf("resize output too large");
+    return SO_OK;
+}
+
+so_status so_dims_topk(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    int64_t d;
+    if (a->axis < 0 || a->axis >= x->rank) return so_errorf("axis %d out of range", (int)a->axis);
+    if (a->ints[0] < 0 || (A->as_const(DIM(A, x, a->axis), &d) && a->ints[0] > d))
+        return so_errorf("k = %lld out of range for %s", (long long)a->ints[0], DS(A, x));
+    dims_copy(A, x, o);
+    if (!A->of_const(a->ints[0], DIM(A, o, a->axis))) return so_errorf("k = %lld out of range", (long long)a->ints[0]);
+    return SO_OK;
+}
+
 /* The concrete instance: a so_shape's dims as so_dims, and the result back (dtype from the caller). */
 static so_dims dims_of(const so_shape *s) { return (so_dims){s->rank, (void *)s->dim}; } /* a view of s */
 
@@ -340,6 +731,14 @@ static so_status store(ctx *c, so_status st, so_shape *o, const so_dims *od)
     c->n->out[0] = *o;
     return SO_OK;
 }
+
+/* output 0, of dtype DT, from the shape rule CALL that writes so_dims od */
+#define RUN(DT, CALL)                         \
+    do {                                      \
+        so_shape o_ = mk(0, (DT));            \
+        so_dims od = dims_of(&o_);            \
+        return store(c, (CALL), &o_, &od);    \
+    } while (0)
 
 /* so_dims views of input k (NULL if absent) and of an output shape */
 #define IN(k) (c->in[k] ? &(so_dims){c->in[k]->rank, (void *)c->in[k]->dim} : NULL)
@@ -391,76 +790,20 @@ static so_status shape_opaque(ctx *c)
 
 static so_status shape_conv(ctx *c)
 {
-    const so_attr *a = c->a;
-    const so_shape *x = c->in[0], *w = c->in[1], *b = c->in[2];
     if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
-    if (x->rank != 4) return fail(c, "input %s must have rank 4 [N,C,H,W]", S(x));
-    if (w->rank != 4) return fail(c, "weight %s must have rank 4 [O,C/group,kh,kw]", S(w));
-    int64_t grp = a->group > 0 ? a->group : 1;
-    if (w->dim[0] % grp != 0)
-        return fail(c, "weight %s has %lld output channels, not divisible by group %lld", S(w), (long long)w->dim[0], (long long)grp);
-    int64_t cin;
-    if (so_i64_mul(w->dim[1], grp, &cin) || cin != x->dim[1]) {
-        if (grp == 1)
-            return fail(c, "weight %s needs %lld input channels per group, input %s has %lld", S(w),
-                        (long long)w->dim[1], S(x), (long long)x->dim[1]);
-        return fail(c, "weight %s needs %lld input channels per group x %lld groups = %lld, input %s has %lld", S(w),
-                    (long long)w->dim[1], (long long)grp, (long long)(w->dim[1] * grp), S(x), (long long)x->dim[1]);
-    }
-    if (b && (b->rank != 1 || b->dim[0] != w->dim[0]))
-        return fail(c, "bias %s must be [%lld] for weight %s", S(b), (long long)w->dim[0], S(w));
-    for (int k = 0; k < 4; k++)
-        if (a->pad[k] < 0) return fail(c, "negative pad %d", (int)a->pad[k]);
-    if (a->stride[0] < 0 || a->stride[1] < 0 || a->dilation[0] < 0 || a->dilation[1] < 0)
-        return fail(c, "negative stride or dilation");
-    int64_t oh = so_window_out(x->dim[2], w->dim[2], stride_of(a->stride[0]), a->pad[0], a->pad[2], stride_of(a->dilation[0]), 0);
-    int64_t ow = so_window_out(x->dim[3], w->dim[3], stride_of(a->stride[1]), a->pad[1], a->pad[3], stride_of(a->dilation[1]), 0);
-    if (oh < 1 || ow < 1)
-        return fail(c, "kernel %lldx%lld (dilation %d,%d, pads %d,%d,%d,%d) does not fit input %s", (long long)w->dim[2], (long long)w->dim[3],
-                    stride_of(a->dilation[0]), stride_of(a->dilation[1]), (int)a->pad[0], (int)a->pad[1], (int)a->pad[2], (int)a->pad[3], S(x));
-    so_shape o = mk(4, SO_F32);
-    o.dim[0] = x->dim[0];
-    o.dim[1] = w->dim[0];
-    o.dim[2] = oh;
-    o.dim[3] = ow;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_conv(I64, c->a, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_matmul(ctx *c)
 {
     if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_matmul(I64, IN(0), IN(1), &od), &o, &od);
-}
-
-/* Is s unidirectionally broadcastable to t (numpy, right-aligned)? */
-static int unibroadcastable(const so_shape *s, const so_shape *t)
-{
-    if (s->rank > t->rank) return 0;
-    for (int k = 0; k < s->rank; k++) {
-        int64_t d = s->dim[s->rank - 1 - k];
-        if (d != 1 && d != t->dim[t->rank - 1 - k]) return 0;
-    }
-    return 1;
+    RUN(SO_F32, so_dims_matmul(I64, IN(0), IN(1), &od));
 }
 
 static so_status shape_gemm(ctx *c)
 {
-    const so_shape *A = c->in[0], *B = c->in[1], *C = c->in[2];
     if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
-    if (A->rank != 2 || B->rank != 2) return fail(c, "operands %s and %s must have rank 2", S(A), S(B));
-    int64_t M = c->a->trans_a ? A->dim[1] : A->dim[0], K = c->a->trans_a ? A->dim[0] : A->dim[1];
-    int64_t K2 = c->a->trans_b ? B->dim[1] : B->dim[0], N = c->a->trans_b ? B->dim[0] : B->dim[1];
-    if (K != K2)
-        return fail(c, "inner dimensions differ: A %s (trans_a %d) x B %s (trans_b %d)", S(A), (int)c->a->trans_a, S(B), (int)c->a->trans_b);
-    so_shape o = mk(2, SO_F32);
-    o.dim[0] = M;
-    o.dim[1] = N;
-    if (C && !unibroadcastable(C, &o)) return fail(c, "C %s does not broadcast to %s", S(C), S(&o));
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_gemm(I64, c->a, IN(0), IN(1), IN(2), &od));
 }
 
 /* ---------------- element-wise ---------------- */
@@ -471,17 +814,13 @@ static so_status binary(ctx *c, int allow_i64)
     if (A->dtype != B->dtype) return fail(c, "dtypes differ: %s and %s", dtype_name(A->dtype), dtype_name(B->dtype));
     if (!(A->dtype == SO_F32 || (allow_i64 && A->dtype == SO_I64)))
         return fail(c, "inputs have dtype %s, expected float", dtype_name(A->dtype));
-    so_shape o = mk(0, A->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_bcast(I64, IN(0), IN(1), &od), &o, &od);
+    RUN(A->dtype, so_dims_bcast(I64, IN(0), IN(1), &od));
 }
 
 static so_status unary(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, c->in[0]->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_same(I64, IN(0), &od), &o, &od);
+    RUN(c->in[0]->dtype, so_dims_same(I64, IN(0), &od));
 }
 
 static so_status shape_add(ctx *c) { return binary(c, 1); }
@@ -518,29 +857,8 @@ static so_status shape_batchnorm(ctx *c)
 
 static so_status pool(ctx *c, int dilated)
 {
-    const so_attr *a = c->a;
-    const so_shape *x = c->in[0];
-    if (need_f32(c, 0) || need_rank(c, 0, 4, "input")) return SO_ERR;
-    if (a->kernel[0] < 1 || a->kernel[1] < 1) return fail(c, "kernel %dx%d must be positive", (int)a->kernel[0], (int)a->kernel[1]);
-    for (int k = 0; k < 4; k++)
-        if (a->pad[k] < 0) return fail(c, "negative pad %d", (int)a->pad[k]);
-    if (a->stride[0] < 0 || a->stride[1] < 0 || a->dilation[0] < 0 || a->dilation[1] < 0)
-        return fail(c, "negative stride or dilation");
-    int d0 = dilated ? stride_of(a->dilation[0]) : 1, d1 = dilated ? stride_of(a->dilation[1]) : 1;
-    if (a->pad[0] >= (int64_t)d0 * (a->kernel[0] - 1) + 1 || a->pad[2] >= (int64_t)d0 * (a->kernel[0] - 1) + 1 ||
-        a->pad[1] >= (int64_t)d1 * (a->kernel[1] - 1) + 1 || a->pad[3] >= (int64_t)d1 * (a->kernel[1] - 1) + 1)
-        return fail(c, "pads %d,%d,%d,%d must be smaller than the kernel %dx%d", (int)a->pad[0], (int)a->pad[1], (int)a->pad[2],
-                    (int)a->pad[3], (int)a->kernel[0], (int)a->kernel[1]);
-    int64_t oh = so_window_out(x->dim[2], a->kernel[0], stride_of(a->stride[0]), a->pad[0], a->pad[2], d0, a->ceil_mode);
-    int64_t ow = so_window_out(x->dim[3], a->kernel[1], stride_of(a->stride[1]), a->pad[1], a->pad[3], d1, a->ceil_mode);
-    if (oh < 1 || ow < 1)
-        return fail(c, "kernel %dx%d (pads %d,%d,%d,%d) does not fit input %s", (int)a->kernel[0], (int)a->kernel[1], (int)a->pad[0],
-                    (int)a->pad[1], (int)a->pad[2], (int)a->pad[3], S(x));
-    so_shape o = *x;
-    o.dim[2] = oh;
-    o.dim[3] = ow;
-    c->n->out[0] = o;
-    return SO_OK;
+    if (need_f32(c, 0)) return SO_ERR;
+    RUN(SO_F32, so_dims_pool(I64, c->a, dilated, IN(0), &od));
 }
 
 static so_status shape_maxpool(ctx *c) { return pool(c, 1); }
@@ -549,64 +867,27 @@ static so_status shape_avgpool(ctx *c) { return pool(c, 0); }
 static so_status shape_globalavgpool(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_globalpool(I64, IN(0), &od), &o, &od);
+    RUN(SO_F32, so_dims_globalpool(I64, IN(0), &od));
 }
 
 static so_status shape_softmax(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_softmax(I64, c->a->axis, IN(0), &od), &o, &od);
-}
-
-/* Checks ints[] as sorted, distinct axes in [0, rank). */
-static so_status check_axes(ctx *c, int rank, const char *what)
-{
-    const so_attr *a = c->a;
-    for (int k = 0; k < a->n_ints; k++) {
-        if (a->ints[k] < 0 || a->ints[k] >= rank)
-            return fail(c, "%s axis %lld out of range for rank %d", what, (long long)a->ints[k], rank);
-        if (k > 0 && a->ints[k] <= a->ints[k - 1]) return fail(c, "%s axes must be sorted and distinct", what);
-    }
-    return SO_OK;
+    RUN(SO_F32, so_dims_softmax(I64, c->a->axis, IN(0), &od));
 }
 
 static so_status shape_reducemean(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (need_f32(c, 0) || check_axes(c, x->rank, "reduce")) return SO_ERR;
-    so_shape o = mk(0, SO_F32);
-    for (int d = 0; d < x->rank; d++) {
-        int red = a->n_ints == 0;
-        for (int k = 0; k < a->n_ints; k++)
-            if (a->ints[k] == d) red = 1;
-        if (!red) o.dim[o.rank++] = x->dim[d];
-        else if (a->keepdims) o.dim[o.rank++] = 1;
-    }
-    c->n->out[0] = o;
-    return SO_OK;
+    if (need_f32(c, 0)) return SO_ERR;
+    RUN(SO_F32, so_dims_reduce(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_reducesum(ctx *c) { return shape_reducemean(c); }
 
 static so_status shape_layernorm(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    int axis = c->a->axis;
     if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
-    if (axis < 0 || axis >= x->rank) return fail(c, "axis %d out of range for input %s", axis, S(x));
-    so_shape norm = mk(x->rank - axis, SO_F32);
-    for (int k = axis; k < x->rank; k++) norm.dim[k - axis] = x->dim[k];
-    for (int k = 1; k < 3; k++)
-        if (c->in[k] && !unibroadcastable(c->in[k], &norm))
-            return fail(c, "%s %s does not broadcast to the normalised shape %s of input %s", k == 1 ? "scale" : "bias", S(c->in[k]),
-                        S(&norm), S(x));
-    c->n->out[0] = *x;
-    return SO_OK;
+    RUN(SO_F32, so_dims_layernorm(I64, c->a->axis, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_rmsnorm(ctx *c) { return shape_layernorm(c); } /* no bias input */
@@ -615,21 +896,7 @@ static so_status shape_rmsnorm(ctx *c) { return shape_layernorm(c); } /* no bias
 
 static so_status shape_pad(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (a->n_ints != 2 * x->rank) return fail(c, "has %d pads for input %s of rank %d (need %d)", (int)a->n_ints, S(x), (int)x->rank, 2 * (int)x->rank);
-    if (a->mode < 0 || a->mode > 2) return fail(c, "unknown mode %d", (int)a->mode);
-    so_shape o = *x;
-    for (int k = 0; k < x->rank; k++) {
-        int64_t b = a->ints[k], e = a->ints[x->rank + k];
-        if (__builtin_add_overflow(x->dim[k], b, &o.dim[k]) || __builtin_add_overflow(o.dim[k], e, &o.dim[k]))
-            return fail(c, "pads %lld,%lld on axis %d overflow", (long long)b, (long long)e, k); /* fuzz finding */
-        if (o.dim[k] <= 0) return fail(c, "pads %lld,%lld on axis %d leave nothing of input %s", (long long)b, (long long)e, k, S(x));
-        if (a->mode == 1 && (b >= x->dim[k] || e >= x->dim[k]))
-            return fail(c, "reflect pads %lld,%lld on axis %d must be smaller than the dimension of input %s", (long long)b, (long long)e, k, S(x));
-    }
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(c->in[0]->dtype, so_dims_pad(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_concat(ctx *c)
@@ -686,101 +953,38 @@ static so_status shape_reshape(ctx *c)
 
 static so_status shape_transpose(ctx *c)
 {
-    so_shape o = mk(0, c->in[0]->dtype);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_transpose(I64, c->a->ints, c->a->n_ints, IN(0), &od), &o, &od);
+    RUN(c->in[0]->dtype, so_dims_transpose(I64, c->a->ints, c->a->n_ints, IN(0), &od));
 }
 
 static so_status shape_squeeze(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (check_axes(c, x->rank, "squeeze")) return SO_ERR;
-    so_shape o = mk(0, x->dtype);
-    for (int d = 0; d < x->rank; d++) {
-        int sq = a->n_ints == 0 && x->dim[d] == 1;
-        for (int k = 0; k < a->n_ints; k++)
-            if (a->ints[k] == d) {
-                if (x->dim[d] != 1) return fail(c, "cannot squeeze axis %d of input %s (size %lld)", d, S(x), (long long)x->dim[d]);
-                sq = 1;
-            }
-        if (!sq) o.dim[o.rank++] = x->dim[d];
-    }
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(c->in[0]->dtype, so_dims_squeeze(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_unsqueeze(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    int r = x->rank + a->n_ints;
-    if (r > SO_MAX_RANK) return fail(c, "result rank %d exceeds %d", r, SO_MAX_RANK);
-    if (check_axes(c, r, "unsqueeze")) return SO_ERR;
-    so_shape o = mk(r, x->dtype);
-    int src = 0;
-    for (int d = 0; d < r; d++) {
-        int ins = 0;
-        for (int k = 0; k < a->n_ints; k++)
-            if (a->ints[k] == d) ins = 1;
-        o.dim[d] = ins ? 1 : x->dim[src++];
-    }
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(c->in[0]->dtype, so_dims_unsqueeze(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_identity(ctx *c)
 {
-    c->n->out[0] = *c->in[0];
-    return SO_OK;
+    RUN(c->in[0]->dtype, so_dims_same(I64, IN(0), &od));
 }
 
 static so_status shape_expand(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (a->n_ints > SO_MAX_RANK) return fail(c, "target rank %d exceeds %d", (int)a->n_ints, SO_MAX_RANK);
-    so_shape t = mk(a->n_ints, x->dtype), o;
-    for (int k = 0; k < a->n_ints; k++) {
-        t.dim[k] = a->ints[k];
-        if (a->ints[k] <= 0) return fail(c, "invalid target shape %s", S(&t));
-    }
-    if (so_shape_broadcast(x, &t, &o) != SO_OK) return fail(c, "cannot expand input %s to %s", S(x), S(&t));
-    o.dtype = x->dtype;
-    c->n->out[0] = o;
-    return SO_OK;
+    so_shape o = mk(0, c->in[0]->dtype);
+    so_dims od = dims_of(&o), t = {c->a->n_ints, (void *)c->a->ints};
+    return store(c, so_dims_expand(I64, IN(0), &t, &od), &o, &od);
 }
 
-static so_status shape_resize(ctx *c)
-{
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (x->rank != 4) return fail(c, "input %s is not 4-D", S(x));
-    if ((a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) != (a->n_ints == 12) || (a->n_ints != 5 && a->n_ints != 7 && a->n_ints != 12) || a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 ||
-        a->mode < 0 || a->mode > 2 || a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
-        return fail(c, "invalid resize attributes");
-    so_shape o = *x;
-    o.dim[2] = a->ints[3];
-    o.dim[3] = a->ints[4];
-    c->n->out[0] = o;
-    return SO_OK;
-}
+static so_status shape_resize(ctx *c) { RUN(c->in[0]->dtype, so_dims_resize(I64, c->a, IN(0), &od)); }
 
 static so_status shape_gather(ctx *c)
 {
     const so_shape *x = c->in[0], *idx = c->in[1];
-    int axis = c->a->axis;
     if (idx->dtype != SO_I64) return fail(c, "indices %s have dtype %s, expected int64", S(idx), dtype_name(idx->dtype));
-    if (axis < 0 || axis >= x->rank) return fail(c, "axis %d out of range for data %s", axis, S(x));
-    int r = x->rank + idx->rank - 1;
-    if (r > SO_MAX_RANK) return fail(c, "result rank %d exceeds %d", r, SO_MAX_RANK);
-    so_shape o = mk(r, x->dtype);
-    int k = 0;
-    for (int d = 0; d < axis; d++) o.dim[k++] = x->dim[d];
-    for (int d = 0; d < idx->rank; d++) o.dim[k++] = idx->dim[d];
-    for (int d = axis + 1; d < x->rank; d++) o.dim[k++] = x->dim[d];
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(x->dtype, so_dims_gather(I64, c->a->axis, IN(0), IN(1), &od));
 }
 
 static so_status shape_slice(ctx *c)
@@ -1047,17 +1251,8 @@ static so_status shape_roialign(ctx *c)
 
 static so_status shape_enlarge(ctx *c)
 {
-    const so_shape *w = c->in[0];
-    const so_attr *a = c->a;
-    if (need_f32(c, 0) || need_rank(c, 0, 4, "kernel")) return SO_ERR;
-    for (int k = 0; k < 2; k++)
-        if (a->kernel[k] < w->dim[2 + k] || (a->kernel[k] - w->dim[2 + k]) % 2 != 0)
-            return fail(c, "cannot centre kernel %s in %dx%d", S(w), (int)a->kernel[0], (int)a->kernel[1]);
-    so_shape o = *w;
-    o.dim[2] = a->kernel[0];
-    o.dim[3] = a->kernel[1];
-    c->n->out[0] = o;
-    return SO_OK;
+    if (need_f32(c, 0)) return SO_ERR;
+    RUN(SO_F32, so_dims_enlarge(I64, c->a, IN(0), &od));
 }
 
 /* Conv+BN folding weights: bnfold_w(W[O,...], scale[O], var[O]) -> W's shape;
@@ -1080,55 +1275,20 @@ static so_status shape_bnfold_b(ctx *c)
         v[k] = c->in[k] ? dims_of(c->in[k]) : (so_dims){0, NULL};
         in[k] = c->in[k] ? &v[k] : NULL;
     }
+    RUN(SO_F32, so_dims_bnfold_b(I64, in, c->n_in, &od));
+}
+
+/* CONST_*: the shape is ints */
+static so_status shape_const(ctx *c)
+{
     so_shape o = mk(0, SO_F32);
-    so_dims od = dims_of(&o);
-    return store(c, so_dims_bnfold_b(I64, in, c->n_in, &od), &o, &od);
+    so_dims od = dims_of(&o), s = {c->a->n_ints, (void *)c->a->ints};
+    return store(c, so_dims_const(I64, c->n->op, &s, &od), &o, &od);
 }
-
-/* Shape from ints (CONST_*); rank must be `rank` (or any if rank < 0). */
-static so_status const_shape(ctx *c, int rank, so_shape *o)
-{
-    const so_attr *a = c->a;
-    if ((rank >= 0 && a->n_ints != rank) || a->n_ints > SO_MAX_RANK) return fail(c, "shape has %d dims, expected %d", (int)a->n_ints, rank);
-    *o = mk(a->n_ints, SO_F32);
-    for (int k = 0; k < a->n_ints; k++) o->dim[k] = a->ints[k];
-    return SO_OK;
-}
-
-static so_status shape_const_pool(ctx *c)
-{
-    so_shape o;
-    if (const_shape(c, 4, &o)) return SO_ERR;
-    if (o.dim[1] != 1) return fail(c, "shape %s must be [C,1,kh,kw]", S(&o));
-    c->n->out[0] = o;
-    return SO_OK;
-}
-
-static so_status shape_const_idconv(ctx *c)
-{
-    so_shape o;
-    if (const_shape(c, 4, &o)) return SO_ERR;
-    if (o.dim[0] != o.dim[1] || o.dim[2] % 2 == 0 || o.dim[3] % 2 == 0) return fail(c, "shape %s must be [C,C,kh,kw] with odd kh, kw", S(&o));
-    c->n->out[0] = o;
-    return SO_OK;
-}
-
-static so_status shape_const_idmat(ctx *c)
-{
-    so_shape o;
-    if (const_shape(c, 2, &o)) return SO_ERR;
-    if (o.dim[0] != o.dim[1]) return fail(c, "shape %s must be square", S(&o));
-    c->n->out[0] = o;
-    return SO_OK;
-}
-
-static so_status shape_const_ones(ctx *c)
-{
-    so_shape o;
-    if (const_shape(c, -1, &o)) return SO_ERR;
-    c->n->out[0] = o;
-    return SO_OK;
-}
+#define shape_const_pool shape_const
+#define shape_const_idconv shape_const
+#define shape_const_idmat shape_const
+#define shape_const_ones shape_const
 
 /* ---------------- blocked-channel layout ---------------- */
 
@@ -1153,58 +1313,32 @@ static so_shape blocked_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_
 
 static so_status shape_nchwc_in(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    if (need_f32(c, 0) || need_rank(c, 0, 4, "input")) return SO_ERR;
-    if (c->a->n_ints != 1 || c->a->ints[0] < 1 || c->a->ints[0] > 64) return fail(c, "needs ints=(b) with a block size b in 1..64");
-    c->n->out[0] = blocked_shape(x->dim[0], x->dim[1], x->dim[2], x->dim[3], c->a->ints[0]);
-    return SO_OK;
+    if (need_f32(c, 0)) return SO_ERR;
+    RUN(SO_F32, so_dims_nchwc_in(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_nchwc_out(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const int64_t b = blocked_in(c, 0);
-    if (!b) return SO_ERR;
-    if (c->a->n_ints != 2 || c->a->ints[0] != b || c->a->ints[1] < 1 || (c->a->ints[1] + b - 1) / b != x->dim[1])
-        return fail(c, "needs ints=(b, C) with b = %lld and ceil(C/b) = %lld blocks", (long long)b, (long long)x->dim[1]);
-    so_shape o = mk(4, SO_F32);
-    o.dim[0] = x->dim[0], o.dim[1] = c->a->ints[1], o.dim[2] = x->dim[2], o.dim[3] = x->dim[3];
-    c->n->out[0] = o;
-    return SO_OK;
-}
-
-/* A blocked op's shape: the plain op's shape function on the logical view [N, C, H, W] of input 0 (C from
-   the conv weight, or the blocks for pools, which pool every lane), the result blocked again. */
-static so_status blocked_as(ctx *c, so_status (*plain)(ctx *), int64_t C, int pool)
-{
-    const so_shape *xb = c->in[0];
-    const int64_t b = xb->dim[4];
-    so_shape x = mk(4, SO_F32);
-    x.dim[0] = xb->dim[0], x.dim[1] = C, x.dim[2] = xb->dim[2], x.dim[3] = xb->dim[3];
-    c->in[0] = &x;
-    so_status st = plain(c);
-    c->in[0] = xb;
-    if (st != SO_OK) return st;
-    const so_shape o = c->n->out[0];
-    c->n->out[0] = pool ? blocked_shape(o.dim[0], o.dim[1] * b, o.dim[2], o.dim[3], b) /* pools: blocks in, blocks out */
-                                   : blocked_shape(o.dim[0], o.dim[1], o.dim[2], o.dim[3], b);
-    return SO_OK;
+    if (need_f32(c, 0)) return SO_ERR;
+    so_shape o = mk(0, SO_F32);
+    so_dims od = dims_of(&o), bc = {c->a->n_ints, (void *)c->a->ints};
+    return store(c, so_dims_nchwc_out(I64, &bc, IN(0), &od), &o, &od);
 }
 
 static so_status shape_conv_nchwc(ctx *c)
 {
-    const int64_t b = blocked_in(c, 0);
-    if (!b || need_f32(c, 1) || need_rank(c, 1, 4, "weight")) return SO_ERR;
-    const int64_t grp = c->a->group > 0 ? c->a->group : 1;
-    int64_t C;
-    if (so_i64_mul(c->in[1]->dim[1], grp, &C) || (C + b - 1) / b != c->in[0]->dim[1])
-        return fail(c, "weight %s (group %lld) does not match the %lld blocks of %lld lanes of input %s", S(c->in[1]), (long long)grp,
-                    (long long)c->in[0]->dim[1], (long long)b, S(c->in[0]));
-    return blocked_as(c, shape_conv, C, 0);
+    if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
+    RUN(SO_F32, so_dims_conv_nchwc(I64, c->a, IN(0), IN(1), IN(2), &od));
 }
 
-static so_status shape_maxpool_nchwc(ctx *c) { return blocked_in(c, 0) ? blocked_as(c, shape_maxpool, c->in[0]->dim[1], 1) : SO_ERR; }
-static so_status shape_avgpool_nchwc(ctx *c) { return blocked_in(c, 0) ? blocked_as(c, shape_avgpool, c->in[0]->dim[1], 1) : SO_ERR; }
+static so_status pool_nchwc(ctx *c, int dilated)
+{
+    if (need_f32(c, 0)) return SO_ERR;
+    RUN(SO_F32, so_dims_pool_nchwc(I64, c->a, dilated, IN(0), &od));
+}
+
+static so_status shape_maxpool_nchwc(ctx *c) { return pool_nchwc(c, 1); }
+static so_status shape_avgpool_nchwc(ctx *c) { return pool_nchwc(c, 0); }
 
 static so_status shape_concat_nchwc(ctx *c)
 {
@@ -1227,11 +1361,8 @@ static so_status shape_concat_nchwc(ctx *c)
 
 static so_status shape_globalavgpool_nchwc(ctx *c)
 {
-    if (!blocked_in(c, 0)) return SO_ERR;
-    so_shape o = *c->in[0];
-    o.dim[2] = o.dim[3] = 1;
-    c->n->out[0] = o;
-    return SO_OK;
+    if (need_f32(c, 0)) return SO_ERR;
+    RUN(SO_F32, so_dims_globalpool_nchwc(I64, IN(0), &od));
 }
 
 /* ---------------- driver ---------------- */
@@ -1283,61 +1414,29 @@ static so_status shape_hardmax(ctx *c) { return shape_softmax(c); }
 /* ArgMax / ArgMin: the reduced shape over one axis, int64 */
 static so_status shape_argmax(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
     if (need_f32(c, 0)) return SO_ERR;
-    if (a->axis < 0 || a->axis >= x->rank) return fail(c, "axis %d out of range for input %s", (int)a->axis, S(x));
-    so_shape o = mk(0, SO_I64);
-    for (int d = 0; d < x->rank; d++)
-        if (d != a->axis) o.dim[o.rank++] = x->dim[d];
-        else if (a->keepdims) o.dim[o.rank++] = 1;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_I64, so_dims_argreduce(I64, c->a, IN(0), &od));
 }
 static so_status shape_argmin(ctx *c) { return shape_argmax(c); }
 
-static so_status shape_trilu(ctx *c)
-{
-    if (c->in[0]->rank < 2) return fail(c, "input %s has rank < 2", S(c->in[0]));
-    c->n->out[0] = *c->in[0];
-    return SO_OK;
-}
+static so_status shape_trilu(ctx *c) { RUN(c->in[0]->dtype, so_dims_trilu(I64, IN(0), &od)); }
 
 static so_status shape_gatherelements(ctx *c)
 {
-    const so_shape *x = c->in[0], *ix = c->in[1];
     if (need_f32(c, 0)) return SO_ERR;
-    if (ix->dtype != SO_I64) return fail(c, "indices are not int64");
-    if (ix->rank != x->rank) return fail(c, "indices %s and data %s differ in rank", S(ix), S(x));
-    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range for input %s", (int)c->a->axis, S(x));
-    so_shape o = *ix;
-    o.dtype = SO_F32;
-    c->n->out[0] = o;
-    return SO_OK;
+    if (c->in[1]->dtype != SO_I64) return fail(c, "indices are not int64");
+    RUN(SO_F32, so_dims_gatherelements(I64, c->a->axis, IN(0), IN(1), &od));
 }
 
 static so_status shape_depthtospace(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    int64_t b = c->a->kernel[0];
     if (need_f32(c, 0)) return SO_ERR;
-    if (x->rank != 4 || b < 1 || x->dim[1] % (b * b)) return fail(c, "input %s is not [N,C,H,W] with C divisible by blocksize^2 = %lld", S(x), (long long)(b * b));
-    so_shape o = *x;
-    o.dim[1] /= b * b, o.dim[2] *= b, o.dim[3] *= b;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_blockmove(I64, 1, c->a->kernel[0], IN(0), &od));
 }
-
 static so_status shape_spacetodepth(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    int64_t b = c->a->kernel[0];
     if (need_f32(c, 0)) return SO_ERR;
-    if (x->rank != 4 || b < 1 || x->dim[2] % b || x->dim[3] % b) return fail(c, "input %s is not [N,C,H,W] with H, W divisible by blocksize %lld", S(x), (long long)b);
-    so_shape o = *x;
-    o.dim[1] *= b * b, o.dim[2] /= b, o.dim[3] /= b;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_blockmove(I64, 0, c->a->kernel[0], IN(0), &od));
 }
 
 /* NegativeLogLikelihoodLoss: input [N,C,d...], target [N,d...] int64, weight [C]; reduction none keeps
@@ -1364,37 +1463,26 @@ static so_status shape_where(ctx *c)
     const so_shape *cnd = c->in[0], *x = c->in[1], *y = c->in[2];
     if (cnd->dtype != SO_I64) return fail(c, "condition is not a boolean (int64) tensor");
     if (x->dtype != y->dtype) return fail(c, "X and Y differ in type");
-    so_shape o;
-    if (so_shape_broadcast(x, y, &o) != SO_OK || so_shape_broadcast(&o, cnd, &o) != SO_OK)
-        return fail(c, "cannot broadcast %s, %s and %s", S(cnd), S(x), S(y));
-    o.dtype = x->dtype;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(x->dtype, so_dims_where(I64, IN(0), IN(1), IN(2), &od));
 }
-
-/* comparisons: broadcast shape, boolean (int64 0/1) output */
 static so_status compare(ctx *c)
 {
     const so_shape *A = c->in[0], *B = c->in[1];
     if (A->dtype != B->dtype) return fail(c, "dtypes differ: %s and %s", dtype_name(A->dtype), dtype_name(B->dtype));
-    so_shape o;
-    if (so_shape_broadcast(A, B, &o) != SO_OK) return fail(c, "cannot broadcast %s with %s", S(A), S(B));
-    o.dtype = SO_I64;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_I64, so_dims_bcast(I64, IN(0), IN(1), &od));
 }
 static so_status shape_equal(ctx *c) { return compare(c); }
 static so_status shape_less(ctx *c) { return compare(c); }
 static so_status shape_greater(ctx *c) { return compare(c); }
 static so_status shape_lessorequal(ctx *c) { return compare(c); }
 static so_status shape_greaterorequal(ctx *c) { return compare(c); }
-static so_status shape_isinf(ctx *c)
+/* an element-wise result of dtype dt */
+static so_status same_as(ctx *c, int32_t dt)
 {
-    if (need_f32(c, 0)) return SO_ERR;
-    c->n->out[0] = *c->in[0];
-    c->n->out[0].dtype = SO_I64;
-    return SO_OK;
+    RUN(dt, so_dims_same(I64, IN(0), &od));
 }
+
+static so_status shape_isinf(ctx *c) { return need_f32(c, 0) ? SO_ERR : same_as(c, SO_I64); }
 static so_status shape_isnan(ctx *c) { return shape_isinf(c); }
 
 static so_status shape_convtranspose(ctx *c)
@@ -1419,9 +1507,7 @@ static so_status shape_convtranspose(ctx *c)
 static so_status shape_lrn(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
-    if (c->in[0]->rank < 2 || c->a->kernel[0] < 1) return fail(c, "input %s needs a channel axis and size >= 1", S(c->in[0]));
-    c->n->out[0] = *c->in[0];
-    return SO_OK;
+    RUN(SO_F32, so_dims_lrn(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_scatterelements(ctx *c)
@@ -1457,13 +1543,10 @@ static so_status shape_gathernd(ctx *c)
 
 static so_status shape_topk(ctx *c)
 {
-    const so_shape *x = c->in[0];
     if (need_f32(c, 0)) return SO_ERR;
-    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range", (int)c->a->axis);
-    if (c->a->ints[0] < 0 || c->a->ints[0] > x->dim[c->a->axis]) return fail(c, "k = %lld out of range for %s", (long long)c->a->ints[0], S(x));
-    so_shape o = *x;
-    o.dim[c->a->axis] = c->a->ints[0];
-    c->n->out[0] = o;
+    so_shape o = mk(0, SO_F32);
+    so_dims od = dims_of(&o);
+    if (store(c, so_dims_topk(I64, c->a, IN(0), &od), &o, &od)) return SO_ERR;
     o.dtype = SO_I64;
     c->n->out[1] = o;
     return SO_OK;
@@ -1471,21 +1554,15 @@ static so_status shape_topk(ctx *c)
 
 static so_status shape_det(ctx *c)
 {
-    const so_shape *x = c->in[0];
     if (need_f32(c, 0)) return SO_ERR;
-    if (x->rank < 2 || x->dim[x->rank - 1] != x->dim[x->rank - 2]) return fail(c, "input %s is not a stack of square matrices", S(x));
-    so_shape o = *x;
-    o.rank -= 2;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_det(I64, IN(0), &od));
 }
 
 /* boolean operators: int64 0/1 storage in and out */
 static so_status shape_not(ctx *c)
 {
     if (c->in[0]->dtype != SO_I64) return fail(c, "input has dtype %s, expected bool", dtype_name(c->in[0]->dtype));
-    c->n->out[0] = *c->in[0];
-    return SO_OK;
+    return same_as(c, SO_I64);
 }
 static so_status logic(ctx *c)
 {
@@ -1531,10 +1608,7 @@ static so_status shape_cast(ctx *c)
 {
     int32_t to = so_dtype_storage(c->a->mode);
     if (!to) return fail(c, "cast to ONNX type %d is not supported (float32, int64, int32, bool)", (int)c->a->mode);
-    so_shape o = *c->in[0];
-    o.dtype = to;
-    c->n->out[0] = o;
-    return SO_OK;
+    return same_as(c, to);
 }
 
 static const shape_fn shape_fns[SO_OP_COUNT] = {

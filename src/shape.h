@@ -67,6 +67,53 @@ so_status so_dims_concat(const so_dim_alg *A, int axis, const so_dims *x, int n,
 so_status so_dims_split(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *sizes, int n_out, so_dims *o);
 /* numpy matmul: [...,m,k] x [...,k,n] with broadcast batch dims; a rank-1 operand is a row / column dropped from the result */
 so_status so_dims_matmul(const so_dim_alg *A, const so_dims *x, const so_dims *y, so_dims *o);
+/* 2-D pooling of x [N,C,H,W] by a's kernel, strides, pads, ceil_mode (and dilations if dilated) */
+so_status so_dims_pool(const so_dim_alg *A, const so_attr *a, int dilated, const so_dims *x, so_dims *o);
+/* 2-D convolution of x [N,C,H,W] by w [O,C/group,kh,kw] (kernel dims known numbers), bias b [O] or NULL */
+so_status so_dims_conv(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o);
+/* enlarge: kernel w [O,C,kh,kw] (kh, kw numbers) centred in a->kernel */
+so_status so_dims_enlarge(const so_dim_alg *A, const so_attr *a, const so_dims *w, so_dims *o);
+/* the internal constants CONST_POOL [C,1,kh,kw], CONST_IDCONV [C,C,kh,kw] (odd kh, kw), CONST_IDMAT [n,n], CONST_ONES: shape s */
+so_status so_dims_const(const so_dim_alg *A, so_op op, const so_dims *s, so_dims *o);
+/* blocked layout: nchwc_in [N,C,H,W] -> [N,ceil(C/b),H,W,b]; nchwc_out [N,K,H,W,b] -> [N,C,H,W] with bc = (b, C),
+   ceil(C/b) = K (symbols: exact blocking) */
+so_status so_dims_nchwc_in(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_nchwc_out(const so_dim_alg *A, const so_dims *bc, const so_dims *x, so_dims *o);
+/* conv / pools on a blocked value x [N,K,H,W,b] (b a number): the plain rule on the logical view [N,C,H,W] (conv: C =
+   w's channels x group, ceil(C/b) = K; pools pool every lane: C = K), the result blocked again */
+so_status so_dims_conv_nchwc(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o);
+so_status so_dims_pool_nchwc(const so_dim_alg *A, const so_attr *a, int dilated, const so_dims *x, so_dims *o);
+so_status so_dims_globalpool_nchwc(const so_dim_alg *A, const so_dims *x, so_dims *o);
+/* axes-driven shapes (ints = sorted distinct axes): reduce over ints (all if none; keepdims leaves 1s), argmax/argmin
+   over axis (keepdims), squeeze of ints (all 1s if none; each a 1), unsqueeze inserting 1s at ints */
+so_status so_dims_reduce(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_argreduce(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_squeeze(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_unsqueeze(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+/* gather of data x on axis by indices idx: x[:axis] + idx + x[axis+1:] */
+so_status so_dims_gather(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *idx, so_dims *o);
+/* gemm of x [M,K] (or [K,M] with trans_a) by y [K,N] (or [N,K] with trans_b), c (or NULL) broadcast to [M,N] */
+so_status so_dims_gemm(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *y, const so_dims *c, so_dims *o);
+/* layernorm / rmsnorm of x from axis on: scale and bias (or NULL) broadcast to x[axis:] */
+so_status so_dims_layernorm(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *scale, const so_dims *bias, so_dims *o);
+/* expand x to the target shape t (numpy broadcasting); pad x by ints (begins then ends; mode 1 reflect) */
+so_status so_dims_expand(const so_dim_alg *A, const so_dims *x, const so_dims *t, so_dims *o);
+so_status so_dims_pad(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+/* where(cnd, x, y): the three broadcast together */
+so_status so_dims_where(const so_dim_alg *A, const so_dims *cnd, const so_dims *x, const so_dims *y, so_dims *o);
+/* depth_to_space (to_space 1: [N,C,H,W] -> [N,C/b^2,H*b,W*b]) and space_to_depth (0: the inverse), block b */
+so_status so_dims_blockmove(const so_dim_alg *A, int to_space, int64_t b, const so_dims *x, so_dims *o);
+/* trilu: any x of rank >= 2, same shape */
+so_status so_dims_trilu(const so_dim_alg *A, const so_dims *x, so_dims *o);
+/* gatherelements: indices ix of x's rank, axis in range, the result ix's shape; lrn: a channel axis and size >= 1;
+   det: a stack [..., n, n] of square matrices -> [...] */
+so_status so_dims_gatherelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, so_dims *o);
+so_status so_dims_lrn(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_det(const so_dim_alg *A, const so_dims *x, so_dims *o);
+/* resize of x [N,C,H,W] to a's output plane ints[3] x ints[4] (the attributes checked); topk: k = ints[0] along axis
+   (values; the indices have the same shape) */
+so_status so_dims_resize(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_topk(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
 
 /* Output length of a sliding window (conv/pool) over a dim of length in: kernel k, stride s, pads
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last

@@ -9,14 +9,8 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
-BUILD=${BUILD:-build}
 SAN=${SAN:-}
-PY=/usr/bin/python3
-TMP=$(mktemp -d /tmp/superopt_api.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && sed 's/^/       /' "$2" | head -20; }
+. tests/harness.sh
 
 P=$TMP/prefix
 if make -s install PREFIX="$P" SAN="$SAN" >"$TMP/log" 2>&1; then ok "make install PREFIX=$P"; else bad "make install" "$TMP/log"; fi

@@ -3,15 +3,8 @@
 # Markdown sections, JSON contents, well-formed SVG, and clean one-line errors. Prints "N passed, N failed".
 # Usage: BUILD=build bash tests/bench_smoke.sh   (about a minute; needs tools/ort installed for the ORT part)
 set -u
-BUILD=${BUILD:-build}
-SO=$BUILD/superopt
-PY=/usr/bin/python3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && sed 's/^/       /' "$2" | tail -20; }
+BAD_TAIL=1
+. "$(dirname "$0")/harness.sh"
 
 # A proven rule set if there is one, else the search's hand-written development rules.
 RULES=(--rules tests/search_dev.rules --allow-unverified)

@@ -2,15 +2,7 @@
 # integration.sh - end-to-end checks on the real models in data/: run vs PyTorch, optimize vs
 # original (our backend and ONNX Runtime), and clean errors on bad input. Prints "N passed, N failed".
 set -u
-BUILD=${BUILD:-build}
-SO=$BUILD/superopt
-PY=/usr/bin/python3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && sed 's/^/       /' "$2" | head -20; }
+. "$(dirname "$0")/harness.sh"
 
 # expect_error NAME EXPECTED_SUBSTRING CMD...: exit status 1 within 60 s (a hang fails) and a one-line
 # message containing the substring

@@ -13,6 +13,9 @@ tools/ort/ort_run.js). Styles:
            an Add on the channel-last tensor, ReduceMean over H, W, symbolic batch unk__N
   pt18     PyTorch at opset 18+: axes as inputs (ReduceMean, Unsqueeze, Squeeze), Split num_outputs,
            LayerNormalization, Shape/Gather/Concat-built Reshape targets, symbolic batch and sequence
+  onnx18   opset 18-21 forms operator by operator: one model per group of operators whose signature changed
+           (Reduce axes inputs / noop_with_empty_axes, Split num_outputs, Pad axes and wrap, Resize
+           half_pixel_symmetric, Gelu, GridSample's renamed modes, scatter reductions, opset-21 views)
 Recurrent models in two of these styles: tf2onnx (a Keras sequence model: batch-major input transposed to
 time-major, GRU with linear_before_reset = 1 as Keras' reset_after, SimpleRNN with Relu, a reverse LSTM, the
 last state squeezed into a Dense head) and Paddle2ONNX (opset 11, Constant weights, bidirectional GRU / RNN
@@ -633,6 +636,132 @@ def einsum_attn(name, opset, b, h, s, d, extras):
     save(name, "pt18", nodes, [helper.make_tensor_value_info("x", T.FLOAT, [b, s, d * h])], outs, inits, opset, [])
 
 
+
+
+# ---------------------------------------------------------------- opset 18-21 forms, operator by operator
+def sweep(name, opset, x_shape, build):
+    """One model per opset whose signature changes (axes as inputs, noop_with_empty_axes, Split num_outputs, Pad axes,
+    Resize half_pixel_symmetric, Pad wrap, Gelu, GridSample's renamed modes, DFT's axis input, opset-21 version bumps): build(nodes,
+    inits, nm) adds each form on the input "x" and returns its outputs, which are flattened and concatenated into y."""
+    nm = Namer()
+    nodes, inits = [], {}
+    outs = build(nodes, inits, nm)
+    flat = []
+    for o in outs:
+        f = nm("flat")
+        nodes.append(helper.make_node("Flatten", [o], [f], axis=0))
+        flat.append(f)
+    nodes.append(helper.make_node("Concat", flat, ["y"], axis=1))
+    save(name, "onnx18", nodes, [helper.make_tensor_value_info("x", T.FLOAT, x_shape)], [helper.make_tensor_value_info("y", T.FLOAT, None)],
+         inits, opset, [])
+
+
+REDUCE_OPS = ("ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
+              "ReduceMean", "ReduceSum")
+
+
+def reduce_forms(form):
+    def build(nodes, inits, nm):
+        pos = nm("pos")
+        inits[nm("half")] = np.array(0.5, np.float32)
+        nodes.append(helper.make_node("Abs", ["x"], [pos + "_a"]))
+        nodes.append(helper.make_node("Add", [pos + "_a", list(inits)[-1]], [pos]))  # ReduceLogSum of a positive tensor
+        outs = []
+        for op in REDUCE_OPS:
+            src, o = pos if op == "ReduceLogSum" else "x", nm(op.lower())
+            if form == "axes":
+                ax = nm("axes")
+                inits[ax] = np.array([1, -1], np.int64)
+                nodes.append(helper.make_node(op, [src, ax], [o], keepdims=1))
+            elif form == "noop":
+                ax = nm("axes")
+                inits[ax] = np.array([], np.int64)
+                nodes.append(helper.make_node(op, [src, ax], [o], noop_with_empty_axes=1))
+            else:
+                nodes.append(helper.make_node(op, [src], [o], keepdims=0))
+            outs.append(o)
+        return outs
+    return build
+
+
+def split_pad(nodes, inits, nm):
+    outs = [nm("s") for _ in range(3)]
+    nodes.append(helper.make_node("Split", ["x"], outs, axis=3, num_outputs=3))  # 10 -> 4, 4, 2
+    sp, s2 = nm("split"), [nm("t"), nm("t")]
+    inits[sp] = np.array([2, 3], np.int64)
+    nodes.append(helper.make_node("Split", ["x", sp], s2, axis=2))
+    for mode in ("constant", "reflect", "edge"):
+        p, cv, ax, o = nm("pads"), nm("cv"), nm("axes"), nm("pad_" + mode)
+        inits[p], inits[cv], inits[ax] = np.array([1, 2, 2, 1], np.int64), np.array(0.5, np.float32), np.array([2, -1], np.int64)
+        nodes.append(helper.make_node("Pad", ["x", p, cv if mode == "constant" else "", ax], [o], mode=mode))
+        outs.append(o)
+    return outs + s2
+
+
+def resize19(nodes, inits, nm):
+    p, ax, o = nm("pads"), nm("axes"), nm("pad_wrap")
+    inits[p], inits[ax] = np.array([2, 1, 7, 3], np.int64), np.array([2, 3], np.int64)  # more than the extent: wraps twice
+    nodes.append(helper.make_node("Pad", ["x", p, "", ax], [o], mode="wrap"))
+    outs = [o]
+    for mode, sc in (("linear", [1, 1, 1.6, 0.7]), ("cubic", [1, 1, 0.6, 1.3]), ("nearest", [1, 1, 2.5, 0.45])):
+        s, o = nm("scales"), nm("resize_" + mode)
+        inits[s] = np.array(sc, np.float32)
+        nodes.append(helper.make_node("Resize", ["x", "", s], [o], mode=mode, coordinate_transformation_mode="half_pixel_symmetric"))
+        outs.append(o)
+    return outs
+
+
+def op20(nodes, inits, nm):
+    outs = []
+    for appr in ("none", "tanh"):
+        o = nm("gelu")
+        nodes.append(helper.make_node("Gelu", ["x"], [o], approximate=appr))
+        outs.append(o)
+    grid = nm("grid")
+    inits[grid] = np.random.default_rng(20).uniform(-1.1, 1.1, (2, 4, 3, 2)).astype(np.float32)
+    for mode, pad, ac in (("linear", "zeros", 0), ("linear", "border", 1), ("nearest", "reflection", 0), ("cubic", "border", 0),
+                          ("cubic", "zeros", 1)):
+        o = nm("grid_" + mode)
+        nodes.append(helper.make_node("GridSample", ["x", grid], [o], mode=mode, padding_mode=pad, align_corners=ac))
+        outs.append(o)
+    for op in ("ReduceMax", "ReduceMin"):
+        ax, o = nm("axes"), nm(op.lower())
+        inits[ax] = np.array([2], np.int64)
+        nodes.append(helper.make_node(op, ["x", ax], [o], keepdims=0))
+        outs.append(o)
+    return outs
+
+
+def op21(nodes, inits, nm):
+    t, f, u, q, r, s, c, m, p, gn = (nm(k) for k in ("t", "f", "u", "q", "r", "s", "c", "m", "p", "gn"))
+    a0, shp, pads, sc, b = nm("a0"), nm("shape"), nm("pads"), nm("scale"), nm("bias")
+    inits[a0], inits[shp], inits[pads] = np.array([2], np.int64), np.array([0, 0, -1], np.int64), np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)
+    inits[sc], inits[b] = np.array([1.0, 0.5, 2.0], np.float32), np.array([0.1, 0.0, -0.1], np.float32)
+    nodes += [helper.make_node("Transpose", ["x"], [t], perm=[0, 2, 3, 1]), helper.make_node("Flatten", [t], [f], axis=2),
+              helper.make_node("Unsqueeze", ["x", a0], [u]), helper.make_node("Squeeze", [u, a0], [q]),
+              helper.make_node("Reshape", [q, shp], [r]), helper.make_node("Shape", ["x"], [s]),
+              helper.make_node("ConstantOfShape", [s], [c], value=numpy_helper.from_array(np.array([2.0], np.float32))),
+              helper.make_node("Mul", ["x", c], [m]), helper.make_node("Pad", [m, pads], [p]),
+              helper.make_node("GroupNormalization", ["x", sc, b], [gn], num_groups=3, epsilon=1e-5)]
+    return [f, r, p, gn]
+
+
+def scatter_mish(nodes, inits, nm):
+    rng = np.random.default_rng(18)
+    outs = []
+    for red in ("max", "min", "mul"):
+        i, u, o = nm("idx"), nm("upd"), nm("scatter_" + red)
+        inits[i], inits[u] = rng.integers(0, 10, (2, 3, 5, 2)).astype(np.int64), rng.uniform(-1, 1, (2, 3, 5, 2)).astype(np.float32)
+        nodes.append(helper.make_node("ScatterElements", ["x", i, u], [o], axis=3, reduction=red))
+        i2, u2, o2 = nm("idx"), nm("upd"), nm("scatternd_" + red)
+        inits[i2], inits[u2] = np.array([[0, 1], [1, 2]], np.int64), rng.uniform(-1, 1, (2, 5, 10)).astype(np.float32)
+        nodes.append(helper.make_node("ScatterND", ["x", i2, u2], [o2], reduction=red))
+        outs += [o, o2]
+    o = nm("mish")
+    nodes.append(helper.make_node("Mish", ["x"], [o]))
+    return outs + [o]
+
+
 k = 0
 for opset in (9, 10, 11):
     for act, up in (("relu6", False), ("hswish", True), ("relu6", True)):
@@ -683,6 +812,15 @@ resize_axes("pt18_20_op18_resize_axes_corners", 18, "linear", [3, 2], [1.5, 0.8]
 resize_axes("pt18_25_op18_resize_keep_not_larger", 18, "linear", [2, 3], None, [7, 30], "not_larger", "half_pixel")
 resize_axes("pt18_26_op19_resize_keep_not_smaller", 19, "nearest", [3, 2], None, [20, 15], "not_smaller", "asymmetric")
 resize_axes("pt18_27_op18_resize_keep_corners", 18, "linear", [2, 3], None, [12, 12], "not_larger", "align_corners")
+
+sweep("onnx18_00_op18_reduce_axes_input", 18, [2, 3, 5, 6], reduce_forms("axes"))
+sweep("onnx18_01_op18_reduce_noop_empty_axes", 18, [2, 3, 5, 6], reduce_forms("noop"))
+sweep("onnx18_02_op18_reduce_all", 18, [2, 3, 5, 6], reduce_forms("all"))
+sweep("onnx18_03_op18_split_pad_axes", 18, [2, 3, 5, 10], split_pad)
+sweep("onnx18_04_op18_scatter_reduction_mish", 18, [2, 3, 5, 10], scatter_mish)
+sweep("onnx18_05_op19_resize_half_pixel_symmetric_pad_wrap", 19, [2, 3, 5, 6], resize19)
+sweep("onnx18_06_op20_gelu_gridsample_reduce", 20, [2, 3, 5, 6], op20)
+sweep("onnx18_07_op21_views_pad_groupnorm", 21, [2, 3, 5, 6], op21)
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

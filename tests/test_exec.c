@@ -15,60 +15,20 @@
 #include "../kernels/ref.h"
 #include "onnx_io.h"
 #include "shape.h"
+#include "test_util.h"
 
-typedef struct tb {
-    so_model *m;
-    so_graph *g;
-} tb;
-
-static so_shape shp(int rank, ...)
-{
-    va_list ap;
-    va_start(ap, rank);
-    int64_t d[SO_MAX_RANK];
-    for (int k = 0; k < rank; k++) d[k] = va_arg(ap, int);
-    va_end(ap);
-    return so_shape_make(rank, d);
-}
-
-static void tb_begin(tb *t, int n_outputs)
-{
-    t->m = so_model_new("test");
-    t->m->inputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * 8);
-    t->m->n_outputs = n_outputs;
-    t->m->outputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * 8);
-    t->g = so_graph_new(t->m);
-    t->m->graph = t->g;
-}
-
-static int32_t tb_input(tb *t, so_shape s)
-{
-    int i = t->m->n_inputs++;
-    t->m->inputs[i].name = "x";
-    t->m->inputs[i].shape = s;
-    int32_t n = so_graph_add(t->g, SO_OP_INPUT, NULL, 0, 1, NULL, i, NULL);
-    assert_int_equal(so_graph_infer(t->g, n), SO_OK);
-    return n;
-}
-
-static int32_t tb_weight(tb *t, so_shape s, float v)
+/* A weight of shape s holding v * (j % 7 - 3) at j. */
+static int32_t tb_weight_pat(tb *t, so_shape s, float v)
 {
     int64_t n = so_shape_numel(&s);
     float *d = malloc(sizeof *d * (size_t)n);
     for (int64_t j = 0; j < n; j++) d[j] = v * (float)(j % 7 - 3);
-    int32_t w = so_model_add_weight(t->m, "w", s, d);
-    int32_t node = so_graph_add(t->g, SO_OP_WEIGHT, NULL, 0, 1, NULL, w, NULL);
-    assert_int_equal(so_graph_infer(t->g, node), SO_OK);
-    return node;
+    return tb_weight_data(t, s, d);
 }
 
 static int32_t tb_node(tb *t, so_op op, const int32_t *ins, int n_in, const so_attr *a, const char *name)
 {
-    so_edge e[8];
-    for (int k = 0; k < n_in; k++) e[k] = (so_edge){ins[k], 0};
-    int32_t n = so_graph_add(t->g, op, e, n_in, 1, a ? so_model_attr(t->m, a) : NULL, -1, name);
-    if (so_graph_infer(t->g, n) != SO_OK) fail_msg("infer: %s", so_error());
-    return n;
+    return tb_node_named(t, op, ins, n_in, 1, a, name);
 }
 
 /* A chain of 12 element-wise ops on a 1000-float tensor: the plan must reuse buffers
@@ -77,7 +37,7 @@ static void test_memory_reuse(void **state)
 {
     (void)state;
     tb t;
-    tb_begin(&t, 1);
+    tb_begin(&t, 1, 0);
     int32_t x = tb_input(&t, shp(2, 10, 100));
     int32_t cur = x;
     for (int k = 0; k < 12; k++) {
@@ -108,7 +68,7 @@ static void test_views_and_outputs(void **state)
 {
     (void)state;
     tb t;
-    tb_begin(&t, 4);
+    tb_begin(&t, 4, 0);
     int32_t x = tb_input(&t, shp(3, 2, 3, 4));
     so_attr ra = {0};
     ra.n_ints = 2;
@@ -119,7 +79,7 @@ static void test_views_and_outputs(void **state)
     so_attr fa = {0};
     fa.axis = 1;
     int32_t fl = tb_node(&t, SO_OP_FLATTEN, &rl, 1, &fa, "flatten");
-    int32_t w = tb_weight(&t, shp(1, 5), 0.5f);
+    int32_t w = tb_weight_pat(&t, shp(1, 5), 0.5f);
     t.g->outputs[0] = (so_edge){fl, 0};
     t.g->outputs[1] = (so_edge){x, 0};
     t.g->outputs[2] = (so_edge){w, 0};
@@ -149,7 +109,7 @@ static void test_concat_in_place(void **state)
 {
     (void)state;
     tb t;
-    tb_begin(&t, 2);
+    tb_begin(&t, 2, 0);
     int32_t x = tb_input(&t, shp(4, 1, 3, 4, 5));
     int32_t a = tb_node(&t, SO_OP_RELU, &x, 1, NULL, "a");
     int32_t b = tb_node(&t, SO_OP_NEG, &x, 1, NULL, "b");
@@ -198,7 +158,7 @@ static void test_concat_nchwc_in_place(void **state)
 {
     (void)state;
     tb t;
-    tb_begin(&t, 2);
+    tb_begin(&t, 2, 0);
     int32_t x = tb_input(&t, shp(4, 1, 16, 2, 3)), y = tb_input(&t, shp(4, 1, 20, 2, 3));
     so_attr ab = {0};
     ab.n_ints = 1, ab.ints[0] = 8;
@@ -243,7 +203,7 @@ static void test_split_in_place(void **state)
 {
     (void)state;
     tb t;
-    tb_begin(&t, 2);
+    tb_begin(&t, 2, 0);
     int32_t x = tb_input(&t, shp(4, 1, 6, 2, 5));
     int32_t a = tb_node(&t, SO_OP_TANH, &x, 1, NULL, "a");
     so_attr sp = {0};
@@ -311,7 +271,7 @@ static void test_slice_in_place(void **state)
 {
     (void)state;
     tb t;
-    tb_begin(&t, 5);
+    tb_begin(&t, 5, 0);
     int32_t x = tb_input(&t, shp(4, 1, 6, 2, 5));
     int32_t a = tb_node(&t, SO_OP_TANH, &x, 1, NULL, "a");
     so_attr sa[4] = {slice_attr(1, 3, 6, 1), slice_attr(1, 0, 3, 1), slice_attr(1, 0, 6, 2), slice_attr(3, 1, 4, 1)};
@@ -345,7 +305,7 @@ static void test_opaque_error(void **state)
 {
     (void)state;
     tb t;
-    tb_begin(&t, 1);
+    tb_begin(&t, 1, 0);
     int32_t x = tb_input(&t, shp(1, 4));
     t.m->opaque = so_arena_alloc(&t.m->arena, sizeof(so_opaque));
     t.m->n_opaque = 1;
@@ -366,9 +326,9 @@ static void test_flops_profile_timing(void **state)
 {
     (void)state;
     tb t;
-    tb_begin(&t, 1);
+    tb_begin(&t, 1, 0);
     int32_t x = tb_input(&t, shp(4, 1, 8, 16, 16));
-    int32_t w = tb_weight(&t, shp(4, 16, 8, 3, 3), 0.01f);
+    int32_t w = tb_weight_pat(&t, shp(4, 16, 8, 3, 3), 0.01f);
     so_attr a = {0};
     a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = 1;
     int32_t ins[2] = {x, w};
@@ -482,11 +442,11 @@ static void test_models(void **state)
    w_nodes: W1, W2, W3, then the two W1 MatMuls. */
 static void consume_graph(tb *t, int32_t *w_nodes)
 {
-    tb_begin(t, 4);
+    tb_begin(t, 4, 0);
     int32_t x = tb_input(t, shp(2, 8, 64));
-    w_nodes[0] = tb_weight(t, shp(2, 64, 64), 0.01f);
-    w_nodes[1] = tb_weight(t, shp(2, 64, 16), 0.02f);
-    w_nodes[2] = tb_weight(t, shp(2, 64, 16), 0.03f);
+    w_nodes[0] = tb_weight_pat(t, shp(2, 64, 64), 0.01f);
+    w_nodes[1] = tb_weight_pat(t, shp(2, 64, 16), 0.02f);
+    w_nodes[2] = tb_weight_pat(t, shp(2, 64, 16), 0.03f);
     int32_t a[2] = {x, w_nodes[0]};
     int32_t h1 = tb_node(t, SO_OP_MATMUL, a, 2, NULL, "h1");
     int32_t b[2] = {h1, w_nodes[0]};

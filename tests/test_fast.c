@@ -20,14 +20,8 @@
 #include "../kernels/sgemm.h"
 #include "isa_levels.h"
 #include "shape.h"
+#include "test_util.h"
 
-#define MAX_IO 8
-
-typedef struct tb {
-    so_model *m;
-    so_graph *g;
-    uint64_t seed;
-} tb;
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -39,46 +33,7 @@ static uint64_t rnd(uint64_t *s)
 static float frand(uint64_t *s) { return (float)((rnd(s) >> 40) * (1.0 / 16777216.0) * 2.0 - 1.0); }
 static int irand(uint64_t *s, int lo, int hi) { return lo + (int)(rnd(s) % (uint64_t)(hi - lo + 1)); }
 
-static so_shape shp(int rank, ...)
-{
-    va_list ap;
-    va_start(ap, rank);
-    int64_t d[SO_MAX_RANK];
-    for (int k = 0; k < rank; k++) d[k] = va_arg(ap, int);
-    va_end(ap);
-    return so_shape_make(rank, d);
-}
-
-static void tb_begin(tb *t, int n_outputs, uint64_t seed)
-{
-    t->m = so_model_new("test");
-    t->m->inputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * MAX_IO);
-    t->m->n_outputs = n_outputs;
-    t->m->outputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * MAX_IO);
-    t->g = so_graph_new(t->m);
-    t->m->graph = t->g;
-    t->seed = seed * 2654435761u + 12345;
-}
-
-static int32_t tb_input(tb *t, so_shape s)
-{
-    int i = t->m->n_inputs++;
-    t->m->inputs[i].name = "x";
-    t->m->inputs[i].shape = s;
-    int32_t n = so_graph_add(t->g, SO_OP_INPUT, NULL, 0, 1, NULL, i, NULL);
-    assert_int_equal(so_graph_infer(t->g, n), SO_OK);
-    return n;
-}
-
-static int32_t tb_weight_data(tb *t, so_shape s, float *data)
-{
-    int32_t w = so_model_add_weight(t->m, "w", s, data);
-    int32_t n = so_graph_add(t->g, SO_OP_WEIGHT, NULL, 0, 1, NULL, w, NULL);
-    assert_int_equal(so_graph_infer(t->g, n), SO_OK);
-    return n;
-}
-
-static int32_t tb_weight(tb *t, so_shape s)
+static int32_t tb_weight_rand(tb *t, so_shape s)
 {
     int64_t n = so_shape_numel(&s);
     float *d = malloc(sizeof *d * (size_t)(n > 0 ? n : 1));
@@ -97,12 +52,7 @@ static int32_t tb_weight_pos(tb *t, so_shape s)
 
 static int32_t tb_node_n(tb *t, so_op op, const int32_t *ins, int n_in, int n_out, const so_attr *a)
 {
-    so_edge e[SO_MAX_IN];
-    for (int k = 0; k < n_in; k++) e[k] = (so_edge){ins[k], 0};
-    int32_t n = so_graph_add(t->g, op, e, n_in, n_out, a ? so_model_attr(t->m, a) : NULL, -1, "n");
-    so_status st = so_graph_infer(t->g, n);
-    if (st != SO_OK) fail_msg("infer: %s", so_error());
-    return n;
+    return tb_node_named(t, op, ins, n_in, n_out, a, "n");
 }
 
 static int32_t tb_node(tb *t, so_op op, const int32_t *ins, int n_in, const so_attr *a)
@@ -166,8 +116,8 @@ static int check_graph(tb *t, double tol)
 {
     so_model *m = t->m;
     so_graph *g = t->g;
-    float *ins[MAX_IO], *ref[MAX_IO], *got[MAX_IO];
-    size_t on[MAX_IO];
+    float *ins[TB_MAX_IO], *ref[TB_MAX_IO], *got[TB_MAX_IO];
+    size_t on[TB_MAX_IO];
     for (int i = 0; i < m->n_inputs; i++) {
         int64_t n = so_shape_numel(&m->inputs[i].shape);
         ins[i] = malloc(sizeof(float) * (size_t)n);
@@ -182,7 +132,7 @@ static int check_graph(tb *t, double tol)
     so_status st = so_ref_run(g, (const float *const *)ins, ref);
     if (st != SO_OK) fail_msg("ref: %s", so_error());
     int steps = -1;
-    float *one[MAX_IO] = {0};
+    float *one[TB_MAX_IO] = {0};
     for (int mode = 0; mode < 3; mode++) {
         so_exec_opts o = {.threads = mode == 1 ? 2 : 1, .reference = mode == 2, .profile = mode == 0};
         so_exec *e = NULL;
@@ -261,13 +211,13 @@ static void one_conv(uint64_t seed, int N, int C, int H, int W, int O, int kh, i
     tb t;
     tb_begin(&t, 1, seed);
     int32_t x = tb_input(&t, shp(4, N, C, H, W));
-    int32_t w = tb_weight(&t, shp(4, O, C / group, kh, kw));
+    int32_t w = tb_weight_rand(&t, shp(4, O, C / group, kh, kw));
     so_attr a = conv_attrs(sh, sw, pt, pl, pb, pr, dh, dw, group);
     a.act = act;
     a.clip_min = -0.3f;
     a.clip_max = 0.4f;
     int32_t ins[3] = {x, w, -1};
-    if (bias) ins[2] = tb_weight(&t, shp(1, O));
+    if (bias) ins[2] = tb_weight_rand(&t, shp(1, O));
     int32_t c = tb_node(&t, SO_OP_CONV, ins, bias ? 3 : 2, &a);
     t.g->outputs[0] = (so_edge){c, 0};
     assert_int_equal(check_graph(&t, TOL), 1);
@@ -351,11 +301,11 @@ static void one_conv_bn(uint64_t seed, int N, int C, int O, int group, int H, in
     a.pad[2] = pb;
     a.pad[3] = pr;
     a.group = group;
-    int32_t ins[3] = {x, tb_weight(&t, shp(4, O, C / group, kh, kw)), -1};
+    int32_t ins[3] = {x, tb_weight_rand(&t, shp(4, O, C / group, kh, kw)), -1};
     int32_t c = tb_node(&t, SO_OP_CONV, ins, 2, &a);
     so_attr bn = {0};
     bn.epsilon = 1e-5f;
-    int32_t bi[5] = {c, tb_weight(&t, shp(1, O)), tb_weight(&t, shp(1, O)), tb_weight(&t, shp(1, O)), tb_weight_pos(&t, shp(1, O))};
+    int32_t bi[5] = {c, tb_weight_rand(&t, shp(1, O)), tb_weight_rand(&t, shp(1, O)), tb_weight_rand(&t, shp(1, O)), tb_weight_pos(&t, shp(1, O))};
     int32_t last = tb_node(&t, SO_OP_BATCHNORM, bi, 5, &bn);
     so_attr cl = {0};
     cl.clip_min = 0.f;
@@ -652,15 +602,15 @@ static void test_conv_fusion(void **state)
         tb_begin(&t, 1, 50 + (uint64_t)variant);
         int C = 6, O = 6;
         int32_t x = tb_input(&t, shp(4, 1, C, 9, 9));
-        int32_t w = tb_weight(&t, shp(4, O, variant == 3 ? 1 : C, 3, 3));
+        int32_t w = tb_weight_rand(&t, shp(4, O, variant == 3 ? 1 : C, 3, 3));
         so_attr a = {0};
         a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = 1;
         a.group = variant == 3 ? C : 1;
-        int32_t ins[3] = {x, w, tb_weight(&t, shp(1, O))};
+        int32_t ins[3] = {x, w, tb_weight_rand(&t, shp(1, O))};
         int32_t c = tb_node(&t, SO_OP_CONV, ins, 3, &a);
         so_attr bn = {0};
         bn.epsilon = 1e-5f;
-        int32_t bi[5] = {c, tb_weight(&t, shp(1, O)), tb_weight(&t, shp(1, O)), tb_weight(&t, shp(1, O)), tb_weight_pos(&t, shp(1, O))};
+        int32_t bi[5] = {c, tb_weight_rand(&t, shp(1, O)), tb_weight_rand(&t, shp(1, O)), tb_weight_rand(&t, shp(1, O)), tb_weight_pos(&t, shp(1, O))};
         int32_t b = tb_node(&t, SO_OP_BATCHNORM, bi, 5, &bn);
         int32_t last = b;
         int expect = 1;
@@ -710,7 +660,7 @@ static void test_conv_mobile_epilogues(void **state)
             a.stride[0] = a.stride[1] = cs[i][5];
             a.pad[0] = a.pad[1] = a.pad[2] = a.pad[3] = k / 2;
             a.group = cs[i][6];
-            int32_t ins[3] = {x, tb_weight(&t, shp(4, O, C / cs[i][6], k, k)), tb_weight(&t, shp(1, O))};
+            int32_t ins[3] = {x, tb_weight_rand(&t, shp(4, O, C / cs[i][6], k, k)), tb_weight_rand(&t, shp(1, O))};
             int32_t c = tb_node(&t, SO_OP_CONV, ins, 3, &a), last;
             if (kind <= 1) { /* SiLU: Mul(c, Sigmoid(c)) and Mul(Sigmoid(c), c) */
                 int32_t sg = tb_node(&t, SO_OP_SIGMOID, &c, 1, NULL);
@@ -739,12 +689,12 @@ static void test_shared_add(void **state)
         int32_t a, b;
         if (conv) {
             int32_t x = tb_input(&t, shp(4, 1, 3, 6, 6)), h = tb_input(&t, shp(4, 1, 3, 6, 6));
-            int32_t i1[2] = {x, tb_weight(&t, shp(4, 4, 3, 1, 1))}, i2[2] = {h, tb_weight(&t, shp(4, 4, 3, 1, 1))};
+            int32_t i1[2] = {x, tb_weight_rand(&t, shp(4, 4, 3, 1, 1))}, i2[2] = {h, tb_weight_rand(&t, shp(4, 4, 3, 1, 1))};
             a = tb_node(&t, SO_OP_CONV, i1, 2, NULL);
             b = tb_node(&t, SO_OP_CONV, i2, 2, NULL);
         } else {
             int32_t x = tb_input(&t, shp(2, 1, 8)), h = tb_input(&t, shp(2, 1, 8));
-            int32_t i1[2] = {x, tb_weight(&t, shp(2, 8, 8))}, i2[2] = {h, tb_weight(&t, shp(2, 8, 8))};
+            int32_t i1[2] = {x, tb_weight_rand(&t, shp(2, 8, 8))}, i2[2] = {h, tb_weight_rand(&t, shp(2, 8, 8))};
             a = tb_node(&t, SO_OP_MATMUL, i1, 2, NULL);
             b = tb_node(&t, SO_OP_MATMUL, i2, 2, NULL);
         }
@@ -764,7 +714,7 @@ static void one_matmul(uint64_t seed, so_shape a, so_shape b, int b_weight, int 
     tb t;
     tb_begin(&t, 1, seed);
     int32_t x = tb_input(&t, a);
-    int32_t y = b_weight ? tb_weight(&t, b) : tb_input(&t, b);
+    int32_t y = b_weight ? tb_weight_rand(&t, b) : tb_input(&t, b);
     so_attr at = {0};
     at.act = act;
     at.clip_min = -0.2f;
@@ -797,9 +747,9 @@ static void test_matmul_bias_fusion(void **state)
     tb t;
     tb_begin(&t, 1, 9);
     int32_t x = tb_input(&t, shp(3, 1, 6, 8));
-    int32_t ins[2] = {x, tb_weight(&t, shp(2, 8, 5))};
+    int32_t ins[2] = {x, tb_weight_rand(&t, shp(2, 8, 5))};
     int32_t mm = tb_node(&t, SO_OP_MATMUL, ins, 2, NULL);
-    int32_t ai[2] = {tb_weight(&t, shp(1, 5)), mm}; /* bias first operand */
+    int32_t ai[2] = {tb_weight_rand(&t, shp(1, 5)), mm}; /* bias first operand */
     int32_t ad = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
     int32_t th = tb_node(&t, SO_OP_TANH, &ad, 1, NULL);
     int32_t ri[2] = {th, x};
@@ -814,7 +764,7 @@ static void one_gemm(uint64_t seed, int M, int N, int K, int ta, int tb_, float 
     tb t;
     tb_begin(&t, 1, seed);
     int32_t a = tb_input(&t, ta ? shp(2, K, M) : shp(2, M, K));
-    int32_t b = tb_weight(&t, tb_ ? shp(2, N, K) : shp(2, K, N));
+    int32_t b = tb_weight_rand(&t, tb_ ? shp(2, N, K) : shp(2, K, N));
     so_attr at = {0};
     at.trans_a = ta;
     at.trans_b = tb_;
@@ -826,10 +776,10 @@ static void one_gemm(uint64_t seed, int M, int N, int K, int ta, int tb_, float 
     int32_t ins[3] = {a, b, -1};
     int n_in = 2;
     switch (cmode) {
-    case 1: ins[2] = tb_weight(&t, shp(1, N)); n_in = 3; break;
-    case 2: ins[2] = tb_weight(&t, shp(2, M, N)); n_in = 3; break;
-    case 3: ins[2] = tb_weight(&t, shp(2, M, 1)); n_in = 3; break;
-    case 4: ins[2] = tb_weight(&t, shp(1, 1)); n_in = 3; break;
+    case 1: ins[2] = tb_weight_rand(&t, shp(1, N)); n_in = 3; break;
+    case 2: ins[2] = tb_weight_rand(&t, shp(2, M, N)); n_in = 3; break;
+    case 3: ins[2] = tb_weight_rand(&t, shp(2, M, 1)); n_in = 3; break;
+    case 4: ins[2] = tb_weight_rand(&t, shp(1, 1)); n_in = 3; break;
     case 5: ins[2] = tb_input(&t, shp(2, 1, N)); n_in = 3; break;
     default: break;
     }
@@ -886,7 +836,7 @@ static void one_binary(uint64_t seed, so_op op, so_shape a, so_shape b, int act)
     tb t;
     tb_begin(&t, 1, seed);
     int32_t x = tb_input(&t, a);
-    int32_t y = (seed & 1) ? tb_weight(&t, b) : tb_input(&t, b);
+    int32_t y = (seed & 1) ? tb_weight_rand(&t, b) : tb_input(&t, b);
     if (op == SO_OP_DIV || op == SO_OP_POW) y = tb_weight_pos(&t, b);
     if (op == SO_OP_POW) x = tb_node(&t, SO_OP_SIGMOID, &x, 1, NULL); /* positive base */
     so_attr at = {0};
@@ -1208,7 +1158,7 @@ static void test_softmax_layernorm_batchnorm(void **state)
             a.axis = axis;
             a.epsilon = 1e-5f;
             so_shape ns = axis == 2 ? shp(1, 16) : shp(2, 6, 16);
-            int32_t ins[3] = {x, tb_weight(&t, ns), tb_weight(&t, ns)};
+            int32_t ins[3] = {x, tb_weight_rand(&t, ns), tb_weight_rand(&t, ns)};
             int32_t n = tb_node(&t, SO_OP_LAYERNORM, ins, bias ? 3 : 2, &a);
             t.g->outputs[0] = (so_edge){n, 0};
             check_graph(&t, TOL);
@@ -1220,7 +1170,7 @@ static void test_softmax_layernorm_batchnorm(void **state)
         int32_t x = tb_input(&t, shp(4, 2, 5, 3, 4));
         so_attr a = {0};
         a.epsilon = 1e-3f;
-        int32_t ins[5] = {x, tb_weight(&t, shp(1, 5)), tb_weight(&t, shp(1, 5)), tb_weight(&t, shp(1, 5)), tb_weight_pos(&t, shp(1, 5))};
+        int32_t ins[5] = {x, tb_weight_rand(&t, shp(1, 5)), tb_weight_rand(&t, shp(1, 5)), tb_weight_rand(&t, shp(1, 5)), tb_weight_pos(&t, shp(1, 5))};
         int32_t n = tb_node(&t, SO_OP_BATCHNORM, ins, 5, &a);
         t.g->outputs[0] = (so_edge){n, 0};
         check_graph(&t, TOL);
@@ -1452,7 +1402,7 @@ static void test_data_movement(void **state)
         tb_begin(&t, 2, 20 + (uint64_t)axis);
         so_shape s1 = shp(3, 2, 3, 4), s2 = s1;
         s2.dim[axis] = 5;
-        int32_t ins[3] = {tb_input(&t, s1), tb_weight(&t, s2), tb_input(&t, s1)};
+        int32_t ins[3] = {tb_input(&t, s1), tb_weight_rand(&t, s2), tb_input(&t, s1)};
         so_attr a = {0};
         a.axis = axis;
         int32_t c = tb_node(&t, SO_OP_CONCAT, ins, 3, &a);
@@ -1492,13 +1442,13 @@ static void test_lstm(void **state)
             tb t;
             tb_begin(&t, 3, 70 + (uint64_t)(dir * 2 + opt));
             int T = 5, N = 3, I = 7, H = 6, D = dir == 2 ? 2 : 1;
-            int32_t ins[7] = {tb_input(&t, shp(3, T, N, I)), tb_weight(&t, shp(3, D, 4 * H, I)), tb_weight(&t, shp(3, D, 4 * H, H)), -1, -1,
+            int32_t ins[7] = {tb_input(&t, shp(3, T, N, I)), tb_weight_rand(&t, shp(3, D, 4 * H, I)), tb_weight_rand(&t, shp(3, D, 4 * H, H)), -1, -1,
                               -1, -1};
             int n_in = 3;
             if (opt) {
-                ins[3] = tb_weight(&t, shp(2, D, 8 * H));
+                ins[3] = tb_weight_rand(&t, shp(2, D, 8 * H));
                 ins[5] = tb_input(&t, shp(3, D, N, H));
-                ins[6] = tb_weight(&t, shp(3, D, N, H));
+                ins[6] = tb_weight_rand(&t, shp(3, D, N, H));
                 n_in = 7;
             }
             so_attr a = {0};
@@ -1522,8 +1472,8 @@ static void one_deconv(uint64_t seed, int N, int C, int H, int W, int Og, int G,
 {
     tb t;
     tb_begin(&t, 1, seed);
-    int32_t ins[3] = {tb_input(&t, shp(4, N, C, H, W)), wact ? tb_input(&t, shp(4, C, Og, kh, kw)) : tb_weight(&t, shp(4, C, Og, kh, kw)), -1};
-    if (bias) ins[2] = tb_weight(&t, shp(1, Og * G));
+    int32_t ins[3] = {tb_input(&t, shp(4, N, C, H, W)), wact ? tb_input(&t, shp(4, C, Og, kh, kw)) : tb_weight_rand(&t, shp(4, C, Og, kh, kw)), -1};
+    if (bias) ins[2] = tb_weight_rand(&t, shp(1, Og * G));
     so_attr a = conv_attrs(sh, sw, pt, pl, pb, pr, dh, dw, G);
     a.n_ints = 2;
     a.ints[0] = oph;

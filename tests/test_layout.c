@@ -307,6 +307,22 @@ typedef struct mb {
     uint64_t seed;
 } mb;
 
+/* A model `name` with one graph input x of shape xd (returned) and one output; weights seeded from seed. */
+static int32_t mb_begin(mb *b, const char *name, uint64_t seed, const int64_t xd[4])
+{
+    so_model *m = b->m = so_model_new(name);
+    b->seed = seed;
+    m->inputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
+    m->outputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
+    m->n_inputs = m->n_outputs = 1;
+    m->inputs[0].name = "x";
+    m->inputs[0].shape = so_shape_make(4, xd);
+    m->graph = so_graph_new(m);
+    const int32_t x = so_graph_add(m->graph, SO_OP_INPUT, NULL, 0, 1, NULL, 0, NULL);
+    assert_int_equal(so_graph_infer(m->graph, x), SO_OK);
+    return x;
+}
+
 static int32_t mb_node(mb *b, so_op op, const int32_t *ins, int n_in, const so_attr *a)
 {
     so_edge e[SO_MAX_IN];
@@ -355,17 +371,9 @@ static void test_mobile_block(void **state)
 {
     (void)state;
     for (int bs = 8; bs <= 16; bs += 8) {
-        mb b = {.m = so_model_new("mobile"), .seed = 17};
+        mb b;
+        const int32_t x = mb_begin(&b, "mobile", 17, (const int64_t[4]){1, 12, 13, 11});
         so_model *m = b.m;
-        m->inputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
-        m->outputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
-        m->n_inputs = m->n_outputs = 1;
-        m->inputs[0].name = "x";
-        const int64_t xd[4] = {1, 12, 13, 11};
-        m->inputs[0].shape = so_shape_make(4, xd);
-        m->graph = so_graph_new(m);
-        const int32_t x = so_graph_add(m->graph, SO_OP_INPUT, NULL, 0, 1, NULL, 0, NULL);
-        assert_int_equal(so_graph_infer(m->graph, x), SO_OK);
         const int32_t e = mb_silu(&b, mb_conv(&b, x, 12, 36, 1, 1, 1));
         const int32_t d = mb_node(&b, SO_OP_HARDSWISH, (int32_t[]){mb_conv(&b, e, 36, 36, 3, 2, 36)}, 1, NULL);
         const int32_t p = mb_node(&b, SO_OP_GLOBALAVGPOOL, &d, 1, NULL);
@@ -418,17 +426,9 @@ static void test_trimmed_taps(void **state)
 {
     (void)state;
     for (int bs = 8; bs <= 16; bs += 8) {
-        mb b = {.m = so_model_new("taps"), .seed = 23};
+        mb b;
+        const int32_t x = mb_begin(&b, "taps", 23, (const int64_t[4]){1, 20, 2, 3});
         so_model *m = b.m;
-        m->inputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
-        m->outputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
-        m->n_inputs = m->n_outputs = 1;
-        m->inputs[0].name = "x";
-        const int64_t xd[4] = {1, 20, 2, 3};
-        m->inputs[0].shape = so_shape_make(4, xd);
-        m->graph = so_graph_new(m);
-        const int32_t x = so_graph_add(m->graph, SO_OP_INPUT, NULL, 0, 1, NULL, 0, NULL);
-        assert_int_equal(so_graph_infer(m->graph, x), SO_OK);
         const int32_t c1 = mb_node(&b, SO_OP_RELU, (int32_t[]){mb_conv(&b, x, 20, 24, 5, 1, 1)}, 1, NULL);
         const int32_t c2 = mb_conv(&b, c1, 24, 18, 3, 2, 1); /* [1, 18, 1, 2] */
         const int32_t p = mb_node(&b, SO_OP_GLOBALAVGPOOL, &c2, 1, NULL);

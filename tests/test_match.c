@@ -18,16 +18,7 @@
 
 static const char *RULES =
     TEST_RULES_1_2
-    "rule 3\n"
-    "  input X [m,k]\n"
-    "  input A [k,n]\n"
-    "  src a = matmul(X, A) act=none\n"
-    "  src r = relu(a)\n"
-    "  dst y = matmul(X, A) act=relu\n"
-    "  map r -> y\n"
-    "  where k >= 3\n"
-    "  proof unverified\n"
-    "end\n";
+    TEST_RULE_3("  where k >= 3\n");
 
 static so_ruleset rs;
 

@@ -11,31 +11,12 @@
 
 #include "../kernels/ref.h"
 #include "shape.h"
+#define TEST_MODEL_FIXTURE
+#include "test_util.h"
 
 /* ---------------- helpers: tiny graphs of WEIGHT nodes feeding one op ---------------- */
 
-static so_model *M;
-static so_graph *G;
-
-static int setup(void **state)
-{
-    (void)state;
-    M = so_model_new("test");
-    G = so_graph_new(M);
-    M->graph = G;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    so_model_free(M);
-    M = NULL;
-    G = NULL;
-    return 0;
-}
-
-static so_shape shp(int rank, const int64_t *d)
+static so_shape shp_of(int rank, const int64_t *d)
 {
     return so_shape_make(rank, d);
 }
@@ -43,7 +24,7 @@ static so_shape shp(int rank, const int64_t *d)
 /* Float weight node of shape dims with a copy of data. */
 static int32_t wf(int rank, const int64_t *dims, const float *data)
 {
-    so_shape s = shp(rank, dims);
+    so_shape s = shp_of(rank, dims);
     size_t n = (size_t)so_shape_numel(&s);
     float *p = malloc((n ? n : 1) * sizeof *p);
     memcpy(p, data, n * sizeof *p);
@@ -55,7 +36,7 @@ static int32_t wf(int rank, const int64_t *dims, const float *data)
 
 static int32_t wi(int rank, const int64_t *dims, const int64_t *data)
 {
-    so_shape s = shp(rank, dims);
+    so_shape s = shp_of(rank, dims);
     s.dtype = SO_I64;
     size_t n = (size_t)so_shape_numel(&s);
     int64_t *p = malloc((n ? n : 1) * sizeof *p);
@@ -947,7 +928,7 @@ static void set_io(int n_in, const so_shape *ins, int n_out)
 static void test_run_graph(void **s)
 {
     (void)s;
-    so_shape xs = shp(2, D(2, 2)), ys = shp(1, D(2));
+    so_shape xs = shp_of(2, D(2, 2)), ys = shp_of(1, D(2));
     set_io(2, (so_shape[]){xs, ys}, 2);
     int32_t x = so_graph_add(G, SO_OP_INPUT, NULL, 0, 1, NULL, 0, "x");
     int32_t y = so_graph_add(G, SO_OP_INPUT, NULL, 0, 1, NULL, 1, "y");
@@ -980,7 +961,7 @@ static void test_run_graph(void **s)
 static void test_run_opaque_fails(void **s)
 {
     (void)s;
-    so_shape xs = shp(1, D(2));
+    so_shape xs = shp_of(1, D(2));
     set_io(1, &xs, 1);
     M->opaque = so_arena_alloc(&M->arena, sizeof *M->opaque);
     M->opaque[0].op_type = "Foo";
@@ -1003,7 +984,7 @@ static void test_run_opaque_fails(void **s)
 static void test_run_long_chain(void **s)
 {
     (void)s;
-    so_shape xs = shp(1, D(3));
+    so_shape xs = shp_of(1, D(3));
     set_io(1, &xs, 1);
     int32_t prev = so_graph_add(G, SO_OP_INPUT, NULL, 0, 1, NULL, 0, "x");
     int32_t one = wf(1, D(3), F(1, 1, 1));
@@ -1207,7 +1188,7 @@ static void test_storage_conversions(void **state)
     assert_int_equal(bb[1], 0);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, test_model_setup, test_model_teardown)
 
 int main(void)
 {

@@ -174,6 +174,37 @@ static void test_errors(void **state)
 }
 
 /* Instantiation needs shape inference (src/shape.c). */
+/* The rule checker's shapes are shape.c's rules (so_dims_*) over symbolic dims: pad adds to a symbol, squeeze
+   drops a 1, gemm/softmax misfits are refused with the importer's message naming the symbolic shapes. */
+static void test_symbolic_shapes(void **state)
+{
+    (void)state;
+    static const char pad[] = "rule 1\n  input X [n,c]\n  src a = pad(X) pads=1,0,1,2\n  dst b = pad(X) pads=1,0,1,2\n  map a -> b\nend\n";
+    so_ruleset rs;
+    assert_int_equal(so_rules_parse("p.rules", pad, strlen(pad), &rs), SO_OK);
+    so_sshape sh;
+    assert_int_equal(so_rule_shape(&rs.rules[0], 0, (so_rref){0, 0}, &sh), SO_OK);
+    assert_int_equal(sh.rank, 2);
+    assert_int_equal(sh.dim[0].n_sym, 1);
+    assert_int_equal(sh.dim[0].c, 2); /* n + 1 + 1 */
+    assert_int_equal(sh.dim[1].n_sym, 1);
+    assert_int_equal(sh.dim[1].c, 2); /* c + 0 + 2 */
+    assert_int_not_equal(sh.dim[0].sym[0], sh.dim[1].sym[0]);
+    so_ruleset_free(&rs);
+    static const char sq[] =
+        "rule 1\n  input X [n,1,c]\n  src a = squeeze(X) axes=1\n  dst b = reshape(X) shape=n,c\n  map a -> b\nend\n";
+    assert_int_equal(so_rules_parse("q.rules", sq, strlen(sq), &rs), SO_OK);
+    assert_int_equal(so_rule_shape(&rs.rules[0], 0, (so_rref){0, 0}, &sh), SO_OK);
+    assert_int_equal(sh.rank, 2);
+    so_ruleset_free(&rs);
+    expect_error("rule 1\n  input X [n,1,c]\n  src a = squeeze(X) axes=2\n  dst b = reshape(X) shape=n,1\n  map a -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (squeeze): cannot squeeze axis 2 of input [n,1,c] (size c)");
+    expect_error("rule 1\n  input X [n,m]\n  src a = softmax(X) axis=2\n  dst b = relu(X)\n  map a -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (softmax): axis 2 out of range for input [n,m]");
+    expect_error("rule 1\n  input A [m,k]\n  input B [q,n]\n  src a = gemm(A, B) trans_a=0 trans_b=0\n  dst d = relu(A)\n  map a -> d\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (gemm): inner dimensions differ: A [m,k] (trans_a 0) x B [q,n] (trans_b 0)");
+}
+
 static void test_instantiate(void **state)
 {
     (void)state;
@@ -219,7 +250,7 @@ static void test_reverse_and_canon(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_sample), cmocka_unit_test(test_round_trip), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_parse_sample), cmocka_unit_test(test_round_trip), cmocka_unit_test(test_errors), cmocka_unit_test(test_symbolic_shapes),
         cmocka_unit_test(test_instantiate), cmocka_unit_test(test_reverse_and_canon),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

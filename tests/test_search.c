@@ -22,15 +22,7 @@
 
 static const char *RULES =
     TEST_RULES_1_2
-    "rule 3\n"
-    "  input X [m,k]\n"
-    "  input A [k,n]\n"
-    "  src a = matmul(X, A) act=none\n"
-    "  src r = relu(a)\n"
-    "  dst y = matmul(X, A) act=relu\n"
-    "  map r -> y\n"
-    "  proof unverified\n"
-    "end\n";
+    TEST_RULE_3("");
 
 static so_ruleset rs;
 static so_rule rules[8];

@@ -10,25 +10,8 @@
 #include <cmocka.h>
 
 #include "shape.h"
-
-static so_model *M;
-static so_graph *G;
-
-static int setup(void **state)
-{
-    (void)state;
-    M = so_model_new("test");
-    G = so_graph_new(M);
-    M->graph = G;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    so_model_free(M);
-    return 0;
-}
+#define TEST_MODEL_FIXTURE
+#include "test_util.h"
 
 #define D(...) ((const int64_t[]){__VA_ARGS__})
 
@@ -396,8 +379,8 @@ static void test_data_movement(void **s)
     ok_shape(add(SO_OP_TRANSPOSE, &tp, 1, &x, 1, "t"), 0, 3, D(4, 2, 3));
     so_attr t0 = A0();
     ok_shape(add(SO_OP_TRANSPOSE, &t0, 1, &x, 1, "t"), 0, 3, D(4, 3, 2));
-    so_attr tb = ints(3, D(0, 0, 1));
-    err_has(add(SO_OP_TRANSPOSE, &tb, 1, &x, 1, "t"), "perm is not a permutation of 0..2");
+    so_attr bad_perm = ints(3, D(0, 0, 1));
+    err_has(add(SO_OP_TRANSPOSE, &bad_perm, 1, &x, 1, "t"), "perm is not a permutation of 0..2");
 
     int32_t y = src(4, D(1, 3, 1, 2));
     so_attr sq = ints(2, D(0, 2));
@@ -506,7 +489,7 @@ static void test_input_count_messages(void **s)
     err_has(bad, want);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, test_model_setup, test_model_teardown)
 
 int main(void)
 {

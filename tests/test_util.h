@@ -5,6 +5,7 @@
 #ifndef SO_TEST_UTIL_H
 #define SO_TEST_UTIL_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,44 @@
     "end\n"                                        \
     "\n"
 
+/* Rule 3 of the dev rule texts: matmul then relu fuses into matmul act=relu; WHERE is its precondition line ("" for none). */
+#define TEST_RULE_3(WHERE)                         \
+    "rule 3\n"                                     \
+    "  input X [m,k]\n"                            \
+    "  input A [k,n]\n"                            \
+    "  src a = matmul(X, A) act=none\n"            \
+    "  src r = relu(a)\n"                          \
+    "  dst y = matmul(X, A) act=relu\n"            \
+    "  map r -> y\n"                               \
+    WHERE                                          \
+    "  proof unverified\n"                         \
+    "end\n"
+
+/* ---- a model fixture: M with the empty graph G, fresh for each test (cmocka setup / teardown); a test
+   file that wants the globals M and G defines TEST_MODEL_FIXTURE before including this header ---- */
+#ifdef TEST_MODEL_FIXTURE
+static so_model *M;
+static so_graph *G;
+
+static inline int test_model_setup(void **state)
+{
+    (void)state;
+    M = so_model_new("test");
+    G = so_graph_new(M);
+    M->graph = G;
+    return 0;
+}
+
+static inline int test_model_teardown(void **state)
+{
+    (void)state;
+    so_model_free(M);
+    M = NULL;
+    G = NULL;
+    return 0;
+}
+#endif
+
 /* ---- tiny graph builder: a model "test" whose graph is built node by node, shapes inferred ---- */
 typedef struct tb {
     so_model *m;
@@ -77,6 +116,64 @@ static inline void tb_new(tb *t, int n_inputs, const so_shape *in_shapes, int n_
         int32_t n = so_graph_add(t->g, SO_OP_INPUT, NULL, 0, 1, NULL, i, NULL);
         assert_int_equal(so_graph_infer(t->g, n), SO_OK);
     }
+}
+
+/* ---- the builder node by node (test_exec, test_fast): inputs added one at a time ---- */
+#define TB_MAX_IO 8 /* most graph inputs / outputs of a tb_begin model */
+
+/* A shape from its dims: shp(2, 3, 4) is [3,4]. */
+static inline so_shape shp(int rank, ...)
+{
+    va_list ap;
+    va_start(ap, rank);
+    int64_t d[SO_MAX_RANK];
+    for (int k = 0; k < rank; k++) d[k] = va_arg(ap, int);
+    va_end(ap);
+    return so_shape_make(rank, d);
+}
+
+/* An empty model with room for TB_MAX_IO inputs and outputs (n_outputs set; the caller fills
+   t->g->outputs[]); the random weights' state from seed. */
+static inline void tb_begin(tb *t, int n_outputs, uint64_t seed)
+{
+    t->m = so_model_new("test");
+    t->m->inputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * TB_MAX_IO);
+    t->m->n_outputs = n_outputs;
+    t->m->outputs = so_arena_alloc(&t->m->arena, sizeof(so_value_info) * TB_MAX_IO);
+    t->g = so_graph_new(t->m);
+    t->m->graph = t->g;
+    t->seed = seed * 2654435761u + 12345;
+}
+
+/* The next graph input ("x"), shape s. */
+static inline int32_t tb_input(tb *t, so_shape s)
+{
+    int i = t->m->n_inputs++;
+    assert_true(i < TB_MAX_IO);
+    t->m->inputs[i].name = "x";
+    t->m->inputs[i].shape = s;
+    int32_t n = so_graph_add(t->g, SO_OP_INPUT, NULL, 0, 1, NULL, i, NULL);
+    assert_int_equal(so_graph_infer(t->g, n), SO_OK);
+    return n;
+}
+
+/* A weight of shape s holding data (malloc'd; the model takes it). */
+static inline int32_t tb_weight_data(tb *t, so_shape s, float *data)
+{
+    int32_t w = so_model_add_weight(t->m, "w", s, data);
+    int32_t n = so_graph_add(t->g, SO_OP_WEIGHT, NULL, 0, 1, NULL, w, NULL);
+    assert_int_equal(so_graph_infer(t->g, n), SO_OK);
+    return n;
+}
+
+/* op on output 0 of each of ins[0..n_in), n_out outputs, attributes a (or none), shapes inferred (a misfit fails the test). */
+static inline int32_t tb_node_named(tb *t, so_op op, const int32_t *ins, int n_in, int n_out, const so_attr *a, const char *name)
+{
+    so_edge e[SO_MAX_IN];
+    for (int k = 0; k < n_in; k++) e[k] = (so_edge){ins[k], 0};
+    int32_t n = so_graph_add(t->g, op, e, n_in, n_out, a ? so_model_attr(t->m, a) : NULL, -1, name);
+    if (so_graph_infer(t->g, n) != SO_OK) fail_msg("infer: %s", so_error());
+    return n;
 }
 
 /* A random weight of rank r (1: [d0], 2: [d0, d1]). */
