@@ -253,6 +253,31 @@ static int dev_rules_both_ways(so_ruleset *rs, so_rule *rules)
     return n;
 }
 
+/* What an eqsat test searches with: the flops cost model, a fold context on t's model, and the canonicalised
+   start graph (a clone of t.g). es_free releases them, t's model and rs. */
+typedef struct {
+    so_cost_model cm;
+    so_fold_ctx fc;
+    so_graph *start;
+} eq_setup;
+
+static void es_begin(eq_setup *e, tb *t)
+{
+    assert_int_equal(so_cost_init(&e->cm, SO_COST_FLOPS, 1, ""), SO_OK);
+    so_fold_init(&e->fc, t->m);
+    e->start = so_graph_clone(t->g);
+    assert_int_equal(so_canonicalize(&e->fc, e->start, NULL), SO_OK);
+}
+
+static void es_free(eq_setup *e, tb *t, so_ruleset *rs)
+{
+    so_graph_free(e->start);
+    so_fold_free(&e->fc);
+    so_cost_free(&e->cm);
+    so_model_free(t->m);
+    so_ruleset_free(rs);
+}
+
 /* Equality saturation with rule 2 of the dev rules (two matmuls sharing X = one matmul of the
    concatenated weights, split: two roots, two outputs) and rule 1 (distribution), both ways:
    X[4,8]; outputs relu(X.W0 + X.W1) and X.V. */
@@ -268,15 +293,11 @@ static void test_eqsat_search(void **state)
     int32_t a = tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 8, 16), 0), b = tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 8, 16), 0);
     t.g->outputs[0] = (so_edge){tb_op(&t, SO_OP_RELU, tb_op(&t, SO_OP_ADD, a, b, 0), -1, 0), 0};
     t.g->outputs[1] = (so_edge){tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 8, 5), 0), 0};
-    so_cost_model cm;
-    so_fold_ctx fc;
-    assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
-    so_fold_init(&fc, t.m);
-    so_graph *start = so_graph_clone(t.g);
-    assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+    eq_setup e;
+    es_begin(&e, &t);
     so_search_opts o = {.kind = SO_SEARCH_EQSAT, .time_limit = 5};
     so_search_result res;
-    assert_int_equal(so_search_run(start, rules, n, &cm, &fc, &o, &res), SO_OK);
+    assert_int_equal(so_search_run(e.start, rules, n, &e.cm, &e.fc, &o, &res), SO_OK);
     /* the multi-root rule matched (pairs of matmuls on X) and was applied */
     assert_true(res.matches >= 2);
     assert_true(res.eqsat.applied >= 2);
@@ -286,14 +307,10 @@ static void test_eqsat_search(void **state)
     assert_true(res.cost_after < 0.8 * res.cost_before);
     assert_true(res.n_path >= 1);
     assert_true(max_diff(t.g, res.best) < 1e-4);
-    double c = so_cost_graph(&cm, res.best);
+    double c = so_cost_graph(&e.cm, res.best);
     assert_true(c > res.cost_after * (1 - 1e-9) && c < res.cost_after * (1 + 1e-9));
     so_search_result_free(&res);
-    so_graph_free(start);
-    so_fold_free(&fc);
-    so_cost_free(&cm);
-    so_model_free(t.m);
-    so_ruleset_free(&rs);
+    es_free(&e, &t, &rs);
 }
 
 /* Merge chains: five matmuls of one input X[1,8] by five weights (outputs X.W0, X.W1, X.W2 and
@@ -317,15 +334,11 @@ static void test_eqsat_merge_chain(void **state)
     for (int i = 0; i < 5; i++) mm[i] = tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 8, 16), 0);
     for (int i = 0; i < 3; i++) t.g->outputs[i] = (so_edge){mm[i], 0};
     t.g->outputs[3] = (so_edge){tb_op(&t, SO_OP_MUL, mm[3], mm[4], 0), 0};
-    so_cost_model cm;
-    so_fold_ctx fc;
-    assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
-    so_fold_init(&fc, t.m);
-    so_graph *start = so_graph_clone(t.g);
-    assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+    eq_setup e;
+    es_begin(&e, &t);
     so_search_opts o = {.kind = SO_SEARCH_EQSAT, .time_limit = 60};
     so_search_result res, res2;
-    assert_int_equal(so_eqsat_run(start, rules, n, &cm, &fc, &o, NULL, &res), SO_OK);
+    assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, NULL, &res), SO_OK);
     assert_int_equal(res.eqsat.stop, 0); /* saturated */
     int n_mm = 0;
     for (int32_t i = 0; i < res.best->n_nodes; i++) n_mm += res.best->nodes[i].op == SO_OP_MATMUL;
@@ -334,7 +347,7 @@ static void test_eqsat_merge_chain(void **state)
     assert_true(max_diff(t.g, res.best) < 1e-4);
     /* the merges: 10 pairs + 10 extensions (the 26 subsets of >= 2 in every order would be far more) */
     assert_true(res.eqsat.applied <= 20);
-    assert_int_equal(so_eqsat_run(start, rules, n, &cm, &fc, &o, NULL, &res2), SO_OK);
+    assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, NULL, &res2), SO_OK);
     assert_true(res2.cost_after == res.cost_after);
     assert_int_equal(res2.eqsat.enodes, res.eqsat.enodes);
     assert_int_equal(res2.eqsat.applied, res.eqsat.applied);
@@ -342,19 +355,15 @@ static void test_eqsat_merge_chain(void **state)
     so_search_result_free(&res2);
     /* a small work limit: stops early, deterministically */
     so_eqsat_opts eo = {.work_limit = 40};
-    assert_int_equal(so_eqsat_run(start, rules, n, &cm, &fc, &o, &eo, &res), SO_OK);
-    assert_int_equal(so_eqsat_run(start, rules, n, &cm, &fc, &o, &eo, &res2), SO_OK);
+    assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, &eo, &res), SO_OK);
+    assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, &eo, &res2), SO_OK);
     assert_int_equal(res.eqsat.stop, 4);
     assert_int_equal(res2.eqsat.stop, 4);
     assert_int_equal(res2.eqsat.enodes, res.eqsat.enodes);
     assert_true(res2.cost_after == res.cost_after);
     so_search_result_free(&res);
     so_search_result_free(&res2);
-    so_graph_free(start);
-    so_fold_free(&fc);
-    so_cost_free(&cm);
-    so_model_free(t.m);
-    so_ruleset_free(&rs);
+    es_free(&e, &t, &rs);
 }
 
 int main(void)
