@@ -81,6 +81,8 @@ typedef struct gen_universe {
                         block (zero padding lanes; the stem universes, whose 3 channels stay concrete) */
     int dw;          /* layout universe: convs with a kernel [C,1,kh,kw] on C channels are depthwise (group=dw in
                         rules: the group is the symbolic channel count, SO_RULE_GROUP_DW), blocked too */
+    int group;       /* layout universe: convs of this concrete group (> 1) on G*q channels, kernel [G*q,q,kh,kw]
+                        (ResNeXt's group 32), the per-group channels q symbolic; blocked too */
     int8_t bn_param[4]; /* batchnorm scale, bias, mean, var variables (-1: none) */
     int8_t sib[2];      /* 1 + index of the sibling 1x1 kernel L and of its conv bias c (0: none): L
                            feeds only conv weights and an axis-0 concat with K, c only L's conv bias
@@ -124,7 +126,8 @@ void gen_universe_layout(gen_universe *u, int block);
    padded to one block: u->padded) and its folds, on 17x19 planes; part 10 the classifier: a 1x1 conv of b*k
    channels to 1000 (concrete, padded to 63 blocks of 16), its relu and global average pool, plain and blocked;
    parts 11, 12 depthwise convs (u->dw; kernel D[b*k,1,3,3] on 6x9 planes, D[b*k,1,5,5] on 9x11) at stride 1 and 2
-   (same padding), plain and blocked, with and without bias, and their batchnorm folds. */
+   (same padding), plain and blocked, with and without bias, and their batchnorm folds; part 13 grouped 3x3 convs of
+   group 32 (u->group; ResNeXt-50 32x4d: kernel G[2*32,2,3,3] on 64 channels, channels 32*q in rules) likewise. */
 void gen_universe_layout_ext(gen_universe *u, int block, int part);
 /* Output size of instance g's window (kernel k) over an input of size in: stride, padding (same
    k/2 or none), ceil_mode; 0 if the window does not fit. */
