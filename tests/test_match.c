@@ -326,6 +326,61 @@ static void test_layout_rule_depthwise(void **state)
     so_ruleset_free(&lr);
 }
 
+/* A grouped layout rule (group 32 concrete, 32*q channels, q per group symbolic, from the grouped universe) binds q
+   from the kernel: ResNeXt's 128 and 256 channels (q = 4, 8) and 96 (q = 3: 6 blocks of 16) match, a conv of group 16
+   does not. */
+static void test_layout_rule_grouped(void **state)
+{
+    (void)state;
+    static const char *TXT = "rule 1\n  input X [a,32*b,c,d]\n  input G [32*b,b,3,3]\n"
+                             "  src s0 = conv(X, G) stride=1,1 pad=1,1,1,1 dilation=1,1 group=32 act=none\n"
+                             "  dst d0 = nchwc_in(X) ints=16\n"
+                             "  dst d1 = conv_nchwc(d0, G) stride=1,1 pad=1,1,1,1 dilation=1,1 group=32 act=none\n"
+                             "  dst d2 = nchwc_out(d1) ints=16,32*b\n  map s0 -> d2\n  proof proved\nend\n";
+    so_ruleset lr = {0};
+    assert_int_equal(so_rules_parse("grouped.rules", TXT, strlen(TXT), &lr), SO_OK);
+    const int q[4] = {4, 8, 3, 8}, grp[4] = {32, 32, 32, 16};
+    for (int k = 0; k < 4; k++) {
+        tb t;
+        so_shape xs = {.rank = 4, .dim = {1, grp[k] * q[k], 5, 6}, .dtype = SO_F32};
+        tb_new(&t, 1, &xs, 1);
+        int64_t wd[4] = {grp[k] * q[k], q[k], 3, 3};
+        so_shape wsh = so_shape_make(4, wd);
+        float *data = malloc(sizeof(float) * (size_t)so_shape_numel(&wsh));
+        so_rng_fill(&t.seed, data, (size_t)so_shape_numel(&wsh));
+        int32_t w = so_graph_add(t.g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(t.m, "w", wsh, data), NULL);
+        assert_int_equal(so_graph_infer(t.g, w), SO_OK);
+        so_attr at;
+        memset(&at, 0, sizeof at);
+        at.stride[0] = at.stride[1] = at.dilation[0] = at.dilation[1] = 1;
+        at.pad[0] = at.pad[1] = at.pad[2] = at.pad[3] = 1;
+        at.group = grp[k];
+        so_edge ce[2] = {{0, 0}, {w, 0}};
+        int32_t c = so_graph_add(t.g, SO_OP_CONV, ce, 2, 1, so_model_attr(t.m, &at), -1, NULL);
+        assert_int_equal(so_graph_infer(t.g, c), SO_OK);
+        t.g->outputs[0] = (so_edge){c, 0};
+        so_match_index ix;
+        so_match_index_init(&ix, t.g);
+        int want = grp[k] == 32;
+        assert_int_equal(so_match_rule(&ix, &lr.rules[0], 0, NULL, NULL), want);
+        if (want) {
+            collect col = {.n = 0};
+            so_match_rule(&ix, &lr.rules[0], 0, collect_fn, &col);
+            so_fold_ctx fc;
+            so_fold_init(&fc, t.m);
+            so_graph *ng = NULL;
+            assert_int_equal(so_rewrite(t.g, &col.m[0], &fc, &ng), SO_OK);
+            assert_int_equal(count_op(ng, SO_OP_CONV_NCHWC), 1);
+            assert_true(max_diff(t.g, ng) < 1e-5);
+            so_graph_free(ng);
+            so_fold_free(&fc);
+        }
+        so_match_index_free(&ix);
+        so_model_free(t.m);
+    }
+    so_ruleset_free(&lr);
+}
+
 /* a = X.A1, b = X.relu(a) with k == m: merging a and b would make b's weight depend on the
    merged output: the rewrite must be rejected as a cycle. */
 static void test_cycle_rejected(void **state)
@@ -639,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_layout_rule_exact),
         cmocka_unit_test(test_layout_rule_depthwise),
+        cmocka_unit_test(test_layout_rule_grouped),
         cmocka_unit_test(test_distribute_and_external_use),
         cmocka_unit_test(test_precondition_and_anchor),
         cmocka_unit_test(test_cycle_rejected),
