@@ -20,11 +20,10 @@
 #include "sgemm.h"
 #include "vmath.h"
 
-/* Epilogue with the channel on the last axis: y is [m, n], channel = column. */
-static void epi_cols(const so_epi *ep, float *y, const float *res, int64_t m, int64_t n)
+/* Epilogue with the channel on the last axis: y is [m, n], channel = column (epi_cols: the rows over the team). */
+static void epi_cols_rows(const so_epi *ep, float *y, const float *res, int64_t m, int64_t n)
 {
-    if (!ep->scale && !ep->shift && !ep->act1 && !res) return;
-#pragma omp parallel for if (m * n > SO_PAR_MIN)
+#pragma omp for
     for (int64_t r = 0; r < m; r++) {
         float *yr = y + r * n;
         if (ep->scale) {
@@ -39,6 +38,12 @@ static void epi_cols(const so_epi *ep, float *y, const float *res, int64_t m, in
             if (ep->act2) so_epi_act(ep->act2, ep->lo2, ep->hi2, yr, n);
         }
     }
+}
+
+static void epi_cols(const so_epi *ep, float *y, const float *res, int64_t m, int64_t n)
+{
+    if (!ep->scale && !ep->shift && !ep->act1 && !res) return;
+    SO_PAR_RUN(m * n > SO_PAR_MIN, , epi_cols_rows(ep, y, res, m, n));
 }
 
 /* ---------------- MatMul / Gemm ---------------- */

@@ -22,14 +22,14 @@ typedef struct sm_plan {
     int64_t outer, len, inner;
 } sm_plan;
 
-static void sm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void sm_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const sm_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
     int64_t L = p->len, Inn = p->inner;
-#pragma omp parallel for if (p->outer * L * Inn > SO_PAR_MIN)
+#pragma omp for
     for (int64_t o = 0; o < p->outer; o++) {
         if (Inn == 1) { /* contiguous rows (the last axis): vectorised max, exp + sum, scale */
             softmax_row(X + o * L, Y + o * L, L);
@@ -50,6 +50,12 @@ static void sm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
             for (int64_t j = 0; j < L; j++) y[j * Inn] *= inv;
         }
     }
+}
+
+static void sm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const sm_plan *p = priv;
+    SO_PAR_RUN(p->outer * p->len * p->inner > SO_PAR_MIN, , sm_rows(priv, in, out, scratch));
 }
 
 static so_status select_softmax(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -78,14 +84,14 @@ typedef struct ln_plan {
     int has_bias;
 } ln_plan;
 
-static void ln_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void ln_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const ln_plan *p = priv;
     const float *X = in[0].data, *S = in[1].data, *Bi = p->has_bias ? in[2].data : NULL;
     float *Y = out[0].data;
     int64_t D = p->d;
-#pragma omp parallel for if (p->rows * D > SO_PAR_MIN)
+#pragma omp for
     for (int64_t r = 0; r < p->rows; r++) {
         const float *x = X + r * D;
         float *y = Y + r * D;
@@ -106,6 +112,12 @@ static void ln_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
         else
             for (int64_t j = 0; j < D; j++) y[j] = (x[j] - mean) * inv * S[j];
     }
+}
+
+static void ln_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const ln_plan *p = priv;
+    SO_PAR_RUN(p->rows * p->d > SO_PAR_MIN, , ln_rows(priv, in, out, scratch));
 }
 
 static so_status select_layernorm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -145,13 +157,13 @@ static void bn_free(void *pp)
     free(p);
 }
 
-static void bn_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void bn_planes(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const bn_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
-#pragma omp parallel for if (p->n * p->c * p->plane > SO_PAR_MIN)
+#pragma omp for
     for (int64_t q = 0; q < p->n * p->c; q++) {
         int64_t ch = q % p->c;
         const float *x = X + q * p->plane;
@@ -160,6 +172,12 @@ static void bn_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
 #pragma omp simd
         for (int64_t j = 0; j < p->plane; j++) y[j] = x[j] * s + t;
     }
+}
+
+static void bn_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const bn_plan *p = priv;
+    SO_PAR_RUN(p->n * p->c * p->plane > SO_PAR_MIN, , bn_planes(priv, in, out, scratch));
 }
 
 static so_status select_batchnorm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -195,7 +213,7 @@ typedef struct rm_plan {
 } rm_plan;
 
 /* Mean over a contiguous block of axes viewed as [outer, red, inner]. */
-static void rm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void rm_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const rm_plan *p = priv;
@@ -203,7 +221,7 @@ static void rm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
     float *Y = out[0].data;
     const int64_t R = p->red, Inn = p->inner;
     const float inv = 1.f / (float)R;
-#pragma omp parallel for if (p->outer * R * Inn > SO_PAR_MIN)
+#pragma omp for
     for (int64_t o = 0; o < p->outer; o++) {
         const float *x = X + o * R * Inn;
         float *y = Y + o * Inn;
@@ -223,6 +241,12 @@ static void rm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
 #pragma omp simd
         for (int64_t i = 0; i < Inn; i++) y[i] *= inv;
     }
+}
+
+static void rm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const rm_plan *p = priv;
+    SO_PAR_RUN(p->outer * p->red * p->inner > SO_PAR_MIN, , rm_rows(priv, in, out, scratch));
 }
 
 static so_status select_reducemean(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
