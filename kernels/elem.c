@@ -225,12 +225,11 @@ static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
            blend let a NaN through as the reference's comparisons do */
         int64_t j = 0;
 #ifdef __AVX2__
-        const __m256 six = _mm256_set1_ps(6.f), half = _mm256_set1_ps(0.5f), zero = _mm256_setzero_ps(),
-                     one = _mm256_set1_ps(1.f), al = _mm256_set1_ps(p->alpha);
+        const __m256 zero = _mm256_setzero_ps(), al = _mm256_set1_ps(p->alpha);
         for (; j + 8 <= n; j += 8) {
             __m256 v = _mm256_loadu_ps(x + j), r;
             if (p->op == SO_OP_HARDSWISH)
-                r = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero, _mm256_add_ps(_mm256_div_ps(v, six), half))));
+                r = so_vhardswish8(v);
             else
                 r = _mm256_blendv_ps(v, _mm256_mul_ps(al, v), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
             _mm256_storeu_ps(y + j, r);

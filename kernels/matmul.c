@@ -349,8 +349,11 @@ static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
         so_sgemm(0, 1, T * N, G4, In, 1.f, X, In, W, In, 0.f, gates, G4);
         if (Bt) {
             const float *wb = Bt + d * 8 * H, *rb = wb + G4;
-            for (int64_t r = 0; r < T * N; r++)
-                for (int64_t j = 0; j < G4; j++) gates[r * G4 + j] += wb[j] + rb[j];
+            for (int64_t r = 0; r < T * N; r++) {
+                float *gr = gates + r * G4;
+#pragma omp simd /* (gates is scratch: it cannot alias the biases; GCC did not vectorise this loop without the pragma) */
+                for (int64_t j = 0; j < G4; j++) gr[j] += wb[j] + rb[j];
+            }
         }
         for (int64_t j = 0; j < N * H; j++) {
             h[j] = H0 ? H0[d * N * H + j] : 0.f;

@@ -1,4 +1,4 @@
-/* norm.c - normalisation and reduction kernels: Softmax, LayerNorm, BatchNorm (when not fused into a conv), ReduceMean. */
+/* norm.c - normalisation and reduction kernels: Softmax, LayerNorm, BatchNorm (when not fused into a conv), ReduceMean and ReduceSum over contiguous axes. */
 #include "kset_names.h"
 
 #include "norm.h"
@@ -206,13 +206,14 @@ static so_status select_batchnorm(const so_fast_ctx *c, int32_t i, so_fast_kerne
     return SO_OK;
 }
 
-/* ---------------- reduce mean ---------------- */
+/* ---------------- reduce mean / sum ---------------- */
 
 typedef struct rm_plan {
     int64_t outer, red, inner;
+    float inv; /* 1 / red for ReduceMean, 1 for ReduceSum */
 } rm_plan;
 
-/* Mean over a contiguous block of axes viewed as [outer, red, inner]. */
+/* Mean (ReduceMean) or sum (ReduceSum) over a contiguous block of axes viewed as [outer, red, inner]. */
 static void rm_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
@@ -220,7 +221,7 @@ static void rm_rows(void *priv, const so_tensor *in, so_tensor *out, float *scra
     const float *X = in[0].data;
     float *Y = out[0].data;
     const int64_t R = p->red, Inn = p->inner;
-    const float inv = 1.f / (float)R;
+    const float inv = p->inv;
 #pragma omp for
     for (int64_t o = 0; o < p->outer; o++) {
         const float *x = X + o * R * Inn;
@@ -249,7 +250,7 @@ static void rm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
     SO_PAR_RUN(p->outer * p->red * p->inner > SO_PAR_MIN, , rm_rows(priv, in, out, scratch));
 }
 
-static so_status select_reducemean(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+static so_status select_reduce(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_node *n = &c->g->nodes[i];
     const so_shape *x = shape_of(c->g, n->in[0]);
@@ -268,10 +269,11 @@ static so_status select_reducemean(const so_fast_ctx *c, int32_t i, so_fast_kern
         free(p);
         return SO_OK;
     }
+    p->inv = n->op == SO_OP_REDUCESUM ? 1.f : 1.f / (float)p->red;
     k->run = rm_run;
     k->priv = p;
     k->free_priv = free;
-    k->name = "reducemean";
+    k->name = n->op == SO_OP_REDUCESUM ? "reducesum" : "reducemean";
     return SO_OK;
 }
 
@@ -282,7 +284,8 @@ so_status so_norm_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_SOFTMAX: return select_softmax(c, i, k);
     case SO_OP_LAYERNORM: return select_layernorm(c, i, k);
     case SO_OP_BATCHNORM: return select_batchnorm(c, i, k);
-    case SO_OP_REDUCEMEAN: return select_reducemean(c, i, k);
+    case SO_OP_REDUCEMEAN:
+    case SO_OP_REDUCESUM: return select_reduce(c, i, k);
     default: return so_errorf("so_norm_select: no case for %s (kernels/fast.c sends it here)", so_ops[c->g->nodes[i].op].name);
     }
 }
