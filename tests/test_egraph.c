@@ -313,6 +313,30 @@ static void test_eqsat_search(void **state)
     es_free(&e, &t, &rs);
 }
 
+/* eqsat on e's start graph at the default limits, twice: the graph has n_mm matmuls, is cheaper
+   than the start, computes t's values, and the second run is the same as the first (cost, e-nodes,
+   applications). Returns the first run's applications; *stop its stop reason. */
+static int64_t eq_run_twice(eq_setup *e, tb *t, const so_rule *rules, int n, int n_mm, int *stop)
+{
+    so_search_opts o = {.kind = SO_SEARCH_EQSAT, .time_limit = 60};
+    so_search_result res, res2;
+    assert_int_equal(so_eqsat_run(e->start, rules, n, &e->cm, &e->fc, &o, NULL, &res), SO_OK);
+    int got = 0;
+    for (int32_t i = 0; i < res.best->n_nodes; i++) got += res.best->nodes[i].op == SO_OP_MATMUL;
+    assert_int_equal(got, n_mm);
+    assert_true(res.cost_after < res.cost_before);
+    assert_true(max_diff(t->g, res.best) < 1e-4);
+    assert_int_equal(so_eqsat_run(e->start, rules, n, &e->cm, &e->fc, &o, NULL, &res2), SO_OK);
+    assert_true(res2.cost_after == res.cost_after);
+    assert_int_equal(res2.eqsat.enodes, res.eqsat.enodes);
+    assert_int_equal(res2.eqsat.applied, res.eqsat.applied);
+    int64_t applied = res.eqsat.applied;
+    *stop = res.eqsat.stop;
+    so_search_result_free(&res);
+    so_search_result_free(&res2);
+    return applied;
+}
+
 /* Merge chains: five matmuls of one input X[1,8] by five weights (outputs X.W0, X.W1, X.W2 and
    X.W3 * X.W4), rule 2 of the dev rules both ways. The merge rule's roots are symmetric: matches
    are kept in one canonical order, every pair of leaves, a chain extended by the next leaf only
@@ -336,23 +360,12 @@ static void test_eqsat_merge_chain(void **state)
     t.g->outputs[3] = (so_edge){tb_op(&t, SO_OP_MUL, mm[3], mm[4], 0), 0};
     eq_setup e;
     es_begin(&e, &t);
+    int stop = -1;
+    /* the merges: 10 pairs + 10 extensions (the 26 subsets of >= 2 in every order would be far more) */
+    assert_true(eq_run_twice(&e, &t, rules, n, 1, &stop) <= 20);
+    assert_int_equal(stop, 0); /* saturated */
     so_search_opts o = {.kind = SO_SEARCH_EQSAT, .time_limit = 60};
     so_search_result res, res2;
-    assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, NULL, &res), SO_OK);
-    assert_int_equal(res.eqsat.stop, 0); /* saturated */
-    int n_mm = 0;
-    for (int32_t i = 0; i < res.best->n_nodes; i++) n_mm += res.best->nodes[i].op == SO_OP_MATMUL;
-    assert_int_equal(n_mm, 1);
-    assert_true(res.cost_after < res.cost_before);
-    assert_true(max_diff(t.g, res.best) < 1e-4);
-    /* the merges: 10 pairs + 10 extensions (the 26 subsets of >= 2 in every order would be far more) */
-    assert_true(res.eqsat.applied <= 20);
-    assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, NULL, &res2), SO_OK);
-    assert_true(res2.cost_after == res.cost_after);
-    assert_int_equal(res2.eqsat.enodes, res.eqsat.enodes);
-    assert_int_equal(res2.eqsat.applied, res.eqsat.applied);
-    so_search_result_free(&res);
-    so_search_result_free(&res2);
     /* a small work limit: stops early, deterministically */
     so_eqsat_opts eo = {.work_limit = 40};
     assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, &eo, &res), SO_OK);
@@ -406,20 +419,8 @@ static void test_eqsat_merge_of_merges(void **state)
     t.g->outputs[3] = (so_edge){tb_op(&t, SO_OP_MATMUL, 1, w1, 0), 0};
     eq_setup e;
     es_begin(&e, &t);
-    so_search_opts o = {.kind = SO_SEARCH_EQSAT, .time_limit = 60};
-    so_search_result res, res2;
-    assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, NULL, &res), SO_OK);
-    int n_mm = 0;
-    for (int32_t i = 0; i < res.best->n_nodes; i++) n_mm += res.best->nodes[i].op == SO_OP_MATMUL;
-    assert_int_equal(n_mm, 1);
-    assert_true(res.cost_after < res.cost_before);
-    assert_true(max_diff(t.g, res.best) < 1e-4);
-    assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, NULL, &res2), SO_OK);
-    assert_true(res2.cost_after == res.cost_after);
-    assert_int_equal(res2.eqsat.enodes, res.eqsat.enodes);
-    assert_int_equal(res2.eqsat.applied, res.eqsat.applied);
-    so_search_result_free(&res);
-    so_search_result_free(&res2);
+    int stop = -1;
+    eq_run_twice(&e, &t, rules, n, 1, &stop); /* one matmul of everything */
     so_ruleset_free(&rs2);
     es_free(&e, &t, &rs);
 }
