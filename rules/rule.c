@@ -1074,7 +1074,7 @@ static void dimx_print(const void *cx, const void *d, char *buf, size_t n)
     free(b.s);
 }
 static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, NULL, dimx_is_one, dimx_eq, dimx_add, dimx_mul, dimx_div,
-                                   dimx_as_const, dimx_of_const, dimx_window, dimx_print};
+                                   dimx_as_const, dimx_of_const, dimx_window, dimx_print, 0};
 
 /* so_dims views of a symbolic shape */
 #define SD(s) (&(so_dims){(s)->rank, (void *)(s)->dim})

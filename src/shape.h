@@ -33,6 +33,8 @@ typedef struct so_dim_alg {
     /* one plane dim of a sliding window (so_window_out's arguments) over h; 0 if it does not fit */
     int (*window)(const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out);
     void (*print)(const void *cx, const void *d, char *buf, size_t n); /* d as text, as shapes print */
+    int quiet; /* 1: a rule that fails only returns SO_ERR, it formats no message (the generator's typing,
+                  a hot path where most candidates misfit: rules/gen_universe.c) */
 } so_dim_alg;
 extern const so_dim_alg so_dim_int64;
 /* numpy broadcasting of dims a[0..ra) with b[0..rb) (right-aligned; a missing dim is 1) into
