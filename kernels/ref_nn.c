@@ -206,6 +206,35 @@ so_status so_ref_avgpool(const so_graph *g, const so_node *n, const so_tensor *i
     return SO_OK;
 }
 
+/* LpPool: (sum over the window's in-bounds elements of |x|^p)^(1/p), p = mode; pads and dilations as MaxPool */
+so_status so_ref_lppool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_attr *a = n->attr;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    const int64_t NC = in[0].shape.dim[0] * in[0].shape.dim[1], H = in[0].shape.dim[2], W = in[0].shape.dim[3];
+    const int64_t OH = out[0].shape.dim[2], OW = out[0].shape.dim[3], KH = a->kernel[0], KW = a->kernel[1];
+    const int64_t sh = one_if0(a->stride[0]), sw = one_if0(a->stride[1]), dh = one_if0(a->dilation[0]), dw = one_if0(a->dilation[1]);
+    const double pw = a->mode > 0 ? a->mode : 2;
+    for (int64_t q = 0; q < NC; q++) {
+        const float *x = X + q * H * W;
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                double acc = 0.0;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    const int64_t ih = oh * sh - a->pad[0] + kh * dh;
+                    for (int64_t kw = 0; ih >= 0 && ih < H && kw < KW; kw++) {
+                        const int64_t iw = ow * sw - a->pad[1] + kw * dw;
+                        if (iw >= 0 && iw < W) acc += pow(fabs((double)x[ih * W + iw]), pw);
+                    }
+                }
+                Y[(q * OH + oh) * OW + ow] = (float)pow(acc, 1.0 / pw);
+            }
+    }
+    return SO_OK;
+}
+
 so_status so_ref_globalavgpool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     (void)g;

@@ -49,6 +49,7 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_batchnorm key_none
 #define key_maxpool key_none
 #define key_avgpool key_none
+#define key_lppool key_none
 #define key_globalavgpool key_none
 #define key_softmax key_none
 #define key_reducemean key_axes
@@ -1213,6 +1214,11 @@ static so_status sym_maxpool(const so_dim_alg *A, const so_rnode *n, const so_ss
     so_dims od = sd_out(out);
     const int dilated = n->op == SO_OP_MAXPOOL || n->op == SO_OP_MAXPOOL_NCHWC;
     return sym_store(so_dims_pool(A, &n->attr, dilated, SD(&in[0]), &od), &od, out);
+}
+
+static so_status sym_lppool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_pool(A, &n->attr, 1, SD(&in[0]), &od));
 }
 
 static so_status sym_globalavgpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)

@@ -252,6 +252,21 @@ static int imp_maxpool(bctx *cx)
     return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
+/* LpPool-2..18: the 2-D window as MaxPool's (dilations, ceil_mode from opset 18) and the integer p (default 2) */
+static int imp_lppool(bctx *cx)
+{
+    IMP_LOCALS;
+    int64_t ker[2];
+    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
+    ker[0] = p[0], ker[1] = p[1];
+    if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != SO_OK) return r;
+    a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0;
+    const int64_t pw = onx_att_i(n, "p", 2);
+    if (pw < 1 || pw > INT32_MAX) return onx_node_err(im, "p %lld must be a positive integer", (long long)pw), SO_ERR;
+    a.mode = (int32_t)pw;
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
 static int imp_gemm(bctx *cx)
 {
     IMP_LOCALS;
