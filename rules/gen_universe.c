@@ -588,6 +588,7 @@ static int i16_eq(const void *cx, const void *a, const void *b)
 }
 static int i16_add(const void *a, const void *b, void *out) { return i16_fits((int64_t)*(const int16_t *)a + *(const int16_t *)b, out); }
 static int i16_mul(const void *a, int64_t k, void *out) { return k <= INT16_MAX && i16_fits(*(const int16_t *)a * k, out); }
+static int i16_muld(const void *a, const void *b, void *out) { return i16_fits((int64_t)*(const int16_t *)a * *(const int16_t *)b, out); }
 static int i16_div(const void *a, int64_t k, int round_up, void *out)
 {
     const int64_t v = *(const int16_t *)a;
@@ -608,7 +609,7 @@ static void i16_print(const void *cx, const void *d, char *buf, size_t n)
     (void)cx;
     snprintf(buf, n, "%d", (int)*(const int16_t *)d);
 }
-static const so_dim_alg dim_gen = {sizeof(int16_t), &one_i16, NULL, i16_is_one, i16_eq, i16_add, i16_mul, i16_div,
+static const so_dim_alg dim_gen = {sizeof(int16_t), &one_i16, NULL, i16_is_one, i16_eq, i16_add, i16_mul, i16_muld, i16_div,
                                    i16_as_const, i16_fits, i16_window, i16_print, 1};
 
 /* so_dims views of generator types: an input, and an output (zeroed: dims past the rank stay 0) */

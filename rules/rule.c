@@ -1036,6 +1036,14 @@ static int dimx_eq(const void *cx, const void *a, const void *b)
 }
 static int dimx_add(const void *a, const void *b, void *out) { return dx_add(a, b, out); }
 static int dimx_mul(const void *a, int64_t k, void *out) { return dx_mul(a, k, out); }
+/* a product of dims is linear only when one side is a number (>= 1) */
+static int dimx_muld(const void *a, const void *b, void *out)
+{
+    const so_dimx *x = a, *y = b;
+    if (x->n_sym == 0) return dx_mul(y, x->c, out);
+    if (y->n_sym == 0) return dx_mul(x, y->c, out);
+    return 0;
+}
 static int dimx_div(const void *a, int64_t k, int round_up, void *out)
 {
     const so_dimx *d = a;
@@ -1074,7 +1082,7 @@ static void dimx_print(const void *cx, const void *d, char *buf, size_t n)
     snprintf(buf, n, "%s", b.s ? b.s : "");
     free(b.s);
 }
-static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, NULL, dimx_is_one, dimx_eq, dimx_add, dimx_mul, dimx_div,
+static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, NULL, dimx_is_one, dimx_eq, dimx_add, dimx_mul, dimx_muld, dimx_div,
                                    dimx_as_const, dimx_of_const, dimx_window, dimx_print, 0};
 
 /* so_dims views of a symbolic shape */
@@ -1295,6 +1303,17 @@ static so_status sym_const_pool(const so_dim_alg *A, const so_rnode *n, const so
     return sym_store(so_dims_const(A, n->op, &sh, &od), &od, out);
 }
 
+/* flatten and slice (shape.h so_dims_*) */
+static so_status sym_flatten(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_flatten(A, n->attr.axis, SD(&in[0]), &od));
+}
+
+static so_status sym_slice(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_slice(A, &n->attr, SD(&in[0]), &od));
+}
+
 static so_status sym_reshape(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     SYM_LOCALS;
@@ -1449,8 +1468,6 @@ static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_ss
 #define sym_reducemean sym_reduce
 #define sym_reducesum sym_reduce
 #define sym_rmsnorm sym_layernorm
-#define sym_flatten sym_unknown
-#define sym_slice sym_unknown
 #define sym_lstm sym_unknown
 
 #define sym_identity sym_unary

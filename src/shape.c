@@ -92,6 +92,7 @@ static int i64_eq(const void *cx, const void *a, const void *b)
 }
 static int i64_add(const void *a, const void *b, void *out) { return !__builtin_add_overflow(*(const int64_t *)a, *(const int64_t *)b, (int64_t *)out); }
 static int i64_mul(const void *a, int64_t k, void *out) { return !so_i64_mul(*(const int64_t *)a, k, (int64_t *)out); }
+static int i64_muld(const void *a, const void *b, void *out) { return !so_i64_mul(*(const int64_t *)a, *(const int64_t *)b, (int64_t *)out); }
 static int i64_div(const void *a, int64_t k, int round_up, void *out)
 {
     const int64_t v = *(const int64_t *)a;
@@ -120,7 +121,7 @@ static void i64_print(const void *cx, const void *d, char *buf, size_t n)
     (void)cx;
     snprintf(buf, n, "%lld", (long long)*(const int64_t *)d);
 }
-const so_dim_alg so_dim_int64 = {sizeof(int64_t), &one_i64, NULL, i64_is_one, i64_eq, i64_add, i64_mul, i64_div,
+const so_dim_alg so_dim_int64 = {sizeof(int64_t), &one_i64, NULL, i64_is_one, i64_eq, i64_add, i64_mul, i64_muld, i64_div,
                                  i64_as_const, i64_of_const, i64_window, i64_print, 0};
 
 int so_dim_broadcast(const so_dim_alg *A, const void *a, int ra, const void *b, int rb, void *out)
@@ -731,6 +732,48 @@ so_status so_dims_reversesequence(const so_dim_alg *A, const so_attr *a, const s
     return SO_OK;
 }
 
+so_status so_dims_flatten(const so_dim_alg *A, int axis, const so_dims *x, so_dims *o)
+{
+    if (axis < 0 || axis > x->rank) return DERR(A, "axis %d out of range for input %s", axis, DS(A, x));
+    o->rank = 2;
+    memcpy(DIM(A, o, 0), A->one, A->size);
+    memcpy(DIM(A, o, 1), A->one, A->size);
+    for (int k = 0; k < x->rank; k++)
+        if (!A->muld(DIM(A, o, k >= axis), DIM(A, x, k), DIM(A, o, k >= axis)))
+            return DERR(A, "cannot state the product of the dims of input %s on either side of axis %d", DS(A, x), axis);
+    return SO_OK;
+}
+
+so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (a->n_ints % 4 != 0) return DERR(A, "has %d slice ints, expected (axis,start,end,step) quads", (int)a->n_ints);
+    dims_copy(A, x, o);
+    int seen[SO_MAX_RANK] = {0};
+    for (int q = 0; q < a->n_ints; q += 4) {
+        int64_t ax = a->ints[q], st = a->ints[q + 1], en = a->ints[q + 2], sp = a->ints[q + 3], d, cnt;
+        if (ax < 0 || ax >= x->rank || seen[ax]) return DERR(A, "slice axis %lld invalid or repeated for input %s", (long long)ax, DS(A, x));
+        seen[ax] = 1;
+        if (!A->as_const(DIM(A, x, ax), &d)) return DERR(A, "slice axis %lld of input %s has no known size", (long long)ax, DS(A, x));
+        if (sp > d) sp = d > 1 ? d : 1; /* same count; keeps the arithmetic below in range */
+        if (sp < -d) sp = d > 1 ? -d : -1;
+        if (sp > 0) {
+            if (st < 0 || st > d || en < 0 || en > d)
+                return DERR(A, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, DS(A, x));
+            cnt = en > st ? (en - st + sp - 1) / sp : 0;
+        } else if (sp < 0) {
+            if (st < 0 || st > d - 1 || en < -1 || en > d - 1)
+                return DERR(A, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, DS(A, x));
+            cnt = st > en ? (st - en + (-sp) - 1) / (-sp) : 0;
+        } else {
+            return DERR(A, "slice step 0 on axis %lld", (long long)ax);
+        }
+        if (cnt <= 0)
+            return DERR(A, "slice %lld:%lld:%lld on axis %lld of input %s is empty", (long long)st, (long long)en, (long long)sp, (long long)ax, DS(A, x));
+        if (!A->of_const(cnt, DIM(A, o, ax))) return DERR(A, "slice of %lld on axis %lld is out of range", (long long)cnt, (long long)ax);
+    }
+    return SO_OK;
+}
+
 /* The concrete instance: a so_shape's dims as so_dims, and the result back (dtype from the caller). */
 static so_dims dims_of(const so_shape *s) { return (so_dims){s->rank, (void *)s->dim}; } /* a view of s */
 
@@ -953,17 +996,7 @@ static so_status shape_split(ctx *c)
     return SO_OK;
 }
 
-static so_status shape_flatten(ctx *c)
-{
-    const so_shape *x = c->in[0];
-    int axis = c->a->axis;
-    if (axis < 0 || axis > x->rank) return fail(c, "axis %d out of range for input %s", axis, S(x));
-    so_shape o = mk(2, x->dtype);
-    o.dim[0] = o.dim[1] = 1;
-    for (int k = 0; k < x->rank; k++) o.dim[k < axis ? 0 : 1] *= x->dim[k];
-    c->n->out[0] = o;
-    return SO_OK;
-}
+static so_status shape_flatten(ctx *c) { RUN(c->in[0]->dtype, so_dims_flatten(I64, c->a->axis, IN(0), &od)); }
 
 static so_status shape_reshape(ctx *c)
 {
@@ -1017,37 +1050,7 @@ static so_status shape_gather(ctx *c)
     RUN(x->dtype, so_dims_gather(I64, c->a->axis, IN(0), IN(1), &od));
 }
 
-static so_status shape_slice(ctx *c)
-{
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (a->n_ints % 4 != 0) return fail(c, "has %d slice ints, expected (axis,start,end,step) quads", (int)a->n_ints);
-    so_shape o = *x;
-    int seen[SO_MAX_RANK] = {0};
-    for (int q = 0; q < a->n_ints; q += 4) {
-        int64_t ax = a->ints[q], st = a->ints[q + 1], en = a->ints[q + 2], sp = a->ints[q + 3];
-        if (ax < 0 || ax >= x->rank || seen[ax]) return fail(c, "slice axis %lld invalid or repeated for input %s", (long long)ax, S(x));
-        seen[ax] = 1;
-        int64_t d = x->dim[ax], cnt;
-        if (sp > d) sp = d > 1 ? d : 1; /* same count; keeps the arithmetic below in range */
-        if (sp < -d) sp = d > 1 ? -d : -1;
-        if (sp > 0) {
-            if (st < 0 || st > d || en < 0 || en > d)
-                return fail(c, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, S(x));
-            cnt = en > st ? (en - st + sp - 1) / sp : 0;
-        } else if (sp < 0) {
-            if (st < 0 || st > d - 1 || en < -1 || en > d - 1)
-                return fail(c, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, S(x));
-            cnt = st > en ? (st - en + (-sp) - 1) / (-sp) : 0;
-        } else {
-            return fail(c, "slice step 0 on axis %lld", (long long)ax);
-        }
-        if (cnt <= 0) return fail(c, "slice %lld:%lld:%lld on axis %lld of input %s is empty", (long long)st, (long long)en, (long long)sp, (long long)ax, S(x));
-        o.dim[ax] = cnt;
-    }
-    c->n->out[0] = o;
-    return SO_OK;
-}
+static so_status shape_slice(ctx *c) { RUN(c->in[0]->dtype, so_dims_slice(I64, c->a, IN(0), &od)); }
 
 /* ---------------- recurrent ---------------- */
 
