@@ -143,9 +143,10 @@ so_status so_ref_batchnorm(const so_graph *g, const so_node *n, const so_tensor 
     return SO_OK;
 }
 
-so_status so_ref_maxpool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+/* The dilated 2-D windows of MaxPool (p == 0: the maximum, NaN propagates) and LpPool (p >= 1: (sum |x|^p)^(1/p));
+   both see only the window's in-bounds elements (padding adds nothing) */
+static so_status dilated_pool(const so_node *n, const so_tensor *in, so_tensor *out, double pw)
 {
-    (void)g;
     const so_attr *a = n->attr;
     const float *X = in[0].data;
     float *Y = out[0].data;
@@ -157,6 +158,7 @@ so_status so_ref_maxpool(const so_graph *g, const so_node *n, const so_tensor *i
         for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t ow = 0; ow < OW; ow++) {
                 float m = -INFINITY;
+                double acc = 0.0;
                 for (int64_t kh = 0; kh < KH; kh++) {
                     int64_t ih = oh * sh - a->pad[0] + kh * dh;
                     if (ih < 0 || ih >= H) continue;
@@ -164,16 +166,23 @@ so_status so_ref_maxpool(const so_graph *g, const so_node *n, const so_tensor *i
                         int64_t iw = ow * sw - a->pad[1] + kw * dw;
                         if (iw < 0 || iw >= W) continue;
                         float v = x[ih * W + iw];
+                        if (pw > 0) {
+                            acc += pow(fabs((double)v), pw);
+                            continue;
+                        }
                         if (v > m || v != v) m = v;
                         if (m != m) goto nan; /* NaN propagates */
                     }
                 }
             nan:
-                Y[(p * OH + oh) * OW + ow] = m;
+                Y[(p * OH + oh) * OW + ow] = pw > 0 ? (float)pow(acc, 1.0 / pw) : m;
             }
     }
     return SO_OK;
 }
+
+REF_VIA(maxpool, dilated_pool(n, in, out, 0))
+REF_VIA(lppool, dilated_pool(n, in, out, n->attr->mode > 0 ? n->attr->mode : 2))
 
 so_status so_ref_avgpool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
@@ -201,35 +210,6 @@ so_status so_ref_avgpool(const so_graph *g, const so_node *n, const so_tensor *i
                     for (int64_t iw = w0; iw < w1; iw++) acc += x[ih * W + iw];
                 const int64_t cnt = a->count_include_pad ? padded : (h1 - h0) * (w1 - w0);
                 Y[(p * OH + oh) * OW + ow] = cnt > 0 ? (float)(acc / (double)cnt) : 0.0f;
-            }
-    }
-    return SO_OK;
-}
-
-/* LpPool: (sum over the window's in-bounds elements of |x|^p)^(1/p), p = mode; pads and dilations as MaxPool */
-so_status so_ref_lppool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
-{
-    (void)g;
-    const so_attr *a = n->attr;
-    const float *X = in[0].data;
-    float *Y = out[0].data;
-    const int64_t NC = in[0].shape.dim[0] * in[0].shape.dim[1], H = in[0].shape.dim[2], W = in[0].shape.dim[3];
-    const int64_t OH = out[0].shape.dim[2], OW = out[0].shape.dim[3], KH = a->kernel[0], KW = a->kernel[1];
-    const int64_t sh = one_if0(a->stride[0]), sw = one_if0(a->stride[1]), dh = one_if0(a->dilation[0]), dw = one_if0(a->dilation[1]);
-    const double pw = a->mode > 0 ? a->mode : 2;
-    for (int64_t q = 0; q < NC; q++) {
-        const float *x = X + q * H * W;
-        for (int64_t oh = 0; oh < OH; oh++)
-            for (int64_t ow = 0; ow < OW; ow++) {
-                double acc = 0.0;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    const int64_t ih = oh * sh - a->pad[0] + kh * dh;
-                    for (int64_t kw = 0; ih >= 0 && ih < H && kw < KW; kw++) {
-                        const int64_t iw = ow * sw - a->pad[1] + kw * dw;
-                        if (iw >= 0 && iw < W) acc += pow(fabs((double)x[ih * W + iw]), pw);
-                    }
-                }
-                Y[(q * OH + oh) * OW + ow] = (float)pow(acc, 1.0 / pw);
             }
     }
     return SO_OK;
