@@ -1303,6 +1303,22 @@ static so_status sym_const_pool(const so_dim_alg *A, const so_rnode *n, const so
     return sym_store(so_dims_const(A, n->op, &sh, &od), &od, out);
 }
 
+/* scatterelements, gathernd (batch_dims = axis), gridsample (shape.h so_dims_*) */
+static so_status sym_scatterelements(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_scatterelements(A, n->attr.axis, SD(&in[0]), SD(&in[1]), SD(&in[2]), &od));
+}
+
+static so_status sym_gathernd(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_gathernd(A, n->attr.axis, SD(&in[0]), SD(&in[1]), &od));
+}
+
+static so_status sym_gridsample(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_gridsample(A, &n->attr, SD(&in[0]), SD(&in[1]), &od));
+}
+
 /* flatten and slice (shape.h so_dims_*) */
 static so_status sym_flatten(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
@@ -1523,8 +1539,6 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 
 #define sym_convtranspose sym_unknown
 
-#define sym_scatterelements sym_unknown
-#define sym_gathernd sym_unknown
 #define sym_not sym_unary
 #define sym_and sym_binary
 #define sym_or sym_binary
@@ -1542,7 +1556,6 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 #define sym_roialign sym_unknown
 #define sym_dft sym_unknown
 #define sym_stft sym_unknown
-#define sym_gridsample sym_unknown
 #define sym_scatternd sym_unknown
 
 static const sym_fn sym_rules[SO_OP_COUNT] = {

@@ -774,6 +774,54 @@ so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x,
     return SO_OK;
 }
 
+/* a and b have the same rank and dims */
+static int dims_eq(const so_dim_alg *A, const so_dims *a, const so_dims *b)
+{
+    if (a->rank != b->rank) return 0;
+    for (int k = 0; k < a->rank; k++)
+        if (!A->eq(A->cx, DIM(A, a, k), DIM(A, b, k))) return 0;
+    return 1;
+}
+
+so_status so_dims_scatterelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o)
+{
+    if (!dims_eq(A, ix, u) || ix->rank != x->rank)
+        return DERR(A, "data %s, int64 indices %s and updates %s do not fit", DS(A, x), DS(A, ix), DS(A, u));
+    if (axis < 0 || axis >= x->rank) return DERR(A, "axis %d out of range", axis);
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_gathernd(const so_dim_alg *A, int b, const so_dims *x, const so_dims *ix, so_dims *o)
+{
+    int64_t last;
+    if (ix->rank < 1) return DERR(A, "indices %s are not int64 of rank >= 1", DS(A, ix));
+    if (!A->as_const(DIM(A, ix, ix->rank - 1), &last)) return DERR(A, "the last dim of indices %s is no known number", DS(A, ix));
+    if (b < 0 || b >= ix->rank || b >= x->rank || last < 1 || b + last > x->rank) return DERR(A, "data %s and indices %s do not fit", DS(A, x), DS(A, ix));
+    for (int d = 0; d < b; d++)
+        if (!A->eq(A->cx, DIM(A, x, d), DIM(A, ix, d))) return DERR(A, "batch dimensions of %s and %s differ", DS(A, x), DS(A, ix));
+    o->rank = 0;
+    for (int d = 0; d < ix->rank - 1; d++) memcpy(DIM(A, o, o->rank++), DIM(A, ix, d), A->size);
+    for (int d = b + (int)last; d < x->rank; d++) {
+        if (o->rank == SO_MAX_RANK) return DERR(A, "output rank over %d", SO_MAX_RANK);
+        memcpy(DIM(A, o, o->rank++), DIM(A, x, d), A->size);
+    }
+    return SO_OK;
+}
+
+so_status so_dims_gridsample(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *grid, so_dims *o)
+{
+    _Alignas(16) char two[64];
+    if (A->size > sizeof two || !A->of_const(2, two)) return DERR(A, "dimension type too large");
+    if (x->rank != 4 || grid->rank != 4 || !A->eq(A->cx, DIM(A, grid, 3), two) || !A->eq(A->cx, DIM(A, grid, 0), DIM(A, x, 0)))
+        return DERR(A, "input %s and grid %s are not [N,C,H,W] and [N,Ho,Wo,2]", DS(A, x), DS(A, grid));
+    if (a->mode < 0 || a->mode > 2 || a->n_ints != 2 || a->ints[0] < 0 || a->ints[0] > 2) return DERR(A, "invalid attributes");
+    dims_copy(A, x, o);
+    memcpy(DIM(A, o, 2), DIM(A, grid, 1), A->size);
+    memcpy(DIM(A, o, 3), DIM(A, grid, 2), A->size);
+    return SO_OK;
+}
+
 /* The concrete instance: a so_shape's dims as so_dims, and the result back (dtype from the caller). */
 static so_dims dims_of(const so_shape *s) { return (so_dims){s->rank, (void *)s->dim}; } /* a view of s */
 
@@ -1539,32 +1587,15 @@ static so_status shape_lrn(ctx *c)
 static so_status shape_scatterelements(ctx *c)
 {
     const so_shape *x = c->in[0], *ix = c->in[1], *u = c->in[2];
-    so_shape ut = *u;
-    ut.dtype = SO_I64;
-    if (ix->dtype != SO_I64 || !so_shape_eq(ix, &ut) || ix->rank != x->rank || u->dtype != x->dtype)
-        return fail(c, "data %s, int64 indices %s and updates %s do not fit", S(x), S(ix), S(u));
-    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range", (int)c->a->axis);
-    c->n->out[0] = *x;
-    return SO_OK;
+    if (ix->dtype != SO_I64 || u->dtype != x->dtype) return fail(c, "data %s, int64 indices %s and updates %s do not fit", S(x), S(ix), S(u));
+    RUN(x->dtype, so_dims_scatterelements(I64, c->a->axis, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_gathernd(ctx *c)
 {
-    const so_shape *x = c->in[0], *ix = c->in[1];
-    int b = c->a->axis;
-    if (ix->dtype != SO_I64 || ix->rank < 1) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
-    int64_t last = ix->dim[ix->rank - 1];
-    if (b < 0 || b >= ix->rank || b >= x->rank || last < 1 || b + last > x->rank) return fail(c, "data %s and indices %s do not fit", S(x), S(ix));
-    for (int d = 0; d < b; d++)
-        if (x->dim[d] != ix->dim[d]) return fail(c, "batch dimensions of %s and %s differ", S(x), S(ix));
-    so_shape o = mk(0, x->dtype);
-    for (int d = 0; d < ix->rank - 1; d++) o.dim[o.rank++] = ix->dim[d];
-    for (int d = b + (int)last; d < x->rank; d++) {
-        if (o.rank == SO_MAX_RANK) return fail(c, "output rank over %d", SO_MAX_RANK);
-        o.dim[o.rank++] = x->dim[d];
-    }
-    c->n->out[0] = o;
-    return SO_OK;
+    const so_shape *ix = c->in[1];
+    if (ix->dtype != SO_I64) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
+    RUN(c->in[0]->dtype, so_dims_gathernd(I64, c->a->axis, IN(0), IN(1), &od));
 }
 
 static so_status shape_topk(ctx *c)
@@ -1618,16 +1649,8 @@ static so_status shape_scatternd(ctx *c)
 
 static so_status shape_gridsample(ctx *c)
 {
-    const so_shape *x = c->in[0], *gr = c->in[1];
     if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
-    if (x->rank != 4 || gr->rank != 4 || gr->dim[3] != 2 || gr->dim[0] != x->dim[0])
-        return fail(c, "input %s and grid %s are not [N,C,H,W] and [N,Ho,Wo,2]", S(x), S(gr));
-    if (c->a->mode < 0 || c->a->mode > 2 || c->a->n_ints != 2 || c->a->ints[0] < 0 || c->a->ints[0] > 2) return fail(c, "invalid attributes");
-    so_shape o = *x;
-    o.dim[2] = gr->dim[1];
-    o.dim[3] = gr->dim[2];
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_gridsample(I64, c->a, IN(0), IN(1), &od));
 }
 
 static so_status shape_cast(ctx *c)

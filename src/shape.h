@@ -125,6 +125,12 @@ so_status so_dims_reversesequence(const so_dim_alg *A, const so_attr *a, const s
    at most once, clamped (import), of a known size, not empty */
 so_status so_dims_flatten(const so_dim_alg *A, int axis, const so_dims *x, so_dims *o);
 so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+/* scatterelements: indices ix and updates u of one shape, of x's rank, axis in range -> x; gathernd with batch_dims b:
+   indices ix [..., k] (k a known number) -> ix[:-1] + x[b+k:]; gridsample: x [N,C,H,W] by grid [N,Ho,Wo,2] -> [N,C,Ho,Wo]
+   (mode and ints checked) */
+so_status so_dims_scatterelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o);
+so_status so_dims_gathernd(const so_dim_alg *A, int b, const so_dims *x, const so_dims *ix, so_dims *o);
+so_status so_dims_gridsample(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *grid, so_dims *o);
 
 /* Output length of a sliding window (conv/pool) over a dim of length in: kernel k, stride s, pads
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last
