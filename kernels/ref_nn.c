@@ -143,9 +143,10 @@ so_status so_ref_batchnorm(const so_graph *g, const so_node *n, const so_tensor 
     return SO_OK;
 }
 
-so_status so_ref_maxpool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+/* The dilated 2-D windows of MaxPool (p == 0: the maximum, NaN propagates) and LpPool (p >= 1: (sum |x|^p)^(1/p));
+   both see only the window's in-bounds elements (padding adds nothing) */
+static so_status dilated_pool(const so_node *n, const so_tensor *in, so_tensor *out, double pw)
 {
-    (void)g;
     const so_attr *a = n->attr;
     const float *X = in[0].data;
     float *Y = out[0].data;
@@ -157,6 +158,7 @@ so_status so_ref_maxpool(const so_graph *g, const so_node *n, const so_tensor *i
         for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t ow = 0; ow < OW; ow++) {
                 float m = -INFINITY;
+                double acc = 0.0;
                 for (int64_t kh = 0; kh < KH; kh++) {
                     int64_t ih = oh * sh - a->pad[0] + kh * dh;
                     if (ih < 0 || ih >= H) continue;
@@ -164,16 +166,23 @@ so_status so_ref_maxpool(const so_graph *g, const so_node *n, const so_tensor *i
                         int64_t iw = ow * sw - a->pad[1] + kw * dw;
                         if (iw < 0 || iw >= W) continue;
                         float v = x[ih * W + iw];
+                        if (pw > 0) {
+                            acc += pow(fabs((double)v), pw);
+                            continue;
+                        }
                         if (v > m || v != v) m = v;
                         if (m != m) goto nan; /* NaN propagates */
                     }
                 }
             nan:
-                Y[(p * OH + oh) * OW + ow] = m;
+                Y[(p * OH + oh) * OW + ow] = pw > 0 ? (float)pow(acc, 1.0 / pw) : m;
             }
     }
     return SO_OK;
 }
+
+REF_VIA(maxpool, dilated_pool(n, in, out, 0))
+REF_VIA(lppool, dilated_pool(n, in, out, n->attr->mode > 0 ? n->attr->mode : 2))
 
 so_status so_ref_avgpool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {

@@ -48,6 +48,7 @@
 #define gen_batchnorm GEN_DEFAULT
 #define gen_maxpool GEN_DEFAULT
 #define gen_avgpool GEN_DEFAULT
+#define gen_lppool GEN_NOT_IN_RULES
 #define gen_globalavgpool GEN_LAYOUT /* by the extended layout universes */
 #define gen_softmax GEN_NOT_IN_RULES
 #define gen_reducemean GEN_NOT_IN_RULES
@@ -616,150 +617,200 @@ int gen_win_out(const gen_inst *g, int in, int k)
     return o < 0 ? 0 : (int)o;
 }
 
+/* ---- the dim algebra over the generator's dims (int16_t, gen_type.dim): src/shape.h so_dim_alg ----
+   Quiet: a candidate that misfits is the common case of enumeration, so a failing shape rule only returns
+   SO_ERR (no message is formatted). Results outside int16_t are no dims of this instance. */
+static const int16_t one_i16 = 1;
+static int i16_fits(int64_t v, void *out)
+{
+    if (v < INT16_MIN || v > INT16_MAX) return 0;
+    *(int16_t *)out = (int16_t)v;
+    return 1;
+}
+static int i16_is_one(const void *d) { return *(const int16_t *)d == 1; }
+static int i16_eq(const void *cx, const void *a, const void *b)
+{
+    (void)cx;
+    return *(const int16_t *)a == *(const int16_t *)b;
+}
+static int i16_add(const void *a, const void *b, void *out) { return i16_fits((int64_t)*(const int16_t *)a + *(const int16_t *)b, out); }
+static int i16_mul(const void *a, int64_t k, void *out) { return k <= INT16_MAX && i16_fits(*(const int16_t *)a * k, out); }
+static int i16_muld(const void *a, const void *b, void *out) { return i16_fits((int64_t)*(const int16_t *)a * *(const int16_t *)b, out); }
+static int i16_div(const void *a, int64_t k, int round_up, void *out)
+{
+    const int64_t v = *(const int16_t *)a;
+    return k >= 1 && v >= 0 && i16_fits(v / k + (round_up && v % k), out);
+}
+static int i16_as_const(const void *d, int64_t *v)
+{
+    *v = *(const int16_t *)d;
+    return 1;
+}
+static int i16_window(const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out)
+{
+    const int64_t o = so_window_out(*(const int16_t *)h, k, s, pb, pe, d, ceil_mode);
+    return o >= 1 && i16_fits(o, out);
+}
+static void i16_print(const void *cx, const void *d, char *buf, size_t n)
+{
+    (void)cx;
+    snprintf(buf, n, "%d", (int)*(const int16_t *)d);
+}
+static const so_dim_alg dim_gen = {sizeof(int16_t), &one_i16, NULL, i16_is_one, i16_eq, i16_add, i16_mul, i16_muld, i16_div,
+                                   i16_as_const, i16_fits, i16_window, i16_print, 1};
+
+/* so_dims views of generator types: an input, and an output (zeroed: dims past the rank stay 0) */
+#define GD(t) (&(so_dims){(t)->rank, (void *)(t)->dim})
+static so_dims gd_out(gen_type *t)
+{
+    memset(t, 0, sizeof *t);
+    return (so_dims){0, t->dim};
+}
+
+/* out[0..n) from a shape rule's result: 1 if it held */
+static int gen_store(so_status st, const so_dims *od, gen_type *out, int n)
+{
+    for (int k = 0; k < n; k++) out[k].rank = (int8_t)od[k].rank;
+    return st == SO_OK;
+}
+
+/* the window attributes of instance g over a kh x kw kernel: stride g->stride, same padding (k/2) unless valid */
+static so_attr win_attr(const gen_inst *g, int kh, int kw)
+{
+    const int s = g->stride > 1 ? g->stride : 1;
+    so_attr a = {.kernel = {kh, kw}, .stride = {s, s}, .ceil_mode = g->ceil, .group = 1};
+    if (!g->valid) a.pad[0] = a.pad[2] = kh / 2, a.pad[1] = a.pad[3] = kw / 2;
+    return a;
+}
+
+/* Typing: the universe's restrictions on what an instance may take (kernel vs activation, the layout universe's
+   block, the bias-add forms, ...) and then the operator's shape rule (src/shape.c so_dims_*, the one statement
+   the importer and the rule checker use) over the generator's dims. */
 int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in, int split_cut, gen_type *out)
 {
     const gen_inst *g = &u->insts[inst];
+    const so_dim_alg *A = &dim_gen;
+    so_dims od = gd_out(&out[0]);
     (void)n_in;
+#define GEN_RULE(CALL) return gen_store((CALL), &od, out, 1)
     switch (g->op) {
     case SO_OP_ADD:
         /* bias add: a vector [k] + a rank-3 activation [s0,s1,k] (numpy broadcasting on the last
-           axis, the bias-first form PyTorch exports for Linear on 3-D input) */
-        if (in[0].rank == 1 && in[1].rank == 3 && in[0].dim[0] == in[1].dim[2]) {
-            out[0] = in[1];
-            return 1;
-        }
-        if (!enp_type_eq(&in[0], &in[1]) || in[0].rank == 0) return 0;
-        out[0] = in[0];
-        return 1;
-    case SO_OP_MUL:
-        if (in[0].rank == 0) return 0;
-        if (!enp_type_eq(&in[0], &in[1]) && in[1].rank != 0) return 0;
-        out[0] = in[0];
-        return 1;
+           axis, the bias-first form PyTorch exports for Linear on 3-D input); else two equal types */
+        if (!(in[0].rank == 1 && in[1].rank == 3 && in[0].dim[0] == in[1].dim[2]) && (!enp_type_eq(&in[0], &in[1]) || in[0].rank == 0))
+            return 0;
+        GEN_RULE(so_dims_bcast(A, GD(&in[0]), GD(&in[1]), &od));
+    case SO_OP_MUL: /* by an equal type or a scalar */
+        if (in[0].rank == 0 || (!enp_type_eq(&in[0], &in[1]) && in[1].rank != 0)) return 0;
+        GEN_RULE(so_dims_bcast(A, GD(&in[0]), GD(&in[1]), &od));
     case SO_OP_TRANSPOSE:
         if (in[0].rank != 2) return 0;
-        out[0] = T(2, in[0].dim[1], in[0].dim[0], 0, 0);
-        return 1;
-    case SO_OP_MATMUL:
-        /* [m,k] @ [k,n], or a rank-3 activation [s0,s1,k] @ [k,n] (numpy broadcasting) */
-        if (in[0].rank < 2 || in[0].rank > 3 || in[1].rank != 2 || in[0].dim[in[0].rank - 1] != in[1].dim[0]) return 0;
-        out[0] = in[0];
-        out[0].dim[in[0].rank - 1] = in[1].dim[1];
-        return 1;
-    case SO_OP_CONV: {
+        GEN_RULE(so_dims_transpose(A, NULL, 0, GD(&in[0]), &od));
+    case SO_OP_MATMUL: /* [m,k] @ [k,n], or a rank-3 activation [s0,s1,k] @ [k,n] */
+        if (in[0].rank < 2 || in[0].rank > 3 || in[1].rank != 2) return 0;
+        GEN_RULE(so_dims_matmul(A, GD(&in[0]), GD(&in[1]), &od));
+    case SO_OP_CONV: { /* an activation by a kernel of odd plane dims; the group is what the channels give */
         const gen_type *x = &in[0], *w = &in[1];
-        if (x->rank != 4 || enp_is_kernel_type(x) || !enp_is_kernel_type(w)) return 0;
-        if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || x->dim[1] % w->dim[1]) return 0;
-        int grp = x->dim[1] / w->dim[1];
-        if (w->dim[0] % grp) return 0;
-        if (gen_biased(g) && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
-        out[0] = T(4, x->dim[0], w->dim[0], gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]));
-        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
+        if (x->rank != 4 || enp_is_kernel_type(x) || !enp_is_kernel_type(w) || w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 ||
+            x->dim[1] % w->dim[1])
+            return 0;
+        so_attr a = win_attr(g, w->dim[2], w->dim[3]);
+        a.group = x->dim[1] / w->dim[1];
+        GEN_RULE(so_dims_conv(A, &a, GD(x), GD(w), gen_biased(g) ? GD(&in[2]) : NULL, &od));
     }
-    case SO_OP_NCHWC_IN:
+    case SO_OP_NCHWC_IN: { /* an activation whose channels fill whole blocks (or any count, padded universes) */
         if (in[0].rank != 4 || enp_is_kernel_type(&in[0]) || u->block < 1 || (in[0].dim[1] % u->block && !u->padded)) return 0;
-        out[0] = T5(in[0].dim[0], (in[0].dim[1] + u->block - 1) / u->block, in[0].dim[2], in[0].dim[3], u->block);
-        return 1;
-    case SO_OP_NCHWC_OUT:
+        so_attr a = {.n_ints = 1, .ints = {u->block}};
+        GEN_RULE(so_dims_nchwc_in(A, &a, GD(&in[0]), &od));
+    }
+    case SO_OP_NCHWC_OUT: {
         if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
+        int16_t bc[2] = {(int16_t)u->block, 0};
         if (g->ct.rank == 1) { /* a padded channel count (the classifier universe) */
-            if ((g->ct.dim[0] + u->block - 1) / u->block != in[0].dim[1]) return 0;
-            out[0] = T(4, in[0].dim[0], g->ct.dim[0], in[0].dim[2], in[0].dim[3]);
-            return 1;
+            bc[1] = g->ct.dim[0];
+        } else {
+            for (int i = 0; u->padded && i < u->n_insts; i++) /* that many blocks hold the padded count: its instance's */
+                if (u->insts[i].op == SO_OP_NCHWC_OUT && u->insts[i].ct.rank == 1 &&
+                    (u->insts[i].ct.dim[0] + u->block - 1) / u->block == in[0].dim[1])
+                    return 0;
+            if (!i16_mul(&in[0].dim[1], u->block, &bc[1])) return 0;
         }
-        for (int i = 0; u->padded && i < u->n_insts; i++) /* that many blocks hold the padded count: its instance's */
-            if (u->insts[i].op == SO_OP_NCHWC_OUT && u->insts[i].ct.rank == 1 &&
-                (u->insts[i].ct.dim[0] + u->block - 1) / u->block == in[0].dim[1])
-                return 0;
-        out[0] = T(4, in[0].dim[0], in[0].dim[1] * u->block, in[0].dim[2], in[0].dim[3]);
-        return 1;
-    case SO_OP_CONV_NCHWC: {
+        GEN_RULE(so_dims_nchwc_out(A, &(so_dims){2, bc}, GD(&in[0]), &od));
+    }
+    case SO_OP_CONV_NCHWC: { /* blocked activation by a kernel of whole blocks of output channels (unless padded) */
         const gen_type *x = &in[0], *w = &in[1];
         if (x->rank != 5 || x->dim[4] != u->block || !enp_is_kernel_type(w)) return 0;
         if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || (w->dim[0] % u->block && !u->padded)) return 0;
-        const int dw = (u->dw && w->dim[1] == 1 && w->dim[0] == x->dim[1] * u->block) || /* depthwise */
-                       (u->group > 1 && w->dim[1] * u->group == x->dim[1] * u->block && w->dim[0] == x->dim[1] * u->block); /* grouped */
-        if (!dw && (u->padded ? (w->dim[1] + u->block - 1) / u->block != x->dim[1] : w->dim[1] != x->dim[1] * u->block)) return 0;
-        if (gen_biased(g) && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
-        out[0] = T5(x->dim[0], (w->dim[0] + u->block - 1) / u->block, gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]),
-                    u->block);
-        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
+        /* depthwise (dw universes: group = the channels) and grouped (group universes: u->group) blocked kernels */
+        const int dw = u->dw && w->dim[1] == 1 && w->dim[0] == x->dim[1] * u->block;
+        const int grouped = u->group > 1 && w->dim[1] * u->group == x->dim[1] * u->block && w->dim[0] == x->dim[1] * u->block;
+        if (!dw && !grouped && !u->padded && w->dim[1] != x->dim[1] * u->block) return 0;
+        so_attr a = win_attr(g, w->dim[2], w->dim[3]);
+        a.group = dw ? x->dim[1] * u->block : grouped ? u->group : 1;
+        GEN_RULE(so_dims_conv_nchwc(A, &a, GD(x), GD(w), gen_biased(g) ? GD(&in[2]) : NULL, &od));
     }
-    case SO_OP_ENLARGE:
-        if (!enp_is_kernel_type(&in[0]) || (in[0].dim[2] == 3 && in[0].dim[3] == 3) || in[0].dim[2] % 2 == 0 ||
-            in[0].dim[3] % 2 == 0)
+    case SO_OP_ENLARGE: /* a kernel of odd plane dims other than 3x3 centred in 3x3 */
+        if (!enp_is_kernel_type(&in[0]) || (in[0].dim[2] == 3 && in[0].dim[3] == 3) || in[0].dim[2] % 2 == 0 || in[0].dim[3] % 2 == 0)
             return 0;
-        out[0] = T(4, in[0].dim[0], in[0].dim[1], 3, 3);
-        return 1;
+        GEN_RULE(so_dims_enlarge(A, &(so_attr){.kernel = {3, 3}}, GD(&in[0]), &od));
     case SO_OP_RELU:
     case SO_OP_SIGMOID:
     case SO_OP_TANH:
         if (in[0].rank == 0) return 0;
-        out[0] = in[0];
-        return 1;
+        GEN_RULE(so_dims_same(A, GD(&in[0]), &od));
     case SO_OP_AVGPOOL:
-    case SO_OP_MAXPOOL:
+    case SO_OP_MAXPOOL: { /* 3x3 windows over an activation */
         if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
-        out[0] = in[0];
-        out[0].dim[2] = (int16_t)gen_win_out(g, in[0].dim[2], 3);
-        out[0].dim[3] = (int16_t)gen_win_out(g, in[0].dim[3], 3);
-        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
+        const so_attr a = win_attr(g, 3, 3);
+        GEN_RULE(so_dims_pool(A, &a, 0, GD(&in[0]), &od));
+    }
     case SO_OP_AVGPOOL_NCHWC:
-    case SO_OP_MAXPOOL_NCHWC:
+    case SO_OP_MAXPOOL_NCHWC: {
         if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
-        out[0] = in[0];
-        out[0].dim[2] = (int16_t)gen_win_out(g, in[0].dim[2], 3);
-        out[0].dim[3] = (int16_t)gen_win_out(g, in[0].dim[3], 3);
-        return out[0].dim[2] > 0 && out[0].dim[3] > 0;
+        const so_attr a = win_attr(g, 3, 3);
+        GEN_RULE(so_dims_pool_nchwc(A, &a, 0, GD(&in[0]), &od));
+    }
     case SO_OP_GLOBALAVGPOOL:
         if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
-        out[0] = in[0];
-        out[0].dim[2] = out[0].dim[3] = 1;
-        return 1;
+        GEN_RULE(so_dims_globalpool(A, GD(&in[0]), &od));
     case SO_OP_GLOBALAVGPOOL_NCHWC:
         if (in[0].rank != 5 || in[0].dim[4] != u->block) return 0;
-        out[0] = in[0];
-        out[0].dim[2] = out[0].dim[3] = 1;
-        return 1;
-    case SO_OP_CONCAT:
-        if (in[0].rank != in[1].rank || g->axis >= in[0].rank) return 0;
-        for (int i = 0; i < in[0].rank; i++)
-            if (i != g->axis && in[0].dim[i] != in[1].dim[i]) return 0;
-        out[0] = in[0];
-        out[0].dim[g->axis] = (int16_t)(in[0].dim[g->axis] + in[1].dim[g->axis]);
-        return 1;
-    case SO_OP_SPLIT:
+        GEN_RULE(so_dims_globalpool_nchwc(A, GD(&in[0]), &od));
+    case SO_OP_CONCAT: {
+        const so_dims x[2] = {*GD(&in[0]), *GD(&in[1])};
+        GEN_RULE(so_dims_concat(A, g->axis, x, 2, &od));
+    }
+    case SO_OP_SPLIT: { /* in two at split_cut */
         if (g->axis >= in[0].rank || split_cut <= 0 || split_cut >= in[0].dim[g->axis]) return 0;
-        out[0] = out[1] = in[0];
-        out[0].dim[g->axis] = (int16_t)split_cut;
-        out[1].dim[g->axis] = (int16_t)(in[0].dim[g->axis] - split_cut);
-        return 1;
-    case SO_OP_BATCHNORM:
+        int16_t cut[2] = {(int16_t)split_cut, (int16_t)(in[0].dim[g->axis] - split_cut)};
+        so_dims o2[2] = {od, gd_out(&out[1])};
+        return gen_store(so_dims_split(A, g->axis, GD(&in[0]), &(so_dims){2, cut}, 2, o2), o2, out, 2);
+    }
+    case SO_OP_BATCHNORM: {
         if (in[0].rank != 4 || enp_is_kernel_type(&in[0])) return 0;
-        for (int k = 1; k < 5; k++)
-            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[1]) return 0;
-        out[0] = in[0];
-        return 1;
+        const so_dims p[4] = {*GD(&in[1]), *GD(&in[2]), *GD(&in[3]), *GD(&in[4])};
+        GEN_RULE(so_dims_batchnorm(A, GD(&in[0]), p, &od));
+    }
     case SO_OP_CONST_POOL:
     case SO_OP_CONST_IDCONV:
     case SO_OP_CONST_IDMAT:
     case SO_OP_CONST_ONES:
-        out[0] = g->ct;
-        return 1;
-    case SO_OP_BNFOLD_W:
+        GEN_RULE(so_dims_const(A, (so_op)g->op, GD(&g->ct), &od));
+    case SO_OP_BNFOLD_W: {
         if (!enp_is_kernel_type(&in[0])) return 0;
-        for (int k = 1; k < 3; k++)
-            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[0]) return 0;
-        out[0] = in[0];
-        return 1;
-    case SO_OP_BNFOLD_B:
-        for (int k = 0; k < g->n_in; k++)
-            if (in[k].rank != 1 || in[k].dim[0] != in[0].dim[0]) return 0;
-        out[0] = in[0];
-        return 1;
+        const so_dims p[2] = {*GD(&in[1]), *GD(&in[2])};
+        GEN_RULE(so_dims_bnfold_w(A, GD(&in[0]), p, &od));
+    }
+    case SO_OP_BNFOLD_B: {
+        so_dims v[5];
+        const so_dims *pv[5];
+        for (int k = 0; k < g->n_in && k < 5; k++) v[k] = *GD(&in[k]), pv[k] = &v[k];
+        GEN_RULE(so_dims_bnfold_b(A, pv, g->n_in < 5 ? g->n_in : 5, &od));
+    }
     default:
         return 0;
     }
+#undef GEN_RULE
 }
 
 /* Quick filter: may a tensor of type t / role feed argument pos of an instance of operator kind (so_op)? */

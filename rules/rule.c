@@ -49,6 +49,7 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_batchnorm key_none
 #define key_maxpool key_none
 #define key_avgpool key_none
+#define key_lppool key_none
 #define key_globalavgpool key_none
 #define key_softmax key_none
 #define key_reducemean key_axes
@@ -1046,6 +1047,14 @@ static int dimx_eq(const void *cx, const void *a, const void *b)
 }
 static int dimx_add(const void *a, const void *b, void *out) { return dx_add(a, b, out); }
 static int dimx_mul(const void *a, int64_t k, void *out) { return dx_mul(a, k, out); }
+/* a product of dims is linear only when one side is a number (>= 1) */
+static int dimx_muld(const void *a, const void *b, void *out)
+{
+    const so_dimx *x = a, *y = b;
+    if (x->n_sym == 0) return dx_mul(y, x->c, out);
+    if (y->n_sym == 0) return dx_mul(x, y->c, out);
+    return 0;
+}
 static int dimx_div(const void *a, int64_t k, int round_up, void *out)
 {
     const so_dimx *d = a;
@@ -1084,8 +1093,8 @@ static void dimx_print(const void *cx, const void *d, char *buf, size_t n)
     snprintf(buf, n, "%s", b.s ? b.s : "");
     free(b.s);
 }
-static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, NULL, dimx_is_one, dimx_eq, dimx_add, dimx_mul, dimx_div,
-                                   dimx_as_const, dimx_of_const, dimx_window, dimx_print};
+static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, NULL, dimx_is_one, dimx_eq, dimx_add, dimx_mul, dimx_muld, dimx_div,
+                                   dimx_as_const, dimx_of_const, dimx_window, dimx_print, 0};
 
 /* so_dims views of a symbolic shape */
 #define SD(s) (&(so_dims){(s)->rank, (void *)(s)->dim})
@@ -1246,6 +1255,11 @@ static so_status sym_maxpool(const so_dim_alg *A, const so_rnode *n, const so_ss
     return sym_store(so_dims_pool(A, &n->attr, dilated, SD(&in[0]), &od), &od, out);
 }
 
+static so_status sym_lppool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_pool(A, &n->attr, 1, SD(&in[0]), &od));
+}
+
 static so_status sym_globalavgpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
     (void)n;
@@ -1318,6 +1332,33 @@ static so_status sym_const_pool(const so_dim_alg *A, const so_rnode *n, const so
     (void)in;
     so_dims od = sd_out(out), sh = {n->n_dx, (void *)n->dx};
     return sym_store(so_dims_const(A, n->op, &sh, &od), &od, out);
+}
+
+/* scatterelements, gathernd (batch_dims = axis), gridsample (shape.h so_dims_*) */
+static so_status sym_scatterelements(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_scatterelements(A, n->attr.axis, SD(&in[0]), SD(&in[1]), SD(&in[2]), &od));
+}
+
+static so_status sym_gathernd(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_gathernd(A, n->attr.axis, SD(&in[0]), SD(&in[1]), &od));
+}
+
+static so_status sym_gridsample(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_gridsample(A, &n->attr, SD(&in[0]), SD(&in[1]), &od));
+}
+
+/* flatten and slice (shape.h so_dims_*) */
+static so_status sym_flatten(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_flatten(A, n->attr.axis, SD(&in[0]), &od));
+}
+
+static so_status sym_slice(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    SYM_RUN(so_dims_slice(A, &n->attr, SD(&in[0]), &od));
 }
 
 static so_status sym_reshape(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1474,8 +1515,6 @@ static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_ss
 #define sym_reducemean sym_reduce
 #define sym_reducesum sym_reduce
 #define sym_rmsnorm sym_layernorm
-#define sym_flatten sym_unknown
-#define sym_slice sym_unknown
 #define sym_lstm sym_unknown
 
 #define sym_identity sym_unary
@@ -1531,8 +1570,6 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 
 #define sym_convtranspose sym_unknown
 
-#define sym_scatterelements sym_unknown
-#define sym_gathernd sym_unknown
 #define sym_not sym_unary
 #define sym_and sym_binary
 #define sym_or sym_binary
@@ -1550,7 +1587,6 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 #define sym_roialign sym_unknown
 #define sym_dft sym_unknown
 #define sym_stft sym_unknown
-#define sym_gridsample sym_unknown
 #define sym_scatternd sym_unknown
 
 static const sym_fn sym_rules[SO_OP_COUNT] = {

@@ -239,16 +239,36 @@ static int imp_conv(bctx *cx)
     return onx_emit(im, op, ins, na, 1, &a, nm, on, non, NULL);
 }
 
+/* a 2-D pool's window: kernel_shape, strides, dilations (if dilations_ok), pads / auto_pad, ceil_mode */
+static int pool_window(imp *im, const Onnx__NodeProto *n, const so_shape *xs, int dilations_ok, so_attr *a)
+{
+    const int64_t *p;
+    int r;
+    long k = onx_att_ints(n, "kernel_shape", &p);
+    if (k != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
+    const int64_t ker[2] = {p[0], p[1]};
+    if ((r = conv_pool_attr(im, n, xs, ker, dilations_ok, a)) != SO_OK) return r;
+    a->ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0; /* flags: any nonzero int64, not its low 32 bits */
+    return SO_OK;
+}
+
 static int imp_maxpool(bctx *cx)
 {
     IMP_LOCALS;
-    int64_t ker[2];
-    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
-    ker[0] = p[0], ker[1] = p[1];
     if (onx_att_i(n, "storage_order", 0) != 0) return SO_ERR_UNSUPPORTED;
-    if ((r = conv_pool_attr(im, n, &xs, ker, op == SO_OP_MAXPOOL, &a)) != SO_OK) return r;
-    a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0; /* flags: any nonzero int64, not its low 32 bits */
+    if ((r = pool_window(im, n, &xs, op == SO_OP_MAXPOOL, &a)) != SO_OK) return r;
     if (op == SO_OP_AVGPOOL) a.count_include_pad = onx_att_i(n, "count_include_pad", 0) != 0;
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
+/* LpPool-2..18: the 2-D window as MaxPool's (dilations, ceil_mode from opset 18) and the integer p (default 2) */
+static int imp_lppool(bctx *cx)
+{
+    IMP_LOCALS;
+    if ((r = pool_window(im, n, &xs, 1, &a)) != SO_OK) return r;
+    const int64_t pw = onx_att_i(n, "p", 2);
+    if (pw < 1 || pw > INT32_MAX) return onx_node_err(im, "p %lld must be a positive integer", (long long)pw), SO_ERR;
+    a.mode = (int32_t)pw;
     return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
@@ -1266,11 +1286,7 @@ static int imp_reversesequence(bctx *cx)
 static int imp_maxpoolidx(bctx *cx)
 {
     IMP_LOCALS;
-    int64_t ker[2];
-    if ((k = onx_att_ints(n, "kernel_shape", &p)) != 2) return k < 0 ? (onx_node_err(im, "missing kernel_shape"), SO_ERR) : SO_ERR_UNSUPPORTED;
-    ker[0] = p[0], ker[1] = p[1];
-    if ((r = conv_pool_attr(im, n, &xs, ker, 1, &a)) != SO_OK) return r;
-    a.ceil_mode = onx_att_i(n, "ceil_mode", 0) != 0;
+    if ((r = pool_window(im, n, &xs, 1, &a)) != SO_OK) return r;
     int64_t so = onx_att_i(n, "storage_order", 0);
     if (so != 0 && so != 1) return onx_node_err(im, "storage_order %lld is not 0 or 1", (long long)so), SO_ERR;
     a.mode = (int32_t)so;

@@ -572,6 +572,22 @@ static so_status exp_maxpool(ectx *cx)
 }
 
 #define exp_maxpoolidx exp_maxpool
+
+static so_status exp_lppool(ectx *cx)
+{
+    EXP_LOCALS;
+    int32_t pst[2] = {a->stride[0] > 0 ? a->stride[0] : 1, a->stride[1] > 0 ? a->stride[1] : 1};
+    if (x->opset < 2) return ex_err(x, "LpPool with an integer p needs opset >= 2");
+    if ((a->dilation[0] > 1 || a->dilation[1] > 1 || a->ceil_mode) && x->opset < 18)
+        return ex_err(x, "LpPool dilations and ceil_mode need opset >= 18 (model has opset %lld)", (long long)x->opset);
+    a_ints32(x, n, "kernel_shape", a->kernel, 2);
+    a_ints32(x, n, "strides", pst, 2);
+    a_ints32(x, n, "pads", a->pad, 4);
+    if (a->dilation[0] > 1 || a->dilation[1] > 1) a_ints32(x, n, "dilations", a->dilation, 2);
+    if (a->ceil_mode) a_int(x, n, "ceil_mode", 1);
+    a_int(x, n, "p", a->mode);
+    return SO_OK;
+}
 #define exp_maxunpool exp_maxpool
 
 static so_status exp_roialign(ectx *cx)

@@ -92,6 +92,7 @@ static int i64_eq(const void *cx, const void *a, const void *b)
 }
 static int i64_add(const void *a, const void *b, void *out) { return !__builtin_add_overflow(*(const int64_t *)a, *(const int64_t *)b, (int64_t *)out); }
 static int i64_mul(const void *a, int64_t k, void *out) { return !so_i64_mul(*(const int64_t *)a, k, (int64_t *)out); }
+static int i64_muld(const void *a, const void *b, void *out) { return !so_i64_mul(*(const int64_t *)a, *(const int64_t *)b, (int64_t *)out); }
 static int i64_div(const void *a, int64_t k, int round_up, void *out)
 {
     const int64_t v = *(const int64_t *)a;
@@ -120,8 +121,8 @@ static void i64_print(const void *cx, const void *d, char *buf, size_t n)
     (void)cx;
     snprintf(buf, n, "%lld", (long long)*(const int64_t *)d);
 }
-const so_dim_alg so_dim_int64 = {sizeof(int64_t), &one_i64, NULL, i64_is_one, i64_eq, i64_add, i64_mul, i64_div,
-                                 i64_as_const, i64_of_const, i64_window, i64_print};
+const so_dim_alg so_dim_int64 = {sizeof(int64_t), &one_i64, NULL, i64_is_one, i64_eq, i64_add, i64_mul, i64_muld, i64_div,
+                                 i64_as_const, i64_of_const, i64_window, i64_print, 0};
 
 int so_dim_broadcast(const so_dim_alg *A, const void *a, int ra, const void *b, int rb, void *out)
 {
@@ -143,6 +144,9 @@ int so_dim_broadcast(const so_dim_alg *A, const void *a, int ra, const void *b, 
 #define DIM(A, s, k) ((char *)(s)->dim + (size_t)(k) * (A)->size)
 #define DS(A, s) so_dims_str((A), (s), (char[SHAPE_BUF]){0}, SHAPE_BUF)
 #define DD(A, d) dim_str((A), (d), (char[64]){0}, 64)
+/* a rule's failure: the message (so_errorf) unless the instance is quiet, where nothing is formatted (the
+   arguments are not evaluated) and the thread's message is left as it was */
+#define DERR(A, ...) ((A)->quiet ? SO_ERR : so_errorf(__VA_ARGS__))
 
 static char *dim_str(const so_dim_alg *A, const void *d, char *buf, size_t n)
 {
@@ -185,21 +189,21 @@ so_status so_dims_same(const so_dim_alg *A, const so_dims *x, so_dims *o)
 so_status so_dims_bcast(const so_dim_alg *A, const so_dims *x, const so_dims *y, so_dims *o)
 {
     const int r = so_dim_broadcast(A, x->dim, x->rank, y->dim, y->rank, o->dim);
-    if (r < 0) return so_errorf("cannot broadcast %s with %s", DS(A, x), DS(A, y));
+    if (r < 0) return DERR(A, "cannot broadcast %s with %s", DS(A, x), DS(A, y));
     o->rank = r;
     return SO_OK;
 }
 
 so_status so_dims_softmax(const so_dim_alg *A, int axis, const so_dims *x, so_dims *o)
 {
-    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, x));
+    if (axis < 0 || axis >= x->rank) return DERR(A, "axis %d out of range for input %s", axis, DS(A, x));
     dims_copy(A, x, o);
     return SO_OK;
 }
 
 so_status so_dims_globalpool(const so_dim_alg *A, const so_dims *x, so_dims *o)
 {
-    if (x->rank < 3) return so_errorf("input %s must have rank >= 3 [N,C,spatial...]", DS(A, x));
+    if (x->rank < 3) return DERR(A, "input %s must have rank >= 3 [N,C,spatial...]", DS(A, x));
     dims_copy(A, x, o);
     for (int k = 2; k < o->rank; k++) memcpy(DIM(A, o, k), A->one, A->size);
     return SO_OK;
@@ -208,20 +212,20 @@ so_status so_dims_globalpool(const so_dim_alg *A, const so_dims *x, so_dims *o)
 so_status so_dims_batchnorm(const so_dim_alg *A, const so_dims *x, const so_dims *p, so_dims *o)
 {
     static const char *const names[4] = {"scale", "B", "mean", "var"};
-    if (x->rank < 2) return so_errorf("input %s must have rank >= 2 [N,C,...]", DS(A, x));
+    if (x->rank < 2) return DERR(A, "input %s must have rank >= 2 [N,C,...]", DS(A, x));
     for (int k = 0; k < 4; k++)
         if (!is_vec(A, &p[k], DIM(A, x, 1)))
-            return so_errorf("%s %s must be [%s] for input %s", names[k], DS(A, &p[k]), DD(A, DIM(A, x, 1)), DS(A, x));
+            return DERR(A, "%s %s must be [%s] for input %s", names[k], DS(A, &p[k]), DD(A, DIM(A, x, 1)), DS(A, x));
     dims_copy(A, x, o);
     return SO_OK;
 }
 
 so_status so_dims_bnfold_w(const so_dim_alg *A, const so_dims *w, const so_dims *p, so_dims *o)
 {
-    if (w->rank < 1) return so_errorf("weight %s must have rank >= 1 [O,...]", DS(A, w));
+    if (w->rank < 1) return DERR(A, "weight %s must have rank >= 1 [O,...]", DS(A, w));
     for (int k = 0; k < 2; k++)
         if (!is_vec(A, &p[k], DIM(A, w, 0)))
-            return so_errorf("%s %s must be [%s] for weight %s", k == 0 ? "scale" : "var", DS(A, &p[k]), DD(A, DIM(A, w, 0)), DS(A, w));
+            return DERR(A, "%s %s must be [%s] for weight %s", k == 0 ? "scale" : "var", DS(A, &p[k]), DD(A, DIM(A, w, 0)), DS(A, w));
     dims_copy(A, w, o);
     return SO_OK;
 }
@@ -231,7 +235,7 @@ so_status so_dims_bnfold_b(const so_dim_alg *A, const so_dims *const *in, int n,
     const so_dims *s = in[0];
     for (int k = 0; k < n; k++)
         if (in[k] && (s->rank != 1 || !is_vec(A, in[k], DIM(A, s, 0))))
-            return so_errorf("input %d %s must be a vector like scale %s", k, DS(A, in[k]), DS(A, s));
+            return DERR(A, "input %d %s must be a vector like scale %s", k, DS(A, in[k]), DS(A, s));
     dims_copy(A, s, o);
     return SO_OK;
 }
@@ -243,11 +247,11 @@ so_status so_dims_transpose(const so_dim_alg *A, const int64_t *perm, int n, con
         for (int k = 0; k < x->rank; k++) memcpy(DIM(A, o, k), DIM(A, x, x->rank - 1 - k), A->size);
         return SO_OK;
     }
-    if (n != x->rank) return so_errorf("perm has %d entries for input %s", n, DS(A, x));
+    if (n != x->rank) return DERR(A, "perm has %d entries for input %s", n, DS(A, x));
     int seen[SO_MAX_RANK] = {0};
     for (int k = 0; k < x->rank; k++) {
         int64_t p = perm[k];
-        if (p < 0 || p >= x->rank || seen[p]) return so_errorf("perm is not a permutation of 0..%d", (int)x->rank - 1);
+        if (p < 0 || p >= x->rank || seen[p]) return DERR(A, "perm is not a permutation of 0..%d", (int)x->rank - 1);
         seen[p] = 1;
         memcpy(DIM(A, o, k), DIM(A, x, p), A->size);
     }
@@ -256,32 +260,32 @@ so_status so_dims_transpose(const so_dim_alg *A, const int64_t *perm, int n, con
 
 so_status so_dims_concat(const so_dim_alg *A, int axis, const so_dims *x, int n, so_dims *o)
 {
-    if (axis < 0 || axis >= x[0].rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, &x[0]));
+    if (axis < 0 || axis >= x[0].rank) return DERR(A, "axis %d out of range for input %s", axis, DS(A, &x[0]));
     dims_copy(A, &x[0], o);
     for (int k = 1; k < n; k++) {
         const so_dims *y = &x[k];
         int ok = y->rank == x[0].rank;
         for (int d = 0; ok && d < x[0].rank; d++)
             if (d != axis && !A->eq(A->cx, DIM(A, y, d), DIM(A, &x[0], d))) ok = 0;
-        if (!ok) return so_errorf("input %d %s does not match input 0 %s outside axis %d", k, DS(A, y), DS(A, &x[0]), axis);
-        if (!A->add(DIM(A, o, axis), DIM(A, y, axis), DIM(A, o, axis))) return so_errorf("concatenated axis %d overflows", axis);
+        if (!ok) return DERR(A, "input %d %s does not match input 0 %s outside axis %d", k, DS(A, y), DS(A, &x[0]), axis);
+        if (!A->add(DIM(A, o, axis), DIM(A, y, axis), DIM(A, o, axis))) return DERR(A, "concatenated axis %d overflows", axis);
     }
     return SO_OK;
 }
 
 so_status so_dims_split(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *sizes, int n_out, so_dims *o)
 {
-    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, x));
-    if (sizes->rank != n_out) return so_errorf("has %d split sizes for %d outputs", (int)sizes->rank, n_out);
+    if (axis < 0 || axis >= x->rank) return DERR(A, "axis %d out of range for input %s", axis, DS(A, x));
+    if (sizes->rank != n_out) return DERR(A, "has %d split sizes for %d outputs", (int)sizes->rank, n_out);
     _Alignas(16) char sum[64];
-    if (A->size > sizeof sum || !A->of_const(0, sum)) return so_errorf("dimension type too large");
+    if (A->size > sizeof sum || !A->of_const(0, sum)) return DERR(A, "dimension type too large");
     for (int k = 0; k < sizes->rank; k++) {
         int64_t v;
-        if (A->as_const(DIM(A, sizes, k), &v) && v <= 0) return so_errorf("split size %lld must be positive", (long long)v);
-        if (!A->add(sum, DIM(A, sizes, k), sum)) return so_errorf("split sizes overflow");
+        if (A->as_const(DIM(A, sizes, k), &v) && v <= 0) return DERR(A, "split size %lld must be positive", (long long)v);
+        if (!A->add(sum, DIM(A, sizes, k), sum)) return DERR(A, "split sizes overflow");
     }
     if (!A->eq(A->cx, sum, DIM(A, x, axis)))
-        return so_errorf("split sizes sum to %s, input %s has %s on axis %d", DD(A, sum), DS(A, x), DD(A, DIM(A, x, axis)), axis);
+        return DERR(A, "split sizes sum to %s, input %s has %s on axis %d", DD(A, sum), DS(A, x), DD(A, DIM(A, x, axis)), axis);
     for (int k = 0; k < n_out; k++) {
         dims_copy(A, x, &o[k]);
         memcpy(DIM(A, &o[k], axis), DIM(A, sizes, k), A->size);
@@ -291,9 +295,9 @@ so_status so_dims_split(const so_dim_alg *A, int axis, const so_dims *x, const s
 
 so_status so_dims_matmul(const so_dim_alg *A, const so_dims *x, const so_dims *y, so_dims *o)
 {
-    if (x->rank < 1 || y->rank < 1) return so_errorf("operands %s and %s must have rank >= 1", DS(A, x), DS(A, y));
+    if (x->rank < 1 || y->rank < 1) return DERR(A, "operands %s and %s must have rank >= 1", DS(A, x), DS(A, y));
     _Alignas(16) char ab[2][(SO_MAX_RANK + 1) * 64];
-    if (A->size > 64) return so_errorf("dimension type too large");
+    if (A->size > 64) return DERR(A, "dimension type too large");
     so_dims a = {x->rank, ab[0]}, b = {y->rank, ab[1]};
     memcpy(a.dim, x->dim, (size_t)x->rank * A->size);
     memcpy(b.dim, y->dim, (size_t)y->rank * A->size);
@@ -308,10 +312,10 @@ so_status so_dims_matmul(const so_dim_alg *A, const so_dims *x, const so_dims *y
         b.rank = 2;
     }
     const void *K = DIM(A, &a, a.rank - 1), *K2 = DIM(A, &b, b.rank - 2);
-    if (!A->eq(A->cx, K2, K)) return so_errorf("inner dimensions differ: %s x %s (%s vs %s)", DS(A, x), DS(A, y), DD(A, K), DD(A, K2));
+    if (!A->eq(A->cx, K2, K)) return DERR(A, "inner dimensions differ: %s x %s (%s vs %s)", DS(A, x), DS(A, y), DD(A, K), DD(A, K2));
     const int r = so_dim_broadcast(A, a.dim, a.rank - 2, b.dim, b.rank - 2, o->dim);
-    if (r < 0) return so_errorf("batch dimensions of %s and %s do not broadcast", DS(A, x), DS(A, y));
-    if (r + !drop_m + !drop_n > SO_MAX_RANK) return so_errorf("result rank exceeds %d", SO_MAX_RANK);
+    if (r < 0) return DERR(A, "batch dimensions of %s and %s do not broadcast", DS(A, x), DS(A, y));
+    if (r + !drop_m + !drop_n > SO_MAX_RANK) return DERR(A, "result rank exceeds %d", SO_MAX_RANK);
     o->rank = r;
     if (!drop_m) memcpy(DIM(A, o, o->rank++), DIM(A, &a, a.rank - 2), A->size);
     if (!drop_n) memcpy(DIM(A, o, o->rank++), DIM(A, &b, b.rank - 1), A->size);
@@ -319,62 +323,62 @@ so_status so_dims_matmul(const so_dim_alg *A, const so_dims *x, const so_dims *y
 }
 
 /* pads and strides / dilations of a 2-D window are not negative */
-static so_status window_attrs(const so_attr *a)
+static so_status window_attrs(const so_dim_alg *A, const so_attr *a)
 {
     for (int k = 0; k < 4; k++)
-        if (a->pad[k] < 0) return so_errorf("negative pad %d", (int)a->pad[k]);
-    if (a->stride[0] < 0 || a->stride[1] < 0 || a->dilation[0] < 0 || a->dilation[1] < 0) return so_errorf("negative stride or dilation");
+        if (a->pad[k] < 0) return DERR(A, "negative pad %d", (int)a->pad[k]);
+    if (a->stride[0] < 0 || a->stride[1] < 0 || a->dilation[0] < 0 || a->dilation[1] < 0) return DERR(A, "negative stride or dilation");
     return SO_OK;
 }
 
 so_status so_dims_pool(const so_dim_alg *A, const so_attr *a, int dilated, const so_dims *x, so_dims *o)
 {
-    if (x->rank != 4) return so_errorf("input %s must have rank 4", DS(A, x));
-    if (a->kernel[0] < 1 || a->kernel[1] < 1) return so_errorf("kernel %dx%d must be positive", (int)a->kernel[0], (int)a->kernel[1]);
-    if (window_attrs(a)) return SO_ERR;
+    if (x->rank != 4) return DERR(A, "input %s must have rank 4", DS(A, x));
+    if (a->kernel[0] < 1 || a->kernel[1] < 1) return DERR(A, "kernel %dx%d must be positive", (int)a->kernel[0], (int)a->kernel[1]);
+    if (window_attrs(A, a)) return SO_ERR;
     const int dil[2] = {dilated ? stride_of(a->dilation[0]) : 1, dilated ? stride_of(a->dilation[1]) : 1};
     if (a->pad[0] >= (int64_t)dil[0] * (a->kernel[0] - 1) + 1 || a->pad[2] >= (int64_t)dil[0] * (a->kernel[0] - 1) + 1 ||
         a->pad[1] >= (int64_t)dil[1] * (a->kernel[1] - 1) + 1 || a->pad[3] >= (int64_t)dil[1] * (a->kernel[1] - 1) + 1)
-        return so_errorf("pads %d,%d,%d,%d must be smaller than the kernel %dx%d", (int)a->pad[0], (int)a->pad[1], (int)a->pad[2],
+        return DERR(A, "pads %d,%d,%d,%d must be smaller than the kernel %dx%d", (int)a->pad[0], (int)a->pad[1], (int)a->pad[2],
                          (int)a->pad[3], (int)a->kernel[0], (int)a->kernel[1]);
     dims_copy(A, x, o);
     for (int s = 0; s < 2; s++)
         if (!A->window(DIM(A, x, 2 + s), a->kernel[s], stride_of(a->stride[s]), a->pad[s], a->pad[s + 2], dil[s], a->ceil_mode, DIM(A, o, 2 + s)))
-            return so_errorf("kernel %dx%d (pads %d,%d,%d,%d) does not fit input %s", (int)a->kernel[0], (int)a->kernel[1], (int)a->pad[0],
+            return DERR(A, "kernel %dx%d (pads %d,%d,%d,%d) does not fit input %s", (int)a->kernel[0], (int)a->kernel[1], (int)a->pad[0],
                              (int)a->pad[1], (int)a->pad[2], (int)a->pad[3], DS(A, x));
     return SO_OK;
 }
 
 so_status so_dims_conv(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o)
 {
-    if (x->rank != 4) return so_errorf("input %s must have rank 4 [N,C,H,W]", DS(A, x));
-    if (w->rank != 4) return so_errorf("weight %s must have rank 4 [O,C/group,kh,kw]", DS(A, w));
+    if (x->rank != 4) return DERR(A, "input %s must have rank 4 [N,C,H,W]", DS(A, x));
+    if (w->rank != 4) return DERR(A, "weight %s must have rank 4 [O,C/group,kh,kw]", DS(A, w));
     const int64_t grp = a->group > 0 ? a->group : 1;
     const void *x1 = DIM(A, x, 1), *w0 = DIM(A, w, 0), *w1 = DIM(A, w, 1);
     _Alignas(16) char q[64], cin[64];
     int64_t v, k[2];
-    if (A->size > sizeof q) return so_errorf("dimension type too large");
+    if (A->size > sizeof q) return DERR(A, "dimension type too large");
     if (grp > 1 && (A->as_const(w0, &v) ? v % grp != 0 : !A->div(w0, grp, 0, q)))
-        return so_errorf("weight %s has %s output channels, not divisible by group %lld", DS(A, w), DD(A, w0), (long long)grp);
+        return DERR(A, "weight %s has %s output channels, not divisible by group %lld", DS(A, w), DD(A, w0), (long long)grp);
     const int mul_ok = A->mul(w1, grp, cin);
     /* a grouped conv over a channel count that is no known number (rules): only the depthwise form
        [C,1,kh,kw] on C channels, the rule language cannot state group = C */
     const int depthwise_sym = grp > 1 && !A->as_const(x1, &v) && A->as_const(w1, &v) && v == 1 && A->eq(A->cx, x1, w0);
     if (!depthwise_sym && (!mul_ok || !A->eq(A->cx, cin, x1))) {
         if (grp == 1)
-            return so_errorf("weight %s needs %s input channels per group, input %s has %s", DS(A, w), DD(A, w1), DS(A, x), DD(A, x1));
-        return so_errorf("weight %s needs %s input channels per group x %lld groups = %s, input %s has %s", DS(A, w), DD(A, w1),
+            return DERR(A, "weight %s needs %s input channels per group, input %s has %s", DS(A, w), DD(A, w1), DS(A, x), DD(A, x1));
+        return DERR(A, "weight %s needs %s input channels per group x %lld groups = %s, input %s has %s", DS(A, w), DD(A, w1),
                          (long long)grp, mul_ok ? DD(A, cin) : "too many", DS(A, x), DD(A, x1));
     }
-    if (b && !is_vec(A, b, w0)) return so_errorf("bias %s must be [%s] for weight %s", DS(A, b), DD(A, w0), DS(A, w));
-    if (window_attrs(a)) return SO_ERR;
-    if (!A->as_const(DIM(A, w, 2), &k[0]) || !A->as_const(DIM(A, w, 3), &k[1])) return so_errorf("kernel dims of weight %s are not numbers", DS(A, w));
+    if (b && !is_vec(A, b, w0)) return DERR(A, "bias %s must be [%s] for weight %s", DS(A, b), DD(A, w0), DS(A, w));
+    if (window_attrs(A, a)) return SO_ERR;
+    if (!A->as_const(DIM(A, w, 2), &k[0]) || !A->as_const(DIM(A, w, 3), &k[1])) return DERR(A, "kernel dims of weight %s are not numbers", DS(A, w));
     o->rank = 4;
     memcpy(DIM(A, o, 0), DIM(A, x, 0), A->size);
     memcpy(DIM(A, o, 1), w0, A->size);
     for (int s = 0; s < 2; s++)
         if (!A->window(DIM(A, x, 2 + s), k[s], stride_of(a->stride[s]), a->pad[s], a->pad[s + 2], stride_of(a->dilation[s]), 0, DIM(A, o, 2 + s)))
-            return so_errorf("kernel %lldx%lld (dilation %d,%d, pads %d,%d,%d,%d) does not fit input %s", (long long)k[0], (long long)k[1],
+            return DERR(A, "kernel %lldx%lld (dilation %d,%d, pads %d,%d,%d,%d) does not fit input %s", (long long)k[0], (long long)k[1],
                              stride_of(a->dilation[0]), stride_of(a->dilation[1]), (int)a->pad[0], (int)a->pad[1], (int)a->pad[2], (int)a->pad[3],
                              DS(A, x));
     return SO_OK;
@@ -382,50 +386,50 @@ so_status so_dims_conv(const so_dim_alg *A, const so_attr *a, const so_dims *x, 
 
 so_status so_dims_enlarge(const so_dim_alg *A, const so_attr *a, const so_dims *w, so_dims *o)
 {
-    if (w->rank != 4) return so_errorf("kernel %s must have rank 4", DS(A, w));
+    if (w->rank != 4) return DERR(A, "kernel %s must have rank 4", DS(A, w));
     int64_t k[2];
-    if (!A->as_const(DIM(A, w, 2), &k[0]) || !A->as_const(DIM(A, w, 3), &k[1])) return so_errorf("kernel dims of %s are not numbers", DS(A, w));
+    if (!A->as_const(DIM(A, w, 2), &k[0]) || !A->as_const(DIM(A, w, 3), &k[1])) return DERR(A, "kernel dims of %s are not numbers", DS(A, w));
     dims_copy(A, w, o);
     for (int s = 0; s < 2; s++)
         if (a->kernel[s] < k[s] || (a->kernel[s] - k[s]) % 2 != 0 || !A->of_const(a->kernel[s], DIM(A, o, 2 + s)))
-            return so_errorf("cannot centre kernel %s in %dx%d", DS(A, w), (int)a->kernel[0], (int)a->kernel[1]);
+            return DERR(A, "cannot centre kernel %s in %dx%d", DS(A, w), (int)a->kernel[0], (int)a->kernel[1]);
     return SO_OK;
 }
 
 so_status so_dims_const(const so_dim_alg *A, so_op op, const so_dims *s, so_dims *o)
 {
     const int rank = op == SO_OP_CONST_IDMAT ? 2 : op == SO_OP_CONST_ONES ? -1 : 4;
-    if ((rank >= 0 && s->rank != rank) || s->rank > SO_MAX_RANK) return so_errorf("shape has %d dims, expected %d", (int)s->rank, rank);
+    if ((rank >= 0 && s->rank != rank) || s->rank > SO_MAX_RANK) return DERR(A, "shape has %d dims, expected %d", (int)s->rank, rank);
     int64_t kh, kw;
-    if (op == SO_OP_CONST_POOL && !A->is_one(DIM(A, s, 1))) return so_errorf("shape %s must be [C,1,kh,kw]", DS(A, s));
+    if (op == SO_OP_CONST_POOL && !A->is_one(DIM(A, s, 1))) return DERR(A, "shape %s must be [C,1,kh,kw]", DS(A, s));
     if (op == SO_OP_CONST_IDCONV && (!A->eq(A->cx, DIM(A, s, 0), DIM(A, s, 1)) || !A->as_const(DIM(A, s, 2), &kh) ||
                                      !A->as_const(DIM(A, s, 3), &kw) || kh % 2 == 0 || kw % 2 == 0))
-        return so_errorf("shape %s must be [C,C,kh,kw] with odd kh, kw", DS(A, s));
-    if (op == SO_OP_CONST_IDMAT && !A->eq(A->cx, DIM(A, s, 0), DIM(A, s, 1))) return so_errorf("shape %s must be square", DS(A, s));
+        return DERR(A, "shape %s must be [C,C,kh,kw] with odd kh, kw", DS(A, s));
+    if (op == SO_OP_CONST_IDMAT && !A->eq(A->cx, DIM(A, s, 0), DIM(A, s, 1))) return DERR(A, "shape %s must be square", DS(A, s));
     dims_copy(A, s, o);
     return SO_OK;
 }
 
 so_status so_dims_nchwc_in(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
 {
-    if (x->rank != 4) return so_errorf("input %s must have rank 4", DS(A, x));
-    if (a->n_ints != 1 || a->ints[0] < 1 || a->ints[0] > 64) return so_errorf("needs ints=(b) with a block size b in 1..64");
+    if (x->rank != 4) return DERR(A, "input %s must have rank 4", DS(A, x));
+    if (a->n_ints != 1 || a->ints[0] < 1 || a->ints[0] > 64) return DERR(A, "needs ints=(b) with a block size b in 1..64");
     dims_copy(A, x, o);
     o->rank = 5;
     if (!A->div(DIM(A, x, 1), a->ints[0], 1, DIM(A, o, 1)) || !A->of_const(a->ints[0], DIM(A, o, 4)))
-        return so_errorf("channels %s are not a multiple of the block %lld", DD(A, DIM(A, x, 1)), (long long)a->ints[0]);
+        return DERR(A, "channels %s are not a multiple of the block %lld", DD(A, DIM(A, x, 1)), (long long)a->ints[0]);
     return SO_OK;
 }
 
 so_status so_dims_nchwc_out(const so_dim_alg *A, const so_dims *bc, const so_dims *x, so_dims *o)
 {
-    if (x->rank != 5) return so_errorf("input %s must be a blocked value [N,C/b,H,W,b] (rank 5)", DS(A, x));
+    if (x->rank != 5) return DERR(A, "input %s must be a blocked value [N,C/b,H,W,b] (rank 5)", DS(A, x));
     _Alignas(16) char q[64];
     int64_t b, C;
-    if (A->size > sizeof q) return so_errorf("dimension type too large");
+    if (A->size > sizeof q) return DERR(A, "dimension type too large");
     if (bc->rank != 2 || !A->as_const(DIM(A, bc, 0), &b) || !A->eq(A->cx, DIM(A, bc, 0), DIM(A, x, 4)) ||
         (A->as_const(DIM(A, bc, 1), &C) && C < 1) || !A->div(DIM(A, bc, 1), b, 1, q) || !A->eq(A->cx, q, DIM(A, x, 1)))
-        return so_errorf("needs ints=(b, C) with b = %s and ceil(C/b) = %s blocks", DD(A, DIM(A, x, 4)), DD(A, DIM(A, x, 1)));
+        return DERR(A, "needs ints=(b, C) with b = %s and ceil(C/b) = %s blocks", DD(A, DIM(A, x, 4)), DD(A, DIM(A, x, 1)));
     dims_copy(A, x, o);
     o->rank = 4;
     memcpy(DIM(A, o, 1), DIM(A, bc, 1), A->size);
@@ -435,8 +439,8 @@ so_status so_dims_nchwc_out(const so_dim_alg *A, const so_dims *bc, const so_dim
 /* x is a blocked value [N,K,H,W,b] with b a number (*b) */
 static so_status blocked(const so_dim_alg *A, const so_dims *x, int64_t *b)
 {
-    if (x->rank != 5) return so_errorf("input %s must be a blocked value [N,C/b,H,W,b] (rank 5)", DS(A, x));
-    if (!A->as_const(DIM(A, x, 4), b) || *b < 1) return so_errorf("lanes of input %s are not a positive number", DS(A, x));
+    if (x->rank != 5) return DERR(A, "input %s must be a blocked value [N,C/b,H,W,b] (rank 5)", DS(A, x));
+    if (!A->as_const(DIM(A, x, 4), b) || *b < 1) return DERR(A, "lanes of input %s are not a positive number", DS(A, x));
     return SO_OK;
 }
 
@@ -444,17 +448,17 @@ so_status so_dims_conv_nchwc(const so_dim_alg *A, const so_attr *a, const so_dim
 {
     int64_t b;
     if (blocked(A, x, &b)) return SO_ERR;
-    if (w->rank != 4) return so_errorf("weight %s must have rank 4", DS(A, w));
+    if (w->rank != 4) return DERR(A, "weight %s must have rank 4", DS(A, w));
     const int64_t grp = a->group > 0 ? a->group : 1;
     _Alignas(16) char v[5 * 64], q[64];
-    if (A->size > sizeof q) return so_errorf("dimension type too large");
+    if (A->size > sizeof q) return DERR(A, "dimension type too large");
     so_dims plain = {4, v};
     memcpy(v, x->dim, 4 * A->size);
     if (!A->mul(DIM(A, w, 1), grp, DIM(A, &plain, 1)) || !A->div(DIM(A, &plain, 1), b, 1, q) || !A->eq(A->cx, q, DIM(A, x, 1)))
-        return so_errorf("weight %s (group %lld) does not match the %s blocks of %lld lanes of input %s", DS(A, w), (long long)grp,
+        return DERR(A, "weight %s (group %lld) does not match the %s blocks of %lld lanes of input %s", DS(A, w), (long long)grp,
                          DD(A, DIM(A, x, 1)), (long long)b, DS(A, x));
     if (so_dims_conv(A, a, &plain, w, bias, o)) return SO_ERR;
-    if (!A->div(DIM(A, o, 1), b, 1, q)) return so_errorf("output channels %s are not a multiple of the block %lld", DD(A, DIM(A, o, 1)), (long long)b);
+    if (!A->div(DIM(A, o, 1), b, 1, q)) return DERR(A, "output channels %s are not a multiple of the block %lld", DD(A, DIM(A, o, 1)), (long long)b);
     memcpy(DIM(A, o, 1), q, A->size);
     memcpy(DIM(A, o, 4), DIM(A, x, 4), A->size);
     o->rank = 5;
@@ -483,11 +487,11 @@ so_status so_dims_globalpool_nchwc(const so_dim_alg *A, const so_dims *x, so_dim
 }
 
 /* ints[] as sorted, distinct axes in [0, rank) */
-static so_status check_axes(const so_attr *a, int rank, const char *what)
+static so_status check_axes(const so_dim_alg *A, const so_attr *a, int rank, const char *what)
 {
     for (int k = 0; k < a->n_ints; k++) {
-        if (a->ints[k] < 0 || a->ints[k] >= rank) return so_errorf("%s axis %lld out of range for rank %d", what, (long long)a->ints[k], rank);
-        if (k > 0 && a->ints[k] <= a->ints[k - 1]) return so_errorf("%s axes must be sorted and distinct", what);
+        if (a->ints[k] < 0 || a->ints[k] >= rank) return DERR(A, "%s axis %lld out of range for rank %d", what, (long long)a->ints[k], rank);
+        if (k > 0 && a->ints[k] <= a->ints[k - 1]) return DERR(A, "%s axes must be sorted and distinct", what);
     }
     return SO_OK;
 }
@@ -501,7 +505,7 @@ static int in_ints(const so_attr *a, int64_t d)
 
 so_status so_dims_reduce(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
 {
-    if (check_axes(a, x->rank, "reduce")) return SO_ERR;
+    if (check_axes(A, a, x->rank, "reduce")) return SO_ERR;
     o->rank = 0;
     for (int d = 0; d < x->rank; d++) {
         const int red = a->n_ints == 0 || in_ints(a, d);
@@ -512,7 +516,7 @@ so_status so_dims_reduce(const so_dim_alg *A, const so_attr *a, const so_dims *x
 
 so_status so_dims_argreduce(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
 {
-    if (a->axis < 0 || a->axis >= x->rank) return so_errorf("axis %d out of range for input %s", (int)a->axis, DS(A, x));
+    if (a->axis < 0 || a->axis >= x->rank) return DERR(A, "axis %d out of range for input %s", (int)a->axis, DS(A, x));
     o->rank = 0;
     for (int d = 0; d < x->rank; d++)
         if (d != a->axis || a->keepdims) memcpy(DIM(A, o, o->rank++), d == a->axis ? A->one : DIM(A, x, d), A->size);
@@ -521,11 +525,11 @@ so_status so_dims_argreduce(const so_dim_alg *A, const so_attr *a, const so_dims
 
 so_status so_dims_squeeze(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
 {
-    if (check_axes(a, x->rank, "squeeze")) return SO_ERR;
+    if (check_axes(A, a, x->rank, "squeeze")) return SO_ERR;
     o->rank = 0;
     for (int d = 0; d < x->rank; d++) {
         const int one = A->is_one(DIM(A, x, d)), named = in_ints(a, d);
-        if (named && !one) return so_errorf("cannot squeeze axis %d of input %s (size %s)", d, DS(A, x), DD(A, DIM(A, x, d)));
+        if (named && !one) return DERR(A, "cannot squeeze axis %d of input %s (size %s)", d, DS(A, x), DD(A, DIM(A, x, d)));
         if (!(named || (a->n_ints == 0 && one))) memcpy(DIM(A, o, o->rank++), DIM(A, x, d), A->size);
     }
     return SO_OK;
@@ -534,8 +538,8 @@ so_status so_dims_squeeze(const so_dim_alg *A, const so_attr *a, const so_dims *
 so_status so_dims_unsqueeze(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
 {
     const int r = x->rank + a->n_ints;
-    if (r > SO_MAX_RANK) return so_errorf("result rank %d exceeds %d", r, SO_MAX_RANK);
-    if (check_axes(a, r, "unsqueeze")) return SO_ERR;
+    if (r > SO_MAX_RANK) return DERR(A, "result rank %d exceeds %d", r, SO_MAX_RANK);
+    if (check_axes(A, a, r, "unsqueeze")) return SO_ERR;
     o->rank = r;
     for (int d = 0, src = 0; d < r; d++) memcpy(DIM(A, o, d), in_ints(a, d) ? A->one : DIM(A, x, src++), A->size);
     return SO_OK;
@@ -543,9 +547,9 @@ so_status so_dims_unsqueeze(const so_dim_alg *A, const so_attr *a, const so_dims
 
 so_status so_dims_gather(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *idx, so_dims *o)
 {
-    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for data %s", axis, DS(A, x));
+    if (axis < 0 || axis >= x->rank) return DERR(A, "axis %d out of range for data %s", axis, DS(A, x));
     const int r = x->rank + idx->rank - 1;
-    if (r > SO_MAX_RANK) return so_errorf("result rank %d exceeds %d", r, SO_MAX_RANK);
+    if (r > SO_MAX_RANK) return DERR(A, "result rank %d exceeds %d", r, SO_MAX_RANK);
     o->rank = 0;
     for (int d = 0; d < axis; d++) memcpy(DIM(A, o, o->rank++), DIM(A, x, d), A->size);
     for (int d = 0; d < idx->rank; d++) memcpy(DIM(A, o, o->rank++), DIM(A, idx, d), A->size);
@@ -564,26 +568,26 @@ static int unibroadcastable(const so_dim_alg *A, const so_dims *s, const so_dims
 
 so_status so_dims_gemm(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *y, const so_dims *c, so_dims *o)
 {
-    if (x->rank != 2 || y->rank != 2) return so_errorf("operands %s and %s must have rank 2", DS(A, x), DS(A, y));
+    if (x->rank != 2 || y->rank != 2) return DERR(A, "operands %s and %s must have rank 2", DS(A, x), DS(A, y));
     const void *M = DIM(A, x, a->trans_a ? 1 : 0), *K = DIM(A, x, a->trans_a ? 0 : 1);
     const void *K2 = DIM(A, y, a->trans_b ? 1 : 0), *N = DIM(A, y, a->trans_b ? 0 : 1);
     if (!A->eq(A->cx, K, K2))
-        return so_errorf("inner dimensions differ: A %s (trans_a %d) x B %s (trans_b %d)", DS(A, x), (int)a->trans_a, DS(A, y), (int)a->trans_b);
+        return DERR(A, "inner dimensions differ: A %s (trans_a %d) x B %s (trans_b %d)", DS(A, x), (int)a->trans_a, DS(A, y), (int)a->trans_b);
     o->rank = 2;
     memcpy(DIM(A, o, 0), M, A->size);
     memcpy(DIM(A, o, 1), N, A->size);
-    if (c && !unibroadcastable(A, c, o)) return so_errorf("C %s does not broadcast to %s", DS(A, c), DS(A, o));
+    if (c && !unibroadcastable(A, c, o)) return DERR(A, "C %s does not broadcast to %s", DS(A, c), DS(A, o));
     return SO_OK;
 }
 
 so_status so_dims_layernorm(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *scale, const so_dims *bias, so_dims *o)
 {
-    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, x));
+    if (axis < 0 || axis >= x->rank) return DERR(A, "axis %d out of range for input %s", axis, DS(A, x));
     const so_dims norm = {x->rank - axis, DIM(A, x, axis)};
     const so_dims *p[2] = {scale, bias};
     for (int k = 0; k < 2; k++)
         if (p[k] && !unibroadcastable(A, p[k], &norm))
-            return so_errorf("%s %s does not broadcast to the normalised shape %s of input %s", k == 0 ? "scale" : "bias", DS(A, p[k]),
+            return DERR(A, "%s %s does not broadcast to the normalised shape %s of input %s", k == 0 ? "scale" : "bias", DS(A, p[k]),
                              DS(A, &norm), DS(A, x));
     dims_copy(A, x, o);
     return SO_OK;
@@ -591,12 +595,12 @@ so_status so_dims_layernorm(const so_dim_alg *A, int axis, const so_dims *x, con
 
 so_status so_dims_expand(const so_dim_alg *A, const so_dims *x, const so_dims *t, so_dims *o)
 {
-    if (t->rank > SO_MAX_RANK) return so_errorf("target rank %d exceeds %d", (int)t->rank, SO_MAX_RANK);
+    if (t->rank > SO_MAX_RANK) return DERR(A, "target rank %d exceeds %d", (int)t->rank, SO_MAX_RANK);
     int64_t v;
     for (int k = 0; k < t->rank; k++)
-        if (A->as_const(DIM(A, t, k), &v) && v <= 0) return so_errorf("invalid target shape %s", DS(A, t));
+        if (A->as_const(DIM(A, t, k), &v) && v <= 0) return DERR(A, "invalid target shape %s", DS(A, t));
     const int r = so_dim_broadcast(A, x->dim, x->rank, t->dim, t->rank, o->dim);
-    if (r < 0) return so_errorf("cannot expand input %s to %s", DS(A, x), DS(A, t));
+    if (r < 0) return DERR(A, "cannot expand input %s to %s", DS(A, x), DS(A, t));
     o->rank = r;
     return SO_OK;
 }
@@ -604,20 +608,20 @@ so_status so_dims_expand(const so_dim_alg *A, const so_dims *x, const so_dims *t
 so_status so_dims_pad(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
 {
     if (a->n_ints != 2 * x->rank)
-        return so_errorf("has %d pads for input %s of rank %d (need %d)", (int)a->n_ints, DS(A, x), (int)x->rank, 2 * (int)x->rank);
-    if (a->mode < 0 || a->mode > 3) return so_errorf("unknown mode %d", (int)a->mode); /* constant, reflect, edge, wrap */
+        return DERR(A, "has %d pads for input %s of rank %d (need %d)", (int)a->n_ints, DS(A, x), (int)x->rank, 2 * (int)x->rank);
+    if (a->mode < 0 || a->mode > 3) return DERR(A, "unknown mode %d", (int)a->mode); /* constant, reflect, edge, wrap */
     _Alignas(16) char pb[64], pe[64];
-    if (A->size > sizeof pb) return so_errorf("dimension type too large");
+    if (A->size > sizeof pb) return DERR(A, "dimension type too large");
     dims_copy(A, x, o);
     for (int k = 0; k < x->rank; k++) {
         const int64_t b = a->ints[k], e = a->ints[x->rank + k];
         int64_t d, v;
         if (!A->of_const(b, pb) || !A->of_const(e, pe) || !A->add(DIM(A, x, k), pb, DIM(A, o, k)) || !A->add(DIM(A, o, k), pe, DIM(A, o, k)))
-            return so_errorf("pads %lld,%lld on axis %d overflow", (long long)b, (long long)e, k); /* fuzz finding */
+            return DERR(A, "pads %lld,%lld on axis %d overflow", (long long)b, (long long)e, k); /* fuzz finding */
         if (A->as_const(DIM(A, o, k), &v) && v <= 0)
-            return so_errorf("pads %lld,%lld on axis %d leave nothing of input %s", (long long)b, (long long)e, k, DS(A, x));
+            return DERR(A, "pads %lld,%lld on axis %d leave nothing of input %s", (long long)b, (long long)e, k, DS(A, x));
         if (a->mode == 1 && A->as_const(DIM(A, x, k), &d) && (b >= d || e >= d))
-            return so_errorf("reflect pads %lld,%lld on axis %d must be smaller than the dimension of input %s", (long long)b, (long long)e, k, DS(A, x));
+            return DERR(A, "reflect pads %lld,%lld on axis %d must be smaller than the dimension of input %s", (long long)b, (long long)e, k, DS(A, x));
     }
     return SO_OK;
 }
@@ -625,10 +629,10 @@ so_status so_dims_pad(const so_dim_alg *A, const so_attr *a, const so_dims *x, s
 so_status so_dims_where(const so_dim_alg *A, const so_dims *cnd, const so_dims *x, const so_dims *y, so_dims *o)
 {
     _Alignas(16) char v[SO_MAX_RANK * 64];
-    if (A->size > 64) return so_errorf("dimension type too large");
+    if (A->size > 64) return DERR(A, "dimension type too large");
     int r = so_dim_broadcast(A, x->dim, x->rank, y->dim, y->rank, v);
     if (r >= 0) r = so_dim_broadcast(A, v, r, cnd->dim, cnd->rank, o->dim);
-    if (r < 0) return so_errorf("cannot broadcast %s, %s and %s", DS(A, cnd), DS(A, x), DS(A, y));
+    if (r < 0) return DERR(A, "cannot broadcast %s, %s and %s", DS(A, cnd), DS(A, x), DS(A, y));
     o->rank = r;
     return SO_OK;
 }
@@ -651,28 +655,28 @@ so_status so_dims_blockmove(const so_dim_alg *A, int to_space, int64_t b, const 
         goto bad;
     return SO_OK;
 bad:
-    if (to_space) return so_errorf("input %s is not [N,C,H,W] with C divisible by blocksize^2 = %lld", DS(A, x), (long long)(b * b));
-    return so_errorf("input %s is not [N,C,H,W] with H, W divisible by blocksize %lld", DS(A, x), (long long)b);
+    if (to_space) return DERR(A, "input %s is not [N,C,H,W] with C divisible by blocksize^2 = %lld", DS(A, x), (long long)(b * b));
+    return DERR(A, "input %s is not [N,C,H,W] with H, W divisible by blocksize %lld", DS(A, x), (long long)b);
 }
 
 so_status so_dims_trilu(const so_dim_alg *A, const so_dims *x, so_dims *o)
 {
-    if (x->rank < 2) return so_errorf("input %s has rank < 2", DS(A, x));
+    if (x->rank < 2) return DERR(A, "input %s has rank < 2", DS(A, x));
     dims_copy(A, x, o);
     return SO_OK;
 }
 
 so_status so_dims_gatherelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, so_dims *o)
 {
-    if (ix->rank != x->rank) return so_errorf("indices %s and data %s differ in rank", DS(A, ix), DS(A, x));
-    if (axis < 0 || axis >= x->rank) return so_errorf("axis %d out of range for input %s", axis, DS(A, x));
+    if (ix->rank != x->rank) return DERR(A, "indices %s and data %s differ in rank", DS(A, ix), DS(A, x));
+    if (axis < 0 || axis >= x->rank) return DERR(A, "axis %d out of range for input %s", axis, DS(A, x));
     dims_copy(A, ix, o);
     return SO_OK;
 }
 
 so_status so_dims_lrn(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
 {
-    if (x->rank < 2 || a->kernel[0] < 1) return so_errorf("input %s needs a channel axis and size >= 1", DS(A, x));
+    if (x->rank < 2 || a->kernel[0] < 1) return DERR(A, "input %s needs a channel axis and size >= 1", DS(A, x));
     dims_copy(A, x, o);
     return SO_OK;
 }
@@ -680,7 +684,7 @@ so_status so_dims_lrn(const so_dim_alg *A, const so_attr *a, const so_dims *x, s
 so_status so_dims_det(const so_dim_alg *A, const so_dims *x, so_dims *o)
 {
     if (x->rank < 2 || !A->eq(A->cx, DIM(A, x, x->rank - 1), DIM(A, x, x->rank - 2)))
-        return so_errorf("input %s is not a stack of square matrices", DS(A, x));
+        return DERR(A, "input %s is not a stack of square matrices", DS(A, x));
     dims_copy(A, x, o);
     o->rank -= 2;
     return SO_OK;
@@ -688,24 +692,24 @@ so_status so_dims_det(const so_dim_alg *A, const so_dims *x, so_dims *o)
 
 so_status so_dims_resize(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
 {
-    if (x->rank != 4) return so_errorf("input %s is not 4-D", DS(A, x));
+    if (x->rank != 4) return DERR(A, "input %s is not 4-D", DS(A, x));
     if ((a->ints[0] == SO_RESIZE_TF_CROP_AND_RESIZE) != (a->n_ints == 12) || (a->n_ints != 5 && a->n_ints != 7 && a->n_ints != 12) ||
         a->ints[0] < 0 || a->ints[0] >= SO_RESIZE_COORD_COUNT || a->ints[1] < 0 || a->ints[1] > 3 || a->mode < 0 || a->mode > 2 ||
         a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
-        return so_errorf("invalid resize attributes");
+        return DERR(A, "invalid resize attributes");
     dims_copy(A, x, o);
-    if (!A->of_const(a->ints[3], DIM(A, o, 2)) || !A->of_const(a->ints[4], DIM(A, o, 3))) return so_errorf("resize output too large");
+    if (!A->of_const(a->ints[3], DIM(A, o, 2)) || !A->of_const(a->ints[4], DIM(A, o, 3))) return DERR(A, "resize output too large");
     return SO_OK;
 }
 
 so_status so_dims_topk(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
 {
     int64_t d;
-    if (a->axis < 0 || a->axis >= x->rank) return so_errorf("axis %d out of range", (int)a->axis);
+    if (a->axis < 0 || a->axis >= x->rank) return DERR(A, "axis %d out of range", (int)a->axis);
     if (a->ints[0] < 0 || (A->as_const(DIM(A, x, a->axis), &d) && a->ints[0] > d))
-        return so_errorf("k = %lld out of range for %s", (long long)a->ints[0], DS(A, x));
+        return DERR(A, "k = %lld out of range for %s", (long long)a->ints[0], DS(A, x));
     dims_copy(A, x, o);
-    if (!A->of_const(a->ints[0], DIM(A, o, a->axis))) return so_errorf("k = %lld out of range", (long long)a->ints[0]);
+    if (!A->of_const(a->ints[0], DIM(A, o, a->axis))) return DERR(A, "k = %lld out of range", (long long)a->ints[0]);
     return SO_OK;
 }
 
@@ -714,17 +718,107 @@ so_status so_dims_prelu(const so_dim_alg *A, const so_dims *x, const so_dims *sl
     if (so_dims_bcast(A, x, slope, o)) return SO_ERR;
     int same = o->rank == x->rank;
     for (int k = 0; same && k < x->rank; k++) same = A->eq(A->cx, DIM(A, o, k), DIM(A, x, k));
-    if (!same) return so_errorf("slope %s does not broadcast to X %s", DS(A, slope), DS(A, x));
+    if (!same) return DERR(A, "slope %s does not broadcast to X %s", DS(A, slope), DS(A, x));
     return SO_OK;
 }
 
 so_status so_dims_reversesequence(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *lens, so_dims *o)
 {
-    if (x->rank < 2) return so_errorf("input %s must have rank >= 2", DS(A, x));
+    if (x->rank < 2) return DERR(A, "input %s must have rank >= 2", DS(A, x));
     if ((a->axis != 0 && a->axis != 1) || (a->mode != 0 && a->mode != 1) || a->axis == a->mode)
-        return so_errorf("time_axis %d and batch_axis %d must be 0 and 1", (int)a->axis, (int)a->mode);
-    if (!is_vec(A, lens, DIM(A, x, a->mode))) return so_errorf("sequence_lens %s must be int64 [%s]", DS(A, lens), DD(A, DIM(A, x, a->mode)));
+        return DERR(A, "time_axis %d and batch_axis %d must be 0 and 1", (int)a->axis, (int)a->mode);
+    if (!is_vec(A, lens, DIM(A, x, a->mode))) return DERR(A, "sequence_lens %s must be int64 [%s]", DS(A, lens), DD(A, DIM(A, x, a->mode)));
     dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_flatten(const so_dim_alg *A, int axis, const so_dims *x, so_dims *o)
+{
+    if (axis < 0 || axis > x->rank) return DERR(A, "axis %d out of range for input %s", axis, DS(A, x));
+    o->rank = 2;
+    memcpy(DIM(A, o, 0), A->one, A->size);
+    memcpy(DIM(A, o, 1), A->one, A->size);
+    for (int k = 0; k < x->rank; k++)
+        if (!A->muld(DIM(A, o, k >= axis), DIM(A, x, k), DIM(A, o, k >= axis)))
+            return DERR(A, "cannot state the product of the dims of input %s on either side of axis %d", DS(A, x), axis);
+    return SO_OK;
+}
+
+so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (a->n_ints % 4 != 0) return DERR(A, "has %d slice ints, expected (axis,start,end,step) quads", (int)a->n_ints);
+    dims_copy(A, x, o);
+    int seen[SO_MAX_RANK] = {0};
+    for (int q = 0; q < a->n_ints; q += 4) {
+        int64_t ax = a->ints[q], st = a->ints[q + 1], en = a->ints[q + 2], sp = a->ints[q + 3], d, cnt;
+        if (ax < 0 || ax >= x->rank || seen[ax]) return DERR(A, "slice axis %lld invalid or repeated for input %s", (long long)ax, DS(A, x));
+        seen[ax] = 1;
+        if (!A->as_const(DIM(A, x, ax), &d)) return DERR(A, "slice axis %lld of input %s has no known size", (long long)ax, DS(A, x));
+        if (sp > d) sp = d > 1 ? d : 1; /* same count; keeps the arithmetic below in range */
+        if (sp < -d) sp = d > 1 ? -d : -1;
+        if (sp > 0) {
+            if (st < 0 || st > d || en < 0 || en > d)
+                return DERR(A, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, DS(A, x));
+            cnt = en > st ? (en - st + sp - 1) / sp : 0;
+        } else if (sp < 0) {
+            if (st < 0 || st > d - 1 || en < -1 || en > d - 1)
+                return DERR(A, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, DS(A, x));
+            cnt = st > en ? (st - en + (-sp) - 1) / (-sp) : 0;
+        } else {
+            return DERR(A, "slice step 0 on axis %lld", (long long)ax);
+        }
+        if (cnt <= 0)
+            return DERR(A, "slice %lld:%lld:%lld on axis %lld of input %s is empty", (long long)st, (long long)en, (long long)sp, (long long)ax, DS(A, x));
+        if (!A->of_const(cnt, DIM(A, o, ax))) return DERR(A, "slice of %lld on axis %lld is out of range", (long long)cnt, (long long)ax);
+    }
+    return SO_OK;
+}
+
+/* a and b have the same rank and dims */
+static int dims_eq(const so_dim_alg *A, const so_dims *a, const so_dims *b)
+{
+    if (a->rank != b->rank) return 0;
+    for (int k = 0; k < a->rank; k++)
+        if (!A->eq(A->cx, DIM(A, a, k), DIM(A, b, k))) return 0;
+    return 1;
+}
+
+so_status so_dims_scatterelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o)
+{
+    if (!dims_eq(A, ix, u) || ix->rank != x->rank)
+        return DERR(A, "data %s, int64 indices %s and updates %s do not fit", DS(A, x), DS(A, ix), DS(A, u));
+    if (axis < 0 || axis >= x->rank) return DERR(A, "axis %d out of range", axis);
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
+so_status so_dims_gathernd(const so_dim_alg *A, int b, const so_dims *x, const so_dims *ix, so_dims *o)
+{
+    int64_t last;
+    if (ix->rank < 1) return DERR(A, "indices %s are not int64 of rank >= 1", DS(A, ix));
+    if (!A->as_const(DIM(A, ix, ix->rank - 1), &last)) return DERR(A, "the last dim of indices %s is no known number", DS(A, ix));
+    if (b < 0 || b >= ix->rank || b >= x->rank || last < 1 || b + last > x->rank) return DERR(A, "data %s and indices %s do not fit", DS(A, x), DS(A, ix));
+    for (int d = 0; d < b; d++)
+        if (!A->eq(A->cx, DIM(A, x, d), DIM(A, ix, d))) return DERR(A, "batch dimensions of %s and %s differ", DS(A, x), DS(A, ix));
+    o->rank = 0;
+    for (int d = 0; d < ix->rank - 1; d++) memcpy(DIM(A, o, o->rank++), DIM(A, ix, d), A->size);
+    for (int d = b + (int)last; d < x->rank; d++) {
+        if (o->rank == SO_MAX_RANK) return DERR(A, "output rank over %d", SO_MAX_RANK);
+        memcpy(DIM(A, o, o->rank++), DIM(A, x, d), A->size);
+    }
+    return SO_OK;
+}
+
+so_status so_dims_gridsample(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *grid, so_dims *o)
+{
+    _Alignas(16) char two[64];
+    if (A->size > sizeof two || !A->of_const(2, two)) return DERR(A, "dimension type too large");
+    if (x->rank != 4 || grid->rank != 4 || !A->eq(A->cx, DIM(A, grid, 3), two) || !A->eq(A->cx, DIM(A, grid, 0), DIM(A, x, 0)))
+        return DERR(A, "input %s and grid %s are not [N,C,H,W] and [N,Ho,Wo,2]", DS(A, x), DS(A, grid));
+    if (a->mode < 0 || a->mode > 2 || a->n_ints != 2 || a->ints[0] < 0 || a->ints[0] > 2) return DERR(A, "invalid attributes");
+    dims_copy(A, x, o);
+    memcpy(DIM(A, o, 2), DIM(A, grid, 1), A->size);
+    memcpy(DIM(A, o, 3), DIM(A, grid, 2), A->size);
     return SO_OK;
 }
 
@@ -889,6 +983,7 @@ static so_status pool(ctx *c, int dilated)
 
 static so_status shape_maxpool(ctx *c) { return pool(c, 1); }
 static so_status shape_avgpool(ctx *c) { return pool(c, 0); }
+static so_status shape_lppool(ctx *c) { return pool(c, 1); }
 
 static so_status shape_globalavgpool(ctx *c)
 {
@@ -949,17 +1044,7 @@ static so_status shape_split(ctx *c)
     return SO_OK;
 }
 
-static so_status shape_flatten(ctx *c)
-{
-    const so_shape *x = c->in[0];
-    int axis = c->a->axis;
-    if (axis < 0 || axis > x->rank) return fail(c, "axis %d out of range for input %s", axis, S(x));
-    so_shape o = mk(2, x->dtype);
-    o.dim[0] = o.dim[1] = 1;
-    for (int k = 0; k < x->rank; k++) o.dim[k < axis ? 0 : 1] *= x->dim[k];
-    c->n->out[0] = o;
-    return SO_OK;
-}
+static so_status shape_flatten(ctx *c) { RUN(c->in[0]->dtype, so_dims_flatten(I64, c->a->axis, IN(0), &od)); }
 
 static so_status shape_reshape(ctx *c)
 {
@@ -1013,37 +1098,7 @@ static so_status shape_gather(ctx *c)
     RUN(x->dtype, so_dims_gather(I64, c->a->axis, IN(0), IN(1), &od));
 }
 
-static so_status shape_slice(ctx *c)
-{
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (a->n_ints % 4 != 0) return fail(c, "has %d slice ints, expected (axis,start,end,step) quads", (int)a->n_ints);
-    so_shape o = *x;
-    int seen[SO_MAX_RANK] = {0};
-    for (int q = 0; q < a->n_ints; q += 4) {
-        int64_t ax = a->ints[q], st = a->ints[q + 1], en = a->ints[q + 2], sp = a->ints[q + 3];
-        if (ax < 0 || ax >= x->rank || seen[ax]) return fail(c, "slice axis %lld invalid or repeated for input %s", (long long)ax, S(x));
-        seen[ax] = 1;
-        int64_t d = x->dim[ax], cnt;
-        if (sp > d) sp = d > 1 ? d : 1; /* same count; keeps the arithmetic below in range */
-        if (sp < -d) sp = d > 1 ? -d : -1;
-        if (sp > 0) {
-            if (st < 0 || st > d || en < 0 || en > d)
-                return fail(c, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, S(x));
-            cnt = en > st ? (en - st + sp - 1) / sp : 0;
-        } else if (sp < 0) {
-            if (st < 0 || st > d - 1 || en < -1 || en > d - 1)
-                return fail(c, "slice %lld:%lld:%lld not clamped to axis %lld of input %s", (long long)st, (long long)en, (long long)sp, (long long)ax, S(x));
-            cnt = st > en ? (st - en + (-sp) - 1) / (-sp) : 0;
-        } else {
-            return fail(c, "slice step 0 on axis %lld", (long long)ax);
-        }
-        if (cnt <= 0) return fail(c, "slice %lld:%lld:%lld on axis %lld of input %s is empty", (long long)st, (long long)en, (long long)sp, (long long)ax, S(x));
-        o.dim[ax] = cnt;
-    }
-    c->n->out[0] = o;
-    return SO_OK;
-}
+static so_status shape_slice(ctx *c) { RUN(c->in[0]->dtype, so_dims_slice(I64, c->a, IN(0), &od)); }
 
 /* ---------------- recurrent ---------------- */
 
@@ -1532,32 +1587,15 @@ static so_status shape_lrn(ctx *c)
 static so_status shape_scatterelements(ctx *c)
 {
     const so_shape *x = c->in[0], *ix = c->in[1], *u = c->in[2];
-    so_shape ut = *u;
-    ut.dtype = SO_I64;
-    if (ix->dtype != SO_I64 || !so_shape_eq(ix, &ut) || ix->rank != x->rank || u->dtype != x->dtype)
-        return fail(c, "data %s, int64 indices %s and updates %s do not fit", S(x), S(ix), S(u));
-    if (c->a->axis < 0 || c->a->axis >= x->rank) return fail(c, "axis %d out of range", (int)c->a->axis);
-    c->n->out[0] = *x;
-    return SO_OK;
+    if (ix->dtype != SO_I64 || u->dtype != x->dtype) return fail(c, "data %s, int64 indices %s and updates %s do not fit", S(x), S(ix), S(u));
+    RUN(x->dtype, so_dims_scatterelements(I64, c->a->axis, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_gathernd(ctx *c)
 {
-    const so_shape *x = c->in[0], *ix = c->in[1];
-    int b = c->a->axis;
-    if (ix->dtype != SO_I64 || ix->rank < 1) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
-    int64_t last = ix->dim[ix->rank - 1];
-    if (b < 0 || b >= ix->rank || b >= x->rank || last < 1 || b + last > x->rank) return fail(c, "data %s and indices %s do not fit", S(x), S(ix));
-    for (int d = 0; d < b; d++)
-        if (x->dim[d] != ix->dim[d]) return fail(c, "batch dimensions of %s and %s differ", S(x), S(ix));
-    so_shape o = mk(0, x->dtype);
-    for (int d = 0; d < ix->rank - 1; d++) o.dim[o.rank++] = ix->dim[d];
-    for (int d = b + (int)last; d < x->rank; d++) {
-        if (o.rank == SO_MAX_RANK) return fail(c, "output rank over %d", SO_MAX_RANK);
-        o.dim[o.rank++] = x->dim[d];
-    }
-    c->n->out[0] = o;
-    return SO_OK;
+    const so_shape *ix = c->in[1];
+    if (ix->dtype != SO_I64) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
+    RUN(c->in[0]->dtype, so_dims_gathernd(I64, c->a->axis, IN(0), IN(1), &od));
 }
 
 static so_status shape_topk(ctx *c)
@@ -1611,16 +1649,8 @@ static so_status shape_scatternd(ctx *c)
 
 static so_status shape_gridsample(ctx *c)
 {
-    const so_shape *x = c->in[0], *gr = c->in[1];
     if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
-    if (x->rank != 4 || gr->rank != 4 || gr->dim[3] != 2 || gr->dim[0] != x->dim[0])
-        return fail(c, "input %s and grid %s are not [N,C,H,W] and [N,Ho,Wo,2]", S(x), S(gr));
-    if (c->a->mode < 0 || c->a->mode > 2 || c->a->n_ints != 2 || c->a->ints[0] < 0 || c->a->ints[0] > 2) return fail(c, "invalid attributes");
-    so_shape o = *x;
-    o.dim[2] = gr->dim[1];
-    o.dim[3] = gr->dim[2];
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_gridsample(I64, c->a, IN(0), IN(1), &od));
 }
 
 static so_status shape_cast(ctx *c)

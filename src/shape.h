@@ -26,6 +26,7 @@ typedef struct so_dim_alg {
     int (*eq)(const void *cx, const void *a, const void *b); /* a and b are the same dimension (provably, for symbols) */
     int (*add)(const void *a, const void *b, void *out);       /* a + b; 0 if it overflows / is not representable */
     int (*mul)(const void *a, int64_t k, void *out);           /* a * k (k >= 1); 0 likewise */
+    int (*muld)(const void *a, const void *b, void *out);      /* a * b; 0 likewise (symbols: one side a number) */
     int (*div)(const void *a, int64_t k, int round_up, void *out); /* floor or ceil of a / k (k >= 1); 0 if not a dim
                                                                        of the instance (symbols: only exact quotients) */
     int (*as_const)(const void *d, int64_t *v); /* 1 and *v if d is a known number */
@@ -33,6 +34,8 @@ typedef struct so_dim_alg {
     /* one plane dim of a sliding window (so_window_out's arguments) over h; 0 if it does not fit */
     int (*window)(const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out);
     void (*print)(const void *cx, const void *d, char *buf, size_t n); /* d as text, as shapes print */
+    int quiet; /* 1: a rule that fails only returns SO_ERR, it formats no message (the generator's typing,
+                  a hot path where most candidates misfit: rules/gen_universe.c) */
 } so_dim_alg;
 extern const so_dim_alg so_dim_int64;
 /* numpy broadcasting of dims a[0..ra) with b[0..rb) (right-aligned; a missing dim is 1) into
@@ -118,6 +121,16 @@ so_status so_dims_topk(const so_dim_alg *A, const so_attr *a, const so_dims *x, 
    batch axis (mode) 0 and 1, lens [batch] */
 so_status so_dims_prelu(const so_dim_alg *A, const so_dims *x, const so_dims *slope, so_dims *o);
 so_status so_dims_reversesequence(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *lens, so_dims *o);
+/* flatten: [prod x[:axis], prod x[axis:]] (axis in 0..rank); slice: ints = (axis, start, end, step) quads, each axis
+   at most once, clamped (import), of a known size, not empty */
+so_status so_dims_flatten(const so_dim_alg *A, int axis, const so_dims *x, so_dims *o);
+so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+/* scatterelements: indices ix and updates u of one shape, of x's rank, axis in range -> x; gathernd with batch_dims b:
+   indices ix [..., k] (k a known number) -> ix[:-1] + x[b+k:]; gridsample: x [N,C,H,W] by grid [N,Ho,Wo,2] -> [N,C,Ho,Wo]
+   (mode and ints checked) */
+so_status so_dims_scatterelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o);
+so_status so_dims_gathernd(const so_dim_alg *A, int b, const so_dims *x, const so_dims *ix, so_dims *o);
+so_status so_dims_gridsample(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *grid, so_dims *o);
 
 /* Output length of a sliding window (conv/pool) over a dim of length in: kernel k, stride s, pads
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last

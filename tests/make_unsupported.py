@@ -71,10 +71,11 @@ save("lstm_clip", "lstm_0", "LSTM",
 save("gru_hardsigmoid", "gru_0", "GRU",
      [helper.make_node("GRU", ["x", "W", "R"], ["y"], name="gru_0", hidden_size=3, activations=["HardSigmoid", "Tanh"])],
      [vi("x", [2, 1, 4])], [vi("y", [2, 1, 1, 3])], [w("W", 1, 9, 4), w("R", 1, 9, 3)])
-# a pooling superopt does not implement (LpPool, 2-D)
-save("lppool", "lp_0", "LpPool",
-     [helper.make_node("LpPool", ["x"], ["y"], name="lp_0", kernel_shape=[2, 2], p=2)],
-     [vi("x", [1, 2, 4, 4])], [vi("y", [1, 2, 3, 3])])
+# a pooling superopt does not implement (MaxRoiPool; LpPool was this case until it joined the operator table)
+save("maxroipool", "roi_0", "MaxRoiPool",
+     [helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="roi_0", pooled_shape=[2, 2])],
+     [vi("x", [1, 2, 4, 4])], [vi("y", [1, 2, 2, 2])],
+     [numpy_helper.from_array(np.array([[0, 0, 0, 3, 3]], np.float32), "rois")])
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

@@ -662,6 +662,42 @@ static void test_bn_fold_applies(void **state)
    (e.g. enlarge(H) + V -> enlarge(H) + V): pruning compared the unexpanded graphs, where an enlarged
    pseudo-variable and an enumerated enlarge of the same kernel differ. so_rule_same_sides is first
    shown to catch that rule, then run over rules/default.rules. */
+/* The generator's typing runs the shared shape rules (src/shape.c so_dims_*) over its int16 dims, quietly: a
+   candidate whose shapes misfit is rejected without a message (the thread's last error is left as it was), one
+   that fits gets the rule's shape with the dims past its rank zero (types are compared and hashed whole). */
+static void test_typing_shared_rules_quiet(void **state)
+{
+    (void)state;
+    gen_universe u;
+    gen_universe_default(&u);
+    gen_universe_activate(&u);
+    int cat = -1, mm = -1;
+    for (int i = 0; i < u.n_insts; i++) {
+        if (u.insts[i].op == SO_OP_CONCAT && u.insts[i].axis == 0 && cat < 0) cat = i;
+        if (u.insts[i].op == SO_OP_MATMUL && mm < 0) mm = i;
+    }
+    assert_true(cat >= 0 && mm >= 0);
+    gen_type in[2] = {{2, {2, 3}}, {2, {4, 5}}}, out[2];
+    memset(out, 0x55, sizeof out);
+    so_errorf("sentinel");
+    assert_int_equal(gen_typecheck(&u, cat, in, 2, 0, out), 0); /* [2,3] ++ [4,5] on axis 0: columns differ */
+    assert_string_equal(so_error(), "sentinel");
+    in[1].dim[1] = 3;
+    assert_int_equal(gen_typecheck(&u, cat, in, 2, 0, out), 1);
+    assert_int_equal(out[0].rank, 2);
+    assert_int_equal(out[0].dim[0], 6);
+    assert_int_equal(out[0].dim[1], 3);
+    assert_int_equal(out[0].dim[2], 0);
+    gen_type a[2] = {{2, {2, 3}}, {2, {4, 5}}};
+    assert_int_equal(gen_typecheck(&u, mm, a, 2, 0, out), 0); /* [2,3] @ [4,5]: inner dims differ */
+    assert_string_equal(so_error(), "sentinel");
+    a[1].dim[0] = 3;
+    assert_int_equal(gen_typecheck(&u, mm, a, 2, 0, out), 1);
+    assert_int_equal(out[0].rank, 2);
+    assert_int_equal(out[0].dim[0], 2);
+    assert_int_equal(out[0].dim[1], 5);
+}
+
 static void test_no_same_sides(void **state)
 {
     (void)state;
@@ -700,7 +736,7 @@ int main(void)
         cmocka_unit_test(test_stage_counts),     cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_default_rules_families), cmocka_unit_test(test_bucket_split),
         cmocka_unit_test(test_subsumption),      cmocka_unit_test(test_bn_fold_applies),
-        cmocka_unit_test(test_no_same_sides),
+        cmocka_unit_test(test_no_same_sides),     cmocka_unit_test(test_typing_shared_rules_quiet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

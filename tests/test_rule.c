@@ -199,6 +199,26 @@ static void test_symbolic_shapes(void **state)
     so_ruleset_free(&rs);
     expect_error("rule 1\n  input X [n,1,c]\n  src a = squeeze(X) axes=2\n  dst b = reshape(X) shape=n,1\n  map a -> b\nend\n",
                  "bad.rules:1: rule 1: src node 'a' (squeeze): cannot squeeze axis 2 of input [n,1,c] (size c)");
+    /* flatten: products of dims stated when one side is a number; slice: a sliced axis of a known size */
+    static const char fl[] = "rule 1\n  input X [n,3,4]\n  src a = flatten(X) axis=1\n  dst b = reshape(X) shape=n,12\n  map a -> b\nend\n"
+                             "rule 2\n  input X [n,3,4]\n  src s = slice(X) ints=1,0,2,1\n  src a = relu(s)\n  dst r = relu(X)\n"
+                             "  dst b = slice(r) ints=1,0,2,1\n  map a -> b\nend\n";
+    if (so_rules_parse("f.rules", fl, strlen(fl), &rs) != SO_OK) fail_msg("%s", so_error());
+    assert_int_equal(so_rule_shape(&rs.rules[0], 0, (so_rref){0, 0}, &sh), SO_OK);
+    assert_int_equal(sh.rank, 2);
+    assert_int_equal(sh.dim[0].n_sym, 1); /* n */
+    assert_int_equal(sh.dim[1].n_sym, 0);
+    assert_int_equal(sh.dim[1].c, 12);
+    assert_int_equal(so_rule_shape(&rs.rules[1], 0, (so_rref){0, 0}, &sh), SO_OK);
+    assert_int_equal(sh.rank, 3);
+    assert_int_equal(sh.dim[0].n_sym, 1);
+    assert_int_equal(sh.dim[1].c, 2);
+    assert_int_equal(sh.dim[2].c, 4);
+    so_ruleset_free(&rs);
+    expect_error("rule 1\n  input X [n,m,k]\n  src a = flatten(X) axis=1\n  dst b = relu(X)\n  map a -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (flatten): cannot state the product of the dims of input [n,m,k] on either side of axis 1");
+    expect_error("rule 1\n  input X [n,m]\n  src a = slice(X) ints=1,0,2,1\n  dst b = relu(X)\n  map a -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (slice): slice axis 1 of input [n,m] has no known size");
     expect_error("rule 1\n  input X [n,m]\n  src a = softmax(X) axis=2\n  dst b = relu(X)\n  map a -> b\nend\n",
                  "bad.rules:1: rule 1: src node 'a' (softmax): axis 2 out of range for input [n,m]");
     expect_error("rule 1\n  input A [m,k]\n  input B [q,n]\n  src a = gemm(A, B) trans_a=0 trans_b=0\n  dst d = relu(A)\n  map a -> d\nend\n",

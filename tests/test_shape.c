@@ -425,6 +425,21 @@ static void test_gather_slice(void **s)
     err_has(add(SO_OP_SLICE, &sz, 1, &x, 1, "s"), "slice step 0");
     so_attr su = ints(4, D(0, 0, 9, 1));
     err_has(add(SO_OP_SLICE, &su, 1, &x, 1, "s"), "not clamped");
+
+    /* gathernd (batch_dims 1): [5,6,7] by [5,2,1] -> [5,2,7]; scatterelements: data's shape; gridsample [N,C,Ho,Wo] */
+    so_attr gb = A0();
+    gb.axis = 1;
+    ok_shape(add(SO_OP_GATHERND, &gb, 2, (int32_t[]){x, src_i64(3, D(5, 2, 1))}, 1, "gn"), 0, 3, D(5, 2, 7));
+    err_has(add(SO_OP_GATHERND, &gb, 2, (int32_t[]){x, src_i64(3, D(4, 2, 1))}, 1, "gn"), "batch dimensions of [5,6,7] and [4,2,1] differ");
+    int32_t ix = src_i64(3, D(5, 2, 7));
+    ok_shape(add(SO_OP_SCATTERELEMENTS, &gb, 3, (int32_t[]){x, ix, src(3, D(5, 2, 7))}, 1, "se"), 0, 3, D(5, 6, 7));
+    err_has(add(SO_OP_SCATTERELEMENTS, &gb, 3, (int32_t[]){x, ix, src(3, D(5, 2, 6))}, 1, "se"),
+            "data [5,6,7], int64 indices [5,2,7] and updates [5,2,6] do not fit");
+    so_attr gs = ints(2, D(0, 0));
+    int32_t im = src(4, D(2, 3, 8, 8));
+    ok_shape(add(SO_OP_GRIDSAMPLE, &gs, 2, (int32_t[]){im, src(4, D(2, 4, 5, 2))}, 1, "gs"), 0, 4, D(2, 3, 4, 5));
+    err_has(add(SO_OP_GRIDSAMPLE, &gs, 2, (int32_t[]){im, src(4, D(2, 4, 5, 3))}, 1, "gs"),
+            "input [2,3,8,8] and grid [2,4,5,3] are not [N,C,H,W] and [N,Ho,Wo,2]");
 }
 
 static void test_lstm(void **s)
