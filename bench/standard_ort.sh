@@ -2,8 +2,9 @@
 # standard_ort.sh - issue 15 item 6: the standard-ONNX form of an optimized model (superopt --layout none: the searched
 # graph, layout decisions not written, standard operators only) under ONNX Runtime against the original model under
 # ONNX Runtime: the same outputs as the original's there (data/compare_outputs.py, rtol 1e-4 atol 1e-5; the distance of
-# both to MODEL.out.bin, the PyTorch reference, is printed for information) and no slower: time ratio standard / original, median over ROUNDS paired interleaved rounds (odd
-# rounds original first, even rounds standard first; each timing = ort_run.js --json median of ITERS runs).
+# both to MODEL.out.bin, the PyTorch reference, is printed for information) and no slower: time ratio standard /
+# original, median over ROUNDS paired interleaved rounds (odd rounds original first, even rounds standard first; each
+# timing = ort_run.js --json median of ITERS runs).
 # A speed claim needs a quiet machine: the lead runs it; on a loaded machine it only decides designs (say so).
 # Usage: [ROUNDS=7] [THREADS="1 2"] [ITERS=20] [OPT_ARGS="..."] [BENCH_TABLE=FILE] [OUT=FILE.tsv]
 #        bench/standard_ort.sh MODEL.onnx...
@@ -20,7 +21,7 @@ SO=${SO:-build/superopt}
 PY=${PY:-/usr/bin/python3}
 ORT="node tools/ort/ort_run.js"
 OUT=${OUT:-build/bench-standard-ort.tsv}
-[ $# -ge 1 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 [ -x "$SO" ] || { echo "standard_ort.sh: $SO not built (make)" >&2; exit 1; }
 $ORT --help >/dev/null 2>&1; [ $? -le 2 ] && [ -d tools/ort/node_modules ] || { echo "standard_ort.sh: ONNX Runtime not installed (cd tools/ort && npm ci --ignore-scripts)" >&2; exit 1; }
 TMP=$(mktemp -d)
