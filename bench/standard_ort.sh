@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # standard_ort.sh - issue 15 item 6: the standard-ONNX form of an optimized model (superopt --layout none: the searched
 # graph, layout decisions not written, standard operators only) under ONNX Runtime against the original model under
-# ONNX Runtime: same outputs (data/compare_outputs.py, rtol 1e-4; and against MODEL.out.bin, the PyTorch reference,
-# where it exists) and no slower: time ratio standard / original, median over ROUNDS paired interleaved rounds (odd
-# rounds original first, even rounds standard first; each timing = ort_run.js --json median of ITERS runs).
+# ONNX Runtime: the same outputs as the original's there (data/compare_outputs.py, rtol 1e-4 atol 1e-5; the distance of
+# both to MODEL.out.bin, the PyTorch reference, is printed for information) and no slower: time ratio standard /
+# original, median over ROUNDS paired interleaved rounds (odd rounds original first, even rounds standard first; each
+# timing = ort_run.js --json median of ITERS runs).
 # A speed claim needs a quiet machine: the lead runs it; on a loaded machine it only decides designs (say so).
 # Usage: [ROUNDS=7] [THREADS="1 2"] [ITERS=20] [OPT_ARGS="..."] [BENCH_TABLE=FILE] [OUT=FILE.tsv]
 #        bench/standard_ort.sh MODEL.onnx...
@@ -44,11 +45,16 @@ for model in "$@"; do
     match=yes
     if ! $ORT "$model" "${IN[@]}" --outputs "$TMP/orig.out" >"$TMP/log" 2>&1 ||
         ! $ORT "$std" "${IN[@]}" --outputs "$TMP/std.out" >>"$TMP/log" 2>&1 ||
-        ! $PY data/compare_outputs.py "$TMP/std.out" "$TMP/orig.out" --rtol 1e-4 >>"$TMP/log" 2>&1 ||
-        { [ -f "$base.out.bin" ] && ! $PY data/compare_outputs.py "$TMP/std.out" "$base.out.bin" --rtol 1e-4 >>"$TMP/log" 2>&1; }; then
+        ! $PY data/compare_outputs.py "$TMP/std.out" "$TMP/orig.out" --rtol 1e-4 >>"$TMP/log" 2>&1; then
         match=no
         rc=1
-        echo "standard_ort.sh: $model: outputs differ or ONNX Runtime failed: $(tail -1 "$TMP/log")" >&2
+        echo "standard_ort.sh: $model: outputs differ from the original's under ONNX Runtime, or it failed: $(tail -1 "$TMP/log")" >&2
+    elif [ -f "$base.out.bin" ]; then
+        # the PyTorch reference, for information: in float32 a deep net's original under ONNX Runtime is itself
+        # ~1e-4 from it (ResNet-50: max_abs 9.3e-5, 3 of 1000 logits outside rtol 1e-4 + atol 1e-5), so it does not decide
+        for f in orig std; do
+            echo "standard_ort.sh: $name: $f vs PyTorch: $($PY data/compare_outputs.py "$TMP/$f.out" "$base.out.bin" --rtol 1e-4 2>&1 | tail -1)" >&2
+        done
     fi
     for t in $THREADS; do
         : >"$TMP/ratios"
