@@ -785,6 +785,17 @@ recurrent("tf2onnx_11_op13_rnn_relu", "tf2onnx", 13, "RNN", "forward", 6, 5, 12,
 recurrent("tf2onnx_12_op15_lstm_reverse", "tf2onnx", 15, "LSTM", "reverse", 5, 4, 10, {}, False)
 recurrent("paddle_10_op11_gru_bidir", "paddle", 11, "GRU", "bidirectional", 6, 5, 7, {}, True)
 recurrent("paddle_11_op11_rnn_bidir", "paddle", 11, "RNN", "bidirectional", 5, 3, 9, {}, True)
+# clip and non-default activations with their alpha / beta lists (Paddle's and tf2onnx's LSTM / GRU / RNN forms)
+recurrent("paddle_13_op11_lstm_clip_acts", "paddle", 11, "LSTM", "bidirectional", 6, 4, 6,
+          {"clip": 0.8, "activations": ["HardSigmoid", "Tanh", "Softsign", "Sigmoid", "ScaledTanh", "Tanh"],
+           "activation_alpha": [0.25, 1.2], "activation_beta": [0.45, 0.9]}, True)
+recurrent("tf2onnx_17_op13_lstm_input_forget", "tf2onnx", 13, "LSTM", "forward", 5, 4, 7, {"input_forget": 1, "clip": 0.4}, False)
+recurrent("tf2onnx_18_op13_gru_acts_clip", "tf2onnx", 13, "GRU", "reverse", 6, 5, 6,
+          {"clip": 0.6, "activations": ["LeakyRelu", "Elu"], "activation_alpha": [0.1, 0.8]}, False)
+recurrent("paddle_14_op11_rnn_acts_bidir", "paddle", 11, "RNN", "bidirectional", 5, 3, 5,
+          {"activations": ["Affine", "ThresholdedRelu"], "activation_alpha": [0.5, 0.1], "activation_beta": [0.2]}, True)
+recurrent("paddle_15_op11_gru_softplus", "paddle", 11, "GRU", "forward", 4, 3, 5,
+          {"activations": ["Sigmoid", "Softplus"], "clip": 0.3, "linear_before_reset": 1}, True)
 cnn3d("tf2onnx_13_op13_cnn3d", "tf2onnx", 13, 3, 8, 6, 12)
 cnn3d("pt3d_00_op17_cnn3d", "pt3d", 17, 3, 8, 7, 11)
 cnn3d("pt3d_01_op13_cnn3d", "pt3d", 13, 2, 6, 5, 9)
