@@ -145,6 +145,16 @@ static int dense_inputs(val **ins, size_t n_in)
     return n;
 }
 
+/* 1 if the node has a dilations attribute with a value other than 1. */
+static int pool_dilated(const Onnx__NodeProto *n)
+{
+    const int64_t *p;
+    long k = onx_att_ints(n, "dilations", &p);
+    for (long i = 0; i < k; i++)
+        if (p[i] != 1) return 1;
+    return 0;
+}
+
 /* Outputs beyond `keep` must be absent. */
 static int extra_outputs(const Onnx__NodeProto *n, size_t keep)
 {
@@ -660,7 +670,7 @@ static int imp_resize(bctx *cx)
     /* 4-D inputs resized in H and W by constant scales or sizes (of every axis, or of the axes the
        axes attribute lists, opset 18); nearest, linear or cubic
        (cubic_coeff_a, exclude_outside), antialias, keep_aspect_ratio_policy (opset 18), with every coordinate
-       transform. Anything else (resizing N or C, computed scales, antialias with align_corners) is kept verbatim. */
+       transform. Anything else (resizing N or C, computed scales) is kept verbatim. */
     char buf[64];
     const char *s;
     int64_t axes[4] = {0, 1, 2, 3};
@@ -695,7 +705,6 @@ static int imp_resize(bctx *cx)
         }
         a.ints[5] = onx_att_i(n, "exclude_outside", 0) != 0;
         a.ints[6] = a.mode != 0 && onx_att_i(n, "antialias", 0) != 0; /* no effect on nearest */
-        if (a.ints[6] && a.ints[0] == SO_RESIZE_ALIGN_CORNERS) return SO_ERR_UNSUPPORTED; /* differs from ONNX Runtime: kept verbatim */
         if (a.mode == 2) a.value = onx_att_f(n, "cubic_coeff_a", -0.75f);
         if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) {
             if (!strcmp(s, "not_larger")) policy = 1;
@@ -1791,6 +1800,14 @@ static const route routes[] = {
      onx_einsum},
     {{"Tile", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`concat` per repeated axis (repeats a constant; folded on constants; other repeats kept opaque)"},
      expand_tile},
+    {{"CenterCropPad", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`pad` with zeros, then `slice`, centred on each listed axis (shape a constant; otherwise kept opaque)"},
+     onx_centercroppad},
+    {{"Col2Im", SO_ROUTE_EXPAND, SO_OP_OPAQUE,
+      "`reshape` to [N, C*kh*kw, Lh, Lw], then a grouped `convtranspose` with a one-hot weight (2-D, image_shape and block_shape constants; otherwise kept opaque)"},
+     onx_col2im},
+    {{"AffineGrid", SO_ROUTE_EXPAND, SO_OP_OPAQUE,
+      "a constant base grid `matmul` the `transpose`d theta, `reshape`d to [N, (D,) H, W, k] (2-D and 3-D, size a constant; otherwise kept opaque)"},
+     onx_affinegrid},
     {{"If", SO_ROUTE_INLINE, SO_OP_OPAQUE, "the taken branch's nodes when the condition is known at import (a constant, or computed from pinned shapes); otherwise kept opaque (its captured outer values as inputs; `superopt run` refuses it)"}, NULL},
     {{"Loop", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (control flow with a body graph)"}, NULL},
     {{"Scan", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (control flow with a body graph)"}, NULL},
@@ -1798,7 +1815,7 @@ static const route routes[] = {
     {{"Conv", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`conv` (rank 4), `conv3d` (rank 5), rank 3 lifted to 2-D between `unsqueeze` / `squeeze`; auto_pad resolved into pads"}, NULL},
     {{"ConvTranspose", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`convtranspose` (rank 4), `convtranspose3d` (rank 5), rank 3 lifted to 2-D; output_shape / auto_pad resolved into pads"}, NULL},
     {{"MaxPool", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`maxpool` (rank 4), `maxpoolidx` (Indices output used), `maxpool3d` (rank 5), rank 3 lifted to 2-D"}, NULL},
-    {{"AveragePool", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`avgpool` (rank 4), `avgpool3d` (rank 5), rank 3 lifted to 2-D"}, NULL},
+    {{"AveragePool", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`avgpool` (rank 4), `avgpool3d` (rank 5, and rank 4 with dilations lifted to it), rank 3 lifted to 2-D"}, NULL},
     {{"LSTM", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`lstm`; layout = 1 between `transpose`s"}, NULL},
     {{"GRU", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`gru`; layout = 1 between `transpose`s"}, NULL},
     {{"RNN", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`rnn`; layout = 1 between `transpose`s"}, NULL},
@@ -2045,7 +2062,9 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     if (rt && rt->r.kind == SO_ROUTE_EXPAND) return rt->expand(im, n, ins, n_in);
     if ((op == SO_OP_CONV || op == SO_OP_CONVTRANSPOSE || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && n_in > 0 && ins[0] &&
         onx_vshape(im, ins[0]).rank == 3)
-        return onx_lift_1d(im, n, op, ins, n_in);
+        return onx_lift(im, n, op, ins, n_in);
+    if (op == SO_OP_AVGPOOL && n_in > 0 && ins[0] && onx_vshape(im, ins[0]).rank == 4 && pool_dilated(n)) /* AveragePool-19 */
+        return onx_lift(im, n, SO_OP_AVGPOOL3D, ins, n_in);
     if (n_in > 0 && ins[0] && onx_vshape(im, ins[0]).rank == 5) { /* the 3-D operators of the table */
         if (op == SO_OP_CONV) op = SO_OP_CONV3D;
         else if (op == SO_OP_CONVTRANSPOSE) op = SO_OP_CONVTRANSPOSE3D;
