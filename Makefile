@@ -55,7 +55,7 @@ SHLIB       := $(BUILD)/libsuperopt.so.$(VERSION)
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 
-.PHONY: all lib install uninstall deps run test-api bench-api test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-repro bench-kernels bench-isa rules operators models clean
+.PHONY: all lib install uninstall deps run test-api bench-api test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-repro bench-standard bench-kernels bench-isa rules operators models clean
 all: $(BUILD)/superopt $(LIB) $(SHLIB) $(BUILD)/proofs.stamp
 
 # The shipped rule set is proved by the binary just built, at build time (~6 s on 2 cores): the build
@@ -229,6 +229,13 @@ bench: all $(ORT) bench-api
 # flops) must be the same (costs, not latencies). Long: two benches of the seven models.
 bench-repro: all
 	BUILD=$(BUILD) bash bench/repro_costs.sh
+
+# Issue 15 item 6: the standard-ONNX form (--layout none) of the 13 CNNs under ONNX Runtime against the originals: same
+# outputs, time ratio median of paired interleaved rounds (bench/standard_ort.sh; quiet machine for claims).
+STD_MODELS ?= $(addprefix data/full/,$(addsuffix .onnx,resnet50 resnext50_32x4d inception_v3 mobilenet_v2 squeezenet1_1 densenet121 \
+	efficientnet_b0 regnet_y_400mf mnasnet1_0 mobilenet_v3_large googlenet shufflenet_v2_x1_0 convnext_tiny))
+bench-standard: all
+	SO=$(BUILD)/superopt bash bench/standard_ort.sh $(STD_MODELS)
 
 # What the API adds to a run of DeepAndWide: superopt_session_run over the executor (target <= 2 us) and
 # Python's Session.run over the C call (target <= 20 us); one JSON line (bench/api_overhead.{c,py}).

@@ -17,6 +17,7 @@
 #include "dconv.h"
 #include "epi.h"
 #include "gemm.h"
+#include "kpriv.h"
 #include "pool.h"
 #include "sgemm.h"
 #include "vmath.h"
@@ -721,8 +722,8 @@ static void dw3_channel(const conv_plan *p, const float *X, const float *Wt, con
 }
 
 /* Per image: groups of 8 channels on the small-plane kernel (p->ioff set), then the
-   remaining channels one by one on the row kernel. */
-static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+   remaining channels one by one on the row kernel (dw3_team: each thread's part, conv_dw3_run: the team). */
+static void dw3_team(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     const conv_plan *p = priv;
     const float *X = in[0].data, *Wt = in[1].data;
@@ -731,7 +732,6 @@ static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float 
     const int64_t hw = p->Ho * p->Wo, n8 = p->ioff ? p->O / 8 : 0, per_img = n8 + p->O - 8 * n8, tb = (p->Hq * p->Wq + hw) * 8;
     const so_epi *ep = &p->ch.ep;
     const int inreg = !R && (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP);
-#pragma omp parallel if (p->N * p->O * hw * 9 > CONV_PAR_MIN)
     {
         float *T = scratch + (int64_t)omp_get_thread_num() * tb;
         if (n8) memset(T, 0, sizeof *T * (size_t)(p->Hq * p->Wq * 8));
@@ -749,6 +749,12 @@ static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float 
             }
         }
     }
+}
+
+static void conv_dw3_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const conv_plan *p = priv;
+    SO_PAR_RUN(p->N * p->O * p->Ho * p->Wo * 9 > CONV_PAR_MIN, , dw3_team(priv, in, out, scratch));
 }
 #endif
 
@@ -862,7 +868,7 @@ static inline __attribute__((always_inline)) void stem_block(int NV, const conv_
     stem_store(NV, acc, e, nob, y + ow, hw, partial, m);
 }
 
-static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void stem_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     const conv_plan *p = priv;
     const float *X = in[0].data;
@@ -872,11 +878,10 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
     const int inreg = !R && (ep->act1 == SO_ACT_NONE || ep->act1 == SO_ACT_RELU || ep->act1 == SO_ACT_CLIP);
     const int64_t hw_in = p->H * p->W, hw = p->Ho * p->Wo, Wo = p->Wo, Wh = p->Wp, cs = p->sh * p->sw * p->ps;
     const int64_t nbo = (p->O + STEM_OB - 1) / STEM_OB, T = p->kh * p->kw;
-    const int par = p->O * hw * p->C * T > CONV_PAR_MIN;
     for (int64_t n = 0; n < p->N; n++) {
-#pragma omp parallel for if (par)
+#pragma omp for
         for (int64_t c = 0; c < p->C; c++) dc_phases(p, X + (n * p->C + c) * hw_in, scratch + c * cs);
-#pragma omp parallel for schedule(static) if (par)
+#pragma omp for schedule(static)
         for (int64_t q = 0; q < nbo * p->Ho; q++) {
             int64_t bo = q / p->Ho, oh = q % p->Ho, o0 = bo * STEM_OB;
             int nob = (int)SO_MIN(STEM_OB, p->O - o0);
@@ -901,6 +906,12 @@ static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float
                     so_epi_row(ep, o0 + b, y + b * hw, R ? R + (n * p->O + o0 + b) * hw + oh * Wo : NULL, Wo);
         }
     }
+}
+
+static void conv_stem_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const conv_plan *p = priv;
+    SO_PAR_RUN(p->O * p->Ho * p->Wo * p->C * p->kh * p->kw > CONV_PAR_MIN, , stem_rows(priv, in, out, scratch));
 }
 #endif
 
@@ -951,7 +962,7 @@ static inline __attribute__((always_inline)) void pw_block(int NV, const float *
     ob_epilogue_store(NV, acc, e, nob, res, act2, y, hw, partial, lm);
 }
 
-static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void pw_tiles(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const conv_plan *p = priv;
@@ -964,7 +975,7 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
                       (!R || ep->act2 == SO_ACT_NONE || ep->act2 == SO_ACT_RELU);
     const int64_t hw = p->Ho * p->Wo, K = p->C, nbo = (p->O + STEM_OB - 1) / STEM_OB, pc = p->tile;
     const int64_t nch = SO_MAX(1, hw / pc), nog = p->N * nch >= 8 ? 1 : SO_MIN(nbo, (8 + p->N * nch - 1) / (p->N * nch));
-#pragma omp parallel for schedule(static) if (p->N * p->O * hw * K > CONV_PAR_MIN)
+#pragma omp for schedule(static)
     for (int64_t q = 0; q < p->N * nch * nog; q++) {
         int64_t n = q / (nch * nog), ch = q / nog % nch, og = q % nog, p0 = ch * hw / nch, p1 = (ch + 1) * hw / nch, len = p1 - p0;
         const float *x = X + n * K * hw + p0;
@@ -993,6 +1004,12 @@ static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *
                     so_epi_row(ep, o0 + b, y + b * hw, R ? R + (n * p->O + o0 + b) * hw + p0 : NULL, len);
         }
     }
+}
+
+static void conv_pw_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const conv_plan *p = priv;
+    SO_PAR_RUN(p->N * p->O * p->Ho * p->Wo * p->C > CONV_PAR_MIN, , pw_tiles(priv, in, out, scratch));
 }
 
 /* ---- 1x1 stride-1 convs with the weights packed as the GEMM's B operand (CONV_PK) ----

@@ -12,6 +12,7 @@
 #endif
 
 #include "../src/common.h"
+#include "kpriv.h"
 #include "sgemm.h"
 #include "vmath.h"
 
@@ -213,19 +214,18 @@ static void store_block(const float *t, int64_t np, int64_t o0, int64_t no, floa
         so_epi_row(ep, o0 + l, y + (o0 + l) * hw + p0, res ? res + (o0 + l) * hw + p0 : NULL, np);
 }
 
-void so_dconv_run(const so_dconv *d, const float *x, float *y, const so_epi *ep, const float *res, float *scratch)
+/* so_dconv_run's work for each thread of the team (orphaned worksharing loops, kpriv.h) */
+static void dconv_team(const so_dconv *d, const float *x, float *y, const so_epi *ep, const float *res, float *scratch)
 {
     const int64_t hw = d->Ho * d->Wo, npb = (hw + d->pb - 1) / d->pb, plane = d->Hp * d->Wp, K = d->K;
-    const int par = d->O * hw * K > DC_PAR_MIN;
     float *xp = scratch;
-#pragma omp parallel for schedule(static) if (par)
+#pragma omp for schedule(static)
     for (int64_t c = 0; c < d->C; c++) so_dconv_pad_plane(x + c * d->H * d->W, d->H, d->W, xp + c * plane, d->Hp, d->Wp, d->pt, d->pl);
     float *tb = scratch + (d->C * plane + 15) / 16 * 16; /* 64-byte aligned: scratch is */
     /* work items: (pixel block, group of og channel blocks); inside, K blocks outer so the input
        window of a K block is reused by all channel blocks of the group, partial sums in t [og][pb][16] */
     const int64_t nog = (d->nob + d->og - 1) / d->og;
-    const int nt = SO_MIN(d->T, omp_get_max_threads()); /* the scratch holds d->T threads' partial sums */
-#pragma omp parallel for schedule(static) num_threads(nt) if (par)
+#pragma omp for schedule(static)
     for (int64_t q = 0; q < npb * nog; q++) {
         float *t = tb + (int64_t)omp_get_thread_num() * d->og * d->pb * 16;
         const int64_t pbi = q / nog, ob0 = q % nog * d->og, ob1 = SO_MIN(d->nob, ob0 + d->og), p0 = pbi * d->pb,
@@ -251,4 +251,10 @@ void so_dconv_run(const so_dconv *d, const float *x, float *y, const so_epi *ep,
         for (int64_t ob = ob0; ob < ob1; ob++)
             store_block(t + (ob - ob0) * d->pb * 16, np, ob * 16, SO_MIN(16, d->O - ob * 16), y, hw, p0, ep, res);
     }
+}
+
+void so_dconv_run(const so_dconv *d, const float *x, float *y, const so_epi *ep, const float *res, float *scratch)
+{
+    const int nt = SO_MIN(d->T, omp_get_max_threads()); /* the scratch holds d->T threads' partial sums */
+    SO_PAR_RUN(d->O * d->Ho * d->Wo * d->K > DC_PAR_MIN, num_threads(nt), dconv_team(d, x, y, ep, res, scratch));
 }

@@ -73,7 +73,8 @@ static void bin_rows(so_op op, const float *restrict a, const float *restrict b,
 }
 #undef ROWS_LOOP
 
-static void bin_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+/* bin_run's loops, orphaned worksharing loops (kpriv.h, SO_PAR_RUN); a single row (outer = 1) is never run by a team. */
+static void bin_all(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const bin_plan *p = priv;
@@ -87,7 +88,7 @@ static void bin_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
             A = B, B = t;
         }
         const int64_t X = p->dim[0], M = p->dim[1];
-#pragma omp parallel for if (p->total > SO_PAR_MIN)
+#pragma omp for
         for (int64_t x = 0; x < X; x++) {
             bin_rows(p->op, A + x * M * inner, B + x * inner, O + x * M * inner, M, inner);
             if (p->act) so_epi_act(p->act, p->lo, p->hi, O + x * M * inner, M * inner);
@@ -99,7 +100,7 @@ static void bin_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
         if (p->act) so_epi_act(p->act, p->lo, p->hi, O, inner);
         return;
     }
-#pragma omp parallel for if (p->total > SO_PAR_MIN)
+#pragma omp for
     for (int64_t r = 0; r < p->outer; r++) {
         int64_t rem = r, oa = 0, ob = 0;
         for (int d = nd - 2; d >= 0; d--) {
@@ -112,6 +113,12 @@ static void bin_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
         bin_inner(p->op, A + oa, p->sa[nd - 1], B + ob, p->sb[nd - 1], o, inner);
         if (p->act) so_epi_act(p->act, p->lo, p->hi, o, inner);
     }
+}
+
+static void bin_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const bin_plan *p = priv;
+    SO_PAR_RUN(p->total > SO_PAR_MIN && (p->rows_b >= 0 || p->outer > 1), , bin_all(priv, in, out, scratch));
 }
 
 static so_status select_binary(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -218,12 +225,11 @@ static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
            blend let a NaN through as the reference's comparisons do */
         int64_t j = 0;
 #ifdef __AVX2__
-        const __m256 six = _mm256_set1_ps(6.f), half = _mm256_set1_ps(0.5f), zero = _mm256_setzero_ps(),
-                     one = _mm256_set1_ps(1.f), al = _mm256_set1_ps(p->alpha);
+        const __m256 zero = _mm256_setzero_ps(), al = _mm256_set1_ps(p->alpha);
         for (; j + 8 <= n; j += 8) {
             __m256 v = _mm256_loadu_ps(x + j), r;
             if (p->op == SO_OP_HARDSWISH)
-                r = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero, _mm256_add_ps(_mm256_div_ps(v, six), half))));
+                r = so_vhardswish8(v);
             else
                 r = _mm256_blendv_ps(v, _mm256_mul_ps(al, v), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
             _mm256_storeu_ps(y + j, r);
@@ -239,6 +245,18 @@ static void un_chunk(const un_plan *p, const float *x, float *y, int64_t n)
     }
 }
 
+/* un_run above SO_PAR_MIN elements: chunks of 8192 over the team (an orphaned worksharing loop, kpriv.h) */
+static void un_chunks(const un_plan *p, const float *x, float *y)
+{
+    const int64_t CH = 8192;
+    int64_t nch = (p->n + CH - 1) / CH;
+#pragma omp for
+    for (int64_t t = 0; t < nch; t++) {
+        int64_t s = t * CH, e = SO_MIN(p->n, s + CH);
+        un_chunk(p, x + s, y + s, e - s);
+    }
+}
+
 static void un_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
@@ -249,13 +267,7 @@ static void un_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
         un_chunk(p, x, y, p->n);
         return;
     }
-    const int64_t CH = 8192;
-    int64_t nch = (p->n + CH - 1) / CH;
-#pragma omp parallel for
-    for (int64_t t = 0; t < nch; t++) {
-        int64_t s = t * CH, e = SO_MIN(p->n, s + CH);
-        un_chunk(p, x + s, y + s, e - s);
-    }
+    SO_PAR_RUN(1, , un_chunks(p, x, y));
 }
 
 static so_status select_unary(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -356,7 +368,7 @@ typedef struct gelu_plan {
     float c, a, h;
 } gelu_plan;
 
-static void gelu_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void gelu_blocks(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const gelu_plan *p = priv;
@@ -364,7 +376,7 @@ static void gelu_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     float *Y = out[0].data;
     const float c = p->c, a = p->a, h = p->h;
     const int64_t n = p->n, nb = (n + 4095) / 4096;
-#pragma omp parallel for schedule(static) if (n > SO_PAR_MIN)
+#pragma omp for schedule(static)
     for (int64_t b = 0; b < nb; b++) {
         const int64_t j0 = b * 4096, j1 = j0 + 4096 < n ? j0 + 4096 : n;
         int64_t j = j0;
@@ -384,6 +396,12 @@ static void gelu_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
 #endif
         for (; j < j1; j++) Y[j] = X[j] * (verff(X[j] / c) + a) * h;
     }
+}
+
+static void gelu_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const gelu_plan *p = priv;
+    SO_PAR_RUN(p->n > SO_PAR_MIN, , gelu_blocks(priv, in, out, scratch));
 }
 
 static int select_gelu(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)

@@ -25,14 +25,18 @@ void so_epi_act(int act, float lo, float hi, float *x, int64_t n)
         }
         break;
     case SO_EPI_SILU: so_vsigmoid_row(x, x, n, 1); break;
-    case SO_EPI_HARDSWISH: /* the reference's float expression (elem.c's HardSwish), NaN passes */
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) {
+    case SO_EPI_HARDSWISH: { /* the reference's float expression (elem.c's HardSwish), NaN passes */
+        int64_t i = 0;
+#ifdef __AVX2__
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, so_vhardswish8(_mm256_loadu_ps(x + i)));
+#endif
+        for (; i < n; i++) {
             float t = x[i] / 6.f + 0.5f;
             t = t < 0.f ? 0.f : t;
             x[i] *= t > 1.f ? 1.f : t;
         }
         break;
+    }
     case SO_EPI_HARDSIGMOID: /* lo = alpha, hi = beta */
 #pragma omp simd
         for (int64_t i = 0; i < n; i++) {

@@ -83,7 +83,7 @@ static so_status nchwc_module(const so_fast_ctx *c, int32_t i, so_fast_kernel *k
 #define fast_hardswish so_elem_select
 #define fast_leakyrelu so_elem_select
 #define fast_resize so_move_select
-#define fast_reducesum FAST_REF_ONLY
+#define fast_reducesum so_norm_select
 #define fast_nchwc_in nchwc_module
 #define fast_nchwc_out nchwc_module
 #define fast_conv_nchwc nchwc_module

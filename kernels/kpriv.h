@@ -1,11 +1,34 @@
-/* kpriv.h - private to the kernel set: small graph helpers of kernel selection, the parallel-region threshold. */
+/* kpriv.h - private to the kernel set: small graph helpers of kernel selection, the parallel-region threshold and guard. */
 #ifndef SO_KPRIV_H
 #define SO_KPRIV_H
+
+#include <omp.h>
 
 #include "fast.h"
 #include "fuse.h"
 
 #define SO_PAR_MIN 32768 /* elements below which our loops stay single-threaded */
+
+/* Parallel regions only where they run on more than one thread. libgomp enters a `#pragma omp parallel`
+   whose if clause is false, or whose team has one thread, by allocating and freeing a one-thread team
+   each time (GOMP_parallel: malloc, free, futex calls; ~0.1-0.3 us per region, perf-recorded as most of the
+   run time of data/deepandwide, lstm2 and tinyseg). so_par_on(cond): whether to enter the region: cond
+   holds and the team would have several threads, or the caller is inside an active region (an orphaned
+   worksharing loop run without a region of its own would bind to that enclosing team). */
+static inline int so_par_on(int cond) { return omp_in_parallel() || (cond && omp_get_max_threads() > 1); }
+#define SO_PRAGMA(x) _Pragma(#x)
+/* SO_PAR_RUN(cond, clauses, call): runs `call`, a function whose loops are orphaned `#pragma omp for`
+   worksharing loops, inside `#pragma omp parallel clauses` when so_par_on(cond), else directly on the
+   calling thread, where each such loop runs all its iterations in order: the split of a one-thread team,
+   so the results are those of a team of one. */
+#define SO_PAR_RUN(cond, clauses, call)           \
+    do {                                          \
+        if (so_par_on(cond)) {                    \
+            SO_PRAGMA(omp parallel clauses) { call; } \
+        } else {                                  \
+            call;                                 \
+        }                                         \
+    } while (0)
 
 static inline const so_shape *shape_of(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }
 

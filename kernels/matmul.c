@@ -20,11 +20,10 @@
 #include "sgemm.h"
 #include "vmath.h"
 
-/* Epilogue with the channel on the last axis: y is [m, n], channel = column. */
-static void epi_cols(const so_epi *ep, float *y, const float *res, int64_t m, int64_t n)
+/* Epilogue with the channel on the last axis: y is [m, n], channel = column (epi_cols: the rows over the team). */
+static void epi_cols_rows(const so_epi *ep, float *y, const float *res, int64_t m, int64_t n)
 {
-    if (!ep->scale && !ep->shift && !ep->act1 && !res) return;
-#pragma omp parallel for if (m * n > SO_PAR_MIN)
+#pragma omp for
     for (int64_t r = 0; r < m; r++) {
         float *yr = y + r * n;
         if (ep->scale) {
@@ -39,6 +38,12 @@ static void epi_cols(const so_epi *ep, float *y, const float *res, int64_t m, in
             if (ep->act2) so_epi_act(ep->act2, ep->lo2, ep->hi2, yr, n);
         }
     }
+}
+
+static void epi_cols(const so_epi *ep, float *y, const float *res, int64_t m, int64_t n)
+{
+    if (!ep->scale && !ep->shift && !ep->act1 && !res) return;
+    SO_PAR_RUN(m * n > SO_PAR_MIN, , epi_cols_rows(ep, y, res, m, n));
 }
 
 /* ---------------- MatMul / Gemm ---------------- */
@@ -344,8 +349,11 @@ static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
         so_sgemm(0, 1, T * N, G4, In, 1.f, X, In, W, In, 0.f, gates, G4);
         if (Bt) {
             const float *wb = Bt + d * 8 * H, *rb = wb + G4;
-            for (int64_t r = 0; r < T * N; r++)
-                for (int64_t j = 0; j < G4; j++) gates[r * G4 + j] += wb[j] + rb[j];
+            for (int64_t r = 0; r < T * N; r++) {
+                float *gr = gates + r * G4;
+#pragma omp simd /* (gates is scratch: it cannot alias the biases; GCC did not vectorise this loop without the pragma) */
+                for (int64_t j = 0; j < G4; j++) gr[j] += wb[j] + rb[j];
+            }
         }
         for (int64_t j = 0; j < N * H; j++) {
             h[j] = H0 ? H0[d * N * H + j] : 0.f;

@@ -35,13 +35,13 @@ static void rs_free(void *pp)
     free(p);
 }
 
-static void rs_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void rs_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const rs_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
-#pragma omp parallel for if (p->planes * p->Ho * p->Wo > SO_PAR_MIN)
+#pragma omp for
     for (int64_t q = 0; q < p->planes; q++)
         for (int64_t oy = 0; oy < p->Ho; oy++) {
             const float *r0 = X + (q * p->H + p->y0[oy]) * p->W, *r1 = X + (q * p->H + p->y1[oy]) * p->W;
@@ -57,6 +57,12 @@ static void rs_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
                 y[ox] = (float)(top + wy * (bot - top));
             }
         }
+}
+
+static void rs_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const rs_plan *p = priv;
+    SO_PAR_RUN(p->planes * p->Ho * p->Wo > SO_PAR_MIN, , rs_rows(priv, in, out, scratch));
 }
 
 static so_status select_resize(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -88,13 +94,13 @@ typedef struct tr_plan {
     int64_t outer, inner, esz;
 } tr_plan;
 
-static void tr_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void tr_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const tr_plan *p = priv;
     int r = p->r;
     int64_t inner = p->inner, st = p->is[r - 1];
-#pragma omp parallel for if (p->outer * inner > SO_PAR_MIN)
+#pragma omp for
     for (int64_t q = 0; q < p->outer; q++) {
         int64_t rem = q, off = 0;
         for (int d = r - 2; d >= 0; d--) {
@@ -113,6 +119,12 @@ static void tr_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
             for (int64_t j = 0; j < inner; j++) y[j] = x[j * st];
         }
     }
+}
+
+static void tr_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const tr_plan *p = priv;
+    SO_PAR_RUN(p->outer * p->inner > SO_PAR_MIN, , tr_rows(priv, in, out, scratch));
 }
 
 #ifdef __AVX2__
@@ -137,7 +149,7 @@ typedef struct trt_plan {
     int64_t n2;        /* product of the other axes (not a, not L) */
 } trt_plan;
 
-static void trt_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void trt_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const trt_plan *p = priv;
@@ -146,7 +158,7 @@ static void trt_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
     const int64_t na = t->od[a], nl = t->od[r - 1], st = t->is[r - 1], osa = p->osa;
     const float *X = in[0].data;
     float *Y = out[0].data;
-#pragma omp parallel for schedule(static) if (p->n2 * na * nl > SO_PAR_MIN)
+#pragma omp for schedule(static)
     for (int64_t q = 0; q < p->n2; q++) {
         int64_t rem = q, ioff = 0, ooff = 0, ost = nl;
         for (int d = r - 2; d >= 0; d--) { /* output strides grow from the last axis */
@@ -170,6 +182,12 @@ static void trt_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
         for (int64_t i = i0; i < na; i++)
             for (int64_t l = 0; l < nl; l++) y[i * osa + l] = x[l * st + i];
     }
+}
+
+static void trt_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const trt_plan *p = priv;
+    SO_PAR_RUN(p->n2 * p->t.od[p->a] * p->t.od[p->t.r - 1] > SO_PAR_MIN, , trt_rows(priv, in, out, scratch));
 }
 #endif
 

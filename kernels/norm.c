@@ -1,4 +1,4 @@
-/* norm.c - normalisation and reduction kernels: Softmax, LayerNorm, BatchNorm (when not fused into a conv), ReduceMean. */
+/* norm.c - normalisation and reduction kernels: Softmax, LayerNorm, BatchNorm (when not fused into a conv), ReduceMean and ReduceSum over contiguous axes. */
 #include "kset_names.h"
 
 #include "norm.h"
@@ -22,14 +22,14 @@ typedef struct sm_plan {
     int64_t outer, len, inner;
 } sm_plan;
 
-static void sm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void sm_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const sm_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
     int64_t L = p->len, Inn = p->inner;
-#pragma omp parallel for if (p->outer * L * Inn > SO_PAR_MIN)
+#pragma omp for
     for (int64_t o = 0; o < p->outer; o++) {
         if (Inn == 1) { /* contiguous rows (the last axis): vectorised max, exp + sum, scale */
             softmax_row(X + o * L, Y + o * L, L);
@@ -50,6 +50,12 @@ static void sm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
             for (int64_t j = 0; j < L; j++) y[j * Inn] *= inv;
         }
     }
+}
+
+static void sm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const sm_plan *p = priv;
+    SO_PAR_RUN(p->outer * p->len * p->inner > SO_PAR_MIN, , sm_rows(priv, in, out, scratch));
 }
 
 static so_status select_softmax(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -78,14 +84,14 @@ typedef struct ln_plan {
     int has_bias;
 } ln_plan;
 
-static void ln_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void ln_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const ln_plan *p = priv;
     const float *X = in[0].data, *S = in[1].data, *Bi = p->has_bias ? in[2].data : NULL;
     float *Y = out[0].data;
     int64_t D = p->d;
-#pragma omp parallel for if (p->rows * D > SO_PAR_MIN)
+#pragma omp for
     for (int64_t r = 0; r < p->rows; r++) {
         const float *x = X + r * D;
         float *y = Y + r * D;
@@ -106,6 +112,12 @@ static void ln_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
         else
             for (int64_t j = 0; j < D; j++) y[j] = (x[j] - mean) * inv * S[j];
     }
+}
+
+static void ln_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const ln_plan *p = priv;
+    SO_PAR_RUN(p->rows * p->d > SO_PAR_MIN, , ln_rows(priv, in, out, scratch));
 }
 
 static so_status select_layernorm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -145,13 +157,13 @@ static void bn_free(void *pp)
     free(p);
 }
 
-static void bn_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void bn_planes(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const bn_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
-#pragma omp parallel for if (p->n * p->c * p->plane > SO_PAR_MIN)
+#pragma omp for
     for (int64_t q = 0; q < p->n * p->c; q++) {
         int64_t ch = q % p->c;
         const float *x = X + q * p->plane;
@@ -160,6 +172,12 @@ static void bn_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
 #pragma omp simd
         for (int64_t j = 0; j < p->plane; j++) y[j] = x[j] * s + t;
     }
+}
+
+static void bn_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const bn_plan *p = priv;
+    SO_PAR_RUN(p->n * p->c * p->plane > SO_PAR_MIN, , bn_planes(priv, in, out, scratch));
 }
 
 static so_status select_batchnorm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -188,22 +206,23 @@ static so_status select_batchnorm(const so_fast_ctx *c, int32_t i, so_fast_kerne
     return SO_OK;
 }
 
-/* ---------------- reduce mean ---------------- */
+/* ---------------- reduce mean / sum ---------------- */
 
 typedef struct rm_plan {
     int64_t outer, red, inner;
+    float inv; /* 1 / red for ReduceMean, 1 for ReduceSum */
 } rm_plan;
 
-/* Mean over a contiguous block of axes viewed as [outer, red, inner]. */
-static void rm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+/* Mean (ReduceMean) or sum (ReduceSum) over a contiguous block of axes viewed as [outer, red, inner]. */
+static void rm_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const rm_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
     const int64_t R = p->red, Inn = p->inner;
-    const float inv = 1.f / (float)R;
-#pragma omp parallel for if (p->outer * R * Inn > SO_PAR_MIN)
+    const float inv = p->inv;
+#pragma omp for
     for (int64_t o = 0; o < p->outer; o++) {
         const float *x = X + o * R * Inn;
         float *y = Y + o * Inn;
@@ -225,7 +244,13 @@ static void rm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
     }
 }
 
-static so_status select_reducemean(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
+static void rm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const rm_plan *p = priv;
+    SO_PAR_RUN(p->outer * p->red * p->inner > SO_PAR_MIN, , rm_rows(priv, in, out, scratch));
+}
+
+static so_status select_reduce(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_node *n = &c->g->nodes[i];
     const so_shape *x = shape_of(c->g, n->in[0]);
@@ -244,10 +269,11 @@ static so_status select_reducemean(const so_fast_ctx *c, int32_t i, so_fast_kern
         free(p);
         return SO_OK;
     }
+    p->inv = n->op == SO_OP_REDUCESUM ? 1.f : 1.f / (float)p->red;
     k->run = rm_run;
     k->priv = p;
     k->free_priv = free;
-    k->name = "reducemean";
+    k->name = n->op == SO_OP_REDUCESUM ? "reducesum" : "reducemean";
     return SO_OK;
 }
 
@@ -258,7 +284,8 @@ so_status so_norm_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     case SO_OP_SOFTMAX: return select_softmax(c, i, k);
     case SO_OP_LAYERNORM: return select_layernorm(c, i, k);
     case SO_OP_BATCHNORM: return select_batchnorm(c, i, k);
-    case SO_OP_REDUCEMEAN: return select_reducemean(c, i, k);
+    case SO_OP_REDUCEMEAN:
+    case SO_OP_REDUCESUM: return select_reduce(c, i, k);
     default: return so_errorf("so_norm_select: no case for %s (kernels/fast.c sends it here)", so_ops[c->g->nodes[i].op].name);
     }
 }

@@ -74,7 +74,7 @@ static inline void pool_row(float *restrict tr, const float *restrict xs, int64_
    horizontal pass writes the output row (stride 1/2: unit-stride vector loops, stride 2 on
    the deinterleaved row). One pass over the input, nothing but a row in scratch. Max pooling
    propagates NaN like the reference. */
-static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void pool_rows(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     const pool_plan *p = priv;
     const float *X = in[0].data;
@@ -82,7 +82,7 @@ static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     const int64_t Wp = p->Wp, Wo = p->Wo, Ho = p->Ho, W = p->W, per = 2 * Wp + 2;
     const int64_t c0 = SO_MIN(p->pw, Wp), c1 = SO_MAX(c0, SO_MIN(Wp, p->pw + W)); /* trow columns from the input */
     const float border = p->is_max ? -INFINITY : 0.f;
-#pragma omp parallel for if (p->planes * Ho * Wo * p->kh * p->kw > SO_PAR_MIN)
+#pragma omp for
     for (int64_t q = 0; q < p->planes; q++) {
         float *restrict trow = scratch + (int64_t)omp_get_thread_num() * per, *ev = trow + Wp, *od = ev + (Wp + 1) / 2;
         const float *x = X + q * p->H * W;
@@ -134,6 +134,12 @@ static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     }
 }
 
+static void pool_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const pool_plan *p = priv;
+    SO_PAR_RUN(p->planes * p->Ho * p->Wo * p->kh * p->kw > SO_PAR_MIN, , pool_rows(priv, in, out, scratch));
+}
+
 #ifdef __AVX2__
 /* Max pooling 3x3 stride 2 (dilation 1, any padding, ceil mode) straight from the input,
    vectorised along W with the window in registers: per 8 outputs, the 16 (+2) input floats
@@ -181,13 +187,19 @@ static inline __attribute__((always_inline)) void mp3s2_vec(int EDGE, const floa
         _mm256_maskstore_ps(y, _mm256_loadu_si256((const __m256i *)(mp_mask_tab + 8 - n)), v);
 }
 
-/* Runs plane(p, x, y) for every input plane x [H][W] and output plane y [Ho][Wo], planes split over the team. */
-static void pool_planes(const pool_plan *p, const so_tensor *in, so_tensor *out, void (*plane)(const pool_plan *, const float *, float *))
+/* Runs plane(p, x, y) for every input plane x [H][W] and output plane y [Ho][Wo], planes split over the team
+   (pool_planes_team: an orphaned worksharing loop, kpriv.h). */
+static void pool_planes_team(const pool_plan *p, const so_tensor *in, so_tensor *out, void (*plane)(const pool_plan *, const float *, float *))
 {
     const float *X = in[0].data;
     float *Y = out[0].data;
-#pragma omp parallel for schedule(static) if (p->planes * p->Ho * p->Wo * 9 > SO_PAR_MIN)
+#pragma omp for schedule(static)
     for (int64_t q = 0; q < p->planes; q++) plane(p, X + q * p->H * p->W, Y + q * p->Ho * p->Wo);
+}
+
+static void pool_planes(const pool_plan *p, const so_tensor *in, so_tensor *out, void (*plane)(const pool_plan *, const float *, float *))
+{
+    SO_PAR_RUN(p->planes * p->Ho * p->Wo * 9 > SO_PAR_MIN, , pool_planes_team(p, in, out, plane));
 }
 
 static void maxpool3s2_plane(const pool_plan *p, const float *x, float *y)
@@ -387,13 +399,13 @@ typedef struct gap_plan {
     int64_t planes, plane;
 } gap_plan;
 
-static void gap_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+static void gap_planes(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     (void)scratch;
     const gap_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
-#pragma omp parallel for if (p->planes * p->plane > SO_PAR_MIN)
+#pragma omp for
     for (int64_t q = 0; q < p->planes; q++) {
         const float *x = X + q * p->plane;
         float s = 0.f; /* lane-wise partial sums (was one serial add chain: 0.13 ms for SqueezeNet's 1000 x 13 x 13) */
@@ -401,6 +413,12 @@ static void gap_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
         for (int64_t j = 0; j < p->plane; j++) s += x[j];
         Y[q] = s / (float)p->plane;
     }
+}
+
+static void gap_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
+{
+    const gap_plan *p = priv;
+    SO_PAR_RUN(p->planes * p->plane > SO_PAR_MIN, , gap_planes(priv, in, out, scratch));
 }
 
 static so_status select_gap(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)

@@ -87,6 +87,27 @@ int so_sgemm_onednn(void)
 int so_sgemm_onednn(void) { return 0; }
 #endif
 
+/* so_sgemm's M = 1 or N = 1 case over outputs [i0, i0 + n): one sgemv (y = C's row 0 or column 0). */
+static void sgemv_range(int trans_a, int trans_b, int64_t M, int64_t K, float alpha, const float *A, int64_t lda, const float *B,
+                        int64_t ldb, float beta, float *C, int64_t ldc, int64_t i0, int64_t n)
+{
+    int64_t incy = M == 1 ? 1 : ldc;
+    float *y = C + i0 * incy;
+    if (M == 1) { /* y[N] = op(B)^T x, x = row 0 of op(A) */
+        int64_t incx = trans_a ? lda : 1;
+        if (trans_b)
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)K, alpha, B + i0 * ldb, (int)ldb, A, (int)incx, beta, y, (int)incy);
+        else
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)n, alpha, B + i0, (int)ldb, A, (int)incx, beta, y, (int)incy);
+    } else { /* y[M] = op(A) x, x = column 0 of op(B) */
+        int64_t incx = trans_b ? 1 : ldb;
+        if (trans_a)
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)n, alpha, A + i0, (int)lda, B, (int)incx, beta, y, (int)incy);
+        else
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)K, alpha, A + i0 * lda, (int)lda, B, (int)incx, beta, y, (int)incy);
+    }
+}
+
 void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
@@ -105,26 +126,14 @@ void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
            column kernel gave different roundings for a split (tested too). */
         int T = so_sgemm_threads();
         if (len * K < ((int64_t)1 << 18) || len < 128 * T || (M == 1 ? !trans_b : trans_a)) T = 1;
-#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+        if (T == 1) { /* no parallel region: entering one costs more than a small sgemv (kpriv.h, so_par_on) */
+            sgemv_range(trans_a, trans_b, M, K, alpha, A, lda, B, ldb, beta, C, ldc, 0, len);
+            return;
+        }
+#pragma omp parallel for num_threads(T) schedule(static)
         for (int t = 0; t < T; t++) {
-            int64_t i0 = (len * t / T) & ~(int64_t)63, i1 = t == T - 1 ? len : (len * (t + 1) / T) & ~(int64_t)63, n = i1 - i0;
-            if (n <= 0) continue;
-            float *y = C + i0 * incy;
-            if (M == 1) { /* y[N] = op(B)^T x, x = row 0 of op(A) */
-                int64_t incx = trans_a ? lda : 1;
-                if (trans_b)
-                    cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)K, alpha, B + i0 * ldb, (int)ldb, A, (int)incx, beta, y,
-                                (int)incy);
-                else
-                    cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)n, alpha, B + i0, (int)ldb, A, (int)incx, beta, y, (int)incy);
-            } else { /* y[M] = op(A) x, x = column 0 of op(B) */
-                int64_t incx = trans_b ? 1 : ldb;
-                if (trans_a)
-                    cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)n, alpha, A + i0, (int)lda, B, (int)incx, beta, y, (int)incy);
-                else
-                    cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)K, alpha, A + i0 * lda, (int)lda, B, (int)incx, beta, y,
-                                (int)incy);
-            }
+            int64_t i0 = (len * t / T) & ~(int64_t)63, i1 = t == T - 1 ? len : (len * (t + 1) / T) & ~(int64_t)63;
+            if (i1 > i0) sgemv_range(trans_a, trans_b, M, K, alpha, A, lda, B, ldb, beta, C, ldc, i0, i1 - i0);
         }
         return;
     }

@@ -117,6 +117,14 @@ static inline __m256 so_vexp8(__m256 x)
     return _mm256_mul_ps(q, _mm256_castsi256_ps(e));
 }
 static inline __m256 so_vsigmoid8(__m256 x) { return SO_VSIGMOID(_mm256, so_vexp8, x); }
+/* HardSwish x * min(1, max(0, x / 6 + 0.5)) on 8 lanes: the reference's float operations (GCC does not
+   if-convert its scalar loop); max/min with the constant first let a NaN through as the reference's
+   comparisons do. */
+static inline __m256 so_vhardswish8(__m256 v)
+{
+    const __m256 t = _mm256_add_ps(_mm256_div_ps(v, _mm256_set1_ps(6.f)), _mm256_set1_ps(0.5f));
+    return _mm256_mul_ps(v, _mm256_min_ps(_mm256_set1_ps(1.f), _mm256_max_ps(_mm256_setzero_ps(), t)));
+}
 #endif
 
 /* y[i] = sigmoid(x[i]) (silu: x[i] * sigmoid(x[i])) for i < n (y may be x): the widest level's lanes, vsigmoidf

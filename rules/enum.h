@@ -79,6 +79,10 @@ typedef struct gen_universe {
     int kmax;        /* largest kernel plane dim (0: 3); rank-4 tensors with larger planes are activations */
     int padded;      /* layout universe: nchwc_in / conv_nchwc accept channel counts that are no multiple of
                         block (zero padding lanes; the stem universes, whose 3 channels stay concrete) */
+    int dw;          /* layout universe: convs with a kernel [C,1,kh,kw] on C channels are depthwise (group=dw in
+                        rules: the group is the symbolic channel count, SO_RULE_GROUP_DW), blocked too */
+    int group;       /* layout universe: convs of this concrete group (> 1) on G*q channels, kernel [G*q,q,kh,kw]
+                        (ResNeXt's group 32), the per-group channels q symbolic; blocked too */
     int8_t bn_param[4]; /* batchnorm scale, bias, mean, var variables (-1: none) */
     int8_t sib[2];      /* 1 + index of the sibling 1x1 kernel L and of its conv bias c (0: none): L
                            feeds only conv weights and an axis-0 concat with K, c only L's conv bias
@@ -120,7 +124,10 @@ void gen_universe_layout(gen_universe *u, int block);
    parts 2..6 stride-1 convs with a 1x3, 3x1, 5x5, 1x7 or 7x1 kernel and their folds, on 9x11 planes;
    parts 7..9 stems: a stride-2 conv (7x7 pad 3, 3x3 pad 1, 3x3 unpadded) of 3 input channels (concrete,
    padded to one block: u->padded) and its folds, on 17x19 planes; part 10 the classifier: a 1x1 conv of b*k
-   channels to 1000 (concrete, padded to 63 blocks of 16), its relu and global average pool, plain and blocked. */
+   channels to 1000 (concrete, padded to 63 blocks of 16), its relu and global average pool, plain and blocked;
+   parts 11, 12 depthwise convs (u->dw; kernel D[b*k,1,3,3] on 6x9 planes, D[b*k,1,5,5] on 9x11) at stride 1 and 2
+   (same padding), plain and blocked, with and without bias, and their batchnorm folds; part 13 grouped 3x3 convs of
+   group 32 (u->group; ResNeXt-50 32x4d: kernel G[2*32,2,3,3] on 64 channels, channels 32*q in rules) likewise. */
 void gen_universe_layout_ext(gen_universe *u, int block, int part);
 /* Output size of instance g's window (kernel k) over an input of size in: stride, padding (same
    k/2 or none), ceil_mode; 0 if the window does not fit. */

@@ -129,7 +129,34 @@ static int rule_has_padded(const so_rule *r)
     return 0;
 }
 
-/* Rule sort key: layout class (none, layout, extended-layout window, padded stem: each class after the previous,
+/* Does a rule hold a depthwise conv (group=dw: the depthwise universes, sort class 4)? */
+static int rule_has_dw(const so_rule *r)
+{
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int q = 0; q < p->n_nodes; q++)
+            if ((p->nodes[q].op == SO_OP_CONV || p->nodes[q].op == SO_OP_CONV_NCHWC) && p->nodes[q].attr.group == SO_RULE_GROUP_DW) return 1;
+    }
+    return 0;
+}
+
+/* Does a rule hold a grouped conv of a concrete group > 1 over a symbolic channel count (the grouped universe, sort
+   class 5; the default universe's grouped convs have concrete channels)? */
+static int rule_has_grouped(const so_rule *r)
+{
+    for (int w = 0; w < 2; w++) {
+        const so_pattern *p = w ? &r->dst : &r->src;
+        for (int q = 0; q < p->n_nodes; q++) {
+            const so_rnode *n = &p->nodes[q];
+            if ((n->op != SO_OP_CONV && n->op != SO_OP_CONV_NCHWC) || n->attr.group <= 1) continue;
+            so_sshape x;
+            if (so_rule_shape(r, w, n->in[0], &x) == SO_OK && x.rank >= 2 && x.dim[1].n_sym > 0) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Rule sort key: layout class (none, layout, extended-layout window, padded stem, depthwise, grouped: each class after the previous,
    so that adding rules of a later class renumbers none of an earlier one), total nodes, source nodes, outputs, then the printed text without the id
    line and proof time. */
 typedef struct rkey {
@@ -156,7 +183,7 @@ void so_gen_sort(so_ruleset *rs)
         so_rule c = rs->rules[i];
         c.id = 0;
         c.proof_seconds = -1;
-        k[i].lay = rule_has_padded(&c) ? 3 : rule_has_window(&c) ? 2 : so_rule_has_layout(&c);
+        k[i].lay = rule_has_grouped(&c) ? 5 : rule_has_dw(&c) ? 4 : rule_has_padded(&c) ? 3 : rule_has_window(&c) ? 2 : so_rule_has_layout(&c);
         k[i].na = c.src.n_nodes + c.dst.n_nodes;
         k[i].ns = c.src.n_nodes;
         k[i].no = c.n_outputs;
@@ -480,9 +507,11 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
     /* per block: the layout universe, then the extended ones (strided convs + folds, pools) */
     /* (then the stem universes, parts 7..9: padded input channels; the classifier, part 10: padded output
        channels, b = 16 only: 1000 is 125 blocks of 8) */
-    static const int blocks[23] = {8, 16, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 8, 8, 8, 16, 16, 16, 16};
-    static const int parts[23] = {-1, -1, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 7, 8, 9, 10};
-    for (int k = 0; k < 23; k++) {
+    /* (then the depthwise universes, parts 11 and 12: group=dw, 3x3 and 5x5 kernels, blocks 8 and 16; the grouped one,
+       part 13: group 32) */
+    static const int blocks[29] = {8, 16, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 8, 8, 8, 16, 16, 16, 16, 8, 8, 16, 16, 8, 16};
+    static const int parts[29] = {-1, -1, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 7, 8, 9, 10, 11, 12, 11, 12, 13, 13};
+    for (int k = 0; k < 29; k++) {
         so_gen_options lo = *o;
         lo.ckpt_path = NULL;
         lo.failed_path = NULL;
@@ -490,7 +519,7 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         else gen_universe_layout_ext(&u, blocks[k], parts[k]);
         char tag[48];
         if (parts[k] < 0) snprintf(tag, sizeof tag, "layout b=%d ", blocks[k]);
-        else snprintf(tag, sizeof tag, "layout-%s b=%d ", parts[k] == 10 ? "classifier" : parts[k] >= 7 ? "stem" : parts[k] >= 2 ? "kernel" : parts[k] ? "pool" : "stride", blocks[k]);
+        else snprintf(tag, sizeof tag, "layout-%s b=%d ", parts[k] == 13 ? "grouped" : parts[k] >= 11 ? "depthwise" : parts[k] == 10 ? "classifier" : parts[k] >= 7 ? "stem" : parts[k] >= 2 ? "kernel" : parts[k] ? "pool" : "stride", blocks[k]);
         so_ruleset rs;
         so_gen_stats ls;
         rc = gen_run_universe(&lo, &u, tag, &rs, &ls);
@@ -503,7 +532,8 @@ so_status so_gen_run(const so_gen_options *o, so_ruleset *out, so_gen_stats *st)
         for (int32_t q = 0; q < rs.n_rules; q++)
             /* (same sides: an unpadded instance on a 1x1 kernel is the same-padded one, both print alike) */
             if (parts[k] < 0 ? so_rule_has_layout(&rs.rules[q])
-                             : (parts[k] >= 7 ? rule_has_padded(&rs.rules[q]) : rule_has_window(&rs.rules[q])) && !so_rule_same_sides(&rs.rules[q]))
+                             : (parts[k] == 13 ? rule_has_grouped(&rs.rules[q]) : parts[k] >= 11 ? rule_has_dw(&rs.rules[q]) : parts[k] >= 7 ? rule_has_padded(&rs.rules[q]) : rule_has_window(&rs.rules[q])) &&
+                                   !so_rule_same_sides(&rs.rules[q]))
                 so_ruleset_push(out, &rs.rules[q]);
         so_ruleset_free(&rs);
         st->graphs += ls.graphs, st->kept += ls.kept, st->bucketed += ls.bucketed, st->classes += ls.classes;

@@ -263,7 +263,9 @@ void enp_eval_inst(const gen_universe *u, int inst, const gen_type *it, uint32_t
         int b = u->block;
         gen_type xp = it[0], yp = ot[0];
         xp.rank = yp.rank = 4;
-        xp.dim[1] = it[1].dim[1]; /* the weight's channels: the real ones of a padded input */
+        /* depthwise: the kernel's C; grouped: the kernel's dim 1 x the group; else the weight's channels (the real ones of a
+           padded input) */
+        xp.dim[1] = u->dw && it[1].dim[1] == 1 ? it[1].dim[0] : u->group > 1 ? it[1].dim[1] * u->group : it[1].dim[1];
         yp.dim[1] = it[1].dim[0];
         xp.dim[4] = yp.dim[4] = 0;
         uint32_t *xu = so_xmalloc((size_t)gen_numel(&xp) * sizeof *xu), *yu = so_xmalloc((size_t)n * sizeof *yu);

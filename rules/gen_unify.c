@@ -254,6 +254,12 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             int grp = it[0]->dim[1] / it[1]->dim[1];
             if (grp == 1) {
                 unify(U, in[0].d[1], in[1].d[1]);
+            } else if (u->group > 1 && grp == u->group) { /* the grouped universe: C = O = group * q, q symbolic */
+                unify(U, in[0].d[1], lx_mul(U, resolve(U, in[1].d[1]), u->group));
+                unify(U, in[1].d[0], in[0].d[1]);
+            } else if (u->dw && it[1]->dim[1] == 1 && grp == it[1]->dim[0]) { /* depthwise: group=dw, channels symbolic */
+                unify(U, in[0].d[1], in[1].d[0]);
+                unify(U, in[1].d[1], lx_c(1));
             } else {
                 unify(U, in[0].d[1], lx_c(it[0]->dim[1]));
                 unify(U, in[1].d[1], lx_c(it[1]->dim[1]));
@@ -289,7 +295,13 @@ static void sym_graph(unif *U, const gen_universe *u, const gen_graph *g, const 
             break;
         case SO_OP_CONV_NCHWC: {
             lx wc = resolve(U, in[1].d[1]);
-            if (wc.n == 0 && wc.c % u->block) unify(U, in[0].d[1], lx_c((wc.c + u->block - 1) / u->block)); /* padded (a stem) */
+            if (u->group > 1) { /* grouped: b * blocks = group * q = O */
+                unify(U, lx_mul(U, resolve(U, in[0].d[1]), u->block), lx_mul(U, resolve(U, in[1].d[1]), u->group));
+                unify(U, in[1].d[0], lx_mul(U, resolve(U, in[0].d[1]), u->block));
+            } else if (u->dw && it[1]->dim[1] == 1) { /* depthwise (group=dw): the kernel's C = b * blocks */
+                unify(U, lx_mul(U, resolve(U, in[0].d[1]), u->block), in[1].d[0]);
+                unify(U, in[1].d[1], lx_c(1));
+            } else if (wc.n == 0 && wc.c % u->block) unify(U, in[0].d[1], lx_c((wc.c + u->block - 1) / u->block)); /* padded (a stem) */
             else unify(U, lx_mul(U, resolve(U, in[0].d[1]), u->block), in[1].d[1]);
             unify(U, in[1].d[2], lx_c(it[1]->dim[2]));
             unify(U, in[1].d[3], lx_c(it[1]->dim[3]));
@@ -477,6 +489,9 @@ static void fill_pattern(const gen_universe *u, const gen_graph *g, const gen_ev
             at->pad[0] = at->pad[2] = gi->valid ? 0 : w->dim[2] / 2;
             at->pad[1] = at->pad[3] = gi->valid ? 0 : w->dim[3] / 2;
             at->group = it0->rank == 5 ? 1 : it0->dim[1] / w->dim[1];
+            if (u->dw && w->dim[1] == 1 && w->dim[0] > 1 && w->dim[0] == (it0->rank == 5 ? it0->dim[1] * u->block : it0->dim[1]))
+                at->group = SO_RULE_GROUP_DW; /* depthwise: the group is the (symbolic) channel count */
+            if (u->group > 1 && it0->rank == 5) at->group = u->group; /* a blocked grouped conv */
             at->act = gi->act;
             break;
         }

@@ -414,7 +414,54 @@ void gen_universe_layout_ext(gen_universe *u, int block, int part)
     u->vars[u->n_vars - 1].chan = 1 << 1;
     add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
     add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
-    if (part == 0) { /* strided convs (ResNet's 3x3/2 pad 1 and 1x1/2 downsample), their batchnorm folds */
+    if (part == 13) { /* grouped 3x3 convs of the concrete group 32 (ResNeXt-50 32x4d; O = C = 32*q channels, q per group,
+                          symbolic): kernel G[64,2,3,3] on the 64 channels of X (q = 2: a dim of 1 would stay concrete),
+                          stride 1 and 2 same-padded, plain and blocked, with and without bias, and the folds */
+        memset(u, 0, sizeof *u);
+        for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+        u->block = block;
+        u->group = 32;
+        add_var(u, "X", T(4, 2, 64, 6, 9), GR_ANY, 0);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        add_var(u, "P", T5(2, 64 / block, 6, 9, block), GR_ANY, 0);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        add_var(u, "G", T(4, 64, 2, 3, 3), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 1;
+        add_var(u, "b", T(1, 64, 0, 0, 0), GR_PARAM, 0);
+        u->vars[u->n_vars - 1].chan = 1;
+        static const char *bn[4] = {"bs", "bb", "bm", "bv"};
+        for (int i = 0; i < 4; i++) {
+            add_var(u, bn[i], T(1, 64, 0, 0, 0), GR_PARAM, 0);
+            u->vars[u->n_vars - 1].chan = 1;
+            u->bn_param[i] = (int8_t)(u->n_vars - 1);
+        }
+        add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+        add_conv_insts(u, 1, 0);
+        add_conv_insts(u, 2, 0);
+        add_fold_insts(u);
+    } else if (part >= 11) { /* depthwise convs (MobileNet-v2/v3, EfficientNet, MNASNet, RegNet, ShuffleNet, ConvNeXt's 7x7 is not
+                          here): kernel D[b*k,1,k,k] on the b*k channels of X, group=dw in rules; 3x3 (part 11) or 5x5
+                          (part 12), stride 1 and 2 same-padded, plain and blocked, with and without bias, and the folds */
+        const int k = part == 12 ? 5 : 3;
+        memset(u, 0, sizeof *u);
+        for (int i = 0; i < 4; i++) u->bn_param[i] = -1;
+        u->block = block;
+        u->dw = 1;
+        u->kmax = k;
+        add_var(u, "X", T(4, 2, block, k == 5 ? 9 : 6, k == 5 ? 11 : 9), GR_ANY, 0);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        add_var(u, "P", T5(2, 1, k == 5 ? 9 : 6, k == 5 ? 11 : 9, block), GR_ANY, 0);
+        u->vars[u->n_vars - 1].chan = 1 << 1;
+        add_var(u, "D", T(4, block, 1, k, k), GR_ANY, 1);
+        u->vars[u->n_vars - 1].chan = 1;
+        add_bias_bn(u, block);
+        add_inst(u, SO_OP_NCHWC_IN, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+        add_inst(u, SO_OP_NCHWC_OUT, 0, 0, 1, 1, T(0, 0, 0, 0, 0));
+        add_conv_insts(u, 1, 0);
+        add_conv_insts(u, 2, 0);
+        add_fold_insts(u);
+    } else if (part == 0) { /* strided convs (ResNet's 3x3/2 pad 1 and 1x1/2 downsample), their batchnorm folds */
         add_var(u, "K", T(4, block, block, 1, 1), GR_ANY, 1);
         u->vars[u->n_vars - 1].chan = 3;
         add_var(u, "W", T(4, block, block, 3, 3), GR_ANY, 1);
@@ -630,7 +677,9 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
         const gen_type *x = &in[0], *w = &in[1];
         if (x->rank != 5 || x->dim[4] != u->block || !enp_is_kernel_type(w)) return 0;
         if (w->dim[2] % 2 == 0 || w->dim[3] % 2 == 0 || (w->dim[0] % u->block && !u->padded)) return 0;
-        if (u->padded ? (w->dim[1] + u->block - 1) / u->block != x->dim[1] : w->dim[1] != x->dim[1] * u->block) return 0;
+        const int dw = (u->dw && w->dim[1] == 1 && w->dim[0] == x->dim[1] * u->block) || /* depthwise */
+                       (u->group > 1 && w->dim[1] * u->group == x->dim[1] * u->block && w->dim[0] == x->dim[1] * u->block); /* grouped */
+        if (!dw && (u->padded ? (w->dim[1] + u->block - 1) / u->block != x->dim[1] : w->dim[1] != x->dim[1] * u->block)) return 0;
         if (gen_biased(g) && (in[2].rank != 1 || in[2].dim[0] != w->dim[0])) return 0;
         out[0] = T5(x->dim[0], (w->dim[0] + u->block - 1) / u->block, gen_win_out(g, x->dim[2], w->dim[2]), gen_win_out(g, x->dim[3], w->dim[3]),
                     u->block);

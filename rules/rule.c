@@ -281,7 +281,8 @@ static void sb_attrs(so_sbuf *b, const so_rule *r, const so_rnode *n)
     if (f & SO_A_STRIDE) sb_ints(b, "stride", a->stride, 2);
     if (f & SO_A_PAD) sb_ints(b, "pad", a->pad, 4);
     if (f & SO_A_DIL) sb_ints(b, "dilation", a->dilation, 2);
-    if (f & SO_A_GROUP) so_sbuf_printf(b, " group=%d", (int)a->group);
+    if ((f & SO_A_GROUP) && a->group == SO_RULE_GROUP_DW) so_sbuf_printf(b, " group=dw");
+    else if (f & SO_A_GROUP) so_sbuf_printf(b, " group=%d", (int)a->group);
     if (f & SO_A_AXIS) so_sbuf_printf(b, " axis=%d", (int)a->axis);
     if (f & SO_A_TRANS) so_sbuf_printf(b, " trans_a=%d trans_b=%d", (int)a->trans_a, (int)a->trans_b);
     if (f & SO_A_ALPHA) so_sbuf_printf(b, " alpha=%.9g beta=%.9g", (double)a->alpha, (double)a->beta);
@@ -684,6 +685,16 @@ static so_status parse_attr(pstate *S, lexer *L, so_rnode *n, const char *key)
     if (strcmp(key, "stride") == 0) { NEED(SO_A_STRIDE); return parse_int_list(S, L, key, a->stride, 2); }
     if (strcmp(key, "pad") == 0) { NEED(SO_A_PAD); return parse_int_list(S, L, key, a->pad, 4); }
     if (strcmp(key, "dilation") == 0) { NEED(SO_A_DIL); return parse_int_list(S, L, key, a->dilation, 2); }
+    if (strcmp(key, "group") == 0) { /* group=dw: depthwise (SO_RULE_GROUP_DW) */
+        NEED(SO_A_GROUP);
+        char id[8];
+        if (lex_id(L, id, sizeof id)) {
+            if (strcmp(id, "dw") != 0 || (n->op != SO_OP_CONV && n->op != SO_OP_CONV_NCHWC))
+                return perr(S, "group= needs an integer, or dw on conv / conv_nchwc");
+            a->group = SO_RULE_GROUP_DW;
+            return SO_OK;
+        }
+    }
     struct { const char *k; unsigned bit; int32_t *p; } ints[] = {
         {"group", SO_A_GROUP, &a->group}, {"axis", SO_A_AXIS, &a->axis}, {"trans_a", SO_A_TRANS, &a->trans_a},
         {"trans_b", SO_A_TRANS, &a->trans_b}, {"keepdims", SO_A_KEEPDIMS, &a->keepdims},
@@ -1191,9 +1202,26 @@ static int dx_window(const so_dimx *h, int64_t k, int64_t st, int64_t pb, int64_
 }
 
 /* conv_nchwc / pools on a blocked value (shape.h so_dims_*_nchwc) */
+/* A group=dw conv's shapes are those of the dense conv of the same channel count: kernel [C,1,kh,kw] read as
+   [C,C,kh,kw], group 1 (w, at); its input's C channels must equal the kernel's C (checked by the shape rule). */
+static so_status dw_dense(const so_rnode *n, const so_sshape *in, so_sshape *w, so_attr *at)
+{
+    *w = in[1];
+    *at = n->attr;
+    if (at->group != SO_RULE_GROUP_DW) return SO_OK;
+    if (w->rank != 4 || w->dim[1].n_sym || w->dim[1].c != 1)
+        return so_errorf("group=dw needs a kernel [C,1,kh,kw], not rank %d with dim 1 %s", (int)w->rank, w->dim[1].n_sym ? "symbolic" : "!= 1");
+    w->dim[1] = w->dim[0];
+    at->group = 1;
+    return SO_OK;
+}
+
 static so_status sym_conv_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_RUN(so_dims_conv_nchwc(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
+    so_sshape w;
+    so_attr at;
+    if (dw_dense(n, in, &w, &at)) return SO_ERR;
+    SYM_RUN(so_dims_conv_nchwc(A, &at, SD(&in[0]), SD(&w), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
 }
 
 static so_status sym_pool_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1205,7 +1233,10 @@ static so_status sym_pool_nchwc(const so_dim_alg *A, const so_rnode *n, const so
 
 static so_status sym_conv(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
 {
-    SYM_RUN(so_dims_conv(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
+    so_sshape w;
+    so_attr at;
+    if (dw_dense(n, in, &w, &at)) return SO_ERR;
+    SYM_RUN(so_dims_conv(A, &at, SD(&in[0]), SD(&w), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
 }
 
 static so_status sym_maxpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
@@ -1808,6 +1839,15 @@ so_status so_rule_instantiate(const so_rule *r, int which, const int64_t *sym_va
             a.n_ints = n->n_dx;
             for (int k = 0; k < n->n_dx; k++) a.ints[k] = so_dimx_eval(&n->dx[k], sym_vals);
         }
+        if (a.group == SO_RULE_GROUP_DW && (n->op == SO_OP_CONV || n->op == SO_OP_CONV_NCHWC)) { /* group = the kernel's channels */
+            if (so_graph_infer_all(g) != SO_OK) {
+                char msg[600];
+                snprintf(msg, sizeof msg, "%s", so_error());
+                so_model_free(m);
+                return so_errorf("rule %d (%s): %s", (int)r->id, which ? "dst" : "src", msg);
+            }
+            a.group = so_rule_group_of(&a, &g->nodes[in[1].node].out[in[1].slot]);
+        }
         pnode[i] = so_graph_add(g, n->op, in, n->n_in, n->n_out, so_model_attr(m, &a), -1,
                                 so_arena_strdup(&m->arena, n->name));
     }
@@ -1835,5 +1875,11 @@ so_status so_rule_instantiate(const so_rule *r, int which, const int64_t *sym_va
 }
 
 const char *so_rule_ints_key(so_op op) { return ints_keys[op]; }
+
+int32_t so_rule_group_of(const so_attr *a, const so_shape *w)
+{
+    if (a->group != SO_RULE_GROUP_DW) return a->group;
+    return w->rank == 4 ? (int32_t)w->dim[0] : 0; /* 0: no depthwise kernel (the shape check then fails) */
+}
 
 int so_rule_has_shape_rule(so_op op) { return sym_rules[op] != sym_unknown; }

@@ -36,6 +36,15 @@ typedef struct so_rref {
     int16_t node, slot;
 } so_rref;
 
+/* A depthwise conv in rules (conv, conv_nchwc): `group=dw` (attr.group == SO_RULE_GROUP_DW), a conv whose
+   group is its channel count — kernel W[C,1,kh,kw] on C input channels, C output channels, group = C = W.dim0 —
+   so one rule covers every depthwise conv whatever its (symbolic) channel count. The matcher binds it to a
+   graph conv with group == W.dim0 == its input channels and W.dim1 == 1; a rewrite and an instantiated rule
+   resolve it from the kernel's shape (so_rule_group_of). Never in a graph. */
+#define SO_RULE_GROUP_DW (-1)
+/* The concrete group of a rule node's attributes a whose kernel has shape w: a->group, or w's dim 0 for group=dw. */
+int32_t so_rule_group_of(const so_attr *a, const so_shape *w);
+
 typedef struct so_rnode {
     so_op op;
     int32_t n_in, n_out;

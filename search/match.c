@@ -195,6 +195,12 @@ static int attr_match(mstate *s, const so_rnode *pn, const so_node *gn)
     if (pn->n_dx == 0 && memcmp(&pn->attr, gn->attr, sizeof pn->attr) == 0) return 1;
     so_attr have = so_attr_used(pn->op, gn->attr);
     so_attr want = so_attr_used(pn->op, &pn->attr);
+    if (want.group == SO_RULE_GROUP_DW) { /* depthwise: group == the kernel's W.dim0, W.dim1 == 1 */
+        if (gn->n_in < 2) return 0;
+        const so_shape *w = &s->g->nodes[gn->in[1].node].out[gn->in[1].slot];
+        if (w->rank != 4 || w->dim[1] != 1 || have.group != so_rule_group_of(&want, w)) return 0;
+        want.group = have.group;
+    }
     if (pn->n_dx > 0) {
         if (gn->attr->n_ints != pn->n_dx) return 0;
         want.n_ints = pn->n_dx;
@@ -447,6 +453,7 @@ uint64_t so_match_node_key(so_op op, int n_in, int n_out, const so_attr *a, int 
     k.n_in = n_in;
     k.n_out = n_out;
     k.at = so_attr_used(op, a);
+    k.at.group = 0; /* a rule's group=dw (SO_RULE_GROUP_DW) matches a concrete group: attr_match decides */
     if (ignore_ints) {
         k.at.n_ints = 0;
         memset(k.at.ints, 0, sizeof k.at.ints);
@@ -506,6 +513,7 @@ so_status so_rewrite_preview(const so_graph *g, const so_match *m, so_fold_ctx *
             a.n_ints = dn->n_dx;
             for (int j = 0; j < dn->n_dx; j++) a.ints[j] = so_dimx_eval(&dn->dx[j], m->sym);
         }
+        if (dn->n_in > 1) a.group = so_rule_group_of(&a, &scratch->nodes[in[1].node].out[in[1].slot]);
         int32_t n = so_graph_add(scratch, dn->op, in, dn->n_in, dn->n_out, so_model_attr(g->model, &a), -1, NULL);
         if (so_graph_infer(scratch, n) != SO_OK)
             return so_errorf("rule %d: target node %d does not type-check: %s", (int)r->id, d, so_error());
@@ -569,6 +577,7 @@ so_status so_rewrite_track(const so_graph *g, const so_match *m, so_fold_ctx *fc
             a.n_ints = dn->n_dx;
             for (int j = 0; j < dn->n_dx; j++) a.ints[j] = so_dimx_eval(&dn->dx[j], m->sym);
         }
+        if (dn->n_in > 1) a.group = so_rule_group_of(&a, &ng->nodes[in[1].node].out[in[1].slot]);
         dst_node[d] = so_graph_add(ng, dn->op, in, dn->n_in, dn->n_out, so_model_attr(ng->model, &a), -1, NULL);
         if (so_graph_infer(ng, dst_node[d]) != SO_OK) {
             st = so_errorf("rule %d: target node %d does not type-check: %s", (int)r->id, d, so_error());

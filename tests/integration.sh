@@ -105,7 +105,7 @@ applied = rep["rules_applied"]
 assert rep["layout"]["applied"] and rep["layout"]["convs"] > 0 and applied, rep["layout"]
 for k in applied:
     b = blocks[int(k.split("-")[0])]
-    assert "proof proved" in b and (re.search(r"generate layout(-stride|-pool|-kernel|-stem|-classifier)? b=", b) or "bnfold_w" in b), k
+    assert "proof proved" in b and (re.search(r"generate layout(-stride|-pool|-kernel|-stem|-classifier|-depthwise)? b=", b) or "bnfold_w" in b), k
 PYEOF
         $PY -c 'import onnx,sys; m=onnx.load(sys.argv[1]); onnx.checker.check_model(m); assert sum(n.domain=="ai.superopt" for n in m.graph.node)>=3' "$out" >>"$TMP/log" 2>&1 &&
         $SO run "$out" --inputs data/$m.in.bin --outputs "$TMP/$m.nchwc.out" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
@@ -138,7 +138,9 @@ expect_error "unknown operator of the layout domain" "bogus" $SO run "$TMP/badla
 # 4c. --layout auto picks the placement whose answer is known (layout.method in the report): lay_rules.onnx is covered
 #     by proven layout rules node for node (strided conv + batchnorm fold, strided max pool, global average pool), so
 #     the rule placement is at least as cheap as the pass and auto keeps "rules" (ties go to the rules); lay_pass.onnx
-#     has 20 channels (no exact blocking), no rule applies and auto keeps "pass". Both outputs checked by the safety net.
+#     has 20 channels (no exact blocking), no rule applies and auto keeps "pass"; lay_dw.onnx (MobileNet's block: depthwise
+#     3x3 convs, stride 1 with batchnorm and 2) is covered by the depthwise layout rules (group=dw), so auto keeps
+#     "rules" there too. All outputs checked by the safety net.
 #     The known answers come from measured costs of the optimized kernels: a sanitizer build (-O1, no oneDNN) times
 #     other kernels, so there the check is skipped and says so. The known answers are the AVX-512 level's (block 16);
 #     at block 8 (SUPEROPT_ISA=avx2) only auto's choice rule (the cheaper placement, ties to the rules) is checked.
@@ -146,7 +148,7 @@ case "$BUILD" in *asan*) SAN_BUILD=1 ;; *) SAN_BUILD=0 ;; esac
 if [ "$SAN_BUILD" = 1 ]; then
     echo "skip - optimize lay_rules / lay_pass --layout auto: known answers hold for measured costs of the optimized build only"
 elif $PY tests/make_layout_models.py "$TMP" >"$TMP/log" 2>&1; then
-    for c in "lay_rules rules" "lay_pass pass"; do
+    for c in "lay_rules rules" "lay_pass pass" "lay_dw rules"; do
         set -- $c
         if $SO "$TMP/$1.onnx" -o "$TMP/$1.opt.onnx" -q --search none --report "$TMP/$1.json" >"$TMP/log" 2>&1 &&
             $PY - "$TMP/$1.json" "$2" rules/default.rules <<'PYEOF' >>"$TMP/log" 2>&1; then
@@ -163,11 +165,15 @@ if lay["block"] != 16:
     sys.exit(0)
 assert lay["mode"] == "auto" and lay["method"] == want and lay["applied"] and rep["numeric_check"], lay
 if want == "rules":
-    assert lay["cost_rules"] <= lay["cost_pass"] and lay["reorders"] == 2 and lay["convs"] == 3, lay
+    dw = "lay_dw" in sys.argv[1]
+    assert lay["cost_rules"] <= lay["cost_pass"] and lay["reorders"] == 2 and lay["convs"] == (4 if dw else 3), lay
     text = open(sys.argv[3]).read()
     blocks = {int(b.split()[1]): b for b in re.split(r"\n(?=rule \d+\n)", text) if b.startswith("rule ")}
     used = [blocks[int(k.split("-")[0])] for k in rep["rules_applied"]]
-    assert any("generate layout-stride" in b for b in used) and any("generate layout-pool" in b for b in used), rep["rules_applied"]
+    if dw:  # both depthwise convs blocked by the group=dw rules
+        assert sum("generate layout-depthwise" in b for b in used) >= 2, rep["rules_applied"]
+    else:
+        assert any("generate layout-stride" in b for b in used) and any("generate layout-pool" in b for b in used), rep["rules_applied"]
 else:
     assert lay["cost_rules"] == lay["cost_plain"] and not rep["rules_applied"], (lay, rep["rules_applied"])
 PYEOF

@@ -1178,10 +1178,12 @@ static void test_softmax_layernorm_batchnorm(void **state)
     }
 }
 
+/* ReduceMean and ReduceSum (one kernel) against the reference */
 static void test_reducemean(void **state)
 {
     (void)state;
     int64_t axes[6][3] = {{1, 3, 0}, {1, 1, 0}, {2, 0, 1}, {2, 1, 2}, {1, 0, 0}, {2, 0, 2}}; /* n, then axes */
+    for (int op = 0; op < 2; op++)
     for (int k = 0; k < 6; k++)
         for (int keep = 0; keep < 2; keep++) {
             tb t;
@@ -1191,7 +1193,7 @@ static void test_reducemean(void **state)
             a.n_ints = (int)axes[k][0];
             for (int q = 0; q < a.n_ints; q++) a.ints[q] = axes[k][1 + q];
             a.keepdims = keep;
-            int32_t n = tb_node(&t, SO_OP_REDUCEMEAN, &x, 1, &a);
+            int32_t n = tb_node(&t, op ? SO_OP_REDUCESUM : SO_OP_REDUCEMEAN, &x, 1, &a);
             t.g->outputs[0] = (so_edge){n, 0};
             /* non-contiguous axes (1,3 and 0,2) have no fast kernel: the reference runs, by design */
             int contiguous = a.n_ints < 2 || a.ints[a.n_ints - 1] - a.ints[0] + 1 == a.n_ints;
@@ -1201,14 +1203,16 @@ static void test_reducemean(void **state)
             allow_ref_steps = saved;
             tb_free(&t);
         }
-    tb t; /* all axes (no ints) */
-    tb_begin(&t, 1, 77);
-    int32_t x = tb_input(&t, shp(2, 300, 301));
-    so_attr a = {0};
-    int32_t n = tb_node(&t, SO_OP_REDUCEMEAN, &x, 1, &a);
-    t.g->outputs[0] = (so_edge){n, 0};
-    check_graph(&t, TOL);
-    tb_free(&t);
+    for (int op = 0; op < 2; op++) {
+        tb t; /* all axes (no ints) */
+        tb_begin(&t, 1, 77);
+        int32_t x = tb_input(&t, shp(2, 300, 301));
+        so_attr a = {0};
+        int32_t n = tb_node(&t, op ? SO_OP_REDUCESUM : SO_OP_REDUCEMEAN, &x, 1, &a);
+        t.g->outputs[0] = (so_edge){n, 0};
+        check_graph(&t, TOL);
+        tb_free(&t);
+    }
 }
 
 static void one_pool_k(uint64_t seed, so_op op, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int cip,

@@ -265,6 +265,122 @@ static void test_layout_rule_exact(void **state)
     so_ruleset_free(&lr);
 }
 
+/* group=dw (SO_RULE_GROUP_DW): one rule blocks every depthwise conv whose channel count is a multiple of 8,
+   whatever the count (the group bound from the kernel), and no grouped conv that is not depthwise. */
+static void test_layout_rule_depthwise(void **state)
+{
+    (void)state;
+    static const char *TXT = "rule 1\n  input X [a,8*b,c,d]\n  input D [8*b,1,3,3]\n"
+                             "  src s0 = conv(X, D) stride=2,2 pad=1,1,1,1 dilation=1,1 group=dw act=none\n"
+                             "  dst d0 = nchwc_in(X) ints=8\n"
+                             "  dst d1 = conv_nchwc(d0, D) stride=2,2 pad=1,1,1,1 dilation=1,1 group=dw act=none\n"
+                             "  dst d2 = nchwc_out(d1) ints=8,8*b\n  map s0 -> d2\n  proof proved\nend\n";
+    so_ruleset lr = {0};
+    assert_int_equal(so_rules_parse("dw.rules", TXT, strlen(TXT), &lr), SO_OK);
+    char *f = so_rule_format(&lr.rules[0]);
+    assert_non_null(strstr(f, "group=dw"));
+    free(f);
+    /* channels, group, kernel dim 1: depthwise 16, 32 (match), 12 (not a multiple of 8), grouped 16/2 (not depthwise) */
+    const int ch[4] = {16, 32, 12, 16}, grp[4] = {16, 32, 12, 8}, cg[4] = {1, 1, 1, 2};
+    for (int k = 0; k < 4; k++) {
+        tb t;
+        so_shape xs = {.rank = 4, .dim = {1, ch[k], 7, 6}, .dtype = SO_F32};
+        tb_new(&t, 1, &xs, 1);
+        int64_t wd[4] = {ch[k], cg[k], 3, 3};
+        so_shape wsh = so_shape_make(4, wd);
+        float *data = malloc(sizeof(float) * (size_t)so_shape_numel(&wsh));
+        so_rng_fill(&t.seed, data, (size_t)so_shape_numel(&wsh));
+        int32_t w = so_graph_add(t.g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(t.m, "w", wsh, data), NULL);
+        assert_int_equal(so_graph_infer(t.g, w), SO_OK);
+        so_attr at;
+        memset(&at, 0, sizeof at);
+        at.stride[0] = at.stride[1] = 2;
+        at.pad[0] = at.pad[1] = at.pad[2] = at.pad[3] = 1;
+        at.dilation[0] = at.dilation[1] = 1;
+        at.group = grp[k];
+        so_edge ce[2] = {{0, 0}, {w, 0}};
+        int32_t c = so_graph_add(t.g, SO_OP_CONV, ce, 2, 1, so_model_attr(t.m, &at), -1, NULL);
+        assert_int_equal(so_graph_infer(t.g, c), SO_OK);
+        t.g->outputs[0] = (so_edge){c, 0};
+        so_match_index ix;
+        so_match_index_init(&ix, t.g);
+        int want = ch[k] % 8 == 0 && cg[k] == 1;
+        assert_int_equal(so_match_rule(&ix, &lr.rules[0], 0, NULL, NULL), want);
+        if (want) {
+            collect col = {.n = 0};
+            so_match_rule(&ix, &lr.rules[0], 0, collect_fn, &col);
+            so_fold_ctx fc;
+            so_fold_init(&fc, t.m);
+            so_graph *ng = NULL;
+            assert_int_equal(so_rewrite(t.g, &col.m[0], &fc, &ng), SO_OK);
+            assert_int_equal(count_op(ng, SO_OP_CONV_NCHWC), 1);
+            for (int32_t i = 0; i < ng->n_nodes; i++)
+                if (ng->nodes[i].op == SO_OP_CONV_NCHWC) assert_int_equal(ng->nodes[i].attr->group, ch[k]); /* resolved */
+            assert_true(max_diff(t.g, ng) < 1e-5);
+            so_graph_free(ng);
+            so_fold_free(&fc);
+        }
+        so_match_index_free(&ix);
+        so_model_free(t.m);
+    }
+    so_ruleset_free(&lr);
+}
+
+/* A grouped layout rule (group 32 concrete, 32*q channels, q per group symbolic, from the grouped universe) binds q
+   from the kernel: ResNeXt's 128 and 256 channels (q = 4, 8) and 96 (q = 3: 6 blocks of 16) match, a conv of group 16
+   does not. */
+static void test_layout_rule_grouped(void **state)
+{
+    (void)state;
+    static const char *TXT = "rule 1\n  input X [a,32*b,c,d]\n  input G [32*b,b,3,3]\n"
+                             "  src s0 = conv(X, G) stride=1,1 pad=1,1,1,1 dilation=1,1 group=32 act=none\n"
+                             "  dst d0 = nchwc_in(X) ints=16\n"
+                             "  dst d1 = conv_nchwc(d0, G) stride=1,1 pad=1,1,1,1 dilation=1,1 group=32 act=none\n"
+                             "  dst d2 = nchwc_out(d1) ints=16,32*b\n  map s0 -> d2\n  proof proved\nend\n";
+    so_ruleset lr = {0};
+    assert_int_equal(so_rules_parse("grouped.rules", TXT, strlen(TXT), &lr), SO_OK);
+    const int q[4] = {4, 8, 3, 8}, grp[4] = {32, 32, 32, 16};
+    for (int k = 0; k < 4; k++) {
+        tb t;
+        so_shape xs = {.rank = 4, .dim = {1, grp[k] * q[k], 5, 6}, .dtype = SO_F32};
+        tb_new(&t, 1, &xs, 1);
+        int64_t wd[4] = {grp[k] * q[k], q[k], 3, 3};
+        so_shape wsh = so_shape_make(4, wd);
+        float *data = malloc(sizeof(float) * (size_t)so_shape_numel(&wsh));
+        so_rng_fill(&t.seed, data, (size_t)so_shape_numel(&wsh));
+        int32_t w = so_graph_add(t.g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(t.m, "w", wsh, data), NULL);
+        assert_int_equal(so_graph_infer(t.g, w), SO_OK);
+        so_attr at;
+        memset(&at, 0, sizeof at);
+        at.stride[0] = at.stride[1] = at.dilation[0] = at.dilation[1] = 1;
+        at.pad[0] = at.pad[1] = at.pad[2] = at.pad[3] = 1;
+        at.group = grp[k];
+        so_edge ce[2] = {{0, 0}, {w, 0}};
+        int32_t c = so_graph_add(t.g, SO_OP_CONV, ce, 2, 1, so_model_attr(t.m, &at), -1, NULL);
+        assert_int_equal(so_graph_infer(t.g, c), SO_OK);
+        t.g->outputs[0] = (so_edge){c, 0};
+        so_match_index ix;
+        so_match_index_init(&ix, t.g);
+        int want = grp[k] == 32;
+        assert_int_equal(so_match_rule(&ix, &lr.rules[0], 0, NULL, NULL), want);
+        if (want) {
+            collect col = {.n = 0};
+            so_match_rule(&ix, &lr.rules[0], 0, collect_fn, &col);
+            so_fold_ctx fc;
+            so_fold_init(&fc, t.m);
+            so_graph *ng = NULL;
+            assert_int_equal(so_rewrite(t.g, &col.m[0], &fc, &ng), SO_OK);
+            assert_int_equal(count_op(ng, SO_OP_CONV_NCHWC), 1);
+            assert_true(max_diff(t.g, ng) < 1e-5);
+            so_graph_free(ng);
+            so_fold_free(&fc);
+        }
+        so_match_index_free(&ix);
+        so_model_free(t.m);
+    }
+    so_ruleset_free(&lr);
+}
+
 /* a = X.A1, b = X.relu(a) with k == m: merging a and b would make b's weight depend on the
    merged output: the rewrite must be rejected as a cycle. */
 static void test_cycle_rejected(void **state)
@@ -577,6 +693,8 @@ int main(void)
         cmocka_unit_test(test_merge_matmuls),
         cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_layout_rule_exact),
+        cmocka_unit_test(test_layout_rule_depthwise),
+        cmocka_unit_test(test_layout_rule_grouped),
         cmocka_unit_test(test_distribute_and_external_use),
         cmocka_unit_test(test_precondition_and_anchor),
         cmocka_unit_test(test_cycle_rejected),

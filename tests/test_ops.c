@@ -415,7 +415,7 @@ static void test_fast_probe(void **state)
     static const so_op with_fast[] = {SO_OP_CONV, SO_OP_MATMUL, SO_OP_GEMM, SO_OP_ADD, SO_OP_SUB, SO_OP_MUL, SO_OP_DIV,
                                       SO_OP_POW, SO_OP_RELU, SO_OP_SIGMOID, SO_OP_TANH, SO_OP_ERF, SO_OP_SQRT, SO_OP_EXP,
                                       SO_OP_LOG, SO_OP_NEG, SO_OP_RECIPROCAL, SO_OP_CLIP, SO_OP_HARDSIGMOID, SO_OP_HARDSWISH,
-                                      SO_OP_LEAKYRELU, SO_OP_SOFTMAX, SO_OP_LAYERNORM, SO_OP_BATCHNORM, SO_OP_REDUCEMEAN,
+                                      SO_OP_LEAKYRELU, SO_OP_SOFTMAX, SO_OP_LAYERNORM, SO_OP_BATCHNORM, SO_OP_REDUCEMEAN, SO_OP_REDUCESUM,
                                       SO_OP_MAXPOOL, SO_OP_AVGPOOL, SO_OP_GLOBALAVGPOOL, SO_OP_SLICE, SO_OP_TRANSPOSE,
                                       SO_OP_CONCAT, SO_OP_SPLIT, SO_OP_PAD, SO_OP_RESIZE, SO_OP_LSTM};
     for (size_t i = 0; i < sizeof with_fast / sizeof *with_fast; i++)

@@ -171,6 +171,17 @@ static int z3_matmul(zctx *cx)
     return zdone(cx, w);
 }
 
+/* A conv's group as a Z3 term: the attribute, or for group=dw (SO_RULE_GROUP_DW, rules only) the kernel's
+   output channels W.dim0, with W.dim1 == 1 added to *w (the conv's well-formedness). */
+static Z3_ast conv_group(zctx *cx, const gterm *W, Z3_ast *wf)
+{
+    so_verifier *v = cx->e->v;
+    const so_attr *a = &cx->n->attr;
+    if (a->group != SO_RULE_GROUP_DW) return vp_mk_int(v, a->group > 0 ? a->group : 1);
+    *wf = vp_mk_and2(v, *wf, vp_mk_eq(v, W->dim[1], vp_mk_int(v, 1)));
+    return W->dim[0];
+}
+
 static int z3_conv(zctx *cx)
 {
     Z3_LOCALS;
@@ -180,7 +191,8 @@ static int z3_conv(zctx *cx)
     if (X->rank != 4 || W->rank != 4) return unsupported(e, "conv of rank %d/%d", X->rank, W->rank);
     int g = a->group > 0 ? a->group : 1;
     int sh = stride_of(a->stride[0]), sw = stride_of(a->stride[1]);
-    Z3_ast ints[5] = {vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1]), vp_mk_int(v, g)};
+    Z3_ast gi = conv_group(cx, W, &w);
+    Z3_ast ints[5] = {vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1]), gi};
     Z3_ast ts[2] = {X->t, W->t};
     o->t = vp_mk_fn(v, ZF_CONV, ints, ts);
     if (n->n_in == 3) {
@@ -190,9 +202,8 @@ static int z3_conv(zctx *cx)
         Z3_ast bt[2] = {o->t, Bv->t};
         o->t = vp_mk_fn(v, ZF_BIAS, NULL, bt);
     }
-    Z3_ast gi = vp_mk_int(v, g);
     w = vp_mk_and2(v, w, vp_mk_eq(v, X->dim[1], Z3_mk_mul(v->ctx, 2, (Z3_ast[]){W->dim[1], gi})));
-    w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, W->dim[0], gi), vp_mk_int(v, 0)));
+    if (a->group != SO_RULE_GROUP_DW) w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, W->dim[0], vp_mk_int(v, g)), vp_mk_int(v, 0)));
     o->rank = 4;
     o->dim[0] = X->dim[0];
     o->dim[1] = W->dim[0];
@@ -249,7 +260,7 @@ static int z3_conv_nchwc(zctx *cx)
     if (X->rank != 5 || W->rank != 4) return unsupported(e, "conv_nchwc of rank %d/%d", X->rank, W->rank);
     int g = a->group > 0 ? a->group : 1;
     int sh = stride_of(a->stride[0]), sw = stride_of(a->stride[1]);
-    Z3_ast b = X->dim[4], bm1 = vp_mk_sub(v, b, vp_mk_int(v, 1)), gi = vp_mk_int(v, g);
+    Z3_ast b = X->dim[4], bm1 = vp_mk_sub(v, b, vp_mk_int(v, 1)), gi = conv_group(cx, W, &w);
     Z3_ast cin = Z3_mk_mul(v->ctx, 2, (Z3_ast[]){W->dim[1], gi});
     Z3_ast ub[2] = {b, cin};
     Z3_ast xu = vp_mk_fn(v, ZF_UNBLK, ub, &X->t);
@@ -266,7 +277,7 @@ static int z3_conv_nchwc(zctx *cx)
     if (!(t = apply_act(e, t, a->act))) return unsupported(e, "conv_nchwc with activation %d", a->act);
     o->t = vp_mk_fn(v, ZF_BLK, &b, &t);
     w = vp_mk_and2(v, w, vp_mk_eq(v, X->dim[1], Z3_mk_div(v->ctx, vp_mk_add(v, cin, bm1), b)));
-    w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, W->dim[0], gi), vp_mk_int(v, 0)));
+    if (a->group != SO_RULE_GROUP_DW) w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, W->dim[0], vp_mk_int(v, g)), vp_mk_int(v, 0)));
     o->rank = 5;
     o->dim[0] = X->dim[0];
     o->dim[1] = Z3_mk_div(v->ctx, vp_mk_add(v, W->dim[0], bm1), b);
