@@ -63,6 +63,10 @@ save("loop", "loop_0", "Loop",
      [helper.make_node("Loop", ["trip", "cond", "x"], ["y"], name="loop_0", body=body)],
      [vi("x", [1])], [vi("y", [1])],
      [numpy_helper.from_array(np.array(3, np.int64), "trip"), numpy_helper.from_array(np.array(True), "cond")])
+# float16 arithmetic: a Cast to FLOAT16 (float16 initializers are widened to float32; float16 compute is refused)
+save("cast_float16", "cast_0", "Cast",
+     [helper.make_node("Cast", ["x"], ["h"], name="cast_0", to=T.FLOAT16), helper.make_node("Cast", ["h"], ["y"], name="back", to=T.FLOAT)],
+     [vi("x", [2, 3])], [vi("y", [2, 3])])
 # an LSTM whose activation ONNX does not define
 save("lstm_bad_activation", "lstm_0", "LSTM",
      [helper.make_node("LSTM", ["x", "W", "R"], ["y"], name="lstm_0", hidden_size=3, activations=["Sigmoid", "Swish", "Tanh"])],
