@@ -743,10 +743,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             static const char *const stop[] = {"saturated", "node-limit", "iteration-limit", "time-limit", "work-limit"};
             static const char *const meth[] = {"greedy", "ilp-optimal", "ilp-feasible", "moves", "start", "?", "?", "?"};
             fprintf(f, "  \"eqsat\": {\"enodes\": %lld, \"eclasses\": %lld, \"iterations\": %lld, \"applied\": %lld, "
-                       "\"dropped_cyclic\": %lld, \"congruences\": %lld, \"stopped_by\": \"%s\", \"extraction\": \"%s\", "
+                       "\"dropped_cyclic\": %lld, \"congruences\": %lld, \"banned\": %lld, \"stopped_by\": \"%s\", \"extraction\": \"%s\", "
                        "\"extract_cost\": %s, \"greedy_extract_cost\": %s, \"ilp_vars\": %d, \"ilp_rows\": %d, \"why_greedy\": ",
                     (long long)es->enodes, (long long)es->eclasses, (long long)es->iterations, (long long)es->applied,
-                    (long long)es->dropped_cyclic, (long long)es->congruences, stop[es->stop >= 0 && es->stop <= 4 ? es->stop : 0], meth[es->extract_method & 7],
+                    (long long)es->dropped_cyclic, (long long)es->congruences, (long long)es->banned, stop[es->stop >= 0 && es->stop <= 4 ? es->stop : 0], meth[es->extract_method & 7],
                     so_json_fmt(b0, es->extract_cost, 9), so_json_fmt(b1, es->greedy_cost, 9), (int)es->ilp_vars, (int)es->ilp_rows);
             so_json_fstr(f, es->why_greedy);
             fprintf(f, ", \"saturate_seconds\": %s, \"cost_seconds\": %s, \"extract_seconds\": %s, \"unpriced\": %lld, \"polished\": %lld, \"merged\": %lld, \"start_kept\": %s},\n",

@@ -969,6 +969,7 @@ typedef struct wino_chunk {
     const float *x, *res; /* the image's */
     float *y, *V, *M;
     int64_t t0, ntc, tc, tw;
+    int64_t ob0, ob1; /* the output blocks whose products and output transforms this chunk computes */
 } wino_chunk;
 
 /* F(2x2, 3x3): B^T d for 4 vectors (stride s) into o (stride so), and A^T m for 4 vectors into 2. */
@@ -1008,18 +1009,22 @@ static inline void wino_in(const wino_chunk *k, int64_t it)
     for (int q = 0; q < a * a; q++) VST(k->V + (q * k->tc + tl) * Cp + cb * NB, d[q]);
 }
 
+/* Register-tile groups of CONV_OBK output blocks in the chunk's block range. */
+static inline int64_t nobg_of(const wino_chunk *k) { return cdiv(k->ob1 - k->ob0, CONV_OBK); }
+
 /* (2) item (position, group of CONV_OBK output blocks): M = V x U over the chunk's tiles. */
 static inline void wino_prod(const wino_chunk *k, int64_t it)
 {
     const so_nchwc_conv *p = k->p;
-    const int64_t Ob = p->Ob, Cp = p->Cb * NB, nobg = cdiv(Ob, CONV_OBK), tc = k->tc;
-    const int64_t q = it / nobg, ob = it % nobg * CONV_OBK;
-    const int obk = (int)min64(CONV_OBK, Ob - ob);
-    const int64_t nG = cdiv(Ob, SO_NCHWC_WINO_G), gi = q * nG + ob / SO_NCHWC_WINO_G, gsz = Cp * SO_NCHWC_WINO_G * NB;
-    const float *u = p->wu + gi * gsz + ob % SO_NCHWC_WINO_G * NB;
-    /* U is read in memory order (position-major, then groups of WINO_G blocks): the first item of a group
-       prefetches the next group's U (to L2) during its first register tile, as the direct conv does (wpf_cursor) */
-    const float *pf = ob % SO_NCHWC_WINO_G == 0 && gi + 1 < (p->wm + 2) * (p->wm + 2) * nG ? p->wu + (gi + 1) * gsz : NULL;
+    const int64_t Ob = p->Ob, Cp = p->Cb * NB, nobg = cdiv(k->ob1 - k->ob0, CONV_OBK), tc = k->tc, G = SO_NCHWC_WINO_G;
+    const int64_t q = it / nobg, ob = k->ob0 + it % nobg * CONV_OBK;
+    const int obk = (int)min64(CONV_OBK, k->ob1 - ob);
+    const int64_t nG = cdiv(Ob, G), gi = q * nG + ob / G, gsz = Cp * G * NB;
+    const float *u = p->wu + gi * gsz + ob % G * NB;
+    /* U is read in memory order (position-major, then groups of WINO_G blocks of [ob0, ob1)): the first item of a
+       group prefetches the next group's U (to L2) during its first register tile, as the direct conv does (wpf_cursor) */
+    const int64_t gn = ob + G < k->ob1 ? gi + 1 : (q + 1) * nG + k->ob0 / G;
+    const float *pf = ob % G == 0 && gn < (p->wm + 2) * (p->wm + 2) * nG ? p->wu + gn * gsz : NULL;
     for (int64_t tl = 0; tl < k->ntc;) {
         const int npx = k->ntc - tl >= CONV_PX ? CONV_PX : (int)min64(5, k->ntc - tl); /* CONV_PX or 1..5 */
         wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx, tl ? NULL : pf);
@@ -1031,8 +1036,8 @@ static inline void wino_prod(const wino_chunk *k, int64_t it)
 static inline void wino_out(const wino_chunk *k, int64_t it)
 {
     const so_nchwc_conv *p = k->p;
-    const int64_t Ob = p->Ob, Ho = p->Ho, Wo = p->Wo, tc = k->tc;
-    const int64_t tl = it / Ob, ob = it % Ob, t = k->t0 + tl;
+    const int64_t Ob = p->Ob, Ho = p->Ho, Wo = p->Wo, tc = k->tc, nob = k->ob1 - k->ob0;
+    const int64_t tl = it / nob, ob = k->ob0 + it % nob, t = k->t0 + tl;
     const int64_t wm = p->wm, oy0 = t / k->tw * wm, ox0 = t % k->tw * wm;
     VF m[36], e[24], o[16];
     if (wm == 4) {
@@ -1054,18 +1059,27 @@ static inline void wino_out(const wino_chunk *k, int64_t it)
 
 /* The Winograd conv F(m x m, 3x3) (p->wu set by so_nchwc_conv_wino, m = p->wm, P = (m+2)^2 positions): per image,
    per chunk of at most p->wtc tiles of m x m outputs, (1) the input transform into V [P][tiles][Cp], channels
-   contiguous; (2) per position the product M [P][Ob][tiles][b] = V x U (register tiles of CONV_OBK blocks x CONV_PX tiles); (3) the output transform, the
-   epilogue, the stores. With several threads and at least 2 chunks per thread, each thread runs whole chunks in
-   its own part of the scratch (no barrier inside a chunk; the chunk count rounded up to a multiple of T); else
-   the team shares each phase's items, chunk after chunk. scratch: so_nchwc_wino_scratch(p, T) floats. Every
-   output is computed by the same operations whatever T and the chunking. */
+   contiguous; (2) per position the product M [P][Ob][tiles][b] = V x U (register tiles of CONV_OBK blocks x CONV_PX
+   tiles); (3) the output transform, the epilogue, the stores. Threads, three ways:
+   - at least 2 chunks per thread: each thread runs whole chunks in its own part of the scratch (no barrier inside
+     a chunk; the chunk count rounded up to a multiple of T);
+   - else, with at least T groups of SO_NCHWC_WINO_G output blocks (ResNet-50's 28x28 to 7x7 layers at 2 threads):
+     the team shares (1) by tiles, then each thread runs (2) and (3) for its own range of output groups, so M never
+     crosses cores, each thread reads only its part of U, and a chunk costs one barrier (after (1)) and one before
+     the next chunk's (1) overwrites V, instead of three. Measured at 2 threads (process CPU time with
+     OMP_WAIT_POLICY=passive, i.e. the work without the barrier waits, 15 paired rounds, load ~16: noisy) against
+     the team sharing every phase: 28x28 128 F4 0.91, 14x14 256 F4 1.00 / F2 0.94, 7x7 512 F4 1.02 / F2 0.95; each
+     thread redoing (1) for its own groups instead (no barrier at all) was 0.93-1.09 of sharing every phase;
+   - else the team shares each phase's items, chunk after chunk.
+   scratch: so_nchwc_wino_scratch(p, T) floats. Every output is computed by the same operations whatever T and the
+   chunking. */
 static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T)
 {
-    const int64_t Cb = p->Cb, Ob = p->Ob, Cp = Cb * NB, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo;
-    const int64_t P = (p->wm + 2) * (p->wm + 2), tw = cdiv(Wo, p->wm), nt = cdiv(Ho, p->wm) * tw, nobg = cdiv(Ob, CONV_OBK);
+    const int64_t Cb = p->Cb, Ob = p->Ob, Cp = Cb * NB, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo, G = SO_NCHWC_WINO_G;
+    const int64_t P = (p->wm + 2) * (p->wm + 2), tw = cdiv(Wo, p->wm), nt = cdiv(Ho, p->wm) * tw, nG = cdiv(Ob, G);
     T = team(T, N * p->O * Ho * Wo * 9 * p->C);
     int64_t nch = cdiv(nt, p->wtc);
-    const int whole = T > 1 && N * nch >= 2 * T;
+    const int whole = T > 1 && N * nch >= 2 * T, by_groups = T > 1 && !whole && nG >= T;
     while (whole && N * nch % T) nch++;
     const int64_t tc = cdiv(nt, nch), per = P * p->wtc * (Cp + Ob * NB); /* tc <= p->wtc */
     if (whole) {
@@ -1075,30 +1089,47 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
             if (t0 >= nt) continue;
             float *V = scratch + (int64_t)omp_get_thread_num() * per;
             const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, V,
-                                  V + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw};
+                                  V + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw, 0, Ob};
             for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
-            for (int64_t i = 0; i < P * nobg; i++) wino_prod(&k, i);
+            for (int64_t i = 0; i < P * nobg_of(&k); i++) wino_prod(&k, i);
             for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
+        }
+        return;
+    }
+    if (by_groups) {
+#pragma omp parallel num_threads(T)
+        {
+            const int64_t th = omp_get_thread_num(), g0 = nG * th / T, g1 = nG * (th + 1) / T;
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t t0 = 0; t0 < nt; t0 += tc) {
+                    const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, scratch,
+                                          scratch + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw, g0 * G, min64(Ob, g1 * G)};
+                    if (n || t0) { /* the previous chunk's products read V */
+#pragma omp barrier
+                    }
+#pragma omp for schedule(static)
+                    for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
+                    for (int64_t i = 0; i < P * nobg_of(&k); i++) wino_prod(&k, i);
+                    for (int64_t i = 0; i < k.ntc * (k.ob1 - k.ob0); i++) wino_out(&k, i);
+                }
         }
         return;
     }
     for (int64_t n = 0; n < N; n++)
         for (int64_t t0 = 0; t0 < nt; t0 += tc) {
             const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, scratch,
-                                  scratch + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw};
+                                  scratch + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw, 0, Ob};
 #pragma omp parallel num_threads(T) if (T > 1)
             {
 #pragma omp for schedule(static)
                 for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
 #pragma omp for schedule(static)
-                for (int64_t i = 0; i < P * nobg; i++) wino_prod(&k, i);
+                for (int64_t i = 0; i < P * nobg_of(&k); i++) wino_prod(&k, i);
 #pragma omp for schedule(static)
                 for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
             }
         }
 }
-
-/* ---------------- pooling ---------------- */
 
 static void pool_run(const so_nchwc_pool *p, int64_t N, const float *x, float *y, int T)
 {

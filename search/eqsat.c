@@ -31,6 +31,8 @@ typedef struct ematch {
     int32_t lo, hi;                 /* symmetric roots: first and last key (chain_order), else -1 */
     int32_t first, k2;              /* symmetric roots: the first one's e-node, the second one's key */
     int32_t first_chain;            /* 1 if the first symmetric root is a chain (a merge's e-node) */
+    int32_t lvl;                    /* symmetric roots: merge level of the chain this match makes (chain_order) */
+    int32_t cnt;                    /* symmetric roots: leaves of the chain this match makes */
 } ematch;
 
 typedef struct mctx {
@@ -50,6 +52,10 @@ typedef struct mctx {
     int stop;
     uint8_t sym_roots[SO_RULE_MAX_NODES]; /* roots of the pattern that share their operator and attributes with another root */
     const int32_t *lab_lo, *lab_hi;     /* per e-node: merge-chain labels (see chain_order); lo < 0: not a chain */
+    const int32_t *lab_rule;            /* per chain e-node: the rule whose merges made it */
+    const uint8_t *lab_lvl;             /* per chain e-node: 1 if its leaves are start-graph values, 2 otherwise */
+    const uint8_t *complete;            /* per chain e-node: 1 if it covers its group's leaves (mark_complete) */
+    const int32_t *lab_cnt;             /* per chain e-node: its leaves */
     const uint8_t *orig_cls;            /* per canonical class: 1 if it holds an e-node of the start graph */
     const so_attr *const *uattr;        /* per e-node: so_attr_used of its attributes, interned */
     const so_attr *want[SO_RULE_MAX_NODES]; /* per pattern node without symbolic attributes: the same */
@@ -60,8 +66,9 @@ typedef struct mctx {
 /* The ordering key of e-node n as a root of a symmetric multi-root match: a chain (made by such an
    application) carries the keys of its first and last leaf; any other e-node is a leaf whose key is
    its class. */
-static int32_t key_lo(const mctx *s, int32_t n) { return s->lab_lo[n] >= 0 ? s->lab_lo[n] : so_eg_find(s->eg, s->eg->nodes[n].cls); }
-static int32_t key_hi(const mctx *s, int32_t n) { return s->lab_lo[n] >= 0 ? s->lab_hi[n] : so_eg_find(s->eg, s->eg->nodes[n].cls); }
+static int own_chain(const mctx *s, int32_t n) { return s->lab_lo[n] >= 0 && s->lab_rule[n] == s->m.rule; }
+static int32_t key_lo(const mctx *s, int32_t n) { return own_chain(s, n) ? s->lab_lo[n] : so_eg_find(s->eg, s->eg->nodes[n].cls); }
+static int32_t key_hi(const mctx *s, int32_t n) { return own_chain(s, n) ? s->lab_hi[n] : so_eg_find(s->eg, s->eg->nodes[n].cls); }
 
 /* Merge chains in one canonical order. Roots of the same operator and attributes
    (matmul(X,A), matmul(X,B); matmul(A,W), matmul(C,W)) match any pair of e-nodes, and every merge
@@ -75,16 +82,28 @@ static int32_t key_hi(const mctx *s, int32_t n) { return s->lab_lo[n] >= 0 ? s->
    e-node) and the first e-node of that operator in its class (a conv with a batchnorm folded into
    its weights is the only conv of the batchnorm's class): the other e-nodes of a value
    (matmul(x, t(t(W))) after transpose rules) otherwise seed chains of their own, and NasRNN's
-   third iteration hit the match cap on them. Returns 1 if the match is in canonical order. */
-static int start_value(const mctx *s, int32_t n)
+   third iteration hit the match cap on them.
+   Merges of merges: a complete chain of another merge rule whose own leaves are start-graph values
+   (level 1) is a leaf too, keyed by its class: NasRNN's time-step merges of one weight
+   (concat(x0..x4)·W_g, rule 473 reversed) are then merged across the gates that share that
+   operand (rule 506 reversed: concat(x0..x4)·[W_1 .. W_k]), as backtracking does; until session 10
+   a chain was a leaf for no rule and the e-graph never held that graph. Such a merge makes a level-2
+   chain, which is a leaf for nothing, so the nesting stops there. Complete: its chain has every leaf
+   of its group (mark_complete, per iteration), so that its partial chains (pairs and runs, O(n^3))
+   do not each seed chains of their own.
+   Returns 1 if the match is in canonical order. */
+static int leaf_value(const mctx *s, int32_t n)
 {
     so_egraph *eg = s->eg;
     int32_t c = so_eg_find(eg, eg->nodes[n].cls);
-    if (!s->orig_cls[c]) return 0;
+    if (s->lab_lo[n] >= 0) {
+        if (s->lab_rule[n] == s->m.rule || s->lab_lvl[n] != 1 || !s->complete[n]) return 0;
+    } else if (!s->orig_cls[c])
+        return 0;
     const so_eclass *cl = &eg->cls[c];
     for (int32_t i = 0; i < cl->n_nodes; i++) {
         const so_enode *e = &eg->nodes[cl->nodes[i]];
-        if (cl->nodes[i] < n && !e->dead && e->op == eg->nodes[n].op && s->lab_lo[cl->nodes[i]] < 0) return 0;
+        if (cl->nodes[i] < n && !e->dead && e->op == eg->nodes[n].op && (s->lab_lo[cl->nodes[i]] < 0 || s->lab_lo[n] >= 0)) return 0;
     }
     return 1;
 }
@@ -95,13 +114,19 @@ static int chain_order(mctx *s)
     int first = 1;
     s->m.lo = s->m.hi = s->m.first = s->m.k2 = -1;
     s->m.first_chain = 0;
+    s->m.lvl = 1;
+    s->m.cnt = 0;
     for (int q = 0; q < s->r->src.n_nodes; q++) {
         if (!s->sym_roots[q]) continue;
         int32_t n = s->m.en[q];
-        if (s->lab_lo[n] < 0 && !start_value(s, n)) return 0;
-        if (!first && s->lab_lo[n] >= 0) return 0;
+        int own = own_chain(s, n);
+        if (!own && !leaf_value(s, n)) return 0;
+        if (!first && own) return 0;
         if (!first && key_lo(s, n) <= prev) return 0;
-        if (first) s->m.lo = key_lo(s, n), s->m.first = n, s->m.first_chain = s->lab_lo[n] >= 0;
+        if (own && s->lab_lvl[n] > s->m.lvl) s->m.lvl = s->lab_lvl[n];
+        if (!own && s->lab_lo[n] >= 0) s->m.lvl = 2; /* a merge of merges */
+        s->m.cnt += own ? s->lab_cnt[n] : 1;
+        if (first) s->m.lo = key_lo(s, n), s->m.first = n, s->m.first_chain = own;
         else if (s->m.k2 < 0) s->m.k2 = key_lo(s, n);
         prev = s->m.hi = key_hi(s, n);
         first = 0;
@@ -224,6 +249,34 @@ static int eq_attr_match(mctx *s, int p, int32_t n)
 
 static void eq_step(mctx *s, int p);
 
+/* The pattern node to match next: the highest unmatched one that a matched consumer reads (its
+   e-nodes are those of one child class), else the highest that reads a matched node or a bound
+   input (the parents of that class), else the highest unmatched one (a root: every e-node of its operator); -1 when all are matched. Taking a
+   connected node first matters for roots joined only through a shared child (transpose(split(A).0),
+   transpose(split(A).1); matmul(B, s0), matmul(s0, C); matmul(A, split(B).1), matmul(A, split(B).0)): in plain reverse
+   order the second root was tried against every e-node of its operator (or every reader of A),
+   pairs of them, and on NasRNN four such rules took 13 of the 30 million tries of the work limit
+   and found nothing. The matches found are the same. */
+static int next_node(const mctx *s)
+{
+    int best = -1, by_input = -1;
+    for (int p = s->r->src.n_nodes - 1; p >= 0; p--) {
+        if (s->mapped[p]) continue;
+        if (best < 0) best = p;
+        for (int q = p + 1; q < s->r->src.n_nodes; q++) {
+            if (!s->mapped[q]) continue;
+            for (int k = 0; k < s->r->src.nodes[q].n_in; k++)
+                if (s->r->src.nodes[q].in[k].node == p) return p;
+        }
+        const so_rnode *pn = &s->r->src.nodes[p];
+        for (int k = 0; k < pn->n_in && by_input < 0; k++) {
+            so_rref ref = pn->in[k];
+            if (ref.node < 0 ? s->vbound[-(ref.node + 1)] : s->mapped[ref.node]) by_input = p;
+        }
+    }
+    return by_input >= 0 ? by_input : best;
+}
+
 /* Merges extend by the next leaf only. Every pair of leaves is kept; of the matches m[0..n) of one
    rule with symmetric roots whose first root is a chain, only the one with the least second key
    per chain (the first of those found): a chain grows by the next leaf in key order, so the chains
@@ -284,7 +337,7 @@ static void eq_try(mctx *s, int p, int32_t n)
     if (ok) {
         s->m.en[p] = n;
         s->mapped[p] = 1;
-        eq_step(s, p - 1);
+        eq_step(s, next_node(s));
         s->mapped[p] = 0;
     }
     bind_restore(s, &keep);
@@ -381,6 +434,8 @@ typedef struct run {
     int32_t f32_weight;        /* a float32 weight of the model (flops placeholders), or -1 */
     const uint8_t *start_fused; /* per start-graph node: 1 if the executor fuses it into its producer */
     int32_t *lab_lo, *lab_hi;  /* per e-node: merge-chain keys (chain_order); lab_lo -1: not a chain */
+    int32_t *lab_rule, *lab_cnt; /* per chain e-node: its merge rule, its number of leaves */
+    uint8_t *lab_lvl, *complete; /* per chain e-node: its level and whether it is complete (mctx) */
     const so_attr **uattr;     /* per e-node: so_attr_used of its attributes, interned in the model */
     int32_t n_lab, cap_lab;
     int64_t prefiltered;       /* matches skipped: they would close a cycle */
@@ -448,17 +503,22 @@ static void add_start(run *r)
 
 /* Applies one match: adds the target's e-nodes and merges each mapped output with its source
    value. Returns 1 if the e-graph changed. */
-static void label_new(run *r, int32_t lo, int32_t hi)
+static void label_new(run *r, int32_t lo, int32_t hi, int32_t rule, int lvl, int32_t cnt)
 {
     if (r->eg.n_nodes > r->cap_lab) {
         r->cap_lab = r->eg.n_nodes * 2 + 256;
         r->lab_lo = so_xrealloc(r->lab_lo, (size_t)r->cap_lab * sizeof *r->lab_lo);
         r->lab_hi = so_xrealloc(r->lab_hi, (size_t)r->cap_lab * sizeof *r->lab_hi);
+        r->lab_rule = so_xrealloc(r->lab_rule, (size_t)r->cap_lab * sizeof *r->lab_rule);
+        r->lab_cnt = so_xrealloc(r->lab_cnt, (size_t)r->cap_lab * sizeof *r->lab_cnt);
+        r->lab_lvl = so_xrealloc(r->lab_lvl, (size_t)r->cap_lab * sizeof *r->lab_lvl);
+        r->complete = so_xrealloc(r->complete, (size_t)r->cap_lab * sizeof *r->complete);
         r->uattr = so_xrealloc(r->uattr, (size_t)r->cap_lab * sizeof *r->uattr);
     }
     for (; r->n_lab < r->eg.n_nodes; r->n_lab++) {
         const so_enode *e = &r->eg.nodes[r->n_lab];
         r->lab_lo[r->n_lab] = lo, r->lab_hi[r->n_lab] = hi;
+        r->lab_rule[r->n_lab] = rule, r->lab_lvl[r->n_lab] = (uint8_t)lvl, r->complete[r->n_lab] = 0, r->lab_cnt[r->n_lab] = cnt;
         if (e->op == SO_EG_PROJ || !e->attr) r->uattr[r->n_lab] = NULL;
         else {
             so_attr a = so_attr_used((so_op)e->op, e->attr);
@@ -494,9 +554,9 @@ static int apply(run *r, const ematch *m, int32_t app)
                 }
             }
         }
-    label_new(r, -1, -1);
+    label_new(r, -1, -1, -1, 0, 0);
     int changed = apply_match(r, m, app);
-    label_new(r, m->lo, m->hi);
+    label_new(r, m->lo, m->hi, m->rule, m->lvl, m->cnt);
     return changed;
 }
 
@@ -552,6 +612,52 @@ static int apply_match(run *r, const ematch *m, int32_t app)
         if (so_eg_merge(eg, sc, tc) >= 0) changed = 1;
     }
     return changed;
+}
+
+/* Marks the complete chains (mctx.complete): the pair matches m[0..n) of each merge rule (first
+   root a leaf) join their two leaves' keys into groups (union-find over class ids); a chain of
+   that rule whose first and last keys are its group's least and greatest and that has as many
+   leaves as the group is complete. Called after
+   an iteration's applications, for the next iteration's matching. */
+static void mark_complete(run *r, const ematch *m, int32_t n)
+{
+    int32_t nc = r->eg.n_cls;
+    int32_t *uf = so_xmalloc(((size_t)nc + 1) * sizeof *uf), *gmin = so_xmalloc(((size_t)nc + 1) * sizeof *gmin);
+    int32_t *gmax = so_xmalloc(((size_t)nc + 1) * sizeof *gmax), *touched = so_xmalloc(((size_t)2 * n + 1) * sizeof *touched);
+    int32_t *gcnt = so_xmalloc(((size_t)nc + 1) * sizeof *gcnt);
+    for (int32_t c = 0; c < nc; c++) uf[c] = -1;
+    for (int32_t i = 0; i < n;) {
+        int32_t rule = m[i].rule, j = i, nt = 0;
+        for (; j < n && m[j].rule == rule; j++) {
+            if (m[j].lo < 0 || m[j].first_chain || m[j].k2 < 0 || m[j].lo >= nc || m[j].k2 >= nc) continue;
+            int32_t a = m[j].lo, b = m[j].k2;
+            int32_t ab[2] = {a, b};
+            for (int k = 0; k < 2; k++)
+                if (uf[ab[k]] < 0) uf[ab[k]] = ab[k], gmin[ab[k]] = gmax[ab[k]] = ab[k], gcnt[ab[k]] = 1, touched[nt++] = ab[k];
+            while (uf[a] != a) a = uf[a] = uf[uf[a]];
+            while (uf[b] != b) b = uf[b] = uf[uf[b]];
+            if (a == b) continue;
+            if (b < a) { int32_t t = a; a = b; b = t; }
+            uf[b] = a;
+            gmin[a] = gmin[a] < gmin[b] ? gmin[a] : gmin[b];
+            gmax[a] = gmax[a] > gmax[b] ? gmax[a] : gmax[b];
+            gcnt[a] += gcnt[b];
+        }
+        if (nt > 0)
+            for (int32_t e = 0; e < r->n_lab; e++) {
+                if (r->lab_lo[e] < 0 || r->lab_rule[e] != rule || r->lab_lo[e] >= nc || uf[r->lab_lo[e]] < 0) continue;
+                int32_t a = r->lab_lo[e];
+                while (uf[a] != a) a = uf[a];
+                r->complete[e] = r->lab_lo[e] == gmin[a] && r->lab_hi[e] == gmax[a] && r->lab_cnt[e] == gcnt[a];
+            }
+        for (int32_t t = 0; t < nt; t++) uf[touched[t]] = -1;
+        i = j;
+    }
+    free(uf);
+    free(gmin);
+    free(gmax);
+    free(gcnt);
+    free(touched);
 }
 
 /* The CSR of live e-nodes per operator. */
@@ -934,11 +1040,11 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     so_eqsat_opts eo = eo_in ? *eo_in : (so_eqsat_opts){0};
     /* tuning knobs for experiments (search/README.md): SO_EQSAT_NODES, SO_EQSAT_ITERS, SO_EQSAT_MULTI, SO_EQSAT_WORK;
        a value that is not a positive integer is an error, not a silent 0 */
-    long long kn[4] = {0, 0, 0, 0};
-    static const char *const knob[4] = {"SO_EQSAT_NODES", "SO_EQSAT_ITERS", "SO_EQSAT_MULTI", "SO_EQSAT_WORK"};
-    for (int k = 0; k < 4; k++) {
+    long long kn[5] = {0, 0, 0, 0, 0};
+    static const char *const knob[5] = {"SO_EQSAT_NODES", "SO_EQSAT_ITERS", "SO_EQSAT_MULTI", "SO_EQSAT_WORK", "SO_EQSAT_BACKOFF"};
+    for (int k = 0; k < 5; k++) {
         const char *v = getenv(knob[k]);
-        if (v && so_parse_int(v, 1, k == 1 || k == 2 ? INT32_MAX : INT64_MAX, &kn[k]))
+        if (v && so_parse_int(v, 1, k == 1 || k == 2 || k == 4 ? INT32_MAX : INT64_MAX, &kn[k]))
             return so_errorf("%s=%s: expected a positive integer", knob[k], v);
     }
     if (!eo.node_limit && kn[0]) eo.node_limit = kn[0];
@@ -949,7 +1055,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     if (eo.multi_iters <= 0) eo.multi_iters = 2;
     if (eo.match_cap <= 0) eo.match_cap = 4000;
     if (!eo.work_limit && kn[3]) eo.work_limit = kn[3];
-    if (eo.work_limit <= 0) eo.work_limit = 30000000;
+    if (eo.work_limit <= 0) eo.work_limit = 60000000;
     if (eo.ilp_node_limit == 0) eo.ilp_node_limit = 3000;
     const double t0 = so_now(), c0 = cpu_now(), tl = opts->time_limit > 0 ? opts->time_limit : 8.0;
     const double sat_deadline = c0 + 0.5 * tl;
@@ -969,7 +1075,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         if (start->model->weights[w].shape.dtype == SO_F32) r->f32_weight = w;
     so_eg_init(&r->eg, start->model);
     add_start(r);
-    label_new(r, -1, -1);
+    label_new(r, -1, -1, -1, 0, 0);
     if (getenv("SO_DEBUG_EQSAT")) fprintf(stderr, "eqsat start: %lld live e-nodes, %lld classes\n", (long long)r->eg.n_live, (long long)r->eg.n_canon);
     so_eg_rebuild(&r->eg);
     if (getenv("SO_DEBUG_EQSAT")) fprintf(stderr, "eqsat start rebuilt: %lld live e-nodes, %lld classes, %lld dropped\n", (long long)r->eg.n_live, (long long)r->eg.n_canon, (long long)r->eg.dropped_cyclic);
@@ -985,6 +1091,17 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     }
     r->start_fused = role;
     int *multi = so_xmalloc(((size_t)n_rules + 1) * sizeof *multi);
+    /* backoff scheduling (egg's BackoffScheduler): a rule that is not a merge and matches more than
+       backoff_matches (300; egg's default is 1000; SO_EQSAT_BACKOFF) << times_banned times in an iteration has those matches dropped and is not
+       matched for BACKOFF_ITERS << times_banned iterations. NasRNN: the transpose rules (244, 249 and
+       their kin) doubled their matches every iteration and filled the e-graph to its node limit
+       before the merges of merges (leaf_value) were reached. Merges (multi 1) are bounded by their
+       canonical chains and not banned. When nothing changes while a rule is banned, the bans are
+       lifted and saturation goes on. Deterministic: it counts matches, not time. */
+    int32_t *ban_until = so_xcalloc((size_t)n_rules + 1, sizeof *ban_until);
+    int32_t *times_banned = so_xcalloc((size_t)n_rules + 1, sizeof *times_banned);
+    const int64_t backoff_matches = kn[4] ? kn[4] : 300;
+#define BACKOFF_ITERS 2
     for (int32_t k = 0; k < n_rules; k++) {
         uint8_t root[SO_RULE_MAX_NODES], sym[SO_RULE_MAX_NODES];
         int nr = pattern_roots(&rules[k], root), ns = 0;
@@ -1015,9 +1132,13 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         op_index(&r->eg, &ost, &ond);
         mc.op_start = ost;
         mc.op_nodes = ond;
-        label_new(r, -1, -1);
+        label_new(r, -1, -1, -1, 0, 0);
         mc.lab_lo = r->lab_lo;
         mc.lab_hi = r->lab_hi;
+        mc.lab_rule = r->lab_rule;
+        mc.lab_lvl = r->lab_lvl;
+        mc.complete = r->complete;
+        mc.lab_cnt = r->lab_cnt;
         mc.uattr = r->uattr;
         {
             int32_t nt;
@@ -1034,9 +1155,14 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
         mc.orig_cls = ocls;
         mc.n_out = 0;
         mc.stop = 0;
+        int any_banned = 0;
         for (int32_t k = 0; k < n_rules && !mc.stop; k++) {
             const so_rule *ru = &rules[k];
             if (ru->src.n_nodes <= 0 || (multi[k] == 2 && it >= eo.multi_iters)) continue;
+            if (it < ban_until[k]) {
+                any_banned = 1;
+                continue;
+            }
             mc.r = ru;
             memset(mc.mapped, 0, sizeof mc.mapped);
             memset(mc.vbound, 0, sizeof mc.vbound);
@@ -1055,13 +1181,22 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
                 symmetric_roots(ru, root, mc.sym_roots);
             }
             int32_t from = mc.n_out;
+            uint64_t t_before = mc.tries;
             if (multi[k] == 1) mc.cap = INT32_MAX; /* capped after contiguous_runs */
-            eq_step(&mc, ru->src.n_nodes - 1);
+            eq_step(&mc, next_node(&mc));
+            if (getenv("SO_DEBUG_TRIES") && mc.tries - t_before > 200000) fprintf(stderr, "  it %d rule %d%s multi %d: %.3g tries, %d matches\n", (int)it, (int)ru->id, "", multi[k], (double)(mc.tries - t_before), (int)(mc.n_out - from));
             if (multi[k] == 1) {
                 mc.n_out = from + contiguous_runs(mc.out + from, mc.n_out - from, eo.match_cap / 4);
                 if (mc.cap <= 0) mc.cap = 1;
             }
             if (mc.stop && mc.cap <= 0) mc.stop = 0; /* that rule's cap, not the deadline */
+            if (multi[k] != 1 && mc.n_out - from > (backoff_matches << times_banned[k]) && !mc.stop) {
+                ban_until[k] = it + 1 + (BACKOFF_ITERS << times_banned[k]);
+                times_banned[k]++;
+                mc.n_out = from;
+                any_banned = 1;
+                st->banned++;
+            }
         }
         free(ost);
         free(ond);
@@ -1088,7 +1223,7 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
             r->app_rule[r->n_app] = mc.out[q].rule;
             {
                 int32_t f = mc.out[q].first;
-                r->app_parent[r->n_app] = f >= 0 && r->lab_lo[f] >= 0 ? r->eg.nodes[f].app : -1;
+                r->app_parent[r->n_app] = f >= 0 && mc.out[q].first_chain ? r->eg.nodes[f].app : -1;
                 r->app_merge[r->n_app] = mc.out[q].lo >= 0;
             }
             if (apply(r, &mc.out[q], r->n_app)) {
@@ -1097,6 +1232,8 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
                 st->applied++;
             }
         }
+        label_new(r, -1, -1, -1, 0, 0);
+        mark_complete(r, mc.out, mc.n_out);
         st->congruences += so_eg_rebuild(&r->eg);
         st->iterations = it + 1;
         if (getenv("SO_DEBUG_EQSAT")) {
@@ -1134,6 +1271,10 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
             st->stop = mc.stop == 2 ? 4 : 3;
             break;
         }
+        if (!changed && any_banned) { /* not saturated: banned rules go on */
+            for (int32_t k = 0; k < n_rules; k++) ban_until[k] = 0;
+            continue;
+        }
         if (!changed) { /* saturated */
             st->stop = 0;
             break;
@@ -1141,6 +1282,8 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     }
     free(mc.out);
     free(multi);
+    free(ban_until);
+    free(times_banned);
     st->saturate_seconds = so_now() - t0;
     st->enodes = r->eg.n_live;
     st->eclasses = r->eg.n_canon;
@@ -1221,6 +1364,10 @@ out:
     free(r->n_moves);
     free(r->lab_lo);
     free(r->lab_hi);
+    free(r->lab_rule);
+    free(r->lab_cnt);
+    free(r->lab_lvl);
+    free(r->complete);
     free(r->uattr);
     free(r->rank);
     free(r->alt);

@@ -18,7 +18,7 @@ typedef struct so_eqsat_opts {
                                    rules with several roots) */
     int64_t ilp_node_limit;     /* e-nodes above which extraction is greedy only (default 3000) */
     int64_t work_limit;         /* e-matching work (e-nodes tried against a pattern node, all iterations) after
-                                   which saturation stops (default 3e7): the deterministic bound, where a
+                                   which saturation stops (default 6e7): the deterministic bound, where a
                                    time limit would make the e-graph depend on the machine's load */
 } so_eqsat_opts;
 

@@ -65,6 +65,7 @@ typedef struct so_search_result {
         int64_t enodes, eclasses;       /* live e-nodes and classes at the end of saturation */
         int64_t iterations, applied;    /* iterations run; rule matches applied */
         int64_t dropped_cyclic, congruences; /* e-nodes dropped by cycle filtering; congruence merges */
+        int64_t banned;                 /* backoff bans (a rule's matches of one iteration dropped, search/eqsat.c) */
         int stop;                       /* 0 saturated, 1 node limit, 2 iteration limit, 3 time limit, 4 work limit */
         int extract_method;             /* so_extract_method (search/extract.h) */
         double extract_cost, greedy_cost; /* the extraction's e-node cost sum (ILP or greedy), greedy's */

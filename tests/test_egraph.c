@@ -366,6 +366,64 @@ static void test_eqsat_merge_chain(void **state)
     es_free(&e, &t, &rs);
 }
 
+/* Merges of merges (session 10): X0, X1 [1,8] by W0, W1 [8,16], the four products as outputs; rule 2
+   of the dev rules (X.A, X.B = split(X.concat(A,B))) and a row merge (A.W, C.W =
+   split(concat(A,C).W), as rule 473 reversed), both ways. The row merges of one weight (X0.W0 with
+   X1.W0) are chains of the row rule; with the merges of merges (search/eqsat.c leaf_value) the
+   complete ones are leaves of the column rule, which merges concat(X0,X1).W0 with
+   concat(X0,X1).W1: one matmul of everything. Before, a chain was a leaf for no rule and the best
+   graph had two matmuls. Also: the e-matching order (next_node) and the backoff scheduler keep the
+   run deterministic (twice the same). */
+static void test_eqsat_merge_of_merges(void **state)
+{
+    (void)state;
+    static const char *rowtext = "rule 3\n"
+                                 "  input A [m1,k]\n"
+                                 "  input C [m2,k]\n"
+                                 "  input W [k,n]\n"
+                                 "  src a = matmul(A, W) act=none\n"
+                                 "  src b = matmul(C, W) act=none\n"
+                                 "  dst x = concat(A, C) axis=0\n"
+                                 "  dst y = matmul(x, W) act=none\n"
+                                 "  dst p = split(y) axis=0 sizes=m1,m2\n"
+                                 "  map a -> p.0\n"
+                                 "  map b -> p.1\n"
+                                 "  proof unverified\n"
+                                 "end\n";
+    so_ruleset rs = {0}, rs2 = {0};
+    so_rule rules[6];
+    int n = dev_rules_both_ways(&rs, rules);
+    assert_int_equal(so_rules_parse("r.rules", rowtext, strlen(rowtext), &rs2), SO_OK);
+    rules[n++] = rs2.rules[0];
+    so_rule_reverse(&rs2.rules[0], &rules[n++]);
+    tb t;
+    so_shape xs[2] = {shape2(1, 8), shape2(1, 8)};
+    tb_new(&t, 2, xs, 4);
+    int32_t w0 = tb_weight(&t, 2, 8, 16), w1 = tb_weight(&t, 2, 8, 16);
+    t.g->outputs[0] = (so_edge){tb_op(&t, SO_OP_MATMUL, 0, w0, 0), 0};
+    t.g->outputs[1] = (so_edge){tb_op(&t, SO_OP_MATMUL, 1, w0, 0), 0};
+    t.g->outputs[2] = (so_edge){tb_op(&t, SO_OP_MATMUL, 0, w1, 0), 0};
+    t.g->outputs[3] = (so_edge){tb_op(&t, SO_OP_MATMUL, 1, w1, 0), 0};
+    eq_setup e;
+    es_begin(&e, &t);
+    so_search_opts o = {.kind = SO_SEARCH_EQSAT, .time_limit = 60};
+    so_search_result res, res2;
+    assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, NULL, &res), SO_OK);
+    int n_mm = 0;
+    for (int32_t i = 0; i < res.best->n_nodes; i++) n_mm += res.best->nodes[i].op == SO_OP_MATMUL;
+    assert_int_equal(n_mm, 1);
+    assert_true(res.cost_after < res.cost_before);
+    assert_true(max_diff(t.g, res.best) < 1e-4);
+    assert_int_equal(so_eqsat_run(e.start, rules, n, &e.cm, &e.fc, &o, NULL, &res2), SO_OK);
+    assert_true(res2.cost_after == res.cost_after);
+    assert_int_equal(res2.eqsat.enodes, res.eqsat.enodes);
+    assert_int_equal(res2.eqsat.applied, res.eqsat.applied);
+    so_search_result_free(&res);
+    so_search_result_free(&res2);
+    so_ruleset_free(&rs2);
+    es_free(&e, &t, &rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_ilp_extraction),
         cmocka_unit_test(test_eqsat_search),
         cmocka_unit_test(test_eqsat_merge_chain),
+        cmocka_unit_test(test_eqsat_merge_of_merges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -289,6 +289,9 @@ static void test_conv_dense(void **state)
         CV(1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .scale = 1, .act1 = SO_ACT_RELU),
         CV(1, 20, 3, 30, 17, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1, .bias = 1),
         CV(2, 17, 10, 9, 33, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        /* Winograd at 2 threads by output groups (fewer chunks than 2 per thread): 3 groups of 4 blocks at b = 16
+           (5 at b = 8) split 1 + 2, the last one partial */
+        CV(1, 24, 7, 7, 136, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
     assert_true(wino_ran >= 20); /* the 3x3 stride-1 cases above ran both our Winograds at every level */
