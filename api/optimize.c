@@ -813,6 +813,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 fprintf(tf, "  specialised for input '%s' %s (symbolic dimensions pinned by --dim / --input-shape)\n",
                         m->inputs[k].name, so_shape_str(&m->inputs[k].shape, sb, sizeof sb));
             }
+        if (m->n_widened_half)
+            fprintf(tf, "  note: %d float16 / bfloat16 initializers (%lld values) were widened to float32 at import and computed in float32; "
+                        "those left as they were are written back in their type, those folded into other weights as float32\n",
+                    (int)m->n_widened_half, (long long)m->widened_half_values);
         fprintf(tf, "  cost (%s): %.4g -> %.4g (%.2fx)\n", o.cost == SO_COST_MEASURED ? "measured ms" : "flops model",
                 cost_orig, res.cost_after, res.cost_after > 0 ? cost_orig / res.cost_after : 0);
         if (checked)

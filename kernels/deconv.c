@@ -1,4 +1,5 @@
-/* deconv.c - fast ConvTranspose (2-D): per group and tile of input rows, cols[Og*kh*kw, rows*W] = W_g^T X_g (our packed GEMM with the weights packed at load, each thread the rows of its own output channels; or sgemm on a computed weight), then col2im adds the columns into the output planes, started at the bias. */
+/* deconv.c - fast ConvTranspose (2-D): per group and tile of input rows, cols[Og*kh*kw, rows*W] = W_g^T X_g (our packed GEMM with the weights packed at load, each thread the rows of its own output channels; or sgemm on a computed weight), then col2im adds the columns into the output planes, started at the bias; a finished plane gets the epilogue of the
+   successors the node absorbs (BatchNormalization, bias Add, activation, residual Add: kernels/fuse.c's chain). */
 #include "kset_names.h"
 
 #include "deconv.h"
@@ -11,6 +12,7 @@
 #include <immintrin.h>
 #endif
 
+#include "chain.h"
 #include "gemm.h"
 #include "kpriv.h"
 #include "sgemm.h"
@@ -34,11 +36,15 @@ typedef struct deconv_plan {
     int nch;
     int64_t oc[SO_DECONV_MAX_T + 1];
     size_t tscr;
+    so_fast_chain ch; /* absorbed successors (ch.n_fused > 0: the bias is folded into ch's shift, has_bias 0) */
+    int res_in;       /* kernel input holding the residual addend, -1: none */
 } deconv_plan;
 
 static void deconv_free(void *pp)
 {
     deconv_plan *p = pp;
+    free(p->ch.scale);
+    free(p->ch.shift);
     free(p->Ap);
     free(p->apo);
     free(p);
@@ -106,9 +112,9 @@ static void col2im_exact(const deconv_plan *p, const float *col, int64_t o, int6
 
 /* Output channels [o0, o1) of group g of image n: per tile of input rows, their GEMM rows then col2im
    (planes started at the bias on the first tile). A: the packed rows of these channels (our GEMM), or
-   NULL: sgemm on W_g (it threads itself). */
-static void deconv_channels(const deconv_plan *p, const float *X, const float *Wt, const float *B, float *Y, int64_t n, int64_t g,
-                            int64_t o0, int64_t o1, const float *A, float *scr, int T)
+   NULL: sgemm on W_g (it threads itself). R: the residual addend of the absorbed chain, or NULL. */
+static void deconv_channels(const deconv_plan *p, const float *X, const float *Wt, const float *B, const float *R, float *Y, int64_t n,
+                            int64_t g, int64_t o0, int64_t o1, const float *A, float *scr, int T)
 {
     const int64_t hw = p->q.H * p->q.W, ohw = p->q.Ho * p->q.Wo, kk = p->q.kh * p->q.kw, mr = (o1 - o0) * kk;
     const float *xg = X + (n * p->q.C + g * p->Cg) * hw;
@@ -128,13 +134,17 @@ static void deconv_channels(const deconv_plan *p, const float *X, const float *W
             float *y = yg + o * ohw;
             if (p->exact) {
                 col2im_exact(p, col, o - o0, h0, h1, B ? B[g * p->Og + o] : 0.f, y);
-                continue;
+            } else {
+                if (h0 == 0) {
+                    const float b = B ? B[g * p->Og + o] : 0.f;
+                    for (int64_t q = 0; q < ohw; q++) y[q] = b;
+                }
+                col2im_channel(p, col, o - o0, h0, h1, y);
             }
-            if (h0 == 0) {
-                const float b = B ? B[g * p->Og + o] : 0.f;
-                for (int64_t q = 0; q < ohw; q++) y[q] = b;
+            if (p->ch.n_fused && h1 == p->q.H) { /* the plane is finished */
+                const int64_t c = g * p->Og + o;
+                so_epi_row(&p->ch.ep, c, y, R ? R + (n * p->q.O + c) * ohw : NULL, ohw);
             }
-            col2im_channel(p, col, o - o0, h0, h1, y);
         }
     }
 }
@@ -142,11 +152,11 @@ static void deconv_channels(const deconv_plan *p, const float *X, const float *W
 static void deconv_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
     const deconv_plan *p = priv;
-    const float *X = in[0].data, *Wt = in[1].data, *B = p->has_bias ? in[2].data : NULL;
+    const float *X = in[0].data, *Wt = in[1].data, *B = p->has_bias ? in[2].data : NULL, *R = p->res_in >= 0 ? in[p->res_in].data : NULL;
     float *Y = out[0].data;
     if (!p->Ap) {
         for (int64_t n = 0; n < p->q.N; n++)
-            for (int64_t g = 0; g < p->q.G; g++) deconv_channels(p, X, Wt, B, Y, n, g, 0, p->Og, NULL, scratch, so_sgemm_threads());
+            for (int64_t g = 0; g < p->q.G; g++) deconv_channels(p, X, Wt, B, R, Y, n, g, 0, p->Og, NULL, scratch, so_sgemm_threads());
         return;
     }
     /* one parallel region for the whole node: thread t computes channel range t of every group and image */
@@ -154,7 +164,7 @@ static void deconv_run(void *priv, const so_tensor *in, so_tensor *out, float *s
     for (int t = omp_get_thread_num(); t < p->nch; t += omp_get_num_threads())
         for (int64_t n = 0; n < p->q.N; n++)
             for (int64_t g = 0; g < p->q.G; g++)
-                deconv_channels(p, X, Wt, B, Y, n, g, p->oc[t], p->oc[t + 1], p->Ap + p->apo[g * p->nch + t], scratch + (size_t)t * p->tscr, 1);
+                deconv_channels(p, X, Wt, B, R, Y, n, g, p->oc[t], p->oc[t + 1], p->Ap + p->apo[g * p->nch + t], scratch + (size_t)t * p->tscr, 1);
 }
 
 so_status so_deconv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -178,6 +188,16 @@ so_status so_deconv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     if (p->q.G * p->Og != p->q.O || p->q.G * p->Cg != p->q.C || p->M < 1 || p->Cg < 1 || p->q.N * p->q.H * p->q.W < 1) {
         free(p); /* empty or inconsistent shapes: the reference kernel */
         return SO_OK;
+    }
+    /* the successors kernels/fuse.c lets it absorb (a bias computed in the graph: none); their epilogue starts from
+       the bias, so the planes then start at 0 */
+    const float *bw = has_bias ? so_fuse_weight_f32(g, n->in[2]) : NULL;
+    p->res_in = -1;
+    if (!has_bias || bw) {
+        so_fast_chain_build(c, i, 1, p->q.O, bw, &p->ch);
+        so_fast_chain_apply(&p->ch, k);
+        if (p->ch.n_fused) p->has_bias = 0;
+        if (p->ch.has_extra) p->res_in = n->n_in;
     }
     p->rows = SO_MAX(1, so_deconv_tile_floats / (p->M * p->q.W));
     if (p->rows > p->q.H) p->rows = p->q.H;

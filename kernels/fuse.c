@@ -1,4 +1,4 @@
-/* fuse.c - the executor's fusion decisions (see fuse.h): epilogue chains, attention, GELU, pad+pool. */
+/* fuse.c - the executor's fusion decisions (see fuse.h): epilogue chains (Conv, ConvTranspose, MatMul, Gemm), attention, GELU, pad+pool. */
 #include "fuse.h"
 
 #include <stdlib.h>
@@ -325,6 +325,13 @@ void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed
         const so_shape *b = shape_of(g, nd->in[1]);
         if (b->rank != 2) return;
         so_fuse_chain(g, user, absorbed, i, 1, nd->attr->trans_b ? b->dim[0] : b->dim[1], nd->attr->act != 0, f);
+        return;
+    }
+    case SO_OP_CONVTRANSPOSE: { /* kernels/deconv.c so_deconv_select */
+        const so_shape *x = shape_of(g, nd->in[0]), *w = shape_of(g, nd->in[1]);
+        if (x->rank != 4 || w->rank != 4 || o->rank != 4 || x->dtype != SO_F32 || w->dtype != SO_F32) return;
+        if (nd->n_in > 2 && nd->in[2].node >= 0 && !so_fuse_weight_f32(g, nd->in[2])) return;
+        so_fuse_chain(g, user, absorbed, i, 1, o->dim[1], 0, f);
         return;
     }
     case SO_OP_DIV: so_fuse_gelu(g, user, absorbed, i, f); return;

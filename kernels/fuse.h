@@ -8,7 +8,7 @@
 
 typedef enum so_fuse_kind {
     SO_FUSE_NONE = 0,
-    SO_FUSE_CHAIN,     /* conv / matmul / gemm epilogue: per-channel affine, activations, residual add */
+    SO_FUSE_CHAIN,     /* conv / convtranspose / matmul / gemm epilogue: per-channel affine, activations, residual add */
     SO_FUSE_ATTENTION, /* MatMul(Q,Kt) -> Div|Mul scalar -> Softmax(last) -> MatMul(.,V) [-> Transpose 0,2,1,3] */
     SO_FUSE_GELU,      /* Div(x,c) -> Erf -> Add(a) -> Mul(x) -> Mul(h), scalar weights */
     SO_FUSE_PAD_POOL,  /* Pad (zeros, spatial) -> AveragePool without pads */

@@ -402,6 +402,8 @@ static so_status select_lstm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
         }
     }
     if (present[7] || n->n_out != 3) return SO_OK; /* peepholes: reference */
+    const so_attr *at = n->attr;
+    if (at->n_ints > 0 || at->clip_max > 0.0f || at->mode) return SO_OK; /* other activations, clip, input_forget: reference */
     lstm_plan *p = so_xcalloc(1, sizeof *p);
     p->T = x->dim[0];
     p->N = x->dim[1];

@@ -31,9 +31,13 @@ static float resize_src(int cm, int from_sizes, int64_t x, int64_t len_out, int6
     }
 }
 
+/* 1 when align_corners divides by the rounded output length (out - 1): the output came from sizes, or the resize
+   antialiases (ONNX Runtime's antialias filter takes the integer output length whatever gave it) */
+static int by_rounded_len(const so_attr *a) { return a->ints[2] != 0 || (a->n_ints > 6 && a->ints[6] != 0); }
+
 void so_ref_resize_taps(const so_attr *a, int64_t x, int64_t len_out, int64_t len_in, float scale, int64_t *i0, int64_t *i1, double *w)
 {
-    float v = resize_src((int)a->ints[0], a->ints[2] != 0, x, len_out, len_in, scale);
+    float v = resize_src((int)a->ints[0], by_rounded_len(a), x, len_out, len_in, scale);
     if (a->mode == 0) {
         float f = floorf(v), r;
         switch (a->ints[1]) {
@@ -83,7 +87,7 @@ static int64_t resize_axis_taps(const so_attr *a, int64_t len_out, int64_t len_i
     *w = malloc((size_t)(len_out * n) * sizeof **w);
     if (!*idx || !*w) return 0;
     for (int64_t o = 0; o < len_out; o++) {
-        const float x = resize_src((int)a->ints[0], a->ints[2] != 0, o, len_out, len_in, scale);
+        const float x = resize_src((int)a->ints[0], by_rounded_len(a), o, len_out, len_in, scale);
         const int64_t base = (int64_t)ceilf(x) - 1;
         const double r = (double)x - (double)base;
         double sum = 0;

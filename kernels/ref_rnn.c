@@ -7,7 +7,6 @@
 
 static double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 
-/* The RNN cell's activation (ops.def RNN mode): 0 Tanh, 1 Relu, 2 Sigmoid. */
 /* The length of batch b's sequence: seq_lens[b] (int64, or float when an exporter typed it so) clamped to
    [0, T]; T without seq_lens. */
 static int64_t seq_len(const void *SL, int sl_i64, int64_t b, int64_t T)
@@ -20,7 +19,44 @@ static int64_t seq_len(const void *SL, int sl_i64, int64_t b, int64_t T)
     return L < 0 ? 0 : L > T ? T : L;
 }
 
-static double rnn_act(int32_t mode, double x) { return mode == 1 ? (x > 0.0 ? x : 0.0) : mode == 2 ? sigmoid_d(x) : tanh(x); }
+/* One activation function of a recurrent node (ops.h so_ract) with its alpha and beta, and the node's clip
+   (0: none) applied to the function's input. */
+typedef struct ract {
+    int kind;
+    double alpha, beta, clip;
+} ract;
+
+/* Function `slot` of direction d (cnt per direction): from attr.ints when the node lists them, else def. */
+static ract act_of(const so_attr *a, int64_t d, int cnt, int slot, int def)
+{
+    ract f = {def, 0.0, 0.0, a->clip_max};
+    if (a->n_ints > 0) {
+        const int64_t *v = a->ints + 3 * (d * cnt + slot);
+        f.kind = (int)v[0], f.alpha = so_bits_to_f32(v[1]), f.beta = so_bits_to_f32(v[2]);
+    }
+    return f;
+}
+
+static double act(ract f, double x)
+{
+    if (f.clip > 0.0) x = x < -f.clip ? -f.clip : x > f.clip ? f.clip : x; /* NaN stays */
+    switch (f.kind) {
+    case SO_RACT_RELU: return x > 0.0 ? x : 0.0;
+    case SO_RACT_SIGMOID: return sigmoid_d(x);
+    case SO_RACT_AFFINE: return f.alpha * x + f.beta;
+    case SO_RACT_LEAKYRELU: return x >= 0.0 ? x : f.alpha * x;
+    case SO_RACT_THRESHOLDEDRELU: return x > f.alpha ? x : 0.0;
+    case SO_RACT_SCALEDTANH: return f.alpha * tanh(f.beta * x);
+    case SO_RACT_HARDSIGMOID: {
+        double y = f.alpha * x + f.beta;
+        return y < 0.0 ? 0.0 : y > 1.0 ? 1.0 : y;
+    }
+    case SO_RACT_ELU: return x >= 0.0 ? x : f.alpha * (exp(x) - 1.0);
+    case SO_RACT_SOFTSIGN: return x / (1.0 + fabs(x));
+    case SO_RACT_SOFTPLUS: return x > 30.0 ? x : log1p(exp(x));
+    default: return tanh(x);
+    }
+}
 
 /* acc[r] = bias[r] + sum_k M[r, k] * v[k] for r < rows (bias NULL: 0). */
 static void matvec(const float *M, const float *bias, const double *v, int64_t rows, int64_t cols, double *acc)
@@ -54,6 +90,9 @@ static so_status run_recurrent(const so_graph *g, const so_node *n, const so_ten
         const int reverse = a->direction == 1 || d == 1;
         const float *W = Wt + d * G * I, *R = Rt + d * G * H;
         const float *WB = Bt ? Bt + d * 2 * G : NULL, *RB = Bt ? Bt + d * 2 * G + G : NULL;
+        /* RNN: f (default: mode); GRU: f for z and r, g for the candidate */
+        const ract f = act_of(a, d, (int)gates == 1 ? 1 : 2, 0, gates == 1 ? a->mode : SO_RACT_SIGMOID);
+        const ract gg = act_of(a, d, 2, 1, SO_RACT_TANH);
         for (int64_t b = 0; b < NB; b++) {
             const int64_t L = seq_len(SL, sl_i64, b, T);
             for (int64_t j = 0; j < H; j++) h[j] = H0 ? H0[(d * NB + b) * H + j] : 0.0;
@@ -63,16 +102,16 @@ static so_status run_recurrent(const so_graph *g, const so_node *n, const so_ten
                 matvec(W, WB, xv, G, I, gx);
                 matvec(R, RB, h, G, H, gh);
                 if (gates == 1) {
-                    for (int64_t j = 0; j < H; j++) hn[j] = rnn_act(a->mode, gx[j] + gh[j]);
+                    for (int64_t j = 0; j < H; j++) hn[j] = act(f, gx[j] + gh[j]);
                 } else {
                     /* ONNX gate order z, r, h; linear_before_reset = 0 applies r to h before the product with Rh */
                     if (!a->mode) {
-                        for (int64_t j = 0; j < H; j++) rh[j] = sigmoid_d(gx[H + j] + gh[H + j]) * h[j];
+                        for (int64_t j = 0; j < H; j++) rh[j] = act(f, gx[H + j] + gh[H + j]) * h[j];
                         matvec(R + 2 * H * H, RB ? RB + 2 * H : NULL, rh, H, H, gh + 2 * H);
                     }
                     for (int64_t j = 0; j < H; j++) {
-                        double z = sigmoid_d(gx[j] + gh[j]), r = sigmoid_d(gx[H + j] + gh[H + j]);
-                        double c = tanh(gx[2 * H + j] + (a->mode ? r * gh[2 * H + j] : gh[2 * H + j]));
+                        double z = act(f, gx[j] + gh[j]), r = act(f, gx[H + j] + gh[H + j]);
+                        double c = act(gg, gx[2 * H + j] + (a->mode ? r * gh[2 * H + j] : gh[2 * H + j]));
                         hn[j] = (1.0 - z) * c + z * h[j];
                     }
                 }
@@ -112,6 +151,10 @@ so_status so_ref_lstm(const so_graph *g, const so_node *n, const so_tensor *in, 
         const int reverse = a->direction == 1 || d == 1;
         const float *W = Wt + d * 4 * H * I, *R = Rt + d * 4 * H * H;
         const float *B = Bt ? Bt + d * 8 * H : NULL, *P = Pt ? Pt + d * 3 * H : NULL;
+        /* f for the gates i o f, g for the cell input, h for the output (unclipped: ONNX Runtime clips only gate inputs) */
+        const ract f = act_of(a, d, 3, 0, SO_RACT_SIGMOID), gg = act_of(a, d, 3, 1, SO_RACT_TANH);
+        ract hh = act_of(a, d, 3, 2, SO_RACT_TANH);
+        hh.clip = 0.0;
         for (int64_t b = 0; b < NB; b++) {
             const int64_t L = seq_len(SL, sl_i64, b, T);
             for (int64_t j = 0; j < H; j++) {
@@ -128,14 +171,14 @@ so_status so_ref_lstm(const so_graph *g, const so_node *n, const so_tensor *in, 
                     gt[r] = acc;
                 }
                 for (int64_t j = 0; j < H; j++) {
-                    /* ONNX gate order: i, o, f, c; peepholes P: i, o, f */
-                    double gi = sigmoid_d(gt[j] + (P ? P[j] * c[j] : 0.0));
-                    double gf = sigmoid_d(gt[2 * H + j] + (P ? P[2 * H + j] * c[j] : 0.0));
-                    double gc = tanh(gt[3 * H + j]);
+                    /* ONNX gate order: i, o, f, c; peepholes P: i, o, f; input_forget (mode): f = 1 - i */
+                    double gi = act(f, gt[j] + (P ? P[j] * c[j] : 0.0));
+                    double gf = a->mode ? 1.0 - gi : act(f, gt[2 * H + j] + (P ? P[2 * H + j] * c[j] : 0.0));
+                    double gc = act(gg, gt[3 * H + j]);
                     double cn = gf * c[j] + gi * gc;
-                    double go = sigmoid_d(gt[H + j] + (P ? P[H + j] * cn : 0.0));
+                    double go = act(f, gt[H + j] + (P ? P[H + j] * cn : 0.0));
                     c[j] = cn;
-                    h[j] = go * tanh(cn);
+                    h[j] = go * act(hh, cn);
                 }
                 for (int64_t j = 0; j < H; j++) Y[((t * D + d) * NB + b) * H + j] = (float)h[j];
             }

@@ -67,7 +67,7 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_expand key_none
 #define key_gather key_none
 #define key_slice key_ints
-#define key_lstm key_none
+#define key_lstm key_ints
 #define key_enlarge key_none
 #define key_const_pool key_none
 #define key_const_idconv key_none
@@ -157,8 +157,8 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_xor key_none
 #define key_mod key_none
 #define key_cast key_none
-#define key_gru key_none
-#define key_rnn key_none
+#define key_gru key_ints
+#define key_rnn key_ints
 #define key_conv3d key_ints
 #define key_convtranspose3d key_ints
 #define key_maxpool3d key_ints

@@ -126,6 +126,8 @@ typedef struct so_model {
     so_hmap attr_index;         /* XXH3 of an so_attr -> its position in attrs */
     so_graph *graph;            /* the imported graph (owned) */
     size_t mem_charged;         /* so_mem_charge'd by the importer for the weights; released by so_model_free */
+    int32_t n_widened_half;     /* FLOAT16 / BFLOAT16 initializers the importer widened to float32 (reported as a note) */
+    int64_t widened_half_values;
 } so_model;
 
 struct so_graph {

@@ -145,6 +145,16 @@ static int dense_inputs(val **ins, size_t n_in)
     return n;
 }
 
+/* 1 if the node has a dilations attribute with a value other than 1. */
+static int pool_dilated(const Onnx__NodeProto *n)
+{
+    const int64_t *p;
+    long k = onx_att_ints(n, "dilations", &p);
+    for (long i = 0; i < k; i++)
+        if (p[i] != 1) return 1;
+    return 0;
+}
+
 /* Outputs beyond `keep` must be absent. */
 static int extra_outputs(const Onnx__NodeProto *n, size_t keep)
 {
@@ -153,27 +163,37 @@ static int extra_outputs(const Onnx__NodeProto *n, size_t keep)
     return 0;
 }
 
-/* 1 if the node's activations attribute is absent or lists, per direction, the n names of def (ONNX's
-   defaults: LSTM Sigmoid Tanh Tanh, GRU Sigmoid Tanh); def NULL: n = 1 and any one of Tanh / Relu / Sigmoid,
-   the same in both directions (RNN), whose index goes to *which. */
-static int recurrent_acts(const Onnx__NodeProto *n, int dirs, const char *const *def, size_t cnt, int32_t *which)
+/* Reads a recurrent node's activations / activation_alpha / activation_beta (cnt functions per direction, ONNX's
+   defaults def) into a->ints as ops.h so_ract describes; n_ints stays 0 for the defaults, and an RNN whose one
+   function is Tanh, Relu or Sigmoid in every direction keeps it in a->mode. Alphas and betas are consumed in order
+   by the functions that take them (ONNX Runtime's reading); a list of cnt names serves both directions. */
+static int recurrent_acts(imp *im, const Onnx__NodeProto *n, int dirs, const int *def, int cnt, int is_rnn, so_attr *a)
 {
-    static const char *const rnn_acts[3] = {"Tanh", "Relu", "Sigmoid"};
-    const Onnx__AttributeProto *a = onx_att(n, "activations");
-    if (which) *which = 0;
-    if (!a) return 1;
-    if (a->n_strings != cnt * (size_t)dirs) return 0;
-    for (size_t i = 0; i < a->n_strings; i++) {
-        int ok = 0;
-        for (int j = 0; j < (def ? 1 : 3) && !ok; j++) {
-            const char *d = def ? def[i % cnt] : rnn_acts[j];
-            ok = a->strings[i].len == strlen(d) && strncasecmp((const char *)a->strings[i].data, d, strlen(d)) == 0;
-            if (ok && which && i == 0) *which = j;
-            if (ok && which && i > 0 && *which != j) return 0;
-        }
-        if (!ok) return 0;
+    const Onnx__AttributeProto *acts = onx_att(n, "activations"), *al = onx_att(n, "activation_alpha"), *be = onx_att(n, "activation_beta");
+    if (!acts) return SO_OK;
+    int total = cnt * dirs, given = (int)acts->n_strings, kinds[6], plain = 1;
+    if (given != total && !(dirs == 2 && given == cnt))
+        return onx_node_err(im, "has %d activations; %s takes %d per direction", given, n->op_type, cnt), SO_ERR;
+    size_t ia = 0, ib = 0;
+    for (int i = 0; i < total; i++) {
+        const ProtobufCBinaryData *sv = &acts->strings[i % given];
+        int k = 0;
+        while (k < SO_RACT_COUNT && !(sv->len == strlen(so_ract_names[k]) && strncasecmp((const char *)sv->data, so_ract_names[k], sv->len) == 0)) k++;
+        if (k == SO_RACT_COUNT) return onx_node_err(im, "unknown activation '%.*s'", (int)(sv->len > 40 ? 40 : sv->len), (const char *)sv->data), SO_ERR;
+        float pa = so_ract_default[k][0], pb = so_ract_default[k][1];
+        if ((so_ract_params[k] & 1) && al && ia < al->n_floats) pa = al->floats[ia++];
+        if ((so_ract_params[k] & 2) && be && ib < be->n_floats) pb = be->floats[ib++];
+        kinds[i] = k;
+        plain &= is_rnn ? (k <= SO_RACT_SIGMOID && k == kinds[0]) : k == def[i % cnt];
+        a->ints[3 * i] = k, a->ints[3 * i + 1] = so_f32_to_bits(pa), a->ints[3 * i + 2] = so_f32_to_bits(pb);
     }
-    return 1;
+    if (!plain) {
+        a->n_ints = 3 * total;
+        return SO_OK;
+    }
+    memset(a->ints, 0, sizeof a->ints);
+    if (is_rnn) a->mode = kinds[0];
+    return SO_OK;
 }
 
 /* Maps one ONNX node onto table op `op`. SO_ERR_UNSUPPORTED: keep it verbatim instead. */
@@ -599,7 +619,7 @@ static int imp_slice(bctx *cx)
 }
 
 /* LSTM (gates 4), GRU (3), RNN (1) with layout 0 (layout 1 is wrapped in Transposes by recurrent_batch_first);
-   default activations (RNN: Tanh, Relu or Sigmoid), no clip, no input_forget. A hole before a later optional input
+   any activations (recurrent_acts), clip, LSTM's input_forget. A hole before a later optional input
    is filled with its neutral value, so inputs keep their ONNX positions. */
 static int imp_recurrent(bctx *cx, int64_t gates)
 {
@@ -611,12 +631,15 @@ static int imp_recurrent(bctx *cx, int64_t gates)
     else if (!strcmp(dir, "bidirectional")) a.direction = 2;
     else return onx_node_err(im, "unknown direction '%s'", dir), SO_ERR;
     int dirs = a.direction == 2 ? 2 : 1;
-    static const char *const lstm_acts[3] = {"Sigmoid", "Tanh", "Tanh"};
-    int acts_ok = gates == 4 ? recurrent_acts(n, dirs, lstm_acts, 3, NULL)
-                : gates == 3 ? recurrent_acts(n, dirs, lstm_acts, 2, NULL) : recurrent_acts(n, dirs, NULL, 1, &a.mode);
-    if (!acts_ok || onx_att(n, "clip") || onx_att(n, "activation_alpha") || onx_att(n, "activation_beta") ||
-        onx_att_i(n, "input_forget", 0) != 0 || onx_att_i(n, "layout", 0) != 0)
-        return SO_ERR_UNSUPPORTED;
+    static const int lstm_acts[3] = {SO_RACT_SIGMOID, SO_RACT_TANH, SO_RACT_TANH};
+    if ((r = recurrent_acts(im, n, dirs, lstm_acts, gates == 4 ? 3 : gates == 3 ? 2 : 1, gates == 1, &a)) != SO_OK) return r;
+    const Onnx__AttributeProto *clip = onx_att(n, "clip");
+    if (clip && !(clip->f > 0.0f)) return onx_node_err(im, "clip %g is not positive", (double)clip->f), SO_ERR;
+    a.clip_max = clip ? clip->f : 0.0f;
+    int64_t forget = onx_att_i(n, "input_forget", 0);
+    if (forget != 0 && (gates != 4 || forget != 1)) return onx_node_err(im, "input_forget %lld is not 0 or 1", (long long)forget), SO_ERR;
+    if (gates == 4) a.mode = (int32_t)forget;
+    if (onx_att_i(n, "layout", 0) != 0) return SO_ERR_UNSUPPORTED;
     if (gates == 3) {
         int64_t lbr = onx_att_i(n, "linear_before_reset", 0);
         if (lbr != 0 && lbr != 1) return onx_node_err(im, "linear_before_reset %lld is not 0 or 1", (long long)lbr), SO_ERR;
@@ -667,7 +690,7 @@ static int imp_resize(bctx *cx)
     /* 4-D inputs resized in H and W by constant scales or sizes (of every axis, or of the axes the
        axes attribute lists, opset 18); nearest, linear or cubic
        (cubic_coeff_a, exclude_outside), antialias, keep_aspect_ratio_policy (opset 18), with every coordinate
-       transform. Anything else (resizing N or C, computed scales, antialias with align_corners) is kept verbatim. */
+       transform. Anything else (resizing N or C, computed scales) is kept verbatim. */
     char buf[64];
     const char *s;
     int64_t axes[4] = {0, 1, 2, 3};
@@ -702,7 +725,6 @@ static int imp_resize(bctx *cx)
         }
         a.ints[5] = onx_att_i(n, "exclude_outside", 0) != 0;
         a.ints[6] = a.mode != 0 && onx_att_i(n, "antialias", 0) != 0; /* no effect on nearest */
-        if (a.ints[6] && a.ints[0] == SO_RESIZE_ALIGN_CORNERS) return SO_ERR_UNSUPPORTED; /* differs from ONNX Runtime: kept verbatim */
         if (a.mode == 2) a.value = onx_att_f(n, "cubic_coeff_a", -0.75f);
         if ((s = onx_att_s(n, "keep_aspect_ratio_policy", buf, sizeof buf)) && strcmp(s, "stretch")) {
             if (!strcmp(s, "not_larger")) policy = 1;
@@ -1794,6 +1816,14 @@ static const route routes[] = {
      onx_einsum},
     {{"Tile", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`concat` per repeated axis (repeats a constant; folded on constants; other repeats kept opaque)"},
      expand_tile},
+    {{"CenterCropPad", SO_ROUTE_EXPAND, SO_OP_OPAQUE, "`pad` with zeros, then `slice`, centred on each listed axis (shape a constant; otherwise kept opaque)"},
+     onx_centercroppad},
+    {{"Col2Im", SO_ROUTE_EXPAND, SO_OP_OPAQUE,
+      "`reshape` to [N, C*kh*kw, Lh, Lw], then a grouped `convtranspose` with a one-hot weight (2-D, image_shape and block_shape constants; otherwise kept opaque)"},
+     onx_col2im},
+    {{"AffineGrid", SO_ROUTE_EXPAND, SO_OP_OPAQUE,
+      "a constant base grid `matmul` the `transpose`d theta, `reshape`d to [N, (D,) H, W, k] (2-D and 3-D, size a constant; otherwise kept opaque)"},
+     onx_affinegrid},
     {{"If", SO_ROUTE_INLINE, SO_OP_OPAQUE, "the taken branch's nodes when the condition is known at import (a constant, or computed from pinned shapes); otherwise kept opaque (its captured outer values as inputs; `superopt run` refuses it)"}, NULL},
     {{"Loop", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (control flow with a body graph)"}, NULL},
     {{"Scan", SO_ROUTE_REFUSE, SO_OP_OPAQUE, "refused at import (control flow with a body graph)"}, NULL},
@@ -1801,7 +1831,7 @@ static const route routes[] = {
     {{"Conv", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`conv` (rank 4), `conv3d` (rank 5), rank 3 lifted to 2-D between `unsqueeze` / `squeeze`; auto_pad resolved into pads"}, NULL},
     {{"ConvTranspose", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`convtranspose` (rank 4), `convtranspose3d` (rank 5), rank 3 lifted to 2-D; output_shape / auto_pad resolved into pads"}, NULL},
     {{"MaxPool", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`maxpool` (rank 4), `maxpoolidx` (Indices output used), `maxpool3d` (rank 5), rank 3 lifted to 2-D"}, NULL},
-    {{"AveragePool", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`avgpool` (rank 4), `avgpool3d` (rank 5), rank 3 lifted to 2-D"}, NULL},
+    {{"AveragePool", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`avgpool` (rank 4), `avgpool3d` (rank 5, and rank 4 with dilations lifted to it), rank 3 lifted to 2-D"}, NULL},
     {{"LSTM", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`lstm`; layout = 1 between `transpose`s"}, NULL},
     {{"GRU", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`gru`; layout = 1 between `transpose`s"}, NULL},
     {{"RNN", SO_ROUTE_FORMS, SO_OP_OPAQUE, "`rnn`; layout = 1 between `transpose`s"}, NULL},
@@ -2048,7 +2078,9 @@ static so_status onx_import_node_depth(imp *im, const Onnx__NodeProto *n, int de
     if (rt && rt->r.kind == SO_ROUTE_EXPAND) return rt->expand(im, n, ins, n_in);
     if ((op == SO_OP_CONV || op == SO_OP_CONVTRANSPOSE || op == SO_OP_MAXPOOL || op == SO_OP_AVGPOOL) && n_in > 0 && ins[0] &&
         onx_vshape(im, ins[0]).rank == 3)
-        return onx_lift_1d(im, n, op, ins, n_in);
+        return onx_lift(im, n, op, ins, n_in);
+    if (op == SO_OP_AVGPOOL && n_in > 0 && ins[0] && onx_vshape(im, ins[0]).rank == 4 && pool_dilated(n)) /* AveragePool-19 */
+        return onx_lift(im, n, SO_OP_AVGPOOL3D, ins, n_in);
     if (n_in > 0 && ins[0] && onx_vshape(im, ins[0]).rank == 5) { /* the 3-D operators of the table */
         if (op == SO_OP_CONV) op = SO_OP_CONV3D;
         else if (op == SO_OP_CONVTRANSPOSE) op = SO_OP_CONVTRANSPOSE3D;

@@ -1,4 +1,4 @@
-/* onnx_expand.c - import of ONNX nodes that become several table operators (LayerNormalization with its statistics, MVN, Sum / Mean, Tile of a computed tensor, 1-D conv / pool lifted to 2-D, batch-first recurrent ops, Instance / Group / Lp normalization, GlobalMaxPool, Einsum). */
+/* onnx_expand.c - import of ONNX nodes that become several table operators (LayerNormalization with its statistics, MVN, Sum / Mean, Tile of a computed tensor, 1-D conv / pool lifted to 2-D and dilated AveragePool to 3-D, batch-first recurrent ops, Instance / Group / Lp normalization, GlobalMaxPool, Einsum, CenterCropPad, Col2Im, AffineGrid). */
 #include "onnx_priv.h"
 
 #include <stdio.h>
@@ -121,12 +121,14 @@ so_status onx_mvn(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
     return onx_emit(im, SO_OP_DIV, v2, 2, 1, NULL, nm, n->output, 1, NULL);
 }
 
-/* 1-D Conv / ConvTranspose / MaxPool / AveragePool ([N, C, L] input): imported as the 2-D operator on
-   [N, C, 1, L] (Unsqueeze axis 2 of the input and of the weight; every spatial attribute lifted with a
+/* A Conv / ConvTranspose / MaxPool / AveragePool with k spatial axes imported as table operator op with k + 1:
+   1-D ([N, C, L]) as the 2-D operator on [N, C, 1, L], and a 2-D AveragePool with dilations as avgpool3d on
+   [N, C, 1, H, W] (Unsqueeze axis 2 of the input and of the weight; every spatial attribute lifted with a
    leading 1 or 0: kernel_shape, strides, dilations, output_padding, output_shape, pads) and Squeeze axis 2
-   of its output. A form the 2-D importer does not take keeps the original node verbatim. */
-so_status onx_lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
+   of its output. A form the importer of op does not take keeps the original node verbatim. */
+so_status onx_lift(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in)
 {
+    const int rank = onx_vshape(im, ins[0]).rank, k_sp = rank - 2; /* spatial axes before the lift */
     if (n->n_output != 1) return onx_add_opaque(im, n, ins, n_in); /* MaxPool's indices */
     so_attr ua;
     memset(&ua, 0, sizeof ua);
@@ -137,7 +139,7 @@ so_status onx_lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, si
     int r;
     for (size_t k = 0; k < n_in && k < 2; k++) { /* X, and W of the convolutions */
         if (!ins[k] || (k == 1 && op != SO_OP_CONV && op != SO_OP_CONVTRANSPOSE)) continue;
-        if (onx_vshape(im, ins[k]).rank != 3) { /* a weight of another rank: the 2-D importer's clear error */
+        if (onx_vshape(im, ins[k]).rank != rank) { /* a weight of another rank: the 2-D importer's clear error */
             r = onx_build_op(im, n, op, ins, n_in);
             if (r == SO_ERR_UNSUPPORTED) return onx_add_opaque(im, n, ins, n_in);
             return r == SO_OK ? SO_OK : SO_ERR;
@@ -151,7 +153,7 @@ so_status onx_lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, si
     /* the node with lifted attributes and a temporary output name */
     Onnx__NodeProto n2 = *n;
     Onnx__AttributeProto *at = so_xcalloc(n->n_attribute + 1, sizeof *at), **ap = so_xcalloc(n->n_attribute + 1, sizeof *ap);
-    int64_t *iv = so_xcalloc(n->n_attribute * 4 + 1, sizeof *iv);
+    int64_t *iv = so_xcalloc(n->n_attribute * 6 + 1, sizeof *iv);
     char out_name[600];
     char *outs[1] = {out_name};
     snprintf(out_name, sizeof out_name, "%s\x01lifted", n->output[0]);
@@ -164,21 +166,26 @@ so_status onx_lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, si
         const char *nm = a->name ? a->name : "";
         int pads = !strcmp(nm, "pads"), zero = !strcmp(nm, "output_padding");
         if (!pads && !zero && strcmp(nm, "kernel_shape") && strcmp(nm, "strides") && strcmp(nm, "dilations") && strcmp(nm, "output_shape")) continue;
-        if (a->n_ints != (size_t)(pads ? 2 : 1)) {
+        if (a->n_ints != (size_t)(pads ? 2 * k_sp : k_sp) || k_sp > 2) {
             r = onx_add_opaque(im, n, ins, n_in);
             goto out;
         }
-        int64_t *v = iv + 4 * k;
-        if (pads) v[0] = 0, v[1] = a->ints[0], v[2] = 0, v[3] = a->ints[1];
-        else v[0] = zero ? 0 : 1, v[1] = a->ints[0];
+        int64_t *v = iv + 6 * k;
+        if (pads) {
+            v[0] = v[k_sp + 1] = 0;
+            for (int j = 0; j < k_sp; j++) v[1 + j] = a->ints[j], v[k_sp + 2 + j] = a->ints[k_sp + j];
+        } else {
+            v[0] = zero ? 0 : 1;
+            for (int j = 0; j < k_sp; j++) v[1 + j] = a->ints[j];
+        }
         at[k].ints = v;
-        at[k].n_ints = pads ? 4 : 2;
+        at[k].n_ints = (size_t)(pads ? 2 * (k_sp + 1) : k_sp + 1);
     }
     r = onx_build_op(im, &n2, op, lifted, n_in);
     if (r == SO_ERR_UNSUPPORTED) r = onx_add_opaque(im, n, ins, n_in);
     else if (r == SO_OK) {
         val *y = onx_lookup(im, out_name);
-        if (!y) r = onx_node_err(im, "lifted 1-D output missing");
+        if (!y) r = onx_node_err(im, "lifted output missing");
         else r = onx_emit(im, SO_OP_SQUEEZE, &y, 1, 1, &ua, NULL, n->output, 1, NULL);
     }
 out:
@@ -642,4 +649,165 @@ so_status onx_einsum(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
     if ((r = ein_permute(im, &y, mo, nmo, out, nm)) != SO_OK) return r;
     bind_alias(im, n->output[0], y);
     return SO_OK;
+}
+
+/* ---- CenterCropPad, Col2Im, AffineGrid (opsets 18 and 20): expanded into table operators ---- */
+
+/* CenterCropPad (input, shape a constant; axes attribute, default every axis): each listed axis padded with zeros
+   to the target (floor of half the difference before) by `pad`, then cropped to it (floor of half the
+   difference dropped before) by `slice`, as ONNX's function body defines it. */
+so_status onx_centercroppad(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 2 || !ins[0] || !ins[1] || n->n_output != 1) return onx_node_err(im, "needs 2 inputs and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank < 0) return onx_add_opaque(im, n, ins, n_in);
+    int64_t target[SO_MAX_RANK], axes[SO_MAX_RANK];
+    int nt = 0, na = xs.rank, present = 0, r;
+    if (!ins[1]->is_const) return onx_add_opaque(im, n, ins, n_in); /* a computed shape */
+    if ((r = onx_const_ints(im, ins[1], target, SO_MAX_RANK, &nt, "shape")) != SO_OK) return r;
+    const int64_t *p;
+    long k = onx_att_ints(n, "axes", &p);
+    if (k >= 0) {
+        if (k > SO_MAX_RANK) return onx_node_err(im, "has %ld axes", k);
+        na = (int)k, present = 1;
+        for (int i = 0; i < na; i++) axes[i] = p[i];
+        if (onx_norm_axes(im, axes, na, xs.rank) != SO_OK) return SO_ERR;
+    } else {
+        for (int i = 0; i < na; i++) axes[i] = i;
+    }
+    if (nt != na) return onx_node_err(im, "shape has %d values for %d %s", nt, na, present ? "axes listed" : "axes of the input");
+    so_attr pa, sa;
+    memset(&pa, 0, sizeof pa);
+    memset(&sa, 0, sizeof sa);
+    pa.n_ints = 2 * xs.rank;
+    int padded = 0;
+    for (int i = 0; i < na; i++) {
+        int64_t d = xs.dim[axes[i]], t = target[i];
+        if (t <= 0) return onx_node_err(im, "target %lld on axis %lld is not positive", (long long)t, (long long)axes[i]);
+        if (t > d) {
+            pa.ints[axes[i]] = (t - d) / 2, pa.ints[xs.rank + axes[i]] = t - d - (t - d) / 2;
+            padded = 1;
+        } else if (t < d) {
+            int64_t *q = sa.ints + 4 * (sa.n_ints / 4);
+            q[0] = axes[i], q[1] = (d - t) / 2, q[2] = (d - t) / 2 + t, q[3] = 1;
+            sa.n_ints += 4;
+        }
+    }
+    const char *nm = onx_node_name(im, n, NULL);
+    val *y = ins[0];
+    if (padded && (r = step(im, SO_OP_PAD, &y, 1, &pa, nm, &y)) != SO_OK) return r;
+    if (sa.n_ints && (r = step(im, SO_OP_SLICE, &y, 1, &sa, nm, &y)) != SO_OK) return r;
+    bind_alias(im, n->output[0], y);
+    return SO_OK;
+}
+
+/* Col2Im (input [N, C*kh*kw, L], image_shape and block_shape constants of 2 values; dilations, pads, strides):
+   the input viewed as [N, C*kh*kw, Lh, Lw] (`reshape`), then a `convtranspose` of C groups whose weight
+   [C*kh*kw, 1, kh, kw] is one at each channel's own kernel position, output_padding making the image size. */
+so_status onx_col2im(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 3 || !ins[0] || !ins[1] || !ins[2] || n->n_output != 1) return onx_node_err(im, "needs 3 inputs and 1 output");
+    so_shape xs = onx_vshape(im, ins[0]);
+    if (xs.rank != 3 || xs.dtype != SO_F32 || !ins[1]->is_const || !ins[2]->is_const) return onx_add_opaque(im, n, ins, n_in);
+    int64_t img[3], blk[3], dil[2] = {1, 1}, str[2] = {1, 1}, pad[4] = {0, 0, 0, 0};
+    int ni, nb, r;
+    if ((r = onx_const_ints(im, ins[1], img, 3, &ni, "image_shape")) != SO_OK) return r;
+    if ((r = onx_const_ints(im, ins[2], blk, 3, &nb, "block_shape")) != SO_OK) return r;
+    if (ni != 2 || nb != 2) return onx_add_opaque(im, n, ins, n_in); /* not 2-D: kept verbatim */
+    static const char *const names[3] = {"dilations", "strides", "pads"};
+    int64_t *dst[3] = {dil, str, pad};
+    for (int q = 0; q < 3; q++) {
+        const int64_t *p;
+        long k = onx_att_ints(n, names[q], &p);
+        if (k < 0) continue;
+        if (k != (q == 2 ? 4 : 2)) return onx_node_err(im, "%s has %ld values for 2 spatial axes", names[q], k);
+        for (long i = 0; i < k; i++) dst[q][i] = p[i];
+    }
+    int64_t L[2], kk = blk[0] * blk[1];
+    for (int i = 0; i < 2; i++) {
+        if (img[i] <= 0 || blk[i] <= 0 || dil[i] <= 0 || str[i] <= 0 || pad[i] < 0 || pad[i + 2] < 0 || img[i] > INT32_MAX || blk[i] > 64)
+            return onx_node_err(im, "invalid image_shape, block_shape, dilations, strides or pads");
+        int64_t span = img[i] + pad[i] + pad[i + 2] - (dil[i] * (blk[i] - 1) + 1);
+        if (span < 0) return onx_node_err(im, "block %lld with dilation %lld does not fit the padded image %lld", (long long)blk[i], (long long)dil[i], (long long)img[i]);
+        L[i] = span / str[i] + 1;
+    }
+    if (xs.dim[1] % kk || xs.dim[2] != L[0] * L[1])
+        return onx_node_err(im, "input [%lld, %lld, %lld] does not hold C x %lld channels of %lld x %lld blocks", (long long)xs.dim[0],
+                            (long long)xs.dim[1], (long long)xs.dim[2], (long long)kk, (long long)L[0], (long long)L[1]);
+    int64_t C = xs.dim[1] / kk;
+    if (C > INT32_MAX) return onx_node_err(im, "too many channels");
+    so_attr va, ca;
+    memset(&va, 0, sizeof va);
+    memset(&ca, 0, sizeof ca);
+    va.n_ints = 4, va.ints[0] = xs.dim[0], va.ints[1] = xs.dim[1], va.ints[2] = L[0], va.ints[3] = L[1];
+    ca.group = (int32_t)C;
+    ca.n_ints = 2;
+    for (int i = 0; i < 2; i++) {
+        ca.stride[i] = (int32_t)str[i], ca.dilation[i] = (int32_t)dil[i];
+        ca.pad[i] = (int32_t)pad[i], ca.pad[2 + i] = (int32_t)pad[2 + i];
+        /* the transposed convolution's own output, and the rows / columns output_padding adds to reach the image */
+        ca.ints[i] = img[i] - ((L[i] - 1) * str[i] - pad[i] - pad[i + 2] + dil[i] * (blk[i] - 1) + 1);
+    }
+    ctensor w;
+    int64_t wd[4] = {xs.dim[1], 1, blk[0], blk[1]};
+    if (onx_ct_new(im, &w, SO_F32, T_FLOAT, 4, wd) != SO_OK) return SO_ERR;
+    for (int64_t ch = 0; ch < xs.dim[1]; ch++) ((float *)w.data)[ch * kk + ch % kk] = 1.0f; /* zeroed by onx_ct_new */
+    const char *nm = onx_node_name(im, n, NULL);
+    val *xv, *a2[2];
+    if ((r = step(im, SO_OP_RESHAPE, &ins[0], 1, &va, nm, &xv)) != SO_OK) return r;
+    a2[0] = xv, a2[1] = onx_bind_const(im, NULL, &w);
+    return onx_emit(im, SO_OP_CONVTRANSPOSE, a2, 2, 1, &ca, nm, n->output, 1, NULL);
+}
+
+/* AffineGrid (theta [N, k, k+1], size a constant [N, C, (D,) H, W]; align_corners), k = 2 or 3: the base grid
+   [(D*)H*W, k+1] of normalised coordinates (x fastest, then y, z; a last column of ones) as a constant, times
+   theta transposed (`transpose`, `matmul` broadcast over N), viewed as [N, (D,) H, W, k] (`reshape`). */
+so_status onx_affinegrid(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
+{
+    if (n_in != 2 || !ins[0] || !ins[1] || n->n_output != 1) return onx_node_err(im, "needs 2 inputs and 1 output");
+    so_shape ts = onx_vshape(im, ins[0]);
+    if (ts.rank != 3 || ts.dtype != SO_F32 || !ins[1]->is_const) return onx_add_opaque(im, n, ins, n_in);
+    int64_t sz[6];
+    int ns, r;
+    if ((r = onx_const_ints(im, ins[1], sz, 6, &ns, "size")) != SO_OK) return r;
+    const int k = ns - 2;
+    if (k != 2 && k != 3) return onx_node_err(im, "size has %d values (4 or 5: [N, C, (D,) H, W])", ns);
+    if (ts.dim[0] != sz[0] || ts.dim[1] != k || ts.dim[2] != k + 1)
+        return onx_node_err(im, "theta [%lld, %lld, %lld] does not match size (N = %lld, %d-D)", (long long)ts.dim[0], (long long)ts.dim[1],
+                            (long long)ts.dim[2], (long long)sz[0], k);
+    int64_t pts = 1;
+    for (int i = 2; i < ns; i++) {
+        if (sz[i] <= 0 || sz[i] > (1 << 20)) return onx_node_err(im, "invalid size %lld", (long long)sz[i]);
+        pts *= sz[i];
+    }
+    if (pts > (1 << 24)) return onx_node_err(im, "a grid of %lld points is too large", (long long)pts);
+    const int ac = onx_att_i(n, "align_corners", 0) != 0;
+    ctensor b;
+    int64_t bd[2] = {pts, k + 1};
+    if (onx_ct_new(im, &b, SO_F32, T_FLOAT, 2, bd) != SO_OK) return SO_ERR;
+    float *bv = b.data;
+    for (int64_t p = 0; p < pts; p++) {
+        int64_t rest = p;
+        for (int c = 0; c < k; c++) { /* column c: x (the last axis of size), y, z */
+            int64_t len = sz[ns - 1 - c], i = rest % len;
+            rest /= len;
+            bv[p * (k + 1) + c] = ac ? (len > 1 ? -1.0f + 2.0f * (float)i / (float)(len - 1) : -1.0f)
+                                     : (2.0f * (float)i + 1.0f) / (float)len - 1.0f;
+        }
+        bv[p * (k + 1) + k] = 1.0f;
+    }
+    so_attr ta, va;
+    memset(&ta, 0, sizeof ta);
+    memset(&va, 0, sizeof va);
+    ta.n_ints = 3, ta.ints[0] = 0, ta.ints[1] = 2, ta.ints[2] = 1;
+    va.n_ints = ns;
+    va.ints[0] = sz[0];
+    for (int i = 2; i < ns; i++) va.ints[i - 1] = sz[i];
+    va.ints[ns - 1] = k;
+    const char *nm = onx_node_name(im, n, NULL);
+    val *tt, *g, *a2[2];
+    if ((r = step(im, SO_OP_TRANSPOSE, &ins[0], 1, &ta, nm, &tt)) != SO_OK) return r;
+    a2[0] = onx_bind_const(im, NULL, &b), a2[1] = tt;
+    if ((r = step(im, SO_OP_MATMUL, a2, 2, NULL, nm, &g)) != SO_OK) return r;
+    return onx_emit(im, SO_OP_RESHAPE, &g, 1, 1, &va, nm, n->output, 1, NULL);
 }

@@ -770,9 +770,25 @@ static so_status exp_recurrent(ectx *cx)
     a_int(x, n, "hidden_size", a->hidden);
     if (a->direction) a_str(x, n, "direction", dirs[a->direction == 1 ? 1 : 2]);
     if (cx->op == SO_OP_GRU && a->mode) a_int(x, n, "linear_before_reset", a->mode);
-    if (cx->op == SO_OP_RNN && a->mode > 0 && a->mode < 3) {
+    if (cx->op == SO_OP_LSTM && a->mode) a_int(x, n, "input_forget", 1);
+    if (a->clip_max > 0.0f) a_float(x, n, "clip", a->clip_max);
+    if (cx->op == SO_OP_RNN && a->n_ints == 0 && a->mode > 0 && a->mode < 3) {
         const char *acts[2] = {rnn_acts[a->mode], rnn_acts[a->mode]};
         a_strs(x, n, "activations", acts, a->direction == 2 ? 2 : 1);
+    }
+    if (a->n_ints > 0) { /* ops.h so_ract: (kind, alpha bits, beta bits) per function; each parameter it takes */
+        const char *acts[6] = {0};
+        float al[6], be[6];
+        int cnt = a->n_ints / 3 < 6 ? a->n_ints / 3 : 6, na = 0, nb = 0;
+        for (int q = 0; q < cnt; q++) {
+            int kd = a->ints[3 * q] >= 0 && a->ints[3 * q] < SO_RACT_COUNT ? (int)a->ints[3 * q] : 0;
+            acts[q] = so_ract_names[kd];
+            if (so_ract_params[kd] & 1) al[na++] = so_bits_to_f32(a->ints[3 * q + 1]);
+            if (so_ract_params[kd] & 2) be[nb++] = so_bits_to_f32(a->ints[3 * q + 2]);
+        }
+        a_strs(x, n, "activations", acts, cnt);
+        if (na) a_floats(x, n, "activation_alpha", al, na);
+        if (nb) a_floats(x, n, "activation_beta", be, nb);
     }
     for (int k = 4; k < nd->n_in; k++) {
         so_edge e = nd->in[k];

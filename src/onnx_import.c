@@ -727,6 +727,7 @@ static so_status load_proto(const char *path, Onnx__ModelProto *mp, const rawset
             t->raw_data.len = 0;
         }
         if (ts != SO_OK) goto done;
+        if (t->data_type == T_FLOAT16 || t->data_type == T_BFLOAT16) m->n_widened_half++, m->widened_half_values += onx_ct_numel(&c);
         onx_bind_const(&im, t->name, &c);
     }
     for (size_t i = 0; i < gp->n_node; i++) {

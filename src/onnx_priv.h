@@ -163,7 +163,10 @@ so_status onx_globalmaxpool(imp *im, const Onnx__NodeProto *n, val **ins, size_t
 so_status onx_lpnorm(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 /* Einsum of one or two operands as Transpose / Reshape / ReduceSum / MatMul (onnx_expand.c). */
 so_status onx_einsum(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
-so_status onx_lift_1d(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
+so_status onx_lift(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
+so_status onx_centercroppad(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+so_status onx_col2im(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+so_status onx_affinegrid(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 so_status onx_recurrent_batch_first(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
 so_status onx_tile_concat(imp *im, const Onnx__NodeProto *n, val **ins);
 so_status onx_sum_mean(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);

@@ -66,5 +66,16 @@ static inline float so_bits_to_f32(int64_t b) { union { int32_t i; float f; } u 
 extern const char *const so_resize_coord_names[SO_RESIZE_COORD_COUNT];
 extern const char *const so_resize_nearest_names[4];
 
+/* The activation functions of LSTM / GRU / RNN (ONNX's activations attribute), ONNX names in order. A recurrent
+   node with non-default functions keeps them in attr.ints, three per function (kind, alpha bits, beta bits),
+   direction-major then in ONNX's order (LSTM f g h, GRU f g, RNN f); n_ints 0: the defaults (RNN: mode). */
+enum { SO_RACT_TANH, SO_RACT_RELU, SO_RACT_SIGMOID, SO_RACT_AFFINE, SO_RACT_LEAKYRELU, SO_RACT_THRESHOLDEDRELU,
+       SO_RACT_SCALEDTANH, SO_RACT_HARDSIGMOID, SO_RACT_ELU, SO_RACT_SOFTSIGN, SO_RACT_SOFTPLUS, SO_RACT_COUNT };
+extern const char *const so_ract_names[SO_RACT_COUNT];
+/* Which of activation_alpha (bit 0) and activation_beta (bit 1) each function consumes, and the values it takes
+   when the lists run out (ONNX Runtime's: LeakyRelu 0.01, HardSigmoid 0.2 / 0.5, Elu 1, otherwise 0). */
+extern const unsigned char so_ract_params[SO_RACT_COUNT];
+extern const float so_ract_default[SO_RACT_COUNT][2];
+
 
 #endif

@@ -360,7 +360,7 @@ if bash tests/exporter_fixtures.sh "$SO" data/bert2.onnx "data/bert_tok.onnx:--d
 else bad "exporter-style fixtures vs ONNX Runtime" "$TMP/exp"; fi
 
 # 10b. constructs the importer cannot handle (issue 16): custom operators without and with a declared shape, a
-#      data-dependent shape, Loop, LSTM / GRU forms outside the table (clip, other activations), MaxRoiPool. `run` and
+#      data-dependent shape, Loop, a Cast to float16, an LSTM activation ONNX does not define, a GRU clip <= 0, MaxRoiPool. `run` and
 #      optimize each refuse with exit 1 and one line naming the file, the node and its operator; nothing is written.
 mkdir -p "$TMP/un"
 if $PY tests/make_unsupported.py "$TMP/un" >"$TMP/log" 2>&1; then

@@ -571,7 +571,7 @@ def norms(name, style, opset, c, hw, groups, inorm):
          [helper.make_tensor_value_info("y", T.FLOAT, [2, c, 1, 1])], inits, opset, [])
 
 
-def resize_axes(name, opset, mode, axes, scales, sizes, policy, ctm):
+def resize_axes(name, opset, mode, axes, scales, sizes, policy, ctm, antialias=0):
     """Resize-18/19 with the axes attribute (scales or sizes of the listed axes only), between two convolutions."""
     nm = Namer()
     nodes, inits = [], {}
@@ -592,6 +592,8 @@ def resize_axes(name, opset, mode, axes, scales, sizes, policy, ctm):
     attrs = dict(mode=mode, axes=axes, coordinate_transformation_mode=ctm)
     if policy:
         attrs["keep_aspect_ratio_policy"] = policy
+    if antialias:
+        attrs["antialias"] = 1
     nodes.append(helper.make_node("Resize", ins, [r], **attrs))
     nodes.append(helper.make_node("Conv", [r, w2], ["y"], kernel_shape=[1, 1]))
     save(name, "pt18", nodes, [helper.make_tensor_value_info("x", T.FLOAT, [1, 3, 10, 14])],
@@ -711,6 +713,57 @@ def resize19(nodes, inits, nm):
     return outs
 
 
+def avgpool19(nodes, inits, nm):
+    """AveragePool-19 with dilations (imported as avgpool3d on a unit depth axis): pads, count_include_pad, ceil_mode."""
+    outs = []
+    for k, d, st, pads, cip, ceil in (([3, 3], [2, 2], [1, 1], [0, 0, 0, 0], 0, 0), ([2, 3], [2, 1], [2, 1], [1, 2, 1, 0], 0, 1),
+                                      ([3, 2], [1, 3], [1, 2], [2, 1, 2, 1], 1, 0), ([2, 2], [3, 2], [2, 2], [1, 1, 1, 1], 1, 1)):
+        o = nm("avgpool")
+        nodes.append(helper.make_node("AveragePool", ["x"], [o], kernel_shape=k, dilations=d, strides=st, pads=pads,
+                                      count_include_pad=cip, ceil_mode=ceil))
+        outs.append(o)
+    return outs
+
+
+def centercroppad(nodes, inits, nm):
+    """CenterCropPad-18 (x [2, 3, 9, 11]): crop one axis and pad another by odd amounts (axes listed, one negative),
+    and every axis at once."""
+    outs = []
+    for shape, axes in (([6, 14], [2, -1]), ([2, 4, 10, 8], None), ([3, 12], [1, 2])):
+        s, o = nm("shape"), nm("centercroppad")
+        inits[s] = np.array(shape, np.int64)
+        attrs = {"axes": axes} if axes else {}
+        nodes.append(helper.make_node("CenterCropPad", ["x", s], [o], **attrs))
+        outs.append(o)
+    return outs
+
+
+def col2im(nodes, inits, nm):
+    """Col2Im-18 (x [2, 12, 20]: 3 channels of 2x2 blocks at 20 positions) into three images: plain; dilated, strided
+    and padded; strided with an output row left over by the last block."""
+    outs = []
+    for img, attrs in (([5, 6], {}), ([9, 5], {"dilations": [2, 1], "strides": [2, 1], "pads": [1, 0, 1, 0]}),
+                       ([5, 9], {"strides": [1, 2], "pads": [0, 1, 0, 1]})):
+        i, b, o = nm("image_shape"), nm("block_shape"), nm("col2im")
+        inits[i], inits[b] = np.array(img, np.int64), np.array([2, 2], np.int64)
+        nodes.append(helper.make_node("Col2Im", ["x", i, b], [o], **attrs))
+        outs.append(o)
+    return outs
+
+
+def affinegrid(size):
+    """AffineGrid-20 of theta x ([N, 2, 3] or [N, 3, 4]) for a constant size, align_corners 0 and 1."""
+    def build(nodes, inits, nm):
+        outs = []
+        for ac in (0, 1):
+            s, o = nm("size"), nm("affinegrid")
+            inits[s] = np.array(size, np.int64)
+            nodes.append(helper.make_node("AffineGrid", ["x", s], [o], align_corners=ac))
+            outs.append(o)
+        return outs
+    return build
+
+
 def op20(nodes, inits, nm):
     outs = []
     for appr in ("none", "tanh"):
@@ -785,6 +838,17 @@ recurrent("tf2onnx_11_op13_rnn_relu", "tf2onnx", 13, "RNN", "forward", 6, 5, 12,
 recurrent("tf2onnx_12_op15_lstm_reverse", "tf2onnx", 15, "LSTM", "reverse", 5, 4, 10, {}, False)
 recurrent("paddle_10_op11_gru_bidir", "paddle", 11, "GRU", "bidirectional", 6, 5, 7, {}, True)
 recurrent("paddle_11_op11_rnn_bidir", "paddle", 11, "RNN", "bidirectional", 5, 3, 9, {}, True)
+# clip and non-default activations with their alpha / beta lists (Paddle's and tf2onnx's LSTM / GRU / RNN forms)
+recurrent("paddle_13_op11_lstm_clip_acts", "paddle", 11, "LSTM", "bidirectional", 6, 4, 6,
+          {"clip": 0.8, "activations": ["HardSigmoid", "Tanh", "Softsign", "Sigmoid", "ScaledTanh", "Tanh"],
+           "activation_alpha": [0.25, 1.2], "activation_beta": [0.45, 0.9]}, True)
+recurrent("tf2onnx_17_op13_lstm_input_forget", "tf2onnx", 13, "LSTM", "forward", 5, 4, 7, {"input_forget": 1, "clip": 0.4}, False)
+recurrent("tf2onnx_18_op13_gru_acts_clip", "tf2onnx", 13, "GRU", "reverse", 6, 5, 6,
+          {"clip": 0.6, "activations": ["LeakyRelu", "Elu"], "activation_alpha": [0.1, 0.8]}, False)
+recurrent("paddle_14_op11_rnn_acts_bidir", "paddle", 11, "RNN", "bidirectional", 5, 3, 5,
+          {"activations": ["Affine", "ThresholdedRelu"], "activation_alpha": [0.5, 0.1], "activation_beta": [0.2]}, True)
+recurrent("paddle_15_op11_gru_softplus", "paddle", 11, "GRU", "forward", 4, 3, 5,
+          {"activations": ["Sigmoid", "Softplus"], "clip": 0.3, "linear_before_reset": 1}, True)
 cnn3d("tf2onnx_13_op13_cnn3d", "tf2onnx", 13, 3, 8, 6, 12)
 cnn3d("pt3d_00_op17_cnn3d", "pt3d", 17, 3, 8, 7, 11)
 cnn3d("pt3d_01_op13_cnn3d", "pt3d", 13, 2, 6, 5, 9)
@@ -812,6 +876,10 @@ resize_axes("pt18_20_op18_resize_axes_corners", 18, "linear", [3, 2], [1.5, 0.8]
 resize_axes("pt18_25_op18_resize_keep_not_larger", 18, "linear", [2, 3], None, [7, 30], "not_larger", "half_pixel")
 resize_axes("pt18_26_op19_resize_keep_not_smaller", 19, "nearest", [3, 2], None, [20, 15], "not_smaller", "asymmetric")
 resize_axes("pt18_27_op18_resize_keep_corners", 18, "linear", [2, 3], None, [12, 12], "not_larger", "align_corners")
+# antialias with align_corners: ONNX Runtime's filter divides by the rounded output length, from scales too
+resize_axes("pt18_28_op18_resize_antialias_corners_down", 18, "linear", [2, 3], [0.65, 0.45], None, None, "align_corners", 1)
+resize_axes("pt18_29_op18_resize_antialias_corners_cubic", 18, "cubic", [2, 3], None, [6, 20], None, "align_corners", 1)
+resize_axes("pt18_30_op18_resize_antialias_corners_up", 18, "linear", [3, 2], [1.75, 1.3], None, None, "align_corners", 1)
 
 sweep("onnx18_00_op18_reduce_axes_input", 18, [2, 3, 5, 6], reduce_forms("axes"))
 sweep("onnx18_01_op18_reduce_noop_empty_axes", 18, [2, 3, 5, 6], reduce_forms("noop"))
@@ -821,6 +889,11 @@ sweep("onnx18_04_op18_scatter_reduction_mish", 18, [2, 3, 5, 10], scatter_mish)
 sweep("onnx18_05_op19_resize_half_pixel_symmetric_pad_wrap", 19, [2, 3, 5, 6], resize19)
 sweep("onnx18_06_op20_gelu_gridsample_reduce", 20, [2, 3, 5, 6], op20)
 sweep("onnx18_07_op21_views_pad_groupnorm", 21, [2, 3, 5, 6], op21)
+sweep("onnx18_08_op19_avgpool_dilations", 19, [2, 3, 9, 11], avgpool19)
+sweep("onnx18_09_op18_centercroppad", 18, [2, 3, 9, 11], centercroppad)
+sweep("onnx18_10_op18_col2im", 18, [2, 12, 20], col2im)
+sweep("onnx18_11_op20_affinegrid_2d", 20, [2, 2, 3], affinegrid([2, 3, 5, 7]))
+sweep("onnx18_12_op20_affinegrid_3d", 20, [2, 3, 4], affinegrid([2, 1, 3, 4, 5]))
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

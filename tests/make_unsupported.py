@@ -63,13 +63,17 @@ save("loop", "loop_0", "Loop",
      [helper.make_node("Loop", ["trip", "cond", "x"], ["y"], name="loop_0", body=body)],
      [vi("x", [1])], [vi("y", [1])],
      [numpy_helper.from_array(np.array(3, np.int64), "trip"), numpy_helper.from_array(np.array(True), "cond")])
-# an LSTM form superopt does not take (clip) whose outputs are declared: opaque, and no kernel runs it
-save("lstm_clip", "lstm_0", "LSTM",
-     [helper.make_node("LSTM", ["x", "W", "R"], ["y"], name="lstm_0", hidden_size=3, clip=0.5)],
+# float16 arithmetic: a Cast to FLOAT16 (float16 initializers are widened to float32; float16 compute is refused)
+save("cast_float16", "cast_0", "Cast",
+     [helper.make_node("Cast", ["x"], ["h"], name="cast_0", to=T.FLOAT16), helper.make_node("Cast", ["h"], ["y"], name="back", to=T.FLOAT)],
+     [vi("x", [2, 3])], [vi("y", [2, 3])])
+# an LSTM whose activation ONNX does not define
+save("lstm_bad_activation", "lstm_0", "LSTM",
+     [helper.make_node("LSTM", ["x", "W", "R"], ["y"], name="lstm_0", hidden_size=3, activations=["Sigmoid", "Swish", "Tanh"])],
      [vi("x", [2, 1, 4])], [vi("y", [2, 1, 1, 3])], [w("W", 1, 12, 4), w("R", 1, 12, 3)])
-# a GRU with activations other than the defaults
-save("gru_hardsigmoid", "gru_0", "GRU",
-     [helper.make_node("GRU", ["x", "W", "R"], ["y"], name="gru_0", hidden_size=3, activations=["HardSigmoid", "Tanh"])],
+# a GRU with a clip that is not positive
+save("gru_clip_negative", "gru_0", "GRU",
+     [helper.make_node("GRU", ["x", "W", "R"], ["y"], name="gru_0", hidden_size=3, clip=-1.0)],
      [vi("x", [2, 1, 4])], [vi("y", [2, 1, 1, 3])], [w("W", 1, 9, 4), w("R", 1, 9, 3)])
 # a pooling superopt does not implement (MaxRoiPool; LpPool was this case until it joined the operator table)
 save("maxroipool", "roi_0", "MaxRoiPool",

@@ -1531,6 +1531,64 @@ static void test_convtranspose(void **state)
     so_fast_use_gemm = use_gemm;
 }
 
+/* ConvTranspose absorbing its successors (kernels/fuse.c's chain, applied per finished plane by kernels/deconv.c):
+   BatchNormalization + Relu; bias Add + Sigmoid; BatchNormalization + residual Add (of another step) + Clip; and a
+   BatchNormalization read elsewhere (not absorbed). Overlapping taps (3x3 s2) and the exact k2 s2 tiling, both GEMM
+   paths, against the reference at 1 and 2 threads; the step count says what was absorbed. */
+static void test_convtranspose_fusion(void **state)
+{
+    (void)state;
+    const int use_gemm = so_fast_use_gemm;
+    for (int pass = 0; pass < 2; pass++) {
+        so_fast_use_gemm = pass == 0;
+        threads_bitwise = pass == 0;
+        for (int variant = 0; variant < 8; variant++) {
+            const int kind = variant % 4, k = variant < 4 ? 3 : 2, C = 6, O = 5;
+            tb t;
+            tb_begin(&t, 1, 960 + (uint64_t)(pass * 8 + variant));
+            int32_t x = tb_input(&t, shp(4, 1, C, 5, 7));
+            so_attr a = conv_attrs(2, 2, k == 3, k == 3, k == 3, k == 3, 1, 1, 1);
+            a.n_ints = 2;
+            a.ints[0] = a.ints[1] = k == 3; /* output_padding 1 with the 3x3 taps: 10 x 14 as the 2x2 ones */
+            int32_t ins[3] = {x, tb_weight_rand(&t, shp(4, C, O, k, k)), tb_weight_rand(&t, shp(1, O))};
+            int32_t d = tb_node(&t, SO_OP_CONVTRANSPOSE, ins, kind == 2 ? 2 : 3, &a), last, expect;
+            so_attr bn = {0};
+            bn.epsilon = 1e-5f;
+            int32_t bi[5] = {d, tb_weight_rand(&t, shp(1, O)), tb_weight_rand(&t, shp(1, O)), tb_weight_rand(&t, shp(1, O)), tb_weight_pos(&t, shp(1, O))};
+            if (kind == 0) { /* BN + Relu */
+                int32_t b = tb_node(&t, SO_OP_BATCHNORM, bi, 5, &bn);
+                last = tb_node(&t, SO_OP_RELU, &b, 1, NULL), expect = 1;
+            } else if (kind == 1) { /* bias Add of a per-channel weight + Sigmoid */
+                int32_t ai[2] = {d, tb_weight_rand(&t, shp(4, 1, O, 1, 1))};
+                int32_t ad = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+                last = tb_node(&t, SO_OP_SIGMOID, &ad, 1, NULL), expect = 1;
+            } else if (kind == 2) { /* no bias: BN + residual (another ConvTranspose) + Clip */
+                int32_t b = tb_node(&t, SO_OP_BATCHNORM, bi, 5, &bn);
+                int32_t i2[2] = {x, tb_weight_rand(&t, shp(4, C, O, k, k))};
+                int32_t r = tb_node(&t, SO_OP_CONVTRANSPOSE, i2, 2, &a);
+                int32_t ai[2] = {r, b};
+                int32_t ad = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+                so_attr cl = {0};
+                cl.clip_min = -0.3f;
+                cl.clip_max = 0.4f;
+                last = tb_node(&t, SO_OP_CLIP, &ad, 1, &cl), expect = 2;
+            } else { /* the BN's output also read by the Add: only the BN goes, Relu and Add are steps */
+                int32_t b = tb_node(&t, SO_OP_BATCHNORM, bi, 5, &bn);
+                int32_t r = tb_node(&t, SO_OP_RELU, &b, 1, NULL);
+                int32_t ai[2] = {r, b};
+                last = tb_node(&t, SO_OP_ADD, ai, 2, NULL), expect = 3;
+            }
+            t.g->outputs[0] = (so_edge){last, 0};
+            expect_kernel = pass == 0 ? "convtranspose_gemm" : "convtranspose_sgemm";
+            assert_int_equal(check_graph(&t, TOL), expect);
+            tb_free(&t);
+        }
+    }
+    expect_kernel = NULL;
+    threads_bitwise = 0;
+    so_fast_use_gemm = use_gemm;
+}
+
 /* so_sgemm with an OpenMP team of 2 (OpenBLAS single-threaded, as the executor sets it):
    the product is split over the team by column or row ranges; every shape, both transposes and
    beta 0/1 must equal a double-precision product within 1e-4 relative. */
@@ -1653,6 +1711,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_sgemm_team_split, reset_expect),
+        cmocka_unit_test_setup(test_convtranspose_fusion, reset_expect),
         cmocka_unit_test_setup(test_selection_table, reset_expect),
         cmocka_unit_test_setup(test_conv_edge_cases, reset_expect),
         cmocka_unit_test_setup(test_conv_random, reset_expect),
