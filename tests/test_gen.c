@@ -658,10 +658,6 @@ static void test_bn_fold_applies(void **state)
     so_model_free(m);
 }
 
-/* Issue 19: no shipped rule rewrites a graph into itself. 28 of the 2,705 rules of session 5 did
-   (e.g. enlarge(H) + V -> enlarge(H) + V): pruning compared the unexpanded graphs, where an enlarged
-   pseudo-variable and an enumerated enlarge of the same kernel differ. so_rule_same_sides is first
-   shown to catch that rule, then run over rules/default.rules. */
 /* The generator's typing runs the shared shape rules (src/shape.c so_dims_*) over its int16 dims, quietly: a
    candidate whose shapes misfit is rejected without a message (the thread's last error is left as it was), one
    that fits gets the rule's shape with the dims past its rank zero (types are compared and hashed whole). */
@@ -677,27 +673,30 @@ static void test_typing_shared_rules_quiet(void **state)
         if (u.insts[i].op == SO_OP_MATMUL && mm < 0) mm = i;
     }
     assert_true(cat >= 0 && mm >= 0);
-    gen_type in[2] = {{2, {2, 3}}, {2, {4, 5}}}, out[2];
-    memset(out, 0x55, sizeof out);
+    /* each case: a misfit (rejected quietly), then one dim changed so that it fits, and the shape the rule gives */
+    const struct { int inst, fix_in, fix_dim, fix_to, out0, out1; } cs[2] = {
+        {cat, 1, 1, 3, 6, 3}, /* [2,3] ++ [4,5] on axis 0: columns differ; [2,3] ++ [4,3] = [6,3] */
+        {mm, 1, 0, 3, 2, 5},  /* [2,3] @ [4,5]: inner dims differ; [2,3] @ [3,5] = [2,5] */
+    };
     so_errorf("sentinel");
-    assert_int_equal(gen_typecheck(&u, cat, in, 2, 0, out), 0); /* [2,3] ++ [4,5] on axis 0: columns differ */
-    assert_string_equal(so_error(), "sentinel");
-    in[1].dim[1] = 3;
-    assert_int_equal(gen_typecheck(&u, cat, in, 2, 0, out), 1);
-    assert_int_equal(out[0].rank, 2);
-    assert_int_equal(out[0].dim[0], 6);
-    assert_int_equal(out[0].dim[1], 3);
-    assert_int_equal(out[0].dim[2], 0);
-    gen_type a[2] = {{2, {2, 3}}, {2, {4, 5}}};
-    assert_int_equal(gen_typecheck(&u, mm, a, 2, 0, out), 0); /* [2,3] @ [4,5]: inner dims differ */
-    assert_string_equal(so_error(), "sentinel");
-    a[1].dim[0] = 3;
-    assert_int_equal(gen_typecheck(&u, mm, a, 2, 0, out), 1);
-    assert_int_equal(out[0].rank, 2);
-    assert_int_equal(out[0].dim[0], 2);
-    assert_int_equal(out[0].dim[1], 5);
+    for (int k = 0; k < 2; k++) {
+        gen_type in[2] = {{2, {2, 3}}, {2, {4, 5}}}, out[2];
+        memset(out, 0x55, sizeof out);
+        assert_int_equal(gen_typecheck(&u, cs[k].inst, in, 2, 0, out), 0);
+        assert_string_equal(so_error(), "sentinel");
+        in[cs[k].fix_in].dim[cs[k].fix_dim] = (int16_t)cs[k].fix_to;
+        assert_int_equal(gen_typecheck(&u, cs[k].inst, in, 2, 0, out), 1);
+        assert_int_equal(out[0].rank, 2);
+        assert_int_equal(out[0].dim[0], cs[k].out0);
+        assert_int_equal(out[0].dim[1], cs[k].out1);
+        assert_int_equal(out[0].dim[2], 0);
+    }
 }
 
+/* Issue 19: no shipped rule rewrites a graph into itself. 28 of the 2,705 rules of session 5 did
+   (e.g. enlarge(H) + V -> enlarge(H) + V): pruning compared the unexpanded graphs, where an enlarged
+   pseudo-variable and an enumerated enlarge of the same kernel differ. so_rule_same_sides is first
+   shown to catch that rule, then run over rules/default.rules. */
 static void test_no_same_sides(void **state)
 {
     (void)state;

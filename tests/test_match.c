@@ -206,6 +206,58 @@ static void test_precondition_and_anchor(void **state)
     }
 }
 
+/* One conv X[1,cin,h,w] * W[wd] with attributes `at`, matched against the layout rule r: it must match iff `want`;
+   when it does, the rewrite has one conv_nchwc (its group the conv's, resolved), ends in an nchwc_out naming the
+   wd[0] output channels, and computes the same values. */
+static void layout_case(const so_rule *r, int64_t cin, int64_t h, int64_t w, const int64_t wd[4], const so_attr *at, int want)
+{
+    tb t;
+    so_shape xs = {.rank = 4, .dim = {1, cin, h, w}, .dtype = SO_F32};
+    tb_new(&t, 1, &xs, 1);
+    so_shape wsh = so_shape_make(4, wd);
+    float *data = malloc(sizeof(float) * (size_t)so_shape_numel(&wsh));
+    so_rng_fill(&t.seed, data, (size_t)so_shape_numel(&wsh));
+    int32_t wt = so_graph_add(t.g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(t.m, "w", wsh, data), NULL);
+    assert_int_equal(so_graph_infer(t.g, wt), SO_OK);
+    so_edge ce[2] = {{0, 0}, {wt, 0}};
+    int32_t c = so_graph_add(t.g, SO_OP_CONV, ce, 2, 1, so_model_attr(t.m, at), -1, NULL);
+    assert_int_equal(so_graph_infer(t.g, c), SO_OK);
+    t.g->outputs[0] = (so_edge){c, 0};
+    so_match_index ix;
+    so_match_index_init(&ix, t.g);
+    assert_int_equal(so_match_rule(&ix, r, 0, NULL, NULL), want);
+    if (want) {
+        collect col = {.n = 0};
+        so_match_rule(&ix, r, 0, collect_fn, &col);
+        so_fold_ctx fc;
+        so_fold_init(&fc, t.m);
+        so_graph *ng = NULL;
+        assert_int_equal(so_rewrite(t.g, &col.m[0], &fc, &ng), SO_OK);
+        assert_int_equal(count_op(ng, SO_OP_CONV_NCHWC), 1);
+        for (int32_t i = 0; i < ng->n_nodes; i++)
+            if (ng->nodes[i].op == SO_OP_CONV_NCHWC) assert_int_equal(ng->nodes[i].attr->group, at->group);
+        assert_int_equal(ng->nodes[ng->outputs[0].node].op, SO_OP_NCHWC_OUT);
+        assert_int_equal(ng->nodes[ng->outputs[0].node].attr->ints[1], wd[0]);
+        assert_true(max_diff(t.g, ng) < 1e-5);
+        so_graph_free(ng);
+        so_fold_free(&fc);
+    }
+    so_match_index_free(&ix);
+    so_model_free(t.m);
+}
+
+/* conv attributes: stride s, padding p on every side, dilation 1, group g */
+static so_attr conv_at(int s, int p, int g)
+{
+    so_attr at;
+    memset(&at, 0, sizeof at);
+    at.stride[0] = at.stride[1] = s;
+    at.pad[0] = at.pad[1] = at.pad[2] = at.pad[3] = p;
+    at.dilation[0] = at.dilation[1] = 1;
+    at.group = g;
+    return at;
+}
+
 /* A generated layout rule (exact blocking, channels 8*a): conv = nchwc_out . conv_nchwc . nchwc_in
    matches a conv whose input and output channels are multiples of 8 and no other; the rewrite
    computes the same values. */
@@ -224,43 +276,10 @@ static void test_layout_rule_exact(void **state)
     assert_non_null(strstr(f, "ints=8,8*e"));
     free(f);
     const int cin[4] = {16, 12, 8, 16}, cout[4] = {24, 16, 20, 8};
+    const so_attr at = conv_at(1, 0, 1);
     for (int k = 0; k < 4; k++) {
-        tb t;
-        so_shape xs = {.rank = 4, .dim = {1, cin[k], 3, 4}, .dtype = SO_F32};
-        tb_new(&t, 1, &xs, 1);
-        int64_t wd[4] = {cout[k], cin[k], 1, 1};
-        so_shape wsh = so_shape_make(4, wd);
-        float *data = malloc(sizeof(float) * (size_t)so_shape_numel(&wsh));
-        so_rng_fill(&t.seed, data, (size_t)so_shape_numel(&wsh));
-        int32_t w = so_graph_add(t.g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(t.m, "w", wsh, data), NULL);
-        assert_int_equal(so_graph_infer(t.g, w), SO_OK);
-        so_attr at;
-        memset(&at, 0, sizeof at);
-        at.stride[0] = at.stride[1] = at.dilation[0] = at.dilation[1] = at.group = 1;
-        so_edge ce[2] = {{0, 0}, {w, 0}};
-        int32_t c = so_graph_add(t.g, SO_OP_CONV, ce, 2, 1, so_model_attr(t.m, &at), -1, NULL);
-        assert_int_equal(so_graph_infer(t.g, c), SO_OK);
-        t.g->outputs[0] = (so_edge){c, 0};
-        so_match_index ix;
-        so_match_index_init(&ix, t.g);
-        int exact = cin[k] % 8 == 0 && cout[k] % 8 == 0;
-        assert_int_equal(so_match_rule(&ix, &lr.rules[0], 0, NULL, NULL), exact);
-        if (exact) {
-            collect col = {.n = 0};
-            so_match_rule(&ix, &lr.rules[0], 0, collect_fn, &col);
-            so_fold_ctx fc;
-            so_fold_init(&fc, t.m);
-            so_graph *ng = NULL;
-            assert_int_equal(so_rewrite(t.g, &col.m[0], &fc, &ng), SO_OK);
-            assert_int_equal(count_op(ng, SO_OP_CONV_NCHWC), 1);
-            assert_int_equal(ng->nodes[ng->outputs[0].node].op, SO_OP_NCHWC_OUT);
-            assert_int_equal(ng->nodes[ng->outputs[0].node].attr->ints[1], cout[k]);
-            assert_true(max_diff(t.g, ng) < 1e-5);
-            so_graph_free(ng);
-            so_fold_free(&fc);
-        }
-        so_match_index_free(&ix);
-        so_model_free(t.m);
+        const int64_t wd[4] = {cout[k], cin[k], 1, 1};
+        layout_case(&lr.rules[0], cin[k], 3, 4, wd, &at, cin[k] % 8 == 0 && cout[k] % 8 == 0);
     }
     so_ruleset_free(&lr);
 }
@@ -283,45 +302,9 @@ static void test_layout_rule_depthwise(void **state)
     /* channels, group, kernel dim 1: depthwise 16, 32 (match), 12 (not a multiple of 8), grouped 16/2 (not depthwise) */
     const int ch[4] = {16, 32, 12, 16}, grp[4] = {16, 32, 12, 8}, cg[4] = {1, 1, 1, 2};
     for (int k = 0; k < 4; k++) {
-        tb t;
-        so_shape xs = {.rank = 4, .dim = {1, ch[k], 7, 6}, .dtype = SO_F32};
-        tb_new(&t, 1, &xs, 1);
-        int64_t wd[4] = {ch[k], cg[k], 3, 3};
-        so_shape wsh = so_shape_make(4, wd);
-        float *data = malloc(sizeof(float) * (size_t)so_shape_numel(&wsh));
-        so_rng_fill(&t.seed, data, (size_t)so_shape_numel(&wsh));
-        int32_t w = so_graph_add(t.g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(t.m, "w", wsh, data), NULL);
-        assert_int_equal(so_graph_infer(t.g, w), SO_OK);
-        so_attr at;
-        memset(&at, 0, sizeof at);
-        at.stride[0] = at.stride[1] = 2;
-        at.pad[0] = at.pad[1] = at.pad[2] = at.pad[3] = 1;
-        at.dilation[0] = at.dilation[1] = 1;
-        at.group = grp[k];
-        so_edge ce[2] = {{0, 0}, {w, 0}};
-        int32_t c = so_graph_add(t.g, SO_OP_CONV, ce, 2, 1, so_model_attr(t.m, &at), -1, NULL);
-        assert_int_equal(so_graph_infer(t.g, c), SO_OK);
-        t.g->outputs[0] = (so_edge){c, 0};
-        so_match_index ix;
-        so_match_index_init(&ix, t.g);
-        int want = ch[k] % 8 == 0 && cg[k] == 1;
-        assert_int_equal(so_match_rule(&ix, &lr.rules[0], 0, NULL, NULL), want);
-        if (want) {
-            collect col = {.n = 0};
-            so_match_rule(&ix, &lr.rules[0], 0, collect_fn, &col);
-            so_fold_ctx fc;
-            so_fold_init(&fc, t.m);
-            so_graph *ng = NULL;
-            assert_int_equal(so_rewrite(t.g, &col.m[0], &fc, &ng), SO_OK);
-            assert_int_equal(count_op(ng, SO_OP_CONV_NCHWC), 1);
-            for (int32_t i = 0; i < ng->n_nodes; i++)
-                if (ng->nodes[i].op == SO_OP_CONV_NCHWC) assert_int_equal(ng->nodes[i].attr->group, ch[k]); /* resolved */
-            assert_true(max_diff(t.g, ng) < 1e-5);
-            so_graph_free(ng);
-            so_fold_free(&fc);
-        }
-        so_match_index_free(&ix);
-        so_model_free(t.m);
+        const int64_t wd[4] = {ch[k], cg[k], 3, 3};
+        const so_attr at = conv_at(2, 1, grp[k]);
+        layout_case(&lr.rules[0], ch[k], 7, 6, wd, &at, ch[k] % 8 == 0 && cg[k] == 1);
     }
     so_ruleset_free(&lr);
 }
@@ -341,42 +324,9 @@ static void test_layout_rule_grouped(void **state)
     assert_int_equal(so_rules_parse("grouped.rules", TXT, strlen(TXT), &lr), SO_OK);
     const int q[4] = {4, 8, 3, 8}, grp[4] = {32, 32, 32, 16};
     for (int k = 0; k < 4; k++) {
-        tb t;
-        so_shape xs = {.rank = 4, .dim = {1, grp[k] * q[k], 5, 6}, .dtype = SO_F32};
-        tb_new(&t, 1, &xs, 1);
-        int64_t wd[4] = {grp[k] * q[k], q[k], 3, 3};
-        so_shape wsh = so_shape_make(4, wd);
-        float *data = malloc(sizeof(float) * (size_t)so_shape_numel(&wsh));
-        so_rng_fill(&t.seed, data, (size_t)so_shape_numel(&wsh));
-        int32_t w = so_graph_add(t.g, SO_OP_WEIGHT, NULL, 0, 1, NULL, so_model_add_weight(t.m, "w", wsh, data), NULL);
-        assert_int_equal(so_graph_infer(t.g, w), SO_OK);
-        so_attr at;
-        memset(&at, 0, sizeof at);
-        at.stride[0] = at.stride[1] = at.dilation[0] = at.dilation[1] = 1;
-        at.pad[0] = at.pad[1] = at.pad[2] = at.pad[3] = 1;
-        at.group = grp[k];
-        so_edge ce[2] = {{0, 0}, {w, 0}};
-        int32_t c = so_graph_add(t.g, SO_OP_CONV, ce, 2, 1, so_model_attr(t.m, &at), -1, NULL);
-        assert_int_equal(so_graph_infer(t.g, c), SO_OK);
-        t.g->outputs[0] = (so_edge){c, 0};
-        so_match_index ix;
-        so_match_index_init(&ix, t.g);
-        int want = grp[k] == 32;
-        assert_int_equal(so_match_rule(&ix, &lr.rules[0], 0, NULL, NULL), want);
-        if (want) {
-            collect col = {.n = 0};
-            so_match_rule(&ix, &lr.rules[0], 0, collect_fn, &col);
-            so_fold_ctx fc;
-            so_fold_init(&fc, t.m);
-            so_graph *ng = NULL;
-            assert_int_equal(so_rewrite(t.g, &col.m[0], &fc, &ng), SO_OK);
-            assert_int_equal(count_op(ng, SO_OP_CONV_NCHWC), 1);
-            assert_true(max_diff(t.g, ng) < 1e-5);
-            so_graph_free(ng);
-            so_fold_free(&fc);
-        }
-        so_match_index_free(&ix);
-        so_model_free(t.m);
+        const int64_t wd[4] = {grp[k] * q[k], q[k], 3, 3};
+        const so_attr at = conv_at(1, 1, grp[k]);
+        layout_case(&lr.rules[0], grp[k] * q[k], 5, 6, wd, &at, grp[k] == 32);
     }
     so_ruleset_free(&lr);
 }
