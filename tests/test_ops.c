@@ -428,10 +428,14 @@ static void test_doc_current(void **state)
     (void)state;
     char *want = operators_md(), *have = NULL;
     if (!want) fail_msg("tools/onnx_ops/operators.txt: %s", so_error());
-    if (so_read_file("docs/OPERATORS.md", &have, NULL) != SO_OK) fail_msg("%s (run make operators)", so_error());
-    if (strcmp(want, have)) fail_msg("docs/OPERATORS.md is not current: run make operators");
-    free(want);
+    if (so_read_file("docs/OPERATORS.md", &have, NULL) != SO_OK) {
+        free(want);
+        fail_msg("%s (run make operators)", so_error());
+    }
+    const int same = !strcmp(want, have);
+    free(want); /* freed before a failure: fail_msg does not return */
     free(have);
+    if (!same) fail_msg("docs/OPERATORS.md is not current: run make operators");
 }
 
 int main(int argc, char **argv)
