@@ -380,8 +380,9 @@ static void test_conv_depthwise3(void **state)
 }
 
 /* Stems (ungrouped, <= 4 input channels, >= 3x3: conv_stem): output-channel blocks with
-   a partial last block, column blocks of 24 / 8 with overlapping last blocks, rows below
-   8 columns, strides 1-3, dilation, padding, every epilogue, residuals, batch 2. */
+   a partial last block, column blocks of 3 / 2 / 1 vectors (8 columns at AVX2, 16 at
+   AVX-512) with an overlapping last one, rows narrower than a vector, strides 1-3,
+   dilation, padding, every epilogue, residuals, batch 2. */
 static void test_conv_stem(void **state)
 {
     (void)state;
@@ -393,6 +394,8 @@ static void test_conv_stem(void **state)
     one_conv_bn(504, 1, 1, 5, 1, 30, 31, 3, 3, 1, 1, 1, 1, 1, 1, SO_ACT_SIGMOID, 0); /* Wo 31: 24 + overlapping 24 */
     one_conv_bn(505, 1, 4, 13, 1, 20, 20, 3, 5, 1, 2, 2, 4, 0, 1, SO_ACT_TANH, 0);   /* dilation 2, asymmetric pads */
     one_conv_bn(506, 1, 2, 3, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, SO_ACT_CLIP, 0);     /* 3x3 outputs, 3 channels */
+    one_conv_bn(507, 1, 3, 8, 1, 16, 224, 7, 7, 2, 1, 3, 3, 3, 3, SO_ACT_RELU, 0);  /* Wo 112 (ResNet stem): 4x24 + 16 / 2x48 + 16 */
+    one_conv_bn(508, 1, 2, 5, 1, 10, 88, 3, 3, 2, 1, 1, 1, 1, 1, SO_ACT_NONE, 1);  /* Wo 44: 24 + 16 + overlapping 8 / 32 + 16 */
     uint64_t r = 5151;
     for (int it = 0; it < 30; it++) {
         int kh = irand(&r, 3, 5), kw = irand(&r, 3, 5), d = irand(&r, 1, 2), s = irand(&r, 1, 3);
