@@ -1378,10 +1378,8 @@ static so_status sym_slice(const so_dim_alg *A, const so_rnode *n, const so_dims
 
 static so_status sym_reshape(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    (void)n, (void)in;
-    out->rank = ndx->rank;
-    memcpy(out->dim, ndx->dim, (size_t)ndx->rank * A->size);
-    return SO_OK;
+    (void)n;
+    return so_dims_reshape(A, &in[0], ndx, out);
 }
 
 /* reductions, argmax/argmin, squeeze, unsqueeze, gather (shape.h so_dims_*) */

@@ -785,6 +785,39 @@ so_status so_dims_flatten(const so_dim_alg *A, int axis, const so_dims *x, so_di
     return SO_OK;
 }
 
+/* the element count of s into n: 1 if it could be formed (the rule language cannot multiply two symbols) */
+static int numel(const so_dim_alg *A, const so_dims *s, void *n)
+{
+    if (!A->of_const(A->cx, 1, n)) return 0;
+    for (int k = 0; k < s->rank; k++)
+        if (!A->muld(A->cx, n, DIM(A, s, k), n)) return 0;
+    return 1;
+}
+
+/* every dim of s a known number */
+static int all_const(const so_dim_alg *A, const so_dims *s)
+{
+    int64_t v;
+    for (int k = 0; k < s->rank; k++)
+        if (!A->as_const(A->cx, DIM(A, s, k), &v)) return 0;
+    return 1;
+}
+
+so_status so_dims_reshape(const so_dim_alg *A, const so_dims *x, const so_dims *t, so_dims *o)
+{
+    if (t->rank < 0 || t->rank > SO_MAX_RANK) return DERR(A, "target rank %d exceeds %d", (int)t->rank, SO_MAX_RANK);
+    _Alignas(16) char nx[64], nt[64];
+    if (A->size > sizeof nx) return DERR(A, "dimension type too large");
+    for (int k = 0; k < t->rank; k++)
+        if (!A->at_least(A->cx, DIM(A, t, k), 1)) return DERR(A, "invalid target shape %s", DS(A, t));
+    const int cx_ok = numel(A, x, nx), ct_ok = numel(A, t, nt);
+    if (!ct_ok && all_const(A, t)) return DERR(A, "invalid target shape %s", DS(A, t));
+    if (!cx_ok && all_const(A, x)) return DERR(A, "input %s has too many elements", DS(A, x));
+    if (cx_ok && ct_ok && !A->eq(A->cx, nx, nt)) return DERR(A, "cannot reshape input %s (%s elements) to %s", DS(A, x), DD(A, nx), DS(A, t));
+    dims_copy(A, t, o);
+    return SO_OK;
+}
+
 so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
 {
     if (a->n_ints % 4 != 0) return DERR(A, "has %d slice ints, expected (axis,start,end,step) quads", (int)a->n_ints);
@@ -1089,18 +1122,7 @@ static so_status shape_flatten(ctx *c) { RUN(c->in[0]->dtype, so_dims_flatten(I6
 
 static so_status shape_reshape(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (a->n_ints > SO_MAX_RANK) return fail(c, "target rank %d exceeds %d", (int)a->n_ints, SO_MAX_RANK);
-    so_shape o = mk(a->n_ints, x->dtype);
-    int64_t n = 1;
-    for (int k = 0; k < a->n_ints; k++) {
-        o.dim[k] = a->ints[k];
-        if (a->ints[k] <= 0 || so_i64_mul(n, a->ints[k], &n)) return fail(c, "invalid target shape %s", S(&o));
-    }
-    if (n != so_shape_numel(x)) return fail(c, "cannot reshape input %s (%lld elements) to %s", S(x), (long long)so_shape_numel(x), S(&o));
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(c->in[0]->dtype, so_dims_reshape(I64, IN(0), &(so_dims){c->a->n_ints, (void *)c->a->ints}, &od));
 }
 
 static so_status shape_transpose(ctx *c)

@@ -137,6 +137,9 @@ so_status so_dims_reversesequence(const so_dim_alg *A, const so_attr *a, const s
 /* flatten: [prod x[:axis], prod x[axis:]] (axis in 0..rank); slice: ints = (axis, start, end, step) quads, each axis
    at most once, clamped (import), of a known size, not empty */
 so_status so_dims_flatten(const so_dim_alg *A, int axis, const so_dims *x, so_dims *o);
+/* reshape x to the target t (every dim >= 1): the element counts equal where the instance can form both (the rule
+   language cannot multiply two symbols: such a count is checked when the rule is instantiated) */
+so_status so_dims_reshape(const so_dim_alg *A, const so_dims *x, const so_dims *t, so_dims *o);
 so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
 /* scatterelements: indices ix and updates u of one shape, of x's rank, axis in range -> x; gathernd with batch_dims b:
    indices ix [..., k] (k a known number) -> ix[:-1] + x[b+k:]; gridsample: x [N,C,H,W] by grid [N,Ho,Wo,2] -> [N,C,Ho,Wo]
