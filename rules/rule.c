@@ -1504,6 +1504,37 @@ static so_status sym_reversesequence(const so_dim_alg *A, const so_rnode *n, con
     return so_dims_reversesequence(A, &n->attr, &in[0], &in[1], out);
 }
 
+/* maxpool with indices, maxunpool (the output shape from ints), roialign, nllloss, scatternd (shape.h so_dims_*) */
+static so_status sym_maxpoolidx(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_maxpoolidx(A, &n->attr, &in[0], out);
+}
+
+static so_status sym_maxunpool(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_maxunpool(A, &n->attr, &in[0], &in[1], out);
+}
+
+static so_status sym_roialign(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_roialign(A, &n->attr, &in[0], &in[1], &in[2], out);
+}
+
+static so_status sym_nllloss(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_nllloss(A, &n->attr, &in[0], &in[1], n->n_in > 2 ? &in[2] : NULL, out);
+}
+
+static so_status sym_scatternd(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)n, (void)ndx;
+    return so_dims_scatternd(A, &in[0], &in[1], &in[2], out);
+}
+
 /* operators the rule language has no symbolic shape rule for: unknown shape, accepted here and
    checked when the rule is instantiated on a graph */
 static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
@@ -1593,7 +1624,6 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_dim
 #define sym_argmin sym_argmax
 #define sym_spacetodepth sym_depthtospace
 
-#define sym_nllloss sym_unknown
 
 #define sym_equal sym_binary
 #define sym_less sym_binary
@@ -1617,12 +1647,8 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_dim
 #define sym_convtranspose3d sym_unknown
 #define sym_maxpool3d sym_unknown
 #define sym_avgpool3d sym_unknown
-#define sym_maxpoolidx sym_unknown
-#define sym_maxunpool sym_unknown
-#define sym_roialign sym_unknown
 #define sym_dft sym_unknown
 #define sym_stft sym_unknown
-#define sym_scatternd sym_unknown
 
 static const sym_fn sym_rules[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = sym_##l,

@@ -897,6 +897,70 @@ so_status so_dims_gridsample(const so_dim_alg *A, const so_attr *a, const so_dim
 }
 
 /* The concrete instance: a so_shape's dims as so_dims, and the result back (dtype from the caller). */
+so_status so_dims_maxpoolidx(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (a->mode != 0 && a->mode != 1) return DERR(A, "storage_order %d is not 0 or 1", (int)a->mode);
+    if (so_dims_pool(A, a, 1, x, &o[0])) return SO_ERR;
+    o[1].rank = o[0].rank;
+    memcpy(o[1].dim, o[0].dim, (size_t)o[0].rank * A->size);
+    return SO_OK;
+}
+
+so_status so_dims_maxunpool(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *ix, so_dims *o)
+{
+    if (x->rank != 4) return DERR(A, "input %s must have rank 4", DS(A, x));
+    if (!dims_eq(A, x, ix)) return DERR(A, "indices %s must be int64 of the input's shape %s", DS(A, ix), DS(A, x));
+    if (a->n_ints != 4 || a->ints[2] < 1 || a->ints[3] < 1) return DERR(A, "output shape does not fit input %s", DS(A, x));
+    o->rank = 4;
+    for (int k = 0; k < 4; k++)
+        if (!A->of_const(A->cx, a->ints[k], DIM(A, o, k)) || (k < 2 && !A->eq(A->cx, DIM(A, o, k), DIM(A, x, k))))
+            return DERR(A, "output shape does not fit input %s", DS(A, x));
+    return SO_OK;
+}
+
+so_status so_dims_roialign(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *rois, const so_dims *bi, so_dims *o)
+{
+    _Alignas(16) char four[64];
+    if (A->size > sizeof four || !A->of_const(A->cx, 4, four)) return DERR(A, "dimension type too large");
+    if (x->rank != 4) return DERR(A, "input [N,C,H,W] %s must have rank 4", DS(A, x));
+    if (rois->rank != 2 || !A->eq(A->cx, DIM(A, rois, 1), four)) return DERR(A, "rois %s must be [R,4]", DS(A, rois));
+    if (bi->rank != 1 || !A->eq(A->cx, DIM(A, bi, 0), DIM(A, rois, 0)))
+        return DERR(A, "batch_indices %s must be int64 [%s]", DS(A, bi), DD(A, DIM(A, rois, 0)));
+    if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->n_ints != 2 || a->ints[0] < 0 || (a->ints[1] != 0 && a->ints[1] != 1))
+        return DERR(A, "invalid output size, sampling_ratio or mode");
+    o->rank = 4;
+    memcpy(DIM(A, o, 0), DIM(A, rois, 0), A->size);
+    memcpy(DIM(A, o, 1), DIM(A, x, 1), A->size);
+    if (!A->of_const(A->cx, a->kernel[0], DIM(A, o, 2)) || !A->of_const(A->cx, a->kernel[1], DIM(A, o, 3))) return DERR(A, "output size too large");
+    return SO_OK;
+}
+
+so_status so_dims_nllloss(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *t, const so_dims *w, so_dims *o)
+{
+    if (x->rank < 2 || t->rank != x->rank - 1) return DERR(A, "input %s and int64 target %s do not fit", DS(A, x), DS(A, t));
+    if (!A->eq(A->cx, DIM(A, t, 0), DIM(A, x, 0))) return DERR(A, "target %s and input %s differ in N", DS(A, t), DS(A, x));
+    for (int d = 1; d < t->rank; d++)
+        if (!A->eq(A->cx, DIM(A, t, d), DIM(A, x, d + 1))) return DERR(A, "target %s and input %s differ in dimension %d", DS(A, t), DS(A, x), d + 1);
+    if (w && !is_vec(A, w, DIM(A, x, 1))) return DERR(A, "weight %s is not [C] for input %s", DS(A, w), DS(A, x));
+    dims_copy(A, t, o);
+    if (a->mode != 0) o->rank = 0;
+    return SO_OK;
+}
+
+so_status so_dims_scatternd(const so_dim_alg *A, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o)
+{
+    int64_t k;
+    if (ix->rank < 1) return DERR(A, "indices %s are not int64 of rank >= 1", DS(A, ix));
+    if (!A->as_const(A->cx, DIM(A, ix, ix->rank - 1), &k) || k < 1 || k > x->rank)
+        return DERR(A, "indices %s index %s dimensions of data %s", DS(A, ix), DD(A, DIM(A, ix, ix->rank - 1)), DS(A, x));
+    int ok = u->rank == ix->rank - 1 + x->rank - (int)k;
+    for (int d = 0; ok && d < ix->rank - 1; d++) ok = A->eq(A->cx, DIM(A, u, d), DIM(A, ix, d));
+    for (int d = (int)k; ok && d < x->rank; d++) ok = A->eq(A->cx, DIM(A, u, ix->rank - 1 + d - k), DIM(A, x, d));
+    if (!ok) return DERR(A, "updates %s do not fit indices %s and data %s", DS(A, u), DS(A, ix), DS(A, x));
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
 static so_dims dims_of(const so_shape *s) { return (so_dims){s->rank, (void *)s->dim}; } /* a view of s */
 
 so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out)
@@ -1306,29 +1370,21 @@ static so_status shape_reversesequence(ctx *c)
 
 static so_status shape_maxpoolidx(ctx *c)
 {
-    if (c->a->mode != 0 && c->a->mode != 1) return fail(c, "storage_order %d is not 0 or 1", (int)c->a->mode);
     if (c->n->n_out != 2) return fail(c, "has %d outputs, expected 2", (int)c->n->n_out);
-    so_status st = pool(c, 1);
-    if (st != SO_OK) return st;
-    c->n->out[1] = c->n->out[0];
-    c->n->out[1].dtype = SO_I64;
+    if (need_f32(c, 0)) return SO_ERR;
+    so_shape o[2] = {mk(0, SO_F32), mk(0, SO_I64)};
+    so_dims od[2] = {dims_of(&o[0]), dims_of(&o[1])};
+    if (so_dims_maxpoolidx(I64, c->a, IN(0), od) != SO_OK) return fail(c, "%s", so_error());
+    for (int k = 0; k < 2; k++) o[k].rank = od[k].rank, c->n->out[k] = o[k];
     return SO_OK;
 }
 
 static so_status shape_maxunpool(ctx *c)
 {
     const so_shape *x = c->in[0], *ix = c->in[1];
-    const so_attr *a = c->a;
     if (need_f32(c, 0) || need_rank(c, 0, 4, "input")) return SO_ERR;
-    so_shape xi = *x;
-    xi.dtype = SO_I64;
-    if (!so_shape_eq(ix, &xi)) return fail(c, "indices %s must be int64 of the input's shape %s", S(ix), S(x));
-    if (a->n_ints != 4 || a->ints[0] != x->dim[0] || a->ints[1] != x->dim[1] || a->ints[2] < 1 || a->ints[3] < 1)
-        return fail(c, "output shape does not fit input %s", S(x));
-    so_shape o = mk(4, SO_F32);
-    for (int k = 0; k < 4; k++) o.dim[k] = a->ints[k];
-    c->n->out[0] = o;
-    return SO_OK;
+    if (ix->dtype != SO_I64) return fail(c, "indices %s must be int64 of the input's shape %s", S(ix), S(x));
+    RUN(SO_F32, so_dims_maxunpool(I64, c->a, IN(0), IN(1), &od));
 }
 
 /* ---------------- internal ---------------- */
@@ -1371,20 +1427,10 @@ static so_status shape_stft(ctx *c)
 
 static so_status shape_roialign(ctx *c)
 {
-    const so_shape *x = c->in[0], *r = c->in[1], *b = c->in[2];
-    const so_attr *a = c->a;
+    const so_shape *b = c->in[2];
     if (need_f32(c, 0) || need_f32(c, 1) || need_rank(c, 0, 4, "input [N,C,H,W]")) return SO_ERR;
-    if (r->rank != 2 || r->dim[1] != 4) return fail(c, "rois %s must be [R,4]", S(r));
-    if (b->dtype != SO_I64 || b->rank != 1 || b->dim[0] != r->dim[0]) return fail(c, "batch_indices %s must be int64 [%lld]", S(b), (long long)r->dim[0]);
-    if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->n_ints != 2 || a->ints[0] < 0 || (a->ints[1] != 0 && a->ints[1] != 1))
-        return fail(c, "invalid output size, sampling_ratio or mode");
-    so_shape o = mk(4, SO_F32);
-    o.dim[0] = r->dim[0];
-    o.dim[1] = x->dim[1];
-    o.dim[2] = a->kernel[0];
-    o.dim[3] = a->kernel[1];
-    c->n->out[0] = o;
-    return SO_OK;
+    if (b->dtype != SO_I64) return fail(c, "batch_indices %s must be int64", S(b));
+    RUN(SO_F32, so_dims_roialign(I64, c->a, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_enlarge(ctx *c)
@@ -1582,17 +1628,9 @@ static so_status shape_nllloss(ctx *c)
 {
     const so_shape *x = c->in[0], *t = c->in[1];
     if (need_f32(c, 0)) return SO_ERR;
-    if (x->rank < 2 || t->dtype != SO_I64 || t->rank != x->rank - 1) return fail(c, "input %s and int64 target %s do not fit", S(x), S(t));
-    if (t->dim[0] != x->dim[0]) return fail(c, "target %s and input %s differ in N", S(t), S(x));
-    for (int d = 1; d < t->rank; d++)
-        if (t->dim[d] != x->dim[d + 1]) return fail(c, "target %s and input %s differ in dimension %d", S(t), S(x), d + 1);
-    if (c->n->n_in > 2 && c->in[2] && (need_f32(c, 2) || c->in[2]->rank != 1 || c->in[2]->dim[0] != x->dim[1]))
-        return fail(c, "weight %s is not [C] for input %s", S(c->in[2]), S(x));
-    so_shape o = *t;
-    o.dtype = SO_F32;
-    if (c->a->mode != 0) o.rank = 0;
-    c->n->out[0] = o;
-    return SO_OK;
+    if (t->dtype != SO_I64) return fail(c, "input %s and int64 target %s do not fit", S(x), S(t));
+    if (c->n->n_in > 2 && c->in[2] && need_f32(c, 2)) return SO_ERR;
+    RUN(SO_F32, so_dims_nllloss(I64, c->a, IN(0), IN(1), c->n->n_in > 2 ? IN(2) : NULL, &od));
 }
 
 static so_status shape_where(ctx *c)
@@ -1697,17 +1735,9 @@ static so_status shape_mod(ctx *c) { return binary(c, 1); }
 static so_status shape_scatternd(ctx *c)
 {
     const so_shape *x = c->in[0], *ix = c->in[1], *u = c->in[2];
-    if (ix->dtype != SO_I64 || ix->rank < 1) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
-    int64_t k = ix->dim[ix->rank - 1];
-    if (k < 1 || k > x->rank) return fail(c, "indices %s index %lld dimensions of data %s", S(ix), (long long)k, S(x));
+    if (ix->dtype != SO_I64) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
     if (u->dtype != x->dtype) return fail(c, "updates and data differ in type");
-    int ur = ix->rank - 1 + x->rank - (int)k;
-    int ok = u->rank == ur;
-    for (int d = 0; ok && d < ix->rank - 1; d++) ok = u->dim[d] == ix->dim[d];
-    for (int d = (int)k; ok && d < x->rank; d++) ok = u->dim[ix->rank - 1 + d - k] == x->dim[d];
-    if (!ok) return fail(c, "updates %s do not fit indices %s and data %s", S(u), S(ix), S(x));
-    c->n->out[0] = *x;
-    return SO_OK;
+    RUN(x->dtype, so_dims_scatternd(I64, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_gridsample(ctx *c)

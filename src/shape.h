@@ -147,6 +147,16 @@ so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x,
 so_status so_dims_scatterelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o);
 so_status so_dims_gathernd(const so_dim_alg *A, int b, const so_dims *x, const so_dims *ix, so_dims *o);
 so_status so_dims_gridsample(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *grid, so_dims *o);
+/* maxpool with indices: the dilated 2-D pool (storage_order, mode, 0 or 1), o[0] and o[1] of one shape; maxunpool of
+   x [N,C,H,W] by indices of x's shape to ints = (N, C, H', W'); roialign of x [N,C,H,W] by rois [R,4] and
+   batch indices [R] to [R,C,kernel]; nllloss of x [N,C,d...] by target [N,d...] (weight [C] or NULL) to the
+   target's shape, or a scalar when reduced (mode != 0); scatternd of updates u into x at indices ix [..., k]
+   (k a known number): u = ix[:-1] + x[k:], the result x */
+so_status so_dims_maxpoolidx(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_maxunpool(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *ix, so_dims *o);
+so_status so_dims_roialign(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *rois, const so_dims *bi, so_dims *o);
+so_status so_dims_nllloss(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *t, const so_dims *w, so_dims *o);
+so_status so_dims_scatternd(const so_dim_alg *A, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o);
 
 /* Output length of a sliding window (conv/pool) over a dim of length in: kernel k, stride s, pads
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last
