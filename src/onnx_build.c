@@ -1798,6 +1798,7 @@ static const route routes[] = {
     {{"HannWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
     {{"HammingWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
     {{"BlackmanWindow", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (size a constant)"}, NULL},
+    {{"MelWeightMatrix", SO_ROUTE_FOLD, SO_OP_OPAQUE, "a constant (all five inputs constants, float output; otherwise kept opaque)"}, NULL},
     {{"Upsample", SO_ROUTE_ALIAS, SO_OP_RESIZE, "the opset 7-9 form of Resize (nearest rounding down, linear; asymmetric)"}, NULL},
     {{"Scatter", SO_ROUTE_ALIAS, SO_OP_SCATTERELEMENTS, "ScatterElements (the same operator, deprecated name)"}, NULL},
     {{"SoftmaxCrossEntropyLoss", SO_ROUTE_ALIAS, SO_OP_NLLLOSS, "NegativeLogLikelihoodLoss of the input's LogSoftmax"}, NULL},

@@ -764,6 +764,21 @@ def affinegrid(size):
     return build
 
 
+def melweight(nodes, inits, nm):
+    """MelWeightMatrix-17 (torchaudio-style log-mel front ends) of constant scalars, x [3, 257] (a 512-point onesided
+    spectrum) projected on each: the full band at 16 kHz, an inner band at 22.05 kHz, a narrow band at 8 kHz."""
+    outs = []
+    for mels, rate, lo, hi in ((40, 16000, 0.0, 8000.0), (64, 22050, 30.0, 11025.0), (20, 8000, 100.0, 3000.0)):
+        names = [nm(k) for k in ("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz")]
+        for k, v in zip(names, (np.array(mels, np.int32), np.array(512, np.int32), np.array(rate, np.int32),
+                                np.array(lo, np.float32), np.array(hi, np.float32))):
+            inits[k] = v
+        w, o = nm("mel"), nm("proj")
+        nodes += [helper.make_node("MelWeightMatrix", names, [w]), helper.make_node("MatMul", ["x", w], [o])]
+        outs.append(o)
+    return outs
+
+
 def op20(nodes, inits, nm):
     outs = []
     for appr in ("none", "tanh"):
@@ -894,6 +909,7 @@ sweep("onnx18_09_op18_centercroppad", 18, [2, 3, 9, 11], centercroppad)
 sweep("onnx18_10_op18_col2im", 18, [2, 12, 20], col2im)
 sweep("onnx18_11_op20_affinegrid_2d", 20, [2, 2, 3], affinegrid([2, 3, 5, 7]))
 sweep("onnx18_12_op20_affinegrid_3d", 20, [2, 3, 4], affinegrid([2, 1, 3, 4, 5]))
+sweep("onnx18_13_op17_melweightmatrix", 17, [3, 257], melweight)
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")
