@@ -1470,6 +1470,60 @@ static int imp_topk(bctx *cx)
 
 #define imp_det imp_plain
 
+/* TfIdfVectorizer: the attributes' pool, n-gram starts, output indexes and weights become constant inputs 1-4
+   (too long for so_attr), checked here so that the kernel can trust them; pool_strings (string input) refused. */
+static int imp_tfidfvectorizer(bctx *cx)
+{
+    IMP_LOCALS;
+    char buf[16];
+    if (onx_att(n, "pool_strings")) return onx_node_err(im, "string n-grams (pool_strings) are not supported: superopt holds no strings"), SO_ERR;
+    if (xs.rank < 0) return SO_ERR_UNSUPPORTED;
+    char sb[64];
+    if (xs.dtype != SO_I64 || (xs.rank != 1 && xs.rank != 2))
+        return onx_node_err(im, "input %s must be an int32 / int64 [C] or [N, C]", so_shape_str(&xs, sb, sizeof sb)), SO_ERR;
+    const char *s = onx_att_s(n, "mode", buf, sizeof buf);
+    static const char *const modes[3] = {"TF", "IDF", "TFIDF"};
+    if (!s || (a.mode = onx_name_index(s, modes, 3)) < 0) return onx_node_err(im, "mode '%s' is not TF, IDF or TFIDF", s ? s : ""), SO_ERR;
+    const int64_t lo = onx_att_i(n, "min_gram_length", 0), hi = onx_att_i(n, "max_gram_length", 0), skip = onx_att_i(n, "max_skip_count", 0);
+    if (lo < 1 || hi < lo || hi > 64 || skip < 0 || skip > 1 << 20)
+        return onx_node_err(im, "invalid min_gram_length %lld, max_gram_length %lld or max_skip_count %lld", (long long)lo, (long long)hi, (long long)skip), SO_ERR;
+    const int64_t *pool, *starts, *idx;
+    const long P = onx_att_ints(n, "pool_int64s", &pool), G = onx_att_ints(n, "ngram_counts", &starts), M = onx_att_ints(n, "ngram_indexes", &idx);
+    if (P < 1 || G < 1 || M < 1) return onx_node_err(im, "needs pool_int64s, ngram_counts and ngram_indexes"), SO_ERR;
+    int64_t total = 0, K = 0;
+    for (long g = 0; g < G; g++) { /* level g holds (g+1)-grams from starts[g] to the next start (or the pool's end) */
+        const int64_t end = g + 1 < G ? starts[g + 1] : P;
+        if (starts[g] < 0 || end < starts[g] || end > P || (end - starts[g]) % (g + 1))
+            return onx_node_err(im, "ngram_counts [%ld] = %lld does not split pool_int64s (%ld values) into %ld-grams", g, (long long)starts[g], P, g + 1), SO_ERR;
+        total += (end - starts[g]) / (g + 1);
+    }
+    if (starts[0] != 0 || total != M) return onx_node_err(im, "ngram_indexes has %ld values for %lld n-grams in the pool", M, (long long)total), SO_ERR;
+    for (long m = 0; m < M; m++) {
+        if (idx[m] < 0 || idx[m] > INT32_MAX) return onx_node_err(im, "ngram_indexes [%ld] = %lld out of range", m, (long long)idx[m]), SO_ERR;
+        K = idx[m] + 1 > K ? idx[m] + 1 : K;
+    }
+    const Onnx__AttributeProto *wa = onx_att(n, "weights");
+    if (wa && wa->n_floats && (long)wa->n_floats != M) return onx_node_err(im, "weights has %zu values for %ld n-grams", wa->n_floats, M), SO_ERR;
+    a.n_ints = 4, a.ints[0] = lo, a.ints[1] = hi, a.ints[2] = skip, a.ints[3] = K;
+    const int64_t lens[3] = {P, G, M};
+    const int64_t *src[3] = {pool, starts, idx};
+    args[0] = x;
+    for (int q = 0; q < 3; q++) {
+        ctensor c;
+        if (onx_ct_new(im, &c, SO_I64, T_INT64, 1, &lens[q]) != SO_OK) return SO_ERR;
+        memcpy(c.data, src[q], (size_t)lens[q] * sizeof *src[q]);
+        args[q + 1] = onx_bind_const(im, NULL, &c);
+    }
+    na = 4;
+    if (wa && wa->n_floats) {
+        ctensor c;
+        if (onx_ct_new(im, &c, SO_F32, T_FLOAT, 1, &lens[2]) != SO_OK) return SO_ERR;
+        memcpy(c.data, wa->floats, (size_t)M * sizeof(float));
+        args[na++] = onx_bind_const(im, NULL, &c);
+    }
+    return onx_emit(im, op, args, na, 1, &a, nm, on, non, NULL);
+}
+
 typedef int (*import_fn)(bctx *cx);
 static const import_fn importers[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = imp_##l,
