@@ -164,7 +164,7 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_maxpool3d key_ints
 #define key_avgpool3d key_ints
 #define key_reversesequence key_none
-#define key_tfidfvectorizer key_none
+#define key_tfidfvectorizer key_ints
 #define key_maxpoolidx key_none
 #define key_maxunpool key_none
 #define key_roialign key_ints
