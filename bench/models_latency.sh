@@ -10,7 +10,7 @@
 # checks 1-3 on each model and times only models that pass them), with ROUNDS (default 7) rounds of ITERS runs
 # (default 30) after 5 warm-ups per side, ours first in odd rounds and ONNX Runtime first in even ones; per model
 # the JSON line holds each round's medians, their median per side and the median of the per-round ratios ours / ORT.
-# The markdown table of the run goes to OUT.jsonl's name with .md. Needs build/superopt and tools/ort (npm ci).
+# The markdown table of the run goes to OUT.jsonl's name with .md. Needs build/superopt (or SO=BINARY) and tools/ort (npm ci).
 # --fill replaces, for each model of the JSON lines, the last four cells of its table row (check 3, ours ms, ORT
 # ms, ratio) and prints how many rows it filled and the geometric mean of their ratios; rows of other models stay.
 set -u
@@ -65,12 +65,13 @@ print("^(" + "|".join(names) + ")$" if names else "^$")' "$MODELS_MD") ;;
     esac
     shift
 done
-[ -x build/superopt ] || { echo "models_latency.sh: build/superopt missing (make)" >&2; exit 1; }
+SO=${SO:-build/superopt}
+[ -x "$SO" ] || { echo "models_latency.sh: $SO missing (make)" >&2; exit 1; }
 [ -d tools/ort/node_modules ] || { echo "models_latency.sh: tools/ort/node_modules missing (cd tools/ort && npm ci --ignore-scripts)" >&2; exit 1; }
 : >"$OUT"
 start=$(date +%s)
 ROUNDS=${ROUNDS:-7} ITERS=${ITERS:-30} ONLY=$ONLY LAT_JSON=$OUT OPT_ARGS=${OPT_ARGS-} \
-    bash tests/exporter_fixtures.sh build/superopt --table --latency "${DATA_MODELS[@]}" >"${OUT%.jsonl}.md"
+    bash tests/exporter_fixtures.sh "$SO" --table --latency "${DATA_MODELS[@]}" >"${OUT%.jsonl}.md"
 rc=$?
 tail -1 "${OUT%.jsonl}.md"
 echo "models_latency.sh: $(grep -c . "$OUT") models timed, ROUNDS=${ROUNDS:-7}, $(($(date +%s) - start)) s, commit $(git rev-parse --short HEAD), load $(cut -d' ' -f1-3 /proc/loadavg); $OUT, ${OUT%.jsonl}.md"
