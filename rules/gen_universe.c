@@ -164,6 +164,7 @@
 #define gen_maxpool3d GEN_NOT_IN_RULES
 #define gen_avgpool3d GEN_NOT_IN_RULES
 #define gen_reversesequence GEN_NOT_IN_RULES
+#define gen_tfidfvectorizer GEN_NOT_IN_RULES
 #define gen_maxpoolidx GEN_NOT_IN_RULES
 #define gen_maxunpool GEN_NOT_IN_RULES
 #define gen_roialign GEN_NOT_IN_RULES

@@ -164,6 +164,7 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_maxpool3d key_ints
 #define key_avgpool3d key_ints
 #define key_reversesequence key_none
+#define key_tfidfvectorizer key_ints
 #define key_maxpoolidx key_none
 #define key_maxunpool key_none
 #define key_roialign key_ints
@@ -1648,6 +1649,7 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_dim
 #define sym_maxpool3d sym_unknown
 #define sym_avgpool3d sym_unknown
 #define sym_dft sym_unknown
+#define sym_tfidfvectorizer sym_unknown
 #define sym_stft sym_unknown
 
 static const sym_fn sym_rules[SO_OP_COUNT] = {

@@ -1407,6 +1407,24 @@ static so_status shape_dft(ctx *c)
     return SO_OK;
 }
 
+static so_status shape_tfidfvectorizer(ctx *c)
+{
+    const so_shape *x = c->in[0];
+    const so_attr *a = c->a;
+    if (x->dtype != SO_I64 || (x->rank != 1 && x->rank != 2)) return fail(c, "input %s must be int [C] or [N, C]", S(x));
+    for (int k = 1; k < 4; k++)
+        if (c->in[k]->dtype != SO_I64 || c->in[k]->rank != 1) return fail(c, "input %d %s must be int64 [n]", k, S(c->in[k]));
+    if (c->n_in > 4 && (need_f32(c, 4) || c->in[4]->rank != 1 || c->in[4]->dim[0] != c->in[3]->dim[0]))
+        return fail(c, "weights %s must be float [%lld]", S(c->in[4]), (long long)c->in[3]->dim[0]);
+    if (a->n_ints != 4 || a->ints[0] < 1 || a->ints[1] < a->ints[0] || a->ints[2] < 0 || a->ints[3] < 1)
+        return fail(c, "invalid n-gram lengths, skip count or output size");
+    so_shape o = mk(x->rank, SO_F32);
+    if (x->rank == 2) o.dim[0] = x->dim[0];
+    o.dim[x->rank - 1] = a->ints[3];
+    c->n->out[0] = o;
+    return SO_OK;
+}
+
 static so_status shape_stft(ctx *c)
 {
     const so_shape *x = c->in[0], *w = c->in[1];

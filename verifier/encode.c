@@ -536,6 +536,7 @@ typedef int (*z3_fn)(zctx *cx);
 #define z3_maxpool3d Z3_NOT_IN_RULES
 #define z3_avgpool3d Z3_NOT_IN_RULES
 #define z3_reversesequence Z3_NOT_IN_RULES
+#define z3_tfidfvectorizer Z3_NOT_IN_RULES
 #define z3_maxpoolidx Z3_NOT_IN_RULES
 #define z3_maxunpool Z3_NOT_IN_RULES
 #define z3_roialign Z3_NOT_IN_RULES
