@@ -469,14 +469,9 @@ static conv_choice choices[512];
 static int n_choices;
 static pthread_mutex_t choices_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* the calling thread's CPU time: a descheduled thread does not count (the machine is shared), while at 2
-   threads the caller's wait for the other thread at the region's end does (libgomp spins) */
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
+/* the calling thread's CPU time in ms (so_cpu_now): a descheduled thread does not count (the machine is shared),
+   while at 2 threads the caller's wait for the other thread at the region's end does (libgomp spins) */
+static double now_ms(void) { return so_cpu_now() * 1e3; }
 
 /* With SUPEROPT_NCHWC_COLD=1, candidates of a conv whose weights take at least this many bytes are timed with
    their weights evicted from every cache level first (cold), as they run inside a large network: such weights do

@@ -25,12 +25,10 @@ static so_status read_external(imp *im, const Onnx__TensorProto *t, const char *
     for (size_t i = 0; i < t->n_external_data; i++) {
         const Onnx__StringStringEntryProto *kv = t->external_data[i];
         if (!kv->key || !kv->value) continue;
-        char *end;
         if (strcmp(kv->key, "location") == 0) loc = kv->value;
         else if (strcmp(kv->key, "offset") == 0 || strcmp(kv->key, "length") == 0) {
-            errno = 0;
-            long long x = strtoll(kv->value, &end, 10);
-            if (errno || end == kv->value || *end || x < 0)
+            long long x;
+            if (so_parse_int(kv->value, 0, LLONG_MAX, &x))
                 return so_errorf("%s: external data %s '%s' is not a valid byte count", what, kv->key, kv->value);
             if (kv->key[0] == 'o') off = x;
             else len = x;

@@ -103,16 +103,17 @@ assert a.size == b.size == 1000 and np.isnan(a).all() and np.isnan(b).all(), (np
 else bad "squeezenet with one NaN pixel: all 1000 scores NaN (fast = reference)" "$TMP/log"; fi
 
 # ---- items 4 and 8: external data resolved with realpath and kept inside the model's folder; a FIFO is never
-# waited on. The model adds an initializer w [2,3] kept in external data at LOCATION (first argument).
+# waited on. The model adds an initializer w [2,3] kept in external data at LOCATION (second argument), at byte
+# OFFSET (third argument, default 0: written as given, so a malformed count can be tested).
 ext_model() {
-    $PY - "$1" "$2" <<'PYEOF'
+    $PY - "$1" "$2" "${3:-0}" <<'PYEOF'
 import sys, numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
-out, loc = sys.argv[1], sys.argv[2]
+out, loc, off = sys.argv[1], sys.argv[2], sys.argv[3]
 t = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
 t.ClearField("raw_data")
 t.data_location = TensorProto.EXTERNAL
-for k, v in (("location", loc), ("offset", "0"), ("length", "24")):
+for k, v in (("location", loc), ("offset", off), ("length", "24")):
     e = t.external_data.add()
     e.key, e.value = k, v
 x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
@@ -141,6 +142,10 @@ expect_error "external data through a folder symlink leading out: refused" "outs
 expect_error "external data through a file symlink leading out: refused" "outside the model's folder" $SO "$E/m/filelink.onnx" -o "$TMP/o7.onnx" -q --cost flops
 if [ ! -e "$TMP/o7.onnx" ]; then ok "nothing written for the model reading outside its folder"; else bad "nothing written for the model reading outside its folder"; fi
 expect_error "external data that is a FIFO: refused, no hang" "is not a regular file" $SO inspect "$E/m/fifo.onnx"
+ext_model "$E/m/badoff.onnx" sub/w.bin 12x
+ext_model "$E/m/negoff.onnx" sub/w.bin -4
+expect_error "external data offset '12x': refused" "external data offset '12x' is not a valid byte count" $SO inspect "$E/m/badoff.onnx"
+expect_error "external data offset '-4': refused" "external data offset '-4' is not a valid byte count" $SO inspect "$E/m/negoff.onnx"
 mkfifo "$TMP/model.fifo"
 expect_error "a model that is a FIFO: refused, no hang" "not a regular file" $SO inspect "$TMP/model.fifo"
 
