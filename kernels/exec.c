@@ -1122,6 +1122,7 @@ static int64_t flops_pool3d(const so_graph *g, const so_node *n, int64_t out)
 #define flops_maxpool3d flops_pool3d
 #define flops_avgpool3d flops_pool3d
 #define flops_reversesequence flops_per_output
+#define flops_tfidfvectorizer flops_per_output
 #define flops_maxpoolidx flops_pool
 #define flops_maxunpool flops_per_output
 #define flops_roialign flops_per_output

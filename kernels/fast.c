@@ -166,6 +166,7 @@ static so_status nchwc_module(const so_fast_ctx *c, int32_t i, so_fast_kernel *k
 #define fast_maxpool3d FAST_REF_ONLY
 #define fast_avgpool3d FAST_REF_ONLY
 #define fast_reversesequence FAST_REF_ONLY
+#define fast_tfidfvectorizer FAST_REF_ONLY
 #define fast_maxpoolidx FAST_REF_ONLY
 #define fast_maxunpool FAST_REF_ONLY
 #define fast_roialign FAST_REF_ONLY

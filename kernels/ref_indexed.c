@@ -1,7 +1,8 @@
-/* ref_indexed.c - reference kernels of the operators that read or write by index or region (ops.def; declared in ref.h): ReverseSequence, MaxPool with its indices, MaxUnpool, RoiAlign. */
+/* ref_indexed.c - reference kernels of the operators that read or write by index or region (ops.def; declared in ref.h): ReverseSequence, MaxPool with its indices, MaxUnpool, RoiAlign, TfIdfVectorizer (n-gram counts). */
 #include "ref_priv.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 so_status so_ref_reversesequence(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
@@ -138,5 +139,61 @@ so_status so_ref_roialign(const so_graph *g, const so_node *n, const so_tensor *
                 }
         }
     }
+    return SO_OK;
+}
+
+/* The m (in pool order, over all levels) of the n-gram tok[0], tok[sd], ..., tok[(len-1)*sd] among the len-grams of
+   the pool (level len-1: from starts[len-1] to the next start or the pool's end), or -1. Linear search; a repeated
+   n-gram counts for its first occurrence. */
+static int64_t tfidf_find(const int64_t *pool, int64_t P, const int64_t *starts, int64_t G, const int64_t *tok, int64_t sd, int64_t len)
+{
+    if (len > G) return -1;
+    int64_t m0 = 0; /* n-grams before level len-1 */
+    for (int64_t g = 0; g < len - 1; g++) m0 += ((g + 1 < G ? starts[g + 1] : P) - starts[g]) / (g + 1);
+    const int64_t b = starts[len - 1], e = len < G ? starts[len] : P;
+    for (int64_t q = b; q < e; q += len) {
+        int64_t k = 0;
+        while (k < len && pool[q + k] == tok[k * sd]) k++;
+        if (k == len) return m0 + (q - b) / len;
+    }
+    return -1;
+}
+
+/* TfIdfVectorizer, as ONNX Runtime counts: per row, for each skip distance sd = 1 .. max_skip_count + 1 and each
+   start position, the n-grams of lengths min..max taken every sd tokens; unigrams only at sd = 1 (the skip does not
+   change them). Counts go to the n-gram's output index indexes[m]; TF gives the counts, IDF the n-gram's weight
+   (weights[m]; 1 without weights) where the count is non-zero, TFIDF count * weight (ONNX Runtime's reading of
+   weights: in pool order, like indexes; with a repeated output index the last n-gram's weight). */
+so_status so_ref_tfidfvectorizer(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    const so_attr *a = n->attr;
+    const so_shape *xs = &in[0].shape;
+    const int64_t N = xs->rank == 2 ? xs->dim[0] : 1, C = xs->dim[xs->rank - 1], K = a->ints[3];
+    const int64_t *X = in[0].data, *pool = in[1].data, *starts = in[2].data, *idx = in[3].data;
+    const int64_t P = in[1].shape.dim[0], G = in[2].shape.dim[0];
+    float *Y = out[0].data, *w = NULL;
+    memset(Y, 0, (size_t)(N * K) * sizeof *Y);
+    if (n->n_in > 4) { /* the weight of each output index */
+        if (!(w = calloc((size_t)K, sizeof *w))) return ref_fail(g, n, "out of memory");
+        for (int64_t m = 0; m < in[3].shape.dim[0]; m++) w[idx[m]] = ((const float *)in[4].data)[m];
+    }
+    for (int64_t r = 0; r < N; r++) {
+        const int64_t *row = X + r * C;
+        float *y = Y + r * K;
+        int64_t lo = a->ints[0];
+        for (int64_t sd = 1; sd <= a->ints[2] + 1 && lo <= a->ints[1]; sd++) {
+            for (int64_t i = 0; i < C; i++)
+                for (int64_t len = lo; len <= a->ints[1] && i + (len - 1) * sd < C; len++) {
+                    const int64_t m = tfidf_find(pool, P, starts, G, row + i, sd, len);
+                    if (m >= 0) y[idx[m]] += 1.0f;
+                }
+            if (lo == 1) lo = 2; /* unigrams once */
+        }
+        for (int64_t k = 0; k < K; k++) {
+            if (a->mode == 1) y[k] = y[k] > 0 ? (w ? w[k] : 1.0f) : 0.0f;
+            else if (a->mode == 2 && w) y[k] *= w[k];
+        }
+    }
+    free(w);
     return SO_OK;
 }

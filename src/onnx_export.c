@@ -638,6 +638,30 @@ static so_status exp_stft(ectx *cx)
     return SO_OK;
 }
 
+/* TfIdfVectorizer: inputs 1-4 (pool, n-gram starts, output indexes, weights: constants since import) go back into
+   the attributes; the node keeps X only. */
+static so_status exp_tfidfvectorizer(ectx *cx)
+{
+    EXP_LOCALS;
+    static const char *const names[4] = {"pool_int64s", "ngram_counts", "ngram_indexes", "weights"};
+    static const char *const modes[3] = {"TF", "IDF", "TFIDF"};
+    if (x->opset < 9) return ex_err(x, "TfIdfVectorizer needs opset >= 9 (model has opset %lld)", (long long)x->opset);
+    for (int k = 1; k < nd->n_in; k++) {
+        const so_node *src = &x->g->nodes[nd->in[k].node];
+        if (src->op != SO_OP_WEIGHT) return ex_err(x, "TfIdfVectorizer's %s is not a constant", names[k - 1]);
+        const so_weight *wt = &x->m->weights[src->ref];
+        const int cnt = (int)so_shape_numel(&wt->shape);
+        if (k < 4) a_ints(x, n, names[k - 1], wt->data, cnt);
+        else a_floats(x, n, names[k - 1], wt->data, cnt);
+    }
+    n->n_input = 1;
+    a_str(x, n, "mode", modes[a->mode]);
+    a_int(x, n, "min_gram_length", a->ints[0]);
+    a_int(x, n, "max_gram_length", a->ints[1]);
+    a_int(x, n, "max_skip_count", a->ints[2]);
+    return SO_OK;
+}
+
 static so_status exp_reversesequence(ectx *cx)
 {
     EXP_LOCALS;

@@ -357,6 +357,44 @@ static int fold_reduce(imp *im, const char *t, const ctensor *a, const int64_t *
     return SO_OK;
 }
 
+/* MelWeightMatrix (opset 17) of constant scalars num_mel_bins, dft_length, sample_rate, lower and upper edge
+   (Hz): [dft_length/2 + 1, num_mel_bins] triangular filters, as ONNX's reference computes them: num_mel_bins + 2
+   points evenly spaced on the mel scale (2595 log10(1 + f/700)) from the lower edge in steps of
+   (high - low) / (num_mel_bins + 2), back to Hz, to bins floor((dft_length + 1) f / sample_rate); filter i
+   rises linearly from point i to point i+1 (1 at i+1; a single 1 when they coincide), then falls to point i+2.
+   float32 output only (other output_datatypes kept verbatim). */
+static int fold_melweightmatrix(imp *im, const Onnx__NodeProto *n, val **ins, ctensor *o)
+{
+    for (int k = 0; k < 5; k++)
+        if (onx_ct_numel(&ins[k]->c) != 1) return onx_node_err(im, "input %d must be a scalar", k), SO_ERR;
+    if (onx_att_i(n, "output_datatype", T_FLOAT) != T_FLOAT) return SO_ERR_UNSUPPORTED;
+    const int64_t mels = onx_ct_geti(&ins[0]->c, 0), dft = onx_ct_geti(&ins[1]->c, 0), rate = onx_ct_geti(&ins[2]->c, 0);
+    const double lo = onx_ct_getf(&ins[3]->c, 0), hi = onx_ct_getf(&ins[4]->c, 0);
+    if (mels < 1 || mels > 1 << 16 || dft < 1 || dft > 1 << 24 || rate < 1 || !(lo >= 0) || !(hi >= lo) || !(hi < 1e9))
+        return onx_node_err(im, "invalid num_mel_bins %lld, dft_length %lld, sample_rate %lld or edges %g..%g Hz", (long long)mels,
+                            (long long)dft, (long long)rate, lo, hi),
+               SO_ERR;
+    const int64_t bins = dft / 2 + 1, od[2] = {bins, mels};
+    if (onx_ct_new(im, o, SO_F32, T_FLOAT, 2, od) != SO_OK) return SO_ERR;
+    int64_t *pt = so_xmalloc((size_t)(mels + 2) * sizeof *pt);
+    const double mlo = 2595.0 * log10(1.0 + lo / 700.0), mhi = 2595.0 * log10(1.0 + hi / 700.0);
+    const double step = (mhi - mlo) / (double)(mels + 2);
+    for (int64_t i = 0; i < mels + 2; i++) {
+        const double hz = 700.0 * (pow(10.0, ((double)i * step + mlo) / 2595.0) - 1.0);
+        pt[i] = (int64_t)floor((double)(dft + 1) * hz / (double)rate);
+    }
+    float *w = o->data;
+    int r = SO_OK;
+    for (int64_t i = 0; i < mels && r == SO_OK; i++) {
+        const int64_t l = pt[i], c = pt[i + 1], h = pt[i + 2];
+        if (l < 0 || h >= bins) r = onx_node_err(im, "the upper edge %g Hz is above the Nyquist bin of dft_length %lld", hi, (long long)dft);
+        for (int64_t j = l; r == SO_OK && j <= c; j++) w[j * mels + i] = c == l ? 1.0f : (float)((double)(j - l) / (double)(c - l));
+        for (int64_t j = c; r == SO_OK && j < h; j++) w[j * mels + i] = (float)((double)(h - j) / (double)(h - c));
+    }
+    free(pt);
+    return r; /* the caller frees o on error */
+}
+
 /* Tries to evaluate node n at import time. SO_ERR_UNSUPPORTED means "not folded" (not an error). */
 int onx_try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
 {
@@ -587,6 +625,8 @@ int onx_try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in)
             ((float *)o.data)[i] = (float)(c[0] - c[1] * cos(ph) + c[2] * cos(2.0 * ph));
         }
         r = SO_OK;
+    } else if (!strcmp(t, "MelWeightMatrix") && n_in == 5 && ins[1] && ins[2] && ins[3] && ins[4]) {
+        r = fold_melweightmatrix(im, n, ins, &o);
     } else if (!strcmp(t, "Range") && n_in == 3 && ins[1] && ins[2]) {
         const ctensor *l = &ins[1]->c, *dl = &ins[2]->c;
         if (onx_ct_numel(a) != 1 || onx_ct_numel(l) != 1 || onx_ct_numel(dl) != 1) return onx_node_err(im, "inputs must be scalars"), SO_ERR;

@@ -78,7 +78,7 @@ int so_onnx_input_bound_const(int position);
    operators without an ONNX form (sources, opaque, internal). */
 int so_onnx_imports(so_op op);
 /* How the importer takes an ONNX operator of the default domain that is not simply the table operator of the
-   same name (the route table in onnx_build.c, which the node dispatcher reads; docs/OPERATORS.md lists it):
+   same name (the route table in onnx_node.c, which the node dispatcher reads; docs/OPERATORS.md lists it):
    NOOP no node (the output names the input), CONST a constant, FOLD evaluated at import when its inputs are
    constants or depend on shapes only (otherwise kept opaque), ALIAS imported as table operator `op`, EXPAND
    imported as several table operators, INLINE (If) the taken branch when the condition is known at import,

@@ -132,9 +132,17 @@ int onx_is_cmp(const char *t);
 int onx_is_logic(const char *t);
 int onx_try_fold(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
 
-/* onnx_build.c */
+/* onnx_node.c: one node into the graph (routes, opaque nodes, layout-domain operators) */
 int onx_is_default_domain(const char *d);
 so_status onx_import_node(imp *im, const Onnx__NodeProto *n);
+/* Keeps node n verbatim as an opaque operator (output shapes from the file or the op's rules). */
+so_status onx_add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
+/* The same with an If's captured outer values caps[0..n_cap) (named cap_names in its branches) as its last
+   inputs and the names its branches define (so_opaque.capture / inner). */
+so_status onx_add_opaque_captures(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, val **caps, const char **cap_names,
+                                  int32_t n_cap, const char **inner, int32_t n_inner);
+
+/* onnx_build.c: the per-operator importers (ops.def) and the node helpers they share */
 /* The node's name plus suffix in the model arena, or NULL when the node has no name. */
 const char *onx_node_name(imp *im, const Onnx__NodeProto *n, const char *suffix);
 /* Adds table op `op` over the values `ins`, infers its shapes and binds output names (onames[k] NULL or "" =
@@ -146,13 +154,10 @@ val *onx_anon_edge(imp *im, int32_t node, int32_t slot);
 /* Imports node n as table operator op with its importer: SO_OK, SO_ERR, or SO_ERR_UNSUPPORTED (a form the
    importer does not take). */
 int onx_build_op(imp *im, const Onnx__NodeProto *n, so_op op, val **ins, size_t n_in);
-/* Keeps node n verbatim as an opaque operator (output shapes from the file or the op's rules). */
-so_status onx_add_opaque(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);
-/* The same with an If's captured outer values caps[0..n_cap) (named cap_names in its branches) as its last
-   inputs and the names its branches define (so_opaque.capture / inner). */
-so_status onx_add_opaque_captures(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, val **caps, const char **cap_names,
-                                  int32_t n_cap, const char **inner, int32_t n_inner);
-
+/* Inputs 0..n-1 present without holes: the count after trimming absent trailing ones, or -1 when there is a hole. */
+int onx_dense_inputs(val **ins, size_t n_in);
+/* 1 if an output beyond the first `keep` is present (named). */
+int onx_extra_outputs(const Onnx__NodeProto *n, size_t keep);
 /* onnx_expand.c: ONNX nodes imported as several table operators (each returns SO_OK or SO_ERR with a message) */
 int onx_layernorm_expanded(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in, so_shape xs);
 so_status onx_mvn(imp *im, const Onnx__NodeProto *n, val **ins, size_t n_in);

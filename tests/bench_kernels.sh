@@ -7,7 +7,12 @@
 #      that one burst of load on the shared machine covers whole), WARMUP (default ITERS/5, at least 2), THREADS
 #      ("1 2"), JSON (file for one JSON line per model and thread count), OPTIMIZE=1 (superopt's column runs the
 #      model `superopt MODEL` writes — the issue-15/22 comparison — while ORT runs the original; OPT_ARGS adds
-#      optimize options), ORT_DISABLED=0 (leave out the ORT 'disabled' column), TORCH=1 (a PyTorch eager column, bench/torch_run.py, same rounds; data/ model names only).
+#      optimize options; COST_TABLE: the measured costs the optimization decides with — default a table
+#      measured by this run alone (superopt --cost-table, a fresh file per run), so the graph timed is the one
+#      this run's own conditions choose, not one chosen from costs cached by earlier runs of the same
+#      executable (the disk cache keeps the first measurement of each node configuration for good: one
+#      measured at load ~10 kept a 1x1 conv enlarged to 3x3 in MNASNet, 0.42 ms instead of ~0.05 ms);
+#      COST_TABLE=cache uses the disk cache, COST_TABLE=FILE that table), ORT_DISABLED=0 (leave out the ORT 'disabled' column), TORCH=1 (a PyTorch eager column, bench/torch_run.py, same rounds; data/ model names only).
 # Each round runs superopt, ORT 'disabled' and ORT 'all' back to back (the order rotates from round to round);
 # the latency columns are the median over rounds of each tool's median latency, and the ratio columns are
 # the MEDIAN OF THE PER-ROUND (PAIRED) RATIOS, so load from other processes hits both sides of a ratio alike.
@@ -24,6 +29,7 @@ THREADS=${THREADS:-1 2}
 JSON=${JSON:-}
 OPTIMIZE=${OPTIMIZE:-0}
 OPT_ARGS=${OPT_ARGS:-}
+COST_TABLE=${COST_TABLE:-fresh}
 TORCH=${TORCH:-0}
 ORT_DISABLED=${ORT_DISABLED:-1}
 ORT="node tools/ort/ort_run.js"
@@ -53,7 +59,13 @@ except Exception: print("")' "$1"; }
 printf '%-16s %3s %10s %10s %10s %7s %7s %4s | %9s %9s %9s %7s %7s | %8s %6s | %9s %7s\n' model thr "so_med_ms" "dis_med" "all_med" "so/dis" "so/all" "acc" "so_min_ms" "dis_min" "all_min" "so/dis" "so/all" "GFLOP/s" "%peak" "torch_med" "so/tch"
 CONT=(0 2); [ "$ORT_DISABLED" = 1 ] && CONT+=(1); [ "$TORCH" = 1 ] && CONT+=(3) # contenders, rotated per round
 NK=${#CONT[@]}
-[ "$OPTIMIZE" = 1 ] && echo "superopt column: the model written by 'superopt MODEL $OPT_ARGS'; ORT and PyTorch run the original"
+COST_ARGS=()
+case $COST_TABLE in
+    cache) ;;
+    fresh) COST_ARGS=(--cost-table "$TMP/costs.tsv") ;;
+    *) COST_ARGS=(--cost-table "$COST_TABLE") ;;
+esac
+[ "$OPTIMIZE" = 1 ] && echo "superopt column: the model written by 'superopt MODEL ${COST_ARGS[*]} $OPT_ARGS'; ORT and PyTorch run the original"
 for t in $THREADS; do
     peak=$("$TMP/sgemm_peak" 2048 "$t" 10 | field gflops) # best of 10: robust to load spikes
     echo "cblas_sgemm 2048^3 peak at $t thread(s): $peak GFLOP/s; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -63,7 +75,7 @@ for t in $THREADS; do
         if [ "$OPTIMIZE" = 1 ]; then
             sm=$TMP/$name.opt.onnx
             # shellcheck disable=SC2086
-            [ -f "$sm" ] || $SO "$m" -o "$sm" -q --threads "$t" $OPT_ARGS 2>"$TMP/err" ||
+            [ -f "$sm" ] || $SO "$m" -o "$sm" -q --threads "$t" "${COST_ARGS[@]}" $OPT_ARGS 2>"$TMP/err" ||
                 { echo "$name: superopt optimize failed: $(head -1 "$TMP/err")" >&2; continue; }
         fi
         est=$($SO run "$sm" --iters 3 --warmup 1 --threads "$t" --profile --json 2>"$TMP/prof") || est=""

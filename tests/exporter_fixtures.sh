@@ -9,10 +9,15 @@
 #   --latency  also optimize with OPT_ARGS alone (default layout: the file may hold blocked-layout operators
 #              only superopt runs), check `superopt run` of that model against ONNX Runtime too, and time,
 #              one thread, median of ITERS runs (default 30) after 5 warm-ups: `superopt run` on it next to
-#              ONNX Runtime (graph optimizations 'all') on the original
+#              ONNX Runtime (graph optimizations 'all') on the original, in ROUNDS (default 1) paired rounds
+#              interleaved (ours first in odd rounds, ONNX Runtime first in even ones); the table gives the
+#              median over rounds of each side's median and the median of the per-round ratios
 #   MODEL.onnx[:OPTIONS]  extra models (style "torchscript": data/*.onnx are PyTorch TorchScript exports), fed
 #              the same seeded inputs; OPTIONS (after a colon, space-separated) pin symbolic dimensions
 # OPT_ARGS (default "--cost flops", the fast setting for make test) are the options given to `superopt MODEL`.
+# ONLY (an extended regular expression) keeps the models whose name it matches. LAT_JSON=FILE appends one JSON
+# line per timed model: {"model", "style", "rounds", "iters", "ours_ms", "ort_ms", "ratio", "ours", "ort", "ratios"}
+# (the last three per round); bench/models_latency.sh drives this and fills docs/MODELS.md from it.
 # Prints "exporter fixtures: N passed, N failed"; exit 1 if any failed.
 set -u
 SO=build/superopt
@@ -26,6 +31,9 @@ for a in "$@"; do
     esac
 done
 ITERS=${ITERS:-30}
+ROUNDS=${ROUNDS:-1}
+ONLY=${ONLY:-}
+LAT_JSON=${LAT_JSON:-}
 OPT_ARGS=${OPT_ARGS---cost flops}
 PY=/usr/bin/python3
 TMP=$(mktemp -d)
@@ -37,10 +45,19 @@ for a in ${EXTRA[@]+"${EXTRA[@]}"}; do
     [ "$f" != "$a" ] && o=${a#*:}
     echo "$(basename "$f" .onnx) torchscript $f $o" >>"$TMP/all.txt"
 done
+if [ -n "$ONLY" ]; then
+    awk -v re="$ONLY" '$1 ~ re' "$TMP/all.txt" >"$TMP/only.txt"
+    mv "$TMP/only.txt" "$TMP/all.txt"
+fi
 # median_ms of a --json line
 ms() { $PY -c 'import json,sys
-try: print("%.3f" % json.loads(sys.stdin.read().strip().splitlines()[-1])["median_ms"])
+try: print("%.6f" % json.loads(sys.stdin.read().strip().splitlines()[-1])["median_ms"])
 except Exception: print("-")'; }
+# ONNX Runtime ('all', one thread) on model $1 with options $2: median ms of ITERS runs after 5 warm-ups
+ort_ms() {
+    # shellcheck disable=SC2086
+    node tools/ort/ort_run.js "$1" $2 --json --iters "$ITERS" --warmup 5 --threads 1 --opt all 2>/dev/null | ms
+}
 pass=0
 fail=0
 if [ -n "$TABLE" ]; then
@@ -69,10 +86,30 @@ while read -r name style m opts; do
         $SO run "$TMP/$name.lat.onnx" --seed 3 --iters 1 --warmup 0 --outputs "$TMP/$name.lat.so" >>"$TMP/log" 2>&1 &&
         $PY data/compare_outputs.py "$TMP/$name.lat.so" "$TMP/$name.ort" --rtol 1e-4 >>"$TMP/log" 2>&1; then
         lat=yes
-        t1=$($SO run "$TMP/$name.lat.onnx" --json --iters "$ITERS" --warmup 5 --threads 1 2>/dev/null | ms)
-        # shellcheck disable=SC2086
-        t2=$(node tools/ort/ort_run.js "$m" $opts --json --iters "$ITERS" --warmup 5 --threads 1 --opt all 2>/dev/null | ms)
-        ratio=$($PY -c "import sys; a, b = sys.argv[1:]; print('%.2f' % (float(a) / float(b)) if '-' not in (a, b) else '-')" "$t1" "$t2")
+        ours=() ort=()
+        for ((r = 0; r < ROUNDS; r++)); do # paired rounds, interleaved: A B, B A, ...
+            [ $((r % 2)) = 1 ] && ort+=("$(ort_ms "$m" "$opts")")
+            ours+=("$($SO run "$TMP/$name.lat.onnx" --json --iters "$ITERS" --warmup 5 --threads 1 2>/dev/null | ms)")
+            [ $((r % 2)) = 0 ] && ort+=("$(ort_ms "$m" "$opts")")
+        done
+        read -r t1 t2 ratio < <($PY - "$name" "$style" "$ITERS" "${ours[*]}" "${ort[*]}" "$LAT_JSON" <<'PYEOF'
+import json, statistics, sys
+name, style, iters, a, b, out = sys.argv[1:]
+a, b = a.split(), b.split()
+if "-" in a + b:
+    print("- - -")
+    sys.exit()
+a, b = [float(x) for x in a], [float(x) for x in b]
+rat = [x / y for x, y in zip(a, b)]
+t1, t2, r = statistics.median(a), statistics.median(b), statistics.median(rat)
+print("%s %s %.2f" % tuple(["%.3f" % t if t >= 0.1 else "%.4f" % t for t in (t1, t2)] + [r]))
+if out:
+    with open(out, "a") as f:
+        f.write(json.dumps({"model": name, "style": style, "rounds": len(a), "iters": int(iters), "ours_ms": round(t1, 6),
+                            "ort_ms": round(t2, 6), "ratio": round(r, 4), "ours": a, "ort": b,
+                            "ratios": [round(x, 4) for x in rat]}) + "\n")
+PYEOF
+        )
     fi
     if [ $run = yes ] && [ $opt = yes ] && [ $lat != no ]; then pass=$((pass + 1)); [ -z "$TABLE" ] && echo "ok   - $name ($style)"
     else fail=$((fail + 1)); [ -z "$TABLE" ] && echo "FAIL - $name ($style): run: $e1 | optimized: $e2"; fi

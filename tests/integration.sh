@@ -362,6 +362,22 @@ else bad "100,000-node chain: import, optimize --time-limit 1, numeric check, ex
 if bash tests/exporter_fixtures.sh "$SO" data/bert2.onnx "data/bert_tok.onnx:--dim batch=1 --dim seq=32" data/deepandwide.onnx \
     data/lstm2.onnx data/nasrnn.onnx data/resnet_small.onnx data/squeezenet.onnx data/tinyseg.onnx >"$TMP/exp" 2>&1; then ok "$(tail -1 "$TMP/exp")"
 else bad "exporter-style fixtures vs ONNX Runtime" "$TMP/exp"; fi
+# 10a. bench/models_latency.sh (docs/MODELS.md's latency columns): two paired rounds on one fixture give one JSON line
+#      holding both rounds, and --fill writes that row of a copy of docs/MODELS.md (its cells were "–")
+cp docs/MODELS.md "$TMP/models.md"
+if SO=$SO ROUNDS=2 ITERS=3 bash bench/models_latency.sh --only '^onnx18_13_op17_melweightmatrix$' "$TMP/lat.jsonl" >"$TMP/log" 2>&1 &&
+    bash bench/models_latency.sh --fill "$TMP/lat.jsonl" "$TMP/models.md" >>"$TMP/log" 2>&1 &&
+    $PY - "$TMP/lat.jsonl" "$TMP/models.md" >>"$TMP/log" 2>&1 <<'PYEOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 1 and rows[0]["model"] == "onnx18_13_op17_melweightmatrix" and rows[0]["rounds"] == 2, rows
+r = rows[0]
+assert len(r["ours"]) == len(r["ort"]) == len(r["ratios"]) == 2 and min(r["ours"] + r["ort"]) > 0, r
+line = [l for l in open(sys.argv[2]) if l.startswith("| onnx18_13_op17_melweightmatrix |")][0]
+assert "–" not in line and " %.2f |" % r["ratio"] in line, line
+PYEOF
+then ok "models_latency.sh: 2 paired rounds -> one JSON line, --fill writes the row"
+else bad "models_latency.sh rounds / JSON line / --fill" "$TMP/log"; fi
 
 # 10b. constructs the importer cannot handle (issue 16): custom operators without and with a declared shape, a
 #      data-dependent shape, Loop, a Cast to float16, an LSTM activation ONNX does not define, a GRU clip <= 0, MaxRoiPool. `run` and

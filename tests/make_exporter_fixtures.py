@@ -16,6 +16,7 @@ tools/ort/ort_run.js). Styles:
   onnx18   opset 18-21 forms operator by operator: one model per group of operators whose signature changed
            (Reduce axes inputs / noop_with_empty_axes, Split num_outputs, Pad axes and wrap, Resize
            half_pixel_symmetric, Gelu, GridSample's renamed modes, scatter reductions, opset-21 views)
+           and two operators of ONNX's conformance suite: MelWeightMatrix (constant inputs), TfIdfVectorizer (token ids)
 Recurrent models in two of these styles: tf2onnx (a Keras sequence model: batch-major input transposed to
 time-major, GRU with linear_before_reset = 1 as Keras' reset_after, SimpleRNN with Relu, a reverse LSTM, the
 last state squeezed into a Dense head) and Paddle2ONNX (opset 11, Constant weights, bidirectional GRU / RNN
@@ -764,6 +765,49 @@ def affinegrid(size):
     return build
 
 
+def melweight(nodes, inits, nm):
+    """MelWeightMatrix-17 (torchaudio-style log-mel front ends) of constant scalars, x [3, 257] (a 512-point onesided
+    spectrum) projected on each: the full band at 16 kHz, an inner band at 22.05 kHz, a narrow band at 8 kHz."""
+    outs = []
+    for mels, rate, lo, hi in ((40, 16000, 0.0, 8000.0), (64, 22050, 30.0, 11025.0), (20, 8000, 100.0, 3000.0)):
+        names = [nm(k) for k in ("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz")]
+        for k, v in zip(names, (np.array(mels, np.int32), np.array(512, np.int32), np.array(rate, np.int32),
+                                np.array(lo, np.float32), np.array(hi, np.float32))):
+            inits[k] = v
+        w, o = nm("mel"), nm("proj")
+        nodes += [helper.make_node("MelWeightMatrix", names, [w]), helper.make_node("MatMul", ["x", w], [o])]
+        outs.append(o)
+    return outs
+
+
+def tfidf(nodes, inits, nm):
+    """TfIdfVectorizer-9 on token ids (x [2, 9] floats in [-1, 1) mapped to ids 0-3 by Mul, Add, Floor, Cast): TF of
+    uni- and bigrams with skips, IDF and TFIDF with weights (ONNX Runtime reads them in pool order, like
+    ngram_indexes, here a permutation), TFIDF without weights over 1-3-grams, and a 1-D row."""
+    s, b, mu, ad, f, t = nm("scale"), nm("bias"), nm("mul"), nm("add"), nm("floor"), nm("ids")
+    inits[s], inits[b] = np.array(2, np.float32), np.array(2, np.float32)
+    nodes += [helper.make_node("Mul", ["x", s], [mu]), helper.make_node("Add", [mu, b], [ad]), helper.make_node("Floor", [ad], [f]),
+              helper.make_node("Cast", [f], [t], to=T.INT64)]
+    pool = [0, 1, 2, 3, 0, 1, 1, 2, 2, 2, 3, 0, 0, 1, 2]
+    forms = (dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=2, ngram_counts=[0, 4],
+                  ngram_indexes=[0, 1, 2, 3, 4, 5, 6, 7], pool_int64s=pool[:12]),
+             dict(mode="IDF", min_gram_length=1, max_gram_length=2, max_skip_count=1, ngram_counts=[0, 4],
+                  ngram_indexes=[7, 5, 3, 1, 0, 2, 4, 6], pool_int64s=pool[:12], weights=[0.5, 2, 3, 4, 5, 6, 7, 8]),
+             dict(mode="TFIDF", min_gram_length=2, max_gram_length=3, max_skip_count=3, ngram_counts=[0, 4, 12],
+                  ngram_indexes=[3, 2, 1, 0, 4, 5, 6, 8, 7], pool_int64s=pool, weights=[1, 0.5, 2, 1.5, 3, 0.25, 4, 5, 6]),
+             dict(mode="TFIDF", min_gram_length=1, max_gram_length=3, max_skip_count=0, ngram_counts=[0, 4, 12],
+                  ngram_indexes=[0, 1, 2, 3, 4, 5, 6, 7, 8], pool_int64s=pool))
+    outs = []
+    for attrs in forms:
+        outs.append(nm("tfidf"))
+        nodes.append(helper.make_node("TfIdfVectorizer", [t], [outs[-1]], **attrs))
+    row, i = nm("row"), nm("i")
+    inits[i] = np.array(1, np.int64)
+    nodes += [helper.make_node("Gather", [t, i], [row], axis=0), helper.make_node("TfIdfVectorizer", [row], [nm("tfidf1d")], **forms[0])]
+    outs.append(nodes[-1].output[0])
+    return outs
+
+
 def op20(nodes, inits, nm):
     outs = []
     for appr in ("none", "tanh"):
@@ -894,6 +938,8 @@ sweep("onnx18_09_op18_centercroppad", 18, [2, 3, 9, 11], centercroppad)
 sweep("onnx18_10_op18_col2im", 18, [2, 12, 20], col2im)
 sweep("onnx18_11_op20_affinegrid_2d", 20, [2, 2, 3], affinegrid([2, 3, 5, 7]))
 sweep("onnx18_12_op20_affinegrid_3d", 20, [2, 3, 4], affinegrid([2, 1, 3, 4, 5]))
+sweep("onnx18_13_op17_melweightmatrix", 17, [3, 257], melweight)
+sweep("onnx18_14_op9_tfidfvectorizer", 9, [2, 9], tfidf)
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")

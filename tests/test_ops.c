@@ -277,7 +277,7 @@ static char *operators_md(void)
                        "- **versions**: the opsets that (re)defined the operator (and those ONNX marked deprecated); **opsets read**:\n"
                        "  the opsets 7-%d in which it exists. The importer reads each version's form (attributes that became inputs,\n"
                        "  changed defaults) by the model's opset.\n"
-                       "- **import** (`src/onnx_build.c`: the table's importers, and its route table for the rest):\n"
+                       "- **import** (`src/onnx_build.c`: the table's importers; `src/onnx_node.c`: the route table for the rest):\n"
                        "  `as op`: the table operator(s) above; no-op / constant / folded at import (evaluated when its inputs\n"
                        "  are constants or depend on shapes only) / expanded into table operators / inlined / refused (an\n"
                        "  import error naming the file, the node and its operator); **kept opaque**: `superopt MODEL` writes the\n"

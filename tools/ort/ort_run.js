@@ -179,7 +179,7 @@ async function main() {
       times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
     if (args.json) {
-      const r = (x) => Math.round(x * 1000) / 1000;
+      const r = (x) => Math.round(x * 1e6) / 1e6; // ns resolution: the small models run in ~0.01 ms
       process.stdout.write(JSON.stringify({ median_ms: r(median(times)), min_ms: r(Math.min(...times)), iters: args.iters }) + '\n');
     }
   } catch (e) {
