@@ -37,7 +37,8 @@ void bn_opt_free(opt_res *r)
 
 static int spec_eq(const spec *a, const spec *c)
 {
-    return a->search == c->search && a->flops == c->flops && a->alpha == c->alpha && a->budget == c->budget && a->time_limit == c->time_limit &&
+    return a->search == c->search && a->flops == c->flops && a->layout_none == c->layout_none && a->alpha == c->alpha && a->budget == c->budget &&
+           a->time_limit == c->time_limit &&
            !strcmp(a->rules_id, c->rules_id);
 }
 
@@ -115,6 +116,10 @@ static so_status parse_report(const char *path, opt_res *r)
     r->time_limit = (x = so_json_get(&v, "time_limit")) && x->kind == SO_JSON_NUM ? x->num : NAN;
     r->search_cpu_s = (x = so_json_get(&v, "search_cpu_seconds")) && x->kind == SO_JSON_NUM ? x->num : NAN;
     if ((x = so_json_get(&v, "stopped_by")) && x->kind == SO_JSON_STR) snprintf(r->stopped_by, sizeof r->stopped_by, "%s", x->str);
+    if ((x = so_json_get(&v, "layout")) && x->kind == SO_JSON_OBJ) {
+        const so_json *y = so_json_get(x, "applied");
+        r->layout_applied = y && y->kind == SO_JSON_BOOL && y->num != 0;
+    }
     r->enodes = -1;
     if ((x = so_json_get(&v, "eqsat")) && x->kind == SO_JSON_OBJ) {
         const so_json *y;
@@ -204,6 +209,10 @@ opt_res *bn_optimize(bench *b, model_res *m, const spec *sp)
     if (!sp->flops && !strcmp(b->cost, "measured")) {
         argv[k++] = "--cost-table";
         argv[k++] = b->table;
+    }
+    if (sp->layout_none) {
+        argv[k++] = "--layout";
+        argv[k++] = "none";
     }
     argv[k++] = "--threads";
     argv[k++] = "1";

@@ -39,6 +39,7 @@ typedef struct spec {
     double alpha;
     long budget;
     double time_limit;
+    int layout_none;       /* 1: --layout none (standard ONNX: what ONNX Runtime times when the layout step applied) */
     const char *rules;     /* NULL: the bench's rule set */
     char rules_id[32];     /* identifies the rule set for reuse ("all", "k<=3") */
     char tag[32];          /* file name part */
@@ -60,6 +61,7 @@ typedef struct opt_res {
     char *rules_json;      /* the report's rules_applied object, compact (malloc'd) */
     char rules_top[96];    /* the most applied rules, e.g. "12x4, 7x2, +3 more" */
     char stopped_by[16];
+    int layout_applied;    /* the report's layout.applied: the file has blocked-channel operators (ai.superopt) */
     long long enodes;      /* eqsat: live e-nodes at the end of saturation (-1: not eqsat) */
     char extraction[16];   /* eqsat: "greedy", "ilp-optimal", "ilp-feasible", "moves" */
     char rules_file[PATH_MAX];
@@ -90,6 +92,8 @@ typedef struct model_res {
     int ablate;
     opt_res *strat[N_STRAT];
     opt_res *fstrat[N_STRAT]; /* greedy, backtrack and eqsat under the flops cost model (NULL if not run) */
+    opt_res *ostrat[N_STRAT]; /* the same search with --layout none, for ONNX Runtime, where strat[s]'s layout step
+                                 applied (ONNX Runtime has no blocked-channel operators); NULL: strat[s]'s file */
     int same_as[N_STRAT];  /* earliest strategy whose optimized model is byte-identical (itself if none) */
     int ort_as[N_STRAT];   /* the same among the strategies measured under ONNX Runtime (greedy, backtrack) */
     meas ours[N_STRAT][MAX_THREADS];
