@@ -19,6 +19,7 @@
 #include "../kernels/nchwc.h"
 #include "../kernels/safety.h"
 #include "../search/cost.h"
+#include "../search/extract.h"
 #include "../search/fold.h"
 #include "../search/layout.h"
 #include "../search/match.h"
@@ -252,6 +253,7 @@ typedef struct placed {
     int32_t kept;               /* convs a refinement left in NCHW */
     int32_t *lc;                /* per rule: applications by the layout step (n_rules + 1, malloc'd) */
     double search_seconds;      /* the layout search (wall) */
+    double search_cpu_seconds;  /* the layout search (CPU time of the calling thread) */
     int64_t search_graphs, search_work;
     int32_t search_steps;       /* rewrites of the layout search kept */
     int search_stopped_by;      /* so_search_result.stopped_by of the layout search (-1: not run) */
@@ -368,7 +370,7 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
         if (n_lr > 0) {
             so_rule *lr = so_xmalloc((size_t)n_lr * sizeof *lr);
             for (int32_t i = 0; i < n_lr; i++) lr[i] = e->rules[lidx[i]];
-            double t2 = so_now();
+            double t2 = so_now(), c2 = so_cpu_now();
             so_search_opts so2 = e->so;
             so2.progress = 0;
             so2.time_limit = e->time_left;
@@ -380,6 +382,7 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
                 goto fail_lg;
             }
             p->search_seconds = so_now() - t2;
+            p->search_cpu_seconds = so_cpu_now() - c2;
             p->search_graphs = r2.graphs_explored;
             p->search_work = r2.work;
             p->search_stopped_by = r2.stopped_by;
@@ -601,9 +604,13 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     const int layout_search = has_conv && o.layout == LAYOUT_AUTO && o.cost == SO_COST_MEASURED &&
                               (o.search == SO_SEARCH_GREEDY || o.search == SO_SEARCH_BACKTRACK);
     if (layout_search && so.time_limit > 0) so.time_limit *= 0.6;
-    double t_search = so_now();
+    /* search_seconds is wall time; search_cpu_seconds the CPU time of this thread over the same
+       searches (timing new cost configurations included, as in search_seconds; on a loaded machine
+       the figure that still means something) */
+    double t_search = so_now(), c_search = so_cpu_now();
     if (so_search_run(start, rules, n_search, &cm, &fc, &so, &res) != SO_OK) goto fail;
     t_search = so_now() - t_search;
+    c_search = so_cpu_now() - c_search;
     counts = so_xcalloc((size_t)n_rules + 1, sizeof *counts);
     for (int32_t k = 0; k < res.n_path; k++) counts[res.path[k]]++;
 
@@ -616,7 +623,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                      .time_left = o.time_limit > 0 ? SO_MAX(o.time_limit - res.cpu_seconds, 0.5) : 0};
     double t_layout = so_now();
     if (place_layout(&le, res.best, res.cost_after, &pl) != SO_OK) goto fail;
-    double t_layout_search = pl.search_seconds;
+    double t_layout_search = pl.search_seconds, c_layout_search = pl.search_cpu_seconds;
     /* backtracking against greedy after the layout step: the two searches are not priced jointly with
        the layout, so backtracking's cheaper plain graph can end costlier once placed (inception_v3,
        session 8: 1.0071 of greedy). Its greedy warm start is the graph --search greedy finds (same
@@ -625,6 +632,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     if (o.search == SO_SEARCH_BACKTRACK && o.layout != LAYOUT_NONE && res.greedy_best && res.cost_after < res.greedy_cost) {
         if (place_layout(&le, res.greedy_best, res.greedy_cost, &pl_greedy) != SO_OK) goto fail;
         t_layout_search += pl_greedy.search_seconds;
+        c_layout_search += pl_greedy.search_cpu_seconds;
         cost_final_bt = placed_cost(&pl);
         cost_final_greedy = placed_cost(&pl_greedy);
         if (cost_final_greedy < cost_final_bt) {
@@ -646,6 +654,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         }
     }
     t_search += t_layout_search;
+    c_search += c_layout_search;
     if (pl.applied) {
         so_graph_free(res.best);
         res.best = pl.g;
@@ -717,10 +726,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             fprintf(f, "  \"latency_before_ms\": %s,\n  \"latency_after_ms\": %s,\n  \"speedup\": %s,\n", so_json_fmt(b0, lat_before, 6), so_json_fmt(b1, lat_after, 6),
                     so_json_fmt(b2, lat_after > 0 ? lat_before / lat_after : 0, 5));
         else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");
-        fprintf(f, "  \"search_seconds\": %s,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
+        fprintf(f, "  \"search_seconds\": %s,\n  \"search_cpu_seconds\": %s,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
                    "  \"stopped_by\": \"%s\",\n  \"nodes_before\": %d,\n  \"nodes_after\": %d,\n  \"folded_at_start\": %d,\n"
                    "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n  \"numeric_check_sets\": %d,\n  \"numeric_check_noise\": %s,\n",
-                so_json_fmt(b0, t_search, 6), (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
+                so_json_fmt(b0, t_search, 6), so_json_fmt(b3, c_search, 6), (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
                 stop_name(res.stopped_by), count_work_nodes(m->graph),
                 count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3), sr.sets,
                 so_json_fmt(b2, sr.noise, 6));
@@ -744,10 +753,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             static const char *const meth[] = {"greedy", "ilp-optimal", "ilp-feasible", "moves", "start", "?", "?", "?"};
             fprintf(f, "  \"eqsat\": {\"enodes\": %lld, \"eclasses\": %lld, \"iterations\": %lld, \"applied\": %lld, "
                        "\"dropped_cyclic\": %lld, \"congruences\": %lld, \"banned\": %lld, \"stopped_by\": \"%s\", \"extraction\": \"%s\", "
-                       "\"extract_cost\": %s, \"greedy_extract_cost\": %s, \"ilp_vars\": %d, \"ilp_rows\": %d, \"why_greedy\": ",
+                       "\"extract_cost\": %s, \"greedy_extract_cost\": %s, \"ilp_vars\": %d, \"ilp_rows\": %d, \"ilp_stop\": \"%s\", "
+                       "\"ilp_bb_nodes\": %d, \"ilp_iterations\": %lld, \"why_greedy\": ",
                     (long long)es->enodes, (long long)es->eclasses, (long long)es->iterations, (long long)es->applied,
                     (long long)es->dropped_cyclic, (long long)es->congruences, (long long)es->banned, stop[es->stop >= 0 && es->stop <= 4 ? es->stop : 0], meth[es->extract_method & 7],
-                    so_json_fmt(b0, es->extract_cost, 9), so_json_fmt(b1, es->greedy_cost, 9), (int)es->ilp_vars, (int)es->ilp_rows);
+                    so_json_fmt(b0, es->extract_cost, 9), so_json_fmt(b1, es->greedy_cost, 9), (int)es->ilp_vars, (int)es->ilp_rows,
+                    so_ilp_stop_name(es->ilp_stop), (int)es->ilp_bb_nodes, (long long)es->ilp_iters);
             so_json_fstr(f, es->why_greedy);
             fprintf(f, ", \"saturate_seconds\": %s, \"cost_seconds\": %s, \"extract_seconds\": %s, \"unpriced\": %lld, \"polished\": %lld, \"merged\": %lld, \"start_kept\": %s},\n",
                     so_json_fmt(b0, es->saturate_seconds, 4), so_json_fmt(b1, es->cost_seconds, 4), so_json_fmt(b2, es->extract_seconds, 4),
@@ -824,7 +835,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                     lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0, sr.sets, sr.worst);
         fprintf(tf, "  rules: %s, %d rules (%d from the proof cache, %d proved now in %.2f s%s)\n", rules_path, (int)pst.rules,
                 (int)pst.cached, (int)pst.proved_now, pst.seconds, pst.unproved ? ", SOME UNPROVED: --allow-unverified" : "");
-        fprintf(tf, "  search: %.2f s, %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search,
+        fprintf(tf, "  search: %.2f s (%.2f s CPU), %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search, c_search,
                 (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
         if (o.layout != LAYOUT_NONE)
             fprintf(tf, "  layout nchwc (b=%d, placed by %s): cost %.4g -> %.4g, %s (%d convs blocked, %d kept in NCHW, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",

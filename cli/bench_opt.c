@@ -113,6 +113,7 @@ static so_status parse_report(const char *path, opt_res *r)
     r->alpha = (x = so_json_get(&v, "alpha")) && x->kind == SO_JSON_NUM ? x->num : NAN;
     r->budget = (x = so_json_get(&v, "budget")) && x->kind == SO_JSON_NUM ? (long long)x->num : -1;
     r->time_limit = (x = so_json_get(&v, "time_limit")) && x->kind == SO_JSON_NUM ? x->num : NAN;
+    r->search_cpu_s = (x = so_json_get(&v, "search_cpu_seconds")) && x->kind == SO_JSON_NUM ? x->num : NAN;
     if ((x = so_json_get(&v, "stopped_by")) && x->kind == SO_JSON_STR) snprintf(r->stopped_by, sizeof r->stopped_by, "%s", x->str);
     r->enodes = -1;
     if ((x = so_json_get(&v, "eqsat")) && x->kind == SO_JSON_OBJ) {
@@ -167,7 +168,7 @@ opt_res *bn_optimize(bench *b, model_res *m, const spec *sp)
     }
     opt_res *r = so_xcalloc(1, sizeof *r);
     r->sp = *sp;
-    r->cost_before = r->cost_after = r->lat_before = r->lat_after = r->search_s = r->gflop = NAN;
+    r->cost_before = r->cost_after = r->lat_before = r->lat_after = r->search_s = r->search_cpu_s = r->gflop = NAN;
     r->nodes = r->nodes_before = r->onnx_nodes = -1;
     assert(m->n_memo < MAX_MEMO); /* 4 strategies + at most MAX_SIZES + MAX_ALPHA + MAX_SWEEP ablation runs */
     m->memo[m->n_memo++] = r;

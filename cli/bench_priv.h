@@ -50,6 +50,7 @@ typedef struct opt_res {
     char err[512];
     char out[PATH_MAX], report[PATH_MAX];
     double cost_before, cost_after, lat_before, lat_after, search_s, wall_s;
+    double search_cpu_s;        /* the report's search_cpu_seconds (NAN: not reported) */
     double alpha, time_limit;
     long long explored, budget;
     int nodes_before, nodes; /* the optimizer's graph (report), -1 if not reported */

@@ -177,7 +177,7 @@ static void eqsat_section(const bench *b, so_sbuf *o)
                       "plus whole-rewrite moves) against `backtrack`, final cost under the same cost model; e-graph size "
                       "at the end of saturation. Search times on a shared machine are indicative.\n\n");
     mdhead h = {0};
-    md_cols(&h, "model|>backtrack (%s)|>eqsat|>eqsat / backtrack|>search bt / eqsat (s)|>e-nodes|extraction", b->cost);
+    md_cols(&h, "model|>backtrack (%s)|>eqsat|>eqsat / backtrack|>search bt / eqsat (s)|>search CPU bt / eqsat (s)|>e-nodes|extraction", b->cost);
     if (b->flops_check) md_cols(&h, ">backtrack (flops)|>eqsat|>eqsat / backtrack|>e-nodes");
     md_head_end(o, &h);
     int n = 0, le = 0, lt = 0, nf = 0, lef = 0, ltf = 0;
@@ -192,8 +192,8 @@ static void eqsat_section(const bench *b, so_sbuf *o)
         }
         so_sbuf_printf(o, "| %s%s | %s | %s | %s | ", m->name, m->literature ? "" : " (not counted)", t->ok ? fms(x1, sizeof x1, t->cost_after) : "failed",
                        e->ok ? fms(x2, sizeof x2, e->cost_after) : "failed", ok ? (snprintf(x3, sizeof x3, "%.4f", ratio(e->cost_after, t->cost_after)), x3) : "–");
-        so_sbuf_printf(o, "%.1f / %.1f | %lld | %s |", t->ok ? t->search_s : NAN, e->ok ? e->search_s : NAN, e->ok ? e->enodes : -1LL,
-                       e->ok ? e->extraction : "–");
+        so_sbuf_printf(o, "%.1f / %.1f | %.1f / %.1f | %lld | %s |", t->ok ? t->search_s : NAN, e->ok ? e->search_s : NAN, t->ok ? t->search_cpu_s : NAN,
+                       e->ok ? e->search_cpu_s : NAN, e->ok ? e->enodes : -1LL, e->ok ? e->extraction : "–");
         if (b->flops_check) {
             const opt_res *ft = m->fstrat[S_BACKTRACK], *fe = m->fstrat[S_EQSAT];
             int okf = ft && fe && ft->ok && fe->ok;
@@ -242,7 +242,7 @@ void bn_md_report(const bench *b, so_sbuf *o)
     so_sbuf_printf(o, "\n## Search strategies (our backend)\n\n");
     so_sbuf_printf(o, "Speedup is over `none` (the model as imported and canonicalised, no rewrites), measured side by side.\n\n");
     mdhead h = {0};
-    md_cols(&h, "model|search|>nodes|>cost (%s)|>GFLOP|>search (s)|>graphs|>e-graph (e-nodes)|>rewrites|rules applied (id×count)",
+    md_cols(&h, "model|search|>nodes|>cost (%s)|>GFLOP|>search (s)|>search CPU (s)|>graphs|>e-graph (e-nodes)|>rewrites|rules applied (id×count)",
             !strcmp(b->cost, "measured") ? "ms" : "est. ms");
     for (int t = 0; t < b->n_threads; t++) md_cols(&h, ">ours %dT (ms)", b->threads[t]);
     for (int t = 0; t < b->n_threads; t++) md_cols(&h, ">speedup %dT", b->threads[t]);
@@ -258,8 +258,8 @@ void bn_md_report(const bench *b, so_sbuf *o)
             }
             char en[48] = "–";
             if (r->enodes >= 0) snprintf(en, sizeof en, "%lld (%s)", r->enodes, r->extraction);
-            so_sbuf_printf(o, " %d | %s | %s | %.2f | %lld | %s | %d | %s |", r->nodes, fms(x1, sizeof x1, r->cost_after),
-                      fms(x2, sizeof x2, r->gflop), r->search_s, r->explored, en, r->rules_total, r->rules_top[0] ? r->rules_top : "–");
+            so_sbuf_printf(o, " %d | %s | %s | %.2f | %.2f | %lld | %s | %d | %s |", r->nodes, fms(x1, sizeof x1, r->cost_after),
+                      fms(x2, sizeof x2, r->gflop), r->search_s, r->search_cpu_s, r->explored, en, r->rules_total, r->rules_top[0] ? r->rules_top : "–");
             for (int t = 0; t < b->n_threads; t++)
                 so_sbuf_printf(o, " %s |", m->ours[s][t].err[0] ? "failed" : fms(x3, sizeof x3, m->ours[s][t].ms));
             for (int t = 0; t < b->n_threads; t++)
@@ -434,6 +434,7 @@ static void json_opt(so_sbuf *o, const opt_res *r)
     so_json_knum(o, ", ", "latency_before_ms", r->lat_before);
     so_json_knum(o, ", ", "latency_after_ms", r->lat_after);
     so_json_knum(o, ", ", "search_seconds", r->search_s);
+    so_json_knum(o, ", ", "search_cpu_seconds", r->search_cpu_s);
     so_json_knum(o, ", ", "wall_seconds", r->wall_s);
     so_sbuf_printf(o, ", \"graphs_explored\": %lld", r->explored);
     so_json_kstr(o, ", ", "stopped_by", r->stopped_by);

@@ -288,6 +288,17 @@ int so_fuse_stem(const so_graph *g, const int32_t *user, const char *absorbed, i
     f->node[0] = u;
     for (int k = 0; k < ch.n; k++) f->node[k + 1] = ch.node[k], f->step[k + 1] = ch.step[k];
     f->n = ch.n + 1;
+    /* a max pool of the chain's output (ResNet's 3x3/2 after its 7x7/2 stem): the stem kernel pools the conv rows
+       it computes (kernels/nchwc_body.h stem_pool_run), the conv's output is never stored */
+    const int32_t last = f->node[f->n - 1], pu = user[last];
+    if (f->n < SO_FUSE_MAX && !taken(absorbed, pu)) {
+        const so_node *pn = &g->nodes[pu];
+        const so_attr *pa = pn->attr;
+        const so_shape *px = shape_of(g, pn->in[0]);
+        if (pn->op == SO_OP_MAXPOOL_NCHWC && pn->in[0].node == last && pn->in[0].slot == 0 && px->rank == 5 && px->dim[2] > 0 &&
+            px->dim[3] > 0 && pa->kernel[0] >= 1 && pa->kernel[0] <= SO_FUSE_POOL_K && pa->dilation[0] <= 1 && pa->dilation[1] <= 1)
+            f->node[f->n] = pu, f->step[f->n++] = SO_FUSE_POOL;
+    }
     return 1;
 }
 

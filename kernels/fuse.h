@@ -24,6 +24,7 @@ typedef enum so_fuse_step {
     SO_FUSE_ACT2,     /* activation operator after it */
     SO_FUSE_SILU1,    /* Sigmoid(x) and Mul(x, Sigmoid(x)) in act1's place (two nodes, both marked so) */
     SO_FUSE_SILU2,    /* the same in act2's place */
+    SO_FUSE_POOL,     /* SO_FUSE_STEM: the max pool (dilation 1) after the stem conv's chain */
 } so_fuse_step;
 
 typedef struct so_fuse {
@@ -66,8 +67,11 @@ int so_fuse_attention(const so_graph *g, const int32_t *user, const char *absorb
 int so_fuse_gelu(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
 int so_fuse_pad_pool(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
 /* NCHWC_IN i of at most SO_FUSE_STEM_C channels whose one user is a group-1 CONV_NCHWC with constant weights reading
-   it as input 0: f->node = the conv, then its epilogue chain (so_fuse_chain, no residual add, whole or not at all). */
+   it as input 0: f->node = the conv, then its epilogue chain (so_fuse_chain, no residual add, whole or not at all),
+   then (step SO_FUSE_POOL) the one user of the chain's output when it is a MAXPOOL_NCHWC of dilation 1 and at most
+   SO_FUSE_POOL_K kernel rows (the rows the fused kernel keeps per thread). */
 #define SO_FUSE_STEM_C 4
+#define SO_FUSE_POOL_K 8
 int so_fuse_stem(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
 
 /* Small queries the decisions are made of. */

@@ -328,11 +328,70 @@ static so_status select_gemm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 
 /* ---------------- LSTM on sgemm ---------------- */
 
+/* With constant weights (the usual case), W^T and R^T are packed once at selection in our GEMM's
+   B layout (gemm.h: 16-column panels, K rows each): the input projection of all steps runs on
+   so_gemm_packed with the summed biases as its epilogue, and each step's recurrent product
+   [N, H] x R^T on lstm_rec below. OpenBLAS's sgemm spent more instructions in its own buffer
+   handling than in its kernel on these small products (lstm2: [8, 64] x [64, 256], callgrind),
+   and its sgemv took ~2x lstm_rec's instructions for [1, 64] x [64, 256]. */
 typedef struct lstm_plan {
     int64_t T, N, In, H, D;
     int dir;                  /* attr.direction */
     int has_b, has_h0, has_c0;
+    float *wp, *rp;           /* per direction: W^T [In, 4H] and R^T [H, 4H] packed (so_gemm_pack_b), or NULL: sgemm */
+    float *bias;              /* per direction: Wb + Rb [4H] (constant B), or NULL */
+    int threads;              /* threads the GEMM scratch was sized for */
+    size_t gemm_floats;       /* that scratch, at the start of the kernel's scratch (32-byte aligned) */
 } lstm_plan;
+
+static void lstm_free(void *priv)
+{
+    lstm_plan *p = priv;
+    free(p->wp);
+    free(p->rp);
+    free(p->bias);
+    free(p);
+}
+
+/* g[0, G4) += h[0, H) R^T with R^T packed (rp: K = H rows, N = G4 columns in 16-column panels). The AVX2
+   path keeps four panels' sums (8 registers: enough independent FMA chains to hide their latency) over
+   the whole K loop. One thread (small products only: select_lstm). */
+static void lstm_rec(const float *restrict rp, int64_t H, int64_t G4, const float *restrict h, float *restrict g)
+{
+    int64_t j0 = 0;
+#ifdef __AVX2__
+    for (; j0 + 4 * SO_GEMM_NR <= G4; j0 += 4 * SO_GEMM_NR) {
+        const float *b = rp + j0 * H; /* panel j0 / SO_GEMM_NR starts at (j0 / SO_GEMM_NR) * K * SO_GEMM_NR; the next three follow */
+        const float *b1 = b + H * SO_GEMM_NR, *b2 = b1 + H * SO_GEMM_NR, *b3 = b2 + H * SO_GEMM_NR;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0; /* (named: an array stayed in memory) */
+        for (int64_t k = 0; k < H; k++) {
+            const __m256 hk = _mm256_broadcast_ss(h + k);
+            const int64_t o = k * SO_GEMM_NR;
+            a0 = _mm256_fmadd_ps(hk, _mm256_loadu_ps(b + o), a0);
+            a1 = _mm256_fmadd_ps(hk, _mm256_loadu_ps(b + o + 8), a1);
+            a2 = _mm256_fmadd_ps(hk, _mm256_loadu_ps(b1 + o), a2);
+            a3 = _mm256_fmadd_ps(hk, _mm256_loadu_ps(b1 + o + 8), a3);
+            a4 = _mm256_fmadd_ps(hk, _mm256_loadu_ps(b2 + o), a4);
+            a5 = _mm256_fmadd_ps(hk, _mm256_loadu_ps(b2 + o + 8), a5);
+            a6 = _mm256_fmadd_ps(hk, _mm256_loadu_ps(b3 + o), a6);
+            a7 = _mm256_fmadd_ps(hk, _mm256_loadu_ps(b3 + o + 8), a7);
+        }
+        const __m256 acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+        for (int q = 0; q < 8; q++) _mm256_storeu_ps(g + j0 + 8 * q, _mm256_add_ps(_mm256_loadu_ps(g + j0 + 8 * q), acc[q]));
+    }
+#endif
+    for (; j0 < G4; j0 += SO_GEMM_NR) {
+        const float *b = rp + j0 * H;
+        float acc[SO_GEMM_NR] = {0};
+        for (int64_t k = 0; k < H; k++) {
+            const float hk = h[k];
+#pragma omp simd
+            for (int j = 0; j < SO_GEMM_NR; j++) acc[j] += hk * b[k * SO_GEMM_NR + j];
+        }
+        const int64_t nr = G4 - j0 < SO_GEMM_NR ? G4 - j0 : SO_GEMM_NR;
+        for (int64_t j = 0; j < nr; j++) g[j0 + j] += acc[j];
+    }
+}
 
 static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
@@ -341,13 +400,21 @@ static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     const float *X = in[0].data, *Wt = in[1].data, *Rt = in[2].data;
     const float *Bt = p->has_b ? in[3].data : NULL, *H0 = p->has_h0 ? in[5].data : NULL, *C0 = p->has_c0 ? in[6].data : NULL;
     float *Y = out[0].data;
-    float *gates = scratch, *h = gates + T * N * G4, *c = h + N * H;
+    float *gscr = scratch, *gates = scratch + p->gemm_floats, *h = gates + T * N * G4, *c = h + N * H;
+    const size_t wpf = so_gemm_packed_b_floats(In, G4), rpf = so_gemm_packed_b_floats(H, G4);
     for (int64_t d = 0; d < p->D; d++) {
         const int reverse = p->dir == 1 || d == 1;
         const float *W = Wt + d * G4 * In, *R = Rt + d * G4 * H;
         /* input projection for all steps: gates[T*N, 4H] = X W^T (+ Wb + Rb) */
-        so_sgemm(0, 1, T * N, G4, In, 1.f, X, In, W, In, 0.f, gates, G4);
-        if (Bt) {
+        if (p->wp) {
+            so_epi ep = {.shift = p->bias ? p->bias + d * G4 : NULL};
+            so_gemm_epi ge = {.ep = &ep, .per_row = 0};
+            int th = so_sgemm_threads() < p->threads ? so_sgemm_threads() : p->threads;
+            so_gemm_packed(0, T * N, G4, In, 1.f, X, In, p->wp + d * wpf, 0.f, gates, G4, p->bias ? &ge : NULL, gscr, th);
+        } else {
+            so_sgemm(0, 1, T * N, G4, In, 1.f, X, In, W, In, 0.f, gates, G4);
+        }
+        if (Bt && !p->bias) {
             const float *wb = Bt + d * 8 * H, *rb = wb + G4;
             for (int64_t r = 0; r < T * N; r++) {
                 float *gr = gates + r * G4;
@@ -362,7 +429,10 @@ static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
         for (int64_t s = 0; s < T; s++) {
             const int64_t t = reverse ? T - 1 - s : s;
             float *gt = gates + t * N * G4;
-            so_sgemm(0, 1, N, G4, H, 1.f, h, H, R, H, 1.f, gt, G4);
+            if (p->rp)
+                for (int64_t b = 0; b < N; b++) lstm_rec(p->rp + d * rpf, H, G4, h + b * H, gt + b * G4);
+            else
+                so_sgemm(0, 1, N, G4, H, 1.f, h, H, R, H, 1.f, gt, G4);
             for (int64_t b = 0; b < N; b++) {
                 const float *g = gt + b * G4;
                 float *hb = h + b * H, *cb = c + b * H;
@@ -382,6 +452,20 @@ static void lstm_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
             if (out[2].data) ((float *)out[2].data)[d * N * H + j] = c[j];
         }
     }
+}
+
+/* Packs the D directions of a constant [D, 4H, K] weight as D so_gemm_pack_b(trans_b = 1) blocks; NULL when
+   the weight is not constant or memory is short (the kernel then stays on sgemm). */
+static float *lstm_pack(const so_graph *g, so_edge e, int64_t D, int64_t K, int64_t G4, size_t *bytes)
+{
+    const float *w = weight_f32(g, e);
+    if (!w) return NULL;
+    const size_t per = so_gemm_packed_b_floats(K, G4);
+    float *dst = aligned_alloc(64, (D * per * sizeof(float) + 63) / 64 * 64);
+    if (!dst) return NULL;
+    for (int64_t d = 0; d < D; d++) so_gemm_pack_b(1, K, G4, w + d * G4 * K, K, dst + d * per);
+    *bytes += D * per * sizeof(float);
+    return dst;
 }
 
 static so_status select_lstm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
@@ -414,11 +498,26 @@ static so_status select_lstm(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
     p->has_b = present[3];
     p->has_h0 = present[5];
     p->has_c0 = present[6];
-    k->scratch_bytes = sizeof(float) * (size_t)(p->T * p->N * 4 * p->H + 2 * p->N * p->H);
+    const int64_t G4 = 4 * p->H;
+    /* our GEMM for the input projection (as mm_use_gemm: not where oneDNN's sgemm is used), lstm_rec for the
+       recurrent product while R is small (a larger R stays on sgemv, which splits it over the threads) */
+    if (so_fast_use_gemm && !so_sgemm_onednn()) {
+        p->threads = so_sgemm_threads() < 1 ? 1 : so_sgemm_threads();
+        p->wp = lstm_pack(g, n->in[1], p->D, p->In, G4, &k->packed_bytes);
+        if (p->wp) p->gemm_floats = (so_gemm_scratch_floats(p->T * p->N, p->In, p->threads) + 15) & ~(size_t)15;
+    }
+    if (so_fast_use_gemm && G4 * p->H < ((int64_t)1 << 18)) p->rp = lstm_pack(g, n->in[2], p->D, p->H, G4, &k->packed_bytes);
+    const float *bw = present[3] ? weight_f32(g, n->in[3]) : NULL;
+    if (p->wp && bw) {
+        p->bias = so_xmalloc(sizeof *p->bias * (size_t)(p->D * G4));
+        for (int64_t d = 0; d < p->D; d++)
+            for (int64_t j = 0; j < G4; j++) p->bias[d * G4 + j] = bw[d * 2 * G4 + j] + bw[d * 2 * G4 + G4 + j];
+    }
+    k->scratch_bytes = sizeof(float) * (p->gemm_floats + (size_t)(p->T * p->N * G4 + 2 * p->N * p->H));
     k->run = lstm_run;
     k->priv = p;
-    k->free_priv = free;
-    k->name = "lstm_sgemm";
+    k->free_priv = lstm_free;
+    k->name = p->wp || p->rp ? "lstm_gemm" : "lstm_sgemm";
     return SO_OK;
 }
 

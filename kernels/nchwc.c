@@ -319,6 +319,7 @@ typedef struct nchwc_step {
     float *cat_s, *cat_t; /* CONCAT_NCHWC with an absorbed blocked batchnorm (concat_ssa): scale, shift [Cb*b] (owned) */
     int cat_relu;
     int stem;             /* NCHWC_IN that absorbed its conv (so_fuse_stem): conv runs on the plain input (L->stem) */
+    int stem_pool;        /* ... and the max pool after it (SO_FUSE_POOL, in pool): L->stem_pool */
 } nchwc_step;
 
 static void step_free(void *priv)
@@ -337,7 +338,8 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     const int T = omp_get_max_threads(); /* the executor's fixed team */
     switch (s->op) {
     case SO_OP_NCHWC_IN:
-        if (s->stem) s->L->stem(&s->conv, s->N, in[0].data, out[0].data, T);
+        if (s->stem_pool) s->L->stem_pool(&s->conv, &s->pool, s->N, in[0].data, out[0].data, scratch, T);
+        else if (s->stem) s->L->stem(&s->conv, s->N, in[0].data, out[0].data, T);
         else s->L->to_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T);
         break;
     case SO_OP_NCHWC_OUT: s->L->from_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
@@ -488,8 +490,10 @@ static double now_ms(void)
    same 3 near-tie configurations (8 -> 6 node picks off the majority), for 0.5 s more CPU per load: not kept. */
 #define NCHWC_TIME_ROUNDS 6
 static int cold_on;
+static unsigned skip_mask; /* bit c: candidate c of conv_backend never tried (SUPEROPT_NCHWC_SKIP, A/B measurements) */
 
-/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_COLD=1 times big convs cold (A/B
+/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_COLD=1 times big convs cold,
+   SUPEROPT_NCHWC_SKIP=DIGITS never tries those candidates of conv_backend (1..4, e.g. "2": no oneDNN Winograd) (A/B
    measurements). */
 static void wino_env(void)
 {
@@ -497,6 +501,8 @@ static void wino_env(void)
     if (e && !strcmp(e, "0")) so_nchwc_wino_min_c = -1;
     e = getenv("SUPEROPT_NCHWC_COLD");
     cold_on = e && !strcmp(e, "1");
+    for (e = getenv("SUPEROPT_NCHWC_SKIP"); e && *e; e++)
+        if (*e >= '1' && *e <= '4') skip_mask |= 1u << (*e - '0');
 }
 
 /* Evicts n bytes at p from every cache level (clflush; nothing on an ISA without it). */
@@ -558,7 +564,7 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
             const int cold = cold_on && (size_t)(q->O * (q->C / q->group) * q->kh * q->kw) * sizeof(float) >= NCHWC_COLD_BYTES;
             for (int r = 0; r < NCHWC_TIME_ROUNDS; r++)
                 for (int c = 0; c < 5; c++) {
-                    if (((c == 1 || c == 2) && !cand[c]) || (c == 3 && !have_wino) || (c == 4 && !have_wino2)) continue;
+                    if (((c == 1 || c == 2) && !cand[c]) || (c == 3 && !have_wino) || (c == 4 && !have_wino2) || (skip_mask >> c & 1)) continue;
                     if (cold) { /* the weights this candidate reads */
                         size_t nb = 0;
                         const void *wb = c == 1 || c == 2 ? so_dnnl_conv_weights(cand[c], &nb) : c == 3 ? q->wu : c == 4 ? q2.wu : q->wp;
@@ -678,6 +684,21 @@ static int plan_conv(const so_fast_ctx *c, int32_t ci, const so_shape *x, nchwc_
     return 0;
 }
 
+/* The pool plan of MAXPOOL_NCHWC / AVGPOOL_NCHWC node n (blocked input and output). */
+static so_nchwc_pool pool_of(const so_graph *g, const so_node *n)
+{
+    const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot], *o = &n->out[0];
+    const so_attr *a = n->attr;
+    const int mx = n->op == SO_OP_MAXPOOL_NCHWC;
+    return (so_nchwc_pool){.C = x->dim[1] * x->dim[4], .H = x->dim[2], .W = x->dim[3], .Ho = o->dim[2], .Wo = o->dim[3],
+                           .kh = a->kernel[0], .kw = a->kernel[1], .sh = a->stride[0] > 0 ? a->stride[0] : 1,
+                           .sw = a->stride[1] > 0 ? a->stride[1] : 1, .pt = a->pad[0], .pl = a->pad[1], .pb = a->pad[2],
+                           .pr = a->pad[3], .dh = mx && a->dilation[0] > 0 ? a->dilation[0] : 1,
+                           .dw = mx && a->dilation[1] > 0 ? a->dilation[1] : 1, .is_max = mx, .count_include_pad = a->count_include_pad};
+}
+
+int64_t so_nchwc_stem_pool_scratch(const so_nchwc_conv *p, const so_nchwc_pool *q, int T) { return (int64_t)T * q->kh * p->Ob * q->W * p->b; }
+
 so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l)
 {
     const so_graph *g = c->g;
@@ -703,6 +724,13 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
                 return SO_OK;
             }
             s->stem = 1;
+            if (f.n > 1 && f.step[f.n - 1] == SO_FUSE_POOL) { /* the max pool after the stem's chain */
+                const int32_t pn = f.node[f.n - 1];
+                s->pool = pool_of(g, &g->nodes[pn]);
+                s->stem_pool = 1;
+                k->fused[k->n_fused++] = pn;
+                k->scratch_bytes = (size_t)so_nchwc_stem_pool_scratch(&s->conv, &s->pool, omp_get_max_threads()) * sizeof(float);
+            }
         }
         break;
     }
@@ -714,15 +742,7 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
         concat_chain(c, i, s, k);
         break;
     case SO_OP_MAXPOOL_NCHWC:
-    case SO_OP_AVGPOOL_NCHWC: {
-        const int mx = n->op == SO_OP_MAXPOOL_NCHWC;
-        s->pool = (so_nchwc_pool){.C = x->dim[1] * x->dim[4], .H = x->dim[2], .W = x->dim[3], .Ho = o->dim[2], .Wo = o->dim[3],
-                                  .kh = a->kernel[0], .kw = a->kernel[1], .sh = a->stride[0] > 0 ? a->stride[0] : 1,
-                                  .sw = a->stride[1] > 0 ? a->stride[1] : 1, .pt = a->pad[0], .pl = a->pad[1], .pb = a->pad[2],
-                                  .pr = a->pad[3], .dh = mx && a->dilation[0] > 0 ? a->dilation[0] : 1,
-                                  .dw = mx && a->dilation[1] > 0 ? a->dilation[1] : 1, .is_max = mx, .count_include_pad = a->count_include_pad};
-        break;
-    }
+    case SO_OP_AVGPOOL_NCHWC: s->pool = pool_of(g, n); break;
     case SO_OP_CONV_NCHWC: {
         const int r = plan_conv(c, i, x, s, k, 1);
         if (r) {

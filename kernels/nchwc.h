@@ -78,6 +78,9 @@ typedef struct so_nchwc_pool {
     int is_max, count_include_pad;
 } so_nchwc_pool;
 
+/* Floats of scratch stem_pool(p, q) needs at T threads: T rows of q->kh conv rows of every output block. */
+int64_t so_nchwc_stem_pool_scratch(const so_nchwc_conv *p, const so_nchwc_pool *q, int T);
+
 /* Element-wise operations: unary ops are so_op values (RELU, SIGMOID, TANH, CLIP, NEG, EXP, ... any
    SO_F_UNARY op); alpha/beta/lo/hi their attributes. Binary: so_op ADD/SUB/MUL/DIV with the second
    operand of the same blocked shape, one value per channel (a plain float[C]) or one scalar; act: so_act
@@ -98,6 +101,9 @@ typedef struct so_nchwc_impl {
     void (*conv)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T);
     /* p (group 1, few input channels: a stem) from the plain x [N][C][H][W], no residual: conv(p, to_blocked(x)) */
     void (*stem)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, int T);
+    /* stem(p) then pool(q) (max, dilation 1, of p's output) as one pass, the same values; scratch:
+       so_nchwc_stem_pool_scratch(p, q, T) floats */
+    void (*stem_pool)(const so_nchwc_conv *p, const so_nchwc_pool *q, int64_t N, const float *x, float *y, float *scratch, int T);
     /* p planned with so_nchwc_conv_wino; scratch: so_nchwc_wino_scratch(p, T) floats, 64-byte aligned */
     void (*wino)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T);
     void (*pool)(const so_nchwc_pool *p, int64_t N, const float *x, float *y, int T);

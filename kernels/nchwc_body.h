@@ -843,10 +843,32 @@ static void stem_tile_any(const so_nchwc_conv *p, const float *x, const float *w
 #undef STEM_ARGS
 }
 
+/* Pixels [ow0, ow1) of output row oh, output blocks [ob, ob + CONV_OBK) (clipped to p->Ob), of the stem p on one
+   plain image xi [C][H][W] into yr (pixel ow0 of block ob + k at yr + k * yst): interior pixels in tiles of
+   STEM_PX / obk, border pixels one at a time with their own tap columns; owL, owR from interior_cols. A pixel's
+   sum does not depend on the tile it is in. */
+static void stem_row(const so_nchwc_conv *p, const float *xi, int64_t ob, int64_t oh, int64_t ow0, int64_t ow1, float *yr, int64_t yst,
+                     int64_t owL, int64_t owR)
+{
+    const int obk = (int)min64(CONV_OBK, p->Ob - ob), full = STEM_PX / obk;
+    const int64_t ih0 = oh * p->sh - p->pt, wst = obk > 1 ? p->wofs[ob + 1] - p->wofs[ob] : 0;
+    int64_t i0, i1;
+    tap_range(ih0, p->dh, p->kh, p->H, &i0, &i1);
+    const float *w = p->wp + p->wofs[ob];
+    for (int64_t ow = ow0; ow < ow1;) {
+        const int64_t iw0 = ow * p->sw - p->pl;
+        int npx = 1;
+        int64_t j0 = 0, j1 = p->kw;
+        if (ow >= owL && ow + full <= min64(owR, ow1)) npx = full;
+        else if (ow < owL || ow >= owR) tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
+        stem_tile_any(p, xi, w, wst, ih0, i0, i1, iw0, j0, j1, obk, npx, yr + (ow - ow0) * NB, yst, ob);
+        ow += npx;
+    }
+}
+
 /* The conv p (group 1, p->C few channels) of the plain images x [N][C][H][W] into blocked y, epilogue without a
    residual: what the layout's nchwc_in + conv_nchwc compute, without the blocked copy of the image (b/C times its
-   size). Work items: images x groups of CONV_OBK output blocks x output rows; interior pixels in tiles of
-   STEM_PX / obk, border pixels one at a time with their own tap columns (the same sums at any T). */
+   size). Work items: images x groups of CONV_OBK output blocks x output rows (stem_row: the same sums at any T). */
 static void stem_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, int T)
 {
     if (p->Ho <= 0 || p->Wo <= 0) return;
@@ -857,20 +879,60 @@ static void stem_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t it = 0; it < items; it++) {
         const int64_t n = it / (nobg * p->Ho), ob = it / p->Ho % nobg * CONV_OBK, oh = it % p->Ho;
-        const int obk = (int)min64(CONV_OBK, Ob - ob), full = STEM_PX / obk;
-        const int64_t ih0 = oh * p->sh - p->pt, wst = obk > 1 ? p->wofs[ob + 1] - p->wofs[ob] : 0;
-        int64_t i0, i1;
-        tap_range(ih0, p->dh, p->kh, p->H, &i0, &i1);
-        const float *xi = x + n * p->C * p->H * p->W, *w = p->wp + p->wofs[ob];
-        float *yr = y + (n * Ob + ob) * yst + oh * p->Wo * NB;
-        for (int64_t ow = 0; ow < p->Wo;) {
-            const int64_t iw0 = ow * p->sw - p->pl;
-            int npx = 1;
-            int64_t j0 = 0, j1 = p->kw;
-            if (ow >= owL && ow + full <= owR) npx = full;
-            else if (ow < owL || ow >= owR) tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
-            stem_tile_any(p, xi, w, wst, ih0, i0, i1, iw0, j0, j1, obk, npx, yr + ow * NB, yst, ob);
-            ow += npx;
+        stem_row(p, x + n * p->C * p->H * p->W, ob, oh, 0, p->Wo, y + (n * Ob + ob) * yst + oh * p->Wo * NB, yst, owL, owR);
+    }
+}
+
+/* stem_run followed by the max pool q (dilation 1; q->H, q->W = p->Ho, p->Wo) of its output, in one pass: the
+   conv rows a pooled row reads are computed (stem_row, all output blocks) into a ring of q->kh rows per thread in
+   scratch (so_nchwc_stem_pool_scratch floats) and pooled from there, so the conv's output (ResNet: 3.2 MB) is
+   never written to memory and read back. Work items: images x T bands of consecutive pooled rows; a band
+   recomputes the conv rows it shares with the band before (ResNet: 1 of 57 per band). The values are those of
+   stem_run then pool_run, bit for bit (the same sums, the same max order and NaN rule). Conv row r is pixels
+   [r * q->W, (r + 1) * q->W) of p's rows (p's one row of H*W pixels when it is a 1x1 stride-1 unpadded conv). */
+static void stem_pool_run(const so_nchwc_conv *p, const so_nchwc_pool *q, int64_t N, const float *x, float *y, float *scratch, int T)
+{
+    const int64_t Ob = p->Ob, kh = q->kh, rowf = Ob * q->W * NB, ohw = q->Ho * q->Wo * NB;
+    int64_t owL, owR;
+    interior_cols(p->Wo, p->sw, p->pl, p->kw, p->dw, p->W, &owL, &owR);
+    T = team(T, N * p->O * p->Ho * p->Wo * p->kh * p->kw * p->C);
+    const int64_t bands = min64(T, q->Ho);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t it = 0; it < N * bands; it++) {
+        const int64_t n = it / bands, b = it % bands, r0 = q->Ho * b / bands, r1 = q->Ho * (b + 1) / bands;
+        float *ring = scratch + (int64_t)omp_get_thread_num() * kh * rowf; /* conv row r at ring + (r % kh) * rowf */
+        const float *xi = x + n * p->C * p->H * p->W;
+        float *yi = y + n * Ob * ohw;
+        int64_t next = 0; /* conv rows [next - kh, next) are in the ring (those computed) */
+        for (int64_t ph = r0; ph < r1; ph++) {
+            const int64_t ih0 = ph * q->sh - q->pt;
+            int64_t i0, i1;
+            tap_range(ih0, 1, kh, q->H, &i0, &i1);
+            for (int64_t r = max64(next, ih0 + i0); r < ih0 + i1; r++) {
+                const int64_t px0 = r * q->W, oh = px0 / p->Wo, ow0 = px0 % p->Wo;
+                for (int64_t ob = 0; ob < Ob; ob += CONV_OBK)
+                    stem_row(p, xi, ob, oh, ow0, ow0 + q->W, ring + (r % kh) * rowf + ob * q->W * NB, q->W * NB, owL, owR);
+            }
+            next = max64(next, ih0 + i1);
+            for (int64_t cb = 0; cb < Ob; cb++) {
+                const VF m = lane_mask(q->C, cb);
+                float *yr = yi + cb * ohw + ph * q->Wo * NB;
+                for (int64_t ow = 0; ow < q->Wo; ow++) {
+                    VF mx = VSET1(-INFINITY), nan = VZERO;
+                    const int64_t iw0 = ow * q->sw - q->pl;
+                    int64_t j0, j1;
+                    tap_range(iw0, 1, q->kw, q->W, &j0, &j1);
+                    for (int64_t i = i0; i < i1; i++) {
+                        const float *xr = ring + ((ih0 + i) % kh) * rowf + cb * q->W * NB;
+                        for (int64_t j = j0; j < j1; j++) {
+                            const VF a = VLD(xr + (iw0 + j) * NB);
+                            mx = VMAX(mx, a);
+                            nan = VOR(nan, VNAN(a));
+                        }
+                    }
+                    VST(yr + ow * NB, VAND(VOR(mx, nan), m));
+                }
+            }
         }
     }
 }
@@ -1334,6 +1396,7 @@ const so_nchwc_impl NCHWC_TABLE = {
     .from_blocked = from_blocked,
     .conv = conv_run,
     .stem = stem_run,
+    .stem_pool = stem_pool_run,
     .wino = wino_run,
     .pool = pool_run,
     .global_pool = global_pool,

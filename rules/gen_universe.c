@@ -628,27 +628,56 @@ static int i16_fits(int64_t v, void *out)
     *(int16_t *)out = (int16_t)v;
     return 1;
 }
-static int i16_is_one(const void *d) { return *(const int16_t *)d == 1; }
+static int i16_is_one(const void *cx, const void *d)
+{
+    (void)cx;
+    return *(const int16_t *)d == 1;
+}
 static int i16_eq(const void *cx, const void *a, const void *b)
 {
     (void)cx;
     return *(const int16_t *)a == *(const int16_t *)b;
 }
-static int i16_add(const void *a, const void *b, void *out) { return i16_fits((int64_t)*(const int16_t *)a + *(const int16_t *)b, out); }
-static int i16_mul(const void *a, int64_t k, void *out) { return k <= INT16_MAX && i16_fits(*(const int16_t *)a * k, out); }
-static int i16_muld(const void *a, const void *b, void *out) { return i16_fits((int64_t)*(const int16_t *)a * *(const int16_t *)b, out); }
-static int i16_div(const void *a, int64_t k, int round_up, void *out)
+static int i16_at_least(const void *cx, const void *d, int64_t k)
 {
+    (void)cx;
+    return *(const int16_t *)d >= k;
+}
+static int i16_add(const void *cx, const void *a, const void *b, void *out)
+{
+    (void)cx;
+    return i16_fits((int64_t)*(const int16_t *)a + *(const int16_t *)b, out);
+}
+static int i16_mul(const void *cx, const void *a, int64_t k, void *out)
+{
+    (void)cx;
+    return k <= INT16_MAX && i16_fits(*(const int16_t *)a * k, out);
+}
+static int i16_muld(const void *cx, const void *a, const void *b, void *out)
+{
+    (void)cx;
+    return i16_fits((int64_t)*(const int16_t *)a * *(const int16_t *)b, out);
+}
+static int i16_div(const void *cx, const void *a, int64_t k, int round_up, void *out)
+{
+    (void)cx;
     const int64_t v = *(const int16_t *)a;
     return k >= 1 && v >= 0 && i16_fits(v / k + (round_up && v % k), out);
 }
-static int i16_as_const(const void *d, int64_t *v)
+static int i16_as_const(const void *cx, const void *d, int64_t *v)
 {
+    (void)cx;
     *v = *(const int16_t *)d;
     return 1;
 }
-static int i16_window(const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out)
+static int i16_of_const(const void *cx, int64_t v, void *out)
 {
+    (void)cx;
+    return i16_fits(v, out);
+}
+static int i16_window(const void *cx, const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out)
+{
+    (void)cx;
     const int64_t o = so_window_out(*(const int16_t *)h, k, s, pb, pe, d, ceil_mode);
     return o >= 1 && i16_fits(o, out);
 }
@@ -657,8 +686,8 @@ static void i16_print(const void *cx, const void *d, char *buf, size_t n)
     (void)cx;
     snprintf(buf, n, "%d", (int)*(const int16_t *)d);
 }
-static const so_dim_alg dim_gen = {sizeof(int16_t), &one_i16, NULL, i16_is_one, i16_eq, i16_add, i16_mul, i16_muld, i16_div,
-                                   i16_as_const, i16_fits, i16_window, i16_print, 1};
+static const so_dim_alg dim_gen = {sizeof(int16_t), &one_i16, NULL, i16_is_one, i16_eq, i16_at_least, i16_add, i16_mul, i16_muld,
+                                   i16_div, i16_as_const, i16_of_const, i16_window, NULL, i16_print, 1};
 
 /* so_dims views of generator types: an input, and an output (zeroed: dims past the rank stay 0) */
 #define GD(t) (&(so_dims){(t)->rank, (void *)(t)->dim})
@@ -734,7 +763,7 @@ int gen_typecheck(const gen_universe *u, int inst, const gen_type *in, int n_in,
                 if (u->insts[i].op == SO_OP_NCHWC_OUT && u->insts[i].ct.rank == 1 &&
                     (u->insts[i].ct.dim[0] + u->block - 1) / u->block == in[0].dim[1])
                     return 0;
-            if (!i16_mul(&in[0].dim[1], u->block, &bc[1])) return 0;
+            if (!i16_mul(NULL, &in[0].dim[1], u->block, &bc[1])) return 0;
         }
         GEN_RULE(so_dims_nchwc_out(A, &(so_dims){2, bc}, GD(&in[0]), &od));
     }

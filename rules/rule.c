@@ -1040,24 +1040,45 @@ static int dx_window(const so_dimx *h, int64_t k, int64_t st, int64_t pb, int64_
 /* The rule language's dims in the dim algebra (src/shape.h): the shape rules so_dims_* are shape.c's;
    dim_sym's context is the rule (its symbol names print). */
 static const so_dimx dimx_one = {1, 0, {0}};
-static int dimx_is_one(const void *d) { return dx_is(d, 1); }
+static int dimx_is_one(const void *cx, const void *d)
+{
+    (void)cx;
+    return dx_is(d, 1);
+}
 static int dimx_eq(const void *cx, const void *a, const void *b)
 {
     (void)cx;
     return so_dimx_eq(a, b);
 }
-static int dimx_add(const void *a, const void *b, void *out) { return dx_add(a, b, out); }
-static int dimx_mul(const void *a, int64_t k, void *out) { return dx_mul(a, k, out); }
-/* a product of dims is linear only when one side is a number (>= 1) */
-static int dimx_muld(const void *a, const void *b, void *out)
+/* a symbolic dim counts as >= k (its symbols are >= 1; instantiation checks the numbers) */
+static int dimx_at_least(const void *cx, const void *d, int64_t k)
 {
+    (void)cx;
+    const so_dimx *x = d;
+    return x->n_sym > 0 || x->c >= k;
+}
+static int dimx_add(const void *cx, const void *a, const void *b, void *out)
+{
+    (void)cx;
+    return dx_add(a, b, out);
+}
+static int dimx_mul(const void *cx, const void *a, int64_t k, void *out)
+{
+    (void)cx;
+    return dx_mul(a, k, out);
+}
+/* a product of dims is linear only when one side is a number (>= 1) */
+static int dimx_muld(const void *cx, const void *a, const void *b, void *out)
+{
+    (void)cx;
     const so_dimx *x = a, *y = b;
     if (x->n_sym == 0) return dx_mul(y, x->c, out);
     if (y->n_sym == 0) return dx_mul(x, y->c, out);
     return 0;
 }
-static int dimx_div(const void *a, int64_t k, int round_up, void *out)
+static int dimx_div(const void *cx, const void *a, int64_t k, int round_up, void *out)
 {
+    (void)cx;
     const so_dimx *d = a;
     if (d->n_sym == 0 && !round_up) { /* dx_div rounds a constant up */
         if (k < 1 || d->c < 0) return 0;
@@ -1066,19 +1087,22 @@ static int dimx_div(const void *a, int64_t k, int round_up, void *out)
     }
     return dx_div(d, k, out);
 }
-static int dimx_as_const(const void *d, int64_t *v)
+static int dimx_as_const(const void *cx, const void *d, int64_t *v)
 {
+    (void)cx;
     *v = ((const so_dimx *)d)->c;
     return ((const so_dimx *)d)->n_sym == 0;
 }
-static int dimx_of_const(int64_t v, void *out)
+static int dimx_of_const(const void *cx, int64_t v, void *out)
 {
+    (void)cx;
     if (v < -RULE_INT_MAX || v > RULE_INT_MAX) return 0;
     *(so_dimx *)out = dx_const(v);
     return 1;
 }
-static int dimx_window(const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out)
+static int dimx_window(const void *cx, const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out)
 {
+    (void)cx;
     return dx_window(h, k, s, pb, pe, d, ceil_mode, out);
 }
 static void dimx_print(const void *cx, const void *d, char *buf, size_t n)
@@ -1094,47 +1118,26 @@ static void dimx_print(const void *cx, const void *d, char *buf, size_t n)
     snprintf(buf, n, "%s", b.s ? b.s : "");
     free(b.s);
 }
-static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, NULL, dimx_is_one, dimx_eq, dimx_add, dimx_mul, dimx_muld, dimx_div,
-                                   dimx_as_const, dimx_of_const, dimx_window, dimx_print, 0};
+static const so_dim_alg dim_sym = {sizeof(so_dimx), &dimx_one, NULL, dimx_is_one, dimx_eq, dimx_at_least, dimx_add, dimx_mul,
+                                   dimx_muld, dimx_div, dimx_as_const, dimx_of_const, dimx_window, NULL, dimx_print, 0};
 
-/* so_dims views of a symbolic shape */
-#define SD(s) (&(so_dims){(s)->rank, (void *)(s)->dim})
-static so_dims sd_out(so_sshape *s) { return (so_dims){0, s->dim}; }
+/* ---------------- a rule node's shapes, one rule per operator (ops.def) ----------------
+   sym_<op> maps rule node n onto its shape rule (src/shape.c so_dims_*) over any dim algebra A: in[0..n_in) the
+   inputs' dims (every rank known), ndx the node's own dims (n->dx in A: split sizes, nchwc_out's (b, C), the
+   constants' shapes, expand and reshape targets), out[0..n_out) with dim storage set by the caller. It writes
+   the outputs or fails with a message. The rule checker runs it over dim_sym, the verifier over solver terms
+   (verifier/encode.c): so_rule_node_dims. */
 
-/* out[0] from the shape rule CALL that writes so_dims od */
-#define SYM_RUN(CALL)                          \
-    do {                                       \
-        so_dims od = sd_out(out);              \
-        return sym_store((CALL), &od, out);    \
-    } while (0)
-
-/* out from a shape rule's result over od */
-static so_status sym_store(so_status st, const so_dims *od, so_sshape *out)
+static so_status sym_unary(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    out->rank = od->rank;
-    return st;
+    (void)n, (void)ndx;
+    return so_dims_same(A, &in[0], out);
 }
 
-/* Output shapes of node n given its inputs' symbolic shapes. */
-/* ---------------- symbolic shapes, one rule per operator (ops.def) ----------------
-   sym_<op> computes the output shapes of rule node n from its inputs' symbolic shapes (every
-   input shape known), or fails with a message. */
-
-#define SYM_LOCALS                       \
-    const so_attr *a = &n->attr;         \
-    so_sshape *o = &out[0];              \
-    (void)A, (void)a, (void)o, (void)in
-
-static so_status sym_unary(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_binary(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    (void)n;
-    SYM_RUN(so_dims_same(A, SD(&in[0]), &od));
-}
-
-static so_status sym_binary(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
-{
-    (void)n;
-    SYM_RUN(so_dims_bcast(A, SD(&in[0]), SD(&in[1]), &od));
+    (void)n, (void)ndx;
+    return so_dims_bcast(A, &in[0], &in[1], out);
 }
 
 /* Blocked layout in rules (issue 15): generated rules use exact blocking, channels = b * k.
@@ -1173,15 +1176,16 @@ static int dx_mul(const so_dimx *d, int64_t b, so_dimx *p)
 
 /* nchwc_in / nchwc_out (shape.h so_dims_nchwc_*): generated rules use exact blocking, channels = b * k;
    nchwc_out's (b, C) are the node's dims (ints=b,C may name a symbol) */
-static so_status sym_nchwc_in(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_nchwc_in(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_nchwc_in(A, &n->attr, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_nchwc_in(A, &n->attr, &in[0], out);
 }
 
-static so_status sym_nchwc_out(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_nchwc_out(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    so_dims od = sd_out(out), bc = {n->n_dx, (void *)n->dx};
-    return sym_store(so_dims_nchwc_out(A, &bc, SD(&in[0]), &od), &od, out);
+    (void)n;
+    return so_dims_nchwc_out(A, ndx, &in[0], out);
 }
 
 /* Output plane dim of a window (kernel k, stride st, pads pb + pe, dilation dil, ceil_mode) over h.
@@ -1214,267 +1218,329 @@ static int dx_window(const so_dimx *h, int64_t k, int64_t st, int64_t pb, int64_
 /* conv_nchwc / pools on a blocked value (shape.h so_dims_*_nchwc) */
 /* A group=dw conv's shapes are those of the dense conv of the same channel count: kernel [C,1,kh,kw] read as
    [C,C,kh,kw], group 1 (w, at); its input's C channels must equal the kernel's C (checked by the shape rule). */
-static so_status dw_dense(const so_rnode *n, const so_sshape *in, so_sshape *w, so_attr *at)
+/* the dense kernel's dims land in buf (room for 4 dims of A) */
+#define DW_BUF (4 * 64)
+static so_status dw_dense(const so_dim_alg *A, const so_rnode *n, const so_dims *in, so_dims *w, char *buf, so_attr *at)
 {
     *w = in[1];
     *at = n->attr;
     if (at->group != SO_RULE_GROUP_DW) return SO_OK;
-    if (w->rank != 4 || w->dim[1].n_sym || w->dim[1].c != 1)
-        return so_errorf("group=dw needs a kernel [C,1,kh,kw], not rank %d with dim 1 %s", (int)w->rank, w->dim[1].n_sym ? "symbolic" : "!= 1");
-    w->dim[1] = w->dim[0];
+    int64_t d1 = 0;
+    const int known = w->rank == 4 && A->as_const(A->cx, (const char *)w->dim + A->size, &d1);
+    if (!known || d1 != 1 || A->size > DW_BUF / 4)
+        return so_errorf("group=dw needs a kernel [C,1,kh,kw], not rank %d with dim 1 %s", (int)w->rank, w->rank == 4 && !known ? "symbolic" : "!= 1");
+    memcpy(buf, w->dim, 4 * A->size);
+    memcpy(buf + A->size, buf, A->size);
+    w->dim = buf;
     at->group = 1;
     return SO_OK;
 }
 
-static so_status sym_conv_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_conv_nchwc(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    so_sshape w;
+    (void)ndx;
+    _Alignas(16) char buf[DW_BUF];
+    so_dims w;
     so_attr at;
-    if (dw_dense(n, in, &w, &at)) return SO_ERR;
-    SYM_RUN(so_dims_conv_nchwc(A, &at, SD(&in[0]), SD(&w), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
+    if (dw_dense(A, n, in, &w, buf, &at)) return SO_ERR;
+    return so_dims_conv_nchwc(A, &at, &in[0], &w, n->n_in == 3 ? &in[2] : NULL, out);
 }
 
-static so_status sym_pool_nchwc(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_pool_nchwc(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    so_dims od = sd_out(out);
-    if (n->op == SO_OP_GLOBALAVGPOOL_NCHWC) return sym_store(so_dims_globalpool_nchwc(A, SD(&in[0]), &od), &od, out);
-    return sym_store(so_dims_pool_nchwc(A, &n->attr, n->op == SO_OP_MAXPOOL_NCHWC, SD(&in[0]), &od), &od, out);
+    (void)ndx;
+    if (n->op == SO_OP_GLOBALAVGPOOL_NCHWC) return so_dims_globalpool_nchwc(A, &in[0], out);
+    return so_dims_pool_nchwc(A, &n->attr, n->op == SO_OP_MAXPOOL_NCHWC, &in[0], out);
 }
 
-static so_status sym_conv(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_conv(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    so_sshape w;
+    (void)ndx;
+    _Alignas(16) char buf[DW_BUF];
+    so_dims w;
     so_attr at;
-    if (dw_dense(n, in, &w, &at)) return SO_ERR;
-    SYM_RUN(so_dims_conv(A, &at, SD(&in[0]), SD(&w), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
+    if (dw_dense(A, n, in, &w, buf, &at)) return SO_ERR;
+    return so_dims_conv(A, &at, &in[0], &w, n->n_in == 3 ? &in[2] : NULL, out);
 }
 
-static so_status sym_maxpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_maxpool(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    so_dims od = sd_out(out);
+    (void)ndx;
     const int dilated = n->op == SO_OP_MAXPOOL || n->op == SO_OP_MAXPOOL_NCHWC;
-    return sym_store(so_dims_pool(A, &n->attr, dilated, SD(&in[0]), &od), &od, out);
+    return so_dims_pool(A, &n->attr, dilated, &in[0], out);
 }
 
-static so_status sym_lppool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_lppool(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_pool(A, &n->attr, 1, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_pool(A, &n->attr, 1, &in[0], out);
 }
 
-static so_status sym_globalavgpool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_globalavgpool(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    (void)n;
-    SYM_RUN(so_dims_globalpool(A, SD(&in[0]), &od));
+    (void)n, (void)ndx;
+    return so_dims_globalpool(A, &in[0], out);
 }
 
-static so_status sym_softmax(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_softmax(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_softmax(A, n->attr.axis, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_softmax(A, n->attr.axis, &in[0], out);
 }
 
-static so_status sym_batchnorm(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_batchnorm(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    (void)n;
-    so_dims od = sd_out(out), p[4] = {*SD(&in[1]), *SD(&in[2]), *SD(&in[3]), *SD(&in[4])};
-    return sym_store(so_dims_batchnorm(A, SD(&in[0]), p, &od), &od, out);
+    (void)n, (void)ndx;
+    return so_dims_batchnorm(A, &in[0], &in[1], out);
 }
 
-static so_status sym_bnfold_w(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_bnfold_w(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    (void)n;
-    so_dims od = sd_out(out), p[2] = {*SD(&in[1]), *SD(&in[2])};
-    return sym_store(so_dims_bnfold_w(A, SD(&in[0]), p, &od), &od, out);
+    (void)n, (void)ndx;
+    return so_dims_bnfold_w(A, &in[0], &in[1], out);
 }
 
-static so_status sym_bnfold_b(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_bnfold_b(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    so_dims v[SO_RULE_MAX_IN];
+    (void)ndx;
     const so_dims *p[SO_RULE_MAX_IN];
-    for (int k = 0; k < n->n_in; k++) v[k] = *SD(&in[k]), p[k] = &v[k];
-    SYM_RUN(so_dims_bnfold_b(A, p, n->n_in, &od));
+    for (int k = 0; k < n->n_in; k++) p[k] = &in[k];
+    return so_dims_bnfold_b(A, p, n->n_in, out);
 }
 
-static so_status sym_matmul(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_matmul(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    (void)n;
-    SYM_RUN(so_dims_matmul(A, SD(&in[0]), SD(&in[1]), &od));
+    (void)n, (void)ndx;
+    return so_dims_matmul(A, &in[0], &in[1], out);
 }
 
-static so_status sym_transpose(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_transpose(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_transpose(A, n->attr.ints, n->attr.n_ints, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_transpose(A, n->attr.ints, n->attr.n_ints, &in[0], out);
 }
 
-static so_status sym_concat(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_concat(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    so_dims v[SO_RULE_MAX_IN];
-    for (int k = 0; k < n->n_in; k++) v[k] = *SD(&in[k]);
-    SYM_RUN(so_dims_concat(A, n->attr.axis, v, n->n_in, &od));
+    (void)ndx;
+    return so_dims_concat(A, n->attr.axis, in, n->n_in, out);
 }
 
 /* split sizes are the node's dims (sizes=...) */
-static so_status sym_split(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_split(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    so_dims od[8], sizes = {n->n_dx, (void *)n->dx};
-    for (int k = 0; k < n->n_out && k < 8; k++) od[k] = sd_out(&out[k]);
-    so_status st = so_dims_split(A, n->attr.axis, SD(&in[0]), &sizes, n->n_out, od);
-    for (int k = 0; k < n->n_out && k < 8 && st == SO_OK; k++) out[k].rank = od[k].rank;
-    return st;
+    return so_dims_split(A, n->attr.axis, &in[0], ndx, n->n_out, out);
 }
 
-static so_status sym_enlarge(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_enlarge(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_enlarge(A, &n->attr, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_enlarge(A, &n->attr, &in[0], out);
 }
 
 /* the constants' shapes are the node's dims (shape=...) */
-static so_status sym_const_pool(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_const_pool(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
     (void)in;
-    so_dims od = sd_out(out), sh = {n->n_dx, (void *)n->dx};
-    return sym_store(so_dims_const(A, n->op, &sh, &od), &od, out);
+    return so_dims_const(A, n->op, ndx, out);
 }
 
 /* scatterelements, gathernd (batch_dims = axis), gridsample (shape.h so_dims_*) */
-static so_status sym_scatterelements(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_scatterelements(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_scatterelements(A, n->attr.axis, SD(&in[0]), SD(&in[1]), SD(&in[2]), &od));
+    (void)ndx;
+    return so_dims_scatterelements(A, n->attr.axis, &in[0], &in[1], &in[2], out);
 }
 
-static so_status sym_gathernd(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_gathernd(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_gathernd(A, n->attr.axis, SD(&in[0]), SD(&in[1]), &od));
+    (void)ndx;
+    return so_dims_gathernd(A, n->attr.axis, &in[0], &in[1], out);
 }
 
-static so_status sym_gridsample(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_gridsample(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_gridsample(A, &n->attr, SD(&in[0]), SD(&in[1]), &od));
+    (void)ndx;
+    return so_dims_gridsample(A, &n->attr, &in[0], &in[1], out);
 }
 
 /* flatten and slice (shape.h so_dims_*) */
-static so_status sym_flatten(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_flatten(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_flatten(A, n->attr.axis, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_flatten(A, n->attr.axis, &in[0], out);
 }
 
-static so_status sym_slice(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_slice(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_slice(A, &n->attr, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_slice(A, &n->attr, &in[0], out);
 }
 
-static so_status sym_reshape(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_reshape(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_LOCALS;
-    o->rank = n->n_dx;
-    for (int i = 0; i < n->n_dx; i++) o->dim[i] = n->dx[i];
-    return SO_OK;
+    (void)n;
+    return so_dims_reshape(A, &in[0], ndx, out);
 }
 
 /* reductions, argmax/argmin, squeeze, unsqueeze, gather (shape.h so_dims_*) */
-static so_status sym_reduce(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_reduce(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_reduce(A, &n->attr, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_reduce(A, &n->attr, &in[0], out);
 }
 
-static so_status sym_argmax(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_argmax(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_argreduce(A, &n->attr, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_argreduce(A, &n->attr, &in[0], out);
 }
 
-static so_status sym_squeeze(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_squeeze(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_squeeze(A, &n->attr, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_squeeze(A, &n->attr, &in[0], out);
 }
 
-static so_status sym_unsqueeze(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_unsqueeze(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_unsqueeze(A, &n->attr, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_unsqueeze(A, &n->attr, &in[0], out);
 }
 
-static so_status sym_gather(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_gather(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_gather(A, n->attr.axis, SD(&in[0]), SD(&in[1]), &od));
+    (void)ndx;
+    return so_dims_gather(A, n->attr.axis, &in[0], &in[1], out);
 }
 
 /* gemm, layernorm / rmsnorm, expand (target: the node's dims), pad (shape.h so_dims_*) */
-static so_status sym_gemm(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_gemm(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_gemm(A, &n->attr, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
+    (void)ndx;
+    return so_dims_gemm(A, &n->attr, &in[0], &in[1], n->n_in == 3 ? &in[2] : NULL, out);
 }
 
-static so_status sym_layernorm(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_layernorm(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_layernorm(A, n->attr.axis, SD(&in[0]), SD(&in[1]), n->n_in == 3 ? SD(&in[2]) : NULL, &od));
+    (void)ndx;
+    return so_dims_layernorm(A, n->attr.axis, &in[0], &in[1], n->n_in == 3 ? &in[2] : NULL, out);
 }
 
-static so_status sym_expand(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
-{
-    so_dims od = sd_out(out), t = {n->n_dx, (void *)n->dx};
-    return sym_store(so_dims_expand(A, SD(&in[0]), &t, &od), &od, out);
-}
-
-static so_status sym_pad(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
-{
-    SYM_RUN(so_dims_pad(A, &n->attr, SD(&in[0]), &od));
-}
-
-static so_status sym_where(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_expand(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
     (void)n;
-    SYM_RUN(so_dims_where(A, SD(&in[0]), SD(&in[1]), SD(&in[2]), &od));
+    return so_dims_expand(A, &in[0], ndx, out);
 }
 
-static so_status sym_trilu(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_pad(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    (void)n;
-    SYM_RUN(so_dims_trilu(A, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_pad(A, &n->attr, &in[0], out);
 }
 
-static so_status sym_depthtospace(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_where(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_blockmove(A, n->op == SO_OP_DEPTHTOSPACE, n->attr.kernel[0], SD(&in[0]), &od));
+    (void)n, (void)ndx;
+    return so_dims_where(A, &in[0], &in[1], &in[2], out);
 }
 
-static so_status sym_gatherelements(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_trilu(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_gatherelements(A, n->attr.axis, SD(&in[0]), SD(&in[1]), &od));
+    (void)n, (void)ndx;
+    return so_dims_trilu(A, &in[0], out);
 }
 
-static so_status sym_lrn(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out) { SYM_RUN(so_dims_lrn(A, &n->attr, SD(&in[0]), &od)); }
-
-static so_status sym_det(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_depthtospace(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    (void)n;
-    SYM_RUN(so_dims_det(A, SD(&in[0]), &od));
+    (void)ndx;
+    return so_dims_blockmove(A, n->op == SO_OP_DEPTHTOSPACE, n->attr.kernel[0], &in[0], out);
 }
 
-static so_status sym_resize(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out) { SYM_RUN(so_dims_resize(A, &n->attr, SD(&in[0]), &od)); }
+static so_status sym_gatherelements(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_gatherelements(A, n->attr.axis, &in[0], &in[1], out);
+}
+
+static so_status sym_lrn(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_lrn(A, &n->attr, &in[0], out);
+}
+
+static so_status sym_det(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)n, (void)ndx;
+    return so_dims_det(A, &in[0], out);
+}
+
+static so_status sym_resize(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_resize(A, &n->attr, &in[0], out);
+}
 
 /* topk: values and indices of one shape */
-static so_status sym_topk(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_topk(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    so_dims od = sd_out(out);
-    so_status st = sym_store(so_dims_topk(A, &n->attr, SD(&in[0]), &od), &od, out);
-    if (st == SO_OK && n->n_out > 1) out[1] = out[0];
+    (void)ndx;
+    so_status st = so_dims_topk(A, &n->attr, &in[0], out);
+    if (st == SO_OK && n->n_out > 1) {
+        out[1].rank = out[0].rank;
+        memcpy(out[1].dim, out[0].dim, (size_t)out[0].rank * A->size);
+    }
     return st;
 }
 
-static so_status sym_prelu(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_prelu(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    (void)n;
-    SYM_RUN(so_dims_prelu(A, SD(&in[0]), SD(&in[1]), &od));
+    (void)n, (void)ndx;
+    return so_dims_prelu(A, &in[0], &in[1], out);
 }
 
-static so_status sym_reversesequence(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_reversesequence(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    SYM_RUN(so_dims_reversesequence(A, &n->attr, SD(&in[0]), SD(&in[1]), &od));
+    (void)ndx;
+    return so_dims_reversesequence(A, &n->attr, &in[0], &in[1], out);
+}
+
+/* maxpool with indices, maxunpool (the output shape from ints), roialign, nllloss, scatternd (shape.h so_dims_*) */
+static so_status sym_maxpoolidx(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_maxpoolidx(A, &n->attr, &in[0], out);
+}
+
+static so_status sym_maxunpool(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_maxunpool(A, &n->attr, &in[0], &in[1], out);
+}
+
+static so_status sym_roialign(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_roialign(A, &n->attr, &in[0], &in[1], &in[2], out);
+}
+
+static so_status sym_nllloss(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_nllloss(A, &n->attr, &in[0], &in[1], n->n_in > 2 ? &in[2] : NULL, out);
+}
+
+static so_status sym_scatternd(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)n, (void)ndx;
+    return so_dims_scatternd(A, &in[0], &in[1], &in[2], out);
 }
 
 /* operators the rule language has no symbolic shape rule for: unknown shape, accepted here and
    checked when the rule is instantiated on a graph */
-static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out)
+static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    (void)A, (void)in;
+    (void)A, (void)in, (void)ndx;
     for (int j = 0; j < n->n_out; j++) out[j].rank = -1;
     return SO_OK;
 }
@@ -1519,7 +1585,7 @@ static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_ss
 #define sym_lstm sym_unknown
 
 #define sym_identity sym_unary
-typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_sshape *in, so_sshape *out);
+typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out);
 #define sym_abs sym_unary
 #define sym_floor sym_unary
 #define sym_ceil sym_unary
@@ -1559,7 +1625,6 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 #define sym_argmin sym_argmax
 #define sym_spacetodepth sym_depthtospace
 
-#define sym_nllloss sym_unknown
 
 #define sym_equal sym_binary
 #define sym_less sym_binary
@@ -1583,13 +1648,9 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_ssh
 #define sym_convtranspose3d sym_unknown
 #define sym_maxpool3d sym_unknown
 #define sym_avgpool3d sym_unknown
-#define sym_maxpoolidx sym_unknown
-#define sym_maxunpool sym_unknown
-#define sym_roialign sym_unknown
 #define sym_dft sym_unknown
 #define sym_tfidfvectorizer sym_unknown
 #define sym_stft sym_unknown
-#define sym_scatternd sym_unknown
 
 static const sym_fn sym_rules[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = sym_##l,
@@ -1597,17 +1658,32 @@ static const sym_fn sym_rules[SO_OP_COUNT] = {
 #undef X
 };
 
-static so_status sym_node(const so_rule *r, const so_rnode *n, const so_sshape *in, so_sshape *out)
+so_status so_rule_node_dims(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
 {
-    so_dim_alg A = dim_sym;
-    A.cx = r; /* the symbols' names in messages */
     for (int k = 0; k < n->n_in; k++)
         if (in[k].rank < 0) {
             for (int j = 0; j < n->n_out; j++) out[j].rank = -1;
             return SO_OK;
         }
-    memset(&out[0], 0, sizeof out[0]);
-    return sym_rules[n->op](&A, n, in, out);
+    out[0].rank = 0;
+    return sym_rules[n->op](A, n, in, ndx, out);
+}
+
+/* the rule checker's shapes of node n: so_rule_node_dims over dim_sym */
+static so_status sym_node(const so_rule *r, const so_rnode *n, const so_sshape *in, so_sshape *out)
+{
+    so_dim_alg A = dim_sym;
+    A.cx = r; /* the symbols' names in messages */
+    so_dims iv[SO_RULE_MAX_IN], ov[8];
+    const so_dims ndx = {n->n_dx, (void *)n->dx};
+    for (int k = 0; k < n->n_in; k++) iv[k] = (so_dims){in[k].rank, (void *)in[k].dim};
+    for (int j = 0; j < n->n_out && j < 8; j++) {
+        memset(&out[j], 0, sizeof out[j]);
+        ov[j] = (so_dims){0, out[j].dim};
+    }
+    const so_status st = so_rule_node_dims(&A, n, iv, &ndx, ov);
+    for (int j = 0; j < n->n_out && j < 8; j++) out[j].rank = ov[j].rank;
+    return st;
 }
 
 static so_status side_shapes(const so_rule *r, int which, so_sshape (*shp)[SO_RULE_MAX_OUTPUTS > 8 ? SO_RULE_MAX_OUTPUTS : 8])

@@ -4,6 +4,7 @@
 #define SO_RULE_H
 
 #include "../src/graph.h"
+#include "../src/shape.h"
 
 #define SO_RULE_MAX_NODES   8   /* per pattern */
 #define SO_RULE_MAX_IN      6   /* inputs per pattern node (batchnorm has 5) */
@@ -138,6 +139,13 @@ typedef struct so_sshape {
     so_dimx dim[SO_MAX_RANK];
 } so_sshape;
 so_status so_rule_shape(const so_rule *r, int which, so_rref ref, so_sshape *out);
+/* The shape rule of rule node n (src/shape.c so_dims_*, one mapping per operator) over any dim algebra A: in[0..n_in)
+   the inputs' dims (a rank < 0 gives unknown outputs), ndx the node's own dims n->dx in A (split sizes,
+   nchwc_out's (b, C), the constants' shapes, expand / reshape targets), out[0..n_out) with dim storage set by the
+   caller (room for SO_MAX_RANK dims of A). Writes the outputs' ranks and dims (rank -1: no shape rule for the
+   operator, checked at instantiation), or fails with a message (none if A is quiet). The rule checker runs it over
+   the rule language's dims, the verifier over solver terms (verifier/encode.c). */
+so_status so_rule_node_dims(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out);
 /* The same rule with source and target swapped (rules are equivalences; a search may
    apply either direction). */
 void so_rule_reverse(const so_rule *r, so_rule *out);

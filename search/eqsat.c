@@ -1301,10 +1301,11 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     for (int32_t i = 0; i < r->n_inputs; i++) roots[start->model->n_outputs + i] = r->input_cls[i];
     so_extract_result ex;
     const double t_ex = so_now();
-    /* GLPK's time limit is wall time: four times the CPU budget, a safety net behind its
-       deterministic iteration and subproblem limits (search/extract.c) */
+    /* the ILP stops at its deterministic work bounds (search/extract.c: simplex iterations,
+       branch-and-bound subproblems); GLPK's wall-clock limit is only a backstop far above them,
+       and the report names it (eqsat.ilp_stop "wall-backstop") when it fires */
     so_extract_costs ecs = {cost, r->alt, r->ctx};
-    so_status rc = so_extract_ctx(&r->eg, &ecs, roots, n_rt, eo.ilp_node_limit, 4 * fmax(0.2, 0.5 * (0.75 * tl - (run_cpu(r) - c0))), &ex);
+    so_status rc = so_extract_ctx(&r->eg, &ecs, roots, n_rt, eo.ilp_node_limit, NULL, &ex);
     if (rc != SO_OK) {
         free(roots);
         goto out;
@@ -1318,6 +1319,9 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     st->extract_seconds = ex.seconds;
     st->ilp_vars = ex.ilp_vars;
     st->ilp_rows = ex.ilp_rows;
+    st->ilp_stop = ex.ilp_stop;
+    st->ilp_bb_nodes = ex.ilp_bb_nodes;
+    st->ilp_iters = ex.ilp_iters;
     snprintf(st->why_greedy, sizeof st->why_greedy, "%s", ex.why_greedy);
     char *used = so_xcalloc((size_t)r->n_app + 1, 1);
     so_graph *g = NULL;
@@ -1375,6 +1379,7 @@ out:
     so_graph_free(r->scratch);
     so_eg_free(&r->eg);
     res->seconds = so_now() - t0;
+    res->cpu_seconds = run_cpu(r) - c0;
     if (rc != SO_OK) {
         free(res->path);
         res->path = NULL;

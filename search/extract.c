@@ -89,17 +89,18 @@ static void greedy(so_egraph *eg, const so_extract_costs *ec, int32_t *choice)
 }
 
 typedef struct heur {
-    const double *x; /* 1-based column values of the greedy choice */
+    const double *x;  /* 1-based column values of the incumbent */
     int given;
-    int stopped;     /* the branch-and-bound node limit was reached */
+    int64_t bb_nodes, bb_iters; /* the limits */
+    int stop;         /* so_ilp_stop when a work bound stopped it, else 0 */
+    int32_t nodes;    /* subproblems created so far */
+    int64_t iters;    /* simplex iterations so far */
 } heur;
 
-/* Work limits of the ILP, deterministic (GLPK's time limits, kept as a safety net, would make the
-   extraction depend on the machine's load): simplex iterations of the LP relaxation, and
-   branch-and-bound subproblems. */
-#define ILP_SIMPLEX_ITERS 20000
-#define ILP_BB_NODES 1000
-
+/* GLPK's callback: hands over the incumbent once, and stops branch and bound when it has created
+   more than bb_nodes subproblems or run more than bb_iters simplex iterations. Both counts come from
+   GLPK's own state (the tree's total, the problem's iteration count) at points GLPK reaches in the
+   same order every run: the stop, and the incumbent it leaves, do not depend on time. */
 static void ilp_callback(glp_tree *tree, void *info)
 {
     heur *h = info;
@@ -109,24 +110,37 @@ static void ilp_callback(glp_tree *tree, void *info)
     }
     int total = 0;
     glp_ios_tree_size(tree, NULL, NULL, &total);
-    if (total > ILP_BB_NODES && !h->stopped) {
-        h->stopped = 1;
-        glp_ios_terminate(tree);
-    }
+    h->nodes = total;
+    h->iters = glp_get_it_cnt(glp_ios_get_prob(tree));
+    if (h->stop) return;
+    if (total > h->bb_nodes) h->stop = SO_ILP_BB_NODES;
+    else if (h->iters > h->bb_iters) h->stop = SO_ILP_BB_ITERS;
+    if (h->stop) glp_ios_terminate(tree);
+}
+
+const char *so_ilp_stop_name(int stop)
+{
+    static const char *const name[] = {"not-run", "finished", "lp-iterations", "bb-nodes", "bb-iterations", "wall-backstop"};
+    return stop >= 0 && stop <= SO_ILP_WALL ? name[stop] : "?";
 }
 
 so_status so_extract(so_egraph *eg, const double *node_cost, const int32_t *roots, int32_t n_roots, int64_t ilp_node_limit,
-                     double time_limit, so_extract_result *out)
+                     const so_extract_limits *lim, so_extract_result *out)
 {
     so_extract_costs ec = {node_cost, NULL, NULL};
-    return so_extract_ctx(eg, &ec, roots, n_roots, ilp_node_limit, time_limit, out);
+    return so_extract_ctx(eg, &ec, roots, n_roots, ilp_node_limit, lim, out);
 }
 
 so_status so_extract_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_t *roots, int32_t n_roots, int64_t ilp_node_limit,
-                         double time_limit, so_extract_result *out)
+                         const so_extract_limits *lim, so_extract_result *out)
 {
     const double *node_cost = ec->cost;
     memset(out, 0, sizeof *out);
+    so_extract_limits L = lim ? *lim : (so_extract_limits){0};
+    if (L.lp_iters <= 0) L.lp_iters = 20000;
+    if (L.bb_nodes <= 0) L.bb_nodes = 1000;
+    if (L.bb_iters <= 0) L.bb_iters = 200000;
+    if (L.wall_backstop <= 0) L.wall_backstop = 120;
     double t0 = so_now();
     out->choice = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *out->choice);
     greedy(eg, ec, out->choice);
@@ -176,11 +190,8 @@ so_status so_extract_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_
             }
         }
     }
-    double remaining = time_limit - (so_now() - t0);
-    if (ilp_node_limit <= 0 || n_col > ilp_node_limit || remaining < 0.05) {
-        snprintf(out->why_greedy, sizeof out->why_greedy, ilp_node_limit <= 0 ? "ILP off" : remaining < 0.05 ? "no time left for the ILP"
-                                                                                                           : "e-graph over the ILP limit (%lld e-nodes)",
-                 (long long)n_col);
+    if (ilp_node_limit <= 0 || n_col > ilp_node_limit) {
+        snprintf(out->why_greedy, sizeof out->why_greedy, ilp_node_limit <= 0 ? "ILP off" : "e-graph over the ILP limit (%lld e-nodes)", (long long)n_col);
         free(reach);
         free(rcl);
         free(col);
@@ -279,10 +290,13 @@ so_status so_extract_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_
     glp_smcp smp;
     glp_init_smcp(&smp);
     smp.msg_lev = GLP_MSG_OFF;
-    smp.tm_lim = (int)fmin(remaining * 1000 * 0.5, 1e9);
-    smp.it_lim = ILP_SIMPLEX_ITERS;
-    heur h = {x, 0, 0};
-    int ok = glp_simplex(lp, &smp) == 0 && glp_get_status(lp) == GLP_OPT;
+    const double t_ilp = so_now();
+    smp.tm_lim = (int)fmin(L.wall_backstop * 1000, 1e9);
+    smp.it_lim = L.lp_iters;
+    heur h = {x, 0, L.bb_nodes, L.bb_iters, 0, 0, 0};
+    int src = glp_simplex(lp, &smp), ok = src == 0 && glp_get_status(lp) == GLP_OPT;
+    out->ilp_iters = glp_get_it_cnt(lp);
+    out->ilp_stop = src == GLP_ETMLIM ? SO_ILP_WALL : src == GLP_EITLIM ? SO_ILP_LP_ITERS : SO_ILP_FINISHED;
     if (ok) {
         glp_iocp parm;
         glp_init_iocp(&parm);
@@ -293,7 +307,8 @@ so_status so_extract_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_
         if (getenv("SO_EQSAT_CUTS")) parm.gmi_cuts = parm.mir_cuts = parm.cov_cuts = parm.clq_cuts = GLP_ON;
         if (getenv("SO_EQSAT_PS")) parm.ps_heur = GLP_ON, parm.ps_tm_lim = 2000;
         if (getenv("SO_EQSAT_FP")) parm.fp_heur = GLP_ON;
-        parm.tm_lim = (int)fmax(1, fmin((time_limit - (so_now() - t0)) * 1000, 1e9));
+        /* the backstop is one budget for the relaxation and the search together */
+        parm.tm_lim = (int)fmax(1, fmin((L.wall_backstop - (so_now() - t_ilp)) * 1000, 1e9));
         if (getenv("SO_DEBUG_EQSAT")) {
             fprintf(stderr, "extract: LP relaxation %.9g, greedy %.9g\n", glp_get_obj_val(lp), out->greedy_cost);
             for (int r0 = 0; r0 < n_roots; r0++) {
@@ -305,6 +320,9 @@ so_status so_extract_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_
         }
         int rc = glp_intopt(lp, &parm);
         int st = glp_mip_status(lp);
+        out->ilp_bb_nodes = h.nodes;
+        out->ilp_iters = glp_get_it_cnt(lp);
+        out->ilp_stop = rc == GLP_ETMLIM ? SO_ILP_WALL : h.stop ? h.stop : SO_ILP_FINISHED;
         if (getenv("SO_DEBUG_EQSAT")) fprintf(stderr, "extract: ILP rc %d status %d obj %.9g\n", rc, st, glp_mip_obj_val(lp));
         if ((rc == 0 || rc == GLP_ETMLIM || rc == GLP_ESTOP) && (st == GLP_OPT || st == GLP_FEAS)) {
             int32_t *ch = so_xmalloc(((size_t)eg->n_cls + 1) * sizeof *ch);
@@ -324,15 +342,16 @@ so_status so_extract_ctx(so_egraph *eg, const so_extract_costs *ec, const int32_
                 free(out->choice);
                 out->choice = ch;
                 out->cost = ic;
-                out->method = st == GLP_OPT && rc == 0 && !h.stopped ? SO_EXTRACT_ILP_OPTIMAL : SO_EXTRACT_ILP_FEASIBLE;
+                out->method = st == GLP_OPT && rc == 0 && !h.stop ? SO_EXTRACT_ILP_OPTIMAL : SO_EXTRACT_ILP_FEASIBLE;
             } else {
                 free(ch);
-                snprintf(out->why_greedy, sizeof out->why_greedy, "the ILP's solution was not cheaper");
+                snprintf(out->why_greedy, sizeof out->why_greedy, "the ILP's solution was not cheaper (ILP stop: %s)", so_ilp_stop_name(out->ilp_stop));
             }
         } else
-            snprintf(out->why_greedy, sizeof out->why_greedy, "the ILP found no solution in time (glpk %d/%d)", rc, st);
+            snprintf(out->why_greedy, sizeof out->why_greedy, "the ILP found no solution (glpk %d/%d, stop: %s)", rc, st, so_ilp_stop_name(out->ilp_stop));
     } else
-        snprintf(out->why_greedy, sizeof out->why_greedy, "the LP relaxation did not solve within %d simplex iterations (or in time)", ILP_SIMPLEX_ITERS);
+        snprintf(out->why_greedy, sizeof out->why_greedy, "the LP relaxation did not solve (stop: %s, %lld simplex iterations)", so_ilp_stop_name(out->ilp_stop),
+                 (long long)out->ilp_iters);
     glp_delete_prob(lp);
     free(x);
     free(ia);

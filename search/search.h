@@ -71,6 +71,9 @@ typedef struct so_search_result {
         double extract_cost, greedy_cost; /* the extraction's e-node cost sum (ILP or greedy), greedy's */
         double saturate_seconds, cost_seconds, extract_seconds;
         int32_t ilp_vars, ilp_rows;
+        int ilp_stop;                   /* so_ilp_stop (search/extract.h): what stopped the ILP */
+        int32_t ilp_bb_nodes;           /* branch-and-bound subproblems */
+        int64_t ilp_iters;              /* simplex iterations */
         int start_kept;                 /* 1: the extracted graph was not cheaper than the start graph */
         int64_t unpriced;               /* new e-nodes not priced by the costing deadline (never extracted) */
         int64_t polished;               /* rule applications undone after extraction because the whole graph priced lower */

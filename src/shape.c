@@ -84,34 +84,59 @@ int64_t so_window_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, 
 /* ---------------- the dim algebra, concrete instance ---------------- */
 
 static const int64_t one_i64 = 1;
-static int i64_is_one(const void *d) { return *(const int64_t *)d == 1; }
+static int i64_is_one(const void *cx, const void *d)
+{
+    (void)cx;
+    return *(const int64_t *)d == 1;
+}
 static int i64_eq(const void *cx, const void *a, const void *b)
 {
     (void)cx;
     return *(const int64_t *)a == *(const int64_t *)b;
 }
-static int i64_add(const void *a, const void *b, void *out) { return !__builtin_add_overflow(*(const int64_t *)a, *(const int64_t *)b, (int64_t *)out); }
-static int i64_mul(const void *a, int64_t k, void *out) { return !so_i64_mul(*(const int64_t *)a, k, (int64_t *)out); }
-static int i64_muld(const void *a, const void *b, void *out) { return !so_i64_mul(*(const int64_t *)a, *(const int64_t *)b, (int64_t *)out); }
-static int i64_div(const void *a, int64_t k, int round_up, void *out)
+static int i64_at_least(const void *cx, const void *d, int64_t k)
 {
+    (void)cx;
+    return *(const int64_t *)d >= k;
+}
+static int i64_add(const void *cx, const void *a, const void *b, void *out)
+{
+    (void)cx;
+    return !__builtin_add_overflow(*(const int64_t *)a, *(const int64_t *)b, (int64_t *)out);
+}
+static int i64_mul(const void *cx, const void *a, int64_t k, void *out)
+{
+    (void)cx;
+    return !so_i64_mul(*(const int64_t *)a, k, (int64_t *)out);
+}
+static int i64_muld(const void *cx, const void *a, const void *b, void *out)
+{
+    (void)cx;
+    return !so_i64_mul(*(const int64_t *)a, *(const int64_t *)b, (int64_t *)out);
+}
+static int i64_div(const void *cx, const void *a, int64_t k, int round_up, void *out)
+{
+    (void)cx;
     const int64_t v = *(const int64_t *)a;
     if (k < 1 || v < 0) return 0;
     *(int64_t *)out = v / k + (round_up && v % k);
     return 1;
 }
-static int i64_as_const(const void *d, int64_t *v)
+static int i64_as_const(const void *cx, const void *d, int64_t *v)
 {
+    (void)cx;
     *v = *(const int64_t *)d;
     return 1;
 }
-static int i64_of_const(int64_t v, void *out)
+static int i64_of_const(const void *cx, int64_t v, void *out)
 {
+    (void)cx;
     *(int64_t *)out = v;
     return 1;
 }
-static int i64_window(const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out)
+static int i64_window(const void *cx, const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out)
 {
+    (void)cx;
     const int64_t o = so_window_out(*(const int64_t *)h, k, s, pb, pe, d, ceil_mode);
     *(int64_t *)out = o;
     return o >= 1;
@@ -121,19 +146,28 @@ static void i64_print(const void *cx, const void *d, char *buf, size_t n)
     (void)cx;
     snprintf(buf, n, "%lld", (long long)*(const int64_t *)d);
 }
-const so_dim_alg so_dim_int64 = {sizeof(int64_t), &one_i64, NULL, i64_is_one, i64_eq, i64_add, i64_mul, i64_muld, i64_div,
-                                 i64_as_const, i64_of_const, i64_window, i64_print, 0};
+const so_dim_alg so_dim_int64 = {sizeof(int64_t), &one_i64, NULL, i64_is_one, i64_eq, i64_at_least, i64_add, i64_mul, i64_muld,
+                                 i64_div, i64_as_const, i64_of_const, i64_window, NULL, i64_print, 0};
 
 int so_dim_broadcast(const so_dim_alg *A, const void *a, int ra, const void *b, int rb, void *out)
 {
     const int r = SO_MAX(ra, rb);
     for (int k = 0; k < r; k++) {
         const int ia = k - (r - ra), ib = k - (r - rb);
-        const char *da = ia >= 0 ? (const char *)a + (size_t)ia * A->size : A->one;
-        const char *db = ib >= 0 ? (const char *)b + (size_t)ib * A->size : A->one;
-        const void *pick = A->is_one(da) ? db : (A->is_one(db) || A->eq(A->cx, da, db)) ? da : NULL;
+        const char *da = ia >= 0 ? (const char *)a + (size_t)ia * A->size : NULL;
+        const char *db = ib >= 0 ? (const char *)b + (size_t)ib * A->size : NULL;
+        char *o = (char *)out + (size_t)k * A->size;
+        if (!da || !db) {
+            memcpy(o, da ? da : db, A->size);
+            continue;
+        }
+        if (A->bcast) {
+            if (!A->bcast(A->cx, da, db, o)) return -1 - k;
+            continue;
+        }
+        const void *pick = A->is_one(A->cx, da) ? db : (A->is_one(A->cx, db) || A->eq(A->cx, da, db)) ? da : NULL;
         if (!pick) return -1 - k;
-        memcpy((char *)out + (size_t)k * A->size, pick, A->size);
+        memcpy(o, pick, A->size);
     }
     return r;
 }
@@ -266,9 +300,9 @@ so_status so_dims_concat(const so_dim_alg *A, int axis, const so_dims *x, int n,
         const so_dims *y = &x[k];
         int ok = y->rank == x[0].rank;
         for (int d = 0; ok && d < x[0].rank; d++)
-            if (d != axis && !A->eq(A->cx, DIM(A, y, d), DIM(A, &x[0], d))) ok = 0;
+            if (d != axis && !A->eq(A->cx, DIM(A, &x[0], d), DIM(A, y, d))) ok = 0;
         if (!ok) return DERR(A, "input %d %s does not match input 0 %s outside axis %d", k, DS(A, y), DS(A, &x[0]), axis);
-        if (!A->add(DIM(A, o, axis), DIM(A, y, axis), DIM(A, o, axis))) return DERR(A, "concatenated axis %d overflows", axis);
+        if (!A->add(A->cx, DIM(A, o, axis), DIM(A, y, axis), DIM(A, o, axis))) return DERR(A, "concatenated axis %d overflows", axis);
     }
     return SO_OK;
 }
@@ -278,11 +312,11 @@ so_status so_dims_split(const so_dim_alg *A, int axis, const so_dims *x, const s
     if (axis < 0 || axis >= x->rank) return DERR(A, "axis %d out of range for input %s", axis, DS(A, x));
     if (sizes->rank != n_out) return DERR(A, "has %d split sizes for %d outputs", (int)sizes->rank, n_out);
     _Alignas(16) char sum[64];
-    if (A->size > sizeof sum || !A->of_const(0, sum)) return DERR(A, "dimension type too large");
+    if (A->size > sizeof sum || !A->of_const(A->cx, 0, sum)) return DERR(A, "dimension type too large");
     for (int k = 0; k < sizes->rank; k++) {
-        int64_t v;
-        if (A->as_const(DIM(A, sizes, k), &v) && v <= 0) return DERR(A, "split size %lld must be positive", (long long)v);
-        if (!A->add(sum, DIM(A, sizes, k), sum)) return DERR(A, "split sizes overflow");
+        if (!A->at_least(A->cx, DIM(A, sizes, k), 1))
+            return DERR(A, "split size %s must be positive", DD(A, DIM(A, sizes, k)));
+        if (!A->add(A->cx, sum, DIM(A, sizes, k), sum)) return DERR(A, "split sizes overflow");
     }
     if (!A->eq(A->cx, sum, DIM(A, x, axis)))
         return DERR(A, "split sizes sum to %s, input %s has %s on axis %d", DD(A, sum), DS(A, x), DD(A, DIM(A, x, axis)), axis);
@@ -312,7 +346,7 @@ so_status so_dims_matmul(const so_dim_alg *A, const so_dims *x, const so_dims *y
         b.rank = 2;
     }
     const void *K = DIM(A, &a, a.rank - 1), *K2 = DIM(A, &b, b.rank - 2);
-    if (!A->eq(A->cx, K2, K)) return DERR(A, "inner dimensions differ: %s x %s (%s vs %s)", DS(A, x), DS(A, y), DD(A, K), DD(A, K2));
+    if (!A->eq(A->cx, K, K2)) return DERR(A, "inner dimensions differ: %s x %s (%s vs %s)", DS(A, x), DS(A, y), DD(A, K), DD(A, K2));
     const int r = so_dim_broadcast(A, a.dim, a.rank - 2, b.dim, b.rank - 2, o->dim);
     if (r < 0) return DERR(A, "batch dimensions of %s and %s do not broadcast", DS(A, x), DS(A, y));
     if (r + !drop_m + !drop_n > SO_MAX_RANK) return DERR(A, "result rank exceeds %d", SO_MAX_RANK);
@@ -320,6 +354,13 @@ so_status so_dims_matmul(const so_dim_alg *A, const so_dims *x, const so_dims *y
     if (!drop_m) memcpy(DIM(A, o, o->rank++), DIM(A, &a, a.rank - 2), A->size);
     if (!drop_n) memcpy(DIM(A, o, o->rank++), DIM(A, &b, b.rank - 1), A->size);
     return SO_OK;
+}
+
+/* requires d to be a multiple of k >= 1: d == floor(d / k) * k (the solver records that) */
+static int multiple_of(const so_dim_alg *A, const void *d, int64_t k)
+{
+    _Alignas(16) char q[64], p[64];
+    return A->size <= sizeof q && A->div(A->cx, d, k, 0, q) && A->mul(A->cx, q, k, p) && A->eq(A->cx, d, p);
 }
 
 /* pads and strides / dilations of a 2-D window are not negative */
@@ -343,7 +384,7 @@ so_status so_dims_pool(const so_dim_alg *A, const so_attr *a, int dilated, const
                          (int)a->pad[3], (int)a->kernel[0], (int)a->kernel[1]);
     dims_copy(A, x, o);
     for (int s = 0; s < 2; s++)
-        if (!A->window(DIM(A, x, 2 + s), a->kernel[s], stride_of(a->stride[s]), a->pad[s], a->pad[s + 2], dil[s], a->ceil_mode, DIM(A, o, 2 + s)))
+        if (!A->window(A->cx, DIM(A, x, 2 + s), a->kernel[s], stride_of(a->stride[s]), a->pad[s], a->pad[s + 2], dil[s], a->ceil_mode, DIM(A, o, 2 + s)))
             return DERR(A, "kernel %dx%d (pads %d,%d,%d,%d) does not fit input %s", (int)a->kernel[0], (int)a->kernel[1], (int)a->pad[0],
                              (int)a->pad[1], (int)a->pad[2], (int)a->pad[3], DS(A, x));
     return SO_OK;
@@ -355,16 +396,16 @@ so_status so_dims_conv(const so_dim_alg *A, const so_attr *a, const so_dims *x, 
     if (w->rank != 4) return DERR(A, "weight %s must have rank 4 [O,C/group,kh,kw]", DS(A, w));
     const int64_t grp = a->group > 0 ? a->group : 1;
     const void *x1 = DIM(A, x, 1), *w0 = DIM(A, w, 0), *w1 = DIM(A, w, 1);
-    _Alignas(16) char q[64], cin[64];
+    _Alignas(16) char cin[64];
     int64_t v, k[2];
-    if (A->size > sizeof q) return DERR(A, "dimension type too large");
-    if (grp > 1 && (A->as_const(w0, &v) ? v % grp != 0 : !A->div(w0, grp, 0, q)))
+    if (A->size > sizeof cin) return DERR(A, "dimension type too large");
+    if (grp > 1 && !multiple_of(A, w0, grp))
         return DERR(A, "weight %s has %s output channels, not divisible by group %lld", DS(A, w), DD(A, w0), (long long)grp);
-    const int mul_ok = A->mul(w1, grp, cin);
-    /* a grouped conv over a channel count that is no known number (rules): only the depthwise form
-       [C,1,kh,kw] on C channels, the rule language cannot state group = C */
-    const int depthwise_sym = grp > 1 && !A->as_const(x1, &v) && A->as_const(w1, &v) && v == 1 && A->eq(A->cx, x1, w0);
-    if (!depthwise_sym && (!mul_ok || !A->eq(A->cx, cin, x1))) {
+    const int mul_ok = A->mul(A->cx, w1, grp, cin);
+    /* the exact requirement first; then, for a grouped conv over a channel count that is no known number (rules),
+       only the depthwise form [C,1,kh,kw] on C channels: the rule language cannot state group = C */
+    if ((!mul_ok || !A->eq(A->cx, x1, cin)) &&
+        !(grp > 1 && !A->as_const(A->cx, x1, &v) && A->as_const(A->cx, w1, &v) && v == 1 && A->eq(A->cx, x1, w0))) {
         if (grp == 1)
             return DERR(A, "weight %s needs %s input channels per group, input %s has %s", DS(A, w), DD(A, w1), DS(A, x), DD(A, x1));
         return DERR(A, "weight %s needs %s input channels per group x %lld groups = %s, input %s has %s", DS(A, w), DD(A, w1),
@@ -372,12 +413,12 @@ so_status so_dims_conv(const so_dim_alg *A, const so_attr *a, const so_dims *x, 
     }
     if (b && !is_vec(A, b, w0)) return DERR(A, "bias %s must be [%s] for weight %s", DS(A, b), DD(A, w0), DS(A, w));
     if (window_attrs(A, a)) return SO_ERR;
-    if (!A->as_const(DIM(A, w, 2), &k[0]) || !A->as_const(DIM(A, w, 3), &k[1])) return DERR(A, "kernel dims of weight %s are not numbers", DS(A, w));
+    if (!A->as_const(A->cx, DIM(A, w, 2), &k[0]) || !A->as_const(A->cx, DIM(A, w, 3), &k[1])) return DERR(A, "kernel dims of weight %s are not numbers", DS(A, w));
     o->rank = 4;
     memcpy(DIM(A, o, 0), DIM(A, x, 0), A->size);
     memcpy(DIM(A, o, 1), w0, A->size);
     for (int s = 0; s < 2; s++)
-        if (!A->window(DIM(A, x, 2 + s), k[s], stride_of(a->stride[s]), a->pad[s], a->pad[s + 2], stride_of(a->dilation[s]), 0, DIM(A, o, 2 + s)))
+        if (!A->window(A->cx, DIM(A, x, 2 + s), k[s], stride_of(a->stride[s]), a->pad[s], a->pad[s + 2], stride_of(a->dilation[s]), 0, DIM(A, o, 2 + s)))
             return DERR(A, "kernel %lldx%lld (dilation %d,%d, pads %d,%d,%d,%d) does not fit input %s", (long long)k[0], (long long)k[1],
                              stride_of(a->dilation[0]), stride_of(a->dilation[1]), (int)a->pad[0], (int)a->pad[1], (int)a->pad[2], (int)a->pad[3],
                              DS(A, x));
@@ -388,10 +429,10 @@ so_status so_dims_enlarge(const so_dim_alg *A, const so_attr *a, const so_dims *
 {
     if (w->rank != 4) return DERR(A, "kernel %s must have rank 4", DS(A, w));
     int64_t k[2];
-    if (!A->as_const(DIM(A, w, 2), &k[0]) || !A->as_const(DIM(A, w, 3), &k[1])) return DERR(A, "kernel dims of %s are not numbers", DS(A, w));
+    if (!A->as_const(A->cx, DIM(A, w, 2), &k[0]) || !A->as_const(A->cx, DIM(A, w, 3), &k[1])) return DERR(A, "kernel dims of %s are not numbers", DS(A, w));
     dims_copy(A, w, o);
     for (int s = 0; s < 2; s++)
-        if (a->kernel[s] < k[s] || (a->kernel[s] - k[s]) % 2 != 0 || !A->of_const(a->kernel[s], DIM(A, o, 2 + s)))
+        if (a->kernel[s] < k[s] || (a->kernel[s] - k[s]) % 2 != 0 || !A->of_const(A->cx, a->kernel[s], DIM(A, o, 2 + s)))
             return DERR(A, "cannot centre kernel %s in %dx%d", DS(A, w), (int)a->kernel[0], (int)a->kernel[1]);
     return SO_OK;
 }
@@ -401,9 +442,9 @@ so_status so_dims_const(const so_dim_alg *A, so_op op, const so_dims *s, so_dims
     const int rank = op == SO_OP_CONST_IDMAT ? 2 : op == SO_OP_CONST_ONES ? -1 : 4;
     if ((rank >= 0 && s->rank != rank) || s->rank > SO_MAX_RANK) return DERR(A, "shape has %d dims, expected %d", (int)s->rank, rank);
     int64_t kh, kw;
-    if (op == SO_OP_CONST_POOL && !A->is_one(DIM(A, s, 1))) return DERR(A, "shape %s must be [C,1,kh,kw]", DS(A, s));
-    if (op == SO_OP_CONST_IDCONV && (!A->eq(A->cx, DIM(A, s, 0), DIM(A, s, 1)) || !A->as_const(DIM(A, s, 2), &kh) ||
-                                     !A->as_const(DIM(A, s, 3), &kw) || kh % 2 == 0 || kw % 2 == 0))
+    if (op == SO_OP_CONST_POOL && !A->eq(A->cx, DIM(A, s, 1), A->one)) return DERR(A, "shape %s must be [C,1,kh,kw]", DS(A, s));
+    if (op == SO_OP_CONST_IDCONV && (!A->eq(A->cx, DIM(A, s, 0), DIM(A, s, 1)) || !A->as_const(A->cx, DIM(A, s, 2), &kh) ||
+                                     !A->as_const(A->cx, DIM(A, s, 3), &kw) || kh % 2 == 0 || kw % 2 == 0))
         return DERR(A, "shape %s must be [C,C,kh,kw] with odd kh, kw", DS(A, s));
     if (op == SO_OP_CONST_IDMAT && !A->eq(A->cx, DIM(A, s, 0), DIM(A, s, 1))) return DERR(A, "shape %s must be square", DS(A, s));
     dims_copy(A, s, o);
@@ -416,7 +457,7 @@ so_status so_dims_nchwc_in(const so_dim_alg *A, const so_attr *a, const so_dims 
     if (a->n_ints != 1 || a->ints[0] < 1 || a->ints[0] > 64) return DERR(A, "needs ints=(b) with a block size b in 1..64");
     dims_copy(A, x, o);
     o->rank = 5;
-    if (!A->div(DIM(A, x, 1), a->ints[0], 1, DIM(A, o, 1)) || !A->of_const(a->ints[0], DIM(A, o, 4)))
+    if (!A->div(A->cx, DIM(A, x, 1), a->ints[0], 1, DIM(A, o, 1)) || !A->of_const(A->cx, a->ints[0], DIM(A, o, 4)))
         return DERR(A, "channels %s are not a multiple of the block %lld", DD(A, DIM(A, x, 1)), (long long)a->ints[0]);
     return SO_OK;
 }
@@ -425,10 +466,10 @@ so_status so_dims_nchwc_out(const so_dim_alg *A, const so_dims *bc, const so_dim
 {
     if (x->rank != 5) return DERR(A, "input %s must be a blocked value [N,C/b,H,W,b] (rank 5)", DS(A, x));
     _Alignas(16) char q[64];
-    int64_t b, C;
+    int64_t b;
     if (A->size > sizeof q) return DERR(A, "dimension type too large");
-    if (bc->rank != 2 || !A->as_const(DIM(A, bc, 0), &b) || !A->eq(A->cx, DIM(A, bc, 0), DIM(A, x, 4)) ||
-        (A->as_const(DIM(A, bc, 1), &C) && C < 1) || !A->div(DIM(A, bc, 1), b, 1, q) || !A->eq(A->cx, q, DIM(A, x, 1)))
+    if (bc->rank != 2 || !A->as_const(A->cx, DIM(A, bc, 0), &b) || !A->eq(A->cx, DIM(A, x, 4), DIM(A, bc, 0)) ||
+        !A->at_least(A->cx, DIM(A, bc, 1), 1) || !A->div(A->cx, DIM(A, bc, 1), b, 1, q) || !A->eq(A->cx, DIM(A, x, 1), q))
         return DERR(A, "needs ints=(b, C) with b = %s and ceil(C/b) = %s blocks", DD(A, DIM(A, x, 4)), DD(A, DIM(A, x, 1)));
     dims_copy(A, x, o);
     o->rank = 4;
@@ -440,7 +481,7 @@ so_status so_dims_nchwc_out(const so_dim_alg *A, const so_dims *bc, const so_dim
 static so_status blocked(const so_dim_alg *A, const so_dims *x, int64_t *b)
 {
     if (x->rank != 5) return DERR(A, "input %s must be a blocked value [N,C/b,H,W,b] (rank 5)", DS(A, x));
-    if (!A->as_const(DIM(A, x, 4), b) || *b < 1) return DERR(A, "lanes of input %s are not a positive number", DS(A, x));
+    if (!A->as_const(A->cx, DIM(A, x, 4), b) || *b < 1) return DERR(A, "lanes of input %s are not a positive number", DS(A, x));
     return SO_OK;
 }
 
@@ -454,11 +495,11 @@ so_status so_dims_conv_nchwc(const so_dim_alg *A, const so_attr *a, const so_dim
     if (A->size > sizeof q) return DERR(A, "dimension type too large");
     so_dims plain = {4, v};
     memcpy(v, x->dim, 4 * A->size);
-    if (!A->mul(DIM(A, w, 1), grp, DIM(A, &plain, 1)) || !A->div(DIM(A, &plain, 1), b, 1, q) || !A->eq(A->cx, q, DIM(A, x, 1)))
+    if (!A->mul(A->cx, DIM(A, w, 1), grp, DIM(A, &plain, 1)) || !A->div(A->cx, DIM(A, &plain, 1), b, 1, q) || !A->eq(A->cx, q, DIM(A, x, 1)))
         return DERR(A, "weight %s (group %lld) does not match the %s blocks of %lld lanes of input %s", DS(A, w), (long long)grp,
                          DD(A, DIM(A, x, 1)), (long long)b, DS(A, x));
     if (so_dims_conv(A, a, &plain, w, bias, o)) return SO_ERR;
-    if (!A->div(DIM(A, o, 1), b, 1, q)) return DERR(A, "output channels %s are not a multiple of the block %lld", DD(A, DIM(A, o, 1)), (long long)b);
+    if (!A->div(A->cx, DIM(A, o, 1), b, 1, q)) return DERR(A, "output channels %s are not a multiple of the block %lld", DD(A, DIM(A, o, 1)), (long long)b);
     memcpy(DIM(A, o, 1), q, A->size);
     memcpy(DIM(A, o, 4), DIM(A, x, 4), A->size);
     o->rank = 5;
@@ -528,7 +569,7 @@ so_status so_dims_squeeze(const so_dim_alg *A, const so_attr *a, const so_dims *
     if (check_axes(A, a, x->rank, "squeeze")) return SO_ERR;
     o->rank = 0;
     for (int d = 0; d < x->rank; d++) {
-        const int one = A->is_one(DIM(A, x, d)), named = in_ints(a, d);
+        const int one = A->is_one(A->cx, DIM(A, x, d)), named = in_ints(a, d);
         if (named && !one) return DERR(A, "cannot squeeze axis %d of input %s (size %s)", d, DS(A, x), DD(A, DIM(A, x, d)));
         if (!(named || (a->n_ints == 0 && one))) memcpy(DIM(A, o, o->rank++), DIM(A, x, d), A->size);
     }
@@ -562,7 +603,7 @@ static int unibroadcastable(const so_dim_alg *A, const so_dims *s, const so_dims
 {
     if (s->rank > t->rank) return 0;
     for (int k = 1; k <= s->rank; k++)
-        if (!A->is_one(DIM(A, s, s->rank - k)) && !A->eq(A->cx, DIM(A, s, s->rank - k), DIM(A, t, t->rank - k))) return 0;
+        if (!A->is_one(A->cx, DIM(A, s, s->rank - k)) && !A->eq(A->cx, DIM(A, s, s->rank - k), DIM(A, t, t->rank - k))) return 0;
     return 1;
 }
 
@@ -598,7 +639,7 @@ so_status so_dims_expand(const so_dim_alg *A, const so_dims *x, const so_dims *t
     if (t->rank > SO_MAX_RANK) return DERR(A, "target rank %d exceeds %d", (int)t->rank, SO_MAX_RANK);
     int64_t v;
     for (int k = 0; k < t->rank; k++)
-        if (A->as_const(DIM(A, t, k), &v) && v <= 0) return DERR(A, "invalid target shape %s", DS(A, t));
+        if (A->as_const(A->cx, DIM(A, t, k), &v) && v <= 0) return DERR(A, "invalid target shape %s", DS(A, t));
     const int r = so_dim_broadcast(A, x->dim, x->rank, t->dim, t->rank, o->dim);
     if (r < 0) return DERR(A, "cannot expand input %s to %s", DS(A, x), DS(A, t));
     o->rank = r;
@@ -616,11 +657,11 @@ so_status so_dims_pad(const so_dim_alg *A, const so_attr *a, const so_dims *x, s
     for (int k = 0; k < x->rank; k++) {
         const int64_t b = a->ints[k], e = a->ints[x->rank + k];
         int64_t d, v;
-        if (!A->of_const(b, pb) || !A->of_const(e, pe) || !A->add(DIM(A, x, k), pb, DIM(A, o, k)) || !A->add(DIM(A, o, k), pe, DIM(A, o, k)))
+        if (!A->of_const(A->cx, b, pb) || !A->of_const(A->cx, e, pe) || !A->add(A->cx, DIM(A, x, k), pb, DIM(A, o, k)) || !A->add(A->cx, DIM(A, o, k), pe, DIM(A, o, k)))
             return DERR(A, "pads %lld,%lld on axis %d overflow", (long long)b, (long long)e, k); /* fuzz finding */
-        if (A->as_const(DIM(A, o, k), &v) && v <= 0)
+        if (A->as_const(A->cx, DIM(A, o, k), &v) && v <= 0)
             return DERR(A, "pads %lld,%lld on axis %d leave nothing of input %s", (long long)b, (long long)e, k, DS(A, x));
-        if (a->mode == 1 && A->as_const(DIM(A, x, k), &d) && (b >= d || e >= d))
+        if (a->mode == 1 && A->as_const(A->cx, DIM(A, x, k), &d) && (b >= d || e >= d))
             return DERR(A, "reflect pads %lld,%lld on axis %d must be smaller than the dimension of input %s", (long long)b, (long long)e, k, DS(A, x));
     }
     return SO_OK;
@@ -641,8 +682,8 @@ so_status so_dims_where(const so_dim_alg *A, const so_dims *cnd, const so_dims *
 static int div_exact(const so_dim_alg *A, const void *d, int64_t k, void *q)
 {
     int64_t v;
-    if (A->as_const(d, &v) && (k < 1 || v % k)) return 0;
-    return A->div(d, k, 0, q);
+    if (A->as_const(A->cx, d, &v) && (k < 1 || v % k)) return 0;
+    return A->div(A->cx, d, k, 0, q);
 }
 
 so_status so_dims_blockmove(const so_dim_alg *A, int to_space, int64_t b, const so_dims *x, so_dims *o)
@@ -650,8 +691,8 @@ so_status so_dims_blockmove(const so_dim_alg *A, int to_space, int64_t b, const 
     int64_t bb;
     if (x->rank != 4 || b < 1 || so_i64_mul(b, b, &bb)) goto bad;
     dims_copy(A, x, o);
-    if (to_space ? !div_exact(A, DIM(A, x, 1), bb, DIM(A, o, 1)) || !A->mul(DIM(A, x, 2), b, DIM(A, o, 2)) || !A->mul(DIM(A, x, 3), b, DIM(A, o, 3))
-                 : !A->mul(DIM(A, x, 1), bb, DIM(A, o, 1)) || !div_exact(A, DIM(A, x, 2), b, DIM(A, o, 2)) || !div_exact(A, DIM(A, x, 3), b, DIM(A, o, 3)))
+    if (to_space ? !div_exact(A, DIM(A, x, 1), bb, DIM(A, o, 1)) || !A->mul(A->cx, DIM(A, x, 2), b, DIM(A, o, 2)) || !A->mul(A->cx, DIM(A, x, 3), b, DIM(A, o, 3))
+                 : !A->mul(A->cx, DIM(A, x, 1), bb, DIM(A, o, 1)) || !div_exact(A, DIM(A, x, 2), b, DIM(A, o, 2)) || !div_exact(A, DIM(A, x, 3), b, DIM(A, o, 3)))
         goto bad;
     return SO_OK;
 bad:
@@ -698,7 +739,7 @@ so_status so_dims_resize(const so_dim_alg *A, const so_attr *a, const so_dims *x
         a->ints[3] <= 0 || a->ints[4] <= 0 || !(a->alpha > 0) || !(a->beta > 0))
         return DERR(A, "invalid resize attributes");
     dims_copy(A, x, o);
-    if (!A->of_const(a->ints[3], DIM(A, o, 2)) || !A->of_const(a->ints[4], DIM(A, o, 3))) return DERR(A, "resize output too large");
+    if (!A->of_const(A->cx, a->ints[3], DIM(A, o, 2)) || !A->of_const(A->cx, a->ints[4], DIM(A, o, 3))) return DERR(A, "resize output too large");
     return SO_OK;
 }
 
@@ -706,10 +747,10 @@ so_status so_dims_topk(const so_dim_alg *A, const so_attr *a, const so_dims *x, 
 {
     int64_t d;
     if (a->axis < 0 || a->axis >= x->rank) return DERR(A, "axis %d out of range", (int)a->axis);
-    if (a->ints[0] < 0 || (A->as_const(DIM(A, x, a->axis), &d) && a->ints[0] > d))
+    if (a->ints[0] < 0 || (A->as_const(A->cx, DIM(A, x, a->axis), &d) && a->ints[0] > d))
         return DERR(A, "k = %lld out of range for %s", (long long)a->ints[0], DS(A, x));
     dims_copy(A, x, o);
-    if (!A->of_const(a->ints[0], DIM(A, o, a->axis))) return DERR(A, "k = %lld out of range", (long long)a->ints[0]);
+    if (!A->of_const(A->cx, a->ints[0], DIM(A, o, a->axis))) return DERR(A, "k = %lld out of range", (long long)a->ints[0]);
     return SO_OK;
 }
 
@@ -739,8 +780,41 @@ so_status so_dims_flatten(const so_dim_alg *A, int axis, const so_dims *x, so_di
     memcpy(DIM(A, o, 0), A->one, A->size);
     memcpy(DIM(A, o, 1), A->one, A->size);
     for (int k = 0; k < x->rank; k++)
-        if (!A->muld(DIM(A, o, k >= axis), DIM(A, x, k), DIM(A, o, k >= axis)))
+        if (!A->muld(A->cx, DIM(A, o, k >= axis), DIM(A, x, k), DIM(A, o, k >= axis)))
             return DERR(A, "cannot state the product of the dims of input %s on either side of axis %d", DS(A, x), axis);
+    return SO_OK;
+}
+
+/* the element count of s into n: 1 if it could be formed (the rule language cannot multiply two symbols) */
+static int numel(const so_dim_alg *A, const so_dims *s, void *n)
+{
+    if (!A->of_const(A->cx, 1, n)) return 0;
+    for (int k = 0; k < s->rank; k++)
+        if (!A->muld(A->cx, n, DIM(A, s, k), n)) return 0;
+    return 1;
+}
+
+/* every dim of s a known number */
+static int all_const(const so_dim_alg *A, const so_dims *s)
+{
+    int64_t v;
+    for (int k = 0; k < s->rank; k++)
+        if (!A->as_const(A->cx, DIM(A, s, k), &v)) return 0;
+    return 1;
+}
+
+so_status so_dims_reshape(const so_dim_alg *A, const so_dims *x, const so_dims *t, so_dims *o)
+{
+    if (t->rank < 0 || t->rank > SO_MAX_RANK) return DERR(A, "target rank %d exceeds %d", (int)t->rank, SO_MAX_RANK);
+    _Alignas(16) char nx[64], nt[64];
+    if (A->size > sizeof nx) return DERR(A, "dimension type too large");
+    for (int k = 0; k < t->rank; k++)
+        if (!A->at_least(A->cx, DIM(A, t, k), 1)) return DERR(A, "invalid target shape %s", DS(A, t));
+    const int cx_ok = numel(A, x, nx), ct_ok = numel(A, t, nt);
+    if (!ct_ok && all_const(A, t)) return DERR(A, "invalid target shape %s", DS(A, t));
+    if (!cx_ok && all_const(A, x)) return DERR(A, "input %s has too many elements", DS(A, x));
+    if (cx_ok && ct_ok && !A->eq(A->cx, nx, nt)) return DERR(A, "cannot reshape input %s (%s elements) to %s", DS(A, x), DD(A, nx), DS(A, t));
+    dims_copy(A, t, o);
     return SO_OK;
 }
 
@@ -753,7 +827,7 @@ so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x,
         int64_t ax = a->ints[q], st = a->ints[q + 1], en = a->ints[q + 2], sp = a->ints[q + 3], d, cnt;
         if (ax < 0 || ax >= x->rank || seen[ax]) return DERR(A, "slice axis %lld invalid or repeated for input %s", (long long)ax, DS(A, x));
         seen[ax] = 1;
-        if (!A->as_const(DIM(A, x, ax), &d)) return DERR(A, "slice axis %lld of input %s has no known size", (long long)ax, DS(A, x));
+        if (!A->as_const(A->cx, DIM(A, x, ax), &d)) return DERR(A, "slice axis %lld of input %s has no known size", (long long)ax, DS(A, x));
         if (sp > d) sp = d > 1 ? d : 1; /* same count; keeps the arithmetic below in range */
         if (sp < -d) sp = d > 1 ? -d : -1;
         if (sp > 0) {
@@ -769,7 +843,7 @@ so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x,
         }
         if (cnt <= 0)
             return DERR(A, "slice %lld:%lld:%lld on axis %lld of input %s is empty", (long long)st, (long long)en, (long long)sp, (long long)ax, DS(A, x));
-        if (!A->of_const(cnt, DIM(A, o, ax))) return DERR(A, "slice of %lld on axis %lld is out of range", (long long)cnt, (long long)ax);
+        if (!A->of_const(A->cx, cnt, DIM(A, o, ax))) return DERR(A, "slice of %lld on axis %lld is out of range", (long long)cnt, (long long)ax);
     }
     return SO_OK;
 }
@@ -796,7 +870,7 @@ so_status so_dims_gathernd(const so_dim_alg *A, int b, const so_dims *x, const s
 {
     int64_t last;
     if (ix->rank < 1) return DERR(A, "indices %s are not int64 of rank >= 1", DS(A, ix));
-    if (!A->as_const(DIM(A, ix, ix->rank - 1), &last)) return DERR(A, "the last dim of indices %s is no known number", DS(A, ix));
+    if (!A->as_const(A->cx, DIM(A, ix, ix->rank - 1), &last)) return DERR(A, "the last dim of indices %s is no known number", DS(A, ix));
     if (b < 0 || b >= ix->rank || b >= x->rank || last < 1 || b + last > x->rank) return DERR(A, "data %s and indices %s do not fit", DS(A, x), DS(A, ix));
     for (int d = 0; d < b; d++)
         if (!A->eq(A->cx, DIM(A, x, d), DIM(A, ix, d))) return DERR(A, "batch dimensions of %s and %s differ", DS(A, x), DS(A, ix));
@@ -812,7 +886,7 @@ so_status so_dims_gathernd(const so_dim_alg *A, int b, const so_dims *x, const s
 so_status so_dims_gridsample(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *grid, so_dims *o)
 {
     _Alignas(16) char two[64];
-    if (A->size > sizeof two || !A->of_const(2, two)) return DERR(A, "dimension type too large");
+    if (A->size > sizeof two || !A->of_const(A->cx, 2, two)) return DERR(A, "dimension type too large");
     if (x->rank != 4 || grid->rank != 4 || !A->eq(A->cx, DIM(A, grid, 3), two) || !A->eq(A->cx, DIM(A, grid, 0), DIM(A, x, 0)))
         return DERR(A, "input %s and grid %s are not [N,C,H,W] and [N,Ho,Wo,2]", DS(A, x), DS(A, grid));
     if (a->mode < 0 || a->mode > 2 || a->n_ints != 2 || a->ints[0] < 0 || a->ints[0] > 2) return DERR(A, "invalid attributes");
@@ -823,6 +897,70 @@ so_status so_dims_gridsample(const so_dim_alg *A, const so_attr *a, const so_dim
 }
 
 /* The concrete instance: a so_shape's dims as so_dims, and the result back (dtype from the caller). */
+so_status so_dims_maxpoolidx(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (a->mode != 0 && a->mode != 1) return DERR(A, "storage_order %d is not 0 or 1", (int)a->mode);
+    if (so_dims_pool(A, a, 1, x, &o[0])) return SO_ERR;
+    o[1].rank = o[0].rank;
+    memcpy(o[1].dim, o[0].dim, (size_t)o[0].rank * A->size);
+    return SO_OK;
+}
+
+so_status so_dims_maxunpool(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *ix, so_dims *o)
+{
+    if (x->rank != 4) return DERR(A, "input %s must have rank 4", DS(A, x));
+    if (!dims_eq(A, x, ix)) return DERR(A, "indices %s must be int64 of the input's shape %s", DS(A, ix), DS(A, x));
+    if (a->n_ints != 4 || a->ints[2] < 1 || a->ints[3] < 1) return DERR(A, "output shape does not fit input %s", DS(A, x));
+    o->rank = 4;
+    for (int k = 0; k < 4; k++)
+        if (!A->of_const(A->cx, a->ints[k], DIM(A, o, k)) || (k < 2 && !A->eq(A->cx, DIM(A, o, k), DIM(A, x, k))))
+            return DERR(A, "output shape does not fit input %s", DS(A, x));
+    return SO_OK;
+}
+
+so_status so_dims_roialign(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *rois, const so_dims *bi, so_dims *o)
+{
+    _Alignas(16) char four[64];
+    if (A->size > sizeof four || !A->of_const(A->cx, 4, four)) return DERR(A, "dimension type too large");
+    if (x->rank != 4) return DERR(A, "input [N,C,H,W] %s must have rank 4", DS(A, x));
+    if (rois->rank != 2 || !A->eq(A->cx, DIM(A, rois, 1), four)) return DERR(A, "rois %s must be [R,4]", DS(A, rois));
+    if (bi->rank != 1 || !A->eq(A->cx, DIM(A, bi, 0), DIM(A, rois, 0)))
+        return DERR(A, "batch_indices %s must be int64 [%s]", DS(A, bi), DD(A, DIM(A, rois, 0)));
+    if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->n_ints != 2 || a->ints[0] < 0 || (a->ints[1] != 0 && a->ints[1] != 1))
+        return DERR(A, "invalid output size, sampling_ratio or mode");
+    o->rank = 4;
+    memcpy(DIM(A, o, 0), DIM(A, rois, 0), A->size);
+    memcpy(DIM(A, o, 1), DIM(A, x, 1), A->size);
+    if (!A->of_const(A->cx, a->kernel[0], DIM(A, o, 2)) || !A->of_const(A->cx, a->kernel[1], DIM(A, o, 3))) return DERR(A, "output size too large");
+    return SO_OK;
+}
+
+so_status so_dims_nllloss(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *t, const so_dims *w, so_dims *o)
+{
+    if (x->rank < 2 || t->rank != x->rank - 1) return DERR(A, "input %s and int64 target %s do not fit", DS(A, x), DS(A, t));
+    if (!A->eq(A->cx, DIM(A, t, 0), DIM(A, x, 0))) return DERR(A, "target %s and input %s differ in N", DS(A, t), DS(A, x));
+    for (int d = 1; d < t->rank; d++)
+        if (!A->eq(A->cx, DIM(A, t, d), DIM(A, x, d + 1))) return DERR(A, "target %s and input %s differ in dimension %d", DS(A, t), DS(A, x), d + 1);
+    if (w && !is_vec(A, w, DIM(A, x, 1))) return DERR(A, "weight %s is not [C] for input %s", DS(A, w), DS(A, x));
+    dims_copy(A, t, o);
+    if (a->mode != 0) o->rank = 0;
+    return SO_OK;
+}
+
+so_status so_dims_scatternd(const so_dim_alg *A, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o)
+{
+    int64_t k;
+    if (ix->rank < 1) return DERR(A, "indices %s are not int64 of rank >= 1", DS(A, ix));
+    if (!A->as_const(A->cx, DIM(A, ix, ix->rank - 1), &k) || k < 1 || k > x->rank)
+        return DERR(A, "indices %s index %s dimensions of data %s", DS(A, ix), DD(A, DIM(A, ix, ix->rank - 1)), DS(A, x));
+    int ok = u->rank == ix->rank - 1 + x->rank - (int)k;
+    for (int d = 0; ok && d < ix->rank - 1; d++) ok = A->eq(A->cx, DIM(A, u, d), DIM(A, ix, d));
+    for (int d = (int)k; ok && d < x->rank; d++) ok = A->eq(A->cx, DIM(A, u, ix->rank - 1 + d - k), DIM(A, x, d));
+    if (!ok) return DERR(A, "updates %s do not fit indices %s and data %s", DS(A, u), DS(A, ix), DS(A, x));
+    dims_copy(A, x, o);
+    return SO_OK;
+}
+
 static so_dims dims_of(const so_shape *s) { return (so_dims){s->rank, (void *)s->dim}; } /* a view of s */
 
 so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out)
@@ -1048,18 +1186,7 @@ static so_status shape_flatten(ctx *c) { RUN(c->in[0]->dtype, so_dims_flatten(I6
 
 static so_status shape_reshape(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (a->n_ints > SO_MAX_RANK) return fail(c, "target rank %d exceeds %d", (int)a->n_ints, SO_MAX_RANK);
-    so_shape o = mk(a->n_ints, x->dtype);
-    int64_t n = 1;
-    for (int k = 0; k < a->n_ints; k++) {
-        o.dim[k] = a->ints[k];
-        if (a->ints[k] <= 0 || so_i64_mul(n, a->ints[k], &n)) return fail(c, "invalid target shape %s", S(&o));
-    }
-    if (n != so_shape_numel(x)) return fail(c, "cannot reshape input %s (%lld elements) to %s", S(x), (long long)so_shape_numel(x), S(&o));
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(c->in[0]->dtype, so_dims_reshape(I64, IN(0), &(so_dims){c->a->n_ints, (void *)c->a->ints}, &od));
 }
 
 static so_status shape_transpose(ctx *c)
@@ -1243,29 +1370,21 @@ static so_status shape_reversesequence(ctx *c)
 
 static so_status shape_maxpoolidx(ctx *c)
 {
-    if (c->a->mode != 0 && c->a->mode != 1) return fail(c, "storage_order %d is not 0 or 1", (int)c->a->mode);
     if (c->n->n_out != 2) return fail(c, "has %d outputs, expected 2", (int)c->n->n_out);
-    so_status st = pool(c, 1);
-    if (st != SO_OK) return st;
-    c->n->out[1] = c->n->out[0];
-    c->n->out[1].dtype = SO_I64;
+    if (need_f32(c, 0)) return SO_ERR;
+    so_shape o[2] = {mk(0, SO_F32), mk(0, SO_I64)};
+    so_dims od[2] = {dims_of(&o[0]), dims_of(&o[1])};
+    if (so_dims_maxpoolidx(I64, c->a, IN(0), od) != SO_OK) return fail(c, "%s", so_error());
+    for (int k = 0; k < 2; k++) o[k].rank = od[k].rank, c->n->out[k] = o[k];
     return SO_OK;
 }
 
 static so_status shape_maxunpool(ctx *c)
 {
     const so_shape *x = c->in[0], *ix = c->in[1];
-    const so_attr *a = c->a;
     if (need_f32(c, 0) || need_rank(c, 0, 4, "input")) return SO_ERR;
-    so_shape xi = *x;
-    xi.dtype = SO_I64;
-    if (!so_shape_eq(ix, &xi)) return fail(c, "indices %s must be int64 of the input's shape %s", S(ix), S(x));
-    if (a->n_ints != 4 || a->ints[0] != x->dim[0] || a->ints[1] != x->dim[1] || a->ints[2] < 1 || a->ints[3] < 1)
-        return fail(c, "output shape does not fit input %s", S(x));
-    so_shape o = mk(4, SO_F32);
-    for (int k = 0; k < 4; k++) o.dim[k] = a->ints[k];
-    c->n->out[0] = o;
-    return SO_OK;
+    if (ix->dtype != SO_I64) return fail(c, "indices %s must be int64 of the input's shape %s", S(ix), S(x));
+    RUN(SO_F32, so_dims_maxunpool(I64, c->a, IN(0), IN(1), &od));
 }
 
 /* ---------------- internal ---------------- */
@@ -1326,20 +1445,10 @@ static so_status shape_stft(ctx *c)
 
 static so_status shape_roialign(ctx *c)
 {
-    const so_shape *x = c->in[0], *r = c->in[1], *b = c->in[2];
-    const so_attr *a = c->a;
+    const so_shape *b = c->in[2];
     if (need_f32(c, 0) || need_f32(c, 1) || need_rank(c, 0, 4, "input [N,C,H,W]")) return SO_ERR;
-    if (r->rank != 2 || r->dim[1] != 4) return fail(c, "rois %s must be [R,4]", S(r));
-    if (b->dtype != SO_I64 || b->rank != 1 || b->dim[0] != r->dim[0]) return fail(c, "batch_indices %s must be int64 [%lld]", S(b), (long long)r->dim[0]);
-    if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->n_ints != 2 || a->ints[0] < 0 || (a->ints[1] != 0 && a->ints[1] != 1))
-        return fail(c, "invalid output size, sampling_ratio or mode");
-    so_shape o = mk(4, SO_F32);
-    o.dim[0] = r->dim[0];
-    o.dim[1] = x->dim[1];
-    o.dim[2] = a->kernel[0];
-    o.dim[3] = a->kernel[1];
-    c->n->out[0] = o;
-    return SO_OK;
+    if (b->dtype != SO_I64) return fail(c, "batch_indices %s must be int64", S(b));
+    RUN(SO_F32, so_dims_roialign(I64, c->a, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_enlarge(ctx *c)
@@ -1537,17 +1646,9 @@ static so_status shape_nllloss(ctx *c)
 {
     const so_shape *x = c->in[0], *t = c->in[1];
     if (need_f32(c, 0)) return SO_ERR;
-    if (x->rank < 2 || t->dtype != SO_I64 || t->rank != x->rank - 1) return fail(c, "input %s and int64 target %s do not fit", S(x), S(t));
-    if (t->dim[0] != x->dim[0]) return fail(c, "target %s and input %s differ in N", S(t), S(x));
-    for (int d = 1; d < t->rank; d++)
-        if (t->dim[d] != x->dim[d + 1]) return fail(c, "target %s and input %s differ in dimension %d", S(t), S(x), d + 1);
-    if (c->n->n_in > 2 && c->in[2] && (need_f32(c, 2) || c->in[2]->rank != 1 || c->in[2]->dim[0] != x->dim[1]))
-        return fail(c, "weight %s is not [C] for input %s", S(c->in[2]), S(x));
-    so_shape o = *t;
-    o.dtype = SO_F32;
-    if (c->a->mode != 0) o.rank = 0;
-    c->n->out[0] = o;
-    return SO_OK;
+    if (t->dtype != SO_I64) return fail(c, "input %s and int64 target %s do not fit", S(x), S(t));
+    if (c->n->n_in > 2 && c->in[2] && need_f32(c, 2)) return SO_ERR;
+    RUN(SO_F32, so_dims_nllloss(I64, c->a, IN(0), IN(1), c->n->n_in > 2 ? IN(2) : NULL, &od));
 }
 
 static so_status shape_where(ctx *c)
@@ -1652,17 +1753,9 @@ static so_status shape_mod(ctx *c) { return binary(c, 1); }
 static so_status shape_scatternd(ctx *c)
 {
     const so_shape *x = c->in[0], *ix = c->in[1], *u = c->in[2];
-    if (ix->dtype != SO_I64 || ix->rank < 1) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
-    int64_t k = ix->dim[ix->rank - 1];
-    if (k < 1 || k > x->rank) return fail(c, "indices %s index %lld dimensions of data %s", S(ix), (long long)k, S(x));
+    if (ix->dtype != SO_I64) return fail(c, "indices %s are not int64 of rank >= 1", S(ix));
     if (u->dtype != x->dtype) return fail(c, "updates and data differ in type");
-    int ur = ix->rank - 1 + x->rank - (int)k;
-    int ok = u->rank == ur;
-    for (int d = 0; ok && d < ix->rank - 1; d++) ok = u->dim[d] == ix->dim[d];
-    for (int d = (int)k; ok && d < x->rank; d++) ok = u->dim[ix->rank - 1 + d - k] == x->dim[d];
-    if (!ok) return fail(c, "updates %s do not fit indices %s and data %s", S(u), S(ix), S(x));
-    c->n->out[0] = *x;
-    return SO_OK;
+    RUN(x->dtype, so_dims_scatternd(I64, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_gridsample(ctx *c)

@@ -13,33 +13,46 @@ so_status so_shape_infer(so_graph *g, int32_t i);
 so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out);
 
 /* ---- the dim algebra: shape rules stated once over what a dimension is ----
-   A shape rule written against so_dim_alg holds for concrete dims (int64_t, so_dim_int64) and for
-   the rule language's symbolic dims (rules/rule.h so_dimx: a constant plus a sum of symbols, rules/rule.c
-   dim_sym), so the importer's shapes (shape_<op> below) and the rule checker (rule.c sym_<op>) apply the
-   same statement: so_dims_<family> further down. An instance over solver terms would let eq record
-   a == b as a side condition and answer 1 (verifier/encode.c does not use the algebra yet). */
+   A shape rule written against so_dim_alg holds for concrete dims (int64_t, so_dim_int64), for the rule
+   language's symbolic dims (rules/rule.h so_dimx: a constant plus a sum of symbols, rules/rule.c dim_sym), for
+   the generator's int16 dims (rules/gen_universe.c dim_gen) and for solver terms (verifier/encode.c dim_z3: a
+   dim is a Z3 integer term), so the importer's shapes (shape_<op> below), the rule checker and the verifier
+   (rules/rule.c so_rule_node_dims) and the generator's typing apply the same statement: so_dims_<family> below.
+   Contract of a rule over the algebra: eq and at_least state REQUIREMENTS (a rule fails when they answer 0, and
+   never branches on them; a lenient alternative is tried only after the exact requirement failed), because the
+   solver instance answers 1 and records a == b (d >= k) as a side condition of the node's well-typedness;
+   is_one and as_const are DECISIONS on known numbers (the solver answers for numerals only). Every operation
+   gets the instance's context cx (the solver instance builds terms in it). */
 typedef struct so_dim_alg {
     size_t size;                             /* bytes of one dimension value */
     const void *one;                         /* the dimension 1 */
-    const void *cx;                          /* the instance's context, handed to eq and print (rule.c: the rule) */
-    int (*is_one)(const void *d);            /* d is the dimension 1 */
-    int (*eq)(const void *cx, const void *a, const void *b); /* a and b are the same dimension (provably, for symbols) */
-    int (*add)(const void *a, const void *b, void *out);       /* a + b; 0 if it overflows / is not representable */
-    int (*mul)(const void *a, int64_t k, void *out);           /* a * k (k >= 1); 0 likewise */
-    int (*muld)(const void *a, const void *b, void *out);      /* a * b; 0 likewise (symbols: one side a number) */
-    int (*div)(const void *a, int64_t k, int round_up, void *out); /* floor or ceil of a / k (k >= 1); 0 if not a dim
-                                                                       of the instance (symbols: only exact quotients) */
-    int (*as_const)(const void *d, int64_t *v); /* 1 and *v if d is a known number */
-    int (*of_const)(int64_t v, void *out);      /* the dim v; 0 if out of the instance's range */
-    /* one plane dim of a sliding window (so_window_out's arguments) over h; 0 if it does not fit */
-    int (*window)(const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out);
+    const void *cx;                          /* the instance's context, handed to every operation (rule.c: the rule) */
+    int (*is_one)(const void *cx, const void *d); /* d is known to be the dimension 1 */
+    int (*eq)(const void *cx, const void *a, const void *b); /* requires a == b: 1 if they are the same dimension
+                                                                (provably, for symbols; the solver records it) */
+    int (*at_least)(const void *cx, const void *d, int64_t k); /* requires d >= k: numbers answer by value, the rule
+                                                                  language's symbols count as >= k, the solver records it */
+    int (*add)(const void *cx, const void *a, const void *b, void *out);  /* a + b; 0 if it overflows / is not representable */
+    int (*mul)(const void *cx, const void *a, int64_t k, void *out);      /* a * k (k >= 1); 0 likewise */
+    int (*muld)(const void *cx, const void *a, const void *b, void *out); /* a * b; 0 likewise (symbols: one side a number) */
+    int (*div)(const void *cx, const void *a, int64_t k, int round_up, void *out); /* floor or ceil of a / k (k >= 1); 0 if not
+                                                                       a dim of the instance (symbols: only exact quotients) */
+    int (*as_const)(const void *cx, const void *d, int64_t *v); /* 1 and *v if d is a known number */
+    int (*of_const)(const void *cx, int64_t v, void *out);      /* the dim v; 0 if out of the instance's range */
+    /* one plane dim of a sliding window (so_window_out's arguments) over h; 0 if it does not fit (the solver
+       requires that it fits and answers 1) */
+    int (*window)(const void *cx, const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out);
+    /* numpy broadcasting of two present dims into out, 0 if they do not broadcast; NULL: by is_one and eq (a 1 takes
+       the other, else they must be equal; the exact instances), the solver: the condition a == b or either is 1 and
+       the term ite(a == 1, b, a) */
+    int (*bcast)(const void *cx, const void *a, const void *b, void *out);
     void (*print)(const void *cx, const void *d, char *buf, size_t n); /* d as text, as shapes print */
     int quiet; /* 1: a rule that fails only returns SO_ERR, it formats no message (the generator's typing,
                   a hot path where most candidates misfit: rules/gen_universe.c) */
 } so_dim_alg;
 extern const so_dim_alg so_dim_int64;
-/* numpy broadcasting of dims a[0..ra) with b[0..rb) (right-aligned; a missing dim is 1) into
-   out[0..max(ra, rb)): a dim 1 takes the other, equal dims stay. Returns the output rank, or
+/* numpy broadcasting of dims a[0..ra) with b[0..rb) (right-aligned; a missing dim takes the present one) into
+   out[0..max(ra, rb)): two present dims by A->bcast (a dim 1 takes the other, equal dims stay). Returns the output rank, or
    -1 - k when output axis k does not broadcast (out partly written). */
 int so_dim_broadcast(const so_dim_alg *A, const void *a, int ra, const void *b, int rb, void *out);
 
@@ -124,6 +137,9 @@ so_status so_dims_reversesequence(const so_dim_alg *A, const so_attr *a, const s
 /* flatten: [prod x[:axis], prod x[axis:]] (axis in 0..rank); slice: ints = (axis, start, end, step) quads, each axis
    at most once, clamped (import), of a known size, not empty */
 so_status so_dims_flatten(const so_dim_alg *A, int axis, const so_dims *x, so_dims *o);
+/* reshape x to the target t (every dim >= 1): the element counts equal where the instance can form both (the rule
+   language cannot multiply two symbols: such a count is checked when the rule is instantiated) */
+so_status so_dims_reshape(const so_dim_alg *A, const so_dims *x, const so_dims *t, so_dims *o);
 so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
 /* scatterelements: indices ix and updates u of one shape, of x's rank, axis in range -> x; gathernd with batch_dims b:
    indices ix [..., k] (k a known number) -> ix[:-1] + x[b+k:]; gridsample: x [N,C,H,W] by grid [N,Ho,Wo,2] -> [N,C,Ho,Wo]
@@ -131,6 +147,16 @@ so_status so_dims_slice(const so_dim_alg *A, const so_attr *a, const so_dims *x,
 so_status so_dims_scatterelements(const so_dim_alg *A, int axis, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o);
 so_status so_dims_gathernd(const so_dim_alg *A, int b, const so_dims *x, const so_dims *ix, so_dims *o);
 so_status so_dims_gridsample(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *grid, so_dims *o);
+/* maxpool with indices: the dilated 2-D pool (storage_order, mode, 0 or 1), o[0] and o[1] of one shape; maxunpool of
+   x [N,C,H,W] by indices of x's shape to ints = (N, C, H', W'); roialign of x [N,C,H,W] by rois [R,4] and
+   batch indices [R] to [R,C,kernel]; nllloss of x [N,C,d...] by target [N,d...] (weight [C] or NULL) to the
+   target's shape, or a scalar when reduced (mode != 0); scatternd of updates u into x at indices ix [..., k]
+   (k a known number): u = ix[:-1] + x[k:], the result x */
+so_status so_dims_maxpoolidx(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_maxunpool(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *ix, so_dims *o);
+so_status so_dims_roialign(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *rois, const so_dims *bi, so_dims *o);
+so_status so_dims_nllloss(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *t, const so_dims *w, so_dims *o);
+so_status so_dims_scatternd(const so_dim_alg *A, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o);
 
 /* Output length of a sliding window (conv/pool) over a dim of length in: kernel k, stride s, pads
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last

@@ -38,8 +38,9 @@ for m in d["models"]:
         st = m["strategies"][s]
         o = st["optimize"]
         assert o["ok"], o
-        for k in ("cost_before", "cost_after", "search_seconds", "graphs_explored", "nodes", "gflop", "rules_applied"):
+        for k in ("cost_before", "cost_after", "search_seconds", "search_cpu_seconds", "graphs_explored", "nodes", "gflop", "rules_applied"):
             assert k in o, k
+        assert s == "none" or o["search_cpu_seconds"] >= 0, o
         assert o["cost_after"] <= o["cost_before"] * (1 + 1e-9), o
         for t in ("1", "2"):
             assert st["ours"][t]["median_ms"] > 0, st["ours"]

@@ -217,7 +217,7 @@ static void test_ilp_extraction(void **state)
     }
     int32_t roots[3] = {r, x, x2};
     so_extract_result ex;
-    assert_int_equal(so_extract(&eg, cost, roots, 3, 1000, 10.0, &ex), SO_OK);
+    assert_int_equal(so_extract(&eg, cost, roots, 3, 1000, NULL, &ex), SO_OK);
     assert_int_equal(ex.method, SO_EXTRACT_ILP_OPTIMAL);
     assert_true(ex.greedy_cost == 9.0);
     assert_true(ex.cost == 7.0);
@@ -230,10 +230,98 @@ static void test_ilp_extraction(void **state)
         if (eg.uf[k] == k && eg.cls[k].n_nodes > 0) assert_true(ex.choice[k] >= 0);
     free(ex.choice);
     /* over the ILP's limit: greedy, and it says why */
-    assert_int_equal(so_extract(&eg, cost, roots, 3, 2, 10.0, &ex), SO_OK);
+    assert_int_equal(so_extract(&eg, cost, roots, 3, 2, NULL, &ex), SO_OK);
     assert_int_equal(ex.method, SO_EXTRACT_GREEDY);
     assert_true(ex.cost == 9.0);
     assert_non_null(strstr(ex.why_greedy, "ILP limit"));
+    free(ex.choice);
+    free(cost);
+    so_eg_free(&eg);
+    so_model_free(m);
+}
+
+/* n_tri "triangles", a set cover whose LP relaxation is fractional: per triangle t, three classes
+   A = relu(x_t), B = sigmoid(x_t), C = tanh(x_t) of cost 1 and three classes of cost 0 that need one
+   of two of them, P = {neg(A), neg(B)}, Q = {exp(B), exp(C)}, S = {sqrt(C), sqrt(A)}; the root adds
+   every P, Q and S. Greedy (lowest id on ties) takes A, B and C: 3 per triangle; the optimum takes two
+   of them: 2; the relaxation takes half of each: 1.5, so branch and bound has to branch. cost[] is
+   set for every e-node (malloc'd); roots[0] the root, roots[1 + t] the inputs. */
+static double *triangles(so_egraph *eg, int n_tri, int32_t *roots)
+{
+    int32_t sum = -1;
+    for (int t = 0; t < n_tri; t++) {
+        int32_t x = leaf(eg, t, shape2(2, 2));
+        roots[1 + t] = x;
+        int32_t a = unary(eg, SO_OP_RELU, x, -1), b = unary(eg, SO_OP_SIGMOID, x, -1), c = unary(eg, SO_OP_TANH, x, -1);
+        int32_t p = unary(eg, SO_OP_NEG, a, -1), q = unary(eg, SO_OP_EXP, b, -1), r = unary(eg, SO_OP_SQRT, c, -1);
+        so_eg_merge(eg, p, unary(eg, SO_OP_NEG, b, -1));
+        so_eg_merge(eg, q, unary(eg, SO_OP_EXP, c, -1));
+        so_eg_merge(eg, r, unary(eg, SO_OP_SQRT, a, -1));
+        int32_t pqr = binary(eg, SO_OP_ADD, binary(eg, SO_OP_ADD, p, q), r);
+        sum = sum < 0 ? pqr : binary(eg, SO_OP_ADD, sum, pqr);
+    }
+    roots[0] = sum;
+    so_eg_rebuild(eg);
+    double *cost = malloc((size_t)eg->n_nodes * sizeof *cost);
+    for (int32_t n = 0; n < eg->n_nodes; n++) {
+        int op = eg->nodes[n].op;
+        cost[n] = op == SO_OP_RELU || op == SO_OP_SIGMOID || op == SO_OP_TANH ? 1 : 0;
+    }
+    return cost;
+}
+
+/* The ILP's limits count work, not time: stopped by a limit, the extraction is the same every time.
+   Two triangles under the default limits: the optimum (4 against greedy's 6). Eight triangles with
+   at most 2 branch-and-bound subproblems, with 1 simplex iteration in all, and with the relaxation
+   cut at 1 iteration: each stops at that limit, says so, and keeps the same choice run after run
+   (greedy's, the incumbent it was handed, GLPK having no better one yet); under the default limits
+   the same e-graph gets its optimum, 16. */
+static void test_ilp_work_limits(void **state)
+{
+    (void)state;
+    so_model *m = so_model_new("t");
+    so_egraph eg;
+    so_eg_init(&eg, m);
+    int32_t roots[1 + 8];
+    double *cost = triangles(&eg, 2, roots);
+    so_extract_result ex;
+    assert_int_equal(so_extract(&eg, cost, roots, 3, 1000, NULL, &ex), SO_OK);
+    assert_int_equal(ex.ilp_stop, SO_ILP_FINISHED);
+    assert_int_equal(ex.method, SO_EXTRACT_ILP_OPTIMAL);
+    assert_true(ex.greedy_cost == 6.0);
+    assert_true(ex.cost == 4.0);
+    assert_true(ex.ilp_bb_nodes > 1); /* the relaxation (3) was fractional: it branched */
+    free(ex.choice);
+    free(cost);
+    so_eg_free(&eg);
+
+    so_eg_init(&eg, m);
+    cost = triangles(&eg, 8, roots);
+    const so_extract_limits lims[3] = {{.bb_nodes = 2}, {.bb_iters = 1}, {.lp_iters = 1}};
+    const int stops[3] = {SO_ILP_BB_NODES, SO_ILP_BB_ITERS, SO_ILP_LP_ITERS};
+    for (int l = 0; l < 3; l++) {
+        so_extract_result ex2[2];
+        for (int run = 0; run < 2; run++) {
+            assert_int_equal(so_extract(&eg, cost, roots, 9, 1000, &lims[l], &ex2[run]), SO_OK);
+            assert_int_equal(ex2[run].ilp_stop, stops[l]);
+            assert_true(ex2[run].greedy_cost == 24.0);
+            assert_int_equal(ex2[run].method, SO_EXTRACT_GREEDY);
+            assert_true(ex2[run].cost == 24.0);
+            assert_non_null(strstr(ex2[run].why_greedy, so_ilp_stop_name(stops[l])));
+        }
+        assert_memory_equal(ex2[0].choice, ex2[1].choice, (size_t)eg.n_cls * sizeof *ex2[0].choice);
+        assert_int_equal(ex2[0].ilp_bb_nodes, ex2[1].ilp_bb_nodes);
+        assert_true(ex2[0].ilp_iters == ex2[1].ilp_iters);
+        free(ex2[0].choice);
+        free(ex2[1].choice);
+    }
+    /* the same e-graph under the default limits: finished (131 subproblems with GLPK 5.0), the
+       optimum 16 */
+    assert_int_equal(so_extract(&eg, cost, roots, 9, 1000, NULL, &ex), SO_OK);
+    assert_int_equal(ex.ilp_stop, SO_ILP_FINISHED);
+    assert_int_equal(ex.method, SO_EXTRACT_ILP_OPTIMAL);
+    assert_true(ex.cost == 16.0);
+    assert_true(ex.ilp_bb_nodes > 2);
     free(ex.choice);
     free(cost);
     so_eg_free(&eg);
@@ -433,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_cycle_filtering),
         cmocka_unit_test(test_cycle_drops_newest),
         cmocka_unit_test(test_ilp_extraction),
+        cmocka_unit_test(test_ilp_work_limits),
         cmocka_unit_test(test_eqsat_search),
         cmocka_unit_test(test_eqsat_merge_chain),
         cmocka_unit_test(test_eqsat_merge_of_merges),

@@ -159,6 +159,35 @@ static void run_conv_dnnl(const conv_case *k, const so_nchwc_impl *L, const floa
     free(xb), free(rb), free(y1), free(y2);
 }
 
+/* The stem + max pool kernel (stem_pool: the pool of the stem's rows in one pass) against the stem's output s
+   pooled by the pool kernel, bit for bit, at 1, 2 and 3 threads: ResNet's 3x3/2 pad 1, ceil mode (extra bottom /
+   right pad), 2x2/2 unpadded, stride 1, windows taller than wide, a stride larger than the window. */
+static void stem_pool_cases(const so_nchwc_impl *L, const so_nchwc_conv *p, int64_t N, const float *x, const float *s, int64_t O, int64_t Ho,
+                            int64_t Wo, const char *what)
+{
+    static const int pc[][8] = {{3, 3, 2, 2, 1, 1, 1, 1}, {3, 3, 2, 2, 0, 0, 1, 1}, {2, 2, 2, 2, 0, 0, 0, 0},
+                                {3, 3, 1, 1, 1, 1, 1, 1}, {4, 2, 1, 2, 2, 0, 1, 1}, {2, 2, 3, 3, 0, 0, 0, 0}};
+    for (size_t c = 0; c < sizeof pc / sizeof pc[0]; c++) {
+        const int *k = pc[c];
+        const int64_t Hp = (Ho + k[4] + k[6] - k[0]) / k[2] + 1, Wp = (Wo + k[5] + k[7] - k[1]) / k[3] + 1;
+        if (Hp < 1 || Wp < 1) continue;
+        so_nchwc_pool q = {.C = O, .H = Ho, .W = Wo, .Ho = Hp, .Wo = Wp, .kh = k[0], .kw = k[1], .sh = k[2], .sw = k[3], .pt = k[4],
+                           .pl = k[5], .pb = k[6], .pr = k[7], .dh = 1, .dw = 1, .is_max = 1};
+        const int64_t ny = so_nchwc_numel(L->b, N, O, Hp * Wp);
+        float *ref = malloc(sizeof(float) * (size_t)ny), *y = malloc(sizeof(float) * (size_t)ny),
+              *sc = malloc(sizeof(float) * (size_t)so_nchwc_stem_pool_scratch(p, &q, 3));
+        L->pool(&q, N, s, ref, 1);
+        char wp[260];
+        for (int T = 1; T <= 3; T++) {
+            memset(y, 0x7f, sizeof(float) * (size_t)ny);
+            L->stem_pool(p, &q, N, x, y, sc, T);
+            snprintf(wp, sizeof wp, "%s + max pool k%dx%d s%d,%d p%d,%d,%d,%d at %d threads", what, k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], T);
+            if (memcmp(ref, y, sizeof(float) * (size_t)ny)) fail_msg("%s: not the stem's output pooled", wp);
+        }
+        free(ref), free(y), free(sc);
+    }
+}
+
 /* Our blocked Winograd F(m x m, 3x3) (so_nchwc_conv_wino, m = 4 and 2) on the 3x3 stride-1 group-1 cases: within TOL (1e-4 of the
    largest output magnitude) of the reference, padding lanes zero, bitwise the same at 1 and 2 threads and with the
    tiles cut into chunks of 5 (several chunks, a partial last one). A NaN spreads over a Winograd tile, so NaN cases
@@ -249,6 +278,7 @@ static void run_conv(const conv_case *k)
             check(L, s1, ref, N, O, Ho * Wo, sw);
             same_for_threads(s1, s2, ny, sw);
             if (!k->nan) same_for_threads(y1, s1, ny, sw);
+            stem_pool_cases(L, &p, N, x, s1, O, Ho, Wo, sw);
             free(s1), free(s2);
         }
         run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 4);

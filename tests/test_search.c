@@ -222,7 +222,7 @@ static void test_optimize_command(void **state)
     buf[n] = 0;
     fclose(f);
     const char *keys[] = {"\"cost_before\"", "\"cost_after\"", "\"latency_before_ms\"", "\"latency_after_ms\"",
-                          "\"search_seconds\"", "\"graphs_explored\"", "\"rules_applied\""};
+                          "\"search_seconds\"", "\"search_cpu_seconds\"", "\"graphs_explored\"", "\"rules_applied\""};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) assert_non_null(strstr(buf, keys[k]));
     /* the executor already fuses nasrnn's adds and activations into the matmuls: the dev
        rules' fusions (add+relu) gain nothing under the fusion-aware cost and are not applied */

@@ -1,19 +1,14 @@
-/* encode.c - rule encoding: both sides of a rule as Z3 terms with well-formedness (shape) conditions. */
+/* encode.c - rule encoding: both sides of a rule as Z3 terms; their shapes and well-formedness conditions come from the shared shape rules (src/shape.c) over solver terms. */
 #include "verify_priv.h"
 
-#include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <z3.h>
 
 /* ------------------------------------------------------------------ rule encoding */
 
-/* A ground term of a rule with its symbolic shape (valid when ok holds). */
-
+/* a rule dim (constant plus a sum of symbols) as a Z3 term */
 static Z3_ast dimx_ast(renc *e, const so_dimx *d)
 {
     Z3_ast x = vp_mk_int(e->v, d->c);
@@ -37,13 +32,129 @@ static const gterm *ref_term(renc *e, int side, so_rref ref)
     return &e->node[side][ref.node][ref.slot];
 }
 
-static Z3_ast all_dims_eq(so_verifier *v, const gterm *a, const gterm *b, int skip_axis)
+static Z3_ast all_dims_eq(so_verifier *v, const gterm *a, const gterm *b)
 {
     Z3_ast c = Z3_mk_true(v->ctx);
-    for (int i = 0; i < a->rank; i++)
-        if (i != skip_axis) c = vp_mk_and2(v, c, vp_mk_eq(v, a->dim[i], b->dim[i]));
+    for (int i = 0; i < a->rank; i++) c = vp_mk_and2(v, c, vp_mk_eq(v, a->dim[i], b->dim[i]));
     return c;
 }
+
+/* ---------------- the dim algebra over solver terms (src/shape.h so_dim_alg) ----------------
+   A dim is a Z3 integer term, so a rule node's shapes and well-typedness are the shared shape rules' (rules/rule.c
+   so_rule_node_dims, src/shape.c so_dims_*), the statement import and the rule checker use. The requirements a rule
+   states (eq, at_least, a window that fits, two dims that broadcast) are conjoined into the node's condition *w and
+   answered 1; decisions (is_one, as_const) answer for numerals only. Terms are built as the rules state them. */
+typedef struct zalg {
+    so_verifier *v;
+    Z3_ast one;
+    Z3_ast *w; /* the node's well-typedness: its shape rule's requirements */
+} zalg;
+
+#define ZD(d) (*(const Z3_ast *)(d))
+#define ZSET(o, t) (*(Z3_ast *)(o) = (t), 1)
+
+static void zreq(const zalg *z, Z3_ast c) { *z->w = vp_mk_and2(z->v, *z->w, c); }
+
+static int z_as_const(const void *cx, const void *d, int64_t *val)
+{
+    const zalg *z = cx;
+    Z3_ast t = ZD(d);
+    if (!Z3_is_numeral_ast(z->v->ctx, t)) t = Z3_simplify(z->v->ctx, t);
+    return Z3_is_numeral_ast(z->v->ctx, t) && Z3_get_numeral_int64(z->v->ctx, t, val);
+}
+static int z_is_one(const void *cx, const void *d)
+{
+    int64_t val;
+    return z_as_const(cx, d, &val) && val == 1;
+}
+static int z_eq(const void *cx, const void *a, const void *b)
+{
+    const zalg *z = cx;
+    if (ZD(a) != ZD(b)) zreq(z, vp_mk_eq(z->v, ZD(a), ZD(b)));
+    return 1;
+}
+static int z_at_least(const void *cx, const void *d, int64_t k)
+{
+    const zalg *z = cx;
+    zreq(z, Z3_mk_ge(z->v->ctx, ZD(d), vp_mk_int(z->v, k)));
+    return 1;
+}
+static int z_add(const void *cx, const void *a, const void *b, void *out) { return ZSET(out, vp_mk_add(((const zalg *)cx)->v, ZD(a), ZD(b))); }
+static int z_mul(const void *cx, const void *a, int64_t k, void *out)
+{
+    const zalg *z = cx;
+    return ZSET(out, Z3_mk_mul(z->v->ctx, 2, (Z3_ast[]){ZD(a), vp_mk_int(z->v, k)}));
+}
+static int z_muld(const void *cx, const void *a, const void *b, void *out)
+{
+    return ZSET(out, Z3_mk_mul(((const zalg *)cx)->v->ctx, 2, (Z3_ast[]){ZD(a), ZD(b)}));
+}
+static int z_div(const void *cx, const void *a, int64_t k, int round_up, void *out)
+{
+    const zalg *z = cx;
+    if (k < 1) return 0;
+    Z3_ast num = round_up ? vp_mk_add(z->v, ZD(a), vp_mk_int(z->v, k - 1)) : ZD(a);
+    return ZSET(out, Z3_mk_div(z->v->ctx, num, vp_mk_int(z->v, k)));
+}
+static int z_of_const(const void *cx, int64_t val, void *out) { return ZSET(out, vp_mk_int(((const zalg *)cx)->v, val)); }
+/* so_window_out over a term: requires span = h + pb + pe - (d (k - 1) + 1) >= 0; floor(span / s) + 1, or with
+   ceil_mode ceil(span / s) + 1 less one when the last window would start past h + pb (only possible when the
+   window is shorter than pe + s: concrete in the attributes) */
+static int z_window(const void *cx, const void *h, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode, void *out)
+{
+    const zalg *z = cx;
+    so_verifier *v = z->v;
+    const int64_t eff = d * (k - 1) + 1;
+    if (s < 1 || k < 1 || d < 1) return 0;
+    Z3_ast span = vp_mk_sub(v, vp_mk_add(v, ZD(h), vp_mk_int(v, pb + pe)), vp_mk_int(v, eff));
+    zreq(z, Z3_mk_ge(v->ctx, span, vp_mk_int(v, 0)));
+    if (ceil_mode) span = vp_mk_add(v, span, vp_mk_int(v, s - 1));
+    Z3_ast o = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, s)), vp_mk_int(v, 1));
+    if (ceil_mode && eff < pe + s) {
+        Z3_ast start = Z3_mk_mul(v->ctx, 2, (Z3_ast[]){vp_mk_sub(v, o, vp_mk_int(v, 1)), vp_mk_int(v, s)});
+        Z3_ast past = Z3_mk_ge(v->ctx, start, vp_mk_add(v, ZD(h), vp_mk_int(v, pb)));
+        o = Z3_mk_ite(v->ctx, past, vp_mk_sub(v, o, vp_mk_int(v, 1)), o);
+    }
+    return ZSET(out, o);
+}
+/* numpy broadcasting of two present dims: equal or either is 1, the result the one that is not 1 */
+static int z_bcast(const void *cx, const void *a, const void *b, void *out)
+{
+    const zalg *z = cx;
+    so_verifier *v = z->v;
+    if (ZD(a) == ZD(b)) return ZSET(out, ZD(a));
+    Z3_ast alts[3] = {vp_mk_eq(v, ZD(a), ZD(b)), vp_mk_eq(v, ZD(a), z->one), vp_mk_eq(v, ZD(b), z->one)};
+    zreq(z, Z3_mk_or(v->ctx, 3, alts));
+    return ZSET(out, Z3_mk_ite(v->ctx, alts[1], ZD(b), ZD(a)));
+}
+static void z_print(const void *cx, const void *d, char *buf, size_t n) { snprintf(buf, n, "%s", Z3_ast_to_string(((const zalg *)cx)->v->ctx, ZD(d))); }
+
+static const so_dim_alg dim_z3 = {sizeof(Z3_ast), NULL, NULL, z_is_one, z_eq, z_at_least, z_add, z_mul, z_muld,
+                                  z_div, z_as_const, z_of_const, z_window, z_bcast, z_print, 0};
+
+/* ---------------- Z3 semantics, one term builder per operator (ops.def) ----------------
+   z3_<op> builds the term(s) of pattern node ni of one side of a rule, its shapes already computed by the shape
+   rule (the outputs' ranks and dims set, the inputs' dims at hand). Returns 0, or 1 if this instance has no Z3
+   semantics (e->unsupported set, e.g. a conv with asymmetric pads). */
+
+typedef struct zctx {
+    renc *e;
+    int side, ni;
+    const so_rnode *n;
+    const gterm *const *x; /* the inputs' terms */
+    gterm *o;              /* output 0's term (split: all outputs, e->node[side][ni][k]) */
+    const Z3_ast *ndx;     /* the node's own dims n->dx as terms */
+} zctx;
+
+#define Z3_LOCALS                                                                             \
+    renc *e = cx->e;                                                                          \
+    so_verifier *v = e->v;                                                                    \
+    const so_rnode *n = cx->n;                                                                \
+    const so_attr *a = &n->attr;                                                              \
+    const gterm *const *x = cx->x;                                                            \
+    gterm *o = cx->o;                                                                         \
+    const char *opname = so_ops[n->op].name;                                                  \
+    (void)e, (void)v, (void)n, (void)a, (void)x, (void)o, (void)opname
 
 static Z3_ast apply_act(renc *e, Z3_ast t, int act)
 {
@@ -58,194 +169,97 @@ static Z3_ast apply_act(renc *e, Z3_ast t, int act)
 
 static int stride_of(int s) { return s > 0 ? s : 1; }
 
-/* Encodes pattern node `ni` of side `side`: terms, shapes, and well-typedness (wf, without
-   the inputs' own ok). Returns 0, or 1 if the node has no Z3 semantics (e->unsupported set). */
-/* ---------------- Z3 semantics, one encoder per operator (ops.def) ----------------
-   z3_<op> encodes pattern node ni of one side of a rule: its term(s), shape, and well-typedness
-   (w, without the inputs' own ok). Returns 0, or 1 if this instance has no Z3 semantics
-   (e->unsupported set, e.g. a conv with asymmetric pads). */
-
-typedef struct zctx {
-    renc *e;
-    int side, ni;
-    const so_rnode *n;
-    const gterm *const *x; /* the inputs' terms */
-    gterm *o;              /* output 0's term (split: all outputs, e->node[side][ni][k]) */
-    Z3_ast *wf;
-} zctx;
-
-#define Z3_LOCALS                                                                             \
-    renc *e = cx->e;                                                                          \
-    so_verifier *v = e->v;                                                                    \
-    int side = cx->side, ni = cx->ni;                                                         \
-    const so_rnode *n = cx->n;                                                                \
-    const so_attr *a = &n->attr;                                                              \
-    const gterm *const *x = cx->x;                                                            \
-    gterm *o = cx->o;                                                                         \
-    Z3_ast w = Z3_mk_true(v->ctx);                                                            \
-    const char *opname = so_ops[n->op].name;                                                  \
-    (void)e, (void)v, (void)side, (void)ni, (void)n, (void)a, (void)x, (void)o, (void)w, (void)opname
-
-static int zdone(zctx *cx, Z3_ast w)
-{
-    *cx->wf = w;
-    return 0;
-}
-
 static int z3_identity(zctx *cx)
 {
     Z3_LOCALS;
-    *o = *x[0]; return zdone(cx, w);
+    o->t = x[0]->t;
+    return 0;
 }
 
 static int z3_relu(zctx *cx)
 {
     Z3_LOCALS;
-    *o = *x[0];
     o->t = vp_mk_fn(v, n->op == SO_OP_RELU ? ZF_RELU : n->op == SO_OP_SIGMOID ? ZF_SIGMOID : ZF_TANH, NULL, &x[0]->t);
-    return zdone(cx, w);
+    return 0;
 }
 
 static int z3_add(zctx *cx)
 {
     Z3_LOCALS;
-    const gterm *A = x[0], *Bt = x[1];
-    Z3_ast ts[2] = {A->t, Bt->t};
+    Z3_ast ts[2] = {x[0]->t, x[1]->t};
     o->t = vp_mk_fn(v, n->op == SO_OP_ADD ? ZF_ADD : ZF_MUL, NULL, ts);
-    /* numpy broadcasting, right-aligned */
-    int r = SO_MAX(A->rank, Bt->rank);
-    o->rank = r;
-    for (int i = 0; i < r; i++) {
-        int ia = i - (r - A->rank), ib = i - (r - Bt->rank);
-        Z3_ast da = ia >= 0 ? A->dim[ia] : NULL, db = ib >= 0 ? Bt->dim[ib] : NULL;
-        if (!da) o->dim[i] = db;
-        else if (!db) o->dim[i] = da;
-        else {
-            Z3_ast one = vp_mk_int(v, 1);
-            Z3_ast alts[3] = {vp_mk_eq(v, da, db), vp_mk_eq(v, da, one), vp_mk_eq(v, db, one)};
-            w = vp_mk_and2(v, w, Z3_mk_or(v->ctx, 3, alts));
-            o->dim[i] = Z3_mk_ite(v->ctx, vp_mk_eq(v, da, one), db, da);
-        }
-    }
     if (n->op == SO_OP_ADD && !(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "add with activation %d", a->act);
-    return zdone(cx, w);
+    return 0;
 }
 
+/* the matmul axioms cover a rank-3 activation by a matrix ([s0,s1,k] @ [k,m], axioms mm3-*) and equal ranks >= 2
+   with equal batch dims: batch broadcasting (a dim 1 against n) is real semantics they do not model, refused unless
+   the batch dims are equal for every symbol value */
 static int z3_matmul(zctx *cx)
 {
     Z3_LOCALS;
     const gterm *A = x[0], *Bt = x[1];
     Z3_ast ts[2] = {A->t, Bt->t};
-    if (A->rank == 3 && Bt->rank == 2) {
-        /* numpy matmul of a rank-3 activation by a matrix: [s0,s1,k] @ [k,m] = [s0,s1,m] (axioms mm3-*) */
-        o->t = vp_mk_fn(v, ZF_MATMUL, NULL, ts);
-        o->rank = 3;
-        w = vp_mk_and2(v, w, vp_mk_eq(v, A->dim[2], Bt->dim[0]));
-        o->dim[0] = A->dim[0];
-        o->dim[1] = A->dim[1];
-        o->dim[2] = Bt->dim[1];
-        if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "matmul with activation %d", a->act);
-        return zdone(cx, w);
-    }
-    if (A->rank < 2 || A->rank != Bt->rank) return unsupported(e, "matmul of ranks %d and %d", A->rank, Bt->rank);
-    int r = A->rank;
-    o->t = vp_mk_fn(v, ZF_MATMUL, NULL, ts);
-    o->rank = r;
-    for (int i = 0; i < r - 2; i++) {
-        w = vp_mk_and2(v, w, vp_mk_eq(v, A->dim[i], Bt->dim[i])); /* batch dims: broadcasting only when equal */
-        o->dim[i] = A->dim[i];
-    }
-    w = vp_mk_and2(v, w, vp_mk_eq(v, A->dim[r - 1], Bt->dim[r - 2]));
-    o->dim[r - 2] = A->dim[r - 2];
-    o->dim[r - 1] = Bt->dim[r - 1];
-    if (r > 2) {
-        /* batch broadcasting (a dim 1 against n) is real semantics we do not model: refuse unless the
-           batch dims are equal for every symbol value, which the condition above only assumes */
-        for (int i = 0; i < r - 2; i++) {
+    if (!(A->rank == 3 && Bt->rank == 2)) {
+        if (A->rank < 2 || A->rank != Bt->rank) return unsupported(e, "matmul of ranks %d and %d", A->rank, Bt->rank);
+        for (int i = 0; i < A->rank - 2; i++) {
             Z3_ast d = Z3_simplify(v->ctx, vp_mk_sub(v, A->dim[i], Bt->dim[i]));
             int64_t val;
             if (!Z3_get_numeral_int64(v->ctx, d, &val) || val != 0) return unsupported(e, "matmul with batch broadcasting");
         }
     }
+    o->t = vp_mk_fn(v, ZF_MATMUL, NULL, ts);
     if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "matmul with activation %d", a->act);
-    return zdone(cx, w);
+    return 0;
 }
 
 /* A conv's group as a Z3 term: the attribute, or for group=dw (SO_RULE_GROUP_DW, rules only) the kernel's
-   output channels W.dim0, with W.dim1 == 1 added to *w (the conv's well-formedness). */
-static Z3_ast conv_group(zctx *cx, const gterm *W, Z3_ast *wf)
+   output channels W.dim0 (the shape rule required the kernel [C,1,kh,kw]). */
+static Z3_ast conv_group(zctx *cx, const gterm *W)
 {
-    so_verifier *v = cx->e->v;
     const so_attr *a = &cx->n->attr;
-    if (a->group != SO_RULE_GROUP_DW) return vp_mk_int(v, a->group > 0 ? a->group : 1);
-    *wf = vp_mk_and2(v, *wf, vp_mk_eq(v, W->dim[1], vp_mk_int(v, 1)));
+    if (a->group != SO_RULE_GROUP_DW) return vp_mk_int(cx->e->v, a->group > 0 ? a->group : 1);
     return W->dim[0];
 }
 
-static int z3_conv(zctx *cx)
+/* the conv's term over input term xt: conv ints (bias) (act) */
+static int conv_term(zctx *cx, Z3_ast xt, Z3_ast *t)
 {
     Z3_LOCALS;
-    if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "conv with asymmetric pads");
-    if (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1) return unsupported(e, "dilated conv");
-    const gterm *X = x[0], *W = x[1];
-    if (X->rank != 4 || W->rank != 4) return unsupported(e, "conv of rank %d/%d", X->rank, W->rank);
-    int g = a->group > 0 ? a->group : 1;
-    int sh = stride_of(a->stride[0]), sw = stride_of(a->stride[1]);
-    Z3_ast gi = conv_group(cx, W, &w);
-    Z3_ast ints[5] = {vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1]), gi};
-    Z3_ast ts[2] = {X->t, W->t};
-    o->t = vp_mk_fn(v, ZF_CONV, ints, ts);
+    if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "%s with asymmetric pads", opname);
+    if (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1) return unsupported(e, "dilated %s", opname);
+    const gterm *W = x[1];
+    Z3_ast ints[5] = {vp_mk_int(v, stride_of(a->stride[0])), vp_mk_int(v, stride_of(a->stride[1])), vp_mk_int(v, a->pad[0]),
+                      vp_mk_int(v, a->pad[1]), conv_group(cx, W)};
+    Z3_ast ts[2] = {xt, W->t};
+    *t = vp_mk_fn(v, ZF_CONV, ints, ts);
     if (n->n_in == 3) {
-        const gterm *Bv = x[2];
-        if (Bv->rank != 1) return unsupported(e, "conv bias of rank %d", Bv->rank);
-        w = vp_mk_and2(v, w, vp_mk_eq(v, Bv->dim[0], W->dim[0]));
-        Z3_ast bt[2] = {o->t, Bv->t};
-        o->t = vp_mk_fn(v, ZF_BIAS, NULL, bt);
+        Z3_ast bt[2] = {*t, x[2]->t};
+        *t = vp_mk_fn(v, ZF_BIAS, NULL, bt);
     }
-    w = vp_mk_and2(v, w, vp_mk_eq(v, X->dim[1], Z3_mk_mul(v->ctx, 2, (Z3_ast[]){W->dim[1], gi})));
-    if (a->group != SO_RULE_GROUP_DW) w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, W->dim[0], vp_mk_int(v, g)), vp_mk_int(v, 0)));
-    o->rank = 4;
-    o->dim[0] = X->dim[0];
-    o->dim[1] = W->dim[0];
-    for (int k = 0; k < 2; k++) {
-        Z3_ast padded = vp_mk_add(v, X->dim[2 + k], vp_mk_int(v, 2 * a->pad[k]));
-        Z3_ast span = vp_mk_sub(v, padded, W->dim[2 + k]);
-        w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, span, vp_mk_int(v, 0)));
-        o->dim[2 + k] = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, k ? sw : sh)), vp_mk_int(v, 1));
-    }
-    if (!(o->t = apply_act(e, o->t, a->act))) return unsupported(e, "conv with activation %d", a->act);
-    return zdone(cx, w);
+    if (!(*t = apply_act(e, *t, a->act))) return unsupported(e, "%s with activation %d", opname, a->act);
+    return 0;
 }
+
+static int z3_conv(zctx *cx) { return conv_term(cx, cx->x[0]->t, &cx->o->t); }
 
 /* Blocked channel layout (issue 15): blk b x = nchwc_in, [n, ceil(c/b), h, w, b] with zero padding lanes. */
 static int z3_nchwc_in(zctx *cx)
 {
     Z3_LOCALS;
-    const gterm *X = x[0];
-    if (X->rank != 4 || a->n_ints != 1 || a->ints[0] < 1) return unsupported(e, "nchwc_in of rank %d", X->rank);
     Z3_ast b = vp_mk_int(v, a->ints[0]);
-    o->t = vp_mk_fn(v, ZF_BLK, &b, &X->t);
-    o->rank = 5;
-    o->dim[0] = X->dim[0], o->dim[2] = X->dim[2], o->dim[3] = X->dim[3], o->dim[4] = b;
-    o->dim[1] = Z3_mk_div(v->ctx, vp_mk_add(v, X->dim[1], vp_mk_int(v, a->ints[0] - 1)), b);
-    return zdone(cx, w);
+    o->t = vp_mk_fn(v, ZF_BLK, &b, &x[0]->t);
+    return 0;
 }
 
-/* unblk b c y = nchwc_out: the c channels of a blocked value back as [n, c, h, w]. In rules c is
-   symbolic (n->dx[1], c = b * k: exact blocking), in hand-written rules it may be concrete. */
+/* unblk b c y = nchwc_out: the c channels of a blocked value back as [n, c, h, w] (b, c: the node's dims; in
+   generated rules c is symbolic, c = b * k: exact blocking) */
 static int z3_nchwc_out(zctx *cx)
 {
     Z3_LOCALS;
-    const gterm *Y = x[0];
-    int64_t b = n->n_dx == 2 ? n->dx[0].c : a->n_ints == 2 ? a->ints[0] : 0;
-    if (Y->rank != 5 || b < 1 || (n->n_dx != 2 && a->ints[1] < 1)) return unsupported(e, "nchwc_out of rank %d", Y->rank);
-    Z3_ast ints[2] = {vp_mk_int(v, b), n->n_dx == 2 ? dimx_ast(e, &n->dx[1]) : vp_mk_int(v, a->ints[1])};
-    o->t = vp_mk_fn(v, ZF_UNBLK, ints, &Y->t);
-    w = vp_mk_and2(v, w, vp_mk_eq(v, Y->dim[4], ints[0]));
-    w = vp_mk_and2(v, w, vp_mk_eq(v, Y->dim[1], Z3_mk_div(v->ctx, vp_mk_add(v, ints[1], vp_mk_int(v, b - 1)), ints[0])));
-    o->rank = 4;
-    o->dim[0] = Y->dim[0], o->dim[1] = ints[1], o->dim[2] = Y->dim[2], o->dim[3] = Y->dim[3];
-    return zdone(cx, w);
+    Z3_ast ints[2] = {cx->ndx[0], cx->ndx[1]};
+    o->t = vp_mk_fn(v, ZF_UNBLK, ints, &x[0]->t);
+    return 0;
 }
 
 /* conv_nchwc, by its definition (ops.def): the kernel reads only the C = W.dim1 * group real
@@ -254,40 +268,13 @@ static int z3_nchwc_out(zctx *cx)
 static int z3_conv_nchwc(zctx *cx)
 {
     Z3_LOCALS;
-    if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "conv_nchwc with asymmetric pads");
-    if (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1) return unsupported(e, "dilated conv_nchwc");
     const gterm *X = x[0], *W = x[1];
-    if (X->rank != 5 || W->rank != 4) return unsupported(e, "conv_nchwc of rank %d/%d", X->rank, W->rank);
-    int g = a->group > 0 ? a->group : 1;
-    int sh = stride_of(a->stride[0]), sw = stride_of(a->stride[1]);
-    Z3_ast b = X->dim[4], bm1 = vp_mk_sub(v, b, vp_mk_int(v, 1)), gi = conv_group(cx, W, &w);
-    Z3_ast cin = Z3_mk_mul(v->ctx, 2, (Z3_ast[]){W->dim[1], gi});
-    Z3_ast ub[2] = {b, cin};
-    Z3_ast xu = vp_mk_fn(v, ZF_UNBLK, ub, &X->t);
-    Z3_ast ints[5] = {vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1]), gi};
-    Z3_ast ts[2] = {xu, W->t};
-    Z3_ast t = vp_mk_fn(v, ZF_CONV, ints, ts);
-    if (n->n_in == 3) {
-        const gterm *Bv = x[2];
-        if (Bv->rank != 1) return unsupported(e, "conv_nchwc bias of rank %d", Bv->rank);
-        w = vp_mk_and2(v, w, vp_mk_eq(v, Bv->dim[0], W->dim[0]));
-        Z3_ast bt[2] = {t, Bv->t};
-        t = vp_mk_fn(v, ZF_BIAS, NULL, bt);
-    }
-    if (!(t = apply_act(e, t, a->act))) return unsupported(e, "conv_nchwc with activation %d", a->act);
+    Z3_ast b = X->dim[4];
+    Z3_ast ub[2] = {b, Z3_mk_mul(v->ctx, 2, (Z3_ast[]){W->dim[1], conv_group(cx, W)})};
+    Z3_ast t;
+    if (conv_term(cx, vp_mk_fn(v, ZF_UNBLK, ub, &X->t), &t)) return 1;
     o->t = vp_mk_fn(v, ZF_BLK, &b, &t);
-    w = vp_mk_and2(v, w, vp_mk_eq(v, X->dim[1], Z3_mk_div(v->ctx, vp_mk_add(v, cin, bm1), b)));
-    if (a->group != SO_RULE_GROUP_DW) w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, W->dim[0], vp_mk_int(v, g)), vp_mk_int(v, 0)));
-    o->rank = 5;
-    o->dim[0] = X->dim[0];
-    o->dim[1] = Z3_mk_div(v->ctx, vp_mk_add(v, W->dim[0], bm1), b);
-    o->dim[4] = b;
-    for (int k = 0; k < 2; k++) {
-        Z3_ast span = vp_mk_sub(v, vp_mk_add(v, X->dim[2 + k], vp_mk_int(v, 2 * a->pad[k])), W->dim[2 + k]);
-        w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, span, vp_mk_int(v, 0)));
-        o->dim[2 + k] = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, k ? sw : sh)), vp_mk_int(v, 1));
-    }
-    return zdone(cx, w);
+    return 0;
 }
 
 static int z3_transpose(zctx *cx)
@@ -295,217 +282,130 @@ static int z3_transpose(zctx *cx)
     Z3_LOCALS;
     const gterm *X = x[0];
     if (a->n_ints != X->rank || X->rank > 4 || X->rank < 1) return unsupported(e, "transpose perm of %d ints on rank %d", a->n_ints, X->rank);
-    int64_t p[4];
-    int seen = 0;
-    for (int i = 0; i < X->rank; i++) {
-        p[i] = a->ints[i];
-        if (p[i] < 0 || p[i] >= X->rank || (seen & (1 << p[i]))) return unsupported(e, "invalid transpose perm");
-        seen |= 1 << p[i];
-    }
-    Z3_ast code = vp_mk_int(v, so_perm_code(X->rank, p));
+    Z3_ast code = vp_mk_int(v, so_perm_code(X->rank, a->ints));
     o->t = vp_mk_fn(v, ZF_TR, &code, &X->t);
-    o->rank = X->rank;
-    for (int i = 0; i < X->rank; i++) o->dim[i] = X->dim[p[i]];
-    return zdone(cx, w);
+    return 0;
 }
 
 static int z3_concat(zctx *cx)
 {
     Z3_LOCALS;
-    int ax = a->axis, r = x[0]->rank;
-    if (ax < 0 || ax >= r) return unsupported(e, "concat axis %d on rank %d", ax, r);
-    for (int k = 1; k < n->n_in; k++) {
-        if (x[k]->rank != r) return unsupported(e, "concat of different ranks");
-        w = vp_mk_and2(v, w, all_dims_eq(v, x[0], x[k], ax));
-    }
-    Z3_ast axi = vp_mk_int(v, ax);
-    Z3_ast t = x[n->n_in - 1]->t, sum = x[n->n_in - 1]->dim[ax];
+    Z3_ast axi = vp_mk_int(v, a->axis);
+    Z3_ast t = x[n->n_in - 1]->t;
     for (int k = n->n_in - 2; k >= 0; k--) {
         Z3_ast ts[2] = {x[k]->t, t};
         t = vp_mk_fn(v, ZF_CONCAT, &axi, ts);
-        sum = vp_mk_add(v, x[k]->dim[ax], sum);
     }
-    *o = *x[0];
     o->t = t;
-    o->dim[ax] = sum;
-    return zdone(cx, w);
+    return 0;
 }
 
+/* output k = spl axis offset size X, the sizes the node's dims (the outputs' dims on the axis) */
 static int z3_split(zctx *cx)
 {
     Z3_LOCALS;
-    const gterm *X = x[0];
-    int ax = a->axis;
-    if (ax < 0 || ax >= X->rank) return unsupported(e, "split axis %d on rank %d", ax, X->rank);
-    if (n->n_dx != n->n_out || n->n_out > SO_RULE_MAX_OUTPUTS) return unsupported(e, "split with %d sizes for %d outputs", n->n_dx, n->n_out);
     Z3_ast off = vp_mk_int(v, 0);
     for (int k = 0; k < n->n_out; k++) {
-        Z3_ast sz = dimx_ast(e, &n->dx[k]);
-        gterm *ok = &e->node[side][ni][k];
-        *ok = *X;
-        Z3_ast ints[3] = {vp_mk_int(v, ax), off, sz};
-        ok->t = vp_mk_fn(v, ZF_SPL, ints, &X->t);
-        ok->dim[ax] = sz;
-        w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, sz, vp_mk_int(v, 1)));
-        off = vp_mk_add(v, off, sz);
+        gterm *ok = &e->node[cx->side][cx->ni][k];
+        Z3_ast ints[3] = {vp_mk_int(v, a->axis), off, ok->dim[a->axis]};
+        ok->t = vp_mk_fn(v, ZF_SPL, ints, &x[0]->t);
+        off = vp_mk_add(v, off, ok->dim[a->axis]);
     }
-    w = vp_mk_and2(v, w, vp_mk_eq(v, off, X->dim[ax]));
-    return zdone(cx, w);
+    return 0;
 }
 
 static int z3_enlarge(zctx *cx)
 {
     Z3_LOCALS;
-    const gterm *W = x[0];
-    if (W->rank != 4) return unsupported(e, "enlarge of rank %d", W->rank);
     Z3_ast ints[2] = {vp_mk_int(v, a->kernel[0]), vp_mk_int(v, a->kernel[1])};
-    o->t = vp_mk_fn(v, ZF_ENLARGE, ints, &W->t);
-    *o = (gterm){o->t, NULL, 4, {W->dim[0], W->dim[1], ints[0], ints[1]}};
-    for (int k = 0; k < 2; k++) {
-        Z3_ast diff = vp_mk_sub(v, ints[k], W->dim[2 + k]);
-        w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, diff, vp_mk_int(v, 0)));
-        w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, diff, vp_mk_int(v, 2)), vp_mk_int(v, 0)));
-    }
-    return zdone(cx, w);
+    o->t = vp_mk_fn(v, ZF_ENLARGE, ints, &x[0]->t);
+    return 0;
 }
 
-static int z3_avgpool(zctx *cx)
+/* a 2-D pool's term over input term xt (op: maxpool / avgpool / globalavgpool) */
+static int pool_term(zctx *cx, so_op op, Z3_ast xt, Z3_ast *t)
 {
     Z3_LOCALS;
-    const gterm *X = x[0];
-    if (X->rank != 4) return unsupported(e, "pool of rank %d", X->rank);
-    if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "pool with asymmetric pads");
-    if (a->ceil_mode && (n->op != SO_OP_MAXPOOL || a->pad[0] || a->pad[1])) return unsupported(e, "pool with ceil_mode (only max pooling without pads)");
-    if (n->op == SO_OP_MAXPOOL && (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1)) return unsupported(e, "dilated maxpool");
-    if (n->op == SO_OP_AVGPOOL && !a->count_include_pad && (a->pad[0] || a->pad[1]))
-        return unsupported(e, "avgpool with pads not counted (count_include_pad=0)");
-    int sh = stride_of(a->stride[0]), sw = stride_of(a->stride[1]);
-    if (a->kernel[0] < 1 || a->kernel[1] < 1 || a->pad[0] >= a->kernel[0] || a->pad[1] >= a->kernel[1] || a->pad[0] < 0 || a->pad[1] < 0)
-        return unsupported(e, "pool with invalid kernel/pads");
-    Z3_ast ints[6] = {vp_mk_int(v, a->kernel[0]), vp_mk_int(v, a->kernel[1]), vp_mk_int(v, sh), vp_mk_int(v, sw), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1])};
-    o->t = vp_mk_fn(v, n->op == SO_OP_AVGPOOL ? ZF_AVGPOOL : a->ceil_mode ? ZF_MAXPOOLC : ZF_MAXPOOL, ints, &X->t);
-    o->rank = 4;
-    o->dim[0] = X->dim[0];
-    o->dim[1] = X->dim[1];
-    for (int k = 0; k < 2; k++) {
-        Z3_ast span = vp_mk_sub(v, vp_mk_add(v, X->dim[2 + k], vp_mk_int(v, 2 * a->pad[k])), vp_mk_int(v, a->kernel[k]));
-        w = vp_mk_and2(v, w, Z3_mk_ge(v->ctx, span, vp_mk_int(v, 0)));
-        int st = k ? sw : sh;
-        if (a->ceil_mode) span = vp_mk_add(v, span, vp_mk_int(v, st - 1));
-        o->dim[2 + k] = vp_mk_add(v, Z3_mk_div(v->ctx, span, vp_mk_int(v, st)), vp_mk_int(v, 1));
+    if (op == SO_OP_GLOBALAVGPOOL) {
+        *t = vp_mk_fn(v, ZF_GAP, NULL, &xt);
+        return 0;
     }
-    return zdone(cx, w);
+    if (a->pad[0] != a->pad[2] || a->pad[1] != a->pad[3]) return unsupported(e, "pool with asymmetric pads");
+    if (a->ceil_mode && (op != SO_OP_MAXPOOL || a->pad[0] || a->pad[1])) return unsupported(e, "pool with ceil_mode (only max pooling without pads)");
+    if (op == SO_OP_MAXPOOL && (stride_of(a->dilation[0]) != 1 || stride_of(a->dilation[1]) != 1)) return unsupported(e, "dilated maxpool");
+    if (op == SO_OP_AVGPOOL && !a->count_include_pad && (a->pad[0] || a->pad[1]))
+        return unsupported(e, "avgpool with pads not counted (count_include_pad=0)");
+    Z3_ast ints[6] = {vp_mk_int(v, a->kernel[0]), vp_mk_int(v, a->kernel[1]), vp_mk_int(v, stride_of(a->stride[0])),
+                      vp_mk_int(v, stride_of(a->stride[1])), vp_mk_int(v, a->pad[0]), vp_mk_int(v, a->pad[1])};
+    *t = vp_mk_fn(v, op == SO_OP_AVGPOOL ? ZF_AVGPOOL : a->ceil_mode ? ZF_MAXPOOLC : ZF_MAXPOOL, ints, &xt);
+    return 0;
 }
+
+static int z3_avgpool(zctx *cx) { return pool_term(cx, cx->n->op, cx->x[0]->t, &cx->o->t); }
 
 static int z3_globalavgpool(zctx *cx)
 {
-    Z3_LOCALS;
-    const gterm *X = x[0];
-    if (X->rank != 4) return unsupported(e, "globalavgpool of rank %d", X->rank);
-    *o = *X;
-    o->t = vp_mk_fn(v, ZF_GAP, NULL, &X->t);
-    o->dim[2] = o->dim[3] = vp_mk_int(v, 1);
-    return zdone(cx, w);
+    if (cx->x[0]->rank != 4) return unsupported(cx->e, "globalavgpool of rank %d", cx->x[0]->rank);
+    return pool_term(cx, SO_OP_GLOBALAVGPOOL, cx->x[0]->t, &cx->o->t);
 }
 
 /* The blocked pools, by their definition (ops.def): they pool every lane of a blocked value
    (zero padding lanes stay zero), so pool_nchwc(X) = blk b (pool (unblk b (b * blocks) X)): the
-   plain pool's encoding on the unblocked lanes, blocked again. The definitions are self-checked
+   plain pool's term on the unblocked lanes, blocked again. The definitions are self-checked
    against the kernels (axioms maxpoolb-def, gapb-def). */
 static int z3_pool_nchwc(zctx *cx)
 {
     Z3_LOCALS;
     const gterm *X = x[0];
-    if (X->rank != 5) return unsupported(e, "%s of rank %d", opname, X->rank);
     Z3_ast b = X->dim[4];
     Z3_ast ub[2] = {b, Z3_mk_mul(v->ctx, 2, (Z3_ast[]){X->dim[1], b})};
-    gterm plain = *X;
-    plain.t = vp_mk_fn(v, ZF_UNBLK, ub, &X->t);
-    plain.rank = 4;
-    plain.dim[1] = ub[1];
-    const gterm *px = &plain;
-    so_rnode pn = *n;
-    pn.op = n->op == SO_OP_MAXPOOL_NCHWC ? SO_OP_MAXPOOL : n->op == SO_OP_AVGPOOL_NCHWC ? SO_OP_AVGPOOL : SO_OP_GLOBALAVGPOOL;
-    gterm po;
-    Z3_ast pw = NULL;
-    zctx sub = {e, side, ni, &pn, &px, &po, &pw};
-    int rc = pn.op == SO_OP_GLOBALAVGPOOL ? z3_globalavgpool(&sub) : z3_avgpool(&sub);
-    if (rc) return rc;
-    o->t = vp_mk_fn(v, ZF_BLK, &b, &po.t);
-    o->rank = 5;
-    o->dim[0] = po.dim[0], o->dim[1] = X->dim[1], o->dim[2] = po.dim[2], o->dim[3] = po.dim[3], o->dim[4] = b;
-    return zdone(cx, vp_mk_and2(v, w, pw));
+    const so_op op = n->op == SO_OP_MAXPOOL_NCHWC ? SO_OP_MAXPOOL : n->op == SO_OP_AVGPOOL_NCHWC ? SO_OP_AVGPOOL : SO_OP_GLOBALAVGPOOL;
+    Z3_ast t;
+    if (pool_term(cx, op, vp_mk_fn(v, ZF_UNBLK, ub, &X->t), &t)) return 1;
+    o->t = vp_mk_fn(v, ZF_BLK, &b, &t);
+    return 0;
+}
+
+/* the epsilon's bits as the operators' integer parameter */
+static Z3_ast eps_bits(so_verifier *v, float eps)
+{
+    uint32_t bits;
+    memcpy(&bits, &eps, sizeof bits);
+    return vp_mk_int(v, bits);
 }
 
 static int z3_batchnorm(zctx *cx)
 {
     Z3_LOCALS;
-    const gterm *X = x[0];
-    if (X->rank < 2) return unsupported(e, "batchnorm of rank %d", X->rank);
-    uint32_t bits;
-    memcpy(&bits, &a->epsilon, sizeof bits);
-    Z3_ast eps = vp_mk_int(v, bits);
-    Z3_ast ts[5];
-    for (int k = 0; k < 5; k++) {
-        ts[k] = x[k]->t;
-        if (k && x[k]->rank != 1) return unsupported(e, "batchnorm parameter of rank %d", x[k]->rank);
-        if (k) w = vp_mk_and2(v, w, vp_mk_eq(v, x[k]->dim[0], X->dim[1]));
-    }
-    *o = *X;
+    Z3_ast eps = eps_bits(v, a->epsilon), ts[5];
+    for (int k = 0; k < 5; k++) ts[k] = x[k]->t;
     o->t = vp_mk_fn(v, ZF_BN, &eps, ts);
-    return zdone(cx, w);
+    return 0;
 }
 
+/* conv+BN folding weights: bnfw eps W scale var; bnfb eps scale B mean var; bnfbc ... cbias */
 static int z3_bnfold_w(zctx *cx)
 {
     Z3_LOCALS;
-    /* conv+BN folding weights: bnfw eps W scale var; bnfb eps scale B mean var; bnfbc ... cbias */
-    uint32_t bits;
-    memcpy(&bits, &a->epsilon, sizeof bits);
-    Z3_ast eps = vp_mk_int(v, bits);
-    Z3_ast ts[5];
-    int wop = n->op == SO_OP_BNFOLD_W;
-    if (wop && x[0]->rank < 1) return unsupported(e, "bnfold_w of rank %d", x[0]->rank);
-    for (int k = 0; k < n->n_in; k++) {
-        ts[k] = x[k]->t;
-        if ((k || !wop) && x[k]->rank != 1) return unsupported(e, "%s vector of rank %d", opname, x[k]->rank);
-        if (k) w = vp_mk_and2(v, w, vp_mk_eq(v, x[k]->dim[0], x[0]->dim[0]));
-    }
-    *o = *x[0];
-    o->t = vp_mk_fn(v, wop ? ZF_BNFW : n->n_in == 5 ? ZF_BNFBC : ZF_BNFB, &eps, ts);
-    return zdone(cx, w);
+    Z3_ast eps = eps_bits(v, a->epsilon), ts[5];
+    for (int k = 0; k < n->n_in; k++) ts[k] = x[k]->t;
+    o->t = vp_mk_fn(v, n->op == SO_OP_BNFOLD_W ? ZF_BNFW : n->n_in == 5 ? ZF_BNFBC : ZF_BNFB, &eps, ts);
+    return 0;
 }
 
 static int z3_const_pool(zctx *cx)
 {
     Z3_LOCALS;
-    if (n->n_dx != 4) return unsupported(e, "%s with %d dims", opname, n->n_dx);
-    Z3_ast d[4];
-    for (int k = 0; k < 4; k++) d[k] = dimx_ast(e, &n->dx[k]);
-    Z3_ast ints[3] = {d[0], d[2], d[3]};
+    Z3_ast ints[3] = {o->dim[0], o->dim[2], o->dim[3]};
     o->t = vp_mk_fn(v, n->op == SO_OP_CONST_POOL ? ZF_CPOOL : ZF_CIDCONV, ints, NULL);
-    o->rank = 4;
-    for (int k = 0; k < 4; k++) o->dim[k] = d[k];
-    if (n->op == SO_OP_CONST_POOL) {
-        w = vp_mk_and2(v, w, vp_mk_eq(v, d[1], vp_mk_int(v, 1)));
-    } else {
-        w = vp_mk_and2(v, w, vp_mk_eq(v, d[0], d[1]));
-        for (int k = 2; k < 4; k++) w = vp_mk_and2(v, w, vp_mk_eq(v, Z3_mk_mod(v->ctx, d[k], vp_mk_int(v, 2)), vp_mk_int(v, 1)));
-    }
-    return zdone(cx, w);
+    return 0;
 }
 
 static int z3_const_idmat(zctx *cx)
 {
     Z3_LOCALS;
-    if (n->n_dx != 2) return unsupported(e, "const_idmat with %d dims", n->n_dx);
-    Z3_ast d0 = dimx_ast(e, &n->dx[0]), d1 = dimx_ast(e, &n->dx[1]);
-    o->t = vp_mk_fn(v, ZF_CIDMAT, &d0, NULL);
-    o->rank = 2;
-    o->dim[0] = d0;
-    o->dim[1] = d1;
-    w = vp_mk_and2(v, w, vp_mk_eq(v, d0, d1));
-    return zdone(cx, w);
+    o->t = vp_mk_fn(v, ZF_CIDMAT, &o->dim[0], NULL);
+    return 0;
 }
 
 
@@ -653,15 +553,39 @@ static const z3_fn z3_encoders[SO_OP_COUNT] = {
 
 int so_verify_has_semantics(so_op op) { return z3_encoders[op] != Z3_NOT_IN_RULES; }
 
+/* Pattern node ni of one side: its outputs' shapes and well-typedness *wf (without the inputs' own ok) by the
+   shared shape rule over solver terms, then its term(s). Returns 0, or 1 if the node has no Z3 semantics or its
+   shape rule fails for every symbol value (e->unsupported set). */
 static int encode_node(renc *e, int side, int ni, Z3_ast *wf)
 {
     const so_rnode *n = &(side ? &e->r->dst : &e->r->src)->nodes[ni];
-    if (z3_encoders[n->op] == Z3_NOT_IN_RULES) return unsupported(e, "no Z3 semantics for '%s' (not in the rule language)", so_ops[n->op].name);
+    const char *opname = so_ops[n->op].name;
+    if (z3_encoders[n->op] == Z3_NOT_IN_RULES) return unsupported(e, "no Z3 semantics for '%s' (not in the rule language)", opname);
+    if (n->n_out < 1 || n->n_out > SO_RULE_MAX_OUTPUTS || n->n_dx > SO_MAX_RANK) return unsupported(e, "%s with %d outputs", opname, n->n_out);
     const gterm *x[SO_RULE_MAX_IN];
-    for (int k = 0; k < n->n_in; k++) x[k] = ref_term(e, side, n->in[k]);
-    gterm *o = &e->node[side][ni][0];
-    o->rank = 0;
-    zctx cx = {e, side, ni, n, x, o, wf};
+    so_dims in[SO_RULE_MAX_IN], out[SO_RULE_MAX_OUTPUTS];
+    Z3_ast ndx[SO_MAX_RANK];
+    for (int k = 0; k < n->n_in; k++) {
+        x[k] = ref_term(e, side, n->in[k]);
+        in[k] = (so_dims){x[k]->rank, (void *)x[k]->dim};
+    }
+    for (int k = 0; k < n->n_dx; k++) ndx[k] = dimx_ast(e, &n->dx[k]);
+    const so_dims nd = {n->n_dx, ndx};
+    for (int j = 0; j < n->n_out; j++) {
+        e->node[side][ni][j].rank = 0;
+        out[j] = (so_dims){0, e->node[side][ni][j].dim};
+    }
+    *wf = Z3_mk_true(e->v->ctx);
+    zalg z = {e->v, vp_mk_int(e->v, 1), wf};
+    so_dim_alg A = dim_z3;
+    A.one = &z.one;
+    A.cx = &z;
+    if (so_rule_node_dims(&A, n, in, &nd, out) != SO_OK) return unsupported(e, "%s: %s", opname, so_error());
+    for (int j = 0; j < n->n_out; j++) {
+        if (out[j].rank < 0) return unsupported(e, "no shape rule for '%s'", opname);
+        e->node[side][ni][j].rank = out[j].rank;
+    }
+    zctx cx = {e, side, ni, n, x, &e->node[side][ni][0], ndx};
     return z3_encoders[n->op](&cx);
 }
 
@@ -734,7 +658,7 @@ int vp_encode_rule(renc *e)
         for (int j = i + 1; j < e->n_all; j++) {
             gterm *a = &e->all[i], *b = &e->all[j];
             if (a->rank != b->rank) continue;
-            Z3_ast pre = vp_mk_and2(v, vp_mk_and2(v, a->ok, b->ok), all_dims_eq(v, a, b, -1));
+            Z3_ast pre = vp_mk_and2(v, vp_mk_and2(v, a->ok, b->ok), all_dims_eq(v, a, b));
             Z3_solver_assert(c, v->s, Z3_mk_implies(c, pre, vp_mk_eq(v, vp_mk_shp(v, a->t), vp_mk_shp(v, b->t))));
         }
     Z3_ast eqs = Z3_mk_true(c);
