@@ -380,7 +380,8 @@ then ok "models_latency.sh: 2 paired rounds -> one JSON line, --fill writes the 
 else bad "models_latency.sh rounds / JSON line / --fill" "$TMP/log"; fi
 
 # 10b. constructs the importer cannot handle (issue 16): custom operators without and with a declared shape, a
-#      data-dependent shape, Loop, a Cast to float16, an LSTM activation ONNX does not define, a GRU clip <= 0, MaxRoiPool. `run` and
+#      data-dependent shape, Loop, a Cast to float16, an LSTM activation ONNX does not define, a GRU clip <= 0, MaxRoiPool,
+#      a TfIdfVectorizer whose ngram_counts do not split its pool. `run` and
 #      optimize each refuse with exit 1 and one line naming the file, the node and its operator; nothing is written.
 mkdir -p "$TMP/un"
 if $PY tests/make_unsupported.py "$TMP/un" >"$TMP/log" 2>&1; then

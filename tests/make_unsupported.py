@@ -80,6 +80,11 @@ save("maxroipool", "roi_0", "MaxRoiPool",
      [helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="roi_0", pooled_shape=[2, 2])],
      [vi("x", [1, 2, 4, 4])], [vi("y", [1, 2, 2, 2])],
      [numpy_helper.from_array(np.array([[0, 0, 0, 3, 3]], np.float32), "rois")])
+# a TfIdfVectorizer whose ngram_counts do not split the pool into n-grams (ONNX Runtime 1.30 aborts on it)
+save("tfidf_bad_counts", "tfidf_0", "TfIdfVectorizer",
+     [helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf_0", mode="TF", min_gram_length=1, max_gram_length=3,
+                       max_skip_count=0, ngram_counts=[0, 3, 7], ngram_indexes=list(range(8)), pool_int64s=list(range(14)))],
+     [vi("x", [9], T.INT32)], [vi("y", [8])], opset=9)
 
 with open(os.path.join(OUT, "list.txt"), "w") as f:
     f.write("\n".join(listing) + "\n")
