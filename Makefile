@@ -55,7 +55,7 @@ SHLIB       := $(BUILD)/libsuperopt.so.$(VERSION)
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 
-.PHONY: all lib install uninstall deps run test-api bench-api test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-repro bench-standard bench-kernels bench-isa rules operators models clean
+.PHONY: all lib install uninstall deps run test-api test-bench bench-api test test-core test-unit test-integration test-onnx conformance test-valgrind test-asan bench bench-repro bench-standard bench-kernels bench-isa rules operators models clean
 all: $(BUILD)/superopt $(LIB) $(SHLIB) $(BUILD)/proofs.stamp
 
 # The shipped rule set is proved by the binary just built, at build time (~6 s on 2 cores): the build
@@ -189,6 +189,7 @@ test-core:
 	$(MAKE) test-integration
 	$(MAKE) test-onnx
 	$(MAKE) test-api
+	$(MAKE) test-bench
 
 # The library as a user gets it (tests/api.sh): make install into a temporary prefix, the C example built with
 # pkg-config runs every data/ model (valgrind; ASan under make test-asan), the installed Python package's tests,
@@ -203,6 +204,11 @@ test-valgrind: all $(TEST_BINS)
 
 # The fuzz smoke run inside `make test` (replays every saved finding, then fuzzes each target briefly).
 TEST_FUZZ_SECONDS ?= 5
+
+# `superopt bench` end to end on small models (tests/bench_smoke.sh, about a minute): report sections, JSON,
+# SVG, ONNX Runtime on a blocked-layout CNN, two benches with one cost table giving the same costs, clean errors.
+test-bench: all $(ORT)
+	@BUILD=$(BUILD) bash tests/bench_smoke.sh
 
 test-asan: deps
 	$(MAKE) SAN=1 test-core

@@ -79,6 +79,27 @@ if $PY -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getr
     ok "SVG is well-formed with bars and a sweep line"
 else bad "SVG is well-formed with bars and a sweep line" "$TMP/s.log"; fi
 
+# 1b. ONNX Runtime on a CNN whose outputs carry the layout step's blocked-channel operators (ai.superopt:nchwc_*,
+# which ONNX Runtime cannot load): the bench times the same search written with --layout none instead. Before
+# 709f0c1 every such ORT run failed ("5 runs failed" on the literature CNNs).
+if [ ${#ORT[@]} -eq 0 ]; then
+    if $SO bench data/resnet_small.onnx "${RULES[@]}" --no-ablations --no-flops-check --rounds 1 --threads 1 \
+        --target-seconds 0.05 --time-limit 2 --work-dir "$TMP/cnn" --json "$TMP/c.json" >"$TMP/c.md" 2>"$TMP/c.err" &&
+        grep -q "ai.superopt" "$TMP/cnn/resnet_small.2.backtrack.onnx" &&
+        ! grep -q "ai.superopt" "$TMP/cnn/resnet_small.5.ort-backtrack.onnx" &&
+        $PY - "$TMP/c.json" <<'EOF' >>"$TMP/c.err" 2>&1; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["failures"] == 0, d["failures"]
+m = d["models"][0]
+for s in ("greedy", "backtrack", "eqsat"):
+    assert m["strategies"][s]["ort_all"]["median_ms"] > 0, (s, m["strategies"][s]["ort_all"])
+assert m["ort_backtrack_over_original"] > 0, m
+EOF
+        ok "ONNX Runtime times a CNN's blocked-layout result (its --layout none form), no run failed"
+    else bad "ONNX Runtime times a CNN's blocked-layout result (its --layout none form), no run failed" "$TMP/c.err"; fi
+fi
+
 # 2. reproducible costs: two benches with one saved cost table (the first fills it, the second
 # only reads it) report the same cost for every strategy, measured and flops. Budget-bound searches
 # (backtracking's graph budget, eqsat's work limit; the time limits generous) so that the load
