@@ -757,13 +757,14 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
                                            {"conv_nchwc_onednn", "conv_nchwc_onednn", "conv_nchwc_onednn"},
                                            {"conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino"},
                                            {"conv_nchwc_wino_scalar", "conv_nchwc_wino_avx2", "conv_nchwc_wino_avx512"},
-                                           {"conv_nchwc_stem_scalar", "conv_nchwc_stem_avx2", "conv_nchwc_stem_avx512"}};
+                                           {"conv_nchwc_stem_scalar", "conv_nchwc_stem_avx2", "conv_nchwc_stem_avx512"},
+                                           {"conv_nchwc_wino2_scalar", "conv_nchwc_wino2_avx2", "conv_nchwc_wino2_avx512"}};
     const int li = L == &so_nchwc_scalar ? 0 : L == &so_nchwc_avx2 ? 1 : 2;
     const int oi = s->stem                       ? 8
                    : n->op == SO_OP_NCHWC_IN     ? 0
                    : n->op == SO_OP_NCHWC_OUT    ? 1
                    : s->dnnl                     ? 5 + !!strstr(so_dnnl_conv_impl(s->dnnl), "wino")
-                   : s->wino                     ? 7
+                   : s->wino                     ? (s->conv.wm == 2 ? 9 : 7) /* F(2x2, 3x3) named apart from F(4x4, 3x3) */
                    : n->op == SO_OP_CONV_NCHWC   ? 2
                    : n->op == SO_OP_CONCAT_NCHWC ? 4
                                                  : 3;
