@@ -735,7 +735,7 @@ static void dw3_team(void *priv, const so_tensor *in, so_tensor *out, float *scr
     {
         float *T = scratch + (int64_t)omp_get_thread_num() * tb;
         if (n8) memset(T, 0, sizeof *T * (size_t)(p->Hq * p->Wq * 8));
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
         for (int64_t q = 0; q < p->N * per_img; q++) {
             int64_t n = q / per_img, r = q % per_img;
             if (r < n8) {
@@ -881,7 +881,7 @@ static void stem_rows(void *priv, const so_tensor *in, so_tensor *out, float *sc
     for (int64_t n = 0; n < p->N; n++) {
 #pragma omp for
         for (int64_t c = 0; c < p->C; c++) dc_phases(p, X + (n * p->C + c) * hw_in, scratch + c * cs);
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
         for (int64_t q = 0; q < nbo * p->Ho; q++) {
             int64_t bo = q / p->Ho, oh = q % p->Ho, o0 = bo * STEM_OB;
             int nob = (int)SO_MIN(STEM_OB, p->O - o0);
@@ -906,6 +906,9 @@ static void stem_rows(void *priv, const so_tensor *in, so_tensor *out, float *sc
             if (!inreg)
                 for (int b = 0; b < nob; b++)
                     so_epi_row(ep, o0 + b, y + b * hw, R ? R + (n * p->O + o0 + b) * hw + oh * Wo : NULL, Wo);
+        }
+        if (n + 1 < p->N) { /* the next image's phases overwrite the scratch this one's rows read */
+#pragma omp barrier
         }
     }
 }
@@ -977,7 +980,7 @@ static void pw_tiles(void *priv, const so_tensor *in, so_tensor *out, float *scr
                       (!R || ep->act2 == SO_ACT_NONE || ep->act2 == SO_ACT_RELU);
     const int64_t hw = p->Ho * p->Wo, K = p->C, nbo = (p->O + STEM_OB - 1) / STEM_OB, pc = p->tile;
     const int64_t nch = SO_MAX(1, hw / pc), nog = p->N * nch >= 8 ? 1 : SO_MIN(nbo, (8 + p->N * nch - 1) / (p->N * nch));
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t q = 0; q < p->N * nch * nog; q++) {
         int64_t n = q / (nch * nog), ch = q / nog % nch, og = q % nog, p0 = ch * hw / nch, p1 = (ch + 1) * hw / nch, len = p1 - p0;
         const float *x = X + n * K * hw + p0;

@@ -225,7 +225,7 @@ static void dconv_team(const so_dconv *d, const float *x, float *y, const so_epi
     /* work items: (pixel block, group of og channel blocks); inside, K blocks outer so the input
        window of a K block is reused by all channel blocks of the group, partial sums in t [og][pb][16] */
     const int64_t nog = (d->nob + d->og - 1) / d->og;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t q = 0; q < npb * nog; q++) {
         float *t = tb + (int64_t)omp_get_thread_num() * d->og * d->pb * 16;
         const int64_t pbi = q / nog, ob0 = q % nog * d->og, ob1 = SO_MIN(d->nob, ob0 + d->og), p0 = pbi * d->pb,

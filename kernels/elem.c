@@ -88,7 +88,7 @@ static void bin_all(void *priv, const so_tensor *in, so_tensor *out, float *scra
             A = B, B = t;
         }
         const int64_t X = p->dim[0], M = p->dim[1];
-#pragma omp for
+#pragma omp for nowait
         for (int64_t x = 0; x < X; x++) {
             bin_rows(p->op, A + x * M * inner, B + x * inner, O + x * M * inner, M, inner);
             if (p->act) so_epi_act(p->act, p->lo, p->hi, O + x * M * inner, M * inner);
@@ -100,7 +100,7 @@ static void bin_all(void *priv, const so_tensor *in, so_tensor *out, float *scra
         if (p->act) so_epi_act(p->act, p->lo, p->hi, O, inner);
         return;
     }
-#pragma omp for
+#pragma omp for nowait
     for (int64_t r = 0; r < p->outer; r++) {
         int64_t rem = r, oa = 0, ob = 0;
         for (int d = nd - 2; d >= 0; d--) {
@@ -250,7 +250,7 @@ static void un_chunks(const un_plan *p, const float *x, float *y)
 {
     const int64_t CH = 8192;
     int64_t nch = (p->n + CH - 1) / CH;
-#pragma omp for
+#pragma omp for nowait
     for (int64_t t = 0; t < nch; t++) {
         int64_t s = t * CH, e = SO_MIN(p->n, s + CH);
         un_chunk(p, x + s, y + s, e - s);
@@ -376,7 +376,7 @@ static void gelu_blocks(void *priv, const so_tensor *in, so_tensor *out, float *
     float *Y = out[0].data;
     const float c = p->c, a = p->a, h = p->h;
     const int64_t n = p->n, nb = (n + 4095) / 4096;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t b = 0; b < nb; b++) {
         const int64_t j0 = b * 4096, j1 = j0 + 4096 < n ? j0 + 4096 : n;
         int64_t j = j0;

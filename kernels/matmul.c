@@ -23,7 +23,7 @@
 /* Epilogue with the channel on the last axis: y is [m, n], channel = column (epi_cols: the rows over the team). */
 static void epi_cols_rows(const so_epi *ep, float *y, const float *res, int64_t m, int64_t n)
 {
-#pragma omp for
+#pragma omp for nowait
     for (int64_t r = 0; r < m; r++) {
         float *yr = y + r * n;
         if (ep->scale) {

@@ -41,7 +41,7 @@ static void rs_rows(void *priv, const so_tensor *in, so_tensor *out, float *scra
     const rs_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
-#pragma omp for
+#pragma omp for nowait
     for (int64_t q = 0; q < p->planes; q++)
         for (int64_t oy = 0; oy < p->Ho; oy++) {
             const float *r0 = X + (q * p->H + p->y0[oy]) * p->W, *r1 = X + (q * p->H + p->y1[oy]) * p->W;
@@ -100,7 +100,7 @@ static void tr_rows(void *priv, const so_tensor *in, so_tensor *out, float *scra
     const tr_plan *p = priv;
     int r = p->r;
     int64_t inner = p->inner, st = p->is[r - 1];
-#pragma omp for
+#pragma omp for nowait
     for (int64_t q = 0; q < p->outer; q++) {
         int64_t rem = q, off = 0;
         for (int d = r - 2; d >= 0; d--) {
@@ -158,7 +158,7 @@ static void trt_rows(void *priv, const so_tensor *in, so_tensor *out, float *scr
     const int64_t na = t->od[a], nl = t->od[r - 1], st = t->is[r - 1], osa = p->osa;
     const float *X = in[0].data;
     float *Y = out[0].data;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t q = 0; q < p->n2; q++) {
         int64_t rem = q, ioff = 0, ooff = 0, ost = nl;
         for (int d = r - 2; d >= 0; d--) { /* output strides grow from the last axis */

@@ -29,7 +29,7 @@ static void sm_rows(void *priv, const so_tensor *in, so_tensor *out, float *scra
     const float *X = in[0].data;
     float *Y = out[0].data;
     int64_t L = p->len, Inn = p->inner;
-#pragma omp for
+#pragma omp for nowait
     for (int64_t o = 0; o < p->outer; o++) {
         if (Inn == 1) { /* contiguous rows (the last axis): vectorised max, exp + sum, scale */
             softmax_row(X + o * L, Y + o * L, L);
@@ -91,7 +91,7 @@ static void ln_rows(void *priv, const so_tensor *in, so_tensor *out, float *scra
     const float *X = in[0].data, *S = in[1].data, *Bi = p->has_bias ? in[2].data : NULL;
     float *Y = out[0].data;
     int64_t D = p->d;
-#pragma omp for
+#pragma omp for nowait
     for (int64_t r = 0; r < p->rows; r++) {
         const float *x = X + r * D;
         float *y = Y + r * D;
@@ -163,7 +163,7 @@ static void bn_planes(void *priv, const so_tensor *in, so_tensor *out, float *sc
     const bn_plan *p = priv;
     const float *X = in[0].data;
     float *Y = out[0].data;
-#pragma omp for
+#pragma omp for nowait
     for (int64_t q = 0; q < p->n * p->c; q++) {
         int64_t ch = q % p->c;
         const float *x = X + q * p->plane;
@@ -222,7 +222,7 @@ static void rm_rows(void *priv, const so_tensor *in, so_tensor *out, float *scra
     float *Y = out[0].data;
     const int64_t R = p->red, Inn = p->inner;
     const float inv = p->inv;
-#pragma omp for
+#pragma omp for nowait
     for (int64_t o = 0; o < p->outer; o++) {
         const float *x = X + o * R * Inn;
         float *y = Y + o * Inn;

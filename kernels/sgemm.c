@@ -15,7 +15,10 @@
 #include <string.h>
 #endif
 
-int so_sgemm_threads(void) { return omp_get_max_threads(); }
+/* 1 inside an active region: a product called by one thread of a team (1x1 conv column ranges, Winograd's shared
+   products) is that thread's share; a region of its own there is a nested, inactive one-thread team that libgomp
+   still allocates and frees (data/squeezenet at 2 threads: 15 such per run, kpriv.h so_par_on). */
+int so_sgemm_threads(void) { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
 /* C[M,N] = alpha A[M,K] B[K,N] + beta C for a small M: B is streamed once, by rows, four rows
    at a time, into an M x NB block of C that stays in L2 (each load and store of C carries

@@ -14,7 +14,8 @@ void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
    so_fast_use_onednn):
    then kernel selection prefers it to our GEMM. */
 int so_sgemm_onednn(void);
-/* Threads of the team our kernels' parallel regions use (omp_get_max_threads: the executor's fixed team). */
+/* Threads of the team our kernels' parallel regions use (omp_get_max_threads: the executor's fixed team); 1 when
+   called inside an active parallel region (no nested regions). */
 int so_sgemm_threads(void);
 
 #endif
