@@ -784,10 +784,11 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
    applied here: a stem's whole sum is one tile. */
 static inline __attribute__((always_inline)) void stem_tile(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst,
                                                             int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1,
-                                                            const int obk, const int npx, float *y, int64_t yst, int64_t ob)
+                                                            const int obk, const int npx, const int S, float *y, int64_t yst, int64_t ob)
 {
     VF acc[CONV_OBK][STEM_PX];
-    const int64_t HW = p->H * p->W, W = p->W, kw = p->kw, KK = p->kh * p->kw, sw = p->sw, dw = p->dw;
+    /* S: the stride along W when known at compile time (the pixels' broadcasts at constant offsets), else 0 */
+    const int64_t HW = p->H * p->W, W = p->W, kw = p->kw, KK = p->kh * p->kw, sw = S ? S : p->sw, dw = p->dw;
 #pragma GCC unroll 4
     for (int k = 0; k < obk; k++)
 #pragma GCC unroll 16
@@ -808,51 +809,55 @@ static inline __attribute__((always_inline)) void stem_tile(const so_nchwc_conv 
     }
 }
 
-/* stem_tile with run-time obk (1..CONV_OBK) and npx (1, or STEM_PX / obk: the same accumulators whatever obk). */
+/* The pixels of stem_row's next interior tile at obk output blocks with avail interior pixels left: STEM_PX / obk
+   (the full tile), else its half or quarter when that many are left (a row's remainder: at MNASNet's 112-pixel
+   rows 3 of 111 at obk = 2, which one-pixel tiles ran as 2 x 27-deep FMA chains, latency-bound), else 1. */
+static inline int stem_npx(int obk, int64_t avail)
+{
+    const int full = STEM_PX / obk;
+    return avail >= full ? full : avail >= full / 2 && full / 2 > 1 ? full / 2 : avail >= full / 4 && full / 4 > 1 ? full / 4 : 1;
+}
+
+/* stem_tile with run-time obk (1..CONV_OBK) and npx (one of stem_npx's: 1, or STEM_PX / obk, its half or its
+   quarter: the same accumulators whatever obk). */
 static void stem_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t ih0, int64_t i0, int64_t i1,
                           int64_t iw0, int64_t j0, int64_t j1, int obk, int npx, float *y, int64_t yst, int64_t ob)
 {
 #define STEM_ARGS p, x, w, wst, ih0, i0, i1, iw0, j0, j1
-    if (npx == 1) {
-        switch (obk) {
-        case 1: stem_tile(STEM_ARGS, 1, 1, y, yst, ob); break;
-#if CONV_OBK >= 2
-        case 2: stem_tile(STEM_ARGS, 2, 1, y, yst, ob); break;
-#endif
-#if CONV_OBK >= 3
-        case 3: stem_tile(STEM_ARGS, 3, 1, y, yst, ob); break;
-#endif
+#define STEM_Q(K, D) (STEM_PX / (K) / (D) > 1 ? STEM_PX / (K) / (D) : 1)
+#define STEM_OBK(K, S)                                                                                                                 \
+    case K:                                                                                                                            \
+        if (npx == STEM_PX / (K)) stem_tile(STEM_ARGS, K, STEM_PX / (K), S, y, yst, ob);                                               \
+        else if (npx == STEM_Q(K, 2)) stem_tile(STEM_ARGS, K, STEM_Q(K, 2), S, y, yst, ob);                                            \
+        else if (npx == STEM_Q(K, 4)) stem_tile(STEM_ARGS, K, STEM_Q(K, 4), S, y, yst, ob);                                            \
+        else stem_tile(STEM_ARGS, K, 1, S, y, yst, ob);                                                                                \
+        break;
 #if CONV_OBK >= 4
-        case 4: stem_tile(STEM_ARGS, 4, 1, y, yst, ob); break;
+#define STEM_SWITCH(S)                                                                                                                 \
+    switch (obk) { STEM_OBK(1, S) STEM_OBK(2, S) STEM_OBK(3, S) STEM_OBK(4, S) default: break; }
+#elif CONV_OBK >= 2
+#define STEM_SWITCH(S)                                                                                                                 \
+    switch (obk) { STEM_OBK(1, S) STEM_OBK(2, S) default: break; }
+#else
+#define STEM_SWITCH(S)                                                                                                                 \
+    switch (obk) { STEM_OBK(1, S) default: break; }
 #endif
-        default: break;
-        }
-        return;
-    }
-    switch (obk) {
-    case 1: stem_tile(STEM_ARGS, 1, STEM_PX, y, yst, ob); break;
-#if CONV_OBK >= 2
-    case 2: stem_tile(STEM_ARGS, 2, STEM_PX / 2, y, yst, ob); break;
-#endif
-#if CONV_OBK >= 3
-    case 3: stem_tile(STEM_ARGS, 3, STEM_PX / 3, y, yst, ob); break;
-#endif
-#if CONV_OBK >= 4
-    case 4: stem_tile(STEM_ARGS, 4, STEM_PX / 4, y, yst, ob); break;
-#endif
-    default: break;
-    }
+    if (p->sw == 2) STEM_SWITCH(2) /* the stems of ResNet, MobileNet, MNASNet, EfficientNet, ... */
+    else STEM_SWITCH(0)
+#undef STEM_SWITCH
+#undef STEM_OBK
+#undef STEM_Q
 #undef STEM_ARGS
 }
 
 /* Pixels [ow0, ow1) of output row oh, output blocks [ob, ob + CONV_OBK) (clipped to p->Ob), of the stem p on one
    plain image xi [C][H][W] into yr (pixel ow0 of block ob + k at yr + k * yst): interior pixels in tiles of
-   STEM_PX / obk, border pixels one at a time with their own tap columns; owL, owR from interior_cols. A pixel's
-   sum does not depend on the tile it is in. */
+   STEM_PX / obk (a row's remainder in stem_npx's smaller tiles), border pixels one at a time with their own tap
+   columns; owL, owR from interior_cols. A pixel's sum does not depend on the tile it is in. */
 static void stem_row(const so_nchwc_conv *p, const float *xi, int64_t ob, int64_t oh, int64_t ow0, int64_t ow1, float *yr, int64_t yst,
                      int64_t owL, int64_t owR)
 {
-    const int obk = (int)min64(CONV_OBK, p->Ob - ob), full = STEM_PX / obk;
+    const int obk = (int)min64(CONV_OBK, p->Ob - ob);
     const int64_t ih0 = oh * p->sh - p->pt, wst = obk > 1 ? p->wofs[ob + 1] - p->wofs[ob] : 0;
     int64_t i0, i1;
     tap_range(ih0, p->dh, p->kh, p->H, &i0, &i1);
@@ -861,8 +866,8 @@ static void stem_row(const so_nchwc_conv *p, const float *xi, int64_t ob, int64_
         const int64_t iw0 = ow * p->sw - p->pl;
         int npx = 1;
         int64_t j0 = 0, j1 = p->kw;
-        if (ow >= owL && ow + full <= min64(owR, ow1)) npx = full;
-        else if (ow < owL || ow >= owR) tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
+        if (ow >= owL && ow < owR) npx = stem_npx(obk, min64(owR, ow1) - ow);
+        else tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
         stem_tile_any(p, xi, w, wst, ih0, i0, i1, iw0, j0, j1, obk, npx, yr + (ow - ow0) * NB, yst, ob);
         ow += npx;
     }

@@ -447,6 +447,11 @@ static void test_conv_stem(void **state)
         CV(1, 4, 21, 18, 17, 3, 3, 1, 2, 2, 2, 2, 2, 2, 2, 1, .bias = 1, .act1 = SO_ACT_CLIP, .lo = -0.5f, .hi = 0.5f),
         CV(1, 3, 1, 1, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1),
         CV(1, 3, 16, 17, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU, .nan = 1),
+        /* MNASNet's stem row (112 pixels: 111 interior = full tiles + a smaller remainder tile at every obk), and
+           stride 1 rows whose remainders take each of stem_npx's tile sizes */
+        CV(1, 3, 5, 224, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(1, 3, 3, 61, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1),
+        CV(2, 2, 4, 47, 48, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
 }
