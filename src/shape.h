@@ -14,10 +14,10 @@ so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out
 
 /* ---- the dim algebra: shape rules stated once over what a dimension is ----
    A shape rule written against so_dim_alg holds for concrete dims (int64_t, so_dim_int64), for the rule
-   language's symbolic dims (rules/rule.h so_dimx: a constant plus a sum of symbols, rules/rule.c dim_sym), for
+   language's symbolic dims (rules/rule.h so_dimx: a constant plus a sum of symbols, rules/rule_shape.c dim_sym), for
    the generator's int16 dims (rules/gen_universe.c dim_gen) and for solver terms (verifier/encode.c dim_z3: a
    dim is a Z3 integer term), so the importer's shapes (shape_<op> below), the rule checker and the verifier
-   (rules/rule.c so_rule_node_dims) and the generator's typing apply the same statement: so_dims_<family> below.
+   (rules/rule_shape.c so_rule_node_dims) and the generator's typing apply the same statement: so_dims_<family> below.
    Contract of a rule over the algebra: eq and at_least state REQUIREMENTS (a rule fails when they answer 0, and
    never branches on them; a lenient alternative is tried only after the exact requirement failed), because the
    solver instance answers 1 and records a == b (d >= k) as a side condition of the node's well-typedness;
@@ -26,7 +26,7 @@ so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out
 typedef struct so_dim_alg {
     size_t size;                             /* bytes of one dimension value */
     const void *one;                         /* the dimension 1 */
-    const void *cx;                          /* the instance's context, handed to every operation (rule.c: the rule) */
+    const void *cx;                          /* the instance's context, handed to every operation (rule_shape.c: the rule) */
     int (*is_one)(const void *cx, const void *d); /* d is known to be the dimension 1 */
     int (*eq)(const void *cx, const void *a, const void *b); /* requires a == b: 1 if they are the same dimension
                                                                 (provably, for symbols; the solver records it) */
@@ -162,7 +162,7 @@ so_status so_dims_scatternd(const so_dim_alg *A, const so_dims *x, const so_dims
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last
    window must start inside the input or the leading padding); -1 if the window does not fit (or the
    arithmetic overflows). The one statement of this formula: the importer's shapes, the rule
-   checker's concrete dims (rules/rule.c) and the generator's instances (rules/gen_universe.c) use it. */
+   checker's concrete dims (rules/rule_shape.c) and the generator's instances (rules/gen_universe.c) use it. */
 int64_t so_window_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode);
 
 #endif

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../rules/rule.h"
+#include "../rules/rule_shape.h"
 
 static const char *SAMPLE =
     "# sample rules\n"
