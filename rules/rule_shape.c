@@ -533,6 +533,71 @@ static so_status sym_scatternd(const so_dim_alg *A, const so_rnode *n, const so_
     return so_dims_scatternd(A, &in[0], &in[1], &in[2], out);
 }
 
+/* LSTM / GRU / RNN (inputs at their ONNX positions, the absent trailing ones NULL), the 3-D family, transposed
+   convs, DFT / STFT, TfIdfVectorizer, blocked concat (shape.h so_dims_*) */
+static so_status sym_recurrent(const so_dim_alg *A, const so_rnode *n, const so_dims *in, so_dims *out, int64_t gates)
+{
+    const so_dims *v[8];
+    for (int k = 0; k < 8; k++) v[k] = k < n->n_in ? &in[k] : NULL;
+    return so_dims_recurrent(A, &n->attr, gates, v, n->n_out, out);
+}
+static so_status sym_lstm(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return sym_recurrent(A, n, in, out, 4);
+}
+static so_status sym_gru(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return sym_recurrent(A, n, in, out, 3);
+}
+static so_status sym_rnn(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return sym_recurrent(A, n, in, out, 1);
+}
+static so_status sym_conv3d(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_conv3d(A, &n->attr, &in[0], &in[1], n->n_in > 2 ? &in[2] : NULL, out);
+}
+static so_status sym_convtranspose3d(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_convtranspose3d(A, &n->attr, &in[0], &in[1], n->n_in > 2 ? &in[2] : NULL, out);
+}
+static so_status sym_pool3d(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_pool3d(A, &n->attr, &in[0], out);
+}
+static so_status sym_convtranspose(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_convtranspose(A, &n->attr, &in[0], &in[1], n->n_in > 2 ? &in[2] : NULL, out);
+}
+static so_status sym_dft(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_dft(A, &n->attr, &in[0], out);
+}
+static so_status sym_stft(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_stft(A, &n->attr, &in[0], n->n_in > 1 ? &in[1] : NULL, out);
+}
+static so_status sym_tfidfvectorizer(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    const so_dims *v[5] = {&in[0], &in[1], &in[2], &in[3], n->n_in > 4 ? &in[4] : NULL};
+    return so_dims_tfidfvectorizer(A, &n->attr, v, n->n_in, out);
+}
+static so_status sym_concat_nchwc(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
+{
+    (void)ndx;
+    return so_dims_concat_nchwc(A, &n->attr, in, n->n_in, out);
+}
+
 /* operators the rule language has no symbolic shape rule for: unknown shape, accepted here and
    checked when the rule is instantiated on a graph */
 static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out)
@@ -566,12 +631,10 @@ static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_di
 #define sym_hardswish sym_unary
 #define sym_leakyrelu sym_unary
 #define sym_elu sym_unary
-/* blocked layouts: nchwc_in / nchwc_out / conv_nchwc have shape rules above (exact blocking); the
-   blocked pools and concat are not in the rule language (unknown, checked at instantiation) */
+/* blocked layouts: nchwc_in / nchwc_out / conv_nchwc / concat_nchwc have shape rules above (exact blocking) */
 #define sym_maxpool_nchwc sym_pool_nchwc
 #define sym_avgpool_nchwc sym_pool_nchwc
 #define sym_globalavgpool_nchwc sym_pool_nchwc
-#define sym_concat_nchwc sym_unknown
 #define sym_avgpool sym_maxpool
 #define sym_const_idconv sym_const_pool
 #define sym_const_idmat sym_const_pool
@@ -579,7 +642,6 @@ static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_di
 #define sym_reducemean sym_reduce
 #define sym_reducesum sym_reduce
 #define sym_rmsnorm sym_layernorm
-#define sym_lstm sym_unknown
 
 #define sym_identity sym_unary
 typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out);
@@ -631,7 +693,6 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_dim
 #define sym_isinf sym_unary
 #define sym_isnan sym_unary
 
-#define sym_convtranspose sym_unknown
 
 #define sym_not sym_unary
 #define sym_and sym_binary
@@ -639,15 +700,8 @@ typedef so_status (*sym_fn)(const so_dim_alg *A, const so_rnode *n, const so_dim
 #define sym_xor sym_binary
 #define sym_mod sym_binary
 #define sym_cast sym_unary
-#define sym_gru sym_unknown
-#define sym_rnn sym_unknown
-#define sym_conv3d sym_unknown
-#define sym_convtranspose3d sym_unknown
-#define sym_maxpool3d sym_unknown
-#define sym_avgpool3d sym_unknown
-#define sym_dft sym_unknown
-#define sym_tfidfvectorizer sym_unknown
-#define sym_stft sym_unknown
+#define sym_maxpool3d sym_pool3d
+#define sym_avgpool3d sym_pool3d
 
 static const sym_fn sym_rules[SO_OP_COUNT] = {
 #define X(e, l, ...) [SO_OP_##e] = sym_##l,

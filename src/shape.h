@@ -157,6 +157,24 @@ so_status so_dims_maxunpool(const so_dim_alg *A, const so_attr *a, const so_dims
 so_status so_dims_roialign(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *rois, const so_dims *bi, so_dims *o);
 so_status so_dims_nllloss(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *t, const so_dims *w, so_dims *o);
 so_status so_dims_scatternd(const so_dim_alg *A, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o);
+/* LSTM / GRU / RNN (gates 4 / 3 / 1; a->mode: GRU's linear_before_reset, RNN's activation): in[0..8) at their ONNX
+   positions X W R B seq_lens h0 c0 P (NULL = absent); outputs o[0..n_out): Y [T,D,N,H], then the last states [D,N,H] */
+so_status so_dims_recurrent(const so_dim_alg *A, const so_attr *a, int64_t gates, const so_dims *const *in, int n_out, so_dims *o);
+/* 3-D conv / transposed conv / pools over [N,C,D,H,W], spatial ints (kernel, strides, dilations, pad begins, pad ends
+   [, output padding]) per axis; b NULL = no bias */
+so_status so_dims_conv3d(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o);
+so_status so_dims_convtranspose3d(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o);
+so_status so_dims_pool3d(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+/* 2-D transposed conv x [N,Ci,H,W], w [Ci,Co/group,kh,kw] (output padding: ints[0..2)) */
+so_status so_dims_convtranspose(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o);
+/* DFT (axis, ints[0] = dft_length, mode bit 1 inverse, bit 2 onesided) over [..., 1|2]; STFT of signal [B,L,1|2]
+   (ints = frame_step, frame_length; mode onesided; w NULL = no window) */
+so_status so_dims_dft(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_stft(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, so_dims *o);
+/* TfIdfVectorizer: in[0] [C] or [N,C], in[1..3] [n], in[4] (n_in > 4) weights [in[3] dim 0]; ints[3] the output size */
+so_status so_dims_tfidfvectorizer(const so_dim_alg *A, const so_attr *a, const so_dims *const *in, int n_in, so_dims *o);
+/* concat of n blocked values x[0..n) along channels, ints = (b, C0, ..., Cn-1) */
+so_status so_dims_concat_nchwc(const so_dim_alg *A, const so_attr *a, const so_dims *x, int n, so_dims *o);
 
 /* Output length of a sliding window (conv/pool) over a dim of length in: kernel k, stride s, pads
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last
