@@ -51,6 +51,7 @@ static unsigned op_fields(so_op op) { return so_ops[op].attrs; }
 #define key_maxpool key_none
 #define key_avgpool key_none
 #define key_lppool key_none
+#define key_globallppool key_none
 #define key_globalavgpool key_none
 #define key_softmax key_none
 #define key_reducemean key_axes

@@ -636,6 +636,7 @@ static so_status sym_unknown(const so_dim_alg *A, const so_rnode *n, const so_di
 #define sym_avgpool_nchwc sym_pool_nchwc
 #define sym_globalavgpool_nchwc sym_pool_nchwc
 #define sym_avgpool sym_maxpool
+#define sym_globallppool sym_globalavgpool
 #define sym_const_idconv sym_const_pool
 #define sym_const_idmat sym_const_pool
 #define sym_const_ones sym_const_pool

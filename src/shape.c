@@ -1334,6 +1334,7 @@ static so_status pool(ctx *c, int dilated)
 static so_status shape_maxpool(ctx *c) { return pool(c, 1); }
 static so_status shape_avgpool(ctx *c) { return pool(c, 0); }
 static so_status shape_lppool(ctx *c) { return pool(c, 1); }
+#define shape_globallppool shape_globalavgpool
 
 static so_status shape_globalavgpool(ctx *c)
 {

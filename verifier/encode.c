@@ -434,6 +434,7 @@ static int z3_const_idmat(zctx *cx)
 #define z3_layernorm Z3_NOT_IN_RULES
 #define z3_rmsnorm Z3_NOT_IN_RULES
 #define z3_lppool Z3_NOT_IN_RULES
+#define z3_globallppool Z3_NOT_IN_RULES
 #define z3_pad Z3_NOT_IN_RULES
 #define z3_flatten Z3_NOT_IN_RULES
 #define z3_reshape Z3_NOT_IN_RULES
