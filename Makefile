@@ -270,7 +270,7 @@ FUZZ_TARGETS  ?= onnx onnx_dir rules inputs
 FUZZ_DIR      := build-fuzz
 FUZZ_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -Wno-pass-failed
 FUZZ_DEB_PKGS := clang libclang-rt-14-dev libomp-dev
-FUZZ_SRCS     := $(filter-out src/main.c src/bench.c,$(wildcard src/*.c kernels/*.c)) rules/rule.c
+FUZZ_SRCS     := $(filter-out src/main.c src/bench.c,$(wildcard src/*.c kernels/*.c)) rules/rule.c rules/rule_shape.c
 FUZZ_OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(FUZZ_SRCS)) $(BUILD)/gen/onnx.pb-c.o
 .PHONY: fuzz fuzz-build fuzz-deps fuzz-bins
 fuzz-deps:

@@ -2,7 +2,8 @@
    whose run takes about a microsecond, so any overhead shows) is run through superopt_session_run and through the
    executor underneath it (so_exec_run on the same model, same options), interleaved over rounds; per round the
    median per-call time of each; prints the medians and the overhead (API - executor) as one JSON line.
-   Usage: api_overhead [MODEL.onnx] [ROUNDS] [CALLS]   (defaults data/deepandwide.onnx 21 20000) */
+   Usage: api_overhead [MODEL.onnx] [ROUNDS] [CALLS]   (defaults data/deepandwide.onnx 21 20000)
+   It links the static library whole (the executor and the core's timer, random fill and median: src/common.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +12,6 @@
 #include "../kernels/exec.h"
 #include "../src/common.h"
 #include "../src/onnx_io.h"
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int main(int argc, char **argv)
 {
@@ -84,9 +73,9 @@ int main(int argc, char **argv)
         }
         diff[r] = api[r] - ex[r];
     }
-    double d = median(diff, rounds);
+    double d = so_median(diff, (size_t)rounds);
     printf("{\"model\": \"%s\", \"rounds\": %d, \"calls\": %d, \"exec_run_us\": %.4f, \"session_run_us\": %.4f, \"overhead_us\": %.4f}\n", path,
-           rounds, calls, median(ex, rounds), median(api, rounds), d);
+           rounds, calls, so_median(ex, (size_t)rounds), so_median(api, (size_t)rounds), d);
     for (size_t i = 0; i < n_in; i++) free(ins[i].data);
     for (size_t i = 0; i < n_out; i++) free(outs[i].data);
     free(ins);

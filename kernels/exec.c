@@ -1018,6 +1018,7 @@ static int64_t flops_rmsnorm(const so_graph *g, const so_node *n, int64_t out) {
 #define flops_maxpool flops_pool
 #define flops_avgpool flops_pool
 #define flops_lppool flops_pool
+#define flops_globallppool flops_per_input
 #define flops_globalavgpool flops_per_input
 #define flops_reducemean flops_per_input
 #define flops_reducesum flops_per_input

@@ -55,6 +55,7 @@ static so_status nchwc_module(const so_fast_ctx *c, int32_t i, so_fast_kernel *k
 #define fast_maxpool so_pool_select
 #define fast_avgpool so_pool_select
 #define fast_lppool FAST_REF_ONLY
+#define fast_globallppool FAST_REF_ONLY
 #define fast_globalavgpool so_pool_select
 #define fast_softmax so_norm_select
 #define fast_reducemean so_norm_select

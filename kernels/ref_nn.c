@@ -231,6 +231,23 @@ so_status so_ref_globalavgpool(const so_graph *g, const so_node *n, const so_ten
     return SO_OK;
 }
 
+/* (sum of |x|^p over the spatial dims)^(1/p) per (n, c), in double; a NaN propagates */
+so_status so_ref_globallppool(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
+{
+    (void)g;
+    const so_shape *s = &in[0].shape;
+    const int64_t NC = s->dim[0] * s->dim[1], inner = prod(s, 2, s->rank);
+    const double pw = n->attr->mode > 0 ? n->attr->mode : 2;
+    const float *X = in[0].data;
+    float *Y = out[0].data;
+    for (int64_t q = 0; q < NC; q++) {
+        double acc = 0.0;
+        for (int64_t i = 0; i < inner; i++) acc += pow(fabs((double)X[q * inner + i]), pw);
+        Y[q] = (float)pow(acc, 1.0 / pw);
+    }
+    return SO_OK;
+}
+
 so_status so_ref_softmax(const so_graph *g, const so_node *n, const so_tensor *in, so_tensor *out)
 {
     (void)g;

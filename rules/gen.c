@@ -1,6 +1,7 @@
 /* gen.c - the rule generator pipeline: classes, candidates, pruning, generalisation, float re-test, verification, deterministic output; merge of shards. */
 #include "gen_priv.h"
 #include "gen_mpi.h"
+#include "rule_shape.h"
 #include "../verifier/verify.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* gen_unify.c - generator shape generalisation: symbolic dimensions unified over a candidate pair, the rule built from it (so_gen_make_rule). */
 #include "gen_priv.h"
+#include "rule_shape.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -202,7 +203,7 @@ typedef struct sshp {
 
 /* Plane dims of a strided or unpadded window's output: a fresh symbol each (its value the concrete
    size), since a sum of symbols cannot state floor((h + 2p - k) / s) + 1; rules print only their
-   inputs' shapes, and rule.c derives these dims again from the attributes. */
+   inputs' shapes, and rule_shape.c derives these dims again from the attributes. */
 static void win_dims(unif *U, const gen_inst *gi, const gen_type *ot, sshp *o)
 {
     if (gi->stride <= 1 && !gi->valid) return;

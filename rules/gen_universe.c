@@ -49,6 +49,7 @@
 #define gen_maxpool GEN_DEFAULT
 #define gen_avgpool GEN_DEFAULT
 #define gen_lppool GEN_NOT_IN_RULES
+#define gen_globallppool GEN_NOT_IN_RULES
 #define gen_globalavgpool GEN_LAYOUT /* by the extended layout universes */
 #define gen_softmax GEN_NOT_IN_RULES
 #define gen_reducemean GEN_NOT_IN_RULES

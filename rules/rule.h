@@ -127,25 +127,7 @@ void so_ruleset_free(so_ruleset *rs);
    Caller frees the model (which owns the graph in m->graph). */
 so_status so_rule_instantiate(const so_rule *r, int which, const int64_t *sym_vals, so_model **out);
 
-/* ---- helpers (added by gen; see RULES.md) ---- */
-/* Checks a rule: refs in range, arity per ops.def, attributes valid, symbolic shapes
-   type-check on both sides and mapped outputs have equal symbolic shapes. Error text has
-   no file prefix ("rule 3: ..."). so_rules_parse calls it for every rule. */
-so_status so_rule_check(const so_rule *r);
-/* Symbolic output shape of pattern ref `ref` of side `which` (0 src, 1 dst). rank -1 if
-   the shape is not known symbolically (an operator without a symbolic shape rule). */
-typedef struct so_sshape {
-    int32_t rank;
-    so_dimx dim[SO_MAX_RANK];
-} so_sshape;
-so_status so_rule_shape(const so_rule *r, int which, so_rref ref, so_sshape *out);
-/* The shape rule of rule node n (src/shape.c so_dims_*, one mapping per operator) over any dim algebra A: in[0..n_in)
-   the inputs' dims (a rank < 0 gives unknown outputs), ndx the node's own dims n->dx in A (split sizes,
-   nchwc_out's (b, C), the constants' shapes, expand / reshape targets), out[0..n_out) with dim storage set by the
-   caller (room for SO_MAX_RANK dims of A). Writes the outputs' ranks and dims (rank -1: no shape rule for the
-   operator, checked at instantiation), or fails with a message (none if A is quiet). The rule checker runs it over
-   the rule language's dims, the verifier over solver terms (verifier/encode.c). */
-so_status so_rule_node_dims(const so_dim_alg *A, const so_rnode *n, const so_dims *in, const so_dims *ndx, so_dims *out);
+/* ---- helpers (added by gen; see RULES.md); the shape check is rules/rule_shape.h ---- */
 /* The same rule with source and target swapped (rules are equivalences; a search may
    apply either direction). */
 void so_rule_reverse(const so_rule *r, so_rule *out);
@@ -156,17 +138,19 @@ so_status so_rule_pick_syms(const so_rule *r, uint64_t seed, int64_t max, int64_
 int64_t so_dimx_eval(const so_dimx *d, const int64_t *sym_vals);
 void so_dimx_norm(so_dimx *d);
 int so_dimx_eq(const so_dimx *a, const so_dimx *b);
+/* Rule text bounds its integers so that the int32 shape arithmetic of the symbolic check cannot overflow. */
+#define SO_RULE_INT_MAX (1 << 24)
+/* d as rule text with r's symbol names ("8*k+1"). */
+void so_dimx_print(so_sbuf *b, const so_dimx *d, const so_rule *r);
 /* Renumbers symbols in order of first appearance in the printed text (inputs first), so
    that format -> parse reproduces the rule exactly. */
 void so_rule_canon_syms(so_rule *r);
 /* Structural equality of two rules (ignores id, line, proof time). */
 int so_rule_eq(const so_rule *a, const so_rule *b);
 
-/* ops.def decisions of the rule language, for the coverage test and docs/OPERATORS.md: the key
-   of op's int list in rule files ("perm", "axes", "pads", "ints"; NULL if it has none), and
-   whether the rule check has a symbolic shape rule for op (else its shape is checked only when
-   a rule is instantiated). */
+/* ops.def decision of the rule language, for the coverage test and docs/OPERATORS.md: the key
+   of op's int list in rule files ("perm", "axes", "pads", "ints"; NULL if it has none). Whether the
+   rule check has a shape rule for op: so_rule_has_shape_rule (rules/rule_shape.h). */
 const char *so_rule_ints_key(so_op op);
-int so_rule_has_shape_rule(so_op op);
 
 #endif

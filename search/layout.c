@@ -1,6 +1,8 @@
 /* layout.c - blocked-channel (NCHWc) layout placement: rewrites a graph so that convs, pools and the element-wise ops between them run on blocked values, with reorders only where a plain operator needs NCHW. */
 #include "layout.h"
 
+#include "../rules/rule_shape.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -279,6 +279,16 @@ static int imp_lppool(bctx *cx)
     return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
 }
 
+/* GlobalLpPool-2..22 (superopt reads opset 7 on): the integer p (default 2) over every spatial dim */
+static int imp_globallppool(bctx *cx)
+{
+    IMP_LOCALS;
+    const int64_t pw = onx_att_i(n, "p", 2);
+    if (pw < 1 || pw > INT32_MAX) return onx_node_err(im, "p %lld must be a positive integer", (long long)pw), SO_ERR;
+    a.mode = (int32_t)pw;
+    return onx_emit(im, op, ins, 1, 1, &a, nm, on, non, NULL);
+}
+
 static int imp_gemm(bctx *cx)
 {
     IMP_LOCALS;

@@ -588,6 +588,12 @@ static so_status exp_lppool(ectx *cx)
     a_int(x, n, "p", a->mode);
     return SO_OK;
 }
+static so_status exp_globallppool(ectx *cx)
+{
+    EXP_LOCALS;
+    a_int(x, n, "p", a->mode);
+    return SO_OK;
+}
 #define exp_maxunpool exp_maxpool
 
 static so_status exp_roialign(ectx *cx)

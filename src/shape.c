@@ -961,6 +961,218 @@ so_status so_dims_scatternd(const so_dim_alg *A, const so_dims *x, const so_dims
     return SO_OK;
 }
 
+/* ---------------- recurrent, 3-D and transposed convolutions, spectral, blocked concat ---------------- */
+
+/* s is [d[0], ..., d[r-1]] (requires each dim equal) */
+static int dims_are(const so_dim_alg *A, const so_dims *s, int r, const void *const *d)
+{
+    if (s->rank != r) return 0;
+    for (int k = 0; k < r; k++)
+        if (!A->eq(A->cx, DIM(A, s, k), d[k])) return 0;
+    return 1;
+}
+
+/* the dim v into out (room for one dim of A); 0 if the instance cannot hold it */
+static int dim_const(const so_dim_alg *A, int64_t v, void *out) { return A->size <= 64 && A->of_const(A->cx, v, out); }
+
+so_status so_dims_recurrent(const so_dim_alg *A, const so_attr *a, int64_t gates, const so_dims *const *in, int n_out, so_dims *o)
+{
+    const so_dims *x = in[0], *w = in[1], *r = in[2], *b = in[3], *sl = in[4], *p = in[7];
+    _Alignas(16) char D[64], H[64], G[64], G2[64], H3[64];
+    if (gates == 3 && a->mode != 0 && a->mode != 1) return DERR(A, "linear_before_reset %d is not 0 or 1", (int)a->mode);
+    if (gates == 1 && (a->mode < 0 || a->mode > 2)) return DERR(A, "unknown activation %d (0 Tanh, 1 Relu, 2 Sigmoid)", (int)a->mode);
+    if (a->direction < 0 || a->direction > 2) return DERR(A, "unknown direction %d", (int)a->direction);
+    if (x->rank != 3) return DERR(A, "input X %s must have rank 3", DS(A, x));
+    if (w->rank != 3) return DERR(A, "W %s must have rank 3", DS(A, w));
+    if (r->rank != 3) return DERR(A, "R %s must have rank 3", DS(A, r));
+    if (!dim_const(A, a->direction == 2 ? 2 : 1, D)) return DERR(A, "dimension type too large");
+    if (a->hidden > 0 ? !A->of_const(A->cx, a->hidden, H) : (memcpy(H, DIM(A, r, 2), A->size), 0)) return DERR(A, "hidden size %d too large", (int)a->hidden);
+    if (!A->mul(A->cx, H, gates, G) || !A->mul(A->cx, H, 2 * gates, G2) || !A->mul(A->cx, H, 3, H3)) return DERR(A, "hidden size %s too large", DD(A, H));
+    const void *T = DIM(A, x, 0), *N = DIM(A, x, 1), *I = DIM(A, x, 2);
+    if (!dims_are(A, w, 3, (const void *[]){D, G, I}))
+        return DERR(A, "W %s must be [%s,%s,%s] for input %s, hidden %s", DS(A, w), DD(A, D), DD(A, G), DD(A, I), DS(A, x), DD(A, H));
+    if (!dims_are(A, r, 3, (const void *[]){D, G, H})) return DERR(A, "R %s must be [%s,%s,%s] for hidden %s", DS(A, r), DD(A, D), DD(A, G), DD(A, H), DD(A, H));
+    if (b && !dims_are(A, b, 2, (const void *[]){D, G2})) return DERR(A, "B %s must be [%s,%s]", DS(A, b), DD(A, D), DD(A, G2));
+    if (sl && !is_vec(A, sl, N)) return DERR(A, "sequence_lens %s must be [%s]", DS(A, sl), DD(A, N));
+    for (int k = 5; k < 7; k++)
+        if (in[k] && !dims_are(A, in[k], 3, (const void *[]){D, N, H}))
+            return DERR(A, "%s %s must be [%s,%s,%s]", k == 6 ? "initial_c" : "initial_h", DS(A, in[k]), DD(A, D), DD(A, N), DD(A, H));
+    if (p && !dims_are(A, p, 2, (const void *[]){D, H3})) return DERR(A, "P %s must be [%s,%s]", DS(A, p), DD(A, D), DD(A, H3));
+    const int max_out = gates == 4 ? 3 : 2;
+    if (n_out < 1 || n_out > max_out) return DERR(A, "has %d outputs, expected 1 to %d", n_out, max_out);
+    const void *y[4] = {T, D, N, H};
+    for (int j = 0; j < n_out; j++) {
+        o[j].rank = j ? 3 : 4;
+        for (int k = 0; k < o[j].rank; k++) memcpy(DIM(A, &o[j], k), y[k + !!j], A->size);
+    }
+    return SO_OK;
+}
+
+/* The 3-D operators' spatial ints (ops.def): kernel, strides, dilations, pad begins, pad ends per axis [, output padding]. */
+static so_status spatial3d(const so_dim_alg *A, const so_attr *a, int n_ints, const so_dims *x)
+{
+    if (a->n_ints != n_ints) return DERR(A, "has %d spatial ints, expected %d", (int)a->n_ints, n_ints);
+    for (int k = 0; k < 9; k++)
+        if (a->ints[k] < 1 || a->ints[k] > INT32_MAX) return DERR(A, "kernel, stride or dilation %lld is not positive", (long long)a->ints[k]);
+    for (int k = 9; k < n_ints; k++)
+        if (a->ints[k] < 0 || a->ints[k] > INT32_MAX) return DERR(A, "negative pad or output padding %lld", (long long)a->ints[k]);
+    if (x->rank != 5) return DERR(A, "input [N,C,D,H,W] %s must have rank 5", DS(A, x));
+    return SO_OK;
+}
+
+/* requires kernel dim i of weight w (dims 2..) to be the number k */
+static int kernel_is(const so_dim_alg *A, const so_dims *w, int i, int64_t k)
+{
+    _Alignas(16) char kd[64];
+    return dim_const(A, k, kd) && A->eq(A->cx, DIM(A, w, 2 + i), kd);
+}
+
+/* one output dim of a transposed convolution over h: s * (h - 1) + op + (k - 1) * d + 1 - pb - pe (op: output padding),
+   required >= 1; 0 if it is empty or not a dim of the instance */
+static int tconv_out(const so_dim_alg *A, const void *h, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, int64_t op, void *out)
+{
+    _Alignas(16) char sh[64], c[64];
+    return s >= 1 && A->mul(A->cx, h, s, sh) && dim_const(A, op + (k - 1) * d + 1 - pb - pe - s, c) && A->add(A->cx, sh, c, out) &&
+           A->at_least(A->cx, out, 1);
+}
+
+so_status so_dims_conv3d(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o)
+{
+    if (spatial3d(A, a, 15, x)) return SO_ERR;
+    if (w->rank != 5) return DERR(A, "weight [O,C/group,kd,kh,kw] %s must have rank 5", DS(A, w));
+    const int64_t grp = a->group > 0 ? a->group : 1;
+    _Alignas(16) char cin[64];
+    if (!multiple_of(A, DIM(A, w, 0), grp) || !A->mul(A->cx, DIM(A, w, 1), grp, cin) || !A->eq(A->cx, cin, DIM(A, x, 1)))
+        return DERR(A, "weight %s and group %lld do not fit input %s", DS(A, w), (long long)grp, DS(A, x));
+    if (b && !is_vec(A, b, DIM(A, w, 0))) return DERR(A, "bias %s must be [%s]", DS(A, b), DD(A, DIM(A, w, 0)));
+    o->rank = 5;
+    memcpy(DIM(A, o, 0), DIM(A, x, 0), A->size);
+    memcpy(DIM(A, o, 1), DIM(A, w, 0), A->size);
+    for (int i = 0; i < 3; i++) {
+        if (!kernel_is(A, w, i, a->ints[i])) return DERR(A, "weight %s does not match kernel %lld on axis %d", DS(A, w), (long long)a->ints[i], 2 + i);
+        if (!A->window(A->cx, DIM(A, x, 2 + i), a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], 0, DIM(A, o, 2 + i)))
+            return DERR(A, "kernel %s does not fit input %s", DS(A, w), DS(A, x));
+    }
+    return SO_OK;
+}
+
+so_status so_dims_convtranspose3d(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o)
+{
+    if (spatial3d(A, a, 18, x)) return SO_ERR;
+    if (w->rank != 5) return DERR(A, "weight [Ci,Co/group,kd,kh,kw] %s must have rank 5", DS(A, w));
+    const int64_t grp = a->group > 0 ? a->group : 1;
+    if (!A->eq(A->cx, DIM(A, x, 1), DIM(A, w, 0)) || !multiple_of(A, DIM(A, x, 1), grp))
+        return DERR(A, "input %s, weight %s and group %lld do not fit", DS(A, x), DS(A, w), (long long)grp);
+    o->rank = 5;
+    memcpy(DIM(A, o, 0), DIM(A, x, 0), A->size);
+    if (!A->mul(A->cx, DIM(A, w, 1), grp, DIM(A, o, 1))) return DERR(A, "too many output channels");
+    for (int i = 0; i < 3; i++) {
+        if (!kernel_is(A, w, i, a->ints[i])) return DERR(A, "weight %s does not match kernel %lld on axis %d", DS(A, w), (long long)a->ints[i], 2 + i);
+        if (!tconv_out(A, DIM(A, x, 2 + i), a->ints[i], a->ints[3 + i], a->ints[6 + i], a->ints[9 + i], a->ints[12 + i], a->ints[15 + i], DIM(A, o, 2 + i)))
+            return DERR(A, "output would be empty");
+    }
+    if (b && !is_vec(A, b, DIM(A, o, 1))) return DERR(A, "bias %s must be [%s]", DS(A, b), DD(A, DIM(A, o, 1)));
+    return SO_OK;
+}
+
+so_status so_dims_pool3d(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    if (spatial3d(A, a, 15, x)) return SO_ERR;
+    dims_copy(A, x, o);
+    for (int i = 0; i < 3; i++) {
+        const int64_t ext = (a->ints[i] - 1) * a->ints[6 + i] + 1;
+        if (a->ints[9 + i] >= ext || a->ints[12 + i] >= ext) return DERR(A, "pads must be smaller than the kernel on axis %d", 2 + i);
+        if (!A->window(A->cx, DIM(A, x, 2 + i), a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], a->ceil_mode, DIM(A, o, 2 + i)))
+            return DERR(A, "kernel does not fit input %s", DS(A, x));
+    }
+    return SO_OK;
+}
+
+so_status so_dims_convtranspose(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o)
+{
+    if (x->rank != 4 || w->rank != 4) return DERR(A, "input %s and weight %s must be 4-D", DS(A, x), DS(A, w));
+    if (a->group < 1 || !A->eq(A->cx, DIM(A, x, 1), DIM(A, w, 0)) || !multiple_of(A, DIM(A, x, 1), a->group))
+        return DERR(A, "input %s, weight %s and group %d do not fit", DS(A, x), DS(A, w), (int)a->group);
+    o->rank = 4;
+    memcpy(DIM(A, o, 0), DIM(A, x, 0), A->size);
+    if (!A->mul(A->cx, DIM(A, w, 1), a->group, DIM(A, o, 1))) return DERR(A, "too many output channels");
+    for (int i = 0; i < 2; i++) {
+        int64_t k;
+        if (!A->as_const(A->cx, DIM(A, w, 2 + i), &k)) return DERR(A, "kernel dims of weight %s are not numbers", DS(A, w));
+        if (!tconv_out(A, DIM(A, x, 2 + i), k, a->stride[i], a->dilation[i], a->pad[i], a->pad[2 + i], a->ints[i], DIM(A, o, 2 + i)))
+            return DERR(A, "output would be empty");
+    }
+    if (b && !is_vec(A, b, DIM(A, o, 1))) return DERR(A, "bias %s is not [%s]", DS(A, b), DD(A, DIM(A, o, 1)));
+    return SO_OK;
+}
+
+so_status so_dims_dft(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o)
+{
+    int64_t last;
+    if (x->rank < 2 || !A->as_const(A->cx, DIM(A, x, x->rank - 1), &last) || (last != 1 && last != 2))
+        return DERR(A, "input %s must end in 1 (real) or 2 (complex)", DS(A, x));
+    if (a->axis < 0 || a->axis >= x->rank - 1) return DERR(A, "axis %d must be a signal axis of %s", (int)a->axis, DS(A, x));
+    if (a->n_ints != 1 || a->ints[0] < 1) return DERR(A, "invalid dft_length");
+    if ((a->mode & 3) == 3) return DERR(A, "onesided inverse DFT is not defined");
+    dims_copy(A, x, o);
+    if (!dim_const(A, a->mode & 2 ? a->ints[0] / 2 + 1 : a->ints[0], DIM(A, o, a->axis)) || !dim_const(A, 2, DIM(A, o, x->rank - 1)))
+        return DERR(A, "dft_length %lld too large", (long long)a->ints[0]);
+    return SO_OK;
+}
+
+so_status so_dims_stft(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, so_dims *o)
+{
+    int64_t ch;
+    _Alignas(16) char L[64], t[64];
+    if (x->rank != 3) return DERR(A, "signal [B,L,1|2] %s must have rank 3", DS(A, x));
+    if (!A->as_const(A->cx, DIM(A, x, 2), &ch) || (ch != 1 && ch != 2)) return DERR(A, "signal %s must end in 1 (real) or 2 (complex)", DS(A, x));
+    if (a->n_ints != 2 || a->ints[0] < 1 || a->ints[1] < 1 || !dim_const(A, a->ints[1], L) || !A->at_least(A->cx, DIM(A, x, 1), a->ints[1]))
+        return DERR(A, "frame_step / frame_length do not fit signal %s", DS(A, x));
+    if (w && !is_vec(A, w, L)) return DERR(A, "window %s must be [%lld]", DS(A, w), (long long)a->ints[1]);
+    if (a->mode && ch == 2) return DERR(A, "onesided STFT of a complex signal is not defined");
+    o->rank = 4;
+    memcpy(DIM(A, o, 0), DIM(A, x, 0), A->size);
+    /* frames: 1 + (L_signal - frame_length) / frame_step */
+    if (!dim_const(A, -a->ints[1], t) || !A->add(A->cx, DIM(A, x, 1), t, L) || !A->div(A->cx, L, a->ints[0], 0, t) ||
+        !A->add(A->cx, t, A->one, DIM(A, o, 1)) || !dim_const(A, a->mode ? a->ints[1] / 2 + 1 : a->ints[1], DIM(A, o, 2)) ||
+        !dim_const(A, 2, DIM(A, o, 3)))
+        return DERR(A, "frames of signal %s are not a dimension", DS(A, x));
+    return SO_OK;
+}
+
+so_status so_dims_tfidfvectorizer(const so_dim_alg *A, const so_attr *a, const so_dims *const *in, int n_in, so_dims *o)
+{
+    const so_dims *x = in[0];
+    if (x->rank != 1 && x->rank != 2) return DERR(A, "input %s must be int [C] or [N, C]", DS(A, x));
+    for (int k = 1; k < 4; k++)
+        if (in[k]->rank != 1) return DERR(A, "input %d %s must be int64 [n]", k, DS(A, in[k]));
+    if (n_in > 4 && !is_vec(A, in[4], DIM(A, in[3], 0))) return DERR(A, "weights %s must be float [%s]", DS(A, in[4]), DD(A, DIM(A, in[3], 0)));
+    if (a->n_ints != 4 || a->ints[0] < 1 || a->ints[1] < a->ints[0] || a->ints[2] < 0 || a->ints[3] < 1)
+        return DERR(A, "invalid n-gram lengths, skip count or output size");
+    dims_copy(A, x, o);
+    if (!dim_const(A, a->ints[3], DIM(A, o, x->rank - 1))) return DERR(A, "output size %lld too large", (long long)a->ints[3]);
+    return SO_OK;
+}
+
+so_status so_dims_concat_nchwc(const so_dim_alg *A, const so_attr *a, const so_dims *x, int n, so_dims *o)
+{
+    int64_t b, bk, C = 0;
+    _Alignas(16) char q[64];
+    if (blocked(A, &x[0], &b)) return SO_ERR;
+    if (a->n_ints != n + 1 || a->ints[0] != b) return DERR(A, "needs ints=(b, C0, ..., C%d) with b = %lld", n - 1, (long long)b);
+    for (int k = 0; k < n; k++) {
+        const int64_t ck = a->ints[k + 1];
+        if (k && blocked(A, &x[k], &bk)) return SO_ERR;
+        int ok = ck >= 1 && ck <= INT32_MAX && dim_const(A, (ck + b - 1) / b, q) && A->eq(A->cx, DIM(A, &x[k], 1), q);
+        for (int d = 0; ok && d < 5; d++) ok = d == 1 || A->eq(A->cx, DIM(A, &x[k], d), DIM(A, &x[0], d));
+        if (!ok) return DERR(A, "input %d %s is not a blocked value of %lld channels matching input 0 %s", k, DS(A, &x[k]), (long long)ck, DS(A, &x[0]));
+        if ((C += ck) > INT32_MAX) return DERR(A, "too many channels");
+    }
+    dims_copy(A, &x[0], o);
+    if (!dim_const(A, (C + b - 1) / b, DIM(A, o, 1))) return DERR(A, "too many channels");
+    return SO_OK;
+}
+
 static so_dims dims_of(const so_shape *s) { return (so_dims){s->rank, (void *)s->dim}; } /* a view of s */
 
 so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out)
@@ -1122,6 +1334,7 @@ static so_status pool(ctx *c, int dilated)
 static so_status shape_maxpool(ctx *c) { return pool(c, 1); }
 static so_status shape_avgpool(ctx *c) { return pool(c, 0); }
 static so_status shape_lppool(ctx *c) { return pool(c, 1); }
+#define shape_globallppool shape_globalavgpool
 
 static so_status shape_globalavgpool(ctx *c)
 {
@@ -1230,130 +1443,47 @@ static so_status shape_slice(ctx *c) { RUN(c->in[0]->dtype, so_dims_slice(I64, c
 /* ---------------- recurrent ---------------- */
 
 /* LSTM (gates 4, states h and c, peepholes), GRU (gates 3, state h) and RNN (gates 1, state h): inputs at
-   their ONNX positions X W R [B seq_lens h0 (c0 P)]; outputs Y [T,D,N,H] and the last states [D,N,H]. */
+   their ONNX positions X W R [B seq_lens h0 (c0 P)]; outputs Y [T,D,N,H] and the last states [D,N,H]
+   (so_dims_recurrent). */
 static so_status shape_recurrent(ctx *c, int64_t gates)
 {
-    const so_shape *x = c->in[0], *w = c->in[1], *r = c->in[2];
-    const so_attr *a = c->a;
     for (int k = 0; k < c->n_in; k++)
         if (k != 4 && need_f32(c, k)) return SO_ERR;
-    if (a->direction < 0 || a->direction > 2) return fail(c, "unknown direction %d", (int)a->direction);
-    int64_t D = a->direction == 2 ? 2 : 1;
-    if (need_rank(c, 0, 3, "input X") || need_rank(c, 1, 3, "W") || need_rank(c, 2, 3, "R")) return SO_ERR;
-    int64_t H = a->hidden > 0 ? a->hidden : r->dim[2];
-    int64_t T = x->dim[0], N = x->dim[1], I = x->dim[2], G = gates * H;
-    if (w->dim[0] != D || w->dim[1] != G || w->dim[2] != I)
-        return fail(c, "W %s must be [%lld,%lld,%lld] for input %s, hidden %lld", S(w), (long long)D, (long long)G, (long long)I, S(x), (long long)H);
-    if (r->dim[0] != D || r->dim[1] != G || r->dim[2] != H)
-        return fail(c, "R %s must be [%lld,%lld,%lld] for hidden %lld", S(r), (long long)D, (long long)G, (long long)H, (long long)H);
-    const so_shape *b = c->in[3], *sl = c->in[4], *h0 = c->in[5], *c0 = c->in[6], *p = c->in[7];
-    if (b && (b->rank != 2 || b->dim[0] != D || b->dim[1] != 2 * G))
-        return fail(c, "B %s must be [%lld,%lld]", S(b), (long long)D, (long long)(2 * G));
-    if (sl && (sl->rank != 1 || sl->dim[0] != N)) return fail(c, "sequence_lens %s must be [%lld]", S(sl), (long long)N);
+    const so_shape *sl = c->in[4];
     if (sl && sl->dtype != SO_I64 && sl->dtype != SO_F32) return fail(c, "sequence_lens has unsupported dtype");
-    const so_shape *hc[2] = {h0, c0};
-    for (int k = 0; k < 2; k++)
-        if (hc[k] && (hc[k]->rank != 3 || hc[k]->dim[0] != D || hc[k]->dim[1] != N || hc[k]->dim[2] != H))
-            return fail(c, "%s %s must be [%lld,%lld,%lld]", k ? "initial_c" : "initial_h", S(hc[k]), (long long)D, (long long)N, (long long)H);
-    if (p && (p->rank != 2 || p->dim[0] != D || p->dim[1] != 3 * H)) return fail(c, "P %s must be [%lld,%lld]", S(p), (long long)D, (long long)(3 * H));
-    int max_out = gates == 4 ? 3 : 2;
-    if (c->n->n_out < 1 || c->n->n_out > max_out) return fail(c, "has %d outputs, expected 1 to %d", (int)c->n->n_out, max_out);
-    so_shape y = mk(4, SO_F32), hs = mk(3, SO_F32);
-    y.dim[0] = T;
-    y.dim[1] = D;
-    y.dim[2] = N;
-    y.dim[3] = H;
-    hs.dim[0] = D;
-    hs.dim[1] = N;
-    hs.dim[2] = H;
-    c->n->out[0] = y;
-    for (int k = 1; k < c->n->n_out; k++) c->n->out[k] = hs;
+    so_shape o[3];
+    so_dims od[3], v[8];
+    const so_dims *in[8];
+    for (int k = 0; k < 8; k++) in[k] = k < c->n_in && c->in[k] ? (v[k] = dims_of(c->in[k]), &v[k]) : NULL;
+    for (int k = 0; k < 3; k++) o[k] = mk(0, SO_F32), od[k] = dims_of(&o[k]);
+    if (so_dims_recurrent(I64, c->a, gates, in, c->n->n_out, od) != SO_OK) return fail(c, "%s", so_error());
+    for (int k = 0; k < c->n->n_out; k++) o[k].rank = od[k].rank, c->n->out[k] = o[k];
     return SO_OK;
 }
 
 static so_status shape_lstm(ctx *c) { return shape_recurrent(c, 4); }
-static so_status shape_gru(ctx *c)
-{
-    if (c->a->mode != 0 && c->a->mode != 1) return fail(c, "linear_before_reset %d is not 0 or 1", (int)c->a->mode);
-    return shape_recurrent(c, 3);
-}
-
-static so_status shape_rnn(ctx *c)
-{
-    if (c->a->mode < 0 || c->a->mode > 2) return fail(c, "unknown activation %d (0 Tanh, 1 Relu, 2 Sigmoid)", (int)c->a->mode);
-    return shape_recurrent(c, 1);
-}
+static so_status shape_gru(ctx *c) { return shape_recurrent(c, 3); }
+static so_status shape_rnn(ctx *c) { return shape_recurrent(c, 1); }
 
 /* ---------------- 3-D convolution and pooling ---------------- */
 
-/* The spatial ints of the 3-D operators (ops.def): kernel, strides, dilations, pad begins, pad ends per axis. */
-static so_status check_spatial3d(ctx *c, int n_ints)
-{
-    const so_attr *a = c->a;
-    if (a->n_ints != n_ints) return fail(c, "has %d spatial ints, expected %d", (int)a->n_ints, n_ints);
-    for (int k = 0; k < 9; k++)
-        if (a->ints[k] < 1 || a->ints[k] > INT32_MAX) return fail(c, "kernel, stride or dilation %lld is not positive", (long long)a->ints[k]);
-    for (int k = 9; k < n_ints; k++)
-        if (a->ints[k] < 0 || a->ints[k] > INT32_MAX) return fail(c, "negative pad or output padding %lld", (long long)a->ints[k]);
-    if (need_f32(c, 0) || need_rank(c, 0, 5, "input [N,C,D,H,W]")) return SO_ERR;
-    return SO_OK;
-}
-
+/* the 3-D operators (spatial ints: so_dims_conv3d and its kin) */
 static so_status shape_conv3d(ctx *c)
 {
-    const so_attr *a = c->a;
-    const so_shape *x = c->in[0], *w = c->in[1], *b = c->in[2];
-    if (check_spatial3d(c, 15) || need_f32(c, 1) || need_f32(c, 2) || need_rank(c, 1, 5, "weight [O,C/group,kd,kh,kw]")) return SO_ERR;
-    int64_t grp = a->group > 0 ? a->group : 1;
-    if (w->dim[0] % grp || w->dim[1] * grp != x->dim[1])
-        return fail(c, "weight %s and group %lld do not fit input %s", S(w), (long long)grp, S(x));
-    if (b && (b->rank != 1 || b->dim[0] != w->dim[0])) return fail(c, "bias %s must be [%lld]", S(b), (long long)w->dim[0]);
-    so_shape o = mk(5, SO_F32);
-    o.dim[0] = x->dim[0];
-    o.dim[1] = w->dim[0];
-    for (int i = 0; i < 3; i++) {
-        if (w->dim[2 + i] != a->ints[i]) return fail(c, "weight %s does not match kernel %lld on axis %d", S(w), (long long)a->ints[i], 2 + i);
-        o.dim[2 + i] = so_window_out(x->dim[2 + i], a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], 0);
-        if (o.dim[2 + i] < 1) return fail(c, "kernel %s does not fit input %s", S(w), S(x));
-    }
-    c->n->out[0] = o;
-    return SO_OK;
+    if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
+    RUN(SO_F32, so_dims_conv3d(I64, c->a, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_convtranspose3d(ctx *c)
 {
-    const so_attr *a = c->a;
-    const so_shape *x = c->in[0], *w = c->in[1], *b = c->in[2];
-    if (check_spatial3d(c, 18) || need_f32(c, 1) || need_f32(c, 2) || need_rank(c, 1, 5, "weight [Ci,Co/group,kd,kh,kw]")) return SO_ERR;
-    int64_t grp = a->group > 0 ? a->group : 1;
-    if (x->dim[1] != w->dim[0] || x->dim[1] % grp) return fail(c, "input %s, weight %s and group %lld do not fit", S(x), S(w), (long long)grp);
-    so_shape o = mk(5, SO_F32);
-    o.dim[0] = x->dim[0];
-    o.dim[1] = w->dim[1] * grp;
-    for (int i = 0; i < 3; i++) {
-        if (w->dim[2 + i] != a->ints[i]) return fail(c, "weight %s does not match kernel %lld on axis %d", S(w), (long long)a->ints[i], 2 + i);
-        o.dim[2 + i] = a->ints[3 + i] * (x->dim[2 + i] - 1) + a->ints[15 + i] + (a->ints[i] - 1) * a->ints[6 + i] + 1 - a->ints[9 + i] - a->ints[12 + i];
-        if (o.dim[2 + i] < 1) return fail(c, "output would be empty");
-    }
-    if (b && (b->rank != 1 || b->dim[0] != o.dim[1])) return fail(c, "bias %s must be [%lld]", S(b), (long long)o.dim[1]);
-    c->n->out[0] = o;
-    return SO_OK;
+    if (need_f32(c, 0) || need_f32(c, 1) || need_f32(c, 2)) return SO_ERR;
+    RUN(SO_F32, so_dims_convtranspose3d(I64, c->a, IN(0), IN(1), IN(2), &od));
 }
 
 static so_status shape_pool3d(ctx *c)
 {
-    const so_attr *a = c->a;
-    const so_shape *x = c->in[0];
-    if (check_spatial3d(c, 15)) return SO_ERR;
-    so_shape o = *x;
-    for (int i = 0; i < 3; i++) {
-        int64_t ext = (a->ints[i] - 1) * a->ints[6 + i] + 1;
-        if (a->ints[9 + i] >= ext || a->ints[12 + i] >= ext) return fail(c, "pads must be smaller than the kernel on axis %d", 2 + i);
-        o.dim[2 + i] = so_window_out(x->dim[2 + i], a->ints[i], a->ints[3 + i], a->ints[9 + i], a->ints[12 + i], a->ints[6 + i], a->ceil_mode);
-        if (o.dim[2 + i] < 1) return fail(c, "kernel does not fit input %s", S(x));
-    }
-    c->n->out[0] = o;
-    return SO_OK;
+    if (need_f32(c, 0)) return SO_ERR;
+    RUN(SO_F32, so_dims_pool3d(I64, c->a, IN(0), &od));
 }
 
 #define shape_maxpool3d shape_pool3d
@@ -1393,54 +1523,26 @@ static so_status shape_maxunpool(ctx *c)
 
 static so_status shape_dft(ctx *c)
 {
-    const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
     if (need_f32(c, 0)) return SO_ERR;
-    if (x->rank < 2 || (x->dim[x->rank - 1] != 1 && x->dim[x->rank - 1] != 2)) return fail(c, "input %s must end in 1 (real) or 2 (complex)", S(x));
-    if (a->axis < 0 || a->axis >= x->rank - 1) return fail(c, "axis %d must be a signal axis of %s", (int)a->axis, S(x));
-    if (a->n_ints != 1 || a->ints[0] < 1) return fail(c, "invalid dft_length");
-    if ((a->mode & 3) == 3) return fail(c, "onesided inverse DFT is not defined");
-    so_shape o = *x;
-    o.dim[a->axis] = a->mode & 2 ? a->ints[0] / 2 + 1 : a->ints[0];
-    o.dim[x->rank - 1] = 2;
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_dft(I64, c->a, IN(0), &od));
 }
 
 static so_status shape_tfidfvectorizer(ctx *c)
 {
     const so_shape *x = c->in[0];
-    const so_attr *a = c->a;
-    if (x->dtype != SO_I64 || (x->rank != 1 && x->rank != 2)) return fail(c, "input %s must be int [C] or [N, C]", S(x));
+    if (x->dtype != SO_I64) return fail(c, "input %s must be int [C] or [N, C]", S(x));
     for (int k = 1; k < 4; k++)
-        if (c->in[k]->dtype != SO_I64 || c->in[k]->rank != 1) return fail(c, "input %d %s must be int64 [n]", k, S(c->in[k]));
-    if (c->n_in > 4 && (need_f32(c, 4) || c->in[4]->rank != 1 || c->in[4]->dim[0] != c->in[3]->dim[0]))
-        return fail(c, "weights %s must be float [%lld]", S(c->in[4]), (long long)c->in[3]->dim[0]);
-    if (a->n_ints != 4 || a->ints[0] < 1 || a->ints[1] < a->ints[0] || a->ints[2] < 0 || a->ints[3] < 1)
-        return fail(c, "invalid n-gram lengths, skip count or output size");
-    so_shape o = mk(x->rank, SO_F32);
-    if (x->rank == 2) o.dim[0] = x->dim[0];
-    o.dim[x->rank - 1] = a->ints[3];
-    c->n->out[0] = o;
-    return SO_OK;
+        if (c->in[k]->dtype != SO_I64) return fail(c, "input %d %s must be int64 [n]", k, S(c->in[k]));
+    if (c->n_in > 4 && need_f32(c, 4)) return SO_ERR;
+    const so_dims v[5] = {dims_of(c->in[0]), dims_of(c->in[1]), dims_of(c->in[2]), dims_of(c->in[3]), c->n_in > 4 ? dims_of(c->in[4]) : dims_of(c->in[0])};
+    const so_dims *in[5] = {&v[0], &v[1], &v[2], &v[3], &v[4]};
+    RUN(SO_F32, so_dims_tfidfvectorizer(I64, c->a, in, c->n_in, &od));
 }
 
 static so_status shape_stft(ctx *c)
 {
-    const so_shape *x = c->in[0], *w = c->in[1];
-    const so_attr *a = c->a;
-    if (need_f32(c, 0) || need_f32(c, 1) || need_rank(c, 0, 3, "signal [B,L,1|2]")) return SO_ERR;
-    if (x->dim[2] != 1 && x->dim[2] != 2) return fail(c, "signal %s must end in 1 (real) or 2 (complex)", S(x));
-    if (a->n_ints != 2 || a->ints[0] < 1 || a->ints[1] < 1 || a->ints[1] > x->dim[1]) return fail(c, "frame_step / frame_length do not fit signal %s", S(x));
-    if (w && (w->rank != 1 || w->dim[0] != a->ints[1])) return fail(c, "window %s must be [%lld]", S(w), (long long)a->ints[1]);
-    if (a->mode && x->dim[2] == 2) return fail(c, "onesided STFT of a complex signal is not defined");
-    so_shape o = mk(4, SO_F32);
-    o.dim[0] = x->dim[0];
-    o.dim[1] = 1 + (x->dim[1] - a->ints[1]) / a->ints[0];
-    o.dim[2] = a->mode ? a->ints[1] / 2 + 1 : a->ints[1];
-    o.dim[3] = 2;
-    c->n->out[0] = o;
-    return SO_OK;
+    if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
+    RUN(SO_F32, so_dims_stft(I64, c->a, IN(0), IN(1), &od));
 }
 
 static so_status shape_roialign(ctx *c)
@@ -1494,25 +1596,6 @@ static so_status shape_const(ctx *c)
 
 /* ---------------- blocked-channel layout ---------------- */
 
-/* Checks that input k is a blocked value [N, Cb, H, W, b] and returns b (0 after a failure). */
-static int64_t blocked_in(const ctx *c, int k)
-{
-    const so_shape *x = c->in[k];
-    if (need_f32(c, k)) return 0;
-    if (x->rank != 5) {
-        fail(c, "input %s must be a blocked value [N,C/b,H,W,b] (rank 5)", S(x));
-        return 0;
-    }
-    return x->dim[4];
-}
-
-static so_shape blocked_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t b)
-{
-    so_shape o = mk(5, SO_F32);
-    o.dim[0] = N, o.dim[1] = (C + b - 1) / b, o.dim[2] = H, o.dim[3] = W, o.dim[4] = b;
-    return o;
-}
-
 static so_status shape_nchwc_in(ctx *c)
 {
     if (need_f32(c, 0)) return SO_ERR;
@@ -1544,21 +1627,12 @@ static so_status shape_avgpool_nchwc(ctx *c) { return pool_nchwc(c, 0); }
 
 static so_status shape_concat_nchwc(ctx *c)
 {
-    const int64_t b = blocked_in(c, 0);
-    if (!b) return SO_ERR;
-    if (c->a->n_ints != c->n_in + 1 || c->a->ints[0] != b) return fail(c, "needs ints=(b, C0, ..., C%d) with b = %lld", c->n_in - 1, (long long)b);
-    int64_t C = 0;
+    so_dims v[SO_MAX_IN];
     for (int k = 0; k < c->n_in; k++) {
-        const so_shape *x = c->in[k];
-        const int64_t ck = c->a->ints[k + 1];
-        if (k && !blocked_in(c, k)) return SO_ERR;
-        if (x->dim[4] != b || ck < 1 || (ck + b - 1) / b != x->dim[1] || x->dim[0] != c->in[0]->dim[0] || x->dim[2] != c->in[0]->dim[2] ||
-            x->dim[3] != c->in[0]->dim[3])
-            return fail(c, "input %d %s is not a blocked value of %lld channels matching input 0 %s", k, S(x), (long long)ck, S(c->in[0]));
-        if (so_i64_mul(1, C + ck, &C) || C > INT32_MAX) return fail(c, "too many channels");
+        if (need_f32(c, k)) return SO_ERR;
+        v[k] = dims_of(c->in[k]);
     }
-    c->n->out[0] = blocked_shape(c->in[0]->dim[0], C, c->in[0]->dim[2], c->in[0]->dim[3], b);
-    return SO_OK;
+    RUN(SO_F32, so_dims_concat_nchwc(I64, c->a, v, c->n_in, &od));
 }
 
 static so_status shape_globalavgpool_nchwc(ctx *c)
@@ -1680,21 +1754,8 @@ static so_status shape_isnan(ctx *c) { return shape_isinf(c); }
 
 static so_status shape_convtranspose(ctx *c)
 {
-    const so_shape *x = c->in[0], *w = c->in[1];
-    const so_attr *a = c->a;
     if (need_f32(c, 0) || need_f32(c, 1)) return SO_ERR;
-    if (x->rank != 4 || w->rank != 4) return fail(c, "input %s and weight %s must be 4-D", S(x), S(w));
-    if (a->group < 1 || x->dim[1] != w->dim[0] || x->dim[1] % a->group) return fail(c, "input %s, weight %s and group %d do not fit", S(x), S(w), (int)a->group);
-    so_shape o = mk(4, SO_F32);
-    o.dim[0] = x->dim[0];
-    o.dim[1] = w->dim[1] * a->group;
-    for (int i = 0; i < 2; i++) {
-        o.dim[2 + i] = (int64_t)a->stride[i] * (x->dim[2 + i] - 1) + a->ints[i] + (w->dim[2 + i] - 1) * a->dilation[i] + 1 - a->pad[i] - a->pad[2 + i];
-        if (o.dim[2 + i] <= 0) return fail(c, "output would be empty");
-    }
-    if (c->n->n_in > 2 && c->in[2] && (c->in[2]->rank != 1 || c->in[2]->dim[0] != o.dim[1])) return fail(c, "bias %s is not [%lld]", S(c->in[2]), (long long)o.dim[1]);
-    c->n->out[0] = o;
-    return SO_OK;
+    RUN(SO_F32, so_dims_convtranspose(I64, c->a, IN(0), IN(1), c->n->n_in > 2 ? IN(2) : NULL, &od));
 }
 
 static so_status shape_lrn(ctx *c)

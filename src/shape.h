@@ -14,10 +14,10 @@ so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out
 
 /* ---- the dim algebra: shape rules stated once over what a dimension is ----
    A shape rule written against so_dim_alg holds for concrete dims (int64_t, so_dim_int64), for the rule
-   language's symbolic dims (rules/rule.h so_dimx: a constant plus a sum of symbols, rules/rule.c dim_sym), for
+   language's symbolic dims (rules/rule.h so_dimx: a constant plus a sum of symbols, rules/rule_shape.c dim_sym), for
    the generator's int16 dims (rules/gen_universe.c dim_gen) and for solver terms (verifier/encode.c dim_z3: a
    dim is a Z3 integer term), so the importer's shapes (shape_<op> below), the rule checker and the verifier
-   (rules/rule.c so_rule_node_dims) and the generator's typing apply the same statement: so_dims_<family> below.
+   (rules/rule_shape.c so_rule_node_dims) and the generator's typing apply the same statement: so_dims_<family> below.
    Contract of a rule over the algebra: eq and at_least state REQUIREMENTS (a rule fails when they answer 0, and
    never branches on them; a lenient alternative is tried only after the exact requirement failed), because the
    solver instance answers 1 and records a == b (d >= k) as a side condition of the node's well-typedness;
@@ -26,7 +26,7 @@ so_status so_shape_broadcast(const so_shape *a, const so_shape *b, so_shape *out
 typedef struct so_dim_alg {
     size_t size;                             /* bytes of one dimension value */
     const void *one;                         /* the dimension 1 */
-    const void *cx;                          /* the instance's context, handed to every operation (rule.c: the rule) */
+    const void *cx;                          /* the instance's context, handed to every operation (rule_shape.c: the rule) */
     int (*is_one)(const void *cx, const void *d); /* d is known to be the dimension 1 */
     int (*eq)(const void *cx, const void *a, const void *b); /* requires a == b: 1 if they are the same dimension
                                                                 (provably, for symbols; the solver records it) */
@@ -157,12 +157,30 @@ so_status so_dims_maxunpool(const so_dim_alg *A, const so_attr *a, const so_dims
 so_status so_dims_roialign(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *rois, const so_dims *bi, so_dims *o);
 so_status so_dims_nllloss(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *t, const so_dims *w, so_dims *o);
 so_status so_dims_scatternd(const so_dim_alg *A, const so_dims *x, const so_dims *ix, const so_dims *u, so_dims *o);
+/* LSTM / GRU / RNN (gates 4 / 3 / 1; a->mode: GRU's linear_before_reset, RNN's activation): in[0..8) at their ONNX
+   positions X W R B seq_lens h0 c0 P (NULL = absent); outputs o[0..n_out): Y [T,D,N,H], then the last states [D,N,H] */
+so_status so_dims_recurrent(const so_dim_alg *A, const so_attr *a, int64_t gates, const so_dims *const *in, int n_out, so_dims *o);
+/* 3-D conv / transposed conv / pools over [N,C,D,H,W], spatial ints (kernel, strides, dilations, pad begins, pad ends
+   [, output padding]) per axis; b NULL = no bias */
+so_status so_dims_conv3d(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o);
+so_status so_dims_convtranspose3d(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o);
+so_status so_dims_pool3d(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+/* 2-D transposed conv x [N,Ci,H,W], w [Ci,Co/group,kh,kw] (output padding: ints[0..2)) */
+so_status so_dims_convtranspose(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, const so_dims *b, so_dims *o);
+/* DFT (axis, ints[0] = dft_length, mode bit 1 inverse, bit 2 onesided) over [..., 1|2]; STFT of signal [B,L,1|2]
+   (ints = frame_step, frame_length; mode onesided; w NULL = no window) */
+so_status so_dims_dft(const so_dim_alg *A, const so_attr *a, const so_dims *x, so_dims *o);
+so_status so_dims_stft(const so_dim_alg *A, const so_attr *a, const so_dims *x, const so_dims *w, so_dims *o);
+/* TfIdfVectorizer: in[0] [C] or [N,C], in[1..3] [n], in[4] (n_in > 4) weights [in[3] dim 0]; ints[3] the output size */
+so_status so_dims_tfidfvectorizer(const so_dim_alg *A, const so_attr *a, const so_dims *const *in, int n_in, so_dims *o);
+/* concat of n blocked values x[0..n) along channels, ints = (b, C0, ..., Cn-1) */
+so_status so_dims_concat_nchwc(const so_dim_alg *A, const so_attr *a, const so_dims *x, int n, so_dims *o);
 
 /* Output length of a sliding window (conv/pool) over a dim of length in: kernel k, stride s, pads
    pb (leading) and pe (trailing), dilation d, ceil_mode following PyTorch / ONNX Runtime (the last
    window must start inside the input or the leading padding); -1 if the window does not fit (or the
    arithmetic overflows). The one statement of this formula: the importer's shapes, the rule
-   checker's concrete dims (rules/rule.c) and the generator's instances (rules/gen_universe.c) use it. */
+   checker's concrete dims (rules/rule_shape.c) and the generator's instances (rules/gen_universe.c) use it. */
 int64_t so_window_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d, int ceil_mode);
 
 #endif

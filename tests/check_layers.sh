@@ -6,9 +6,9 @@
 #
 #   core       src/                       (nothing above it)
 #   kernels    kernels/                   core
-#   rulelang   rules/rule.{h,c}           core
+#   rulelang   rules/rule*.{h,c}          core (rule.*: the language, rule_shape.*: its shape check)
 #   verifier   verifier/                  core kernels rulelang
-#   generator  rules/ (all but rule.*)    core kernels rulelang verifier
+#   generator  rules/ (all but rule*)     core kernels rulelang verifier
 #   search     search/                    core kernels rulelang
 #   api        api/                       core kernels rulelang verifier search (the public C API, superopt.h; verifier: proofs bound to content, issue 19)
 #   cli        cli/                       core kernels rulelang verifier generator search api
@@ -24,7 +24,7 @@ layer_of() { # path relative to the root -> layer name, or "" for files outside 
     case $1 in
         src/*) echo core ;;
         kernels/*) echo kernels ;;
-        rules/rule.h|rules/rule.c) echo rulelang ;;
+        rules/rule.h|rules/rule.c|rules/rule_shape.h|rules/rule_shape.c) echo rulelang ;;
         rules/*) echo generator ;;
         verifier/*) echo verifier ;;
         search/*) echo search ;;

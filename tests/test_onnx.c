@@ -436,6 +436,60 @@ static void test_lppool(void **state)
     if (!strstr(so_error(), "p 0 must be a positive integer") || !strstr(so_error(), "lp0")) fail_msg("%s", so_error());
 }
 
+/* GlobalLpPool "x" -> "y" named name with p */
+static void glp_node(pb *g, const char *name, int64_t p)
+{
+    pb n = {0};
+    pb_str(&n, 1, "x");
+    pb_str(&n, 2, "y");
+    pb_str(&n, 3, name);
+    pb_str(&n, 4, "GlobalLpPool");
+    att_int(&n, "p", p);
+    pb_msg(g, 1, &n);
+}
+
+/* GlobalLpPool (issue 16's list; issue 14's add-an-operator demonstration of session 12): p = 3 on x [1,2,3,3]
+   imports as the table operator, runs (sum |x|^3)^(1/3) per channel on the reference kernel, exports and reads back
+   the same graph. The expected values come from numpy (float64); ONNX Runtime 1.30.0 (tools/ort/ort_run.js) gives
+   the same float32 values. p 0 is refused with a one-line error naming the node. */
+static void test_globallppool(void **state)
+{
+    (void)state;
+    int64_t xd[4] = {1, 2, 3, 3}, yd[4] = {1, 2, 1, 1};
+    static const float want[2] = {4.70831484f, 4.25662174f};
+    float x[18], y[2];
+    for (int k = 0; k < 18; k++) x[k] = (float)(k % 7) - 3 + 0.5f * (float)(k % 3);
+    pb g = {0};
+    glp_node(&g, "glp", 3);
+    so_model *m = load_graph(&g, 4, xd, yd, 18, "globallppool.onnx");
+    const so_graph *gr = m->graph;
+    const so_node *r = &gr->nodes[gr->outputs[0].node];
+    assert_int_equal(r->op, SO_OP_GLOBALLPPOOL);
+    assert_int_equal(r->attr->mode, 3);
+    assert_int_equal(r->out[0].rank, 4);
+    assert_int_equal(r->out[0].dim[1], 2);
+    assert_int_equal(r->out[0].dim[2], 1);
+    assert_int_equal(r->out[0].dim[3], 1);
+    assert_int_equal(run_ref(gr, x, y), SO_OK);
+    for (int k = 0; k < 2; k++) assert_float_equal(y[k], want[k], 1e-5);
+    so_model *m2 = roundtrip(gr, "globallppool_rt.onnx");
+    const so_node *r2 = &m2->graph->nodes[m2->graph->outputs[0].node];
+    assert_int_equal(r2->op, SO_OP_GLOBALLPPOOL);
+    assert_int_equal(r2->attr->mode, 3);
+    so_model_free(m2);
+    so_model_free(m);
+    /* p must be a positive integer: a one-line error, not a model */
+    pb g2 = {0};
+    glp_node(&g2, "glp0", 0);
+    vi(&g2, 11, "x", 4, xd, NULL);
+    vi(&g2, 12, "y", 4, yd, NULL);
+    pb b = model(&g2, 11);
+    m = NULL;
+    assert_int_not_equal(so_onnx_load_buffer("globallppool_p0.onnx", b.d, b.n, &m), SO_OK);
+    free(b.d);
+    if (!strstr(so_error(), "p 0 must be a positive integer") || !strstr(so_error(), "glp0")) fail_msg("%s", so_error());
+}
+
 /* ---------------------------------------------------------------------------------------
    tests
    --------------------------------------------------------------------------------------- */
@@ -1126,6 +1180,7 @@ int main(void)
         cmocka_unit_test(test_small_model),
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_lppool),
+        cmocka_unit_test(test_globallppool),
         cmocka_unit_test(test_unsorted_and_buffer),
         cmocka_unit_test(test_opaque_order),
         cmocka_unit_test(test_external_data),

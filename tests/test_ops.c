@@ -14,6 +14,7 @@
 #include "../kernels/fuse.h"
 #include "../rules/enum.h"
 #include "../rules/rule.h"
+#include "../rules/rule_shape.h"
 #include "../src/onnx_io.h"
 #include "../verifier/verify.h"
 
@@ -246,7 +247,7 @@ static char *operators_md(void)
                        "  blocked-layout operators `*nchwc*` are written, and read back by `build_layout_op`, in superopt's layout domain);\n"
                        "- **shapes, reference kernel**: `src/shape.c` `shape_<op>`, `kernels/ref_*.c` `so_ref_<op>` (every operator);\n"
                        "- **FLOPs**: `kernels/exec.c` `flops_<op>` (the flops cost model and profiles);\n"
-                       "- **rule shapes**: `rules/rule.c` `sym_<op>` (\"-\": shape left to instantiation);\n"
+                       "- **rule shapes**: `rules/rule_shape.c` `sym_<op>` (\"-\": shape left to instantiation);\n"
                        "- **generator**: `rules/gen_universe.c` `gen_<op>` (enumerated in fingerprints, or not in rules);\n"
                        "- **Z3**: `verifier/encode.c` `z3_<op>` (\"-\": not in the rule language);\n"
                        "- **epilogue act**: ops.def's activation role (what a fused kernel epilogue applies).\n\n"

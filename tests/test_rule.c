@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../rules/rule.h"
+#include "../rules/rule_shape.h"
 
 static const char *SAMPLE =
     "# sample rules\n"
@@ -225,6 +226,75 @@ static void test_symbolic_shapes(void **state)
                  "bad.rules:1: rule 1: src node 'a' (gemm): inner dimensions differ: A [m,k] (trans_a 0) x B [q,n] (trans_b 0)");
 }
 
+/* shape of output slot of node 0 of side 0 of the only rule of text (which must parse), as "[d0,d1,...]" */
+static void expect_shape(const char *text, int slot, const char *want)
+{
+    so_ruleset rs;
+    if (so_rules_parse("s.rules", text, strlen(text), &rs) != SO_OK) fail_msg("%s", so_error());
+    so_sshape sh;
+    assert_int_equal(so_rule_shape(&rs.rules[0], 0, (so_rref){0, (int16_t)slot}, &sh), SO_OK);
+    so_sbuf b = {0};
+    so_sbuf_printf(&b, "[");
+    for (int k = 0; k < sh.rank; k++) {
+        if (k) so_sbuf_printf(&b, ",");
+        so_dimx_print(&b, &sh.dim[k], &rs.rules[0]);
+    }
+    so_sbuf_printf(&b, "]");
+    if (strcmp(b.s, want)) fail_msg("slot %d: shape %s, expected %s", slot, b.s, want);
+    free(b.s);
+    so_ruleset_free(&rs);
+}
+
+/* The operators moved onto the shared rules in session 12 (recurrent, 3-D, transposed convs, spectral, tf-idf, blocked
+   concat): their rule shapes over symbolic dims, and a misfit refused with the importer's message. */
+static void test_symbolic_shapes_late_ops(void **state)
+{
+    (void)state;
+    /* LSTM over a symbolic sequence length and batch: Y [t,1,n,2], Y_h = Y_c = [1,n,2] */
+    static const char lstm[] = "rule 1\n  input X [t,n,4]\n  input W [1,8,4]\n  input R [1,8,2]\n"
+                               "  src a = lstm(X, W, R) hidden=2 direction=0 mode=0 clip_min=0 clip_max=0 ints=\n"
+                               "  dst b = lstm(X, W, R) hidden=2 direction=0 mode=0 clip_min=0 clip_max=0 ints=\n  map a.0 -> b.0\n  map a.1 -> b.1\nend\n";
+    expect_shape(lstm, 0, "[t,1,n,2]");
+    expect_shape(lstm, 1, "[1,n,2]");
+    expect_shape(lstm, 2, "[1,n,2]");
+    expect_error("rule 1\n  input X [t,n,4]\n  input W [1,8,3]\n  input R [1,8,2]\n  src a = lstm(X, W, R) hidden=2\n  dst b = relu(X)\n  map a.0 -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (lstm): W [1,8,3] must be [1,8,4] for input [t,n,4], hidden 2");
+    expect_error("rule 1\n  input X [t,n,4]\n  input W [2,6,4]\n  input R [2,6,2]\n  src a = gru(X, W, R) hidden=2 direction=2 mode=3\n  dst b = relu(X)\n  map a.0 -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (gru): linear_before_reset 3 is not 0 or 1");
+    expect_shape("rule 1\n  input X [t,n,4]\n  input W [2,2,4]\n  input R [2,2,2]\n  src a = rnn(X, W, R) hidden=2 direction=2 mode=1\n"
+                 "  dst b = rnn(X, W, R) hidden=2 direction=2 mode=1\n  map a.0 -> b.0\nend\n", 0, "[t,2,n,2]");
+    /* ConvTranspose: stride 1 adds k - 1 - pads to a symbolic plane; stride 2 on a symbol is refused (no sum of symbols) */
+    expect_shape("rule 1\n  input X [n,4,h,w]\n  input W [4,2,3,3]\n  src a = convtranspose(X, W) stride=1,1 pad=1,0,0,0 dilation=1,1 group=2 ints=0,0\n"
+                 "  dst b = convtranspose(X, W) stride=1,1 pad=1,0,0,0 dilation=1,1 group=2 ints=0,0\n  map a -> b\nend\n", 0, "[n,4,h+1,w+2]");
+    expect_error("rule 1\n  input X [n,3,h,w]\n  input W [4,2,3,3]\n  src a = convtranspose(X, W) stride=1,1 group=1 ints=0,0\n  dst b = relu(X)\n  map a -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (convtranspose): input [n,3,h,w], weight [4,2,3,3] and group 1 do not fit");
+    /* the 3-D family: floor windows of stride 1 subtract k - 1 from a symbolic plane */
+    static const char c3[] = "rule 1\n  input X [n,2,d,h,w]\n  input W [4,2,3,3,3]\n  src a = conv3d(X, W) group=1 ints=3,3,3,1,1,1,1,1,1,0,0,0,0,0,0\n"
+                             "  dst b = conv3d(X, W) group=1 ints=3,3,3,1,1,1,1,1,1,0,0,0,0,0,0\n  map a -> b\nend\n";
+    expect_shape(c3, 0, "[n,4,d-2,h-2,w-2]");
+    expect_shape("rule 1\n  input X [n,2,d,h,w]\n  src a = maxpool3d(X) ceil_mode=0 ints=2,2,2,1,1,1,1,1,1,1,1,1,0,0,0\n"
+                 "  dst b = maxpool3d(X) ceil_mode=0 ints=2,2,2,1,1,1,1,1,1,1,1,1,0,0,0\n  map a -> b\nend\n", 0, "[n,2,d,h,w]");
+    expect_error("rule 1\n  input X [n,2,d,h,w]\n  input W [4,2,3,3,2]\n  src a = conv3d(X, W) group=1 ints=3,3,3,1,1,1,1,1,1,0,0,0,0,0,0\n  dst b = relu(X)\n  map a -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (conv3d): weight [4,2,3,3,2] does not match kernel 3 on axis 4");
+    expect_error("rule 1\n  input X [n,2,h,w]\n  src a = avgpool3d(X) ceil_mode=0 count_include_pad=0 ints=2,2,2,1,1,1,1,1,1,0,0,0,0,0,0\n  dst b = relu(X)\n  map a -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (avgpool3d): input [N,C,D,H,W] [n,2,h,w] must have rank 5");
+    /* DFT / STFT over a symbolic batch; a symbolic frame count only with frame_step 1 */
+    expect_shape("rule 1\n  input X [n,16,1]\n  src a = dft(X) axis=1 mode=2 ints=16\n  dst b = dft(X) axis=1 mode=2 ints=16\n  map a -> b\nend\n", 0, "[n,9,2]");
+    expect_error("rule 1\n  input X [n,16,c]\n  src a = dft(X) axis=1 mode=0 ints=16\n  dst b = relu(X)\n  map a -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (dft): input [n,16,c] must end in 1 (real) or 2 (complex)");
+    expect_shape("rule 1\n  input X [n,l,1]\n  src a = stft(X) mode=1 ints=1,8\n  dst b = stft(X) mode=1 ints=1,8\n  map a -> b\nend\n", 0, "[n,l-7,5,2]");
+    expect_error("rule 1\n  input X [n,l,1]\n  src a = stft(X) mode=1 ints=4,8\n  dst b = relu(X)\n  map a -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (stft): frames of signal [n,l,1] are not a dimension");
+    /* tf-idf: [N,C] -> [N,K]; blocked concat of two 8-lane values of 8 and 5 channels -> 2 blocks */
+    expect_shape("rule 1\n  input X [n,c]\n  input P [p]\n  input S [g]\n  input I [m]\n  src a = tfidfvectorizer(X, P, S, I) mode=0 ints=1,2,0,7\n"
+                 "  dst b = tfidfvectorizer(X, P, S, I) mode=0 ints=1,2,0,7\n  map a -> b\nend\n", 0, "[n,7]");
+    static const char cn[] = "rule 1\n  input X [n,1,h,w,8]\n  input Y [n,1,h,w,8]\n  src a = concat_nchwc(X, Y) ints=8,8,5\n"
+                             "  dst b = concat_nchwc(X, Y) ints=8,8,5\n  map a -> b\nend\n";
+    expect_shape(cn, 0, "[n,2,h,w,8]");
+    expect_error("rule 1\n  input X [n,1,h,w,8]\n  input Y [n,1,g,w,8]\n  src a = concat_nchwc(X, Y) ints=8,8,5\n  dst b = relu(X)\n  map a -> b\nend\n",
+                 "bad.rules:1: rule 1: src node 'a' (concat_nchwc): input 1 [n,1,g,w,8] is not a blocked value of 5 channels matching input 0 [n,1,h,w,8]");
+}
+
 static void test_instantiate(void **state)
 {
     (void)state;
@@ -270,7 +340,7 @@ static void test_reverse_and_canon(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_sample), cmocka_unit_test(test_round_trip), cmocka_unit_test(test_errors), cmocka_unit_test(test_symbolic_shapes),
+        cmocka_unit_test(test_parse_sample), cmocka_unit_test(test_round_trip), cmocka_unit_test(test_errors), cmocka_unit_test(test_symbolic_shapes), cmocka_unit_test(test_symbolic_shapes_late_ops),
         cmocka_unit_test(test_instantiate), cmocka_unit_test(test_reverse_and_canon),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

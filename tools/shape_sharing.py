@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # shape_sharing.py - counts the operators of src/ops.def whose import shape (src/shape.c shape_<op>) and rule shape
-# (rules/rule.c sym_<op>, which the rule checker and the verifier run) call one so_dims_* rule; lists the others.
+# (rules/rule_shape.c sym_<op>, which the rule checker and the verifier run) call one so_dims_* rule; lists the others.
 # Usage: tools/shape_sharing.py [ROOT]   (a reading of the source text: helpers and #define aliases are followed)
 import re, sys
 root = sys.argv[1] if len(sys.argv) > 1 else "."
@@ -25,7 +25,7 @@ def rules_of(name, fs, alias, seen=None):
         if callee in fs and callee != name: r |= rules_of(callee, fs, alias, seen)
     return r
 sf, sa = funcs(open(root + '/src/shape.c').read())
-rf, ra = funcs(open(root + '/rules/rule.c').read())
+rf, ra = funcs(open(root + '/rules/rule_shape.c').read())
 shared, only = [], []
 for op in ops:
     a = rules_of('shape_' + op, sf, sa); b = rules_of('sym_' + op, rf, ra)

@@ -1,6 +1,8 @@
 /* encode.c - rule encoding: both sides of a rule as Z3 terms; their shapes and well-formedness conditions come from the shared shape rules (src/shape.c) over solver terms. */
 #include "verify_priv.h"
 
+#include "../rules/rule_shape.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,7 +42,7 @@ static Z3_ast all_dims_eq(so_verifier *v, const gterm *a, const gterm *b)
 }
 
 /* ---------------- the dim algebra over solver terms (src/shape.h so_dim_alg) ----------------
-   A dim is a Z3 integer term, so a rule node's shapes and well-typedness are the shared shape rules' (rules/rule.c
+   A dim is a Z3 integer term, so a rule node's shapes and well-typedness are the shared shape rules' (rules/rule_shape.c
    so_rule_node_dims, src/shape.c so_dims_*), the statement import and the rule checker use. The requirements a rule
    states (eq, at_least, a window that fits, two dims that broadcast) are conjoined into the node's condition *w and
    answered 1; decisions (is_one, as_const) answer for numerals only. Terms are built as the rules state them. */
@@ -432,6 +434,7 @@ static int z3_const_idmat(zctx *cx)
 #define z3_layernorm Z3_NOT_IN_RULES
 #define z3_rmsnorm Z3_NOT_IN_RULES
 #define z3_lppool Z3_NOT_IN_RULES
+#define z3_globallppool Z3_NOT_IN_RULES
 #define z3_pad Z3_NOT_IN_RULES
 #define z3_flatten Z3_NOT_IN_RULES
 #define z3_reshape Z3_NOT_IN_RULES
