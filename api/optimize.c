@@ -743,10 +743,11 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         fprintf(f, "},\n");
         fprintf(f, "  \"search_detail\": {\"work\": %lld, \"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
                    "\"greedy_explored\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
+                   "\"costs_under_load\": %lld, \"cost_cache_loaded\": %lld, \"cost_cache_stale\": %lld, "
                    "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
                 (long long)res.work, (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
-                so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+                (long long)cm.noisy, cm.table ? 0LL : (long long)cm.loaded, (long long)cm.stale, so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         if (o.search == SO_SEARCH_EQSAT) { /* equality saturation: the e-graph and the extraction */
             const struct so_eqsat_stats *es = &res.eqsat;
             static const char *const stop[] = {"saturated", "node-limit", "iteration-limit", "time-limit", "work-limit"};
@@ -837,6 +838,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 (int)pst.cached, (int)pst.proved_now, pst.seconds, pst.unproved ? ", SOME UNPROVED: --allow-unverified" : "");
         fprintf(tf, "  search: %.2f s (%.2f s CPU), %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search, c_search,
                 (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
+        if (cm.noisy)
+            fprintf(tf, "  costs: %lld of %lld configurations timed under load (other threads waiting for a CPU or preempting this one): "
+                        "re-timed, best round used, not kept as quiet in the cost cache\n",
+                    (long long)cm.noisy, (long long)cm.measured);
         if (o.layout != LAYOUT_NONE)
             fprintf(tf, "  layout nchwc (b=%d, placed by %s): cost %.4g -> %.4g, %s (%d convs blocked, %d kept in NCHW, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",
                     layout_b, strcmp(pl.method, "rules") == 0 ? "proven layout rules" : strcmp(pl.method, "pass") == 0 ? "the layout pass (axiom instances)" : "-",

@@ -30,13 +30,26 @@ typedef struct so_cost_model {
     char *table;                /* --cost-table FILE (malloc'd) or NULL: the only source of measured
                                    costs (so_cost_table_load); the disk cache is then not used */
     int64_t table_loaded, table_new; /* entries read from the table, measured by this run */
+    int64_t noisy;              /* disk-cache mode: configurations this run timed under contention
+                                   (so_cost_contended): re-timed in rounds, never saved as quiet */
+    so_hmap noisy_keys;         /* keys of the configurations counted in noisy (value unused) */
+    int64_t stale;              /* disk-cache entries read but not used: marked loaded by the run
+                                   that wrote them, so timed again */
+    /* Tests only (NULL in use): replaces the timer and the contention check of disk-cache mode:
+       returns the time of what role runs for node i in *ms and sets *contended. */
+    so_status (*time_hook)(void *ctx, const so_graph *g, int32_t i, int role, double *ms, int *contended);
+    void *hook_ctx;
 } so_cost_model;
 
 /* Initialises a model. For SO_COST_MEASURED, cache_dir NULL means $XDG_CACHE_HOME/superopt
    (or ~/.cache/superopt); "" disables the disk cache. The file is
    cost-<key>.tsv where key hashes the CPU model, core count, the running executable and the
    kernels' ISA level (kernels/isa.h), and the file's header must repeat that key, so a cache
-   from another machine, build or level is never used. SO_ERR when SUPEROPT_ISA is invalid. */
+   from another machine, build or level is never used. Format (text):
+     # superopt cost cache v2 cpu=... cores=... exe=... isa=... onednn=...
+     <16 hex digits: configuration key>\t<ms, %.17g>\t<quiet|loaded>
+   Only "quiet" entries are used; "loaded" ones (timed under contention, so_cost_contended) are
+   counted in stale and timed again. SO_ERR when SUPEROPT_ISA is invalid. */
 so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const char *cache_dir);
 /* Writes new entries to the disk cache atomically (temporary file + rename); in table mode, the
    table instead (so_cost_table_save). */
@@ -61,6 +74,25 @@ so_status so_cost_table_load(so_cost_model *cm, const char *path);
    (one node, for search previews) times its rounds back to back. The value a run uses is the value
    it writes, so a run that made the table and a run that reads it find the same graph. */
 #define SO_COST_TABLE_ROUNDS 3
+/* Disk-cache mode: a configuration is timed once (so_exec_time_node's lower quartile of its runs)
+   when the machine was quiet during that timing; when it was contended (so_cost_contended), it is
+   timed again, back to back, until its two lowest rounds agree within SO_COST_LOADED_AGREE or it
+   has SO_COST_LOADED_ROUNDS rounds; its value is the lowest round's (other processes only ever
+   add time), and it is saved marked "loaded", which no later run uses. So
+   the search compares loaded configurations on their best rounds, and a measurement taken under
+   load never stands in the disk cache for a quiet one. */
+#define SO_COST_LOADED_ROUNDS 5
+#define SO_COST_LOADED_AGREE 0.05
+/* 1 if a timing was contended: between the two snapshots (so_cost_probe) this process was
+   preempted (an involuntary context switch, getrusage), or at either snapshot more threads were
+   runnable on the machine than it has CPUs (/proc/stat procs_running, which counts this
+   process's own running threads). */
+typedef struct so_cost_probe {
+    long nivcsw;     /* involuntary context switches of this process */
+    int running;     /* runnable threads on the machine (-1: unknown) */
+} so_cost_probe;
+void so_cost_probe_now(so_cost_probe *p);
+int so_cost_contended(const so_cost_probe *before, const so_cost_probe *after, long cpus);
 /* Writes the whole table atomically, sorted by key (no-op when nothing was measured). */
 so_status so_cost_table_save(so_cost_model *cm);
 void so_cost_free(so_cost_model *cm);

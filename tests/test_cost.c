@@ -1,5 +1,6 @@
 /* test_cost.c - cost models: flops values, configuration keys, graph sums, executor fusion roles,
-   the measured-cost disk cache (round trip, and a cache from another machine/build is ignored). */
+   the measured-cost disk cache (round trip, a cache from another machine/build is ignored, timings
+   taken under contention re-timed and never used from the cache). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -85,6 +86,32 @@ static void test_keys(void **state)
     so_model_free(c);
 }
 
+/* A scripted timer for the disk-cache mode (so_cost_model.time_hook): call k returns ms[k] and
+   contended[k] (the last pair repeats); calls counts them. */
+typedef struct fake_timer {
+    double ms[8];
+    int contended[8];
+    int n, calls;
+} fake_timer;
+
+static so_status fake_time(void *ctx, const so_graph *g, int32_t i, int role, double *ms, int *contended)
+{
+    (void)g, (void)i, (void)role;
+    fake_timer *t = ctx;
+    int k = t->calls < t->n ? t->calls : t->n - 1;
+    t->calls++;
+    *ms = t->ms[k];
+    *contended = t->contended[k];
+    return SO_OK;
+}
+
+static void cost_init_fake(so_cost_model *cm, const char *dir, fake_timer *t)
+{
+    assert_int_equal(so_cost_init(cm, SO_COST_MEASURED, 1, dir), SO_OK);
+    cm->time_hook = fake_time;
+    cm->hook_ctx = t;
+}
+
 static void test_measured_cache(void **state)
 {
     (void)state;
@@ -92,11 +119,14 @@ static void test_measured_cache(void **state)
     assert_non_null(mkdtemp(dir));
     so_model *m = build(16);
     so_cost_model cm;
-    assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+    fake_timer quiet = {{0.25}, {0}, 1, 0}; /* a quiet machine: saved as a good entry */
+    cost_init_fake(&cm, dir, &quiet);
     assert_int_equal(cm.loaded, 0);
     double c1 = so_cost_node(&cm, m->graph, 2);
-    assert_true(c1 >= 0);
+    assert_true(c1 == 0.25);
     assert_int_equal(cm.measured, 1);
+    assert_int_equal(quiet.calls, 1);
+    assert_int_equal(cm.noisy, 0);
     double c1b = so_cost_node(&cm, m->graph, 2); /* cached in memory */
     assert_true(c1b == c1);
     assert_int_equal(cm.measured, 1);
@@ -121,10 +151,11 @@ static void test_measured_cache(void **state)
     so_cost_free(&cm);
 
     /* a new process-like instance reads the cache and does not time again */
-    assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+    cost_init_fake(&cm, dir, &quiet);
     assert_int_equal(cm.loaded, 1);
     double c2 = so_cost_node(&cm, m->graph, 2);
     assert_int_equal(cm.measured, 0);
+    assert_int_equal(quiet.calls, 1);
     assert_float_equal(c2, c1, 1e-9 * (c1 + 1));
     so_cost_free(&cm);
 
@@ -149,6 +180,110 @@ static void test_measured_cache(void **state)
     fputs("# superopt cost cache cpu=other", f);
     fclose(f);
     assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+    assert_int_equal(cm.loaded, 0);
+    so_cost_free(&cm);
+    unlink(path);
+    rmdir(dir);
+    so_model_free(m);
+}
+
+/* The contention check: an involuntary context switch between the two probes, or more runnable
+   threads than CPUs at either, makes a timing contended. */
+static void test_contended(void **state)
+{
+    (void)state;
+    so_cost_probe a = {10, 1}, b = {10, 2};
+    assert_int_equal(so_cost_contended(&a, &b, 2), 0);
+    b.nivcsw = 11; /* preempted during the timing */
+    assert_int_equal(so_cost_contended(&a, &b, 2), 1);
+    b.nivcsw = 10;
+    b.running = 3; /* a thread waiting for a CPU at the end */
+    assert_int_equal(so_cost_contended(&a, &b, 2), 1);
+    b.running = 1;
+    a.running = 5; /* ... or at the start */
+    assert_int_equal(so_cost_contended(&a, &b, 4), 1);
+    assert_int_equal(so_cost_contended(&a, &b, 8), 0);
+    a.running = b.running = -1; /* /proc/stat unreadable: only the context switches decide */
+    assert_int_equal(so_cost_contended(&a, &b, 1), 0);
+    so_cost_probe now;
+    so_cost_probe_now(&now);
+    assert_true(now.nivcsw >= 0);
+}
+
+/* A configuration timed under contention: re-timed until two rounds agree within
+   SO_COST_LOADED_AGREE (or SO_COST_LOADED_ROUNDS rounds), the lowest round used, counted noisy,
+   saved marked loaded, and a later run times it again instead of using it; a quiet timing
+   then replaces it in the cache. */
+static void test_loaded_not_cached(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/so_cost_test_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    so_model *m = build(16);
+    so_cost_model cm;
+    /* contended: 0.56, then 0.40 and 0.41 (these two agree within 5 %): three rounds, 0.40 */
+    fake_timer loaded = {{0.56, 0.40, 0.41, 9}, {1, 1, 1, 1}, 4, 0};
+    cost_init_fake(&cm, dir, &loaded);
+    assert_true(so_cost_node(&cm, m->graph, 2) == 0.40);
+    assert_int_equal(loaded.calls, 3);
+    assert_int_equal(cm.measured, 1);
+    assert_int_equal(cm.noisy, 1);
+    assert_true(so_cost_node(&cm, m->graph, 2) == 0.40); /* in memory for this run */
+    assert_int_equal(loaded.calls, 3);
+    assert_int_equal(so_cost_save(&cm), SO_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s", cm.path);
+    so_cost_free(&cm);
+    /* the file says so */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[256];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_true(strncmp(line, "# superopt cost cache v2 ", 25) == 0);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_non_null(strstr(line, "\t0.40000000000000002\tloaded\n"));
+    fclose(f);
+
+    /* the next run does not use the loaded entry: it times the configuration again; rounds that
+       never agree stop at SO_COST_LOADED_ROUNDS, the lowest one used */
+    fake_timer spread = {{0.9, 0.5, 0.7, 0.3, 0.6}, {1, 1, 1, 1, 1}, 5, 0};
+    cost_init_fake(&cm, dir, &spread);
+    assert_int_equal(cm.loaded, 0);
+    assert_int_equal(cm.stale, 1);
+    assert_true(so_cost_node(&cm, m->graph, 2) == 0.3);
+    assert_int_equal(spread.calls, SO_COST_LOADED_ROUNDS);
+    assert_int_equal(cm.measured, 1);
+    assert_int_equal(cm.noisy, 1);
+    assert_int_equal(so_cost_save(&cm), SO_OK);
+    so_cost_free(&cm);
+
+    /* a quiet run replaces it: one timing, saved quiet, then used without timing */
+    fake_timer quiet = {{0.35}, {0}, 1, 0};
+    cost_init_fake(&cm, dir, &quiet);
+    assert_int_equal(cm.stale, 1);
+    assert_true(so_cost_node(&cm, m->graph, 2) == 0.35);
+    assert_int_equal(quiet.calls, 1);
+    assert_int_equal(cm.noisy, 0);
+    assert_int_equal(so_cost_save(&cm), SO_OK);
+    so_cost_free(&cm);
+    cost_init_fake(&cm, dir, &quiet);
+    assert_int_equal(cm.loaded, 1);
+    assert_int_equal(cm.stale, 0);
+    assert_true(so_cost_node(&cm, m->graph, 2) == 0.35);
+    assert_int_equal(quiet.calls, 1);
+    so_cost_free(&cm);
+
+    /* a v1 line (no quality column: v1 kept loaded timings as good) is not used */
+    f = fopen(path, "r");
+    assert_non_null(f);
+    char head[512];
+    assert_non_null(fgets(head, sizeof head, f));
+    fclose(f);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%s%016llx\t0.125\n", head, (unsigned long long)so_cost_node_key(m->graph, 2, 1));
+    fclose(f);
+    cost_init_fake(&cm, dir, &quiet);
     assert_int_equal(cm.loaded, 0);
     so_cost_free(&cm);
     unlink(path);
@@ -507,6 +642,8 @@ int main(void)
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_conv_bias_epilogue),
         cmocka_unit_test(test_measured_cache),
+        cmocka_unit_test(test_contended),
+        cmocka_unit_test(test_loaded_not_cached),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
