@@ -299,7 +299,7 @@ so_status so_ref_eval_node(const so_graph *g, int32_t i, const so_tensor *in, so
         size_t b;
         out[k].shape = n->out[k];
         if ((st = tensor_bytes(g, n, &n->out[k], &b)) != SO_OK) goto fail;
-        out[k].data = malloc(b ? b : 1);
+        out[k].data = so_weight_alloc(b, 0); /* folds keep it as a weight */
         if (!out[k].data) {
             st = ref_fail(g, n, "out of memory");
             goto fail;

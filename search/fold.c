@@ -75,7 +75,7 @@ int32_t so_fold_standin(so_fold_ctx *fc, const so_shape *sh)
     if (so_hmap_get(&fc->standin, key, &v)) return (int32_t)v;
     int64_t n = so_shape_numel(sh);
     size_t bytes = (size_t)(n > 0 ? n : 1) * (sh->dtype == SO_I64 ? 8 : 4);
-    void *data = so_xcalloc(bytes, 1);
+    void *data = so_weight_xalloc(bytes, 1);
     /* every page written: calloc'd memory is the kernel's shared zero page until written, which
        the caches hold, and a measured cost timed on it was that of a weight that is never
        read from memory (nasrnn_512's merged [512,1536] matmul: 0.055 ms against 0.11) */

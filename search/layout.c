@@ -103,7 +103,7 @@ static void fold_bn(lctx *c, int32_t i, int32_t u, so_edge *w_out, so_edge *b_ou
     const int64_t O = ws->dim[0], per = ws->dim[1] * ws->dim[2] * ws->dim[3];
     const float *W = wdata(g, n->in[1]), *B = n->n_in > 2 && n->in[2].node >= 0 ? wdata(g, n->in[2]) : NULL;
     const float *sc = wdata(g, bn->in[1]), *be = wdata(g, bn->in[2]), *mu = wdata(g, bn->in[3]), *var = wdata(g, bn->in[4]);
-    float *W2 = so_xmalloc(sizeof(float) * (size_t)(O * per)), *B2 = so_xmalloc(sizeof(float) * (size_t)O);
+    float *W2 = so_weight_xalloc(sizeof(float) * (size_t)(O * per), 0), *B2 = so_weight_xalloc(sizeof(float) * (size_t)O, 0);
     for (int64_t o = 0; o < O; o++) {
         const double s = (double)sc[o] / sqrt((double)var[o] + (double)bn->attr->epsilon);
         for (int64_t k = 0; k < per; k++) W2[o * per + k] = (float)(W[o * per + k] * s);
@@ -127,7 +127,7 @@ static so_status blocked_bn(lctx *c, const so_node *bn, so_edge x, int32_t *id)
         if (!is_weight(g, bn->in[q]) || !wdata(g, bn->in[q])) return SO_ERR;
     const int64_t C = bn->out[0].dim[1], b = c->b, Cb = (C + b - 1) / b;
     const float *sc = wdata(g, bn->in[1]), *be = wdata(g, bn->in[2]), *mu = wdata(g, bn->in[3]), *var = wdata(g, bn->in[4]);
-    float *S = so_xcalloc((size_t)(Cb * b), sizeof *S), *T = so_xcalloc((size_t)(Cb * b), sizeof *T);
+    float *S = so_weight_xalloc((size_t)(Cb * b) * sizeof *S, 1), *T = so_weight_xalloc((size_t)(Cb * b) * sizeof *T, 1);
     for (int64_t k = 0; k < C; k++) {
         const double s = (double)sc[k] / sqrt((double)var[k] + (double)bn->attr->epsilon);
         S[k] = (float)s;

@@ -120,6 +120,22 @@ void *so_xrealloc(void *p, size_t n)
     return q;
 }
 
+void *so_weight_alloc(size_t bytes, int zero)
+{
+    if (bytes > SIZE_MAX - SO_WEIGHT_ALIGN) return NULL;
+    size_t n = bytes ? (bytes + SO_WEIGHT_ALIGN - 1) / SO_WEIGHT_ALIGN * SO_WEIGHT_ALIGN : SO_WEIGHT_ALIGN;
+    void *p = aligned_alloc(SO_WEIGHT_ALIGN, n);
+    if (p && zero) memset(p, 0, n);
+    return p;
+}
+
+void *so_weight_xalloc(size_t bytes, int zero)
+{
+    void *p = so_weight_alloc(bytes, zero);
+    if (!p) oom(bytes);
+    return p;
+}
+
 char *so_xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -14,7 +14,7 @@ static void bind_alias(imp *im, const char *name, const val *v)
     }
     ctensor cc = v->c;
     size_t bytes = (size_t)onx_ct_numel(&cc) * (cc.shape.dtype == SO_I64 ? 8 : 4);
-    cc.data = so_xmalloc(bytes + 1);
+    cc.data = so_weight_xalloc(bytes, 0);
     memcpy(cc.data, v->c.data, bytes);
     onx_bind_const(im, name, &cc);
 }

@@ -236,7 +236,7 @@ int onx_ct_new(imp *im, ctensor *c, int storage, int32_t otype, int rank, const 
     size_t bytes;
     if (so_size_mul((size_t)n, storage == SO_I64 ? 8 : 4, &bytes) || bytes > so_max_alloc_bytes)
         return onx_node_err(im, "constant of %lld elements exceeds the allocation limit (%zu bytes)", (long long)n, so_max_alloc_bytes), SO_ERR;
-    c->data = calloc(bytes ? bytes : 1, 1);
+    c->data = so_weight_alloc(bytes, 1);
     if (!c->data) return onx_node_err(im, "out of memory allocating %zu bytes", bytes), SO_ERR;
     return SO_OK;
 }

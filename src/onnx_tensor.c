@@ -110,7 +110,7 @@ so_status onx_tensor_from_proto(imp *im, const Onnx__TensorProto *t, const char 
     out->shape.dtype = st;
     for (size_t i = 0; i < t->n_dims; i++) out->shape.dim[i] = t->dims[i];
     out->otype = type;
-    out->data = malloc((size_t)numel * sbytes + 1);
+    out->data = so_weight_alloc((size_t)numel * sbytes, 0);
     if (!out->data) return so_errorf("%s: out of memory", what);
 
     if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {

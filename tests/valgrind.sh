@@ -27,7 +27,7 @@ for m in bert2 resnet_small lstm2 nasrnn deepandwide; do
     jobs+=("$SO run data/$m.onnx --inputs data/$m.in.bin --outputs $TMP/$m.out --iters 1 --warmup 0")
 done
 jobs+=("$SO inspect data/squeezenet.onnx")
-for t in cost match ref rule shape; do jobs+=("$BUILD/tests/test_$t"); done
+for t in cost match ref rule shape align; do jobs+=("$BUILD/tests/test_$t"); done
 
 # one job: "ok"/"FAIL" line with the time; on failure the first lines of valgrind's report
 run_one() {
