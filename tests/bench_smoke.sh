@@ -122,6 +122,14 @@ EOF
     ok "two benches with one saved cost table give the same costs"
 else cat "$TMP/r2.err" >>"$TMP/rep.log"; bad "two benches with one saved cost table give the same costs" "$TMP/rep.log"; fi
 
+# Markdown: every heading has a blank line before it (with and without --no-ablations), so
+# renderers start a new block there
+heads_ok=1
+for f in "$TMP/b.md" "$TMP/r1.md"; do
+    awk 'NR > 1 && /^#/ && prev != "" { print FILENAME ": line " NR " follows a non-blank line: " $0; bad = 1 } { prev = $0 } END { exit bad }' "$f" >>"$TMP/heads.log" || heads_ok=0
+done
+[ $heads_ok -eq 1 ] && ok "Markdown headings follow a blank line" || bad "Markdown headings follow a blank line" "$TMP/heads.log"
+
 # 3. clean errors: exit 1 and one line
 expect_error() {
     local name=$1 want=$2
