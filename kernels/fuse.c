@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fast.h"
+#include "nchwc.h"
 
 static const so_shape *shape_of(const so_graph *g, so_edge e) { return &g->nodes[e.node].out[e.slot]; }
 
@@ -268,6 +269,42 @@ int so_fuse_pad_pool(const so_graph *g, const int32_t *user, const char *absorbe
     return 1;
 }
 
+/* so_fuse_stem's SO_FUSE_DW part: a depthwise conv of the stem chain's output (MobileNet / MNASNet's first block: a
+   3x3 at 112 x 112 after the 3x3/2 stem) and its chain appended to f when they qualify (fuse.h). The stem kernel
+   then computes the rows of the stem's output the depthwise conv reads into a few rows per thread
+   (kernels/nchwc_body.h stem_dw_run): that output (MNASNet: 1.6 MB) is never written to memory and read back. */
+static void stem_dw(const so_graph *g, const int32_t *user, const char *absorbed, const so_node *cn, so_fuse *f)
+{
+    const int32_t last = f->node[f->n - 1], du = user[last];
+    const so_attr *ca = cn->attr;
+    if (f->n >= SO_FUSE_MAX || taken(absorbed, du)) return;
+    /* a 1x1 stride-1 unpadded stem is planned as one row of H*W pixels (kernels/nchwc.h): no rows to keep */
+    const so_shape *cw = &g->nodes[cn->in[1].node].out[0];
+    if (cw->dim[2] == 1 && cw->dim[3] == 1 && ca->stride[0] <= 1 && ca->stride[1] <= 1 && !ca->pad[0] && !ca->pad[1] && !ca->pad[2] &&
+        !ca->pad[3])
+        return;
+    const so_node *dn = &g->nodes[du];
+    const so_attr *da = dn->attr;
+    if (dn->op != SO_OP_CONV_NCHWC || dn->in[0].node != last || dn->in[0].slot != 0 || dn->in[1].node < 0) return;
+    const so_node *wn = &g->nodes[dn->in[1].node];
+    const so_node *bn = dn->n_in > 2 && dn->in[2].node >= 0 ? &g->nodes[dn->in[2].node] : NULL;
+    if (wn->op != SO_OP_WEIGHT || !g->model->weights[wn->ref].data || (bn && bn->op != SO_OP_WEIGHT)) return;
+    const so_shape *x = shape_of(g, dn->in[0]), *w = &wn->out[0], *o = &dn->out[0];
+    if (x->rank != 5 || o->rank != 5 || w->rank != 4) return;
+    const int64_t C = w->dim[0], K = w->dim[2], S = da->stride[0] > 0 ? da->stride[0] : 1;
+    if (da->group != C || w->dim[1] != 1 || C > x->dim[1] * x->dim[4] || w->dim[3] != K || K > SO_FUSE_DW_K ||
+        (da->stride[1] > 0 ? da->stride[1] : 1) != S || S > 2 || da->dilation[0] > 1 || da->dilation[1] > 1)
+        return;
+    /* the kept rows (kernels/nchwc.h so_nchwc_stem_dw_scratch, at the largest block) */
+    const int64_t Wp = so_nchwc_stem_dw_width(x->dim[3], o->dim[3], K, S, da->pad[1]);
+    if ((C + 15) / 16 * 16 * (K + S) * Wp * (int64_t)sizeof(float) > SO_FUSE_DW_BYTES) return;
+    so_fuse ch;
+    so_fuse_chain(g, user, absorbed, du, -1, 0, da->act != 0, &ch);
+    if (ch.has_extra || f->n + 1 + ch.n > SO_FUSE_MAX) return;
+    f->node[f->n] = du, f->step[f->n++] = SO_FUSE_DW;
+    for (int k = 0; k < ch.n; k++) f->node[f->n] = ch.node[k], f->step[f->n++] = ch.step[k];
+}
+
 int so_fuse_stem(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f)
 {
     memset(f, 0, sizeof *f);
@@ -299,6 +336,7 @@ int so_fuse_stem(const so_graph *g, const int32_t *user, const char *absorbed, i
             px->dim[3] > 0 && pa->kernel[0] >= 1 && pa->kernel[0] <= SO_FUSE_POOL_K && pa->dilation[0] <= 1 && pa->dilation[1] <= 1)
             f->node[f->n] = pu, f->step[f->n++] = SO_FUSE_POOL;
     }
+    if (f->step[f->n - 1] != SO_FUSE_POOL) stem_dw(g, user, absorbed, cn, f);
     return 1;
 }
 

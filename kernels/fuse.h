@@ -25,6 +25,7 @@ typedef enum so_fuse_step {
     SO_FUSE_SILU1,    /* Sigmoid(x) and Mul(x, Sigmoid(x)) in act1's place (two nodes, both marked so) */
     SO_FUSE_SILU2,    /* the same in act2's place */
     SO_FUSE_POOL,     /* SO_FUSE_STEM: the max pool (dilation 1) after the stem conv's chain */
+    SO_FUSE_DW,       /* SO_FUSE_STEM: the depthwise conv after the stem conv's chain (its own chain after it) */
 } so_fuse_step;
 
 typedef struct so_fuse {
@@ -69,9 +70,14 @@ int so_fuse_pad_pool(const so_graph *g, const int32_t *user, const char *absorbe
 /* NCHWC_IN i of at most SO_FUSE_STEM_C channels whose one user is a group-1 CONV_NCHWC with constant weights reading
    it as input 0: f->node = the conv, then its epilogue chain (so_fuse_chain, no residual add, whole or not at all),
    then (step SO_FUSE_POOL) the one user of the chain's output when it is a MAXPOOL_NCHWC of dilation 1 and at most
-   SO_FUSE_POOL_K kernel rows (the rows the fused kernel keeps per thread). */
+   SO_FUSE_POOL_K kernel rows (the rows the fused kernel keeps per thread), or else (step SO_FUSE_DW) when it is a
+   depthwise CONV_NCHWC (multiplier 1, square kernel of at most SO_FUSE_DW_K, stride 1 or 2 on both axes, dilation 1,
+   constant weights) whose epilogue chain has no residual add and fits (whole) in SO_FUSE_MAX with the rest, the
+   stem's rows the fused kernel keeps per thread taking at most SO_FUSE_DW_BYTES: that conv, then its chain. */
 #define SO_FUSE_STEM_C 4
 #define SO_FUSE_POOL_K 8
+#define SO_FUSE_DW_K 7
+#define SO_FUSE_DW_BYTES (256 << 10)
 int so_fuse_stem(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
 
 /* Small queries the decisions are made of. */

@@ -320,12 +320,15 @@ typedef struct nchwc_step {
     int cat_relu;
     int stem;             /* NCHWC_IN that absorbed its conv (so_fuse_stem): conv runs on the plain input (L->stem) */
     int stem_pool;        /* ... and the max pool after it (SO_FUSE_POOL, in pool): L->stem_pool */
+    int stem_dw;          /* ... or the depthwise conv after it (SO_FUSE_DW, in dwc): L->stem_dw */
+    so_nchwc_conv dwc;
 } nchwc_step;
 
 static void step_free(void *priv)
 {
     nchwc_step *s = priv;
     if (s->op == SO_OP_CONV_NCHWC || s->stem) so_nchwc_conv_free(&s->conv);
+    if (s->stem_dw) so_nchwc_conv_free(&s->dwc);
     so_dnnl_conv_free(s->dnnl);
     free(s->cat_s);
     free(s->cat_t);
@@ -339,6 +342,7 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     switch (s->op) {
     case SO_OP_NCHWC_IN:
         if (s->stem_pool) s->L->stem_pool(&s->conv, &s->pool, s->N, in[0].data, out[0].data, scratch, T);
+        else if (s->stem_dw) s->L->stem_dw(&s->conv, &s->dwc, s->N, in[0].data, out[0].data, scratch, T);
         else if (s->stem) s->L->stem(&s->conv, s->N, in[0].data, out[0].data, T);
         else s->L->to_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T);
         break;
@@ -694,6 +698,11 @@ static so_nchwc_pool pool_of(const so_graph *g, const so_node *n)
 
 int64_t so_nchwc_stem_pool_scratch(const so_nchwc_conv *p, const so_nchwc_pool *q, int T) { return (int64_t)T * q->kh * p->Ob * q->W * p->b; }
 
+int64_t so_nchwc_stem_dw_scratch(const so_nchwc_conv *p, const so_nchwc_conv *d, int T)
+{
+    return (int64_t)T * p->Ob * (d->kh + d->sh) * so_nchwc_stem_dw_width(d->W, d->Wo, d->kw, d->sh, d->pl) * p->b;
+}
+
 so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l)
 {
     const so_graph *g = c->g;
@@ -725,6 +734,25 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
                 s->stem_pool = 1;
                 k->fused[k->n_fused++] = pn;
                 k->scratch_bytes = (size_t)so_nchwc_stem_pool_scratch(&s->conv, &s->pool, omp_get_max_threads()) * sizeof(float);
+            }
+            int dwi = 1; /* the depthwise conv after the stem's chain (SO_FUSE_DW): planned as its own step would be */
+            while (dwi < f.n && f.step[dwi] != SO_FUSE_DW) dwi++;
+            if (dwi < f.n) {
+                const int32_t dn = f.node[dwi];
+                const size_t stem_bytes = k->packed_bytes;
+                nchwc_step d = {.op = SO_OP_CONV_NCHWC, .L = L, .N = s->N, .res_in = -1};
+                k->fused[k->n_fused++] = dn;
+                const int bad = plan_conv(c, dn, &g->nodes[g->nodes[dn].in[0].node].out[g->nodes[dn].in[0].slot], &d, k, 0);
+                if (bad || k->has_extra) { /* has_extra: so_fuse_stem took no chain with a residual add */
+                    if (!bad) so_nchwc_conv_free(&d.conv);
+                    so_nchwc_conv_free(&s->conv);
+                    free(s);
+                    memset(k, 0, sizeof *k);
+                    return SO_OK;
+                }
+                s->dwc = d.conv, s->stem_dw = 1;
+                k->packed_bytes += stem_bytes;
+                k->scratch_bytes = (size_t)so_nchwc_stem_dw_scratch(&s->conv, &s->dwc, omp_get_max_threads()) * sizeof(float);
             }
         }
         break;

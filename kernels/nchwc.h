@@ -80,6 +80,16 @@ typedef struct so_nchwc_pool {
 
 /* Floats of scratch stem_pool(p, q) needs at T threads: T rows of q->kh conv rows of every output block. */
 int64_t so_nchwc_stem_pool_scratch(const so_nchwc_conv *p, const so_nchwc_pool *q, int T);
+/* Pixels of one row stem_dw keeps of the stem's output (W pixels wide) for a depthwise conv to Wo pixels (kernel K,
+   stride S, left pad pl): the row with its zero border, wide enough for every tap. */
+static inline int64_t so_nchwc_stem_dw_width(int64_t W, int64_t Wo, int64_t K, int64_t S, int64_t pl)
+{
+    const int64_t span = (Wo - 1) * S + K;
+    return span > pl + W ? span : pl + W;
+}
+/* Floats of scratch stem_dw(p, d) needs at T threads: per thread, d->kh + d->sh such rows of every output block
+   of p (the rows two output rows of d read). */
+int64_t so_nchwc_stem_dw_scratch(const so_nchwc_conv *p, const so_nchwc_conv *d, int T);
 
 /* Element-wise operations: unary ops are so_op values (RELU, SIGMOID, TANH, CLIP, NEG, EXP, ... any
    SO_F_UNARY op); alpha/beta/lo/hi their attributes. Binary: so_op ADD/SUB/MUL/DIV with the second
@@ -104,6 +114,9 @@ typedef struct so_nchwc_impl {
     /* stem(p) then pool(q) (max, dilation 1, of p's output) as one pass, the same values; scratch:
        so_nchwc_stem_pool_scratch(p, q, T) floats */
     void (*stem_pool)(const so_nchwc_conv *p, const so_nchwc_pool *q, int64_t N, const float *x, float *y, float *scratch, int T);
+    /* stem(p) then conv(d) (depthwise, square kernel, stride 1 or 2, dilation 1, no residual; d's input: p's output)
+       as one pass, the same values (finite weights); scratch: so_nchwc_stem_dw_scratch(p, d, T) floats */
+    void (*stem_dw)(const so_nchwc_conv *p, const so_nchwc_conv *d, int64_t N, const float *x, float *y, float *scratch, int T);
     /* p planned with so_nchwc_conv_wino; scratch: so_nchwc_wino_scratch(p, T) floats, 64-byte aligned */
     void (*wino)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T);
     void (*pool)(const so_nchwc_pool *p, int64_t N, const float *x, float *y, int T);

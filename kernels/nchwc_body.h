@@ -944,6 +944,73 @@ static void stem_pool_run(const so_nchwc_conv *p, const so_nchwc_pool *q, int64_
     }
 }
 
+/* stem_run followed by the depthwise conv d (d->H, d->W = p->Ho, p->Wo; kernel KH x KW, stride S on both axes,
+   dilation 1, no residual) of its output, in one pass: the stem's rows that two output rows of d read (KH + S) are
+   computed (stem_row, every block) into a zero-bordered buffer per thread in scratch (so_nchwc_stem_dw_scratch
+   floats: per block KH + S rows of so_nchwc_stem_dw_width pixels), the rows the next pair reads again moved to its
+   front, and d's rows computed from there as dw_plane does (dw2_tile pairs at levels with DW2_PX, dw_tile rows
+   else: every tap inside the buffer), so the stem's output (MNASNet: 1.6 MB) is never written to memory and read
+   back. Work items: images x T bands of consecutive output rows of d; a band recomputes the KH - S stem rows it
+   shares with the band before. The values are those of stem_run then dw_run, bit for bit when d's weights are
+   finite (a border tap's zero adds +0 to a sum that starts at +0, in the same tap order). */
+static void stem_dw_run(const so_nchwc_conv *p, const so_nchwc_conv *d, int64_t N, const float *x, float *y, float *scratch, int T)
+{
+    const int64_t Ob = p->Ob, KH = d->kh, KW = d->kw, S = d->sh, R = KH + S, Wp = so_nchwc_stem_dw_width(d->W, d->Wo, KW, S, d->pl);
+    const int64_t rowf = Wp * NB, bst = R * rowf, ohw = d->Ho * d->Wo * NB, yrow = d->Wo * NB;
+    int64_t owL, owR;
+    interior_cols(p->Wo, p->sw, p->pl, p->kw, p->dw, p->W, &owL, &owR);
+    T = team(T, N * (p->O * p->Ho * p->Wo * p->kh * p->kw * p->C + d->O * d->Ho * d->Wo * KH * KW));
+    const int64_t bands = min64(T, d->Ho);
+    const int pairs = DW2_PX && dw2_ok(d);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t it = 0; it < N * bands; it++) {
+        const int64_t n = it / bands, b = it % bands, r0 = d->Ho * b / bands, r1 = d->Ho * (b + 1) / bands;
+        float *buf = scratch + (int64_t)omp_get_thread_num() * Ob * bst; /* block cb's row j at buf + cb * bst + j * rowf */
+        memset(buf, 0, sizeof(float) * (size_t)(Ob * bst)); /* the border columns stay zero */
+        const float *xi = x + n * p->C * p->H * p->W;
+        float *yi = y + n * Ob * ohw;
+        int64_t have0 = 0, have = 0; /* stem rows [have0, have0 + have) are in buffer rows [0, have) */
+        for (int64_t oh = r0; oh < r1;) {
+            const int two = pairs && oh + 1 < r1;
+            const int64_t base = oh * S - d->pt, need = KH + (two ? S : 0);
+            int64_t keep = 0;
+            if (have && base >= have0 && base < have0 + have) {
+                keep = min64(have0 + have - base, need);
+                if (base > have0)
+                    for (int64_t cb = 0; cb < Ob; cb++)
+                        memmove(buf + cb * bst, buf + cb * bst + (base - have0) * rowf, sizeof(float) * (size_t)(keep * rowf));
+            }
+            for (int64_t j = keep; j < need; j++) {
+                const int64_t r = base + j;
+                if (r < 0 || r >= p->Ho) { /* the conv's zero padding rows */
+                    for (int64_t cb = 0; cb < Ob; cb++) memset(buf + cb * bst + j * rowf + d->pl * NB, 0, sizeof(float) * (size_t)(p->Wo * NB));
+                    continue;
+                }
+                for (int64_t ob = 0; ob < Ob; ob += CONV_OBK) stem_row(p, xi, ob, r, 0, p->Wo, buf + ob * bst + j * rowf + d->pl * NB, bst, owL, owR);
+            }
+            have0 = base, have = need;
+            for (int64_t cb = 0; cb < Ob; cb++) {
+                const float *bc = buf + cb * bst, *wc = d->wp + d->wofs[cb];
+                float *yr = yi + cb * ohw + oh * yrow;
+                for (int64_t ow = 0; ow < d->Wo;) {
+#if DW2_PX
+                    if (two) {
+                        const int npx = (int)min64(DW2_PX, d->Wo - ow);
+                        dw2_tile_any(d, bc, Wp, wc, 0, ow * S, (int)KH, (int)S, npx, yr + ow * NB, NULL, yrow, cb);
+                        ow += npx;
+                        continue;
+                    }
+#endif
+                    const int npx = (int)min64(DW_PX, d->Wo - ow);
+                    dw_tile_any(d, bc, Wp, wc, 0, 0, KH, ow * S, 0, KW, npx, yr + ow * NB, NULL, cb);
+                    ow += npx;
+                }
+            }
+            oh += two ? 2 : 1;
+        }
+    }
+}
+
 /* ---------------- Winograd F(4x4, 3x3) on blocked tiles ---------------- */
 
 /* B^T d for 6 vectors d[0..5] (stride s) into o[0..5] (stride so): Lavin & Gray's F(4x4, 3x3) input transform,
@@ -1404,6 +1471,7 @@ const so_nchwc_impl NCHWC_TABLE = {
     .conv = conv_run,
     .stem = stem_run,
     .stem_pool = stem_pool_run,
+    .stem_dw = stem_dw_run,
     .wino = wino_run,
     .pool = pool_run,
     .global_pool = global_pool,

@@ -456,6 +456,64 @@ static void test_conv_stem(void **state)
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
 }
 
+/* The stem + depthwise kernel (stem_dw: the depthwise conv of the stem's rows kept per thread) against the stem
+   kernel then the blocked conv, bit for bit, at 1 and 2 threads: MNASNet / MobileNet-v2's 3x3/2 stem to 32 then
+   3x3 at stride 1, stride 2, a 5x5, channels not a multiple of b, two images, odd and tiny planes, asymmetric pads
+   (a pad row past the stem's last row), the depthwise epilogues, NaN in the image. */
+static void test_conv_stem_dw(void **state)
+{
+    (void)state;
+    typedef struct sdw_case {
+        int N, C, H, W, O, k, s, p; /* stem: C -> O, k x k, stride s, pad p on every side */
+        int dk, ds, dpt, dpl, dpb, dpr; /* depthwise: dk x dk, stride ds, pads */
+        int act, dact, nan;
+    } sdw_case;
+    const sdw_case cs[] = {
+        {1, 3, 40, 37, 32, 3, 2, 1, 3, 1, 1, 1, 1, 1, SO_ACT_RELU, SO_ACT_RELU, 0},
+        {2, 3, 23, 30, 24, 3, 2, 1, 3, 2, 1, 1, 1, 1, SO_ACT_RELU, SO_ACT_CLIP, 0},
+        {1, 3, 29, 26, 40, 3, 2, 1, 5, 1, 2, 2, 2, 2, SO_EPI_HARDSWISH, SO_ACT_NONE, 0},
+        {1, 3, 27, 33, 16, 3, 2, 1, 5, 2, 2, 2, 2, 2, SO_ACT_RELU, SO_ACT_RELU, 1},
+        {1, 1, 9, 12, 20, 3, 1, 1, 3, 1, 0, 1, 2, 0, SO_ACT_NONE, SO_ACT_RELU, 0},
+        {1, 3, 4, 5, 8, 3, 2, 1, 3, 1, 1, 1, 1, 1, SO_ACT_RELU, SO_ACT_RELU, 0},
+    };
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+        const sdw_case *k = &cs[ci];
+        const int64_t N = k->N, C = k->C, H = k->H, W = k->W, O = k->O;
+        const int64_t Hs = (H + 2 * k->p - k->k) / k->s + 1, Ws = (W + 2 * k->p - k->k) / k->s + 1;
+        const int64_t Ho = (Hs + k->dpt + k->dpb - k->dk) / k->ds + 1, Wo = (Ws + k->dpl + k->dpr - k->dk) / k->ds + 1;
+        float *x = rand_buf(N * C * H * W), *w = rand_buf(O * C * k->k * k->k), *b = rand_buf(O);
+        float *dwt = rand_buf(O * k->dk * k->dk), *db = rand_buf(O), *ds = rand_buf(O);
+        if (k->nan) x[N * C * H * W / 3] = NAN;
+        const so_nchwc_impl *lv[3];
+        const int nl = n_levels(lv);
+        for (int l = 0; l < nl; l++) {
+            const so_nchwc_impl *L = lv[l];
+            char what[200];
+            snprintf(what, sizeof what, "stem_dw N%d C%d %dx%d O%d k%d s%d then dw k%d s%d p%d,%d,%d,%d (%s)", k->N, k->C, k->H, k->W, k->O,
+                     k->k, k->s, k->dk, k->ds, k->dpt, k->dpl, k->dpb, k->dpr, L->isa);
+            so_epi ep = {.shift = b, .act1 = k->act, .lo1 = 0, .hi1 = 6}, dep = {.scale = ds, .shift = db, .act1 = k->dact, .lo1 = 0, .hi1 = 6};
+            so_nchwc_conv p, d;
+            assert_int_equal(so_nchwc_conv_plan(&p, L->b, C, H, W, O, Hs, Ws, k->k, k->k, k->s, k->s, k->p, k->p, 1, 1, 1, w, &ep), 0);
+            assert_int_equal(so_nchwc_conv_plan(&d, L->b, O, Hs, Ws, O, Ho, Wo, k->dk, k->dk, k->ds, k->ds, k->dpt, k->dpl, 1, 1, O, dwt, &dep), 0);
+            const int64_t ns = so_nchwc_numel(L->b, N, O, Hs * Ws), ny = so_nchwc_numel(L->b, N, O, Ho * Wo);
+            float *s1 = malloc(sizeof(float) * (size_t)ns), *ref = malloc(sizeof(float) * (size_t)ny);
+            L->stem(&p, N, x, s1, 1);
+            L->conv(&d, N, s1, ref, NULL, 1);
+            for (int T = 1; T <= 2; T++) {
+                float *y = malloc(sizeof(float) * (size_t)ny), *sc = malloc(sizeof(float) * (size_t)so_nchwc_stem_dw_scratch(&p, &d, T));
+                memset(y, 0x7f, sizeof(float) * (size_t)ny);
+                memset(sc, 0x7f, sizeof(float) * (size_t)so_nchwc_stem_dw_scratch(&p, &d, T));
+                L->stem_dw(&p, &d, N, x, y, sc, T);
+                if (memcmp(ref, y, sizeof(float) * (size_t)ny)) fail_msg("%s at %d threads: not the stem then the depthwise conv", what, T);
+                free(y), free(sc);
+            }
+            so_nchwc_conv_free(&p), so_nchwc_conv_free(&d);
+            free(s1), free(ref);
+        }
+        free(x), free(w), free(b), free(dwt), free(db), free(ds);
+    }
+}
+
 /* ---------------- pooling ---------------- */
 
 static void run_pool(int is_max, int C, int H, int W, int kh, int kw, int sh, int sw, int pt, int pl, int pb, int pr, int dh, int cip, int nan)
@@ -722,7 +780,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_conv_grouped_depthwise),
-        cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_pool), cmocka_unit_test(test_global_pool),
+        cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
