@@ -391,19 +391,27 @@ static so_status time_probed(const so_cost_model *cm, const so_graph *g, int32_t
 
 /* Disk-cache mode: *ms for what role runs for node i, one timing when it was not contended, else
    the lowest of at most SO_COST_LOADED_ROUNDS rounds (see there) with *noisy set; *rounds counts
-   the timings. */
-static so_status measure_cfg(const so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms, int *rounds, int *noisy)
+   the timings. Extra rounds are taken only while their CPU time so far (cm->retime_cpu_seconds)
+   stays within the first rounds' (cm->first_cpu_seconds): measuring costs at most about twice
+   what it costs on a quiet machine. */
+static so_status measure_cfg(so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms, int *rounds, int *noisy)
 {
     int contended = 0;
     *rounds = 1;
     *noisy = 0;
+    double c0 = so_cpu_now();
     so_status st = time_probed(cm, g, i, role, ms, &contended);
+    cm->first_cpu_seconds += so_cpu_now() - c0;
     if (st != SO_OK || !contended) return st;
     *noisy = 1;
     double second = INFINITY; /* the second lowest round */
-    while (*rounds < SO_COST_LOADED_ROUNDS && !(second <= *ms * (1 + SO_COST_LOADED_AGREE))) {
+    while (*rounds < SO_COST_LOADED_ROUNDS && !(second <= *ms * (1 + SO_COST_LOADED_AGREE)) &&
+           cm->retime_cpu_seconds <= cm->first_cpu_seconds) {
         double v = 0;
-        if (time_probed(cm, g, i, role, &v, &contended) != SO_OK) return SO_ERR;
+        c0 = so_cpu_now();
+        st = time_probed(cm, g, i, role, &v, &contended);
+        cm->retime_cpu_seconds += so_cpu_now() - c0;
+        if (st != SO_OK) return st;
         ++*rounds;
         if (v < *ms) {
             second = *ms;

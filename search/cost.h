@@ -33,6 +33,7 @@ typedef struct so_cost_model {
     int64_t noisy;              /* disk-cache mode: configurations this run timed under contention
                                    (so_cost_contended): re-timed in rounds, never saved as quiet */
     so_hmap noisy_keys;         /* keys of the configurations counted in noisy (value unused) */
+    double first_cpu_seconds, retime_cpu_seconds; /* CPU time of first timings, of re-timings */
     int64_t stale;              /* disk-cache entries read but not used: marked loaded by the run
                                    that wrote them, so timed again */
     /* Tests only (NULL in use): replaces the timer and the contention check of disk-cache mode:
@@ -77,7 +78,8 @@ so_status so_cost_table_load(so_cost_model *cm, const char *path);
 /* Disk-cache mode: a configuration is timed once (so_exec_time_node's lower quartile of its runs)
    when the machine was quiet during that timing; when it was contended (so_cost_contended), it is
    timed again, back to back, until its two lowest rounds agree within SO_COST_LOADED_AGREE or it
-   has SO_COST_LOADED_ROUNDS rounds; its value is the lowest round's (other processes only ever
+   has SO_COST_LOADED_ROUNDS rounds (and while the run's re-timings have taken no more CPU time than
+   its first timings); its value is the lowest round's (other processes only ever
    add time), and it is saved marked "loaded", which no later run uses. So
    the search compares loaded configurations on their best rounds, and a measurement taken under
    load never stands in the disk cache for a quiet one. */

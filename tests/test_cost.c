@@ -224,6 +224,7 @@ static void test_loaded_not_cached(void **state)
     /* contended: 0.56, then 0.40 and 0.41 (these two agree within 5 %): three rounds, 0.40 */
     fake_timer loaded = {{0.56, 0.40, 0.41, 9}, {1, 1, 1, 1}, 4, 0};
     cost_init_fake(&cm, dir, &loaded);
+    cm.first_cpu_seconds = 1e6; /* the re-timing budget is not what this checks (below) */
     assert_true(so_cost_node(&cm, m->graph, 2) == 0.40);
     assert_int_equal(loaded.calls, 3);
     assert_int_equal(cm.measured, 1);
@@ -248,6 +249,7 @@ static void test_loaded_not_cached(void **state)
        never agree stop at SO_COST_LOADED_ROUNDS, the lowest one used */
     fake_timer spread = {{0.9, 0.5, 0.7, 0.3, 0.6}, {1, 1, 1, 1, 1}, 5, 0};
     cost_init_fake(&cm, dir, &spread);
+    cm.first_cpu_seconds = 1e6;
     assert_int_equal(cm.loaded, 0);
     assert_int_equal(cm.stale, 1);
     assert_true(so_cost_node(&cm, m->graph, 2) == 0.3);
@@ -255,6 +257,17 @@ static void test_loaded_not_cached(void **state)
     assert_int_equal(cm.measured, 1);
     assert_int_equal(cm.noisy, 1);
     assert_int_equal(so_cost_save(&cm), SO_OK);
+    so_cost_free(&cm);
+
+    /* re-timings that have used more CPU time than the first timings: no extra round, the
+       timing still counted noisy and not kept as quiet */
+    fake_timer over = {{0.7, 0.1}, {1, 1}, 2, 0};
+    cost_init_fake(&cm, dir, &over);
+    cm.first_cpu_seconds = 1;
+    cm.retime_cpu_seconds = 2;
+    assert_true(so_cost_node(&cm, m->graph, 2) == 0.7);
+    assert_int_equal(over.calls, 1);
+    assert_int_equal(cm.noisy, 1);
     so_cost_free(&cm);
 
     /* a quiet run replaces it: one timing, saved quiet, then used without timing */
