@@ -43,9 +43,24 @@ static so_status get_plain(lctx *c, so_edge e, so_edge *out)
     return SO_OK;
 }
 
-/* The blocked version of old edge e (slot 0 of a rank-4 value; an NCHWC_IN of its plain one when needed). */
+/* The blocked version of old edge e (a rank-4 value; an NCHWC_IN of its plain one when needed). blk[] holds
+   output 0 of each node only, so another output (a split's slot 1, ...) gets a reorder of its own every time:
+   the cache would hand it slot 0's blocked value (Inception-v3's Mixed_7b concat at block 8 read the 384-channel
+   half of a merged 1x1 conv's split where the 320-channel half belonged). */
 static so_status get_blk(lctx *c, so_edge e, so_edge *out)
 {
+    if (e.slot != 0) {
+        so_attr a = {0};
+        a.n_ints = 1, a.ints[0] = c->b;
+        so_edge p;
+        int32_t id;
+        if (get_plain(c, e, &p) != SO_OK ||
+            add_node(c, SO_OP_NCHWC_IN, &p, 1, 1, so_model_attr(c->ng->model, &a), -1, NULL, &id) != SO_OK)
+            return SO_ERR;
+        c->st->reorders++;
+        *out = (so_edge){id, 0};
+        return SO_OK;
+    }
     if (c->blk[e.node].node < 0) {
         so_attr a = {0};
         a.n_ints = 1, a.ints[0] = c->b;

@@ -425,6 +425,42 @@ static void test_mobile_block(void **state)
     }
 }
 
+/* A channel concat whose inputs are different outputs of one split (what the search's merge of two 1x1 convs
+   on one input leaves: conv -> split, as in Inception-v3's Mixed_7b): each input gets the blocked value of its
+   own slot. Regression: the layout pass kept one blocked value per node, so the slot asked for second read the
+   first's, and so_layout_nchwc failed on the concat's shape check ("... is not a blocked value of N channels"). */
+static void test_split_slots(void **state)
+{
+    (void)state;
+    for (int bs = 8; bs <= 16; bs += 8) {
+        mb b;
+        const int32_t x = mb_begin(&b, "split_slots", 23, (const int64_t[4]){1, 12, 9, 7});
+        so_model *m = b.m;
+        const int32_t c1 = mb_conv(&b, x, 12, 16, 1, 1, 1), c2 = mb_conv(&b, x, 12, 24, 1, 1, 1);
+        so_attr sp = {0};
+        sp.axis = 1, sp.n_ints = 2, sp.ints[0] = 8, sp.ints[1] = 16;
+        const so_edge c2e = {c2, 0};
+        const int32_t s = so_graph_add(m->graph, SO_OP_SPLIT, &c2e, 1, 2, so_model_attr(m, &sp), -1, "s");
+        assert_int_equal(so_graph_infer(m->graph, s), SO_OK);
+        so_attr ca = {0};
+        ca.axis = 1;
+        const so_edge ce[3] = {{c1, 0}, {s, 1}, {s, 0}}; /* slot 1 (16 channels) asked for first */
+        const int32_t cat = so_graph_add(m->graph, SO_OP_CONCAT, ce, 3, 1, so_model_attr(m, &ca), -1, "cat");
+        assert_int_equal(so_graph_infer(m->graph, cat), SO_OK);
+        const int32_t out = mb_conv(&b, cat, 40, 8, 3, 1, 1);
+        m->graph->outputs[0] = (so_edge){out, 0};
+        m->outputs[0].name = "y";
+        m->outputs[0].shape = m->graph->nodes[out].out[0];
+        so_layout_stats st;
+        so_graph *lg = NULL;
+        assert_int_equal(so_layout_nchwc(m->graph, bs, NULL, &lg, &st), SO_OK);
+        assert_int_equal(count_op(lg, SO_OP_CONCAT_NCHWC), 1);
+        check_outputs(m, lg, bs, st.convs);
+        so_graph_free(lg);
+        so_model_free(m);
+    }
+}
+
 /* Blocked convs whose outer taps only ever read padding (the search enlarges squeeze-excite 1x1 convs to 3x3 with
    pad 1 on 1x1 planes; a 5x5 on a 2-row plane; a stride-2 3x3 to one output row): nchwc.c packs only the used taps.
    Reference and executor agree at 1 and 2 threads, and the executor holds less than twice the model's weights
@@ -475,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_squeezenet),
         cmocka_unit_test(test_mobile_block),
         cmocka_unit_test(test_trimmed_taps),
+        cmocka_unit_test(test_split_slots),
         cmocka_unit_test(test_by_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
