@@ -809,23 +809,11 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
         if (ein[q].node < 0) continue;
         const so_node *src = &g->nodes[ein[q].node];
         in[q].shape = src->out[ein[q].slot];
-        int64_t cnt = so_shape_numel(&in[q].shape);
         if (src->op == SO_OP_WEIGHT) {
-            /* timed 64-byte aligned whatever address the heap gave this weight: a [1,64]x[64,64]
-               matmul took 0.25 us aligned and 0.38 us at 16 mod 64, so a configuration's cost
-               followed the allocator from run to run (search/README.md, cost model) */
-            void *wd = g->model->weights[src->ref].data;
-            in[q].data = wd;
-            if (!wd || ((uintptr_t)wd & 63) == 0 || cnt <= 0) continue;
-            size_t wb = (size_t)cnt * (in[q].shape.dtype == SO_I64 ? 8 : 4);
-            if (so_mem_charge(wb, "timing buffers") != SO_OK) goto done;
-            charged += wb;
-            void *p = aligned_alloc(64, (wb + 63) / 64 * 64);
-            if (!p) goto oom;
-            owned[n_owned++] = p;
-            in[q].data = memcpy(p, wd, wb);
+            in[q].data = g->model->weights[src->ref].data;
             continue;
         }
+        int64_t cnt = so_shape_numel(&in[q].shape);
         if (cnt < 0) {
             so_errorf("%s: input %d has unknown shape", so_node_desc(g, i, desc, sizeof desc), q);
             goto done;

@@ -49,30 +49,22 @@ static so_status get_plain(lctx *c, so_edge e, so_edge *out)
    half of a merged 1x1 conv's split where the 320-channel half belonged). */
 static so_status get_blk(lctx *c, so_edge e, so_edge *out)
 {
-    if (e.slot != 0) {
-        so_attr a = {0};
-        a.n_ints = 1, a.ints[0] = c->b;
-        so_edge p;
-        int32_t id;
-        if (get_plain(c, e, &p) != SO_OK ||
-            add_node(c, SO_OP_NCHWC_IN, &p, 1, 1, so_model_attr(c->ng->model, &a), -1, NULL, &id) != SO_OK)
-            return SO_ERR;
-        c->st->reorders++;
-        *out = (so_edge){id, 0};
+    if (e.slot == 0 && c->blk[e.node].node >= 0) {
+        *out = c->blk[e.node];
         return SO_OK;
     }
-    if (c->blk[e.node].node < 0) {
-        so_attr a = {0};
-        a.n_ints = 1, a.ints[0] = c->b;
-        so_edge p;
-        if (get_plain(c, e, &p) != SO_OK) return SO_ERR;
-        int32_t id;
-        if (add_node(c, SO_OP_NCHWC_IN, &p, 1, 1, so_model_attr(c->ng->model, &a), -1, NULL, &id) != SO_OK) return SO_ERR;
-        c->blk[e.node] = (so_edge){id, 0};
+    so_attr a = {0};
+    a.n_ints = 1, a.ints[0] = c->b;
+    so_edge p;
+    int32_t id;
+    if (get_plain(c, e, &p) != SO_OK || add_node(c, SO_OP_NCHWC_IN, &p, 1, 1, so_model_attr(c->ng->model, &a), -1, NULL, &id) != SO_OK)
+        return SO_ERR;
+    c->st->reorders++;
+    *out = (so_edge){id, 0};
+    if (e.slot == 0) {
+        c->blk[e.node] = *out;
         c->chans[e.node] = shape_of(c->g, e)->dim[1];
-        c->st->reorders++;
     }
-    *out = c->blk[e.node];
     return SO_OK;
 }
 
