@@ -74,11 +74,12 @@ static inline vf8 s_bits(vf8 a, vf8 b, int or)
     memcpy(r.v, x, sizeof x);
     return r;
 }
-static inline vf8 s_nan(vf8 a)
+static inline vf8 s_ornan(vf8 m, vf8 a, vf8 b)
 {
-    uint32_t m[8];
-    for (int i = 0; i < 8; i++) m[i] = a.v[i] != a.v[i] ? 0xffffffffu : 0u;
-    return s_ldu32(m);
+    uint32_t u[8];
+    memcpy(u, m.v, sizeof u);
+    for (int i = 0; i < 8; i++) u[i] |= a.v[i] != a.v[i] || b.v[i] != b.v[i] ? 0xffffffffu : 0u;
+    return s_ldu32(u);
 }
 
 typedef struct {
@@ -117,7 +118,7 @@ static inline vf8 s_perm(vf8 a, vi8 i)
 #define VMIN(a, b) s_min(a, b)
 #define VAND(a, m) s_bits(a, m, 0)
 #define VOR(a, b) s_bits(a, b, 1)
-#define VNAN(a) s_nan(a)
+#define VORNAN(m, a, b) s_ornan(m, a, b)
 #define CONV_OBK 1
 #define CONV_PX 6 /* conv_row uses tiles of 1..5 and CONV_PX pixels: at least 6 */
 #define DW_PX 8

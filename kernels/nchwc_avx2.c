@@ -23,7 +23,7 @@
 #define VMIN(a, b) _mm256_min_ps(a, b)
 #define VAND(a, m) _mm256_and_ps(a, m)
 #define VOR(a, b) _mm256_or_ps(a, b)
-#define VNAN(a) _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
+#define VORNAN(m, a, b) _mm256_or_ps(m, _mm256_cmp_ps(a, b, _CMP_UNORD_Q))
 /* 16 registers: 2 blocks x 6 pixels = 12 accumulators, 2 weight vectors, 1 broadcast */
 #define CONV_OBK 2
 #define CONV_PX 6

@@ -23,7 +23,7 @@
 #define VMIN(a, b) _mm512_min_ps(a, b)
 #define VAND(a, m) _mm512_and_ps(a, m)
 #define VOR(a, b) _mm512_or_ps(a, b)
-#define VNAN(a) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), _mm512_castsi512_ps(_mm512_set1_epi32(-1)))
+#define VORNAN(m, a, b) _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), _mm512_castsi512_ps(_mm512_set1_epi32(-1)))
 /* 32 registers: 4 blocks x 6 pixels = 24 accumulators, 4 weight vectors, 1 broadcast */
 #define CONV_OBK 4
 #define CONV_PX 6

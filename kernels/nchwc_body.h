@@ -9,7 +9,7 @@
      VADD VSUB VMUL VDIV
      VMAX(a, b) VMIN(a, b)   a > b ? a : b / a < b ? a : b per lane (a NaN in either gives b: x86's maxps/minps)
      VAND(a, m) VOR(a, b)    bitwise
-     VNAN(v)            all-ones bits in the NaN lanes of v, zero elsewhere
+     VORNAN(m, a, b)    m with all bits set in the lanes where a or b is NaN
      CONV_OBK CONV_PX   register tile of the direct conv: output blocks (1..4) x pixels (>= 6: conv_row also uses 1..5)
      STEM_PX            accumulators of the stem conv's tile (obk blocks x STEM_PX / obk pixels; a multiple of 12)
      DW2_PX             pixels per two-row 3x3 / 5x5 (stride 1, 2) depthwise tile (0: none; 2 x DW2_PX sums + 9 weights must fit the registers)
@@ -230,6 +230,24 @@ static inline void tap_range(int64_t ih0, int64_t dh, int64_t k, int64_t H, int6
     *i0 = ih0 >= 0 ? 0 : cdiv(-ih0, dh);
     *i1 = ih0 > H - 1 ? 0 : min64(k, (H - 1 - ih0) / dh + 1);
     if (*i0 > *i1) *i0 = *i1;
+}
+
+/* Max pooling's scan over the pixel vectors xr[j * cs], j in [j0, j1): *mx = the running maximum (VMAX(a, *mx)
+   keeps the earlier value on ties, as the reference's scan), *nan = all ones in the lanes where one of them is NaN
+   (one unordered compare per two pixels); the window's result is VOR(*mx, *nan). */
+static inline void max_scan(VF *mx, VF *nan, const float *xr, int64_t j0, int64_t j1, int64_t cs)
+{
+    int64_t j = j0;
+    for (; j + 1 < j1; j += 2) {
+        const VF a = VLD(xr + j * cs), b = VLD(xr + (j + 1) * cs);
+        *mx = VMAX(b, VMAX(a, *mx));
+        *nan = VORNAN(*nan, a, b);
+    }
+    if (j < j1) {
+        const VF a = VLD(xr + j * cs);
+        *mx = VMAX(a, *mx);
+        *nan = VORNAN(*nan, a, a);
+    }
 }
 
 /* Output columns [owL, owR) whose whole window (kw taps, dilation dw) lies inside [0, W). */
@@ -929,14 +947,7 @@ static void stem_pool_run(const so_nchwc_conv *p, const so_nchwc_pool *q, int64_
                     const int64_t iw0 = ow * q->sw - q->pl;
                     int64_t j0, j1;
                     tap_range(iw0, 1, q->kw, q->W, &j0, &j1);
-                    for (int64_t i = i0; i < i1; i++) {
-                        const float *xr = ring + ((ih0 + i) % kh) * rowf + cb * q->W * NB;
-                        for (int64_t j = j0; j < j1; j++) {
-                            const VF a = VLD(xr + (iw0 + j) * NB);
-                            mx = VMAX(mx, a);
-                            nan = VOR(nan, VNAN(a));
-                        }
-                    }
+                    for (int64_t i = i0; i < i1; i++) max_scan(&mx, &nan, ring + ((ih0 + i) % kh) * rowf + (cb * q->W + iw0) * NB, j0, j1, NB);
                     VST(yr + ow * NB, VAND(VOR(mx, nan), m));
                 }
             }
@@ -1285,12 +1296,7 @@ static void pool_run(const so_nchwc_pool *p, int64_t N, const float *x, float *y
                 int64_t i0, i1, j0, j1;
                 tap_range(ih0, p->dh, p->kh, p->H, &i0, &i1);
                 tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
-                for (int64_t i = i0; i < i1; i++)
-                    for (int64_t j = j0; j < j1; j++) {
-                        const VF a = VLD(xi + ((ih0 + i * p->dh) * p->W + iw0 + j * p->dw) * NB);
-                        mx = VMAX(mx, a);
-                        nan = VOR(nan, VNAN(a));
-                    }
+                for (int64_t i = i0; i < i1; i++) max_scan(&mx, &nan, xi + ((ih0 + i * p->dh) * p->W + iw0) * NB, j0, j1, p->dw * NB);
                 v = VOR(mx, nan); /* a NaN anywhere in the window makes the output NaN (all-ones bits) */
             } else { /* the reference's window: clipped to the padded input, then to the input */
                 int64_t h0 = oh * p->sh - p->pt, w0 = ow * p->sw - p->pl;
@@ -1318,11 +1324,7 @@ static void global_pool(int is_max, int64_t N, int64_t C, int64_t HW, const floa
         VF v;
         if (is_max) {
             VF mx = VSET1(-INFINITY), nan = VZERO;
-            for (int64_t q = 0; q < HW; q++) {
-                const VF a = VLD(xb + q * NB);
-                mx = VMAX(mx, a);
-                nan = VOR(nan, VNAN(a));
-            }
+            max_scan(&mx, &nan, xb, 0, HW, NB);
             v = VOR(mx, nan);
         } else {
             VF s0 = VZERO, s1 = VZERO, s2 = VZERO, s3 = VZERO;

@@ -1296,6 +1296,74 @@ static void test_pool(void **state)
     }
 }
 
+/* Max pooling is the reference bit for bit, NaN included: one NaN, +inf or -inf planted at each
+   input position of a plane in turn (every other input a distinct non-zero finite value), for the
+   3x3 stride-2 kernel (Wo below one vector, left/right edge vectors, the overlapping last vector,
+   the two-rows-at-a-time path, ceil mode) and the row kernel (strides 1, 2, 3, dilation, pads), at
+   1 and 2 threads: NaN exactly where the reference has NaN, every other output the same bits. */
+static void test_maxpool_special_positions(void **state)
+{
+    (void)state;
+    const struct {
+        int H, W, kh, kw, sh, sw, pt, pl, pb, pr, d, ceil;
+        const char *kernel;
+    } cs[] = {
+        {13, 13, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, "maxpool3x3_s2"}, /* SqueezeNet's, Wo 6 < 8 */
+        {12, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, "maxpool3x3_s2"}, /* ResNet's: left edge, interior, overlapping right edge */
+        {11, 40, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, "maxpool3x3_s2"}, /* ceil: the last window reaches past the input */
+        {4, 5, 3, 3, 2, 2, 1, 0, 1, 1, 1, 0, "maxpool3x3_s2"},   /* top pad, no pair of output rows */
+        {8, 8, 2, 2, 2, 2, 0, 0, 0, 0, 1, 0, "maxpool"},         /* even kernel, stride 2 */
+        {9, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 0, "maxpool"},         /* dilation 2, stride 1 */
+        {9, 17, 2, 3, 3, 2, 0, 1, 0, 1, 1, 1, "maxpool"},        /* stride (3, 2), ceil */
+        {7, 20, 3, 5, 1, 3, 1, 2, 1, 2, 1, 0, "maxpool"},        /* stride (1, 3) */
+    };
+    const float sp[3] = {NAN, INFINITY, -INFINITY};
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+        tb t;
+        tb_begin(&t, 1, 500 + c);
+        const int64_t plane = (int64_t)cs[c].H * cs[c].W, n = 2 * plane;
+        int32_t x = tb_input(&t, shp(4, 1, 2, cs[c].H, cs[c].W));
+        so_attr a = {0};
+        a.kernel[0] = cs[c].kh, a.kernel[1] = cs[c].kw, a.stride[0] = cs[c].sh, a.stride[1] = cs[c].sw;
+        a.pad[0] = cs[c].pt, a.pad[1] = cs[c].pl, a.pad[2] = cs[c].pb, a.pad[3] = cs[c].pr;
+        a.dilation[0] = a.dilation[1] = cs[c].d, a.ceil_mode = cs[c].ceil;
+        int32_t nd = tb_node(&t, SO_OP_MAXPOOL, &x, 1, &a);
+        t.g->outputs[0] = (so_edge){nd, 0};
+        const size_t on = (size_t)so_shape_numel(&t.g->nodes[nd].out[0]);
+        so_exec *e[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++) {
+            so_exec_opts o = {.threads = k + 1};
+            assert_int_equal(so_exec_new(t.g, &o, &e[k]), SO_OK);
+        }
+        so_exec_step_info si;
+        so_exec_step(e[0], 0, &si);
+        const char *want = strcmp(cs[c].kernel, "maxpool") ? kernel_from(SO_ISA_AVX2, cs[c].kernel) : cs[c].kernel;
+        if (want) assert_string_equal(si.kernel, want);
+        float *in = malloc(sizeof(float) * (size_t)n), *ref = malloc(sizeof(float) * on), *got = malloc(sizeof(float) * on);
+        for (int64_t q = 0; q < plane; q++) /* distinct, non-zero, both signs */
+            for (int pl = 0; pl < 2; pl++) in[pl * plane + q] = (float)((q * 37 + pl * 11) % 101) - 50.5f;
+        for (int64_t q = 0; q < plane; q++)
+            for (int k = 0; k < 3; k++) {
+                const float keep = in[q];
+                in[q] = sp[k];
+                assert_int_equal(so_ref_run(t.g, (const float *const *)&in, &ref), SO_OK);
+                for (int th = 0; th < 2; th++) {
+                    memset(got, 0, sizeof(float) * on);
+                    assert_int_equal(so_exec_run(e[th], (const float *const *)&in, &got), SO_OK);
+                    for (size_t j = 0; j < on; j++)
+                        if (isnan(ref[j]) ? !isnan(got[j]) : memcmp(&ref[j], &got[j], sizeof(float)))
+                            fail_msg("%s %dx%d k%dx%d s%d,%d p%d,%d,%d,%d d%d ceil%d, %g at input %lld, %d thread(s): output %zu is %g, reference %g",
+                                     si.kernel, cs[c].H, cs[c].W, cs[c].kh, cs[c].kw, cs[c].sh, cs[c].sw, cs[c].pt, cs[c].pl, cs[c].pb, cs[c].pr,
+                                     cs[c].d, cs[c].ceil, sp[k], (long long)q, th + 1, j, got[j], ref[j]);
+                }
+                in[q] = keep;
+            }
+        free(in), free(ref), free(got);
+        so_exec_free(e[0]), so_exec_free(e[1]);
+        tb_free(&t);
+    }
+}
+
 /* Pad(0) -> AveragePool (Inception's branch_pool) runs as one avgpool step with the pads
    counted in the divisor; a non-zero pad value or a pool with pads of its own is not fused. */
 static void test_pad_avgpool(void **state)
@@ -1754,6 +1822,7 @@ int main(void)
         cmocka_unit_test_setup(test_softmax_layernorm_batchnorm, reset_expect),
         cmocka_unit_test_setup(test_reducemean, reset_expect),
         cmocka_unit_test_setup(test_pool, reset_expect),
+        cmocka_unit_test_setup(test_maxpool_special_positions, reset_expect),
         cmocka_unit_test_setup(test_gelu, reset_expect),
         cmocka_unit_test_setup(test_attention, reset_expect),
         cmocka_unit_test_setup(test_pad_avgpool, reset_expect),

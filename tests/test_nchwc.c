@@ -560,6 +560,67 @@ static void test_pool(void **state)
     run_pool(0, 3, 7, 7, 7, 7, 1, 1, 0, 0, 0, 0, 1, 0, 0);    /* one window */
 }
 
+/* Blocked max pooling is the reference bit for bit, NaN included: one NaN, +inf or -inf planted at each input
+   pixel in turn (in channel pixel % C; every other input a distinct non-zero finite value), 3x3 stride 2 with pads
+   and ceil mode, dilation 2, 2x2 stride 2, and the global max pool, every level, 1 and 2 threads: NaN exactly
+   where the reference has NaN, every other output the same bits, padding lanes zero. */
+static void test_pool_special_positions(void **state)
+{
+    (void)state;
+    static const int pc[][10] = {/* H, W, k, s, pads t l b r, dilation, global */
+                                 {9, 11, 3, 2, 1, 1, 1, 1, 1, 0}, {8, 9, 3, 2, 0, 0, 1, 1, 1, 0}, {7, 7, 3, 1, 2, 2, 2, 2, 2, 0},
+                                 {6, 6, 2, 2, 0, 0, 0, 0, 1, 0}, {5, 7, 0, 0, 0, 0, 0, 0, 0, 1}};
+    const float sp[3] = {NAN, INFINITY, -INFINITY};
+    const int64_t N = 1, C = 11;
+    const so_nchwc_impl *lv[3];
+    const int nl = n_levels(lv);
+    for (size_t c = 0; c < sizeof pc / sizeof pc[0]; c++) {
+        const int *k = pc[c], glob = k[9];
+        const int64_t H = k[0], W = k[1], kk = glob ? 0 : k[2], d = k[8];
+        const int64_t Ho = glob ? 1 : (H + k[4] + k[6] - d * (kk - 1) - 1) / k[3] + 1, Wo = glob ? 1 : (W + k[5] + k[7] - d * (kk - 1) - 1) / k[3] + 1;
+        float *x = malloc(sizeof(float) * (size_t)(N * C * H * W)), *ref = malloc(sizeof(float) * (size_t)(N * C * Ho * Wo));
+        for (int64_t i = 0; i < N * C * H * W; i++) x[i] = (float)((i * 37) % 101) - 50.5f;
+        so_attr a = {0};
+        a.kernel[0] = (int32_t)(glob ? H : kk), a.kernel[1] = (int32_t)(glob ? W : kk), a.stride[0] = a.stride[1] = glob ? 1 : k[3];
+        a.pad[0] = k[4], a.pad[1] = k[5], a.pad[2] = k[6], a.pad[3] = k[7], a.dilation[0] = a.dilation[1] = glob ? 1 : (int32_t)d;
+        so_node nd = {.op = SO_OP_MAXPOOL, .n_in = 1, .n_out = 1, .attr = &a, .ref = -1};
+        so_tensor in = {shp4(N, C, H, W), x}, out = {shp4(N, C, Ho, Wo), ref};
+        so_nchwc_pool p = {.C = C, .H = H, .W = W, .Ho = Ho, .Wo = Wo, .kh = kk, .kw = kk, .sh = k[3], .sw = k[3], .pt = k[4], .pl = k[5],
+                           .pb = k[6], .pr = k[7], .dh = d, .dw = d, .is_max = 1};
+        for (int64_t q = 0; q < H * W; q++)
+            for (int s = 0; s < 3; s++) {
+                const int64_t at = (q % C) * H * W + q;
+                const float keep = x[at];
+                x[at] = sp[s];
+                assert_int_equal(so_ref_maxpool(NULL, &nd, &in, &out), SO_OK);
+                for (int l = 0; l < nl; l++) {
+                    const so_nchwc_impl *L = lv[l];
+                    float *xb = blocked(L, x, N, C, H * W), *got = malloc(sizeof(float) * (size_t)(N * C * Ho * Wo));
+                    const int64_t ny = so_nchwc_numel(L->b, N, C, Ho * Wo);
+                    float *y[2] = {malloc(sizeof(float) * (size_t)ny), malloc(sizeof(float) * (size_t)ny)};
+                    for (int T = 1; T <= 2; T++) {
+                        if (glob)
+                            L->global_pool(1, N, C, H * W, xb, y[T - 1], T);
+                        else
+                            L->pool(&p, N, xb, y[T - 1], T);
+                    }
+                    char what[160];
+                    snprintf(what, sizeof what, "%smax pool %lldx%lld k%lld s%d p%d,%d,%d,%d d%lld, %g at pixel %lld", glob ? "global " : "",
+                             (long long)H, (long long)W, (long long)kk, k[3], k[4], k[5], k[6], k[7], (long long)d, sp[s], (long long)q);
+                    check(L, y[0], ref, N, C, Ho * Wo, what);
+                    same_for_threads(y[0], y[1], ny, what);
+                    L->from_blocked(y[0], got, N, C, Ho * Wo, 1);
+                    for (int64_t j = 0; j < N * C * Ho * Wo; j++)
+                        if (ref[j] == ref[j] && memcmp(&ref[j], &got[j], sizeof(float)))
+                            fail_msg("%s (%s): element %lld is %g, reference %g (bits differ)", what, L->isa, (long long)j, got[j], ref[j]);
+                    free(xb), free(got), free(y[0]), free(y[1]);
+                }
+                x[at] = keep;
+            }
+        free(x), free(ref);
+    }
+}
+
 static void test_global_pool(void **state)
 {
     (void)state;
@@ -780,7 +841,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_conv_grouped_depthwise),
-        cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_global_pool),
+        cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
