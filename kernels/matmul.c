@@ -128,7 +128,7 @@ static void mm_use_gemv(const so_graph *g, const so_node *n, mm_plan *p, so_fast
     const float *w = weight_f32(g, n->in[1]);
     if (!w) return;
     const size_t nf = so_gemm_packed_b_floats(p->K, p->N);
-    p->bp = aligned_alloc(64, (nf * sizeof(float) + 63) / 64 * 64);
+    p->bp = so_big_alloc(nf * sizeof(float));
     if (!p->bp) return; /* stays on sgemv */
     so_gemm_pack_b(p->tb, p->K, p->N, w, p->ldb, p->bp);
     p->T = so_sgemm_threads() < 1 ? 1 : so_sgemm_threads();
