@@ -189,7 +189,7 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
         p->wofs[ob] = total, total += p->nic[ob] * KK * b;
     }
     const size_t wb = ((size_t)total * sizeof(float) + 63) / 64 * 64;
-    p->wp = aligned_alloc(64, wb ? wb : 64);
+    p->wp = so_big_alloc(wb);
     if (!p->wp) goto fail;
     memset(p->wp, 0, wb);
     for (int64_t o = 0; o < O; o++) {
