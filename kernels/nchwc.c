@@ -214,7 +214,6 @@ fail:
 }
 
 int64_t so_nchwc_wino_min_c = 16;
-int64_t so_nchwc_wino_raw_min = 1 << 20;
 
 /* The weight transform G (g0, g1, g2)^T of F(m x m, 3x3) into r[0 .. m+1]. */
 static void gtrans(int m, double g0, double g1, double g2, double *r)
@@ -226,28 +225,19 @@ static void gtrans(int m, double g0, double g1, double g2, double *r)
         r[0] = g0, r[1] = (g0 + g1 + g2) / 2, r[2] = (g0 - g1 + g2) / 2, r[3] = g2, r[4] = r[5] = 0;
 }
 
-int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m, int may_raw)
+int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m)
 {
     if ((m != 2 && m != 4) || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 || p->dw != 1 || p->group != 1 || p->wu) return -1;
     const int64_t b = p->b, C = p->C, O = p->O, Ob = p->Ob, Cp = p->Cb * b;
     const int64_t G = SO_NCHWC_WINO_G, nG = (Ob + G - 1) / G;
     const int a = m + 2, P = a * a;
-    const int64_t nt = ((p->Ho + m - 1) / m) * ((p->Wo + m - 1) / m);
-    const int64_t per = P * (Cp + Ob * b); /* scratch floats per tile */
-    int64_t tc = (1 << 17) / per; /* V and M of a chunk within ~512 KB (L2), but >= 24 tiles: U is read once per chunk */
-    if (tc < 24) tc = 24;
-    const int raw = may_raw && so_nchwc_wino_raw_min >= 0 && nt <= tc && (int64_t)sizeof(float) * P * nG * G * Cp * b >= so_nchwc_wino_raw_min;
-    const size_t nu = (size_t)((raw ? 9 : P) * nG * G * Cp * b), bytes = (nu * sizeof(float) + 63) / 64 * 64;
+    const size_t nu = (size_t)(P * nG * G * Cp * b), bytes = (nu * sizeof(float) + 63) / 64 * 64;
     float *u = aligned_alloc(64, bytes);
     if (!u) return -1;
     memset(u, 0, bytes);
     for (int64_t o = 0; o < O; o++)
         for (int64_t c = 0; c < C; c++) {
             const float *g = w + (o * C + c) * 9;
-            if (raw) { /* [nG][Cp][9][G][b] */
-                for (int t = 0; t < 9; t++) u[(((o / b / G * Cp + c) * 9 + t) * G + o / b % G) * b + o % b] = g[t];
-                continue;
-            }
             double t[6][3], r[6];
             for (int j = 0; j < 3; j++) /* G g, column j */
                 gtrans(m, g[j], g[3 + j], g[6 + j], r), t[0][j] = r[0], t[1][j] = r[1], t[2][j] = r[2], t[3][j] = r[3], t[4][j] = r[4], t[5][j] = r[5];
@@ -256,17 +246,16 @@ int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m, int may_raw)
                 for (int j = 0; j < a; j++) u[((((i * a + j) * nG + o / b / G) * Cp + c) * G + o / b % G) * b + o % b] = (float)r[j];
             }
         }
+    const int64_t nt = ((p->Ho + m - 1) / m) * ((p->Wo + m - 1) / m);
+    const int64_t per = P * (Cp + Ob * b); /* scratch floats per tile */
+    int64_t tc = (1 << 17) / per; /* V and M of a chunk within ~512 KB (L2), but >= 24 tiles: U is read once per chunk */
+    if (tc < 24) tc = 24;
     p->wtc = tc < nt ? tc : nt;
-    p->wu = u, p->wm = m, p->wraw = raw;
+    p->wu = u, p->wm = m;
     return 0;
 }
 
-int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T)
-{
-    if (!p->wu) return 0;
-    T = T > 1 ? T : 1;
-    return T * ((p->wm + 2) * (p->wm + 2) * p->wtc * (p->Cb + p->Ob) * p->b + (p->wraw ? SO_NCHWC_WINO_RAW_UF : 0));
-}
+int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T) { return p->wu ? (T > 1 ? T : 1) * (p->wm + 2) * (p->wm + 2) * p->wtc * (p->Cb + p->Ob) * p->b : 0; }
 
 void so_nchwc_conv_free(so_nchwc_conv *p)
 {
@@ -290,8 +279,7 @@ size_t so_nchwc_packed_bytes(const so_nchwc_conv *p)
 size_t so_nchwc_wino_bytes(const so_nchwc_conv *p)
 {
     if (!p->wu) return 0;
-    return sizeof(float) * (size_t)((p->wraw ? 9 : (p->wm + 2) * (p->wm + 2)) * ((p->Ob + SO_NCHWC_WINO_G - 1) / SO_NCHWC_WINO_G) *
-                                    SO_NCHWC_WINO_G * p->Cb * p->b * p->b);
+    return sizeof(float) * (size_t)((p->wm + 2) * (p->wm + 2) * ((p->Ob + SO_NCHWC_WINO_G - 1) / SO_NCHWC_WINO_G) * SO_NCHWC_WINO_G * p->Cb * p->b * p->b);
 }
 
 size_t so_nchwc_conv_bytes(const so_nchwc_conv *p)
@@ -503,16 +491,13 @@ static double now_ms(void) { return so_cpu_now() * 1e3; }
 static int cold_on;
 static unsigned skip_mask; /* bit c: candidate c of conv_backend never tried (SUPEROPT_NCHWC_SKIP, A/B measurements) */
 
-/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_WINO_RAW=0 never has it read raw weights
-   (so_nchwc_wino_raw_min), SUPEROPT_NCHWC_COLD=1 times big convs cold,
+/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_COLD=1 times big convs cold,
    SUPEROPT_NCHWC_SKIP=DIGITS never tries those candidates of conv_backend (1..4, e.g. "2": no oneDNN Winograd) (A/B
    measurements). */
 static void wino_env(void)
 {
     const char *e = getenv("SUPEROPT_NCHWC_WINO");
     if (e && !strcmp(e, "0")) so_nchwc_wino_min_c = -1;
-    e = getenv("SUPEROPT_NCHWC_WINO_RAW");
-    if (e && !strcmp(e, "0")) so_nchwc_wino_raw_min = -1;
     e = getenv("SUPEROPT_NCHWC_COLD");
     cold_on = e && !strcmp(e, "1");
     for (e = getenv("SUPEROPT_NCHWC_SKIP"); e && *e; e++)
@@ -529,16 +514,6 @@ static void evict(const void *p, size_t n)
 #else
     (void)p, (void)n;
 #endif
-}
-
-/* Our Winograd q, picked: re-planned from the raw weights when so_nchwc_wino_raw_min says so (the pick was timed with U,
-   hot: U in cache, where the raw weights' transforms only cost; in a network such a U streams from memory). */
-static void wino_raw(so_nchwc_conv *q, const float *wd)
-{
-    so_nchwc_conv r = *q;
-    r.wu = NULL;
-    if (so_nchwc_conv_wino(&r, wd, (int)q->wm, 1) == 0 && r.wraw) free(q->wu), *q = r;
-    else free(r.wu);
 }
 
 static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
@@ -569,10 +544,10 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     if (cand[2] && !strstr(so_dnnl_conv_impl(cand[2]), "wino")) so_dnnl_conv_free(cand[2]), cand[2] = NULL;
     /* our F(4x4, 3x3) on q itself; F(2x2, 3x3) on a shallow copy sharing q's packed weights and epilogue (only q2.wu
        is its own) */
-    const int have_wino = wino_ok && (pick < 0 || pick == 3) && so_nchwc_conv_wino(q, wd, 4, 0) == 0;
+    const int have_wino = wino_ok && (pick < 0 || pick == 3) && so_nchwc_conv_wino(q, wd, 4) == 0;
     so_nchwc_conv q2 = *q;
     q2.wu = NULL;
-    const int have_wino2 = wino_ok && (pick < 0 || pick == 4) && so_nchwc_conv_wino(&q2, wd, 2, 0) == 0;
+    const int have_wino2 = wino_ok && (pick < 0 || pick == 4) && so_nchwc_conv_wino(&q2, wd, 2) == 0;
     if (pick < 0) {
         const size_t nx = (size_t)so_nchwc_numel(s->L->b, N, q->C, H * W), ny = (size_t)so_nchwc_numel(s->L->b, N, q->O, Ho * Wo);
         size_t ns = 64;
@@ -617,15 +592,13 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
         if (c != pick) so_dnnl_conv_free(cand[c]);
     if (pick == 4 && have_wino2) {
         free(q->wu);
-        q->wu = q2.wu, q->wm = q2.wm, q->wtc = q2.wtc, q->wraw = q2.wraw;
+        q->wu = q2.wu, q->wm = q2.wm, q->wtc = q2.wtc;
         s->wino = 1;
-        wino_raw(q, wd);
         return;
     }
     free(q2.wu);
     if (pick == 3 && have_wino) {
         s->wino = 1;
-        wino_raw(q, wd);
         return;
     }
     free(q->wu), q->wu = NULL;

@@ -42,9 +42,7 @@ typedef struct so_nchwc_conv {
     int has_res;         /* run() adds res (same blocked shape as the output) */
     float *wu;           /* Winograd (so_nchwc_conv_wino): transformed weights [P][ceil(Ob/G)][Cb*b][G][b], P positions, G =
                             SO_NCHWC_WINO_G output blocks interleaved per input lane (one stream for the register tile), the
-                            padding zero (owned), or NULL; when wraw, the raw 3x3 weights [ceil(Ob/G)][Cb*b][9][G][b] instead */
-    int wraw;            /* Winograd: wu holds the raw weights, transformed per group and input-channel slice inside the
-                            product (so_nchwc_wino_raw_min) */
+                            padding zero (owned), or NULL */
     int64_t wm;          /* Winograd: outputs per tile side, 4 (F(4x4, 3x3), 36 positions) or 2 (F(2x2, 3x3), 16) */
     int64_t wtc;         /* Winograd: tiles per chunk (the scratch holds one chunk per thread) */
 } so_nchwc_conv;
@@ -58,28 +56,18 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
                        const float *w, const so_epi *ep);
 void so_nchwc_conv_free(so_nchwc_conv *p);
 /* Adds Winograd F(m x m, 3x3) (Lavin & Gray; m = 4 or 2) to a planned 3x3, stride-1, dilation-1, group-1 conv p
-   with weights w [O][C][3][3]: U = G g G^T per (o, c), computed in double, stored as wu above (zero padding lanes) or, when
-   may_raw and so_nchwc_wino_raw_min say so (p->wraw), computed in float inside the product from the raw weights kept in wu; the
+   with weights w [O][C][3][3]: U = G g G^T per (o, c), computed in double, stored as wu above (zero padding lanes); the
    level's wino() then runs p. Returns 0, or -1 (p not such a conv, or no memory: p unchanged). Numerics: float
    transforms with coefficients up to 8 (inputs) and 1/24 (weights); tests/test_nchwc.c holds it to 1e-4 of the
    largest output magnitude against the double-accumulating reference. */
-int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m, int may_raw);
-/* Bytes of U from which so_nchwc_conv_wino(may_raw) keeps the raw weights instead (p->wraw) when the tiles of an image fit one
-   chunk, i.e. U would be read once per image: U is 16/9 (F(2x2)) or 4x (F(4x4)) the raw weights, and such convs (ResNet-50's
-   14x14 and 7x7 layers: U 4-38 MB per conv) stream their weights from memory in a network, where at 2 threads they are
-   bandwidth-bound. The product then transforms SO_NCHWC_WINO_RAW_UF floats of U at a time per thread (one output group,
-   a slice of input channels) and reads it from L2. Default 1 MB; negative: never (SUPEROPT_NCHWC_WINO_RAW=0); 0: always
-   (tests). */
-extern int64_t so_nchwc_wino_raw_min;
-#define SO_NCHWC_WINO_RAW_UF 98304 /* floats of a thread's U slice (384 KB: L2) */
+int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m);
 /* Input and output channels from which the conv backend (nchwc.c) also times our Winograd on a blocked 3x3
    stride-1 conv (default 16); negative: never (tests that pin a kernel). */
 extern int64_t so_nchwc_wino_min_c;
-/* Floats of scratch the Winograd conv p needs per call at T threads: T * P * p->wtc * (Cb + Ob) * b, plus T *
-   SO_NCHWC_WINO_RAW_UF when p->wraw. */
+/* Floats of scratch the Winograd conv p needs per call at T threads: T * P * p->wtc * (Cb + Ob) * b. */
 int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T);
 /* Bytes of packed weights and epilogue vectors held by p; of the direct conv's packed weights p->wp alone; of
-   the Winograd weights p->wu alone, U or raw (0 when not planned). */
+   the Winograd weights p->wu alone (0 when not planned). */
 size_t so_nchwc_conv_bytes(const so_nchwc_conv *p);
 size_t so_nchwc_packed_bytes(const so_nchwc_conv *p);
 size_t so_nchwc_wino_bytes(const so_nchwc_conv *p);

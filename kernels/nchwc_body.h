@@ -1040,18 +1040,18 @@ static inline __attribute__((always_inline)) void wino_at6(const VF *m, int s, V
     o[3 * so] = VADD(VFMA(VSET1(8.0f), d, b), m5);
 }
 
-/* One GEMM register tile of position pos: obk output blocks x npx tiles, M = V (tiles x nc, tile q's lanes at v + q *
-   Cp) times U (nc x b per block: channel c's vectors of the obk blocks are b floats apart, WINO_G * b floats after
-   channel c - 1's), over nc input lanes (the padding lanes of V and U are zero); add: M += instead of M =. */
-static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_t Cp, int64_t nc, const float *u, float *m, int64_t mst,
-                                                          const int obk, const int npx, const float *pf, int add)
+/* One GEMM register tile of position pos: obk output blocks x npx tiles, M = V (tiles x Cp) times U (Cp x b per
+   block: channel c's vectors of the obk blocks are b floats apart, WINO_G * b floats after channel c - 1's), over all
+   Cp input lanes (the padding lanes of V and U are zero). */
+static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_t Cp, const float *u, float *m, int64_t mst, const int obk,
+                                                          const int npx, const float *pf)
 {
     VF acc[CONV_OBK][CONV_PX];
 #pragma GCC unroll 4
     for (int k = 0; k < obk; k++)
 #pragma GCC unroll 16
-        for (int q = 0; q < npx; q++) acc[k][q] = add ? VLD(m + k * mst + q * NB) : VZERO;
-    for (int64_t c = 0; c < nc; c++) {
+        for (int q = 0; q < npx; q++) acc[k][q] = VZERO;
+    for (int64_t c = 0; c < Cp; c++) {
         VF wv[CONV_OBK];
 #pragma GCC unroll 4
         for (int k = 0; k < obk; k++) wv[k] = VLD(u + (c * SO_NCHWC_WINO_G + k) * NB);
@@ -1072,14 +1072,14 @@ static inline __attribute__((always_inline)) void wino_mm(const float *v, int64_
 
 #define WMM_NPX(OBK)                                                                                                                   \
     switch (npx) {                                                                                                                     \
-    case 1: wino_mm(v, Cp, nc, u, m, mst, OBK, 1, pf, add); break;                                                                              \
-    case 2: wino_mm(v, Cp, nc, u, m, mst, OBK, 2, pf, add); break;                                                                              \
-    case 3: wino_mm(v, Cp, nc, u, m, mst, OBK, 3, pf, add); break;                                                                              \
-    case 4: wino_mm(v, Cp, nc, u, m, mst, OBK, 4, pf, add); break;                                                                              \
-    case 5: wino_mm(v, Cp, nc, u, m, mst, OBK, 5, pf, add); break;                                                                              \
-    default: wino_mm(v, Cp, nc, u, m, mst, OBK, CONV_PX, pf, add); break;                                                                       \
+    case 1: wino_mm(v, Cp, u, m, mst, OBK, 1, pf); break;                                                                              \
+    case 2: wino_mm(v, Cp, u, m, mst, OBK, 2, pf); break;                                                                              \
+    case 3: wino_mm(v, Cp, u, m, mst, OBK, 3, pf); break;                                                                              \
+    case 4: wino_mm(v, Cp, u, m, mst, OBK, 4, pf); break;                                                                              \
+    case 5: wino_mm(v, Cp, u, m, mst, OBK, 5, pf); break;                                                                              \
+    default: wino_mm(v, Cp, u, m, mst, OBK, CONV_PX, pf); break;                                                                       \
     }
-static void wino_mm_any(const float *v, int64_t Cp, int64_t nc, const float *u, float *m, int64_t mst, int obk, int npx, const float *pf, int add)
+static void wino_mm_any(const float *v, int64_t Cp, const float *u, float *m, int64_t mst, int obk, int npx, const float *pf)
 {
     switch (obk) {
     case 1: WMM_NPX(1) break;
@@ -1163,84 +1163,9 @@ static inline void wino_prod(const wino_chunk *k, int64_t it)
     const float *pf = ob % G == 0 && gn < (p->wm + 2) * (p->wm + 2) * nG ? p->wu + gn * gsz : NULL;
     for (int64_t tl = 0; tl < k->ntc;) {
         const int npx = k->ntc - tl >= CONV_PX ? CONV_PX : (int)min64(5, k->ntc - tl); /* CONV_PX or 1..5 */
-        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, Cp, u, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx, tl ? NULL : pf, 0);
+        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx, tl ? NULL : pf);
         tl += npx;
     }
-}
-
-/* The weight transform G (g0, g1, g2)^T of F(m x m, 3x3) into r[0 .. m+1] (nchwc.c gtrans, in float). */
-static inline __attribute__((always_inline)) void wino_g(int m, VF g0, VF g1, VF g2, VF *r)
-{
-    const VF s = VADD(g0, g2);
-    if (m == 4) {
-        const VF p = VFMA(g0, VSET1(1.0f / 24), VMUL(g2, VSET1(1.0f / 6))), h = VMUL(g1, VSET1(1.0f / 12));
-        r[0] = VMUL(g0, VSET1(0.25f)), r[1] = VMUL(VADD(s, g1), VSET1(-1.0f / 6)), r[2] = VMUL(VSUB(s, g1), VSET1(-1.0f / 6));
-        r[3] = VADD(p, h), r[4] = VSUB(p, h), r[5] = g2;
-    } else
-        r[0] = g0, r[1] = VMUL(VADD(s, g1), VSET1(0.5f)), r[2] = VMUL(VSUB(s, g1), VSET1(0.5f)), r[3] = g2;
-}
-
-/* (2), p->wraw: the products of output group gi (its blocks in [ob0, ob1)) over all positions, by slices of cc input
-   channels: the slice's U = G g G^T of the raw weights into ub ([P][cc][G][b], SO_NCHWC_WINO_RAW_UF floats at most,
-   stays in L2), then M (+)= V x U per position. Reads 9 weight floats per (c, o) instead of U's P. */
-/* U = G g G^T of one (input channel, output block) of F(m x m, 3x3) (m a constant: unrolled, in registers): g's 9
-   vectors gs floats apart, U's (m+2)^2 vectors ps floats apart. */
-static inline __attribute__((always_inline)) void wino_wt(const float *g, int64_t gs, float *u, int64_t ps, const int m)
-{
-    const int a = m + 2;
-    VF t[6][3], r[6];
-#pragma GCC unroll 3
-    for (int j = 0; j < 3; j++) { /* G g, column j */
-        wino_g(m, VLD(g + j * gs), VLD(g + (3 + j) * gs), VLD(g + (6 + j) * gs), r);
-#pragma GCC unroll 6
-        for (int i = 0; i < a; i++) t[i][j] = r[i];
-    }
-#pragma GCC unroll 6
-    for (int i = 0; i < a; i++) { /* (G g) G^T, row i */
-        wino_g(m, t[i][0], t[i][1], t[i][2], r);
-#pragma GCC unroll 6
-        for (int j = 0; j < a; j++) VST(u + (i * a + j) * ps, r[j]);
-    }
-}
-
-#define RAW_PD 8 /* input channels ahead that wino_prod_raw prefetches the raw weights of */
-static void wino_prod_raw(const wino_chunk *k, int64_t gi, float *ub)
-{
-    const so_nchwc_conv *p = k->p;
-    const int64_t Ob = p->Ob, Cp = p->Cb * NB, tc = k->tc, G = SO_NCHWC_WINO_G, m = p->wm, a = m + 2, P = a * a;
-    /* ps: floats per position in ub, padded by a line so that the P vectors of one transform do not share an L1 set */
-    const int64_t cc = max64(1, (SO_NCHWC_WINO_RAW_UF / P - 16) / (G * NB)), ps = cc * G * NB + 16;
-    const int64_t lo = max64(k->ob0, gi * G), hi = min64(k->ob1, gi * G + G);
-    for (int64_t c0 = 0; c0 < Cp; c0 += cc) {
-        const int64_t nc = min64(cc, Cp - c0);
-        for (int64_t c = c0; c < c0 + nc; c++)
-            for (int64_t kb = lo - gi * G; kb < hi - gi * G; kb++) {
-                const float *g = p->wu + ((gi * Cp + c) * 9 * G + kb) * NB;
-                if (c + RAW_PD < Cp) /* the raw weights stream from memory: fetch channel c + RAW_PD's lines */
-                    for (int t9 = 0; t9 < 9; t9++) __builtin_prefetch(g + (RAW_PD * 9 + t9) * G * NB, 0, 3);
-                if (m == 4) wino_wt(g, G * NB, ub + ((c - c0) * G + kb) * NB, ps, 4);
-                else wino_wt(g, G * NB, ub + ((c - c0) * G + kb) * NB, ps, 2);
-            }
-        for (int64_t q = 0; q < P; q++)
-            for (int64_t ob = lo; ob < hi; ob += CONV_OBK) {
-                const int obk = (int)min64(CONV_OBK, hi - ob);
-                for (int64_t tl = 0; tl < k->ntc;) {
-                    const int npx = k->ntc - tl >= CONV_PX ? CONV_PX : (int)min64(5, k->ntc - tl);
-                    wino_mm_any(k->V + (q * tc + tl) * Cp + c0, Cp, nc, ub + q * ps + (ob - gi * G) * NB, k->M + ((q * Ob + ob) * tc + tl) * NB,
-                                tc * NB, obk, npx, NULL, c0 > 0);
-                    tl += npx;
-                }
-            }
-    }
-}
-
-/* (2) for the whole chunk on one thread: by position and register-tile group, or by output group from raw weights. */
-static void wino_prod_all(const wino_chunk *k, float *ub)
-{
-    if (k->p->wraw)
-        for (int64_t gi = k->ob0 / SO_NCHWC_WINO_G; gi * SO_NCHWC_WINO_G < k->ob1; gi++) wino_prod_raw(k, gi, ub);
-    else
-        for (int64_t i = 0; i < (k->p->wm + 2) * (k->p->wm + 2) * nobg_of(k); i++) wino_prod(k, i);
 }
 
 /* (3) item (tile, output block): the output transform A^T M A, the epilogue, the outputs inside the plane stored. */
@@ -1282,7 +1207,6 @@ static inline void wino_out(const wino_chunk *k, int64_t it)
      the team sharing every phase: 28x28 128 F4 0.91, 14x14 256 F4 1.00 / F2 0.94, 7x7 512 F4 1.02 / F2 0.95; each
      thread redoing (1) for its own groups instead (no barrier at all) was 0.93-1.09 of sharing every phase;
    - else the team shares each phase's items, chunk after chunk.
-   With p->wraw, (2) runs by output group (wino_prod_raw), the same three ways.
    scratch: so_nchwc_wino_scratch(p, T) floats. Every output is computed by the same operations whatever T and the
    chunking. */
 static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T)
@@ -1294,7 +1218,6 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     const int whole = T > 1 && N * nch >= 2 * T, by_groups = T > 1 && !whole && nG >= T;
     while (whole && N * nch % T) nch++;
     const int64_t tc = cdiv(nt, nch), per = P * p->wtc * (Cp + Ob * NB); /* tc <= p->wtc */
-    float *ub = scratch + T * per; /* p->wraw: each thread's U slice */
     if (whole) {
 #pragma omp parallel for num_threads(T) schedule(static)
         for (int64_t it = 0; it < N * nch; it++) {
@@ -1304,7 +1227,7 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
             const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, V,
                                   V + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw, 0, Ob};
             for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
-            wino_prod_all(&k, ub + (int64_t)omp_get_thread_num() * SO_NCHWC_WINO_RAW_UF);
+            for (int64_t i = 0; i < P * nobg_of(&k); i++) wino_prod(&k, i);
             for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
         }
         return;
@@ -1322,7 +1245,7 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
                     }
 #pragma omp for schedule(static)
                     for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
-                    wino_prod_all(&k, ub + th * SO_NCHWC_WINO_RAW_UF);
+                    for (int64_t i = 0; i < P * nobg_of(&k); i++) wino_prod(&k, i);
                     for (int64_t i = 0; i < k.ntc * (k.ob1 - k.ob0); i++) wino_out(&k, i);
                 }
         }
@@ -1336,13 +1259,8 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
             {
 #pragma omp for schedule(static)
                 for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
-                if (p->wraw) {
 #pragma omp for schedule(static)
-                    for (int64_t gi = 0; gi < nG; gi++) wino_prod_raw(&k, gi, ub + (int64_t)omp_get_thread_num() * SO_NCHWC_WINO_RAW_UF);
-                } else {
-#pragma omp for schedule(static)
-                    for (int64_t i = 0; i < P * nobg_of(&k); i++) wino_prod(&k, i);
-                }
+                for (int64_t i = 0; i < P * nobg_of(&k); i++) wino_prod(&k, i);
 #pragma omp for schedule(static)
                 for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
             }

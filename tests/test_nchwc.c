@@ -188,32 +188,22 @@ static void stem_pool_cases(const so_nchwc_impl *L, const so_nchwc_conv *p, int6
     }
 }
 
-/* Our blocked Winograd F(m x m, 3x3) (so_nchwc_conv_wino, m = 4 and 2) on the 3x3 stride-1 group-1 cases, from U and
-   (when the tiles fit one chunk) from the raw weights (p->wraw, so_nchwc_wino_raw_min forced): within TOL (1e-4 of the
+/* Our blocked Winograd F(m x m, 3x3) (so_nchwc_conv_wino, m = 4 and 2) on the 3x3 stride-1 group-1 cases: within TOL (1e-4 of the
    largest output magnitude) of the reference, padding lanes zero, bitwise the same at 1 and 2 threads and with the
    tiles cut into chunks of 5 (several chunks, a partial last one). A NaN spreads over a Winograd tile, so NaN cases
    do not run it. Counts the runs. */
-static int wino_ran, wino_raw_ran;
+static int wino_ran;
 static void run_conv_wino(const conv_case *k, const so_nchwc_impl *L, so_nchwc_conv *p, const float *w, const float *xb, const float *rb,
-                          const float *ref, int64_t Ho, int64_t Wo, const char *what, int m, int raw)
+                          const float *ref, int64_t Ho, int64_t Wo, const char *what, int m)
 {
-    const int64_t keep = so_nchwc_wino_raw_min;
-    so_nchwc_wino_raw_min = 0;
-    const int r = k->nan ? -1 : so_nchwc_conv_wino(p, w, m, raw);
-    so_nchwc_wino_raw_min = keep;
-    if (r) return;
+    if (k->nan || so_nchwc_conv_wino(p, w, m)) return;
     assert_int_equal(p->wm, m);
-    if (p->wraw != raw) { /* raw asked, but the tiles take several chunks */
-        assert_true(raw && p->wtc < ((Ho + m - 1) / m) * ((Wo + m - 1) / m));
-        free(p->wu), p->wu = NULL;
-        return;
-    }
-    wino_ran++, wino_raw_ran += raw;
+    wino_ran++;
     const int64_t ny = so_nchwc_numel(L->b, k->N, k->O, Ho * Wo), tc = p->wtc;
     float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
     float *sc = aligned_alloc(64, ((size_t)so_nchwc_wino_scratch(p, 2) * sizeof(float) + 63) / 64 * 64);
     char w2[200];
-    snprintf(w2, sizeof w2, "%s Winograd F(%dx%d,3x3)%s", what, m, m, raw ? " from raw weights" : "");
+    snprintf(w2, sizeof w2, "%s Winograd F(%dx%d,3x3)", what, m, m);
     memset(y1, 0x7f, sizeof(float) * (size_t)ny);
     memset(y2, 0x7f, sizeof(float) * (size_t)ny);
     L->wino(p, k->N, xb, y1, rb, sc, 1);
@@ -291,10 +281,8 @@ static void run_conv(const conv_case *k)
             stem_pool_cases(L, &p, N, x, s1, O, Ho, Wo, sw);
             free(s1), free(s2);
         }
-        for (int raw = 0; raw < 2; raw++) {
-            run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 4, raw);
-            run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 2, raw);
-        }
+        run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 4);
+        run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 2);
         so_nchwc_conv_free(&p);
         free(xb), free(rb), free(y1), free(y2);
         run_conv_dnnl(k, L, x, w, &ep, res, ref, Ho, Wo, what);
@@ -337,7 +325,6 @@ static void test_conv_dense(void **state)
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
     assert_true(wino_ran >= 20); /* the 3x3 stride-1 cases above ran both our Winograds at every level */
-    assert_true(wino_raw_ran >= 12); /* and from raw weights (several input-channel slices: the 256 and 300 channels) */
     /* at the AVX-512 level with libdnnl loadable (not in sanitizer builds), oneDNN ran some of them */
     if (so_isa_cpu() >= SO_ISA_AVX512 && so_dnnl_lib()) assert_true(dnnl_planned >= 10);
 }
