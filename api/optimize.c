@@ -229,62 +229,11 @@ static so_status layout_pass(so_cost_model *cm, const so_graph *g, int b, so_gra
     return SO_OK;
 }
 
-/* The searched graph is replaced: by a copy of start (cost cost_start, no rewrites) when start is
-   not NULL, else by backtracking's greedy warm start's graph (res->greedy_best, taken); its path
-   follows, and counts (per rule, n_rules + 1) are recounted. */
-static void replace_result(so_search_result *res, const so_graph *start, double cost_start, int32_t *counts, int32_t n_rules)
+/* counts[r] (r < n_rules): applications of rule r on res's path */
+static void count_rules(const so_search_result *res, int32_t *counts, int32_t n_rules)
 {
-    so_graph_free(res->best);
-    free(res->path);
-    if (start) {
-        res->best = so_graph_clone(start);
-        res->cost_after = cost_start;
-        res->path = NULL;
-        res->n_path = 0;
-    } else {
-        res->best = res->greedy_best;
-        res->greedy_best = NULL;
-        res->cost_after = res->greedy_cost;
-        res->path = res->greedy_path;
-        res->n_path = res->n_greedy_path;
-        res->greedy_path = NULL;
-        res->n_greedy_path = 0;
-    }
     memset(counts, 0, ((size_t)n_rules + 1) * sizeof *counts);
     for (int32_t k = 0; k < res->n_path; k++) counts[res->path[k]]++;
-}
-
-/* The runtime-neutral check of a standard-ONNX result (--layout none under measured costs): another
-   runtime runs other kernels than the ones we time, so a rewrite is written for it only if it also
-   does not raise the FLOP/byte model's cost (FLOPs, bytes every runtime moves, a launch per kernel,
-   our zero-copy concats and splits priced as copies). bert_taso's merged Q/K/V projection paid on our
-   GEMM (0.6 % of measured cost) and ran 1.029x the original's time under ONNX Runtime: one bigger
-   GEMM saves two reads of its input, and its split writes and reads the whole product once more.
-   Returns which graph is kept: 0 the searched one, 1 backtracking's greedy warm start's (when it
-   passes), 2 the start graph. */
-typedef struct neutral_check {
-    int ran;
-    double before, after, greedy; /* FLOP/byte model cost of the start, searched, greedy graphs (-1: not priced) */
-    int kept;                     /* 0 searched, 1 greedy's, 2 start */
-} neutral_check;
-
-static void check_neutral(const so_graph *start, so_search_result *res, int32_t *counts, int32_t n_rules, int threads, neutral_check *nc)
-{
-    so_cost_model fm;
-    so_cost_init(&fm, SO_COST_FLOPS, threads, ""); /* flops: no disk cache, cannot fail */
-    fm.copies = 1;
-    nc->ran = 1;
-    nc->greedy = -1;
-    nc->kept = 0;
-    nc->before = so_cost_graph(&fm, start);
-    nc->after = so_cost_graph(&fm, res->best);
-    const double tol = 1e-9 * nc->before;
-    if (nc->after > nc->before + tol) {
-        if (res->greedy_best && res->greedy_cost < res->cost_before) nc->greedy = so_cost_graph(&fm, res->greedy_best);
-        nc->kept = nc->greedy >= 0 && nc->greedy <= nc->before + tol ? 1 : 2;
-        replace_result(res, nc->kept == 2 ? start : NULL, res->cost_before, counts, n_rules);
-    }
-    so_cost_free(&fm);
 }
 
 /* What the layout step works with (one optimization). */
@@ -672,12 +621,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     if (so_search_run(start, rules, n_search, &cm, &fc, &so, &res) != SO_OK) goto fail;
     t_search = so_now() - t_search;
     c_search = so_cpu_now() - c_search;
-    counts = so_xcalloc((size_t)n_rules + 1, sizeof *counts);
-    for (int32_t k = 0; k < res.n_path; k++) counts[res.path[k]]++;
     /* standard ONNX for other runtimes (--layout none) under measured costs: what pays on our kernels must
-       not cost more in FLOPs and bytes (check_neutral) */
-    neutral_check nck = {0, -1, -1, -1, 0};
-    if (cm.copies && o.cost == SO_COST_MEASURED && res.n_path > 0) check_neutral(start, &res, counts, n_rules, (int)o.threads, &nck);
+       not cost more in FLOPs and bytes (so_search_standard_check) */
+    so_standard_check nck = {0, -1, -1, -1, 0};
+    if (cm.copies && o.cost == SO_COST_MEASURED && res.n_path > 0) so_search_standard_check(start, &res, (int)o.threads, &nck);
+    counts = so_xcalloc((size_t)n_rules + 1, sizeof *counts);
+    count_rules(&res, counts, n_rules);
 
     /* layout: the blocked-channel rewrite of the searched graph, kept when the cost model prices it lower
        (auto, pass) or always (nchwc) */
@@ -704,7 +653,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             placed tmp = pl;
             pl = pl_greedy;
             pl_greedy = tmp;
-            replace_result(&res, NULL, 0, counts, n_rules);
+            so_search_take(&res, NULL, 0);
+            count_rules(&res, counts, n_rules);
             kept_greedy = 1;
         }
     }
@@ -806,7 +756,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         if (nck.ran) {
             static const char *const kept[] = {"search", "greedy", "start"};
             fprintf(f, "  \"standard_check\": {\"flops_before\": %s, \"flops_searched\": %s, \"flops_greedy\": %s, \"kept\": \"%s\"},\n",
-                    so_json_fmt(b0, nck.before, 9), so_json_fmt(b1, nck.after, 9), nck.greedy >= 0 ? so_json_fmt(b2, nck.greedy, 9) : "null",
+                    so_json_fmt(b0, nck.before, 9), so_json_fmt(b1, nck.searched, 9), nck.greedy >= 0 ? so_json_fmt(b2, nck.greedy, 9) : "null",
                     kept[nck.kept]);
         }
         if (o.search == SO_SEARCH_EQSAT) { /* equality saturation: the e-graph and the extraction */
@@ -910,7 +860,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                     (int)pl.lst.pools, (int)pl.lst.elementwise, (int)pl.lst.concats, (int)pl.lst.reorders);
         if (nck.ran && nck.kept)
             fprintf(tf, "  standard ONNX: the searched graph costs more than the original under the FLOP/byte model (%.6g > %.6g), "
-                        "which other runtimes pay: %s kept\n", nck.after, nck.before, nck.kept == 1 ? "greedy's graph" : "the original");
+                        "which other runtimes pay: %s kept\n", nck.searched, nck.before, nck.kept == 1 ? "greedy's graph" : "the original");
         if (cost_final_bt >= 0)
             fprintf(tf, "  backtracking's graph %.6g after the layout step, its greedy warm start's %.6g: %s kept\n", cost_final_bt, cost_final_greedy,
                     kept_greedy ? "greedy's" : "backtracking's");

@@ -440,7 +440,8 @@ static void test_plateau_merge(void **state)
    the [1,64] product) saves, under flops, one read of X and one launch; the split costs nothing
    in our executor (leading dim 1: split_in_place makes its outputs views), so the merge pays.
    Another runtime copies the split's 512 bytes in a kernel of its own, which costs more than the
-   merge saves: priced as that copy, every search keeps the two matmuls. */
+   merge saves: priced as that copy, every search keeps the two matmuls; and the runtime-neutral
+   check (so_search_standard_check) sends a merged result back to the start graph. */
 static so_model *build_view_merge(void)
 {
     tb t;
@@ -477,14 +478,26 @@ static void test_copies_reject_view_merge(void **state)
             assert_int_equal(so_search_run(start, rl, n, &cm, &fc, &o, &res), SO_OK);
             assert_true(max_diff(m->graph, res.best) < 1e-4);
             /* the split alone: free as our view, a copy (bytes + launch) under standard-ONNX pricing */
+            so_standard_check sc;
             if (copies == 0) { /* our executor: merged, one matmul and a zero-copy split */
                 assert_true(res.cost_after < res.cost_before * (1 - 1e-6));
                 assert_int_equal(count_op(res.best, SO_OP_MATMUL), 1);
                 assert_int_equal(count_op(res.best, SO_OP_SPLIT), 1);
+                /* the runtime-neutral check of such a result: dearer with the copy, so the start graph
+                   (backtracking's greedy graph is the same merge) */
+                so_search_standard_check(start, &res, 1, &sc);
+                assert_true(sc.ran && sc.searched > sc.before);
+                assert_int_equal(sc.kept, 2);
+                assert_int_equal(res.n_path, 0);
+                assert_true(res.cost_after == res.cost_before);
+                assert_int_equal(count_op(res.best, SO_OP_MATMUL), 2);
+                assert_true(max_diff(m->graph, res.best) < 1e-4);
             } else { /* another runtime: the merge does not pay with the copy, nothing applied */
                 assert_true(res.cost_after == res.cost_before);
                 assert_int_equal(count_op(res.best, SO_OP_MATMUL), 2);
                 assert_int_equal(count_op(res.best, SO_OP_SPLIT), 0);
+                so_search_standard_check(start, &res, 1, &sc); /* nothing dearer: kept */
+                assert_true(sc.ran && sc.searched == sc.before && sc.kept == 0);
             }
             so_search_result_free(&res);
             so_graph_free(start);
