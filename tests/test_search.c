@@ -298,6 +298,14 @@ static so_rule *both_ways(const so_ruleset *set, int32_t *n)
     return rl;
 }
 
+/* The shipped rules (rules/default.rules, from the repository root) in both directions into *drs and
+   the returned array (*n rules; caller frees both); NULL when they cannot be read. */
+static so_rule *default_rules(so_ruleset *drs, int32_t *n)
+{
+    if (so_rules_load("rules/default.rules", drs) != SO_OK) return NULL;
+    return both_ways(drs, n);
+}
+
 /* The same on a real model with the shipped rule set (both directions), when present. */
 static void test_incremental_nasrnn(void **state)
 {
@@ -392,12 +400,12 @@ static void test_plateau_merge(void **state)
     (void)state;
     so_model *m = NULL;
     so_ruleset drs = {0};
-    if (so_rules_load("rules/default.rules", &drs) != SO_OK) {
+    int32_t n = 0;
+    so_rule *rl = default_rules(&drs, &n);
+    if (!rl) {
         skip(); /* run from the repository root */
         return;
     }
-    int32_t n = 0;
-    so_rule *rl = both_ways(&drs, &n);
     const int depth = 12;
     m = build_plateau(depth);
     double cost[3];
@@ -456,12 +464,12 @@ static void test_copies_reject_view_merge(void **state)
 {
     (void)state;
     so_ruleset drs = {0};
-    if (so_rules_load("rules/default.rules", &drs) != SO_OK) {
+    int32_t n = 0;
+    so_rule *rl = default_rules(&drs, &n);
+    if (!rl) {
         skip(); /* run from the repository root */
         return;
     }
-    int32_t n = 0;
-    so_rule *rl = both_ways(&drs, &n);
     so_model *m = build_view_merge();
     for (int copies = 0; copies <= 1; copies++)
         for (int kind = SO_SEARCH_GREEDY; kind <= SO_SEARCH_EQSAT; kind++) {
