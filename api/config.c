@@ -60,7 +60,7 @@ static const opt options[] = {
          "expected an integer >= 0 (0: none)"),
     NUM_("time_limit", S_OPT, "S", "8", "CPU seconds the search may take, a safety net behind work_limit (0: no limit)", time_limit, 0.0, 1e7, "expected seconds >= 0 (0: none)"),
     CHOICE_("cost", S_OPT, "measured|flops", "measured", "the cost model", cost, costs, "expected measured or flops"),
-    CHOICE_("layout", S_OPT, "auto|nchwc|pass|none", "auto", "how the blocked-channel layout is chosen", layout, layouts, "expected auto, nchwc, none or pass"),
+    CHOICE_("layout", S_OPT, "auto|nchwc|pass|none", "auto", "how the blocked-channel layout is chosen; none: standard ONNX for other runtimes, priced with the copies they make of our zero-copy concats/splits, and not written when it costs more FLOPs+bytes than the original", layout, layouts, "expected auto, nchwc, none or pass"),
     INT_("seed", S_OPT, "N", "1", "seed of the numeric check's inputs", seed, 0, 0x7fffffffL, "expected an integer >= 0"),
     FLAG_("reverse", S_OPT, "1", "also apply rules right to left", reverse),
     FLAG_("allow_unverified", S_OPT, "0", "use rules this build's verifier does not prove (warned)", allow_unverified),

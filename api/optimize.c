@@ -229,6 +229,13 @@ static so_status layout_pass(so_cost_model *cm, const so_graph *g, int b, so_gra
     return SO_OK;
 }
 
+/* counts[r] (r < n_rules): applications of rule r on res's path */
+static void count_rules(const so_search_result *res, int32_t *counts, int32_t n_rules)
+{
+    memset(counts, 0, ((size_t)n_rules + 1) * sizeof *counts);
+    for (int32_t k = 0; k < res->n_path; k++) counts[res->path[k]]++;
+}
+
 /* What the layout step works with (one optimization). */
 typedef struct layout_env {
     so_cost_model *cm;
@@ -584,6 +591,9 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     /* a cost table (measured) replaces the disk cache: the costs, and so the output, depend on it alone */
     const int use_table = o.cost_table && o.cost == SO_COST_MEASURED;
     if (so_cost_init(&cm, (so_cost_kind)o.cost, (int)o.threads, use_table ? "" : o.cache_dir) != SO_OK) goto fail;
+    /* --layout none writes standard ONNX for other runtimes: what our executor makes a zero-copy view of
+       (concats, splits) they copy, so the search prices it as a copy (search/cost.h copies) */
+    cm.copies = o.layout == LAYOUT_NONE;
     cm_init = 1;
     if (use_table && so_cost_table_load(&cm, o.cost_table) != SO_OK) goto fail;
     /* the input as imported, attributes normalised so that its nodes share cost keys with the
@@ -611,8 +621,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     if (so_search_run(start, rules, n_search, &cm, &fc, &so, &res) != SO_OK) goto fail;
     t_search = so_now() - t_search;
     c_search = so_cpu_now() - c_search;
+    /* standard ONNX for other runtimes (--layout none) under measured costs: what pays on our kernels must
+       not cost more in FLOPs and bytes (so_search_standard_check) */
+    so_standard_check nck = {0, -1, -1, -1, 0};
+    if (cm.copies && o.cost == SO_COST_MEASURED && res.n_path > 0) so_search_standard_check(start, &res, (int)o.threads, &nck);
     counts = so_xcalloc((size_t)n_rules + 1, sizeof *counts);
-    for (int32_t k = 0; k < res.n_path; k++) counts[res.path[k]]++;
+    count_rules(&res, counts, n_rules);
 
     /* layout: the blocked-channel rewrite of the searched graph, kept when the cost model prices it lower
        (auto, pass) or always (nchwc) */
@@ -639,17 +653,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             placed tmp = pl;
             pl = pl_greedy;
             pl_greedy = tmp;
-            so_graph_free(res.best);
-            res.best = res.greedy_best;
-            res.greedy_best = NULL;
-            res.cost_after = res.greedy_cost;
-            free(res.path);
-            res.path = res.greedy_path;
-            res.n_path = res.n_greedy_path;
-            res.greedy_path = NULL;
-            res.n_greedy_path = 0;
-            memset(counts, 0, ((size_t)n_rules + 1) * sizeof *counts);
-            for (int32_t k = 0; k < res.n_path; k++) counts[res.path[k]]++;
+            so_search_take(&res, NULL, 0);
+            count_rules(&res, counts, n_rules);
             kept_greedy = 1;
         }
     }
@@ -748,6 +753,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 (long long)res.work, (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 (long long)cm.noisy, cm.table ? 0LL : (long long)cm.loaded, (long long)cm.stale, so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+        if (nck.ran) {
+            static const char *const kept[] = {"search", "greedy", "start"};
+            fprintf(f, "  \"standard_check\": {\"flops_before\": %s, \"flops_searched\": %s, \"flops_greedy\": %s, \"kept\": \"%s\"},\n",
+                    so_json_fmt(b0, nck.before, 9), so_json_fmt(b1, nck.searched, 9), nck.greedy >= 0 ? so_json_fmt(b2, nck.greedy, 9) : "null",
+                    kept[nck.kept]);
+        }
         if (o.search == SO_SEARCH_EQSAT) { /* equality saturation: the e-graph and the extraction */
             const struct so_eqsat_stats *es = &res.eqsat;
             static const char *const stop[] = {"saturated", "node-limit", "iteration-limit", "time-limit", "work-limit"};
@@ -847,6 +858,9 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                     layout_b, strcmp(pl.method, "rules") == 0 ? "proven layout rules" : strcmp(pl.method, "pass") == 0 ? "the layout pass (axiom instances)" : "-",
                     pl.cost_plain, pl.cost_blocked, pl.applied ? "applied" : "not applied", (int)pl.lst.convs, (int)pl.kept, (int)pl.lst.bn_folded,
                     (int)pl.lst.pools, (int)pl.lst.elementwise, (int)pl.lst.concats, (int)pl.lst.reorders);
+        if (nck.ran && nck.kept)
+            fprintf(tf, "  standard ONNX: the searched graph costs more than the original under the FLOP/byte model (%.6g > %.6g), "
+                        "which other runtimes pay: %s kept\n", nck.searched, nck.before, nck.kept == 1 ? "greedy's graph" : "the original");
         if (cost_final_bt >= 0)
             fprintf(tf, "  backtracking's graph %.6g after the layout step, its greedy warm start's %.6g: %s kept\n", cost_final_bt, cost_final_greedy,
                     kept_greedy ? "greedy's" : "backtracking's");

@@ -123,11 +123,12 @@ void bn_bench_model(bench *b, model_res *m, char subset_paths[][PATH_MAX], const
             snprintf(sp.tag, sizeof sp.tag, "flops-%s", strat_name[s]);
             m->fstrat[s] = bn_optimize(b, m, &sp);
         }
-    /* ONNX Runtime cannot load the layout step's blocked-channel operators: where they were placed, it times
-       the same search's graph written with --layout none (standard ONNX) */
+    /* ONNX Runtime times the same search written for other runtimes (--layout none, standard ONNX): no
+       blocked-channel operators, which it cannot load, and priced with its copies and the FLOP/byte check
+       (search/README.md "Standard ONNX"); byte-identical files are timed once */
     if (!b->no_ort)
         for (int s = S_GREEDY; s < N_STRAT; s++)
-            if (m->strat[s]->ok && m->strat[s]->layout_applied) {
+            if (m->strat[s]->ok) {
                 spec sp = {.search = s, .layout_none = 1, .alpha = b->alpha, .budget = b->budget, .time_limit = b->time_limit};
                 snprintf(sp.rules_id, sizeof sp.rules_id, "all");
                 snprintf(sp.tag, sizeof sp.tag, "ort-%s", strat_name[s]);

@@ -39,7 +39,7 @@ typedef struct spec {
     double alpha;
     long budget;
     double time_limit;
-    int layout_none;       /* 1: --layout none (standard ONNX: what ONNX Runtime times when the layout step applied) */
+    int layout_none;       /* 1: --layout none (standard ONNX for other runtimes: what ONNX Runtime times) */
     const char *rules;     /* NULL: the bench's rule set */
     char rules_id[32];     /* identifies the rule set for reuse ("all", "k<=3") */
     char tag[32];          /* file name part */

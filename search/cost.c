@@ -565,8 +565,16 @@ void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *rol
     free(absorbed);
 }
 
+int so_cost_view_copy(const so_graph *g, int32_t i)
+{
+    so_op op = g->nodes[i].op;
+    return (op == SO_OP_CONCAT || op == SO_OP_SPLIT) && !costs_nothing(g, i);
+}
+
 double so_cost_node_role(so_cost_model *cm, const so_graph *g, int32_t i, int role)
 {
+    /* standard-ONNX output: another runtime copies what our executor makes a view of */
+    if (role == SO_COST_FREE && cm->copies && so_cost_view_copy(g, i)) return so_cost_node(cm, g, i);
     if (role == SO_COST_FREE) return 0;
     /* inside a fused kernel (attention, GELU, pad+pool): its arithmetic still runs, but not as a
        kernel call of its own: no launch, no round trip of its output through memory. Measured,
@@ -582,9 +590,10 @@ double so_cost_node_role(so_cost_model *cm, const so_graph *g, int32_t i, int ro
     return so_cost_node(cm, g, i);
 }
 
-/* Whether so_cost_node_role(.., role) asks so_cost_node for node i. */
-static int role_measures(const so_graph *g, int32_t i, int role)
+/* Whether so_cost_node_role(cm, .., role) asks so_cost_node for node i. */
+static int role_measures(const so_cost_model *cm, const so_graph *g, int32_t i, int role)
 {
+    if (role == SO_COST_FREE && cm->copies && so_cost_view_copy(g, i)) return 1;
     if (role == SO_COST_FREE || role == SO_COST_INNER || costs_nothing(g, i)) return 0;
     if ((so_ops[g->nodes[i].op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL) return 0;
     if (role == SO_COST_FUSED) {
@@ -607,7 +616,7 @@ double so_cost_graph(so_cost_model *cm, const so_graph *g)
         uint64_t *keys = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *keys);
         so_hmap seen = {0};
         for (int32_t i = 0; i < g->n_nodes; i++) {
-            if (!role_measures(g, i, role[i])) continue;
+            if (!role_measures(cm, g, i, role[i])) continue;
             uint64_t key = so_cost_config(cm, g, i, role[i]);
             if (so_hmap_get(&cm->cache, key, NULL) || !so_hmap_add(&seen, key, 1)) continue;
             roles[n] = role[i];

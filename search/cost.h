@@ -36,6 +36,12 @@ typedef struct so_cost_model {
     double first_cpu_seconds, retime_cpu_seconds; /* CPU time of first timings, of re-timings */
     int64_t stale;              /* disk-cache entries read but not used: marked loaded by the run
                                    that wrote them, so timed again */
+    int copies;                 /* 1: standard-ONNX pricing (--layout none, output for other
+                                   runtimes): the concats and splits our executor runs as zero-copy
+                                   views (SO_COST_FREE) are priced as the copies other runtimes make
+                                   (so_cost_node: the node timed as its own copy kernel, or its
+                                   bytes under the flops model). Reshape-class views stay free:
+                                   other runtimes alias those too. Set after so_cost_init. */
     /* Tests only (NULL in use): replaces the timer and the contention check of disk-cache mode:
        returns the time of what role runs for node i in *ms and sets *contended. */
     so_status (*time_hook)(void *ctx, const so_graph *g, int32_t i, int role, double *ms, int *contended);
@@ -130,7 +136,11 @@ void so_cost_roles(const so_graph *g, uint8_t *role);
 /* Same, with pinned[i] != 0 marking nodes whose outputs also have users outside g (so nothing
    after them is fused); pinned may be NULL. */
 void so_cost_roles_pinned(const so_graph *g, const uint8_t *pinned, uint8_t *role);
-/* Cost of node i in the given role: STEP its measured cost; FREE 0; FUSED 0 for the cheap
+/* 1 if node i is a view only in our executor (a zero-copy concat or split, role FREE) that other
+   runtimes copy: what cm->copies prices. */
+int so_cost_view_copy(const so_graph *g, int32_t i);
+/* Cost of node i in the given role: STEP its measured cost; FREE 0 (with cm->copies, a
+   so_cost_view_copy node its cost as a copy, so_cost_node); FUSED 0 for the cheap
    epilogues (bias, batchnorm, residual add, relu, clip) and the node's measured cost for
    transcendental activations (sigmoid, tanh), which the epilogue computes the same way; HEAD and
    INNER as described there. A HEAD's cost depends on the nodes its kernel absorbs, not on its

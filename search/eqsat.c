@@ -751,6 +751,7 @@ static double *node_costs(run *r, const double *start_cost, double deadline)
             const so_shape *is = &eg->cls[so_eg_find(eg, so_eg_kids(eg, n)[0])].out[0];
             int zc = 1;
             for (int d = 0; d < e->attr->axis && d < is->rank; d++) zc &= is->dim[d] == 1;
+            zc &= !r->cm->copies; /* standard-ONNX pricing: other runtimes copy it */
             c[n] = 1e-9;
             if (!zc) c[n] += run_cpu(r) < deadline ? alone_cost(r, n) : (r->unpriced++, UNPRICED);
         } else if (run_cpu(r) < deadline)
@@ -1086,8 +1087,10 @@ so_status so_eqsat_run(const so_graph *start, const so_rule *rules, int32_t n_ru
     res->cost_before = 0;
     for (int32_t i = 0; i < start->n_nodes; i++) {
         res->cost_before += start_cost[i] = so_cost_node_role(cm, start, i, role[i]);
-        /* free only in context: a fused epilogue, a zero-copy concat or split */
-        role[i] = role[i] == SO_COST_FUSED || (role[i] == SO_COST_FREE && (start->nodes[i].op == SO_OP_CONCAT || start->nodes[i].op == SO_OP_SPLIT));
+        /* free only in context: a fused epilogue, a zero-copy concat or split (priced as a copy
+           already under standard-ONNX pricing, cm->copies) */
+        role[i] = role[i] == SO_COST_FUSED ||
+                  (role[i] == SO_COST_FREE && !cm->copies && (start->nodes[i].op == SO_OP_CONCAT || start->nodes[i].op == SO_OP_SPLIT));
     }
     r->start_fused = role;
     int *multi = so_xmalloc(((size_t)n_rules + 1) * sizeof *multi);

@@ -89,4 +89,19 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
                         so_fold_ctx *fc, const so_search_opts *opts, so_search_result *res);
 void so_search_result_free(so_search_result *res);
 
+/* The result becomes backtracking's greedy warm start (res->greedy_best and its path, taken; both
+   must be there), or with start not NULL a copy of start at cost cost_start with no rewrites. */
+void so_search_take(so_search_result *res, const so_graph *start, double cost_start);
+
+/* The runtime-neutral check of a result written as standard ONNX for other runtimes (--layout none
+   under measured costs; search/README.md "Standard ONNX"): res->best is kept only if it costs no
+   more than start under the FLOP/byte model with zero-copy concats/splits priced as copies; else
+   backtracking's greedy warm start's graph if that one passes, else start (res->cost_before). */
+typedef struct so_standard_check {
+    int ran;
+    double before, searched, greedy; /* FLOP/byte cost of start, of res->best, of the greedy graph (-1: not priced) */
+    int kept;                        /* 0 the searched graph, 1 greedy's, 2 start */
+} so_standard_check;
+void so_search_standard_check(const so_graph *start, so_search_result *res, int threads, so_standard_check *sc);
+
 #endif

@@ -474,7 +474,9 @@ for s in greedy backtrack eqsat; do
 done
 r11=1
 for i in 1 2; do
-    $SO data/nasrnn.onnx -o "$TMP/r11_w$i.onnx" --cost-table "$T11" --budget 0 --work-limit 300000 --layout none -q --report "$TMP/r11_w$i.json" >"$TMP/log" 2>&1 || r11=0
+    # default --layout (auto: nasrnn has no conv, no layout step); --layout none would add the standard-ONNX
+    # check, which keeps the original here (the small gemv merges cost more FLOPs+bytes with their split copies)
+    $SO data/nasrnn.onnx -o "$TMP/r11_w$i.onnx" --cost-table "$T11" --budget 0 --work-limit 300000 -q --report "$TMP/r11_w$i.json" >"$TMP/log" 2>&1 || r11=0
 done
 if [ $r11 = 1 ] && cmp "$TMP/r11_w1.onnx" "$TMP/r11_w2.onnx" >>"$TMP/log" 2>&1 &&
     $PY -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); assert a["stopped_by"]==b["stopped_by"]=="work-limit" and a["search_detail"]["work"]==b["search_detail"]["work"] and a["cost_after"]==b["cost_after"]<a["cost_before"], (a["stopped_by"], a["search_detail"]["work"], b["search_detail"]["work"])'         "$TMP/r11_w1.json" "$TMP/r11_w2.json" >>"$TMP/log" 2>&1; then

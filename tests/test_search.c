@@ -298,6 +298,14 @@ static so_rule *both_ways(const so_ruleset *set, int32_t *n)
     return rl;
 }
 
+/* The shipped rules (rules/default.rules, from the repository root) in both directions into *drs and
+   the returned array (*n rules; caller frees both); NULL when they cannot be read. */
+static so_rule *default_rules(so_ruleset *drs, int32_t *n)
+{
+    if (so_rules_load("rules/default.rules", drs) != SO_OK) return NULL;
+    return both_ways(drs, n);
+}
+
 /* The same on a real model with the shipped rule set (both directions), when present. */
 static void test_incremental_nasrnn(void **state)
 {
@@ -392,12 +400,12 @@ static void test_plateau_merge(void **state)
     (void)state;
     so_model *m = NULL;
     so_ruleset drs = {0};
-    if (so_rules_load("rules/default.rules", &drs) != SO_OK) {
+    int32_t n = 0;
+    so_rule *rl = default_rules(&drs, &n);
+    if (!rl) {
         skip(); /* run from the repository root */
         return;
     }
-    int32_t n = 0;
-    so_rule *rl = both_ways(&drs, &n);
     const int depth = 12;
     m = build_plateau(depth);
     double cost[3];
@@ -430,6 +438,80 @@ static void test_plateau_merge(void **state)
     assert_int_equal(count_op(best[SO_SEARCH_BACKTRACK], SO_OP_CONV), depth + 1);
     assert_int_equal(count_op(best[SO_SEARCH_BACKTRACK], SO_OP_SPLIT), 1);
     for (int k = 0; k < 3; k++) so_graph_free(best[k]);
+    free(rl);
+    so_ruleset_free(&drs);
+    so_model_free(m);
+}
+
+/* Standard-ONNX pricing (so_cost_model.copies, --layout none): X[1,64] times W1 and W2 ([64,32]
+   each), both products graph outputs. Merging them (one matmul by concat(W1,W2), then a split of
+   the [1,64] product) saves, under flops, one read of X and one launch; the split costs nothing
+   in our executor (leading dim 1: split_in_place makes its outputs views), so the merge pays.
+   Another runtime copies the split's 512 bytes in a kernel of its own, which costs more than the
+   merge saves: priced as that copy, every search keeps the two matmuls; and the runtime-neutral
+   check (so_search_standard_check) sends a merged result back to the start graph. */
+static so_model *build_view_merge(void)
+{
+    tb t;
+    so_shape xs = shape2(1, 64);
+    tb_new(&t, 1, &xs, 2);
+    t.seed = 5;
+    for (int j = 0; j < 2; j++) t.g->outputs[j] = (so_edge){tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 64, 32), 0), 0};
+    return t.m;
+}
+
+static void test_copies_reject_view_merge(void **state)
+{
+    (void)state;
+    so_ruleset drs = {0};
+    int32_t n = 0;
+    so_rule *rl = default_rules(&drs, &n);
+    if (!rl) {
+        skip(); /* run from the repository root */
+        return;
+    }
+    so_model *m = build_view_merge();
+    for (int copies = 0; copies <= 1; copies++)
+        for (int kind = SO_SEARCH_GREEDY; kind <= SO_SEARCH_EQSAT; kind++) {
+            so_cost_model cm;
+            so_fold_ctx fc;
+            assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
+            cm.copies = copies;
+            so_fold_init(&fc, m);
+            so_graph *start = so_graph_clone(m->graph);
+            so_normalize_attrs(start);
+            assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+            so_search_opts o = {.kind = kind, .alpha = 1.05, .budget = 200, .time_limit = 0};
+            so_search_result res;
+            assert_int_equal(so_search_run(start, rl, n, &cm, &fc, &o, &res), SO_OK);
+            assert_true(max_diff(m->graph, res.best) < 1e-4);
+            /* the split alone: free as our view, a copy (bytes + launch) under standard-ONNX pricing */
+            so_standard_check sc;
+            if (copies == 0) { /* our executor: merged, one matmul and a zero-copy split */
+                assert_true(res.cost_after < res.cost_before * (1 - 1e-6));
+                assert_int_equal(count_op(res.best, SO_OP_MATMUL), 1);
+                assert_int_equal(count_op(res.best, SO_OP_SPLIT), 1);
+                /* the runtime-neutral check of such a result: dearer with the copy, so the start graph
+                   (backtracking's greedy graph is the same merge) */
+                so_search_standard_check(start, &res, 1, &sc);
+                assert_true(sc.ran && sc.searched > sc.before);
+                assert_int_equal(sc.kept, 2);
+                assert_int_equal(res.n_path, 0);
+                assert_true(res.cost_after == res.cost_before);
+                assert_int_equal(count_op(res.best, SO_OP_MATMUL), 2);
+                assert_true(max_diff(m->graph, res.best) < 1e-4);
+            } else { /* another runtime: the merge does not pay with the copy, nothing applied */
+                assert_true(res.cost_after == res.cost_before);
+                assert_int_equal(count_op(res.best, SO_OP_MATMUL), 2);
+                assert_int_equal(count_op(res.best, SO_OP_SPLIT), 0);
+                so_search_standard_check(start, &res, 1, &sc); /* nothing dearer: kept */
+                assert_true(sc.ran && sc.searched == sc.before && sc.kept == 0);
+            }
+            so_search_result_free(&res);
+            so_graph_free(start);
+            so_fold_free(&fc);
+            so_cost_free(&cm);
+        }
     free(rl);
     so_ruleset_free(&drs);
     so_model_free(m);
@@ -481,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_optimize_command),
         cmocka_unit_test(test_plateau_merge),
         cmocka_unit_test(test_canon_keeps_attrs),
+        cmocka_unit_test(test_copies_reject_view_merge),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
