@@ -500,6 +500,30 @@ expect_error "SO_EQSAT_WORK that is not a number" "SO_EQSAT_WORK=abc: expected a
 expect_error "SO_GEN_CKPT_INTERVAL that is not a number" "SO_GEN_CKPT_INTERVAL=x: expected seconds" \
     env SO_GEN_CKPT_INTERVAL=x $SO generate --max-ops 2 --seed 1 --threads 2 -q -o "$TMP/gbad.rules"
 
+# 13. the wait policy (kernels/README.md "Wait policy", cli/main.c omp_wait_default): the process that runs the model
+#     (seen once it has started its OpenMP threads, so after main) started with GOMP_SPINCOUNT=2000 when the user set
+#     neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, and with the user's value untouched (no re-execution) otherwise
+wp_environ() { # wp_environ FILE [VAR=VALUE ...]: the initial environment of a 2-thread run, once it has 2 threads
+    local f=$1 pid i n=0
+    shift
+    env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY "$@" $SO run data/squeezenet.onnx --iters 1000000 --warmup 0 --threads 2 >/dev/null 2>&1 &
+    pid=$!
+    for i in $(seq 600); do
+        n=$(awk '/^Threads:/ {print $2}' /proc/$pid/status 2>/dev/null)
+        [ "${n:-0}" -ge 2 ] && break
+        sleep 0.1
+    done
+    tr '\0' '\n' </proc/$pid/environ >"$f" 2>/dev/null
+    kill $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    [ "${n:-0}" -ge 2 ]
+}
+if wp_environ "$TMP/wp1" && grep -qx 'GOMP_SPINCOUNT=2000' "$TMP/wp1" && grep -qx 'SUPEROPT_GOMP_SPINCOUNT_SET=1' "$TMP/wp1" &&
+    wp_environ "$TMP/wp2" GOMP_SPINCOUNT=77 && grep -qx 'GOMP_SPINCOUNT=77' "$TMP/wp2" && ! grep -q 'SUPEROPT_GOMP_SPINCOUNT_SET' "$TMP/wp2" &&
+    wp_environ "$TMP/wp3" OMP_WAIT_POLICY=active && ! grep -q 'GOMP_SPINCOUNT' "$TMP/wp3"; then
+    ok "wait policy: GOMP_SPINCOUNT=2000 unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT"
+else grep -H "OMP" "$TMP"/wp? >"$TMP/log" 2>&1; echo "(each file: the OMP variables a run started with)" >>"$TMP/log"; bad "wait policy: GOMP_SPINCOUNT=2000 unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT" "$TMP/log"; fi
+
 echo
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]
