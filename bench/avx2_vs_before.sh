@@ -12,7 +12,9 @@
 # Env: BUILD (this tree's build dir, default build), ROUNDS (default 7), ITERS (default 10), WARMUP (default 2),
 #      THREADS (default "1 2"), CACHE (directory that keeps the optimized models between invocations, so the
 #      optimizing can be done before the quiet measurement; default a temporary directory), PREP_ONLY=1 (optimize
-#      only), OLD_RULES (the old tree's rules/default.rules; default: next to OLD's build directory), JSON (append one JSON line per model and thread count to this file).
+#      only), CLOCK=cpu (time each inference by the CPU time of the thread that runs it, through the LD_PRELOAD shim
+#      bench/cpuclock.c, for both binaries: threads 1 only; on a loaded machine this compares the work each process
+#      does, not the time it waits for a CPU — a diagnostic, the quiet wall-clock run stays the claim), OLD_RULES (the old tree's rules/default.rules; default: next to OLD's build directory), JSON (append one JSON line per model and thread count to this file).
 # Run the measuring part on a quiet machine: nothing else of ours may run beside it.
 set -u
 BUILD=${BUILD:-build}
@@ -28,12 +30,23 @@ PY=/usr/bin/python3
 [ -x "$SO" ] || { echo "avx2_vs_before: $SO not built (make)" >&2; exit 1; }
 [ -n "$OLD" ] && [ -x "$OLD" ] || { echo "avx2_vs_before: set OLD to the old superopt binary (see the header)" >&2; exit 1; }
 [ $# -gt 0 ] || { echo "usage: OLD=... bench/avx2_vs_before.sh MODEL.onnx ..." >&2; exit 1; }
-if [ -n "${CACHE:-}" ]; then mkdir -p "$CACHE" || exit 1; TMP=$CACHE; else TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT; fi
-ERR=$(mktemp); trap 'rm -f "$ERR"' EXIT
+OWN_TMP=""; ERR=""; SHIM=""
+trap 'rm -rf ${OWN_TMP:+"$OWN_TMP"} ${ERR:+"$ERR"} ${SHIM:+"$SHIM"}' EXIT   # one trap: a second would replace the first
+if [ -n "${CACHE:-}" ]; then mkdir -p "$CACHE" || exit 1; TMP=$CACHE; else TMP=$(mktemp -d); OWN_TMP=$TMP; fi
+ERR=$(mktemp)
+PRE=""
+if [ "${CLOCK:-wall}" = cpu ]; then
+    [ "$THREADS" = 1 ] || { echo "avx2_vs_before: CLOCK=cpu needs THREADS=1 (one thread's CPU time)" >&2; exit 1; }
+    SHIM=$(mktemp --suffix=.so)
+    cc -O2 -shared -fPIC "$(dirname "$0")/cpuclock.c" -o "$SHIM" -ldl || { echo "avx2_vs_before: cannot build bench/cpuclock.c" >&2; exit 1; }
+    PRE=$SHIM
+elif [ "${CLOCK:-wall}" != wall ]; then
+    echo "avx2_vs_before: CLOCK must be wall or cpu, not '$CLOCK'" >&2; exit 1
+fi
 median() { $PY -c 'import statistics,sys; print("%.6f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 ms() { $PY -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])["median_ms"])'; }
 
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-); new: $SO at SUPEROPT_ISA=avx2; old: $OLD; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-); new: $SO at SUPEROPT_ISA=avx2; old: $OLD; clock: ${CLOCK:-wall}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for m in "$@"; do
     name=$(basename "$m" .onnx)
     for t in $THREADS; do
@@ -49,11 +62,11 @@ for m in "$@"; do
             order="old new"; [ $((r % 2)) -eq 0 ] && order="new old"
             for who in $order; do
                 if [ "$who" = old ]; then
-                    v=$("$OLD" run "$o_old" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$ERR" | ms) ||
+                    v=$(LD_PRELOAD=$PRE "$OLD" run "$o_old" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$ERR" | ms) ||
                         { echo "$name: old run failed: $(head -1 "$ERR")" >&2; v=""; }
                     a=$v
                 else
-                    v=$(SUPEROPT_ISA=avx2 "$SO" run "$o_new" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$ERR" | ms) ||
+                    v=$(LD_PRELOAD=$PRE SUPEROPT_ISA=avx2 "$SO" run "$o_new" --iters "$ITERS" --warmup "$WARMUP" --threads "$t" --json 2>"$ERR" | ms) ||
                         { echo "$name: new run failed: $(head -1 "$ERR")" >&2; v=""; }
                     b=$v
                 fi

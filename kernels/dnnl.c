@@ -1,6 +1,8 @@
 /* dnnl.c - oneDNN as an optional backend (libdnnl.so.2 via dlopen): the shared library handle, and convolution primitives on NCHWc16 values planned once per node (kernels/README.md, "oneDNN or ours"). */
 #include "dnnl.h"
 
+#include "../src/common.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -110,7 +112,7 @@ struct so_dnnl_conv {
 static float *alloc64(size_t bytes)
 {
     const size_t n = (bytes + 63) / 64 * 64;
-    float *p = aligned_alloc(64, n ? n : 64);
+    float *p = so_big_alloc(n);
     if (p) memset(p, 0, n ? n : 64);
     return p;
 }

@@ -3,6 +3,8 @@
 
 #include "epi.h"
 
+#include <stddef.h>
+
 #include "vmath.h"
 
 void so_epi_act(int act, float lo, float hi, float *x, int64_t n)
@@ -99,5 +101,20 @@ void so_epi_row(const so_epi *ep, int64_t c, float *y, const float *res, int64_t
             for (int64_t i = 0; i < n; i++) yy[i] += r[i];
             if (ep->act2) so_epi_act(ep->act2, ep->lo2, ep->hi2, y, n);
         }
+    }
+}
+
+void so_epi_cols(const so_epi *ep, int64_t c0, float *y, const float *res, int64_t n)
+{
+    const float *sc = ep->scale ? ep->scale + c0 : NULL, *sh = ep->shift ? ep->shift + c0 : NULL;
+    if (sc) {
+        for (int64_t j = 0; j < n; j++) y[j] = y[j] * sc[j] + (sh ? sh[j] : 0.f);
+    } else if (sh) {
+        for (int64_t j = 0; j < n; j++) y[j] += sh[j];
+    }
+    if (ep->act1) so_epi_act(ep->act1, ep->lo1, ep->hi1, y, n);
+    if (res) {
+        for (int64_t j = 0; j < n; j++) y[j] += res[j];
+        if (ep->act2) so_epi_act(ep->act2, ep->lo2, ep->hi2, y, n);
     }
 }

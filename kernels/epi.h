@@ -23,6 +23,9 @@ typedef struct so_epi {
 
 /* The epilogue of channel c on the n floats of y (res: the residual row, or NULL). */
 void so_epi_row(const so_epi *ep, int64_t c, float *y, const float *res, int64_t n);
+/* The epilogue with the channel on the last axis (MatMul / Gemm): y[j] is channel c0 + j, j < n (res: the
+   residual row, or NULL). */
+void so_epi_cols(const so_epi *ep, int64_t c0, float *y, const float *res, int64_t n);
 /* Applies a so_act to n floats in place. */
 void so_epi_act(int act, float lo, float hi, float *x, int64_t n);
 

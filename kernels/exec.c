@@ -556,7 +556,7 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
         if (so_mem_charge(total, "activations, scratch and packed weights") != SO_OK) goto done;
         e->charged = total;
     }
-    e->arena = aligned_alloc(ALIGN, e->arena_bytes ? e->arena_bytes : ALIGN);
+    e->arena = so_big_alloc(e->arena_bytes);
     if (!e->arena) {
         so_errorf("cannot allocate %zu bytes of activations", e->arena_bytes);
         goto done;
@@ -590,7 +590,7 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
         if (e->opts.profile) s->samples = so_xcalloc(MAX_SAMPLES, sizeof *s->samples);
     }
     if (e->scratch_bytes) {
-        e->scratch = aligned_alloc(ALIGN, (e->scratch_bytes + ALIGN - 1) / ALIGN * ALIGN);
+        e->scratch = so_big_alloc(e->scratch_bytes);
         if (!e->scratch) {
             so_errorf("cannot allocate %zu bytes of kernel scratch", e->scratch_bytes);
             goto done;
@@ -608,6 +608,7 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
         else if (v->kind == LOC_WEIGHT) e->out_src[o].data = v->ptr;
         else e->out_input[o] = v->input;
     }
+    if (e->opts.hugepages) so_heap_hugepages();
     st = SO_OK;
 done:
     free(root);

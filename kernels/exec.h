@@ -22,6 +22,9 @@ typedef struct so_exec_opts {
                             runs this executor and then frees the model (superopt run): never
                             when the model is exported, optimized, re-planned or timed later.
                             0 (default): weights untouched. */
+    int hugepages;       /* 1: so_heap_hugepages() once the kernels are selected and their weights packed (a caller
+                            that runs the model many times: superopt run, API sessions); 0 (default): no process-wide
+                            effect (the cost model's node timings, tests) */
 } so_exec_opts;
 
 /* Plans memory (liveness-based buffer reuse), pre-packs weights, selects a kernel per

@@ -54,5 +54,8 @@ extern int so_fast_use_gemm;
    loads (default 1; 0: OpenBLAS and our kernels, for A/B runs and tests of the kernels it displaces).
    Read at kernel selection and at each sgemm. */
 extern int so_fast_use_onednn;
+/* MatMul/Gemm with M = 1 and a weight B on our packed GEMV (kernels/gemv.h; default 1; 0: sgemv, for A/B
+   measurements and tests). Read at kernel selection. */
+extern int so_fast_use_gemv;
 
 #endif

@@ -267,6 +267,39 @@ static void __attribute__((noinline)) ukernel_acc4(int64_t kc, const float *rest
     ROW_SPILL(3);
 }
 
+#define ROWS5 ROW_FMA(0); ROW_FMA(1); ROW_FMA(2); ROW_FMA(3); ROW_FMA(4)
+
+/* Five rows, for small M = 6q + 4 with A read in place (rs lda, ks 1; worker_small): its last 10 rows as two 5-row
+   tiles instead of a full tile and the 4-row edge (packed, through t, and at about 80 % of a full tile's speed per
+   multiply-add: BERT's M = 64 = 10 x 6 + 4, the edge 6.2 % of its samples for 6.25 % of the FLOPs). Full-width
+   tiles are stored from the registers as in ukernel_full (ab = {alpha, beta}), N-edge tiles through t. */
+static void __attribute__((noinline)) ukernel_5(int64_t kc, const float *restrict a, int64_t rs, int64_t ks, const float *restrict b,
+                                               float *restrict c, int64_t ldc, int nr, const float *ab, const float *pf)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+           c40 = c00, c41 = c00;
+    for (int r = 0; r < 5; r++) {
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + r * ldc + NR - 1), _MM_HINT_T0);
+    }
+    K_LOOP(ROWS5)
+    if (nr == NR) {
+        ROW_OUT(0);
+        ROW_OUT(1);
+        ROW_OUT(2);
+        ROW_OUT(3);
+        ROW_OUT(4);
+        return;
+    }
+    _Alignas(32) float t[MR * NR];
+    ROW_SPILL(0);
+    ROW_SPILL(1);
+    ROW_SPILL(2);
+    ROW_SPILL(3);
+    ROW_SPILL(4);
+    store_tile_slow(t, c, ldc, 5, nr, ab[0], ab[1]);
+}
+
 /* a: A's micro-panel, element (r, k) at a[r*rs + k*ks]: packed (rs 1, ks MR) or read in place
    from a row-major A (rs lda, ks 1; then rows past mr are never read: only full tiles and
    the 4-row kernel for mr = 4 may take it). */
@@ -436,12 +469,22 @@ static void worker(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, co
     }
 }
 
+/* AVX2 (MR = 6): small M = 6q + 4 (q >= 1) read in place ends in two 5-row tiles (ukernel_5), no packed edge. */
+#if defined(__AVX2__) && !defined(__AVX512F__)
+#define SPLIT5_LEVEL 1
+#define SPLIT5(M) ((M) > MR && (M) % MR == 4)
+#else
+#define SPLIT5_LEVEL 0
+#define SPLIT5(M) 0
+#endif
+
 /* Small M: one thread's column panels [p0, p1) against the fully packed A (ap: ceil(M/MR)
    micro-panels of K x MR), in NC blocks. */
 static void worker_small(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const float *ap, const float *Bp,
                          float beta, float *C, int64_t ldc, const so_gemm_epi *epi, int64_t p0, int64_t p1)
 {
     const int64_t KC = kc_block();
+    const int five = A && SPLIT5(M); /* in place: the last 10 rows as two 5-row tiles (ukernel_5) */
     int64_t ncp = so_gemm_nc_bytes / (M * NR * (int64_t)sizeof(float));
     if (ncp < 1) ncp = 1;
     for (int64_t jc = p0; jc < p1; jc += ncp) {
@@ -456,16 +499,22 @@ static void worker_small(int64_t M, int64_t N, int64_t K, float alpha, const flo
                 const float *nx = jp + 1 < je ? bp + K * NR : !last ? Bp + jc * K * NR + (pc + kc) * NR : je < p1 ? Bp + je * K * NR : bp;
                 int64_t j0 = jp * NR;
                 int nr = (int)imin(NR, N - j0);
-                for (int64_t ir = 0; ir < M; ir += MR) {
-                    int mr = (int)imin(MR, M - ir);
+                for (int64_t ir = 0, mr; ir < M; ir += mr) {
+                    mr = five && M - ir <= MR + 4 ? 5 : imin(MR, M - ir);
                     float *c = C + ir * ldc + j0;
                     if (A && mr == MR) /* full row panel read in place */
-                        ukernel_s(kc, A + ir * lda + pc, lda, 1, bp, c, ldc, mr, nr, alpha, bk, ir == 0 ? nx : bp);
+                        ukernel_s(kc, A + ir * lda + pc, lda, 1, bp, c, ldc, (int)mr, nr, alpha, bk, ir == 0 ? nx : bp);
+#if SPLIT5_LEVEL
+                    else if (five) { /* the last 10 rows of M = 6q + 4, in place */
+                        const float ab[2] = {alpha, bk};
+                        ukernel_5(kc, A + ir * lda + pc, lda, 1, bp, c, ldc, nr, ab, ir == 0 ? nx : bp);
+                    }
+#endif
                     else if (A) /* the packed edge panel */
-                        ukernel(kc, ap + pc * MR, bp, c, ldc, mr, nr, alpha, bk, ir == 0 ? nx : bp);
+                        ukernel(kc, ap + pc * MR, bp, c, ldc, (int)mr, nr, alpha, bk, ir == 0 ? nx : bp);
                     else
-                        ukernel(kc, ap + ir * K + pc * MR, bp, c, ldc, mr, nr, alpha, bk, ir == 0 ? nx : bp);
-                    if (last && epi) epi_tile(epi, c, ldc, ir, j0, mr, nr);
+                        ukernel(kc, ap + ir * K + pc * MR, bp, c, ldc, (int)mr, nr, alpha, bk, ir == 0 ? nx : bp);
+                    if (last && epi) epi_tile(epi, c, ldc, ir, j0, (int)mr, nr);
                 }
             }
         }
@@ -500,7 +549,7 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
         if (!trans_a && so_gemm_direct_a && (MR <= 8 || (lda * (int64_t)sizeof(float)) % 4096 != 0)) {
             /* A (activations, hot in cache) read in place by full row panels; only the edge
                panel (M % MR rows) is packed */
-            if (M % MR) pack_a(0, A, lda, M / MR * MR, M % MR, 0, K, scratch);
+            if (M % MR && !SPLIT5(M)) pack_a(0, A, lda, M / MR * MR, M % MR, 0, K, scratch);
             if (threads <= 1) {
                 worker_small(M, N, K, alpha, A, lda, scratch, Bp, beta, C, ldc, epi, 0, np);
                 return;

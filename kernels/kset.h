@@ -7,6 +7,7 @@
 #include "dconv.h"
 #include "fast.h"
 #include "gemm.h"
+#include "gemv.h"
 #include "sgemm.h"
 
 /* One level's implementation of every entry point in kset.def (field so_x_fn for so_x). The

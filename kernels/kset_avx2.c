@@ -10,6 +10,7 @@
 #include "conv.c"
 #include "dconv.c"
 #include "gemm.c"
+#include "gemv.c"
 #include "winograd.c"
 #include "matmul.c"
 #include "elem.c"

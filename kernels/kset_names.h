@@ -18,6 +18,7 @@
 #define so_fast_chain_build SO_KN(so_fast_chain_build)
 #define so_fast_chain_apply SO_KN(so_fast_chain_apply)
 #define so_sgemm SO_KN(so_sgemm)
+#define so_gemv_packed SO_KN(so_gemv_packed)
 #define so_dconv_plan SO_KN(so_dconv_plan)
 #define so_dconv_packed_bytes SO_KN(so_dconv_packed_bytes)
 #define so_dconv_run SO_KN(so_dconv_run)
@@ -38,6 +39,7 @@
    from outside the set fails to link */
 #define so_epi_row SO_KN(so_epi_row)
 #define so_epi_act SO_KN(so_epi_act)
+#define so_epi_cols SO_KN(so_epi_cols)
 #define so_sgemm_threads SO_KN(so_sgemm_threads)
 #define so_sgemm_onednn SO_KN(so_sgemm_onednn)
 #define so_pool_deinterleave2 SO_KN(so_pool_deinterleave2)

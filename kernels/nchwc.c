@@ -189,7 +189,7 @@ int so_nchwc_conv_plan(so_nchwc_conv *p, int b, int64_t C, int64_t H, int64_t W,
         p->wofs[ob] = total, total += p->nic[ob] * KK * b;
     }
     const size_t wb = ((size_t)total * sizeof(float) + 63) / 64 * 64;
-    p->wp = aligned_alloc(64, wb ? wb : 64);
+    p->wp = so_big_alloc(wb);
     if (!p->wp) goto fail;
     memset(p->wp, 0, wb);
     for (int64_t o = 0; o < O; o++) {
@@ -490,9 +490,18 @@ static double now_ms(void) { return so_cpu_now() * 1e3; }
    same 3 near-tie configurations (8 -> 6 node picks off the majority), for 0.5 s more CPU per load: not kept. */
 #define NCHWC_TIME_ROUNDS 6
 static int cold_on;
+/* Near-tie margin of conv_backend, percent (SUPEROPT_NCHWC_TIE; 0: off): of the candidates of a conv with weights of at
+   least NCHWC_COLD_BYTES timed within this much of the fastest, the one that reads the fewest weight bytes is kept. Such
+   weights stream from memory inside a network (ResNet-50: ~100 MB per run), which the hot timing does not see, and two
+   threads share the memory bandwidth: e.g. ResNet-50's 14x14 256-channel 3x3 times F(4x4) and F(2x2) alike hot (U 9.4 vs
+   4.2 MB) while F(2x2) was ~7 % faster in the model (session 12, noisy). It also settles near-ties the same way from one
+   load to the next instead of by timing noise. Off by default: under load (session 13) the picks of ResNet-50 still
+   changed from load to load with 5 (timing noise above 5 %), and no in-model A/B has shown a gain yet. */
+static int tie_pct;
 static unsigned skip_mask; /* bit c: candidate c of conv_backend never tried (SUPEROPT_NCHWC_SKIP, A/B measurements) */
 
-/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_COLD=1 times big convs cold,
+/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_COLD=1 times big convs cold, SUPEROPT_NCHWC_TIE=P
+   sets tie_pct,
    SUPEROPT_NCHWC_SKIP=DIGITS never tries those candidates of conv_backend (1..4, e.g. "2": no oneDNN Winograd) (A/B
    measurements). */
 static void wino_env(void)
@@ -501,6 +510,8 @@ static void wino_env(void)
     if (e && !strcmp(e, "0")) so_nchwc_wino_min_c = -1;
     e = getenv("SUPEROPT_NCHWC_COLD");
     cold_on = e && !strcmp(e, "1");
+    e = getenv("SUPEROPT_NCHWC_TIE");
+    if (e && *e >= '0' && *e <= '9') tie_pct = atoi(e);
     for (e = getenv("SUPEROPT_NCHWC_SKIP"); e && *e; e++)
         if (*e >= '1' && *e <= '4') skip_mask |= 1u << (*e - '0');
 }
@@ -515,6 +526,17 @@ static void evict(const void *p, size_t n)
 #else
     (void)p, (void)n;
 #endif
+}
+
+/* The weights candidate c of conv_backend reads (q: ours and F(4x4), q2: F(2x2), cand: oneDNN's) and their bytes in *nb;
+   NULL (and *nb = 0) when c was not planned. */
+static const void *cand_weights(int c, const so_nchwc_conv *q, const so_nchwc_conv *q2, so_dnnl_conv *const *cand, size_t *nb)
+{
+    *nb = 0;
+    if (c == 1 || c == 2) return cand[c] ? so_dnnl_conv_weights(cand[c], nb) : NULL;
+    const so_nchwc_conv *w = c == 4 ? q2 : q;
+    *nb = c == 0 ? so_nchwc_packed_bytes(w) : so_nchwc_wino_bytes(w);
+    return c == 0 ? (const void *)w->wp : *nb ? (const void *)w->wu : NULL;
 }
 
 static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
@@ -559,17 +581,16 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
         float *xb = aligned_alloc(64, (nx * 4 + 63) / 64 * 64), *yb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64),
               *rb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64), *sb = aligned_alloc(64, (ns + 63) / 64 * 64);
         double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
+        const int big = (size_t)(q->O * (q->C / q->group) * q->kh * q->kw) * sizeof(float) >= NCHWC_COLD_BYTES;
         if (xb && yb && rb && sb) {
             memset(xb, 0, nx * 4), memset(rb, 0, ny * 4);
-            const int cold = cold_on && (size_t)(q->O * (q->C / q->group) * q->kh * q->kw) * sizeof(float) >= NCHWC_COLD_BYTES;
+            const int cold = cold_on && big;
             for (int r = 0; r < NCHWC_TIME_ROUNDS; r++)
                 for (int c = 0; c < 5; c++) {
                     if (((c == 1 || c == 2) && !cand[c]) || (c == 3 && !have_wino) || (c == 4 && !have_wino2) || (skip_mask >> c & 1)) continue;
-                    if (cold) { /* the weights this candidate reads */
-                        size_t nb = 0;
-                        const void *wb = c == 1 || c == 2 ? so_dnnl_conv_weights(cand[c], &nb) : c == 3 ? q->wu : c == 4 ? q2.wu : q->wp;
-                        if (c == 0) nb = so_nchwc_packed_bytes(q);
-                        else if (c > 2) nb = so_nchwc_wino_bytes(c == 3 ? q : &q2);
+                    if (cold) {
+                        size_t nb;
+                        const void *wb = cand_weights(c, q, &q2, cand, &nb);
                         if (wb) evict(wb, nb);
                     }
                     const double t0 = now_ms();
@@ -585,6 +606,13 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
         pick = 0;
         for (int c = 1; c < 5; c++)
             if (best[c] < best[pick]) pick = c;
+        if (tie_pct > 0 && big) { /* near-ties: the candidate that reads the fewest weight bytes */
+            size_t nb, least;
+            cand_weights(pick, q, &q2, cand, &least);
+            const double lim = best[pick] * (1 + tie_pct / 100.0);
+            for (int c = 0; c < 5; c++)
+                if (best[c] <= lim && cand_weights(c, q, &q2, cand, &nb) && (nb < least || (nb == least && best[c] < best[pick]))) pick = c, least = nb;
+        }
         pthread_mutex_lock(&choices_mu);
         if (n_choices < (int)(sizeof choices / sizeof choices[0])) memcpy(choices[n_choices].key, key, sizeof key), choices[n_choices++].pick = pick;
         pthread_mutex_unlock(&choices_mu);

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,38 @@ void *so_xrealloc(void *p, size_t n)
     void *q = realloc(p, n ? n : 1);
     if (!q) oom(n);
     return q;
+}
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void *so_big_alloc(size_t bytes)
+{
+    if (bytes < HUGE_PAGE) return aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+    if (bytes > SIZE_MAX - HUGE_PAGE) return NULL;
+    const size_t n = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    void *p = aligned_alloc(HUGE_PAGE, n);
+#ifdef MADV_HUGEPAGE
+    if (p) (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+void so_heap_hugepages(void)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (!strstr(line, "[heap]") || sscanf(line, "%lx-%lx", &lo, &hi) != 2) continue;
+        const uintptr_t a = ((uintptr_t)lo + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1), b = (uintptr_t)hi & ~(uintptr_t)(HUGE_PAGE - 1);
+        if (b <= a) continue;
+        (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+        (void)madvise((void *)a, b - a, 25); /* MADV_COLLAPSE (Linux 6.1; older kernels: EINVAL, nothing done) */
+    }
+    fclose(f);
+#endif
 }
 
 void *so_weight_alloc(size_t bytes, int zero)

@@ -49,6 +49,16 @@ char *so_xstrdup(const char *s);
 #define SO_WEIGHT_ALIGN 64
 void *so_weight_alloc(size_t bytes, int zero);
 void *so_weight_xalloc(size_t bytes, int zero);
+/* Buffers an executor reads on every run (activations, kernel scratch, packed weights): 64-byte aligned; one of
+   2 MB or more is 2 MB aligned and advised to transparent huge pages (madvise MADV_HUGEPAGE, where the system
+   leaves THP to madvise), so streaming it does not walk the page table every 4 KB. Free with free(); NULL when
+   memory runs out. */
+void *so_big_alloc(size_t bytes);
+/* Moves the process heap's 2 MB-aligned ranges onto transparent huge pages now (madvise MADV_HUGEPAGE +
+   MADV_COLLAPSE, Linux >= 6.1; nothing where refused or unsupported): the many small packed weights and
+   parameters an executor allocates at load live there. A one-time copy at load, for callers that then run the
+   model many times (superopt run, API sessions; kernels/exec.h opts.hugepages). */
+void so_heap_hugepages(void);
 
 /* A growing text buffer: zero-initialise it ({0}); s is NUL-terminated once anything has been
    printed, n is its length; the owner frees s. Aborts (as so_xrealloc) when memory runs out. */

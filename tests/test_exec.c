@@ -528,8 +528,8 @@ static void test_consume_weights(void **state)
     assert_int_equal(so_isa_set(prev_isa), SO_OK);
 }
 
-/* Real models: with consume_weights the outputs are bit-identical to the run without (same
-   thread count), and some weights are actually released (BERT's MatMuls, the CNN's convs). */
+/* Real models: with consume_weights (and hugepages, as superopt run sets both) the outputs are bit-identical to the
+   run without (same thread count), and some weights are actually released (BERT's MatMuls, the CNN's convs). */
 static void test_consume_weights_models(void **state)
 {
     (void)state;
@@ -555,7 +555,7 @@ static void test_consume_weights_models(void **state)
         size_t before = 0;
         for (int32_t w = 0; w < m->n_weights; w++) before += m->weights[w].data != NULL;
         for (int consume = 0; consume <= 1; consume++) {
-            so_exec_opts o = {.threads = 1, .consume_weights = consume};
+            so_exec_opts o = {.threads = 1, .consume_weights = consume, .hugepages = consume};
             so_exec *e = NULL;
             if (so_exec_new(g, &o, &e) != SO_OK) fail_msg("%s: %s", path, so_error());
             for (int q = 0; q < m->n_outputs; q++)
@@ -587,9 +587,39 @@ static void test_consume_weights_models(void **state)
     assert_int_equal(so_isa_set(prev_isa), SO_OK);
 }
 
+/* so_big_alloc: 64-byte aligned below 2 MB, 2 MB aligned from 2 MB on, all of it writable; so_heap_hugepages moves
+   heap pages (copies them when it collapses a range) without changing a byte of what they hold. */
+static void test_hugepages(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {1, 100, (2u << 20) - 4, 2u << 20, (3u << 20) + 12};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        unsigned char *p = so_big_alloc(sizes[k]);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % (sizes[k] >= (2u << 20) ? (2u << 20) : 64), 0);
+        memset(p, 0x5a, sizes[k]);
+        assert_int_equal(p[sizes[k] - 1], 0x5a);
+        free(p);
+    }
+    enum { NB = 256, BS = 24 << 10 }; /* 6 MB in blocks below the mmap threshold: on the heap */
+    unsigned char *b[NB];
+    for (int i = 0; i < NB; i++) {
+        b[i] = malloc(BS);
+        assert_non_null(b[i]);
+        for (int j = 0; j < BS; j++) b[i][j] = (unsigned char)(i * 31 + j * 7);
+    }
+    so_heap_hugepages();
+    for (int i = 0; i < NB; i++) {
+        for (int j = 0; j < BS; j++)
+            if (b[i][j] != (unsigned char)(i * 31 + j * 7)) fail_msg("block %d byte %d changed", i, j);
+        free(b[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hugepages),
         cmocka_unit_test(test_memory_reuse),
         cmocka_unit_test(test_views_and_outputs),
         cmocka_unit_test(test_concat_in_place),

@@ -801,7 +801,10 @@ static void test_gemm(void **state)
     one_gemm(4, 7, 3, 9, 1, 1, 1.5f, -1.f, 3, 4);
     one_gemm(5, 1, 10, 50, 0, 1, 1.f, 1.f, 4, 3);
     one_gemm(6, 3, 8, 2, 0, 0, 1.f, 0.5f, 5, 1);
-    /* M = 1 and N = 1 go to sgemv: every transpose combination, with and without C */
+    /* M = 1 and N = 1 go to sgemv (M = 1 against a weight only with so_fast_use_gemv = 0: test_gemv tests ours):
+       every transpose combination, with and without C */
+    const int use_gemv = so_fast_use_gemv;
+    so_fast_use_gemv = 0;
     for (int ta = 0; ta < 2; ta++)
         for (int tb_ = 0; tb_ < 2; tb_++) {
             uint64_t sd = 10 + (uint64_t)(ta * 2 + tb_) * 4;
@@ -830,6 +833,51 @@ static void test_gemm(void **state)
             one_gemm(sd + 3, 1, 129, 2047, ta, tb_, 1.f, 0.f, 1, 0);
         }
     threads_bitwise = 0;
+    so_fast_use_gemv = use_gemv;
+}
+
+/* M = 1 against a weight on our packed GEMV (kernels/gemv.c): odd K and N (panel remainders of every width, fewer panels than a pass holds), every
+   transpose, C folded as a bias of every broadcast form, alpha / beta, every activation; weights large enough to
+   split the panels over 2 threads (bitwise equal at 1 and 2 threads); C an activation stays on sgemm. Then a MatMul
+   absorbing a bias Add, a residual Add of another input and a Relu (one step). so_fast_use_gemv = 0 keeps sgemm. */
+static void test_gemv(void **state)
+{
+    (void)state;
+    const int use_gemv = so_fast_use_gemv;
+    static const int kn[][2] = {{1, 1}, {3, 5}, {29, 37}, {17, 16}, {64, 256}, {127, 1001}, {1280, 1000}, {2047, 129}, {960, 1280}};
+    threads_bitwise = 1;
+    so_fast_use_gemv = 1;
+    for (size_t q = 0; q < sizeof kn / sizeof *kn; q++)
+        for (int tr = 0; tr < 4; tr++) {
+            const int ta = tr & 1, tb_ = tr >> 1, cmode = (int)((q + (size_t)tr) % 3) == 2 ? 4 : (int)((q + (size_t)tr) % 3);
+            expect_kernel = "gemm_gemv";
+            one_gemm(1000 + q * 4 + (uint64_t)tr, 1, kn[q][1], kn[q][0], ta, tb_, tr == 3 ? 0.7f : 1.f, -0.5f, cmode, (int)(q + (size_t)tr) % 5);
+        }
+    expect_kernel = "gemm_sgemm"; /* C an activation: prefilled, then accumulated: not ours */
+    one_gemm(1100, 1, 300, 200, 0, 1, 1.f, 1.f, 5, 1);
+    for (int r = 0; r < 2; r++) {
+        tb t;
+        tb_begin(&t, 1, 1110 + (uint64_t)r);
+        const int K = r ? 1280 : 45, N = r ? 1000 : 77;
+        int32_t x = tb_input(&t, shp(2, 1, K)), res = tb_input(&t, shp(2, 1, N));
+        int32_t ins[2] = {x, tb_weight_rand(&t, shp(2, K, N))};
+        int32_t mm = tb_node(&t, SO_OP_MATMUL, ins, 2, NULL);
+        int32_t ai[2] = {mm, tb_weight_rand(&t, shp(1, N))};
+        int32_t ad = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+        int32_t ri[2] = {ad, res};
+        int32_t ad2 = tb_node(&t, SO_OP_ADD, ri, 2, NULL);
+        int32_t re = tb_node(&t, SO_OP_RELU, &ad2, 1, NULL);
+        t.g->outputs[0] = (so_edge){re, 0};
+        expect_kernel = "matmul_gemv";
+        assert_int_equal(check_graph(&t, TOL), 1);
+        tb_free(&t);
+    }
+    so_fast_use_gemv = 0;
+    expect_kernel = "gemm_sgemm";
+    one_gemm(1120, 1, 1000, 1280, 0, 1, 1.f, 1.f, 1, 0);
+    expect_kernel = NULL;
+    threads_bitwise = 0;
+    so_fast_use_gemv = use_gemv;
 }
 
 /* ---------------- element-wise ---------------- */
@@ -1814,6 +1862,7 @@ int main(void)
         cmocka_unit_test_setup(test_matmul, reset_expect),
         cmocka_unit_test_setup(test_matmul_bias_fusion, reset_expect),
         cmocka_unit_test_setup(test_gemm, reset_expect),
+        cmocka_unit_test_setup(test_gemv, reset_expect),
         cmocka_unit_test_setup(test_binary_broadcast, reset_expect),
         cmocka_unit_test_setup(test_unary, reset_expect),
         cmocka_unit_test_setup(test_unary_rest, reset_expect),

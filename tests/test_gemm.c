@@ -167,6 +167,11 @@ static void test_blocking(void **state)
     run_case(&big, &seed);
     gcase bert = {.M = 64, .N = 200, .K = 768, .alpha = 1.f, .beta = 0.f, .use_ep = 1, .use_shift = 1, .act1 = SO_ACT_RELU};
     run_case(&bert, &seed);
+    /* M = 6q + 4 read in place: at avx2 its last 10 rows are two 5-row tiles (ukernel_5), here with an N edge
+       (37 = 2 x 16 + 5), three K blocks (alpha, beta applied per block) and the residual epilogue */
+    gcase five = {.M = 70, .N = 37, .K = 900, .alpha = 0.5f, .beta = 1.5f, .use_ep = 1, .use_shift = 1, .act1 = SO_ACT_CLIP,
+                  .use_res = 1};
+    run_case(&five, &seed);
     /* few column panels, many rows: the weights-as-A path splits the rows over the threads */
     gcase rows = {.M = 130, .N = 40, .K = 300, .alpha = 1.f, .beta = 0.f, .use_ep = 1, .per_row = 1, .use_shift = 1,
                   .act1 = SO_ACT_CLIP, .use_res = 1};
