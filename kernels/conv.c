@@ -45,7 +45,7 @@ typedef struct conv_plan {
     int64_t Hp, Wp; /* CONV_DW: phase plane rows (Hh) and row length (Wh) */
     int64_t ps, band; /* CONV_DW: floats per phase plane (flat outputs + DC_CHUNK + largest tap offset), rows per band */
     int64_t Hq, Wq; /* conv_dw3s2_run, dw3_c8: zero-bordered input plane (dw3_c8: pixels of 8 channels) */
-    int32_t *toff;  /* CONV_DW: per tap, offset into a channel's phase planes (owned) */
+    int32_t *toff;  /* CONV_DW: per tap, offset into a channel's phase planes; CONV_STEM: per (input channel, tap), into the phase planes of all channels (owned) */
     int32_t *ioff; /* CONV_DW3 small planes: input pixel -> padded pixel (owned) */
     so_wino wino;   /* CONV_WINO geometry */
     so_dconv dc;    /* CONV_DCONV plan and packed weights (owned) */
@@ -844,27 +844,26 @@ static inline __attribute__((always_inline)) void stem_store(int NV, stem_v acc[
 static inline __attribute__((always_inline)) void stem_block(int NV, const conv_plan *p, const float *xp, const float *wpk,
                                                             const dw3_epi *e, float *y, int64_t hw, int64_t ow, int nob, int partial)
 {
-    const int64_t T = p->kh * p->kw, cs = p->sh * p->sw * p->ps;
+    const int64_t CT = p->Cg * p->kh * p->kw;
     const stem_m m = stem_mask(partial ? p->Wo - ow : STEM_VW);
     stem_v acc[STEM_OB][3];
 #pragma GCC unroll 4
     for (int b = 0; b < STEM_OB; b++)
 #pragma GCC unroll 3
         for (int v = 0; v < NV; v++) acc[b][v] = stem_zero();
-    for (int64_t c = 0; c < p->Cg; c++)
-        for (int64_t t = 0; t < T; t++) {
-            const float *xt = xp + c * cs + p->toff[t] + ow;
-            const float *wt = wpk + (c * T + t) * STEM_OB;
-            stem_v xv[3];
+    for (int64_t ct = 0; ct < CT; ct++) { /* one loop over (input channel, tap): p->toff[ct] (CONV_STEM) */
+        const float *xt = xp + p->toff[ct] + ow;
+        const float *wt = wpk + ct * STEM_OB;
+        stem_v xv[3];
 #pragma GCC unroll 3
-            for (int v = 0; v < NV; v++) xv[v] = stem_load(partial, m, xt + STEM_VW * v);
+        for (int v = 0; v < NV; v++) xv[v] = stem_load(partial, m, xt + STEM_VW * v);
 #pragma GCC unroll 4
-            for (int b = 0; b < STEM_OB; b++) {
-                const stem_v wv = stem_set1(wt[b]);
+        for (int b = 0; b < STEM_OB; b++) {
+            const stem_v wv = stem_set1(wt[b]);
 #pragma GCC unroll 3
-                for (int v = 0; v < NV; v++) acc[b][v] = stem_fma(wv, xv[v], acc[b][v]);
-            }
+            for (int v = 0; v < NV; v++) acc[b][v] = stem_fma(wv, xv[v], acc[b][v]);
         }
+    }
     stem_store(NV, acc, e, nob, y + ow, hw, partial, m);
 }
 
@@ -902,7 +901,10 @@ static void stem_rows(void *priv, const so_tensor *in, so_tensor *out, float *sc
                 ow += 2 * V;
             }
             for (; ow + V <= Wo; ow += V) stem_block(1, p, xp, wpk, e, y, hw, ow, nob, 0);
-            if (ow < Wo) stem_block(1, p, xp, wpk, e, y, hw, Wo >= V ? Wo - V : 0, nob, Wo < V);
+            if (ow < Wo && Wo >= V) /* partial as a constant: a run-time one put a test in every tap of the block */
+                stem_block(1, p, xp, wpk, e, y, hw, Wo - V, nob, 0);
+            else if (ow < Wo)
+                stem_block(1, p, xp, wpk, e, y, hw, 0, nob, 1);
             if (!inreg)
                 for (int b = 0; b < nob; b++)
                     so_epi_row(ep, o0 + b, y + b * hw, R ? R + (n * p->O + o0 + b) * hw + oh * Wo : NULL, Wo);
@@ -1360,6 +1362,12 @@ so_status so_conv_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
             k->packed_bytes = sizeof(float) * (size_t)(nbo * STEM_OB * p->C * T);
             k->in1_copied = 1;
             k->scratch_bytes = sizeof(float) * (size_t)(p->C * p->sh * p->sw * p->ps);
+            /* per (input channel, tap): one loop in stem_block (offsets below the scratch's floats, as toff's) */
+            int32_t *ct = so_xmalloc(sizeof *ct * (size_t)(p->C * T));
+            for (int64_t ci = 0; ci < p->C; ci++)
+                for (int64_t t = 0; t < T; t++) ct[ci * T + t] = (int32_t)(ci * p->sh * p->sw * p->ps + p->toff[t]);
+            free(p->toff);
+            p->toff = ct;
             k->run = conv_stem_run;
             k->name = "conv_stem";
         }
