@@ -57,5 +57,10 @@ extern int so_fast_use_onednn;
 /* MatMul/Gemm with M = 1 and a weight B on our packed GEMV (kernels/gemv.h; default 1; 0: sgemv, for A/B
    measurements and tests). Read at kernel selection. */
 extern int so_fast_use_gemv;
+/* M = 1 products whose weight has fewer than this many elements (K x N) stay on sgemv (default 65536): timed
+   alone, our GEMV made nasrnn's 64 x 64 products cheaper in the cost model, so the search stopped merging them,
+   while the merged graph ran faster (make run on data/nasrnn.onnx: 1.06-1.09x instead of 1.31-1.38x, session 13).
+   The classifiers it was written for (960 x 1280, 1280 x 1000) are far above it. Tests set it to 0. */
+extern int64_t so_fast_gemv_min;
 
 #endif

@@ -124,7 +124,7 @@ static void mm_use_gemm(const so_graph *g, const so_node *n, mm_plan *p, so_fast
    the thread count (test_gemm's 1-vs-2-thread bitwise check failed with it). so_fast_use_gemv = 0 keeps sgemv. */
 static void mm_use_gemv(const so_graph *g, const so_node *n, mm_plan *p, so_fast_kernel *k)
 {
-    if (!so_fast_use_gemv || p->M != 1 || p->nb != 1 || p->c_mode || p->bp || p->K < 1 || p->N < 1) return;
+    if (!so_fast_use_gemv || p->M != 1 || (int64_t)p->K * p->N < so_fast_gemv_min || p->nb != 1 || p->c_mode || p->bp || p->K < 1 || p->N < 1) return;
     const float *w = weight_f32(g, n->in[1]);
     if (!w) return;
     const size_t nf = so_gemm_packed_b_floats(p->K, p->N);

@@ -9,6 +9,7 @@ int so_fast_use_gemm = 1;
 int so_fast_use_onednn = 1;
 /* MatMul/Gemm with M = 1 and a weight B on our GEMV (kernels/matmul.c mm_use_gemv); 0: sgemv (A/B runs). */
 int so_fast_use_gemv = 1;
+int64_t so_fast_gemv_min = 65536;
 
 int64_t so_conv_wino_min_hw = 27 * 27; /* SqueezeNet 27x27, 32 -> 128: 0.63 vs 0.745 ms im2col (paired, 1 thread) */
 int64_t so_conv_wino_min_ch = 32;

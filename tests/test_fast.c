@@ -804,6 +804,7 @@ static void test_gemm(void **state)
     /* M = 1 and N = 1 go to sgemv (M = 1 against a weight only with so_fast_use_gemv = 0: test_gemv tests ours):
        every transpose combination, with and without C */
     const int use_gemv = so_fast_use_gemv;
+    const int64_t gemv_min = so_fast_gemv_min;
     so_fast_use_gemv = 0;
     for (int ta = 0; ta < 2; ta++)
         for (int tb_ = 0; tb_ < 2; tb_++) {
@@ -834,6 +835,7 @@ static void test_gemm(void **state)
         }
     threads_bitwise = 0;
     so_fast_use_gemv = use_gemv;
+    so_fast_gemv_min = gemv_min;
 }
 
 /* M = 1 against a weight on our packed GEMV (kernels/gemv.c): odd K and N (panel remainders of every width, fewer panels than a pass holds), every
@@ -847,6 +849,7 @@ static void test_gemv(void **state)
     static const int kn[][2] = {{1, 1}, {3, 5}, {29, 37}, {17, 16}, {64, 256}, {127, 1001}, {1280, 1000}, {2047, 129}, {960, 1280}};
     threads_bitwise = 1;
     so_fast_use_gemv = 1;
+    so_fast_gemv_min = 0; /* every shape on the GEMV, however small */
     for (size_t q = 0; q < sizeof kn / sizeof *kn; q++)
         for (int tr = 0; tr < 4; tr++) {
             const int ta = tr & 1, tb_ = tr >> 1, cmode = (int)((q + (size_t)tr) % 3) == 2 ? 4 : (int)((q + (size_t)tr) % 3);
