@@ -10,7 +10,7 @@
 /* The parsed options of a superopt_config (api/config.c). Strings are malloc'd and owned by it. */
 struct superopt_config {
     long long threads, budget, seed, work_limit;
-    int reference, profile;
+    int reference, profile, hugepages;
     int search, cost, layout; /* indexes into so_api_searches / costs / layouts */
     int reverse, allow_unverified, allow_unchecked, check_incremental, progress;
     double alpha, time_limit;

@@ -51,6 +51,7 @@ static const opt options[] = {
     {{"max_memory", SUPEROPT_OPTION_TEXT, S_BOTH, "BYTES", NULL, "caps the memory models hold (suffix K/M/G/T; process-wide)"}, P_BYTES, 0, 0, 0, 0, 0, NULL, "expected a byte count (e.g. 512M, 2G)"},
     FLAG_("reference", S_SESS, "0", "run the reference kernels only (slow; for checking)", reference),
     FLAG_("profile", S_SESS, "0", "time every kernel step", profile),
+    FLAG_("hugepages", S_SESS, "0", "after loading, ask Linux to back the whole process heap (where small packed weights live) with huge pages (MADV_COLLAPSE): the host's heap too, so off in the library; superopt run sets it", hugepages),
     TEXT_("rules", S_OPT, "FILE", "the rule set (default: the installed rules/default.rules)", P_PATH, rules),
     CHOICE_("search", S_OPT, "backtrack|greedy|none|eqsat", "backtrack", "the search strategy (eqsat: equality saturation, search/README.md)", search, searches,
             "expected backtrack, greedy, none or eqsat"),

@@ -136,7 +136,7 @@ static so_status build(superopt_session *s, const struct superopt_config *c)
     }
     /* the session only runs the model: weights the fast kernels packed need not stay resident */
     so_exec_opts eo = {.threads = c ? (int)c->threads : 1, .reference = c && c->reference, .profile = c && c->profile,
-                       .consume_weights = !(c && c->reference), .hugepages = !(c && c->reference)};
+                       .consume_weights = !(c && c->reference), .hugepages = c && c->hugepages && !c->reference};
     s->threads = eo.threads;
     if (so_exec_new(g, &eo, &s->e) != SO_OK) return so_error_prefix(m->path);
     return SO_OK;

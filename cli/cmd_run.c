@@ -15,7 +15,7 @@
 #include "../src/json.h"
 #include "../src/onnx_io.h"
 
-static const char run_head[] = "usage: superopt run MODEL.onnx [--iters N] [--warmup N] [--inputs FILE|DIR] [--outputs FILE|DIR/] [--json] [--seed N]\n";
+static const char run_head[] = "usage: superopt run MODEL.onnx [--iters N] [--warmup N] [--inputs FILE|DIR] [--outputs FILE|DIR/] [--json] [--seed N] [--no-hugepages]\n";
 static const char run_tail[] =
     "  Runs MODEL.onnx on our backend and prints the median and fastest of --iters timed runs.\n"
     "  Inputs: seeded random values (float32 uniform in [-1, 1), integers and booleans 0), or --inputs FILE\n"
@@ -24,7 +24,8 @@ static const char run_tail[] =
     "  Every input is fed at run time except one whose value the importer needs (a shape or parameter:\n"
     "  Reshape's shape, Slice's starts, ...), which --inputs DIR binds as a constant (the graph is specialised\n"
     "  to it; --json reports \"specialised_inputs\"). --outputs FILE writes the outputs back to back, each in\n"
-    "  its own type; DIR/ writes output_0.pb, .... --profile prints per-kernel times.\n";
+    "  its own type; DIR/ writes output_0.pb, .... --profile prints per-kernel times. The process heap goes onto\n"
+    "  huge pages after loading (the library's hugepages key, on here; --no-hugepages leaves it alone).\n";
 
 static int usage(const char *msg) { return so_args_config_usage(run_head, SUPEROPT_SCOPE_SESSION, run_tail, msg); }
 
@@ -93,7 +94,7 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
 {
     const char *model_path = NULL, *in_path = NULL, *out_path = NULL;
     long long iters = 10, warmup = 2, seed = 1;
-    int json = 0;
+    int json = 0, no_huge = 0;
     superopt_config *cfg = NULL;
     if (superopt_config_new(&cfg) != SUPEROPT_OK) {
         fprintf(stderr, "superopt: %s\n", superopt_last_error());
@@ -107,8 +108,9 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
         SO_ARG_INT_("--seed", &seed, 0, 0x7fffffffL, "--seed needs an integer >= 0"),
         SO_ARG_STR_("--inputs", &in_path),
         SO_ARG_STR_("--outputs", &out_path),
+        SO_ARG_FLAG_("--no-hugepages", &no_huge),
     };
-    int n_args = 6, n_pos, rc_args;
+    int n_args = 7, n_pos, rc_args;
     if (so_args_config_opts(args, &n_args, (int)SO_ARRAY_LEN(args) - 1, cfg, SUPEROPT_SCOPE_SESSION)) {
         fprintf(stderr, "superopt: internal error: too many library options for the command line\n");
         superopt_config_free(cfg);
@@ -135,6 +137,8 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
     int in_dir = in_path && stat(in_path, &in_st) == 0 && S_ISDIR(in_st.st_mode);
     int out_dir = out_path && (out_path[strlen(out_path) - 1] == '/' ||
                                (stat(out_path, &in_st) == 0 && S_ISDIR(in_st.st_mode)));
+    /* huge pages for the heap: on for this command (it owns its process), off in the library */
+    if (!no_huge && superopt_config_set(cfg, "hugepages", "1") != SUPEROPT_OK) goto done;
     if (so_args_config_pins(cfg, pins, n_pins)) goto done;
     /* --inputs DIR: the tensors are bound at load; those whose value the importer needs (shapes,
        parameters) become constants of the graph (src/onnx_io.h so_onnx_bind_inputs), the others stay inputs */

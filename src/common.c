@@ -135,8 +135,11 @@ void *so_big_alloc(size_t bytes)
     return p;
 }
 
+long so_heap_hugepages_calls;
+
 void so_heap_hugepages(void)
 {
+    so_heap_hugepages_calls++;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     FILE *f = fopen("/proc/self/maps", "r");
     if (!f) return;

@@ -57,8 +57,10 @@ void *so_big_alloc(size_t bytes);
 /* Moves the process heap's 2 MB-aligned ranges onto transparent huge pages now (madvise MADV_HUGEPAGE +
    MADV_COLLAPSE, Linux >= 6.1; nothing where refused or unsupported): the many small packed weights and
    parameters an executor allocates at load live there. A one-time copy at load, for callers that then run the
-   model many times (superopt run, API sessions; kernels/exec.h opts.hugepages). */
+   model many times (superopt run; API sessions only with the "hugepages" key, since the heap is the host's
+   too; kernels/exec.h opts.hugepages). Counts its calls in so_heap_hugepages_calls (tests). */
 void so_heap_hugepages(void);
+extern long so_heap_hugepages_calls;
 
 /* A growing text buffer: zero-initialise it ({0}); s is NUL-terminated once anything has been
    printed, n is its length; the owner frees s. Aborts (as so_xrealloc) when memory runs out. */

@@ -188,6 +188,29 @@ static void test_models(void **state)
     }
 }
 
+/* The heap's huge pages (so_heap_hugepages: MADV_COLLAPSE of the whole process heap) are the host's business: a
+   session asks for them only with the "hugepages" key (superopt run sets it), never by default. */
+static void test_hugepages_opt_in(void **state)
+{
+    (void)state;
+    for (int on = 0; on < 2; on++) {
+        superopt_config *cfg = NULL;
+        assert_int_equal(superopt_config_new(&cfg), SUPEROPT_OK);
+        if (on) assert_int_equal(superopt_config_set(cfg, "hugepages", "1"), SUPEROPT_OK);
+        const long before = so_heap_hugepages_calls;
+        superopt_session *s = NULL;
+        assert_int_equal(superopt_session_open("data/squeezenet.onnx", cfg, &s), SUPEROPT_OK);
+        assert_int_equal(so_heap_hugepages_calls - before, on);
+        superopt_session_close(s);
+        superopt_config_free(cfg);
+    }
+    superopt_session *s = NULL; /* a NULL config: the defaults, off */
+    const long before = so_heap_hugepages_calls;
+    assert_int_equal(superopt_session_open("data/squeezenet.onnx", NULL, &s), SUPEROPT_OK);
+    assert_int_equal(so_heap_hugepages_calls, before);
+    superopt_session_close(s);
+}
+
 static void test_misuse(void **state)
 {
     (void)state;
@@ -447,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_config_options),
         cmocka_unit_test(test_models),
+        cmocka_unit_test(test_hugepages_opt_in),
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_same_session_refused),
         cmocka_unit_test(test_two_sessions_concurrently),
