@@ -19,6 +19,7 @@
 #define so_fast_chain_apply SO_KN(so_fast_chain_apply)
 #define so_sgemm SO_KN(so_sgemm)
 #define so_gemv_packed SO_KN(so_gemv_packed)
+#define so_gemv SO_KN(so_gemv)
 #define so_dconv_plan SO_KN(so_dconv_plan)
 #define so_dconv_packed_bytes SO_KN(so_dconv_packed_bytes)
 #define so_dconv_run SO_KN(so_dconv_run)
