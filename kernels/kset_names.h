@@ -43,6 +43,7 @@
 #define so_epi_cols SO_KN(so_epi_cols)
 #define so_sgemm_threads SO_KN(so_sgemm_threads)
 #define so_sgemm_onednn SO_KN(so_sgemm_onednn)
+#define so_sgemm_ours SO_KN(so_sgemm_ours)
 #define so_pool_deinterleave2 SO_KN(so_pool_deinterleave2)
 #define so_pool_fuse_pad SO_KN(so_pool_fuse_pad)
 #define so_conv_select SO_KN(so_conv_select)

@@ -18,5 +18,8 @@ void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
    so_fast_use_onednn):
    then kernel selection prefers it to our GEMM. */
 int so_sgemm_onednn(void);
+/* 1 when so_sgemm runs our GEMV / GEMM instead of OpenBLAS at this kernel set's level (blas.h so_blas_ours): callers
+   that call cblas_sgemm themselves (Winograd's products) then call so_sgemm. */
+int so_sgemm_ours(void);
 
 #endif
