@@ -224,7 +224,8 @@ void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
     }
 #endif
     if (ours && M > 0 && N > 0 && K > 0) {
-        const int T = so_sgemm_threads();
+        /* one thread below 2^20 multiply-adds, as the OpenBLAS split below: a parallel region costs more there */
+        const int T = M * N * K >= ((int64_t)1 << 20) ? so_sgemm_threads() : 1;
         if (!trans_a && !trans_b && alpha == 1.f && beta == 0.f && M * N * K <= ((int64_t)1 << 18)) {
             so_gemm_small(M, N, K, A, lda, B, ldb, C, ldc); /* operands in place, nothing packed (one thread) */
             return;
