@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../kernels/blas.h"
 #include "../kernels/exec.h"
 #include "../kernels/isa.h"
 #include "../kernels/nchwc.h"
@@ -713,6 +714,9 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         (void)so_isa_current(&isa); /* checked at start (main.c) */
         fprintf(f, "  \"isa\": \"%s\",\n  \"cpu\": ", so_isa_name(isa));
         so_json_fstr(f, so_isa_cpu_model());
+        char blas[160];
+        fprintf(f, ",\n  \"blas\": ");
+        so_json_fstr(f, so_blas_describe(isa, blas, sizeof blas));
         fprintf(f, ",\n");
         /* the shapes the written model is specialised for (inputs whose file shape had symbolic
            or unknown dimensions that --dim / --input-shape fixed carry "pinned": true) */

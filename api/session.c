@@ -341,6 +341,7 @@ const char *superopt_session_stats(superopt_session *s)
     so_json_kstr(&b, "", "model", s->m->path);
     so_sbuf_printf(&b, ", \"nodes\": %d", (int)nodes);
     so_json_kstr(&b, ", ", "isa", so_exec_isa_name(s->e));
+    so_json_kstr(&b, ", ", "blas", so_exec_blas_name(s->e));
     so_sbuf_printf(&b, ", \"threads\": %d, \"peak_activation_bytes\": %zu, \"weight_bytes\": %zu", s->threads,
                    so_exec_peak_activation_bytes(s->e), so_exec_weight_bytes(s->e));
     if (so_exec_n_profiled_runs(s->e) > 0) {

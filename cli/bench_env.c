@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../kernels/blas.h"
+
 /* ======================================================================================
    environment: executable, node, ONNX Runtime, machine
    ====================================================================================== */
@@ -72,6 +74,9 @@ void bn_machine_info(bench *b)
 {
     bn_load_avg(b->load_start, sizeof b->load_start);
     snprintf(b->cpu, sizeof b->cpu, "unknown CPU");
+    so_isa isa = SO_ISA_SCALAR;
+    (void)so_isa_current(&isa); /* checked at start (main.c) */
+    so_blas_describe(isa, b->blas, sizeof b->blas);
     b->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     char *text = NULL;
     if (so_read_file("/proc/cpuinfo", &text, NULL) == SO_OK) {

@@ -137,6 +137,7 @@ typedef struct bench {
     char cmdline[2048];
     char date[64];
     char cpu[160], os[160];
+    char blas[160]; /* kernels/blas.h so_blas_describe at the current level: OpenBLAS's core, routed around or not */
     int ncpu;
     double mem_gb;
     char load_start[64], load_end[64]; /* /proc/loadavg: 1, 5, 15 minutes */

@@ -219,6 +219,7 @@ void bn_md_report(const bench *b, so_sbuf *o)
     so_sbuf_printf(o, "# superopt bench\n\n");
     so_sbuf_printf(o, "- Machine: %s, %d logical CPUs, %.1f GB RAM, %s; load average (1/5/15 min) %s at the start, %s at the end\n",
               b->cpu, b->ncpu, b->mem_gb, b->os, b->load_start, b->load_end);
+    so_sbuf_printf(o, "- Libraries: %s\n", b->blas);
     so_sbuf_printf(o, "- superopt commit %s; ONNX Runtime %s (onnxruntime-node, Node.js %s)\n", b->git,
               b->no_ort ? "not run" : b->ort_version, b->no_ort ? "-" : b->node_version);
     so_sbuf_printf(o, "- Date: %s; total bench time %.1f min (%d optimize runs, %d timed runs)\n", b->date, b->t_total / 60,
@@ -483,6 +484,7 @@ static void json_abl(so_sbuf *o, const char *key, const abl *as, int n, int with
 void bn_json_report(const bench *b, so_sbuf *o)
 {
     so_json_kstr(o, "{\n  \"machine\": {", "cpu", b->cpu);
+    so_json_kstr(o, ", ", "blas", b->blas);
     so_sbuf_printf(o, ", \"logical_cpus\": %d, \"memory_gb\": %.1f", b->ncpu, b->mem_gb);
     so_json_kstr(o, ", ", "os", b->os);
     so_json_kstr(o, ", ", "load_average_start", b->load_start);

@@ -259,12 +259,16 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
     so_json_get_num(&sj, "peak_activation_bytes", "session stats", 0, &peak);
     const so_json *isa = so_json_get(&sj, "isa"), *prof = so_json_get(&sj, "profile");
     const char *isa_name = isa && isa->kind == SO_JSON_STR ? isa->str : "?";
+    const so_json *blas = so_json_get(&sj, "blas");
+    const char *blas_name = blas && blas->kind == SO_JSON_STR ? blas->str : "?";
     if (json) {
-        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %.0f, \"isa\": \"%s\", \"specialised_inputs\": %d}\n",
-               median, times[0], iters, peak, isa_name, n_specialised);
+        printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %.0f, \"isa\": \"%s\", \"blas\": ",
+               median, times[0], iters, peak, isa_name);
+        so_json_fstr(stdout, blas_name);
+        printf(", \"specialised_inputs\": %d}\n", n_specialised);
     } else {
-        printf("%s: %.0f nodes, %lld iterations, %.0f thread%s, %s kernels: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
-               model_path, nodes, iters, threads, threads == 1 ? "" : "s", isa_name, median, times[0], peak / 1e6);
+        printf("%s: %.0f nodes, %lld iterations, %.0f thread%s, %s kernels, %s: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
+               model_path, nodes, iters, threads, threads == 1 ? "" : "s", isa_name, blas_name, median, times[0], peak / 1e6);
         for (size_t k = 0; k < n_out; k++) {
             so_shape sh = so_shape_make(oinfo[k].rank, oinfo[k].dims);
             char sb[128];

@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #include <omp.h>
 
+#include "blas.h"
 #include "fast.h"
 #include "fuse.h"
 #include "isa.h"
@@ -56,6 +57,7 @@ struct so_exec {
     const so_graph *g;
     so_exec_opts opts;
     so_isa isa;            /* level the fast kernels were selected at */
+    char blas[160];        /* so_blas_describe at that level */
     int32_t n_values;      /* total node outputs */
     int32_t *value_base;   /* [n_nodes]: index of slot 0 in values */
     value *values;
@@ -414,6 +416,7 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
     e->g = g;
     if (opts) e->opts = *opts;
     if (so_isa_current(&e->isa) != SO_OK) goto done; /* SUPEROPT_ISA names a level this CPU lacks */
+    so_blas_describe(e->isa, e->blas, sizeof e->blas);
     if (e->opts.threads <= 0) e->opts.threads = 1;
     set_threads(e->opts.threads);
     char desc[256];
@@ -655,6 +658,8 @@ so_status so_exec_run(so_exec *e, const float *const *inputs, float *const *outp
 size_t so_exec_peak_activation_bytes(const so_exec *e) { return e->arena_bytes + e->scratch_bytes; }
 
 const char *so_exec_isa_name(const so_exec *e) { return e->opts.reference ? "reference" : so_isa_name(e->isa); }
+
+const char *so_exec_blas_name(const so_exec *e) { return e->opts.reference ? "reference" : e->blas; }
 size_t so_exec_weight_bytes(const so_exec *e) { return e->weight_bytes - e->released_bytes + e->packed_bytes; }
 size_t so_exec_released_weight_bytes(const so_exec *e) { return e->released_bytes; }
 int32_t so_exec_n_released_weights(const so_exec *e) { return e->n_released; }

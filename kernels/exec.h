@@ -45,6 +45,9 @@ size_t so_exec_peak_activation_bytes(const so_exec *e);
 /* The ISA level its fast kernels were selected at (kernels/isa.h: so_isa_current at so_exec_new):
    "scalar", "avx2", "avx512"; "reference" with opts.reference. */
 const char *so_exec_isa_name(const so_exec *e);
+/* The library its sgemm-based kernels call at that level (kernels/blas.h so_blas_describe): "OpenBLAS SkylakeX", or
+   "OpenBLAS Prescott (below avx512; sgemv/sgemm on superopt's kernels)"; "reference" with opts.reference. */
+const char *so_exec_blas_name(const so_exec *e);
 /* Bytes of weights the executor holds (model weights referenced + packed copies, less released). */
 size_t so_exec_weight_bytes(const so_exec *e);
 /* Bytes of model weights released at so_exec_new (opts.consume_weights), and how many. */

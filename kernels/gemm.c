@@ -13,7 +13,6 @@
 #include <immintrin.h>
 #endif
 
-#include "sgemm.h"
 
 /* Micro-tile: MR rows x NR = 16 columns (one packed B panel). AVX-512: 16 rows, one zmm accumulator
    each (16 of the 32 registers; M = 64 and channel counts 16k split without an edge); otherwise 6
@@ -596,6 +595,11 @@ void so_gemm_packed(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, c
         }
     }
 }
+
+/* 1 inside an active region: a product called by one thread of a team (1x1 conv column ranges, Winograd's shared
+   products) is that thread's share; a region of its own there is a nested, inactive one-thread team that libgomp
+   still allocates and frees (data/squeezenet at 2 threads: 15 such per run, kpriv.h so_par_on). */
+int so_sgemm_threads(void) { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
 size_t so_gemm_full_scratch_floats(int64_t M, int64_t N, int64_t K, int threads)
 {

@@ -43,6 +43,10 @@ typedef struct so_gemm_epi {
     int64_t ldr;
 } so_gemm_epi;
 
+/* Threads of the team our kernels' parallel regions use (omp_get_max_threads: the executor's fixed team); 1 when
+   called inside an active parallel region (no nested regions). Also the split so_sgemm (sgemm.h) uses. */
+int so_sgemm_threads(void);
+
 /* Scratch floats so_gemm_packed needs for threads threads (per-thread packed A blocks). */
 size_t so_gemm_scratch_floats(int64_t M, int64_t K, int threads);
 

@@ -1,24 +1,27 @@
-/* sgemm.c - the library sgemm every sgemm-based kernel calls: sgemv for vectors, a streaming small-M path, then oneDNN's dnnl_sgemm at the avx512 level (when libdnnl loads) or OpenBLAS split statically over the executor's OpenMP team. */
+/* sgemm.c - the library sgemm every sgemm-based kernel calls: sgemv for vectors, a streaming small-M path, then oneDNN's dnnl_sgemm at the avx512 level (when libdnnl loads) or OpenBLAS split statically over the executor's OpenMP team; our GEMV / GEMM instead of an OpenBLAS below this level (blas.h). */
 #include "kset_names.h"
 
 #include "sgemm.h"
 
+#include "blas.h"
 #include "dnnl.h"
 #include "fast.h"
+#include "gemm.h"
+#include "gemv.h"
 
 #include <cblas.h>
 #include <omp.h>
-#ifdef __AVX512F__
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#ifdef __AVX512F__
+#include <dlfcn.h>
 #include <string.h>
 #endif
 
-/* 1 inside an active region: a product called by one thread of a team (1x1 conv column ranges, Winograd's shared
-   products) is that thread's share; a region of its own there is a nested, inactive one-thread team that libgomp
-   still allocates and frees (data/squeezenet at 2 threads: 15 such per run, kpriv.h so_par_on). */
-int so_sgemm_threads(void) { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
+#ifndef SO_KSET_LEVEL
+#define SO_KSET_LEVEL SO_ISA_SCALAR /* (kset.c: this compilation's level) */
+#endif
+
 
 /* C[M,N] = alpha A[M,K] B[K,N] + beta C for a small M: B is streamed once, by rows, four rows
    at a time, into an M x NB block of C that stays in L2 (each load and store of C carries
@@ -111,9 +114,62 @@ static void sgemv_range(int trans_a, int trans_b, int64_t M, int64_t K, float al
     }
 }
 
+/* The packed B and A blocks of our GEMM when it stands in for OpenBLAS's sgemm (so_sgemm has no scratch of its
+   caller's): one buffer per thread (callers inside a team call with T = 1, each on its own thread), grown to the
+   largest product it ran and kept, freed when the thread ends. NULL when memory is short (then OpenBLAS runs). */
+typedef struct gemm_buf {
+    float *p;
+    size_t n;
+} gemm_buf;
+static pthread_key_t buf_key;
+static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
+static int buf_key_ok;
+static void buf_free(void *v)
+{
+    gemm_buf *b = v;
+    free(b->p);
+    free(b);
+}
+static void buf_init(void) { buf_key_ok = pthread_key_create(&buf_key, buf_free) == 0; }
+static float *gemm_scratch(size_t floats)
+{
+    pthread_once(&buf_once, buf_init);
+    if (!buf_key_ok) return NULL;
+    gemm_buf *b = pthread_getspecific(buf_key);
+    if (!b) {
+        if (!(b = calloc(1, sizeof *b))) return NULL;
+        if (pthread_setspecific(buf_key, b)) {
+            free(b);
+            return NULL;
+        }
+    }
+    if (b->n < floats) {
+        free(b->p);
+        b->p = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
+        b->n = b->p ? floats : 0;
+    }
+    return b->p;
+}
+
+int so_sgemm_ours(void) { return so_blas_ours(SO_KSET_LEVEL); }
+
 void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
+    /* OpenBLAS below this level (blas.h: e.g. its Prescott kernels on a CPU it does not know): the vector products on
+       our GEMV (so_gemv), the others on oneDNN where this level uses it, else on our GEMM. */
+    const int ours = so_blas_ours(SO_KSET_LEVEL);
+    if (ours && (M == 1 || N == 1) && K > 0) {
+        const int T = so_sgemm_threads();
+        if (M == 1) { /* y = C's row 0 = x op(B), x = row 0 of op(A) */
+            const int64_t incx = trans_a ? lda : 1;
+            so_gemv(trans_b, N, K, alpha, B, ldb, A, incx, beta, C, 1, T);
+        } else { /* y = C's column 0 = op(A) x, x = column 0 of op(B) */
+            const int64_t incx = trans_b ? 1 : ldb;
+            so_gemv(!trans_a, M, K, alpha, A, lda, B, incx, beta, C, ldc, T);
+        }
+        return;
+    }
     /* M = 1 or N = 1: sgemv (measured 3-4x faster than this OpenBLAS's sgemm for
        [1,512]x[512,2048] and [1,64]x[64,256]). y is zeroed first when beta = 0 so stale
        arena contents (NaN/Inf) cannot leak through a 0 * y scaling. */
@@ -167,6 +223,19 @@ void so_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
         return;
     }
 #endif
+    if (ours && M > 0 && N > 0 && K > 0) {
+        /* one thread below 2^20 multiply-adds, as the OpenBLAS split below: a parallel region costs more there */
+        const int T = M * N * K >= ((int64_t)1 << 20) ? so_sgemm_threads() : 1;
+        if (!trans_a && !trans_b && alpha == 1.f && beta == 0.f && M * N * K <= ((int64_t)1 << 18)) {
+            so_gemm_small(M, N, K, A, lda, B, ldb, C, ldc); /* operands in place, nothing packed (one thread) */
+            return;
+        }
+        float *scr = gemm_scratch(so_gemm_full_scratch_floats(M, N, K, T));
+        if (scr) {
+            so_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL, scr, T);
+            return;
+        }
+    }
     /* OpenBLAS runs single-threaded (exec.c): with T threads, the product is split here into T
        contiguous column ranges (16-multiples) or, when N is narrow, row ranges, one
        single-threaded sgemm each, on the executor's OpenMP team, so one thread pool serves both

@@ -137,13 +137,12 @@ void so_wino_run(const so_wino *p, const float *x, float *y, float *scratch)
                 for (int xi = 0; xi < 36; xi++) vt[xi * vs] = v[xi];
             }
         }
+        const int lib = so_sgemm_onednn() || so_sgemm_ours(); /* oneDNN, or ours around an OpenBLAS below this level */
 #pragma omp parallel for schedule(static) /* 36 single-threaded products over the team */
         for (int xi = 0; xi < 36; xi++)
-#ifdef __AVX512F__
-            if (so_sgemm_onednn()) /* oneDNN (single-threaded inside the team's region) */
+            if (lib) /* (single-threaded inside the team's region) */
                 so_sgemm(0, 0, O, nb, C, 1.f, p->U + xi * O * C, C, V + xi * vs, nb, 0.f, M + xi * ms, nb);
             else
-#endif
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)O, (int)nb, (int)C, 1.f, p->U + xi * O * C, (int)C,
                         V + xi * vs, (int)nb, 0.f, M + xi * ms, (int)nb);
 #pragma omp parallel for if (O * nb * 36 > WINO_PAR_MIN)

@@ -15,6 +15,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "../kernels/blas.h"
 #include "../kernels/dnnl.h"
 #include "../kernels/exec.h"
 #include "../kernels/fast.h"
@@ -144,7 +145,9 @@ static uint64_t machine_build_key(char *desc, size_t n, so_isa isa)
     uint64_t exe = so_exe_hash();
     /* oneDNN's kernels or not (SUPEROPT_ONEDNN=0, libdnnl absent): loaded only at avx512 (kernels/dnnl.h) */
     const int onednn = isa >= SO_ISA_AVX512 && so_fast_use_onednn && so_dnnl_lib();
-    snprintf(desc, n, "cpu=%s cores=%ld exe=%016llx isa=%s onednn=%d", cpu, cores, (unsigned long long)exe, so_isa_name(isa), onednn);
+    /* OpenBLAS's core and whether so_sgemm goes around it (kernels/blas.h): OPENBLAS_CORETYPE changes the costs */
+    snprintf(desc, n, "cpu=%s cores=%ld exe=%016llx isa=%s onednn=%d blas=%s/%d", cpu, cores, (unsigned long long)exe, so_isa_name(isa), onednn,
+             so_blas_core(), so_blas_ours(isa));
     return XXH3_64bits(desc, strlen(desc));
 }
 
@@ -637,12 +640,12 @@ double so_cost_graph(so_cost_model *cm, const so_graph *g)
 
 /* ---------------- cost table (--cost-table) ---------------- */
 
-/* What a table is valid for: "isa=... cpu=... onednn=..." of this run (no executable hash: a
+/* What a table is valid for: "isa=... cpu=... onednn=... blas=CORE/ROUTED" of this run (no executable hash: a
    table outlives rebuilds). */
 static void table_scope(char *desc, size_t n, so_isa isa)
 {
     const int onednn = isa >= SO_ISA_AVX512 && so_fast_use_onednn && so_dnnl_lib();
-    snprintf(desc, n, "isa=%s cpu=%s onednn=%d", so_isa_name(isa), so_isa_cpu_model(), onednn);
+    snprintf(desc, n, "isa=%s cpu=%s onednn=%d blas=%s/%d", so_isa_name(isa), so_isa_cpu_model(), onednn, so_blas_core(), so_blas_ours(isa));
 }
 
 #define TABLE_MAGIC "# superopt cost table v1\n"

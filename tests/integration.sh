@@ -47,6 +47,28 @@ for l in $levels; do
         else bad "run --isa $l $m matches PyTorch, identical run to run" "$TMP/log"; fi
     done
 done
+# 1c. an OpenBLAS below our level (kernels/blas.h): OPENBLAS_CORETYPE=Prescott gives OpenBLAS its SSE3 kernels (what
+#     Debian's 0.3.21 picks on a CPU it does not recognise), so at avx2 and avx512 so_sgemm's products run on our
+#     GEMV / GEMM (oneDNN where it is used): run --json names it, every model matches PyTorch at 1 and 2 threads, and
+#     the two thread counts give bitwise identical outputs. With OpenBLAS at our level nothing is routed.
+for l in $levels; do
+    [ "$l" = scalar ] && continue
+    for m in $MODELS; do
+        if OPENBLAS_CORETYPE=Prescott $SO run data/$m.onnx --isa $l --json --iters 1 --warmup 0 >"$TMP/bj" 2>"$TMP/log" &&
+            $PY -c 'import json,sys; b=json.load(open(sys.argv[1]))["blas"]; assert b.startswith("OpenBLAS Prescott (below ") and "on superopt" in b, b' "$TMP/bj" >>"$TMP/log" 2>&1 &&
+            OPENBLAS_CORETYPE=Prescott $SO run data/$m.onnx --isa $l --threads 1 --inputs data/$m.in.bin --outputs "$TMP/$m.$l.p1" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
+            OPENBLAS_CORETYPE=Prescott $SO run data/$m.onnx --isa $l --threads 2 --inputs data/$m.in.bin --outputs "$TMP/$m.$l.p2" --iters 2 --warmup 0 >>"$TMP/log" 2>&1 &&
+            cmp "$TMP/$m.$l.p1" "$TMP/$m.$l.p2" >>"$TMP/log" 2>&1 &&
+            $PY data/compare_outputs.py "$TMP/$m.$l.p1" data/$m.out.bin --rtol 1e-4 >>"$TMP/log" 2>&1; then
+            ok "OpenBLAS Prescott at $l: $m on our kernels matches PyTorch, 1 and 2 threads identical"
+        else cat "$TMP/bj" >>"$TMP/log" 2>/dev/null; bad "OpenBLAS Prescott at $l: $m on our kernels matches PyTorch, 1 and 2 threads identical" "$TMP/log"; fi
+    done
+    ok_core=$([ "$l" = avx512 ] && echo SkylakeX || echo Haswell)
+    if OPENBLAS_CORETYPE=$ok_core $SO run data/nasrnn.onnx --isa $l --json --iters 1 --warmup 0 >"$TMP/bj" 2>"$TMP/log" &&
+        $PY -c 'import json,sys; b=json.load(open(sys.argv[1]))["blas"]; assert b == "OpenBLAS " + sys.argv[2], b' "$TMP/bj" $ok_core >>"$TMP/log" 2>&1; then
+        ok "OpenBLAS $ok_core at $l: not routed around"
+    else cat "$TMP/bj" >>"$TMP/log" 2>/dev/null; bad "OpenBLAS $ok_core at $l: not routed around" "$TMP/log"; fi
+done
 # the level is named in run --json; an unknown level is a usage error (2), an invalid SUPEROPT_ISA a failure (1)
 if [ "$cur" = scalar ] || [ "$cur" = avx2 ] || [ "$cur" = avx512 ]; then ok "run --json names the ISA level ($cur)"
 else bad "run --json names the ISA level (got '$cur')"; fi

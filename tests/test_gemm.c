@@ -1,4 +1,4 @@
-/* test_gemm.c - so_gemm (kernels/gemm.c) against a naive double-precision reference: random and edge shapes, transposes, alpha/beta, every epilogue, small and default blocking, 1 and 2 threads (bitwise equal). */
+/* test_gemm.c - so_gemm (kernels/gemm.c) against a naive double-precision reference: random and edge shapes, transposes, alpha/beta, every epilogue, small and default blocking, 1 and 2 threads (bitwise equal); the OpenBLAS core classifier and so_sgemm routed around an OpenBLAS below our level (kernels/blas.h) onto so_gemv / so_gemm. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,11 @@
 #include <cmocka.h>
 #include <omp.h>
 
+#include "../kernels/blas.h"
+#include "../kernels/fast.h"
 #include "../kernels/gemm.h"
+#include "../kernels/gemv.h"
+#include "../kernels/sgemm.h"
 #include "isa_levels.h"
 
 static uint64_t rnd(uint64_t *s)
@@ -273,6 +277,118 @@ static void test_conv(void **state)
     so_gemm_mc = mc0;
 }
 
+/* The core classifier (kernels/blas.h) on OpenBLAS's names, whatever this CPU is: the names OpenBLAS 0.3.21 gives
+   (dynamic.c), the capitals of static builds, cores it does not know. */
+static void test_blas_classify(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int isa;
+    } t[] = {{"Prescott", SO_ISA_SCALAR}, {"prescott", SO_ISA_SCALAR}, {"Nehalem", SO_ISA_SCALAR}, {"Sandybridge", SO_ISA_SCALAR},
+             {"Core2", SO_ISA_SCALAR},    {"Excavator", SO_ISA_SCALAR}, {"Haswell", SO_ISA_AVX2},    {"HASWELL", SO_ISA_AVX2},
+             {"Zen", SO_ISA_AVX2},        {"SkylakeX", SO_ISA_AVX512},  {"SKYLAKEX", SO_ISA_AVX512}, {"Cooperlake", SO_ISA_AVX512},
+             {"SapphireRapids", SO_ISA_AVX512}, {"NEOVERSEN1", -1},    {"POWER9", -1},              {"", -1},
+             {"Haswell2", -1}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (so_blas_core_isa(t[i].name) != t[i].isa) fail_msg("core '%s': class %d, want %d", t[i].name, so_blas_core_isa(t[i].name), t[i].isa);
+    assert_int_equal(so_blas_core_isa(NULL), -1);
+    assert_int_equal(so_blas_core_isa(so_blas_core()), so_blas_core_isa(so_blas_core())); /* this process's core reads */
+    const int route0 = so_blas_route;
+    so_blas_route = 1;
+    assert_int_equal(so_blas_ours(SO_ISA_SCALAR), 0); /* the portable level never goes around OpenBLAS */
+    assert_int_equal(so_blas_ours(SO_ISA_AVX2), 1);
+    assert_int_equal(so_blas_ours(SO_ISA_AVX512), 1);
+    so_blas_route = 0;
+    assert_int_equal(so_blas_ours(SO_ISA_AVX2), 0);
+    assert_int_equal(so_blas_ours(SO_ISA_AVX512), 0);
+    so_blas_route = -1; /* the rule: OpenBLAS's class below the level */
+    const int c = so_blas_core_isa(so_blas_core());
+    for (int l = SO_ISA_AVX2; l <= SO_ISA_AVX512; l++) assert_int_equal(so_blas_ours((so_isa)l), c >= 0 && c < l);
+    char buf[160];
+    so_blas_route = 1;
+    assert_non_null(strstr(so_blas_describe(SO_ISA_AVX512, buf, sizeof buf), "on superopt's kernels"));
+    so_blas_route = 0;
+    assert_null(strstr(so_blas_describe(SO_ISA_AVX512, buf, sizeof buf), "superopt"));
+    so_blas_route = route0;
+}
+
+/* so_sgemm with OpenBLAS routed around (so_blas_route = 1, as on a CPU newer than its OpenBLAS), at this level:
+   vector products (M = 1 or N = 1, every transpose, strided x and y, alpha, beta 0 / 1, sizes that split over
+   threads) and matrix products against a double reference; 1 and 2 threads bitwise equal; and the bits are those
+   of our kernel called directly (so_gemv; so_gemm_small / so_gemm where oneDNN does not take the product), which
+   OpenBLAS's sgemv / sgemm does not reproduce: a so_sgemm that ignores the routing fails here. */
+static void test_sgemm_routed(void **state)
+{
+    (void)state;
+    if (test_level == SO_ISA_SCALAR) return; /* never routed (so_blas_ours) */
+    static const int64_t shapes[][3] = {{1, 64, 64},   {1, 100, 37},  {1, 2048, 256}, {1, 17, 1000}, {64, 1, 64}, {37, 1, 100},
+                                        {1000, 1, 300}, {1, 1, 50},   {1, 3, 1},      {2, 40, 300},  {40, 40, 40}, {130, 200, 150},
+                                        {7, 1200, 64}};
+    const int route0 = so_blas_route, onednn0 = so_fast_use_onednn;
+    so_blas_route = 1;
+    so_fast_use_onednn = 0; /* the matrix products on our GEMM (oneDNN's sgemm is tested in test_fast) */
+    omp_set_dynamic(0);
+    uint64_t rng = 4242;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int tr = 0; tr < 8; tr++) {
+            const int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+            const int ta = tr & 1, tb = (tr >> 1) & 1, pad = (tr >> 2) & 1; /* pad: leading dimensions past the width */
+            const float alpha = pad ? 0.75f : 1.f, beta = (float)(tr & 1);
+            const int64_t lda = (ta ? M : K) + pad * 3, ldb = (tb ? K : N) + pad * 5, ldc = N + pad * 2;
+            const size_t na = (size_t)((ta ? K : M) * lda), nb = (size_t)((tb ? N : K) * ldb), nc = (size_t)(M * ldc);
+            float *A = xalloc(na + 1), *B = xalloc(nb + 1), *C0 = xalloc(nc + 1), *C1 = xalloc(nc + 1), *C2 = xalloc(nc + 1),
+                  *C3 = xalloc(nc + 1);
+            for (size_t i = 0; i < na; i++) A[i] = frand(&rng);
+            for (size_t i = 0; i < nb; i++) B[i] = frand(&rng);
+            for (size_t i = 0; i < nc; i++) C0[i] = frand(&rng);
+            float *out[2] = {C1, C2};
+            for (int threads = 1; threads <= 2; threads++) {
+                float *C = out[threads - 1];
+                memcpy(C, C0, nc * sizeof *C);
+                if (beta == 0.f)
+                    for (size_t i = 0; i < nc; i++) C[i] = NAN; /* stale NaN must not leak through beta = 0 */
+                omp_set_num_threads(threads);
+                so_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+            }
+            omp_set_num_threads(1);
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    double acc = 0;
+                    for (int64_t k = 0; k < K; k++) acc += (double)(ta ? A[k * lda + i] : A[i * lda + k]) * (tb ? B[j * ldb + k] : B[k * ldb + j]);
+                    const double want = alpha * acc + (beta != 0.f ? beta * (double)C0[i * ldc + j] : 0.0);
+                    if (!(fabs((double)C1[i * ldc + j] - want) <= 1e-4 * (fabs(want) + 1.0)))
+                        fail_msg("M=%lld N=%lld K=%lld trans %d: C[%lld,%lld] = %g, want %g", (long long)M, (long long)N, (long long)K, tr,
+                                 (long long)i, (long long)j, (double)C1[i * ldc + j], want);
+                }
+            for (int64_t i = 0; i < M; i++) assert_memory_equal(C1 + i * ldc, C2 + i * ldc, (size_t)N * sizeof(float));
+            /* the same product by our kernel called directly */
+            memcpy(C3, C0, nc * sizeof *C3);
+            int direct = 1;
+            if (M == 1 && K > 0)
+                so_gemv(tb, N, K, alpha, B, ldb, A, ta ? lda : 1, beta, C3, 1, 1);
+            else if (N == 1 && K > 0)
+                so_gemv(!ta, M, K, alpha, A, lda, B, tb ? 1 : ldb, beta, C3, ldc, 1);
+            else if (M >= 2 && M <= 8 && !ta && !tb && K >= 128 && N >= 128)
+                direct = 0; /* the small-M streaming path (ours already, not routed) */
+            else if (!ta && !tb && alpha == 1.f && beta == 0.f && M * N * K <= ((int64_t)1 << 18))
+                so_gemm_small(M, N, K, A, lda, B, ldb, C3, ldc);
+            else {
+                float *scr = xalloc(so_gemm_full_scratch_floats(M, N, K, 1) + 16);
+                so_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C3, ldc, NULL, scr, 1);
+                free(scr);
+            }
+            if (direct)
+                for (int64_t i = 0; i < M; i++)
+                    if (memcmp(C1 + i * ldc, C3 + i * ldc, (size_t)N * sizeof(float)))
+                        fail_msg("M=%lld N=%lld K=%lld trans %d: so_sgemm's row %lld is not our kernel's", (long long)M, (long long)N,
+                                 (long long)K, tr, (long long)i);
+            free(A), free(B), free(C0), free(C1), free(C2), free(C3);
+        }
+    so_blas_route = route0;
+    so_fast_use_onednn = onednn0;
+}
+
 int main(void)
 {
     omp_set_dynamic(0);
@@ -282,6 +398,8 @@ int main(void)
         cmocka_unit_test(test_epilogues),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_conv),
+        cmocka_unit_test(test_blas_classify),
+        cmocka_unit_test(test_sgemm_routed),
     };
     return run_at_levels("test_gemm", tests, sizeof tests / sizeof tests[0]);
 }
