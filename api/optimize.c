@@ -425,6 +425,47 @@ fail:
     return SO_ERR;
 }
 
+/* Writes the input model's own bytes to `dst` (standard ONNX with no rewrite kept: other runtimes then run
+   exactly the original). Atomic like every output (so_atomic: a temporary in dst's folder renamed into
+   place, never a half-written file; src == dst is safe: the open input keeps the old file). Copied through
+   a fixed 1 MiB buffer, so nothing is sized by the model (--max-memory holds). The input must still be the
+   file that was loaded (device, inode, size, modification time as `at_load`), else nothing is written. */
+static so_status copy_input(const char *src, const struct stat *at_load, const char *dst)
+{
+    struct stat st;
+    FILE *in = so_open_regular(src, &st);
+    if (!in) return SO_ERR_IO; /* the message names src */
+    if (st.st_dev != at_load->st_dev || st.st_ino != at_load->st_ino || st.st_size != at_load->st_size ||
+        st.st_mtim.tv_sec != at_load->st_mtim.tv_sec || st.st_mtim.tv_nsec != at_load->st_mtim.tv_nsec) {
+        fclose(in);
+        return so_errorc(SO_ERR_IO, "%s: the input file changed while it was being optimized; nothing written", src);
+    }
+    so_atomic out;
+    if (so_atomic_open(&out, dst, "wb") != SO_OK) {
+        fclose(in);
+        return SO_ERR_IO;
+    }
+    enum { CHUNK = 1 << 20 };
+    char *buf = so_xmalloc(CHUNK);
+    long long total = 0;
+    int ok = 1;
+    for (;;) {
+        size_t k = fread(buf, 1, CHUNK, in);
+        if (k && fwrite(buf, 1, k, out.f) != k) ok = 0;
+        total += (long long)k;
+        if (k < CHUNK || !ok) break;
+    }
+    const int read_err = ferror(in) || total != (long long)st.st_size;
+    free(buf);
+    fclose(in);
+    if (read_err) {
+        so_atomic_commit(&out, dst, 0);
+        return so_errorc(SO_ERR_IO, "%s: cannot read the input to write it unchanged (%lld of %lld bytes); nothing written", src, total,
+                         (long long)st.st_size);
+    }
+    return so_atomic_commit(&out, dst, ok); /* a write error: the message names dst and the errno */
+}
+
 /* superopt_optimize's work (the caller holds the API lock): on success *json and *text receive the
    report (malloc'd); on failure nothing is written and the thread's message says why. */
 static so_status optimize(const char *src, const char *dst, const struct superopt_config *c, char **json, char **text)
@@ -578,7 +619,9 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         }
     }
 
-    /* model */
+    /* model (its file's identity first: an unchanged standard-ONNX result is that file, copied below) */
+    struct stat st_model;
+    const int model_regular = stat(o.model, &st_model) == 0 && S_ISREG(st_model.st_mode);
     if (so_onnx_load(o.model, &m) != SO_OK) goto fail;
     so_fold_init(&fc, m);
     fc_init = 1;
@@ -631,6 +674,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
 
     /* layout: the blocked-channel rewrite of the searched graph, kept when the cost model prices it lower
        (auto, pass) or always (nchwc) */
+    const int standard_asked = o.layout == LAYOUT_NONE; /* --layout none: the file is for other runtimes */
     /* auto under the FLOP/byte model: off (that model prices layout as neutral at best: it cannot see it) */
     if (o.layout == LAYOUT_AUTO && o.cost != SO_COST_MEASURED) o.layout = LAYOUT_NONE;
     const int layout_b = o.layout != LAYOUT_NONE ? so_nchwc_block() : 0;
@@ -693,6 +737,25 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         fprintf(tf, "  warning: %s: %s; numeric check and latency skipped (--allow-unchecked)\n", o.model, sr.why);
     }
 
+    /* --layout none and no rewrite kept (the search found none, or the standard check went back to the
+       start graph): the written file is the input file itself, byte for byte. Re-serialising the start graph
+       is equivalent in value but not in form (renamed values, Constant nodes as initializers, default
+       attributes dropped, another node order, which ONNX Runtime's execution order can follow: ResNet-50's
+       downsample convs ran earlier); another runtime given the copy does exactly what it does with the
+       original. Not where the input cannot stand for the result: shapes pinned by --dim / --input-shape (the
+       file does not carry them), weights in external data files (the copy would need them beside it; the
+       written graph holds them inline), an input that is not a regular file. */
+    const char *written_note = NULL;
+    int write_input = 0;
+    if (standard_asked && res.n_path == 0 && !pl.applied) {
+        int pinned = 0;
+        for (int32_t k = 0; k < m->n_inputs; k++) pinned |= m->inputs[k].pinned;
+        if (pinned) written_note = "input shapes pinned by --dim / --input-shape, which the input file does not carry";
+        else if (m->n_external) written_note = "weights in external data files, which the written model holds inline";
+        else if (!model_regular) written_note = "the input is not a regular file";
+        else write_input = 1;
+    }
+
     /* write. Whatever can fail on a path comes before the model, so that a --dot or --report
        failure never ends in exit 1 with the model written: the dot files, then the report into
        its temporary (flushed: a full disk shows here), then the model, then the report renamed
@@ -705,6 +768,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         so_json_fstr(f, o.model);
         fprintf(f, ",\n  \"output\": ");
         so_json_fstr(f, out_path);
+        /* what the output file is: "input" (the input's bytes, --layout none with no rewrite kept) or "graph"
+           (the result written by the ONNX exporter); written_note: why an unchanged --layout none result was
+           written as a graph */
+        fprintf(f, ",\n  \"written\": \"%s\",\n  \"written_note\": ", write_input ? "input" : "graph");
+        if (written_note) so_json_fstr(f, written_note);
+        else fprintf(f, "null");
         fprintf(f, ",\n  \"rules\": ");
         so_json_fstr(f, rules_path);
         char b0[SO_JSON_NUM_CHARS], b1[SO_JSON_NUM_CHARS], b2[SO_JSON_NUM_CHARS], b3[SO_JSON_NUM_CHARS], b4[SO_JSON_NUM_CHARS]; /* every double through so_json_fmt: never a bare inf or nan */
@@ -825,7 +894,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             goto fail;
         }
     }
-    if (so_onnx_save(res.best, out_path) != SO_OK) goto fail;
+    if ((write_input ? copy_input(o.model, &st_model, out_path) : so_onnx_save(res.best, out_path)) != SO_OK) goto fail;
     if (rep_open) {
         rep_open = 0;
         if (so_atomic_commit(&rep, o.report, 1) != SO_OK) goto fail;
@@ -865,6 +934,9 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         if (nck.ran && nck.kept)
             fprintf(tf, "  standard ONNX: the searched graph costs more than the original under the FLOP/byte model (%.6g > %.6g), "
                         "which other runtimes pay: %s kept\n", nck.searched, nck.before, nck.kept == 1 ? "greedy's graph" : "the original");
+        if (write_input)
+            fprintf(tf, "  standard ONNX: no rewrite kept, so the input file is written unchanged (other runtimes run exactly the original)\n");
+        else if (written_note) fprintf(tf, "  standard ONNX: no rewrite kept; the graph is written re-serialised (%s)\n", written_note);
         if (cost_final_bt >= 0)
             fprintf(tf, "  backtracking's graph %.6g after the layout step, its greedy warm start's %.6g: %s kept\n", cost_final_bt, cost_final_greedy,
                     kept_greedy ? "greedy's" : "backtracking's");

@@ -6,9 +6,11 @@
 # original, median over ROUNDS paired interleaved rounds (odd rounds original first, even rounds standard first; each
 # timing = ort_run.js --json median of ITERS runs).
 # A speed claim needs a quiet machine: the lead runs it; on a loaded machine it only decides designs (say so).
-# Usage: [ROUNDS=7] [THREADS="1 2"] [ITERS=20] [OPT_ARGS="..."] [BENCH_TABLE=FILE] [OUT=FILE.tsv]
+# Usage: [ROUNDS=7] [THREADS="1 2"] [ITERS=20] [OPT_ARGS="..."] [BENCH_TABLE=FILE] [OUT=FILE.tsv] [KEEP=DIR]
 #        bench/standard_ort.sh MODEL.onnx...
 # OPT_ARGS are extra superopt options (default: none, i.e. the default search); BENCH_TABLE reuses/keeps a cost table.
+# KEEP=DIR keeps each standard file as DIR/MODEL.std.onnx (for bench/ort_profile.js). Every round's two timings and the
+# load average go to stderr.
 # Output: one TSV line per model and thread count (model, threads, median ratio, min, max, outputs_match) on stdout
 # and in OUT; exit 1 if a model fails to optimize or its outputs differ.
 set -u
@@ -21,7 +23,7 @@ SO=${SO:-build/superopt}
 PY=${PY:-/usr/bin/python3}
 ORT="node tools/ort/ort_run.js"
 OUT=${OUT:-build/bench-standard-ort.tsv}
-[ $# -ge 1 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 [ -x "$SO" ] || { echo "standard_ort.sh: $SO not built (make)" >&2; exit 1; }
 $ORT --help >/dev/null 2>&1; [ $? -le 2 ] && [ -d tools/ort/node_modules ] || { echo "standard_ort.sh: ONNX Runtime not installed (cd tools/ort && npm ci --ignore-scripts)" >&2; exit 1; }
 TMP=$(mktemp -d)
@@ -40,6 +42,8 @@ for model in "$@"; do
         rc=1
         continue
     fi
+    [ -n "${KEEP:-}" ] && cp "$std" "$KEEP/$name.std.onnx"
+    cmp -s "$model" "$std" && echo "standard_ort.sh: $name: no rewrite kept, the standard file is the input, byte for byte" >&2
     IN=()
     [ -f "$base.in.bin" ] && IN=(--inputs "$base.in.bin")
     match=yes
@@ -67,6 +71,7 @@ for model in "$@"; do
                 if [ "$f" = "$model" ]; then o=$ms; else s=$ms; fi
             done
             [ -n "$o" ] && [ -n "$s" ] && $PY -c "print($s / $o)" >>"$TMP/ratios"
+            echo "standard_ort.sh: $name threads $t round $r: original ${o:-failed} ms, standard ${s:-failed} ms, load $(cut -d' ' -f1 /proc/loadavg)" >&2
         done
         $PY - "$TMP/ratios" "$name" "$t" "$match" <<'PYEOF' | tee -a "$OUT"
 import statistics, sys

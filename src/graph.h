@@ -128,6 +128,7 @@ typedef struct so_model {
     size_t mem_charged;         /* so_mem_charge'd by the importer for the weights; released by so_model_free */
     int32_t n_widened_half;     /* FLOAT16 / BFLOAT16 initializers the importer widened to float32 (reported as a note) */
     int64_t widened_half_values;
+    int32_t n_external;         /* tensors the importer read from external data files (the model file alone does not hold them) */
 } so_model;
 
 struct so_graph {

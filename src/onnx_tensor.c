@@ -80,6 +80,7 @@ static so_status read_external(imp *im, const Onnx__TensorProto *t, const char *
         st = so_errorf("%s: cannot read external data file '%s': %s", what, full, strerror(errno ? errno : EIO));
         goto done;
     }
+    im->m->n_external++;
 done:
     if (f) fclose(f);
     free(full);

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "test_pb.h"
 #include "../api/superopt.h"
 #include "../src/graph.h"
 #include "../src/onnx_io.h"
@@ -397,6 +398,181 @@ static void test_optimize(void **state)
     rmdir(dir);
 }
 
+/* y = Relu(x @ W + b), x[N,4] (first dim symbolic "N" when sym) W[4,3] b[3]; W inline, or in `ext_file` beside
+   the model (external data). */
+static void tiny_model(const char *path, const char *ext_file, int sym)
+{
+    static const float W[12] = {0.5f, -1, 2, 0.25f, 1, -0.5f, -2, 0.75f, 1.5f, 1, 0, -1}, B[3] = {0.1f, -0.2f, 0.3f};
+    int64_t xd[2] = {2, 4}, wd[2] = {4, 3}, bd[1] = {3}, yd[2] = {2, 3};
+    pb g = {0}, t = {0};
+    const char *const nodes[3][4] = {{"MatMul", "x", "W", "h0"}, {"Add", "h0", "b", "h"}, {"Relu", "h", NULL, "y"}};
+    for (int i = 0; i < 3; i++) {
+        pb n = {0};
+        pb_str(&n, 1, nodes[i][1]);
+        if (nodes[i][2]) pb_str(&n, 1, nodes[i][2]);
+        pb_str(&n, 2, nodes[i][3]);
+        pb_str(&n, 4, nodes[i][0]);
+        pb_msg(&g, 1, &n);
+    }
+    for (int i = 0; i < 2; i++) pb_int(&t, 1, wd[i]); /* TensorProto: dims 1, data_type 2, name 8, raw_data 9 */
+    pb_int(&t, 2, 1);
+    pb_str(&t, 8, "W");
+    if (ext_file) { /* external_data 13 {location}, data_location 14 = EXTERNAL */
+        pb kv = {0};
+        pb_str(&kv, 1, "location");
+        pb_str(&kv, 2, ext_file);
+        pb_msg(&t, 13, &kv);
+        pb_int(&t, 14, 1);
+    } else pb_bytes(&t, 9, W, sizeof W);
+    pb_msg(&g, 5, &t);
+    pb_int(&t, 1, bd[0]);
+    pb_int(&t, 2, 1);
+    pb_str(&t, 8, "b");
+    pb_bytes(&t, 9, B, sizeof B);
+    pb_msg(&g, 5, &t);
+    for (int k = 0; k < 2; k++) { /* ValueInfoProto: input 11, output 12 */
+        pb v = {0}, tp = {0}, tt = {0}, sh = {0};
+        for (int i = 0; i < 2; i++) {
+            pb dm = {0};
+            if (k == 0 && i == 0 && sym) pb_str(&dm, 2, "N");
+            else pb_int(&dm, 1, k ? yd[i] : xd[i]);
+            pb_msg(&sh, 1, &dm);
+        }
+        pb_int(&tt, 1, 1);
+        pb_msg(&tt, 2, &sh);
+        pb_msg(&tp, 1, &tt);
+        pb_str(&v, 1, k ? "y" : "x");
+        pb_msg(&v, 2, &tp);
+        pb_msg(&g, k ? 12 : 11, &v);
+    }
+    pb m = {0}, op = {0};
+    pb_int(&m, 1, 8);
+    pb_str(&g, 2, "g");
+    pb_msg(&m, 7, &g);
+    pb_str(&op, 1, "");
+    pb_int(&op, 2, 17);
+    pb_msg(&m, 8, &op);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(m.d, 1, m.n, f), m.n);
+    fclose(f);
+    free(m.d);
+    if (ext_file) {
+        char p[600];
+        snprintf(p, sizeof p, "%.*s/%s", (int)(strrchr(path, '/') - path), path, ext_file);
+        f = fopen(p, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(W, 1, sizeof W, f), sizeof W);
+        fclose(f);
+    }
+}
+
+/* 1 if files a and b hold the same bytes. */
+static int same_bytes(const char *a, const char *b)
+{
+    size_t la = 0, lb = 0;
+    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    int same = x && y && la == lb && memcmp(x, y, la) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* Optimizes src to out with cfg plus `extra` (key, value pairs, NULL-ended); returns the report's JSON (malloc'd). */
+static char *optimize_json(const char *src, const char *out, const char *const *extra)
+{
+    superopt_config *c = NULL;
+    assert_int_equal(superopt_config_new(&c), SUPEROPT_OK);
+    assert_int_equal(superopt_config_set(c, "cost", "flops"), SUPEROPT_OK);
+    assert_int_equal(superopt_config_set(c, "rules", "rules/default.rules"), SUPEROPT_OK);
+    for (int i = 0; extra[i]; i += 2) assert_int_equal(superopt_config_set(c, extra[i], extra[i + 1]), SUPEROPT_OK);
+    superopt_report *r = NULL;
+    if (superopt_optimize(src, out, c, &r) != SUPEROPT_OK) fail_msg("%s: %s", src, superopt_last_error());
+    char *j = strdup(superopt_report_json(r));
+    if (strstr(j, "\"written\": \"input\"")) assert_non_null(strstr(superopt_report_text(r), "input file is written unchanged"));
+    superopt_report_free(r);
+    superopt_config_free(c);
+    return j;
+}
+
+/* --layout none with no rewrite kept writes the input file's own bytes (issue 15 item 6: other runtimes then run
+   exactly the original; the re-serialised start graph renamed values, dropped default attributes and reordered
+   nodes, and ONNX Runtime followed the new order). Not with another layout, not when a rewrite was kept, and not
+   (with the reason in written_note) for weights in external data (the output holds them inline and runs without
+   the data file) or pinned input shapes. */
+static void test_optimize_standard_unchanged(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/so_api_std_XXXXXX", out[256], p[256], ext[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/out.onnx", dir);
+    static const char *const none_none[] = {"search", "none", "layout", "none", NULL};
+    char *j = optimize_json("data/deepandwide.onnx", out, none_none);
+    assert_non_null(strstr(j, "\"written\": \"input\""));
+    assert_true(same_bytes("data/deepandwide.onnx", out));
+    free(j);
+    /* the default search finds no rewrite of it either under flops: still the input */
+    static const char *const none[] = {"layout", "none", NULL};
+    j = optimize_json("data/deepandwide.onnx", out, none);
+    assert_non_null(strstr(j, "\"written\": \"input\""));
+    assert_true(same_bytes("data/deepandwide.onnx", out));
+    free(j);
+    /* the default layout (auto, off under flops): the file is for superopt, the graph is written */
+    static const char *const search_none[] = {"search", "none", NULL};
+    j = optimize_json("data/deepandwide.onnx", out, search_none);
+    assert_non_null(strstr(j, "\"written\": \"graph\", \"written_note\": null") || strstr(j, "\"written\": \"graph\",\n  \"written_note\": null"));
+    assert_false(same_bytes("data/deepandwide.onnx", out));
+    free(j);
+    /* a rewrite kept (nasrnn: time steps' products merged under flops): the graph */
+    static const char *const none_b50[] = {"layout", "none", "budget", "50", NULL};
+    j = optimize_json("data/nasrnn.onnx", out, none_b50);
+    assert_non_null(strstr(j, "\"written\": \"graph\""));
+    assert_null(strstr(j, "\"rules_path\": []"));
+    assert_false(same_bytes("data/nasrnn.onnx", out));
+    free(j);
+    /* the same file as input and output: copied onto itself, unchanged */
+    snprintf(p, sizeof p, "%s/tiny.onnx", dir);
+    tiny_model(p, NULL, 0);
+    char *before = NULL;
+    size_t lb = 0, la = 0;
+    before = slurp(p, &lb);
+    j = optimize_json(p, p, none_none);
+    assert_non_null(strstr(j, "\"written\": \"input\""));
+    char *after = slurp(p, &la);
+    assert_true(after && la == lb && memcmp(before, after, lb) == 0);
+    free(before);
+    free(after);
+    free(j);
+    /* external data: written as a graph that holds W inline and runs without weights.bin */
+    snprintf(p, sizeof p, "%s/tiny_ext.onnx", dir);
+    tiny_model(p, "weights.bin", 0);
+    j = optimize_json(p, out, none_none);
+    assert_non_null(strstr(j, "\"written\": \"graph\""));
+    assert_non_null(strstr(j, "external data"));
+    free(j);
+    snprintf(ext, sizeof ext, "%s/weights.bin", dir);
+    assert_int_equal(remove(ext), 0);
+    superopt_session *s = NULL;
+    assert_int_equal(superopt_session_open(out, NULL, &s), SUPEROPT_OK);
+    superopt_session_close(s);
+    /* a pinned symbolic dimension: the input file does not carry it, the graph is written */
+    snprintf(p, sizeof p, "%s/tiny_sym.onnx", dir);
+    tiny_model(p, NULL, 1);
+    static const char *const none_pin[] = {"search", "none", "layout", "none", "dim", "N=2", NULL};
+    j = optimize_json(p, out, none_pin);
+    assert_non_null(strstr(j, "\"written\": \"graph\""));
+    assert_non_null(strstr(j, "pinned"));
+    free(j);
+    remove(out);
+    snprintf(p, sizeof p, "%s/tiny.onnx", dir);
+    remove(p);
+    snprintf(p, sizeof p, "%s/tiny_ext.onnx", dir);
+    remove(p);
+    snprintf(p, sizeof p, "%s/tiny_sym.onnx", dir);
+    remove(p);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /* Typed inputs and outputs through the API: ONNX's node tests with bool (And) and int32 (Max) tensors, fed in
    their own element types from the test set's TensorProto files and compared with its expected outputs. */
 static void run_node_test(const char *name)
@@ -475,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_same_session_refused),
         cmocka_unit_test(test_two_sessions_concurrently),
         cmocka_unit_test(test_optimize),
+        cmocka_unit_test(test_optimize_standard_unchanged),
         cmocka_unit_test(test_typed_io),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
