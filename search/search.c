@@ -276,6 +276,25 @@ static void progress(ctx *c, int final)
 }
 
 static int32_t first_entry(const ctx *c, uint64_t key);
+static int32_t *hist_path(const hist *h, int32_t *n);
+
+/* One line of the trace (opts.trace): what and its number, the graph's exact cost and its ratio to
+   the start graph's, the queue's length, the rewrite path from the start, and `more`. */
+static void trace_line(const ctx *c, const char *what, int64_t n, double cost, const hist *h, const char *more)
+{
+    FILE *f = c->o->trace;
+    if (!f) return;
+    int32_t np;
+    int32_t *path = hist_path(h, &np);
+    fprintf(f, "%s %lld cost %.9g ratio %.6f queue %d%s depth %d:", what, (long long)n, cost, cost / c->res->cost_before,
+            (int)c->n_heap, more, (int)np);
+    for (int32_t k = 0; k < np; k++) {
+        if (c->o->labels) fprintf(f, " %s", c->o->labels[path[k]]);
+        else fprintf(f, " %d", (int)path[k]);
+    }
+    fputc('\n', f);
+    free(path);
+}
 
 /* ---------------- per-graph data ---------------- */
 
@@ -735,6 +754,7 @@ static gref *greedy(ctx *c, gref *start)
     gref *cur = start;
     cur->refs++;
     expand(c, cur, NULL);
+    trace_line(c, "greedy", 0, cur->cost, cur->h, "");
     for (;;) {
         if (c->o->budget > 0 && res->graphs_explored >= c->o->budget) {
             res->stopped_by = 1;
@@ -780,6 +800,7 @@ static gref *greedy(ctx *c, gref *start)
         }
         next->h = new_hist(c, cur->cands[next_k].m.rule_index, cur->h);
         expand(c, next, cur);
+        trace_line(c, "greedy", next->h->depth, next->cost, next->h, "");
         decref(cur);
         cur = next;
         note_best(c, cur->g, cur->cost, cur->h);
@@ -875,7 +896,9 @@ static void backtrack(ctx *c, gref *start, gref *warm)
             state_drop(&s);
             continue;
         }
+        const int fresh = !r->expanded; /* the start and greedy's graph were expanded (and traced) by greedy */
         expand(c, r, s.parent);
+        if (fresh) trace_line(c, "expand", res->graphs_explored, r->cost, r->h, "");
         if (r->expanded) push_children(c, r, o->alpha);
         s.g = r;
         state_drop(&s);
@@ -1030,6 +1053,43 @@ static void index_rules(ctx *c)
     qsort(c->ent, (size_t)c->n_ent, sizeof *c->ent, cmp_entry);
 }
 
+/* Sets up c (zeroed) for a search from start with options o (alpha set); returns the start's state
+   (the caller decrefs it, then calls ctx_free). */
+static gref *ctx_init(ctx *c, const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm, so_fold_ctx *fc,
+                      const so_search_opts *o, so_search_result *res)
+{
+    c->rules = rules;
+    c->n_rules = n_rules;
+    c->cm = cm;
+    c->fc = fc;
+    c->o = o;
+    c->res = res;
+    c->t0 = so_now();
+    c->cpu0 = so_cpu_now();
+    c->meas0 = cm->measure_cpu_seconds;
+    c->work_limit = o->work_limit == 0 ? SO_SEARCH_WORK_DEFAULT : o->work_limit < 0 ? 0 : o->work_limit;
+    c->last_progress = c->t0;
+    c->scratch = so_graph_new(start->model);
+    index_rules(c);
+    gref *g0 = gref_new(c, so_graph_clone(start));
+    res->cost_before = g0->cost;
+    c->tick = g0->cost > 0 ? g0->cost * 1e-9 : 1e-12;
+    c->best = so_graph_clone(start);
+    c->best_cost = res->cost_before;
+    return g0;
+}
+
+/* Frees what ctx_init and the search allocated, except c->best, c->best_h's history and the queue's states. */
+static void ctx_free(ctx *c)
+{
+    free(c->heap);
+    free(c->found);
+    free(c->pv);
+    free(c->ent);
+    so_hmap_free(&c->seen);
+    so_graph_free(c->scratch);
+}
+
 so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
                         so_fold_ctx *fc, const so_search_opts *opts, so_search_result *res)
 {
@@ -1039,24 +1099,7 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     memset(res, 0, sizeof *res);
     so_search_opts o = *opts;
     if (o.alpha <= 0) o.alpha = 1.05;
-    c.rules = rules;
-    c.n_rules = n_rules;
-    c.cm = cm;
-    c.fc = fc;
-    c.o = &o;
-    c.res = res;
-    c.t0 = so_now();
-    c.cpu0 = so_cpu_now();
-    c.meas0 = cm->measure_cpu_seconds;
-    c.work_limit = o.work_limit == 0 ? SO_SEARCH_WORK_DEFAULT : o.work_limit < 0 ? 0 : o.work_limit;
-    c.last_progress = c.t0;
-    c.scratch = so_graph_new(start->model);
-    index_rules(&c);
-    gref *g0 = gref_new(&c, so_graph_clone(start));
-    res->cost_before = g0->cost;
-    c.tick = g0->cost > 0 ? g0->cost * 1e-9 : 1e-12;
-    c.best = so_graph_clone(start);
-    c.best_cost = res->cost_before;
+    gref *g0 = ctx_init(&c, start, rules, n_rules, cm, fc, &o, res);
 
     int stop = 0; /* 2 time limit, 3 work limit */
     if (o.kind == SO_SEARCH_GREEDY) {
@@ -1096,18 +1139,67 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
                 (long long)res->graphs_explored, (long long)res->materialized, (long long)res->matches, (long long)res->anchors);
     for (int32_t i = 0; i < c.n_heap; i++) state_drop(&c.heap[i]);
     decref(g0);
-    free(c.heap);
-    free(c.found);
-    free(c.pv);
-    free(c.ent);
-    so_hmap_free(&c.seen);
-    so_graph_free(c.scratch);
+    ctx_free(&c);
     res->seconds = so_now() - c.t0;
     res->cpu_seconds = search_cpu(&c);
     res->cost_after = c.best_cost;
     progress(&c, 1);
     res->path = hist_path(c.best_h, &res->n_path);
     res->best = c.best;
+    so_arena_free(&c.hist_arena);
+    return SO_OK;
+}
+
+so_status so_search_replay(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
+                           so_fold_ctx *fc, const so_search_opts *opts, const int32_t *script, int32_t n_script,
+                           int32_t *n_done, double *cost_end, double *cost_max, so_graph **end)
+{
+    ctx c;
+    so_search_result res;
+    memset(&c, 0, sizeof c);
+    memset(&res, 0, sizeof res);
+    so_search_opts o = *opts;
+    o.work_limit = -1; /* every step is built whole: no limit */
+    o.time_limit = 0;
+    o.progress = 0;
+    gref *cur = ctx_init(&c, start, rules, n_rules, cm, fc, &o, &res);
+    expand(&c, cur, NULL);
+    trace_line(&c, "replay", 0, cur->cost, NULL, "");
+    double top = cur->cost;
+    int32_t k = 0;
+    for (; k < n_script; k++) {
+        gref *next = NULL;
+        int32_t matches = 0, built = 0;
+        for (int32_t q = 0; q < cur->n_cands; q++) {
+            if (cur->cands[q].m.rule_index != script[k]) continue;
+            matches++;
+            gref *ng = materialize(&c, cur, &cur->cands[q].m, 0);
+            if (!ng) continue;
+            built++;
+            if (!next || ng->cost < next->cost * (1 - IMPROVE_EPS)) {
+                decref(next);
+                next = ng;
+            } else {
+                decref(ng);
+            }
+        }
+        if (!next) break;
+        next->h = new_hist(&c, script[k], cur->h);
+        expand(&c, next, cur);
+        decref(cur);
+        cur = next;
+        if (cur->cost > top) top = cur->cost;
+        char more[64];
+        snprintf(more, sizeof more, " matches %d built %d", (int)matches, (int)built);
+        trace_line(&c, "replay", k + 1, cur->cost, cur->h, more);
+    }
+    *n_done = k;
+    *cost_end = cur->cost;
+    *cost_max = top;
+    if (end) *end = so_graph_clone(cur->g);
+    decref(cur);
+    so_graph_free(c.best);
+    ctx_free(&c);
     so_arena_free(&c.hist_arena);
     return SO_OK;
 }
