@@ -53,6 +53,7 @@ typedef struct gref {
     uint8_t *role;              /* per node: so_cost_role */
     double *nc;                 /* per node: cost in its role */
     uint64_t ghash;             /* structural graph hash (dedupe) */
+    int probed;                 /* backtracking probed its uphill rewrites (probe()) */
     cand *cands;                /* every match of the graph, previewed; valid once expanded */
     int32_t n_cands, cap_cands;
     int expanded;
@@ -118,6 +119,12 @@ typedef struct ctx {
    costs in another node order differ in the last bits. */
 #define IMPROVE_EPS 1e-6
 /* Greedy: most candidates built to check their exact cost per step. */
+/* Backtracking's chain probes: most applications of one rule in a chain. */
+#define CHAIN_MAX 16
+/* Chain probes: a rule whose chains failed from this many of a graph's matches is not probed further there. */
+#define CHAIN_FAILS 4
+/* Chain probes: matches of the rule built per step (lowest estimates first), the cheapest taken. */
+#define CHAIN_TRIES 8
 #define GREEDY_TRIES 48
 
 static void gref_free(gref *r)
@@ -830,6 +837,111 @@ static void push_children(ctx *c, gref *r, double alpha)
     }
 }
 
+typedef struct pcand {
+    double est;
+    int32_t k;
+} pcand;
+
+static int cmp_pcand(const void *a, const void *b)
+{
+    const pcand *x = a, *y = b;
+    if (x->est != y->est) return x->est < y->est ? -1 : 1;
+    return x->k - y->k;
+}
+
+/* Queues the built (and expanded) state g at its exact cost. */
+static void push_built(ctx *c, gref *g)
+{
+    state t;
+    memset(&t, 0, sizeof t);
+    t.cost = g->cost;
+    t.nodes = g->n_ops;
+    t.seq = c->seq++;
+    t.g = g;
+    g->refs++;
+    t.h = g->h;
+    heap_push(c, &t);
+    heap_trim(c);
+}
+
+/* Chain probes from r, the best graph so far (a move made of several rewrites): each uphill rewrite
+   of r within alpha x best, cheapest estimate first, is applied and then the same rule again, each
+   time at its match of the lowest estimate (built: the estimate prices the target's fusions alone),
+   as long as each application lowers the exact cost; the chain
+   counts as one move. Merging one gate's five x.W products in nasrnn_512 is such a chain: 473
+   reversed four times, +2.3 % for the first merge, then -0.9 %, -0.9 %, -1.2 % (search/README.md
+   "Tracing"). The first chain that ends below the best queues its graph (the new best, probed in turn
+   when popped); every chain's first graph is queued as the child it is. A rule whose chains failed
+   from CHAIN_FAILS matches of r is not probed further from r (nasrnn_512: 500 matches of 506 reversed,
+   all failing, came before the first of 473 reversed). The chains' graphs count in res->probes, not
+   in graphs_explored (the budget). */
+static void probe(ctx *c, gref *r, double alpha)
+{
+    pcand *v = so_xmalloc(((size_t)r->n_cands + 1) * sizeof *v);
+    int32_t n = 0;
+    for (int32_t k = 0; k < r->n_cands; k++) {
+        double d = r->cands[k].cur;
+        if (d > IMPROVE_EPS * r->cost && r->cost + d < alpha * c->best_cost) v[n++] = (pcand){d, k};
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_pcand);
+    int found = 0;
+    const int64_t explored = c->res->graphs_explored; /* a chain is one move: its graphs are counted in probes */
+    uint8_t *failed = so_xcalloc((size_t)c->n_rules + 1, 1); /* chains of each rule that failed from r */
+    pcand *w = so_xmalloc(((size_t)r->n_cands + 64) * sizeof *w);
+    for (int32_t q = 0; q < n && !found && !out_of_time(c); q++) {
+        const cand *cd = &r->cands[v[q].k];
+        const int32_t rule = cd->m.rule_index;
+        if (failed[rule] >= CHAIN_FAILS) continue;
+        gref *g1 = materialize(c, r, &cd->m, 1);
+        if (!g1) continue;
+        g1->h = new_hist(c, rule, r->h);
+        expand(c, g1, r);
+        c->res->probes++;
+        trace_line(c, "chain", 1, g1->cost, g1->h, "");
+        gref *g = g1;
+        g->refs++;
+        for (int step = 1; step < CHAIN_MAX && g->expanded && !out_of_time(c); step++) {
+            /* the rule's CHAIN_TRIES matches of the lowest estimates, built; the cheapest */
+            int32_t nw = 0;
+            for (int32_t k = 0; k < g->n_cands; k++)
+                if (g->cands[k].m.rule_index == rule) w[nw++] = (pcand){g->cands[k].cur, k};
+            qsort(w, (size_t)nw, sizeof *w, cmp_pcand);
+            gref *ng = NULL;
+            for (int32_t t = 0; t < nw && t < CHAIN_TRIES; t++) {
+                gref *tg = materialize(c, g, &g->cands[w[t].k].m, 0);
+                if (tg && (!ng || tg->cost < ng->cost)) {
+                    decref(ng);
+                    ng = tg;
+                } else {
+                    decref(tg);
+                }
+            }
+            if (!ng || ng->cost >= g->cost * (1 - IMPROVE_EPS) || !so_hmap_add(&c->seen, ng->ghash, 1)) {
+                decref(ng);
+                break;
+            }
+            ng->h = new_hist(c, rule, g->h);
+            expand(c, ng, g);
+            trace_line(c, "chain", step + 1, ng->cost, ng->h, "");
+            decref(g);
+            g = ng;
+        }
+        if (g->cost < c->best_cost * (1 - IMPROVE_EPS)) {
+            note_best(c, g->g, g->cost, g->h);
+            push_built(c, g);
+            found = 1;
+        }
+        if (g1->expanded && g1->cost < alpha * c->best_cost) push_built(c, g1);
+        if (!found) failed[rule]++;
+        decref(g);
+        decref(g1);
+    }
+    c->res->graphs_explored = explored;
+    free(failed);
+    free(w);
+    free(v);
+}
+
 static void backtrack(ctx *c, gref *start, gref *warm)
 {
     const so_search_opts *o = c->o;
@@ -900,6 +1012,10 @@ static void backtrack(ctx *c, gref *start, gref *warm)
         expand(c, r, s.parent);
         if (fresh) trace_line(c, "expand", res->graphs_explored, r->cost, r->h, "");
         if (r->expanded) push_children(c, r, o->alpha);
+        if (r->expanded && !r->probed && r->cost <= c->best_cost * (1 + IMPROVE_EPS)) { /* the best so far */
+            r->probed = 1;
+            probe(c, r, o->alpha);
+        }
         s.g = r;
         state_drop(&s);
         progress(c, 0);

@@ -561,6 +561,68 @@ static void test_trace_replay(void **state)
     so_ruleset_free(&drs);
 }
 
+/* x0..x3 [1,16], each times the same W [16,24], then relu (fused into the product's epilogue). Under
+   flops, merging two products (473 reversed: matmul(concat(A, C), W), split) is uphill by 1.4 % (the
+   relus no longer fuse, the concat is a copy), merging in the third and fourth downhill (0.973, 0.945
+   of the start; so_search_replay's trace). */
+static so_model *build_chain(void)
+{
+    tb t;
+    so_shape xs[4] = {shape2(1, 16), shape2(1, 16), shape2(1, 16), shape2(1, 16)};
+    tb_new(&t, 4, xs, 4);
+    t.seed = 7;
+    int32_t w = tb_weight(&t, 2, 16, 24);
+    for (int j = 0; j < 4; j++) t.g->outputs[j] = (so_edge){tb_op(&t, SO_OP_RELU, tb_op(&t, SO_OP_MATMUL, j, w, 0), -1, 0), 0};
+    return t.m;
+}
+
+/* Backtracking's chain probes: greedy takes no step (every first merge is uphill); backtracking probes
+   its best graph's uphill rewrites, applies 473 reversed again while it improves, and ends with one
+   product of all four, strictly cheaper. The budget of 2 graphs stands in for the plateaus that keep
+   the queue from popping the uphill graph on real models (nasrnn_512: 1000 graphs at the start's cost,
+   search/README.md "Tracing"); without the probes backtracking ends at greedy's graph here. */
+static void test_chain_probe(void **state)
+{
+    (void)state;
+    so_ruleset drs = {0};
+    int32_t n = 0;
+    so_rule *rl = default_rules(&drs, &n);
+    so_model *m = build_chain();
+    double cost[3];
+    so_graph *best[3];
+    int64_t probes = 0;
+    for (int kind = SO_SEARCH_NONE; kind <= SO_SEARCH_BACKTRACK; kind++) {
+        so_cost_model cm;
+        so_fold_ctx fc;
+        assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
+        so_fold_init(&fc, m);
+        so_graph *start = so_graph_clone(m->graph);
+        so_normalize_attrs(start);
+        assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+        so_search_opts o = {.kind = kind, .alpha = 1.05, .budget = 2};
+        so_search_result res;
+        assert_int_equal(so_search_run(start, rl, n, &cm, &fc, &o, &res), SO_OK);
+        cost[kind] = res.cost_after;
+        if (kind == SO_SEARCH_BACKTRACK) probes = res.probes;
+        best[kind] = res.best;
+        res.best = NULL;
+        assert_true(max_diff(m->graph, best[kind]) < 1e-4);
+        so_search_result_free(&res);
+        so_graph_free(start);
+        so_fold_free(&fc);
+        so_cost_free(&cm);
+    }
+    assert_true(cost[SO_SEARCH_GREEDY] == cost[SO_SEARCH_NONE]);
+    assert_int_equal(count_op(best[SO_SEARCH_GREEDY], SO_OP_MATMUL), 4);
+    assert_true(cost[SO_SEARCH_BACKTRACK] < cost[SO_SEARCH_GREEDY] * 0.96);
+    assert_int_equal(count_op(best[SO_SEARCH_BACKTRACK], SO_OP_MATMUL), 1);
+    assert_true(probes > 0);
+    for (int k = 0; k < 3; k++) so_graph_free(best[k]);
+    so_model_free(m);
+    free(rl);
+    so_ruleset_free(&drs);
+}
+
 static void test_copies_reject_view_merge(void **state)
 {
     (void)state;
@@ -662,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_canon_keeps_attrs),
         cmocka_unit_test(test_copies_reject_view_merge),
         cmocka_unit_test(test_trace_replay),
+        cmocka_unit_test(test_chain_probe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
