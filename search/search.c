@@ -103,6 +103,7 @@ typedef struct ctx {
     int64_t seq;
     double tick;                /* costs within one tick tie: 1e-9 of the start cost */
     int timed_out;              /* the work limit or the time limit stopped the search */
+    int64_t probe_work;         /* work units backtracking's chain probes spent (probe()) */
     so_graph *scratch;          /* preview graph */
     uint8_t *pv;                /* preview scratch arrays */
     int32_t cap_pv;
@@ -125,6 +126,10 @@ typedef struct ctx {
 #define CHAIN_FAILS 4
 /* Chain probes: matches of the rule built per step (lowest estimates first), the cheapest taken. */
 #define CHAIN_TRIES 8
+/* Chain probes stop once they have spent this fraction (1/N) of backtracking's work limit: the queue
+   keeps the rest (with the probes unbounded, nasnet_a and inception_v3 reached the time limit's safety
+   net at load 4-7 before the work limit) */
+#define CHAIN_WORK_SHARE 4
 #define GREEDY_TRIES 48
 
 static void gref_free(gref *r)
@@ -888,10 +893,12 @@ static void probe(ctx *c, gref *r, double alpha)
     const int64_t explored = c->res->graphs_explored; /* a chain is one move: its graphs are counted in probes */
     uint8_t *failed = so_xcalloc((size_t)c->n_rules + 1, 1); /* chains of each rule that failed from r */
     pcand *w = so_xmalloc(((size_t)r->n_cands + 64) * sizeof *w);
-    for (int32_t q = 0; q < n && !found && !out_of_time(c); q++) {
+    const int64_t cap = (c->work_limit > 0 ? c->work_limit : SO_SEARCH_WORK_DEFAULT) / CHAIN_WORK_SHARE;
+    for (int32_t q = 0; q < n && !found && !out_of_time(c) && c->probe_work < cap; q++) {
         const cand *cd = &r->cands[v[q].k];
         const int32_t rule = cd->m.rule_index;
         if (failed[rule] >= CHAIN_FAILS) continue;
+        const int64_t work0 = c->work;
         gref *g1 = materialize(c, r, &cd->m, 1);
         if (!g1) continue;
         g1->h = new_hist(c, rule, r->h);
@@ -933,6 +940,7 @@ static void probe(ctx *c, gref *r, double alpha)
         }
         if (g1->expanded && g1->cost < alpha * c->best_cost) push_built(c, g1);
         if (!found) failed[rule]++;
+        c->probe_work += c->work - work0;
         decref(g);
         decref(g1);
     }
