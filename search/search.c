@@ -123,9 +123,9 @@ typedef struct ctx {
 /* Backtracking's chain probes: most applications of one rule in a chain. */
 #define CHAIN_MAX 16
 /* Chain probes: a rule whose chains failed from this many of a graph's matches is not probed further there. */
-#define CHAIN_FAILS 4
+#define CHAIN_FAILS 2
 /* Chain probes: matches of the rule built per step (lowest estimates first), the cheapest taken. */
-#define CHAIN_TRIES 8
+#define CHAIN_TRIES 4
 /* Chain probes stop once they have spent this fraction (1/N) of backtracking's work limit: the queue
    keeps the rest (with the probes unbounded, nasnet_a and inception_v3 reached the time limit's safety
    net at load 4-7 before the work limit) */
@@ -871,15 +871,16 @@ static void push_built(ctx *c, gref *g)
 
 /* Chain probes from r, the best graph so far (a move made of several rewrites): each uphill rewrite
    of r within alpha x best, cheapest estimate first, is applied and then the same rule again, each
-   time at its match of the lowest estimate (built: the estimate prices the target's fusions alone),
-   as long as each application lowers the exact cost; the chain
+   time at the cheapest of its CHAIN_TRIES matches of the lowest estimates (built: the estimate
+   prices the target's fusions alone), as long as each application lowers the exact cost; the chain
    counts as one move. Merging one gate's five x.W products in nasrnn_512 is such a chain: 473
    reversed four times, +2.3 % for the first merge, then -0.9 %, -0.9 %, -1.2 % (search/README.md
    "Tracing"). The first chain that ends below the best queues its graph (the new best, probed in turn
    when popped); every chain's first graph is queued as the child it is. A rule whose chains failed
    from CHAIN_FAILS matches of r is not probed further from r (nasrnn_512: 500 matches of 506 reversed,
-   all failing, came before the first of 473 reversed). The chains' graphs count in res->probes, not
-   in graphs_explored (the budget). */
+   all failing, came before the first of 473 reversed), and probing stops once it has spent
+   1/CHAIN_WORK_SHARE of the work limit. The chains' graphs count in res->probes, not in
+   graphs_explored (the budget). */
 static void probe(ctx *c, gref *r, double alpha)
 {
     pcand *v = so_xmalloc(((size_t)r->n_cands + 1) * sizeof *v);
