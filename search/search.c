@@ -119,7 +119,6 @@ typedef struct ctx {
 /* A graph counts as cheaper only by more than this relative margin: sums of the same node
    costs in another node order differ in the last bits. */
 #define IMPROVE_EPS 1e-6
-/* Greedy: most candidates built to check their exact cost per step. */
 /* Backtracking's chain probes: most applications of one rule in a chain. */
 #define CHAIN_MAX 16
 /* Chain probes: a rule whose chains failed from this many of a graph's matches is not probed further there. */
@@ -130,6 +129,7 @@ typedef struct ctx {
    keeps the rest (with the probes unbounded, nasnet_a and inception_v3 reached the time limit's safety
    net at load 4-7 before the work limit) */
 #define CHAIN_WORK_SHARE 4
+/* Greedy: most candidates built to check their exact cost per step. */
 #define GREEDY_TRIES 48
 
 static void gref_free(gref *r)
@@ -879,8 +879,8 @@ static void push_built(ctx *c, gref *g)
    when popped); every chain's first graph is queued as the child it is. A rule whose chains failed
    from CHAIN_FAILS matches of r is not probed further from r (nasrnn_512: 500 matches of 506 reversed,
    all failing, came before the first of 473 reversed), and probing stops once it has spent
-   1/CHAIN_WORK_SHARE of the work limit. The chains' graphs count in res->probes, not in
-   graphs_explored (the budget). */
+   1/CHAIN_WORK_SHARE of the work limit. Chains are counted in res->probes; their graphs are not
+   counted in graphs_explored (the budget). */
 static void probe(ctx *c, gref *r, double alpha)
 {
     pcand *v = so_xmalloc(((size_t)r->n_cands + 1) * sizeof *v);
@@ -893,7 +893,8 @@ static void probe(ctx *c, gref *r, double alpha)
     int found = 0;
     const int64_t explored = c->res->graphs_explored; /* a chain is one move: its graphs are counted in probes */
     uint8_t *failed = so_xcalloc((size_t)c->n_rules + 1, 1); /* chains of each rule that failed from r */
-    pcand *w = so_xmalloc(((size_t)r->n_cands + 64) * sizeof *w);
+    int32_t cap_w = r->n_cands + 64;
+    pcand *w = so_xmalloc((size_t)cap_w * sizeof *w); /* one chain step's matches of the rule */
     const int64_t cap = (c->work_limit > 0 ? c->work_limit : SO_SEARCH_WORK_DEFAULT) / CHAIN_WORK_SHARE;
     for (int32_t q = 0; q < n && !found && !out_of_time(c) && c->probe_work < cap; q++) {
         const cand *cd = &r->cands[v[q].k];
@@ -901,7 +902,10 @@ static void probe(ctx *c, gref *r, double alpha)
         if (failed[rule] >= CHAIN_FAILS) continue;
         const int64_t work0 = c->work;
         gref *g1 = materialize(c, r, &cd->m, 1);
-        if (!g1) continue;
+        if (!g1) {
+            c->probe_work += c->work - work0;
+            continue;
+        }
         g1->h = new_hist(c, rule, r->h);
         expand(c, g1, r);
         c->res->probes++;
@@ -911,6 +915,7 @@ static void probe(ctx *c, gref *r, double alpha)
         for (int step = 1; step < CHAIN_MAX && g->expanded && !out_of_time(c); step++) {
             /* the rule's CHAIN_TRIES matches of the lowest estimates, built; the cheapest */
             int32_t nw = 0;
+            if (g->n_cands > cap_w) w = so_xrealloc(w, (size_t)(cap_w = g->n_cands) * sizeof *w);
             for (int32_t k = 0; k < g->n_cands; k++)
                 if (g->cands[k].m.rule_index == rule) w[nw++] = (pcand){g->cands[k].cur, k};
             qsort(w, (size_t)nw, sizeof *w, cmp_pcand);
