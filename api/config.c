@@ -72,6 +72,8 @@ static const opt options[] = {
     TEXT_("cost_table", S_OPT, "FILE", "measured costs from FILE only (made by this run if it does not exist; a table of another ISA level or CPU is refused): the same table gives the same output model", P_PATH, cost_table),
     TEXT_("report", S_OPT, "FILE.json", "write the JSON report (only when the model is written)", P_PATH, report),
     TEXT_("dot", S_OPT, "DIR", "write before/after Graphviz files", P_PATH, dot),
+    TEXT_("trace", S_OPT, "FILE", "write one line per graph greedy and backtracking expand (cost, depth, rewrite path; search/README.md \"Tracing\")", P_PATH, trace),
+    TEXT_("trace_path", S_OPT, "RULES", "replay rules (labels, e.g. 473-rev*32,506-rev), each at its cheapest match, before the search; steps in the trace and the summary", P_PATH, trace_path),
     FLAG_("progress", S_OPT, "0", "a progress line on stderr", progress),
 };
 
@@ -167,6 +169,8 @@ void superopt_config_free(superopt_config *cfg)
     free(cfg->cache_dir);
     free(cfg->inputs);
     free(cfg->cost_table);
+    free(cfg->trace);
+    free(cfg->trace_path);
     for (int i = 0; i < cfg->n_pins; i++) free(cfg->pins[i]);
     free(cfg->pins);
     free(cfg);

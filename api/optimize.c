@@ -40,7 +40,7 @@ static const char *stop_name(int stopped_by)
 }
 
 typedef struct opts {
-    const char *model, *out, *rules, *report, *dot, *cache_dir, *inputs, *cost_table;
+    const char *model, *out, *rules, *report, *dot, *cache_dir, *inputs, *cost_table, *trace, *trace_path;
     int search, cost, quiet, allow_unverified, allow_unchecked, reverse, check_incremental, layout;
     double alpha, time_limit;
     long long budget, threads, seed, work_limit;
@@ -466,13 +466,51 @@ static so_status copy_input(const char *src, const struct stat *at_load, const c
     return so_atomic_commit(&out, dst, ok); /* a write error: the message names dst and the errno */
 }
 
+/* Parses trace_path, rule labels separated by commas, each optionally followed by *N (N times), into
+   indices of labels[0..n) (*script malloc'd). An unknown label or a bad count: SO_ERR with a message. */
+static so_status parse_trace_path(const char *text, const char (*labels)[24], int32_t n, int32_t **script, int32_t *n_script)
+{
+    int32_t cap = 16, k = 0;
+    int32_t *v = so_xmalloc((size_t)cap * sizeof *v);
+    const char *p = text;
+    while (*p) {
+        size_t len = strcspn(p, ",*");
+        int32_t r = -1;
+        for (int32_t i = 0; i < n && r < 0; i++)
+            if (strlen(labels[i]) == len && !strncmp(labels[i], p, len)) r = i;
+        if (r < 0) {
+            free(v);
+            return so_errorf("trace_path %s: no searched rule is named '%.*s'", text, (int)len, p);
+        }
+        p += len;
+        long times = 1;
+        if (*p == '*') {
+            char *end;
+            times = strtol(p + 1, &end, 10);
+            if (end == p + 1 || times < 1 || times > 100000 || (*end && *end != ',')) {
+                free(v);
+                return so_errorf("trace_path %s: expected a count from 1 to 100000 after '*'", text);
+            }
+            p = end;
+        }
+        for (long t = 0; t < times; t++) {
+            if (k == cap) v = so_xrealloc(v, (size_t)(cap *= 2) * sizeof *v);
+            v[k++] = r;
+        }
+        if (*p == ',') p++;
+    }
+    *script = v;
+    *n_script = k;
+    return SO_OK;
+}
+
 /* superopt_optimize's work (the caller holds the API lock): on success *json and *text receive the
    report (malloc'd); on failure nothing is written and the thread's message says why. */
 static so_status optimize(const char *src, const char *dst, const struct superopt_config *c, char **json, char **text)
 {
     static const so_search_kind searches[] = {SO_SEARCH_BACKTRACK, SO_SEARCH_GREEDY, SO_SEARCH_NONE, SO_SEARCH_EQSAT};
     opts o = {.model = src, .out = dst, .rules = c->rules, .report = c->report, .dot = c->dot, .cache_dir = c->cache_dir, .cost_table = c->cost_table,
-              .search = searches[c->search], .cost = c->cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS,
+              .trace = c->trace, .trace_path = c->trace_path, .search = searches[c->search], .cost = c->cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS,
               .quiet = !c->progress, .allow_unverified = c->allow_unverified, .allow_unchecked = c->allow_unchecked,
               .inputs = c->inputs, .reverse = c->reverse,
               .check_incremental = c->check_incremental, .layout = c->layout == 0 ? LAYOUT_AUTO : c->layout == 1 ? LAYOUT_NCHWC : c->layout == 3 ? LAYOUT_PASS : LAYOUT_NONE,
@@ -495,6 +533,9 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     so_model *m = NULL;
     so_rule *rules = NULL;
     char (*labels)[24] = NULL;
+    const char **label_ptrs = NULL;
+    int32_t *script = NULL;
+    FILE *trace = NULL;
     so_graph *start = NULL;
     so_fold_ctx fc;
     int fc_init = 0, cm_init = 0;
@@ -661,8 +702,31 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     /* search_seconds is wall time; search_cpu_seconds the CPU time of this thread over the same
        searches (timing new cost configurations included, as in search_seconds; on a loaded machine
        the figure that still means something) */
+    /* the trace (search/README.md "Tracing"): the graphs greedy and backtracking expand, and before
+       them the replay of trace_path, a rule sequence given by labels ("473-rev*32,506-rev") */
+    if (o.trace) {
+        if (!(trace = fopen(o.trace, "w"))) {
+            so_errorf("%s: cannot write the trace: %s", o.trace, strerror(errno));
+            goto fail;
+        }
+        label_ptrs = so_xmalloc(((size_t)n_rules + 1) * sizeof *label_ptrs);
+        for (int32_t i = 0; i < n_rules; i++) label_ptrs[i] = labels[i];
+        so.trace = trace;
+        so.labels = label_ptrs;
+    }
+    if (o.trace_path) {
+        int32_t n_script = 0;
+        if (parse_trace_path(o.trace_path, (const char(*)[24])labels, n_search, &script, &n_script) != SO_OK) goto fail;
+        int32_t done = 0;
+        double c_end = 0, c_max = 0;
+        if (so_search_replay(start, rules, n_search, &cm, &fc, &so, script, n_script, &done, &c_end, &c_max, NULL) != SO_OK) goto fail;
+        const double c0 = so_cost_graph(&cm, start);
+        fprintf(tf, "  trace path: %d of %d steps, cost %.6g -> %.6g (%.4fx of the start), highest %.6g (%.4fx)\n", (int)done, (int)n_script, c0,
+                c_end, c_end / c0, c_max, c_max / c0);
+    }
     double t_search = so_now(), c_search = so_cpu_now();
     if (so_search_run(start, rules, n_search, &cm, &fc, &so, &res) != SO_OK) goto fail;
+    so.trace = NULL; /* the layout search is not traced */
     t_search = so_now() - t_search;
     c_search = so_cpu_now() - c_search;
     /* standard ONNX for other runtimes (--layout none) under measured costs: what pays on our kernels must
@@ -820,11 +884,11 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         else fprintf(f, "null");
         fprintf(f, "},\n");
         fprintf(f, "  \"search_detail\": {\"work\": %lld, \"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
-                   "\"greedy_explored\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
+                   "\"greedy_explored\": %lld, \"chain_probes\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
                    "\"costs_under_load\": %lld, \"cost_cache_loaded\": %lld, \"cost_cache_stale\": %lld, "
                    "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
                 (long long)res.work, (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
-                (long long)res.greedy_explored, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
+                (long long)res.greedy_explored, (long long)res.probes, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 (long long)cm.noisy, cm.table ? 0LL : (long long)cm.loaded, (long long)cm.stale, so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         if (nck.ran) {
             static const char *const kept[] = {"search", "greedy", "start"};
@@ -986,6 +1050,9 @@ done:
     if (cm_init) so_cost_free(&cm);
     if (fc_init) so_fold_free(&fc);
     so_model_free(m);
+    if (trace) fclose(trace);
+    free(label_ptrs);
+    free(script);
     free(labels);
     so_ruleset_free(&rs); /* also `rules` */
     /* the memory streams' buffers stay: handed over on success, freed on failure */

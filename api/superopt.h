@@ -95,6 +95,11 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
                              and written; same table, same output model; search/README.md "Cost tables")
                "report" FILE.json (also written, atomically, only when the model is)
                "dot" DIR (before/after Graphviz files)   "progress" 0|1 (a progress line on stderr)
+               "trace" FILE (one line per graph greedy and backtracking expand: exact cost, depth,
+                             rewrite path; search/README.md "Tracing")
+               "trace_path" RULES (rule labels such as "473-rev*32,506-rev*5", replayed from the start
+                             graph before the search, each step at its cheapest match; the costs in
+                             the trace and the summary)
    A value is checked when it is set. A config is used by one thread at a time; sessions and
    optimizations copy what they need, so it may be freed or changed right after. */
 typedef struct superopt_config superopt_config;

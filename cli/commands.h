@@ -12,8 +12,10 @@
 /* `superopt MODEL.onnx [-o OUT.onnx] [--rules FILE] [--search backtrack|greedy|none] [--alpha A]
    [--budget N] [--work-limit N] [--time-limit S] [--cost measured|flops] [--report FILE.json] [--dot DIR]
    [--threads N] [--seed N] [-q] [--allow-unverified] [--no-reverse] [--cache-dir DIR]
-   [--check-incremental]` (the last: debugging, every incrementally matched graph is also
-   matched from scratch and differences are counted in the report): the options become a
+   [--check-incremental] [--trace FILE] [--trace-path RULES]` (the last three: debugging, every
+   incrementally matched graph is also matched from scratch and differences are counted in the
+   report; the search's expanded graphs and a replayed rule sequence written to a trace, search/README.md
+   "Tracing"): the options become a
    superopt_config, the work is superopt_optimize's (api/optimize.c). cli/cmd_opt.c.
    pins[0..n_pins): the command line's --input-shape ("s:NAME=D0,...") and --dim ("d:SYMBOL=N"). */
 int so_optimize_main(int argc, char **argv, const char *const *pins, int n_pins);

@@ -53,6 +53,7 @@ typedef struct gref {
     uint8_t *role;              /* per node: so_cost_role */
     double *nc;                 /* per node: cost in its role */
     uint64_t ghash;             /* structural graph hash (dedupe) */
+    int probed;                 /* backtracking probed its uphill rewrites (probe()) */
     cand *cands;                /* every match of the graph, previewed; valid once expanded */
     int32_t n_cands, cap_cands;
     int expanded;
@@ -102,6 +103,7 @@ typedef struct ctx {
     int64_t seq;
     double tick;                /* costs within one tick tie: 1e-9 of the start cost */
     int timed_out;              /* the work limit or the time limit stopped the search */
+    int64_t probe_work;         /* work units backtracking's chain probes spent (probe()) */
     so_graph *scratch;          /* preview graph */
     uint8_t *pv;                /* preview scratch arrays */
     int32_t cap_pv;
@@ -117,6 +119,16 @@ typedef struct ctx {
 /* A graph counts as cheaper only by more than this relative margin: sums of the same node
    costs in another node order differ in the last bits. */
 #define IMPROVE_EPS 1e-6
+/* Backtracking's chain probes: most applications of one rule in a chain. */
+#define CHAIN_MAX 16
+/* Chain probes: a rule whose chains failed from this many of a graph's matches is not probed further there. */
+#define CHAIN_FAILS 2
+/* Chain probes: matches of the rule built per step (lowest estimates first), the cheapest taken. */
+#define CHAIN_TRIES 4
+/* Chain probes stop once they have spent this fraction (1/N) of backtracking's work limit: the queue
+   keeps the rest (with the probes unbounded, nasnet_a and inception_v3 reached the time limit's safety
+   net at load 4-7 before the work limit) */
+#define CHAIN_WORK_SHARE 4
 /* Greedy: most candidates built to check their exact cost per step. */
 #define GREEDY_TRIES 48
 
@@ -276,6 +288,25 @@ static void progress(ctx *c, int final)
 }
 
 static int32_t first_entry(const ctx *c, uint64_t key);
+static int32_t *hist_path(const hist *h, int32_t *n);
+
+/* One line of the trace (opts.trace): what and its number, the graph's exact cost and its ratio to
+   the start graph's, the queue's length, the rewrite path from the start, and `more`. */
+static void trace_line(const ctx *c, const char *what, int64_t n, double cost, const hist *h, const char *more)
+{
+    FILE *f = c->o->trace;
+    if (!f) return;
+    int32_t np;
+    int32_t *path = hist_path(h, &np);
+    fprintf(f, "%s %lld cost %.9g ratio %.6f queue %d%s depth %d:", what, (long long)n, cost, cost / c->res->cost_before,
+            (int)c->n_heap, more, (int)np);
+    for (int32_t k = 0; k < np; k++) {
+        if (c->o->labels) fprintf(f, " %s", c->o->labels[path[k]]);
+        else fprintf(f, " %d", (int)path[k]);
+    }
+    fputc('\n', f);
+    free(path);
+}
 
 /* ---------------- per-graph data ---------------- */
 
@@ -735,6 +766,7 @@ static gref *greedy(ctx *c, gref *start)
     gref *cur = start;
     cur->refs++;
     expand(c, cur, NULL);
+    trace_line(c, "greedy", 0, cur->cost, cur->h, "");
     for (;;) {
         if (c->o->budget > 0 && res->graphs_explored >= c->o->budget) {
             res->stopped_by = 1;
@@ -780,6 +812,7 @@ static gref *greedy(ctx *c, gref *start)
         }
         next->h = new_hist(c, cur->cands[next_k].m.rule_index, cur->h);
         expand(c, next, cur);
+        trace_line(c, "greedy", next->h->depth, next->cost, next->h, "");
         decref(cur);
         cur = next;
         note_best(c, cur->g, cur->cost, cur->h);
@@ -807,6 +840,120 @@ static void push_children(ctx *c, gref *r, double alpha)
         heap_push(c, &s);
         heap_trim(c);
     }
+}
+
+typedef struct pcand {
+    double est;
+    int32_t k;
+} pcand;
+
+static int cmp_pcand(const void *a, const void *b)
+{
+    const pcand *x = a, *y = b;
+    if (x->est != y->est) return x->est < y->est ? -1 : 1;
+    return x->k - y->k;
+}
+
+/* Queues the built (and expanded) state g at its exact cost. */
+static void push_built(ctx *c, gref *g)
+{
+    state t;
+    memset(&t, 0, sizeof t);
+    t.cost = g->cost;
+    t.nodes = g->n_ops;
+    t.seq = c->seq++;
+    t.g = g;
+    g->refs++;
+    t.h = g->h;
+    heap_push(c, &t);
+    heap_trim(c);
+}
+
+/* Chain probes from r, the best graph so far (a move made of several rewrites): each uphill rewrite
+   of r within alpha x best, cheapest estimate first, is applied and then the same rule again, each
+   time at the cheapest of its CHAIN_TRIES matches of the lowest estimates (built: the estimate
+   prices the target's fusions alone), as long as each application lowers the exact cost; the chain
+   counts as one move. Merging one gate's five x.W products in nasrnn_512 is such a chain: 473
+   reversed four times, +2.3 % for the first merge, then -0.9 %, -0.9 %, -1.2 % (search/README.md
+   "Tracing"). The first chain that ends below the best queues its graph (the new best, probed in turn
+   when popped); every chain's first graph is queued as the child it is. A rule whose chains failed
+   from CHAIN_FAILS matches of r is not probed further from r (nasrnn_512: 500 matches of 506 reversed,
+   all failing, came before the first of 473 reversed), and probing stops once it has spent
+   1/CHAIN_WORK_SHARE of the work limit. Chains are counted in res->probes; their graphs are not
+   counted in graphs_explored (the budget). */
+static void probe(ctx *c, gref *r, double alpha)
+{
+    pcand *v = so_xmalloc(((size_t)r->n_cands + 1) * sizeof *v);
+    int32_t n = 0;
+    for (int32_t k = 0; k < r->n_cands; k++) {
+        double d = r->cands[k].cur;
+        if (d > IMPROVE_EPS * r->cost && r->cost + d < alpha * c->best_cost) v[n++] = (pcand){d, k};
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_pcand);
+    int found = 0;
+    const int64_t explored = c->res->graphs_explored; /* a chain is one move: its graphs are counted in probes */
+    uint8_t *failed = so_xcalloc((size_t)c->n_rules + 1, 1); /* chains of each rule that failed from r */
+    int32_t cap_w = r->n_cands + 64;
+    pcand *w = so_xmalloc((size_t)cap_w * sizeof *w); /* one chain step's matches of the rule */
+    const int64_t cap = (c->work_limit > 0 ? c->work_limit : SO_SEARCH_WORK_DEFAULT) / CHAIN_WORK_SHARE;
+    for (int32_t q = 0; q < n && !found && !out_of_time(c) && c->probe_work < cap; q++) {
+        const cand *cd = &r->cands[v[q].k];
+        const int32_t rule = cd->m.rule_index;
+        if (failed[rule] >= CHAIN_FAILS) continue;
+        const int64_t work0 = c->work;
+        gref *g1 = materialize(c, r, &cd->m, 1);
+        if (!g1) {
+            c->probe_work += c->work - work0;
+            continue;
+        }
+        g1->h = new_hist(c, rule, r->h);
+        expand(c, g1, r);
+        c->res->probes++;
+        trace_line(c, "chain", 1, g1->cost, g1->h, "");
+        gref *g = g1;
+        g->refs++;
+        for (int step = 1; step < CHAIN_MAX && g->expanded && !out_of_time(c); step++) {
+            /* the rule's CHAIN_TRIES matches of the lowest estimates, built; the cheapest */
+            int32_t nw = 0;
+            if (g->n_cands > cap_w) w = so_xrealloc(w, (size_t)(cap_w = g->n_cands) * sizeof *w);
+            for (int32_t k = 0; k < g->n_cands; k++)
+                if (g->cands[k].m.rule_index == rule) w[nw++] = (pcand){g->cands[k].cur, k};
+            qsort(w, (size_t)nw, sizeof *w, cmp_pcand);
+            gref *ng = NULL;
+            for (int32_t t = 0; t < nw && t < CHAIN_TRIES; t++) {
+                gref *tg = materialize(c, g, &g->cands[w[t].k].m, 0);
+                if (tg && (!ng || tg->cost < ng->cost)) {
+                    decref(ng);
+                    ng = tg;
+                } else {
+                    decref(tg);
+                }
+            }
+            if (!ng || ng->cost >= g->cost * (1 - IMPROVE_EPS) || !so_hmap_add(&c->seen, ng->ghash, 1)) {
+                decref(ng);
+                break;
+            }
+            ng->h = new_hist(c, rule, g->h);
+            expand(c, ng, g);
+            trace_line(c, "chain", step + 1, ng->cost, ng->h, "");
+            decref(g);
+            g = ng;
+        }
+        if (g->cost < c->best_cost * (1 - IMPROVE_EPS)) {
+            note_best(c, g->g, g->cost, g->h);
+            push_built(c, g);
+            found = 1;
+        }
+        if (g1->expanded && g1->cost < alpha * c->best_cost) push_built(c, g1);
+        if (!found) failed[rule]++;
+        c->probe_work += c->work - work0;
+        decref(g);
+        decref(g1);
+    }
+    c->res->graphs_explored = explored;
+    free(failed);
+    free(w);
+    free(v);
 }
 
 static void backtrack(ctx *c, gref *start, gref *warm)
@@ -875,8 +1022,14 @@ static void backtrack(ctx *c, gref *start, gref *warm)
             state_drop(&s);
             continue;
         }
+        const int fresh = !r->expanded; /* the start and greedy's graph were expanded (and traced) by greedy */
         expand(c, r, s.parent);
+        if (fresh) trace_line(c, "expand", res->graphs_explored, r->cost, r->h, "");
         if (r->expanded) push_children(c, r, o->alpha);
+        if (r->expanded && !r->probed && r->cost <= c->best_cost * (1 + IMPROVE_EPS)) { /* the best so far */
+            r->probed = 1;
+            probe(c, r, o->alpha);
+        }
         s.g = r;
         state_drop(&s);
         progress(c, 0);
@@ -1030,6 +1183,43 @@ static void index_rules(ctx *c)
     qsort(c->ent, (size_t)c->n_ent, sizeof *c->ent, cmp_entry);
 }
 
+/* Sets up c (zeroed) for a search from start with options o (alpha set); returns the start's state
+   (the caller decrefs it, then calls ctx_free). */
+static gref *ctx_init(ctx *c, const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm, so_fold_ctx *fc,
+                      const so_search_opts *o, so_search_result *res)
+{
+    c->rules = rules;
+    c->n_rules = n_rules;
+    c->cm = cm;
+    c->fc = fc;
+    c->o = o;
+    c->res = res;
+    c->t0 = so_now();
+    c->cpu0 = so_cpu_now();
+    c->meas0 = cm->measure_cpu_seconds;
+    c->work_limit = o->work_limit == 0 ? SO_SEARCH_WORK_DEFAULT : o->work_limit < 0 ? 0 : o->work_limit;
+    c->last_progress = c->t0;
+    c->scratch = so_graph_new(start->model);
+    index_rules(c);
+    gref *g0 = gref_new(c, so_graph_clone(start));
+    res->cost_before = g0->cost;
+    c->tick = g0->cost > 0 ? g0->cost * 1e-9 : 1e-12;
+    c->best = so_graph_clone(start);
+    c->best_cost = res->cost_before;
+    return g0;
+}
+
+/* Frees what ctx_init and the search allocated, except c->best, c->best_h's history and the queue's states. */
+static void ctx_free(ctx *c)
+{
+    free(c->heap);
+    free(c->found);
+    free(c->pv);
+    free(c->ent);
+    so_hmap_free(&c->seen);
+    so_graph_free(c->scratch);
+}
+
 so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
                         so_fold_ctx *fc, const so_search_opts *opts, so_search_result *res)
 {
@@ -1039,24 +1229,7 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     memset(res, 0, sizeof *res);
     so_search_opts o = *opts;
     if (o.alpha <= 0) o.alpha = 1.05;
-    c.rules = rules;
-    c.n_rules = n_rules;
-    c.cm = cm;
-    c.fc = fc;
-    c.o = &o;
-    c.res = res;
-    c.t0 = so_now();
-    c.cpu0 = so_cpu_now();
-    c.meas0 = cm->measure_cpu_seconds;
-    c.work_limit = o.work_limit == 0 ? SO_SEARCH_WORK_DEFAULT : o.work_limit < 0 ? 0 : o.work_limit;
-    c.last_progress = c.t0;
-    c.scratch = so_graph_new(start->model);
-    index_rules(&c);
-    gref *g0 = gref_new(&c, so_graph_clone(start));
-    res->cost_before = g0->cost;
-    c.tick = g0->cost > 0 ? g0->cost * 1e-9 : 1e-12;
-    c.best = so_graph_clone(start);
-    c.best_cost = res->cost_before;
+    gref *g0 = ctx_init(&c, start, rules, n_rules, cm, fc, &o, res);
 
     int stop = 0; /* 2 time limit, 3 work limit */
     if (o.kind == SO_SEARCH_GREEDY) {
@@ -1096,18 +1269,67 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
                 (long long)res->graphs_explored, (long long)res->materialized, (long long)res->matches, (long long)res->anchors);
     for (int32_t i = 0; i < c.n_heap; i++) state_drop(&c.heap[i]);
     decref(g0);
-    free(c.heap);
-    free(c.found);
-    free(c.pv);
-    free(c.ent);
-    so_hmap_free(&c.seen);
-    so_graph_free(c.scratch);
+    ctx_free(&c);
     res->seconds = so_now() - c.t0;
     res->cpu_seconds = search_cpu(&c);
     res->cost_after = c.best_cost;
     progress(&c, 1);
     res->path = hist_path(c.best_h, &res->n_path);
     res->best = c.best;
+    so_arena_free(&c.hist_arena);
+    return SO_OK;
+}
+
+so_status so_search_replay(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
+                           so_fold_ctx *fc, const so_search_opts *opts, const int32_t *script, int32_t n_script,
+                           int32_t *n_done, double *cost_end, double *cost_max, so_graph **end)
+{
+    ctx c;
+    so_search_result res;
+    memset(&c, 0, sizeof c);
+    memset(&res, 0, sizeof res);
+    so_search_opts o = *opts;
+    o.work_limit = -1; /* every step is built whole: no limit */
+    o.time_limit = 0;
+    o.progress = 0;
+    gref *cur = ctx_init(&c, start, rules, n_rules, cm, fc, &o, &res);
+    expand(&c, cur, NULL);
+    trace_line(&c, "replay", 0, cur->cost, NULL, "");
+    double top = cur->cost;
+    int32_t k = 0;
+    for (; k < n_script; k++) {
+        gref *next = NULL;
+        int32_t matches = 0, built = 0;
+        for (int32_t q = 0; q < cur->n_cands; q++) {
+            if (cur->cands[q].m.rule_index != script[k]) continue;
+            matches++;
+            gref *ng = materialize(&c, cur, &cur->cands[q].m, 0);
+            if (!ng) continue;
+            built++;
+            if (!next || ng->cost < next->cost * (1 - IMPROVE_EPS)) {
+                decref(next);
+                next = ng;
+            } else {
+                decref(ng);
+            }
+        }
+        if (!next) break;
+        next->h = new_hist(&c, script[k], cur->h);
+        expand(&c, next, cur);
+        decref(cur);
+        cur = next;
+        if (cur->cost > top) top = cur->cost;
+        char more[64];
+        snprintf(more, sizeof more, " matches %d built %d", (int)matches, (int)built);
+        trace_line(&c, "replay", k + 1, cur->cost, cur->h, more);
+    }
+    *n_done = k;
+    *cost_end = cur->cost;
+    *cost_max = top;
+    if (end) *end = so_graph_clone(cur->g);
+    decref(cur);
+    so_graph_free(c.best);
+    ctx_free(&c);
     so_arena_free(&c.hist_arena);
     return SO_OK;
 }

@@ -3,6 +3,8 @@
 #ifndef SO_SEARCH_H
 #define SO_SEARCH_H
 
+#include <stdio.h>
+
 #include "../rules/rule.h"
 #include "cost.h"
 #include "fold.h"
@@ -31,6 +33,9 @@ typedef struct so_search_opts {
     int queue_cap;              /* most graphs kept in the queue (the costliest are dropped); 0: 20000 */
     int verify_incremental;     /* tests: also match every derived graph from scratch and count
                                    differences with the incremental matches (slow) */
+    FILE *trace;                /* not NULL: greedy and backtracking write one line per graph they expand
+                                   (its exact cost, depth, rewrite path); search/README.md "Tracing" */
+    const char *const *labels;  /* the rules' names in trace lines (NULL: their indices) */
 } so_search_opts;
 
 typedef struct so_search_result {
@@ -47,6 +52,7 @@ typedef struct so_search_result {
     int64_t anchors;            /* dirty nodes re-matched (rules with that node's operator) */
     int64_t incremental_mismatches; /* with opts.verify_incremental: matches missing or extra */
     int64_t greedy_explored;    /* backtrack: graphs explored by the greedy warm start */
+    int64_t probes;             /* backtrack: chain probes (an uphill rewrite, then the same rule while it improves) */
     int64_t confirm_timed;      /* backtrack, measured: configurations re-timed to confirm that
                                    the best graph beats greedy's (0: no confirmation needed) */
     int confirm_vetoed;         /* 1: it did not, greedy's graph was returned */
@@ -88,6 +94,16 @@ typedef struct so_search_result {
 so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
                         so_fold_ctx *fc, const so_search_opts *opts, so_search_result *res);
 void so_search_result_free(so_search_result *res);
+
+/* Replays a rule sequence from start, for tracing a path the search does not take (search/README.md
+   "Tracing"): step k builds every match of rules[script[k]] in the current graph (exact costs, start
+   canonicalised as for so_search_run) and moves to the cheapest; one line per step on opts->trace (if
+   set). *n_done: steps taken (a step with no applicable match ends the replay); *cost_end: the cost of
+   the last graph, *cost_max: the highest cost on the path (start included); end not NULL: *end
+   receives the last graph (owned by the caller). */
+so_status so_search_replay(const so_graph *start, const so_rule *rules, int32_t n_rules, so_cost_model *cm,
+                           so_fold_ctx *fc, const so_search_opts *opts, const int32_t *script, int32_t n_script,
+                           int32_t *n_done, double *cost_end, double *cost_max, so_graph **end);
 
 /* The result becomes backtracking's greedy warm start (res->greedy_best and its path, taken; both
    must be there), or with start not NULL a copy of start at cost cost_start with no rewrites. */

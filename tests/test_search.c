@@ -1,6 +1,7 @@
 /* test_search.c - search modes on a synthetic graph with the dev rules: backtrack <= greedy <= none
    under the flops model, results equal the original numerically, determinism, budget;
    incremental matching equals full matching on every derived graph. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -457,6 +458,171 @@ static so_model *build_view_merge(void)
     return t.m;
 }
 
+/* ---- tracing: the replay of a rule sequence, and the trace lines ---- */
+
+/* x0, x1, x2 [1,16], each times the same W [16,8]: three graph outputs. Rule 473 reversed merges two
+   products of one weight (matmul(concat(A, C), B), split). */
+static so_model *build_shared_weight(void)
+{
+    tb t;
+    so_shape xs[3] = {shape2(1, 16), shape2(1, 16), shape2(1, 16)};
+    tb_new(&t, 3, xs, 3);
+    t.seed = 7;
+    int32_t w = tb_weight(&t, 2, 16, 8);
+    for (int j = 0; j < 3; j++) t.g->outputs[j] = (so_edge){tb_op(&t, SO_OP_MATMUL, j, w, 0), 0};
+    return t.m;
+}
+
+/* Reads a trace: the costs of the lines starting with `what`, in order (at most cap); their count. */
+static int trace_costs(FILE *f, const char *what, double *cost, int cap, int *with_rule, const char *rule)
+{
+    char line[4096];
+    int n = 0;
+    *with_rule = 0;
+    rewind(f);
+    while (fgets(line, sizeof line, f)) {
+        size_t len = strlen(what);
+        if (strncmp(line, what, len) || line[len] != ' ') continue;
+        const char *p = strstr(line, " cost ");
+        assert_non_null(p);
+        if (n < cap) cost[n] = strtod(p + 6, NULL);
+        n++;
+        if (rule && strstr(line, rule)) (*with_rule)++;
+    }
+    return n;
+}
+
+static void test_trace_replay(void **state)
+{
+    (void)state;
+    so_ruleset drs = {0};
+    int32_t n = 0;
+    so_rule *rl = default_rules(&drs, &n);
+    int32_t merge = -1; /* 473 reversed: both_ways puts a rule's reverse right after it */
+    for (int32_t k = 0; k + 1 < n && merge < 0; k++)
+        if (rl[k].id == 473 && rl[k + 1].id == 473) merge = k + 1;
+    assert_true(merge > 0);
+    const char **labels = calloc((size_t)n, sizeof *labels);
+    for (int32_t k = 0; k < n; k++) labels[k] = k == merge ? "473-rev" : "other";
+    so_model *m = build_shared_weight();
+    so_cost_model cm;
+    so_fold_ctx fc;
+    assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
+    so_fold_init(&fc, m);
+    so_graph *start = so_graph_clone(m->graph);
+    so_normalize_attrs(start);
+    assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+    const double c0 = so_cost_graph(&cm, start);
+    FILE *tf = tmpfile();
+    assert_non_null(tf);
+    so_search_opts o = {.kind = SO_SEARCH_BACKTRACK, .alpha = 1.05, .budget = 6, .trace = tf, .labels = labels};
+    /* three merges asked, two possible: x0.W with x1.W, then that pair with x2.W (in some order) */
+    const int32_t script[3] = {merge, merge, merge};
+    int32_t done = -1;
+    double c_end = 0, c_max = 0;
+    so_graph *end = NULL;
+    assert_int_equal(so_search_replay(start, rl, n, &cm, &fc, &o, script, 3, &done, &c_end, &c_max, &end), SO_OK);
+    assert_int_equal(done, 2);
+    assert_int_equal(count_op(end, SO_OP_MATMUL), 1);
+    assert_true(max_diff(m->graph, end) < 1e-4);
+    /* the costs are the graphs' own: the last one's, and the highest on the path */
+    double ce = so_cost_graph(&cm, end);
+    assert_true(fabs(ce - c_end) <= 1e-9 * c0);
+    double cost[8];
+    int with_rule = 0;
+    assert_int_equal(trace_costs(tf, "replay", cost, 8, &with_rule, "473-rev"), 3);
+    assert_int_equal(with_rule, 2); /* the two steps name their rule */
+    assert_true(fabs(cost[0] - c0) <= 1e-9 * c0 && fabs(cost[2] - c_end) <= 1e-9 * c0);
+    double top = SO_MAX(cost[0], SO_MAX(cost[1], cost[2]));
+    assert_true(fabs(top - c_max) <= 1e-9 * c0);
+    /* the search's trace: one line per graph greedy expands, then one per graph backtracking expands */
+    so_graph_free(end);
+    fclose(tf);
+    tf = tmpfile();
+    assert_non_null(tf);
+    o.trace = tf;
+    so_search_result res;
+    assert_int_equal(so_search_run(start, rl, n, &cm, &fc, &o, &res), SO_OK);
+    double gc[64], bc[64];
+    int g_lines = trace_costs(tf, "greedy", gc, 64, &with_rule, NULL), b_lines = trace_costs(tf, "expand", bc, 64, &with_rule, NULL);
+    assert_int_equal(g_lines, res.greedy_explored);
+    assert_int_equal(b_lines, res.graphs_explored - res.greedy_explored);
+    assert_true(b_lines > 0 && b_lines <= 6);
+    assert_true(fabs(gc[g_lines - 1] - res.greedy_cost) <= 1e-9 * c0);
+    for (int k = 0; k < b_lines && k < 64; k++) assert_true(bc[k] >= res.cost_after * (1 - 1e-9)); /* nothing below the best */
+    so_search_result_free(&res);
+    fclose(tf);
+    so_graph_free(start);
+    so_fold_free(&fc);
+    so_cost_free(&cm);
+    so_model_free(m);
+    free(labels);
+    free(rl);
+    so_ruleset_free(&drs);
+}
+
+/* x0..x3 [1,16], each times the same W [16,24], then relu (fused into the product's epilogue). Under
+   flops, merging two products (473 reversed: matmul(concat(A, C), W), split) is uphill by 1.4 % (the
+   relus no longer fuse, the concat is a copy), merging in the third and fourth downhill (0.973, 0.945
+   of the start; so_search_replay's trace). */
+static so_model *build_chain(void)
+{
+    tb t;
+    so_shape xs[4] = {shape2(1, 16), shape2(1, 16), shape2(1, 16), shape2(1, 16)};
+    tb_new(&t, 4, xs, 4);
+    t.seed = 7;
+    int32_t w = tb_weight(&t, 2, 16, 24);
+    for (int j = 0; j < 4; j++) t.g->outputs[j] = (so_edge){tb_op(&t, SO_OP_RELU, tb_op(&t, SO_OP_MATMUL, j, w, 0), -1, 0), 0};
+    return t.m;
+}
+
+/* Backtracking's chain probes: greedy takes no step (every first merge is uphill); backtracking probes
+   its best graph's uphill rewrites, applies 473 reversed again while it improves, and ends with one
+   product of all four, strictly cheaper. The budget of 2 graphs stands in for the plateaus that keep
+   the queue from popping the uphill graph on real models (nasrnn_512: 1000 graphs at the start's cost,
+   search/README.md "Tracing"); without the probes backtracking ends at greedy's graph here. */
+static void test_chain_probe(void **state)
+{
+    (void)state;
+    so_ruleset drs = {0};
+    int32_t n = 0;
+    so_rule *rl = default_rules(&drs, &n);
+    so_model *m = build_chain();
+    double cost[3];
+    so_graph *best[3];
+    int64_t probes = 0;
+    for (int kind = SO_SEARCH_NONE; kind <= SO_SEARCH_BACKTRACK; kind++) {
+        so_cost_model cm;
+        so_fold_ctx fc;
+        assert_int_equal(so_cost_init(&cm, SO_COST_FLOPS, 1, ""), SO_OK);
+        so_fold_init(&fc, m);
+        so_graph *start = so_graph_clone(m->graph);
+        so_normalize_attrs(start);
+        assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+        so_search_opts o = {.kind = kind, .alpha = 1.05, .budget = 2};
+        so_search_result res;
+        assert_int_equal(so_search_run(start, rl, n, &cm, &fc, &o, &res), SO_OK);
+        cost[kind] = res.cost_after;
+        if (kind == SO_SEARCH_BACKTRACK) probes = res.probes;
+        best[kind] = res.best;
+        res.best = NULL;
+        assert_true(max_diff(m->graph, best[kind]) < 1e-4);
+        so_search_result_free(&res);
+        so_graph_free(start);
+        so_fold_free(&fc);
+        so_cost_free(&cm);
+    }
+    assert_true(cost[SO_SEARCH_GREEDY] == cost[SO_SEARCH_NONE]);
+    assert_int_equal(count_op(best[SO_SEARCH_GREEDY], SO_OP_MATMUL), 4);
+    assert_true(cost[SO_SEARCH_BACKTRACK] < cost[SO_SEARCH_GREEDY] * 0.96);
+    assert_int_equal(count_op(best[SO_SEARCH_BACKTRACK], SO_OP_MATMUL), 1);
+    assert_true(probes > 0);
+    for (int k = 0; k < 3; k++) so_graph_free(best[k]);
+    so_model_free(m);
+    free(rl);
+    so_ruleset_free(&drs);
+}
+
 static void test_copies_reject_view_merge(void **state)
 {
     (void)state;
@@ -557,6 +723,8 @@ int main(void)
         cmocka_unit_test(test_plateau_merge),
         cmocka_unit_test(test_canon_keeps_attrs),
         cmocka_unit_test(test_copies_reject_view_merge),
+        cmocka_unit_test(test_trace_replay),
+        cmocka_unit_test(test_chain_probe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
