@@ -542,6 +542,28 @@ static void run_pool(int is_max, int C, int H, int W, int kh, int kw, int sh, in
         snprintf(what, sizeof what, "%s pool C%d %dx%d k%dx%d s%d p%d,%d,%d,%d d%d cip%d", is_max ? "max" : "avg", C, H, W, kh, kw, sh, pt, pl, pb, pr, dh, cip);
         check(L, y1, ref, N, C, Ho * Wo, what);
         same_for_threads(y1, y2, ny, what);
+        if (!is_max) { /* the kernel's float sums, rows then columns, times 1/count: the same bits at every pixel,
+                          whether it ran in a tile of several pixels or alone (pool_run's avg_tile) */
+            float *got = malloc(sizeof(float) * (size_t)(N * C * Ho * Wo));
+            L->from_blocked(y1, got, N, C, Ho * Wo, 1);
+            for (int64_t q = 0; q < N * C; q++)
+                for (int64_t oh = 0; oh < Ho; oh++)
+                    for (int64_t ow = 0; ow < Wo; ow++) {
+                        int64_t h0 = oh * sh - pt, w0 = ow * sw - pl;
+                        int64_t h1 = h0 + kh < H + pb ? h0 + kh : H + pb, w1 = w0 + kw < W + pr ? w0 + kw : W + pr;
+                        const int64_t padded = (h1 - h0) * (w1 - w0);
+                        h0 = h0 > 0 ? h0 : 0, w0 = w0 > 0 ? w0 : 0, h1 = h1 < H ? h1 : H, w1 = w1 < W ? w1 : W;
+                        float acc = 0;
+                        for (int64_t ih = h0; ih < h1; ih++)
+                            for (int64_t iw = w0; iw < w1; iw++) acc += x[(q * H + ih) * W + iw];
+                        const int64_t cnt = cip ? padded : (h1 - h0) * (w1 - w0);
+                        const float want = cnt > 0 ? acc * (float)(1.0 / (double)cnt) : 0.0f, g = got[(q * Ho + oh) * Wo + ow];
+                        if (memcmp(&want, &g, sizeof g) && !(want != want && g != g))
+                            fail_msg("%s (%s): plane %lld pixel (%lld, %lld) is %.9g, the one-pixel sum %.9g (bits differ)", what, L->isa,
+                                     (long long)q, (long long)oh, (long long)ow, g, want);
+                    }
+            free(got);
+        }
         free(xb), free(y1), free(y2);
     }
     free(x), free(ref);
@@ -558,6 +580,16 @@ static void test_pool(void **state)
     run_pool(0, 21, 8, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0);   /* counted */
     run_pool(0, 21, 9, 9, 3, 3, 2, 2, 0, 0, 1, 1, 1, 0, 1);   /* ceil mode, NaN */
     run_pool(0, 3, 7, 7, 7, 7, 1, 1, 0, 0, 0, 0, 1, 0, 0);    /* one window */
+    /* rows wide enough for pool_run's multi-pixel tiles (8, 4, 2 pixels at b = 16; 4, 2 at b = 8) and the one-pixel
+       remainders: Inception-v3's 3x3/1 pad 1 average (counted and not), a 3x3/2 average with ceil mode and NaN, a
+       5x5 average, ResNet's max pool on a wide row with NaN, a dilated max pool, a 2x2/2 max pool */
+    run_pool(0, 21, 9, 35, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0);
+    run_pool(0, 21, 9, 35, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0);
+    run_pool(0, 19, 7, 30, 3, 3, 2, 2, 0, 0, 1, 1, 1, 0, 1);
+    run_pool(0, 5, 6, 27, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 0);
+    run_pool(1, 19, 7, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 1);
+    run_pool(1, 8, 9, 27, 3, 3, 1, 1, 2, 2, 2, 2, 2, 0, 0);
+    run_pool(1, 17, 6, 34, 2, 2, 2, 2, 0, 0, 0, 0, 1, 0, 0);
 }
 
 /* Blocked max pooling is the reference bit for bit, NaN included: one NaN, +inf or -inf planted at each input
@@ -569,7 +601,9 @@ static void test_pool_special_positions(void **state)
     (void)state;
     static const int pc[][10] = {/* H, W, k, s, pads t l b r, dilation, global */
                                  {9, 11, 3, 2, 1, 1, 1, 1, 1, 0}, {8, 9, 3, 2, 0, 0, 1, 1, 1, 0}, {7, 7, 3, 1, 2, 2, 2, 2, 2, 0},
-                                 {6, 6, 2, 2, 0, 0, 0, 0, 1, 0}, {5, 7, 0, 0, 0, 0, 0, 0, 0, 1}};
+                                 {6, 6, 2, 2, 0, 0, 0, 0, 1, 0}, {5, 7, 0, 0, 0, 0, 0, 0, 0, 1},
+                                 /* rows wide enough for pool_run's multi-pixel tiles and their remainders */
+                                 {3, 37, 3, 2, 1, 1, 1, 1, 1, 0}, {3, 23, 3, 1, 1, 1, 1, 1, 1, 0}, {5, 25, 3, 1, 2, 2, 2, 2, 2, 0}};
     const float sp[3] = {NAN, INFINITY, -INFINITY};
     const int64_t N = 1, C = 11;
     const so_nchwc_impl *lv[3];
