@@ -500,7 +500,10 @@ r11=1
 for i in 1 2; do
     # default --layout (auto: nasrnn has no conv, no layout step); --layout none would add the standard-ONNX
     # check, which keeps the original here (the small gemv merges cost more FLOPs+bytes with their split copies)
-    $SO data/nasrnn.onnx -o "$TMP/r11_w$i.onnx" --cost-table "$T11" --budget 0 --work-limit 300000 -q --report "$TMP/r11_w$i.json" >"$TMP/log" 2>&1 || r11=0
+    # (the flops model, not the measured table: with the M = 1 products on our GEMV (session 14, an OpenBLAS below
+    # the level, e.g. Haswell kernels at avx512) the measured gate merges are near-neutral, and within this work a
+    # table timed under load let the search find nothing in 2 of 3 tries; the work limit's determinism is the point)
+    $SO data/nasrnn.onnx -o "$TMP/r11_w$i.onnx" --cost flops --budget 0 --work-limit 300000 -q --report "$TMP/r11_w$i.json" >"$TMP/log" 2>&1 || r11=0
 done
 if [ $r11 = 1 ] && cmp "$TMP/r11_w1.onnx" "$TMP/r11_w2.onnx" >>"$TMP/log" 2>&1 &&
     $PY -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); assert a["stopped_by"]==b["stopped_by"]=="work-limit" and a["search_detail"]["work"]==b["search_detail"]["work"] and a["cost_after"]==b["cost_after"]<a["cost_before"], (a["stopped_by"], a["search_detail"]["work"], b["search_detail"]["work"])'         "$TMP/r11_w1.json" "$TMP/r11_w2.json" >>"$TMP/log" 2>&1; then
