@@ -425,47 +425,6 @@ fail:
     return SO_ERR;
 }
 
-/* Writes the input model's own bytes to `dst` (standard ONNX with no rewrite kept: other runtimes then run
-   exactly the original). Atomic like every output (so_atomic: a temporary in dst's folder renamed into
-   place, never a half-written file; src == dst is safe: the open input keeps the old file). Copied through
-   a fixed 1 MiB buffer, so nothing is sized by the model (--max-memory holds). The input must still be the
-   file that was loaded (device, inode, size, modification time as `at_load`), else nothing is written. */
-static so_status copy_input(const char *src, const struct stat *at_load, const char *dst)
-{
-    struct stat st;
-    FILE *in = so_open_regular(src, &st);
-    if (!in) return SO_ERR_IO; /* the message names src */
-    if (st.st_dev != at_load->st_dev || st.st_ino != at_load->st_ino || st.st_size != at_load->st_size ||
-        st.st_mtim.tv_sec != at_load->st_mtim.tv_sec || st.st_mtim.tv_nsec != at_load->st_mtim.tv_nsec) {
-        fclose(in);
-        return so_errorc(SO_ERR_IO, "%s: the input file changed while it was being optimized; nothing written", src);
-    }
-    so_atomic out;
-    if (so_atomic_open(&out, dst, "wb") != SO_OK) {
-        fclose(in);
-        return SO_ERR_IO;
-    }
-    enum { CHUNK = 1 << 20 };
-    char *buf = so_xmalloc(CHUNK);
-    long long total = 0;
-    int ok = 1;
-    for (;;) {
-        size_t k = fread(buf, 1, CHUNK, in);
-        if (k && fwrite(buf, 1, k, out.f) != k) ok = 0;
-        total += (long long)k;
-        if (k < CHUNK || !ok) break;
-    }
-    const int read_err = ferror(in) || total != (long long)st.st_size;
-    free(buf);
-    fclose(in);
-    if (read_err) {
-        so_atomic_commit(&out, dst, 0);
-        return so_errorc(SO_ERR_IO, "%s: cannot read the input to write it unchanged (%lld of %lld bytes); nothing written", src, total,
-                         (long long)st.st_size);
-    }
-    return so_atomic_commit(&out, dst, ok); /* a write error: the message names dst and the errno */
-}
-
 /* Parses trace_path, rule labels separated by commas, each optionally followed by *N (N times), into
    indices of labels[0..n) (*script malloc'd). An unknown label or a bad count: SO_ERR with a message. */
 static so_status parse_trace_path(const char *text, const char (*labels)[24], int32_t n, int32_t **script, int32_t *n_script)
@@ -958,7 +917,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
             goto fail;
         }
     }
-    if ((write_input ? copy_input(o.model, &st_model, out_path) : so_onnx_save(res.best, out_path)) != SO_OK) goto fail;
+    if ((write_input ? so_copy_file_unchanged(o.model, &st_model, out_path) : so_onnx_save(res.best, out_path)) != SO_OK) goto fail;
     if (rep_open) {
         rep_open = 0;
         if (so_atomic_commit(&rep, o.report, 1) != SO_OK) goto fail;

@@ -620,3 +620,41 @@ int so_parse_double(const char *s, double lo, double hi, double *out)
     *out = v;
     return 0;
 }
+
+/* so_copy_file_unchanged: see common.h. src == dst is safe: the open input keeps the old file while the
+   temporary is renamed over it. */
+so_status so_copy_file_unchanged(const char *src, const struct stat *at_load, const char *dst)
+{
+    struct stat st;
+    FILE *in = so_open_regular(src, &st);
+    if (!in) return SO_ERR_IO; /* the message names src */
+    if (st.st_dev != at_load->st_dev || st.st_ino != at_load->st_ino || st.st_size != at_load->st_size ||
+        st.st_mtim.tv_sec != at_load->st_mtim.tv_sec || st.st_mtim.tv_nsec != at_load->st_mtim.tv_nsec) {
+        fclose(in);
+        return so_errorc(SO_ERR_IO, "%s: the input file changed while it was being optimized; nothing written", src);
+    }
+    so_atomic out;
+    if (so_atomic_open(&out, dst, "wb") != SO_OK) {
+        fclose(in);
+        return SO_ERR_IO;
+    }
+    enum { CHUNK = 1 << 20 };
+    char *buf = so_xmalloc(CHUNK);
+    long long total = 0;
+    int ok = 1;
+    for (;;) {
+        size_t k = fread(buf, 1, CHUNK, in);
+        if (k && fwrite(buf, 1, k, out.f) != k) ok = 0;
+        total += (long long)k;
+        if (k < CHUNK || !ok) break;
+    }
+    const int read_err = ferror(in) || total != (long long)st.st_size;
+    free(buf);
+    fclose(in);
+    if (read_err) {
+        so_atomic_commit(&out, dst, 0);
+        return so_errorc(SO_ERR_IO, "%s: cannot read the input to write it unchanged (%lld of %lld bytes); nothing written", src, total,
+                         (long long)st.st_size);
+    }
+    return so_atomic_commit(&out, dst, ok); /* a write error: the message names dst and the errno */
+}

@@ -121,6 +121,12 @@ so_status so_atomic_open(so_atomic *a, const char *path, const char *mode);
 so_status so_atomic_commit(so_atomic *a, const char *path, int ok);
 /* Writes n bytes to path atomically (so_atomic_open + fwrite + so_atomic_commit). */
 so_status so_write_file_atomic(const char *path, const void *data, size_t n);
+/* Copies the regular file `src` to `dst` byte for byte, atomically (so_atomic_open/commit: never a
+   half-written dst; src == dst is safe). `src` must still be the file described by `at_load` (its
+   stat when it was read: device, inode, size, modification time), else nothing is written and the
+   message says "<src>: the input file changed ...". Copied through a fixed 1 MiB buffer, so nothing is
+   sized by the file. Used to write an input model unchanged (standard ONNX with no rewrite kept). */
+so_status so_copy_file_unchanged(const char *src, const struct stat *at_load, const char *dst);
 
 /* Parses a byte count for --max-memory: a positive integer with an optional K, M, G or T
    suffix (powers of 1024, optionally followed by "B" or "iB"). Returns 0 on success. */

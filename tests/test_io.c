@@ -249,6 +249,47 @@ static void test_input_files(void **state)
     free(buf);
 }
 
+/* An input copied unchanged (standard ONNX with no rewrite kept): byte for byte while the file is the
+   one stat'ed at load; refused, with nothing written and the old output kept, once it changed (size,
+   or only the modification time); src == dst leaves the file as it was. */
+static void test_copy_unchanged(void **state)
+{
+    (void)state;
+    char src[128], dst[128], buf[64];
+    struct stat at_load;
+    pathf(src, sizeof src, "model.bin");
+    pathf(dst, sizeof dst, "copy.bin");
+    assert_int_equal(write_text(src, "original"), SO_OK);
+    assert_int_equal(stat(src, &at_load), 0);
+    assert_int_equal(so_copy_file_unchanged(src, &at_load, dst), SO_OK);
+    slurp(dst, buf, sizeof buf);
+    assert_string_equal(buf, "original");
+    assert_int_equal(so_copy_file_unchanged(src, &at_load, src), SO_OK);
+    slurp(src, buf, sizeof buf);
+    assert_string_equal(buf, "original");
+    assert_int_equal(stat(src, &at_load), 0); /* src == dst renamed a new inode into place */
+    assert_no_tmp();
+    /* the same size, another modification time */
+    FILE *f = fopen(src, "r+");
+    assert_non_null(f);
+    assert_int_equal(fputs("ORIGINAL", f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+    struct timespec ts[2] = {{.tv_sec = at_load.st_mtim.tv_sec + 5, .tv_nsec = 0}, {.tv_sec = at_load.st_mtim.tv_sec + 5, .tv_nsec = 0}};
+    assert_int_equal(utimensat(AT_FDCWD, src, ts, 0), 0);
+    assert_int_equal(so_copy_file_unchanged(src, &at_load, dst), SO_ERR_IO);
+    assert_non_null(strstr(so_error(), "changed while it was being optimized"));
+    assert_non_null(strstr(so_error(), src));
+    slurp(dst, buf, sizeof buf);
+    assert_string_equal(buf, "original");
+    /* another size */
+    assert_int_equal(stat(src, &at_load), 0);
+    assert_int_equal(write_text(src, "longer text"), SO_OK);
+    assert_int_equal(so_copy_file_unchanged(src, &at_load, dst), SO_ERR_IO);
+    slurp(dst, buf, sizeof buf);
+    assert_string_equal(buf, "original");
+    assert_no_tmp();
+}
+
 /* --max-memory as a total (item 10): charges add up to the limit and no further; a refused charge
    leaves the total unchanged and names what asked; releases give it back. */
 static void test_mem_budget(void **state)
@@ -277,7 +318,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_regular_and_new),  cmocka_unit_test(test_symlinks_and_dirs), cmocka_unit_test(test_char_devices),
         cmocka_unit_test(test_fifo_output),      cmocka_unit_test(test_signal_removes_tmp), cmocka_unit_test(test_input_files),
-        cmocka_unit_test(test_mem_budget),
+        cmocka_unit_test(test_mem_budget),       cmocka_unit_test(test_copy_unchanged),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
