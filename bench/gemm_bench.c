@@ -1,4 +1,4 @@
-/* gemm_bench.c - so_gemm (B packed once, as at load) vs a library sgemm (OpenBLAS's cblas_sgemm, or oneDNN's dnnl_sgemm with GEMM_REF=onednn) on BERT's and ResNet-50's shapes and 2048^3: paired, interleaved rounds, median GFLOP/s and median per-round ratio. Build: bash bench/gemm_bench.sh */
+/* gemm_bench.c - so_gemm (B packed once, as at load) vs a library sgemm (OpenBLAS's cblas_sgemm, or oneDNN's dnnl_sgemm with GEMM_REF=onednn) on BERT's, ConvNeXt-T's (its eight pointwise MatMuls) and ResNet-50's shapes and 2048^3: paired, interleaved rounds, median GFLOP/s and median per-round ratio. Build: bash bench/gemm_bench.sh */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -164,6 +164,14 @@ int main(int argc, char **argv)
         {"mid [256,768]x[768,768]", 256, 768, 768, 1},
         {"mid [512,768]x[768,768]", 512, 768, 768, 1},
         {"mid [1024,1024]x[1024,1024]", 1024, 1024, 1024, 1},
+        {"cnx1a [3136,96]x[96,384]", 3136, 384, 96, 1},
+        {"cnx1b [3136,384]x[384,96]", 3136, 96, 384, 1},
+        {"cnx2a [784,192]x[192,768]", 784, 768, 192, 1},
+        {"cnx2b [784,768]x[768,192]", 784, 192, 768, 1},
+        {"cnx3a [196,384]x[384,1536]", 196, 1536, 384, 1},
+        {"cnx3b [196,1536]x[1536,384]", 196, 384, 1536, 1},
+        {"cnx4a [49,768]x[768,3072]", 49, 3072, 768, 1},
+        {"cnx4b [49,3072]x[3072,768]", 49, 768, 3072, 1},
         {"sq 2048^3", 2048, 2048, 2048, 1},
     };
     printf("threads %d, rounds %d, KC %lld, MC %lld, NC bytes %lld, %s B\n", threads, rounds, (long long)so_gemm_kc,
