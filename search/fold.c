@@ -251,7 +251,10 @@ so_status so_canonicalize_track(so_fold_ctx *fc, so_graph *g, so_canon_stats *st
     so_edge *remap = NULL;
     so_hmap wnode = {0}, cse = {0};
     if (so_graph_toposort_track(g, 1, origin ? *origin : NULL) != SO_OK) return SO_ERR;
-    int32_t n = g->n_nodes;
+    int32_t n = g->n_nodes, n_weights = 0;
+    for (int32_t i = 0; i < n; i++) n_weights += g->nodes[i].op == SO_OP_WEIGHT;
+    so_hmap_reserve(&wnode, (uint64_t)n_weights);
+    so_hmap_reserve(&cse, (uint64_t)n);
     first = so_xmalloc(((size_t)n + 1) * sizeof *first);
     int32_t tot = 0;
     for (int32_t i = 0; i < n; i++) {

@@ -720,11 +720,14 @@ static gref *materialize(ctx *c, const gref *p, const so_match *m, int dedupe)
     so_graph *ng = NULL;
     int32_t *origin = NULL;
     if (so_rewrite_track(p->g, m, c->fc, &ng, &origin) != SO_OK) {
+        c->work += SO_SEARCH_BUILD_WORK * p->g->n_nodes; /* cloned, maybe canonicalised, before it failed */
+        c->res->built_nodes += p->g->n_nodes;
         c->res->rejected++;
         return NULL;
     }
     c->res->materialized++;
-    c->work += ng->n_nodes;
+    c->work += SO_SEARCH_BUILD_WORK * ng->n_nodes;
+    c->res->built_nodes += ng->n_nodes;
     gref *r = gref_child(c, p, ng, origin);
     if (dedupe && !so_hmap_add(&c->seen, r->ghash, 1)) {
         c->res->duplicates++;
@@ -1265,8 +1268,8 @@ so_status so_search_run(const so_graph *start, const so_rule *rules, int32_t n_r
     if (c.timed_out) res->stopped_by = stop ? stop : out_of_work(&c) ? 3 : 2;
     res->work += c.work;
     if (getenv("SO_DEBUG_WORK"))
-        fprintf(stderr, "search: work %lld (limit %lld), %.3f s CPU (timing excluded), %.3f s wall, stopped_by %d, explored %lld, materialized %lld, matches %lld, anchors %lld\n",
-                (long long)res->work, (long long)c.work_limit, search_cpu(&c), so_now() - c.t0, res->stopped_by,
+        fprintf(stderr, "search: work %lld (limit %lld; built nodes %lld), %.3f s CPU (timing excluded), %.3f s wall, stopped_by %d, explored %lld, materialized %lld, matches %lld, anchors %lld\n",
+                (long long)res->work, (long long)c.work_limit, (long long)res->built_nodes, search_cpu(&c), so_now() - c.t0, res->stopped_by,
                 (long long)res->graphs_explored, (long long)res->materialized, (long long)res->matches, (long long)res->anchors);
     for (int32_t i = 0; i < c.n_heap; i++) state_drop(&c.heap[i]);
     decref(g0);

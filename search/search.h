@@ -12,12 +12,17 @@
 typedef enum so_search_kind { SO_SEARCH_NONE = 0, SO_SEARCH_GREEDY = 1, SO_SEARCH_BACKTRACK = 2, SO_SEARCH_EQSAT = 3 } so_search_kind;
 
 /* Work units: one per candidate node the matcher tries (search/match.h work), per anchored match
-   call, per node of a previewed rewrite and per node of a built graph (clone, canonicalisation,
-   hashes, roles, costs). They are what a search does, independent of the machine's load and
-   speed, so a search stopped by its work limit finds the same graph on every run with the same
-   costs. The default is sized so that every search of the literature models stays well within
+   call and per node of a previewed rewrite; SO_SEARCH_BUILD_WORK per node of a built graph (clone,
+   canonicalisation, hashes, roles, costs). They are what a search does, independent of the machine's
+   load and speed, so a search stopped by its work limit finds the same graph on every run with the
+   same costs. The default is sized so that every search of the literature models stays well within
    10 s on the reference machine (search/README.md "Limits"). */
 #define SO_SEARCH_WORK_DEFAULT ((int64_t)20000000)
+/* Work units per node of a built graph: building one (clone, canonicalisation: two topological sorts,
+   common subexpressions, dead nodes; hashes, roles, costs) takes 2-3x a matcher's unit per node
+   (nasnet_a's two searches, session 15, Intel Xeon). At one unit, that model's first search spent 4/5
+   of its time building graphs and reached the CPU-time safety net before its work limit or budget. */
+#define SO_SEARCH_BUILD_WORK 2
 
 typedef struct so_search_opts {
     int kind;                   /* so_search_kind */
@@ -60,6 +65,8 @@ typedef struct so_search_result {
     double cpu_seconds;         /* CPU time of the calling thread, timing new cost configurations excluded */
     int stopped_by;             /* 0 exhausted, 1 budget, 2 time limit (the safety net), 3 work limit */
     int64_t work;               /* work units spent (greedy warm start included) */
+    int64_t built_nodes;        /* nodes of the graphs built (materialized or rejected), each
+                                   SO_SEARCH_BUILD_WORK units of work */
     so_graph *greedy_best;      /* backtrack: the greedy warm start's graph (owned by the caller),
                                    which is what --search greedy finds with the same options */
     double greedy_cost;

@@ -19,9 +19,9 @@ static uint64_t slot_of(uint64_t k, uint64_t mask)
     return k & mask;
 }
 
-static void grow(so_hmap *h)
+/* Rehashes into cap slots (a power of two above the count). */
+static void rehash(so_hmap *h, uint64_t cap)
 {
-    uint64_t cap = h->cap ? h->cap * 2 : 64;
     uint64_t *k = so_xcalloc(cap, sizeof *k), *v = so_xcalloc(cap, sizeof *v);
     for (uint64_t i = 0; i < h->cap; i++) {
         if (!h->keys[i]) continue;
@@ -35,6 +35,15 @@ static void grow(so_hmap *h)
     h->keys = k;
     h->vals = v;
     h->cap = cap;
+}
+
+static void grow(so_hmap *h) { rehash(h, h->cap ? h->cap * 2 : 64); }
+
+void so_hmap_reserve(so_hmap *h, uint64_t n)
+{
+    uint64_t cap = h->cap ? h->cap : 64;
+    while ((n + 1) * 2 > cap) cap *= 2;
+    if (cap > h->cap) rehash(h, cap);
 }
 
 int so_hmap_get(const so_hmap *h, uint64_t key, uint64_t *val)

@@ -18,6 +18,8 @@ void so_hmap_put(so_hmap *h, uint64_t key, uint64_t val);
 /* Inserts if absent; returns 1 if it was inserted, 0 if the key was already present. */
 int so_hmap_add(so_hmap *h, uint64_t key, uint64_t val);
 void so_hmap_free(so_hmap *h);
+/* Room for n keys in all without growing (a map about to take many keys is sized once). */
+void so_hmap_reserve(so_hmap *h, uint64_t n);
 
 /* Multi-valued use, for tables keyed by a hash of something else (a string, a struct): a hash is
    a bucket, not an identity, so the caller stores an index under the hash and compares the real

@@ -1,6 +1,7 @@
 /* test_graph.c - graph IR ordering: so_graph_toposort (breadth-first) and
    so_graph_toposort_track's keep_order (existing order kept, appended nodes placed before
-   their first user) with a per-node array permuted along; cycles; so_graph_dce_track. */
+   their first user) with a per-node array permuted along, against a direct reading of its
+   definition on random graphs; cycles; so_graph_dce_track. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -87,6 +88,72 @@ static void test_sorted_kept(void **state)
     so_model_free(m);
 }
 
+/* keep_order on random graphs (random node numbering, 1-3 sources, adds and relus reading earlier
+   nodes of a hidden order, some appended at the end as a rewrite does) against its definition read
+   directly: a node's key is the smallest index among itself and its transitive users; the ready
+   node of the smallest (key, index) goes next (a quadratic scan here; so_graph_toposort_track keeps
+   per-key lists, session 15). origin is permuted along. */
+static void test_keep_order_definition(void **state)
+{
+    (void)state;
+    uint64_t rng = 12345;
+    for (int it = 0; it < 3000; it++) {
+        so_model *m = so_model_new("rand");
+        m->n_outputs = 1;
+        m->outputs = so_arena_alloc(&m->arena, sizeof(so_value_info));
+        m->graph = so_graph_new(m);
+        so_graph *g = m->graph;
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        int n = 2 + (int)((rng >> 33) % 60), n_src = 1 + (int)((rng >> 20) % 3);
+        int32_t rank_of[64], at[64]; /* at[r]: the node of rank r (a topological order) */
+        for (int i = 0; i < n; i++) at[i] = i;
+        int appended = (int)((rng >> 40) % 4); /* the last ranks keep the last indices: appended nodes */
+        for (int i = n - 1 - appended; i > 0; i--) {
+            rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+            if ((rng >> 60) < 5) { /* mostly sorted, as the search's graphs are */
+                int j = (int)((rng >> 33) % (uint64_t)(i + 1)), t = at[i];
+                at[i] = at[j];
+                at[j] = t;
+            }
+        }
+        for (int r = 0; r < n; r++) rank_of[at[r]] = r;
+        int32_t ins[64][2], n_in[64];
+        for (int i = 0; i < n; i++) {
+            int r = rank_of[i];
+            rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+            n_in[i] = r < n_src ? 0 : 1 + (int)((rng >> 50) & 1);
+            for (int k = 0; k < n_in[i]; k++) ins[i][k] = at[(int)((rng >> (20 + 7 * k)) % (uint64_t)r)];
+        }
+        for (int i = 0; i < n; i++) {
+            so_edge e[2] = {{ins[i][0], 0}, {ins[i][1], 0}};
+            so_graph_add(g, n_in[i] == 0 ? SO_OP_INPUT : n_in[i] == 1 ? SO_OP_RELU : SO_OP_ADD, n_in[i] ? e : NULL, n_in[i], 1, NULL, -1, NULL);
+        }
+        g->outputs[0] = (so_edge){at[n - 1], 0};
+        /* the definition */
+        int32_t key[64], want[64], placed[64] = {0};
+        for (int i = 0; i < n; i++) key[i] = i;
+        for (int r = n - 1; r >= 0; r--) /* users come later in rank */
+            for (int j = 0; j < n; j++)
+                for (int k = 0; k < n_in[j]; k++)
+                    if (ins[j][k] == at[r] && key[j] < key[at[r]]) key[at[r]] = key[j];
+        for (int p = 0; p < n; p++) {
+            int best = -1;
+            for (int i = 0; i < n; i++) {
+                int ready = !placed[i];
+                for (int k = 0; k < n_in[i] && ready; k++) ready = placed[ins[i][k]];
+                if (ready && (best < 0 || key[i] < key[best] || (key[i] == key[best] && i < best))) best = i;
+            }
+            placed[best] = 1;
+            want[p] = best;
+        }
+        int32_t origin[64];
+        for (int i = 0; i < n; i++) origin[i] = 100 + i;
+        assert_int_equal(so_graph_toposort_track(g, 1, origin), SO_OK);
+        for (int p = 0; p < n; p++) assert_int_equal(origin[p], 100 + want[p]);
+        so_model_free(m);
+    }
+}
+
 static void test_cycle(void **state)
 {
     (void)state;
@@ -121,6 +188,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_orders),
         cmocka_unit_test(test_sorted_kept),
+        cmocka_unit_test(test_keep_order_definition),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_dce_track),
     };

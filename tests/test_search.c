@@ -138,6 +138,45 @@ static void test_budget_counts(void **state)
     so_model_free(m);
 }
 
+/* Building a graph is charged 2 units of work per node (SO_SEARCH_BUILD_WORK: building takes 2-3x a
+   matcher's unit per node). The synthetic graph with a chain of 1000 tanh after its third output: no
+   rule matches a tanh, so every graph backtracking builds has ~1000 nodes that cost building and
+   almost no matching. Stopped by a work limit of 80 such graphs' nodes, it built at most ~40 of them
+   (with one unit per node, as in session 14, it builds ~80: building was undercharged, nasnet_a's
+   first search spent 4/5 of its time there and reached the CPU-time safety net before its limit). */
+static void test_build_work(void **state)
+{
+    (void)state;
+    tb t;
+    so_shape xs = shape2(4, 8);
+    tb_new(&t, 1, &xs, 3);
+    t.seed = 11;
+    int32_t mm[5];
+    for (int i = 0; i < 5; i++) mm[i] = tb_op(&t, SO_OP_MATMUL, 0, tb_weight(&t, 2, 8, i < 4 ? 16 : 5), 0);
+    for (int j = 0; j < 2; j++)
+        t.g->outputs[j] = (so_edge){tb_op(&t, SO_OP_RELU, tb_op(&t, SO_OP_ADD, mm[2 * j], mm[2 * j + 1], 0), -1, 0), 0};
+    int32_t c = mm[4];
+    for (int i = 0; i < 1000; i++) c = tb_op(&t, SO_OP_TANH, c, -1, 0);
+    t.g->outputs[2] = (so_edge){c, 0};
+    so_model *m = t.m;
+    const int64_t n = m->graph->n_nodes, limit = 80 * n;
+    so_cost_model cm;
+    so_fold_ctx fc;
+    so_cost_init(&cm, SO_COST_FLOPS, 1, "");
+    so_fold_init(&fc, m);
+    so_search_opts o = {.kind = SO_SEARCH_BACKTRACK, .alpha = 1.05, .budget = 1000, .work_limit = limit};
+    so_search_result res;
+    assert_int_equal(so_search_run(m->graph, rules, n_rules, &cm, &fc, &o, &res), SO_OK);
+    assert_int_equal(res.stopped_by, 3);
+    assert_true(res.built_nodes >= 20 * (n - 10)); /* building is most of the work */
+    assert_true(2 * res.built_nodes <= limit + 8 * n); /* charged 2 per node: at most a few graphs past the limit */
+    assert_true(res.work >= 2 * res.built_nodes);
+    so_search_result_free(&res);
+    so_fold_free(&fc);
+    so_cost_free(&cm);
+    so_model_free(m);
+}
+
 /* The time limit reaches inside the matcher: among 20000 matmuls sharing X, a rule pairing two
    matmuls of X whose precondition never holds tries 400 million pairs and finds no match (no
    match callback ever runs, so only a check inside the enumeration can stop it: without one
@@ -718,6 +757,7 @@ int main(void)
         cmocka_unit_test(test_modes_ordered),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_budget_counts),
+        cmocka_unit_test(test_build_work),
         cmocka_unit_test(test_time_limit_in_matcher),
         cmocka_unit_test(test_optimize_command),
         cmocka_unit_test(test_plateau_merge),
