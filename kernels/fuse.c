@@ -1,4 +1,4 @@
-/* fuse.c - the executor's fusion decisions (see fuse.h): epilogue chains (Conv, ConvTranspose, MatMul, Gemm), attention, GELU, pad+pool. */
+/* fuse.c - the executor's fusion decisions (see fuse.h): epilogue chains (Conv, ConvTranspose, MatMul, Gemm), attention, GELU, pad+pool, stems, channels-last <-> blocked moves. */
 #include "fuse.h"
 
 #include <stdlib.h>
@@ -340,6 +340,63 @@ int so_fuse_stem(const so_graph *g, const int32_t *user, const char *absorbed, i
     return 1;
 }
 
+static int perm_is(const so_node *t, int a, int b, int c, int d)
+{
+    const so_attr *at = t->attr;
+    return at && at->n_ints == 4 && at->ints[0] == a && at->ints[1] == b && at->ints[2] == c && at->ints[3] == d;
+}
+
+int so_fuse_nhwc(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f)
+{
+    memset(f, 0, sizeof *f);
+    const so_node *n = &g->nodes[i];
+    if (!user || n->n_in != 1 || n->n_out != 1 || n->in[0].node < 0) return 0;
+    const so_shape *x = shape_of(g, n->in[0]), *o = &n->out[0];
+    if (x->dtype != SO_F32) return 0;
+    int32_t cur = i, u = user[i];
+    if (taken(absorbed, u)) return 0;
+    const so_node *un = &g->nodes[u];
+    if (n->op == SO_OP_NCHWC_OUT) { /* blocked -> NCHW -> NHWC */
+        if (x->rank != 5 || o->rank != 4 || un->op != SO_OP_TRANSPOSE || un->in[0].node != i || un->in[0].slot != 0 ||
+            !perm_is(un, 0, 2, 3, 1))
+            return 0;
+        f->kind = SO_FUSE_NHWC;
+        f->n = 1;
+        f->node[0] = u;
+        f->step[0] = SO_FUSE_REORDER;
+        return 1;
+    }
+    if (n->op != SO_OP_TRANSPOSE || x->rank != 4 || !perm_is(n, 0, 3, 1, 2)) return 0;
+    if (un->op == SO_OP_MUL) { /* the per-channel scale (ConvNeXt's layer scale) */
+        so_edge w;
+        if (un->n_out != 1 || (un->attr && un->attr->act) || !so_fuse_other_in(un, cur, &w) || !so_fuse_weight_f32(g, w) ||
+            !so_fuse_per_channel(shape_of(g, w), 4, 1, o->dim[1]) || !so_shape_eq(&un->out[0], o))
+            return 0;
+        f->node[f->n] = u, f->step[f->n++] = SO_FUSE_SCALE;
+        cur = u, u = user[cur];
+        if (taken(absorbed, u)) return 0;
+        un = &g->nodes[u];
+    }
+    const so_shape *bo = &un->out[0];
+    if (un->op != SO_OP_NCHWC_IN || un->n_out != 1 || un->in[0].node != cur || un->in[0].slot != 0 || bo->rank != 5 ||
+        bo->dim[0] != o->dim[0] || bo->dim[4] < 1 || bo->dim[1] != (o->dim[1] + bo->dim[4] - 1) / bo->dim[4] || bo->dim[2] != o->dim[2] || bo->dim[3] != o->dim[3])
+        return 0;
+    f->node[f->n] = u, f->step[f->n++] = SO_FUSE_REORDER;
+    cur = u, u = user[cur];
+    if (!taken(absorbed, u)) { /* the residual add in the blocked layout */
+        const so_node *an = &g->nodes[u];
+        so_edge r;
+        if (an->op == SO_OP_ADD && an->n_out == 1 && !an->attr->act && so_fuse_other_in(an, cur, &r) && r.node != cur &&
+            so_shape_eq(shape_of(g, r), bo) && so_shape_eq(&an->out[0], bo)) {
+            f->node[f->n] = u, f->step[f->n++] = SO_FUSE_RESIDUAL;
+            f->has_extra = 1;
+            f->extra = r;
+        }
+    }
+    f->kind = SO_FUSE_NHWC;
+    return 1;
+}
+
 void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f)
 {
     memset(f, 0, sizeof *f);
@@ -386,6 +443,8 @@ void so_fuse_decide(const so_graph *g, const int32_t *user, const char *absorbed
     case SO_OP_DIV: so_fuse_gelu(g, user, absorbed, i, f); return;
     case SO_OP_PAD: so_fuse_pad_pool(g, user, absorbed, i, f); return;
     case SO_OP_NCHWC_IN: so_fuse_stem(g, user, absorbed, i, f); return; /* kernels/nchwc.c so_nchwc_select */
+    case SO_OP_NCHWC_OUT:
+    case SO_OP_TRANSPOSE: so_fuse_nhwc(g, user, absorbed, i, f); return; /* kernels/nchwc.c so_nchwc_select (move.c) */
     default: return;
     }
 }

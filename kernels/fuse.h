@@ -13,6 +13,8 @@ typedef enum so_fuse_kind {
     SO_FUSE_GELU,      /* Div(x,c) -> Erf -> Add(a) -> Mul(x) -> Mul(h), scalar weights */
     SO_FUSE_PAD_POOL,  /* Pad (zeros, spatial) -> AveragePool without pads */
     SO_FUSE_STEM,      /* NchwcIn of a few-channel image -> ConvNchwc [-> its epilogue chain]: the conv reads NCHW */
+    SO_FUSE_NHWC,      /* NchwcOut -> Transpose (0,2,3,1), or Transpose (0,3,1,2) [-> Mul per channel] -> NchwcIn [-> Add]:
+                          a blocked value written channels-last, or read from channels-last, in one pass (so_fuse_nhwc) */
 } so_fuse_kind;
 
 /* What each absorbed node of an epilogue chain is. */
@@ -26,6 +28,8 @@ typedef enum so_fuse_step {
     SO_FUSE_SILU2,    /* the same in act2's place */
     SO_FUSE_POOL,     /* SO_FUSE_STEM: the max pool (dilation 1) after the stem conv's chain */
     SO_FUSE_DW,       /* SO_FUSE_STEM: the depthwise conv after the stem conv's chain (its own chain after it) */
+    SO_FUSE_REORDER,  /* SO_FUSE_NHWC: the Transpose (after a NchwcOut) or the NchwcIn (after a Transpose) */
+    SO_FUSE_SCALE,    /* SO_FUSE_NHWC: Mul of the NCHW value by a float weight that varies along the channel only */
 } so_fuse_step;
 
 typedef struct so_fuse {
@@ -79,6 +83,15 @@ int so_fuse_pad_pool(const so_graph *g, const int32_t *user, const char *absorbe
 #define SO_FUSE_DW_K 7
 #define SO_FUSE_DW_BYTES (256 << 10)
 int so_fuse_stem(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
+/* ConvNeXt's channels-last sections between blocked depthwise convs. Either NCHWC_OUT i (a rank-5 float input)
+   whose one user is a Transpose of perm (0,2,3,1) reading it: f->node = that Transpose (step SO_FUSE_REORDER); or
+   Transpose i of perm (0,3,1,2) on a rank-4 float value, then optionally (step SO_FUSE_SCALE) its one user when it
+   is a Mul (no activation) of it by a float weight varying along axis 1 only (so_fuse_per_channel) with the
+   Transpose's output shape, then the one user of that (step SO_FUSE_REORDER) when it is an NCHWC_IN of the same
+   N, H, W, then optionally (step SO_FUSE_RESIDUAL, f->extra) its one user when it is an Add without activation of
+   another float value of the blocked shape. The blocked kernels (kernels/nchwc.h to_nhwc / from_nhwc) then move
+   the value between channels-last and blocked in one pass: the intermediate NCHW values never exist. */
+int so_fuse_nhwc(const so_graph *g, const int32_t *user, const char *absorbed, int32_t i, so_fuse *f);
 
 /* Small queries the decisions are made of. */
 const float *so_fuse_weight_f32(const so_graph *g, so_edge e);         /* data of a float WEIGHT input, else NULL */

@@ -13,7 +13,9 @@
 #include <immintrin.h>
 #endif
 
+#include "fuse.h"
 #include "kpriv.h"
+#include "nchwc.h"
 #include "pool.h"
 #include "vmath.h"
 
@@ -191,9 +193,25 @@ static void trt_run(void *priv, const so_tensor *in, so_tensor *out, float *scra
 }
 #endif
 
+#ifndef SO_NCHWC_LEVEL
+#ifdef SO_KSET_LEVEL
+#define SO_NCHWC_LEVEL SO_KSET_LEVEL /* as kernels/fast.c: this kernel set's level picks the blocked kernels */
+#else
+#define SO_NCHWC_LEVEL SO_ISA_SCALAR
+#endif
+#endif
+
 static so_status select_transpose(const so_fast_ctx *c, int32_t i, so_fast_kernel *k)
 {
     const so_node *n = &c->g->nodes[i];
+    { /* Transpose (0,3,1,2) [-> Mul] -> NCHWC_IN [-> Add] (kernels/fuse.c so_fuse_nhwc): one blocked step */
+        so_fuse f;
+        if (so_fuse_nhwc(c->g, c->user, c->absorbed, i, &f)) {
+            so_status st = so_nchwc_select(c, i, k, SO_NCHWC_LEVEL);
+            if (st != SO_OK || k->run) return st;
+            memset(k, 0, sizeof *k);
+        }
+    }
     const so_shape *x = shape_of(c->g, n->in[0]);
     if (x->rank < 1) return SO_OK;
     tr_plan *p = so_xcalloc(1, sizeof *p);

@@ -323,6 +323,8 @@ typedef struct nchwc_step {
     int stem_pool;        /* ... and the max pool after it (SO_FUSE_POOL, in pool): L->stem_pool */
     int stem_dw;          /* ... or the depthwise conv after it (SO_FUSE_DW, in dwc): L->stem_dw */
     so_nchwc_conv dwc;
+    int nhwc;             /* NCHWC_OUT that absorbed its Transpose (so_fuse_nhwc): L->to_nhwc; op TRANSPOSE: L->from_nhwc */
+    float *nhwc_s;        /* op TRANSPOSE: the absorbed Mul's per-channel scale [Cb*b], zero padding lanes (owned), or NULL */
 } nchwc_step;
 
 static void step_free(void *priv)
@@ -333,6 +335,7 @@ static void step_free(void *priv)
     so_dnnl_conv_free(s->dnnl);
     free(s->cat_s);
     free(s->cat_t);
+    free(s->nhwc_s);
     free(s);
 }
 
@@ -347,7 +350,13 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
         else if (s->stem) s->L->stem(&s->conv, s->N, in[0].data, out[0].data, T);
         else s->L->to_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T);
         break;
-    case SO_OP_NCHWC_OUT: s->L->from_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T); break;
+    case SO_OP_NCHWC_OUT:
+        if (s->nhwc) s->L->to_nhwc(in[0].data, out[0].data, s->N, s->C, s->HW, T);
+        else s->L->from_blocked(in[0].data, out[0].data, s->N, s->C, s->HW, T);
+        break;
+    case SO_OP_TRANSPOSE: /* Transpose (0,3,1,2) [-> Mul] -> NCHWC_IN [-> Add] (so_fuse_nhwc) */
+        s->L->from_nhwc(in[0].data, s->nhwc_s, s->res_in >= 0 ? in[s->res_in].data : NULL, out[0].data, s->N, s->C, s->HW, T);
+        break;
     case SO_OP_CONV_NCHWC:
         if (s->dnnl) {
             so_dnnl_conv_run(s->dnnl, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, scratch);
@@ -732,10 +741,55 @@ int64_t so_nchwc_stem_dw_scratch(const so_nchwc_conv *p, const so_nchwc_conv *d,
     return (int64_t)T * p->Ob * (d->kh + d->sh) * so_nchwc_stem_dw_width(d->W, d->Wo, d->kw, d->sh, d->pl) * p->b;
 }
 
+/* Transpose i heading an SO_FUSE_NHWC kernel (channels-last -> blocked): one from_nhwc step, or k->run NULL. */
+static so_status select_from_nhwc(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l)
+{
+    const so_graph *g = c->g;
+    const so_node *n = &g->nodes[i];
+    so_fuse f;
+    if (!so_fuse_nhwc(g, c->user, c->absorbed, i, &f)) return SO_OK;
+    const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot];
+    int r = 0;
+    while (r < f.n && f.step[r] != SO_FUSE_REORDER) r++;
+    const so_shape *blk = &g->nodes[f.node[r]].out[0];
+    const so_nchwc_impl *L = so_nchwc_level((int)blk->dim[4], l);
+    if (!L) return SO_OK;
+    nchwc_step *s = calloc(1, sizeof *s);
+    if (!s) return SO_OK; /* the unfused kernels run */
+    s->op = SO_OP_TRANSPOSE, s->L = L, s->nhwc = 1, s->res_in = -1;
+    s->N = x->dim[0], s->C = x->dim[3], s->HW = x->dim[1] * x->dim[2];
+    for (int q = 0; q < f.n; q++) {
+        if (f.step[q] == SO_FUSE_SCALE) {
+            const so_node *mn = &g->nodes[f.node[q]];
+            so_edge w;
+            so_fuse_other_in(mn, q ? f.node[q - 1] : i, &w);
+            const float *wd = so_fuse_weight_f32(g, w);
+            const int64_t nw = so_shape_numel(&g->nodes[w.node].out[w.slot]), nb = blk->dim[1] * blk->dim[4];
+            s->nhwc_s = calloc((size_t)nb, sizeof(float));
+            if (!s->nhwc_s) {
+                free(s);
+                return SO_OK;
+            }
+            for (int64_t ch = 0; ch < s->C; ch++) s->nhwc_s[ch] = wd[nw == 1 ? 0 : ch];
+        }
+        if (f.step[q] == SO_FUSE_RESIDUAL) {
+            k->has_extra = 1;
+            k->extra_in = f.extra;
+            s->res_in = n->n_in;
+        }
+        k->fused[k->n_fused++] = f.node[q];
+    }
+    static const char *const names[3] = {"nchwc_in_nhwc_scalar", "nchwc_in_nhwc_avx2", "nchwc_in_nhwc_avx512"};
+    k->run = step_run, k->priv = s, k->free_priv = step_free;
+    k->name = names[L == &so_nchwc_scalar ? 0 : L == &so_nchwc_avx2 ? 1 : 2];
+    return SO_OK;
+}
+
 so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so_isa l)
 {
     const so_graph *g = c->g;
     const so_node *n = &g->nodes[i];
+    if (n->op == SO_OP_TRANSPOSE) return select_from_nhwc(c, i, k, l);
     const so_shape *x = &g->nodes[n->in[0].node].out[n->in[0].slot], *o = &n->out[0];
     const so_shape *blk = n->op == SO_OP_NCHWC_IN ? o : x; /* the blocked side */
     if (blk->rank != 5) return SO_OK;
@@ -786,7 +840,15 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
         }
         break;
     }
-    case SO_OP_NCHWC_OUT: s->C = o->dim[1], s->HW = o->dim[2] * o->dim[3]; break;
+    case SO_OP_NCHWC_OUT: {
+        s->C = o->dim[1], s->HW = o->dim[2] * o->dim[3];
+        so_fuse f; /* its Transpose (0,2,3,1) (kernels/fuse.c so_fuse_nhwc): blocked straight to channels-last */
+        if (so_fuse_nhwc(g, c->user, c->absorbed, i, &f)) {
+            k->fused[k->n_fused++] = f.node[0];
+            s->nhwc = 1;
+        }
+        break;
+    }
     case SO_OP_GLOBALAVGPOOL_NCHWC: s->C = x->dim[1] * x->dim[4], s->HW = x->dim[2] * x->dim[3]; break;
     case SO_OP_CONCAT_NCHWC:
         s->n_cat = n->n_in, s->HW = x->dim[2] * x->dim[3];
@@ -815,11 +877,12 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
                                            {"conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino", "conv_nchwc_onednn_wino"},
                                            {"conv_nchwc_wino_scalar", "conv_nchwc_wino_avx2", "conv_nchwc_wino_avx512"},
                                            {"conv_nchwc_stem_scalar", "conv_nchwc_stem_avx2", "conv_nchwc_stem_avx512"},
-                                           {"conv_nchwc_wino2_scalar", "conv_nchwc_wino2_avx2", "conv_nchwc_wino2_avx512"}};
+                                           {"conv_nchwc_wino2_scalar", "conv_nchwc_wino2_avx2", "conv_nchwc_wino2_avx512"},
+                                           {"nchwc_out_nhwc_scalar", "nchwc_out_nhwc_avx2", "nchwc_out_nhwc_avx512"}};
     const int li = L == &so_nchwc_scalar ? 0 : L == &so_nchwc_avx2 ? 1 : 2;
     const int oi = s->stem                       ? 8
                    : n->op == SO_OP_NCHWC_IN     ? 0
-                   : n->op == SO_OP_NCHWC_OUT    ? 1
+                   : n->op == SO_OP_NCHWC_OUT    ? (s->nhwc ? 10 : 1)
                    : s->dnnl                     ? 5 + !!strstr(so_dnnl_conv_impl(s->dnnl), "wino")
                    : s->wino                     ? (s->conv.wm == 2 ? 9 : 7) /* F(2x2, 3x3) named apart from F(4x4, 3x3) */
                    : n->op == SO_OP_CONV_NCHWC   ? 2

@@ -108,6 +108,11 @@ typedef struct so_nchwc_impl {
     /* x NCHW -> y blocked (padding lanes zero) and back (padding dropped) */
     void (*to_blocked)(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T);
     void (*from_blocked)(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T);
+    /* blocked x -> channels-last y [N][HW][C] (padding dropped); channels-last x [N][HW][C] -> blocked y (padding
+       lanes zero), each channel c times scale[c] when scale (float[ceil(C/b)*b], zero padding lanes) is not NULL, then
+       plus the blocked res when not NULL: the steps so_fuse_nhwc absorbs, the same bits */
+    void (*to_nhwc)(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T);
+    void (*from_nhwc)(const float *x, const float *scale, const float *res, float *y, int64_t N, int64_t C, int64_t HW, int T);
     void (*conv)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T);
     /* p (group 1, few input channels: a stem) from the plain x [N][C][H][W], no residual: conv(p, to_blocked(x)) */
     void (*stem)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, int T);

@@ -159,6 +159,69 @@ static void reorder(float *x, float *y, int64_t N, int64_t C, int64_t HW, int T,
 static void to_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T) { reorder((float *)x, y, N, C, HW, T, 1); }
 static void from_blocked(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T) { reorder(y, (float *)x, N, C, HW, T, 0); }
 
+/* Channels-last <-> blocked in one pass (kernels/fuse.h so_fuse_nhwc), tiles of NHWC_TILE pixels over the team:
+   each pixel's channels of one block are NB consecutive floats on both sides (one vector copy; the last block of a
+   C that is not a multiple of NB lane by lane). Blocked x -> channels-last y [N][HW][C], padding dropped: a pure
+   copy, the same bits as from_blocked then the Transpose. */
+#define NHWC_TILE 32
+static void to_nhwc(const float *x, float *y, int64_t N, int64_t C, int64_t HW, int T)
+{
+    const int64_t Cb = cdiv(C, NB), full = C / NB, rem = C - full * NB;
+    T = team(T, N * Cb * NB * HW);
+#pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t p0 = 0; p0 < HW; p0 += NHWC_TILE) {
+            const int64_t pe = min64(HW, p0 + NHWC_TILE);
+            for (int64_t cb = 0; cb < Cb; cb++) {
+                const float *xs = x + (n * Cb + cb) * HW * NB;
+                float *yd = y + n * HW * C + cb * NB;
+                if (cb < full)
+                    for (int64_t q = p0; q < pe; q++) VST(yd + q * C, VLD(xs + q * NB));
+                else
+                    for (int64_t q = p0; q < pe; q++)
+                        for (int64_t l = 0; l < rem; l++) yd[q * C + l] = xs[q * NB + l];
+            }
+        }
+}
+
+/* Channels-last x [N][HW][C] -> blocked y (padding lanes zero), each channel times scale[c] when scale is not NULL
+   (float[Cb*NB], zero in the padding lanes), then plus res (blocked, y's shape) when res is not NULL: the same
+   operations in the same order as the Transpose, the Mul of the NCHW value, the NCHWC_IN and the blocked Add, so the
+   same bits (a padding lane: 0 [* 0] [+ res]). */
+static void from_nhwc(const float *x, const float *scale, const float *res, float *y, int64_t N, int64_t C, int64_t HW, int T)
+{
+    const int64_t Cb = cdiv(C, NB), full = C / NB, rem = C - full * NB;
+    T = team(T, N * Cb * NB * HW);
+#pragma omp parallel for num_threads(T) schedule(static) collapse(2) if (T > 1)
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t p0 = 0; p0 < HW; p0 += NHWC_TILE) {
+            const int64_t pe = min64(HW, p0 + NHWC_TILE);
+            for (int64_t cb = 0; cb < Cb; cb++) {
+                const float *xs = x + n * HW * C + cb * NB;
+                const int64_t ob = (n * Cb + cb) * HW * NB;
+                float *yd = y + ob;
+                const float *rs = res ? res + ob : NULL;
+                if (cb < full) {
+                    const VF sv = scale ? VLD(scale + cb * NB) : VZERO;
+                    for (int64_t q = p0; q < pe; q++) {
+                        VF v = VLD(xs + q * C);
+                        if (scale) v = VMUL(v, sv);
+                        if (rs) v = VADD(v, VLD(rs + q * NB));
+                        VST(yd + q * NB, v);
+                    }
+                } else {
+                    for (int64_t q = p0; q < pe; q++)
+                        for (int64_t l = 0; l < NB; l++) {
+                            float v = l < rem ? xs[q * C + l] : 0.0f;
+                            if (scale) v *= scale[cb * NB + l];
+                            if (rs) v += rs[q * NB + l];
+                            yd[q * NB + l] = v;
+                        }
+                }
+            }
+        }
+}
+
 /* ---------------- epilogue ---------------- */
 
 /* Stores one finished accumulator of output block ob at y: the whole epilogue when it is cheap (cheap_epi),
@@ -1554,6 +1617,8 @@ const so_nchwc_impl NCHWC_TABLE = {
     .isa = NCHWC_ISA,
     .to_blocked = to_blocked,
     .from_blocked = from_blocked,
+    .to_nhwc = to_nhwc,
+    .from_nhwc = from_nhwc,
     .conv = conv_run,
     .stem = stem_run,
     .stem_pool = stem_pool_run,

@@ -16,6 +16,7 @@
 #include "../kernels/dconv.h"
 #include "../kernels/exec.h"
 #include "../kernels/fast.h"
+#include "../kernels/nchwc.h"
 #include "../kernels/ref.h"
 #include "../kernels/sgemm.h"
 #include "isa_levels.h"
@@ -1196,6 +1197,61 @@ static void test_gelu(void **state)
     }
 }
 
+/* ConvNeXt's channels-last section between blocked values (kernels/fuse.c so_fuse_nhwc): NCHWC_OUT -> Transpose
+   (0,2,3,1) runs as one nchwc_out_nhwc step, Transpose (0,3,1,2) [-> Mul by a per-channel or scalar weight] ->
+   NCHWC_IN [-> Add of a blocked value] as one nchwc_in_nhwc step, at the level's block size: channels not a
+   multiple of the block (padding lanes), odd planes, batch 2, one shape large enough for the 2-thread split;
+   check_graph compares with the reference at 1 and 2 threads, exactly (the same operations). Variants: 0 scale
+   and residual, 1 neither, 2 scale only, 3 scalar scale and residual. */
+static void test_nhwc_reorders(void **state)
+{
+    (void)state;
+    const int64_t cs[][4] = {{1, 20, 5, 7}, {2, 3, 1, 1}, {1, 16, 3, 3}, {1, 40, 41, 41}, {2, 33, 4, 9}, {1, 96, 7, 7}};
+    const int64_t b = so_nchwc_block();
+    for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++)
+        for (int v = 0; v < 4; v++) {
+            const int64_t N = cs[q][0], C = cs[q][1], H = cs[q][2], W = cs[q][3];
+            const int scale = v == 0 || v >= 2, res = v == 0 || v == 3;
+            tb t;
+            tb_begin(&t, 1, 900 + q * 4 + (uint64_t)v);
+            int32_t x = tb_input(&t, shp(4, N, C, H, W));
+            so_attr ab = {0}, ao = {0}, tf = {0}, tb2 = {0};
+            ab.n_ints = 1, ab.ints[0] = b;
+            ao.n_ints = 2, ao.ints[0] = b, ao.ints[1] = C;
+            tf.n_ints = 4, tf.ints[0] = 0, tf.ints[1] = 2, tf.ints[2] = 3, tf.ints[3] = 1;
+            tb2.n_ints = 4, tb2.ints[0] = 0, tb2.ints[1] = 3, tb2.ints[2] = 1, tb2.ints[3] = 2;
+            int32_t bx = tb_node(&t, SO_OP_NCHWC_IN, &x, 1, &ab);
+            int32_t o = tb_node(&t, SO_OP_NCHWC_OUT, &bx, 1, &ao);
+            int32_t h = tb_node(&t, SO_OP_TRANSPOSE, &o, 1, &tf); /* [N, H, W, C] */
+            int32_t ng = tb_node(&t, SO_OP_NEG, &h, 1, NULL);
+            int32_t y = tb_node(&t, SO_OP_TRANSPOSE, &ng, 1, &tb2);
+            if (scale) {
+                int32_t w = v == 3 ? tb_weight_rand(&t, shp(1, 1)) : tb_weight_rand(&t, shp(3, C, 1, 1));
+                int32_t mi[2] = {v == 2 ? w : y, v == 2 ? y : w}; /* either operand order */
+                y = tb_node(&t, SO_OP_MUL, mi, 2, NULL);
+            }
+            y = tb_node(&t, SO_OP_NCHWC_IN, &y, 1, &ab);
+            if (res) {
+                int32_t ai[2] = {y, bx};
+                y = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+            }
+            t.g->outputs[0] = (so_edge){tb_node(&t, SO_OP_NCHWC_OUT, &y, 1, &ao), 0};
+            assert_int_equal(check_graph(&t, 0), 5); /* nchwc_in, out+transpose, neg, transpose[+mul]+in[+add], out */
+            char want[64];
+            snprintf(want, sizeof want, "nchwc_out_nhwc_%s", so_isa_name(test_level));
+            assert_step_kernel(&t, 1, want);
+            snprintf(want, sizeof want, "nchwc_in_nhwc_%s", so_isa_name(test_level));
+            assert_step_kernel(&t, 3, want);
+            so_exec *e = NULL;
+            assert_int_equal(so_exec_new(t.g, NULL, &e), SO_OK);
+            so_exec_step_info si;
+            so_exec_step(e, 3, &si);
+            assert_int_equal(si.n_fused, 1 + scale + res); /* [the Mul,] the NCHWC_IN[, the Add] */
+            so_exec_free(e);
+            tb_free(&t);
+        }
+}
+
 /* ---------------- normalisation, pooling, data movement ---------------- */
 
 static void test_softmax_layernorm_batchnorm(void **state)
@@ -1848,7 +1904,7 @@ static void test_nonfinite(void **state)
                                      test_gemm,            test_binary_broadcast, test_unary,         test_resize,
                                      test_softmax_layernorm_batchnorm, test_reducemean, test_pool,    test_gelu,
                                      test_attention,       test_pad_avgpool,    test_data_movement,   test_lstm,
-                                     test_convtranspose};
+                                     test_convtranspose,   test_nhwc_reorders};
     nonfinite = 1;
     for (size_t k = 0; k < sizeof fams / sizeof *fams; k++) fams[k](state);
     nonfinite = 0;
@@ -1885,6 +1941,7 @@ int main(void)
         cmocka_unit_test_setup(test_pool, reset_expect),
         cmocka_unit_test_setup(test_maxpool_special_positions, reset_expect),
         cmocka_unit_test_setup(test_gelu, reset_expect),
+        cmocka_unit_test_setup(test_nhwc_reorders, reset_expect),
         cmocka_unit_test_setup(test_attention, reset_expect),
         cmocka_unit_test_setup(test_pad_avgpool, reset_expect),
         cmocka_unit_test_setup(test_data_movement, reset_expect),
