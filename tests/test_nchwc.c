@@ -721,32 +721,34 @@ static void test_unary(void **state)
 static void test_binary(void **state)
 {
     (void)state;
-    const int64_t N = 2, C = 19, HW = 10;
+    const int64_t N = 2, C = 19, hws[3] = {10, 1, 13}; /* the kernels' 4-pixel unroll with 2, 1 and 1 left over */
     const struct {
         so_op op;
         int bcast, act;
     } cs[] = {{SO_OP_ADD, SO_NCHWC_SAME, SO_ACT_NONE},     {SO_OP_ADD, SO_NCHWC_SAME, SO_ACT_RELU}, {SO_OP_DIV, SO_NCHWC_SAME, SO_ACT_NONE},
               {SO_OP_MUL, SO_NCHWC_CHANNEL, SO_ACT_NONE},  {SO_OP_SUB, SO_NCHWC_CHANNEL, SO_ACT_NONE},
-              {SO_OP_ADD, SO_NCHWC_SCALAR, SO_ACT_RELU},   {SO_OP_MUL, SO_NCHWC_SCALAR, SO_ACT_NONE}};
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const so_shape sb = cs[i].bcast == SO_NCHWC_SAME ? shp4(N, C, 1, HW) : cs[i].bcast == SO_NCHWC_CHANNEL ? shp4(1, C, 1, 1) : shp4(1, 1, 1, 1);
+              {SO_OP_ADD, SO_NCHWC_SCALAR, SO_ACT_RELU},   {SO_OP_MUL, SO_NCHWC_SCALAR, SO_ACT_NONE},
+              {SO_OP_MUL, SO_NCHWC_SAME, SO_ACT_NONE},     {SO_OP_SUB, SO_NCHWC_SAME, SO_ACT_RELU}};
+    for (size_t i = 0; i < 3 * (sizeof cs / sizeof cs[0]); i++) {
+        const int64_t HW = hws[i % 3];
+        const so_shape sb = cs[i / 3].bcast == SO_NCHWC_SAME ? shp4(N, C, 1, HW) : cs[i / 3].bcast == SO_NCHWC_CHANNEL ? shp4(1, C, 1, 1) : shp4(1, 1, 1, 1);
         float *a = rand_buf(N * C * HW), *b = rand_buf(so_shape_numel(&sb)), *ref = malloc(sizeof(float) * (size_t)(N * C * HW));
         a[7] = NAN;
         so_attr at = {0};
-        at.act = cs[i].act;
-        so_node nd = {.op = cs[i].op, .n_in = 2, .n_out = 1, .attr = &at, .ref = -1};
+        at.act = cs[i / 3].act;
+        so_node nd = {.op = cs[i / 3].op, .n_in = 2, .n_out = 1, .attr = &at, .ref = -1};
         so_tensor in[2] = {{shp4(N, C, 1, HW), a}, {sb, b}}, out = {shp4(N, C, 1, HW), ref};
-        assert_int_equal(so_ref_kernels[cs[i].op](NULL, &nd, in, &out), SO_OK);
+        assert_int_equal(so_ref_kernels[cs[i / 3].op](NULL, &nd, in, &out), SO_OK);
         const so_nchwc_impl *lv[3];
         const int nl = n_levels(lv);
         for (int l = 0; l < nl; l++) {
             const so_nchwc_impl *L = lv[l];
-            float *ab = blocked(L, a, N, C, HW), *bb = cs[i].bcast == SO_NCHWC_SAME ? blocked(L, b, N, C, HW) : NULL;
+            float *ab = blocked(L, a, N, C, HW), *bb = cs[i / 3].bcast == SO_NCHWC_SAME ? blocked(L, b, N, C, HW) : NULL;
             const int64_t ny = so_nchwc_numel(L->b, N, C, HW);
             float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
-            L->binary(cs[i].op, cs[i].bcast, cs[i].act, N, C, HW, ab, bb ? bb : b, y1, 1);
-            L->binary(cs[i].op, cs[i].bcast, cs[i].act, N, C, HW, ab, bb ? bb : b, y2, 2);
-            check(L, y1, ref, N, C, HW, so_ops[cs[i].op].name);
+            L->binary(cs[i / 3].op, cs[i / 3].bcast, cs[i / 3].act, N, C, HW, ab, bb ? bb : b, y1, 1);
+            L->binary(cs[i / 3].op, cs[i / 3].bcast, cs[i / 3].act, N, C, HW, ab, bb ? bb : b, y2, 2);
+            check(L, y1, ref, N, C, HW, so_ops[cs[i / 3].op].name);
             same_for_threads(y1, y2, ny, "binary");
             free(ab), free(bb), free(y1), free(y2);
         }
