@@ -165,7 +165,7 @@ void so_cost_graph_diff(so_cost_model *cm, const so_graph *a, const so_graph *b,
    is taken only when the nodes it changes cost less than (1 - SO_COST_NOISE) of the nodes it
    replaces (so_cost_clearly_lower). How it was measured: docs/BENCHMARKS.md "layout margin". */
 #ifndef SO_COST_NOISE /* -DSO_COST_NOISE=0: any gain, as before session 15 (experiments) */
-#define SO_COST_NOISE 0.05
+#define SO_COST_NOISE 0.25
 #endif
 /* 1 when replacing nodes costing d_old by nodes costing d_new (so_cost_graph_diff) is a gain
    beyond the measurement noise: d_new < d_old * (1 - SO_COST_NOISE). */
