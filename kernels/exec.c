@@ -7,7 +7,6 @@
 #include <malloc.h>
 #endif
 #include <string.h>
-#include <unistd.h>
 
 #include <cblas.h>
 #include <immintrin.h>
@@ -750,75 +749,21 @@ void so_exec_free(so_exec *e)
 
 /* ---- single-node timing for the cost model (search/cost.c) ---- */
 
-size_t so_evict_bytes_for(int64_t l1d_bytes, int64_t l2_bytes, int64_t l3_bytes)
-{
-    (void)l3_bytes; /* shared: see exec.h */
-    const int64_t lo = (int64_t)1 << 20, hi = (int64_t)16 << 20;
-    const int64_t per_core = l2_bytes > 0 ? l2_bytes : l1d_bytes;
-    if (per_core <= 0) return (size_t)4 << 20;
-    const int64_t b = per_core > hi / 2 ? hi : 2 * per_core;
-    return (size_t)(b < lo ? lo : b);
-}
-
-/* Size in bytes of cpu0's cache at `level` (data or unified) from sysfs ("2048K"), 0 unknown. */
-static int64_t sysfs_cache_bytes(int level)
-{
-    for (int idx = 0; idx < 16; idx++) {
-        char path[96], buf[64];
-        int64_t lv = -1, sz = 0;
-        int data = 0;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
-        FILE *f = fopen(path, "r");
-        if (!f) break;
-        if (fgets(buf, sizeof buf, f)) lv = strtoll(buf, NULL, 10);
-        fclose(f);
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
-        if ((f = fopen(path, "r"))) {
-            data = fgets(buf, sizeof buf, f) && (!strncmp(buf, "Data", 4) || !strncmp(buf, "Unified", 7));
-            fclose(f);
-        }
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
-        if ((f = fopen(path, "r"))) {
-            char *end = NULL;
-            if (fgets(buf, sizeof buf, f)) sz = strtoll(buf, &end, 10);
-            if (end && (*end == 'K' || *end == 'k')) sz <<= 10;
-            else if (end && *end == 'M') sz <<= 20;
-            fclose(f);
-        }
-        if (lv == level && data && sz > 0) return sz;
-    }
-    return 0;
-}
-
-static int64_t cache_bytes(int name, int level)
-{
-    long v = sysconf(name);
-    return v > 0 ? (int64_t)v : sysfs_cache_bytes(level);
-}
-
-size_t so_evict_bytes(void)
-{
-    const size_t b = so_evict_bytes_for(cache_bytes(_SC_LEVEL1_DCACHE_SIZE, 1), cache_bytes(_SC_LEVEL2_CACHE_SIZE, 2),
-                                        cache_bytes(_SC_LEVEL3_CACHE_SIZE, 3));
-#ifdef EVICT_KB
-    (void)b;
-    return (size_t)EVICT_KB << 10;
-#else
-    return b;
-#endif
-}
+#define EVICT_BYTES ((size_t)EVICT_KB << 10)
 
 /* per configuration: at least MIN_RUNS timed runs, and more (up to the cap) until TARGET_MS of
    kernel time has been timed */
 #define MIN_RUNS 2
 #define TARGET_MS 4.0
 
+#ifndef EVICT_KB
+#define EVICT_KB 1024 /* twice the per-core L2 */
+#endif
+
 /* Times node i of g alone with the kernel the executor would select (no fusion), as it runs
-   inside a model: before each timed run the caches private to the core are overwritten
-   (so_evict_bytes: the node's own output, packed weights and scratch from the run before leave
-   them), with `cold` the weights are flushed from every level (they come from memory, as they do
-   when a model's weights exceed the caches), and the activation inputs are read back (they were
-   just produced by the previous step). After one warm-up,
+   inside a model: before each timed run the caches are overwritten (weights and packed weights
+   come from memory, as they do when a model's weights exceed the caches) and the activation
+   inputs are read back (they were just produced by the previous step). After one warm-up,
    at least MIN_RUNS runs and more until TARGET_MS of kernel time (at most iters; 3 for kernels
    over 5 ms, 2 over 20 ms); the result is the lower quartile of the runs. Threads as the
    executor sets them (OpenBLAS single-threaded, OpenMP team). */
@@ -906,10 +851,9 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
         scratch = aligned_alloc(64, (k.scratch_bytes + 63) / 64 * 64);
         if (!scratch) goto oom;
     }
-    const size_t evict_bytes = so_evict_bytes();
-    evict = malloc(evict_bytes);
+    evict = malloc(EVICT_BYTES);
     if (!evict) goto oom;
-    memset(evict, 1, evict_bytes);
+    memset(evict, 1, EVICT_BYTES);
     int cap = iters;
     samples = so_xmalloc(sizeof *samples * (size_t)cap);
     volatile float sink = 0;
@@ -920,7 +864,7 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
             /* read, not write: no dirty lines left to write back during the timed run */
             const uint64_t *ev = (const uint64_t *)evict;
             uint64_t acc = 0;
-            for (size_t j = 0; j < evict_bytes / 8; j += 8) acc += ev[j];
+            for (size_t j = 0; j < EVICT_BYTES / 8; j += 8) acc += ev[j];
             sink += (float)(acc & 1);
         }
         if (cold) /* weights from memory, as in a model whose weights do not stay in the caches */

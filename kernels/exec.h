@@ -77,20 +77,6 @@ void so_exec_profile_print(const so_exec *e, FILE *f);
 
 void so_exec_free(so_exec *e);
 
-/* Bytes the single-node timer reads before each timed run to push the node's own leftovers (its
-   output, packed weights, scratch from the run before) out of the caches private to the core, as
-   a node inside a model finds them: twice the largest per-core cache (l2_bytes, else l1d_bytes;
-   twice because replacement is not exact LRU), within [1 MiB, 16 MiB]; 4 MiB when neither is known
-   (<= 0: twice the 2 MB per-core L2 of current server cores). The shared L3 (l3_bytes, 300 MB on a
-   Xeon model 207 VM) is deliberately not evicted: inside a model the previous node's output, this
-   node's input, is still in the L2 or the L3 (the timer reads the inputs back), and weights that
-   the L3 would not keep are flushed separately (`cold`). Pure: the caller reads the sizes. */
-size_t so_evict_bytes_for(int64_t l1d_bytes, int64_t l2_bytes, int64_t l3_bytes);
-/* so_evict_bytes_for with this machine's cache sizes (sysconf _SC_LEVEL1_DCACHE_SIZE /
-   _SC_LEVEL2_CACHE_SIZE / _SC_LEVEL3_CACHE_SIZE, else /sys/devices/system/cpu/cpu0/cache). A
-   build with -DEVICT_KB=N uses N KiB instead (experiments). */
-size_t so_evict_bytes(void);
-
 /* The one single-node timer (the measured cost model's): times node `node` of g alone with the
    kernel the executor would select (no fusion), on seeded random inputs (WEIGHT inputs are the
    model's weights), as it runs inside a model: caches overwritten before each run, weights

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -617,28 +616,6 @@ static void test_hugepages(void **state)
     }
 }
 
-/* The single-node timer's eviction buffer (so_evict_bytes_for): twice the per-core L2 (else L1d),
-   bounded to [1, 16] MiB, 4 MiB when nothing is known; the shared L3 never changes it. Sizes as
-   sysconf reports them on the CPUs we measured on. */
-static void test_evict_sizing(void **state)
-{
-    (void)state;
-    const int64_t K = 1024, M = 1024 * 1024;
-    assert_int_equal(so_evict_bytes_for(48 * K, 2 * M, 300 * M), 4 * M); /* Xeon model 207 (Emerald Rapids) */
-    assert_int_equal(so_evict_bytes_for(48 * K, 1 * M, 32 * M), 2 * M);  /* Zen 5 */
-    assert_int_equal(so_evict_bytes_for(32 * K, 256 * K, 8 * M), 1 * M); /* small L2: the 1 MiB floor */
-    assert_int_equal(so_evict_bytes_for(32 * K, 768 * K, 0), 1536 * K);
-    assert_int_equal(so_evict_bytes_for(48 * K, 2 * M, 0), so_evict_bytes_for(48 * K, 2 * M, 1024 * M)); /* L3 ignored */
-    assert_int_equal(so_evict_bytes_for(32 * K, 12 * M, 0), 16 * M);     /* a large shared L2: the 16 MiB cap */
-    assert_int_equal(so_evict_bytes_for(64 * K, 0, 0), 1 * M);           /* only L1d known */
-    assert_int_equal(so_evict_bytes_for(0, 0, 0), 4 * M);                /* nothing known */
-    assert_int_equal(so_evict_bytes_for(-1, -1, -1), 4 * M);             /* sysconf's "unknown" */
-    const size_t here = so_evict_bytes();
-    assert_true(here >= (size_t)M && here <= (size_t)16 * M);
-    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (l2 > 0) assert_int_equal(here, so_evict_bytes_for(sysconf(_SC_LEVEL1_DCACHE_SIZE), l2, sysconf(_SC_LEVEL3_CACHE_SIZE)));
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -654,7 +631,6 @@ int main(void)
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_consume_weights),
         cmocka_unit_test(test_consume_weights_models),
-        cmocka_unit_test(test_evict_sizing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
