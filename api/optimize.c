@@ -182,8 +182,9 @@ static int src_has_const(const so_rule *r)
 
 /* The hand-written placement (search/layout.c so_layout_nchwc, session 5): fold the batchnorms, block
    every qualifying conv, then one greedy refinement in graph order that leaves a conv in NCHW when the
-   whole graph then prices lower. Each of its steps is an instance of the layout axioms (verifier/
-   AXIOMS.md: conv = unblk . convb . blk, unblk . blk = id), not of a generated rule. On success *out
+   whole graph then prices lower (so_layout_gain: clearly, under the measured model). Each of its steps
+   is an instance of the layout axioms (verifier/AXIOMS.md: conv = unblk . convb . blk, unblk . blk =
+   id), not of a generated rule. On success *out
    (caller frees) holds the placed graph and *cost its price under cm. */
 static so_status layout_pass(so_cost_model *cm, const so_graph *g, int b, so_graph **out, double *cost, so_layout_stats *lst,
                              int32_t *kept)
@@ -213,7 +214,7 @@ static so_status layout_pass(so_cost_model *cm, const so_graph *g, int b, so_gra
                 return SO_ERR;
             }
             const double cc = so_cost_graph(cm, cand);
-            if (cc < cb) {
+            if (so_layout_gain(cm, cand, cc, lg, cb, fg, i)) {
                 so_graph_free(lg);
                 lg = cand, cb = cc, *lst = cs, lst->bn_folded = nf;
                 (*kept)++;
@@ -302,7 +303,8 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
     }
     if (e->layout != LAYOUT_AUTO && e->layout != LAYOUT_NCHWC) return SO_OK;
     /* by proven rules (search/layout.c so_layout_by_rules): the rules applied are reported with the
-       search's; auto then tries each blocked conv plain again by an UNBLOCK rule, kept when cheaper */
+       search's; auto then tries each blocked conv plain again by an UNBLOCK rule, kept when cheaper
+       (so_layout_gain) */
     int32_t *lc = p->lc, *lc2 = so_xcalloc((size_t)n_rules + 1, sizeof *lc2);
     so_graph *lg = NULL;
     if (so_layout_by_rules(g, e->rules, n_rules, e->b, e->fc, &lg, lc, &p->lst) != SO_OK) {
@@ -328,7 +330,7 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
         so_graph_free(cand);
         cand = cc_g;
         const double cc = so_cost_graph(cm, cand);
-        if (cc < cost_blocked) {
+        if (so_layout_gain(cm, cand, cc, lg, cost_blocked, lg, k)) {
             so_graph_free(lg);
             lg = cand, cost_blocked = cc;
             lc[ru]++;

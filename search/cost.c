@@ -638,6 +638,53 @@ double so_cost_graph(so_cost_model *cm, const so_graph *g)
     return c;
 }
 
+typedef struct priced {
+    uint64_t key;
+    double ms;
+} priced;
+
+static int cmp_priced(const void *x, const void *y)
+{
+    const priced *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* g's nodes that cost something, as (key of configuration and role, cost), sorted by key: *n of them (malloc'd). */
+static priced *priced_nodes(so_cost_model *cm, const so_graph *g, int32_t *n)
+{
+    so_cost_graph(cm, g); /* table mode: the missing configurations timed together */
+    uint8_t *role = so_xmalloc((size_t)g->n_nodes + 1);
+    so_cost_roles(g, role);
+    priced *p = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *p);
+    *n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const double ms = so_cost_node_role(cm, g, i, role[i]);
+        if (ms == 0) continue;
+        uint64_t k = so_cost_config(cm, g, i, role[i]);
+        p[(*n)++] = (priced){XXH3_64bits_withSeed(&k, sizeof k, role[i]), ms};
+    }
+    free(role);
+    qsort(p, (size_t)*n, sizeof *p, cmp_priced);
+    return p;
+}
+
+void so_cost_graph_diff(so_cost_model *cm, const so_graph *a, const so_graph *b, double *da, double *db)
+{
+    int32_t na = 0, nb = 0;
+    priced *pa = priced_nodes(cm, a, &na), *pb = priced_nodes(cm, b, &nb);
+    *da = *db = 0;
+    int32_t i = 0, j = 0;
+    while (i < na || j < nb) {
+        if (j >= nb || (i < na && pa[i].key < pb[j].key)) *da += pa[i++].ms;
+        else if (i >= na || pb[j].key < pa[i].key) *db += pb[j++].ms;
+        else i++, j++; /* the same configuration in both */
+    }
+    free(pa);
+    free(pb);
+}
+
+int so_cost_clearly_lower(double d_new, double d_old) { return d_new < d_old * (1 - SO_COST_NOISE); }
+
 /* ---------------- cost table (--cost-table) ---------------- */
 
 /* What a table is valid for: "isa=... cpu=... onednn=... blas=CORE/ROUTED" of this run (no executable hash: a

@@ -155,6 +155,21 @@ so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, int
 /* The cache key of what node i runs in role (its configuration key, or for SO_COST_HEAD its
    kernel's: the fusion kind and every computed node's key), cold or warm weights. */
 uint64_t so_cost_config(so_cost_model *cm, const so_graph *g, int32_t i, int role);
+/* What differs between the prices of graphs a and b: each graph's priced nodes (configuration
+   key and role, cost), with the configurations both have taken out pairwise; *da and *db are the
+   sums of what is left in a and in b, so cost(a) - *da = cost(b) - *db (the common part).
+   Measures what the model has not timed yet, as so_cost_graph does. */
+void so_cost_graph_diff(so_cost_model *cm, const so_graph *a, const so_graph *b, double *da, double *db);
+/* The relative measurement noise of one measured configuration between two independent timings
+   under load (the layout decisions' margin, api/optimize.c): a change priced by the measured model
+   is taken only when the nodes it changes cost less than (1 - SO_COST_NOISE) of the nodes it
+   replaces (so_cost_clearly_lower). How it was measured: docs/BENCHMARKS.md "layout margin". */
+#ifndef SO_COST_NOISE /* -DSO_COST_NOISE=0: any gain, as before session 15 (experiments) */
+#define SO_COST_NOISE 0.25
+#endif
+/* 1 when replacing nodes costing d_old by nodes costing d_new (so_cost_graph_diff) is a gain
+   beyond the measurement noise: d_new < d_old * (1 - SO_COST_NOISE). */
+int so_cost_clearly_lower(double d_new, double d_old);
 /* Sum of the isolated node costs (so_cost_node), ignoring fusion. */
 double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g);
 /* Deterministic flops-model cost of node i (also the fallback when timing fails). */

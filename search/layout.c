@@ -4,6 +4,7 @@
 #include "../rules/rule_shape.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -577,4 +578,18 @@ so_status so_layout_cancel(const so_graph *g, const so_rule *rules, int32_t n_ru
     free(cls);
     *out = cur;
     return SO_OK;
+}
+
+int so_layout_gain(so_cost_model *cm, const so_graph *cand, double cc, const so_graph *cur, double cb, const so_graph *at_g, int32_t at)
+{
+    if (cm->kind != SO_COST_MEASURED) return cc < cb;
+    double d_new = 0, d_old = 0;
+    so_cost_graph_diff(cm, cand, cur, &d_new, &d_old);
+    const int take = cc < cb && so_cost_clearly_lower(d_new, d_old);
+    if (getenv("SO_DEBUG_LAYOUT")) { /* what the decision saw (docs/BENCHMARKS.md "layout margin") */
+        char d[200];
+        fprintf(stderr, "layout %s: plain %.6f ms, blocked %.6f ms, ratio %.4f, %s\n", so_node_desc(at_g, at, d, sizeof d), d_new,
+                d_old, d_old > 0 ? d_new / d_old : 0, take ? "plain" : "blocked");
+    }
+    return take;
 }

@@ -3,6 +3,7 @@
 #define SO_LAYOUT_H
 
 #include "graph.h"
+#include "cost.h"
 #include "match.h"
 
 /* What so_layout_nchwc did. */
@@ -23,6 +24,14 @@ typedef struct so_layout_stats {
    blocked stay blocked; NCHWC_IN / NCHWC_OUT are inserted where a value changes layout (once per value).
    g must be topologically sorted with shapes inferred. *out is owned by the caller (so_graph_free). */
 so_status so_layout_nchwc(const so_graph *g, int b, const char *keep, so_graph **out, so_layout_stats *st);
+
+/* Is cand (priced cc under cm) worth taking over cur (priced cb) in a layout refinement (a conv left
+   in NCHW, api/optimize.c)? Under the measured model only when the nodes the change brings in cost
+   clearly less than the nodes it takes out (so_cost_graph_diff, so_cost_clearly_lower: beyond
+   the measurement noise), so close calls stay blocked and repeated optimizes under load place
+   alike; under the deterministic flops model any gain (cc < cb). at_g/at name the conv decided,
+   printed with the two sides when SO_DEBUG_LAYOUT is set. */
+int so_layout_gain(so_cost_model *cm, const so_graph *cand, double cc, const so_graph *cur, double cb, const so_graph *at_g, int32_t at);
 
 /* *out = g with every BatchNormalization that is the only user of a conv so_layout_nchwc could block (block b)
    folded into new conv weights and bias (added to g's model once), in NCHW. so_layout_nchwc on the result

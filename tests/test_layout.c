@@ -502,6 +502,96 @@ static void test_trimmed_taps(void **state)
     }
 }
 
+/* ---------------- the refinement's margin (so_layout_gain) ---------------- */
+
+/* A timer for the measured model (so_cost_model.time_hook): blocked convs 1 ms, the plain conv
+   `plain` ms, reorders 0.1 ms, everything else 0.05 ms; never contended. */
+typedef struct op_timer {
+    double plain;
+} op_timer;
+
+static so_status op_time(void *ctx, const so_graph *g, int32_t i, int role, double *ms, int *contended)
+{
+    (void)role;
+    const so_op op = g->nodes[i].op;
+    *ms = op == SO_OP_CONV_NCHWC ? 1.0
+        : op == SO_OP_CONV ? ((op_timer *)ctx)->plain
+        : op == SO_OP_NCHWC_IN || op == SO_OP_NCHWC_OUT ? 0.1
+                                                      : 0.05;
+    *contended = 0;
+    return SO_OK;
+}
+
+/* What so_layout_gain decides for cand (one conv left plain) against lg (all blocked) when the plain
+   conv is timed at `plain` ms; *d_new / *d_old: the priced difference (so_cost_graph_diff). */
+static int gain_at(const so_graph *cand, const so_graph *lg, const so_graph *fg, int32_t conv, double plain, double *d_new,
+                   double *d_old)
+{
+    so_cost_model cm;
+    op_timer t = {plain};
+    assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+    cm.time_hook = op_time;
+    cm.hook_ctx = &t;
+    const double cc = so_cost_graph(&cm, cand), cb = so_cost_graph(&cm, lg);
+    so_cost_graph_diff(&cm, cand, lg, d_new, d_old);
+    /* the common part is common: the difference of the graphs' prices is the difference of the parts */
+    assert_true(fabs((cc - *d_new) - (cb - *d_old)) <= 1e-9 * cb);
+    const int take = so_layout_gain(&cm, cand, cc, lg, cb, fg, conv);
+    so_cost_free(&cm);
+    return take;
+}
+
+/* Leaving a conv in NCHW is taken under the measured model only when the nodes the change brings
+   in (the plain conv and its reorders) cost clearly less than the ones it takes out: a measured
+   gain within SO_COST_NOISE (the noise between two timings under load) keeps the conv blocked, a
+   larger one unblocks it; the flops model (deterministic) takes any gain. Before session 15 any
+   gain was taken (`cc < cb`), and the repeated optimizes of one model placed differently. */
+static void test_layout_margin(void **state)
+{
+    (void)state;
+    assert_true(SO_COST_NOISE >= 0.02 && SO_COST_NOISE <= 0.5);
+    so_model *m = NULL;
+    assert_int_equal(so_onnx_load("data/resnet_small.onnx", &m), SO_OK);
+    so_graph *fg = NULL, *lg = NULL, *cand = NULL;
+    int32_t nf = 0, conv = -1;
+    assert_int_equal(so_layout_fold_bn(m->graph, 16, &fg, &nf), SO_OK);
+    so_layout_stats st;
+    assert_int_equal(so_layout_nchwc(fg, 16, NULL, &lg, &st), SO_OK);
+    char *keep = calloc((size_t)fg->n_nodes + 1, 1);
+    for (int32_t i = 0; i < fg->n_nodes && conv < 0; i++) /* an ungrouped conv with blocked input and output */
+        if (fg->nodes[i].op == SO_OP_CONV && fg->nodes[i].attr->group <= 1 && fg->nodes[i].out[0].dim[1] % 16 == 0 &&
+            fg->nodes[fg->nodes[i].in[0].node].out[fg->nodes[i].in[0].slot].dim[1] % 16 == 0)
+            conv = i;
+    assert_true(conv >= 0);
+    keep[conv] = 1;
+    assert_int_equal(so_layout_nchwc(fg, 16, keep, &cand, &st), SO_OK);
+    /* d_new is the plain conv plus what it brings along (slope 1 in `plain`), d_old does not hang on it */
+    double n0 = 0, o0 = 0, n1 = 0, o1 = 0;
+    gain_at(cand, lg, fg, conv, 0.5, &n0, &o0);
+    gain_at(cand, lg, fg, conv, 0.7, &n1, &o1);
+    assert_true(fabs((n1 - n0) - 0.2) < 1e-9 && fabs(o1 - o0) < 1e-12 && o0 >= 1.0);
+    /* the plain conv's time that makes the changed part cost `ratio` of what it replaces */
+    const double extra = n0 - 0.5;
+    double dn = 0, dd = 0;
+    const double within = 1 - 0.6 * SO_COST_NOISE, beyond = 1 - 2 * SO_COST_NOISE;
+    assert_false(gain_at(cand, lg, fg, conv, within * o0 - extra, &dn, &dd)); /* cheaper, within the noise: blocked */
+    assert_true(fabs(dn / dd - within) < 1e-9);
+    assert_true(gain_at(cand, lg, fg, conv, beyond * o0 - extra, &dn, &dd)); /* clearly cheaper: plain */
+    assert_false(gain_at(cand, lg, fg, conv, 1.02 * o0 - extra, &dn, &dd)); /* dearer: blocked */
+    /* the flops model takes any gain */
+    so_cost_model fm;
+    assert_int_equal(so_cost_init(&fm, SO_COST_FLOPS, 1, NULL), SO_OK);
+    const double fc = so_cost_graph(&fm, cand), fb = so_cost_graph(&fm, lg);
+    assert_int_equal(so_layout_gain(&fm, cand, fc, lg, fb, fg, conv), fc < fb);
+    assert_int_equal(so_layout_gain(&fm, cand, fb * 0.999, lg, fb, fg, conv), 1);
+    so_cost_free(&fm);
+    free(keep);
+    so_graph_free(cand);
+    so_graph_free(lg);
+    so_graph_free(fg);
+    so_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -513,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_trimmed_taps),
         cmocka_unit_test(test_split_slots),
         cmocka_unit_test(test_by_rules),
+        cmocka_unit_test(test_layout_margin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
