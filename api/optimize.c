@@ -372,7 +372,8 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
            a reorder, cancel a pair); greedy takes only steps that pay at once, backtracking may take an
            uphill step (an UNBLOCK: two reorders) whose cancellations pay later. Its time counts in
            search_seconds; it has the work limit of its own (deterministic) and, as a safety net, what
-           the first search left of the time limit. */
+           the first search left of the time limit. Its best graph replaces the placement only when the
+           nodes it changed price clearly lower (so_layout_search_keep: the refinements' margin). */
         int32_t n_lr = 0;
         int32_t *lidx = so_xmalloc(((size_t)n_rules + 1) * sizeof *lidx);
         for (int32_t i = 0; i < n_rules; i++)
@@ -396,7 +397,7 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
             p->search_graphs = r2.graphs_explored;
             p->search_work = r2.work;
             p->search_stopped_by = r2.stopped_by;
-            if (r2.best && r2.cost_after < cost_blocked) {
+            if (so_layout_search_keep(cm, r2.best, r2.cost_after, lg, cost_blocked)) {
                 so_graph_free(lg);
                 lg = r2.best;
                 r2.best = NULL;

@@ -593,3 +593,16 @@ int so_layout_gain(so_cost_model *cm, const so_graph *cand, double cc, const so_
     }
     return take;
 }
+
+int so_layout_search_keep(so_cost_model *cm, const so_graph *best, double cost_best, const so_graph *placed, double cost_placed)
+{
+    if (!best) return 0;
+    if (cm->kind != SO_COST_MEASURED) return cost_best < cost_placed;
+    double d_new = 0, d_old = 0;
+    so_cost_graph_diff(cm, best, placed, &d_new, &d_old);
+    const int take = cost_best < cost_placed && so_cost_clearly_lower(d_new, d_old);
+    if (getenv("SO_DEBUG_LAYOUT"))
+        fprintf(stderr, "layout search: %.6f -> %.6f ms, changed nodes %.6f -> %.6f ms, ratio %.4f, %s\n", cost_placed, cost_best, d_old,
+                d_new, d_old > 0 ? d_new / d_old : 0, take ? "kept" : "dropped");
+    return take;
+}

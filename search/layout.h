@@ -33,6 +33,15 @@ so_status so_layout_nchwc(const so_graph *g, int b, const char *keep, so_graph *
    printed with the two sides when SO_DEBUG_LAYOUT is set. */
 int so_layout_gain(so_cost_model *cm, const so_graph *cand, double cc, const so_graph *cur, double cb, const so_graph *at_g, int32_t at);
 
+/* Does the layout search's best graph (priced cost_best under cm; NULL: it found nothing) replace the placement it
+   started from (placed, priced cost_placed; api/optimize.c place_layout)? The same test as so_layout_gain: under the
+   measured model only when the nodes the search changed cost clearly less than the ones it replaced (beyond
+   SO_COST_NOISE), under the flops model any gain. Without it the layout search took any measured gain, and on
+   ResNet-50 (Intel Xeon model 207, session 16) it left 7 of layer 3's 1x1 convs in NCHW with a reorder pair each for
+   a priced 1.4 % (within the noise of two timings) while the all-blocked graph ran faster in the model at 1 and 2
+   threads. Printed with both sides when SO_DEBUG_LAYOUT is set. */
+int so_layout_search_keep(so_cost_model *cm, const so_graph *best, double cost_best, const so_graph *placed, double cost_placed);
+
 /* *out = g with every BatchNormalization that is the only user of a conv so_layout_nchwc could block (block b)
    folded into new conv weights and bias (added to g's model once), in NCHW. so_layout_nchwc on the result
    adds no large weights, so a caller trying several `keep` sets folds once. *n_folded: how many. */
