@@ -867,14 +867,27 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
             for (size_t j = 0; j < EVICT_BYTES / 8; j += 8) acc += ev[j];
             sink += (float)(acc & 1);
         }
-        if (cold) /* weights from memory, as in a model whose weights do not stay in the caches */
+        if (cold) { /* weights from memory, as in a model whose weights do not stay in the caches */
+            size_t flushed = 0;
             for (int32_t q = 0; q < n_in; q++) {
                 if (!in[q].data || g->nodes[ein[q].node].op != SO_OP_WEIGHT) continue;
                 const char *wp = in[q].data;
                 size_t nb = (size_t)so_shape_numel(&in[q].shape) * (in[q].shape.dtype == SO_I64 ? 8 : 4);
                 for (size_t j = 0; j < nb; j += 64) _mm_clflush(wp + j);
                 if (nb) _mm_clflush(wp + nb - 1);
+                flushed += nb;
             }
+            /* and the copy the kernel reads instead (matmul's packed B, kernels/fast.h `packed`): left warm, an
+               M = 1 GEMV of nasrnn_512 timed 0.025 ms against 0.040-0.063 in the model, and its merged products
+               (on oneDNN, reading the flushed weight) looked dearer than they run (docs/BENCHMARKS.md, session 16) */
+            if (k.run && k.packed && k.packed_bytes) {
+                const char *wp = k.packed;
+                for (size_t j = 0; j < k.packed_bytes; j += 64) _mm_clflush(wp + j);
+                _mm_clflush(wp + k.packed_bytes - 1);
+                flushed += k.packed_bytes;
+            }
+            if (what) what->flushed_bytes = flushed;
+        }
         _mm_mfence();
         for (int32_t q = 0; q < n_in; q++) {
             if (!in[q].data || g->nodes[ein[q].node].op == SO_OP_WEIGHT || in[q].shape.dtype != SO_F32) continue;

@@ -84,11 +84,14 @@ void so_exec_free(so_exec *e);
    of kernel time (at most iters); *ms is the lower quartile of the runs. Source, view and
    opaque nodes cost 0. */
 so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int cold, int iters, double *ms);
-/* What so_exec_time_step timed: the kernel's name ("ref" for the reference kernel) and the nodes it absorbed. */
+/* What so_exec_time_step timed: the kernel's name ("ref" for the reference kernel), the nodes it absorbed, and
+   the bytes flushed from the caches before each run when `cold` (the weight inputs, and the kernel's packed
+   copy of them where it reads that instead: a matmul's packed B). */
 typedef struct so_exec_timed {
     const char *kernel;
     int32_t n_fused;
     int32_t fused[4];
+    size_t flushed_bytes;
 } so_exec_timed;
 /* The same timer for a fused step: node `node` with the kernel the executor would select given
    user[] (kernels/fuse.h so_fuse_users; NULL: no fusion, = so_exec_time_node), which may absorb

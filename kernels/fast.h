@@ -21,6 +21,8 @@ typedef struct so_fast_kernel {
     void (*free_priv)(void *priv);
     size_t scratch_bytes;
     size_t packed_bytes; /* bytes of pre-packed weights held in priv */
+    const void *packed;  /* where those packed weights start when they are one buffer (matmul's packed B), else NULL:
+                            the cost model's cold timing flushes them with the weights (exec.c so_exec_time_step) */
     int in1_copied;      /* run() never reads input 1: a weight packed/transformed into priv at selection */
     const char *name;
     int32_t n_fused;

@@ -110,6 +110,7 @@ static void mm_use_gemm(const so_graph *g, const so_node *n, mm_plan *p, so_fast
         if (!p->bp) return; /* stays on sgemm */
         so_gemm_pack_b(p->tb, p->K, p->N, w, p->ldb, p->bp);
         k->packed_bytes = so_gemm_packed_b_floats(p->K, p->N) * sizeof(float);
+        k->packed = p->bp;
         k->in1_copied = 1;
         k->scratch_bytes = so_gemm_scratch_floats(p->M, p->K, p->T) * sizeof(float);
     }
@@ -134,6 +135,7 @@ static void mm_use_gemv(const so_graph *g, const so_node *n, mm_plan *p, so_fast
     p->T = so_sgemm_threads() < 1 ? 1 : so_sgemm_threads();
     p->gemv = 1;
     k->packed_bytes = nf * sizeof(float);
+    k->packed = p->bp;
     k->in1_copied = 1;
 }
 

@@ -376,6 +376,34 @@ static void test_flops_profile_timing(void **state)
     so_model_free(t.m);
 }
 
+/* The cost model's cold timing (weights from memory) flushes what the kernel reads: an M = 1 MatMul on our
+   GEMV reads its packed copy of B (kernels/matmul.c mm_use_gemv), so that copy is flushed with the weight
+   (session 16: left warm, nasrnn_512's 1 MB GEMVs timed at half their in-model time and the search priced
+   its merged products dearer than they run). No time is asserted: what was flushed is. */
+static void test_time_cold_flushes_packed(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 1, 0);
+    const int64_t K = 512, N = 512;
+    int32_t x = tb_input(&t, shp(2, 1, K));
+    int32_t w = tb_weight_pat(&t, shp(2, K, N), 0.001f);
+    int32_t ins[2] = {x, w};
+    int32_t mm = tb_node(&t, SO_OP_MATMUL, ins, 2, NULL, "mm");
+    t.g->outputs[0] = (so_edge){mm, 0};
+    const size_t wb = (size_t)(K * N) * sizeof(float);
+    so_exec_timed what;
+    double ms = 0;
+    assert_int_equal(so_exec_time_step(t.g, mm, NULL, 1, 1, 3, &ms, &what), SO_OK);
+    assert_true(ms > 0);
+    assert_string_equal(what.kernel, "matmul_gemv");
+    assert_true(what.flushed_bytes >= 2 * wb);            /* the weight and the packed B */
+    assert_true(what.flushed_bytes <= 2 * wb + 64 * 4 * (size_t)K); /* nothing else */
+    assert_int_equal(so_exec_time_step(t.g, mm, NULL, 1, 0, 3, &ms, &what), SO_OK);
+    assert_int_equal(what.flushed_bytes, 0); /* warm: nothing flushed */
+    so_model_free(t.m);
+}
+
 /* Real models: fast executor vs PyTorch outputs within 1e-4 relative (max-normalised). */
 static void test_models(void **state)
 {
@@ -628,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_slice_in_place),
         cmocka_unit_test(test_opaque_error),
         cmocka_unit_test(test_flops_profile_timing),
+        cmocka_unit_test(test_time_cold_flushes_packed),
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_consume_weights),
         cmocka_unit_test(test_consume_weights_models),
