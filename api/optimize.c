@@ -881,11 +881,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
            both: those the layout step timed, its search included); search_measure_seconds (the
            first search's and the layout search's) is part of search_seconds. Then where the timer's time went:
            kernel selection (plans, packed weights), buffers, cache eviction and weight flushes, the runs */
-        fprintf(f, "  \"search_measure_seconds\": %s,\n", so_json_fmt(b0, m_search + m_layout_search, 6));
-        fprintf(f, "  \"measure\": {\"configurations\": %lld, \"timed_runs\": %lld, \"seconds\": %.3f, \"cpu_seconds\": %.3f, "
-                   "\"input_configurations\": %lld, \"input_seconds\": %.3f, \"search_configurations\": %lld, \"search_seconds\": %.3f, "
-                   "\"layout_configurations\": %lld, \"layout_seconds\": %.3f, \"layout_search_seconds\": %.3f, "
-                   "\"select_seconds\": %.3f, \"setup_seconds\": %.3f, \"flush_seconds\": %.3f, \"kernel_seconds\": %.3f},\n",
+        /* one format for all of them (%.6f): a part never prints above its whole */
+        fprintf(f, "  \"search_measure_seconds\": %.6f,\n", m_search + m_layout_search);
+        fprintf(f, "  \"measure\": {\"configurations\": %lld, \"timed_runs\": %lld, \"seconds\": %.6f, \"cpu_seconds\": %.6f, "
+                   "\"input_configurations\": %lld, \"input_seconds\": %.6f, \"search_configurations\": %lld, \"search_seconds\": %.6f, "
+                   "\"layout_configurations\": %lld, \"layout_seconds\": %.6f, \"layout_search_seconds\": %.6f, "
+                   "\"select_seconds\": %.6f, \"setup_seconds\": %.6f, \"flush_seconds\": %.6f, \"kernel_seconds\": %.6f},\n",
                 (long long)cm.measured, (long long)cm.timed_runs, cm.measure_seconds, cm.measure_cpu_seconds, (long long)cfg_input, meas_input,
                 (long long)cfg_search, m_search, (long long)cfg_layout, m_layout, m_layout_search, cm.select_seconds, cm.setup_seconds,
                 cm.flush_seconds, cm.kernel_seconds);
