@@ -263,6 +263,7 @@ typedef struct placed {
     int32_t *lc;                /* per rule: applications by the layout step (n_rules + 1, malloc'd) */
     double search_seconds;      /* the layout search (wall) */
     double search_cpu_seconds;  /* the layout search (CPU time of the calling thread) */
+    double search_measure_seconds; /* of search_seconds: timing new cost configurations (wall) */
     int64_t search_graphs, search_work;
     int32_t search_steps;       /* rewrites of the layout search kept */
     int search_stopped_by;      /* so_search_result.stopped_by of the layout search (-1: not run) */
@@ -381,7 +382,7 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
         if (n_lr > 0) {
             so_rule *lr = so_xmalloc((size_t)n_lr * sizeof *lr);
             for (int32_t i = 0; i < n_lr; i++) lr[i] = e->rules[lidx[i]];
-            double t2 = so_now(), c2 = so_cpu_now();
+            double t2 = so_now(), c2 = so_cpu_now(), m2 = cm->measure_seconds;
             so_search_opts so2 = e->so;
             so2.progress = 0;
             so2.time_limit = e->time_left;
@@ -393,6 +394,7 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
                 goto fail_lg;
             }
             p->search_seconds = so_now() - t2;
+            p->search_measure_seconds = cm->measure_seconds - m2;
             p->search_cpu_seconds = so_cpu_now() - c2;
             p->search_graphs = r2.graphs_explored;
             p->search_work = r2.work;
@@ -539,6 +541,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     }
 
     /* rules */
+    const double t_begin = so_now();
+    double t_rules = 0, t_import = 0, t_input_cost = 0, t_check = 0; /* the report's "seconds" (wall) */
     const char *rules_path = find_rules(o.rules, rbuf, sizeof rbuf);
     if (!rules_path) {
         so_errorf("no rule set found (installed: <prefix>/share/superopt/default.rules next to the library or executable; build tree: rules/default.rules); pass --rules FILE");
@@ -622,6 +626,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         }
     }
 
+    t_rules = so_now() - t_begin;
     /* model (its file's identity first: an unchanged standard-ONNX result is that file, copied below) */
     struct stat st_model;
     const int model_regular = stat(o.model, &st_model) == 0 && S_ISREG(st_model.st_mode);
@@ -635,6 +640,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         so_error_prefix(o.model);
         goto fail;
     }
+    t_import = so_now() - t_begin - t_rules;
     /* a cost table (measured) replaces the disk cache: the costs, and so the output, depend on it alone */
     const int use_table = o.cost_table && o.cost == SO_COST_MEASURED;
     if (so_cost_init(&cm, (so_cost_kind)o.cost, (int)o.threads, use_table ? "" : o.cache_dir) != SO_OK) goto fail;
@@ -647,8 +653,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
        search's graphs (folding and identity removal are not applied here) */
     so_graph *orig_norm = so_graph_clone(m->graph);
     so_normalize_attrs(orig_norm);
+    t_input_cost = so_now();
     double cost_orig = so_cost_graph(&cm, orig_norm);
+    const double meas_input = cm.measure_seconds; /* timing the input's configurations (before the search) */
+    const int64_t cfg_input = cm.measured;
     so_graph_free(orig_norm);
+    t_input_cost = so_now() - t_input_cost;
 
     /* search */
     so_search_opts so = {.kind = o.search, .alpha = o.alpha, .budget = o.budget, .time_limit = o.time_limit,
@@ -686,8 +696,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         fprintf(tf, "  trace path: %d of %d steps, cost %.6g -> %.6g (%.4fx of the start), highest %.6g (%.4fx)\n", (int)done, (int)n_script, c0,
                 c_end, c_end / c0, c_max, c_max / c0);
     }
-    double t_search = so_now(), c_search = so_cpu_now();
+    double t_search = so_now(), c_search = so_cpu_now(), m_search = cm.measure_seconds;
     if (so_search_run(start, rules, n_search, &cm, &fc, &so, &res) != SO_OK) goto fail;
+    m_search = cm.measure_seconds - m_search; /* of t_search: timing new configurations */
+    const int64_t cfg_search = cm.measured - cfg_input;
     so.trace = NULL; /* the layout search is not traced */
     t_search = so_now() - t_search;
     c_search = so_cpu_now() - c_search;
@@ -706,9 +718,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     const int layout_b = o.layout != LAYOUT_NONE ? so_nchwc_block() : 0;
     layout_env le = {.cm = &cm, .rules = rules, .n_rules = n_rules, .fc = &fc, .layout = o.layout, .b = layout_b, .search = layout_search, .so = so,
                      .time_left = o.time_limit > 0 ? SO_MAX(o.time_limit - res.cpu_seconds, 0.5) : 0};
-    double t_layout = so_now();
+    double t_layout = so_now(), m_layout = cm.measure_seconds;
+    const int64_t cfg_layout0 = cm.measured;
     if (place_layout(&le, res.best, res.cost_after, &pl) != SO_OK) goto fail;
-    double t_layout_search = pl.search_seconds, c_layout_search = pl.search_cpu_seconds;
+    double t_layout_search = pl.search_seconds, c_layout_search = pl.search_cpu_seconds, m_layout_search = pl.search_measure_seconds;
     /* backtracking against greedy after the layout step: the two searches are not priced jointly with
        the layout, so backtracking's cheaper plain graph can end costlier once placed (inception_v3,
        session 8: 1.0071 of greedy). Its greedy warm start is the graph --search greedy finds (same
@@ -717,6 +730,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     if (o.search == SO_SEARCH_BACKTRACK && o.layout != LAYOUT_NONE && res.greedy_best && res.cost_after < res.greedy_cost) {
         if (place_layout(&le, res.greedy_best, res.greedy_cost, &pl_greedy) != SO_OK) goto fail;
         t_layout_search += pl_greedy.search_seconds;
+        m_layout_search += pl_greedy.search_measure_seconds;
         c_layout_search += pl_greedy.search_cpu_seconds;
         cost_final_bt = placed_cost(&pl);
         cost_final_greedy = placed_cost(&pl_greedy);
@@ -739,13 +753,17 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         for (int32_t r = 0; r < n_rules; r++) counts[r] += pl.lc[r];
     }
     t_layout = so_now() - t_layout - t_layout_search; /* the layout search counts in search_seconds */
+    m_layout = cm.measure_seconds - m_layout - m_layout_search; /* of t_layout: timing (placement, its pricing) */
+    const int64_t cfg_layout = cm.measured - cfg_layout0;
     /* safety net (kernels/safety.h): both graphs on several input sets, element by element */
     so_safety_opts sfo = {.threads = (int)o.threads, .seed = (uint64_t)o.seed, .inputs_path = o.inputs, .time_it = 1};
     so_safety_result sr;
+    t_check = so_now();
     if (so_safety_check(m->graph, res.best, &sfo, &sr) != SO_OK) {
         so_error_prefix(o.inputs ? o.inputs : o.model);
         goto fail;
     }
+    t_check = so_now() - t_check;
     double err = sr.worst * SO_SAFETY_RTOL, lat_before = sr.lat_before_ms, lat_after = sr.lat_after_ms;
     int checked = sr.ran;
     if (sr.ran && !sr.agree) {
@@ -852,6 +870,27 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 (long long)res.work, (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.probes, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 (long long)cm.noisy, cm.table ? 0LL : (long long)cm.loaded, (long long)cm.stale, so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+        /* where the run's time went (wall seconds): loading and binding the rules (proofs), importing and
+           canonicalising the model, pricing the input (timing its configurations), the searches (search_seconds:
+           the first search and the layout search), the layout step around the layout search, the numeric check
+           (both graphs run on several input sets, latency timed); writing comes after the report */
+        fprintf(f, "  \"seconds\": {\"rules\": %.3f, \"import\": %.3f, \"input_cost\": %.3f, \"search\": %.3f, \"layout\": %.3f, \"check\": %.3f, "
+                   "\"until_report\": %.3f},\n",
+                t_rules, t_import, t_input_cost, t_search, t_layout, t_check, so_now() - t_begin);
+        /* the measured cost model's timing of new configurations (wall seconds), by phase: the input's pricing, the
+           first search, the layout step's placements and pricing, the layout search (layout_configurations counts
+           both: those the layout step timed, its search included); search_measure_seconds (the
+           first search's and the layout search's) is part of search_seconds. Then where the timer's time went:
+           kernel selection (plans, packed weights), buffers, cache eviction and weight flushes, the runs */
+        /* one format for all of them (%.6f): a part never prints above its whole */
+        fprintf(f, "  \"search_measure_seconds\": %.6f,\n", m_search + m_layout_search);
+        fprintf(f, "  \"measure\": {\"configurations\": %lld, \"timed_runs\": %lld, \"seconds\": %.6f, \"cpu_seconds\": %.6f, "
+                   "\"input_configurations\": %lld, \"input_seconds\": %.6f, \"search_configurations\": %lld, \"search_seconds\": %.6f, "
+                   "\"layout_configurations\": %lld, \"layout_seconds\": %.6f, \"layout_search_seconds\": %.6f, "
+                   "\"select_seconds\": %.6f, \"setup_seconds\": %.6f, \"flush_seconds\": %.6f, \"kernel_seconds\": %.6f},\n",
+                (long long)cm.measured, (long long)cm.timed_runs, cm.measure_seconds, cm.measure_cpu_seconds, (long long)cfg_input, meas_input,
+                (long long)cfg_search, m_search, (long long)cfg_layout, m_layout, m_layout_search, cm.select_seconds, cm.setup_seconds,
+                cm.flush_seconds, cm.kernel_seconds);
         if (nck.ran) {
             static const char *const kept[] = {"search", "greedy", "start"};
             fprintf(f, "  \"standard_check\": {\"flops_before\": %s, \"flops_searched\": %s, \"flops_greedy\": %s, \"kept\": \"%s\"},\n",

@@ -765,8 +765,29 @@ void so_exec_free(so_exec *e)
    come from memory, as they do when a model's weights exceed the caches) and the activation
    inputs are read back (they were just produced by the previous step). After one warm-up,
    at least MIN_RUNS runs and more until TARGET_MS of kernel time (at most iters; 3 for kernels
-   over 5 ms, 2 over 20 ms); the result is the lower quartile of the runs. Threads as the
+   over 5 ms, 2 over 20 ms; lean and cold: see so_exec_time_lean); the result is the lower quartile
+   of the runs. Threads as the
    executor sets them (OpenBLAS single-threaded, OpenMP team). */
+/* Lean timing (default 1; 0: as before session 16, for A/B runs and tests). Flushing a model's weights
+   (cold) with clflush dominated the cost model's time: clflush is ordered against every other clflush,
+   about 4-6 ms per MB on the Intel Xeon model 207 (session 16), against 0.1-0.25 ms per MB for a
+   cache-resident read of the same bytes, so a 1 MB GEMV weight (0.03 ms kernel) timed over 130 runs
+   spent ~0.6 s flushing. Lean: (1) no flush before the warm-up run, whose time is not a sample
+   (only the cap below reads it); (2) a cold configuration whose flushes cost more than its kernel
+   stops after COLD_RUNS runs once the runs and their flushes together reach TARGET_MS: its lower
+   quartile is then the second fastest of 8 instead of the 33rd of ~130. (clflushopt, ~30x faster,
+   was tried and not kept: the GEMV kernels read weights packed at selection, which no flush of the
+   model's weights reaches, and clflush's side effect slows the next kernel towards its in-model time:
+   [1,512]x[512,512] 0.034-0.047 ms after clflush, 0.022-0.028 after clflushopt, ~0.05-0.08 in the model.) */
+int so_exec_time_lean = 1;
+#define COLD_RUNS 8
+
+static void flush_bytes(const char *p, size_t nb)
+{
+    for (size_t j = 0; j < nb; j += 64) _mm_clflush(p + j);
+    if (nb) _mm_clflush(p + nb - 1);
+}
+
 so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold, int iters, double *min_ms)
 {
     return so_exec_time_step(g, i, NULL, threads, cold, iters, min_ms, NULL);
@@ -793,6 +814,7 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
     if (so_ops[n->op].flags & (SO_F_SOURCE | SO_F_VIEW | SO_F_OPAQUE)) return SO_OK;
     if (n->n_in > SO_MAX_IN || n->n_out > SO_MAX_IN) return so_errorf("%s: too many edges", so_node_desc(g, i, desc, sizeof desc));
     if (iters < 1) iters = 1;
+    double tph = so_now(); /* phase clock for *what */
     /* as the executor sets them: OpenBLAS's own threads too (left at its default, 2 here, a
        gemv was split over both cores and timed twice as slow whenever the other core was busy,
        while the model runs it on one thread) */
@@ -801,6 +823,7 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
        the extra one, its outputs the last absorbed node's) */
     so_fast_ctx fctx = {g, user, NULL};
     if (so_fast_select(&fctx, i, &k) != SO_OK) goto done;
+    if (what) what->select_seconds = so_now() - tph, tph = so_now();
     const int32_t n_in = n->n_in + (k.has_extra ? 1 : 0);
     const so_node *last = k.n_fused ? &g->nodes[k.fused[k.n_fused - 1]] : n;
     if (what) {
@@ -856,10 +879,12 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
     memset(evict, 1, EVICT_BYTES);
     int cap = iters;
     samples = so_xmalloc(sizeof *samples * (size_t)cap);
+    if (what) what->setup_seconds = so_now() - tph;
     volatile float sink = 0;
-    double fastest = 0;
+    double fastest = 0, least_flush = 0;
     int done_iters = 0;
     for (int it = -1; it < cap; it++) {
+        const double tf = so_now();
         {
             /* read, not write: no dirty lines left to write back during the timed run */
             const uint64_t *ev = (const uint64_t *)evict;
@@ -867,23 +892,19 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
             for (size_t j = 0; j < EVICT_BYTES / 8; j += 8) acc += ev[j];
             sink += (float)(acc & 1);
         }
-        if (cold) { /* weights from memory, as in a model whose weights do not stay in the caches */
+        if (cold && (it >= 0 || !so_exec_time_lean)) { /* weights from memory, as in a model whose weights do not stay in the caches */
             size_t flushed = 0;
             for (int32_t q = 0; q < n_in; q++) {
                 if (!in[q].data || g->nodes[ein[q].node].op != SO_OP_WEIGHT) continue;
-                const char *wp = in[q].data;
-                size_t nb = (size_t)so_shape_numel(&in[q].shape) * (in[q].shape.dtype == SO_I64 ? 8 : 4);
-                for (size_t j = 0; j < nb; j += 64) _mm_clflush(wp + j);
-                if (nb) _mm_clflush(wp + nb - 1);
+                const size_t nb = (size_t)so_shape_numel(&in[q].shape) * (in[q].shape.dtype == SO_I64 ? 8 : 4);
+                flush_bytes(in[q].data, nb);
                 flushed += nb;
             }
             /* and the copy the kernel reads instead (matmul's packed B, kernels/fast.h `packed`): left warm, an
                M = 1 GEMV of nasrnn_512 timed 0.025 ms against 0.040-0.063 in the model, and its merged products
                (on oneDNN, reading the flushed weight) looked dearer than they run (docs/BENCHMARKS.md, session 16) */
             if (k.run && k.packed && k.packed_bytes) {
-                const char *wp = k.packed;
-                for (size_t j = 0; j < k.packed_bytes; j += 64) _mm_clflush(wp + j);
-                _mm_clflush(wp + k.packed_bytes - 1);
+                flush_bytes(k.packed, k.packed_bytes);
                 flushed += k.packed_bytes;
             }
             if (what) what->flushed_bytes = flushed;
@@ -901,6 +922,8 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
         if (k.run) k.run(k.priv, in, out, scratch);
         else if (so_ref_kernels[n->op](g, n, in, out) != SO_OK) goto done;
         double ms = (so_now() - t0) * 1e3;
+        if (what) what->flush_seconds += t0 - tf, what->kernel_seconds += ms * 1e-3, what->runs++;
+        const double flush_ms = (t0 - tf) * 1e3;
         if (it < 0) {
             if (ms > 20 && cap > 2) cap = 2; /* long kernels: timer and load noise are small */
             else if (ms > 5 && cap > 3) cap = 3;
@@ -908,9 +931,12 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
         }
         samples[done_iters++] = ms;
         if (done_iters == 1 || ms < fastest) fastest = ms;
+        if (done_iters == 1 || flush_ms < least_flush) least_flush = flush_ms;
         /* enough: at least MIN_RUNS runs and TARGET_MS of work, counted at the fastest run's
            time (a run preempted for a time slice must not end the series) */
         if (done_iters >= MIN_RUNS && fastest * done_iters >= TARGET_MS) break;
+        /* lean, cold: flushing costs more than the kernel; COLD_RUNS runs, with their flushes, are enough */
+        if (so_exec_time_lean && cold && done_iters >= COLD_RUNS && least_flush > fastest && (fastest + least_flush) * done_iters >= TARGET_MS) break;
     }
     (void)sink;
     /* a low quantile of the runs: other processes only ever add time (the median would follow

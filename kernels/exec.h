@@ -80,18 +80,27 @@ void so_exec_free(so_exec *e);
 /* The one single-node timer (the measured cost model's): times node `node` of g alone with the
    kernel the executor would select (no fusion), on seeded random inputs (WEIGHT inputs are the
    model's weights), as it runs inside a model: caches overwritten before each run, weights
-   flushed from the caches when `cold`. After one warm-up, at least 2 runs and more until 4 ms
-   of kernel time (at most iters); *ms is the lower quartile of the runs. Source, view and
-   opaque nodes cost 0. */
+   flushed from the caches when `cold` (not before the warm-up under so_exec_time_lean). After one
+   warm-up, at least 2 runs and more until 4 ms of kernel time (at most iters; lean and cold with
+   flushes dearer than the kernel: 8 runs once runs and flushes reach 4 ms); *ms is the lower
+   quartile of the runs. Source, view and opaque nodes cost 0. */
 so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int cold, int iters, double *ms);
+/* 1 (default): lean timing (exec.c: no weight flush before the warm-up run; a cold configuration whose
+   flushes cost more than its kernel stops after 8 runs); 0: the timer before session 16 (tests, A/B runs). */
+extern int so_exec_time_lean;
 /* What so_exec_time_step timed: the kernel's name ("ref" for the reference kernel), the nodes it absorbed, and
-   the bytes flushed from the caches before each run when `cold` (the weight inputs, and the kernel's packed
+   the bytes flushed from the caches before each timed run when `cold` (the weight inputs, and the kernel's packed
    copy of them where it reads that instead: a matmul's packed B). */
 typedef struct so_exec_timed {
     const char *kernel;
     int32_t n_fused;
     int32_t fused[4];
     size_t flushed_bytes;
+    /* where the call's wall time went (seconds): selecting the kernel (plans, packed weights),
+       the timing buffers (allocation, random inputs), the cache eviction and weight flushes before
+       each run, the kernel runs themselves (warm-up included); runs counts them */
+    double select_seconds, setup_seconds, flush_seconds, kernel_seconds;
+    int32_t runs;
 } so_exec_timed;
 /* The same timer for a fused step: node `node` with the kernel the executor would select given
    user[] (kernels/fuse.h so_fuse_users; NULL: no fusion, = so_exec_time_node), which may absorb

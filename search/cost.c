@@ -303,13 +303,19 @@ static double flops_head(const so_graph *g, int32_t i)
 }
 
 /* Times what role runs for node i (see cost_cfg). */
-static so_status time_role(const so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms)
+static so_status time_role(so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms)
 {
-    if (role != SO_COST_HEAD) return so_exec_time_node(g, i, cm->threads, cm->cold_weights, 400, ms);
+    so_exec_timed w;
     so_fuse f;
-    int32_t *user = head_users(g, i, &f);
-    so_status st = so_exec_time_step(g, i, user, cm->threads, cm->cold_weights, 400, ms, NULL);
+    int32_t *user = role == SO_COST_HEAD ? head_users(g, i, &f) : NULL;
+    so_status st = so_exec_time_step(g, i, user, cm->threads, cm->cold_weights, 400, ms, &w);
     free(user);
+    cm->timed_runs += w.runs;
+    cm->select_seconds += w.select_seconds;
+    cm->setup_seconds += w.setup_seconds;
+    cm->flush_seconds += w.flush_seconds;
+    cm->kernel_seconds += w.kernel_seconds;
+    cm->last_kernel = w.kernel;
     return st;
 }
 
@@ -326,7 +332,7 @@ static int cmp_double(const void *a, const void *b)
 /* Table mode: times the configurations keys[0..n) (node nodes[q] of g in role roles[q] each) in
    SO_COST_TABLE_ROUNDS rounds, interleaved (each round times every one once, the order rotated by
    one per round), and enters the median of its rounds' values for each. */
-static so_status time_role(const so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms);
+static so_status time_role(so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms);
 
 static void measure_rounds(so_cost_model *cm, const so_graph *g, const int32_t *nodes, const uint8_t *roles, const uint64_t *keys,
                            int32_t n)
@@ -380,7 +386,7 @@ int so_cost_contended(const so_cost_probe *before, const so_cost_probe *after, l
 }
 
 /* One timing of what role runs for node i and whether it was contended (or the test hook's). */
-static so_status time_probed(const so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms, int *contended)
+static so_status time_probed(so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms, int *contended)
 {
     if (cm->time_hook) return cm->time_hook(cm->hook_ctx, g, i, role, ms, contended);
     so_cost_probe a, b;
@@ -441,6 +447,8 @@ static double cost_cfg(so_cost_model *cm, const so_graph *g, int32_t i, int role
         return u2d(v);
     }
     double t0 = so_now(), c0 = so_cpu_now(), ms = 0;
+    const double sel0 = cm->select_seconds, set0 = cm->setup_seconds, fl0 = cm->flush_seconds, k0 = cm->kernel_seconds;
+    const int64_t runs0 = cm->timed_runs;
     int rounds = 0, noisy = 0;
     if (measure_cfg(cm, g, i, role, &ms, &rounds, &noisy) != SO_OK) {
         ms = so_cost_flops_node(g, i) * 100; /* cannot run on the fast path: discourage */
@@ -454,10 +462,19 @@ static double cost_cfg(so_cost_model *cm, const so_graph *g, int32_t i, int role
         so_hmap_put(&cm->noisy_keys, key, 1);
     }
     if (getenv("SO_DEBUG_COST")) {
-        char d[200], sb[96];
-        fprintf(stderr, "measured %s%s %s: %.6f ms (%.3f s, %d round%s%s)\n", role == SO_COST_HEAD ? "fused kernel of " : "",
-                so_node_desc(g, i, d, sizeof d), so_shape_str(&g->nodes[i].out[0], sb, sizeof sb), ms, so_now() - t0, rounds,
-                rounds == 1 ? "" : "s", noisy ? ", contended" : "");
+        char d[200], sb[96], wk[SO_MAX_IN + 1];
+        int nw = 0;
+        for (int k = 0; k < g->nodes[i].n_in && k < SO_MAX_IN; k++)
+            wk[nw++] = g->nodes[i].in[k].node < 0 ? '-' : g->nodes[g->nodes[i].in[k].node].op == SO_OP_WEIGHT ? 'w' : 'a';
+        wk[nw] = 0;
+        char ib[96];
+        /* SO_DEBUG_COST: one line per configuration timed: the node, its output and first input, which
+           inputs are weights (w) or activations (a), the kernel, the value, and where the time went */
+        fprintf(stderr, "measured %s%s %s<-%s in=%s [%s]: %.6f ms (%.3f s, %d round%s%s; %lld runs, select %.3f setup %.3f flush %.3f kernel %.3f s)\n",
+                role == SO_COST_HEAD ? "fused kernel of " : "", so_node_desc(g, i, d, sizeof d), so_shape_str(&g->nodes[i].out[0], sb, sizeof sb),
+                g->nodes[i].n_in && g->nodes[i].in[0].node >= 0 ? so_shape_str(&g->nodes[g->nodes[i].in[0].node].out[g->nodes[i].in[0].slot], ib, sizeof ib) : "-", wk,
+                cm->last_kernel ? cm->last_kernel : "?", ms, so_now() - t0, rounds, rounds == 1 ? "" : "s", noisy ? ", contended" : "",
+                (long long)(cm->timed_runs - runs0), cm->select_seconds - sel0, cm->setup_seconds - set0, cm->flush_seconds - fl0, cm->kernel_seconds - k0);
     }
     so_hmap_put(&cm->cache, key, d2u(ms));
     cm->dirty = 1;

@@ -23,6 +23,10 @@ typedef struct so_cost_model {
     double measure_seconds;     /* wall time spent timing */
     double measure_cpu_seconds; /* CPU time of the calling thread spent timing (so_cpu_now): the
                                    searches' safety-net deadlines do not count it */
+    const char *last_kernel;    /* the kernel the last timing ran (so_exec_timed.kernel; diagnostics) */
+    int64_t timed_runs;         /* kernel runs the timer made (warm-ups included), all timings */
+    double select_seconds, setup_seconds, flush_seconds, kernel_seconds; /* where the timer's wall
+                                   time went (kernels/exec.h so_exec_timed), summed */
     int cold_weights;           /* measured: -1 (so_cost_init) decided at the first measurement
                                    from that graph's model: 1 when its weights total over 8 MB,
                                    then weights are flushed from the caches before each timed run

@@ -404,6 +404,42 @@ static void test_time_cold_flushes_packed(void **state)
     so_model_free(t.m);
 }
 
+/* The timer's accounting (so_exec_timed: runs, where the wall time went) and the lean rule for cold
+   configurations (kernels/exec.c so_exec_time_lean): a GEMV whose 1 MB weight takes far longer to
+   flush (clflush) than its product stops after 8 runs (+ the warm-up) once runs and flushes reach
+   4 ms; the timer before session 16 (lean 0) ran it until 4 ms of kernel time alone (over 8 runs:
+   the product takes well under 0.5 ms). Counts only, no speed asserted. */
+static void test_time_lean_cold(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 1, 0);
+    int32_t x = tb_input(&t, shp(2, 1, 64));
+    int32_t w = tb_weight_pat(&t, shp(2, 64, 4096), 0.01f);
+    int32_t ins[2] = {x, w};
+    int32_t mm = tb_node(&t, SO_OP_MATMUL, ins, 2, NULL, "mm");
+    t.g->outputs[0] = (so_edge){mm, 0};
+    const int saved = so_exec_time_lean;
+    for (int lean = 1; lean >= 0; lean--) {
+        so_exec_time_lean = lean;
+        double ms = -1;
+        so_exec_timed what;
+        assert_int_equal(so_exec_time_step(t.g, mm, NULL, 1, 1, 400, &ms, &what), SO_OK);
+        assert_true(ms > 0);
+        assert_true(what.kernel_seconds > 0 && what.flush_seconds > 0 && what.select_seconds >= 0 && what.setup_seconds >= 0);
+        /* the kernel-time target alone needs more than 8 runs when a run takes under 0.44 ms (4 ms / 9),
+           as this product does unless the machine is very loaded (then it stops early either way) */
+        const int fast_kernel = what.kernel_seconds * 1e3 / what.runs < 0.4;
+        if (lean) assert_true(what.runs <= 1 + 8); /* warm-up + COLD_RUNS at most */
+        else if (fast_kernel) assert_true(what.runs > 1 + 8);
+        /* warm (not cold): no flush, so the kernel-time target alone decides, as before */
+        assert_int_equal(so_exec_time_step(t.g, mm, NULL, 1, 0, 400, &ms, &what), SO_OK);
+        if (what.kernel_seconds * 1e3 / what.runs < 0.4) assert_true(what.runs > 1 + 8);
+    }
+    so_exec_time_lean = saved;
+    so_model_free(t.m);
+}
+
 /* Real models: fast executor vs PyTorch outputs within 1e-4 relative (max-normalised). */
 static void test_models(void **state)
 {
@@ -657,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_opaque_error),
         cmocka_unit_test(test_flops_profile_timing),
         cmocka_unit_test(test_time_cold_flushes_packed),
+        cmocka_unit_test(test_time_lean_cold),
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_consume_weights),
         cmocka_unit_test(test_consume_weights_models),
