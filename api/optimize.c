@@ -864,11 +864,11 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         else fprintf(f, "null");
         fprintf(f, "},\n");
         fprintf(f, "  \"search_detail\": {\"work\": %lld, \"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
-                   "\"greedy_explored\": %lld, \"chain_probes\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
+                   "\"greedy_explored\": %lld, \"chain_probes\": %lld, \"preview_bounded\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
                    "\"costs_under_load\": %lld, \"cost_cache_loaded\": %lld, \"cost_cache_stale\": %lld, "
                    "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
                 (long long)res.work, (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
-                (long long)res.greedy_explored, (long long)res.probes, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
+                (long long)res.greedy_explored, (long long)res.probes, (long long)res.preview_bounded, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 (long long)cm.noisy, cm.table ? 0LL : (long long)cm.loaded, (long long)cm.stale, so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         /* where the run's time went (wall seconds): loading and binding the rules (proofs), importing and
            canonicalising the model, pricing the input (timing its configurations), the searches (search_seconds:

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "../kernels/exec.h"
 #include "match.h"
 
 /* Incremental search, in short. A rewrite (so_rewrite_track) reports for each node of the new
@@ -37,6 +38,7 @@ typedef struct cand {
     double est;                 /* preview estimate of the cost change (depends on the match only) */
     double cur;                 /* in this graph: est, the exact change once built, INFINITY if rejected */
     uint8_t exact;
+    uint8_t bounded;            /* est is the preview bound (PREVIEW_RATE_SLACK): out of reach, nothing timed */
     int32_t dnodes;             /* change in operator nodes (weights and folded nodes not counted) */
 } cand;
 
@@ -104,6 +106,8 @@ typedef struct ctx {
     double tick;                /* costs within one tick tie: 1e-9 of the start cost */
     int timed_out;              /* the work limit or the time limit stopped the search */
     int64_t probe_work;         /* work units backtracking's chain probes spent (probe()) */
+    double conv_rate;           /* the start graph's fastest conv: most FLOPs per ms of its cost (0: no
+                                   conv, no preview bound); see PREVIEW_RATE_SLACK */
     so_graph *scratch;          /* preview graph */
     uint8_t *pv;                /* preview scratch arrays */
     int32_t cap_pv;
@@ -130,6 +134,30 @@ typedef struct ctx {
    net at load 4-7 before the work limit; at 1/4, squeezenet's search under ASan reached it at 994 of
    its 1000 graphs, integration test 11b) */
 #define CHAIN_WORK_SHARE 8
+/* Preview bound. A preview times every new configuration of a rewrite's target, and TASO's rules
+   propose many rewrites that add a large convolution (a 1x1 conv enlarged to 3x3, rule 36 reversed;
+   an identity 3x3 conv inserted before a relu, 53 reversed; 2048 channels at 7x7: 151 MB of weights),
+   each timed with its weights flushed from the caches, which none of the searches ever takes: they
+   were 6.5 of ResNet-50's 6.9 s of search timing and most of ResNeXt-50's 9.1 s (session 16). So a
+   preview first bounds the change from below, without timing: each target conv at least its FLOPs at
+   PREVIEW_RATE_SLACK times the start graph's fastest conv rate (ctx.conv_rate, FLOPs per ms of its
+   measured cost), every other target node at least 0, the matched nodes their cost in the graph. A
+   rewrite whose bound is at least (alpha - 1) x best is out of reach for good: backtracking keeps
+   only graphs under alpha x best, every graph it expands costs at least best, the best only falls,
+   greedy and the chain probes start only from changes below 0 or within alpha x best, and a
+   candidate's estimate is carried to child graphs unchanged. Such a candidate takes its bound as its
+   estimate, is marked bounded and nothing is timed; a chain probe's later steps, which build the
+   rule's matches of the lowest estimates whatever their sign, skip bounded ones (ranked by a bound
+   instead of their price, they were built and timed there: ResNet-50, a 375 ms conv). The bound depends only on the graph and the start graph's costs,
+   not on what the cache holds, so a cost table gives the same search. The slack is measured, not
+   derived: our Winograd F(4x4,3x3) does a quarter of a 3x3 conv's multiplications, so a real bound
+   would need 4; on the session-16 quiet cost tables of the seven literature models no previewed conv
+   ran faster than 1.00x the start graph's fastest conv, in one fresh-cache run under load 1.05x (an
+   identity 3x3 conv on Winograd), and with slack 2 every chosen graph is unchanged (docs/BENCHMARKS.md
+   "preview bound"). 0 turns the bound off (A/B runs). */
+#ifndef PREVIEW_RATE_SLACK
+#define PREVIEW_RATE_SLACK 2.0
+#endif
 /* Greedy: most candidates built to check their exact cost per step. */
 #define GREEDY_TRIES 48
 
@@ -425,7 +453,7 @@ static gref *gref_child(ctx *c, const gref *p, so_graph *g, int32_t *origin)
 /* Cost change of applying m to the current graph, from a preview of the target nodes: target
    nodes not folded cost what they cost as the executor would run them among themselves
    (fusion inside the target), matched nodes what they cost in the graph now. */
-static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta, int32_t *dnodes)
+static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta, int32_t *dnodes, uint8_t *bounded)
 {
     const so_graph *g = r->g;
     int32_t first;
@@ -446,8 +474,8 @@ static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta
        users are outside the preview, so nothing after them fuses) */
     for (int k = 0; k < m->rule->n_outputs; k++) pinned[outs[k].node] = 1;
     so_cost_roles_pinned(sg, pinned, role);
-    double d = 0;
     int32_t dn = -m->rule->src.n_nodes;
+    double matched = 0, bound = 0;
     for (int32_t i = 0; i < n; i++) {
         const so_node *nd = &sg->nodes[i];
         int fold = nd->op == SO_OP_WEIGHT;
@@ -458,13 +486,26 @@ static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta
         }
         wf[i] = (uint8_t)fold;
         if (i >= first && !fold) {
-            d += so_cost_node_role(c->cm, sg, i, role[i]);
             dn += !(so_ops[nd->op].flags & SO_F_SOURCE);
+            if (nd->op == SO_OP_CONV && role[i] != SO_COST_FREE && c->conv_rate > 0 && PREVIEW_RATE_SLACK > 0)
+                bound += (double)so_node_flops(sg, i) / (PREVIEW_RATE_SLACK * c->conv_rate);
         }
     }
-    for (int p = 0; p < m->rule->src.n_nodes; p++) d -= r->nc[m->node[p]];
-    *delta = d;
+    for (int p = 0; p < m->rule->src.n_nodes; p++) matched += r->nc[m->node[p]];
     *dnodes = dn;
+    *bounded = 0;
+    const double reach = c->o->alpha > 1 ? (c->o->alpha - 1) * c->best_cost : 0;
+    if (bound > 0 && bound - matched >= reach) { /* out of reach: not timed (PREVIEW_RATE_SLACK) */
+        c->res->preview_bounded++;
+        *bounded = 1;
+        *delta = bound - matched;
+        return SO_OK;
+    }
+    double d = 0;
+    for (int32_t i = first; i < n; i++)
+        if (!wf[i]) d += so_cost_node_role(c->cm, sg, i, role[i]);
+    for (int p = 0; p < m->rule->src.n_nodes; p++) d -= r->nc[m->node[p]]; /* in this order: the same bits as before the bound */
+    *delta = d;
     return SO_OK;
 }
 
@@ -517,7 +558,8 @@ static void preview_found(ctx *c, gref *r, int32_t from)
         if ((c->res->matches & 63) == 0) progress(c, 0);
         double d;
         int32_t dn;
-        if (preview(c, r, &f->m, &d, &dn) != SO_OK) {
+        uint8_t bounded = 0;
+        if (preview(c, r, &f->m, &d, &dn, &bounded) != SO_OK) {
             c->res->rejected++;
             continue;
         }
@@ -525,6 +567,7 @@ static void preview_found(ctx *c, gref *r, int32_t from)
         f->est = f->cur = d;
         f->dnodes = dn;
         f->exact = 0;
+        f->bounded = bounded;
         if (r->n_cands == r->cap_cands) {
             r->cap_cands = r->cap_cands ? r->cap_cands * 2 : 64;
             r->cands = so_xrealloc(r->cands, (size_t)r->cap_cands * sizeof *r->cands);
@@ -875,7 +918,8 @@ static void push_built(ctx *c, gref *g)
 
 /* Chain probes from r, the best graph so far (a move made of several rewrites): each uphill rewrite
    of r within alpha x best, cheapest estimate first, is applied and then the same rule again, each
-   time at the cheapest of its CHAIN_TRIES matches of the lowest estimates (built: the estimate
+   time at the cheapest of its CHAIN_TRIES matches of the lowest estimates, bounded ones (out of reach,
+   PREVIEW_RATE_SLACK) left out (built: the estimate
    prices the target's fusions alone), as long as each application lowers the exact cost; the chain
    counts as one move. Merging one gate's five x.W products in nasrnn_512 is such a chain: 473
    reversed four times, +2.3 % for the first merge, then -0.9 %, -0.9 %, -1.2 % (search/README.md
@@ -921,7 +965,7 @@ static void probe(ctx *c, gref *r, double alpha)
             int32_t nw = 0;
             if (g->n_cands > cap_w) w = so_xrealloc(w, (size_t)(cap_w = g->n_cands) * sizeof *w);
             for (int32_t k = 0; k < g->n_cands; k++)
-                if (g->cands[k].m.rule_index == rule) w[nw++] = (pcand){g->cands[k].cur, k};
+                if (g->cands[k].m.rule_index == rule && !g->cands[k].bounded) w[nw++] = (pcand){g->cands[k].cur, k};
             qsort(w, (size_t)nw, sizeof *w, cmp_pcand);
             gref *ng = NULL;
             for (int32_t t = 0; t < nw && t < CHAIN_TRIES; t++) {
@@ -1210,6 +1254,11 @@ static gref *ctx_init(ctx *c, const so_graph *start, const so_rule *rules, int32
     c->tick = g0->cost > 0 ? g0->cost * 1e-9 : 1e-12;
     c->best = so_graph_clone(start);
     c->best_cost = res->cost_before;
+    for (int32_t i = 0; i < g0->g->n_nodes; i++) { /* the preview bound's rate (PREVIEW_RATE_SLACK) */
+        if (g0->g->nodes[i].op != SO_OP_CONV || !(g0->nc[i] > 0)) continue;
+        const double rate = (double)so_node_flops(g0->g, i) / g0->nc[i];
+        if (rate > c->conv_rate) c->conv_rate = rate;
+    }
     return g0;
 }
 

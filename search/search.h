@@ -58,6 +58,8 @@ typedef struct so_search_result {
     int64_t incremental_mismatches; /* with opts.verify_incremental: matches missing or extra */
     int64_t greedy_explored;    /* backtrack: graphs explored by the greedy warm start */
     int64_t probes;             /* backtrack: chain probes (an uphill rewrite, then the same rule while it improves) */
+    int64_t preview_bounded;    /* previews whose lower bound put the rewrite out of reach: nothing
+                                   timed (search.c PREVIEW_RATE_SLACK) */
     int64_t confirm_timed;      /* backtrack, measured: configurations re-timed to confirm that
                                    the best graph beats greedy's (0: no confirmation needed) */
     int confirm_vetoed;         /* 1: it did not, greedy's graph was returned */

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "../kernels/exec.h"
 #include "../kernels/ref.h"
 #include "../search/fold.h"
 #include "../api/superopt.h"
@@ -749,6 +750,103 @@ static void test_canon_keeps_attrs(void **state)
     so_model_free(t.m);
 }
 
+/* ---- the preview bound (search.c PREVIEW_RATE_SLACK) ---- */
+
+/* Rule 36 of rules/default.rules: a 3x3 conv of an enlarged 1x1 kernel is the 1x1 conv. Reversed, it
+   proposes enlarging every 1x1 conv: 9x the FLOPs. */
+static const char *ENLARGE_RULE =
+    "rule 36\n"
+    "  input K [a,b,1,1]\n"
+    "  input X [c,b,d,e]\n"
+    "  src s0 = enlarge(K) kernel=3,3\n"
+    "  src s1 = conv(X, s0) stride=1,1 pad=1,1,1,1 dilation=1,1 group=1 act=none\n"
+    "  dst d0 = conv(X, K) stride=1,1 pad=0,0,0,0 dilation=1,1 group=1 act=none\n"
+    "  map s1 -> d0\n"
+    "  proof unverified\n"
+    "end\n";
+
+/* A scripted timer (so_cost_model.time_hook): a conv costs its FLOPs at 100 GFLOP/s whatever its
+   kernel size, anything else 1 us; counts the timings of 3x3 convs. */
+typedef struct conv_timer {
+    int timed_3x3;
+} conv_timer;
+
+static so_status conv_time(void *ctx, const so_graph *g, int32_t i, int role, double *ms, int *contended)
+{
+    (void)role;
+    conv_timer *t = ctx;
+    const so_node *n = &g->nodes[i];
+    *contended = 0;
+    *ms = 1e-3;
+    if (n->op == SO_OP_CONV) {
+        *ms = (double)so_node_flops(g, i) / 1e8;
+        if (g->nodes[n->in[1].node].out[n->in[1].slot].dim[2] == 3) t->timed_3x3++;
+    }
+    return SO_OK;
+}
+
+/* relu(conv 1x1 (X [1,16,8,8], 16 -> 16 channels)) searched with rule 36 both ways under a measured
+   model: enlarging the conv costs 9x its FLOPs, a change of +8x the start's cost. Its bound (the 3x3
+   conv's FLOPs at twice the start's conv rate, minus the 1x1 conv: +3.5x) is beyond alpha = 1.05's
+   reach (+0.05x), so the enlarged conv is never timed; with alpha = 10 (reach +9x) it is. The search
+   keeps the 1x1 conv either way. (Fails with -DPREVIEW_RATE_SLACK=0: the preview times it.) */
+static void test_preview_bound(void **state)
+{
+    (void)state;
+    tb t;
+    int64_t xd[4] = {1, 16, 8, 8}, wd[4] = {16, 16, 1, 1};
+    so_shape xs = so_shape_make(4, xd);
+    tb_new(&t, 1, &xs, 1);
+    t.seed = 9;
+    so_attr ca;
+    memset(&ca, 0, sizeof ca);
+    ca.stride[0] = ca.stride[1] = 1;
+    ca.dilation[0] = ca.dilation[1] = 1;
+    ca.group = 1;
+    so_edge ci[2] = {{0, 0}, {wt(&t, 4, wd, 0, 1.0f / 16), 0}};
+    int32_t cv = so_graph_add(t.g, SO_OP_CONV, ci, 2, 1, so_model_attr(t.m, &ca), -1, NULL);
+    assert_int_equal(so_graph_infer(t.g, cv), SO_OK);
+    t.g->outputs[0] = (so_edge){tb_op(&t, SO_OP_RELU, cv, -1, 0), 0};
+    so_ruleset ers;
+    assert_int_equal(so_rules_parse("enlarge.rules", ENLARGE_RULE, strlen(ENLARGE_RULE), &ers), SO_OK);
+    int32_t n = 0;
+    so_rule *rl = both_ways(&ers, &n);
+    assert_int_equal(n, 2);
+    const double alphas[2] = {1.05, 10};
+    for (int a = 0; a < 2; a++) {
+        so_cost_model cm;
+        so_fold_ctx fc;
+        conv_timer ct = {0};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+        cm.time_hook = conv_time;
+        cm.hook_ctx = &ct;
+        so_fold_init(&fc, t.m);
+        so_graph *start = so_graph_clone(t.m->graph);
+        so_normalize_attrs(start);
+        assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+        so_search_opts o = {.kind = SO_SEARCH_BACKTRACK, .alpha = alphas[a], .budget = 20};
+        so_search_result res;
+        assert_int_equal(so_search_run(start, rl, n, &cm, &fc, &o, &res), SO_OK);
+        assert_true(res.matches > 0); /* the enlarging rewrite was proposed */
+        if (a == 0) {
+            assert_int_equal(ct.timed_3x3, 0);
+            assert_true(res.preview_bounded > 0);
+        } else {
+            assert_true(ct.timed_3x3 > 0);
+            assert_int_equal(res.preview_bounded, 0);
+        }
+        assert_true(res.cost_after == res.cost_before);
+        assert_int_equal(count_op(res.best, SO_OP_CONV), 1);
+        so_search_result_free(&res);
+        so_graph_free(start);
+        so_fold_free(&fc);
+        so_cost_free(&cm);
+    }
+    free(rl);
+    so_ruleset_free(&ers);
+    so_model_free(t.m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -765,6 +863,7 @@ int main(void)
         cmocka_unit_test(test_copies_reject_view_merge),
         cmocka_unit_test(test_trace_replay),
         cmocka_unit_test(test_chain_probe),
+        cmocka_unit_test(test_preview_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
