@@ -140,8 +140,10 @@ typedef struct ctx {
    each timed with its weights flushed from the caches, which none of the searches ever takes: they
    were 6.5 of ResNet-50's 6.9 s of search timing and most of ResNeXt-50's 9.1 s (session 16). So a
    preview first bounds the change from below, without timing: each target conv at least its FLOPs at
-   PREVIEW_RATE_SLACK times the start graph's fastest conv rate (ctx.conv_rate, FLOPs per ms of its
-   measured cost), every other target node at least 0, the matched nodes their cost in the graph. A
+   PREVIEW_RATE_SLACK times a reference rate (FLOPs per ms of a priced cost): a matched conv's with the
+   same groups, input and output shapes when the match has one (the 1x1 conv an enlargement replaces: it runs
+   the same shapes with a ninth of the FLOPs), else the start graph's fastest conv's (ctx.conv_rate);
+   every other target node at least 0, the matched nodes their cost in the graph. A
    rewrite whose bound is at least (alpha - 1) x best is out of reach for good: backtracking keeps
    only graphs under alpha x best, every graph it expands costs at least best, the best only falls,
    greedy and the chain probes start only from changes below 0 or within alpha x best, and a
@@ -150,11 +152,12 @@ typedef struct ctx {
    rule's matches of the lowest estimates whatever their sign, skip bounded ones (ranked by a bound
    instead of their price, they were built and timed there: ResNet-50, a 375 ms conv). The bound depends only on the graph and the start graph's costs,
    not on what the cache holds, so a cost table gives the same search. The slack is measured, not
-   derived: our Winograd F(4x4,3x3) does a quarter of a 3x3 conv's multiplications, so a real bound
-   would need 4; on the session-16 quiet cost tables of the seven literature models no previewed conv
-   ran faster than 1.00x the start graph's fastest conv, in one fresh-cache run under load 1.05x (an
-   identity 3x3 conv on Winograd), and with slack 2 every chosen graph is unchanged (docs/BENCHMARKS.md
-   "preview bound"). 0 turns the bound off (A/B runs). */
+   derived: our Winograd F(4x4,3x3) does a quarter of a 3x3 conv's multiplications (2.25x a 1x1 conv's
+   on the same shapes), so a real bound would need 4; on the session-16 quiet cost tables of the seven
+   literature models no previewed conv ran faster than 1.00x the start graph's fastest conv, in one
+   fresh-cache run under load 1.05x (an identity 3x3 conv on Winograd); ResNeXt-50's enlarged convs
+   cost 13-25x the 1x1 conv they replace (9x the FLOPs); and with slack 2 every chosen graph is
+   unchanged (docs/BENCHMARKS.md, session 17). 0 turns the bound off (A/B runs). */
 #ifndef PREVIEW_RATE_SLACK
 #define PREVIEW_RATE_SLACK 2.0
 #endif
@@ -487,8 +490,23 @@ static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta
         wf[i] = (uint8_t)fold;
         if (i >= first && !fold) {
             dn += !(so_ops[nd->op].flags & SO_F_SOURCE);
-            if (nd->op == SO_OP_CONV && role[i] != SO_COST_FREE && c->conv_rate > 0 && PREVIEW_RATE_SLACK > 0)
-                bound += (double)so_node_flops(sg, i) / (PREVIEW_RATE_SLACK * c->conv_rate);
+            if (nd->op == SO_OP_CONV && role[i] != SO_COST_FREE && PREVIEW_RATE_SLACK > 0) {
+                const double f = (double)so_node_flops(sg, i);
+                double rate = c->conv_rate; /* FLOPs per ms */
+                /* a matched conv with the same groups, input and output shapes (a 1x1 conv the rewrite enlarges) */
+                const so_shape *xi = &sg->nodes[nd->in[0].node].out[nd->in[0].slot];
+                for (int p = 0; p < m->rule->src.n_nodes; p++) {
+                    const int32_t q = m->node[p];
+                    const so_node *mq = &g->nodes[q];
+                    if (mq->op != SO_OP_CONV || !(r->nc[q] > 0) || mq->attr->group != nd->attr->group ||
+                        !so_shape_eq(&mq->out[0], &nd->out[0]) ||
+                        !so_shape_eq(&g->nodes[mq->in[0].node].out[mq->in[0].slot], xi))
+                        continue;
+                    const double mr = (double)so_node_flops(g, q) / r->nc[q];
+                    if (mr > 0 && (rate <= 0 || mr < rate)) rate = mr;
+                }
+                if (rate > 0) bound += f / (PREVIEW_RATE_SLACK * rate);
+            }
         }
     }
     for (int p = 0; p < m->rule->src.n_nodes; p++) matched += r->nc[m->node[p]];
