@@ -541,6 +541,45 @@ static int gain_at(const so_graph *cand, const so_graph *lg, const so_graph *fg,
     return take;
 }
 
+/* The fixture both margin tests start from: data/resnet_small.onnx with BN folded (fg), placed all blocked (lg), and
+   the same placement with one ungrouped conv whose input and output are blocked left plain (cand, `conv` its node
+   in fg). Owns everything it holds; unblock_free releases it. */
+typedef struct unblock_fixture {
+    so_model *m;
+    so_graph *fg, *lg, *cand;
+    int32_t conv;
+} unblock_fixture;
+
+static void unblock_setup(unblock_fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    f->conv = -1;
+    int32_t nf = 0;
+    assert_int_equal(so_onnx_load("data/resnet_small.onnx", &f->m), SO_OK);
+    assert_int_equal(so_layout_fold_bn(f->m->graph, 16, &f->fg, &nf), SO_OK);
+    so_layout_stats st;
+    assert_int_equal(so_layout_nchwc(f->fg, 16, NULL, &f->lg, &st), SO_OK);
+    const so_graph *fg = f->fg;
+    for (int32_t i = 0; i < fg->n_nodes && f->conv < 0; i++) /* an ungrouped conv with blocked input and output */
+        if (fg->nodes[i].op == SO_OP_CONV && fg->nodes[i].attr->group <= 1 && fg->nodes[i].out[0].dim[1] % 16 == 0 &&
+            fg->nodes[fg->nodes[i].in[0].node].out[fg->nodes[i].in[0].slot].dim[1] % 16 == 0)
+            f->conv = i;
+    assert_true(f->conv >= 0);
+    char *keep = calloc((size_t)fg->n_nodes + 1, 1);
+    assert_non_null(keep);
+    keep[f->conv] = 1;
+    assert_int_equal(so_layout_nchwc(fg, 16, keep, &f->cand, &st), SO_OK);
+    free(keep);
+}
+
+static void unblock_free(unblock_fixture *f)
+{
+    so_graph_free(f->cand);
+    so_graph_free(f->lg);
+    so_graph_free(f->fg);
+    so_model_free(f->m);
+}
+
 /* Leaving a conv in NCHW is taken under the measured model only when the nodes the change brings
    in (the plain conv and its reorders) cost clearly less than the ones it takes out: a measured
    gain within SO_COST_NOISE (the noise between two timings under load) keeps the conv blocked, a
@@ -550,21 +589,10 @@ static void test_layout_margin(void **state)
 {
     (void)state;
     assert_true(SO_COST_NOISE >= 0.02 && SO_COST_NOISE <= 0.5);
-    so_model *m = NULL;
-    assert_int_equal(so_onnx_load("data/resnet_small.onnx", &m), SO_OK);
-    so_graph *fg = NULL, *lg = NULL, *cand = NULL;
-    int32_t nf = 0, conv = -1;
-    assert_int_equal(so_layout_fold_bn(m->graph, 16, &fg, &nf), SO_OK);
-    so_layout_stats st;
-    assert_int_equal(so_layout_nchwc(fg, 16, NULL, &lg, &st), SO_OK);
-    char *keep = calloc((size_t)fg->n_nodes + 1, 1);
-    for (int32_t i = 0; i < fg->n_nodes && conv < 0; i++) /* an ungrouped conv with blocked input and output */
-        if (fg->nodes[i].op == SO_OP_CONV && fg->nodes[i].attr->group <= 1 && fg->nodes[i].out[0].dim[1] % 16 == 0 &&
-            fg->nodes[fg->nodes[i].in[0].node].out[fg->nodes[i].in[0].slot].dim[1] % 16 == 0)
-            conv = i;
-    assert_true(conv >= 0);
-    keep[conv] = 1;
-    assert_int_equal(so_layout_nchwc(fg, 16, keep, &cand, &st), SO_OK);
+    unblock_fixture f;
+    unblock_setup(&f);
+    const so_graph *fg = f.fg, *lg = f.lg, *cand = f.cand;
+    const int32_t conv = f.conv;
     /* d_new is the plain conv plus what it brings along (slope 1 in `plain`), d_old does not hang on it */
     double n0 = 0, o0 = 0, n1 = 0, o1 = 0;
     gain_at(cand, lg, fg, conv, 0.5, &n0, &o0);
@@ -585,11 +613,7 @@ static void test_layout_margin(void **state)
     assert_int_equal(so_layout_gain(&fm, cand, fc, lg, fb, fg, conv), fc < fb);
     assert_int_equal(so_layout_gain(&fm, cand, fb * 0.999, lg, fb, fg, conv), 1);
     so_cost_free(&fm);
-    free(keep);
-    so_graph_free(cand);
-    so_graph_free(lg);
-    so_graph_free(fg);
-    so_model_free(m);
+    unblock_free(&f);
 }
 
 /* The layout search's result (api/optimize.c place_layout) replaces the placement it started from only when the
@@ -602,21 +626,9 @@ static void test_layout_margin(void **state)
 static void test_layout_search_margin(void **state)
 {
     (void)state;
-    so_model *m = NULL;
-    assert_int_equal(so_onnx_load("data/resnet_small.onnx", &m), SO_OK);
-    so_graph *fg = NULL, *lg = NULL, *cand = NULL;
-    int32_t nf = 0, conv = -1;
-    assert_int_equal(so_layout_fold_bn(m->graph, 16, &fg, &nf), SO_OK);
-    so_layout_stats st;
-    assert_int_equal(so_layout_nchwc(fg, 16, NULL, &lg, &st), SO_OK);
-    char *keep = calloc((size_t)fg->n_nodes + 1, 1);
-    for (int32_t i = 0; i < fg->n_nodes && conv < 0; i++)
-        if (fg->nodes[i].op == SO_OP_CONV && fg->nodes[i].attr->group <= 1 && fg->nodes[i].out[0].dim[1] % 16 == 0 &&
-            fg->nodes[fg->nodes[i].in[0].node].out[fg->nodes[i].in[0].slot].dim[1] % 16 == 0)
-            conv = i;
-    assert_true(conv >= 0);
-    keep[conv] = 1;
-    assert_int_equal(so_layout_nchwc(fg, 16, keep, &cand, &st), SO_OK);
+    unblock_fixture f;
+    unblock_setup(&f);
+    const so_graph *lg = f.lg, *cand = f.cand;
     so_cost_model cm;
     op_timer t = {0.5};
     assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
@@ -654,11 +666,7 @@ static void test_layout_search_margin(void **state)
     assert_int_equal(so_layout_search_keep(&fm, cand, fb * 0.999, lg, fb), 1);
     so_cost_free(&fm);
     so_cost_free(&cm);
-    free(keep);
-    so_graph_free(cand);
-    so_graph_free(lg);
-    so_graph_free(fg);
-    so_model_free(m);
+    unblock_free(&f);
 }
 
 int main(void)
