@@ -295,7 +295,7 @@ static so_status select_unary(const so_fast_ctx *c, int32_t i, so_fast_kernel *k
    X / c: at most 1 ulp apart, erf moves by < 1e-7 (the divide was ~10 % of the pass with the polynomial erf:
    microbenchmark, Intel Xeon model 207, load ~4). Session 17: the polynomial erf (no divide, no exp) in place
    of the Abramowitz-Stegun form with exp and a refined reciprocal: 1.07 -> 0.51 ns per element at AVX-512,
-   1.62 -> 0.83 at AVX2, in cache, 1 thread (bench/gelu_cost.sh gives the model-level figures). */
+   1.62 -> 0.83 at AVX2, in cache, 1 thread (bench/gelu_ab.sh: the kernel and ConvNeXt-T against an older binary). */
 
 typedef struct gelu_plan {
     int64_t n;
