@@ -1,4 +1,5 @@
 /* test_fast.c - every fast kernel (and fused chain) against the reference kernels on random shapes and edge cases. */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include "../kernels/nchwc.h"
 #include "../kernels/ref.h"
 #include "../kernels/sgemm.h"
+#include "../kernels/vmath.h"
 #include "isa_levels.h"
 #include "shape.h"
 #include "test_util.h"
@@ -1197,6 +1199,122 @@ static void test_gelu(void **state)
     }
 }
 
+/* Runs x[0..n) through a one-input graph on the fast executor (its first step's kernel must be `kernel`):
+   the Erf operator alone (gelu = 0) or the exported GELU chain with weights c (gelu = 1). */
+static void run_erf_graph(int gelu, const float c[3], const float *x, float *y, int64_t n, const char *kernel)
+{
+    tb t;
+    tb_begin(&t, 1, 900);
+    int32_t in = tb_input(&t, shp(2, 1, n));
+    t.g->outputs[0] = (so_edge){gelu ? gelu_chain(&t, in, c) : tb_node(&t, SO_OP_ERF, &in, 1, NULL), 0};
+    so_exec *e = NULL;
+    const float *ins[1] = {x};
+    float *outs[1] = {y};
+    assert_int_equal(so_exec_new(t.g, NULL, &e), SO_OK);
+    assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
+    assert_int_equal(so_exec_n_steps(e), 1);
+    so_exec_step_info si;
+    so_exec_step(e, 0, &si);
+    assert_string_equal(si.kernel, kernel);
+    so_exec_free(e);
+    tb_free(&t);
+}
+
+static uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* The polynomial erf of kernels/vmath.h (unary Erf and the fused GELU), at each ISA level, against double erf:
+   a dense symmetric sweep of [-6, 6] (step 2^-16, every float of it near 0 included down to 1e-38) within
+   SO_ERF_MAX_ERR absolute AND relative (erf keeps relative accuracy near 0); erf(-x) = -erf(x) bit for bit;
+   special values (+-0 keep their sign, +-inf and huge give exactly +-1, NaN gives NaN, subnormals); every
+   length 1..40 gives the bits of the long run (vector bodies and scalar tails agree). */
+static void test_erf_sweep(void **state)
+{
+    (void)state;
+    enum { HALF = 6 * 65536, NS = 64, N = 2 * (HALF + NS) + 1 };
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *y2 = malloc(64 * sizeof *y2);
+    const float special[NS / 2] = {INFINITY, 1e30f, FLT_MAX, 3.79999995f, 3.8000002f, 3.7999997f, 1e-38f, 1e-40f, 1.4e-45f, 1e-30f,
+                                   1e-10f,   1e-6f, 3e-5f,   0.0f,        5.5f,       100.f,      1e10f,  0.5f,   4.f,      3.f};
+    int64_t k = 0;
+    for (int64_t i = 0; i <= HALF; i++) x[k++] = (float)i / 65536.f; /* 0, 2^-16, ..., 6 */
+    for (int i = 0; i < NS / 2; i++) x[k++] = special[i];           /* unused slots are 0 */
+    const int64_t pos = k;
+    for (int64_t i = 0; i < pos; i++) x[k++] = -x[i];
+    x[k++] = NAN;
+    assert_true(k <= N);
+    const float gl[3] = {1.41421356f, 1.f, 0.5f};
+    run_erf_graph(0, gl, x, y, k, "unary");
+    double worst = 0;
+    for (int64_t i = 0; i < k; i++) {
+        if (isnan(x[i])) {
+            if (!isnan(y[i])) fail_msg("erf(NaN) = %g at %s", y[i], so_isa_name(test_level));
+            continue;
+        }
+        const double ref = erf((double)x[i]), d = fabs((double)y[i] - ref);
+        if (d > worst) worst = d;
+        if (!(d <= SO_ERF_MAX_ERR && d <= SO_ERF_MAX_ERR * fabs(ref) + 1.5e-45))
+            fail_msg("erf(%.9g) = %.9g, double erf %.9g: error %.3g (relative %.3g) > %g (%s)", x[i], y[i], ref, d, d / fabs(ref), SO_ERF_MAX_ERR,
+                     so_isa_name(test_level));
+        if (i < pos && fbits(y[i + pos]) != (fbits(y[i]) ^ 0x80000000u))
+            fail_msg("erf(-x) != -erf(x) at x = %.9g: %.9g, %.9g", x[i], y[i], y[i + pos]);
+        if (fabsf(x[i]) >= 3.79999995f && fabsf(y[i]) != 1.f) fail_msg("erf(%g) = %.9g, not +-1", x[i], y[i]);
+    }
+    assert_true(worst > 0); /* the sweep compared something */
+    print_message("erf sweep at %s: max |error| %.3g (bound %g)\n", so_isa_name(test_level), worst, SO_ERF_MAX_ERR);
+    assert_true(fbits(y[HALF + 1 + 13]) == 0u && fbits(y[pos + HALF + 1 + 13]) == 0x80000000u); /* erf(+-0) = +-0 */
+    /* lengths 1..40 from odd offsets: the bits of the long run */
+    for (int64_t n = 1; n <= 40; n++) {
+        const int64_t off = 3 * n + 7;
+        run_erf_graph(0, gl, x + off, y2, n, "unary");
+        for (int64_t i = 0; i < n; i++)
+            if (fbits(y2[i]) != fbits(y[off + i])) fail_msg("erf length %lld: element %lld %.9g != %.9g", (long long)n, (long long)i, y2[i], y[off + i]);
+    }
+    /* the fused GELU on the same sweep, against 0.5 x (1 + erf(x / sqrt 2)) in double: erf's bound times |x| / 2, plus
+       x / sqrt 2 rounded (< 1.2e-7 in erf, as |x| / 2) and the two float products (2 ulp of the result) */
+    run_erf_graph(1, gl, x, y, k, "gelu_erf");
+    for (int64_t i = 0; i < k; i++) {
+        if (!(fabsf(x[i]) <= 1e30f)) continue; /* NaN, inf, and x (erf + 1) overflowing float */
+        const double xi = x[i], ref = 0.5 * xi * (1.0 + erf(xi / sqrt(2.0)));
+        const double d = fabs((double)y[i] - ref), lim = (SO_ERF_MAX_ERR + 1.2e-7) * 0.5 * fabs(xi) + 2.4e-7 * fabs(ref) + 1.5e-45;
+        if (!(d <= lim)) fail_msg("gelu(%.9g) = %.9g, double %.9g: error %.3g > %.3g (%s)", x[i], y[i], ref, d, lim, so_isa_name(test_level));
+    }
+    /* the reference graph's float operations at the special values: +inf -> inf, -inf -> NaN (-inf * 0), -huge -> -0 */
+    assert_true(isinf(y[HALF + 1]) && y[HALF + 1] > 0);
+    assert_true(isnan(y[pos + HALF + 1]));
+    assert_true(fbits(y[pos + HALF + 2]) == 0x80000000u); /* gelu(-1e30) = -0 */
+    assert_true(isnan(y[k - 1]));
+    for (int64_t n = 1; n <= 40; n++) {
+        const int64_t off = 5 * n + 1;
+        run_erf_graph(1, gl, x + off, y2, n, "gelu_erf");
+        for (int64_t i = 0; i < n; i++)
+            if (fbits(y2[i]) != fbits(y[off + i])) fail_msg("gelu length %lld: element %lld %.9g != %.9g", (long long)n, (long long)i, y2[i], y[off + i]);
+    }
+    free(x);
+    free(y);
+    free(y2);
+}
+
+/* A subnormal divisor c: 1/c overflows to inf where x / c is finite, so the GELU kernel divides (with x * (1/c),
+   x = c would give x * (erf(inf) + 1) / 2 = x instead of x * (erf(1) + 1) / 2 = 0.92 x). */
+static void test_gelu_subnormal_c(void **state)
+{
+    (void)state;
+    enum { N = 41 };
+    float x[N], y[N], ref[N];
+    const float c[3] = {1e-40f, 1.f, 0.5f};
+    for (int i = 0; i < N; i++) x[i] = (float)(i - 20) * 1e-41f;
+    run_erf_graph(1, c, x, y, N, "gelu_erf");
+    for (int i = 0; i < N; i++) {
+        ref[i] = x[i] * (erff(x[i] / c[0]) + 1.f) * 0.5f;
+        const double d = fabs((double)y[i] - ref[i]);
+        if (!(d <= 1e-6 * fabs(ref[i]) + 3e-45)) fail_msg("gelu(%g) with c = 1e-40: %.9g, want %.9g", x[i], y[i], ref[i]);
+    }
+}
+
 /* ConvNeXt's channels-last section between blocked values (kernels/fuse.c so_fuse_nhwc): NCHWC_OUT -> Transpose
    (0,2,3,1) runs as one nchwc_out_nhwc step, Transpose (0,3,1,2) [-> Mul by a per-channel or scalar weight] ->
    NCHWC_IN [-> Add of a blocked value] as one nchwc_in_nhwc step, at the level's block size: channels not a
@@ -1941,6 +2059,8 @@ int main(void)
         cmocka_unit_test_setup(test_pool, reset_expect),
         cmocka_unit_test_setup(test_maxpool_special_positions, reset_expect),
         cmocka_unit_test_setup(test_gelu, reset_expect),
+        cmocka_unit_test_setup(test_erf_sweep, reset_expect),
+        cmocka_unit_test_setup(test_gelu_subnormal_c, reset_expect),
         cmocka_unit_test_setup(test_nhwc_reorders, reset_expect),
         cmocka_unit_test_setup(test_attention, reset_expect),
         cmocka_unit_test_setup(test_pad_avgpool, reset_expect),
