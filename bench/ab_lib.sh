@@ -1,0 +1,59 @@
+# ab_lib.sh - shared old-vs-new timing for the A/B bench scripts (sourced by bench/ab.sh, bench/gelu_ab.sh,
+# bench/refactor_ab.sh; not run on its own).
+# What it measures: `superopt run MODEL --iters ITERS --warmup WARMUP --threads T --json` once per binary per round,
+# back to back, the order alternating from round to round (old new, new old, ...); the figure is the median over
+# rounds of the per-round ratios new/old of the two runs' medians, every round printed. Claims need >= 7 rounds on a
+# quiet machine (nothing else of ours running).
+# Contract: the sourcing script sets SO (new binary), OLD (old binary), ROUNDS, ITERS, WARMUP (numbers), AB_NAME (the
+# script's name for messages) and may set JSON (a file: one JSON line per ab_model call is appended). ab_check
+# validates them and exits non-zero with a one-line message when one is wrong. Temporary files live in AB_TMP,
+# which ab_check creates and removes at exit.
+PY=${PY:-/usr/bin/python3}
+
+# validate the environment the caller set (see the contract above); exits on error
+ab_check() {
+    [ -x "$SO" ] || { echo "$AB_NAME: $SO not built (make)" >&2; exit 1; }
+    [ -n "${OLD:-}" ] && [ -x "$OLD" ] || { echo "$AB_NAME: set OLD to the superopt binary to compare with (see the header)" >&2; exit 1; }
+    case "$ROUNDS$ITERS$WARMUP" in *[!0-9]*) echo "$AB_NAME: ROUNDS, ITERS and WARMUP must be numbers" >&2; exit 1 ;; esac
+    [ "$ROUNDS" -ge 1 ] && [ "$ITERS" -ge 1 ] || { echo "$AB_NAME: ROUNDS and ITERS must be >= 1" >&2; exit 1; }
+    AB_TMP=$(mktemp -d)
+    trap 'rm -rf "$AB_TMP"' EXIT
+}
+
+ab_median() { $PY -c 'import statistics,sys; print("%.6f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+
+# one timed run: binary, model, threads, ISA level ("" = the CPU's) -> the run's median in ms on stdout, or nothing
+# and a one-line message on stderr
+ab_run1() {
+    local v
+    v=$(SUPEROPT_ISA=${4:-${SUPEROPT_ISA:-}} "$1" run "$2" --iters "$ITERS" --warmup "$WARMUP" --threads "$3" --json 2>"$AB_TMP/err" |
+        $PY -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])["median_ms"])' 2>/dev/null)
+    [ -n "$v" ] || { echo "$AB_NAME: $1 on $(basename "$2") failed: $(head -1 "$AB_TMP/err")" >&2; return 1; }
+    echo "$v"
+}
+
+# paired rounds of one model: model, threads, old's ISA level, new's ISA level ("" = the CPU's), elements (> 0:
+# also print ns per element) -> every round and a summary line on stdout, a JSON line appended to $JSON if set;
+# returns 1 (after a message) when a run fails
+ab_model() {
+    local m=$1 t=$2 lo=$3 ln=$4 nel=${5:-0} r o n mo mn mr olds=() news=() ratios=() per=""
+    for ((r = 0; r < ROUNDS; r++)); do
+        if ((r % 2 == 0)); then o=$(ab_run1 "$OLD" "$m" "$t" "$lo") || return 1; n=$(ab_run1 "$SO" "$m" "$t" "$ln") || return 1
+        else n=$(ab_run1 "$SO" "$m" "$t" "$ln") || return 1; o=$(ab_run1 "$OLD" "$m" "$t" "$lo") || return 1; fi
+        olds+=("$o"); news+=("$n"); ratios+=("$($PY -c "print('%.4f' % ($n / $o))")")
+        echo "  round $r: old $o ms, new $n ms, new/old ${ratios[-1]}"
+    done
+    mo=$(ab_median "${olds[@]}"); mn=$(ab_median "${news[@]}"); mr=$(ab_median "${ratios[@]}")
+    [ "$nel" -gt 0 ] && per=$($PY -c "print(' (%.3f / %.3f ns per element)' % ($mo * 1e6 / $nel, $mn * 1e6 / $nel))")
+    printf '%-22s %d thr  old%s %10.4f ms  new%s %10.4f ms%s  median new/old %.3f  rounds: %s\n' "$(basename "$m" .onnx)" "$t" \
+        "${lo:+($lo)}" "$mo" "${ln:+($ln)}" "$mn" "$per" "$mr" "${ratios[*]}"
+    [ -n "${JSON:-}" ] && printf '{"model": "%s", "threads": %d, "old_isa": "%s", "new_isa": "%s", "old_ms": %s, "new_ms": %s, "ratio": %s, "rounds": [%s]}\n' \
+        "$(basename "$m" .onnx)" "$t" "$lo" "$ln" "$mo" "$mn" "$mr" "$(IFS=,; echo "${ratios[*]}")" >>"$JSON"
+    return 0
+}
+
+# the header line every A/B run prints: CPU, binaries, rounds, load
+ab_header() {
+    echo "$AB_NAME: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); new: $SO; old: $OLD"
+    echo "$AB_NAME: rounds $ROUNDS, iters $ITERS, warmup $WARMUP; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
