@@ -9,15 +9,8 @@
 #      ISA (a level both binaries run at, e.g. avx2; default the CPU's), JSON (append one JSON line per model and
 #      thread count). Run claims on a quiet machine: nothing else of ours beside it.
 set -u
-BUILD=${BUILD:-build}
-SO=$BUILD/superopt
-OLD=${OLD:-}
-ROUNDS=${ROUNDS:-7}
-ITERS=${ITERS:-20}
-WARMUP=${WARMUP:-3}
 THREADS=${THREADS:-1 2}
 ISA=${ISA:-}
-JSON=${JSON:-}
 AB_NAME=ab
 . "$(dirname "$0")/ab_lib.sh"
 [ $# -gt 0 ] || { echo "ab: usage: OLD=/path/to/old/superopt bench/ab.sh MODEL.onnx ..." >&2; exit 1; }

@@ -4,11 +4,19 @@
 # back to back, the order alternating from round to round (old new, new old, ...); the figure is the median over
 # rounds of the per-round ratios new/old of the two runs' medians, every round printed. Claims need >= 7 rounds on a
 # quiet machine (nothing else of ours running).
-# Contract: the sourcing script sets SO (new binary), OLD (old binary), ROUNDS, ITERS, WARMUP (numbers), AB_NAME (the
-# script's name for messages) and may set JSON (a file: one JSON line per ab_model call is appended). ab_check
+# Contract: the sourcing script sets AB_NAME (its name for messages) and THREADS; the environment may set BUILD (the new
+# build directory, default build: SO is $BUILD/superopt), OLD (the old binary), ROUNDS (default 7), ITERS (default
+# 20), WARMUP (default 3) and JSON (a file: one JSON line per ab_model call is appended). ab_check
 # validates them and exits non-zero with a one-line message when one is wrong. Temporary files live in AB_TMP,
 # which ab_check creates and removes at exit.
 PY=${PY:-/usr/bin/python3}
+BUILD=${BUILD:-build}
+SO=$BUILD/superopt
+OLD=${OLD:-}
+ROUNDS=${ROUNDS:-7}
+ITERS=${ITERS:-20}
+WARMUP=${WARMUP:-3}
+JSON=${JSON:-}
 
 # validate the environment the caller set (see the contract above); exits on error
 ab_check() {

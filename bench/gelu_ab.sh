@@ -11,12 +11,6 @@
 # Env: BUILD (default build), ROUNDS (default 7), ITERS (default 20), WARMUP (default 3), THREADS (default 1),
 #      LEVELS (default "avx512 avx2 scalar": the levels the generated models run at; the CPU must have them).
 set -u
-BUILD=${BUILD:-build}
-SO=$BUILD/superopt
-OLD=${OLD:-}
-ROUNDS=${ROUNDS:-7}
-ITERS=${ITERS:-20}
-WARMUP=${WARMUP:-3}
 THREADS=${THREADS:-1}
 LEVELS=${LEVELS:-avx512 avx2 scalar}
 AB_NAME=gelu_ab

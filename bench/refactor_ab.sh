@@ -12,14 +12,7 @@
 # A model one of the binaries cannot run (e.g. data/bert_tok.onnx has a symbolic batch dimension) is reported and
 # skipped. Run it on a quiet machine: nothing else of ours may run beside it; a loaded machine gives noise only.
 set -u
-BUILD=${BUILD:-build}
-SO=$BUILD/superopt
-OLD=${OLD:-}
-ROUNDS=${ROUNDS:-7}
-ITERS=${ITERS:-20}
-WARMUP=${WARMUP:-3}
 THREADS=${THREADS:-1 2}
-JSON=${JSON:-}
 AB_NAME=refactor_ab
 . "$(dirname "$0")/ab_lib.sh"
 ab_check
