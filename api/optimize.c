@@ -649,6 +649,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     cm.copies = o.layout == LAYOUT_NONE;
     cm_init = 1;
     if (use_table && so_cost_table_load(&cm, o.cost_table) != SO_OK) goto fail;
+    /* a damaged disk cache is not an error: what it lacks is measured again and the file rewritten */
+    if (cm.path && cm.foreign)
+        fprintf(stderr, "superopt: warning: %s: not a cost cache of this build's format (damaged?): ignored, measured again\n", cm.path);
+    else if (cm.path && cm.malformed)
+        fprintf(stderr, "superopt: warning: %s: %lld damaged cost cache line%s ignored, measured again\n", cm.path, (long long)cm.malformed,
+                cm.malformed == 1 ? "" : "s");
     /* the input as imported, attributes normalised so that its nodes share cost keys with the
        search's graphs (folding and identity removal are not applied here) */
     so_graph *orig_norm = so_graph_clone(m->graph);
@@ -865,11 +871,11 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         fprintf(f, "},\n");
         fprintf(f, "  \"search_detail\": {\"work\": %lld, \"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
                    "\"greedy_explored\": %lld, \"chain_probes\": %lld, \"preview_bounded\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
-                   "\"costs_under_load\": %lld, \"cost_cache_loaded\": %lld, \"cost_cache_stale\": %lld, "
+                   "\"costs_under_load\": %lld, \"cost_cache_loaded\": %lld, \"cost_cache_stale\": %lld, \"cost_cache_retimed\": %lld, "
                    "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
                 (long long)res.work, (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.probes, (long long)res.preview_bounded, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
-                (long long)cm.noisy, cm.table ? 0LL : (long long)cm.loaded, (long long)cm.stale, so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+                (long long)cm.noisy, cm.table ? 0LL : (long long)cm.loaded, (long long)cm.stale, (long long)cm.retimed, so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
         /* where the run's time went (wall seconds): loading and binding the rules (proofs), importing and
            canonicalising the model, pricing the input (timing its configurations), the searches (search_seconds:
            the first search and the layout search), the layout step around the layout search, the numeric check
@@ -988,8 +994,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         fprintf(tf, "  search: %.2f s (%.2f s CPU), %lld graphs explored, %lld generated, %d nodes -> %d\n", t_search, c_search,
                 (long long)res.graphs_explored, (long long)res.graphs_generated, count_work_nodes(m->graph), count_work_nodes(res.best));
         if (cm.noisy)
-            fprintf(tf, "  costs: %lld of %lld configurations timed under load (other threads waiting for a CPU or preempting this one): "
-                        "re-timed, best round used, not kept as quiet in the cost cache\n",
+            fprintf(tf, "  costs: %lld of %lld timings taken under load (other threads waiting for a CPU or preempting this one): "
+                        "best round used, kept marked loaded in the cost cache (a later run times each once more)\n",
                     (long long)cm.noisy, (long long)cm.measured);
         if (o.layout != LAYOUT_NONE)
             fprintf(tf, "  layout nchwc (b=%d, placed by %s): cost %.4g -> %.4g, %s (%d convs blocked, %d kept in NCHW, %d batchnorms folded, %d pools, %d element-wise, %d concats, %d reorders)\n",

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -151,8 +153,16 @@ static uint64_t machine_build_key(char *desc, size_t n, so_isa isa)
     return XXH3_64bits(desc, strlen(desc));
 }
 
-/* v2: a third column says whether the entry was timed quiet (v1 had none and kept loaded timings) */
-#define CACHE_MAGIC "# superopt cost cache v2 "
+/* v3: a third column says how the entry was timed: quiet, loaded (under contention, not yet re-timed) or
+   settled (contended when first timed and when re-timed once by a later run). v2 did not use loaded entries
+   (each run timed them again); v1 had no third column. The key includes the executable, so a file of
+   another format is never at this path unless damaged or copied: it is ignored (cm->foreign) and rewritten. */
+#define CACHE_MAGIC "# superopt cost cache v3 "
+
+/* Entry states (cm->quality; absent means quiet). Q_RETIME is in memory only: an entry read marked
+   loaded that this run has not re-timed yet (saved as loaded). */
+enum { Q_QUIET = 0, Q_LOADED = 1, Q_SETTLED = 2, Q_RETIME = 3 };
+static const char *const q_names[] = {"quiet", "loaded", "settled", "loaded"};
 
 static char *cache_path(const char *cache_dir, uint64_t key)
 {
@@ -161,6 +171,41 @@ static char *cache_path(const char *cache_dir, uint64_t key)
     char path[4200];
     snprintf(path, sizeof path, "%s/cost-%016llx.tsv", dir, (unsigned long long)key);
     return so_xstrdup(path);
+}
+
+/* Reads the entries of the open cache file f whose header must be CACHE_MAGIC desc into cache (key ->
+   ms bits) and quality (key -> Q_*, loaded entries as Q_RETIME). Returns 0 if the header is not that
+   (nothing read), else 1; *bad counts the lines dropped: not '<16 hex digits>\t<ms>\t<state>', or a
+   time that is not finite, positive and below an hour (inf, nan, 0, 1e300: a damaged, truncated or
+   hand-edited cache; such a configuration is measured again); *n_loaded and *n_stale count the
+   entries kept and, of those, the ones marked loaded. */
+static int read_cache(FILE *f, const char *desc, so_hmap *cache, so_hmap *quality, int64_t *bad, int64_t *n_loaded, int64_t *n_stale)
+{
+    char line[1024], want[600];
+    snprintf(want, sizeof want, CACHE_MAGIC "%s\n", desc);
+    if (!fgets(line, sizeof line, f) || strcmp(line, want) != 0) return 0;
+    int whole = 1; /* the previous fgets ended its line (a longer line arrives in pieces: one bad line) */
+    while (fgets(line, sizeof line, f)) {
+        const int starts = whole;
+        whole = strchr(line, '\n') != NULL;
+        unsigned long long k = 0;
+        double ms = 0;
+        char q[16], extra;
+        int kn = 0;
+        int state = -1;
+        if (starts && sscanf(line, "%16llx%n\t%lf\t%15s %c", &k, &kn, &ms, q, &extra) == 3 && kn == 16 && whole)
+            for (int s = 0; s < Q_RETIME; s++)
+                if (!strcmp(q, q_names[s])) state = s;
+        if (state < 0 || !isfinite(ms) || !(ms > 0) || ms >= 3.6e6) {
+            if (starts) ++*bad;
+            continue;
+        }
+        so_hmap_put(cache, (uint64_t)k, d2u(ms));
+        so_hmap_put(quality, (uint64_t)k, (uint64_t)(state == Q_LOADED ? Q_RETIME : state));
+        ++*n_loaded;
+        if (state == Q_LOADED) ++*n_stale;
+    }
+    return 1;
 }
 
 so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const char *cache_dir)
@@ -185,29 +230,38 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
         cm->path = NULL;
         return so_error_prefix("cost cache");
     }
-    char line[1024], want[600];
-    snprintf(want, sizeof want, CACHE_MAGIC "%s\n", desc);
-    if (!fgets(line, sizeof line, f) || strcmp(line, want) != 0) {
-        fclose(f); /* not ours (another machine or build): ignore it, it will be overwritten */
-        return SO_OK;
-    }
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long k;
-        double ms;
-        char q[8];
-        /* a measured time is finite, positive and below an hour; anything else (inf, nan, 0,
-           1e300: a damaged or hand-edited cache) is dropped and measured again, as is an entry
-           not marked quiet (timed under load: see SO_COST_LOADED_ROUNDS) */
-        if (sscanf(line, "%llx\t%lf\t%7s", &k, &ms, q) != 3 || !isfinite(ms) || !(ms > 0) || ms >= 3.6e6) continue;
-        if (strcmp(q, "quiet") != 0) {
-            cm->stale++;
-            continue;
-        }
-        so_hmap_put(&cm->cache, (uint64_t)k, d2u(ms));
-        cm->loaded++;
-    }
+    /* a header that is not this build's (another format or a damaged file): ignored, overwritten */
+    cm->foreign = !read_cache(f, desc, &cm->cache, &cm->quality, &cm->malformed, &cm->loaded, &cm->stale);
     fclose(f);
     return SO_OK;
+}
+
+/* Which of two entries for one configuration the merged cache keeps (so_cost_save): a quiet timing
+   over a settled one over a loaded one; of two quiet ones the first saved (disk's); of two others the
+   lower (load only adds time). Returns 1 to keep mine. */
+static int keep_mine(double mine, uint64_t qm, double disk, uint64_t qd)
+{
+    static const int rank[] = {[Q_QUIET] = 2, [Q_LOADED] = 0, [Q_SETTLED] = 1, [Q_RETIME] = 0};
+    if (rank[qm] != rank[qd]) return rank[qm] > rank[qd];
+    return qm != Q_QUIET && mine < disk;
+}
+
+/* Takes the cache's lock (an exclusive flock on "<path>.lock", blocking): -1 when it cannot (the file
+   is then written unlocked, atomically as before; a concurrent save may then drop the other's new
+   entries, never corrupt the file). */
+static int lock_cache(const char *path)
+{
+    char lp[4200];
+    snprintf(lp, sizeof lp, "%s.lock", path);
+    int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    int r;
+    while ((r = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {}
+    if (r != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 so_status so_cost_save(so_cost_model *cm)
@@ -220,18 +274,50 @@ so_status so_cost_save(so_cost_model *cm)
     if (slash) *slash = 0;
     if (so_mkdir_p(dir) != 0) return so_errorf("%s: cannot create cache directory: %s", dir, strerror(errno));
     char desc[512];
-    so_atomic out;
-    if (so_atomic_open(&out, cm->path, "w") != SO_OK) return SO_ERR;
-    FILE *f = out.f;
     machine_build_key(desc, sizeof desc, (so_isa)cm->isa);
-    fprintf(f, CACHE_MAGIC "%s\n", desc);
-    for (uint64_t i = 0; i < cm->cache.cap; i++)
-        if (cm->cache.keys[i])
+    /* Concurrent runs on one cache: under the lock, what other runs saved since this one read the file
+       is read again and merged entry by entry (keep_mine), so no run's measurements are lost; the write
+       itself is atomic (temporary + rename), so a reader never sees a partial file. This run's own
+       prices (cm->cache) are not changed. */
+    const int lock = lock_cache(cm->path);
+    so_hmap dc = {0}, dq = {0};
+    int64_t bad = 0, nl = 0, ns = 0;
+    FILE *in = so_open_regular(cm->path, NULL);
+    if (in) {
+        read_cache(in, desc, &dc, &dq, &bad, &nl, &ns);
+        fclose(in);
+    }
+    so_atomic out;
+    so_status st = so_atomic_open(&out, cm->path, "w");
+    if (st == SO_OK) {
+        FILE *f = out.f;
+        fprintf(f, CACHE_MAGIC "%s\n", desc);
+        for (uint64_t i = 0; i < cm->cache.cap; i++) {
+            const uint64_t k = cm->cache.keys[i];
+            if (!k) continue;
+            uint64_t v = cm->cache.vals[i], q = Q_QUIET, dv, dqv = Q_QUIET;
+            so_hmap_get(&cm->quality, k, &q);
+            if (so_hmap_get(&dc, k, &dv)) {
+                so_hmap_get(&dq, k, &dqv);
+                if (!keep_mine(u2d(v), q, u2d(dv), dqv)) v = dv, q = dqv;
+            }
             /* 17 digits: the exact double back (with 9, a search re-run on the saved cache broke
                ties between near-equal graphs differently from the run that measured them) */
-            fprintf(f, "%016llx\t%.17g\t%s\n", (unsigned long long)cm->cache.keys[i], u2d(cm->cache.vals[i]),
-                    so_hmap_get(&cm->noisy_keys, cm->cache.keys[i], NULL) ? "loaded" : "quiet");
-    if (so_atomic_commit(&out, cm->path, 1) != SO_OK) return SO_ERR;
+            fprintf(f, "%016llx\t%.17g\t%s\n", (unsigned long long)k, u2d(v), q_names[q]);
+        }
+        for (uint64_t i = 0; i < dc.cap; i++) { /* entries other runs saved that this one never had */
+            const uint64_t k = dc.keys[i];
+            uint64_t q = Q_QUIET;
+            if (!k || so_hmap_get(&cm->cache, k, NULL)) continue;
+            so_hmap_get(&dq, k, &q);
+            fprintf(f, "%016llx\t%.17g\t%s\n", (unsigned long long)k, u2d(dc.vals[i]), q_names[q]);
+        }
+        st = so_atomic_commit(&out, cm->path, 1);
+    }
+    so_hmap_free(&dc);
+    so_hmap_free(&dq);
+    if (lock >= 0) close(lock); /* releases the flock */
+    if (st != SO_OK) return SO_ERR;
     cm->dirty = 0;
     return SO_OK;
 }
@@ -240,7 +326,7 @@ void so_cost_free(so_cost_model *cm)
 {
     free(cm->table);
     so_hmap_free(&cm->cache);
-    so_hmap_free(&cm->noisy_keys);
+    so_hmap_free(&cm->quality);
     free(cm->path);
     memset(cm, 0, sizeof *cm);
 }
@@ -438,8 +524,10 @@ static double cost_cfg(so_cost_model *cm, const so_graph *g, int32_t i, int role
     if ((so_ops[g->nodes[i].op].flags & (SO_F_INTERNAL | SO_F_LAYOUT)) == SO_F_INTERNAL) return UNRUNNABLE_COST;
     if (cm->kind == SO_COST_FLOPS) return role == SO_COST_HEAD ? flops_head(g, i) : so_cost_flops_node(g, i);
     if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
-    uint64_t key = so_cost_config(cm, g, i, role), v;
-    if (so_hmap_get(&cm->cache, key, &v)) return u2d(v);
+    uint64_t key = so_cost_config(cm, g, i, role), v, q = Q_QUIET;
+    /* an entry read marked loaded is used, after being timed once more at its first use here (below) */
+    const int retime = so_hmap_get(&cm->cache, key, &v) && !cm->table && so_hmap_get(&cm->quality, key, &q) && q == Q_RETIME;
+    if (!retime && so_hmap_get(&cm->cache, key, &v)) return u2d(v);
     if (cm->table) {
         const uint8_t r8 = (uint8_t)role;
         measure_rounds(cm, g, &i, &r8, &key, 1);
@@ -450,17 +538,29 @@ static double cost_cfg(so_cost_model *cm, const so_graph *g, int32_t i, int role
     const double sel0 = cm->select_seconds, set0 = cm->setup_seconds, fl0 = cm->flush_seconds, k0 = cm->kernel_seconds;
     const int64_t runs0 = cm->timed_runs;
     int rounds = 0, noisy = 0;
-    if (measure_cfg(cm, g, i, role, &ms, &rounds, &noisy) != SO_OK) {
+    const so_status st = measure_cfg(cm, g, i, role, &ms, &rounds, &noisy);
+    if (st != SO_OK && !retime) {
         ms = so_cost_flops_node(g, i) * 100; /* cannot run on the fast path: discourage */
         cm->failed++;
     }
     cm->measure_seconds += so_now() - t0;
     cm->measure_cpu_seconds += so_cpu_now() - c0;
     cm->measured++;
-    if (noisy) {
-        cm->noisy++;
-        so_hmap_put(&cm->noisy_keys, key, 1);
+    if (noisy) cm->noisy++;
+    if (!retime) q = noisy ? Q_LOADED : Q_QUIET;
+    else {
+        /* the one re-timing of a loaded entry: a quiet timing replaces it; a contended one (or a failure)
+           keeps the lower of the two, settled: no later run times it again, so from here on every run
+           prices this configuration the same (SO_COST_LOADED_ROUNDS) */
+        cm->retimed++;
+        const double old = u2d(v);
+        if (st == SO_OK && !noisy) q = Q_QUIET;
+        else {
+            q = Q_SETTLED;
+            if (st != SO_OK || !(ms < old)) ms = old;
+        }
     }
+    so_hmap_put(&cm->quality, key, q);
     if (getenv("SO_DEBUG_COST")) {
         char d[200], sb[96], wk[SO_MAX_IN + 1];
         int nw = 0;
@@ -473,7 +573,8 @@ static double cost_cfg(so_cost_model *cm, const so_graph *g, int32_t i, int role
         fprintf(stderr, "measured %s%s %s<-%s in=%s [%s]: %.6f ms (%.3f s, %d round%s%s; %lld runs, select %.3f setup %.3f flush %.3f kernel %.3f s)\n",
                 role == SO_COST_HEAD ? "fused kernel of " : "", so_node_desc(g, i, d, sizeof d), so_shape_str(&g->nodes[i].out[0], sb, sizeof sb),
                 g->nodes[i].n_in && g->nodes[i].in[0].node >= 0 ? so_shape_str(&g->nodes[g->nodes[i].in[0].node].out[g->nodes[i].in[0].slot], ib, sizeof ib) : "-", wk,
-                cm->last_kernel ? cm->last_kernel : "?", ms, so_now() - t0, rounds, rounds == 1 ? "" : "s", noisy ? ", contended" : "",
+                cm->last_kernel ? cm->last_kernel : "?", ms, so_now() - t0, rounds, rounds == 1 ? "" : "s",
+                noisy ? (retime ? ", contended, re-time of a loaded entry" : ", contended") : retime ? ", re-time of a loaded entry" : "",
                 (long long)(cm->timed_runs - runs0), cm->select_seconds - sel0, cm->setup_seconds - set0, cm->flush_seconds - fl0, cm->kernel_seconds - k0);
     }
     so_hmap_put(&cm->cache, key, d2u(ms));

@@ -34,12 +34,18 @@ typedef struct so_cost_model {
     char *table;                /* --cost-table FILE (malloc'd) or NULL: the only source of measured
                                    costs (so_cost_table_load); the disk cache is then not used */
     int64_t table_loaded, table_new; /* entries read from the table, measured by this run */
-    int64_t noisy;              /* disk-cache mode: configurations this run timed under contention
-                                   (so_cost_contended): re-timed in rounds, never saved as quiet */
-    so_hmap noisy_keys;         /* keys of the configurations counted in noisy (value unused) */
+    int64_t noisy;              /* disk-cache mode: timings this run took under contention
+                                   (so_cost_contended): taken in rounds, never saved as quiet */
+    so_hmap quality;            /* disk-cache mode: key -> how its cost was timed (cost.c Q_*: quiet,
+                                   loaded, settled, loaded and not yet re-timed by this run) */
     double first_cpu_seconds, retime_cpu_seconds; /* CPU time of first timings, of re-timings */
-    int64_t stale;              /* disk-cache entries read but not used: marked loaded by the run
-                                   that wrote them, so timed again */
+    int64_t stale;              /* disk-cache entries read marked loaded (counted in loaded too):
+                                   used, each timed once more at its first use (retimed) */
+    int64_t retimed;            /* loaded entries this run timed once more (counted in measured) */
+    int64_t malformed;          /* disk-cache lines dropped at so_cost_init (damaged, truncated,
+                                   hand-edited: measured again); the caller may warn */
+    int foreign;                /* 1: the disk cache's header is not this build's (another format
+                                   version, or damaged): nothing read, the file will be rewritten */
     int copies;                 /* 1: standard-ONNX pricing (--layout none, output for other
                                    runtimes): the concats and splits our executor runs as zero-copy
                                    views (SO_COST_FREE) are priced as the copies other runtimes make
@@ -57,13 +63,20 @@ typedef struct so_cost_model {
    cost-<key>.tsv where key hashes the CPU model, core count, the running executable and the
    kernels' ISA level (kernels/isa.h), and the file's header must repeat that key, so a cache
    from another machine, build or level is never used. Format (text):
-     # superopt cost cache v2 cpu=... cores=... exe=... isa=... onednn=...
-     <16 hex digits: configuration key>\t<ms, %.17g>\t<quiet|loaded>
-   Only "quiet" entries are used; "loaded" ones (timed under contention, so_cost_contended) are
-   counted in stale and timed again. SO_ERR when SUPEROPT_ISA is invalid. */
+     # superopt cost cache v3 cpu=... cores=... exe=... isa=... onednn=...
+     <16 hex digits: configuration key>\t<ms, %.17g>\t<quiet|loaded|settled>
+   Every entry is used. "loaded" ones (timed under contention, so_cost_contended) are counted in
+   stale and timed once more at their first use (SO_COST_LOADED_ROUNDS). A header that differs (another
+   format version, a damaged file) sets cm->foreign and nothing is read; lines that are not entries
+   (truncated, damaged: a time not finite, positive and below an hour) are dropped and counted in
+   cm->malformed; neither is an error (the configurations are measured again). A FIFO or device at the
+   path is refused (SO_ERR). SO_ERR also when SUPEROPT_ISA is invalid. */
 so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const char *cache_dir);
-/* Writes new entries to the disk cache atomically (temporary file + rename); in table mode, the
-   table instead (so_cost_table_save). */
+/* Writes the disk cache when this run measured something: under an exclusive lock (flock on
+   "<file>.lock"), the file is read again and merged with this run's entries (a quiet entry over a
+   settled over a loaded one; of two quiet the one already on disk, of two others the lower), then
+   written atomically (temporary file + rename): concurrent runs lose no entries and a reader never
+   sees a partial file. In table mode, the table instead (so_cost_table_save). */
 so_status so_cost_save(so_cost_model *cm);
 
 /* Reproducible measured costs: a cost table (--cost-table FILE) is the only source of a measured
@@ -89,10 +102,12 @@ so_status so_cost_table_load(so_cost_model *cm, const char *path);
    when the machine was quiet during that timing; when it was contended (so_cost_contended), it is
    timed again, back to back, until its two lowest rounds agree within SO_COST_LOADED_AGREE or it
    has SO_COST_LOADED_ROUNDS rounds (and while the run's re-timings have taken no more CPU time than
-   its first timings); its value is the lowest round's (other processes only ever
-   add time), and it is saved marked "loaded", which no later run uses. So
-   the search compares loaded configurations on their best rounds, and a measurement taken under
-   load never stands in the disk cache for a quiet one. */
+   its first timings); its value is the lowest round's (other processes only ever add time), saved
+   marked "loaded". A later run uses a loaded entry, but times it once more (the same way) at its first
+   use: a quiet timing replaces it (saved quiet); a contended one replaces it only when lower, and the
+   entry is saved "settled", which no run times again. So a price moves only toward the quiet value,
+   at most once, and from the run after a configuration's first timing on, every run on that cache
+   prices it the same (the same graph, the same cost). */
 #define SO_COST_LOADED_ROUNDS 5
 #define SO_COST_LOADED_AGREE 0.05
 /* 1 if a timing was contended: between the two snapshots (so_cost_probe) this process was
