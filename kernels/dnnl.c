@@ -1,4 +1,4 @@
-/* dnnl.c - oneDNN as an optional backend (libdnnl.so.2 via dlopen): the shared library handle, and convolution primitives on NCHWc16 values planned once per node (kernels/README.md, "oneDNN or ours"). */
+/* dnnl.c - oneDNN as an optional backend (libdnnl.so.2 via dlopen): the shared library handle, convolution primitives on NCHWc16 values and matmul primitives against a weight, planned once per node (kernels/README.md, "oneDNN or ours"). */
 #include "dnnl.h"
 
 #include "../src/common.h"
@@ -59,6 +59,7 @@ void *so_dnnl_lib(void)
     X(dnnl_memory_destroy)                                                                                                             \
     X(dnnl_memory_set_data_handle)                                                                                                     \
     X(dnnl_dilated_convolution_forward_desc_init)                                                                                      \
+    X(dnnl_matmul_desc_init)                                                                                                           \
     X(dnnl_post_ops_create)                                                                                                            \
     X(dnnl_post_ops_destroy)                                                                                                           \
     X(dnnl_post_ops_append_eltwise)                                                                                                    \
@@ -294,9 +295,9 @@ void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *re
     p_dnnl_stream_wait(p->stream);
 }
 
-void so_dnnl_conv_free(so_dnnl_conv *p)
+/* Destroys what a planned primitive holds (not p itself). */
+static void prim_release(so_dnnl_conv *p)
 {
-    if (!p) return;
     if (p->prim) p_dnnl_primitive_destroy(p->prim);
     if (p->stream) p_dnnl_stream_destroy(p->stream);
     if (p->src) p_dnnl_memory_destroy(p->src);
@@ -307,6 +308,12 @@ void so_dnnl_conv_free(so_dnnl_conv *p)
     if (p->scratch) p_dnnl_memory_destroy(p->scratch);
     free(p->wbuf);
     free(p->bbuf);
+}
+
+void so_dnnl_conv_free(so_dnnl_conv *p)
+{
+    if (!p) return;
+    prim_release(p);
     free(p);
 }
 
@@ -318,6 +325,127 @@ const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes)
 }
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p) { return p->bytes; }
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p) { return p->scratch_bytes; }
+
+/* ---------------- matmul: a weight B, row-major A [M, K] -> Y [M, N] ---------------- */
+/* The same planned-primitive object as a convolution (primitive, memories, reordered weights); only the descriptor
+   and the weights' source layout differ. */
+struct so_dnnl_mm {
+    so_dnnl_conv c;
+};
+
+so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const float *w, int64_t ldb, const so_epi *ep)
+{
+    pthread_once(&fns_once, fns_load);
+    if (!fns_ok || M < 1 || K < 1 || N < 1) return NULL;
+    so_dnnl_mm *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    so_dnnl_conv *p = &m->c;
+    dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_t reorder = NULL;
+    dnnl_memory_t wuser = NULL;
+    dnnl_stream_t rs = NULL;
+    float *wtmp = NULL;
+    dnnl_memory_desc_t smd, wmd, wumd, bmd, dmd;
+    const dnnl_dims_t sdims = {M, K}, wdims = {K, N}, bdims = {1, N}, ddims = {M, N};
+    if (p_dnnl_memory_desc_init_by_tag(&smd, 2, sdims, dnnl_f32, dnnl_ab) != dnnl_success ||
+        p_dnnl_memory_desc_init_by_tag(&wmd, 2, wdims, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
+        p_dnnl_memory_desc_init_by_tag(&wumd, 2, wdims, dnnl_f32, dnnl_ab) != dnnl_success ||
+        p_dnnl_memory_desc_init_by_tag(&bmd, 2, bdims, dnnl_f32, dnnl_ab) != dnnl_success ||
+        p_dnnl_memory_desc_init_by_tag(&dmd, 2, ddims, dnnl_f32, dnnl_ab) != dnnl_success)
+        goto fail;
+    /* the epilogue as post-ops, as for a convolution: act1, residual add (src1 of dst's shape), act2 */
+    if (p_dnnl_post_ops_create(&po) != dnnl_success || p_dnnl_primitive_attr_create(&attr) != dnnl_success) goto fail;
+    int npo = 0;
+    if (ep) {
+        if (append_act(po, ep->act1, ep->lo1, ep->hi1)) goto fail;
+        npo += ep->act1 != SO_ACT_NONE;
+        if (ep->has_res) {
+            if (p_dnnl_post_ops_append_binary(po, dnnl_binary_add, &dmd) != dnnl_success) goto fail;
+            p->res_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(npo) | DNNL_ARG_SRC_1;
+            npo++;
+        }
+        if (append_act(po, ep->act2, ep->lo2, ep->hi2)) goto fail;
+    }
+    if (p_dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success ||
+        p_dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success)
+        goto fail;
+    const int has_bias = ep && ep->shift;
+    dnnl_matmul_desc_t md;
+    if (p_dnnl_matmul_desc_init(&md, &smd, &wmd, has_bias ? &bmd : NULL, &dmd) != dnnl_success ||
+        p_dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) != dnnl_success)
+        goto fail;
+    const char *impl = NULL;
+    if (p_dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl || !strncmp(impl, "ref", 3))
+        goto fail; /* only oneDNN's reference code: sgemm and our epilogue instead */
+    snprintf(p->impl, sizeof p->impl, "%s", impl);
+    if (p_dnnl_primitive_create(&p->prim, pd) != dnnl_success) goto fail;
+
+    /* weights: op(B) with the epilogue's per-column scale folded in, contiguous [K][N], reordered once */
+    const dnnl_memory_desc_t *wq = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const size_t wbytes = p_dnnl_memory_desc_get_size(wq);
+    wtmp = malloc(sizeof(float) * (size_t)(K * N));
+    p->wbuf = alloc64(wbytes);
+    if (!wtmp || !p->wbuf) goto fail;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++)
+            wtmp[k * N + n] = (trans_b ? w[n * ldb + k] : w[k * ldb + n]) * (ep && ep->scale ? ep->scale[n] : 1.0f);
+    if (p_dnnl_memory_create(&wuser, &wumd, engine, wtmp) != dnnl_success ||
+        p_dnnl_memory_create(&p->wei, wq, engine, p->wbuf) != dnnl_success ||
+        p_dnnl_reorder_primitive_desc_create(&rpd, &wumd, engine, wq, engine, NULL) != dnnl_success ||
+        p_dnnl_primitive_create(&reorder, rpd) != dnnl_success || p_dnnl_stream_create(&rs, engine, dnnl_stream_default_flags) != dnnl_success)
+        goto fail;
+    dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_FROM, wuser}, {DNNL_ARG_TO, p->wei}};
+    if (p_dnnl_primitive_execute(reorder, rs, 2, rargs) != dnnl_success || p_dnnl_stream_wait(rs) != dnnl_success) goto fail;
+    p->bytes = p->wbytes = wbytes;
+    if (has_bias) {
+        p->bbuf = alloc64(sizeof(float) * (size_t)N);
+        if (!p->bbuf) goto fail;
+        memcpy(p->bbuf, ep->shift, sizeof(float) * (size_t)N);
+        if (p_dnnl_memory_create(&p->bias, &bmd, engine, p->bbuf) != dnnl_success) goto fail;
+        p->bytes += sizeof(float) * (size_t)N;
+    }
+    const dnnl_memory_desc_t *sq = p_dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    p->scratch_bytes = sq ? p_dnnl_memory_desc_get_size(sq) : 0;
+    if (p->scratch_bytes && p_dnnl_memory_create(&p->scratch, sq, engine, DNNL_MEMORY_NONE) != dnnl_success) goto fail;
+    if (p_dnnl_memory_create(&p->src, &smd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
+        p_dnnl_memory_create(&p->dst, &dmd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
+        (p->res_arg && p_dnnl_memory_create(&p->res, &dmd, engine, DNNL_MEMORY_NONE) != dnnl_success) ||
+        p_dnnl_stream_create(&p->stream, engine, dnnl_stream_default_flags) != dnnl_success)
+        goto fail;
+    p_dnnl_primitive_destroy(reorder);
+    p_dnnl_primitive_desc_destroy(rpd);
+    p_dnnl_memory_destroy(wuser);
+    p_dnnl_stream_destroy(rs);
+    p_dnnl_primitive_desc_destroy(pd);
+    p_dnnl_primitive_attr_destroy(attr);
+    p_dnnl_post_ops_destroy(po);
+    free(wtmp);
+    return m;
+fail:
+    if (reorder) p_dnnl_primitive_destroy(reorder);
+    if (rpd) p_dnnl_primitive_desc_destroy(rpd);
+    if (wuser) p_dnnl_memory_destroy(wuser);
+    if (rs) p_dnnl_stream_destroy(rs);
+    if (pd) p_dnnl_primitive_desc_destroy(pd);
+    if (attr) p_dnnl_primitive_attr_destroy(attr);
+    if (po) p_dnnl_post_ops_destroy(po);
+    free(wtmp);
+    so_dnnl_mm_free(m);
+    return NULL;
+}
+
+void so_dnnl_mm_run(so_dnnl_mm *p, const float *a, float *y, const float *res, void *scratch) { so_dnnl_conv_run(&p->c, a, y, res, scratch); }
+size_t so_dnnl_mm_scratch_bytes(const so_dnnl_mm *p) { return p->c.scratch_bytes; }
+const char *so_dnnl_mm_impl(const so_dnnl_mm *p) { return p->c.impl; }
+const void *so_dnnl_mm_weights(const so_dnnl_mm *p, size_t *bytes) { return so_dnnl_conv_weights(&p->c, bytes); }
+void so_dnnl_mm_free(so_dnnl_mm *p)
+{
+    if (!p) return;
+    prim_release(&p->c);
+    free(p);
+}
 
 #else /* no oneDNN header at build time */
 
@@ -342,5 +470,20 @@ const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes)
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p) { return (void)p, 0; }
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p) { return (void)p, 0; }
 void so_dnnl_conv_free(so_dnnl_conv *p) { (void)p; }
+
+so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const float *w, int64_t ldb, const so_epi *ep)
+{
+    (void)M, (void)K, (void)N, (void)trans_b, (void)w, (void)ldb, (void)ep;
+    return NULL;
+}
+void so_dnnl_mm_run(so_dnnl_mm *p, const float *a, float *y, const float *res, void *scratch) { (void)p, (void)a, (void)y, (void)res, (void)scratch; }
+size_t so_dnnl_mm_scratch_bytes(const so_dnnl_mm *p) { return (void)p, 0; }
+const char *so_dnnl_mm_impl(const so_dnnl_mm *p) { return (void)p, ""; }
+const void *so_dnnl_mm_weights(const so_dnnl_mm *p, size_t *bytes)
+{
+    *bytes = 0;
+    return (void)p, NULL;
+}
+void so_dnnl_mm_free(so_dnnl_mm *p) { (void)p; }
 
 #endif

@@ -1,4 +1,4 @@
-/* dnnl.h - oneDNN (libdnnl.so.2, dlopen'd: an optional run-time dependency) as a backend: the library handle every oneDNN user shares, and convolution primitives on blocked NCHWc16 values, planned once (weights reordered at plan time, primitive created there: nothing per run but the execute call). */
+/* dnnl.h - oneDNN (libdnnl.so.2, dlopen'd: an optional run-time dependency) as a backend: the library handle every oneDNN user shares, convolution primitives on blocked NCHWc16 values and matmul primitives against a weight, planned once (weights reordered at plan time, primitive created there: nothing per run but the execute call). */
 #ifndef SO_DNNL_H
 #define SO_DNNL_H
 
@@ -40,5 +40,23 @@ size_t so_dnnl_conv_bytes(const so_dnnl_conv *p);
    timed run (kernels/nchwc.c conv_backend); NULL (and 0) without oneDNN. */
 const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes);
 void so_dnnl_conv_free(so_dnnl_conv *p);
+
+/* A oneDNN matmul primitive Y [M, N] = A [M, K] op(B) [K, N] with the epilogue ep (the per-column scale folded into
+   the reordered weights, shift as the bias, act1, the residual (same [M, N]) as a binary-add post-op, act2), A and Y
+   row-major and contiguous. B (a weight; transposed when trans_b, leading dimension ldb) is read only here and
+   reordered once into oneDNN's own blocked layout (brgemm), so nothing is packed per run (dnnl_sgemm packs B at
+   every call). Returns NULL when oneDNN is not loaded, has only its reference code for the shape or an
+   activation it cannot apply, or fails (the caller keeps sgemm). Opaque; owns the primitive and its weights. Runs
+   on the calling thread's OpenMP team, like the convolution. */
+typedef struct so_dnnl_mm so_dnnl_mm;
+so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const float *w, int64_t ldb, const so_epi *ep);
+/* Y = A op(B) with the epilogue (res when the epilogue has one); scratch: so_dnnl_mm_scratch_bytes, 64-byte aligned. */
+void so_dnnl_mm_run(so_dnnl_mm *p, const float *a, float *y, const float *res, void *scratch);
+size_t so_dnnl_mm_scratch_bytes(const so_dnnl_mm *p);
+/* oneDNN's implementation name (e.g. "brg:avx512_core"). */
+const char *so_dnnl_mm_impl(const so_dnnl_mm *p);
+/* The reordered weights and their bytes (cold timing's eviction). */
+const void *so_dnnl_mm_weights(const so_dnnl_mm *p, size_t *bytes);
+void so_dnnl_mm_free(so_dnnl_mm *p);
 
 #endif

@@ -14,6 +14,7 @@
 #endif
 
 #include "chain.h"
+#include "dnnl.h"
 #include "epi.h"
 #include "gemm.h"
 #include "gemv.h"
@@ -49,6 +50,7 @@ typedef struct mm_plan {
     float *bp;            /* so_gemm: B (a weight) packed at load, or NULL */
     int gemv;             /* M = 1: bp runs on so_gemv_packed instead (mm_use_gemv) */
     int T;                /* threads the so_gemm scratch was sized for */
+    so_dnnl_mm *dn;       /* oneDNN's matmul primitive on B reordered at load, the epilogue as post-ops, or NULL */
 } mm_plan;
 
 static void mm_free(void *p)
@@ -59,6 +61,7 @@ static void mm_free(void *p)
     free(m->ch.scale);
     free(m->ch.shift);
     free(m->bp);
+    so_dnnl_mm_free(m->dn);
     free(m);
 }
 
@@ -77,6 +80,10 @@ static void mm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
         beta = 1.f;
     }
     const float *res = p->res_in >= 0 ? in[p->res_in].data : NULL;
+    if (p->dn) { /* oneDNN's matmul primitive: B reordered at load, bias / activation / residual in its post-ops */
+        so_dnnl_mm_run(p->dn, A, Y, res, scratch);
+        return;
+    }
     int T = so_sgemm_threads() < p->T ? so_sgemm_threads() : p->T;
     if (p->bp && p->gemv) { /* M = 1: our GEMV (mm_use_gemv), epilogue on each thread's finished columns */
         so_gemv_packed(p->K, p->N, p->alpha, A, p->ta ? p->lda : 1, p->bp, Y, &p->ch.ep, res, T);
@@ -91,6 +98,34 @@ static void mm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
         so_sgemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, A + p->aoff[b], p->lda, B + p->boff[b], p->ldb, beta,
                       Y + b * p->M * p->N, p->N);
     epi_cols(&p->ch.ep, Y, res, p->nb * p->M, p->N);
+}
+
+/* oneDNN's matmul primitive instead of dnnl_sgemm + the epilogue pass for a weight B, wherever so_sgemm would run
+   dnnl_sgemm (the avx512 level with oneDNN loaded; so_sgemm_onednn) and M >= 2 (M = 1 stays on our GEMV): B is
+   reordered once here into oneDNN's brgemm layout, where dnnl_sgemm packs all of B at every call (for ConvNeXt-T's
+   [49, 768] x [768, 3072] that is 9.4 MB packed per run for 7.4 MFLOP per MB), and the bias, activation and
+   residual run in the product's post-ops instead of a second pass over Y (an epilogue with an activation stays on
+   sgemm: see below). A rule, not a plan-time timing (the
+   output bits then do not depend on the load of the moment). Measured (Intel Xeon model 207, one thread, cold
+   weights, loaded machine: minima of 11 interleaved rounds) on ConvNeXt-T's eight Linear shapes: 0.59-1.02 of
+   dnnl_sgemm + bias on seven, 1.27 on [49, 3072] x [3072, 768]; weighted by the model's counts 0.84 (kernels/README.md,
+   "AVX-512 kernels and oneDNN or ours"). so_fast_use_onednn = 0 (SUPEROPT_ONEDNN=0) keeps sgemm. */
+static void mm_use_dnnl(const so_graph *g, const so_node *n, mm_plan *p, so_fast_kernel *k)
+{
+    if (p->nb != 1 || p->ta || p->tb || p->lda != p->K || p->c_mode || p->alpha != 1.f || p->M < 2 || p->N < 1 || p->K < 1) return;
+    /* no activation: oneDNN's eltwise post-ops give Relu(NaN) = 0 and clip NaN to a bound where ours and the
+       reference keep NaN (test_fast test_nonfinite); bias and residual adds keep it */
+    if (p->ch.ep.act1 != SO_ACT_NONE || p->ch.ep.act2 != SO_ACT_NONE) return;
+    if (!so_sgemm_onednn()) return;
+    const float *w = weight_f32(g, n->in[1]);
+    if (!w) return;
+    p->dn = so_dnnl_mm_plan(p->M, p->K, p->N, 0, w, p->ldb, &p->ch.ep);
+    if (!p->dn) return; /* stays on sgemm */
+    size_t nb;
+    k->packed = so_dnnl_mm_weights(p->dn, &nb);
+    k->packed_bytes = nb;
+    k->in1_copied = 1;
+    k->scratch_bytes = so_dnnl_mm_scratch_bytes(p->dn);
 }
 
 /* Our GEMM (gemm.c) instead of sgemm for a weight B (packed once here) when both dims are
@@ -292,9 +327,12 @@ static so_status select_matmul(const so_fast_ctx *c, int32_t i, so_fast_kernel *
     k->run = mm_run;
     k->priv = p;
     k->free_priv = mm_free;
-    mm_use_gemm(g, n, p, k);
-    mm_use_gemv(g, n, p, k);
-    k->name = p->gemv ? "matmul_gemv" : p->bp ? "matmul_so_gemm" : nb > 1 ? "matmul_batched_sgemm" : "matmul_sgemm";
+    mm_use_dnnl(g, n, p, k);
+    if (!p->dn) {
+        mm_use_gemm(g, n, p, k);
+        mm_use_gemv(g, n, p, k);
+    }
+    k->name = p->dn ? "matmul_onednn" : p->gemv ? "matmul_gemv" : p->bp ? "matmul_so_gemm" : nb > 1 ? "matmul_batched_sgemm" : "matmul_sgemm";
     return SO_OK;
 }
 

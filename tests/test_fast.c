@@ -14,6 +14,7 @@
 
 #include "../kernels/conv.h"
 #include "../kernels/deconv.h"
+#include "../kernels/dnnl.h"
 #include "../kernels/dconv.h"
 #include "../kernels/exec.h"
 #include "../kernels/fast.h"
@@ -763,6 +764,64 @@ static void test_matmul_bias_fusion(void **state)
     t.g->outputs[0] = (so_edge){th, 0};
     assert_int_equal(check_graph(&t, TOL), 1);
     tb_free(&t);
+}
+
+/* A MatMul against a weight on oneDNN's matmul primitive (matmul.c mm_use_dnnl: the avx512 level with oneDNN loaded;
+   sgemm or our GEMM below): A [.., M, K] (batch dims folded into M) x W [K, N], then, by `epi`: bit 0 a bias Add
+   of a [N] weight, bit 1 a Relu, bit 2 a residual Add of another input, bit 3 a Sigmoid after it, bit 4 a
+   BatchNormalization (rank-2 output: channel axis 1 = N, its scale folded into the reordered weights). One step
+   either way, checked against the reference at 1 and 2 threads (and with NaN / inf planted, test_nonfinite). */
+static void one_matmul_epi(uint64_t seed, so_shape a, int64_t N, int epi)
+{
+    tb t;
+    tb_begin(&t, 1, seed);
+    const int r = a.rank;
+    const int64_t K = a.dim[r - 1];
+    so_shape os = a;
+    os.dim[r - 1] = N;
+    int32_t x = tb_input(&t, a);
+    int32_t ins[2] = {x, tb_weight_rand(&t, shp(2, K, N))};
+    int32_t y = tb_node(&t, SO_OP_MATMUL, ins, 2, NULL);
+    if (epi & 16) {
+        int32_t bi[5] = {y, tb_weight_rand(&t, shp(1, N)), tb_weight_rand(&t, shp(1, N)), tb_weight_rand(&t, shp(1, N)),
+                         tb_weight_pos(&t, shp(1, N))};
+        so_attr ba = {0};
+        ba.epsilon = 1e-5f;
+        y = tb_node(&t, SO_OP_BATCHNORM, bi, 5, &ba);
+    }
+    if (epi & 1) {
+        int32_t ai[2] = {tb_weight_rand(&t, shp(1, N)), y};
+        y = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+    }
+    if (epi & 2) y = tb_node(&t, SO_OP_RELU, &y, 1, NULL);
+    if (epi & 4) {
+        int32_t ri[2] = {y, tb_input(&t, os)};
+        y = tb_node(&t, SO_OP_ADD, ri, 2, NULL);
+    }
+    if (epi & 8) y = tb_node(&t, SO_OP_SIGMOID, &y, 1, NULL);
+    t.g->outputs[0] = (so_edge){y, 0};
+    /* an activation keeps it on sgemm (oneDNN's Relu and Clip turn NaN into numbers: test_nonfinite) */
+    expect_kernel = so_dnnl_lib() && so_fast_use_onednn ? kernel_from(SO_ISA_AVX512, epi & 10 ? "matmul_sgemm" : "matmul_onednn") : NULL;
+    assert_int_equal(check_graph(&t, TOL), 1);
+    expect_kernel = NULL;
+    tb_free(&t);
+}
+
+/* ConvNeXt's Linear layers (channels-last [.., HW, C] x [C, 4C] and back) and edge shapes: N and K not multiples
+   of 8 or 16, M of 2 and of a few hundred (split over 2 threads), every epilogue form the chain gives a MatMul. */
+static void test_matmul_onednn(void **state)
+{
+    (void)state;
+    one_matmul_epi(1, shp(2, 2, 3), 5, 1);
+    one_matmul_epi(2, shp(3, 1, 49, 77), 100, 1);          /* bias; N, K not multiples of 16 */
+    one_matmul_epi(3, shp(4, 1, 14, 14, 96), 37, 1 | 4);   /* bias + residual; batch folded into M = 196 */
+    one_matmul_epi(4, shp(2, 197, 13), 19, 1 | 2 | 4 | 8); /* bias, Relu, residual, Sigmoid: sgemm */
+    one_matmul_epi(5, shp(2, 5, 64), 16, 16 | 2);          /* BatchNorm + Relu: sgemm */
+    one_matmul_epi(10, shp(2, 6, 70), 50, 16 | 1 | 4);     /* BatchNorm (scale folded) + bias + residual */
+    one_matmul_epi(6, shp(2, 7, 33), 1, 1);                /* N = 1 */
+    one_matmul_epi(7, shp(3, 1, 64, 96), 384, 1);          /* a ConvNeXt stage-1 expansion, 64 rows */
+    one_matmul_epi(8, shp(3, 1, 49, 389), 95, 4);          /* residual alone */
+    one_matmul_epi(9, shp(2, 300, 40), 24, 0);             /* no epilogue */
 }
 
 static void one_gemm(uint64_t seed, int M, int N, int K, int ta, int tb_, float alpha, float beta, int cmode, int act)
@@ -2018,7 +2077,7 @@ static void test_nonfinite(void **state)
 {
     void (*const fams[])(void **) = {test_conv_edge_cases, test_conv_random,    test_conv_depthwise3, test_conv_stem,
                                      test_conv_pw,         test_conv_packed,    test_conv_winograd,   test_conv_dconv,
-                                     test_conv_fusion,     test_conv_mobile_epilogues, test_shared_add,     test_matmul,          test_matmul_bias_fusion,
+                                     test_conv_fusion,     test_conv_mobile_epilogues, test_shared_add,     test_matmul,          test_matmul_bias_fusion, test_matmul_onednn,
                                      test_gemm,            test_binary_broadcast, test_unary,         test_resize,
                                      test_softmax_layernorm_batchnorm, test_reducemean, test_pool,    test_gelu,
                                      test_attention,       test_pad_avgpool,    test_data_movement,   test_lstm,
@@ -2047,6 +2106,7 @@ int main(void)
         cmocka_unit_test_setup(test_shared_add, reset_expect),
         cmocka_unit_test_setup(test_matmul, reset_expect),
         cmocka_unit_test_setup(test_matmul_bias_fusion, reset_expect),
+        cmocka_unit_test_setup(test_matmul_onednn, reset_expect),
         cmocka_unit_test_setup(test_gemm, reset_expect),
         cmocka_unit_test_setup(test_gemv, reset_expect),
         cmocka_unit_test_setup(test_binary_broadcast, reset_expect),
