@@ -67,6 +67,7 @@ static const opt options[] = {
     FLAG_("allow_unverified", S_OPT, "0", "use rules this build's verifier does not prove (warned)", allow_unverified),
     FLAG_("allow_unchecked", S_OPT, "0", "write a model that cannot be executed here, unchecked (warned)", allow_unchecked),
     TEXT_("inputs", S_OPT, "FILE", "raw float32 inputs added to the numeric check's input sets", P_PATH, inputs),
+    FLAG_("check_noise", S_OPT, "0", "compute the numeric check's noise floor on every input set, not only where the strict tolerance fails (same verdict; the report's numeric_check_noise then always a number)", check_noise),
     FLAG_("check_incremental", S_OPT, "0", "also match every derived graph from scratch and count the differences (slow; tests)", check_incremental),
     TEXT_("cache_dir", S_OPT, "DIR", "where measured costs and proofs are cached", P_PATH, cache_dir),
     TEXT_("cost_table", S_OPT, "FILE", "measured costs from FILE only (made by this run if it does not exist; a table of another ISA level or CPU is refused): the same table gives the same output model", P_PATH, cost_table),

@@ -41,7 +41,7 @@ static const char *stop_name(int stopped_by)
 
 typedef struct opts {
     const char *model, *out, *rules, *report, *dot, *cache_dir, *inputs, *cost_table, *trace, *trace_path;
-    int search, cost, quiet, allow_unverified, allow_unchecked, reverse, check_incremental, layout;
+    int search, cost, quiet, allow_unverified, allow_unchecked, reverse, check_incremental, check_noise, layout;
     double alpha, time_limit;
     long long budget, threads, seed, work_limit;
 } opts;
@@ -477,7 +477,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
               .trace = c->trace, .trace_path = c->trace_path, .search = searches[c->search], .cost = c->cost == 0 ? SO_COST_MEASURED : SO_COST_FLOPS,
               .quiet = !c->progress, .allow_unverified = c->allow_unverified, .allow_unchecked = c->allow_unchecked,
               .inputs = c->inputs, .reverse = c->reverse,
-              .check_incremental = c->check_incremental, .layout = c->layout == 0 ? LAYOUT_AUTO : c->layout == 1 ? LAYOUT_NCHWC : c->layout == 3 ? LAYOUT_PASS : LAYOUT_NONE,
+              .check_incremental = c->check_incremental, .check_noise = c->check_noise, .layout = c->layout == 0 ? LAYOUT_AUTO : c->layout == 1 ? LAYOUT_NCHWC : c->layout == 3 ? LAYOUT_PASS : LAYOUT_NONE,
               .alpha = c->alpha, .time_limit = c->time_limit, .budget = c->budget, .threads = c->threads, .seed = c->seed,
               .work_limit = c->work_limit};
     /* the report: JSON and the summary for people, both built in memory */
@@ -762,7 +762,8 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     m_layout = cm.measure_seconds - m_layout - m_layout_search; /* of t_layout: timing (placement, its pricing) */
     const int64_t cfg_layout = cm.measured - cfg_layout0;
     /* safety net (kernels/safety.h): both graphs on several input sets, element by element */
-    so_safety_opts sfo = {.threads = (int)o.threads, .seed = (uint64_t)o.seed, .inputs_path = o.inputs, .time_it = 1};
+    so_safety_opts sfo = {.threads = (int)o.threads, .seed = (uint64_t)o.seed, .inputs_path = o.inputs, .time_it = 1,
+                          .noise_always = o.check_noise};
     so_safety_result sr;
     t_check = so_now();
     if (so_safety_check(m->graph, res.best, &sfo, &sr) != SO_OK) {
@@ -856,11 +857,11 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");
         fprintf(f, "  \"search_seconds\": %s,\n  \"search_cpu_seconds\": %s,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
                    "  \"stopped_by\": \"%s\",\n  \"nodes_before\": %d,\n  \"nodes_after\": %d,\n  \"folded_at_start\": %d,\n"
-                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n  \"numeric_check_sets\": %d,\n  \"numeric_check_noise\": %s,\n",
+                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n  \"numeric_check_sets\": %d,\n  \"numeric_check_noise\": %s,\n  \"numeric_check_noise_sets\": %d,\n",
                 so_json_fmt(b0, t_search, 6), so_json_fmt(b3, c_search, 6), (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
                 stop_name(res.stopped_by), count_work_nodes(m->graph),
                 count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3), sr.sets,
-                so_json_fmt(b2, sr.noise, 6));
+                sr.noise_sets ? so_json_fmt(b2, sr.noise, 6) : "null", sr.noise_sets); /* null: no set needed its floor (lazy) */
         /* proofs: which rules this build proved, how, and whether unproved ones were allowed */
         fprintf(f, "  \"proofs\": {\"rules\": %d, \"from_cache\": %d, \"proved_now\": %d, \"proof_seconds\": %s, \"bind_seconds\": %s, \"unproved_used\": %d, "
                    "\"allow_unverified\": %s, \"cache\": ",

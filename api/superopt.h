@@ -90,6 +90,8 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
                "allow_unverified" 0|1 (use rules this build's verifier does not prove; warned on stderr)
                "allow_unchecked" 0|1 (write a model that cannot be executed here, unchecked; warned on stderr)
                "inputs" FILE (raw float32 inputs added to the numeric check's input sets)
+               "check_noise" 0|1 (the numeric check's noise floor on every input set, not only where
+                             the strict tolerance fails: same verdict, a number in the report always)
                "check_incremental" 0|1   "cache_dir" DIR (measured costs and proofs; see rules/RULES.md)
                "cost_table" FILE (measured costs from this table only: loaded if it exists, else measured
                              and written; same table, same output model; search/README.md "Cost tables")

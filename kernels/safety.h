@@ -20,6 +20,8 @@ typedef struct so_safety_opts {
                                 order, each in its own element type (as `run --inputs FILE`); checked as
                                 one more set */
     int time_it;             /* also time both graphs on the first set (median of >= 5 runs, ~0.3 s) */
+    int noise_always;        /* compute the noise floor on every set, not only where the strict
+                                tolerance fails (the verdict is the same either way) */
 } so_safety_opts;
 
 typedef struct so_safety_result {
@@ -28,7 +30,9 @@ typedef struct so_safety_result {
     int sets;            /* input sets compared */
     double worst;        /* largest |a-b| / (atol*s + rtol*|a|) over all elements (<= 1 passes); a
                             mismatch in Inf/NaN counts as infinity */
-    double noise;        /* largest noise floor over outputs and sets (absolute; see so_safety_check) */
+    double noise;        /* largest noise floor over outputs and the sets it was computed on
+                            (absolute; see so_safety_check); meaningful only when noise_sets > 0 */
+    int noise_sets;      /* sets whose noise floor was computed (lazy: where the strict tolerance failed) */
     double lat_before_ms, lat_after_ms; /* time_it: medians; else -1 */
     char why[640];       /* !ran or !agree: one line (set, output, element, both values) */
 } so_safety_result;
@@ -42,7 +46,11 @@ typedef struct so_safety_result {
    run by its kernels and the original run once more by another kernel path (the next lower ISA level;
    the reference kernels at the scalar level): float rounding that any reassociating kernel shows on
    this output, zero where the computation is exact (so relu -> identity next to large values is still
-   caught). Levels are process-wide: the caller holds the API lock. Inf equal only to the same Inf
+   caught). The floor is computed lazily: a set is first compared with floors 0 (the strict tolerance),
+   and only if an element fails is the original run on the other path and the set compared again with
+   its floors; since the tolerance grows with the floor, the verdict is the one the floors always
+   computed would give (o->noise_always computes them on every set). Levels are process-wide: the
+   caller holds the API lock. Inf equal only to the same Inf
    and NaN only to NaN; int64 outputs bit for bit. Returns SO_ERR only when the inputs file cannot
    be read or memory is refused (message set); otherwise SO_OK with r filled. */
 so_status so_safety_check(const so_graph *orig, const so_graph *opt, const so_safety_opts *o, so_safety_result *r);
