@@ -322,11 +322,51 @@ static void test_conv_dense(void **state)
         /* Winograd at 2 threads by output groups (fewer chunks than 2 per thread): 3 groups of 4 blocks at b = 16
            (5 at b = 8) split 1 + 2, the last one partial */
         CV(1, 24, 7, 7, 136, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        /* Winograd with U outweighing the plane's V and M (one chunk per image, test_wino_chunks), C and O not
+           multiples of b, odd plane, batch 2 */
+        CV(2, 200, 13, 13, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .scale = 1, .act1 = SO_ACT_RELU),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
     assert_true(wino_ran >= 20); /* the 3x3 stride-1 cases above ran both our Winograds at every level */
     /* at the AVX-512 level with libdnnl loadable (not in sanitizer builds), oneDNN ran some of them */
     if (so_isa_cpu() >= SO_ISA_AVX512 && so_dnnl_lib()) assert_true(dnnl_planned >= 10);
+}
+
+/* Tiles per chunk of our Winograd (so_nchwc_conv_wino): U is read once per chunk, so where U outweighs the
+   plane's V and M (ResNet-50's deep 3x3 layers) the whole plane is one chunk; where V and M outweigh U (large
+   planes, few channels) the chunks stay bounded (~512 KB of V and M, at least 24 tiles). At b = 8 and 16. The
+   outputs do not depend on the chunking (run_conv_wino compares chunks of 5 bitwise). */
+static void test_wino_chunks(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t C, H, m, whole; /* C = O channels, H x H plane, F(m x m, 3x3), 1: one chunk per image */
+    } cs[] = {
+        {256, 14, 2, 1}, /* U 4.2 MB, V + M 1.6 MB (b = 16): one chunk (was 3 of <= 24 tiles) */
+        {128, 28, 4, 1}, /* U 2.4 MB, V + M 1.8 MB: one chunk (was 3) */
+        {200, 13, 2, 1}, /* channels not a multiple of b, odd plane */
+        {512, 7, 4, 1},  /* 4 tiles: one chunk either way */
+        {64, 56, 4, 0},  /* U 0.6 MB, V + M 3.6 MB: chunks */
+        {128, 28, 2, 0}, /* U 1 MB, V + M 3.2 MB: chunks */
+    };
+    for (int b = 8; b <= 16; b += 8)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const int64_t C = cs[i].C, H = cs[i].H, m = cs[i].m, nt = ((H + m - 1) / m) * ((H + m - 1) / m);
+            float *w = rand_buf(C * C * 9);
+            so_nchwc_conv p;
+            assert_int_equal(so_nchwc_conv_plan(&p, b, C, H, H, C, H, H, 3, 3, 1, 1, 1, 1, 1, 1, 1, w, NULL), 0);
+            assert_int_equal(so_nchwc_conv_wino(&p, w, (int)m), 0);
+            const size_t u = so_nchwc_wino_bytes(&p), vm = sizeof(float) * (size_t)(nt * (m + 2) * (m + 2) * (p.Cb + p.Ob) * b);
+            if (cs[i].whole) {
+                if (p.wtc != nt) fail_msg("b %d, %ld ch %ldx%ld F(%ld): %ld tiles per chunk, not the plane's %ld", b, (long)C, (long)H, (long)H, (long)m, (long)p.wtc, (long)nt);
+                assert_true(u >= vm || nt <= 24);
+            } else {
+                assert_true(p.wtc >= 24 && p.wtc < nt);
+                assert_true(u < vm);
+            }
+            so_nchwc_conv_free(&p);
+            free(w);
+        }
 }
 
 static void test_conv_grouped_depthwise(void **state)
@@ -876,7 +916,7 @@ static void test_reorder(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_conv_grouped_depthwise),
+        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_grouped_depthwise),
         cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
     };
