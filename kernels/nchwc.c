@@ -214,6 +214,22 @@ fail:
     return -1;
 }
 
+void so_nchwc_conv_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, int64_t px, int64_t psum_floats, so_nchwc_split *s)
+{
+    const int64_t Lb = p->Ho > 1 ? p->Ho : (p->Wo + px - 1) / px, unit = p->Ho > 1 ? p->Wo : px; /* band units, pixels per unit */
+    const int64_t nobg = (p->Ob + obk_max - 1) / obk_max;
+    int64_t per = psum_floats / (obk_max * p->b * unit);
+    per = per < 1 ? 1 : per > Lb ? Lb : per;
+    int64_t nband = (Lb + per - 1) / per;
+    if (T > 1) {
+        if (N * nobg * nband < 4 * T) nband = (4 * T + N * nobg - 1) / (N * nobg);
+        if (nband > Lb) nband = Lb;
+        for (int k = 1; k < T && (N * nobg * nband) % T && nband < Lb; k++) nband++; /* whole rounds of T items */
+    }
+    s->nobg = nobg, s->nband = nband, s->Lb = Lb, s->items = N * nobg * nband;
+    s->band_major = T > 1 && p->Ob % nobg != 0;
+}
+
 int64_t so_nchwc_wino_min_c = 16;
 
 /* The weight transform G (g0, g1, g2)^T of F(m x m, 3x3) into r[0 .. m+1]. */

@@ -66,6 +66,33 @@ int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m);
 extern int64_t so_nchwc_wino_min_c;
 /* Floats of scratch the Winograd conv p needs per call at T threads: T * P * p->wtc * (Cb + Ob) * b. */
 int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T);
+/* The direct conv's work split (conv_run at every level): the Ob output blocks in nobg = ceil(Ob / obk_max) groups of
+   near-equal size (group g: blocks [so_nchwc_group_ob(Ob, nobg, g), so_nchwc_group_ob(Ob, nobg, g + 1)), at most
+   obk_max; before session 18 every group but the last had obk_max, so Ob = 5 at obk_max 4 ran 4 + 1 blocks: a
+   one-block group's tile is 6 accumulators, FMA-latency bound), each group's Lb units (rows, or px-pixel column
+   units of a flattened 1x1) in nband bands of near-equal size (band j: units [so_nchwc_band_start(s, j),
+   so_nchwc_band_start(s, j + 1)); a band's partial sums within psum_floats); with T > 1 at least 4 items per thread
+   and, where the units allow, a multiple of T items. items = N x nobg x nband, in the order the threads' static
+   chunks take them: group-major (a thread streams only its groups' weights) unless T > 1 and the groups differ in
+   size, then band-major (each thread gets its share of every group; group-major gave one of two threads 3 of 5
+   blocks, and before the balanced groups MNASNet's 480->80 on 14x14 a 4-block group on one thread against 1 block
+   on the other: 80 % of the work). Which items run together changes nothing in the sums: each output's channels
+   are added in the same order whatever its group or band (the same bits at any T). */
+typedef struct so_nchwc_split {
+    int64_t nobg, nband, Lb, items;
+    int band_major;
+} so_nchwc_split;
+void so_nchwc_conv_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, int64_t px, int64_t psum_floats, so_nchwc_split *s);
+static inline int64_t so_nchwc_group_ob(int64_t Ob, int64_t nobg, int64_t g) { return g * Ob / nobg; }
+static inline int64_t so_nchwc_band_start(const so_nchwc_split *s, int64_t j) { return j * s->Lb / s->nband; }
+/* Item it of split s: image *n, block group *g, band *band. */
+static inline void so_nchwc_split_item(const so_nchwc_split *s, int64_t it, int64_t *n, int64_t *g, int64_t *band)
+{
+    const int64_t per_n = s->nobg * s->nband, r = it % per_n;
+    *n = it / per_n;
+    if (s->band_major) *band = r / s->nobg, *g = r % s->nobg;
+    else *g = r / s->nband, *band = r % s->nband;
+}
 /* Bytes of packed weights and epilogue vectors held by p; of the direct conv's packed weights p->wp alone; of
    the Winograd weights p->wu alone (0 when not planned). */
 size_t so_nchwc_conv_bytes(const so_nchwc_conv *p);

@@ -811,25 +811,22 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     const int64_t Ob = p->Ob, KK = p->kh * p->kw, OHW = p->Ho * p->Wo, yst = OHW * NB;
     T = team(T, N * p->O * OHW * KK * (p->C / p->group));
     const int obk_max = p->group == 1 ? CONV_OBK : 1; /* blocks sharing one input-channel range */
-    const int64_t nobg = cdiv(Ob, obk_max);
-    /* work items: output-block groups x bands of rows, or of columns when there is one row (a flattened 1x1);
-       a band's partial sums stay within NCHWC_PSUM_FLOATS; with several threads at least 4 items per thread */
-    const int64_t Lb = p->Ho > 1 ? p->Ho : cdiv(p->Wo, CONV_PX), unit = p->Ho > 1 ? p->Wo : CONV_PX; /* band units, pixels per unit */
-    const int64_t per = max64(1, min64(Lb, NCHWC_PSUM_FLOATS / (obk_max * NB * unit)));
-    int64_t nband = cdiv(Lb, per);
-    if (T > 1 && N * nobg * nband < 4 * T) nband = min64(Lb, cdiv(4 * T, N * nobg));
-    const int64_t bandu = cdiv(Lb, nband);
-    nband = cdiv(Lb, bandu);
-    const int64_t items = N * nobg * nband;
     const int pfw = (p->wofs[Ob - 1] + p->nic[Ob - 1] * KK * NB) * (int64_t)sizeof(float) >= NCHWC_PF_MIN_BYTES; /* wpf_cursor */
+    /* work items: balanced output-block groups x bands of rows, or of columns when there is one row (a flattened
+       1x1): so_nchwc_conv_split (nchwc.h) */
+    so_nchwc_split sp;
+    so_nchwc_conv_split(p, N, T, obk_max, CONV_PX, NCHWC_PSUM_FLOATS, &sp);
+    const int64_t nobg = sp.nobg, items = sp.items;
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t it = 0; it < items; it++) {
-        const int64_t n = it / (nobg * nband), g = it % (nobg * nband) / nband, band = it % nband;
-        const int64_t ob = g * obk_max;
-        const int obk = (int)min64(obk_max, Ob - ob);
+        int64_t n, g, band;
+        so_nchwc_split_item(&sp, it, &n, &g, &band);
+        const int64_t ob = so_nchwc_group_ob(Ob, nobg, g);
+        const int obk = (int)(so_nchwc_group_ob(Ob, nobg, g + 1) - ob);
         /* rows [oh0, oh1) x columns [owa, owb) of the output plane */
-        const int64_t oh0 = p->Ho > 1 ? band * bandu : 0, oh1 = p->Ho > 1 ? min64(p->Ho, oh0 + bandu) : 1;
-        const int64_t owa = p->Ho > 1 ? 0 : band * bandu * CONV_PX, owb = p->Ho > 1 ? p->Wo : min64(p->Wo, owa + bandu * CONV_PX);
+        const int64_t u0 = so_nchwc_band_start(&sp, band), u1 = so_nchwc_band_start(&sp, band + 1);
+        const int64_t oh0 = p->Ho > 1 ? u0 : 0, oh1 = p->Ho > 1 ? u1 : 1;
+        const int64_t owa = p->Ho > 1 ? 0 : u0 * CONV_PX, owb = p->Ho > 1 ? p->Wo : min64(p->Wo, u1 * CONV_PX);
         const float *xi = x + n * p->Cb * p->H * p->W * NB;
         float *yi = y + (n * Ob + ob) * yst;
         const float *ri = res ? res + (n * Ob + ob) * yst : NULL;
@@ -845,8 +842,10 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
             else if (c1 < nic) /* the next chunk of this item */
                 pf = (wpf_cursor){(const char *)(w + c1 * KK * NB), wst * 4, min64(icc, nic - c1) * KK * NB * 4, obk, 0, 0, 0};
             else if (it + 1 < items) { /* the first chunk of the next item (of this thread, under schedule(static)) */
-                const int64_t nob = (it + 1) % (nobg * nband) / nband * obk_max;
-                const int nobk = (int)min64(obk_max, Ob - nob);
+                int64_t nn, ng, nbd;
+                so_nchwc_split_item(&sp, it + 1, &nn, &ng, &nbd);
+                const int64_t nob = so_nchwc_group_ob(Ob, nobg, ng);
+                const int nobk = (int)(so_nchwc_group_ob(Ob, nobg, ng + 1) - nob);
                 pf = (wpf_cursor){(const char *)(p->wp + p->wofs[nob]), nobk > 1 ? (p->wofs[nob + 1] - p->wofs[nob]) * 4 : 0,
                                   min64(icc, p->nic[nob]) * KK * NB * 4, nobk, 0, 0, 0};
             }

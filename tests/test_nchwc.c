@@ -325,6 +325,15 @@ static void test_conv_dense(void **state)
         /* Winograd with U outweighing the plane's V and M (one chunk per image, test_wino_chunks), C and O not
            multiples of b, odd plane, batch 2 */
         CV(2, 200, 13, 13, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .scale = 1, .act1 = SO_ACT_RELU),
+        /* output blocks in groups of unequal size (so_nchwc_conv_split): 5 blocks at b = 16 (2 + 3), 9 at b = 8; at
+           2 threads band-major. MNASNet's 24->72 expand (a flattened 1x1, C and O not multiples of 16), its 480->80
+           project with the residual on 14x14, 96 outputs (6 blocks: 3 + 3), a 3x3 in row bands with 72 outputs, and
+           a 1-pixel plane */
+        CV(1, 24, 20, 20, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(1, 480, 14, 14, 80, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .scale = 1, .res = 1),
+        CV(2, 40, 7, 7, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(1, 20, 9, 11, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(1, 35, 1, 1, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
     assert_true(wino_ran >= 20); /* the 3x3 stride-1 cases above ran both our Winograds at every level */
@@ -367,6 +376,83 @@ static void test_wino_chunks(void **state)
             so_nchwc_conv_free(&p);
             free(w);
         }
+}
+
+/* The direct conv's work split (so_nchwc_conv_split, nchwc.h) at each level's register tile (CONV_OBK x CONV_PX:
+   avx512 4 x 6 at b = 16, avx2 2 x 6 and scalar 1 x 6 at b = 8) on MNASNet / MobileNet-v2 / ResNet-50 shapes: groups
+   and bands cover the blocks and units once, groups of at most obk_max blocks differing by at most one, bands within
+   the partial-sum budget, and at 2 threads (libgomp's schedule(static): contiguous chunks, the first items % T
+   threads one item more) no thread gets more than 55 % of the work (blocks x pixels), or half plus one item where
+   the items are that coarse (9 rows). Before the balanced split,
+   MNASNet's 480->80 on 14x14 gave one thread 80 % (a 4-block group against a 1-block one). */
+static void test_conv_split(void **state)
+{
+    (void)state;
+    static const struct { int b, obk, px; } lv[] = {{16, 4, 6}, {8, 2, 6}, {8, 1, 6}};
+    /* C is irrelevant to the split; O, the output plane, kernel 1 (flattened) or not */
+    static const struct { int N, O, Ho, Wo, flat; } cs[] = {
+        {1, 16, 112, 112, 1}, {1, 48, 112, 112, 1}, {1, 72, 56, 56, 1}, {1, 24, 56, 56, 1}, {1, 40, 28, 28, 1}, {1, 120, 28, 28, 1},
+        {1, 240, 28, 28, 1}, {1, 80, 14, 14, 1},   {1, 480, 14, 14, 1}, {1, 96, 14, 14, 1}, {1, 576, 14, 14, 1}, {1, 192, 7, 7, 1},
+        {1, 1152, 7, 7, 1},  {1, 320, 7, 7, 1},    {1, 1280, 7, 7, 1},  {1, 160, 7, 7, 1},  {1, 960, 7, 7, 1},   {1, 64, 56, 56, 1},
+        {1, 256, 56, 56, 1}, {1, 2048, 7, 7, 1},   {1, 72, 9, 11, 0},   {1, 64, 56, 56, 0}, {1, 512, 7, 7, 0},   {2, 96, 7, 7, 1},
+    };
+    const int64_t psum = 32768; /* NCHWC_PSUM_FLOATS */
+    for (size_t l = 0; l < sizeof lv / sizeof lv[0]; l++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+            for (int T = 1; T <= 2; T++)
+                {
+                    so_nchwc_conv p;
+                    memset(&p, 0, sizeof p);
+                    p.b = lv[l].b, p.Ob = (cs[i].O + p.b - 1) / p.b;
+                    p.Ho = cs[i].flat ? 1 : cs[i].Ho, p.Wo = cs[i].flat ? (int64_t)cs[i].Ho * cs[i].Wo : cs[i].Wo;
+                    so_nchwc_split s;
+                    so_nchwc_conv_split(&p, cs[i].N, T, lv[l].obk, lv[l].px, psum, &s);
+                    const int64_t unit = p.Ho > 1 ? p.Wo : lv[l].px, npix = p.Ho * p.Wo;
+                    assert_int_equal(s.items, cs[i].N * s.nobg * s.nband);
+                    assert_true(s.nband >= 1 && s.nband <= s.Lb && s.nobg * lv[l].obk >= p.Ob);
+                    int64_t mn = p.Ob, mx = 0;
+                    for (int64_t g = 0; g < s.nobg; g++) {
+                        const int64_t k = so_nchwc_group_ob(p.Ob, s.nobg, g + 1) - so_nchwc_group_ob(p.Ob, s.nobg, g);
+                        mn = k < mn ? k : mn, mx = k > mx ? k : mx;
+                    }
+                    assert_int_equal(so_nchwc_group_ob(p.Ob, s.nobg, 0), 0);
+                    assert_int_equal(so_nchwc_group_ob(p.Ob, s.nobg, s.nobg), p.Ob);
+                    assert_true(mn >= 1 && mx <= lv[l].obk && mx - mn <= 1);
+                    assert_int_equal(so_nchwc_band_start(&s, 0), 0);
+                    assert_int_equal(so_nchwc_band_start(&s, s.nband), s.Lb);
+                    for (int64_t j = 0; j < s.nband; j++) {
+                        const int64_t u = so_nchwc_band_start(&s, j + 1) - so_nchwc_band_start(&s, j);
+                        assert_true(u >= 1);
+                        if (u > 1) assert_true(u * unit * lv[l].obk * p.b <= psum); /* the partial sums fit */
+                    }
+                    /* every (image, group, band) once; the work of each thread */
+                    char *seen = calloc((size_t)s.items, 1);
+                    double work[2] = {0, 0}, total = 0, item_max = 0;
+                    const int64_t q = s.items / T, r = s.items % T;
+                    for (int64_t it = 0; it < s.items; it++) {
+                        int64_t n, g, band;
+                        so_nchwc_split_item(&s, it, &n, &g, &band);
+                        assert_true(n >= 0 && n < cs[i].N && g >= 0 && g < s.nobg && band >= 0 && band < s.nband);
+                        const int64_t id = (n * s.nobg + g) * s.nband + band;
+                        assert_false(seen[id]);
+                        seen[id] = 1;
+                        const int64_t u0 = so_nchwc_band_start(&s, band), u1 = so_nchwc_band_start(&s, band + 1);
+                        int64_t pix = p.Ho > 1 ? (u1 - u0) * p.Wo : (u1 * unit < npix ? u1 * unit : npix) - u0 * unit;
+                        const double w = (double)pix * (double)(so_nchwc_group_ob(p.Ob, s.nobg, g + 1) - so_nchwc_group_ob(p.Ob, s.nobg, g));
+                        const int th = it < r * (q + 1) ? (int)(it / (q + 1)) : (int)(r + (it - r * (q + 1)) / q);
+                        work[th] += w, total += w, item_max = w > item_max ? w : item_max;
+                    }
+                    free(seen);
+                    assert_true(fabs(total - (double)cs[i].N * (double)npix * (double)p.Ob) < 0.5);
+                    if (T == 2) {
+                        const double share = (work[0] > work[1] ? work[0] : work[1]) / total;
+                        const double lim = 0.5 + item_max / total > 0.55 ? 0.5 + item_max / total : 0.55;
+                        if (share > lim)
+                            fail_msg("b=%d obk=%d N=%d O=%d %dx%d%s: one thread gets %.0f %% of the work (%lld groups, %lld bands)",
+                                     lv[l].b, lv[l].obk, cs[i].N, cs[i].O, cs[i].Ho, cs[i].Wo, cs[i].flat ? " (1x1)" : "", 100 * share,
+                                     (long long)s.nobg, (long long)s.nband);
+                    }
+                }
 }
 
 static void test_conv_grouped_depthwise(void **state)
@@ -916,7 +1002,7 @@ static void test_reorder(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_grouped_depthwise),
+        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_grouped_depthwise),
         cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
     };
