@@ -151,6 +151,75 @@ static dnnl_primitive_desc_t conv_pd(dnnl_alg_kind_t alg, const dnnl_memory_desc
     return pd;
 }
 
+/* The epilogue as post-ops on a new attribute (act1, residual add: binary with src1 of dst's shape and layout,
+   act2; p->res_arg set when there is a residual) and a user-managed scratchpad (the executor's shared kernel
+   scratch: nothing allocated per execution). *po and *attr are the caller's to destroy, also on failure (-1). */
+static int epi_attr(so_dnnl_conv *p, const so_epi *ep, const dnnl_memory_desc_t *dmd, dnnl_post_ops_t *po, dnnl_primitive_attr_t *attr)
+{
+    if (p_dnnl_post_ops_create(po) != dnnl_success || p_dnnl_primitive_attr_create(attr) != dnnl_success) return -1;
+    int npo = 0;
+    if (ep) {
+        if (append_act(*po, ep->act1, ep->lo1, ep->hi1)) return -1;
+        npo += ep->act1 != SO_ACT_NONE;
+        if (ep->has_res) {
+            if (p_dnnl_post_ops_append_binary(*po, dnnl_binary_add, dmd) != dnnl_success) return -1;
+            p->res_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(npo) | DNNL_ARG_SRC_1;
+            npo++;
+        }
+        if (append_act(*po, ep->act2, ep->lo2, ep->hi2)) return -1;
+    }
+    if (p_dnnl_primitive_attr_set_post_ops(*attr, *po) != dnnl_success ||
+        p_dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user) != dnnl_success)
+        return -1;
+    return 0;
+}
+
+/* After the primitive p->prim of pd is created and p->wbuf (wbytes) allocated: the user-layout weights wtmp (memory
+   desc wumd) reordered once into p->wbuf in the primitive's layout, the bias (bmd, nb values of shift; bmd NULL: none)
+   copied, the scratchpad size and the activation / residual / stream handles made (data set per run). -1 on a oneDNN
+   or allocation failure: what was made so far is in p, freed by the caller's so_dnnl_conv_free / so_dnnl_mm_free. */
+static int prim_finish(so_dnnl_conv *p, dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *wumd, float *wtmp, size_t wbytes,
+                       const dnnl_memory_desc_t *bmd, const float *shift, int64_t nb, const dnnl_memory_desc_t *smd,
+                       const dnnl_memory_desc_t *dmd)
+{
+    const dnnl_memory_desc_t *wq = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_primitive_desc_t rpd = NULL;
+    dnnl_primitive_t reorder = NULL;
+    dnnl_memory_t wuser = NULL;
+    dnnl_stream_t rs = NULL;
+    int bad = p_dnnl_memory_create(&wuser, wumd, engine, wtmp) != dnnl_success ||
+              p_dnnl_memory_create(&p->wei, wq, engine, p->wbuf) != dnnl_success ||
+              p_dnnl_reorder_primitive_desc_create(&rpd, wumd, engine, wq, engine, NULL) != dnnl_success ||
+              p_dnnl_primitive_create(&reorder, rpd) != dnnl_success ||
+              p_dnnl_stream_create(&rs, engine, dnnl_stream_default_flags) != dnnl_success;
+    if (!bad) {
+        dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_FROM, wuser}, {DNNL_ARG_TO, p->wei}};
+        bad = p_dnnl_primitive_execute(reorder, rs, 2, rargs) != dnnl_success || p_dnnl_stream_wait(rs) != dnnl_success;
+    }
+    if (reorder) p_dnnl_primitive_destroy(reorder);
+    if (rpd) p_dnnl_primitive_desc_destroy(rpd);
+    if (wuser) p_dnnl_memory_destroy(wuser);
+    if (rs) p_dnnl_stream_destroy(rs);
+    if (bad) return -1;
+    p->bytes = p->wbytes = wbytes;
+    if (bmd) {
+        p->bbuf = alloc64(sizeof(float) * (size_t)nb);
+        if (!p->bbuf) return -1;
+        memcpy(p->bbuf, shift, sizeof(float) * (size_t)nb);
+        if (p_dnnl_memory_create(&p->bias, bmd, engine, p->bbuf) != dnnl_success) return -1;
+        p->bytes += sizeof(float) * (size_t)nb;
+    }
+    const dnnl_memory_desc_t *sq = p_dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    p->scratch_bytes = sq ? p_dnnl_memory_desc_get_size(sq) : 0;
+    if (p->scratch_bytes && p_dnnl_memory_create(&p->scratch, sq, engine, DNNL_MEMORY_NONE) != dnnl_success) return -1;
+    if (p_dnnl_memory_create(&p->src, smd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
+        p_dnnl_memory_create(&p->dst, dmd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
+        (p->res_arg && p_dnnl_memory_create(&p->res, dmd, engine, DNNL_MEMORY_NONE) != dnnl_success) ||
+        p_dnnl_stream_create(&p->stream, engine, dnnl_stream_default_flags) != dnnl_success)
+        return -1;
+    return 0;
+}
+
 so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw,
                                 int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
                                 int64_t group, const float *w, const so_epi *ep, int wino)
@@ -161,12 +230,9 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
     if ((H + pt + pb - (dh * (kh - 1) + 1)) / sh + 1 != Ho || (W + pl + pr - (dw * (kw - 1) + 1)) / sw + 1 != Wo) return NULL;
     so_dnnl_conv *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+    dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
-    dnnl_primitive_t reorder = NULL;
-    dnnl_memory_t wuser = NULL;
-    dnnl_stream_t rs = NULL;
     float *wtmp = NULL;
     const int64_t Cg = C / group, Og = O / group, KK = kh * kw;
 
@@ -189,22 +255,7 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
             goto fail;
     }
     /* the epilogue as post-ops: act1, residual add (binary, src1 = a tensor of dst's shape and layout), act2 */
-    if (p_dnnl_post_ops_create(&po) != dnnl_success || p_dnnl_primitive_attr_create(&attr) != dnnl_success) goto fail;
-    int npo = 0;
-    if (ep) {
-        if (append_act(po, ep->act1, ep->lo1, ep->hi1)) goto fail;
-        npo += ep->act1 != SO_ACT_NONE;
-        if (ep->has_res) {
-            if (p_dnnl_post_ops_append_binary(po, dnnl_binary_add, &dmd) != dnnl_success) goto fail;
-            p->res_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(npo) | DNNL_ARG_SRC_1;
-            npo++;
-        }
-        if (append_act(po, ep->act2, ep->lo2, ep->hi2)) goto fail;
-    }
-    /* user-managed scratchpad (the executor's shared kernel scratch): nothing allocated per execution */
-    if (p_dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success ||
-        p_dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success)
-        goto fail;
+    if (epi_attr(p, ep, &dmd, &po, &attr)) goto fail;
     const int has_bias = ep && ep->shift;
     const int wino_ok = wino && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && group == 1;
     if (wino_ok) pd = conv_pd(dnnl_convolution_winograd, &smd, &wmd, has_bias ? &bmd : NULL, &dmd, st, dl, pad_l, pad_r, attr);
@@ -225,44 +276,13 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
         const float s = ep && ep->scale ? ep->scale[o] : 1.0f;
         for (int64_t q = 0; q < Cg * KK; q++) wtmp[o * Cg * KK + q] = w[o * Cg * KK + q] * s;
     }
-    if (p_dnnl_memory_create(&wuser, &wumd, engine, wtmp) != dnnl_success ||
-        p_dnnl_memory_create(&p->wei, wq, engine, p->wbuf) != dnnl_success ||
-        p_dnnl_reorder_primitive_desc_create(&rpd, &wumd, engine, wq, engine, NULL) != dnnl_success ||
-        p_dnnl_primitive_create(&reorder, rpd) != dnnl_success || p_dnnl_stream_create(&rs, engine, dnnl_stream_default_flags) != dnnl_success)
-        goto fail;
-    dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_FROM, wuser}, {DNNL_ARG_TO, p->wei}};
-    if (p_dnnl_primitive_execute(reorder, rs, 2, rargs) != dnnl_success || p_dnnl_stream_wait(rs) != dnnl_success) goto fail;
-    p->bytes = p->wbytes = wbytes;
-    if (has_bias) {
-        p->bbuf = alloc64(sizeof(float) * (size_t)O);
-        if (!p->bbuf) goto fail;
-        memcpy(p->bbuf, ep->shift, sizeof(float) * (size_t)O);
-        if (p_dnnl_memory_create(&p->bias, &bmd, engine, p->bbuf) != dnnl_success) goto fail;
-        p->bytes += sizeof(float) * (size_t)O;
-    }
-    /* activations and scratchpad: handles set per run */
-    const dnnl_memory_desc_t *sq = p_dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    p->scratch_bytes = sq ? p_dnnl_memory_desc_get_size(sq) : 0;
-    if (p->scratch_bytes && p_dnnl_memory_create(&p->scratch, sq, engine, DNNL_MEMORY_NONE) != dnnl_success) goto fail;
-    if (p_dnnl_memory_create(&p->src, &smd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
-        p_dnnl_memory_create(&p->dst, &dmd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
-        (p->res_arg && p_dnnl_memory_create(&p->res, &dmd, engine, DNNL_MEMORY_NONE) != dnnl_success) ||
-        p_dnnl_stream_create(&p->stream, engine, dnnl_stream_default_flags) != dnnl_success)
-        goto fail;
-    p_dnnl_primitive_destroy(reorder);
-    p_dnnl_primitive_desc_destroy(rpd);
-    p_dnnl_memory_destroy(wuser);
-    p_dnnl_stream_destroy(rs);
+    if (prim_finish(p, pd, &wumd, wtmp, wbytes, has_bias ? &bmd : NULL, ep ? ep->shift : NULL, O, &smd, &dmd)) goto fail;
     p_dnnl_primitive_desc_destroy(pd);
     p_dnnl_primitive_attr_destroy(attr);
     p_dnnl_post_ops_destroy(po);
     free(wtmp);
     return p;
 fail:
-    if (reorder) p_dnnl_primitive_destroy(reorder);
-    if (rpd) p_dnnl_primitive_desc_destroy(rpd);
-    if (wuser) p_dnnl_memory_destroy(wuser);
-    if (rs) p_dnnl_stream_destroy(rs);
     if (pd) p_dnnl_primitive_desc_destroy(pd);
     if (attr) p_dnnl_primitive_attr_destroy(attr);
     if (po) p_dnnl_post_ops_destroy(po);
@@ -340,12 +360,9 @@ so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const 
     so_dnnl_mm *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     so_dnnl_conv *p = &m->c;
-    dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+    dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
-    dnnl_primitive_t reorder = NULL;
-    dnnl_memory_t wuser = NULL;
-    dnnl_stream_t rs = NULL;
     float *wtmp = NULL;
     dnnl_memory_desc_t smd, wmd, wumd, bmd, dmd;
     const dnnl_dims_t sdims = {M, K}, wdims = {K, N}, bdims = {1, N}, ddims = {M, N};
@@ -355,22 +372,8 @@ so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const 
         p_dnnl_memory_desc_init_by_tag(&bmd, 2, bdims, dnnl_f32, dnnl_ab) != dnnl_success ||
         p_dnnl_memory_desc_init_by_tag(&dmd, 2, ddims, dnnl_f32, dnnl_ab) != dnnl_success)
         goto fail;
-    /* the epilogue as post-ops, as for a convolution: act1, residual add (src1 of dst's shape), act2 */
-    if (p_dnnl_post_ops_create(&po) != dnnl_success || p_dnnl_primitive_attr_create(&attr) != dnnl_success) goto fail;
-    int npo = 0;
-    if (ep) {
-        if (append_act(po, ep->act1, ep->lo1, ep->hi1)) goto fail;
-        npo += ep->act1 != SO_ACT_NONE;
-        if (ep->has_res) {
-            if (p_dnnl_post_ops_append_binary(po, dnnl_binary_add, &dmd) != dnnl_success) goto fail;
-            p->res_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(npo) | DNNL_ARG_SRC_1;
-            npo++;
-        }
-        if (append_act(po, ep->act2, ep->lo2, ep->hi2)) goto fail;
-    }
-    if (p_dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success ||
-        p_dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success)
-        goto fail;
+    /* the epilogue as post-ops, as for a convolution (epi_attr) */
+    if (epi_attr(p, ep, &dmd, &po, &attr)) goto fail;
     const int has_bias = ep && ep->shift;
     dnnl_matmul_desc_t md;
     if (p_dnnl_matmul_desc_init(&md, &smd, &wmd, has_bias ? &bmd : NULL, &dmd) != dnnl_success ||
@@ -391,43 +394,13 @@ so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const 
     for (int64_t k = 0; k < K; k++)
         for (int64_t n = 0; n < N; n++)
             wtmp[k * N + n] = (trans_b ? w[n * ldb + k] : w[k * ldb + n]) * (ep && ep->scale ? ep->scale[n] : 1.0f);
-    if (p_dnnl_memory_create(&wuser, &wumd, engine, wtmp) != dnnl_success ||
-        p_dnnl_memory_create(&p->wei, wq, engine, p->wbuf) != dnnl_success ||
-        p_dnnl_reorder_primitive_desc_create(&rpd, &wumd, engine, wq, engine, NULL) != dnnl_success ||
-        p_dnnl_primitive_create(&reorder, rpd) != dnnl_success || p_dnnl_stream_create(&rs, engine, dnnl_stream_default_flags) != dnnl_success)
-        goto fail;
-    dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_FROM, wuser}, {DNNL_ARG_TO, p->wei}};
-    if (p_dnnl_primitive_execute(reorder, rs, 2, rargs) != dnnl_success || p_dnnl_stream_wait(rs) != dnnl_success) goto fail;
-    p->bytes = p->wbytes = wbytes;
-    if (has_bias) {
-        p->bbuf = alloc64(sizeof(float) * (size_t)N);
-        if (!p->bbuf) goto fail;
-        memcpy(p->bbuf, ep->shift, sizeof(float) * (size_t)N);
-        if (p_dnnl_memory_create(&p->bias, &bmd, engine, p->bbuf) != dnnl_success) goto fail;
-        p->bytes += sizeof(float) * (size_t)N;
-    }
-    const dnnl_memory_desc_t *sq = p_dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    p->scratch_bytes = sq ? p_dnnl_memory_desc_get_size(sq) : 0;
-    if (p->scratch_bytes && p_dnnl_memory_create(&p->scratch, sq, engine, DNNL_MEMORY_NONE) != dnnl_success) goto fail;
-    if (p_dnnl_memory_create(&p->src, &smd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
-        p_dnnl_memory_create(&p->dst, &dmd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
-        (p->res_arg && p_dnnl_memory_create(&p->res, &dmd, engine, DNNL_MEMORY_NONE) != dnnl_success) ||
-        p_dnnl_stream_create(&p->stream, engine, dnnl_stream_default_flags) != dnnl_success)
-        goto fail;
-    p_dnnl_primitive_destroy(reorder);
-    p_dnnl_primitive_desc_destroy(rpd);
-    p_dnnl_memory_destroy(wuser);
-    p_dnnl_stream_destroy(rs);
+    if (prim_finish(p, pd, &wumd, wtmp, wbytes, has_bias ? &bmd : NULL, ep ? ep->shift : NULL, N, &smd, &dmd)) goto fail;
     p_dnnl_primitive_desc_destroy(pd);
     p_dnnl_primitive_attr_destroy(attr);
     p_dnnl_post_ops_destroy(po);
     free(wtmp);
     return m;
 fail:
-    if (reorder) p_dnnl_primitive_destroy(reorder);
-    if (rpd) p_dnnl_primitive_desc_destroy(rpd);
-    if (wuser) p_dnnl_memory_destroy(wuser);
-    if (rs) p_dnnl_stream_destroy(rs);
     if (pd) p_dnnl_primitive_desc_destroy(pd);
     if (attr) p_dnnl_primitive_attr_destroy(attr);
     if (po) p_dnnl_post_ops_destroy(po);
