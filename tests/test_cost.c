@@ -46,6 +46,17 @@ static so_model *build(int64_t n)
     return m;
 }
 
+/* Removes a test's cache file, its lock file and its directory, and frees its model. */
+static void cache_cleanup(const char *dir, const char *path, so_model *m)
+{
+    unlink(path);
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    rmdir(dir);
+    so_model_free(m);
+}
+
 static void test_flops_values(void **state)
 {
     (void)state;
@@ -317,12 +328,7 @@ static void test_loaded_retimed_once(void **state)
     assert_non_null(strstr(line, "\t0.5\tquiet\n"));
     assert_true(run_once(dir, m, &none, &cm) == 0.5);
     assert_int_equal(none.calls, 0);
-    unlink(path);
-    char lock[600];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    unlink(lock);
-    rmdir(dir);
-    so_model_free(m);
+    cache_cleanup(dir, path, m);
 }
 
 /* Re-timings that have used more CPU time than the first timings: no extra round, the timing still
@@ -412,12 +418,7 @@ static void test_same_graph_same_price(void **state)
     assert_true(price[2] == price[3] && price[3] == price[4]);
     assert_int_equal(calls_in[3], 0);
     assert_int_equal(calls_in[4], 0);
-    unlink(path);
-    char lock[600];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    unlink(lock);
-    rmdir(dir);
-    so_model_free(m);
+    cache_cleanup(dir, path, m);
 }
 
 /* Damaged cache files: a v2 header (another format) is ignored whole (foreign); a v1 line (no state
@@ -496,12 +497,7 @@ static void test_cache_damaged(void **state)
         assert_int_equal(cm.loaded, 0);
         so_cost_free(&cm);
     }
-    unlink(path);
-    char lock[600];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    unlink(lock);
-    rmdir(dir);
-    so_model_free(m);
+    cache_cleanup(dir, path, m);
     so_model_free(m2);
 }
 
