@@ -195,9 +195,7 @@ static void test_measured_cache(void **state)
     assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
     assert_int_equal(cm.loaded, 0);
     so_cost_free(&cm);
-    unlink(path);
-    rmdir(dir);
-    so_model_free(m);
+    cache_cleanup(dir, path, m);
 }
 
 /* The contention check: an involuntary context switch between the two probes, or more runnable
@@ -575,12 +573,7 @@ static void test_cache_concurrent(void **state)
     assert_int_equal(cm.malformed, 0);
     assert_int_equal(cm.loaded, PROCS * SAVES);
     so_cost_free(&cm);
-    unlink(path);
-    char lock[600];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    unlink(lock);
-    rmdir(dir);
-    so_model_free(mx);
+    cache_cleanup(dir, path, mx);
     so_model_free(my);
     so_model_free(mz);
 }
