@@ -108,6 +108,10 @@ struct so_dnnl_conv {
     float *wbuf, *bbuf; /* reordered weights, bias (owned, 64-byte aligned) */
     size_t bytes, wbytes; /* held in all, in wbuf */
     char impl[64];
+    /* convolution only: the tail so_dnnl_conv_run applies after the primitive (conv_tail) - the epilogue part oneDNN's
+       post-ops would get wrong (epi_split) and the zeroing of dst's padding lanes; N images of O channels x HW */
+    so_epi tail;
+    int64_t N, O, HW;
 };
 
 static float *alloc64(size_t bytes)
@@ -129,6 +133,78 @@ static int append_act(dnnl_post_ops_t po, int act, float lo, float hi)
     case SO_EPI_SILU: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f) != dnnl_success; /* x*sigmoid(1*x) */
     case SO_EPI_HARDSWISH: return p_dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f) != dnnl_success;
     default: return 1; /* HardSigmoid (two post-ops in oneDNN 2.6): our kernel */
+    }
+}
+
+/* oneDNN 2.6's eltwise Relu (alpha 0) and Clip post-ops are max / min instructions that return the bound for a NaN
+   (Relu(NaN) = 0, Clip(NaN) = lo), where the reference and our kernels keep NaN (test_nchwc
+   test_conv_dnnl_nonfinite); its Sigmoid, Tanh, SiLU and HardSwish keep it, as do its bias and binary add. No
+   post-op form of Relu / Clip keeps NaN (a nonzero alpha does, but then scales the negatives). */
+static int drops_nan(int act) { return act == SO_ACT_RELU || act == SO_ACT_CLIP; }
+
+/* Splits the epilogue ep (NULL: none) into what oneDNN's post-ops apply (*post: scale, shift, and the activations
+   and residual up to the first one that drops NaN) and the rest, applied by our code after the primitive (*tail:
+   act1, the residual add, act2, or act2 alone; its scale and shift NULL). Returns whether there is a tail, -1 when
+   the tail would need an activation other than Relu / Clip (tail_act's; such a conv is left to our kernels). */
+static int epi_split(const so_epi *ep, so_epi *post, so_epi *tail)
+{
+    memset(tail, 0, sizeof *tail);
+    memset(post, 0, sizeof *post);
+    if (!ep) return 0;
+    *post = *ep;
+    if (drops_nan(ep->act1)) {
+        tail->act1 = ep->act1, tail->lo1 = ep->lo1, tail->hi1 = ep->hi1, tail->has_res = ep->has_res;
+        tail->act2 = ep->act2, tail->lo2 = ep->lo2, tail->hi2 = ep->hi2;
+        post->act1 = post->act2 = SO_ACT_NONE, post->has_res = 0;
+        return ep->act2 == SO_ACT_NONE || drops_nan(ep->act2) ? 1 : -1;
+    }
+    if (drops_nan(ep->act2)) {
+        tail->act2 = ep->act2, tail->lo2 = ep->lo2, tail->hi2 = ep->hi2;
+        post->act2 = SO_ACT_NONE;
+        return 1;
+    }
+    return 0;
+}
+
+/* Relu or Clip on n floats in place, NaN kept (the reference's expressions, kernels/ref.c so_ref_act). */
+static void tail_act(int act, float lo, float hi, float *x, int64_t n)
+{
+    if (act == SO_ACT_RELU) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) x[i] = x[i] < 0.f ? 0.f : x[i];
+    } else if (act == SO_ACT_CLIP) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) x[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+    }
+}
+
+/* Floats per item of conv_tail: 16 KB, so the item's act1 / residual / act2 passes stay in L1. */
+#define TAIL_CHUNK 4096
+
+/* After the convolution primitive wrote y (nChw16c): y = act2(act1(y) + res) for p->tail's parts, and the padding
+   lanes of the last channel block zeroed (oneDNN's 1x1 kernels leave them NaN, or a Clip's bound, where an input
+   pixel is not finite: its zero-padded weights times inf or NaN), in chunks over the calling thread's team. With no
+   tail activation only the last channel blocks are visited (nothing when O is a multiple of 16). */
+static void conv_tail(const so_dnnl_conv *p, float *y, const float *res)
+{
+    const int64_t Ob = (p->O + 15) / 16, plane = p->HW * 16, nch = (plane + TAIL_CHUNK - 1) / TAIL_CHUNK, used = p->O - (Ob - 1) * 16;
+    const int acts = p->tail.act1 || p->tail.has_res || p->tail.act2;
+    if (!acts && used == 16) return;
+    const int64_t nblk = acts ? p->N * Ob : p->N, items = nblk * nch;
+    const so_epi *t = &p->tail;
+#pragma omp parallel for schedule(static) if (items > 1)
+    for (int64_t it = 0; it < items; it++) {
+        const int64_t blk = acts ? it / nch : (it / nch + 1) * Ob - 1, c0 = it % nch * TAIL_CHUNK;
+        const int64_t n = plane - c0 < TAIL_CHUNK ? plane - c0 : TAIL_CHUNK;
+        float *yc = y + blk * plane + c0;
+        if (t->act1) tail_act(t->act1, t->lo1, t->hi1, yc, n);
+        if (t->has_res) {
+            const float *rc = res + blk * plane + c0;
+            for (int64_t i = 0; i < n; i++) yc[i] += rc[i];
+        }
+        if (t->act2) tail_act(t->act2, t->lo2, t->hi2, yc, n);
+        if (used < 16 && blk % Ob == Ob - 1)
+            for (int64_t q = 0; q < n; q += 16) memset(yc + q + used, 0, sizeof(float) * (size_t)(16 - used));
     }
 }
 
@@ -254,8 +330,12 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
             p_dnnl_memory_desc_init_by_tag(&wumd, 5, wdims, dnnl_f32, dnnl_goihw) != dnnl_success)
             goto fail;
     }
-    /* the epilogue as post-ops: act1, residual add (binary, src1 = a tensor of dst's shape and layout), act2 */
-    if (epi_attr(p, ep, &dmd, &po, &attr)) goto fail;
+    /* the epilogue as post-ops: act1, residual add (binary, src1 = a tensor of dst's shape and layout), act2, up to an
+       activation oneDNN would get wrong on NaN; the rest in conv_tail */
+    so_epi post;
+    p->N = N, p->O = O, p->HW = Ho * Wo;
+    if (epi_split(ep, &post, &p->tail) < 0) goto fail;
+    if (epi_attr(p, &post, &dmd, &po, &attr)) goto fail;
     const int has_bias = ep && ep->shift;
     const int wino_ok = wino && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && group == 1;
     if (wino_ok) pd = conv_pd(dnnl_convolution_winograd, &smd, &wmd, has_bias ? &bmd : NULL, &dmd, st, dl, pad_l, pad_r, attr);
@@ -291,10 +371,11 @@ fail:
     return NULL;
 }
 
-void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
+/* Executes p's primitive on x -> y (res: the residual post-op's tensor, when p has one), scratch its scratchpad. */
+static void prim_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
 {
-    /* oneDNN takes non-const handles; it writes only dst (and, for formats with padding, zeros into the
-       padding lanes, which are zero already in our layout) */
+    /* oneDNN takes non-const handles; it writes only dst (its padding lanes too: a convolution's are zeroed again
+       by conv_tail) */
     p_dnnl_memory_set_data_handle(p->src, (void *)(uintptr_t)x);
     p_dnnl_memory_set_data_handle(p->dst, y);
     dnnl_exec_arg_t args[6];
@@ -313,6 +394,12 @@ void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *re
     }
     p_dnnl_primitive_execute(p->prim, p->stream, n, args);
     p_dnnl_stream_wait(p->stream);
+}
+
+void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
+{
+    prim_run(p, x, y, res, scratch);
+    conv_tail(p, y, res);
 }
 
 /* Destroys what a planned primitive holds (not p itself). */
@@ -372,8 +459,11 @@ so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const 
         p_dnnl_memory_desc_init_by_tag(&bmd, 2, bdims, dnnl_f32, dnnl_ab) != dnnl_success ||
         p_dnnl_memory_desc_init_by_tag(&dmd, 2, ddims, dnnl_f32, dnnl_ab) != dnnl_success)
         goto fail;
-    /* the epilogue as post-ops, as for a convolution (epi_attr) */
-    if (epi_attr(p, ep, &dmd, &po, &attr)) goto fail;
+    /* the epilogue as post-ops, as for a convolution (epi_attr); an activation oneDNN gets wrong on NaN: not planned
+       (no tail here: sgemm and our epilogue instead) */
+    so_epi post, tail;
+    if (epi_split(ep, &post, &tail)) goto fail;
+    if (epi_attr(p, &post, &dmd, &po, &attr)) goto fail;
     const int has_bias = ep && ep->shift;
     dnnl_matmul_desc_t md;
     if (p_dnnl_matmul_desc_init(&md, &smd, &wmd, has_bias ? &bmd : NULL, &dmd) != dnnl_success ||
@@ -409,7 +499,7 @@ fail:
     return NULL;
 }
 
-void so_dnnl_mm_run(so_dnnl_mm *p, const float *a, float *y, const float *res, void *scratch) { so_dnnl_conv_run(&p->c, a, y, res, scratch); }
+void so_dnnl_mm_run(so_dnnl_mm *p, const float *a, float *y, const float *res, void *scratch) { prim_run(&p->c, a, y, res, scratch); }
 size_t so_dnnl_mm_scratch_bytes(const so_dnnl_mm *p) { return p->c.scratch_bytes; }
 const char *so_dnnl_mm_impl(const so_dnnl_mm *p) { return p->c.impl; }
 const void *so_dnnl_mm_weights(const so_dnnl_mm *p, size_t *bytes) { return so_dnnl_conv_weights(&p->c, bytes); }

@@ -18,13 +18,14 @@ void *so_dnnl_lib(void);
    N images of x [C][H][W] -> y [O][Ho][Wo], kernel kh x kw, strides, pads (top, left, bottom, right),
    dilations (1 = none), groups (group 1 or C/group > 1: depthwise is not planned here), with the epilogue
    ep (scale folded into the reordered weights, shift as the bias, act1, the residual as a binary-add
-   post-op, act2). Opaque; owns the primitive and its reordered weights. */
+   post-op, act2; from the first Relu / Clip on, whose oneDNN post-ops lose NaN, our pass over y after the
+   primitive, which also zeroes y's padding lanes). Opaque; owns the primitive and its reordered weights. */
 typedef struct so_dnnl_conv so_dnnl_conv;
 
 /* Plans the conv: Winograd when wino is set and oneDNN has a JIT Winograd implementation for the shape,
    else its direct algorithm. w [O][C/group][kh][kw] is read only here. Returns NULL when oneDNN is not
-   loaded, has only its reference implementation for the shape, or fails (then the caller uses its own
-   kernel). The primitive runs on the calling thread's OpenMP team (omp_get_max_threads() at run time). */
+   loaded, has only its reference implementation for the shape, the epilogue has a Relu / Clip before the
+   residual and another activation after it, or oneDNN fails (then the caller uses its own kernel). The primitive runs on the calling thread's OpenMP team (omp_get_max_threads() at run time). */
 so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw,
                                 int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
                                 int64_t group, const float *w, const so_epi *ep, int wino);
@@ -46,7 +47,7 @@ void so_dnnl_conv_free(so_dnnl_conv *p);
    row-major and contiguous. B (a weight; transposed when trans_b, leading dimension ldb) is read only here and
    reordered once into oneDNN's own blocked layout (brgemm), so nothing is packed per run (dnnl_sgemm packs B at
    every call). Returns NULL when oneDNN is not loaded, has only its reference code for the shape or an
-   activation it cannot apply, or fails (the caller keeps sgemm). Opaque; owns the primitive and its weights. Runs
+   activation it cannot apply (HardSigmoid; Relu and Clip, which lose NaN), or fails (the caller keeps sgemm). Opaque; owns the primitive and its weights. Runs
    on the calling thread's OpenMP team, like the convolution. */
 typedef struct so_dnnl_mm so_dnnl_mm;
 so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const float *w, int64_t ldb, const so_epi *ep);
