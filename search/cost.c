@@ -590,7 +590,8 @@ so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, int
     if (costs_nothing(g, i)) return SO_OK;
     if (cm->cold_weights < 0) cm->cold_weights = model_weight_bytes(g->model) > COLD_WEIGHT_BYTES;
     double t0 = so_now(), c0 = so_cpu_now();
-    so_status st = time_role(cm, g, i, role, ms);
+    int contended;
+    so_status st = cm->time_hook ? cm->time_hook(cm->hook_ctx, g, i, role, ms, &contended) : time_role(cm, g, i, role, ms);
     cm->measure_seconds += so_now() - t0;
     cm->measure_cpu_seconds += so_cpu_now() - c0;
     return st;
@@ -609,6 +610,26 @@ uint64_t so_cost_config(so_cost_model *cm, const so_graph *g, int32_t i, int rol
     }
     if (cm->cold_weights > 0) key = XXH3_64bits_withSeed(&key, sizeof key, 0xC01D);
     return key;
+}
+
+/* The key a confirmation timing of configuration key is kept under (a seed no price key uses). */
+static uint64_t confirm_key(uint64_t key) { return XXH3_64bits_withSeed(&key, sizeof key, 0xC0F1); }
+
+int so_cost_confirm_get(so_cost_model *cm, uint64_t key, double *ms)
+{
+    uint64_t v;
+    if (!so_hmap_get(&cm->cache, confirm_key(key), &v)) return 0;
+    *ms = u2d(v);
+    return 1;
+}
+
+void so_cost_confirm_put(so_cost_model *cm, uint64_t key, double ms)
+{
+    if (!(ms > 0) || !isfinite(ms) || ms >= 3.6e6) return; /* what read_cache would drop */
+    const uint64_t k = confirm_key(key);
+    so_hmap_put(&cm->cache, k, d2u(ms));
+    so_hmap_put(&cm->quality, k, Q_QUIET);
+    cm->dirty = 1;
 }
 
 double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g)

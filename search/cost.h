@@ -168,12 +168,19 @@ double so_cost_node_role(so_cost_model *cm, const so_graph *g, int32_t i, int ro
 /* Fusion-aware cost of g: the sum of so_cost_node_role over its nodes. */
 double so_cost_graph(so_cost_model *cm, const so_graph *g);
 /* Times what node i runs in role now (measured models: the node alone, or for SO_COST_HEAD the
-   fused kernel it heads), without reading or writing the cache: *ms. Sources, views and opaque
-   nodes: 0. */
+   fused kernel it heads; the test hook when set), without reading or writing the cache: *ms.
+   Sources, views and opaque nodes: 0. */
 so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, int role, double *ms);
 /* The cache key of what node i runs in role (its configuration key, or for SO_COST_HEAD its
    kernel's: the fusion kind and every computed node's key), cold or warm weights. */
 uint64_t so_cost_config(so_cost_model *cm, const so_graph *g, int32_t i, int role);
+/* Confirmation timings (search.c confirm_best: backtracking's best re-timed against greedy's graph) kept
+   beside the prices: the value recorded for configuration key (so_cost_config) in *ms, 1 if there is one.
+   Stored under a key of their own (never a price: so_cost_node and the reports do not see them), saved and
+   merged with the disk cache like a quiet entry (kept from the first run that recorded it), so that every later
+   run on that cache confirms or vetoes the same graphs the same way. */
+int so_cost_confirm_get(so_cost_model *cm, uint64_t key, double *ms);
+void so_cost_confirm_put(so_cost_model *cm, uint64_t key, double ms);
 /* What differs between the prices of graphs a and b: each graph's priced nodes (configuration
    key and role, cost), with the configurations both have taken out pairwise; *da and *db are the
    sums of what is left in a and in b, so cost(a) - *da = cost(b) - *db (the common part).

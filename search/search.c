@@ -1143,8 +1143,11 @@ static cfg *graph_cfgs(ctx *c, const so_graph *g, int32_t *n_out)
    re-costings of the two graphs put it at +0.18, +0.09, +0.67 and -0.11 ms). The configurations
    one graph runs more often than the other (multiset difference; shared ones cancel) are timed
    again, once per round whatever their count, the two sides interleaved, CONFIRM_ROUNDS rounds,
-   each configuration at its fastest; 1 if b's side is still cheaper by CONFIRM_MARGIN. Only decides: the cache (shared with other runs, whose reported
-   costs must stay comparable) is not changed. */
+   each configuration at its fastest; 1 if b's side is still cheaper by CONFIRM_MARGIN. The prices in the cache
+   (shared with other runs, whose reported costs must stay comparable) are not changed; each configuration's
+   confirmation timing (its fastest round) is recorded beside them (so_cost_confirm_put) and a configuration
+   already recorded is not timed again (so_cost_confirm_get): with a disk cache, every later run that reaches the
+   same two graphs decides the same way (otherwise two runs on one cache could write different graphs). */
 static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
 {
     int32_t nb, ng;
@@ -1160,8 +1163,14 @@ static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
         else if (cg > cb) og[kg++] = (cfg){key, nodeg, cg - cb, vg[j - 1].role};
     }
     double *tb = so_xmalloc(((size_t)kb + 1) * sizeof *tb), *tg = so_xmalloc(((size_t)kg + 1) * sizeof *tg);
-    for (int32_t q = 0; q < kb; q++) tb[q] = INFINITY;
-    for (int32_t q = 0; q < kg; q++) tg[q] = INFINITY;
+    /* recorded by an earlier confirmation: not timed again (rec) */
+    char *rb = so_xcalloc((size_t)kb + 1, 1), *rg = so_xcalloc((size_t)kg + 1, 1);
+    for (int32_t q = 0; q < kb; q++) rb[q] = (char)so_cost_confirm_get(c->cm, ob[q].key, &tb[q]);
+    for (int32_t q = 0; q < kg; q++) rg[q] = (char)so_cost_confirm_get(c->cm, og[q].key, &tg[q]);
+    for (int32_t q = 0; q < kb; q++)
+        if (!rb[q]) tb[q] = INFINITY;
+    for (int32_t q = 0; q < kg; q++)
+        if (!rg[q]) tg[q] = INFINITY;
     int ok = 1;
     for (int r = 0; r < CONFIRM_ROUNDS && ok; r++)
         for (int side = 0; side < 2 && ok; side++) {
@@ -1169,10 +1178,15 @@ static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
             const so_graph *gr = bs ? b : g;
             const cfg *o = bs ? ob : og;
             double *t = bs ? tb : tg;
+            const char *rec = bs ? rb : rg;
             int32_t k = bs ? kb : kg;
             double round_ms = 0;
             for (int32_t q = 0; q < k; q++) {
                 double ms;
+                if (rec[q]) {
+                    round_ms += o[q].count * t[q];
+                    continue;
+                }
                 if (so_cost_time_node(c->cm, gr, o[q].node, o[q].role, &ms) != SO_OK) {
                     ok = 0; /* cannot time it: keep the search's decision */
                     break;
@@ -1186,6 +1200,12 @@ static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
     double sb = 0, sg = 0;
     for (int32_t q = 0; q < kb; q++) sb += ob[q].count * tb[q];
     for (int32_t q = 0; q < kg; q++) sg += og[q].count * tg[q];
+    if (ok) { /* every configuration timed: recorded for the next confirmation */
+        for (int32_t q = 0; q < kb; q++)
+            if (!rb[q]) so_cost_confirm_put(c->cm, ob[q].key, tb[q]);
+        for (int32_t q = 0; q < kg; q++)
+            if (!rg[q]) so_cost_confirm_put(c->cm, og[q].key, tg[q]);
+    }
     int keep = !ok || sb < sg * (1 - CONFIRM_MARGIN);
     if (getenv("SO_DEBUG_CONFIRM"))
         fprintf(stderr, "confirm: %d configurations only in backtracking's best (%.4f ms re-timed), %d only in greedy's (%.4f ms): %s\n",
@@ -1196,6 +1216,8 @@ static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
     free(og);
     free(tb);
     free(tg);
+    free(rb);
+    free(rg);
     return keep;
 }
 

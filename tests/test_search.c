@@ -750,6 +750,121 @@ static void test_canon_keeps_attrs(void **state)
     so_model_free(t.m);
 }
 
+/* The bytes of file path (malloc'd) and their count in *n; NULL when it cannot be read. */
+static char *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *b = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (;;) {
+        if (*n == cap) b = realloc(b, cap = cap * 2 + 4096);
+        const size_t k = fread(b + *n, 1, cap - *n, f);
+        if (!k) break;
+        *n += k;
+    }
+    fclose(f);
+    return b;
+}
+
+/* A scripted timer for the disk-cache mode: a configuration's first timing is its flops-model cost (the search then
+   prices as under flops: backtracking's one product beats greedy's four, test_chain_probe); every later timing of
+   it (confirm_best re-timing the two graphs' differing configurations) that cost times a factor that changes from
+   call to call, as the load of the moment does on a shared machine. Quiet throughout (nothing re-timed as loaded). */
+typedef struct jitter_timer {
+    uint64_t seen[64];
+    int n_seen, calls, retimed;
+} jitter_timer;
+
+static so_status jitter_time(void *ctx, const so_graph *g, int32_t i, int role, double *ms, int *contended)
+{
+    (void)role;
+    static const double load[] = {1.6, 0.7, 1.0, 0.5, 1.3, 0.9, 0.6, 1.5, 1.1};
+    jitter_timer *t = ctx;
+    const uint64_t k = so_cost_node_key(g, i, 1);
+    int s = 0;
+    while (s < t->n_seen && t->seen[s] != k) s++;
+    *contended = 0;
+    *ms = so_cost_flops_node(g, i);
+    if (s < t->n_seen) *ms *= load[t->calls % (int)(sizeof load / sizeof *load)], t->retimed++;
+    else if (t->n_seen < 64) t->seen[t->n_seen++] = k;
+    t->calls++;
+    return SO_OK;
+}
+
+/* Repeated runs on one disk cache write one graph: test_chain_probe's search under a measured model whose
+   re-timings move with the load (jitter_timer), four runs on one cache, each writing its best graph as ONNX. The
+   first run's confirmation (backtracking's single product against greedy's four) times the differing
+   configurations; later runs find those timings recorded in the cache and time nothing, so every run keeps or
+   vetoes alike and the four files are byte-identical. (Fails before session 19: confirm_best re-timed outside
+   the cache in every run, and the runs here alternated between the two graphs.) */
+static void test_confirm_same_on_cache(void **state)
+{
+    (void)state;
+    so_ruleset drs = {0};
+    int32_t n = 0;
+    so_rule *rl = default_rules(&drs, &n);
+    so_model *m = build_chain();
+    char dir[] = "/tmp/so_search_test_XXXXXX", path[600] = "", out[4][600];
+    assert_non_null(mkdtemp(dir));
+    jitter_timer jt = {0};
+    int vetoed[4], timed[4], retimed[4];
+    for (int r = 0; r < 4; r++) {
+        so_cost_model cm;
+        so_fold_ctx fc;
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+        cm.time_hook = jitter_time;
+        cm.hook_ctx = &jt;
+        so_fold_init(&fc, m);
+        so_graph *start = so_graph_clone(m->graph);
+        so_normalize_attrs(start);
+        assert_int_equal(so_canonicalize(&fc, start, NULL), SO_OK);
+        so_search_opts o = {.kind = SO_SEARCH_BACKTRACK, .alpha = 1.05, .budget = 2};
+        so_search_result res;
+        const int rt0 = jt.retimed;
+        assert_int_equal(so_search_run(start, rl, n, &cm, &fc, &o, &res), SO_OK);
+        vetoed[r] = res.confirm_vetoed, timed[r] = (int)res.confirm_timed, retimed[r] = jt.retimed - rt0;
+        assert_true(max_diff(m->graph, res.best) < 1e-4);
+        snprintf(out[r], sizeof out[r], "%s/best%d.onnx", dir, r);
+        assert_int_equal(so_onnx_save(res.best, out[r]), SO_OK);
+        assert_int_equal(so_cost_save(&cm), SO_OK);
+        snprintf(path, sizeof path, "%s", cm.path);
+        so_search_result_free(&res);
+        so_graph_free(start);
+        so_fold_free(&fc);
+        so_cost_free(&cm);
+    }
+    print_message("confirmation: vetoed %d %d %d %d, timings %d %d %d %d\n", vetoed[0], vetoed[1], vetoed[2], vetoed[3], timed[0], timed[1],
+                  timed[2], timed[3]);
+    assert_true(timed[0] > 0 && retimed[0] == timed[0]); /* the first run confirmed, re-timing with the load */
+    size_t n0 = 0;
+    char *b0 = read_file(out[0], &n0);
+    assert_non_null(b0);
+    for (int r = 1; r < 4; r++) {
+        size_t nr = 0;
+        char *br = read_file(out[r], &nr);
+        assert_non_null(br);
+        if (nr != n0 || memcmp(b0, br, n0)) fail_msg("run %d wrote another graph than run 1 (%zu vs %zu bytes)", r + 1, nr, n0);
+        free(br);
+        assert_int_equal(vetoed[r], vetoed[0]);
+    }
+    for (int r = 1; r < 4; r++) {
+        assert_int_equal(timed[r], 0); /* recorded: nothing re-timed */
+        assert_int_equal(retimed[r], 0);
+    }
+    free(b0);
+    for (int r = 0; r < 4; r++) unlink(out[r]);
+    char lock[620];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(path);
+    unlink(lock);
+    assert_int_equal(rmdir(dir), 0);
+    so_model_free(m);
+    free(rl);
+    so_ruleset_free(&drs);
+}
+
 /* ---- the preview bound (search.c PREVIEW_RATE_SLACK) ---- */
 
 /* Rule 36 of rules/default.rules: a 3x3 conv of an enlarged 1x1 kernel is the 1x1 conv. Reversed, it
@@ -863,6 +978,7 @@ int main(void)
         cmocka_unit_test(test_copies_reject_view_merge),
         cmocka_unit_test(test_trace_replay),
         cmocka_unit_test(test_chain_probe),
+        cmocka_unit_test(test_confirm_same_on_cache),
         cmocka_unit_test(test_preview_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
