@@ -109,10 +109,20 @@ static void mm_run(void *priv, const so_tensor *in, so_tensor *out, float *scrat
    output bits then do not depend on the load of the moment). Measured (Intel Xeon model 207, one thread, cold
    weights, loaded machine: minima of 11 interleaved rounds) on ConvNeXt-T's eight Linear shapes: 0.59-1.02 of
    dnnl_sgemm + bias on seven, 1.27 on [49, 3072] x [3072, 768]; weighted by the model's counts 0.84 (kernels/README.md,
-   "AVX-512 kernels and oneDNN or ours"). so_fast_use_onednn = 0 (SUPEROPT_ONEDNN=0) keeps sgemm. */
+   "AVX-512 kernels and oneDNN or ours"). so_fast_use_onednn = 0 (SUPEROPT_ONEDNN=0) keeps sgemm.
+   Except (mm_dnnl_slow) a long reduction onto a narrow output with few rows, K >= 1024, K >= 4N, M < 256 (ConvNeXt-T's
+   [49, 3072] x [3072, 768], BERT-base's FFN down-projection [64, 3072] x [3072, 768]), where oneDNN's matmul was the
+   slower one in session 19 (Intel Xeon model 207, 1 thread, bias + residual epilogue, thread-CPU minima, 9 paired
+   rounds, load ~6.5): 1.14 / 1.19 of dnnl_sgemm + our pass cold, 1.06 / 1.05 warm; ConvNeXt's [196, 1536] x [1536, 384]
+   (also in the rule) 0.96 / 1.01, a tie. Left on oneDNN: the same K = 4N with many rows, faster there ([784, 768] x
+   [768, 192] 0.88 / 0.86, [3136, 384] x [384, 96] 0.86 / 0.81; BERT-large's [1024, 4096] x [4096, 1024] 1.04 / 1.05 at
+   1 thread but 0.64 / 0.61 at 2, loaded), and every K < 4N shape of ConvNeXt-T and BERT (0.66-1.06). */
+static int mm_dnnl_slow(int64_t M, int64_t K, int64_t N) { return K >= 1024 && K >= 4 * N && M < 256; }
+
 static void mm_use_dnnl(const so_graph *g, const so_node *n, mm_plan *p, so_fast_kernel *k)
 {
     if (p->nb != 1 || p->ta || p->tb || p->lda != p->K || p->c_mode || p->alpha != 1.f || p->M < 2 || p->N < 1 || p->K < 1) return;
+    if (mm_dnnl_slow(p->M, p->K, p->N)) return;
     /* no activation: oneDNN's eltwise post-ops give Relu(NaN) = 0 and clip NaN to a bound where ours and the
        reference keep NaN (test_fast test_nonfinite); bias and residual adds keep it */
     if (p->ch.ep.act1 != SO_ACT_NONE || p->ch.ep.act2 != SO_ACT_NONE) return;

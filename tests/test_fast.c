@@ -800,8 +800,12 @@ static void one_matmul_epi(uint64_t seed, so_shape a, int64_t N, int epi)
     }
     if (epi & 8) y = tb_node(&t, SO_OP_SIGMOID, &y, 1, NULL);
     t.g->outputs[0] = (so_edge){y, 0};
-    /* an activation keeps it on sgemm (oneDNN's Relu and Clip turn NaN into numbers: test_nonfinite) */
-    expect_kernel = so_dnnl_lib() && so_fast_use_onednn ? kernel_from(SO_ISA_AVX512, epi & 10 ? "matmul_sgemm" : "matmul_onednn") : NULL;
+    /* an activation keeps it on sgemm (oneDNN's Relu and Clip turn NaN into numbers: test_nonfinite), and so does a
+       long reduction onto a narrow output with few rows (matmul.c mm_dnnl_slow: K >= 1024, K >= 4N, M < 256) */
+    int64_t M = 1;
+    for (int d = 0; d < r - 1; d++) M *= a.dim[d];
+    const int slow = K >= 1024 && K >= 4 * N && M < 256;
+    expect_kernel = so_dnnl_lib() && so_fast_use_onednn ? kernel_from(SO_ISA_AVX512, (epi & 10) || slow ? "matmul_sgemm" : "matmul_onednn") : NULL;
     assert_int_equal(check_graph(&t, TOL), 1);
     expect_kernel = NULL;
     tb_free(&t);
@@ -822,6 +826,12 @@ static void test_matmul_onednn(void **state)
     one_matmul_epi(7, shp(3, 1, 64, 96), 384, 1);          /* a ConvNeXt stage-1 expansion, 64 rows */
     one_matmul_epi(8, shp(3, 1, 49, 389), 95, 4);          /* residual alone */
     one_matmul_epi(9, shp(2, 300, 40), 24, 0);             /* no epilogue */
+    /* mm_dnnl_slow's edges: K = 4N, 1024, M 16 / 255: sgemm; N one more, K one less, M = 256 (batch folded): oneDNN */
+    one_matmul_epi(11, shp(3, 1, 16, 1024), 256, 1 | 4);
+    one_matmul_epi(12, shp(2, 255, 1024), 200, 1);
+    one_matmul_epi(13, shp(3, 1, 16, 1024), 257, 1 | 4);
+    one_matmul_epi(14, shp(3, 1, 16, 1020), 200, 1);
+    one_matmul_epi(15, shp(3, 4, 64, 1024), 256, 1);
 }
 
 static void one_gemm(uint64_t seed, int M, int N, int K, int ta, int tb_, float alpha, float beta, int cmode, int act)
