@@ -97,14 +97,15 @@ peak = max(float(pd), float(po), float(ph))
 lat, kern, gflop = {}, {}, {}
 for l in levels:
     lat[l] = [json.loads(open(f"{tmp}/run.{l}.{r}.json").read().strip().splitlines()[-1])["median_ms"] for r in range(rounds)]
-    # per kernel: GFLOP and ms summed over the steps that ran it (profile lines: step node op kernel ms % GFLOP/s)
+    # per kernel: GFLOP and ms summed over the steps that ran it (profile lines: step node op kernel ms % GFLOP/s
+    # min_ms min_GF/s; "-" for an op without GFLOP/s)
     k = {}
     for r in range(rounds):
         for line in open(f"{tmp}/prof.{l}.{r}.txt"):
             f = line.split()
             if line.startswith("profile:") and "GFLOP per run" in line:
                 gflop[l] = float(line.split(",")[-1].split()[0])
-            if len(f) == 7 and f[0].isdigit():
+            if len(f) == 9 and f[0].isdigit() and f[6] != "-":
                 name = re.sub(r"_(scalar|avx2|avx512)$", "", f[3].split("+")[0])  # one row per kernel family
                 ms, gfs = float(f[4]), float(f[6])
                 a = k.setdefault(name, [0.0, 0.0])

@@ -63,6 +63,7 @@ struct so_exec {
     value *values;
     step *steps;
     int32_t n_steps;
+    double *run_samples;   /* profile: per run, [2 * MAX_SAMPLES] circular: the run's wall ms, the sum of its steps' ms */
     patch *patches;
     int32_t n_patches;
     unsigned char *arena;
@@ -592,6 +593,7 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
         }
         if (e->opts.profile) s->samples = so_xcalloc(MAX_SAMPLES, sizeof *s->samples);
     }
+    if (e->opts.profile) e->run_samples = so_xcalloc(2 * MAX_SAMPLES, sizeof *e->run_samples);
     if (e->scratch_bytes) {
         e->scratch = so_big_alloc(e->scratch_bytes);
         if (!e->scratch) {
@@ -633,6 +635,8 @@ so_status so_exec_run(so_exec *e, const float *const *inputs, float *const *outp
     set_threads(e->opts.threads);
     for (int32_t p = 0; p < e->n_patches; p++) *e->patches[p].slot = (void *)inputs[e->patches[p].input];
     int prof = e->opts.profile;
+    const double run0 = prof ? so_now() : 0;
+    double steps_ms = 0;
     for (int32_t k = 0; k < e->n_steps; k++) {
         step *s = &e->steps[k];
         double t0 = prof ? so_now() : 0;
@@ -643,11 +647,16 @@ so_status so_exec_run(so_exec *e, const float *const *inputs, float *const *outp
             return so_errorf("%s: %s", so_node_desc(g, s->node, desc, sizeof desc), so_error());
         }
         if (prof) {
-            s->samples[e->n_runs % MAX_SAMPLES] = (so_now() - t0) * 1e3;
+            const double ms = (so_now() - t0) * 1e3;
+            s->samples[e->n_runs % MAX_SAMPLES] = ms, steps_ms += ms;
             if (s->n_samples < MAX_SAMPLES) s->n_samples++;
         }
     }
-    if (prof) e->n_runs++;
+    if (prof) {
+        e->run_samples[2 * (e->n_runs % MAX_SAMPLES)] = (so_now() - run0) * 1e3;
+        e->run_samples[2 * (e->n_runs % MAX_SAMPLES) + 1] = steps_ms;
+        e->n_runs++;
+    }
     for (int32_t o = 0; o < g->model->n_outputs; o++) {
         const void *src = e->out_input[o] >= 0 ? (const void *)inputs[e->out_input[o]] : e->out_src[o].data;
         memcpy(outputs[o], src, shape_bytes(&e->out_src[o].shape));
@@ -677,6 +686,9 @@ void so_exec_step(const so_exec *e, int32_t i, so_exec_step_info *info)
     info->n_fused = s->k.n_fused;
     for (int32_t f = 0; f < s->k.n_fused && f < 4; f++) info->fused[f] = s->k.fused[f];
     info->median_ms = s->n_samples > 0 ? so_median(s->samples, (size_t)s->n_samples) : 0;
+    info->min_ms = 0;
+    for (int32_t r = 0; r < s->n_samples; r++)
+        if (r == 0 || s->samples[r] < info->min_ms) info->min_ms = s->samples[r];
 }
 
 void so_exec_profile_print(const so_exec *e, FILE *f)
@@ -698,7 +710,19 @@ void so_exec_profile_print(const so_exec *e, FILE *f)
     for (int32_t i = 0; i < g->n_nodes; i++) all_flops += so_node_flops(g, i);
     fprintf(f, "profile: %d runs, %d steps, sum of per-node medians %.3f ms, %.4f GFLOP per run\n", e->n_runs, e->n_steps,
             total, (double)all_flops / 1e9);
-    fprintf(f, "%-5s %-40s %-14s %-22s %10s %6s %9s\n", "step", "node", "op", "kernel", "ms", "%", "GFLOP/s");
+    /* per run: its wall time, and the part outside the steps (wall - the sum of its steps: the run loop, the timer) */
+    const int32_t nr = e->n_runs < MAX_SAMPLES ? e->n_runs : MAX_SAMPLES;
+    if (nr > 0) {
+        double *wall = so_xcalloc((size_t)nr, sizeof *wall), *gap = so_xcalloc((size_t)nr, sizeof *gap), wmin = 0;
+        for (int32_t r = 0; r < nr; r++) {
+            wall[r] = e->run_samples[2 * r], gap[r] = e->run_samples[2 * r] - e->run_samples[2 * r + 1];
+            if (r == 0 || wall[r] < wmin) wmin = wall[r];
+        }
+        fprintf(f, "runs: wall median %.3f ms, min %.3f ms; outside the steps median %.4f ms per run\n", so_median(wall, (size_t)nr), wmin,
+                so_median(gap, (size_t)nr));
+        free(wall), free(gap);
+    }
+    fprintf(f, "%-5s %-40s %-14s %-22s %10s %6s %9s %10s %9s\n", "step", "node", "op", "kernel", "ms", "%", "GFLOP/s", "min_ms", "min_GF/s");
     for (int32_t i = 0; i < e->n_steps; i++) {
         const so_node *n = &g->nodes[inf[i].node];
         char name[41];
@@ -709,9 +733,10 @@ void so_exec_profile_print(const so_exec *e, FILE *f)
         else snprintf(kname, sizeof kname, "%s", inf[i].kernel);
         fprintf(f, "%-5d %-40s %-14s %-22s %10.4f %6.2f", i, name, so_ops[inf[i].op].name, kname,
                 inf[i].median_ms, total > 0 ? 100 * inf[i].median_ms / total : 0);
-        if (n->op == SO_OP_CONV || n->op == SO_OP_CONV_NCHWC || n->op == SO_OP_MATMUL || n->op == SO_OP_GEMM || n->op == SO_OP_LSTM)
-            fprintf(f, " %9.2f", gf);
-        fputc('\n', f);
+        const int gfk = n->op == SO_OP_CONV || n->op == SO_OP_CONV_NCHWC || n->op == SO_OP_MATMUL || n->op == SO_OP_GEMM || n->op == SO_OP_LSTM;
+        /* GFLOP/s columns: "-" where the op has none, so every row has the same 9 fields (bench/isa_levels.sh) */
+        if (gfk) fprintf(f, " %9.2f %10.4f %9.2f\n", gf, inf[i].min_ms, inf[i].min_ms > 0 ? inf[i].flops / (inf[i].min_ms * 1e6) : 0);
+        else fprintf(f, " %9s %10.4f %9s\n", "-", inf[i].min_ms, "-");
     }
     fprintf(f, "per op kind:\n%-14s %6s %10s %6s %9s\n", "op", "count", "ms", "%", "GFLOP/s");
     for (int op = 0; op < SO_OP_COUNT; op++) {
@@ -736,6 +761,7 @@ void so_exec_free(so_exec *e)
         if (s->k.free_priv) s->k.free_priv(s->k.priv);
     }
     free(e->steps);
+    free(e->run_samples);
     free(e->patches);
     free(e->values);
     free(e->value_base);

@@ -63,6 +63,7 @@ typedef struct so_exec_step_info {
     so_op op;
     const char *kernel;  /* name of the selected kernel, e.g. "conv1x1_sgemm", "ref" */
     double median_ms;    /* median over profiled runs; 0 if not profiled */
+    double min_ms;       /* fastest profiled run (a loaded machine's best view of the step); 0 if not profiled */
     int64_t flops;       /* so_node_flops, the absorbed nodes' included */
     int32_t n_fused;     /* nodes the step's kernel absorbed (kernels/fuse.h decisions), in order */
     int32_t fused[4];

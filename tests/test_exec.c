@@ -360,12 +360,23 @@ static void test_flops_profile_timing(void **state)
         assert_int_equal(si.op, SO_OP_CONV);
         assert_int_equal(si.flops, so_node_flops(t.g, c) + so_node_flops(t.g, r));
         assert_true(si.median_ms > 0);
+        assert_true(si.min_ms > 0 && si.min_ms <= si.median_ms); /* the fastest of the 4 profiled runs */
         char buf[8192] = {0};
         FILE *f = fmemopen(buf, sizeof buf - 1, "w");
         so_exec_profile_print(e, f);
         fclose(f);
         assert_non_null(strstr(buf, "conv"));
         assert_non_null(strstr(buf, "per op kind"));
+        /* the per-run line: wall median / min and the time outside the steps, parsed back: wall >= the steps' minima */
+        const char *rl = strstr(buf, "runs: wall median ");
+        assert_non_null(rl);
+        double wmed = 0, wmin = 0, gap = -1;
+        assert_int_equal(sscanf(rl, "runs: wall median %lf ms, min %lf ms; outside the steps median %lf ms per run", &wmed, &wmin, &gap), 3);
+        so_exec_step_info s1;
+        so_exec_step(e, 1, &s1);
+        assert_true(wmin > 0 && wmin <= wmed && gap >= 0 && gap < wmed);
+        assert_true(wmin >= si.min_ms + s1.min_ms);
+        assert_non_null(strstr(buf, "min_ms"));
         so_exec_free(e);
     }
     double ms = -1;
