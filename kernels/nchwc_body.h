@@ -10,7 +10,8 @@
      VMAX(a, b) VMIN(a, b)   a > b ? a : b / a < b ? a : b per lane (a NaN in either gives b: x86's maxps/minps)
      VAND(a, m) VOR(a, b)    bitwise
      VORNAN(m, a, b)    m with all bits set in the lanes where a or b is NaN
-     CONV_OBK CONV_PX   register tile of the direct conv: output blocks (1..4) x pixels (>= 6: conv_row also uses 1..5)
+     CONV_OBK CONV_PX   register tile of the direct conv: output blocks (1..4) x pixels (>= 6: conv_row also uses 1..5; a
+                        tile of obk < CONV_OBK blocks is CONV_WIDE(obk) pixels wide, the same CONV_OBK * CONV_PX accumulators)
      STEM_PX            accumulators of the stem conv's tile (obk blocks x STEM_PX / obk pixels; a multiple of 12)
      DW2_PX             pixels per two-row 3x3 / 5x5 (stride 1, 2) depthwise tile (0: none; 2 x DW2_PX sums + 9 weights must fit the registers)
      DW_PX              pixels per depthwise tile (8: dw_tile_any has cases 1..7 below it)
@@ -332,13 +333,19 @@ static inline void interior_cols(int64_t Wo, int64_t sw, int64_t pl, int64_t kw,
         VF wv[CONV_OBK];                                                                                                             \
         _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++) wv[k] = VLD((wr) + j * NB + k * (wst));                            \
         const float *xj = (xr) + j * (jx);                                                                                           \
-        _Pragma("GCC unroll 16") for (int q = 0; q < (npx); q++)                                                                    \
+        _Pragma("GCC unroll 32") for (int q = 0; q < (npx); q++)                                                                    \
         {                                                                                                                            \
             const VF bc = VSET1(xj[q * (qx)]);                                                                                       \
             _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++)(acc)[k][q] = VFMA(wv[k], bc, (acc)[k][q]);                     \
         }                                                                                                                            \
     }
 
+
+/* Pixels of conv_tile's widest tile at obk output blocks: the CONV_OBK x CONV_PX accumulators of a full tile spent on
+   more pixels when a block group has fewer blocks (MNASNet's 32->16 and 16->48 1x1s on 112x112, one to three
+   blocks: at CONV_PX pixels a one-block tile is 6 FMA chains and a weight load per 6 FMAs; at 24 pixels the FMAs
+   keep both ports busy). Each output's sum is added in the same order at any tile width (the same bits). */
+#define CONV_WIDE(obk) (CONV_OBK * CONV_PX / (obk))
 
 /* One register tile: obk output blocks (packed weights w, the next block's wst floats on) x npx output pixels
    of one row, input channels [c0, c1) of the blocks' range starting at ic0, tap rows [i0, i1) and columns
@@ -350,11 +357,11 @@ static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv 
                                                             int64_t iw0, int64_t j0, int64_t j1, const int obk, const int npx, float *y,
                                                             int64_t yst, const float *res, int64_t ob, int first, int last)
 {
-    VF acc[CONV_OBK][CONV_PX];
+    VF acc[CONV_OBK][CONV_WIDE(1)]; /* [obk][npx] used, obk * npx <= CONV_OBK * CONV_PX: registers */
     const int64_t HWb = p->H * p->W * NB, W = p->W, kw = p->kw, KK = p->kh * p->kw, sxw = p->sw * NB, dwb = p->dw * NB;
 #pragma GCC unroll 4
     for (int k = 0; k < obk; k++)
-#pragma GCC unroll 16
+#pragma GCC unroll 32
         for (int q = 0; q < npx; q++) acc[k][q] = first ? VZERO : VLD(y + k * yst + q * NB);
     if (KK == 1) { /* 1x1: one tap per channel */
         const float *xq = x + (ih0 * W + iw0) * NB;
@@ -364,7 +371,7 @@ static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv 
             VF wv[CONV_OBK];
 #pragma GCC unroll 4
             for (int k = 0; k < obk; k++) wv[k] = VLD(w + c * NB + k * wst);
-#pragma GCC unroll 16
+#pragma GCC unroll 32
             for (int q = 0; q < npx; q++) {
                 const VF bc = VSET1(xc[q * sxw]);
 #pragma GCC unroll 4
@@ -385,7 +392,7 @@ static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv 
     }
 #pragma GCC unroll 4
     for (int k = 0; k < obk; k++)
-#pragma GCC unroll 16
+#pragma GCC unroll 32
         for (int q = 0; q < npx; q++) {
             if (last)
                 epi_store(p, ob + k, acc[k][q], y + k * yst + q * NB, res ? res + k * yst + q * NB : NULL);
@@ -398,7 +405,8 @@ static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv 
 
 #define TILE_ARGS p, x, w, wst, ic0, c0, c1, ih0, i0, i1, iw0, j0, j1
 #define TILE_NPX(OBK)                                                                                                                  \
-    switch (npx) {                                                                                                                     \
+    if (npx == CONV_WIDE(OBK) && CONV_WIDE(OBK) != CONV_PX) conv_tile(TILE_ARGS, OBK, CONV_WIDE(OBK), y, yst, res, ob, first, last);  \
+    else switch (npx) {                                                                                                                \
     case 1: conv_tile(TILE_ARGS, OBK, 1, y, yst, res, ob, first, last); break;                                                         \
     case 2: conv_tile(TILE_ARGS, OBK, 2, y, yst, res, ob, first, last); break;                                                         \
     case 3: conv_tile(TILE_ARGS, OBK, 3, y, yst, res, ob, first, last); break;                                                         \
@@ -407,7 +415,7 @@ static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv 
     default: conv_tile(TILE_ARGS, OBK, CONV_PX, y, yst, res, ob, first, last); break;                                                  \
     }
 
-/* conv_tile with run-time obk (1..CONV_OBK) and npx (1..5 or CONV_PX). */
+/* conv_tile with run-time obk (1..CONV_OBK) and npx (1..5, CONV_PX or CONV_WIDE(obk)). */
 static void conv_tile_any(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t ic0, int64_t c0, int64_t c1,
                           int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1, int obk, int npx, float *y,
                           int64_t yst, const float *res, int64_t ob, int first, int last)
@@ -454,8 +462,8 @@ static inline void wpf_step(wpf_cursor *c)
     }
 }
 
-/* One output row oh of obk blocks from ob: interior pixels in tiles of up to CONV_PX (CONV_PX or 1..5 at a
-   time), border pixels one at a time with their own tap columns. */
+/* One output row oh of obk blocks from ob: interior pixels in tiles of up to CONV_WIDE(obk) (that, CONV_PX or 1..5
+   at a time), border pixels one at a time with their own tap columns. */
 static void conv_row(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t c0, int64_t c1, int64_t oh, int64_t owa,
                      int64_t owb, int obk, int64_t ob, float *y, int64_t yst, const float *res, int first, int last, wpf_cursor *pf)
 {
@@ -470,7 +478,7 @@ static void conv_row(const so_nchwc_conv *p, const float *x, const float *w, int
         int64_t j0 = 0, j1 = p->kw;
         if (ow >= owL && ow < owR) {
             const int64_t n = owR - ow;
-            npx = n >= CONV_PX ? CONV_PX : n > 5 ? 5 : (int)n;
+            npx = n >= CONV_WIDE(obk) ? CONV_WIDE(obk) : n >= CONV_PX ? CONV_PX : n > 5 ? 5 : (int)n;
         } else
             tap_range(iw0, p->dw, p->kw, p->W, &j0, &j1);
         const int64_t off = (oh * p->Wo + ow) * NB;
@@ -834,7 +842,7 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
         const int64_t wst = obk > 1 ? p->wofs[ob + 1] - p->wofs[ob] : 0, nic = p->nic[ob];
         const int64_t icc = max64(1, NCHWC_WFLOATS / (KK * obk * NB));
         /* tiles per chunk (rows x pixel tiles; border pixels make a few more) over which the prefetch is spread */
-        const int64_t ntile = max64(1, (oh1 - oh0) * cdiv(owb - owa, CONV_PX));
+        const int64_t ntile = max64(1, (oh1 - oh0) * cdiv(owb - owa, CONV_WIDE(obk)));
         for (int64_t c0 = 0; c0 < nic || c0 == 0; c0 += icc) {
             const int64_t c1 = min64(nic, c0 + icc);
             wpf_cursor pf = {0};

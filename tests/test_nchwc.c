@@ -447,6 +447,33 @@ static void test_conv_split(void **state)
                 }
 }
 
+/* The direct conv's wide tiles (nchwc_body.h CONV_WIDE): a block group of fewer than CONV_OBK output blocks runs
+   tiles of CONV_OBK * CONV_PX / obk pixels (avx512: 24, 12, 8 at 1, 2, 3 blocks; avx2: 12 at 1), then CONV_PX,
+   1..5 and border pixels. Pixel counts that end a row (or a flattened 1x1's one row) on every kind of remainder,
+   1 to 3 blocks (and 5: 2 + 3), stride 1 and 2, padded 3x3 borders, odd planes, batch 2, C and O not multiples of
+   the block, grouped convs (one block per group of work: group widths 16, 32, 20), residual and activations: within
+   TOL of the reference at every level, bitwise the same at 1 and 2 threads (run_conv). */
+static void test_conv_wide_tiles(void **state)
+{
+    (void)state;
+    const conv_case cs[] = {
+        CV(1, 32, 11, 11, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU), /* 121 px: 5 x 24 + 1 */
+        CV(2, 19, 7, 5, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU), /* 35: 24 + 6 + 5 */
+        CV(1, 16, 10, 10, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU), /* 3 blocks: 12 x 8 + 4 */
+        CV(1, 40, 13, 13, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .scale = 1, .act1 = SO_ACT_RELU), /* 2: 14 x 12 + 1 */
+        CV(1, 8, 1, 29, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1), /* 29 px, 2 blocks: 2 x 12 + 5 */
+        CV(1, 24, 50, 50, 8, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1), /* strided 1x1, O < b: 25 a row = 24 + 1 */
+        CV(2, 24, 9, 53, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU), /* 51 interior: 24 + 24 + 3 */
+        CV(1, 16, 15, 61, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .res = 1), /* stride 2, Wo 31 */
+        CV(1, 20, 5, 31, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .scale = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 30, 7, 37, 80, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU), /* 5 blocks: 2 + 3 */
+        CV(1, 32, 9, 30, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, .bias = 1, .act1 = SO_ACT_RELU), /* groups of 16 */
+        CV(2, 64, 6, 27, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, .bias = 1), /* groups of 32, stride 2, batch 2 */
+        CV(1, 80, 6, 40, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 4, .bias = 1, .res = 1), /* groups of 20 -> 10 */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
+}
+
 static void test_conv_grouped_depthwise(void **state)
 {
     (void)state;
@@ -1107,7 +1134,8 @@ static void test_reorder(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_grouped_depthwise),
+        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_wide_tiles),
+        cmocka_unit_test(test_conv_grouped_depthwise),
         cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_dnnl_nonfinite), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
     };
