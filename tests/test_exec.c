@@ -375,7 +375,9 @@ static void test_flops_profile_timing(void **state)
         so_exec_step_info s1;
         so_exec_step(e, 1, &s1);
         assert_true(wmin > 0 && wmin <= wmed && gap >= 0 && gap < wmed);
-        assert_true(wmin >= si.min_ms + s1.min_ms);
+        /* wmin is printed to 0.001 ms and these steps take ~0.01 ms: allow the print's rounding (CI failed on
+           exactly this, session 19's tree: the unrounded minimum was above the sum, the printed one below) */
+        assert_true(wmin + 0.0005 >= si.min_ms + s1.min_ms);
         assert_non_null(strstr(buf, "min_ms"));
         so_exec_free(e);
     }
