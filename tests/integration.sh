@@ -163,11 +163,17 @@ expect_error "unknown operator of the layout domain" "bogus" $SO run "$TMP/badla
 #     by proven layout rules node for node (strided conv + batchnorm fold, strided max pool, global average pool), so
 #     the rule placement is at least as cheap as the pass and auto keeps "rules" (ties go to the rules); lay_pass.onnx
 #     has 20 channels (no exact blocking), no rule applies and auto keeps "pass"; lay_dw.onnx (MobileNet's block: depthwise
-#     3x3 convs, stride 1 with batchnorm and 2) is covered by the depthwise layout rules (group=dw): `--layout nchwc`
-#     (the rule placement, no pricing) must block all 4 convs with 2 reorders by >= 2 depthwise rules; there the two
+#     3x3 convs, stride 1 with batchnorm and 2) is covered by the depthwise layout rules (group=dw); there the two
 #     placements price within ~1 % of each other (measured, so the cheaper one flips under load: seen 0.02506 rules
 #     vs 0.02478 pass), so auto may keep either, but must keep the one it priced cheaper (ties to the rules), and
 #     the pass only as a near-tie (the rules' price within 5 % of it). All outputs checked by the safety net.
+#     Whether the kept placement is then applied at all (priced below the plain graph) is decided by measured time
+#     and is not a known answer: on this Intel Xeon at load ~9 lay_pass priced blocked/plain 0.79, 0.85 and 1.12 in
+#     three fresh-cache runs (the third left the plain graph and failed the case as it was written before session
+#     20). So the auto run checks the method and the choice rule (applied exactly when the placement priced lower,
+#     the graph kept the cheapest), and the rule placement itself (all convs blocked, 2 reorders, the stride / pool /
+#     depthwise rules used) is checked on a `--layout nchwc` run, which prices nothing; when auto did apply the rules,
+#     the same facts are checked on its report too.
 #     The known answers come from measured costs of the optimized kernels: a sanitizer build (-O1, no oneDNN) times
 #     other kernels, so there the check is skipped and says so. The known answers are the AVX-512 level's (block 16);
 #     at block 8 (SUPEROPT_ISA=avx2) only auto's choice rule (the cheaper placement, ties to the rules) is checked.
@@ -181,59 +187,10 @@ elif $PY tests/make_layout_models.py "$TMP" >"$TMP/log" 2>&1; then
         set -- $c
         nrep=-
         : >"$TMP/log"
-        if [ "$1" = lay_dw ]; then nrep="$TMP/$1.nchwc.json"; $SO "$TMP/$1.onnx" -o "$TMP/$1.nchwc.onnx" -q --search none --layout nchwc --cache-dir "$TMP/cache_$1" --report "$nrep" >>"$TMP/log" 2>&1 || nrep=failed; fi
+        if [ "$2" = rules ]; then nrep="$TMP/$1.nchwc.json"; $SO "$TMP/$1.onnx" -o "$TMP/$1.nchwc.onnx" -q --search none --layout nchwc --cache-dir "$TMP/cache_$1" --report "$nrep" >>"$TMP/log" 2>&1 || nrep=failed; fi
         if $SO "$TMP/$1.onnx" -o "$TMP/$1.opt.onnx" -q --search none --cache-dir "$TMP/cache_$1" --report "$TMP/$1.json" >>"$TMP/log" 2>&1 &&
-            $PY - "$TMP/$1.json" "$2" rules/default.rules "$nrep" <<'PYEOF' >>"$TMP/log" 2>&1; then
-import json, re, sys
-rep, want = json.load(open(sys.argv[1])), sys.argv[2]
-lay = rep["layout"]
-if lay["block"] != 16:
-    # the known answers are those of the AVX-512 level (block 16); at block 8 (SUPEROPT_ISA=avx2, an AVX2-only
-    # CPU) blocking these small models does not pay, so only auto's choice rule is checked: the graph kept is the
-    # cheapest of the plain graph and the two placements (a pass that blocks nothing prices as the plain graph),
-    # and an applied placement is the cheaper of the two, ties to the rules
-    assert lay["mode"] == "auto" and rep["numeric_check"], lay
-    kept = lay["cost_blocked"] if lay["applied"] else lay["cost_plain"]
-    assert kept <= min(lay["cost_plain"], lay["cost_rules"], lay["cost_pass"]), lay
-    if lay["applied"]:
-        assert lay["method"] == ("rules" if lay["cost_rules"] <= lay["cost_pass"] else "pass"), lay
-    print("block %d: known answer not checked (it is the block-16 one); auto kept the cheaper placement" % lay["block"])
-    sys.exit(0)
-dw = "lay_dw" in sys.argv[1]
-text = open(sys.argv[3]).read()
-blocks = {int(b.split()[1]): b for b in re.split(r"\n(?=rule \d+\n)", text) if b.startswith("rule ")}
-def rules_used(r):
-    return [blocks[int(k.split("-")[0])] for k in r["rules_applied"]]
-if dw:
-    # the rule placement itself (--layout nchwc, nothing priced): all 4 convs blocked, 2 reorders, both depthwise
-    # convs by the group=dw rules, outputs checked
-    assert sys.argv[4] not in ("-", "failed"), "--layout nchwc run failed"
-    nrep = json.load(open(sys.argv[4]))
-    nl = nrep["layout"]
-    assert nl["method"] == "rules" and nl["applied"] and nl["reorders"] == 2 and nl["convs"] == 4 and nrep["numeric_check"], nl
-    assert sum("generate layout-depthwise" in b for b in rules_used(nrep)) >= 2, nrep["rules_applied"]
-    # auto: either placement (their measured prices are within ~1 %), the one it priced cheaper, ties to the rules;
-    # the pass only as a near-tie
-    assert lay["mode"] == "auto" and lay["applied"] and rep["numeric_check"], lay
-    assert lay["method"] == ("rules" if lay["cost_rules"] <= lay["cost_pass"] else "pass"), lay
-    assert lay["cost_blocked"] <= min(lay["cost_plain"], lay["cost_rules"], lay["cost_pass"]), lay
-    assert lay["cost_rules"] <= 1.05 * lay["cost_pass"], lay
-    if lay["method"] == "pass":
-        print("auto kept the pass: priced %.5f against the rules' %.5f (a near-tie; the rule placement checked with --layout nchwc)"
-              % (lay["cost_pass"], lay["cost_rules"]))
-        sys.exit(0)
-assert lay["mode"] == "auto" and lay["method"] == want and lay["applied"] and rep["numeric_check"], lay
-if want == "rules":
-    assert lay["cost_rules"] <= lay["cost_pass"] and lay["reorders"] == 2 and lay["convs"] == (4 if dw else 3), lay
-    used = rules_used(rep)
-    if dw:  # both depthwise convs blocked by the group=dw rules
-        assert sum("generate layout-depthwise" in b for b in used) >= 2, rep["rules_applied"]
-    else:
-        assert any("generate layout-stride" in b for b in used) and any("generate layout-pool" in b for b in used), rep["rules_applied"]
-else:
-    assert lay["cost_rules"] == lay["cost_plain"] and not rep["rules_applied"], (lay, rep["rules_applied"])
-PYEOF
-            if grep -q "known answer not checked\|auto kept the pass" "$TMP/log"; then ok "optimize $1 --layout auto: $(tail -1 "$TMP/log")"
+            $PY tests/layout_known.py "$TMP/$1.json" "$2" rules/default.rules "$nrep" >>"$TMP/log" 2>&1; then
+            if grep -q "known answer not checked\|auto kept the pass\|not applied" "$TMP/log"; then ok "optimize $1 --layout auto: $(tail -1 "$TMP/log")"
             else ok "optimize $1 --layout auto: layout.method is '$2' (the known answer)"; fi
         else bad "optimize $1 --layout auto: layout.method is '$2' (the known answer)" "$TMP/log"; fi
     done
