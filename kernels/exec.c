@@ -808,6 +808,15 @@ void so_exec_free(so_exec *e)
 int so_exec_time_lean = 1;
 #define COLD_RUNS 8
 
+int so_exec_time_enough(int done, double fastest_ms, double least_flush_ms, int cold)
+{
+    /* enough: at least MIN_RUNS runs and TARGET_MS of work, counted at the fastest run's
+       time (a run preempted for a time slice must not end the series) */
+    if (done >= MIN_RUNS && fastest_ms * done >= TARGET_MS) return 1;
+    /* lean, cold: flushing costs more than the kernel; COLD_RUNS runs, with their flushes, are enough */
+    return so_exec_time_lean && cold && done >= COLD_RUNS && least_flush_ms > fastest_ms && (fastest_ms + least_flush_ms) * done >= TARGET_MS;
+}
+
 static void flush_bytes(const char *p, size_t nb)
 {
     for (size_t j = 0; j < nb; j += 64) _mm_clflush(p + j);
@@ -958,11 +967,8 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
         samples[done_iters++] = ms;
         if (done_iters == 1 || ms < fastest) fastest = ms;
         if (done_iters == 1 || flush_ms < least_flush) least_flush = flush_ms;
-        /* enough: at least MIN_RUNS runs and TARGET_MS of work, counted at the fastest run's
-           time (a run preempted for a time slice must not end the series) */
-        if (done_iters >= MIN_RUNS && fastest * done_iters >= TARGET_MS) break;
-        /* lean, cold: flushing costs more than the kernel; COLD_RUNS runs, with their flushes, are enough */
-        if (so_exec_time_lean && cold && done_iters >= COLD_RUNS && least_flush > fastest && (fastest + least_flush) * done_iters >= TARGET_MS) break;
+        if (what) what->fastest_ms = fastest, what->least_flush_ms = least_flush;
+        if (so_exec_time_enough(done_iters, fastest, least_flush, cold)) break;
     }
     (void)sink;
     /* a low quantile of the runs: other processes only ever add time (the median would follow

@@ -102,7 +102,16 @@ typedef struct so_exec_timed {
        each run, the kernel runs themselves (warm-up included); runs counts them */
     double select_seconds, setup_seconds, flush_seconds, kernel_seconds;
     int32_t runs;
+    /* the timed runs' (warm-up excluded) fastest kernel time and least eviction + flush time (ms) when the
+       series stopped: so_exec_time_enough(runs - 1, fastest_ms, least_flush_ms, cold) held then, or iters ran */
+    double fastest_ms, least_flush_ms;
 } so_exec_timed;
+/* The timer's stop rule after `done` timed runs whose fastest kernel time is fastest_ms and least eviction +
+   flush time least_flush_ms: 1 at MIN_RUNS (2) runs or more once done * fastest_ms reaches 4 ms of kernel time; or,
+   lean (so_exec_time_lean) and cold, at 8 runs or more when the flush costs more than the kernel and runs with
+   their flushes reach 4 ms (done * (fastest_ms + least_flush_ms)); else 0. Reads nothing but its arguments and
+   so_exec_time_lean: tests give it scripted times. */
+int so_exec_time_enough(int done, double fastest_ms, double least_flush_ms, int cold);
 /* The same timer for a fused step: node `node` with the kernel the executor would select given
    user[] (kernels/fuse.h so_fuse_users; NULL: no fusion, = so_exec_time_node), which may absorb
    successors (attention, GELU, pad+pool, epilogue chains): its inputs are then the node's plus the

@@ -417,14 +417,41 @@ static void test_time_cold_flushes_packed(void **state)
     so_model_free(t.m);
 }
 
-/* The timer's accounting (so_exec_timed: runs, where the wall time went) and the lean rule for cold
-   configurations (kernels/exec.c so_exec_time_lean): a GEMV whose 1 MB weight takes far longer to
-   flush (clflush) than its product stops after 8 runs (+ the warm-up) once runs and flushes reach
-   4 ms; the timer before session 16 (lean 0) ran it until 4 ms of kernel time alone (over 8 runs:
-   the product takes well under 0.5 ms). Counts only, no speed asserted. */
+/* The timer's stop rule (kernels/exec.c so_exec_time_enough) on scripted times, and the lean rule for cold
+   configurations (so_exec_time_lean): a GEMV whose 1 MB weight takes far longer to flush (clflush) than its product
+   stops after 8 runs once runs and flushes reach 4 ms; the timer before session 16 (lean 0) ran it until 4 ms of
+   kernel time alone. Then the real timer on such a GEMV: its accounting, and that it stopped where the rule says,
+   with the times it recorded. No speed is asserted, nor which branch of the rule a CPU takes: how much a clflush
+   costs against the kernel is the CPU's (~460 ns a line on the Intel Xeon model 207 VM, session 20: the series
+   stops at 8; a CPU whose clflush of a cached line costs under ~30 ns does not reach 4 ms in 8 runs and goes on,
+   which the real-timer check written before session 20, `lean: runs <= 9`, would have failed). */
 static void test_time_lean_cold(void **state)
 {
     (void)state;
+    const int saved = so_exec_time_lean;
+    /* scripted: kernel 0.05 ms, flush 5 ms (this VM's 1 MB) */
+    so_exec_time_lean = 1;
+    assert_false(so_exec_time_enough(7, 0.05, 5.0, 1));
+    assert_true(so_exec_time_enough(8, 0.05, 5.0, 1)); /* COLD_RUNS runs and 8 * 5.05 ms >= 4 ms */
+    assert_false(so_exec_time_enough(8, 0.05, 5.0, 0)); /* warm: the kernel time alone decides */
+    assert_false(so_exec_time_enough(79, 0.05, 5.0, 0));
+    assert_true(so_exec_time_enough(80, 0.05, 5.0, 0)); /* 80 * 0.05 ms = 4 ms */
+    /* a cheap flush (0.1 ms): 8 runs with their flushes are 1.2 ms, not enough; 27 runs are 4.05 ms */
+    assert_false(so_exec_time_enough(8, 0.05, 0.1, 1));
+    assert_false(so_exec_time_enough(26, 0.05, 0.1, 1));
+    assert_true(so_exec_time_enough(27, 0.05, 0.1, 1));
+    /* a flush no dearer than the kernel: the lean rule does not apply */
+    assert_false(so_exec_time_enough(15, 0.2, 0.2, 1)); /* 15 runs with flushes: 6 ms, but the flush is not dearer */
+    assert_true(so_exec_time_enough(20, 0.2, 0.2, 1));
+    /* MIN_RUNS: one long run is not enough, two are */
+    assert_false(so_exec_time_enough(1, 10.0, 0.0, 0));
+    assert_true(so_exec_time_enough(2, 10.0, 0.0, 0));
+    /* lean 0 (before session 16): a cold series stops on kernel time only */
+    so_exec_time_lean = 0;
+    assert_false(so_exec_time_enough(8, 0.05, 5.0, 1));
+    assert_false(so_exec_time_enough(79, 0.05, 5.0, 1));
+    assert_true(so_exec_time_enough(80, 0.05, 5.0, 1));
+
     tb t;
     tb_begin(&t, 1, 0);
     int32_t x = tb_input(&t, shp(2, 1, 64));
@@ -432,22 +459,27 @@ static void test_time_lean_cold(void **state)
     int32_t ins[2] = {x, w};
     int32_t mm = tb_node(&t, SO_OP_MATMUL, ins, 2, NULL, "mm");
     t.g->outputs[0] = (so_edge){mm, 0};
-    const int saved = so_exec_time_lean;
     for (int lean = 1; lean >= 0; lean--) {
         so_exec_time_lean = lean;
-        double ms = -1;
-        so_exec_timed what;
-        assert_int_equal(so_exec_time_step(t.g, mm, NULL, 1, 1, 400, &ms, &what), SO_OK);
-        assert_true(ms > 0);
-        assert_true(what.kernel_seconds > 0 && what.flush_seconds > 0 && what.select_seconds >= 0 && what.setup_seconds >= 0);
-        /* the kernel-time target alone needs more than 8 runs when a run takes under 0.44 ms (4 ms / 9),
-           as this product does unless the machine is very loaded (then it stops early either way) */
-        const int fast_kernel = what.kernel_seconds * 1e3 / what.runs < 0.4;
-        if (lean) assert_true(what.runs <= 1 + 8); /* warm-up + COLD_RUNS at most */
-        else if (fast_kernel) assert_true(what.runs > 1 + 8);
-        /* warm (not cold): no flush, so the kernel-time target alone decides, as before */
-        assert_int_equal(so_exec_time_step(t.g, mm, NULL, 1, 0, 400, &ms, &what), SO_OK);
-        if (what.kernel_seconds * 1e3 / what.runs < 0.4) assert_true(what.runs > 1 + 8);
+        for (int cold = 1; cold >= 0; cold--) {
+            double ms = -1;
+            so_exec_timed what;
+            assert_int_equal(so_exec_time_step(t.g, mm, NULL, 1, cold, 400, &ms, &what), SO_OK);
+            assert_true(ms > 0);
+            assert_true(what.kernel_seconds > 0 && what.select_seconds >= 0 && what.setup_seconds >= 0);
+            assert_true(cold ? what.flush_seconds > 0 : what.flush_seconds >= 0);
+            assert_true(what.fastest_ms > 0 && what.fastest_ms <= ms && what.least_flush_ms >= 0);
+            /* the series stopped where the rule says with the times it recorded, or ran out of runs: all 400, or the
+               3 / 2 a warm-up over 5 / 20 ms allows */
+            const int done = what.runs - 1;
+            assert_true(done >= 2 && done <= 400);
+            if (!(so_exec_time_enough(done, what.fastest_ms, what.least_flush_ms, cold) || done == 400 || done <= 3))
+                fail_msg("lean %d cold %d: stopped after %d runs (fastest %g ms, least flush %g ms), not by the rule", lean, cold, done,
+                         what.fastest_ms, what.least_flush_ms);
+            /* and not later on the kernel-time target: one run earlier the fastest time was no smaller, so had
+               (done - 1) * fastest reached 4 ms the series would have stopped there */
+            if (done - 1 >= 2) assert_false(what.fastest_ms * (done - 1) >= 4.0);
+        }
     }
     so_exec_time_lean = saved;
     so_model_free(t.m);
