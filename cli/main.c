@@ -1,4 +1,5 @@
 /* main.c - the superopt command line: dispatches optimize, run, inspect, generate, verify, bench. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,15 +125,39 @@ static int cmd_inspect(int argc, char **argv)
 #define SO_GOMP_SPINCOUNT "2000"
 #define SO_OMP_SPIN_MARK "SUPEROPT_GOMP_SPINCOUNT_SET"
 static int omp_wait_execd; /* this process is the one omp_wait_default executed */
+/* The CPU affinity this process started with (taskset's, a container's, a batch system's), read before libgomp's
+   constructor: with OMP_PROC_BIND or OMP_PLACES set, that constructor binds the initial thread to the first place
+   (e.g. CPU 0), and an exec inherits the calling thread's mask, so the executed process's libgomp built its places
+   from that one CPU and ran every thread on it (session 19's pinning probe: 2 threads on CPU 0, ~2x slower). The
+   main executable's .preinit_array runs before any library's constructor; sched_getaffinity is a plain system call
+   there. omp_wait_default gives the mask back to the thread before the exec. */
+static cpu_set_t omp_start_mask;
+static int omp_start_mask_ok;
+static void omp_wait_capture(int argc, char **argv, char **envp)
+{
+    (void)argc, (void)argv, (void)envp;
+    omp_start_mask_ok = sched_getaffinity(0, sizeof omp_start_mask, &omp_start_mask) == 0;
+}
+__attribute__((section(".preinit_array"), used)) static void (*const omp_wait_capture_p)(int, char **, char **) = omp_wait_capture;
 static void omp_wait_default(char **argv)
 {
     if (omp_wait_execd || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || getenv(SO_OMP_SPIN_MARK)) return;
     const char *pre = getenv("LD_PRELOAD");
     if (pre && strstr(pre, "vgpreload")) return;
-    if (setenv("GOMP_SPINCOUNT", SO_GOMP_SPINCOUNT, 1) || setenv(SO_OMP_SPIN_MARK, "1", 1)) return;
+    /* the start mask unknown (sched_getaffinity failed: a machine of more than CPU_SETSIZE CPUs) and an OpenMP binding
+       variable set: libgomp may have narrowed this thread's mask, which the exec would keep: no re-execution */
+    if (!omp_start_mask_ok && (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY"))) return;
+    cpu_set_t bound;
+    const int rebind = omp_start_mask_ok && sched_getaffinity(0, sizeof bound, &bound) == 0;
+    if (omp_start_mask_ok && (!rebind || sched_setaffinity(0, sizeof omp_start_mask, &omp_start_mask))) return;
+    if (setenv("GOMP_SPINCOUNT", SO_GOMP_SPINCOUNT, 1) || setenv(SO_OMP_SPIN_MARK, "1", 1)) {
+        if (rebind) sched_setaffinity(0, sizeof bound, &bound);
+        return;
+    }
     execv("/proc/self/exe", argv);
-    unsetenv("GOMP_SPINCOUNT"); /* no exec: run on with libgomp's default */
+    unsetenv("GOMP_SPINCOUNT"); /* no exec: run on with libgomp's default, bound as libgomp bound it */
     unsetenv(SO_OMP_SPIN_MARK);
+    if (rebind) sched_setaffinity(0, sizeof bound, &bound);
 }
 /* runs after libgomp's constructor (the executable's constructors run last) */
 __attribute__((constructor)) static void omp_wait_unmark(void)

@@ -515,6 +515,50 @@ if wp_environ "$TMP/wp1" && grep -qx 'GOMP_SPINCOUNT=2000' "$TMP/wp1" && grep -q
     ok "wait policy: GOMP_SPINCOUNT=2000 unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT"
 else grep -H "OMP" "$TMP"/wp? >"$TMP/log" 2>&1; echo "(each file: the OMP variables a run started with)" >>"$TMP/log"; bad "wait policy: GOMP_SPINCOUNT=2000 unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT" "$TMP/log"; fi
 
+# 13b. the re-execution keeps the CPU affinity the user gave (cli/main.c omp_wait_capture): with OMP_PROC_BIND /
+#      OMP_PLACES set, libgomp's constructor binds the initial thread to the first place before main, and the exec
+#      inherited that one-CPU mask: the executed process built its places from it and ran both threads on one CPU
+#      (session 19's pinning probe, ~2x slower). Once a bound 2-thread run has started its threads, they must span
+#      2 CPUs, and the run must still be the re-executed one (GOMP_SPINCOUNT=2000). Skipped when this shell may use
+#      one CPU only.
+wp_cpus() { # wp_cpus FILE [VAR=VALUE ...]: the CPUs a 2-thread run's tasks may use (one list per task) and its environment
+    local f=$1 pid i n=0 t
+    shift
+    env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY "$@" $SO run data/squeezenet.onnx --iters 1000000 --warmup 0 --threads 2 >/dev/null 2>&1 &
+    pid=$!
+    for i in $(seq 600); do
+        n=$(awk '/^Threads:/ {print $2}' /proc/$pid/status 2>/dev/null)
+        [ "${n:-0}" -ge 2 ] && break
+        sleep 0.1
+    done
+    sleep 0.5 # libgomp binds a worker in the worker, after its creation
+    : >"$f"
+    for t in /proc/$pid/task/*; do awk '/^Cpus_allowed_list:/ {print "cpus " $2}' "$t/status" >>"$f" 2>/dev/null; done
+    tr '\0' '\n' </proc/$pid/environ >>"$f" 2>/dev/null
+    kill $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    [ "${n:-0}" -ge 2 ]
+}
+n_cpus() { # the number of CPUs in the union of the "cpus LIST" lines of FILE (lists as in /proc: 0-3,6)
+    $PY -c 'import sys
+s = set()
+for l in open(sys.argv[1]):
+    if l.startswith("cpus "):
+        for r in l.split()[1].split(","):
+            a, _, b = r.partition("-")
+            s.update(range(int(a), int(b or a) + 1))
+print(len(s))' "$1"
+}
+echo "cpus $(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status)" >"$TMP/wpself"
+if [ "$(n_cpus "$TMP/wpself")" -lt 2 ]; then echo "skip - bound runs keep the start affinity: this shell may use one CPU only"
+else
+    for e in "OMP_PROC_BIND=true" "OMP_PLACES=cores" "OMP_PROC_BIND=spread OMP_PLACES=threads"; do
+        if wp_cpus "$TMP/wpb" $e && grep -qx 'GOMP_SPINCOUNT=2000' "$TMP/wpb" && [ "$(n_cpus "$TMP/wpb")" -ge 2 ]; then
+            ok "wait policy re-execution keeps the start affinity: $e, 2 threads on $(n_cpus "$TMP/wpb") CPUs"
+        else grep -H "cpus\|OMP" "$TMP/wpb" >"$TMP/log" 2>&1; bad "wait policy re-execution keeps the start affinity: $e, 2 threads on 2 CPUs" "$TMP/log"; fi
+    done
+fi
+
 echo
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]
