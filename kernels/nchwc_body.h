@@ -638,32 +638,48 @@ static inline int dw2_ok(const so_nchwc_conv *p)
 
 #if DW2_PX
 /* Output rows oh and oh + 1 of a K x K (3 or 5), stride-S (1 or 2), dilation-1 depthwise block cb over npx pixels
-   whose taps all lie inside the input (ih0 = oh*S - pt, iw0: their first input row / column): the K + S input rows
-   are loaded once for both rows (at S = 1 each input vector feeds up to 2K taps) and the 2 x npx sums are
-   independent chains (the one-row tile's K*K-deep chains over eight pixels bound it by FMA latency). Weights in
-   registers at K = 3, read from L1 at K = 5. Each sum takes its taps in dw_tile's order (rows, then columns): the
-   same bits. x: rows of W pixels; y, res: row oh's first pixel; the next row yrow floats on. */
-static inline __attribute__((always_inline)) void dw2_tile(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0,
-                                                           int64_t iw0, const int K, const int S, const int npx, float *y, const float *res,
-                                                           int64_t yrow, int64_t cb)
+   (ih0 = oh*S - pt, iw0: their first input row / column): the K + S input rows are loaded once for both rows (at S = 1
+   each input vector feeds up to 2K taps) and the 2 x npx sums are independent chains (the one-row tile's K*K-deep
+   chains over eight pixels bound it by FMA latency). Weights in registers: all 9 at K = 3, at K = 5 the (up to) two
+   kernel rows an input row feeds, loaded once per input row (each FMA read its weight from L1 before: 533 loads per
+   400 FMAs on a 5x5 stride-2 tile). chk = 0: every tap inside the input. chk = 1 (a border tile): only the input rows
+   i in [ilo, ihi) and tile columns q in [qlo, qhi) (q counts from iw0) are read, the taps outside skipped, and row
+   oh + 1 only when two; the caller guarantees qlo <= K and (npx-1)*S + K - qhi <= K (the skipped columns lie in the
+   first and last K, a test the unrolled loop folds away for the columns between). Each sum takes its taps in dw_tile's
+   order (rows, then columns) and skips the taps outside as dw_tile does: the same bits as the row path, and as a
+   zero-bordered copy for finite weights (the sums start at +0, and +0 or any y plus a padding tap's +-0 is unchanged).
+   x: rows of W pixels; y, res: row oh's first pixel; the next row yrow floats on. */
+static inline __attribute__((always_inline)) void dw2_tile_c(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0,
+                                                             int64_t iw0, const int K, const int S, const int npx, float *y, const float *res,
+                                                             int64_t yrow, int64_t cb, const int chk, int ilo, int ihi, int qlo, int qhi, int two)
 {
     VF a0[DW2_PX], a1[DW2_PX], wv[9];
+    const int span = (npx - 1) * S + K;
+    if (!chk) two = 1;
 #pragma GCC unroll 9
     for (int k = 0; k < 9; k++) wv[k] = K == 3 ? VLD(w + k * NB) : VZERO;
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) a0[q] = a1[q] = VZERO;
 #pragma GCC unroll 7
     for (int i = 0; i < K + S; i++) {
+        if (chk && (i < ilo || i >= ihi)) continue;
         const float *xr = x + ((ih0 + i) * W + iw0) * NB;
+        VF wa[5], wb[5]; /* K = 5: kernel row i (for row oh) and i - S (for row oh + 1) */
+#pragma GCC unroll 5
+        for (int j = 0; j < 5; j++) {
+            wa[j] = K == 5 && i < K ? VLD(w + (i * K + j) * NB) : VZERO;
+            wb[j] = K == 5 && i >= S ? VLD(w + ((i - S) * K + j) * NB) : VZERO;
+        }
 #pragma GCC unroll 24
-        for (int q = 0; q < (npx - 1) * S + K; q++) {
+        for (int q = 0; q < span; q++) {
+            if (chk && ((q < K && q < qlo) || (q >= span - K && q >= qhi))) continue;
             const VF xv = VLD(xr + q * NB);
 #pragma GCC unroll 16
             for (int o = 0; o < npx; o++) {
                 const int j = q - o * S; /* the tap column of pixel o that reads xv */
                 if (j < 0 || j >= K) continue;
-                if (i < K) a0[o] = VFMA(xv, K == 3 ? wv[i * 3 + j] : VLD(w + (i * K + j) * NB), a0[o]);
-                if (i >= S) a1[o] = VFMA(xv, K == 3 ? wv[(i - S) * 3 + j] : VLD(w + ((i - S) * K + j) * NB), a1[o]);
+                if (i < K) a0[o] = VFMA(xv, K == 3 ? wv[i * 3 + j] : wa[j], a0[o]);
+                if (i >= S && two) a1[o] = VFMA(xv, K == 3 ? wv[(i - S) * 3 + j] : wb[j], a1[o]);
             }
         }
     }
@@ -671,12 +687,19 @@ static inline __attribute__((always_inline)) void dw2_tile(const so_nchwc_conv *
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) {
         epi_put(&e, a0[q], y + q * NB, res ? res + q * NB : NULL);
-        epi_put(&e, a1[q], y + yrow + q * NB, res ? res + yrow + q * NB : NULL);
+        if (two) epi_put(&e, a1[q], y + yrow + q * NB, res ? res + yrow + q * NB : NULL);
     }
     if (!e.cheap) {
         epi_tile(p, cb, y, res, npx);
-        epi_tile(p, cb, y + yrow, res ? res + yrow : NULL, npx);
+        if (two) epi_tile(p, cb, y + yrow, res ? res + yrow : NULL, npx);
     }
+}
+/* The tile of every tap inside (stem_dw's zero-bordered rows, the interior). */
+static inline __attribute__((always_inline)) void dw2_tile(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0,
+                                                           int64_t iw0, const int K, const int S, const int npx, float *y, const float *res,
+                                                           int64_t yrow, int64_t cb)
+{
+    dw2_tile_c(p, x, W, w, ih0, iw0, K, S, npx, y, res, yrow, cb, 0, 0, 0, 0, 0, 1);
 }
 
 /* dw2_tile at run-time K (3, 5), S (1, 2) and npx (1..DW2_PX). */
@@ -699,27 +722,54 @@ static void dw2_tile_any(const so_nchwc_conv *p, const float *x, int64_t W, cons
     }
 }
 
-/* Rows oh and oh + 1 of block cb of a dw2_ok conv (both with all K tap rows inside the input): interior pixels in
-   dw2_tile tiles of up to DW2_PX, border pixels one at a time per row with their own tap columns (dw_tile). */
-static void dw_row2(const so_nchwc_conv *p, const float *x, const float *w, int64_t oh, float *y, const float *res, int64_t cb)
+/* The border tile (dw2_tile_c with chk) at run-time K, S and npx. */
+static void dw2_border_any(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0, int64_t iw0, int K, int S, int npx,
+                           float *y, const float *res, int64_t yrow, int64_t cb, int ilo, int ihi, int qlo, int qhi, int two)
 {
-    const int K = (int)p->kh, S = (int)p->sh;
+    switch (K * 1000 + S * 100 + npx) {
+#define DW2_CASE(k, s, n)                                                                                                              \
+    case k * 1000 + s * 100 + n: dw2_tile_c(p, x, W, w, ih0, iw0, k, s, n, y, res, yrow, cb, 1, ilo, ihi, qlo, qhi, two); break;
+#define DW2_CASES(k, s)                                                                                                                \
+    DW2_CASE(k, s, 1) DW2_CASE(k, s, 2) DW2_CASE(k, s, 3) DW2_CASE(k, s, 4) DW2_CASE(k, s, 5) DW2_CASE(k, s, 6) DW2_CASE(k, s, 7)    \
+        DW2_CASE(k, s, DW2_PX)
+        DW2_CASES(3, 1)
+        DW2_CASES(3, 2)
+        DW2_CASES(5, 1)
+        DW2_CASES(5, 2)
+#undef DW2_CASES
+#undef DW2_CASE
+    default: break;
+    }
+}
+
+/* Rows oh and (when oh + 1 < Ho) oh + 1 of block cb of a dw2_ok conv, read straight from the input x (no
+   zero-bordered copy: dw_plane copied a 28 x 28 plane, 49-62 KB, more than L1, for 196 outputs): tiles of up to
+   DW2_PX pixels, dw2_tile where every tap is inside, the border tile where some are not, and pixel by pixel
+   (dw_tile with each pixel's tap ranges) where a tile would skip more than K columns on a side (pads >= K). */
+static void dw2_rows(const so_nchwc_conv *p, const float *x, const float *w, int64_t oh, float *y, const float *res, int64_t cb)
+{
+    const int K = (int)p->kh, S = (int)p->sh, two = oh + 1 < p->Ho;
     const int64_t ih0 = oh * S - p->pt, yrow = p->Wo * NB;
-    int64_t owL, owR;
-    interior_cols(p->Wo, S, p->pl, K, 1, p->W, &owL, &owR);
+    const int ilo = (int)min64(K + S, max64(0, -ih0)), ihi = (int)max64(ilo, min64(two ? K + S : K, p->H - ih0));
+    const int rows_in = ilo == 0 && ihi == K + S;
     for (int64_t ow = 0; ow < p->Wo;) {
+        const int npx = (int)min64(DW2_PX, p->Wo - ow), span = (npx - 1) * S + K;
         const int64_t iw0 = ow * S - p->pl, off = ow * NB;
-        if (ow >= owL && ow < owR) {
-            const int npx = (int)min64(DW2_PX, owR - ow);
+        const int64_t qlo = max64(0, -iw0), qhi = min64(span, p->W - iw0);
+        if (rows_in && qlo == 0 && qhi == span)
             dw2_tile_any(p, x, p->W, w, ih0, iw0, K, S, npx, y + off, res ? res + off : NULL, yrow, cb);
-            ow += npx;
-            continue;
-        }
-        int64_t j0, j1;
-        tap_range(iw0, 1, K, p->W, &j0, &j1);
-        for (int r = 0; r < 2; r++)
-            dw_tile_any(p, x, p->W, w, ih0 + r * S, 0, K, iw0, j0, j1, 1, y + r * yrow + off, res ? res + r * yrow + off : NULL, cb);
-        ow++;
+        else if (qlo <= K && span - qhi <= K)
+            dw2_border_any(p, x, p->W, w, ih0, iw0, K, S, npx, y + off, res ? res + off : NULL, yrow, cb, ilo, ihi, (int)qlo, (int)qhi, two);
+        else
+            for (int r = 0; r <= two; r++)
+                for (int q = 0; q < npx; q++) {
+                    int64_t i0, i1, j0, j1;
+                    tap_range(ih0 + r * S, 1, K, p->H, &i0, &i1);
+                    tap_range(iw0 + q * S, 1, K, p->W, &j0, &j1);
+                    const int64_t o = r * yrow + off + q * NB;
+                    dw_tile_any(p, x, p->W, w, ih0 + r * S, i0, i1, iw0 + q * S, j0, j1, 1, y + o, res ? res + o : NULL, cb);
+                }
+        ow += npx;
     }
 }
 #endif
@@ -740,20 +790,7 @@ static void dw_plane(const so_nchwc_conv *p, const float *x, const float *w, flo
     const int64_t rows = min64(p->H, Hp - p->pt), cols = min64(p->W, Wp - p->pl);
     for (int64_t ih = 0; ih < rows; ih++)
         if (cols > 0) memcpy(buf + ((ih + p->pt) * Wp + p->pl) * NB, x + ih * p->W * NB, (size_t)(cols * NB) * sizeof(float));
-#if DW2_PX
-    if (dw2_ok(p)) { /* 3x3 and 5x5, stride 1 or 2: pairs of rows (the same sums) */
-        const int64_t yrow = p->Wo * NB;
-        for (int64_t oh = 0; oh + 1 < p->Ho; oh += 2)
-            for (int64_t ow = 0; ow < p->Wo;) {
-                const int npx = (int)min64(DW2_PX, p->Wo - ow);
-                const int64_t off = (oh * p->Wo + ow) * NB;
-                dw2_tile_any(p, buf, Wp, w, oh * p->sh, ow * p->sw, (int)p->kh, (int)p->sh, npx, y + off, res ? res + off : NULL, yrow, cb);
-                ow += npx;
-            }
-        if (p->Ho % 2 == 0) return;
-    }
-#endif
-    for (int64_t oh = DW2_PX && dw2_ok(p) ? p->Ho - p->Ho % 2 : 0; oh < p->Ho; oh++)
+    for (int64_t oh = 0; oh < p->Ho; oh++)
         for (int64_t ow = 0; ow < p->Wo;) {
             const int npx = (int)min64(DW_PX, p->Wo - ow);
             const int64_t off = (oh * p->Wo + ow) * NB;
@@ -766,6 +803,20 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
 {
     const int64_t Cb = p->Cb, HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, KK = p->kh * p->kw, rows = N * Cb * p->Ho;
     T = team(T, rows * p->Wo * NB * KK * (p->gsub ? p->gsub : 1));
+#if DW2_PX
+    if (dw2_ok(p)) {
+        /* 3x3 and 5x5, stride 1 or 2, any plane: pairs of rows straight from the input (dw2_rows). Items: (image,
+           block, row pair), so a 14 x 14 output of 15 blocks is 105 items, not 15 planes (8 against 7 at 2 threads). */
+        const int64_t hp = cdiv(p->Ho, 2);
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+        for (int64_t r = 0; r < N * Cb * hp; r++) {
+            const int64_t oh = r % hp * 2, nc = r / hp, cb = nc % Cb;
+            const int64_t o = nc * OHWb + oh * p->Wo * NB;
+            dw2_rows(p, x + nc * HWb, p->wp + p->wofs[cb], oh, y + o, res ? res + o : NULL, cb);
+        }
+        return;
+    }
+#endif
     if (p->Wo <= 2 * DW_PX && dw_span(p->Ho, p->sh, p->kh, p->dh) * dw_span(p->Wo, p->sw, p->kw, p->dw) * NB <= DW_PAD_FLOATS) {
         /* small planes: whole blocks, zero-bordered (chosen by shape alone: the same sums at any T) */
 #pragma omp parallel num_threads(T) if (T > 1)
@@ -782,24 +833,6 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
         }
         return;
     }
-#if DW2_PX
-    if (dw2_ok(p)) {
-        /* 3x3 and 5x5, stride 1 or 2: pairs of rows (dw_row2 where both have all tap rows inside; the same sums as row by row) */
-        const int64_t hp = cdiv(p->Ho, 2);
-#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
-        for (int64_t r = 0; r < N * Cb * hp; r++) {
-            const int64_t oh = r % hp * 2, nc = r / hp, cb = nc % Cb;
-            float *yr = y + nc * OHWb + oh * p->Wo * NB;
-            const float *rr = res ? res + nc * OHWb + oh * p->Wo * NB : NULL;
-            const float *xi = x + nc * HWb, *wc = p->wp + p->wofs[cb];
-            if (oh + 1 < p->Ho && oh * p->sh - p->pt >= 0 && (oh + 1) * p->sh - p->pt + p->kh - 1 < p->H) dw_row2(p, xi, wc, oh, yr, rr, cb);
-            else
-                for (int64_t h = oh; h < min64(oh + 2, p->Ho); h++)
-                    dw_row(p, xi, wc, h, yr + (h - oh) * p->Wo * NB, rr ? rr + (h - oh) * p->Wo * NB : NULL, cb);
-        }
-        return;
-    }
-#endif
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t r = 0; r < rows; r++) {
         const int64_t oh = r % p->Ho, nc = r / p->Ho, cb = nc % Cb;

@@ -531,6 +531,36 @@ static void test_conv_grouped_depthwise(void **state)
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
 }
 
+/* Depthwise 3x3 / 5x5 at stride 1 and 2 read straight from the input in two-row tiles (dw2_rows, kernels/nchwc_body.h:
+   border tiles skip the taps outside, pixel by pixel where a tile would skip more than K columns on a side): MNASNet's
+   and EfficientNet's stride-2 shapes, odd input sizes, 1x1 and 2x2 planes, C not a multiple of b, pads of 0, K and
+   more than K, asymmetric pads, rows whose every tap is padding, odd output heights (the last row alone), tiles of
+   every width 1..8 at the end of a row, batch 2, residual, epilogues that are not cheap, NaN. run_conv: every level,
+   within TOL of the reference, padding lanes zero, the same bits at 1 and 2 threads. */
+static void test_dw_rows_stride2(void **state)
+{
+    (void)state;
+    const conv_case cs[] = {
+        CV(1, 240, 28, 28, 240, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 240, .bias = 1, .act1 = SO_ACT_RELU), /* MNASNet */
+        CV(1, 250, 28, 28, 250, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 250, .bias = 1, .scale = 1, .act1 = SO_EPI_SILU),
+        CV(1, 37, 27, 27, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 37, .bias = 1, .act1 = SO_ACT_CLIP, .lo = 0.f, .hi = 6.f),
+        CV(2, 21, 29, 31, 21, 5, 5, 2, 2, 1, 2, 2, 1, 1, 1, 21, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 18, 1, 1, 18, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 18, .bias = 1),                       /* 1x1 plane */
+        CV(1, 18, 2, 2, 18, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 18, .bias = 1, .act1 = SO_ACT_RELU), /* 2x2 -> 1x1 */
+        CV(2, 35, 2, 2, 35, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 35, .bias = 1, .res = 1),             /* 2x2, stride 1 */
+        CV(1, 16, 5, 6, 16, 3, 3, 1, 1, 4, 4, 4, 4, 1, 1, 16, .bias = 1),       /* pads > K: pixel by pixel */
+        CV(1, 17, 6, 7, 17, 3, 3, 1, 1, 3, 3, 3, 3, 1, 1, 17, .bias = 1),       /* pads == K: whole padding rows */
+        CV(1, 20, 9, 8, 20, 5, 5, 2, 2, 5, 5, 6, 6, 1, 1, 20, .scale = 1, .act1 = SO_EPI_HARDSWISH),
+        CV(1, 24, 13, 45, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 24, .bias = 1, .act1 = SO_EPI_SILU, .res = 1), /* Wo 23: 8 + 8 + 7 */
+        CV(1, 40, 14, 14, 40, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 40, .bias = 1, .nan = 1),
+        CV(1, 48, 15, 15, 48, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 48, .bias = 1),     /* no padding, odd Ho (7) */
+        CV(1, 32, 11, 21, 32, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 32, .bias = 1, .act1 = SO_ACT_SIGMOID), /* Wo 21: 8 + 8 + 5 */
+        CV(2, 19, 7, 12, 19, 3, 3, 1, 1, 0, 1, 2, 0, 1, 1, 19, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 16, 9, 17, 16, 5, 5, 2, 2, 0, 4, 3, 1, 1, 1, 16, .bias = 1),      /* left pad 4 at K 5, Wo 8 */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
+}
+
 static void test_conv_epilogue_nan(void **state)
 {
     (void)state;
@@ -1135,7 +1165,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_wide_tiles),
-        cmocka_unit_test(test_conv_grouped_depthwise),
+        cmocka_unit_test(test_conv_grouped_depthwise), cmocka_unit_test(test_dw_rows_stride2),
         cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_dnnl_nonfinite), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
     };
