@@ -1,6 +1,7 @@
 /* exec.c - the executor: liveness memory plan, kernel selection at load, flat run loop, profiler, FLOP counter. */
 #include "exec.h"
 
+#include <cpuid.h>
 #include <math.h>
 #include <stdlib.h>
 #ifdef __GLIBC__
@@ -802,9 +803,10 @@ void so_exec_free(so_exec *e)
    (only the cap below reads it); (2) a cold configuration whose flushes cost more than its kernel
    stops after COLD_RUNS runs once the runs and their flushes together reach TARGET_MS: its lower
    quartile is then the second fastest of 8 instead of the 33rd of ~130. (clflushopt, ~30x faster,
-   was tried and not kept: the GEMV kernels read weights packed at selection, which no flush of the
-   model's weights reaches, and clflush's side effect slows the next kernel towards its in-model time:
-   [1,512]x[512,512] 0.034-0.047 ms after clflush, 0.022-0.028 after clflushopt, ~0.05-0.08 in the model.) */
+   was tried in session 16 and not kept then: the GEMV kernels read weights packed at selection, which no
+   flush of the model's weights reached: [1,512]x[512,512] 0.034-0.047 ms after clflush, 0.022-0.028 after
+   clflushopt, ~0.05-0.08 in the model. The packed copy is flushed since; clflushopt is the default from
+   session 20: so_exec_time_flushopt below.) */
 int so_exec_time_lean = 1;
 #define COLD_RUNS 8
 
@@ -817,10 +819,44 @@ int so_exec_time_enough(int done, double fastest_ms, double least_flush_ms, int 
     return so_exec_time_lean && cold && done >= COLD_RUNS && least_flush_ms > fastest_ms && (fastest_ms + least_flush_ms) * done >= TARGET_MS;
 }
 
-static void flush_bytes(const char *p, size_t nb)
+/* How the cold timing flushes (session 20): with clflushopt (where the CPU has it, cpuid leaf 7 EBX
+   bit 23) the same lines leave every cache level as with clflush, but the flushes are not ordered
+   against each other, so they overlap: 0.1-0.4 ms per MB against clflush's 4-10 ms per MB on the
+   Intel Xeon model 207 (a 28 MB enlarged conv's weights: 3-6 ms against 140-180 ms per timed run),
+   and a stream read of the flushed bytes afterwards takes the same time after either (both from
+   memory). Session 16 rejected clflushopt because nasrnn_512's GEMVs then timed 0.57x: they read
+   the weights packed at selection, which neither flush reached, and clflush's slowness was what
+   slowed them; the packed copy is flushed since (k.packed below), so the kernel's own bytes are
+   what leaves the caches either way. The mfence after the flushes orders them before the run.
+   0: clflush as before (A/B runs; valgrind's CPU has no clflushopt and gets clflush anyway). */
+int so_exec_time_flushopt = 1;
+
+static int have_clflushopt(void)
 {
+    static int known = -1;
+    if (known < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        known = __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 23) & 1u);
+    }
+    return known;
+}
+
+__attribute__((target("clflushopt"))) static void flush_bytes_opt(const char *p, size_t nb)
+{
+    for (size_t j = 0; j < nb; j += 64) _mm_clflushopt((void *)(p + j));
+    if (nb) _mm_clflushopt((void *)(p + nb - 1));
+}
+
+/* Flushes p[0..nb) from every cache level; returns the instruction's name (so_exec_timed.flush). */
+static const char *flush_bytes(const char *p, size_t nb)
+{
+    if (so_exec_time_flushopt && have_clflushopt()) {
+        flush_bytes_opt(p, nb);
+        return "clflushopt";
+    }
     for (size_t j = 0; j < nb; j += 64) _mm_clflush(p + j);
     if (nb) _mm_clflush(p + nb - 1);
+    return "clflush";
 }
 
 so_status so_exec_time_node(const so_graph *g, int32_t i, int threads, int cold, int iters, double *min_ms)
@@ -932,14 +968,16 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
             for (int32_t q = 0; q < n_in; q++) {
                 if (!in[q].data || g->nodes[ein[q].node].op != SO_OP_WEIGHT) continue;
                 const size_t nb = (size_t)so_shape_numel(&in[q].shape) * (in[q].shape.dtype == SO_I64 ? 8 : 4);
-                flush_bytes(in[q].data, nb);
+                const char *how = flush_bytes(in[q].data, nb);
+                if (what) what->flush = how;
                 flushed += nb;
             }
             /* and the copy the kernel reads instead (matmul's packed B, kernels/fast.h `packed`): left warm, an
                M = 1 GEMV of nasrnn_512 timed 0.025 ms against 0.040-0.063 in the model, and its merged products
                (on oneDNN, reading the flushed weight) looked dearer than they run (docs/BENCHMARKS.md, session 16) */
             if (k.run && k.packed && k.packed_bytes) {
-                flush_bytes(k.packed, k.packed_bytes);
+                const char *how = flush_bytes(k.packed, k.packed_bytes);
+                if (what) what->flush = how;
                 flushed += k.packed_bytes;
             }
             if (what) what->flushed_bytes = flushed;

@@ -89,6 +89,9 @@ so_status so_exec_time_node(const so_graph *g, int32_t node, int threads, int co
 /* 1 (default): lean timing (exec.c: no weight flush before the warm-up run; a cold configuration whose
    flushes cost more than its kernel stops after 8 runs); 0: the timer before session 16 (tests, A/B runs). */
 extern int so_exec_time_lean;
+/* 1 (default): the cold timing flushes with clflushopt where the CPU has it (exec.c: the same lines leave
+   the caches, 10-50x cheaper than clflush); 0: clflush, as before session 20 (A/B runs, tests). */
+extern int so_exec_time_flushopt;
 /* What so_exec_time_step timed: the kernel's name ("ref" for the reference kernel), the nodes it absorbed, and
    the bytes flushed from the caches before each timed run when `cold` (the weight inputs, and the kernel's packed
    copy of them where it reads that instead: a matmul's packed B). */
@@ -97,6 +100,7 @@ typedef struct so_exec_timed {
     int32_t n_fused;
     int32_t fused[4];
     size_t flushed_bytes;
+    const char *flush; /* the instruction that flushed them: "clflushopt", "clflush", or NULL (warm) */
     /* where the call's wall time went (seconds): selecting the kernel (plans, packed weights),
        the timing buffers (allocation, random inputs), the cache eviction and weight flushes before
        each run, the kernel runs themselves (warm-up included); runs counts them */

@@ -1,6 +1,7 @@
 /* cost.c - measured and flops cost models with an on-disk cache keyed by configuration (XXH3). */
 #include "cost.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 #include <immintrin.h>
@@ -233,6 +235,9 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
     /* a header that is not this build's (another format or a damaged file): ignored, overwritten */
     cm->foreign = !read_cache(f, desc, &cm->cache, &cm->quality, &cm->malformed, &cm->loaded, &cm->stale);
     fclose(f);
+    /* in use: its modification time is what so_cost_prune ages (a build whose costs are all cached never
+       saves); a day's resolution is enough, and a read-only cache is not an error */
+    if (!cm->foreign && (double)time(NULL) - (double)sb.st_mtime > 86400.0) utimensat(AT_FDCWD, cm->path, NULL, 0);
     return SO_OK;
 }
 
@@ -246,13 +251,15 @@ static int keep_mine(double mine, uint64_t qm, double disk, uint64_t qd)
     return qm != Q_QUIET && mine < disk;
 }
 
-/* Takes the cache's lock (an exclusive flock on "<path>.lock", blocking): -1 when it cannot (the file
-   is then written unlocked, atomically as before; a concurrent save may then drop the other's new
-   entries, never corrupt the file). */
-static int lock_cache(const char *path)
+/* Takes the cache directory's lock (an exclusive flock on "<dir>/cost.lock", blocking; one lock file per
+   directory, shared by every build's cache file there, so saves and the pruning below never leave a lock
+   file per build behind): -1 when it cannot (the file is then written unlocked, atomically as before; a
+   concurrent save may then drop the other's new entries, never corrupt the file). Before session 20 the
+   lock was "<path>.lock", one per cache file (so_cost_prune removes those). */
+static int lock_cache(const char *dir)
 {
     char lp[4200];
-    snprintf(lp, sizeof lp, "%s.lock", path);
+    snprintf(lp, sizeof lp, "%s/cost.lock", dir);
     int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return -1;
     int r;
@@ -279,7 +286,7 @@ so_status so_cost_save(so_cost_model *cm)
        is read again and merged entry by entry (keep_mine), so no run's measurements are lost; the write
        itself is atomic (temporary + rename), so a reader never sees a partial file. This run's own
        prices (cm->cache) are not changed. */
-    const int lock = lock_cache(cm->path);
+    const int lock = lock_cache(dir);
     so_hmap dc = {0}, dq = {0};
     int64_t bad = 0, nl = 0, ns = 0;
     FILE *in = so_open_regular(cm->path, NULL);
@@ -316,10 +323,53 @@ so_status so_cost_save(so_cost_model *cm)
     }
     so_hmap_free(&dc);
     so_hmap_free(&dq);
+    /* other builds' files nobody used for SO_COST_PRUNE_DAYS, under the same lock (a save of theirs cannot
+       be between its read and its rename); only when a lock was taken */
+    if (st == SO_OK && lock >= 0) so_cost_prune(dir, cm->path, SO_COST_PRUNE_DAYS * 86400.0);
     if (lock >= 0) close(lock); /* releases the flock */
     if (st != SO_OK) return SO_ERR;
     cm->dirty = 0;
     return SO_OK;
+}
+
+/* 1 if name is "cost-<16 hex digits>.tsv" followed by exactly tail ("" for a cache file, ".lock" for a lock
+   file of sessions up to 19, ".tmp." plus digits for so_atomic's temporary of a killed run). */
+static int cost_file_name(const char *name, const char *tail)
+{
+    if (strncmp(name, "cost-", 5) != 0) return 0;
+    for (int k = 5; k < 21; k++)
+        if (!((name[k] >= '0' && name[k] <= '9') || (name[k] >= 'a' && name[k] <= 'f'))) return 0;
+    if (strncmp(name + 21, ".tsv", 4) != 0) return 0;
+    const char *t = name + 25;
+    if (strcmp(tail, ".tmp.") != 0) return strcmp(t, tail) == 0;
+    if (strncmp(t, ".tmp.", 5) != 0 || !t[5]) return 0;
+    for (t += 5; *t; t++)
+        if (*t < '0' || *t > '9') return 0;
+    return 1;
+}
+
+int so_cost_prune(const char *dir, const char *keep, double max_age)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    const char *kb = keep ? strrchr(keep, '/') : NULL;
+    kb = kb ? kb + 1 : keep;
+    const double now = (double)time(NULL);
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *nm = e->d_name;
+        if (kb && !strcmp(nm, kb)) continue; /* this run's own file */
+        if (!cost_file_name(nm, "") && !cost_file_name(nm, ".lock") && !cost_file_name(nm, ".tmp.")) continue;
+        char p[4400];
+        snprintf(p, sizeof p, "%s/%s", dir, nm);
+        struct stat sb;
+        if (lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) continue; /* links, FIFOs, directories: not ours to remove */
+        if (now - (double)sb.st_mtime < max_age) continue;
+        if (unlink(p) == 0) removed++;
+    }
+    closedir(d);
+    return removed;
 }
 
 void so_cost_free(so_cost_model *cm)

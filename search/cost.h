@@ -72,12 +72,26 @@ typedef struct so_cost_model {
    cm->malformed; neither is an error (the configurations are measured again). A FIFO or device at the
    path is refused (SO_ERR). SO_ERR also when SUPEROPT_ISA is invalid. */
 so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const char *cache_dir);
-/* Writes the disk cache when this run measured something: under an exclusive lock (flock on
-   "<file>.lock"), the file is read again and merged with this run's entries (a quiet entry over a
+/* Writes the disk cache when this run measured something: under an exclusive lock (flock on the
+   directory's "cost.lock"), the file is read again and merged with this run's entries (a quiet entry over a
    settled over a loaded one; of two quiet the one already on disk, of two others the lower), then
    written atomically (temporary file + rename): concurrent runs lose no entries and a reader never
    sees a partial file. In table mode, the table instead (so_cost_table_save). */
 so_status so_cost_save(so_cost_model *cm);
+/* Pruning the disk cache directory (session 20): every build writes a file of its own (the key hashes the
+   executable), so a directory collects one per build ever run. so_cost_save, under the directory's lock
+   ("<dir>/cost.lock", one per directory), removes the files of other builds that nobody used for
+   SO_COST_PRUNE_DAYS (modification time: each save rewrites a file, and so_cost_init touches a file it reads
+   that is over a day old), with them the per-file lock files of sessions up to 19 ("cost-<key>.tsv.lock")
+   and the temporaries of killed runs ("cost-<key>.tsv.tmp.<pid>") of the same age. */
+#ifndef SO_COST_PRUNE_DAYS
+#define SO_COST_PRUNE_DAYS 30
+#endif
+/* Removes from dir the regular files named cost-<16 hex digits>.tsv, cost-<16 hex>.tsv.lock and
+   cost-<16 hex>.tsv.tmp.<digits> whose modification time is at least max_age seconds old, except the file
+   keep (a path; its last component is compared; NULL: none). Nothing else in dir is touched (the proof
+   cache shares it). Returns how many were removed. The caller holds the directory's lock. */
+int so_cost_prune(const char *dir, const char *keep, double max_age);
 
 /* Reproducible measured costs: a cost table (--cost-table FILE) is the only source of a measured
    model's costs (call after so_cost_init with cache_dir "" so no disk cache is read). If path

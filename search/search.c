@@ -520,8 +520,11 @@ static so_status preview(ctx *c, const gref *r, const so_match *m, double *delta
         return SO_OK;
     }
     double d = 0;
+    const int64_t meas0 = c->cm->measured; const double ms0 = c->cm->measure_seconds;
     for (int32_t i = first; i < n; i++)
         if (!wf[i]) d += so_cost_node_role(c->cm, sg, i, role[i]);
+    if (getenv("SO_DEBUG_PREVIEW") && c->cm->measured > meas0)
+        fprintf(stderr, "preview timed: rule %s %lld cfg %.3f s delta %.4f matched %.4f bound %.4f reach %.4f\n", c->o->labels ? c->o->labels[m->rule_index] : "?", (long long)(c->cm->measured - meas0), c->cm->measure_seconds - ms0, d - matched, matched, bound, reach);
     for (int p = 0; p < m->rule->src.n_nodes; p++) d -= r->nc[m->node[p]]; /* in this order: the same bits as before the bound */
     *delta = d;
     return SO_OK;

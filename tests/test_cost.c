@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <utime.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -46,12 +49,12 @@ static so_model *build(int64_t n)
     return m;
 }
 
-/* Removes a test's cache file, its lock file and its directory, and frees its model. */
+/* Removes a test's cache file, the directory's lock file and the directory, and frees its model. */
 static void cache_cleanup(const char *dir, const char *path, so_model *m)
 {
     unlink(path);
     char lock[600];
-    snprintf(lock, sizeof lock, "%s.lock", path);
+    snprintf(lock, sizeof lock, "%s/cost.lock", dir);
     unlink(lock);
     rmdir(dir);
     so_model_free(m);
@@ -424,6 +427,105 @@ static void test_same_graph_same_price(void **state)
 /* Damaged cache files: a v2 header (another format) is ignored whole (foreign); a v1 line (no state
    column), an unknown state, a bad key, junk bytes and a line cut short by truncation are dropped
    (malformed) and measured again; good lines around them are used. Never a crash. */
+/* Writes an empty file at dir/name, modified age_days ago. */
+static void aged_file(const char *dir, const char *name, double age_days)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("x\n", f);
+    fclose(f);
+    const time_t t = time(NULL) - (time_t)(age_days * 86400.0);
+    struct utimbuf u = {t, t};
+    assert_int_equal(utime(p, &u), 0);
+}
+
+static int exists_in(const char *dir, const char *name)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    struct stat sb;
+    return lstat(p, &sb) == 0;
+}
+
+/* The disk cache directory is pruned (session 20): a save removes other builds' cost files unused for
+   SO_COST_PRUNE_DAYS, the per-file lock files of earlier sessions and killed runs' temporaries of that
+   age, and leaves one lock file per directory (cost.lock), never one per cache file. Files that are not
+   cost files (the proof cache shares the directory), recent ones and this build's own stay. Fails on the
+   code before: no file was ever removed and each save left "<file>.lock" beside its file. */
+static void test_cache_prune(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/so_cost_test_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const double old = SO_COST_PRUNE_DAYS + 5, young = 2;
+    aged_file(dir, "cost-00000000000000a1.tsv", old);        /* another build, unused: removed */
+    aged_file(dir, "cost-00000000000000a1.tsv.lock", old);   /* its session-19 lock: removed */
+    aged_file(dir, "cost-00000000000000a2.tsv", young);      /* another build, used lately: kept */
+    aged_file(dir, "cost-00000000000000a2.tsv.lock", young); /* kept while it may be in use */
+    aged_file(dir, "cost-00000000000000a3.tsv.tmp.4242", old); /* a killed run's temporary: removed */
+    aged_file(dir, "cost-00000000000000a3.tsv.tmp.", old);   /* not a temporary's name: kept */
+    aged_file(dir, "cost-00000000000000A4.tsv", old);        /* not a key (upper case): kept */
+    aged_file(dir, "cost-00000000000000a5.tsv.bak", old);    /* not ours: kept */
+    aged_file(dir, "proofs-0123.json", old);                 /* the proof cache's: kept */
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/cost-00000000000000a6.tsv", dir); /* a directory named like one: kept */
+    assert_int_equal(mkdir(sub, 0755), 0);
+
+    so_model *m = build(16);
+    so_cost_model cm;
+    fake_timer quiet = {{0.25}, {0}, 1, 0};
+    cost_init_fake(&cm, dir, &quiet);
+    char path[512];
+    snprintf(path, sizeof path, "%s", cm.path);
+    const char *own = strrchr(path, '/') + 1;
+    so_cost_node(&cm, m->graph, 2);
+    assert_int_equal(so_cost_save(&cm), SO_OK);
+    so_cost_free(&cm);
+    assert_true(exists_in(dir, own));
+    assert_true(exists_in(dir, "cost.lock"));
+    char own_lock[300];
+    snprintf(own_lock, sizeof own_lock, "%s.lock", own);
+    assert_false(exists_in(dir, own_lock)); /* no lock file per cache file */
+    assert_false(exists_in(dir, "cost-00000000000000a1.tsv"));
+    assert_false(exists_in(dir, "cost-00000000000000a1.tsv.lock"));
+    assert_false(exists_in(dir, "cost-00000000000000a3.tsv.tmp.4242"));
+    assert_true(exists_in(dir, "cost-00000000000000a2.tsv"));
+    assert_true(exists_in(dir, "cost-00000000000000a2.tsv.lock"));
+    assert_true(exists_in(dir, "cost-00000000000000a3.tsv.tmp."));
+    assert_true(exists_in(dir, "cost-00000000000000A4.tsv"));
+    assert_true(exists_in(dir, "cost-00000000000000a5.tsv.bak"));
+    assert_true(exists_in(dir, "proofs-0123.json"));
+    assert_true(exists_in(dir, "cost-00000000000000a6.tsv"));
+
+    /* this build's own file is never pruned, however old: a run that reads it touches it (a build whose
+       costs are all cached never saves), and so_cost_prune skips the file it is told to keep */
+    struct utimbuf u = {time(NULL) - (time_t)(old * 86400.0), time(NULL) - (time_t)(old * 86400.0)};
+    assert_int_equal(utime(path, &u), 0);
+    cost_init_fake(&cm, dir, &quiet);
+    assert_int_equal(cm.loaded, 1);
+    so_cost_free(&cm);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_true((double)time(NULL) - (double)sb.st_mtime < 86400.0); /* touched by the read */
+    assert_int_equal(utime(path, &u), 0);
+    assert_int_equal(so_cost_prune(dir, path, 86400.0), 2); /* at a day's age: a2 and its lock, not the kept own file */
+    assert_true(exists_in(dir, own));
+    assert_false(exists_in(dir, "cost-00000000000000a2.tsv"));
+    assert_int_equal(so_cost_prune(dir, NULL, 1e12), 0); /* nothing that old */
+
+    const char *left[] = {"cost-00000000000000a3.tsv.tmp.", "cost-00000000000000A4.tsv", "cost-00000000000000a5.tsv.bak", "proofs-0123.json"};
+    for (int k = 0; k < 4; k++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", dir, left[k]);
+        assert_int_equal(unlink(p), 0);
+    }
+    assert_int_equal(rmdir(sub), 0);
+    cache_cleanup(dir, path, m);
+    assert_false(exists_in("/tmp", strrchr(dir, '/') + 1)); /* nothing else was left */
+}
+
 static void test_cache_damaged(void **state)
 {
     (void)state;
@@ -937,6 +1039,7 @@ int main(void)
         cmocka_unit_test(test_same_graph_same_price),
         cmocka_unit_test(test_cache_damaged),
         cmocka_unit_test(test_cache_concurrent),
+        cmocka_unit_test(test_cache_prune),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,5 @@
 /* test_exec.c - the executor: memory plan (reuse, views alias, outputs), errors, determinism, profiler, FLOP counter, node timing, real models vs PyTorch outputs. */
+#include <cpuid.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -407,13 +408,28 @@ static void test_time_cold_flushes_packed(void **state)
     const size_t wb = (size_t)(K * N) * sizeof(float);
     so_exec_timed what;
     double ms = 0;
-    assert_int_equal(so_exec_time_step(t.g, mm, NULL, 1, 1, 3, &ms, &what), SO_OK);
-    assert_true(ms > 0);
-    assert_string_equal(what.kernel, "matmul_gemv");
-    assert_true(what.flushed_bytes >= 2 * wb);            /* the weight and the packed B */
-    assert_true(what.flushed_bytes <= 2 * wb + 64 * 4 * (size_t)K); /* nothing else */
+    /* session 20: the flush is clflushopt where the CPU has it (cpuid leaf 7 EBX bit 23; kernels/exec.c
+       so_exec_time_flushopt), clflush otherwise or when turned off, and the same bytes either way */
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const int has_opt = __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 23) & 1u);
+    const int saved = so_exec_time_flushopt;
+    size_t flushed[2] = {0, 0};
+    for (int opt = 1; opt >= 0; opt--) {
+        so_exec_time_flushopt = opt;
+        assert_int_equal(so_exec_time_step(t.g, mm, NULL, 1, 1, 3, &ms, &what), SO_OK);
+        assert_true(ms > 0);
+        assert_string_equal(what.kernel, "matmul_gemv");
+        assert_true(what.flushed_bytes >= 2 * wb);            /* the weight and the packed B */
+        assert_true(what.flushed_bytes <= 2 * wb + 64 * 4 * (size_t)K); /* nothing else */
+        assert_non_null(what.flush);
+        assert_string_equal(what.flush, opt && has_opt ? "clflushopt" : "clflush");
+        flushed[opt] = what.flushed_bytes;
+    }
+    assert_true(flushed[0] == flushed[1]);
+    so_exec_time_flushopt = saved;
     assert_int_equal(so_exec_time_step(t.g, mm, NULL, 1, 0, 3, &ms, &what), SO_OK);
     assert_int_equal(what.flushed_bytes, 0); /* warm: nothing flushed */
+    assert_null(what.flush);
     so_model_free(t.m);
 }
 

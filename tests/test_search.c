@@ -856,7 +856,7 @@ static void test_confirm_same_on_cache(void **state)
     free(b0);
     for (int r = 0; r < 4; r++) unlink(out[r]);
     char lock[620];
-    snprintf(lock, sizeof lock, "%s.lock", path);
+    snprintf(lock, sizeof lock, "%s/cost.lock", dir);
     unlink(path);
     unlink(lock);
     assert_int_equal(rmdir(dir), 0);
