@@ -4,6 +4,8 @@
 #include "../src/common.h"
 
 #include <dlfcn.h>
+#include <float.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,7 @@ void *so_dnnl_lib(void)
     X(dnnl_stream_wait)                                                                                                                \
     X(dnnl_memory_desc_init_by_tag)                                                                                                    \
     X(dnnl_memory_desc_get_size)                                                                                                       \
+    X(dnnl_memory_desc_equal)                                                                                                          \
     X(dnnl_memory_create)                                                                                                              \
     X(dnnl_memory_destroy)                                                                                                             \
     X(dnnl_memory_set_data_handle)                                                                                                     \
@@ -103,15 +106,24 @@ struct so_dnnl_conv {
     dnnl_primitive_t prim;
     dnnl_stream_t stream;
     dnnl_memory_t src, wei, bias, dst, res, scratch;
-    size_t scratch_bytes; /* the primitive's scratchpad: the caller's memory (user mode), no allocation per run */
-    int res_arg;        /* DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1, when res */
+    size_t scratch_bytes; /* the primitives' scratchpad: the caller's memory (user mode), no allocation per run */
+    int res_arg;        /* DNNL_ARG_ATTR_MULTIPLE_POST_OP(k) | DNNL_ARG_SRC_1, when prim has the residual post-op */
     float *wbuf, *bbuf; /* reordered weights, bias (owned, 64-byte aligned) */
     size_t bytes, wbytes; /* held in all, in wbuf */
     char impl[64];
-    /* convolution only: the tail so_dnnl_conv_run applies after the primitive (conv_tail) - the epilogue part oneDNN's
+    /* convolution only: the tail so_dnnl_conv_run applies after prim (conv_tail) - the epilogue part oneDNN's
        post-ops would get wrong (epi_split) and the zeroing of dst's padding lanes; N images of O channels x HW */
     so_epi tail;
     int64_t N, O, HW;
+    /* convolution with a tail only (else NULL / 0): fast, the same convolution with the whole epilogue as post-ops
+       (the same weights layout, reading wbuf), run instead of prim + conv_tail when the input passes fast_input:
+       every |x| bit pattern at most fast_max (finite, and small enough that no pre-activation can overflow),
+       and, when scan_res, the residual free of NaN. nx / nres: floats of the blocked x / residual. */
+    dnnl_primitive_t fast;
+    dnnl_memory_t fscratch;
+    int fres_arg, scan_res, scan512;
+    uint32_t fast_max;
+    int64_t nx, nres;
 };
 
 static float *alloc64(size_t bytes)
@@ -181,14 +193,15 @@ static void tail_act(int act, float lo, float hi, float *x, int64_t n)
 /* Floats per item of conv_tail: 16 KB, so the item's act1 / residual / act2 passes stay in L1. */
 #define TAIL_CHUNK 4096
 
-/* After the convolution primitive wrote y (nChw16c): y = act2(act1(y) + res) for p->tail's parts, and the padding
-   lanes of the last channel block zeroed (oneDNN's 1x1 kernels leave them NaN, or a Clip's bound, where an input
-   pixel is not finite: its zero-padded weights times inf or NaN), in chunks over the calling thread's team. With no
-   tail activation only the last channel blocks are visited (nothing when O is a multiple of 16). */
-static void conv_tail(const so_dnnl_conv *p, float *y, const float *res)
+/* After the convolution primitive wrote y (nChw16c): y = act2(act1(y) + res) for p->tail's parts (with_acts; 0 after
+   p->fast, which applied them), and the padding lanes of the last channel block zeroed (oneDNN's 1x1 kernels leave
+   them NaN, or a Clip's bound, where an input pixel is not finite: its zero-padded weights times inf or NaN), in
+   chunks over the calling thread's team. With no tail activation only the last channel blocks are visited (nothing
+   when O is a multiple of 16). */
+static void conv_tail(const so_dnnl_conv *p, float *y, const float *res, int with_acts)
 {
     const int64_t Ob = (p->O + 15) / 16, plane = p->HW * 16, nch = (plane + TAIL_CHUNK - 1) / TAIL_CHUNK, used = p->O - (Ob - 1) * 16;
-    const int acts = p->tail.act1 || p->tail.has_res || p->tail.act2;
+    const int acts = with_acts && (p->tail.act1 || p->tail.has_res || p->tail.act2);
     if (!acts && used == 16) return;
     const int64_t nblk = acts ? p->N * Ob : p->N, items = nblk * nch;
     const so_epi *t = &p->tail;
@@ -203,9 +216,118 @@ static void conv_tail(const so_dnnl_conv *p, float *y, const float *res)
             for (int64_t i = 0; i < n; i++) yc[i] += rc[i];
         }
         if (t->act2) tail_act(t->act2, t->lo2, t->hi2, yc, n);
-        if (used < 16 && blk % Ob == Ob - 1)
-            for (int64_t q = 0; q < n; q += 16) memset(yc + q + used, 0, sizeof(float) * (size_t)(16 - used));
+        if (used < 16 && blk % Ob == Ob - 1) /* the lanes past used cleared through a bit mask (vectorised; a memset
+                                                per pixel was mostly call overhead) */
+            for (int64_t q = 0; q < n; q += 16)
+#pragma omp simd
+                for (int j = 0; j < 16; j++) {
+                    uint32_t u;
+                    memcpy(&u, yc + q + j, sizeof u);
+                    u &= j < used ? 0xffffffffu : 0u;
+                    memcpy(yc + q + j, &u, sizeof u);
+                }
     }
+}
+
+/* The fast primitive (oneDNN's Relu / Clip post-ops) gives the exact path's result when no value reaching a Relu /
+   Clip is NaN. Every such value is finite when the input is finite, no pre-activation overflows and, for a Relu /
+   Clip after the residual add, the residual has no NaN (finite + inf is inf, which Relu / Clip map as the reference
+   does; the activations before a residual map finite to finite). A pre-activation is a sum of x * w products plus
+   the bias: with |x| <= m each partial sum is at most m * sum_k |w[o][k]| + |b[o]| (times the rounding's growth,
+   under 1.001 for fewer than 2^20 terms). FAST_LIMIT keeps that bound 2^24 below FLT_MAX: room for the rounding and
+   for Winograd (oneDNN's jit_fp32_wino_2x3 and jit_wino_4x3), whose transforms enlarge the intermediate values
+   (F(4x4, 3x3) with the usual points 0, +-1, +-2: at most 10^2 for the input transform, 1 for the weights' and
+   23^2 for the output's, under 2^16; F(2x2, 3x3) less). Overflowing sums
+   are where the result depends on the order of the additions anyway (oneDNN's FMA chains, the reference's loops);
+   the fast path only has to keep a NaN where the exact path would have one, and above this bound the exact path runs. */
+#define FAST_LIMIT ((double)FLT_MAX / 16777216.0)
+
+/* The largest m (a float, as its bit pattern in *max_bits) with m * sum_k |w[o][k]| + |b[o]| <= FAST_LIMIT for every
+   output channel o of w [O][K] (the scaled weights) and b (NULL: none); -1 when a weight or bias is not finite or no
+   m >= 0 qualifies (then only the exact path runs). */
+static int fast_bound(const float *w, int64_t O, int64_t K, const float *b, uint32_t *max_bits)
+{
+    double m = FLT_MAX;
+    for (int64_t o = 0; o < O; o++) {
+        double l1 = 0;
+        for (int64_t k = 0; k < K; k++) {
+            if (!isfinite(w[o * K + k])) return -1;
+            l1 += fabs(w[o * K + k]);
+        }
+        const double bo = b ? fabs(b[o]) : 0;
+        if (b && !isfinite(b[o])) return -1;
+        if (bo > FAST_LIMIT) return -1;
+        if (l1 > 0 && (FAST_LIMIT - bo) / l1 < m) m = (FAST_LIMIT - bo) / l1;
+    }
+    float f = (float)m;
+    if ((double)f > m) f = nextafterf(f, 0.f);
+    memcpy(max_bits, &f, sizeof f);
+    return 0;
+}
+
+/* Floats from which absmax_bits splits its scan over the team (256 KB: a few microseconds of one thread's scan). */
+#define SCAN_PAR 65536
+
+/* The largest |v| of the n floats at x as a bit pattern (sign cleared): finite values order as their bits, 0x7f800000
+   is an infinity and anything above a NaN. */
+static uint32_t absmax_bits_1(const float *x, int64_t n)
+{
+    uint32_t m = 0;
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, x + i, sizeof u);
+        u &= 0x7fffffffu;
+        m = u > m ? u : m;
+    }
+    return m;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+/* absmax_bits_1 in AVX-512 registers, four chains (2.6x the SSE loop's 41 GB/s on 784 KB in L2, Intel Xeon model 207;
+   the same from L3, where memory bounds both). This file is built for the baseline ISA; only called on a CPU with
+   AVX-512 F (scan512: oneDNN itself is loaded at the AVX-512 level only). */
+__attribute__((target("avx512f"))) static uint32_t absmax_bits_512(const float *x, int64_t n)
+{
+    const __m512i k = _mm512_set1_epi32(0x7fffffff);
+    __m512i a = _mm512_setzero_si512(), b = a, c = a, d = a;
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        a = _mm512_max_epu32(a, _mm512_and_si512(_mm512_loadu_si512(x + i), k));
+        b = _mm512_max_epu32(b, _mm512_and_si512(_mm512_loadu_si512(x + i + 16), k));
+        c = _mm512_max_epu32(c, _mm512_and_si512(_mm512_loadu_si512(x + i + 32), k));
+        d = _mm512_max_epu32(d, _mm512_and_si512(_mm512_loadu_si512(x + i + 48), k));
+    }
+    const uint32_t m = _mm512_reduce_max_epu32(_mm512_max_epu32(_mm512_max_epu32(a, b), _mm512_max_epu32(c, d)));
+    const uint32_t r = absmax_bits_1(x + i, n - i);
+    return m > r ? m : r;
+}
+static int have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+#else
+static uint32_t absmax_bits_512(const float *x, int64_t n) { return absmax_bits_1(x, n); }
+static int have_avx512(void) { return 0; }
+#endif
+
+/* absmax_bits_1 of x (n floats), in chunks over the calling thread's team when n is large; read only. */
+static uint32_t absmax_bits(const float *x, int64_t n, int scan512)
+{
+    if (n < SCAN_PAR) return scan512 ? absmax_bits_512(x, n) : absmax_bits_1(x, n);
+    const int64_t chunk = 16384, nch = (n + chunk - 1) / chunk;
+    uint32_t m = 0;
+#pragma omp parallel for schedule(static) reduction(max : m)
+    for (int64_t c = 0; c < nch; c++) {
+        const int64_t len = n - c * chunk < chunk ? n - c * chunk : chunk;
+        const uint32_t v = scan512 ? absmax_bits_512(x + c * chunk, len) : absmax_bits_1(x + c * chunk, len);
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
+/* Whether p->fast may run on x (and res): see FAST_LIMIT. */
+static int fast_input(const so_dnnl_conv *p, const float *x, const float *res)
+{
+    return absmax_bits(x, p->nx, p->scan512) <= p->fast_max && (!p->scan_res || absmax_bits(res, p->nres, p->scan512) <= 0x7f800000u);
 }
 
 /* The primitive descriptor for one algorithm, or NULL (unsupported, or only oneDNN's reference code). */
@@ -228,9 +350,9 @@ static dnnl_primitive_desc_t conv_pd(dnnl_alg_kind_t alg, const dnnl_memory_desc
 }
 
 /* The epilogue as post-ops on a new attribute (act1, residual add: binary with src1 of dst's shape and layout,
-   act2; p->res_arg set when there is a residual) and a user-managed scratchpad (the executor's shared kernel
+   act2; *res_arg set when there is a residual) and a user-managed scratchpad (the executor's shared kernel
    scratch: nothing allocated per execution). *po and *attr are the caller's to destroy, also on failure (-1). */
-static int epi_attr(so_dnnl_conv *p, const so_epi *ep, const dnnl_memory_desc_t *dmd, dnnl_post_ops_t *po, dnnl_primitive_attr_t *attr)
+static int epi_attr(int *res_arg, const so_epi *ep, const dnnl_memory_desc_t *dmd, dnnl_post_ops_t *po, dnnl_primitive_attr_t *attr)
 {
     if (p_dnnl_post_ops_create(po) != dnnl_success || p_dnnl_primitive_attr_create(attr) != dnnl_success) return -1;
     int npo = 0;
@@ -239,7 +361,7 @@ static int epi_attr(so_dnnl_conv *p, const so_epi *ep, const dnnl_memory_desc_t 
         npo += ep->act1 != SO_ACT_NONE;
         if (ep->has_res) {
             if (p_dnnl_post_ops_append_binary(*po, dnnl_binary_add, dmd) != dnnl_success) return -1;
-            p->res_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(npo) | DNNL_ARG_SRC_1;
+            *res_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(npo) | DNNL_ARG_SRC_1;
             npo++;
         }
         if (append_act(*po, ep->act2, ep->lo2, ep->hi2)) return -1;
@@ -290,7 +412,7 @@ static int prim_finish(so_dnnl_conv *p, dnnl_primitive_desc_t pd, const dnnl_mem
     if (p->scratch_bytes && p_dnnl_memory_create(&p->scratch, sq, engine, DNNL_MEMORY_NONE) != dnnl_success) return -1;
     if (p_dnnl_memory_create(&p->src, smd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
         p_dnnl_memory_create(&p->dst, dmd, engine, DNNL_MEMORY_NONE) != dnnl_success ||
-        (p->res_arg && p_dnnl_memory_create(&p->res, dmd, engine, DNNL_MEMORY_NONE) != dnnl_success) ||
+        ((p->res_arg || p->fres_arg) && p_dnnl_memory_create(&p->res, dmd, engine, DNNL_MEMORY_NONE) != dnnl_success) ||
         p_dnnl_stream_create(&p->stream, engine, dnnl_stream_default_flags) != dnnl_success)
         return -1;
     return 0;
@@ -306,9 +428,9 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
     if ((H + pt + pb - (dh * (kh - 1) + 1)) / sh + 1 != Ho || (W + pl + pr - (dw * (kw - 1) + 1)) / sw + 1 != Wo) return NULL;
     so_dnnl_conv *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL, fpd = NULL;
+    dnnl_primitive_attr_t attr = NULL, fattr = NULL;
+    dnnl_post_ops_t po = NULL, fpo = NULL;
     float *wtmp = NULL;
     const int64_t Cg = C / group, Og = O / group, KK = kh * kw;
 
@@ -334,20 +456,35 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
        activation oneDNN would get wrong on NaN; the rest in conv_tail */
     so_epi post;
     p->N = N, p->O = O, p->HW = Ho * Wo;
-    if (epi_split(ep, &post, &p->tail) < 0) goto fail;
-    if (epi_attr(p, &post, &dmd, &po, &attr)) goto fail;
+    const int split = epi_split(ep, &post, &p->tail);
+    if (split < 0) goto fail;
+    if (epi_attr(&p->res_arg, &post, &dmd, &po, &attr)) goto fail;
     const int has_bias = ep && ep->shift;
     const int wino_ok = wino && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && group == 1;
-    if (wino_ok) pd = conv_pd(dnnl_convolution_winograd, &smd, &wmd, has_bias ? &bmd : NULL, &dmd, st, dl, pad_l, pad_r, attr);
-    if (!pd) pd = conv_pd(dnnl_convolution_direct, &smd, &wmd, has_bias ? &bmd : NULL, &dmd, st, dl, pad_l, pad_r, attr);
+    dnnl_alg_kind_t alg = dnnl_convolution_winograd;
+    if (wino_ok) pd = conv_pd(alg, &smd, &wmd, has_bias ? &bmd : NULL, &dmd, st, dl, pad_l, pad_r, attr);
+    if (!pd) pd = conv_pd(alg = dnnl_convolution_direct, &smd, &wmd, has_bias ? &bmd : NULL, &dmd, st, dl, pad_l, pad_r, attr);
     if (!pd) goto fail;
     const char *impl = NULL;
     p_dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
     snprintf(p->impl, sizeof p->impl, "%s", impl ? impl : "?");
     if (p_dnnl_primitive_create(&p->prim, pd) != dnnl_success) goto fail;
+    const dnnl_memory_desc_t *wq = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    /* with a tail: the fast primitive, the whole epilogue as post-ops, when oneDNN plans it with the same
+       implementation and weights layout (else prim + conv_tail always). Not for a Relu / Clip before the residual
+       when O is not a multiple of 16: oneDNN 2.6's jit and jit_1x1 kernels give wrong values in the last channel
+       block there (test_nchwc test_conv_dnnl_nonfinite's last case, finite input: up to twice the reference) */
+    if (split && !(drops_nan(ep->act1) && ep->has_res && O % 16)) {
+        if (epi_attr(&p->fres_arg, ep, &dmd, &fpo, &fattr)) goto fail;
+        fpd = conv_pd(alg, &smd, &wmd, has_bias ? &bmd : NULL, &dmd, st, dl, pad_l, pad_r, fattr);
+        const char *fimpl = NULL;
+        if (fpd && p_dnnl_primitive_desc_query(fpd, dnnl_query_impl_info_str, 0, &fimpl) == dnnl_success && fimpl && !strcmp(fimpl, p->impl) &&
+            p_dnnl_memory_desc_equal(wq, p_dnnl_primitive_desc_query_md(fpd, dnnl_query_weights_md, 0)) &&
+            p_dnnl_primitive_create(&p->fast, fpd) != dnnl_success)
+            p->fast = NULL;
+    }
 
     /* weights: the epilogue's scale folded in, reordered once into the primitive's layout */
-    const dnnl_memory_desc_t *wq = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     const size_t wbytes = p_dnnl_memory_desc_get_size(wq);
     wtmp = malloc(sizeof(float) * (size_t)(O * Cg * KK));
     p->wbuf = alloc64(wbytes);
@@ -356,13 +493,30 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
         const float s = ep && ep->scale ? ep->scale[o] : 1.0f;
         for (int64_t q = 0; q < Cg * KK; q++) wtmp[o * Cg * KK + q] = w[o * Cg * KK + q] * s;
     }
+    if (p->fast && fast_bound(wtmp, O, Cg * KK, ep->shift, &p->fast_max)) p_dnnl_primitive_destroy(p->fast), p->fast = NULL;
+    if (!p->fast) p->fres_arg = 0;
     if (prim_finish(p, pd, &wumd, wtmp, wbytes, has_bias ? &bmd : NULL, ep ? ep->shift : NULL, O, &smd, &dmd)) goto fail;
+    if (p->fast) {
+        const dnnl_memory_desc_t *sq = p_dnnl_primitive_desc_query_md(fpd, dnnl_query_scratchpad_md, 0);
+        const size_t sb = sq ? p_dnnl_memory_desc_get_size(sq) : 0;
+        if (sb && p_dnnl_memory_create(&p->fscratch, sq, engine, DNNL_MEMORY_NONE) != dnnl_success) goto fail;
+        if (sb > p->scratch_bytes) p->scratch_bytes = sb;
+        p->scan_res = ep->has_res && drops_nan(ep->act2);
+        p->scan512 = have_avx512();
+        p->nx = N * ((C + 15) / 16) * 16 * H * W, p->nres = N * ((O + 15) / 16) * 16 * Ho * Wo;
+    }
+    if (fpd) p_dnnl_primitive_desc_destroy(fpd);
+    if (fattr) p_dnnl_primitive_attr_destroy(fattr);
+    if (fpo) p_dnnl_post_ops_destroy(fpo);
     p_dnnl_primitive_desc_destroy(pd);
     p_dnnl_primitive_attr_destroy(attr);
     p_dnnl_post_ops_destroy(po);
     free(wtmp);
     return p;
 fail:
+    if (fpd) p_dnnl_primitive_desc_destroy(fpd);
+    if (fattr) p_dnnl_primitive_attr_destroy(fattr);
+    if (fpo) p_dnnl_post_ops_destroy(fpo);
     if (pd) p_dnnl_primitive_desc_destroy(pd);
     if (attr) p_dnnl_primitive_attr_destroy(attr);
     if (po) p_dnnl_post_ops_destroy(po);
@@ -371,8 +525,10 @@ fail:
     return NULL;
 }
 
-/* Executes p's primitive on x -> y (res: the residual post-op's tensor, when p has one), scratch its scratchpad. */
-static void prim_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
+/* Executes prim (p->prim or p->fast: sm its scratchpad memory, res_arg its residual argument, 0 without) on x -> y
+   (res: the residual post-op's tensor), scratch the scratchpad. */
+static void prim_run(so_dnnl_conv *p, dnnl_primitive_t prim, dnnl_memory_t sm, int res_arg, const float *x, float *y, const float *res,
+                     void *scratch)
 {
     /* oneDNN takes non-const handles; it writes only dst (its padding lanes too: a convolution's are zeroed again
        by conv_tail) */
@@ -384,28 +540,35 @@ static void prim_run(so_dnnl_conv *p, const float *x, float *y, const float *res
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, p->wei};
     if (p->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, p->bias};
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, p->dst};
-    if (p->res) {
+    if (res_arg) {
         p_dnnl_memory_set_data_handle(p->res, (void *)(uintptr_t)res);
-        args[n++] = (dnnl_exec_arg_t){p->res_arg, p->res};
+        args[n++] = (dnnl_exec_arg_t){res_arg, p->res};
     }
-    if (p->scratch) {
-        p_dnnl_memory_set_data_handle(p->scratch, scratch);
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, p->scratch};
+    if (sm) {
+        p_dnnl_memory_set_data_handle(sm, scratch);
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, sm};
     }
-    p_dnnl_primitive_execute(p->prim, p->stream, n, args);
+    p_dnnl_primitive_execute(prim, p->stream, n, args);
     p_dnnl_stream_wait(p->stream);
 }
 
-void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
+int so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
 {
-    prim_run(p, x, y, res, scratch);
-    conv_tail(p, y, res);
+    if (p->fast && fast_input(p, x, res)) { /* no NaN or inf in x: y's padding lanes are zero (zero-padded weights) */
+        prim_run(p, p->fast, p->fscratch, p->fres_arg, x, y, res, scratch);
+        return 1;
+    }
+    prim_run(p, p->prim, p->scratch, p->res_arg, x, y, res, scratch);
+    conv_tail(p, y, res, 1);
+    return 0;
 }
 
 /* Destroys what a planned primitive holds (not p itself). */
 static void prim_release(so_dnnl_conv *p)
 {
     if (p->prim) p_dnnl_primitive_destroy(p->prim);
+    if (p->fast) p_dnnl_primitive_destroy(p->fast);
+    if (p->fscratch) p_dnnl_memory_destroy(p->fscratch);
     if (p->stream) p_dnnl_stream_destroy(p->stream);
     if (p->src) p_dnnl_memory_destroy(p->src);
     if (p->wei) p_dnnl_memory_destroy(p->wei);
@@ -463,7 +626,7 @@ so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const 
        (no tail here: sgemm and our epilogue instead) */
     so_epi post, tail;
     if (epi_split(ep, &post, &tail)) goto fail;
-    if (epi_attr(p, &post, &dmd, &po, &attr)) goto fail;
+    if (epi_attr(&p->res_arg, &post, &dmd, &po, &attr)) goto fail;
     const int has_bias = ep && ep->shift;
     dnnl_matmul_desc_t md;
     if (p_dnnl_matmul_desc_init(&md, &smd, &wmd, has_bias ? &bmd : NULL, &dmd) != dnnl_success ||
@@ -499,7 +662,10 @@ fail:
     return NULL;
 }
 
-void so_dnnl_mm_run(so_dnnl_mm *p, const float *a, float *y, const float *res, void *scratch) { prim_run(&p->c, a, y, res, scratch); }
+void so_dnnl_mm_run(so_dnnl_mm *p, const float *a, float *y, const float *res, void *scratch)
+{
+    prim_run(&p->c, p->c.prim, p->c.scratch, p->c.res_arg, a, y, res, scratch);
+}
 size_t so_dnnl_mm_scratch_bytes(const so_dnnl_mm *p) { return p->c.scratch_bytes; }
 const char *so_dnnl_mm_impl(const so_dnnl_mm *p) { return p->c.impl; }
 const void *so_dnnl_mm_weights(const so_dnnl_mm *p, size_t *bytes) { return so_dnnl_conv_weights(&p->c, bytes); }
@@ -520,9 +686,9 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
     (void)pb, (void)pr, (void)dh, (void)dw, (void)group, (void)w, (void)ep, (void)wino;
     return NULL;
 }
-void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
+int so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
 {
-    (void)p, (void)x, (void)y, (void)res, (void)scratch;
+    return (void)p, (void)x, (void)y, (void)res, (void)scratch, 0;
 }
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p) { return (void)p, ""; }
 const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes)

@@ -19,7 +19,8 @@ void *so_dnnl_lib(void);
    dilations (1 = none), groups (group 1 or C/group > 1: depthwise is not planned here), with the epilogue
    ep (scale folded into the reordered weights, shift as the bias, act1, the residual as a binary-add
    post-op, act2; from the first Relu / Clip on, whose oneDNN post-ops lose NaN, our pass over y after the
-   primitive, which also zeroes y's padding lanes). Opaque; owns the primitive and its reordered weights. */
+   primitive, which also zeroes y's padding lanes, unless so_dnnl_conv_run's scan of the input finds that no NaN
+   can reach them). Opaque; owns the primitives and their reordered weights. */
 typedef struct so_dnnl_conv so_dnnl_conv;
 
 /* Plans the conv: Winograd when wino is set and oneDNN has a JIT Winograd implementation for the shape,
@@ -30,8 +31,14 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
                                 int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
                                 int64_t group, const float *w, const so_epi *ep, int wino);
 /* y = conv(x) with the epilogue (res: the residual, same blocked shape as y, when the epilogue has one);
-   scratch: so_dnnl_conv_scratch_bytes of the caller's memory (64-byte aligned; oneDNN's scratchpad, clobbered). */
-void so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch);
+   scratch: so_dnnl_conv_scratch_bytes of the caller's memory (64-byte aligned; oneDNN's scratchpad, clobbered).
+   With a Relu / Clip in the epilogue, a read-only scan of x (and of res, for a Relu / Clip after the residual) picks
+   the primitive with the whole epilogue as post-ops (oneDNN's Relu / Clip: fast) when x is finite and small enough
+   that no pre-activation can overflow (a bound from the weights, kernels/dnnl.c FAST_LIMIT) and res has no NaN, so no
+   NaN reaches oneDNN's Relu / Clip; otherwise the primitive up to the Relu / Clip and our pass after it. The same
+   results either way (within the rounding of a different order of additions). Returns 1 when the fast primitive
+   ran, 0 when the pass ran or the epilogue has no Relu / Clip. */
+int so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch);
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p);
 /* oneDNN's implementation name (e.g. "jit_1x1:avx512_core", "jit_wino_4x3:avx512_core"). */
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p);
