@@ -702,45 +702,38 @@ static inline __attribute__((always_inline)) void dw2_tile(const so_nchwc_conv *
     dw2_tile_c(p, x, W, w, ih0, iw0, K, S, npx, y, res, yrow, cb, 0, 0, 0, 0, 0, 1);
 }
 
+/* The (K, S, npx) instances dw2_tile_any and dw2_border_any dispatch to: CALL(k, s, n) for K in {3, 5}, S in {1, 2},
+   npx in 1..7 and DW2_PX (compile-time constants, so each instance keeps its tile in registers). */
+#define DW2_CASE(CALL, k, s, n)                                                                                                        \
+    case k * 1000 + s * 100 + n: CALL(k, s, n); break;
+#define DW2_CASES(CALL, k, s)                                                                                                          \
+    DW2_CASE(CALL, k, s, 1) DW2_CASE(CALL, k, s, 2) DW2_CASE(CALL, k, s, 3) DW2_CASE(CALL, k, s, 4) DW2_CASE(CALL, k, s, 5)            \
+        DW2_CASE(CALL, k, s, 6) DW2_CASE(CALL, k, s, 7) DW2_CASE(CALL, k, s, DW2_PX)
+#define DW2_DISPATCH(K, S, npx, CALL)                                                                                                  \
+    switch ((K) * 1000 + (S) * 100 + (npx)) {                                                                                          \
+        DW2_CASES(CALL, 3, 1) DW2_CASES(CALL, 3, 2) DW2_CASES(CALL, 5, 1) DW2_CASES(CALL, 5, 2) default: break;                        \
+    }
+
 /* dw2_tile at run-time K (3, 5), S (1, 2) and npx (1..DW2_PX). */
 static void dw2_tile_any(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0, int64_t iw0, int K, int S, int npx,
                          float *y, const float *res, int64_t yrow, int64_t cb)
 {
-    switch (K * 1000 + S * 100 + npx) {
-#define DW2_CASE(k, s, n)                                                                                                              \
-    case k * 1000 + s * 100 + n: dw2_tile(p, x, W, w, ih0, iw0, k, s, n, y, res, yrow, cb); break;
-#define DW2_CASES(k, s)                                                                                                                \
-    DW2_CASE(k, s, 1) DW2_CASE(k, s, 2) DW2_CASE(k, s, 3) DW2_CASE(k, s, 4) DW2_CASE(k, s, 5) DW2_CASE(k, s, 6) DW2_CASE(k, s, 7)    \
-        DW2_CASE(k, s, DW2_PX)
-        DW2_CASES(3, 1)
-        DW2_CASES(3, 2)
-        DW2_CASES(5, 1)
-        DW2_CASES(5, 2)
-#undef DW2_CASES
-#undef DW2_CASE
-    default: break;
-    }
+#define DW2_TILE(k, s, n) dw2_tile(p, x, W, w, ih0, iw0, k, s, n, y, res, yrow, cb)
+    DW2_DISPATCH(K, S, npx, DW2_TILE)
+#undef DW2_TILE
 }
 
 /* The border tile (dw2_tile_c with chk) at run-time K, S and npx. */
 static void dw2_border_any(const so_nchwc_conv *p, const float *x, int64_t W, const float *w, int64_t ih0, int64_t iw0, int K, int S, int npx,
                            float *y, const float *res, int64_t yrow, int64_t cb, int ilo, int ihi, int qlo, int qhi, int two)
 {
-    switch (K * 1000 + S * 100 + npx) {
-#define DW2_CASE(k, s, n)                                                                                                              \
-    case k * 1000 + s * 100 + n: dw2_tile_c(p, x, W, w, ih0, iw0, k, s, n, y, res, yrow, cb, 1, ilo, ihi, qlo, qhi, two); break;
-#define DW2_CASES(k, s)                                                                                                                \
-    DW2_CASE(k, s, 1) DW2_CASE(k, s, 2) DW2_CASE(k, s, 3) DW2_CASE(k, s, 4) DW2_CASE(k, s, 5) DW2_CASE(k, s, 6) DW2_CASE(k, s, 7)    \
-        DW2_CASE(k, s, DW2_PX)
-        DW2_CASES(3, 1)
-        DW2_CASES(3, 2)
-        DW2_CASES(5, 1)
-        DW2_CASES(5, 2)
+#define DW2_BORDER(k, s, n) dw2_tile_c(p, x, W, w, ih0, iw0, k, s, n, y, res, yrow, cb, 1, ilo, ihi, qlo, qhi, two)
+    DW2_DISPATCH(K, S, npx, DW2_BORDER)
+#undef DW2_BORDER
+}
+#undef DW2_DISPATCH
 #undef DW2_CASES
 #undef DW2_CASE
-    default: break;
-    }
-}
 
 /* Rows oh and (when oh + 1 < Ho) oh + 1 of block cb of a dw2_ok conv, read straight from the input x (no
    zero-bordered copy: dw_plane copied a 28 x 28 plane, 49-62 KB, more than L1, for 196 outputs): tiles of up to
