@@ -863,11 +863,15 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                 count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3), sr.sets,
                 sr.noise_sets ? so_json_fmt(b2, sr.noise, 6) : "null", sr.noise_sets); /* null: no set needed its floor (lazy) */
         /* proofs: which rules this build proved, how, and whether unproved ones were allowed */
-        fprintf(f, "  \"proofs\": {\"rules\": %d, \"from_cache\": %d, \"proved_now\": %d, \"proof_seconds\": %s, \"bind_seconds\": %s, \"unproved_used\": %d, "
+        /* from_cache counts the build's proof store too (from_store of them: found only there) */
+        fprintf(f, "  \"proofs\": {\"rules\": %d, \"from_cache\": %d, \"from_store\": %d, \"proved_now\": %d, \"proof_seconds\": %s, \"bind_seconds\": %s, \"unproved_used\": %d, "
                    "\"allow_unverified\": %s, \"cache\": ",
-                (int)pst.rules, (int)pst.cached, (int)pst.proved_now, so_json_fmt(b0, pst.seconds, 4), so_json_fmt(b1, pst.bind_seconds, 4), (int)pst.unproved,
+                (int)pst.rules, (int)pst.cached, (int)pst.from_store, (int)pst.proved_now, so_json_fmt(b0, pst.seconds, 4), so_json_fmt(b1, pst.bind_seconds, 4), (int)pst.unproved,
                 o.allow_unverified ? "true" : "false");
         if (pst.cache_path[0]) so_json_fstr(f, pst.cache_path);
+        else fprintf(f, "null");
+        fprintf(f, ", \"store\": ");
+        if (pst.store_path[0]) so_json_fstr(f, pst.store_path);
         else fprintf(f, "null");
         fprintf(f, "},\n");
         fprintf(f, "  \"search_detail\": {\"work\": %lld, \"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
