@@ -857,11 +857,13 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");
         fprintf(f, "  \"search_seconds\": %s,\n  \"search_cpu_seconds\": %s,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
                    "  \"stopped_by\": \"%s\",\n  \"nodes_before\": %d,\n  \"nodes_after\": %d,\n  \"folded_at_start\": %d,\n"
-                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n  \"numeric_check_sets\": %d,\n  \"numeric_check_noise\": %s,\n  \"numeric_check_noise_sets\": %d,\n",
+                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n  \"numeric_check_sets\": %d,\n  \"numeric_check_noise\": %s,\n  \"numeric_check_noise_sets\": %d,\n"
+                   "  \"numeric_check_identical\": %s,\n",
                 so_json_fmt(b0, t_search, 6), so_json_fmt(b3, c_search, 6), (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
                 stop_name(res.stopped_by), count_work_nodes(m->graph),
                 count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3), sr.sets,
-                sr.noise_sets ? so_json_fmt(b2, sr.noise, 6) : "null", sr.noise_sets); /* null: no set needed its floor (lazy) */
+                sr.noise_sets ? so_json_fmt(b2, sr.noise, 6) : "null", sr.noise_sets, /* null: no set needed its floor (lazy) */
+                sr.identical ? "true" : "false"); /* true: the written graph is the original program, nothing to compare (sets 0) */
         /* proofs: which rules this build proved, how, and whether unproved ones were allowed */
         /* from_cache counts the build's proof store too (from_store of them: found only there) */
         fprintf(f, "  \"proofs\": {\"rules\": %d, \"from_cache\": %d, \"from_store\": %d, \"proved_now\": %d, \"proof_seconds\": %s, \"bind_seconds\": %s, \"unproved_used\": %d, "
@@ -991,7 +993,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                     (int)m->n_widened_half, (long long)m->widened_half_values);
         fprintf(tf, "  cost (%s): %.4g -> %.4g (%.2fx)\n", o.cost == SO_COST_MEASURED ? "measured ms" : "flops model",
                 cost_orig, res.cost_after, res.cost_after > 0 ? cost_orig / res.cost_after : 0);
-        if (checked)
+        if (checked && sr.identical)
+            fprintf(tf, "  latency: %.3f ms (unchanged); the optimized graph is the original program (same nodes, attributes and weights): "
+                        "nothing to compare numerically\n", lat_before);
+        else if (checked)
             fprintf(tf, "  latency: %.3f ms -> %.3f ms (%.2fx), outputs agree on %d input sets (worst element at %.2g of its tolerance)\n",
                     lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0, sr.sets, sr.worst);
         fprintf(tf, "  rules: %s, %d rules (%d from the proof cache, %d proved now in %.2f s%s)\n", rules_path, (int)pst.rules,
