@@ -59,12 +59,14 @@ DESTDIR     ?=
 all: $(BUILD)/superopt $(LIB) $(SHLIB) $(BUILD)/proofs.stamp
 
 # The shipped rule set is proved by the binary just built, at build time (~6 s on 2 cores): the build
-# fails if one rule does not prove, and the proofs go to this build's proof cache
-# ($XDG_CACHE_HOME/superopt or ~/.cache/superopt; rules/RULES.md), so the first optimize does not pay them.
+# fails if one rule does not prove, and the proofs go to this build's proof store build/proofs (read beside
+# the executable; installed as share/superopt/proofs; rules/RULES.md), so no first optimize pays them, whatever
+# its HOME or --cache-dir.
 $(BUILD)/proofs.stamp: $(BUILD)/superopt rules/default.rules
-	@$(BUILD)/superopt verify rules/default.rules --cache --json >$(BUILD)/proofs.json 2>$(BUILD)/proofs.log || \
+	@rm -rf $(BUILD)/proofs && \
+	  $(BUILD)/superopt verify rules/default.rules --cache --cache-dir $(BUILD)/proofs --json >$(BUILD)/proofs.json 2>$(BUILD)/proofs.log || \
 	  { echo "rules/default.rules: not every rule proves with this build (see $(BUILD)/proofs.log)"; exit 1; }
-	@echo "rules/default.rules: $$(sed -n 's/.*"proved": \([0-9]*\).*"seconds": \([0-9.]*\).*/\1 rules proved in \2 s/p' $(BUILD)/proofs.json) (proof cache)"
+	@echo "rules/default.rules: $$(sed -n 's/.*"proved": \([0-9]*\).*"seconds": \([0-9.]*\).*/\1 rules proved in \2 s/p' $(BUILD)/proofs.json) (proof store build/proofs)"
 	@touch $@
 lib: $(LIB) $(SHLIB)
 
@@ -124,6 +126,8 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(LDLIBS)|' api/superopt.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/superopt.pc
 	install -m 644 rules/default.rules $(DESTDIR)$(PREFIX)/share/superopt/default.rules
+	install -d $(DESTDIR)$(PREFIX)/share/superopt/proofs
+	install -m 644 $(BUILD)/proofs/proofs-*.txt $(DESTDIR)$(PREFIX)/share/superopt/proofs/
 	install -m 644 python/superopt/*.py $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/superopt/
 
 uninstall:
@@ -131,7 +135,7 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/lib/libsuperopt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsuperopt.so.$(SOMAJOR) \
 	  $(DESTDIR)$(PREFIX)/lib/libsuperopt.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/superopt.pc \
 	  $(DESTDIR)$(PREFIX)/share/superopt/default.rules
-	rm -rf $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/superopt
+	rm -rf $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/superopt $(DESTDIR)$(PREFIX)/share/superopt/proofs
 	-rmdir $(DESTDIR)$(PREFIX)/share/superopt 2>/dev/null
 
 # Linked from the objects (not the archive) so that every stage's entry point is present.

@@ -857,17 +857,23 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         else fprintf(f, "  \"latency_before_ms\": null,\n  \"latency_after_ms\": null,\n  \"speedup\": null,\n");
         fprintf(f, "  \"search_seconds\": %s,\n  \"search_cpu_seconds\": %s,\n  \"graphs_explored\": %lld,\n  \"graphs_generated\": %lld,\n  \"matches\": %lld,\n"
                    "  \"stopped_by\": \"%s\",\n  \"nodes_before\": %d,\n  \"nodes_after\": %d,\n  \"folded_at_start\": %d,\n"
-                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n  \"numeric_check_sets\": %d,\n  \"numeric_check_noise\": %s,\n  \"numeric_check_noise_sets\": %d,\n",
+                   "  \"numeric_check\": %s,\n  \"max_rel_err\": %s,\n  \"numeric_check_sets\": %d,\n  \"numeric_check_noise\": %s,\n  \"numeric_check_noise_sets\": %d,\n"
+                   "  \"numeric_check_identical\": %s,\n",
                 so_json_fmt(b0, t_search, 6), so_json_fmt(b3, c_search, 6), (long long)res.graphs_explored, (long long)res.graphs_generated, (long long)res.matches,
                 stop_name(res.stopped_by), count_work_nodes(m->graph),
                 count_work_nodes(res.best), (int)cst.folded, checked ? "true" : "false", so_json_fmt(b1, err, 3), sr.sets,
-                sr.noise_sets ? so_json_fmt(b2, sr.noise, 6) : "null", sr.noise_sets); /* null: no set needed its floor (lazy) */
+                sr.noise_sets ? so_json_fmt(b2, sr.noise, 6) : "null", sr.noise_sets, /* null: no set needed its floor (lazy) */
+                sr.identical ? "true" : "false"); /* true: the written graph is the original program, nothing to compare (sets 0) */
         /* proofs: which rules this build proved, how, and whether unproved ones were allowed */
-        fprintf(f, "  \"proofs\": {\"rules\": %d, \"from_cache\": %d, \"proved_now\": %d, \"proof_seconds\": %s, \"bind_seconds\": %s, \"unproved_used\": %d, "
+        /* from_cache counts the build's proof store too (from_store of them: found only there) */
+        fprintf(f, "  \"proofs\": {\"rules\": %d, \"from_cache\": %d, \"from_store\": %d, \"proved_now\": %d, \"proof_seconds\": %s, \"bind_seconds\": %s, \"unproved_used\": %d, "
                    "\"allow_unverified\": %s, \"cache\": ",
-                (int)pst.rules, (int)pst.cached, (int)pst.proved_now, so_json_fmt(b0, pst.seconds, 4), so_json_fmt(b1, pst.bind_seconds, 4), (int)pst.unproved,
+                (int)pst.rules, (int)pst.cached, (int)pst.from_store, (int)pst.proved_now, so_json_fmt(b0, pst.seconds, 4), so_json_fmt(b1, pst.bind_seconds, 4), (int)pst.unproved,
                 o.allow_unverified ? "true" : "false");
         if (pst.cache_path[0]) so_json_fstr(f, pst.cache_path);
+        else fprintf(f, "null");
+        fprintf(f, ", \"store\": ");
+        if (pst.store_path[0]) so_json_fstr(f, pst.store_path);
         else fprintf(f, "null");
         fprintf(f, "},\n");
         fprintf(f, "  \"search_detail\": {\"work\": %lld, \"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
@@ -987,7 +993,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                     (int)m->n_widened_half, (long long)m->widened_half_values);
         fprintf(tf, "  cost (%s): %.4g -> %.4g (%.2fx)\n", o.cost == SO_COST_MEASURED ? "measured ms" : "flops model",
                 cost_orig, res.cost_after, res.cost_after > 0 ? cost_orig / res.cost_after : 0);
-        if (checked)
+        if (checked && sr.identical)
+            fprintf(tf, "  latency: %.3f ms (unchanged); the optimized graph is the original program (same nodes, attributes and weights): "
+                        "nothing to compare numerically\n", lat_before);
+        else if (checked)
             fprintf(tf, "  latency: %.3f ms -> %.3f ms (%.2fx), outputs agree on %d input sets (worst element at %.2g of its tolerance)\n",
                     lat_before, lat_after, lat_after > 0 ? lat_before / lat_after : 0, sr.sets, sr.worst);
         fprintf(tf, "  rules: %s, %d rules (%d from the proof cache, %d proved now in %.2f s%s)\n", rules_path, (int)pst.rules,

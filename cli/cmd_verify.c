@@ -15,8 +15,10 @@
 static int verify_usage(const char *msg)
 {
     if (msg) fprintf(stderr, "superopt verify: %s\n", msg);
-    fprintf(msg ? stderr : stdout, "usage: superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [--write] [--cache]\n"
-                    "       --cache: add the proved rules to this build's proof cache (rules/RULES.md), as `make` does for rules/default.rules\n"
+    fprintf(msg ? stderr : stdout, "usage: superopt verify FILE.rules [--json] [--timeout S] [--threads N] [--numeric N] [--write] [--cache [--cache-dir DIR]]\n"
+                    "       --cache: add the proved rules to this build's proof cache (rules/RULES.md); --cache-dir DIR: the cache\n"
+                    "       folder (default $XDG_CACHE_HOME/superopt or ~/.cache/superopt); `make` writes build/proofs, the proof store read\n"
+                    "       beside the executable\n"
                     "       superopt verify --axioms [--json] [--trials N] [--timeout S] [--markdown]\n");
     return 2;
 }
@@ -25,12 +27,14 @@ int so_verify_main(int argc, char **argv)
 {
     const char *path = NULL;
     int json = 0, write = 0, axioms = 0, md = 0, cache = 0;
+    const char *cache_dir = NULL;
     long long threads = 2, numeric = 0, trials = 40;
     double timeout_s = 2.0;
     const so_arg opts[] = {
         SO_ARG_FLAG_("--json", &json),
         SO_ARG_FLAG_("--write", &write),
         SO_ARG_FLAG_("--cache", &cache),
+        SO_ARG_STR_("--cache-dir", &cache_dir),
         SO_ARG_FLAG_("-w", &write),
         SO_ARG_FLAG_("--axioms", &axioms),
         SO_ARG_FLAG_("--markdown", &md),
@@ -119,7 +123,7 @@ int so_verify_main(int argc, char **argv)
     int rc = sum.failed ? 1 : 0;
     if (cache) { /* proofs bound to content: what this build proved, by digest */
         so_proof_cache pc;
-        so_proof_cache_open(&pc, NULL);
+        so_proof_cache_open(&pc, cache_dir);
         for (int i = 0; i < rs.n_rules; i++)
             if (rs.rules[i].status == SO_RULE_PROVED) so_proof_cache_add(&pc, so_proof_digest_of(&rs.rules[i]));
         if (!sum.failed && rs.has_text_hash) so_proof_cache_add(&pc, so_proof_file_digest(&rs));

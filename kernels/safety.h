@@ -33,6 +33,9 @@ typedef struct so_safety_result {
     double noise;        /* largest noise floor over outputs and the sets it was computed on
                             (absolute; see so_safety_check); meaningful only when noise_sets > 0 */
     int noise_sets;      /* sets whose noise floor was computed (lazy: where the strict tolerance failed) */
+    int identical;       /* ran, and the optimized graph is the original program (same model, nodes,
+                            attributes, weights and outputs; see so_safety_check): no set compared
+                            (sets 0), agree 1, lat_after_ms = lat_before_ms */
     double lat_before_ms, lat_after_ms; /* time_it: medians; else -1 */
     char why[640];       /* !ran or !agree: one line (set, output, element, both values) */
 } so_safety_result;
@@ -49,8 +52,13 @@ typedef struct so_safety_result {
    caught). The floor is computed lazily: a set is first compared with floors 0 (the strict tolerance),
    and only if an element fails is the original run on the other path and the set compared again with
    its floors; since the tolerance grows with the floor, the verdict is the one the floors always
-   computed would give (o->noise_always computes them on every set). Levels are process-wide: the
-   caller holds the API lock. Inf equal only to the same Inf
+   computed would give (o->noise_always computes them on every set). Each graph is planned once
+   (so_exec_new) and that executor runs every set. When `opt` is the same program as `orig` (same
+   model, the same nodes in the same order with the same operators, inputs, interned attributes,
+   weight / input / opaque references and shapes, the same outputs: nothing was rewritten) and
+   !o->noise_always, only the original runs, on the first set (and is timed): r->identical, sets 0,
+   agree 1, lat_after = lat_before; comparing it with itself would compare the kernels with
+   themselves. Levels are process-wide: the caller holds the API lock. Inf equal only to the same Inf
    and NaN only to NaN; int64 outputs bit for bit. Returns SO_ERR only when the inputs file cannot
    be read or memory is refused (message set); otherwise SO_OK with r filled. */
 so_status so_safety_check(const so_graph *orig, const so_graph *opt, const so_safety_opts *o, so_safety_result *r);

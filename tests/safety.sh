@@ -96,6 +96,24 @@ EOF
     expect_error "a rule edited after its proof: not served from the cache" "relu2.rules:1: rule 1 is tagged 'proof proved'" \
         $SO "$S/inf.onnx" -o "$S/o5.onnx" -q --cost flops --rules "$S/relu2.rules" --cache-dir "$S/pc"
 
+    # 5b. the build's proof store (build/proofs, written by `make`, read beside the executable): a first run with an
+    #     empty cache folder proves none of the shipped rules (before it: all of them, 10-25 s); the store is bound to
+    #     content like the cache: the shipped set with one forged rule appended is refused (the other rules are found
+    #     in the store, the new one is proved now and fails), and the edited set's digest is not the shipped set's
+    if [ -d "$(dirname "$SOA")/proofs" ]; then
+        if $SO data/deepandwide.onnx -o "$S/o5s.onnx" -q --cost flops --search none --layout none --cache-dir "$S/pc_store" --report "$S/r5s.json" >"$TMP/log" 2>&1 &&
+            $PY -c 'import json,sys; a=json.load(open(sys.argv[1]))["proofs"]; n=a["rules"]; assert n > 1000 and a["proved_now"]==0 and a["from_store"]==n and a["from_cache"]==n and a["store"], a' "$S/r5s.json" >>"$TMP/log" 2>&1; then
+            ok "proof store: a first run with an empty cache folder takes every shipped proof from build/proofs"
+        else bad "proof store: a first run with an empty cache folder takes every shipped proof from build/proofs" "$TMP/log"; fi
+        RD=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["rules"])' "$S/r5s.json" 2>/dev/null)
+        cp "$RD" "$S/shipped_forged.rules" && printf '\n' >>"$S/shipped_forged.rules" && cat "$S/relu.rules" >>"$S/shipped_forged.rules"
+        NL=$(grep -n '^rule 1$' "$S/shipped_forged.rules" | tail -1 | cut -d: -f1)
+        expect_error "proof store: the shipped set with a forged rule appended is refused (store bound to content)" \
+            "shipped_forged.rules:$NL: rule $(grep -c '^rule ' "$S/shipped_forged.rules") is tagged 'proof proved' but this build's verifier does not prove it" \
+            $SO "$S/inf.onnx" -o "$S/o5f.onnx" -q --cost flops --rules "$S/shipped_forged.rules" --cache-dir "$S/pc_store2"
+        nothing_written "shipped set + forged rule" "$S/o5f.onnx"
+    else echo "skip - proof store: $(dirname "$SOA")/proofs absent (a build without its proofs.stamp)"; fi
+
     # 6. verify: false rules get a witness, apart from unknown ones, kept by --json
     $SO verify tests/false_rules.rules --json >"$TMP/vj" 2>"$TMP/verr"
     if [ $? -eq 1 ] && $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); n=d["rules"]; w=[x for x in d["not_proved"] if x["witness"]]; assert d["proved"]==0 and d["false"]==len(w) and d["false"]+d["unknown"]==n and len(w) >= n-2 and all(x["result"]=="false" and x["witness"]["inputs"] for x in w), d["false"]' "$TMP/vj" >>"$TMP/verr" 2>&1; then

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include "../kernels/safety.h"
 #include "../rules/rule.h"
 #include "../verifier/proofs.h"
@@ -153,11 +155,72 @@ static void test_safety_close(void **state)
     assert_false(so_safety_close(1.0f, NAN, 1));
 }
 
+/* The numeric check on graphs that are the original program or not: a clone (same nodes, attributes,
+   weights) is "identical" (only the original runs; sets 0, agree, equal latencies); a changed attribute,
+   a changed weight or swapped inputs make it not identical (every set compared: the first two caught,
+   the third agrees on 4 sets); --check-noise compares an identical graph on every set. */
+static void test_safety_identical(void **state)
+{
+    (void)state;
+    tb t;
+    tb_begin(&t, 1, 3);
+    int32_t x = tb_input(&t, shp(2, 4, 8));
+    so_attr ca;
+    memset(&ca, 0, sizeof ca);
+    ca.clip_min = -1, ca.clip_max = 1;
+    int32_t c = tb_node_named(&t, SO_OP_CLIP, &x, 1, 1, &ca, "c");
+    int32_t w = tb_weight(&t, 2, 4, 8);
+    int32_t ins[2] = {c, w};
+    int32_t y = tb_node_named(&t, SO_OP_MUL, ins, 2, 1, NULL, "y");
+    t.g->outputs[0] = (so_edge){y, 0};
+    so_safety_opts o = {.threads = 1, .seed = 5, .inputs_path = NULL, .time_it = 1, .noise_always = 0};
+    so_safety_result r;
+
+    so_graph *same = so_graph_clone(t.g);
+    assert_int_equal(so_safety_check(t.g, same, &o, &r), SO_OK);
+    assert_true(r.ran && r.agree && r.identical);
+    assert_int_equal(r.sets, 0);
+    assert_true(r.lat_before_ms >= 0 && r.lat_after_ms == r.lat_before_ms);
+    o.noise_always = 1; /* --check-noise: every set, as before */
+    assert_int_equal(so_safety_check(t.g, same, &o, &r), SO_OK);
+    assert_true(r.ran && r.agree && !r.identical);
+    assert_int_equal(r.sets, 4);
+    assert_int_equal(r.noise_sets, 4);
+    o.noise_always = 0;
+    so_graph_free(same);
+
+    so_graph *wide = so_graph_clone(t.g); /* clip to [-2, 2]: differs on the x1000 set */
+    ca.clip_min = -2, ca.clip_max = 2;
+    wide->nodes[c].attr = so_model_attr(t.m, &ca);
+    assert_int_equal(so_safety_check(t.g, wide, &o, &r), SO_OK);
+    assert_true(r.ran && !r.agree && !r.identical);
+    assert_non_null(strstr(r.why, "large (x1000) inputs"));
+    so_graph_free(wide);
+
+    so_graph *other_w = so_graph_clone(t.g); /* the weight node refers to another weight */
+    float *d = malloc(32 * sizeof *d);
+    for (int j = 0; j < 32; j++) d[j] = 0.5f;
+    other_w->nodes[w].ref = so_model_add_weight(t.m, "w2", shp(2, 4, 8), d);
+    assert_int_equal(so_safety_check(t.g, other_w, &o, &r), SO_OK);
+    assert_true(r.ran && !r.agree && !r.identical);
+    so_graph_free(other_w);
+
+    so_graph *swapped = so_graph_clone(t.g); /* mul(w, c): the same values, not the same program */
+    swapped->nodes[y].in[0] = (so_edge){w, 0};
+    swapped->nodes[y].in[1] = (so_edge){c, 0};
+    assert_int_equal(so_safety_check(t.g, swapped, &o, &r), SO_OK);
+    assert_true(r.ran && r.agree && !r.identical);
+    assert_int_equal(r.sets, 4);
+    so_graph_free(swapped);
+    so_model_free(t.m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_digest), cmocka_unit_test(test_cache), cmocka_unit_test(test_bind),
         cmocka_unit_test(test_witness), cmocka_unit_test(test_safety_close),
+        cmocka_unit_test(test_safety_identical),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,12 +5,14 @@
 #include "verify.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 #include <z3.h>
 
@@ -187,6 +189,22 @@ void so_proof_cache_close(so_proof_cache *c)
     memset(c, 0, sizeof *c);
 }
 
+int so_proof_store_dir(char *buf, size_t n)
+{
+    char self[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k <= 0) return 0;
+    self[k] = 0;
+    char *sl = strrchr(self, '/');
+    if (!sl) return 0;
+    *sl = 0;
+    struct stat sb;
+    snprintf(buf, n, "%s/../share/superopt/proofs", self);
+    if (stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode)) return 1;
+    snprintf(buf, n, "%s/proofs", self);
+    return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 /* ---------------- binding a rule set ---------------- */
 
 so_status so_proofs_bind(so_ruleset *rs, const char *path, const so_proof_opts *o, so_proof_stats *st)
@@ -194,9 +212,15 @@ so_status so_proofs_bind(so_ruleset *rs, const char *path, const so_proof_opts *
     double t_bind = so_now();
     memset(st, 0, sizeof *st);
     st->rules = rs->n_rules;
-    so_proof_cache pc;
+    so_proof_cache pc, ps; /* ps: the build's proof store, read only (never added to, never saved) */
     so_proof_cache_open(&pc, o->cache_dir);
     if (pc.path) snprintf(st->cache_path, sizeof st->cache_path, "%s", pc.path);
+    char sdir[4096];
+    memset(&ps, 0, sizeof ps);
+    if (so_proof_store_dir(sdir, sizeof sdir)) {
+        so_proof_cache_open(&ps, sdir);
+        if (ps.n) snprintf(st->store_path, sizeof st->store_path, "%s", ps.path);
+    }
     so_proof_digest *dg = so_xmalloc(((size_t)rs->n_rules + 1) * sizeof *dg);
     int32_t *todo = so_xmalloc(((size_t)rs->n_rules + 1) * sizeof *todo);
     int32_t nt = 0;
@@ -205,12 +229,15 @@ so_status so_proofs_bind(so_ruleset *rs, const char *path, const so_proof_opts *
     so_proof_digest fd = {0, 0};
     if (rs->has_text_hash) {
         fd = so_proof_file_digest(rs);
-        if (so_proof_cache_has(&pc, fd)) {
+        const int in_cache = so_proof_cache_has(&pc, fd);
+        if (in_cache || so_proof_cache_has(&ps, fd)) {
             for (int32_t i = 0; i < rs->n_rules; i++) rs->rules[i].status = SO_RULE_PROVED;
             st->cached = rs->n_rules;
+            st->from_store = in_cache ? 0 : rs->n_rules;
             free(dg);
             free(todo);
             so_proof_cache_close(&pc);
+            so_proof_cache_close(&ps);
             st->bind_seconds = so_now() - t_bind;
             return SO_OK;
         }
@@ -218,6 +245,7 @@ so_status so_proofs_bind(so_ruleset *rs, const char *path, const so_proof_opts *
     for (int32_t i = 0; i < rs->n_rules; i++) {
         dg[i] = so_proof_digest_of(&rs->rules[i]);
         if (so_proof_cache_has(&pc, dg[i])) st->cached++;
+        else if (so_proof_cache_has(&ps, dg[i])) st->cached++, st->from_store++;
         else todo[nt++] = i;
     }
     so_status rc = SO_OK;
@@ -270,6 +298,7 @@ so_status so_proofs_bind(so_ruleset *rs, const char *path, const so_proof_opts *
     free(todo);
     free(dg);
     so_proof_cache_close(&pc);
+    so_proof_cache_close(&ps);
     st->bind_seconds = so_now() - t_bind;
     return rc;
 }

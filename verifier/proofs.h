@@ -44,6 +44,15 @@ void so_proof_cache_add(so_proof_cache *c, so_proof_digest d);
 so_status so_proof_cache_save(so_proof_cache *c);
 void so_proof_cache_close(so_proof_cache *c);
 
+/* The build's proof store: the proofs `make` proved for rules/default.rules with this executable, kept
+   beside it (the same file format and key as the cache; read only here, never written at run time):
+   <folder of the executable>/../share/superopt/proofs (installed) if that folder exists, else
+   <folder of the executable>/proofs (build tree: build/proofs). Like the executable itself, only whoever
+   can write that folder can change it, so a first run with an empty cache (a fresh HOME, another user,
+   --cache-dir NEW) proves nothing the build proved. Its key holds the executable's hash, so a store left by
+   another build is ignored. Fills buf and returns 1 if a candidate folder exists, else 0. */
+int so_proof_store_dir(char *buf, size_t n);
+
 typedef struct so_proof_opts {
     int allow_unverified;  /* rules this build cannot prove are kept (status UNVERIFIED) instead of refused */
     int threads;           /* provers (1..2) */
@@ -53,17 +62,20 @@ typedef struct so_proof_opts {
 
 typedef struct so_proof_stats {
     int32_t rules;         /* in the set */
-    int32_t cached;        /* proofs found in the cache */
+    int32_t cached;        /* proofs found in the cache or the build's proof store */
+    int32_t from_store;    /* of those: found in the build's proof store (and not in the cache) */
     int32_t proved_now;    /* proved by this call (and added to the cache) */
     int32_t unproved;      /* kept unproved under allow_unverified */
     int32_t forged;        /* of those: tagged 'proof proved' in the file */
     double seconds;        /* spent proving */
     double bind_seconds;   /* the whole call: digests, cache lookups, proofs, cache write */
     char cache_path[4200]; /* "" if no cache */
+    char store_path[4200]; /* the build's proof store file read, "" if none */
 } so_proof_stats;
 
 /* Binds the proof status of every rule of rs (read from `path`, for messages) to this build:
-   a rule is PROVED iff its digest is in the proof cache or the verifier proves it now; the
+   a rule is PROVED iff its digest is in the proof cache, in the build's proof store
+   (so_proof_store_dir; read even when cache_dir is "") or the verifier proves it now; the
    file's own `proof` line is only used to tell a forged tag from an honest one. Without
    allow_unverified the first rule that is not proved is refused: SO_ERR with
    "PATH:LINE: rule N is tagged 'proof proved' but this build's verifier does not prove it (why)"
