@@ -341,6 +341,30 @@ static inline void interior_cols(int64_t Wo, int64_t sw, int64_t pl, int64_t kw,
     }
 
 
+/* The 1x1 taps of a register tile acc[obk][npx] (conv_tile): input channels [ic0 + c0, ic0 + c1) in order, per channel
+   obk weight vectors (w + c*NB, blocks wst floats apart) times one broadcast input per pixel, pixels qx floats apart
+   from xq (a compile-time NB for stride 1). Walked per input block and lane with running pointers: the per-channel
+   ci / NB, ci % NB and offset multiplies of a flat loop took registers the tile needs (stack reloads in the inner loop,
+   MNASNet's 192->1152 1x1 on 7x7). The same FMAs in the same order as the flat loop (the same bits). */
+#define PW_FMA(acc, xq, w, wst, ic0, c0, c1, HWb, qx, obk, npx)                                                                     \
+    do {                                                                                                                             \
+        const float *wc_ = (w) + (c0) * NB;                                                                                          \
+        for (int64_t ci_ = (ic0) + (c0), ce_ = (ic0) + (c1); ci_ < ce_;) {                                                            \
+            const int64_t l0_ = ci_ % NB, n_ = min64(NB - l0_, ce_ - ci_);                                                           \
+            const float *xc_ = (xq) + (ci_ / NB) * (HWb) + l0_;                                                                      \
+            for (int64_t l_ = 0; l_ < n_; l_++) {                                                                                    \
+                VF wv[CONV_OBK];                                                                                                     \
+                _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++) wv[k] = VLD(wc_ + l_ * NB + k * (wst));                    \
+                _Pragma("GCC unroll 32") for (int q = 0; q < (npx); q++)                                                            \
+                {                                                                                                                    \
+                    const VF bc = VSET1(xc_[l_ + q * (qx)]);                                                                         \
+                    _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++)(acc)[k][q] = VFMA(wv[k], bc, (acc)[k][q]);             \
+                }                                                                                                                    \
+            }                                                                                                                        \
+            ci_ += n_, wc_ += n_ * NB;                                                                                               \
+        }                                                                                                                            \
+    } while (0)
+
 /* Pixels of conv_tile's widest tile at obk output blocks: the CONV_OBK x CONV_PX accumulators of a full tile spent on
    more pixels when a block group has fewer blocks (MNASNet's 32->16 and 16->48 1x1s on 112x112, one to three
    blocks: at CONV_PX pixels a one-block tile is 6 FMA chains and a weight load per 6 FMAs; at 24 pixels the FMAs
@@ -365,19 +389,8 @@ static inline __attribute__((always_inline)) void conv_tile(const so_nchwc_conv 
         for (int q = 0; q < npx; q++) acc[k][q] = first ? VZERO : VLD(y + k * yst + q * NB);
     if (KK == 1) { /* 1x1: one tap per channel */
         const float *xq = x + (ih0 * W + iw0) * NB;
-        for (int64_t c = c0; c < c1; c++) {
-            const int64_t ci = ic0 + c;
-            const float *xc = xq + (ci / NB) * HWb + ci % NB;
-            VF wv[CONV_OBK];
-#pragma GCC unroll 4
-            for (int k = 0; k < obk; k++) wv[k] = VLD(w + c * NB + k * wst);
-#pragma GCC unroll 32
-            for (int q = 0; q < npx; q++) {
-                const VF bc = VSET1(xc[q * sxw]);
-#pragma GCC unroll 4
-                for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
-            }
-        }
+        if (p->sw == 1) PW_FMA(acc, xq, w, wst, ic0, c0, c1, HWb, NB, obk, npx);
+        else PW_FMA(acc, xq, w, wst, ic0, c0, c1, HWb, sxw, obk, npx);
     } else {
         for (int64_t c = c0; c < c1; c++) {
             const int64_t ci = ic0 + c;

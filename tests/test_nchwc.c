@@ -474,6 +474,24 @@ static void test_conv_wide_tiles(void **state)
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
 }
 
+/* The 1x1 taps walked per input block and lane (nchwc_body.h PW_FMA): channel ranges that start inside a block (a
+   channel chunk of the direct conv ending mid-block: 200 channels at 3 blocks per group chunk at 170 at b = 16; the
+   groups of a grouped 1x1 read from channel 20), C not a multiple of b, the stride-1 (flattened) and strided forms,
+   residual, batch 2, NaN; every level, 1 and 2 threads (run_conv). */
+static void test_conv_pw_lanes(void **state)
+{
+    (void)state;
+    const conv_case cs[] = {
+        CV(1, 200, 7, 7, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU), /* b = 16: groups of 2 + 3 blocks */
+        CV(1, 340, 3, 5, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1),           /* 3 blocks: chunks at 170, 340 */
+        CV(1, 60, 5, 9, 30, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3, .bias = 1),                       /* groups of 20 -> 10 */
+        CV(2, 40, 9, 11, 24, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU), /* strided */
+        CV(2, 72, 5, 7, 36, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, 3, .scale = 1, .bias = 1),           /* strided groups of 24 */
+        CV(1, 33, 6, 6, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .nan = 1),
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
+}
+
 static void test_conv_grouped_depthwise(void **state)
 {
     (void)state;
@@ -1223,7 +1241,7 @@ static void test_reorder(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_wide_tiles),
+        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_wide_tiles), cmocka_unit_test(test_conv_pw_lanes),
         cmocka_unit_test(test_conv_grouped_depthwise), cmocka_unit_test(test_dw_rows_stride2),
         cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_dnnl_nonfinite), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
