@@ -595,6 +595,7 @@ const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes)
 }
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p) { return p->bytes; }
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p) { return p->scratch_bytes; }
+int so_dnnl_conv_has_fast(const so_dnnl_conv *p) { return p->fast != NULL; }
 
 /* ---------------- matmul: a weight B, row-major A [M, K] -> Y [M, N] ---------------- */
 /* The same planned-primitive object as a convolution (primitive, memories, reordered weights); only the descriptor
@@ -698,6 +699,7 @@ const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes)
 }
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p) { return (void)p, 0; }
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p) { return (void)p, 0; }
+int so_dnnl_conv_has_fast(const so_dnnl_conv *p) { return (void)p, 0; }
 void so_dnnl_conv_free(so_dnnl_conv *p) { (void)p; }
 
 so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const float *w, int64_t ldb, const so_epi *ep)

@@ -40,6 +40,9 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
    ran, 0 when the pass ran or the epilogue has no Relu / Clip. */
 int so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch);
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p);
+/* Whether p has the fast primitive (a Relu / Clip in the epilogue that oneDNN's post-ops may apply): then
+   so_dnnl_conv_run chooses per run, and its return says which ran. */
+int so_dnnl_conv_has_fast(const so_dnnl_conv *p);
 /* oneDNN's implementation name (e.g. "jit_1x1:avx512_core", "jit_wino_4x3:avx512_core"). */
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p);
 /* Bytes of reordered weights and bias held. */

@@ -686,6 +686,8 @@ void so_exec_step(const so_exec *e, int32_t i, so_exec_step_info *info)
     for (int32_t f = 0; f < s->k.n_fused; f++) info->flops += so_node_flops(e->g, s->k.fused[f]);
     info->n_fused = s->k.n_fused;
     for (int32_t f = 0; f < s->k.n_fused && f < 4; f++) info->fused[f] = s->k.fused[f];
+    info->path[0] = 0;
+    if (s->k.run && s->k.path && s->k.path(s->k.priv, info->path, sizeof info->path) <= 0) info->path[0] = 0;
     info->median_ms = s->n_samples > 0 ? so_median(s->samples, (size_t)s->n_samples) : 0;
     info->min_ms = 0;
     for (int32_t r = 0; r < s->n_samples; r++)
@@ -729,9 +731,12 @@ void so_exec_profile_print(const so_exec *e, FILE *f)
         char name[41];
         snprintf(name, sizeof name, "%s", n->name ? n->name : "?");
         double gf = inf[i].median_ms > 0 ? inf[i].flops / (inf[i].median_ms * 1e6) : 0;
-        char kname[64];
-        if (e->steps[i].k.n_fused) snprintf(kname, sizeof kname, "%s+%d", inf[i].kernel, (int)e->steps[i].k.n_fused);
-        else snprintf(kname, sizeof kname, "%s", inf[i].kernel);
+        /* kernel[@path][+fused]: the path note (which code path the runs took, e.g. a oneDNN conv's fast primitive
+           or exact pass) joined without spaces, so every row keeps its 9 fields (bench/isa_levels.sh,
+           bench/steps_threads.sh) */
+        char kname[96];
+        snprintf(kname, sizeof kname, "%s%s%s", inf[i].kernel, inf[i].path[0] ? "@" : "", inf[i].path);
+        if (e->steps[i].k.n_fused) snprintf(kname + strlen(kname), sizeof kname - strlen(kname), "+%d", (int)e->steps[i].k.n_fused);
         fprintf(f, "%-5d %-40s %-14s %-22s %10.4f %6.2f", i, name, so_ops[inf[i].op].name, kname,
                 inf[i].median_ms, total > 0 ? 100 * inf[i].median_ms / total : 0);
         const int gfk = n->op == SO_OP_CONV || n->op == SO_OP_CONV_NCHWC || n->op == SO_OP_MATMUL || n->op == SO_OP_GEMM || n->op == SO_OP_LSTM;

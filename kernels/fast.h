@@ -29,6 +29,11 @@ typedef struct so_fast_kernel {
     int32_t fused[SO_FAST_MAX_FUSED];
     int has_extra;
     so_edge extra_in;
+    /* NULL, or the run-time path note of a kernel that chooses between code paths per run (kernels/nchwc.c: a oneDNN
+       conv's fast primitive or its exact pass): writes a short note without spaces into buf (n bytes) counting the
+       runs so far (e.g. "fast", "exact", "fast3/5") and returns its length; 0 when there is nothing to say yet.
+       The profiler prints it after the kernel's name (kernels/exec.c so_exec_profile_print). */
+    int (*path)(const void *priv, char *buf, size_t n);
 } so_fast_kernel;
 
 /* What the selector may fuse: user[i] is the only consumer node of node i's output 0
