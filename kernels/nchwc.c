@@ -336,6 +336,7 @@ typedef struct nchwc_step {
     so_nchwc_conv conv;
     so_dnnl_conv *dnnl; /* CONV_NCHWC on oneDNN's primitive instead of conv (see conv_backend) */
     int64_t n_runs, n_fast; /* dnnl with a fast primitive: runs so far, and how many took it (step_path) */
+    uint32_t *fx, *fres, *fy; /* dnnl: the run's absmax facts of x, the residual, y (step_facts; NULL: none) */
     int wino;           /* CONV_NCHWC: conv runs as our blocked Winograd (L->wino; conv.wu set) */
     so_nchwc_pool pool;
     int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
@@ -383,7 +384,8 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
         break;
     case SO_OP_CONV_NCHWC:
         if (s->dnnl) { /* (the executor runs its steps one after another on one thread: plain counters) */
-            s->n_fast += so_dnnl_conv_run(s->dnnl, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, scratch);
+            s->n_fast += so_dnnl_conv_run_known(s->dnnl, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, scratch, s->fx,
+                                                s->fres, s->fy);
             s->n_runs++;
             break;
         }
@@ -416,6 +418,14 @@ static int step_path(const void *priv, char *buf, size_t n)
     if (s->n_fast == s->n_runs) return snprintf(buf, n, "fast");
     if (!s->n_fast) return snprintf(buf, n, "exact");
     return snprintf(buf, n, "fast%lld/%lld", (long long)s->n_fast, (long long)s->n_runs);
+}
+
+/* so_fast_kernel.facts of a conv on oneDNN: keeps the facts of x, the residual and y (so_dnnl_conv_run_known). */
+static void step_facts(void *priv, uint32_t *const *in, uint32_t *const *out)
+{
+    nchwc_step *s = priv;
+    if (!s->dnnl) return;
+    s->fx = in[0], s->fres = s->res_in >= 0 ? in[s->res_in] : NULL, s->fy = out[0];
 }
 
 /* The epilogue activation (so_act or SO_EPI_*) of an absorbed activation node, its bounds (HardSigmoid: alpha, beta). */
@@ -934,5 +944,6 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
                    : n->op == SO_OP_CONCAT_NCHWC ? 4
                                                  : 3;
     k->run = step_run, k->priv = s, k->free_priv = step_free, k->name = names[oi][li], k->path = step_path;
+    if (s->dnnl) k->facts = step_facts;
     return SO_OK;
 }
