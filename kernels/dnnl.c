@@ -584,11 +584,12 @@ static void prim_run(so_dnnl_conv *p, dnnl_primitive_t prim, dnnl_memory_t sm, i
     p_dnnl_stream_wait(p->stream);
 }
 
-/* *f when f is known, else absmax_bits of the n floats at v, stored into *f when there is one (the value was read
-   entirely: its fact may be lowered to what was found, kernels/fast.h so_fast_kernel.facts). */
-static uint32_t absmax_known(uint32_t *f, const float *v, int64_t n, int scan512)
+/* *f when there is a fact at most limit (enough for the caller), else absmax_bits of the n floats at v (a fact above
+   limit is only a bound: the values may be smaller), stored into *f when there is one (the value was read entirely:
+   its fact may be lowered to what was found, kernels/fast.h so_fast_kernel.facts). */
+static uint32_t absmax_known(uint32_t *f, const float *v, int64_t n, int scan512, uint32_t limit)
 {
-    if (f && *f != SO_ABSMAX_UNKNOWN) return *f;
+    if (f && *f <= limit) return *f;
     const uint32_t m = absmax_bits(v, n, scan512);
     if (f) *f = m;
     return m;
@@ -649,8 +650,8 @@ int so_dnnl_conv_run_known(so_dnnl_conv *p, const float *x, float *y, const floa
     if (p->fast) {
         /* no NaN or inf in x, small enough for no overflow, and (scan_res) no NaN in res: y's padding lanes are
            zero (zero-padded weights) */
-        const uint32_t xm = absmax_known(xmax, x, p->nx, p->scan512);
-        const uint32_t rm = xm <= p->fast_max && p->scan_res ? absmax_known(rmax, res, p->nres, p->scan512) : 0;
+        const uint32_t xm = absmax_known(xmax, x, p->nx, p->scan512, p->fast_max);
+        const uint32_t rm = xm <= p->fast_max && p->scan_res ? absmax_known(rmax, res, p->nres, p->scan512, 0x7f800000u) : 0;
         if (xm <= p->fast_max && rm <= 0x7f800000u) {
             prim_run(p, p->fast, p->fscratch, p->fres_arg, x, y, res, scratch);
             if (ymax) *ymax = y_bound(p, all, xm, all->has_res ? (rmax ? *rmax : SO_ABSMAX_UNKNOWN) : 0);
