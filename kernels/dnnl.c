@@ -116,7 +116,7 @@ struct so_dnnl_conv {
     so_epi tail;
     int64_t N, O, HW;
     /* convolution with a tail only (else NULL / 0): fast, the same convolution with the whole epilogue as post-ops
-       (the same weights layout, reading wbuf), run instead of prim + conv_tail when the input passes fast_input:
+       (the same weights layout, reading wbuf), run instead of prim + conv_tail when the input passes the gate (so_dnnl_conv_run_known):
        every |x| bit pattern at most fast_max (finite, and small enough that no pre-activation can overflow),
        and, when scan_res, the residual free of NaN. nx / nres: floats of the blocked x / residual. */
     dnnl_primitive_t fast;
@@ -124,6 +124,11 @@ struct so_dnnl_conv {
     int fres_arg, scan_res, scan512;
     uint32_t fast_max;
     int64_t nx, nres;
+    /* the output bound of a run whose input bound is known (so_dnnl_conv_run_known, y_bound): |y| <= ygrow * (m *
+       l1max + bmax) before the activations for |x| <= m, plus the residual's bound; ygrow 0: no bound is given
+       (an activation other than Relu / Clip, or too many terms for the rounding argument) */
+    double l1max, bmax, ygrow;
+    so_epi epi; /* the whole epilogue's activations and residual flag (scale, shift NULL) */
 };
 
 static float *alloc64(size_t bytes)
@@ -265,6 +270,37 @@ static int fast_bound(const float *w, int64_t O, int64_t K, const float *b, uint
     return 0;
 }
 
+/* Growth of a Winograd implementation's computed outputs over the direct sum's bound: its transforms enlarge the
+   intermediates by under 2^16 (FAST_LIMIT's comment), the rounding of sums of those at most that much again
+   relative to the result's bound for the term counts here; 2^20 leaves room. A direct sum of K < 2^20 products and a
+   bias rounds to within (1 + K u) < 2 times the sum of their magnitudes (any order of additions, u = 2^-24). */
+#define WINO_GROWTH 0x1p20
+
+/* p's output bound parameters (p->l1max, bmax, ygrow, epi; see y_bound) from the scaled weights w [O][K] and the
+   epilogue ep (NULL: none): ygrow 0 (no bound) for a weight or bias that is not finite, K >= 2^20, or an activation
+   other than Relu / Clip. */
+static void out_growth(so_dnnl_conv *p, const float *w, int64_t O, int64_t K, const so_epi *ep, int wino)
+{
+    memset(&p->epi, 0, sizeof p->epi);
+    if (ep) p->epi = *ep, p->epi.scale = p->epi.shift = NULL;
+    p->ygrow = 0, p->l1max = 0, p->bmax = 0;
+    const int acts_ok = (p->epi.act1 == SO_ACT_NONE || drops_nan(p->epi.act1)) && (p->epi.act2 == SO_ACT_NONE || drops_nan(p->epi.act2));
+    if (!acts_ok || K >= (1 << 20)) return;
+    for (int64_t o = 0; o < O; o++) {
+        double l1 = 0;
+        for (int64_t k = 0; k < K; k++) {
+            if (!isfinite(w[o * K + k])) return;
+            l1 += fabs(w[o * K + k]);
+        }
+        if (l1 > p->l1max) p->l1max = l1;
+        if (ep && ep->shift) {
+            if (!isfinite(ep->shift[o])) return;
+            if (fabs(ep->shift[o]) > p->bmax) p->bmax = fabs(ep->shift[o]);
+        }
+    }
+    p->ygrow = wino ? WINO_GROWTH : 2;
+}
+
 /* Floats from which absmax_bits splits its scan over the team (256 KB: a few microseconds of one thread's scan). */
 #define SCAN_PAR 65536
 
@@ -324,11 +360,6 @@ static uint32_t absmax_bits(const float *x, int64_t n, int scan512)
     return m;
 }
 
-/* Whether p->fast may run on x (and res): see FAST_LIMIT. */
-static int fast_input(const so_dnnl_conv *p, const float *x, const float *res)
-{
-    return absmax_bits(x, p->nx, p->scan512) <= p->fast_max && (!p->scan_res || absmax_bits(res, p->nres, p->scan512) <= 0x7f800000u);
-}
 
 /* The primitive descriptor for one algorithm, or NULL (unsupported, or only oneDNN's reference code). */
 static dnnl_primitive_desc_t conv_pd(dnnl_alg_kind_t alg, const dnnl_memory_desc_t *smd, const dnnl_memory_desc_t *wmd,
@@ -494,6 +525,7 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
         for (int64_t q = 0; q < Cg * KK; q++) wtmp[o * Cg * KK + q] = w[o * Cg * KK + q] * s;
     }
     if (p->fast && fast_bound(wtmp, O, Cg * KK, ep->shift, &p->fast_max)) p_dnnl_primitive_destroy(p->fast), p->fast = NULL;
+    out_growth(p, wtmp, O, Cg * KK, ep, strstr(p->impl, "wino") != NULL);
     if (!p->fast) p->fres_arg = 0;
     if (prim_finish(p, pd, &wumd, wtmp, wbytes, has_bias ? &bmd : NULL, ep ? ep->shift : NULL, O, &smd, &dmd)) goto fail;
     if (p->fast) {
@@ -552,15 +584,90 @@ static void prim_run(so_dnnl_conv *p, dnnl_primitive_t prim, dnnl_memory_t sm, i
     p_dnnl_stream_wait(p->stream);
 }
 
-int so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
+/* *f when there is a fact at most limit (enough for the caller), else absmax_bits of the n floats at v (a fact above
+   limit is only a bound: the values may be smaller), stored into *f when there is one (the value was read entirely:
+   its fact may be lowered to what was found, kernels/fast.h so_fast_kernel.facts). */
+static uint32_t absmax_known(uint32_t *f, const float *v, int64_t n, int scan512, uint32_t limit)
 {
-    if (p->fast && fast_input(p, x, res)) { /* no NaN or inf in x: y's padding lanes are zero (zero-padded weights) */
-        prim_run(p, p->fast, p->fscratch, p->fres_arg, x, y, res, scratch);
-        return 1;
+    if (f && *f <= limit) return *f;
+    const uint32_t m = absmax_bits(v, n, scan512);
+    if (f) *f = m;
+    return m;
+}
+
+/* The float bit pattern of |v| rounded up (v >= 0 finite); SO_ABSMAX_UNKNOWN when v is not finite or above FLT_MAX. */
+static uint32_t bound_bits(double v)
+{
+    if (!(v >= 0 && v <= FLT_MAX)) return SO_ABSMAX_UNKNOWN;
+    float f = (float)v;
+    if ((double)f < v) f = nextafterf(f, INFINITY);
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u <= 0x7f7fffffu ? u : SO_ABSMAX_UNKNOWN;
+}
+
+static double bits_value(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* |act(v)| <= this for |v| <= m (act Relu, Clip (bounds lo, hi) or none). */
+static double act_bound(int act, float lo, float hi, double m)
+{
+    if (act != SO_ACT_CLIP) return m;
+    double c = m;
+    if (fabs(lo) > c) c = fabs(lo);
+    if (fabs(hi) > c) c = fabs(hi);
+    return c;
+}
+
+/* A bound of y's fact after a run on x with |x| <= xm (bits; finite) and a residual with |res| <= rm (bits; any, or
+   SO_ABSMAX_UNKNOWN): the bound of the pre-activation (ygrow * (xm * l1max + bmax)), through act1, plus the
+   residual's, through act2. 0x7f800000 (no NaN) when that bound is not finite but the residual has no NaN (a finite
+   sum plus an infinity is that infinity, which Relu / Clip keep or map to a number); SO_ABSMAX_UNKNOWN when nothing
+   can be said. */
+static uint32_t y_bound(const so_dnnl_conv *p, const so_epi *ep, uint32_t xm, uint32_t rm)
+{
+    if (!(p->ygrow > 0) || xm > 0x7f7fffffu) return SO_ABSMAX_UNKNOWN;
+    double b = p->ygrow * (bits_value(xm) * p->l1max + p->bmax);
+    b = act_bound(ep->act1, ep->lo1, ep->hi1, b);
+    if (!(b <= FLT_MAX)) return SO_ABSMAX_UNKNOWN;
+    if (ep->has_res) {
+        if (rm > 0x7f800000u) return SO_ABSMAX_UNKNOWN; /* NaN, or nothing known */
+        if (rm == 0x7f800000u) return 0x7f800000u;
+        b = (b + bits_value(rm)) * (1 + 0x1p-20); /* the add's rounding */
+        if (!(b <= FLT_MAX)) return 0x7f800000u; /* finite + finite: at worst an infinity, no NaN */
+    }
+    b = act_bound(ep->act2, ep->lo2, ep->hi2, b);
+    return bound_bits(b);
+}
+
+int so_dnnl_conv_run_known(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch, uint32_t *xmax, uint32_t *rmax, uint32_t *ymax)
+{
+    const so_epi *all = &p->epi;
+    if (p->fast) {
+        /* no NaN or inf in x, small enough for no overflow, and (scan_res) no NaN in res: y's padding lanes are
+           zero (zero-padded weights) */
+        const uint32_t xm = absmax_known(xmax, x, p->nx, p->scan512, p->fast_max);
+        const uint32_t rm = xm <= p->fast_max && p->scan_res ? absmax_known(rmax, res, p->nres, p->scan512, 0x7f800000u) : 0;
+        if (xm <= p->fast_max && rm <= 0x7f800000u) {
+            prim_run(p, p->fast, p->fscratch, p->fres_arg, x, y, res, scratch);
+            if (ymax) *ymax = y_bound(p, all, xm, all->has_res ? (rmax ? *rmax : SO_ABSMAX_UNKNOWN) : 0);
+            return 1;
+        }
     }
     prim_run(p, p->prim, p->scratch, p->res_arg, x, y, res, scratch);
     conv_tail(p, y, res, 1);
+    /* a bound without any scan only from known facts (the exact pass keeps whatever NaN x has) */
+    if (ymax) *ymax = y_bound(p, all, xmax ? *xmax : SO_ABSMAX_UNKNOWN, all->has_res ? (rmax ? *rmax : SO_ABSMAX_UNKNOWN) : 0);
     return 0;
+}
+
+int so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch)
+{
+    return so_dnnl_conv_run_known(p, x, y, res, scratch, NULL, NULL, NULL);
 }
 
 /* Destroys what a planned primitive holds (not p itself). */
@@ -595,6 +702,7 @@ const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes)
 }
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p) { return p->bytes; }
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p) { return p->scratch_bytes; }
+int so_dnnl_conv_has_fast(const so_dnnl_conv *p) { return p->fast != NULL; }
 
 /* ---------------- matmul: a weight B, row-major A [M, K] -> Y [M, N] ---------------- */
 /* The same planned-primitive object as a convolution (primitive, memories, reordered weights); only the descriptor
@@ -690,6 +798,10 @@ int so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res
 {
     return (void)p, (void)x, (void)y, (void)res, (void)scratch, 0;
 }
+int so_dnnl_conv_run_known(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch, uint32_t *xmax, uint32_t *rmax, uint32_t *ymax)
+{
+    return (void)p, (void)x, (void)y, (void)res, (void)scratch, (void)xmax, (void)rmax, (void)ymax, 0;
+}
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p) { return (void)p, ""; }
 const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes)
 {
@@ -698,6 +810,7 @@ const void *so_dnnl_conv_weights(const so_dnnl_conv *p, size_t *bytes)
 }
 size_t so_dnnl_conv_bytes(const so_dnnl_conv *p) { return (void)p, 0; }
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p) { return (void)p, 0; }
+int so_dnnl_conv_has_fast(const so_dnnl_conv *p) { return (void)p, 0; }
 void so_dnnl_conv_free(so_dnnl_conv *p) { (void)p; }
 
 so_dnnl_mm *so_dnnl_mm_plan(int64_t M, int64_t K, int64_t N, int trans_b, const float *w, int64_t ldb, const so_epi *ep)

@@ -39,7 +39,16 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
    results either way (within the rounding of a different order of additions). Returns 1 when the fast primitive
    ran, 0 when the pass ran or the epilogue has no Relu / Clip. */
 int so_dnnl_conv_run(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch);
+/* so_dnnl_conv_run with the run's absmax facts (kernels/fast.h so_fast_kernel.facts; each NULL: none): *xmax / *rmax
+   the known bound of x / res (SO_ABSMAX_UNKNOWN: unknown), which the choice reads instead of scanning; a scan's
+   result is stored there. *ymax is set to a bound of y this run proves (from x's and res's bounds, the weights'
+   largest row sum of magnitudes and the bias: kernels/dnnl.c y_bound), else SO_ABSMAX_UNKNOWN. */
+int so_dnnl_conv_run_known(so_dnnl_conv *p, const float *x, float *y, const float *res, void *scratch, uint32_t *xmax, uint32_t *rmax,
+                           uint32_t *ymax);
 size_t so_dnnl_conv_scratch_bytes(const so_dnnl_conv *p);
+/* Whether p has the fast primitive (a Relu / Clip in the epilogue that oneDNN's post-ops may apply): then
+   so_dnnl_conv_run chooses per run, and its return says which ran. */
+int so_dnnl_conv_has_fast(const so_dnnl_conv *p);
 /* oneDNN's implementation name (e.g. "jit_1x1:avx512_core", "jit_wino_4x3:avx512_core"). */
 const char *so_dnnl_conv_impl(const so_dnnl_conv *p);
 /* Bytes of reordered weights and bias held. */

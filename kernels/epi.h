@@ -6,6 +6,10 @@
 
 #include "../src/ops.h"
 
+/* An absmax fact (kernels/fast.h so_fast_kernel.facts) that says nothing: every |v| of a value is at most the float
+   whose bit pattern is the fact (0x7f800000: no NaN; any pattern above it: maybe NaN). */
+#define SO_ABSMAX_UNKNOWN 0xffffffffu
+
 /* Activations an epilogue applies beyond so_act, never stored in a graph's attributes (act1/act2 of so_epi and
    so_nchwc_conv only): x * sigmoid(x) (a Sigmoid and the Mul of its input by it, absorbed together), HardSwish,
    HardSigmoid (alpha in lo, beta in hi). The fusion decision (kernels/fuse.c) offers them to Conv and CONV_NCHWC

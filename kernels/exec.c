@@ -65,6 +65,8 @@ struct so_exec {
     step *steps;
     int32_t n_steps;
     double *run_samples;   /* profile: per run, [2 * MAX_SAMPLES] circular: the run's wall ms, the sum of its steps' ms */
+    uint32_t *facts;       /* [n_values] the run's absmax fact per value (so_fast_kernel.facts), reset every run; NULL: no
+                              step binds facts */
     patch *patches;
     int32_t n_patches;
     unsigned char *arena;
@@ -594,6 +596,20 @@ so_status so_exec_new(const so_graph *g, const so_exec_opts *opts, so_exec **out
         }
         if (e->opts.profile) s->samples = so_xcalloc(MAX_SAMPLES, sizeof *s->samples);
     }
+    /* absmax facts: one per value, for the steps whose kernels use them (inputs by their root value, which views
+       share; outputs by their own value: a zero-copy concat's part never stands for the whole) */
+    for (int32_t k = 0; k < e->n_steps; k++) {
+        step *s = &e->steps[k];
+        if (!s->k.run || !s->k.facts) continue;
+        if (!e->facts) {
+            e->facts = so_xmalloc(sizeof *e->facts * (size_t)(nv + 1));
+            memset(e->facts, 0xff, sizeof *e->facts * (size_t)(nv + 1));
+        }
+        uint32_t *fi[SO_MAX_IN + 2] = {0}, *fo[9] = {0}; /* (inputs: the node's and an absorbed one's extra input) */
+        for (int32_t q = 0; q < s->n_in && q < SO_MAX_IN + 1; q++) fi[q] = s->in_vid[q] >= 0 ? &e->facts[s->in_vid[q]] : NULL;
+        for (int32_t q = 0; q < s->n_out && q < 8; q++) fo[q] = &e->facts[e->value_base[s->pos] + q];
+        s->k.facts(s->k.priv, fi, fo);
+    }
     if (e->opts.profile) e->run_samples = so_xcalloc(2 * MAX_SAMPLES, sizeof *e->run_samples);
     if (e->scratch_bytes) {
         e->scratch = so_big_alloc(e->scratch_bytes);
@@ -637,6 +653,7 @@ so_status so_exec_run(so_exec *e, const float *const *inputs, float *const *outp
     for (int32_t p = 0; p < e->n_patches; p++) *e->patches[p].slot = (void *)inputs[e->patches[p].input];
     int prof = e->opts.profile;
     const double run0 = prof ? so_now() : 0;
+    if (e->facts) memset(e->facts, 0xff, sizeof *e->facts * (size_t)e->n_values); /* every fact SO_ABSMAX_UNKNOWN */
     double steps_ms = 0;
     for (int32_t k = 0; k < e->n_steps; k++) {
         step *s = &e->steps[k];
@@ -686,6 +703,8 @@ void so_exec_step(const so_exec *e, int32_t i, so_exec_step_info *info)
     for (int32_t f = 0; f < s->k.n_fused; f++) info->flops += so_node_flops(e->g, s->k.fused[f]);
     info->n_fused = s->k.n_fused;
     for (int32_t f = 0; f < s->k.n_fused && f < 4; f++) info->fused[f] = s->k.fused[f];
+    info->path[0] = 0;
+    if (s->k.run && s->k.path && s->k.path(s->k.priv, info->path, sizeof info->path) <= 0) info->path[0] = 0;
     info->median_ms = s->n_samples > 0 ? so_median(s->samples, (size_t)s->n_samples) : 0;
     info->min_ms = 0;
     for (int32_t r = 0; r < s->n_samples; r++)
@@ -729,9 +748,12 @@ void so_exec_profile_print(const so_exec *e, FILE *f)
         char name[41];
         snprintf(name, sizeof name, "%s", n->name ? n->name : "?");
         double gf = inf[i].median_ms > 0 ? inf[i].flops / (inf[i].median_ms * 1e6) : 0;
-        char kname[64];
-        if (e->steps[i].k.n_fused) snprintf(kname, sizeof kname, "%s+%d", inf[i].kernel, (int)e->steps[i].k.n_fused);
-        else snprintf(kname, sizeof kname, "%s", inf[i].kernel);
+        /* kernel[@path][+fused]: the path note (which code path the runs took, e.g. a oneDNN conv's fast primitive
+           or exact pass) joined without spaces, so every row keeps its 9 fields (bench/isa_levels.sh,
+           bench/steps_threads.sh) */
+        char kname[96];
+        snprintf(kname, sizeof kname, "%s%s%s", inf[i].kernel, inf[i].path[0] ? "@" : "", inf[i].path);
+        if (e->steps[i].k.n_fused) snprintf(kname + strlen(kname), sizeof kname - strlen(kname), "+%d", (int)e->steps[i].k.n_fused);
         fprintf(f, "%-5d %-40s %-14s %-22s %10.4f %6.2f", i, name, so_ops[inf[i].op].name, kname,
                 inf[i].median_ms, total > 0 ? 100 * inf[i].median_ms / total : 0);
         const int gfk = n->op == SO_OP_CONV || n->op == SO_OP_CONV_NCHWC || n->op == SO_OP_MATMUL || n->op == SO_OP_GEMM || n->op == SO_OP_LSTM;
@@ -768,6 +790,7 @@ void so_exec_free(so_exec *e)
     free(e->value_base);
     free(e->arena);
     free(e->scratch);
+    free(e->facts);
     free(e->out_src);
     free(e->out_input);
     so_mem_release(e->charged);

@@ -67,6 +67,7 @@ typedef struct so_exec_step_info {
     int64_t flops;       /* so_node_flops, the absorbed nodes' included */
     int32_t n_fused;     /* nodes the step's kernel absorbed (kernels/fuse.h decisions), in order */
     int32_t fused[4];
+    char path[24];       /* the kernel's run-time path note (so_fast_kernel.path: e.g. "fast", "exact", "fast3/5"), or "" */
 } so_exec_step_info;
 
 /* Fills *info for step i in [0, n_steps). */

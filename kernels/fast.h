@@ -29,7 +29,20 @@ typedef struct so_fast_kernel {
     int32_t fused[SO_FAST_MAX_FUSED];
     int has_extra;
     so_edge extra_in;
+    /* NULL, or the run-time path note of a kernel that chooses between code paths per run (kernels/nchwc.c: a oneDNN
+       conv's fast primitive or its exact pass): writes a short note without spaces into buf (n bytes) counting the
+       runs so far (e.g. "fast", "exact", "fast3/5") and returns its length; 0 when there is nothing to say yet.
+       The profiler prints it after the kernel's name (kernels/exec.c so_exec_profile_print). */
+    int (*path)(const void *priv, char *buf, size_t n);
+    /* NULL, or called once by the executor after planning (kernels/exec.c): in[q] / out[q] point at the run's
+       absmax fact of input q / output q (NULL where there is none): an upper bound of every |v| of the value as a
+       float bit pattern (0x7f800000: no NaN, maybe inf), SO_ABSMAX_UNKNOWN (kernels/epi.h) when nothing is known. The executor sets
+       every fact to SO_ABSMAX_UNKNOWN before each run; a kernel may lower the fact of a value it has read entirely
+       (a scan's result) or written (a bound it can prove), never raise one it did not write. The arrays are valid
+       only during the call: the kernel keeps the pointers it wants. */
+    void (*facts)(void *priv, uint32_t *const *in, uint32_t *const *out);
 } so_fast_kernel;
+
 
 /* What the selector may fuse: user[i] is the only consumer node of node i's output 0
    when that output has exactly one use and is not a graph output, else -1.

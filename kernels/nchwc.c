@@ -231,6 +231,7 @@ void so_nchwc_conv_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, 
 }
 
 int64_t so_nchwc_wino_min_c = 16;
+int so_nchwc_backend_pin = -1;
 
 /* The weight transform G (g0, g1, g2)^T of F(m x m, 3x3) into r[0 .. m+1]. */
 static void gtrans(int m, double g0, double g1, double g2, double *r)
@@ -334,6 +335,8 @@ typedef struct nchwc_step {
     int64_t N, C, HW;   /* reorders, global pool */
     so_nchwc_conv conv;
     so_dnnl_conv *dnnl; /* CONV_NCHWC on oneDNN's primitive instead of conv (see conv_backend) */
+    int64_t n_runs, n_fast; /* dnnl with a fast primitive: runs so far, and how many took it (step_path) */
+    uint32_t *fx, *fres, *fy; /* dnnl: the run's absmax facts of x, the residual, y (step_facts; NULL: none) */
     int wino;           /* CONV_NCHWC: conv runs as our blocked Winograd (L->wino; conv.wu set) */
     so_nchwc_pool pool;
     int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
@@ -363,7 +366,7 @@ static void step_free(void *priv)
 
 static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scratch)
 {
-    const nchwc_step *s = priv;
+    nchwc_step *s = priv;
     const int T = omp_get_max_threads(); /* the executor's fixed team */
     switch (s->op) {
     case SO_OP_NCHWC_IN:
@@ -380,8 +383,10 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
         s->L->from_nhwc(in[0].data, s->nhwc_s, s->res_in >= 0 ? in[s->res_in].data : NULL, out[0].data, s->N, s->C, s->HW, T);
         break;
     case SO_OP_CONV_NCHWC:
-        if (s->dnnl) {
-            so_dnnl_conv_run(s->dnnl, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, scratch);
+        if (s->dnnl) { /* (the executor runs its steps one after another on one thread: plain counters) */
+            s->n_fast += so_dnnl_conv_run_known(s->dnnl, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, scratch, s->fx,
+                                                s->fres, s->fy);
+            s->n_runs++;
             break;
         }
         if (s->wino) {
@@ -401,6 +406,26 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
     }
     default: break;
     }
+}
+
+/* so_fast_kernel.path of a conv on oneDNN with a fast primitive (so_dnnl_conv_has_fast): "fast" when every run so
+   far took it, "exact" when none did (oneDNN's primitive up to the Relu / Clip and our pass after it), "fastF/R"
+   otherwise; nothing for other steps or before the first run. */
+static int step_path(const void *priv, char *buf, size_t n)
+{
+    const nchwc_step *s = priv;
+    if (!s->dnnl || !so_dnnl_conv_has_fast(s->dnnl) || !s->n_runs) return 0;
+    if (s->n_fast == s->n_runs) return snprintf(buf, n, "fast");
+    if (!s->n_fast) return snprintf(buf, n, "exact");
+    return snprintf(buf, n, "fast%lld/%lld", (long long)s->n_fast, (long long)s->n_runs);
+}
+
+/* so_fast_kernel.facts of a conv on oneDNN: keeps the facts of x, the residual and y (so_dnnl_conv_run_known). */
+static void step_facts(void *priv, uint32_t *const *in, uint32_t *const *out)
+{
+    nchwc_step *s = priv;
+    if (!s->dnnl) return;
+    s->fx = in[0], s->fres = s->res_in >= 0 ? in[s->res_in] : NULL, s->fy = out[0];
 }
 
 /* The epilogue activation (so_act or SO_EPI_*) of an absorbed activation node, its bounds (HardSigmoid: alpha, beta). */
@@ -589,6 +614,14 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     for (int j = 0; j < n_choices && pick < 0; j++)
         if (!memcmp(choices[j].key, key, sizeof key)) pick = choices[j].pick;
     pthread_mutex_unlock(&choices_mu);
+    if (so_nchwc_backend_pin == 1 && dnnl_ok) {
+        so_dnnl_conv *d = so_dnnl_conv_plan(N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2],
+                                            a->pad[3], q->dh, q->dw, q->group, wd, ep, 0);
+        if (d) {
+            s->dnnl = d, so_nchwc_conv_free(&s->conv);
+            return;
+        }
+    }
     if (pick == 0) return;
     so_dnnl_conv *cand[3] = {NULL, NULL, NULL};
     for (int alg = 1; alg <= 2 && dnnl_ok; alg++)
@@ -910,6 +943,7 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
                    : n->op == SO_OP_CONV_NCHWC   ? 2
                    : n->op == SO_OP_CONCAT_NCHWC ? 4
                                                  : 3;
-    k->run = step_run, k->priv = s, k->free_priv = step_free, k->name = names[oi][li];
+    k->run = step_run, k->priv = s, k->free_priv = step_free, k->name = names[oi][li], k->path = step_path;
+    if (s->dnnl) k->facts = step_facts;
     return SO_OK;
 }

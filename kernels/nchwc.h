@@ -64,6 +64,9 @@ int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m);
 /* Input and output channels from which the conv backend (nchwc.c) also times our Winograd on a blocked 3x3
    stride-1 conv (default 16); negative: never (tests that pin a kernel). */
 extern int64_t so_nchwc_wino_min_c;
+/* Tests that pin the conv backend: -1 (default) keeps the fastest candidate measured; 1 keeps oneDNN's direct
+   primitive whenever oneDNN plans one (nothing timed, nothing remembered), else the measured choice. */
+extern int so_nchwc_backend_pin;
 /* Floats of scratch the Winograd conv p needs per call at T threads: T * P * p->wtc * (Cb + Ob) * b. */
 int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T);
 /* The direct conv's work split (conv_run at every level): the Ob output blocks in nobg = ceil(Ob / obk_max) groups of

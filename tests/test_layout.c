@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "../kernels/dnnl.h"
 #include "../kernels/exec.h"
 #include "../kernels/nchwc.h"
 #include "../kernels/ref.h"
@@ -425,6 +426,92 @@ static void test_mobile_block(void **state)
     }
 }
 
+/* got within 1e-4 of the largest |ref| (at least 1) where ref is finite, NaN exactly where ref is NaN: 0, or the
+   index of the first element off plus 1. */
+static int64_t nan_agree(const float *ref, const float *got, int64_t n)
+{
+    double mx = 1;
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > mx) mx = fabs(ref[i]);
+    for (int64_t i = 0; i < n; i++)
+        if (isnan(ref[i]) != isnan(got[i]) || (isfinite(ref[i]) && !(fabs(got[i] - ref[i]) <= 1e-4 * mx))) return i + 1;
+    return 0;
+}
+
+/* The profiler's path note (so_fast_kernel.path, kernels/nchwc.c step_path) of blocked convs on oneDNN with a Relu:
+   relu(conv1x1(x)) -> relu(conv1x1(.) + .), both pinned to oneDNN (so_nchwc_backend_pin), 1 and 2 threads. A finite
+   run takes both fast primitives ("fast"); a NaN in x sends both to the exact pass (the NaN reaches the second through
+   the first's output) and the outputs keep the reference's NaN: "fast1/2" after the two runs, in so_exec_step and in
+   the printed kernel column ("conv_nchwc_onednn@fast1/2+1"). Without oneDNN (below avx512, not installed) no step
+   has a note. */
+static void test_dnnl_path_note(void **state)
+{
+    (void)state;
+    mb b;
+    const int64_t C = 32, O = 48, H = 10, W = 9;
+    const int32_t x = mb_begin(&b, "path_note", 29, (const int64_t[4]){1, C, H, W});
+    so_model *m = b.m;
+    const int32_t c1 = mb_node(&b, SO_OP_RELU, (int32_t[]){mb_conv(&b, x, C, O, 1, 1, 1)}, 1, NULL);
+    const int32_t ad = mb_node(&b, SO_OP_ADD, (int32_t[]){mb_conv(&b, c1, O, O, 1, 1, 1), c1}, 2, NULL);
+    const int32_t out = mb_node(&b, SO_OP_RELU, &ad, 1, NULL);
+    m->graph->outputs[0] = (so_edge){out, 0};
+    m->outputs[0].name = "y";
+    m->outputs[0].shape = m->graph->nodes[out].out[0];
+    so_layout_stats st;
+    so_graph *lg = NULL;
+    assert_int_equal(so_layout_nchwc(m->graph, 16, NULL, &lg, &st), SO_OK);
+    assert_int_equal(st.convs, 2);
+    so_isa lv;
+    assert_int_equal(so_isa_current(&lv), SO_OK);
+    const int dnnl = so_nchwc_level(16, lv) && so_dnnl_lib();
+    float *in = malloc(sizeof(float) * (size_t)(C * H * W)), *ref = malloc(sizeof(float) * (size_t)(O * H * W)), *got = malloc(sizeof(float) * (size_t)(O * H * W));
+    uint64_t seed = 3;
+    so_nchwc_backend_pin = 1;
+    for (int T = 1; T <= 2; T++) {
+        so_exec_opts eo = {.threads = T, .profile = 1};
+        so_exec *e = NULL;
+        assert_int_equal(so_exec_new(lg, &eo, &e), SO_OK);
+        for (int run = 0; run < 2; run++) {
+            so_rng_fill(&seed, in, (size_t)(C * H * W));
+            if (run == 1) in[5] = NAN; /* channel 0, pixel 5 */
+            const float *ins[1] = {in};
+            float *outs[1] = {ref};
+            assert_int_equal(so_ref_run(m->graph, ins, outs), SO_OK);
+            outs[0] = got;
+            assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
+            const int64_t bad = nan_agree(ref, got, O * H * W);
+            if (bad) fail_msg("%d threads, run %d: element %lld is %g, reference %g", T, run, (long long)bad - 1, got[bad - 1], ref[bad - 1]);
+            if (run == 1) assert_true(isnan(ref[5]));
+            int on_dnnl = 0;
+            for (int32_t s = 0; s < so_exec_n_steps(e); s++) {
+                so_exec_step_info si;
+                so_exec_step(e, s, &si);
+                if (!strstr(si.kernel, "onednn")) {
+                    assert_string_equal(si.path, "");
+                    continue;
+                }
+                on_dnnl++;
+                assert_string_equal(si.path, run == 0 ? "fast" : "fast1/2");
+            }
+            assert_int_equal(on_dnnl, dnnl ? 2 : 0);
+        }
+        char buf[8192] = {0};
+        FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+        so_exec_profile_print(e, f);
+        fclose(f);
+        if (dnnl) {
+            assert_non_null(strstr(buf, " conv_nchwc_onednn@fast1/2+1 "));
+            assert_non_null(strstr(buf, " conv_nchwc_onednn@fast1/2+2 "));
+        } else
+            assert_null(strstr(buf, "@"));
+        so_exec_free(e);
+    }
+    so_nchwc_backend_pin = -1;
+    free(in), free(ref), free(got);
+    so_graph_free(lg);
+    so_model_free(m);
+}
+
 /* A channel concat whose inputs are different outputs of one split (what the search's merge of two 1x1 convs
    on one input leaves: conv -> split, as in Inception-v3's Mixed_7b): each input gets the blocked value of its
    own slot. Regression: the layout pass kept one blocked value per node, so the slot asked for second read the
@@ -677,6 +764,7 @@ int main(void)
         cmocka_unit_test(test_resnet_small),
         cmocka_unit_test(test_squeezenet),
         cmocka_unit_test(test_mobile_block),
+        cmocka_unit_test(test_dnnl_path_note),
         cmocka_unit_test(test_trimmed_taps),
         cmocka_unit_test(test_split_slots),
         cmocka_unit_test(test_by_rules),

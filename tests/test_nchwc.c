@@ -646,6 +646,20 @@ enum { NF_FINITE, NF_X, NF_X_LAST, NF_RES_NAN, NF_RES_INF, NF_OVERFLOW, NF_VARIA
 
 static int drops_nan_act(int act) { return act == SO_ACT_RELU || act == SO_ACT_CLIP; }
 
+/* The largest |v| of n floats as a bit pattern (NaN above every infinity: kernels/dnnl.c absmax_bits). */
+static uint32_t absmax_of(const float *v, int64_t n)
+{
+    uint32_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, v + i, sizeof u);
+        u &= 0x7fffffffu;
+        if (u > m) m = u;
+    }
+    return m;
+}
+static int facts_bounded; /* nf_run's runs whose y fact was a bound (not SO_ABSMAX_UNKNOWN) */
+
 /* Runs case k with input variant v (an NF_* value) at 1 and 2 threads: each output element in the reference's class
    (NaN where it has NaN, the same infinity, finite within TOL), padding lanes zero, and the primitive the variant
    must take (so_dnnl_conv_run's return). Returns 1 when planned (0: oneDNN planned no primitive). */
@@ -734,6 +748,25 @@ static int nf_run(const so_nchwc_impl *L, const nf_case *k, size_t ci, int v)
             if (fast != want_fast)
                 fail_msg("case %zu variant %d (%s, act1 %d res %d act2 %d): the %s primitive ran", ci, v, so_dnnl_conv_impl(p), k->act1, k->res, k->act2,
                          fast ? "fast" : "exact");
+            /* with the run's facts (so_dnnl_conv_run_known): unknown ones are scanned and left at what the scan found,
+               the same primitive runs, y's fact bounds y; exact facts given (a producer's) choose the same without a
+               scan; loose ones (true bounds: "finite" / "no NaN") too large for the choice are rescanned */
+            const uint32_t tx = absmax_of(xb, so_nchwc_numel(16, N, C, H * W)), tr = rb ? absmax_of(rb, nb) : 0;
+            for (int given = 0; given < 3; given++) {
+                const uint32_t lx = tx <= 0x7f7fffffu ? 0x7f7fffffu : tx <= 0x7f800000u ? 0x7f800000u : SO_ABSMAX_UNKNOWN;
+                const uint32_t lr = tr <= 0x7f800000u ? 0x7f800000u : SO_ABSMAX_UNKNOWN;
+                const uint32_t fx0 = given == 0 ? SO_ABSMAX_UNKNOWN : given == 1 ? tx : lx, fr0 = given == 0 ? SO_ABSMAX_UNKNOWN : given == 1 ? tr : lr;
+                uint32_t fx = fx0, fr = fr0, fy = 0;
+                memset(y, 0x7f, sizeof(float) * (size_t)nb);
+                const int kfast = so_dnnl_conv_run_known(p, xb, y, rb, scratch, &fx, rb ? &fr : NULL, &fy);
+                if (kfast != want_fast) fail_msg("case %zu variant %d, facts given %d: the %s primitive ran", ci, v, given, kfast ? "fast" : "exact");
+                if ((fx != fx0 && fx != tx) || (rb && fr != fr0 && fr != tr))
+                    fail_msg("case %zu variant %d: facts x %#x res %#x after the run, the values' %#x %#x", ci, v, fx, fr, tx, tr);
+                if (want_fast && fx != tx) fail_msg("case %zu variant %d, facts given %d: x's fact %#x, its absmax %#x", ci, v, given, fx, tx);
+                const uint32_t ty = absmax_of(y, nb);
+                if (fy != SO_ABSMAX_UNKNOWN && ty > fy) fail_msg("case %zu variant %d, facts given %d: y's fact %#x below its absmax %#x", ci, v, given, fy, ty);
+                if (fy != SO_ABSMAX_UNKNOWN) facts_bounded++;
+            }
         }
         omp_set_num_threads(t0);
         so_dnnl_conv_free(p);
@@ -785,6 +818,7 @@ static void test_conv_dnnl_nonfinite(void **state)
             else fail_msg("case %zu: oneDNN planned no primitive", ci);
         }
     assert_int_equal(planned, runs);
+    assert_true(facts_bounded > 0); /* (the finite variants of the Relu / Clip cases give y a bound) */
     /* a Relu before a residual and a SiLU after it: the tail would need the SiLU after our Relu, so not planned */
     float *w = rand_buf(32 * 32 * 9);
     so_epi ep = {.act1 = SO_ACT_RELU, .has_res = 1, .act2 = SO_EPI_SILU};
@@ -794,6 +828,58 @@ static void test_conv_dnnl_nonfinite(void **state)
     assert_non_null(p);
     so_dnnl_conv_free(p);
     free(w);
+}
+
+/* The output fact of so_dnnl_conv_run_known where the bound is nearly reached: a 1x1 conv with positive weights and
+   bias on a constant input m, so y[o] = m * sum|w[o]| + b[o] at every pixel; Relu (fast primitive) or no activation
+   (plain), with and without a residual of known bound. The fact must be a bound (>= every |y|), within 4x of the
+   largest |y| (a bound that is useless would pass the first check only), unknown when x's fact is unknown on the plain
+   conv (nothing scanned there) or when the residual's is. 1 and 2 threads. */
+static void test_conv_dnnl_facts(void **state)
+{
+    (void)state;
+    const so_nchwc_impl *L = so_isa_cpu() >= SO_ISA_AVX512 ? so_nchwc_level(16, so_isa_cpu()) : NULL;
+    if (!L || !so_dnnl_lib()) skip();
+    const int64_t C = 24, O = 40, H = 5, W = 7, nx = so_nchwc_numel(16, 1, C, H * W), ny = so_nchwc_numel(16, 1, O, H * W);
+    float *w = rand_buf(O * C), *bias = rand_buf(O), *x = malloc(sizeof(float) * (size_t)(C * H * W));
+    for (int64_t i = 0; i < O * C; i++) w[i] = 0.25f + fabsf(w[i]);
+    for (int64_t o = 0; o < O; o++) bias[o] = 0.5f + fabsf(bias[o]);
+    for (int64_t i = 0; i < C * H * W; i++) x[i] = 1.5f;
+    float *res = malloc(sizeof(float) * (size_t)(O * H * W));
+    for (int64_t i = 0; i < O * H * W; i++) res[i] = (float)(i % 7) - 3.f; /* |res| <= 3 */
+    float *xb = blocked(L, x, 1, C, H * W), *rb = blocked(L, res, 1, O, H * W), *y = malloc(sizeof(float) * (size_t)ny);
+    const uint32_t tx = absmax_of(xb, nx), tr = absmax_of(rb, ny);
+    const int t0 = omp_get_max_threads();
+    for (int act = 0; act < 2; act++)
+        for (int r = 0; r < 2; r++) {
+            so_epi ep = {.shift = bias, .act1 = act && !r ? SO_ACT_RELU : SO_ACT_NONE, .has_res = r, .act2 = act && r ? SO_ACT_RELU : SO_ACT_NONE};
+            so_dnnl_conv *p = so_dnnl_conv_plan(1, C, H, W, O, H, W, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, w, &ep, 0);
+            assert_non_null(p);
+            void *scratch = aligned_alloc(64, (so_dnnl_conv_scratch_bytes(p) + 127) / 64 * 64);
+            for (int t = 1; t <= 2; t++) {
+                omp_set_num_threads(t);
+                for (int known = 0; known < 3; known++) { /* x and res facts: unknown, x known, both known */
+                    uint32_t fx = known ? tx : SO_ABSMAX_UNKNOWN, fr = known == 2 ? tr : SO_ABSMAX_UNKNOWN, fy = 0;
+                    const int fast = so_dnnl_conv_run_known(p, xb, y, r ? rb : NULL, scratch, &fx, r ? &fr : NULL, &fy);
+                    assert_int_equal(fast, act);
+                    const uint32_t ty = absmax_of(y, ny);
+                    float fyv, tyv;
+                    memcpy(&fyv, &fy, sizeof fy), memcpy(&tyv, &ty, sizeof ty);
+                    /* a bound is known when x's fact is (or the gate scanned x) and, with a residual, res's is (or was scanned) */
+                    const int want = (known || act) && (!r || known == 2 || act);
+                    if (!want) {
+                        if (fy != SO_ABSMAX_UNKNOWN) fail_msg("act %d res %d known %d, %d threads: y's fact %g without known inputs", act, r, known, t, fyv);
+                        continue;
+                    }
+                    if (fy == SO_ABSMAX_UNKNOWN) fail_msg("act %d res %d known %d, %d threads: no bound for y", act, r, known, t);
+                    if (!(fyv >= tyv && fyv <= 4 * tyv)) fail_msg("act %d res %d known %d, %d threads: y's fact %g, its absmax %g", act, r, known, t, fyv, tyv);
+                }
+            }
+            omp_set_num_threads(t0);
+            free(scratch);
+            so_dnnl_conv_free(p);
+        }
+    free(w), free(bias), free(x), free(res), free(xb), free(rb), free(y);
 }
 
 /* Stems (kernels/nchwc.h stem: a few-channel plain image into a blocked conv; run_conv runs it on every group-1
@@ -1243,7 +1329,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_wide_tiles), cmocka_unit_test(test_conv_pw_lanes),
         cmocka_unit_test(test_conv_grouped_depthwise), cmocka_unit_test(test_dw_rows_stride2),
-        cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_dnnl_nonfinite), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
+        cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_dnnl_nonfinite), cmocka_unit_test(test_conv_dnnl_facts), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
