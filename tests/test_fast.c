@@ -78,6 +78,11 @@ static int allow_ref_steps;
    (kernels whose split over threads keeps every output's summation order). */
 static int threads_bitwise;
 
+/* When set, check_graph also runs check_second_inputs at 2 threads (a split over threads that leaves an output
+   element unwritten fails there deterministically). */
+static int second_inputs;
+static void check_second_inputs(tb *t, int threads, double tol);
+
 /* When set (test_nonfinite), check_graph also plants NaN, +inf and -inf in every input and
    requires each output element to match the reference's class: NaN where the reference has
    NaN, the same infinity where it has one, finite (within tolerance) elsewhere. */
@@ -186,10 +191,55 @@ static int check_graph(tb *t, double tol)
         free(got[o]);
         free(one[o]);
     }
+    if (second_inputs) check_second_inputs(t, 2, tol);
     return steps;
 }
 
 #define TOL 1e-4
+
+/* Runs the graph's executor at `threads` on one set of seeded inputs and then on another, and checks the second
+   run's outputs against the reference on the second inputs: an output element that a split over threads never
+   writes keeps the first run's value and fails here whatever the allocator left in the arena (check_graph's runs
+   repeat the same inputs, so a fresh executor whose arena reuses an earlier one's memory can hide such an element). */
+static void check_second_inputs(tb *t, int threads, double tol)
+{
+    so_model *m = t->m;
+    so_graph *g = t->g;
+    assert_true(m->n_inputs <= TB_MAX_IO && m->n_outputs <= TB_MAX_IO);
+    float *ins[2][TB_MAX_IO], *ref[TB_MAX_IO], *got[TB_MAX_IO];
+    size_t on[TB_MAX_IO];
+    for (int v = 0; v < 2; v++)
+        for (int i = 0; i < m->n_inputs; i++) {
+            int64_t n = so_shape_numel(&m->inputs[i].shape);
+            ins[v][i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+            for (int64_t j = 0; j < n; j++) ins[v][i][j] = frand(&t->seed);
+        }
+    for (int o = 0; o < m->n_outputs; o++) {
+        on[o] = (size_t)so_shape_numel(&g->nodes[g->outputs[o].node].out[g->outputs[o].slot]);
+        ref[o] = calloc(on[o] + 1, sizeof(float));
+        got[o] = calloc(on[o] + 1, sizeof(float));
+    }
+    if (so_ref_run(g, (const float *const *)ins[1], ref) != SO_OK) fail_msg("ref: %s", so_error());
+    so_exec_opts opts = {.threads = threads};
+    so_exec *e = NULL;
+    if (so_exec_new(g, &opts, &e) != SO_OK) fail_msg("exec_new: %s", so_error());
+    for (int v = 0; v < 2; v++)
+        if (so_exec_run(e, (const float *const *)ins[v], got) != SO_OK) fail_msg("exec_run: %s", so_error());
+    for (int o = 0; o < m->n_outputs; o++) {
+        size_t at;
+        const double rel = compare_out(ref[o], got[o], on[o], &at);
+        if (!(rel <= tol)) {
+            so_exec_step_info si;
+            so_exec_step(e, 0, &si);
+            fail_msg("%d threads, second inputs: output %d relative error %g at element %zu: got %g, reference %g, kernel %s", threads, o, rel,
+                     at, got[o][at], ref[o][at], si.kernel);
+        }
+    }
+    so_exec_free(e);
+    for (int v = 0; v < 2; v++)
+        for (int i = 0; i < m->n_inputs; i++) free(ins[v][i]);
+    for (int o = 0; o < m->n_outputs; o++) free(ref[o]), free(got[o]);
+}
 
 /* ---------------- conv ---------------- */
 
@@ -228,6 +278,9 @@ static void one_conv(uint64_t seed, int N, int C, int H, int W, int O, int kh, i
     tb_free(&t);
 }
 
+static void one_conv_bn(uint64_t seed, int N, int C, int O, int group, int H, int W, int kh, int kw, int s, int d, int pt, int pl, int pb,
+                        int pr, int act, int res);
+
 static void test_conv_edge_cases(void **state)
 {
     (void)state;
@@ -240,6 +293,18 @@ static void test_conv_edge_cases(void **state)
     one_conv(90, 1, 128, 20, 20, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1);
     one_conv(91, 2, 112, 13, 11, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 2);
     one_conv(92, 1, 256, 24, 24, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 1, 1);
+    /* 1x1 expansions (O > K, >= 32 output channels per thread) split by output rows at 2 threads on oneDNN's sgemm
+       (conv_gemm_run): even and odd O (60 / 60, 65 / 66 rows), no epilogue, bias + Relu, Clip, batch 2, BN + residual
+       + Relu (the residual read by row range); the O = 64 boundary. Other levels split columns. Each also runs a
+       2-thread executor on two input sets (check_second_inputs): a row the split leaves unwritten fails there. */
+    second_inputs = 1;
+    one_conv(93, 1, 40, 28, 28, 120, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1);
+    one_conv(94, 2, 33, 11, 13, 131, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 4);
+    one_conv(95, 1, 24, 26, 26, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0);
+    one_conv(96, 1, 40, 20, 20, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1);
+    one_conv_bn(97, 1, 40, 130, 1, 20, 20, 1, 1, 1, 1, 0, 0, 0, 0, SO_ACT_RELU, 1);
+    one_conv(98, 1, 128, 20, 20, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1); /* a projection: columns */
+    second_inputs = 0;
     one_conv(5, 1, 5, 10, 7, 3, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 1, 1, 2);   /* stride 2, asym pad, sigmoid */
     one_conv(6, 1, 4, 12, 12, 4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 3);  /* dilation 2, tanh */
     one_conv(7, 2, 8, 6, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, 4);    /* depthwise, clip */
@@ -2029,6 +2094,7 @@ static int reset_expect(void **state)
 {
     (void)state;
     expect_kernel = NULL;
+    second_inputs = 0;
     return 0;
 }
 
