@@ -186,9 +186,12 @@ test: deps
 	$(MAKE) test-valgrind
 	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 
+# The builds inside `make test` use every core (JOBS, default nproc); the tests themselves run one after another.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
 test-core:
 	bash tests/check_layers.sh
-	$(MAKE) all $(TEST_BINS)
+	$(MAKE) -j$(JOBS) all $(TEST_BINS)
 	$(MAKE) test-unit
 	$(MAKE) test-integration
 	$(MAKE) test-onnx
@@ -284,7 +287,7 @@ fuzz-deps:
 	  else echo "missing Debian packages:$$missing (run 'sudo make fuzz-deps')"; exit 1; fi; fi
 
 fuzz-build: fuzz-deps
-	$(MAKE) BUILD=$(FUZZ_DIR) CC=clang CFLAGS="$(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link" fuzz-bins
+	$(MAKE) -j$(JOBS) BUILD=$(FUZZ_DIR) CC=clang CFLAGS="$(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link" fuzz-bins
 
 fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 
