@@ -1,4 +1,7 @@
 /* conv1x1_bench.c - GFLOP/s of the blocked 1x1 conv (+bias +Relu) at one ISA level on ResNet-50's and MNASNet's 1x1 shapes, hot, min of interleaved runs (thread CPU time at 1 thread, wall time above), the direct conv's tile (so_nchwc_pw_on = 0) beside the level's default and, when built with -DSO_BENCH_DNNL -ldnnl, oneDNN's nChw<b>c direct primitive; a design check, not a speed claim. */
+/* Build (after make all): cc -std=c11 -D_GNU_SOURCE -Isrc -Ibuild/gen -O2 -fopenmp -DSO_BENCH_DNNL bench/conv1x1_bench.c build/libsuperopt.a
+   -o build/conv1x1_bench -lz3 -lxxhash -lopenblas -lprotobuf-c -lglpk -lm -lpthread -ldnnl   (drop -DSO_BENCH_DNNL -ldnnl without oneDNN)
+   Run: build/conv1x1_bench [ITERS [THREADS [ISA [NAME-SUBSTRING]]]], e.g. build/conv1x1_bench 50 1 avx2 "r50" */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
