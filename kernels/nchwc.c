@@ -230,6 +230,31 @@ void so_nchwc_conv_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, 
     s->band_major = T > 1 && p->Ob % nobg != 0;
 }
 
+void so_nchwc_pw_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, int64_t px, int64_t kc, int64_t l2_bytes, so_nchwc_pwsplit *s)
+{
+    const int64_t Lb = p->Ho > 1 ? p->Ho : (p->Wo + px - 1) / px, nobg = (p->Ob + obk_max - 1) / obk_max, f = (int64_t)sizeof(float);
+    const int64_t kcb = (kc < p->Cb * p->b ? kc : p->Cb * p->b), in_px = p->Ho > 1 ? p->W : px * p->sw, out_px = p->Ho > 1 ? p->Wo : px;
+    int64_t nband = 1, ngs = 1;
+    s->gouter = Lb * in_px * p->Cb * p->b * f <= l2_bytes; /* the whole input in L2: groups outermost, weights read once */
+    if (!s->gouter) {
+        /* bytes of L2 one band unit holds: its partial sums of every output block and one chunk's input channels of its
+           input row (all of the row's lines: a strided row reads every line) or px pixels */
+        const int64_t unit = (out_px * p->Ob * p->b + kcb * in_px) * f;
+        int64_t per = l2_bytes / unit;
+        per = per < 1 ? 1 : per > Lb ? Lb : per;
+        nband = (Lb + per - 1) / per;
+    }
+    if (T > 1 && (N * nband) % T) {
+        if (N * nband < 4 * T && nobg >= T) ngs = T; /* few bands: each thread a share of the groups */
+        else
+            while ((N * nband) % T && nband < Lb) nband++; /* whole rounds of T bands */
+    }
+    s->nobg = nobg, s->nband = nband, s->Lb = Lb, s->ngs = ngs, s->items = N * nband * ngs;
+}
+
+int so_nchwc_pw_on = 1;
+int64_t so_nchwc_pw_kc = 128, so_nchwc_pw_l2 = 256 * 1024;
+
 int64_t so_nchwc_wino_min_c = 16;
 int so_nchwc_backend_pin = -1;
 
@@ -556,7 +581,8 @@ static int cold_on;
 static int tie_pct;
 static unsigned skip_mask; /* bit c: candidate c of conv_backend never tried (SUPEROPT_NCHWC_SKIP, A/B measurements) */
 
-/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_COLD=1 times big convs cold, SUPEROPT_NCHWC_TIE=P
+/* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_PW=0 runs 1x1s on the direct conv's tile
+   (so_nchwc_pw_on), SUPEROPT_NCHWC_COLD=1 times big convs cold, SUPEROPT_NCHWC_TIE=P
    sets tie_pct,
    SUPEROPT_NCHWC_SKIP=DIGITS never tries those candidates of conv_backend (1..4, e.g. "2": no oneDNN Winograd) (A/B
    measurements). */
@@ -564,6 +590,8 @@ static void wino_env(void)
 {
     const char *e = getenv("SUPEROPT_NCHWC_WINO");
     if (e && !strcmp(e, "0")) so_nchwc_wino_min_c = -1;
+    e = getenv("SUPEROPT_NCHWC_PW");
+    if (e && !strcmp(e, "0")) so_nchwc_pw_on = 0;
     e = getenv("SUPEROPT_NCHWC_COLD");
     cold_on = e && !strcmp(e, "1");
     e = getenv("SUPEROPT_NCHWC_TIE");

@@ -86,6 +86,34 @@ typedef struct so_nchwc_split {
     int band_major;
 } so_nchwc_split;
 void so_nchwc_conv_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, int64_t px, int64_t psum_floats, so_nchwc_split *s);
+/* The work split of the pointwise path (nchwc_body.h pw_run: 1x1, group 1, levels with a pointwise tile): items of N
+   images x nband bands of units (rows, or px-pixel units of a flattened 1x1, as above) x ngs sets of the nobg groups of
+   <= obk_max output blocks (group set j: groups [j*nobg/ngs, (j+1)*nobg/ngs)), image-major, then band. An item runs
+   the input channels in chunks of kc over its band, in one of two orders:
+   - gouter (the image's input fits l2_bytes: the deep layers' small planes, whose weights dominate): per group, every
+     chunk; one band; the weights are read once, the input from L2 by every group;
+   - else per chunk, every group: a band is sized so that its partial sums of every output block and one chunk of its
+     input stay in l2_bytes (the input read once from memory, then from L2 by every group; the weights once per band).
+   With T > 1 bands come in whole rounds of T, or, when there are few, each thread takes a share of the groups
+   (ngs = T). Which items run together and in which order changes nothing in the sums (the same bits at any T). */
+typedef struct so_nchwc_pwsplit {
+    int64_t nobg, nband, Lb, ngs, items;
+    int gouter;
+} so_nchwc_pwsplit;
+void so_nchwc_pw_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, int64_t px, int64_t kc, int64_t l2_bytes, so_nchwc_pwsplit *s);
+static inline void so_nchwc_pw_item(const so_nchwc_pwsplit *s, int64_t it, int64_t *n, int64_t *band, int64_t *g0, int64_t *g1)
+{
+    const int64_t j = it % s->ngs;
+    *n = it / (s->nband * s->ngs), *band = it / s->ngs % s->nband;
+    *g0 = j * s->nobg / s->ngs, *g1 = (j + 1) * s->nobg / s->ngs;
+}
+/* 1 (default): levels with a pointwise tile run 1x1 group-1 convs on it; 0: on the direct conv's tile (tests compare
+   the two bitwise; SUPEROPT_NCHWC_PW=0 at load for A/B runs). */
+extern int so_nchwc_pw_on;
+/* The pointwise path's input channels per chunk (a multiple of b; 128 at 4 blocks of 8: 16 KB of packed weights per
+   group, in L1 over a band's tiles) and its L2 budget per band (bytes: the band's partial sums and one chunk of its
+   input; half of Zen 3's 512 KB L2). */
+extern int64_t so_nchwc_pw_kc, so_nchwc_pw_l2;
 static inline int64_t so_nchwc_group_ob(int64_t Ob, int64_t nobg, int64_t g) { return g * Ob / nobg; }
 static inline int64_t so_nchwc_band_start(const so_nchwc_split *s, int64_t j) { return j * s->Lb / s->nband; }
 /* Item it of split s: image *n, block group *g, band *band. */

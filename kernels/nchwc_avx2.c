@@ -30,6 +30,9 @@
 #define DW_PX 8
 #define STEM_PX 12
 #define DW2_PX 0
+/* pointwise (1x1) tile: 4 blocks x 3 pixels = 12 accumulators, 3 broadcasts, 1 weight vector (nchwc_body.h pw_run) */
+#define PW_OBK 4
+#define PW_PX 3
 #define NCHWC_TABLE so_nchwc_avx2
 #define NCHWC_ISA "avx2"
 #include "nchwc_body.h"

@@ -848,6 +848,192 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
     }
 }
 
+#ifdef PW_OBK
+/* ---------------- pointwise (1x1, group 1) conv with its own register tile (levels that define PW_OBK) ----------------
+
+   At b = 8 the direct conv's 2 x 6 tile shares one broadcast input among only 16 output channels: a 1x1 with many
+   input channels re-read its input (ResNet-50's 256->64 on 56x56: 3.2 MB) once per pair of output blocks, from L3.
+   The pointwise tile is PW_OBK x PW_PX (AVX2: 4 blocks x 3 pixels = 32 output channels per broadcast, 12
+   accumulators, the 3 broadcasts and one weight vector in the other 4 registers), and pw_run's work items keep a
+   band of the input in L2 while every output-block group reads it (pw_split). */
+
+/* Pixels of pw_tile's widest tile at obk output blocks: the PW_OBK x PW_PX accumulators (AVX2: 4 x 3, 3 x 4, 2 x 6,
+   1 x 12). */
+#define PW_WIDE(obk) (PW_OBK * PW_PX / (obk))
+
+/* Keeps a weight vector in a register for its FMAs: GCC otherwise folded the load into each FMA as a memory operand
+   (4 x 3 tile: 12 weight loads per channel instead of 4, load-bound; the same as kernels/conv.c pw_block). */
+#if defined(__AVX2__)
+#define PW_REG(v) __asm__("" : "+x"(v))
+#else
+#define PW_REG(v) ((void)0)
+#endif
+
+/* The taps of a pointwise tile acc[obk][npx]: channels [c0, c1) of the input (c0 a multiple of NB or not), weights
+   w + c*NB (blocks wst floats apart), pixels qx floats apart from xq. Per channel the inputs of the npx pixels are
+   broadcast first and each weight vector loaded once when there are more blocks than pixels (registers: obk*npx +
+   npx + 1), else the weights first (obk*npx + obk + 1). The same FMAs in the same order as PW_FMA (the same bits as
+   conv_tile's). */
+#define PW_TAPS(acc, xq, w, wst, c0, c1, HWb, qx, obk, npx)                                                                        \
+    do {                                                                                                                             \
+        const float *wc_ = (w) + (c0) * NB;                                                                                          \
+        for (int64_t ci_ = (c0), ce_ = (c1); ci_ < ce_;) {                                                                            \
+            const int64_t l0_ = ci_ % NB, n_ = min64(NB - l0_, ce_ - ci_);                                                           \
+            const float *xc_ = (xq) + (ci_ / NB) * (HWb) + l0_;                                                                      \
+            for (int64_t l_ = 0; l_ < n_; l_++) {                                                                                    \
+                if ((obk) > (npx)) {                                                                                                 \
+                    VF bc_[PW_WIDE(1)];                                                                                              \
+                    _Pragma("GCC unroll 16") for (int q = 0; q < (npx); q++) bc_[q] = VSET1(xc_[l_ + q * (qx)]);                    \
+                    _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++)                                                        \
+                    {                                                                                                                \
+                        VF wv_ = VLD(wc_ + l_ * NB + k * (wst));                                                                     \
+                        PW_REG(wv_);                                                                                                 \
+                        _Pragma("GCC unroll 16") for (int q = 0; q < (npx); q++)(acc)[k][q] = VFMA(wv_, bc_[q], (acc)[k][q]);      \
+                    }                                                                                                                \
+                } else {                                                                                                             \
+                    VF wv_[PW_OBK];                                                                                                  \
+                    _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++)                                                        \
+                    {                                                                                                                \
+                        wv_[k] = VLD(wc_ + l_ * NB + k * (wst));                                                                     \
+                        PW_REG(wv_[k]);                                                                                              \
+                    }                                                                                                                \
+                    _Pragma("GCC unroll 16") for (int q = 0; q < (npx); q++)                                                        \
+                    {                                                                                                                \
+                        const VF bc_ = VSET1(xc_[l_ + q * (qx)]);                                                                    \
+                        _Pragma("GCC unroll 4") for (int k = 0; k < (obk); k++)(acc)[k][q] = VFMA(wv_[k], bc_, (acc)[k][q]);       \
+                    }                                                                                                                \
+                }                                                                                                                    \
+            }                                                                                                                        \
+            ci_ += n_, wc_ += n_ * NB;                                                                                               \
+        }                                                                                                                            \
+    } while (0)
+
+/* nt pointwise register tiles of obk output blocks x npx pixels, one after the other along a row: tile t reads the
+   input from xq + t*xst (pixels qx floats apart: p->sw * NB) and writes the output's pixels from y + t*npx*NB
+   (blocks yst floats apart), channels [c0, c1); first / last as conv_tile. The blocks' epilogues are read out of p
+   once per strip (epi_of; the stores through y may alias *p), and wpf_step runs once per tile. */
+static inline __attribute__((always_inline)) void pw_strip(const so_nchwc_conv *p, const float *xq, int64_t xst, const float *w, int64_t wst,
+                                                           int64_t c0, int64_t c1, const int obk, const int npx, int64_t nt, float *y,
+                                                           int64_t yst, const float *res, int64_t ob, int first, int last, wpf_cursor *pf)
+{
+    const int64_t HWb = p->H * p->W * NB, sxw = p->sw * NB;
+    const int cheap = cheap_epi(p);
+    blk_epi e[PW_OBK];
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++) e[k] = epi_of(p, ob + k);
+    for (int64_t t = 0; t < nt; t++) {
+        const float *xt = xq + t * xst, *rt = res ? res + t * npx * NB : NULL;
+        float *yt = y + t * npx * NB;
+        VF acc[PW_OBK][PW_WIDE(1)];
+        wpf_step(pf);
+#pragma GCC unroll 4
+        for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+            for (int q = 0; q < npx; q++) acc[k][q] = first ? VZERO : VLD(yt + k * yst + q * NB);
+        if (sxw == NB) PW_TAPS(acc, xt, w, wst, c0, c1, HWb, NB, obk, npx);
+        else PW_TAPS(acc, xt, w, wst, c0, c1, HWb, sxw, obk, npx);
+        if (last) {
+#pragma GCC unroll 4
+            for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+                for (int q = 0; q < npx; q++) epi_put(&e[k], acc[k][q], yt + k * yst + q * NB, rt ? rt + k * yst + q * NB : NULL);
+            if (!cheap)
+                for (int k = 0; k < obk; k++) epi_tile(p, ob + k, yt + k * yst, rt ? rt + k * yst : NULL, npx);
+        } else {
+#pragma GCC unroll 4
+            for (int k = 0; k < obk; k++)
+#pragma GCC unroll 16
+                for (int q = 0; q < npx; q++) VST(yt + k * yst + q * NB, acc[k][q]);
+        }
+    }
+}
+
+/* pw_strip with run-time obk (1..PW_OBK) and npx (1..PW_WIDE(obk)). */
+static void pw_strip_any(const so_nchwc_conv *p, const float *xq, int64_t xst, const float *w, int64_t wst, int64_t c0, int64_t c1, int obk, int npx,
+                         int64_t nt, float *y, int64_t yst, const float *res, int64_t ob, int first, int last, wpf_cursor *pf)
+{
+#define PW_OB(OBK, NPX)                                                                                                                \
+    case OBK * 16 + NPX: pw_strip(p, xq, xst, w, wst, c0, c1, OBK, NPX, nt, y, yst, res, ob, first, last, pf); break;
+    switch (obk * 16 + npx) {
+#if PW_OBK == 4 && PW_PX == 3
+        PW_OB(4, 1) PW_OB(4, 2) PW_OB(4, 3)
+        PW_OB(3, 1) PW_OB(3, 2) PW_OB(3, 3) PW_OB(3, 4)
+        PW_OB(2, 1) PW_OB(2, 2) PW_OB(2, 3) PW_OB(2, 4) PW_OB(2, 5) PW_OB(2, 6)
+        PW_OB(1, 1) PW_OB(1, 2) PW_OB(1, 3) PW_OB(1, 4) PW_OB(1, 5) PW_OB(1, 6) PW_OB(1, 7) PW_OB(1, 8) PW_OB(1, 9) PW_OB(1, 10) PW_OB(1, 11) PW_OB(1, 12)
+#else
+#error "pw_strip_any: add the cases of this PW_OBK x PW_PX"
+#endif
+    default: break;
+    }
+#undef PW_OB
+}
+
+/* Output pixels [owa, owb) of row oh, obk blocks from ob: a strip of tiles of PW_WIDE(obk) pixels, the rest as one tile. */
+static void pw_row(const so_nchwc_conv *p, const float *x, const float *w, int64_t wst, int64_t c0, int64_t c1, int64_t oh, int64_t owa, int64_t owb,
+                   int obk, int64_t ob, float *y, int64_t yst, const float *res, int first, int last, wpf_cursor *pf)
+{
+    const int wide = PW_WIDE(obk);
+    const int64_t nt = (owb - owa) / wide, rest = (owb - owa) % wide;
+    const float *xr = x + (oh * p->sh * p->W + owa * p->sw) * NB;
+    const int64_t off = (oh * p->Wo + owa) * NB;
+    if (nt) pw_strip_any(p, xr, wide * p->sw * NB, w, wst, c0, c1, obk, wide, nt, y + off, yst, res ? res + off : NULL, ob, first, last, pf);
+    if (rest) {
+        const int64_t o2 = off + nt * wide * NB;
+        pw_strip_any(p, xr + nt * wide * p->sw * NB, 0, w, wst, c0, c1, obk, (int)rest, 1, y + o2, yst, res ? res + o2 : NULL, ob, first, last, pf);
+    }
+}
+#endif
+
+#ifdef PW_OBK
+/* Whether conv_run runs p on the pointwise path: a 1x1 of group 1 whose taps all lie inside the input. */
+static inline int pw_ok(const so_nchwc_conv *p)
+{
+    return p->kh == 1 && p->kw == 1 && p->group == 1 && !p->gsub && p->pt == 0 && p->pl == 0 && (p->Ho - 1) * p->sh < p->H && (p->Wo - 1) * p->sw < p->W;
+}
+
+/* conv_run of a pw_ok conv: items of so_nchwc_pw_split (a band of output rows or pixels x a set of groups of <= PW_OBK
+   output blocks); per item the input channels in chunks of so_nchwc_pw_kc (4 blocks: 16 KB of packed weights per
+   group, in L1 over the band's tiles), per chunk every group of the set over the band (the band's chunk of input and
+   its partial sums in L2). Large weights are prefetched to L2 a group ahead (wpf_cursor). */
+static void pw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
+{
+    const int64_t Ob = p->Ob, OHW = p->Ho * p->Wo, yst = OHW * NB, C = p->C, kc = max64(NB, so_nchwc_pw_kc / NB * NB);
+    T = team(T, N * p->O * OHW * C);
+    const int pfw = Ob * C * NB * (int64_t)sizeof(float) >= NCHWC_PF_MIN_BYTES;
+    so_nchwc_pwsplit sp;
+    so_nchwc_pw_split(p, N, T, PW_OBK, PW_PX, kc, so_nchwc_pw_l2, &sp);
+    const int64_t nobg = sp.nobg, items = sp.items;
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t it = 0; it < items; it++) {
+        int64_t n, band, g0, g1;
+        so_nchwc_pw_item(&sp, it, &n, &band, &g0, &g1);
+        const int64_t u0 = band * sp.Lb / sp.nband, u1 = (band + 1) * sp.Lb / sp.nband;
+        const int64_t oh0 = p->Ho > 1 ? u0 : 0, oh1 = p->Ho > 1 ? u1 : 1;
+        const int64_t owa = p->Ho > 1 ? 0 : u0 * PW_PX, owb = p->Ho > 1 ? p->Wo : min64(p->Wo, u1 * PW_PX);
+        const float *xi = x + n * p->Cb * p->H * p->W * NB;
+        const int64_t nch = cdiv(C, kc), steps = (g1 - g0) * nch;
+        for (int64_t sidx = 0; sidx < steps; sidx++) { /* (group, chunk) steps in the split's order */
+            const int64_t g = sp.gouter ? g0 + sidx / nch : g0 + sidx % (g1 - g0), c0 = (sp.gouter ? sidx % nch : sidx / (g1 - g0)) * kc;
+            const int64_t c1 = min64(C, c0 + kc), ob = so_nchwc_group_ob(Ob, nobg, g);
+            const int obk = (int)(so_nchwc_group_ob(Ob, nobg, g + 1) - ob);
+            float *yi = y + (n * Ob + ob) * yst;
+            const float *ri = res ? res + (n * Ob + ob) * yst : NULL;
+            const float *w = p->wp + p->wofs[ob];
+            const int64_t wst = C * NB; /* group 1: every block's packed weights [C][b] */
+            wpf_cursor pf = {0};
+            if (pfw && sidx + 1 < steps) { /* the next step's weight slices */
+                const int64_t s2 = sidx + 1, ng = sp.gouter ? g0 + s2 / nch : g0 + s2 % (g1 - g0);
+                const int64_t nc0 = (sp.gouter ? s2 % nch : s2 / (g1 - g0)) * kc, nob = so_nchwc_group_ob(Ob, nobg, ng);
+                pf = (wpf_cursor){(const char *)(p->wp + p->wofs[nob] + nc0 * NB), wst * 4, (min64(C, nc0 + kc) - nc0) * NB * 4,
+                                  (int)(so_nchwc_group_ob(Ob, nobg, ng + 1) - nob), 0, 0, 0};
+            }
+            pf.per = cdiv(pf.n * cdiv(pf.len, 64), max64(1, (oh1 - oh0) * cdiv(owb - owa, PW_WIDE(obk))));
+            for (int64_t oh = oh0; oh < oh1; oh++) pw_row(p, xi, w, wst, c0, c1, oh, owa, owb, obk, ob, yi, yst, ri, c0 == 0, c1 == C, &pf);
+        }
+    }
+}
+#endif
+
 static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
 {
     if (p->Ho <= 0 || p->Wo <= 0) return;
@@ -855,6 +1041,12 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
         dw_run(p, N, x, y, res, T);
         return;
     }
+#ifdef PW_OBK
+    if (so_nchwc_pw_on && pw_ok(p)) {
+        pw_run(p, N, x, y, res, T);
+        return;
+    }
+#endif
     const int64_t Ob = p->Ob, KK = p->kh * p->kw, OHW = p->Ho * p->Wo, yst = OHW * NB;
     T = team(T, N * p->O * OHW * KK * (p->C / p->group));
     const int obk_max = p->group == 1 ? CONV_OBK : 1; /* blocks sharing one input-channel range */

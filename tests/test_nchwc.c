@@ -273,6 +273,15 @@ static void run_conv(const conv_case *k)
             stem_pool_cases(L, &p, N, x, s1, O, Ho, Wo, sw);
             free(s1), free(s2);
         }
+        if (k->kh == 1 && k->kw == 1 && k->group == 1) { /* the pointwise path (levels with PW_OBK) and the direct tile: the same bits */
+            float *y3 = malloc(sizeof(float) * (size_t)ny);
+            memset(y3, 0x7f, sizeof(float) * (size_t)ny);
+            so_nchwc_pw_on = 0;
+            L->conv(&p, N, xb, y3, rb, 2);
+            so_nchwc_pw_on = 1;
+            if (memcmp(y1, y3, sizeof(float) * (size_t)ny)) fail_msg("%s (%s): the pointwise and the direct tile differ", what, L->isa);
+            free(y3);
+        }
         run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 4);
         run_conv_wino(k, L, &p, w, xb, rb, ref, Ho, Wo, what, 2);
         so_nchwc_conv_free(&p);
@@ -490,6 +499,82 @@ static void test_conv_pw_lanes(void **state)
         CV(1, 33, 6, 6, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .nan = 1),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
+}
+
+/* The pointwise path (nchwc_body.h pw_run, AVX2: 4 x 3 tiles; run_conv also checks its bits against the direct tile's):
+   1 to 4 blocks per group and balanced groups (O = 8 .. 80), every pixel remainder of a 1..4-block tile (flattened
+   rows of 1, 2, odd lengths), C not a multiple of b and more channels than one weight chunk (128 at 4 blocks: C 300,
+   1100), a 1x1 plane, stride 2 (rows, even and odd widths), planes banded for L2 (C 64 on 40x40: 400 KB of input) and
+   the group-major fallback (C 1100: the weights outweigh the input re-reads), residual, Relu / Clip / SiLU /
+   HardSwish, NaN, batch 2; every level, 1 and 2 threads. */
+static void test_conv_pw_tile(void **state)
+{
+    (void)state;
+    const conv_case cs[] = {
+        CV(1, 13, 1, 1, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),                       /* 1x1 plane, 1 block */
+        CV(1, 20, 1, 2, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1),                                           /* 4 blocks x 2 px */
+        CV(2, 17, 5, 7, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),              /* 3 blocks: 35 = 8 x 4 + 3 */
+        CV(1, 40, 3, 9, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .scale = 1, .bias = 1, .act1 = SO_ACT_CLIP, .lo = 0.f, .hi = 0.5f), /* 27 = 4 x 6 + 3 */
+        CV(1, 9, 1, 23, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_EPI_SILU),                       /* 1 block: 12 + 11 */
+        CV(1, 300, 7, 7, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),                     /* chunks; 2 + 3 blocks */
+        CV(1, 31, 6, 6, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act1 = SO_EPI_HARDSWISH),        /* 3 x 3 blocks */
+        CV(1, 33, 4, 5, 80, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .nan = 1),                                 /* 3 + 3 + 4, NaN */
+        CV(2, 24, 9, 13, 40, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),             /* stride 2, Wo 7 */
+        CV(1, 16, 10, 10, 32, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),                    /* stride 2, Wo 5 */
+        CV(1, 64, 40, 40, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),            /* banded */
+        CV(1, 1100, 9, 9, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),                    /* group-major fallback */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
+}
+
+/* so_nchwc_pw_split: every (image, band, group) once, group sets covering the groups; groups outermost exactly when the
+   image's input fits the L2 budget (one band then, unless the threads need bands), else bands whose partial sums and
+   one chunk of input fit the budget (or one unit); at 2 threads a multiple of 2 items or a share of the groups each. */
+static void test_pw_split(void **state)
+{
+    (void)state;
+    static const struct { int N, C, O, H, s; } cs[] = {
+        {1, 256, 64, 56, 1}, {1, 64, 256, 56, 1}, {1, 2048, 512, 7, 1}, {1, 1024, 256, 14, 1}, {1, 1152, 192, 7, 1}, {1, 32, 16, 112, 1},
+        {2, 96, 24, 56, 1},  {1, 256, 512, 56, 2}, {1, 13, 8, 1, 1},     {1, 1100, 48, 9, 1},  {1, 16, 48, 112, 1},  {3, 320, 1280, 7, 1},
+        {1, 512, 2048, 7, 1}, {1, 24, 8, 3, 1},
+    };
+    const int64_t l2 = 256 * 1024, kc = 128;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int T = 1; T <= 3; T++) {
+            so_nchwc_conv p;
+            memset(&p, 0, sizeof p);
+            const int64_t Ho = (cs[i].H - 1) / cs[i].s + 1, flat = cs[i].s == 1;
+            p.b = 8, p.C = cs[i].C, p.O = cs[i].O, p.Cb = (p.C + 7) / 8, p.Ob = (p.O + 7) / 8, p.sh = p.sw = cs[i].s;
+            p.H = flat ? 1 : cs[i].H, p.W = flat ? (int64_t)cs[i].H * cs[i].H : cs[i].H;
+            p.Ho = flat ? 1 : Ho, p.Wo = flat ? Ho * Ho : Ho;
+            so_nchwc_pwsplit s;
+            so_nchwc_pw_split(&p, cs[i].N, T, 4, 3, kc, l2, &s);
+            assert_int_equal(s.nobg, (p.Ob + 3) / 4);
+            assert_int_equal(s.Lb, flat ? (p.Wo + 2) / 3 : p.Ho);
+            assert_int_equal(s.items, cs[i].N * s.nband * s.ngs);
+            assert_true(s.nband >= 1 && s.nband <= s.Lb && s.ngs >= 1 && s.ngs <= (s.nobg > T ? s.nobg : T));
+            const int64_t in_px = flat ? 3 : p.W, out_px = flat ? 3 : p.Wo, kcb = kc < p.Cb * 8 ? kc : p.Cb * 8;
+            assert_int_equal(s.gouter, s.Lb * in_px * p.Cb * 8 * 4 <= l2);
+            const int64_t unit = (out_px * p.Ob * 8 + kcb * in_px) * 4;
+            if (T == 1) {
+                if (s.gouter) assert_int_equal(s.nband, 1);
+                else assert_true(s.nband == s.Lb || (s.Lb + s.nband - 1) / s.nband * unit <= l2);
+            }
+            if (T > 1) assert_true(s.items % T == 0 || s.ngs == T || s.nband == s.Lb);
+            char *seen = calloc((size_t)(cs[i].N * s.nband * s.nobg), 1);
+            for (int64_t it = 0; it < s.items; it++) {
+                int64_t n, band, g0, g1;
+                so_nchwc_pw_item(&s, it, &n, &band, &g0, &g1);
+                assert_true(n >= 0 && n < cs[i].N && band >= 0 && band < s.nband && g0 >= 0 && g0 <= g1 && g1 <= s.nobg);
+                for (int64_t g = g0; g < g1; g++) {
+                    const int64_t id = (n * s.nband + band) * s.nobg + g;
+                    assert_false(seen[id]);
+                    seen[id] = 1;
+                }
+            }
+            for (int64_t id = 0; id < cs[i].N * s.nband * s.nobg; id++) assert_true(seen[id]);
+            free(seen);
+        }
 }
 
 static void test_conv_grouped_depthwise(void **state)
@@ -1328,6 +1413,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_wide_tiles), cmocka_unit_test(test_conv_pw_lanes),
+        cmocka_unit_test(test_conv_pw_tile), cmocka_unit_test(test_pw_split),
         cmocka_unit_test(test_conv_grouped_depthwise), cmocka_unit_test(test_dw_rows_stride2),
         cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_dnnl_nonfinite), cmocka_unit_test(test_conv_dnnl_facts), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
         cmocka_unit_test(test_unary),       cmocka_unit_test(test_binary),     cmocka_unit_test(test_concat), cmocka_unit_test(test_concat_ssa),
