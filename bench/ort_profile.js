@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // ort_profile.js - ONNX Runtime's own per-operator profile of a model, summed per op kind, to set beside
-// `superopt run --profile`. Usage: node bench/ort_profile.js MODEL.onnx [--opt disabled|all] [--threads N] [--iters N]
+// `superopt run --profile`. Usage: node bench/ort_profile.js MODEL.onnx [--opt disabled|all] [--threads N] [--iters N] [--nodes]
 // Runs WARMUP (2) + iters (default 10) inferences on seeded uniform [-1, 1) inputs with enableProfiling and prints,
 // per op kind (ORT's fused kernels keep their own names, e.g. FusedConv), the median over runs of the summed node
-// time in ms, its share, and the node count per run. The profile JSON goes to a temporary directory and is removed.
+// time in ms, its share, and the node count per run; --nodes also prints every node in execution order (its median
+// and fastest ms over the runs, op kind, the inputs' and outputs' shapes), to set beside superopt's per-step profile. The
+// profile JSON goes to a temporary directory and is removed.
 'use strict';
 
 const fs = require('fs');
@@ -13,7 +15,7 @@ const path = require('path');
 const ort = require(path.join(__dirname, '..', 'tools', 'ort', 'node_modules', 'onnxruntime-node'));
 
 function usage() {
-  process.stderr.write('usage: ort_profile.js MODEL.onnx [--opt disabled|all] [--threads N] [--iters N]\n');
+  process.stderr.write('usage: ort_profile.js MODEL.onnx [--opt disabled|all] [--threads N] [--iters N] [--nodes]\n');
   process.exit(2);
 }
 
@@ -25,11 +27,12 @@ function median(xs) {
 
 async function main() {
   const argv = process.argv.slice(2);
-  let model = null, opt = 'all', threads = 1, iters = 10;
+  let model = null, opt = 'all', threads = 1, iters = 10, nodes = false;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--opt') opt = argv[++i];
     else if (argv[i] === '--threads') threads = Number(argv[++i]);
     else if (argv[i] === '--iters') iters = Number(argv[++i]);
+    else if (argv[i] === '--nodes') nodes = true;
     else if (!argv[i].startsWith('-') && !model) model = argv[i];
     else usage();
   }
@@ -60,6 +63,7 @@ async function main() {
     const runs = ev.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts).slice(warmup);
     const per = new Map(); // op -> [ms per run]
     const cnt = new Map();
+    const byNode = new Map(); // node name -> {op, shapes, ms per run}, in the first run's order
     runs.forEach((r, k) => {
       for (const e of ev) {
         if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time') || e.ts < r.ts || e.ts > r.ts + r.dur) continue;
@@ -67,6 +71,12 @@ async function main() {
         if (!per.has(op)) per.set(op, new Array(runs.length).fill(0));
         per.get(op)[k] += e.dur / 1000;
         if (k === 0) cnt.set(op, (cnt.get(op) || 0) + 1);
+        const nm = e.name.slice(0, -'_kernel_time'.length);
+        if (!byNode.has(nm)) {
+          const a = e.args || {}, shp = (t) => (Array.isArray(t) && t.length ? t.map((u) => JSON.stringify(Object.values(u)[0])).join(' ') : '?');
+          byNode.set(nm, { op, shapes: `${shp(a.input_type_shape)} -> ${shp(a.output_type_shape)}`, ms: new Array(runs.length).fill(0) });
+        }
+        byNode.get(nm).ms[k] += e.dur / 1000;
       }
     });
     const rows = [...per.entries()].map(([op, v]) => [op, median(v), cnt.get(op) || 0]).sort((a, b) => b[1] - a[1]);
@@ -75,6 +85,12 @@ async function main() {
     process.stdout.write(`${path.basename(model)}: ORT '${opt}', ${threads} thread(s), ${runs.length} runs: median run ${runMed.toFixed(3)} ms, sum of per-kind medians ${total.toFixed(3)} ms\n`);
     process.stdout.write('op                        count         ms      %\n');
     for (const [op, ms, n] of rows) process.stdout.write(`${op.padEnd(24)} ${String(n).padStart(6)} ${ms.toFixed(4).padStart(10)} ${(100 * ms / total).toFixed(2).padStart(6)}\n`);
+    if (nodes) {
+      process.stdout.write('node                                             op                 ms    min_ms  shapes (inputs -> outputs)\n');
+      for (const [nm, v] of byNode) {
+        process.stdout.write(`${nm.padEnd(48)} ${v.op.padEnd(16)} ${median(v.ms).toFixed(4).padStart(8)} ${Math.min(...v.ms).toFixed(4).padStart(8)}  ${v.shapes}\n`);
+      }
+    }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

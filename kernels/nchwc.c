@@ -124,6 +124,7 @@ static inline vf8 s_perm(vf8 a, vi8 i)
 #define DW_PX 8
 #define STEM_PX 12
 #define DW2_PX 0
+#define DW2_MIN_WO 0
 #define NCHWC_TABLE so_nchwc_scalar
 #define NCHWC_ISA "scalar"
 #include "nchwc_body.h"

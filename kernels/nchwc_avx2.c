@@ -29,7 +29,12 @@
 #define CONV_PX 6
 #define DW_PX 8
 #define STEM_PX 12
-#define DW2_PX 0
+/* Two-row depthwise tiles (dw2_tile) of 4 pixels: 8 sums + the 9 weights of a 3x3 (one reloaded) + the input vector.
+   Only on output rows wider than dw_plane's (2 * DW_PX): at Zen 3, 1 thread, loaded (paired rounds of a microbench,
+   session 22) they took 0.52-0.85 of the one-row tiles' time on 112^2 to 28^2 planes, but 1.3-1.9x on 7 x 7 and
+   14 x 14 3x3 planes, which keep dw_plane's zero-bordered 8-pixel one-row tiles. */
+#define DW2_PX 4
+#define DW2_MIN_WO (2 * DW_PX + 1)
 /* pointwise (1x1) tile: 4 blocks x 3 pixels = 12 accumulators, 3 broadcasts, 1 weight vector (nchwc_body.h pw_run) */
 #define PW_OBK 4
 #define PW_PX 3

@@ -30,6 +30,7 @@
 #define DW_PX 8
 #define STEM_PX 24
 #define DW2_PX 8
+#define DW2_MIN_WO 0
 #define NCHWC_TABLE so_nchwc_avx512
 #define NCHWC_ISA "avx512"
 #include "nchwc_body.h"

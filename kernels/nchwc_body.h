@@ -13,7 +13,8 @@
      CONV_OBK CONV_PX   register tile of the direct conv: output blocks (1..4) x pixels (>= 6: conv_row also uses 1..5; a
                         tile of obk < CONV_OBK blocks is CONV_WIDE(obk) pixels wide, the same CONV_OBK * CONV_PX accumulators)
      STEM_PX            accumulators of the stem conv's tile (obk blocks x STEM_PX / obk pixels; a multiple of 12)
-     DW2_PX             pixels per two-row 3x3 / 5x5 (stride 1, 2) depthwise tile (0: none; 2 x DW2_PX sums + 9 weights must fit the registers)
+     DW2_PX             pixels per two-row 3x3 / 5x5 (stride 1, 2) depthwise tile (0, 4 or 8; 0: none)
+     DW2_MIN_WO         the narrowest output rows dw_run gives the two-row tiles (narrower: dw_plane / dw_row as at DW2_PX 0)
      DW_PX              pixels per depthwise tile (8: dw_tile_any has cases 1..7 below it)
      VI VLDI(p) VPERM(v, i)  vector of NB uint32 indices, its load, the lane permutation (lane o of the result = lane i[o] of v)
      VPERM4(v, i)       VPERM for indices that stay within their group of 4 lanes (a cheaper in-lane shuffle)
@@ -716,12 +717,18 @@ static inline __attribute__((always_inline)) void dw2_tile(const so_nchwc_conv *
 }
 
 /* The (K, S, npx) instances dw2_tile_any and dw2_border_any dispatch to: CALL(k, s, n) for K in {3, 5}, S in {1, 2},
-   npx in 1..7 and DW2_PX (compile-time constants, so each instance keeps its tile in registers). */
+   npx in 1..DW2_PX (DW2_PX 8 or 4; compile-time constants, so each instance keeps its tile in registers). */
 #define DW2_CASE(CALL, k, s, n)                                                                                                        \
     case k * 1000 + s * 100 + n: CALL(k, s, n); break;
+#if DW2_PX == 8
 #define DW2_CASES(CALL, k, s)                                                                                                          \
     DW2_CASE(CALL, k, s, 1) DW2_CASE(CALL, k, s, 2) DW2_CASE(CALL, k, s, 3) DW2_CASE(CALL, k, s, 4) DW2_CASE(CALL, k, s, 5)            \
-        DW2_CASE(CALL, k, s, 6) DW2_CASE(CALL, k, s, 7) DW2_CASE(CALL, k, s, DW2_PX)
+        DW2_CASE(CALL, k, s, 6) DW2_CASE(CALL, k, s, 7) DW2_CASE(CALL, k, s, 8)
+#elif DW2_PX == 4
+#define DW2_CASES(CALL, k, s) DW2_CASE(CALL, k, s, 1) DW2_CASE(CALL, k, s, 2) DW2_CASE(CALL, k, s, 3) DW2_CASE(CALL, k, s, 4)
+#else
+#error "DW2_PX must be 0, 4 or 8"
+#endif
 #define DW2_DISPATCH(K, S, npx, CALL)                                                                                                  \
     switch ((K) * 1000 + (S) * 100 + (npx)) {                                                                                          \
         DW2_CASES(CALL, 3, 1) DW2_CASES(CALL, 3, 2) DW2_CASES(CALL, 5, 1) DW2_CASES(CALL, 5, 2) default: break;                        \
@@ -810,9 +817,10 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
     const int64_t Cb = p->Cb, HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, KK = p->kh * p->kw, rows = N * Cb * p->Ho;
     T = team(T, rows * p->Wo * NB * KK * (p->gsub ? p->gsub : 1));
 #if DW2_PX
-    if (dw2_ok(p)) {
-        /* 3x3 and 5x5, stride 1 or 2, any plane: pairs of rows straight from the input (dw2_rows). Items: (image,
-           block, row pair), so a 14 x 14 output of 15 blocks is 105 items, not 15 planes (8 against 7 at 2 threads). */
+    if (dw2_ok(p) && p->Wo >= DW2_MIN_WO) {
+        /* 3x3 and 5x5, stride 1 or 2, output rows of at least DW2_MIN_WO pixels: pairs of rows straight from the input
+           (dw2_rows). Items: (image, block, row pair), so a 14 x 14 output of 15 blocks is 105 items, not 15 planes (8
+           against 7 at 2 threads). */
         const int64_t hp = cdiv(p->Ho, 2);
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
         for (int64_t r = 0; r < N * Cb * hp; r++) {

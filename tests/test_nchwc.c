@@ -660,6 +660,13 @@ static void test_dw_rows_stride2(void **state)
         CV(1, 32, 11, 21, 32, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 32, .bias = 1, .act1 = SO_ACT_SIGMOID), /* Wo 21: 8 + 8 + 5 */
         CV(2, 19, 7, 12, 19, 3, 3, 1, 1, 0, 1, 2, 0, 1, 1, 19, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
         CV(1, 16, 9, 17, 16, 5, 5, 2, 2, 0, 4, 3, 1, 1, 1, 16, .bias = 1),      /* left pad 4 at K 5, Wo 8 */
+        /* the AVX2 level's 4-pixel pairs (DW2_PX 4, rows of Wo >= DW2_MIN_WO = 17): rows ending in tiles of 1, 2 and 3,
+           Wo exactly 17, stride 2 onto 17 and 19 columns, C not a multiple of b, a residual, a SiLU, NaN */
+        CV(1, 20, 9, 17, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20, .bias = 1, .act1 = SO_ACT_RELU), /* Wo 17: 4 x 4 + 1 */
+        CV(2, 11, 7, 18, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 11, .bias = 1, .res = 1, .act2 = SO_ACT_RELU), /* + 2 */
+        CV(1, 9, 6, 19, 9, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 9, .scale = 1, .act1 = SO_EPI_SILU),   /* 5x5, + 3 */
+        CV(1, 26, 11, 34, 26, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 26, .bias = 1, .nan = 1),           /* stride 2, Wo 17 */
+        CV(1, 13, 10, 38, 13, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 13, .bias = 1, .act1 = SO_EPI_HARDSWISH), /* 5x5/2, Wo 19 */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
 }
