@@ -257,6 +257,9 @@ int so_nchwc_pw_on = 1;
 int64_t so_nchwc_pw_kc = 128, so_nchwc_pw_l2 = 256 * 1024;
 
 int64_t so_nchwc_wino_min_c = 16;
+int64_t so_nchwc_pad_max_wo = 32;
+
+int so_nchwc_pad_rule(const so_nchwc_conv *p) { return p->b == 8 && so_nchwc_pad_ok(p) && p->Wo <= so_nchwc_pad_max_wo; }
 int so_nchwc_backend_pin = -1;
 
 /* The weight transform G (g0, g1, g2)^T of F(m x m, 3x3) into r[0 .. m+1]. */
@@ -364,6 +367,7 @@ typedef struct nchwc_step {
     int64_t n_runs, n_fast; /* dnnl with a fast primitive: runs so far, and how many took it (step_path) */
     uint32_t *fx, *fres, *fy; /* dnnl: the run's absmax facts of x, the residual, y (step_facts; NULL: none) */
     int wino;           /* CONV_NCHWC: conv runs as our blocked Winograd (L->wino; conv.wu set) */
+    int pad;            /* CONV_NCHWC: our direct conv runs on a zero-bordered copy (L->conv_pad; so_nchwc_pad_rule) */
     so_nchwc_pool pool;
     int res_in;         /* CONV_NCHWC: index of the residual in in[], or -1 */
     int n_cat;          /* CONCAT_NCHWC: inputs and their channels */
@@ -417,6 +421,10 @@ static void step_run(void *priv, const so_tensor *in, so_tensor *out, float *scr
         }
         if (s->wino) {
             s->L->wino(&s->conv, s->N, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, scratch, T);
+            break;
+        }
+        if (s->pad) {
+            s->L->conv_pad(&s->conv, s->N, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, scratch, T);
             break;
         }
         s->L->conv(&s->conv, s->N, in[0].data, out[0].data, s->res_in >= 0 ? in[s->res_in].data : NULL, T); break;
@@ -667,6 +675,7 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     if (pick < 0) {
         const size_t nx = (size_t)so_nchwc_numel(s->L->b, N, q->C, H * W), ny = (size_t)so_nchwc_numel(s->L->b, N, q->O, Ho * Wo);
         size_t ns = 64;
+        if (s->pad && (size_t)so_nchwc_pad_scratch(q) * sizeof(float) > ns) ns = (size_t)so_nchwc_pad_scratch(q) * sizeof(float);
         for (int c = 1; c < 3; c++)
             if (cand[c] && so_dnnl_conv_scratch_bytes(cand[c]) > ns) ns = so_dnnl_conv_scratch_bytes(cand[c]);
         if (have_wino && (size_t)so_nchwc_wino_scratch(q, T) * sizeof(float) > ns) ns = (size_t)so_nchwc_wino_scratch(q, T) * sizeof(float);
@@ -690,6 +699,7 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
                     if (c == 4) s->L->wino(&q2, N, xb, yb, rb, sb, T);
                     else if (c == 3) s->L->wino(q, N, xb, yb, rb, sb, T);
                     else if (c) so_dnnl_conv_run(cand[c], xb, yb, rb, sb);
+                    else if (s->pad) s->L->conv_pad(q, N, xb, yb, rb, sb, T);
                     else s->L->conv(q, N, xb, yb, rb, T);
                     const double t = now_ms() - t0;
                     if (r && t < best[c]) best[c] = t; /* round 0 warms up */
@@ -796,11 +806,16 @@ static int plan_conv(const so_fast_ctx *c, int32_t ci, const so_shape *x, nchwc_
         free(wt);
         return -1;
     }
+    s->pad = backend && so_nchwc_pad_rule(&s->conv); /* (a stem runs L->stem) */
     if (backend) conv_backend(s, x, o, &at, wd, &ep);
     free(wt);
+    if (s->dnnl || s->wino) s->pad = 0;
     if (k->has_extra) s->res_in = n->n_in;
     k->packed_bytes = s->dnnl ? so_dnnl_conv_bytes(s->dnnl) : so_nchwc_conv_bytes(&s->conv);
-    k->scratch_bytes = s->dnnl ? so_dnnl_conv_scratch_bytes(s->dnnl) : s->wino ? (size_t)so_nchwc_wino_scratch(&s->conv, omp_get_max_threads()) * sizeof(float) : 0;
+    k->scratch_bytes = s->dnnl   ? so_dnnl_conv_scratch_bytes(s->dnnl)
+                       : s->wino ? (size_t)so_nchwc_wino_scratch(&s->conv, omp_get_max_threads()) * sizeof(float)
+                       : s->pad  ? (size_t)so_nchwc_pad_scratch(&s->conv) * sizeof(float)
+                                 : 0;
     k->in1_copied = 1;
     return 0;
 }
@@ -962,13 +977,15 @@ so_status so_nchwc_select(const so_fast_ctx *c, int32_t i, so_fast_kernel *k, so
                                            {"conv_nchwc_wino_scalar", "conv_nchwc_wino_avx2", "conv_nchwc_wino_avx512"},
                                            {"conv_nchwc_stem_scalar", "conv_nchwc_stem_avx2", "conv_nchwc_stem_avx512"},
                                            {"conv_nchwc_wino2_scalar", "conv_nchwc_wino2_avx2", "conv_nchwc_wino2_avx512"},
-                                           {"nchwc_out_nhwc_scalar", "nchwc_out_nhwc_avx2", "nchwc_out_nhwc_avx512"}};
+                                           {"nchwc_out_nhwc_scalar", "nchwc_out_nhwc_avx2", "nchwc_out_nhwc_avx512"},
+                                           {"conv_nchwc_pad_scalar", "conv_nchwc_pad_avx2", "conv_nchwc_pad_avx512"}};
     const int li = L == &so_nchwc_scalar ? 0 : L == &so_nchwc_avx2 ? 1 : 2;
     const int oi = s->stem                       ? 8
                    : n->op == SO_OP_NCHWC_IN     ? 0
                    : n->op == SO_OP_NCHWC_OUT    ? (s->nhwc ? 10 : 1)
                    : s->dnnl                     ? 5 + !!strstr(so_dnnl_conv_impl(s->dnnl), "wino")
                    : s->wino                     ? (s->conv.wm == 2 ? 9 : 7) /* F(2x2, 3x3) named apart from F(4x4, 3x3) */
+                   : s->pad                      ? 11
                    : n->op == SO_OP_CONV_NCHWC   ? 2
                    : n->op == SO_OP_CONCAT_NCHWC ? 4
                                                  : 3;

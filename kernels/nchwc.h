@@ -124,6 +124,37 @@ static inline void so_nchwc_split_item(const so_nchwc_split *s, int64_t it, int6
     if (s->band_major) *band = r / s->nobg, *g = r % s->nobg;
     else *g = r / s->nband, *band = r % s->nband;
 }
+/* The direct conv on a zero-bordered copy of the input (impl conv_pad, session 22): p a conv of more than one tap that is
+   neither depthwise nor gsub. The copy of one image holds p->Cb blocks of Hp x Wp pixels, row r / column q of it being input
+   row r - pt / column q - pl (zero outside the input), just large enough for every tap of every output pixel, so every
+   output pixel is interior: the register tiles run over consecutive output pixels across row ends (no one-pixel border
+   tiles: on a 7x7 plane 2 of 7 pixels per row ran as one-pixel tiles, FMA-latency bound). Scratch: so_nchwc_pad_scratch
+   floats (one image's copy). The sums are the direct conv's (conv) in the same order; the taps that read padding add
+   0 * w, so with finite weights the values are conv's (a NaN / inf weight makes the border outputs NaN, as a Winograd
+   tile does). */
+static inline void so_nchwc_pad_dims(const so_nchwc_conv *p, int64_t *Hp, int64_t *Wp)
+{
+    *Hp = (p->Ho - 1) * p->sh + (p->kh - 1) * p->dh + 1;
+    *Wp = (p->Wo - 1) * p->sw + (p->kw - 1) * p->dw + 1;
+}
+#define SO_NCHWC_PAD_TAPS 64 /* taps (kh x kw) conv_pad takes at most */
+static inline int so_nchwc_pad_ok(const so_nchwc_conv *p)
+{
+    return p->kh * p->kw > 1 && p->kh * p->kw <= SO_NCHWC_PAD_TAPS && !p->depthwise && !p->gsub && p->Ho > 0 && p->Wo > 0;
+}
+static inline int64_t so_nchwc_pad_scratch(const so_nchwc_conv *p)
+{
+    int64_t Hp, Wp;
+    so_nchwc_pad_dims(p, &Hp, &Wp);
+    return so_nchwc_pad_ok(p) ? p->Cb * Hp * Wp * p->b : 0;
+}
+/* The plan-time rule for conv_pad (kernels/nchwc.c plan_conv): block 8 (the AVX2 and scalar levels; AVX-512 keeps conv and
+   oneDNN) and output rows of at most so_nchwc_pad_max_wo pixels (default 32; tests set it). Measured (AMD EPYC Zen 3,
+   1 thread, loaded machine, paired interleaved against conv, bench/conv3x3_ab.sh): ResNet-50's 3x3s 0.83 on 28x28, 0.79 on
+   14x14, 0.74 on 7x7, the stride-2 ones 0.82-0.93, GoogLeNet's 96->208 on 14x14 0.85; on 56x56 0.96-1.07 and Inception-v3's
+   147x147 1.11 (few border tiles there; the copy and the per-pixel offsets cost), so wide rows keep conv. */
+extern int64_t so_nchwc_pad_max_wo;
+int so_nchwc_pad_rule(const so_nchwc_conv *p);
 /* Bytes of packed weights and epilogue vectors held by p; of the direct conv's packed weights p->wp alone; of
    the Winograd weights p->wu alone (0 when not planned). */
 size_t so_nchwc_conv_bytes(const so_nchwc_conv *p);
@@ -193,6 +224,9 @@ typedef struct so_nchwc_impl {
        Relu when relu (a blocked pre-activation batchnorm: DenseNet); scale, shift [Cb*b], zero in the padding lanes */
     void (*concat_ssa)(int n_in, const int64_t *Cs, int64_t N, int64_t HW, const float *const *x, const float *scale,
                        const float *shift, int relu, float *y, int T);
+    /* conv on a zero-bordered copy of each image (so_nchwc_pad_ok(p); scratch: so_nchwc_pad_scratch(p) floats, 64-byte
+       aligned): the same values as conv with finite weights (above) */
+    void (*conv_pad)(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T);
 } so_nchwc_impl;
 
 /* The levels. so_nchwc_scalar (b = 8, portable C) runs everywhere; so_nchwc_avx2 (b = 8) and

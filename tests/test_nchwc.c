@@ -185,6 +185,7 @@ static void stem_pool_cases(const so_nchwc_impl *L, const so_nchwc_conv *p, int6
    tiles cut into chunks of 5 (several chunks, a partial last one). A NaN spreads over a Winograd tile, so NaN cases
    do not run it. Counts the runs. */
 static int wino_ran;
+static int pad_ran; /* run_conv's conv_pad checks */
 static void run_conv_wino(const conv_case *k, const so_nchwc_impl *L, so_nchwc_conv *p, const float *w, const float *xb, const float *rb,
                           const float *ref, int64_t Ho, int64_t Wo, const char *what, int m)
 {
@@ -259,6 +260,23 @@ static void run_conv(const conv_case *k)
                  k->sw, k->pt, k->pl, k->pb, k->pr, k->dh, k->dw, k->group);
         check(L, y1, ref, N, O, Ho * Wo, what);
         same_for_threads(y1, y2, ny, what);
+        if (so_nchwc_pad_ok(&p)) { /* the direct conv on a zero-bordered copy: conv's values (finite weights), 1 and 2 threads */
+            float *s1 = malloc(sizeof(float) * (size_t)ny), *s2 = malloc(sizeof(float) * (size_t)ny);
+            float *sc = aligned_alloc(64, ((size_t)so_nchwc_pad_scratch(&p) * sizeof(float) + 63) / 64 * 64);
+            memset(s1, 0x7f, sizeof(float) * (size_t)ny);
+            memset(s2, 0x7f, sizeof(float) * (size_t)ny);
+            memset(sc, 0x7f, (size_t)so_nchwc_pad_scratch(&p) * sizeof(float)); /* stale scratch: the copy writes every float it reads */
+            L->conv_pad(&p, N, xb, s1, rb, sc, 1);
+            L->conv_pad(&p, N, xb, s2, rb, sc, 2);
+            char pw[200];
+            snprintf(pw, sizeof pw, "conv_pad %s", what);
+            check(L, s1, ref, N, O, Ho * Wo, pw);
+            same_for_threads(s1, s2, ny, pw);
+            same_for_threads(y1, s1, ny, pw); /* the same bits as conv */
+            assert_int_equal(so_nchwc_pad_rule(&p), L->b == 8 && Wo <= so_nchwc_pad_max_wo);
+            pad_ran++;
+            free(s1), free(s2), free(sc);
+        }
         if (k->group == 1 && !k->res && C <= 16) { /* the stem kernel on the plain input: the conv's sums, in its order */
             float *s1 = malloc(sizeof(float) * (size_t)ny), *s2 = malloc(sizeof(float) * (size_t)ny);
             memset(s1, 0x7f, sizeof(float) * (size_t)ny);
@@ -335,8 +353,17 @@ static void test_conv_dense(void **state)
         CV(2, 40, 7, 7, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
         CV(1, 20, 9, 11, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
         CV(1, 35, 1, 1, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1),
+        /* conv_pad (session 22): ResNet-50's small planes (a 7x7 plane: tiles across row ends), stride 2 onto 7x7 with
+           C and O not multiples of b and the residual, asymmetric pads at stride 2, several input-channel chunks with
+           a row band per item at 2 threads, a 5x5 with dilation 2 */
+        CV(1, 72, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .scale = 1, .act1 = SO_ACT_RELU),
+        CV(2, 27, 14, 13, 21, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 16, 11, 12, 24, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_CLIP, .lo = -0.5f, .hi = 0.5f),
+        CV(1, 130, 23, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1),
+        CV(1, 12, 13, 11, 10, 5, 5, 1, 1, 4, 4, 4, 4, 2, 2, 1, .bias = 1, .act1 = SO_ACT_SIGMOID),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
+    assert_true(pad_ran >= 20); /* conv_pad ran on the cases with more than one tap (not depthwise, gsub) at every level */
     assert_true(wino_ran >= 20); /* the 3x3 stride-1 cases above ran both our Winograds at every level */
     /* at the AVX-512 level with libdnnl loadable (not in sanitizer builds), oneDNN ran some of them */
     if (so_isa_cpu() >= SO_ISA_AVX512 && so_dnnl_lib()) assert_true(dnnl_planned >= 10);
