@@ -1,4 +1,4 @@
-/* dnnl.c - oneDNN as an optional backend (libdnnl.so.2 via dlopen): the shared library handle, convolution primitives on NCHWc16 values and matmul primitives against a weight, planned once per node (kernels/README.md, "oneDNN or ours"). */
+/* dnnl.c - oneDNN as an optional backend (libdnnl.so.2 via dlopen): the shared library handle, convolution primitives on NCHWc values (b = 8, 16) and matmul primitives against a weight, planned once per node (kernels/README.md, "oneDNN or ours"). */
 #include "dnnl.h"
 
 #include "../src/common.h"
@@ -114,14 +114,14 @@ struct so_dnnl_conv {
     /* convolution only: the tail so_dnnl_conv_run applies after prim (conv_tail) - the epilogue part oneDNN's
        post-ops would get wrong (epi_split) and the zeroing of dst's padding lanes; N images of O channels x HW */
     so_epi tail;
-    int64_t N, O, HW;
+    int64_t N, O, HW, b; /* b: channels per block of x, y and the residual (8: nChw8c, 16: nChw16c) */
     /* convolution with a tail only (else NULL / 0): fast, the same convolution with the whole epilogue as post-ops
        (the same weights layout, reading wbuf), run instead of prim + conv_tail when the input passes the gate (so_dnnl_conv_run_known):
        every |x| bit pattern at most fast_max (finite, and small enough that no pre-activation can overflow),
        and, when scan_res, the residual free of NaN. nx / nres: floats of the blocked x / residual. */
     dnnl_primitive_t fast;
     dnnl_memory_t fscratch;
-    int fres_arg, scan_res, scan512;
+    int fres_arg, scan_res, scan; /* scan: absmax_bits's vector width (SCAN_*) */
     uint32_t fast_max;
     int64_t nx, nres;
     /* the output bound of a run whose input bound is known (so_dnnl_conv_run_known, y_bound): |y| <= ygrow * (m *
@@ -198,16 +198,16 @@ static void tail_act(int act, float lo, float hi, float *x, int64_t n)
 /* Floats per item of conv_tail: 16 KB, so the item's act1 / residual / act2 passes stay in L1. */
 #define TAIL_CHUNK 4096
 
-/* After the convolution primitive wrote y (nChw16c): y = act2(act1(y) + res) for p->tail's parts (with_acts; 0 after
+/* After the convolution primitive wrote y (nChw8c / nChw16c, p->b): y = act2(act1(y) + res) for p->tail's parts (with_acts; 0 after
    p->fast, which applied them), and the padding lanes of the last channel block zeroed (oneDNN's 1x1 kernels leave
    them NaN, or a Clip's bound, where an input pixel is not finite: its zero-padded weights times inf or NaN), in
    chunks over the calling thread's team. With no tail activation only the last channel blocks are visited (nothing
-   when O is a multiple of 16). */
+   when O is a multiple of b). */
 static void conv_tail(const so_dnnl_conv *p, float *y, const float *res, int with_acts)
 {
-    const int64_t Ob = (p->O + 15) / 16, plane = p->HW * 16, nch = (plane + TAIL_CHUNK - 1) / TAIL_CHUNK, used = p->O - (Ob - 1) * 16;
+    const int64_t b = p->b, Ob = (p->O + b - 1) / b, plane = p->HW * b, nch = (plane + TAIL_CHUNK - 1) / TAIL_CHUNK, used = p->O - (Ob - 1) * b;
     const int acts = with_acts && (p->tail.act1 || p->tail.has_res || p->tail.act2);
-    if (!acts && used == 16) return;
+    if (!acts && used == b) return;
     const int64_t nblk = acts ? p->N * Ob : p->N, items = nblk * nch;
     const so_epi *t = &p->tail;
 #pragma omp parallel for schedule(static) if (items > 1)
@@ -221,11 +221,11 @@ static void conv_tail(const so_dnnl_conv *p, float *y, const float *res, int wit
             for (int64_t i = 0; i < n; i++) yc[i] += rc[i];
         }
         if (t->act2) tail_act(t->act2, t->lo2, t->hi2, yc, n);
-        if (used < 16 && blk % Ob == Ob - 1) /* the lanes past used cleared through a bit mask (vectorised; a memset
-                                                per pixel was mostly call overhead) */
-            for (int64_t q = 0; q < n; q += 16)
+        if (used < b && blk % Ob == Ob - 1) /* the lanes past used cleared through a bit mask (vectorised; a memset
+                                               per pixel was mostly call overhead); TAIL_CHUNK is a multiple of b */
+            for (int64_t q = 0; q < n; q += b)
 #pragma omp simd
-                for (int j = 0; j < 16; j++) {
+                for (int j = 0; j < b; j++) {
                     uint32_t u;
                     memcpy(&u, yc + q + j, sizeof u);
                     u &= j < used ? 0xffffffffu : 0u;
@@ -323,7 +323,7 @@ static uint32_t absmax_bits_1(const float *x, int64_t n)
 #include <immintrin.h>
 /* absmax_bits_1 in AVX-512 registers, four chains (2.6x the SSE loop's 41 GB/s on 784 KB in L2, Intel Xeon model 207;
    the same from L3, where memory bounds both). This file is built for the baseline ISA; only called on a CPU with
-   AVX-512 F (scan512: oneDNN itself is loaded at the AVX-512 level only). */
+   AVX-512 F (SCAN_512: a conv planned at b = 16, the AVX-512 level). */
 __attribute__((target("avx512f"))) static uint32_t absmax_bits_512(const float *x, int64_t n)
 {
     const __m512i k = _mm512_set1_epi32(0x7fffffff);
@@ -339,22 +339,52 @@ __attribute__((target("avx512f"))) static uint32_t absmax_bits_512(const float *
     const uint32_t r = absmax_bits_1(x + i, n - i);
     return m > r ? m : r;
 }
+/* The same in AVX2 registers (SCAN_256: a conv planned at b = 8 on a CPU with AVX2, the avx2 level). */
+__attribute__((target("avx2"))) static uint32_t absmax_bits_256(const float *x, int64_t n)
+{
+    const __m256i k = _mm256_set1_epi32(0x7fffffff);
+    __m256i a = _mm256_setzero_si256(), b = a, c = a, d = a;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a = _mm256_max_epu32(a, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i)), k));
+        b = _mm256_max_epu32(b, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i + 8)), k));
+        c = _mm256_max_epu32(c, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i + 16)), k));
+        d = _mm256_max_epu32(d, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i + 24)), k));
+    }
+    uint32_t lanes[8];
+    _mm256_storeu_si256((__m256i *)lanes, _mm256_max_epu32(_mm256_max_epu32(a, b), _mm256_max_epu32(c, d)));
+    uint32_t m = absmax_bits_1(x + i, n - i);
+    for (int j = 0; j < 8; j++) m = lanes[j] > m ? lanes[j] : m;
+    return m;
+}
 static int have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #else
 static uint32_t absmax_bits_512(const float *x, int64_t n) { return absmax_bits_1(x, n); }
+static uint32_t absmax_bits_256(const float *x, int64_t n) { return absmax_bits_1(x, n); }
 static int have_avx512(void) { return 0; }
+static int have_avx2(void) { return 0; }
 #endif
 
-/* absmax_bits_1 of x (n floats), in chunks over the calling thread's team when n is large; read only. */
-static uint32_t absmax_bits(const float *x, int64_t n, int scan512)
+/* absmax_bits's vector width */
+enum { SCAN_1, SCAN_256, SCAN_512 };
+
+/* absmax_bits_1 of the n floats at x in the width scan (SCAN_*). */
+static uint32_t absmax_bits_w(const float *x, int64_t n, int scan)
 {
-    if (n < SCAN_PAR) return scan512 ? absmax_bits_512(x, n) : absmax_bits_1(x, n);
+    return scan == SCAN_512 ? absmax_bits_512(x, n) : scan == SCAN_256 ? absmax_bits_256(x, n) : absmax_bits_1(x, n);
+}
+
+/* absmax_bits_1 of x (n floats), in chunks over the calling thread's team when n is large; read only. */
+static uint32_t absmax_bits(const float *x, int64_t n, int scan)
+{
+    if (n < SCAN_PAR) return absmax_bits_w(x, n, scan);
     const int64_t chunk = 16384, nch = (n + chunk - 1) / chunk;
     uint32_t m = 0;
 #pragma omp parallel for schedule(static) reduction(max : m)
     for (int64_t c = 0; c < nch; c++) {
         const int64_t len = n - c * chunk < chunk ? n - c * chunk : chunk;
-        const uint32_t v = scan512 ? absmax_bits_512(x + c * chunk, len) : absmax_bits_1(x + c * chunk, len);
+        const uint32_t v = absmax_bits_w(x + c * chunk, len, scan);
         m = v > m ? v : m;
     }
     return m;
@@ -451,10 +481,10 @@ static int prim_finish(so_dnnl_conv *p, dnnl_primitive_desc_t pd, const dnnl_mem
 
 so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw,
                                 int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
-                                int64_t group, const float *w, const so_epi *ep, int wino)
+                                int64_t group, const float *w, const so_epi *ep, int wino, int b)
 {
     pthread_once(&fns_once, fns_load);
-    if (!fns_ok || group < 1 || C % group || O % group || C / group < 2) return NULL;
+    if (!fns_ok || (b != 8 && b != 16) || group < 1 || C % group || O % group || C / group < 2) return NULL;
     /* oneDNN's output size (floor division, like ONNX's explicit pads) must be the planned one */
     if ((H + pt + pb - (dh * (kh - 1) + 1)) / sh + 1 != Ho || (W + pl + pr - (dw * (kw - 1) + 1)) / sw + 1 != Wo) return NULL;
     so_dnnl_conv *p = calloc(1, sizeof *p);
@@ -468,8 +498,9 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
     dnnl_memory_desc_t smd, wmd, wumd, bmd, dmd;
     const dnnl_dims_t sdims = {N, C, H, W}, ddims = {N, O, Ho, Wo}, bdims = {O};
     const dnnl_dims_t st = {sh, sw}, dl = {dh - 1, dw - 1}, pad_l = {pt, pl}, pad_r = {pb, pr};
-    if (p_dnnl_memory_desc_init_by_tag(&smd, 4, sdims, dnnl_f32, dnnl_nChw16c) != dnnl_success ||
-        p_dnnl_memory_desc_init_by_tag(&dmd, 4, ddims, dnnl_f32, dnnl_nChw16c) != dnnl_success ||
+    const dnnl_format_tag_t tag = b == 16 ? dnnl_nChw16c : dnnl_nChw8c; /* our NCHWc layout at b */
+    if (p_dnnl_memory_desc_init_by_tag(&smd, 4, sdims, dnnl_f32, tag) != dnnl_success ||
+        p_dnnl_memory_desc_init_by_tag(&dmd, 4, ddims, dnnl_f32, tag) != dnnl_success ||
         p_dnnl_memory_desc_init_by_tag(&bmd, 1, bdims, dnnl_f32, dnnl_x) != dnnl_success)
         goto fail;
     if (group == 1) {
@@ -486,7 +517,7 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
     /* the epilogue as post-ops: act1, residual add (binary, src1 = a tensor of dst's shape and layout), act2, up to an
        activation oneDNN would get wrong on NaN; the rest in conv_tail */
     so_epi post;
-    p->N = N, p->O = O, p->HW = Ho * Wo;
+    p->N = N, p->O = O, p->HW = Ho * Wo, p->b = b;
     const int split = epi_split(ep, &post, &p->tail);
     if (split < 0) goto fail;
     if (epi_attr(&p->res_arg, &post, &dmd, &po, &attr)) goto fail;
@@ -503,9 +534,11 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
     const dnnl_memory_desc_t *wq = p_dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     /* with a tail: the fast primitive, the whole epilogue as post-ops, when oneDNN plans it with the same
        implementation and weights layout (else prim + conv_tail always). Not for a Relu / Clip before the residual
-       when O is not a multiple of 16: oneDNN 2.6's jit and jit_1x1 kernels give wrong values in the last channel
-       block there (test_nchwc test_conv_dnnl_nonfinite's last case, finite input: up to twice the reference) */
-    if (split && !(drops_nan(ep->act1) && ep->has_res && O % 16)) {
+       when O is not a multiple of 16 at b = 16: oneDNN 2.6's AVX-512 jit and jit_1x1 kernels give wrong values in the
+       last channel block there (test_nchwc test_conv_dnnl_nonfinite, finite input: up to twice the reference). Its
+       AVX2 kernels at b = 8 (jit:avx2, jit_1x1:avx2) compute it right, also for O not a multiple of 8 (the same
+       test's cases with O = 12, 20, 24, 40 pass with the fast primitive, AMD EPYC Zen 3, session 22) */
+    if (split && !(drops_nan(ep->act1) && ep->has_res && b == 16 && O % 16)) {
         if (epi_attr(&p->fres_arg, ep, &dmd, &fpo, &fattr)) goto fail;
         fpd = conv_pd(alg, &smd, &wmd, has_bias ? &bmd : NULL, &dmd, st, dl, pad_l, pad_r, fattr);
         const char *fimpl = NULL;
@@ -534,8 +567,8 @@ so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int6
         if (sb && p_dnnl_memory_create(&p->fscratch, sq, engine, DNNL_MEMORY_NONE) != dnnl_success) goto fail;
         if (sb > p->scratch_bytes) p->scratch_bytes = sb;
         p->scan_res = ep->has_res && drops_nan(ep->act2);
-        p->scan512 = have_avx512();
-        p->nx = N * ((C + 15) / 16) * 16 * H * W, p->nres = N * ((O + 15) / 16) * 16 * Ho * Wo;
+        p->scan = b == 16 && have_avx512() ? SCAN_512 : have_avx2() ? SCAN_256 : SCAN_1;
+        p->nx = N * ((C + b - 1) / b) * b * H * W, p->nres = N * ((O + b - 1) / b) * b * Ho * Wo;
     }
     if (fpd) p_dnnl_primitive_desc_destroy(fpd);
     if (fattr) p_dnnl_primitive_attr_destroy(fattr);
@@ -587,10 +620,10 @@ static void prim_run(so_dnnl_conv *p, dnnl_primitive_t prim, dnnl_memory_t sm, i
 /* *f when there is a fact at most limit (enough for the caller), else absmax_bits of the n floats at v (a fact above
    limit is only a bound: the values may be smaller), stored into *f when there is one (the value was read entirely:
    its fact may be lowered to what was found, kernels/fast.h so_fast_kernel.facts). */
-static uint32_t absmax_known(uint32_t *f, const float *v, int64_t n, int scan512, uint32_t limit)
+static uint32_t absmax_known(uint32_t *f, const float *v, int64_t n, int scan, uint32_t limit)
 {
     if (f && *f <= limit) return *f;
-    const uint32_t m = absmax_bits(v, n, scan512);
+    const uint32_t m = absmax_bits(v, n, scan);
     if (f) *f = m;
     return m;
 }
@@ -650,8 +683,8 @@ int so_dnnl_conv_run_known(so_dnnl_conv *p, const float *x, float *y, const floa
     if (p->fast) {
         /* no NaN or inf in x, small enough for no overflow, and (scan_res) no NaN in res: y's padding lanes are
            zero (zero-padded weights) */
-        const uint32_t xm = absmax_known(xmax, x, p->nx, p->scan512, p->fast_max);
-        const uint32_t rm = xm <= p->fast_max && p->scan_res ? absmax_known(rmax, res, p->nres, p->scan512, 0x7f800000u) : 0;
+        const uint32_t xm = absmax_known(xmax, x, p->nx, p->scan, p->fast_max);
+        const uint32_t rm = xm <= p->fast_max && p->scan_res ? absmax_known(rmax, res, p->nres, p->scan, 0x7f800000u) : 0;
         if (xm <= p->fast_max && rm <= 0x7f800000u) {
             prim_run(p, p->fast, p->fscratch, p->fres_arg, x, y, res, scratch);
             if (ymax) *ymax = y_bound(p, all, xm, all->has_res ? (rmax ? *rmax : SO_ABSMAX_UNKNOWN) : 0);
@@ -788,9 +821,9 @@ void so_dnnl_mm_free(so_dnnl_mm *p)
 
 so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw,
                                 int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
-                                int64_t group, const float *w, const so_epi *ep, int wino)
+                                int64_t group, const float *w, const so_epi *ep, int wino, int b)
 {
-    (void)N, (void)C, (void)H, (void)W, (void)O, (void)Ho, (void)Wo, (void)kh, (void)kw, (void)sh, (void)sw, (void)pt, (void)pl;
+    (void)b, (void)N, (void)C, (void)H, (void)W, (void)O, (void)Ho, (void)Wo, (void)kh, (void)kw, (void)sh, (void)sw, (void)pt, (void)pl;
     (void)pb, (void)pr, (void)dh, (void)dw, (void)group, (void)w, (void)ep, (void)wino;
     return NULL;
 }

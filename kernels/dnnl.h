@@ -1,4 +1,4 @@
-/* dnnl.h - oneDNN (libdnnl.so.2, dlopen'd: an optional run-time dependency) as a backend: the library handle every oneDNN user shares, convolution primitives on blocked NCHWc16 values and matmul primitives against a weight, planned once (weights reordered at plan time, primitive created there: nothing per run but the execute call). */
+/* dnnl.h - oneDNN (libdnnl.so.2, dlopen'd: an optional run-time dependency) as a backend: the library handle every oneDNN user shares, convolution primitives on blocked NCHWc values (b = 8 or 16) and matmul primitives against a weight, planned once (weights reordered at plan time, primitive created there: nothing per run but the execute call). */
 #ifndef SO_DNNL_H
 #define SO_DNNL_H
 
@@ -10,11 +10,13 @@
 /* The handle of libdnnl.so.2, loaded once at the first call; NULL when it is not installed, when
    SUPEROPT_ONEDNN=0, or in a sanitizer build (with libdnnl loaded LeakSanitizer's exit-time scan crashed:
    "Tracer caught signal 11", test_exec and test_fast under make test-asan). Thread-safe. Callers look their
-   symbols up with dlsym. Loading it is the caller's decision: only the avx512 level does (so valgrind's avx2
-   runs never see oneDNN's JIT code). */
+   symbols up with dlsym. Loading it is the caller's decision: the blocked convs of the avx2 and avx512 levels
+   (kernels/nchwc.c conv_backend) and the avx512 level's sgemm / matmul do; tests/valgrind.sh sets
+   SUPEROPT_ONEDNN=0, so valgrind never sees oneDNN's JIT code. */
 void *so_dnnl_lib(void);
 
-/* A oneDNN convolution on NCHWc16 values (oneDNN's nChw16c: the same layout, padding lanes zero), planned for
+/* A oneDNN convolution on NCHWc values of b = 8 or 16 channels per block (oneDNN's nChw8c / nChw16c: the same
+   layout, padding lanes zero), planned for
    N images of x [C][H][W] -> y [O][Ho][Wo], kernel kh x kw, strides, pads (top, left, bottom, right),
    dilations (1 = none), groups (group 1 or C/group > 1: depthwise is not planned here), with the epilogue
    ep (scale folded into the reordered weights, shift as the bias, act1, the residual as a binary-add
@@ -24,12 +26,13 @@ void *so_dnnl_lib(void);
 typedef struct so_dnnl_conv so_dnnl_conv;
 
 /* Plans the conv: Winograd when wino is set and oneDNN has a JIT Winograd implementation for the shape,
-   else its direct algorithm. w [O][C/group][kh][kw] is read only here. Returns NULL when oneDNN is not
+   else its direct algorithm. w [O][C/group][kh][kw] is read only here; b (8 or 16) the block of x, y and the
+   residual. Returns NULL when b is neither, oneDNN is not
    loaded, has only its reference implementation for the shape, the epilogue has a Relu / Clip before the
    residual and another activation after it, or oneDNN fails (then the caller uses its own kernel). The primitive runs on the calling thread's OpenMP team (omp_get_max_threads() at run time). */
 so_dnnl_conv *so_dnnl_conv_plan(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw,
                                 int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh, int64_t dw,
-                                int64_t group, const float *w, const so_epi *ep, int wino);
+                                int64_t group, const float *w, const so_epi *ep, int wino, int b);
 /* y = conv(x) with the epilogue (res: the residual, same blocked shape as y, when the epilogue has one);
    scratch: so_dnnl_conv_scratch_bytes of the caller's memory (64-byte aligned; oneDNN's scratchpad, clobbered).
    With a Relu / Clip in the epilogue, a read-only scan of x (and of res, for a Relu / Clip after the residual) picks

@@ -548,8 +548,8 @@ static void concat_chain(const so_fast_ctx *c, int32_t i, nchwc_step *s, so_fast
 }
 
 /* The conv backend, measured per node at plan time: our kernel (s->conv, planned), our blocked Winograd
-   F(4x4, 3x3) and F(2x2, 3x3) for 3x3 stride-1 group-1 convs with >= so_nchwc_wino_min_c channels (every level), and at b = 16 (the
-   avx512 level, oneDNN loaded) oneDNN's direct primitive and its Winograd, each run on zero inputs in 5 interleaved
+   F(4x4, 3x3) and F(2x2, 3x3) for 3x3 stride-1 group-1 convs with >= so_nchwc_wino_min_c channels (every level), and at the avx512
+   (b = 16) and avx2 (b = 8) levels with oneDNN loaded oneDNN's direct primitive and its Winograd (none at AVX2), each run on zero inputs in 5 interleaved
    rounds after a warm-up (thread CPU time, NCHWC_TIME_ROUNDS; with SUPEROPT_NCHWC_COLD=1 the weights of convs
    with NCHWC_COLD_BYTES or more evicted first) at the executor's thread count; the fastest minimum is kept (s->dnnl
    set and s->conv freed when it is oneDNN's; s->wino set and conv.wu kept when it is our Winograd). The choice is remembered per
@@ -635,8 +635,9 @@ static const void *cand_weights(int c, const so_nchwc_conv *q, const so_nchwc_co
 static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
 {
     so_nchwc_conv *q = &s->conv;
-    /* oneDNN 2.6 has only reference code for groups of fewer than 16 channels (gsub): ours runs them */
-    const int dnnl_ok = s->L->b == 16 && so_fast_use_onednn && !q->depthwise && !q->gsub && so_dnnl_lib();
+    /* oneDNN at the avx512 (nChw16c) and avx2 (nChw8c) levels, not the portable one; oneDNN 2.6 has only reference
+       code for groups of fewer than 16 channels (gsub): ours runs them */
+    const int dnnl_ok = (s->L->b == 16 || s->L == &so_nchwc_avx2) && so_fast_use_onednn && !q->depthwise && !q->gsub && so_dnnl_lib();
     static pthread_once_t env_once = PTHREAD_ONCE_INIT;
     pthread_once(&env_once, wino_env);
     const int wino_ok = s->L->wino && q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1 && q->dh == 1 && q->dw == 1 && q->group == 1 &&
@@ -653,7 +654,7 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     pthread_mutex_unlock(&choices_mu);
     if (so_nchwc_backend_pin == 1 && dnnl_ok) {
         so_dnnl_conv *d = so_dnnl_conv_plan(N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2],
-                                            a->pad[3], q->dh, q->dw, q->group, wd, ep, 0);
+                                            a->pad[3], q->dh, q->dw, q->group, wd, ep, 0, s->L->b);
         if (d) {
             s->dnnl = d, so_nchwc_conv_free(&s->conv);
             return;
@@ -664,7 +665,7 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     for (int alg = 1; alg <= 2 && dnnl_ok; alg++)
         if (pick < 0 || pick == alg)
             cand[alg] = so_dnnl_conv_plan(N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2],
-                                          a->pad[3], q->dh, q->dw, q->group, wd, ep, alg == 2);
+                                          a->pad[3], q->dh, q->dw, q->group, wd, ep, alg == 2, s->L->b);
     if (cand[2] && !strstr(so_dnnl_conv_impl(cand[2]), "wino")) so_dnnl_conv_free(cand[2]), cand[2] = NULL;
     /* our F(4x4, 3x3) on q itself; F(2x2, 3x3) on a shallow copy sharing q's packed weights and epilogue (only q2.wu
        is its own) */

@@ -147,8 +147,8 @@ static uint64_t machine_build_key(char *desc, size_t n, so_isa isa)
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t exe = so_exe_hash();
-    /* oneDNN's kernels or not (SUPEROPT_ONEDNN=0, libdnnl absent): loaded only at avx512 (kernels/dnnl.h) */
-    const int onednn = isa >= SO_ISA_AVX512 && so_fast_use_onednn && so_dnnl_lib();
+    /* oneDNN's kernels or not (SUPEROPT_ONEDNN=0, libdnnl absent): blocked convs at avx2 and avx512, sgemm / matmul at avx512 (kernels/dnnl.h) */
+    const int onednn = isa >= SO_ISA_AVX2 && so_fast_use_onednn && so_dnnl_lib();
     /* OpenBLAS's core and whether so_sgemm goes around it (kernels/blas.h): OPENBLAS_CORETYPE changes the costs */
     snprintf(desc, n, "cpu=%s cores=%ld exe=%016llx isa=%s onednn=%d blas=%s/%d", cpu, cores, (unsigned long long)exe, so_isa_name(isa), onednn,
              so_blas_core(), so_blas_ours(isa));
@@ -880,7 +880,7 @@ int so_cost_clearly_lower(double d_new, double d_old) { return d_new < d_old * (
    table outlives rebuilds). */
 static void table_scope(char *desc, size_t n, so_isa isa)
 {
-    const int onednn = isa >= SO_ISA_AVX512 && so_fast_use_onednn && so_dnnl_lib();
+    const int onednn = isa >= SO_ISA_AVX2 && so_fast_use_onednn && so_dnnl_lib();
     snprintf(desc, n, "isa=%s cpu=%s onednn=%d blas=%s/%d", so_isa_name(isa), so_isa_cpu_model(), onednn, so_blas_core(), so_blas_ours(isa));
 }
 

@@ -442,8 +442,8 @@ static int64_t nan_agree(const float *ref, const float *got, int64_t n)
    relu(conv1x1(x)) -> relu(conv1x1(.) + .), both pinned to oneDNN (so_nchwc_backend_pin), 1 and 2 threads. A finite
    run takes both fast primitives ("fast"); a NaN in x sends both to the exact pass (the NaN reaches the second through
    the first's output) and the outputs keep the reference's NaN: "fast1/2" after the two runs, in so_exec_step and in
-   the printed kernel column ("conv_nchwc_onednn@fast1/2+1"). Without oneDNN (below avx512, not installed) no step
-   has a note. */
+   the printed kernel column ("conv_nchwc_onednn@fast1/2+1"). At b = 16 and b = 8 (oneDNN's nChw16c at avx512, nChw8c
+   at avx2). Without oneDNN (the portable level, not installed) no step has a note. */
 static void test_dnnl_path_note(void **state)
 {
     (void)state;
@@ -457,58 +457,61 @@ static void test_dnnl_path_note(void **state)
     m->graph->outputs[0] = (so_edge){out, 0};
     m->outputs[0].name = "y";
     m->outputs[0].shape = m->graph->nodes[out].out[0];
-    so_layout_stats st;
-    so_graph *lg = NULL;
-    assert_int_equal(so_layout_nchwc(m->graph, 16, NULL, &lg, &st), SO_OK);
-    assert_int_equal(st.convs, 2);
-    so_isa lv;
-    assert_int_equal(so_isa_current(&lv), SO_OK);
-    const int dnnl = so_nchwc_level(16, lv) && so_dnnl_lib();
-    float *in = malloc(sizeof(float) * (size_t)(C * H * W)), *ref = malloc(sizeof(float) * (size_t)(O * H * W)), *got = malloc(sizeof(float) * (size_t)(O * H * W));
-    uint64_t seed = 3;
-    so_nchwc_backend_pin = 1;
-    for (int T = 1; T <= 2; T++) {
-        so_exec_opts eo = {.threads = T, .profile = 1};
-        so_exec *e = NULL;
-        assert_int_equal(so_exec_new(lg, &eo, &e), SO_OK);
-        for (int run = 0; run < 2; run++) {
-            so_rng_fill(&seed, in, (size_t)(C * H * W));
-            if (run == 1) in[5] = NAN; /* channel 0, pixel 5 */
-            const float *ins[1] = {in};
-            float *outs[1] = {ref};
-            assert_int_equal(so_ref_run(m->graph, ins, outs), SO_OK);
-            outs[0] = got;
-            assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
-            const int64_t bad = nan_agree(ref, got, O * H * W);
-            if (bad) fail_msg("%d threads, run %d: element %lld is %g, reference %g", T, run, (long long)bad - 1, got[bad - 1], ref[bad - 1]);
-            if (run == 1) assert_true(isnan(ref[5]));
-            int on_dnnl = 0;
-            for (int32_t s = 0; s < so_exec_n_steps(e); s++) {
-                so_exec_step_info si;
-                so_exec_step(e, s, &si);
-                if (!strstr(si.kernel, "onednn")) {
-                    assert_string_equal(si.path, "");
-                    continue;
+    for (int bb = 16; bb >= 8; bb -= 8) { /* the avx512 level's blocks, the avx2 level's */
+        so_layout_stats st;
+        so_graph *lg = NULL;
+        assert_int_equal(so_layout_nchwc(m->graph, bb, NULL, &lg, &st), SO_OK);
+        assert_int_equal(st.convs, 2);
+        so_isa lv;
+        assert_int_equal(so_isa_current(&lv), SO_OK);
+        const so_nchwc_impl *L = so_nchwc_level(bb, lv);
+        const int dnnl = L && (bb == 16 || L == &so_nchwc_avx2) && so_dnnl_lib(); /* (kernels/nchwc.c conv_backend) */
+        float *in = malloc(sizeof(float) * (size_t)(C * H * W)), *ref = malloc(sizeof(float) * (size_t)(O * H * W)), *got = malloc(sizeof(float) * (size_t)(O * H * W));
+        uint64_t seed = 3;
+        so_nchwc_backend_pin = 1;
+        for (int T = 1; T <= 2; T++) {
+            so_exec_opts eo = {.threads = T, .profile = 1};
+            so_exec *e = NULL;
+            assert_int_equal(so_exec_new(lg, &eo, &e), SO_OK);
+            for (int run = 0; run < 2; run++) {
+                so_rng_fill(&seed, in, (size_t)(C * H * W));
+                if (run == 1) in[5] = NAN; /* channel 0, pixel 5 */
+                const float *ins[1] = {in};
+                float *outs[1] = {ref};
+                assert_int_equal(so_ref_run(m->graph, ins, outs), SO_OK);
+                outs[0] = got;
+                assert_int_equal(so_exec_run(e, ins, outs), SO_OK);
+                const int64_t bad = nan_agree(ref, got, O * H * W);
+                if (bad) fail_msg("%d threads, run %d: element %lld is %g, reference %g", T, run, (long long)bad - 1, got[bad - 1], ref[bad - 1]);
+                if (run == 1) assert_true(isnan(ref[5]));
+                int on_dnnl = 0;
+                for (int32_t s = 0; s < so_exec_n_steps(e); s++) {
+                    so_exec_step_info si;
+                    so_exec_step(e, s, &si);
+                    if (!strstr(si.kernel, "onednn")) {
+                        assert_string_equal(si.path, "");
+                        continue;
+                    }
+                    on_dnnl++;
+                    assert_string_equal(si.path, run == 0 ? "fast" : "fast1/2");
                 }
-                on_dnnl++;
-                assert_string_equal(si.path, run == 0 ? "fast" : "fast1/2");
+                assert_int_equal(on_dnnl, dnnl ? 2 : 0);
             }
-            assert_int_equal(on_dnnl, dnnl ? 2 : 0);
+            char buf[8192] = {0};
+            FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+            so_exec_profile_print(e, f);
+            fclose(f);
+            if (dnnl) {
+                assert_non_null(strstr(buf, " conv_nchwc_onednn@fast1/2+1 "));
+                assert_non_null(strstr(buf, " conv_nchwc_onednn@fast1/2+2 "));
+            } else
+                assert_null(strstr(buf, "@"));
+            so_exec_free(e);
         }
-        char buf[8192] = {0};
-        FILE *f = fmemopen(buf, sizeof buf - 1, "w");
-        so_exec_profile_print(e, f);
-        fclose(f);
-        if (dnnl) {
-            assert_non_null(strstr(buf, " conv_nchwc_onednn@fast1/2+1 "));
-            assert_non_null(strstr(buf, " conv_nchwc_onednn@fast1/2+2 "));
-        } else
-            assert_null(strstr(buf, "@"));
-        so_exec_free(e);
+        so_nchwc_backend_pin = -1;
+        free(in), free(ref), free(got);
+        so_graph_free(lg);
     }
-    so_nchwc_backend_pin = -1;
-    free(in), free(ref), free(got);
-    so_graph_free(lg);
     so_model_free(m);
 }
 

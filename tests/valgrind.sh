@@ -15,6 +15,8 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 VG_TMP=$TMP
 # valgrind 3.19 decodes AVX2 but not AVX-512, and its emulated cpuid reports no AVX-512: without
 # SUPEROPT_ISA the kernels run at avx2 (on an AVX2 CPU), and a forced avx512 is lowered to avx2 here.
 [ "${SUPEROPT_ISA:-}" = avx512 ] && { echo "note - valgrind runs the kernels at avx2 (SUPEROPT_ISA=avx512 given)"; export SUPEROPT_ISA=avx2; }
+# oneDNN (dlopen'd by the blocked convs at avx2 too, kernels/dnnl.h) never loaded: its JIT code is not ours to check
+export SUPEROPT_ONEDNN=0
 export VG="valgrind -q --error-exitcode=101 --leak-check=full --suppressions=$(dirname "$0")/valgrind.supp"
 
 # longest first, two at a time. Not test_search (27 s CPU of memcheck, a quarter of the step): the
