@@ -353,13 +353,14 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
     p->method = "rules";
     if (e->layout == LAYOUT_AUTO) {
         /* auto also prices the hand-written pass (layout_pass) and keeps whichever placement the
-           measured cost prices lower (ties: the proven rules); the report gives both costs */
+           measured cost prices lower (ties: the proven rules; so_layout_prefer: a close call under the
+           measured model re-timed paired); the report gives both costs */
         so_graph *pg = NULL;
         so_layout_stats pls;
         int32_t pkept = 0;
         memset(&pls, 0, sizeof pls);
         if (layout_pass(cm, g, e->b, &pg, &p->cost_pass, &pls, &pkept) != SO_OK) goto fail_lg;
-        if (pls.convs > 0 && (p->lst.convs == 0 || p->cost_pass < p->cost_rules)) {
+        if (pls.convs > 0 && (p->lst.convs == 0 || so_layout_prefer(cm, pg, p->cost_pass, lg, p->cost_rules))) {
             so_graph_free(lg);
             lg = pg, cost_blocked = p->cost_pass, p->lst = pls, p->kept = pkept;
             p->method = "pass";
@@ -879,10 +880,12 @@ static so_status optimize(const char *src, const char *dst, const struct superop
         fprintf(f, "  \"search_detail\": {\"work\": %lld, \"materialized\": %lld, \"full_passes\": %lld, \"carried\": %lld, \"anchors\": %lld, "
                    "\"greedy_explored\": %lld, \"chain_probes\": %lld, \"preview_bounded\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
                    "\"costs_under_load\": %lld, \"cost_cache_loaded\": %lld, \"cost_cache_stale\": %lld, \"cost_cache_retimed\": %lld, "
-                   "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d},\n",
+                   "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d, "
+                   "\"layout_paired\": %lld, \"layout_paired_timed\": %lld, \"layout_paired_seconds\": %.6f},\n",
                 (long long)res.work, (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.probes, (long long)res.preview_bounded, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
-                (long long)cm.noisy, cm.table ? 0LL : (long long)cm.loaded, (long long)cm.stale, (long long)cm.retimed, so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed);
+                (long long)cm.noisy, cm.table ? 0LL : (long long)cm.loaded, (long long)cm.stale, (long long)cm.retimed, so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed,
+                (long long)cm.paired, (long long)cm.paired_timed, cm.paired_seconds);
         /* where the run's time went (wall seconds): loading and binding the rules (proofs), importing and
            canonicalising the model, pricing the input (timing its configurations), the searches (search_seconds:
            the first search and the layout search), the layout step around the layout search, the numeric check

@@ -874,6 +874,132 @@ void so_cost_graph_diff(so_cost_model *cm, const so_graph *a, const so_graph *b,
 
 int so_cost_clearly_lower(double d_new, double d_old) { return d_new < d_old * (1 - SO_COST_NOISE); }
 
+/* ---------------- paired re-timing (layout decisions, session 23) ---------------- */
+
+/* One configuration a graph runs: key (so_cost_config hashed with the role, as priced_nodes), one node that runs it,
+   the role, and (after side_difference) how many more times this side runs it than the other. */
+typedef struct side_cfg {
+    uint64_t key;
+    int32_t node, count;
+    int role;
+} side_cfg;
+
+static int cmp_side_cfg(const void *x, const void *y)
+{
+    const side_cfg *a = x, *b = y;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    return a->node - b->node;
+}
+
+/* g's configurations that cost something, sorted by key (*n of them, malloc'd). */
+static side_cfg *side_cfgs(so_cost_model *cm, const so_graph *g, int32_t *n)
+{
+    so_cost_graph(cm, g); /* table mode: the missing configurations timed together */
+    uint8_t *role = so_xmalloc((size_t)g->n_nodes + 1);
+    so_cost_roles(g, role);
+    side_cfg *v = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *v);
+    *n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (so_cost_node_role(cm, g, i, role[i]) == 0) continue;
+        uint64_t k = so_cost_config(cm, g, i, role[i]);
+        v[(*n)++] = (side_cfg){XXH3_64bits_withSeed(&k, sizeof k, role[i]), i, 1, role[i]};
+    }
+    free(role);
+    qsort(v, (size_t)*n, sizeof *v, cmp_side_cfg);
+    return v;
+}
+
+/* The multiset difference of a's and b's configurations: *oa those a runs more often than b (count: how many more
+   times), *ob the other way; sorted by key (malloc'd). */
+static void side_difference(so_cost_model *cm, const so_graph *a, const so_graph *b, side_cfg **oa, int32_t *ka, side_cfg **ob,
+                            int32_t *kb)
+{
+    int32_t na = 0, nb = 0, i = 0, j = 0;
+    side_cfg *va = side_cfgs(cm, a, &na), *vb = side_cfgs(cm, b, &nb);
+    *oa = so_xmalloc(((size_t)na + 1) * sizeof **oa);
+    *ob = so_xmalloc(((size_t)nb + 1) * sizeof **ob);
+    *ka = *kb = 0;
+    while (i < na || j < nb) {
+        const uint64_t key = j >= nb || (i < na && va[i].key < vb[j].key) ? va[i].key : vb[j].key;
+        int32_t ca = 0, cb = 0, first_a = i, first_b = j;
+        for (; i < na && va[i].key == key; i++) ca++;
+        for (; j < nb && vb[j].key == key; j++) cb++;
+        if (ca > cb) (*oa)[(*ka)++] = (side_cfg){key, va[first_a].node, ca - cb, va[first_a].role};
+        else if (cb > ca) (*ob)[(*kb)++] = (side_cfg){key, vb[first_b].node, cb - ca, vb[first_b].role};
+    }
+    free(va);
+    free(vb);
+}
+
+/* The key a paired decision between the two differences is recorded under (so_cost_confirm_put): their keys and
+   counts, a's side first. */
+static uint64_t paired_key(const side_cfg *oa, int32_t ka, const side_cfg *ob, int32_t kb)
+{
+    const size_t n = 2 * ((size_t)ka + (size_t)kb) + 1;
+    uint64_t *v = so_xmalloc(n * sizeof *v);
+    size_t m = 0;
+    for (int32_t q = 0; q < ka; q++) v[m++] = oa[q].key, v[m++] = (uint64_t)oa[q].count;
+    v[m++] = 0x5EB5EB5EB5EB5EB5ull; /* between the sides */
+    for (int32_t q = 0; q < kb; q++) v[m++] = ob[q].key, v[m++] = (uint64_t)ob[q].count;
+    const uint64_t k = XXH3_64bits_withSeed(v, m * sizeof *v, 0x9A1D);
+    free(v);
+    return k;
+}
+
+/* One side's time now: its configurations timed once each, weighted by their counts. */
+static so_status time_side(so_cost_model *cm, const so_graph *g, const side_cfg *o, int32_t k, double *ms)
+{
+    *ms = 0;
+    for (int32_t q = 0; q < k; q++) {
+        double t = 0;
+        if (so_cost_time_node(cm, g, o[q].node, o[q].role, &t) != SO_OK) return SO_ERR;
+        *ms += o[q].count * t;
+        cm->paired_timed++;
+    }
+    return SO_OK;
+}
+
+so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_graph *b, double *ratio, int *how)
+{
+    side_cfg *oa = NULL, *ob = NULL;
+    int32_t ka = 0, kb = 0;
+    *ratio = 1;
+    *how = SO_PAIRED_SAME;
+    side_difference(cm, a, b, &oa, &ka, &ob, &kb);
+    so_status st = SO_OK;
+    if (ka == 0 || kb == 0) { /* one side's configurations are a part of the other's: no timing decides that */
+        *ratio = ka == 0 && kb == 0 ? 1 : ka == 0 ? 0 : INFINITY;
+        goto out;
+    }
+    const uint64_t key = paired_key(oa, ka, ob, kb);
+    if (so_cost_confirm_get(cm, key, ratio)) {
+        *how = SO_PAIRED_RECORDED;
+        goto out;
+    }
+    double r_ms[SO_COST_PAIRED_ROUNDS], t0 = so_now();
+    for (int r = 0; r < SO_COST_PAIRED_ROUNDS && st == SO_OK; r++) {
+        double ta = 0, tb = 0;
+        /* a b, b a, a b, ...: a trend in the machine's speed weighs on both sides alike */
+        if (r % 2 == 0) st = time_side(cm, a, oa, ka, &ta) != SO_OK || time_side(cm, b, ob, kb, &tb) != SO_OK ? SO_ERR : SO_OK;
+        else st = time_side(cm, b, ob, kb, &tb) != SO_OK || time_side(cm, a, oa, ka, &ta) != SO_OK ? SO_ERR : SO_OK;
+        r_ms[r] = tb > 0 ? ta / tb : INFINITY;
+        if (getenv("SO_DEBUG_LAYOUT") && st == SO_OK)
+            fprintf(stderr, "  paired round %d: %.6f / %.6f ms = %.4f\n", r, ta, tb, r_ms[r]);
+    }
+    cm->paired_seconds += so_now() - t0;
+    cm->paired++;
+    if (st != SO_OK) goto out; /* cannot time a side: the caller keeps its priced decision */
+    qsort(r_ms, SO_COST_PAIRED_ROUNDS, sizeof *r_ms, cmp_double);
+    *ratio = SO_COST_PAIRED_ROUNDS % 2 ? r_ms[SO_COST_PAIRED_ROUNDS / 2]
+                                       : 0.5 * (r_ms[SO_COST_PAIRED_ROUNDS / 2 - 1] + r_ms[SO_COST_PAIRED_ROUNDS / 2]);
+    *how = SO_PAIRED_TIMED;
+    so_cost_confirm_put(cm, key, *ratio); /* recorded: a later run on this cache decides the same way */
+out:
+    free(oa);
+    free(ob);
+    return st;
+}
+
 /* ---------------- cost table (--cost-table) ---------------- */
 
 /* What a table is valid for: "isa=... cpu=... onednn=... blas=CORE/ROUTED" of this run (no executable hash: a

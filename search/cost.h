@@ -52,6 +52,9 @@ typedef struct so_cost_model {
                                    (so_cost_node: the node timed as its own copy kernel, or its
                                    bytes under the flops model). Reshape-class views stay free:
                                    other runtimes alias those too. Set after so_cost_init. */
+    int64_t paired;             /* so_cost_paired_ratio decisions timed (recorded ones not counted) */
+    int64_t paired_timed;       /* their timings (one configuration once) */
+    double paired_seconds;      /* their wall time (also counted in measure_seconds) */
     /* Tests only (NULL in use): replaces the timer and the contention check of disk-cache mode:
        returns the time of what role runs for node i in *ms and sets *contended. */
     so_status (*time_hook)(void *ctx, const so_graph *g, int32_t i, int role, double *ms, int *contended);
@@ -210,6 +213,24 @@ void so_cost_graph_diff(so_cost_model *cm, const so_graph *a, const so_graph *b,
 /* 1 when replacing nodes costing d_old by nodes costing d_new (so_cost_graph_diff) is a gain
    beyond the measurement noise: d_new < d_old * (1 - SO_COST_NOISE). */
 int so_cost_clearly_lower(double d_new, double d_old);
+/* Paired re-timing (session 23, the layout decisions of search/layout.c): how a compares with b when what differs
+   between them is timed again now, both sides side by side, instead of comparing the prices in the cache, each
+   timed once at the moment it was first needed (on a loaded VM whose speed swings up to 1.7x within minutes, a
+   price can be 2-4x the configuration's in-model time, session 22). The configurations one graph runs more often
+   than the other (the multiset difference so_cost_graph_diff prices; shared ones cancel) are timed once per round
+   on each side, weighted by how many more times that side runs them, the sides interleaved (a b, b a, a b, ...:
+   a trend in the machine's speed weighs on both alike), SO_COST_PAIRED_ROUNDS rounds; *ratio is the median of the
+   rounds' ratios time(a) / time(b). Like the search's confirmations (so_cost_confirm_put) the result is recorded
+   beside the prices under a key of its own (the two differences' keys and counts) and saved with the disk cache:
+   a later run on that cache that reaches the same two graphs takes the recorded ratio without timing, so
+   repeated runs on one cache decide the same way. The prices themselves are not changed. *how: SO_PAIRED_SAME
+   (nothing to time: both differences empty, *ratio 1, or one side empty, *ratio 0 when a's is, +inf when b's
+   is), SO_PAIRED_RECORDED, SO_PAIRED_TIMED. SO_ERR when a side could not be timed (*ratio 1, not recorded).
+   Timings go through so_cost_time_node (the test hook when set). Callers in cost-table mode do not call it:
+   there prices are already medians of interleaved rounds (so_cost_table_load). */
+#define SO_COST_PAIRED_ROUNDS 5
+enum { SO_PAIRED_SAME = 0, SO_PAIRED_RECORDED = 1, SO_PAIRED_TIMED = 2 };
+so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_graph *b, double *ratio, int *how);
 /* Sum of the isolated node costs (so_cost_node), ignoring fusion. */
 double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g);
 /* Deterministic flops-model cost of node i (also the fallback when timing fails). */

@@ -580,16 +580,50 @@ so_status so_layout_cancel(const so_graph *g, const so_rule *rules, int32_t n_ru
     return SO_OK;
 }
 
+/* The changed nodes' priced ratio new / old (so_cost_graph_diff): 1 when nothing differs. */
+static double diff_ratio(double d_new, double d_old) { return d_old > 0 ? d_new / d_old : d_new > 0 ? INFINITY : 1; }
+
+/* What a measured layout decision saw: the cached prices' ratio, and the paired re-timing's (-1: not re-timed). */
+typedef struct decided {
+    double priced, paired;
+    int how; /* SO_PAIRED_* of the re-timing, -1: none */
+} decided;
+
+static const char *how_name(int how)
+{
+    return how == SO_PAIRED_TIMED ? "re-timed paired" : how == SO_PAIRED_RECORDED ? "recorded paired" : how == SO_PAIRED_SAME ? "no difference" : "priced";
+}
+
+/* Measured (disk-cache) model: is `cand` clearly cheaper than `cur` (their changed nodes beyond SO_COST_NOISE)? The
+   cached prices decide alone when they put the change beyond SO_LAYOUT_RETIME_BELOW (clearly dearer: no load
+   makes that a gain); otherwise both sides are re-timed paired (so_cost_paired_ratio) and that ratio decides. A
+   cost table's prices decide alone (medians of interleaved rounds already), as does a re-timing that failed. */
+static int clearly_cheaper(so_cost_model *cm, const so_graph *cand, const so_graph *cur, double d_new, double d_old, decided *dd)
+{
+    dd->priced = diff_ratio(d_new, d_old);
+    dd->paired = -1;
+    dd->how = -1;
+    int take = so_cost_clearly_lower(d_new, d_old);
+    if (cm->table || !(dd->priced < SO_LAYOUT_RETIME_BELOW)) return take;
+    double r = 1;
+    int how = -1;
+    if (so_cost_paired_ratio(cm, cand, cur, &r, &how) != SO_OK) return take;
+    dd->paired = r;
+    dd->how = how;
+    return so_cost_clearly_lower(r, 1.0);
+}
+
 int so_layout_gain(so_cost_model *cm, const so_graph *cand, double cc, const so_graph *cur, double cb, const so_graph *at_g, int32_t at)
 {
     if (cm->kind != SO_COST_MEASURED) return cc < cb;
     double d_new = 0, d_old = 0;
     so_cost_graph_diff(cm, cand, cur, &d_new, &d_old);
-    const int take = cc < cb && so_cost_clearly_lower(d_new, d_old);
+    decided dd;
+    const int take = clearly_cheaper(cm, cand, cur, d_new, d_old, &dd);
     if (getenv("SO_DEBUG_LAYOUT")) { /* what the decision saw (docs/BENCHMARKS.md "layout margin") */
         char d[200];
-        fprintf(stderr, "layout %s: plain %.6f ms, blocked %.6f ms, ratio %.4f, %s\n", so_node_desc(at_g, at, d, sizeof d), d_new,
-                d_old, d_old > 0 ? d_new / d_old : 0, take ? "plain" : "blocked");
+        fprintf(stderr, "layout %s: plain %.6f ms, blocked %.6f ms, ratio %.4f, %s %.4f, %s\n", so_node_desc(at_g, at, d, sizeof d), d_new,
+                d_old, dd.priced, how_name(dd.how), dd.paired, take ? "plain" : "blocked");
     }
     return take;
 }
@@ -600,9 +634,26 @@ int so_layout_search_keep(so_cost_model *cm, const so_graph *best, double cost_b
     if (cm->kind != SO_COST_MEASURED) return cost_best < cost_placed;
     double d_new = 0, d_old = 0;
     so_cost_graph_diff(cm, best, placed, &d_new, &d_old);
-    const int take = cost_best < cost_placed && so_cost_clearly_lower(d_new, d_old);
+    decided dd;
+    const int take = clearly_cheaper(cm, best, placed, d_new, d_old, &dd);
     if (getenv("SO_DEBUG_LAYOUT"))
-        fprintf(stderr, "layout search: %.6f -> %.6f ms, changed nodes %.6f -> %.6f ms, ratio %.4f, %s\n", cost_placed, cost_best, d_old,
-                d_new, d_old > 0 ? d_new / d_old : 0, take ? "kept" : "dropped");
+        fprintf(stderr, "layout search: %.6f -> %.6f ms, changed nodes %.6f -> %.6f ms, ratio %.4f, %s %.4f, %s\n", cost_placed, cost_best, d_old,
+                d_new, dd.priced, how_name(dd.how), dd.paired, take ? "kept" : "dropped");
+    return take;
+}
+
+int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_graph *b, double cb)
+{
+    if (cm->kind != SO_COST_MEASURED || cm->table) return ca < cb;
+    double da = 0, db = 0;
+    so_cost_graph_diff(cm, a, b, &da, &db);
+    const double q = diff_ratio(da, db);
+    int take = ca < cb, how = -1;
+    double r = -1;
+    /* within the noise either way: the two sides re-timed paired decide */
+    if (q > 1 - SO_COST_NOISE && q < SO_LAYOUT_RETIME_BELOW && so_cost_paired_ratio(cm, a, b, &r, &how) == SO_OK) take = r < 1;
+    if (getenv("SO_DEBUG_LAYOUT"))
+        fprintf(stderr, "layout placement: %.6f vs %.6f ms, changed nodes %.6f vs %.6f ms, ratio %.4f, %s %.4f, %s\n", ca, cb, da, db, q,
+                how_name(how), r, take ? "first" : "second");
     return take;
 }

@@ -28,19 +28,37 @@ so_status so_layout_nchwc(const so_graph *g, int b, const char *keep, so_graph *
 /* Is cand (priced cc under cm) worth taking over cur (priced cb) in a layout refinement (a conv left
    in NCHW, api/optimize.c)? Under the measured model only when the nodes the change brings in cost
    clearly less than the nodes it takes out (so_cost_graph_diff, so_cost_clearly_lower: beyond
-   the measurement noise), so close calls stay blocked and repeated optimizes under load place
-   alike; under the deterministic flops model any gain (cc < cb). at_g/at name the conv decided,
-   printed with the two sides when SO_DEBUG_LAYOUT is set. */
+   the measurement noise), so close calls stay blocked; under the deterministic flops model any gain
+   (cc < cb). Since session 23 the cached prices (each configuration timed once, at whatever moment it was
+   first needed) decide alone only a change they price at SO_LAYOUT_RETIME_BELOW or more of what it replaces
+   (clearly dearer); any other is decided by re-timing both sides' changed configurations paired and
+   interleaved (so_cost_paired_ratio: the median of the rounds' ratios must be below 1 - SO_COST_NOISE), so
+   a blocked conv priced 2-4x its in-model time under load (session 22, ResNet-50's 1x1s on a loaded VM) is
+   not unblocked, nor the neighbours whose reorders that unblock made free. The result is recorded with the
+   disk cache: a later run on it decides that change the same way. A cost table's prices decide alone.
+   at_g/at name the conv decided, printed with the two sides (and the paired ratio) when SO_DEBUG_LAYOUT is set. */
 int so_layout_gain(so_cost_model *cm, const so_graph *cand, double cc, const so_graph *cur, double cb, const so_graph *at_g, int32_t at);
+/* The cached-price ratio (changed nodes new / old) from which a layout change is decided without re-timing:
+   1 / (1 - SO_COST_NOISE), a change priced that much dearer would need a timing off by more than the margin
+   the other way. */
+#define SO_LAYOUT_RETIME_BELOW (1.0 / (1.0 - SO_COST_NOISE))
 
 /* Does the layout search's best graph (priced cost_best under cm; NULL: it found nothing) replace the placement it
    started from (placed, priced cost_placed; api/optimize.c place_layout)? The same test as so_layout_gain: under the
    measured model only when the nodes the search changed cost clearly less than the ones it replaced (beyond
-   SO_COST_NOISE), under the flops model any gain. Without it the layout search took any measured gain, and on
-   ResNet-50 (Intel Xeon model 207, session 16) it left 7 of layer 3's 1x1 convs in NCHW with a reorder pair each for
-   a priced 1.4 % (within the noise of two timings) while the all-blocked graph ran faster in the model at 1 and 2
-   threads. Printed with both sides when SO_DEBUG_LAYOUT is set. */
+   SO_COST_NOISE; re-timed paired as there), under the flops model any gain. Without it the layout search took any
+   measured gain, and on ResNet-50 (Intel Xeon model 207, session 16) it left 7 of layer 3's 1x1 convs in NCHW with a
+   reorder pair each for a priced 1.4 % (within the noise of two timings) while the all-blocked graph ran faster in
+   the model at 1 and 2 threads. Printed with both sides when SO_DEBUG_LAYOUT is set. */
 int so_layout_search_keep(so_cost_model *cm, const so_graph *best, double cost_best, const so_graph *placed, double cost_placed);
+
+/* Is placement a (priced ca) cheaper than placement b (priced cb)? --layout auto's choice between the pass's and the
+   rules' placements (api/optimize.c place_layout; ties keep b). Flops model or cost table: ca < cb. Measured with a
+   disk cache: the cached prices decide when the two graphs' changed nodes differ by more than the noise either way
+   (ratio at most 1 - SO_COST_NOISE or at least SO_LAYOUT_RETIME_BELOW); closer, the paired re-timing
+   (so_cost_paired_ratio, recorded like so_layout_gain's) decides: a when its ratio is below 1. Printed when
+   SO_DEBUG_LAYOUT is set. */
+int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_graph *b, double cb);
 
 /* *out = g with every BatchNormalization that is the only user of a conv so_layout_nchwc could block (block b)
    folded into new conv weights and bias (added to g's model once), in NCHW. so_layout_nchwc on the result

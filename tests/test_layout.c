@@ -759,6 +759,166 @@ static void test_layout_search_margin(void **state)
     unblock_free(&f);
 }
 
+/* ---------------- paired re-timing of the refinement's decisions (session 23) ---------------- */
+
+/* A timer with a loaded moment: blocked convs `blocked` ms, plain convs `plain` ms, reorders 0.1, the rest 0.05, except
+   that while `pricing` is set (the timings the cache keeps, taken when each configuration was first needed) blocked
+   convs take `skew` times their time (the machine was busy then: session 22 saw blocked 1x1s priced 2-4x their
+   in-model time), and that timing number `spike_at` (counted from 1 over every timing; 0: none) takes `spike` times
+   its time (one round caught by a burst of load). Never reports contention. */
+typedef struct skew_timer {
+    double plain, blocked, skew, spike;
+    int pricing, spike_at, calls;
+} skew_timer;
+
+static so_status skew_time(void *ctx, const so_graph *g, int32_t i, int role, double *ms, int *contended)
+{
+    (void)role;
+    skew_timer *t = ctx;
+    const so_op op = g->nodes[i].op;
+    *ms = op == SO_OP_CONV_NCHWC ? t->blocked
+        : op == SO_OP_CONV ? t->plain
+        : op == SO_OP_NCHWC_IN || op == SO_OP_NCHWC_OUT ? 0.1
+                                                      : 0.05;
+    if (op == SO_OP_CONV_NCHWC && t->pricing) *ms *= t->skew;
+    if (++t->calls == t->spike_at) *ms *= t->spike;
+    *contended = 0;
+    return SO_OK;
+}
+
+/* Prices the fixture's two graphs under cm with t's pricing skew (the cache's first timings). */
+static void skew_price(so_cost_model *cm, skew_timer *t, const unblock_fixture *f, double *cc, double *cb)
+{
+    cm->time_hook = skew_time;
+    cm->hook_ctx = t;
+    t->pricing = 1;
+    *cc = so_cost_graph(cm, f->cand);
+    *cb = so_cost_graph(cm, f->lg);
+    t->pricing = 0;
+}
+
+/* so_layout_gain under cm (timer t) for the fixture's one-conv-unblocked candidate, priced first (skew_price);
+   spike_after > 0: the spike_after-th timing after the pricing is a burst. */
+static int paired_gain(so_cost_model *cm, skew_timer *t, const unblock_fixture *f, int spike_after)
+{
+    double cc = 0, cb = 0;
+    skew_price(cm, t, f, &cc, &cb);
+    t->spike_at = spike_after > 0 ? t->calls + spike_after : 0;
+    return so_layout_gain(cm, f->cand, cc, f->lg, cb, f->fg, f->conv);
+}
+
+/* The refinement's decision is re-timed paired when the cached prices put it within reach: a blocked conv whose
+   cached price was taken at a loaded moment (3x) looks like a clear gain to leave plain (the cached ratio well
+   below 1 - SO_COST_NOISE: what so_layout_gain took before session 23), but timed again beside the plain side it
+   is not, and the conv stays blocked; a real gain (the plain conv at 0.3 of the blocked) is still taken; one round
+   caught by a 10x burst does not move the median; the decision is recorded with the disk cache, so the next run
+   on it decides the same without timing, even when its own timer would now say otherwise; a change the cached
+   prices put clearly dearer is not re-timed; a cost table's prices decide alone. */
+static void test_layout_paired(void **state)
+{
+    (void)state;
+    unblock_fixture f;
+    unblock_setup(&f);
+    char dir[] = "/tmp/so_layout_test_XXXXXX", path[600] = "";
+    assert_non_null(mkdtemp(dir));
+    /* the false unblock: plain 1.0 ms against blocked 1.0 ms, the blocked convs priced at 3x */
+    {
+        so_cost_model cm;
+        skew_timer t = {.plain = 1.0, .blocked = 1.0, .skew = 3.0};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+        const int take = paired_gain(&cm, &t, &f, 0);
+        double d_new = 0, d_old = 0;
+        so_cost_graph_diff(&cm, f.cand, f.lg, &d_new, &d_old);
+        assert_true(so_cost_clearly_lower(d_new, d_old)); /* the cached prices alone would unblock it */
+        assert_false(take);                              /* the paired re-timing does not */
+        assert_int_equal(cm.paired, 1);
+        assert_true(cm.paired_timed >= 2 * SO_COST_PAIRED_ROUNDS);
+        double r = 0;
+        int how = -1;
+        const int64_t timed = cm.paired_timed;
+        assert_int_equal(so_cost_paired_ratio(&cm, f.cand, f.lg, &r, &how), SO_OK); /* recorded in this run too */
+        assert_int_equal(how, SO_PAIRED_RECORDED);
+        assert_int_equal(cm.paired_timed, timed);
+        assert_true(r > 1 - SO_COST_NOISE && r < 1.5);
+        assert_int_equal(so_cost_save(&cm), SO_OK);
+        snprintf(path, sizeof path, "%s", cm.path);
+        so_cost_free(&cm);
+    }
+    /* the next run on that cache: the decision recorded, nothing re-timed (this run's timer, were it asked, would put
+       the plain conv at a tenth of the blocked one) */
+    {
+        so_cost_model cm;
+        skew_timer t = {.plain = 0.1, .blocked = 1.0, .skew = 1.0};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+        assert_false(paired_gain(&cm, &t, &f, 0));
+        assert_int_equal(cm.paired, 0);
+        assert_int_equal(cm.paired_timed, 0);
+        assert_int_equal(t.calls, 0);
+        so_cost_free(&cm);
+    }
+    /* a real gain (no disk cache): the plain conv at 0.05 of the blocked, priced under the same skew, with and without
+       a 10x burst on one timing of the paired rounds: taken */
+    for (int spike = 0; spike < 2; spike++) {
+        so_cost_model cm;
+        skew_timer t = {.plain = 0.05, .blocked = 1.0, .skew = 3.0, .spike = 10};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+        assert_true(paired_gain(&cm, &t, &f, spike ? 5 : 0));
+        assert_int_equal(cm.paired, 1);
+        so_cost_free(&cm);
+    }
+    /* the false unblock with a 10x burst on the blocked side's first paired timing or on the plain side's: still
+       blocked (the median of the rounds) */
+    for (int at = 1; at <= 2; at++) {
+        so_cost_model cm;
+        skew_timer t = {.plain = 1.0, .blocked = 1.0, .skew = 3.0, .spike = 10};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+        assert_false(paired_gain(&cm, &t, &f, at));
+        assert_int_equal(cm.paired, 1);
+        so_cost_free(&cm);
+    }
+    /* priced clearly dearer (the plain conv at 3x the blocked): decided without re-timing */
+    {
+        so_cost_model cm;
+        skew_timer t = {.plain = 3.0, .blocked = 1.0, .skew = 1.0};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+        assert_false(paired_gain(&cm, &t, &f, 0));
+        assert_int_equal(cm.paired, 0);
+        so_cost_free(&cm);
+    }
+    /* a cost table's prices decide alone (cm.table set: never re-timed; the skewed price then unblocks) */
+    {
+        so_cost_model cm;
+        skew_timer t = {.plain = 1.0, .blocked = 1.0, .skew = 3.0};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+        double cc = 0, cb = 0;
+        skew_price(&cm, &t, &f, &cc, &cb);
+        cm.table = strdup("/nonexistent/table.tsv");
+        assert_non_null(cm.table);
+        assert_true(so_layout_gain(&cm, f.cand, cc, f.lg, cb, f.fg, f.conv));
+        assert_int_equal(cm.paired, 0);
+        so_cost_free(&cm);
+    }
+    /* the choice between two placements (so_layout_prefer): changed nodes within the noise are re-timed paired */
+    {
+        so_cost_model cm;
+        skew_timer t = {.plain = 1.0, .blocked = 1.0, .skew = 1.2};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+        double cc = 0, cb = 0;
+        skew_price(&cm, &t, &f, &cc, &cb);
+        assert_false(so_layout_prefer(&cm, f.cand, cc, f.lg, cb)); /* re-timed: the plain conv and its reorders cost more */
+        assert_int_equal(cm.paired, 1);
+        assert_false(so_layout_prefer(&cm, f.lg, cb, f.lg, cb)); /* the same graph: the tie keeps the second */
+        assert_int_equal(cm.paired, 1);
+        so_cost_free(&cm);
+    }
+    unlink(path);
+    char lock[620];
+    snprintf(lock, sizeof lock, "%s/cost.lock", dir);
+    unlink(lock);
+    rmdir(dir);
+    unblock_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -773,6 +933,7 @@ int main(void)
         cmocka_unit_test(test_by_rules),
         cmocka_unit_test(test_layout_margin),
         cmocka_unit_test(test_layout_search_margin),
+        cmocka_unit_test(test_layout_paired),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
