@@ -959,7 +959,7 @@ static so_status time_side(so_cost_model *cm, const so_graph *g, const side_cfg 
     return SO_OK;
 }
 
-so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_graph *b, double *ratio, int *how)
+so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_graph *b, double threshold, double *ratio, int *how)
 {
     side_cfg *oa = NULL, *ob = NULL;
     int32_t ka = 0, kb = 0;
@@ -977,21 +977,25 @@ so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_gr
         goto out;
     }
     double r_ms[SO_COST_PAIRED_ROUNDS], t0 = so_now();
+    int rounds = 0, below = 0;
     for (int r = 0; r < SO_COST_PAIRED_ROUNDS && st == SO_OK; r++) {
+        /* every round so far on one side of the threshold after SO_COST_PAIRED_MIN_ROUNDS: settled */
+        if (r >= SO_COST_PAIRED_MIN_ROUNDS && (below == 0 || below == r)) break;
         double ta = 0, tb = 0;
         /* a b, b a, a b, ...: a trend in the machine's speed weighs on both sides alike */
         if (r % 2 == 0) st = time_side(cm, a, oa, ka, &ta) != SO_OK || time_side(cm, b, ob, kb, &tb) != SO_OK ? SO_ERR : SO_OK;
         else st = time_side(cm, b, ob, kb, &tb) != SO_OK || time_side(cm, a, oa, ka, &ta) != SO_OK ? SO_ERR : SO_OK;
         r_ms[r] = tb > 0 ? ta / tb : INFINITY;
+        below += r_ms[r] < threshold;
+        rounds = r + 1;
         if (getenv("SO_DEBUG_LAYOUT") && st == SO_OK)
             fprintf(stderr, "  paired round %d: %.6f / %.6f ms = %.4f\n", r, ta, tb, r_ms[r]);
     }
     cm->paired_seconds += so_now() - t0;
     cm->paired++;
     if (st != SO_OK) goto out; /* cannot time a side: the caller keeps its priced decision */
-    qsort(r_ms, SO_COST_PAIRED_ROUNDS, sizeof *r_ms, cmp_double);
-    *ratio = SO_COST_PAIRED_ROUNDS % 2 ? r_ms[SO_COST_PAIRED_ROUNDS / 2]
-                                       : 0.5 * (r_ms[SO_COST_PAIRED_ROUNDS / 2 - 1] + r_ms[SO_COST_PAIRED_ROUNDS / 2]);
+    qsort(r_ms, (size_t)rounds, sizeof *r_ms, cmp_double);
+    *ratio = rounds % 2 ? r_ms[rounds / 2] : 0.5 * (r_ms[rounds / 2 - 1] + r_ms[rounds / 2]);
     *how = SO_PAIRED_TIMED;
     so_cost_confirm_put(cm, key, *ratio); /* recorded: a later run on this cache decides the same way */
 out:

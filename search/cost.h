@@ -219,8 +219,9 @@ int so_cost_clearly_lower(double d_new, double d_old);
    price can be 2-4x the configuration's in-model time, session 22). The configurations one graph runs more often
    than the other (the multiset difference so_cost_graph_diff prices; shared ones cancel) are timed once per round
    on each side, weighted by how many more times that side runs them, the sides interleaved (a b, b a, a b, ...:
-   a trend in the machine's speed weighs on both alike), SO_COST_PAIRED_ROUNDS rounds; *ratio is the median of the
-   rounds' ratios time(a) / time(b). Like the search's confirmations (so_cost_confirm_put) the result is recorded
+   a trend in the machine's speed weighs on both alike), SO_COST_PAIRED_MIN_ROUNDS rounds, and more up to
+   SO_COST_PAIRED_ROUNDS while the rounds' ratios time(a) / time(b) fall on both sides of the caller's threshold (the
+   ratio its decision turns on); *ratio is the median of the rounds' ratios. Like the search's confirmations (so_cost_confirm_put) the result is recorded
    beside the prices under a key of its own (the two differences' keys and counts) and saved with the disk cache:
    a later run on that cache that reaches the same two graphs takes the recorded ratio without timing, so
    repeated runs on one cache decide the same way. The prices themselves are not changed. *how: SO_PAIRED_SAME
@@ -229,8 +230,9 @@ int so_cost_clearly_lower(double d_new, double d_old);
    Timings go through so_cost_time_node (the test hook when set). Callers in cost-table mode do not call it:
    there prices are already medians of interleaved rounds (so_cost_table_load). */
 #define SO_COST_PAIRED_ROUNDS 5
+#define SO_COST_PAIRED_MIN_ROUNDS 3
 enum { SO_PAIRED_SAME = 0, SO_PAIRED_RECORDED = 1, SO_PAIRED_TIMED = 2 };
-so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_graph *b, double *ratio, int *how);
+so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_graph *b, double threshold, double *ratio, int *how);
 /* Sum of the isolated node costs (so_cost_node), ignoring fusion. */
 double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g);
 /* Deterministic flops-model cost of node i (also the fallback when timing fails). */

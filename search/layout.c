@@ -607,7 +607,7 @@ static int clearly_cheaper(so_cost_model *cm, const so_graph *cand, const so_gra
     if (cm->table || !(dd->priced < SO_LAYOUT_RETIME_BELOW)) return take;
     double r = 1;
     int how = -1;
-    if (so_cost_paired_ratio(cm, cand, cur, &r, &how) != SO_OK) return take;
+    if (so_cost_paired_ratio(cm, cand, cur, 1 - SO_COST_NOISE, &r, &how) != SO_OK) return take;
     dd->paired = r;
     dd->how = how;
     return so_cost_clearly_lower(r, 1.0);
@@ -651,7 +651,7 @@ int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_g
     int take = ca < cb, how = -1;
     double r = -1;
     /* within the noise either way: the two sides re-timed paired decide */
-    if (q > 1 - SO_COST_NOISE && q < SO_LAYOUT_RETIME_BELOW && so_cost_paired_ratio(cm, a, b, &r, &how) == SO_OK) take = r < 1;
+    if (q > 1 - SO_COST_NOISE && q < 1 / (1 - SO_COST_NOISE) && so_cost_paired_ratio(cm, a, b, 1.0, &r, &how) == SO_OK) take = r < 1;
     if (getenv("SO_DEBUG_LAYOUT"))
         fprintf(stderr, "layout placement: %.6f vs %.6f ms, changed nodes %.6f vs %.6f ms, ratio %.4f, %s %.4f, %s\n", ca, cb, da, db, q,
                 how_name(how), r, take ? "first" : "second");

@@ -832,11 +832,11 @@ static void test_layout_paired(void **state)
         assert_true(so_cost_clearly_lower(d_new, d_old)); /* the cached prices alone would unblock it */
         assert_false(take);                              /* the paired re-timing does not */
         assert_int_equal(cm.paired, 1);
-        assert_true(cm.paired_timed >= 2 * SO_COST_PAIRED_ROUNDS);
+        assert_true(cm.paired_timed >= 2 * SO_COST_PAIRED_MIN_ROUNDS);
         double r = 0;
         int how = -1;
         const int64_t timed = cm.paired_timed;
-        assert_int_equal(so_cost_paired_ratio(&cm, f.cand, f.lg, &r, &how), SO_OK); /* recorded in this run too */
+        assert_int_equal(so_cost_paired_ratio(&cm, f.cand, f.lg, 1 - SO_COST_NOISE, &r, &how), SO_OK); /* recorded in this run too */
         assert_int_equal(how, SO_PAIRED_RECORDED);
         assert_int_equal(cm.paired_timed, timed);
         assert_true(r > 1 - SO_COST_NOISE && r < 1.5);
