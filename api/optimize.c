@@ -360,7 +360,7 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
         int32_t pkept = 0;
         memset(&pls, 0, sizeof pls);
         if (layout_pass(cm, g, e->b, &pg, &p->cost_pass, &pls, &pkept) != SO_OK) goto fail_lg;
-        if (pls.convs > 0 && (p->lst.convs == 0 || so_layout_prefer(cm, pg, p->cost_pass, lg, p->cost_rules))) {
+        if (pls.convs > 0 && (p->lst.convs == 0 || so_layout_prefer(cm, pg, p->cost_pass, lg, p->cost_rules, 1 - SO_COST_NOISE, 1 / (1 - SO_COST_NOISE)))) {
             so_graph_free(lg);
             lg = pg, cost_blocked = p->cost_pass, p->lst = pls, p->kept = pkept;
             p->method = "pass";
@@ -419,7 +419,11 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
         free(lidx);
     }
     p->cost_blocked = cost_blocked;
-    if (p->lst.convs > 0 && (e->layout == LAYOUT_NCHWC || cost_blocked < p->cost_plain)) p->g = lg, p->applied = 1;
+    /* auto applies the placement when it prices lower than the searched graph; when the cached prices say it does
+       not, the two are re-timed paired (so_layout_prefer): a blocked placement priced at its loaded moment must not
+       leave a whole CNN in NCHW */
+    if (p->lst.convs > 0 && (e->layout == LAYOUT_NCHWC || so_layout_prefer(cm, lg, cost_blocked, g, p->cost_plain, 1.0, INFINITY)))
+        p->g = lg, p->applied = 1;
     else so_graph_free(lg);
     if (!p->applied) memset(lc, 0, ((size_t)n_rules + 1) * sizeof *lc);
     return SO_OK;

@@ -971,6 +971,17 @@ so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_gr
         *ratio = ka == 0 && kb == 0 ? 1 : ka == 0 ? 0 : INFINITY;
         goto out;
     }
+    if (getenv("SO_DEBUG_LAYOUT")) { /* what differs: each side's configurations (one node each, how many more times) */
+        char d[200];
+        for (int side = 0; side < 2; side++) {
+            fprintf(stderr, "  paired side %c:", side ? 'b' : 'a');
+            for (int32_t q = 0; q < (side ? kb : ka); q++) {
+                const side_cfg *c = side ? &ob[q] : &oa[q];
+                fprintf(stderr, " %s%s x%d", so_node_desc(side ? b : a, c->node, d, sizeof d), c->role == SO_COST_HEAD ? "+fused" : "", (int)c->count);
+            }
+            fprintf(stderr, "\n");
+        }
+    }
     const uint64_t key = paired_key(oa, ka, ob, kb);
     if (so_cost_confirm_get(cm, key, ratio)) {
         *how = SO_PAIRED_RECORDED;

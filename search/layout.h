@@ -56,13 +56,16 @@ int so_layout_gain(so_cost_model *cm, const so_graph *cand, double cc, const so_
    the model at 1 and 2 threads. Printed with both sides when SO_DEBUG_LAYOUT is set. */
 int so_layout_search_keep(so_cost_model *cm, const so_graph *best, double cost_best, const so_graph *placed, double cost_placed);
 
-/* Is placement a (priced ca) cheaper than placement b (priced cb)? --layout auto's choice between the pass's and the
-   rules' placements (api/optimize.c place_layout; ties keep b). Flops model or cost table: ca < cb. Measured with a
-   disk cache: the cached prices decide when the two graphs' changed nodes differ by more than the noise either way
-   (ratio at most 1 - SO_COST_NOISE or at least 1 / (1 - SO_COST_NOISE)); closer, the paired re-timing
-   (so_cost_paired_ratio, recorded like so_layout_gain's) decides: a when its ratio is below 1. Printed when
-   SO_DEBUG_LAYOUT is set. */
-int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_graph *b, double cb);
+/* Is graph a (priced ca) cheaper than graph b (priced cb)? --layout auto's choices between placements
+   (api/optimize.c place_layout; ties keep b): the pass's against the rules' placement, and the placed graph against
+   the searched graph left plain (whether the layout is applied at all). Flops model or cost table: ca < cb. Measured
+   with a disk cache: the cached prices decide unless the ratio of the two graphs' changed nodes (a's / b's,
+   so_cost_graph_diff) is in [lo, hi); there the paired re-timing (so_cost_paired_ratio, recorded like
+   so_layout_gain's) decides: a when its ratio is below 1. The pass against the rules: lo = 1 - SO_COST_NOISE,
+   hi = 1 / (1 - SO_COST_NOISE) (a close call). The placed graph against the plain one: lo = 1, hi = +inf (every
+   "not cheaper": on session 23's loaded VM one optimize of ResNet-50 priced its blocked placement at 377 ms against
+   196 plain and wrote the model all NCHW). Printed when SO_DEBUG_LAYOUT is set. */
+int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_graph *b, double cb, double lo, double hi);
 
 /* *out = g with every BatchNormalization that is the only user of a conv so_layout_nchwc could block (block b)
    folded into new conv weights and bias (added to g's model once), in NCHW. so_layout_nchwc on the result

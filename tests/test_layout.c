@@ -905,9 +905,26 @@ static void test_layout_paired(void **state)
         assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
         double cc = 0, cb = 0;
         skew_price(&cm, &t, &f, &cc, &cb);
-        assert_false(so_layout_prefer(&cm, f.cand, cc, f.lg, cb)); /* re-timed: the plain conv and its reorders cost more */
+        const double lo = 1 - SO_COST_NOISE, hi = 1 / (1 - SO_COST_NOISE);
+        assert_false(so_layout_prefer(&cm, f.cand, cc, f.lg, cb, lo, hi)); /* re-timed: the plain conv and its reorders cost more */
         assert_int_equal(cm.paired, 1);
-        assert_false(so_layout_prefer(&cm, f.lg, cb, f.lg, cb)); /* the same graph: the tie keeps the second */
+        assert_false(so_layout_prefer(&cm, f.lg, cb, f.lg, cb, lo, hi)); /* the same graph: the tie keeps the second */
+        assert_int_equal(cm.paired, 1);
+        so_cost_free(&cm);
+    }
+    /* whether to apply a placement (so_layout_prefer with [1, inf)): the blocked graph priced at its loaded moment
+       (skew 4) looks dearer than the graph with the conv plain; re-timed paired, it is cheaper and applied. Outside
+       the band the cached prices decide (no re-timing). */
+    {
+        so_cost_model cm;
+        skew_timer t = {.plain = 1.0, .blocked = 1.0, .skew = 4.0};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+        double cc = 0, cb = 0;
+        skew_price(&cm, &t, &f, &cc, &cb);
+        assert_true(cb > cc); /* priced: the blocked graph dearer */
+        assert_false(so_layout_prefer(&cm, f.lg, cb, f.cand, cc, 0, 1.0)); /* band [0, 1): not re-timed, the prices decide */
+        assert_int_equal(cm.paired, 0);
+        assert_true(so_layout_prefer(&cm, f.lg, cb, f.cand, cc, 1.0, INFINITY)); /* re-timed: applied */
         assert_int_equal(cm.paired, 1);
         so_cost_free(&cm);
     }
