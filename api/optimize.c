@@ -267,6 +267,8 @@ typedef struct placed {
     int64_t search_graphs, search_work;
     int32_t search_steps;       /* rewrites of the layout search kept */
     int search_stopped_by;      /* so_search_result.stopped_by of the layout search (-1: not run) */
+    int choice_retimed;         /* auto: the rules-or-pass choice decided by paired re-timing (so_layout_prefer) */
+    int apply_retimed;          /* auto: whether to apply the placement decided by paired re-timing */
 } placed;
 
 static double placed_cost(const placed *p) { return p->applied ? p->cost_blocked : p->cost_plain; }
@@ -360,7 +362,7 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
         int32_t pkept = 0;
         memset(&pls, 0, sizeof pls);
         if (layout_pass(cm, g, e->b, &pg, &p->cost_pass, &pls, &pkept) != SO_OK) goto fail_lg;
-        if (pls.convs > 0 && (p->lst.convs == 0 || so_layout_prefer(cm, pg, p->cost_pass, lg, p->cost_rules, 1 - SO_COST_NOISE, 1 / (1 - SO_COST_NOISE)))) {
+        if (pls.convs > 0 && (p->lst.convs == 0 || so_layout_prefer(cm, pg, p->cost_pass, lg, p->cost_rules, 1 - SO_COST_NOISE, 1 / (1 - SO_COST_NOISE), &p->choice_retimed))) {
             so_graph_free(lg);
             lg = pg, cost_blocked = p->cost_pass, p->lst = pls, p->kept = pkept;
             p->method = "pass";
@@ -422,7 +424,7 @@ static so_status place_layout(const layout_env *e, const so_graph *g, double cos
     /* auto applies the placement when it prices lower than the searched graph; when the cached prices say it does
        not, the two are re-timed paired (so_layout_prefer): a blocked placement priced at its loaded moment must not
        leave a whole CNN in NCHW */
-    if (p->lst.convs > 0 && (e->layout == LAYOUT_NCHWC || so_layout_prefer(cm, lg, cost_blocked, g, p->cost_plain, 1.0, INFINITY)))
+    if (p->lst.convs > 0 && (e->layout == LAYOUT_NCHWC || so_layout_prefer(cm, lg, cost_blocked, g, p->cost_plain, 1.0, INFINITY, &p->apply_retimed)))
         p->g = lg, p->applied = 1;
     else so_graph_free(lg);
     if (!p->applied) memset(lc, 0, ((size_t)n_rules + 1) * sizeof *lc);
@@ -943,13 +945,14 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                    "\"method\": \"%s\", \"cost_rules\": %s, \"cost_pass\": %s, "
                    "\"convs\": %d, \"convs_kept_nchw\": %d, \"bn_folded\": %d, \"pools\": %d, \"elementwise\": %d, \"concats\": %d, \"reorders\": %d, \"seconds\": %.3f, "
                    "\"search_seconds\": %.3f, \"search_graphs\": %lld, \"search_steps\": %d, \"search_work\": %lld, \"search_stopped_by\": %s%s%s, "
-                   "\"backtrack_vs_greedy\": ",
+                   "\"choice_retimed\": %s, \"apply_retimed\": %s, \"backtrack_vs_greedy\": ",
                 o.layout == LAYOUT_NONE ? "none" : o.layout == LAYOUT_AUTO ? "auto" : o.layout == LAYOUT_PASS ? "pass" : "nchwc", layout_b, pl.applied ? "true" : "false",
                 so_json_fmt(b1, pl.cost_plain, 9), so_json_fmt(b2, pl.cost_blocked, 9), pl.method,
                 pl.cost_rules < 0 ? "null" : so_json_fmt(b3, pl.cost_rules, 9), pl.cost_pass < 0 ? "null" : so_json_fmt(b4, pl.cost_pass, 9), (int)pl.lst.convs, (int)pl.kept,
                 (int)pl.lst.bn_folded, (int)pl.lst.pools, (int)pl.lst.elementwise, (int)pl.lst.concats, (int)pl.lst.reorders, t_layout, t_layout_search,
                 (long long)pl.search_graphs, (int)pl.search_steps, (long long)pl.search_work, pl.search_stopped_by < 0 ? "" : "\"",
-                pl.search_stopped_by < 0 ? "null" : stop_name(pl.search_stopped_by), pl.search_stopped_by < 0 ? "" : "\"");
+                pl.search_stopped_by < 0 ? "null" : stop_name(pl.search_stopped_by), pl.search_stopped_by < 0 ? "" : "\"",
+                pl.choice_retimed ? "true" : "false", pl.apply_retimed ? "true" : "false");
         /* backtracking's final graph against its greedy warm start's, both after the layout step */
         if (cost_final_bt < 0) fprintf(f, "null},\n");
         else

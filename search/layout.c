@@ -642,8 +642,9 @@ int so_layout_search_keep(so_cost_model *cm, const so_graph *best, double cost_b
     return take;
 }
 
-int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_graph *b, double cb, double lo, double hi)
+int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_graph *b, double cb, double lo, double hi, int *retimed)
 {
+    if (retimed) *retimed = 0;
     if (cm->kind != SO_COST_MEASURED || cm->table) return ca < cb;
     double da = 0, db = 0;
     so_cost_graph_diff(cm, a, b, &da, &db);
@@ -651,7 +652,10 @@ int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_g
     int take = ca < cb, how = -1;
     double r = -1;
     /* within the caller's band: the two sides re-timed paired decide */
-    if (q >= lo && q < hi && so_cost_paired_ratio(cm, a, b, 1.0, &r, &how) == SO_OK) take = r < 1;
+    if (q >= lo && q < hi && so_cost_paired_ratio(cm, a, b, 1.0, &r, &how) == SO_OK) {
+        take = r < 1;
+        if (retimed) *retimed = 1;
+    }
     if (getenv("SO_DEBUG_LAYOUT"))
         fprintf(stderr, "layout placement: %.6f vs %.6f ms, changed nodes %.6f vs %.6f ms, ratio %.4f, %s %.4f, %s\n", ca, cb, da, db, q,
                 how_name(how), r, take ? "first" : "second");

@@ -64,8 +64,9 @@ int so_layout_search_keep(so_cost_model *cm, const so_graph *best, double cost_b
    so_layout_gain's) decides: a when its ratio is below 1. The pass against the rules: lo = 1 - SO_COST_NOISE,
    hi = 1 / (1 - SO_COST_NOISE) (a close call). The placed graph against the plain one: lo = 1, hi = +inf (every
    "not cheaper": on session 23's loaded VM one optimize of ResNet-50 priced its blocked placement at 377 ms against
-   196 plain and wrote the model all NCHW). Printed when SO_DEBUG_LAYOUT is set. */
-int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_graph *b, double cb, double lo, double hi);
+   196 plain and wrote the model all NCHW). *retimed (may be NULL): 1 when the paired re-timing decided (the
+   report's layout.choice_retimed / apply_retimed). Printed when SO_DEBUG_LAYOUT is set. */
+int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_graph *b, double cb, double lo, double hi, int *retimed);
 
 /* *out = g with every BatchNormalization that is the only user of a conv so_layout_nchwc could block (block b)
    folded into new conv weights and bias (added to g's model once), in NCHW. so_layout_nchwc on the result

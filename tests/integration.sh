@@ -171,7 +171,8 @@ expect_error "unknown operator of the layout domain" "bogus" $SO run "$TMP/badla
 #     and is not a known answer: on this Intel Xeon at load ~9 lay_pass priced blocked/plain 0.79, 0.85 and 1.12 in
 #     three fresh-cache runs (the third left the plain graph and failed the case as it was written before session
 #     20). So the auto run checks the method and the choice rule (applied exactly when the placement priced lower,
-#     the graph kept the cheapest), and the rule placement itself (all convs blocked, 2 reorders, the stride / pool /
+#     the graph kept the cheapest; a choice decided by paired re-timing, layout.choice_retimed / apply_retimed,
+#     is not held to the cached prices), and the rule placement itself (all convs blocked, 2 reorders, the stride / pool /
 #     depthwise rules used) is checked on a `--layout nchwc` run, which prices nothing; when auto did apply the rules,
 #     the same facts are checked on its report too.
 #     The known answers come from measured costs of the optimized kernels: a sanitizer build (-O1, no oneDNN) times

@@ -906,9 +906,9 @@ static void test_layout_paired(void **state)
         double cc = 0, cb = 0;
         skew_price(&cm, &t, &f, &cc, &cb);
         const double lo = 1 - SO_COST_NOISE, hi = 1 / (1 - SO_COST_NOISE);
-        assert_false(so_layout_prefer(&cm, f.cand, cc, f.lg, cb, lo, hi)); /* re-timed: the plain conv and its reorders cost more */
+        assert_false(so_layout_prefer(&cm, f.cand, cc, f.lg, cb, lo, hi, NULL)); /* re-timed: the plain conv and its reorders cost more */
         assert_int_equal(cm.paired, 1);
-        assert_false(so_layout_prefer(&cm, f.lg, cb, f.lg, cb, lo, hi)); /* the same graph: the tie keeps the second */
+        assert_false(so_layout_prefer(&cm, f.lg, cb, f.lg, cb, lo, hi, NULL)); /* the same graph: the tie keeps the second */
         assert_int_equal(cm.paired, 1);
         so_cost_free(&cm);
     }
@@ -922,9 +922,12 @@ static void test_layout_paired(void **state)
         double cc = 0, cb = 0;
         skew_price(&cm, &t, &f, &cc, &cb);
         assert_true(cb > cc); /* priced: the blocked graph dearer */
-        assert_false(so_layout_prefer(&cm, f.lg, cb, f.cand, cc, 0, 1.0)); /* band [0, 1): not re-timed, the prices decide */
+        int rt = -1;
+        assert_false(so_layout_prefer(&cm, f.lg, cb, f.cand, cc, 0, 1.0, &rt)); /* band [0, 1): not re-timed, the prices decide */
+        assert_int_equal(rt, 0);
         assert_int_equal(cm.paired, 0);
-        assert_true(so_layout_prefer(&cm, f.lg, cb, f.cand, cc, 1.0, INFINITY)); /* re-timed: applied */
+        assert_true(so_layout_prefer(&cm, f.lg, cb, f.cand, cc, 1.0, INFINITY, &rt)); /* re-timed: applied */
+        assert_int_equal(rt, 1);
         assert_int_equal(cm.paired, 1);
         so_cost_free(&cm);
     }
