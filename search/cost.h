@@ -221,7 +221,10 @@ int so_cost_clearly_lower(double d_new, double d_old);
    on each side, weighted by how many more times that side runs them, the sides interleaved (a b, b a, a b, ...:
    a trend in the machine's speed weighs on both alike), SO_COST_PAIRED_MIN_ROUNDS rounds, and more up to
    SO_COST_PAIRED_ROUNDS while the rounds' ratios time(a) / time(b) fall on both sides of the caller's threshold (the
-   ratio its decision turns on); *ratio is the median of the rounds' ratios. Like the search's confirmations (so_cost_confirm_put) the result is recorded
+   ratio its decision turns on); *ratio is a's sum over b's of each configuration at its fastest over the rounds
+   (as the search's confirmations: load only adds time, and at load 7-9 the kernel selection inside a timing was
+   misled in some rounds, the same configuration timing 1.5 or 6.5 ms, so the median of the rounds' ratios still
+   flipped such decisions run to run). Like the search's confirmations (so_cost_confirm_put) the result is recorded
    beside the prices under a key of its own (the two differences' keys and counts) and saved with the disk cache:
    a later run on that cache that reaches the same two graphs takes the recorded ratio without timing, so
    repeated runs on one cache decide the same way. The prices themselves are not changed. *how: SO_PAIRED_SAME
