@@ -233,9 +233,9 @@ void so_nchwc_conv_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, 
 
 void so_nchwc_pw_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, int64_t px, int64_t kc, int64_t l2_bytes, so_nchwc_pwsplit *s)
 {
-    const int64_t Lb = p->Ho > 1 ? p->Ho : (p->Wo + px - 1) / px, nobg = (p->Ob + obk_max - 1) / obk_max, f = (int64_t)sizeof(float);
+    const int64_t Lb = p->Ho > 1 ? p->Ho : (p->Wo + px - 1) / px, f = (int64_t)sizeof(float);
     const int64_t kcb = (kc < p->Cb * p->b ? kc : p->Cb * p->b), in_px = p->Ho > 1 ? p->W : px * p->sw, out_px = p->Ho > 1 ? p->Wo : px;
-    int64_t nband = 1, ngs = 1;
+    int64_t nband = 1, ngs = 1, nobg = (p->Ob + obk_max - 1) / obk_max;
     s->gouter = Lb * in_px * p->Cb * p->b * f <= l2_bytes; /* the whole input in L2: groups outermost, weights read once */
     if (!s->gouter) {
         /* bytes of L2 one band unit holds: its partial sums of every output block and one chunk's input channels of its
@@ -246,8 +246,14 @@ void so_nchwc_pw_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, in
         nband = (Lb + per - 1) / per;
     }
     if (T > 1 && (N * nband) % T) {
-        if (N * nband < 4 * T && nobg >= T) ngs = T; /* few bands: each thread a share of the groups */
-        else
+        if (N * nband < 4 * T && nobg >= T) {
+            ngs = T; /* few bands: each thread a share of the groups */
+            /* the same number of groups per share: nobg in whole rounds of T (groups of fewer blocks, still near-equal)
+               where the blocks allow; shares of ceil(nobg / T) and floor(nobg / T) groups gave one of two threads 7 of
+               10 blocks (80 channels: 3 groups of 3, 3, 4) or 12 of 20 (160: 5 groups of 4) */
+            const int64_t r = (nobg + T - 1) / T * T;
+            if (r <= p->Ob) nobg = r;
+        } else
             while ((N * nband) % T && nband < Lb) nband++; /* whole rounds of T bands */
     }
     s->nobg = nobg, s->nband = nband, s->Lb = Lb, s->ngs = ngs, s->items = N * nband * ngs;

@@ -568,6 +568,10 @@ static void test_conv_pw_tile(void **state)
         CV(1, 16, 10, 10, 32, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),                    /* stride 2, Wo 5 */
         CV(1, 64, 40, 40, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),            /* banded */
         CV(1, 1100, 9, 9, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),                    /* group-major fallback */
+        /* group shares at 2 threads in whole rounds (so_nchwc_pw_split): 10 blocks as 2 + 3 + 2 + 3 (1 thread: 3 + 3 + 4),
+           20 as six groups (1 thread: five of 4) */
+        CV(1, 240, 14, 14, 80, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 200, 7, 7, 160, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_EPI_HARDSWISH),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
 }
@@ -582,6 +586,9 @@ static void test_pw_split(void **state)
         {1, 256, 64, 56, 1}, {1, 64, 256, 56, 1}, {1, 2048, 512, 7, 1}, {1, 1024, 256, 14, 1}, {1, 1152, 192, 7, 1}, {1, 32, 16, 112, 1},
         {2, 96, 24, 56, 1},  {1, 256, 512, 56, 2}, {1, 13, 8, 1, 1},     {1, 1100, 48, 9, 1},  {1, 16, 48, 112, 1},  {3, 320, 1280, 7, 1},
         {1, 512, 2048, 7, 1}, {1, 24, 8, 3, 1},
+        /* group shares (ngs = T): 10, 20, 9, 13, 5 and 3 output blocks (nobg 3 -> 4, 5 -> 6, 3 -> 4, 4 -> 6 at 3 threads;
+           2: already whole rounds at 2 threads; 1 group: bands) */
+        {1, 240, 80, 14, 1}, {1, 672, 160, 7, 1}, {1, 96, 72, 7, 1}, {1, 64, 104, 7, 1}, {1, 96, 40, 7, 1}, {1, 96, 24, 7, 1},
     };
     const int64_t l2 = 256 * 1024, kc = 128;
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
@@ -594,7 +601,22 @@ static void test_pw_split(void **state)
             p.Ho = flat ? 1 : Ho, p.Wo = flat ? Ho * Ho : Ho;
             so_nchwc_pwsplit s;
             so_nchwc_pw_split(&p, cs[i].N, T, 4, 3, kc, l2, &s);
-            assert_int_equal(s.nobg, (p.Ob + 3) / 4);
+            /* groups of at most 4 blocks; with group shares, whole rounds of T groups where the blocks allow */
+            const int64_t nobg0 = (p.Ob + 3) / 4, nobgT = (nobg0 + T - 1) / T * T;
+            if (s.ngs == T && T > 1 && nobgT <= p.Ob) assert_int_equal(s.nobg, nobgT);
+            else assert_int_equal(s.nobg, nobg0);
+            if (s.ngs == T && T > 1 && s.nobg % T == 0) { /* the shares' output blocks differ by at most one */
+                int64_t lo = p.Ob, hi = 0;
+                for (int64_t j = 0; j < T; j++) {
+                    const int64_t nb = so_nchwc_group_ob(p.Ob, s.nobg, (j + 1) * s.nobg / T) - so_nchwc_group_ob(p.Ob, s.nobg, j * s.nobg / T);
+                    lo = nb < lo ? nb : lo, hi = nb > hi ? nb : hi;
+                }
+                assert_true(hi - lo <= 1);
+            }
+            for (int64_t g = 0; g < s.nobg; g++) { /* every group 1..4 blocks */
+                const int64_t nb = so_nchwc_group_ob(p.Ob, s.nobg, g + 1) - so_nchwc_group_ob(p.Ob, s.nobg, g);
+                assert_true(nb >= 1 && nb <= 4);
+            }
             assert_int_equal(s.Lb, flat ? (p.Wo + 2) / 3 : p.Ho);
             assert_int_equal(s.items, cs[i].N * s.nband * s.ngs);
             assert_true(s.nband >= 1 && s.nband <= s.Lb && s.ngs >= 1 && s.ngs <= (s.nobg > T ? s.nobg : T));
