@@ -95,7 +95,8 @@ void so_nchwc_conv_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, 
    - else per chunk, every group: a band is sized so that its partial sums of every output block and one chunk of its
      input stay in l2_bytes (the input read once from memory, then from L2 by every group; the weights once per band).
    With T > 1 bands come in whole rounds of T, or, when there are few, each thread takes a share of the groups
-   (ngs = T). Which items run together and in which order changes nothing in the sums (the same bits at any T). */
+   (ngs = T) and nobg is then rounded up to whole rounds of T where Ob allows (equal group counts per share, so the
+   shares' output blocks differ by at most one). Which items run together and in which order changes nothing in the sums (the same bits at any T). */
 typedef struct so_nchwc_pwsplit {
     int64_t nobg, nband, Lb, ngs, items;
     int gouter;
