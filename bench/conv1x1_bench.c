@@ -1,4 +1,4 @@
-/* conv1x1_bench.c - GFLOP/s of the blocked 1x1 conv (+bias +Relu) at one ISA level on ResNet-50's and MNASNet's 1x1 shapes, hot, min of interleaved runs (thread CPU time at 1 thread, wall time above), the direct conv's tile (so_nchwc_pw_on = 0) beside the level's default and, when built with -DSO_BENCH_DNNL -ldnnl, oneDNN's nChw<b>c direct primitive; a design check, not a speed claim. */
+/* conv1x1_bench.c - GFLOP/s of the blocked 1x1 conv (+bias +Relu) at one ISA level on ResNet-50's, MNASNet's and RegNet-Y-400MF's 1x1 shapes, hot, min of interleaved runs (thread CPU time at 1 thread, wall time above), the direct conv's tile (so_nchwc_pw_on = 0) beside the level's default (a strided 1x1 at b = 8: conv_pad's gathered input, and the pointwise path in place beside it) and, when built with -DSO_BENCH_DNNL -ldnnl, oneDNN's nChw<b>c direct primitive; a design check, not a speed claim. */
 /* Build (after make all): cc -std=c11 -D_GNU_SOURCE -Isrc -Ibuild/gen -O2 -fopenmp -DSO_BENCH_DNNL bench/conv1x1_bench.c build/libsuperopt.a
    -o build/conv1x1_bench -lz3 -lxxhash -lopenblas -lprotobuf-c -lglpk -lm -lpthread -ldnnl   (drop -DSO_BENCH_DNNL -ldnnl without oneDNN)
    Run: build/conv1x1_bench [ITERS [THREADS [ISA [NAME-SUBSTRING]]]], e.g. build/conv1x1_bench 50 1 avx2 "r50" */
@@ -36,6 +36,9 @@ static const shape shapes[] = {
     {"mn 40->240 28", 40, 28, 240, 1},     {"mn 480->80 14", 480, 14, 80, 1},     {"mn 80->480 14", 80, 14, 480, 1},
     {"mn 576->96 14", 576, 14, 96, 1},     {"mn 96->576 14", 96, 14, 576, 1},     {"mn 1152->192 7", 1152, 7, 192, 1},
     {"mn 192->1152 7", 192, 7, 1152, 1},   {"mn 1152->320 7", 1152, 7, 320, 1},   {"mn 320->1280 7", 320, 7, 1280, 1},
+    /* strided 1x1s (session 23): ResNet-50 / ResNeXt-50's downsamples, RegNet-Y-400MF's projections */
+    {"r50 512->1024 28/2", 512, 28, 1024, 2}, {"r50 1024->2048 14/2", 1024, 14, 2048, 2}, {"rg 32->48 112/2", 32, 112, 48, 2},
+    {"rg 48->104 56/2", 48, 56, 104, 2},    {"rg 104->208 28/2", 104, 28, 208, 2}, {"rg 208->440 14/2", 208, 14, 440, 2},
 };
 
 #ifdef SO_BENCH_DNNL
@@ -118,6 +121,7 @@ int main(int argc, char **argv)
     const so_nchwc_impl *L = so_nchwc_level(lvl == SO_ISA_AVX512 ? 16 : 8, lvl);
     if (!L) return 1;
     bench_T = T;
+    omp_set_num_threads(T); /* before oneDNN plans its first primitive (it keeps the team size it was created with) */
     const int b = L->b;
     printf("blocked 1x1 conv + bias + Relu, %s b=%d, %d thread(s), hot, min of %d runs, %s (CPU: %s)\n", L->isa, b, T, iters, T == 1 ? "thread CPU time" : "wall time", so_isa_cpu_model());
     printf("%-20s %9s %8s %9s %8s", "shape", "tile ms", "GFLOP/s", "ours ms", "GFLOP/s");
@@ -152,19 +156,26 @@ int main(int argc, char **argv)
         omp_set_num_threads(T);
         nv = 3;
 #endif
-        /* [0]: the direct conv's tile (so_nchwc_pw_on = 0), [1]: the level's default, [2]: oneDNN; interleaved */
-        double best[3] = {1e30, 1e30, 1e30};
+        /* [0]: the direct conv's tile (so_nchwc_pw_on = 0), [1]: the level's default (a strided 1x1 at b = 8: conv_pad,
+           the gathered input), [2]: oneDNN, [3]: a strided 1x1's pointwise path in place (before session 23); interleaved */
+        double best[4] = {1e30, 1e30, 1e30, 1e30};
+        const int gather = b == 8 && so_nchwc_gather_ok(&p); /* (whatever so_nchwc_pad_rule's O bound says) */
+        float *sc = gather ? aligned_alloc(64, ((size_t)so_nchwc_pad_scratch(&p) * sizeof(float) + 63) / 64 * 64) : NULL;
         for (int i = 0; i <= iters; i++)
-            for (int v = 0; v < nv; v++) {
+            for (int v = 0; v < 4; v++) {
+                if (v == 2 && nv < 3) continue;
+                if (v == 3 && !gather) continue;
                 so_nchwc_pw_on = v == 0 ? 0 : 1;
                 const double t0 = clk();
-                if (v < 2) L->conv(&p, 1, x, y, NULL, T);
+                if (v == 1 && gather) L->conv_pad(&p, 1, x, y, NULL, sc, T);
+                else if (v != 2) L->conv(&p, 1, x, y, NULL, T);
 #ifdef SO_BENCH_DNNL
                 else dnnl_run(&d);
 #endif
                 const double t = clk() - t0;
                 if (i && t < best[v]) best[v] = t;
             }
+        free(sc);
         so_nchwc_pw_on = 1;
         const double fl = 2.0 * k->C * k->O * Ho * Ho, ms = best[1] * 1e3;
         printf("%-20s %9.4f %8.1f %9.4f %8.1f", k->name, best[0] * 1e3, fl / best[0] * 1e-9, ms, fl / ms * 1e-6);
@@ -173,6 +184,7 @@ int main(int argc, char **argv)
         printf(" %9.4f %8.1f %6.2f  %s", dms, fl / dms * 1e-6, ms / dms, d.impl);
         free(yd);
 #endif
+        if (gather) printf("  in place %.4f ms (%.2f)", best[3] * 1e3, best[1] / best[3]);
         printf("\n");
         fflush(stdout);
         so_nchwc_conv_free(&p);

@@ -265,7 +265,11 @@ int64_t so_nchwc_pw_kc = 128, so_nchwc_pw_l2 = 256 * 1024;
 int64_t so_nchwc_wino_min_c = 16;
 int64_t so_nchwc_pad_max_wo = 32;
 
-int so_nchwc_pad_rule(const so_nchwc_conv *p) { return p->b == 8 && so_nchwc_pad_ok(p) && p->Wo <= so_nchwc_pad_max_wo; }
+int so_nchwc_pad_rule(const so_nchwc_conv *p)
+{
+    if (p->b != 8 || !so_nchwc_pad_ok(p)) return 0;
+    return so_nchwc_gather_ok(p) ? p->O >= SO_NCHWC_GATHER_MIN_O : p->Wo <= so_nchwc_pad_max_wo;
+}
 int so_nchwc_backend_pin = -1;
 
 /* The weight transform G (g0, g1, g2)^T of F(m x m, 3x3) into r[0 .. m+1]. */
@@ -668,7 +672,11 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     }
     if (pick == 0) return;
     so_dnnl_conv *cand[3] = {NULL, NULL, NULL};
-    for (int alg = 1; alg <= 2 && dnnl_ok; alg++)
+    /* alg 2 asks oneDNN for Winograd: only its AVX-512 kernels have one (nChw16c), for a 3x3 of stride and dilation 1,
+       group 1 (kernels/dnnl.c); elsewhere (every conv at b = 8) oneDNN planned the direct primitive a second time, with
+       its weight reorder, and it was freed below: skipped (session 23) */
+    const int dnnl_wino = s->L->b == 16 && q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1 && q->dh == 1 && q->dw == 1 && q->group == 1;
+    for (int alg = 1; alg <= 1 + dnnl_wino && dnnl_ok; alg++)
         if (pick < 0 || pick == alg)
             cand[alg] = so_dnnl_conv_plan(N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2],
                                           a->pad[3], q->dh, q->dw, q->group, wd, ep, alg == 2, s->L->b);

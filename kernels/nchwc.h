@@ -139,21 +139,39 @@ static inline void so_nchwc_pad_dims(const so_nchwc_conv *p, int64_t *Hp, int64_
     *Wp = (p->Wo - 1) * p->sw + (p->kw - 1) * p->dw + 1;
 }
 #define SO_NCHWC_PAD_TAPS 64 /* taps (kh x kw) conv_pad takes at most */
+/* A strided 1x1 (session 23: ResNet's downsample, RegNet's projections): conv_pad's copy is then the gathered input, the
+   pixels (oh * sh, ow * sw) of every block as one contiguous Ho x Wo plane, and the copy runs as the stride-1 1x1 over
+   it (flattened to one row, as so_nchwc_conv_plan plans those; the pointwise path where the level has one). Why: read
+   in place, every strided tile's broadcasts touch a new cache line per pixel (a pixel is half a line at b = 8 and the
+   other half is skipped), and the pointwise path's L2 bands count every input row. Same sums in the same order. */
+static inline int so_nchwc_gather_ok(const so_nchwc_conv *p)
+{
+    return p->kh == 1 && p->kw == 1 && (p->sh > 1 || p->sw > 1) && p->group == 1 && !p->depthwise && !p->gsub && p->pt == 0 &&
+           p->pl == 0 && p->Ho > 0 && p->Wo > 0 && (p->Ho - 1) * p->sh < p->H && (p->Wo - 1) * p->sw < p->W;
+}
 static inline int so_nchwc_pad_ok(const so_nchwc_conv *p)
 {
-    return p->kh * p->kw > 1 && p->kh * p->kw <= SO_NCHWC_PAD_TAPS && !p->depthwise && !p->gsub && p->Ho > 0 && p->Wo > 0;
+    return (p->kh * p->kw > 1 && p->kh * p->kw <= SO_NCHWC_PAD_TAPS && !p->depthwise && !p->gsub && p->Ho > 0 && p->Wo > 0) ||
+           so_nchwc_gather_ok(p);
 }
 static inline int64_t so_nchwc_pad_scratch(const so_nchwc_conv *p)
 {
     int64_t Hp, Wp;
     so_nchwc_pad_dims(p, &Hp, &Wp);
+    if (so_nchwc_gather_ok(p)) Hp = p->Ho, Wp = p->Wo;
     return so_nchwc_pad_ok(p) ? p->Cb * Hp * Wp * p->b : 0;
 }
 /* The plan-time rule for conv_pad (kernels/nchwc.c plan_conv): block 8 (the AVX2 and scalar levels; AVX-512 keeps conv and
-   oneDNN) and output rows of at most so_nchwc_pad_max_wo pixels (default 32; tests set it). Measured (AMD EPYC Zen 3,
-   1 thread, loaded machine, paired interleaved against conv, bench/conv3x3_ab.sh): ResNet-50's 3x3s 0.83 on 28x28, 0.79 on
-   14x14, 0.74 on 7x7, the stride-2 ones 0.82-0.93, GoogLeNet's 96->208 on 14x14 0.85; on 56x56 0.96-1.07 and Inception-v3's
-   147x147 1.11 (few border tiles there; the copy and the per-pixel offsets cost), so wide rows keep conv. */
+   oneDNN) and either a strided 1x1 (so_nchwc_gather_ok) of at least SO_NCHWC_GATHER_MIN_O outputs or output rows of at
+   most so_nchwc_pad_max_wo pixels (default 32; tests set it). The gather costs a copy of Ho * Wo * C floats against
+   2 * O flops per copied float: bench/conv1x1_bench.c (AMD EPYC Zen 3, 1 thread, thread CPU time, minima of 30-40
+   interleaved runs, load 10-11: design evidence) read gathered / in place 0.75-0.93 on ResNet-50's three downsamples
+   (O 512-2048), 0.85-0.94 on RegNet-Y-400MF's 104->208 and 208->440, 0.98-1.02 on its 48->104, 1.16-1.20 on 32->48.
+   The width bound, measured (AMD EPYC Zen 3, 1 thread, loaded machine, paired interleaved against conv,
+   bench/conv3x3_ab.sh): ResNet-50's 3x3s 0.83 on 28x28, 0.79 on 14x14, 0.74 on 7x7, the stride-2 ones 0.82-0.93,
+   GoogLeNet's 96->208 on 14x14 0.85; on 56x56 0.96-1.07 and Inception-v3's 147x147 1.11 (few border tiles there; the copy
+   and the per-pixel offsets cost), so wide rows keep conv. */
+#define SO_NCHWC_GATHER_MIN_O 128
 extern int64_t so_nchwc_pad_max_wo;
 int so_nchwc_pad_rule(const so_nchwc_conv *p);
 /* Bytes of packed weights and epilogue vectors held by p; of the direct conv's packed weights p->wp alone; of

@@ -1209,9 +1209,36 @@ static void convp_tile_any(const so_nchwc_conv *p, const float *xp, int64_t HWp,
    conv_run), per input-channel chunk, the band's output pixels [t0, t1) (flattened: t = oh * Wo + ow) in tiles of
    CONVP_PX(obk) consecutive pixels (the last tile of a band 1..5), each pixel's tap (0, 0) at (oh * sh) * Wp + ow * sw
    pixels into the copy. */
+/* conv_pad of a strided 1x1 (so_nchwc_gather_ok): per image, the pixels (oh * sh, ow * sw) of every input block gathered
+   into scratch as a contiguous Ho x Wo plane (one omp for over (block, row)), then conv_run of the stride-1 1x1 over it,
+   planned as one row (H = Ho = 1, W = Wo = Ho * Wo: so_nchwc_conv_plan's form of a stride-1 1x1). Each output's sum
+   takes the same channels in the same order as conv_run on p (the same bits). */
+static void gather_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T)
+{
+    const int64_t Cb = p->Cb, H = p->H, W = p->W, Ho = p->Ho, Wo = p->Wo, sh = p->sh, sw = p->sw, yst = p->Ob * Ho * Wo * NB;
+    so_nchwc_conv q = *p; /* shares p's packed weights and epilogue */
+    q.H = q.Ho = 1, q.W = q.Wo = Ho * Wo, q.sh = q.sw = 1;
+    const int Tg = team(T, Cb * Ho * Wo * NB);
+    for (int64_t n = 0; n < N; n++) {
+        const float *xi = x + n * Cb * H * W * NB;
+#pragma omp parallel for num_threads(Tg) schedule(static) if (Tg > 1)
+        for (int64_t r = 0; r < Cb * Ho; r++) {
+            const int64_t cb = r / Ho, oh = r % Ho;
+            const float *s = xi + (cb * H + oh * sh) * W * NB;
+            float *d = scratch + r * Wo * NB;
+            for (int64_t ow = 0; ow < Wo; ow++) memcpy(d + ow * NB, s + ow * sw * NB, sizeof(float) * NB);
+        }
+        conv_run(&q, 1, scratch, y + n * yst, res ? res + n * yst : NULL, T);
+    }
+}
+
 static void convp_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, float *scratch, int T)
 {
     if (!so_nchwc_pad_ok(p)) return;
+    if (so_nchwc_gather_ok(p)) {
+        gather_run(p, N, x, y, res, scratch, T);
+        return;
+    }
     const int64_t Ob = p->Ob, Cb = p->Cb, KK = p->kh * p->kw, Ho = p->Ho, Wo = p->Wo, OHW = Ho * Wo, yst = OHW * NB, H = p->H, W = p->W;
     int64_t Hp, Wp;
     so_nchwc_pad_dims(p, &Hp, &Wp);

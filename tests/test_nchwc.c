@@ -202,7 +202,8 @@ static void stem_pool_cases(const so_nchwc_impl *L, const so_nchwc_conv *p, int6
    tiles cut into chunks of 5 (several chunks, a partial last one). A NaN spreads over a Winograd tile, so NaN cases
    do not run it. Counts the runs. */
 static int wino_ran;
-static int pad_ran; /* run_conv's conv_pad checks */
+static int pad_ran;    /* run_conv's conv_pad checks */
+static int gather_ran; /* ... of them on a strided 1x1 (conv_pad gathers its input) */
 static void run_conv_wino(const conv_case *k, const so_nchwc_impl *L, so_nchwc_conv *p, const float *w, const float *xb, const float *rb,
                           const float *ref, int64_t Ho, int64_t Wo, const char *what, int m)
 {
@@ -290,7 +291,8 @@ static void run_conv(const conv_case *k)
             check(L, s1, ref, N, O, Ho * Wo, pw);
             same_for_threads(s1, s2, ny, pw);
             same_for_threads(y1, s1, ny, pw); /* the same bits as conv */
-            assert_int_equal(so_nchwc_pad_rule(&p), L->b == 8 && Wo <= so_nchwc_pad_max_wo);
+            assert_int_equal(so_nchwc_pad_rule(&p), L->b == 8 && (so_nchwc_gather_ok(&p) ? O >= SO_NCHWC_GATHER_MIN_O : Wo <= so_nchwc_pad_max_wo));
+            if (so_nchwc_gather_ok(&p)) gather_ran++;
             pad_ran++;
             free(s1), free(s2), free(sc);
         }
@@ -378,9 +380,21 @@ static void test_conv_dense(void **state)
         CV(1, 16, 11, 12, 24, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_CLIP, .lo = -0.5f, .hi = 0.5f),
         CV(1, 130, 23, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1),
         CV(1, 12, 13, 11, 10, 5, 5, 1, 1, 4, 4, 4, 4, 2, 2, 1, .bias = 1, .act1 = SO_ACT_SIGMOID),
+        /* strided 1x1 (session 23: conv_pad gathers the strided pixels, then the stride-1 1x1 over them): C and O not
+           multiples of b on an odd plane; batch 2 with scale, Relu, the residual and Relu; a 1x1 plane; unequal strides
+           onto one output row; several input-channel chunks (C > so_nchwc_pw_kc) with Clip; a not-cheap epilogue
+           (Sigmoid); ResNet's downsample shape at a quarter of its channels (bands at 2 threads) */
+        CV(1, 19, 9, 11, 21, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(2, 37, 13, 7, 45, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .scale = 1, .act1 = SO_ACT_RELU, .res = 1, .act2 = SO_ACT_RELU),
+        CV(1, 33, 1, 1, 17, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .res = 1),
+        CV(1, 16, 2, 9, 24, 1, 1, 2, 3, 0, 0, 0, 0, 1, 1, 1, .bias = 0),
+        CV(1, 300, 15, 15, 72, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_CLIP, .lo = -0.5f, .hi = 0.5f),
+        CV(1, 40, 10, 10, 24, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_SIGMOID),
+        CV(1, 64, 56, 56, 128, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .scale = 1, .res = 1, .act2 = SO_ACT_RELU),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
     assert_true(pad_ran >= 20); /* conv_pad ran on the cases with more than one tap (not depthwise, gsub) at every level */
+    assert_true(gather_ran >= 8); /* ... and on the strided 1x1s (8 cases, the first of the list too) at every level */
     assert_true(wino_ran >= 20); /* the 3x3 stride-1 cases above ran both our Winograds at every level */
     /* at the avx2 / AVX-512 levels with libdnnl loadable (not in sanitizer builds), oneDNN ran some of them */
     const so_nchwc_impl *dl[2];
