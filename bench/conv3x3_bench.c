@@ -3,7 +3,8 @@
    candidate of both builds back to back (order alternating), thread CPU time per call; printed per candidate: the
    minima over rounds and the median of the per-round ratios new/old. The plans come from this tree's
    libsuperopt.a (so_nchwc_conv_plan, so_nchwc_conv_wino): both builds must share nchwc.h's structs.
-   Usage: conv3x3_bench [ROUNDS [THREADS [FILTER]]] */
+   Usage: conv3x3_bench [ROUNDS [THREADS [FILTER]]]; env NO_PAD: the new build's direct conv without conv_pad; OLD_PAD: the
+   old build's with conv_pad (old and new conv_pad against each other). */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@ extern const so_nchwc_impl cb_old, cb_new;
 typedef struct bcase {
     const char *name;
     int C, H, O, k, s, res;
+    int kh, kw; /* an asymmetric kernel (k unused, pads kh/2 and kw/2); 0: k x k */
 } bcase;
 
 static const bcase cases[] = {
@@ -29,6 +31,12 @@ static const bcase cases[] = {
     {"stem 7x7/2 3->64 224", 3, 224, 64, 7, 2, 0},  {"g 3x3 96->208 14", 96, 14, 208, 3, 1, 0},
     {"i3 3x3 32->64 147", 32, 147, 64, 3, 1, 0},    {"i3 3x3/2 288->384 35", 288, 35, 384, 3, 2, 0},
     {"d 3x3 128->32 56", 128, 56, 32, 3, 1, 0},     {"d 3x3 128->32 7", 128, 7, 32, 3, 1, 0},
+    {"i3 1x7 192 17", 192, 17, 192, 0, 1, 0, 1, 7}, {"i3 7x1 192 17", 192, 17, 192, 0, 1, 0, 7, 1},
+    {"i3 1x7 160 17", 160, 17, 160, 0, 1, 0, 1, 7}, {"i3 7x1 128->192 17", 128, 17, 192, 0, 1, 0, 7, 1},
+    {"i3 1x3 384 8", 384, 8, 384, 0, 1, 0, 1, 3},   {"i3 3x1 384 8", 384, 8, 384, 0, 1, 0, 3, 1},
+    {"i3 3x3 448->384 8", 448, 8, 384, 3, 1, 0},    {"i3 5x5 48->64 35", 48, 35, 64, 5, 1, 0},
+    {"i3 3x3 64->96 35", 64, 35, 96, 3, 1, 0},      {"i3 3x3/2 192->320 17", 192, 17, 320, 3, 2, 0},
+    {"g 5x5 16->32 28", 16, 28, 32, 5, 1, 0},
 };
 
 static void fill(float *p, int64_t n, uint64_t *s)
@@ -51,6 +59,7 @@ int main(int argc, char **argv)
     const char *filt = argc > 3 ? argv[3] : NULL;
     const so_nchwc_impl *Ls[2] = {&cb_old, &cb_new};
     const int use_pad = !getenv("NO_PAD"); /* the new build's direct conv: conv_pad where it applies (the old: conv) */
+    const int old_pad = getenv("OLD_PAD") != NULL; /* the old build's direct conv on conv_pad too (both trees have it) */
     uint64_t seed = 7;
     if (!filt) {
         const int n = 1024;
@@ -74,8 +83,9 @@ int main(int argc, char **argv)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const bcase *k = &cases[ci];
         if (filt && !strstr(k->name, filt)) continue;
-        const int64_t pad = k->k / 2, Ho = (k->H + 2 * pad - k->k) / k->s + 1, N = 1;
-        const int64_t nw = (int64_t)k->O * k->C * k->k * k->k;
+        const int kh = k->kh ? k->kh : k->k, kw = k->kw ? k->kw : k->k;
+        const int64_t ph = kh / 2, pw = kw / 2, Ho = (k->H + 2 * ph - kh) / k->s + 1, Wo = (k->H + 2 * pw - kw) / k->s + 1, N = 1;
+        const int64_t nw = (int64_t)k->O * k->C * kh * kw;
         float *w = malloc(sizeof(float) * (size_t)nw), *bias = malloc(sizeof(float) * (size_t)k->O);
         fill(w, nw, &seed), fill(bias, k->O, &seed);
         so_epi ep = {0};
@@ -83,9 +93,9 @@ int main(int argc, char **argv)
         so_nchwc_conv p[3];
         int have[3] = {1, 0, 0};
         for (int c = 0; c < 3; c++)
-            so_nchwc_conv_plan(&p[c], 8, k->C, k->H, k->H, k->O, Ho, Ho, k->k, k->k, k->s, k->s, pad, pad, 1, 1, 1, w, &ep);
-        if (k->k == 3 && k->s == 1) have[1] = so_nchwc_conv_wino(&p[1], w, 4) == 0, have[2] = so_nchwc_conv_wino(&p[2], w, 2) == 0;
-        const int64_t nx = so_nchwc_numel(8, N, k->C, (int64_t)k->H * k->H), ny = so_nchwc_numel(8, N, k->O, Ho * Ho);
+            so_nchwc_conv_plan(&p[c], 8, k->C, k->H, k->H, k->O, Ho, Wo, kh, kw, k->s, k->s, ph, pw, 1, 1, 1, w, &ep);
+        if (kh == 3 && kw == 3 && k->s == 1) have[1] = so_nchwc_conv_wino(&p[1], w, 4) == 0, have[2] = so_nchwc_conv_wino(&p[2], w, 2) == 0;
+        const int64_t nx = so_nchwc_numel(8, N, k->C, (int64_t)k->H * k->H), ny = so_nchwc_numel(8, N, k->O, Ho * Wo);
         float *x = aligned_alloc(64, (size_t)(nx * 4 + 63) / 64 * 64), *y = aligned_alloc(64, (size_t)(ny * 4 + 63) / 64 * 64);
         float *xp = malloc(sizeof(float) * (size_t)(N * k->C * k->H * k->H));
         fill(x, nx, &seed);
@@ -94,10 +104,11 @@ int main(int argc, char **argv)
         for (int c = 1; c < 3; c++)
             if (have[c] && so_nchwc_wino_scratch(&p[c], T) > ns) ns = so_nchwc_wino_scratch(&p[c], T);
         float *sc = aligned_alloc(64, (size_t)(ns * 4 + 63) / 64 * 64);
-        const double gf = 2.0 * (double)nw * (double)(Ho * Ho) * N * 1e-6;
+        const double gf = 2.0 * (double)nw * (double)(Ho * Wo) * N * 1e-6;
         if (k->C > 4 && so_nchwc_pad_ok(&p[0])) { /* the new direct path against the old one */
             float *y2 = aligned_alloc(64, (size_t)(ny * 4 + 63) / 64 * 64);
-            cb_old.conv(&p[0], N, x, y2, NULL, T);
+            if (old_pad) cb_old.conv_pad(&p[0], N, x, y2, NULL, sc, T);
+            else cb_old.conv(&p[0], N, x, y2, NULL, T);
             if (use_pad) cb_new.conv_pad(&p[0], N, x, y, NULL, sc, T);
             else cb_new.conv(&p[0], N, x, y, NULL, T);
             double md = 0;
@@ -117,7 +128,7 @@ int main(int argc, char **argv)
                     const so_nchwc_impl *L = Ls[v];
                     const double t0 = so_cpu_now();
                     if (c == 0 && k->C <= 4) L->stem(&p[0], N, xp, y, T);
-                    else if (c == 0 && v == 1 && use_pad && so_nchwc_pad_ok(&p[0])) L->conv_pad(&p[0], N, x, y, NULL, sc, T);
+                    else if (c == 0 && (v == 1 ? use_pad : old_pad) && so_nchwc_pad_ok(&p[0])) L->conv_pad(&p[0], N, x, y, NULL, sc, T);
                     else if (c == 0) L->conv(&p[0], N, x, y, NULL, T);
                     else L->wino(&p[c], N, x, y, NULL, sc, T);
                     t[v] = (so_cpu_now() - t0) * 1e3;

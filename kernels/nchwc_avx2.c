@@ -38,6 +38,10 @@
 /* pointwise (1x1) tile: 4 blocks x 3 pixels = 12 accumulators, 3 broadcasts, 1 weight vector (nchwc_body.h pw_run) */
 #define PW_OBK 4
 #define PW_PX 3
+/* conv_pad's widest tile (convp_tile): 4 blocks x 3 pixels as the pointwise tile (32 output channels per broadcast), on
+   the one-row / one-column kernels only (nchwc_body.h convp_obk); the other convs keep 2 x 6 */
+#define CONVP_OBK 4
+#define CONVP_NPX 3
 #define NCHWC_TABLE so_nchwc_avx2
 #define NCHWC_ISA "avx2"
 #include "nchwc_body.h"

@@ -856,6 +856,17 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
     }
 }
 
+/* Keeps a weight vector in a register for its FMAs: GCC otherwise folded the load into each FMA as a memory operand
+   (4 x 3 tile: 12 weight loads per channel instead of 4, load-bound; the same as kernels/conv.c pw_block;
+   pw_strip and convp_tile). */
+#if defined(__AVX512F__) && NB == 16
+#define PW_REG(v) __asm__("" : "+v"(v))
+#elif defined(__AVX2__)
+#define PW_REG(v) __asm__("" : "+x"(v))
+#else
+#define PW_REG(v) ((void)0)
+#endif
+
 #ifdef PW_OBK
 /* ---------------- pointwise (1x1, group 1) conv with its own register tile (levels that define PW_OBK) ----------------
 
@@ -869,13 +880,6 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
    1 x 12). */
 #define PW_WIDE(obk) (PW_OBK * PW_PX / (obk))
 
-/* Keeps a weight vector in a register for its FMAs: GCC otherwise folded the load into each FMA as a memory operand
-   (4 x 3 tile: 12 weight loads per channel instead of 4, load-bound; the same as kernels/conv.c pw_block). */
-#if defined(__AVX2__)
-#define PW_REG(v) __asm__("" : "+x"(v))
-#else
-#define PW_REG(v) ((void)0)
-#endif
 
 /* The taps of a pointwise tile acc[obk][npx]: channels [c0, c1) of the input (c0 a multiple of NB or not), weights
    w + c*NB (blocks wst floats apart), pixels qx floats apart from xq. Per channel the inputs of the npx pixels are
@@ -1145,10 +1149,23 @@ static inline __attribute__((always_inline)) void convp_tile(const so_nchwc_conv
             const float *xc = xb + l;
 #pragma GCC unroll 1
             for (int64_t t = 0; t < KK; t++, wc += NB) {
+                const float *xj = xc + toff[t];
+                if (obk > npx) { /* more blocks than pixels (a 4 x 3 tile): the broadcasts first, each weight loaded once */
+                    VF bc[6];
+#pragma GCC unroll 16
+                    for (int q = 0; q < npx; q++) bc[q] = VSET1(xj[o[q]]);
+#pragma GCC unroll 4
+                    for (int k = 0; k < obk; k++) {
+                        VF wv = VLD(wc + k * wst);
+                        PW_REG(wv);
+#pragma GCC unroll 16
+                        for (int q = 0; q < npx; q++) acc[k][q] = VFMA(wv, bc[q], acc[k][q]);
+                    }
+                    continue;
+                }
                 VF wv[CONVP_OBK];
 #pragma GCC unroll 4
                 for (int k = 0; k < obk; k++) wv[k] = VLD(wc + k * wst);
-                const float *xj = xc + toff[t];
 #pragma GCC unroll 16
                 for (int q = 0; q < npx; q++) {
                     const VF bc = VSET1(xj[o[q]]);
@@ -1205,6 +1222,15 @@ static void convp_tile_any(const so_nchwc_conv *p, const float *xp, int64_t HWp,
 #undef CONVP_SW
 #undef CONVP_ARGS
 
+/* Output blocks per register tile of conv_pad (blocks that share one input-channel range: 1 unless group 1): CONVP_OBK
+   for the one-row / one-column kernels (Inception-v3's 1x7, 7x1, 1x3, 3x1: at AVX2 the 4 x 3 tile, 32 output channels
+   per broadcast, measured 0.93-0.99 of the 2 x 6 tile's time on their 17x17 / 8x8 shapes, session 23, loaded), else
+   CONV_OBK (the 3x3s: ResNet-50's shapes measured 1.03-1.05 on the 4 x 3 tile). The tile width changes no sum. */
+static inline int convp_obk(const so_nchwc_conv *p)
+{
+    return p->group != 1 ? 1 : p->kh == 1 || p->kw == 1 ? CONVP_OBK : CONV_OBK < CONVP_OBK ? CONV_OBK : CONVP_OBK;
+}
+
 /* conv on one image's zero-bordered copy: per work item of so_nchwc_conv_split (output-block group x band of rows, as
    conv_run), per input-channel chunk, the band's output pixels [t0, t1) (flattened: t = oh * Wo + ow) in tiles of
    CONVP_PX(obk) consecutive pixels (the last tile of a band 1..5), each pixel's tap (0, 0) at (oh * sh) * Wp + ow * sw
@@ -1248,7 +1274,7 @@ static void convp_run(const so_nchwc_conv *p, int64_t N, const float *x, float *
     T = team(T, N * p->O * OHW * KK * p->C);
     const int pfw = (p->wofs[Ob - 1] + p->nic[Ob - 1] * KK * NB) * (int64_t)sizeof(float) >= NCHWC_PF_MIN_BYTES; /* wpf_cursor */
     so_nchwc_split sp;
-    so_nchwc_conv_split(p, 1, T, p->group == 1 ? CONVP_OBK : 1, CONV_PX, NCHWC_PSUM_FLOATS, &sp); /* blocks sharing one input range */
+    so_nchwc_conv_split(p, 1, T, convp_obk(p), CONV_PX, NCHWC_PSUM_FLOATS, &sp); /* blocks sharing one input range */
     const int64_t nobg = sp.nobg, items = sp.items;
     for (int64_t n = 0; n < N; n++) {
         const float *xi = x + n * Cb * H * W * NB;

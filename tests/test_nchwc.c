@@ -391,6 +391,12 @@ static void test_conv_dense(void **state)
         CV(1, 300, 15, 15, 72, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_CLIP, .lo = -0.5f, .hi = 0.5f),
         CV(1, 40, 10, 10, 24, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_SIGMOID),
         CV(1, 64, 56, 56, 128, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, .bias = 1, .scale = 1, .res = 1, .act2 = SO_ACT_RELU),
+        /* conv_pad's 4 x 3 tile on one-row / one-column kernels (session 23, AVX2): Inception-v3's 1x7 on an odd plane
+           with 10 output blocks (groups of 4 and 3, the last partial), input channels in several chunks and the
+           residual; a 3x1 on 8x8 with batch 2 and C, O not multiples of b; a strided 1x3 with asymmetric pads */
+        CV(1, 200, 17, 17, 76, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1, 1, .bias = 1, .scale = 1, .res = 1, .act2 = SO_ACT_RELU),
+        CV(2, 37, 8, 8, 45, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_CLIP, .lo = -0.5f, .hi = 0.5f),
+        CV(1, 24, 9, 7, 40, 1, 3, 2, 2, 0, 1, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
     assert_true(pad_ran >= 20); /* conv_pad ran on the cases with more than one tap (not depthwise, gsub) at every level */
