@@ -867,7 +867,7 @@ static void test_layout_paired(void **state)
         so_cost_free(&cm);
     }
     /* the false unblock with a 10x burst on the blocked side's first paired timing or on the plain side's: still
-       blocked (the median of the rounds) */
+       blocked (each side taken at its fastest over the rounds) */
     for (int at = 1; at <= 2; at++) {
         so_cost_model cm;
         skew_timer t = {.plain = 1.0, .blocked = 1.0, .skew = 3.0, .spike = 10};
