@@ -115,14 +115,16 @@ static int cmd_inspect(int argc, char **argv)
    per run (3 interleaved rounds): libgomp's default 164 and 1806, GOMP_SPINCOUNT 30000 504-557, 10000 178-200, 4000
    90-110, 1000 56-65, passive (no spin) 40-48. Sleeping at once costs a futex wake per region on a quiet machine
    (more in a VM, where an idle vCPU halts), while the serial gaps between a run's regions are short (the caller's CPU
-   time between regions, 2 threads: ShuffleNet-v2 ~96 % under 10 us, ResNet-50 ~97 % under 100 us): so
-   SO_GOMP_SPINCOUNT, ~50 us of spinning here, covers a run's gaps and gives the core up soon after.
+   time between regions, 2 threads: ShuffleNet-v2 ~96 % under 10 us, ResNet-50 ~97 % under 100 us). Sessions 13-23
+   set 2000 (~60 us) here; session 24 sets 200,000 (~6 ms: a quiet machine's 2-thread runs keep both threads awake,
+   session 23 ~6 % faster), and the executor switches libgomp to its short spin (100) while the machine is loaded
+   (kernels/wait.h: run-queue delay per run), which the long spin alone would make 3-10x slower.
    libgomp reads the variable once, in its own constructor, before main and before any constructor of ours (a
    .preinit_array function cannot set it either: libc's start-up resets environ after it). So when the user set
    neither variable, main sets it and executes this program again (/proc/self/exe, the same argv); not under
    valgrind (an exec would leave it). SO_OMP_SPIN_MARK tells the new process to unset both again once libgomp has
    read them, so child processes (ONNX Runtime, PyTorch in the benchmarks) keep their own defaults. */
-#define SO_GOMP_SPINCOUNT "2000"
+#define SO_GOMP_SPINCOUNT "200000"
 #define SO_OMP_SPIN_MARK "SUPEROPT_GOMP_SPINCOUNT_SET"
 static int omp_wait_execd; /* this process is the one omp_wait_default executed */
 /* The CPU affinity this process started with (taskset's, a container's, a batch system's), read before libgomp's

@@ -18,6 +18,7 @@
 #include "fuse.h"
 #include "isa.h"
 #include "ref.h"
+#include "wait.h"
 
 #define ALIGN 64
 #define MAX_SAMPLES 512
@@ -675,6 +676,8 @@ so_status so_exec_run(so_exec *e, const float *const *inputs, float *const *outp
         e->run_samples[2 * (e->n_runs % MAX_SAMPLES) + 1] = steps_ms;
         e->n_runs++;
     }
+    /* the wait policy for the next run (kernels/wait.h): libgomp's short spin while this thread waited for a CPU */
+    if (e->opts.threads > 1) so_wait_tick();
     for (int32_t o = 0; o < g->model->n_outputs; o++) {
         const void *src = e->out_input[o] >= 0 ? (const void *)inputs[e->out_input[o]] : e->out_src[o].data;
         memcpy(outputs[o], src, shape_bytes(&e->out_src[o].shape));
@@ -1018,6 +1021,7 @@ so_status so_exec_time_step(const so_graph *g, int32_t i, const int32_t *user, i
         if (k.run) k.run(k.priv, in, out, scratch);
         else if (so_ref_kernels[n->op](g, n, in, out) != SO_OK) goto done;
         double ms = (so_now() - t0) * 1e3;
+        if (threads > 1) so_wait_tick(); /* as after a run (kernels/wait.h) */
         if (what) what->flush_seconds += t0 - tf, what->kernel_seconds += ms * 1e-3, what->runs++;
         const double flush_ms = (t0 - tf) * 1e3;
         if (it < 0) {

@@ -493,7 +493,7 @@ expect_error "SO_GEN_CKPT_INTERVAL that is not a number" "SO_GEN_CKPT_INTERVAL=x
     env SO_GEN_CKPT_INTERVAL=x $SO generate --max-ops 2 --seed 1 --threads 2 -q -o "$TMP/gbad.rules"
 
 # 13. the wait policy (kernels/README.md "Wait policy", cli/main.c omp_wait_default): the process that runs the model
-#     (seen once it has started its OpenMP threads, so after main) started with GOMP_SPINCOUNT=2000 when the user set
+#     (seen once it has started its OpenMP threads, so after main) started with GOMP_SPINCOUNT=200000 when the user set
 #     neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, and with the user's value untouched (no re-execution) otherwise
 wp_probe() { # wp_probe FILE [VAR=VALUE ...]: once a 2-thread run has started its threads, the CPUs each of its tasks
     # may use ("cpus LIST" lines) and its initial environment (VAR=VALUE lines); fails if it never had 2 threads
@@ -514,17 +514,17 @@ wp_probe() { # wp_probe FILE [VAR=VALUE ...]: once a 2-thread run has started it
     wait $pid 2>/dev/null
     [ "${n:-0}" -ge 2 ]
 }
-if wp_probe "$TMP/wp1" && grep -qx 'GOMP_SPINCOUNT=2000' "$TMP/wp1" && grep -qx 'SUPEROPT_GOMP_SPINCOUNT_SET=1' "$TMP/wp1" &&
+if wp_probe "$TMP/wp1" && grep -qx 'GOMP_SPINCOUNT=200000' "$TMP/wp1" && grep -qx 'SUPEROPT_GOMP_SPINCOUNT_SET=1' "$TMP/wp1" &&
     wp_probe "$TMP/wp2" GOMP_SPINCOUNT=77 && grep -qx 'GOMP_SPINCOUNT=77' "$TMP/wp2" && ! grep -q 'SUPEROPT_GOMP_SPINCOUNT_SET' "$TMP/wp2" &&
     wp_probe "$TMP/wp3" OMP_WAIT_POLICY=active && ! grep -q 'GOMP_SPINCOUNT' "$TMP/wp3"; then
-    ok "wait policy: GOMP_SPINCOUNT=2000 unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT"
-else grep -H "OMP" "$TMP"/wp? >"$TMP/log" 2>&1; echo "(each file: the OMP variables a run started with)" >>"$TMP/log"; bad "wait policy: GOMP_SPINCOUNT=2000 unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT" "$TMP/log"; fi
+    ok "wait policy: GOMP_SPINCOUNT=200000 unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT"
+else grep -H "OMP" "$TMP"/wp? >"$TMP/log" 2>&1; echo "(each file: the OMP variables a run started with)" >>"$TMP/log"; bad "wait policy: GOMP_SPINCOUNT=200000 unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT" "$TMP/log"; fi
 
 # 13b. the re-execution keeps the CPU affinity the user gave (cli/main.c omp_wait_capture): with OMP_PROC_BIND /
 #      OMP_PLACES set, libgomp's constructor binds the initial thread to the first place before main, and the exec
 #      inherited that one-CPU mask: the executed process built its places from it and ran both threads on one CPU
 #      (session 19's pinning probe, ~2x slower). Once a bound 2-thread run has started its threads, they must span
-#      2 CPUs, and the run must still be the re-executed one (GOMP_SPINCOUNT=2000). Skipped when this shell may use
+#      2 CPUs, and the run must still be the re-executed one (GOMP_SPINCOUNT=200000). Skipped when this shell may use
 #      one CPU only.
 n_cpus() { # the number of CPUs in the union of the "cpus LIST" lines of FILE (lists as in /proc: 0-3,6)
     $PY -c 'import sys
@@ -540,7 +540,7 @@ echo "cpus $(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status)" >"$TMP/w
 if [ "$(n_cpus "$TMP/wpself")" -lt 2 ]; then echo "skip - bound runs keep the start affinity: this shell may use one CPU only"
 else
     for e in "OMP_PROC_BIND=true" "OMP_PLACES=cores" "OMP_PROC_BIND=spread OMP_PLACES=threads"; do
-        if wp_probe "$TMP/wpb" $e && grep -qx 'GOMP_SPINCOUNT=2000' "$TMP/wpb" && [ "$(n_cpus "$TMP/wpb")" -ge 2 ]; then
+        if wp_probe "$TMP/wpb" $e && grep -qx 'GOMP_SPINCOUNT=200000' "$TMP/wpb" && [ "$(n_cpus "$TMP/wpb")" -ge 2 ]; then
             ok "wait policy re-execution keeps the start affinity: $e, 2 threads on $(n_cpus "$TMP/wpb") CPUs"
         else grep -H "cpus\|OMP" "$TMP/wpb" >"$TMP/log" 2>&1; bad "wait policy re-execution keeps the start affinity: $e, 2 threads on 2 CPUs" "$TMP/log"; fi
     done
