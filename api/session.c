@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../kernels/exec.h"
+#include "../kernels/wait.h"
 #include "../src/graph.h"
 #include "../src/json.h"
 #include "../src/onnx_io.h"
@@ -344,6 +345,9 @@ const char *superopt_session_stats(superopt_session *s)
     so_json_kstr(&b, ", ", "blas", so_exec_blas_name(s->e));
     so_sbuf_printf(&b, ", \"threads\": %d, \"peak_activation_bytes\": %zu, \"weight_bytes\": %zu", s->threads,
                    so_exec_peak_activation_bytes(s->e), so_exec_weight_bytes(s->e));
+    long wait_runs = 0, short_runs = 0;
+    so_wait_counts(&wait_runs, &short_runs);
+    so_sbuf_printf(&b, ", \"wait_runs\": %ld, \"short_spin_runs\": %ld", wait_runs, short_runs);
     if (so_exec_n_profiled_runs(s->e) > 0) {
         char *text = NULL;
         size_t len = 0;

@@ -187,7 +187,8 @@ typedef struct superopt_tensor {
 SUPEROPT_API superopt_status superopt_session_run(superopt_session *s, const superopt_tensor *inputs, size_t n_inputs,
                                                   superopt_tensor *outputs, size_t n_outputs);
 /* JSON object about the session: {"model", "nodes", "isa", "threads", "peak_activation_bytes",
-   "weight_bytes"}; with "profile" 1 also the per-kernel timing table as text under "profile".
+   "weight_bytes", "wait_runs", "short_spin_runs"} (the last two process-wide: runs at >= 2 threads whose wait policy
+   adapted, and those after which libgomp's short spin was in force: kernels/wait.h); with "profile" 1 also the per-kernel timing table as text under "profile".
    Owned by the session, valid until the next call on it. Same thread rule as superopt_session_run (NULL
    with SUPEROPT_BUSY's message in superopt_last_error() while the session runs on another thread). */
 SUPEROPT_API const char *superopt_session_stats(superopt_session *s);

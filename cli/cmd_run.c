@@ -253,7 +253,9 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
         so_errorf("%s: session stats unavailable", model_path);
         goto failed;
     }
-    double nodes = 0, peak = 0, threads = 1;
+    double nodes = 0, peak = 0, threads = 1, wait_runs = 0, short_runs = 0;
+    so_json_get_num(&sj, "wait_runs", "session stats", 0, &wait_runs);
+    so_json_get_num(&sj, "short_spin_runs", "session stats", 0, &short_runs);
     so_json_get_num(&sj, "nodes", "session stats", 0, &nodes);
     so_json_get_num(&sj, "threads", "session stats", 0, &threads);
     so_json_get_num(&sj, "peak_activation_bytes", "session stats", 0, &peak);
@@ -265,7 +267,8 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
         printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"iters\": %lld, \"peak_activation_bytes\": %.0f, \"isa\": \"%s\", \"blas\": ",
                median, times[0], iters, peak, isa_name);
         so_json_fstr(stdout, blas_name);
-        printf(", \"specialised_inputs\": %d}\n", n_specialised);
+        printf(", \"specialised_inputs\": %d, \"wait_runs\": %.0f, \"short_spin_runs\": %.0f}\n", n_specialised, wait_runs,
+               short_runs);
     } else {
         printf("%s: %.0f nodes, %lld iterations, %.0f thread%s, %s kernels, %s: median %.4f ms, min %.4f ms, peak activations %.2f MB\n",
                model_path, nodes, iters, threads, threads == 1 ? "" : "s", isa_name, blas_name, median, times[0], peak / 1e6);

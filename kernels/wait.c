@@ -5,6 +5,7 @@
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@ static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
 static int hold_on;      /* a holder thread is running */
 static int hold_release; /* tells the holder to return */
 static pthread_t holder;
+static atomic_int short_now;            /* hold_on, readable without set_mu */
+static atomic_long n_ticks, n_short;    /* so_wait_counts */
 
 /* Starts an OpenMP team of omp_get_num_procs() threads from a thread outside our pool: libgomp keeps that team's
    threads docked in this thread's own pool (asleep once their short spin ends) until the thread returns, and counts
@@ -63,14 +66,14 @@ so_status so_wait_set_throttled(int on)
         if (on) {
             hold_release = 0; /* no holder runs: no reader */
             if (pthread_create(&holder, NULL, hold_main, NULL)) st = so_errorf("adaptive wait: cannot start a thread");
-            else hold_on = 1;
+            else hold_on = 1, atomic_store(&short_now, 1);
         } else {
             pthread_mutex_lock(&hold_mu);
             hold_release = 1;
             pthread_cond_broadcast(&hold_cv);
             pthread_mutex_unlock(&hold_mu);
             pthread_join(holder, NULL);
-            hold_on = 0;
+            hold_on = 0, atomic_store(&short_now, 0);
         }
     }
     pthread_mutex_unlock(&set_mu);
@@ -138,6 +141,7 @@ void so_wait_tick(void)
     const double now = so_now(), delay = read_delay();
     if (delay < 0) {
         if (!tl.w.throttled) tl.w.throttled = 1, so_wait_set_throttled(1);
+        atomic_fetch_add(&n_ticks, 1), atomic_fetch_add(&n_short, 1);
         return;
     }
     if (tl.last_wall > 0) {
@@ -145,4 +149,11 @@ void so_wait_tick(void)
         if (want != was) so_wait_set_throttled(want);
     }
     tl.last_wall = now, tl.last_delay = delay;
+    atomic_fetch_add(&n_ticks, 1);
+    if (atomic_load(&short_now)) atomic_fetch_add(&n_short, 1);
+}
+
+void so_wait_counts(long *ticks, long *short_ticks)
+{
+    *ticks = atomic_load(&n_ticks), *short_ticks = atomic_load(&n_short);
 }

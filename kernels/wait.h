@@ -46,6 +46,10 @@ int so_wait_throttled(void);
    adaptive ticks may change it again. */
 so_status so_wait_set_throttled(int on);
 
+/* Process-wide counts of so_wait_tick calls that adapted (runs, timing repetitions) and of those after which the short
+   spin was in force (what `superopt run --json` reports as short_spin_runs / wait_runs). */
+void so_wait_counts(long *ticks, long *short_ticks);
+
 /* Whether so_wait_tick adapts in this process (see above). */
 int so_wait_adaptive(void);
 

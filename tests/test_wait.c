@@ -97,13 +97,18 @@ static void test_same_results(void **state)
     so_exec_opts opts = {.threads = 2};
     so_exec *e = NULL;
     assert_int_equal(so_exec_new(t.g, &opts, &e), SO_OK);
+    long t0 = 0, s0 = 0, t1 = 0, s1 = 0;
+    so_wait_counts(&t0, &s0);
     for (int v = 0; v < 2; v++) {
         assert_int_equal(so_wait_set_throttled(v), SO_OK);
         float *out[1] = {o[v]};
         for (int k = 0; k < 3; k++) assert_int_equal(so_exec_run(e, inp, out), SO_OK);
     }
+    so_wait_counts(&t1, &s1);
     so_exec_free(e);
     assert_memory_equal(o[0], o[1], sizeof o[0]);
+    assert_int_equal(t1 - t0, so_wait_adaptive() ? 6 : 0); /* one tick per run at 2 threads */
+    assert_true(s1 - s0 <= t1 - t0);
     assert_int_equal(so_wait_set_throttled(0), SO_OK);
     so_model_free(t.m);
 }
