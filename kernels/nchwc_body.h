@@ -885,13 +885,18 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
    w + c*NB (blocks wst floats apart), pixels qx floats apart from xq. Per channel the inputs of the npx pixels are
    broadcast first and each weight vector loaded once when there are more blocks than pixels (registers: obk*npx +
    npx + 1), else the weights first (obk*npx + obk + 1). The same FMAs in the same order as PW_FMA (the same bits as
-   conv_tile's). */
-#define PW_TAPS(acc, xq, w, wst, c0, c1, HWb, qx, obk, npx)                                                                        \
+   conv_tile's). Per input block the first and last cache line of the next tile's pixels (pfo floats on: the strip's
+   tile step; 0 for a lone tile) are prefetched to L1: without it the broadcasts waited on L2 / L3 at every new block
+   (perf: most of the tile's samples on them; session 24, AMD EPYC Zen 3, loaded: ours / oneDNN's jit_1x1:avx2
+   1.4-1.9x -> 1.05-1.3x on ResNet-50's and MNASNet's 1x1s). Unrolling the 8 channels of a block was slower. */
+#define PW_TAPS(acc, xq, w, wst, c0, c1, HWb, qx, obk, npx, pfo)                                                                   \
     do {                                                                                                                             \
         const float *wc_ = (w) + (c0) * NB;                                                                                          \
         for (int64_t ci_ = (c0), ce_ = (c1); ci_ < ce_;) {                                                                            \
             const int64_t l0_ = ci_ % NB, n_ = min64(NB - l0_, ce_ - ci_);                                                           \
             const float *xc_ = (xq) + (ci_ / NB) * (HWb) + l0_;                                                                      \
+            __builtin_prefetch(xc_ - l0_ + (pfo));                                                                                   \
+            __builtin_prefetch(xc_ - l0_ + (pfo) + ((npx) - 1) * (qx) + NB - 1);                                                     \
             for (int64_t l_ = 0; l_ < n_; l_++) {                                                                                    \
                 if ((obk) > (npx)) {                                                                                                 \
                     VF bc_[PW_WIDE(1)];                                                                                              \
@@ -942,8 +947,8 @@ static inline __attribute__((always_inline)) void pw_strip(const so_nchwc_conv *
         for (int k = 0; k < obk; k++)
 #pragma GCC unroll 16
             for (int q = 0; q < npx; q++) acc[k][q] = first ? VZERO : VLD(yt + k * yst + q * NB);
-        if (sxw == NB) PW_TAPS(acc, xt, w, wst, c0, c1, HWb, NB, obk, npx);
-        else PW_TAPS(acc, xt, w, wst, c0, c1, HWb, sxw, obk, npx);
+        if (sxw == NB) PW_TAPS(acc, xt, w, wst, c0, c1, HWb, NB, obk, npx, xst);
+        else PW_TAPS(acc, xt, w, wst, c0, c1, HWb, sxw, obk, npx, xst);
         if (last) {
 #pragma GCC unroll 4
             for (int k = 0; k < obk; k++)
