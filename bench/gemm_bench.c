@@ -173,6 +173,9 @@ int main(int argc, char **argv)
         {"cnx4a [49,768]x[768,3072]", 49, 3072, 768, 1},
         {"cnx4b [49,3072]x[3072,768]", 49, 768, 3072, 1},
         {"sq 2048^3", 2048, 2048, 2048, 1},
+        {"tall [4096,1024]x[1024,256]", 4096, 256, 1024, 1},
+        {"tall [2048,512]x[512,2048]", 2048, 2048, 512, 1},
+        {"tall [12544,64]x[64,64]", 12544, 64, 64, 1},
     };
     printf("threads %d, rounds %d, KC %lld, MC %lld, NC bytes %lld, %s B\n", threads, rounds, (long long)so_gemm_kc,
            (long long)so_gemm_mc, (long long)so_gemm_nc_bytes,

@@ -65,6 +65,11 @@ const char *so_fast_module(so_op op);
 /* MatMul/Gemm on our GEMM (gemm.c) instead of sgemm where selected (default 1; 0: sgemm
    everywhere, for A/B measurements). Read at kernel selection. */
 extern int so_fast_use_gemm;
+/* Which products with a weight B go to our GEMM instead of sgemm (kernels/matmul.c mm_use_gemm): M <= so_fast_gemm_max_m
+   (default 1024), or any M when K <= so_fast_gemm_tall_k (default 384: ConvNeXt-T's stage-1 Linears [3136, 96] x
+   [96, 384] and [3136, 384] x [384, 96], where this OpenBLAS's Zen kernels ran 43-57 GFLOP/s in-model against our
+   GEMM's 70-85 on the other stages; 0: the M bound alone, as before session 24). Read at kernel selection. */
+extern int64_t so_fast_gemm_max_m, so_fast_gemm_tall_k;
 /* At the avx512 level, oneDNN's sgemm for so_sgemm (and the selection that prefers it) when libdnnl.so.2
    loads (default 1; 0: OpenBLAS and our kernels, for A/B runs and tests of the kernels it displaces).
    Read at kernel selection and at each sgemm. */

@@ -145,8 +145,10 @@ static void mm_use_dnnl(const so_graph *g, const so_node *n, mm_plan *p, so_fast
    against this OpenBLAS in bench/gemm_bench.c. */
 static void mm_use_gemm(const so_graph *g, const so_node *n, mm_plan *p, so_fast_kernel *k)
 {
-    /* M > 1024: this OpenBLAS is as fast or faster (2048^3: 0.88x ours) */
-    if (!so_fast_use_gemm || p->M < 2 || p->N < 2 || p->K < 1 || p->M > 1024) return;
+    /* M > 1024: this OpenBLAS is as fast or faster (2048^3: 0.88x ours) - unless the reduction is short (K <= 384):
+       bench/gemm_bench.c, AMD EPYC Zen 3, OpenBLAS Zen, 1 thread, loaded: [3136, 96] x [96, 384] ours 1.4-2.7x its
+       GFLOP/s, [3136, 384] x [384, 96] 1.0-1.25x, [12544, 64] x [64, 64] 1.06x; [4096, 1024] x [1024, 256] 0.83x */
+    if (!so_fast_use_gemm || p->M < 2 || p->N < 2 || p->K < 1 || (p->M > so_fast_gemm_max_m && p->K > so_fast_gemm_tall_k)) return;
     if (so_sgemm_onednn()) return; /* oneDNN's sgemm: faster than ours on every shape measured */
     p->T = so_sgemm_threads() < 1 ? 1 : so_sgemm_threads();
     const float *w = weight_f32(g, n->in[1]);

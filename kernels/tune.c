@@ -5,6 +5,7 @@
 
 /* MatMul/Gemm on our GEMM (gemm.c) where selected; 0: OpenBLAS everywhere (A/B runs). */
 int so_fast_use_gemm = 1;
+int64_t so_fast_gemm_max_m = 1024, so_fast_gemm_tall_k = 384; /* mm_use_gemm's rule (fast.h) */
 /* oneDNN's sgemm at the avx512 level (kernels/sgemm.c). */
 int so_fast_use_onednn = 1;
 /* MatMul/Gemm with M = 1 and a weight B on our GEMV (kernels/matmul.c mm_use_gemv); 0: sgemv (A/B runs). */

@@ -876,6 +876,33 @@ static void one_matmul_epi(uint64_t seed, so_shape a, int64_t N, int epi)
     tb_free(&t);
 }
 
+/* mm_use_gemm's rule (kernels/matmul.c, fast.h so_fast_gemm_max_m / so_fast_gemm_tall_k): a product against a weight
+   with M > 1024 rows runs on our GEMM only when K <= 384 (ConvNeXt-T's stage-1 Linears, M = 3136), else on sgemm;
+   where oneDNN's sgemm runs (avx512 with libdnnl) neither: oneDNN. Checked against the reference at 1 and 2 threads,
+   the kernel asserted at each edge (K = 384 / 385, M = 1024 / 1025, the batch folded into M). */
+static void test_matmul_tall(void **state)
+{
+    (void)state;
+    static const struct { int64_t M, K, N; const char *kernel; } cs[] = {
+        {1025, 96, 40, "matmul_so_gemm"}, {1100, 384, 24, "matmul_so_gemm"}, {1025, 385, 16, "matmul_sgemm"},
+        {1024, 400, 20, "matmul_so_gemm"}, {2 * 640, 33, 9, "matmul_so_gemm"},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        tb t;
+        tb_begin(&t, 1, 40 + i);
+        so_shape a = i == 4 ? shp(3, 2, cs[i].M / 2, cs[i].K) : shp(2, cs[i].M, cs[i].K);
+        int32_t ins[2] = {tb_input(&t, a), tb_weight_rand(&t, shp(2, cs[i].K, cs[i].N))};
+        int32_t y = tb_node(&t, SO_OP_MATMUL, ins, 2, NULL);
+        int32_t ai[2] = {y, tb_weight_rand(&t, shp(1, cs[i].N))};
+        y = tb_node(&t, SO_OP_ADD, ai, 2, NULL);
+        t.g->outputs[0] = (so_edge){y, 0};
+        expect_kernel = so_dnnl_lib() && so_fast_use_onednn && test_level >= SO_ISA_AVX512 ? NULL : cs[i].kernel;
+        assert_int_equal(check_graph(&t, TOL), 1);
+        expect_kernel = NULL;
+        tb_free(&t);
+    }
+}
+
 /* ConvNeXt's Linear layers (channels-last [.., HW, C] x [C, 4C] and back) and edge shapes: N and K not multiples
    of 8 or 16, M of 2 and of a few hundred (split over 2 threads), every epilogue form the chain gives a MatMul. */
 static void test_matmul_onednn(void **state)
@@ -2153,7 +2180,7 @@ static void test_nonfinite(void **state)
 {
     void (*const fams[])(void **) = {test_conv_edge_cases, test_conv_random,    test_conv_depthwise3, test_conv_stem,
                                      test_conv_pw,         test_conv_packed,    test_conv_winograd,   test_conv_dconv,
-                                     test_conv_fusion,     test_conv_mobile_epilogues, test_shared_add,     test_matmul,          test_matmul_bias_fusion, test_matmul_onednn,
+                                     test_conv_fusion,     test_conv_mobile_epilogues, test_shared_add,     test_matmul,          test_matmul_bias_fusion, test_matmul_onednn, test_matmul_tall,
                                      test_gemm,            test_binary_broadcast, test_unary,         test_resize,
                                      test_softmax_layernorm_batchnorm, test_reducemean, test_pool,    test_gelu,
                                      test_attention,       test_pad_avgpool,    test_data_movement,   test_lstm,
@@ -2183,6 +2210,7 @@ int main(void)
         cmocka_unit_test_setup(test_matmul, reset_expect),
         cmocka_unit_test_setup(test_matmul_bias_fusion, reset_expect),
         cmocka_unit_test_setup(test_matmul_onednn, reset_expect),
+        cmocka_unit_test_setup(test_matmul_tall, reset_expect),
         cmocka_unit_test_setup(test_gemm, reset_expect),
         cmocka_unit_test_setup(test_gemv, reset_expect),
         cmocka_unit_test_setup(test_binary_broadcast, reset_expect),
