@@ -20,6 +20,7 @@ typedef struct bcase {
     const char *name;
     int C, H, O, k, s, res;
     int kh, kw; /* an asymmetric kernel (k unused, pads kh/2 and kw/2); 0: k x k */
+    int g;      /* groups (0: 1) */
 } bcase;
 
 static const bcase cases[] = {
@@ -37,6 +38,12 @@ static const bcase cases[] = {
     {"i3 3x3 448->384 8", 448, 8, 384, 3, 1, 0},    {"i3 5x5 48->64 35", 48, 35, 64, 5, 1, 0},
     {"i3 3x3 64->96 35", 64, 35, 96, 3, 1, 0},      {"i3 3x3/2 192->320 17", 192, 17, 320, 3, 2, 0},
     {"g 5x5 16->32 28", 16, 28, 32, 5, 1, 0},
+    /* RegNet-Y-400MF's grouped 3x3s (group width 8: one block per group at b = 8) and ResNeXt-50's (widths 8, 16, 32) */
+    {"rg 3x3/2 48 112 g6", 48, 112, 48, 3, 2, 0, 0, 0, 6},    {"rg 3x3/2 104 56 g13", 104, 56, 104, 3, 2, 0, 0, 0, 13},
+    {"rg 3x3 104 28 g13", 104, 28, 104, 3, 1, 0, 0, 0, 13},   {"rg 3x3/2 208 28 g26", 208, 28, 208, 3, 2, 0, 0, 0, 26},
+    {"rg 3x3 208 14 g26", 208, 14, 208, 3, 1, 0, 0, 0, 26},   {"rg 3x3/2 440 14 g55", 440, 14, 440, 3, 2, 0, 0, 0, 55},
+    {"rg 3x3 440 7 g55", 440, 7, 440, 3, 1, 0, 0, 0, 55},     {"rx 3x3 256 28 g32", 256, 28, 256, 3, 1, 0, 0, 0, 32},
+    {"rx 3x3 512 14 g32", 512, 14, 512, 3, 1, 0, 0, 0, 32},   {"rx 3x3 1024 7 g32", 1024, 7, 1024, 3, 1, 0, 0, 0, 32},
 };
 
 static void fill(float *p, int64_t n, uint64_t *s)
@@ -85,7 +92,8 @@ int main(int argc, char **argv)
         if (filt && !strstr(k->name, filt)) continue;
         const int kh = k->kh ? k->kh : k->k, kw = k->kw ? k->kw : k->k;
         const int64_t ph = kh / 2, pw = kw / 2, Ho = (k->H + 2 * ph - kh) / k->s + 1, Wo = (k->H + 2 * pw - kw) / k->s + 1, N = 1;
-        const int64_t nw = (int64_t)k->O * k->C * kh * kw;
+        const int grp = k->g ? k->g : 1;
+        const int64_t nw = (int64_t)k->O * (k->C / grp) * kh * kw;
         float *w = malloc(sizeof(float) * (size_t)nw), *bias = malloc(sizeof(float) * (size_t)k->O);
         fill(w, nw, &seed), fill(bias, k->O, &seed);
         so_epi ep = {0};
@@ -93,8 +101,8 @@ int main(int argc, char **argv)
         so_nchwc_conv p[3];
         int have[3] = {1, 0, 0};
         for (int c = 0; c < 3; c++)
-            so_nchwc_conv_plan(&p[c], 8, k->C, k->H, k->H, k->O, Ho, Wo, kh, kw, k->s, k->s, ph, pw, 1, 1, 1, w, &ep);
-        if (kh == 3 && kw == 3 && k->s == 1) have[1] = so_nchwc_conv_wino(&p[1], w, 4) == 0, have[2] = so_nchwc_conv_wino(&p[2], w, 2) == 0;
+            so_nchwc_conv_plan(&p[c], 8, k->C, k->H, k->H, k->O, Ho, Wo, kh, kw, k->s, k->s, ph, pw, 1, 1, grp, w, &ep);
+        if (kh == 3 && kw == 3 && k->s == 1 && grp == 1) have[1] = so_nchwc_conv_wino(&p[1], w, 4) == 0, have[2] = so_nchwc_conv_wino(&p[2], w, 2) == 0;
         const int64_t nx = so_nchwc_numel(8, N, k->C, (int64_t)k->H * k->H), ny = so_nchwc_numel(8, N, k->O, Ho * Wo);
         float *x = aligned_alloc(64, (size_t)(nx * 4 + 63) / 64 * 64), *y = aligned_alloc(64, (size_t)(ny * 4 + 63) / 64 * 64);
         float *xp = malloc(sizeof(float) * (size_t)(N * k->C * k->H * k->H));

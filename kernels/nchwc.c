@@ -260,6 +260,7 @@ void so_nchwc_pw_split(const so_nchwc_conv *p, int64_t N, int T, int obk_max, in
 }
 
 int so_nchwc_pw_on = 1;
+int so_nchwc_gb_on = 1;
 int64_t so_nchwc_pw_kc = 128, so_nchwc_pw_l2 = 256 * 1024;
 
 int64_t so_nchwc_wino_min_c = 16;
@@ -601,7 +602,7 @@ static int tie_pct;
 static unsigned skip_mask; /* bit c: candidate c of conv_backend never tried (SUPEROPT_NCHWC_SKIP, A/B measurements) */
 
 /* SUPEROPT_NCHWC_WINO=0 never tries our blocked Winograd, SUPEROPT_NCHWC_PW=0 runs 1x1s on the direct conv's tile
-   (so_nchwc_pw_on), SUPEROPT_NCHWC_COLD=1 times big convs cold, SUPEROPT_NCHWC_TIE=P
+   (so_nchwc_pw_on), SUPEROPT_NCHWC_GB=0 block-diagonal grouped convs on the direct conv / conv_pad (so_nchwc_gb_on), SUPEROPT_NCHWC_COLD=1 times big convs cold, SUPEROPT_NCHWC_TIE=P
    sets tie_pct,
    SUPEROPT_NCHWC_SKIP=DIGITS never tries those candidates of conv_backend (1..4, e.g. "2": no oneDNN Winograd) (A/B
    measurements). */
@@ -611,6 +612,8 @@ static void wino_env(void)
     if (e && !strcmp(e, "0")) so_nchwc_wino_min_c = -1;
     e = getenv("SUPEROPT_NCHWC_PW");
     if (e && !strcmp(e, "0")) so_nchwc_pw_on = 0;
+    e = getenv("SUPEROPT_NCHWC_GB");
+    if (e && !strcmp(e, "0")) so_nchwc_gb_on = 0;
     e = getenv("SUPEROPT_NCHWC_COLD");
     cold_on = e && !strcmp(e, "1");
     e = getenv("SUPEROPT_NCHWC_TIE");
@@ -618,6 +621,8 @@ static void wino_env(void)
     for (e = getenv("SUPEROPT_NCHWC_SKIP"); e && *e; e++)
         if (*e >= '1' && *e <= '4') skip_mask |= 1u << (*e - '0');
 }
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 /* Evicts n bytes at p from every cache level (clflush; nothing on an ISA without it). */
 static void evict(const void *p, size_t n)
@@ -648,7 +653,6 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     /* oneDNN at the avx512 (nChw16c) and avx2 (nChw8c) levels, not the portable one; oneDNN 2.6 has only reference
        code for groups of fewer than 16 channels (gsub): ours runs them */
     const int dnnl_ok = (s->L->b == 16 || s->L == &so_nchwc_avx2) && so_fast_use_onednn && !q->depthwise && !q->gsub && so_dnnl_lib();
-    static pthread_once_t env_once = PTHREAD_ONCE_INIT;
     pthread_once(&env_once, wino_env);
     const int wino_ok = s->L->wino && q->kh == 3 && q->kw == 3 && q->sh == 1 && q->sw == 1 && q->dh == 1 && q->dw == 1 && q->group == 1 &&
                         so_nchwc_wino_min_c >= 0 && q->C >= so_nchwc_wino_min_c && q->O >= so_nchwc_wino_min_c;
@@ -821,6 +825,7 @@ static int plan_conv(const so_fast_ctx *c, int32_t ci, const so_shape *x, nchwc_
         free(wt);
         return -1;
     }
+    pthread_once(&env_once, wino_env); /* SUPEROPT_NCHWC_GB before the pad rule reads so_nchwc_gb_on */
     s->pad = backend && so_nchwc_pad_rule(&s->conv); /* (a stem runs L->stem) */
     if (backend) conv_backend(s, x, o, &at, wd, &ep);
     free(wt);

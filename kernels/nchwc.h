@@ -111,6 +111,9 @@ static inline void so_nchwc_pw_item(const so_nchwc_pwsplit *s, int64_t it, int64
 /* 1 (default): levels with a pointwise tile run 1x1 group-1 convs on it; 0: on the direct conv's tile (tests compare
    the two bitwise; SUPEROPT_NCHWC_PW=0 at load for A/B runs). */
 extern int so_nchwc_pw_on;
+/* Block-diagonal grouped convs (so_nchwc_gblk) on gb_run (default 1; 0: the direct conv / conv_pad as before session 24,
+   for tests and A/B runs; SUPEROPT_NCHWC_GB=0). Read at each conv call. */
+extern int so_nchwc_gb_on;
 /* The pointwise path's input channels per chunk (a multiple of b; 128 at 4 blocks of 8: 16 KB of packed weights per
    group, in L1 over a band's tiles) and its L2 budget per band (bytes: the band's partial sums and one chunk of its
    input; half of Zen 3's 512 KB L2). */
@@ -149,9 +152,34 @@ static inline int so_nchwc_gather_ok(const so_nchwc_conv *p)
     return p->kh == 1 && p->kw == 1 && (p->sh > 1 || p->sw > 1) && p->group == 1 && !p->depthwise && !p->gsub && p->pt == 0 &&
            p->pl == 0 && p->Ho > 0 && p->Wo > 0 && (p->Ho - 1) * p->sh < p->H && (p->Wo - 1) * p->sw < p->W;
 }
+/* Block-diagonal grouped convs (session 24, nchwc_body.h gb_run): a band of output rows of one output block runs on a
+   zero-bordered copy of its input rows of the group's blocks, a stack buffer of SO_NCHWC_GB_FLOATS floats (64 KB).
+   so_nchwc_gb_rows: the input rows a band of r output rows reads; so_nchwc_gb_wp: the copy's row width (pixels);
+   so_nchwc_gb_band: output rows per band, as many as fit the buffer (0: not even one). */
+#define SO_NCHWC_GB_FLOATS 16384
+static inline int64_t so_nchwc_gb_rows(const so_nchwc_conv *p, int64_t r) { return (r - 1) * p->sh + (p->kh - 1) * p->dh + 1; }
+static inline int64_t so_nchwc_gb_wp(const so_nchwc_conv *p) { return (p->Wo - 1) * p->sw + (p->kw - 1) * p->dw + 1; }
+static inline int64_t so_nchwc_gb_band(const so_nchwc_conv *p)
+{
+    const int64_t per = p->group > 0 ? p->C / p->group * so_nchwc_gb_wp(p) : 0; /* floats per input row of the group */
+    if (per <= 0 || p->Ho <= 0 || so_nchwc_gb_rows(p, 1) * per > SO_NCHWC_GB_FLOATS) return 0;
+    int64_t r = 1;
+    while (r < p->Ho && so_nchwc_gb_rows(p, r + 1) * per <= SO_NCHWC_GB_FLOATS) r++;
+    return r;
+}
+/* A grouped conv (not 1x1) whose groups are whole blocks at b = 8 (C / group = O / group, a multiple of 8: RegNet's group
+   width 8, ResNeXt-50's 8, 16, 32; AVX-512's b = 16 unchanged, not measured) and whose band fits the buffer: conv runs
+   it block-diagonally (gb_run) when so_nchwc_gb_on, so conv_pad leaves it alone. Why: the direct conv ran such groups
+   as 1-block tiles from the input with each border pixel its own 1-pixel tile (72-deep FMA chains at group width 8,
+   latency-bound: RegNet-Y-400MF's 7x7 grouped 3x3s at 22-26 GFLOP/s in-model), conv_pad as 6-pixel tiles. */
+static inline int so_nchwc_gblk(const so_nchwc_conv *p)
+{
+    return p->b == 8 && p->kh * p->kw > 1 && p->group > 1 && !p->depthwise && !p->gsub && p->C % p->group == 0 && p->O % p->group == 0 &&
+           p->C / p->group == p->O / p->group && (p->C / p->group) % p->b == 0 && so_nchwc_gb_band(p) > 0;
+}
 static inline int so_nchwc_pad_ok(const so_nchwc_conv *p)
 {
-    return (p->kh * p->kw > 1 && p->kh * p->kw <= SO_NCHWC_PAD_TAPS && !p->depthwise && !p->gsub && p->Ho > 0 && p->Wo > 0) ||
+    return (p->kh * p->kw > 1 && p->kh * p->kw <= SO_NCHWC_PAD_TAPS && !p->depthwise && !p->gsub && !(so_nchwc_gb_on && so_nchwc_gblk(p)) && p->Ho > 0 && p->Wo > 0) ||
            so_nchwc_gather_ok(p);
 }
 static inline int64_t so_nchwc_pad_scratch(const so_nchwc_conv *p)

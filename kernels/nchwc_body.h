@@ -867,6 +867,122 @@ static void dw_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
 #define PW_REG(v) ((void)0)
 #endif
 
+/* ---------------- block-diagonal grouped conv (so_nchwc_gblk: groups of whole blocks, Cg = Og, a multiple of NB) ----------------
+
+   RegNet's 3x3s of group width 8 at b = 8: each output block reads only its own group's input blocks. The direct conv
+   ran them as 1-block tiles straight from the input with every border pixel as its own 1-pixel tile (on a 7 x 7 plane
+   2 of 7 pixels; 72-deep FMA chains, latency-bound), conv_pad as 6-pixel tiles on a copy of the whole image. Here each
+   work item (image, output block, band of output rows) first copies the band's input rows of its group's blocks into
+   a zero-bordered stack buffer (SO_NCHWC_GB_FLOATS), then every output row runs in near-equal tiles of at most GB_PX pixels
+   (28 = 10 + 9 + 9, 14 = 7 + 7, 7: at least 7 independent FMA chains per tile where the row allows), all taps read
+   (the border's zeros add 0 * w). Per input channel and tap one weight vector and one broadcast per pixel: the taps in
+   conv_tile's order (channel, row, column), so the same sums as the direct conv and conv_pad (the same bits with finite
+   weights; test_nchwc compares them), at any thread count. */
+#define GB_PX 12 /* gb_tile_any instantiates 1 .. GB_PX */
+/* One tile: npx output pixels of one row of output block ob, pixel q's tap (0, 0) at xb + q * sw * NB in the band's
+   buffer (input blocks bst floats apart, rows Wp pixels), nic input channels with weights w [c][kh][kw][NB]. S: the
+   stride when a compile-time 1 or 2 (0: p->sw), K: 3 for a 3x3 of dilation 1 (0: p's kernel and dilation), so the
+   broadcasts' offsets are immediates (a run-time stride took a register per pixel). */
+static inline __attribute__((always_inline)) void gb_tile(const so_nchwc_conv *p, const float *xb, int64_t bst, int64_t Wp, const float *w,
+                                                          int64_t nic, const int npx, const int S, const int K, float *y, const float *res,
+                                                          int64_t ob)
+{
+    VF acc[GB_PX];
+#pragma GCC unroll 16
+    for (int q = 0; q < npx; q++) acc[q] = VZERO;
+    const int64_t kh = K ? K : p->kh, kw = K ? K : p->kw, sx = (S ? S : p->sw) * NB, rst = (K ? 1 : p->dh) * Wp * NB,
+                  cst = (K ? 1 : p->dw) * NB;
+    for (int64_t c = 0; c < nic; c++) {
+        const float *xc = xb + (c / NB) * bst + c % NB, *wc = w + c * kh * kw * NB;
+        for (int64_t i = 0; i < kh; i++) {
+            const float *xi = xc + i * rst;
+#pragma GCC unroll 3
+            for (int64_t j = 0; j < kw; j++) {
+                VF wv = VLD(wc + (i * kw + j) * NB);
+                PW_REG(wv);
+                const float *xt = xi + j * cst;
+#pragma GCC unroll 16
+                for (int q = 0; q < npx; q++) acc[q] = VFMA(wv, VSET1(xt[q * sx]), acc[q]);
+            }
+        }
+    }
+    const blk_epi e = epi_of(p, ob);
+#pragma GCC unroll 16
+    for (int q = 0; q < npx; q++) epi_put(&e, acc[q], y + q * NB, res ? res + q * NB : NULL);
+    if (!e.cheap) epi_tile(p, ob, y, res, npx);
+}
+
+#define GB_CASES(S, K)                                                                                                                 \
+    switch (npx) {                                                                                                                     \
+    case 1: gb_tile(p, xb, bst, Wp, w, nic, 1, S, K, y, res, ob); break;                                                               \
+    case 2: gb_tile(p, xb, bst, Wp, w, nic, 2, S, K, y, res, ob); break;                                                               \
+    case 3: gb_tile(p, xb, bst, Wp, w, nic, 3, S, K, y, res, ob); break;                                                               \
+    case 4: gb_tile(p, xb, bst, Wp, w, nic, 4, S, K, y, res, ob); break;                                                               \
+    case 5: gb_tile(p, xb, bst, Wp, w, nic, 5, S, K, y, res, ob); break;                                                               \
+    case 6: gb_tile(p, xb, bst, Wp, w, nic, 6, S, K, y, res, ob); break;                                                               \
+    case 7: gb_tile(p, xb, bst, Wp, w, nic, 7, S, K, y, res, ob); break;                                                               \
+    case 8: gb_tile(p, xb, bst, Wp, w, nic, 8, S, K, y, res, ob); break;                                                               \
+    case 9: gb_tile(p, xb, bst, Wp, w, nic, 9, S, K, y, res, ob); break;                                                               \
+    case 10: gb_tile(p, xb, bst, Wp, w, nic, 10, S, K, y, res, ob); break;                                                             \
+    case 11: gb_tile(p, xb, bst, Wp, w, nic, 11, S, K, y, res, ob); break;                                                             \
+    default: gb_tile(p, xb, bst, Wp, w, nic, GB_PX, S, K, y, res, ob); break;                                                          \
+    }
+
+/* gb_tile at run-time npx (1 .. GB_PX): 3x3 (dilation 1) at stride 1 or 2 with them compile-time, else run-time */
+static void gb_tile_any(const so_nchwc_conv *p, const float *xb, int64_t bst, int64_t Wp, const float *w, int64_t nic, int npx, float *y,
+                        const float *res, int64_t ob)
+{
+    const int k3 = p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1;
+    if (k3 && p->sw == 1) GB_CASES(1, 3)
+    else if (k3 && p->sw == 2) GB_CASES(2, 3)
+    else GB_CASES(0, 0)
+}
+#undef GB_CASES
+
+static void gb_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, const float *res, int T)
+{
+    const int64_t Ob = p->Ob, HWb = p->H * p->W * NB, OHWb = p->Ho * p->Wo * NB, Wp = so_nchwc_gb_wp(p), R = so_nchwc_gb_band(p);
+    const int64_t nb = cdiv(p->Ho, R), items = N * Ob * nb, nt = cdiv(p->Wo, GB_PX);
+    T = team(T, N * p->O * p->Ho * p->Wo * p->kh * p->kw * (p->C / p->group));
+#pragma omp parallel num_threads(T) if (T > 1)
+    {
+        float buf[SO_NCHWC_GB_FLOATS] __attribute__((aligned(64)));
+#pragma omp for schedule(static) nowait
+        for (int64_t it = 0; it < items; it++) {
+            const int64_t band = it % nb, nob = it / nb, ob = nob % Ob, n = nob / Ob;
+            const int64_t oh0 = band * R, oh1 = min64(p->Ho, oh0 + R), rows = so_nchwc_gb_rows(p, oh1 - oh0), bst = rows * Wp * NB;
+            const int64_t nic = p->nic[ob], ib0 = p->ic0[ob] / NB, ih0 = oh0 * p->sh - p->pt;
+            /* the band's input rows of the group's blocks, zero-bordered */
+            for (int64_t k = 0; k < nic / NB; k++) {
+                const float *xk = x + (n * p->Cb + ib0 + k) * HWb;
+                for (int64_t r = 0; r < rows; r++) {
+                    float *d = buf + k * bst + r * Wp * NB;
+                    const int64_t ih = ih0 + r, c0 = min64(p->pl, Wp), c1 = min64(Wp, p->pl + p->W);
+                    if (ih < 0 || ih >= p->H || c1 <= c0) {
+                        memset(d, 0, sizeof(float) * (size_t)(Wp * NB));
+                        continue;
+                    }
+                    if (c0 > 0) memset(d, 0, sizeof(float) * (size_t)(c0 * NB));
+                    memcpy(d + c0 * NB, xk + (ih * p->W + c0 - p->pl) * NB, sizeof(float) * (size_t)((c1 - c0) * NB));
+                    if (c1 < Wp) memset(d + c1 * NB, 0, sizeof(float) * (size_t)((Wp - c1) * NB));
+                }
+            }
+            const float *w = p->wp + p->wofs[ob];
+            float *yb = y + (n * Ob + ob) * OHWb;
+            const float *rb = res ? res + (n * Ob + ob) * OHWb : NULL;
+            for (int64_t oh = oh0; oh < oh1; oh++) {
+                const float *xr = buf + (oh - oh0) * p->sh * Wp * NB;
+                for (int64_t t = 0, ow = 0; t < nt; t++) {
+                    const int64_t ow1 = (t + 1) * p->Wo / nt, off = (oh * p->Wo + ow) * NB;
+                    gb_tile_any(p, xr + ow * p->sw * NB, bst, Wp, w, nic, (int)(ow1 - ow), yb + off, rb ? rb + off : NULL, ob);
+                    ow = ow1;
+                }
+            }
+        }
+    }
+}
+
+
 #ifdef PW_OBK
 /* ---------------- pointwise (1x1, group 1) conv with its own register tile (levels that define PW_OBK) ----------------
 
@@ -1056,6 +1172,10 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     if (p->Ho <= 0 || p->Wo <= 0) return;
     if (p->depthwise || p->gsub) { /* one input block per output block */
         dw_run(p, N, x, y, res, T);
+        return;
+    }
+    if (so_nchwc_gb_on && so_nchwc_gblk(p)) { /* groups of whole blocks */
+        gb_run(p, N, x, y, res, T);
         return;
     }
 #ifdef PW_OBK

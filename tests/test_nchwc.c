@@ -204,6 +204,7 @@ static void stem_pool_cases(const so_nchwc_impl *L, const so_nchwc_conv *p, int6
 static int wino_ran;
 static int pad_ran;    /* run_conv's conv_pad checks */
 static int gather_ran; /* ... of them on a strided 1x1 (conv_pad gathers its input) */
+static int gb_ran;     /* run_conv's block-diagonal checks (so_nchwc_gblk: gb_run against the direct conv) */
 static void run_conv_wino(const conv_case *k, const so_nchwc_impl *L, so_nchwc_conv *p, const float *w, const float *xb, const float *rb,
                           const float *ref, int64_t Ho, int64_t Wo, const char *what, int m)
 {
@@ -309,6 +310,17 @@ static void run_conv(const conv_case *k)
             if (!k->nan) same_for_threads(y1, s1, ny, sw);
             stem_pool_cases(L, &p, N, x, s1, O, Ho, Wo, sw);
             free(s1), free(s2);
+        }
+        if (so_nchwc_gblk(&p)) { /* block-diagonal groups: gb_run (conv) and the direct conv without it, the same bits */
+            float *y3 = malloc(sizeof(float) * (size_t)ny);
+            memset(y3, 0x7f, sizeof(float) * (size_t)ny);
+            so_nchwc_gb_on = 0;
+            L->conv(&p, N, xb, y3, rb, 2);
+            so_nchwc_gb_on = 1;
+            if (memcmp(y1, y3, sizeof(float) * (size_t)ny)) fail_msg("%s (%s): gb_run and the direct conv differ", what, L->isa);
+            assert_false(so_nchwc_pad_ok(&p)); /* conv_pad leaves them to gb_run */
+            gb_ran++;
+            free(y3);
         }
         if (k->kh == 1 && k->kw == 1 && k->group == 1) { /* the pointwise path (levels with PW_OBK) and the direct tile: the same bits */
             float *y3 = malloc(sizeof(float) * (size_t)ny);
@@ -519,6 +531,37 @@ static void test_conv_split(void **state)
                                      (long long)s.nobg, (long long)s.nband);
                     }
                 }
+}
+
+/* Block-diagonal grouped convs (so_nchwc_gblk, nchwc_body.h gb_run, b = 8): RegNet-Y-400MF's group width 8 (one block
+   per group: its 48 / 104 / 208 / 440-channel 3x3s, stride 1 and 2, on small planes) and group widths 16 / 32 (ResNeXt),
+   rows split into near-equal tiles (Wo 28 = 10 + 9 + 9, 25, 13 = 7 + 6, 7, 1), bands of rows (a 120 x 120 plane: 9
+   bands), asymmetric pads and kernels, dilation 2, batch 2, residual, Relu / Sigmoid / SiLU epilogues, a NaN, a group too
+   wide for the buffer (the direct conv runs it): within TOL of the reference at every level, 1 and 2 threads bitwise,
+   and gb_run bitwise equal to the direct conv (run_conv). */
+static void test_conv_gblk(void **state)
+{
+    (void)state;
+    const int before = gb_ran;
+    const conv_case cs[] = {
+        CV(1, 48, 16, 16, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, .bias = 1, .act1 = SO_ACT_RELU),      /* RegNet b1, s2 */
+        CV(1, 104, 28, 28, 104, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 13, .bias = 1, .act1 = SO_ACT_RELU),   /* Wo 28: 10 + 9 + 9 */
+        CV(1, 208, 14, 14, 208, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 26, .bias = 1, .act1 = SO_ACT_RELU),   /* 14 -> 7, s2 */
+        CV(1, 440, 7, 7, 440, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 55, .bias = 1, .scale = 1, .res = 1),   /* 7 x 7, residual */
+        CV(2, 16, 5, 13, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, .bias = 1, .act1 = SO_ACT_SIGMOID),    /* 13 = 7 + 6, batch 2 */
+        CV(1, 16, 120, 120, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, .bias = 1, .act1 = SO_ACT_RELU),   /* bands of rows */
+        CV(1, 24, 9, 25, 24, 3, 5, 2, 1, 0, 2, 1, 1, 1, 1, 3, .bias = 1),                           /* asymmetric, Wo 25 */
+        CV(1, 16, 11, 11, 16, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 2, .bias = 1, .act1 = SO_EPI_SILU),     /* dilation 2 */
+        CV(1, 64, 10, 10, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, .bias = 1, .res = 1, .act2 = SO_ACT_RELU), /* groups of 16 */
+        CV(2, 64, 6, 9, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, .bias = 1, .nan = 1),                  /* groups of 32, NaN */
+        CV(1, 16, 3, 1, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, .bias = 1),                            /* Wo 1 */
+        CV(1, 128, 3, 100, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, .bias = 1),                        /* too wide: direct */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
+    const so_nchwc_impl *lv[3];
+    int b8 = 0;
+    for (int l = n_levels(lv) - 1; l >= 0; l--) b8 += lv[l]->b == 8;
+    assert_int_equal(gb_ran - before, 11 * b8); /* every case but the last took gb_run at every b = 8 level */
 }
 
 /* The direct conv's wide tiles (nchwc_body.h CONV_WIDE): a block group of fewer than CONV_OBK output blocks runs
@@ -1528,7 +1571,7 @@ static void test_reorder(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_wide_tiles), cmocka_unit_test(test_conv_pw_lanes),
+        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_wide_tiles), cmocka_unit_test(test_conv_gblk), cmocka_unit_test(test_conv_pw_lanes),
         cmocka_unit_test(test_conv_pw_tile), cmocka_unit_test(test_pw_split),
         cmocka_unit_test(test_conv_grouped_depthwise), cmocka_unit_test(test_dw_rows_stride2),
         cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_dnnl_nonfinite), cmocka_unit_test(test_conv_dnnl_facts), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
