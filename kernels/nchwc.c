@@ -560,24 +560,90 @@ static void concat_chain(const so_fast_ctx *c, int32_t i, nchwc_step *s, so_fast
 
 /* The conv backend, measured per node at plan time: our kernel (s->conv, planned), our blocked Winograd
    F(4x4, 3x3) and F(2x2, 3x3) for 3x3 stride-1 group-1 convs with >= so_nchwc_wino_min_c channels (every level), and at the avx512
-   (b = 16) and avx2 (b = 8) levels with oneDNN loaded oneDNN's direct primitive and its Winograd (none at AVX2), each run on zero inputs in 5 interleaved
-   rounds after a warm-up (thread CPU time, NCHWC_TIME_ROUNDS; with SUPEROPT_NCHWC_COLD=1 the weights of convs
-   with NCHWC_COLD_BYTES or more evicted first) at the executor's thread count; the fastest minimum is kept (s->dnnl
-   set and s->conv freed when it is oneDNN's; s->wino set and conv.wu kept when it is our Winograd). The choice is remembered per
-   configuration for the process, so every node of one shape, and the cost model's timing of it, agree.
+   (b = 16) and avx2 (b = 8) levels with oneDNN loaded oneDNN's direct primitive and its Winograd (none at AVX2), each run on zero
+   inputs in paired interleaved rounds after a warm-up (pick_rounds; with SUPEROPT_NCHWC_COLD=1 the weights of convs with
+   NCHWC_COLD_BYTES or more evicted first) at the executor's thread count; the fastest is kept (s->dnnl set and s->conv
+   freed when it is oneDNN's; s->wino set and conv.wu kept when it is our Winograd). The choice is recorded per
+   configuration for the process (so_nchwc_choice_*), so every node of one shape, and the cost model's timing of it,
+   agree; the cost cache saves the record and a later process on that cache takes it without timing (search/cost.c).
    Why measured and not a rule: oneDNN's Winograd is 1.4-2.6x its direct conv on most 3x3 shapes but 0.6x
    on GoogLeNet's 96->208 at 14x14 and 0.3x on Inception-v3's 32->64 at 147x147 (kernels/README.md). */
+
+/* The recorded choices: configuration key (conv_backend's key hashed) -> pick (0 ours, 1 oneDNN direct, 2 oneDNN
+   Winograd, 3 our Winograd F(4x4, 3x3), 4 our F(2x2, 3x3)); grown as needed. */
 typedef struct conv_choice {
-    int64_t key[21];
-    int pick; /* 0 ours, 1 oneDNN direct, 2 oneDNN Winograd, 3 our Winograd F(4x4, 3x3), 4 our F(2x2, 3x3) */
+    uint64_t key;
+    int pick;
 } conv_choice;
-static conv_choice choices[512];
-static int n_choices;
+static conv_choice *choices;
+static size_t n_choices, cap_choices;
 static pthread_mutex_t choices_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* the calling thread's CPU time in ms (so_cpu_now): a descheduled thread does not count (the machine is shared),
-   while at 2 threads the caller's wait for the other thread at the region's end does (libgomp spins) */
-static double now_ms(void) { return so_cpu_now() * 1e3; }
+double (*so_nchwc_time_hook)(void *ctx, int cand, int64_t seq, double ms);
+void *so_nchwc_time_ctx;
+static int64_t n_timings; /* timed candidate runs, all convs (so_nchwc_timings) */
+
+static int choice_find(uint64_t key) /* under choices_mu */
+{
+    for (size_t j = 0; j < n_choices; j++)
+        if (choices[j].key == key) return choices[j].pick;
+    return -1;
+}
+
+int so_nchwc_choice_get(uint64_t key)
+{
+    pthread_mutex_lock(&choices_mu);
+    const int p = choice_find(key);
+    pthread_mutex_unlock(&choices_mu);
+    return p;
+}
+
+int so_nchwc_choice_put(uint64_t key, int pick)
+{
+    if (pick < 0 || pick >= SO_NCHWC_PICKS) return 0;
+    int added = 0;
+    pthread_mutex_lock(&choices_mu);
+    if (choice_find(key) < 0) {
+        if (n_choices == cap_choices) {
+            const size_t nc = cap_choices ? 2 * cap_choices : 256;
+            conv_choice *g = realloc(choices, nc * sizeof *g);
+            if (g) choices = g, cap_choices = nc;
+        }
+        if (n_choices < cap_choices) choices[n_choices++] = (conv_choice){key, pick}, added = 1;
+    }
+    pthread_mutex_unlock(&choices_mu);
+    return added;
+}
+
+size_t so_nchwc_choice_list(uint64_t *keys, int *picks, size_t cap)
+{
+    pthread_mutex_lock(&choices_mu);
+    const size_t n = n_choices;
+    for (size_t j = 0; j < n && j < cap; j++) keys[j] = choices[j].key, picks[j] = choices[j].pick;
+    pthread_mutex_unlock(&choices_mu);
+    return n;
+}
+
+void so_nchwc_choice_clear(void)
+{
+    pthread_mutex_lock(&choices_mu);
+    n_choices = 0;
+    pthread_mutex_unlock(&choices_mu);
+}
+
+int64_t so_nchwc_timings(void)
+{
+    pthread_mutex_lock(&choices_mu);
+    const int64_t n = n_timings;
+    pthread_mutex_unlock(&choices_mu);
+    return n;
+}
+
+/* A candidate's time in ms: at one thread the calling thread's CPU time (so_cpu_now: a descheduled thread does not
+   count, the machine is shared); with more, the wall time of the whole parallel call (so_now): the caller's CPU time
+   saw only its own share, and how long it spun waiting for the others depended on where the other processes ran, so
+   two processes timed different winners (session 23, bench/steps_threads.sh). */
+static double now_ms(int T) { return (T > 1 ? so_now() : so_cpu_now()) * 1e3; }
 
 /* With SUPEROPT_NCHWC_COLD=1, candidates of a conv whose weights take at least this many bytes are timed with
    their weights evicted from every cache level first (cold), as they run inside a large network: such weights do
@@ -586,10 +652,18 @@ static double now_ms(void) { return so_cpu_now() * 1e3; }
    F(4x4)). Off by default: under load it flipped more near-tie choices from one load to the next than hot timing
    did, and no in-model gain was shown (kernels/README.md). */
 #define NCHWC_COLD_BYTES (1 << 20)
-/* Rounds of conv_backend's timing (the first warms up): the fastest of 5 timed runs per candidate. 15 timed runs
-   were tried (session 9): on the shared machine (load ~15) 4 loads of the optimized ResNet-50 still disagreed on the
-   same 3 near-tie configurations (8 -> 6 node picks off the majority), for 0.5 s more CPU per load: not kept. */
-#define NCHWC_TIME_ROUNDS 6
+/* conv_backend's rounds (session 24, as the layout step's paired re-timing, search/cost.c so_cost_paired_ratio): one
+   warm-up round, then at least NCHWC_PICK_MIN_ROUNDS timed rounds, each running every candidate once, the order
+   reversed every other round (a b c, c b a, ...: a trend in the machine's speed weighs on all alike); more, up to
+   NCHWC_PICK_MAX_ROUNDS, while the rounds disagree on the fastest candidate or the two fastest (each at its fastest
+   over the rounds) are within NCHWC_PICK_CLOSE of each other. Each candidate counts at its fastest (load only adds
+   time). Before: 5 timed rounds in a fixed order, the fastest minimum kept (15 timed runs were tried in session 9: on
+   the shared machine 4 loads of ResNet-50 still disagreed on 3 near-tie configurations); under load a burst covering
+   one candidate's five timings flipped a choice (Inception-v3's Conv2d_2b to oneDNN at 15.9 ms where our Winograd ran
+   10.4-11 ms, session 23). */
+#define NCHWC_PICK_MIN_ROUNDS 3
+#define NCHWC_PICK_MAX_ROUNDS 7
+#define NCHWC_PICK_CLOSE 0.05
 static int cold_on;
 /* Near-tie margin of conv_backend, percent (SUPEROPT_NCHWC_TIE; 0: off): of the candidates of a conv with weights of at
    least NCHWC_COLD_BYTES timed within this much of the fastest, the one that reads the fewest weight bytes is kept. Such
@@ -647,6 +721,76 @@ static const void *cand_weights(int c, const so_nchwc_conv *q, const so_nchwc_co
     return c == 0 ? (const void *)w->wp : *nb ? (const void *)w->wu : NULL;
 }
 
+/* The candidate with the lowest t[c] among those in mask (-1: none). */
+static int fastest_of(const double *t, unsigned mask)
+{
+    int w = -1;
+    for (int c = 0; c < SO_NCHWC_PICKS; c++)
+        if ((mask >> c & 1) && (w < 0 || t[c] < t[w])) w = c;
+    return w;
+}
+
+/* What conv_backend times: the step, our plans (q; q2 for F(2x2)), oneDNN's (cand), zero buffers, threads, cold. */
+typedef struct pick_ctx {
+    nchwc_step *s;
+    so_nchwc_conv *q, *q2;
+    so_dnnl_conv **cand;
+    float *xb, *yb, *rb, *sb;
+    int T, cold;
+} pick_ctx;
+
+/* Runs candidate c once. */
+static void run_cand(const pick_ctx *p, int c)
+{
+    nchwc_step *s = p->s;
+    const int64_t N = s->N;
+    if (c == 4) s->L->wino(p->q2, N, p->xb, p->yb, p->rb, p->sb, p->T);
+    else if (c == 3) s->L->wino(p->q, N, p->xb, p->yb, p->rb, p->sb, p->T);
+    else if (c) { /* zero inputs: their absmax facts are 0 (no NaN scan, as in a model run whose facts are known) */
+        uint32_t xm = 0, rm = 0;
+        so_dnnl_conv_run_known(p->cand[c], p->xb, p->yb, p->rb, p->sb, &xm, &rm, NULL);
+    } else if (s->pad) s->L->conv_pad(p->q, N, p->xb, p->yb, p->rb, p->sb, p->T);
+    else s->L->conv(p->q, N, p->xb, p->yb, p->rb, p->T);
+}
+
+/* Times the candidates in mask (bit c: candidate c; run_cand runs one) in paired interleaved rounds (see
+   NCHWC_PICK_MIN_ROUNDS) and returns each one's fastest in best[] (1e30 for the others). */
+static void pick_rounds(const pick_ctx *p, unsigned mask, double *best)
+{
+    int order[SO_NCHWC_PICKS], n = 0, won[NCHWC_PICK_MAX_ROUNDS];
+    for (int c = 0; c < SO_NCHWC_PICKS; c++) {
+        best[c] = 1e30;
+        if (mask >> c & 1) order[n++] = c;
+    }
+    for (int k = 0; k < n; k++) run_cand(p, order[k]); /* warm-up: packing, page faults, oneDNN's first call */
+    for (int r = 0; r < NCHWC_PICK_MAX_ROUNDS; r++) {
+        if (r >= NCHWC_PICK_MIN_ROUNDS) { /* settled: every round's fastest is the overall fastest, the runner-up clear */
+            const int w = fastest_of(best, mask), u = fastest_of(best, mask & ~(1u << w));
+            int agree = 1;
+            for (int j = 0; j < r; j++) agree &= won[j] == w;
+            if (agree && (u < 0 || best[u] > best[w] * (1 + NCHWC_PICK_CLOSE))) break;
+        }
+        double t[SO_NCHWC_PICKS];
+        for (int k = 0; k < n; k++) {
+            const int c = order[r % 2 ? n - 1 - k : k];
+            if (p->cold) {
+                size_t nb;
+                const void *wb = cand_weights(c, p->q, p->q2, p->cand, &nb);
+                if (wb) evict(wb, nb);
+            }
+            const double t0 = now_ms(p->T);
+            run_cand(p, c);
+            t[c] = now_ms(p->T) - t0;
+            pthread_mutex_lock(&choices_mu);
+            const int64_t seq = n_timings++;
+            pthread_mutex_unlock(&choices_mu);
+            if (so_nchwc_time_hook) t[c] = so_nchwc_time_hook(so_nchwc_time_ctx, c, seq, t[c]);
+            if (t[c] < best[c]) best[c] = t[c];
+        }
+        won[r] = fastest_of(t, mask);
+    }
+}
+
 static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, const so_attr *a, const float *wd, const so_epi *ep)
 {
     so_nchwc_conv *q = &s->conv;
@@ -659,13 +803,15 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     if (!dnnl_ok && !wino_ok) return;
     const int64_t N = s->N, H = x->dim[2], W = x->dim[3], Ho = o->dim[2], Wo = o->dim[3];
     const int T = omp_get_max_threads();
-    const int64_t key[21] = {N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2], a->pad[3], q->dh,
-                             q->dw, q->group, (int64_t)ep->act1 << 16 | ep->act2 << 8 | ep->has_res << 1 | !!ep->shift, T, s->L->b << 2 | dnnl_ok << 1 | wino_ok};
-    int pick = -1;
-    pthread_mutex_lock(&choices_mu);
-    for (int j = 0; j < n_choices && pick < 0; j++)
-        if (!memcmp(choices[j].key, key, sizeof key)) pick = choices[j].pick;
-    pthread_mutex_unlock(&choices_mu);
+    /* the configuration, the level and candidate set, and the knobs that change what a candidate runs or which wins
+       (A/B runs must not take another setting's recorded choice) */
+    const int64_t kv[23] = {N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2], a->pad[3], q->dh,
+                            q->dw, q->group, (int64_t)ep->act1 << 16 | ep->act2 << 8 | ep->has_res << 1 | !!ep->shift, T,
+                            s->L->b << 2 | dnnl_ok << 1 | wino_ok, (int64_t)skip_mask << 24 | tie_pct << 8 | cold_on << 1 | so_nchwc_pw_on,
+                            0x5EC24};
+    uint64_t key = 0x9E3779B97F4A7C15ull;
+    for (int j = 0; j < 23; j++) key = so_mix64(key ^ (uint64_t)kv[j]);
+    int pick = so_nchwc_choice_get(key);
     if (so_nchwc_backend_pin == 1 && dnnl_ok) {
         so_dnnl_conv *d = so_dnnl_conv_plan(N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2],
                                             a->pad[3], q->dh, q->dw, q->group, wd, ep, 0, s->L->b);
@@ -701,43 +847,33 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
         if (have_wino2 && (size_t)so_nchwc_wino_scratch(&q2, T) * sizeof(float) > ns) ns = (size_t)so_nchwc_wino_scratch(&q2, T) * sizeof(float);
         float *xb = aligned_alloc(64, (nx * 4 + 63) / 64 * 64), *yb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64),
               *rb = aligned_alloc(64, (ny * 4 + 63) / 64 * 64), *sb = aligned_alloc(64, (ns + 63) / 64 * 64);
-        double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
+        double best[SO_NCHWC_PICKS] = {1e30, 1e30, 1e30, 1e30, 1e30};
         const int big = (size_t)(q->O * (q->C / q->group) * q->kh * q->kw) * sizeof(float) >= NCHWC_COLD_BYTES;
         if (xb && yb && rb && sb) {
             memset(xb, 0, nx * 4), memset(rb, 0, ny * 4);
-            const int cold = cold_on && big;
-            for (int r = 0; r < NCHWC_TIME_ROUNDS; r++)
-                for (int c = 0; c < 5; c++) {
-                    if (((c == 1 || c == 2) && !cand[c]) || (c == 3 && !have_wino) || (c == 4 && !have_wino2) || (skip_mask >> c & 1)) continue;
-                    if (cold) {
-                        size_t nb;
-                        const void *wb = cand_weights(c, q, &q2, cand, &nb);
-                        if (wb) evict(wb, nb);
-                    }
-                    const double t0 = now_ms();
-                    if (c == 4) s->L->wino(&q2, N, xb, yb, rb, sb, T);
-                    else if (c == 3) s->L->wino(q, N, xb, yb, rb, sb, T);
-                    else if (c) so_dnnl_conv_run(cand[c], xb, yb, rb, sb);
-                    else if (s->pad) s->L->conv_pad(q, N, xb, yb, rb, sb, T);
-                    else s->L->conv(q, N, xb, yb, rb, T);
-                    const double t = now_ms() - t0;
-                    if (r && t < best[c]) best[c] = t; /* round 0 warms up */
-                }
+            unsigned mask = 1;
+            for (int c = 1; c < SO_NCHWC_PICKS; c++)
+                if (!(((c == 1 || c == 2) && !cand[c]) || (c == 3 && !have_wino) || (c == 4 && !have_wino2) || (skip_mask >> c & 1))) mask |= 1u << c;
+            const pick_ctx pc = {s, q, &q2, cand, xb, yb, rb, sb, T, cold_on && big};
+            pick_rounds(&pc, mask, best);
         }
         free(xb), free(yb), free(rb), free(sb);
         pick = 0;
-        for (int c = 1; c < 5; c++)
+        for (int c = 1; c < SO_NCHWC_PICKS; c++)
             if (best[c] < best[pick]) pick = c;
         if (tie_pct > 0 && big) { /* near-ties: the candidate that reads the fewest weight bytes */
             size_t nb, least;
             cand_weights(pick, q, &q2, cand, &least);
             const double lim = best[pick] * (1 + tie_pct / 100.0);
-            for (int c = 0; c < 5; c++)
+            for (int c = 0; c < SO_NCHWC_PICKS; c++)
                 if (best[c] <= lim && cand_weights(c, q, &q2, cand, &nb) && (nb < least || (nb == least && best[c] < best[pick]))) pick = c, least = nb;
         }
-        pthread_mutex_lock(&choices_mu);
-        if (n_choices < (int)(sizeof choices / sizeof choices[0])) memcpy(choices[n_choices].key, key, sizeof key), choices[n_choices++].pick = pick;
-        pthread_mutex_unlock(&choices_mu);
+        /* a choice recorded meanwhile by another thread (two plans of one configuration at once) is not replaced:
+           this plan, as every later one, takes the first (every candidate is planned here) */
+        if (!so_nchwc_choice_put(key, pick)) {
+            const int first = so_nchwc_choice_get(key);
+            if (first >= 0) pick = first;
+        }
     }
     for (int c = 1; c < 3; c++)
         if (c != pick) so_dnnl_conv_free(cand[c]);

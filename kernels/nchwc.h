@@ -67,6 +67,25 @@ extern int64_t so_nchwc_wino_min_c;
 /* Tests that pin the conv backend: -1 (default) keeps the fastest candidate measured; 1 keeps oneDNN's direct
    primitive whenever oneDNN plans one (nothing timed, nothing remembered), else the measured choice. */
 extern int so_nchwc_backend_pin;
+/* The conv backend's recorded choices (nchwc.c conv_backend): per configuration key (a 64-bit hash of the conv's shape,
+   epilogue, thread count, level, candidate set and A/B knobs) the candidate kept: 0 ours, 1 oneDNN direct, 2 oneDNN
+   Winograd, 3 our Winograd F(4x4, 3x3), 4 our F(2x2, 3x3). Process-wide and thread-safe. The timing records each
+   choice it makes; the cost cache (search/cost.c) loads the choices it saved (so_nchwc_choice_put) and saves the
+   process's (so_nchwc_choice_list), so a later process on that cache plans every conv it has a choice for without
+   timing it. so_nchwc_choice_get: the pick, or -1. so_nchwc_choice_put: records a pick unless key has one (returns 1
+   when recorded). so_nchwc_choice_list: copies up to cap (key, pick) pairs, returns how many there are.
+   so_nchwc_choice_clear: forgets them all (tests). */
+#define SO_NCHWC_PICKS 5
+int so_nchwc_choice_get(uint64_t key);
+int so_nchwc_choice_put(uint64_t key, int pick);
+size_t so_nchwc_choice_list(uint64_t *keys, int *picks, size_t cap);
+void so_nchwc_choice_clear(void);
+/* Timed candidate runs of the conv backend so far, all convs (tests: none when every choice is recorded). */
+int64_t so_nchwc_timings(void);
+/* Tests only (NULL in use): called after each timed candidate run with the candidate, the run's number in the
+   process (so_nchwc_timings before it) and the time measured (ms); returns the time the choice uses. */
+extern double (*so_nchwc_time_hook)(void *ctx, int cand, int64_t seq, double ms);
+extern void *so_nchwc_time_ctx;
 /* Floats of scratch the Winograd conv p needs per call at T threads: T * P * p->wtc * (Cb + Ob) * b. */
 int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T);
 /* The direct conv's work split (conv_run at every level): the Ob output blocks in nobg = ceil(Ob / obk_max) groups of
