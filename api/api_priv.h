@@ -13,7 +13,7 @@ struct superopt_config {
     int reference, profile, hugepages;
     int search, cost, layout; /* indexes into so_api_searches / costs / layouts */
     int reverse, allow_unverified, allow_unchecked, check_incremental, check_noise, progress;
-    double alpha, time_limit;
+    double alpha, time_limit, layout_retime_budget;
     char *rules, *report, *dot, *cache_dir, *inputs, *cost_table, *trace, *trace_path;
     char **pins; /* "s:NAME=D0,..." (input_shape) or "d:SYMBOL=N" (dim), in the order given */
     int n_pins;

@@ -42,7 +42,7 @@ static const char *stop_name(int stopped_by)
 typedef struct opts {
     const char *model, *out, *rules, *report, *dot, *cache_dir, *inputs, *cost_table, *trace, *trace_path;
     int search, cost, quiet, allow_unverified, allow_unchecked, reverse, check_incremental, check_noise, layout;
-    double alpha, time_limit;
+    double alpha, time_limit, layout_retime_budget;
     long long budget, threads, seed, work_limit;
 } opts;
 
@@ -485,7 +485,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
               .quiet = !c->progress, .allow_unverified = c->allow_unverified, .allow_unchecked = c->allow_unchecked,
               .inputs = c->inputs, .reverse = c->reverse,
               .check_incremental = c->check_incremental, .check_noise = c->check_noise, .layout = c->layout == 0 ? LAYOUT_AUTO : c->layout == 1 ? LAYOUT_NCHWC : c->layout == 3 ? LAYOUT_PASS : LAYOUT_NONE,
-              .alpha = c->alpha, .time_limit = c->time_limit, .budget = c->budget, .threads = c->threads, .seed = c->seed,
+              .alpha = c->alpha, .time_limit = c->time_limit, .layout_retime_budget = c->layout_retime_budget, .budget = c->budget, .threads = c->threads, .seed = c->seed,
               .work_limit = c->work_limit};
     /* the report: JSON and the summary for people, both built in memory */
     size_t jlen = 0, tlen = 0;
@@ -654,6 +654,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
     /* --layout none writes standard ONNX for other runtimes: what our executor makes a zero-copy view of
        (concats, splits) they copy, so the search prices it as a copy (search/cost.h copies) */
     cm.copies = o.layout == LAYOUT_NONE;
+    cm.paired_budget = o.layout_retime_budget;
     cm_init = 1;
     if (use_table && so_cost_table_load(&cm, o.cost_table) != SO_OK) goto fail;
     /* a damaged disk cache is not an error: what it lacks is measured again and the file rewritten */
@@ -887,11 +888,13 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                    "\"greedy_explored\": %lld, \"chain_probes\": %lld, \"preview_bounded\": %lld, \"rejected\": %lld, \"duplicates\": %lld, \"costs_measured\": %lld, "
                    "\"costs_under_load\": %lld, \"cost_cache_loaded\": %lld, \"cost_cache_stale\": %lld, \"cost_cache_retimed\": %lld, "
                    "\"measure_seconds\": %s, \"incremental_mismatches\": %lld, \"confirm_timed\": %lld, \"confirm_vetoed\": %d, "
-                   "\"layout_paired\": %lld, \"layout_paired_timed\": %lld, \"layout_paired_seconds\": %.6f},\n",
+                   "\"layout_paired\": %lld, \"layout_paired_timed\": %lld, \"layout_paired_seconds\": %.6f, \"layout_paired_cut\": %lld, "
+                   "\"layout_retime_budget\": %s, \"conv_picks_loaded\": %lld, \"conv_picks_new\": %lld},\n",
                 (long long)res.work, (long long)res.materialized, (long long)res.full_passes, (long long)res.carried, (long long)res.anchors,
                 (long long)res.greedy_explored, (long long)res.probes, (long long)res.preview_bounded, (long long)res.rejected, (long long)res.duplicates, (long long)cm.measured,
                 (long long)cm.noisy, cm.table ? 0LL : (long long)cm.loaded, (long long)cm.stale, (long long)cm.retimed, so_json_fmt(b0, cm.measure_seconds, 6), (long long)res.incremental_mismatches, (long long)res.confirm_timed, res.confirm_vetoed,
-                (long long)cm.paired, (long long)cm.paired_timed, cm.paired_seconds);
+                (long long)cm.paired, (long long)cm.paired_timed, cm.paired_seconds, (long long)cm.paired_cut, so_json_fmt(b1, o.layout_retime_budget, 6),
+                (long long)cm.picks_loaded, (long long)cm.picks_new);
         /* where the run's time went (wall seconds): loading and binding the rules (proofs), importing and
            canonicalising the model, pricing the input (timing its configurations), the searches (search_seconds:
            the first search and the layout search), the layout step around the layout search, the numeric check
@@ -1022,6 +1025,10 @@ static so_status optimize(const char *src, const char *dst, const struct superop
                     layout_b, strcmp(pl.method, "rules") == 0 ? "proven layout rules" : strcmp(pl.method, "pass") == 0 ? "the layout pass (axiom instances)" : "-",
                     pl.cost_plain, pl.cost_blocked, pl.applied ? "applied" : "not applied", (int)pl.lst.convs, (int)pl.kept, (int)pl.lst.bn_folded,
                     (int)pl.lst.pools, (int)pl.lst.elementwise, (int)pl.lst.concats, (int)pl.lst.reorders);
+        if (cm.paired_cut)
+            fprintf(tf, "  layout: the paired re-timing's budget (layout_retime_budget %.3g s) was spent after %.2f s: %lld decision%s left to the "
+                        "cached prices, not re-timed\n",
+                    o.layout_retime_budget, cm.paired_seconds, (long long)cm.paired_cut, cm.paired_cut == 1 ? "" : "s");
         if (nck.ran && nck.kept)
             fprintf(tf, "  standard ONNX: the searched graph costs more than the original under the FLOP/byte model (%.6g > %.6g), "
                         "which other runtimes pay: %s kept\n", nck.searched, nck.before, nck.kept == 1 ? "greedy's graph" : "the original");

@@ -8,6 +8,7 @@
 
 #include "../kernels/exec.h"
 #include "../kernels/wait.h"
+#include "../search/cost.h"
 #include "../src/graph.h"
 #include "../src/json.h"
 #include "../src/onnx_io.h"
@@ -139,7 +140,19 @@ static so_status build(superopt_session *s, const struct superopt_config *c)
     so_exec_opts eo = {.threads = c ? (int)c->threads : 1, .reference = c && c->reference, .profile = c && c->profile,
                        .consume_weights = !(c && c->reference), .hugepages = c && c->hugepages && !c->reference};
     s->threads = eo.threads;
-    if (so_exec_new(g, &eo, &s->e) != SO_OK) return so_error_prefix(m->path);
+    /* the executor's plan-time conv choices recorded in the cost cache (search/cost.h: "pick" entries) are taken,
+       and the ones this plan makes are added to it: every process on one cache (superopt optimize's, then every
+       run's) plans the same kernels, timed once (cache_dir: the default cache; "" none) */
+    so_cost_model cm;
+    const int cached = !eo.reference && so_cost_init(&cm, SO_COST_MEASURED, eo.threads, c ? c->cache_dir : NULL) == SO_OK;
+    if (so_exec_new(g, &eo, &s->e) != SO_OK) {
+        if (cached) so_cost_free(&cm);
+        return so_error_prefix(m->path);
+    }
+    if (cached) {
+        so_cost_save(&cm); /* a cache that cannot be written: the choices are made again next time */
+        so_cost_free(&cm);
+    }
     return SO_OK;
 }
 

@@ -79,6 +79,9 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
                              process-wide, it applies from superopt_config_set on, to every session
      session:  "reference" 0|1   run the reference kernels only (slow; for checking)
                "profile" 0|1     time every kernel step (superopt_session_profile)
+               "cache_dir" DIR   (also optimize's) the executor's plan-time conv choices are read from this
+                             cost cache and the ones a plan makes added (default the user's cache, "" none):
+                             every process on one cache plans the same kernels (search/cost.h "pick")
      optimize: "rules" FILE (default: the installed rule set, see superopt_optimize)
                "search" backtrack|greedy|none|eqsat   "alpha" A (1..100, default 1.05)
                "budget" N (graphs, 0 none, default 1000)
@@ -93,6 +96,9 @@ SUPEROPT_API const char *superopt_dtype_name(superopt_dtype t);
                "check_noise" 0|1 (the numeric check's noise floor on every input set, not only where
                              the strict tolerance fails: same verdict, a number in the report always)
                "check_incremental" 0|1   "cache_dir" DIR (measured costs and proofs; see rules/RULES.md)
+               "layout_retime_budget" S (wall seconds the layout step may spend re-timing its decisions
+                             paired, default 2; then the cached prices decide, and the report's
+                             search_detail.layout_paired_cut counts those decisions; search/layout.h)
                "cost_table" FILE (measured costs from this table only: loaded if it exists, else measured
                              and written; same table, same output model; search/README.md "Cost tables")
                "report" FILE.json (also written, atomically, only when the model is)

@@ -25,6 +25,7 @@
 #include "../kernels/fast.h"
 #include "../kernels/chain.h"
 #include "../kernels/isa.h"
+#include "../kernels/nchwc.h"
 #include "../kernels/fuse.h"
 
 static int costs_nothing(const so_graph *g, int32_t i)
@@ -155,16 +156,18 @@ static uint64_t machine_build_key(char *desc, size_t n, so_isa isa)
     return XXH3_64bits(desc, strlen(desc));
 }
 
-/* v3: a third column says how the entry was timed: quiet, loaded (under contention, not yet re-timed) or
-   settled (contended when first timed and when re-timed once by a later run). v2 did not use loaded entries
-   (each run timed them again); v1 had no third column. The key includes the executable, so a file of
-   another format is never at this path unless damaged or copied: it is ignored (cm->foreign) and rewritten. */
-#define CACHE_MAGIC "# superopt cost cache v3 "
+/* v4 (session 24): entries marked "pick" are the executor's plan-time conv choices (kernels/nchwc.h
+   so_nchwc_choice_*: the key theirs, the value the pick + 1). v3: a third column says how the entry was timed:
+   quiet, loaded (under contention, not yet re-timed) or settled (contended when first timed and when re-timed once by
+   a later run). v2 did not use loaded entries (each run timed them again); v1 had no third column. The key includes
+   the executable, so a file of another format is never at this path unless damaged or copied: it is ignored
+   (cm->foreign) and rewritten. */
+#define CACHE_MAGIC "# superopt cost cache v4 "
 
 /* Entry states (cm->quality; absent means quiet). Q_RETIME is in memory only: an entry read marked
-   loaded that this run has not re-timed yet (saved as loaded). */
-enum { Q_QUIET = 0, Q_LOADED = 1, Q_SETTLED = 2, Q_RETIME = 3 };
-static const char *const q_names[] = {"quiet", "loaded", "settled", "loaded"};
+   loaded that this run has not re-timed yet (saved as loaded). Q_PICK: a conv choice (never a price). */
+enum { Q_QUIET = 0, Q_LOADED = 1, Q_SETTLED = 2, Q_RETIME = 3, Q_PICK = 4 };
+static const char *const q_names[] = {"quiet", "loaded", "settled", "loaded", "pick"};
 
 static char *cache_path(const char *cache_dir, uint64_t key)
 {
@@ -180,8 +183,10 @@ static char *cache_path(const char *cache_dir, uint64_t key)
    (nothing read), else 1; *bad counts the lines dropped: not '<16 hex digits>\t<ms>\t<state>', or a
    time that is not finite, positive and below an hour (inf, nan, 0, 1e300: a damaged, truncated or
    hand-edited cache; such a configuration is measured again); *n_loaded and *n_stale count the
-   entries kept and, of those, the ones marked loaded. */
-static int read_cache(FILE *f, const char *desc, so_hmap *cache, so_hmap *quality, int64_t *bad, int64_t *n_loaded, int64_t *n_stale)
+   price entries kept and, of those, the ones marked loaded; *n_picks (may be NULL) the conv choices (a "pick" entry's
+   value must be 1..SO_NCHWC_PICKS), which install hands to the kernels (so_nchwc_choice_put). */
+static int read_cache(FILE *f, const char *desc, so_hmap *cache, so_hmap *quality, int64_t *bad, int64_t *n_loaded, int64_t *n_stale,
+                      int64_t *n_picks, int install)
 {
     char line[1024], want[600];
     snprintf(want, sizeof want, CACHE_MAGIC "%s\n", desc);
@@ -196,14 +201,19 @@ static int read_cache(FILE *f, const char *desc, so_hmap *cache, so_hmap *qualit
         int kn = 0;
         int state = -1;
         if (starts && sscanf(line, "%16llx%n\t%lf\t%15s %c", &k, &kn, &ms, q, &extra) == 3 && kn == 16 && whole)
-            for (int s = 0; s < Q_RETIME; s++)
-                if (!strcmp(q, q_names[s])) state = s;
-        if (state < 0 || !isfinite(ms) || !(ms > 0) || ms >= 3.6e6) {
+            for (int s = 0; s <= Q_PICK; s++)
+                if (s != Q_RETIME && !strcmp(q, q_names[s])) state = s;
+        if (state < 0 || !isfinite(ms) || !(ms > 0) || ms >= 3.6e6 || (state == Q_PICK && !(ms == floor(ms) && ms <= SO_NCHWC_PICKS))) {
             if (starts) ++*bad;
             continue;
         }
         so_hmap_put(cache, (uint64_t)k, d2u(ms));
         so_hmap_put(quality, (uint64_t)k, (uint64_t)(state == Q_LOADED ? Q_RETIME : state));
+        if (state == Q_PICK) { /* the executor's choice: the kernels take it (the first one recorded for the key) */
+            if (n_picks) ++*n_picks;
+            if (install) so_nchwc_choice_put((uint64_t)k, (int)ms - 1);
+            continue;
+        }
         ++*n_loaded;
         if (state == Q_LOADED) ++*n_stale;
     }
@@ -216,6 +226,7 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
     cm->kind = kind;
     cm->threads = threads > 0 ? threads : 1;
     cm->cold_weights = -1;
+    cm->paired_budget = SO_COST_PAIRED_BUDGET;
     if (kind != SO_COST_MEASURED || (cache_dir && !cache_dir[0])) return SO_OK;
     char desc[512];
     so_isa isa;
@@ -233,7 +244,7 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
         return so_error_prefix("cost cache");
     }
     /* a header that is not this build's (another format or a damaged file): ignored, overwritten */
-    cm->foreign = !read_cache(f, desc, &cm->cache, &cm->quality, &cm->malformed, &cm->loaded, &cm->stale);
+    cm->foreign = !read_cache(f, desc, &cm->cache, &cm->quality, &cm->malformed, &cm->loaded, &cm->stale, &cm->picks_loaded, 1);
     fclose(f);
     /* in use: its modification time is what so_cost_prune ages (a build whose costs are all cached never
        saves); a day's resolution is enough, and a read-only cache is not an error */
@@ -243,12 +254,12 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
 
 /* Which of two entries for one configuration the merged cache keeps (so_cost_save): a quiet timing
    over a settled one over a loaded one; of two quiet ones the first saved (disk's); of two others the
-   lower (load only adds time). Returns 1 to keep mine. */
+   lower (load only adds time); of two conv choices the first saved (disk's). Returns 1 to keep mine. */
 static int keep_mine(double mine, uint64_t qm, double disk, uint64_t qd)
 {
-    static const int rank[] = {[Q_QUIET] = 2, [Q_LOADED] = 0, [Q_SETTLED] = 1, [Q_RETIME] = 0};
+    static const int rank[] = {[Q_QUIET] = 2, [Q_LOADED] = 0, [Q_SETTLED] = 1, [Q_RETIME] = 0, [Q_PICK] = 3};
     if (rank[qm] != rank[qd]) return rank[qm] > rank[qd];
-    return qm != Q_QUIET && mine < disk;
+    return qm != Q_QUIET && qm != Q_PICK && mine < disk;
 }
 
 /* Takes the cache directory's lock (an exclusive flock on "<dir>/cost.lock", blocking; one lock file per
@@ -271,10 +282,31 @@ static int lock_cache(const char *dir)
     return fd;
 }
 
+/* The kernels' conv choices this cache has not recorded yet, entered as "pick" entries (cm->picks_new). */
+static void take_picks(so_cost_model *cm)
+{
+    const size_t n = so_nchwc_choice_list(NULL, NULL, 0);
+    if (!n) return;
+    uint64_t *keys = so_xmalloc(n * sizeof *keys);
+    int *picks = so_xmalloc(n * sizeof *picks);
+    const size_t m = so_nchwc_choice_list(keys, picks, n);
+    for (size_t j = 0; j < m && j < n; j++) {
+        if (so_hmap_get(&cm->cache, keys[j], NULL)) continue;
+        so_hmap_put(&cm->cache, keys[j], d2u(picks[j] + 1.0));
+        so_hmap_put(&cm->quality, keys[j], Q_PICK);
+        cm->picks_new++;
+        cm->dirty = 1;
+    }
+    free(keys);
+    free(picks);
+}
+
 so_status so_cost_save(so_cost_model *cm)
 {
     if (cm->table) return so_cost_table_save(cm);
-    if (!cm->path || !cm->dirty) return SO_OK;
+    if (!cm->path) return SO_OK;
+    take_picks(cm);
+    if (!cm->dirty) return SO_OK;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", cm->path);
     char *slash = strrchr(dir, '/');
@@ -291,7 +323,7 @@ so_status so_cost_save(so_cost_model *cm)
     int64_t bad = 0, nl = 0, ns = 0;
     FILE *in = so_open_regular(cm->path, NULL);
     if (in) {
-        read_cache(in, desc, &dc, &dq, &bad, &nl, &ns);
+        read_cache(in, desc, &dc, &dq, &bad, &nl, &ns, NULL, 0);
         fclose(in);
     }
     so_atomic out;
@@ -989,6 +1021,12 @@ so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_gr
         *how = SO_PAIRED_RECORDED;
         goto out;
     }
+    if (!(cm->paired_seconds < cm->paired_budget)) { /* the budget is spent: the caller's cached prices decide */
+        *ratio = NAN;
+        *how = SO_PAIRED_CUT;
+        cm->paired_cut++;
+        goto out;
+    }
     double r_ms[SO_COST_PAIRED_ROUNDS], t0 = so_now();
     double *ba = so_xmalloc(((size_t)ka + (size_t)kb) * sizeof *ba), *bb = ba + ka;
     for (int32_t q = 0; q < ka + kb; q++) ba[q] = INFINITY;
@@ -996,6 +1034,8 @@ so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_gr
     for (int r = 0; r < SO_COST_PAIRED_ROUNDS && st == SO_OK; r++) {
         /* every round so far on one side of the threshold after SO_COST_PAIRED_MIN_ROUNDS: settled */
         if (r >= SO_COST_PAIRED_MIN_ROUNDS && (below == 0 || below == r)) break;
+        /* no extra rounds once the budget is spent (the minimum ones still run: a decision begun is finished) */
+        if (r >= SO_COST_PAIRED_MIN_ROUNDS && !(cm->paired_seconds + (so_now() - t0) < cm->paired_budget)) break;
         double ta = 0, tb = 0;
         /* a b, b a, a b, ...: a trend in the machine's speed weighs on both sides alike */
         if (r % 2 == 0) st = time_side(cm, a, oa, ka, ba, &ta) != SO_OK || time_side(cm, b, ob, kb, bb, &tb) != SO_OK ? SO_ERR : SO_OK;

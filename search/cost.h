@@ -52,9 +52,16 @@ typedef struct so_cost_model {
                                    (so_cost_node: the node timed as its own copy kernel, or its
                                    bytes under the flops model). Reshape-class views stay free:
                                    other runtimes alias those too. Set after so_cost_init. */
+    int64_t picks_loaded;       /* disk-cache mode: the executor's conv choices read ("pick" entries), handed to
+                                   the kernels at so_cost_init (kernels/nchwc.h so_nchwc_choice_put) */
+    int64_t picks_new;          /* the kernels' choices so_cost_save added to the cache (made by this process) */
     int64_t paired;             /* so_cost_paired_ratio decisions timed (recorded ones not counted) */
     int64_t paired_timed;       /* their timings (one configuration once) */
     double paired_seconds;      /* their wall time (also counted in measure_seconds) */
+    double paired_budget;       /* wall seconds so_cost_paired_ratio may time in all (session 24; so_cost_init: 2,
+                                   optimize's layout_retime_budget); once spent, a decision not recorded is not
+                                   timed (SO_PAIRED_CUT) */
+    int64_t paired_cut;         /* decisions left to the cached prices because the budget was spent */
     /* Tests only (NULL in use): replaces the timer and the contention check of disk-cache mode:
        returns the time of what role runs for node i in *ms and sets *contended. */
     so_status (*time_hook)(void *ctx, const so_graph *g, int32_t i, int role, double *ms, int *contended);
@@ -66,9 +73,14 @@ typedef struct so_cost_model {
    cost-<key>.tsv where key hashes the CPU model, core count, the running executable and the
    kernels' ISA level (kernels/isa.h), and the file's header must repeat that key, so a cache
    from another machine, build or level is never used. Format (text):
-     # superopt cost cache v3 cpu=... cores=... exe=... isa=... onednn=...
+     # superopt cost cache v4 cpu=... cores=... exe=... isa=... onednn=...
      <16 hex digits: configuration key>\t<ms, %.17g>\t<quiet|loaded|settled>
-   Every entry is used. "loaded" ones (timed under contention, so_cost_contended) are counted in
+     <16 hex digits: conv choice key>\t<pick + 1>\tpick
+   Every entry is used. "pick" entries are the executor's plan-time conv choices (kernels/nchwc.h
+   so_nchwc_choice_*): so_cost_init hands them to the kernels (cm->picks_loaded), which then plan those convs
+   without timing them; so_cost_save adds the choices the process made since (cm->picks_new), and of two
+   processes' choices for one key the merge keeps the first saved, so every process on one cache picks the
+   same kernels. (A cost table holds no choices: table mode times them as before.) "loaded" ones (timed under contention, so_cost_contended) are counted in
    stale and timed once more at their first use (SO_COST_LOADED_ROUNDS). A header that differs (another
    format version, a damaged file) sets cm->foreign and nothing is read; lines that are not entries
    (truncated, damaged: a time not finite, positive and below an hour) are dropped and counted in
@@ -234,7 +246,11 @@ int so_cost_clearly_lower(double d_new, double d_old);
    there prices are already medians of interleaved rounds (so_cost_table_load). */
 #define SO_COST_PAIRED_ROUNDS 5
 #define SO_COST_PAIRED_MIN_ROUNDS 3
-enum { SO_PAIRED_SAME = 0, SO_PAIRED_RECORDED = 1, SO_PAIRED_TIMED = 2 };
+/* SO_PAIRED_CUT (session 24): cm->paired_budget was spent before this decision (not recorded): nothing timed, *ratio
+   NaN, SO_OK, cm->paired_cut counted; the caller decides by the cached prices. The budget also stops extra rounds
+   beyond SO_COST_PAIRED_MIN_ROUNDS. */
+enum { SO_PAIRED_SAME = 0, SO_PAIRED_RECORDED = 1, SO_PAIRED_TIMED = 2, SO_PAIRED_CUT = 3 };
+#define SO_COST_PAIRED_BUDGET 2.0
 so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_graph *b, double threshold, double *ratio, int *how);
 /* Sum of the isolated node costs (so_cost_node), ignoring fusion. */
 double so_cost_graph_unfused(so_cost_model *cm, const so_graph *g);

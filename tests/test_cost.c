@@ -282,7 +282,7 @@ static void test_loaded_retimed_once(void **state)
     snprintf(path, sizeof path, "%s", cm.path);
     so_cost_free(&cm);
     cache_lines(path, key, head, sizeof head, line, sizeof line);
-    assert_true(strncmp(head, "# superopt cost cache v3 ", 25) == 0);
+    assert_true(strncmp(head, "# superopt cost cache v4 ", 25) == 0);
     assert_non_null(strstr(line, "\t0.40000000000000002\tloaded\n"));
 
     /* run 2 uses it and times it once more, contended: rounds that never agree stop at
