@@ -591,13 +591,18 @@ typedef struct decided {
 
 static const char *how_name(int how)
 {
-    return how == SO_PAIRED_TIMED ? "re-timed paired" : how == SO_PAIRED_RECORDED ? "recorded paired" : how == SO_PAIRED_SAME ? "no difference" : "priced";
+    return how == SO_PAIRED_TIMED      ? "re-timed paired"
+           : how == SO_PAIRED_RECORDED ? "recorded paired"
+           : how == SO_PAIRED_SAME     ? "no difference"
+           : how == SO_PAIRED_CUT      ? "priced (re-timing budget spent)"
+                                       : "priced";
 }
 
 /* Measured (disk-cache) model: is `cand` clearly cheaper than `cur` (their changed nodes beyond SO_COST_NOISE)? The
-   cached prices decide alone when they put the change beyond SO_LAYOUT_RETIME_BELOW (clearly dearer: no load
+   cached prices decide alone when they put the change at SO_LAYOUT_RETIME_BELOW or beyond (clearly dearer: no load
    makes that a gain); otherwise both sides are re-timed paired (so_cost_paired_ratio) and that ratio decides. A
-   cost table's prices decide alone (medians of interleaved rounds already), as does a re-timing that failed. */
+   cost table's prices decide alone (medians of interleaved rounds already), as does a re-timing that failed or that
+   the budget cut (cm->paired_budget). */
 static int clearly_cheaper(so_cost_model *cm, const so_graph *cand, const so_graph *cur, double d_new, double d_old, decided *dd)
 {
     dd->priced = diff_ratio(d_new, d_old);
@@ -608,8 +613,9 @@ static int clearly_cheaper(so_cost_model *cm, const so_graph *cand, const so_gra
     double r = 1;
     int how = -1;
     if (so_cost_paired_ratio(cm, cand, cur, 1 - SO_COST_NOISE, &r, &how) != SO_OK) return take;
-    dd->paired = r;
     dd->how = how;
+    if (how == SO_PAIRED_CUT) return take;
+    dd->paired = r;
     return so_cost_clearly_lower(r, 1.0);
 }
 
@@ -652,7 +658,7 @@ int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_g
     int take = ca < cb, how = -1;
     double r = -1;
     /* within the caller's band: the two sides re-timed paired decide */
-    if (q >= lo && q < hi && so_cost_paired_ratio(cm, a, b, 1.0, &r, &how) == SO_OK) {
+    if (q >= lo && q < hi && so_cost_paired_ratio(cm, a, b, 1.0, &r, &how) == SO_OK && how != SO_PAIRED_CUT) {
         take = r < 1;
         if (retimed) *retimed = 1;
     }
