@@ -885,6 +885,51 @@ static void test_layout_paired(void **state)
         assert_int_equal(cm.paired, 0);
         so_cost_free(&cm);
     }
+    /* priced dearer within the band (session 24): the blocked convs priced at a quiet moment (0.25 of their time), the
+       plain conv's change (0.1 ms + its reorders) priced 1.2x the blocked conv's: re-timed paired, the plain side is a
+       clear gain and taken (before session 24 only changes priced cheaper were re-timed: this one stayed blocked) */
+    {
+        so_cost_model cm;
+        skew_timer t = {.plain = 0.1, .blocked = 1.0, .skew = 0.25};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+        double cc = 0, cb = 0, d_new = 0, d_old = 0;
+        skew_price(&cm, &t, &f, &cc, &cb);
+        so_cost_graph_diff(&cm, f.cand, f.lg, &d_new, &d_old);
+        assert_true(d_new > d_old && d_new < SO_LAYOUT_RETIME_BELOW * d_old); /* priced dearer, within the band */
+        assert_true(so_layout_gain(&cm, f.cand, cc, f.lg, cb, f.fg, f.conv));
+        assert_int_equal(cm.paired, 1);
+        so_cost_free(&cm);
+    }
+    /* the re-timing budget (cm->paired_budget, optimize's layout_retime_budget): spent, a decision is left to the
+       cached prices and counted (the report's layout_paired_cut), nothing timed: the false unblock of the first case
+       is then taken, the dearer-priced gain not; a decision recorded earlier is still used */
+    for (int k = 0; k < 2; k++) {
+        so_cost_model cm;
+        skew_timer t = k ? (skew_timer){.plain = 0.1, .blocked = 1.0, .skew = 0.25} : (skew_timer){.plain = 1.0, .blocked = 1.0, .skew = 3.0};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, ""), SO_OK);
+        cm.paired_budget = 0;
+        assert_int_equal(paired_gain(&cm, &t, &f, 0), !k);
+        assert_int_equal(cm.paired, 0);
+        assert_int_equal(cm.paired_timed, 0);
+        assert_int_equal(cm.paired_cut, 1);
+        double r = 0;
+        int how = -1;
+        assert_int_equal(so_cost_paired_ratio(&cm, f.cand, f.lg, 1 - SO_COST_NOISE, &r, &how), SO_OK);
+        assert_int_equal(how, SO_PAIRED_CUT);
+        assert_true(isnan(r));
+        assert_int_equal(cm.paired_cut, 2);
+        so_cost_free(&cm);
+    }
+    {
+        so_cost_model cm; /* the recorded decision of the first case, on its disk cache, with no budget: still taken from the record */
+        skew_timer t = {.plain = 0.1, .blocked = 1.0, .skew = 1.0};
+        assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+        cm.paired_budget = 0;
+        assert_false(paired_gain(&cm, &t, &f, 0));
+        assert_int_equal(cm.paired_cut, 0);
+        assert_int_equal(cm.paired_timed, 0);
+        so_cost_free(&cm);
+    }
     /* a cost table's prices decide alone (cm.table set: never re-timed; the skewed price then unblocks) */
     {
         so_cost_model cm;
@@ -939,6 +984,149 @@ static void test_layout_paired(void **state)
     unblock_free(&f);
 }
 
+/* ---------------- the executor's plan-time conv choice (kernels/nchwc.c conv_backend, session 24) ---------------- */
+
+/* A scripted timer for conv_backend's candidates (so_nchwc_time_hook): candidate c takes base[c] ms, times `burst`
+   for the timings numbered [from, to] (counted from 0 over the process's timings: so_nchwc_timings). */
+typedef struct pick_timer {
+    double base[SO_NCHWC_PICKS], burst;
+    int64_t from, to, calls;
+} pick_timer;
+
+static double pick_time(void *ctx, int cand, int64_t seq, double ms)
+{
+    (void)ms;
+    pick_timer *t = ctx;
+    t->calls++;
+    return t->base[cand] * (seq >= t->from && seq <= t->to ? t->burst : 1);
+}
+
+/* x [1, 16, 12, 12] -> 1x1 conv + relu (no backend choice: not a 3x3, oneDNN off) -> 3x3 conv 16 -> 16 (our direct
+   conv, Winograd F(4x4) and F(2x2) timed: candidates 0, 3, 4) at block 8: the kernel the executor planned for the 3x3
+   ("" when the level has no block-8 Winograd: the caller skips). */
+static void pick_model(mb *b)
+{
+    const int32_t x = mb_begin(b, "pick", 29, (const int64_t[4]){1, 16, 12, 12});
+    const int32_t r = mb_node(b, SO_OP_RELU, (int32_t[]){mb_conv(b, x, 16, 16, 1, 1, 1)}, 1, NULL);
+    const int32_t out = mb_conv(b, r, 16, 16, 3, 1, 1);
+    b->m->graph->outputs[0] = (so_edge){out, 0};
+    b->m->outputs[0].name = "y";
+    b->m->outputs[0].shape = b->m->graph->nodes[out].out[0];
+}
+
+static const char *pick_plan(so_model *m, char *kernel, size_t n)
+{
+    so_layout_stats st;
+    so_graph *lg = NULL;
+    assert_int_equal(so_layout_nchwc(m->graph, 8, NULL, &lg, &st), SO_OK);
+    const int onednn = so_fast_use_onednn;
+    so_fast_use_onednn = 0;
+    so_exec_opts eo = {.threads = 1};
+    so_exec *ex = NULL;
+    assert_int_equal(so_exec_new(lg, &eo, &ex), SO_OK);
+    so_fast_use_onednn = onednn;
+    kernel[0] = 0;
+    for (int32_t s = 0; s < so_exec_n_steps(ex); s++) {
+        so_exec_step_info si;
+        so_exec_step(ex, s, &si);
+        if (strstr(si.kernel, "conv_nchwc") && !strstr(si.kernel, "stem")) snprintf(kernel, n, "%s", si.kernel);
+    }
+    so_exec_free(ex);
+    so_graph_free(lg);
+    return kernel;
+}
+
+/* Which candidate a planned kernel name is: 3 F(4x4), 4 F(2x2), 0 ours. */
+static int pick_of(const char *k) { return strstr(k, "wino2") ? 4 : strstr(k, "wino") ? 3 : 0; }
+
+/* conv_backend's paired rounds: our F(4x4) Winograd (8 ms) against F(2x2) (9 ms) and the direct conv (10 ms). Quiet,
+   3 rounds settle it (9 timings). A load burst (3x) over timings 1-13 catches F(4x4) in each of its first five
+   timings (and the others in some): before session 24 (5 rounds in one fixed order, the fastest of each) F(2x2) won
+   at 9 ms; now the rounds disagree, so more run (the order reversed every other round) until F(4x4)'s clean timing:
+   F(4x4) kept. A near tie (F(2x2) within NCHWC_PICK_CLOSE) takes the most rounds. */
+static void test_conv_pick_burst(void **state)
+{
+    (void)state;
+    so_isa lv;
+    assert_int_equal(so_isa_current(&lv), SO_OK);
+    const so_nchwc_impl *L = so_nchwc_level(8, lv);
+    if (!L || !L->wino) return; /* no block-8 Winograd at this level: no choice to make */
+    mb b;
+    pick_model(&b);
+    char k[64];
+    for (int scen = 0; scen < 3; scen++) {
+        so_nchwc_choice_clear();
+        const int64_t t0 = so_nchwc_timings();
+        pick_timer t = {.base = {10, 50, 50, 8, scen == 2 ? 8.2 : 9}, .burst = scen == 1 ? 3 : 1, .from = t0 + 1, .to = t0 + 13};
+        so_nchwc_time_hook = pick_time, so_nchwc_time_ctx = &t;
+        pick_plan(b.m, k, sizeof k);
+        so_nchwc_time_hook = NULL, so_nchwc_time_ctx = NULL;
+        assert_int_equal(pick_of(k), 3);
+        assert_int_equal(t.calls, so_nchwc_timings() - t0);
+        if (scen == 0) assert_int_equal(t.calls, 9);       /* 3 rounds x 3 candidates */
+        else assert_true(t.calls > 13 && t.calls <= 7 * 3); /* past the burst */
+    }
+    so_nchwc_choice_clear();
+    so_model_free(b.m);
+}
+
+/* The choice is recorded in the cost cache ("pick" entries): a process that loads the cache (so_cost_init) plans the
+   conv the same way without timing it, even when its own timing would now pick another kernel; without the cache it
+   times and picks that other one. */
+static void test_conv_pick_cache(void **state)
+{
+    (void)state;
+    so_isa lv;
+    assert_int_equal(so_isa_current(&lv), SO_OK);
+    const so_nchwc_impl *L = so_nchwc_level(8, lv);
+    if (!L || !L->wino) return;
+    mb b;
+    pick_model(&b);
+    char k[64], dir[] = "/tmp/so_pick_test_XXXXXX", path[600];
+    assert_non_null(mkdtemp(dir));
+    so_nchwc_choice_clear();
+    pick_timer t = {.base = {10, 50, 50, 8, 9}, .burst = 1, .from = -1, .to = -1};
+    so_nchwc_time_hook = pick_time, so_nchwc_time_ctx = &t;
+    so_cost_model cm;
+    assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+    assert_int_equal(cm.picks_loaded, 0);
+    assert_int_equal(pick_of(pick_plan(b.m, k, sizeof k)), 3);
+    assert_true(t.calls > 0);
+    assert_int_equal(so_cost_save(&cm), SO_OK);
+    assert_true(cm.picks_new >= 1);
+    snprintf(path, sizeof path, "%s", cm.path);
+    so_cost_free(&cm);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[256];
+    int picks = 0;
+    while (fgets(line, sizeof line, f)) picks += strstr(line, "\tpick\n") != NULL;
+    fclose(f);
+    assert_true(picks >= 1);
+    /* a new process (the choices forgotten) on that cache, its timer now favouring F(2x2): the recorded F(4x4), no timing */
+    so_nchwc_choice_clear();
+    t = (pick_timer){.base = {10, 50, 50, 9, 6}, .burst = 1, .from = -1, .to = -1};
+    assert_int_equal(so_cost_init(&cm, SO_COST_MEASURED, 1, dir), SO_OK);
+    assert_true(cm.picks_loaded >= 1);
+    const int64_t t0 = so_nchwc_timings();
+    assert_int_equal(pick_of(pick_plan(b.m, k, sizeof k)), 3);
+    assert_int_equal(so_nchwc_timings(), t0);
+    assert_int_equal(t.calls, 0);
+    so_cost_free(&cm);
+    /* without the cache: timed, F(2x2) */
+    so_nchwc_choice_clear();
+    assert_int_equal(pick_of(pick_plan(b.m, k, sizeof k)), 4);
+    assert_true(t.calls > 0);
+    so_nchwc_time_hook = NULL, so_nchwc_time_ctx = NULL;
+    so_nchwc_choice_clear();
+    unlink(path);
+    char lock[620];
+    snprintf(lock, sizeof lock, "%s/cost.lock", dir);
+    unlink(lock);
+    rmdir(dir);
+    so_model_free(b.m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -954,6 +1142,8 @@ int main(void)
         cmocka_unit_test(test_layout_margin),
         cmocka_unit_test(test_layout_search_margin),
         cmocka_unit_test(test_layout_paired),
+        cmocka_unit_test(test_conv_pick_burst),
+        cmocka_unit_test(test_conv_pick_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
