@@ -820,6 +820,7 @@ static so_status optimize(const char *src, const char *dst, const struct superop
        its temporary (flushed: a full disk shows here), then the model, then the report renamed
        into place. */
     if (o.dot && write_dots(m->graph, res.best, o.dot, tf) != SO_OK) goto fail;
+    so_cost_take_picks(&cm); /* the executor's conv choices of this run, counted in the report (saved below) */
     {
         FILE *f = jf;
         const char *sname[] = {"none", "greedy", "backtrack", "eqsat"};

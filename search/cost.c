@@ -282,9 +282,9 @@ static int lock_cache(const char *dir)
     return fd;
 }
 
-/* The kernels' conv choices this cache has not recorded yet, entered as "pick" entries (cm->picks_new). */
-static void take_picks(so_cost_model *cm)
+void so_cost_take_picks(so_cost_model *cm)
 {
+    if (!cm->path || cm->table) return;
     const size_t n = so_nchwc_choice_list(NULL, NULL, 0);
     if (!n) return;
     uint64_t *keys = so_xmalloc(n * sizeof *keys);
@@ -305,7 +305,7 @@ so_status so_cost_save(so_cost_model *cm)
 {
     if (cm->table) return so_cost_table_save(cm);
     if (!cm->path) return SO_OK;
-    take_picks(cm);
+    so_cost_take_picks(cm);
     if (!cm->dirty) return SO_OK;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", cm->path);

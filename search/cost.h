@@ -93,6 +93,9 @@ so_status so_cost_init(so_cost_model *cm, so_cost_kind kind, int threads, const 
    written atomically (temporary file + rename): concurrent runs lose no entries and a reader never
    sees a partial file. In table mode, the table instead (so_cost_table_save). */
 so_status so_cost_save(so_cost_model *cm);
+/* Disk-cache mode: enters the kernels' conv choices this cache has not recorded yet as "pick" entries
+   (cm->picks_new counts them); so_cost_save calls it (a report written before the save calls it first). */
+void so_cost_take_picks(so_cost_model *cm);
 /* Pruning the disk cache directory (session 20): every build writes a file of its own (the key hashes the
    executable), so a directory collects one per build ever run. so_cost_save, under the directory's lock
    ("<dir>/cost.lock", one per directory), removes the files of other builds that nobody used for
