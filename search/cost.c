@@ -859,61 +859,14 @@ double so_cost_graph(so_cost_model *cm, const so_graph *g)
     return c;
 }
 
-typedef struct priced {
-    uint64_t key;
-    double ms;
-} priced;
-
-static int cmp_priced(const void *x, const void *y)
-{
-    const priced *a = x, *b = y;
-    return a->key < b->key ? -1 : a->key > b->key;
-}
-
-/* g's nodes that cost something, as (key of configuration and role, cost), sorted by key: *n of them (malloc'd). */
-static priced *priced_nodes(so_cost_model *cm, const so_graph *g, int32_t *n)
-{
-    so_cost_graph(cm, g); /* table mode: the missing configurations timed together */
-    uint8_t *role = so_xmalloc((size_t)g->n_nodes + 1);
-    so_cost_roles(g, role);
-    priced *p = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *p);
-    *n = 0;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        const double ms = so_cost_node_role(cm, g, i, role[i]);
-        if (ms == 0) continue;
-        uint64_t k = so_cost_config(cm, g, i, role[i]);
-        p[(*n)++] = (priced){XXH3_64bits_withSeed(&k, sizeof k, role[i]), ms};
-    }
-    free(role);
-    qsort(p, (size_t)*n, sizeof *p, cmp_priced);
-    return p;
-}
-
-void so_cost_graph_diff(so_cost_model *cm, const so_graph *a, const so_graph *b, double *da, double *db)
-{
-    int32_t na = 0, nb = 0;
-    priced *pa = priced_nodes(cm, a, &na), *pb = priced_nodes(cm, b, &nb);
-    *da = *db = 0;
-    int32_t i = 0, j = 0;
-    while (i < na || j < nb) {
-        if (j >= nb || (i < na && pa[i].key < pb[j].key)) *da += pa[i++].ms;
-        else if (i >= na || pb[j].key < pa[i].key) *db += pb[j++].ms;
-        else i++, j++; /* the same configuration in both */
-    }
-    free(pa);
-    free(pb);
-}
-
-int so_cost_clearly_lower(double d_new, double d_old) { return d_new < d_old * (1 - SO_COST_NOISE); }
-
-/* ---------------- paired re-timing (layout decisions, session 23) ---------------- */
-
-/* One configuration a graph runs: key (so_cost_config hashed with the role, as priced_nodes), one node that runs it,
-   the role, and (after side_difference) how many more times this side runs it than the other. */
+/* One configuration a graph runs: key (so_cost_config hashed with the role), one node that runs it, the role, its
+   price (so_cost_node_role), and (after side_difference) how many more times this side runs it than the other. The
+   one list so_cost_graph_diff and the paired re-timing both read (session 23 had two copies). */
 typedef struct side_cfg {
     uint64_t key;
     int32_t node, count;
     int role;
+    double ms;
 } side_cfg;
 
 static int cmp_side_cfg(const void *x, const void *y)
@@ -932,14 +885,34 @@ static side_cfg *side_cfgs(so_cost_model *cm, const so_graph *g, int32_t *n)
     side_cfg *v = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *v);
     *n = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (so_cost_node_role(cm, g, i, role[i]) == 0) continue;
+        const double ms = so_cost_node_role(cm, g, i, role[i]);
+        if (ms == 0) continue;
         uint64_t k = so_cost_config(cm, g, i, role[i]);
-        v[(*n)++] = (side_cfg){XXH3_64bits_withSeed(&k, sizeof k, role[i]), i, 1, role[i]};
+        v[(*n)++] = (side_cfg){XXH3_64bits_withSeed(&k, sizeof k, role[i]), i, 1, role[i], ms};
     }
     free(role);
     qsort(v, (size_t)*n, sizeof *v, cmp_side_cfg);
     return v;
 }
+
+void so_cost_graph_diff(so_cost_model *cm, const so_graph *a, const so_graph *b, double *da, double *db)
+{
+    int32_t na = 0, nb = 0;
+    side_cfg *pa = side_cfgs(cm, a, &na), *pb = side_cfgs(cm, b, &nb);
+    *da = *db = 0;
+    int32_t i = 0, j = 0;
+    while (i < na || j < nb) {
+        if (j >= nb || (i < na && pa[i].key < pb[j].key)) *da += pa[i++].ms;
+        else if (i >= na || pb[j].key < pa[i].key) *db += pb[j++].ms;
+        else i++, j++; /* the same configuration in both */
+    }
+    free(pa);
+    free(pb);
+}
+
+int so_cost_clearly_lower(double d_new, double d_old) { return d_new < d_old * (1 - SO_COST_NOISE); }
+
+/* ---------------- paired re-timing (layout decisions, session 23) ---------------- */
 
 /* The multiset difference of a's and b's configurations: *oa those a runs more often than b (count: how many more
    times), *ob the other way; sorted by key (malloc'd). */
@@ -956,8 +929,8 @@ static void side_difference(so_cost_model *cm, const so_graph *a, const so_graph
         int32_t ca = 0, cb = 0, first_a = i, first_b = j;
         for (; i < na && va[i].key == key; i++) ca++;
         for (; j < nb && vb[j].key == key; j++) cb++;
-        if (ca > cb) (*oa)[(*ka)++] = (side_cfg){key, va[first_a].node, ca - cb, va[first_a].role};
-        else if (cb > ca) (*ob)[(*kb)++] = (side_cfg){key, vb[first_b].node, cb - ca, vb[first_b].role};
+        if (ca > cb) (*oa)[(*ka)++] = (side_cfg){key, va[first_a].node, ca - cb, va[first_a].role, va[first_a].ms};
+        else if (cb > ca) (*ob)[(*kb)++] = (side_cfg){key, vb[first_b].node, cb - ca, vb[first_b].role, vb[first_b].ms};
     }
     free(va);
     free(vb);
