@@ -602,7 +602,8 @@ static const char *how_name(int how)
    cached prices decide alone when they put the change at SO_LAYOUT_RETIME_BELOW or beyond (clearly dearer: no load
    makes that a gain); otherwise both sides are re-timed paired (so_cost_paired_ratio) and that ratio decides. A
    cost table's prices decide alone (medians of interleaved rounds already), as does a re-timing that failed or that
-   the budget cut (cm->paired_budget). */
+   the budget cut (cm->paired_budget): then the change is not made (a cached "cheaper" under load is the error that
+   cascades), except that a change priced dearer is decided by its price either way. */
 static int clearly_cheaper(so_cost_model *cm, const so_graph *cand, const so_graph *cur, double d_new, double d_old, decided *dd)
 {
     dd->priced = diff_ratio(d_new, d_old);
@@ -610,11 +611,19 @@ static int clearly_cheaper(so_cost_model *cm, const so_graph *cand, const so_gra
     dd->how = -1;
     int take = so_cost_clearly_lower(d_new, d_old);
     if (cm->table || !(dd->priced < SO_LAYOUT_RETIME_BELOW)) return take;
+    /* the dearer side of the band gets only the first half of the budget: the rest is kept for the changes priced
+       cheaper, whose false "yes" cascades (session 24: spending it all on the dearer side left ResNet-50's cheaper-
+       priced unblocks to the loaded prices, 9 NCHW convs) */
+    if (dd->priced >= 1 && !(cm->paired_seconds < cm->paired_budget / 2)) {
+        cm->paired_cut++;
+        dd->how = SO_PAIRED_CUT;
+        return take;
+    }
     double r = 1;
     int how = -1;
     if (so_cost_paired_ratio(cm, cand, cur, 1 - SO_COST_NOISE, &r, &how) != SO_OK) return take;
     dd->how = how;
-    if (how == SO_PAIRED_CUT) return take;
+    if (how == SO_PAIRED_CUT) return 0; /* not confirmed: the change is not made (blocked stays blocked) */
     dd->paired = r;
     return so_cost_clearly_lower(r, 1.0);
 }
@@ -658,9 +667,11 @@ int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_g
     int take = ca < cb, how = -1;
     double r = -1;
     /* within the caller's band: the two sides re-timed paired decide */
-    if (q >= lo && q < hi && so_cost_paired_ratio(cm, a, b, 1.0, &r, &how) == SO_OK && how != SO_PAIRED_CUT) {
-        take = r < 1;
-        if (retimed) *retimed = 1;
+    if (q >= lo && q < hi && so_cost_paired_ratio(cm, a, b, 1.0, &r, &how) == SO_OK) {
+        if (how != SO_PAIRED_CUT) {
+            take = r < 1;
+            if (retimed) *retimed = 1;
+        } else if (isinf(hi)) take = 1; /* the budget spent on the apply decision ([1, inf)): the placement is applied */
     }
     if (getenv("SO_DEBUG_LAYOUT"))
         fprintf(stderr, "layout placement: %.6f vs %.6f ms, changed nodes %.6f vs %.6f ms, ratio %.4f, %s %.4f, %s\n", ca, cb, da, db, q,

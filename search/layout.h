@@ -38,7 +38,9 @@ so_status so_layout_nchwc(const so_graph *g, int b, const char *keep, so_graph *
    not unblocked, nor the neighbours whose reorders that unblock made free. The result is recorded with the
    disk cache: a later run on it decides that change the same way. A cost table's prices decide alone, and so do
    the cached prices once the re-timing budget is spent (cm->paired_budget, optimize's layout_retime_budget: the
-   report's search_detail.layout_paired_cut counts those decisions).
+   report's search_detail.layout_paired_cut counts those decisions) for a change priced dearer (not made), while a
+   change priced cheaper is then not made either (unconfirmed: the cascading error); the dearer side of the band is
+   re-timed only while less than half the budget is spent.
    at_g/at name the conv decided, printed with the two sides (and the paired ratio) when SO_DEBUG_LAYOUT is set. */
 int so_layout_gain(so_cost_model *cm, const so_graph *cand, double cc, const so_graph *cur, double cb, const so_graph *at_g, int32_t at);
 /* The cached-price ratio (changed nodes new / old) from which a layout change is rejected without re-timing: 2,
@@ -67,7 +69,8 @@ int so_layout_search_keep(so_cost_model *cm, const so_graph *best, double cost_b
    so_layout_gain's) decides: a when its ratio is below 1. The pass against the rules: lo = 1 - SO_COST_NOISE,
    hi = 1 / (1 - SO_COST_NOISE) (a close call). The placed graph against the plain one: lo = 1, hi = +inf (every
    "not cheaper": on session 23's loaded VM one optimize of ResNet-50 priced its blocked placement at 377 ms against
-   196 plain and wrote the model all NCHW). *retimed (may be NULL): 1 when the paired re-timing decided (the
+   196 plain and wrote the model all NCHW). With the re-timing budget spent (SO_PAIRED_CUT) the cached prices decide,
+   except that the apply decision (hi = +inf) then applies the placement. *retimed (may be NULL): 1 when the paired re-timing decided (the
    report's layout.choice_retimed / apply_retimed). Printed when SO_DEBUG_LAYOUT is set. */
 int so_layout_prefer(so_cost_model *cm, const so_graph *a, double ca, const so_graph *b, double cb, double lo, double hi, int *retimed);
 
