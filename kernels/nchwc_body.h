@@ -1003,8 +1003,8 @@ static void gb_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y, 
    npx + 1), else the weights first (obk*npx + obk + 1). The same FMAs in the same order as PW_FMA (the same bits as
    conv_tile's). Per input block the first and last cache line of the next tile's pixels (pfo floats on: the strip's
    tile step; 0 for a lone tile) are prefetched to L1: without it the broadcasts waited on L2 / L3 at every new block
-   (perf: most of the tile's samples on them; session 24, AMD EPYC Zen 3, loaded: ours / oneDNN's jit_1x1:avx2
-   1.4-1.9x -> 1.05-1.3x on ResNet-50's and MNASNet's 1x1s). Unrolling the 8 channels of a block was slower. */
+   (perf: most of the tile's samples on them; session 24, AMD EPYC Zen 3, paired 7 rounds: ours / oneDNN's
+   jit_1x1:avx2 1.31 -> 1.19 on ResNet-50's 256->64, 0-2 % on other 1x1s). Unrolling a block's 8 channels was slower. */
 #define PW_TAPS(acc, xq, w, wst, c0, c1, HWb, qx, obk, npx, pfo)                                                                   \
     do {                                                                                                                             \
         const float *wc_ = (w) + (c0) * NB;                                                                                          \
