@@ -859,68 +859,37 @@ double so_cost_graph(so_cost_model *cm, const so_graph *g)
     return c;
 }
 
-/* One configuration a graph runs: key (so_cost_config hashed with the role), one node that runs it, the role, its
-   price (so_cost_node_role), and (after side_difference) how many more times this side runs it than the other. The
-   one list so_cost_graph_diff and the paired re-timing both read (session 23 had two copies). */
-typedef struct side_cfg {
-    uint64_t key;
-    int32_t node, count;
-    int role;
-    double ms;
-} side_cfg;
-
-static int cmp_side_cfg(const void *x, const void *y)
+static int cmp_side(const void *x, const void *y)
 {
-    const side_cfg *a = x, *b = y;
+    const so_cost_side *a = x, *b = y;
     if (a->key != b->key) return a->key < b->key ? -1 : 1;
     return a->node - b->node;
 }
 
 /* g's configurations that cost something, sorted by key (*n of them, malloc'd). */
-static side_cfg *side_cfgs(so_cost_model *cm, const so_graph *g, int32_t *n)
+static so_cost_side *graph_sides(so_cost_model *cm, const so_graph *g, int32_t *n)
 {
     so_cost_graph(cm, g); /* table mode: the missing configurations timed together */
     uint8_t *role = so_xmalloc((size_t)g->n_nodes + 1);
     so_cost_roles(g, role);
-    side_cfg *v = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *v);
+    so_cost_side *v = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *v);
     *n = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const double ms = so_cost_node_role(cm, g, i, role[i]);
         if (ms == 0) continue;
         uint64_t k = so_cost_config(cm, g, i, role[i]);
-        v[(*n)++] = (side_cfg){XXH3_64bits_withSeed(&k, sizeof k, role[i]), i, 1, role[i], ms};
+        v[(*n)++] = (so_cost_side){XXH3_64bits_withSeed(&k, sizeof k, role[i]), i, 1, role[i], ms};
     }
     free(role);
-    qsort(v, (size_t)*n, sizeof *v, cmp_side_cfg);
+    qsort(v, (size_t)*n, sizeof *v, cmp_side);
     return v;
 }
 
-void so_cost_graph_diff(so_cost_model *cm, const so_graph *a, const so_graph *b, double *da, double *db)
-{
-    int32_t na = 0, nb = 0;
-    side_cfg *pa = side_cfgs(cm, a, &na), *pb = side_cfgs(cm, b, &nb);
-    *da = *db = 0;
-    int32_t i = 0, j = 0;
-    while (i < na || j < nb) {
-        if (j >= nb || (i < na && pa[i].key < pb[j].key)) *da += pa[i++].ms;
-        else if (i >= na || pb[j].key < pa[i].key) *db += pb[j++].ms;
-        else i++, j++; /* the same configuration in both */
-    }
-    free(pa);
-    free(pb);
-}
-
-int so_cost_clearly_lower(double d_new, double d_old) { return d_new < d_old * (1 - SO_COST_NOISE); }
-
-/* ---------------- paired re-timing (layout decisions, session 23) ---------------- */
-
-/* The multiset difference of a's and b's configurations: *oa those a runs more often than b (count: how many more
-   times), *ob the other way; sorted by key (malloc'd). */
-static void side_difference(so_cost_model *cm, const so_graph *a, const so_graph *b, side_cfg **oa, int32_t *ka, side_cfg **ob,
-                            int32_t *kb)
+void so_cost_side_diff(so_cost_model *cm, const so_graph *a, const so_graph *b, so_cost_side **oa, int32_t *ka, so_cost_side **ob,
+                       int32_t *kb)
 {
     int32_t na = 0, nb = 0, i = 0, j = 0;
-    side_cfg *va = side_cfgs(cm, a, &na), *vb = side_cfgs(cm, b, &nb);
+    so_cost_side *va = graph_sides(cm, a, &na), *vb = graph_sides(cm, b, &nb);
     *oa = so_xmalloc(((size_t)na + 1) * sizeof **oa);
     *ob = so_xmalloc(((size_t)nb + 1) * sizeof **ob);
     *ka = *kb = 0;
@@ -929,16 +898,32 @@ static void side_difference(so_cost_model *cm, const so_graph *a, const so_graph
         int32_t ca = 0, cb = 0, first_a = i, first_b = j;
         for (; i < na && va[i].key == key; i++) ca++;
         for (; j < nb && vb[j].key == key; j++) cb++;
-        if (ca > cb) (*oa)[(*ka)++] = (side_cfg){key, va[first_a].node, ca - cb, va[first_a].role, va[first_a].ms};
-        else if (cb > ca) (*ob)[(*kb)++] = (side_cfg){key, vb[first_b].node, cb - ca, vb[first_b].role, vb[first_b].ms};
+        if (ca > cb) (*oa)[(*ka)++] = (so_cost_side){key, va[first_a].node, ca - cb, va[first_a].role, va[first_a].ms};
+        else if (cb > ca) (*ob)[(*kb)++] = (so_cost_side){key, vb[first_b].node, cb - ca, vb[first_b].role, vb[first_b].ms};
     }
     free(va);
     free(vb);
 }
 
+void so_cost_graph_diff(so_cost_model *cm, const so_graph *a, const so_graph *b, double *da, double *db)
+{
+    so_cost_side *oa, *ob;
+    int32_t ka, kb;
+    so_cost_side_diff(cm, a, b, &oa, &ka, &ob, &kb);
+    *da = *db = 0;
+    for (int32_t q = 0; q < ka; q++) *da += oa[q].count * oa[q].ms;
+    for (int32_t q = 0; q < kb; q++) *db += ob[q].count * ob[q].ms;
+    free(oa);
+    free(ob);
+}
+
+int so_cost_clearly_lower(double d_new, double d_old) { return d_new < d_old * (1 - SO_COST_NOISE); }
+
+/* ---------------- paired re-timing (layout decisions, session 23) ---------------- */
+
 /* The key a paired decision between the two differences is recorded under (so_cost_confirm_put): their keys and
    counts, a's side first. */
-static uint64_t paired_key(const side_cfg *oa, int32_t ka, const side_cfg *ob, int32_t kb)
+static uint64_t paired_key(const so_cost_side *oa, int32_t ka, const so_cost_side *ob, int32_t kb)
 {
     const size_t n = 2 * ((size_t)ka + (size_t)kb) + 1;
     uint64_t *v = so_xmalloc(n * sizeof *v);
@@ -953,7 +938,7 @@ static uint64_t paired_key(const side_cfg *oa, int32_t ka, const side_cfg *ob, i
 
 /* One side's time now: its configurations timed once each, weighted by their counts; best[q] keeps each one's
    fastest timing so far. */
-static so_status time_side(so_cost_model *cm, const so_graph *g, const side_cfg *o, int32_t k, double *best, double *ms)
+static so_status time_side(so_cost_model *cm, const so_graph *g, const so_cost_side *o, int32_t k, double *best, double *ms)
 {
     *ms = 0;
     for (int32_t q = 0; q < k; q++) {
@@ -968,11 +953,11 @@ static so_status time_side(so_cost_model *cm, const so_graph *g, const side_cfg 
 
 so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_graph *b, double threshold, double *ratio, int *how)
 {
-    side_cfg *oa = NULL, *ob = NULL;
+    so_cost_side *oa = NULL, *ob = NULL;
     int32_t ka = 0, kb = 0;
     *ratio = 1;
     *how = SO_PAIRED_SAME;
-    side_difference(cm, a, b, &oa, &ka, &ob, &kb);
+    so_cost_side_diff(cm, a, b, &oa, &ka, &ob, &kb);
     so_status st = SO_OK;
     if (ka == 0 || kb == 0) { /* one side's configurations are a part of the other's: no timing decides that */
         *ratio = ka == 0 && kb == 0 ? 1 : ka == 0 ? 0 : INFINITY;
@@ -983,7 +968,7 @@ so_status so_cost_paired_ratio(so_cost_model *cm, const so_graph *a, const so_gr
         for (int side = 0; side < 2; side++) {
             fprintf(stderr, "  paired side %c:", side ? 'b' : 'a');
             for (int32_t q = 0; q < (side ? kb : ka); q++) {
-                const side_cfg *c = side ? &ob[q] : &oa[q];
+                const so_cost_side *c = side ? &ob[q] : &oa[q];
                 fprintf(stderr, " %s%s x%d", so_node_desc(side ? b : a, c->node, d, sizeof d), c->role == SO_COST_HEAD ? "+fused" : "", (int)c->count);
             }
             fprintf(stderr, "\n");

@@ -207,16 +207,31 @@ so_status so_cost_time_node(so_cost_model *cm, const so_graph *g, int32_t i, int
    kernel's: the fusion kind and every computed node's key), cold or warm weights. */
 uint64_t so_cost_config(so_cost_model *cm, const so_graph *g, int32_t i, int role);
 /* Confirmation timings (search.c confirm_best: backtracking's best re-timed against greedy's graph) kept
-   beside the prices: the value recorded for configuration key (so_cost_config) in *ms, 1 if there is one.
+   beside the prices: the value recorded for key (a so_cost_side key, or a paired decision's) in *ms, 1 if there is one.
    Stored under a key of their own (never a price: so_cost_node and the reports do not see them), saved and
    merged with the disk cache like a quiet entry (kept from the first run that recorded it), so that every later
    run on that cache confirms or vetoes the same graphs the same way. */
 int so_cost_confirm_get(so_cost_model *cm, uint64_t key, double *ms);
 void so_cost_confirm_put(so_cost_model *cm, uint64_t key, double ms);
-/* What differs between the prices of graphs a and b: each graph's priced nodes (configuration
-   key and role, cost), with the configurations both have taken out pairwise; *da and *db are the
-   sums of what is left in a and in b, so cost(a) - *da = cost(b) - *db (the common part).
-   Measures what the model has not timed yet, as so_cost_graph does. */
+/* One configuration a graph runs, as the graph comparisons below see it: key (so_cost_config hashed with the role:
+   also what their recorded timings are kept under, so_cost_confirm_put), one node that runs it, the role (what is
+   timed), its price (so_cost_node_role), and how many more times this side runs it than the other. */
+typedef struct so_cost_side {
+    uint64_t key;
+    int32_t node, count;
+    int role;
+    double ms;
+} so_cost_side;
+/* The multiset difference of the priced configurations of graphs a and b (configurations costing 0 left out): *oa
+   (*ka of them) those a runs more often than b, *ob (*kb) the other way, sorted by key, malloc'd (caller frees).
+   The one list the graph comparisons read: so_cost_graph_diff, so_cost_paired_ratio and the search's confirmation
+   of backtracking against greedy (search/search.c). Measures what the model has not timed yet, as so_cost_graph
+   does. */
+void so_cost_side_diff(so_cost_model *cm, const so_graph *a, const so_graph *b, so_cost_side **oa, int32_t *ka, so_cost_side **ob,
+                       int32_t *kb);
+/* What differs between the prices of graphs a and b (so_cost_side_diff, each side's configurations weighted by
+   count): *da and *db are the sums of what is left in a and in b, so cost(a) - *da = cost(b) - *db (the common
+   part). */
 void so_cost_graph_diff(so_cost_model *cm, const so_graph *a, const so_graph *b, double *da, double *db);
 /* The relative measurement noise of one measured configuration between two independent timings
    under load (the layout decisions' margin, api/optimize.c): a change priced by the measured model
@@ -232,7 +247,7 @@ int so_cost_clearly_lower(double d_new, double d_old);
    between them is timed again now, both sides side by side, instead of comparing the prices in the cache, each
    timed once at the moment it was first needed (on a loaded VM whose speed swings up to 1.7x within minutes, a
    price can be 2-4x the configuration's in-model time, session 22). The configurations one graph runs more often
-   than the other (the multiset difference so_cost_graph_diff prices; shared ones cancel) are timed once per round
+   than the other (so_cost_side_diff; shared ones cancel) are timed once per round
    on each side, weighted by how many more times that side runs them, the sides interleaved (a b, b a, a b, ...:
    a trend in the machine's speed weighs on both alike), SO_COST_PAIRED_MIN_ROUNDS rounds, and more up to
    SO_COST_PAIRED_ROUNDS while the rounds' ratios time(a) / time(b) fall on both sides of the caller's threshold (the

@@ -1107,34 +1107,6 @@ static void backtrack(ctx *c, gref *start, gref *warm)
 
 /* ---------------- confirmation (measured costs) ---------------- */
 
-typedef struct cfg {
-    uint64_t key;
-    int32_t node, count;
-    int role; /* so_cost_role of node: what is timed */
-} cfg;
-
-static int cmp_cfg(const void *a, const void *b)
-{
-    const cfg *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return x->node - y->node;
-}
-
-/* The configurations g runs that cost something, sorted by key (node: one node of each). */
-static cfg *graph_cfgs(ctx *c, const so_graph *g, int32_t *n_out)
-{
-    uint8_t *role = so_xmalloc((size_t)g->n_nodes + 1);
-    so_cost_roles(g, role);
-    cfg *v = so_xmalloc(((size_t)g->n_nodes + 1) * sizeof *v);
-    int32_t n = 0;
-    for (int32_t i = 0; i < g->n_nodes; i++)
-        if (so_cost_node_role(c->cm, g, i, role[i]) > 0) v[n++] = (cfg){so_cost_config(c->cm, g, i, role[i]), i, 1, role[i]};
-    free(role);
-    qsort(v, (size_t)n, sizeof *v, cmp_cfg);
-    *n_out = n;
-    return v;
-}
-
 #define CONFIRM_ROUNDS 3
 /* b's side must be cheaper by this fraction of greedy's side: a configuration's fastest of 3
    timings still moves by a percent or two between runs on a loaded machine */
@@ -1153,18 +1125,9 @@ static cfg *graph_cfgs(ctx *c, const so_graph *g, int32_t *n_out)
    same two graphs decides the same way (otherwise two runs on one cache could write different graphs). */
 static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
 {
-    int32_t nb, ng;
-    cfg *vb = graph_cfgs(c, b, &nb), *vg = graph_cfgs(c, g, &ng);
-    cfg *ob = so_xmalloc(((size_t)nb + 1) * sizeof *ob), *og = so_xmalloc(((size_t)ng + 1) * sizeof *og);
-    int32_t kb = 0, kg = 0, i = 0, j = 0;
-    while (i < nb || j < ng) {
-        uint64_t key = j >= ng || (i < nb && vb[i].key < vg[j].key) ? vb[i].key : vg[j].key;
-        int32_t cb = 0, cg = 0, nodeb = -1, nodeg = -1;
-        for (; i < nb && vb[i].key == key; i++, cb++) nodeb = vb[i].node;
-        for (; j < ng && vg[j].key == key; j++, cg++) nodeg = vg[j].node;
-        if (cb > cg) ob[kb++] = (cfg){key, nodeb, cb - cg, vb[i - 1].role};
-        else if (cg > cb) og[kg++] = (cfg){key, nodeg, cg - cb, vg[j - 1].role};
-    }
+    so_cost_side *ob, *og;
+    int32_t kb, kg;
+    so_cost_side_diff(c->cm, b, g, &ob, &kb, &og, &kg);
     double *tb = so_xmalloc(((size_t)kb + 1) * sizeof *tb), *tg = so_xmalloc(((size_t)kg + 1) * sizeof *tg);
     /* recorded by an earlier confirmation: not timed again (rec) */
     char *rb = so_xcalloc((size_t)kb + 1, 1), *rg = so_xcalloc((size_t)kg + 1, 1);
@@ -1179,7 +1142,7 @@ static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
         for (int side = 0; side < 2 && ok; side++) {
             int bs = (side + r) % 2 == 0; /* b first in even rounds */
             const so_graph *gr = bs ? b : g;
-            const cfg *o = bs ? ob : og;
+            const so_cost_side *o = bs ? ob : og;
             double *t = bs ? tb : tg;
             const char *rec = bs ? rb : rg;
             int32_t k = bs ? kb : kg;
@@ -1213,8 +1176,6 @@ static int confirm_best(ctx *c, const so_graph *b, const so_graph *g)
     if (getenv("SO_DEBUG_CONFIRM"))
         fprintf(stderr, "confirm: %d configurations only in backtracking's best (%.4f ms re-timed), %d only in greedy's (%.4f ms): %s\n",
                 (int)kb, sb, (int)kg, sg, keep ? "kept" : "vetoed");
-    free(vb);
-    free(vg);
     free(ob);
     free(og);
     free(tb);
