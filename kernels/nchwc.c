@@ -319,7 +319,12 @@ int so_nchwc_conv_wino(so_nchwc_conv *p, const float *w, int m)
     return 0;
 }
 
-int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T) { return p->wu ? (T > 1 ? T : 1) * (p->wm + 2) * (p->wm + 2) * p->wtc * (p->Cb + p->Ob) * p->b : 0; }
+int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T)
+{
+    if (!p->wu) return 0;
+    const int64_t per = so_nchwc_wino_pstride(p->wtc * p->Cb * p->b) + so_nchwc_wino_pstride(p->wtc * p->Ob * p->b);
+    return (T > 1 ? T : 1) * (p->wm + 2) * (p->wm + 2) * per;
+}
 
 void so_nchwc_conv_free(so_nchwc_conv *p)
 {
@@ -804,11 +809,13 @@ static void conv_backend(nchwc_step *s, const so_shape *x, const so_shape *o, co
     const int64_t N = s->N, H = x->dim[2], W = x->dim[3], Ho = o->dim[2], Wo = o->dim[3];
     const int T = omp_get_max_threads();
     /* the configuration, the level and candidate set, and the knobs that change what a candidate runs or which wins
-       (A/B runs must not take another setting's recorded choice) */
+       (A/B runs must not take another setting's recorded choice); the last word is the kernels' version: a change that
+       moves a candidate's speed (session 25: the Winograd scratch layout) takes a new one, so that no choice timed on
+       the old kernels is reused */
     const int64_t kv[23] = {N, q->C, H, W, q->O, Ho, Wo, q->kh, q->kw, q->sh, q->sw, a->pad[0], a->pad[1], a->pad[2], a->pad[3], q->dh,
                             q->dw, q->group, (int64_t)ep->act1 << 16 | ep->act2 << 8 | ep->has_res << 1 | !!ep->shift, T,
                             s->L->b << 2 | dnnl_ok << 1 | wino_ok, (int64_t)skip_mask << 24 | tie_pct << 8 | cold_on << 1 | so_nchwc_pw_on,
-                            0x5EC24};
+                            0x5EC25};
     uint64_t key = 0x9E3779B97F4A7C15ull;
     for (int j = 0; j < 23; j++) key = so_mix64(key ^ (uint64_t)kv[j]);
     int pick = so_nchwc_choice_get(key);

@@ -86,7 +86,14 @@ int64_t so_nchwc_timings(void);
    process (so_nchwc_timings before it) and the time measured (ms); returns the time the choice uses. */
 extern double (*so_nchwc_time_hook)(void *ctx, int cand, int64_t seq, double ms);
 extern void *so_nchwc_time_ctx;
-/* Floats of scratch the Winograd conv p needs per call at T threads: T * P * p->wtc * (Cb + Ob) * b. */
+/* Floats from one Winograd position's slice of a chunk's V or M (n floats) to the next: n rounded up to an odd number
+   of 64-byte lines. The transforms read or write a tile's P slices together, one vector from each: at a stride of a
+   multiple of 4 KB they all fell in one L1 set (SqueezeNet's 13x13 48->192 F(4x4): M's slices 12 KB apart, 36 loads
+   per output tile in 8 ways; the output transform took half the time of the products). An odd number of lines puts
+   64 consecutive slices in 64 different sets. Non-decreasing in n. */
+static inline int64_t so_nchwc_wino_pstride(int64_t n) { return (((n + 15) / 16) | 1) * 16; }
+/* Floats of scratch the Winograd conv p needs per call at T threads: T * P * (so_nchwc_wino_pstride(p->wtc * Cb * b) +
+   so_nchwc_wino_pstride(p->wtc * Ob * b)). */
 int64_t so_nchwc_wino_scratch(const so_nchwc_conv *p, int T);
 /* The direct conv's work split (conv_run at every level): the Ob output blocks in nobg = ceil(Ob / obk_max) groups of
    near-equal size (group g: blocks [so_nchwc_group_ob(Ob, nobg, g), so_nchwc_group_ob(Ob, nobg, g + 1)), at most

@@ -1790,6 +1790,7 @@ typedef struct wino_chunk {
     float *y, *V, *M;
     int64_t t0, ntc, tc, tw;
     int64_t ob0, ob1; /* the output blocks whose products and output transforms this chunk computes */
+    int64_t vq, mq;   /* floats from one position's slice of V / M to the next (so_nchwc_wino_pstride) */
 } wino_chunk;
 
 /* F(2x2, 3x3): B^T d for 4 vectors (stride s) into o (stride so), and A^T m for 4 vectors into 2. */
@@ -1826,7 +1827,7 @@ static inline void wino_in(const wino_chunk *k, int64_t it)
         for (int j = 0; j < 4; j++) wino_bt4(d + j, 4, e + j, 4);
         for (int i = 0; i < 4; i++) wino_bt4(e + i * 4, 1, d + i * 4, 1);
     }
-    for (int q = 0; q < a * a; q++) VST(k->V + (q * k->tc + tl) * Cp + cb * NB, d[q]);
+    for (int q = 0; q < a * a; q++) VST(k->V + q * k->vq + tl * Cp + cb * NB, d[q]);
 }
 
 /* Register-tile groups of CONV_OBK output blocks in the chunk's block range. */
@@ -1847,25 +1848,26 @@ static inline void wino_prod(const wino_chunk *k, int64_t it)
     const float *pf = ob % G == 0 && gn < (p->wm + 2) * (p->wm + 2) * nG ? p->wu + gn * gsz : NULL;
     for (int64_t tl = 0; tl < k->ntc;) {
         const int npx = k->ntc - tl >= CONV_PX ? CONV_PX : (int)min64(5, k->ntc - tl); /* CONV_PX or 1..5 */
-        wino_mm_any(k->V + (q * tc + tl) * Cp, Cp, u, k->M + ((q * Ob + ob) * tc + tl) * NB, tc * NB, obk, npx, tl ? NULL : pf);
+        wino_mm_any(k->V + q * k->vq + tl * Cp, Cp, u, k->M + q * k->mq + (ob * tc + tl) * NB, tc * NB, obk, npx, tl ? NULL : pf);
         tl += npx;
     }
 }
 
-/* (3) item (tile, output block): the output transform A^T M A, the epilogue, the outputs inside the plane stored. */
+/* (3) item (output block, tile): the output transform A^T M A, the epilogue, the outputs inside the plane stored. Block
+   major: consecutive items read the next tile's vector of each slice (the same lines) and write the same block plane. */
 static inline void wino_out(const wino_chunk *k, int64_t it)
 {
     const so_nchwc_conv *p = k->p;
-    const int64_t Ob = p->Ob, Ho = p->Ho, Wo = p->Wo, tc = k->tc, nob = k->ob1 - k->ob0;
-    const int64_t tl = it / nob, ob = k->ob0 + it % nob, t = k->t0 + tl;
+    const int64_t Ho = p->Ho, Wo = p->Wo, tc = k->tc;
+    const int64_t ob = k->ob0 + it / k->ntc, tl = it % k->ntc, t = k->t0 + tl;
     const int64_t wm = p->wm, oy0 = t / k->tw * wm, ox0 = t % k->tw * wm;
     VF m[36], e[24], o[16];
     if (wm == 4) {
-        for (int q = 0; q < 36; q++) m[q] = VLD(k->M + ((q * Ob + ob) * tc + tl) * NB);
+        for (int q = 0; q < 36; q++) m[q] = VLD(k->M + q * k->mq + (ob * tc + tl) * NB);
         for (int j = 0; j < 6; j++) wino_at6(m + j, 6, e + j, 6);         /* columns: e [4][6] */
         for (int i = 0; i < 4; i++) wino_at6(e + i * 6, 1, o + i * 4, 1); /* rows: o [4][4] */
     } else {
-        for (int q = 0; q < 16; q++) m[q] = VLD(k->M + ((q * Ob + ob) * tc + tl) * NB);
+        for (int q = 0; q < 16; q++) m[q] = VLD(k->M + q * k->mq + (ob * tc + tl) * NB);
         for (int j = 0; j < 4; j++) wino_at4(m + j, 4, e + j, 4);         /* e [2][4] */
         for (int i = 0; i < 2; i++) wino_at4(e + i * 4, 1, o + i * 2, 1); /* o [2][2] */
     }
@@ -1880,7 +1882,8 @@ static inline void wino_out(const wino_chunk *k, int64_t it)
 /* The Winograd conv F(m x m, 3x3) (p->wu set by so_nchwc_conv_wino, m = p->wm, P = (m+2)^2 positions): per image,
    per chunk of at most p->wtc tiles of m x m outputs, (1) the input transform into V [P][tiles][Cp], channels
    contiguous; (2) per position the product M [P][Ob][tiles][b] = V x U (register tiles of CONV_OBK blocks x CONV_PX
-   tiles); (3) the output transform, the epilogue, the stores. Threads, three ways:
+   tiles); (3) the output transform, the epilogue, the stores. Each position's slice of V and of M is padded to an odd
+   number of cache lines (so_nchwc_wino_pstride). Threads, three ways:
    - at least 2 chunks per thread: each thread runs whole chunks in its own part of the scratch (no barrier inside
      a chunk; the chunk count rounded up to a multiple of T);
    - else, with at least T groups of SO_NCHWC_WINO_G output blocks (ResNet-50's 28x28 to 7x7 layers at 2 threads):
@@ -1901,7 +1904,8 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     int64_t nch = cdiv(nt, p->wtc);
     const int whole = T > 1 && N * nch >= 2 * T, by_groups = T > 1 && !whole && nG >= T;
     while (whole && N * nch % T) nch++;
-    const int64_t tc = cdiv(nt, nch), per = P * p->wtc * (Cp + Ob * NB); /* tc <= p->wtc */
+    const int64_t tc = cdiv(nt, nch), vq = so_nchwc_wino_pstride(tc * Cp), mq = so_nchwc_wino_pstride(tc * Ob * NB); /* tc <= p->wtc */
+    const int64_t Vf = P * so_nchwc_wino_pstride(p->wtc * Cp), per = Vf + P * so_nchwc_wino_pstride(p->wtc * Ob * NB);
     if (whole) {
 #pragma omp parallel for num_threads(T) schedule(static)
         for (int64_t it = 0; it < N * nch; it++) {
@@ -1909,7 +1913,7 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
             if (t0 >= nt) continue;
             float *V = scratch + (int64_t)omp_get_thread_num() * per;
             const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, V,
-                                  V + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw, 0, Ob};
+                                  V + Vf, t0, min64(tc, nt - t0), tc, tw, 0, Ob, vq, mq};
             for (int64_t i = 0; i < k.ntc * Cb; i++) wino_in(&k, i);
             for (int64_t i = 0; i < P * nobg_of(&k); i++) wino_prod(&k, i);
             for (int64_t i = 0; i < k.ntc * Ob; i++) wino_out(&k, i);
@@ -1923,7 +1927,7 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
             for (int64_t n = 0; n < N; n++)
                 for (int64_t t0 = 0; t0 < nt; t0 += tc) {
                     const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, scratch,
-                                          scratch + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw, g0 * G, min64(Ob, g1 * G)};
+                                          scratch + Vf, t0, min64(tc, nt - t0), tc, tw, g0 * G, min64(Ob, g1 * G), vq, mq};
                     if (n || t0) { /* the previous chunk's products read V */
 #pragma omp barrier
                     }
@@ -1938,7 +1942,7 @@ static void wino_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
     for (int64_t n = 0; n < N; n++)
         for (int64_t t0 = 0; t0 < nt; t0 += tc) {
             const wino_chunk k = {p, x + n * Cb * H * W * NB, res ? res + n * Ob * Ho * Wo * NB : NULL, y + n * Ob * Ho * Wo * NB, scratch,
-                                  scratch + P * p->wtc * Cp, t0, min64(tc, nt - t0), tc, tw, 0, Ob};
+                                  scratch + Vf, t0, min64(tc, nt - t0), tc, tw, 0, Ob, vq, mq};
 #pragma omp parallel num_threads(T) if (T > 1)
             {
 #pragma omp for schedule(static)

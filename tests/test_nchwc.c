@@ -409,6 +409,9 @@ static void test_conv_dense(void **state)
         CV(1, 200, 17, 17, 76, 1, 7, 1, 1, 0, 3, 0, 3, 1, 1, 1, .bias = 1, .scale = 1, .res = 1, .act2 = SO_ACT_RELU),
         CV(2, 37, 8, 8, 45, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_CLIP, .lo = -0.5f, .hi = 0.5f),
         CV(1, 24, 9, 7, 40, 1, 3, 2, 2, 0, 1, 0, 0, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
+        /* Winograd on SqueezeNet's 13x13 48->192 expand (session 25: its V / M position slices padded, the output
+           transform block-major): one chunk per image, 2 threads by output groups; chunks of 5 in run_conv_wino */
+        CV(1, 48, 13, 13, 192, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
     assert_true(pad_ran >= 20); /* conv_pad ran on the cases with more than one tap (not depthwise, gsub) at every level */
@@ -454,6 +457,35 @@ static void test_wino_chunks(void **state)
             so_nchwc_conv_free(&p);
             free(w);
         }
+}
+
+/* The Winograd scratch's position slices (so_nchwc_wino_pstride, session 25): at least n floats, a whole odd number
+   of 64-byte lines (so 64 consecutive slices start in 64 different L1 sets), non-decreasing in n; so_nchwc_wino_scratch
+   holds T chunks of P such slices of V and of M. On SqueezeNet's 13x13 48->192 F(4x4) at b = 8 (one chunk of 16
+   tiles: M's slice 24 x 16 x 8 floats = 12 KB, a multiple of 4 KB) the 36 slices of M start in 36 different sets. */
+static void test_wino_pstride(void **state)
+{
+    (void)state;
+    for (int64_t n = 1, prev = 0; n <= 5000; n++) {
+        const int64_t s = so_nchwc_wino_pstride(n);
+        if (s < n || s % 16 || (s / 16) % 2 != 1 || s < prev || s > n + 31) fail_msg("pstride(%ld) = %ld", (long)n, (long)s);
+        prev = s;
+    }
+    float *w = rand_buf(192 * 48 * 9);
+    so_nchwc_conv p;
+    assert_int_equal(so_nchwc_conv_plan(&p, 8, 48, 13, 13, 192, 13, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, w, NULL), 0);
+    assert_int_equal(so_nchwc_conv_wino(&p, w, 4), 0);
+    assert_int_equal(p.wtc, 16);
+    const int64_t mq = so_nchwc_wino_pstride(p.wtc * p.Ob * 8), vq = so_nchwc_wino_pstride(p.wtc * p.Cb * 8);
+    assert_int_equal(so_nchwc_wino_scratch(&p, 2), 2 * 36 * (mq + vq));
+    assert_int_equal(so_nchwc_wino_scratch(&p, 1), 36 * (mq + vq));
+    int used[64] = {0};
+    for (int q = 0; q < 36; q++) {
+        const int set = (int)((q * mq * 4 / 64) % 64);
+        if (used[set]++) fail_msg("slices of M: position %d starts in L1 set %d again", q, set);
+    }
+    so_nchwc_conv_free(&p);
+    free(w);
 }
 
 /* The direct conv's work split (so_nchwc_conv_split, nchwc.h) at each level's register tile (CONV_OBK x CONV_PX:
@@ -1571,7 +1603,7 @@ static void test_reorder(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_wide_tiles), cmocka_unit_test(test_conv_gblk), cmocka_unit_test(test_conv_pw_lanes),
+        cmocka_unit_test(test_reorder),     cmocka_unit_test(test_conv_dense), cmocka_unit_test(test_wino_chunks), cmocka_unit_test(test_wino_pstride), cmocka_unit_test(test_conv_split), cmocka_unit_test(test_conv_wide_tiles), cmocka_unit_test(test_conv_gblk), cmocka_unit_test(test_conv_pw_lanes),
         cmocka_unit_test(test_conv_pw_tile), cmocka_unit_test(test_pw_split),
         cmocka_unit_test(test_conv_grouped_depthwise), cmocka_unit_test(test_dw_rows_stride2),
         cmocka_unit_test(test_conv_epilogue_nan), cmocka_unit_test(test_conv_epilogue_mobile), cmocka_unit_test(test_conv_dnnl_nonfinite), cmocka_unit_test(test_conv_dnnl_facts), cmocka_unit_test(test_conv_stem), cmocka_unit_test(test_conv_stem_dw), cmocka_unit_test(test_pool), cmocka_unit_test(test_pool_special_positions), cmocka_unit_test(test_global_pool),
