@@ -15,7 +15,7 @@
 #include "../src/json.h"
 #include "../src/onnx_io.h"
 
-static const char run_head[] = "usage: superopt run MODEL.onnx [--iters N] [--warmup N] [--inputs FILE|DIR] [--outputs FILE|DIR/] [--json] [--seed N] [--no-hugepages]\n";
+static const char run_head[] = "usage: superopt run MODEL.onnx [--iters N] [--warmup N] [--inputs FILE|DIR] [--outputs FILE|DIR/] [--json] [--seed N] [--no-hugepages] [--serve]\n";
 static const char run_tail[] =
     "  Runs MODEL.onnx on our backend and prints the median and fastest of --iters timed runs.\n"
     "  Inputs: seeded random values (float32 uniform in [-1, 1), integers and booleans 0), or --inputs FILE\n"
@@ -25,7 +25,11 @@ static const char run_tail[] =
     "  Reshape's shape, Slice's starts, ...), which --inputs DIR binds as a constant (the graph is specialised\n"
     "  to it; --json reports \"specialised_inputs\"). --outputs FILE writes the outputs back to back, each in\n"
     "  its own type; DIR/ writes output_0.pb, .... --profile prints per-kernel times. The process heap goes onto\n"
-    "  huge pages after loading (the library's hugepages key, on here; --no-hugepages leaves it alone).\n";
+    "  huge pages after loading (the library's hugepages key, on here; --no-hugepages leaves it alone).\n"
+    "  --serve (for bench/lockstep.py): after loading and the --warmup runs, print {\"ready\": ...} and answer\n"
+    "  each stdin line 'run K [W]' (W untimed runs, then K timed) with one JSON line {\"times_ms\": [...],\n"
+    "  \"median_ms\": ..., \"min_ms\": ...} (a bad line: {\"error\": ...}, serving on) until 'quit' or end of\n"
+    "  input; then --outputs are written from the last run and the exit status is 0. --iters is not used.\n";
 
 static int usage(const char *msg) { return so_args_config_usage(run_head, SUPEROPT_SCOPE_SESSION, run_tail, msg); }
 
@@ -89,12 +93,88 @@ static so_status write_output_pb(const char *path, const superopt_tensor_info *i
     return st;
 }
 
+/* the ISA level the session's kernels run (its stats JSON), for the --serve ready line; "?" if unknown */
+static void isa_of_stats(superopt_session *s, char *buf, size_t n)
+{
+    snprintf(buf, n, "?");
+    const char *stats = superopt_session_stats(s);
+    so_json sj;
+    if (!stats || so_json_parse(stats, "session stats", &sj) != SO_OK) return;
+    const so_json *isa = so_json_get(&sj, "isa");
+    if (isa && isa->kind == SO_JSON_STR) snprintf(buf, n, "%s", isa->str);
+    so_json_free(&sj);
+}
+
+/* --serve: answers stdin lines until 'quit' or end of input (protocol in run_tail). One line is at most
+   SERVE_LINE bytes (a longer one is an error line); K <= SERVE_MAX_K, W <= SERVE_MAX_K, so the time buffer
+   stays bounded. Returns 0 after quit / EOF, -1 when a session run failed (superopt_session_error says why),
+   1 on an output error. */
+#define SERVE_LINE 256
+#define SERVE_MAX_K 100000
+static int serve_loop(superopt_session *s, superopt_tensor *ins, size_t n_in, superopt_tensor *outs, size_t n_out,
+                      const char *isa)
+{
+    char line[SERVE_LINE];
+    double *t = NULL;
+    long cap = 0;
+    printf("{\"ready\": true, \"isa\": \"%s\", \"pid\": %ld}\n", isa, (long)getpid());
+    if (fflush(stdout)) return 1;
+    while (fgets(line, sizeof line, stdin)) {
+        size_t len = strlen(line);
+        if (len && line[len - 1] != '\n' && !feof(stdin)) { /* too long: skip the rest of it */
+            int c;
+            while ((c = getchar()) != EOF && c != '\n') {}
+            printf("{\"error\": \"line longer than %d bytes\"}\n", SERVE_LINE - 2);
+            if (fflush(stdout)) break;
+            continue;
+        }
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ')) line[--len] = 0;
+        if (!strcmp(line, "quit")) break;
+        if (!len) continue;
+        long k = 0, w = 0; /* "run K" or "run K W", numbers in range, nothing after */
+        char *e = line + 4, *e2 = NULL;
+        int ok = !strncmp(line, "run ", 4);
+        if (ok) k = strtol(line + 4, &e, 10), ok = e != line + 4;
+        while (ok && *e == ' ') e++;
+        if (ok && *e) w = strtol(e, &e2, 10), ok = e2 != e && !*e2;
+        if (!ok || k < 1 || k > SERVE_MAX_K || w < 0 || w > SERVE_MAX_K) {
+            printf("{\"error\": \"bad command (expected 'run K [W]' with 1 <= K <= %d, 0 <= W <= %d, or 'quit'): ", SERVE_MAX_K,
+                   SERVE_MAX_K);
+            for (const char *c = line; *c && c - line < 60; c++) putchar(*c == '"' || *c == '\\' || (unsigned char)*c < 32 ? '?' : *c);
+            printf("\"}\n");
+            if (fflush(stdout)) break;
+            continue;
+        }
+        if (k > cap) {
+            t = so_xrealloc(t, (size_t)k * sizeof *t);
+            cap = k;
+        }
+        for (long i = 0; i < w; i++)
+            if (superopt_session_run(s, ins, n_in, outs, n_out) != SUPEROPT_OK) goto run_failed;
+        for (long i = 0; i < k; i++) {
+            double t0 = so_now();
+            if (superopt_session_run(s, ins, n_in, outs, n_out) != SUPEROPT_OK) goto run_failed;
+            t[i] = (so_now() - t0) * 1e3;
+        }
+        fputs("{\"times_ms\": [", stdout);
+        for (long i = 0; i < k; i++) printf("%s%.6f", i ? ", " : "", t[i]);
+        double med = so_median(t, (size_t)k);
+        so_sort_doubles(t, (size_t)k);
+        printf("], \"median_ms\": %.6f, \"min_ms\": %.6f}\n", med, t[0]);
+        if (fflush(stdout)) break;
+    }
+    free(t);
+    return 0;
+run_failed:
+    free(t);
+    return -1;
+}
 
 int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
 {
     const char *model_path = NULL, *in_path = NULL, *out_path = NULL;
     long long iters = 10, warmup = 2, seed = 1;
-    int json = 0, no_huge = 0;
+    int json = 0, no_huge = 0, serve = 0;
     superopt_config *cfg = NULL;
     if (superopt_config_new(&cfg) != SUPEROPT_OK) {
         fprintf(stderr, "superopt: %s\n", superopt_last_error());
@@ -109,8 +189,9 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
         SO_ARG_STR_("--inputs", &in_path),
         SO_ARG_STR_("--outputs", &out_path),
         SO_ARG_FLAG_("--no-hugepages", &no_huge),
+        SO_ARG_FLAG_("--serve", &serve),
     };
-    int n_args = 7, n_pos, rc_args;
+    int n_args = 8, n_pos, rc_args;
     if (so_args_config_opts(args, &n_args, (int)SO_ARRAY_LEN(args) - 1, cfg, SUPEROPT_SCOPE_SESSION)) {
         fprintf(stderr, "superopt: internal error: too many library options for the command line\n");
         superopt_config_free(cfg);
@@ -218,13 +299,21 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
 
     for (long it = 0; it < warmup; it++)
         if (superopt_session_run(s, ins, n_in, outs, n_out) != SUPEROPT_OK) goto run_failed;
-    times = so_xmalloc((size_t)iters * sizeof *times);
+    if (serve) {
+        char isa_buf[32];
+        isa_of_stats(s, isa_buf, sizeof isa_buf);
+        int sr = serve_loop(s, ins, n_in, outs, n_out, isa_buf);
+        if (sr < 0) goto run_failed;
+        if (sr > 0) goto failed;
+        iters = 0;
+    }
+    times = so_xmalloc((size_t)(iters ? iters : 1) * sizeof *times);
     for (long it = 0; it < iters; it++) {
         double t0 = so_now();
         if (superopt_session_run(s, ins, n_in, outs, n_out) != SUPEROPT_OK) goto run_failed;
         times[it] = (so_now() - t0) * 1e3;
     }
-    double median = so_median(times, (size_t)iters);
+    double median = iters ? so_median(times, (size_t)iters) : 0;
     so_sort_doubles(times, (size_t)iters); /* times[0]: the fastest run */
 
     if (out_dir) {
@@ -247,6 +336,10 @@ int so_run_main(int argc, char **argv, const char *const *pins, int n_pins)
         if (st != SO_OK) goto failed;
     }
     /* the session's facts (nodes, ISA, memory, profile) come from its stats JSON */
+    if (serve) { /* the summary belongs to the served batches, printed as they ran */
+        rc = 0;
+        goto done;
+    }
     const char *stats = superopt_session_stats(s);
     so_json sj;
     if (!stats || so_json_parse(stats, "session stats", &sj) != SO_OK) {

@@ -16,7 +16,7 @@
 
 /* the library's options of optimize and run are printed from its table (cli/args.h) between these */
 static const char usage_optimize[] = "usage:\n  superopt MODEL.onnx [-o OUT.onnx] [-q]\n";
-static const char usage_run[] = "  superopt run MODEL.onnx [--iters N] [--warmup N] [--inputs FILE|DIR] [--outputs FILE|DIR/] [--json] [--seed N] [--no-hugepages]\n";
+static const char usage_run[] = "  superopt run MODEL.onnx [--iters N] [--warmup N] [--inputs FILE|DIR] [--outputs FILE|DIR/] [--json] [--seed N] [--no-hugepages] [--serve]\n";
 static const char usage_text[] =
     "           FILE: raw, all inputs (outputs) back to back, each in its own element type (float32, int64,\n"
     "           int32, bool: 4, 8, 4, 1 bytes; numpy's tobytes()); DIR: input_0.pb, input_1.pb, ...\n"

@@ -13,8 +13,16 @@
 #      executable (the disk cache keeps the first measurement of each node configuration for good: one
 #      measured at load ~10 kept a 1x1 conv enlarged to 3x3 in MNASNet, 0.42 ms instead of ~0.05 ms);
 #      COST_TABLE=cache uses the disk cache, COST_TABLE=FILE that table), ORT_DISABLED=0 (leave out the ORT 'disabled' column), TORCH=1 (a PyTorch eager column, bench/torch_run.py, same rounds; data/ model names only).
-# Each round runs superopt, ORT 'disabled' and ORT 'all' back to back (the order rotates from round to round);
-# the latency columns are the median over rounds of each tool's median latency, and the ratio columns are
+#      LOCKSTEP=0 (the old mode below instead of lockstep), BATCH_MS (lockstep batch length, default 80).
+# Lockstep (the default, bench/lockstep.py): each tool runs as ONE server per model and thread count (`superopt run
+# --serve`, `ort_run.js --serve`, `torch_run.py --serve`: loaded, planned and warmed once, untimed), and every round
+# is >= 8 cycles of short batches (~BATCH_MS each, one untimed re-warm run first), one batch per tool, the order
+# running through all permutations; a round's ratio is the median of its cycles' paired batch ratios, so both sides of
+# a ratio ran within a few hundred ms of each other (this VM flips between speed states for seconds at a time). A
+# round times ~ITERS runs of superopt as before. Old mode (LOCKSTEP=0): each round starts superopt, ORT 'disabled'
+# and ORT 'all' as processes back to back (the order rotates from round to round), ITERS timed runs each, and a
+# round's ratio is the ratio of the two processes' medians.
+# Either way the latency columns are the median over rounds of each tool's median latency, and the ratio columns are
 # the MEDIAN OF THE PER-ROUND (PAIRED) RATIOS, so load from other processes hits both sides of a ratio alike.
 # The min columns (fastest single run over all rounds) are less sensitive to a loaded machine. 'acc' is the
 # issue-3 acceptance per row: so/dis <= 1 and so/all <= 1.25 (paired medians). The load average is printed
@@ -32,6 +40,8 @@ OPT_ARGS=${OPT_ARGS:-}
 COST_TABLE=${COST_TABLE:-fresh}
 TORCH=${TORCH:-0}
 ORT_DISABLED=${ORT_DISABLED:-1}
+LOCKSTEP=${LOCKSTEP:-1}
+BATCH_MS=${BATCH_MS:-80}
 ORT="node tools/ort/ort_run.js"
 PY=/usr/bin/python3
 TMP=$(mktemp -d)
@@ -88,15 +98,33 @@ for t in $THREADS; do
             [ -f "$sm" ] || $SO "$m" -o "$sm" -q --threads "$t" "${COST_ARGS[@]}" $OPT_ARGS 2>"$TMP/err" ||
                 { echo "$name: superopt optimize failed: $(head -1 "$TMP/err")" >&2; continue; }
         fi
-        est=$($SO run "$sm" --iters 3 --warmup 1 --threads "$t" --profile --json 2>"$TMP/prof") || est=""
+        estj=$($SO run "$sm" --iters 3 --warmup 1 --threads "$t" --profile --json 2>"$TMP/prof") || estj=""
         gflop=$(sed -n 's/.*, \([0-9.]*\) GFLOP per run.*/\1/p' "$TMP/prof")
-        est=$(echo "$est" | field median_ms)
+        est=$(echo "$estj" | field median_ms)
         ITERS=${ITERS_SET:-$($PY -c 'import math,sys
 try: print(max(10, min(200, math.ceil(1000 / float(sys.argv[1])))))
 except Exception: print(10)' "${est:-0}")}
         WARMUP=${WARMUP_SET:-$((ITERS / 5 > 2 ? ITERS / 5 : 2))}
-        so=() dis=() all=() somin=() dismin=() allmin=() tch=() peak_act=""
-        for r in $(seq "$ROUNDS"); do
+        so=() dis=() all=() somin=() dismin=() allmin=() tch=() peak_act="" ls_json=""
+        if [ "$LOCKSTEP" = 1 ]; then
+            # one server per tool (the server prints no summary: peak activations from the estimating run)
+            peak_act=$(echo "$estj" | field peak_activation_bytes)
+            srv=("so=$SO run '$sm' --threads $t --warmup $WARMUP --serve")
+            if [ $have_ort -eq 1 ]; then
+                srv+=("all=$ORT '$m' --threads $t --warmup $WARMUP --opt all --serve")
+                [ "$ORT_DISABLED" = 1 ] && srv+=("dis=$ORT '$m' --threads $t --warmup $WARMUP --opt disabled --serve")
+            fi
+            [ "$TORCH" = 1 ] && srv+=("tch=$PY bench/torch_run.py '$name' --threads $t --warmup $WARMUP --serve")
+            $PY bench/lockstep.py --rounds "$ROUNDS" --iters "$ITERS" --batch-ms "$BATCH_MS" "${srv[@]}" >"$TMP/ls.json" 2>"$TMP/ls_err" ||
+                { echo "$name: lockstep failed: $(grep -m1 . "$TMP/ls_err")" >&2; continue; }
+            ls_json=$TMP/ls.json
+            lsv() { $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(str(x) for x in d[sys.argv[2]].get(sys.argv[3], [])))' "$ls_json" "$1" "$2"; }
+            read -ra so <<<"$(lsv per_round_ms so)"; read -ra somin <<<"$(lsv per_round_min_ms so)"
+            read -ra all <<<"$(lsv per_round_ms all)"; read -ra allmin <<<"$(lsv per_round_min_ms all)"
+            read -ra dis <<<"$(lsv per_round_ms dis)"; read -ra dismin <<<"$(lsv per_round_min_ms dis)"
+            read -ra tch <<<"$(lsv per_round_ms tch)"
+        fi
+        for r in $(seq "$([ "$LOCKSTEP" = 1 ] && echo 0 || echo "$ROUNDS")"); do
             for k in $(seq 0 $((NK - 1))); do
                 case ${CONT[$(((k + r) % NK))]} in
                 0)
@@ -131,9 +159,10 @@ except Exception: print(10)' "${est:-0}")}
                 esac
             done
         done
-        $PY - "$name" "$t" "${gflop:-0}" "${peak:-0}" "${peak_act:-0}" "${so[*]}" "${dis[*]:-}" "${all[*]:-}" "$JSON" "${somin[*]}" "${dismin[*]:-}" "${allmin[*]:-}" "$ITERS" "${tch[*]:-}" "$OPTIMIZE" <<'EOF'
+        $PY - "$name" "$t" "${gflop:-0}" "${peak:-0}" "${peak_act:-0}" "${so[*]}" "${dis[*]:-}" "${all[*]:-}" "$JSON" "${somin[*]}" "${dismin[*]:-}" "${allmin[*]:-}" "$ITERS" "${tch[*]:-}" "$OPTIMIZE" "$ls_json" <<'EOF'
 import json, statistics, sys
-name, t, gflop, peak, act, so, dis, al, jf, somin, dismin, allmin, iters, tc, optimized = sys.argv[1:16]
+name, t, gflop, peak, act, so, dis, al, jf, somin, dismin, allmin, iters, tc, optimized, lsf = sys.argv[1:17]
+ls = json.load(open(lsf)) if lsf else None # lockstep: the paired ratios are the driver's (median of cycle ratios)
 def vals(s): # per round, None for a failed run ('x')
     return [float(x) if x not in ("x", "") else None for x in s.split()]
 def med(v):
@@ -145,6 +174,10 @@ def paired(a, b): # median over rounds of a[r] / b[r]
 S, D, A, T = vals(so), vals(dis), vals(al), vals(tc)
 s, d, a = med(S), med(D), med(A)
 rd, ra, rt = paired(S, D), paired(S, A), paired(S, T)
+PR = {} # per-round paired ratios superopt / tool
+if ls:
+    PR = ls["per_round_ratio"]
+    rd, ra, rt = (ls["ratio"].get(x) for x in ("dis", "all", "tch"))
 tm = med(T)
 s2, d2, a2 = med([min(vals(somin))] if somin.split() else []), None, None
 dm, am = [x for x in vals(dismin) if x is not None], [x for x in vals(allmin) if x is not None]
@@ -158,7 +191,14 @@ acc = "-" if rd is None or ra is None else ("ok" if rd <= 1.0 and ra <= 1.25 els
 print("%-16s %3s %s %s %s %s %s %4s | %s %s %s %s %s | %8.2f %5.1f%% | %s %s" % (name, t, fmt(s, 10), fmt(d, 10), fmt(a, 10), rat(rd),
       rat(ra), acc, fmt(s2, 9), fmt(d2, 9), fmt(a2, 9), rat2(s2, d2), rat2(s2, a2), gfs, 100 * gfs / peak if peak else 0,
       fmt(tm, 9), rat(rt)))
-print("   per-round superopt/ORT-all: " + " ".join("%.3f" % (x / y) for x, y in zip(S, A) if x and y))
+if ls:
+    print("   per-round superopt/ORT-all (lockstep: %d cycles a round, batches of %s runs): %s" % (ls["cycles"],
+          "/".join("%s %d" % (x, ls["k"][x]) for x in ls["labels"]), " ".join("%.3f" % x for x in PR.get("all", []))))
+    for x in ("dis", "tch"):
+        if x in PR:
+            print("   per-round superopt/%s: %s" % ({"dis": "ORT-disabled", "tch": "PyTorch"}[x], " ".join("%.3f" % y for y in PR[x])))
+else:
+    print("   per-round superopt/ORT-all: " + " ".join("%.3f" % (x / y) for x, y in zip(S, A) if x and y))
 sys.stdout.flush()
 if jf:
     with open(jf, "a") as f:
@@ -168,7 +208,10 @@ if jf:
                             "gflop": gflop, "gflops": gfs, "sgemm_peak_gflops": peak,
                             "peak_activation_bytes": int(float(act)), "optimized": optimized == "1",
                             "per_round_superopt_ms": S, "per_round_ort_all_ms": A, "per_round_torch_ms": T,
-                            "torch_ms": tm, "ratio_torch_paired": rt}) + "\n")
+                            "torch_ms": tm, "ratio_torch_paired": rt, "mode": "lockstep" if ls else "processes",
+                            "per_round_ratio_all": PR.get("all") if ls else [x / y for x, y in zip(S, A) if x and y],
+                            "per_round_ratio_disabled": PR.get("dis"), "per_round_ratio_torch": PR.get("tch"),
+                            "lockstep": {k: ls[k] for k in ("k", "warm", "cycles", "cycle_ratio_iqr")} if ls else None}) + "\n")
 EOF
     done
 done

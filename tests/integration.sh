@@ -546,6 +546,53 @@ else
     done
 fi
 
+# N. run --serve (bench/lockstep.py's servers): 'run K [W]' answers K times, a bad line an error line and serving
+#    goes on, quit and end of input exit 0, the outputs equal a plain run's; the same protocol in ort_run.js; and
+#    the driver on two servers of one model (no timing asserted)
+serve_check() { # FILE K...: line 1 is ready, the next lines have K times each, or an error when K is 'e'
+    $PY - "$@" <<'PYEOF'
+import json, sys
+lines = [json.loads(x) for x in open(sys.argv[1]) if x.strip()]
+want = sys.argv[2:]
+assert lines[0].get("ready") is True, lines[0]
+assert len(lines) == len(want) + 1, (len(lines), want)
+for l, w in zip(lines[1:], want):
+    if w == "e":
+        assert "error" in l and "bad command" in l["error"], l
+    else:
+        assert len(l["times_ms"]) == int(w) and l["min_ms"] <= l["median_ms"], l
+PYEOF
+}
+if printf 'run 3\nrun 2 1\nfoo\nrun 0\nrun 2 x\nrun 1\nquit\n' |
+    timeout 120 $SO run data/squeezenet.onnx --inputs data/squeezenet.in.bin --outputs "$TMP/serve.out" --serve >"$TMP/serve.txt" 2>"$TMP/log" &&
+    serve_check "$TMP/serve.txt" 3 2 e e e 1 >>"$TMP/log" 2>&1 &&
+    $SO run data/squeezenet.onnx --inputs data/squeezenet.in.bin --outputs "$TMP/plain.out" --iters 1 --warmup 0 >>"$TMP/log" 2>&1 &&
+    cmp "$TMP/serve.out" "$TMP/plain.out" >>"$TMP/log" 2>&1; then
+    ok "run --serve: run K [W], bad lines answered with an error, quit exits 0, outputs equal a plain run's"
+else cat "$TMP/serve.txt" >>"$TMP/log"; bad "run --serve protocol" "$TMP/log"; fi
+if printf 'run 1' | timeout 120 $SO run data/squeezenet.onnx --serve --threads 2 >"$TMP/serve.txt" 2>"$TMP/log" &&
+    serve_check "$TMP/serve.txt" 1 >>"$TMP/log" 2>&1 &&
+    timeout 120 $SO run data/squeezenet.onnx --serve --warmup 0 </dev/null >"$TMP/serve.txt" 2>>"$TMP/log" &&
+    serve_check "$TMP/serve.txt" >>"$TMP/log" 2>&1; then
+    ok "run --serve: end of input (also without a newline, or at once) exits 0"
+else cat "$TMP/serve.txt" >>"$TMP/log"; bad "run --serve at end of input" "$TMP/log"; fi
+if printf 'run 2 1\nbad\nrun 1\nquit\n' |
+    timeout 120 node tools/ort/ort_run.js data/squeezenet.onnx --inputs data/squeezenet.in.bin --outputs "$TMP/ort_serve.out" --serve >"$TMP/serve.txt" 2>"$TMP/log" &&
+    serve_check "$TMP/serve.txt" 2 e 1 >>"$TMP/log" 2>&1 &&
+    node tools/ort/ort_run.js data/squeezenet.onnx --inputs data/squeezenet.in.bin --outputs "$TMP/ort_plain.out" >>"$TMP/log" 2>&1 &&
+    cmp "$TMP/ort_serve.out" "$TMP/ort_plain.out" >>"$TMP/log" 2>&1; then
+    ok "ort_run.js --serve: the same protocol, outputs equal a plain run's"
+else cat "$TMP/serve.txt" >>"$TMP/log"; bad "ort_run.js --serve protocol" "$TMP/log"; fi
+if timeout 300 $PY bench/lockstep.py --rounds 2 --min-cycles 2 --batch-ms 5 "a=$SO run data/squeezenet.onnx --serve" \
+    "b=$SO run data/squeezenet.onnx --serve" "o=node tools/ort/ort_run.js data/squeezenet.onnx --serve" >"$TMP/ls.json" 2>"$TMP/log" &&
+    $PY -c 'import json,sys; d=json.load(open(sys.argv[1]))
+assert d["labels"] == ["a", "b", "o"] and d["cycles"] == 2 and len(d["per_round_ratio"]["b"]) == 2, d
+assert all(x > 0 for x in d["per_round_ms"]["a"] + d["per_round_ratio"]["o"]) and d["ratio"]["b"] > 0, d' "$TMP/ls.json" >>"$TMP/log" 2>&1 &&
+    ! timeout 120 $PY bench/lockstep.py --rounds 1 "a=$SO run data/squeezenet.onnx --serve" "b=$SO run data/nosuch.onnx --serve" \
+        >"$TMP/ls.json" 2>"$TMP/ls_err" && grep -q 'lockstep.py: b' "$TMP/ls_err"; then
+    ok "bench/lockstep.py: three servers, per-round paired ratios; a server that fails is named"
+else cat "$TMP/ls_err" >>"$TMP/log" 2>/dev/null; bad "bench/lockstep.py" "$TMP/log"; fi
+
 echo
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]

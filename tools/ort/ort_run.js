@@ -6,7 +6,7 @@ const fs = require('fs');
 const path = require('path');
 
 const USAGE = `usage: ort_run.js MODEL.onnx [--inputs FILE] [--outputs FILE] [--iters N] [--warmup N]
-                  [--threads N] [--opt disabled|basic|extended|all] [--seed N] [--json] [-v]
+                  [--threads N] [--opt disabled|basic|extended|all] [--seed N] [--json] [--serve] [-v]
   --inputs FILE   raw little-endian, all graph inputs back to back in graph order, each in its own
                   element type (float32 4 bytes, int64 8, int32 4, bool 1: numpy's tobytes(), as
                   superopt run reads them) (default: float32 inputs seeded uniform random in [-1, 1),
@@ -20,6 +20,10 @@ const USAGE = `usage: ort_run.js MODEL.onnx [--inputs FILE] [--outputs FILE] [--
   --dim SYM=N     value of the symbolic dimension SYM (repeatable; as superopt's --dim)
   --input-shape NAME=D0,D1,...  shape of input NAME (repeatable; as superopt's --input-shape)
   --json          print one line {"median_ms":…,"min_ms":…,"iters":…}
+  --serve         (bench/lockstep.py) after loading and the --warmup runs print {"ready": true, ...}, then
+                  answer each stdin line 'run K [W]' (W untimed runs, then K timed) with one line
+                  {"times_ms": [...], "median_ms": ..., "min_ms": ...} (a bad line: {"error": ...}, serving on)
+                  until 'quit' or end of input; --outputs are written from the last run; --iters unused
   -v              print input/output names and shapes on stderr`;
 
 function usage(msg) {
@@ -35,7 +39,7 @@ function fail(msg) {
 
 function parseArgs(argv) {
   const a = { model: null, inputs: null, outputs: null, iters: null, warmup: null, threads: 1,
-              opt: 'all', seed: 1, json: false, verbose: false, dims: {}, shapes: {} };
+              opt: 'all', seed: 1, json: false, serve: false, verbose: false, dims: {}, shapes: {} };
   const intArg = (name, v, min) => {
     if (v === undefined || !/^\d+$/.test(v) || Number(v) < min) usage(`${name} needs an integer >= ${min}`);
     return Number(v);
@@ -63,6 +67,7 @@ function parseArgs(argv) {
         break;
       }
       case '--json': a.json = true; break;
+      case '--serve': a.serve = true; break;
       case '-v': case '--verbose': a.verbose = true; break;
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0); break;
       default:
@@ -72,7 +77,7 @@ function parseArgs(argv) {
   }
   if (!a.model) usage('missing MODEL.onnx');
   if (a.iters === null) a.iters = a.json ? 20 : 1;
-  if (a.warmup === null) a.warmup = a.json ? 3 : 0;
+  if (a.warmup === null) a.warmup = a.json || a.serve ? 3 : 0;
   return a;
 }
 
@@ -95,6 +100,40 @@ function median(xs) {
   const s = xs.slice().sort((p, q) => p - q);
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+const SERVE_MAX_K = 100000;
+
+// --serve: the protocol in USAGE, one stdin line at a time; returns the last run's results (or null
+// when none ran). A line longer than 256 characters or not 'run K [W]' / 'quit' gets an error line.
+async function serve(session, feeds) {
+  const readline = require('readline');
+  const r6 = (x) => Math.round(x * 1e6) / 1e6;
+  const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+  out({ ready: true, pid: process.pid });
+  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity, terminal: false });
+  let results = null;
+  for await (const raw of rl) {
+    const line = raw.trim();
+    if (line === 'quit') break;
+    if (line === '') continue;
+    const m = line.length <= 256 ? /^run +(\d+)(?: +(\d+))?$/.exec(line) : null;
+    const k = m ? Number(m[1]) : 0, w = m && m[2] !== undefined ? Number(m[2]) : 0;
+    if (!m || k < 1 || k > SERVE_MAX_K || w > SERVE_MAX_K) {
+      out({ error: `bad command (expected 'run K [W]' with 1 <= K <= ${SERVE_MAX_K}, 0 <= W <= ${SERVE_MAX_K}, or 'quit'): ${line.slice(0, 60)}` });
+      continue;
+    }
+    for (let i = 0; i < w; i++) results = await session.run(feeds);
+    const times = [];
+    for (let i = 0; i < k; i++) {
+      const t0 = process.hrtime.bigint();
+      results = await session.run(feeds);
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    out({ times_ms: times.map(r6), median_ms: r6(median(times)), min_ms: r6(times.reduce((p, q) => Math.min(p, q))) });
+  }
+  rl.close();
+  return results;
 }
 
 async function main() {
@@ -171,14 +210,15 @@ async function main() {
 
   let results;
   try {
-    for (let i = 0; i < args.warmup; i++) await session.run(feeds);
+    for (let i = 0; i < args.warmup; i++) results = await session.run(feeds);
+    if (args.serve) results = (await serve(session, feeds)) || results;
     const times = [];
-    for (let i = 0; i < args.iters; i++) {
+    for (let i = 0; i < (args.serve ? 0 : args.iters); i++) {
       const t0 = process.hrtime.bigint();
       results = await session.run(feeds);
       times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
-    if (args.json) {
+    if (args.json && !args.serve) {
       const r = (x) => Math.round(x * 1e6) / 1e6; // ns resolution: the small models run in ~0.01 ms
       process.stdout.write(JSON.stringify({ median_ms: r(median(times)), min_ms: r(Math.min(...times)), iters: args.iters }) + '\n');
     }
@@ -186,6 +226,9 @@ async function main() {
     fail(`${args.model}: run failed: ${e.message}`);
   }
 
+  if (!results) {
+    try { results = await session.run(feeds); } catch (e) { fail(`${args.model}: run failed: ${e.message}`); }
+  }
   const chunks = [];
   for (const name of session.outputNames) {
     const t = results[name];
