@@ -8,8 +8,9 @@ with "ready", then answers each stdin line 'run K W' (W untimed runs, then K tim
 {"times_ms": [...], "median_ms": ..., "min_ms": ...} until 'quit'. Server start, load, plan and warmup are not timed.
 
 Measurement: after all servers are ready, each is asked for 3 runs to estimate its run time t_i; its batch is
-K_i = round(MS / t_i) timed runs (1..1000; MS default 80), after W untimed runs that re-warm its caches after the
-other servers' batches (default 1; 0 for a server whose single run is longer than MS). A cycle runs one batch of
+K_i = round(MS / t_i) timed runs (1..1000; MS default 80), after W untimed runs (default 1) that re-warm its caches
+after the other servers' batches and absorb the other server's worker threads still spinning after its batch (our
+OpenMP threads spin ~6 ms, GOMP_SPINCOUNT 200000; ORT's and PyTorch's shorter), so no side pays for the other's. A cycle runs one batch of
 every server back to back; a round is C cycles, C = max(--min-cycles (default 8), ceil(N / K_0)), N = --iters
 (timed runs of the first server per round, default 0). The order of the servers runs through all permutations,
 one per cycle (A B, B A, ... / A B C, A C B, B A C, ...), so each is equally often first and last. The machine flips
@@ -103,7 +104,7 @@ def measure(servers, rounds, iters, min_cycles, batch_ms, batch_warmup, verbose)
             s.fail("first line is not ready: %s" % json.dumps(r)[:100])
     est = [max(s.batch(3, 0)["median_ms"], 1e-6) for s in servers]
     ks = [max(1, min(1000, int(round(batch_ms / t)))) for t in est]
-    warm = [0 if t > batch_ms else batch_warmup for t in est]
+    warm = [batch_warmup] * len(servers)
     cycles = max(min_cycles, math.ceil(iters / ks[0]) if iters else 0)
     n = len(servers)
     perms = list(itertools.permutations(range(n)))
