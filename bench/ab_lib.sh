@@ -60,8 +60,8 @@ ab_model() {
     if [ "$LOCKSTEP" = 1 ]; then
         # servers: new first (the driver's ratios are first / other = new / old)
         $PY "$(dirname "${BASH_SOURCE[0]}")/lockstep.py" --rounds "$ROUNDS" --iters "$ITERS" --batch-ms "$BATCH_MS" \
-            "new=SUPEROPT_ISA='${ln:-${SUPEROPT_ISA:-}}' '$SO' run '$m' --threads $t --warmup $WARMUP --serve" \
-            "old=SUPEROPT_ISA='${lo:-${SUPEROPT_ISA:-}}' '$OLD' run '$m' --threads $t --warmup $WARMUP --serve" >"$AB_TMP/ls.json" 2>"$AB_TMP/err" ||
+            "new=env SUPEROPT_ISA='${ln:-${SUPEROPT_ISA:-}}' '$SO' run '$m' --threads $t --warmup $WARMUP --serve" \
+            "old=env SUPEROPT_ISA='${lo:-${SUPEROPT_ISA:-}}' '$OLD' run '$m' --threads $t --warmup $WARMUP --serve" >"$AB_TMP/ls.json" 2>"$AB_TMP/err" ||
             { echo "$AB_NAME: lockstep on $(basename "$m") failed: $(grep -m1 . "$AB_TMP/err")" >&2; return 1; }
         while read -r o n mr; do
             olds+=("$o"); news+=("$n"); ratios+=("$mr")

@@ -2,7 +2,7 @@
 """lockstep.py - times several persistent model servers in short alternating batches, so a ratio compares runs that saw the same machine state.
 
 Usage: lockstep.py [--rounds R] [--iters N] [--min-cycles C] [--batch-ms MS] [--batch-warmup W] [-v] LABEL=CMD ...
-Each CMD is a shell command starting a server that speaks the --serve protocol of `superopt run`,
+Each CMD is a shell command (run by `exec`: env VAR=VALUE to set the environment) starting a server that speaks the --serve protocol of `superopt run`,
 tools/ort/ort_run.js and bench/torch_run.py: it loads and plans its model, does its warmup, prints one JSON line
 with "ready", then answers each stdin line 'run K W' (W untimed runs, then K timed ones) with one JSON line
 {"times_ms": [...], "median_ms": ..., "min_ms": ...} until 'quit'. Server start, load, plan and warmup are not timed.
