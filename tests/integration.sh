@@ -583,6 +583,11 @@ if printf 'run 2 1\nbad\nrun 1\nquit\n' |
     cmp "$TMP/ort_serve.out" "$TMP/ort_plain.out" >>"$TMP/log" 2>&1; then
     ok "ort_run.js --serve: the same protocol, outputs equal a plain run's"
 else cat "$TMP/serve.txt" >>"$TMP/log"; bad "ort_run.js --serve protocol" "$TMP/log"; fi
+if ! $PY -c 'import torch' 2>/dev/null; then ok "torch_run.py --serve: skipped (no PyTorch)"
+elif printf 'run 2 1\nrun x\n' | timeout 300 $PY bench/torch_run.py squeezenet --serve --warmup 1 >"$TMP/serve.txt" 2>"$TMP/log" &&
+    serve_check "$TMP/serve.txt" 2 e >>"$TMP/log" 2>&1; then
+    ok "torch_run.py --serve: the same protocol"
+else cat "$TMP/serve.txt" >>"$TMP/log"; bad "torch_run.py --serve protocol" "$TMP/log"; fi
 if timeout 300 $PY bench/lockstep.py --rounds 2 --min-cycles 2 --batch-ms 5 "a=$SO run data/squeezenet.onnx --serve" \
     "b=$SO run data/squeezenet.onnx --serve" "o=node tools/ort/ort_run.js data/squeezenet.onnx --serve" >"$TMP/ls.json" 2>"$TMP/log" &&
     $PY -c 'import json,sys; d=json.load(open(sys.argv[1]))
