@@ -4,8 +4,11 @@
    minima over rounds and the median of the per-round ratios new/old. The plans come from this tree's
    libsuperopt.a (so_nchwc_conv_plan, so_nchwc_conv_wino): both builds must share nchwc.h's structs.
    Usage: conv3x3_bench [ROUNDS [THREADS [FILTER]]]; env NO_PAD: the new build's direct conv without conv_pad; OLD_PAD: the
-   old build's with conv_pad (old and new conv_pad against each other). */
+   old build's with conv_pad (old and new conv_pad against each other); COLD: each timed call's weights (the packed
+   weights, or Winograd's U) evicted from every cache level first (clflush), as inside a network whose weights outgrow the
+   last-level cache (ResNet-50: ~100 MB per run) - the plan-time choice (kernels/nchwc.c conv_backend) times them hot. */
 #include <cblas.h>
+#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +66,13 @@ static int cmpd(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Evicts n bytes at q from every cache level (clflush), as a network's weights arrive from memory (COLD=1). */
+static void evict(const void *q, size_t n)
+{
+    for (size_t i = 0; i < n; i += 64) _mm_clflush((const char *)q + i);
+    _mm_mfence();
+}
+
 int main(int argc, char **argv)
 {
     const int rounds = argc > 1 ? atoi(argv[1]) : 9, T = argc > 2 ? atoi(argv[2]) : 1;
@@ -70,6 +80,7 @@ int main(int argc, char **argv)
     const so_nchwc_impl *Ls[2] = {&cb_old, &cb_new};
     const int use_pad = !getenv("NO_PAD"); /* the new build's direct conv: conv_pad where it applies (the old: conv) */
     const int old_pad = getenv("OLD_PAD") != NULL; /* the old build's direct conv on conv_pad too (both trees have it) */
+    const int cold = getenv("COLD") != NULL; /* each call's weights (packed, or Winograd's U) evicted from every cache level first */
     uint64_t seed = 7;
     if (!filt) {
         const int n = 1024;
@@ -137,6 +148,7 @@ int main(int argc, char **argv)
                 for (int o = 0; o < 2; o++) {
                     const int v = (r & 1) ? 1 - o : o;
                     const so_nchwc_impl *L = Ls[v];
+                    if (cold) evict(c ? (const void *)p[c].wu : (const void *)p[0].wp, c ? so_nchwc_wino_bytes(&p[c]) : so_nchwc_packed_bytes(&p[0]));
                     const double t0 = so_cpu_now();
                     if (c == 0 && k->C <= 4) L->stem(&p[0], N, xp, y, T);
                     else if (c == 0 && (v == 1 ? use_pad : old_pad) && so_nchwc_pad_ok(&p[0])) L->conv_pad(&p[0], N, x, y, NULL, sc, T);
