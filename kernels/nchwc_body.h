@@ -1246,6 +1246,34 @@ static void conv_run(const so_nchwc_conv *p, int64_t N, const float *x, float *y
 #endif
 #define CONVP_PX(obk) (CONVP_OBK * CONVP_NPX / (obk) < 6 ? CONVP_OBK * CONVP_NPX / (obk) : 6)
 
+/* One tap of convp_tile: the broadcasts of the npx pixels' inputs at xj + o[q] times the obk blocks' weights at wc. */
+static inline __attribute__((always_inline)) void convp_tap(VF (*acc)[6], const float *xj, const int64_t *o, const float *wc, int64_t wst,
+                                                            const int obk, const int npx)
+{
+    if (obk > npx) { /* more blocks than pixels (a 4 x 3 tile): the broadcasts first, each weight loaded once */
+        VF bc[6];
+#pragma GCC unroll 16
+        for (int q = 0; q < npx; q++) bc[q] = VSET1(xj[o[q]]);
+#pragma GCC unroll 4
+        for (int k = 0; k < obk; k++) {
+            VF wv = VLD(wc + k * wst);
+            PW_REG(wv);
+#pragma GCC unroll 16
+            for (int q = 0; q < npx; q++) acc[k][q] = VFMA(wv, bc[q], acc[k][q]);
+        }
+        return;
+    }
+    VF wv[CONVP_OBK];
+#pragma GCC unroll 4
+    for (int k = 0; k < obk; k++) wv[k] = VLD(wc + k * wst);
+#pragma GCC unroll 16
+    for (int q = 0; q < npx; q++) {
+        const VF bc = VSET1(xj[o[q]]);
+#pragma GCC unroll 4
+        for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
+    }
+}
+
 /* One register tile of conv_pad: obk output blocks x npx consecutive output pixels (across row ends), pixel q's tap
    (0, 0) at xo[q] floats into each block of the copy xp (blocks HWp floats apart), input channels [c0, c1) of the
    blocks' range from ic0, every tap t at toff[t] floats from tap (0, 0). Output, first / last: as conv_tile. The taps in
@@ -1259,6 +1287,9 @@ static inline __attribute__((always_inline)) void convp_tile(const so_nchwc_conv
 {
     VF acc[CONVP_OBK][6];
     const int64_t KK = p->kh * p->kw;
+    /* a one-row / one-column kernel (Inception-v3's 1x7, 7x1, 1x3, 3x1): its taps toff[1] floats apart, walked by a
+       running pointer (each broadcast one base + index address; no per-tap offset load and adds) */
+    const int64_t tstep = (p->kh == 1 || p->kw == 1) && KK > 1 ? toff[1] : 0;
     int64_t o[6];
 #pragma GCC unroll 16
     for (int q = 0; q < npx; q++) o[q] = xo[q];
@@ -1272,31 +1303,13 @@ static inline __attribute__((always_inline)) void convp_tile(const so_nchwc_conv
         const float *xb = xp + (ci / NB) * HWp + l0;
         for (int64_t l = 0; l < n; l++) {
             const float *xc = xb + l;
+            if (tstep) {
+                const float *xj = xc;
 #pragma GCC unroll 1
-            for (int64_t t = 0; t < KK; t++, wc += NB) {
-                const float *xj = xc + toff[t];
-                if (obk > npx) { /* more blocks than pixels (a 4 x 3 tile): the broadcasts first, each weight loaded once */
-                    VF bc[6];
-#pragma GCC unroll 16
-                    for (int q = 0; q < npx; q++) bc[q] = VSET1(xj[o[q]]);
-#pragma GCC unroll 4
-                    for (int k = 0; k < obk; k++) {
-                        VF wv = VLD(wc + k * wst);
-                        PW_REG(wv);
-#pragma GCC unroll 16
-                        for (int q = 0; q < npx; q++) acc[k][q] = VFMA(wv, bc[q], acc[k][q]);
-                    }
-                    continue;
-                }
-                VF wv[CONVP_OBK];
-#pragma GCC unroll 4
-                for (int k = 0; k < obk; k++) wv[k] = VLD(wc + k * wst);
-#pragma GCC unroll 16
-                for (int q = 0; q < npx; q++) {
-                    const VF bc = VSET1(xj[o[q]]);
-#pragma GCC unroll 4
-                    for (int k = 0; k < obk; k++) acc[k][q] = VFMA(wv[k], bc, acc[k][q]);
-                }
+                for (int64_t t = 0; t < KK; t++, wc += NB, xj += tstep) convp_tap(acc, xj, o, wc, wst, obk, npx);
+            } else {
+#pragma GCC unroll 1
+                for (int64_t t = 0; t < KK; t++, wc += NB) convp_tap(acc, xc + toff[t], o, wc, wst, obk, npx);
             }
         }
         ci += n;

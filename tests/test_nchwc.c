@@ -412,6 +412,10 @@ static void test_conv_dense(void **state)
         /* Winograd on SqueezeNet's 13x13 48->192 expand (session 25: its V / M position slices padded, the output
            transform block-major): one chunk per image, 2 threads by output groups; chunks of 5 in run_conv_wino */
         CV(1, 48, 13, 13, 192, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, .bias = 1, .act1 = SO_ACT_RELU),
+        /* session 25: conv_pad walks a one-row / one-column kernel's taps by a running pointer (toff[1] apart): a 1x3 of
+           dilation 2 (taps 2 pixels apart), a 5x1 on a 5-wide odd plane with batch 2 and C, O not multiples of b */
+        CV(1, 13, 9, 10, 20, 1, 3, 1, 1, 0, 2, 0, 2, 1, 2, 1, .bias = 1, .act1 = SO_ACT_RELU),
+        CV(2, 11, 6, 5, 9, 5, 1, 1, 1, 2, 0, 2, 0, 1, 1, 1, .bias = 1, .res = 1, .act2 = SO_ACT_RELU),
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_conv(&cs[i]);
     assert_true(pad_ran >= 20); /* conv_pad ran on the cases with more than one tap (not depthwise, gsub) at every level */
